@@ -1,0 +1,146 @@
+/* kw_search.h - the search engine as the rest of knobwise sees it.
+ *
+ * search/ knows knobs, candidates, constraints, an evaluator interface, the
+ * one-knob-at-a-time engine and its journal. It knows nothing about
+ * accelerators: metrics are a vector of named doubles the evaluator defines,
+ * guards are strings. src/ implements the evaluator; nothing here includes src/.
+ *
+ * Plain-data structs with fixed capacities: a candidate is a small array of
+ * value indices, copied by value, hashed to a stable 64-bit id.
+ */
+#ifndef KW_SEARCH_H
+#define KW_SEARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kw_error.h"
+
+#define KW_NAME_MAX 64       /* knob, shape, constraint, metric names */
+#define KW_VALUE_LEN 32      /* one knob value as text */
+#define KW_KNOB_MAX 64       /* knobs in a space */
+#define KW_VALUE_MAX 32      /* values in one knob's domain */
+#define KW_CONSTRAINT_MAX 64 /* constraints in a space */
+#define KW_TERM_MAX 8        /* knob terms in one constraint */
+#define KW_METRIC_MAX 32     /* metrics one evaluation returns */
+#define KW_GUARDS_LEN 256    /* failed guards joined by ';' */
+
+/* One knob: a finite ordered domain of textual values and a baseline index. */
+typedef struct kw_knob {
+    char name[KW_NAME_MAX];
+    int n_values;
+    char values[KW_VALUE_MAX][KW_VALUE_LEN];
+    int baseline; /* index into values */
+    int line;     /* line in the space file (0 if not from a file) */
+} kw_knob;
+
+/* A "forbid" constraint: violated when every term holds, i.e. the knob's value
+ * index is in the term's allowed mask (bit i = value i). */
+typedef struct kw_constraint {
+    char name[KW_NAME_MAX];
+    int n_terms;
+    struct {
+        int knob;
+        uint64_t mask;
+    } terms[KW_TERM_MAX];
+    int line;
+} kw_constraint;
+
+typedef struct kw_knobspace {
+    int n_knobs;
+    kw_knob knobs[KW_KNOB_MAX];
+    int n_constraints;
+    kw_constraint constraints[KW_CONSTRAINT_MAX];
+} kw_knobspace;
+
+/* A candidate (config): one value index per knob, in the space's knob order. */
+typedef struct kw_cand {
+    uint8_t v[KW_KNOB_MAX];
+} kw_cand;
+
+/* Results of one evaluation. v[] is named by kw_evaluator.metric_names. */
+typedef struct kw_metrics {
+    double v[KW_METRIC_MAX];
+    char guards[KW_GUARDS_LEN]; /* "" when every guard passes */
+    char klass[32];             /* bottleneck class, free text for the engine */
+} kw_metrics;
+
+/* The evaluator interface. The engine does not care whether it is the model
+ * (src/) or an external command measuring real hardware.
+ * eval() must be thread-safe and deterministic in (candidate, shape, rep). */
+typedef struct kw_evaluator {
+    void *ctx;
+    int n_metrics;
+    const char *const *metric_names; /* e.g. "p95_us"; the engine finds its primary by name */
+    int n_shapes;
+    const char *const *shape_names;
+    int noisy; /* repetitions differ: the engine repeats and tests significance */
+    int (*eval)(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out);
+} kw_evaluator;
+
+/* ---- knob space and candidates (kw_knobs.c) ---- */
+
+/* The baseline candidate of a space. */
+void kw_cand_baseline(kw_cand *out, const kw_knobspace *ks);
+/* Stable 64-bit id of a candidate: FNV-1a over "name=value;" in knob order. */
+uint64_t kw_cand_id(const kw_knobspace *ks, const kw_cand *c);
+/* Number of knobs whose value differs between a and b. */
+int kw_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b);
+/* Index of the first constraint c violates, or -1. */
+int kw_cand_violates(const kw_knobspace *ks, const kw_cand *c);
+/* Knob index by name, or -1. */
+int kw_knobspace_find(const kw_knobspace *ks, const char *name);
+/* Value index of text within a knob, or -1. */
+int kw_knob_value(const kw_knob *k, const char *text);
+/* Size of the full space (saturates at UINT64_MAX). */
+uint64_t kw_knobspace_size(const kw_knobspace *ks);
+/* Write "knob=value knob=value ..." for every knob into buf (truncates). */
+void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
+/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message. */
+int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
+
+/* ---- engine (kw_engine.c) ---- */
+
+typedef enum { KW_STRATEGY_OFAT, KW_STRATEGY_RANDOM, KW_STRATEGY_EXHAUSTIVE } kw_strategy;
+typedef enum { KW_POLICY_SWEEP, KW_POLICY_GREEDY } kw_policy;
+
+/* What a step decided. */
+typedef enum {
+    KW_DECIDE_ACCEPT,      /* improved by at least min_effect, guards pass */
+    KW_DECIDE_REJECT,      /* evaluated, not taken (metric or guard) */
+    KW_DECIDE_EXPLORE,     /* taken without improvement to leave a local optimum */
+    KW_DECIDE_REVERT,      /* bounded fix: a change dropped because it did not earn min_effect */
+    KW_DECIDE_KEEP,        /* bounded fix: a change kept because it earned its effect */
+    KW_DECIDE_CONSTRAINT   /* breaks a named constraint; recorded, not evaluated */
+} kw_decision;
+
+typedef struct kw_progress {
+    int shape, n_shapes;
+    int step;
+    long evals, evals_total_budget;
+    double best_primary, baseline_primary;
+    double evals_per_s, eta_s;
+} kw_progress;
+
+typedef struct kw_engine_opts {
+    kw_strategy strategy;
+    kw_policy policy;
+    long budget;            /* evaluations per shape (0 = unlimited) */
+    double time_limit_s;    /* whole run (0 = unlimited) */
+    const char *metric;     /* primary metric name, e.g. "p95_us" (lower is better) */
+    double min_effect_pct;  /* a step must improve the primary by at least this */
+    double alpha;           /* significance level when the evaluator is noisy */
+    int repeats;            /* evaluations per candidate when noisy */
+    uint64_t seed;
+    int threads;
+    int tabu;               /* tabu list length for exploratory steps (0 = off) */
+    int probes;             /* two-step probes of knob pairs per round (0 = off) */
+    int n_shapes;           /* shapes to tune (indices into the evaluator's shapes) */
+    const int *shapes;
+    const volatile sig_atomic_t *stop; /* set by a signal handler: finish the step and stop */
+    void (*progress)(void *ud, const kw_progress *p);
+    void *progress_ud;
+} kw_engine_opts;
+
+#endif

@@ -1,0 +1,74 @@
+/* kw_cli.c - what every verb shares: loading the inputs with the errors
+ * printed the one way (FILE:LINE: message, exit 2), option value parsing. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "kw_cli.h"
+#include "kw_load.h"
+
+int kw_cli_fail(const char *verb, int code)
+{
+    const char *msg = kw_error_last();
+    if (code == KW_EINPUT && msg[0] != '\0')
+        fprintf(stderr, "%s\n", msg); /* input errors already read FILE:LINE: message */
+    else
+        fprintf(stderr, "knobwise %s: %s\n", verb, msg[0] ? msg : "failed");
+    return kw_error_exit_status(code);
+}
+
+int kw_cli_usage_error(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "knobwise %s: ", verb);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\ntry 'knobwise %s --help'\n", verb);
+    return 2;
+}
+
+int kw_cli_load_config(kw_config **out, const char *space, const char *accel, const char *workload)
+{
+    int rc;
+    if (space == NULL && (accel != NULL || workload != NULL))
+        /* Overrides apply to the embedded default's space too. */
+        rc = kw_config_load(out, NULL, accel, workload);
+    else if (space == NULL)
+        rc = kw_config_load_default(out);
+    else
+        rc = kw_config_load(out, space, accel, workload);
+    if (rc != 0) {
+        const char *msg = kw_error_last();
+        fprintf(stderr, "%s\n", msg[0] ? msg : "cannot load the inputs");
+        return kw_error_exit_status(rc);
+    }
+    return 0;
+}
+
+int kw_cli_parse_long(long *out, const char *verb, const char *opt, const char *text, long min,
+                      long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+        return kw_cli_usage_error(verb, "%s takes a whole number from %ld to %ld, not '%s'", opt,
+                                  min, max, text);
+    *out = v;
+    return 0;
+}
+
+int kw_cli_parse_double(double *out, const char *verb, const char *opt, const char *text,
+                        double min, double max)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !isfinite(v) || v < min || v > max)
+        return kw_cli_usage_error(verb, "%s takes a number from %g to %g, not '%s'", opt, min, max,
+                                  text);
+    *out = v;
+    return 0;
+}

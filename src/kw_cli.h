@@ -1,0 +1,34 @@
+/* kw_cli.h - the knobwise command: one entry function per verb, each taking
+ * the verb's own argv (argv[0] is the verb) and returning the process exit
+ * status (0 ok, 1 runtime failure, 2 bad input or usage). Only these
+ * functions print; the library below them never does. */
+#ifndef KW_CLI_H
+#define KW_CLI_H
+
+#include <stdio.h>
+
+#include "kw_model.h"
+
+int kw_cli_tune(int argc, char **argv);
+int kw_cli_eval(int argc, char **argv);
+int kw_cli_audit(int argc, char **argv);
+int kw_cli_bisect(int argc, char **argv);
+int kw_cli_verify(int argc, char **argv);
+int kw_cli_recommend(int argc, char **argv);
+int kw_cli_report(int argc, char **argv);
+int kw_cli_validate(int argc, char **argv);
+int kw_cli_show(int argc, char **argv);
+
+/* Load the space (or the embedded default when space is NULL) with optional
+ * overrides; on failure print the error to stderr and return the exit status
+ * (2 for bad input), else 0. */
+int kw_cli_load_config(kw_config **out, const char *space, const char *accel, const char *workload);
+/* Print "knobwise VERB: message" for the current error and return its exit status. */
+int kw_cli_fail(const char *verb, int code);
+/* Print a usage error "knobwise VERB: msg" + "try 'knobwise VERB --help'" and return 2. */
+int kw_cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a non-negative integer / double option value; on error usage message, return 2. */
+int kw_cli_parse_long(long *out, const char *verb, const char *opt, const char *text, long min, long max);
+int kw_cli_parse_double(double *out, const char *verb, const char *opt, const char *text, double min, double max);
+
+#endif

@@ -1,0 +1,54 @@
+/* kw_eval.h - the model evaluator: the four stages (cost, serving simulation,
+ * thermal window, quality drift) behind the search engine's kw_evaluator
+ * interface, plus the full detail `knobwise eval` prints.
+ *
+ * Metric vector (kw_metrics.v), in this order; names in kw_model_metric_names:
+ *   p50_us p95_us p99_us p999_us mean_us launches reuse_ratio dram_mb
+ *   quality_cos quality_rel_rms throttle_pct fallback_pct ... (see KW_M_*)
+ */
+#ifndef KW_EVAL_H
+#define KW_EVAL_H
+
+#include "kw_cost.h"
+#include "kw_model.h"
+
+enum {
+    KW_M_P50_US, KW_M_P95_US, KW_M_P99_US, KW_M_P999_US, KW_M_MEAN_US,
+    KW_M_LAUNCHES, KW_M_REUSE_RATIO, KW_M_DRAM_MB,
+    KW_M_QUALITY_COS, KW_M_QUALITY_REL_RMS, KW_M_THROTTLE_PCT, KW_M_FALLBACK_PCT,
+    KW_M_LATENCY_US,      /* stage-1 latency of one request alone */
+    KW_M_LAUNCH_US,       /* launch overhead in that latency */
+    KW_M_CONTENTION_PCT,  /* share of service time lost to DRAM contention */
+    KW_M_QUEUE_P95_US,    /* p95 of queue wait */
+    KW_M_FAIRNESS,        /* Jain's index of per-stream p95 */
+    KW_M_IMBALANCE,       /* core busy max/mean */
+    KW_M_THROUGHPUT_RPS,
+    KW_M_LONG_P99_US,     /* long-window (thermal) p99; 0 when not simulated */
+    KW_M_STEADY_TEMP_C,
+    KW_M_SAMPLES,         /* requests simulated */
+    KW_M_P_CI_LO_US,      /* confidence interval of the primary percentile */
+    KW_M_P_CI_HI_US,
+    KW_M_QUALITY_MAX_ABS,
+    KW_M_COUNT
+};
+extern const char *const kw_model_metric_names[KW_M_COUNT];
+
+typedef struct kw_model_opts {
+    int sim_requests;      /* 0 = the space's sim_requests */
+    int thermal;           /* also run the long thermal window */
+    int drift;             /* run the drift stage (default on) */
+    uint64_t seed;
+} kw_model_opts;
+
+typedef struct kw_model_eval kw_model_eval;
+
+/* An evaluator over cfg (borrowed, must outlive it). Thread-safe eval. */
+int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *opts);
+void kw_model_eval_free(kw_model_eval *e);
+/* The engine-facing interface (owned by e). */
+const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
+
+/* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
+int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
+
+#endif

@@ -1,0 +1,212 @@
+/* kw_model.h - the plain data every evaluator stage reads: accelerator,
+ * workload (blocks as operator graphs, shapes), space settings, and the
+ * mapping decoded from a candidate.
+ *
+ * The loaders (kw_load.c) fill these from XML; the stages (cost, sim, thermal,
+ * drift) only read them. Plain structs with fixed capacities so a config can
+ * be shared read-only between threads without locks. Units are in the names.
+ */
+#ifndef KW_MODEL_H
+#define KW_MODEL_H
+
+#include <stdint.h>
+
+#include "kw_search.h"
+
+#define KW_PATH_MAX 1024
+#define KW_SOURCE_MAX 512   /* a "where this figure comes from" note */
+#define KW_OP_MAX 32        /* operators in one block */
+#define KW_BLOCK_MAX 16     /* blocks in one workload */
+#define KW_SHAPE_MAX 64     /* shapes in one workload */
+#define KW_GROUP_MAX 8      /* GEMM tiling groups in one block */
+#define KW_THROTTLE_MAX 4   /* thermal throttle steps */
+
+/* ---------------- precision ---------------- */
+typedef enum {
+    KW_PREC_FP32,
+    KW_PREC_BF16,
+    KW_PREC_FP16,
+    KW_PREC_FP8_E4M3,
+    KW_PREC_FP8_E5M2,
+    KW_PREC_INT8,
+    KW_PREC_COUNT
+} kw_prec;
+
+/* "fp32", "bf16", ... -> kw_prec, or -1. */
+int kw_prec_parse(const char *name);
+const char *kw_prec_name(kw_prec p);
+/* Bytes per element in DRAM and SRAM (fp32 4, bf16/fp16 2, fp8/int8 1). */
+int kw_prec_bytes(kw_prec p);
+
+/* ---------------- accelerator ---------------- */
+typedef struct kw_throttle_step {
+    double temp_c;       /* at or above this die temperature ... */
+    double clock_factor; /* ... the clock runs at this fraction of nominal */
+} kw_throttle_step;
+
+typedef struct kw_accel {
+    char name[KW_NAME_MAX];
+    char source[KW_SOURCE_MAX];     /* datasheets the figures come from */
+    /* Scheduling cores: the units the serving simulation places batches on
+     * (GPU: SM partitions; TPU: TensorCores; NPU: cores). */
+    int cores;
+    int units_per_core;             /* compute units (SMs, MXUs...) per scheduling core */
+    double clock_ghz;
+    double peak_flops[KW_PREC_COUNT]; /* dense, whole chip, FLOP/s; 0 = precision unsupported */
+    int sparsity_2_4;               /* structured 2:4 sparsity doubles the GEMM peak */
+    uint64_t sram_bytes_per_unit;   /* on-chip memory one unit's tiles can use */
+    double sram_bw_bytes_per_s;     /* on-chip (L2/VMEM/SRAM) bandwidth, whole chip; 0 = unknown */
+    double dram_bw_bytes_per_s;     /* whole chip, shared by all cores */
+    uint64_t dram_burst_bytes;      /* DRAM transaction size: transfers round up to it */
+    double dram_latency_us;         /* first-byte latency per kernel */
+    int array_m, array_n, array_k;  /* compute-array granule: tiles pad up to multiples */
+    double launch_eager_us;         /* per kernel launched eagerly */
+    double graph_fixed_us;          /* per captured-graph replay */
+    double graph_node_us;           /* per kernel inside a graph */
+    double fallback_efficiency;     /* generic kernel's fraction of peak when a mapping falls back */
+    double elementwise_efficiency;  /* fraction of DRAM bandwidth elementwise kernels reach */
+    /* power and thermal (HotSpot-style lumped RC) */
+    double idle_w;
+    double tdp_w;
+    double pj_per_flop;             /* at bf16; other precisions scale with element bytes */
+    double pj_per_dram_byte;
+    double t_ambient_c;
+    double r_th_c_per_w;            /* junction-to-ambient thermal resistance */
+    double tau_s;                   /* thermal time constant R*C */
+    int n_throttle;
+    kw_throttle_step throttle[KW_THROTTLE_MAX]; /* ascending temp_c */
+    double t_shutdown_c;
+    int line;
+} kw_accel;
+
+/* ---------------- workload ---------------- */
+typedef enum {
+    KW_OP_GEMM,      /* [M x K] x [K x N]; M = tokens of the shape */
+    KW_OP_ATTENTION, /* QK^T, softmax, PV over heads; fusion decides the kernels */
+    KW_OP_CONV,      /* implicit GEMM: M = batch*out_h*out_w, N = out_c, K = kh*kw*in_c */
+    KW_OP_NORM,      /* layer/RMS norm over width, one read one write */
+    KW_OP_RESIDUAL,  /* residual add over width */
+    KW_OP_ACT        /* standalone elementwise activation (e.g. SiLU*mul of gated MLP) */
+} kw_op_kind;
+
+typedef struct kw_op {
+    char name[KW_NAME_MAX];
+    kw_op_kind kind;
+    char group[KW_NAME_MAX];  /* tiling group (gemm, conv, attention): knobs <group>.tile_m ... */
+    char merge[KW_NAME_MAX];  /* gemm: "qkv" (merged by fuse_qkv) or "gate_up" (fuse_gate_up); "" */
+    int epilogue;             /* gemm/conv: bias+activation epilogue, fused by fuse_epilogue */
+    int weights;              /* gemm/conv: the K x N operand is a weight read from DRAM */
+    uint64_t n, k;            /* gemm */
+    int heads, kv_heads, head_dim, causal; /* attention */
+    int in_h, in_w, in_c, out_c, kh, kw, stride, pad; /* conv (per image; batch from the shape) */
+    uint64_t width;           /* norm, residual, act: elements per token */
+    int line;
+} kw_op;
+
+typedef struct kw_block {
+    char name[KW_NAME_MAX];
+    char source[KW_SOURCE_MAX];
+    int n_ops;
+    kw_op ops[KW_OP_MAX];     /* in execution (topological) order */
+    int n_groups;
+    char groups[KW_GROUP_MAX][KW_NAME_MAX]; /* distinct tiling groups, in first-use order */
+    int line;
+} kw_block;
+
+typedef enum { KW_PHASE_PREFILL, KW_PHASE_DECODE } kw_phase;
+typedef enum { KW_ARRIVAL_POISSON, KW_ARRIVAL_BURSTY, KW_ARRIVAL_TRACE } kw_arrival;
+
+typedef struct kw_shape {
+    char name[KW_NAME_MAX];
+    int block;                /* index into kw_workload.blocks */
+    kw_phase phase;
+    int batch;                /* sequences (or images) per request */
+    int seq;                  /* prefill: tokens per sequence */
+    int kv_len;               /* decode: KV-cache length attended to */
+    int streams;              /* concurrent request streams */
+    kw_arrival arrival;
+    double rate_per_s;        /* per stream; 0 when load is given */
+    double load;              /* per-accelerator utilisation of the baseline mapping, (0,1); 0 when rate given */
+    double burst_on_ms, burst_off_ms, burst_factor; /* bursty: rate*factor while on, 0 while off */
+    char trace[KW_PATH_MAX];  /* replayed arrivals (CSV time_us,stream,shape), resolved path */
+    int line;
+} kw_shape;
+
+typedef struct kw_workload {
+    char name[KW_NAME_MAX];
+    char source[KW_SOURCE_MAX];
+    int n_blocks;
+    kw_block blocks[KW_BLOCK_MAX];
+    int n_shapes;
+    kw_shape shapes[KW_SHAPE_MAX];
+} kw_workload;
+
+/* ---------------- space settings beyond the knobs ---------------- */
+typedef struct kw_guards {
+    double drift_min_cos;       /* default 0.999 */
+    double drift_max_rel_rms;   /* default 0.02 */
+    double max_throttle_pct;    /* share of the long window spent throttled */
+    double max_fallback_pct;    /* share of kernels (per request) on the fallback path */
+    double sla_p99_us;          /* 0 = no SLA guard */
+    double max_long_window_drift_pct; /* long-window p99 over short-window p99 */
+} kw_guards;
+
+typedef struct kw_space {
+    char name[KW_NAME_MAX];
+    char path[KW_PATH_MAX];
+    char accel_path[KW_PATH_MAX];    /* resolved relative to the space file */
+    char workload_path[KW_PATH_MAX];
+    char block[KW_NAME_MAX];         /* the block this space tunes */
+    int n_shapes;                    /* shapes of the workload this space tunes ... */
+    int shapes[KW_SHAPE_MAX];        /* ... as indices into kw_workload.shapes */
+    kw_knobspace knobs;
+    kw_guards guards;
+    double min_effect_pct;           /* a step must earn at least this (default 1.0) */
+    double alpha;                    /* significance level when noisy (default 0.05) */
+    double noise_pct;                /* optional seeded measurement noise of the model (0 = off) */
+    int sim_requests;                /* serving-simulation sample size while tuning */
+    int final_requests;              /* sample size of the re-check of ranked configs */
+} kw_space;
+
+/* Everything one run reads: owned together, freed by kw_config_free (kw_load.h). */
+typedef struct kw_config {
+    kw_space space;
+    kw_accel accel;
+    kw_workload workload;
+    char input_hash[3][17];          /* hex FNV-1a of the space, accelerator and workload bytes */
+} kw_config;
+
+/* ---------------- the mapping a candidate means ---------------- */
+typedef enum { KW_LOOP_MNK, KW_LOOP_NMK, KW_LOOP_KMN } kw_loop;
+typedef enum { KW_ATTN_NONE, KW_ATTN_QK_SOFTMAX, KW_ATTN_FLASH } kw_attn_fusion;
+typedef enum { KW_PLACE_ROUND_ROBIN, KW_PLACE_LEAST_LOADED, KW_PLACE_STREAM_AFFINITY } kw_placement;
+
+typedef struct kw_tiling {
+    int tile_m, tile_n, tile_k; /* output tile Tm x Tn, K streamed in Tk chunks */
+    int split_k;                /* K split into this many partial sums, reduced at the end */
+    kw_loop loop;               /* mnk: M outer (A panel reused), nmk: N outer, kmn: K outer */
+    int double_buffer;          /* overlap the next K chunk's load with compute; doubles input SRAM */
+} kw_tiling;
+
+typedef struct kw_mapping {
+    int n_groups;
+    kw_tiling tiling[KW_GROUP_MAX];   /* parallel to kw_block.groups */
+    int fuse_qkv, fuse_epilogue, fuse_gate_up, fuse_residual_norm;
+    kw_attn_fusion fuse_attention;
+    kw_prec precision, accum_precision, softmax_precision;
+    int sparsity_2_4;
+    int graph_mode;                   /* launch_mode=graph */
+    int max_batch;                    /* requests merged into one batch by the batcher */
+    double batch_timeout_us;
+    kw_placement placement;
+    int cores_per_request;
+} kw_mapping;
+
+/* Defaults a block uses for a knob its space does not list. */
+#define KW_DEFAULT_TILE_M 128
+#define KW_DEFAULT_TILE_N 128
+#define KW_DEFAULT_TILE_K 32
+#define KW_DEFAULT_MAX_BATCH 1
+#define KW_DEFAULT_BATCH_TIMEOUT_US 0.0
+
+#endif
