@@ -1,0 +1,301 @@
+/* cli_eval.c - `knobwise eval`: evaluate one configuration (baseline plus
+ * --set overrides) on one or all shapes, for people (text, with --kernels the
+ * per-kernel breakdown) or for tools (csv, the output contract's columns), or
+ * as a stream protocol (--stdin) so another tuner drives the same evaluator
+ * without paying a process start per evaluation. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_cli.h"
+#include "kw_cost.h"
+#include "kw_eval.h"
+#include "kw_load.h"
+#include "kw_mapping.h"
+
+#define KW_EVAL_MAX_SET 64
+
+static const char kw_eval_csv_header[] =
+    "shape,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
+    "quality_rel_rms,throttle_pct,fallback_pct,guards";
+
+static void kw_eval_help(void)
+{
+    printf("usage: knobwise eval [--space F] [--accel F] [--workload F] [--shape NAME]...\n"
+           "                     [--set knob=value]... [--format text|csv] [--kernels]\n"
+           "                     [--requests N] [--seed N] [--thermal] [--stdin]\n\n"
+           "Evaluate the space's baseline with --set overrides on the named shapes (default: all).\n"
+           "  --format csv   one row per shape: %s\n"
+           "  --kernels      per-kernel breakdown (FLOPs, bytes, reuse, time, what bounds it)\n"
+           "  --requests N   serving-simulation sample size (default: the space's sim_requests)\n"
+           "  --thermal      also simulate the long thermal window\n"
+           "  --stdin        read lines 'SHAPE knob=value ...' and write one CSV row per line,\n"
+           "                 flushed; a bad line gives a row whose config_id is 'error'\n",
+           kw_eval_csv_header);
+}
+
+static void kw_eval_csv_row(FILE *f, const char *shape, uint64_t id, const kw_metrics *m)
+{
+    const double *v = m->v;
+    fprintf(f, "%s,%016llx,%.3f,%.3f,%.3f,%d,%.4f,%.4f,%.6f,%.6g,%.3f,%.3f,%s\n", shape,
+            (unsigned long long)id, v[KW_M_P50_US], v[KW_M_P95_US], v[KW_M_P99_US],
+            (int)v[KW_M_LAUNCHES], v[KW_M_REUSE_RATIO], v[KW_M_DRAM_MB], v[KW_M_QUALITY_COS],
+            v[KW_M_QUALITY_REL_RMS], v[KW_M_THROTTLE_PCT], v[KW_M_FALLBACK_PCT],
+            m->guards[0] ? m->guards : "pass");
+}
+
+static void kw_eval_text(FILE *f, const char *shape, uint64_t id, const kw_metrics *m)
+{
+    const double *v = m->v;
+    fprintf(f, "shape %s  config %016llx  bottleneck %s\n", shape, (unsigned long long)id,
+            m->klass[0] ? m->klass : "-");
+    fprintf(f, "  latency  p50 %10.1f us   p95 %10.1f us   p99 %10.1f us   p99.9 %10.1f us   mean %10.1f us\n",
+            v[KW_M_P50_US], v[KW_M_P95_US], v[KW_M_P99_US], v[KW_M_P999_US], v[KW_M_MEAN_US]);
+    if (v[KW_M_SAMPLES] > 0)
+        fprintf(f, "  sample   %.0f requests; primary interval [%.1f, %.1f] us; queue-wait p95 %.1f us\n",
+                v[KW_M_SAMPLES], v[KW_M_P_CI_LO_US], v[KW_M_P_CI_HI_US], v[KW_M_QUEUE_P95_US]);
+    fprintf(f, "  request  alone %.1f us (launch %.1f us = %.0f%%), %d launches, %.2f MB DRAM, reuse %.1f\n",
+            v[KW_M_LATENCY_US], v[KW_M_LAUNCH_US],
+            v[KW_M_LATENCY_US] > 0 ? 100.0 * v[KW_M_LAUNCH_US] / v[KW_M_LATENCY_US] : 0.0,
+            (int)v[KW_M_LAUNCHES], v[KW_M_DRAM_MB], v[KW_M_REUSE_RATIO]);
+    if (v[KW_M_THROUGHPUT_RPS] > 0)
+        fprintf(f, "  serving  %.1f req/s, fairness %.3f, core imbalance %.2f, DRAM contention %.1f%% of service\n",
+                v[KW_M_THROUGHPUT_RPS], v[KW_M_FAIRNESS], v[KW_M_IMBALANCE], v[KW_M_CONTENTION_PCT]);
+    if (v[KW_M_LONG_P99_US] > 0)
+        fprintf(f, "  thermal  steady %.1f C, throttled %.1f%% of the window, long-window p99 %.1f us\n",
+                v[KW_M_STEADY_TEMP_C], v[KW_M_THROTTLE_PCT], v[KW_M_LONG_P99_US]);
+    fprintf(f, "  quality  cos %.6f  rel RMS %.3g  max abs %.3g   fallback kernels %.1f%%\n",
+            v[KW_M_QUALITY_COS], v[KW_M_QUALITY_REL_RMS], v[KW_M_QUALITY_MAX_ABS],
+            v[KW_M_FALLBACK_PCT]);
+    fprintf(f, "  guards   %s\n", m->guards[0] ? m->guards : "pass");
+}
+
+static void kw_eval_kernels(FILE *f, const kw_cost *c)
+{
+    fprintf(f, "  %-20s %10s %10s %8s %10s %10s %9s %9s  %s\n", "kernel", "GFLOP", "DRAM MB",
+            "reuse", "compute us", "memory us", "launch us", "time us", "bound");
+    for (int i = 0; i < c->n_kernels; i++) {
+        const kw_kernel *k = &c->kernels[i];
+        fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10.2f %10.2f %9.2f %9.2f  %s%s\n", k->name,
+                k->flops / 1e9, k->dram_bytes / 1e6,
+                k->dram_bytes > 0 ? k->operand_bytes / k->dram_bytes : 0.0, k->compute_us,
+                k->memory_us, k->launch_us, k->time_us, kw_bound_name(k->bound),
+                k->fallback ? " (fallback)" : "");
+    }
+    fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10s %10s %9.2f %9.2f  %s\n", "total", c->flops / 1e9,
+            c->dram_bytes / 1e6, c->reuse_ratio, "", "", c->launch_us, c->latency_us,
+            kw_bound_name(c->bound));
+}
+
+/* Apply whitespace-separated "knob=value" words in text to c (over its current values). */
+static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
+{
+    char word[KW_NAME_MAX + KW_VALUE_LEN + 2];
+    const char *p = text;
+    for (;;) {
+        p += strspn(p, " \t");
+        if (*p == '\0')
+            return 0;
+        size_t n = strcspn(p, " \t");
+        if (n >= sizeof word)
+            return kw_error_set(KW_EINPUT, "'%.*s...' is too long", 20, p);
+        memcpy(word, p, n);
+        word[n] = '\0';
+        p += n;
+        char *eq = strchr(word, '=');
+        if (!eq)
+            return kw_error_set(KW_EINPUT, "'%s' is not knob=value", word);
+        *eq = '\0';
+        int k = kw_knobspace_find(ks, word);
+        if (k < 0)
+            return kw_error_set(KW_EINPUT, "unknown knob '%s'", word);
+        int v = kw_knob_value(&ks->knobs[k], eq + 1);
+        if (v < 0)
+            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'", word, eq + 1);
+        c->v[k] = (uint8_t)v;
+    }
+}
+
+static int kw_eval_stdin(const kw_config *cfg, const kw_model_eval *me)
+{
+    const kw_evaluator *ev = kw_model_eval_iface(me);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    printf("%s\n", kw_eval_csv_header);
+    fflush(stdout);
+    while (getline(&line, &cap, stdin) > 0) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *p = line + strspn(line, " \t");
+        if (*p == '\0' || *p == '#')
+            continue;
+        size_t sl = strcspn(p, " \t");
+        char shape[KW_NAME_MAX];
+        snprintf(shape, sizeof shape, "%.*s", (int)(sl < sizeof shape ? sl : sizeof shape - 1), p);
+        int si = kw_config_shape(cfg, shape);
+        kw_cand c;
+        kw_metrics m;
+        int rc = 0, broken = -1;
+        kw_cand_baseline(&c, &cfg->space.knobs);
+        if (si < 0)
+            rc = kw_error_set(KW_EINPUT, "unknown shape '%s'", shape);
+        else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
+                 (broken = kw_cand_violates(&cfg->space.knobs, &c)) < 0)
+            rc = ev->eval(ev->ctx, &c, si, 0, &m);
+        if (rc == 0 && broken >= 0) {
+            memset(&m, 0, sizeof m);
+            snprintf(m.guards, sizeof m.guards, "constraint:%s",
+                     cfg->space.knobs.constraints[broken].name);
+        }
+        if (rc != 0) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", kw_error_last());
+            for (char *q = msg; *q; q++)
+                if (*q == ',' || *q == '\n')
+                    *q = ';';
+            printf("%s,error,,,,,,,,,,,stdin:%ld: %s\n", shape, lineno, msg);
+        } else {
+            kw_eval_csv_row(stdout, shape, kw_cand_id(&cfg->space.knobs, &c), &m);
+        }
+        fflush(stdout);
+    }
+    free(line);
+    return 0;
+}
+
+int kw_cli_eval(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"space", required_argument, 0, 's'},   {"accel", required_argument, 0, 'a'},
+        {"workload", required_argument, 0, 'w'}, {"shape", required_argument, 0, 'S'},
+        {"set", required_argument, 0, 'x'},     {"format", required_argument, 0, 'f'},
+        {"kernels", no_argument, 0, 'k'},       {"stdin", no_argument, 0, 'i'},
+        {"requests", required_argument, 0, 'r'}, {"seed", required_argument, 0, 'e'},
+        {"thermal", no_argument, 0, 't'},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *space = NULL, *accel = NULL, *workload = NULL;
+    const char *shapes[KW_SHAPE_MAX];
+    const char *sets[KW_EVAL_MAX_SET];
+    int n_shapes = 0, n_sets = 0, csv = 0, kernels = 0, from_stdin = 0, thermal = 0;
+    long requests = 0, seed = 1;
+    int o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 's': space = optarg; break;
+        case 'a': accel = optarg; break;
+        case 'w': workload = optarg; break;
+        case 'S':
+            if (n_shapes == KW_SHAPE_MAX)
+                return kw_cli_usage_error("eval", "too many --shape options");
+            shapes[n_shapes++] = optarg;
+            break;
+        case 'x':
+            if (n_sets == KW_EVAL_MAX_SET)
+                return kw_cli_usage_error("eval", "too many --set options");
+            sets[n_sets++] = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "csv") == 0)
+                csv = 1;
+            else if (strcmp(optarg, "text") == 0)
+                csv = 0;
+            else
+                return kw_cli_usage_error("eval", "--format takes text or csv, not '%s'", optarg);
+            break;
+        case 'k': kernels = 1; break;
+        case 'i': from_stdin = 1; break;
+        case 't': thermal = 1; break;
+        case 'r':
+            if (kw_cli_parse_long(&requests, "eval", "--requests", optarg, 100, 10000000))
+                return 2;
+            break;
+        case 'e':
+            if (kw_cli_parse_long(&seed, "eval", "--seed", optarg, 0, 0x7fffffffL))
+                return 2;
+            break;
+        case 'h': kw_eval_help(); return 0;
+        default:
+            return kw_cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return kw_cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
+
+    kw_config *cfg = NULL;
+    kw_model_eval *me = NULL;
+    int status = kw_cli_load_config(&cfg, space, accel, workload);
+    if (status != 0)
+        return status;
+    kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
+                        .seed = (uint64_t)seed};
+    int rc = kw_model_eval_new(&me, cfg, &mo);
+    if (rc != 0) {
+        status = kw_cli_fail("eval", rc);
+        goto done;
+    }
+    if (from_stdin) {
+        status = kw_eval_stdin(cfg, me);
+        goto done;
+    }
+    kw_cand c;
+    kw_cand_baseline(&c, &cfg->space.knobs);
+    for (int i = 0; i < n_sets; i++)
+        if ((rc = kw_eval_set(&c, &cfg->space.knobs, sets[i])) != 0) {
+            fprintf(stderr, "knobwise eval: --set %s: %s\n", sets[i], kw_error_last());
+            status = 2;
+            goto done;
+        }
+    int sel[KW_SHAPE_MAX], n_sel = 0;
+    for (int i = 0; i < n_shapes; i++) {
+        int si = kw_config_shape(cfg, shapes[i]);
+        if (si < 0) {
+            fprintf(stderr, "knobwise eval: unknown shape '%s' (knobwise show lists them)\n",
+                    shapes[i]);
+            status = 2;
+            goto done;
+        }
+        sel[n_sel++] = si;
+    }
+    if (n_sel == 0)
+        for (int i = 0; i < cfg->space.n_shapes; i++)
+            sel[n_sel++] = i;
+    int broken = kw_cand_violates(&cfg->space.knobs, &c);
+    uint64_t id = kw_cand_id(&cfg->space.knobs, &c);
+    const kw_evaluator *ev = kw_model_eval_iface(me);
+    if (csv)
+        printf("%s\n", kw_eval_csv_header);
+    for (int i = 0; i < n_sel; i++) {
+        const char *sname = ev->shape_names[sel[i]];
+        kw_metrics m;
+        if (broken >= 0) {
+            memset(&m, 0, sizeof m);
+            snprintf(m.guards, sizeof m.guards, "constraint:%s",
+                     cfg->space.knobs.constraints[broken].name);
+        } else if ((rc = ev->eval(ev->ctx, &c, sel[i], 0, &m)) != 0) {
+            status = kw_cli_fail("eval", rc);
+            goto done;
+        }
+        if (csv) {
+            kw_eval_csv_row(stdout, sname, id, &m);
+            continue;
+        }
+        kw_eval_text(stdout, sname, id, &m);
+        if (kernels && broken < 0) {
+            kw_cost cost;
+            if ((rc = kw_model_eval_cost(&cost, me, &c, sel[i])) != 0) {
+                status = kw_cli_fail("eval", rc);
+                goto done;
+            }
+            kw_eval_kernels(stdout, &cost);
+        }
+        printf("\n");
+    }
+done:
+    kw_model_eval_free(me);
+    kw_config_free(cfg);
+    return status;
+}
