@@ -1,5 +1,13 @@
 /* kw_cost.h - stage 1: kernel plan and cost of one batch on an accelerator.
- * (Implemented in kw_cost.c; see that file for the model and its sources.) */
+ *
+ * kw_cost_eval turns a block's operator graph, a shape and a mapping into the
+ * list of kernels the mapping launches (fusion decides the list), and costs
+ * each from first principles: roofline compute per precision derated for
+ * array padding and partial waves, DRAM traffic from the tiling (loop order,
+ * panel residency, split-K, bursts), SRAM working set (fallback when it does
+ * not fit), launch overhead (eager or graph). The model, its rules and their
+ * sources are in kw_cost.c. Pure: no allocation, no I/O, thread-safe.
+ */
 #ifndef KW_COST_H
 #define KW_COST_H
 
@@ -8,13 +16,17 @@
 #define KW_KERNEL_MAX 48
 
 typedef enum { KW_BOUND_COMPUTE, KW_BOUND_MEMORY, KW_BOUND_LAUNCH, KW_BOUND_FALLBACK } kw_bound;
+#define KW_BOUND_COUNT 4
+/* "compute", "memory", "launch", "fallback" ("?" otherwise). Static storage. */
 const char *kw_bound_name(kw_bound b);
 
 typedef struct kw_kernel {
-    char name[KW_NAME_MAX];     /* e.g. "qkv_proj", "attn_flash" */
-    double flops;
+    char name[KW_NAME_MAX];     /* e.g. "qkv", "attn_flash", "o_proj_epilogue" */
+    double flops;               /* useful FLOPs: 2 x MACs of the maths (padding excluded) */
     double dram_bytes;          /* moved between DRAM and chip, bursts included */
-    double operand_bytes;       /* operand bytes consumed by compute (for reuse) */
+    double operand_bytes;       /* operand bytes consumed by compute (for reuse):
+                                 * GEMM: one A and one B element per MAC;
+                                 * elementwise: every byte read */
     uint64_t sram_bytes;        /* working set per unit */
     double compute_us, memory_us, launch_us;
     double time_us;             /* this kernel's share of the batch latency, launch included */
@@ -22,6 +34,11 @@ typedef struct kw_kernel {
     kw_bound bound;
     int fallback;               /* ran on the generic kernel */
     kw_prec prec;
+    /* --- appended by the cost area --- */
+    double exec_flops;          /* FLOPs the array executes, padding included (energy) */
+    double pad_efficiency;      /* useful / executed MACs (array granule and tile padding) */
+    double wave_efficiency;     /* tiles / (waves x units) */
+    double tiles;               /* parallel work items (output tiles x split x instances) */
 } kw_kernel;
 
 typedef struct kw_cost {
@@ -38,10 +55,16 @@ typedef struct kw_cost {
     double energy_j;            /* 0 when the accelerator gives no energies */
     int fallbacks;              /* kernels on the fallback path */
     kw_bound bound;             /* class of the batch as a whole */
+    /* --- appended by the cost area --- */
+    double bound_us[KW_BOUND_COUNT]; /* latency split by class: each kernel's launch part
+                                      * to launch, its work to its class; bound = argmax */
 } kw_cost;
 
 /* Cost of one batch of `requests` requests of shape s (each of s->batch sequences)
- * mapped by m on `cores` scheduling cores of a. */
+ * mapped by m on `cores` scheduling cores of a (1 <= cores <= a->cores).
+ * Returns 0, KW_EINPUT for an impossible input (message says which), or
+ * KW_EMODEL when the plan needs more than KW_KERNEL_MAX kernels.
+ * Cost: O(ops); no allocation; safe to call from many threads at once. */
 int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
                  const kw_mapping *m, int requests, int cores);
 

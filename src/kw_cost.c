@@ -1,0 +1,714 @@
+/* kw_cost.c - stage 1 of the evaluator: the kernel plan of one batch and the
+ * cost of each kernel, from first principles.
+ *
+ * Design choice: an analytic model, one pass over the block's operators, no
+ * allocation and no intermediate plan array. Fusion knobs decide which
+ * operators become one kernel; each kernel is then costed in closed form:
+ *
+ *   GEMM-like kernels (GEMM, implicit-GEMM conv, attention's QK and PV)
+ *     FLOPs 2MNK; DRAM traffic from the output-stationary tiled GEMM of
+ *     model-facts.md section 4: MNK(1/Tn + 1/Tm) + MN elements, with the loop
+ *     order deciding which operand a resident panel saves, K-outer partial
+ *     sums, split-K partials, DRAM bursts; compute time from the roofline
+ *     peak of the precision derated for array padding and partial waves.
+ *   Flash attention: FlashAttention-2 schedule (Dao, arXiv 2307.08691,
+ *     Alg. 1: query blocks outer, K/V streamed), traffic per FlashAttention
+ *     Theorem 2 (Dao et al., arXiv 2205.14135): Theta(N^2 d^2 / M) when the
+ *     query block is the largest that fits in M.
+ *   Elementwise kernels (norm, residual, activation, softmax, unfused
+ *     epilogue, split-K reduction): memory-bound, one read and one write of
+ *     each tensor, at the accelerator's elementwise fraction of bandwidth.
+ *
+ * Rules this file commits to (each is tested in tests/test_cost.c):
+ *   - kernel time = max(compute, memory) when double-buffered (the next
+ *     chunk's load overlaps the current chunk's maths), compute + memory
+ *     otherwise; memory = bytes / bandwidth + first-byte latency per kernel.
+ *   - kernels run one after another on one stream: batch latency = sum of
+ *     kernel times (+ one graph replay cost in graph mode). Launch overhead
+ *     is not hidden behind the previous kernel (conservative; the CPU-side
+ *     figures of model-facts.md section 2 are per kernel).
+ *   - DRAM bandwidth of the whole chip is available to the kernel whatever
+ *     `cores` is; contention between cores is the serving simulation's job.
+ *   - no cache between DRAM and the units' SRAM is modelled (no L2 reuse
+ *     across units): every tile a unit needs comes from DRAM.
+ *   - fallback: a kernel whose working set does not fit sram_bytes_per_unit,
+ *     whose tile_k exceeds its K per split, or whose split leaves a split
+ *     without work, runs on the accelerator's generic kernel (see
+ *     kw_gemm_generic). Counted and reported, never repaired.
+ *   - a tile larger than the problem is padding waste: the array executes
+ *     full tiles (decode M=1 with tile_m=128 executes 128 rows).
+ *   - one storage precision for the block's tensors (the `precision` knob):
+ *     weights, activations and KV cache; scores/probabilities in
+ *     softmax_precision; partial sums in accum_precision. Quantisation and
+ *     scale kernels are not modelled.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "kw_cost.h"
+#include "kw_error.h"
+#include "kw_mapping.h"
+
+#define KW_US_PER_S 1e6
+#define KW_J_PER_PJ 1e-12
+/* kw_model.h: pj_per_flop is given at bf16; other precisions scale with element bytes. */
+#define KW_PJ_REF_ELEM_BYTES 2.0
+/* 2:4 structured sparsity keeps 2 of every 4 weights plus a 2-bit index per kept
+ * value, i.e. 1 bit of metadata per dense element (NVIDIA A100 Tensor Core GPU
+ * Architecture whitepaper, "Fine-Grained Structured Sparsity"). */
+#define KW_SPARSE_KEPT_FRACTION 0.5
+#define KW_SPARSE_META_BYTES_PER_ELEM 0.125
+/* FlashAttention keeps two statistics per query row (running max m and sum l;
+ * arXiv 2205.14135 Alg. 1), in accumulation precision. */
+#define KW_FLASH_ROW_STATS 2.0
+
+static const char *const kw_bound_names[KW_BOUND_COUNT] = {"compute", "memory", "launch",
+                                                           "fallback"};
+
+const char *kw_bound_name(kw_bound b)
+{
+    return (unsigned)b < KW_BOUND_COUNT ? kw_bound_names[b] : "?";
+}
+
+/* Everything the kernel costing needs, derived once per evaluation. */
+typedef struct kw_ctx {
+    const kw_accel *a;
+    const kw_mapping *m;
+    kw_cost *out;
+    double peak_flops;    /* dense peak of the mapping precision, share of the chip given */
+    double units;         /* compute units given: cores x units_per_core */
+    double bw_bytes_per_us;
+    double lat_us;
+    double burst_bytes;
+    double sram_bytes;
+    double in_bytes, acc_bytes, sm_bytes;
+    double launch_us;     /* per kernel: eager launch or graph node */
+    int sparse;           /* 2:4 sparsity asked for and supported */
+} kw_ctx;
+
+/* GEMM-like kernel, per instance; `count` independent instances (heads x sequences). */
+typedef struct kw_gemm {
+    double m, n, k, count;
+    double a_bytes, b_bytes, c_bytes; /* DRAM bytes per element of A, B (may be fractional), C */
+    double out_n;                     /* output columns written (a fused gated act halves them) */
+    double extra_read_bytes;          /* per instance: epilogue side input */
+    double extra_sram_bytes;          /* e.g. the score row a fused QK+softmax holds */
+    double work_frac;                 /* share of A/B tiles visited (causal skips); 1 = dense */
+    int sparse;                       /* 2:4 weights: doubled peak */
+} kw_gemm;
+
+/* Attention, per instance: mq query rows against lk keys of head dim d. */
+typedef struct kw_attn {
+    double inst, mq, lk, d;
+    int causal;
+} kw_attn;
+
+static double kw_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
+
+/* DRAM moves whole bursts: a tile row of row_bytes costs ceil(row/burst) bursts
+ * (model-facts.md section 1: 32 B L2 sectors, 128 B lines; Vela: 128 B DRAM bursts). */
+static double kw_burst(const kw_ctx *c, double row_bytes)
+{
+    if (c->burst_bytes <= 1.0 || row_bytes <= 0.0)
+        return 1.0;
+    return ceil(row_bytes / c->burst_bytes) * c->burst_bytes / row_bytes;
+}
+
+static void kw_name(char *dst, const char *a, const char *b)
+{
+    size_t la = strnlen(a, KW_NAME_MAX - 1);
+    memcpy(dst, a, la);
+    size_t lb = b ? strnlen(b, KW_NAME_MAX - 1 - la) : 0;
+    if (lb)
+        memcpy(dst + la, b, lb);
+    dst[la + lb] = '\0';
+}
+
+static kw_kernel *kw_emit(kw_ctx *c, const char *name, const char *suffix, kw_prec prec)
+{
+    kw_cost *o = c->out;
+    if (o->n_kernels >= KW_KERNEL_MAX)
+        return NULL;
+    kw_kernel *k = &o->kernels[o->n_kernels++];
+    memset(k, 0, sizeof *k);
+    kw_name(k->name, name, suffix);
+    k->prec = prec;
+    k->pad_efficiency = 1.0;
+    k->wave_efficiency = 1.0;
+    return k;
+}
+
+static int kw_overflow(void)
+{
+    return kw_error_set(KW_EMODEL, "kernel plan needs more than %d kernels", KW_KERNEL_MAX);
+}
+
+/* Close a costed kernel: time, launch, bound class, batch totals. */
+static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
+{
+    kw_cost *o = c->out;
+    double work = overlap ? fmax(k->compute_us, k->memory_us) : k->compute_us + k->memory_us;
+    k->launch_us = c->launch_us;
+    k->time_us = work + k->launch_us;
+    k->dram_bytes_per_us = work > 0.0 ? k->dram_bytes / work : 0.0;
+    kw_bound work_class = k->fallback ? KW_BOUND_FALLBACK
+                          : k->compute_us >= k->memory_us ? KW_BOUND_COMPUTE
+                                                          : KW_BOUND_MEMORY;
+    k->bound = (!k->fallback && k->launch_us > work) ? KW_BOUND_LAUNCH : work_class;
+    o->bound_us[work_class] += work;
+    o->bound_us[KW_BOUND_LAUNCH] += k->launch_us;
+    o->latency_us += k->time_us;
+    o->launch_us += k->launch_us;
+    o->flops += k->flops;
+    o->dram_bytes += k->dram_bytes;
+    o->operand_bytes += k->operand_bytes;
+    o->fallbacks += k->fallback;
+    if (k->dram_bytes_per_us > o->peak_dram_bytes_per_us)
+        o->peak_dram_bytes_per_us = k->dram_bytes_per_us;
+    o->energy_j += (k->exec_flops * c->a->pj_per_flop * kw_prec_bytes(k->prec) /
+                        KW_PJ_REF_ELEM_BYTES +
+                    k->dram_bytes * c->a->pj_per_dram_byte) *
+                   KW_J_PER_PJ;
+}
+
+/* Memory-bound kernel: reads and writes each byte once, at the accelerator's
+ * elementwise fraction of DRAM bandwidth (STREAM-style kernels reach a fixed
+ * fraction of peak bandwidth; the fraction is the accelerator file's). */
+static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                          double write_bytes, kw_prec prec)
+{
+    kw_kernel *k = kw_emit(c, name, suffix, prec);
+    if (!k)
+        return kw_overflow();
+    k->dram_bytes = read_bytes + write_bytes;
+    k->operand_bytes = read_bytes;
+    k->memory_us = k->dram_bytes / (c->bw_bytes_per_us * c->a->elementwise_efficiency) + c->lat_us;
+    kw_finish(c, k, 1);
+    return 0;
+}
+
+/* Partial waves: `tiles` work items over the units given run in ceil(tiles/units)
+ * waves; the last wave leaves units idle (wave quantisation, as in NVIDIA's
+ * "Matrix Multiplication Background" performance guide). */
+static double kw_wave_eff(const kw_ctx *c, double tiles)
+{
+    if (tiles <= 0.0)
+        return 1.0;
+    double waves = ceil(tiles / c->units);
+    return tiles / (waves * c->units);
+}
+
+static int kw_tiling_ok(const kw_tiling *t, const char *what)
+{
+    if (t->tile_m < 1 || t->tile_n < 1 || t->tile_k < 1 || t->split_k < 1)
+        return kw_error_set(KW_EINPUT, "%s: tiles and split_k must be >= 1 (got %dx%dx%d, split %d)",
+                            what, t->tile_m, t->tile_n, t->tile_k, t->split_k);
+    return 0;
+}
+
+/* The accelerator's generic kernel after a fallback. The accelerator file gives
+ * it one figure, its fraction of peak. Its traffic is that of a square tile T
+ * sized to fill the SRAM single-buffered (T^2 acc + T^2 (a + b) <= S), no panel
+ * residency: a valid schedule, so it respects the Hong-Kung bound. Split-K and
+ * the candidate's loop order are ignored (no reduction kernel). */
+static void kw_gemm_generic(kw_ctx *c, kw_kernel *k, const kw_gemm *g, double peak, double macs)
+{
+    double t = floor(sqrt(c->sram_bytes / (c->acc_bytes + g->a_bytes + g->b_bytes)));
+    if (t < 1.0)
+        t = 1.0;
+    double wf = g->work_frac;
+    double per = g->m * g->k * ceil(g->n / t) * g->a_bytes * wf +
+                 g->k * g->n * ceil(g->m / t) * g->b_bytes * wf + g->m * g->out_n * g->c_bytes +
+                 g->extra_read_bytes;
+    k->fallback = 1;
+    k->dram_bytes = per * g->count;
+    k->exec_flops = 2.0 * macs;
+    k->compute_us = 2.0 * macs / (peak * c->a->fallback_efficiency) * KW_US_PER_S;
+    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
+    kw_finish(c, k, 1);
+}
+
+/* One tiled GEMM kernel (+ its split-K reduction kernel). */
+static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const char *name)
+{
+    int rc = kw_tiling_ok(t, name);
+    if (rc != 0)
+        return rc;
+    kw_kernel *k = kw_emit(c, name, NULL, c->m->precision);
+    if (!k)
+        return kw_overflow();
+    const kw_accel *a = c->a;
+    double tm = t->tile_m, tn = t->tile_n, tk = t->tile_k, s = t->split_k;
+    double dbuf = t->double_buffer ? 2.0 : 1.0;
+    double acc = c->acc_bytes;
+    double kp = ceil(g->k / s); /* K per split */
+    /* SRAM per unit: C tile in accumulation precision + A and B chunks, doubled
+     * when double-buffered (model-facts.md section 4). */
+    double ws = tm * tn * acc + tk * (tm * g->a_bytes + tn * g->b_bytes) * dbuf + g->extra_sram_bytes;
+    double macs = g->m * g->n * g->k * g->count * g->work_frac;
+    double peak = c->peak_flops * (g->sparse ? 2.0 : 1.0);
+    k->sram_bytes = (uint64_t)ws;
+    k->flops = 2.0 * macs;                        /* 2MNK */
+    k->operand_bytes = macs * (g->a_bytes + g->b_bytes); /* one A and one B element per MAC */
+    if (ws > c->sram_bytes || tk > kp || s > g->k) {
+        kw_gemm_generic(c, k, g, peak, macs);
+        return 0;
+    }
+    double nm = ceil(g->m / tm), nn = ceil(g->n / tn), nk = ceil(kp / tk);
+    double a_reads, b_reads, partial_rw = 0.0, panel;
+    switch (t->loop) {
+    case KW_LOOP_NMK:
+        /* N outer: the B column panel (K x Tn) stays resident across the M tiles
+         * when it fits, so B is read once; A is re-read per N tile. */
+        panel = kp * tn * g->b_bytes + tm * tn * acc + tk * tm * g->a_bytes * dbuf +
+                g->extra_sram_bytes;
+        b_reads = panel <= c->sram_bytes ? 1.0 : nm;
+        a_reads = nn;
+        break;
+    case KW_LOOP_KMN:
+        /* K outer, M, then N inner: each A chunk is reused across the N loop (A read
+         * once), B is re-read per M tile, and the C partial sums are written and
+         * read back once per K chunk but the last (2 (K/Tk - 1) MN per split). */
+        a_reads = 1.0;
+        b_reads = nm;
+        partial_rw = 2.0 * (nk - 1.0) * s;
+        break;
+    default:
+        /* M outer (output-stationary): A row panel (Tm x K) resident across the N
+         * tiles when it fits, else A re-read per N tile; B re-read per M tile. */
+        panel = tm * kp * g->a_bytes + tm * tn * acc + tk * tn * g->b_bytes * dbuf +
+                g->extra_sram_bytes;
+        a_reads = panel <= c->sram_bytes ? 1.0 : nn;
+        b_reads = nm;
+        break;
+    }
+    /* Divisible shapes, no panel: MK (N/Tn) + KN (M/Tm) + MN = MNK(1/Tn + 1/Tm) + MN
+     * (model-facts.md section 4). Each tile row rounds up to DRAM bursts. */
+    double row_n = fmin(tn, g->n);
+    double fa = kw_burst(c, fmin(tk, kp) * g->a_bytes);
+    double fb = kw_burst(c, row_n * g->b_bytes);
+    double fc = kw_burst(c, fmin(tn, g->out_n) * g->c_bytes);
+    double facc = kw_burst(c, row_n * acc);
+    double mn = g->m * g->n;
+    double per = g->m * g->k * a_reads * g->a_bytes * fa * g->work_frac +
+                 g->k * g->n * b_reads * g->b_bytes * fb * g->work_frac +
+                 partial_rw * mn * acc * facc + g->extra_read_bytes;
+    /* Split-K, parallel form (CUTLASS GemmSplitKParallel): each split writes its
+     * MN partial in accumulation precision; a reduction kernel reads the split_k
+     * partials and writes the output (and applies the epilogue). */
+    per += s > 1.0 ? s * mn * acc * facc : g->m * g->out_n * g->c_bytes * fc;
+    k->dram_bytes = per * g->count;
+    /* Array padding: every tile pads up to the array granule and edge tiles run
+     * whole, so the array executes nm*ceil(Tm)_am x nn*ceil(Tn)_an x s*nk*ceil(Tk)_ak. */
+    double exec_macs = nm * kw_rup(tm, a->array_m) * nn * kw_rup(tn, a->array_n) * s * nk *
+                       kw_rup(tk, a->array_k) * g->count * g->work_frac;
+    k->tiles = ceil(nm * nn * s * g->count * g->work_frac);
+    k->wave_efficiency = kw_wave_eff(c, k->tiles);
+    k->pad_efficiency = exec_macs > 0.0 ? macs / exec_macs : 1.0;
+    k->exec_flops = 2.0 * exec_macs;
+    /* Roofline (Williams, Waterman, Patterson, CACM 2009) with the derates:
+     * flops / (peak x units share x pad_eff x wave_eff). */
+    k->compute_us = k->exec_flops / (peak * k->wave_efficiency) * KW_US_PER_S;
+    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
+    kw_finish(c, k, t->double_buffer);
+    if (s > 1.0)
+        return kw_elementwise(c, name, "_reduce", s * mn * acc * g->count,
+                              g->m * g->out_n * g->c_bytes * g->count, c->m->accum_precision);
+    return 0;
+}
+
+/* Generic attention after a fused attention kernel falls back: the standard
+ * algorithm's traffic, Theta(Nd + N^2) (FlashAttention Theorem 2): Q, K, V read
+ * and O written once, the score matrix written and read once. */
+static void kw_attn_generic(kw_ctx *c, kw_kernel *k, const kw_attn *at, double macs)
+{
+    double per = (2.0 * at->mq * at->d + 2.0 * at->lk * at->d) * c->in_bytes +
+                 2.0 * at->mq * at->lk * c->sm_bytes;
+    k->fallback = 1;
+    k->dram_bytes = per * at->inst;
+    k->exec_flops = 2.0 * macs;
+    k->compute_us = 2.0 * macs / (c->peak_flops * c->a->fallback_efficiency) * KW_US_PER_S;
+    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
+    kw_finish(c, k, 1);
+}
+
+/* Causal query block i (of Br rows) sees keys [0, min(N, (i+1) Br)): summed over
+ * the nq = ceil(N/Br) blocks, Br nq (nq - 1) / 2 + N keys (the last block is cut at N). */
+static double kw_causal_keys(double br, double nq, double n) { return br * nq * (nq - 1.0) / 2.0 + n; }
+
+/* Flash attention: one kernel, FlashAttention-2 schedule (query block Br =
+ * tile_m outer, K/V blocks of Bc = tile_n streamed, online softmax); split_k
+ * splits the keys (Flash-Decoding, Dao et al. 2023) with a reduction kernel. */
+static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char *name)
+{
+    int rc = kw_tiling_ok(t, name);
+    if (rc != 0)
+        return rc;
+    kw_kernel *k = kw_emit(c, name, "_flash", c->m->precision);
+    if (!k)
+        return kw_overflow();
+    const kw_accel *a = c->a;
+    double br = t->tile_m, bc = t->tile_n, s = t->split_k, d = at->d;
+    double dbuf = t->double_buffer ? 2.0 : 1.0;
+    double in = c->in_bytes, acc = c->acc_bytes;
+    /* SRAM: Q block, K and V blocks (double-buffered), the Br x Bc score/probability
+     * tile, the O accumulator and the row statistics. */
+    double ws = br * d * in + 2.0 * bc * d * in * dbuf + br * bc * c->sm_bytes + br * d * acc +
+                KW_FLASH_ROW_STATS * br * acc;
+    double pairs = at->causal ? at->mq * (at->mq + 1.0) / 2.0 : at->mq * at->lk;
+    double macs = 2.0 * pairs * d * at->inst; /* QK^T and PV: d MACs per score each */
+    k->sram_bytes = (uint64_t)ws;
+    k->flops = 2.0 * macs;
+    k->operand_bytes = macs * 2.0 * in;
+    double nkb = ceil(at->lk / bc);
+    if (ws > c->sram_bytes || s > nkb) {
+        kw_attn_generic(c, k, at, macs);
+        return 0;
+    }
+    double nq = ceil(at->mq / br);
+    /* FlashAttention Theorem 2 (arXiv 2205.14135): K and V are streamed once per
+     * query block, Q read and O written once: 2 d N (N / Br) + 2 N d elements;
+     * with Br ~ M / d that is Theta(N^2 d^2 / M). Causal blocks stop at the diagonal. */
+    double keys = at->causal ? kw_causal_keys(br, nq, at->lk) : nq * at->lk;
+    double frow = kw_burst(c, d * in);
+    double per = 2.0 * keys * d * in * frow + at->mq * d * in * frow;
+    double fpart = kw_burst(c, d * acc);
+    per += s > 1.0 ? s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * fpart : at->mq * d * in * frow;
+    k->dram_bytes = per * at->inst;
+    /* Executed MACs: every visited (query block, key block) pair runs a padded
+     * QK^T tile (Br x Bc x d) and a padded PV tile (Br x d x Bc). */
+    double blocks;
+    if (at->causal)
+        blocks = fmod(br, bc) == 0.0 ? (br / bc) * nq * (nq - 1.0) / 2.0 + nkb
+                                     : keys / bc + 0.5 * nq;
+    else
+        blocks = nq * s * ceil(ceil(at->lk / s) / bc);
+    double rbr = kw_rup(br, a->array_m);
+    double per_block = rbr * kw_rup(bc, a->array_n) * kw_rup(d, a->array_k) +
+                       rbr * kw_rup(d, a->array_n) * kw_rup(bc, a->array_k);
+    double exec_macs = blocks * per_block * at->inst;
+    if (exec_macs < macs)
+        exec_macs = macs; /* the causal approximation never claims less than the maths */
+    k->tiles = nq * s * at->inst;
+    k->wave_efficiency = kw_wave_eff(c, k->tiles);
+    k->pad_efficiency = macs / exec_macs;
+    k->exec_flops = 2.0 * exec_macs;
+    k->compute_us = k->exec_flops / (c->peak_flops * k->wave_efficiency) * KW_US_PER_S;
+    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
+    kw_finish(c, k, t->double_buffer);
+    if (s > 1.0)
+        return kw_elementwise(c, name, "_reduce",
+                              s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * at->inst,
+                              at->mq * d * in * at->inst, c->m->accum_precision);
+    return 0;
+}
+
+static const kw_tiling kw_default_tiling = {KW_DEFAULT_TILE_M, KW_DEFAULT_TILE_N, KW_DEFAULT_TILE_K,
+                                            1, KW_LOOP_MNK, 1};
+
+static const kw_tiling *kw_tiling_of(const kw_ctx *c, const kw_block *b, const kw_op *op)
+{
+    int g = kw_block_group(b, op->group);
+    return (g >= 0 && g < KW_GROUP_MAX) ? &c->m->tiling[g] : &kw_default_tiling;
+}
+
+/* Attention as the fusion knob plans it: none = QK, softmax, PV kernels with
+ * the N x N scores written and read back; qk_softmax = QK+softmax in one kernel
+ * (P written once, read by PV); flash = one kernel. */
+static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_shape *s,
+                        double seqs)
+{
+    if (op->heads < 1 || op->head_dim < 1)
+        return kw_error_set(KW_EINPUT, "attention '%s': heads and head_dim must be >= 1", op->name);
+    int kvh = op->kv_heads > 0 ? op->kv_heads : op->heads;
+    if (op->heads % kvh != 0)
+        return kw_error_set(KW_EINPUT, "attention '%s': heads %d not a multiple of kv_heads %d",
+                            op->name, op->heads, kvh);
+    kw_attn at;
+    at.d = op->head_dim;
+    if (s->phase == KW_PHASE_DECODE) {
+        /* One new query per sequence and head; the heads of a KV group share their
+         * K/V cache rows (GQA packing), so one instance per (sequence, KV head)
+         * with heads/kv_heads query rows. The cache is read from DRAM. */
+        at.inst = seqs * kvh;
+        at.mq = op->heads / kvh;
+        at.lk = s->kv_len;
+        at.causal = 0;
+    } else {
+        at.inst = seqs * op->heads;
+        at.mq = s->seq;
+        at.lk = s->seq;
+        at.causal = op->causal != 0;
+    }
+    const kw_tiling *t = kw_tiling_of(c, b, op);
+    if (c->m->fuse_attention == KW_ATTN_FLASH)
+        return kw_flash(c, t, &at, op->name);
+    /* Causal kernels skip tiles above the diagonal: (N+1)/2N of the work and of
+     * the operand reads; the materialised score matrix stays N x N (masked
+     * entries are written for the softmax to read). */
+    double wf = at.causal ? (at.mq + 1.0) / (2.0 * at.mq) : 1.0;
+    int fused = c->m->fuse_attention == KW_ATTN_QK_SOFTMAX;
+    char nm[KW_NAME_MAX];
+    kw_gemm qk = {.m = at.mq, .n = at.lk, .k = at.d, .count = at.inst, .a_bytes = c->in_bytes,
+                  .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf};
+    if (fused) /* softmax needs the whole score row: Tm x N held on chip */
+        qk.extra_sram_bytes = t->tile_m * at.lk * c->sm_bytes;
+    kw_name(nm, op->name, fused ? "_qk_softmax" : "_qk");
+    int rc = kw_gemm_cost(c, t, &qk, nm);
+    if (rc != 0)
+        return rc;
+    if (!fused) {
+        double sbytes = at.mq * at.lk * c->sm_bytes * at.inst;
+        if ((rc = kw_elementwise(c, op->name, "_softmax", sbytes, sbytes, c->m->softmax_precision)) != 0)
+            return rc;
+    }
+    kw_gemm pv = {.m = at.mq, .n = at.d, .k = at.lk, .count = at.inst, .a_bytes = c->sm_bytes,
+                  .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf};
+    kw_name(nm, op->name, "_pv");
+    return kw_gemm_cost(c, t, &pv, nm);
+}
+
+static int kw_next_unused(const kw_block *b, int i, uint32_t used)
+{
+    for (int j = i + 1; j < b->n_ops; j++)
+        if (!(used & (1u << j)))
+            return j;
+    return -1;
+}
+
+/* Planning state carried from operator to operator. */
+typedef struct kw_plan {
+    double rows;      /* rows of the current activation (tokens, or conv pixels) */
+    double cols;      /* columns of the last GEMM/conv output */
+    int gated;        /* the last GEMM kernel belongs to a gate_up pair */
+    uint32_t used;    /* operators already folded into an earlier kernel */
+} kw_plan;
+
+/* GEMM or conv operator at index i, with the merges and epilogue fusion it takes. */
+static int kw_gemm_op(kw_ctx *c, const kw_block *b, int i, kw_plan *p, double seqs)
+{
+    const kw_op *op = &b->ops[i];
+    const kw_mapping *m = c->m;
+    double in = c->in_bytes;
+    kw_gemm g = {.count = 1.0, .a_bytes = in, .b_bytes = in, .c_bytes = in, .work_frac = 1.0};
+    if (op->kind == KW_OP_CONV) {
+        /* Implicit GEMM (cuDNN; Chetlur et al. arXiv 1410.0759): M = images x out
+         * pixels, N = out_c, K = kh kw in_c. With K ordered (r, s, c), an A tile at
+         * fixed (r, s) touches Tm distinct input pixels, so without a cache the A
+         * traffic is exactly the im2col matrix's. */
+        int st = op->stride > 0 ? op->stride : 1;
+        int oh = (op->in_h + 2 * op->pad - op->kh) / st + 1;
+        int ow = (op->in_w + 2 * op->pad - op->kw) / st + 1;
+        if (oh < 1 || ow < 1 || op->in_c < 1 || op->out_c < 1)
+            return kw_error_set(KW_EINPUT, "conv '%s': empty output", op->name);
+        g.m = seqs * oh * ow;
+        g.n = op->out_c;
+        g.k = (double)op->kh * op->kw * op->in_c;
+    } else {
+        g.m = p->rows;
+        g.n = (double)op->n;
+        g.k = (double)op->k;
+    }
+    if (g.m < 1.0 || g.n < 1.0 || g.k < 1.0)
+        return kw_error_set(KW_EINPUT, "op '%s': empty GEMM (%g x %g x %g)", op->name, g.m, g.n, g.k);
+    const char *name = op->name;
+    int epilogue = op->epilogue;
+    int gated = strcmp(op->merge, "gate_up") == 0;
+    int merged = 0;
+    if ((m->fuse_qkv && strcmp(op->merge, "qkv") == 0) || (m->fuse_gate_up && gated)) {
+        /* One GEMM with N summed over the operators sharing the input (same K). */
+        for (int j = i + 1; j < b->n_ops; j++) {
+            const kw_op *o = &b->ops[j];
+            if ((p->used & (1u << j)) || o->kind != KW_OP_GEMM || strcmp(o->merge, op->merge) != 0 ||
+                o->k != op->k)
+                continue;
+            g.n += (double)o->n;
+            epilogue |= o->epilogue;
+            p->used |= 1u << j;
+            merged = 1;
+        }
+        if (merged)
+            name = op->merge;
+    }
+    g.out_n = g.n;
+    int act = 0;
+    int j = kw_next_unused(b, i, p->used);
+    if (m->fuse_epilogue && j >= 0 && b->ops[j].kind == KW_OP_ACT) {
+        /* The activation runs in this GEMM's epilogue. Gated (SiLU(gate) * up):
+         * merged gate_up writes only the product (half the columns); the up
+         * GEMM of an unmerged pair reads the gate output in its epilogue. */
+        double w = b->ops[j].width ? (double)b->ops[j].width : g.n;
+        p->used |= 1u << j;
+        act = 1;
+        if (gated && merged)
+            g.out_n = fmin(w, g.n);
+        else if (gated)
+            g.extra_read_bytes = g.m * w * in;
+    }
+    if (op->weights && c->sparse) {
+        g.sparse = 1;
+        g.b_bytes = in * KW_SPARSE_KEPT_FRACTION + KW_SPARSE_META_BYTES_PER_ELEM;
+    }
+    int rc = kw_gemm_cost(c, kw_tiling_of(c, b, op), &g, name);
+    if (rc != 0)
+        return rc;
+    if (epilogue && !m->fuse_epilogue) {
+        /* Unfused bias + activation: its own kernel reads and writes the output. */
+        double y = g.m * g.out_n * in;
+        if ((rc = kw_elementwise(c, name, "_epilogue", y + g.out_n * in, y, m->precision)) != 0)
+            return rc;
+    }
+    p->rows = g.m;
+    p->cols = act && gated && merged ? g.out_n : g.n;
+    p->gated = gated;
+    return 0;
+}
+
+static double kw_width(const kw_op *op, const kw_plan *p)
+{
+    return op->width ? (double)op->width : p->cols;
+}
+
+static int kw_check(const kw_accel *a, const kw_block *b, const kw_shape *s, const kw_mapping *m,
+                    int requests, int cores)
+{
+    if (requests < 1)
+        return kw_error_set(KW_EINPUT, "cost: requests must be >= 1 (got %d)", requests);
+    if (a->cores < 1 || a->units_per_core < 1)
+        return kw_error_set(KW_EINPUT, "accelerator '%s': cores and units_per_core must be >= 1",
+                            a->name);
+    if (cores < 1 || cores > a->cores)
+        return kw_error_set(KW_EINPUT, "cost: %d cores asked, accelerator '%s' has %d", cores,
+                            a->name, a->cores);
+    if ((unsigned)m->precision >= KW_PREC_COUNT || (unsigned)m->accum_precision >= KW_PREC_COUNT ||
+        (unsigned)m->softmax_precision >= KW_PREC_COUNT)
+        return kw_error_set(KW_EINPUT, "cost: precision out of range");
+    if (!(a->peak_flops[m->precision] > 0.0))
+        return kw_error_set(KW_EINPUT, "accelerator '%s' does not support precision %s", a->name,
+                            kw_prec_name(m->precision));
+    if (!(a->dram_bw_bytes_per_s > 0.0) || a->sram_bytes_per_unit == 0)
+        return kw_error_set(KW_EINPUT, "accelerator '%s': DRAM bandwidth and SRAM must be > 0",
+                            a->name);
+    if (!(a->fallback_efficiency > 0.0 && a->fallback_efficiency <= 1.0) ||
+        !(a->elementwise_efficiency > 0.0 && a->elementwise_efficiency <= 1.0))
+        return kw_error_set(KW_EINPUT,
+                            "accelerator '%s': fallback and elementwise efficiencies must be in (0, 1]",
+                            a->name);
+    if (b->n_ops < 0 || b->n_ops > KW_OP_MAX)
+        return kw_error_set(KW_EINPUT, "block '%s': %d operators", b->name, b->n_ops);
+    if (s->batch < 1 || (s->phase == KW_PHASE_PREFILL && s->seq < 1) ||
+        (s->phase == KW_PHASE_DECODE && s->kv_len < 1))
+        return kw_error_set(KW_EINPUT, "shape '%s': batch, seq (prefill) and kv_len (decode) must be >= 1",
+                            s->name);
+    return 0;
+}
+
+int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
+                 const kw_mapping *m, int requests, int cores)
+{
+    if (!out || !a || !b || !s || !m)
+        return kw_error_set(KW_EINPUT, "kw_cost_eval: NULL argument");
+    int rc = kw_check(a, b, s, m, requests, cores);
+    if (rc != 0)
+        return rc;
+    memset(out, 0, offsetof(kw_cost, kernels));
+    memset((char *)out + offsetof(kw_cost, latency_us), 0, sizeof *out - offsetof(kw_cost, latency_us));
+
+    kw_ctx c;
+    c.a = a;
+    c.m = m;
+    c.out = out;
+    /* Peak per core = peak / cores: the batch gets cores/a->cores of the chip. */
+    c.peak_flops = a->peak_flops[m->precision] * cores / a->cores;
+    c.units = (double)cores * a->units_per_core;
+    c.bw_bytes_per_us = a->dram_bw_bytes_per_s / KW_US_PER_S;
+    c.lat_us = a->dram_latency_us;
+    c.burst_bytes = (double)a->dram_burst_bytes;
+    c.sram_bytes = (double)a->sram_bytes_per_unit;
+    c.in_bytes = kw_prec_bytes(m->precision);
+    c.acc_bytes = kw_prec_bytes(m->accum_precision);
+    c.sm_bytes = kw_prec_bytes(m->softmax_precision);
+    /* Launch overhead (model-facts.md section 2): eager pays launch_eager_us per
+     * kernel; a captured graph pays graph_fixed_us per replay + graph_node_us per kernel. */
+    c.launch_us = m->graph_mode ? a->graph_node_us : a->launch_eager_us;
+    c.sparse = m->sparsity_2_4 && a->sparsity_2_4;
+
+    double seqs = (double)requests * s->batch;
+    kw_plan p = {.rows = s->phase == KW_PHASE_DECODE ? seqs : seqs * s->seq};
+    for (int i = 0; i < b->n_ops; i++) { /* a conv block's activations are pixels */
+        const kw_op *op = &b->ops[i];
+        if (op->kind == KW_OP_CONV) {
+            p.rows = seqs * op->in_h * op->in_w;
+            p.cols = op->in_c;
+            break;
+        }
+    }
+    for (int i = 0; i < b->n_ops && rc == 0; i++) {
+        if (p.used & (1u << i))
+            continue;
+        const kw_op *op = &b->ops[i];
+        double in = c.in_bytes, w, x;
+        int j;
+        switch (op->kind) {
+        case KW_OP_GEMM:
+        case KW_OP_CONV:
+            rc = kw_gemm_op(&c, b, i, &p, seqs);
+            break;
+        case KW_OP_ATTENTION:
+            rc = kw_attention(&c, b, op, s, seqs);
+            p.cols = (double)op->heads * op->head_dim;
+            p.gated = 0;
+            break;
+        case KW_OP_ACT:
+            /* Gated activation after a gate_up pair reads both halves. */
+            w = kw_width(op, &p);
+            x = p.rows * w * in;
+            rc = kw_elementwise(&c, op->name, NULL, x * (p.gated ? 2.0 : 1.0), x, m->precision);
+            p.cols = w;
+            p.gated = 0;
+            break;
+        case KW_OP_RESIDUAL:
+            w = kw_width(op, &p);
+            x = p.rows * w * in;
+            j = kw_next_unused(b, i, p.used);
+            if (m->fuse_residual_norm && j >= 0 && b->ops[j].kind == KW_OP_NORM) {
+                /* One kernel: reads both inputs and the norm weights, writes the sum
+                 * (the next residual needs it) and the normalised output; saves the
+                 * norm's re-read of the sum and one launch. */
+                char nm[KW_NAME_MAX];
+                kw_name(nm, op->name, "+");
+                p.used |= 1u << j;
+                rc = kw_elementwise(&c, nm, b->ops[j].name, 2.0 * x + w * in, 2.0 * x, m->precision);
+            } else {
+                rc = kw_elementwise(&c, op->name, NULL, 2.0 * x, x, m->precision);
+            }
+            p.cols = w;
+            break;
+        case KW_OP_NORM:
+            w = kw_width(op, &p);
+            x = p.rows * w * in;
+            rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
+            p.cols = w;
+            break;
+        default:
+            rc = kw_error_set(KW_EINPUT, "op '%s': unknown kind %d", op->name, (int)op->kind);
+        }
+    }
+    if (rc != 0)
+        return rc;
+
+    out->launches = out->n_kernels;
+    if (m->graph_mode && out->n_kernels > 0) {
+        out->latency_us += a->graph_fixed_us;
+        out->launch_us += a->graph_fixed_us;
+        out->bound_us[KW_BOUND_LAUNCH] += a->graph_fixed_us;
+    }
+    out->reuse_ratio = out->dram_bytes > 0.0 ? out->operand_bytes / out->dram_bytes : 0.0;
+    int best = KW_BOUND_COMPUTE;
+    for (int k = 1; k < KW_BOUND_COUNT; k++)
+        if (out->bound_us[k] > out->bound_us[best])
+            best = k;
+    out->bound = (kw_bound)best;
+    return 0;
+}
