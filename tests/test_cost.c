@@ -707,3 +707,85 @@ Test(cost, bound_names)
     cr_assert_str_eq(kw_bound_name(KW_BOUND_FALLBACK), "fallback");
     cr_assert_str_eq(kw_bound_name((kw_bound)99), "?");
 }
+
+Test(cost, gated_act_fused_into_merged_gate_up_writes_half)
+{
+    /* SwiGLU MLP up half: gate and up (N = w each) then SiLU(gate) * up.
+     * Panels do not fit (K = 8192), tiles divide, bursts align. */
+    const double M = 1024, W = 2048, K = 8192;
+    kw_op *g = add_gemm("gate", "mlp", (uint64_t)W, (uint64_t)K);
+    kw_op *u = add_gemm("up", "mlp", (uint64_t)W, (uint64_t)K);
+    snprintf(g->merge, KW_NAME_MAX, "gate_up");
+    snprintf(u->merge, KW_NAME_MAX, "gate_up");
+    add_elem("silu_mul", KW_OP_ACT, (uint64_t)W);
+    shp.seq = (int)M;
+    map.fuse_gate_up = 1;
+    eval(1, acc.cores);
+    /* merged GEMM (N = 2W) + a standalone gated act reading both halves */
+    double gemm = tiled_elems(M, 2 * W, K, 128, 128);
+    double act = 2 * M * W + M * W;
+    cr_assert_eq(cost.launches, 2);
+    cr_assert(fabs(cost.dram_bytes - (gemm + act) * 2.0) <= 1e-9 * cost.dram_bytes);
+    /* act in the epilogue: one kernel that writes only the product (M x W) */
+    map.fuse_epilogue = 1;
+    eval(1, acc.cores);
+    cr_assert_eq(cost.launches, 1);
+    double want = (gemm - 2 * M * W + M * W) * 2.0;
+    cr_assert(fabs(cost.dram_bytes - want) <= 1e-9 * want, "%g vs %g", cost.dram_bytes, want);
+    /* unmerged: the up GEMM's epilogue reads the gate output instead */
+    map.fuse_gate_up = 0;
+    eval(1, acc.cores);
+    cr_assert_eq(cost.launches, 2);
+    want = (2 * tiled_elems(M, W, K, 128, 128) + M * W) * 2.0;
+    cr_assert(fabs(cost.dram_bytes - want) <= 1e-9 * want, "%g vs %g", cost.dram_bytes, want);
+}
+
+Test(cost, unfused_epilogue_reads_and_writes_the_output)
+{
+    const double M = 1024, N = 1024, K = 8192;
+    kw_op *op = add_gemm("proj", "g", (uint64_t)N, (uint64_t)K);
+    op->epilogue = 1;
+    shp.seq = (int)M;
+    eval(1, acc.cores);
+    cr_assert_eq(cost.launches, 2);
+    double gemm = tiled_elems(M, N, K, 128, 128) * 2.0;
+    double epi = (2 * M * N + N) * 2.0; /* read y and the bias, write y */
+    cr_assert(fabs(cost.dram_bytes - (gemm + epi)) <= 1e-9 * (gemm + epi));
+    cr_assert(fabs(cost.kernels[1].dram_bytes - epi) < 1e-6);
+    map.fuse_epilogue = 1;
+    eval(1, acc.cores);
+    cr_assert_eq(cost.launches, 1);
+    cr_assert(fabs(cost.dram_bytes - gemm) <= 1e-9 * gemm);
+}
+
+Test(cost, qk_softmax_needs_the_score_row_on_chip)
+{
+    /* The fused QK+softmax kernel holds a Tm x N row block of scores (fp32):
+     * 16 x 1024 x 4 = 64 KiB fits beside its 16x64 tile; 128 x 1024 x 4 = 512 KiB does not. */
+    attn_only(0);
+    shp.seq = 1024;
+    map.fuse_attention = KW_ATTN_QK_SOFTMAX;
+    *tiling("attn") = (kw_tiling){16, 64, 32, 1, KW_LOOP_MNK, 1};
+    eval(1, acc.cores);
+    cr_assert_eq(cost.fallbacks, 0);
+    cr_assert_eq(cost.launches, 2);
+    tiling("attn")->tile_m = 128;
+    eval(1, acc.cores);
+    cr_assert_eq(cost.fallbacks, 1);
+    cr_assert_eq(cost.kernels[0].fallback, 1);
+    cr_assert_eq(cost.launches, 2, "a fallback replaces the kernel, it does not change the plan");
+}
+
+Test(cost, plan_larger_than_kernel_table_is_an_error)
+{
+    /* 32 GEMMs, each with split-K and an unfused epilogue: 96 kernels > KW_KERNEL_MAX */
+    for (int i = 0; i < KW_OP_MAX; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "g%d", i);
+        add_gemm(name, "g", 128, 1024)->epilogue = 1;
+    }
+    tiling("g")->split_k = 2;
+    shp.seq = 128;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 1), KW_EMODEL);
+    cr_assert(strstr(kw_error_last(), "kernels") != NULL);
+}
