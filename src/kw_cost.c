@@ -37,6 +37,16 @@
  *     kw_gemm_generic). Counted and reported, never repaired.
  *   - a tile larger than the problem is padding waste: the array executes
  *     full tiles (decode M=1 with tile_m=128 executes 128 rows).
+ *   - attention: tile_m/tile_n of the attention group are the query block Br
+ *     and KV block Bc (flash) or the QK/PV GEMM tiles (unfused). A fused
+ *     QK+softmax kernel holds its Tm x N score rows on chip (softmax needs
+ *     whole rows) and falls back when they do not fit. Causal prefill skips
+ *     tiles above the diagonal ((N+1)/2N of the work); the unfused path still
+ *     materialises the full N x N scores. Prefill runs one instance per query
+ *     head (GQA K/V re-read per query head); decode packs the query heads of a
+ *     KV group into one instance so the KV cache is read once per KV head.
+ *   - split-K has its own reduction kernel (one more launch); merging GEMMs
+ *     also merges their reductions and epilogues.
  *   - one storage precision for the block's tensors (the `precision` knob):
  *     weights, activations and KV cache; scores/probabilities in
  *     softmax_precision; partial sums in accum_precision. Quantisation and
