@@ -1,0 +1,64 @@
+/* cli_validate.c - `knobwise validate FILE...`: schema and semantic checks of
+ * any knobwise input, chosen by the file's root element (space, accelerator,
+ * workload, results). A space is checked together with the files it names.
+ * Every problem goes to stderr as FILE:LINE: message; each good file gets
+ * "FILE: ok" on stdout. Exit 2 when any file is bad input, 1 when a check
+ * could not run, 0 when every file is good. All files are checked even after
+ * a bad one, so one run lists everything to fix. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kw_cli.h"
+#include "kw_load.h"
+
+static void kw_validate_help(void)
+{
+    printf("usage: knobwise validate FILE...\n\n"
+           "Check knobwise input files: the schema of the file's kind (its root element:\n"
+           "space, accelerator, workload or results) and the semantic rules (baselines in\n"
+           "their domains, knob names of the catalogue, precisions the accelerator supports,\n"
+           "satisfiable constraints, positive sizes, ...). A space is checked with the\n"
+           "accelerator and workload files it names.\n\n"
+           "Prints 'FILE: ok' per good file on stdout and every problem as\n"
+           "'FILE:LINE: message' on stderr.\n"
+           "Exit status: 0 all good, 2 some file is bad, 1 a check could not run.\n");
+}
+
+int kw_cli_validate(int argc, char **argv)
+{
+    int first = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            kw_validate_help();
+            return 0;
+        }
+        if (strcmp(argv[i], "--") == 0) {
+            first = i + 1;
+            break;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return kw_cli_usage_error("validate", "unknown option '%s'", argv[i]);
+    }
+    if (first >= argc)
+        return kw_cli_usage_error("validate", "name at least one file to check");
+    int bad_input = 0, failed = 0;
+    for (int i = first; i < argc; i++) {
+        if (first == 1 && strcmp(argv[i], "--") == 0)
+            continue;
+        int rc = kw_validate_file(argv[i]);
+        if (rc == 0) {
+            printf("%s: ok\n", argv[i]);
+            continue;
+        }
+        const char *msg = kw_error_last();
+        if (rc == KW_EINPUT) {
+            bad_input = 1;
+            fprintf(stderr, "%s\n", msg);
+        } else {
+            failed = 1;
+            fprintf(stderr, "knobwise validate: %s: %s\n", argv[i], msg[0] ? msg : "failed");
+        }
+    }
+    fflush(stdout);
+    return bad_input ? 2 : failed ? 1 : 0;
+}

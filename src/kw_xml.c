@@ -1,0 +1,632 @@
+/* kw_xml.c - the one place knobwise reads XML (see kw_xml.h).
+ *
+ * Design choice: refuse rather than sanitise. Input files are small,
+ * hand-written and come from many hands, so anything a knobwise file never
+ * needs is an error, caught as early as the parser allows:
+ *  - options XML_PARSE_NONET | XML_PARSE_BIG_LINES only: never XML_PARSE_NOENT
+ *    (despite its name it turns entity substitution ON), DTDLOAD, XINCLUDE or
+ *    HUGE (which lifts libxml2's own depth and size limits);
+ *  - a DOCTYPE is refused from the SAX internalSubset callback, which libxml2
+ *    calls before it reads the internal subset: no entity declaration of a
+ *    "billion laughs" or external-entity file is ever parsed;
+ *  - nesting depth is counted in the SAX start/end callbacks and the parser is
+ *    stopped past KW_XML_MAX_DEPTH, as soon as the offending element opens;
+ *  - elements in the XInclude namespace are refused (we never process them,
+ *    but a clear message beats a schema complaint about an unknown element);
+ *  - while knobwise parses or validates, an external entity loader refuses
+ *    every load (a thread-local flag, so other libxml2 users in the process
+ *    are untouched);
+ *  - files are read whole with a size limit, regular files only (a FIFO or
+ *    /dev/zero never blocks or fills memory), UTF-8 only.
+ * Schemas are compiled from memory (the embedded copies, kw_embed.h), so
+ * validation does not depend on the installation or the current folder.
+ * The approach follows libvirt's src/util/virxml.c.
+ */
+#include "kw_xml.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libxml/SAX2.h>
+#include <libxml/parser.h>
+#include <libxml/parserInternals.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlsave.h>
+#include <libxml/xmlschemas.h>
+
+#include "kw_embed.h"
+
+#define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
+
+/* ---------------- problems ---------------- */
+
+static void kw_xml_vproblem(kw_xml_problems *p, const char *file, long line, const char *fmt,
+                            va_list ap)
+{
+    p->n++;
+    if (p->n > KW_XML_MAX_PROBLEMS + 1)
+        return;
+    size_t used = strlen(p->text);
+    if (used + 2 >= sizeof p->text)
+        return;
+    char *w = p->text + used;
+    size_t room = sizeof p->text - used;
+    if (used > 0) {
+        *w++ = '\n';
+        room--;
+        *w = '\0';
+    }
+    if (p->n == KW_XML_MAX_PROBLEMS + 1) {
+        snprintf(w, room, "%s: more problems not shown", file);
+        return;
+    }
+    int k = line > 0 ? snprintf(w, room, "%s:%ld: ", file, line) : snprintf(w, room, "%s: ", file);
+    if (k < 0 || (size_t)k >= room)
+        return;
+    vsnprintf(w + k, room - (size_t)k, fmt, ap);
+    /* libxml2 messages end in a newline: one problem is one line. */
+    size_t l = strlen(w);
+    while (l > 0 && (w[l - 1] == '\n' || w[l - 1] == ' '))
+        w[--l] = '\0';
+}
+
+void kw_xml_problem(kw_xml_problems *p, const char *file, long line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kw_xml_vproblem(p, file, line, fmt, ap);
+    va_end(ap);
+}
+
+int kw_xml_problems_finish(const kw_xml_problems *p)
+{
+    if (p->n == 0)
+        return 0;
+    return kw_error_set(KW_EINPUT, "%s", p->text);
+}
+
+/* ---------------- external entity loader ---------------- */
+
+static _Thread_local int kw_xml_active;
+static xmlExternalEntityLoader kw_xml_prev_loader;
+static pthread_once_t kw_xml_once = PTHREAD_ONCE_INIT;
+
+/* While knobwise parses, nothing is ever fetched: not a DTD, not an entity,
+ * not a schema import. Outside our parses the previous loader is used. */
+static xmlParserInputPtr kw_xml_loader(const char *url, const char *id, xmlParserCtxtPtr ctxt)
+{
+    if (kw_xml_active)
+        return NULL;
+    return kw_xml_prev_loader ? kw_xml_prev_loader(url, id, ctxt) : NULL;
+}
+
+static void kw_xml_init_once(void)
+{
+    xmlInitParser();
+    kw_xml_prev_loader = xmlGetExternalEntityLoader();
+    xmlSetExternalEntityLoader(kw_xml_loader);
+}
+
+static void kw_xml_init(void) { pthread_once(&kw_xml_once, kw_xml_init_once); }
+
+/* ---------------- reading ---------------- */
+
+int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
+{
+    *out = NULL;
+    *len = 0;
+    char *buf = NULL;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; cleared below. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        kw_xml_problem(p, path, 0, "cannot open: %s", strerror(errno));
+        return KW_EINPUT;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        kw_xml_problem(p, path, 0, "not a regular file");
+        goto fail;
+    }
+    if (st.st_size > (off_t)KW_XML_MAX_BYTES) {
+        kw_xml_problem(p, path, 1, "file is %lld bytes, over the %u MiB limit for input files",
+                       (long long)st.st_size, KW_XML_MAX_BYTES >> 20);
+        goto fail;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    /* Read at most one byte past the limit: a file growing under us is still bounded. */
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    buf = malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap > KW_XML_MAX_BYTES) {
+                kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
+                               KW_XML_MAX_BYTES >> 20);
+                goto fail;
+            }
+            size_t ncap = cap * 2 > KW_XML_MAX_BYTES + 1 ? KW_XML_MAX_BYTES + 1 : cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
+            goto fail;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (n > KW_XML_MAX_BYTES) {
+        kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
+                       KW_XML_MAX_BYTES >> 20);
+        goto fail;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+fail:
+    free(buf);
+    close(fd);
+    return KW_EINPUT;
+}
+
+/* ---------------- parsing ---------------- */
+
+typedef struct kw_xml_pstate {
+    const char *label;
+    kw_xml_problems *p;
+    int depth;
+    int stopped;   /* we stopped the parser: its own follow-up errors are noise */
+    int reported;  /* problems recorded during this parse */
+    startElementNsSAX2Func start;
+    endElementNsSAX2Func end;
+} kw_xml_pstate;
+
+static int kw_xml_is_xinclude(const xmlChar *uri)
+{
+    return uri && (xmlStrcmp(uri, BAD_CAST "http://www.w3.org/2001/XInclude") == 0 ||
+                   xmlStrcmp(uri, BAD_CAST "http://www.w3.org/2003/XInclude") == 0);
+}
+
+static void kw_xml_stop(xmlParserCtxtPtr ctxt, kw_xml_pstate *st, const char *msg)
+{
+    kw_xml_problem(st->p, st->label, ctxt->input ? ctxt->input->line : 0, "%s", msg);
+    st->reported++;
+    st->stopped = 1;
+    xmlStopParser(ctxt);
+}
+
+static void kw_xml_sax_doctype(void *ctx, const xmlChar *name, const xmlChar *ext_id,
+                               const xmlChar *sys_id)
+{
+    (void)name;
+    (void)ext_id;
+    (void)sys_id;
+    xmlParserCtxtPtr ctxt = ctx;
+    kw_xml_stop(ctxt, ctxt->_private,
+                "DOCTYPE is not allowed: knobwise files take no DTD, entities or external references");
+}
+
+static void kw_xml_sax_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                             const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                             int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    kw_xml_pstate *st = ctxt->_private;
+    if (st->stopped)
+        return;
+    if (++st->depth > KW_XML_MAX_DEPTH) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "elements nested deeper than %d levels", KW_XML_MAX_DEPTH);
+        kw_xml_stop(ctxt, st, msg);
+        return;
+    }
+    if (kw_xml_is_xinclude(uri)) {
+        kw_xml_stop(ctxt, st, "XInclude is not allowed: knobwise files include nothing");
+        return;
+    }
+    st->start(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes, nb_defaulted,
+              attributes);
+}
+
+static void kw_xml_sax_end(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                           const xmlChar *uri)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    kw_xml_pstate *st = ctxt->_private;
+    if (st->stopped)
+        return;
+    st->depth--;
+    st->end(ctx, localname, prefix, uri);
+}
+
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *kw_xml_err_t;
+#else
+typedef xmlErrorPtr kw_xml_err_t;
+#endif
+
+static void kw_xml_parse_error(void *ctx, kw_xml_err_t err)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    kw_xml_pstate *st = ctxt->_private;
+    if (st->stopped || err == NULL || err->level < XML_ERR_ERROR)
+        return;
+    kw_xml_problem(st->p, st->label, err->line, "%s", err->message ? err->message : "XML error");
+    st->reported++;
+}
+
+/* Does the text contain a NUL byte or start with a UTF-16/32 byte order mark? */
+static int kw_xml_not_utf8_text(const char *buf, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)buf;
+    if (len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+        return 1;
+    return memchr(buf, '\0', len) != NULL;
+}
+
+int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                 kw_xml_problems *p)
+{
+    *out = NULL;
+    kw_xml_init();
+    if (len > KW_XML_MAX_BYTES) {
+        kw_xml_problem(p, label, 1, "file is over the %u MiB limit for input files",
+                       KW_XML_MAX_BYTES >> 20);
+        return KW_EINPUT;
+    }
+    if (len == 0) {
+        kw_xml_problem(p, label, 1, "file is empty");
+        return KW_EINPUT;
+    }
+    if (kw_xml_not_utf8_text(buf, len)) {
+        kw_xml_problem(p, label, 1, "not UTF-8 text (knobwise reads UTF-8 XML only)");
+        return KW_EINPUT;
+    }
+    kw_xml_pstate st = {.label = label, .p = p};
+    int rc = KW_EINPUT;
+    xmlDocPtr doc = NULL;
+    xmlParserCtxtPtr ctxt = xmlCreateMemoryParserCtxt(buf, (int)len);
+    if (!ctxt)
+        return kw_error_set(KW_ENOMEM, "%s: cannot create an XML parser", label);
+    xmlCtxtUseOptions(ctxt, KW_XML_OPTIONS);
+    ctxt->_private = &st;
+    st.start = ctxt->sax->startElementNs;
+    st.end = ctxt->sax->endElementNs;
+    if (!st.start || !st.end) {
+        rc = kw_error_set(KW_ESTATE, "%s: libxml2 parser without SAX2 callbacks", label);
+        goto done;
+    }
+    ctxt->sax->internalSubset = kw_xml_sax_doctype;
+    ctxt->sax->externalSubset = NULL;
+    ctxt->sax->startElementNs = kw_xml_sax_start;
+    ctxt->sax->endElementNs = kw_xml_sax_end;
+    ctxt->sax->serror = (xmlStructuredErrorFunc)kw_xml_parse_error;
+    ctxt->sax->warning = NULL;
+    ctxt->sax->error = NULL;
+    ctxt->sax->fatalError = NULL;
+    ctxt->vctxt.error = NULL;
+    ctxt->vctxt.warning = NULL;
+
+    kw_xml_active = 1;
+    xmlParseDocument(ctxt);
+    kw_xml_active = 0;
+    doc = ctxt->myDoc;
+    ctxt->myDoc = NULL;
+    if (st.reported > 0 || st.stopped || !ctxt->wellFormed || doc == NULL) {
+        if (st.reported == 0)
+            kw_xml_problem(p, label, ctxt->input ? ctxt->input->line : 0, "malformed XML");
+        goto done;
+    }
+    if (doc->intSubset || doc->extSubset) { /* NEVER: the SAX hook stops first */
+        kw_xml_problem(p, label, 1, "DOCTYPE is not allowed");
+        goto done;
+    }
+    if (doc->encoding && strcasecmp((const char *)doc->encoding, "UTF-8") != 0 &&
+        strcasecmp((const char *)doc->encoding, "UTF8") != 0) {
+        kw_xml_problem(p, label, 1, "encoding '%s' is not accepted: knobwise reads UTF-8 only",
+                       (const char *)doc->encoding);
+        goto done;
+    }
+    if (xmlDocGetRootElement(doc) == NULL) {
+        kw_xml_problem(p, label, 1, "no root element");
+        goto done;
+    }
+    *out = doc;
+    doc = NULL;
+    rc = 0;
+done:
+    kw_xml_active = 0;
+    if (doc)
+        xmlFreeDoc(doc);
+    ctxt->_private = NULL;
+    xmlFreeParserCtxt(ctxt);
+    return rc;
+}
+
+/* ---------------- schema validation ---------------- */
+
+typedef struct kw_xml_vstate {
+    const char *label;
+    kw_xml_problems *p;
+    int reported;
+} kw_xml_vstate;
+
+static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
+{
+    kw_xml_vstate *vs = ud;
+    if (err == NULL || err->level < XML_ERR_ERROR)
+        return;
+    long line = err->line;
+    if (line <= 0 && err->node)
+        line = xmlGetLineNo((xmlNodePtr)err->node);
+    kw_xml_problem(vs->p, vs->label, line, "%s", err->message ? err->message : "schema violation");
+    vs->reported++;
+}
+
+static void kw_xml_schema_parse_error(void *ud, kw_xml_err_t err)
+{
+    kw_xml_vstate *vs = ud;
+    if (err && err->level >= XML_ERR_ERROR && vs->reported++ == 0)
+        kw_error_set(KW_ESTATE, "embedded schema %s is broken: line %d: %s", vs->label, err->line,
+                     err->message ? err->message : "?");
+}
+
+int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
+                    kw_xml_problems *p)
+{
+    kw_xml_init();
+    const kw_embedded_file *f = kw_embedded_find(schema_name);
+    if (!f)
+        return kw_error_set(KW_ESTATE, "%s: schema %s is not built into this knobwise", label,
+                            schema_name);
+    int rc = KW_ESTATE;
+    xmlSchemaParserCtxtPtr pc = NULL;
+    xmlSchemaPtr schema = NULL;
+    xmlSchemaValidCtxtPtr vc = NULL;
+    kw_xml_vstate ps = {.label = schema_name, .p = p};
+    kw_xml_active = 1;
+    pc = xmlSchemaNewMemParserCtxt((const char *)f->data, (int)f->len);
+    if (!pc) {
+        kw_error_set(KW_ENOMEM, "cannot read embedded schema %s", schema_name);
+        goto done;
+    }
+    xmlSchemaSetParserStructuredErrors(pc, (xmlStructuredErrorFunc)kw_xml_schema_parse_error, &ps);
+    schema = xmlSchemaParse(pc);
+    if (!schema) {
+        if (ps.reported == 0)
+            kw_error_set(KW_ESTATE, "embedded schema %s does not compile", schema_name);
+        goto done;
+    }
+    vc = xmlSchemaNewValidCtxt(schema);
+    if (!vc) {
+        kw_error_set(KW_ENOMEM, "cannot create a schema validator");
+        goto done;
+    }
+    kw_xml_vstate vs = {.label = label, .p = p};
+    xmlSchemaSetValidStructuredErrors(vc, (xmlStructuredErrorFunc)kw_xml_schema_error, &vs);
+    int r = xmlSchemaValidateDoc(vc, doc);
+    if (r == 0) {
+        rc = 0;
+    } else if (r > 0 || vs.reported > 0) {
+        if (vs.reported == 0)
+            kw_xml_problem(p, label, 1, "does not match the schema %s", schema_name);
+        rc = KW_EINPUT;
+    } else {
+        kw_error_set(KW_ESTATE, "%s: schema validation failed internally", label);
+    }
+done:
+    kw_xml_active = 0;
+    xmlSchemaFreeValidCtxt(vc);
+    xmlSchemaFree(schema);
+    xmlSchemaFreeParserCtxt(pc);
+    return rc;
+}
+
+int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, const char *root,
+                const char *schema_name, kw_xml_problems *p)
+{
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_parse(&doc, label, buf, len, p);
+    if (rc != 0)
+        return rc;
+    xmlNode *r = xmlDocGetRootElement(doc);
+    if (root && (r->ns != NULL || xmlStrcmp(r->name, BAD_CAST root) != 0)) {
+        kw_xml_problem(p, label, kw_xml_line(r), "root element is '%s', expected '%s'",
+                       (const char *)r->name, root);
+        xmlFreeDoc(doc);
+        return KW_EINPUT;
+    }
+    if (schema_name && (rc = kw_xml_validate(doc, label, schema_name, p)) != 0) {
+        xmlFreeDoc(doc);
+        return rc;
+    }
+    *out = doc;
+    return 0;
+}
+
+/* ---------------- tree helpers ---------------- */
+
+long kw_xml_line(const xmlNode *n) { return n ? xmlGetLineNo((xmlNodePtr)n) : 0; }
+
+xmlNode *kw_xml_elem(xmlNode *n)
+{
+    while (n && n->type != XML_ELEMENT_NODE)
+        n = n->next;
+    return n;
+}
+
+int kw_xml_is(const xmlNode *n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && xmlStrcmp(n->name, BAD_CAST name) == 0;
+}
+
+/* xs:* value spaces allow surrounding whitespace; knobwise values never need it. */
+static char *kw_xml_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    size_t l = strlen(s);
+    while (l > 0 && (s[l - 1] == ' ' || s[l - 1] == '\t' || s[l - 1] == '\n' || s[l - 1] == '\r'))
+        s[--l] = '\0';
+    return s;
+}
+
+int kw_xml_attr_str(char *out, size_t size, const xmlNode *n, const char *attr, const char *file,
+                    kw_xml_problems *p)
+{
+    xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST attr);
+    if (!v)
+        return 0;
+    int r = 1;
+    size_t l = strlen((const char *)v);
+    if (l >= size) {
+        kw_xml_problem(p, file, kw_xml_line(n), "attribute '%s' is longer than %zu characters",
+                       attr, size - 1);
+        r = -1;
+    } else {
+        memcpy(out, v, l + 1);
+    }
+    xmlFree(v);
+    return r;
+}
+
+int kw_xml_attr_double(double *out, const xmlNode *n, const char *attr, const char *file,
+                       kw_xml_problems *p)
+{
+    xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST attr);
+    if (!v)
+        return 0;
+    char *s = kw_xml_trim((char *)v), *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    int r = 1;
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d)) {
+        kw_xml_problem(p, file, kw_xml_line(n), "attribute '%s': '%s' is not a finite number",
+                       attr, s);
+        r = -1;
+    } else {
+        *out = d;
+    }
+    xmlFree(v);
+    return r;
+}
+
+int kw_xml_attr_long(long *out, const xmlNode *n, const char *attr, long min, long max,
+                     const char *file, kw_xml_problems *p)
+{
+    xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST attr);
+    if (!v)
+        return 0;
+    char *s = kw_xml_trim((char *)v), *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    int r = 1;
+    if (end == s || *end != '\0' || errno == ERANGE || x < min || x > max) {
+        kw_xml_problem(p, file, kw_xml_line(n),
+                       "attribute '%s': '%s' is not a whole number from %ld to %ld", attr, s, min,
+                       max);
+        r = -1;
+    } else {
+        *out = x;
+    }
+    xmlFree(v);
+    return r;
+}
+
+int kw_xml_attr_bool(int *out, const xmlNode *n, const char *attr, const char *file,
+                     kw_xml_problems *p)
+{
+    xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST attr);
+    if (!v)
+        return 0;
+    char *s = kw_xml_trim((char *)v);
+    int r = 1;
+    if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+        *out = 1;
+    else if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+        *out = 0;
+    else {
+        kw_xml_problem(p, file, kw_xml_line(n), "attribute '%s': '%s' is not true or false", attr,
+                       s);
+        r = -1;
+    }
+    xmlFree(v);
+    return r;
+}
+
+/* ---------------- atomic write ---------------- */
+
+int kw_xml_save_atomic(xmlDocPtr doc, const char *path)
+{
+    char tmp[PATH_MAX + 16], dir[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp ||
+        snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return kw_error_set(KW_EIO, "%s: path too long", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return kw_error_set(KW_EIO, "%s: cannot create a temporary file: %s", path,
+                            strerror(errno));
+    int rc = KW_EIO;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        kw_error_set(KW_EIO, "%s: %s", tmp, strerror(errno));
+        close(fd);
+        goto fail;
+    }
+    if (xmlDocFormatDump(f, doc, 1) < 0 || fflush(f) != 0 || ferror(f)) {
+        kw_error_set(KW_EIO, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+        fclose(f);
+        goto fail;
+    }
+    if (fsync(fileno(f)) != 0) {
+        kw_error_set(KW_EIO, "%s: cannot sync: %s", path, strerror(errno));
+        fclose(f);
+        goto fail;
+    }
+    if (fclose(f) != 0) {
+        kw_error_set(KW_EIO, "%s: cannot close: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (rename(tmp, path) != 0) {
+        kw_error_set(KW_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
+        goto fail;
+    }
+    /* The rename is durable only once the folder itself is synced. */
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+fail:
+    unlink(tmp);
+    return rc;
+}

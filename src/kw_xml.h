@@ -1,0 +1,87 @@
+/* kw_xml.h - the one module that reads XML (libxml2) for knobwise.
+ *
+ * Every input goes: bounded read (size limit, regular files only) -> parse
+ * with the network off and no entity substitution, a DOCTYPE refused before
+ * its internal subset is read, nesting depth bounded, XInclude refused ->
+ * root element checked -> validated against a schema compiled into the binary
+ * (kw_embed.h) with structured errors carrying line numbers. Problems are
+ * collected, not printed: each one reads "FILE:LINE: message", and the caller
+ * turns the collection into one KW_EINPUT error (kw_error_last()).
+ *
+ * Typed attribute getters live here too so the loaders never touch libxml2's
+ * string handling; they report malformed values as problems (a second line of
+ * defence behind the schema).
+ */
+#ifndef KW_XML_H
+#define KW_XML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libxml/tree.h>
+
+#include "kw_error.h"
+
+#define KW_XML_MAX_BYTES (4u << 20) /* largest input file accepted: 4 MiB */
+#define KW_XML_MAX_DEPTH 32         /* deepest element nesting accepted */
+#define KW_XML_MAX_PROBLEMS 25      /* problems reported per collection */
+
+/* A collection of "FILE:LINE: message" problems, one per line. Plain data
+ * (a fixed buffer), so it lives on the stack; initialise with = {0}. */
+typedef struct kw_xml_problems {
+    int n;                      /* problems recorded (including those not shown) */
+    char text[KW_ERROR_MAX];
+} kw_xml_problems;
+
+/* Record a problem at file:line (line <= 0: "FILE: message"). */
+void kw_xml_problem(kw_xml_problems *p, const char *file, long line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* 0 when nothing was recorded, else set the error object to every problem
+ * (one per line) and return KW_EINPUT. */
+int kw_xml_problems_finish(const kw_xml_problems *p);
+
+/* Read a whole file (regular files only, at most KW_XML_MAX_BYTES) into *out,
+ * NUL-terminated, owned by the caller (free()). Problems: cannot open, not a
+ * regular file, too large. Returns 0 or KW_EINPUT (recorded in p). */
+int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p);
+
+/* Parse buf safely; label names the input in messages. *out is owned by the
+ * caller (xmlFreeDoc). Returns 0 or KW_EINPUT with the problems recorded. */
+int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                 kw_xml_problems *p);
+
+/* Validate doc against the embedded schema called schema_name (e.g.
+ * "spaces/space.xsd"). KW_EINPUT with every violation recorded, or KW_ESTATE
+ * (message set) when the schema is not in this build. */
+int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
+                    kw_xml_problems *p);
+
+/* Parse, check the root element is `root`, validate against schema_name. */
+int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, const char *root,
+                const char *schema_name, kw_xml_problems *p);
+
+/* Line of a node in its file (big lines supported), 0 if unknown. */
+long kw_xml_line(const xmlNode *n);
+/* The next element sibling at or after n (n may be NULL), or NULL. */
+xmlNode *kw_xml_elem(xmlNode *n);
+/* True when n is an element called name. */
+int kw_xml_is(const xmlNode *n, const char *name);
+
+/* Typed attribute getters: return 1 when the attribute is present and valid
+ * (value stored), 0 when absent (out untouched), -1 when present but invalid
+ * (problem recorded at the node's line). Numbers must be finite. */
+int kw_xml_attr_str(char *out, size_t size, const xmlNode *n, const char *attr, const char *file,
+                    kw_xml_problems *p);
+int kw_xml_attr_double(double *out, const xmlNode *n, const char *attr, const char *file,
+                       kw_xml_problems *p);
+int kw_xml_attr_long(long *out, const xmlNode *n, const char *attr, long min, long max,
+                     const char *file, kw_xml_problems *p);
+int kw_xml_attr_bool(int *out, const xmlNode *n, const char *attr, const char *file,
+                     kw_xml_problems *p);
+
+/* Write doc to path atomically: a temp file in the same folder, flushed,
+ * fsync'd, renamed over path, folder fsync'd. KW_EIO with a message on
+ * failure; path is then untouched and no temp file is left behind. */
+int kw_xml_save_atomic(xmlDocPtr doc, const char *path);
+
+#endif
