@@ -1,15 +1,83 @@
 /* kw_results.h - what a run leaves behind: results.xml (results/results.xsd),
  * ranked.csv, audit.csv, portability.csv, derived from the run's journal.
- * Every file is written through temp file + fsync + rename. */
+ * Every file is written through temp file + fsync + rename.
+ *
+ * Two layers: kw_results_write() reads the journal into a run summary
+ * (kw_runsum.h), evaluates the portability matrix and writes every file; the
+ * renderers below turn a summary into bytes and are what tests and the other
+ * verbs (audit, recommend, report) call directly. */
 #ifndef KW_RESULTS_H
 #define KW_RESULTS_H
 
+#include <stddef.h>
+
 #include "kw_model.h"
+#include "kw_runsum.h"
+#include "kw_sbuf.h"
+
+/* Ranked configurations listed per shape in results.xml and ranked.csv. */
+#define KW_RESULTS_TOP 10
+/* Version of the results.xml format (the root's format attribute). */
+#define KW_RESULTS_FORMAT 1
+
+/* The contract's CSV headers (DESIGN.md "Output contract"). */
+#define KW_RANKED_HEADER                                                                      \
+    "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"     \
+    "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to"
+#define KW_AUDIT_HEADER                                                                       \
+    "step,shape,parent_id,config_id,knob,old,new,p95_before_us,p95_after_us,delta_pct,"       \
+    "p_value,guards,decision,reason"
+#define KW_PORTABILITY_HEADER "tuned_for,evaluated_on,p95_us,vs_best_pct,guards"
+#define KW_MAPPINGS_HEADER_PREFIX "shape,config_id,borrowed_from"
 
 /* Write the run's result files into run_dir from its journal (run_dir/journal).
  * ev is the evaluator the run used (for the portability matrix and re-checks);
  * owner is recorded in every rollback element; metric is "p95_us" or "p99_us". */
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                      const char *owner, const char *metric);
+
+/* The rollback boundary of one ranked configuration (derived from the evidence). */
+typedef struct kw_rollback {
+    int parent;                 /* config index of the roll-back target on the accepted path */
+    int baseline;               /* config index of the baseline (-1 when never evaluated) */
+    double p95_ceiling_us, p99_ceiling_us;
+    char p95_basis[256], p99_basis[256];
+    double margin_pct;          /* evidence margin used for the ceilings */
+    long requests;              /* re-measure with this many requests (0 = unknown) */
+    double claimed_pct;         /* primary change against the baseline (negative = faster) */
+    int n_worse;                /* shapes where the winner is worse than their baseline */
+    int worse[64];
+} kw_rollback;
+
+int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config);
+
+/* "k=v;k=v" of the knobs in config that differ from the shape's baseline. */
+void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, const char *sep);
+
+/* Renderers: append one file's bytes to out. rs must be finished
+ * (kw_runsum_finish); portability is left empty unless kw_runsum_portability ran. */
+int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);
+int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs);
+int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs);
+int kw_results_portability_csv(kw_sbuf *out, const kw_runsum *rs);
+
+/* The four result files from a finished summary, committed together. */
+int kw_results_write_summary(const char *run_dir, const kw_runsum *rs);
+
+/* One output file for kw_results_commit. */
+typedef struct kw_outfile {
+    const char *name; /* file name inside dir (no '/') */
+    const char *data;
+    size_t len;
+} kw_outfile;
+
+/* Write every file to a temp file in dir (write, fflush, fsync), then rename
+ * them all into place and fsync dir. On any failure before the renames no file
+ * in dir changes and the temp files are removed (KW_EIO with the path). */
+int kw_results_commit(const char *dir, const kw_outfile *files, int n);
+
+/* Order of rows in audit.csv: (shape, step index) pairs sorted by step seq.
+ * *out is malloc'ed, 2 ints per step; returns the number of steps or a negative code. */
+int kw_results_step_order(int **out, const kw_runsum *rs);
 
 #endif

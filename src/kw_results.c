@@ -1,0 +1,877 @@
+/* kw_results.c - the results writers: results.xml (libxml2's text writer,
+ * valid against results/results.xsd), ranked.csv, audit.csv, portability.csv,
+ * and the atomic commit that puts them on disk.
+ *
+ * Design choices:
+ * - Every file is rendered from the in-memory run summary into a buffer
+ *   first; only when all of them rendered does anything touch the run folder.
+ *   Then each goes to a temp file in the same folder (write, fflush, fsync)
+ *   and, only when every temp file is durable, all are renamed into place and
+ *   the folder is fsynced. A failure before the renames leaves the folder as
+ *   it was (issue 8's disk-full rule).
+ * - Numbers are written with fixed decimals per metric (kw_metric_decimals),
+ *   never %g, and no timestamps: the same run gives byte-identical files.
+ * - The rollback boundary is derived here from the evidence: ceilings are the
+ *   measured percentile plus the larger of its interval and the run's minimum
+ *   effect, capped at the baseline (worse than the baseline means roll back).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libxml/xmlstring.h>
+#include <libxml/xmlwriter.h>
+
+#include "config.h"
+#include "kw_results.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static const kw_rs_config *kw_cfg(const kw_runsum *rs, int shape, int c)
+{
+    return &rs->shapes[shape].configs[c];
+}
+
+static double kw_val(const kw_runsum *rs, const kw_metrics *m, const char *name)
+{
+    return kw_runsum_value(rs, m, name);
+}
+
+static double kw_pct(double after, double before)
+{
+    if (!isfinite(after) || !isfinite(before) || before == 0.0)
+        return NAN;
+    return (after - before) / before * 100.0;
+}
+
+static void kw_hex(char out[17], uint64_t id)
+{
+    snprintf(out, 17, "%016llx", (unsigned long long)id);
+}
+
+void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, const char *sep)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    kw_cand base;
+    if (s->baseline >= 0)
+        base = s->configs[s->baseline].cand;
+    else
+        kw_cand_baseline(&base, &rs->ks);
+    const kw_cand *c = &s->configs[config].cand;
+    int first = 1;
+    for (int k = 0; k < rs->ks.n_knobs; k++) {
+        if (c->v[k] == base.v[k])
+            continue;
+        const kw_knob *kb = &rs->ks.knobs[k];
+        kw_sbuf_printf(b, "%s%s=%s", first ? "" : sep, kb->name,
+                       c->v[k] < kb->n_values ? kb->values[c->v[k]] : "?");
+        first = 0;
+    }
+}
+
+int kw_results_step_order(int **out, const kw_runsum *rs)
+{
+    long n = 0;
+    for (int i = 0; i < rs->n_shapes; i++)
+        n += rs->shapes[i].n_steps;
+    int *o = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof *o);
+    if (!o)
+        return kw_error_set(KW_ENOMEM, "out of memory ordering steps");
+    /* k-way merge: each shape's steps are already in journal order */
+    int *pos = calloc((size_t)(rs->n_shapes > 0 ? rs->n_shapes : 1), sizeof *pos);
+    if (!pos) {
+        free(o);
+        return kw_error_set(KW_ENOMEM, "out of memory ordering steps");
+    }
+    for (long k = 0; k < n; k++) {
+        int best = -1;
+        for (int i = 0; i < rs->n_shapes; i++)
+            if (pos[i] < rs->shapes[i].n_steps &&
+                (best < 0 ||
+                 rs->shapes[i].steps[pos[i]].seq < rs->shapes[best].steps[pos[best]].seq))
+                best = i;
+        o[2 * k] = best;
+        o[2 * k + 1] = pos[best]++;
+    }
+    free(pos);
+    *out = o;
+    return (int)n;
+}
+
+/* ---------------------------------------------------------------- rollback */
+
+int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config)
+{
+    memset(out, 0, sizeof *out);
+    const kw_rs_shape *s = &rs->shapes[shape];
+    out->baseline = s->baseline;
+    out->parent = s->baseline;
+    int lin[1024];
+    int n = kw_runsum_lineage(rs, shape, config, lin, 1024);
+    if (n > 0 && s->steps[lin[n - 1]].before >= 0)
+        out->parent = s->steps[lin[n - 1]].before;
+    if (out->parent < 0)
+        out->parent = config;
+
+    const kw_metrics *m = &kw_cfg(rs, shape, config)->m;
+    const kw_metrics *bm = s->baseline >= 0 ? &kw_cfg(rs, shape, s->baseline)->m : NULL;
+    double p95 = kw_val(rs, m, "p95_us"), p99 = kw_val(rs, m, "p99_us");
+    double b95 = bm ? kw_val(rs, bm, "p95_us") : NAN, b99 = bm ? kw_val(rs, bm, "p99_us") : NAN;
+    double prim = m->v[rs->primary];
+    double hi = kw_val(rs, m, "p_ci_hi_us");
+    double ci_pct = (isfinite(hi) && hi > prim && prim > 0) ? (hi - prim) / prim * 100.0 : 0.0;
+    const char *why;
+    if (ci_pct > rs->limits.min_effect_pct) {
+        out->margin_pct = ci_pct;
+        why = "upper end of the primary interval";
+    } else {
+        out->margin_pct = rs->limits.min_effect_pct;
+        why = "the run's minimum effect";
+    }
+    char a[40], b[40], c[40];
+    out->p95_ceiling_us = p95 * (1.0 + out->margin_pct / 100.0);
+    kw_fmt_num(a, sizeof a, p95, 3);
+    kw_fmt_num(b, sizeof b, out->margin_pct, 2);
+    snprintf(out->p95_basis, sizeof out->p95_basis, "measured %s us + %s%% (%s)", a, b, why);
+    if (isfinite(b95) && p95 < b95 && out->p95_ceiling_us > b95) {
+        out->p95_ceiling_us = b95;
+        kw_fmt_num(c, sizeof c, b95, 3);
+        snprintf(out->p95_basis + strlen(out->p95_basis), sizeof out->p95_basis - strlen(out->p95_basis),
+                 ", capped at the baseline's %s us", c);
+    }
+    out->p99_ceiling_us = p99 * (1.0 + out->margin_pct / 100.0);
+    kw_fmt_num(a, sizeof a, p99, 3);
+    snprintf(out->p99_basis, sizeof out->p99_basis, "measured %s us + %s%% (%s)", a, b, why);
+    if (isfinite(b99) && p99 < b99 && out->p99_ceiling_us > b99) {
+        out->p99_ceiling_us = b99;
+        kw_fmt_num(c, sizeof c, b99, 3);
+        snprintf(out->p99_basis + strlen(out->p99_basis), sizeof out->p99_basis - strlen(out->p99_basis),
+                 ", capped at the baseline's %s us", c);
+    }
+    if (rs->limits.sla_p99_us > 0 && out->p99_ceiling_us > rs->limits.sla_p99_us) {
+        out->p99_ceiling_us = rs->limits.sla_p99_us;
+        snprintf(out->p99_basis + strlen(out->p99_basis), sizeof out->p99_basis - strlen(out->p99_basis),
+                 ", capped at the SLA");
+    }
+
+    double samples = kw_val(rs, m, "samples");
+    if (rs->limits.final_requests > 0)
+        out->requests = rs->limits.final_requests;
+    else if (isfinite(samples) && samples > 0)
+        out->requests = lround(samples);
+    out->claimed_pct = bm ? kw_pct(prim, bm->v[rs->primary]) : NAN;
+
+    if (rs->port && kw_runsum_winner(rs, shape) == config) {
+        int pi = rs->primary;
+        for (int j = 0; j < rs->n_shapes && out->n_worse < 64; j++) {
+            const kw_rs_shape *sj = &rs->shapes[j];
+            int ok = rs->port_ok[shape * rs->n_shapes + j];
+            const kw_metrics *pm = &rs->port[shape * rs->n_shapes + j];
+            if (j == shape || sj->baseline < 0 || !ok)
+                continue;
+            if (pm->v[pi] > sj->configs[sj->baseline].m.v[pi] || pm->guards[0] != '\0')
+                out->worse[out->n_worse++] = j;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- XML */
+
+/* libxml2's writer returns < 0 on failure; one flag collects them all. */
+typedef struct kw_xw {
+    xmlTextWriterPtr w;
+    int bad;
+} kw_xw;
+
+static void kw_x_start(kw_xw *x, const char *el)
+{
+    if (xmlTextWriterStartElement(x->w, BAD_CAST el) < 0)
+        x->bad = 1;
+}
+
+static void kw_x_end(kw_xw *x)
+{
+    if (xmlTextWriterEndElement(x->w) < 0)
+        x->bad = 1;
+}
+
+/* Attribute text: bytes that are not UTF-8 (an --owner from a Latin-1 shell)
+ * become '?' so the document stays well-formed. */
+static void kw_x_attr(kw_xw *x, const char *name, const char *value)
+{
+    char clean[1024];
+    snprintf(clean, sizeof clean, "%s", value);
+    if (!xmlCheckUTF8(BAD_CAST clean))
+        for (char *p = clean; *p; p++)
+            if ((unsigned char)*p >= 0x80)
+                *p = '?';
+    for (char *p = clean; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n')
+            *p = ' ';
+    if (xmlTextWriterWriteAttribute(x->w, BAD_CAST name, BAD_CAST clean) < 0)
+        x->bad = 1;
+}
+
+static void kw_x_text_el(kw_xw *x, const char *el, const char *text)
+{
+    char clean[2048];
+    snprintf(clean, sizeof clean, "%s", text);
+    if (!xmlCheckUTF8(BAD_CAST clean))
+        for (char *p = clean; *p; p++)
+            if ((unsigned char)*p >= 0x80)
+                *p = '?';
+    for (char *p = clean; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n')
+            *p = ' ';
+    if (xmlTextWriterWriteElement(x->w, BAD_CAST el, BAD_CAST clean) < 0)
+        x->bad = 1;
+}
+
+static void kw_x_num(kw_xw *x, const char *name, double v, int decimals)
+{
+    char t[64];
+    kw_fmt_num(t, sizeof t, v, decimals);
+    if (t[0])
+        kw_x_attr(x, name, t);
+}
+
+static void kw_x_long(kw_xw *x, const char *name, long v)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%ld", v);
+    kw_x_attr(x, name, t);
+}
+
+static void kw_x_id(kw_xw *x, const char *name, uint64_t id)
+{
+    char t[17];
+    kw_hex(t, id);
+    kw_x_attr(x, name, t);
+}
+
+static void kw_x_knobs(kw_xw *x, const kw_runsum *rs, const kw_cand *c)
+{
+    for (int k = 0; k < rs->ks.n_knobs; k++) {
+        const kw_knob *kb = &rs->ks.knobs[k];
+        kw_x_start(x, "knob");
+        kw_x_attr(x, "name", kb->name);
+        kw_x_attr(x, "value", c->v[k] < kb->n_values ? kb->values[c->v[k]] : "?");
+        kw_x_end(x);
+    }
+}
+
+static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
+{
+    const kw_metrics *m = &c->m;
+    kw_x_start(x, "metrics");
+    kw_x_attr(x, "primary", rs->metric_names[rs->primary]);
+    if (c->reps > 0) {
+        kw_x_num(x, "value", m->v[rs->primary], kw_metric_decimals(rs->metric_names[rs->primary]));
+        kw_x_num(x, "samples", kw_val(rs, m, "samples"), 0);
+        double lo = kw_val(rs, m, "p_ci_lo_us"), hi = kw_val(rs, m, "p_ci_hi_us");
+        if (hi > 0) {
+            kw_x_num(x, "ci_lo_us", lo, 3);
+            kw_x_num(x, "ci_hi_us", hi, 3);
+        }
+    }
+    kw_x_long(x, "reps", c->reps);
+    kw_x_attr(x, "guards", m->guards[0] ? m->guards : "pass");
+    if (m->klass[0])
+        kw_x_attr(x, "bottleneck", m->klass);
+    if (c->reps > 0)
+        for (int k = 0; k < rs->n_metrics; k++) {
+            if (!isfinite(m->v[k]))
+                continue;
+            kw_x_start(x, "metric");
+            kw_x_attr(x, "name", rs->metric_names[k]);
+            kw_x_num(x, "value", m->v[k], kw_metric_decimals(rs->metric_names[k]));
+            kw_x_end(x);
+        }
+    kw_x_end(x);
+}
+
+/* <change> elements for every knob of config differing from the baseline. */
+static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    kw_cand base;
+    if (s->baseline >= 0)
+        base = s->configs[s->baseline].cand;
+    else
+        kw_cand_baseline(&base, &rs->ks);
+    const kw_cand *c = &s->configs[config].cand;
+    int lin[1024];
+    int n = kw_runsum_lineage(rs, shape, config, lin, 1024);
+    for (int k = 0; k < rs->ks.n_knobs; k++) {
+        if (c->v[k] == base.v[k])
+            continue;
+        const kw_knob *kb = &rs->ks.knobs[k];
+        kw_x_start(x, "change");
+        kw_x_attr(x, "knob", kb->name);
+        kw_x_attr(x, "from", base.v[k] < kb->n_values ? kb->values[base.v[k]] : "?");
+        kw_x_attr(x, "to", c->v[k] < kb->n_values ? kb->values[c->v[k]] : "?");
+        int st = kw_runsum_knob_step(rs, shape, lin, n, k);
+        if (st >= 0) {
+            const kw_rs_step *sp = &s->steps[st];
+            kw_x_long(x, "step", sp->seq);
+            kw_x_attr(x, "decision", kw_decision_name(sp->decision));
+            kw_x_num(x, "effect_pct", kw_runsum_step_effect(rs, shape, st, rs->primary), 3);
+            if (isfinite(sp->p_value))
+                kw_x_num(x, "p_value", sp->p_value, 6);
+        }
+        kw_x_end(x);
+    }
+}
+
+static void kw_x_portability(kw_xw *x, const kw_runsum *rs, int shape)
+{
+    int n = rs->n_shapes, pi = rs->primary;
+    kw_x_start(x, "portability");
+    for (int j = 0; j < n; j++) {
+        const kw_metrics *pm = &rs->port[shape * n + j];
+        int ok = rs->port_ok[shape * n + j];
+        const kw_rs_shape *sj = &rs->shapes[j];
+        double best = rs->port_ok[j * n + j] ? kw_val(rs, &rs->port[j * n + j], "p95_us") : NAN;
+        double base = sj->baseline >= 0 ? sj->configs[sj->baseline].m.v[pi] : NAN;
+        kw_x_start(x, "on");
+        kw_x_attr(x, "shape", sj->name);
+        if (ok) {
+            double p95 = kw_val(rs, pm, "p95_us");
+            kw_x_num(x, "p95_us", p95, 3);
+            kw_x_num(x, "primary", pm->v[pi], 3);
+            kw_x_num(x, "vs_best_pct", kw_pct(p95, best), 3);
+            kw_x_num(x, "vs_baseline_pct", kw_pct(pm->v[pi], base), 3);
+        }
+        kw_x_attr(x, "guards", pm->guards[0] ? pm->guards : (ok ? "pass" : "not evaluated"));
+        int worse = ok && j != shape && (pm->v[pi] > base || pm->guards[0] != '\0');
+        kw_x_attr(x, "worse_than_baseline", worse ? "true" : "false");
+        kw_x_end(x);
+    }
+    kw_x_end(x);
+}
+
+static void kw_guard_list(char *buf, size_t len, const kw_runsum *rs)
+{
+    const kw_rs_limits *l = &rs->limits;
+    char a[32], b[32], c[32], d[32], e[32];
+    kw_fmt_num(a, sizeof a, l->drift_min_cos, 6);
+    kw_fmt_num(b, sizeof b, l->drift_max_rel_rms, 6);
+    kw_fmt_num(c, sizeof c, l->max_throttle_pct, 3);
+    kw_fmt_num(d, sizeof d, l->max_fallback_pct, 3);
+    kw_fmt_num(e, sizeof e, l->sla_p99_us, 3);
+    snprintf(buf, len,
+             "any guard fails: quality_cos below %s, quality_rel_rms above %s, throttle_pct above "
+             "%s, fallback_pct above %s%s%s%s",
+             a, b, c, d, l->sla_p99_us > 0 ? ", p99 above the SLA of " : "",
+             l->sla_p99_us > 0 ? e : "", l->sla_p99_us > 0 ? " us" : "");
+}
+
+static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    kw_rollback rb;
+    kw_results_rollback(&rb, rs, shape, config);
+    const char *pname = rs->metric_names[rs->primary];
+    char t[1024], a[64], b[64], c[64];
+    kw_x_start(x, "rollback");
+    kw_x_start(x, "target");
+    kw_x_attr(x, "kind", "parent");
+    kw_x_id(x, "id", s->configs[rb.parent].id);
+    kw_x_end(x);
+    if (s->baseline >= 0) {
+        kw_x_start(x, "target");
+        kw_x_attr(x, "kind", "baseline");
+        kw_x_id(x, "id", s->configs[s->baseline].id);
+        kw_x_end(x);
+    }
+    const kw_rs_limits *l = &rs->limits;
+    struct {
+        const char *guard, *metric;
+        double max, min;
+        const char *basis;
+    } w[] = {
+        {"p95_ceiling", "p95_us", rb.p95_ceiling_us, NAN, rb.p95_basis},
+        {"p99_ceiling", "p99_us", rb.p99_ceiling_us, NAN, rb.p99_basis},
+        {"drift", "quality_cos", NAN, l->drift_min_cos, "the space's drift budget"},
+        {"drift", "quality_rel_rms", l->drift_max_rel_rms, NAN, "the space's drift budget"},
+        {"throttle", "throttle_pct", l->max_throttle_pct, NAN, "the space's throttle guard"},
+        {"fallback", "fallback_pct", l->max_fallback_pct, NAN, "the space's fallback guard"},
+    };
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        kw_x_start(x, "watch");
+        kw_x_attr(x, "guard", w[i].guard);
+        kw_x_attr(x, "metric", w[i].metric);
+        kw_x_num(x, "max", w[i].max, kw_metric_decimals(w[i].metric));
+        kw_x_num(x, "min", w[i].min, kw_metric_decimals(w[i].metric));
+        kw_x_attr(x, "basis", w[i].basis);
+        kw_x_end(x);
+    }
+
+    kw_x_start(x, "disproof");
+    kw_x_long(x, "requests", rb.requests);
+    kw_x_num(x, "min_improvement_pct", l->min_effect_pct, 3);
+    kw_x_num(x, "claimed_improvement_pct", isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 3);
+    int changed = s->baseline >= 0 ? kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                      &s->configs[config].cand)
+                                   : 0;
+    char req[64];
+    if (rb.requests > 0)
+        snprintf(req, sizeof req, "%ld requests", rb.requests);
+    else
+        snprintf(req, sizeof req, "the run's sample size");
+    kw_fmt_num(a, sizeof a, l->min_effect_pct, 2);
+    kw_fmt_num(b, sizeof b, isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 2);
+    kw_fmt_num(c, sizeof c,
+               s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN, 3);
+    if (changed > 0)
+        snprintf(t, sizeof t,
+                 "re-measured on shape %s with %s, the %s improvement over the baseline (%s us) is "
+                 "below %s%% (claimed %s%%)",
+                 s->name, req, pname, c, a, b[0] ? b : "?");
+    else
+        snprintf(t, sizeof t,
+                 "re-measured on shape %s with %s, some single-knob change improves %s over the "
+                 "baseline (%s us) by at least %s%% with every guard passing (the run found none)",
+                 s->name, req, pname, c, a);
+    kw_x_text_el(x, "criterion", t);
+    kw_fmt_num(a, sizeof a, rb.p95_ceiling_us, 3);
+    kw_fmt_num(b, sizeof b, rb.p99_ceiling_us, 3);
+    snprintf(t, sizeof t, "after rollout on shape %s, p95 above %s us or p99 above %s us", s->name,
+             a, b);
+    kw_x_text_el(x, "criterion", t);
+    kw_guard_list(t, sizeof t, rs);
+    kw_x_text_el(x, "criterion", t);
+    if (changed > 1) {
+        kw_sbuf kb = {0};
+        kw_results_changed(&kb, rs, shape, config, ", ");
+        kw_fmt_num(a, sizeof a, l->min_effect_pct, 2);
+        snprintf(t, sizeof t,
+                 "reverting any one of its changes alone (%s) costs less than %s%% of %s: that "
+                 "change does not earn its place",
+                 kw_sbuf_cstr(&kb), a, pname);
+        kw_sbuf_free(&kb);
+        kw_x_text_el(x, "criterion", t);
+    }
+    if (rs->port && kw_runsum_winner(rs, shape) == config) {
+        for (int i = 0; i < rb.n_worse; i++) {
+            int j = rb.worse[i];
+            const kw_metrics *pm = &rs->port[shape * rs->n_shapes + j];
+            const kw_rs_shape *sj = &rs->shapes[j];
+            kw_fmt_num(a, sizeof a,
+                       kw_pct(pm->v[rs->primary], sj->configs[sj->baseline].m.v[rs->primary]), 2);
+            if (pm->guards[0])
+                snprintf(t, sizeof t,
+                         "portability check already fails on shape %s (guards: %s): do not deploy "
+                         "it there; use that shape's own recommendation",
+                         sj->name, pm->guards);
+            else
+                snprintf(t, sizeof t,
+                         "portability check already worse than baseline on shape %s (%s +%s%%): "
+                         "do not deploy it there; use that shape's own recommendation",
+                         sj->name, pname, a);
+            kw_x_text_el(x, "criterion", t);
+        }
+        if (rs->n_shapes > 1)
+            kw_x_text_el(x, "criterion",
+                         "deployed on any other shape, portability check worse than that "
+                         "shape's baseline");
+    }
+    kw_x_end(x); /* disproof */
+    kw_x_text_el(x, "owner", rs->info.owner[0] ? rs->info.owner : "unassigned");
+    kw_x_end(x); /* rollback */
+}
+
+static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    long evals = 0;
+    for (int c = 0; c < s->n_configs; c++)
+        evals += s->configs[c].reps;
+    int listed = s->n_ranked < KW_RESULTS_TOP ? s->n_ranked : KW_RESULTS_TOP;
+    kw_x_start(x, "shape");
+    kw_x_attr(x, "name", s->name);
+    kw_x_long(x, "evaluations", evals);
+    kw_x_long(x, "configs", s->n_configs);
+    kw_x_long(x, "steps", s->n_steps);
+    kw_x_long(x, "accepted_path", s->n_path);
+    kw_x_long(x, "ranked", s->n_ranked);
+    kw_x_long(x, "ranked_listed", listed);
+    kw_x_long(x, "rejected", s->n_rejected);
+    if (s->baseline >= 0) {
+        kw_x_start(x, "baseline");
+        kw_x_id(x, "id", s->configs[s->baseline].id);
+        kw_x_knobs(x, rs, &s->configs[s->baseline].cand);
+        kw_x_metrics(x, rs, &s->configs[s->baseline]);
+        kw_x_end(x);
+    }
+    double base = s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN;
+    for (int r = 0; r < listed; r++) {
+        int c = s->ranked[r];
+        const kw_rs_config *cf = &s->configs[c];
+        kw_x_start(x, "config");
+        kw_x_long(x, "rank", r + 1);
+        kw_x_id(x, "id", cf->id);
+        kw_x_attr(x, "recommended", c == s->final ? "true" : "false");
+        kw_x_long(x, "knobs_changed",
+                  s->baseline >= 0 ? kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                      &cf->cand)
+                                   : 0);
+        kw_x_num(x, "vs_baseline_pct", kw_pct(cf->m.v[rs->primary], base), 3);
+        if (r == 0 && rs->port) {
+            kw_rollback rb;
+            kw_results_rollback(&rb, rs, shape, c);
+            kw_x_attr(x, "portable", rb.n_worse == 0 ? "true" : "false");
+            if (rb.n_worse > 0) {
+                kw_sbuf wb = {0};
+                for (int i = 0; i < rb.n_worse; i++)
+                    kw_sbuf_printf(&wb, "%s%s", i ? " " : "", rs->shapes[rb.worse[i]].name);
+                kw_x_attr(x, "worse_on", kw_sbuf_cstr(&wb));
+                kw_sbuf_free(&wb);
+            }
+        }
+        kw_x_knobs(x, rs, &cf->cand);
+        kw_x_metrics(x, rs, cf);
+        kw_x_start(x, "changes");
+        kw_x_changes(x, rs, shape, c);
+        kw_x_end(x);
+        if (r == 0 && rs->port)
+            kw_x_portability(x, rs, shape);
+        kw_x_rollback(x, rs, shape, c);
+        kw_x_end(x);
+    }
+    for (int r = 0; r < s->n_rejected; r++) {
+        int c = s->rejected[r];
+        const kw_rs_config *cf = &s->configs[c];
+        kw_x_start(x, "rejected");
+        kw_x_id(x, "id", cf->id);
+        kw_x_attr(x, "guards", cf->m.guards[0] ? cf->m.guards : "unknown");
+        if (cf->reps > 0)
+            kw_x_num(x, "primary", cf->m.v[rs->primary], 3);
+        if (cf->step >= 0)
+            kw_x_long(x, "step", s->steps[cf->step].seq);
+        kw_x_changes(x, rs, shape, c);
+        kw_x_end(x);
+    }
+    kw_x_end(x);
+}
+
+int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)
+{
+    int rc = 0;
+    xmlBufferPtr buf = xmlBufferCreate();
+    if (!buf)
+        return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
+    kw_xw x = {xmlNewTextWriterMemory(buf, 0), 0};
+    if (!x.w) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for results.xml");
+        goto done;
+    }
+    if (xmlTextWriterSetIndent(x.w, 1) < 0 || xmlTextWriterSetIndentString(x.w, BAD_CAST "  ") < 0 ||
+        xmlTextWriterStartDocument(x.w, NULL, "UTF-8", NULL) < 0)
+        x.bad = 1;
+    kw_x_start(&x, "results");
+    kw_x_long(&x, "format", KW_RESULTS_FORMAT);
+    kw_x_attr(&x, "knobwise", rs->info.version[0] ? rs->info.version : PACKAGE_VERSION);
+    kw_x_attr(&x, "run", rs->info.run_id);
+    kw_x_attr(&x, "space", rs->info.space);
+    kw_x_attr(&x, "strategy", rs->info.strategy[0] ? rs->info.strategy : "ofat");
+    char t[32];
+    snprintf(t, sizeof t, "%llu", (unsigned long long)rs->info.seed);
+    kw_x_attr(&x, "seed", t);
+    kw_x_long(&x, "budget", rs->info.budget > 0 ? rs->info.budget : 0);
+    kw_x_attr(&x, "metric", rs->metric_names[rs->primary]);
+    kw_x_attr(&x, "owner", rs->info.owner[0] ? rs->info.owner : "unassigned");
+
+    kw_x_start(&x, "inputs");
+    kw_x_attr(&x, "space", rs->info.input_hash[0]);
+    kw_x_attr(&x, "accelerator", rs->info.input_hash[1]);
+    kw_x_attr(&x, "workload", rs->info.input_hash[2]);
+    if (rs->info.space_path[0])
+        kw_x_attr(&x, "space_path", rs->info.space_path);
+    kw_x_end(&x);
+
+    const kw_rs_limits *l = &rs->limits;
+    kw_x_start(&x, "limits");
+    kw_x_num(&x, "min_effect_pct", l->min_effect_pct, 3);
+    kw_x_num(&x, "alpha", l->alpha, 4);
+    kw_x_num(&x, "drift_min_cos", l->drift_min_cos, 6);
+    kw_x_num(&x, "drift_max_rel_rms", l->drift_max_rel_rms, 6);
+    kw_x_num(&x, "max_throttle_pct", l->max_throttle_pct, 3);
+    kw_x_num(&x, "max_fallback_pct", l->max_fallback_pct, 3);
+    kw_x_num(&x, "sla_p99_us", l->sla_p99_us, 3);
+    kw_x_long(&x, "final_requests", l->final_requests);
+    kw_x_end(&x);
+
+    for (int i = 0; i < rs->n_shapes; i++)
+        kw_x_shape(&x, rs, i);
+    kw_x_end(&x);
+    if (xmlTextWriterEndDocument(x.w) < 0)
+        x.bad = 1;
+    xmlFreeTextWriter(x.w); /* flushes into buf */
+    x.w = NULL;
+    if (x.bad) {
+        rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml");
+        goto done;
+    }
+    kw_sbuf_putn(out, (const char *)xmlBufferContent(buf), (size_t)xmlBufferLength(buf));
+    rc = kw_sbuf_status(out);
+done:
+    xmlBufferFree(buf);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+/* The metric columns shared with `knobwise eval --format csv` (same formats). */
+static void kw_csv_metrics(kw_sbuf *b, const kw_runsum *rs, const kw_metrics *m)
+{
+    static const struct {
+        const char *name;
+        int decimals;
+    } cols[] = {{"p50_us", 3},      {"p95_us", 3},          {"p99_us", 3},
+                {"launches", 0},    {"reuse_ratio", 4},     {"dram_mb", 4},
+                {"quality_cos", 6}, {"quality_rel_rms", 9}, {"throttle_pct", 3},
+                {"fallback_pct", 3}};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        kw_sbuf_puts(b, ",");
+        kw_sbuf_num(b, kw_val(rs, m, cols[i].name), cols[i].decimals);
+    }
+}
+
+int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs)
+{
+    kw_sbuf_puts(out, KW_RANKED_HEADER "\n");
+    for (int i = 0; i < rs->n_shapes; i++) {
+        const kw_rs_shape *s = &rs->shapes[i];
+        int listed = s->n_ranked < KW_RESULTS_TOP ? s->n_ranked : KW_RESULTS_TOP;
+        for (int r = 0; r < listed; r++) {
+            int c = s->ranked[r];
+            char id[17], pid[17];
+            kw_hex(id, s->configs[c].id);
+            kw_rollback rb;
+            kw_results_rollback(&rb, rs, i, c);
+            kw_hex(pid, s->configs[rb.parent].id);
+            kw_sbuf_csv(out, s->name);
+            kw_sbuf_printf(out, ",%d,%s", r + 1, id);
+            kw_csv_metrics(out, rs, &s->configs[c].m);
+            kw_sbuf_puts(out, ",");
+            kw_sbuf ch = {0};
+            kw_results_changed(&ch, rs, i, c, ";");
+            kw_sbuf_csv(out, kw_sbuf_cstr(&ch));
+            kw_sbuf_free(&ch);
+            kw_sbuf_printf(out, ",%s\n", pid);
+        }
+    }
+    return kw_sbuf_status(out);
+}
+
+int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs)
+{
+    int *order = NULL;
+    int n = kw_results_step_order(&order, rs);
+    if (n < 0)
+        return n;
+    kw_sbuf_puts(out, KW_AUDIT_HEADER "\n");
+    for (int k = 0; k < n; k++) {
+        int si = order[2 * k], ti = order[2 * k + 1];
+        const kw_rs_shape *s = &rs->shapes[si];
+        const kw_rs_step *st = &s->steps[ti];
+        char pid[17], id[17];
+        kw_hex(pid, st->parent_id);
+        kw_hex(id, st->id);
+        kw_sbuf_printf(out, "%ld,", st->seq);
+        kw_sbuf_csv(out, s->name);
+        kw_sbuf_printf(out, ",%s,%s,", pid, id);
+        /* knob, old, new: several knobs (a damaged journal) are joined by '+' */
+        kw_sbuf names = {0}, olds = {0}, news = {0};
+        int first = 1;
+        for (int kn = 0; kn < rs->ks.n_knobs; kn++) {
+            if (st->parent.v[kn] == st->cand.v[kn])
+                continue;
+            const kw_knob *kb = &rs->ks.knobs[kn];
+            const char *sep = first ? "" : "+";
+            kw_sbuf_printf(&names, "%s%s", sep, kb->name);
+            kw_sbuf_printf(&olds, "%s%s", sep,
+                           st->parent.v[kn] < kb->n_values ? kb->values[st->parent.v[kn]] : "?");
+            kw_sbuf_printf(&news, "%s%s", sep,
+                           st->cand.v[kn] < kb->n_values ? kb->values[st->cand.v[kn]] : "?");
+            first = 0;
+        }
+        kw_sbuf_csv(out, kw_sbuf_cstr(&names));
+        kw_sbuf_puts(out, ",");
+        kw_sbuf_csv(out, kw_sbuf_cstr(&olds));
+        kw_sbuf_puts(out, ",");
+        kw_sbuf_csv(out, kw_sbuf_cstr(&news));
+        kw_sbuf_free(&names);
+        kw_sbuf_free(&olds);
+        kw_sbuf_free(&news);
+        const kw_rs_config *b = st->before >= 0 ? &s->configs[st->before] : NULL;
+        const kw_rs_config *a = st->after >= 0 ? &s->configs[st->after] : NULL;
+        kw_sbuf_puts(out, ",");
+        if (b && b->reps > 0)
+            kw_sbuf_num(out, kw_val(rs, &b->m, "p95_us"), 3);
+        kw_sbuf_puts(out, ",");
+        if (a && a->reps > 0)
+            kw_sbuf_num(out, kw_val(rs, &a->m, "p95_us"), 3);
+        kw_sbuf_puts(out, ",");
+        kw_sbuf_num(out, kw_runsum_step_effect(rs, si, ti, rs->primary), 3);
+        kw_sbuf_puts(out, ",");
+        if (isfinite(st->p_value))
+            kw_sbuf_num(out, st->p_value, 6);
+        kw_sbuf_puts(out, ",");
+        kw_sbuf_csv(out, a ? (a->m.guards[0] ? a->m.guards : "pass") : "");
+        kw_sbuf_printf(out, ",%s,", kw_decision_name(st->decision));
+        kw_sbuf_csv(out, st->reason);
+        kw_sbuf_puts(out, "\n");
+    }
+    free(order);
+    return kw_sbuf_status(out);
+}
+
+int kw_results_portability_csv(kw_sbuf *out, const kw_runsum *rs)
+{
+    kw_sbuf_puts(out, KW_PORTABILITY_HEADER "\n");
+    if (!rs->port)
+        return kw_sbuf_status(out);
+    int n = rs->n_shapes;
+    for (int i = 0; i < n; i++) {
+        if (kw_runsum_winner(rs, i) < 0)
+            continue;
+        for (int j = 0; j < n; j++) {
+            const kw_metrics *pm = &rs->port[i * n + j];
+            int ok = rs->port_ok[i * n + j];
+            double best = rs->port_ok[j * n + j] ? kw_val(rs, &rs->port[j * n + j], "p95_us") : NAN;
+            kw_sbuf_csv(out, rs->shapes[i].name);
+            kw_sbuf_puts(out, ",");
+            kw_sbuf_csv(out, rs->shapes[j].name);
+            kw_sbuf_puts(out, ",");
+            if (ok) {
+                double p95 = kw_val(rs, pm, "p95_us");
+                kw_sbuf_num(out, p95, 3);
+                kw_sbuf_puts(out, ",");
+                kw_sbuf_num(out, kw_pct(p95, best), 3);
+            } else {
+                kw_sbuf_puts(out, ",");
+            }
+            kw_sbuf_puts(out, ",");
+            kw_sbuf_csv(out, pm->guards[0] ? pm->guards : (ok ? "pass" : "not evaluated"));
+            kw_sbuf_puts(out, "\n");
+        }
+    }
+    return kw_sbuf_status(out);
+}
+
+/* ---------------------------------------------------------------- files */
+
+int kw_results_commit(const char *dir, const kw_outfile *files, int n)
+{
+    int rc = 0;
+    char (*tmp)[4096] = calloc((size_t)(n > 0 ? n : 1), sizeof *tmp);
+    if (!tmp)
+        return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
+    int made = 0;
+    for (; made < n; made++) {
+        const kw_outfile *f = &files[made];
+        if (strchr(f->name, '/') != NULL) {
+            rc = kw_error_set(KW_ESTATE, "output name '%s' must not contain '/'", f->name);
+            goto fail;
+        }
+        int w = snprintf(tmp[made], sizeof tmp[made], "%s/.%s.tmp.XXXXXX", dir, f->name);
+        if (w < 0 || (size_t)w >= sizeof tmp[made]) {
+            rc = kw_error_set(KW_EINPUT, "%s: path too long", dir);
+            goto fail;
+        }
+        int fd = mkstemp(tmp[made]);
+        if (fd < 0) {
+            rc = kw_error_set(KW_EIO, "%s: cannot create a file there: %s", dir, strerror(errno));
+            tmp[made][0] = '\0';
+            goto fail;
+        }
+        /* mkstemp makes 0600; result files are for people to read */
+        if (fchmod(fd, 0644) != 0) { /* not fatal: the content is what matters */
+        }
+        FILE *fp = fdopen(fd, "wb");
+        if (!fp) {
+            close(fd);
+            rc = kw_error_set(KW_EIO, "%s: %s", tmp[made], strerror(errno));
+            made++;
+            goto fail;
+        }
+        int bad = f->len > 0 && fwrite(f->data, 1, f->len, fp) != f->len;
+        bad = bad || fflush(fp) != 0;
+        bad = bad || fsync(fileno(fp)) != 0;
+        int err = errno;
+        if (fclose(fp) != 0 && !bad) {
+            bad = 1;
+            err = errno;
+        }
+        if (bad) {
+            rc = kw_error_set(KW_EIO, "%s/%s: cannot write: %s", dir, f->name, strerror(err));
+            made++;
+            goto fail;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        char final[4096];
+        snprintf(final, sizeof final, "%s/%s", dir, files[i].name);
+        if (rename(tmp[i], final) != 0) {
+            rc = kw_error_set(KW_EIO, "%s: cannot rename into place: %s", final, strerror(errno));
+            /* the files before i are already in place; remove the rest */
+            for (int j = i; j < n; j++)
+                unlink(tmp[j]);
+            free(tmp);
+            return rc;
+        }
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        if (fsync(dfd) != 0)
+            rc = kw_error_set(KW_EIO, "%s: cannot sync the folder: %s", dir, strerror(errno));
+        close(dfd);
+    }
+    free(tmp);
+    return rc;
+fail:
+    for (int j = 0; j < made; j++)
+        if (tmp[j][0])
+            unlink(tmp[j]);
+    free(tmp);
+    return rc;
+}
+
+int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
+{
+    kw_sbuf b[4] = {{0}};
+    int rc;
+    if ((rc = kw_results_xml(&b[0], rs)) != 0 || (rc = kw_results_ranked_csv(&b[1], rs)) != 0 ||
+        (rc = kw_results_audit_csv(&b[2], rs)) != 0 ||
+        (rc = kw_results_portability_csv(&b[3], rs)) != 0)
+        goto done;
+    kw_outfile f[4] = {
+        {"results.xml", kw_sbuf_cstr(&b[0]), b[0].len},
+        {"ranked.csv", kw_sbuf_cstr(&b[1]), b[1].len},
+        {"audit.csv", kw_sbuf_cstr(&b[2]), b[2].len},
+        {"portability.csv", kw_sbuf_cstr(&b[3]), b[3].len},
+    };
+    rc = kw_results_commit(run_dir, f, 4);
+done:
+    for (int i = 0; i < 4; i++)
+        kw_sbuf_free(&b[i]);
+    return rc;
+}
+
+int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
+                     const char *owner, const char *metric)
+{
+    (void)cfg;
+    (void)ev;
+    (void)owner;
+    (void)metric;
+    return kw_error_set(KW_ESTATE, "%s: reading the journal is not available yet", run_dir);
+}

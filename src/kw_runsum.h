@@ -1,0 +1,173 @@
+/* kw_runsum.h - a finished (or interrupted) run held in memory: what every
+ * results writer, audit, verify, recommend and the report read.
+ *
+ * Design choice: the writers never read the journal themselves. The journal
+ * adapter (kw_results.c) replays it into this summary; tests build summaries
+ * directly from a synthetic evaluator. So the output formats do not depend on
+ * the journal's byte layout, and the summary is plain data (one owner, one
+ * kw_runsum_free).
+ *
+ * Per shape it keeps every distinct evaluated configuration (metrics averaged
+ * over repetitions), every step in journal order, and, after
+ * kw_runsum_finish(), the accepted path, the ranking and the rejected list.
+ *
+ * Ranking rule (documented in README and results.xsd): rank 1 is the engine's
+ * recommendation (the final incumbent of the accepted path, after the bounded
+ * fix) when it passes every guard; the other guard-passing configurations
+ * follow by the primary metric (ties: fewer knobs changed, then id).
+ */
+#ifndef KW_RUNSUM_H
+#define KW_RUNSUM_H
+
+#include <stdint.h>
+
+#include "kw_search.h"
+
+#define KW_RS_PHASE_LEN 24
+#define KW_RS_REASON_LEN 160
+#define KW_RS_TEXT_LEN 128
+
+/* One distinct configuration evaluated (or refused by a constraint) on one shape. */
+typedef struct kw_rs_config {
+    kw_cand cand;
+    uint64_t id;
+    kw_metrics m;   /* mean over repetitions; guards: first non-empty; klass: first rep's */
+    int reps;       /* repetitions averaged (0 when only refused by a constraint) */
+    int constraint; /* index of the broken constraint, or -1 */
+    int step;       /* index (into the shape's steps) of the first step that produced it, or -1 */
+} kw_rs_config;
+
+/* One engine decision: from parent, one knob changed (n_changed says how many
+ * really changed: verify refuses anything but 1). */
+typedef struct kw_rs_step {
+    long seq;        /* step number in the run (journal order, 1-based, unique) */
+    kw_cand parent, cand;
+    uint64_t parent_id, id;
+    int knob;        /* the changed knob (lowest index when several), -1 when none */
+    int n_changed;   /* knobs whose value differs between parent and cand */
+    kw_decision decision;
+    double p_value;  /* NAN when no significance test was made */
+    char phase[KW_RS_PHASE_LEN];  /* "sweep", "greedy", "explore", "probe", "fix", "random"... */
+    char reason[KW_RS_REASON_LEN];
+    int before;      /* config index of parent (metrics before), -1 when unknown */
+    int after;       /* config index of cand, -1 when unknown */
+} kw_rs_step;
+
+typedef struct kw_rs_shape {
+    char name[KW_NAME_MAX];
+    int n_configs, cap_configs;
+    kw_rs_config *configs;
+    int n_steps, cap_steps;
+    kw_rs_step *steps;
+    /* open-addressing index id -> config index (size a power of two) */
+    int *hash;
+    int hash_size;
+    /* filled by kw_runsum_finish */
+    int baseline;     /* config index of the baseline, -1 when never evaluated */
+    int final;        /* config index of the final incumbent (the recommendation) */
+    int n_path;       /* accepted path: step indices of taken steps leading to final */
+    int *path;
+    int n_ranked;     /* guard-passing configs in rank order (config indices) */
+    int *ranked;
+    int n_rejected;   /* configs failing a guard or a constraint, in first-evaluated order */
+    int *rejected;
+} kw_rs_shape;
+
+/* What the run was, recorded for the reader. */
+typedef struct kw_rs_info {
+    char run_id[KW_NAME_MAX];
+    char version[KW_NAME_MAX];
+    char strategy[KW_NAME_MAX];
+    char owner[KW_RS_TEXT_LEN];
+    char space[KW_NAME_MAX];        /* space name */
+    char space_path[1024];          /* "" for the embedded default */
+    char input_hash[3][17];         /* space, accelerator, workload */
+    uint64_t seed;
+    long budget;
+} kw_rs_info;
+
+/* Thresholds the recommendation must keep meeting after rollout. */
+typedef struct kw_rs_limits {
+    double min_effect_pct;     /* a change must earn at least this */
+    double alpha;
+    double drift_min_cos;
+    double drift_max_rel_rms;
+    double max_throttle_pct;
+    double max_fallback_pct;
+    double sla_p99_us;         /* 0 = none */
+    int final_requests;        /* sample size a re-measurement should use (0 = unknown) */
+} kw_rs_limits;
+
+typedef struct kw_runsum {
+    kw_knobspace ks;
+    int n_metrics;
+    char metric_names[KW_METRIC_MAX][KW_NAME_MAX];
+    int primary;               /* index of the primary metric */
+    kw_rs_info info;
+    kw_rs_limits limits;
+    int n_shapes;
+    kw_rs_shape *shapes;
+    /* portability: winner (rank 1) of shape i evaluated on shape j at port[i*n+j];
+     * NULL until kw_runsum_portability; port_ok[i*n+j] 0 when it could not be evaluated */
+    kw_metrics *port;
+    int *port_ok;
+} kw_runsum;
+
+/* A new empty summary over knob space ks (copied) with the evaluator's metric
+ * names; primary names the primary metric ("p95_us"). KW_EINPUT when it is not
+ * among the names. *out owned by the caller (kw_runsum_free). */
+int kw_runsum_new(kw_runsum **out, const kw_knobspace *ks, int n_metrics,
+                  const char *const *metric_names, const char *primary);
+void kw_runsum_free(kw_runsum *rs);
+
+/* Index of shape `name`, adding it when absent (>= 0), or a negative code. */
+int kw_runsum_shape(kw_runsum *rs, const char *name);
+/* Index of shape `name`, or -1. */
+int kw_runsum_find_shape(const kw_runsum *rs, const char *name);
+/* Index of the metric `name`, or -1. */
+int kw_runsum_metric(const kw_runsum *rs, const char *name);
+/* The value of metric `name` in m (a vector in the summary's metric order), NAN when absent. */
+double kw_runsum_value(const kw_runsum *rs, const kw_metrics *m, const char *name);
+/* Fixed decimals a metric is written with (by its name: _us 3, _pct 3, cos 6, ...). */
+int kw_metric_decimals(const char *name);
+
+/* Record one evaluation (one repetition) of c on shape; repetitions of the
+ * same configuration are averaged. */
+int kw_runsum_add_eval(kw_runsum *rs, int shape, const kw_cand *c, const kw_metrics *m);
+/* Record that c was refused by constraint index `constraint` (not evaluated). */
+int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constraint);
+/* Record a step (parent, cand, decision, p_value, phase, reason, seq are read
+ * from s; ids, knob, n_changed, before and after are recomputed). */
+int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
+
+/* Derive baseline, accepted path, final incumbent, ranking, rejected list. */
+int kw_runsum_finish(kw_runsum *rs);
+
+/* Evaluate the winner of every shape on every shape through ev (rep 0).
+ * ev's shapes are matched to the summary's by name. */
+int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev);
+
+/* Config index of id on shape, or -1. */
+int kw_runsum_find_config(const kw_runsum *rs, int shape, uint64_t id);
+/* The winner (rank 1) of a shape as a config index, or -1 when nothing passed. */
+int kw_runsum_winner(const kw_runsum *rs, int shape);
+/* Primary metric of a config. */
+double kw_runsum_primary(const kw_runsum *rs, int shape, int config);
+/* Effect of a step on metric `metric` in percent of its before value
+ * ((after - before) / before * 100; negative is faster); NAN when unknown. */
+double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric);
+/* Is this decision one that moves the incumbent (accept, explore, revert)? */
+int kw_decision_taken(kw_decision d);
+const char *kw_decision_name(kw_decision d);
+/* Parse a decision name; -1 when unknown. */
+int kw_decision_parse(const char *name);
+
+/* The chain of steps that leads from the baseline to config `config` on shape:
+ * the accepted path up to the config's producing step's parent, then that
+ * step. Writes up to max step indices into steps (in order), returns the count
+ * (0 for the baseline or a config no step produced). */
+int kw_runsum_lineage(const kw_runsum *rs, int shape, int config, int *steps, int max);
+/* For knob k of config, the step (index) in its lineage that last set it, or -1. */
+int kw_runsum_knob_step(const kw_runsum *rs, int shape, const int *lineage, int n_lineage, int knob);
+
+#endif

@@ -1,0 +1,423 @@
+/* test_results.c - the results writers on a synthetic run: results.xml is
+ * valid against results/results.xsd, the CSV headers are exactly the
+ * contract's, the ranking and rollback follow the rules, the portability flag
+ * catches a winner that is worse than another shape's baseline, files are
+ * written atomically, and output is byte-identical for the same run. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+#include <libxml/xmlschemas.h>
+#include <libxml/xpath.h>
+
+#include "kw_results.h"
+#include "kw_synth.h"
+#include "kw_testutil.h"
+
+TestSuite(results);
+
+/* The contract, typed from DESIGN.md (not from kw_results.h). */
+static const char ranked_header[] =
+    "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
+    "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to";
+static const char audit_header[] =
+    "step,shape,parent_id,config_id,knob,old,new,p95_before_us,p95_after_us,delta_pct,p_value,"
+    "guards,decision,reason";
+static const char port_header[] = "tuned_for,evaluated_on,p95_us,vs_best_pct,guards";
+
+static int xsd_valid(const char *xml, size_t len, char *err, size_t errlen)
+{
+    char xsd[2048];
+    snprintf(xsd, sizeof xsd, "%s/results/results.xsd", kw_t_src());
+    xmlSchemaParserCtxtPtr pc = xmlSchemaNewParserCtxt(xsd);
+    xmlSchemaPtr schema = xmlSchemaParse(pc);
+    xmlSchemaFreeParserCtxt(pc);
+    if (!schema) {
+        snprintf(err, errlen, "cannot parse %.400s", xsd);
+        return 0;
+    }
+    xmlDocPtr doc = xmlReadMemory(xml, (int)len, "results.xml", NULL, XML_PARSE_NONET);
+    if (!doc) {
+        snprintf(err, errlen, "not well-formed");
+        xmlSchemaFree(schema);
+        return 0;
+    }
+    xmlSchemaValidCtxtPtr vc = xmlSchemaNewValidCtxt(schema);
+    int rc = xmlSchemaValidateDoc(vc, doc);
+    if (rc != 0) {
+        const xmlError *e = xmlGetLastError();
+        snprintf(err, errlen, "line %d: %s", e ? e->line : 0, e && e->message ? e->message : "?");
+    }
+    xmlSchemaFreeValidCtxt(vc);
+    xmlFreeDoc(doc);
+    xmlSchemaFree(schema);
+    return rc == 0;
+}
+
+static char *render_xml(const kw_runsum *rs)
+{
+    kw_sbuf b = {0};
+    cr_assert_eq(kw_results_xml(&b, rs), 0, "%s", kw_error_last());
+    char *s = strdup(kw_sbuf_cstr(&b));
+    kw_sbuf_free(&b);
+    return s;
+}
+
+/* Count CSV fields of one line (RFC 4180 quoting). */
+static int csv_fields(const char *line)
+{
+    int n = 1, q = 0;
+    for (const char *p = line; *p && *p != '\n'; p++) {
+        if (*p == '"')
+            q = !q;
+        else if (*p == ',' && !q)
+            n++;
+    }
+    return n;
+}
+
+static void check_csv(const char *text, const char *header, int min_rows)
+{
+    size_t hl = strlen(header);
+    cr_assert(strncmp(text, header, hl) == 0 && text[hl] == '\n', "header is '%.*s'",
+              (int)strcspn(text, "\n"), text);
+    int want = csv_fields(header), rows = 0;
+    for (const char *p = strchr(text, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        cr_assert_eq(csv_fields(p), want, "row '%.*s' has %d fields, header %d",
+                     (int)strcspn(p, "\n"), p, csv_fields(p), want);
+        rows++;
+    }
+    cr_assert_geq(rows, min_rows);
+}
+
+/* The value of the first attribute `attr` of elements matched by xpath, or "". */
+static char *xpath_attr(xmlDocPtr doc, const char *xpath)
+{
+    xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+    xmlXPathObjectPtr o = xmlXPathEvalExpression(BAD_CAST xpath, ctx);
+    char *r = NULL;
+    if (o && o->nodesetval && o->nodesetval->nodeNr > 0) {
+        xmlChar *t = xmlNodeGetContent(o->nodesetval->nodeTab[0]);
+        r = strdup((const char *)t);
+        xmlFree(t);
+    }
+    xmlXPathFreeObject(o);
+    xmlXPathFreeContext(ctx);
+    return r ? r : strdup("");
+}
+
+Test(results, xml_is_valid_against_the_shipped_schema)
+{
+    kw_runsum *rs = sy_run();
+    cr_assert_not_null(rs);
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
+    free(xml);
+    kw_runsum_free(rs);
+}
+
+Test(results, xml_without_portability_and_with_odd_owner_is_valid)
+{
+    kw_runsum *rs = sy_run();
+    free(rs->port);
+    free(rs->port_ok);
+    rs->port = NULL;
+    rs->port_ok = NULL;
+    snprintf(rs->info.owner, sizeof rs->info.owner, "ops <team> & \"on-call\" \xff\xfe");
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
+    cr_assert_null(strstr(xml, "<portability>"));
+    free(xml);
+    kw_runsum_free(rs);
+}
+
+Test(results, empty_run_is_valid)
+{
+    kw_knobspace ks;
+    sy_space(&ks);
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_new(&rs, &ks, SY_NMETRICS, sy_metric_names, "p95_us"), 0);
+    cr_assert_eq(kw_runsum_shape(rs, "never_evaluated"), 0);
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
+    free(xml);
+    kw_runsum_free(rs);
+}
+
+Test(results, unknown_primary_metric_is_refused)
+{
+    kw_knobspace ks;
+    sy_space(&ks);
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_new(&rs, &ks, SY_NMETRICS, sy_metric_names, "p42_us"), KW_EINPUT);
+    cr_assert_null(rs);
+    cr_assert(strstr(kw_error_last(), "p42_us") != NULL);
+}
+
+Test(results, csv_headers_are_the_contract)
+{
+    kw_runsum *rs = sy_run();
+    kw_sbuf r = {0}, a = {0}, p = {0};
+    cr_assert_eq(kw_results_ranked_csv(&r, rs), 0);
+    cr_assert_eq(kw_results_audit_csv(&a, rs), 0);
+    cr_assert_eq(kw_results_portability_csv(&p, rs), 0);
+    check_csv(kw_sbuf_cstr(&r), ranked_header, SY_NSHAPES);
+    int steps = 0;
+    for (int i = 0; i < rs->n_shapes; i++)
+        steps += rs->shapes[i].n_steps;
+    check_csv(kw_sbuf_cstr(&a), audit_header, steps);
+    check_csv(kw_sbuf_cstr(&p), port_header, SY_NSHAPES * SY_NSHAPES);
+    kw_sbuf_free(&r);
+    kw_sbuf_free(&a);
+    kw_sbuf_free(&p);
+    kw_runsum_free(rs);
+}
+
+/* The winner of decode_b1 follows from the additive model in closed form:
+ * the sweep takes, knob by knob, the best guard-passing value. */
+Test(results, ranking_follows_the_model)
+{
+    kw_runsum *rs = sy_run();
+    for (int s = 0; s < SY_NSHAPES; s++) {
+        const kw_rs_shape *sh = &rs->shapes[s];
+        cr_assert_gt(sh->n_ranked, 1);
+        /* rank 1 is the recommendation; the rest ascend by p95 and pass every guard */
+        cr_assert_eq(sh->ranked[0], sh->final);
+        for (int r = 0; r < sh->n_ranked; r++)
+            cr_assert_str_empty(sh->configs[sh->ranked[r]].m.guards);
+        for (int r = 2; r < sh->n_ranked; r++)
+            cr_assert_leq(sh->configs[sh->ranked[r - 1]].m.v[SYM_P95],
+                          sh->configs[sh->ranked[r]].m.v[SYM_P95]);
+        /* every rejected config has the guard that rejected it */
+        for (int r = 0; r < sh->n_rejected; r++)
+            cr_assert_str_not_empty(sh->configs[sh->rejected[r]].m.guards);
+    }
+    /* decode_b1, independently: the best passing value of each knob, additive,
+     * tile_m=128 (-5) avoids the flash+256 interaction anyway:
+     * 100 - 5 - 2 - 15 - 0 (fp8 fails drift) - 4 - 3 = 71 */
+    const kw_rs_shape *s0 = &rs->shapes[SY_S0];
+    cr_assert_float_eq(s0->configs[s0->final].m.v[SYM_P95], 71.0, 1e-9);
+    kw_runsum_free(rs);
+}
+
+Test(results, winner_changes_name_the_step_and_its_effect)
+{
+    kw_runsum *rs = sy_run();
+    char *xml = render_xml(rs);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "r.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    /* decode_b1: fuse_attention none -> flash took -15 us from 100 - 5 - 2 = 93 us */
+    char *step = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                                 "/changes/change[@knob='fuse_attention']/@step");
+    char *to = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                               "/changes/change[@knob='fuse_attention']/@to");
+    char *eff = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                                "/changes/change[@knob='fuse_attention']/@effect_pct");
+    cr_assert_str_eq(to, "flash");
+    cr_assert_gt(atol(step), 0);
+    cr_assert_float_eq(atof(eff), -15.0 / 93.0 * 100.0, 1e-3);
+    /* the rollback names the owner, both targets and concrete disproof criteria */
+    char *owner = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                                  "/rollback/owner");
+    cr_assert_str_eq(owner, "perf-team@example.com");
+    char *base = xpath_attr(doc, "/results/shape[@name='decode_b1']/baseline/@id");
+    char *tb = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                               "/rollback/target[@kind='baseline']/@id");
+    cr_assert_str_eq(base, tb);
+    char *crit = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                                 "/rollback/disproof/criterion[1]");
+    cr_assert(strstr(crit, "20000 requests") && strstr(crit, "below 1.00%"), "%s", crit);
+    /* p95 ceiling: 71 us + 1% interval = 71.71 us (below the 100 us baseline) */
+    char *ceil = xpath_attr(doc, "/results/shape[@name='decode_b1']/config[@rank='1']"
+                                 "/rollback/watch[@guard='p95_ceiling']/@max");
+    cr_assert_float_eq(atof(ceil), 71.71, 1e-6);
+    free(step), free(to), free(eff), free(owner), free(base), free(tb), free(crit), free(ceil);
+    xmlFreeDoc(doc);
+    free(xml);
+    kw_runsum_free(rs);
+}
+
+Test(results, rollback_parent_is_the_previous_config_on_the_path)
+{
+    kw_runsum *rs = sy_run();
+    const kw_rs_shape *s = &rs->shapes[SY_S0];
+    kw_rollback rb;
+    cr_assert_eq(kw_results_rollback(&rb, rs, SY_S0, s->final), 0);
+    /* the path's last step goes from the parent to the final config */
+    cr_assert_gt(s->n_path, 0);
+    const kw_rs_step *last = &s->steps[s->path[s->n_path - 1]];
+    cr_assert_eq(s->configs[rb.parent].id, last->parent_id);
+    cr_assert_eq(last->id, s->configs[s->final].id);
+    cr_assert_eq(rb.baseline, s->baseline);
+    kw_runsum_free(rs);
+}
+
+Test(results, portability_flags_a_winner_worse_than_a_baseline)
+{
+    kw_runsum *rs = sy_run();
+    /* prefill's winner batches 8 requests; on decode_c16 that fails the throttle guard */
+    const kw_rs_shape *s1 = &rs->shapes[SY_S1];
+    cr_assert_eq(s1->configs[s1->final].cand.v[SY_BATCH], 3);
+    char *xml = render_xml(rs);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "r.xml", NULL, XML_PARSE_NONET);
+    char *portable = xpath_attr(doc, "/results/shape[@name='prefill_s512']/config[@rank='1']/@portable");
+    char *worse = xpath_attr(doc, "/results/shape[@name='prefill_s512']/config[@rank='1']/@worse_on");
+    cr_assert_str_eq(portable, "false");
+    cr_assert(strstr(worse, "decode_c16") != NULL, "worse_on='%s'", worse);
+    char *flag = xpath_attr(doc, "/results/shape[@name='prefill_s512']/config[@rank='1']"
+                                 "/portability/on[@shape='decode_c16']/@worse_than_baseline");
+    cr_assert_str_eq(flag, "true");
+    /* and the disproof criteria say so concretely */
+    cr_assert(strstr(xml, "portability check already fails on shape decode_c16") != NULL);
+    /* portability.csv: the diagonal is 0% from the best */
+    kw_sbuf p = {0};
+    kw_results_portability_csv(&p, rs);
+    cr_assert(strstr(kw_sbuf_cstr(&p), "\ndecode_b1,decode_b1,71.000,0.000,pass\n") != NULL,
+              "%s", kw_sbuf_cstr(&p));
+    kw_sbuf_free(&p);
+    free(portable), free(worse), free(flag);
+    xmlFreeDoc(doc);
+    free(xml);
+    kw_runsum_free(rs);
+}
+
+Test(results, audit_csv_rows_match_their_steps)
+{
+    kw_runsum *rs = sy_run();
+    kw_sbuf a = {0};
+    kw_results_audit_csv(&a, rs);
+    const char *t = kw_sbuf_cstr(&a);
+    /* step 1 is decode_b1's tile_m 64 -> 32 from the baseline: 100 -> 110 us, +10% */
+    cr_assert(strstr(t, "\n1,decode_b1,") != NULL);
+    const char *row = strstr(t, "\n1,decode_b1,") + 1;
+    cr_assert(strncmp(strstr(row, "attn.tile_m,64,32,100.000,110.000,10.000,,pass,reject,p95 worse"),
+                      "attn.tile_m", 11) == 0,
+              "%.*s", (int)strcspn(row, "\n"), row);
+    /* constraint refusals are rows too, with the constraint's name */
+    cr_assert(strstr(t, "constraint:tile_too_big,constraint,") != NULL);
+    kw_sbuf_free(&a);
+    kw_runsum_free(rs);
+}
+
+Test(results, same_run_gives_byte_identical_files)
+{
+    kw_runsum *a = sy_run(), *b = sy_run();
+    char *xa = render_xml(a), *xb = render_xml(b);
+    cr_assert_str_eq(xa, xb);
+    kw_sbuf ra = {0}, rb = {0};
+    kw_results_audit_csv(&ra, a);
+    kw_results_audit_csv(&rb, b);
+    cr_assert_str_eq(kw_sbuf_cstr(&ra), kw_sbuf_cstr(&rb));
+    kw_sbuf_free(&ra);
+    kw_sbuf_free(&rb);
+    free(xa);
+    free(xb);
+    kw_runsum_free(a);
+    kw_runsum_free(b);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")))
+            n++;
+    closedir(d);
+    return n;
+}
+
+Test(results, write_summary_leaves_four_complete_files)
+{
+    kw_runsum *rs = sy_run();
+    char *dir = kw_t_tmpdir();
+    cr_assert_eq(kw_results_write_summary(dir, rs), 0, "%s", kw_error_last());
+    cr_assert_eq(count_entries(dir), 4); /* no temp file left behind */
+    const char *names[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv"};
+    for (int i = 0; i < 4; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        cr_assert(kw_t_exists(p), "%s missing", names[i]);
+    }
+    char p[4096];
+    snprintf(p, sizeof p, "%s/results.xml", dir);
+    char *xml = kw_t_slurp(p);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "%s", err);
+    free(xml);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    kw_runsum_free(rs);
+}
+
+Test(results, unwritable_folder_keeps_previous_results)
+{
+    if (geteuid() == 0)
+        cr_skip_test("running as root: permissions do not stop writes");
+    kw_runsum *rs = sy_run();
+    char *dir = kw_t_tmpdir();
+    char p[4096];
+    snprintf(p, sizeof p, "%s/results.xml", dir);
+    FILE *f = fopen(p, "w");
+    fputs("previous", f);
+    fclose(f);
+    chmod(dir, 0500);
+    int rc = kw_results_write_summary(dir, rs);
+    chmod(dir, 0700);
+    cr_assert_eq(rc, KW_EIO);
+    cr_assert(strstr(kw_error_last(), dir) != NULL, "%s", kw_error_last());
+    char *prev = kw_t_slurp(p);
+    cr_assert_str_eq(prev, "previous");
+    free(prev);
+    cr_assert_eq(count_entries(dir), 1);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    kw_runsum_free(rs);
+}
+
+Test(results, missing_folder_is_an_io_error)
+{
+    kw_outfile f = {"x.csv", "a\n", 2};
+    cr_assert_eq(kw_results_commit("/nonexistent/kw/results", &f, 1), KW_EIO);
+    cr_assert(strstr(kw_error_last(), "/nonexistent/kw/results") != NULL);
+}
+
+Test(results, bad_output_name_touches_nothing)
+{
+    kw_outfile f = {"bad/name", "a", 1};
+    char *dir = kw_t_tmpdir();
+    cr_assert_eq(kw_results_commit(dir, &f, 1), KW_ESTATE);
+    cr_assert_eq(count_entries(dir), 0);
+    rmdir(dir);
+    free(dir);
+}
+
+Test(sbuf, numbers_have_fixed_decimals_and_no_negative_zero)
+{
+    char t[64];
+    kw_fmt_num(t, sizeof t, -0.0001, 3);
+    cr_assert_str_eq(t, "0.000");
+    kw_fmt_num(t, sizeof t, -1.5, 2);
+    cr_assert_str_eq(t, "-1.50");
+    kw_fmt_num(t, sizeof t, NAN, 3);
+    cr_assert_str_eq(t, "");
+    kw_sbuf b = {0};
+    kw_sbuf_csv(&b, "a,b\"c");
+    cr_assert_str_eq(kw_sbuf_cstr(&b), "\"a,b\"\"c\"");
+    kw_sbuf_free(&b);
+}
