@@ -1032,6 +1032,26 @@ static int kw_space_ref(kw_src *out, char *resolved, const xmlNode *root, const 
     return rc;
 }
 
+/* A named file had problems: say so at the line of the space that names it
+ * (where a reader of the space looks first), then list the file's own. */
+static void kw_space_ref_problems(kw_xml_problems *p, const kw_xml_problems *sub,
+                                  const xmlNode *root, const char *elem, const kw_src *space,
+                                  const char *override)
+{
+    if (sub->n == 0)
+        return;
+    const xmlNode *n = root;
+    for (xmlNode *c = kw_xml_elem(root->children); c; c = kw_xml_elem(c->next))
+        if (kw_xml_is(c, elem))
+            n = c;
+    if (override)
+        kw_xml_problem(p, space->label, kw_xml_line(n), "the %s file given instead (%s) is not valid:",
+                       elem, override);
+    else
+        kw_xml_problem(p, space->label, kw_xml_line(n), "the %s file named here is not valid:", elem);
+    kw_xml_problems_merge(p, sub);
+}
+
 static int kw_config_load_src(kw_config *c, const kw_src *space, const char *accel_override,
                               const char *workload_override, kw_xml_problems *p)
 {
@@ -1045,20 +1065,24 @@ static int kw_config_load_src(kw_config *c, const kw_src *space, const char *acc
     snprintf(c->space.path, sizeof c->space.path, "%s", space->label);
     snprintf(c->input_hash[0], sizeof c->input_hash[0], "%s", space->hash);
 
+    kw_xml_problems sub = {0};
     int arc = kw_space_ref(&asrc, c->space.accel_path, root, "accelerator", space, accel_override, p);
     if (arc == 0) {
-        arc = kw_accel_load_src(&c->accel, &asrc, p);
+        arc = kw_accel_load_src(&c->accel, &asrc, &sub);
         snprintf(c->input_hash[1], sizeof c->input_hash[1], "%s", asrc.hash);
+        kw_space_ref_problems(p, &sub, root, "accelerator", space, accel_override);
     }
     if (KW_FATAL(arc)) {
         rc = arc;
         goto done;
     }
+    memset(&sub, 0, sizeof sub);
     int wrc = kw_space_ref(&wsrc, c->space.workload_path, root, "workload", space,
                            workload_override, p);
     if (wrc == 0) {
-        wrc = kw_workload_load_src(&c->workload, &wsrc, p);
+        wrc = kw_workload_load_src(&c->workload, &wsrc, &sub);
         snprintf(c->input_hash[2], sizeof c->input_hash[2], "%s", wsrc.hash);
+        kw_space_ref_problems(p, &sub, root, "workload", space, workload_override);
     }
     if (KW_FATAL(wrc)) {
         rc = wrc;

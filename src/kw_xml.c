@@ -75,10 +75,25 @@ static void kw_xml_vproblem(kw_xml_problems *p, const char *file, long line, con
     if (k < 0 || (size_t)k >= room)
         return;
     vsnprintf(w + k, room - (size_t)k, fmt, ap);
-    /* libxml2 messages end in a newline: one problem is one line. */
+    /* libxml2 messages end in a newline and some span two lines: one problem
+     * is one line, so tools can split the collection on newlines. */
     size_t l = strlen(w);
     while (l > 0 && (w[l - 1] == '\n' || w[l - 1] == ' '))
         w[--l] = '\0';
+    for (char *c = w; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+void kw_xml_problems_merge(kw_xml_problems *dst, const kw_xml_problems *src)
+{
+    if (src->n == 0)
+        return;
+    size_t used = strlen(dst->text);
+    if (used > 0 && used + 1 < sizeof dst->text)
+        dst->text[used++] = '\n';
+    snprintf(dst->text + used, sizeof dst->text - used, "%s", src->text);
+    dst->n += src->n;
 }
 
 void kw_xml_problem(kw_xml_problems *p, const char *file, long line, const char *fmt, ...)

@@ -36,6 +36,8 @@ typedef struct kw_xml_problems {
 /* Record a problem at file:line (line <= 0: "FILE: message"). */
 void kw_xml_problem(kw_xml_problems *p, const char *file, long line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Append src's problems after dst's. */
+void kw_xml_problems_merge(kw_xml_problems *dst, const kw_xml_problems *src);
 /* 0 when nothing was recorded, else set the error object to every problem
  * (one per line) and return KW_EINPUT. */
 int kw_xml_problems_finish(const kw_xml_problems *p);

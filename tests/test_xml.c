@@ -1,0 +1,380 @@
+/* test_xml.c - the safe XML module: size and file-kind limits, DOCTYPE and
+ * entity refusal, depth and XInclude limits, UTF-8 only, schema validation
+ * with line numbers, problem collection, typed getters, atomic writes. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kw_testutil.h"
+#include "kw_xml.h"
+
+TestSuite(xml);
+
+static int parse(const char *text, xmlDocPtr *doc, kw_xml_problems *p)
+{
+    return kw_xml_parse(doc, "mem.xml", text, strlen(text), p);
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL, "cannot write %s", path);
+    cr_assert_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+}
+
+Test(xml, parses_a_plain_document)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse("<?xml version=\"1.0\"?>\n<a x=\"1\">\n  <b/>\n</a>\n", &doc, &p), 0, "%s",
+                 p.text);
+    xmlNode *r = xmlDocGetRootElement(doc);
+    cr_assert(kw_xml_is(r, "a"));
+    xmlNode *b = kw_xml_elem(r->children);
+    cr_assert(kw_xml_is(b, "b"));
+    cr_assert_eq(kw_xml_line(b), 3);
+    cr_assert_eq(p.n, 0);
+    xmlFreeDoc(doc);
+}
+
+Test(xml, doctype_refused_before_entities_expand)
+{
+    /* 10^9 "lol"s if expanded; refused at the DOCTYPE, so instant. */
+    char buf[4096] = "<?xml version=\"1.0\"?>\n<!DOCTYPE a [\n<!ENTITY l0 \"lol\">\n";
+    for (int i = 1; i < 10; i++) {
+        char line[256];
+        snprintf(line, sizeof line, "<!ENTITY l%d \"", i);
+        strcat(buf, line);
+        for (int j = 0; j < 10; j++) {
+            snprintf(line, sizeof line, "&l%d;", i - 1);
+            strcat(buf, line);
+        }
+        strcat(buf, "\">\n");
+    }
+    strcat(buf, "]>\n<a>&l9;</a>\n");
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse(buf, &doc, &p), KW_EINPUT);
+    cr_assert_null(doc);
+    cr_assert(strstr(p.text, "mem.xml:2: DOCTYPE is not allowed") != NULL, "%s", p.text);
+    cr_assert_eq(p.n, 1, "%s", p.text);
+}
+
+Test(xml, external_entity_never_read)
+{
+    const char *text = "<?xml version=\"1.0\"?>\n<!DOCTYPE a [\n<!ENTITY s SYSTEM "
+                       "\"file:///etc/passwd\">\n]>\n<a>&s;</a>\n";
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse(text, &doc, &p), KW_EINPUT);
+    cr_assert(strstr(p.text, "DOCTYPE is not allowed") != NULL, "%s", p.text);
+    cr_assert(strstr(p.text, "root:") == NULL, "file content leaked: %s", p.text);
+}
+
+Test(xml, external_dtd_refused)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse("<?xml version=\"1.0\"?>\n<!DOCTYPE a SYSTEM \"http://example.invalid/a.dtd\">\n<a/>\n",
+                       &doc, &p),
+                 KW_EINPUT);
+    cr_assert(strstr(p.text, "mem.xml:2: DOCTYPE") != NULL, "%s", p.text);
+}
+
+static char *nested(int depth)
+{
+    char *s = malloc((size_t)depth * 8 + 64);
+    strcpy(s, "<?xml version=\"1.0\"?>\n");
+    for (int i = 0; i < depth; i++)
+        strcat(s, "<a>");
+    for (int i = 0; i < depth; i++)
+        strcat(s, "</a>");
+    return s;
+}
+
+Test(xml, depth_limit_boundary)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    char *ok = nested(KW_XML_MAX_DEPTH);
+    cr_assert_eq(parse(ok, &doc, &p), 0, "%s", p.text);
+    xmlFreeDoc(doc);
+    free(ok);
+    char *deep = nested(KW_XML_MAX_DEPTH + 1);
+    cr_assert_eq(parse(deep, &doc, &p), KW_EINPUT);
+    cr_assert(strstr(p.text, "nested deeper than 32 levels") != NULL, "%s", p.text);
+    free(deep);
+    /* far past libxml2's own limit: still our message, no crash */
+    kw_xml_problems q = {0};
+    char *very = nested(100000);
+    cr_assert_eq(parse(very, &doc, &q), KW_EINPUT);
+    cr_assert(strstr(q.text, "nested deeper") != NULL, "%s", q.text);
+    free(very);
+}
+
+Test(xml, xinclude_refused)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse("<a xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n<xi:include href=\"/etc/passwd\" parse=\"text\"/></a>",
+                       &doc, &p),
+                 KW_EINPUT);
+    cr_assert(strstr(p.text, "mem.xml:2: XInclude is not allowed") != NULL, "%s", p.text);
+}
+
+Test(xml, utf8_only)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a b=\"caf\xe9\"/>\n", &doc, &p),
+                 KW_EINPUT);
+    cr_assert(strstr(p.text, "UTF-8") != NULL, "%s", p.text);
+    cr_assert(strchr(p.text, '\n') == NULL, "one problem is one line: %s", p.text);
+    kw_xml_problems q = {0};
+    cr_assert_eq(parse("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a/>\n", &doc, &q), KW_EINPUT);
+    cr_assert(strstr(q.text, "reads UTF-8 only") != NULL, "%s", q.text);
+    kw_xml_problems r = {0};
+    const char bom[] = "\xff\xfe<\0a\0/\0>\0";
+    cr_assert_eq(kw_xml_parse(&doc, "mem.xml", bom, sizeof bom - 1, &r), KW_EINPUT);
+    cr_assert(strstr(r.text, "not UTF-8 text") != NULL, "%s", r.text);
+    /* UTF-8 proper, with a multi-byte character, is fine */
+    kw_xml_problems s = {0};
+    cr_assert_eq(parse("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a b=\"caf\xc3\xa9\"/>\n", &doc, &s),
+                 0, "%s", s.text);
+    xmlFreeDoc(doc);
+}
+
+Test(xml, truncated_and_empty)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse("<?xml version=\"1.0\"?>\n<a>\n<b x=\"1\"", &doc, &p), KW_EINPUT);
+    cr_assert(strncmp(p.text, "mem.xml:3: ", 11) == 0, "%s", p.text);
+    kw_xml_problems q = {0};
+    cr_assert_eq(kw_xml_parse(&doc, "mem.xml", "", 0, &q), KW_EINPUT);
+    cr_assert_str_eq(q.text, "mem.xml:1: file is empty");
+}
+
+Test(xml, big_line_numbers)
+{
+    /* Past 65535 lines libxml2 needs XML_PARSE_BIG_LINES to report the true line. */
+    size_t lines = 70000;
+    char *s = malloc(lines + 64);
+    strcpy(s, "<a>");
+    memset(s + 3, '\n', lines);
+    strcpy(s + 3 + lines, "<b/></a>");
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse(s, &doc, &p), 0, "%s", p.text);
+    xmlNode *b = kw_xml_elem(xmlDocGetRootElement(doc)->children);
+    cr_assert_eq(kw_xml_line(b), (long)lines + 1);
+    xmlFreeDoc(doc);
+    free(s);
+}
+
+Test(xml, read_file_limits)
+{
+    char *dir = kw_t_tmpdir();
+    char path[512];
+    kw_xml_problems p = {0};
+    char *buf = NULL;
+    size_t len = 0;
+
+    snprintf(path, sizeof path, "%s/big.xml", dir);
+    size_t big = KW_XML_MAX_BYTES + 1;
+    char *data = malloc(big);
+    memset(data, ' ', big);
+    write_file(path, data, big);
+    cr_assert_eq(kw_xml_read_file(&buf, &len, path, &p), KW_EINPUT);
+    cr_assert(strstr(p.text, "over the 4 MiB limit") != NULL, "%s", p.text);
+    cr_assert(strncmp(p.text, path, strlen(path)) == 0, "%s", p.text);
+    cr_assert_null(buf);
+
+    /* exactly at the limit is accepted */
+    write_file(path, data, KW_XML_MAX_BYTES);
+    kw_xml_problems q = {0};
+    cr_assert_eq(kw_xml_read_file(&buf, &len, path, &q), 0, "%s", q.text);
+    cr_assert_eq(len, (size_t)KW_XML_MAX_BYTES);
+    cr_assert_eq(buf[len], '\0');
+    free(buf);
+    free(data);
+
+    /* a FIFO neither blocks nor is read */
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    kw_xml_problems r = {0};
+    cr_assert_eq(kw_xml_read_file(&buf, &len, path, &r), KW_EINPUT);
+    cr_assert(strstr(r.text, "not a regular file") != NULL, "%s", r.text);
+
+    kw_xml_problems s = {0};
+    cr_assert_eq(kw_xml_read_file(&buf, &len, "/dev/zero", &s), KW_EINPUT);
+    cr_assert(strstr(s.text, "not a regular file") != NULL, "%s", s.text);
+
+    kw_xml_problems t = {0};
+    snprintf(path, sizeof path, "%s/missing.xml", dir);
+    cr_assert_eq(kw_xml_read_file(&buf, &len, path, &t), KW_EINPUT);
+    cr_assert(strstr(t.text, "cannot open") != NULL, "%s", t.text);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
+
+static const char good_space[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<space name=\"s\" block=\"b\">\n"
+    "  <accelerator file=\"a.xml\"/>\n"
+    "  <workload file=\"w.xml\"/>\n"
+    "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
+    "</space>\n";
+
+Test(xml, validates_against_the_embedded_schema)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(kw_xml_load(&doc, "s.xml", good_space, strlen(good_space), "space",
+                             "spaces/space.xsd", &p),
+                 0, "%s", p.text);
+    xmlFreeDoc(doc);
+}
+
+Test(xml, schema_errors_carry_their_lines)
+{
+    const char *bad = "<?xml version=\"1.0\"?>\n"
+                      "<space name=\"s\" block=\"b\">\n"
+                      "  <accelerator file=\"a.xml\"/>\n"
+                      "  <workload file=\"w.xml\"/>\n"
+                      "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\" colour=\"red\"/>\n"
+                      "  <knob name=\"launch_mode\" values=\"eager graph\"/>\n"
+                      "</space>\n";
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(kw_xml_load(&doc, "s.xml", bad, strlen(bad), "space", "spaces/space.xsd", &p),
+                 KW_EINPUT);
+    cr_assert_null(doc);
+    cr_assert(strstr(p.text, "s.xml:5: ") != NULL && strstr(p.text, "colour") != NULL, "%s", p.text);
+    cr_assert(strstr(p.text, "s.xml:6: ") != NULL && strstr(p.text, "baseline") != NULL, "%s",
+              p.text);
+    cr_assert_eq(p.n, 2, "%s", p.text);
+}
+
+Test(xml, wrong_root_and_missing_schema)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(kw_xml_load(&doc, "s.xml", good_space, strlen(good_space), "workload",
+                             "spaces/workload.xsd", &p),
+                 KW_EINPUT);
+    cr_assert_str_eq(p.text, "s.xml:2: root element is 'space', expected 'workload'");
+    kw_xml_problems q = {0};
+    cr_assert_eq(kw_xml_load(&doc, "s.xml", good_space, strlen(good_space), "space",
+                             "spaces/no_such.xsd", &q),
+                 KW_ESTATE);
+    cr_assert(strstr(kw_error_last(), "no_such.xsd") != NULL);
+}
+
+Test(xml, every_embedded_schema_compiles)
+{
+    static const char *const schemas[] = {"spaces/space.xsd", "spaces/accelerator.xsd",
+                                          "spaces/workload.xsd"};
+    for (size_t i = 0; i < 3; i++) {
+        kw_xml_problems p = {0};
+        xmlDocPtr doc = NULL;
+        cr_assert_eq(kw_xml_parse(&doc, "s.xml", good_space, strlen(good_space), &p), 0);
+        int rc = kw_xml_validate(doc, "s.xml", schemas[i], &p);
+        /* the space validates against its own schema only; the others compile and refuse it */
+        cr_assert_eq(rc, i == 0 ? 0 : KW_EINPUT, "%s: %s %s", schemas[i], p.text, kw_error_last());
+        xmlFreeDoc(doc);
+    }
+}
+
+Test(xml, problems_are_capped_one_per_line)
+{
+    kw_xml_problems p = {0};
+    for (int i = 0; i < 100; i++)
+        kw_xml_problem(&p, "f.xml", i + 1, "problem %d", i);
+    cr_assert_eq(p.n, 100);
+    int lines = 1;
+    for (const char *c = p.text; *c; c++)
+        lines += *c == '\n';
+    cr_assert_eq(lines, KW_XML_MAX_PROBLEMS + 1, "%s", p.text);
+    cr_assert(strstr(p.text, "f.xml: more problems not shown") != NULL);
+    cr_assert(strncmp(p.text, "f.xml:1: problem 0\nf.xml:2: problem 1\n", 38) == 0, "%s", p.text);
+    cr_assert_eq(kw_xml_problems_finish(&p), KW_EINPUT);
+    cr_assert_str_eq(kw_error_last(), p.text);
+    kw_xml_problems none = {0};
+    cr_assert_eq(kw_xml_problems_finish(&none), 0);
+}
+
+Test(xml, typed_getters)
+{
+    const char *text = "<a d=\" 2.5 \" nan=\"NaN\" inf=\"inf\" huge=\"1e999\" word=\"x\" i=\"42\""
+                       " big=\"99999999999999999999\" t=\"true\" f=\"0\" m=\"maybe\" s=\"hello\"/>";
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    cr_assert_eq(parse(text, &doc, &p), 0);
+    xmlNode *n = xmlDocGetRootElement(doc);
+    double d = -1;
+    cr_assert_eq(kw_xml_attr_double(&d, n, "d", "f", &p), 1);
+    cr_assert_float_eq(d, 2.5, 1e-15);
+    cr_assert_eq(kw_xml_attr_double(&d, n, "absent", "f", &p), 0);
+    cr_assert_eq(kw_xml_attr_double(&d, n, "nan", "f", &p), -1);
+    cr_assert_eq(kw_xml_attr_double(&d, n, "inf", "f", &p), -1);
+    cr_assert_eq(kw_xml_attr_double(&d, n, "huge", "f", &p), -1);
+    cr_assert_eq(kw_xml_attr_double(&d, n, "word", "f", &p), -1);
+    cr_assert_float_eq(d, 2.5, 1e-15, "failed getters leave the value alone");
+    long l = 0;
+    cr_assert_eq(kw_xml_attr_long(&l, n, "i", 0, 100, "f", &p), 1);
+    cr_assert_eq(l, 42);
+    cr_assert_eq(kw_xml_attr_long(&l, n, "i", 0, 41, "f", &p), -1);
+    cr_assert_eq(kw_xml_attr_long(&l, n, "big", 0, 100, "f", &p), -1);
+    cr_assert_eq(kw_xml_attr_long(&l, n, "d", 0, 100, "f", &p), -1);
+    int b = -1;
+    cr_assert_eq(kw_xml_attr_bool(&b, n, "t", "f", &p), 1);
+    cr_assert_eq(b, 1);
+    cr_assert_eq(kw_xml_attr_bool(&b, n, "f", "f", &p), 1);
+    cr_assert_eq(b, 0);
+    cr_assert_eq(kw_xml_attr_bool(&b, n, "m", "f", &p), -1);
+    char s[6];
+    cr_assert_eq(kw_xml_attr_str(s, sizeof s, n, "s", "f", &p), 1);
+    cr_assert_str_eq(s, "hello");
+    char tiny[5];
+    cr_assert_eq(kw_xml_attr_str(tiny, sizeof tiny, n, "s", "f", &p), -1);
+    cr_assert_eq(p.n, 9, "%s", p.text);
+    cr_assert(strstr(p.text, "f:1: attribute 'nan': 'NaN' is not a finite number") != NULL, "%s",
+              p.text);
+    xmlFreeDoc(doc);
+}
+
+Test(xml, save_atomic_replaces_and_leaves_no_temp)
+{
+    char *dir = kw_t_tmpdir();
+    char path[512], cmd[600];
+    snprintf(path, sizeof path, "%s/out.xml", dir);
+    write_file(path, "old", 3);
+    xmlDocPtr doc = xmlNewDoc(BAD_CAST "1.0");
+    xmlNodePtr r = xmlNewNode(NULL, BAD_CAST "results");
+    xmlDocSetRootElement(doc, r);
+    xmlNewProp(r, BAD_CAST "run", BAD_CAST "x");
+    cr_assert_eq(kw_xml_save_atomic(doc, path), 0, "%s", kw_error_last());
+    char *back = kw_t_slurp(path);
+    cr_assert(strstr(back, "<results run=\"x\"/>") != NULL, "%s", back);
+    free(back);
+    /* only the one file in the folder */
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+    cr_assert_eq(system(cmd), 0);
+    /* an unwritable destination: KW_EIO, nothing created */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/no/such/folder/out.xml", dir);
+    cr_assert_eq(kw_xml_save_atomic(doc, bad), KW_EIO);
+    cr_assert(strstr(kw_error_last(), bad) != NULL, "%s", kw_error_last());
+    cr_assert_eq(system(cmd), 0);
+    xmlFreeDoc(doc);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
