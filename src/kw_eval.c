@@ -7,15 +7,34 @@
  *      service times (kw_sim) -> latency percentiles, fairness, contention;
  *   3. optionally the long thermal window (kw_thermal) for final rankings;
  *   4. emulate the numerics against fp64 (kw_drift), cached per numerics key;
- * then apply the space's guards. Everything is a pure function of
- * (candidate, shape, rep, seed), so the engine may call it from any thread.
+ * then apply the space's guards.
+ *
+ * Design choices:
+ * - Arrival rates are fixed per shape when the evaluator is created, from the
+ *   shape's load under the BASELINE mapping (kw_sim_rate_for_load): every
+ *   candidate faces the same offered traffic, so a faster mapping shows up as
+ *   a shorter queue, not as more traffic.
+ * - Common random numbers: the arrival streams of a shape are seeded from
+ *   (seed, shape) only, never from the candidate, so two candidates differ in
+ *   their tails only through their mappings. This is what makes one-knob
+ *   comparisons meaningful at a small sample size.
+ * - Optional measurement noise (space noise_pct) is a seeded multiplicative
+ *   factor per (candidate, shape, rep): the engine's significance test then
+ *   has real work to do, as it will on hardware.
+ * - Everything is a pure function of (candidate, shape, rep, seed), so the
+ *   engine may call it from any thread.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
 #include "kw_eval.h"
 #include "kw_mapping.h"
+#include "kw_sim.h"
+#include "kw_trace.h"
 
 const char *const kw_model_metric_names[KW_M_COUNT] = {
     "p50_us", "p95_us", "p99_us", "p999_us", "mean_us",
@@ -31,7 +50,21 @@ struct kw_model_eval {
     kw_model_opts opts;
     kw_evaluator iface;
     const char *shape_names[KW_SHAPE_MAX];
+    double rate_per_s[KW_SHAPE_MAX];
+    kw_trace *trace;                       /* --trace, shared by the shapes it names */
+    kw_trace *shape_trace[KW_SHAPE_MAX];   /* a shape's own trace file (arrival="trace") */
+    const kw_trace *use_trace[KW_SHAPE_MAX];
+    int trace_shape[KW_SHAPE_MAX];
 };
+
+/* SplitMix64 finaliser: decorrelates seeds built from small integers. */
+static uint64_t kw_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
 
 static const kw_shape *kw_eval_shape(const kw_model_eval *e, int shape)
 {
@@ -49,31 +82,195 @@ int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, i
     return kw_cost_eval(out, &e->cfg->accel, b, s, &m, 1, m.cores_per_request);
 }
 
+double kw_model_eval_rate(const kw_model_eval *e, int shape) { return e->rate_per_s[shape]; }
+
+/* Service table: one kw_cost per batch size 1..max_batch (caller frees). */
+static int kw_eval_service(kw_cost **out, const kw_model_eval *e, const kw_shape *s,
+                           const kw_block *b, const kw_mapping *m)
+{
+    kw_cost *svc = malloc(sizeof *svc * (size_t)m->max_batch);
+    if (!svc)
+        return kw_error_set(KW_ENOMEM, "out of memory for a service table of %d batch sizes",
+                            m->max_batch);
+    for (int r = 1; r <= m->max_batch; r++) {
+        int rc = kw_cost_eval(&svc[r - 1], &e->cfg->accel, b, s, m, r, m->cores_per_request);
+        if (rc != 0) {
+            free(svc);
+            return rc;
+        }
+    }
+    *out = svc;
+    return 0;
+}
+
+static void kw_guard_add(kw_metrics *out, const char *name)
+{
+    size_t used = strlen(out->guards);
+    snprintf(out->guards + used, sizeof out->guards - used, "%s%s", used ? ";" : "", name);
+}
+
 static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
 {
     const kw_model_eval *e = ctx;
-    (void)rep;
+    const kw_config *cfg = e->cfg;
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    const kw_guards *g = &cfg->space.guards;
+    kw_cost *svc = NULL;
+    kw_sim_result *sim = NULL;
+    kw_mapping m;
+    double *v = out->v;
+    int rc;
+
     memset(out, 0, sizeof *out);
-    kw_cost cost;
-    int rc = kw_model_eval_cost(&cost, e, c, shape);
+    if ((rc = kw_mapping_decode(&m, &cfg->space, b, c)) != 0)
+        return rc;
+    rc = kw_eval_service(&svc, e, s, b, &m);
+    if (rc == KW_EINPUT || rc == KW_EMODEL) {
+        /* The model cannot run this mapping on this accelerator (e.g. more
+         * cores per request than it has): a guard failure the journal keeps,
+         * not a crash of the run. */
+        snprintf(out->guards, sizeof out->guards, "infeasible");
+        snprintf(out->klass, sizeof out->klass, "infeasible");
+        for (int i = 0; i < KW_M_COUNT; i++)
+            v[i] = 0.0;
+        v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] = HUGE_VAL;
+        kw_error_clear();
+        return 0;
+    }
     if (rc != 0)
         return rc;
-    double *v = out->v;
-    v[KW_M_LATENCY_US] = cost.latency_us;
-    v[KW_M_LAUNCH_US] = cost.launch_us;
-    v[KW_M_LAUNCHES] = cost.launches;
-    v[KW_M_REUSE_RATIO] = cost.reuse_ratio;
-    v[KW_M_DRAM_MB] = cost.dram_bytes / 1e6;
-    v[KW_M_FALLBACK_PCT] = cost.n_kernels ? 100.0 * cost.fallbacks / cost.n_kernels : 0.0;
-    v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] =
-        cost.latency_us;
+    const kw_cost *one = &svc[0];
+    v[KW_M_LATENCY_US] = one->latency_us;
+    v[KW_M_LAUNCH_US] = one->launch_us;
+    v[KW_M_LAUNCHES] = one->launches;
+    v[KW_M_REUSE_RATIO] = one->reuse_ratio;
+    v[KW_M_DRAM_MB] = one->dram_bytes / 1e6;
+
+    /* Stage 2: the serving simulation. */
+    sim = malloc(sizeof *sim);
+    if (!sim) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
+        goto done;
+    }
+    kw_sim_input in = {
+        .accel = &cfg->accel, .shape = s, .mapping = &m, .service = svc,
+        .rate_per_s = e->rate_per_s[shape], .trace = e->use_trace[shape],
+        .trace_shape = e->trace_shape[shape], .clock_factor = 1.0,
+    };
+    kw_sim_opts so = {
+        .requests = e->opts.sim_requests > 0 ? e->opts.sim_requests : cfg->space.sim_requests,
+        .warmup = 0,
+        .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
+    };
+    so.warmup = so.requests / 10;
+    if ((rc = kw_sim_run(sim, &in, &so)) != 0)
+        goto done;
+    v[KW_M_P50_US] = sim->p50_us;
+    v[KW_M_P95_US] = sim->p95_us;
+    v[KW_M_P99_US] = sim->p99_us;
+    v[KW_M_P999_US] = sim->p999_us;
+    v[KW_M_MEAN_US] = sim->mean_us;
+    v[KW_M_QUEUE_P95_US] = sim->wait_p95_us;
+    v[KW_M_FAIRNESS] = sim->fairness;
+    v[KW_M_IMBALANCE] = sim->imbalance;
+    v[KW_M_THROUGHPUT_RPS] = sim->throughput_rps;
+    v[KW_M_CONTENTION_PCT] = sim->contention_pct;
+    v[KW_M_FALLBACK_PCT] = sim->fallback_pct;
+    v[KW_M_SAMPLES] = sim->samples;
+    v[KW_M_P_CI_LO_US] = sim->p95_ci_lo_us;
+    v[KW_M_P_CI_HI_US] = sim->p95_ci_hi_us;
+
+    /* Optional seeded measurement noise, as a real device would show. */
+    if (cfg->space.noise_pct > 0.0) {
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+        if (!r) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory for the noise stream");
+            goto done;
+        }
+        gsl_rng_set(r, (unsigned long)kw_mix64(kw_cand_id(&cfg->space.knobs, c) ^
+                                               kw_mix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
+                                               e->opts.seed));
+        double f = 1.0 + gsl_ran_gaussian(r, cfg->space.noise_pct / 100.0);
+        gsl_rng_free(r);
+        if (f < 0.5)
+            f = 0.5;
+        for (int i = KW_M_P50_US; i <= KW_M_MEAN_US; i++)
+            v[i] *= f;
+        v[KW_M_P_CI_LO_US] *= f;
+        v[KW_M_P_CI_HI_US] *= f;
+    }
+
+    /* Stage 4 (quality drift) and stage 3 (thermal) are wired below. */
     v[KW_M_QUALITY_COS] = 1.0;
-    snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(cost.bound));
+
+    /* Guards. */
+    if (v[KW_M_FALLBACK_PCT] > g->max_fallback_pct)
+        kw_guard_add(out, "fallback");
+    if (g->sla_p99_us > 0.0 && v[KW_M_P99_US] > g->sla_p99_us)
+        kw_guard_add(out, "sla_p99");
+    snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(one->bound));
+    if (sim->contention_pct > 25.0)
+        snprintf(out->klass, sizeof out->klass, "contention");
+    else if (sim->wait_p95_us > 0.5 * sim->p95_us)
+        snprintf(out->klass, sizeof out->klass, "queueing");
+    rc = 0;
+done:
+    if (sim)
+        kw_sim_result_clear(sim);
+    free(sim);
+    free(svc);
+    return rc;
+}
+
+/* Resolve each shape's arrivals: its trace (the --trace file when it names the
+ * shape, else its own), and its per-stream rate from load under the baseline. */
+static int kw_model_eval_arrivals(kw_model_eval *e)
+{
+    const kw_config *cfg = e->cfg;
+    int max_streams = 1;
+    for (int i = 0; i < cfg->space.n_shapes; i++)
+        if (kw_eval_shape(e, i)->streams > max_streams)
+            max_streams = kw_eval_shape(e, i)->streams;
+    int rc;
+    if (e->opts.trace_path &&
+        (rc = kw_trace_load(&e->trace, e->opts.trace_path, max_streams, e->shape_names,
+                            cfg->space.n_shapes)) != 0)
+        return rc;
+    kw_cand base;
+    kw_cand_baseline(&base, &cfg->space.knobs);
+    for (int i = 0; i < cfg->space.n_shapes; i++) {
+        const kw_shape *s = kw_eval_shape(e, i);
+        const kw_block *b = &cfg->workload.blocks[s->block];
+        e->trace_shape[i] = -1;
+        if (e->trace && kw_trace_count(e->trace, i) > 0) {
+            e->use_trace[i] = e->trace;
+            e->trace_shape[i] = i;
+        } else if (s->arrival == KW_ARRIVAL_TRACE) {
+            const char *one[1] = {s->name};
+            if ((rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
+                return rc;
+            e->use_trace[i] = e->shape_trace[i];
+            e->trace_shape[i] = 0;
+        }
+        kw_mapping m;
+        kw_cost *svc = NULL;
+        if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
+            return rc;
+        if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
+            return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
+                                s->name, kw_error_last());
+        rc = kw_sim_rate_for_load(&e->rate_per_s[i], &cfg->accel, s, &m, svc);
+        free(svc);
+        if (rc != 0)
+            return rc;
+    }
     return 0;
 }
 
 int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *opts)
 {
+    *out = NULL;
     kw_model_eval *e = calloc(1, sizeof *e);
     if (!e)
         return kw_error_set(KW_ENOMEM, "out of memory creating the evaluator");
@@ -82,6 +279,11 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
         e->opts = *opts;
     for (int i = 0; i < cfg->space.n_shapes; i++)
         e->shape_names[i] = cfg->workload.shapes[cfg->space.shapes[i]].name;
+    int rc = kw_model_eval_arrivals(e);
+    if (rc != 0) {
+        kw_model_eval_free(e);
+        return rc;
+    }
     e->iface.ctx = e;
     e->iface.n_metrics = KW_M_COUNT;
     e->iface.metric_names = kw_model_metric_names;
@@ -93,6 +295,14 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
     return 0;
 }
 
-void kw_model_eval_free(kw_model_eval *e) { free(e); }
+void kw_model_eval_free(kw_model_eval *e)
+{
+    if (!e)
+        return;
+    kw_trace_free(e->trace);
+    for (int i = 0; i < KW_SHAPE_MAX; i++)
+        kw_trace_free(e->shape_trace[i]);
+    free(e);
+}
 
 const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e) { return &e->iface; }

@@ -38,6 +38,7 @@ typedef struct kw_model_opts {
     int thermal;           /* also run the long thermal window */
     int drift;             /* run the drift stage (default on) */
     uint64_t seed;
+    const char *trace_path; /* replayed arrivals (time_us,stream,shape) for the shapes it names */
 } kw_model_opts;
 
 typedef struct kw_model_eval kw_model_eval;
@@ -47,6 +48,11 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
 void kw_model_eval_free(kw_model_eval *e);
 /* The engine-facing interface (owned by e). */
 const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
+
+/* Per-stream arrival rate the evaluator uses for a shape (resolved from its
+ * load against the baseline mapping at creation, so it is the same for every
+ * candidate). */
+double kw_model_eval_rate(const kw_model_eval *e, int shape);
 
 /* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
 int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
