@@ -68,6 +68,13 @@ static void kw_eval_text(FILE *f, const char *shape, uint64_t id, const kw_metri
     fprintf(f, "  quality  cos %.6f  rel RMS %.3g  max abs %.3g   fallback kernels %.1f%%\n",
             v[KW_M_QUALITY_COS], v[KW_M_QUALITY_REL_RMS], v[KW_M_QUALITY_MAX_ABS],
             v[KW_M_FALLBACK_PCT]);
+    if (strstr(m->guards, "drift") != NULL)
+        fprintf(f, "  fallback %s\n",
+                v[KW_M_DRIFT_FALLBACK] >= 0
+                    ? kw_prec_name((kw_prec)(int)v[KW_M_DRIFT_FALLBACK])
+                    : "none: no precision setting passes the drift budget for this shape");
+    if (v[KW_M_ENERGY_MJ] > 0)
+        fprintf(f, "  energy   %.3f mJ per request alone\n", v[KW_M_ENERGY_MJ]);
     fprintf(f, "  guards   %s\n", m->guards[0] ? m->guards : "pass");
 }
 

@@ -31,6 +31,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "kw_drift.h"
 #include "kw_eval.h"
 #include "kw_mapping.h"
 #include "kw_sim.h"
@@ -42,7 +43,7 @@ const char *const kw_model_metric_names[KW_M_COUNT] = {
     "quality_cos", "quality_rel_rms", "throttle_pct", "fallback_pct",
     "latency_us", "launch_us", "contention_pct", "queue_p95_us", "fairness", "imbalance",
     "throughput_rps", "long_p99_us", "steady_temp_c", "samples", "p_ci_lo_us", "p_ci_hi_us",
-    "quality_max_abs",
+    "quality_max_abs", "drift_fallback", "energy_mj",
 };
 
 struct kw_model_eval {
@@ -55,6 +56,8 @@ struct kw_model_eval {
     kw_trace *shape_trace[KW_SHAPE_MAX];   /* a shape's own trace file (arrival="trace") */
     const kw_trace *use_trace[KW_SHAPE_MAX];
     int trace_shape[KW_SHAPE_MAX];
+    kw_drift_cache *drift;                 /* thread-safe; the search pays once per numerics key */
+    unsigned prec_mask;                    /* precisions the space offers and the chip supports */
 };
 
 /* SplitMix64 finaliser: decorrelates seeds built from small integers. */
@@ -201,8 +204,32 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
         v[KW_M_P_CI_HI_US] *= f;
     }
 
-    /* Stage 4 (quality drift) and stage 3 (thermal) are wired below. */
+    v[KW_M_ENERGY_MJ] = one->energy_j * 1e3;
+
+    /* Stage 4: quality drift against fp64, from the cache when seen. */
+    v[KW_M_DRIFT_FALLBACK] = -1.0;
     v[KW_M_QUALITY_COS] = 1.0;
+    if (e->opts.drift) {
+        kw_drift d;
+        uint64_t dseed = kw_mix64(e->opts.seed ^ 0x64726966ULL);
+        if ((rc = kw_drift_cache_get(&d, e->drift, b, s, &m, g, dseed)) != 0)
+            goto done;
+        v[KW_M_QUALITY_COS] = d.cos;
+        v[KW_M_QUALITY_REL_RMS] = d.rel_rms;
+        v[KW_M_QUALITY_MAX_ABS] = d.max_abs;
+        if (!d.pass) {
+            if (d.cos < g->drift_min_cos)
+                kw_guard_add(out, "drift_cos");
+            if (d.rel_rms > g->drift_max_rel_rms)
+                kw_guard_add(out, "drift_rel_rms");
+            kw_mapping fb;
+            kw_drift ev;
+            if (kw_drift_fallback(&fb, &ev, e->drift, b, s, &m, g, dseed, e->prec_mask) == 0)
+                v[KW_M_DRIFT_FALLBACK] = fb.precision;
+            else
+                kw_error_clear(); /* nothing passes: recorded as no fallback (-1) */
+        }
+    }
 
     /* Guards. */
     if (v[KW_M_FALLBACK_PCT] > g->max_fallback_pct)
@@ -279,7 +306,14 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
         e->opts = *opts;
     for (int i = 0; i < cfg->space.n_shapes; i++)
         e->shape_names[i] = cfg->workload.shapes[cfg->space.shapes[i]].name;
-    int rc = kw_model_eval_arrivals(e);
+    int pk = kw_knobspace_find(&cfg->space.knobs, "precision");
+    for (int p = 0; p < KW_PREC_COUNT; p++)
+        if (cfg->accel.peak_flops[p] > 0.0 &&
+            (pk < 0 || kw_knob_value(&cfg->space.knobs.knobs[pk], kw_prec_name((kw_prec)p)) >= 0))
+            e->prec_mask |= 1u << p;
+    int rc = kw_drift_cache_new(&e->drift);
+    if (rc == 0)
+        rc = kw_model_eval_arrivals(e);
     if (rc != 0) {
         kw_model_eval_free(e);
         return rc;
@@ -300,6 +334,7 @@ void kw_model_eval_free(kw_model_eval *e)
     if (!e)
         return;
     kw_trace_free(e->trace);
+    kw_drift_cache_free(e->drift);
     for (int i = 0; i < KW_SHAPE_MAX; i++)
         kw_trace_free(e->shape_trace[i]);
     free(e);

@@ -29,6 +29,8 @@ enum {
     KW_M_P_CI_LO_US,      /* confidence interval of the primary percentile */
     KW_M_P_CI_HI_US,
     KW_M_QUALITY_MAX_ABS,
+    KW_M_DRIFT_FALLBACK,  /* failing drift: kw_prec of the lowest passing precision; -1 none */
+    KW_M_ENERGY_MJ,       /* stage-1 energy of one request, millijoules (0 if not modelled) */
     KW_M_COUNT
 };
 extern const char *const kw_model_metric_names[KW_M_COUNT];
