@@ -28,6 +28,7 @@
 #include <libxml/xmlwriter.h>
 
 #include "config.h"
+#include "kw_journal.h"
 #include "kw_results.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -319,7 +320,7 @@ static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
         int st = kw_runsum_knob_step(rs, shape, lin, n, k);
         if (st >= 0) {
             const kw_rs_step *sp = &s->steps[st];
-            kw_x_long(x, "step", sp->seq);
+            kw_x_long(x, "step", sp->num);
             kw_x_attr(x, "decision", kw_decision_name(sp->decision));
             kw_x_num(x, "effect_pct", kw_runsum_step_effect(rs, shape, st, rs->primary), 3);
             if (isfinite(sp->p_value))
@@ -554,7 +555,7 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         if (cf->reps > 0)
             kw_x_num(x, "primary", cf->m.v[rs->primary], 3);
         if (cf->step >= 0)
-            kw_x_long(x, "step", s->steps[cf->step].seq);
+            kw_x_long(x, "step", s->steps[cf->step].num);
         kw_x_changes(x, rs, shape, c);
         kw_x_end(x);
     }
@@ -685,7 +686,7 @@ int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs)
         char pid[17], id[17];
         kw_hex(pid, st->parent_id);
         kw_hex(id, st->id);
-        kw_sbuf_printf(out, "%ld,", st->seq);
+        kw_sbuf_printf(out, "%d,", st->num);
         kw_sbuf_csv(out, s->name);
         kw_sbuf_printf(out, ",%s,%s,", pid, id);
         /* knob, old, new: several knobs (a damaged journal) are joined by '+' */
@@ -866,12 +867,178 @@ done:
     return rc;
 }
 
+/* ---------------------------------------------------------------- journal */
+
+/* Input hashes are recorded by name; accept the names tune may use. */
+static int kw_input_slot(const char *name)
+{
+    if (strstr(name, "space"))
+        return 0;
+    if (strstr(name, "accel"))
+        return 1;
+    if (strstr(name, "workload"))
+        return 2;
+    return -1;
+}
+
+int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    const char *names[KW_METRIC_MAX];
+    for (int i = 0; i < h->n_metrics; i++)
+        names[i] = h->metric_names[i];
+    kw_runsum *rs = NULL;
+    int rc = kw_runsum_new(&rs, &h->space, h->n_metrics, names, h->metric);
+    if (rc != 0)
+        return rc;
+    kw_rs_info *in = &rs->info;
+    const char *slash = strrchr(j->path, '/');
+    if (slash) {
+        /* the run id is the run folder's name */
+        const char *start = slash;
+        while (start > j->path && start[-1] != '/')
+            start--;
+        snprintf(in->run_id, sizeof in->run_id, "%.*s", (int)(slash - start), start);
+    }
+    if (in->run_id[0] == '\0')
+        snprintf(in->run_id, sizeof in->run_id, "run");
+    snprintf(in->version, sizeof in->version, "%s", h->version);
+    snprintf(in->strategy, sizeof in->strategy, "%s", kw_strategy_name(h->strategy));
+    in->seed = h->seed;
+    in->budget = h->budget;
+    const char *a;
+    if ((a = kw_journal_attr(j, "owner")) != NULL)
+        snprintf(in->owner, sizeof in->owner, "%s", a);
+    if ((a = kw_journal_attr(j, "space")) != NULL)
+        snprintf(in->space_path, sizeof in->space_path, "%s", a);
+    if ((a = kw_journal_attr(j, "space_name")) != NULL)
+        snprintf(in->space, sizeof in->space, "%s", a);
+    for (int i = 0; i < 3; i++)
+        in->input_hash[i][0] = '\0';
+    for (int i = 0; i < h->n_inputs; i++) {
+        int slot = kw_input_slot(h->inputs[i].name);
+        if (slot >= 0 && strlen(h->inputs[i].hash) == 16)
+            snprintf(in->input_hash[slot], 17, "%s", h->inputs[i].hash);
+    }
+    rs->limits.min_effect_pct = h->min_effect_pct;
+    rs->limits.alpha = h->alpha;
+
+    /* summary shape index of every evaluator shape (-1: not tuned) */
+    int map[KW_JOURNAL_SHAPE_MAX];
+    for (int i = 0; i < KW_JOURNAL_SHAPE_MAX; i++)
+        map[i] = -1;
+    for (int t = 0; t < h->n_tuned; t++) {
+        int es = h->tuned[t];
+        if (es < 0 || es >= h->n_shapes)
+            continue;
+        if ((rc = kw_runsum_shape(rs, h->shape_names[es])) < 0)
+            goto fail;
+        map[es] = rc;
+    }
+    kw_metrics m;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        if (e->shape < 0 || e->shape >= KW_JOURNAL_SHAPE_MAX || map[e->shape] < 0)
+            continue;
+        memset(&m, 0, sizeof m);
+        for (int k = 0; k < h->n_metrics; k++)
+            m.v[k] = e->m ? e->m[k] : NAN;
+        snprintf(m.guards, sizeof m.guards, "%s", e->guards ? e->guards : "");
+        if (e->rc != 0 && m.guards[0] == '\0')
+            snprintf(m.guards, sizeof m.guards, "error");
+        snprintf(m.klass, sizeof m.klass, "%s", e->klass ? e->klass : "");
+        if ((rc = kw_runsum_add_eval(rs, map[e->shape], &e->cand, &m)) != 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < j->n_viols; i++) {
+        const kw_jviol *v = &j->viols[i];
+        if (v->shape < 0 || v->shape >= KW_JOURNAL_SHAPE_MAX || map[v->shape] < 0)
+            continue;
+        int c = kw_cand_violates(&h->space, &v->cand);
+        if (c >= 0 && (rc = kw_runsum_add_refused(rs, map[v->shape], &v->cand, c)) != 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *t = &j->steps[i];
+        if (t->shape < 0 || t->shape >= KW_JOURNAL_SHAPE_MAX || map[t->shape] < 0)
+            continue;
+        kw_rs_step st;
+        memset(&st, 0, sizeof st);
+        st.seq = t->record;
+        st.num = t->step;
+        st.parent = t->parent;
+        st.cand = t->cand;
+        st.decision = t->decision;
+        st.p_value = t->p_value;
+        snprintf(st.phase, sizeof st.phase, "%s", kw_step_phase_name(t->phase));
+        snprintf(st.reason, sizeof st.reason, "%s", t->reason ? t->reason : "");
+        if ((rc = kw_runsum_add_step(rs, map[t->shape], &st)) != 0)
+            goto fail;
+    }
+    for (int t = 0; t < h->n_tuned; t++) {
+        int es = h->tuned[t];
+        if (es < 0 || es >= h->n_shapes || map[es] < 0)
+            continue;
+        kw_jresult r;
+        if (kw_journal_shape_result(&r, j, es) == 0) {
+            rs->shapes[map[es]].has_best = 1;
+            rs->shapes[map[es]].best_id = r.best_id;
+        }
+        kw_journal_result_clear(&r);
+    }
+    kw_error_clear();
+    if ((rc = kw_runsum_finish(rs)) != 0)
+        goto fail;
+    *out = rs;
+    return 0;
+fail:
+    kw_runsum_free(rs);
+    return rc;
+}
+
+void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
+{
+    const kw_space *sp = &cfg->space;
+    rs->limits.drift_min_cos = sp->guards.drift_min_cos;
+    rs->limits.drift_max_rel_rms = sp->guards.drift_max_rel_rms;
+    rs->limits.max_throttle_pct = sp->guards.max_throttle_pct;
+    rs->limits.max_fallback_pct = sp->guards.max_fallback_pct;
+    rs->limits.sla_p99_us = sp->guards.sla_p99_us;
+    rs->limits.final_requests = sp->final_requests > 0 ? sp->final_requests : sp->sim_requests;
+    if (rs->info.space[0] == '\0')
+        snprintf(rs->info.space, sizeof rs->info.space, "%s", sp->name);
+    for (int i = 0; i < 3; i++)
+        if (rs->info.input_hash[i][0] == '\0' && strlen(cfg->input_hash[i]) == 16)
+            snprintf(rs->info.input_hash[i], 17, "%s", cfg->input_hash[i]);
+}
+
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                      const char *owner, const char *metric)
 {
-    (void)cfg;
-    (void)ev;
-    (void)owner;
-    (void)metric;
-    return kw_error_set(KW_ESTATE, "%s: reading the journal is not available yet", run_dir);
+    char path[4096];
+    kw_journal *j = NULL;
+    kw_runsum *rs = NULL;
+    int rc;
+    if (snprintf(path, sizeof path, "%s/journal", run_dir) >= (int)sizeof path)
+        return kw_error_set(KW_EINPUT, "%s: path too long", run_dir);
+    if ((rc = kw_journal_load(&j, path)) != 0)
+        goto done;
+    if (metric && strcmp(metric, j->h.metric) != 0) {
+        rc = kw_error_set(KW_ESTATE, "%s: the journal's primary metric is %s, not %s", path,
+                          j->h.metric, metric);
+        goto done;
+    }
+    if ((rc = kw_runsum_from_journal(&rs, j)) != 0)
+        goto done;
+    if (cfg)
+        kw_runsum_set_limits(rs, cfg);
+    if (owner && owner[0])
+        snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
+    if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
+        goto done;
+    rc = kw_results_write_summary(run_dir, rs);
+done:
+    kw_runsum_free(rs);
+    kw_journal_free(j);
+    return rc;
 }

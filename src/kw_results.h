@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "kw_journal.h"
 #include "kw_model.h"
 #include "kw_runsum.h"
 #include "kw_sbuf.h"
@@ -35,6 +36,14 @@
  * owner is recorded in every rollback element; metric is "p95_us" or "p99_us". */
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                      const char *owner, const char *metric);
+
+/* A finished run summary replayed from a loaded journal: the tuned shapes in
+ * tuning order, every evaluation, refusal and step, the engine's own best per
+ * shape as rank 1. Limits other than min_effect/alpha come from the space:
+ * kw_runsum_set_limits. *out owned by the caller. */
+int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j);
+/* Guard thresholds, sample size, space name and input hashes from the run's config. */
+void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg);
 
 /* The rollback boundary of one ranked configuration (derived from the evidence). */
 typedef struct kw_rollback {

@@ -10,29 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_journal.h" /* kw_decision_name */
 #include "kw_runsum.h"
 
 /* Lineage recursion bound: a lineage deeper than every knob changed this many
  * times over is a damaged journal, not a run (verify reports it). */
 #define KW_RS_LINEAGE_DEPTH 4096
-
-static const char *const kw_decision_names[] = {"accept", "reject", "explore",
-                                                 "revert", "keep",   "constraint"};
-
-const char *kw_decision_name(kw_decision d)
-{
-    if ((int)d < 0 || (size_t)d >= sizeof kw_decision_names / sizeof kw_decision_names[0])
-        return "unknown";
-    return kw_decision_names[d];
-}
-
-int kw_decision_parse(const char *name)
-{
-    for (size_t i = 0; i < sizeof kw_decision_names / sizeof kw_decision_names[0]; i++)
-        if (strcmp(name, kw_decision_names[i]) == 0)
-            return (int)i;
-    return -1;
-}
 
 int kw_decision_taken(kw_decision d)
 {
@@ -288,6 +271,8 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
                 st.knob = k;
             st.n_changed++;
         }
+    if (st.num <= 0)
+        st.num = s->n_steps + 1;
     st.before = kw_rs_lookup(s, st.parent_id);
     st.after = kw_rs_lookup(s, st.id);
     if (st.after < 0 && st.decision == KW_DECIDE_CONSTRAINT) {
@@ -398,7 +383,9 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
             s->path[s->n_path++] = i;
         inc = st->id;
     }
-    if (s->n_steps > 0)
+    if (s->has_best && kw_rs_lookup(s, s->best_id) >= 0)
+        s->final = kw_rs_lookup(s, s->best_id);
+    else if (s->n_steps > 0)
         s->final = kw_rs_lookup(s, inc);
     else
         s->final = -1; /* strategies without steps (random, exhaustive): the best wins */

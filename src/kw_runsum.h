@@ -40,7 +40,8 @@ typedef struct kw_rs_config {
 /* One engine decision: from parent, one knob changed (n_changed says how many
  * really changed: verify refuses anything but 1). */
 typedef struct kw_rs_step {
-    long seq;        /* step number in the run (journal order, 1-based, unique) */
+    long seq;        /* order in the run (the journal record number: 1-based, unique) */
+    int num;         /* the step's number within its shape (1, 2, ...), as people see it */
     kw_cand parent, cand;
     uint64_t parent_id, id;
     int knob;        /* the changed knob (lowest index when several), -1 when none */
@@ -62,6 +63,10 @@ typedef struct kw_rs_shape {
     /* open-addressing index id -> config index (size a power of two) */
     int *hash;
     int hash_size;
+    /* the engine's own recommendation (the journal's D record), when known:
+     * kw_runsum_finish then takes it as the final config */
+    int has_best;
+    uint64_t best_id;
     /* filled by kw_runsum_finish */
     int baseline;     /* config index of the baseline, -1 when never evaluated */
     int final;        /* config index of the final incumbent (the recommendation) */
@@ -136,8 +141,9 @@ int kw_metric_decimals(const char *name);
 int kw_runsum_add_eval(kw_runsum *rs, int shape, const kw_cand *c, const kw_metrics *m);
 /* Record that c was refused by constraint index `constraint` (not evaluated). */
 int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constraint);
-/* Record a step (parent, cand, decision, p_value, phase, reason, seq are read
- * from s; ids, knob, n_changed, before and after are recomputed). */
+/* Record a step (parent, cand, decision, p_value, phase, reason, seq, num are
+ * read from s, num 0 meaning "next"; ids, knob, n_changed, before and after
+ * are recomputed). */
 int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
 
 /* Derive baseline, accepted path, final incumbent, ranking, rejected list. */
@@ -156,11 +162,9 @@ double kw_runsum_primary(const kw_runsum *rs, int shape, int config);
 /* Effect of a step on metric `metric` in percent of its before value
  * ((after - before) / before * 100; negative is faster); NAN when unknown. */
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric);
-/* Is this decision one that moves the incumbent (accept, explore, revert)? */
+/* Is this decision one that moves the incumbent (accept, explore, revert)?
+ * (Decision names: kw_decision_name in kw_journal.h.) */
 int kw_decision_taken(kw_decision d);
-const char *kw_decision_name(kw_decision d);
-/* Parse a decision name; -1 when unknown. */
-int kw_decision_parse(const char *name);
 
 /* The chain of steps that leads from the baseline to config `config` on shape:
  * the accepted path up to the config's producing step's parent, then that
