@@ -17,7 +17,7 @@
 #include <libxml/xpath.h>
 
 #include "kw_results.h"
-#include "kw_synth.h"
+#include "kw_rsynth.h"
 #include "kw_testutil.h"
 
 TestSuite(results);

@@ -1,4 +1,4 @@
-/* kw_synth.h - a synthetic evaluator and a miniature one-knob sweep for the
+/* kw_rsynth.h - a synthetic evaluator and a miniature one-knob sweep for the
  * results tests, so they do not depend on the model or the engine.
  *
  * The synthetic model is additive with one planted interaction, so every
@@ -15,8 +15,8 @@
  *   - attn.tile_m=256 with attn.tile_k=64 breaks constraint tile_too_big.
  * Header-only (static functions) so each test program stays one file.
  */
-#ifndef KW_SYNTH_H
-#define KW_SYNTH_H
+#ifndef KW_RSYNTH_H
+#define KW_RSYNTH_H
 
 #include <math.h>
 #include <string.h>
