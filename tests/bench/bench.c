@@ -1,0 +1,832 @@
+/* bench.c - `make bench`: what knobwise costs and how well it searches, as one
+ * markdown table of per-unit costs and ratios.
+ *
+ * Design: one program measures everything from the library directly (the
+ * shipped spaces loaded with kw_config_load, the stages, the evaluator and the
+ * engine), and runs two things as child processes because they must be: itself
+ * under `valgrind --tool=callgrind` (instructions per unit: a figure that does
+ * not move with machine noise) and the knobwise binary (the end-to-end
+ * 2-thread speedup of `knobwise tune`). Wall-clock figures are the median of
+ * several timed repetitions on one thread, so "/s" means per core.
+ *
+ * Sections (each a table; --only NAME runs one):
+ *   speed     stage-1 evaluations/s of the 7B attention block, simulated
+ *             requests/s, full evaluations/s, drift check cost fresh and cached
+ *   callgrind instructions per stage-1 evaluation and per simulated request
+ *   threads   wall time of a fixed `knobwise tune` job, --threads 1 against 2
+ *   growth    cost per simulated request as requests, streams and cores grow;
+ *             evaluations and wall time of the search as the knob count grows
+ *   quality   on spaces/validate_*.xml: the one-knob search's best p95 against
+ *             the exhaustive optimum (enumerated here, independently of the
+ *             engine), the share of the space it evaluated, and random search
+ *             at the same budget
+ *
+ * Not a test: nothing here asserts; the verdict column compares with the
+ * targets of issues 3-6 and says PASS or MISS.
+ * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--quick]
+ *        bench --loop cost|sim N      (the fixed-work loops callgrind runs)
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <float.h>
+#include <glob.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "kw_cost.h"
+#include "kw_engine.h"
+#include "kw_error.h"
+#include "kw_eval.h"
+#include "kw_journal.h"
+#include "kw_load.h"
+#include "kw_mapping.h"
+
+/* Targets (issue 3, 4, 5, 6). */
+#define KW_BENCH_COST_TARGET_PER_S 500000.0   /* stage-1 evaluations per second per core */
+#define KW_BENCH_SIM_TARGET_PER_S 2000000.0   /* simulated requests per second per core */
+#define KW_BENCH_DRIFT_FRESH_TARGET_MS 5.0    /* one fresh drift check */
+#define KW_BENCH_DRIFT_CACHED_TARGET_US 1.0   /* one cached drift check */
+#define KW_BENCH_SPEEDUP_TARGET 1.8           /* 2 threads over 1 */
+#define KW_BENCH_QUALITY_GAP_PCT 0.5          /* within this of the exhaustive optimum ... */
+#define KW_BENCH_QUALITY_SHARE_PCT 2.0        /* ... evaluating at most this share of the space */
+
+/* Measurement settings. */
+#define KW_BENCH_REPEATS 5          /* timed repetitions; the median is reported */
+#define KW_BENCH_MIN_RUN_S 0.25     /* each repetition runs at least this long */
+#define KW_BENCH_MAPPINGS 256       /* distinct random valid mappings cycled through */
+#define KW_BENCH_RANDOM_SEEDS 5     /* random-search seeds per shape in the quality table */
+#define KW_BENCH_SEED 20240601u     /* every random stream here starts from this */
+
+typedef struct kw_bench {
+    char srcdir[KW_PATH_MAX];
+    char knobwise[KW_PATH_MAX];
+    char self[KW_PATH_MAX];
+    char tmpdir[KW_PATH_MAX];
+    const char *only;
+    int quick;
+    long tune_budget;
+    kw_config *cfg;        /* spaces/default.xml */
+    gsl_rng *rng;
+} kw_bench;
+
+/* ------------------------------------------------------------------ utils */
+
+static double kw_bench_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double kw_bench_median(double *v, size_t n)
+{
+    gsl_sort(v, 1, n);
+    return gsl_stats_median_from_sorted_data(v, 1, n);
+}
+
+/* 1234567.8 -> "1,234,568" */
+static const char *kw_bench_count(char *buf, size_t len, double x)
+{
+    char raw[64];
+    snprintf(raw, sizeof raw, "%.0f", x);
+    size_t n = strlen(raw), o = 0;
+    size_t lead = raw[0] == '-' ? 1 : 0;
+    for (size_t i = 0; i < n && o + 2 < len; i++) {
+        if (i > lead && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static const char *kw_bench_verdict(int ok) { return ok ? "PASS" : "MISS"; }
+
+static int kw_bench_wanted(const kw_bench *b, const char *section)
+{
+    return !b->only || strcmp(b->only, section) == 0;
+}
+
+/* A random candidate that breaks no constraint (uniform per knob, rejection). */
+static void kw_bench_random_cand(kw_cand *c, const kw_knobspace *ks, gsl_rng *r)
+{
+    do {
+        kw_cand_baseline(c, ks);
+        for (int k = 0; k < ks->n_knobs; k++)
+            c->v[k] = (uint8_t)gsl_rng_uniform_int(r, (unsigned long)ks->knobs[k].n_values);
+    } while (kw_cand_violates(ks, c) >= 0);
+}
+
+static int kw_bench_load(kw_config **out, const kw_bench *b, const char *rel)
+{
+    char path[KW_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", b->srcdir, rel);
+    int rc = kw_config_load(out, path, NULL, NULL);
+    if (rc != 0)
+        fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
+    return rc;
+}
+
+/* Run argv as a child, stdout/stderr to /dev/null unless keep_output;
+ * returns the exit status (or -1) and the wall time in *wall_s. */
+static int kw_bench_spawn(double *wall_s, char *const argv[], int keep_output)
+{
+    double t0 = kw_bench_now();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (!keep_output) {
+            FILE *n1 = freopen("/dev/null", "w", stdout);
+            FILE *n2 = freopen("/dev/null", "w", stderr);
+            (void)n1;
+            (void)n2;
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (wall_s)
+        *wall_s = kw_bench_now() - t0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ------------------------------------------------------------ stage 1 */
+
+/* (mapping, shape) pairs of the 7B attention block: random valid candidates of
+ * spaces/default.xml decoded up front, cycled over the space's shapes. */
+typedef struct kw_bench_costset {
+    const kw_accel *accel;
+    const kw_block *block;
+    const kw_shape *shape[KW_BENCH_MAPPINGS];
+    kw_mapping map[KW_BENCH_MAPPINGS];
+} kw_bench_costset;
+
+static int kw_bench_costset_init(kw_bench_costset *cs, const kw_config *cfg, gsl_rng *r)
+{
+    const kw_space *sp = &cfg->space;
+    cs->accel = &cfg->accel;
+    for (int i = 0; i < KW_BENCH_MAPPINGS; i++) {
+        const kw_shape *s = &cfg->workload.shapes[sp->shapes[i % sp->n_shapes]];
+        cs->block = &cfg->workload.blocks[s->block];
+        cs->shape[i] = s;
+        kw_cand c;
+        kw_bench_random_cand(&c, &sp->knobs, r);
+        int rc = kw_mapping_decode(&cs->map[i], sp, cs->block, &c);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The fixed-work loop callgrind counts (noinline/noclone: its name must stay). */
+__attribute__((noinline, noclone)) static double kw_bench_cost_loop(const kw_bench_costset *cs, long n)
+{
+    static kw_cost cost;
+    double sink = 0.0;
+    for (long i = 0; i < n; i++) {
+        const kw_mapping *m = &cs->map[i % KW_BENCH_MAPPINGS];
+        if (kw_cost_eval(&cost, cs->accel, cs->block, cs->shape[i % KW_BENCH_MAPPINGS], m, 1,
+                         m->cores_per_request) != 0)
+            return NAN;
+        sink += cost.latency_us;
+    }
+    return sink;
+}
+
+/* Median rate (units/s) of fn over KW_BENCH_REPEATS runs of at least KW_BENCH_MIN_RUN_S. */
+typedef double (*kw_bench_work)(void *ctx, long n); /* returns units done, or < 0 on error */
+
+static double kw_bench_rate(kw_bench_work fn, void *ctx, long start_n, int quick)
+{
+    long n = start_n;
+    double min_s = quick ? KW_BENCH_MIN_RUN_S / 5 : KW_BENCH_MIN_RUN_S;
+    for (;;) { /* calibrate */
+        double t0 = kw_bench_now();
+        if (fn(ctx, n) < 0)
+            return -1.0;
+        double dt = kw_bench_now() - t0;
+        if (dt >= min_s / 4)
+            break;
+        n *= 4;
+    }
+    double rates[KW_BENCH_REPEATS];
+    int reps = quick ? 3 : KW_BENCH_REPEATS;
+    for (int i = 0; i < reps; i++) {
+        long todo = n;
+        double t0 = kw_bench_now(), units = 0.0, dt = 0.0;
+        do {
+            double u = fn(ctx, todo);
+            if (u < 0)
+                return -1.0;
+            units += u;
+            dt = kw_bench_now() - t0;
+        } while (dt < min_s);
+        rates[i] = units / dt;
+    }
+    return kw_bench_median(rates, (size_t)reps);
+}
+
+static double kw_bench_cost_work(void *ctx, long n)
+{
+    return isnan(kw_bench_cost_loop(ctx, n)) ? -1.0 : (double)n;
+}
+
+/* ---------------------------------------------------------- full eval */
+
+typedef struct kw_bench_fullset {
+    const kw_evaluator *ev;
+    int n;
+    kw_cand cand[KW_BENCH_MAPPINGS];
+    int shape[KW_BENCH_MAPPINGS];
+    long next;
+} kw_bench_fullset;
+
+static double kw_bench_full_work(void *ctx, long n)
+{
+    kw_bench_fullset *fs = ctx;
+    kw_metrics m;
+    for (long i = 0; i < n; i++, fs->next++) {
+        int j = (int)(fs->next % fs->n);
+        if (fs->ev->eval(fs->ev->ctx, &fs->cand[j], fs->shape[j], 0, &m) != 0)
+            return -1.0;
+    }
+    return (double)n;
+}
+
+/* ------------------------------------------------------------ sections */
+
+static void kw_bench_row(const char *figure, const char *measured, const char *unit_cost,
+                         const char *target, const char *verdict)
+{
+    printf("| %s | %s | %s | %s | %s |\n", figure, measured, unit_cost, target, verdict);
+}
+
+static int kw_bench_speed(kw_bench *b)
+{
+    char m1[64], m2[64], u[96];
+    kw_bench_costset *cs = calloc(1, sizeof *cs);
+    kw_bench_fullset *fs = calloc(1, sizeof *fs);
+    kw_model_eval *me = NULL;
+    int rc = -1;
+    if (!cs || !fs)
+        goto done;
+    printf("\n### Speed (one thread; median of %d timed runs)\n\n", b->quick ? 3 : KW_BENCH_REPEATS);
+    printf("| figure | measured | per unit | target | verdict |\n|---|---|---|---|---|\n");
+
+    if (kw_bench_costset_init(cs, b->cfg, b->rng) != 0) {
+        fprintf(stderr, "bench: decoding mappings: %s\n", kw_error_last());
+        goto done;
+    }
+    double r = kw_bench_rate(kw_bench_cost_work, cs, 1000, b->quick);
+    if (r < 0) {
+        fprintf(stderr, "bench: kw_cost_eval: %s\n", kw_error_last());
+        goto done;
+    }
+    snprintf(m1, sizeof m1, "%s /s", kw_bench_count(m2, sizeof m2, r));
+    snprintf(u, sizeof u, "%.0f ns/evaluation", 1e9 / r);
+    kw_bench_row("stage-1 evaluations/s, 7B attention block (random valid mappings of default.xml, its 5 shapes)",
+                 m1, u, ">= 500,000 /s/core", kw_bench_verdict(r >= KW_BENCH_COST_TARGET_PER_S));
+
+    /* full evaluations: the model evaluator as the engine calls it */
+    kw_model_opts mo = {.sim_requests = 0, .thermal = 0, .drift = 1, .seed = 1};
+    if (kw_model_eval_new(&me, b->cfg, &mo) != 0) {
+        fprintf(stderr, "bench: evaluator: %s\n", kw_error_last());
+        goto done;
+    }
+    fs->ev = kw_model_eval_iface(me);
+    fs->n = KW_BENCH_MAPPINGS;
+    for (int i = 0; i < fs->n; i++) {
+        kw_bench_random_cand(&fs->cand[i], &b->cfg->space.knobs, b->rng);
+        fs->shape[i] = i % b->cfg->space.n_shapes;
+    }
+    if (kw_bench_full_work(fs, fs->n) < 0) { /* warm the drift cache as a tuning run would */
+        fprintf(stderr, "bench: evaluator: %s\n", kw_error_last());
+        goto done;
+    }
+    r = kw_bench_rate(kw_bench_full_work, fs, 16, b->quick);
+    if (r < 0)
+        goto done;
+    snprintf(m1, sizeof m1, "%s /s", kw_bench_count(m2, sizeof m2, r));
+    snprintf(u, sizeof u, "%.1f us/evaluation", 1e6 / r);
+    snprintf(m2, sizeof m2, "%d", b->cfg->space.sim_requests);
+    char fig[256];
+    snprintf(fig, sizeof fig,
+             "full evaluations/s (stages 1-4 as the engine calls them; default.xml, %s simulated "
+             "requests each, drift cache warm)", m2);
+    kw_bench_row(fig, m1, u, "-", "-");
+    rc = 0;
+done:
+    kw_model_eval_free(me);
+    free(fs);
+    free(cs);
+    return rc;
+}
+
+/* Instructions per unit: run `self --loop KIND N` under callgrind, collecting
+ * only inside the loop function, and divide Ir by N. */
+static int kw_bench_callgrind_ir(double *ir_per_unit, kw_bench *b, const char *kind,
+                                 const char *fn, long n)
+{
+    char out[KW_PATH_MAX + 64], opt_out[KW_PATH_MAX + 96], opt_tog[128], nbuf[32];
+    snprintf(out, sizeof out, "%s/callgrind.%s.out", b->tmpdir, kind);
+    snprintf(opt_out, sizeof opt_out, "--callgrind-out-file=%s", out);
+    snprintf(opt_tog, sizeof opt_tog, "--toggle-collect=%s", fn);
+    snprintf(nbuf, sizeof nbuf, "%ld", n);
+    char *argv[] = {"valgrind", "--tool=callgrind", opt_out, "--collect-atstart=no", opt_tog,
+                    b->self, "--srcdir", b->srcdir, "--loop", (char *)kind, nbuf, NULL};
+    int st = kw_bench_spawn(NULL, argv, 0);
+    if (st != 0) {
+        fprintf(stderr, "bench: valgrind --tool=callgrind ... --loop %s exited %d\n", kind, st);
+        return -1;
+    }
+    FILE *f = fopen(out, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    double ir = -1.0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "totals:", 7) == 0 || strncmp(line, "summary:", 8) == 0)
+            ir = strtod(strchr(line, ':') + 1, NULL);
+    fclose(f);
+    unlink(out);
+    if (ir <= 0)
+        return -1;
+    *ir_per_unit = ir / (double)n;
+    return 0;
+}
+
+static int kw_bench_callgrind(kw_bench *b)
+{
+    char m1[64], m2[64];
+    printf("\n### Instructions (valgrind --tool=callgrind, Ir inside the fixed-work loop / units)\n\n");
+    printf("| figure | measured | per unit | target | verdict |\n|---|---|---|---|---|\n");
+    char *probe[] = {"valgrind", "--version", NULL};
+    if (kw_bench_spawn(NULL, probe, 0) != 0) {
+        kw_bench_row("instructions per stage-1 evaluation", "not measured: valgrind not found",
+                     "-", "report", "-");
+        return 0;
+    }
+    long n = 20000;
+    double ir;
+    if (kw_bench_callgrind_ir(&ir, b, "cost", "kw_bench_cost_loop", n) == 0) {
+        snprintf(m1, sizeof m1, "%s Ir", kw_bench_count(m2, sizeof m2, ir));
+        snprintf(m2, sizeof m2, "over %ld evaluations", n);
+        kw_bench_row("instructions per stage-1 evaluation (7B attention block)", m1, m2, "report",
+                     "-");
+    } else {
+        kw_bench_row("instructions per stage-1 evaluation", "failed", "-", "report", "MISS");
+    }
+    return 0;
+}
+
+/* End to end: the same tuning job with --threads 1 and 2. */
+static int kw_bench_threads(kw_bench *b)
+{
+    char m1[64], u[128], budget[32];
+    printf("\n### Threads (end to end: knobwise tune on the embedded default, wall time, median of 3)\n\n");
+    printf("| figure | measured | per unit | target | verdict |\n|---|---|---|---|---|\n");
+    if (!b->knobwise[0] || access(b->knobwise, X_OK) != 0) {
+        kw_bench_row("2-thread speedup of knobwise tune", "not measured: no knobwise binary (--knobwise)",
+                     "-", ">= 1.8x", "-");
+        return 0;
+    }
+    snprintf(budget, sizeof budget, "%ld", b->tune_budget);
+    double med[2];
+    for (int t = 0; t < 2; t++) {
+        double wall[3];
+        for (int rep = 0; rep < 3; rep++) {
+            char dir[KW_PATH_MAX + 32];
+            snprintf(dir, sizeof dir, "%s/tune-t%d-%d", b->tmpdir, t + 1, rep);
+            char threads[8];
+            snprintf(threads, sizeof threads, "%d", t + 1);
+            char *argv[] = {b->knobwise, "tune", "--budget", budget, "--seed", "1", "--threads",
+                            threads, "--out", dir, "--quiet", NULL};
+            int st = kw_bench_spawn(&wall[rep], argv, 0);
+            if (st != 0) {
+                fprintf(stderr, "bench: %s tune --budget %s --threads %s --out %s exited %d\n",
+                        b->knobwise, budget, threads, dir, st);
+                kw_bench_row("2-thread speedup of knobwise tune", "not measured: knobwise tune failed",
+                             "-", ">= 1.8x", "MISS");
+                return 0;
+            }
+            char *rm[] = {"rm", "-rf", dir, NULL};
+            kw_bench_spawn(NULL, rm, 0);
+        }
+        med[t] = kw_bench_median(wall, 3);
+    }
+    double sp = med[0] / med[1];
+    snprintf(m1, sizeof m1, "%.2fx", sp);
+    snprintf(u, sizeof u, "%.2f s (1 thread) / %.2f s (2 threads)", med[0], med[1]);
+    char fig[160];
+    snprintf(fig, sizeof fig, "2-thread speedup of `knobwise tune --budget %s --seed 1` (5 shapes)",
+             budget);
+    kw_bench_row(fig, m1, u, ">= 1.8x", kw_bench_verdict(sp >= KW_BENCH_SPEEDUP_TARGET));
+    return 0;
+}
+
+/* ---------------------------------------------- engine-driven sections */
+
+/* An evaluator over a subset of a space's knobs: the others stay at baseline.
+ * Lets the knob-count growth run the engine on 4, 8, ... knobs of one space. */
+typedef struct kw_bench_sub {
+    const kw_knobspace *full;
+    const kw_evaluator *inner;
+    int n_sel;
+    int sel[KW_KNOB_MAX];
+    kw_evaluator iface;
+    kw_knobspace ks;
+} kw_bench_sub;
+
+static int kw_bench_sub_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    const kw_bench_sub *s = ctx;
+    kw_cand full;
+    kw_cand_baseline(&full, s->full);
+    for (int i = 0; i < s->n_sel; i++)
+        full.v[s->sel[i]] = c->v[i];
+    return s->inner->eval(s->inner->ctx, &full, shape, rep, out);
+}
+
+/* Keep knobs sel[0..n) of full; a constraint keeps the terms on kept knobs,
+ * drops terms a baseline value satisfies, and disappears when a dropped
+ * knob's baseline can never satisfy its term. */
+static void kw_bench_sub_init(kw_bench_sub *s, const kw_knobspace *full, const kw_evaluator *inner,
+                              const int *sel, int n)
+{
+    memset(s, 0, sizeof *s);
+    s->full = full;
+    s->inner = inner;
+    s->n_sel = n;
+    for (int i = 0; i < n; i++) {
+        s->sel[i] = sel[i];
+        s->ks.knobs[i] = full->knobs[sel[i]];
+    }
+    s->ks.n_knobs = n;
+    for (int c = 0; c < full->n_constraints; c++) {
+        const kw_constraint *fc = &full->constraints[c];
+        kw_constraint nc = *fc;
+        nc.n_terms = 0;
+        int live = 1;
+        for (int t = 0; t < fc->n_terms && live; t++) {
+            int pos = -1;
+            for (int i = 0; i < n; i++)
+                if (sel[i] == fc->terms[t].knob)
+                    pos = i;
+            if (pos >= 0) {
+                nc.terms[nc.n_terms].knob = pos;
+                nc.terms[nc.n_terms++].mask = fc->terms[t].mask;
+            } else if (!((fc->terms[t].mask >> full->knobs[fc->terms[t].knob].baseline) & 1u)) {
+                live = 0;
+            }
+        }
+        if (live && nc.n_terms > 0)
+            s->ks.constraints[s->ks.n_constraints++] = nc;
+    }
+    s->iface = *inner;
+    s->iface.ctx = s;
+    s->iface.eval = kw_bench_sub_eval;
+}
+
+/* One engine run into a fresh journal under tmpdir; *j loaded afterwards. */
+static int kw_bench_engine(kw_journal **j, double *wall_s, kw_bench *b, const kw_knobspace *ks,
+                           const kw_evaluator *ev, const kw_engine_opts *o, const char *tag)
+{
+    char path[KW_PATH_MAX + 64];
+    static int serial;
+    snprintf(path, sizeof path, "%s/journal.%s.%d", b->tmpdir, tag, serial++);
+    kw_run_info info = {.journal_path = path, .version = PACKAGE_VERSION, .no_sync = 1};
+    kw_engine_summary sum;
+    double t0 = kw_bench_now();
+    int rc = kw_engine_run(&sum, ks, ev, o, &info);
+    if (wall_s)
+        *wall_s = kw_bench_now() - t0;
+    if (rc == 0)
+        rc = kw_journal_load(j, path);
+    if (rc != 0)
+        fprintf(stderr, "bench: engine (%s): %s\n", tag, kw_error_last());
+    unlink(path);
+    return rc;
+}
+
+/* Best guard-passing primary among a shape's E records (repetition 0). */
+static double kw_bench_best_seen(const kw_journal *j, int shape)
+{
+    double best = INFINITY;
+    int p = j->h.primary;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        if (e->shape == shape && e->rc == 0 && e->guards[0] == '\0' && e->m[p] < best)
+            best = e->m[p];
+    }
+    return best;
+}
+
+static int kw_bench_growth_knobs(kw_bench *b)
+{
+    kw_model_eval *me = NULL;
+    kw_bench_sub *sub = calloc(1, sizeof *sub);
+    int rc = -1;
+    if (!sub)
+        return -1;
+    const kw_knobspace *full = &b->cfg->space.knobs;
+    kw_model_opts mo = {.drift = 1, .seed = 1};
+    if (kw_model_eval_new(&me, b->cfg, &mo) != 0)
+        goto done;
+    printf("\n#### Search cost as the knob count grows (default.xml, knobs spread evenly over its list, "
+           "all 5 shapes, one thread, no budget)\n\n");
+    printf("| knobs | space size | evaluations to converge (all shapes) | per shape | engine wall | "
+           "per evaluation |\n|---|---|---|---|---|---|\n");
+    const int counts[] = {4, 8, 16, full->n_knobs};
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+        int n = counts[ci] < full->n_knobs ? counts[ci] : full->n_knobs;
+        if (ci > 0 && n == counts[ci - 1])
+            continue;
+        int sel[KW_KNOB_MAX];
+        for (int i = 0; i < n; i++)
+            sel[i] = (int)((long)i * full->n_knobs / n);
+        kw_bench_sub_init(sub, full, kw_model_eval_iface(me), sel, n);
+        kw_engine_opts o;
+        kw_engine_opts_init(&o);
+        o.seed = 1;
+        o.min_effect_pct = b->cfg->space.min_effect_pct;
+        kw_journal *j = NULL;
+        double wall = 0;
+        char tag[32];
+        snprintf(tag, sizeof tag, "knobs%d", n);
+        if (kw_bench_engine(&j, &wall, b, &sub->ks, &sub->iface, &o, tag) != 0)
+            goto done;
+        char c1[64], c2[64];
+        uint64_t size = kw_knobspace_size(&sub->ks);
+        printf("| %d | %s | %zu | %.0f | %.2f s | %.0f us |\n", n,
+               size == UINT64_MAX ? "> 1.8e19" : kw_bench_count(c1, sizeof c1, (double)size),
+               j->n_evals, (double)j->n_evals / b->cfg->space.n_shapes, wall,
+               j->n_evals ? 1e6 * wall / (double)j->n_evals : 0.0);
+        (void)c2;
+        kw_journal_free(j);
+    }
+    rc = 0;
+done:
+    kw_model_eval_free(me);
+    free(sub);
+    return rc;
+}
+
+static int kw_bench_growth(kw_bench *b)
+{
+    printf("\n### Cost growth\n");
+    return kw_bench_growth_knobs(b);
+}
+
+/* Exhaustive optimum of one shape: every valid config through the evaluator. */
+static int kw_bench_exhaustive(double *best, long *n_valid, const kw_knobspace *ks,
+                               const kw_evaluator *ev, int shape, int primary)
+{
+    kw_cand c;
+    memset(&c, 0, sizeof c);
+    *best = INFINITY;
+    *n_valid = 0;
+    for (;;) {
+        if (kw_cand_violates(ks, &c) < 0) {
+            kw_metrics m;
+            int rc = ev->eval(ev->ctx, &c, shape, 0, &m);
+            if (rc != 0)
+                return rc;
+            (*n_valid)++;
+            if (m.guards[0] == '\0' && m.v[primary] < *best)
+                *best = m.v[primary];
+        }
+        int k = ks->n_knobs - 1; /* mixed-radix increment, last knob fastest */
+        while (k >= 0 && ++c.v[k] == ks->knobs[k].n_values)
+            c.v[k--] = 0;
+        if (k < 0)
+            return 0;
+    }
+}
+
+static int kw_bench_quality_space(kw_bench *b, const char *path, int *n_rows, int *n_pass)
+{
+    kw_config *cfg = NULL;
+    kw_model_eval *me = NULL;
+    kw_journal *jo = NULL;
+    int rc = kw_config_load(&cfg, path, NULL, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
+        return rc;
+    }
+    kw_model_opts mo = {.drift = 1, .seed = 1};
+    if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0)
+        goto done;
+    const kw_evaluator *ev = kw_model_eval_iface(me);
+    const kw_knobspace *ks = &cfg->space.knobs;
+    int primary = -1;
+    for (int i = 0; i < ev->n_metrics; i++)
+        if (strcmp(ev->metric_names[i], "p95_us") == 0)
+            primary = i;
+    uint64_t size = kw_knobspace_size(ks);
+
+    kw_engine_opts o;
+    kw_engine_opts_init(&o);
+    o.seed = 1;
+    o.min_effect_pct = cfg->space.min_effect_pct;
+    if ((rc = kw_bench_engine(&jo, NULL, b, ks, ev, &o, "ofat")) != 0)
+        goto done;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    for (int s = 0; s < cfg->space.n_shapes; s++) {
+        double opt;
+        long n_valid;
+        if ((rc = kw_bench_exhaustive(&opt, &n_valid, ks, ev, s, primary)) != 0)
+            goto done;
+        kw_jresult res;
+        if ((rc = kw_journal_shape_result(&res, jo, s)) != 0)
+            goto done;
+        double rec = res.best_primary, seen = kw_bench_best_seen(jo, s);
+        long evals = res.evals;
+        kw_journal_result_clear(&res);
+        /* random search at the same budget, several seeds */
+        double rnd_sum = 0.0;
+        int rnd_worse = 0, rnd_n = 0;
+        for (int seed = 1; seed <= (b->quick ? 2 : KW_BENCH_RANDOM_SEEDS); seed++) {
+            kw_engine_opts ro = o;
+            ro.strategy = KW_STRATEGY_RANDOM;
+            ro.budget = evals;
+            ro.seed = (uint64_t)seed;
+            ro.n_shapes = 1;
+            ro.shapes = &s;
+            kw_journal *jr = NULL;
+            if ((rc = kw_bench_engine(&jr, NULL, b, ks, ev, &ro, "random")) != 0)
+                goto done;
+            double r = kw_bench_best_seen(jr, s);
+            kw_journal_free(jr);
+            rnd_sum += (r - opt) / opt * 100.0;
+            rnd_worse += r > rec;
+            rnd_n++;
+        }
+        double gap = (rec - opt) / opt * 100.0, gap_seen = (seen - opt) / opt * 100.0;
+        double share = 100.0 * (double)evals / (double)size;
+        int ok = gap <= KW_BENCH_QUALITY_GAP_PCT && share <= KW_BENCH_QUALITY_SHARE_PCT;
+        printf("| %s | %s | %.1f | %.1f | %+.2f%% | %+.2f%% | %ld / %llu = %.2f%% | %+.2f%% | %d/%d | %s |\n",
+               base, ev->shape_names[s], opt, rec, gap, gap_seen, evals, (unsigned long long)size,
+               share, rnd_sum / rnd_n, rnd_worse, rnd_n, kw_bench_verdict(ok));
+        (*n_rows)++;
+        *n_pass += ok;
+    }
+    rc = 0;
+done:
+    if (rc != 0)
+        fprintf(stderr, "bench: quality on %s: %s\n", path, kw_error_last());
+    kw_journal_free(jo);
+    kw_model_eval_free(me);
+    kw_config_free(cfg);
+    return rc;
+}
+
+static int kw_bench_quality(kw_bench *b)
+{
+    char pat[KW_PATH_MAX + 64];
+    snprintf(pat, sizeof pat, "%s/spaces/validate_*.xml", b->srcdir);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) != 0) {
+        printf("\nno validation spaces matched %s\n", pat);
+        return 0;
+    }
+    printf("\n### Search quality against the exhaustive optimum (p95; ofat with the engine's "
+           "defaults, no budget; random at the same budget, %d seeds)\n\n",
+           b->quick ? 2 : KW_BENCH_RANDOM_SEEDS);
+    printf("| space | shape | exhaustive best p95 us | ofat recommended p95 us | gap | gap of best "
+           "evaluated | evaluations / space | random gap (mean) | random worse than ofat | "
+           "target <= 0.5%% with <= 2%% |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    int rows = 0, pass = 0, rc = 0;
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+        rc = kw_bench_quality_space(b, g.gl_pathv[i], &rows, &pass);
+    globfree(&g);
+    printf("\nofat within %.1f%% of the optimum using <= %.0f%% of the space on %d of %d shapes\n",
+           KW_BENCH_QUALITY_GAP_PCT, KW_BENCH_QUALITY_SHARE_PCT, pass, rows);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void kw_bench_header(const kw_bench *b)
+{
+    char cpu[512] = "unknown CPU", line[512], date[64];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *p = strchr(line, ':');
+            snprintf(cpu, sizeof cpu, "%s", p ? p + 2 : line);
+            cpu[strcspn(cpu, "\n")] = '\0';
+            break;
+        }
+    if (f)
+        fclose(f);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
+    struct utsname u;
+    uname(&u);
+    printf("## knobwise %s benchmark — %s\n\n", PACKAGE_VERSION, date);
+    printf("machine: %s, %ld online cores, %s %s; command: make bench%s\n", cpu,
+           sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.machine, b->quick ? " (--quick)" : "");
+}
+
+static int kw_bench_loop(kw_bench *b, const char *kind, long n)
+{
+    if (strcmp(kind, "cost") == 0) {
+        kw_bench_costset *cs = calloc(1, sizeof *cs);
+        if (!cs || kw_bench_costset_init(cs, b->cfg, b->rng) != 0)
+            return 1;
+        double s = kw_bench_cost_loop(cs, n);
+        free(cs);
+        return isnan(s) ? 1 : 0;
+    }
+    fprintf(stderr, "bench: --loop takes cost or sim\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    static kw_bench b;
+    const char *loop = NULL;
+    long loop_n = 0;
+    int status = 1;
+    gsl_set_error_handler_off();
+    snprintf(b.srcdir, sizeof b.srcdir, "%s", getenv("KW_SRCDIR") ? getenv("KW_SRCDIR") : ".");
+    snprintf(b.knobwise, sizeof b.knobwise, "%s", getenv("KW_BIN") ? getenv("KW_BIN") : "");
+    b.tune_budget = 150;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--srcdir") == 0 && i + 1 < argc)
+            snprintf(b.srcdir, sizeof b.srcdir, "%s", argv[++i]);
+        else if (strcmp(argv[i], "--knobwise") == 0 && i + 1 < argc)
+            snprintf(b.knobwise, sizeof b.knobwise, "%s", argv[++i]);
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            b.only = argv[++i];
+        else if (strcmp(argv[i], "--tune-budget") == 0 && i + 1 < argc)
+            b.tune_budget = atol(argv[++i]);
+        else if (strcmp(argv[i], "--quick") == 0)
+            b.quick = 1;
+        else if (strcmp(argv[i], "--loop") == 0 && i + 2 < argc) {
+            loop = argv[++i];
+            loop_n = atol(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
+                            "threads|growth|quality] [--tune-budget N] [--quick]\n"
+                            "       bench [--srcdir DIR] --loop cost|sim N\n");
+            return 2;
+        }
+    }
+    ssize_t sl = readlink("/proc/self/exe", b.self, sizeof b.self - 1);
+    if (sl <= 0)
+        snprintf(b.self, sizeof b.self, "%s", argv[0]);
+    else
+        b.self[sl] = '\0';
+    b.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!b.rng)
+        return 1;
+    gsl_rng_set(b.rng, KW_BENCH_SEED);
+    if (kw_bench_load(&b.cfg, &b, "spaces/default.xml") != 0)
+        goto done;
+    if (loop) {
+        status = kw_bench_loop(&b, loop, loop_n);
+        goto done;
+    }
+    snprintf(b.tmpdir, sizeof b.tmpdir, "%s/kwbench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(b.tmpdir)) {
+        perror("bench: mkdtemp");
+        goto done;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    kw_bench_header(&b);
+    status = 0;
+    if (kw_bench_wanted(&b, "speed") && kw_bench_speed(&b) != 0)
+        status = 1;
+    if (kw_bench_wanted(&b, "callgrind") && kw_bench_callgrind(&b) != 0)
+        status = 1;
+    if (kw_bench_wanted(&b, "threads") && kw_bench_threads(&b) != 0)
+        status = 1;
+    if (kw_bench_wanted(&b, "growth") && kw_bench_growth(&b) != 0)
+        status = 1;
+    if (kw_bench_wanted(&b, "quality") && kw_bench_quality(&b) != 0)
+        status = 1;
+    rmdir(b.tmpdir);
+done:
+    kw_config_free(b.cfg);
+    gsl_rng_free(b.rng);
+    return status;
+}
