@@ -155,7 +155,7 @@ int kw_cli_show(int argc, char **argv)
     opterr = 0;
     optind = 1;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (ch) {
         case 's': space = optarg; break;
         case 'a': accel = optarg; break;
