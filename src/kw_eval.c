@@ -288,6 +288,22 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
             return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
                                 s->name, kw_error_last());
         rc = kw_sim_rate_for_load(&e->rate_per_s[i], &cfg->accel, s, &m, svc);
+        if (rc == 0) {
+            /* kw_sim_rate_for_load counts compute capacity with every core
+             * busy; when those cores together would ask DRAM for more than it
+             * delivers, the chip's real capacity is the bandwidth's. Scale the
+             * rate down so `load` means utilisation of the binding resource
+             * (otherwise a memory-bound baseline at load 0.6 is overloaded
+             * and its tail only measures the sample size). */
+            const kw_cost *full = &svc[m.max_batch - 1];
+            double groups = (double)(cfg->accel.cores / m.cores_per_request);
+            double compute_rps = groups * m.max_batch / (full->latency_us * 1e-6);
+            double dram_rps = full->dram_bytes > 0.0 && cfg->accel.dram_bw_bytes_per_s > 0.0
+                                  ? cfg->accel.dram_bw_bytes_per_s * m.max_batch / full->dram_bytes
+                                  : compute_rps;
+            if (dram_rps < compute_rps)
+                e->rate_per_s[i] *= dram_rps / compute_rps;
+        }
         free(svc);
         if (rc != 0)
             return rc;
