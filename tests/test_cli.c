@@ -2,7 +2,6 @@
  * messages, the CSV contracts of show and eval, the stdin protocol, and every
  * file of the bad-input corpus refused with its file and line. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
 
 #include "kw_testutil.h"
 
