@@ -1,0 +1,133 @@
+/* kw_engine.h - the one-knob-at-a-time search engine and its baselines.
+ *
+ * kw_engine_run() tunes every requested shape of an evaluator over a knob space
+ * and writes everything it does to a journal (kw_journal.h); kw_engine_resume()
+ * continues a journal after a kill, taking every evaluation already recorded
+ * from the journal instead of the evaluator, so the finished journal is
+ * byte-identical to an uninterrupted run's.
+ *
+ * How a run proceeds (the determinism contract):
+ *   - The engine works in lock-step ROUNDS. In a round every unfinished shape
+ *     plans its next batch of candidates (a pure function of its state), the
+ *     batch of all shapes is evaluated on opts->threads threads, then each shape
+ *     decides in shape order and its records are appended. The journal is thus a
+ *     pure function of (seed, inputs, evaluator results), whatever the thread
+ *     count or timing; only the time limit and the stop flag (checked between
+ *     rounds) depend on the clock.
+ *   - Evaluations are memoised per (config id, shape, repetition); each is
+ *     evaluated and journalled once. The budget counts them per shape.
+ *
+ * The OFAT strategy (per shape):
+ *   1. evaluate the baseline; it is the incumbent;
+ *   2. main: policy sweep (cycle through the knobs; evaluate every other value
+ *      of the current knob; move to the best acceptable one) or greedy
+ *      (evaluate every single-knob neighbour; move to the best acceptable one),
+ *      until a full round of knobs brings no accepted step;
+ *   3. probes (opts->probes > 0): take the `probes` least-bad worse neighbours
+ *      A as a first step and evaluate A's neighbours along the other knobs; if a
+ *      pair beats the incumbent, the two steps are taken (EXPLORE, then ACCEPT)
+ *      and main resumes; failed probes are stepped back (REVERT, phase probe);
+ *   4. excursion (opts->tabu > 0): from the local optimum B take up to `tabu`
+ *      exploratory moves (EXPLORE) to the best neighbour not yet visited in the
+ *      excursion and not along the knob just changed; as soon as a neighbour
+ *      beats B it is accepted and main resumes; otherwise walk back to B one
+ *      knob at a time (REVERT, phase backtrack);
+ *   5. bounded fix: for each knob that differs from the baseline, in knob
+ *      order, evaluate the incumbent with that knob back at its baseline value;
+ *      if the config without the change is within min_effect of the converged
+ *      config (or not significantly worse), the change is dropped (REVERT),
+ *      else kept (KEEP). The total loss is thus bounded by min_effect.
+ * Acceptance (kw_engine_judge): every guard passes (metrics.guards == "") and
+ * the primary metric's mean improves by at least min_effect_pct; with a noisy
+ * evaluator each candidate is evaluated `repeats` times and the improvement
+ * must also be significant: one-sided Welch t-test (GSL's Student t CDF),
+ * Bonferroni-adjusted for the number of candidates compared in the decision,
+ * below alpha. An incumbent failing a guard is left for any guard-passing
+ * neighbour ("repair"). Every step goes through ONE function that refuses (with
+ * KW_ESTATE, nothing logged) a step that does not change exactly one knob of the
+ * incumbent. Constraint-breaking neighbours are recorded as CONSTRAINT steps.
+ *
+ * Budget: main, probes and excursions stop when the shape's evaluations plus a
+ * reserve for the bounded fix (repeats x knobs changed) reach the budget.
+ *
+ * Baselines through the same evaluator, memo and journal (no steps):
+ *   random      the baseline, then uniform draws over valid configs without
+ *               replacement (GSL mt19937 seeded from seed and shape) until the
+ *               budget; constraint-breaking draws are recorded (V records);
+ *   exhaustive  every config in mixed-radix order (last knob fastest).
+ */
+#ifndef KW_ENGINE_H
+#define KW_ENGINE_H
+
+#include "kw_journal.h"
+#include "kw_search.h"
+
+#define KW_ENGINE_DEFAULT_REPEATS 5   /* repetitions per candidate when noisy */
+
+/* What the engine needs besides the search options. */
+typedef struct kw_run_info {
+    const char *journal_path;            /* e.g. "RUN_DIR/journal" */
+    const char *version;                 /* knobwise version, recorded and checked on resume */
+    int n_inputs;                        /* input files: names and content hashes */
+    const char *const *input_names;
+    const char *const *input_hashes;
+    int n_attrs;                         /* free attributes (owner, paths...), recorded */
+    const char *const *attr_keys;
+    const char *const *attr_values;
+    int no_sync;                         /* skip fsync (tests, benchmarks); records still flushed */
+} kw_run_info;
+
+typedef enum {
+    KW_STOP_DONE,   /* every shape finished (converged, budget or exhausted) */
+    KW_STOP_TIME,   /* the time limit paused the run (resumable) */
+    KW_STOP_SIGNAL  /* opts->stop was set: paused after the current round (resumable) */
+} kw_stop_reason;
+
+typedef struct kw_engine_summary {
+    kw_stop_reason stop;
+    long evals;        /* evaluator calls made by this process */
+    long replayed;     /* evaluations taken from the journal instead (resume) */
+    long records;      /* records in the journal */
+    long rounds;
+    int torn;          /* resume dropped a torn or corrupt last record */
+    char torn_msg[256];
+    double elapsed_s;
+} kw_engine_summary;
+
+/* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,
+ * repeats 5 (when noisy), seed 1, 1 thread, tabu 3, probes 2, all shapes. */
+void kw_engine_opts_init(kw_engine_opts *o);
+
+/* Run from scratch; the journal must not exist or be empty (else KW_EINPUT).
+ * Returns 0 when done or paused by the time limit (see out->stop),
+ * KW_EINTERRUPTED when paused by opts->stop, KW_EINPUT for bad options,
+ * KW_EIO when the journal cannot be written, KW_ENOMEM, or the evaluator's
+ * fatal error (KW_ENOMEM/KW_EIO/KW_EINTERRUPTED from eval). Any other
+ * evaluator error is recorded as a failed evaluation (guards "error:...").
+ * out may be NULL. */
+int kw_engine_run(kw_engine_summary *out, const kw_knobspace *ks, const kw_evaluator *ev,
+                  const kw_engine_opts *opts, const kw_run_info *info);
+
+/* Resume info->journal_path: a torn or corrupt last record is reported
+ * (out->torn_msg) and truncated, a trailing pause record dropped; corruption in
+ * the middle is refused (KW_ECORRUPT with the record number); a journal made
+ * with other inputs, knob space, evaluator metrics/shapes, version or options
+ * is refused (KW_EINPUT saying what changed). Only the thread count, the time
+ * limit, the stop flag and the progress callback may differ. */
+int kw_engine_resume(kw_engine_summary *out, const kw_knobspace *ks, const kw_evaluator *ev,
+                     const kw_engine_opts *opts, const kw_run_info *info);
+
+/* Options as recorded in a journal header (for `tune --resume DIR`): fills o
+ * (after kw_engine_opts_init) and shapes_buf (KW_JOURNAL_SHAPE_MAX ints);
+ * o->metric points into h, which must outlive o. */
+void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h);
+
+/* The one-knob rule: 0 and *knob = the changed knob if `to` differs from
+ * `from` in exactly one knob, else KW_ESTATE naming the knobs. */
+int kw_engine_step_check(int *knob, const kw_knobspace *ks, const kw_cand *from, const kw_cand *to);
+
+/* One-sided Welch t-test p-value that mean b < mean a (samples given by mean,
+ * sd, n). 0/1 when both variances are zero; NAN when n < 2. */
+double kw_engine_welch_p(double mean_a, double sd_a, int n_a, double mean_b, double sd_b, int n_b);
+
+#endif

@@ -1,0 +1,1482 @@
+/* kw_journal.c - writing, reading and checking the run journal (format in kw_journal.h).
+ *
+ * Design: a line-oriented text file with a CHAINED CRC-32 per record. Text, so a
+ * person can read a night's run with less(1) and a torn write is just a short
+ * last line; chained, so deleting or reordering a record in the middle is caught
+ * as surely as flipping a byte. The reader streams the file with getline() and
+ * decides about a bad record only once it knows whether another record follows:
+ * a bad LAST record is a torn write (left out, reported), a bad record in the
+ * middle is corruption (refused with its record number). Rejected alternative: a
+ * binary log with length prefixes - smaller, but unreadable without a tool and
+ * no more robust against torn writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kw_journal.h"
+
+/* ------------------------------------------------------------------ CRC-32 */
+
+/* Reflected CRC-32 of IEEE 802.3 / zlib (polynomial 0x04C11DB7 reversed). */
+static uint32_t kw_crc_table[256];
+static int kw_crc_ready;
+
+static void kw_crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        kw_crc_table[i] = c;
+    }
+    __atomic_store_n(&kw_crc_ready, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t kw_crc32(uint32_t crc, const void *buf, size_t len)
+{
+    if (!__atomic_load_n(&kw_crc_ready, __ATOMIC_ACQUIRE))
+        kw_crc_init(); /* idempotent: racing threads compute the same table */
+    const unsigned char *p = buf;
+    crc = ~crc;
+    while (len--)
+        crc = kw_crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
+    return ~crc;
+}
+
+static uint32_t kw_crc_record(uint32_t prev, const char *payload, size_t len)
+{
+    return kw_crc32(kw_crc32(prev, payload, len), "\n", 1);
+}
+
+/* ------------------------------------------------------------------ names */
+
+static const char *const kw_decision_names[] = {"accept", "reject", "explore",
+                                                "revert", "keep",   "constraint"};
+static const char *const kw_phase_names[] = {"main", "probe", "explore", "backtrack", "fix"};
+static const char *const kw_strategy_names[] = {"ofat", "random", "exhaustive"};
+static const char *const kw_policy_names[] = {"sweep", "greedy"};
+
+static int kw_name_parse(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+#define KW_NAMES_N(a) ((int)(sizeof(a) / sizeof(a[0])))
+
+const char *kw_decision_name(kw_decision d)
+{
+    return (unsigned)d < (unsigned)KW_NAMES_N(kw_decision_names) ? kw_decision_names[d] : "?";
+}
+int kw_decision_parse(const char *s)
+{
+    return kw_name_parse(kw_decision_names, KW_NAMES_N(kw_decision_names), s);
+}
+const char *kw_step_phase_name(kw_step_phase p)
+{
+    return (unsigned)p < (unsigned)KW_NAMES_N(kw_phase_names) ? kw_phase_names[p] : "?";
+}
+int kw_step_phase_parse(const char *s)
+{
+    return kw_name_parse(kw_phase_names, KW_NAMES_N(kw_phase_names), s);
+}
+const char *kw_strategy_name(kw_strategy s)
+{
+    return (unsigned)s < (unsigned)KW_NAMES_N(kw_strategy_names) ? kw_strategy_names[s] : "?";
+}
+int kw_strategy_parse(const char *s)
+{
+    return kw_name_parse(kw_strategy_names, KW_NAMES_N(kw_strategy_names), s);
+}
+const char *kw_policy_name(kw_policy p)
+{
+    return (unsigned)p < (unsigned)KW_NAMES_N(kw_policy_names) ? kw_policy_names[p] : "?";
+}
+int kw_policy_parse(const char *s)
+{
+    return kw_name_parse(kw_policy_names, KW_NAMES_N(kw_policy_names), s);
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+void kw_jbuf_reset(kw_jbuf *b)
+{
+    b->len = 0;
+    if (b->s)
+        b->s[0] = '\0';
+}
+
+void kw_jbuf_free(kw_jbuf *b)
+{
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+static int kw_jbuf_grow(kw_jbuf *b, size_t extra)
+{
+    if (b->oom)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        b->oom = 1;
+        return -1;
+    }
+    b->s = s;
+    b->cap = cap;
+    return 0;
+}
+
+static void kw_jbuf_add(kw_jbuf *b, const char *s, size_t n)
+{
+    if (kw_jbuf_grow(b, n) != 0)
+        return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void kw_jbuf_printf(kw_jbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof tmp) {
+        kw_jbuf_add(b, tmp, (size_t)n);
+        return;
+    }
+    if (kw_jbuf_grow(b, (size_t)n) != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static int kw_esc_needed(unsigned char c)
+{
+    return c <= 0x20 || c >= 0x7f || c == '%' || c == '=' || c == ',' || c == '#';
+}
+
+static void kw_jbuf_esc(kw_jbuf *b, const char *v)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) {
+        if (kw_esc_needed(*p)) {
+            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            kw_jbuf_add(b, e, 3);
+        } else {
+            kw_jbuf_add(b, (const char *)p, 1);
+        }
+    }
+}
+
+void kw_jbuf_str(kw_jbuf *b, const char *key, const char *value)
+{
+    if (key)
+        kw_jbuf_printf(b, " %s=", key);
+    kw_jbuf_esc(b, value);
+}
+
+/* Shortest %g precision that reads back to the same double: keeps the journal
+ * small (model figures are usually short) while replay stays bit-exact. */
+static void kw_fmt_dbl(char *buf, size_t n, double v)
+{
+    if (isnan(v)) {
+        snprintf(buf, n, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int p = 15; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+void kw_jbuf_dbl(kw_jbuf *b, const char *key, double v)
+{
+    char t[40];
+    kw_fmt_dbl(t, sizeof t, v);
+    if (key)
+        kw_jbuf_printf(b, " %s=%s", key, t);
+    else
+        kw_jbuf_printf(b, "%s", t);
+}
+
+void kw_jbuf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_cand *c)
+{
+    kw_jbuf_printf(b, " %s=", key);
+    for (int i = 0; i < ks->n_knobs; i++)
+        kw_jbuf_printf(b, i ? ".%u" : "%u", (unsigned)c->v[i]);
+}
+
+/* ------------------------------------------------------------------ writer */
+
+struct kw_jwriter {
+    int fd;
+    char *path;
+    uint32_t crc;        /* chained checksum of the last record added */
+    uint32_t *old;       /* checksums of the records already in the file */
+    size_t n_old;
+    long added;          /* records added (replayed + new) */
+    int no_sync;
+    kw_jbuf pending;     /* new records not yet written */
+};
+
+int kw_jwriter_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs, size_t n_old,
+                    int no_sync)
+{
+    kw_jwriter *w = calloc(1, sizeof *w);
+    if (!w)
+        return kw_error_set(KW_ENOMEM, "out of memory opening the journal");
+    w->fd = -1;
+    w->path = strdup(path);
+    if (!w->path)
+        goto oom;
+    if (n_old > 0) {
+        w->old = malloc(n_old * sizeof *w->old);
+        if (!w->old)
+            goto oom;
+        memcpy(w->old, old_crcs, n_old * sizeof *w->old);
+    }
+    w->n_old = n_old;
+    w->no_sync = no_sync;
+    w->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        int rc = kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(errno));
+        kw_jwriter_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+oom:
+    kw_jwriter_free(w);
+    return kw_error_set(KW_ENOMEM, "out of memory opening the journal");
+}
+
+int kw_jwriter_add(kw_jwriter *w, const char *payload)
+{
+    size_t len = strlen(payload);
+    uint32_t crc = kw_crc_record(w->crc, payload, len);
+    if ((size_t)w->added < w->n_old) {
+        if (crc != w->old[w->added])
+            return kw_error_set(KW_ECORRUPT,
+                                "%s: record %ld: the resumed run does not regenerate the "
+                                "journal's record (inputs, evaluator or knobwise changed): %.120s",
+                                w->path, w->added + 1, payload);
+    } else {
+        kw_jbuf_add(&w->pending, payload, len);
+        kw_jbuf_printf(&w->pending, " crc=%08x\n", (unsigned)crc);
+        if (w->pending.oom)
+            return kw_error_set(KW_ENOMEM, "out of memory buffering journal records");
+    }
+    w->crc = crc;
+    w->added++;
+    return 0;
+}
+
+int kw_jwriter_commit(kw_jwriter *w)
+{
+    size_t off = 0;
+    while (off < w->pending.len) {
+        ssize_t n = write(w->fd, w->pending.s + off, w->pending.len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return kw_error_set(KW_EIO, "%s: cannot write the journal: %s", w->path,
+                                n < 0 ? strerror(errno) : "short write");
+        off += (size_t)n;
+    }
+    int had = w->pending.len > 0;
+    kw_jbuf_reset(&w->pending);
+    if (had && !w->no_sync && fsync(w->fd) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot sync the journal: %s", w->path, strerror(errno));
+    return 0;
+}
+
+long kw_jwriter_records(const kw_jwriter *w) { return w->added; }
+int kw_jwriter_replaying(const kw_jwriter *w) { return (size_t)w->added < w->n_old; }
+
+void kw_jwriter_free(kw_jwriter *w)
+{
+    if (!w)
+        return;
+    if (w->fd >= 0)
+        close(w->fd);
+    free(w->path);
+    free(w->old);
+    kw_jbuf_free(&w->pending);
+    free(w);
+}
+
+int kw_journal_truncate(const char *path, long bytes)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return kw_error_set(KW_EIO, "%s: cannot open to truncate: %s", path, strerror(errno));
+    int rc = 0;
+    if (ftruncate(fd, (off_t)bytes) != 0 || fsync(fd) != 0)
+        rc = kw_error_set(KW_EIO, "%s: cannot truncate: %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+/* Stable storage for strings and metric vectors: chunks never move. */
+typedef struct kw_arena_chunk {
+    struct kw_arena_chunk *next;
+    size_t used, cap;
+    _Alignas(double) char data[];
+} kw_arena_chunk;
+
+typedef struct kw_jpriv {
+    kw_arena_chunk *chunks;
+    uint32_t *crcs;      /* per good record */
+    size_t *index;       /* open addressing over evals: slot -> eval index + 1 (0 = empty) */
+    size_t index_cap;
+} kw_jpriv;
+
+static void *kw_arena_alloc(kw_jpriv *p, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    kw_arena_chunk *c = p->chunks;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->used = 0;
+        c->cap = cap;
+        c->next = p->chunks;
+        p->chunks = c;
+    }
+    void *r = c->data + c->used;
+    c->used += n;
+    return r;
+}
+
+static const char *kw_arena_str(kw_jpriv *p, const char *s)
+{
+    if (!s || !*s)
+        return "";
+    size_t n = strlen(s) + 1;
+    char *d = kw_arena_alloc(p, n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+#define KW_FIELDS_MAX 40
+
+typedef struct kw_rec {
+    char type;
+    int n;
+    char *key[KW_FIELDS_MAX];
+    char *val[KW_FIELDS_MAX];
+} kw_rec;
+
+static int kw_hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int kw_unescape(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p == '%') {
+            int h = kw_hexval(p[1]), l = h >= 0 ? kw_hexval(p[2]) : -1;
+            if (h < 0 || l < 0)
+                return -1;
+            *o++ = (char)(h * 16 + l);
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return 0;
+}
+
+/* Split a payload in place into type and key=value fields (values still escaped). */
+static int kw_rec_split(kw_rec *r, char *payload)
+{
+    memset(r, 0, sizeof *r);
+    char *save = NULL;
+    char *tok = strtok_r(payload, " ", &save);
+    if (!tok || tok[1] != '\0')
+        return -1;
+    r->type = tok[0];
+    while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+        char *eq = strchr(tok, '=');
+        if (!eq || r->n >= KW_FIELDS_MAX)
+            return -1;
+        *eq = '\0';
+        r->key[r->n] = tok;
+        r->val[r->n] = eq + 1;
+        r->n++;
+    }
+    return 0;
+}
+
+/* A field's raw (escaped) value, or NULL. */
+static char *kw_rec_raw(const kw_rec *r, const char *key)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->key[i], key) == 0)
+            return r->val[i];
+    return NULL;
+}
+
+/* Parse state shared by the record parsers: the first error wins. */
+typedef struct kw_pstate {
+    kw_journal *j;
+    kw_jpriv *p;
+    long record;
+    int err;
+    char msg[200];
+} kw_pstate;
+
+static void kw_perr(kw_pstate *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kw_perr(kw_pstate *ps, const char *fmt, ...)
+{
+    if (ps->err)
+        return;
+    ps->err = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->msg, sizeof ps->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* An unescaped string field (in place); "" and an error when missing. */
+static const char *kw_f_str(kw_pstate *ps, const kw_rec *r, const char *key)
+{
+    char *v = kw_rec_raw(r, key);
+    if (!v) {
+        kw_perr(ps, "field '%s' missing", key);
+        return "";
+    }
+    if (kw_unescape(v) != 0) {
+        kw_perr(ps, "field '%s': bad escape", key);
+        return "";
+    }
+    return v;
+}
+
+static void kw_f_copy(kw_pstate *ps, char *dst, size_t n, const kw_rec *r, const char *key)
+{
+    const char *v = kw_f_str(ps, r, key);
+    if (strlen(v) >= n)
+        kw_perr(ps, "field '%s' too long", key);
+    snprintf(dst, n, "%s", v);
+}
+
+static long long kw_f_int(kw_pstate *ps, const kw_rec *r, const char *key, long long min,
+                          long long max)
+{
+    char *v = kw_rec_raw(r, key), *end;
+    if (!v) {
+        kw_perr(ps, "field '%s' missing", key);
+        return min;
+    }
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < min || x > max) {
+        kw_perr(ps, "field '%s': bad number '%.40s'", key, v);
+        return min;
+    }
+    return x;
+}
+
+static double kw_f_dbl(kw_pstate *ps, const kw_rec *r, const char *key)
+{
+    char *v = kw_rec_raw(r, key), *end;
+    if (!v) {
+        kw_perr(ps, "field '%s' missing", key);
+        return NAN;
+    }
+    double x = strtod(v, &end);
+    if (end == v || *end) {
+        kw_perr(ps, "field '%s': bad number '%.40s'", key, v);
+        return NAN;
+    }
+    return x;
+}
+
+static uint64_t kw_f_id(kw_pstate *ps, const kw_rec *r, const char *key)
+{
+    char *v = kw_rec_raw(r, key), *end;
+    if (!v || strlen(v) != 16) {
+        kw_perr(ps, "field '%s': bad id", key);
+        return 0;
+    }
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 16);
+    if (errno || *end) {
+        kw_perr(ps, "field '%s': bad id", key);
+        return 0;
+    }
+    return (uint64_t)x;
+}
+
+static void kw_f_cand(kw_pstate *ps, kw_cand *out, const kw_rec *r, const char *key)
+{
+    const kw_knobspace *ks = &ps->j->h.space;
+    memset(out, 0, sizeof *out);
+    char *v = kw_rec_raw(r, key);
+    if (!v) {
+        kw_perr(ps, "field '%s' missing", key);
+        return;
+    }
+    int i = 0;
+    for (char *p = v; *p;) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || i >= ks->n_knobs || x < 0 || x >= ks->knobs[i].n_values) {
+            kw_perr(ps, "field '%s': bad candidate", key);
+            return;
+        }
+        out->v[i++] = (uint8_t)x;
+        p = end;
+        if (*p == '.')
+            p++;
+        else if (*p) {
+            kw_perr(ps, "field '%s': bad candidate", key);
+            return;
+        }
+    }
+    if (i != ks->n_knobs)
+        kw_perr(ps, "field '%s': %d values for %d knobs", key, i, ks->n_knobs);
+}
+
+static int kw_f_shape(kw_pstate *ps, const kw_rec *r)
+{
+    return (int)kw_f_int(ps, r, "s", 0, ps->j->h.n_shapes > 0 ? ps->j->h.n_shapes - 1 : 0);
+}
+
+/* Growable arrays of the journal. */
+static void *kw_grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *r = realloc(arr, c * elem);
+    if (r)
+        *cap = c;
+    return r;
+}
+
+typedef struct kw_caps {
+    size_t evals, steps, viols, done, crcs;
+} kw_caps;
+
+static void kw_parse_header(kw_pstate *ps, kw_rec *r)
+{
+    kw_jheader *h = &ps->j->h;
+    switch (r->type) {
+    case 'H': {
+        h->format = (int)kw_f_int(ps, r, "format", 1, 1000);
+        if (h->format != KW_JOURNAL_FORMAT)
+            kw_perr(ps, "journal format %d, this knobwise reads format %d", h->format,
+                    KW_JOURNAL_FORMAT);
+        kw_f_copy(ps, h->version, sizeof h->version, r, "version");
+        char *seed = kw_rec_raw(r, "seed");
+        h->seed = seed ? strtoull(seed, NULL, 10) : 0;
+        int s = kw_strategy_parse(kw_f_str(ps, r, "strategy"));
+        int p = kw_policy_parse(kw_f_str(ps, r, "policy"));
+        if (s < 0 || p < 0)
+            kw_perr(ps, "unknown strategy or policy");
+        h->strategy = s < 0 ? KW_STRATEGY_OFAT : (kw_strategy)s;
+        h->policy = p < 0 ? KW_POLICY_SWEEP : (kw_policy)p;
+        h->budget = (long)kw_f_int(ps, r, "budget", 0, 1LL << 60);
+        kw_f_copy(ps, h->metric, sizeof h->metric, r, "metric");
+        h->min_effect_pct = kw_f_dbl(ps, r, "min_effect");
+        h->alpha = kw_f_dbl(ps, r, "alpha");
+        h->repeats = (int)kw_f_int(ps, r, "repeats", 1, 1000000);
+        h->noisy = (int)kw_f_int(ps, r, "noisy", 0, 1);
+        h->tabu = (int)kw_f_int(ps, r, "tabu", 0, 1000000);
+        h->probes = (int)kw_f_int(ps, r, "probes", 0, 1000000);
+        char *t = kw_rec_raw(r, "tuned");
+        if (!t) {
+            kw_perr(ps, "field 'tuned' missing");
+            break;
+        }
+        for (char *q = t; *q;) {
+            char *end;
+            long x = strtol(q, &end, 10);
+            if (end == q || x < 0 || x >= KW_JOURNAL_SHAPE_MAX || h->n_tuned >= KW_JOURNAL_SHAPE_MAX) {
+                kw_perr(ps, "field 'tuned': bad list");
+                break;
+            }
+            h->tuned[h->n_tuned++] = (int)x;
+            q = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',') {
+                kw_perr(ps, "field 'tuned': bad list");
+                break;
+            }
+        }
+        break;
+    }
+    case 'A':
+        if (h->n_attrs >= KW_JOURNAL_ATTR_MAX) {
+            kw_perr(ps, "too many attributes");
+            break;
+        }
+        kw_f_copy(ps, h->attrs[h->n_attrs].key, sizeof h->attrs[0].key, r, "key");
+        kw_f_copy(ps, h->attrs[h->n_attrs].value, sizeof h->attrs[0].value, r, "value");
+        h->n_attrs++;
+        break;
+    case 'I':
+        if (h->n_inputs >= KW_JOURNAL_INPUT_MAX) {
+            kw_perr(ps, "too many inputs");
+            break;
+        }
+        kw_f_copy(ps, h->inputs[h->n_inputs].name, sizeof h->inputs[0].name, r, "name");
+        kw_f_copy(ps, h->inputs[h->n_inputs].hash, sizeof h->inputs[0].hash, r, "hash");
+        h->n_inputs++;
+        break;
+    case 'K': {
+        kw_knobspace *ks = &h->space;
+        if (kw_f_int(ps, r, "i", 0, KW_KNOB_MAX - 1) != ks->n_knobs || ks->n_knobs >= KW_KNOB_MAX) {
+            kw_perr(ps, "knob records out of order");
+            break;
+        }
+        kw_knob *k = &ks->knobs[ks->n_knobs];
+        kw_f_copy(ps, k->name, sizeof k->name, r, "name");
+        char *vals = kw_rec_raw(r, "values");
+        if (!vals || !*vals) {
+            kw_perr(ps, "knob without values");
+            break;
+        }
+        char *save = NULL;
+        for (char *tok = strtok_r(vals, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (k->n_values >= KW_VALUE_MAX || kw_unescape(tok) != 0 ||
+                strlen(tok) >= KW_VALUE_LEN) {
+                kw_perr(ps, "knob '%s': bad values", k->name);
+                break;
+            }
+            snprintf(k->values[k->n_values++], KW_VALUE_LEN, "%s", tok);
+        }
+        k->baseline = (int)kw_f_int(ps, r, "base", 0, k->n_values > 0 ? k->n_values - 1 : 0);
+        ks->n_knobs++;
+        break;
+    }
+    case 'C': {
+        kw_knobspace *ks = &h->space;
+        if (kw_f_int(ps, r, "i", 0, KW_CONSTRAINT_MAX - 1) != ks->n_constraints ||
+            ks->n_constraints >= KW_CONSTRAINT_MAX) {
+            kw_perr(ps, "constraint records out of order");
+            break;
+        }
+        kw_constraint *c = &ks->constraints[ks->n_constraints];
+        kw_f_copy(ps, c->name, sizeof c->name, r, "name");
+        char *terms = kw_rec_raw(r, "terms");
+        if (!terms) {
+            kw_perr(ps, "constraint without terms");
+            break;
+        }
+        char *save = NULL;
+        for (char *tok = strtok_r(terms, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(tok, ':');
+            if (!colon || c->n_terms >= KW_TERM_MAX) {
+                kw_perr(ps, "constraint '%s': bad terms", c->name);
+                break;
+            }
+            long knob = strtol(tok, NULL, 10);
+            if (knob < 0 || knob >= ks->n_knobs) {
+                kw_perr(ps, "constraint '%s': bad knob", c->name);
+                break;
+            }
+            c->terms[c->n_terms].knob = (int)knob;
+            c->terms[c->n_terms].mask = strtoull(colon + 1, NULL, 16);
+            c->n_terms++;
+        }
+        ks->n_constraints++;
+        break;
+    }
+    case 'M': {
+        char *names = kw_rec_raw(r, "names");
+        if (!names) {
+            kw_perr(ps, "field 'names' missing");
+            break;
+        }
+        char *save = NULL;
+        for (char *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (h->n_metrics >= KW_METRIC_MAX || kw_unescape(tok) != 0 ||
+                strlen(tok) >= KW_NAME_MAX) {
+                kw_perr(ps, "bad metric names");
+                break;
+            }
+            snprintf(h->metric_names[h->n_metrics++], KW_NAME_MAX, "%s", tok);
+        }
+        break;
+    }
+    case 'S':
+        if (kw_f_int(ps, r, "i", 0, KW_JOURNAL_SHAPE_MAX - 1) != h->n_shapes) {
+            kw_perr(ps, "shape records out of order");
+            break;
+        }
+        kw_f_copy(ps, h->shape_names[h->n_shapes], KW_NAME_MAX, r, "name");
+        h->n_shapes++;
+        break;
+    default:
+        kw_perr(ps, "unknown record type '%c'", r->type);
+    }
+}
+
+/* Finish the header when the first body record arrives. */
+static void kw_header_done(kw_pstate *ps)
+{
+    kw_jheader *h = &ps->j->h;
+    if (h->format == 0) {
+        kw_perr(ps, "no header record");
+        return;
+    }
+    if (h->space.n_knobs == 0)
+        kw_perr(ps, "header names no knobs");
+    h->primary = -1;
+    for (int i = 0; i < h->n_metrics; i++)
+        if (strcmp(h->metric_names[i], h->metric) == 0)
+            h->primary = i;
+    if (h->primary < 0)
+        kw_perr(ps, "primary metric '%s' is not among the metric names", h->metric);
+    for (int i = 0; i < h->n_tuned; i++)
+        if (h->tuned[i] >= h->n_shapes)
+            kw_perr(ps, "tuned shape %d is not among the %d shapes", h->tuned[i], h->n_shapes);
+}
+
+static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_caps *caps)
+{
+    kw_journal *j = ps->j;
+    const kw_jheader *h = &j->h;
+    switch (r->type) {
+    case 'E': {
+        kw_jeval *ev = kw_grow(j->evals, &caps->evals, j->n_evals, sizeof *j->evals);
+        if (!ev) {
+            kw_perr(ps, "out of memory");
+            return;
+        }
+        j->evals = ev;
+        kw_jeval *e = &j->evals[j->n_evals];
+        memset(e, 0, sizeof *e);
+        e->record = ps->record;
+        e->shape = kw_f_shape(ps, r);
+        e->id = kw_f_id(ps, r, "id");
+        e->rep = (int)kw_f_int(ps, r, "rep", 0, h->repeats - 1);
+        kw_f_cand(ps, &e->cand, r, "c");
+        e->rc = (int)kw_f_int(ps, r, "rc", -1000, 1000);
+        double *m = kw_arena_alloc(ps->p, sizeof(double) * (size_t)(h->n_metrics ? h->n_metrics : 1));
+        if (!m) {
+            kw_perr(ps, "out of memory");
+            return;
+        }
+        char *mv = kw_rec_raw(r, "m");
+        int n = 0;
+        if (!mv)
+            kw_perr(ps, "field 'm' missing");
+        for (char *q = mv; q && *q && n < h->n_metrics;) {
+            char *end;
+            m[n++] = strtod(q, &end);
+            if (end == q || (*end && *end != ',')) {
+                kw_perr(ps, "field 'm': bad number");
+                break;
+            }
+            q = *end ? end + 1 : end;
+        }
+        if (mv && n != h->n_metrics)
+            kw_perr(ps, "field 'm': %d values for %d metrics", n, h->n_metrics);
+        e->m = m;
+        e->guards = kw_arena_str(ps->p, kw_f_str(ps, r, "g"));
+        e->klass = kw_arena_str(ps->p, kw_f_str(ps, r, "k"));
+        j->n_evals++;
+        break;
+    }
+    case 'T': {
+        kw_jstep *sv = kw_grow(j->steps, &caps->steps, j->n_steps, sizeof *j->steps);
+        if (!sv) {
+            kw_perr(ps, "out of memory");
+            return;
+        }
+        j->steps = sv;
+        kw_jstep *s = &j->steps[j->n_steps];
+        memset(s, 0, sizeof *s);
+        s->record = ps->record;
+        s->shape = kw_f_shape(ps, r);
+        s->step = (int)kw_f_int(ps, r, "step", 1, 1 << 30);
+        int ph = kw_step_phase_parse(kw_f_str(ps, r, "phase"));
+        int d = kw_decision_parse(kw_f_str(ps, r, "d"));
+        if (ph < 0 || d < 0)
+            kw_perr(ps, "unknown phase or decision");
+        s->phase = ph < 0 ? KW_STEP_MAIN : (kw_step_phase)ph;
+        s->decision = d < 0 ? KW_DECIDE_REJECT : (kw_decision)d;
+        s->parent_id = kw_f_id(ps, r, "parent");
+        s->id = kw_f_id(ps, r, "id");
+        kw_f_cand(ps, &s->cand, r, "c");
+        s->knob = kw_knobspace_find(&h->space, kw_f_str(ps, r, "knob"));
+        if (s->knob < 0) {
+            kw_perr(ps, "unknown knob");
+            break;
+        }
+        s->old_v = kw_knob_value(&h->space.knobs[s->knob], kw_f_str(ps, r, "old"));
+        s->new_v = kw_knob_value(&h->space.knobs[s->knob], kw_f_str(ps, r, "new"));
+        if (s->old_v < 0 || s->new_v < 0) {
+            kw_perr(ps, "unknown knob value");
+            break;
+        }
+        s->parent = s->cand;
+        s->parent.v[s->knob] = (uint8_t)s->old_v;
+        s->before = kw_f_dbl(ps, r, "before");
+        s->after = kw_f_dbl(ps, r, "after");
+        s->delta_pct = kw_f_dbl(ps, r, "delta");
+        s->p_value = kw_f_dbl(ps, r, "p");
+        s->n_before = (int)kw_f_int(ps, r, "nb", 0, 1000000);
+        s->n_after = (int)kw_f_int(ps, r, "na", 0, 1000000);
+        s->guards = kw_arena_str(ps->p, kw_f_str(ps, r, "g"));
+        s->constraint = kw_arena_str(ps->p, kw_f_str(ps, r, "con"));
+        s->reason = kw_arena_str(ps->p, kw_f_str(ps, r, "why"));
+        j->n_steps++;
+        break;
+    }
+    case 'V': {
+        kw_jviol *vv = kw_grow(j->viols, &caps->viols, j->n_viols, sizeof *j->viols);
+        if (!vv) {
+            kw_perr(ps, "out of memory");
+            return;
+        }
+        j->viols = vv;
+        kw_jviol *v = &j->viols[j->n_viols];
+        memset(v, 0, sizeof *v);
+        v->record = ps->record;
+        v->shape = kw_f_shape(ps, r);
+        v->id = kw_f_id(ps, r, "id");
+        kw_f_cand(ps, &v->cand, r, "c");
+        v->constraint = kw_arena_str(ps->p, kw_f_str(ps, r, "con"));
+        v->why = kw_arena_str(ps->p, kw_f_str(ps, r, "why"));
+        j->n_viols++;
+        break;
+    }
+    case 'D': {
+        kw_jdone *dv = kw_grow(j->done, &caps->done, j->n_done, sizeof *j->done);
+        if (!dv) {
+            kw_perr(ps, "out of memory");
+            return;
+        }
+        j->done = dv;
+        kw_jdone *d = &j->done[j->n_done];
+        memset(d, 0, sizeof *d);
+        d->record = ps->record;
+        d->shape = kw_f_shape(ps, r);
+        kw_f_copy(ps, d->why, sizeof d->why, r, "why");
+        d->baseline_id = kw_f_id(ps, r, "base");
+        d->baseline_primary = kw_f_dbl(ps, r, "base_p");
+        d->best_id = kw_f_id(ps, r, "best");
+        d->best_primary = kw_f_dbl(ps, r, "best_p");
+        kw_f_cand(ps, &d->best, r, "c");
+        d->evals = (long)kw_f_int(ps, r, "evals", 0, 1LL << 60);
+        d->steps = (int)kw_f_int(ps, r, "steps", 0, 1 << 30);
+        j->n_done++;
+        break;
+    }
+    case 'Q':
+        kw_f_copy(ps, j->paused, sizeof j->paused, r, "why");
+        break;
+    case 'Z':
+        j->complete = 1;
+        break;
+    default:
+        kw_perr(ps, "unknown record type '%c'", r->type);
+    }
+}
+
+/* Check a line's checksum; returns the payload length or -1. */
+static long kw_line_check(const char *line, size_t len, uint32_t prev, uint32_t *crc_out)
+{
+    static const char tag[] = " crc=";
+    if (len < sizeof tag - 1 + 8)
+        return -1;
+    size_t pl = len - 8 - (sizeof tag - 1);
+    if (memcmp(line + pl, tag, sizeof tag - 1) != 0)
+        return -1;
+    uint32_t want = 0;
+    for (size_t i = len - 8; i < len; i++) {
+        int v = kw_hexval(line[i]);
+        if (v < 0 || (line[i] >= 'A' && line[i] <= 'F'))
+            return -1;
+        want = want * 16 + (uint32_t)v;
+    }
+    uint32_t got = kw_crc_record(prev, line, pl);
+    if (got != want)
+        return -1;
+    *crc_out = got;
+    return (long)pl;
+}
+
+static void kw_index_build(kw_journal *j);
+
+int kw_journal_load(kw_journal **out, const char *path)
+{
+    return kw_journal_load_ex(out, path, 0);
+}
+
+int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
+                            path, strerror(errno));
+    kw_journal *j = calloc(1, sizeof *j);
+    kw_jpriv *p = calloc(1, sizeof *p);
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    kw_caps caps = {0};
+    kw_pstate ps = {.j = j, .p = p};
+    int in_header = 1;
+    uint32_t crc = 0;
+    long offset = 0;
+    long bad_record = 0; /* a bad record seen: fine only if nothing follows */
+    char bad_msg[200] = "";
+    ssize_t n;
+    if (j)
+        j->priv = p;
+    else
+        free(p);
+    if (!j || !p || !(j->path = strdup(path))) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
+        goto done;
+    }
+    while ((n = getline(&line, &cap, f)) > 0) {
+        long rec = j->n_records + 1;
+        if (bad_record) {
+            rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: %s (corruption in the middle of the "
+                              "journal; refusing to use it)", path, bad_record, bad_msg);
+            goto done;
+        }
+        int has_nl = line[n - 1] == '\n';
+        size_t len = (size_t)n - (size_t)has_nl;
+        uint32_t c = 0;
+        long pl = has_nl ? kw_line_check(line, len, crc, &c) : -1;
+        if (pl < 0) {
+            bad_record = rec;
+            snprintf(bad_msg, sizeof bad_msg, "%s",
+                     has_nl ? "checksum mismatch" : "torn record (no end of line)");
+            continue;
+        }
+        line[pl] = '\0';
+        kw_rec r;
+        ps.record = rec;
+        if (kw_rec_split(&r, line) != 0) {
+            kw_perr(&ps, "malformed record");
+        } else if (strchr("HAIKCMS", r.type)) {
+            if (!in_header)
+                kw_perr(&ps, "header record '%c' after the header", r.type);
+            else if (r.type != 'H' && j->h.format == 0)
+                kw_perr(&ps, "the journal does not start with a header record");
+            else
+                kw_parse_header(&ps, &r);
+        } else {
+            if (in_header) {
+                kw_header_done(&ps);
+                in_header = 0;
+            }
+            if (j->complete)
+                kw_perr(&ps, "record after the run-end record");
+            j->paused[0] = '\0'; /* a pause counts only as the last record */
+            kw_parse_body(&ps, &r, &caps);
+        }
+        if (ps.err) {
+            rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", path, rec, ps.msg);
+            goto done;
+        }
+        uint32_t *cv = kw_grow(p->crcs, &caps.crcs, (size_t)j->n_records, sizeof *p->crcs);
+        if (!cv) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
+            goto done;
+        }
+        p->crcs = cv;
+        p->crcs[j->n_records] = c;
+        crc = c;
+        j->n_records++;
+        j->last_start = offset;
+        offset += (long)n;
+        j->good_bytes = offset;
+    }
+    if (ferror(f)) {
+        rc = kw_error_set(KW_EIO, "%s: read error: %s", path, strerror(errno));
+        goto done;
+    }
+    struct stat st;
+    j->file_bytes = fstat(fileno(f), &st) == 0 ? (long)st.st_size : j->good_bytes;
+    if (bad_record) {
+        j->torn = 1;
+        snprintf(j->torn_msg, sizeof j->torn_msg,
+                 "%s: record %ld: %s; the last %ld bytes are dropped (last good record %ld)", path,
+                 bad_record, bad_msg, j->file_bytes - j->good_bytes, j->n_records);
+    } else if (j->good_bytes < j->file_bytes) {
+        j->torn = 1;
+        snprintf(j->torn_msg, sizeof j->torn_msg, "%s: %ld trailing bytes after record %ld", path,
+                 j->file_bytes - j->good_bytes, j->n_records);
+    }
+    if (j->n_records == 0) {
+        rc = kw_error_set(KW_ECORRUPT, "%s: no journal record%s", path,
+                          j->torn ? " (the first record is torn)" : "");
+        goto done;
+    }
+    if (in_header) {
+        ps.record = j->n_records;
+        kw_header_done(&ps);
+        if (ps.err && allow_partial_header) {
+            j->header_incomplete = 1;
+            ps.err = 0;
+        }
+        if (ps.err) {
+            rc = kw_error_set(KW_ECORRUPT, "%s: header: %s", path, ps.msg);
+            goto done;
+        }
+    }
+    kw_index_build(j);
+    if (!p->index && j->n_evals > 0) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory indexing the journal");
+        goto done;
+    }
+    *out = j;
+    j = NULL;
+done:
+    free(line);
+    fclose(f);
+    kw_journal_free(j);
+    return rc;
+}
+
+const uint32_t *kw_journal_crcs(const kw_journal *j)
+{
+    return ((const kw_jpriv *)j->priv)->crcs;
+}
+
+void kw_journal_free(kw_journal *j)
+{
+    if (!j)
+        return;
+    kw_jpriv *p = j->priv;
+    if (p) {
+        while (p->chunks) {
+            kw_arena_chunk *c = p->chunks;
+            p->chunks = c->next;
+            free(c);
+        }
+        free(p->crcs);
+        free(p->index);
+        free(p);
+    }
+    free(j->path);
+    free(j->evals);
+    free(j->steps);
+    free(j->viols);
+    free(j->done);
+    free(j);
+}
+
+/* ------------------------------------------------------------------ queries */
+
+static uint64_t kw_eval_key(int shape, uint64_t id, int rep)
+{
+    uint64_t k = id ^ ((uint64_t)(unsigned)shape * 0x9E3779B97F4A7C15ULL) ^
+                 ((uint64_t)(unsigned)rep * 0xC2B2AE3D27D4EB4FULL);
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return k;
+}
+
+static void kw_index_build(kw_journal *j)
+{
+    kw_jpriv *p = j->priv;
+    size_t cap = 16;
+    while (cap < j->n_evals * 2 + 1)
+        cap *= 2;
+    p->index = calloc(cap, sizeof *p->index);
+    if (!p->index)
+        return;
+    p->index_cap = cap;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        size_t s = kw_eval_key(e->shape, e->id, e->rep) & (cap - 1);
+        while (p->index[s])
+            s = (s + 1) & (cap - 1);
+        p->index[s] = i + 1;
+    }
+}
+
+const kw_jeval *kw_journal_eval_find(const kw_journal *j, int shape, uint64_t id, int rep)
+{
+    const kw_jpriv *p = j->priv;
+    if (!p->index)
+        return NULL;
+    size_t s = kw_eval_key(shape, id, rep) & (p->index_cap - 1);
+    while (p->index[s]) {
+        const kw_jeval *e = &j->evals[p->index[s] - 1];
+        if (e->shape == shape && e->id == id && e->rep == rep)
+            return e;
+        s = (s + 1) & (p->index_cap - 1);
+    }
+    return NULL;
+}
+
+int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id)
+{
+    memset(out, 0, sizeof *out);
+    out->guards = "";
+    out->klass = "";
+    out->guards_ok = 1;
+    const kw_jheader *h = &j->h;
+    double sum = 0, sum_m[KW_METRIC_MAX] = {0};
+    double vals[1024];
+    int nv = 0;
+    for (int r = 0; r < h->repeats; r++) {
+        const kw_jeval *e = kw_journal_eval_find(j, shape, id, r);
+        if (!e)
+            continue;
+        if (!out->first) {
+            out->first = e;
+            out->klass = e->klass;
+        }
+        out->n++;
+        double x = e->m[h->primary];
+        sum += x;
+        if (nv < 1024)
+            vals[nv++] = x;
+        for (int m = 0; m < h->n_metrics; m++)
+            sum_m[m] += e->m[m];
+        if ((e->guards[0] || e->rc != 0) && out->guards_ok) {
+            out->guards_ok = 0;
+            out->guards = e->guards[0] ? e->guards : "error";
+        }
+    }
+    if (out->n == 0)
+        return kw_error_set(KW_EINPUT, "config %016llx was not evaluated on shape %d",
+                            (unsigned long long)id, shape);
+    out->mean = sum / out->n;
+    for (int m = 0; m < h->n_metrics; m++)
+        out->mean_m[m] = sum_m[m] / out->n;
+    double ss = 0;
+    for (int i = 0; i < nv; i++)
+        ss += (vals[i] - out->mean) * (vals[i] - out->mean);
+    out->sd = nv > 1 ? sqrt(ss / (nv - 1)) : 0.0;
+    return 0;
+}
+
+const char *kw_journal_attr(const kw_journal *j, const char *key)
+{
+    for (int i = 0; i < j->h.n_attrs; i++)
+        if (strcmp(j->h.attrs[i].key, key) == 0)
+            return j->h.attrs[i].value;
+    return NULL;
+}
+
+int kw_journal_shape_index(const kw_journal *j, const char *name)
+{
+    for (int i = 0; i < j->h.n_shapes; i++)
+        if (strcmp(j->h.shape_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int kw_is_move(kw_decision d)
+{
+    return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
+}
+
+void kw_journal_result_clear(kw_jresult *r)
+{
+    if (!r)
+        return;
+    free(r->path);
+    r->path = NULL;
+    r->n_path = 0;
+}
+
+int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape)
+{
+    memset(out, 0, sizeof *out);
+    const kw_jheader *h = &j->h;
+    const kw_knobspace *ks = &h->space;
+    if (shape < 0 || shape >= h->n_shapes)
+        return kw_error_set(KW_EINPUT, "no shape %d in the journal", shape);
+    out->shape = shape;
+    kw_cand_baseline(&out->baseline, ks);
+    out->baseline_id = kw_cand_id(ks, &out->baseline);
+    kw_jstats st;
+    out->baseline_primary = kw_journal_stats(&st, j, shape, out->baseline_id) == 0 ? st.mean : NAN;
+    kw_error_clear();
+    snprintf(out->why, sizeof out->why, "incomplete");
+    for (size_t i = 0; i < j->n_evals; i++)
+        out->evals += j->evals[i].shape == shape;
+    size_t n_moves = 0;
+    for (size_t i = 0; i < j->n_steps; i++)
+        if (j->steps[i].shape == shape) {
+            out->steps++;
+            n_moves += kw_is_move(j->steps[i].decision);
+        }
+    const kw_jdone *d = NULL;
+    for (size_t i = 0; i < j->n_done; i++)
+        if (j->done[i].shape == shape)
+            d = &j->done[i];
+
+    /* Choose the best. */
+    out->best = out->baseline;
+    out->best_id = out->baseline_id;
+    out->best_primary = out->baseline_primary;
+    if (d) {
+        out->done = 1;
+        snprintf(out->why, sizeof out->why, "%s", d->why);
+        out->best = d->best;
+        out->best_id = d->best_id;
+        out->best_primary = d->best_primary;
+    } else if (h->strategy == KW_STRATEGY_OFAT) {
+        /* best guard-passing position visited so far */
+        int base_ok = kw_journal_stats(&st, j, shape, out->baseline_id) == 0 && st.guards_ok;
+        double best = base_ok ? st.mean : INFINITY;
+        for (size_t i = 0; i < j->n_steps; i++) {
+            const kw_jstep *s = &j->steps[i];
+            if (s->shape != shape || !kw_is_move(s->decision))
+                continue;
+            if (kw_journal_stats(&st, j, shape, s->id) == 0 && st.guards_ok && st.mean < best) {
+                best = st.mean;
+                out->best = s->cand;
+                out->best_id = s->id;
+                out->best_primary = st.mean;
+            }
+        }
+    } else {
+        double best = INFINITY;
+        for (size_t i = 0; i < j->n_evals; i++) {
+            const kw_jeval *e = &j->evals[i];
+            if (e->shape != shape || e->rep != 0)
+                continue;
+            if (kw_journal_stats(&st, j, shape, e->id) == 0 && st.n == h->repeats &&
+                st.guards_ok && st.mean < best) {
+                best = st.mean;
+                out->best = e->cand;
+                out->best_id = e->id;
+                out->best_primary = st.mean;
+            }
+        }
+    }
+    kw_error_clear();
+
+    /* Path: moving steps up to the last time the walk stands on best. */
+    if (h->strategy == KW_STRATEGY_OFAT && n_moves > 0) {
+        out->path = malloc(n_moves * sizeof *out->path);
+        if (!out->path)
+            return kw_error_set(KW_ENOMEM, "out of memory");
+        size_t n = 0, keep = 0;
+        for (size_t i = 0; i < j->n_steps; i++) {
+            const kw_jstep *s = &j->steps[i];
+            if (s->shape != shape || !kw_is_move(s->decision))
+                continue;
+            out->path[n++] = s;
+            if (s->id == out->best_id)
+                keep = n;
+        }
+        out->n_path = keep;
+    }
+    for (int k = 0; k < ks->n_knobs; k++) {
+        if (out->best.v[k] == out->baseline.v[k])
+            continue;
+        kw_jchange *c = &out->changes[out->n_changes++];
+        c->knob = k;
+        c->from_v = out->baseline.v[k];
+        c->to_v = out->best.v[k];
+        for (size_t i = 0; i < out->n_path; i++)
+            if (out->path[i]->knob == k && out->path[i]->new_v == c->to_v)
+                c->step = out->path[i];
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ check */
+
+static int kw_same_dbl(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+int kw_journal_check(const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    const kw_knobspace *ks = &h->space;
+    int tuned[KW_JOURNAL_SHAPE_MAX] = {0};
+    for (int i = 0; i < h->n_tuned; i++)
+        tuned[h->tuned[i]] = 1;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        if (kw_cand_id(ks, &e->cand) != e->id)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: evaluation id does not match its knob values",
+                                j->path, e->record);
+        if (!tuned[e->shape])
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %d is not tuned by this run",
+                                j->path, e->record, e->shape);
+        if (kw_journal_eval_find(j, e->shape, e->id, e->rep) != e)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: the same evaluation is recorded twice",
+                                j->path, e->record);
+    }
+    for (size_t i = 0; i < j->n_viols; i++) {
+        const kw_jviol *v = &j->viols[i];
+        int c = kw_cand_violates(ks, &v->cand);
+        if (c < 0 || strcmp(ks->constraints[c].name, v->constraint) != 0 ||
+            kw_cand_id(ks, &v->cand) != v->id)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: the recorded config does not break "
+                                "constraint '%s'", j->path, v->record, v->constraint);
+    }
+    if (h->strategy != KW_STRATEGY_OFAT && j->n_steps > 0)
+        return kw_error_set(KW_ECORRUPT, "%s: record %ld: a %s run has no steps", j->path,
+                            j->steps[0].record, kw_strategy_name(h->strategy));
+    for (int t = 0; t < h->n_tuned; t++) {
+        int shape = h->tuned[t];
+        kw_cand pos;
+        kw_cand_baseline(&pos, ks);
+        int expect = 1;
+        for (size_t i = 0; i < j->n_steps; i++) {
+            const kw_jstep *s = &j->steps[i];
+            if (s->shape != shape)
+                continue;
+            const char *sn = h->shape_names[shape];
+            if (s->step != expect)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s: step %d where step %d "
+                                    "was expected", j->path, s->record, sn, s->step, expect);
+            expect++;
+            int dist = kw_cand_distance(ks, &pos, &s->cand);
+            if (dist != 1)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s step %d changes %d knobs "
+                                    "of the incumbent (exactly one allowed)", j->path, s->record,
+                                    sn, s->step, dist);
+            if (s->parent_id != kw_cand_id(ks, &pos) || memcmp(&s->parent, &pos, sizeof pos) != 0)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s step %d does not start "
+                                    "from the incumbent", j->path, s->record, sn, s->step);
+            if (s->id != kw_cand_id(ks, &s->cand))
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: step id does not match its knob "
+                                    "values", j->path, s->record);
+            if (s->decision == KW_DECIDE_CONSTRAINT) {
+                int c = kw_cand_violates(ks, &s->cand);
+                if (c < 0 || strcmp(ks->constraints[c].name, s->constraint) != 0)
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d is recorded as "
+                                        "breaking constraint '%s' but does not", j->path,
+                                        s->record, s->step, s->constraint);
+            } else {
+                if (kw_cand_violates(ks, &s->cand) >= 0)
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d breaks a constraint "
+                                        "but is not recorded as such", j->path, s->record, s->step);
+                kw_jstats a, b;
+                int ra = kw_journal_stats(&a, j, shape, s->id);
+                int rb = kw_journal_stats(&b, j, shape, s->parent_id);
+                kw_error_clear();
+                if (ra == 0 && (a.first->record > s->record || a.n != s->n_after ||
+                                !kw_same_dbl(a.mean, s->after)))
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d: p95 after does not "
+                                        "follow from its evaluations", j->path, s->record, s->step);
+                if (ra != 0 && (s->decision != KW_DECIDE_KEEP || s->n_after != 0))
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d was never evaluated",
+                                        j->path, s->record, s->step);
+                if (rb != 0 || b.n != s->n_before || !kw_same_dbl(b.mean, s->before))
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d: the metric before "
+                                        "does not follow from the parent's evaluations", j->path,
+                                        s->record, s->step);
+                if (kw_is_move(s->decision) && ra != 0)
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d moves to a config "
+                                        "never evaluated", j->path, s->record, s->step);
+            }
+            if (kw_is_move(s->decision))
+                pos = s->cand;
+        }
+        for (size_t i = 0; i < j->n_done; i++) {
+            const kw_jdone *d = &j->done[i];
+            if (d->shape != shape)
+                continue;
+            if (d->best_id != kw_cand_id(ks, &d->best))
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: best id does not match its values",
+                                    j->path, d->record);
+            if (h->strategy == KW_STRATEGY_OFAT && memcmp(&d->best, &pos, sizeof pos) != 0)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: the recommended config of shape %s "
+                                    "is not where its steps lead", j->path, d->record,
+                                    h->shape_names[shape]);
+            kw_jstats st;
+            if (kw_journal_stats(&st, j, shape, d->best_id) != 0 || !kw_same_dbl(st.mean, d->best_primary))
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: the best primary of shape %s does "
+                                    "not follow from its evaluations", j->path, d->record,
+                                    h->shape_names[shape]);
+        }
+    }
+    kw_error_clear();
+    return 0;
+}
+
+/* ------------------------------------------------------------------ reseal */
+
+int kw_journal_reseal(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kw_error_set(KW_EIO, "%s: %s", path, strerror(errno));
+    kw_jbuf out = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint32_t crc = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)n;
+        if (line[len - 1] == '\n')
+            len--;
+        char *tag = NULL;
+        for (size_t i = len; i-- > 0;)
+            if (line[i] == ' ') {
+                tag = strncmp(line + i, " crc=", 5) == 0 ? line + i : NULL;
+                break;
+            }
+        size_t pl = tag ? (size_t)(tag - line) : len;
+        crc = kw_crc_record(crc, line, pl);
+        kw_jbuf_add(&out, line, pl);
+        kw_jbuf_printf(&out, " crc=%08x\n", (unsigned)crc);
+    }
+    free(line);
+    fclose(f);
+    if (out.oom) {
+        kw_jbuf_free(&out);
+        return kw_error_set(KW_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    FILE *w = fopen(path, "wb");
+    if (!w || fwrite(out.s ? out.s : "", 1, out.len, w) != out.len || fclose(w) != 0)
+        rc = kw_error_set(KW_EIO, "%s: cannot rewrite: %s", path, strerror(errno));
+    kw_jbuf_free(&out);
+    return rc;
+}

@@ -1,0 +1,319 @@
+/* kw_journal.h - the run journal: an append-only, checksummed text file that is
+ * the single source of truth of a tuning run (results, audit, verify, report
+ * and resume are all derived from it).
+ *
+ * ---------------------------------------------------------------------------
+ * FILE FORMAT (format 1)
+ * ---------------------------------------------------------------------------
+ * One record per line: a one-letter type, then space-separated key=value
+ * fields, then " crc=XXXXXXXX" (8 lower-case hex digits). String values are
+ * percent-escaped (bytes <= 0x20, >= 0x7f and the characters % = , # are
+ * written %XX), so a value never contains a space. Doubles are written in the
+ * shortest form that reads back to the identical double ("nan", "inf" allowed);
+ * ids are 16 hex digits; candidates (c=) are the value indices of every knob
+ * joined by '.', in the header's knob order.
+ *
+ * The checksum chains: crc is the CRC-32 (IEEE 802.3, as zlib's crc32()) of
+ * every record's payload (the line without " crc=...") followed by "\n", from
+ * the first record up to and including this one. Editing, inserting or deleting
+ * any record therefore breaks every checksum after it.
+ *
+ * Header records (before the first body record, in this order):
+ *   H format=1 version=V seed=N strategy=ofat|random|exhaustive policy=sweep|greedy
+ *     budget=N metric=NAME min_effect=PCT alpha=A repeats=R noisy=0|1 tabu=N probes=N
+ *     tuned=I,J,...                      (evaluator shape indices tuned, in order)
+ *   A key=K value=V                      caller attributes (owner, input paths, ...)
+ *   I name=N hash=H                      one per input file
+ *   K i=N name=KNOB base=B values=V0,V1,...
+ *   C i=N name=NAME terms=KNOB:MASK,...  (knob index, hex mask of forbidden values)
+ *   M names=M0,M1,...                    the evaluator's metric names
+ *   S i=N name=SHAPE                     every evaluator shape
+ * Body records:
+ *   E s=SHAPE id=ID rep=R c=CAND rc=RC m=V0,V1,... g=GUARDS k=KLASS
+ *       one evaluation (written once per (shape, id, rep): the memo)
+ *   T s=SHAPE step=N phase=main|probe|explore|backtrack|fix d=DECISION parent=ID id=ID
+ *     knob=NAME old=TEXT new=TEXT before=P after=P delta=PCT p=P nb=N na=N g=GUARDS
+ *     con=CONSTRAINT c=CAND why=REASON
+ *       one step decision; before/after are the primary's mean over nb/na
+ *       repetitions, delta = (after - before) / before * 100 (negative = faster),
+ *       p = the Bonferroni-adjusted one-sided Welch p-value ("nan" when not tested)
+ *   V s=SHAPE id=ID c=CAND con=CONSTRAINT why=random|exhaustive
+ *       a random/exhaustive draw that breaks a constraint (recorded, not evaluated)
+ *   D s=SHAPE why=converged|budget|exhausted base=ID base_p=P best=ID best_p=P c=CAND
+ *     evals=N steps=N                    shape done: its recommendation
+ *   Q why=time_limit|interrupted          pause (only ever last; resume drops it)
+ *   Z why=complete                       run end
+ *
+ * Records of different shapes interleave in a fixed order (the engine works in
+ * lock-step rounds over the shapes), so the file is a pure function of the seed,
+ * the inputs and the evaluator; it does not depend on the thread count or timing.
+ * Within a shape: E records of a round come before the T records that use them.
+ *
+ * ---------------------------------------------------------------------------
+ * READING API (results, audit, verify, report)
+ * ---------------------------------------------------------------------------
+ * kw_journal_load() parses a whole journal into plain arrays (kw_journal).
+ * A torn or corrupt LAST record is left out and reported in j->torn/torn_msg
+ * (the file is not touched); a bad record followed by more records is refused
+ * with KW_ECORRUPT and "PATH: record N: ..." (N is the 1-based line number).
+ * kw_journal_check() then checks the semantics (`knobwise verify`).
+ * kw_journal_shape_result() gives a shape's baseline, its best (recommended)
+ * config, the path of steps that led there and the net knob changes with the
+ * step that made each. Everything a kw_journal points to is owned by it.
+ */
+#ifndef KW_JOURNAL_H
+#define KW_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kw_search.h"
+
+#define KW_JOURNAL_FORMAT 1
+#define KW_JOURNAL_SHAPE_MAX 256   /* evaluator shapes a journal can name */
+#define KW_JOURNAL_INPUT_MAX 16    /* I records */
+#define KW_JOURNAL_ATTR_MAX 32     /* A records */
+#define KW_JOURNAL_ATTR_LEN 1024   /* one attribute value */
+
+/* What part of the search a step belongs to. */
+typedef enum {
+    KW_STEP_MAIN,      /* sweep or greedy step from the incumbent */
+    KW_STEP_PROBE,     /* two-step probe of a knob pair (EXPLORE, its neighbours, REVERT or ACCEPT) */
+    KW_STEP_EXPLORE,   /* tabu excursion from a local optimum */
+    KW_STEP_BACKTRACK, /* undoing an excursion that found nothing (REVERT steps) */
+    KW_STEP_FIX        /* bounded fix after convergence (REVERT / KEEP) */
+} kw_step_phase;
+
+/* The header: how the run was made. */
+typedef struct kw_jheader {
+    int format;
+    char version[KW_NAME_MAX];
+    uint64_t seed;
+    kw_strategy strategy;
+    kw_policy policy;
+    long budget;                 /* evaluations per shape, 0 = unlimited */
+    char metric[KW_NAME_MAX];    /* primary metric (lower is better) */
+    int primary;                 /* its index in metric_names */
+    double min_effect_pct;
+    double alpha;
+    int repeats;                 /* evaluations per candidate (1 when not noisy) */
+    int noisy;
+    int tabu, probes;
+    int n_tuned;
+    int tuned[KW_JOURNAL_SHAPE_MAX];                     /* evaluator shape indices, in order */
+    int n_shapes;
+    char shape_names[KW_JOURNAL_SHAPE_MAX][KW_NAME_MAX]; /* every evaluator shape */
+    int n_metrics;
+    char metric_names[KW_METRIC_MAX][KW_NAME_MAX];
+    int n_inputs;
+    struct {
+        char name[KW_NAME_MAX];
+        char hash[KW_NAME_MAX];
+    } inputs[KW_JOURNAL_INPUT_MAX];
+    int n_attrs;
+    struct {
+        char key[KW_NAME_MAX];
+        char value[KW_JOURNAL_ATTR_LEN];
+    } attrs[KW_JOURNAL_ATTR_MAX];
+    kw_knobspace space;          /* knobs (names, domains, baselines) and constraints */
+} kw_jheader;
+
+/* One evaluation (E). */
+typedef struct kw_jeval {
+    long record;          /* 1-based record (line) number */
+    int shape;            /* evaluator shape index */
+    uint64_t id;
+    int rep;
+    kw_cand cand;
+    int rc;               /* the evaluator's return code (0 ok; else guards read "error") */
+    const double *m;      /* n_metrics values, named by the header's metric_names */
+    const char *guards;   /* failed guards joined by ';', "" when all pass */
+    const char *klass;    /* bottleneck class */
+} kw_jeval;
+
+/* One step decision (T). */
+typedef struct kw_jstep {
+    long record;
+    int shape;
+    int step;             /* per shape, 1, 2, ... */
+    kw_step_phase phase;
+    kw_decision decision;
+    uint64_t parent_id, id;
+    kw_cand parent, cand; /* parent = cand with knob set back to old */
+    int knob, old_v, new_v;   /* knob index, value indices */
+    double before, after; /* primary mean of parent / of cand (NAN when not evaluated) */
+    double delta_pct;     /* (after - before) / before * 100 (negative = improvement) */
+    double p_value;       /* adjusted p-value, NAN when not tested */
+    int n_before, n_after;
+    const char *guards;   /* cand's failed guards ("" = pass) */
+    const char *constraint; /* constraint broken (CONSTRAINT), else "" */
+    const char *reason;   /* why, for people */
+} kw_jstep;
+
+/* A constraint-breaking draw of random/exhaustive (V). */
+typedef struct kw_jviol {
+    long record;
+    int shape;
+    uint64_t id;
+    kw_cand cand;
+    const char *constraint;
+    const char *why;      /* "random" or "exhaustive" */
+} kw_jviol;
+
+/* A finished shape (D). */
+typedef struct kw_jdone {
+    long record;
+    int shape;
+    char why[32];         /* converged, budget, exhausted */
+    uint64_t baseline_id, best_id;
+    double baseline_primary, best_primary;
+    kw_cand best;
+    long evals;
+    int steps;
+} kw_jdone;
+
+typedef struct kw_journal {
+    char *path;
+    kw_jheader h;
+    size_t n_evals;
+    kw_jeval *evals;      /* in journal order */
+    size_t n_steps;
+    kw_jstep *steps;
+    size_t n_viols;
+    kw_jviol *viols;
+    size_t n_done;
+    kw_jdone *done;
+    int complete;         /* a Z record ends the journal */
+    char paused[32];      /* the last record is a pause: its reason; else "" */
+    long n_records;       /* good records */
+    long good_bytes;      /* file offset just after the last good record */
+    long last_start;      /* file offset where the last good record starts */
+    long file_bytes;
+    int torn;             /* a torn/corrupt last record was left out */
+    int header_incomplete;/* kw_journal_load_ex(..., 1) only: the file ends inside the header */
+    char torn_msg[256];
+    void *priv;           /* private: string pool, indexes */
+} kw_journal;
+
+/* Statistics of one config on one shape over its repetitions. */
+typedef struct kw_jstats {
+    int n;                /* repetitions found */
+    double mean, sd;      /* of the primary metric */
+    double mean_m[KW_METRIC_MAX]; /* mean of every metric */
+    int guards_ok;        /* every repetition passed every guard */
+    const char *guards;   /* first failing repetition's guards, or "" */
+    const char *klass;    /* first repetition's class */
+    const kw_jeval *first;/* repetition 0 (or the first found) */
+} kw_jstats;
+
+/* A net change of the recommendation against the baseline. */
+typedef struct kw_jchange {
+    int knob, from_v, to_v;
+    const kw_jstep *step; /* the step that set the knob to to_v (NULL for random/exhaustive) */
+} kw_jchange;
+
+/* A shape's outcome. */
+typedef struct kw_jresult {
+    int shape;
+    int done;             /* the shape has a D record */
+    char why[32];         /* D's reason, or "incomplete" */
+    kw_cand baseline, best;
+    uint64_t baseline_id, best_id;
+    double baseline_primary, best_primary; /* means (NAN if not evaluated) */
+    size_t n_path;
+    const kw_jstep **path;/* moving steps (accept/explore/revert) from baseline to best, in order (owned; see clear) */
+    int n_changes;
+    kw_jchange changes[KW_KNOB_MAX]; /* knobs where best differs from baseline, knob order */
+    long evals;           /* E records of the shape */
+    int steps;            /* T records of the shape */
+} kw_jresult;
+
+/* ---- reading ---- */
+
+/* Load and checksum-verify a journal. *out owned by the caller (kw_journal_free).
+ * KW_EIO unreadable, KW_ECORRUPT damaged in the middle / unparsable / no header. */
+int kw_journal_load(kw_journal **out, const char *path);
+void kw_journal_free(kw_journal *j);
+/* Same; with allow_partial_header a file that ends inside its header (a run
+ * killed while starting) loads with header_incomplete set (used by resume;
+ * such a journal has no body records and an unusable header). */
+int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header);
+/* The evaluation of (shape, id, rep), or NULL. O(1). */
+const kw_jeval *kw_journal_eval_find(const kw_journal *j, int shape, uint64_t id, int rep);
+/* Statistics of (shape, id) over repetitions 0..repeats-1; KW_EINPUT if never evaluated. */
+int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id);
+/* A shape's baseline, best, path and changes. Incomplete shapes: the best
+ * guard-passing config visited so far. Free the path with kw_journal_result_clear. */
+int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape);
+void kw_journal_result_clear(kw_jresult *r);
+/* Semantic check for `knobwise verify`: ids match values, every step changes
+ * exactly one knob of the current incumbent, steps numbered in order, every
+ * evaluated step's before/after equal the means of its E records, constraint
+ * steps really break their constraint, D records follow from the steps.
+ * KW_ECORRUPT "PATH: record N: ..." on the first violation. */
+int kw_journal_check(const kw_journal *j);
+/* Header attribute by key, or NULL. */
+const char *kw_journal_attr(const kw_journal *j, const char *key);
+/* Evaluator shape index by name in the header, or -1. */
+int kw_journal_shape_index(const kw_journal *j, const char *name);
+
+/* ---- names ---- */
+const char *kw_decision_name(kw_decision d);   /* accept reject explore revert keep constraint */
+int kw_decision_parse(const char *s);          /* -1 if unknown */
+const char *kw_step_phase_name(kw_step_phase p);
+int kw_step_phase_parse(const char *s);
+const char *kw_strategy_name(kw_strategy s);   /* ofat random exhaustive */
+int kw_strategy_parse(const char *s);
+const char *kw_policy_name(kw_policy p);       /* sweep greedy */
+int kw_policy_parse(const char *s);
+
+/* ---- low level (the engine writes through these; tests use them to plant records) ---- */
+
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), zlib-compatible: kw_crc32(0, ...) starts;
+ * kw_crc32(kw_crc32(0, a), b) == CRC of a followed by b. */
+uint32_t kw_crc32(uint32_t crc, const void *buf, size_t len);
+/* Recompute every checksum of a journal in place (for tests that edit a journal
+ * on purpose, e.g. to plant a two-knob step that `verify` must catch). */
+int kw_journal_reseal(const char *path);
+/* Truncate the file at path to bytes (used by resume to drop a torn tail). */
+int kw_journal_truncate(const char *path, long bytes);
+
+/* A growable text buffer for building record payloads. */
+typedef struct kw_jbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} kw_jbuf;
+void kw_jbuf_reset(kw_jbuf *b);
+void kw_jbuf_free(kw_jbuf *b);
+void kw_jbuf_printf(kw_jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* " key=" + escaped string (key NULL: the escaped string alone) */
+void kw_jbuf_str(kw_jbuf *b, const char *key, const char *value);
+/* " key=" + shortest round-trip double (key NULL: the number alone) */
+void kw_jbuf_dbl(kw_jbuf *b, const char *key, double v);
+/* " key=" + candidate indices joined by '.' */
+void kw_jbuf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_cand *c);
+
+/* The writer: appends checksummed records; in replay mode (resume) the first
+ * n_old records are not written but compared by checksum with the existing
+ * ones, so a resumed run proves it regenerates the same journal. */
+typedef struct kw_jwriter kw_jwriter;
+/* Open path for appending (created if missing). old_crcs: the chained checksums
+ * of the records already in the file (n_old of them), copied. */
+int kw_jwriter_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs, size_t n_old,
+                    int no_sync);
+/* Add one record (payload without the checksum); buffered until commit.
+ * KW_ECORRUPT when a replayed record differs from the journal's. */
+int kw_jwriter_add(kw_jwriter *w, const char *payload);
+/* Write the buffered records, flush, fsync (unless no_sync). KW_EIO on failure. */
+int kw_jwriter_commit(kw_jwriter *w);
+/* Records added so far (replayed + new). */
+long kw_jwriter_records(const kw_jwriter *w);
+/* True while records are still being compared with the existing journal. */
+int kw_jwriter_replaying(const kw_jwriter *w);
+void kw_jwriter_free(kw_jwriter *w);
+
+/* The checksums of a loaded journal's good records (n_records of them; owned by j). */
+const uint32_t *kw_journal_crcs(const kw_journal *j);
+
+#endif

@@ -1,0 +1,156 @@
+/* kw_knobs.c - knob spaces and candidates as the engine sees them.
+ *
+ * A candidate is a fixed array of value indices (kw_cand), copied by value, so
+ * every operation here is a short loop with no allocation. The id of a
+ * candidate hashes the knob NAMES and value TEXTS, not the indices, so an id
+ * stays the same when a space file reorders or extends its domains; that is
+ * what lets a journal, a results file and `knobwise eval` agree on an id.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "kw_search.h"
+
+/* FNV-1a 64-bit parameters (Fowler, Noll, Vo; IETF draft-eastlake-fnv). */
+#define KW_FNV_OFFSET 0xcbf29ce484222325ULL
+#define KW_FNV_PRIME 0x100000001b3ULL
+
+static uint64_t kw_fnv_str(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= KW_FNV_PRIME;
+    }
+    return h;
+}
+
+void kw_cand_baseline(kw_cand *out, const kw_knobspace *ks)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < ks->n_knobs; i++)
+        out->v[i] = (uint8_t)ks->knobs[i].baseline;
+}
+
+uint64_t kw_cand_id(const kw_knobspace *ks, const kw_cand *c)
+{
+    uint64_t h = KW_FNV_OFFSET;
+    for (int i = 0; i < ks->n_knobs; i++) {
+        const kw_knob *k = &ks->knobs[i];
+        int v = c->v[i] < k->n_values ? c->v[i] : 0;
+        h = kw_fnv_str(h, k->name);
+        h = kw_fnv_str(h, "=");
+        h = kw_fnv_str(h, k->values[v]);
+        h = kw_fnv_str(h, ";");
+    }
+    return h;
+}
+
+int kw_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
+{
+    int d = 0;
+    for (int i = 0; i < ks->n_knobs; i++)
+        d += a->v[i] != b->v[i];
+    return d;
+}
+
+int kw_cand_violates(const kw_knobspace *ks, const kw_cand *c)
+{
+    for (int i = 0; i < ks->n_constraints; i++) {
+        const kw_constraint *k = &ks->constraints[i];
+        if (k->n_terms <= 0)
+            continue; /* an empty forbid clause forbids nothing */
+        int all = 1;
+        for (int t = 0; t < k->n_terms && all; t++) {
+            int knob = k->terms[t].knob;
+            if (knob < 0 || knob >= ks->n_knobs || c->v[knob] >= 64 ||
+                !((k->terms[t].mask >> c->v[knob]) & 1u))
+                all = 0;
+        }
+        if (all)
+            return i;
+    }
+    return -1;
+}
+
+int kw_knobspace_find(const kw_knobspace *ks, const char *name)
+{
+    for (int i = 0; i < ks->n_knobs; i++)
+        if (strcmp(ks->knobs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int kw_knob_value(const kw_knob *k, const char *text)
+{
+    for (int i = 0; i < k->n_values; i++)
+        if (strcmp(k->values[i], text) == 0)
+            return i;
+    return -1;
+}
+
+uint64_t kw_knobspace_size(const kw_knobspace *ks)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < ks->n_knobs; i++) {
+        uint64_t d = ks->knobs[i].n_values > 0 ? (uint64_t)ks->knobs[i].n_values : 1;
+        if (n > UINT64_MAX / d)
+            return UINT64_MAX;
+        n *= d;
+    }
+    return n;
+}
+
+void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c)
+{
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < ks->n_knobs; i++) {
+        const kw_knob *k = &ks->knobs[i];
+        int v = c->v[i] < k->n_values ? c->v[i] : 0;
+        int n = snprintf(buf + used, len - used, "%s%s=%s", i ? " " : "", k->name, k->values[v]);
+        if (n < 0 || (size_t)n >= len - used) {
+            buf[len - 1] = '\0';
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
+{
+    kw_cand c;
+    kw_cand_baseline(&c, ks);
+    const char *p = text ? text : "";
+    while (*p) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *tok = p;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        size_t n = (size_t)(p - tok);
+        const char *eq = memchr(tok, '=', n);
+        if (!eq || eq == tok)
+            return kw_error_set(KW_EINPUT, "'%.*s' is not knob=value", (int)n, tok);
+        char name[KW_NAME_MAX], value[KW_VALUE_LEN];
+        size_t nn = (size_t)(eq - tok), vn = n - nn - 1;
+        if (nn >= sizeof name || vn >= sizeof value)
+            return kw_error_set(KW_EINPUT, "'%.*s': name or value too long", (int)n, tok);
+        memcpy(name, tok, nn);
+        name[nn] = '\0';
+        memcpy(value, eq + 1, vn);
+        value[vn] = '\0';
+        int k = kw_knobspace_find(ks, name);
+        if (k < 0)
+            return kw_error_set(KW_EINPUT, "unknown knob '%s'", name);
+        int v = kw_knob_value(&ks->knobs[k], value);
+        if (v < 0)
+            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'", name, value);
+        c.v[k] = (uint8_t)v;
+    }
+    *out = c;
+    return 0;
+}

@@ -1,0 +1,889 @@
+/* test_engine.c - the search engine against synthetic evaluators whose optimum
+ * is known in closed form (kw_synth.h): one-knob invariant over many seeded
+ * runs, guards, constraints, probes, excursions, bounded fix, significance
+ * gating, budget, memo, thread-count determinism, and resume after a kill at
+ * every record boundary and mid-record. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_errno.h>
+#include <signal.h>
+
+#include "kw_synth.h"
+
+static void suite_init(void) { gsl_set_error_handler_off(); }
+TestSuite(engine, .init = suite_init);
+
+static kw_engine_opts opts_for(int n_shapes)
+{
+    kw_engine_opts o;
+    kw_engine_opts_init(&o);
+    o.min_effect_pct = 1.0;
+    o.seed = 7;
+    (void)n_shapes;
+    return o;
+}
+
+/* Run the engine into a fresh folder and load the journal. */
+static kw_journal *run_load(kw_synth *s, const kw_engine_opts *o, char *dir, size_t dn,
+                            char *jpath, size_t jn, int *rc_out)
+{
+    kw_synth_tmp(dir, dn, jpath, jn);
+    kw_run_info in = kw_synth_info(jpath);
+    int rc = kw_engine_run(NULL, &s->ks, &s->ev, o, &in);
+    if (rc_out)
+        *rc_out = rc;
+    else
+        cr_assert_eq(rc, 0, "engine: %s", kw_error_last());
+    kw_journal *j = NULL;
+    int lrc = kw_journal_load(&j, jpath);
+    cr_assert_eq(lrc, 0, "load: %s", kw_error_last());
+    return j;
+}
+
+static long count_decision(const kw_journal *j, kw_decision d, int phase)
+{
+    long n = 0;
+    for (size_t i = 0; i < j->n_steps; i++)
+        n += j->steps[i].decision == d && (phase < 0 || (int)j->steps[i].phase == phase);
+    return n;
+}
+
+static void separable(kw_synth *s, int n_shapes)
+{
+    int nv[] = {4, 3, 5, 2};
+    kw_synth_init(s, 4, nv, n_shapes);
+    double w[4][5] = {{0, -8, 3, -2}, {0, 5, -11}, {0, -1, -4, -9, 2}, {0, -6}};
+    for (int k = 0; k < 4; k++)
+        for (int v = 0; v < nv[k]; v++)
+            s->w[k][v] = w[k][v];
+}
+
+Test(engine, sweep_and_greedy_find_separable_optimum)
+{
+    for (int pol = 0; pol < 2; pol++) {
+        kw_synth s;
+        separable(&s, 2);
+        kw_engine_opts o = opts_for(2);
+        o.policy = pol ? KW_POLICY_GREEDY : KW_POLICY_SWEEP;
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        cr_assert(j->complete);
+        cr_assert_eq(j->n_done, 2);
+        for (int sh = 0; sh < 2; sh++) {
+            kw_cand opt;
+            double ox = kw_synth_optimum(&s, sh, &opt);
+            kw_jresult r;
+            cr_assert_eq(kw_journal_shape_result(&r, j, sh), 0);
+            cr_assert(r.done);
+            cr_assert_str_eq(r.why, "converged");
+            cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt), "policy %d shape %d", pol, sh);
+            cr_assert_float_eq(r.best_primary, ox, 1e-9);
+            cr_assert_float_eq(r.baseline_primary, 100.0 * s.shape_scale[sh], 1e-9);
+            /* every knob of the optimum differs from baseline: 4 changes, each made by a step */
+            cr_assert_eq(r.n_changes, 4);
+            for (int c = 0; c < r.n_changes; c++) {
+                cr_assert_not_null(r.changes[c].step);
+                cr_assert_eq(r.changes[c].step->new_v, r.changes[c].to_v);
+            }
+            kw_journal_result_clear(&r);
+        }
+        /* the memo: one evaluator call per evaluation record, none twice */
+        cr_assert_eq(s.calls, (long)j->n_evals);
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+}
+
+Test(engine, step_check_refuses_anything_but_one_knob)
+{
+    kw_synth s;
+    separable(&s, 1);
+    kw_cand a, b;
+    kw_cand_baseline(&a, &s.ks);
+    b = a;
+    int knob = -1;
+    cr_assert_eq(kw_engine_step_check(&knob, &s.ks, &a, &b), KW_ESTATE);
+    b.v[2] = 3;
+    cr_assert_eq(kw_engine_step_check(&knob, &s.ks, &a, &b), 0);
+    cr_assert_eq(knob, 2);
+    b.v[0] = 1;
+    cr_assert_eq(kw_engine_step_check(&knob, &s.ks, &a, &b), KW_ESTATE);
+    cr_assert(strstr(kw_error_last(), "changes 2 knobs (k0, k2)"), "%s", kw_error_last());
+}
+
+/* The invariant over many seeded runs: every step changes exactly one knob of
+ * the incumbent (kw_journal_check replays the whole walk), accepted steps
+ * improve by at least the minimum effect, and nothing is evaluated twice. */
+Test(engine, one_knob_invariant_over_many_seeded_runs)
+{
+    int runs = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        kw_synth s;
+        kw_synth_random(&s, seed, 2);
+        if (seed % 4 == 0)
+            kw_synth_noise(&s, 2.0, seed, 1);
+        kw_engine_opts o = opts_for(2);
+        o.policy = seed % 2 ? KW_POLICY_SWEEP : KW_POLICY_GREEDY;
+        o.seed = seed;
+        o.repeats = 3;
+        o.probes = (int)(seed % 3);
+        o.tabu = (int)(seed % 4);
+        o.budget = seed % 5 == 0 ? 40 : 0;
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "seed %llu: %s", (unsigned long long)seed,
+                     kw_error_last());
+        for (size_t i = 0; i < j->n_steps; i++) {
+            const kw_jstep *st = &j->steps[i];
+            cr_assert_eq(kw_cand_distance(&s.ks, &st->parent, &st->cand), 1);
+            if (st->decision == KW_DECIDE_ACCEPT && st->phase == KW_STEP_MAIN && !s.ev.noisy)
+                cr_assert(st->delta_pct <= -o.min_effect_pct + 1e-9 || st->n_before == 0,
+                          "seed %llu record %ld: accepted delta %g", (unsigned long long)seed,
+                          st->record, st->delta_pct);
+        }
+        cr_assert_eq(s.calls, (long)j->n_evals);
+        for (int sh = 0; sh < 2; sh++) {
+            long n = 0;
+            for (size_t i = 0; i < j->n_evals; i++)
+                n += j->evals[i].shape == sh;
+            if (o.budget > 0)
+                cr_assert_leq(n, o.budget, "seed %llu: budget", (unsigned long long)seed);
+        }
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+        runs++;
+    }
+    cr_assert_eq(runs, 40);
+}
+
+Test(engine, guard_failure_is_rejected_with_its_guard)
+{
+    kw_synth s;
+    separable(&s, 1);
+    s.guard_knob = 1;
+    s.guard_value = 2; /* k1=v2 is the best value of k1 (-11) but fails "drift" */
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    int seen = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->cand.v[1] == 2 && st->knob == 1) {
+            seen++;
+            cr_assert_eq(st->decision, KW_DECIDE_REJECT);
+            cr_assert_str_eq(st->guards, "drift");
+            cr_assert(strstr(st->reason, "guard drift"), "%s", st->reason);
+        }
+    }
+    cr_assert_gt(seen, 0);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_neq(r.best.v[1], 2);
+    kw_cand opt;
+    kw_synth_optimum(&s, 0, &opt);
+    cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt));
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, constraint_breaking_candidates_are_recorded_not_skipped)
+{
+    kw_synth s;
+    separable(&s, 1);
+    /* forbid k0=v1 together with k2=v3: both are the best values of their knobs */
+    kw_synth_constraint(&s, "no_v1_v3", 0, 1u << 1, 2, 1u << 3);
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    long n = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->decision != KW_DECIDE_CONSTRAINT)
+            continue;
+        n++;
+        cr_assert_str_eq(st->constraint, "no_v1_v3");
+        cr_assert_str_eq(st->guards, "constraint:no_v1_v3");
+        cr_assert_eq(st->cand.v[0], 1);
+        cr_assert_eq(st->cand.v[2], 3);
+        cr_assert(isnan(st->after));
+        cr_assert_null(kw_journal_eval_find(j, 0, st->id, 0), "a constraint breaker was evaluated");
+    }
+    cr_assert_gt(n, 0);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_lt(kw_cand_violates(&s.ks, &r.best), 0);
+    kw_cand opt;
+    double ox = kw_synth_optimum(&s, 0, &opt);
+    cr_assert_float_eq(r.best_primary, ox, 1e-9);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+static char *run_bytes(kw_synth *s, const kw_engine_opts *o, long *len)
+{
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_run_info in = kw_synth_info(jp);
+    int rc = kw_engine_run(NULL, &s->ks, &s->ev, o, &in);
+    cr_assert_eq(rc, 0, "%s", kw_error_last());
+    char *b = kw_synth_slurp(jp, len);
+    kw_synth_rmdir(dir);
+    return b;
+}
+
+Test(engine, thread_counts_give_byte_identical_journals)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        kw_synth s;
+        kw_synth_random(&s, 100 + (uint64_t)variant, 3);
+        if (variant == 1)
+            kw_synth_noise(&s, 3.0, 5, 1);
+        kw_engine_opts o = opts_for(3);
+        o.strategy = variant == 2 ? KW_STRATEGY_RANDOM : KW_STRATEGY_OFAT;
+        o.budget = variant == 2 ? 30 : 0;
+        o.policy = KW_POLICY_GREEDY;
+        o.repeats = 4;
+        long l1, l2, l4;
+        o.threads = 1;
+        char *b1 = run_bytes(&s, &o, &l1);
+        o.threads = 2;
+        char *b2 = run_bytes(&s, &o, &l2);
+        o.threads = 4;
+        char *b4 = run_bytes(&s, &o, &l4);
+        cr_assert_gt(l1, 0);
+        cr_assert(l1 == l2 && memcmp(b1, b2, (size_t)l1) == 0, "1 vs 2 threads differ (variant %d)", variant);
+        cr_assert(l1 == l4 && memcmp(b1, b4, (size_t)l1) == 0, "1 vs 4 threads differ (variant %d)", variant);
+        free(b1);
+        free(b2);
+        free(b4);
+    }
+}
+
+/* Simulate a kill: keep the first `bytes` of the reference journal, resume,
+ * and compare the result byte for byte; the evaluator may only be called for
+ * evaluations the kept prefix does not hold. */
+static void resume_from_prefix(kw_synth *s, const kw_engine_opts *o, const char *ref, long ref_len,
+                               long bytes, long ref_evals)
+{
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    cr_assert_eq(kw_synth_spit(jp, ref, bytes), 0);
+    /* evaluations fully present in the prefix (complete lines only) */
+    long kept = 0;
+    for (long i = 0; i < bytes;) {
+        const char *nl = memchr(ref + i, '\n', (size_t)(bytes - i));
+        if (!nl)
+            break;
+        kept += ref[i] == 'E';
+        i = nl - ref + 1;
+    }
+    kw_run_info in = kw_synth_info(jp);
+    kw_engine_summary sum;
+    long calls0 = s->calls;
+    int rc = kw_engine_resume(&sum, &s->ks, &s->ev, o, &in);
+    if (bytes == 0 || memchr(ref, '\n', (size_t)bytes) == NULL) {
+        /* nothing (or only a torn first record) left: there is no run to resume */
+        cr_assert_neq(rc, 0);
+        kw_synth_rmdir(dir);
+        return;
+    }
+    cr_assert_eq(rc, 0, "resume at %ld: %s", bytes, kw_error_last());
+    cr_assert_eq(s->calls - calls0, ref_evals - kept, "resume at byte %ld re-evaluated", bytes);
+    cr_assert_eq(sum.replayed, kept);
+    long len = 0;
+    char *b = kw_synth_slurp(jp, &len);
+    cr_assert(len == ref_len && memcmp(b, ref, (size_t)len) == 0,
+              "resume from byte %ld gives a different journal", bytes);
+    int torn = bytes > 0 && ref[bytes - 1] != '\n';
+    cr_assert_eq(sum.torn, torn, "byte %ld: torn %d", bytes, sum.torn);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, resume_after_kill_at_every_record_and_mid_record)
+{
+    kw_synth s;
+    kw_synth_random(&s, 11, 2);
+    s.pair_a = 0;
+    s.pair_va = 1;
+    s.pair_b = 2;
+    s.pair_vb = 1;
+    s.pair_single = 3;
+    s.pair_both = -25;
+    kw_engine_opts o = opts_for(2);
+    o.probes = 2;
+    o.tabu = 2;
+    long ref_len;
+    char *ref = run_bytes(&s, &o, &ref_len);
+    long ref_evals = 0, records = 0;
+    for (long i = 0; i < ref_len; i++)
+        if (i == 0 || ref[i - 1] == '\n') {
+            ref_evals += ref[i] == 'E';
+            records++;
+        }
+    cr_assert_gt(records, 30);
+    long at = 0;
+    int n = 0;
+    for (long i = 0; i <= ref_len; i++) {
+        if (i == ref_len || ref[i] == '\n') {
+            long boundary = i == ref_len ? ref_len : i + 1;
+            resume_from_prefix(&s, &o, ref, ref_len, boundary, ref_evals); /* at a record boundary */
+            if (boundary - at > 8) /* in the middle of the record */
+                resume_from_prefix(&s, &o, ref, ref_len, at + (boundary - at) / 2, ref_evals);
+            at = boundary;
+            n++;
+        }
+    }
+    cr_assert_eq(n, records + 1);
+    free(ref);
+}
+
+static volatile sig_atomic_t stop_flag;
+static int rounds_seen;
+static void stop_after(void *ud, const kw_progress *p)
+{
+    (void)p;
+    if (++rounds_seen >= *(int *)ud)
+        stop_flag = 1;
+}
+
+Test(engine, stop_flag_and_time_limit_pause_then_resume_identically)
+{
+    kw_synth s;
+    kw_synth_random(&s, 21, 2);
+    kw_engine_opts o = opts_for(2);
+    long ref_len;
+    char *ref = run_bytes(&s, &o, &ref_len);
+    for (int after = 1; after <= 9; after += 4) {
+        char dir[64], jp[96];
+        kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+        kw_run_info in = kw_synth_info(jp);
+        kw_engine_opts oi = o;
+        stop_flag = 0;
+        rounds_seen = 0;
+        oi.stop = &stop_flag;
+        oi.progress = stop_after;
+        oi.progress_ud = &after;
+        kw_engine_summary sum;
+        cr_assert_eq(kw_engine_run(&sum, &s.ks, &s.ev, &oi, &in), KW_EINTERRUPTED);
+        cr_assert_eq(sum.stop, KW_STOP_SIGNAL);
+        kw_journal *j;
+        cr_assert_eq(kw_journal_load(&j, jp), 0);
+        cr_assert_str_eq(j->paused, "interrupted");
+        cr_assert(!j->complete);
+        kw_journal_free(j);
+        cr_assert_eq(kw_engine_resume(&sum, &s.ks, &s.ev, &o, &in), 0, "%s", kw_error_last());
+        cr_assert_eq(sum.stop, KW_STOP_DONE);
+        long len = 0;
+        char *b = kw_synth_slurp(jp, &len);
+        cr_assert(len == ref_len && memcmp(b, ref, (size_t)len) == 0);
+        free(b);
+        kw_synth_rmdir(dir);
+    }
+    /* a time limit already exceeded pauses before the first round */
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_run_info in = kw_synth_info(jp);
+    kw_engine_opts ot = o;
+    ot.time_limit_s = 1e-12;
+    kw_engine_summary sum;
+    cr_assert_eq(kw_engine_run(&sum, &s.ks, &s.ev, &ot, &in), 0);
+    cr_assert_eq(sum.stop, KW_STOP_TIME);
+    kw_journal *j;
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    cr_assert_str_eq(j->paused, "time_limit");
+    kw_journal_free(j);
+    cr_assert_eq(kw_engine_resume(&sum, &s.ks, &s.ev, &o, &in), 0);
+    long len = 0;
+    char *b = kw_synth_slurp(jp, &len);
+    cr_assert(len == ref_len && memcmp(b, ref, (size_t)len) == 0);
+    free(b);
+    free(ref);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, resume_refuses_changed_inputs_space_options_and_mid_corruption)
+{
+    kw_synth s;
+    separable(&s, 1);
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_run_info in = kw_synth_info(jp);
+    stop_flag = 0;
+    rounds_seen = 0;
+    int after = 2;
+    kw_engine_opts oi = o;
+    oi.stop = &stop_flag;
+    oi.progress = stop_after;
+    oi.progress_ud = &after;
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &oi, &in), KW_EINTERRUPTED);
+    /* a fresh run refuses to overwrite the journal */
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), KW_EINPUT);
+    /* changed input hash */
+    const char *hashes[] = {"0123456789abcdef", "0000000000000000"};
+    kw_run_info in2 = in;
+    in2.input_hashes = hashes;
+    cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &o, &in2), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "input 'accel' changed"), "%s", kw_error_last());
+    /* changed knob space */
+    kw_synth s2 = s;
+    s2.ev.ctx = &s2;
+    snprintf(s2.ks.knobs[2].values[1], KW_VALUE_LEN, "other");
+    cr_assert_eq(kw_engine_resume(NULL, &s2.ks, &s2.ev, &o, &in), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "knob space changed at knob 2"), "%s", kw_error_last());
+    /* changed seed */
+    kw_engine_opts o2 = o;
+    o2.seed = 8;
+    cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &o2, &in), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "seed"), "%s", kw_error_last());
+    /* other version */
+    kw_run_info in3 = in;
+    in3.version = "test-2";
+    cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &o, &in3), KW_EINPUT);
+    /* corruption in the middle: refused with the record number, file untouched */
+    long len = 0;
+    char *b = kw_synth_slurp(jp, &len);
+    long line = 0, pos = 0;
+    for (long i = 0; i < len && line < 11; i++)
+        if (b[i] == '\n') {
+            line++;
+            pos = i + 1;
+        }
+    b[pos + 3] ^= 0x20; /* record 12 */
+    cr_assert_eq(kw_synth_spit(jp, b, len), 0);
+    cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &o, &in), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "record 12"), "%s", kw_error_last());
+    long len2 = 0;
+    char *b2 = kw_synth_slurp(jp, &len2);
+    cr_assert(len2 == len && memcmp(b, b2, (size_t)len) == 0);
+    free(b);
+    free(b2);
+    kw_synth_rmdir(dir);
+}
+
+/* Noise only: no knob has any effect. With repetitions and the Welch test the
+ * engine must (almost) never accept; the same evaluator reported as noiseless
+ * (one sample, no test) accepts noise many times. */
+Test(engine, significance_gating_rejects_noise_only_improvements)
+{
+    long gated = 0, ungated = 0, decisions = 0;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        for (int report = 1; report >= 0; report--) {
+            int nv[] = {4, 4, 4, 4, 4};
+            kw_synth s;
+            kw_synth_init(&s, 5, nv, 1);
+            kw_synth_noise(&s, 4.0, seed, report);
+            kw_engine_opts o = opts_for(1);
+            o.seed = seed;
+            o.repeats = 5;
+            o.probes = 0;
+            o.tabu = 0;
+            char dir[64], jp[96];
+            kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+            cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+            long acc = count_decision(j, KW_DECIDE_ACCEPT, KW_STEP_MAIN);
+            if (report) {
+                gated += acc;
+                decisions += count_decision(j, KW_DECIDE_ACCEPT, KW_STEP_MAIN) +
+                             count_decision(j, KW_DECIDE_REJECT, KW_STEP_MAIN);
+                for (size_t i = 0; i < j->n_steps; i++)
+                    if (j->steps[i].phase == KW_STEP_MAIN && j->steps[i].delta_pct < 0)
+                        cr_assert(!isnan(j->steps[i].p_value) || j->steps[i].delta_pct > -1.0,
+                                  "no p-value kept");
+            } else {
+                ungated += acc;
+            }
+            kw_journal_free(j);
+            kw_synth_rmdir(dir);
+        }
+    }
+    /* alpha 0.05 Bonferroni-adjusted per decision: expected false accepts << 1 per run */
+    cr_assert_leq(gated, 2, "noise accepted %ld times in %ld candidate judgements", gated, decisions);
+    cr_assert_geq(ungated, 10, "ungated accepts %ld", ungated);
+}
+
+Test(engine, real_effect_under_noise_is_accepted_with_its_p_value)
+{
+    int nv[] = {2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    s.w[1][1] = -10.0; /* 10% better, noise 2% */
+    kw_synth_noise(&s, 2.0, 3, 1);
+    kw_engine_opts o = opts_for(1);
+    o.repeats = 6;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(j->h.repeats, 6);
+    cr_assert_eq(j->h.noisy, 1);
+    int found = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->decision == KW_DECIDE_ACCEPT && st->knob == 1) {
+            found = 1;
+            cr_assert_eq(st->n_after, 6);
+            cr_assert(st->p_value < 0.05, "p %g", st->p_value);
+            cr_assert(st->delta_pct < -5.0);
+        }
+    }
+    cr_assert(found);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_eq(r.best.v[1], 1);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, welch_p_value_matches_closed_form_cases)
+{
+    /* equal means: t = 0, p = 1/2 exactly for any df */
+    cr_assert_float_eq(kw_engine_welch_p(10, 1, 5, 10, 2, 7), 0.5, 1e-12);
+    /* equal sds and sizes: df = 2n-2; t = 2 with se = 1 (sd 1.5811, n 5):
+     * Student t Q(2, 8) = 0.04025 (tables) */
+    double sd = sqrt(2.5);
+    cr_assert_float_eq(kw_engine_welch_p(12, sd, 5, 10, sd, 5), 0.040258, 1e-5);
+    cr_assert_float_eq(kw_engine_welch_p(10, 0, 5, 9, 0, 5), 0.0, 0);
+    cr_assert_float_eq(kw_engine_welch_p(10, 0, 5, 11, 0, 5), 1.0, 0);
+    cr_assert(isnan(kw_engine_welch_p(10, 1, 1, 9, 1, 5)));
+}
+
+Test(engine, bounded_fix_drops_a_change_made_useless_by_a_later_one)
+{
+    int nv[] = {2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    s.w[0][1] = -5.0;  /* accepted first (5%) ... */
+    s.w[1][1] = -30.0; /* ... then k1=v1, which masks k0's effect */
+    s.mask_knob = 0;
+    s.dom_knob = 1;
+    s.dom_val = 1;
+    kw_engine_opts o = opts_for(1);
+    o.probes = 0;
+    o.tabu = 0;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    int accepted_k0 = 0, reverted_k0 = 0, kept_k1 = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        accepted_k0 |= st->decision == KW_DECIDE_ACCEPT && st->knob == 0;
+        if (st->phase == KW_STEP_FIX) {
+            reverted_k0 |= st->decision == KW_DECIDE_REVERT && st->knob == 0 && st->new_v == 0;
+            kept_k1 |= st->decision == KW_DECIDE_KEEP && st->knob == 1;
+        }
+    }
+    cr_assert(accepted_k0 && reverted_k0 && kept_k1);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_eq(r.best.v[0], 0);
+    cr_assert_eq(r.best.v[1], 1);
+    cr_assert_eq(r.n_changes, 1);
+    cr_assert_float_eq(r.best_primary, 70.0, 1e-9);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+static kw_jresult pair_run(int probes, int tabu, long *explores)
+{
+    int nv[] = {2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    s.pair_a = 0;
+    s.pair_va = 1;
+    s.pair_b = 2;
+    s.pair_vb = 1;
+    s.pair_single = 5.0;   /* each alone: 5% worse */
+    s.pair_both = -30.0;   /* together: 30% better */
+    s.w[1][1] = 2.0;
+    kw_engine_opts o = opts_for(1);
+    o.probes = probes;
+    o.tabu = tabu;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    free(r.path);
+    r.path = NULL;
+    *explores = count_decision(j, KW_DECIDE_EXPLORE, -1);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    return r;
+}
+
+Test(engine, two_step_probe_finds_a_pair_worse_alone)
+{
+    long ex;
+    kw_jresult none = pair_run(0, 0, &ex);
+    cr_assert_float_eq(none.best_primary, 100.0, 1e-9, "without probes the pair stays hidden");
+    cr_assert_eq(ex, 0);
+    kw_jresult probe = pair_run(2, 0, &ex);
+    cr_assert_float_eq(probe.best_primary, 70.0, 1e-9);
+    cr_assert_eq(probe.best.v[0], 1);
+    cr_assert_eq(probe.best.v[2], 1);
+    cr_assert_geq(ex, 1);
+}
+
+static kw_journal *excursion_run(int tabu, int pair, char *dir, char *jp)
+{
+    /* 3 binary knobs, every single flip worse (+10, +12, +15). With the pair
+     * (k0=1, k2=1) worth -40 the optimum 101 = 85 is two flips away, the first
+     * one worse alone: only an excursion (probes off) can reach it. */
+    int nv[] = {2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    s.w[0][1] = 10;
+    s.w[1][1] = 12;
+    s.w[2][1] = 15;
+    if (pair) {
+        s.pair_a = 0;
+        s.pair_va = 1;
+        s.pair_b = 2;
+        s.pair_vb = 1;
+        s.pair_single = 0;
+        s.pair_both = -40;
+    }
+    kw_engine_opts o = opts_for(1);
+    o.probes = 0;
+    o.tabu = tabu;
+    kw_journal *j = run_load(&s, &o, dir, 64, jp, 96, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    return j;
+}
+
+Test(engine, tabu_excursion_walks_back_when_nothing_is_better)
+{
+    char dir[64], jp[96];
+    kw_journal *j = excursion_run(3, 0, dir, jp);
+    long ex = count_decision(j, KW_DECIDE_EXPLORE, KW_STEP_EXPLORE);
+    long back = count_decision(j, KW_DECIDE_REVERT, KW_STEP_BACKTRACK);
+    cr_assert_eq(ex, 3, "tabu 3: three exploratory moves");
+    cr_assert_eq(back, 3, "every exploratory move is walked back");
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 100.0, 1e-9);
+    cr_assert_eq(r.n_changes, 0);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, tabu_excursion_escapes_a_local_optimum)
+{
+    char dir[64], jp[96];
+    kw_journal *j = excursion_run(3, 1, dir, jp);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 85.0, 1e-9);
+    cr_assert_eq(r.best.v[0], 1);
+    cr_assert_eq(r.best.v[2], 1);
+    /* the path to the optimum holds the exploratory step, marked as such */
+    int explore_on_path = 0;
+    for (size_t i = 0; i < r.n_path; i++)
+        explore_on_path |= r.path[i]->decision == KW_DECIDE_EXPLORE;
+    cr_assert(explore_on_path);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    j = excursion_run(0, 1, dir, jp);
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 100.0, 1e-9, "without the excursion it is not found");
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, exhaustive_and_random_baselines)
+{
+    kw_synth s;
+    kw_synth_random(&s, 5, 2);
+    if (s.ks.n_constraints == 0)
+        kw_synth_constraint(&s, "c", 1, 1u << 1, 2, 1u << 1);
+    uint64_t size = kw_knobspace_size(&s.ks), valid = 0;
+    {
+        kw_cand c;
+        memset(&c, 0, sizeof c);
+        for (uint64_t i = 0; i < size; i++) {
+            valid += kw_cand_violates(&s.ks, &c) < 0;
+            for (int k = s.ks.n_knobs - 1; k >= 0; k--) {
+                if (++c.v[k] < s.ks.knobs[k].n_values)
+                    break;
+                c.v[k] = 0;
+            }
+        }
+    }
+    kw_engine_opts o = opts_for(2);
+    o.strategy = KW_STRATEGY_EXHAUSTIVE;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->n_evals, 2 * valid);
+    cr_assert_eq(j->n_viols, 2 * (size - valid));
+    cr_assert_eq(j->n_steps, 0);
+    for (int sh = 0; sh < 2; sh++) {
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, sh);
+        cr_assert_str_eq(r.why, "exhausted");
+        cr_assert_float_eq(r.best_primary, kw_synth_optimum(&s, sh, NULL), 1e-9);
+        kw_journal_result_clear(&r);
+    }
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+
+    o.strategy = KW_STRATEGY_RANDOM;
+    o.budget = 17;
+    long l1, l2, l3;
+    char *a = run_bytes(&s, &o, &l1);
+    char *b = run_bytes(&s, &o, &l2);
+    cr_assert(l1 == l2 && memcmp(a, b, (size_t)l1) == 0, "same seed, same draws");
+    o.seed = 99;
+    char *c = run_bytes(&s, &o, &l3);
+    cr_assert(l1 != l3 || memcmp(a, c, (size_t)l1) != 0, "another seed, other draws");
+    free(a);
+    free(b);
+    free(c);
+    o.seed = 7;
+    j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->n_evals, 2 * 17, "exactly the budget per shape");
+    for (size_t i = 0; i < j->n_evals; i++)
+        cr_assert_lt(kw_cand_violates(&s.ks, &j->evals[i].cand), 0);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, budget_caps_evaluations_and_keeps_room_for_the_fix)
+{
+    for (long budget = 3; budget <= 30; budget += 3) {
+        kw_synth s;
+        separable(&s, 1);
+        kw_engine_opts o = opts_for(1);
+        o.budget = budget;
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        cr_assert_leq((long)j->n_evals, budget);
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, 0);
+        cr_assert(r.done);
+        cr_assert_leq(r.best_primary, r.baseline_primary);
+        /* every change of the recommendation was checked by the fix or budget-kept */
+        kw_journal_result_clear(&r);
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+}
+
+Test(engine, evaluator_errors_are_recorded_fatal_ones_stop_the_run)
+{
+    kw_synth s;
+    separable(&s, 1);
+    s.err_knob = 0;
+    s.err_value = 1;
+    s.err_code = KW_EMODEL;
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    int seen = 0;
+    for (size_t i = 0; i < j->n_evals; i++)
+        if (j->evals[i].cand.v[0] == 1) {
+            seen = 1;
+            cr_assert_eq(j->evals[i].rc, KW_EMODEL);
+            cr_assert(strstr(j->evals[i].guards, "error:synthetic failure at k0"), "%s",
+                      j->evals[i].guards);
+        }
+    cr_assert(seen);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_neq(r.best.v[0], 1);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+
+    s.err_code = KW_EIO;
+    int rc;
+    j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, &rc);
+    cr_assert_eq(rc, KW_EIO);
+    cr_assert(!j->complete);
+    kw_journal_free(j);
+    /* the journal stays resumable once the evaluator works again */
+    s.err_knob = -1;
+    kw_run_info in = kw_synth_info(jp);
+    cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &o, &in), 0, "%s", kw_error_last());
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, bad_options_are_refused)
+{
+    kw_synth s;
+    separable(&s, 1);
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_run_info in = kw_synth_info(jp);
+    kw_engine_opts o = opts_for(1);
+    o.metric = "p42_us";
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "p42_us"));
+    o = opts_for(1);
+    o.strategy = KW_STRATEGY_RANDOM;
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), KW_EINPUT);
+    o = opts_for(1);
+    o.alpha = 0;
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), KW_EINPUT);
+    o = opts_for(1);
+    int shapes[] = {0, 0};
+    o.shapes = shapes;
+    o.n_shapes = 1;
+    s.ev.n_shapes = 1;
+    shapes[0] = 3;
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), KW_EINPUT);
+    kw_synth_constraint(&s, "base_forbidden", 0, 1u, 1, 1u);
+    o = opts_for(1);
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "baseline breaks constraint 'base_forbidden'"));
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, opts_from_header_resume_the_same_run)
+{
+    kw_synth s;
+    kw_synth_random(&s, 31, 3);
+    kw_engine_opts o = opts_for(3);
+    o.policy = KW_POLICY_GREEDY;
+    o.budget = 50;
+    o.probes = 1;
+    o.tabu = 2;
+    int shapes[] = {2, 0};
+    o.shapes = shapes;
+    o.n_shapes = 2;
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_run_info in = kw_synth_info(jp);
+    o.time_limit_s = 1e-12;
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), 0);
+    kw_journal *j;
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    kw_engine_opts r;
+    kw_engine_opts_init(&r);
+    int buf[KW_JOURNAL_SHAPE_MAX];
+    kw_engine_opts_from_header(&r, buf, &j->h);
+    cr_assert_eq(r.n_shapes, 2);
+    cr_assert_eq(r.shapes[0], 2);
+    cr_assert_str_eq(kw_journal_attr(j, "owner"), "test owner");
+    cr_assert_eq(kw_journal_shape_index(j, "s2"), 2);
+    cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &r, &in), 0, "%s", kw_error_last());
+    kw_journal_free(j);
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    cr_assert(j->complete);
+    cr_assert_eq(j->n_done, 2);
+    cr_assert_eq(j->done[0].shape, 2, "shapes are done in the requested order");
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
