@@ -1,0 +1,1046 @@
+/* kw_sim.c - stage 2: discrete-event simulation of the serving runtime.
+ *
+ * Design: an event-driven simulation with two binary heaps. Real-time events
+ * (arrivals, batch timeouts, ends of kernel launches) sit in one heap keyed by
+ * wall time. Kernel executions sit in a second heap keyed by VIRTUAL time: all
+ * kernels running at once are slowed by the same contention factor, so one
+ * virtual clock V (dV/dt = 1 / slowdown) orders every execution's end and a
+ * change of slowdown costs O(1) instead of rescaling every running kernel.
+ * Each run allocates its arrays once; the event loop never allocates.
+ *
+ * The model, precisely:
+ *
+ * Arrivals. Every stream has its own GSL random stream (taus2, seeded with
+ * splitmix64(seed, stream index)). Poisson: exponential gaps at rate_per_s.
+ * Bursty: a two-state Markov-modulated Poisson process (MMPP-2, Fischer &
+ * Meier-Hellstern 1993): on and off periods are exponential with means
+ * burst_on_ms and burst_off_ms, arrivals at rate x burst_factor while on and
+ * none while off; each stream starts in its stationary state. Trace: the
+ * trace's rows (of the chosen shape) at their times, relative to the first
+ * row; a trace shorter than the sample is replayed again, shifted by its span
+ * plus one mean gap. Request ids are given in arrival order.
+ *
+ * Queues. round_robin and least_loaded share one FIFO request queue;
+ * stream_affinity pins stream s to group s mod G and gives each group its own
+ * FIFO (G = cores / cores_per_request groups; left-over cores idle).
+ *
+ * Batcher. A batch closes from a queue, taking its oldest min(len, max_batch)
+ * requests, as soon as one of these holds:
+ *   (a) the queue holds max_batch requests;
+ *   (b) batch_timeout_us > 0 and its oldest request has waited batch_timeout_us;
+ *   (c) batch_timeout_us == 0 and the group the dispatcher would choose is idle
+ *       (Triton's default dynamic batcher: as large as possible, no delay).
+ * With a timeout, a batch never closes early because a core is idle: the
+ * timeout is the price paid to fill batches.
+ *
+ * Dispatcher. A closed batch is bound at once to one group, which runs its
+ * bound batches in FIFO order:
+ *   round_robin     the next group in cyclic order, busy or not;
+ *   least_loaded    the group with the least estimated outstanding work:
+ *                   idle groups first (the one idle longest), else the
+ *                   earliest estimated free time (uncontended table times: what
+ *                   a runtime can know). Without contention this is
+ *                   join-least-work, whose waits equal the central-queue
+ *                   M/G/c FCFS waits, which is what the Erlang C test checks;
+ *   stream_affinity the group its queue belongs to.
+ *
+ * Service. A batch of r requests runs service[r-1]'s kernels in order. Each
+ * kernel is a launch part (launch_us: host side, not slowed by clock or
+ * contention, no DRAM demand) then an execution part (time_us - launch_us)
+ * divided by the clock factor, with DRAM demand dram_bytes_per_us x clock
+ * factor (same bytes over a longer time). All requests of a batch complete
+ * when its last kernel ends.
+ *
+ * DRAM contention (fluid model, model-facts section 7: n cores demanding b_i
+ * over bandwidth B stretch by max(1, sum b_i / B); Baskett & Smith CACM 1976):
+ * while the executing kernels' summed demand D exceeds B, every executing
+ * kernel progresses at 1/s of its speed, s = max(1, D / B), so the DRAM
+ * delivers exactly B. Lost time = sum over kernels of (wall - work) time.
+ * Compute-bound kernels are slowed too; the model is deliberately simple (a
+ * shared-bandwidth bottleneck), and "Bandwidth Bandit" (ISPASS'12) shows
+ * real slowdowns start even earlier, so it errs on the optimistic side.
+ *
+ * Measurement. The first `warmup` arrivals are simulated but not measured.
+ * The window runs from the first measured arrival to the last completion;
+ * busy time, contention and activity are integrated over it. Latency =
+ * completion - arrival; queue wait = start of service of its batch - arrival.
+ * Quantiles: gsl_stats_quantile_from_sorted_data on radix-sorted samples.
+ * Confidence intervals of p95/p99: distribution-free order-statistic interval
+ * [x_(l), x_(u)] with l, u = n p -/+ 1.96 sqrt(n p (1 - p)) (normal
+ * approximation of Binomial(n, p); Hahn & Meeker, Statistical Intervals,
+ * 1991). It assumes independent samples; queueing latencies are positively
+ * correlated, so the true interval is wider: read it as a lower bound on
+ * the uncertainty (that is why final rankings re-run with more requests).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "kw_error.h"
+#include "kw_sim.h"
+
+#define KW_SIM_DEFAULT_REQUESTS 20000
+#define KW_SIM_Z95 1.959963984540054 /* standard normal 97.5% quantile */
+#define KW_US_PER_S 1e6
+#define KW_US_PER_MS 1e3
+#define KW_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define KW_PREC_REF_BYTES 2.0        /* FLOP weights relative to bf16 elements (kw_accel.pj_per_flop) */
+
+enum { KW_EV_ARRIVAL, KW_EV_TIMEOUT, KW_EV_LAUNCH_END };
+enum { KW_PH_IDLE, KW_PH_LAUNCH, KW_PH_EXEC };
+enum { KW_SRC_POISSON, KW_SRC_BURSTY, KW_SRC_TRACE };
+
+typedef struct kw_rev { double t; int32_t kind, idx; int64_t tag; } kw_rev;
+typedef struct kw_vev { double v; int32_t g; } kw_vev;
+
+typedef struct kw_sk { double launch_us, exec_us, demand; } kw_sk; /* one kernel of the table */
+typedef struct kw_sb {              /* one batch size of the table */
+    int first, n;                   /* kernels [first, first + n) of kw_st.sk */
+    double launch_us, exec_us;      /* sums */
+    double flop_w, dram_bytes;      /* activity of one batch */
+    int fallback;
+} kw_sb;
+
+typedef struct kw_batch {
+    int head, r;                    /* first request (chain by next[]), size */
+    int next;                       /* next batch bound to the same group / free list */
+    double scale, start_us;
+} kw_batch;
+
+typedef struct kw_group {
+    int cur, kernel, phase;
+    double demand;
+    int bhead, btail;               /* bound batches, FIFO */
+    double est_free_us, last_end_us, busy_us;
+} kw_group;
+
+typedef struct kw_queue { int head, tail, len; int64_t armed; } kw_queue;
+
+typedef struct kw_src {
+    gsl_rng *rng;
+    int kind, on;
+    double mean_gap_us, state_end_us, on_mean_us, off_mean_us;
+} kw_src;
+
+typedef struct kw_st {
+    /* inputs, digested */
+    int G, mb, S, Q, affinity, placement, exp_service;
+    double timeout_us, clock, bw;   /* bw in bytes/us; 0 = unlimited */
+    kw_sb sb[64];
+    kw_sk *sk;
+    int ntot, warm;
+    /* trace replay */
+    const kw_trace *trace;
+    int trace_shape;
+    size_t tcur;
+    double tfirst, tspan, toffset;
+    /* state */
+    double t, V, s, D;
+    int nexec;
+    kw_rev *rh; int rn, rcap;
+    kw_vev *vh; int vn;
+    kw_src *src;
+    gsl_rng *svc_rng;
+    kw_group *grp;
+    kw_queue *q;
+    int rr;
+    kw_batch *bat; int bfree, bused;
+    double *arr; int *next; uint8_t *strm; /* streams < KW_SIM_STREAM_MAX = 256 */
+    int narrived, ndone;
+    /* measurement */
+    double t_warm, lost_us, contended_us, flop_w, dram_bytes;
+    double *lat, *wait; unsigned char *fb;
+    long batches_meas, batch_reqs_meas;
+} kw_st;
+
+/* ---------------- heaps ---------------- */
+
+static void kw_rh_push(kw_st *st, double t, int kind, int idx, int64_t tag)
+{
+    int i = st->rn++;
+    kw_rev e = {t, kind, idx, tag};
+    while (i > 0) {
+        int p = (i - 1) >> 1;
+        if (st->rh[p].t <= t)
+            break;
+        st->rh[i] = st->rh[p];
+        i = p;
+    }
+    st->rh[i] = e;
+}
+
+static kw_rev kw_rh_pop(kw_st *st)
+{
+    kw_rev top = st->rh[0];
+    kw_rev last = st->rh[--st->rn];
+    int n = st->rn, i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && st->rh[c + 1].t < st->rh[c].t)
+            c++;
+        if (last.t <= st->rh[c].t)
+            break;
+        st->rh[i] = st->rh[c];
+        i = c;
+    }
+    if (n > 0)
+        st->rh[i] = last;
+    return top;
+}
+
+static void kw_vh_push(kw_st *st, double v, int g)
+{
+    int i = st->vn++;
+    kw_vev e = {v, g};
+    while (i > 0) {
+        int p = (i - 1) >> 1;
+        if (st->vh[p].v <= v)
+            break;
+        st->vh[i] = st->vh[p];
+        i = p;
+    }
+    st->vh[i] = e;
+}
+
+static kw_vev kw_vh_pop(kw_st *st)
+{
+    kw_vev top = st->vh[0];
+    kw_vev last = st->vh[--st->vn];
+    int n = st->vn, i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && st->vh[c + 1].v < st->vh[c].v)
+            c++;
+        if (last.v <= st->vh[c].v)
+            break;
+        st->vh[i] = st->vh[c];
+        i = c;
+    }
+    if (n > 0)
+        st->vh[i] = last;
+    return top;
+}
+
+/* ---------------- arrivals ---------------- */
+
+/* splitmix64 (Steele, Lea & Flood, OOPSLA'14): decorrelates the per-stream seeds. */
+static uint64_t kw_splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* Next arrival of a Poisson or MMPP-2 stream after time t. */
+static double kw_src_next(kw_src *s, double t)
+{
+    if (s->kind == KW_SRC_POISSON)
+        return t + gsl_ran_exponential(s->rng, s->mean_gap_us);
+    for (;;) {
+        if (!s->on) {
+            t = s->state_end_us;
+            s->on = 1;
+            s->state_end_us = t + gsl_ran_exponential(s->rng, s->on_mean_us);
+        }
+        double g = gsl_ran_exponential(s->rng, s->mean_gap_us);
+        if (t + g < s->state_end_us)
+            return t + g;
+        t = s->state_end_us;
+        s->on = 0;
+        s->state_end_us = t + gsl_ran_exponential(s->rng, s->off_mean_us);
+    }
+}
+
+/* Next trace row of the replayed shape: its time and stream, or -1 when the trace is empty. */
+static int kw_trace_next(kw_st *st, double *t, int *stream)
+{
+    const kw_trace *tr = st->trace;
+    for (int pass = 0; pass < 2; pass++) {
+        while (st->tcur < tr->n) {
+            size_t i = st->tcur++;
+            if (st->trace_shape >= 0 && tr->shape[i] != st->trace_shape)
+                continue;
+            *t = tr->time_us[i] - st->tfirst + st->toffset;
+            *stream = tr->stream[i];
+            return 0;
+        }
+        st->tcur = 0;
+        st->toffset += st->tspan;
+    }
+    return -1;
+}
+
+/* ---------------- batcher and dispatcher ---------------- */
+
+static int kw_place(const kw_st *st, int qi)
+{
+    if (st->affinity)
+        return qi;
+    if (st->placement == KW_PLACE_ROUND_ROBIN)
+        return st->rr;
+    int best = 0;
+    double bkey = 0;
+    int bidle = 0;
+    for (int g = 0; g < st->G; g++) {
+        const kw_group *gr = &st->grp[g];
+        int idle = gr->cur < 0;
+        double key = idle ? gr->last_end_us : KW_MAX(gr->est_free_us, st->t);
+        if (g == 0 || (idle && !bidle) || (idle == bidle && key < bkey)) {
+            best = g;
+            bkey = key;
+            bidle = idle;
+        }
+    }
+    return best;
+}
+
+static void kw_begin_kernel(kw_st *st, int g);
+
+static void kw_start_batch(kw_st *st, int g)
+{
+    kw_group *gr = &st->grp[g];
+    int b = gr->bhead;
+    gr->bhead = st->bat[b].next;
+    if (gr->bhead < 0)
+        gr->btail = -1;
+    gr->cur = b;
+    gr->kernel = 0;
+    st->bat[b].start_us = st->t;
+    if (st->t >= st->t_warm) {
+        st->batches_meas++;
+        st->batch_reqs_meas += st->bat[b].r;
+    }
+    kw_begin_kernel(st, g);
+}
+
+static void kw_try_dispatch(kw_st *st, int qi)
+{
+    kw_queue *q = &st->q[qi];
+    while (q->len > 0) {
+        int g = kw_place(st, qi);
+        int close;
+        if (q->len >= st->mb)
+            close = 1;
+        else if (st->timeout_us > 0)
+            close = st->t >= st->arr[q->head] + st->timeout_us;
+        else
+            close = st->grp[g].cur < 0;
+        if (!close) {
+            if (st->timeout_us > 0 && q->armed != q->head) {
+                kw_rh_push(st, st->arr[q->head] + st->timeout_us, KW_EV_TIMEOUT, qi, q->head);
+                q->armed = q->head;
+            }
+            return;
+        }
+        int r = q->len < st->mb ? q->len : st->mb;
+        int b = st->bfree;
+        if (b >= 0)
+            st->bfree = st->bat[b].next;
+        else
+            b = st->bused++; /* pool grows lazily: untouched pages stay unmapped */
+        kw_batch *bt = &st->bat[b];
+        bt->head = q->head;
+        bt->r = r;
+        bt->next = -1;
+        bt->scale = st->exp_service ? gsl_ran_exponential(st->svc_rng, 1.0) : 1.0;
+        int last = q->head;
+        for (int i = 1; i < r; i++)
+            last = st->next[last];
+        q->head = st->next[last];
+        st->next[last] = -1;
+        q->len -= r;
+        if (q->len == 0)
+            q->tail = -1;
+        const kw_sb *sb = &st->sb[r - 1];
+        double est = bt->scale * (sb->launch_us + sb->exec_us / st->clock);
+        kw_group *gr = &st->grp[g];
+        gr->est_free_us = (gr->cur < 0 ? st->t : KW_MAX(gr->est_free_us, st->t)) + est;
+        if (gr->btail >= 0)
+            st->bat[gr->btail].next = b;
+        else
+            gr->bhead = b;
+        gr->btail = b;
+        if (st->placement == KW_PLACE_ROUND_ROBIN)
+            st->rr = (st->rr + 1) % st->G;
+        if (gr->cur < 0)
+            kw_start_batch(st, g);
+    }
+}
+
+static void kw_finish_batch(kw_st *st, int g)
+{
+    kw_group *gr = &st->grp[g];
+    kw_batch *bt = &st->bat[gr->cur];
+    const kw_sb *sb = &st->sb[bt->r - 1];
+    double t = st->t;
+    if (t > st->t_warm) {
+        double from = KW_MAX(bt->start_us, st->t_warm);
+        gr->busy_us += t - from;
+        double share = t > bt->start_us ? (t - from) / (t - bt->start_us) : 0.0;
+        st->flop_w += share * sb->flop_w;
+        st->dram_bytes += share * sb->dram_bytes;
+    }
+    for (int id = bt->head; id >= 0; id = st->next[id]) {
+        st->ndone++;
+        if (id >= st->warm) {
+            int m = id - st->warm;
+            st->lat[m] = t - st->arr[id];
+            st->wait[m] = bt->start_us - st->arr[id];
+            st->fb[m] = (unsigned char)sb->fallback;
+        }
+    }
+    bt->next = st->bfree;
+    st->bfree = gr->cur;
+    gr->cur = -1;
+    gr->phase = KW_PH_IDLE;
+    if (gr->bhead >= 0) {
+        kw_start_batch(st, g);
+        return;
+    }
+    gr->last_end_us = t;
+    gr->est_free_us = t;
+    kw_try_dispatch(st, st->affinity ? g : 0);
+}
+
+static void kw_set_slowdown(kw_st *st)
+{
+    if (st->nexec == 0)
+        st->D = 0.0;
+    st->s = (st->bw > 0 && st->D > st->bw) ? st->D / st->bw : 1.0;
+}
+
+/* Start the execution part of the group's current kernel; 0 if it has none. */
+static int kw_begin_exec(kw_st *st, int g)
+{
+    kw_group *gr = &st->grp[g];
+    const kw_batch *bt = &st->bat[gr->cur];
+    const kw_sk *k = &st->sk[st->sb[bt->r - 1].first + gr->kernel];
+    double work = k->exec_us * bt->scale / st->clock;
+    if (work <= 0)
+        return 0;
+    gr->phase = KW_PH_EXEC;
+    gr->demand = k->demand * st->clock / bt->scale;
+    st->D += gr->demand;
+    st->nexec++;
+    kw_set_slowdown(st);
+    kw_vh_push(st, st->V + work, g);
+    return 1;
+}
+
+static void kw_begin_kernel(kw_st *st, int g)
+{
+    kw_group *gr = &st->grp[g];
+    const kw_batch *bt = &st->bat[gr->cur];
+    const kw_sb *sb = &st->sb[bt->r - 1];
+    while (gr->kernel < sb->n) {
+        const kw_sk *k = &st->sk[sb->first + gr->kernel];
+        if (k->launch_us > 0) {
+            gr->phase = KW_PH_LAUNCH;
+            kw_rh_push(st, st->t + k->launch_us * bt->scale, KW_EV_LAUNCH_END, g, 0);
+            return;
+        }
+        if (kw_begin_exec(st, g))
+            return;
+        gr->kernel++;
+    }
+    kw_finish_batch(st, g);
+}
+
+/* ---------------- the event loop ---------------- */
+
+static void kw_advance(kw_st *st, double t)
+{
+    double dt = t - st->t;
+    if (dt <= 0)
+        return;
+    if (st->s > 1.0) {
+        double from = KW_MAX(st->t, st->t_warm);
+        if (t > from) {
+            double w = t - from;
+            st->lost_us += st->nexec * w * (1.0 - 1.0 / st->s);
+            st->contended_us += w;
+        }
+    }
+    st->V += dt / st->s;
+    st->t = t;
+}
+
+static void kw_arrive(kw_st *st, double t, int stream)
+{
+    int id = st->narrived++;
+    st->arr[id] = t;
+    st->strm[id] = (uint8_t)stream;
+    st->next[id] = -1;
+    if (id == st->warm)
+        st->t_warm = t;
+    int qi = st->affinity ? stream % st->G : 0;
+    kw_queue *q = &st->q[qi];
+    if (q->tail >= 0)
+        st->next[q->tail] = id;
+    else
+        q->head = id;
+    q->tail = id;
+    q->len++;
+    kw_try_dispatch(st, qi);
+}
+
+static void kw_event_loop(kw_st *st)
+{
+    while (st->ndone < st->ntot) {
+        double tr = st->rn ? st->rh[0].t : INFINITY;
+        double tv = INFINITY;
+        if (st->vn) {
+            tv = st->t + (st->vh[0].v - st->V) * st->s;
+            if (tv < st->t)
+                tv = st->t;
+        }
+        if (tv <= tr) {
+            kw_vev e = kw_vh_pop(st);
+            kw_advance(st, tv);
+            st->V = e.v;
+            kw_group *gr = &st->grp[e.g];
+            st->D -= gr->demand;
+            st->nexec--;
+            kw_set_slowdown(st);
+            gr->kernel++;
+            kw_begin_kernel(st, e.g);
+            continue;
+        }
+        kw_rev e = kw_rh_pop(st);
+        kw_advance(st, e.t);
+        switch (e.kind) {
+        case KW_EV_ARRIVAL:
+            if (st->narrived >= st->ntot)
+                break;
+            if (e.idx < 0) {
+                double t;
+                int stream;
+                kw_arrive(st, e.t, (int)e.tag);
+                if (st->narrived < st->ntot && kw_trace_next(st, &t, &stream) == 0)
+                    kw_rh_push(st, t, KW_EV_ARRIVAL, -1, stream);
+            } else {
+                kw_arrive(st, e.t, e.idx);
+                if (st->narrived < st->ntot)
+                    kw_rh_push(st, kw_src_next(&st->src[e.idx], e.t), KW_EV_ARRIVAL, e.idx, 0);
+            }
+            break;
+        case KW_EV_TIMEOUT:
+            if (st->q[e.idx].len > 0 && st->q[e.idx].head == e.tag)
+                kw_try_dispatch(st, e.idx);
+            break;
+        default: /* KW_EV_LAUNCH_END */
+            if (!kw_begin_exec(st, e.idx)) {
+                st->grp[e.idx].kernel++;
+                kw_begin_kernel(st, e.idx);
+            }
+            break;
+        }
+    }
+}
+
+/* ---------------- statistics ---------------- */
+
+/* Sort keys: a non-negative double's IEEE-754 bits order like its value.
+ * Latencies and waits are kept to 28 mantissa bits (relative 4e-9, far below
+ * any statistical error here), which frees the low KW_KEY_DROP_BITS bits of
+ * the key to carry the request's stream: one sort then yields the overall
+ * and every per-stream order. */
+#define KW_KEY_DROP_BITS 24
+#define KW_KEY_LOW_MASK ((UINT64_C(1) << KW_KEY_DROP_BITS) - 1)
+
+static uint64_t kw_key(double v, unsigned payload)
+{
+    uint64_t k;
+    v = v > 0 ? v : 0.0; /* also turns -0 into +0 */
+    memcpy(&k, &v, sizeof k);
+    return (k & ~KW_KEY_LOW_MASK) | payload;
+}
+
+static double kw_key_value(uint64_t k)
+{
+    double v;
+    k &= ~KW_KEY_LOW_MASK;
+    memcpy(&v, &k, sizeof v);
+    return v;
+}
+
+/* LSD radix sort on key bits 24..63, 8 bits a pass, all histograms counted in
+ * one read, passes where every key shares the digit skipped (the top byte for
+ * any latency in [2 us, 2^128 us)). O(n); qsort of the doubles was about 10x
+ * slower at 500k samples and dominated the run. Returns the sorted buffer
+ * (k or tmp). */
+static uint64_t *kw_sort(uint64_t *k, uint64_t *tmp, size_t n)
+{
+    enum { FIRST = KW_KEY_DROP_BITS / 8, PASSES = 8 - FIRST, RADIX = 256 };
+    size_t cnt[PASSES][RADIX];
+    if (n < 2)
+        return k;
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = k[i] >> KW_KEY_DROP_BITS;
+        for (int p = 0; p < PASSES; p++)
+            cnt[p][(x >> (8 * p)) & (RADIX - 1)]++;
+    }
+    for (int p = 0; p < PASSES; p++) {
+        int sh = 8 * (p + FIRST);
+        size_t *c = cnt[p];
+        if (c[(k[0] >> sh) & (RADIX - 1)] == n)
+            continue;
+        size_t sum = 0;
+        for (int d = 0; d < RADIX; d++) {
+            size_t v = c[d];
+            c[d] = sum;
+            sum += v;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[c[(k[i] >> sh) & (RADIX - 1)]++] = k[i];
+        uint64_t *x = k;
+        k = tmp;
+        tmp = x;
+    }
+    return k;
+}
+
+static double kw_q(const double *sorted, size_t n, double p)
+{
+    return n ? gsl_stats_quantile_from_sorted_data(sorted, 1, n, p) : 0.0;
+}
+
+/* Order-statistic confidence interval of the p-quantile (see the file comment). */
+static void kw_ci(const double *sorted, size_t n, double p, double *lo, double *hi)
+{
+    if (n == 0) {
+        *lo = *hi = 0;
+        return;
+    }
+    double c = n * p, h = KW_SIM_Z95 * sqrt(n * p * (1 - p));
+    double l = floor(c - h) - 1, u = ceil(c + h) - 1; /* 1-based ranks to 0-based */
+    if (l < 0)
+        l = 0;
+    if (u > (double)(n - 1))
+        u = (double)(n - 1);
+    *lo = sorted[(size_t)l];
+    *hi = sorted[(size_t)u];
+}
+
+double kw_sim_hist_edge_us(int k)
+{
+    return k <= 0 ? 0.0 : ldexp(1.0, k - 1);
+}
+
+static int kw_hist_bin(double w)
+{
+    if (w < 1.0)
+        return 0;
+    int e;
+    frexp(w, &e); /* w in [2^(e-1), 2^e) */
+    return e < KW_SIM_HIST_BINS ? e : KW_SIM_HIST_BINS - 1;
+}
+
+static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
+{
+    double *buf = malloc((size_t)R * sizeof *buf);
+    uint64_t *k1 = malloc((size_t)R * sizeof *k1), *k2 = malloc((size_t)R * sizeof *k2);
+    int rc = 0;
+    if (!buf || !k1 || !k2) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for %d simulated latencies", R);
+        goto done;
+    }
+    out->samples = R;
+    double sum = 0, wsum = 0;
+    long nfb = 0;
+    for (int i = 0; i < R; i++) {
+        sum += st->lat[i];
+        wsum += st->wait[i];
+        nfb += st->fb[i];
+        out->wait_hist[kw_hist_bin(st->wait[i])]++;
+    }
+    out->mean_us = sum / R;
+    out->wait_mean_us = wsum / R;
+    out->fallback_pct = 100.0 * nfb / R;
+
+    /* latencies: one keyed sort, then a stable split by stream keeps each
+     * stream's samples sorted */
+    int cnt[KW_SIM_STREAM_MAX + 1] = {0};
+    for (int i = 0; i < R; i++) {
+        unsigned sid = st->strm[st->warm + i];
+        k1[i] = kw_key(st->lat[i], sid);
+        cnt[sid + 1]++;
+    }
+    for (int s = 0; s < st->S; s++)
+        cnt[s + 1] += cnt[s];
+    int pos[KW_SIM_STREAM_MAX];
+    memcpy(pos, cnt, sizeof pos);
+    uint64_t *sk = kw_sort(k1, k2, (size_t)R);
+    double *lat = (double *)(sk == k1 ? k2 : k1); /* the other buffer is free now */
+    for (int i = 0; i < R; i++) {
+        buf[i] = kw_key_value(sk[i]);
+        lat[pos[sk[i] & KW_KEY_LOW_MASK]++] = buf[i];
+    }
+    double jsum = 0, jsq = 0;
+    int jn = 0;
+    out->n_streams = st->S;
+    for (int s = 0; s < st->S; s++) {
+        size_t n = (size_t)(cnt[s + 1] - cnt[s]);
+        const double *seg = lat + cnt[s];
+        kw_sim_stream *o = &out->stream[s];
+        o->samples = (int)n;
+        if (!n)
+            continue;
+        o->mean_us = gsl_stats_mean(seg, 1, n);
+        o->p50_us = kw_q(seg, n, 0.50);
+        o->p95_us = kw_q(seg, n, 0.95);
+        o->p99_us = kw_q(seg, n, 0.99);
+        jsum += o->p95_us;
+        jsq += o->p95_us * o->p95_us;
+        jn++;
+    }
+    /* Jain, Chiu & Hawe (DEC-TR-301, 1984): (sum x)^2 / (n sum x^2). */
+    out->fairness = jsq > 0 ? jsum * jsum / (jn * jsq) : 1.0;
+    out->p50_us = kw_q(buf, (size_t)R, 0.50);
+    out->p95_us = kw_q(buf, (size_t)R, 0.95);
+    out->p99_us = kw_q(buf, (size_t)R, 0.99);
+    out->p999_us = kw_q(buf, (size_t)R, 0.999);
+    kw_ci(buf, (size_t)R, 0.95, &out->p95_ci_lo_us, &out->p95_ci_hi_us);
+    kw_ci(buf, (size_t)R, 0.99, &out->p99_ci_lo_us, &out->p99_ci_hi_us);
+    out->max_us = buf[R - 1];
+
+    for (int i = 0; i < R; i++)
+        k1[i] = kw_key(st->wait[i], 0);
+    sk = kw_sort(k1, k2, (size_t)R);
+    double *w = (double *)(sk == k1 ? k2 : k1);
+    for (int i = 0; i < R; i++)
+        w[i] = kw_key_value(sk[i]);
+    out->wait_p50_us = kw_q(w, (size_t)R, 0.50);
+    out->wait_p95_us = kw_q(w, (size_t)R, 0.95);
+    out->wait_p99_us = kw_q(w, (size_t)R, 0.99);
+    if (keep) {
+        out->lat_sorted_us = buf;
+        buf = NULL;
+    }
+done:
+    free(buf);
+    free(k1);
+    free(k2);
+    return rc;
+}
+
+/* ---------------- setup ---------------- */
+
+static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
+{
+    if (!in || !o || !in->accel || !in->shape || !in->mapping || !in->service)
+        return kw_error_set(KW_EINPUT, "simulation: missing accelerator, shape, mapping or service table");
+    const kw_accel *a = in->accel;
+    const kw_mapping *m = in->mapping;
+    const kw_shape *s = in->shape;
+    if (a->cores < 1)
+        return kw_error_set(KW_EINPUT, "simulation: accelerator has %d cores", a->cores);
+    if (m->cores_per_request < 1 || m->cores_per_request > a->cores)
+        return kw_error_set(KW_EINPUT, "simulation: cores_per_request %d outside [1, %d]",
+                            m->cores_per_request, a->cores);
+    if (m->max_batch < 1 || m->max_batch > 64)
+        return kw_error_set(KW_EINPUT, "simulation: max_batch %d outside [1, 64]", m->max_batch);
+    if (!(m->batch_timeout_us >= 0) || !isfinite(m->batch_timeout_us))
+        return kw_error_set(KW_EINPUT, "simulation: batch_timeout_us %g is not >= 0",
+                            m->batch_timeout_us);
+    if (m->placement < KW_PLACE_ROUND_ROBIN || m->placement > KW_PLACE_STREAM_AFFINITY)
+        return kw_error_set(KW_EINPUT, "simulation: unknown placement %d", (int)m->placement);
+    if (s->streams < 1 || s->streams > KW_SIM_STREAM_MAX)
+        return kw_error_set(KW_EINPUT, "simulation: shape %s has %d streams (1..%d)", s->name,
+                            s->streams, KW_SIM_STREAM_MAX);
+    if (!(a->dram_bw_bytes_per_s >= 0))
+        return kw_error_set(KW_EINPUT, "simulation: negative DRAM bandwidth");
+    if (in->clock_factor < 0 || in->clock_factor > 1 || !isfinite(in->clock_factor))
+        return kw_error_set(KW_EINPUT, "simulation: clock factor %g outside (0, 1]", in->clock_factor);
+    if (o->requests < 0 || o->warmup < 0 ||
+        (long)o->requests + o->warmup > KW_SIM_MAX_REQUESTS)
+        return kw_error_set(KW_EINPUT, "simulation: requests %d + warm-up %d outside [1, %d]",
+                            o->requests, o->warmup, KW_SIM_MAX_REQUESTS);
+    int nk = 0;
+    for (int r = 1; r <= m->max_batch; r++) {
+        const kw_cost *c = &in->service[r - 1];
+        double tot = 0;
+        if (c->n_kernels < 1 || c->n_kernels > KW_KERNEL_MAX)
+            return kw_error_set(KW_EINPUT, "simulation: service table for batch %d has %d kernels",
+                                r, c->n_kernels);
+        for (int i = 0; i < c->n_kernels; i++) {
+            const kw_kernel *k = &c->kernels[i];
+            if (!(k->time_us >= 0) || !isfinite(k->time_us) || !(k->launch_us >= 0) ||
+                k->launch_us > k->time_us || !(k->dram_bytes_per_us >= 0) ||
+                !isfinite(k->dram_bytes_per_us))
+                return kw_error_set(KW_EINPUT,
+                                    "simulation: batch %d kernel %d (%s): bad time %g us, launch %g us "
+                                    "or DRAM demand %g B/us", r, i, k->name, k->time_us, k->launch_us,
+                                    k->dram_bytes_per_us);
+            tot += k->time_us;
+        }
+        if (!(tot > 0))
+            return kw_error_set(KW_EINPUT, "simulation: batch %d has zero service time", r);
+        nk += c->n_kernels;
+    }
+    (void)nk;
+    return 0;
+}
+
+static void kw_st_free(kw_st *st)
+{
+    if (st->src)
+        for (int i = 0; i < st->S; i++)
+            gsl_rng_free(st->src[i].rng);
+    if (st->svc_rng)
+        gsl_rng_free(st->svc_rng);
+    free(st->src);
+    free(st->sk);
+    free(st->rh);
+    free(st->vh);
+    free(st->grp);
+    free(st->q);
+    free(st->bat);
+    free(st->arr);
+    free(st->next);
+    free(st->strm);
+    free(st->lat);
+    free(st->wait);
+    free(st->fb);
+}
+
+static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
+{
+    const kw_accel *a = in->accel;
+    const kw_mapping *m = in->mapping;
+    const kw_shape *sh = in->shape;
+    int R = o->requests ? o->requests : KW_SIM_DEFAULT_REQUESTS;
+    st->G = a->cores / m->cores_per_request;
+    st->mb = m->max_batch;
+    st->S = sh->streams;
+    st->affinity = m->placement == KW_PLACE_STREAM_AFFINITY;
+    st->placement = m->placement;
+    st->Q = st->affinity ? st->G : 1;
+    st->timeout_us = m->batch_timeout_us;
+    st->clock = in->clock_factor > 0 ? in->clock_factor : 1.0;
+    st->bw = o->no_contention ? 0.0 : a->dram_bw_bytes_per_s / KW_US_PER_S;
+    st->exp_service = o->exp_service;
+    st->warm = o->warmup;
+    st->ntot = R + o->warmup;
+    st->s = 1.0;
+    st->t_warm = INFINITY;
+    st->bfree = -1;
+
+    int nk = 0;
+    for (int r = 1; r <= st->mb; r++)
+        nk += in->service[r - 1].n_kernels;
+    size_t N = (size_t)st->ntot;
+    st->sk = malloc((size_t)nk * sizeof *st->sk);
+    st->src = calloc((size_t)st->S, sizeof *st->src);
+    st->rcap = st->S + 2 * st->G + st->Q + st->ntot + 8;
+    st->rh = malloc((size_t)st->rcap * sizeof *st->rh);
+    st->vh = malloc((size_t)st->G * sizeof *st->vh);
+    st->grp = malloc((size_t)st->G * sizeof *st->grp);
+    st->q = malloc((size_t)st->Q * sizeof *st->q);
+    st->bat = malloc(N * sizeof *st->bat);
+    st->arr = malloc(N * sizeof *st->arr);
+    st->next = malloc(N * sizeof *st->next);
+    st->strm = malloc(N * sizeof *st->strm);
+    st->lat = malloc((size_t)R * sizeof *st->lat);
+    st->wait = malloc((size_t)R * sizeof *st->wait);
+    st->fb = malloc((size_t)R);
+    if (!st->sk || !st->src || !st->rh || !st->vh || !st->grp || !st->q || !st->bat || !st->arr ||
+        !st->next || !st->strm || !st->lat || !st->wait || !st->fb)
+        return kw_error_set(KW_ENOMEM, "out of memory for a simulation of %d requests", st->ntot);
+
+    nk = 0;
+    for (int r = 1; r <= st->mb; r++) {
+        const kw_cost *c = &in->service[r - 1];
+        kw_sb *sb = &st->sb[r - 1];
+        memset(sb, 0, sizeof *sb);
+        sb->first = nk;
+        sb->n = c->n_kernels;
+        sb->fallback = c->fallbacks > 0;
+        for (int i = 0; i < c->n_kernels; i++) {
+            const kw_kernel *k = &c->kernels[i];
+            kw_sk *x = &st->sk[nk++];
+            x->launch_us = k->launch_us;
+            x->exec_us = k->time_us - k->launch_us;
+            x->demand = k->dram_bytes_per_us;
+            sb->launch_us += x->launch_us;
+            sb->exec_us += x->exec_us;
+            double fl = k->exec_flops > 0 ? k->exec_flops : k->flops;
+            int eb = kw_prec_bytes(k->prec);
+            sb->flop_w += fl * (eb > 0 ? eb : KW_PREC_REF_BYTES) / KW_PREC_REF_BYTES;
+            sb->dram_bytes += x->demand * x->exec_us;
+            sb->fallback |= k->fallback != 0;
+        }
+    }
+    for (int g = 0; g < st->G; g++) {
+        kw_group *gr = &st->grp[g];
+        memset(gr, 0, sizeof *gr);
+        gr->cur = -1;
+        gr->bhead = gr->btail = -1;
+    }
+    for (int i = 0; i < st->Q; i++)
+        st->q[i] = (kw_queue){-1, -1, 0, -1};
+
+    /* arrival sources */
+    double rate = in->rate_per_s > 0 ? in->rate_per_s : sh->rate_per_s;
+    if (sh->arrival == KW_ARRIVAL_TRACE) {
+        if (!in->trace)
+            return kw_error_set(KW_EINPUT, "simulation: shape %s replays a trace but none was loaded",
+                                sh->name);
+        st->trace = in->trace;
+        st->trace_shape = in->trace_shape;
+        size_t n = 0;
+        double first = 0, last = 0;
+        for (size_t i = 0; i < in->trace->n; i++) {
+            if (in->trace_shape >= 0 && in->trace->shape[i] != in->trace_shape)
+                continue;
+            if (in->trace->stream[i] < 0 || in->trace->stream[i] >= st->S)
+                return kw_error_set(KW_EINPUT, "simulation: trace %s row %zu: stream %d outside [0, %d)",
+                                    in->trace->path, i + 1, in->trace->stream[i], st->S);
+            if (n++ == 0)
+                first = in->trace->time_us[i];
+            last = in->trace->time_us[i];
+        }
+        if (n == 0)
+            return kw_error_set(KW_EINPUT, "simulation: trace %s has no rows for shape %s",
+                                in->trace->path, sh->name);
+        st->tfirst = first;
+        st->tspan = (last - first) + (n > 1 ? (last - first) / (double)(n - 1) : 1.0);
+        if (!(st->tspan > 0))
+            st->tspan = 1.0;
+    } else if (!(rate > 0) || !isfinite(rate)) {
+        return kw_error_set(KW_EINPUT, "simulation: shape %s has no arrival rate (%g per s)",
+                            sh->name, rate);
+    } else if (sh->arrival == KW_ARRIVAL_BURSTY &&
+               !(sh->burst_on_ms > 0 && sh->burst_off_ms >= 0 && sh->burst_factor > 0)) {
+        return kw_error_set(KW_EINPUT, "simulation: shape %s: bursty needs burst_on_ms > 0, "
+                            "burst_off_ms >= 0, burst_factor > 0", sh->name);
+    }
+    for (int i = 0; i < st->S; i++) {
+        kw_src *s = &st->src[i];
+        s->rng = gsl_rng_alloc(gsl_rng_taus2);
+        if (!s->rng)
+            return kw_error_set(KW_ENOMEM, "out of memory for random streams");
+        gsl_rng_set(s->rng, (unsigned long)kw_splitmix64(o->seed ^ kw_splitmix64((uint64_t)i + 1)));
+        s->kind = sh->arrival == KW_ARRIVAL_BURSTY ? KW_SRC_BURSTY : KW_SRC_POISSON;
+        s->mean_gap_us = KW_US_PER_S / rate;
+        if (s->kind == KW_SRC_BURSTY) {
+            s->mean_gap_us /= sh->burst_factor;
+            s->on_mean_us = sh->burst_on_ms * KW_US_PER_MS;
+            s->off_mean_us = sh->burst_off_ms * KW_US_PER_MS;
+            double p_on = s->on_mean_us / (s->on_mean_us + s->off_mean_us);
+            s->on = gsl_rng_uniform(s->rng) < p_on;
+            s->state_end_us = gsl_ran_exponential(s->rng, s->on ? s->on_mean_us : s->off_mean_us);
+        }
+    }
+    if (o->exp_service) {
+        st->svc_rng = gsl_rng_alloc(gsl_rng_taus2);
+        if (!st->svc_rng)
+            return kw_error_set(KW_ENOMEM, "out of memory for random streams");
+        gsl_rng_set(st->svc_rng, (unsigned long)kw_splitmix64(o->seed ^ kw_splitmix64((uint64_t)st->S + 1)));
+    }
+    /* first arrivals */
+    if (st->trace) {
+        double t;
+        int stream;
+        if (kw_trace_next(st, &t, &stream) == 0)
+            kw_rh_push(st, t, KW_EV_ARRIVAL, -1, stream);
+    } else {
+        for (int i = 0; i < st->S; i++)
+            kw_rh_push(st, kw_src_next(&st->src[i], 0.0), KW_EV_ARRIVAL, i, 0);
+    }
+    return 0;
+}
+
+int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *opts)
+{
+    if (!out)
+        return kw_error_set(KW_EINPUT, "simulation: no result");
+    memset(out, 0, sizeof *out);
+    int rc = kw_check_input(in, opts);
+    if (rc)
+        return rc;
+    kw_st st;
+    memset(&st, 0, sizeof st);
+    rc = kw_st_init(&st, in, opts);
+    if (rc)
+        goto done;
+    kw_event_loop(&st);
+
+    int R = st.ntot - st.warm;
+    rc = kw_stats(out, &st, R, opts->keep_latencies);
+    if (rc)
+        goto done;
+    out->n_groups = st.G;
+    double window = st.t - st.t_warm;
+    out->window_us = window;
+    double bmax = 0, bsum = 0;
+    for (int g = 0; g < st.G; g++) {
+        bmax = KW_MAX(bmax, st.grp[g].busy_us);
+        bsum += st.grp[g].busy_us;
+    }
+    out->imbalance = bsum > 0 ? bmax / (bsum / st.G) : 1.0;
+    out->utilisation = window > 0 ? bsum / (st.G * window) : 0.0;
+    out->contention_lost_us = st.lost_us;
+    out->contended_us = st.contended_us;
+    out->contention_pct = bsum > 0 ? 100.0 * st.lost_us / bsum : 0.0;
+    out->mean_batch = st.batches_meas ? (double)st.batch_reqs_meas / st.batches_meas : 0.0;
+    out->throughput_rps = window > 0 ? R / (window / KW_US_PER_S) : 0.0;
+    out->flop_rate_per_s = window > 0 ? st.flop_w / (window / KW_US_PER_S) : 0.0;
+    out->dram_rate_bytes_per_s = window > 0 ? st.dram_bytes / (window / KW_US_PER_S) : 0.0;
+done:
+    kw_st_free(&st);
+    return rc;
+}
+
+void kw_sim_result_clear(kw_sim_result *r)
+{
+    if (!r)
+        return;
+    free(r->lat_sorted_us);
+    r->lat_sorted_us = NULL;
+}
+
+int kw_sim_rate_for_load(double *rate_per_s, const kw_accel *a, const kw_shape *s,
+                         const kw_mapping *m, const kw_cost *service)
+{
+    *rate_per_s = 0;
+    if (s->load <= 0) {
+        if (!(s->rate_per_s > 0))
+            return kw_error_set(KW_EINPUT, "shape %s gives neither load nor rate_per_s", s->name);
+        *rate_per_s = s->rate_per_s;
+        return 0;
+    }
+    if (a->cores < 1 || m->cores_per_request < 1 || m->cores_per_request > a->cores ||
+        m->max_batch < 1 || s->streams < 1)
+        return kw_error_set(KW_EINPUT, "shape %s: cannot derive a rate (cores %d, cores_per_request %d, "
+                            "max_batch %d, streams %d)", s->name, a->cores, m->cores_per_request,
+                            m->max_batch, s->streams);
+    const kw_cost *c = &service[m->max_batch - 1];
+    double t_us = 0;
+    for (int i = 0; i < c->n_kernels; i++)
+        t_us += c->kernels[i].time_us;
+    if (!(t_us > 0))
+        t_us = c->latency_us;
+    if (!(t_us > 0))
+        return kw_error_set(KW_EINPUT, "shape %s: baseline batch has zero service time", s->name);
+    double groups = a->cores / m->cores_per_request;
+    double capacity = groups * m->max_batch / (t_us / KW_US_PER_S);
+    double duty = 1.0;
+    if (s->arrival == KW_ARRIVAL_BURSTY) {
+        if (!(s->burst_on_ms > 0 && s->burst_off_ms >= 0 && s->burst_factor > 0))
+            return kw_error_set(KW_EINPUT, "shape %s: bad burst parameters", s->name);
+        duty = s->burst_factor * s->burst_on_ms / (s->burst_on_ms + s->burst_off_ms);
+    }
+    *rate_per_s = s->load * capacity / s->streams / duty;
+    return 0;
+}

@@ -1,0 +1,109 @@
+/* kw_sim.h - stage 2: discrete-event simulation of the serving runtime.
+ *
+ * Requests arrive per stream (Poisson, bursty on/off, or a replayed trace),
+ * wait in the runtime queue, are merged into batches by the batcher
+ * (max_batch, batch_timeout_us), placed on groups of cores_per_request cores
+ * by the dispatcher (round_robin, least_loaded, stream_affinity), and served
+ * kernel by kernel with the times of a stage-1 service table. Kernels running
+ * at once on different groups share the accelerator's DRAM bandwidth (fluid
+ * contention model). Out come tail latencies, the queue-wait profile,
+ * fairness, imbalance, fallback rate, throughput and the time lost to
+ * contention. The exact policies are documented at the top of kw_sim.c.
+ *
+ * Deterministic for a seed; allocates once per run; thread-safe (no globals).
+ */
+#ifndef KW_SIM_H
+#define KW_SIM_H
+
+#include <stdint.h>
+
+#include "kw_cost.h"
+#include "kw_model.h"
+#include "kw_trace.h"
+
+#define KW_SIM_STREAM_MAX 256   /* request streams of one shape */
+#define KW_SIM_HIST_BINS 24     /* queue-wait histogram: [0,1) us, [2^(k-1), 2^k) us, >= 2^22 us */
+#define KW_SIM_MAX_REQUESTS 50000000 /* warm-up + measured requests of one run */
+
+typedef struct kw_sim_input {
+    const kw_accel *accel;      /* cores, dram_bw_bytes_per_s (0 = unlimited), energies */
+    const kw_shape *shape;      /* streams and arrival process */
+    const kw_mapping *mapping;  /* max_batch, batch_timeout_us, placement, cores_per_request */
+    const kw_cost *service;     /* service[r-1] = one batch of r requests on cores_per_request
+                                 * cores, r = 1..mapping->max_batch (kw_cost_eval) */
+    double rate_per_s;          /* per-stream arrival rate; 0 = shape->rate_per_s
+                                 * (see kw_sim_rate_for_load for shapes given by load) */
+    const kw_trace *trace;      /* arrivals when shape->arrival == KW_ARRIVAL_TRACE */
+    int trace_shape;            /* replay only the trace rows of this shape index; -1 = all */
+    double clock_factor;        /* device clock as a fraction of nominal (thermal); 0 = 1 */
+} kw_sim_input;
+
+typedef struct kw_sim_opts {
+    int requests;               /* measured requests (sample size); 0 = 20000 */
+    int warmup;                 /* first arrivals simulated but not measured */
+    uint64_t seed;              /* all randomness derives from it (GSL taus2 streams) */
+    int exp_service;            /* TEST ONLY: each batch's kernel times scaled by one
+                                 * Exp(1) draw, so service ~ Exp(mean = table time) */
+    int no_contention;          /* counterfactual: unlimited DRAM bandwidth */
+    int keep_latencies;         /* also return the sorted latencies (lat_sorted_us) */
+} kw_sim_opts;
+
+typedef struct kw_sim_stream {
+    int samples;                /* measured requests of this stream */
+    double mean_us, p50_us, p95_us, p99_us;
+} kw_sim_stream;
+
+typedef struct kw_sim_result {
+    int samples;                /* measured requests */
+    /* latency = completion - arrival */
+    double mean_us, p50_us, p95_us, p99_us, p999_us, max_us;
+    double p95_ci_lo_us, p95_ci_hi_us;  /* 95% order-statistic intervals (kw_sim.c) */
+    double p99_ci_lo_us, p99_ci_hi_us;
+    /* queue wait = start of service - arrival */
+    double wait_mean_us, wait_p50_us, wait_p95_us, wait_p99_us;
+    uint64_t wait_hist[KW_SIM_HIST_BINS]; /* measured requests per bin, edges by kw_sim_hist_edge_us */
+    int n_streams;
+    kw_sim_stream stream[KW_SIM_STREAM_MAX];
+    double fairness;            /* Jain's index of per-stream p95 (streams with samples) */
+    int n_groups;               /* cores / cores_per_request */
+    double imbalance;           /* max / mean busy time over groups (1 = balanced) */
+    double utilisation;         /* busy time / (groups x window) */
+    double fallback_pct;        /* measured requests whose batch ran a fallback kernel */
+    double mean_batch;          /* requests per batch (batches started in the window) */
+    double throughput_rps;      /* measured requests / (last completion - first measured arrival) */
+    double contention_pct;      /* kernel time lost to DRAM contention / busy time, % */
+    double contention_lost_us;  /* sum over kernels of the extra time contention cost them */
+    double contended_us;        /* wall time with demand above bandwidth */
+    double window_us;           /* measurement window: first measured arrival to end */
+    /* activity for the power model (kw_thermal), averaged over the window */
+    double flop_rate_per_s;     /* executed FLOPs, weighted by element bytes / 2 (bf16 = 1) */
+    double dram_rate_bytes_per_s;
+    double *lat_sorted_us;      /* [samples] when opts.keep_latencies; free with kw_sim_result_clear */
+} kw_sim_result;
+
+/* Simulate. `out` is fully overwritten. Returns 0, KW_EINPUT (bad input or
+ * options, message says which), KW_ENOMEM.
+ * Cost: O(N (k log(streams + groups) + log N)) for N requests of k kernels;
+ * one allocation pass per run, none per event. */
+int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *opts);
+
+/* Free what kw_sim_run allocated in r (lat_sorted_us); NULL ok. */
+void kw_sim_result_clear(kw_sim_result *r);
+
+/* Lower edge of queue-wait histogram bin k (0 for k = 0, else 2^(k-1) us). */
+double kw_sim_hist_edge_us(int k);
+
+/* Per-stream arrival rate that puts the accelerator at utilisation s->load
+ * under the BASELINE mapping m whose service table is service[0..m->max_batch):
+ *   capacity = (cores / cores_per_request) x max_batch / T(max_batch)   requests/s
+ * (every group busy with full batches; T = sum of the batch's kernel times),
+ *   rate = load x capacity / streams / duty,
+ * where duty = 1 for Poisson and trace, and burst_factor x on / (on + off) for
+ * bursty shapes (whose rate is burst_factor x rate while on, 0 while off), so
+ * the MEAN offered load is `load`. Contention is not counted (uncontended
+ * capacity). A shape given by rate_per_s (load 0) returns that rate.
+ * Returns 0 or KW_EINPUT. */
+int kw_sim_rate_for_load(double *rate_per_s, const kw_accel *a, const kw_shape *s,
+                         const kw_mapping *m, const kw_cost *service);
+
+#endif
