@@ -1,0 +1,407 @@
+/* test_journal.c - the journal format: CRC-32 against its published check
+ * value, exact round trips of strings and doubles, torn last records, middle
+ * corruption with the record number, the semantic check `verify` relies on
+ * (planted two-knob step, planted metric), shape results and the replay writer. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <gsl/gsl_errno.h>
+
+#include "kw_synth.h"
+
+static void suite_init(void) { gsl_set_error_handler_off(); }
+TestSuite(journal, .init = suite_init);
+
+Test(journal, crc32_check_value_and_chaining)
+{
+    /* CRC-32/ISO-HDLC check value (the catalogue's "123456789" -> 0xCBF43926) */
+    cr_assert_eq(kw_crc32(0, "123456789", 9), 0xCBF43926u);
+    cr_assert_eq(kw_crc32(0, "", 0), 0u);
+    cr_assert_eq(kw_crc32(kw_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+}
+
+/* An evaluator whose metrics are awkward doubles and whose guards and class
+ * hold every character the format escapes. */
+static const char *const odd_metrics[] = {"p95_us", "third", "tiny", "denormal", "negzero",
+                                          "nan", "inf", "big", "sum"};
+static const char *const odd_shapes[] = {"prefill 512,b=4 %x#"};
+
+static int odd_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    (void)ctx;
+    (void)shape;
+    (void)rep;
+    double v[] = {100.0 - c->v[0] - 2.0 * c->v[1], 1.0 / 3.0, 1e-300, 5e-324, -0.0, NAN,
+                  INFINITY, DBL_MAX, 0.1 + 0.2};
+    memcpy(out->v, v, sizeof v);
+    if (c->v[1] == 2)
+        snprintf(out->guards, sizeof out->guards, "drift rel_rms=0.02, 100%% #1;sla");
+    snprintf(out->klass, sizeof out->klass, "mem\tbound é");
+    return 0;
+}
+
+static void odd_space(kw_knobspace *ks)
+{
+    memset(ks, 0, sizeof *ks);
+    ks->n_knobs = 2;
+    snprintf(ks->knobs[0].name, KW_NAME_MAX, "gemm.tile m=");
+    snprintf(ks->knobs[1].name, KW_NAME_MAX, "fuse,attention");
+    ks->knobs[0].n_values = 3;
+    ks->knobs[1].n_values = 3;
+    const char *v0[] = {"a b", "c,d", "e%f"};
+    const char *v1[] = {"none", "qk=softmax", "flash#2"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(ks->knobs[0].values[i], KW_VALUE_LEN, "%s", v0[i]);
+        snprintf(ks->knobs[1].values[i], KW_VALUE_LEN, "%s", v1[i]);
+    }
+}
+
+static void make_journal(const char *path, kw_knobspace *ks, kw_evaluator *ev)
+{
+    odd_space(ks);
+    memset(ev, 0, sizeof *ev);
+    ev->n_metrics = 9;
+    ev->metric_names = odd_metrics;
+    ev->n_shapes = 1;
+    ev->shape_names = odd_shapes;
+    ev->eval = odd_eval;
+    kw_engine_opts o;
+    kw_engine_opts_init(&o);
+    kw_run_info in = kw_synth_info(path);
+    cr_assert_eq(kw_engine_run(NULL, ks, ev, &o, &in), 0, "%s", kw_error_last());
+}
+
+Test(journal, strings_and_doubles_round_trip_exactly)
+{
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_knobspace ks;
+    kw_evaluator ev;
+    make_journal(jp, &ks, &ev);
+    kw_journal *j;
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    cr_assert(j->complete);
+    cr_assert_not(j->torn);
+    cr_assert_str_eq(j->h.shape_names[0], odd_shapes[0]);
+    cr_assert_str_eq(j->h.space.knobs[0].name, "gemm.tile m=");
+    cr_assert_str_eq(j->h.space.knobs[0].values[1], "c,d");
+    cr_assert_str_eq(j->h.space.knobs[1].values[2], "flash#2");
+    cr_assert_str_eq(kw_journal_attr(j, "owner"), "test owner");
+    cr_assert_str_eq(j->h.inputs[1].hash, "fedcba9876543210");
+    cr_assert_eq(j->h.primary, 0);
+    cr_assert_gt(j->n_evals, 0);
+    int guarded = 0;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        kw_metrics m;
+        memset(&m, 0, sizeof m);
+        odd_eval(NULL, &e->cand, 0, 0, &m);
+        for (int k = 0; k < 9; k++) {
+            if (isnan(m.v[k]))
+                cr_assert(isnan(e->m[k]));
+            else
+                cr_assert(memcmp(&m.v[k], &e->m[k], sizeof(double)) == 0, "metric %d: %.17g vs %.17g",
+                          k, m.v[k], e->m[k]);
+        }
+        cr_assert_str_eq(e->guards, m.guards);
+        cr_assert_str_eq(e->klass, "mem\tbound é");
+        guarded += e->guards[0] != 0;
+        cr_assert_eq(e->id, kw_cand_id(&ks, &e->cand));
+    }
+    cr_assert_gt(guarded, 0);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    /* every line is printable ASCII: the format escapes the rest */
+    long len;
+    char *b = kw_synth_slurp(jp, &len);
+    for (long i = 0; i < len; i++)
+        cr_assert(b[i] == '\n' || (b[i] >= 0x20 && b[i] < 0x7f), "byte %ld = %d", i, b[i]);
+    free(b);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* A real journal from the synthetic evaluator. */
+static char *synth_journal(char *dir, char *jp, long *len, int *lines)
+{
+    kw_synth s;
+    kw_synth_random(&s, 4, 2);
+    kw_engine_opts o;
+    kw_engine_opts_init(&o);
+    kw_synth_tmp(dir, 64, jp, 96);
+    kw_run_info in = kw_synth_info(jp);
+    cr_assert_eq(kw_engine_run(NULL, &s.ks, &s.ev, &o, &in), 0);
+    char *b = kw_synth_slurp(jp, len);
+    *lines = 0;
+    for (long i = 0; i < *len; i++)
+        *lines += b[i] == '\n';
+    return b;
+}
+
+static long line_start(const char *b, long len, int line /* 1-based */)
+{
+    int n = 1;
+    for (long i = 0; i < len; i++) {
+        if (n == line)
+            return i;
+        if (b[i] == '\n')
+            n++;
+    }
+    return len;
+}
+
+Test(journal, torn_last_record_is_left_out_and_reported)
+{
+    char dir[64], jp[96];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    long last = line_start(b, len, lines);
+    /* cut in the middle of the last record */
+    cr_assert_eq(kw_synth_spit(jp, b, last + 10), 0);
+    kw_journal *j;
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    cr_assert(j->torn);
+    cr_assert_eq(j->n_records, lines - 1);
+    cr_assert_eq(j->good_bytes, last);
+    cr_assert_eq(j->file_bytes, last + 10);
+    cr_assert(strstr(j->torn_msg, "torn record"), "%s", j->torn_msg);
+    char want[32];
+    snprintf(want, sizeof want, "record %d", lines);
+    cr_assert(strstr(j->torn_msg, want), "%s", j->torn_msg);
+    cr_assert_not(j->complete);
+    kw_journal_free(j);
+    /* the file itself is not touched by reading */
+    long l2;
+    char *b2 = kw_synth_slurp(jp, &l2);
+    cr_assert_eq(l2, last + 10);
+    free(b2);
+    /* a complete last line with a damaged byte is torn too */
+    b[last + 4] ^= 1;
+    cr_assert_eq(kw_synth_spit(jp, b, len), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    cr_assert(j->torn);
+    cr_assert(strstr(j->torn_msg, "checksum mismatch"));
+    kw_journal_free(j);
+    b[last + 4] ^= 1;
+    /* and the truncation helper drops exactly the tail */
+    cr_assert_eq(kw_synth_spit(jp, b, last + 10), 0);
+    cr_assert_eq(kw_journal_truncate(jp, last), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    cr_assert_not(j->torn);
+    kw_journal_free(j);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
+Test(journal, corruption_in_the_middle_is_refused_with_the_record_number)
+{
+    char dir[64], jp[96];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    cr_assert_gt(lines, 20);
+    kw_journal *j = NULL;
+    /* a flipped byte in record 15 */
+    long at = line_start(b, len, 15);
+    b[at + 5] ^= 0x04;
+    cr_assert_eq(kw_synth_spit(jp, b, len), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "record 15:"), "%s", kw_error_last());
+    cr_assert_null(j);
+    b[at + 5] ^= 0x04;
+    /* a deleted record: the chained checksum of the next one fails */
+    long end = line_start(b, len, 16);
+    char *cut = malloc((size_t)len);
+    memcpy(cut, b, (size_t)at);
+    memcpy(cut + at, b + end, (size_t)(len - end));
+    cr_assert_eq(kw_synth_spit(jp, cut, len - (end - at)), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "record 15:"), "%s", kw_error_last());
+    free(cut);
+    /* garbage after the header */
+    at = line_start(b, len, 3);
+    b[at] = 'X';
+    cr_assert_eq(kw_synth_spit(jp, b, len), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "record 3:"), "%s", kw_error_last());
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
+Test(journal, load_errors)
+{
+    kw_journal *j = NULL;
+    cr_assert_eq(kw_journal_load(&j, "/nonexistent/journal"), KW_EINPUT);
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    cr_assert_eq(kw_synth_spit(jp, "", 0), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "no journal record"));
+    /* a well-checksummed file that does not start with a header */
+    cr_assert_eq(kw_synth_spit(jp, "Z why=complete crc=00000000\n", 28), 0);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "no header"), "%s", kw_error_last());
+    kw_synth_rmdir(dir);
+}
+
+/* Replace the first line starting with `prefix` by applying edit() to it. */
+static char *edit_line(const char *b, long len, const char *prefix, int nth,
+                       void (*edit)(char *line), long *out_len)
+{
+    char *o = malloc((size_t)len + 256);
+    long w = 0;
+    int seen = 0;
+    for (long i = 0; i < len;) {
+        const char *nl = memchr(b + i, '\n', (size_t)(len - i));
+        long n = nl ? nl - (b + i) + 1 : len - i;
+        char line[8192];
+        memcpy(line, b + i, (size_t)n);
+        line[n] = '\0';
+        if (strncmp(line, prefix, strlen(prefix)) == 0 && seen++ == nth)
+            edit(line);
+        memcpy(o + w, line, strlen(line));
+        w += (long)strlen(line);
+        i += n;
+    }
+    *out_len = w;
+    return o;
+}
+
+/* Plant a second knob change into an accepted step (c= list, first value). */
+static void plant_two_knobs(char *line)
+{
+    char *c = strstr(line, " c=");
+    cr_assert_not_null(c);
+    /* the step's knob is one position; flip the value of knob 0 or 1, whichever the step did not change */
+    char *knob = strstr(line, " knob=k");
+    int k = knob[7] - '0';
+    int target = k == 0 ? 1 : 0;
+    char *p = c + 3;
+    for (int i = 0; i < target; i++)
+        p = strchr(p, '.') + 1;
+    *p = *p == '0' ? '1' : '0';
+}
+
+/* Change the first digit of the primary metric (p95_us, the second value). */
+static void plant_metric(char *line)
+{
+    char *m = strstr(line, " m=");
+    cr_assert_not_null(m);
+    char *p = strchr(m, ',') + 1;
+    *p = *p == '9' ? '8' : '9';
+}
+
+Test(journal, check_catches_a_planted_two_knob_step_and_a_planted_metric)
+{
+    char dir[64], jp[96];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    kw_journal *j;
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_journal_free(j);
+
+    long l2;
+    char *e = edit_line(b, len, "T s=0 step=1 ", 0, plant_two_knobs, &l2);
+    cr_assert_eq(kw_synth_spit(jp, e, l2), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT, "an edit breaks the checksum");
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_journal_check(j), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "step 1 changes 2 knobs"), "%s", kw_error_last());
+    kw_journal_free(j);
+    free(e);
+
+    e = edit_line(b, len, "E s=0 ", 1, plant_metric, &l2);
+    cr_assert_eq(kw_synth_spit(jp, e, l2), 0);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), 0);
+    cr_assert_eq(kw_journal_check(j), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "follow"), "%s", kw_error_last());
+    kw_journal_free(j);
+    free(e);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
+Test(journal, shape_result_of_an_incomplete_run_is_the_best_so_far)
+{
+    char dir[64], jp[96];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    kw_journal *full;
+    cr_assert_eq(kw_journal_load(&full, jp), 0);
+    kw_jresult rf;
+    cr_assert_eq(kw_journal_shape_result(&rf, full, 0), 0);
+    cr_assert(rf.done);
+    /* cut before the first shape-done record */
+    const char *d = strstr(b, "\nD s=");
+    cr_assert_not_null(d);
+    cr_assert_eq(kw_synth_spit(jp, b, d - b + 1), 0);
+    kw_journal *part;
+    cr_assert_eq(kw_journal_load(&part, jp), 0);
+    kw_jresult rp;
+    cr_assert_eq(kw_journal_shape_result(&rp, part, 0), 0);
+    cr_assert_not(rp.done);
+    cr_assert_str_eq(rp.why, "incomplete");
+    cr_assert_leq(rp.best_primary, rp.baseline_primary);
+    cr_assert_geq(rp.best_primary, rf.best_primary - 1e-9 * fabs(rf.best_primary) * 0 - 1e-6);
+    kw_jstats st;
+    cr_assert_eq(kw_journal_stats(&st, part, 0, rp.best_id), 0);
+    cr_assert(st.guards_ok);
+    cr_assert_float_eq(st.mean, rp.best_primary, 0);
+    /* changes of the full result: each made by a step on the path that set that value */
+    for (int i = 0; i < rf.n_changes; i++) {
+        cr_assert_neq(rf.changes[i].from_v, rf.changes[i].to_v);
+        cr_assert_not_null(rf.changes[i].step);
+        cr_assert_eq(rf.changes[i].step->knob, rf.changes[i].knob);
+    }
+    cr_assert_eq(kw_journal_shape_result(&rp, part, 99), KW_EINPUT);
+    kw_journal_result_clear(&rf);
+    kw_journal_result_clear(&rp);
+    kw_journal_free(full);
+    kw_journal_free(part);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
+Test(journal, writer_replay_detects_a_diverging_record)
+{
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_jwriter *w;
+    cr_assert_eq(kw_jwriter_open(&w, jp, NULL, 0, 1), 0);
+    cr_assert_eq(kw_jwriter_add(w, "Q why=a"), 0);
+    cr_assert_eq(kw_jwriter_add(w, "Q why=b"), 0);
+    cr_assert_eq(kw_jwriter_commit(w), 0);
+    kw_jwriter_free(w);
+    uint32_t crcs[2];
+    crcs[0] = kw_crc32(kw_crc32(0, "Q why=a", 7), "\n", 1);
+    crcs[1] = kw_crc32(kw_crc32(crcs[0], "Q why=b", 7), "\n", 1);
+    long len;
+    char *b = kw_synth_slurp(jp, &len);
+    char want[128];
+    snprintf(want, sizeof want, "Q why=a crc=%08x\nQ why=b crc=%08x\n", crcs[0], crcs[1]);
+    cr_assert_str_eq(b, want);
+    free(b);
+    cr_assert_eq(kw_jwriter_open(&w, jp, crcs, 2, 1), 0);
+    cr_assert(kw_jwriter_replaying(w));
+    cr_assert_eq(kw_jwriter_add(w, "Q why=a"), 0);
+    cr_assert_eq(kw_jwriter_add(w, "Q why=c"), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "record 2"), "%s", kw_error_last());
+    kw_jwriter_free(w);
+    kw_synth_rmdir(dir);
+}
+
+Test(journal, names_round_trip)
+{
+    for (int d = KW_DECIDE_ACCEPT; d <= KW_DECIDE_CONSTRAINT; d++)
+        cr_assert_eq(kw_decision_parse(kw_decision_name((kw_decision)d)), d);
+    for (int p = KW_STEP_MAIN; p <= KW_STEP_FIX; p++)
+        cr_assert_eq(kw_step_phase_parse(kw_step_phase_name((kw_step_phase)p)), p);
+    cr_assert_eq(kw_strategy_parse("exhaustive"), KW_STRATEGY_EXHAUSTIVE);
+    cr_assert_eq(kw_policy_parse("greedy"), KW_POLICY_GREEDY);
+    cr_assert_eq(kw_policy_parse("bogus"), -1);
+}
