@@ -12,8 +12,5 @@ static int kw_cli_pending(const char *verb)
     return 1;
 }
 
-int kw_cli_audit(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("audit"); }
-int kw_cli_bisect(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("bisect"); }
-int kw_cli_verify(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("verify"); }
 int kw_cli_recommend(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("recommend"); }
 int kw_cli_report(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("report"); }

@@ -1,0 +1,88 @@
+/* cli_audit.c - `knobwise audit RUN [--shape S]`: for each shape, which knob
+ * caused which change (kw_audit_render), read from the run's journal. The
+ * reproducing `knobwise eval` lines carry the run's inputs and model options. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kw_audit.h"
+#include "kw_cli.h"
+#include "kw_rundir.h"
+
+static void kw_audit_help(void)
+{
+    printf("usage: knobwise audit RUN_DIR [--shape NAME]...\n\n"
+           "For each tuned shape (or the named ones): the accepted steps in order, each\n"
+           "one knob, with its effect on the primary metric, the cumulative effect, the\n"
+           "p-value, the bottleneck class before and after and a `knobwise eval` line\n"
+           "that reproduces it; then the rejected steps grouped by knob with the guard\n"
+           "or metric that rejected them, and the knob behind the largest regression.\n"
+           "The same steps, one row each, are in RUN_DIR/audit.csv.\n");
+}
+
+int kw_cli_audit(int argc, char **argv)
+{
+    static const struct option opts[] = {{"shape", required_argument, 0, 'S'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    const char *shapes[KW_SHAPE_MAX];
+    int n_shapes = 0, o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'S':
+            if (n_shapes == KW_SHAPE_MAX)
+                return kw_cli_usage_error("audit", "too many --shape options");
+            shapes[n_shapes++] = optarg;
+            break;
+        case 'h': kw_audit_help(); return 0;
+        default: return kw_cli_usage_error("audit", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return kw_cli_usage_error("audit", "give exactly one run folder");
+    kw_rundir *r = NULL;
+    int rc = kw_rundir_open(&r, argv[optind], NULL);
+    if (rc != 0)
+        return kw_cli_fail("audit", rc);
+    const kw_runsum *rs = r->rs;
+    int status = 0;
+    int sel[KW_SHAPE_MAX], n_sel = 0;
+    for (int i = 0; i < n_shapes; i++) {
+        int s = kw_runsum_find_shape(rs, shapes[i]);
+        if (s < 0) {
+            fprintf(stderr, "knobwise audit: shape '%s' was not tuned in %s (tuned:", shapes[i],
+                    argv[optind]);
+            for (int k = 0; k < rs->n_shapes; k++)
+                fprintf(stderr, " %s", rs->shapes[k].name);
+            fprintf(stderr, ")\n");
+            status = 2;
+            goto done;
+        }
+        sel[n_sel++] = s;
+    }
+    if (n_sel == 0)
+        for (int i = 0; i < rs->n_shapes && n_sel < KW_SHAPE_MAX; i++)
+            sel[n_sel++] = i;
+    char prefix[4096];
+    kw_rundir_eval_prefix(prefix, sizeof prefix, r);
+    printf("run %s: %s search, primary %s, seed %llu, owner %s%s\n\n", rs->info.run_id,
+           rs->info.strategy, rs->metric_names[rs->primary], (unsigned long long)rs->info.seed,
+           rs->info.owner[0] ? rs->info.owner : "unassigned",
+           r->j->complete ? "" : " (run not complete)");
+    for (int i = 0; i < n_sel; i++) {
+        kw_sbuf b = {0};
+        rc = kw_audit_render(&b, rs, sel[i], prefix);
+        if (rc == 0)
+            fputs(kw_sbuf_cstr(&b), stdout);
+        kw_sbuf_free(&b);
+        if (rc != 0) {
+            status = kw_cli_fail("audit", rc);
+            goto done;
+        }
+    }
+done:
+    kw_rundir_free(r);
+    return status;
+}

@@ -1,0 +1,342 @@
+/* cli_bisect.c - `knobwise bisect A B --shape S`: walk from configuration A
+ * to configuration B one knob at a time through the evaluator and report each
+ * knob's contribution to the change of p95 and of every other metric
+ * (kw_bisect_run); --orders K averages over K seeded orders and shows their
+ * spread, which exposes knob interactions.
+ *
+ * A and B are each:
+ *   FILE            knob=value words (any whitespace or newlines, '#' starts a
+ *                   comment); knobs not named keep their baseline value
+ *   RUN_DIR:ID      a configuration evaluated in a run (16 hex digits)
+ *   RUN_DIR:best    the run's recommendation for --shape
+ *   RUN_DIR:baseline, or just `baseline`: the space's baseline
+ * Every side is resolved to knob=value text first, so A and B may come from
+ * different runs as long as their knobs exist in the space used. The space is
+ * --space/--accel/--workload, else the inputs of the first run named, else the
+ * embedded default. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kw_audit.h"
+#include "kw_cli.h"
+#include "kw_eval.h"
+#include "kw_load.h"
+#include "kw_rundir.h"
+
+static void kw_bisect_help(void)
+{
+    printf("usage: knobwise bisect A B --shape NAME [--orders K] [--seed N] [--format text|csv]\n"
+           "                      [--space F] [--accel F] [--workload F] [--requests N]\n\n"
+           "A and B: a file of knob=value words, RUN_DIR:ID, RUN_DIR:best, RUN_DIR:baseline\n"
+           "or 'baseline'. Walks from A to B one knob at a time on shape NAME and prints\n"
+           "each knob's contribution to the change of every metric; the contributions of\n"
+           "each walk add up to B - A. --orders K (default 1: knob order) averages over K\n"
+           "orders (the others seeded shuffles) and shows min..max: a wide spread means\n"
+           "the knob interacts with another.\n"
+           "--format csv: knob,from,to,metric,mean,min,max rows, then total rows.\n");
+}
+
+/* If ref is RUN_DIR:WHAT with RUN_DIR a folder holding a journal, split it. */
+static int kw_split_runref(char *dir, size_t dlen, const char **what, const char *ref)
+{
+    const char *colon = strrchr(ref, ':');
+    if (!colon || colon == ref)
+        return 0;
+    size_t n = (size_t)(colon - ref);
+    if (n >= dlen)
+        return 0;
+    memcpy(dir, ref, n);
+    dir[n] = '\0';
+    char jp[KW_PATH_MAX + 16];
+    snprintf(jp, sizeof jp, "%s/journal", dir);
+    struct stat st;
+    if (stat(jp, &st) != 0)
+        return 0;
+    *what = colon + 1;
+    return 1;
+}
+
+/* Apply the knob=value words of one line onto c; errors name FILE:LINE. */
+static int kw_apply_line(kw_cand *c, const kw_knobspace *ks, const char *file, long lineno,
+                         char *line)
+{
+    char *save = NULL;
+    for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(w, '=');
+        if (!eq || eq == w)
+            return kw_error_set(KW_EINPUT, "%s:%ld: '%.60s' is not knob=value", file, lineno, w);
+        *eq = '\0';
+        int k = kw_knobspace_find(ks, w);
+        if (k < 0)
+            return kw_error_set(KW_EINPUT, "%s:%ld: unknown knob '%.60s'", file, lineno, w);
+        int v = kw_knob_value(&ks->knobs[k], eq + 1);
+        if (v < 0)
+            return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'", file, lineno,
+                                w, eq + 1);
+        c->v[k] = (uint8_t)v;
+    }
+    return 0;
+}
+
+/* Resolve one side (a file, a run reference or `baseline`) to a candidate of ks. */
+static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, const char *shape)
+{
+    char dir[KW_PATH_MAX];
+    const char *what;
+    kw_cand_baseline(out, ks);
+    if (strcmp(ref, "baseline") == 0)
+        return 0;
+    if (kw_split_runref(dir, sizeof dir, &what, ref)) {
+        kw_rundir *r = NULL;
+        int rc = kw_rundir_open(&r, dir, NULL);
+        if (rc != 0)
+            return rc;
+        const kw_runsum *rs = r->rs;
+        const kw_cand *c = NULL;
+        kw_cand base;
+        kw_cand_baseline(&base, &rs->ks);
+        if (strcmp(what, "baseline") == 0) {
+            c = &base;
+        } else if (strcmp(what, "best") == 0) {
+            int s = shape ? kw_runsum_find_shape(rs, shape) : -1;
+            int w = s >= 0 ? kw_runsum_winner(rs, s) : -1;
+            if (w < 0) {
+                kw_rundir_free(r);
+                return kw_error_set(KW_EINPUT, "%s: no recommendation for shape '%s' in that run",
+                                    ref, shape ? shape : "?");
+            }
+            c = &rs->shapes[s].configs[w].cand;
+        } else {
+            char *end;
+            unsigned long long id = strtoull(what, &end, 16);
+            if (strlen(what) != 16 || *end != '\0') {
+                kw_rundir_free(r);
+                return kw_error_set(KW_EINPUT,
+                                    "%s: '%s' is not a config id (16 hex digits), best or baseline",
+                                    ref, what);
+            }
+            for (int s = 0; s < rs->n_shapes && !c; s++) {
+                int i = kw_runsum_find_config(rs, s, (uint64_t)id);
+                if (i >= 0)
+                    c = &rs->shapes[s].configs[i].cand;
+            }
+            if (!c) {
+                kw_rundir_free(r);
+                return kw_error_set(KW_EINPUT, "%s: no configuration %s in that run", ref, what);
+            }
+        }
+        /* through text, so a run made over another version of the space still maps by name */
+        char text[KW_KNOB_MAX * (KW_NAME_MAX + KW_VALUE_LEN + 2)];
+        kw_cand_format(text, sizeof text, &rs->ks, c);
+        kw_rundir_free(r);
+        rc = kw_cand_parse(out, ks, text);
+        if (rc != 0)
+            return kw_error_set(rc, "%s: %s", ref, kw_error_last());
+        return 0;
+    }
+    FILE *f = fopen(ref, "r");
+    if (!f)
+        return kw_error_set(KW_EINPUT, "%s: cannot read it (a knob=value file, RUN_DIR:ID or baseline)",
+                            ref);
+    char line[4096];
+    long lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (strlen(line) == sizeof line - 1 && line[sizeof line - 2] != '\n') {
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: line too long", ref, lineno);
+            break;
+        }
+        line[strcspn(line, "#\r\n")] = '\0';
+        rc = kw_apply_line(out, ks, ref, lineno, line);
+    }
+    if (rc == 0 && ferror(f))
+        rc = kw_error_set(KW_EINPUT, "%s: read error", ref);
+    fclose(f);
+    return rc;
+}
+
+static void kw_pct(char *buf, size_t len, double d, double base)
+{
+    if (!isfinite(d) || !isfinite(base) || base == 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    snprintf(buf, len, "%+.2f%%", d / fabs(base) * 100.0);
+}
+
+int kw_cli_bisect(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"shape", required_argument, 0, 'S'},   {"orders", required_argument, 0, 'o'},
+        {"seed", required_argument, 0, 'e'},    {"format", required_argument, 0, 'f'},
+        {"space", required_argument, 0, 's'},   {"accel", required_argument, 0, 'a'},
+        {"workload", required_argument, 0, 'w'}, {"requests", required_argument, 0, 'r'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    const char *shape = NULL, *space = NULL, *accel = NULL, *workload = NULL;
+    long orders = 1, seed = 1, requests = 0;
+    int csv = 0, o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'S': shape = optarg; break;
+        case 'o':
+            if (kw_cli_parse_long(&orders, "bisect", "--orders", optarg, 1, KW_BISECT_ORDERS_MAX))
+                return 2;
+            break;
+        case 'e':
+            if (kw_cli_parse_long(&seed, "bisect", "--seed", optarg, 0, 0x7fffffffL))
+                return 2;
+            break;
+        case 'r':
+            if (kw_cli_parse_long(&requests, "bisect", "--requests", optarg, 100, 10000000))
+                return 2;
+            break;
+        case 'f':
+            if (strcmp(optarg, "csv") == 0)
+                csv = 1;
+            else if (strcmp(optarg, "text") != 0)
+                return kw_cli_usage_error("bisect", "--format takes text or csv, not '%s'", optarg);
+            break;
+        case 's': space = optarg; break;
+        case 'a': accel = optarg; break;
+        case 'w': workload = optarg; break;
+        case 'h': kw_bisect_help(); return 0;
+        default: return kw_cli_usage_error("bisect", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return kw_cli_usage_error("bisect", "give two configurations, A and B");
+    if (!shape)
+        return kw_cli_usage_error("bisect", "--shape is required");
+    const char *ra = argv[optind], *rb = argv[optind + 1];
+
+    int status = 0, rc;
+    kw_rundir *run = NULL;
+    kw_config *cfg = NULL;
+    kw_model_eval *me = NULL;
+    const kw_evaluator *ev = NULL;
+    /* the space and evaluator: options, else the first run named, else the default */
+    char dir[KW_PATH_MAX];
+    const char *what;
+    const char *runref = kw_split_runref(dir, sizeof dir, &what, ra) ? ra
+                         : kw_split_runref(dir, sizeof dir, &what, rb) ? rb : NULL;
+    if (runref && !space && !accel && !workload && requests == 0) {
+        kw_split_runref(dir, sizeof dir, &what, runref);
+        kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
+        if ((rc = kw_rundir_open(&run, dir, &ro)) != 0 || (rc = kw_rundir_evaluator(&ev, run)) != 0) {
+            status = kw_cli_fail("bisect", rc);
+            goto done;
+        }
+        cfg = NULL;
+    } else {
+        if ((status = kw_cli_load_config(&cfg, space, accel, workload)) != 0)
+            goto done;
+        kw_model_opts mo = {.sim_requests = (int)requests, .drift = 1, .seed = 1};
+        if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0) {
+            status = kw_cli_fail("bisect", rc);
+            goto done;
+        }
+        ev = kw_model_eval_iface(me);
+    }
+    const kw_config *c = run ? run->cfg : cfg;
+    const kw_knobspace *ks = &c->space.knobs;
+    kw_cand a, b;
+    if ((rc = kw_resolve(&a, ks, ra, shape)) != 0 || (rc = kw_resolve(&b, ks, rb, shape)) != 0) {
+        status = kw_cli_fail("bisect", rc);
+        goto done;
+    }
+    int si = kw_config_shape(c, shape);
+    if (si < 0) {
+        fprintf(stderr, "knobwise bisect: unknown shape '%s' (knobwise show lists them)\n", shape);
+        status = 2;
+        goto done;
+    }
+    kw_bisect *r = malloc(sizeof *r);
+    if (!r) {
+        status = kw_cli_fail("bisect", kw_error_set(KW_ENOMEM, "out of memory"));
+        goto done;
+    }
+    rc = kw_bisect_run(r, ks, ev, si, &a, &b, (int)orders, (uint64_t)seed);
+    if (rc != 0) {
+        free(r);
+        status = kw_cli_fail("bisect", rc);
+        goto done;
+    }
+    int p95 = -1;
+    for (int m = 0; m < ev->n_metrics; m++)
+        if (strcmp(ev->metric_names[m], "p95_us") == 0)
+            p95 = m;
+    if (csv) {
+        printf("knob,from,to,metric,mean,min,max\n");
+        for (int i = 0; i < r->n_knobs; i++) {
+            const kw_knob *k = &ks->knobs[r->knobs[i]];
+            for (int m = 0; m < r->n_metrics; m++)
+                printf("%s,%s,%s,%s,%.6f,%.6f,%.6f\n", k->name, k->values[a.v[r->knobs[i]]],
+                       k->values[b.v[r->knobs[i]]], ev->metric_names[m], r->mean[i][m],
+                       r->min[i][m], r->max[i][m]);
+        }
+        for (int m = 0; m < r->n_metrics; m++)
+            printf("total,,,%s,%.6f,%.6f,%.6f\n", ev->metric_names[m], r->b[m] - r->a[m],
+                   r->b[m] - r->a[m], r->b[m] - r->a[m]);
+        free(r);
+        goto done;
+    }
+    printf("bisect on shape %s: A %016llx -> B %016llx, %d knob%s differ, %d order%s (seed %ld), %d evaluations\n",
+           shape, (unsigned long long)kw_cand_id(ks, &a), (unsigned long long)kw_cand_id(ks, &b),
+           r->n_knobs, r->n_knobs == 1 ? "" : "s", r->orders, r->orders == 1 ? "" : "s", seed,
+           r->evals);
+    printf("  guards: A %s, B %s\n\n", r->a_guards[0] ? r->a_guards : "pass",
+           r->b_guards[0] ? r->b_guards : "pass");
+    char pct[32];
+    if (p95 >= 0) {
+        double tot = r->b[p95] - r->a[p95];
+        kw_pct(pct, sizeof pct, tot, r->a[p95]);
+        printf("contribution to p95_us: A %.3f us -> B %.3f us (%+.3f us, %s)\n", r->a[p95],
+               r->b[p95], tot, pct);
+        printf("  %-24s %-28s %14s %9s %9s  %s\n", "knob", "A -> B", "contribution", "of A",
+               "of change", r->orders > 1 ? "spread over orders [min .. max]" : "");
+        for (int i = 0; i < r->n_knobs; i++) {
+            const kw_knob *k = &ks->knobs[r->knobs[i]];
+            char ab[80], share[32];
+            snprintf(ab, sizeof ab, "%s -> %s", k->values[a.v[r->knobs[i]]],
+                     k->values[b.v[r->knobs[i]]]);
+            kw_pct(pct, sizeof pct, r->mean[i][p95], r->a[p95]);
+            if (tot != 0)
+                snprintf(share, sizeof share, "%.1f%%", r->mean[i][p95] / tot * 100.0);
+            else
+                snprintf(share, sizeof share, "-");
+            printf("  %-24s %-28s %+11.3f us %9s %9s", k->name, ab, r->mean[i][p95], pct, share);
+            if (r->orders > 1)
+                printf("  [%+.3f .. %+.3f]%s", r->min[i][p95], r->max[i][p95],
+                       r->max[i][p95] - r->min[i][p95] > 1e-9 * (1 + fabs(r->a[p95]))
+                           ? "  interacts"
+                           : "");
+            printf("\n");
+        }
+        printf("  %-24s %-28s %+11.3f us\n\n", "total", "", tot);
+    }
+    printf("contribution to every metric (mean over orders; each column sums to B - A)\n");
+    printf("  %-18s", "metric");
+    printf(" %12s %12s", "A", "B");
+    for (int i = 0; i < r->n_knobs; i++)
+        printf(" %14.14s", ks->knobs[r->knobs[i]].name);
+    printf("\n");
+    for (int m = 0; m < r->n_metrics; m++) {
+        printf("  %-18s %12.4f %12.4f", ev->metric_names[m], r->a[m], r->b[m]);
+        for (int i = 0; i < r->n_knobs; i++)
+            printf(" %+14.4f", r->mean[i][m]);
+        printf("\n");
+    }
+    free(r);
+done:
+    kw_model_eval_free(me);
+    kw_config_free(cfg);
+    kw_rundir_free(run);
+    return status;
+}

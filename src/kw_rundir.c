@@ -1,0 +1,134 @@
+/* kw_rundir.c - open a run folder for audit, verify, recommend, report and
+ * bisect: journal -> summary, and on request the inputs and an evaluator made
+ * exactly like the run's (see kw_rundir.h for the journal attributes read).
+ *
+ * Design choice: the journal is the only source of truth; results files are
+ * never read back here (verify compares them with what the journal implies).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_load.h"
+#include "kw_results.h"
+#include "kw_rundir.h"
+
+static const char *kw_attr_or(const kw_journal *j, const char *key, const char *dflt)
+{
+    const char *v = kw_journal_attr(j, key);
+    return v && v[0] ? v : dflt;
+}
+
+int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
+{
+    kw_rundir_opts none = {0};
+    if (!o)
+        o = &none;
+    kw_rundir *r = calloc(1, sizeof *r);
+    if (!r)
+        return kw_error_set(KW_ENOMEM, "out of memory opening %s", dir);
+    int rc = 0;
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    char path[KW_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/journal", dir);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal)", dir);
+        goto fail;
+    }
+    fclose(probe);
+    if ((rc = kw_journal_load(&r->j, path)) != 0)
+        goto fail;
+    if ((rc = kw_runsum_from_journal(&r->rs, r->j)) != 0)
+        goto fail;
+
+    const kw_journal *j = r->j;
+    r->mopts.seed = strtoull(kw_attr_or(j, "model_seed", "0"), NULL, 10);
+    if (!kw_journal_attr(j, "model_seed"))
+        r->mopts.seed = j->h.seed;
+    r->mopts.sim_requests = atoi(kw_attr_or(j, "sim_requests", "0"));
+    r->mopts.thermal = atoi(kw_attr_or(j, "thermal", "0"));
+    r->mopts.drift = atoi(kw_attr_or(j, "drift", "1"));
+    snprintf(r->trace, sizeof r->trace, "%s", kw_attr_or(j, "trace", ""));
+    r->mopts.trace_path = r->trace[0] ? r->trace : NULL;
+
+    if (o->flags & KW_RUNDIR_CONFIG) {
+        const char *space = o->space ? o->space : kw_attr_or(j, "space", NULL);
+        const char *accel = o->accel ? o->accel : kw_attr_or(j, "accel", NULL);
+        const char *workload = o->workload ? o->workload : kw_attr_or(j, "workload", NULL);
+        if (space == NULL && accel == NULL && workload == NULL)
+            rc = kw_config_load_default(&r->cfg);
+        else
+            rc = kw_config_load(&r->cfg, space, accel, workload);
+        if (rc != 0)
+            goto fail;
+        static const char *const slot_names[3] = {"space", "accelerator", "workload"};
+        for (int i = 0; i < j->h.n_inputs; i++) {
+            const char *n = j->h.inputs[i].name;
+            int slot = strstr(n, "space") ? 0 : strstr(n, "accel") ? 1 : strstr(n, "workload") ? 2 : -1;
+            if (slot < 0 || strcmp(j->h.inputs[i].hash, r->cfg->input_hash[slot]) == 0)
+                continue;
+            r->inputs_changed = 1;
+            size_t used = strlen(r->inputs_msg);
+            snprintf(r->inputs_msg + used, sizeof r->inputs_msg - used,
+                     "%sthe %s changed since the run (hash %s, now %s)", used ? "; " : "",
+                     slot_names[slot], j->h.inputs[i].hash, r->cfg->input_hash[slot]);
+        }
+        kw_runsum_set_limits(r->rs, r->cfg);
+    }
+    *out = r;
+    return 0;
+fail:
+    kw_rundir_free(r);
+    return rc;
+}
+
+void kw_rundir_free(kw_rundir *r)
+{
+    if (!r)
+        return;
+    kw_model_eval_free(r->me);
+    kw_config_free(r->cfg);
+    kw_runsum_free(r->rs);
+    kw_journal_free(r->j);
+    free(r);
+}
+
+int kw_rundir_evaluator(const kw_evaluator **out, kw_rundir *r)
+{
+    if (!r->cfg)
+        return kw_error_set(KW_ESTATE, "the run's inputs are not loaded");
+    if (!r->me) {
+        int rc = kw_model_eval_new(&r->me, r->cfg, &r->mopts);
+        if (rc != 0)
+            return rc;
+    }
+    *out = kw_model_eval_iface(r->me);
+    return 0;
+}
+
+int kw_rundir_cfg_shape(const kw_rundir *r, const char *name)
+{
+    if (!r->cfg)
+        return -1;
+    return kw_config_shape(r->cfg, name);
+}
+
+void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)
+{
+    const kw_journal *j = r->j;
+    size_t used = 0;
+    used += (size_t)snprintf(buf, len, "knobwise eval");
+    static const char *const keys[] = {"space", "accel", "workload"};
+    for (int i = 0; i < 3 && used < len; i++) {
+        const char *v = kw_journal_attr(j, keys[i]);
+        if (v && v[0])
+            used += (size_t)snprintf(buf + used, len - used, " --%s %s", keys[i], v);
+    }
+    if (used < len && r->mopts.sim_requests > 0)
+        used += (size_t)snprintf(buf + used, len - used, " --requests %d", r->mopts.sim_requests);
+    if (used < len)
+        used += (size_t)snprintf(buf + used, len - used, " --seed %llu",
+                                 (unsigned long long)r->mopts.seed);
+    if (used < len && r->mopts.thermal)
+        snprintf(buf + used, len - used, " --thermal");
+}

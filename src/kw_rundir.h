@@ -1,0 +1,62 @@
+/* kw_rundir.h - a finished run folder opened for reading: its journal, the
+ * run summary replayed from it, and on request the inputs it was made from
+ * and an evaluator configured like the run's.
+ *
+ * What the run's journal header must carry for this (attributes, `A` records,
+ * written by `knobwise tune`):
+ *   owner         the --owner
+ *   space, accel, workload, trace   the input paths as given ("" or absent: the
+ *                 embedded default / the space's own references)
+ *   model_seed    the model's seed (default: the run's seed)
+ *   sim_requests  the serving simulation's sample size override (default 0:
+ *                 the space's own)
+ *   thermal, drift  0/1 model stages (defaults 0 and 1)
+ * Input hashes (`I` records named space, accelerator, workload) are compared
+ * with the inputs loaded now; a difference is reported (inputs_changed).
+ */
+#ifndef KW_RUNDIR_H
+#define KW_RUNDIR_H
+
+#include "kw_eval.h"
+#include "kw_journal.h"
+#include "kw_model.h"
+#include "kw_runsum.h"
+
+enum {
+    KW_RUNDIR_CONFIG = 1 /* load the run's inputs (space, accelerator, workload) */
+};
+
+typedef struct kw_rundir_opts {
+    unsigned flags;
+    const char *space, *accel, *workload; /* overrides of the recorded input paths */
+} kw_rundir_opts;
+
+typedef struct kw_rundir {
+    char dir[KW_PATH_MAX];
+    kw_journal *j;
+    kw_runsum *rs;           /* finished; limits from the inputs when loaded */
+    kw_config *cfg;          /* NULL unless KW_RUNDIR_CONFIG */
+    kw_model_opts mopts;     /* the run's model options (from the journal) */
+    char trace[KW_PATH_MAX];
+    kw_model_eval *me;       /* created by kw_rundir_evaluator */
+    int inputs_changed;      /* an input's hash differs from the journal's */
+    char inputs_msg[512];
+} kw_rundir;
+
+/* Open run folder dir (dir/journal must load). KW_EINPUT when dir is not a run
+ * folder, KW_ECORRUPT when its journal is damaged, or the loaders' errors. */
+int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o);
+void kw_rundir_free(kw_rundir *r);
+
+/* The evaluator over r->cfg with the run's model options (created once; owned
+ * by r). Shapes appended to r->cfg before the first call are included. */
+int kw_rundir_evaluator(const kw_evaluator **out, kw_rundir *r);
+
+/* "knobwise eval" plus the options that reproduce the run's evaluations
+ * (--space/--accel/--workload as recorded, --requests, --seed, --thermal). */
+void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r);
+
+/* Index of the evaluator shape (space shape) named name in r->cfg, or -1. */
+int kw_rundir_cfg_shape(const kw_rundir *r, const char *name);
+
+#endif

@@ -1,0 +1,331 @@
+/* kw_verify.c - re-check a finished run from its journal (see kw_verify.h).
+ *
+ * Design choice: verify trusts nothing it did not recompute. The result files
+ * are regenerated in memory from the journal and compared byte for byte
+ * (ranked.csv, audit.csv) instead of being parsed, so any divergence between
+ * journal and results -- a hand edit, a half-written folder, a writer bug --
+ * shows up. Re-evaluation uses the model with the run's recorded options; the
+ * model is a pure function of (candidate, shape, rep, seed), so metrics must
+ * match to rounding.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "kw_load.h"
+#include "kw_results.h"
+#include "kw_verify.h"
+
+/* Name a journal record for people: "record N (shape S step K)". */
+static void kw_v_where(char *buf, size_t len, const kw_journal *j, long record)
+{
+    for (size_t i = 0; i < j->n_steps; i++)
+        if (j->steps[i].record == record) {
+            int s = j->steps[i].shape;
+            snprintf(buf, len, "record %ld (shape %s step %d)", record,
+                     s >= 0 && s < j->h.n_shapes ? j->h.shape_names[s] : "?", j->steps[i].step);
+            return;
+        }
+    snprintf(buf, len, "record %ld", record);
+}
+
+static int kw_v_semantics(kw_sbuf *log, const kw_journal *j, const kw_runsum *rs)
+{
+    if (j->torn) {
+        kw_sbuf_printf(log, "FAIL journal checksums: %s\n", j->torn_msg);
+        return kw_error_set(KW_ECORRUPT, "%s", j->torn_msg);
+    }
+    kw_sbuf_printf(log, "ok   journal checksums: %ld records intact%s\n", j->n_records,
+                   j->complete ? ", run complete" : ", run not complete");
+    int rc = kw_journal_check(j);
+    if (rc != 0) {
+        /* point at the step when the message names a record */
+        char msg[KW_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", kw_error_last());
+        const char *p = strstr(msg, "record ");
+        if (p) {
+            long rec = strtol(p + 7, NULL, 10);
+            char where[256];
+            kw_v_where(where, sizeof where, j, rec);
+            kw_sbuf_printf(log, "FAIL journal semantics: %s [%s]\n", msg, where);
+            return kw_error_set(KW_ECORRUPT, "%s [%s]", msg, where);
+        }
+        kw_sbuf_printf(log, "FAIL journal semantics: %s\n", msg);
+        return kw_error_set(KW_ECORRUPT, "%s", msg);
+    }
+    long steps = 0;
+    for (int s = 0; s < rs->n_shapes; s++) {
+        const kw_rs_shape *sh = &rs->shapes[s];
+        for (int i = 0; i < sh->n_steps; i++) {
+            const kw_rs_step *st = &sh->steps[i];
+            steps++;
+            if (st->n_changed == 1)
+                continue;
+            kw_sbuf names = {0};
+            for (int k = 0; k < rs->ks.n_knobs; k++)
+                if (st->parent.v[k] != st->cand.v[k])
+                    kw_sbuf_printf(&names, "%s%s", names.len ? ", " : "", rs->ks.knobs[k].name);
+            rc = kw_error_set(KW_ECORRUPT, "%s: record %ld (shape %s step %d) changes %d knobs (%s)",
+                              j->path, st->seq, sh->name, st->num, st->n_changed,
+                              names.len ? kw_sbuf_cstr(&names) : "none");
+            kw_sbuf_free(&names);
+            kw_sbuf_printf(log, "FAIL one knob per step: %s\n", kw_error_last());
+            return rc;
+        }
+    }
+    kw_sbuf_printf(log, "ok   journal semantics: %ld steps, each changes exactly one knob\n", steps);
+    return 0;
+}
+
+int kw_verify_journal(kw_sbuf *log, const char *journal_path)
+{
+    kw_journal *j = NULL;
+    kw_runsum *rs = NULL;
+    int rc = kw_journal_load(&j, journal_path);
+    if (rc != 0) {
+        kw_sbuf_printf(log, "FAIL journal checksums: %s\n", kw_error_last());
+        return rc == KW_EIO ? rc : KW_ECORRUPT;
+    }
+    if ((rc = kw_runsum_from_journal(&rs, j)) == 0)
+        rc = kw_v_semantics(log, j, rs);
+    kw_runsum_free(rs);
+    kw_journal_free(j);
+    return rc;
+}
+
+static char *kw_v_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    kw_sbuf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        kw_sbuf_putn(&b, chunk, n);
+    fclose(f);
+    if (b.failed) {
+        kw_sbuf_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.data ? b.data : strdup("");
+}
+
+/* First differing line of two texts, for the message. */
+static long kw_v_first_diff_line(const char *a, size_t la, const char *b, size_t lb)
+{
+    long line = 1;
+    size_t i = 0;
+    for (; i < la && i < lb && a[i] == b[i]; i++)
+        if (a[i] == '\n')
+            line++;
+    return line;
+}
+
+static int kw_v_results(kw_sbuf *log, kw_rundir *r)
+{
+    const kw_runsum *rs = r->rs;
+    char path[KW_PATH_MAX + 32];
+    struct {
+        const char *name;
+        int (*render)(kw_sbuf *, const kw_runsum *);
+    } files[] = {{"ranked.csv", kw_results_ranked_csv}, {"audit.csv", kw_results_audit_csv}};
+    int present = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
+        size_t len;
+        char *disk = kw_v_slurp(path, &len);
+        if (!disk)
+            continue;
+        present++;
+        kw_sbuf want = {0};
+        int rc = files[i].render(&want, rs);
+        int same = rc == 0 && want.len == len && memcmp(kw_sbuf_cstr(&want), disk, len) == 0;
+        long line = same ? 0 : kw_v_first_diff_line(kw_sbuf_cstr(&want), want.len, disk, len);
+        kw_sbuf_free(&want);
+        free(disk);
+        if (rc != 0)
+            return rc;
+        if (!same) {
+            rc = kw_error_set(KW_ECORRUPT, "%s:%ld: differs from what the journal implies", path, line);
+            kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+            return rc;
+        }
+    }
+    snprintf(path, sizeof path, "%s/results.xml", r->dir);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fclose(f);
+        present++;
+        int rc = kw_validate_file(path);
+        if (rc != 0) {
+            char msg[KW_ERROR_MAX];
+            snprintf(msg, sizeof msg, "%s", kw_error_last());
+            kw_sbuf_printf(log, "FAIL results.xml schema: %s\n", msg);
+            return kw_error_set(KW_ECORRUPT, "%s", msg);
+        }
+        /* rank 1 of each shape is the journal's recommendation */
+        size_t len;
+        char *xml = kw_v_slurp(path, &len);
+        for (int s = 0; xml && s < rs->n_shapes; s++) {
+            int w = kw_runsum_winner(rs, s);
+            if (w < 0)
+                continue;
+            char needle[256];
+            snprintf(needle, sizeof needle, "<shape name=\"%s\"", rs->shapes[s].name);
+            const char *at = strstr(xml, needle);
+            const char *cfg = at ? strstr(at, "<config rank=\"1\" id=\"") : NULL;
+            char id[17];
+            snprintf(id, sizeof id, "%016llx", (unsigned long long)rs->shapes[s].configs[w].id);
+            if (!cfg || strncmp(cfg + strlen("<config rank=\"1\" id=\""), id, 16) != 0) {
+                free(xml);
+                rc = kw_error_set(KW_ECORRUPT,
+                                  "%s: shape %s: rank 1 is not the journal's recommendation %s",
+                                  path, rs->shapes[s].name, id);
+                kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+                return rc;
+            }
+        }
+        free(xml);
+    }
+    if (present == 0) {
+        if (r->j->complete) {
+            int rc = kw_error_set(KW_ECORRUPT, "%s: the run is complete but has no result files",
+                                  r->dir);
+            kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+            return rc;
+        }
+        kw_sbuf_printf(log, "skip results follow from the journal: no result files yet\n");
+        return 0;
+    }
+    kw_sbuf_printf(log, "ok   results follow from the journal: %d result files agree with it\n", present);
+    return 0;
+}
+
+static int kw_v_same(double a, double b, double tol)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b))
+        return a == b;
+    return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
+{
+    const kw_journal *j = r->j;
+    if (r->inputs_changed) {
+        int rc = kw_error_set(KW_ECORRUPT, "cannot re-evaluate: %s", r->inputs_msg);
+        kw_sbuf_printf(log, "FAIL re-evaluation: %s\n", kw_error_last());
+        return rc;
+    }
+    const kw_evaluator *ev;
+    int rc = kw_rundir_evaluator(&ev, r);
+    if (rc != 0)
+        return rc;
+    /* journal shape index -> evaluator shape index, by name */
+    int map[KW_JOURNAL_SHAPE_MAX];
+    for (int s = 0; s < j->h.n_shapes && s < KW_JOURNAL_SHAPE_MAX; s++) {
+        map[s] = -1;
+        for (int e = 0; e < ev->n_shapes; e++)
+            if (strcmp(ev->shape_names[e], j->h.shape_names[s]) == 0)
+                map[s] = e;
+    }
+    if (j->n_evals == 0) {
+        kw_sbuf_printf(log, "skip re-evaluation: the journal has no evaluations\n");
+        return 0;
+    }
+    /* the sample: baselines and recommendations, then seeded picks */
+    size_t cap = (size_t)(2 * r->rs->n_shapes + (o->sample > 0 ? o->sample : 0) + 1);
+    size_t *pick = calloc(cap, sizeof *pick), n = 0;
+    if (!pick)
+        return kw_error_set(KW_ENOMEM, "out of memory");
+    for (int s = 0; s < r->rs->n_shapes; s++) {
+        const kw_rs_shape *sh = &r->rs->shapes[s];
+        int js = kw_journal_shape_index(j, sh->name);
+        uint64_t ids[2] = {sh->baseline >= 0 ? sh->configs[sh->baseline].id : 0,
+                           sh->final >= 0 ? sh->configs[sh->final].id : 0};
+        for (int t = 0; t < 2; t++)
+            for (size_t i = 0; i < j->n_evals && ids[t]; i++)
+                if (j->evals[i].shape == js && j->evals[i].id == ids[t] && j->evals[i].rep == 0) {
+                    pick[n++] = i;
+                    break;
+                }
+    }
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) {
+        free(pick);
+        return kw_error_set(KW_ENOMEM, "out of memory");
+    }
+    gsl_rng_set(rng, (unsigned long)o->seed);
+    for (int k = 0; k < o->sample && n < cap; k++)
+        pick[n++] = (size_t)gsl_rng_uniform_int(rng, (unsigned long)j->n_evals);
+    gsl_rng_free(rng);
+
+    long checked = 0;
+    for (size_t p = 0; p < n; p++) {
+        const kw_jeval *e = &j->evals[pick[p]];
+        if (e->rc != 0 || e->shape < 0 || e->shape >= j->h.n_shapes || map[e->shape] < 0)
+            continue;
+        kw_metrics m;
+        memset(&m, 0, sizeof m);
+        rc = ev->eval(ev->ctx, &e->cand, map[e->shape], e->rep, &m);
+        char where[256];
+        kw_v_where(where, sizeof where, j, e->record);
+        if (rc != 0) {
+            char msg[KW_ERROR_MAX];
+            snprintf(msg, sizeof msg, "%s", kw_error_last());
+            rc = kw_error_set(KW_ECORRUPT, "%s: %s: re-evaluation failed: %s", j->path, where, msg);
+            kw_sbuf_printf(log, "FAIL re-evaluation: %s\n", kw_error_last());
+            free(pick);
+            return rc;
+        }
+        for (int k = 0; k < j->h.n_metrics && k < ev->n_metrics; k++) {
+            int ek = -1;
+            for (int q = 0; q < ev->n_metrics; q++)
+                if (strcmp(ev->metric_names[q], j->h.metric_names[k]) == 0)
+                    ek = q;
+            if (ek < 0 || kw_v_same(e->m[k], m.v[ek], o->rel_tol))
+                continue;
+            rc = kw_error_set(KW_ECORRUPT,
+                              "%s: %s: shape %s config %016llx rep %d: %s was %.9g, re-evaluated %.9g",
+                              j->path, where, j->h.shape_names[e->shape],
+                              (unsigned long long)e->id, e->rep, j->h.metric_names[k], e->m[k],
+                              m.v[ek]);
+            kw_sbuf_printf(log, "FAIL re-evaluation: %s\n", kw_error_last());
+            free(pick);
+            return rc;
+        }
+        if (strcmp(e->guards ? e->guards : "", m.guards) != 0) {
+            rc = kw_error_set(KW_ECORRUPT, "%s: %s: guards were '%s', re-evaluated '%s'", j->path,
+                              where, e->guards ? e->guards : "", m.guards);
+            kw_sbuf_printf(log, "FAIL re-evaluation: %s\n", kw_error_last());
+            free(pick);
+            return rc;
+        }
+        checked++;
+    }
+    free(pick);
+    kw_sbuf_printf(log, "ok   re-evaluation: %ld evaluations reproduce their recorded metrics\n", checked);
+    return 0;
+}
+
+int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
+{
+    kw_verify_opts d = {.sample = 10, .seed = 1, .no_eval = 0, .rel_tol = 1e-9};
+    if (!o)
+        o = &d;
+    kw_verify_opts opt = *o;
+    if (!(opt.rel_tol > 0))
+        opt.rel_tol = 1e-9;
+    int rc = kw_v_semantics(log, r->j, r->rs);
+    if (rc == 0)
+        rc = kw_v_results(log, r);
+    if (rc == 0 && !opt.no_eval)
+        rc = kw_v_reeval(log, r, &opt);
+    return rc;
+}
