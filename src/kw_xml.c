@@ -307,6 +307,44 @@ static int kw_xml_not_utf8_text(const char *buf, size_t len)
     return memchr(buf, '\0', len) != NULL;
 }
 
+/* Most attributes in one start tag, counted on the raw text (comments and
+ * quoted values skipped). libxml2 checks each attribute against every earlier
+ * one of its element, and the schema validator does too: 40,000 attributes on
+ * one element cost 12 s, a 4 MiB file of them many minutes. Knobwise elements
+ * have at most a dozen attributes, so the parser never sees such a tag. */
+#define KW_XML_MAX_ATTRS 256
+static long kw_xml_max_attrs(const char *buf, size_t len, long *line)
+{
+    long max = 0, n = 0, ln = 1;
+    int in_tag = 0;
+    char q = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        ln += c == '\n';
+        if (q) {
+            q = c == q ? 0 : q;
+        } else if (!in_tag) {
+            if (c == '<' && len - i >= 4 && memcmp(buf + i, "<!--", 4) == 0) {
+                const char *e = memmem(buf + i + 4, len - i - 4, "-->", 3);
+                for (const char *k = buf + i; e && k < e; k++)
+                    ln += *k == '\n';
+                i = e ? (size_t)(e - buf) + 2 : len;
+            } else if (c == '<') {
+                in_tag = 1;
+                n = 0;
+            }
+        } else if (c == '"' || c == '\'') {
+            q = c;
+        } else if (c == '=' && ++n > max) {
+            max = n;
+            *line = ln;
+        } else if (c == '>') {
+            in_tag = 0;
+        }
+    }
+    return max;
+}
+
 int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
                  kw_xml_problems *p)
 {
@@ -323,6 +361,12 @@ int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
     }
     if (kw_xml_not_utf8_text(buf, len)) {
         kw_xml_problem(p, label, 1, "not UTF-8 text (knobwise reads UTF-8 XML only)");
+        return KW_EINPUT;
+    }
+    long attr_line = 1;
+    if (kw_xml_max_attrs(buf, len, &attr_line) > KW_XML_MAX_ATTRS) {
+        kw_xml_problem(p, label, attr_line, "an element with more than %d attributes",
+                       KW_XML_MAX_ATTRS);
         return KW_EINPUT;
     }
     kw_xml_pstate st = {.label = label, .p = p};

@@ -1,0 +1,27 @@
+/* fuzz_accel.c - libFuzzer harness: an accelerator file, loaded alone and as
+ * the override of the embedded default job. See kw_fuzz.h. */
+#include "kw_fuzz.h"
+#include "kw_load.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    kw_fuzz_setup();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *p = kw_fuzz_input("accel.xml", data, size);
+    kw_accel *a = calloc(1, sizeof *a);
+    kw_error_clear();
+    kw_fuzz_check_error(kw_accel_load(a, p));
+    free(a);
+    kw_config *c = NULL;
+    kw_error_clear();
+    int rc = kw_config_load(&c, NULL, p, NULL);
+    kw_fuzz_check_error(rc);
+    kw_config_free(c);
+    return 0;
+}

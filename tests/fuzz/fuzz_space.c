@@ -1,0 +1,28 @@
+/* fuzz_space.c - libFuzzer harness: a space file, loaded with the accelerator
+ * and workload it names (the shipped ones sit next to it), then validated by
+ * root element as `knobwise validate` does. See kw_fuzz.h. */
+#include "kw_fuzz.h"
+#include "kw_load.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    kw_fuzz_setup();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *p = kw_fuzz_input("space.xml", data, size);
+    kw_config *c = NULL;
+    kw_error_clear();
+    int rc = kw_config_load(&c, p, NULL, NULL);
+    kw_fuzz_check_error(rc);
+    if (rc == 0 && c == NULL)
+        abort();
+    kw_config_free(c);
+    kw_error_clear();
+    kw_fuzz_check_error(kw_validate_file(p));
+    return 0;
+}

@@ -1,0 +1,617 @@
+/* test_hostile.c - hostile input against the built knobwise binary: every
+ * bad file refused in every role it could be given (space, accelerator,
+ * workload), with FILE:LINE, exit 2, nothing written, no crash, no hang and
+ * bounded memory; files too big, too deep or not files at all, generated at
+ * run time into a temp folder (nothing huge is committed); hostile lines on
+ * the eval --stdin protocol; extreme but schema-valid numbers that the model
+ * must survive.
+ *
+ * Design choice: every run goes through kw_proc.h (fork/exec, SIGKILL after a
+ * timeout, RLIMIT_AS, peak RSS from wait4), so "no hang" and "bounded memory"
+ * are asserted, not hoped for. Trace, journal and results files are not
+ * XML inputs of `validate`; they are checked through the verbs that read them
+ * (manifest tests/data/bad/HOSTILE). */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <ftw.h>
+
+#include "kw_proc.h"
+
+TestSuite(hostile, .timeout = 240);
+
+#define KW_H_AS_MB 512        /* address-space limit of every hostile run */
+#define KW_H_TIMEOUT_S 30     /* wall clock per run; a hang is a failure */
+#define KW_H_RSS_KB (256 * 1024) /* peak resident memory allowed on bad input */
+
+static const char *kw_h_bin(void)
+{
+    const char *b = getenv("KW_BIN");
+    return b ? b : "./knobwise";
+}
+
+static const char *kw_h_src(void)
+{
+    const char *s = getenv("KW_SRCDIR");
+    return s ? s : ".";
+}
+
+static const kw_proc_opts kw_h_opts = {.timeout_s = KW_H_TIMEOUT_S, .as_limit_mb = KW_H_AS_MB};
+
+static char *kw_h_tmpdir(void)
+{
+    char *d = strdup("/tmp/kwhostile.XXXXXX");
+    cr_assert(d && mkdtemp(d), "mkdtemp");
+    return d;
+}
+
+static int kw_h_rm1(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void kw_h_rmrf(char *dir)
+{
+    nftw(dir, kw_h_rm1, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+/* Entries in a folder other than . and .. (-1 if it cannot be opened). */
+static int kw_h_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Is the tune verb real yet? (It says "not built yet" while it is pending.) */
+static int kw_h_have_tune(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "tune", "--help", NULL);
+        have = r.status == 0;
+        kw_p_free(&r);
+    }
+    return have;
+}
+
+/* The run ended by itself (no signal, no timeout), within bounded memory. */
+static void kw_h_sane(const kw_proc *r, const char *what)
+{
+    cr_assert(!r->timed_out, "%s: hung (killed after %d s)", what, KW_H_TIMEOUT_S);
+    cr_assert(r->status >= 0 && r->status < 128, "%s: died with status %d: %s", what, r->status,
+              r->err);
+    cr_assert(strstr(r->err, "Sanitizer") == NULL && strstr(r->err, "runtime error") == NULL,
+              "%s: sanitizer report: %s", what, r->err);
+    cr_assert_lt(r->maxrss_kb, KW_H_RSS_KB, "%s: peak RSS %ld KiB", what, r->maxrss_kb);
+}
+
+/* exit 2, stderr starts with "path:LINE:" (LINE digits) */
+static void kw_h_refused_with_line(const kw_proc *r, const char *path, const char *what)
+{
+    kw_h_sane(r, what);
+    cr_assert_eq(r->status, 2, "%s: exit %d, stderr: %s", what, r->status, r->err);
+    size_t n = strlen(path);
+    const char *p = strstr(r->err, path);
+    cr_assert(p != NULL && p[n] == ':' && p[n + 1] >= '0' && p[n + 1] <= '9',
+              "%s: no '%s:LINE:' in: %.600s", what, path, r->err);
+}
+
+/* Refused as an input of every role: validate, and eval/tune given the file
+ * as --space, --accel, --workload; tune writes nothing. */
+static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
+{
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", path, NULL);
+    char what[4300];
+    snprintf(what, sizeof what, "validate %s", path);
+    kw_h_refused_with_line(&r, path, what);
+    if (line_or_null) {
+        char pre[4200];
+        snprintf(pre, sizeof pre, "%s:%s:", path, line_or_null);
+        cr_assert(strstr(r.err, pre) != NULL, "%s: want '%s' in %.600s", what, pre, r.err);
+    }
+    kw_p_free(&r);
+    if (kw_p_valgrind())
+        return; /* under valgrind the roles below would take an hour; validate covers the loader */
+    static const char *roles[] = {"--space", "--accel", "--workload"};
+    for (int i = 0; i < 3; i++) {
+        r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", roles[i], path, "--format", "csv", NULL);
+        snprintf(what, sizeof what, "eval %s %s", roles[i], path);
+        kw_h_sane(&r, what);
+        cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert(strstr(r.err, path) != NULL, "%s: message does not name the file: %s", what,
+                  r.err);
+        cr_assert_eq(r.out[0], '\0', "%s: wrote to stdout: %.300s", what, r.out);
+        kw_p_free(&r);
+        if (!kw_h_have_tune())
+            continue;
+        char *dir = kw_h_tmpdir(), out[4200];
+        snprintf(out, sizeof out, "%s/run", dir);
+        kw_proc_opts o = kw_h_opts;
+        o.cwd = dir;
+        r = kw_p_run(&o, kw_h_bin(), "tune", roles[i], path, "--out", out, "--budget", "5",
+                     "--quiet", NULL);
+        snprintf(what, sizeof what, "tune %s %s", roles[i], path);
+        kw_h_sane(&r, what);
+        cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert_eq(kw_h_entries(dir), 0, "%s: wrote into %s", what, dir);
+        kw_p_free(&r);
+        kw_h_rmrf(dir);
+    }
+}
+
+/* Every file of the corpus manifest (tests/data/bad/EXPECTED), in every role. */
+Test(hostile, corpus_refused_in_every_role_bounded)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/bad/EXPECTED", kw_h_src());
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "no manifest %s", path);
+    char line[2048];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *save = NULL;
+        char *name = strtok_r(line, "\t", &save);
+        (void)strtok_r(NULL, "\t", &save);
+        char *ln = strtok_r(NULL, "\t", &save);
+        cr_assert(name && ln, "bad manifest line");
+        char file[4096];
+        snprintf(file, sizeof file, "%s/tests/data/bad/%s", kw_h_src(), name);
+        kw_h_refused_everywhere(file, ln);
+        n++;
+    }
+    fclose(f);
+    cr_assert_geq(n, 60, "the corpus has %d XML files", n);
+}
+
+/* Write len bytes: head, then filler repeated, then tail. */
+static void kw_h_write(const char *path, const char *head, const char *fill, size_t len,
+                       const char *tail)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    fputs(head, f);
+    size_t n = strlen(head) + strlen(tail), fl = strlen(fill);
+    while (fl > 0 && n + fl <= len) {
+        fputs(fill, f);
+        n += fl;
+    }
+    fputs(tail, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static const char kw_h_space_head[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"big\" block=\"llama7b_attn\">\n";
+
+/* A file of tens of MB, generated here, never committed. */
+Test(hostile, file_of_tens_of_megabytes)
+{
+    char *dir = kw_h_tmpdir(), p[4200];
+    snprintf(p, sizeof p, "%s/huge.xml", dir);
+    kw_h_write(p, kw_h_space_head, "<!-- padding padding padding padding padding -->\n",
+               40u << 20, "</space>\n");
+    kw_h_refused_everywhere(p, "1");
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    cr_assert(strstr(r.err, "limit") != NULL, "%s", r.err);
+    cr_assert_lt(r.maxrss_kb, 64 * 1024, "a refused 40 MB file cost %ld KiB", r.maxrss_kb);
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+/* Just under the size limit and valid: accepted, memory bounded. The
+ * description is 3.5 MB of text; the space names the shipped files. */
+Test(hostile, big_legal_file_accepted_with_bounded_memory)
+{
+    char *dir = kw_h_tmpdir(), p[4200], head[8192];
+    snprintf(p, sizeof p, "%s/big.xml", dir);
+    snprintf(head, sizeof head,
+             "%s  <description>", kw_h_space_head);
+    char tail[8192];
+    snprintf(tail, sizeof tail,
+             "</description>\n  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n</space>\n",
+             kw_h_src(), kw_h_src());
+    kw_h_write(p, head, "lorem ipsum dolor sit amet ", 3500000, tail);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    kw_h_sane(&r, "validate big.xml");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+/* A million nested elements: refused at the depth limit, no stack overflow. */
+Test(hostile, million_nested_elements)
+{
+    char *dir = kw_h_tmpdir(), p[4200];
+    snprintf(p, sizeof p, "%s/deep.xml", dir);
+    kw_h_write(p, kw_h_space_head, "<a>", 3000000, "");
+    kw_h_refused_everywhere(p, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    cr_assert(strstr(r.err, "nested") != NULL || strstr(r.err, "depth") != NULL, "%s", r.err);
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+/* One attribute of 3 MB and 100,000 attributes on one element. */
+Test(hostile, giant_attribute_and_attribute_flood)
+{
+    char *dir = kw_h_tmpdir(), p[4200];
+    snprintf(p, sizeof p, "%s/attr.xml", dir);
+    kw_h_write(p, "<?xml version=\"1.0\"?>\n<space name=\"", "n", 3000000,
+               "\" block=\"b\"/>\n");
+    kw_h_refused_everywhere(p, NULL);
+    FILE *f = fopen(p, "w");
+    fputs("<?xml version=\"1.0\"?>\n<space name=\"x\" block=\"b\"", f);
+    for (int i = 0; i < 100000; i++)
+        fprintf(f, " a%d=\"%d\"", i, i);
+    fputs("/>\n", f);
+    fclose(f);
+    kw_h_refused_everywhere(p, NULL);
+    kw_h_rmrf(dir);
+}
+
+/* Thousands of problems in one file: every one counted, the message bounded. */
+Test(hostile, thousands_of_problems_message_bounded)
+{
+    char *dir = kw_h_tmpdir(), p[4200];
+    snprintf(p, sizeof p, "%s/many.xml", dir);
+    kw_h_write(p, kw_h_space_head, "  <knob name=\"fuse_qkv\" values=\"off on\" bogus=\"1\"/>\n",
+               1000000, "</space>\n");
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    kw_h_refused_with_line(&r, p, "validate many.xml");
+    cr_assert_lt(strlen(r.err), 16384, "stderr is %zu bytes", strlen(r.err));
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+/* Not files at all: a FIFO with no writer, devices, a folder, nothing, a
+ * dangling symlink, a symlink loop, a name too long. No hang, exit 2. */
+Test(hostile, special_files_and_paths)
+{
+    char *dir = kw_h_tmpdir();
+    char fifo[4200], dangling[4200], loop1[4200], loop2[4200], missing[4200];
+    snprintf(fifo, sizeof fifo, "%s/fifo.xml", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.xml", dir);
+    snprintf(loop1, sizeof loop1, "%s/loop1.xml", dir);
+    snprintf(loop2, sizeof loop2, "%s/loop2.xml", dir);
+    snprintf(missing, sizeof missing, "%s/missing.xml", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(symlink(missing, dangling), 0);
+    cr_assert_eq(symlink(loop2, loop1), 0);
+    cr_assert_eq(symlink(loop1, loop2), 0);
+    char longp[6000];
+    memset(longp, 'x', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    const char *paths[] = {fifo, "/dev/zero", "/dev/urandom", "/dev/null", dir, missing,
+                           dangling, loop1, longp, "", "-"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        static const char *roles[] = {"--space", "--accel", "--workload"};
+        kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", paths[i], NULL);
+        kw_h_sane(&r, paths[i]);
+        cr_assert_eq(r.status, 2, "validate '%.80s': exit %d: %s", paths[i], r.status, r.err);
+        kw_p_free(&r);
+        for (int k = 0; k < 3; k++) {
+            r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", roles[k], paths[i], NULL);
+            kw_h_sane(&r, paths[i]);
+            cr_assert_eq(r.status, 2, "eval %s '%.80s': exit %d: %s", roles[k], paths[i],
+                         r.status, r.err);
+            kw_p_free(&r);
+        }
+    }
+    kw_h_rmrf(dir);
+}
+
+/* The stdin protocol of eval: a megabyte line, NUL bytes, thousands of
+ * knob=value pairs, garbage. One row per line (an error row for bad lines),
+ * exit 0, bounded. */
+Test(hostile, eval_stdin_garbage)
+{
+    char *dir = kw_h_tmpdir(), p[4200];
+    snprintf(p, sizeof p, "%s/in.txt", dir);
+    FILE *f = fopen(p, "w");
+    int lines = 0;
+    for (int i = 0; i < 1000000; i++)
+        fputc('A', f);
+    fputc('\n', f), lines++;
+    fputs("attn_prefill_s128_b8_c4 fuse_qkv=on\0 precision=fp8\n", f), lines++;
+    fwrite("\0\0\0\n", 1, 4, f), lines++;
+    fputs("attn_prefill_s128_b8_c4", f);
+    for (int i = 0; i < 20000; i++)
+        fputs(" fuse_qkv=on", f);
+    fputc('\n', f), lines++;
+    fputs("attn_prefill_s128_b8_c4 = == ===\n", f), lines++;
+    fputs("attn_prefill_s128_b8_c4 fuse_qkv\n", f), lines++;
+    fputs("attn_prefill_s128_b8_c4 max_batch=99999999999999999999999\n", f), lines++;
+    fputs("\xff\xfe\xfd\n", f), lines++;
+    fputs("attn_prefill_s128_b8_c4 %s%n%x=1\n", f), lines++;
+    fclose(f);
+    kw_proc_opts o = kw_h_opts;
+    o.stdin_path = p;
+    kw_proc r = kw_p_run(&o, kw_h_bin(), "eval", "--stdin", NULL);
+    kw_h_sane(&r, "eval --stdin");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    int rows = 0;
+    for (const char *s = r.out; *s; s++)
+        rows += *s == '\n';
+    cr_assert_geq(rows, 1 + lines - 1, "%d rows for %d lines: %.2000s", rows, lines, r.out);
+    cr_assert_lt(strlen(r.out), 1u << 20, "echoed megabytes back");
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+/* Extreme but schema-valid numbers (largest dims, many cores, huge on-chip
+ * memory, near-zero bandwidth): the model answers with finite numbers or a
+ * clear error; it never crashes, hangs or runs out of memory. */
+Test(hostile, extreme_valid_numbers_survive)
+{
+    char *dir = kw_h_tmpdir();
+    char acc[4200], wl[4200], sp[4200];
+    snprintf(acc, sizeof acc, "%s/acc.xml", dir);
+    snprintf(wl, sizeof wl, "%s/wl.xml", dir);
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    FILE *f = fopen(acc, "w");
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<accelerator name=\"extreme\">\n"
+          "  <source>hostile test</source>\n"
+          "  <compute cores=\"65536\" units_per_core=\"65536\" clock_ghz=\"0.000001\"/>\n"
+          "  <peak precision=\"bf16\" tflops=\"0.000001\"/>\n"
+          "  <peak precision=\"fp32\" tflops=\"999999999999\"/>\n"
+          "  <memory sram_kib_per_unit=\"1073741824\" dram_bw_gb_s=\"0.000001\" dram_burst_bytes=\"65536\" dram_latency_us=\"999999\"/>\n"
+          "  <array m=\"65536\" n=\"65536\" k=\"65536\"/>\n"
+          "  <launch eager_us=\"999999\" graph_fixed_us=\"0\" graph_node_us=\"0\"/>\n"
+          "  <efficiency fallback=\"0.000001\" elementwise=\"1\"/>\n"
+          "  <power idle_w=\"0\" tdp_w=\"0.000001\" pj_per_flop=\"999999\" pj_per_dram_byte=\"999999\"/>\n"
+          "  <thermal ambient_c=\"-50\" r_c_per_w=\"999999\" tau_s=\"0.000001\" shutdown_c=\"200\">\n"
+          "    <throttle temp_c=\"199\" clock_factor=\"0.000001\"/>\n"
+          "  </thermal>\n</accelerator>\n", f);
+    fclose(f);
+    f = fopen(wl, "w");
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"extreme\">\n"
+          "  <source>hostile test</source>\n"
+          "  <block name=\"b\">\n"
+          "    <norm name=\"n\" width=\"1073741824\"/>\n"
+          "    <gemm name=\"q\" group=\"qkv\" n=\"1048576\" k=\"1048576\"/>\n"
+          "    <attention name=\"a\" group=\"attn\" heads=\"4096\" kv_heads=\"1\" head_dim=\"4096\" causal=\"true\"/>\n"
+          "  </block>\n"
+          "  <shape name=\"big\" block=\"b\" phase=\"prefill\" seq=\"1048576\" batch=\"4096\" streams=\"4096\" load=\"0.999999\"/>\n"
+          "  <shape name=\"fast\" block=\"b\" phase=\"decode\" kv_len=\"1\" batch=\"1\" streams=\"1\" rate_per_s=\"99999999999\"/>\n"
+          "</workload>\n", f);
+    fclose(f);
+    f = fopen(sp, "w");
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"extreme\" block=\"b\">\n"
+          "  <accelerator file=\"acc.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
+          "  <knob name=\"qkv.tile_m\" values=\"1 65536\" baseline=\"65536\"/>\n"
+          "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
+          "  <knob name=\"max_batch\" values=\"1 4096\" baseline=\"4096\"/>\n"
+          "  <tuning sim_requests=\"200\" final_requests=\"200\"/>\n"
+          "</space>\n", f);
+    fclose(f);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", sp, NULL);
+    kw_h_sane(&r, "validate extreme");
+    int valid = r.status == 0;
+    kw_p_free(&r);
+    if (!valid)
+        cr_log_info("the extreme space is refused by validate; eval must refuse it too");
+    static const char *sets[] = {"launch_mode=eager", "launch_mode=graph", "qkv.tile_m=1",
+                                 "max_batch=1"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", "--space", sp, "--set", sets[i],
+                     "--format", "csv", NULL);
+        kw_h_sane(&r, sets[i]);
+        cr_assert(r.status == 0 || r.status == 1 || r.status == 2, "%s: exit %d", sets[i],
+                  r.status);
+        if (valid && r.status == 0) {
+            cr_assert(strstr(r.out, "nan") == NULL && strstr(r.out, "inf") == NULL,
+                      "%s: non-finite metrics:\n%s", sets[i], r.out);
+        }
+        kw_p_free(&r);
+    }
+    kw_h_rmrf(dir);
+}
+
+/* ---- traces: given to a shape (arrival="trace"), read when the evaluator starts ---- */
+
+/* A workload whose one shape "t" (4 streams) replays `trace`, and a space on it. */
+static void kw_h_trace_space(const char *dir, const char *trace)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/wl.xml", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"tw\">\n"
+               "  <source>hostile trace test</source>\n"
+               "  <block name=\"b\"><gemm name=\"q\" group=\"qkv\" n=\"256\" k=\"256\"/></block>\n"
+               "  <shape name=\"t\" block=\"b\" phase=\"decode\" kv_len=\"128\" batch=\"1\" "
+               "streams=\"4\" arrival=\"trace\" trace=\"%s\"/>\n</workload>\n",
+            trace);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(p, sizeof p, "%s/space.xml", dir);
+    f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"ts\" block=\"b\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
+               "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
+               "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
+            kw_h_src());
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* eval of a space whose shape replays `trace`: exit 2 and "trace:LINE:" (line
+ * NULL: any) with `sub` (NULL: any), bounded. */
+static void kw_h_trace_refused(const char *trace, const char *sub, const char *line)
+{
+    char *dir = kw_h_tmpdir(), sp[4300], what[4400];
+    kw_h_trace_space(dir, trace);
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    kw_proc_opts o = kw_h_opts;
+    o.timeout_s = 15; /* the special files would otherwise cost the full timeout when they hang */
+    kw_proc r = kw_p_run(&o, kw_h_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    snprintf(what, sizeof what, "eval with trace %s", trace);
+    kw_h_sane(&r, what);
+    cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+    if (line) {
+        char pre[4400];
+        snprintf(pre, sizeof pre, "%s:%s:", trace, line);
+        cr_assert(strstr(r.err, pre) != NULL, "%s: want '%s' in: %s", what, pre, r.err);
+    } else {
+        cr_assert(strstr(r.err, trace) != NULL, "%s: the message does not name the trace: %s",
+                  what, r.err);
+    }
+    if (sub)
+        cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in: %s", what, sub, r.err);
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+/* Lines of tests/data/bad/HOSTILE with the given HOW, as (name, sub, line). */
+typedef void (*kw_h_each_fn)(const char *file, const char *sub, const char *line);
+static int kw_h_each(const char *how, kw_h_each_fn fn)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_h_src());
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "no manifest %s", path);
+    char line[2048];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *save = NULL;
+        char *name = strtok_r(line, "\t", &save);
+        char *h = strtok_r(NULL, "\t", &save);
+        char *sub = strtok_r(NULL, "\t", &save);
+        char *ln = strtok_r(NULL, "\t", &save);
+        cr_assert(name && h && sub && ln, "bad HOSTILE line");
+        if (strcmp(h, how) != 0)
+            continue;
+        char file[4096];
+        snprintf(file, sizeof file, "%s/tests/data/bad/%s", kw_h_src(), name);
+        fn(file, sub, ln);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The control: a good trace is accepted (else every refusal below proves nothing). */
+Test(hostile, valid_trace_is_accepted)
+{
+    char *dir = kw_h_tmpdir(), tr[4300], sp[4300];
+    snprintf(tr, sizeof tr, "%s/ok.csv", dir);
+    FILE *f = fopen(tr, "w");
+    fputs("time_us,stream,shape\n0,0,t\n10,1,t\n20,2,t\n30,3,t\n", f);
+    fclose(f);
+    kw_h_trace_space(dir, tr);
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_h_sane(&r, "eval with a good trace");
+    cr_assert_eq(r.status, 0, "a shape replaying a good trace is refused: %s", r.err);
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+Test(hostile, bad_traces_refused_with_file_and_line)
+{
+    int n = kw_h_each("trace", kw_h_trace_refused);
+    cr_assert_geq(n, 20);
+}
+
+static void kw_h_validate_refuses_trace(const char *trace, const char *sub, const char *line)
+{
+    (void)line;
+    char *dir = kw_h_tmpdir(), sp[4300];
+    kw_h_trace_space(dir, trace);
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", sp, NULL);
+    kw_h_sane(&r, trace);
+    cr_assert_eq(r.status, 2, "validate passes a space whose shape replays the bad trace %s", trace);
+    cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in %s", trace, sub, r.err);
+    kw_p_free(&r);
+    kw_h_rmrf(dir);
+}
+
+static void kw_h_validate_refuses(const char *file, const char *sub, const char *line)
+{
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", file, NULL);
+    kw_h_refused_with_line(&r, file, file);
+    char pre[4200];
+    snprintf(pre, sizeof pre, "%s:%s:", file, line);
+    cr_assert(strstr(r.err, pre) != NULL && strstr(r.err, sub) != NULL,
+              "want '%s' and '%s' in %s", pre, sub, r.err);
+    kw_p_free(&r);
+}
+
+/* validate is the user's check before an overnight run: it must read the
+ * traces the shapes name, not leave them to fail at 2 a.m. */
+Test(hostile, validate_checks_the_traces_shapes_name)
+{
+    kw_h_each("validate", kw_h_validate_refuses);
+    kw_h_each("trace", kw_h_validate_refuses_trace);
+}
+
+/* Traces of tens of MB (generated): one bad row near the end is found with
+ * its line number and bounded memory; a sparse file over the size limit is
+ * refused before it is read. */
+Test(hostile, trace_of_tens_of_megabytes)
+{
+    char *dir = kw_h_tmpdir(), tr[4300];
+    snprintf(tr, sizeof tr, "%s/big.csv", dir);
+    FILE *f = fopen(tr, "w");
+    fputs("time_us,stream,shape\n", f);
+    long rows = 2500000;
+    for (long i = 0; i < rows; i++)
+        fprintf(f, "%ld.25,%ld,t\n", i * 10, i % 4);
+    fputs("5,0,t\n", f); /* line rows + 2 goes back in time */
+    fclose(f);
+    struct stat st;
+    cr_assert_eq(stat(tr, &st), 0);
+    cr_assert_gt(st.st_size, 30L << 20, "the generated trace is only %lld bytes",
+                 (long long)st.st_size);
+    char line[32];
+    snprintf(line, sizeof line, "%ld", rows + 2);
+    kw_h_trace_refused(tr, "goes back in time", line);
+
+    snprintf(tr, sizeof tr, "%s/sparse.csv", dir);
+    int fd = open(tr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, "time_us,stream,shape\n", 21), 21);
+    cr_assert_eq(ftruncate(fd, 600L << 20), 0);
+    close(fd);
+    kw_h_trace_refused(tr, "limit", NULL);
+    kw_h_rmrf(dir);
+}
+
+/* A trace that is not a file: no hang (a FIFO nobody writes, /dev/zero
+ * that never ends a line), a clear refusal as bad input. */
+Test(hostile, trace_fifo_no_hang)
+{
+    char *dir = kw_h_tmpdir(), fifo[4300];
+    snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    kw_h_trace_refused(fifo, NULL, NULL);
+    kw_h_rmrf(dir);
+}
+
+Test(hostile, trace_dev_zero_no_hang) { kw_h_trace_refused("/dev/zero", NULL, NULL); }
+
+Test(hostile, trace_folder_or_empty_device_refused)
+{
+    char *dir = kw_h_tmpdir();
+    kw_h_trace_refused("/dev/null", NULL, NULL);
+    kw_h_trace_refused(dir, NULL, NULL);
+    kw_h_rmrf(dir);
+}
