@@ -12,5 +12,4 @@ static int kw_cli_pending(const char *verb)
     return 1;
 }
 
-int kw_cli_recommend(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("recommend"); }
 int kw_cli_report(int argc, char **argv) { (void)argc; (void)argv; return kw_cli_pending("report"); }

@@ -1,0 +1,389 @@
+/* cli_recommend.c - `knobwise recommend RUN`: the mapping to deploy.
+ *
+ *   --shape S                 a shape of the run's space: its own winner when
+ *                             it was tuned; else the nearest tuned shape's
+ *                             winner, marked borrowed, evaluated on S and
+ *                             compared with S's baseline
+ *   --batch B --seq L --streams C [--phase prefill|decode]
+ *                             a shape given by its numbers (L is the sequence
+ *                             length for prefill, the KV length for decode):
+ *                             an identical space shape is used as is, else a
+ *                             new shape is made from the nearest tuned one
+ *                             (same block, arrival process and load) with
+ *                             these numbers, and the borrowed winner is
+ *                             evaluated on it
+ *   --all                     every shape of the space -> mappings.csv
+ *                             (RUN_DIR/mappings.csv, or -o FILE), the table a
+ *                             runtime loads: shape,config_id,borrowed_from,
+ *                             then every knob
+ * Nearest = smallest sum of |log2| differences of batch, length and streams,
+ * same phase first (a prefill winner is a poor guess for decode). A borrowed
+ * winner that fails a guard or is slower than the shape's baseline there is
+ * not recommended: the baseline is, and borrowed_from reads "baseline". */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_cli.h"
+#include "kw_load.h"
+#include "kw_results.h"
+#include "kw_rundir.h"
+
+static void kw_recommend_help(void)
+{
+    printf("usage: knobwise recommend RUN_DIR (--shape NAME | --batch B --seq L --streams C\n"
+           "                          [--phase prefill|decode] | --all [-o FILE])\n"
+           "                          [--space F] [--accel F] [--workload F]\n\n"
+           "The mapping to deploy for a shape: the run's winner for a tuned shape, else the\n"
+           "nearest tuned shape's winner (marked borrowed), evaluated on the shape and\n"
+           "compared with its baseline. --all writes mappings.csv (one row per shape of the\n"
+           "space, every knob a column) into RUN_DIR, or to FILE with -o.\n");
+}
+
+/* |log2 a - log2 b| for positive counts (0 when either is not positive). */
+static double kw_ldist(int a, int b)
+{
+    if (a <= 0 || b <= 0)
+        return 0.0;
+    return fabs(log2((double)a) - log2((double)b));
+}
+
+static int kw_len_of(const kw_shape *s) { return s->phase == KW_PHASE_PREFILL ? s->seq : s->kv_len; }
+
+/* Nearest tuned shape (summary index) to sh; phase mismatch costs more than any size gap. */
+static int kw_nearest(const kw_rundir *r, const kw_shape *sh)
+{
+    const kw_runsum *rs = r->rs;
+    int best = -1;
+    double bd = INFINITY;
+    for (int i = 0; i < rs->n_shapes; i++) {
+        if (kw_runsum_winner(rs, i) < 0)
+            continue;
+        int ci = kw_config_shape(r->cfg, rs->shapes[i].name);
+        if (ci < 0)
+            continue;
+        const kw_shape *t = &r->cfg->workload.shapes[r->cfg->space.shapes[ci]];
+        double d = kw_ldist(sh->batch, t->batch) + kw_ldist(kw_len_of(sh), kw_len_of(t)) +
+                   kw_ldist(sh->streams, t->streams) + (sh->phase != t->phase ? 1000.0 : 0.0);
+        if (d < bd) {
+            bd = d;
+            best = i;
+        }
+    }
+    return best;
+}
+
+typedef struct kw_rec {
+    int cfg_shape;           /* evaluator shape index */
+    int tuned;               /* summary shape index when tuned, else -1 */
+    int from;                /* summary shape the winner comes from */
+    kw_cand cand;            /* what to deploy */
+    int use_baseline;        /* borrowed winner refused: the baseline is recommended */
+    kw_metrics m, base_m;    /* on the requested shape (evaluated when borrowed) */
+    char why[256];
+} kw_rec;
+
+static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
+{
+    const kw_runsum *rs = r->rs;
+    const kw_shape *sh = &r->cfg->workload.shapes[r->cfg->space.shapes[cfg_shape]];
+    memset(out, 0, sizeof *out);
+    out->cfg_shape = cfg_shape;
+    out->tuned = kw_runsum_find_shape(rs, sh->name);
+    if (out->tuned >= 0 && kw_runsum_winner(rs, out->tuned) < 0)
+        out->tuned = -1; /* tuned but nothing passed: borrow */
+    out->from = out->tuned >= 0 ? out->tuned : kw_nearest(r, sh);
+    if (out->from < 0)
+        return kw_error_set(KW_EINPUT, "the run has no recommendation to borrow for shape %s", sh->name);
+    const kw_rs_shape *fs = &rs->shapes[out->from];
+    out->cand = fs->configs[kw_runsum_winner(rs, out->from)].cand;
+    if (out->tuned >= 0) {
+        out->m = fs->configs[fs->ranked[0]].m;
+        if (fs->baseline >= 0)
+            out->base_m = fs->configs[fs->baseline].m;
+        return 0;
+    }
+    const kw_evaluator *ev;
+    int rc = kw_rundir_evaluator(&ev, r);
+    if (rc != 0)
+        return rc;
+    kw_cand base;
+    kw_cand_baseline(&base, &rs->ks);
+    if ((rc = ev->eval(ev->ctx, &out->cand, cfg_shape, 0, &out->m)) != 0 ||
+        (rc = ev->eval(ev->ctx, &base, cfg_shape, 0, &out->base_m)) != 0)
+        return rc;
+    int p = kw_runsum_metric(rs, rs->metric_names[rs->primary]);
+    if (out->m.guards[0]) {
+        out->use_baseline = 1;
+        snprintf(out->why, sizeof out->why, "the borrowed winner fails guards (%.160s) on this shape",
+                 out->m.guards);
+    } else if (out->m.v[p] > out->base_m.v[p]) {
+        out->use_baseline = 1;
+        snprintf(out->why, sizeof out->why,
+                 "the borrowed winner is slower than the baseline here (%s %.3f us vs %.3f us)",
+                 rs->metric_names[rs->primary], out->m.v[p], out->base_m.v[p]);
+    }
+    if (out->use_baseline) {
+        out->cand = base;
+        out->m = out->base_m;
+    }
+    return 0;
+}
+
+static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
+{
+    const kw_runsum *rs = r->rs;
+    const kw_knobspace *ks = &rs->ks;
+    const char *name = r->cfg->workload.shapes[r->cfg->space.shapes[x->cfg_shape]].name;
+    const char *pn = rs->metric_names[rs->primary];
+    printf("shape %s: ", name);
+    if (x->tuned >= 0)
+        printf("tuned in this run\n");
+    else if (x->use_baseline)
+        printf("not tuned; %s -> the BASELINE is recommended (borrowing from %s was refused)\n",
+               x->why, rs->shapes[x->from].name);
+    else
+        printf("not tuned: BORROWED from the nearest tuned shape %s, evaluated here\n",
+               rs->shapes[x->from].name);
+    printf("  config %016llx\n", (unsigned long long)kw_cand_id(ks, &x->cand));
+    for (int k = 0; k < ks->n_knobs; k++) {
+        const kw_knob *kb = &ks->knobs[k];
+        int changed = x->cand.v[k] != kb->baseline;
+        printf("    %-24s %-14s%s%s%s\n", kb->name, kb->values[x->cand.v[k]],
+               changed ? "  (baseline " : "", changed ? kb->values[kb->baseline] : "",
+               changed ? ")" : "");
+    }
+    int p = rs->primary;
+    int i95 = kw_runsum_metric(rs, "p95_us"), i99 = kw_runsum_metric(rs, "p99_us");
+    printf("  %s: baseline %.3f us -> %.3f us (%+.2f%%)", pn, x->base_m.v[p], x->m.v[p],
+           x->base_m.v[p] > 0 ? (x->m.v[p] - x->base_m.v[p]) / x->base_m.v[p] * 100.0 : 0.0);
+    if (i95 >= 0 && i99 >= 0)
+        printf("; p95 %.3f us, p99 %.3f us", x->m.v[i95], x->m.v[i99]);
+    printf("; guards %s\n", x->m.guards[0] ? x->m.guards : "pass");
+    if (x->tuned >= 0) {
+        kw_rollback rb;
+        int w = kw_runsum_winner(rs, x->tuned);
+        kw_results_rollback(&rb, rs, x->tuned, w);
+        const kw_rs_shape *s = &rs->shapes[x->tuned];
+        printf("  rollback: to %016llx (previous on the accepted path) or the baseline %016llx;\n"
+               "            watch p95 <= %.3f us, p99 <= %.3f us, the drift, throttle and fallback guards\n",
+               (unsigned long long)s->configs[rb.parent].id,
+               (unsigned long long)(s->baseline >= 0 ? s->configs[s->baseline].id : 0),
+               rb.p95_ceiling_us, rb.p99_ceiling_us);
+    }
+    printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
+}
+
+static int kw_write_mappings(kw_rundir *r, const char *out_path)
+{
+    const kw_runsum *rs = r->rs;
+    const kw_knobspace *ks = &rs->ks;
+    kw_sbuf b = {0};
+    kw_sbuf_puts(&b, KW_MAPPINGS_HEADER_PREFIX);
+    for (int k = 0; k < ks->n_knobs; k++) {
+        kw_sbuf_puts(&b, ",");
+        kw_sbuf_csv(&b, ks->knobs[k].name);
+    }
+    kw_sbuf_puts(&b, "\n");
+    int rc = 0;
+    for (int i = 0; i < r->cfg->space.n_shapes; i++) {
+        kw_rec x;
+        if ((rc = kw_recommend_one(&x, r, i)) != 0)
+            goto done;
+        kw_sbuf_csv(&b, r->cfg->workload.shapes[r->cfg->space.shapes[i]].name);
+        kw_sbuf_printf(&b, ",%016llx,", (unsigned long long)kw_cand_id(ks, &x.cand));
+        kw_sbuf_csv(&b, x.tuned >= 0 ? "" : x.use_baseline ? "baseline" : rs->shapes[x.from].name);
+        for (int k = 0; k < ks->n_knobs; k++) {
+            kw_sbuf_puts(&b, ",");
+            kw_sbuf_csv(&b, ks->knobs[k].values[x.cand.v[k]]);
+        }
+        kw_sbuf_puts(&b, "\n");
+    }
+    if ((rc = kw_sbuf_status(&b)) != 0)
+        goto done;
+    char dir[KW_PATH_MAX], name[KW_PATH_MAX];
+    if (out_path) {
+        const char *slash = strrchr(out_path, '/');
+        if (slash) {
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - out_path), out_path);
+            snprintf(name, sizeof name, "%s", slash + 1);
+            if (dir[0] == '\0')
+                snprintf(dir, sizeof dir, "/");
+        } else {
+            snprintf(dir, sizeof dir, ".");
+            snprintf(name, sizeof name, "%s", out_path);
+        }
+    } else {
+        snprintf(dir, sizeof dir, "%s", r->dir);
+        snprintf(name, sizeof name, "mappings.csv");
+    }
+    if (name[0] == '\0') {
+        rc = kw_error_set(KW_EINPUT, "-o %s: not a file name", out_path);
+        goto done;
+    }
+    kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};
+    if ((rc = kw_results_commit(dir, &f, 1)) == 0)
+        printf("wrote %s/%s (%d shapes)\n", dir, name, r->cfg->space.n_shapes);
+done:
+    kw_sbuf_free(&b);
+    return rc;
+}
+
+int kw_cli_recommend(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"shape", required_argument, 0, 'S'},   {"batch", required_argument, 0, 'b'},
+        {"seq", required_argument, 0, 'l'},     {"streams", required_argument, 0, 'c'},
+        {"phase", required_argument, 0, 'p'},   {"all", no_argument, 0, 'A'},
+        {"out", required_argument, 0, 'o'},     {"space", required_argument, 0, 's'},
+        {"accel", required_argument, 0, 'a'},   {"workload", required_argument, 0, 'w'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    const char *shape = NULL, *out_path = NULL;
+    long batch = 0, seq = 0, streams = 0;
+    int all = 0, phase = -1, o;
+    kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'S': shape = optarg; break;
+        case 'b':
+            if (kw_cli_parse_long(&batch, "recommend", "--batch", optarg, 1, 1 << 20))
+                return 2;
+            break;
+        case 'l':
+            if (kw_cli_parse_long(&seq, "recommend", "--seq", optarg, 1, 1 << 24))
+                return 2;
+            break;
+        case 'c':
+            if (kw_cli_parse_long(&streams, "recommend", "--streams", optarg, 1, 1 << 16))
+                return 2;
+            break;
+        case 'p':
+            if (strcmp(optarg, "prefill") == 0)
+                phase = KW_PHASE_PREFILL;
+            else if (strcmp(optarg, "decode") == 0)
+                phase = KW_PHASE_DECODE;
+            else
+                return kw_cli_usage_error("recommend", "--phase takes prefill or decode, not '%s'",
+                                          optarg);
+            break;
+        case 'A': all = 1; break;
+        case 'o': out_path = optarg; break;
+        case 's': ro.space = optarg; break;
+        case 'a': ro.accel = optarg; break;
+        case 'w': ro.workload = optarg; break;
+        case 'h': kw_recommend_help(); return 0;
+        default: return kw_cli_usage_error("recommend", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return kw_cli_usage_error("recommend", "give exactly one run folder");
+    int by_numbers = batch || seq || streams;
+    if ((shape != NULL) + by_numbers + all != 1)
+        return kw_cli_usage_error("recommend", "give one of --shape, --batch/--seq/--streams or --all");
+    if (by_numbers && !(batch && seq && streams))
+        return kw_cli_usage_error("recommend", "--batch, --seq and --streams go together");
+    if (out_path && !all)
+        return kw_cli_usage_error("recommend", "-o goes with --all");
+
+    kw_rundir *r = NULL;
+    int rc = kw_rundir_open(&r, argv[optind], &ro);
+    if (rc != 0)
+        return kw_cli_fail("recommend", rc);
+    int status = 0;
+    if (r->inputs_changed)
+        fprintf(stderr, "knobwise recommend: warning: %s\n", r->inputs_msg);
+    if (all) {
+        if ((rc = kw_write_mappings(r, out_path)) != 0)
+            status = kw_cli_fail("recommend", rc);
+        goto done;
+    }
+    int si;
+    if (shape) {
+        si = kw_config_shape(r->cfg, shape);
+        if (si < 0) {
+            fprintf(stderr, "knobwise recommend: unknown shape '%s' (knobwise show lists them)\n",
+                    shape);
+            status = 2;
+            goto done;
+        }
+    } else {
+        kw_shape want;
+        memset(&want, 0, sizeof want);
+        want.batch = (int)batch;
+        want.streams = (int)streams;
+        want.phase = phase >= 0 ? (kw_phase)phase : KW_PHASE_PREFILL;
+        want.seq = want.kv_len = (int)seq;
+        int near = -1;
+        if (phase >= 0) {
+            near = kw_nearest(r, &want);
+        } else {
+            /* no phase given: the nearest of either phase decides it */
+            double bd = INFINITY;
+            for (int ph = 0; ph < 2; ph++) {
+                want.phase = (kw_phase)ph;
+                int n = kw_nearest(r, &want);
+                if (n < 0)
+                    continue;
+                const kw_shape *t = &r->cfg->workload.shapes[
+                    r->cfg->space.shapes[kw_config_shape(r->cfg, r->rs->shapes[n].name)]];
+                double d = kw_ldist(want.batch, t->batch) + kw_ldist(kw_len_of(&want), kw_len_of(t)) +
+                           kw_ldist(want.streams, t->streams) + (t->phase != want.phase ? 1000 : 0);
+                if (d < bd) {
+                    bd = d;
+                    near = n;
+                }
+            }
+        }
+        if (near < 0) {
+            status = kw_cli_fail("recommend", kw_error_set(KW_EINPUT, "the run has no tuned shape to borrow from"));
+            goto done;
+        }
+        const kw_shape *t = &r->cfg->workload.shapes[
+            r->cfg->space.shapes[kw_config_shape(r->cfg, r->rs->shapes[near].name)]];
+        si = -1;
+        for (int i = 0; i < r->cfg->space.n_shapes; i++) {
+            const kw_shape *c = &r->cfg->workload.shapes[r->cfg->space.shapes[i]];
+            if (c->block == t->block && c->phase == t->phase && c->batch == batch &&
+                kw_len_of(c) == seq && c->streams == streams)
+                si = i;
+        }
+        if (si < 0) {
+            kw_workload *w = &r->cfg->workload;
+            kw_space *sp = &r->cfg->space;
+            if (w->n_shapes >= KW_SHAPE_MAX || sp->n_shapes >= KW_SHAPE_MAX) {
+                status = kw_cli_fail("recommend", kw_error_set(KW_EINPUT, "too many shapes"));
+                goto done;
+            }
+            kw_shape ns = *t;
+            snprintf(ns.name, sizeof ns.name, "%s_b%ld_%s%ld_c%ld",
+                     t->phase == KW_PHASE_PREFILL ? "prefill" : "decode", batch,
+                     t->phase == KW_PHASE_PREFILL ? "s" : "kv", seq, streams);
+            ns.batch = (int)batch;
+            ns.streams = (int)streams;
+            if (t->phase == KW_PHASE_PREFILL)
+                ns.seq = (int)seq;
+            else
+                ns.kv_len = (int)seq;
+            ns.line = 0;
+            w->shapes[w->n_shapes] = ns;
+            sp->shapes[sp->n_shapes++] = w->n_shapes++;
+            si = sp->n_shapes - 1;
+            printf("shape %s made from %s (same block, arrivals and load; batch %ld, %s %ld, %ld streams)\n",
+                   ns.name, t->name, batch, t->phase == KW_PHASE_PREFILL ? "sequence" : "KV length",
+                   seq, streams);
+        }
+    }
+    kw_rec x;
+    if ((rc = kw_recommend_one(&x, r, si)) != 0) {
+        status = kw_cli_fail("recommend", rc);
+        goto done;
+    }
+    kw_print_rec(r, &x);
+done:
+    kw_rundir_free(r);
+    return status;
+}
