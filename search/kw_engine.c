@@ -1528,7 +1528,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->seed = 1;
     o->threads = 1;
     o->tabu = 3;
-    o->probes = 2;
+    o->probes = 32;
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)

@@ -95,7 +95,9 @@ typedef struct kw_engine_summary {
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,
- * repeats 5 (when noisy), seed 1, 1 thread, tabu 3, probes 2, all shapes. */
+ * repeats 5 (when noisy), seed 1, 1 thread, tabu 3, probes 32 (in practice every
+ * worse neighbour: on synthetic spaces with planted needle pairs 32 probes
+ * reached 30/30 within 0.5% of the optimum, 2 probes 18/30), all shapes. */
 void kw_engine_opts_init(kw_engine_opts *o);
 
 /* Run from scratch; the journal must not exist or be empty (else KW_EINPUT).
