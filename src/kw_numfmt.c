@@ -8,10 +8,11 @@
  * by adding (half - 1 + lsb) to the magnitude bits and masking the dropped
  * mantissa bits (a carry into the exponent is the correct round-up); in the
  * target's subnormal range the spacing is fixed, q = 2^(emin - m), so
- * x = nearbyint(x/q) * q (the default rounding mode is ties-to-even, and x/q is
- * exact because q is a power of two). Rejected: converting through _Float16 or
- * F16C (not available for bf16/fp8, and the tests use the compiler's conversion
- * as the independent reference for fp16).
+ * x = rne(x/q) * q (x/q is exact because q is a power of two; rne is
+ * nearbyint in the default mode, or (y + 2^52) - 2^52 in the inline double
+ * form). Rejected: converting through _Float16 or F16C (not available for
+ * bf16/fp8, and the tests use the compiler's conversion as the independent
+ * reference for fp16).
  */
 #include <math.h>
 #include <string.h>
@@ -38,38 +39,8 @@ static const kw_fmt kw_fmts[KW_PREC_COUNT] = {
     [KW_PREC_INT8] = {0, 0, 0, 0, 127.0, 1, 0, 0u},
 };
 
-#define KW_F64_ABS 0x7FFFFFFFFFFFFFFFull
-#define KW_F64_INF 0x7FF0000000000000ull
 #define KW_F32_ABS 0x7FFFFFFFu
 #define KW_F32_INF 0x7F800000u
-
-static inline double kw_rnd_d(double x, int mbits, int emin, double maxv, int saturate)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    uint64_t a = u & KW_F64_ABS;
-    if (a >= KW_F64_INF) {
-        if (a > KW_F64_INF)
-            return x; /* NaN passes through */
-        return saturate ? copysign(maxv, x) : x;
-    }
-    double r;
-    if (fabs(x) < ldexp(1.0, emin)) {
-        /* target subnormal range: fixed spacing q = 2^(emin - mbits) */
-        r = nearbyint(ldexp(x, mbits - emin));
-        r = ldexp(r, emin - mbits);
-    } else {
-        int shift = 52 - mbits;
-        uint64_t lsb = (a >> shift) & 1u;
-        a += ((uint64_t)1 << (shift - 1)) - 1u + lsb;
-        a &= ~(((uint64_t)1 << shift) - 1u);
-        a |= u & ~KW_F64_ABS;
-        memcpy(&r, &a, sizeof r);
-    }
-    if (fabs(r) > maxv)
-        return saturate ? copysign(maxv, x) : copysign(INFINITY, x);
-    return r;
-}
 
 static inline float kw_rnd_f(float x, int mbits, int emin, float maxv, int saturate)
 {
@@ -99,17 +70,6 @@ static inline float kw_rnd_f(float x, int mbits, int emin, float maxv, int satur
     return r;
 }
 
-static inline double kw_int8_rne(double x)
-{
-    if (isnan(x))
-        return x;
-    if (x > 127.0)
-        x = 127.0;
-    else if (x < -128.0)
-        x = -128.0;
-    return nearbyint(x);
-}
-
 float kw_round(kw_prec p, float x)
 {
     switch (p) {
@@ -124,7 +84,7 @@ float kw_round(kw_prec p, float x)
     case KW_PREC_FP8_E5M2:
         return kw_rnd_f(x, 2, -14, 57344.0f, 0);
     case KW_PREC_INT8:
-        return (float)kw_int8_rne(x);
+        return (float)kw_numfmt_int8_rne(x);
     default:
         return x;
     }
@@ -132,22 +92,7 @@ float kw_round(kw_prec p, float x)
 
 double kw_round_d(kw_prec p, double x)
 {
-    switch (p) {
-    case KW_PREC_FP32:
-        return (double)(float)x; /* the C conversion is IEEE round-to-nearest-even */
-    case KW_PREC_BF16:
-        return kw_rnd_d(x, 7, -126, 0x1.fep127, 0);
-    case KW_PREC_FP16:
-        return kw_rnd_d(x, 10, -14, 65504.0, 0);
-    case KW_PREC_FP8_E4M3:
-        return kw_rnd_d(x, 3, -6, 448.0, 1);
-    case KW_PREC_FP8_E5M2:
-        return kw_rnd_d(x, 2, -14, 57344.0, 0);
-    case KW_PREC_INT8:
-        return kw_int8_rne(x);
-    default:
-        return x;
-    }
+    return kw_round_d_inline(p, x);
 }
 
 void kw_round_array(kw_prec p, float *dst, const float *src, size_t n)
@@ -181,7 +126,7 @@ uint32_t kw_numfmt_encode(kw_prec p, double x)
     if (p < 0 || p >= KW_PREC_COUNT)
         return 0;
     if (p == KW_PREC_INT8) {
-        double r = kw_int8_rne(x);
+        double r = kw_numfmt_int8_rne(x);
         return isnan(r) ? 0u : (uint32_t)(uint8_t)(int8_t)r;
     }
     if (p == KW_PREC_FP32) {
@@ -259,7 +204,7 @@ void kw_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n)
     double s = kw_amax(x, n) / 127.0;
     *scale_out = s;
     for (size_t i = 0; i < n; i++)
-        q[i] = s > 0.0 ? (int8_t)kw_int8_rne(x[i] / s) : 0;
+        q[i] = s > 0.0 ? (int8_t)kw_numfmt_int8_rne(x[i] / s) : 0;
 }
 
 void kw_int8_quantize_rows(int8_t *q, double *scales, const double *x, size_t rows, size_t cols)
@@ -272,6 +217,6 @@ double kw_int8_fake_quant(double *dst, const double *x, size_t n)
 {
     double s = kw_amax(x, n) / 127.0;
     for (size_t i = 0; i < n; i++)
-        dst[i] = s > 0.0 ? kw_int8_rne(x[i] / s) * s : 0.0;
+        dst[i] = s > 0.0 ? kw_numfmt_int8_rne(x[i] / s) * s : 0.0;
     return s;
 }

@@ -22,13 +22,15 @@
 #ifndef KW_NUMFMT_H
 #define KW_NUMFMT_H
 
+#include <math.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "kw_model.h"
 
 /* x rounded to the value set of p (see table above). Cost: a few integer
- * operations on the bit pattern; subnormal targets take one nearbyint. */
+ * operations on the bit pattern; subnormal targets one integer rounding. */
 float kw_round(kw_prec p, float x);
 /* The same from a double, rounded once (no double rounding through float). */
 double kw_round_d(kw_prec p, double x);
@@ -63,5 +65,74 @@ void kw_int8_quantize_rows(int8_t *q, double *scales, const double *x, size_t ro
 /* Fake quantisation: dst[i] = rne(clip(x[i]/s)) * s with s = max|x|/127 (per tensor);
  * returns s. dst may equal x. */
 double kw_int8_fake_quant(double *dst, const double *x, size_t n);
+
+/* ---- inline forms for inner loops (same results as kw_round_d) ---- */
+#define KW_F64_ABS 0x7FFFFFFFFFFFFFFFull
+#define KW_F64_INF 0x7FF0000000000000ull
+
+/* Round x to the format with mbits explicit mantissa bits, smallest normal
+ * 2^emin, largest finite maxv; saturate or overflow to inf. */
+static inline double kw_numfmt_rnd_d(double x, int mbits, int emin, double maxv, int saturate)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    uint64_t a = u & KW_F64_ABS;
+    if (a >= KW_F64_INF) {
+        if (a > KW_F64_INF)
+            return x; /* NaN passes through */
+        return saturate ? copysign(maxv, x) : x;
+    }
+    double r;
+    if (fabs(x) < ldexp(1.0, emin)) {
+        /* target subnormal range: fixed spacing q = 2^(emin - mbits). y = |x|/q < 2^mbits
+         * is exact; (y + 2^52) - 2^52 rounds it to an integer, ties to even, in the
+         * default rounding mode (no libm call in inner loops). */
+        double y = fabs(x) * ldexp(1.0, mbits - emin);
+        y = (y + 0x1p52) - 0x1p52;
+        r = copysign(y * ldexp(1.0, emin - mbits), x);
+    } else {
+        int shift = 52 - mbits;
+        uint64_t lsb = (a >> shift) & 1u;
+        a += ((uint64_t)1 << (shift - 1)) - 1u + lsb;
+        a &= ~(((uint64_t)1 << shift) - 1u);
+        a |= u & ~KW_F64_ABS;
+        memcpy(&r, &a, sizeof r);
+    }
+    if (fabs(r) > maxv)
+        return saturate ? copysign(maxv, x) : copysign(INFINITY, x);
+    return r;
+}
+
+static inline double kw_numfmt_int8_rne(double x)
+{
+    if (isnan(x))
+        return x;
+    if (x > 127.0)
+        x = 127.0;
+    else if (x < -128.0)
+        x = -128.0;
+    double y = (fabs(x) + 0x1p52) - 0x1p52; /* ties to even, as above */
+    return copysign(y, x);
+}
+
+static inline double kw_round_d_inline(kw_prec p, double x)
+{
+    switch (p) {
+    case KW_PREC_FP32:
+        return (double)(float)x; /* the C conversion is IEEE round-to-nearest-even */
+    case KW_PREC_BF16:
+        return kw_numfmt_rnd_d(x, 7, -126, 0x1.fep127, 0);
+    case KW_PREC_FP16:
+        return kw_numfmt_rnd_d(x, 10, -14, 65504.0, 0);
+    case KW_PREC_FP8_E4M3:
+        return kw_numfmt_rnd_d(x, 3, -6, 448.0, 1);
+    case KW_PREC_FP8_E5M2:
+        return kw_numfmt_rnd_d(x, 2, -14, 57344.0, 0);
+    case KW_PREC_INT8:
+        return kw_numfmt_int8_rne(x);
+    default:
+        return x;
+    }
+}
 
 #endif
