@@ -1,0 +1,380 @@
+#!/usr/bin/python3
+"""optuna_vs_knobwise.py - knobwise's one-knob-at-a-time search against Optuna's
+TPE sampler, side by side, on the same evaluator, spaces, shapes and budgets.
+
+Run it with Debian's interpreter (python3-optuna):  /usr/bin/python3 tests/bench/optuna_vs_knobwise.py
+or `make bench-optuna` (KW_OPTUNA_FLAGS passes options).
+
+How the comparison is kept fair (read this before reading the table):
+  * One evaluator. Optuna drives `knobwise eval --space F --stdin --seed K`, one
+    long-lived process per study (its start-up is counted in Optuna's wall time),
+    writing `SHAPE knob=value ...` and reading one CSV row per line. knobwise runs
+    `knobwise tune --space F --shape S --budget N --seed K --threads T --out DIR
+    --quiet`. Both winners are then re-evaluated through one `eval --stdin
+    --seed K` process, so both best p95 figures come from the same model
+    settings (the table flags any disagreement with tune's own record).
+  * The search space comes from `knobwise show --space F --format csv`: every
+    knob becomes one categorical parameter (domain order kept).
+  * Equal budgets: each side may evaluate N distinct configurations per shape.
+    knobwise stops earlier when its search converges (its count is shown).
+    For Optuna, a configuration that breaks a space constraint (eval answers
+    guards=constraint:NAME without evaluating it) is told to Optuna as failed
+    (value +inf) and does NOT use budget; a guard failure (drift, fallback,
+    SLA) was evaluated, uses budget and is told +inf (knobwise never accepts
+    such a config either); a configuration Optuna proposes again is answered
+    from a cache and does not use budget unless --count-duplicates. Optuna may
+    take up to 5 x N proposals to spend its budget. All of this favours Optuna.
+  * Single thread each by default (--threads for knobwise).
+  * "Best known" per shape = the exhaustive optimum when the space has at most
+    --exhaustive-max configurations (every configuration through `eval
+    --stdin`), else the best p95 either tuner found in this run at any budget
+    and seed. "Evals to 1%" = the first evaluation whose best-so-far p95 is
+    within 1% of best known ("-" = never); for knobwise it is read from the
+    journal's evaluation records, in the order the engine made them.
+
+Output: a markdown table and a summary of the two targets of issue 9 (knobwise
+at least as good on >= 90% of shapes at equal budget; >= 20x less wall time).
+"""
+import argparse
+import csv
+import io
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+try:
+    import optuna
+except ImportError:
+    sys.exit("optuna_vs_knobwise: needs Debian's python3-optuna; run it with /usr/bin/python3")
+
+INF = math.inf
+
+
+# ---------------------------------------------------------------- knobwise I/O
+
+def show_space(kw, space):
+    """Knobs [(name, [values], baseline)] and shape names of a space."""
+    out = subprocess.run([kw, "show", "--space", space, "--format", "csv"], check=True,
+                         capture_output=True, text=True).stdout
+    knobs, shapes = [], []
+    for row in csv.DictReader(io.StringIO(out)):
+        if row["kind"] == "knob":
+            knobs.append((row["name"], row["values"].split("|"), row["baseline"]))
+        elif row["kind"] == "shape":
+            shapes.append(row["name"])
+    return knobs, shapes
+
+
+class Evaluator:
+    """One `knobwise eval --stdin` process: a line in, a CSV row out."""
+
+    def __init__(self, kw, space, seed):
+        self.p = subprocess.Popen([kw, "eval", "--space", space, "--stdin", "--seed", str(seed)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  bufsize=1)
+        header = self.p.stdout.readline().strip().split(",")
+        self.cols = {name: i for i, name in enumerate(header)}
+        self.seconds = 0.0  # time spent waiting for rows
+
+    def eval(self, shape, cfg):
+        """(p95_us or +inf, guards, config_id); guards 'constraint:...' = not evaluated."""
+        line = shape + " " + " ".join("%s=%s" % kv for kv in cfg.items()) + "\n"
+        t0 = time.perf_counter()
+        self.p.stdin.write(line)
+        self.p.stdin.flush()
+        row = self.p.stdout.readline()
+        self.seconds += time.perf_counter() - t0
+        if not row:
+            raise RuntimeError("knobwise eval --stdin ended unexpectedly")
+        f = row.rstrip("\n").split(",")
+        guards = f[self.cols["guards"]]
+        cid = f[self.cols["config_id"]]
+        if cid == "error":
+            raise RuntimeError("knobwise eval --stdin: " + guards)
+        p95 = float(f[self.cols["p95_us"]]) if guards == "pass" else INF
+        return p95, guards, cid
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def read_journal(path):
+    """Knob order, metric names, shape names, E records and D records of a journal."""
+    knobs, metrics, shapes, evals, done = {}, [], {}, [], {}
+
+    def fields(line):
+        d = {}
+        for tok in line.split(" ")[1:]:
+            if "=" in tok:
+                k, v = tok.split("=", 1)
+                d[k] = v
+        return d
+
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            d = fields(line)
+            t = line[0]
+            if t == "K":
+                knobs[int(d["i"])] = (urllib.parse.unquote(d["name"]),
+                                      [urllib.parse.unquote(v) for v in d["values"].split(",")])
+            elif t == "M":
+                metrics = [urllib.parse.unquote(v) for v in d["names"].split(",")]
+            elif t == "S":
+                shapes[int(d["i"])] = urllib.parse.unquote(d["name"])
+            elif t == "E":
+                evals.append((int(d["s"]), int(d.get("rep", "0")), d["c"],
+                              [float(v) for v in d["m"].split(",")],
+                              urllib.parse.unquote(d.get("g", "")), int(d.get("rc", "0"))))
+            elif t == "D":
+                done[int(d["s"])] = d["c"]
+    order = [knobs[i] for i in sorted(knobs)]
+    return order, metrics, shapes, evals, done
+
+
+def cand_to_cfg(knob_order, cand):
+    return {name: values[int(i)] for (name, values), i in zip(knob_order, cand.split("."))}
+
+
+def run_knobwise(kw, space, shape, budget, seed, threads, workdir):
+    """Wall time, per-evaluation p95 trace (inf when a guard failed), recommended config, p95 in journal."""
+    out = os.path.join(workdir, "kw-%s-%d-%d" % (shape, budget, seed))
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [kw, "tune", "--space", space, "--shape", shape, "--budget", str(budget), "--seed",
+           str(seed), "--threads", str(threads), "--out", out, "--quiet"]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
+    journal = os.path.join(out, "journal")
+    if not os.path.exists(journal):
+        cands = [os.path.join(dp, f) for dp, _, fs in os.walk(out) for f in fs if f.startswith("journal")]
+        if not cands:
+            raise RuntimeError("no journal in " + out)
+        journal = cands[0]
+    order, metrics, shapes, evals, done = read_journal(journal)
+    si = [i for i, n in shapes.items() if n == shape][0]
+    pi = metrics.index("p95_us")
+    trace, best_c, best_p = [], None, INF
+    for s, rep, c, m, g, rc in evals:
+        if s != si or rep != 0:
+            continue
+        p = m[pi] if (g == "" and rc == 0) else INF
+        trace.append(p)
+        if p < best_p:
+            best_p, best_c = p, c
+    rec = done.get(si, best_c)
+    rec_p = INF
+    for s, rep, c, m, g, rc in evals:
+        if s == si and c == rec and g == "" and rc == 0:
+            rec_p = m[pi]
+    shutil.rmtree(out, ignore_errors=True)
+    return wall, trace, cand_to_cfg(order, rec) if rec else None, rec_p
+
+
+def run_optuna(kw, space, shape, knobs, budget, seed, count_dups):
+    """Wall time, per-evaluation p95 trace, best config, evaluator seconds."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    t0 = time.perf_counter()
+    ev = Evaluator(kw, space, seed)
+    study = optuna.create_study(direction="minimize",
+                                sampler=optuna.samplers.TPESampler(seed=seed))
+    cache, trace = {}, []
+    best_cfg, best_p = None, INF
+    proposals = 0
+    while len(trace) < budget and proposals < 5 * budget:
+        proposals += 1
+        t = study.ask()
+        cfg = {name: t.suggest_categorical(name, values) for name, values, _ in knobs}
+        key = tuple(cfg.values())
+        if key in cache:
+            p = cache[key]
+            if count_dups:
+                trace.append(p)
+        else:
+            p, guards, _ = ev.eval(shape, cfg)
+            cache[key] = p
+            if not guards.startswith("constraint:"):
+                trace.append(p)
+        study.tell(t, p)
+        if p < best_p:
+            best_p, best_cfg = p, cfg
+    ev.close()
+    wall = time.perf_counter() - t0
+    return wall, trace, best_cfg, ev.seconds, proposals
+
+
+def exhaustive_best(kw, space, shapes, knobs, seed):
+    """Best guard-passing p95 per shape over every configuration (eval --stdin)."""
+    ev = Evaluator(kw, space, seed)
+    best = {s: INF for s in shapes}
+    names = [k[0] for k in knobs]
+    idx = [0] * len(knobs)
+    while True:
+        cfg = {names[i]: knobs[i][1][idx[i]] for i in range(len(knobs))}
+        for s in shapes:
+            p, _, _ = ev.eval(s, cfg)
+            best[s] = min(best[s], p)
+        k = len(knobs) - 1
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < len(knobs[k][1]):
+                break
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            break
+    ev.close()
+    return best
+
+
+def evals_to_within(trace, target):
+    best = INF
+    for i, p in enumerate(trace):
+        best = min(best, p)
+        if best <= target:
+            return i + 1
+    return None
+
+
+def fmt_p(p):
+    return "inf" if p == INF else "%.1f" % p
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--knobwise", default=os.environ.get("KW_BIN", "knobwise"))
+    ap.add_argument("--srcdir", default=os.environ.get("KW_SRCDIR", "."))
+    ap.add_argument("--space", action="append",
+                    help="space file (repeatable); default: validate_small, validate_small_mlp, default")
+    ap.add_argument("--shape", action="append", help="only these shapes (repeatable)")
+    ap.add_argument("--budgets", default="200,500", help="comma-separated evaluation budgets per shape")
+    ap.add_argument("--seeds", type=int, default=1, help="seeds 1..N for both tuners")
+    ap.add_argument("--threads", type=int, default=1, help="knobwise tune --threads")
+    ap.add_argument("--exhaustive-max", type=int, default=20000,
+                    help="compute the exhaustive optimum of spaces up to this many configurations")
+    ap.add_argument("--count-duplicates", action="store_true",
+                    help="charge Optuna's repeated proposals to its budget")
+    args = ap.parse_args()
+
+    kw = os.path.abspath(args.knobwise) if os.sep in args.knobwise else shutil.which(args.knobwise)
+    if not kw or not os.access(kw, os.X_OK):
+        sys.exit("optuna_vs_knobwise: no knobwise binary (--knobwise PATH)")
+    spaces = args.space or [os.path.join(args.srcdir, "spaces", f) for f in
+                            ("validate_small.xml", "validate_small_mlp.xml", "default.xml")]
+    budgets = [int(b) for b in args.budgets.split(",")]
+    seeds = list(range(1, args.seeds + 1))
+    work = tempfile.mkdtemp(prefix="kw-optuna-")
+
+    print("## knobwise vs Optuna TPE — %s" % time.strftime("%Y-%m-%d %H:%M %Z"))
+    print()
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print("machine: %s, %d online cores; Optuna %s (TPESampler, seed = run seed), Python %s; "
+          "knobwise tune --threads %d; budgets %s; seeds %s; load average at start %.2f"
+          % (cpu, os.cpu_count(), optuna.__version__, platform.python_version(), args.threads,
+             args.budgets, ",".join(map(str, seeds)), os.getloadavg()[0]))
+    print("command: /usr/bin/python3 tests/bench/optuna_vs_knobwise.py " + " ".join(sys.argv[1:]))
+    print()
+
+    rows = []
+    for space in spaces:
+        knobs, shapes = show_space(kw, space)
+        if args.shape:
+            shapes = [s for s in shapes if s in args.shape]
+        if not shapes:
+            continue
+        size = 1
+        for _, values, _ in knobs:
+            size *= len(values)
+        exh = {}
+        if size <= args.exhaustive_max:
+            t0 = time.perf_counter()
+            exh = exhaustive_best(kw, space, shapes, knobs, seeds[0])
+            print("exhaustive optimum of %s (%d configurations x %d shapes) in %.1f s" %
+                  (os.path.basename(space), size, len(shapes), time.perf_counter() - t0),
+                  file=sys.stderr)
+        for shape in shapes:
+            for budget in budgets:
+                for seed in seeds:
+                    kw_wall, kw_trace, kw_cfg, kw_rec_journal = run_knobwise(
+                        kw, space, shape, budget, seed, args.threads, work)
+                    op_wall, op_trace, op_cfg, op_eval_s, op_props = run_optuna(
+                        kw, space, shape, knobs, budget, seed, args.count_duplicates)
+                    # both winners through one evaluator process
+                    ev = Evaluator(kw, space, seed)
+                    kw_best = ev.eval(shape, kw_cfg)[0] if kw_cfg else INF
+                    op_best = ev.eval(shape, op_cfg)[0] if op_cfg else INF
+                    ev.close()
+                    rows.append(dict(space=os.path.basename(space), shape=shape, budget=budget,
+                                     seed=seed, size=size, exh=exh.get(shape),
+                                     kw_wall=kw_wall, kw_trace=kw_trace, kw_best=kw_best,
+                                     kw_journal=kw_rec_journal,
+                                     op_wall=op_wall, op_trace=op_trace, op_best=op_best,
+                                     op_eval_s=op_eval_s, op_props=op_props))
+                    print("%s %s budget %d seed %d: knobwise %s (%.2f s), optuna %s (%.2f s)" %
+                          (os.path.basename(space), shape, budget, seed, fmt_p(kw_best), kw_wall,
+                           fmt_p(op_best), op_wall), file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+
+    # best known per (space, shape)
+    known = {}
+    for r in rows:
+        k = (r["space"], r["shape"])
+        cand = [r["kw_best"], r["op_best"]] + [p for p in r["kw_trace"] + r["op_trace"]]
+        known[k] = min([known.get(k, INF)] + cand)
+        if r["exh"] is not None:
+            known[k] = min(known[k], r["exh"])
+    print("| space | shape | budget | seed | best known p95 us | knobwise best p95 us | Optuna best "
+          "p95 us | knobwise <= Optuna | evals to within 1%: knobwise / Optuna | evaluations used: "
+          "knobwise / Optuna (proposals) | wall s: knobwise / Optuna (of which evaluator) | "
+          "Optuna / knobwise wall |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        k = (r["space"], r["shape"])
+        target = known[k] * 1.01
+        e_kw = evals_to_within(r["kw_trace"], target)
+        e_op = evals_to_within(r["op_trace"], target)
+        ok = r["kw_best"] <= r["op_best"] * (1 + 1e-9)
+        r["ok"] = ok
+        r["ratio"] = r["op_wall"] / r["kw_wall"] if r["kw_wall"] > 0 else INF
+        note = ""
+        if r["kw_journal"] != INF and abs(r["kw_journal"] - r["kw_best"]) > 1e-6 * r["kw_best"]:
+            note = " (tune recorded %s)" % fmt_p(r["kw_journal"])
+        print("| %s | %s | %d | %d | %s%s | %s%s | %s | %s | %s / %s | %d / %d (%d) | %.2f / %.2f (%.2f) | %.1fx |" % (
+            r["space"], r["shape"], r["budget"], r["seed"], fmt_p(known[k]),
+            " (exhaustive)" if r["exh"] is not None else "", fmt_p(r["kw_best"]), note,
+            fmt_p(r["op_best"]), "yes" if ok else "no",
+            e_kw if e_kw else "-", e_op if e_op else "-", len(r["kw_trace"]), len(r["op_trace"]),
+            r["op_props"], r["kw_wall"], r["op_wall"], r["op_eval_s"], r["ratio"]))
+    print()
+    for budget in budgets:
+        sel = [r for r in rows if r["budget"] == budget]
+        if not sel:
+            continue
+        wins = sum(r["ok"] for r in sel)
+        ratios = sorted(r["ratio"] for r in sel)
+        med = ratios[len(ratios) // 2] if len(ratios) % 2 else 0.5 * (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2])
+        print("budget %d: knobwise at least as good as Optuna on %d of %d (%.0f%%; target >= 90%%: %s); "
+              "Optuna / knobwise wall time median %.1fx, min %.1fx (target >= 20x: %s)" % (
+                  budget, wins, len(sel), 100.0 * wins / len(sel),
+                  "PASS" if wins >= 0.9 * len(sel) else "MISS", med, ratios[0],
+                  "PASS" if ratios[0] >= 20 else ("median PASS" if med >= 20 else "MISS")))
+
+
+if __name__ == "__main__":
+    main()
