@@ -9,11 +9,13 @@
  * arrays) because replay walks them in order.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kw_error.h"
 #include "kw_trace.h"
@@ -130,9 +132,13 @@ int kw_trace_load(kw_trace **out, const char *path, int streams,
         rc = kw_error_set(KW_EINPUT, "%s: no streams to replay into", path);
         goto fail;
     }
-    f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO must not block the open; only regular files are read
+     * (/dev/zero would never end its first line). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || !(f = fdopen(fd, "rb"))) {
         rc = kw_error_set(KW_EIO, "%s: cannot open trace: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         goto fail;
     }
     struct stat sb;
@@ -140,6 +146,11 @@ int kw_trace_load(kw_trace **out, const char *path, int streams,
         rc = kw_error_set(KW_EIO, "%s: cannot stat trace: %s", path, strerror(errno));
         goto fail;
     }
+    if (!S_ISREG(sb.st_mode)) {
+        rc = kw_error_set(KW_EINPUT, "%s:1: trace is not a regular file", path);
+        goto fail;
+    }
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (sb.st_size > KW_TRACE_MAX_BYTES) {
         rc = kw_error_set(KW_EINPUT, "%s: trace is %lld bytes, over the %ld byte limit", path,
                           (long long)sb.st_size, KW_TRACE_MAX_BYTES);
