@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -147,7 +148,30 @@ static int kw_bench_load(kw_config **out, const kw_bench *b, const char *rel)
 
 /* Run argv as a child, stdout/stderr to /dev/null unless keep_output;
  * returns the exit status (or -1) and the wall time in *wall_s. */
+static int kw_bench_spawn_cpu(double *wall_s, double *cpu_s, char *const argv[], int keep_output);
+
 static int kw_bench_spawn(double *wall_s, char *const argv[], int keep_output)
+{
+    return kw_bench_spawn_cpu(wall_s, NULL, argv, keep_output);
+}
+
+/* CPU seconds (user + system) this process has used so far. */
+static double kw_bench_cpu_self(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+static double kw_bench_load1(void)
+{
+    double l[1] = {0};
+    return getloadavg(l, 1) == 1 ? l[0] : NAN;
+}
+
+/* Like kw_bench_spawn; *cpu_s (if not NULL) = the child's user + system seconds. */
+static int kw_bench_spawn_cpu(double *wall_s, double *cpu_s, char *const argv[], int keep_output)
 {
     double t0 = kw_bench_now();
     pid_t pid = fork();
@@ -164,9 +188,13 @@ static int kw_bench_spawn(double *wall_s, char *const argv[], int keep_output)
         _exit(127);
     }
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0)
         if (errno != EINTR)
             return -1;
+    if (cpu_s)
+        *cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                 (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
     if (wall_s)
         *wall_s = kw_bench_now() - t0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -640,7 +668,7 @@ static int kw_bench_threads_lib(kw_bench *b)
 {
     kw_model_eval *me = NULL;
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    double wall[2][3];
+    double wall[2][3], cpu[2][3];
     int rc = kw_model_eval_new(&me, b->cfg, &mo);
     for (int rep = 0; rep < 3 && rc == 0; rep++)
         for (int t = 0; t < 2 && rc == 0; t++) {
@@ -656,17 +684,21 @@ static int kw_bench_threads_lib(kw_bench *b)
             o.threads = t + 1;
             o.min_effect_pct = b->cfg->space.min_effect_pct;
             kw_journal *j = NULL;
+            double c0 = kw_bench_cpu_self();
             rc = kw_bench_engine(&j, &wall[t][rep], b, &b->cfg->space.knobs,
                                  kw_model_eval_iface(me), &o, "threads");
+            cpu[t][rep] = kw_bench_cpu_self() - c0;
             kw_journal_free(j);
         }
     kw_model_eval_free(me);
     if (rc != 0)
         return rc;
     double m1 = kw_bench_median(wall[0], 3), m2 = kw_bench_median(wall[1], 3), sp = m1 / m2;
-    char meas[32], u[128], fig[160];
+    double c1 = kw_bench_median(cpu[0], 3), c2 = kw_bench_median(cpu[1], 3);
+    char meas[32], u[192], fig[160];
     snprintf(meas, sizeof meas, "%.2fx", sp);
-    snprintf(u, sizeof u, "%.2f s (1 thread) / %.2f s (2 threads)", m1, m2);
+    snprintf(u, sizeof u, "wall %.2f s / %.2f s, CPU %.2f s / %.2f s (1 / 2 threads); load %.1f", m1,
+             m2, c1, c2, kw_bench_load1());
     snprintf(fig, sizeof fig, "2-thread speedup of kw_engine_run in process (same job, no fsync)");
     kw_bench_row(fig, meas, u, ">= 1.8x", kw_bench_verdict(sp >= KW_BENCH_SPEEDUP_TARGET));
     return 0;
@@ -675,7 +707,7 @@ static int kw_bench_threads_lib(kw_bench *b)
 /* End to end: the same tuning job with --threads 1 and 2. */
 static int kw_bench_threads(kw_bench *b)
 {
-    char m1[64], u[128], budget[32];
+    char m1[64], u[192], budget[32];
     printf("\n### Threads (a fixed tuning job on default.xml's 5 shapes, wall time, median of 3)\n\n");
     printf("| figure | measured | per unit | target | verdict |\n|---|---|---|---|---|\n");
     if (!b->knobwise[0] || access(b->knobwise, X_OK) != 0) {
@@ -684,9 +716,9 @@ static int kw_bench_threads(kw_bench *b)
         return kw_bench_threads_lib(b);
     }
     snprintf(budget, sizeof budget, "%ld", b->tune_budget);
-    double med[2];
+    double med[2], cmed[2];
     for (int t = 0; t < 2; t++) {
-        double wall[3];
+        double wall[3], cpu[3];
         for (int rep = 0; rep < 3; rep++) {
             char dir[KW_PATH_MAX + 32];
             snprintf(dir, sizeof dir, "%s/tune-t%d-%d", b->tmpdir, t + 1, rep);
@@ -694,7 +726,7 @@ static int kw_bench_threads(kw_bench *b)
             snprintf(threads, sizeof threads, "%d", t + 1);
             char *argv[] = {b->knobwise, "tune", "--budget", budget, "--seed", "1", "--threads",
                             threads, "--out", dir, "--quiet", NULL};
-            int st = kw_bench_spawn(&wall[rep], argv, 0);
+            int st = kw_bench_spawn_cpu(&wall[rep], &cpu[rep], argv, 0);
             if (st != 0) {
                 fprintf(stderr, "bench: %s tune --budget %s --threads %s --out %s exited %d\n",
                         b->knobwise, budget, threads, dir, st);
@@ -706,10 +738,12 @@ static int kw_bench_threads(kw_bench *b)
             kw_bench_spawn(NULL, rm, 0);
         }
         med[t] = kw_bench_median(wall, 3);
+        cmed[t] = kw_bench_median(cpu, 3);
     }
     double sp = med[0] / med[1];
     snprintf(m1, sizeof m1, "%.2fx", sp);
-    snprintf(u, sizeof u, "%.2f s (1 thread) / %.2f s (2 threads)", med[0], med[1]);
+    snprintf(u, sizeof u, "wall %.2f s / %.2f s, CPU %.2f s / %.2f s (1 / 2 threads); load %.1f",
+             med[0], med[1], cmed[0], cmed[1], kw_bench_load1());
     char fig[160];
     snprintf(fig, sizeof fig, "2-thread speedup of `knobwise tune --budget %s --seed 1` (5 shapes)",
              budget);
@@ -1015,34 +1049,38 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, int *n_rows, in
         long evals2;
         if ((rc = kw_bench_run_best(&rec2, &seen2, &evals2, b, ks, ev, &o2, "ofat2")) != 0)
             goto done;
-        /* random search at the converged run's budget, several seeds */
-        double rnd_sum = 0.0;
-        int rnd_worse = 0, rnd_n = 0;
-        for (int seed = 1; seed <= (b->quick ? 2 : KW_BENCH_RANDOM_SEEDS); seed++) {
-            kw_engine_opts ro = o;
-            ro.strategy = KW_STRATEGY_RANDOM;
-            ro.budget = evals;
-            ro.seed = (uint64_t)seed;
-            double r, r_seen;
-            long r_evals;
-            if ((rc = kw_bench_run_best(&r, &r_seen, &r_evals, b, ks, ev, &ro, "random")) != 0)
-                goto done;
-            rnd_sum += (r_seen - opt) / opt * 100.0;
-            rnd_worse += r_seen > rec;
-            rnd_n++;
-        }
+        /* random search at each of the two budgets, several seeds */
+        double rnd_gap[2] = {0, 0};
+        int better[2] = {0, 0}, tied[2] = {0, 0}, worse[2] = {0, 0}, rnd_n = 0;
+        for (int seed = 1; seed <= (b->quick ? 2 : KW_BENCH_RANDOM_SEEDS); seed++, rnd_n++)
+            for (int k = 0; k < 2; k++) {
+                kw_engine_opts ro = o;
+                ro.strategy = KW_STRATEGY_RANDOM;
+                ro.budget = k == 0 ? evals : o2.budget;
+                ro.seed = (uint64_t)seed;
+                double r, r_seen;
+                long r_evals;
+                if ((rc = kw_bench_run_best(&r, &r_seen, &r_evals, b, ks, ev, &ro, "random")) != 0)
+                    goto done;
+                double mine = k == 0 ? rec : rec2;
+                rnd_gap[k] += (r - opt) / opt * 100.0;
+                better[k] += mine < r * (1 - 1e-12);
+                worse[k] += mine > r * (1 + 1e-12);
+                tied[k] += !(mine < r * (1 - 1e-12)) && !(mine > r * (1 + 1e-12));
+            }
         double gap = (rec - opt) / opt * 100.0, gap2 = (rec2 - opt) / opt * 100.0;
         double share = 100.0 * (double)evals / (double)n_valid;
         double share2 = 100.0 * (double)evals2 / (double)n_valid;
         int ok = gap2 <= KW_BENCH_QUALITY_GAP_PCT && share2 <= KW_BENCH_QUALITY_SHARE_PCT;
-        printf("| %s | %s | %ld | %.1f | %+.2f%% (best seen %+.2f%%) | %ld = %.2f%% | %+.2f%% | %ld = %.2f%% | "
-               "%+.2f%% | %d/%d | %s |\n",
-               base, ev->shape_names[s], n_valid, opt, gap, (seen - opt) / opt * 100.0, evals,
-               share, gap2, evals2, share2, rnd_sum / rnd_n, rnd_worse, rnd_n,
+        printf("| %s | %s | %ld | %.1f | %+.2f%% (best seen %+.2f%%), %ld = %.2f%% | %+.2f%%; %d/%d/%d "
+               "| %+.2f%% (best seen %+.2f%%), %ld = %.2f%% | %+.2f%%; %d/%d/%d | %s |\n",
+               base, ev->shape_names[s], n_valid, opt, gap, (seen - opt) / opt * 100.0, evals, share,
+               rnd_gap[0] / rnd_n, better[0], tied[0], worse[0], gap2, (seen2 - opt) / opt * 100.0,
+               evals2, share2, rnd_gap[1] / rnd_n, better[1], tied[1], worse[1],
                kw_bench_verdict(ok));
         (*n_rows)++;
         *n_pass += ok;
-        *n_beat_random += rnd_worse == rnd_n;
+        *n_beat_random += better[1] > worse[1];
     }
     rc = 0;
 done:
@@ -1063,21 +1101,26 @@ static int kw_bench_quality(kw_bench *b)
         return 0;
     }
     int seeds = b->quick ? 2 : KW_BENCH_RANDOM_SEEDS;
+    kw_engine_opts d;
+    kw_engine_opts_init(&d);
     printf("\n### Search quality against the exhaustive optimum (primary p95; one thread)\n\n"
            "exhaustive = every valid config through the evaluator (enumerated by the bench, not the "
-           "engine); ofat = `--strategy ofat` with the engine's defaults (sweep, tabu 3, probes 2, "
-           "bounded fix), gap of its recommended config; random = `--strategy random` at the "
-           "converged ofat run's budget, best seen, %d seeds.\n\n", seeds);
-    printf("| space | shape | valid configs | exhaustive best p95 us | ofat converged: gap | "
-           "its evaluations | ofat at a 2%% budget: gap | its evaluations | random, same budget as "
-           "converged: mean gap | random worse than ofat | target: <= 0.5%% with <= 2%% |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "engine). ofat = `--strategy ofat` with the engine's defaults (%s, tabu %d, probes %d, "
+           "bounded fix, min effect from the space), run to convergence and again with a budget of "
+           "2%% of the valid space; gap = its recommended config's p95 over the optimum. random = "
+           "`--strategy random` at the same budget, %d seeds: mean gap of its recommendation; "
+           "b/t/w = seeds where ofat is better / tied / worse.\n\n",
+           kw_policy_name(d.policy), d.tabu, d.probes, seeds);
+    printf("| space | shape | valid configs | exhaustive best p95 us | ofat converged: gap, "
+           "evaluations | random, same budget: gap; b/t/w | ofat, 2%% budget: gap, evaluations | "
+           "random, 2%% budget: gap; b/t/w | <= 0.5%% with <= 2%% |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     int rows = 0, pass = 0, beat = 0, rc = 0;
     for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
         rc = kw_bench_quality_space(b, g.gl_pathv[i], &rows, &pass, &beat);
     globfree(&g);
     printf("\nofat within %.1f%% of the optimum using <= %.0f%% of the valid space on %d of %d "
-           "shapes; better than random (every seed) on %d of %d\n",
+           "shapes; better than random at the 2%% budget (more seeds won than lost) on %d of %d\n",
            KW_BENCH_QUALITY_GAP_PCT, KW_BENCH_QUALITY_SHARE_PCT, pass, rows, beat, rows);
     return rc;
 }
@@ -1102,8 +1145,9 @@ static void kw_bench_header(const kw_bench *b)
     struct utsname u;
     uname(&u);
     printf("## knobwise %s benchmark — %s\n\n", PACKAGE_VERSION, date);
-    printf("machine: %s, %ld online cores, %s %s; command: make bench%s\n", cpu,
-           sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.machine, b->quick ? " (--quick)" : "");
+    printf("machine: %s, %ld online cores, %s %s; load average at start %.2f; command: make "
+           "bench%s\n", cpu, sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.machine, kw_bench_load1(),
+           b->quick ? " (--quick)" : "");
 }
 
 static int kw_bench_loop(kw_bench *b, const char *kind, long n)
