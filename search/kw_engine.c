@@ -187,6 +187,26 @@ static kw_memo_ent *kw_memo_put(kw_memo *m, int shape, uint64_t id, int rep)
     return e;
 }
 
+/* Remove an entry (backward-shift deletion: linear probing stays valid). */
+static void kw_memo_del(kw_memo *m, kw_memo_ent *e)
+{
+    size_t mask = m->cap - 1, i = (size_t)(e - m->t), j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (m->t[j].state == KW_MEMO_EMPTY)
+            break;
+        size_t home = kw_key(m->t[j].shape, m->t[j].id, m->t[j].rep) & mask;
+        /* the entry at j may move to the hole at i unless its home lies in (i, j] */
+        int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            m->t[i] = m->t[j];
+            i = j;
+        }
+    }
+    memset(&m->t[i], 0, sizeof m->t[i]);
+    m->n--;
+}
+
 /* ------------------------------------------------------------------ jobs and pool */
 
 typedef struct kw_job {
@@ -1430,9 +1450,25 @@ static void kw_track_best(kw_eng *E, kw_sstate *s, const kw_cand *c)
     }
 }
 
+/* Exhaustive never revisits a config: forget every evaluation but the
+ * baseline's and the best's, so memory stays flat over millions of them. */
+static void kw_forget(kw_eng *E, kw_sstate *s, const kw_cand *c)
+{
+    if (memcmp(c, &s->base, sizeof *c) == 0 || (s->have_best && memcmp(c, &s->rbest, sizeof *c) == 0))
+        return;
+    uint64_t id = kw_cand_id(E->ks, c);
+    for (int r = 0; r < E->reps; r++) {
+        kw_memo_ent *e = kw_memo_find(&E->memo, s->shape, id, r);
+        if (e && e->state == KW_MEMO_DONE)
+            kw_memo_del(&E->memo, e);
+    }
+}
+
 static int kw_decide_sample(kw_eng *E, kw_sstate *s)
 {
     const char *kind = s->st == ST_RANDOM ? "random" : "exhaustive";
+    int had_best = s->have_best;
+    kw_cand old_best = s->rbest;
     for (int i = 0; i < s->n_items; i++) {
         const kw_item *it = &s->items[i];
         if (it->con >= 0) {
@@ -1442,6 +1478,13 @@ static int kw_decide_sample(kw_eng *E, kw_sstate *s)
         } else if (!it->dropped) {
             kw_track_best(E, s, &it->cand);
         }
+    }
+    if (s->st == ST_EXHAUST) {
+        for (int i = 0; i < s->n_items; i++)
+            if (s->items[i].con < 0 && !s->items[i].dropped)
+                kw_forget(E, s, &s->items[i].cand);
+        if (had_best)
+            kw_forget(E, s, &old_best);
     }
     if (s->budget_hit || s->exhausted) {
         s->st = ST_DONE;

@@ -887,3 +887,30 @@ Test(engine, opts_from_header_resume_the_same_run)
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }
+
+Test(engine, exhaustive_and_random_resume_identically)
+{
+    for (int strat = 0; strat < 2; strat++) {
+        kw_synth s;
+        kw_synth_random(&s, 8, 2);
+        kw_synth_constraint(&s, "c", 0, 1u << 1, 1, 1u << 1);
+        kw_engine_opts o = opts_for(2);
+        o.strategy = strat ? KW_STRATEGY_RANDOM : KW_STRATEGY_EXHAUSTIVE;
+        o.budget = strat ? 25 : 0;
+        long ref_len;
+        char *ref = run_bytes(&s, &o, &ref_len);
+        long ref_evals = 0;
+        for (long i = 0; i < ref_len; i++)
+            if (i == 0 || ref[i - 1] == '\n')
+                ref_evals += ref[i] == 'E';
+        /* kill points: a few record boundaries and mid-records across the run */
+        for (int k = 1; k <= 7; k++) {
+            long at = ref_len * k / 8;
+            while (at < ref_len && ref[at - 1] != '\n')
+                at++;
+            resume_from_prefix(&s, &o, ref, ref_len, at, ref_evals);
+            resume_from_prefix(&s, &o, ref, ref_len, at + 7, ref_evals);
+        }
+        free(ref);
+    }
+}
