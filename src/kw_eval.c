@@ -35,6 +35,7 @@
 #include "kw_eval.h"
 #include "kw_mapping.h"
 #include "kw_sim.h"
+#include "kw_thermal.h"
 #include "kw_trace.h"
 
 const char *const kw_model_metric_names[KW_M_COUNT] = {
@@ -231,6 +232,24 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
         }
     }
 
+    /* Stage 3: the long thermal window, for final rankings (it costs one
+     * simulation per clock level visited). */
+    if (e->opts.thermal) {
+        kw_thermal_result th;
+        kw_thermal_opts to = {0};
+        if ((rc = kw_thermal_window(&th, &in, &so, &to)) != 0)
+            goto done;
+        v[KW_M_THROTTLE_PCT] = th.throttled_pct;
+        v[KW_M_LONG_P99_US] = th.long_p99_us;
+        v[KW_M_STEADY_TEMP_C] = th.steady_temp_c;
+        if (th.throttled_pct > g->max_throttle_pct)
+            kw_guard_add(out, "throttle");
+        if (th.drift_pct > g->max_long_window_drift_pct)
+            kw_guard_add(out, "long_window");
+        if (th.shutdown)
+            kw_guard_add(out, "thermal_shutdown");
+    }
+
     /* Guards. */
     if (v[KW_M_FALLBACK_PCT] > g->max_fallback_pct)
         kw_guard_add(out, "fallback");
@@ -241,6 +260,8 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
         snprintf(out->klass, sizeof out->klass, "contention");
     else if (sim->wait_p95_us > 0.5 * sim->p95_us)
         snprintf(out->klass, sizeof out->klass, "queueing");
+    if (v[KW_M_THROTTLE_PCT] > g->max_throttle_pct)
+        snprintf(out->klass, sizeof out->klass, "thermal");
     rc = 0;
 done:
     if (sim)
