@@ -14,12 +14,14 @@
  * different runs as long as their knobs exist in the space used. The space is
  * --space/--accel/--workload, else the inputs of the first run named, else the
  * embedded default. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kw_audit.h"
 #include "kw_cli.h"
@@ -138,10 +140,16 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
             return kw_error_set(rc, "%s: %s", ref, kw_error_last());
         return 0;
     }
-    FILE *f = fopen(ref, "r");
-    if (!f)
+    /* regular files only: a FIFO would block the open, /dev/zero never ends (reliability) */
+    int fd = open(ref, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat fst;
+    FILE *f = fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return kw_error_set(KW_EINPUT, "%s: cannot read it (a knob=value file, RUN_DIR:ID or baseline)",
                             ref);
+    }
     char line[4096];
     long lineno = 0;
     int rc = 0;

@@ -615,3 +615,43 @@ Test(hostile, trace_folder_or_empty_device_refused)
     kw_h_trace_refused(dir, NULL, NULL);
     kw_h_rmrf(dir);
 }
+
+/* ---- configurations given to bisect ---- */
+
+static void kw_h_bisect_refused(const char *file, const char *sub, const char *line)
+{
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "bisect", "baseline", file, "--shape",
+                         "attn_prefill_s128_b8_c4", NULL);
+    char what[4300], pre[4300];
+    snprintf(what, sizeof what, "bisect baseline %s", file);
+    kw_h_sane(&r, what);
+    cr_expect_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+    snprintf(pre, sizeof pre, "%s:%s:", file, line);
+    cr_expect(strstr(r.err, pre) != NULL && strstr(r.err, sub) != NULL,
+              "%s: want '%s' and '%s' in: %s", what, pre, sub, r.err);
+    kw_p_free(&r);
+}
+
+Test(hostile, bad_bisect_configurations_refused)
+{
+    cr_assert_geq(kw_h_each("bisect", kw_h_bisect_refused), 8);
+}
+
+/* Not files: no hang, exit 2. */
+Test(hostile, bisect_special_files_no_hang)
+{
+    char *dir = kw_h_tmpdir(), fifo[4300];
+    snprintf(fifo, sizeof fifo, "%s/fifo.txt", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *paths[] = {fifo, "/dev/zero", dir};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        kw_proc_opts o = kw_h_opts;
+        o.timeout_s = 15;
+        kw_proc r = kw_p_run(&o, kw_h_bin(), "bisect", "baseline", paths[i], "--shape",
+                             "attn_prefill_s128_b8_c4", NULL);
+        kw_h_sane(&r, paths[i]);
+        cr_assert_eq(r.status, 2, "bisect %s: exit %d: %s", paths[i], r.status, r.err);
+        kw_p_free(&r);
+    }
+    kw_h_rmrf(dir);
+}
