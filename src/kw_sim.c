@@ -648,10 +648,10 @@ static int kw_hist_bin(double w)
 
 static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
 {
-    double *buf = malloc((size_t)R * sizeof *buf);
+    double *buf = malloc((size_t)R * sizeof *buf), *sbuf = malloc((size_t)R * sizeof *sbuf);
     uint64_t *k1 = malloc((size_t)R * sizeof *k1), *k2 = malloc((size_t)R * sizeof *k2);
     int rc = 0;
-    if (!buf || !k1 || !k2) {
+    if (!buf || !sbuf || !k1 || !k2) {
         rc = kw_error_set(KW_ENOMEM, "out of memory for %d simulated latencies", R);
         goto done;
     }
@@ -681,7 +681,7 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     int pos[KW_SIM_STREAM_MAX];
     memcpy(pos, cnt, sizeof pos);
     uint64_t *sk = kw_sort(k1, k2, (size_t)R);
-    double *lat = (double *)(sk == k1 ? k2 : k1); /* the other buffer is free now */
+    double *lat = sbuf;
     for (int i = 0; i < R; i++) {
         buf[i] = kw_key_value(sk[i]);
         lat[pos[sk[i] & KW_KEY_LOW_MASK]++] = buf[i];
@@ -717,7 +717,7 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     for (int i = 0; i < R; i++)
         k1[i] = kw_key(st->wait[i], 0);
     sk = kw_sort(k1, k2, (size_t)R);
-    double *w = (double *)(sk == k1 ? k2 : k1);
+    double *w = sbuf;
     for (int i = 0; i < R; i++)
         w[i] = kw_key_value(sk[i]);
     out->wait_p50_us = kw_q(w, (size_t)R, 0.50);
@@ -729,6 +729,7 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     }
 done:
     free(buf);
+    free(sbuf);
     free(k1);
     free(k2);
     return rc;
@@ -766,7 +767,6 @@ static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
         (long)o->requests + o->warmup > KW_SIM_MAX_REQUESTS)
         return kw_error_set(KW_EINPUT, "simulation: requests %d + warm-up %d outside [1, %d]",
                             o->requests, o->warmup, KW_SIM_MAX_REQUESTS);
-    int nk = 0;
     for (int r = 1; r <= m->max_batch; r++) {
         const kw_cost *c = &in->service[r - 1];
         double tot = 0;
@@ -786,9 +786,7 @@ static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
         }
         if (!(tot > 0))
             return kw_error_set(KW_EINPUT, "simulation: batch %d has zero service time", r);
-        nk += c->n_kernels;
     }
-    (void)nk;
     return 0;
 }
 

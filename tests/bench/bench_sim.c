@@ -4,7 +4,8 @@
  * requests per second per core). A "typical block": 4 kernels per batch
  * (launch 2 us + execution), batches up to 4 with a 20 us timeout, 4 cores
  * (cores_per_request 1), 8 Poisson streams at 70% load of full batches, DRAM
- * demand 0.3 B per kernel so contention is live. Hand-built tables: no XML,
+ * demand 1.2 B / cores per kernel so
+ * contention is live when every core executes at once. Hand-built tables: no XML,
  * no cost model. Usage: bench_sim [requests] [streams] [cores] [kernels]
  */
 #include <stdio.h>
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < kernels; i++) {
             c->kernels[i].launch_us = 2.0;
             c->kernels[i].time_us = 2.0 + 10.0 + 5.0 * r;
-            c->kernels[i].dram_bytes_per_us = 0.3e6;
+            c->kernels[i].dram_bytes_per_us = 1.2e6 / cores; /* all cores at once: 1.2 B */
             c->kernels[i].flops = 1e9;
             c->kernels[i].prec = KW_PREC_BF16;
         }
