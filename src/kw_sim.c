@@ -72,6 +72,7 @@
  * correlated, so the true interval is wider: read it as a lower bound on
  * the uncertainty (that is why final rankings re-run with more requests).
  */
+#define HAVE_INLINE 1 /* GSL's inline gsl_rng_uniform_pos on the arrival path */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,23 +241,30 @@ static uint64_t kw_splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* Exp(mean) from a GSL uniform in (0, 1): the inverse CDF, as
+ * gsl_ran_exponential does, without its two calls per draw. */
+static inline double kw_exp(gsl_rng *r, double mean)
+{
+    return -mean * log(gsl_rng_uniform_pos(r));
+}
+
 /* Next arrival of a Poisson or MMPP-2 stream after time t. */
 static double kw_src_next(kw_src *s, double t)
 {
     if (s->kind == KW_SRC_POISSON)
-        return t + gsl_ran_exponential(s->rng, s->mean_gap_us);
+        return t + kw_exp(s->rng, s->mean_gap_us);
     for (;;) {
         if (!s->on) {
             t = s->state_end_us;
             s->on = 1;
-            s->state_end_us = t + gsl_ran_exponential(s->rng, s->on_mean_us);
+            s->state_end_us = t + kw_exp(s->rng, s->on_mean_us);
         }
-        double g = gsl_ran_exponential(s->rng, s->mean_gap_us);
+        double g = kw_exp(s->rng, s->mean_gap_us);
         if (t + g < s->state_end_us)
             return t + g;
         t = s->state_end_us;
         s->on = 0;
-        s->state_end_us = t + gsl_ran_exponential(s->rng, s->off_mean_us);
+        s->state_end_us = t + kw_exp(s->rng, s->off_mean_us);
     }
 }
 
@@ -585,10 +593,14 @@ static uint64_t *kw_sort(uint64_t *k, uint64_t *tmp, size_t n)
     if (n < 2)
         return k;
     memset(cnt, 0, sizeof cnt);
+    _Static_assert(PASSES == 5, "the histogram loop below is unrolled for 5 passes");
     for (size_t i = 0; i < n; i++) {
         uint64_t x = k[i] >> KW_KEY_DROP_BITS;
-        for (int p = 0; p < PASSES; p++)
-            cnt[p][(x >> (8 * p)) & (RADIX - 1)]++;
+        cnt[0][x & 255]++;
+        cnt[1][(x >> 8) & 255]++;
+        cnt[2][(x >> 16) & 255]++;
+        cnt[3][(x >> 24) & 255]++;
+        cnt[4][(x >> 32) & 255]++;
     }
     for (int p = 0; p < PASSES; p++) {
         int sh = 8 * (p + FIRST);
@@ -639,10 +651,11 @@ double kw_sim_hist_edge_us(int k)
 
 static int kw_hist_bin(double w)
 {
-    if (w < 1.0)
+    if (!(w >= 1.0))
         return 0;
-    int e;
-    frexp(w, &e); /* w in [2^(e-1), 2^e) */
+    uint64_t b;
+    memcpy(&b, &w, sizeof b);
+    int e = (int)(b >> 52) - 1022; /* w in [2^(e-1), 2^e) */
     return e < KW_SIM_HIST_BINS ? e : KW_SIM_HIST_BINS - 1;
 }
 
