@@ -131,7 +131,7 @@ typedef struct kw_st {
     /* inputs, digested */
     int G, mb, S, Q, affinity, placement, exp_service;
     double timeout_us, clock, bw;   /* bw in bytes/us; 0 = unlimited */
-    kw_sb sb[64];
+    kw_sb sb[KW_SIM_BATCH_MAX];
     kw_sk *sk;
     int ntot, warm;
     /* trace replay */
@@ -762,8 +762,9 @@ static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
     if (m->cores_per_request < 1 || m->cores_per_request > a->cores)
         return kw_error_set(KW_EINPUT, "simulation: cores_per_request %d outside [1, %d]",
                             m->cores_per_request, a->cores);
-    if (m->max_batch < 1 || m->max_batch > 64)
-        return kw_error_set(KW_EINPUT, "simulation: max_batch %d outside [1, 64]", m->max_batch);
+    if (m->max_batch < 1 || m->max_batch > KW_SIM_BATCH_MAX)
+        return kw_error_set(KW_EINPUT, "simulation: max_batch %d outside [1, %d]", m->max_batch,
+                            KW_SIM_BATCH_MAX);
     if (!(m->batch_timeout_us >= 0) || !isfinite(m->batch_timeout_us))
         return kw_error_set(KW_EINPUT, "simulation: batch_timeout_us %g is not >= 0",
                             m->batch_timeout_us);

@@ -24,6 +24,7 @@
 #define KW_SIM_STREAM_MAX 256   /* request streams of one shape */
 #define KW_SIM_HIST_BINS 24     /* queue-wait histogram: [0,1) us, [2^(k-1), 2^k) us, >= 2^22 us */
 #define KW_SIM_MAX_REQUESTS 50000000 /* warm-up + measured requests of one run */
+#define KW_SIM_BATCH_MAX 64     /* largest max_batch the service table may have */
 
 typedef struct kw_sim_input {
     const kw_accel *accel;      /* cores, dram_bw_bytes_per_s (0 = unlimited), energies */
