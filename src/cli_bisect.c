@@ -63,8 +63,8 @@ static int kw_split_runref(char *dir, size_t dlen, const char **what, const char
 }
 
 /* Apply the knob=value words of one line onto c; errors name FILE:LINE. */
-static int kw_apply_line(kw_cand *c, const kw_knobspace *ks, const char *file, long lineno,
-                         char *line)
+static int kw_apply_line(kw_cand *c, long *set_at, const kw_knobspace *ks, const char *file,
+                         long lineno, char *line)
 {
     char *save = NULL;
     for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -79,7 +79,11 @@ static int kw_apply_line(kw_cand *c, const kw_knobspace *ks, const char *file, l
         if (v < 0)
             return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'", file, lineno,
                                 w, eq + 1);
+        if (set_at[k] > 0 && c->v[k] != v)
+            return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' is already set to '%s' on line %ld",
+                                file, lineno, w, ks->knobs[k].values[c->v[k]], set_at[k]);
         c->v[k] = (uint8_t)v;
+        set_at[k] = lineno;
     }
     return 0;
 }
@@ -150,21 +154,42 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
         return kw_error_set(KW_EINPUT, "%s: cannot read it (a knob=value file, RUN_DIR:ID or baseline)",
                             ref);
     }
-    char line[4096];
-    long lineno = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    long lineno = 0, set_at[KW_KNOB_MAX] = {0};
     int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    while (rc == 0 && (got = getline(&line, &cap, f)) > 0) {
         lineno++;
-        if (strlen(line) == sizeof line - 1 && line[sizeof line - 2] != '\n') {
+        if (got > 4096) {
             rc = kw_error_set(KW_EINPUT, "%s:%ld: line too long", ref, lineno);
             break;
         }
+        if (memchr(line, '\0', (size_t)got) != NULL) {
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: NUL byte: not a text file", ref, lineno);
+            break;
+        }
         line[strcspn(line, "#\r\n")] = '\0';
-        rc = kw_apply_line(out, ks, ref, lineno, line);
+        rc = kw_apply_line(out, set_at, ks, ref, lineno, line);
     }
     if (rc == 0 && ferror(f))
         rc = kw_error_set(KW_EINPUT, "%s: read error", ref);
+    free(line);
     fclose(f);
+    if (rc == 0) {
+        /* a configuration outside the space is bad input: name the line of its last term */
+        int c = kw_cand_violates(ks, out);
+        if (c >= 0) {
+            long at = 0;
+            for (int t = 0; t < ks->constraints[c].n_terms; t++) {
+                int k = ks->constraints[c].terms[t].knob;
+                if (k >= 0 && k < KW_KNOB_MAX && set_at[k] > at)
+                    at = set_at[k];
+            }
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: the configuration breaks constraint '%s'", ref,
+                              at, ks->constraints[c].name);
+        }
+    }
     return rc;
 }
 
