@@ -366,6 +366,9 @@ typedef struct kw_sstate {
     int budget_hit;
     /* main */
     int cursor, no_accept;
+    int screened;             /* sweep: the first round (every neighbour) is done */
+    int order[KW_KNOB_MAX];   /* sweep: knob order, largest screening gain first */
+    int last_knob_accepted;   /* sweep: its other values were just evaluated */
     /* probes */
     int probed;
     uint64_t probed_at;
@@ -377,6 +380,9 @@ typedef struct kw_sstate {
     int moves_left, last_knob;
     /* fix */
     int fix_knob;
+    int fix_reverts;          /* changes the current fix dropped */
+    int post_fix;             /* main resumed after a fix that dropped changes */
+    int accepts_since_fix;
     /* random / exhaustive */
     gsl_rng *rng;
     int exhausted;
@@ -817,6 +823,7 @@ static void kw_enter_fix(kw_sstate *s)
 {
     s->ref = s->pos;
     s->fix_knob = 0;
+    s->fix_reverts = 0;
     s->st = ST_FIX;
 }
 
@@ -836,6 +843,11 @@ static void kw_enter_explore(kw_eng *E, kw_sstate *s)
 
 static void kw_after_main(kw_eng *E, kw_sstate *s)
 {
+    if (s->post_fix && s->accepts_since_fix == 0) {
+        s->st = ST_FINISH; /* nothing new after the fix: done */
+        return;
+    }
+    s->post_fix = 0;
     uint64_t here = kw_cand_id(E->ks, &s->pos);
     if (E->o.probes > 0 && !s->budget_hit && !(s->probed && s->probed_at == here))
         s->st = ST_PROBE;
@@ -1003,8 +1015,10 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
                     kw_after_main(E, s);
                     continue;
                 }
-                int k = s->cursor;
-                if (ks->knobs[k].n_values < 2) {
+                if (!s->screened)
+                    return kw_add_neighbours(E, s, &s->pos, -1, 0);
+                int k = s->order[s->cursor];
+                if (ks->knobs[k].n_values < 2 || k == s->last_knob_accepted) {
                     s->cursor = (s->cursor + 1) % ks->n_knobs;
                     s->no_accept++;
                     continue;
@@ -1059,6 +1073,16 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
             while (k < ks->n_knobs && s->pos.v[k] == s->base.v[k])
                 k++;
             if (k >= ks->n_knobs) {
+                if (s->fix_reverts > 0 && !s->budget_hit) {
+                    /* dropping a change moved the incumbent: search on from there
+                     * (each such cycle gains at least min_effect^2, so it ends) */
+                    s->st = ST_MAIN;
+                    s->no_accept = 0;
+                    s->last_knob_accepted = -1;
+                    s->post_fix = 1;
+                    s->accepts_since_fix = 0;
+                    continue;
+                }
                 s->st = ST_FINISH;
                 return 0;
             }
@@ -1229,6 +1253,41 @@ static int kw_emit_rejects(kw_eng *E, kw_sstate *s, int from, int to, int win, k
     return 0;
 }
 
+/* Sweep order from the screening round: knobs by their best single-knob gain
+ * from the baseline, largest first (ties: knob order). Knobs whose every
+ * alternative failed a guard or a constraint come last. The big levers are
+ * then settled first, which matters most when the budget is small. */
+static void kw_screen_order(kw_eng *E, kw_sstate *s, const kw_verdict *v)
+{
+    double gain[KW_KNOB_MAX];
+    int n = E->ks->n_knobs;
+    for (int k = 0; k < n; k++)
+        gain[k] = -INFINITY;
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        if (it->con >= 0 || it->dropped || !(isfinite(v[i].gain)))
+            continue;
+        kw_cst c;
+        kw_stats(E, s->shape, it->id, &c);
+        if (!c.ok)
+            continue;
+        int k;
+        kw_engine_step_check(&k, E->ks, &s->base, &it->cand);
+        if (v[i].gain > gain[k])
+            gain[k] = v[i].gain;
+    }
+    for (int k = 0; k < n; k++)
+        s->order[k] = k;
+    for (int i = 1; i < n; i++) /* stable insertion sort, descending gain */
+        for (int j = i; j > 0 && gain[s->order[j]] > gain[s->order[j - 1]]; j--) {
+            int t = s->order[j];
+            s->order[j] = s->order[j - 1];
+            s->order[j - 1] = t;
+        }
+    s->screened = 1;
+    s->cursor = 0;
+}
+
 static int kw_decide_main(kw_eng *E, kw_sstate *s, kw_verdict *v)
 {
     kw_cst inc;
@@ -1236,12 +1295,23 @@ static int kw_decide_main(kw_eng *E, kw_sstate *s, kw_verdict *v)
     int m = kw_count_evaluated(s, 0, s->n_items);
     int win = kw_judge_items(E, s, 0, s->n_items, &inc, "", m, v);
     int rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_MAIN, v);
-    if (rc == 0 && win >= 0)
+    int win_knob = -1;
+    if (rc == 0 && win >= 0) {
+        kw_engine_step_check(&win_knob, E->ks, &s->pos, &s->items[win].cand);
         rc = kw_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_MAIN, v[win].p, -1,
                      v[win].why);
+        s->accepts_since_fix++;
+    }
     if (rc != 0)
         return rc;
+    if (E->o.policy == KW_POLICY_SWEEP && !s->screened) {
+        kw_screen_order(E, s, v);
+        s->last_knob_accepted = win_knob;
+        s->no_accept = win >= 0 ? 0 : E->ks->n_knobs;
+        return 0;
+    }
     if (E->o.policy == KW_POLICY_SWEEP) {
+        s->last_knob_accepted = win >= 0 ? win_knob : s->last_knob_accepted;
         if (s->n_items > 0) {
             s->no_accept = win >= 0 ? 0 : s->no_accept + 1;
             s->cursor = (s->cursor + 1) % E->ks->n_knobs;
@@ -1291,6 +1361,8 @@ static int kw_decide_probe(kw_eng *E, kw_sstate *s, kw_verdict *v)
     if (win >= 0) {
         s->st = ST_MAIN;
         s->no_accept = 0;
+        s->accepts_since_fix++;
+        s->last_knob_accepted = -1;
     } else {
         s->probed = 1;
         s->probed_at = kw_cand_id(E->ks, &start);
@@ -1324,6 +1396,8 @@ static int kw_decide_explore(kw_eng *E, kw_sstate *s, kw_verdict *v)
             return rc;
         s->st = ST_MAIN;
         s->no_accept = 0;
+        s->accepts_since_fix++;
+        s->last_knob_accepted = -1;
         return 0;
     }
     /* next exploratory move: best guard-passing neighbour off the tabu list */
@@ -1434,6 +1508,7 @@ static int kw_decide_fix(kw_eng *E, kw_sstate *s)
     }
     rc = kw_step(E, s, &it->cand, earns ? KW_DECIDE_KEEP : KW_DECIDE_REVERT, KW_STEP_FIX, p, -1,
                  why);
+    s->fix_reverts += !earns;
     return rc;
 }
 
@@ -1949,6 +2024,7 @@ static int kw_engine_go(kw_engine_summary *out, const kw_knobspace *ks, const kw
         kw_cand_baseline(&s->base, ks);
         s->pos = s->base;
         s->last_knob = -1;
+        s->last_knob_accepted = -1;
     }
     if ((rc = kw_pool_start(&E->pool, E->o.threads, ev)) != 0) {
         E->pool_up = 1;

@@ -19,10 +19,12 @@
  *
  * The OFAT strategy (per shape):
  *   1. evaluate the baseline; it is the incumbent;
- *   2. main: policy sweep (cycle through the knobs; evaluate every other value
- *      of the current knob; move to the best acceptable one) or greedy
- *      (evaluate every single-knob neighbour; move to the best acceptable one),
- *      until a full round of knobs brings no accepted step;
+ *   2. main: policy sweep (a first screening round evaluates every single-knob
+ *      neighbour of the baseline and takes the best acceptable one, then the
+ *      knobs are cycled in order of their screening gain, largest first; for
+ *      the current knob every other value is evaluated and the best acceptable
+ *      one taken) or greedy (evaluate every single-knob neighbour; take the
+ *      best acceptable one), until a full round of knobs brings no accepted step;
  *   3. probes (opts->probes > 0): take the `probes` least-bad worse neighbours
  *      A as a first step and evaluate A's neighbours along the other knobs; if a
  *      pair beats the incumbent, the two steps are taken (EXPLORE, then ACCEPT)
@@ -36,7 +38,10 @@
  *      order, evaluate the incumbent with that knob back at its baseline value;
  *      if the config without the change is within min_effect of the converged
  *      config (or not significantly worse), the change is dropped (REVERT),
- *      else kept (KEEP). The total loss is thus bounded by min_effect.
+ *      else kept (KEEP). The loss of one fix is thus bounded by min_effect.
+ *      When the fix dropped a change the incumbent moved: main resumes from
+ *      there, and the shape finishes once a main phase after a fix accepts
+ *      nothing (each such cycle gains at least min_effect^2, so it ends).
  * Acceptance (kw_engine_judge): every guard passes (metrics.guards == "") and
  * the primary metric's mean improves by at least min_effect_pct; with a noisy
  * evaluator each candidate is evaluated `repeats` times and the improvement

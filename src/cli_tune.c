@@ -1,13 +1,726 @@
-/* cli_tune.c - placeholder until the search engine lands: the engine's author
- * replaces this whole file. It never pretends to tune. */
+/* cli_tune.c - `knobwise tune`: the overnight job. Loads the inputs, builds the
+ * model evaluator, runs the search engine (search/kw_engine.h) into RUN_DIR/journal
+ * and writes the result files from the journal (kw_results_write).
+ *
+ * Design choice: everything a later `--resume DIR`, `verify` or `audit` needs is
+ * recorded in the journal header (options, input paths and hashes, model
+ * options as attributes), so `tune --resume DIR` takes no other input and cannot
+ * be given a different one by mistake: the engine refuses a journal whose inputs
+ * changed. Only --threads, --time-limit, --results-every and --quiet may differ
+ * on resume, because they cannot change the results.
+ *
+ * Signals: SIGINT/SIGTERM set a flag the engine reads between rounds; the
+ * current round finishes, the journal gets a pause record, the results so far
+ * are written and the command exits 130/143 saying how to resume. The handler
+ * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
+ * survives too.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "config.h"
 #include "kw_cli.h"
+#include "kw_engine.h"
+#include "kw_eval.h"
+#include "kw_journal.h"
+#include "kw_load.h"
+#include "kw_results.h"
+
+#define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
+#define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
+#define KW_TUNE_THREADS_MAX 256
+#define KW_TUNE_N_ATTRS 9
+
+static volatile sig_atomic_t kw_tune_sig;
+
+static void kw_tune_on_signal(int sig) { kw_tune_sig = sig; }
+
+static double kw_tune_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void kw_tune_help(void)
+{
+    printf("usage: knobwise tune [--space F] [--accel F] [--workload F] [--trace F] [--shape NAME]...\n"
+           "                     [--strategy ofat|random|exhaustive] [--policy sweep|greedy]\n"
+           "                     [--budget N] [--time-limit S] [--metric p95|p99] [--seed N]\n"
+           "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
+           "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
+           "                     [--results-every S]\n"
+           "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
+           "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
+           "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
+           "portability.csv. With no file options the embedded default job is tuned.\n\n"
+           "  --strategy S     ofat (default) or the baselines random / exhaustive\n"
+           "  --policy P       sweep (cycle through the knobs, default) or greedy\n"
+           "                   (every single-knob neighbour, take the best)\n"
+           "  --budget N       evaluations per shape (default 0: until convergence;\n"
+           "                   random needs one)\n"
+           "  --time-limit S   stop the whole run after S seconds (resumable)\n"
+           "  --metric M       primary metric: p95 (default) or p99, lower is better\n"
+           "  --seed N         every random stream of the run (default 1)\n"
+           "  --threads N      evaluation threads (default: the CPUs); results do not\n"
+           "                   depend on it\n"
+           "  --out DIR        run folder (default results/tune-DATE-TIME)\n"
+           "  --resume DIR     continue an interrupted run; evaluations in its journal\n"
+           "                   are not repeated and the result equals an uninterrupted run\n"
+           "  --owner NAME     recorded in every rollback boundary (default $USER)\n"
+           "  --repeats N      evaluations per candidate when the evaluator is noisy (5)\n"
+           "  --tabu N         exploratory steps to leave a local optimum (default 3, 0 off)\n"
+           "  --probes N       two-step probes of knob pairs per convergence (32, 0 off)\n"
+           "  --requests N     serving-simulation sample size (default: the space's)\n"
+           "  --thermal        also simulate the long thermal window for every candidate\n"
+           "  --results-every S  rewrite the best-so-far results every S seconds (300;\n"
+           "                   0: only at the end)\n"
+           "  --quiet          no progress line and no summary\n\n"
+           "On a terminal a progress line on stderr shows the shape, the step, the best\n"
+           "primary against the baseline, evaluations per second and the ETA.\n"
+           "SIGINT/SIGTERM finish the current step, write the results so far and exit\n"
+           "130/143; resume with --resume DIR. Exit status: 0 done (or time limit\n"
+           "reached), 1 runtime failure, 2 bad input or usage.\n");
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+/* mkdir -p; errors name the path that could not be made. */
+static int kw_tune_mkdirs(const char *path)
+{
+    char buf[KW_PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return kw_error_set(KW_EINPUT, "%s: path too long", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            struct stat st;
+            if (stat(buf, &st) != 0) {
+                if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                    return kw_error_set(KW_EIO, "%s: cannot create the run folder: %s", buf,
+                                        strerror(errno));
+            } else if (!S_ISDIR(st.st_mode)) {
+                return kw_error_set(KW_EIO, "%s: cannot create the run folder %s: %s", buf, path,
+                                    strerror(ENOTDIR));
+            }
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    /* a folder we cannot write into is refused now, not after the first round */
+    if (access(path, W_OK) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot write into the run folder: %s", path,
+                            strerror(errno));
+    return 0;
+}
+
+/* FNV-1a 64 of a file's bytes as 16 hex digits (the same hash the loaders use). */
+static int kw_tune_hash_file(char out[17], const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kw_error_set(KW_EINPUT, "%s: cannot read: %s", path, strerror(errno));
+    uint64_t h = 0xcbf29ce484222325ULL;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ULL;
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return kw_error_set(KW_EIO, "%s: read error", path);
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+/* Absolute path of an existing file (recorded so resume works from anywhere). */
+static void kw_tune_abs(char *out, size_t n, const char *path)
+{
+    char buf[PATH_MAX];
+    const char *use = path ? path : "";
+    if (use[0] && realpath(use, buf))
+        use = buf;
+    size_t len = strlen(use);
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, use, len);
+    out[len] = '\0';
+}
+
+static const char *kw_tune_metric_label(const char *metric)
+{
+    return strcmp(metric, "p99_us") == 0 ? "p99" : "p95";
+}
+
+/* ------------------------------------------------------------------ progress */
+
+typedef struct kw_tune_ui {
+    int draw;                    /* progress line on stderr */
+    int drawn;                   /* a line is on screen */
+    const kw_evaluator *ev;
+    const int *shapes;           /* tuned evaluator shapes */
+    const char *metric;
+    const char *dir;
+    const kw_config *cfg;
+    const char *owner;
+    double every_s;              /* results rewrite period, 0 = off */
+    double last_draw, last_write;
+    int write_failed;
+} kw_tune_ui;
+
+static void kw_tune_fmt_eta(char *buf, size_t n, double s)
+{
+    if (!(s >= 0) || !isfinite(s))
+        snprintf(buf, n, "-");
+    else if (s < 60)
+        snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+static void kw_tune_progress(void *ud, const kw_progress *p)
+{
+    kw_tune_ui *ui = ud;
+    double now = kw_tune_now();
+    if (ui->draw && now - ui->last_draw >= KW_TUNE_DRAW_S) {
+        ui->last_draw = now;
+        char eta[32], line[320];
+        kw_tune_fmt_eta(eta, sizeof eta, p->eta_s);
+        double pct = p->baseline_primary != 0 && isfinite(p->best_primary)
+                         ? (p->best_primary - p->baseline_primary) / p->baseline_primary * 100.0
+                         : 0.0;
+        snprintf(line, sizeof line,
+                 "shape %d/%d %.40s  step %d  best %s %.1f us (%+.1f%% vs %.1f)  %ld evals  "
+                 "%.1f evals/s  ETA %s",
+                 p->shape + 1, p->n_shapes, ui->ev->shape_names[ui->shapes[p->shape]], p->step,
+                 kw_tune_metric_label(ui->metric), p->best_primary, pct, p->baseline_primary,
+                 p->evals, p->evals_per_s, eta);
+        fprintf(stderr, "\r%-118.118s", line);
+        fflush(stderr);
+        ui->drawn = 1;
+    }
+    if (ui->every_s > 0 && now - ui->last_write >= ui->every_s) {
+        ui->last_write = now;
+        if (kw_results_write(ui->dir, ui->cfg, ui->ev, ui->owner, ui->metric) != 0 &&
+            !ui->write_failed) {
+            ui->write_failed = 1; /* said once; the run goes on */
+            if (ui->drawn)
+                fputc('\n', stderr);
+            fprintf(stderr, "knobwise tune: cannot rewrite the results so far: %s\n",
+                    kw_error_last());
+            ui->drawn = 0;
+        }
+    }
+}
+
+static void kw_tune_clear_line(kw_tune_ui *ui)
+{
+    if (ui->drawn) {
+        fprintf(stderr, "\r%-118s\r", "");
+        ui->drawn = 0;
+    }
+}
+
+/* One line per shape: baseline -> recommendation. */
+static void kw_tune_summary(const char *dir, const char *journal)
+{
+    kw_journal *j = NULL;
+    if (kw_journal_load(&j, journal) != 0)
+        return;
+    const char *label = kw_tune_metric_label(j->h.metric);
+    printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
+           kw_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
+           j->h.strategy == KW_STRATEGY_OFAT ? kw_policy_name(j->h.policy) : "");
+    for (int i = 0; i < j->h.n_tuned; i++) {
+        kw_jresult r;
+        if (kw_journal_shape_result(&r, j, j->h.tuned[i]) != 0)
+            continue;
+        double pct = r.baseline_primary != 0
+                         ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
+                         : 0.0;
+        printf("  %-32s %s %10.1f -> %10.1f us (%+6.1f%%)  %2d knob%s changed  %5ld evals  %s\n",
+               j->h.shape_names[r.shape], label, r.baseline_primary, r.best_primary, pct,
+               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals, r.why);
+        kw_journal_result_clear(&r);
+    }
+    kw_journal_free(j);
+}
+
+/* ------------------------------------------------------------------ the run */
+
+typedef struct kw_tune_args {
+    const char *space, *accel, *workload, *trace, *out, *resume, *owner;
+    const char *shapes[KW_SHAPE_MAX];
+    int n_shapes;
+    kw_strategy strategy;
+    kw_policy policy;
+    long budget, requests;
+    double time_limit_s, every_s;
+    const char *metric;
+    uint64_t seed;
+    int threads, quiet, repeats, tabu, probes, thermal;
+    int only_resume_opts;        /* an option that --resume does not take was given */
+} kw_tune_args;
+
+/* Everything a run needs, fresh or resumed; freed by kw_tune_ctx_free. */
+typedef struct kw_tune_ctx {
+    kw_config *cfg;
+    kw_model_eval *me;
+    kw_journal *j;               /* resume: the journal's header (opts point into it) */
+    char dir[KW_PATH_MAX];
+    char journal[KW_PATH_MAX + 16];
+    char trace[KW_PATH_MAX], trace_hash[17];
+    const char *in_names[4];
+    const char *in_hashes[4];
+    int n_inputs;
+    const char *attr_keys[KW_JOURNAL_ATTR_MAX];
+    const char *attr_vals[KW_JOURNAL_ATTR_MAX];
+    char attr_buf[KW_TUNE_N_ATTRS][KW_JOURNAL_ATTR_LEN];
+    int n_attrs;
+    int shapes[KW_JOURNAL_SHAPE_MAX];
+    const char *owner;
+} kw_tune_ctx;
+
+static void kw_tune_ctx_free(kw_tune_ctx *c)
+{
+    kw_model_eval_free(c->me);
+    kw_config_free(c->cfg);
+    kw_journal_free(c->j);
+}
+
+/* The input records: the three model files by the names kw_rundir/kw_results
+ * expect, plus the trace when one is replayed. */
+static void kw_tune_inputs(kw_tune_ctx *c)
+{
+    static const char *const names[] = {"space", "accelerator", "workload"};
+    c->n_inputs = 0;
+    for (int i = 0; i < 3; i++) {
+        c->in_names[c->n_inputs] = names[i];
+        c->in_hashes[c->n_inputs++] = c->cfg->input_hash[i];
+    }
+    if (c->trace[0]) {
+        c->in_names[c->n_inputs] = "trace";
+        c->in_hashes[c->n_inputs++] = c->trace_hash;
+    }
+}
+
+static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
+                          double every_s)
+{
+    const kw_evaluator *ev = kw_model_eval_iface(c->me);
+    kw_tune_ui ui = {.draw = !quiet && isatty(STDERR_FILENO),
+                     .ev = ev,
+                     .shapes = eo->shapes,
+                     .metric = eo->metric,
+                     .dir = c->dir,
+                     .cfg = c->cfg,
+                     .owner = c->owner,
+                     .every_s = every_s};
+    ui.last_write = kw_tune_now();
+    kw_engine_opts o = *eo;
+    kw_tune_sig = 0;
+    o.stop = &kw_tune_sig;
+    o.progress = kw_tune_progress;
+    o.progress_ud = &ui;
+    kw_run_info info = {.journal_path = c->journal,
+                        .version = PACKAGE_VERSION,
+                        .n_inputs = c->n_inputs,
+                        .input_names = c->in_names,
+                        .input_hashes = c->in_hashes,
+                        .n_attrs = c->n_attrs,
+                        .attr_keys = c->attr_keys,
+                        .attr_values = c->attr_vals};
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = kw_tune_on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    kw_engine_summary sum;
+    int rc = resume ? kw_engine_resume(&sum, &c->cfg->space.knobs, ev, &o, &info)
+                    : kw_engine_run(&sum, &c->cfg->space.knobs, ev, &o, &info);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    kw_tune_clear_line(&ui);
+    if (sum.torn)
+        fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n", sum.torn_msg);
+    if (rc != 0 && rc != KW_EINTERRUPTED)
+        return kw_cli_fail("tune", rc);
+    /* done, paused by the time limit or by a signal: the results so far */
+    int wrc = kw_results_write(c->dir, c->cfg, ev, c->owner, eo->metric);
+    if (wrc != 0) {
+        kw_cli_fail("tune", wrc);
+        fprintf(stderr, "knobwise tune: the journal is intact; rewrite the results with "
+                        "'knobwise tune --resume %s'\n", c->dir);
+        return 1;
+    }
+    if (!quiet)
+        kw_tune_summary(c->dir, c->journal);
+    if (rc == KW_EINTERRUPTED) {
+        int sig = kw_tune_sig;
+        fprintf(stderr, "knobwise tune: interrupted (%s) after the current step; results so far "
+                        "in %s\nresume with: knobwise tune --resume %s\n",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT", c->dir, c->dir);
+        return sig == SIGTERM ? 143 : 130;
+    }
+    if (sum.stop == KW_STOP_TIME)
+        fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in %s\n"
+                        "continue with: knobwise tune --resume %s\n",
+                sum.elapsed_s, c->dir, c->dir);
+    return 0;
+}
+
+static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t model_seed)
+{
+    kw_model_opts mo = {.sim_requests = (int)requests,
+                        .thermal = thermal,
+                        .drift = 1,
+                        .seed = model_seed,
+                        .trace_path = c->trace[0] ? c->trace : NULL};
+    int rc = kw_model_eval_new(&c->me, c->cfg, &mo);
+    if (rc != 0)
+        return kw_cli_fail("tune", rc);
+    return 0;
+}
+
+static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->attr_buf[c->n_attrs], KW_JOURNAL_ATTR_LEN, fmt, ap);
+    va_end(ap);
+    c->attr_keys[c->n_attrs] = key;
+    c->attr_vals[c->n_attrs] = c->attr_buf[c->n_attrs];
+    c->n_attrs++;
+}
+
+static int kw_tune_fresh(const kw_tune_args *a)
+{
+    kw_tune_ctx c;
+    memset(&c, 0, sizeof c);
+    int status = kw_cli_load_config(&c.cfg, a->space, a->accel, a->workload);
+    if (status != 0)
+        return status;
+    /* shapes */
+    int n = 0;
+    for (int i = 0; i < a->n_shapes; i++) {
+        int si = kw_config_shape(c.cfg, a->shapes[i]);
+        if (si < 0) {
+            char list[1024] = "";
+            size_t used = 0;
+            for (int k = 0; k < c.cfg->space.n_shapes && used < sizeof list; k++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
+                                         c.cfg->workload.shapes[c.cfg->space.shapes[k]].name);
+            status = kw_cli_usage_error("tune", "unknown shape '%s' (the space tunes: %s)",
+                                        a->shapes[i], list);
+            goto done;
+        }
+        for (int k = 0; k < n; k++)
+            if (c.shapes[k] == si) {
+                status = kw_cli_usage_error("tune", "--shape %s given twice", a->shapes[i]);
+                goto done;
+            }
+        c.shapes[n++] = si;
+    }
+    if (n == 0)
+        for (int i = 0; i < c.cfg->space.n_shapes; i++)
+            c.shapes[n++] = i;
+    /* trace */
+    if (a->trace) {
+        kw_tune_abs(c.trace, sizeof c.trace, a->trace);
+        int rc = kw_tune_hash_file(c.trace_hash, c.trace);
+        if (rc != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
+    }
+    /* run folder */
+    if (a->out) {
+        snprintf(c.dir, sizeof c.dir, "%s", a->out);
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        char id[64];
+        strftime(id, sizeof id, "tune-%Y%m%d-%H%M%S", &tm);
+        snprintf(c.dir, sizeof c.dir, "results/%s", id);
+        for (int k = 2; access(c.dir, F_OK) == 0 && k < 1000; k++)
+            snprintf(c.dir, sizeof c.dir, "results/%s-%d", id, k);
+    }
+    snprintf(c.journal, sizeof c.journal, "%s/journal", c.dir);
+    struct stat st;
+    if (stat(c.journal, &st) == 0 && st.st_size > 0) {
+        status = kw_cli_usage_error("tune", "%s already holds a run: continue it with --resume %s "
+                                    "or choose another --out", c.dir, c.dir);
+        goto done;
+    }
+    if ((status = kw_tune_model(&c, a->requests, a->thermal, a->seed)) != 0)
+        goto done;
+    int rc = kw_tune_mkdirs(c.dir);
+    if (rc != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
+    /* what resume, verify and audit read back */
+    char p[KW_PATH_MAX];
+    c.owner = a->owner;
+    kw_tune_attr(&c, "owner", "%s", a->owner);
+    kw_tune_abs(p, sizeof p, a->space);
+    kw_tune_attr(&c, "space", "%s", p);
+    kw_tune_abs(p, sizeof p, a->accel);
+    kw_tune_attr(&c, "accel", "%s", p);
+    kw_tune_abs(p, sizeof p, a->workload);
+    kw_tune_attr(&c, "workload", "%s", p);
+    kw_tune_attr(&c, "trace", "%s", c.trace);
+    kw_tune_attr(&c, "model_seed", "%llu", (unsigned long long)a->seed);
+    kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
+    kw_tune_attr(&c, "thermal", "%d", a->thermal);
+    kw_tune_attr(&c, "drift", "%d", 1);
+    kw_tune_inputs(&c);
+
+    kw_engine_opts eo;
+    kw_engine_opts_init(&eo);
+    eo.strategy = a->strategy;
+    eo.policy = a->policy;
+    eo.budget = a->budget;
+    eo.time_limit_s = a->time_limit_s;
+    eo.metric = a->metric;
+    eo.min_effect_pct = c.cfg->space.min_effect_pct;
+    eo.alpha = c.cfg->space.alpha;
+    eo.repeats = a->repeats;
+    eo.seed = a->seed;
+    eo.threads = a->threads;
+    eo.tabu = a->tabu;
+    eo.probes = a->probes;
+    eo.n_shapes = n;
+    eo.shapes = c.shapes;
+    status = kw_tune_engine(&c, &eo, 0, a->quiet, a->every_s);
+done:
+    kw_tune_ctx_free(&c);
+    return status;
+}
+
+static int kw_tune_resume(const kw_tune_args *a)
+{
+    kw_tune_ctx c;
+    memset(&c, 0, sizeof c);
+    int status = 0, rc;
+    snprintf(c.dir, sizeof c.dir, "%s", a->resume);
+    snprintf(c.journal, sizeof c.journal, "%s/journal", c.dir);
+    if ((rc = kw_journal_load_ex(&c.j, c.journal, 1)) != 0) {
+        if (rc == KW_EINPUT)
+            rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", c.dir);
+        return kw_cli_fail("tune", rc);
+    }
+    if (c.j->header_incomplete) {
+        status = kw_cli_fail("tune", kw_error_set(KW_ECORRUPT, "%s: the run stopped while writing "
+                                                  "its header, before any evaluation: start it "
+                                                  "again in a new folder", c.journal));
+        goto done;
+    }
+    const kw_jheader *h = &c.j->h;
+    for (int i = 0; i < h->n_attrs; i++) {
+        c.attr_keys[i] = h->attrs[i].key;
+        c.attr_vals[i] = h->attrs[i].value;
+    }
+    c.n_attrs = h->n_attrs;
+    const char *space = kw_journal_attr(c.j, "space"), *accel = kw_journal_attr(c.j, "accel"),
+               *workload = kw_journal_attr(c.j, "workload"), *trace = kw_journal_attr(c.j, "trace"),
+               *owner = kw_journal_attr(c.j, "owner"), *ms = kw_journal_attr(c.j, "model_seed"),
+               *req = kw_journal_attr(c.j, "sim_requests"), *th = kw_journal_attr(c.j, "thermal");
+    c.owner = owner ? owner : "";
+    status = kw_cli_load_config(&c.cfg, space && space[0] ? space : NULL,
+                                accel && accel[0] ? accel : NULL,
+                                workload && workload[0] ? workload : NULL);
+    if (status != 0)
+        goto done;
+    if (trace && trace[0]) {
+        snprintf(c.trace, sizeof c.trace, "%s", trace);
+        if ((rc = kw_tune_hash_file(c.trace_hash, c.trace)) != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
+    }
+    if ((status = kw_tune_model(&c, req ? atol(req) : 0, th ? atoi(th) : 0,
+                                ms ? strtoull(ms, NULL, 10) : h->seed)) != 0)
+        goto done;
+    kw_tune_inputs(&c);
+    kw_engine_opts eo;
+    kw_engine_opts_init(&eo);
+    kw_engine_opts_from_header(&eo, c.shapes, h);
+    eo.threads = a->threads;
+    eo.time_limit_s = a->time_limit_s;
+    status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
+done:
+    kw_tune_ctx_free(&c);
+    return status;
+}
 
 int kw_cli_tune(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "knobwise tune: the search engine is not built yet (issue 6)\n");
-    return 1;
+    enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
+           O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_HELP };
+    static const struct option opts[] = {
+        {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
+        {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
+        {"shape", required_argument, 0, O_SHAPE},     {"strategy", required_argument, 0, O_STRATEGY},
+        {"policy", required_argument, 0, O_POLICY},   {"budget", required_argument, 0, O_BUDGET},
+        {"time-limit", required_argument, 0, O_TIME}, {"metric", required_argument, 0, O_METRIC},
+        {"seed", required_argument, 0, O_SEED},       {"threads", required_argument, 0, O_THREADS},
+        {"out", required_argument, 0, O_OUT},         {"resume", required_argument, 0, O_RESUME},
+        {"owner", required_argument, 0, O_OWNER},     {"quiet", no_argument, 0, O_QUIET},
+        {"repeats", required_argument, 0, O_REPEATS}, {"tabu", required_argument, 0, O_TABU},
+        {"probes", required_argument, 0, O_PROBES},   {"requests", required_argument, 0, O_REQUESTS},
+        {"thermal", no_argument, 0, O_THERMAL},       {"results-every", required_argument, 0, O_EVERY},
+        {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
+    kw_engine_opts defaults;
+    kw_engine_opts_init(&defaults);
+    kw_tune_args a;
+    memset(&a, 0, sizeof a);
+    a.strategy = KW_STRATEGY_OFAT;
+    a.policy = KW_POLICY_SWEEP;
+    a.metric = "p95_us";
+    a.seed = 1;
+    a.repeats = defaults.repeats;
+    a.tabu = defaults.tabu;
+    a.probes = defaults.probes;
+    a.every_s = KW_TUNE_REWRITE_S;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    a.threads = cpus < 1 ? 1 : (cpus > 64 ? 64 : (int)cpus);
+    const char *user = getenv("USER");
+    a.owner = user && user[0] ? user : "unknown";
+    long v;
+    double d;
+    int o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int resume_ok = 0;
+        switch (o) {
+        case O_SPACE: a.space = optarg; break;
+        case O_ACCEL: a.accel = optarg; break;
+        case O_WORKLOAD: a.workload = optarg; break;
+        case O_TRACE: a.trace = optarg; break;
+        case O_SHAPE:
+            if (a.n_shapes == KW_SHAPE_MAX)
+                return kw_cli_usage_error("tune", "too many --shape options");
+            a.shapes[a.n_shapes++] = optarg;
+            break;
+        case O_STRATEGY: {
+            int s = kw_strategy_parse(optarg);
+            if (s < 0)
+                return kw_cli_usage_error("tune", "--strategy takes ofat, random or exhaustive, not '%s'",
+                                          optarg);
+            a.strategy = (kw_strategy)s;
+            break;
+        }
+        case O_POLICY: {
+            int p = kw_policy_parse(optarg);
+            if (p < 0)
+                return kw_cli_usage_error("tune", "--policy takes sweep or greedy, not '%s'", optarg);
+            a.policy = (kw_policy)p;
+            break;
+        }
+        case O_BUDGET:
+            if (kw_cli_parse_long(&a.budget, "tune", "--budget", optarg, 0, 1L << 40))
+                return 2;
+            break;
+        case O_TIME:
+            if (kw_cli_parse_double(&a.time_limit_s, "tune", "--time-limit", optarg, 0, 1e9))
+                return 2;
+            resume_ok = 1;
+            break;
+        case O_METRIC:
+            if (strcmp(optarg, "p95") == 0 || strcmp(optarg, "p95_us") == 0)
+                a.metric = "p95_us";
+            else if (strcmp(optarg, "p99") == 0 || strcmp(optarg, "p99_us") == 0)
+                a.metric = "p99_us";
+            else
+                return kw_cli_usage_error("tune", "--metric takes p95 or p99, not '%s'", optarg);
+            break;
+        case O_SEED:
+            if (kw_cli_parse_long(&v, "tune", "--seed", optarg, 0, LONG_MAX))
+                return 2;
+            a.seed = (uint64_t)v;
+            break;
+        case O_THREADS:
+            if (kw_cli_parse_long(&v, "tune", "--threads", optarg, 1, KW_TUNE_THREADS_MAX))
+                return 2;
+            a.threads = (int)v;
+            resume_ok = 1;
+            break;
+        case O_OUT: a.out = optarg; break;
+        case O_RESUME:
+            a.resume = optarg;
+            resume_ok = 1;
+            break;
+        case O_OWNER: a.owner = optarg; break;
+        case O_QUIET:
+            a.quiet = 1;
+            resume_ok = 1;
+            break;
+        case O_REPEATS:
+            if (kw_cli_parse_long(&v, "tune", "--repeats", optarg, 2, 1024))
+                return 2;
+            a.repeats = (int)v;
+            break;
+        case O_TABU:
+            if (kw_cli_parse_long(&v, "tune", "--tabu", optarg, 0, 64))
+                return 2;
+            a.tabu = (int)v;
+            break;
+        case O_PROBES:
+            if (kw_cli_parse_long(&v, "tune", "--probes", optarg, 0, 64))
+                return 2;
+            a.probes = (int)v;
+            break;
+        case O_REQUESTS:
+            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1, 100000000))
+                return 2;
+            break;
+        case O_THERMAL: a.thermal = 1; break;
+        case O_EVERY:
+            if (kw_cli_parse_double(&d, "tune", "--results-every", optarg, 0, 1e9))
+                return 2;
+            a.every_s = d;
+            resume_ok = 1;
+            break;
+        case O_HELP: kw_tune_help(); return 0;
+        default:
+            return kw_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);
+        }
+        if (!resume_ok)
+            a.only_resume_opts = 1;
+    }
+    if (optind < argc)
+        return kw_cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+    if (a.resume) {
+        if (a.only_resume_opts)
+            return kw_cli_usage_error("tune", "--resume takes only --threads, --time-limit, "
+                                      "--results-every and --quiet: the run's own options and "
+                                      "inputs are in its journal");
+        return kw_tune_resume(&a);
+    }
+    if (a.strategy == KW_STRATEGY_RANDOM && a.budget == 0)
+        return kw_cli_usage_error("tune", "--strategy random needs --budget N");
+    return kw_tune_fresh(&a);
 }

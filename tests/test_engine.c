@@ -554,14 +554,24 @@ Test(engine, welch_p_value_matches_closed_form_cases)
 
 Test(engine, bounded_fix_drops_a_change_made_useless_by_a_later_one)
 {
+    /* f = 100 + k0 (-8, masked when k1=v1) + k1 (-5) + k2 (-30) + (k1=v1 and k2=v1: -20).
+     * The sweep takes k2 (70), then k0 (62), then k1 (45, k0 now masked); the fix
+     * finds 0.1.1 = 45 without k0's change and drops it. */
     int nv[] = {2, 2, 2};
     kw_synth s;
     kw_synth_init(&s, 3, nv, 1);
-    s.w[0][1] = -5.0;  /* accepted first (5%) ... */
-    s.w[1][1] = -30.0; /* ... then k1=v1, which masks k0's effect */
+    s.w[0][1] = -8.0;
+    s.w[1][1] = -5.0;
+    s.w[2][1] = -30.0;
     s.mask_knob = 0;
     s.dom_knob = 1;
     s.dom_val = 1;
+    s.pair_a = 1;
+    s.pair_va = 1;
+    s.pair_b = 2;
+    s.pair_vb = 1;
+    s.pair_single = 0;
+    s.pair_both = -20.0;
     kw_engine_opts o = opts_for(1);
     o.probes = 0;
     o.tabu = 0;
@@ -577,13 +587,14 @@ Test(engine, bounded_fix_drops_a_change_made_useless_by_a_later_one)
             kept_k1 |= st->decision == KW_DECIDE_KEEP && st->knob == 1;
         }
     }
-    cr_assert(accepted_k0 && reverted_k0 && kept_k1);
+    cr_assert(accepted_k0 && reverted_k0 && kept_k1, "%d %d %d", accepted_k0, reverted_k0, kept_k1);
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     cr_assert_eq(r.best.v[0], 0);
     cr_assert_eq(r.best.v[1], 1);
-    cr_assert_eq(r.n_changes, 1);
-    cr_assert_float_eq(r.best_primary, 70.0, 1e-9);
+    cr_assert_eq(r.best.v[2], 1);
+    cr_assert_eq(r.n_changes, 2);
+    cr_assert_float_eq(r.best_primary, 45.0, 1e-9);
     kw_journal_result_clear(&r);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
