@@ -1,0 +1,262 @@
+/* test_tune.c - `knobwise tune` end to end on the built binary: usage errors,
+ * SIGINT/SIGTERM pause with results and a resume hint (exit 130/143), the
+ * time limit, the periodic best-so-far rewrite, no progress line when stderr
+ * is not a terminal, and a resume that equals the uninterrupted run. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <ftw.h>
+
+#include "kw_proc.h"
+
+TestSuite(tune, .timeout = 300);
+
+static const char *bin(void)
+{
+    const char *b = getenv("KW_BIN");
+    return b ? b : "./knobwise";
+}
+
+static const char *space(void)
+{
+    static char p[4096];
+    const char *s = getenv("KW_SRCDIR");
+    snprintf(p, sizeof p, "%s/spaces/validate_small.xml", s ? s : ".");
+    return p;
+}
+
+static int rm1(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static char *tmpdir(void)
+{
+    char *d = strdup("/tmp/kwtune.XXXXXX");
+    cr_assert(d && mkdtemp(d));
+    return d;
+}
+
+static void rmrf(char *d)
+{
+    nftw(d, rm1, 16, FTW_DEPTH | FTW_PHYS);
+    free(d);
+}
+
+static char *slurp(const char *dir, const char *name, long *len)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    if (len)
+        *len = (long)got;
+    return b;
+}
+
+static long lines_of(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    long n = 0;
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* The last line of the journal (without its checksum). */
+static void last_record(const char *run, char *out, size_t n)
+{
+    long len;
+    char *b = slurp(run, "journal", &len);
+    cr_assert_not_null(b);
+    long end = len - 1, start = end;
+    while (start > 0 && b[start - 1] != '\n')
+        start--;
+    snprintf(out, n, "%.*s", (int)(end - start), b + start);
+    free(b);
+}
+
+Test(tune, usage_errors_exit_2_and_write_nothing)
+{
+    char *d = tmpdir();
+    kw_proc_opts o = {.timeout_s = 60, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "tune", "--resume", "run", "--seed", "3", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "--resume takes only"), "%s", r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "tune", "--space", space(), "--strategy", "random", "--out", "x", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "needs --budget"), "%s", r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "tune", "--space", space(), "--shape", "nope", "--out", "x", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "unknown shape 'nope'") && strstr(r.err, "attn_decode_kv2048_b32_c16"),
+              "%s", r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "tune", "--metric", "p50", NULL);
+    cr_assert_eq(r.status, 2);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "tune", "--resume", "nothing_here", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "not a run folder"), "%s", r.err);
+    kw_p_free(&r);
+    char x[4200];
+    snprintf(x, sizeof x, "%s/x", d);
+    cr_assert(access(x, F_OK) != 0, "a refused run created its folder");
+    rmrf(d);
+}
+
+Test(tune, runs_quietly_on_a_pipe_and_refuses_to_overwrite_a_run)
+{
+    char *d = tmpdir();
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", space(), "--budget", "20", "--seed", "3",
+                         "--metric", "p99", "--out", "run", "--owner", "ops team", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "", "no progress line when stderr is not a terminal");
+    cr_assert(strstr(r.out, "attn_prefill_s2048_b1_c2") && strstr(r.out, "p99"), "%s", r.out);
+    kw_p_free(&r);
+    char run[4200];
+    snprintf(run, sizeof run, "%s/run", d);
+    char *j = slurp(run, "journal", NULL);
+    cr_assert(strstr(j, " metric=p99_us ") && strstr(j, "A key=owner value=ops%20team "), "%.300s", j);
+    free(j);
+    char *x = slurp(run, "results.xml", NULL);
+    cr_assert_not_null(x);
+    free(x);
+    r = kw_p_run(&o, bin(), "tune", "--space", space(), "--budget", "20", "--out", "run", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "already holds a run"), "%s", r.err);
+    kw_p_free(&r);
+    /* resuming a finished run changes nothing and succeeds */
+    long l1, l2;
+    char *before = slurp(run, "journal", &l1);
+    r = kw_p_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+    char *after = slurp(run, "journal", &l2);
+    cr_assert(l1 == l2 && memcmp(before, after, (size_t)l1) == 0);
+    free(before);
+    free(after);
+    rmrf(d);
+}
+
+/* Start an exhaustive run, signal it once its journal holds `records`
+ * records, return its exit status and stderr. */
+static int signal_run(const char *cwd, int sig, long records, const char *every, char **err)
+{
+    char run[4200];
+    snprintf(run, sizeof run, "%s/run/journal", cwd);
+    kw_proc_opts o = {.timeout_s = 120, .cwd = cwd};
+    int efd = kw_p_tmpfile(), ofd = kw_p_tmpfile();
+    const char *argv[] = {bin(), "tune", "--space", space(), "--strategy", "exhaustive",
+                          "--seed", "5", "--threads", "1", "--out", "run", "--results-every",
+                          every, NULL};
+    pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double deadline = kw_p_now() + 100;
+    while (lines_of(run) < records && kw_p_now() < deadline) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            cr_assert_fail("the run ended before it could be signalled");
+        usleep(2000);
+    }
+    kill(pid, sig);
+    int timed_out = 0;
+    long rss;
+    int status = kw_p_wait(pid, kw_p_now() + 100, &timed_out, &rss);
+    *err = kw_p_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    return status;
+}
+
+Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
+{
+    char *ref = tmpdir();
+    kw_proc_opts o = {.timeout_s = 200, .cwd = ref};
+    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", space(), "--strategy", "exhaustive",
+                         "--seed", "5", "--threads", "2", "--out", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+    char refrun[4200];
+    snprintf(refrun, sizeof refrun, "%s/run", ref);
+    long ref_len;
+    char *ref_j = slurp(refrun, "journal", &ref_len);
+    char *ref_x = slurp(refrun, "results.xml", NULL);
+
+    int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        char *d = tmpdir(), *err = NULL;
+        int st = signal_run(d, sigs[i], 400, "300", &err);
+        cr_assert_eq(st, sigs[i] == SIGINT ? 130 : 143, "exit %d: %s", st, err);
+        cr_assert(strstr(err, "resume with: knobwise tune --resume run"), "%s", err);
+        free(err);
+        char run[4200], last[256];
+        snprintf(run, sizeof run, "%s/run", d);
+        last_record(run, last, sizeof last);
+        cr_assert(strncmp(last, "Q why=interrupted", 17) == 0, "%s", last);
+        char *x = slurp(run, "results.xml", NULL);
+        cr_assert_not_null(x, "no results so far after the signal");
+        free(x);
+        kw_proc_opts o2 = {.timeout_s = 200, .cwd = d};
+        r = kw_p_run(&o2, bin(), "tune", "--resume", "run", "--threads", "2", "--quiet", NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        kw_p_free(&r);
+        long len;
+        char *j = slurp(run, "journal", &len);
+        cr_assert(len == ref_len && memcmp(j, ref_j, (size_t)len) == 0,
+                  "the resumed journal differs from the uninterrupted one");
+        x = slurp(run, "results.xml", NULL);
+        cr_assert_str_eq(x, ref_x);
+        free(x);
+        free(j);
+        rmrf(d);
+    }
+    free(ref_j);
+    free(ref_x);
+    rmrf(ref);
+}
+
+Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)
+{
+    char *d = tmpdir();
+    kw_proc_opts o = {.timeout_s = 200, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", space(), "--strategy", "exhaustive",
+                         "--time-limit", "0.2", "--out", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "time limit reached") && strstr(r.err, "--resume run"), "%s", r.err);
+    kw_p_free(&r);
+    char run[4200], last[256];
+    snprintf(run, sizeof run, "%s/run", d);
+    last_record(run, last, sizeof last);
+    cr_assert(strncmp(last, "Q why=time_limit", 16) == 0, "%s", last);
+    rmrf(d);
+
+    /* a run killed outright still leaves the best-so-far results of the last rewrite */
+    d = tmpdir();
+    char *err = NULL;
+    int st = signal_run(d, SIGKILL, 600, "0.001", &err);
+    cr_assert_eq(st, 128 + SIGKILL);
+    free(err);
+    snprintf(run, sizeof run, "%s/run", d);
+    char *x = slurp(run, "results.xml", NULL);
+    cr_assert_not_null(x, "no periodic results");
+    free(x);
+    rmrf(d);
+}
