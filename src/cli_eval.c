@@ -18,18 +18,21 @@
 
 static const char kw_eval_csv_header[] =
     "shape,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
-    "quality_rel_rms,throttle_pct,fallback_pct,guards";
+    "quality_rel_rms,throttle_pct,fallback_pct,guards,p999_us,mean_us,latency_us,launch_us,"
+    "contention_pct,queue_p95_us,fairness,imbalance,throughput_rps,long_p99_us,samples,"
+    "p_ci_lo_us,p_ci_hi_us,bottleneck";
 
 static void kw_eval_help(void)
 {
     printf("usage: knobwise eval [--space F] [--accel F] [--workload F] [--shape NAME]...\n"
            "                     [--set knob=value]... [--format text|csv] [--kernels]\n"
-           "                     [--requests N] [--seed N] [--thermal] [--stdin]\n\n"
+           "                     [--requests N] [--seed N] [--thermal] [--no-contention] [--stdin]\n\n"
            "Evaluate the space's baseline with --set overrides on the named shapes (default: all).\n"
            "  --format csv   one row per shape: %s\n"
            "  --kernels      per-kernel breakdown (FLOPs, bytes, reuse, time, what bounds it)\n"
            "  --requests N   serving-simulation sample size (default: the space's sim_requests)\n"
            "  --thermal      also simulate the long thermal window\n"
+           "  --no-contention  counterfactual: unlimited DRAM bandwidth between cores\n"
            "  --stdin        read lines 'SHAPE knob=value ...' and write one CSV row per line,\n"
            "                 flushed; a bad line gives a row whose config_id is 'error'\n",
            kw_eval_csv_header);
@@ -38,11 +41,17 @@ static void kw_eval_help(void)
 static void kw_eval_csv_row(FILE *f, const char *shape, uint64_t id, const kw_metrics *m)
 {
     const double *v = m->v;
-    fprintf(f, "%s,%016llx,%.3f,%.3f,%.3f,%d,%.4f,%.4f,%.6f,%.6g,%.3f,%.3f,%s\n", shape,
+    fprintf(f, "%s,%016llx,%.3f,%.3f,%.3f,%d,%.4f,%.4f,%.6f,%.6g,%.3f,%.3f,%s", shape,
             (unsigned long long)id, v[KW_M_P50_US], v[KW_M_P95_US], v[KW_M_P99_US],
             (int)v[KW_M_LAUNCHES], v[KW_M_REUSE_RATIO], v[KW_M_DRAM_MB], v[KW_M_QUALITY_COS],
             v[KW_M_QUALITY_REL_RMS], v[KW_M_THROTTLE_PCT], v[KW_M_FALLBACK_PCT],
             m->guards[0] ? m->guards : "pass");
+    /* Columns added after the contract's (DESIGN.md: columns may be added at the end). */
+    fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.3f,%.2f,%.3f,%.0f,%.3f,%.3f,%s\n",
+            v[KW_M_P999_US], v[KW_M_MEAN_US], v[KW_M_LATENCY_US], v[KW_M_LAUNCH_US],
+            v[KW_M_CONTENTION_PCT], v[KW_M_QUEUE_P95_US], v[KW_M_FAIRNESS], v[KW_M_IMBALANCE],
+            v[KW_M_THROUGHPUT_RPS], v[KW_M_LONG_P99_US], v[KW_M_SAMPLES], v[KW_M_P_CI_LO_US],
+            v[KW_M_P_CI_HI_US], m->klass[0] ? m->klass : "-");
 }
 
 static void kw_eval_text(FILE *f, const char *shape, uint64_t id, const kw_metrics *m)
@@ -162,7 +171,7 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_model_eval *me)
             for (char *q = msg; *q; q++)
                 if (*q == ',' || *q == '\n')
                     *q = ';';
-            printf("%s,error,,,,,,,,,,,stdin:%ld: %s\n", shape, lineno, msg);
+            printf("%s,error,,,,,,,,,,,stdin:%ld: %s,,,,,,,,,,,,,,\n", shape, lineno, msg);
         } else {
             kw_eval_csv_row(stdout, shape, kw_cand_id(&cfg->space.knobs, &c), &m);
         }
@@ -181,11 +190,12 @@ int kw_cli_eval(int argc, char **argv)
         {"kernels", no_argument, 0, 'k'},       {"stdin", no_argument, 0, 'i'},
         {"requests", required_argument, 0, 'r'}, {"seed", required_argument, 0, 'e'},
         {"thermal", no_argument, 0, 't'},       {"help", no_argument, 0, 'h'},
+        {"no-contention", no_argument, 0, 'N'},
         {0, 0, 0, 0}};
     const char *space = NULL, *accel = NULL, *workload = NULL;
     const char *shapes[KW_SHAPE_MAX];
     const char *sets[KW_EVAL_MAX_SET];
-    int n_shapes = 0, n_sets = 0, csv = 0, kernels = 0, from_stdin = 0, thermal = 0;
+    int n_shapes = 0, n_sets = 0, csv = 0, kernels = 0, from_stdin = 0, thermal = 0, nocont = 0;
     long requests = 0, seed = 1;
     int o;
     optind = 1;
@@ -216,6 +226,7 @@ int kw_cli_eval(int argc, char **argv)
         case 'k': kernels = 1; break;
         case 'i': from_stdin = 1; break;
         case 't': thermal = 1; break;
+        case 'N': nocont = 1; break;
         case 'r':
             if (kw_cli_parse_long(&requests, "eval", "--requests", optarg, 100, 10000000))
                 return 2;
@@ -238,7 +249,7 @@ int kw_cli_eval(int argc, char **argv)
     if (status != 0)
         return status;
     kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
-                        .seed = (uint64_t)seed};
+                        .seed = (uint64_t)seed, .no_contention = nocont};
     int rc = kw_model_eval_new(&me, cfg, &mo);
     if (rc != 0) {
         status = kw_cli_fail("eval", rc);

@@ -166,6 +166,7 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
         .requests = e->opts.sim_requests > 0 ? e->opts.sim_requests : cfg->space.sim_requests,
         .warmup = 0,
         .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
+        .no_contention = e->opts.no_contention,
     };
     so.warmup = so.requests / 10;
     if ((rc = kw_sim_run(sim, &in, &so)) != 0)

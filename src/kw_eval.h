@@ -40,6 +40,7 @@ typedef struct kw_model_opts {
     int thermal;           /* also run the long thermal window */
     int drift;             /* run the drift stage (default on) */
     uint64_t seed;
+    int no_contention;  /* counterfactual: unlimited DRAM bandwidth in the serving simulation */
     const char *trace_path; /* replayed arrivals (time_us,stream,shape) for the shapes it names */
 } kw_model_opts;
 
