@@ -34,10 +34,16 @@ static const char *const kw_c_files[] = {"results.xml", "ranked.csv", "audit.csv
                                           "portability.csv", "journal"};
 #define KW_C_NFILES (sizeof kw_c_files / sizeof kw_c_files[0])
 
+/* Absolute (the runs change folder): KW_BIN, else ./knobwise. */
 static const char *kw_c_bin(void)
 {
-    const char *b = getenv("KW_BIN");
-    return b ? b : "./knobwise";
+    static char abs_bin[4096];
+    if (!abs_bin[0]) {
+        const char *b = getenv("KW_BIN");
+        if (!realpath(b ? b : "./knobwise", abs_bin))
+            snprintf(abs_bin, sizeof abs_bin, "%s", b ? b : "./knobwise");
+    }
+    return abs_bin;
 }
 
 static const char *kw_c_space(void)

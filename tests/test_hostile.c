@@ -24,10 +24,16 @@ TestSuite(hostile, .timeout = 240);
 #define KW_H_TIMEOUT_S 30     /* wall clock per run; a hang is a failure */
 #define KW_H_RSS_KB (256 * 1024) /* peak resident memory allowed on bad input */
 
+/* Absolute (the runs change folder): KW_BIN, else ./knobwise. */
 static const char *kw_h_bin(void)
 {
-    const char *b = getenv("KW_BIN");
-    return b ? b : "./knobwise";
+    static char abs_bin[4096];
+    if (!abs_bin[0]) {
+        const char *b = getenv("KW_BIN");
+        if (!realpath(b ? b : "./knobwise", abs_bin))
+            snprintf(abs_bin, sizeof abs_bin, "%s", b ? b : "./knobwise");
+    }
+    return abs_bin;
 }
 
 static const char *kw_h_src(void)
