@@ -297,6 +297,25 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     kw_x_end(x);
 }
 
+/* <recheck>: the final re-measurement beside the journal's figures. */
+static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
+{
+    if (!c->rechecked)
+        return;
+    const kw_metrics *m = &c->recheck;
+    static const char *const names[] = {"samples", "p50_us", "p95_us", "p99_us", "p999_us",
+                                        "p_ci_lo_us", "p_ci_hi_us", "long_p99_us",
+                                        "throttle_pct", "steady_temp_c", "contention_pct"};
+    kw_x_start(x, "recheck");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        double v = kw_val(rs, m, names[i]);
+        if (isfinite(v))
+            kw_x_num(x, names[i], v, strcmp(names[i], "samples") == 0 ? 0 : 3);
+    }
+    kw_x_attr(x, "guards", m->guards[0] ? m->guards : "pass");
+    kw_x_end(x);
+}
+
 /* <change> elements for every knob of config differing from the baseline. */
 static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
 {
@@ -509,6 +528,7 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_id(x, "id", s->configs[s->baseline].id);
         kw_x_knobs(x, rs, &s->configs[s->baseline].cand);
         kw_x_metrics(x, rs, &s->configs[s->baseline]);
+        kw_x_recheck(x, rs, &s->configs[s->baseline]);
         kw_x_end(x);
     }
     double base = s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN;
@@ -538,6 +558,7 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         }
         kw_x_knobs(x, rs, &cf->cand);
         kw_x_metrics(x, rs, cf);
+        kw_x_recheck(x, rs, cf);
         kw_x_start(x, "changes");
         kw_x_changes(x, rs, shape, c);
         kw_x_end(x);
@@ -1015,6 +1036,12 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                      const char *owner, const char *metric)
 {
+    return kw_results_write_final(run_dir, cfg, ev, NULL, owner, metric);
+}
+
+int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
+                           const kw_evaluator *final_ev, const char *owner, const char *metric)
+{
     char path[4096];
     kw_journal *j = NULL;
     kw_runsum *rs = NULL;
@@ -1035,6 +1062,8 @@ int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluat
     if (owner && owner[0])
         snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
     if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
+        goto done;
+    if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)
         goto done;
     rc = kw_results_write_summary(run_dir, rs);
 done:

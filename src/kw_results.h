@@ -89,4 +89,13 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n);
  * *out is malloc'ed, 2 ints per step; returns the number of steps or a negative code. */
 int kw_results_step_order(int **out, const kw_runsum *rs);
 
+/* Ranked configurations re-measured per shape by kw_results_write_final. */
+#define KW_RESULTS_RECHECK_TOP 3
+
+/* As kw_results_write, and re-measure the baseline and the first
+ * KW_RESULTS_RECHECK_TOP ranked configs of each shape with final_ev (larger
+ * sample, long thermal window), reported in results.xml as <recheck>. */
+int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
+                           const kw_evaluator *final_ev, const char *owner, const char *metric);
+
 #endif

@@ -484,6 +484,30 @@ int kw_runsum_knob_step(const kw_runsum *rs, int shape, const int *lineage, int 
     return found;
 }
 
+int kw_runsum_recheck(kw_runsum *rs, const kw_evaluator *ev, int top)
+{
+    for (int i = 0; i < rs->n_shapes; i++) {
+        kw_rs_shape *s = &rs->shapes[i];
+        int es = -1;
+        for (int k = 0; k < ev->n_shapes; k++)
+            if (strcmp(ev->shape_names[k], s->name) == 0)
+                es = k;
+        if (es < 0)
+            continue;
+        int n = s->n_ranked < top ? s->n_ranked : top;
+        for (int r = -1; r < n; r++) {
+            int c = r < 0 ? s->baseline : s->ranked[r];
+            if (c < 0 || s->configs[c].rechecked)
+                continue;
+            int rc = ev->eval(ev->ctx, &s->configs[c].cand, es, 0, &s->configs[c].recheck);
+            if (rc != 0)
+                return rc;
+            s->configs[c].rechecked = 1;
+        }
+    }
+    return 0;
+}
+
 int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
 {
     int n = rs->n_shapes;

@@ -35,6 +35,8 @@ typedef struct kw_rs_config {
     int reps;       /* repetitions averaged (0 when only refused by a constraint) */
     int constraint; /* index of the broken constraint, or -1 */
     int step;       /* index (into the shape's steps) of the first step that produced it, or -1 */
+    int rechecked;  /* 1 when kw_runsum_recheck re-measured it (not from the journal) */
+    kw_metrics recheck; /* the re-measurement: larger sample, long thermal window */
 } kw_rs_config;
 
 /* One engine decision: from parent, one knob changed (n_changed says how many
@@ -151,6 +153,12 @@ int kw_runsum_finish(kw_runsum *rs);
 
 /* Evaluate the winner of every shape on every shape through ev (rep 0).
  * ev's shapes are matched to the summary's by name. */
+/* Re-measure, for every shape, the baseline and the first `top` ranked
+ * configurations with ev (the final evaluator: the space's final sample size
+ * and the long thermal window). The journal's figures stay the ranking's
+ * evidence (verify recomputes them); the re-check is reported beside them in
+ * results.xml, and a guard it fails is flagged there. */
+int kw_runsum_recheck(kw_runsum *rs, const kw_evaluator *ev, int top);
 int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev);
 
 /* Config index of id on shape, or -1. */
