@@ -322,7 +322,8 @@ static double kw_bench_full_work(void *ctx, long n)
 /* One serving simulation set-up: a shape of default.xml under the baseline
  * mapping, its service table (batches 1..max_batch) and the per-stream rate the
  * evaluator would use (the shape's load under the baseline). The growth
- * tables copy the accelerator and shape and change cores or streams; the rate
+ * tables copy the accelerator and shape and change cores (DRAM bandwidth scaled
+ * with them) or streams; the rate
  * is then recomputed for the same load, so only the size of the problem
  * changes, not how loaded it is. */
 typedef struct kw_bench_simcase {
@@ -341,8 +342,10 @@ static int kw_bench_simcase_init(kw_bench_simcase *sc, const kw_config *cfg, int
     const kw_space *sp = &cfg->space;
     sc->accel = cfg->accel;
     sc->shape = cfg->workload.shapes[sp->shapes[shape]];
-    if (cores > 0)
+    if (cores > 0) { /* a bigger chip: DRAM bandwidth grows with the cores (as per core today) */
+        sc->accel.dram_bw_bytes_per_s *= (double)cores / (double)sc->accel.cores;
         sc->accel.cores = cores;
+    }
     if (streams > 0)
         sc->shape.streams = streams;
     const kw_block *b = &cfg->workload.blocks[sc->shape.block];
@@ -924,7 +927,8 @@ static int kw_bench_growth_sim(kw_bench *b, const char *what, const int *values,
         if (b->cfg->workload.shapes[b->cfg->space.shapes[i]].arrival == KW_ARRIVAL_POISSON)
             shape = i;
     const kw_shape *s = &b->cfg->workload.shapes[b->cfg->space.shapes[shape]];
-    printf("\n#### Simulation cost as %s grow (%s, baseline mapping, same load)\n\n", what, s->name);
+    printf("\n#### Simulation cost as %s grow (%s, baseline mapping, same load%s)\n\n", what, s->name,
+           strcmp(what, "cores") == 0 ? ", DRAM bandwidth per core kept" : "");
     printf("| %s | ns per simulated request | relative to the first row |\n|---|---|---|\n", what);
     double first = 0;
     kw_bench_simcase *sc = calloc(1, sizeof *sc);
