@@ -302,6 +302,8 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
             e->use_trace[i] = e->shape_trace[i];
             e->trace_shape[i] = 0;
         }
+        if (e->use_trace[i])
+            continue; /* replayed arrivals: no rate to derive */
         kw_mapping m;
         kw_cost *svc = NULL;
         if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
