@@ -216,6 +216,7 @@ typedef struct kw_job {
     int live;                 /* call the evaluator (else replayed from je) */
     const kw_jeval *je;
     int rc;
+    double dur_s;             /* wall time of the call (scheduling only, never journalled) */
     kw_metrics m;
     char err[KW_GUARDS_LEN];  /* evaluator's message when rc != 0 */
 } kw_job;
@@ -238,7 +239,11 @@ static void kw_job_run(kw_job *j, const kw_evaluator *ev)
 {
     memset(&j->m, 0, sizeof j->m);
     kw_error_clear();
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
     j->rc = ev->eval(ev->ctx, &j->cand, j->shape, j->rep, &j->m);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    j->dur_s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
     j->m.guards[KW_GUARDS_LEN - 1] = '\0';
     j->m.klass[sizeof j->m.klass - 1] = '\0';
     if (j->rc != 0)
@@ -417,8 +422,23 @@ typedef struct kw_eng {
     size_t cap_live;
     kw_jbuf rec;
     double t0;
+    double shape_cost_s[KW_JOURNAL_SHAPE_MAX]; /* running mean of an evaluation's time */
     kw_engine_summary sum;
 } kw_eng;
+
+/* Longest expected job first (LPT): shapes differ a lot in evaluation cost
+ * (prefill vs decode), and starting the long ones first shortens a round's
+ * tail. Only the order in which threads pick jobs changes, never a result. */
+static int kw_lpt_cmp(const void *a, const void *b, void *arg)
+{
+    const kw_eng *E = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    double cx = E->shape_cost_s[E->jobs[x].shape];
+    double cy = E->shape_cost_s[E->jobs[y].shape];
+    if (cx != cy)
+        return cx > cy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
 
 /* Statistics of a config's primary over its journalled repetitions. Computed
  * exactly as kw_journal_stats() does (same order of summation) so `verify`
@@ -1929,7 +1949,14 @@ static int kw_loop(kw_eng *E)
         for (size_t i = 0; i < E->n_jobs; i++)
             if (E->jobs[i].live)
                 E->live[n_live++] = i;
+        if (E->pool.n > 0 && n_live > 1)
+            qsort_r(E->live, n_live, sizeof *E->live, kw_lpt_cmp, E);
         kw_pool_run(&E->pool, E->jobs, E->live, n_live);
+        for (size_t i = 0; i < n_live; i++) {
+            const kw_job *j = &E->jobs[E->live[i]];
+            double *c = &E->shape_cost_s[j->shape];
+            *c = *c == 0 ? j->dur_s : 0.8 * *c + 0.2 * j->dur_s;
+        }
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             if (kw_fatal(j->rc))
