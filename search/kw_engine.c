@@ -1016,6 +1016,45 @@ static int kw_plan_exhaust(kw_eng *E, kw_sstate *s)
     return 0;
 }
 
+/* The probes' second steps, most promising first so that a budget cut keeps
+ * them: (1) pairs of two first steps (two near-neutral changes combined: the
+ * typical interaction, one evaluation per pair), (2) every other neighbour of
+ * each first step along another knob. Items carry their first step's group. */
+static int kw_plan_probes(kw_eng *E, kw_sstate *s)
+{
+    const kw_knobspace *ks = E->ks;
+    int knob[KW_PROBE_MAX];
+    for (int i = 0; i < s->n_first; i++)
+        kw_engine_step_check(&knob[i], ks, &s->pos, &s->first[i]);
+    for (int i = 0; i < s->n_first; i++)
+        for (int j = i + 1; j < s->n_first; j++) {
+            if (knob[j] == knob[i])
+                continue;
+            kw_cand c = s->first[i];
+            c.v[knob[j]] = s->first[j].v[knob[j]];
+            int rc = kw_item_add(E, s, &c, i);
+            if (rc != 0)
+                return rc;
+        }
+    for (int i = 0; i < s->n_first; i++)
+        for (int k = 0; k < ks->n_knobs; k++) {
+            if (k == knob[i])
+                continue;
+            for (int v = 0; v < ks->knobs[k].n_values; v++) {
+                if (v == s->first[i].v[k])
+                    continue;
+                kw_cand c = s->first[i];
+                c.v[k] = (uint8_t)v;
+                if (kw_in_items(s, kw_cand_id(ks, &c)))
+                    continue;
+                int rc = kw_item_add(E, s, &c, i);
+                if (rc != 0)
+                    return rc;
+            }
+        }
+    return 0;
+}
+
 /* Plan the shape's next batch (possibly empty for decide-only states). */
 static int kw_plan(kw_eng *E, kw_sstate *s)
 {
@@ -1067,14 +1106,7 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
                 kw_enter_explore(E, s);
                 continue;
             }
-            for (int i = 0; i < s->n_first; i++) {
-                int knob;
-                kw_engine_step_check(&knob, ks, &s->pos, &s->first[i]);
-                int rc = kw_add_neighbours(E, s, &s->first[i], knob, i);
-                if (rc != 0)
-                    return rc;
-            }
-            return 0;
+            return kw_plan_probes(E, s);
         case ST_EXPLORE:
             if (s->budget_hit) {
                 if (s->n_path > 1)
@@ -1247,14 +1279,15 @@ static int kw_count_evaluated(const kw_sstate *s, int from, int to)
     return m;
 }
 
-/* Journal the non-winning items of [from, to) as CONSTRAINT or REJECT steps. */
+/* Journal the non-winning items of [from, to) (of one probe group, or all
+ * when group < 0) as CONSTRAINT or REJECT steps. */
 static int kw_emit_rejects(kw_eng *E, kw_sstate *s, int from, int to, int win, kw_step_phase ph,
-                           const kw_verdict *v)
+                           const kw_verdict *v, int group)
 {
     for (int i = from; i < to; i++) {
         const kw_item *it = &s->items[i];
         int rc = 0;
-        if (it->dropped || i == win)
+        if (it->dropped || i == win || (group >= 0 && it->group != group))
             continue;
         if (it->con >= 0) {
             char why[KW_REASON_LEN];
@@ -1314,7 +1347,7 @@ static int kw_decide_main(kw_eng *E, kw_sstate *s, kw_verdict *v)
     kw_stats_c(E, s, &s->pos, &inc);
     int m = kw_count_evaluated(s, 0, s->n_items);
     int win = kw_judge_items(E, s, 0, s->n_items, &inc, "", m, v);
-    int rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_MAIN, v);
+    int rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_MAIN, v, -1);
     int win_knob = -1;
     if (rc == 0 && win >= 0) {
         kw_engine_step_check(&win_knob, E->ks, &s->pos, &s->items[win].cand);
@@ -1354,20 +1387,19 @@ static int kw_decide_probe(kw_eng *E, kw_sstate *s, kw_verdict *v)
         for (int g = 0; g < s->n_first; g++) {
             if ((pass == 0) == (g == win_group))
                 continue; /* failed probes first, the winning one last */
-            int from = 0, to;
-            while (from < s->n_items && s->items[from].group != g)
-                from++;
-            to = from;
-            while (to < s->n_items && s->items[to].group == g)
-                to++;
+            int tried = 0;
+            for (int i = 0; i < s->n_items && !tried; i++)
+                tried = s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped;
+            if (!tried)
+                continue; /* the budget cut this probe before any evaluation */
             kw_cst fs;
             kw_stats_c(E, s, &s->first[g], &fs);
             char why[KW_REASON_LEN];
-            snprintf(why, sizeof why, "probe: first step, worse alone by %.2f%%, tried with a second knob",
-                     -kw_gain_pct(inc.mean, fs.mean));
+            snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, not accepted) tried with a "
+                     "second knob", -kw_gain_pct(inc.mean, fs.mean));
             int rc = kw_step(E, s, &s->first[g], KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why);
             if (rc == 0)
-                rc = kw_emit_rejects(E, s, from, to, win, KW_STEP_PROBE, v);
+                rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_PROBE, v, g);
             if (rc == 0 && g == win_group)
                 rc = kw_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE, v[win].p,
                              -1, v[win].why);
@@ -1407,7 +1439,7 @@ static int kw_decide_explore(kw_eng *E, kw_sstate *s, kw_verdict *v)
     int win = kw_judge_items(E, s, 0, s->n_items, &best, "vs best: ", m, v);
     int rc;
     if (win >= 0) {
-        if ((rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_EXPLORE, v)) != 0)
+        if ((rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_EXPLORE, v, -1)) != 0)
             return rc;
         char why[KW_REASON_LEN + 64];
         snprintf(why, sizeof why, "%s after %d exploratory steps", v[win].why, s->n_path - 1);
@@ -1442,7 +1474,7 @@ static int kw_decide_explore(kw_eng *E, kw_sstate *s, kw_verdict *v)
             }
         }
     }
-    if ((rc = kw_emit_rejects(E, s, 0, s->n_items, mv, KW_STEP_EXPLORE, v)) != 0)
+    if ((rc = kw_emit_rejects(E, s, 0, s->n_items, mv, KW_STEP_EXPLORE, v, -1)) != 0)
         return rc;
     if (mv < 0) {
         s->st = s->n_path > 1 ? ST_BACKTRACK : ST_FIX;
