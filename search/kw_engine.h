@@ -13,7 +13,8 @@
  *     decides in shape order and its records are appended. The journal is thus a
  *     pure function of (seed, inputs, evaluator results), whatever the thread
  *     count or timing; only the time limit and the stop flag (checked between
- *     rounds) depend on the clock.
+ *     rounds) depend on the clock. A resumed run's time limit counts from the
+ *     resume.
  *   - Evaluations are memoised per (config id, shape, repetition); each is
  *     evaluated and journalled once. The budget counts them per shape.
  *

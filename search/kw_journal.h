@@ -47,7 +47,16 @@
  * Records of different shapes interleave in a fixed order (the engine works in
  * lock-step rounds over the shapes), so the file is a pure function of the seed,
  * the inputs and the evaluator; it does not depend on the thread count or timing.
- * Within a shape: E records of a round come before the T records that use them.
+ * Within a shape: E records of a round come before the T records that use them;
+ * the steps of one decision are written rejected first, the moving one last.
+ * The incumbent (parent of the next step) moves on d=accept, explore and revert;
+ * every T record's parent is the incumbent at that point and its c= differs
+ * from it in exactly the one knob named (kw_journal_check verifies the walk).
+ * A probe reads: explore (first step A), its neighbours (parent A), then revert
+ * to the incumbent or accept of the winning pair; an excursion: explore moves,
+ * neighbours, accept (found) or backtrack reverts; the fix: keep/revert steps
+ * whose c= is the incumbent with one knob back at its baseline value (keep =
+ * the incumbent does not move).
  *
  * ---------------------------------------------------------------------------
  * READING API (results, audit, verify, report)
