@@ -281,6 +281,7 @@ typedef struct kw_tune_args {
 typedef struct kw_tune_ctx {
     kw_config *cfg;
     kw_model_eval *me;
+    kw_model_eval *final_me;     /* the re-check: final sample size + long thermal window */
     kw_journal *j;               /* resume: the journal's header (opts point into it) */
     char dir[KW_PATH_MAX];
     char journal[KW_PATH_MAX + 16];
@@ -299,6 +300,7 @@ typedef struct kw_tune_ctx {
 static void kw_tune_ctx_free(kw_tune_ctx *c)
 {
     kw_model_eval_free(c->me);
+    kw_model_eval_free(c->final_me);
     kw_config_free(c->cfg);
     kw_journal_free(c->j);
 }
@@ -363,7 +365,11 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     if (rc != 0 && rc != KW_EINTERRUPTED)
         return kw_cli_fail("tune", rc);
     /* done, paused by the time limit or by a signal: the results so far */
-    int wrc = kw_results_write(c->dir, c->cfg, ev, c->owner, eo->metric);
+    /* The final results re-check the top of each ranking with the space's
+     * final sample size and the long thermal window (results.xml <recheck>). */
+    int wrc = kw_results_write_final(c->dir, c->cfg, ev,
+                                     c->final_me ? kw_model_eval_iface(c->final_me) : NULL,
+                                     c->owner, eo->metric);
     if (wrc != 0) {
         kw_cli_fail("tune", wrc);
         fprintf(stderr, "knobwise tune: the journal is intact; rewrite the results with "
@@ -394,6 +400,13 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
                         .seed = model_seed,
                         .trace_path = c->trace[0] ? c->trace : NULL};
     int rc = kw_model_eval_new(&c->me, c->cfg, &mo);
+    if (rc != 0)
+        return kw_cli_fail("tune", rc);
+    kw_model_opts fo = mo;
+    fo.sim_requests = c->cfg->space.final_requests > 0 ? c->cfg->space.final_requests
+                                                       : (int)requests;
+    fo.thermal = 1;
+    rc = kw_model_eval_new(&c->final_me, c->cfg, &fo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     return 0;
