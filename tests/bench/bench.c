@@ -6,14 +6,19 @@
  * engine), and runs two things as child processes because they must be: itself
  * under `valgrind --tool=callgrind` (instructions per unit: a figure that does
  * not move with machine noise) and the knobwise binary (the end-to-end
- * 2-thread speedup of `knobwise tune`). Wall-clock figures are the median of
- * several timed repetitions on one thread, so "/s" means per core.
+ * 2-thread speedup of `knobwise tune`). Rates are the median of several timed
+ * repetitions on one thread, counted per CPU-second of that thread (so "/s"
+ * means per core, and other processes on a shared machine do not dilute it;
+ * the wall-clock rate is printed beside it). The thread speedup can only be
+ * wall time: the load average is printed next to it, read it with that.
  *
  * Sections (each a table; --only NAME runs one):
  *   speed     stage-1 evaluations/s of the 7B attention block, simulated
  *             requests/s, full evaluations/s, drift check cost fresh and cached
- *   callgrind instructions per stage-1 evaluation and per simulated request
- *   threads   wall time of a fixed `knobwise tune` job, --threads 1 against 2
+ *   callgrind instructions per stage-1 evaluation, per simulated request and
+ *             per full evaluation
+ *   threads   wall time of a fixed `knobwise tune` job, --threads 1 against 2,
+ *             end to end and in process
  *   growth    cost per simulated request as requests, streams and cores grow;
  *             evaluations and wall time of the search as the knob count grows
  *   quality   on spaces/validate_*.xml: the one-knob search's best p95 against
@@ -29,7 +34,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <float.h>
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -37,7 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
