@@ -950,7 +950,17 @@ int kw_journal_load(kw_journal **out, const char *path)
 int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    /* regular files only: a FIFO would block open(), /dev/zero never ends (reliability) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat jst;
+    FILE *f = NULL;
+    if (fd >= 0 && fstat(fd, &jst) == 0 && !S_ISREG(jst.st_mode)) {
+        close(fd);
+        return kw_error_set(KW_EINPUT, "%s: the journal is not a regular file", path);
+    }
+    if (fd >= 0 && (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
+                    !(f = fdopen(fd, "rb"))))
+        close(fd);
     if (!f)
         return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
                             path, strerror(errno));

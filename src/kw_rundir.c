@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kw_load.h"
 #include "kw_results.h"
@@ -30,12 +31,11 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     char path[KW_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/journal", dir);
-    FILE *probe = fopen(path, "rb");
-    if (!probe) {
+    struct stat probe; /* stat, not open: opening a FIFO would block (reliability) */
+    if (stat(path, &probe) != 0) {
         rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal)", dir);
         goto fail;
     }
-    fclose(probe);
     if ((rc = kw_journal_load(&r->j, path)) != 0)
         goto fail;
     if ((rc = kw_runsum_from_journal(&r->rs, r->j)) != 0)

@@ -661,3 +661,204 @@ Test(hostile, bisect_special_files_no_hang)
     }
     kw_h_rmrf(dir);
 }
+
+/* ---- journals: given to verify and to tune --resume, generated from a real run ---- */
+
+static char *kw_h_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* Offset of the start of record (line) k, 1-based. */
+static size_t kw_h_line_at(const char *b, size_t n, long k)
+{
+    size_t off = 0;
+    for (long i = 1; i < k && off < n; i++) {
+        const char *e = memchr(b + off, '\n', n - off);
+        off = e ? (size_t)(e - b) + 1 : n;
+    }
+    return off;
+}
+
+/* Copy run folder src to dst (plain files only). */
+static void kw_h_copy_run(const char *src, const char *dst)
+{
+    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
+    DIR *d = opendir(src);
+    cr_assert(d != NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char a[4608], z[4608];
+        snprintf(a, sizeof a, "%.4300s/%s", src, e->d_name);
+        snprintf(z, sizeof z, "%.4300s/%s", dst, e->d_name);
+        size_t n;
+        char *b = kw_h_slurp(a, &n);
+        FILE *f = fopen(z, "wb");
+        cr_assert(f && fwrite(b, 1, n, f) == n && fclose(f) == 0);
+        free(b);
+    }
+    closedir(d);
+}
+
+/* verify and resume of a damaged journal: refused (non-zero, no crash, no
+ * hang) with `sub` in the message; a refused resume leaves the journal as it was. */
+static void kw_h_journal_refused(const char *dir, const char *what, const char *sub)
+{
+    char run[4300], jp[4400];
+    snprintf(run, sizeof run, "%s/v", dir);
+    snprintf(jp, sizeof jp, "%s/journal", run);
+    struct stat st;
+    int regular = lstat(jp, &st) == 0 && S_ISREG(st.st_mode);
+    size_t n0 = 0;
+    char *before = regular ? kw_h_slurp(jp, &n0) : NULL;
+    kw_proc_opts o = kw_h_opts;
+    o.cwd = dir;
+    o.timeout_s = 20;
+    kw_proc r = kw_p_run(&o, kw_h_bin(), "verify", "v", "--no-eval", NULL);
+    kw_h_sane(&r, what);
+    cr_assert(r.status != 0, "verify accepted a journal with %s", what);
+    cr_assert(strstr(r.err, sub) != NULL || strstr(r.out, sub) != NULL,
+              "verify, %s: want '%s' in %s%s", what, sub, r.out, r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, kw_h_bin(), "tune", "--resume", "v", "--quiet", NULL);
+    kw_h_sane(&r, what);
+    cr_assert(r.status != 0, "resume accepted a journal with %s", what);
+    kw_p_free(&r);
+    if (before) {
+        size_t n1;
+        char *after = kw_h_slurp(jp, &n1);
+        cr_assert(n0 == n1 && memcmp(before, after, n0) == 0,
+                  "a refused resume changed the journal (%s)", what);
+        free(after);
+        free(before);
+    }
+}
+
+Test(hostile, damaged_journals_refused_with_record_number)
+{
+    if (!kw_h_have_tune())
+        cr_skip_test("knobwise tune is not built yet");
+    char *dir = kw_h_tmpdir(), ref[4300], v[4300], jp[4400];
+    kw_proc_opts o = kw_h_opts;
+    o.cwd = dir;
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    kw_proc r = kw_p_run(&o, kw_h_bin(), "tune", "--space", space, "--budget", "20", "--out",
+                         "ref", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+    snprintf(ref, sizeof ref, "%s/ref", dir);
+    snprintf(v, sizeof v, "%s/v", dir);
+    snprintf(jp, sizeof jp, "%s/journal", v);
+    size_t n;
+    char rp[4400];
+    snprintf(rp, sizeof rp, "%s/journal", ref);
+    char *j = kw_h_slurp(rp, &n);
+    long records = 0;
+    for (size_t i = 0; i < n; i++)
+        records += j[i] == '\n';
+    cr_assert_gt(records, 40);
+    enum { EMPTY, GARBAGE, FLIP, DELETE, SWAP, LONGLINE, TWICE, NULS, FIFO, DEVZERO, FOLDER, NV };
+    for (int k = 0; k < NV; k++) {
+        nftw(v, kw_h_rm1, 16, FTW_DEPTH | FTW_PHYS);
+        kw_h_copy_run(ref, v);
+        FILE *f = NULL;
+        const char *what = "?", *sub = "record";
+        size_t a = kw_h_line_at(j, n, 30), b = kw_h_line_at(j, n, 31), c = kw_h_line_at(j, n, 32);
+        if (k < FIFO) {
+            f = fopen(jp, "wb");
+            cr_assert(f != NULL);
+        }
+        switch (k) {
+        case EMPTY:
+            what = "no records";
+            sub = "journal";
+            break;
+        case GARBAGE:
+            what = "binary garbage";
+            sub = "record 1";
+            for (int i = 0; i < 4096; i++)
+                fputc((i * 131 + 7) & 0xff, f);
+            fputc('\n', f);
+            fwrite(j, 1, n, f);
+            break;
+        case FLIP: /* one character of record 30 changed */
+            what = "a changed character in record 30";
+            sub = "record 30";
+            fwrite(j, 1, a + 5, f);
+            fputc(j[a + 5] == 'z' ? 'y' : 'z', f);
+            fwrite(j + a + 6, 1, n - a - 6, f);
+            break;
+        case DELETE:
+            what = "record 30 deleted";
+            sub = "record 30";
+            fwrite(j, 1, a, f);
+            fwrite(j + b, 1, n - b, f);
+            break;
+        case SWAP:
+            what = "records 30 and 31 swapped";
+            sub = "record 30";
+            fwrite(j, 1, a, f);
+            fwrite(j + b, 1, c - b, f);
+            fwrite(j + a, 1, b - a, f);
+            fwrite(j + c, 1, n - c, f);
+            break;
+        case LONGLINE:
+            what = "a 4 MB record 30";
+            sub = "record 30";
+            fwrite(j, 1, a, f);
+            for (int i = 0; i < (4 << 20); i++)
+                fputc('E', f);
+            fputc('\n', f);
+            fwrite(j + a, 1, n - a, f);
+            break;
+        case TWICE:
+            what = "the journal twice over";
+            sub = "record";
+            fwrite(j, 1, n, f);
+            fwrite(j, 1, n, f);
+            break;
+        case NULS:
+            what = "NUL bytes in record 30";
+            sub = "record 30";
+            fwrite(j, 1, a + 3, f);
+            fwrite("\0\0\0", 1, 3, f);
+            fwrite(j + a + 3, 1, n - a - 3, f);
+            break;
+        case FIFO:
+            what = "a FIFO for a journal";
+            sub = "journal";
+            unlink(jp);
+            cr_assert_eq(mkfifo(jp, 0600), 0);
+            break;
+        case DEVZERO:
+            what = "/dev/zero for a journal";
+            sub = "journal";
+            unlink(jp);
+            cr_assert_eq(symlink("/dev/zero", jp), 0);
+            break;
+        case FOLDER:
+            what = "a folder for a journal";
+            sub = "journal";
+            unlink(jp);
+            cr_assert_eq(mkdir(jp, 0700), 0);
+            break;
+        }
+        if (f)
+            cr_assert_eq(fclose(f), 0);
+        kw_h_journal_refused(dir, what, sub);
+    }
+    free(j);
+    kw_h_rmrf(dir);
+}
