@@ -16,8 +16,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *p = kw_fuzz_input("accel.xml", data, size);
     kw_accel *a = calloc(1, sizeof *a);
     kw_error_clear();
-    kw_fuzz_check_error(kw_accel_load(a, p));
+    int ok = kw_accel_load(a, p) == 0;
+    kw_fuzz_check_error(ok ? 0 : -1);
     free(a);
+    if (!ok)
+        return 0; /* the override path below would fail the same way, three schemas slower */
     kw_config *c = NULL;
     kw_error_clear();
     int rc = kw_config_load(&c, NULL, p, NULL);
