@@ -44,7 +44,7 @@ const char *const kw_model_metric_names[KW_M_COUNT] = {
     "quality_cos", "quality_rel_rms", "throttle_pct", "fallback_pct",
     "latency_us", "launch_us", "contention_pct", "queue_p95_us", "fairness", "imbalance",
     "throughput_rps", "long_p99_us", "steady_temp_c", "samples", "p_ci_lo_us", "p_ci_hi_us",
-    "quality_max_abs", "drift_fallback", "energy_mj",
+    "quality_max_abs", "drift_fallback", "energy_mj", "p99_ci_lo_us", "p99_ci_hi_us",
 };
 
 struct kw_model_eval {
@@ -185,6 +185,8 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
     v[KW_M_SAMPLES] = sim->samples;
     v[KW_M_P_CI_LO_US] = sim->p95_ci_lo_us;
     v[KW_M_P_CI_HI_US] = sim->p95_ci_hi_us;
+    v[KW_M_P99_CI_LO_US] = sim->p99_ci_lo_us;
+    v[KW_M_P99_CI_HI_US] = sim->p99_ci_hi_us;
 
     /* Optional seeded measurement noise, as a real device would show. */
     if (cfg->space.noise_pct > 0.0) {
@@ -204,6 +206,8 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
             v[i] *= f;
         v[KW_M_P_CI_LO_US] *= f;
         v[KW_M_P_CI_HI_US] *= f;
+        v[KW_M_P99_CI_LO_US] *= f;
+        v[KW_M_P99_CI_HI_US] *= f;
     }
 
     v[KW_M_ENERGY_MJ] = one->energy_j * 1e3;

@@ -26,11 +26,13 @@ enum {
     KW_M_LONG_P99_US,     /* long-window (thermal) p99; 0 when not simulated */
     KW_M_STEADY_TEMP_C,
     KW_M_SAMPLES,         /* requests simulated */
-    KW_M_P_CI_LO_US,      /* confidence interval of the primary percentile */
+    KW_M_P_CI_LO_US,      /* 95% order-statistic interval of p95 */
     KW_M_P_CI_HI_US,
     KW_M_QUALITY_MAX_ABS,
     KW_M_DRIFT_FALLBACK,  /* failing drift: kw_prec of the lowest passing precision; -1 none */
     KW_M_ENERGY_MJ,       /* stage-1 energy of one request, millijoules (0 if not modelled) */
+    KW_M_P99_CI_LO_US,    /* 95% interval of p99 (p_ci_* is p95's) */
+    KW_M_P99_CI_HI_US,
     KW_M_COUNT
 };
 extern const char *const kw_model_metric_names[KW_M_COUNT];

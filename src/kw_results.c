@@ -275,7 +275,10 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     if (c->reps > 0) {
         kw_x_num(x, "value", m->v[rs->primary], kw_metric_decimals(rs->metric_names[rs->primary]));
         kw_x_num(x, "samples", kw_val(rs, m, "samples"), 0);
-        double lo = kw_val(rs, m, "p_ci_lo_us"), hi = kw_val(rs, m, "p_ci_hi_us");
+        /* the interval of the primary percentile: p95's, or p99's for --metric p99 */
+        int p99 = strcmp(rs->metric_names[rs->primary], "p99_us") == 0;
+        double lo = kw_val(rs, m, p99 ? "p99_ci_lo_us" : "p_ci_lo_us"),
+               hi = kw_val(rs, m, p99 ? "p99_ci_hi_us" : "p_ci_hi_us");
         if (hi > 0) {
             kw_x_num(x, "ci_lo_us", lo, 3);
             kw_x_num(x, "ci_hi_us", hi, 3);
@@ -304,7 +307,8 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
         return;
     const kw_metrics *m = &c->recheck;
     static const char *const names[] = {"samples", "p50_us", "p95_us", "p99_us", "p999_us",
-                                        "p_ci_lo_us", "p_ci_hi_us", "long_p99_us",
+                                        "p_ci_lo_us", "p_ci_hi_us", "p99_ci_lo_us",
+                                        "p99_ci_hi_us", "long_p99_us",
                                         "throttle_pct", "steady_temp_c", "contention_pct"};
     kw_x_start(x, "recheck");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
