@@ -80,6 +80,8 @@ echo "journal:              $jbytes bytes, $([ "$jevals" -gt 0 ] && echo $((jbyt
 [ -f "$out/time.txt" ] && grep -E 'Maximum resident|Elapsed' "$out/time.txt" | sed 's/^\t*/peak (getrusage):     /'
 if [ -s "$out/rss.txt" ]; then
     echo "VmRSS samples (s KiB): first $(head -1 "$out/rss.txt"), middle $(sed -n "$(( ($(wc -l < "$out/rss.txt") + 1) / 2 ))p" "$out/rss.txt"), last $(tail -1 "$out/rss.txt")"
+    echo "VmRSS max sampled:    $(sort -k2 -n "$out/rss.txt" | tail -1 | cut -d' ' -f2) KiB (every ${sample} s; $out/rss.txt)"
 fi
+echo "result files:         $(ls -l "$out/run" | awk 'NR > 1 && $NF != "journal" {printf "%s %s B  ", $NF, $5}')"
 [ "$rc" -eq 0 ] && [ "$jevals" -ge "$evals" ] || { echo "soak FAILED"; tail -5 "$out/stderr.txt"; exit 1; }
 echo "soak passed"
