@@ -241,6 +241,13 @@ def exhaustive_best(kw, space, shapes, knobs, seed):
     return best
 
 
+def cfg_diff(cfg, knobs):
+    """'knob=value ...' for the knobs where cfg differs from the baseline."""
+    base = {name: b for name, _, b in knobs}
+    return " ".join("%s=%s" % (k, v) for k, v in (cfg or {}).items()
+                    if base.get(k) != v) or "(baseline)"
+
+
 def evals_to_within(trace, target):
     best = INF
     for i, p in enumerate(trace):
@@ -268,6 +275,8 @@ def main():
                     help="compute the exhaustive optimum of spaces up to this many configurations")
     ap.add_argument("--count-duplicates", action="store_true",
                     help="charge Optuna's repeated proposals to its budget")
+    ap.add_argument("--configs", action="store_true",
+                    help="also list both winners as changes from the baseline")
     args = ap.parse_args()
 
     kw = os.path.abspath(args.knobwise) if os.sep in args.knobwise else shutil.which(args.knobwise)
@@ -323,7 +332,8 @@ def main():
                     kw_best = ev.eval(shape, kw_cfg)[0] if kw_cfg else INF
                     op_best = ev.eval(shape, op_cfg)[0] if op_cfg else INF
                     ev.close()
-                    rows.append(dict(space=os.path.basename(space), shape=shape, budget=budget,
+                    rows.append(dict(kw_cfg=cfg_diff(kw_cfg, knobs), op_cfg=cfg_diff(op_cfg, knobs),
+                                     space=os.path.basename(space), shape=shape, budget=budget,
                                      seed=seed, size=size, exh=exh.get(shape),
                                      kw_wall=kw_wall, kw_trace=kw_trace, kw_best=kw_best,
                                      kw_journal=kw_rec_journal,
@@ -366,6 +376,13 @@ def main():
             e_kw if e_kw else "-", e_op if e_op else "-", len(r["kw_trace"]), len(r["op_trace"]),
             r["op_props"], r["kw_wall"], r["op_wall"], r["op_eval_s"], r["ratio"]))
     print()
+    if args.configs:
+        print("Winners, as changes from the baseline:")
+        print()
+        for r in rows:
+            print("- %s %s budget %d seed %d: knobwise `%s`; Optuna `%s`" % (
+                r["space"], r["shape"], r["budget"], r["seed"], r["kw_cfg"], r["op_cfg"]))
+        print()
     for budget in budgets:
         sel = [r for r in rows if r["budget"] == budget]
         if not sel:
