@@ -28,10 +28,11 @@ How the comparison is kept fair (read this before reading the table):
     from a cache and does not use budget unless --count-duplicates. Optuna may
     take up to 5 x N proposals to spend its budget. All of this favours Optuna.
   * Single thread each by default (--threads for knobwise).
-  * "Best known" per shape = the exhaustive optimum when the space has at most
-    --exhaustive-max configurations (every configuration through `eval
-    --stdin`), else the best p95 either tuner found in this run at any budget
-    and seed. "Evals to 1%" = the first evaluation whose best-so-far p95 is
+  * "Best known" per shape and seed = the exhaustive optimum when the space has
+    at most --exhaustive-max configurations (every configuration through `eval
+    --stdin --seed K`), else the best p95 either tuner found in this run at any
+    budget with that seed. The seed is also the model's seed (its arrival
+    streams), so figures are compared within a seed only. "Evals to 1%" = the first evaluation whose best-so-far p95 is
     within 1% of best known ("-" = never); for knobwise it is read from the
     journal's evaluation records, in the order the engine made them.
 
@@ -313,13 +314,15 @@ def main():
         size = 1
         for _, values, _ in knobs:
             size *= len(values)
-        exh = {}
+        exh = {}  # (shape, seed) -> optimum; the seed is the model's too (arrival streams)
         if size <= args.exhaustive_max:
-            t0 = time.perf_counter()
-            exh = exhaustive_best(kw, space, shapes, knobs, seeds[0])
-            print("exhaustive optimum of %s (%d configurations x %d shapes) in %.1f s" %
-                  (os.path.basename(space), size, len(shapes), time.perf_counter() - t0),
-                  file=sys.stderr)
+            for seed in seeds:
+                t0 = time.perf_counter()
+                for shape, best in exhaustive_best(kw, space, shapes, knobs, seed).items():
+                    exh[(shape, seed)] = best
+                print("exhaustive optimum of %s seed %d (%d configurations x %d shapes) in %.1f s" %
+                      (os.path.basename(space), seed, size, len(shapes), time.perf_counter() - t0),
+                      file=sys.stderr)
         for shape in shapes:
             for budget in budgets:
                 for seed in seeds:
@@ -334,7 +337,7 @@ def main():
                     ev.close()
                     rows.append(dict(kw_cfg=cfg_diff(kw_cfg, knobs), op_cfg=cfg_diff(op_cfg, knobs),
                                      space=os.path.basename(space), shape=shape, budget=budget,
-                                     seed=seed, size=size, exh=exh.get(shape),
+                                     seed=seed, size=size, exh=exh.get((shape, seed)),
                                      kw_wall=kw_wall, kw_trace=kw_trace, kw_best=kw_best,
                                      kw_journal=kw_rec_journal,
                                      op_wall=op_wall, op_trace=op_trace, op_best=op_best,
@@ -344,10 +347,11 @@ def main():
                            fmt_p(op_best), op_wall), file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)
 
-    # best known per (space, shape)
+    # best known per (space, shape, seed): the seed also seeds the model's
+    # arrival streams, so figures of different seeds are not comparable
     known = {}
     for r in rows:
-        k = (r["space"], r["shape"])
+        k = (r["space"], r["shape"], r["seed"])
         cand = [r["kw_best"], r["op_best"]] + [p for p in r["kw_trace"] + r["op_trace"]]
         known[k] = min([known.get(k, INF)] + cand)
         if r["exh"] is not None:
@@ -358,7 +362,7 @@ def main():
           "Optuna / knobwise wall |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        k = (r["space"], r["shape"])
+        k = (r["space"], r["shape"], r["seed"])
         target = known[k] * 1.01
         e_kw = evals_to_within(r["kw_trace"], target)
         e_op = evals_to_within(r["op_trace"], target)
