@@ -12,6 +12,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/kwvg.XXXXXX") || exit 1
 ${VALGRIND:-valgrind} --tool=memcheck --leak-check=full \
     --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
     --error-exitcode=97 --trace-children=yes \
+    --suppressions="$(dirname "$0")/valgrind.supp" \
     --trace-children-skip='*/rm,*/mkdir,*/cp,*/cat,*/cmp,*/diff,*/sed,*/grep,*/unshare,*/mount' \
     --log-file="$logs/vg.%p.log" ${VALGRIND_EXTRA:-} "$@"
 rc=$?
