@@ -368,9 +368,11 @@ def main():
         e_op = evals_to_within(r["op_trace"], target)
         ok = r["kw_best"] <= r["op_best"] * (1 + 1e-9)
         r["ok"] = ok
+        r["ok_seen"] = min(r["kw_trace"], default=INF) <= r["op_best"] + 0.0015
         r["ratio"] = r["op_wall"] / r["kw_wall"] if r["kw_wall"] > 0 else INF
         note = ""
-        if r["kw_journal"] != INF and abs(r["kw_journal"] - r["kw_best"]) > 1e-6 * r["kw_best"]:
+        # eval's CSV prints p95 to 0.001 us; the journal keeps every digit
+        if r["kw_journal"] != INF and abs(r["kw_journal"] - r["kw_best"]) > 0.0015:
             note = " (tune recorded %s)" % fmt_p(r["kw_journal"])
         print("| %s | %s | %d | %d | %s%s | %s%s | %s | %s | %s / %s | %d / %d (%d) | %.2f / %.2f (%.2f) | %.1fx |" % (
             r["space"], r["shape"], r["budget"], r["seed"], fmt_p(known[k]),
@@ -392,6 +394,7 @@ def main():
         if not sel:
             continue
         wins = sum(r["ok"] for r in sel)
+        wins_seen = sum(r["ok_seen"] for r in sel)
         ratios = sorted(r["ratio"] for r in sel)
         med = ratios[len(ratios) // 2] if len(ratios) % 2 else 0.5 * (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2])
         print("budget %d: knobwise at least as good as Optuna on %d of %d (%.0f%%; target >= 90%%: %s); "
@@ -399,6 +402,8 @@ def main():
                   budget, wins, len(sel), 100.0 * wins / len(sel),
                   "PASS" if wins >= 0.9 * len(sel) else "MISS", med, ratios[0],
                   "PASS" if ratios[0] >= 20 else ("median PASS" if med >= 20 else "MISS")))
+        print("budget %d: knobwise's best EVALUATED config (before the bounded fix) at least as good "
+              "as Optuna's best on %d of %d" % (budget, wins_seen, len(sel)))
 
 
 if __name__ == "__main__":
