@@ -204,10 +204,8 @@ static void kw_x_end(kw_xw *x)
 
 /* Attribute text: bytes that are not UTF-8 (an --owner from a Latin-1 shell)
  * become '?' so the document stays well-formed. */
-static void kw_x_attr(kw_xw *x, const char *name, const char *value)
+static void kw_x_clean(char *clean)
 {
-    char clean[1024];
-    snprintf(clean, sizeof clean, "%s", value);
     if (!xmlCheckUTF8(BAD_CAST clean))
         for (char *p = clean; *p; p++)
             if ((unsigned char)*p >= 0x80)
@@ -215,6 +213,13 @@ static void kw_x_attr(kw_xw *x, const char *name, const char *value)
     for (char *p = clean; *p; p++)
         if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n')
             *p = ' ';
+}
+
+static void kw_x_attr(kw_xw *x, const char *name, const char *value)
+{
+    char clean[1024];
+    snprintf(clean, sizeof clean, "%s", value);
+    kw_x_clean(clean);
     if (xmlTextWriterWriteAttribute(x->w, BAD_CAST name, BAD_CAST clean) < 0)
         x->bad = 1;
 }
@@ -223,13 +228,7 @@ static void kw_x_text_el(kw_xw *x, const char *el, const char *text)
 {
     char clean[2048];
     snprintf(clean, sizeof clean, "%s", text);
-    if (!xmlCheckUTF8(BAD_CAST clean))
-        for (char *p = clean; *p; p++)
-            if ((unsigned char)*p >= 0x80)
-                *p = '?';
-    for (char *p = clean; *p; p++)
-        if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n')
-            *p = ' ';
+    kw_x_clean(clean);
     if (xmlTextWriterWriteElement(x->w, BAD_CAST el, BAD_CAST clean) < 0)
         x->bad = 1;
 }
