@@ -8,14 +8,6 @@
 #include "kw_fuzz.h"
 #include "kw_journal.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    kw_fuzz_setup();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int reseal = size > 0 && (data[0] & 1);

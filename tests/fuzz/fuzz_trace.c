@@ -5,14 +5,6 @@
 #include "kw_fuzz.h"
 #include "kw_trace.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    kw_fuzz_setup();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const shapes[] = {"decode_kv512", "prefill_s128", "a"};

@@ -3,14 +3,6 @@
 #include "kw_fuzz.h"
 #include "kw_load.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    kw_fuzz_setup();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = kw_fuzz_input("workload.xml", data, size);

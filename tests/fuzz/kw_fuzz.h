@@ -100,6 +100,16 @@ static const char *kw_fuzz_input(const char *name, const uint8_t *data, size_t s
     return p;
 }
 
+/* libFuzzer calls this once before the first input: every harness sets up
+ * its folder the same way. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    kw_fuzz_setup();
+    return 0;
+}
+
 /* A failing loader must leave a message: an error without one is a bug. */
 static void kw_fuzz_check_error(int rc)
 {
