@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,6 +179,36 @@ static inline kw_proc kw_p_run(const kw_proc_opts *o, const char *bin, ...)
     va_end(ap);
     argv[n] = NULL;
     return kw_p_runv(o, argv);
+}
+
+/* A fresh folder /tmp/PREFIX.XXXXXX (malloc'd name; NULL on failure). */
+static inline char *kw_p_tmpdir(const char *prefix)
+{
+    char *d = malloc(strlen(prefix) + 16);
+    if (!d)
+        return NULL;
+    sprintf(d, "/tmp/%s.XXXXXX", prefix);
+    if (!mkdtemp(d)) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static inline int kw_p_rm1(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+/* Remove a folder and everything in it (no shell), and free its name. */
+static inline void kw_p_rmrf(char *dir)
+{
+    if (dir)
+        nftw(dir, kw_p_rm1, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
 }
 
 static inline void kw_p_free(kw_proc *r)

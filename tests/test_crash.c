@@ -17,7 +17,6 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
-#include <ftw.h>
 
 #include "kw_proc.h"
 
@@ -63,23 +62,9 @@ static kw_proc_opts kw_c_opts(const char *cwd)
 
 static char *kw_c_tmpdir(void)
 {
-    char *d = strdup("/tmp/kwcrash.XXXXXX");
-    cr_assert(d && mkdtemp(d));
+    char *d = kw_p_tmpdir("kwcrash");
+    cr_assert(d, "mkdtemp");
     return d;
-}
-
-static int kw_c_rm1(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void kw_c_rmrf(char *dir)
-{
-    nftw(dir, kw_c_rm1, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
 }
 
 typedef struct kw_blob {
@@ -193,7 +178,7 @@ static void kw_c_ref_cleanup(void)
     for (size_t i = 0; i < KW_C_NFILES; i++)
         free(kw_c_the_ref.f[i].b);
     if (kw_c_the_ref.dir)
-        kw_c_rmrf(kw_c_the_ref.dir);
+        kw_p_rmrf(kw_c_the_ref.dir);
     memset(&kw_c_the_ref, 0, sizeof kw_c_the_ref);
 }
 
@@ -327,7 +312,7 @@ Test(crash, sigkill_at_seeded_points_then_resume_is_identical)
         char what[64];
         snprintf(what, sizeof what, "kill at record %ld", at);
         kw_c_same_as_ref(dir, what);
-        kw_c_rmrf(dir);
+        kw_p_rmrf(dir);
     }
     /* plain stderr (a TAP comment): cr_log_info leaks 48 bytes inside Criterion 2.4.1 */
     fprintf(stderr, "# %d of %d kills landed before the run finished\n", kills, KW_C_KILLS);
@@ -351,7 +336,7 @@ Test(crash, killed_while_resuming_repeatedly)
     kw_p_free(&r);
     kw_c_same_as_ref(dir, "repeated kills");
     cr_assert_geq(kills, 2, "only %d kills landed", kills);
-    kw_c_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* A prefix of the reference journal of `records` whole records, plus `tail`
@@ -396,7 +381,7 @@ Test(crash, torn_last_record_reported_and_truncated)
                   "the torn record %s is not reported: %s", rec, r.err);
         kw_p_free(&r);
         kw_c_same_as_ref(dir, variant == 0 ? "torn last record" : "corrupt last record");
-        kw_c_rmrf(dir);
+        kw_p_rmrf(dir);
     }
 }
 
@@ -436,7 +421,7 @@ Test(crash, corruption_in_the_middle_refused_with_record_number)
     kw_p_free(&r);
     free(after.b);
     free(b.b);
-    kw_c_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* No leftovers of an atomic write (NAME.tmp.XXXXXX) in a run folder. */
@@ -483,7 +468,7 @@ Test(crash, disk_full_fails_clearly_and_keeps_work)
     kw_p_free(&r);
     kw_c_same_as_ref(dir, "finished run after a failed rewrite");
     cr_assert_eq(kw_c_tmp_leftovers(run), 0, "temporary files left in %s", run);
-    kw_c_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* A real full file system: a 16 KiB tmpfs in a private mount namespace
@@ -505,7 +490,7 @@ Test(crash, tiny_tmpfs_fails_clearly_and_keeps_work)
     kw_proc r = kw_p_run(&o, "/usr/bin/unshare", "-rm", "/bin/sh", "-c", script, NULL);
     if (r.status == 77) {
         kw_p_free(&r);
-        kw_c_rmrf(dir);
+        kw_p_rmrf(dir);
         cr_skip_test("cannot mount a tmpfs here");
     }
     cr_assert(r.status != 0 && r.status < 128, "tune into a full tmpfs: exit %d: %s", r.status,
@@ -519,7 +504,7 @@ Test(crash, tiny_tmpfs_fails_clearly_and_keeps_work)
                  r.err);
     kw_p_free(&r);
     kw_c_same_as_ref(copy, "tmpfs full, then resumed");
-    kw_c_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* --out where nothing can be written: under a regular file, and in a
@@ -556,7 +541,7 @@ Test(crash, unwritable_output_folder)
         r = kw_p_run(&o, "/usr/bin/unshare", "-m", "/bin/sh", "-c", script, NULL);
         if (r.status == 77) {
             kw_p_free(&r);
-            kw_c_rmrf(dir);
+            kw_p_rmrf(dir);
             cr_skip_test("cannot make a read-only folder as root here");
         }
     }
@@ -566,7 +551,7 @@ Test(crash, unwritable_output_folder)
               "no clear error: %s", r.err);
     kw_p_free(&r);
     chmod(ro, 0755);
-    kw_c_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* Same inputs and seed: byte-identical files across runs and for 1 and 2 threads. */
@@ -583,6 +568,6 @@ Test(determinism, runs_and_thread_counts_give_identical_files)
         char what[64];
         snprintf(what, sizeof what, "run %zu with --threads %s", i + 2, threads[i]);
         kw_c_same_as_ref(dir, what);
-        kw_c_rmrf(dir);
+        kw_p_rmrf(dir);
     }
 }

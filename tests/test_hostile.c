@@ -14,7 +14,6 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
-#include <ftw.h>
 
 #include "kw_proc.h"
 
@@ -46,23 +45,9 @@ static const kw_proc_opts kw_h_opts = {.timeout_s = KW_H_TIMEOUT_S, .as_limit_mb
 
 static char *kw_h_tmpdir(void)
 {
-    char *d = strdup("/tmp/kwhostile.XXXXXX");
-    cr_assert(d && mkdtemp(d), "mkdtemp");
+    char *d = kw_p_tmpdir("kwhostile");
+    cr_assert(d, "mkdtemp");
     return d;
-}
-
-static int kw_h_rm1(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static void kw_h_rmrf(char *dir)
-{
-    nftw(dir, kw_h_rm1, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
 }
 
 /* Entries in a folder other than . and .. (-1 if it cannot be opened). */
@@ -152,7 +137,7 @@ static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
         cr_assert_eq(kw_h_entries(dir), 0, "%s: wrote into %s", what, dir);
         kw_p_free(&r);
-        kw_h_rmrf(dir);
+        kw_p_rmrf(dir);
     }
 }
 
@@ -214,7 +199,7 @@ Test(hostile, file_of_tens_of_megabytes)
     cr_assert(strstr(r.err, "limit") != NULL, "%s", r.err);
     cr_assert_lt(r.maxrss_kb, 64 * 1024, "a refused 40 MB file cost %ld KiB", r.maxrss_kb);
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* Just under the size limit and valid: accepted, memory bounded. The
@@ -236,7 +221,7 @@ Test(hostile, big_legal_file_accepted_with_bounded_memory)
     kw_h_sane(&r, "validate big.xml");
     cr_assert_eq(r.status, 0, "%s", r.err);
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* A million nested elements: refused at the depth limit, no stack overflow. */
@@ -249,7 +234,7 @@ Test(hostile, million_nested_elements)
     kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
     cr_assert(strstr(r.err, "nested") != NULL || strstr(r.err, "depth") != NULL, "%s", r.err);
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* One attribute of 3 MB and 100,000 attributes on one element. */
@@ -267,7 +252,7 @@ Test(hostile, giant_attribute_and_attribute_flood)
     fputs("/>\n", f);
     fclose(f);
     kw_h_refused_everywhere(p, NULL);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* Thousands of problems in one file: every one counted, the message bounded. */
@@ -281,7 +266,7 @@ Test(hostile, thousands_of_problems_message_bounded)
     kw_h_refused_with_line(&r, p, "validate many.xml");
     cr_assert_lt(strlen(r.err), 16384, "stderr is %zu bytes", strlen(r.err));
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* Not files at all: a FIFO with no writer, devices, a folder, nothing, a
@@ -318,7 +303,7 @@ Test(hostile, special_files_and_paths)
             kw_p_free(&r);
         }
     }
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* The stdin protocol of eval: a megabyte line, NUL bytes, thousands of
@@ -356,7 +341,7 @@ Test(hostile, eval_stdin_garbage)
     cr_assert_geq(rows, 1 + lines - 1, "%d rows for %d lines: %.2000s", rows, lines, r.out);
     cr_assert_lt(strlen(r.out), 1u << 20, "echoed megabytes back");
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* Extreme but schema-valid numbers (largest dims, many cores, huge on-chip
@@ -425,7 +410,7 @@ Test(hostile, extreme_valid_numbers_survive)
         }
         kw_p_free(&r);
     }
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* ---- traces: given to a shape (arrival="trace"), read when the evaluator starts ---- */
@@ -479,7 +464,7 @@ static void kw_h_trace_refused(const char *trace, const char *sub, const char *l
     if (sub)
         cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in: %s", what, sub, r.err);
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* Lines of tests/data/bad/HOSTILE with the given HOW, as (name, sub, line). */
@@ -527,7 +512,7 @@ Test(hostile, valid_trace_is_accepted)
     kw_h_sane(&r, "eval with a good trace");
     cr_assert_eq(r.status, 0, "a shape replaying a good trace is refused: %s", r.err);
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 Test(hostile, bad_traces_refused_with_file_and_line)
@@ -547,7 +532,7 @@ static void kw_h_validate_refuses_trace(const char *trace, const char *sub, cons
     cr_assert_eq(r.status, 2, "validate passes a space whose shape replays the bad trace %s", trace);
     cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in %s", trace, sub, r.err);
     kw_p_free(&r);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 static void kw_h_validate_refuses(const char *file, const char *sub, const char *line)
@@ -598,7 +583,7 @@ Test(hostile, trace_of_tens_of_megabytes)
     cr_assert_eq(ftruncate(fd, 600L << 20), 0);
     close(fd);
     kw_h_trace_refused(tr, "limit", NULL);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* A trace that is not a file: no hang (a FIFO nobody writes, /dev/zero
@@ -609,7 +594,7 @@ Test(hostile, trace_fifo_no_hang)
     snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     kw_h_trace_refused(fifo, NULL, NULL);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 Test(hostile, trace_dev_zero_no_hang) { kw_h_trace_refused("/dev/zero", NULL, NULL); }
@@ -619,7 +604,7 @@ Test(hostile, trace_folder_or_empty_device_refused)
     char *dir = kw_h_tmpdir();
     kw_h_trace_refused("/dev/null", NULL, NULL);
     kw_h_trace_refused(dir, NULL, NULL);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* ---- configurations given to bisect ---- */
@@ -659,7 +644,7 @@ Test(hostile, bisect_special_files_no_hang)
         cr_assert_eq(r.status, 2, "bisect %s: exit %d: %s", paths[i], r.status, r.err);
         kw_p_free(&r);
     }
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
 
 /* ---- journals: given to verify and to tune --resume, generated from a real run ---- */
@@ -771,7 +756,7 @@ Test(hostile, damaged_journals_refused_with_record_number)
     cr_assert_gt(records, 40);
     enum { EMPTY, GARBAGE, FLIP, DELETE, SWAP, LONGLINE, TWICE, NULS, FIFO, DEVZERO, FOLDER, NV };
     for (int k = 0; k < NV; k++) {
-        nftw(v, kw_h_rm1, 16, FTW_DEPTH | FTW_PHYS);
+        nftw(v, kw_p_rm1, 16, FTW_DEPTH | FTW_PHYS);
         kw_h_copy_run(ref, v);
         FILE *f = NULL;
         const char *what = "?", *sub = "record";
@@ -860,5 +845,5 @@ Test(hostile, damaged_journals_refused_with_record_number)
         kw_h_journal_refused(dir, what, sub);
     }
     free(j);
-    kw_h_rmrf(dir);
+    kw_p_rmrf(dir);
 }
