@@ -1,12 +1,16 @@
 /* kw_sim.c - stage 2: discrete-event simulation of the serving runtime.
  *
- * Design: an event-driven simulation with two binary heaps. Real-time events
- * (arrivals, batch timeouts, ends of kernel launches) sit in one heap keyed by
- * wall time. Kernel executions sit in a second heap keyed by VIRTUAL time: all
- * kernels running at once are slowed by the same contention factor, so one
- * virtual clock V (dV/dt = 1 / slowdown) orders every execution's end and a
- * change of slowdown costs O(1) instead of rescaling every running kernel.
- * Each run allocates its arrays once; the event loop never allocates.
+ * Design: an event-driven simulation with two binary heaps and one sorted
+ * array. Arrivals are an open loop (they never depend on the service), so all
+ * of them are drawn before the run and read in order from an array. Batch
+ * timeouts and ends of kernel launches sit in one heap keyed by wall time (at
+ * most groups + queues live entries). Kernel executions sit in a second heap
+ * keyed by VIRTUAL time: all kernels running at once are slowed by the same
+ * contention factor, so one virtual clock V (dV/dt = 1 / slowdown) orders
+ * every execution's end and a change of slowdown costs O(1) instead of
+ * rescaling every running kernel. Each kernel's execution time and DRAM demand
+ * at the run's clock are memoised in the service table. Each run allocates
+ * its arrays once; the event loop never allocates.
  *
  * The model, precisely:
  *
@@ -91,14 +95,20 @@
 #define KW_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define KW_PREC_REF_BYTES 2.0        /* FLOP weights relative to bf16 elements (kw_accel.pj_per_flop) */
 
-enum { KW_EV_ARRIVAL, KW_EV_TIMEOUT, KW_EV_LAUNCH_END };
 enum { KW_PH_IDLE, KW_PH_LAUNCH, KW_PH_EXEC };
 enum { KW_SRC_POISSON, KW_SRC_BURSTY, KW_SRC_TRACE };
 
-typedef struct kw_rev { double t; int32_t kind, idx; int64_t tag; } kw_rev;
-typedef struct kw_vev { double v; int32_t g; } kw_vev;
+/* real-time event: the end of group idx's launch (tag < 0) or the batch
+ * timeout of queue idx armed for request tag */
+typedef struct kw_rev { double t; int32_t idx, tag; } kw_rev;
+typedef struct kw_vev { double v; int32_t g; } kw_vev; /* also (time, stream) when merging arrivals */
 
-typedef struct kw_sk { double launch_us, exec_us, demand; } kw_sk; /* one kernel of the table */
+typedef struct kw_sk {              /* one kernel of the table */
+    double launch_us, exec_us, demand;
+    double work_us, demand_c;       /* exec_us / clock and demand x clock: the execution at this
+                                     * run's clock, memoised (batches of scale 1, i.e. all but the
+                                     * test-only exponential service) */
+} kw_sk;
 typedef struct kw_sb {              /* one batch size of the table */
     int first, n;                   /* kernels [first, first + n) of kw_st.sk */
     double launch_us, exec_us;      /* sums */
@@ -114,6 +124,8 @@ typedef struct kw_batch {
 
 typedef struct kw_group {
     int cur, kernel, phase;
+    int nk;                         /* kernels of the current batch, at kp[0..nk) */
+    const kw_sk *kp;
     double demand;
     int bhead, btail;               /* bound batches, FIFO */
     double est_free_us, last_end_us, busy_us;
@@ -141,6 +153,7 @@ typedef struct kw_st {
     double tfirst, tspan, toffset;
     /* state */
     double t, V, s, D;
+    double lost_k;                  /* 1 - 1/s, kept with s (contention bookkeeping) */
     int nexec;
     kw_rev *rh; int rn, rcap;
     kw_vev *vh; int vn;
@@ -160,10 +173,10 @@ typedef struct kw_st {
 
 /* ---------------- heaps ---------------- */
 
-static void kw_rh_push(kw_st *st, double t, int kind, int idx, int64_t tag)
+static void kw_rh_push(kw_st *st, double t, int idx, int tag)
 {
     int i = st->rn++;
-    kw_rev e = {t, kind, idx, tag};
+    kw_rev e = {t, idx, tag};
     while (i > 0) {
         int p = (i - 1) >> 1;
         if (st->rh[p].t <= t)
@@ -195,38 +208,44 @@ static kw_rev kw_rh_pop(kw_st *st)
     return top;
 }
 
-static void kw_vh_push(kw_st *st, double v, int g)
+static void kw_vh_push(kw_vev *h, int *hn, double v, int g)
 {
-    int i = st->vn++;
+    int i = (*hn)++;
     kw_vev e = {v, g};
     while (i > 0) {
         int p = (i - 1) >> 1;
-        if (st->vh[p].v <= v)
+        if (h[p].v <= v)
             break;
-        st->vh[i] = st->vh[p];
+        h[i] = h[p];
         i = p;
     }
-    st->vh[i] = e;
+    h[i] = e;
 }
 
-static kw_vev kw_vh_pop(kw_st *st)
+/* Remove the top and put e in its place (pop then push, one sift). */
+static void kw_vh_replace_top(kw_vev *h, int n, kw_vev e)
 {
-    kw_vev top = st->vh[0];
-    kw_vev last = st->vh[--st->vn];
-    int n = st->vn, i = 0;
+    int i = 0;
     for (;;) {
         int c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && st->vh[c + 1].v < st->vh[c].v)
+        if (c + 1 < n && h[c + 1].v < h[c].v)
             c++;
-        if (last.v <= st->vh[c].v)
+        if (e.v <= h[c].v)
             break;
-        st->vh[i] = st->vh[c];
+        h[i] = h[c];
         i = c;
     }
+    h[i] = e;
+}
+
+static kw_vev kw_vh_pop(kw_vev *h, int *hn)
+{
+    kw_vev top = h[0];
+    int n = --(*hn);
     if (n > 0)
-        st->vh[i] = last;
+        kw_vh_replace_top(h, n, h[n]);
     return top;
 }
 
@@ -322,6 +341,8 @@ static void kw_start_batch(kw_st *st, int g)
         gr->btail = -1;
     gr->cur = b;
     gr->kernel = 0;
+    gr->kp = &st->sk[st->sb[st->bat[b].r - 1].first];
+    gr->nk = st->sb[st->bat[b].r - 1].n;
     st->bat[b].start_us = st->t;
     if (st->t >= st->t_warm) {
         st->batches_meas++;
@@ -344,7 +365,7 @@ static void kw_try_dispatch(kw_st *st, int qi)
             close = st->grp[g].cur < 0;
         if (!close) {
             if (st->timeout_us > 0 && q->armed != q->head) {
-                kw_rh_push(st, st->arr[q->head] + st->timeout_us, KW_EV_TIMEOUT, qi, q->head);
+                kw_rh_push(st, st->arr[q->head] + st->timeout_us, qi, q->head);
                 q->armed = q->head;
             }
             return;
@@ -423,37 +444,48 @@ static void kw_set_slowdown(kw_st *st)
 {
     if (st->nexec == 0)
         st->D = 0.0;
-    st->s = (st->bw > 0 && st->D > st->bw) ? st->D / st->bw : 1.0;
+    if (st->bw > 0 && st->D > st->bw) {
+        st->s = st->D / st->bw;
+        st->lost_k = 1.0 - 1.0 / st->s;
+    } else {
+        st->s = 1.0;
+    }
 }
 
 /* Start the execution part of the group's current kernel; 0 if it has none. */
 static int kw_begin_exec(kw_st *st, int g)
 {
     kw_group *gr = &st->grp[g];
-    const kw_batch *bt = &st->bat[gr->cur];
-    const kw_sk *k = &st->sk[st->sb[bt->r - 1].first + gr->kernel];
-    double work = k->exec_us * bt->scale / st->clock;
+    const kw_sk *k = &gr->kp[gr->kernel];
+    double work, demand;
+    if (!st->exp_service) {
+        work = k->work_us;
+        demand = k->demand_c;
+    } else {
+        double scale = st->bat[gr->cur].scale;
+        work = k->exec_us * scale / st->clock;
+        demand = k->demand * st->clock / scale;
+    }
     if (work <= 0)
         return 0;
     gr->phase = KW_PH_EXEC;
-    gr->demand = k->demand * st->clock / bt->scale;
-    st->D += gr->demand;
+    gr->demand = demand;
+    st->D += demand;
     st->nexec++;
     kw_set_slowdown(st);
-    kw_vh_push(st, st->V + work, g);
+    kw_vh_push(st->vh, &st->vn, st->V + work, g);
     return 1;
 }
 
 static void kw_begin_kernel(kw_st *st, int g)
 {
     kw_group *gr = &st->grp[g];
-    const kw_batch *bt = &st->bat[gr->cur];
-    const kw_sb *sb = &st->sb[bt->r - 1];
-    while (gr->kernel < sb->n) {
-        const kw_sk *k = &st->sk[sb->first + gr->kernel];
+    while (gr->kernel < gr->nk) {
+        const kw_sk *k = &gr->kp[gr->kernel];
         if (k->launch_us > 0) {
+            double launch = st->exp_service ? k->launch_us * st->bat[gr->cur].scale : k->launch_us;
             gr->phase = KW_PH_LAUNCH;
-            kw_rh_push(st, st->t + k->launch_us * bt->scale, KW_EV_LAUNCH_END, g, 0);
+            kw_rh_push(st, st->t + launch, g, -1);
             return;
         }
         if (kw_begin_exec(st, g))
@@ -474,23 +506,24 @@ static void kw_advance(kw_st *st, double t)
         double from = KW_MAX(st->t, st->t_warm);
         if (t > from) {
             double w = t - from;
-            st->lost_us += st->nexec * w * (1.0 - 1.0 / st->s);
+            st->lost_us += st->nexec * w * st->lost_k;
             st->contended_us += w;
         }
+        st->V += dt / st->s;
+    } else {
+        st->V += dt; /* s = 1 */
     }
-    st->V += dt / st->s;
     st->t = t;
 }
 
-static void kw_arrive(kw_st *st, double t, int stream)
+/* The next request (its time and stream were drawn by kw_gen_arrivals) joins its queue. */
+static void kw_arrive(kw_st *st)
 {
     int id = st->narrived++;
-    st->arr[id] = t;
-    st->strm[id] = (uint8_t)stream;
     st->next[id] = -1;
     if (id == st->warm)
-        st->t_warm = t;
-    int qi = st->affinity ? stream % st->G : 0;
+        st->t_warm = st->arr[id];
+    int qi = st->affinity ? st->strm[id] % st->G : 0;
     kw_queue *q = &st->q[qi];
     if (q->tail >= 0)
         st->next[q->tail] = id;
@@ -501,9 +534,12 @@ static void kw_arrive(kw_st *st, double t, int stream)
     kw_try_dispatch(st, qi);
 }
 
+/* Events at equal times: ends of executions first, then launch ends and
+ * timeouts (in heap order), then the arrival. */
 static void kw_event_loop(kw_st *st)
 {
     while (st->ndone < st->ntot) {
+        double ta = st->narrived < st->ntot ? st->arr[st->narrived] : INFINITY;
         double tr = st->rn ? st->rh[0].t : INFINITY;
         double tv = INFINITY;
         if (st->vn) {
@@ -511,8 +547,8 @@ static void kw_event_loop(kw_st *st)
             if (tv < st->t)
                 tv = st->t;
         }
-        if (tv <= tr) {
-            kw_vev e = kw_vh_pop(st);
+        if (tv <= tr && tv <= ta) {
+            kw_vev e = kw_vh_pop(st->vh, &st->vn);
             kw_advance(st, tv);
             st->V = e.v;
             kw_group *gr = &st->grp[e.g];
@@ -523,34 +559,19 @@ static void kw_event_loop(kw_st *st)
             kw_begin_kernel(st, e.g);
             continue;
         }
+        if (tr > ta) {
+            kw_advance(st, ta);
+            kw_arrive(st);
+            continue;
+        }
         kw_rev e = kw_rh_pop(st);
         kw_advance(st, e.t);
-        switch (e.kind) {
-        case KW_EV_ARRIVAL:
-            if (st->narrived >= st->ntot)
-                break;
-            if (e.idx < 0) {
-                double t;
-                int stream;
-                kw_arrive(st, e.t, (int)e.tag);
-                if (st->narrived < st->ntot && kw_trace_next(st, &t, &stream) == 0)
-                    kw_rh_push(st, t, KW_EV_ARRIVAL, -1, stream);
-            } else {
-                kw_arrive(st, e.t, e.idx);
-                if (st->narrived < st->ntot)
-                    kw_rh_push(st, kw_src_next(&st->src[e.idx], e.t), KW_EV_ARRIVAL, e.idx, 0);
-            }
-            break;
-        case KW_EV_TIMEOUT:
+        if (e.tag >= 0) { /* batch timeout */
             if (st->q[e.idx].len > 0 && st->q[e.idx].head == e.tag)
                 kw_try_dispatch(st, e.idx);
-            break;
-        default: /* KW_EV_LAUNCH_END */
-            if (!kw_begin_exec(st, e.idx)) {
-                st->grp[e.idx].kernel++;
-                kw_begin_kernel(st, e.idx);
-            }
-            break;
+        } else if (!kw_begin_exec(st, e.idx)) { /* launch end */
+            st->grp[e.idx].kernel++;
+            kw_begin_kernel(st, e.idx);
         }
     }
 }
@@ -804,6 +825,40 @@ static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
     return 0;
 }
 
+/* Draw every arrival before the simulation starts: arrivals are an open loop
+ * (they never depend on the service), so the event loop reads the next one
+ * from arr[]/strm[] instead of keeping one heap entry per stream, and its heap
+ * holds only launch ends and timeouts (at most groups + queues live ones).
+ * Each stream still draws from its own random stream in its own order; the
+ * streams are merged by time with a heap of one entry per stream. */
+static int kw_gen_arrivals(kw_st *st)
+{
+    int n = st->ntot;
+    if (st->trace) {
+        for (int id = 0; id < n; id++) {
+            int stream;
+            if (kw_trace_next(st, &st->arr[id], &stream) != 0) /* NEVER: init checked rows exist */
+                return kw_error_set(KW_EINPUT, "simulation: trace has no rows to replay");
+            st->strm[id] = (uint8_t)stream;
+        }
+        return 0;
+    }
+    kw_vev *h = malloc((size_t)st->S * sizeof *h);
+    if (!h)
+        return kw_error_set(KW_ENOMEM, "out of memory for arrival streams");
+    int hn = 0;
+    for (int i = 0; i < st->S; i++)
+        kw_vh_push(h, &hn, kw_src_next(&st->src[i], 0.0), i);
+    for (int id = 0; id < n; id++) {
+        kw_vev e = h[0];
+        st->arr[id] = e.v;
+        st->strm[id] = (uint8_t)e.g;
+        kw_vh_replace_top(h, hn, (kw_vev){kw_src_next(&st->src[e.g], e.v), e.g});
+    }
+    free(h);
+    return 0;
+}
+
 static void kw_st_free(kw_st *st)
 {
     if (st->src)
@@ -854,7 +909,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
     size_t N = (size_t)st->ntot;
     st->sk = malloc((size_t)nk * sizeof *st->sk);
     st->src = calloc((size_t)st->S, sizeof *st->src);
-    st->rcap = st->S + 2 * st->G + st->Q + st->ntot + 8;
+    st->rcap = 2 * st->G + st->Q + st->ntot + 8; /* live launches, stale and live timeouts */
     st->rh = malloc((size_t)st->rcap * sizeof *st->rh);
     st->vh = malloc((size_t)st->G * sizeof *st->vh);
     st->grp = malloc((size_t)st->G * sizeof *st->grp);
@@ -884,6 +939,8 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
             x->launch_us = k->launch_us;
             x->exec_us = k->time_us - k->launch_us;
             x->demand = k->dram_bytes_per_us;
+            x->work_us = x->exec_us / st->clock;
+            x->demand_c = x->demand * st->clock;
             sb->launch_us += x->launch_us;
             sb->exec_us += x->exec_us;
             double fl = k->exec_flops > 0 ? k->exec_flops : k->flops;
@@ -960,17 +1017,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
             return kw_error_set(KW_ENOMEM, "out of memory for random streams");
         gsl_rng_set(st->svc_rng, (unsigned long)kw_splitmix64(o->seed ^ kw_splitmix64((uint64_t)st->S + 1)));
     }
-    /* first arrivals */
-    if (st->trace) {
-        double t;
-        int stream;
-        if (kw_trace_next(st, &t, &stream) == 0)
-            kw_rh_push(st, t, KW_EV_ARRIVAL, -1, stream);
-    } else {
-        for (int i = 0; i < st->S; i++)
-            kw_rh_push(st, kw_src_next(&st->src[i], 0.0), KW_EV_ARRIVAL, i, 0);
-    }
-    return 0;
+    return kw_gen_arrivals(st);
 }
 
 int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *opts)

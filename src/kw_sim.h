@@ -84,8 +84,8 @@ typedef struct kw_sim_result {
 
 /* Simulate. `out` is fully overwritten. Returns 0, KW_EINPUT (bad input or
  * options, message says which), KW_ENOMEM.
- * Cost: O(N (k log(streams + groups) + log N)) for N requests of k kernels;
- * one allocation pass per run, none per event. */
+ * Cost: O(N (log streams + k log groups)) for N requests of k kernels, plus
+ * O(N) statistics (radix sort); one allocation pass per run, none per event. */
 int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *opts);
 
 /* Free what kw_sim_run allocated in r (lat_sorted_us); NULL ok. */
