@@ -424,38 +424,11 @@ static inline __attribute__((always_inline)) void kw_dot_cols_t(double *out, con
     memcpy(out, tot, (size_t)nc * sizeof *out);
 }
 
-/* Dispatch with the accumulator format a constant, so each case inlines; the
- * GEMM sample's fan-out KW_DRIFT_COLS gets its own copy with a constant trip
- * count, which the compiler vectorises. */
-static void kw_dot_gemm(double *out, const double *a, const double *w, int K, int p, int tile_k,
-                        int split_k)
+/* Dispatch with the accumulator format a constant, so each case inlines. */
+static inline __attribute__((always_inline)) void kw_dot_dispatch(double *out, const double *a,
+                                                                  const double *w, int K, int nc,
+                                                                  int p, int tile_k, int split_k)
 {
-    switch (p) {
-    case KW_PREC_FP32:
-        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, KW_PREC_FP32, tile_k, split_k);
-        break;
-    case KW_PREC_BF16:
-        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, KW_PREC_BF16, tile_k, split_k);
-        break;
-    case KW_PREC_FP16:
-        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, KW_PREC_FP16, tile_k, split_k);
-        break;
-    case KW_ACC_EXACT:
-        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, KW_ACC_EXACT, tile_k, split_k);
-        break;
-    default:
-        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
-        break;
-    }
-}
-
-static void kw_dot_cols(double *out, const double *a, const double *w, int K, int nc, int p,
-                        int tile_k, int split_k)
-{
-    if (nc == KW_DRIFT_COLS) {
-        kw_dot_gemm(out, a, w, K, p, tile_k, split_k);
-        return;
-    }
     switch (p) {
     case KW_PREC_FP32:
         kw_dot_cols_t(out, a, w, K, nc, KW_PREC_FP32, tile_k, split_k);
@@ -473,6 +446,17 @@ static void kw_dot_cols(double *out, const double *a, const double *w, int K, in
         kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
         break;
     }
+}
+
+/* The GEMM sample's fan-out KW_DRIFT_COLS gets its own copy with a constant
+ * trip count, which the compiler vectorises. */
+static void kw_dot_cols(double *out, const double *a, const double *w, int K, int nc, int p,
+                        int tile_k, int split_k)
+{
+    if (nc == KW_DRIFT_COLS)
+        kw_dot_dispatch(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
+    else
+        kw_dot_dispatch(out, a, w, K, nc, p, tile_k, split_k);
 }
 
 double kw_drift_dot(const double *x, const double *y, size_t k, kw_prec accum, int tile_k,
