@@ -19,7 +19,8 @@
  *  - files are read whole with a size limit, regular files only (a FIFO or
  *    /dev/zero never blocks or fills memory), UTF-8 only.
  * Schemas are compiled from memory (the embedded copies, kw_embed.h), so
- * validation does not depend on the installation or the current folder.
+ * validation does not depend on the installation or the current folder, and
+ * each once per process (kw_xml_schema_get).
  * The approach follows libvirt's src/util/virxml.c.
  */
 #include "kw_xml.h"
@@ -39,11 +40,13 @@
 #include <unistd.h>
 
 #include <libxml/SAX2.h>
+#include <libxml/dict.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 #include <libxml/xmlsave.h>
 #include <libxml/xmlschemas.h>
+#include <libxml/xmlversion.h>
 
 #include "kw_embed.h"
 
@@ -458,6 +461,108 @@ static void kw_xml_schema_parse_error(void *ud, kw_xml_err_t err)
                      err->message ? err->message : "?");
 }
 
+/* Compiled schemas, one per embedded schema file, compiled at first use and
+ * shared by every later validation in the process. Compiling space.xsd costs
+ * far more than validating a small file against it, and a tune, a bench or a
+ * fuzz run loads thousands of files. Thread safety: the table is only read or
+ * extended under kw_xml_schema_lock (a first compile runs under it too, so a
+ * schema is never compiled twice); a compiled xmlSchema is read-only and
+ * libxml2 lets any number of validation contexts, one per call here, use it at
+ * the same time. Freed by kw_xml_cleanup(), called from an atexit() handler
+ * registered at the first compile, so memcheck and LeakSanitizer see nothing
+ * left over. */
+#define KW_XML_SCHEMA_SLOTS 8 /* the embedded schemas: space, accelerator, workload, results */
+
+static pthread_mutex_t kw_xml_schema_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    const kw_embedded_file *file;
+    xmlSchemaPtr schema;
+} kw_xml_schemas[KW_XML_SCHEMA_SLOTS];
+static int kw_xml_n_schemas;
+static long kw_xml_n_compiled;
+static int kw_xml_cleanup_registered;
+
+void kw_xml_cleanup(void)
+{
+    pthread_mutex_lock(&kw_xml_schema_lock);
+    for (int i = 0; i < kw_xml_n_schemas; i++) {
+        xmlSchemaFree(kw_xml_schemas[i].schema);
+        kw_xml_schemas[i].schema = NULL;
+        kw_xml_schemas[i].file = NULL;
+    }
+    kw_xml_n_schemas = 0;
+    pthread_mutex_unlock(&kw_xml_schema_lock);
+}
+
+/* At exit: free the schemas. knobwise's main() has already called
+ * xmlCleanupParser() by then, and libxml2 before 2.12 answers the dictionary
+ * frees inside xmlSchemaFree() by allocating its dictionary mutex again; drop
+ * it once more (nothing uses libxml2 after exit). */
+static void kw_xml_atexit(void)
+{
+    pthread_mutex_lock(&kw_xml_schema_lock);
+    int had = kw_xml_n_schemas;
+    pthread_mutex_unlock(&kw_xml_schema_lock);
+    kw_xml_cleanup();
+#if LIBXML_VERSION < 21200
+    if (had)
+        xmlDictCleanup();
+#endif
+}
+
+long kw_xml_schema_compilations(void)
+{
+    pthread_mutex_lock(&kw_xml_schema_lock);
+    long n = kw_xml_n_compiled;
+    pthread_mutex_unlock(&kw_xml_schema_lock);
+    return n;
+}
+
+/* The compiled schema of embedded file f (named schema_name), compiling it on
+ * first use. The caller has set kw_xml_active (no external loads). */
+static int kw_xml_schema_get(xmlSchemaPtr *out, const kw_embedded_file *f, const char *schema_name)
+{
+    int rc = 0;
+    xmlSchemaParserCtxtPtr pc = NULL;
+    kw_xml_vstate ps = {.label = schema_name};
+    *out = NULL;
+    pthread_mutex_lock(&kw_xml_schema_lock);
+    for (int i = 0; i < kw_xml_n_schemas; i++)
+        if (kw_xml_schemas[i].file == f) {
+            *out = kw_xml_schemas[i].schema;
+            goto done;
+        }
+    if (kw_xml_n_schemas == KW_XML_SCHEMA_SLOTS) { /* a new embedded schema: raise the constant */
+        rc = kw_error_set(KW_ESTATE, "too many embedded schemas to keep compiled (%d)",
+                          KW_XML_SCHEMA_SLOTS);
+        goto done;
+    }
+    pc = xmlSchemaNewMemParserCtxt((const char *)f->data, (int)f->len);
+    if (!pc) {
+        rc = kw_error_set(KW_ENOMEM, "cannot read embedded schema %s", schema_name);
+        goto done;
+    }
+    xmlSchemaSetParserStructuredErrors(pc, (xmlStructuredErrorFunc)kw_xml_schema_parse_error, &ps);
+    xmlSchemaPtr schema = xmlSchemaParse(pc);
+    if (!schema) {
+        rc = ps.reported == 0
+                 ? kw_error_set(KW_ESTATE, "embedded schema %s does not compile", schema_name)
+                 : KW_ESTATE;
+        goto done;
+    }
+    kw_xml_schemas[kw_xml_n_schemas].file = f;
+    kw_xml_schemas[kw_xml_n_schemas].schema = schema;
+    kw_xml_n_schemas++;
+    kw_xml_n_compiled++;
+    if (!kw_xml_cleanup_registered && atexit(kw_xml_atexit) == 0)
+        kw_xml_cleanup_registered = 1;
+    *out = schema;
+done:
+    pthread_mutex_unlock(&kw_xml_schema_lock);
+    xmlSchemaFreeParserCtxt(pc);
+    return rc;
+}
+
 int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
                     kw_xml_problems *p)
 {
@@ -467,23 +572,12 @@ int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
         return kw_error_set(KW_ESTATE, "%s: schema %s is not built into this knobwise", label,
                             schema_name);
     int rc = KW_ESTATE;
-    xmlSchemaParserCtxtPtr pc = NULL;
     xmlSchemaPtr schema = NULL;
     xmlSchemaValidCtxtPtr vc = NULL;
-    kw_xml_vstate ps = {.label = schema_name, .p = p};
     kw_xml_active = 1;
-    pc = xmlSchemaNewMemParserCtxt((const char *)f->data, (int)f->len);
-    if (!pc) {
-        kw_error_set(KW_ENOMEM, "cannot read embedded schema %s", schema_name);
+    if ((rc = kw_xml_schema_get(&schema, f, schema_name)) != 0)
         goto done;
-    }
-    xmlSchemaSetParserStructuredErrors(pc, (xmlStructuredErrorFunc)kw_xml_schema_parse_error, &ps);
-    schema = xmlSchemaParse(pc);
-    if (!schema) {
-        if (ps.reported == 0)
-            kw_error_set(KW_ESTATE, "embedded schema %s does not compile", schema_name);
-        goto done;
-    }
+    rc = KW_ESTATE;
     vc = xmlSchemaNewValidCtxt(schema);
     if (!vc) {
         kw_error_set(KW_ENOMEM, "cannot create a schema validator");
@@ -504,8 +598,6 @@ int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
 done:
     kw_xml_active = 0;
     xmlSchemaFreeValidCtxt(vc);
-    xmlSchemaFree(schema);
-    xmlSchemaFreeParserCtxt(pc);
     return rc;
 }
 

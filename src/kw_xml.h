@@ -58,6 +58,14 @@ int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
 int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
                     kw_xml_problems *p);
 
+/* Each embedded schema is compiled once per process, at its first use
+ * (thread-safe), and kept. kw_xml_cleanup() frees them; it is registered with
+ * atexit() and may also be called earlier (before xmlCleanupParser(), say):
+ * the next validation compiles again. */
+void kw_xml_cleanup(void);
+/* Schema compilations so far in this process (for tests and benchmarks). */
+long kw_xml_schema_compilations(void);
+
 /* Parse, check the root element is `root`, validate against schema_name. */
 int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, const char *root,
                 const char *schema_name, kw_xml_problems *p);

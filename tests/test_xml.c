@@ -3,6 +3,7 @@
  * with line numbers, problem collection, typed getters, atomic writes. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -290,6 +291,75 @@ Test(xml, every_embedded_schema_compiles)
         cr_assert_eq(rc, i == 0 ? 0 : KW_EINPUT, "%s: %s %s", schemas[i], p.text, kw_error_last());
         xmlFreeDoc(doc);
     }
+}
+
+/* One space file checked against space.xsd: 0, or KW_EINPUT with its line. */
+static int validate_space(const char *text)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_load(&doc, "s.xml", text, strlen(text), "space", "spaces/space.xsd", &p);
+    xmlFreeDoc(doc);
+    if (rc == KW_EINPUT && strstr(p.text, "s.xml:3: ") == NULL)
+        return -1000; /* refused, but not at the offending line */
+    return rc;
+}
+
+static const char bad_space[] = "<?xml version=\"1.0\"?>\n"
+                                "<space name=\"s\" block=\"b\">\n"
+                                "  <accelerator file=\"a.xml\" colour=\"red\"/>\n"
+                                "  <workload file=\"w.xml\"/>\n"
+                                "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
+                                "</space>\n";
+
+Test(xml, each_schema_is_compiled_once_per_process)
+{
+    long before = kw_xml_schema_compilations();
+    for (int i = 0; i < 50; i++) {
+        cr_assert_eq(validate_space(good_space), 0, "%s", kw_error_last());
+        cr_assert_eq(validate_space(bad_space), KW_EINPUT);
+    }
+    cr_assert_leq(kw_xml_schema_compilations() - before, 1,
+                  "space.xsd compiled %ld times for 100 validations",
+                  kw_xml_schema_compilations() - before);
+    /* freed early (as before xmlCleanupParser), the next use compiles it again */
+    kw_xml_cleanup();
+    long freed = kw_xml_schema_compilations();
+    cr_assert_eq(validate_space(good_space), 0);
+    cr_assert_eq(validate_space(bad_space), KW_EINPUT);
+    cr_assert_eq(kw_xml_schema_compilations() - freed, 1);
+    kw_xml_cleanup();
+    kw_xml_cleanup(); /* twice is harmless */
+}
+
+#define KW_T_THREADS 4
+#define KW_T_ROUNDS 25
+
+static void *validate_many(void *arg)
+{
+    long *wrong = arg;
+    for (int i = 0; i < KW_T_ROUNDS; i++) {
+        *wrong += validate_space(good_space) != 0;
+        *wrong += validate_space(bad_space) != KW_EINPUT;
+    }
+    return NULL;
+}
+
+/* Threads racing to the first use compile the schema once between them, and
+ * every validation on the shared schema gives its own file's verdict. */
+Test(xml, shared_schema_validates_from_many_threads)
+{
+    kw_xml_cleanup();
+    long before = kw_xml_schema_compilations();
+    pthread_t t[KW_T_THREADS];
+    long wrong[KW_T_THREADS] = {0};
+    for (int i = 0; i < KW_T_THREADS; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, validate_many, &wrong[i]), 0);
+    for (int i = 0; i < KW_T_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(wrong[i], 0, "thread %d: %ld wrong verdicts", i, wrong[i]);
+    }
+    cr_assert_eq(kw_xml_schema_compilations() - before, 1);
 }
 
 Test(xml, problems_are_capped_one_per_line)
