@@ -153,7 +153,8 @@ typedef struct kw_st {
     double tfirst, tspan, toffset;
     /* state */
     double t, V, s, D;
-    double lost_k;                  /* 1 - 1/s, kept with s (contention bookkeeping) */
+    double rate, lost_k;            /* 1/s = dV/dt and 1 - 1/s, kept with s */
+    double inv_bw;                  /* 1 / bw */
     int nexec;
     kw_rev *rh; int rn, rcap;
     kw_vev *vh; int vn;
@@ -445,8 +446,11 @@ static void kw_set_slowdown(kw_st *st)
     if (st->nexec == 0)
         st->D = 0.0;
     if (st->bw > 0 && st->D > st->bw) {
-        st->s = st->D / st->bw;
-        st->lost_k = 1.0 - 1.0 / st->s;
+        /* one division per change of demand; the clock's advance and the lost
+         * time then multiply (kw_advance runs once per event) */
+        st->rate = st->bw / st->D;
+        st->s = st->D * st->inv_bw;
+        st->lost_k = 1.0 - st->rate;
     } else {
         st->s = 1.0;
     }
@@ -509,7 +513,7 @@ static void kw_advance(kw_st *st, double t)
             st->lost_us += st->nexec * w * st->lost_k;
             st->contended_us += w;
         }
-        st->V += dt / st->s;
+        st->V += dt * st->rate;
     } else {
         st->V += dt; /* s = 1 */
     }
@@ -896,6 +900,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
     st->timeout_us = m->batch_timeout_us;
     st->clock = in->clock_factor > 0 ? in->clock_factor : 1.0;
     st->bw = o->no_contention ? 0.0 : a->dram_bw_bytes_per_s / KW_US_PER_S;
+    st->inv_bw = st->bw > 0 ? 1.0 / st->bw : 0.0;
     st->exp_service = o->exp_service;
     st->warm = o->warmup;
     st->ntot = R + o->warmup;
