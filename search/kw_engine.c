@@ -32,6 +32,11 @@
 #define KW_EXHAUST_BATCH 256   /* configs an exhaustive shape plans per round */
 #define KW_RANDOM_STALL 10000  /* draws without a new valid config before random stops */
 #define KW_PROBE_MAX 64        /* probes per convergence (opts->probes cap) */
+#define KW_PROBE_CHUNK 16      /* new evaluations a probe round may plan: small rounds let a
+                                * found pair return to the main phase before the budget is
+                                * spent on the rest of the probe list (a fixed number, never
+                                * the thread count: the journal must not depend on it) */
+#define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
 #define KW_TABU_MAX 64         /* excursion length (opts->tabu cap) */
 #define KW_REASON_LEN 256
 
@@ -378,7 +383,15 @@ typedef struct kw_sstate {
     int probed;
     uint64_t probed_at;
     int n_first;
+    int n_blocked;            /* first[0..n_blocked): guard-failing "blocked gains" */
     kw_cand first[KW_PROBE_MAX];
+    int plist_ready;          /* the probe list of this local optimum is built */
+    kw_item *plist;           /* second steps, most promising first (kw_build_probe_list) */
+    int n_plist, cap_plist, pcur;
+    /* knob k at value v was once an acceptable step (improving, guard-passing) from some
+     * incumbent: when it later fails a guard, another knob's change blocks it (an
+     * interaction) and a probe tries to repair it first */
+    uint8_t improved[KW_KNOB_MAX][KW_VALUE_MAX];
     /* excursion */
     int n_path;
     kw_cand path[KW_TABU_MAX + 1];
@@ -875,21 +888,34 @@ static void kw_after_main(kw_eng *E, kw_sstate *s)
         kw_enter_explore(E, s);
 }
 
-static int kw_cmp_first(kw_eng *E, kw_sstate *s, const kw_cand *a, const kw_cand *b)
+/* A probe first step's class: 0 a blocked gain (fails a guard now, but the same
+ * knob value was an acceptable step from an earlier incumbent: a later change
+ * blocks it, so a second knob may repair it), 1 guard-passing, 2 another
+ * guard failure; -1 not usable (not fully evaluated, evaluator error, not finite). */
+static int kw_first_class(kw_eng *E, kw_sstate *s, const kw_cand *c, int k, kw_cst *cs)
 {
-    kw_cst x, y;
-    kw_stats_c(E, s, a, &x);
-    kw_stats_c(E, s, b, &y);
-    return x.mean < y.mean ? -1 : x.mean > y.mean ? 1 : 0;
+    kw_stats_c(E, s, c, cs);
+    if (cs->n != E->reps || !isfinite(cs->mean))
+        return -1;
+    if (cs->ok)
+        return 1;
+    if (strncmp(cs->guards, "error", 5) == 0)
+        return -1;
+    return s->improved[k][c->v[k]] ? 0 : 2;
 }
 
-/* Pick the probes' first steps: guard-passing, fully evaluated, not acceptable
- * (a local optimum has none acceptable) single-knob neighbours, least bad first. */
+/* Pick the probes' first steps among the incumbent's evaluated single-knob
+ * neighbours (a local optimum has none acceptable): blocked gains first, then
+ * guard-passing ones, then other guard failures; least bad first within a class
+ * (stable: earlier knob/value wins ties). A guard-failing first step is never
+ * taken for itself: only a pair that passes every guard and beats the
+ * incumbent is accepted, so the second step must repair the guard. */
 static void kw_pick_firsts(kw_eng *E, kw_sstate *s)
 {
-    kw_cst inc;
-    kw_stats_c(E, s, &s->pos, &inc);
+    int cls[KW_PROBE_MAX];
+    double mean[KW_PROBE_MAX];
     s->n_first = 0;
+    s->n_blocked = 0;
     int want = E->o.probes < KW_PROBE_MAX ? E->o.probes : KW_PROBE_MAX;
     for (int k = 0; k < E->ks->n_knobs; k++)
         for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
@@ -900,22 +926,28 @@ static void kw_pick_firsts(kw_eng *E, kw_sstate *s)
             if (kw_cand_violates(E->ks, &c) >= 0)
                 continue;
             kw_cst cs;
-            kw_stats_c(E, s, &c, &cs);
-            if (cs.n != E->reps || !cs.ok || !isfinite(cs.mean))
+            int cl = kw_first_class(E, s, &c, k, &cs);
+            if (cl < 0)
                 continue;
-            /* insertion into the sorted list (stable: earlier knob/value wins ties) */
             int at = s->n_first;
-            while (at > 0 && kw_cmp_first(E, s, &c, &s->first[at - 1]) < 0)
+            while (at > 0 && (cl < cls[at - 1] || (cl == cls[at - 1] && cs.mean < mean[at - 1])))
                 at--;
             if (at >= want)
                 continue;
             int last = s->n_first < want ? s->n_first : want - 1;
-            for (int i = last; i > at; i--)
+            for (int i = last; i > at; i--) {
                 s->first[i] = s->first[i - 1];
+                cls[i] = cls[i - 1];
+                mean[i] = mean[i - 1];
+            }
             s->first[at] = c;
+            cls[at] = cl;
+            mean[at] = cs.mean;
             if (s->n_first < want)
                 s->n_first++;
         }
+    for (int i = 0; i < s->n_first; i++)
+        s->n_blocked += cls[i] == 0;
 }
 
 static int kw_reserve(kw_eng *E, kw_sstate *s)
@@ -1016,42 +1048,174 @@ static int kw_plan_exhaust(kw_eng *E, kw_sstate *s)
     return 0;
 }
 
-/* The probes' second steps, most promising first so that a budget cut keeps
- * them: (1) pairs of two first steps (two near-neutral changes combined: the
- * typical interaction, one evaluation per pair), (2) every other neighbour of
- * each first step along another knob. Items carry their first step's group. */
-static int kw_plan_probes(kw_eng *E, kw_sstate *s)
+static int kw_items_push(kw_eng *E, kw_item **arr, int *n, int *cap, const kw_cand *c, int group)
+{
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 256;
+        kw_item *a = realloc(*arr, (size_t)nc * sizeof *a);
+        if (!a)
+            return kw_error_set(KW_ENOMEM, "out of memory planning probes");
+        *arr = a;
+        *cap = nc;
+    }
+    kw_item *it = &(*arr)[(*n)++];
+    it->cand = *c;
+    it->id = kw_cand_id(E->ks, c);
+    it->con = kw_cand_violates(E->ks, c);
+    it->group = group;
+    it->dropped = 0;
+    return 0;
+}
+
+/* A set of config ids (open addressing; 0 is never a config id in practice,
+ * and a collision with it only costs a duplicate probe). */
+typedef struct kw_idset {
+    uint64_t *t;
+    size_t cap;
+} kw_idset;
+
+static int kw_idset_add(kw_idset *set, uint64_t id)
+{
+    size_t h = kw_mix64(id) & (set->cap - 1);
+    while (set->t[h]) {
+        if (set->t[h] == id)
+            return 0;
+        h = (h + 1) & (set->cap - 1);
+    }
+    set->t[h] = id;
+    return 1;
+}
+
+typedef struct kw_second {
+    int knob, value, order;
+    double key;
+} kw_second;
+
+static int kw_second_cmp(const void *a, const void *b)
+{
+    const kw_second *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->order - y->order;
+}
+
+/* Every neighbour of first step g along another knob, ordered by what the same
+ * change did alone from the incumbent (key[k][v], least bad first: a change
+ * that costs nothing alone is the likeliest repair or partner). */
+static int kw_probe_neighbours(kw_eng *E, kw_sstate *s, int g, double key[][KW_VALUE_MAX],
+                               kw_second *buf, kw_idset *seen)
 {
     const kw_knobspace *ks = E->ks;
+    int fk;
+    kw_engine_step_check(&fk, ks, &s->pos, &s->first[g]);
+    int n = 0;
+    for (int k = 0; k < ks->n_knobs; k++) {
+        if (k == fk)
+            continue;
+        for (int v = 0; v < ks->knobs[k].n_values; v++) {
+            if (v == s->pos.v[k])
+                continue;
+            buf[n].knob = k;
+            buf[n].value = v;
+            buf[n].order = n;
+            buf[n].key = key[k][v];
+            n++;
+        }
+    }
+    qsort(buf, (size_t)n, sizeof *buf, kw_second_cmp);
+    for (int i = 0; i < n; i++) {
+        kw_cand c = s->first[g];
+        c.v[buf[i].knob] = (uint8_t)buf[i].value;
+        if (!kw_idset_add(seen, kw_cand_id(ks, &c)))
+            continue;
+        int rc = kw_items_push(E, &s->plist, &s->n_plist, &s->cap_plist, &c, g);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The probe list of a local optimum, most promising first, so that the budget
+ * (spent KW_PROBE_CHUNK evaluations per round) goes to the likeliest pairs:
+ * (1) every neighbour of each blocked gain (the repair of a guard that a later
+ * change made fail); (2) pairs of two other first steps (two near-neutral
+ * changes combined: the typical interaction, one evaluation per pair), by rank
+ * sum; (3) every other neighbour of each other first step. Items carry their
+ * first step's group. */
+static int kw_build_probe_list(kw_eng *E, kw_sstate *s)
+{
+    const kw_knobspace *ks = E->ks;
+    int rc = 0;
+    s->n_plist = 0;
+    s->pcur = 0;
+    double key[KW_KNOB_MAX][KW_VALUE_MAX];
+    int n_nb = 0;
+    for (int k = 0; k < ks->n_knobs; k++)
+        for (int v = 0; v < ks->knobs[k].n_values; v++) {
+            key[k][v] = INFINITY;
+            if (v == s->pos.v[k])
+                continue;
+            n_nb++;
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            kw_cst cs;
+            kw_stats_c(E, s, &c, &cs);
+            if (cs.n == E->reps && cs.ok && isfinite(cs.mean))
+                key[k][v] = cs.mean;
+        }
+    kw_idset seen = {NULL, 1};
+    while (seen.cap < (size_t)(s->n_first + 1) * (size_t)(n_nb + 1) * 2)
+        seen.cap *= 2;
+    seen.t = calloc(seen.cap, sizeof *seen.t);
+    kw_second *buf = malloc((size_t)(n_nb + 1) * sizeof *buf);
+    if (!seen.t || !buf) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory planning probes");
+        goto done;
+    }
     int knob[KW_PROBE_MAX];
     for (int i = 0; i < s->n_first; i++)
         kw_engine_step_check(&knob[i], ks, &s->pos, &s->first[i]);
-    for (int i = 0; i < s->n_first; i++)
-        for (int j = i + 1; j < s->n_first; j++) {
-            if (knob[j] == knob[i])
+    for (int g = 0; g < s->n_blocked && rc == 0; g++)
+        rc = kw_probe_neighbours(E, s, g, key, buf, &seen);
+    int lo = s->n_blocked, hi = s->n_first;
+    for (int sum = 2 * lo + 1; sum <= 2 * hi - 3 && rc == 0; sum++)
+        for (int i = lo; i < hi && rc == 0; i++) {
+            int j = sum - i;
+            if (j <= i)
+                break;
+            if (j >= hi || knob[j] == knob[i])
                 continue;
             kw_cand c = s->first[i];
             c.v[knob[j]] = s->first[j].v[knob[j]];
-            int rc = kw_item_add(E, s, &c, i);
-            if (rc != 0)
-                return rc;
+            if (kw_idset_add(&seen, kw_cand_id(ks, &c)))
+                rc = kw_items_push(E, &s->plist, &s->n_plist, &s->cap_plist, &c, i);
         }
-    for (int i = 0; i < s->n_first; i++)
-        for (int k = 0; k < ks->n_knobs; k++) {
-            if (k == knob[i])
-                continue;
-            for (int v = 0; v < ks->knobs[k].n_values; v++) {
-                if (v == s->first[i].v[k])
-                    continue;
-                kw_cand c = s->first[i];
-                c.v[k] = (uint8_t)v;
-                if (kw_in_items(s, kw_cand_id(ks, &c)))
-                    continue;
-                int rc = kw_item_add(E, s, &c, i);
-                if (rc != 0)
-                    return rc;
-            }
-        }
+    for (int g = lo; g < hi && rc == 0; g++)
+        rc = kw_probe_neighbours(E, s, g, key, buf, &seen);
+    if (rc == 0)
+        s->plist_ready = 1;
+done:
+    free(seen.t);
+    free(buf);
+    return rc;
+}
+
+/* This round's share of the probe list: up to KW_PROBE_CHUNK configs not yet
+ * evaluated (memo hits and constraint breakers ride along for free). */
+static int kw_plan_probe_chunk(kw_eng *E, kw_sstate *s)
+{
+    int fresh = 0;
+    while (s->pcur < s->n_plist && s->n_items < KW_PROBE_CHUNK_ITEMS) {
+        const kw_item *p = &s->plist[s->pcur];
+        int costs = p->con < 0 && kw_cost(E, s, p->id) > 0;
+        if (costs && fresh >= KW_PROBE_CHUNK)
+            break;
+        int rc = kw_item_add(E, s, &p->cand, p->group);
+        if (rc != 0)
+            return rc;
+        fresh += costs;
+        s->pcur++;
+    }
     return 0;
 }
 
@@ -1096,17 +1260,24 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
             return kw_add_neighbours(E, s, &s->pos, -1, 0);
         case ST_PROBE:
             if (s->budget_hit) {
+                s->plist_ready = 0;
                 kw_enter_fix(s);
                 continue;
             }
-            kw_pick_firsts(E, s);
-            if (s->n_first == 0) {
+            if (!s->plist_ready) {
+                kw_pick_firsts(E, s);
+                int rc = s->n_first > 0 ? kw_build_probe_list(E, s) : 0;
+                if (rc != 0)
+                    return rc;
+            }
+            if (s->n_first == 0 || s->pcur >= s->n_plist) {
+                s->plist_ready = 0;
                 s->probed = 1;
                 s->probed_at = kw_cand_id(ks, &s->pos);
                 kw_enter_explore(E, s);
                 continue;
             }
-            return kw_plan_probes(E, s);
+            return kw_plan_probe_chunk(E, s);
         case ST_EXPLORE:
             if (s->budget_hit) {
                 if (s->n_path > 1)
@@ -1347,6 +1518,12 @@ static int kw_decide_main(kw_eng *E, kw_sstate *s, kw_verdict *v)
     kw_stats_c(E, s, &s->pos, &inc);
     int m = kw_count_evaluated(s, 0, s->n_items);
     int win = kw_judge_items(E, s, 0, s->n_items, &inc, "", m, v);
+    for (int i = 0; i < s->n_items; i++) {
+        int k;
+        if (v[i].ok && kw_engine_step_check(&k, E->ks, &s->pos, &s->items[i].cand) == 0)
+            s->improved[k][s->items[i].cand.v[k]] = 1;
+    }
+    kw_error_clear();
     int rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_MAIN, v, -1);
     int win_knob = -1;
     if (rc == 0 && win >= 0) {
@@ -1395,8 +1572,13 @@ static int kw_decide_probe(kw_eng *E, kw_sstate *s, kw_verdict *v)
             kw_cst fs;
             kw_stats_c(E, s, &s->first[g], &fs);
             char why[KW_REASON_LEN];
-            snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, not accepted) tried with a "
-                     "second knob", -kw_gain_pct(inc.mean, fs.mean));
+            if (fs.ok)
+                snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, not accepted) tried "
+                         "with a second knob", -kw_gain_pct(inc.mean, fs.mean));
+            else
+                snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, guard %.80s%s) tried "
+                         "with a second knob that may repair the guard", -kw_gain_pct(inc.mean, fs.mean),
+                         fs.guards, g < s->n_blocked ? "; an earlier incumbent gained from it" : "");
             int rc = kw_step(E, s, &s->first[g], KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why);
             if (rc == 0)
                 rc = kw_emit_rejects(E, s, 0, s->n_items, win, KW_STEP_PROBE, v, g);
@@ -1411,15 +1593,13 @@ static int kw_decide_probe(kw_eng *E, kw_sstate *s, kw_verdict *v)
         }
     }
     if (win >= 0) {
+        s->plist_ready = 0;
         s->st = ST_MAIN;
         s->no_accept = 0;
         s->accepts_since_fix++;
         s->last_knob_accepted = -1;
-    } else {
-        s->probed = 1;
-        s->probed_at = kw_cand_id(E->ks, &start);
-        kw_enter_explore(E, s);
     }
+    /* else: the next round plans the list's next chunk, or leaves the phase */
     return 0;
 }
 
@@ -2102,6 +2282,7 @@ done:
         if (E->S[i].rng)
             gsl_rng_free(E->S[i].rng);
         free(E->S[i].items);
+        free(E->S[i].plist);
     }
     free(E->S);
     kw_jwriter_free(E->w);
