@@ -61,7 +61,8 @@
  *   figure within ~15% of the budget can flip with the seed; the seed is
  *   fixed per run so every candidate sees the same data.
  *
- * Data: seeded GSL taus2 + ziggurat Gaussians. Block input: N(0,1) with
+ * Data: seeded Gaussians (ziggurat over a GSL-seeded sequence, see "Gaussian
+ *   draws" below). Block input: N(0,1) with
  *   KW_DRIFT_OUTLIERS outlier channels scaled by KW_DRIFT_OUTLIER_GAIN
  *   (LLM.int8(), Dettmers et al. arXiv 2208.07339: a handful of hidden
  *   dimensions carry values ~20x the rest); weights N(0,1)/sqrt(K); conv
@@ -77,7 +78,6 @@
  * kw_drift_eval that also draws its ~490k Gaussians; gated MLP 1.6 ms / 9 ms;
  * a cached result 0.3-0.5 us.
  */
-#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <pthread.h>
@@ -119,6 +119,128 @@ static void kw_tape_clear(kw_tape *t)
     free(t->z);
     free(t->ref);
     memset(t, 0, sizeof *t);
+}
+
+/* ---------------- Gaussian draws ----------------
+ * Marsaglia & Tsang's ziggurat (J. Stat. Software 5(8), 2000: 128 layers,
+ * tail from R), fed by 64-bit words of a SplitMix64 sequence (Steele, Lea,
+ * Flood, OOPSLA 2014) whose start is drawn from a GSL taus2 stream seeded with
+ * the data seed. The layer comes from the low 7 bits and the signed value from
+ * the high 32, so they do not share bits (Doornik 2005 showed that sharing
+ * them, as the original code does, correlates successive draws). Why not
+ * gsl_ran_gaussian_ziggurat itself: a check draws ~490k Gaussians, and on
+ * taus2 each costs ~12 ns here (6 ms a check, more than the budget); even
+ * taus2's bare gsl_rng_get is 4.4 ns. This costs ~2 ns a draw.
+ * The tables are computed once (pthread_once); the state is per run. */
+#define KW_ZIG_R 3.442619855899      /* start of the tail (Marsaglia & Tsang 2000) */
+#define KW_ZIG_V 9.91256303526217e-3 /* area of each of the 128 layers (ibid.) */
+#define KW_ZIG_SCALE 2147483648.0    /* 2^31: values are signed 32-bit integers */
+#define KW_SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
+
+static struct {
+    uint32_t k[128];  /* |value| below k[i]: inside layer i's rectangle, accept */
+    double w[128];    /* value -> x */
+    double f[128];    /* exp(-x_i^2 / 2) at the layer edges */
+} kw_zig;
+static pthread_once_t kw_zig_once = PTHREAD_ONCE_INIT;
+
+static void kw_zig_init(void)
+{
+    double dn = KW_ZIG_R, tn = dn, q = KW_ZIG_V / exp(-0.5 * dn * dn);
+    kw_zig.k[0] = (uint32_t)(dn / q * KW_ZIG_SCALE);
+    kw_zig.k[1] = 0;
+    kw_zig.w[0] = q / KW_ZIG_SCALE;
+    kw_zig.w[127] = dn / KW_ZIG_SCALE;
+    kw_zig.f[0] = 1.0;
+    kw_zig.f[127] = exp(-0.5 * dn * dn);
+    for (int i = 126; i >= 1; i--) {
+        dn = sqrt(-2.0 * log(KW_ZIG_V / dn + exp(-0.5 * dn * dn)));
+        kw_zig.k[i + 1] = (uint32_t)(dn / tn * KW_ZIG_SCALE);
+        tn = dn;
+        kw_zig.f[i] = exp(-0.5 * dn * dn);
+        kw_zig.w[i] = dn / KW_ZIG_SCALE;
+    }
+}
+
+static uint64_t kw_mix(uint64_t x);
+
+static inline uint64_t kw_word(uint64_t *st)
+{
+    uint64_t u = kw_mix(*st);
+    *st += KW_SPLITMIX_GAMMA;
+    return u;
+}
+
+/* uniform on (0, 1), never 0 (it is passed to log) */
+static inline double kw_unif(uint64_t *st)
+{
+    return ((double)(kw_word(st) >> 11) + 0.5) * 0x1p-53;
+}
+
+/* The rejection steps of the ziggurat (about 1.2% of draws). */
+static double __attribute__((noinline)) kw_zig_slow(uint64_t *st, int32_t hz, unsigned iz)
+{
+    for (;;) {
+        double x = hz * kw_zig.w[iz];
+        if (iz == 0) { /* the tail beyond R (Marsaglia 1964) */
+            double y;
+            do {
+                x = -log(kw_unif(st)) / KW_ZIG_R;
+                y = -log(kw_unif(st));
+            } while (y + y < x * x);
+            return hz > 0 ? KW_ZIG_R + x : -KW_ZIG_R - x;
+        }
+        if (kw_zig.f[iz] + kw_unif(st) * (kw_zig.f[iz - 1] - kw_zig.f[iz]) < exp(-0.5 * x * x))
+            return x;
+        uint64_t u = kw_word(st);
+        hz = (int32_t)(uint32_t)(u >> 32);
+        iz = (unsigned)u & 127u;
+        uint32_t ahz = hz < 0 ? 0u - (uint32_t)hz : (uint32_t)hz;
+        if (ahz < kw_zig.k[iz])
+            return hz * kw_zig.w[iz];
+    }
+}
+
+static inline double kw_gauss(uint64_t *st)
+{
+    uint64_t u = kw_word(st);
+    int32_t hz = (int32_t)(uint32_t)(u >> 32);
+    unsigned iz = (unsigned)u & 127u;
+    uint32_t ahz = hz < 0 ? 0u - (uint32_t)hz : (uint32_t)hz;
+    if (__builtin_expect(ahz < kw_zig.k[iz], 1))
+        return hz * kw_zig.w[iz];
+    return kw_zig_slow(st, hz, iz);
+}
+
+static void kw_gauss_fill(float *out, size_t n, uint64_t *st)
+{
+    pthread_once(&kw_zig_once, kw_zig_init);
+    uint64_t s = *st;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (float)kw_gauss(&s);
+    *st = s;
+}
+
+/* The sequence's start: two words of a GSL taus2 stream seeded with seed. */
+static int kw_gauss_start(uint64_t *st, uint64_t seed)
+{
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_taus2);
+    if (!g)
+        return -1;
+    gsl_rng_set(g, (unsigned long)seed);
+    uint64_t hi = gsl_rng_get(g) & 0xFFFFFFFFu;
+    *st = hi << 32 | (gsl_rng_get(g) & 0xFFFFFFFFu);
+    gsl_rng_free(g);
+    return 0;
+}
+
+int kw_drift_gaussians(float *out, size_t n, uint64_t seed)
+{
+    uint64_t st;
+    if (kw_gauss_start(&st, seed) != 0)
+        return kw_error_set(KW_ENOMEM, "drift: out of memory");
+    kw_gauss_fill(out, n, &st);
+    return 0;
 }
 
 /* ---------------- one emulation run ---------------- */
@@ -188,7 +310,7 @@ typedef struct kw_run {
     const kw_tape *replay; /* replaying a built tape ... */
     size_t cur, rcur;
     kw_tape *build;        /* ... or drawing a new one */
-    gsl_rng *rng;
+    uint64_t zs; /* state of the Gaussian sequence when drawing */
     void *allocs[KW_DRIFT_RUN_ALLOCS];
     int n_allocs;
     int failed;
@@ -250,8 +372,7 @@ static const float *kw_z(kw_run *r, size_t n)
     float *out = (float *)kw_alloc(r, (n + 1) / 2);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (float)gsl_ran_gaussian_ziggurat(r->rng, 1.0);
+    kw_gauss_fill(out, n, &r->zs);
     if (r->build) {
         kw_tape *t = r->build;
         if (t->n + n > t->cap) {
@@ -974,12 +1095,10 @@ static int kw_drift_run(kw_drift *out, const kw_block *b, const kw_shape *s, con
     int ctx = kw_shape_ctx(s, &r->decode);
     r->ctx = ctx < KW_DRIFT_CTX_MAX ? ctx : KW_DRIFT_CTX_MAX;
     if (!replay) {
-        r->rng = gsl_rng_alloc(gsl_rng_taus2);
-        if (!r->rng) {
+        if (kw_gauss_start(&r->zs, data_seed) != 0) {
             free(r);
             return kw_error_set(KW_ENOMEM, "drift: out of memory");
         }
-        gsl_rng_set(r->rng, (unsigned long)data_seed);
     }
 
     kw_tens cur = {0}, stream = {0}, judged = {0}, run_in = {0};
@@ -1078,8 +1197,6 @@ done:
     for (int i = 0; i < r->n_allocs; i++)
         free(r->allocs[i]);
     kw_arena_reset(r->arena);
-    if (r->rng)
-        gsl_rng_free(r->rng);
     free(r);
     return rc;
 }

@@ -92,4 +92,10 @@ int kw_drift_fallback(kw_mapping *out_fallback, kw_drift *out_evidence, kw_drift
 double kw_drift_dot(const double *x, const double *y, size_t k, kw_prec accum, int tile_k,
                     int split_k);
 
+/* The generator of the check's data: n standard normal draws for a seed
+ * (ziggurat over a SplitMix64 sequence started from GSL taus2; see
+ * kw_drift.c). Deterministic per seed, thread-safe; exposed for its tests.
+ * 0 or KW_ENOMEM. */
+int kw_drift_gaussians(float *out, size_t n, uint64_t seed);
+
 #endif

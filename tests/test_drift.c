@@ -11,10 +11,12 @@
  * not read from the shipped XML.
  */
 #include <criterion/criterion.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -120,6 +122,46 @@ static void draw_fp16(gsl_rng *r, double *v, int k)
 {
     for (int i = 0; i < k; i++)
         v[i] = kw_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
+}
+
+/* The data generator draws N(0,1): Kolmogorov-Smirnov distance to the normal
+ * CDF below the 0.1% critical value 1.95/sqrt(n) (Stephens 1974's asymptotic
+ * table), the tail beyond the ziggurat's R = 3.4426 (drawn by its own
+ * algorithm) with probability 2 Phi(-R) and the variance (standard error
+ * sqrt(2/n)) within 5 standard deviations, lag-1
+ * correlation within 5/sqrt(n) of zero; the same seed gives the same draws, a
+ * different seed different ones. */
+Test(drift, gaussians_are_standard_normal)
+{
+    enum { N = 1 << 20 };
+    static float z[N], z2[N];
+    static double v[N];
+    cr_assert_eq(kw_drift_gaussians(z, N, 5), 0);
+    double tail = 0, lag = 0, ss = 0;
+    for (int i = 0; i < N; i++) {
+        v[i] = z[i];
+        tail += fabs(v[i]) > 3.442619855899;
+        ss += v[i] * v[i];
+        if (i > 0)
+            lag += v[i] * v[i - 1];
+    }
+    gsl_sort(v, 1, N);
+    double d = 0;
+    for (int i = 0; i < N; i++) {
+        double f = gsl_cdf_ugaussian_P(v[i]);
+        double lo = f - (double)i / N, hi = (double)(i + 1) / N - f;
+        d = fmax(d, fmax(lo, hi));
+    }
+    cr_assert_lt(d, 1.95 / sqrt((double)N), "KS distance %g", d);
+    double p_tail = 2.0 * gsl_cdf_ugaussian_Q(3.442619855899);
+    cr_assert_lt(fabs(tail - N * p_tail), 5.0 * sqrt(N * p_tail), "tail count %g, expected %g",
+                 tail, N * p_tail);
+    cr_assert_lt(fabs(ss / N - 1.0), 5.0 * sqrt(2.0 / N), "variance %g", ss / N); /* Var(s^2) = 2/n */
+    cr_assert_lt(fabs(lag / ss), 5.0 / sqrt((double)N), "lag-1 correlation %g", lag / ss);
+    cr_assert_eq(kw_drift_gaussians(z2, N, 5), 0);
+    cr_assert_eq(memcmp(z, z2, sizeof z), 0, "same seed, same draws");
+    cr_assert_eq(kw_drift_gaussians(z2, 16, 6), 0);
+    cr_assert_neq(memcmp(z, z2, 16 * sizeof *z), 0, "another seed, other draws");
 }
 
 /* |fl(x.y) - x.y| <= gamma_K sum|x_i y_i| wherever K u < 1, for every chunking. */
