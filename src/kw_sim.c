@@ -68,7 +68,11 @@
  * The window runs from the first measured arrival to the last completion;
  * busy time, contention and activity are integrated over it. Latency =
  * completion - arrival; queue wait = start of service of its batch - arrival.
- * Quantiles: gsl_stats_quantile_from_sorted_data on radix-sorted samples.
+ * Each measured request leaves two sort keys (latency with its stream, wait)
+ * and its sums; no other per-request record is kept.
+ * Quantiles: GSL's definition (gsl_stats_quantile_from_sorted_data: linear
+ * between order statistics) on radix-sorted keys; per-stream order
+ * statistics are read from the same sorted keys (kw_stats).
  * Confidence intervals of p95/p99: distribution-free order-statistic interval
  * [x_(l), x_(u)] with l, u = n p -/+ 1.96 sqrt(n p (1 - p)) (normal
  * approximation of Binomial(n, p); Hahn & Meeker, Statistical Intervals,
@@ -78,12 +82,12 @@
  */
 #define HAVE_INLINE 1 /* GSL's inline gsl_rng_uniform_pos on the arrival path */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_statistics_double.h>
 
 #include "kw_error.h"
 #include "kw_sim.h"
@@ -168,7 +172,14 @@ typedef struct kw_st {
     int narrived, ndone;
     /* measurement */
     double t_warm, lost_us, contended_us, flop_w, dram_bytes;
-    double *lat, *wait; unsigned char *fb;
+    uint64_t *lat_key, *wait_key;  /* [R] kw_key of each measured latency (payload: its
+                                     * stream) and queue wait, in completion order */
+    double lat_sum, wait_sum;       /* full precision, for the means */
+    double stream_sum[KW_SIM_STREAM_MAX];
+    int stream_n[KW_SIM_STREAM_MAX];
+    uint64_t wait_hist[KW_SIM_HIST_BINS];
+    long nfb;                       /* measured requests whose batch had a fallback */
+    int nmeas;
     long batches_meas, batch_reqs_meas;
 } kw_st;
 
@@ -307,6 +318,47 @@ static int kw_trace_next(kw_st *st, double *t, int *stream)
     return -1;
 }
 
+/* ---------------- samples ---------------- */
+
+/* Sort keys: a non-negative double's IEEE-754 bits order like its value.
+ * Latencies and waits are kept to 28 mantissa bits (relative 4e-9, far below
+ * any statistical error here), which frees the low KW_KEY_DROP_BITS bits of
+ * the key to carry the request's stream: one sort then yields the overall
+ * and every per-stream order. */
+#define KW_KEY_DROP_BITS 24
+#define KW_KEY_LOW_MASK ((UINT64_C(1) << KW_KEY_DROP_BITS) - 1)
+
+static uint64_t kw_key(double v, unsigned payload)
+{
+    uint64_t k;
+    v = v > 0 ? v : 0.0; /* also turns -0 into +0 */
+    memcpy(&k, &v, sizeof k);
+    return (k & ~KW_KEY_LOW_MASK) | payload;
+}
+
+static double kw_key_value(uint64_t k)
+{
+    double v;
+    k &= ~KW_KEY_LOW_MASK;
+    memcpy(&v, &k, sizeof v);
+    return v;
+}
+
+double kw_sim_hist_edge_us(int k)
+{
+    return k <= 0 ? 0.0 : ldexp(1.0, k - 1);
+}
+
+static int kw_hist_bin(double w)
+{
+    if (!(w >= 1.0))
+        return 0;
+    uint64_t b;
+    memcpy(&b, &w, sizeof b);
+    int e = (int)(b >> 52) - 1022; /* w in [2^(e-1), 2^e) */
+    return e < KW_SIM_HIST_BINS ? e : KW_SIM_HIST_BINS - 1;
+}
+
 /* ---------------- batcher and dispatcher ---------------- */
 
 static int kw_place(const kw_st *st, int qi)
@@ -422,10 +474,17 @@ static void kw_finish_batch(kw_st *st, int g)
     for (int id = bt->head; id >= 0; id = st->next[id]) {
         st->ndone++;
         if (id >= st->warm) {
-            int m = id - st->warm;
-            st->lat[m] = t - st->arr[id];
-            st->wait[m] = bt->start_us - st->arr[id];
-            st->fb[m] = (unsigned char)sb->fallback;
+            int m = st->nmeas++;
+            unsigned sid = st->strm[id];
+            double lat = t - st->arr[id], wait = bt->start_us - st->arr[id];
+            st->lat_key[m] = kw_key(lat, sid);
+            st->wait_key[m] = kw_key(wait, 0);
+            st->lat_sum += lat;
+            st->wait_sum += wait;
+            st->stream_sum[sid] += lat;
+            st->stream_n[sid]++;
+            st->wait_hist[kw_hist_bin(wait)]++;
+            st->nfb += sb->fallback;
         }
     }
     bt->next = st->bfree;
@@ -582,30 +641,6 @@ static void kw_event_loop(kw_st *st)
 
 /* ---------------- statistics ---------------- */
 
-/* Sort keys: a non-negative double's IEEE-754 bits order like its value.
- * Latencies and waits are kept to 28 mantissa bits (relative 4e-9, far below
- * any statistical error here), which frees the low KW_KEY_DROP_BITS bits of
- * the key to carry the request's stream: one sort then yields the overall
- * and every per-stream order. */
-#define KW_KEY_DROP_BITS 24
-#define KW_KEY_LOW_MASK ((UINT64_C(1) << KW_KEY_DROP_BITS) - 1)
-
-static uint64_t kw_key(double v, unsigned payload)
-{
-    uint64_t k;
-    v = v > 0 ? v : 0.0; /* also turns -0 into +0 */
-    memcpy(&k, &v, sizeof k);
-    return (k & ~KW_KEY_LOW_MASK) | payload;
-}
-
-static double kw_key_value(uint64_t k)
-{
-    double v;
-    k &= ~KW_KEY_LOW_MASK;
-    memcpy(&v, &k, sizeof v);
-    return v;
-}
-
 /* LSD radix sort on key bits 24..63, 8 bits a pass, all histograms counted in
  * one read, passes where every key shares the digit skipped (the top byte for
  * any latency in [2 us, 2^128 us)). O(n); qsort of the doubles was about 10x
@@ -647,13 +682,33 @@ static uint64_t *kw_sort(uint64_t *k, uint64_t *tmp, size_t n)
     return k;
 }
 
-static double kw_q(const double *sorted, size_t n, double p)
+/* The p-quantile of n sorted samples whose ranks lhs = (int)(p (n - 1)) and
+ * lhs + 1 hold lo and hi: GSL's definition (gsl_stats_quantile_from_sorted_data,
+ * linear interpolation between order statistics; Hyndman & Fan 1996 type 7),
+ * written out so it can read sorted keys and per-stream ranks in place. */
+static size_t kw_q_rank(size_t n, double p)
 {
-    return n ? gsl_stats_quantile_from_sorted_data(sorted, 1, n, p) : 0.0;
+    return (size_t)(int)(p * (n - 1));
+}
+
+static double kw_q_mix(size_t n, double p, double lo, double hi)
+{
+    double index = p * (n - 1);
+    size_t lhs = (size_t)(int)index;
+    double delta = index - lhs;
+    return lhs == n - 1 ? lo : (1 - delta) * lo + delta * hi;
+}
+
+static double kw_q(const uint64_t *sorted, size_t n, double p)
+{
+    if (n == 0)
+        return 0.0;
+    size_t l = kw_q_rank(n, p);
+    return kw_q_mix(n, p, kw_key_value(sorted[l]), l + 1 < n ? kw_key_value(sorted[l + 1]) : 0.0);
 }
 
 /* Order-statistic confidence interval of the p-quantile (see the file comment). */
-static void kw_ci(const double *sorted, size_t n, double p, double *lo, double *hi)
+static void kw_ci(const uint64_t *sorted, size_t n, double p, double *lo, double *hi)
 {
     if (n == 0) {
         *lo = *hi = 0;
@@ -665,111 +720,119 @@ static void kw_ci(const double *sorted, size_t n, double p, double *lo, double *
         l = 0;
     if (u > (double)(n - 1))
         u = (double)(n - 1);
-    *lo = sorted[(size_t)l];
-    *hi = sorted[(size_t)u];
+    *lo = kw_key_value(sorted[(size_t)l]);
+    *hi = kw_key_value(sorted[(size_t)u]);
 }
 
-double kw_sim_hist_edge_us(int k)
-{
-    return k <= 0 ? 0.0 : ldexp(1.0, k - 1);
-}
+/* Per-stream quantiles read in one pass over the overall sorted keys: a
+ * stream's samples appear there in their own sorted order, so its r-th sample
+ * is the r-th key carrying its payload; only the ranks the quantiles need
+ * are kept. */
+#define KW_SIM_NQ 3
+static const double kw_stream_q[KW_SIM_NQ] = {0.50, 0.95, 0.99};
 
-static int kw_hist_bin(double w)
+typedef struct kw_sq {
+    size_t n, seen, want;           /* samples, seen so far, next rank to keep */
+    size_t rank[KW_SIM_NQ];
+    double lo[KW_SIM_NQ], hi[KW_SIM_NQ];
+} kw_sq;
+
+/* The smallest rank >= from that a quantile reads (rank[j] or rank[j] + 1). */
+static size_t kw_sq_next(const kw_sq *q, size_t from)
 {
-    if (!(w >= 1.0))
-        return 0;
-    uint64_t b;
-    memcpy(&b, &w, sizeof b);
-    int e = (int)(b >> 52) - 1022; /* w in [2^(e-1), 2^e) */
-    return e < KW_SIM_HIST_BINS ? e : KW_SIM_HIST_BINS - 1;
+    size_t best = SIZE_MAX;
+    for (int j = 0; j < KW_SIM_NQ; j++) {
+        if (q->rank[j] >= from && q->rank[j] < best)
+            best = q->rank[j];
+        if (q->rank[j] + 1 >= from && q->rank[j] + 1 < best)
+            best = q->rank[j] + 1;
+    }
+    return best;
 }
 
 static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
 {
-    double *buf = malloc((size_t)R * sizeof *buf), *sbuf = malloc((size_t)R * sizeof *sbuf);
-    uint64_t *k1 = malloc((size_t)R * sizeof *k1), *k2 = malloc((size_t)R * sizeof *k2);
+    uint64_t *tmp = malloc((size_t)R * sizeof *tmp);
+    kw_sq *sq = calloc((size_t)st->S, sizeof *sq);
     int rc = 0;
-    if (!buf || !sbuf || !k1 || !k2) {
+    if (!tmp || !sq) {
         rc = kw_error_set(KW_ENOMEM, "out of memory for %d simulated latencies", R);
         goto done;
     }
     out->samples = R;
-    double sum = 0, wsum = 0;
-    long nfb = 0;
-    for (int i = 0; i < R; i++) {
-        sum += st->lat[i];
-        wsum += st->wait[i];
-        nfb += st->fb[i];
-        out->wait_hist[kw_hist_bin(st->wait[i])]++;
-    }
-    out->mean_us = sum / R;
-    out->wait_mean_us = wsum / R;
-    out->fallback_pct = 100.0 * nfb / R;
+    out->mean_us = st->lat_sum / R;
+    out->wait_mean_us = st->wait_sum / R;
+    out->fallback_pct = 100.0 * st->nfb / R;
+    memcpy(out->wait_hist, st->wait_hist, sizeof out->wait_hist);
 
-    /* latencies: one keyed sort, then a stable split by stream keeps each
-     * stream's samples sorted */
-    int cnt[KW_SIM_STREAM_MAX + 1] = {0};
-    for (int i = 0; i < R; i++) {
-        unsigned sid = st->strm[st->warm + i];
-        k1[i] = kw_key(st->lat[i], sid);
-        cnt[sid + 1]++;
+    /* latencies: one keyed sort; per-stream order statistics picked on the way */
+    const uint64_t *sk = kw_sort(st->lat_key, tmp, (size_t)R);
+    for (int s = 0; s < st->S; s++) {
+        kw_sq *q = &sq[s];
+        q->n = (size_t)st->stream_n[s];
+        for (int j = 0; j < KW_SIM_NQ; j++)
+            q->rank[j] = q->n ? kw_q_rank(q->n, kw_stream_q[j]) : 0;
+        q->want = q->n ? kw_sq_next(q, 0) : SIZE_MAX;
     }
-    for (int s = 0; s < st->S; s++)
-        cnt[s + 1] += cnt[s];
-    int pos[KW_SIM_STREAM_MAX];
-    memcpy(pos, cnt, sizeof pos);
-    uint64_t *sk = kw_sort(k1, k2, (size_t)R);
-    double *lat = sbuf;
     for (int i = 0; i < R; i++) {
-        buf[i] = kw_key_value(sk[i]);
-        lat[pos[sk[i] & KW_KEY_LOW_MASK]++] = buf[i];
+        kw_sq *q = &sq[sk[i] & KW_KEY_LOW_MASK];
+        size_t r = q->seen++;
+        if (r != q->want)
+            continue;
+        double v = kw_key_value(sk[i]);
+        for (int j = 0; j < KW_SIM_NQ; j++) {
+            if (q->rank[j] == r)
+                q->lo[j] = v;
+            if (q->rank[j] + 1 == r)
+                q->hi[j] = v;
+        }
+        q->want = kw_sq_next(q, r + 1);
     }
     double jsum = 0, jsq = 0;
     int jn = 0;
     out->n_streams = st->S;
     for (int s = 0; s < st->S; s++) {
-        size_t n = (size_t)(cnt[s + 1] - cnt[s]);
-        const double *seg = lat + cnt[s];
+        const kw_sq *q = &sq[s];
         kw_sim_stream *o = &out->stream[s];
-        o->samples = (int)n;
-        if (!n)
+        o->samples = (int)q->n;
+        if (!q->n)
             continue;
-        o->mean_us = gsl_stats_mean(seg, 1, n);
-        o->p50_us = kw_q(seg, n, 0.50);
-        o->p95_us = kw_q(seg, n, 0.95);
-        o->p99_us = kw_q(seg, n, 0.99);
+        o->mean_us = st->stream_sum[s] / (double)q->n;
+        o->p50_us = kw_q_mix(q->n, 0.50, q->lo[0], q->hi[0]);
+        o->p95_us = kw_q_mix(q->n, 0.95, q->lo[1], q->hi[1]);
+        o->p99_us = kw_q_mix(q->n, 0.99, q->lo[2], q->hi[2]);
         jsum += o->p95_us;
         jsq += o->p95_us * o->p95_us;
         jn++;
     }
     /* Jain, Chiu & Hawe (DEC-TR-301, 1984): (sum x)^2 / (n sum x^2). */
     out->fairness = jsq > 0 ? jsum * jsum / (jn * jsq) : 1.0;
-    out->p50_us = kw_q(buf, (size_t)R, 0.50);
-    out->p95_us = kw_q(buf, (size_t)R, 0.95);
-    out->p99_us = kw_q(buf, (size_t)R, 0.99);
-    out->p999_us = kw_q(buf, (size_t)R, 0.999);
-    kw_ci(buf, (size_t)R, 0.95, &out->p95_ci_lo_us, &out->p95_ci_hi_us);
-    kw_ci(buf, (size_t)R, 0.99, &out->p99_ci_lo_us, &out->p99_ci_hi_us);
-    out->max_us = buf[R - 1];
-
-    for (int i = 0; i < R; i++)
-        k1[i] = kw_key(st->wait[i], 0);
-    sk = kw_sort(k1, k2, (size_t)R);
-    double *w = sbuf;
-    for (int i = 0; i < R; i++)
-        w[i] = kw_key_value(sk[i]);
-    out->wait_p50_us = kw_q(w, (size_t)R, 0.50);
-    out->wait_p95_us = kw_q(w, (size_t)R, 0.95);
-    out->wait_p99_us = kw_q(w, (size_t)R, 0.99);
+    out->p50_us = kw_q(sk, (size_t)R, 0.50);
+    out->p95_us = kw_q(sk, (size_t)R, 0.95);
+    out->p99_us = kw_q(sk, (size_t)R, 0.99);
+    out->p999_us = kw_q(sk, (size_t)R, 0.999);
+    kw_ci(sk, (size_t)R, 0.95, &out->p95_ci_lo_us, &out->p95_ci_hi_us);
+    kw_ci(sk, (size_t)R, 0.99, &out->p99_ci_lo_us, &out->p99_ci_hi_us);
+    out->max_us = kw_key_value(sk[R - 1]);
     if (keep) {
-        out->lat_sorted_us = buf;
-        buf = NULL;
+        out->lat_sorted_us = malloc((size_t)R * sizeof *out->lat_sorted_us);
+        if (!out->lat_sorted_us) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory for %d simulated latencies", R);
+            goto done;
+        }
+        for (int i = 0; i < R; i++)
+            out->lat_sorted_us[i] = kw_key_value(sk[i]);
     }
+
+    /* waits: the buffer not holding sk is free for the sort */
+    uint64_t *spare = sk == tmp ? st->lat_key : tmp;
+    const uint64_t *sw = kw_sort(st->wait_key, spare, (size_t)R);
+    out->wait_p50_us = kw_q(sw, (size_t)R, 0.50);
+    out->wait_p95_us = kw_q(sw, (size_t)R, 0.95);
+    out->wait_p99_us = kw_q(sw, (size_t)R, 0.99);
 done:
-    free(buf);
-    free(sbuf);
-    free(k1);
-    free(k2);
+    free(tmp);
+    free(sq);
     return rc;
 }
 
@@ -880,9 +943,8 @@ static void kw_st_free(kw_st *st)
     free(st->arr);
     free(st->next);
     free(st->strm);
-    free(st->lat);
-    free(st->wait);
-    free(st->fb);
+    free(st->lat_key);
+    free(st->wait_key);
 }
 
 static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
@@ -923,11 +985,10 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
     st->arr = malloc(N * sizeof *st->arr);
     st->next = malloc(N * sizeof *st->next);
     st->strm = malloc(N * sizeof *st->strm);
-    st->lat = malloc((size_t)R * sizeof *st->lat);
-    st->wait = malloc((size_t)R * sizeof *st->wait);
-    st->fb = malloc((size_t)R);
+    st->lat_key = malloc((size_t)R * sizeof *st->lat_key);
+    st->wait_key = malloc((size_t)R * sizeof *st->wait_key);
     if (!st->sk || !st->src || !st->rh || !st->vh || !st->grp || !st->q || !st->bat || !st->arr ||
-        !st->next || !st->strm || !st->lat || !st->wait || !st->fb)
+        !st->next || !st->strm || !st->lat_key || !st->wait_key)
         return kw_error_set(KW_ENOMEM, "out of memory for a simulation of %d requests", st->ntot);
 
     nk = 0;
