@@ -545,39 +545,144 @@ static inline __attribute__((always_inline)) void kw_dot_cols_t(double *out, con
     memcpy(out, tot, (size_t)nc * sizeof *out);
 }
 
-/* Dispatch with the accumulator format a constant, so each case inlines. */
-static inline __attribute__((always_inline)) void kw_dot_dispatch(double *out, const double *a,
-                                                                  const double *w, int K, int nc,
-                                                                  int p, int tile_k, int split_k)
+/* ---- the GEMM sample's fan-out, KW_DRIFT_COLS columns, in vectors ----
+ * The same summation as kw_dot_cols_t, two columns per vector (GCC vector
+ * extensions; SSE2 on x86-64, where wider vectors would change the ABI),
+ * so the results are bit-identical: each lane does the scalar code's IEEE
+ * operations in the same order, and products of operands of at most 24
+ * significant bits are exact, so contracting them into an FMA changes
+ * nothing. Rounding to the accumulator is kw_numfmt_rnd_d's on the bit
+ * pattern, branch-free; a lane that is NaN or infinite, or would overflow, or
+ * (for bf16) falls in the target's subnormal range, is only flagged, and the
+ * caller redoes those values with the scalar code: rare in practice, so the
+ * vector path is all that usually runs. */
+typedef double kw_v2d __attribute__((vector_size(16)));
+typedef uint64_t kw_v2u __attribute__((vector_size(16)));
+typedef float kw_v2f __attribute__((vector_size(8)));
+#define KW_VCOLS (KW_DRIFT_COLS / 2)
+
+/* x rounded to mbits explicit mantissa bits, smallest normal 2^emin; lanes
+ * with |x| >= ovf_at (where rounding passes the largest finite value), NaN
+ * or inf are flagged in *special. sub: round the target's subnormals here
+ * (fixed spacing 2^(emin - mbits), ties to even by adding 2^52), else flag
+ * them too. */
+static inline __attribute__((always_inline)) kw_v2d kw_vrnd(kw_v2d x, int mbits, int emin,
+                                                             double ovf_at, int sub,
+                                                             kw_v2u *special)
 {
-    switch (p) {
-    case KW_PREC_FP32:
-        kw_dot_cols_t(out, a, w, K, nc, KW_PREC_FP32, tile_k, split_k);
-        break;
-    case KW_PREC_BF16:
-        kw_dot_cols_t(out, a, w, K, nc, KW_PREC_BF16, tile_k, split_k);
-        break;
-    case KW_PREC_FP16:
-        kw_dot_cols_t(out, a, w, K, nc, KW_PREC_FP16, tile_k, split_k);
-        break;
-    case KW_ACC_EXACT:
-        kw_dot_cols_t(out, a, w, K, nc, KW_ACC_EXACT, tile_k, split_k);
-        break;
-    default:
-        kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
-        break;
+    const int shift = 52 - mbits;
+    kw_v2u u = (kw_v2u)x;
+    /* the sign bit rides along: a finite magnitude never carries into it */
+    kw_v2u r = (u + ((((uint64_t)1 << (shift - 1)) - 1u) + ((u >> shift) & 1u))) &
+               ~(((uint64_t)1 << shift) - 1u);
+    kw_v2d ax = (kw_v2d)(u & KW_F64_ABS);
+    kw_v2u bad = (kw_v2u)(~(ax < ovf_at));
+    kw_v2u tiny = (kw_v2u)(ax < ldexp(1.0, emin));
+    if (sub) {
+        kw_v2d y = ax * ldexp(1.0, mbits - emin);
+        y = ((y + 0x1p52) - 0x1p52) * ldexp(1.0, emin - mbits);
+        kw_v2u ys = (kw_v2u)y | (u & ~KW_F64_ABS);
+        r = (r & ~tiny) | (ys & tiny);
+    } else {
+        bad |= tiny & (kw_v2u)(ax != 0.0);
     }
+    *special |= bad;
+    return (kw_v2d)r;
 }
 
-/* The GEMM sample's fan-out KW_DRIFT_COLS gets its own copy with a constant
- * trip count, which the compiler vectorises. */
+/* Where rounding to a format overflows: its largest finite value plus half
+ * an ulp of it (the tie rounds up: the largest value's mantissa is odd). */
+#define KW_BF16_OVF (0x1.fep127 + 0x1p119)
+#define KW_FP16_OVF (65504.0 + 16.0)
+
+static inline __attribute__((always_inline)) kw_v2d kw_vacc(int p, kw_v2d x, kw_v2u *special)
+{
+    if (p == KW_PREC_FP32)
+        return __builtin_convertvector(__builtin_convertvector(x, kw_v2f), kw_v2d);
+    if (p == KW_PREC_BF16)
+        return kw_vrnd(x, 7, -126, KW_BF16_OVF, 0, special);
+    if (p == KW_PREC_FP16)
+        return kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
+    return x; /* KW_ACC_EXACT */
+}
+
+static inline __attribute__((always_inline)) void kw_dot16_t(double *out, const double *a,
+                                                              const double *w, int K, int p,
+                                                              int tile_k, int split_k)
+{
+    kw_v2d tot[KW_VCOLS], part[KW_VCOLS], chunk[KW_VCOLS];
+    kw_v2u special = {0, 0};
+    if (tile_k < 1)
+        tile_k = 1;
+    if (split_k < 1)
+        split_k = 1;
+    int per = (K + split_k - 1) / split_k;
+    if (per < 1)
+        per = 1;
+    for (int v = 0; v < KW_VCOLS; v++)
+        tot[v] = (kw_v2d){0};
+    for (int k0 = 0; k0 < K; k0 += per) {
+        int k1 = k0 + per < K ? k0 + per : K;
+        for (int v = 0; v < KW_VCOLS; v++)
+            part[v] = (kw_v2d){0};
+        for (int c0 = k0; c0 < k1; c0 += tile_k) {
+            int c1 = c0 + tile_k < k1 ? c0 + tile_k : k1;
+            for (int v = 0; v < KW_VCOLS; v++)
+                chunk[v] = (kw_v2d){0};
+            for (int k = c0; k < c1; k++) {
+                double av = a[k];
+                const double *row = w + (size_t)k * KW_DRIFT_COLS;
+#pragma GCC unroll 8
+                for (int v = 0; v < KW_VCOLS; v++) {
+                    kw_v2d wv;
+                    memcpy(&wv, row + 2 * v, sizeof wv);
+                    chunk[v] = kw_vacc(p, chunk[v] + av * wv, &special);
+                }
+            }
+            for (int v = 0; v < KW_VCOLS; v++)
+                part[v] = kw_vacc(p, part[v] + chunk[v], &special);
+        }
+        for (int v = 0; v < KW_VCOLS; v++)
+            tot[v] = kw_vacc(p, tot[v] + part[v], &special);
+    }
+    if (special[0] | special[1]) /* NaN, overflow or a bf16 subnormal on the way */
+        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
+    else
+        memcpy(out, tot, sizeof tot);
+}
+
+/* One entry for both kernels, the accumulator format a constant in each case
+ * so everything inlines. */
+static inline __attribute__((always_inline)) void kw_dot_any_t(double *out, const double *a,
+                                                               const double *w, int K, int nc,
+                                                               int p, int tile_k, int split_k)
+{
+    if (nc == KW_DRIFT_COLS)
+        kw_dot16_t(out, a, w, K, p, tile_k, split_k);
+    else
+        kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
+}
+
 static void kw_dot_cols(double *out, const double *a, const double *w, int K, int nc, int p,
                         int tile_k, int split_k)
 {
-    if (nc == KW_DRIFT_COLS)
-        kw_dot_dispatch(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
-    else
-        kw_dot_dispatch(out, a, w, K, nc, p, tile_k, split_k);
+    switch (p) {
+    case KW_PREC_FP32:
+        kw_dot_any_t(out, a, w, K, nc, KW_PREC_FP32, tile_k, split_k);
+        break;
+    case KW_PREC_BF16:
+        kw_dot_any_t(out, a, w, K, nc, KW_PREC_BF16, tile_k, split_k);
+        break;
+    case KW_PREC_FP16:
+        kw_dot_any_t(out, a, w, K, nc, KW_PREC_FP16, tile_k, split_k);
+        break;
+    case KW_ACC_EXACT:
+        kw_dot_any_t(out, a, w, K, nc, KW_ACC_EXACT, tile_k, split_k);
+        break;
+    default: /* not an accumulator format: the scalar rounding handles any */
+        kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
+        break;
+    }
 }
 
 double kw_drift_dot(const double *x, const double *y, size_t k, kw_prec accum, int tile_k,
