@@ -2,7 +2,7 @@
  * baselines, memoised parallel evaluation and journal replay (see kw_engine.h).
  *
  * Design: every shape is a small state machine (baseline -> main -> probes ->
- * excursion -> backtrack -> bounded fix -> finish) that PLANS a batch of
+ * excursion -> backtrack -> settle -> bounded fix -> finish) that PLANS a batch of
  * candidates and later DECIDES on their results. The run loop advances all
  * shapes in lock-step rounds: plan all, evaluate the union on a thread pool,
  * decide all in shape order. The decisions and the journal are therefore a pure
@@ -350,6 +350,7 @@ typedef enum {
     ST_PROBE,     /* two-step probes at a local optimum */
     ST_EXPLORE,   /* tabu excursion */
     ST_BACKTRACK, /* walk back from a failed excursion */
+    ST_SETTLE,    /* noiseless: walk to the best config evaluated, then the fix */
     ST_FIX,       /* bounded fix */
     ST_RANDOM,
     ST_EXHAUST,
@@ -396,6 +397,11 @@ typedef struct kw_sstate {
     int n_path;
     kw_cand path[KW_TABU_MAX + 1];
     int moves_left, last_knob;
+    /* settle (noiseless OFAT only): every config evaluated, in journal order */
+    int settle;               /* this shape settles on the best config evaluated */
+    int settled_moved;        /* the last settle moved the incumbent */
+    kw_cand *seen;
+    int n_seen, cap_seen;
     /* fix */
     int fix_knob;
     int fix_reverts;          /* changes the current fix dropped */
@@ -854,6 +860,10 @@ static int kw_add_neighbours(kw_eng *E, kw_sstate *s, const kw_cand *from, int s
 
 static void kw_enter_fix(kw_sstate *s)
 {
+    if (s->settle && s->st != ST_SETTLE) {
+        s->st = ST_SETTLE;
+        return;
+    }
     s->ref = s->pos;
     s->fix_knob = 0;
     s->fix_reverts = 0;
@@ -1288,6 +1298,7 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
             }
             return kw_add_neighbours(E, s, &s->pos, -1, 0);
         case ST_BACKTRACK:
+        case ST_SETTLE:
         case ST_FINISH:
         case ST_DONE:
             return 0;
@@ -1296,14 +1307,18 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
             while (k < ks->n_knobs && s->pos.v[k] == s->base.v[k])
                 k++;
             if (k >= ks->n_knobs) {
-                if (s->fix_reverts > 0 && !s->budget_hit) {
-                    /* dropping a change moved the incumbent: search on from there
-                     * (each such cycle gains at least min_effect^2, so it ends) */
+                if ((s->fix_reverts > 0 || s->settled_moved) && !s->budget_hit) {
+                    /* dropping a change or settling moved the incumbent: search
+                     * on from there. A settle strictly improves the incumbent;
+                     * after a fix that only dropped changes the shape finishes
+                     * unless main accepts a step (each such cycle gains at
+                     * least min_effect^2, or min_effect when noiseless), so it ends */
                     s->st = ST_MAIN;
                     s->no_accept = 0;
                     s->last_knob_accepted = -1;
-                    s->post_fix = 1;
+                    s->post_fix = !s->settled_moved;
                     s->accepts_since_fix = 0;
+                    s->settled_moved = 0;
                     continue;
                 }
                 s->st = ST_FINISH;
@@ -1410,6 +1425,17 @@ static int kw_emit_evals(kw_eng *E, kw_sstate *s)
         }
         if (rc != 0)
             return rc;
+        if (s->settle && j->rep == 0) {
+            if (s->n_seen == s->cap_seen) {
+                int cap = s->cap_seen ? s->cap_seen * 2 : 256;
+                kw_cand *ns = realloc(s->seen, (size_t)cap * sizeof *ns);
+                if (!ns)
+                    return kw_error_set(KW_ENOMEM, "out of memory");
+                s->seen = ns;
+                s->cap_seen = cap;
+            }
+            s->seen[s->n_seen++] = j->cand;
+        }
         kw_memo_ent *e = kw_memo_find(&E->memo, j->shape, j->id, j->rep);
         e->state = KW_MEMO_DONE;
         e->rc = rc_eval;
@@ -1688,6 +1714,123 @@ static int kw_decide_backtrack(kw_eng *E, kw_sstate *s)
     return 0;
 }
 
+/* Settle (noiseless evaluator): the best guard-passing config evaluated so far
+ * may beat the incumbent by less than the minimum effect (a step that small was
+ * never accepted) or sit one probe or excursion away. Walk there one knob at a
+ * time through evaluated configs (breadth-first over the configs evaluated: the
+ * shortest such walk; one always exists because every evaluated config is a
+ * neighbour of a config the walk stood on), EXPLORE on the way, ACCEPT onto it.
+ * No evaluation is spent. With a noisy evaluator the best mean of many
+ * candidates is biased low (the winner's curse) and a difference below the
+ * minimum effect is not evidence, so noisy runs do not settle. */
+static int kw_decide_settle(kw_eng *E, kw_sstate *s)
+{
+    const kw_knobspace *ks = E->ks;
+    int rc = 0;
+    s->settled_moved = 0;
+    kw_cst inc;
+    kw_stats_c(E, s, &s->pos, &inc);
+    int best = -1;
+    double best_mean = inc.ok && isfinite(inc.mean) ? inc.mean : INFINITY;
+    for (int i = 0; i < s->n_seen; i++) {
+        kw_cst c;
+        kw_stats_c(E, s, &s->seen[i], &c);
+        if (c.n == E->reps && c.ok && isfinite(c.mean) && c.mean < best_mean) {
+            best = i;
+            best_mean = c.mean;
+        }
+    }
+    int *from = NULL, *queue = NULL;
+    kw_idset map = {NULL, 1};
+    uint64_t *ids = NULL;
+    if (best < 0)
+        goto done;
+    /* id -> index of seen[] (open addressing over indices + 1) */
+    while (map.cap < (size_t)s->n_seen * 2 + 2)
+        map.cap *= 2;
+    map.t = calloc(map.cap, sizeof *map.t);
+    ids = malloc((size_t)s->n_seen * sizeof *ids);
+    from = malloc((size_t)s->n_seen * sizeof *from);
+    queue = malloc((size_t)s->n_seen * sizeof *queue);
+    if (!map.t || !ids || !from || !queue) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory settling");
+        goto done;
+    }
+    int start = -1;
+    uint64_t here = kw_cand_id(ks, &s->pos);
+    for (int i = 0; i < s->n_seen; i++) {
+        ids[i] = kw_cand_id(ks, &s->seen[i]);
+        size_t h = kw_mix64(ids[i]) & (map.cap - 1);
+        while (map.t[h])
+            h = (h + 1) & (map.cap - 1);
+        map.t[h] = (uint64_t)i + 1;
+        from[i] = -2; /* unvisited */
+        if (start < 0 && ids[i] == here)
+            start = i;
+    }
+    if (start < 0)
+        goto done; /* the incumbent is always evaluated; defensive */
+    int qh = 0, qt = 0;
+    queue[qt++] = start;
+    from[start] = -1;
+    while (qh < qt && from[best] == -2) {
+        int u = queue[qh++];
+        for (int k = 0; k < ks->n_knobs && from[best] == -2; k++)
+            for (int v = 0; v < ks->knobs[k].n_values; v++) {
+                if (v == s->seen[u].v[k])
+                    continue;
+                kw_cand c = s->seen[u];
+                c.v[k] = (uint8_t)v;
+                uint64_t id = kw_cand_id(ks, &c);
+                size_t h = kw_mix64(id) & (map.cap - 1);
+                int w = -1;
+                for (; map.t[h]; h = (h + 1) & (map.cap - 1))
+                    if (ids[map.t[h] - 1] == id) {
+                        w = (int)map.t[h] - 1;
+                        break;
+                    }
+                if (w < 0 || from[w] != -2)
+                    continue;
+                kw_cst cs;
+                kw_stats_c(E, s, &s->seen[w], &cs);
+                if (cs.n != E->reps)
+                    continue;
+                from[w] = u;
+                queue[qt++] = w;
+            }
+    }
+    if (from[best] == -2)
+        goto done; /* unreachable through evaluated configs; defensive */
+    int n_path = 0;
+    for (int u = best; u != start; u = from[u])
+        queue[n_path++] = u; /* reversed walk, reusing the queue */
+    double gain = kw_gain_pct(inc.mean, best_mean);
+    for (int i = n_path - 1; i >= 0 && rc == 0; i--) {
+        char why[KW_REASON_LEN];
+        if (i > 0) {
+            snprintf(why, sizeof why, "settle: on the way to the best config evaluated (%d of %d "
+                     "steps)", n_path - i, n_path);
+            rc = kw_step(E, s, &s->seen[queue[i]], KW_DECIDE_EXPLORE, KW_STEP_SETTLE, NAN, -1, why);
+        } else {
+            snprintf(why, sizeof why, "settle: the best config evaluated, %.3f%% better than the "
+                     "incumbent (the evaluator is noiseless: every gain is real; steps below the "
+                     "minimum effect %.2f%% are not taken during the search)", gain,
+                     E->o.min_effect_pct);
+            rc = kw_step(E, s, &s->seen[queue[i]], KW_DECIDE_ACCEPT, KW_STEP_SETTLE, NAN, -1, why);
+        }
+    }
+    if (rc == 0)
+        s->settled_moved = 1;
+done:
+    free(map.t);
+    free(ids);
+    free(from);
+    free(queue);
+    if (rc == 0)
+        kw_enter_fix(s); /* st is ST_SETTLE: goes on to the fix */
+    return rc;
+}
+
 static int kw_decide_fix(kw_eng *E, kw_sstate *s)
 {
     if (s->n_items != 1) {
@@ -1720,6 +1863,15 @@ static int kw_decide_fix(kw_eng *E, kw_sstate *s)
     } else if (!isfinite(r.mean)) {
         earns = 1;
         snprintf(why, sizeof why, "without the change the primary is not finite: kept");
+    } else if (!E->ev->noisy) {
+        /* noiseless: every measured gain is real, so a change is dropped only
+         * when the config is at least as good without it (a free
+         * simplification); the loss of the fix is then nil, not min_effect */
+        earns = loss > 0;
+        if (earns)
+            snprintf(why, sizeof why, "the change earns %.3f%%: kept", loss);
+        else
+            snprintf(why, sizeof why, "the change earns nothing (%.3f%%): dropped", loss);
     } else {
         earns = loss >= E->o.min_effect_pct;
         if (earns && E->ev->noisy) {
@@ -1845,6 +1997,9 @@ static int kw_decide(kw_eng *E, kw_sstate *s)
         break;
     case ST_BACKTRACK:
         rc = kw_decide_backtrack(E, s);
+        break;
+    case ST_SETTLE:
+        rc = kw_decide_settle(E, s);
         break;
     case ST_FIX:
         rc = kw_decide_fix(E, s);
@@ -2264,6 +2419,7 @@ static int kw_engine_go(kw_engine_summary *out, const kw_knobspace *ks, const kw
         s->pos = s->base;
         s->last_knob = -1;
         s->last_knob_accepted = -1;
+        s->settle = E->o.strategy == KW_STRATEGY_OFAT && !ev->noisy;
     }
     if ((rc = kw_pool_start(&E->pool, E->o.threads, ev)) != 0) {
         E->pool_up = 1;
@@ -2283,6 +2439,7 @@ done:
             gsl_rng_free(E->S[i].rng);
         free(E->S[i].items);
         free(E->S[i].plist);
+        free(E->S[i].seen);
     }
     free(E->S);
     kw_jwriter_free(E->w);

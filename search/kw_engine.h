@@ -26,20 +26,40 @@
  *      the current knob every other value is evaluated and the best acceptable
  *      one taken) or greedy (evaluate every single-knob neighbour; take the
  *      best acceptable one), until a full round of knobs brings no accepted step;
- *   3. probes (opts->probes > 0): take the `probes` least-bad worse neighbours
- *      A as a first step and evaluate A's neighbours along the other knobs; if a
- *      pair beats the incumbent, the two steps are taken (EXPLORE, then ACCEPT)
- *      and main resumes; failed probes are stepped back (REVERT, phase probe);
+ *   3. probes (opts->probes > 0): up to `probes` evaluated neighbours A are
+ *      first steps: "blocked gains" first (A fails a guard now, but the same
+ *      knob value was an acceptable step from an earlier incumbent: a later
+ *      change blocks it and a second knob may repair the guard), then the
+ *      least-bad guard-passing ones, then other guard failures. The probe list
+ *      (built once per local optimum) holds every neighbour of each blocked
+ *      gain, then pairs of two other first steps (by rank sum), then every
+ *      other neighbour of the other first steps; second changes are ordered by
+ *      what the same change did alone from the incumbent. It is evaluated in
+ *      rounds of KW_PROBE_CHUNK new configs; as soon as a round holds a
+ *      guard-passing pair that beats the incumbent, the two steps are taken
+ *      (EXPLORE onto A, which may fail a guard, then ACCEPT) and main resumes;
+ *      failed probes are stepped back (REVERT, phase probe);
  *   4. excursion (opts->tabu > 0): from the local optimum B take up to `tabu`
  *      exploratory moves (EXPLORE) to the best neighbour not yet visited in the
  *      excursion and not along the knob just changed; as soon as a neighbour
  *      beats B it is accepted and main resumes; otherwise walk back to B one
  *      knob at a time (REVERT, phase backtrack);
- *   5. bounded fix: for each knob that differs from the baseline, in knob
+ *   5. settle (noiseless evaluator only): walk to the best guard-passing
+ *      config evaluated when it beats the incumbent (a step below min_effect
+ *      is never taken during the search, and probes or excursions may have
+ *      seen better configs than where they stopped): EXPLORE through evaluated
+ *      configs on the shortest such walk, ACCEPT onto it (phase settle), no
+ *      evaluation spent. Noisy runs do not settle: the best of many noisy
+ *      means is biased low and a sub-threshold difference is no evidence.
+ *      After a settle that moved, main resumes when budget remains;
+ *   6. bounded fix: for each knob that differs from the baseline, in knob
  *      order, evaluate the incumbent with that knob back at its baseline value;
  *      if the config without the change is within min_effect of the converged
  *      config (or not significantly worse), the change is dropped (REVERT),
  *      else kept (KEEP). The loss of one fix is thus bounded by min_effect.
+ *      With a noiseless evaluator a change is dropped only when the config is
+ *      at least as good without it (every measured gain is real), so the
+ *      recommendation stays the best config evaluated.
  *      When the fix dropped a change the incumbent moved: main resumes from
  *      there, and the shape finishes once a main phase after a fix accepts
  *      nothing (each such cycle gains at least min_effect^2, so it ends).
@@ -54,7 +74,9 @@
  * incumbent. Constraint-breaking neighbours are recorded as CONSTRAINT steps.
  *
  * Budget: main, probes and excursions stop when the shape's evaluations plus a
- * reserve for the bounded fix (repeats x knobs changed) reach the budget.
+ * reserve for the bounded fix (repeats x knobs changed) reach the budget. A
+ * shape stops early only when main, every probe of its local optimum and the
+ * excursion found nothing (converged).
  *
  * Baselines through the same evaluator, memo and journal (no steps):
  *   random      the baseline, then uniform draws over valid configs without

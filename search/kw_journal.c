@@ -59,7 +59,8 @@ static uint32_t kw_crc_record(uint32_t prev, const char *payload, size_t len)
 
 static const char *const kw_decision_names[] = {"accept", "reject", "explore",
                                                 "revert", "keep",   "constraint"};
-static const char *const kw_phase_names[] = {"main", "probe", "explore", "backtrack", "fix"};
+static const char *const kw_phase_names[] = {"main", "probe", "explore", "backtrack", "fix",
+                                             "settle"};
 static const char *const kw_strategy_names[] = {"ofat", "random", "exhaustive"};
 static const char *const kw_policy_names[] = {"sweep", "greedy"};
 

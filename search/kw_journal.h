@@ -31,7 +31,7 @@
  * Body records:
  *   E s=SHAPE id=ID rep=R c=CAND rc=RC m=V0,V1,... g=GUARDS k=KLASS
  *       one evaluation (written once per (shape, id, rep): the memo)
- *   T s=SHAPE step=N phase=main|probe|explore|backtrack|fix d=DECISION parent=ID id=ID
+ *   T s=SHAPE step=N phase=main|probe|explore|backtrack|fix|settle d=DECISION parent=ID id=ID
  *     knob=NAME old=TEXT new=TEXT before=P after=P delta=PCT p=P nb=N na=N g=GUARDS
  *     con=CONSTRAINT c=CAND why=REASON
  *       one step decision; before/after are the primary's mean over nb/na
@@ -90,7 +90,9 @@ typedef enum {
     KW_STEP_PROBE,     /* two-step probe of a knob pair (EXPLORE, its neighbours, REVERT or ACCEPT) */
     KW_STEP_EXPLORE,   /* tabu excursion from a local optimum */
     KW_STEP_BACKTRACK, /* undoing an excursion that found nothing (REVERT steps) */
-    KW_STEP_FIX        /* bounded fix after convergence (REVERT / KEEP) */
+    KW_STEP_FIX,       /* bounded fix after convergence (REVERT / KEEP) */
+    KW_STEP_SETTLE     /* noiseless evaluator: walk to the best config evaluated
+                        * (EXPLORE on the way, ACCEPT onto it) before the fix */
 } kw_step_phase;
 
 /* The header: how the run was made. */

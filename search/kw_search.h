@@ -107,7 +107,8 @@ typedef enum { KW_POLICY_SWEEP, KW_POLICY_GREEDY } kw_policy;
 
 /* What a step decided. */
 typedef enum {
-    KW_DECIDE_ACCEPT,      /* improved by at least min_effect, guards pass */
+    KW_DECIDE_ACCEPT,      /* improved by at least min_effect, guards pass (phase settle:
+                            * onto the best config evaluated, any gain; noiseless only) */
     KW_DECIDE_REJECT,      /* evaluated, not taken (metric or guard) */
     KW_DECIDE_EXPLORE,     /* taken without improvement to leave a local optimum */
     KW_DECIDE_REVERT,      /* bounded fix: a change dropped because it did not earn min_effect */

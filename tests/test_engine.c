@@ -1037,3 +1037,63 @@ Test(engine, probe_repairs_a_blocked_gain_through_a_guard_failing_step)
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }
+
+/* Settle (noiseless evaluator): k2=v1 gains 30%, k0=v1 only 0.5% (0.71% once
+ * k2 is taken: below the 1% minimum effect, so no search step takes it), k1=v1
+ * costs 5%. The best config evaluated, k0=v1 k2=v1 = 69.5, is the exhaustive
+ * optimum; the engine walks there (ACCEPT in the settle phase) and the fix keeps
+ * the small change because, noiseless, it is a real gain. A noisy evaluator
+ * never settles: a sub-threshold difference of means is not evidence. */
+static kw_journal *settle_run(kw_synth *s, int noisy, char *dir, char *jp)
+{
+    int nv[] = {2, 2, 2};
+    kw_synth_init(s, 3, nv, 1);
+    s->w[0][1] = -0.5;
+    s->w[1][1] = 5.0;
+    s->w[2][1] = -30.0;
+    if (noisy)
+        kw_synth_noise(s, 0.2, 11, 1);
+    kw_engine_opts o = opts_for(1);
+    kw_journal *j = run_load(s, &o, dir, 64, jp, 96, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    return j;
+}
+
+Test(engine, noiseless_run_settles_on_the_best_config_evaluated)
+{
+    kw_synth s;
+    char dir[64], jp[96];
+    kw_journal *j = settle_run(&s, 0, dir, jp);
+    kw_cand opt;
+    double best = kw_synth_optimum(&s, 0, &opt);
+    cr_assert_float_eq(best, 69.5, 1e-9, "closed form: 100 - 0.5 - 30");
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, best, 1e-9);
+    cr_assert_eq(memcmp(&r.best, &opt, sizeof opt), 0);
+    long settle_accepts = 0, kept_k0 = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->phase == KW_STEP_SETTLE && st->decision == KW_DECIDE_ACCEPT) {
+            settle_accepts++;
+            cr_assert_eq(st->knob, 0);
+            /* the gain is below the minimum effect: why no search step took it */
+            cr_assert(st->delta_pct < 0 && st->delta_pct > -1.0, "delta %g", st->delta_pct);
+        }
+        kept_k0 += st->phase == KW_STEP_FIX && st->decision == KW_DECIDE_KEEP && st->knob == 0;
+    }
+    cr_assert_eq(settle_accepts, 1);
+    cr_assert_geq(kept_k0, 1, "the fix keeps a real gain below the minimum effect");
+    /* every evaluated guard-passing config is no better than the recommendation */
+    for (size_t i = 0; i < j->n_evals; i++)
+        cr_assert_geq(j->evals[i].m[1], r.best_primary);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+
+    j = settle_run(&s, 1, dir, jp);
+    cr_assert_eq(count_decision(j, KW_DECIDE_ACCEPT, KW_STEP_SETTLE), 0);
+    cr_assert_eq(count_decision(j, KW_DECIDE_EXPLORE, KW_STEP_SETTLE), 0);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
