@@ -685,6 +685,16 @@ static void kw_dot_cols(double *out, const double *a, const double *w, int K, in
     }
 }
 
+int kw_drift_dot_cols(double *out, const double *x, const double *w, size_t k, size_t nc,
+                      kw_prec accum, int tile_k, int split_k)
+{
+    if (nc < 1 || nc > KW_DRIFT_COLS_MAX || k > (size_t)KW_DRIFT_DIM_MAX)
+        return kw_error_set(KW_EINPUT, "drift: dot of %zu columns of length %zu (at most %d of %d)",
+                            nc, k, KW_DRIFT_COLS_MAX, KW_DRIFT_DIM_MAX);
+    kw_dot_cols(out, x, w, (int)k, (int)nc, accum, tile_k, split_k);
+    return 0;
+}
+
 double kw_drift_dot(const double *x, const double *y, size_t k, kw_prec accum, int tile_k,
                     int split_k)
 {

@@ -91,6 +91,13 @@ int kw_drift_fallback(kw_mapping *out_fallback, kw_drift *out_evidence, kw_drift
  * tile_k >= k and split_k = 1 is recursive summation. */
 double kw_drift_dot(const double *x, const double *y, size_t k, kw_prec accum, int tile_k,
                     int split_k);
+/* nc such dot products of x with the columns of the k x nc matrix w (stored
+ * k-major: w[i*nc + j]), into out[0..nc), as the GEMM emulation runs them
+ * side by side (16 columns, the GEMM sample's fan-out, take a vector kernel
+ * that must agree with kw_drift_dot bit for bit). nc 1..256, k at most 65536:
+ * else KW_EINPUT. */
+int kw_drift_dot_cols(double *out, const double *x, const double *w, size_t k, size_t nc,
+                      kw_prec accum, int tile_k, int split_k);
 
 /* The generator of the check's data: n standard normal draws for a seed
  * (ziggurat over a SplitMix64 sequence started from GSL taus2; see
