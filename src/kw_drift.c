@@ -123,23 +123,24 @@ static void kw_tape_clear(kw_tape *t)
 
 /* ---------------- Gaussian draws ----------------
  * Marsaglia & Tsang's ziggurat (J. Stat. Software 5(8), 2000: 128 layers,
- * tail from R), fed by 64-bit words of a SplitMix64 sequence (Steele, Lea,
- * Flood, OOPSLA 2014) whose start is drawn from a GSL taus2 stream seeded with
- * the data seed. The layer comes from the low 7 bits and the signed value from
- * the high 32, so they do not share bits (Doornik 2005 showed that sharing
- * them, as the original code does, correlates successive draws). Why not
+ * tail from R) on 32-bit draws laid out as GSL's gsl_ran_gaussian_ziggurat
+ * lays them out (7 bits pick the layer, 1 the sign, 24 the magnitude: the
+ * layer and the value do not share bits, which Doornik 2005 showed correlates
+ * successive draws in the original code), two draws from each 64-bit word of
+ * a SplitMix64 sequence (Steele, Lea, Flood, OOPSLA 2014) whose start is
+ * drawn from a GSL taus2 stream seeded with the data seed. Why not
  * gsl_ran_gaussian_ziggurat itself: a check draws ~490k Gaussians, and on
  * taus2 each costs ~12 ns here (6 ms a check, more than the budget); even
- * taus2's bare gsl_rng_get is 4.4 ns. This costs ~2 ns a draw.
+ * taus2's bare gsl_rng_get is 4.4 ns. This costs 1-2 ns a draw.
  * The tables are computed once (pthread_once); the state is per run. */
 #define KW_ZIG_R 3.442619855899      /* start of the tail (Marsaglia & Tsang 2000) */
 #define KW_ZIG_V 9.91256303526217e-3 /* area of each of the 128 layers (ibid.) */
-#define KW_ZIG_SCALE 2147483648.0    /* 2^31: values are signed 32-bit integers */
+#define KW_ZIG_SCALE 16777216.0      /* 2^24: magnitudes are 24-bit integers */
 #define KW_SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
 
 static struct {
-    uint32_t k[128];  /* |value| below k[i]: inside layer i's rectangle, accept */
-    double w[128];    /* value -> x */
+    uint32_t k[128];  /* magnitude below k[i]: inside layer i's rectangle, accept */
+    double w[128];    /* magnitude -> x */
     double f[128];    /* exp(-x_i^2 / 2) at the layer edges */
 } kw_zig;
 static pthread_once_t kw_zig_once = PTHREAD_ONCE_INIT;
@@ -177,47 +178,54 @@ static inline double kw_unif(uint64_t *st)
     return ((double)(kw_word(st) >> 11) + 0.5) * 0x1p-53;
 }
 
-/* The rejection steps of the ziggurat (about 1.2% of draws). */
-static double __attribute__((noinline)) kw_zig_slow(uint64_t *st, int32_t hz, unsigned iz)
+/* The rejection steps of the ziggurat (about 1.2% of draws): |x|. */
+static double __attribute__((noinline)) kw_zig_slow(uint64_t *st, uint32_t j, unsigned iz)
 {
     for (;;) {
-        double x = hz * kw_zig.w[iz];
+        double x = j * kw_zig.w[iz];
         if (iz == 0) { /* the tail beyond R (Marsaglia 1964) */
             double y;
             do {
                 x = -log(kw_unif(st)) / KW_ZIG_R;
                 y = -log(kw_unif(st));
             } while (y + y < x * x);
-            return hz > 0 ? KW_ZIG_R + x : -KW_ZIG_R - x;
+            return KW_ZIG_R + x;
         }
         if (kw_zig.f[iz] + kw_unif(st) * (kw_zig.f[iz - 1] - kw_zig.f[iz]) < exp(-0.5 * x * x))
             return x;
-        uint64_t u = kw_word(st);
-        hz = (int32_t)(uint32_t)(u >> 32);
-        iz = (unsigned)u & 127u;
-        uint32_t ahz = hz < 0 ? 0u - (uint32_t)hz : (uint32_t)hz;
-        if (ahz < kw_zig.k[iz])
-            return hz * kw_zig.w[iz];
+        uint32_t h = (uint32_t)kw_word(st);
+        iz = h & 127u;
+        j = h >> 8;
+        if (j < kw_zig.k[iz])
+            return j * kw_zig.w[iz];
     }
 }
 
-static inline double kw_gauss(uint64_t *st)
+static inline float kw_gauss(uint64_t *st, uint32_t h)
 {
-    uint64_t u = kw_word(st);
-    int32_t hz = (int32_t)(uint32_t)(u >> 32);
-    unsigned iz = (unsigned)u & 127u;
-    uint32_t ahz = hz < 0 ? 0u - (uint32_t)hz : (uint32_t)hz;
-    if (__builtin_expect(ahz < kw_zig.k[iz], 1))
-        return hz * kw_zig.w[iz];
-    return kw_zig_slow(st, hz, iz);
+    unsigned iz = h & 127u;
+    uint32_t j = h >> 8;
+    double x = __builtin_expect(j < kw_zig.k[iz], 1) ? j * kw_zig.w[iz] : kw_zig_slow(st, j, iz);
+    float f = (float)x;
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    b ^= (h & 128u) << 24; /* the sign without a branch: it is a coin flip */
+    memcpy(&f, &b, sizeof f);
+    return f;
 }
 
 static void kw_gauss_fill(float *out, size_t n, uint64_t *st)
 {
     pthread_once(&kw_zig_once, kw_zig_init);
     uint64_t s = *st;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (float)kw_gauss(&s);
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        uint64_t u = kw_word(&s);
+        out[i] = kw_gauss(&s, (uint32_t)u);
+        out[i + 1] = kw_gauss(&s, (uint32_t)(u >> 32));
+    }
+    if (i < n)
+        out[i] = kw_gauss(&s, (uint32_t)kw_word(&s));
     *st = s;
 }
 
