@@ -319,6 +319,9 @@ typedef struct kw_run {
     size_t cur, rcur;
     kw_tape *build;        /* ... or drawing a new one */
     uint64_t zs; /* state of the Gaussian sequence when drawing */
+    const double *qa_src; /* the GEMM input last rounded to the operand format, */
+    size_t qa_n;          /* its size, */
+    double *qa, qa_s;     /* the rounded values and their scale */
     void *allocs[KW_DRIFT_RUN_ALLOCS];
     int n_allocs;
     int failed;
@@ -602,6 +605,7 @@ static inline __attribute__((always_inline)) kw_v2d kw_vrnd(kw_v2d x, int mbits,
  * an ulp of it (the tie rounds up: the largest value's mantissa is odd). */
 #define KW_BF16_OVF (0x1.fep127 + 0x1p119)
 #define KW_FP16_OVF (65504.0 + 16.0)
+#define KW_E5M2_OVF (57344.0 + 4096.0)
 
 static inline __attribute__((always_inline)) kw_v2d kw_vacc(int p, kw_v2d x, kw_v2u *special)
 {
@@ -725,45 +729,113 @@ static double kw_absmax(const double *x, size_t n, size_t stride)
     return nan ? NAN : m;
 }
 
-static inline __attribute__((always_inline)) void kw_round_n(double *dst, const double *src,
-                                                              size_t n, size_t stride, double inv,
-                                                              kw_prec p)
+/* x rounded to operand format p, two lanes at a time: the same value set and
+ * ties as kw_round_d_inline; lanes it would saturate, overflow or clip, and
+ * NaN/inf, are flagged in *special for the scalar code. */
+static inline __attribute__((always_inline)) kw_v2d kw_vfmt(kw_prec p, kw_v2d x, kw_v2u *special)
 {
-    for (size_t i = 0; i < n; i++)
-        dst[i * stride] = kw_round_d_inline(p, src[i * stride] * inv);
-}
-
-/* n values at stride into operand format p; returns the dequantisation scale
- * (1 for unscaled formats; see the file comment for the schemes). */
-static double kw_operand(double *dst, const double *src, size_t n, size_t stride, kw_prec p)
-{
-    double s = 1.0;
-    if (p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2 || p == KW_PREC_INT8) {
-        double amax = kw_absmax(src, n, stride);
-        s = amax > 0.0 && isfinite(amax) ? amax / kw_numfmt_max(p) : 1.0;
-    }
-    double inv = 1.0 / s; /* x * (1/s) instead of x / s: the scale's own rounding is immaterial */
     switch (p) {
     case KW_PREC_FP32:
-        kw_round_n(dst, src, n, stride, inv, KW_PREC_FP32);
+        return __builtin_convertvector(__builtin_convertvector(x, kw_v2f), kw_v2d);
+    case KW_PREC_BF16:
+        return kw_vrnd(x, 7, -126, KW_BF16_OVF, 1, special);
+    case KW_PREC_FP16:
+        return kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
+    case KW_PREC_FP8_E4M3: /* saturating: everything from the largest value up is flagged */
+        return kw_vrnd(x, 3, -6, 448.0, 1, special);
+    case KW_PREC_FP8_E5M2:
+        return kw_vrnd(x, 2, -14, KW_E5M2_OVF, 1, special);
+    default: { /* int8: rne(x) for |x| <= 127 (kw_numfmt_int8_rne) */
+        kw_v2u u = (kw_v2u)x;
+        kw_v2d ax = (kw_v2d)(u & KW_F64_ABS);
+        *special |= (kw_v2u)(~(ax <= 127.0));
+        kw_v2d y = (ax + 0x1p52) - 0x1p52;
+        return (kw_v2d)((kw_v2u)y | (u & ~KW_F64_ABS));
+    }
+    }
+}
+
+/* dst[i] = round_p(src[i] * inv[i % ninv]) for i < n (n a multiple of ninv):
+ * one scale (ninv 1) or one per column of a k-major matrix. */
+static inline __attribute__((always_inline)) void kw_round_n(double *dst, const double *src,
+                                                              size_t n, const double *inv,
+                                                              size_t ninv, kw_prec p)
+{
+    size_t i = 0, j = 0;
+    if (ninv == 1 || ninv % 2 == 0) /* pairs never straddle two scales' columns */
+        for (; i + 2 <= n; i += 2) {
+            kw_v2d x, s = {inv[j], inv[ninv == 1 ? 0 : j + 1]};
+            kw_v2u special = {0, 0};
+            if (ninv > 1)
+                j = j + 2 == ninv ? 0 : j + 2;
+            memcpy(&x, src + i, sizeof x);
+            kw_v2d r = kw_vfmt(p, x * s, &special);
+            if (special[0] | special[1]) {
+                dst[i] = kw_round_d_inline(p, src[i] * s[0]);
+                dst[i + 1] = kw_round_d_inline(p, src[i + 1] * s[1]);
+            } else {
+                memcpy(dst + i, &r, sizeof r);
+            }
+        }
+    for (; i < n; i++)
+        dst[i] = kw_round_d_inline(p, src[i] * inv[i % ninv]);
+}
+
+static void kw_round_to(double *dst, const double *src, size_t n, const double *inv, size_t ninv,
+                        kw_prec p)
+{
+    switch (p) {
+    case KW_PREC_FP32:
+        kw_round_n(dst, src, n, inv, ninv, KW_PREC_FP32);
         break;
     case KW_PREC_BF16:
-        kw_round_n(dst, src, n, stride, inv, KW_PREC_BF16);
+        kw_round_n(dst, src, n, inv, ninv, KW_PREC_BF16);
         break;
     case KW_PREC_FP16:
-        kw_round_n(dst, src, n, stride, inv, KW_PREC_FP16);
+        kw_round_n(dst, src, n, inv, ninv, KW_PREC_FP16);
         break;
     case KW_PREC_FP8_E4M3:
-        kw_round_n(dst, src, n, stride, inv, KW_PREC_FP8_E4M3);
+        kw_round_n(dst, src, n, inv, ninv, KW_PREC_FP8_E4M3);
         break;
     case KW_PREC_FP8_E5M2:
-        kw_round_n(dst, src, n, stride, inv, KW_PREC_FP8_E5M2);
+        kw_round_n(dst, src, n, inv, ninv, KW_PREC_FP8_E5M2);
         break;
     default:
-        kw_round_n(dst, src, n, stride, inv, p);
+        kw_round_n(dst, src, n, inv, ninv, KW_PREC_INT8);
         break;
     }
+}
+
+static double kw_scale_of(double amax, kw_prec p)
+{
+    return amax > 0.0 && isfinite(amax) ? amax / kw_numfmt_max(p) : 1.0;
+}
+
+static int kw_is_scaled(kw_prec p)
+{
+    return p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2 || p == KW_PREC_INT8;
+}
+
+/* n values into operand format p; returns the dequantisation scale (1 for
+ * unscaled formats; see the file comment for the schemes). */
+static double kw_operand(double *dst, const double *src, size_t n, kw_prec p)
+{
+    double s = kw_is_scaled(p) ? kw_scale_of(kw_absmax(src, n, 1), p) : 1.0;
+    double inv = 1.0 / s; /* x * (1/s) instead of x / s: the scale's own rounding is immaterial */
+    kw_round_to(dst, src, n, &inv, 1, p);
     return s;
+}
+
+/* A k-major K x nc weight into format p with one scale per column (output
+ * channel) into s[j]. */
+static void kw_operand_cols(double *dst, double *s, const double *src, int K, int nc, kw_prec p)
+{
+    double inv[KW_DRIFT_COLS_MAX];
+    for (int j = 0; j < nc; j++) {
+        s[j] = kw_scale_of(kw_absmax(src + j, (size_t)K, (size_t)nc), p);
+        inv[j] = 1.0 / s[j];
+    }
+    kw_round_to(dst, src, (size_t)K * nc, inv, (size_t)nc, p);
 }
 
 static double kw_store(const kw_run *r, double v)
@@ -804,20 +876,41 @@ static void kw_prune_2_4(double *w, int K, int nc)
         }
 }
 
-/* o[j] = sum_k a[k] w[k*nc + j] in fp64 (the reference) */
-static inline __attribute__((always_inline)) void kw_ref_dot(double *o, const double *a,
-                                                             const double *w, int K, int nc)
+/* o[i*nc + j] = sum_k a[i*K + k] w[k*nc + j] in fp64 (the reference), R rows. */
+static void kw_ref_rows(double *o, const double *a, int R, const double *w, int K, int nc)
 {
-    double acc[KW_DRIFT_COLS_MAX];
-    for (int j = 0; j < nc; j++)
-        acc[j] = 0.0;
-    for (int k = 0; k < K; k++) {
-        double av = a[k];
-        const double *row = w + (size_t)k * nc;
+    int i = 0;
+    if (nc == KW_DRIFT_COLS) /* two rows and eight columns at a time, in registers */
+        for (; i + 2 <= R; i += 2)
+            for (int h = 0; h < KW_DRIFT_COLS; h += 8) {
+                kw_v2d acc0[4] = {{0}}, acc1[4] = {{0}};
+                const double *a0 = a + (size_t)i * K, *a1 = a0 + K;
+                for (int k = 0; k < K; k++) {
+                    const double *row = w + (size_t)k * KW_DRIFT_COLS + h;
+                    double x0 = a0[k], x1 = a1[k];
+#pragma GCC unroll 4
+                    for (int v = 0; v < 4; v++) {
+                        kw_v2d wv;
+                        memcpy(&wv, row + 2 * v, sizeof wv);
+                        acc0[v] += x0 * wv;
+                        acc1[v] += x1 * wv;
+                    }
+                }
+                memcpy(o + (size_t)i * nc + h, acc0, sizeof acc0);
+                memcpy(o + (size_t)(i + 1) * nc + h, acc1, sizeof acc1);
+            }
+    for (; i < R; i++) {
+        double acc[KW_DRIFT_COLS_MAX];
         for (int j = 0; j < nc; j++)
-            acc[j] += av * row[j];
+            acc[j] = 0.0;
+        for (int k = 0; k < K; k++) {
+            double av = a[(size_t)i * K + k];
+            const double *row = w + (size_t)k * nc;
+            for (int j = 0; j < nc; j++)
+                acc[j] += av * row[j];
+        }
+        memcpy(o + (size_t)i * nc, acc, (size_t)nc * sizeof *o);
     }
-    memcpy(o, acc, (size_t)nc * sizeof *o);
 }
 
 static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *in, int K, int N)
@@ -828,32 +921,33 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
         return -1;
     const float *zw = kw_z(r, (size_t)K * nc);
     double *w = kw_alloc(r, (size_t)K * nc), *qw = kw_alloc(r, (size_t)K * nc);
-    double *qa = kw_alloc(r, (size_t)R * K);
-    if (kw_tens_alloc(r, out, R, N, nc) != 0 || !zw || !w || !qw || !qa)
+    if (kw_tens_alloc(r, out, R, N, nc) != 0 || !zw || !w || !qw)
         return -1;
     double wscale = 1.0 / sqrt((double)K);
     for (size_t i = 0; i < (size_t)K * nc; i++)
         w[i] = (double)zw[i] * wscale;
     /* reference: fp64, dense */
     if (!kw_ref_replay(r, out->ref, (size_t)R * nc)) {
-        for (int i = 0; i < R; i++) {
-            if (nc == KW_DRIFT_COLS)
-                kw_ref_dot(out->ref + (size_t)i * nc, a.ref + (size_t)i * K, w, K, KW_DRIFT_COLS);
-            else
-                kw_ref_dot(out->ref + (size_t)i * nc, a.ref + (size_t)i * K, w, K, nc);
-        }
+        kw_ref_rows(out->ref, a.ref, R, w, K, nc);
         kw_ref_keep(r, out->ref, (size_t)R * nc);
     }
-    /* candidate */
+    /* candidate; q/k/v (gate/up) read the same input: round it once */
+    if (r->qa_src != a.cand || r->qa_n != (size_t)R * K) {
+        r->qa = kw_alloc(r, (size_t)R * K);
+        if (!r->qa)
+            return -1;
+        r->qa_s = kw_operand(r->qa, a.cand, (size_t)R * K, r->in_p);
+        r->qa_src = a.cand;
+        r->qa_n = (size_t)R * K;
+    }
+    const double *qa = r->qa, sa = r->qa_s;
     if (r->m->sparsity_2_4)
         kw_prune_2_4(w, K, nc);
-    double sa = kw_operand(qa, a.cand, (size_t)R * K, 1, r->in_p);
     double sw[KW_DRIFT_COLS];
     if (r->in_p == KW_PREC_INT8) {
-        for (int j = 0; j < nc; j++) /* per output channel */
-            sw[j] = kw_operand(qw + j, w + j, (size_t)K, (size_t)nc, r->in_p);
+        kw_operand_cols(qw, sw, w, K, nc, r->in_p); /* per output channel */
     } else {
-        double s = kw_operand(qw, w, (size_t)K * nc, 1, r->in_p);
+        double s = kw_operand(qw, w, (size_t)K * nc, r->in_p);
         for (int j = 0; j < nc; j++)
             sw[j] = s;
     }
@@ -918,9 +1012,9 @@ static int kw_op_attention(kw_run *r, kw_tens *out, const kw_op *op, const kw_te
             vc[i] = v[i] + ev * z[5][i];
         }
         /* candidate operands */
-        double s_q = kw_operand(qo, qc, nq, 1, r->attn_p);
-        double s_k = kw_operand(kt, kc, nkv, 1, r->attn_p);
-        double s_v = kw_operand(vo, vc, nkv, 1, r->attn_p);
+        double s_q = kw_operand(qo, qc, nq, r->attn_p);
+        double s_k = kw_operand(kt, kc, nkv, r->attn_p);
+        double s_v = kw_operand(vo, vc, nkv, r->attn_p);
         for (int i = 0; i < Ra; i++) {
             int n_allowed = (op->causal && !r->decode) ? C - Ra + i + 1 : C;
             double *oref = out->ref + (size_t)i * out->ncols + (size_t)h * hd;
