@@ -385,6 +385,7 @@ typedef struct kw_sstate {
     uint64_t probed_at;
     int n_first;
     int n_blocked;            /* first[0..n_blocked): guard-failing "blocked gains" */
+    int n_faded;              /* then n_faded guard-passing "faded gains" */
     kw_cand first[KW_PROBE_MAX];
     int plist_ready;          /* the probe list of this local optimum is built */
     kw_item *plist;           /* second steps, most promising first (kw_build_probe_list) */
@@ -900,24 +901,31 @@ static void kw_after_main(kw_eng *E, kw_sstate *s)
 
 /* A probe first step's class: 0 a blocked gain (fails a guard now, but the same
  * knob value was an acceptable step from an earlier incumbent: a later change
- * blocks it, so a second knob may repair it), 1 guard-passing, 2 another
- * guard failure; -1 not usable (not fully evaluated, evaluator error, not finite). */
+ * blocks it, so a second knob may repair it), 1 a faded gain (passes, was
+ * acceptable earlier, now worse by at least min_effect: a later change turned
+ * the gain into a loss, so changing one of the changed knobs again may bring it
+ * back), 2 another guard-passing one, 3 another guard failure; -1 not usable
+ * (not fully evaluated, evaluator error, not finite). */
 static int kw_first_class(kw_eng *E, kw_sstate *s, const kw_cand *c, int k, kw_cst *cs)
 {
     kw_stats_c(E, s, c, cs);
     if (cs->n != E->reps || !isfinite(cs->mean))
         return -1;
-    if (cs->ok)
-        return 1;
+    if (cs->ok) {
+        kw_cst inc;
+        kw_stats_c(E, s, &s->pos, &inc);
+        return s->improved[k][c->v[k]] && -kw_gain_pct(inc.mean, cs->mean) >= E->o.min_effect_pct
+                   ? 1 : 2;
+    }
     if (strncmp(cs->guards, "error", 5) == 0)
         return -1;
-    return s->improved[k][c->v[k]] ? 0 : 2;
+    return s->improved[k][c->v[k]] ? 0 : 3;
 }
 
 /* Pick the probes' first steps among the incumbent's evaluated single-knob
- * neighbours (a local optimum has none acceptable): blocked gains first, then
- * guard-passing ones, then other guard failures; least bad first within a class
- * (stable: earlier knob/value wins ties). A guard-failing first step is never
+ * neighbours (a local optimum has none acceptable): blocked gains, faded gains
+ * (most faded first), other guard-passing ones, other guard failures; least bad
+ * first within a class (stable: earlier knob/value wins ties). A guard-failing first step is never
  * taken for itself: only a pair that passes every guard and beats the
  * incumbent is accepted, so the second step must repair the guard. */
 static void kw_pick_firsts(kw_eng *E, kw_sstate *s)
@@ -926,6 +934,7 @@ static void kw_pick_firsts(kw_eng *E, kw_sstate *s)
     double mean[KW_PROBE_MAX];
     s->n_first = 0;
     s->n_blocked = 0;
+    s->n_faded = 0;
     int want = E->o.probes < KW_PROBE_MAX ? E->o.probes : KW_PROBE_MAX;
     for (int k = 0; k < E->ks->n_knobs; k++)
         for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
@@ -939,8 +948,9 @@ static void kw_pick_firsts(kw_eng *E, kw_sstate *s)
             int cl = kw_first_class(E, s, &c, k, &cs);
             if (cl < 0)
                 continue;
+            double key = cl == 1 ? -cs.mean : cs.mean; /* faded gains: most faded first */
             int at = s->n_first;
-            while (at > 0 && (cl < cls[at - 1] || (cl == cls[at - 1] && cs.mean < mean[at - 1])))
+            while (at > 0 && (cl < cls[at - 1] || (cl == cls[at - 1] && key < mean[at - 1])))
                 at--;
             if (at >= want)
                 continue;
@@ -952,12 +962,14 @@ static void kw_pick_firsts(kw_eng *E, kw_sstate *s)
             }
             s->first[at] = c;
             cls[at] = cl;
-            mean[at] = cs.mean;
+            mean[at] = key;
             if (s->n_first < want)
                 s->n_first++;
         }
-    for (int i = 0; i < s->n_first; i++)
+    for (int i = 0; i < s->n_first; i++) {
         s->n_blocked += cls[i] == 0;
+        s->n_faded += cls[i] == 1;
+    }
 }
 
 static int kw_reserve(kw_eng *E, kw_sstate *s)
@@ -1113,14 +1125,14 @@ static int kw_second_cmp(const void *a, const void *b)
  * change did alone from the incumbent (key[k][v], least bad first: a change
  * that costs nothing alone is the likeliest repair or partner). */
 static int kw_probe_neighbours(kw_eng *E, kw_sstate *s, int g, double key[][KW_VALUE_MAX],
-                               kw_second *buf, kw_idset *seen)
+                               kw_second *buf, kw_idset *seen, int changed_only)
 {
     const kw_knobspace *ks = E->ks;
     int fk;
     kw_engine_step_check(&fk, ks, &s->pos, &s->first[g]);
     int n = 0;
     for (int k = 0; k < ks->n_knobs; k++) {
-        if (k == fk)
+        if (k == fk || (changed_only && s->pos.v[k] == s->base.v[k]))
             continue;
         for (int v = 0; v < ks->knobs[k].n_values; v++) {
             if (v == s->pos.v[k])
@@ -1148,7 +1160,9 @@ static int kw_probe_neighbours(kw_eng *E, kw_sstate *s, int g, double key[][KW_V
 /* The probe list of a local optimum, most promising first, so that the budget
  * (spent KW_PROBE_CHUNK evaluations per round) goes to the likeliest pairs:
  * (1) every neighbour of each blocked gain (the repair of a guard that a later
- * change made fail); (2) pairs of two other first steps (two near-neutral
+ * change made fail); (1b) each faded gain with every other value of the knobs
+ * changed from the baseline (the culprit is among them: a few evaluations);
+ * (2) pairs of two other first steps (two near-neutral
  * changes combined: the typical interaction, one evaluation per pair), by rank
  * sum; (3) every other neighbour of each other first step. Items carry their
  * first step's group. */
@@ -1186,7 +1200,9 @@ static int kw_build_probe_list(kw_eng *E, kw_sstate *s)
     for (int i = 0; i < s->n_first; i++)
         kw_engine_step_check(&knob[i], ks, &s->pos, &s->first[i]);
     for (int g = 0; g < s->n_blocked && rc == 0; g++)
-        rc = kw_probe_neighbours(E, s, g, key, buf, &seen);
+        rc = kw_probe_neighbours(E, s, g, key, buf, &seen, 0);
+    for (int g = s->n_blocked; g < s->n_blocked + s->n_faded && rc == 0; g++)
+        rc = kw_probe_neighbours(E, s, g, key, buf, &seen, 1);
     int lo = s->n_blocked, hi = s->n_first;
     for (int sum = 2 * lo + 1; sum <= 2 * hi - 3 && rc == 0; sum++)
         for (int i = lo; i < hi && rc == 0; i++) {
@@ -1201,7 +1217,7 @@ static int kw_build_probe_list(kw_eng *E, kw_sstate *s)
                 rc = kw_items_push(E, &s->plist, &s->n_plist, &s->cap_plist, &c, i);
         }
     for (int g = lo; g < hi && rc == 0; g++)
-        rc = kw_probe_neighbours(E, s, g, key, buf, &seen);
+        rc = kw_probe_neighbours(E, s, g, key, buf, &seen, 0);
     if (rc == 0)
         s->plist_ready = 1;
 done:

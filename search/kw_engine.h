@@ -29,12 +29,16 @@
  *   3. probes (opts->probes > 0): up to `probes` evaluated neighbours A are
  *      first steps: "blocked gains" first (A fails a guard now, but the same
  *      knob value was an acceptable step from an earlier incumbent: a later
- *      change blocks it and a second knob may repair the guard), then the
- *      least-bad guard-passing ones, then other guard failures. The probe list
- *      (built once per local optimum) holds every neighbour of each blocked
- *      gain, then pairs of two other first steps (by rank sum), then every
- *      other neighbour of the other first steps; second changes are ordered by
- *      what the same change did alone from the incumbent. It is evaluated in
+ *      change blocks it and a second knob may repair the guard), then "faded
+ *      gains" (guard-passing, once acceptable, now worse by at least
+ *      min_effect: a later change turned the gain into a loss; most faded
+ *      first), then the least-bad guard-passing ones, then other guard
+ *      failures. The probe list (built once per local optimum) holds every
+ *      neighbour of each blocked gain, then each faded gain combined with
+ *      every other value of the knobs already changed from the baseline (one
+ *      of them faded it), then pairs of two other first steps (by rank sum),
+ *      then every other neighbour of the other first steps; second changes are
+ *      ordered by what the same change did alone from the incumbent. It is evaluated in
  *      rounds of KW_PROBE_CHUNK new configs; as soon as a round holds a
  *      guard-passing pair that beats the incumbent, the two steps are taken
  *      (EXPLORE onto A, which may fail a guard, then ACCEPT) and main resumes;
