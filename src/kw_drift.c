@@ -139,9 +139,10 @@ static void kw_tape_clear(kw_tape *t)
 #define KW_SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
 
 static struct {
-    uint32_t k[128];  /* magnitude below k[i]: inside layer i's rectangle, accept */
-    double w[128];    /* magnitude -> x */
-    double f[128];    /* exp(-x_i^2 / 2) at the layer edges */
+    uint32_t k[256]; /* magnitude below k[i & 127]: inside the layer's rectangle, accept */
+    float ws[256];   /* magnitude -> x, the sign bit (128) folded in */
+    double w[128];   /* the same in double, for the rejection steps */
+    double f[128];   /* exp(-x_i^2 / 2) at the layer edges */
 } kw_zig;
 static pthread_once_t kw_zig_once = PTHREAD_ONCE_INIT;
 
@@ -160,6 +161,10 @@ static void kw_zig_init(void)
         tn = dn;
         kw_zig.f[i] = exp(-0.5 * dn * dn);
         kw_zig.w[i] = dn / KW_ZIG_SCALE;
+    }
+    for (int i = 0; i < 256; i++) {
+        kw_zig.k[i] = kw_zig.k[i & 127];
+        kw_zig.ws[i] = (float)(i & 128 ? -kw_zig.w[i & 127] : kw_zig.w[i & 127]);
     }
 }
 
@@ -201,17 +206,15 @@ static double __attribute__((noinline)) kw_zig_slow(uint64_t *st, uint32_t j, un
     }
 }
 
+/* One draw from 32 bits h. The fast path is in float: j < 2^24 is exact, and
+ * the product is the float nearest j * ws. */
 static inline float kw_gauss(uint64_t *st, uint32_t h)
 {
-    unsigned iz = h & 127u;
     uint32_t j = h >> 8;
-    double x = __builtin_expect(j < kw_zig.k[iz], 1) ? j * kw_zig.w[iz] : kw_zig_slow(st, j, iz);
-    float f = (float)x;
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    b ^= (h & 128u) << 24; /* the sign without a branch: it is a coin flip */
-    memcpy(&f, &b, sizeof f);
-    return f;
+    if (__builtin_expect(j < kw_zig.k[h & 255u], 1))
+        return (float)j * kw_zig.ws[h & 255u];
+    double x = kw_zig_slow(st, j, h & 127u);
+    return (float)(h & 128u ? -x : x);
 }
 
 static void kw_gauss_fill(float *out, size_t n, uint64_t *st)
