@@ -6,13 +6,24 @@
  * times tau ln((T_ss - T_from) / (T_ss - T_to)); flags for shutdown and for a
  * throttled clock that cannot keep up. The serving side is a hand-built
  * one-kernel table, so only this library is linked.
+ *
+ * The shipped soak scenario (spaces/case_thermal_soak.xml) is checked at the
+ * end through the real loader and cost model (libkwload, libkwcost): its power
+ * from the offered load and the energies in the accelerator file, its steady
+ * temperatures against T_amb + P R, its throttled share against the heating
+ * time to the first step, both halves of the long-window guard, and the same
+ * verdicts from `knobwise eval --thermal` (KW_BIN).
  */
 #include <criterion/criterion.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <string.h>
 
+#include "kw_cost.h"
 #include "kw_error.h"
+#include "kw_load.h"
+#include "kw_mapping.h"
+#include "kw_testutil.h"
 #include "kw_thermal.h"
 
 static kw_accel acc;
@@ -198,4 +209,158 @@ Test(thermal, bad_inputs)
     o = (kw_thermal_opts){.hysteresis_c = -1};
     cr_expect_eq(kw_thermal_window(&tr, &in, &so, &o), KW_EINPUT);
     cr_expect_eq(kw_thermal_window(&tr, NULL, &so, NULL), KW_EINPUT);
+}
+
+/* ---------------- the shipped soak scenario ---------------- */
+
+/* The cool mapping of spaces/case_thermal_soak.xml (its comment says why). */
+#define SOAK_COOL "conv3x3.tile_m=256 conv3x3.tile_k=576 conv1x1.tile_m=256 conv1x1.tile_n=256 " \
+                  "fuse_epilogue=on"
+#define SOAK_REQUESTS 20000 /* the space's final_requests */
+
+typedef struct soak {
+    kw_thermal_result t;
+    double p_w[2];          /* closed-form power at the nominal and the first throttled clock */
+} soak;
+
+/* Mean power of the served activity from its definition (kw_thermal.h): idle +
+ * arrivals/s x (pJ/FLOP x clock^2 x bf16-weighted executed FLOPs + pJ/byte x
+ * DRAM bytes) of one request (max_batch 1 here: a batch is one request). */
+static double soak_power_w(const kw_accel *a, const kw_cost *one, double arrivals_per_s, double clock)
+{
+    double e_pj = 0;
+    for (int i = 0; i < one->n_kernels; i++) {
+        const kw_kernel *k = &one->kernels[i];
+        double fl = k->exec_flops > 0 ? k->exec_flops : k->flops;
+        e_pj += a->pj_per_flop * clock * clock * fl * kw_prec_bytes(k->prec) / 2.0 +
+                a->pj_per_dram_byte * k->dram_bytes;
+    }
+    return a->idle_w + arrivals_per_s * e_pj * 1e-12;
+}
+
+static void soak_run(soak *out, kw_config **cfgp, const char *settings)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/spaces/case_thermal_soak.xml", kw_t_src());
+    cr_assert_eq(kw_config_load(cfgp, path, NULL, NULL), 0, "%s", kw_error_last());
+    const kw_config *cfg = *cfgp;
+    const kw_space *sp = &cfg->space;
+    const kw_shape *s = &cfg->workload.shapes[sp->shapes[0]];
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    static kw_cost tab[KW_SIM_BATCH_MAX];
+    kw_cand c;
+    kw_mapping m;
+    /* arrivals: the shape's load under the baseline mapping */
+    kw_cand_baseline(&c, &sp->knobs);
+    cr_assert_eq(kw_mapping_decode(&m, sp, b, &c), 0, "%s", kw_error_last());
+    cr_assert_eq(m.max_batch, 1);
+    cr_assert_eq(kw_cost_eval(&tab[0], &cfg->accel, b, s, &m, 1, m.cores_per_request), 0);
+    double rate;
+    cr_assert_eq(kw_sim_rate_for_load(&rate, &cfg->accel, s, &m, tab), 0, "%s", kw_error_last());
+    /* the mapping under test */
+    cr_assert_eq(kw_cand_parse(&c, &sp->knobs, settings), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_mapping_decode(&m, sp, b, &c), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_cost_eval(&tab[0], &cfg->accel, b, s, &m, 1, m.cores_per_request), 0);
+    kw_sim_input si = {.accel = &cfg->accel, .shape = s, .mapping = &m, .service = tab,
+                       .rate_per_s = rate, .trace_shape = -1, .clock_factor = 1.0};
+    kw_sim_opts o = {.requests = SOAK_REQUESTS, .warmup = SOAK_REQUESTS / 10, .seed = 2026};
+    cr_assert_eq(kw_thermal_window(&out->t, &si, &o, NULL), 0, "%s", kw_error_last());
+    cr_assert_geq(cfg->accel.n_throttle, 1);
+    for (int l = 0; l < 2; l++)
+        out->p_w[l] = soak_power_w(&cfg->accel, &tab[0], rate * s->streams,
+                                   l == 0 ? 1.0 : cfg->accel.throttle[0].clock_factor);
+}
+
+Test(thermal, soak_scenario_hot_mapping_throttles_and_fails_the_long_window_guard)
+{
+    kw_config *cfg = NULL;
+    soak h;
+    soak_run(&h, &cfg, "");
+    const kw_accel *a = &cfg->accel;
+    double t1 = a->throttle[0].temp_c, hyst = KW_THERMAL_DEFAULT_HYST_C;
+    double tss0 = a->t_ambient_c + h.p_w[0] * a->r_th_c_per_w;
+    double tss1 = a->t_ambient_c + h.p_w[1] * a->r_th_c_per_w;
+    /* the simulated activity draws the power the offered load implies
+     * (20,000 Poisson arrivals: the rate is known to about 1%) */
+    cr_expect(fabs(h.t.level_power_w[0] - h.p_w[0]) < 0.02 * h.p_w[0], "level 0: %.4f W, closed form %.4f W",
+              h.t.level_power_w[0], h.p_w[0]);
+    cr_expect(fabs(h.t.level_power_w[1] - h.p_w[1]) < 0.02 * h.p_w[1], "level 1: %.4f W, closed form %.4f W",
+              h.t.level_power_w[1], h.p_w[1]);
+    /* the closed form says: hot enough to reach the first step, and still
+     * above its release temperature when throttled, so it settles there */
+    cr_assert_gt(tss0, t1 + 1.0, "T_amb + P R = %.2f C does not reach the %.0f C step", tss0, t1);
+    cr_assert(tss1 > t1 - hyst + 1.0 && tss1 < (a->n_throttle > 1 ? a->throttle[1].temp_c : 1e9) - 1.0,
+              "throttled T_amb + P R = %.2f C", tss1);
+    /* steady temperature after 10 tau on the first step: T_amb + P1 R */
+    cr_expect(fabs(h.t.steady_temp_c - tss1) < 0.5, "steady %.3f C, closed form %.3f C",
+              h.t.steady_temp_c, tss1);
+    cr_expect_eq(h.t.transitions, 1);
+    /* throttled from the moment T reaches the step: heating time from ambient
+     * t = tau ln((T_ss - T_amb) / (T_ss - T_step)) over a window of 10 tau */
+    double share = 100.0 * (1.0 - log((tss0 - a->t_ambient_c) / (tss0 - t1)) / KW_THERMAL_MIN_WINDOW_TAU);
+    cr_expect(fabs(h.t.throttled_pct - share) < 3.0, "throttled %.2f%%, closed form %.2f%%",
+              h.t.throttled_pct, share);
+    /* the throttled clock stretches service: the tail drifts past the space's limit */
+    cr_expect(!h.t.overloaded);
+    cr_expect_gt(h.t.level_p99_us[1], h.t.level_p99_us[0]);
+    cr_expect_gt(h.t.drift_pct, cfg->space.guards.max_long_window_drift_pct,
+                 "drift %.1f%% (long p99 %.1f us, short %.1f us), limit %.1f%%", h.t.drift_pct,
+                 h.t.long_p99_us, h.t.short_p99_us, cfg->space.guards.max_long_window_drift_pct);
+    kw_config_free(cfg);
+}
+
+Test(thermal, soak_scenario_cool_mapping_never_throttles_and_passes)
+{
+    kw_config *cfg = NULL;
+    soak c;
+    soak_run(&c, &cfg, SOAK_COOL);
+    const kw_accel *a = &cfg->accel;
+    double tss0 = a->t_ambient_c + c.p_w[0] * a->r_th_c_per_w;
+    cr_expect(fabs(c.t.level_power_w[0] - c.p_w[0]) < 0.02 * c.p_w[0], "%.4f W, closed form %.4f W",
+              c.t.level_power_w[0], c.p_w[0]);
+    cr_assert_lt(tss0, a->throttle[0].temp_c - 1.0, "T_amb + P R = %.2f C", tss0);
+    /* T(10 tau) = T_amb + P R (1 - exp(-10)) */
+    cr_expect(fabs(c.t.steady_temp_c - tss0) < 0.5, "steady %.3f C, closed form %.3f C",
+              c.t.steady_temp_c, tss0);
+    cr_expect_eq(c.t.throttled_pct, 0.0);
+    cr_expect_eq(c.t.transitions, 0);
+    cr_expect_leq(c.t.drift_pct, cfg->space.guards.max_long_window_drift_pct);
+    kw_config_free(cfg);
+}
+
+/* The verdicts as `knobwise eval --thermal` prints them (guards column). */
+static void soak_eval_csv(const char *sets, char *guards, size_t len, double *throttle_pct)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "eval --space '%s/spaces/case_thermal_soak.xml' --thermal --format csv %s",
+             kw_t_src(), sets);
+    kw_run r = kw_t_run(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *hdr = r.out, *data = strchr(r.out, '\n');
+    cr_assert(data != NULL);
+    *data++ = '\0';
+    guards[0] = '\0';
+    *throttle_pct = -1;
+    char *hs = NULL, *ds = NULL;
+    for (char *h = strtok_r(hdr, ",", &hs), *d = strtok_r(data, ",\n", &ds); h && d;
+         h = strtok_r(NULL, ",", &hs), d = strtok_r(NULL, ",\n", &ds)) {
+        if (strcmp(h, "guards") == 0)
+            snprintf(guards, len, "%s", d);
+        else if (strcmp(h, "throttle_pct") == 0)
+            *throttle_pct = atof(d);
+    }
+    kw_t_free(&r);
+}
+
+Test(thermal, soak_scenario_eval_shows_the_guard)
+{
+    char g[256];
+    double thr;
+    soak_eval_csv("", g, sizeof g, &thr);
+    cr_expect(strstr(g, "long_window") != NULL, "hot mapping guards: %s", g);
+    cr_expect_gt(thr, 50.0);
+    soak_eval_csv("--set conv3x3.tile_m=256 --set conv3x3.tile_k=576 --set conv1x1.tile_m=256 "
+                  "--set conv1x1.tile_n=256 --set fuse_epilogue=on", g, sizeof g, &thr);
+    cr_expect_str_eq(g, "pass");
+    cr_expect_eq(thr, 0.0);
 }
