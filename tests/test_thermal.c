@@ -4,8 +4,8 @@
  * 6); the power formula from its definition; the share of time throttled in
  * the limit cycle between two thresholds, from the exact heating and cooling
  * times tau ln((T_ss - T_from) / (T_ss - T_to)); flags for shutdown and for a
- * throttled clock that cannot keep up. The serving side is a hand-built
- * one-kernel table, so only this library is linked.
+ * throttled clock that cannot keep up. For these the serving side is a
+ * hand-built one-kernel table.
  *
  * The shipped soak scenario (spaces/case_thermal_soak.xml) is checked at the
  * end through the real loader and cost model (libkwload, libkwcost): its power
