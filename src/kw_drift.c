@@ -560,48 +560,56 @@ static inline __attribute__((always_inline)) void kw_dot_cols_t(double *out, con
 }
 
 /* ---- the GEMM sample's fan-out, KW_DRIFT_COLS columns, in vectors ----
- * The same summation as kw_dot_cols_t, two columns per vector (GCC vector
- * extensions; SSE2 on x86-64, where wider vectors would change the ABI),
- * so the results are bit-identical: each lane does the scalar code's IEEE
- * operations in the same order, and products of operands of at most 24
- * significant bits are exact, so contracting them into an FMA changes
- * nothing. Rounding to the accumulator is kw_numfmt_rnd_d's on the bit
- * pattern, branch-free; a lane that is NaN or infinite, or would overflow, or
- * (for bf16) falls in the target's subnormal range, is only flagged, and the
- * caller redoes those values with the scalar code: rare in practice, so the
- * vector path is all that usually runs. */
-typedef double kw_v2d __attribute__((vector_size(16)));
-typedef uint64_t kw_v2u __attribute__((vector_size(16)));
-typedef float kw_v2f __attribute__((vector_size(8)));
-#define KW_VCOLS (KW_DRIFT_COLS / 2)
-
+ * The same summation as kw_dot_cols_t, four columns per vector (GCC vector
+ * extensions: pairs of SSE2 registers on plain x86-64; an AVX2 clone of each
+ * kernel, chosen at load time, where the CPU has it), so the results are
+ * bit-identical on either: each lane does the scalar code's IEEE operations in
+ * the same order, and products of operands of at most 24 significant bits are
+ * exact, so contracting them into an FMA would change nothing (the clones are
+ * AVX2 without FMA anyway). Rounding to the accumulator is kw_numfmt_rnd_d's
+ * on the bit pattern, branch-free; a lane that is NaN or infinite, or would
+ * overflow, or (for bf16) falls in the target's subnormal range, is only
+ * flagged, and the caller redoes those values with the scalar code: rare in
+ * practice, so the vector path is all that usually runs. */
+typedef double kw_vd __attribute__((vector_size(32)));
+typedef uint64_t kw_vu __attribute__((vector_size(32)));
+typedef float kw_vf __attribute__((vector_size(16)));
+#define KW_VL 4 /* lanes */
+#define KW_VCOLS (KW_DRIFT_COLS / KW_VL)
+#define KW_VANY(m) ((m)[0] | (m)[1] | (m)[2] | (m)[3])
+#if defined(__x86_64__) && defined(__linux__) && (defined(__clang__) || __GNUC__ >= 6) && \
+    !defined(KW_NO_SIMD_CLONES) /* -DKW_NO_SIMD_CLONES: the plain build only */
+#define KW_SIMD __attribute__((target_clones("avx2", "default")))
+#else
+#define KW_SIMD
+#endif
 /* x rounded to mbits explicit mantissa bits, smallest normal 2^emin; lanes
  * with |x| >= ovf_at (where rounding passes the largest finite value), NaN
  * or inf are flagged in *special. sub: round the target's subnormals here
  * (fixed spacing 2^(emin - mbits), ties to even by adding 2^52), else flag
  * them too. */
-static inline __attribute__((always_inline)) kw_v2d kw_vrnd(kw_v2d x, int mbits, int emin,
-                                                             double ovf_at, int sub,
-                                                             kw_v2u *special)
+static inline __attribute__((always_inline)) void kw_vrnd(kw_vd *xp, int mbits, int emin,
+                                                           double ovf_at, int sub, kw_vu *special)
 {
+    kw_vd x = *xp;
     const int shift = 52 - mbits;
-    kw_v2u u = (kw_v2u)x;
+    kw_vu u = (kw_vu)x;
     /* the sign bit rides along: a finite magnitude never carries into it */
-    kw_v2u r = (u + ((((uint64_t)1 << (shift - 1)) - 1u) + ((u >> shift) & 1u))) &
+    kw_vu r = (u + ((((uint64_t)1 << (shift - 1)) - 1u) + ((u >> shift) & 1u))) &
                ~(((uint64_t)1 << shift) - 1u);
-    kw_v2d ax = (kw_v2d)(u & KW_F64_ABS);
-    kw_v2u bad = (kw_v2u)(~(ax < ovf_at));
-    kw_v2u tiny = (kw_v2u)(ax < ldexp(1.0, emin));
+    kw_vd ax = (kw_vd)(u & KW_F64_ABS);
+    kw_vu bad = (kw_vu)(~(ax < ovf_at));
+    kw_vu tiny = (kw_vu)(ax < ldexp(1.0, emin));
     if (sub) {
-        kw_v2d y = ax * ldexp(1.0, mbits - emin);
+        kw_vd y = ax * ldexp(1.0, mbits - emin);
         y = ((y + 0x1p52) - 0x1p52) * ldexp(1.0, emin - mbits);
-        kw_v2u ys = (kw_v2u)y | (u & ~KW_F64_ABS);
+        kw_vu ys = (kw_vu)y | (u & ~KW_F64_ABS);
         r = (r & ~tiny) | (ys & tiny);
     } else {
-        bad |= tiny & (kw_v2u)(ax != 0.0);
+        bad |= tiny & (kw_vu)(ax != 0.0);
     }
     *special |= bad;
-    return (kw_v2d)r;
+    *xp = (kw_vd)r;
 }
 
 /* Where rounding to a format overflows: its largest finite value plus half
@@ -610,23 +618,23 @@ static inline __attribute__((always_inline)) kw_v2d kw_vrnd(kw_v2d x, int mbits,
 #define KW_FP16_OVF (65504.0 + 16.0)
 #define KW_E5M2_OVF (57344.0 + 4096.0)
 
-static inline __attribute__((always_inline)) kw_v2d kw_vacc(int p, kw_v2d x, kw_v2u *special)
+static inline __attribute__((always_inline)) void kw_vacc(int p, kw_vd *x, kw_vu *special)
 {
     if (p == KW_PREC_FP32)
-        return __builtin_convertvector(__builtin_convertvector(x, kw_v2f), kw_v2d);
-    if (p == KW_PREC_BF16)
-        return kw_vrnd(x, 7, -126, KW_BF16_OVF, 0, special);
-    if (p == KW_PREC_FP16)
-        return kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
-    return x; /* KW_ACC_EXACT */
+        *x = __builtin_convertvector(__builtin_convertvector(*x, kw_vf), kw_vd);
+    else if (p == KW_PREC_BF16)
+        kw_vrnd(x, 7, -126, KW_BF16_OVF, 0, special);
+    else if (p == KW_PREC_FP16)
+        kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
+    /* KW_ACC_EXACT: as it is */
 }
 
 static inline __attribute__((always_inline)) void kw_dot16_t(double *out, const double *a,
                                                               const double *w, int K, int p,
                                                               int tile_k, int split_k)
 {
-    kw_v2d tot[KW_VCOLS], part[KW_VCOLS], chunk[KW_VCOLS];
-    kw_v2u special = {0, 0};
+    kw_vd tot[KW_VCOLS], part[KW_VCOLS], chunk[KW_VCOLS];
+    kw_vu special = {0};
     if (tile_k < 1)
         tile_k = 1;
     if (split_k < 1)
@@ -635,32 +643,37 @@ static inline __attribute__((always_inline)) void kw_dot16_t(double *out, const 
     if (per < 1)
         per = 1;
     for (int v = 0; v < KW_VCOLS; v++)
-        tot[v] = (kw_v2d){0};
+        tot[v] = (kw_vd){0};
     for (int k0 = 0; k0 < K; k0 += per) {
         int k1 = k0 + per < K ? k0 + per : K;
         for (int v = 0; v < KW_VCOLS; v++)
-            part[v] = (kw_v2d){0};
+            part[v] = (kw_vd){0};
         for (int c0 = k0; c0 < k1; c0 += tile_k) {
             int c1 = c0 + tile_k < k1 ? c0 + tile_k : k1;
             for (int v = 0; v < KW_VCOLS; v++)
-                chunk[v] = (kw_v2d){0};
+                chunk[v] = (kw_vd){0};
             for (int k = c0; k < c1; k++) {
                 double av = a[k];
                 const double *row = w + (size_t)k * KW_DRIFT_COLS;
-#pragma GCC unroll 8
+#pragma GCC unroll 4
                 for (int v = 0; v < KW_VCOLS; v++) {
-                    kw_v2d wv;
-                    memcpy(&wv, row + 2 * v, sizeof wv);
-                    chunk[v] = kw_vacc(p, chunk[v] + av * wv, &special);
+                    kw_vd wv;
+                    memcpy(&wv, row + KW_VL * v, sizeof wv);
+                    chunk[v] += av * wv;
+                    kw_vacc(p, &chunk[v], &special);
                 }
             }
-            for (int v = 0; v < KW_VCOLS; v++)
-                part[v] = kw_vacc(p, part[v] + chunk[v], &special);
+            for (int v = 0; v < KW_VCOLS; v++) {
+                part[v] += chunk[v];
+                kw_vacc(p, &part[v], &special);
+            }
         }
-        for (int v = 0; v < KW_VCOLS; v++)
-            tot[v] = kw_vacc(p, tot[v] + part[v], &special);
+        for (int v = 0; v < KW_VCOLS; v++) {
+            tot[v] += part[v];
+            kw_vacc(p, &tot[v], &special);
+        }
     }
-    if (special[0] | special[1]) /* NaN, overflow or a bf16 subnormal on the way */
+    if (KW_VANY(special)) /* NaN, overflow or a bf16 subnormal on the way */
         kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
     else
         memcpy(out, tot, sizeof tot);
@@ -678,8 +691,8 @@ static inline __attribute__((always_inline)) void kw_dot_any_t(double *out, cons
         kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
 }
 
-static void kw_dot_cols(double *out, const double *a, const double *w, int K, int nc, int p,
-                        int tile_k, int split_k)
+KW_SIMD static void kw_dot_cols(double *out, const double *a, const double *w, int K, int nc,
+                                int p, int tile_k, int split_k)
 {
     switch (p) {
     case KW_PREC_FP32:
@@ -735,25 +748,31 @@ static double kw_absmax(const double *x, size_t n, size_t stride)
 /* x rounded to operand format p, two lanes at a time: the same value set and
  * ties as kw_round_d_inline; lanes it would saturate, overflow or clip, and
  * NaN/inf, are flagged in *special for the scalar code. */
-static inline __attribute__((always_inline)) kw_v2d kw_vfmt(kw_prec p, kw_v2d x, kw_v2u *special)
+static inline __attribute__((always_inline)) void kw_vfmt(kw_prec p, kw_vd *x, kw_vu *special)
 {
     switch (p) {
     case KW_PREC_FP32:
-        return __builtin_convertvector(__builtin_convertvector(x, kw_v2f), kw_v2d);
+        *x = __builtin_convertvector(__builtin_convertvector(*x, kw_vf), kw_vd);
+        break;
     case KW_PREC_BF16:
-        return kw_vrnd(x, 7, -126, KW_BF16_OVF, 1, special);
+        kw_vrnd(x, 7, -126, KW_BF16_OVF, 1, special);
+        break;
     case KW_PREC_FP16:
-        return kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
+        kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
+        break;
     case KW_PREC_FP8_E4M3: /* saturating: everything from the largest value up is flagged */
-        return kw_vrnd(x, 3, -6, 448.0, 1, special);
+        kw_vrnd(x, 3, -6, 448.0, 1, special);
+        break;
     case KW_PREC_FP8_E5M2:
-        return kw_vrnd(x, 2, -14, KW_E5M2_OVF, 1, special);
+        kw_vrnd(x, 2, -14, KW_E5M2_OVF, 1, special);
+        break;
     default: { /* int8: rne(x) for |x| <= 127 (kw_numfmt_int8_rne) */
-        kw_v2u u = (kw_v2u)x;
-        kw_v2d ax = (kw_v2d)(u & KW_F64_ABS);
-        *special |= (kw_v2u)(~(ax <= 127.0));
-        kw_v2d y = (ax + 0x1p52) - 0x1p52;
-        return (kw_v2d)((kw_v2u)y | (u & ~KW_F64_ABS));
+        kw_vu u = (kw_vu)*x;
+        kw_vd ax = (kw_vd)(u & KW_F64_ABS);
+        *special |= (kw_vu)(~(ax <= 127.0));
+        kw_vd y = (ax + 0x1p52) - 0x1p52;
+        *x = (kw_vd)((kw_vu)y | (u & ~KW_F64_ABS));
+        break;
     }
     }
 }
@@ -765,27 +784,32 @@ static inline __attribute__((always_inline)) void kw_round_n(double *dst, const 
                                                               size_t ninv, kw_prec p)
 {
     size_t i = 0, j = 0;
-    if (ninv == 1 || ninv % 2 == 0) /* pairs never straddle two scales' columns */
-        for (; i + 2 <= n; i += 2) {
-            kw_v2d x, s = {inv[j], inv[ninv == 1 ? 0 : j + 1]};
-            kw_v2u special = {0, 0};
-            if (ninv > 1)
-                j = j + 2 == ninv ? 0 : j + 2;
-            memcpy(&x, src + i, sizeof x);
-            kw_v2d r = kw_vfmt(p, x * s, &special);
-            if (special[0] | special[1]) {
-                dst[i] = kw_round_d_inline(p, src[i] * s[0]);
-                dst[i + 1] = kw_round_d_inline(p, src[i + 1] * s[1]);
+    if (ninv == 1 || ninv % KW_VL == 0) /* a vector never straddles two rows of scales */
+        for (; i + KW_VL <= n; i += KW_VL) {
+            kw_vd x, s;
+            kw_vu special = {0};
+            if (ninv == 1) {
+                s = (kw_vd){0} + inv[0];
             } else {
-                memcpy(dst + i, &r, sizeof r);
+                memcpy(&s, inv + j, sizeof s);
+                j = j + KW_VL == ninv ? 0 : j + KW_VL;
+            }
+            memcpy(&x, src + i, sizeof x);
+            x *= s;
+            kw_vfmt(p, &x, &special);
+            if (KW_VANY(special)) {
+                for (int l = 0; l < KW_VL; l++)
+                    dst[i + l] = kw_round_d_inline(p, src[i + l] * s[l]);
+            } else {
+                memcpy(dst + i, &x, sizeof x);
             }
         }
     for (; i < n; i++)
         dst[i] = kw_round_d_inline(p, src[i] * inv[i % ninv]);
 }
 
-static void kw_round_to(double *dst, const double *src, size_t n, const double *inv, size_t ninv,
-                        kw_prec p)
+KW_SIMD static void kw_round_to(double *dst, const double *src, size_t n, const double *inv,
+                                size_t ninv, kw_prec p)
 {
     switch (p) {
     case KW_PREC_FP32:
@@ -880,21 +904,20 @@ static void kw_prune_2_4(double *w, int K, int nc)
 }
 
 /* o[i*nc + j] = sum_k a[i*K + k] w[k*nc + j] in fp64 (the reference), R rows. */
-static void kw_ref_rows(double *o, const double *a, int R, const double *w, int K, int nc)
+KW_SIMD static void kw_ref_rows(double *o, const double *a, int R, const double *w, int K, int nc)
 {
     int i = 0;
     if (nc == KW_DRIFT_COLS) /* two rows and eight columns at a time, in registers */
         for (; i + 2 <= R; i += 2)
-            for (int h = 0; h < KW_DRIFT_COLS; h += 8) {
-                kw_v2d acc0[4] = {{0}}, acc1[4] = {{0}};
+            for (int h = 0; h < KW_DRIFT_COLS; h += 2 * KW_VL) {
+                kw_vd acc0[2] = {{0}}, acc1[2] = {{0}};
                 const double *a0 = a + (size_t)i * K, *a1 = a0 + K;
                 for (int k = 0; k < K; k++) {
                     const double *row = w + (size_t)k * KW_DRIFT_COLS + h;
                     double x0 = a0[k], x1 = a1[k];
-#pragma GCC unroll 4
-                    for (int v = 0; v < 4; v++) {
-                        kw_v2d wv;
-                        memcpy(&wv, row + 2 * v, sizeof wv);
+                    for (int v = 0; v < 2; v++) {
+                        kw_vd wv;
+                        memcpy(&wv, row + KW_VL * v, sizeof wv);
                         acc0[v] += x0 * wv;
                         acc1[v] += x1 * wv;
                     }
@@ -916,6 +939,20 @@ static void kw_ref_rows(double *o, const double *a, int R, const double *w, int 
     }
 }
 
+/* dst[i] = z[i] * scale, float draws widened */
+KW_SIMD static void kw_widen(double *dst, const float *z, size_t n, double scale)
+{
+    size_t i = 0;
+    for (; i + KW_VL <= n; i += KW_VL) {
+        kw_vf zv;
+        memcpy(&zv, z + i, sizeof zv);
+        kw_vd d = __builtin_convertvector(zv, kw_vd) * scale;
+        memcpy(dst + i, &d, sizeof d);
+    }
+    for (; i < n; i++)
+        dst[i] = (double)z[i] * scale;
+}
+
 static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *in, int K, int N)
 {
     const int R = KW_DRIFT_ROWS, nc = N < KW_DRIFT_COLS ? N : KW_DRIFT_COLS;
@@ -926,9 +963,7 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
     double *w = kw_alloc(r, (size_t)K * nc), *qw = kw_alloc(r, (size_t)K * nc);
     if (kw_tens_alloc(r, out, R, N, nc) != 0 || !zw || !w || !qw)
         return -1;
-    double wscale = 1.0 / sqrt((double)K);
-    for (size_t i = 0; i < (size_t)K * nc; i++)
-        w[i] = (double)zw[i] * wscale;
+    kw_widen(w, zw, (size_t)K * nc, 1.0 / sqrt((double)K));
     /* reference: fp64, dense */
     if (!kw_ref_replay(r, out->ref, (size_t)R * nc)) {
         kw_ref_rows(out->ref, a.ref, R, w, K, nc);
