@@ -3,12 +3,19 @@
  * and the atomic commit that puts them on disk.
  *
  * Design choices:
- * - Every file is rendered from the in-memory run summary into a buffer
- *   first; only when all of them rendered does anything touch the run folder.
- *   Then each goes to a temp file in the same folder (write, fflush, fsync)
- *   and, only when every temp file is durable, all are renamed into place and
- *   the folder is fsynced. A failure before the renames leaves the folder as
- *   it was (issue 8's disk-full rule).
+ * - Memory does not grow with the run (issue 8: a run of 1,000,000
+ *   evaluations peaked at 2.2 GB here while the search used 29 MB). The
+ *   journal is replayed into a partial summary holding only what the files
+ *   list (kw_runsum_from_journal_top) and freed before anything is written;
+ *   each file is streamed into its temp file in chunks (results.xml element
+ *   by element through xmlTextWriter on an output buffer of ours, never a
+ *   document tree or the whole text), and results.xml lists at most
+ *   KW_RESULTS_TOP ranked and KW_RESULTS_REJECTED_TOP rejected
+ *   configurations per shape (the journal keeps every evaluation).
+ * - Each file goes to a temp file in the same folder (streamed, fflush,
+ *   fsync) and, only when every temp file is durable, all are renamed into
+ *   place and the folder is fsynced. A failure before the renames removes the
+ *   temp files and leaves the folder as it was (issue 8's disk-full rule).
  * - Numbers are written with fixed decimals per metric (kw_metric_decimals),
  *   never %g, and no timestamps: the same run gives byte-identical files.
  * - The rollback boundary is derived here from the evidence: ceilings are the
@@ -182,6 +189,121 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     return 0;
 }
 
+/* ---------------------------------------------------------------- listing */
+
+static int kw_results_ranked_listed(const kw_rs_shape *s)
+{
+    int n = s->ranked_total < KW_RESULTS_TOP ? (int)s->ranked_total : KW_RESULTS_TOP;
+    return n < s->n_ranked ? n : s->n_ranked; /* a partial summary holds at least these */
+}
+
+/* The order that picks which rejected configurations results.xml lists when
+ * there are more than KW_RESULTS_REJECTED_TOP: measured ones first, by the
+ * primary metric (the nearest misses, what the guards cost), then by id. */
+typedef struct kw_rkey {
+    int has;  /* measured: repetitions and a finite primary */
+    double v; /* the primary */
+    uint64_t id;
+    int c;    /* config index (first-evaluated order) */
+} kw_rkey;
+
+static int kw_rkey_cmp(const void *pa, const void *pb)
+{
+    const kw_rkey *a = pa, *b = pb;
+    if (a->has != b->has)
+        return a->has ? -1 : 1;
+    if (a->has && a->v != b->v)
+        return a->v < b->v ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int kw_int_cmp(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    return (a > b) - (a < b);
+}
+
+static kw_rkey kw_rkey_of(const kw_runsum *rs, const kw_rs_config *cf, int c)
+{
+    kw_rkey k = {0, 0.0, cf->id, c};
+    double v = cf->m.v[rs->primary];
+    if (cf->reps > 0 && isfinite(v)) {
+        k.has = 1;
+        k.v = v;
+    }
+    return k;
+}
+
+int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    int all = s->n_rejected, want = all < KW_RESULTS_REJECTED_TOP ? all : KW_RESULTS_REJECTED_TOP;
+    *out = NULL;
+    *n = 0;
+    int *o = malloc((size_t)(want > 0 ? want : 1) * sizeof *o);
+    if (!o)
+        return kw_error_set(KW_ENOMEM, "out of memory listing rejected configurations");
+    if (want == all) {
+        memcpy(o, s->rejected, (size_t)all * sizeof *o);
+    } else {
+        kw_rkey *k = malloc((size_t)all * sizeof *k);
+        if (!k) {
+            free(o);
+            return kw_error_set(KW_ENOMEM, "out of memory listing rejected configurations");
+        }
+        for (int r = 0; r < all; r++)
+            k[r] = kw_rkey_of(rs, &s->configs[s->rejected[r]], s->rejected[r]);
+        qsort(k, (size_t)all, sizeof *k, kw_rkey_cmp);
+        for (int r = 0; r < want; r++)
+            o[r] = k[r].c;
+        free(k);
+        qsort(o, (size_t)want, sizeof *o, kw_int_cmp); /* back to first-evaluated order */
+    }
+    *out = o;
+    *n = want;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* Where a renderer's bytes go: appended to b; with fp set, b is drained into
+ * fp every KW_ROUT_CHUNK bytes, so a file of any size needs one chunk of
+ * memory (issue 8: resident memory stays flat). Without fp, b is the file. */
+#define KW_ROUT_CHUNK (256u << 10)
+
+typedef struct kw_rout {
+    kw_sbuf *b;
+    FILE *fp;
+    int err; /* errno of the first failed write, 0 */
+    int oom; /* an append failed */
+} kw_rout;
+
+static void kw_rout_drain(kw_rout *o, int force)
+{
+    if (!o->fp)
+        return;
+    if (!force && o->b->len < KW_ROUT_CHUNK)
+        return;
+    if (kw_sbuf_status(o->b) != 0)
+        o->oom = 1;
+    if (!o->err && !o->oom && o->b->len > 0 &&
+        fwrite(kw_sbuf_cstr(o->b), 1, o->b->len, o->fp) != o->b->len)
+        o->err = errno ? errno : EIO;
+    kw_sbuf_free(o->b);
+}
+
+/* The renderer's status once drained: 0, KW_ENOMEM, or KW_EIO (errno in o->err;
+ * the caller names the file). */
+static int kw_rout_status(kw_rout *o)
+{
+    kw_rout_drain(o, 1);
+    if (o->err)
+        return KW_EIO;
+    if (o->oom)
+        return kw_error_set(KW_ENOMEM, "out of memory writing the results");
+    return kw_sbuf_status(o->b);
+}
+
 /* ---------------------------------------------------------------- XML */
 
 /* libxml2's writer returns < 0 on failure; one flag collects them all. */
@@ -302,9 +424,9 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
 /* <recheck>: the final re-measurement beside the journal's figures. */
 static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
 {
-    if (!c->rechecked)
+    if (!c->recheck)
         return;
-    const kw_metrics *m = &c->recheck;
+    const kw_metrics *m = c->recheck;
     static const char *const names[] = {"samples", "p50_us", "p95_us", "p99_us", "p999_us",
                                         "p_ci_lo_us", "p_ci_hi_us", "p99_ci_lo_us",
                                         "p99_ci_hi_us", "long_p99_us",
@@ -513,19 +635,16 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
 static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
-    long evals = 0;
-    for (int c = 0; c < s->n_configs; c++)
-        evals += s->configs[c].reps;
-    int listed = s->n_ranked < KW_RESULTS_TOP ? s->n_ranked : KW_RESULTS_TOP;
+    int listed = kw_results_ranked_listed(s);
     kw_x_start(x, "shape");
     kw_x_attr(x, "name", s->name);
-    kw_x_long(x, "evaluations", evals);
-    kw_x_long(x, "configs", s->n_configs);
+    kw_x_long(x, "evaluations", s->evals_total);
+    kw_x_long(x, "configs", s->configs_total);
     kw_x_long(x, "steps", s->n_steps);
     kw_x_long(x, "accepted_path", s->n_path);
-    kw_x_long(x, "ranked", s->n_ranked);
+    kw_x_long(x, "ranked", s->ranked_total);
     kw_x_long(x, "ranked_listed", listed);
-    kw_x_long(x, "rejected", s->n_rejected);
+    kw_x_long(x, "rejected", s->rejected_total);
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
@@ -570,8 +689,13 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_rollback(x, rs, shape, c);
         kw_x_end(x);
     }
-    for (int r = 0; r < s->n_rejected; r++) {
-        int c = s->rejected[r];
+    int n_rej = 0, *rej = NULL;
+    if (kw_results_rejected_listed(&rej, &n_rej, rs, shape) != 0) {
+        x->bad = 1;
+        n_rej = 0;
+    }
+    for (int r = 0; r < n_rej; r++) {
+        int c = rej[r];
         const kw_rs_config *cf = &s->configs[c];
         kw_x_start(x, "rejected");
         kw_x_id(x, "id", cf->id);
@@ -583,19 +707,39 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_changes(x, rs, shape, c);
         kw_x_end(x);
     }
+    free(rej);
     kw_x_end(x);
 }
 
-int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)
+/* libxml2's output buffer hands the writer's bytes here in chunks. */
+static int kw_x_write_cb(void *ctx, const char *buf, int len)
+{
+    kw_rout *o = ctx;
+    if (o->err)
+        return -1;
+    kw_sbuf_putn(o->b, buf, (size_t)len);
+    kw_rout_drain(o, 0);
+    return o->err ? -1 : len;
+}
+
+static int kw_x_close_cb(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+/* results.xml through libxml2's text writer, element by element into o (a
+ * file or memory): the document never exists whole, as a tree or as text. */
+static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
 {
     int rc = 0;
-    xmlBufferPtr buf = xmlBufferCreate();
-    if (!buf)
+    xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(kw_x_write_cb, kw_x_close_cb, o, NULL);
+    if (!ob)
         return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
-    kw_xw x = {xmlNewTextWriterMemory(buf, 0), 0};
+    kw_xw x = {xmlNewTextWriter(ob), 0}; /* owns ob from here on */
     if (!x.w) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory for results.xml");
-        goto done;
+        xmlOutputBufferClose(ob);
+        return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
     }
     if (xmlTextWriterSetIndent(x.w, 1) < 0 || xmlTextWriterSetIndentString(x.w, BAD_CAST "  ") < 0 ||
         xmlTextWriterStartDocument(x.w, NULL, "UTF-8", NULL) < 0)
@@ -636,19 +780,20 @@ int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)
     for (int i = 0; i < rs->n_shapes; i++)
         kw_x_shape(&x, rs, i);
     kw_x_end(&x);
-    if (xmlTextWriterEndDocument(x.w) < 0)
+    if (xmlTextWriterEndDocument(x.w) < 0 || xmlTextWriterFlush(x.w) < 0)
         x.bad = 1;
-    xmlFreeTextWriter(x.w); /* flushes into buf */
-    x.w = NULL;
-    if (x.bad) {
+    xmlFreeTextWriter(x.w); /* flushes and closes ob */
+    if ((rc = kw_rout_status(o)) != 0)
+        return rc;
+    if (x.bad)
         rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml");
-        goto done;
-    }
-    kw_sbuf_putn(out, (const char *)xmlBufferContent(buf), (size_t)xmlBufferLength(buf));
-    rc = kw_sbuf_status(out);
-done:
-    xmlBufferFree(buf);
     return rc;
+}
+
+int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)
+{
+    kw_rout o = {out, NULL, 0, 0};
+    return kw_xml_render(&o, rs);
 }
 
 /* ---------------------------------------------------------------- CSV */
@@ -669,12 +814,13 @@ static void kw_csv_metrics(kw_sbuf *b, const kw_runsum *rs, const kw_metrics *m)
     }
 }
 
-int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs)
+static int kw_ranked_render(kw_rout *o, const kw_runsum *rs)
 {
+    kw_sbuf *out = o->b;
     kw_sbuf_puts(out, KW_RANKED_HEADER "\n");
     for (int i = 0; i < rs->n_shapes; i++) {
         const kw_rs_shape *s = &rs->shapes[i];
-        int listed = s->n_ranked < KW_RESULTS_TOP ? s->n_ranked : KW_RESULTS_TOP;
+        int listed = kw_results_ranked_listed(s);
         for (int r = 0; r < listed; r++) {
             int c = s->ranked[r];
             char id[17], pid[17];
@@ -691,13 +837,21 @@ int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs)
             kw_sbuf_csv(out, kw_sbuf_cstr(&ch));
             kw_sbuf_free(&ch);
             kw_sbuf_printf(out, ",%s\n", pid);
+            kw_rout_drain(o, 0);
         }
     }
-    return kw_sbuf_status(out);
+    return kw_rout_status(o);
 }
 
-int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs)
+int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs)
 {
+    kw_rout o = {out, NULL, 0, 0};
+    return kw_ranked_render(&o, rs);
+}
+
+static int kw_audit_render(kw_rout *o, const kw_runsum *rs)
+{
+    kw_sbuf *out = o->b;
     int *order = NULL;
     int n = kw_results_step_order(&order, rs);
     if (n < 0)
@@ -754,16 +908,24 @@ int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs)
         kw_sbuf_printf(out, ",%s,", kw_decision_name(st->decision));
         kw_sbuf_csv(out, st->reason);
         kw_sbuf_puts(out, "\n");
+        kw_rout_drain(o, 0);
     }
     free(order);
-    return kw_sbuf_status(out);
+    return kw_rout_status(o);
 }
 
-int kw_results_portability_csv(kw_sbuf *out, const kw_runsum *rs)
+int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs)
 {
+    kw_rout o = {out, NULL, 0, 0};
+    return kw_audit_render(&o, rs);
+}
+
+static int kw_port_render(kw_rout *o, const kw_runsum *rs)
+{
+    kw_sbuf *out = o->b;
     kw_sbuf_puts(out, KW_PORTABILITY_HEADER "\n");
     if (!rs->port)
-        return kw_sbuf_status(out);
+        return kw_rout_status(o);
     int n = rs->n_shapes;
     for (int i = 0; i < n; i++) {
         if (kw_runsum_winner(rs, i) < 0)
@@ -787,14 +949,32 @@ int kw_results_portability_csv(kw_sbuf *out, const kw_runsum *rs)
             kw_sbuf_puts(out, ",");
             kw_sbuf_csv(out, pm->guards[0] ? pm->guards : (ok ? "pass" : "not evaluated"));
             kw_sbuf_puts(out, "\n");
+            kw_rout_drain(o, 0);
         }
     }
-    return kw_sbuf_status(out);
+    return kw_rout_status(o);
+}
+
+int kw_results_portability_csv(kw_sbuf *out, const kw_runsum *rs)
+{
+    kw_rout o = {out, NULL, 0, 0};
+    return kw_port_render(&o, rs);
 }
 
 /* ---------------------------------------------------------------- files */
 
-int kw_results_commit(const char *dir, const kw_outfile *files, int n)
+/* One file of a commit: its name in the folder and the renderer that
+ * streams its bytes (fn returns 0, a negative code, or KW_EIO with o->err). */
+typedef struct kw_render {
+    const char *name;
+    int (*fn)(kw_rout *o, const void *ctx);
+    const void *ctx;
+} kw_render;
+
+/* Render every file into a temp file in dir (streamed, fflush, fsync), then
+ * rename them all into place and fsync dir. A failure before the renames
+ * removes the temp files and leaves dir as it was. */
+static int kw_results_commit_render(const char *dir, const kw_render *files, int n)
 {
     int rc = 0;
     char (*tmp)[4096] = calloc((size_t)(n > 0 ? n : 1), sizeof *tmp);
@@ -802,7 +982,7 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n)
         return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
     int made = 0;
     for (; made < n; made++) {
-        const kw_outfile *f = &files[made];
+        const kw_render *f = &files[made];
         if (strchr(f->name, '/') != NULL) {
             rc = kw_error_set(KW_ESTATE, "output name '%s' must not contain '/'", f->name);
             goto fail;
@@ -828,10 +1008,29 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n)
             made++;
             goto fail;
         }
-        int bad = f->len > 0 && fwrite(f->data, 1, f->len, fp) != f->len;
-        bad = bad || fflush(fp) != 0;
-        bad = bad || fsync(fileno(fp)) != 0;
-        int err = errno;
+        kw_sbuf chunk = {0};
+        kw_rout o = {&chunk, fp, 0, 0};
+        errno = 0;
+        int frc = f->fn(&o, f->ctx);
+        kw_sbuf_free(&chunk);
+        int err = o.err;
+        int bad = err != 0 || frc == KW_EIO;
+        if (bad && err == 0)
+            err = EIO;
+        if (!bad && frc != 0) { /* the renderer's own failure (message set) */
+            fclose(fp);
+            rc = frc;
+            made++;
+            goto fail;
+        }
+        if (!bad && fflush(fp) != 0) {
+            bad = 1;
+            err = errno;
+        }
+        if (!bad && fsync(fileno(fp)) != 0) {
+            bad = 1;
+            err = errno;
+        }
         if (fclose(fp) != 0 && !bad) {
             bad = 1;
             err = errno;
@@ -870,25 +1069,43 @@ fail:
     return rc;
 }
 
+/* A file already in memory: written as it is. */
+static int kw_data_render(kw_rout *o, const void *ctx)
+{
+    const kw_outfile *f = ctx;
+    if (f->len > 0 && fwrite(f->data, 1, f->len, o->fp) != f->len) {
+        o->err = errno ? errno : EIO;
+        return KW_EIO;
+    }
+    return 0;
+}
+
+int kw_results_commit(const char *dir, const kw_outfile *files, int n)
+{
+    kw_render *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
+    if (!r)
+        return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
+    for (int i = 0; i < n; i++)
+        r[i] = (kw_render){files[i].name, kw_data_render, &files[i]};
+    int rc = kw_results_commit_render(dir, r, n);
+    free(r);
+    return rc;
+}
+
+static int kw_xml_cb(kw_rout *o, const void *rs) { return kw_xml_render(o, rs); }
+static int kw_ranked_cb(kw_rout *o, const void *rs) { return kw_ranked_render(o, rs); }
+static int kw_audit_cb(kw_rout *o, const void *rs) { return kw_audit_render(o, rs); }
+static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs); }
+
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
 {
-    kw_sbuf b[4] = {{0}};
-    int rc;
-    if ((rc = kw_results_xml(&b[0], rs)) != 0 || (rc = kw_results_ranked_csv(&b[1], rs)) != 0 ||
-        (rc = kw_results_audit_csv(&b[2], rs)) != 0 ||
-        (rc = kw_results_portability_csv(&b[3], rs)) != 0)
-        goto done;
-    kw_outfile f[4] = {
-        {"results.xml", kw_sbuf_cstr(&b[0]), b[0].len},
-        {"ranked.csv", kw_sbuf_cstr(&b[1]), b[1].len},
-        {"audit.csv", kw_sbuf_cstr(&b[2]), b[2].len},
-        {"portability.csv", kw_sbuf_cstr(&b[3]), b[3].len},
+    const kw_render f[4] = {
+        {"results.xml", kw_xml_cb, rs},
+        {"ranked.csv", kw_ranked_cb, rs},
+        {"audit.csv", kw_audit_cb, rs},
+        {"portability.csv", kw_port_cb, rs},
     };
-    rc = kw_results_commit(run_dir, f, 4);
-done:
-    for (int i = 0; i < 4; i++)
-        kw_sbuf_free(&b[i]);
-    return rc;
+    return kw_results_commit_render(run_dir, f, 4);
 }
 
 /* ---------------------------------------------------------------- journal */
@@ -905,7 +1122,96 @@ static int kw_input_slot(const char *name)
     return -1;
 }
 
-int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
+/* A set of configuration ids (open addressing, linear probing). */
+typedef struct kw_idset {
+    uint64_t *ids;
+    unsigned char *used;
+    size_t n, cap; /* cap: 0 or a power of two */
+} kw_idset;
+
+static int kw_idset_has(const kw_idset *s, uint64_t id)
+{
+    if (s->cap == 0)
+        return 0;
+    size_t k = (size_t)(id ^ (id >> 32)) & (s->cap - 1);
+    while (s->used[k]) {
+        if (s->ids[k] == id)
+            return 1;
+        k = (k + 1) & (s->cap - 1);
+    }
+    return 0;
+}
+
+/* 0, or KW_ENOMEM. */
+static int kw_idset_add(kw_idset *s, uint64_t id)
+{
+    if (kw_idset_has(s, id))
+        return 0;
+    if (2 * (s->n + 1) > s->cap) {
+        kw_idset g = {0};
+        g.cap = s->cap ? 2 * s->cap : 64;
+        g.ids = malloc(g.cap * sizeof *g.ids);
+        g.used = calloc(g.cap, 1);
+        if (!g.ids || !g.used) {
+            free(g.ids);
+            free(g.used);
+            return kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->used[i])
+                kw_idset_add(&g, s->ids[i]);
+        free(s->ids);
+        free(s->used);
+        *s = g;
+    }
+    size_t k = (size_t)(id ^ (id >> 32)) & (s->cap - 1);
+    while (s->used[k])
+        k = (k + 1) & (s->cap - 1);
+    s->used[k] = 1;
+    s->ids[k] = id;
+    s->n++;
+    return 0;
+}
+
+static void kw_idset_free(kw_idset *s)
+{
+    free(s->ids);
+    free(s->used);
+    memset(s, 0, sizeof *s);
+}
+
+/* Summary shape index of every evaluator shape of j (-1: not tuned), in the
+ * order kw_rs_replay adds the tuned shapes. Returns the number of tuned shapes. */
+static int kw_rs_map(int map[KW_JOURNAL_SHAPE_MAX], const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    int n = 0;
+    for (int i = 0; i < KW_JOURNAL_SHAPE_MAX; i++)
+        map[i] = -1;
+    for (int t = 0; t < h->n_tuned; t++) {
+        int es = h->tuned[t];
+        if (es < 0 || es >= h->n_shapes || map[es] >= 0)
+            continue;
+        /* kw_runsum_shape merges tuned shapes of the same name */
+        int same = -1;
+        for (int u = 0; u < t; u++)
+            if (h->tuned[u] >= 0 && h->tuned[u] < h->n_shapes && map[h->tuned[u]] >= 0 &&
+                strcmp(h->shape_names[h->tuned[u]], h->shape_names[es]) == 0)
+                same = map[h->tuned[u]];
+        map[es] = same >= 0 ? same : n++;
+    }
+    return n;
+}
+
+static int kw_in(int es, const int *map)
+{
+    return es >= 0 && es < KW_JOURNAL_SHAPE_MAX && map[es] >= 0;
+}
+
+/* The replay behind both summaries: keep NULL replays everything; else only
+ * the evaluations and refusals of configurations in keep[summary shape]
+ * (every step is replayed). */
+static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *keep)
 {
     const kw_jheader *h = &j->h;
     const char *names[KW_METRIC_MAX];
@@ -964,6 +1270,8 @@ int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
         const kw_jeval *e = &j->evals[i];
         if (e->shape < 0 || e->shape >= KW_JOURNAL_SHAPE_MAX || map[e->shape] < 0)
             continue;
+        if (keep && !kw_idset_has(&keep[map[e->shape]], kw_cand_id(&h->space, &e->cand)))
+            continue;
         memset(&m, 0, sizeof m);
         for (int k = 0; k < h->n_metrics; k++)
             m.v[k] = e->m ? e->m[k] : NAN;
@@ -977,6 +1285,8 @@ int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
     for (size_t i = 0; i < j->n_viols; i++) {
         const kw_jviol *v = &j->viols[i];
         if (v->shape < 0 || v->shape >= KW_JOURNAL_SHAPE_MAX || map[v->shape] < 0)
+            continue;
+        if (keep && !kw_idset_has(&keep[map[v->shape]], kw_cand_id(&h->space, &v->cand)))
             continue;
         int c = kw_cand_violates(&h->space, &v->cand);
         if (c >= 0 && (rc = kw_runsum_add_refused(rs, map[v->shape], &v->cand, c)) != 0)
@@ -1020,6 +1330,224 @@ fail:
     return rc;
 }
 
+int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
+{
+    return kw_rs_replay(out, j, NULL);
+}
+
+/* ---- the partial summary: pass 1 picks what to keep ---- */
+
+/* Per summary shape: counts over every configuration and the candidates for
+ * the listed tops, from one pass over the journal's records. */
+typedef struct kw_pshape {
+    long evals, configs, ranked;
+    kw_rkey *top_r, *top_x; /* ranked / rejected tops, sorted, n_r / n_x of them */
+    int n_r, n_x;
+    kw_idset refused;       /* ids of constraint-breaking draws (V records) */
+    kw_idset keep;
+    kw_cand base;
+    uint64_t base_id;
+    int base_seen;          /* the baseline is a configuration of the summary */
+} kw_pshape;
+
+static int kw_rank_key_cmp(const void *pa, const void *pb)
+{
+    const kw_rkey *a = pa, *b = pb;
+    return kw_runsum_rank_order(a->v, a->c, a->id, b->v, b->c, b->id);
+}
+
+/* Offer k to a sorted top of at most cap entries. */
+static void kw_top_offer(kw_rkey *top, int *n, int cap, const kw_rkey *k,
+                         int (*cmp)(const void *, const void *))
+{
+    if (cap <= 0 || (*n == cap && cmp(k, &top[*n - 1]) >= 0))
+        return;
+    int i = *n < cap ? *n : *n - 1;
+    while (i > 0 && cmp(k, &top[i - 1]) < 0) {
+        top[i] = top[i - 1];
+        i--;
+    }
+    top[i] = *k;
+    if (*n < cap)
+        (*n)++;
+}
+
+/* Repetitions of e's configuration, in journal order (at most max); 0 when a
+ * repetition comes before e (e is not the configuration's first record). */
+static int kw_reps_of(const kw_jeval **reps, int max, const kw_journal *j, const kw_jeval *e)
+{
+    int r_end = j->h.repeats > 0 ? j->h.repeats : 1;
+    if (e->rep >= r_end)
+        r_end = e->rep + 1;
+    int n = 0;
+    for (int r = 0; r < r_end && n < max; r++) {
+        const kw_jeval *o = r == e->rep ? e : kw_journal_eval_find(j, e->shape, e->id, r);
+        if (!o)
+            continue;
+        if (o->record < e->record)
+            return 0;
+        int k = n++;
+        while (k > 0 && reps[k - 1]->record > o->record) {
+            reps[k] = reps[k - 1];
+            k--;
+        }
+        reps[k] = o;
+    }
+    return n;
+}
+
+int kw_runsum_from_journal_top(kw_runsum **out, const kw_journal *j, int top_ranked,
+                               int top_rejected)
+{
+    const kw_jheader *h = &j->h;
+    int map[KW_JOURNAL_SHAPE_MAX];
+    int n = kw_rs_map(map, j), rc = 0;
+    kw_runsum *rs = NULL;
+    /* the ranked top holds one more than listed: the recommendation sits at
+     * rank 1 whatever its place in the order */
+    int cap_r = top_ranked > 0 ? top_ranked + 1 : 0, cap_x = top_rejected > 0 ? top_rejected : 0;
+    kw_pshape *ps = calloc((size_t)(n > 0 ? n : 1), sizeof *ps);
+    kw_idset *keep = calloc((size_t)(n > 0 ? n : 1), sizeof *keep);
+    if (!ps || !keep) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        ps[i].top_r = malloc((size_t)(cap_r + 1) * sizeof *ps[i].top_r);
+        ps[i].top_x = malloc((size_t)(cap_x + 1) * sizeof *ps[i].top_x);
+        if (!ps[i].top_r || !ps[i].top_x) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
+            goto done;
+        }
+        kw_cand_baseline(&ps[i].base, &h->space);
+        ps[i].base_id = kw_cand_id(&h->space, &ps[i].base);
+    }
+    /* refusals first: an evaluated configuration that also broke a constraint is rejected */
+    for (size_t i = 0; i < j->n_viols; i++) {
+        const kw_jviol *v = &j->viols[i];
+        if (kw_in(v->shape, map) && kw_cand_violates(&h->space, &v->cand) >= 0 &&
+            (rc = kw_idset_add(&ps[map[v->shape]].refused, kw_cand_id(&h->space, &v->cand))) != 0)
+            goto done;
+    }
+    for (int i = 0; i < n; i++)
+        ps[i].base_seen = kw_idset_has(&ps[i].refused, ps[i].base_id);
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        if (kw_in(e->shape, map) && kw_cand_id(&h->space, &e->cand) == ps[map[e->shape]].base_id)
+            ps[map[e->shape]].base_seen = 1;
+    }
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *t = &j->steps[i];
+        if (kw_in(t->shape, map) && t->decision == KW_DECIDE_CONSTRAINT &&
+            kw_cand_id(&h->space, &t->cand) == ps[map[t->shape]].base_id &&
+            kw_cand_violates(&h->space, &t->cand) >= 0)
+            ps[map[t->shape]].base_seen = 1;
+    }
+
+    /* every configuration once, at its first record, aggregated as
+     * kw_runsum_add_eval does (running mean in journal order) */
+    const kw_jeval *reps[256];
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        if (!kw_in(e->shape, map))
+            continue;
+        kw_pshape *p = &ps[map[e->shape]];
+        p->evals++;
+        int nr = kw_reps_of(reps, 256, j, e);
+        if (nr == 0)
+            continue;
+        double mean = 0.0;
+        int fails = 0;
+        for (int r = 0; r < nr; r++) {
+            double x = reps[r]->m ? reps[r]->m[h->primary] : NAN;
+            mean += (x - mean) / (r + 1);
+            fails |= reps[r]->rc != 0 || (reps[r]->guards && reps[r]->guards[0]);
+        }
+        uint64_t id = kw_cand_id(&h->space, &e->cand);
+        p->configs++;
+        if (!fails && !kw_idset_has(&p->refused, id)) {
+            p->ranked++;
+            kw_rkey k = {1, mean, id,
+                         p->base_seen ? kw_cand_distance(&h->space, &p->base, &e->cand) : 0};
+            kw_top_offer(p->top_r, &p->n_r, cap_r, &k, kw_rank_key_cmp);
+        } else {
+            kw_rkey k = {isfinite(mean), isfinite(mean) ? mean : 0.0, id, 0};
+            kw_top_offer(p->top_x, &p->n_x, cap_x, &k, kw_rkey_cmp);
+        }
+    }
+    /* refused draws never evaluated are rejected configurations too */
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < ps[i].refused.cap; k++) {
+            if (!ps[i].refused.used[k])
+                continue;
+            uint64_t id = ps[i].refused.ids[k];
+            int evaluated = 0;
+            for (int s = 0; s < h->n_shapes && s < KW_JOURNAL_SHAPE_MAX && !evaluated; s++)
+                if (map[s] == i)
+                    for (int r = 0; r < (h->repeats > 0 ? h->repeats : 1) && !evaluated; r++)
+                        evaluated = kw_journal_eval_find(j, s, id, r) != NULL;
+            if (evaluated)
+                continue;
+            ps[i].configs++;
+            kw_rkey key = {0, 0.0, id, 0};
+            kw_top_offer(ps[i].top_x, &ps[i].n_x, cap_x, &key, kw_rkey_cmp);
+        }
+
+    /* what to keep: the tops, the baseline, the engine's recommendation, every step's configs */
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = kw_idset_add(&keep[i], ps[i].base_id);
+        for (int k = 0; k < ps[i].n_r && rc == 0; k++)
+            rc = kw_idset_add(&keep[i], ps[i].top_r[k].id);
+        for (int k = 0; k < ps[i].n_x && rc == 0; k++)
+            rc = kw_idset_add(&keep[i], ps[i].top_x[k].id);
+    }
+    for (int s = 0; s < h->n_shapes && s < KW_JOURNAL_SHAPE_MAX && rc == 0; s++) {
+        kw_jresult r;
+        if (map[s] >= 0 && kw_journal_shape_result(&r, j, s) == 0)
+            rc = kw_idset_add(&keep[map[s]], r.best_id);
+        if (map[s] >= 0)
+            kw_journal_result_clear(&r);
+    }
+    for (size_t i = 0; i < j->n_steps && rc == 0; i++) {
+        const kw_jstep *t = &j->steps[i];
+        if (!kw_in(t->shape, map))
+            continue;
+        if ((rc = kw_idset_add(&keep[map[t->shape]], kw_cand_id(&h->space, &t->parent))) == 0)
+            rc = kw_idset_add(&keep[map[t->shape]], kw_cand_id(&h->space, &t->cand));
+    }
+    kw_error_clear();
+    if (rc != 0 || (rc = kw_rs_replay(&rs, j, keep)) != 0)
+        goto done;
+
+    /* totals over every configuration; configurations only a constraint step
+     * names were never in pass 1, and all of them are kept */
+    rs->partial = 1;
+    for (int i = 0; i < rs->n_shapes && i < n; i++) {
+        kw_rs_shape *sh = &rs->shapes[i];
+        long only_steps = 0;
+        for (int c = 0; c < sh->n_configs; c++)
+            only_steps += sh->configs[c].reps == 0 && !kw_idset_has(&ps[i].refused, sh->configs[c].id);
+        sh->evals_total = ps[i].evals;
+        sh->configs_total = ps[i].configs + only_steps;
+        sh->ranked_total = ps[i].ranked;
+        sh->rejected_total = sh->configs_total - sh->ranked_total;
+    }
+    *out = rs;
+    rs = NULL;
+done:
+    for (int i = 0; ps && i < n; i++) {
+        free(ps[i].top_r);
+        free(ps[i].top_x);
+        kw_idset_free(&ps[i].refused);
+    }
+    for (int i = 0; keep && i < n; i++)
+        kw_idset_free(&keep[i]);
+    free(ps);
+    free(keep);
+    kw_runsum_free(rs);
+    return rc;
+}
+
 void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
 {
     const kw_space *sp = &cfg->space;
@@ -1058,8 +1586,12 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
                           j->h.metric, metric);
         goto done;
     }
-    if ((rc = kw_runsum_from_journal(&rs, j)) != 0)
+    /* Only what the files list is kept, and the journal goes before the
+     * portability matrix and the writing: memory does not grow with the run. */
+    if ((rc = kw_runsum_from_journal_top(&rs, j, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP)) != 0)
         goto done;
+    kw_journal_free(j);
+    j = NULL;
     if (cfg)
         kw_runsum_set_limits(rs, cfg);
     if (owner && owner[0])

@@ -18,6 +18,14 @@
 
 /* Ranked configurations listed per shape in results.xml and ranked.csv. */
 #define KW_RESULTS_TOP 10
+/* Rejected configurations listed per shape in results.xml. results.xml is
+ * what the run recommends (DESIGN.md's output contract: per shape the
+ * baseline and the ranked configs), not a copy of the journal: a shape with
+ * more rejected configurations than this lists the ones with the lowest
+ * primary metric (the nearest misses; unmeasured ones last, ties by id) in
+ * first-evaluated order, and the shape's `rejected` attribute still counts
+ * them all. Every evaluation stays in the journal, every step in audit.csv. */
+#define KW_RESULTS_REJECTED_TOP 100
 /* Version of the results.xml format (the root's format attribute). */
 #define KW_RESULTS_FORMAT 1
 
@@ -31,7 +39,9 @@
 #define KW_PORTABILITY_HEADER "tuned_for,evaluated_on,p95_us,vs_best_pct,guards"
 #define KW_MAPPINGS_HEADER_PREFIX "shape,config_id,borrowed_from"
 
-/* Write the run's result files into run_dir from its journal (run_dir/journal).
+/* Write the run's result files into run_dir from its journal (run_dir/journal),
+ * streamed: a partial summary (kw_runsum_from_journal_top), the journal freed
+ * before the portability matrix, each file rendered straight into its temp file.
  * ev is the evaluator the run used (for the portability matrix and re-checks);
  * owner is recorded in every rollback element; metric is "p95_us" or "p99_us". */
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
@@ -42,6 +52,17 @@ int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluat
  * shape as rank 1. Limits other than min_effect/alpha come from the space:
  * kw_runsum_set_limits. *out owned by the caller. */
 int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j);
+/* The same summary, partial (rs->partial): only what the result files show
+ * is kept: the baseline, the recommendation, every configuration a step
+ * names (the accepted path, lineages, audit.csv), the first top_ranked of the
+ * ranking and the top_rejected rejected configurations results.xml lists;
+ * the shapes' *_total counts still count every configuration. The result
+ * files rendered from it are byte-identical to those of the full summary.
+ * Two passes over the journal's records; beyond the kept configurations it
+ * holds one id per constraint-breaking draw (V record), nothing per
+ * evaluation (the loaded journal itself is the caller's). */
+int kw_runsum_from_journal_top(kw_runsum **out, const kw_journal *j, int top_ranked,
+                               int top_rejected);
 /* Guard thresholds, sample size, space name and input hashes from the run's config. */
 void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg);
 
@@ -62,6 +83,10 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
 
 /* "k=v;k=v" of the knobs in config that differ from the shape's baseline. */
 void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, const char *sep);
+
+/* The rejected configurations results.xml lists for shape (config indices,
+ * first-evaluated order, at most KW_RESULTS_REJECTED_TOP): *out malloc'ed. */
+int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape);
 
 /* Renderers: append one file's bytes to out. rs must be finished
  * (kw_runsum_finish); portability is left empty unless kw_runsum_portability ran. */

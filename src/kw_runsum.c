@@ -56,6 +56,8 @@ void kw_runsum_free(kw_runsum *rs)
         return;
     for (int i = 0; i < rs->n_shapes; i++) {
         kw_rs_shape *s = &rs->shapes[i];
+        for (int c = 0; c < s->n_configs; c++)
+            free(s->configs[c].recheck);
         free(s->configs);
         free(s->steps);
         free(s->hash);
@@ -329,20 +331,26 @@ static int kw_rs_changed(const kw_runsum *rs, const kw_rs_shape *s, const kw_rs_
 static const kw_runsum *kw_rs_sort_rs;
 static const kw_rs_shape *kw_rs_sort_shape;
 
+int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
+                         int changed_b, uint64_t id_b)
+{
+    if (primary_a < primary_b)
+        return -1;
+    if (primary_a > primary_b)
+        return 1;
+    if (changed_a != changed_b)
+        return changed_a < changed_b ? -1 : 1;
+    return id_a < id_b ? -1 : id_a > id_b;
+}
+
 static int kw_rs_rank_cmp(const void *pa, const void *pb)
 {
     const kw_rs_config *a = &kw_rs_sort_shape->configs[*(const int *)pa];
     const kw_rs_config *b = &kw_rs_sort_shape->configs[*(const int *)pb];
-    double va = a->m.v[kw_rs_sort_rs->primary], vb = b->m.v[kw_rs_sort_rs->primary];
-    if (va < vb)
-        return -1;
-    if (va > vb)
-        return 1;
-    int ca = kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, a);
-    int cb = kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, b);
-    if (ca != cb)
-        return ca < cb ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
+    return kw_runsum_rank_order(a->m.v[kw_rs_sort_rs->primary],
+                                kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, a), a->id,
+                                b->m.v[kw_rs_sort_rs->primary],
+                                kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, b), b->id);
 }
 
 static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
@@ -410,6 +418,14 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
     }
     /* Rejected configs are listed in the order they were first evaluated
      * (configs are stored in that order already). */
+    if (!rs->partial) {
+        s->evals_total = 0;
+        for (int c = 0; c < s->n_configs; c++)
+            s->evals_total += s->configs[c].reps;
+        s->configs_total = s->n_configs;
+        s->ranked_total = s->n_ranked;
+        s->rejected_total = s->n_rejected;
+    }
     return 0;
 }
 
@@ -497,12 +513,17 @@ int kw_runsum_recheck(kw_runsum *rs, const kw_evaluator *ev, int top)
         int n = s->n_ranked < top ? s->n_ranked : top;
         for (int r = -1; r < n; r++) {
             int c = r < 0 ? s->baseline : s->ranked[r];
-            if (c < 0 || s->configs[c].rechecked)
+            if (c < 0 || s->configs[c].recheck)
                 continue;
-            int rc = ev->eval(ev->ctx, &s->configs[c].cand, es, 0, &s->configs[c].recheck);
-            if (rc != 0)
+            kw_metrics *m = calloc(1, sizeof *m);
+            if (!m)
+                return kw_error_set(KW_ENOMEM, "out of memory re-checking shape %s", s->name);
+            int rc = ev->eval(ev->ctx, &s->configs[c].cand, es, 0, m);
+            if (rc != 0) {
+                free(m);
                 return rc;
-            s->configs[c].rechecked = 1;
+            }
+            s->configs[c].recheck = m;
         }
     }
     return 0;

@@ -35,8 +35,11 @@ typedef struct kw_rs_config {
     int reps;       /* repetitions averaged (0 when only refused by a constraint) */
     int constraint; /* index of the broken constraint, or -1 */
     int step;       /* index (into the shape's steps) of the first step that produced it, or -1 */
-    int rechecked;  /* 1 when kw_runsum_recheck re-measured it (not from the journal) */
-    kw_metrics recheck; /* the re-measurement: larger sample, long thermal window */
+    /* kw_runsum_recheck's re-measurement (larger sample, long thermal window;
+     * not from the journal), or NULL: only the top of each ranking is
+     * re-measured, so a pointer keeps the other configurations small. Owned
+     * by the summary. */
+    kw_metrics *recheck;
 } kw_rs_config;
 
 /* One engine decision: from parent, one knob changed (n_changed says how many
@@ -78,6 +81,11 @@ typedef struct kw_rs_shape {
     int *ranked;
     int n_rejected;   /* configs failing a guard or a constraint, in first-evaluated order */
     int *rejected;
+    /* Counts over the whole run, set by kw_runsum_finish from the lists above
+     * (evals_total: repetitions summed over configs). A partial summary
+     * (kw_runsum_from_journal_top) holds only some configurations, and its
+     * totals still count them all: the results writers read these. */
+    long evals_total, configs_total, ranked_total, rejected_total;
 } kw_rs_shape;
 
 /* What the run was, recorded for the reader. */
@@ -118,6 +126,11 @@ typedef struct kw_runsum {
      * NULL until kw_runsum_portability; port_ok[i*n+j] 0 when it could not be evaluated */
     kw_metrics *port;
     int *port_ok;
+    /* 1 for a partial summary (kw_runsum_from_journal_top): configs holds the
+     * baseline, the recommendation, every configuration a step names and the
+     * top of the ranked and rejected lists, not every configuration;
+     * kw_runsum_finish then keeps the shapes' *_total counts as they are. */
+    int partial;
 } kw_runsum;
 
 /* A new empty summary over knob space ks (copied) with the evaluator's metric
@@ -147,6 +160,13 @@ int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constr
  * read from s, num 0 meaning "next"; ids, knob, n_changed, before and after
  * are recomputed). */
 int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
+
+/* The ranking order of two guard-passing configurations other than the
+ * recommendation: the primary metric, then fewer knobs changed from the
+ * baseline, then id (< 0: a first, 0, > 0). kw_runsum_finish sorts by it, and
+ * a partial replay picks the top of the ranking by it. */
+int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
+                         int changed_b, uint64_t id_b);
 
 /* Derive baseline, accepted path, final incumbent, ranking, rejected list. */
 int kw_runsum_finish(kw_runsum *rs);

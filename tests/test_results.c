@@ -425,16 +425,21 @@ Test(sbuf, numbers_have_fixed_decimals_and_no_negative_zero)
 /* ---- through the real engine and its journal ---- */
 #include "kw_engine.h"
 
-/* Tune the synthetic model with the engine into dir/journal. */
-static void engine_run(const char *dir)
+/* Tune the synthetic model with the engine into dir/journal (strategy,
+ * budget per shape, noisy: every candidate evaluated 3 times). */
+static void engine_run_with(const char *dir, kw_strategy strategy, long budget, int noisy)
 {
     kw_knobspace ks;
     sy_space(&ks);
     kw_evaluator ev = sy_evaluator();
+    ev.noisy = noisy;
     kw_engine_opts o;
     kw_engine_opts_init(&o);
     o.seed = 3;
     o.threads = 1;
+    o.strategy = strategy;
+    o.budget = budget;
+    o.repeats = 3;
     char jp[4096];
     snprintf(jp, sizeof jp, "%s/journal", dir);
     const char *keys[] = {"owner"}, *vals[] = {"oncall@example.com"};
@@ -445,6 +450,145 @@ static void engine_run(const char *dir)
                         .attr_keys = keys, .attr_values = vals, .no_sync = 1};
     kw_engine_summary sum;
     cr_assert_eq(kw_engine_run(&sum, &ks, &ev, &o, &info), 0, "%s", kw_error_last());
+}
+
+static void engine_run(const char *dir) { engine_run_with(dir, KW_STRATEGY_OFAT, 0, 0); }
+
+static void rm_tree(char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
+
+/* The four files of a summary, concatenated (portability through the model). */
+static char *render_all(kw_runsum *rs)
+{
+    kw_evaluator ev = sy_evaluator();
+    cr_assert_eq(kw_runsum_portability(rs, &ev), 0, "%s", kw_error_last());
+    kw_sbuf b = {0};
+    cr_assert_eq(kw_results_xml(&b, rs), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_results_ranked_csv(&b, rs), 0);
+    cr_assert_eq(kw_results_audit_csv(&b, rs), 0);
+    cr_assert_eq(kw_results_portability_csv(&b, rs), 0);
+    char *t = strdup(kw_sbuf_cstr(&b));
+    kw_sbuf_free(&b);
+    return t;
+}
+
+/* The writer replays the journal into a partial summary (what the files list,
+ * counts over everything); its files must be those of the full summary, for
+ * every strategy, with repetitions, and past the rejected-listing cap. */
+Test(results, partial_summary_writes_the_same_files_as_the_full_one)
+{
+    static const struct {
+        kw_strategy strategy;
+        long budget;
+        int noisy;
+    } runs[] = {{KW_STRATEGY_OFAT, 0, 0},
+                {KW_STRATEGY_OFAT, 0, 1},
+                {KW_STRATEGY_RANDOM, 400, 0},
+                {KW_STRATEGY_RANDOM, 200, 1},
+                {KW_STRATEGY_EXHAUSTIVE, 0, 0}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        char *dir = kw_t_tmpdir();
+        engine_run_with(dir, runs[r].strategy, runs[r].budget, runs[r].noisy);
+        char p[4096];
+        snprintf(p, sizeof p, "%s/journal", dir);
+        kw_journal *j = NULL;
+        cr_assert_eq(kw_journal_load(&j, p), 0, "%s", kw_error_last());
+        kw_runsum *full = NULL, *part = NULL;
+        cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_runsum_from_journal_top(&part, j, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP),
+                     0, "%s", kw_error_last());
+        kw_journal_free(j);
+        cr_assert(part->partial && !full->partial);
+        for (int i = 0; i < full->n_shapes; i++) {
+            const kw_rs_shape *f = &full->shapes[i], *q = &part->shapes[i];
+            cr_assert_eq(q->configs_total, f->n_configs, "run %zu shape %d", r, i);
+            cr_assert_eq(q->ranked_total, f->n_ranked, "run %zu shape %d", r, i);
+            cr_assert_eq(q->rejected_total, f->n_rejected, "run %zu shape %d", r, i);
+            cr_assert_eq(q->evals_total, f->evals_total, "run %zu shape %d", r, i);
+            if (runs[r].strategy == KW_STRATEGY_EXHAUSTIVE) {
+                /* every configuration of the space, but only the listed ones kept */
+                cr_assert_eq(f->n_configs, 4 * 3 * 3 * 3 * 4 * 3);
+                cr_assert_gt(f->n_rejected, KW_RESULTS_REJECTED_TOP);
+                cr_assert_lt(q->n_configs, f->n_configs / 4, "kept %d of %d", q->n_configs,
+                             f->n_configs);
+            }
+        }
+        char *a = render_all(full), *b = render_all(part);
+        cr_assert(strcmp(a, b) == 0, "run %zu: the partial summary's files differ", r);
+        free(a);
+        free(b);
+        kw_runsum_free(full);
+        kw_runsum_free(part);
+        rm_tree(dir);
+    }
+}
+
+/* Past the cap, results.xml lists the KW_RESULTS_REJECTED_TOP rejected
+ * configurations nearest to passing (lowest p95), in first-evaluated order,
+ * and its `rejected` attribute still counts every one; checked against the
+ * full summary's own list. */
+Test(results, rejected_listing_is_capped_to_the_nearest_misses)
+{
+    char *dir = kw_t_tmpdir();
+    engine_run_with(dir, KW_STRATEGY_EXHAUSTIVE, 0, 0);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/journal", dir);
+    kw_journal *j = NULL;
+    cr_assert_eq(kw_journal_load(&j, p), 0);
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_from_journal(&rs, j), 0);
+    kw_journal_free(j);
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "%s", err);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "r.xml", NULL, XML_PARSE_NONET);
+    for (int i = 0; i < rs->n_shapes; i++) {
+        const kw_rs_shape *s = &rs->shapes[i];
+        char xp[256];
+        snprintf(xp, sizeof xp, "/results/shape[@name='%s']/@rejected", s->name);
+        char *count = xpath_attr(doc, xp);
+        cr_assert_eq(atol(count), s->n_rejected);
+        free(count);
+        /* the listed ids, in document order */
+        snprintf(xp, sizeof xp, "/results/shape[@name='%s']/rejected/@id", s->name);
+        xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+        xmlXPathObjectPtr o = xmlXPathEvalExpression(BAD_CAST xp, ctx);
+        int n = o->nodesetval ? o->nodesetval->nodeNr : 0;
+        cr_assert_eq(n, KW_RESULTS_REJECTED_TOP);
+        int last = -1;
+        double worst_listed = -INFINITY;
+        char *listed = calloc((size_t)s->n_configs, 1);
+        for (int k = 0; k < n; k++) {
+            xmlChar *t = xmlNodeGetContent(o->nodesetval->nodeTab[k]);
+            int c = kw_runsum_find_config(rs, i, strtoull((const char *)t, NULL, 16));
+            xmlFree(t);
+            cr_assert(c > last, "not in first-evaluated order");
+            last = c;
+            listed[c] = 1;
+            const kw_rs_config *cf = &s->configs[c];
+            cr_assert(cf->reps == 0 || cf->m.guards[0] || cf->constraint >= 0);
+            if (cf->reps > 0 && cf->m.v[rs->primary] > worst_listed)
+                worst_listed = cf->m.v[rs->primary];
+        }
+        for (int r = 0; r < s->n_rejected; r++) {
+            const kw_rs_config *cf = &s->configs[s->rejected[r]];
+            if (!listed[s->rejected[r]] && cf->reps > 0)
+                cr_assert_geq(cf->m.v[rs->primary], worst_listed,
+                              "an unlisted rejected config is nearer to passing");
+        }
+        free(listed);
+        xmlXPathFreeObject(o);
+        xmlXPathFreeContext(ctx);
+    }
+    xmlFreeDoc(doc);
+    free(xml);
+    kw_runsum_free(rs);
+    rm_tree(dir);
 }
 
 Test(results, journal_round_trip_writes_valid_results)
