@@ -157,7 +157,8 @@ typedef struct kw_st {
     double tfirst, tspan, toffset;
     /* state */
     double t, V, s, D;
-    double rate, lost_k;            /* 1/s = dV/dt and 1 - 1/s, kept with s */
+    double rate, lost_k, cflag;     /* 1/s = dV/dt, 1 - 1/s, and 1 while s > 1 (else 1, 0,
+                                     * 0): kept with s so kw_advance does not branch */
     double inv_bw;                  /* 1 / bw */
     int nexec;
     kw_rev *rh; int rn, rcap;
@@ -503,14 +504,19 @@ KW_HOT void kw_set_slowdown(kw_st *st)
 {
     if (st->nexec == 0)
         st->D = 0.0;
-    if (st->bw > 0 && st->D > st->bw) {
+    st->s = 1.0;
+    if (st->bw > 0 && st->D > st->bw)
+        st->s = st->D * st->inv_bw;
+    if (st->s > 1.0) {
         /* one division per change of demand; the clock's advance and the lost
          * time then multiply (kw_advance runs once per event) */
         st->rate = st->bw / st->D;
-        st->s = st->D * st->inv_bw;
         st->lost_k = 1.0 - st->rate;
+        st->cflag = 1.0;
     } else {
-        st->s = 1.0;
+        st->rate = 1.0;
+        st->lost_k = 0.0;
+        st->cflag = 0.0;
     }
 }
 
@@ -562,17 +568,13 @@ KW_HOT void kw_advance(kw_st *st, double t)
     double dt = t - st->t;
     if (dt <= 0)
         return;
-    if (st->s > 1.0) {
-        double from = KW_MAX(st->t, st->t_warm);
-        if (t > from) {
-            double w = t - from;
-            st->lost_us += st->nexec * w * st->lost_k;
-            st->contended_us += w;
-        }
-        st->V += dt * st->rate;
-    } else {
-        st->V += dt; /* s = 1 */
-    }
+    /* measured part of the step; the uncontended state adds exact zeros and
+     * advances V by dt x 1 */
+    double w = t - KW_MAX(st->t, st->t_warm);
+    w = w > 0 ? w : 0.0;
+    st->lost_us += st->nexec * w * st->lost_k;
+    st->contended_us += w * st->cflag;
+    st->V += dt * st->rate;
     st->t = t;
 }
 
@@ -599,7 +601,7 @@ static void kw_arrive(kw_st *st)
 static void kw_event_loop(kw_st *st)
 {
     while (st->ndone < st->ntot) {
-        double ta = st->narrived < st->ntot ? st->arr[st->narrived] : INFINITY;
+        double ta = st->arr[st->narrived]; /* arr[ntot] = INFINITY */
         double tr = st->rn ? st->rh[0].t : INFINITY;
         double tv = INFINITY;
         if (st->vn) {
@@ -899,6 +901,7 @@ static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
 static int kw_gen_arrivals(kw_st *st)
 {
     int n = st->ntot;
+    st->arr[n] = INFINITY; /* sentinel: no arrival after the last */
     if (st->trace) {
         for (int id = 0; id < n; id++) {
             int stream;
@@ -965,6 +968,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
     st->warm = o->warmup;
     st->ntot = R + o->warmup;
     st->s = 1.0;
+    st->rate = 1.0; /* lost_k, cflag: 0 */
     st->t_warm = INFINITY;
     st->bfree = -1;
 
@@ -980,7 +984,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
     st->grp = malloc((size_t)st->G * sizeof *st->grp);
     st->q = malloc((size_t)st->Q * sizeof *st->q);
     st->bat = malloc(N * sizeof *st->bat);
-    st->arr = malloc(N * sizeof *st->arr);
+    st->arr = malloc((N + 1) * sizeof *st->arr);
     st->next = malloc(N * sizeof *st->next);
     st->strm = malloc(N * sizeof *st->strm);
     st->lat_key = malloc((size_t)R * sizeof *st->lat_key);
