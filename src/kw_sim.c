@@ -384,9 +384,10 @@ static int kw_place(const kw_st *st, int qi)
     return best;
 }
 
-static void kw_begin_kernel(kw_st *st, int g);
+/* tail: the caller does nothing after the call, so time may move on inside it */
+static void kw_begin_kernel(kw_st *st, int g, int tail);
 
-static void kw_start_batch(kw_st *st, int g)
+static void kw_start_batch(kw_st *st, int g, int tail)
 {
     kw_group *gr = &st->grp[g];
     int b = gr->bhead;
@@ -402,7 +403,7 @@ static void kw_start_batch(kw_st *st, int g)
         st->batches_meas++;
         st->batch_reqs_meas += st->bat[b].r;
     }
-    kw_begin_kernel(st, g);
+    kw_begin_kernel(st, g, tail);
 }
 
 static void kw_try_dispatch(kw_st *st, int qi)
@@ -455,11 +456,11 @@ static void kw_try_dispatch(kw_st *st, int qi)
         if (st->placement == KW_PLACE_ROUND_ROBIN)
             st->rr = (st->rr + 1) % st->G;
         if (gr->cur < 0)
-            kw_start_batch(st, g);
+            kw_start_batch(st, g, 0);
     }
 }
 
-static void kw_finish_batch(kw_st *st, int g)
+static void kw_finish_batch(kw_st *st, int g, int tail)
 {
     kw_group *gr = &st->grp[g];
     kw_batch *bt = &st->bat[gr->cur];
@@ -492,7 +493,7 @@ static void kw_finish_batch(kw_st *st, int g)
     st->bfree = gr->cur;
     gr->cur = -1;
     if (gr->bhead >= 0) {
-        kw_start_batch(st, g);
+        kw_start_batch(st, g, tail);
         return;
     }
     gr->last_end_us = t;
@@ -520,8 +521,14 @@ KW_HOT void kw_set_slowdown(kw_st *st)
     }
 }
 
-/* Start the execution part of the group's current kernel; 0 if it has none. */
-KW_HOT int kw_begin_exec(kw_st *st, int g)
+KW_HOT void kw_advance(kw_st *st, double t);
+
+/* Start the execution part of the group's current kernel: 0 if it has none,
+ * 1 when it waits in the heap. In tail position (see kw_begin_kernel) an
+ * execution that would end strictly first among the executions, and no later
+ * than every real-time event, is the next event anyway: it is run to its end
+ * at once, exactly as the event loop would (returns 2, time has moved). */
+KW_HOT int kw_begin_exec(kw_st *st, int g, int tail)
 {
     kw_group *gr = &st->grp[g];
     const kw_sk *k = &gr->kp[gr->kernel];
@@ -540,25 +547,61 @@ KW_HOT int kw_begin_exec(kw_st *st, int g)
     st->D += demand;
     st->nexec++;
     kw_set_slowdown(st);
-    kw_vh_push(st->vh, &st->vn, st->V + work, g);
+    double v = st->V + work;
+    if (tail && (st->vn == 0 || v < st->vh[0].v)) {
+        double tv = st->t + (v - st->V) * st->s;
+        if (tv < st->t)
+            tv = st->t;
+        if (tv <= st->arr[st->narrived] && (st->rn == 0 || tv <= st->rh[0].t)) {
+            kw_advance(st, tv);
+            st->V = v;
+            st->D -= demand;
+            st->nexec--;
+            kw_set_slowdown(st);
+            return 2;
+        }
+    }
+    kw_vh_push(st->vh, &st->vn, v, g);
     return 1;
 }
 
-static void kw_begin_kernel(kw_st *st, int g)
+/* Time of the next pending event (execution end, launch end or timeout, arrival). */
+KW_HOT double kw_next_event(const kw_st *st)
+{
+    double t = st->arr[st->narrived]; /* arr[ntot] = INFINITY */
+    if (st->rn && st->rh[0].t < t)
+        t = st->rh[0].t;
+    if (st->vn) {
+        double tv = st->t + (st->vh[0].v - st->V) * st->s;
+        if (tv < t)
+            t = tv < st->t ? st->t : tv;
+    }
+    return t;
+}
+
+/* Run the group's current batch from its current kernel until it waits for
+ * an event. A launch that ends strictly before every pending event would be
+ * the next event anyway: in tail position it is taken at once instead of
+ * going through the heap (same order, same arithmetic). */
+static void kw_begin_kernel(kw_st *st, int g, int tail)
 {
     kw_group *gr = &st->grp[g];
     while (gr->kernel < gr->nk) {
         const kw_sk *k = &gr->kp[gr->kernel];
         if (k->launch_us > 0) {
             double launch = st->exp_service ? k->launch_us * st->bat[gr->cur].scale : k->launch_us;
-            kw_rh_push(st, st->t + launch, g, -1);
-            return;
+            double te = st->t + launch;
+            if (!tail || !(te < kw_next_event(st))) {
+                kw_rh_push(st, te, g, -1);
+                return;
+            }
+            kw_advance(st, te);
         }
-        if (kw_begin_exec(st, g))
+        if (kw_begin_exec(st, g, tail) == 1)
             return;
         gr->kernel++;
     }
-    kw_finish_batch(st, g);
+    kw_finish_batch(st, g, tail);
 }
 
 /* ---------------- the event loop ---------------- */
@@ -618,7 +661,7 @@ static void kw_event_loop(kw_st *st)
             st->nexec--;
             kw_set_slowdown(st);
             gr->kernel++;
-            kw_begin_kernel(st, e.g);
+            kw_begin_kernel(st, e.g, 1);
             continue;
         }
         if (tr > ta) {
@@ -631,9 +674,9 @@ static void kw_event_loop(kw_st *st)
         if (e.tag >= 0) { /* batch timeout */
             if (st->q[e.idx].len > 0 && st->q[e.idx].head == e.tag)
                 kw_try_dispatch(st, e.idx);
-        } else if (!kw_begin_exec(st, e.idx)) { /* launch end */
+        } else if (kw_begin_exec(st, e.idx, 1) != 1) { /* launch end */
             st->grp[e.idx].kernel++;
-            kw_begin_kernel(st, e.idx);
+            kw_begin_kernel(st, e.idx, 1);
         }
     }
 }
