@@ -79,6 +79,7 @@
  * a cached result 0.3-0.5 us.
  */
 #include <gsl/gsl_rng.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -325,6 +326,9 @@ typedef struct kw_run {
     const double *qa_src; /* the GEMM input last rounded to the operand format, */
     size_t qa_n;          /* its size, */
     double *qa, qa_s;     /* the rounded values and their scale */
+    const double *qa_f_src; /* qa narrowed to float (kw_narrow), */
+    float *qa_f;
+    int qa_f_ok;            /* and whether its values allow the float kernel */
     void *allocs[KW_DRIFT_RUN_ALLOCS];
     int n_allocs;
     int failed;
@@ -679,6 +683,55 @@ static inline __attribute__((always_inline)) void kw_dot16_t(double *out, const 
         memcpy(out, tot, sizeof tot);
 }
 
+/* fp32 accumulation of operands that are exact in fewer than 12 significant
+ * bits (bf16, fp16, fp8): the same sums as kw_dot16_t's in float lanes, eight
+ * to a vector. Bit-identical: the products are exact in float, and rounding the
+ * double sum of two floats to float equals rounding the exact sum (double has
+ * at least 2 x 24 + 2 bits; Figueroa, "When is double rounding innocuous?",
+ * SIGNUM Newsl. 1995). The caller makes sure no product or sum can leave
+ * float's range. */
+typedef float kw_vf8 __attribute__((vector_size(32)));
+#define KW_FCOLS (KW_DRIFT_COLS / 8)
+
+KW_SIMD static void kw_dot16f(double *out, const float *a, const float *w, int K, int tile_k,
+                              int split_k)
+{
+    kw_vf8 tot[KW_FCOLS] = {{0}}, part[KW_FCOLS], chunk[KW_FCOLS];
+    if (tile_k < 1)
+        tile_k = 1;
+    if (split_k < 1)
+        split_k = 1;
+    int per = (K + split_k - 1) / split_k;
+    if (per < 1)
+        per = 1;
+    for (int k0 = 0; k0 < K; k0 += per) {
+        int k1 = k0 + per < K ? k0 + per : K;
+        for (int v = 0; v < KW_FCOLS; v++)
+            part[v] = (kw_vf8){0};
+        for (int c0 = k0; c0 < k1; c0 += tile_k) {
+            int c1 = c0 + tile_k < k1 ? c0 + tile_k : k1;
+            for (int v = 0; v < KW_FCOLS; v++)
+                chunk[v] = (kw_vf8){0};
+            for (int k = c0; k < c1; k++) {
+                float av = a[k];
+                for (int v = 0; v < KW_FCOLS; v++) {
+                    kw_vf8 wv;
+                    memcpy(&wv, w + (size_t)k * KW_DRIFT_COLS + 8 * v, sizeof wv);
+                    chunk[v] += av * wv;
+                }
+            }
+            for (int v = 0; v < KW_FCOLS; v++)
+                part[v] += chunk[v];
+        }
+        for (int v = 0; v < KW_FCOLS; v++)
+            tot[v] += part[v];
+    }
+    float o[KW_DRIFT_COLS];
+    memcpy(o, tot, sizeof o);
+    for (int j = 0; j < KW_DRIFT_COLS; j++)
+        out[j] = o[j];
+}
+
 /* One entry for both kernels, the accumulator format a constant in each case
  * so everything inlines. */
 static inline __attribute__((always_inline)) void kw_dot_any_t(double *out, const double *a,
@@ -953,6 +1006,31 @@ KW_SIMD static void kw_widen(double *dst, const float *z, size_t n, double scale
         dst[i] = (double)z[i] * scale;
 }
 
+/* dst[i] = (float)x[i], for values already exact in float; 1 when every
+ * value is zero or of magnitude 2^-60..2^40 (KW_NARROW_LO..HI), else 0. */
+#define KW_NARROW_LO 0x1p-60
+#define KW_NARROW_HI 0x1p40
+KW_SIMD static int kw_narrow(float *dst, const double *x, size_t n)
+{
+    kw_vu bad = {0};
+    size_t i = 0;
+    for (; i + KW_VL <= n; i += KW_VL) {
+        kw_vd d;
+        memcpy(&d, x + i, sizeof d);
+        kw_vd ax = (kw_vd)((kw_vu)d & KW_F64_ABS);
+        bad |= ~(((kw_vu)(ax >= KW_NARROW_LO) & (kw_vu)(ax <= KW_NARROW_HI)) | (kw_vu)(ax == 0.0));
+        kw_vf f = __builtin_convertvector(d, kw_vf);
+        memcpy(dst + i, &f, sizeof f);
+    }
+    int ok = !KW_VANY(bad);
+    for (; i < n; i++) {
+        double ax = fabs(x[i]);
+        ok &= (ax >= KW_NARROW_LO && ax <= KW_NARROW_HI) || ax == 0.0;
+        dst[i] = (float)x[i];
+    }
+    return ok;
+}
+
 static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *in, int K, int N)
 {
     const int R = KW_DRIFT_ROWS, nc = N < KW_DRIFT_COLS ? N : KW_DRIFT_COLS;
@@ -992,9 +1070,34 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
     int acc = r->in_p == KW_PREC_INT8 ? KW_ACC_EXACT : (int)r->acc_p;
     int tile_k, split_k, tile_n;
     kw_group_tiling(r, op, &tile_k, &split_k, &tile_n);
+    /* float lanes where they give the same sums (kw_dot16f): operands of at
+     * most 11 significant bits, fp32 accumulation, and operands that are zero
+     * or within 2^-60..2^40, so that no nonzero product leaves float's normal
+     * range and no partial sum (at most K 2^80 <= 2^96) overflows */
+    const float *fa = NULL, *fw = NULL;
+    if (nc == KW_DRIFT_COLS && acc == KW_PREC_FP32 && r->in_p != KW_PREC_FP32 &&
+        kw_numfmt_unit_roundoff(r->in_p) >= 0x1p-11) {
+        if (r->qa_f_src != qa) { /* the shared input, narrowed once */
+            r->qa_f = (float *)kw_alloc(r, ((size_t)R * K + 1) / 2);
+            if (!r->qa_f)
+                return -1;
+            r->qa_f_ok = kw_narrow(r->qa_f, qa, (size_t)R * K);
+            r->qa_f_src = qa;
+        }
+        float *w32 = (float *)kw_alloc(r, ((size_t)K * nc + 1) / 2);
+        if (!w32)
+            return -1;
+        if (r->qa_f_ok && kw_narrow(w32, qw, (size_t)K * nc)) {
+            fa = r->qa_f;
+            fw = w32;
+        }
+    }
     double acc_out[KW_DRIFT_COLS];
     for (int i = 0; i < R; i++) {
-        kw_dot_cols(acc_out, qa + (size_t)i * K, qw, K, nc, acc, tile_k, split_k);
+        if (fa)
+            kw_dot16f(acc_out, fa + (size_t)i * K, fw, K, tile_k, split_k);
+        else
+            kw_dot_cols(acc_out, qa + (size_t)i * K, qw, K, nc, acc, tile_k, split_k);
         for (int j = 0; j < nc; j++)
             out->cand[(size_t)i * nc + j] = kw_store(r, acc_out[j] * sa * sw[j]);
     }
