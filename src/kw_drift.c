@@ -807,8 +807,8 @@ static inline __attribute__((always_inline)) void kw_vfmt(kw_prec p, kw_vd *x, k
     case KW_PREC_FP32:
         *x = __builtin_convertvector(__builtin_convertvector(*x, kw_vf), kw_vd);
         break;
-    case KW_PREC_BF16:
-        kw_vrnd(x, 7, -126, KW_BF16_OVF, 1, special);
+    case KW_PREC_BF16: /* its subnormals (below 2^-126) only flagged */
+        kw_vrnd(x, 7, -126, KW_BF16_OVF, 0, special);
         break;
     case KW_PREC_FP16:
         kw_vrnd(x, 10, -14, KW_FP16_OVF, 1, special);
@@ -831,31 +831,32 @@ static inline __attribute__((always_inline)) void kw_vfmt(kw_prec p, kw_vd *x, k
 }
 
 /* dst[i] = round_p(src[i] * inv[i % ninv]) for i < n (n a multiple of ninv):
- * one scale (ninv 1) or one per column of a k-major matrix. */
+ * one scale (ninv 1) or one per column of a k-major matrix. In blocks of
+ * KW_RBLOCK values; a block with a flagged lane is redone in scalar. */
+#define KW_RBLOCK 32
 static inline __attribute__((always_inline)) void kw_round_n(double *dst, const double *src,
                                                               size_t n, const double *inv,
                                                               size_t ninv, kw_prec p)
 {
     size_t i = 0, j = 0;
+    kw_vd s1 = (kw_vd){0} + inv[0];
     if (ninv == 1 || ninv % KW_VL == 0) /* a vector never straddles two rows of scales */
-        for (; i + KW_VL <= n; i += KW_VL) {
-            kw_vd x, s;
+        for (; i + KW_RBLOCK <= n; i += KW_RBLOCK) {
             kw_vu special = {0};
-            if (ninv == 1) {
-                s = (kw_vd){0} + inv[0];
-            } else {
-                memcpy(&s, inv + j, sizeof s);
-                j = j + KW_VL == ninv ? 0 : j + KW_VL;
+            for (size_t b = 0; b < KW_RBLOCK; b += KW_VL) {
+                kw_vd x, s = s1;
+                if (ninv > 1) {
+                    memcpy(&s, inv + j, sizeof s);
+                    j = j + KW_VL == ninv ? 0 : j + KW_VL;
+                }
+                memcpy(&x, src + i + b, sizeof x);
+                x *= s;
+                kw_vfmt(p, &x, &special);
+                memcpy(dst + i + b, &x, sizeof x);
             }
-            memcpy(&x, src + i, sizeof x);
-            x *= s;
-            kw_vfmt(p, &x, &special);
-            if (KW_VANY(special)) {
-                for (int l = 0; l < KW_VL; l++)
-                    dst[i + l] = kw_round_d_inline(p, src[i + l] * s[l]);
-            } else {
-                memcpy(dst + i, &x, sizeof x);
-            }
+            if (KW_VANY(special))
+                for (size_t b = 0; b < KW_RBLOCK; b++)
+                    dst[i + b] = kw_round_d_inline(p, src[i + b] * inv[(i + b) % ninv]);
         }
     for (; i < n; i++)
         dst[i] = kw_round_d_inline(p, src[i] * inv[i % ninv]);
