@@ -9,8 +9,12 @@
  * contention factor, so one virtual clock V (dV/dt = 1 / slowdown) orders
  * every execution's end and a change of slowdown costs O(1) instead of
  * rescaling every running kernel. Each kernel's execution time and DRAM demand
- * at the run's clock are memoised in the service table. Each run allocates
- * its arrays once; the event loop never allocates.
+ * at the run's clock are memoised in the service table. When a group moves
+ * on to its next kernel at the end of an event, a launch or execution that
+ * would be the very next event anyway is run to its end in place instead of
+ * through a heap (kw_begin_kernel, kw_begin_exec): same order, same
+ * arithmetic, fewer heap operations. Each run allocates its arrays once; the
+ * event loop never allocates.
  *
  * The model, precisely:
  *
