@@ -391,7 +391,8 @@ static int kw_place(const kw_st *st, int qi)
 /* tail: the caller does nothing after the call, so time may move on inside it */
 static void kw_begin_kernel(kw_st *st, int g, int tail);
 
-static void kw_start_batch(kw_st *st, int g, int tail)
+/* Make the group's first bound batch its current one (kernel 0, now). */
+static void kw_take_batch(kw_st *st, int g)
 {
     kw_group *gr = &st->grp[g];
     int b = gr->bhead;
@@ -407,7 +408,12 @@ static void kw_start_batch(kw_st *st, int g, int tail)
         st->batches_meas++;
         st->batch_reqs_meas += st->bat[b].r;
     }
-    kw_begin_kernel(st, g, tail);
+}
+
+static void kw_start_batch(kw_st *st, int g)
+{
+    kw_take_batch(st, g);
+    kw_begin_kernel(st, g, 0);
 }
 
 static void kw_try_dispatch(kw_st *st, int qi)
@@ -460,11 +466,14 @@ static void kw_try_dispatch(kw_st *st, int qi)
         if (st->placement == KW_PLACE_ROUND_ROBIN)
             st->rr = (st->rr + 1) % st->G;
         if (gr->cur < 0)
-            kw_start_batch(st, g, 0);
+            kw_start_batch(st, g);
     }
 }
 
-static void kw_finish_batch(kw_st *st, int g, int tail)
+/* Complete the group's current batch. Returns 1 when, in tail position, it
+ * made the group's next bound batch current for the caller to run (a loop
+ * there, not a recursion: a backlog of bound batches can be long). */
+static int kw_finish_batch(kw_st *st, int g, int tail)
 {
     kw_group *gr = &st->grp[g];
     kw_batch *bt = &st->bat[gr->cur];
@@ -497,12 +506,17 @@ static void kw_finish_batch(kw_st *st, int g, int tail)
     st->bfree = gr->cur;
     gr->cur = -1;
     if (gr->bhead >= 0) {
-        kw_start_batch(st, g, tail);
-        return;
+        if (tail) {
+            kw_take_batch(st, g);
+            return 1;
+        }
+        kw_start_batch(st, g);
+        return 0;
     }
     gr->last_end_us = t;
     gr->est_free_us = t;
     kw_try_dispatch(st, st->affinity ? g : 0);
+    return 0;
 }
 
 KW_HOT void kw_set_slowdown(kw_st *st)
@@ -590,22 +604,22 @@ KW_HOT double kw_next_event(const kw_st *st)
 static void kw_begin_kernel(kw_st *st, int g, int tail)
 {
     kw_group *gr = &st->grp[g];
-    while (gr->kernel < gr->nk) {
-        const kw_sk *k = &gr->kp[gr->kernel];
-        if (k->launch_us > 0) {
-            double launch = st->exp_service ? k->launch_us * st->bat[gr->cur].scale : k->launch_us;
-            double te = st->t + launch;
-            if (!tail || !(te < kw_next_event(st))) {
-                kw_rh_push(st, te, g, -1);
-                return;
+    do {
+        for (; gr->kernel < gr->nk; gr->kernel++) {
+            const kw_sk *k = &gr->kp[gr->kernel];
+            if (k->launch_us > 0) {
+                double launch = st->exp_service ? k->launch_us * st->bat[gr->cur].scale : k->launch_us;
+                double te = st->t + launch;
+                if (!tail || !(te < kw_next_event(st))) {
+                    kw_rh_push(st, te, g, -1);
+                    return;
+                }
+                kw_advance(st, te);
             }
-            kw_advance(st, te);
+            if (kw_begin_exec(st, g, tail) == 1)
+                return;
         }
-        if (kw_begin_exec(st, g, tail) == 1)
-            return;
-        gr->kernel++;
-    }
-    kw_finish_batch(st, g, tail);
+    } while (kw_finish_batch(st, g, tail)); /* its next bound batch, in tail position */
 }
 
 /* ---------------- the event loop ---------------- */

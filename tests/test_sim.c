@@ -252,6 +252,24 @@ Test(sim, clock_factor_slows_execution)
     cr_expect(fabs(res.max_us - 2 * (5.0 + 80.0)) < 1e-9, "latency %.6f", res.max_us);
 }
 
+/* Overloaded twice over, one core, round_robin with max_batch 1: every
+ * request is bound to the core at once, so a backlog of about half the sample
+ * drains after the last arrival with no other event in between. The core is
+ * then never idle: throughput is its capacity, 1 / (3 x 11 us). (The in-place
+ * fast path once ran that backlog as a recursion and overflowed the stack
+ * where the compiler did not turn the calls into jumps.) */
+Test(sim, long_backlog_drains_at_capacity)
+{
+    map.placement = KW_PLACE_ROUND_ROBIN;
+    set_service(1, 3, 1.0, 10.0, 0.1 * BW_BYTES_PER_US);
+    shp.rate_per_s = 2.0 / 33e-6;
+    opt.requests = 200000;
+    cr_assert_eq(kw_sim_run(&res, &in, &opt), 0, "%s", kw_error_last());
+    cr_expect(fabs(res.throughput_rps - 1.0 / 33e-6) < 0.01 / 33e-6, "throughput %.1f/s",
+              res.throughput_rps);
+    cr_expect_gt(res.utilisation, 0.99);
+}
+
 /* ---------------- batcher and dispatcher ---------------- */
 
 /* Timeout: 3 arrivals at 0, 10, 20 with max_batch 4 and timeout 50 close one
