@@ -786,11 +786,28 @@ double kw_drift_dot(const double *x, const double *y, size_t k, kw_prec accum, i
 
 /* ---------------- operands ---------------- */
 
-static double kw_absmax(const double *x, size_t n, size_t stride)
+/* max |x[i * stride]| over i < n; NaN when one is NaN. */
+KW_SIMD static double kw_absmax(const double *x, size_t n, size_t stride)
 {
     double m = 0.0;
     int nan = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    if (stride == 1) {
+        kw_vd mv = {0};
+        kw_vu nv = {0};
+        for (; i + KW_VL <= n; i += KW_VL) {
+            kw_vd v;
+            memcpy(&v, x + i, sizeof v);
+            kw_vd a = (kw_vd)((kw_vu)v & KW_F64_ABS);
+            kw_vu up = (kw_vu)(a > mv);
+            mv = (kw_vd)(((kw_vu)a & up) | ((kw_vu)mv & ~up));
+            nv |= (kw_vu)(a != a);
+        }
+        nan = KW_VANY(nv) != 0;
+        for (int l = 0; l < KW_VL; l++)
+            m = mv[l] > m ? mv[l] : m;
+    }
+    for (; i < n; i++) {
         double a = fabs(x[i * stride]);
         m = a > m ? a : m;
         nan |= a != a;
@@ -937,11 +954,41 @@ static void kw_group_tiling(const kw_run *r, const kw_op *op, int *tile_k, int *
 }
 
 /* 2:4 structured pruning along K of a k-major K x nc weight: keep the two
- * largest magnitudes of every 4 (NVIDIA Ampere sparse tensor cores' pattern). */
-static void kw_prune_2_4(double *w, int K, int nc)
+ * largest magnitudes of every 4 (NVIDIA Ampere sparse tensor cores' pattern);
+ * of equal magnitudes the earlier one counts as the smaller. Each value's rank
+ * among its four is counted with six comparisons, four columns a vector; a
+ * value with fewer than two smaller than it is pruned. (Weights are finite.) */
+typedef int64_t kw_vi __attribute__((vector_size(32)));
+KW_SIMD static void kw_prune_2_4(double *w, int K, int nc)
 {
-    for (int j = 0; j < nc; j++)
-        for (int k0 = 0; k0 + 4 <= K; k0 += 4) {
+    for (int k0 = 0; k0 + 4 <= K; k0 += 4) {
+        double *r0 = w + (size_t)k0 * nc;
+        int j = 0;
+        if (nc % KW_VL == 0)
+            for (; j < nc; j += KW_VL) {
+                kw_vd v0, v1, v2, v3;
+                memcpy(&v0, r0 + j, sizeof v0);
+                memcpy(&v1, r0 + (size_t)nc + j, sizeof v1);
+                memcpy(&v2, r0 + (size_t)2 * nc + j, sizeof v2);
+                memcpy(&v3, r0 + (size_t)3 * nc + j, sizeof v3);
+                kw_vd a0 = (kw_vd)((kw_vu)v0 & KW_F64_ABS), a1 = (kw_vd)((kw_vu)v1 & KW_F64_ABS);
+                kw_vd a2 = (kw_vd)((kw_vu)v2 & KW_F64_ABS), a3 = (kw_vd)((kw_vu)v3 & KW_F64_ABS);
+                /* mEO: E counts as smaller than O (-1) */
+                kw_vi m01 = (kw_vi)(a0 <= a1), m02 = (kw_vi)(a0 <= a2), m03 = (kw_vi)(a0 <= a3);
+                kw_vi m12 = (kw_vi)(a1 <= a2), m13 = (kw_vi)(a1 <= a3), m23 = (kw_vi)(a2 <= a3);
+                /* minus the number of values smaller than each */
+                kw_vi c0 = ~m01 + ~m02 + ~m03, c1 = m01 + ~m12 + ~m13;
+                kw_vi c2 = m02 + m12 + ~m23, c3 = m03 + m13 + m23;
+                v0 = (kw_vd)((kw_vu)v0 & ~(kw_vu)(c0 > -2));
+                v1 = (kw_vd)((kw_vu)v1 & ~(kw_vu)(c1 > -2));
+                v2 = (kw_vd)((kw_vu)v2 & ~(kw_vu)(c2 > -2));
+                v3 = (kw_vd)((kw_vu)v3 & ~(kw_vu)(c3 > -2));
+                memcpy(r0 + j, &v0, sizeof v0);
+                memcpy(r0 + (size_t)nc + j, &v1, sizeof v1);
+                memcpy(r0 + (size_t)2 * nc + j, &v2, sizeof v2);
+                memcpy(r0 + (size_t)3 * nc + j, &v3, sizeof v3);
+            }
+        for (; j < nc; j++) {
             int i1 = -1, i2 = -1; /* smallest and second smallest magnitude, ties by index */
             for (int k = k0; k < k0 + 4; k++) {
                 double v = fabs(w[(size_t)k * nc + j]);
@@ -955,6 +1002,7 @@ static void kw_prune_2_4(double *w, int K, int nc)
             w[(size_t)i1 * nc + j] = 0.0;
             w[(size_t)i2 * nc + j] = 0.0;
         }
+    }
 }
 
 /* o[i*nc + j] = sum_k a[i*K + k] w[k*nc + j] in fp64 (the reference), R rows. */
