@@ -122,17 +122,35 @@ static void kw_tape_clear(kw_tape *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Vector types for the kernels (GCC vector extensions; see "the GEMM
+ * sample's fan-out" below for why they are bit-identical to scalar code). */
+typedef double kw_vd __attribute__((vector_size(32)));
+typedef uint64_t kw_vu __attribute__((vector_size(32)));
+typedef float kw_vf __attribute__((vector_size(16)));
+#define KW_VL 4 /* lanes */
+#define KW_VCOLS (KW_DRIFT_COLS / KW_VL)
+#define KW_VANY(m) ((m)[0] | (m)[1] | (m)[2] | (m)[3])
+#if defined(__x86_64__) && defined(__linux__) && (defined(__clang__) || __GNUC__ >= 6) && \
+    !defined(KW_NO_SIMD_CLONES) /* -DKW_NO_SIMD_CLONES: the plain build only */
+#define KW_SIMD __attribute__((target_clones("avx2", "default")))
+#else
+#define KW_SIMD
+#endif
+
 /* ---------------- Gaussian draws ----------------
  * Marsaglia & Tsang's ziggurat (J. Stat. Software 5(8), 2000: 128 layers,
  * tail from R) on 32-bit draws laid out as GSL's gsl_ran_gaussian_ziggurat
  * lays them out (7 bits pick the layer, 1 the sign, 24 the magnitude: the
  * layer and the value do not share bits, which Doornik 2005 showed correlates
- * successive draws in the original code), two draws from each 64-bit word of
- * a SplitMix64 sequence (Steele, Lea, Flood, OOPSLA 2014) whose start is
- * drawn from a GSL taus2 stream seeded with the data seed. Why not
+ * successive draws in the original code), two draws from each 64-bit word.
+ * The words come from four xoshiro256++ generators side by side in vector
+ * lanes (Blackman & Vigna, ACM TOMS 47(4), 2021), their states filled by a
+ * SplitMix64 sequence (Steele, Lea, Flood, OOPSLA 2014) whose start is drawn
+ * from a GSL taus2 stream seeded with the data seed; the rejection steps take
+ * their uniforms from that SplitMix64 sequence. Why not
  * gsl_ran_gaussian_ziggurat itself: a check draws ~490k Gaussians, and on
  * taus2 each costs ~12 ns here (6 ms a check, more than the budget); even
- * taus2's bare gsl_rng_get is 4.4 ns. This costs 1-2 ns a draw.
+ * taus2's bare gsl_rng_get is 4.4 ns. This costs about 1 ns a draw.
  * The tables are computed once (pthread_once); the state is per run. */
 #define KW_ZIG_R 3.442619855899      /* start of the tail (Marsaglia & Tsang 2000) */
 #define KW_ZIG_V 9.91256303526217e-3 /* area of each of the 128 layers (ibid.) */
@@ -218,37 +236,78 @@ static inline float kw_gauss(uint64_t *st, uint32_t h)
     return (float)(h & 128u ? -x : x);
 }
 
-static void kw_gauss_fill(float *out, size_t n, uint64_t *st)
+typedef struct kw_gstate {
+    uint64_t x[16]; /* xoshiro256++ states, word w of lane l at x[4 w + l] */
+    uint64_t slow;  /* SplitMix64 state for the rejection steps */
+} kw_gstate;
+
+#define KW_WORDS 64 /* words generated per batch */
+
+#define KW_ROTL(x, k) (((x) << (k)) | ((x) >> (64 - (k)))) /* a macro: vectors by value */
+
+/* 4 nvec words of the four lanes (nvec <= KW_WORDS / 4). */
+KW_SIMD static void kw_words(uint64_t *out, size_t nvec, kw_gstate *g)
 {
-    pthread_once(&kw_zig_once, kw_zig_init);
-    uint64_t s = *st;
-    size_t i = 0;
-    for (; i + 1 < n; i += 2) {
-        uint64_t u = kw_word(&s);
-        out[i] = kw_gauss(&s, (uint32_t)u);
-        out[i + 1] = kw_gauss(&s, (uint32_t)(u >> 32));
+    kw_vu s0, s1, s2, s3;
+    memcpy(&s0, g->x, sizeof s0);
+    memcpy(&s1, g->x + 4, sizeof s1);
+    memcpy(&s2, g->x + 8, sizeof s2);
+    memcpy(&s3, g->x + 12, sizeof s3);
+    for (size_t v = 0; v < nvec; v++) {
+        kw_vu r = KW_ROTL(s0 + s3, 23) + s0, t = s1 << 17;
+        s2 ^= s0;
+        s3 ^= s1;
+        s1 ^= s2;
+        s0 ^= s3;
+        s2 ^= t;
+        s3 = KW_ROTL(s3, 45);
+        memcpy(out + 4 * v, &r, sizeof r);
     }
-    if (i < n)
-        out[i] = kw_gauss(&s, (uint32_t)kw_word(&s));
-    *st = s;
+    memcpy(g->x, &s0, sizeof s0);
+    memcpy(g->x + 4, &s1, sizeof s1);
+    memcpy(g->x + 8, &s2, sizeof s2);
+    memcpy(g->x + 12, &s3, sizeof s3);
 }
 
-/* The sequence's start: two words of a GSL taus2 stream seeded with seed. */
-static int kw_gauss_start(uint64_t *st, uint64_t seed)
+static void kw_gauss_fill(float *out, size_t n, kw_gstate *g)
 {
-    gsl_rng *g = gsl_rng_alloc(gsl_rng_taus2);
-    if (!g)
+    pthread_once(&kw_zig_once, kw_zig_init);
+    uint64_t u[KW_WORDS];
+    uint64_t slow = g->slow;
+    for (size_t i = 0; i < n; i += 2 * KW_WORDS) {
+        size_t m = n - i < 2 * KW_WORDS ? n - i : 2 * KW_WORDS; /* draws in this batch */
+        kw_words(u, ((m + 1) / 2 + 3) / 4, g);
+        for (size_t w = 0; w < m / 2; w++) {
+            out[i + 2 * w] = kw_gauss(&slow, (uint32_t)u[w]);
+            out[i + 2 * w + 1] = kw_gauss(&slow, (uint32_t)(u[w] >> 32));
+        }
+        if (m % 2)
+            out[i + m - 1] = kw_gauss(&slow, (uint32_t)u[m / 2]);
+    }
+    g->slow = slow;
+}
+
+/* The states: SplitMix64 from two words of a GSL taus2 stream seeded with
+ * seed (SplitMix64 is a bijection of its counter, so no state is all zero in
+ * any practical sense). */
+static int kw_gauss_start(kw_gstate *g, uint64_t seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    if (!r)
         return -1;
-    gsl_rng_set(g, (unsigned long)seed);
-    uint64_t hi = gsl_rng_get(g) & 0xFFFFFFFFu;
-    *st = hi << 32 | (gsl_rng_get(g) & 0xFFFFFFFFu);
-    gsl_rng_free(g);
+    gsl_rng_set(r, (unsigned long)seed);
+    uint64_t hi = gsl_rng_get(r) & 0xFFFFFFFFu;
+    uint64_t st = hi << 32 | (gsl_rng_get(r) & 0xFFFFFFFFu);
+    gsl_rng_free(r);
+    for (int i = 0; i < 16; i++)
+        g->x[i] = kw_word(&st);
+    g->slow = st;
     return 0;
 }
 
 int kw_drift_gaussians(float *out, size_t n, uint64_t seed)
 {
-    uint64_t st;
+    kw_gstate st;
     if (kw_gauss_start(&st, seed) != 0)
         return kw_error_set(KW_ENOMEM, "drift: out of memory");
     kw_gauss_fill(out, n, &st);
@@ -322,7 +381,7 @@ typedef struct kw_run {
     const kw_tape *replay; /* replaying a built tape ... */
     size_t cur, rcur;
     kw_tape *build;        /* ... or drawing a new one */
-    uint64_t zs; /* state of the Gaussian sequence when drawing */
+    kw_gstate zs; /* state of the Gaussian sequence when drawing */
     const double *qa_src; /* the GEMM input last rounded to the operand format, */
     size_t qa_n;          /* its size, */
     double *qa, qa_s;     /* the rounded values and their scale */
@@ -575,18 +634,6 @@ static inline __attribute__((always_inline)) void kw_dot_cols_t(double *out, con
  * overflow, or (for bf16) falls in the target's subnormal range, is only
  * flagged, and the caller redoes those values with the scalar code: rare in
  * practice, so the vector path is all that usually runs. */
-typedef double kw_vd __attribute__((vector_size(32)));
-typedef uint64_t kw_vu __attribute__((vector_size(32)));
-typedef float kw_vf __attribute__((vector_size(16)));
-#define KW_VL 4 /* lanes */
-#define KW_VCOLS (KW_DRIFT_COLS / KW_VL)
-#define KW_VANY(m) ((m)[0] | (m)[1] | (m)[2] | (m)[3])
-#if defined(__x86_64__) && defined(__linux__) && (defined(__clang__) || __GNUC__ >= 6) && \
-    !defined(KW_NO_SIMD_CLONES) /* -DKW_NO_SIMD_CLONES: the plain build only */
-#define KW_SIMD __attribute__((target_clones("avx2", "default")))
-#else
-#define KW_SIMD
-#endif
 /* x rounded to mbits explicit mantissa bits, smallest normal 2^emin; lanes
  * with |x| >= ovf_at (where rounding passes the largest finite value), NaN
  * or inf are flagged in *special. sub: round the target's subnormals here
