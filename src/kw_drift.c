@@ -128,7 +128,6 @@ typedef double kw_vd __attribute__((vector_size(32)));
 typedef uint64_t kw_vu __attribute__((vector_size(32)));
 typedef float kw_vf __attribute__((vector_size(16)));
 #define KW_VL 4 /* lanes */
-#define KW_VCOLS (KW_DRIFT_COLS / KW_VL)
 #define KW_VANY(m) ((m)[0] | (m)[1] | (m)[2] | (m)[3])
 #if defined(__x86_64__) && defined(__linux__) && (defined(__clang__) || __GNUC__ >= 6) && \
     !defined(KW_NO_SIMD_CLONES) /* -DKW_NO_SIMD_CLONES: the plain build only */
@@ -680,11 +679,15 @@ static inline __attribute__((always_inline)) void kw_vacc(int p, kw_vd *x, kw_vu
     /* KW_ACC_EXACT: as it is */
 }
 
-static inline __attribute__((always_inline)) void kw_dot16_t(double *out, const double *a,
-                                                              const double *w, int K, int p,
-                                                              int tile_k, int split_k)
+/* nc a multiple of KW_VL, at most KW_DRIFT_COLS_MAX (a constant 16 keeps the
+ * sums in registers) */
+static inline __attribute__((always_inline)) void kw_dotv_t(double *out, const double *a,
+                                                             const double *w, int K, int nc,
+                                                             int p, int tile_k, int split_k)
 {
-    kw_vd tot[KW_VCOLS], part[KW_VCOLS], chunk[KW_VCOLS];
+    kw_vd tot[KW_DRIFT_COLS_MAX / KW_VL], part[KW_DRIFT_COLS_MAX / KW_VL];
+    kw_vd chunk[KW_DRIFT_COLS_MAX / KW_VL];
+    const int nv = nc / KW_VL;
     kw_vu special = {0};
     if (tile_k < 1)
         tile_k = 1;
@@ -693,45 +696,45 @@ static inline __attribute__((always_inline)) void kw_dot16_t(double *out, const 
     int per = (K + split_k - 1) / split_k;
     if (per < 1)
         per = 1;
-    for (int v = 0; v < KW_VCOLS; v++)
+    for (int v = 0; v < nv; v++)
         tot[v] = (kw_vd){0};
     for (int k0 = 0; k0 < K; k0 += per) {
         int k1 = k0 + per < K ? k0 + per : K;
-        for (int v = 0; v < KW_VCOLS; v++)
+        for (int v = 0; v < nv; v++)
             part[v] = (kw_vd){0};
         for (int c0 = k0; c0 < k1; c0 += tile_k) {
             int c1 = c0 + tile_k < k1 ? c0 + tile_k : k1;
-            for (int v = 0; v < KW_VCOLS; v++)
+            for (int v = 0; v < nv; v++)
                 chunk[v] = (kw_vd){0};
             for (int k = c0; k < c1; k++) {
                 double av = a[k];
-                const double *row = w + (size_t)k * KW_DRIFT_COLS;
+                const double *row = w + (size_t)k * nc;
 #pragma GCC unroll 4
-                for (int v = 0; v < KW_VCOLS; v++) {
+                for (int v = 0; v < nv; v++) {
                     kw_vd wv;
                     memcpy(&wv, row + KW_VL * v, sizeof wv);
                     chunk[v] += av * wv;
                     kw_vacc(p, &chunk[v], &special);
                 }
             }
-            for (int v = 0; v < KW_VCOLS; v++) {
+            for (int v = 0; v < nv; v++) {
                 part[v] += chunk[v];
                 kw_vacc(p, &part[v], &special);
             }
         }
-        for (int v = 0; v < KW_VCOLS; v++) {
+        for (int v = 0; v < nv; v++) {
             tot[v] += part[v];
             kw_vacc(p, &tot[v], &special);
         }
     }
     if (KW_VANY(special)) /* NaN, overflow or a bf16 subnormal on the way */
-        kw_dot_cols_t(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
+        kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
     else
-        memcpy(out, tot, sizeof tot);
+        memcpy(out, tot, (size_t)nc * sizeof *out);
 }
 
 /* fp32 accumulation of operands that are exact in fewer than 12 significant
- * bits (bf16, fp16, fp8): the same sums as kw_dot16_t's in float lanes, eight
+ * bits (bf16, fp16, fp8): the same sums as kw_dotv_t's in float lanes, eight
  * to a vector. Bit-identical: the products are exact in float, and rounding the
  * double sum of two floats to float equals rounding the exact sum (double has
  * at least 2 x 24 + 2 bits; Figueroa, "When is double rounding innocuous?",
@@ -786,7 +789,9 @@ static inline __attribute__((always_inline)) void kw_dot_any_t(double *out, cons
                                                                int p, int tile_k, int split_k)
 {
     if (nc == KW_DRIFT_COLS)
-        kw_dot16_t(out, a, w, K, p, tile_k, split_k);
+        kw_dotv_t(out, a, w, K, KW_DRIFT_COLS, p, tile_k, split_k);
+    else if (nc % KW_VL == 0 && nc <= KW_DRIFT_COLS_MAX)
+        kw_dotv_t(out, a, w, K, nc, p, tile_k, split_k);
     else
         kw_dot_cols_t(out, a, w, K, nc, p, tile_k, split_k);
 }
@@ -1269,9 +1274,11 @@ static int kw_op_attention(kw_run *r, kw_tens *out, const kw_op *op, const kw_te
                     l += (pr[t] = exp(s[t] - mx));
                 for (int d = 0; d < hd; d++)
                     oref[d] = 0.0;
-                for (int t = 0; t < n_allowed; t++)
+                for (int t = 0; t < n_allowed; t++) {
+                    double pt = pr[t] / l; /* as (pr[t] / l) * v, hoisted */
                     for (int d = 0; d < hd; d++)
-                        oref[d] += pr[t] / l * v[(size_t)t * hd + d];
+                        oref[d] += pt * v[(size_t)t * hd + d];
+                }
             }
             /* candidate logits */
             kw_dot_cols(s, qo + (size_t)i * hd, kt, hd, C, r->acc_p, tile_k, 1);

@@ -164,49 +164,56 @@ Test(drift, gaussians_are_standard_normal)
     cr_assert_neq(memcmp(z, z2, 16 * sizeof *z), 0, "another seed, other draws");
 }
 
-/* The GEMM emulation sums 16 columns at once in a vector kernel: it must give
- * bit for bit what the one-column kernel (checked against gamma_K above and
- * below) gives, also where rounding leaves the fast path: fp16 sums in the
- * subnormal range, overflow to inf, NaN, bf16 subnormals, zeros. */
-Test(drift, sixteen_column_kernel_matches_single_dots)
+/* The emulation sums many columns at once in vector kernels (16 for the GEMM
+ * sample, 128 or 256 in attention): they must give bit for bit what the
+ * one-column kernel (checked against gamma_K above and below) gives, also
+ * where rounding leaves the fast path: fp16 sums in the subnormal range,
+ * overflow to inf, NaN, bf16 subnormals, zeros. */
+Test(drift, wide_kernels_match_single_dots)
 {
-    enum { K = 300, NC = 16 };
-    static double x[K], w[K * NC], col[K], out[NC];
+    enum { K = 300, NCMAX = 128 };
+    static double x[K], w[K * NCMAX], col[K], out[NCMAX];
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 3);
     const kw_prec accs[] = {KW_PREC_FP32, KW_PREC_BF16, KW_PREC_FP16};
     const int tiles[][2] = {{1 << 20, 1}, {32, 1}, {16, 4}, {7, 3}};
+    const int ncs[] = {16, 128, 12};
     /* column scales: ordinary, fp16-subnormal sums, fp16 overflow, and bf16
      * subnormals in the last trials (they send a whole bf16 row to the scalar
      * path, which would hide a wrong vector result in the others) */
-    for (int trial = 0; trial < 8; trial++) {
-        for (int i = 0; i < K; i++)
-            x[i] = kw_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
-        for (int i = 0; i < K * NC; i++) {
-            const double scale[] = {1.0, 1e-4, 1e4, trial >= 6 ? 1e-39 : 1.0};
-            double v = gsl_ran_gaussian_ziggurat(r, scale[(i % NC) % 4]);
-            w[i] = (i / NC) % 4 == 0 && (i % NC) >= 12 ? 0.0 : v; /* some zeros */
-        }
-        if (trial == 3)
-            w[5 * NC + 7] = NAN;
-        if (trial == 4)
-            for (int i = 0; i < K; i += 3)
-                w[i * NC + 6] = 3e38; /* past bf16's and fp32's largest value */
-        if (trial == 5)
-            x[9] = INFINITY;
-        for (size_t a = 0; a < 3; a++)
-            for (size_t t = 0; t < 4; t++) {
-                cr_assert_eq(kw_drift_dot_cols(out, x, w, K, NC, accs[a], tiles[t][0], tiles[t][1]), 0);
-                for (int j = 0; j < NC; j++) {
-                    for (int i = 0; i < K; i++)
-                        col[i] = w[i * NC + j];
-                    double want = kw_drift_dot(x, col, K, accs[a], tiles[t][0], tiles[t][1]);
-                    cr_assert(memcmp(&want, &out[j], sizeof want) == 0 || (isnan(want) && isnan(out[j])),
-                              "%s tile %d split %d trial %d column %d: %a, one column %a",
-                              kw_prec_name(accs[a]), tiles[t][0], tiles[t][1], trial, j, out[j], want);
-                }
+    for (size_t c = 0; c < sizeof ncs / sizeof ncs[0]; c++)
+        for (int trial = 0; trial < 8; trial++) {
+            const int NC = ncs[c];
+            for (int i = 0; i < K; i++)
+                x[i] = kw_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
+            for (int i = 0; i < K * NC; i++) {
+                const double scale[] = {1.0, 1e-4, 1e4, trial >= 6 ? 1e-39 : 1.0};
+                double v = gsl_ran_gaussian_ziggurat(r, scale[(i % NC) % 4]);
+                w[i] = (i / NC) % 4 == 0 && (i % NC) >= 12 ? 0.0 : v; /* some zeros */
             }
-    }
+            if (trial == 3)
+                w[5 * NC + 7] = NAN;
+            if (trial == 4)
+                for (int i = 0; i < K; i += 3)
+                    w[i * NC + 6] = 3e38; /* past bf16's and fp32's largest value */
+            if (trial == 5)
+                x[9] = INFINITY;
+            for (size_t a = 0; a < 3; a++)
+                for (size_t t = 0; t < 4; t++) {
+                    cr_assert_eq(kw_drift_dot_cols(out, x, w, K, (size_t)NC, accs[a], tiles[t][0],
+                                                   tiles[t][1]), 0);
+                    for (int j = 0; j < NC; j++) {
+                        for (int i = 0; i < K; i++)
+                            col[i] = w[i * NC + j];
+                        double want = kw_drift_dot(x, col, K, accs[a], tiles[t][0], tiles[t][1]);
+                        cr_assert(memcmp(&want, &out[j], sizeof want) == 0 ||
+                                      (isnan(want) && isnan(out[j])),
+                                  "%s %d columns, tile %d split %d trial %d column %d: %a, one column %a",
+                                  kw_prec_name(accs[a]), NC, tiles[t][0], tiles[t][1], trial, j,
+                                  out[j], want);
+                    }
+                }
+        }
     cr_assert_eq(kw_drift_dot_cols(out, x, w, K, 0, KW_PREC_FP32, 32, 1), KW_EINPUT);
     cr_assert_eq(kw_drift_dot_cols(out, x, w, K, 257, KW_PREC_FP32, 32, 1), KW_EINPUT);
     gsl_rng_free(r);
