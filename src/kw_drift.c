@@ -1061,13 +1061,14 @@ KW_SIMD static void kw_prune_2_4(double *w, int K, int nc)
 KW_SIMD static void kw_ref_rows(double *o, const double *a, int R, const double *w, int K, int nc)
 {
     int i = 0;
-    if (nc == KW_DRIFT_COLS) /* two rows and eight columns at a time, in registers */
-        for (; i + 2 <= R; i += 2)
-            for (int h = 0; h < KW_DRIFT_COLS; h += 2 * KW_VL) {
+    if (nc % (2 * KW_VL) == 0) { /* two rows (or the last one) by eight columns, in registers */
+        for (; i < R; i += 2) {
+            int two = i + 1 < R;
+            const double *a0 = a + (size_t)i * K, *a1 = two ? a0 + K : a0;
+            for (int h = 0; h < nc; h += 2 * KW_VL) {
                 kw_vd acc0[2] = {{0}}, acc1[2] = {{0}};
-                const double *a0 = a + (size_t)i * K, *a1 = a0 + K;
                 for (int k = 0; k < K; k++) {
-                    const double *row = w + (size_t)k * KW_DRIFT_COLS + h;
+                    const double *row = w + (size_t)k * nc + h;
                     double x0 = a0[k], x1 = a1[k];
                     for (int v = 0; v < 2; v++) {
                         kw_vd wv;
@@ -1077,8 +1078,11 @@ KW_SIMD static void kw_ref_rows(double *o, const double *a, int R, const double 
                     }
                 }
                 memcpy(o + (size_t)i * nc + h, acc0, sizeof acc0);
-                memcpy(o + (size_t)(i + 1) * nc + h, acc1, sizeof acc1);
+                if (two)
+                    memcpy(o + (size_t)(i + 1) * nc + h, acc1, sizeof acc1);
             }
+        }
+    }
     for (; i < R; i++) {
         double acc[KW_DRIFT_COLS_MAX];
         for (int j = 0; j < nc; j++)
@@ -1263,22 +1267,16 @@ static int kw_op_attention(kw_run *r, kw_tens *out, const kw_op *op, const kw_te
             double *ocand = out->cand + (size_t)i * out->ncols + (size_t)h * hd;
             if (!have_ref) { /* reference: fp64 softmax attention */
                 double mx = -INFINITY, l = 0.0;
+                kw_ref_rows(s, q + (size_t)i * hd, 1, k, hd, C); /* all C logits; n_allowed used */
                 for (int t = 0; t < n_allowed; t++) {
-                    double acc = 0.0;
-                    for (int d = 0; d < hd; d++)
-                        acc += q[(size_t)i * hd + d] * k[(size_t)d * C + t];
-                    s[t] = acc * inv_sqrt_d;
+                    s[t] *= inv_sqrt_d;
                     mx = s[t] > mx ? s[t] : mx;
                 }
                 for (int t = 0; t < n_allowed; t++)
                     l += (pr[t] = exp(s[t] - mx));
-                for (int d = 0; d < hd; d++)
-                    oref[d] = 0.0;
-                for (int t = 0; t < n_allowed; t++) {
-                    double pt = pr[t] / l; /* as (pr[t] / l) * v, hoisted */
-                    for (int d = 0; d < hd; d++)
-                        oref[d] += pt * v[(size_t)t * hd + d];
-                }
+                for (int t = 0; t < n_allowed; t++)
+                    pr[t] /= l; /* sum_t (p_t / l) v_t, as the unfused kernel's P */
+                kw_ref_rows(oref, pr, 1, v, n_allowed, hd);
             }
             /* candidate logits */
             kw_dot_cols(s, qo + (size_t)i * hd, kt, hd, C, r->acc_p, tile_k, 1);
