@@ -540,6 +540,27 @@ static void kw_tens_stats(const kw_tens *t, double *ref_rms, double *err_rms)
     *err_rms = n ? sqrt(e / n) : 0.0;
 }
 
+/* ref[i] = sigma z1[i], cand[i] = ref[i] + err z2[i]: a synthesised
+ * reference and the candidate's copy carrying an error of RMS err. */
+KW_SIMD static void kw_synth(double *ref, double *cand, const float *z1, const float *z2,
+                             size_t n, double sigma, double err)
+{
+    size_t i = 0;
+    for (; i + KW_VL <= n; i += KW_VL) {
+        kw_vf a, b;
+        memcpy(&a, z1 + i, sizeof a);
+        memcpy(&b, z2 + i, sizeof b);
+        kw_vd rv = sigma * __builtin_convertvector(a, kw_vd);
+        kw_vd cv = rv + err * __builtin_convertvector(b, kw_vd);
+        memcpy(ref + i, &rv, sizeof rv);
+        memcpy(cand + i, &cv, sizeof cv);
+    }
+    for (; i < n; i++) {
+        ref[i] = sigma * z1[i];
+        cand[i] = ref[i] + err * z2[i];
+    }
+}
+
 /* A complete rows x width tensor for a consumer: t itself when it holds all of
  * it, else synthesised with t's reference RMS and measured error RMS (t NULL:
  * N(0,1), no error). */
@@ -559,10 +580,7 @@ static int kw_full(kw_run *r, kw_tens *out, const kw_tens *t, int rows, int widt
     const float *z1 = kw_z(r, n), *z2 = kw_z(r, n);
     if (kw_tens_alloc(r, out, rows, width, width) != 0 || !z1 || !z2)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        out->ref[i] = sigma * z1[i];
-        out->cand[i] = out->ref[i] + err * z2[i];
-    }
+    kw_synth(out->ref, out->cand, z1, z2, n, sigma, err);
     return 0;
 }
 
@@ -1259,17 +1277,10 @@ static int kw_op_attention(kw_run *r, kw_tens *out, const kw_op *op, const kw_te
         for (int i = 0; i < 6; i++)
             if (!z[i])
                 return -1;
-        for (size_t i = 0; i < nq; i++) {
-            q[i] = sq * z[0][i];
-            qc[i] = q[i] + eq * z[1][i];
-        }
+        kw_synth(q, qc, z[0], z[1], nq, sq, eq);
         /* K is drawn transposed, hd x C (k-major for the QK dot); V is C x hd */
-        for (size_t i = 0; i < nkv; i++) {
-            k[i] = sk * z[2][i];
-            kc[i] = k[i] + ek * z[3][i];
-            v[i] = sv * z[4][i];
-            vc[i] = v[i] + ev * z[5][i];
-        }
+        kw_synth(k, kc, z[2], z[3], nkv, sk, ek);
+        kw_synth(v, vc, z[4], z[5], nkv, sv, ev);
         /* candidate operands */
         double s_q = kw_operand(qo, qc, nq, r->attn_p);
         double s_k = kw_operand(kt, kc, nkv, r->attn_p);
