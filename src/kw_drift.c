@@ -1401,7 +1401,8 @@ static int kw_op_act(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *ru
 
 static int kw_op_norm(kw_run *r, kw_tens *out, const kw_tens *in, int width)
 {
-    if (kw_tens_alloc(r, out, in->rows, width, width) != 0)
+    double *y = kw_alloc(r, (size_t)width), one = 1.0;
+    if (kw_tens_alloc(r, out, in->rows, width, width) != 0 || !y)
         return -1;
     for (int i = 0; i < in->rows; i++) {
         const double *xr = in->ref + (size_t)i * width, *xc = in->cand + (size_t)i * width;
@@ -1415,8 +1416,10 @@ static int kw_op_norm(kw_run *r, kw_tens *out, const kw_tens *in, int width)
         float invf = 1.0f / sqrtf(ssf / (float)width + (float)KW_DRIFT_NORM_EPS);
         for (int c = 0; c < width; c++) {
             out->ref[(size_t)i * width + c] = xr[c] * inv;
-            out->cand[(size_t)i * width + c] = kw_store(r, (float)xc[c] * invf);
+            y[c] = (float)xc[c] * invf;
         }
+        /* = kw_store(r, y[c]) for each c (y is already a float), in vectors */
+        kw_round_to(out->cand + (size_t)i * width, y, (size_t)width, &one, 1, r->store_p);
     }
     return 0;
 }
