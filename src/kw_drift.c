@@ -613,6 +613,18 @@ static inline __attribute__((always_inline)) double kw_acc_rnd(int p, double x)
     return kw_round_d_inline((kw_prec)p, x);
 }
 
+/* The blocked summation's shape (kw_drift_dot): tile_k at least 1 (set in
+ * place), and the length of each of the split_k contiguous K ranges. */
+static inline int kw_blocking(int K, int *tile_k, int split_k)
+{
+    if (*tile_k < 1)
+        *tile_k = 1;
+    if (split_k < 1)
+        split_k = 1;
+    int per = (K + split_k - 1) / split_k;
+    return per < 1 ? 1 : per;
+}
+
 /* out[j] = sum_k a[k] * w[k*nc + j] for j < nc (w k-major), summed as
  * kw_drift_dot documents. nc independent chains run side by side. */
 static inline __attribute__((always_inline)) void kw_dot_cols_t(double *out, const double *a,
@@ -620,13 +632,7 @@ static inline __attribute__((always_inline)) void kw_dot_cols_t(double *out, con
                                                                  int p, int tile_k, int split_k)
 {
     double tot[KW_DRIFT_COLS_MAX], part[KW_DRIFT_COLS_MAX], chunk[KW_DRIFT_COLS_MAX];
-    if (tile_k < 1)
-        tile_k = 1;
-    if (split_k < 1)
-        split_k = 1;
-    int per = (K + split_k - 1) / split_k;
-    if (per < 1)
-        per = 1;
+    int per = kw_blocking(K, &tile_k, split_k);
     for (int j = 0; j < nc; j++)
         tot[j] = 0.0;
     for (int k0 = 0; k0 < K; k0 += per) {
@@ -720,13 +726,7 @@ static inline __attribute__((always_inline)) void kw_dotv_t(double *out, const d
     kw_vd chunk[KW_DRIFT_COLS_MAX / KW_VL];
     const int nv = nc / KW_VL;
     kw_vu special = {0};
-    if (tile_k < 1)
-        tile_k = 1;
-    if (split_k < 1)
-        split_k = 1;
-    int per = (K + split_k - 1) / split_k;
-    if (per < 1)
-        per = 1;
+    int per = kw_blocking(K, &tile_k, split_k);
     for (int v = 0; v < nv; v++)
         tot[v] = (kw_vd){0};
     for (int k0 = 0; k0 < K; k0 += per) {
@@ -778,13 +778,7 @@ KW_SIMD static void kw_dot16f(double *out, const float *a, const float *w, int K
                               int split_k)
 {
     kw_vf8 tot[KW_FCOLS] = {{0}}, part[KW_FCOLS], chunk[KW_FCOLS];
-    if (tile_k < 1)
-        tile_k = 1;
-    if (split_k < 1)
-        split_k = 1;
-    int per = (K + split_k - 1) / split_k;
-    if (per < 1)
-        per = 1;
+    int per = kw_blocking(K, &tile_k, split_k);
     for (int k0 = 0; k0 < K; k0 += per) {
         int k1 = k0 + per < K ? k0 + per : K;
         for (int v = 0; v < KW_FCOLS; v++)
