@@ -74,23 +74,22 @@
  *   keeps; every candidate replays the same tape, together with the fp64
  *   reference outputs of the GEMM and attention ops (also candidate-free).
  *
- * Cost (2-core AMD EPYC VM shared with other jobs, load 3.5-4.5, thread CPU
- * time, -O2; `make bench KW_BENCH_FLAGS='--only speed'`, the median over 24
- * random mappings of the worst of default.xml's shapes): 7B attention block
- * (q/k/v/o 4096x4096, 32x128 heads, seq 8192) 4.5 ms for a standalone
- * kw_drift_eval that draws its ~490k Gaussians and computes the fp64
- * reference, 2.3 ms per new candidate once the cache holds the block's data;
- * a cached result 0.5 us. About 22M instructions a fresh check (callgrind;
- * ~90M before the vector kernels): a third drawing Gaussians, the rest the
+ * Cost (2-core AMD EPYC VM shared with other jobs, thread CPU time, -O2;
+ * `make bench KW_BENCH_FLAGS='--only speed'`, the median over 24 random
+ * mappings of the worst of default.xml's shapes): 7B attention block
+ * (q/k/v/o 4096x4096, 32x128 heads, seq 8192) about 10 ms for the first
+ * check of a shape, which draws its ~490k Gaussians with GSL (about 7 ms of
+ * it) and computes the fp64 reference; 2.7 ms per new candidate once the
+ * cache holds the shape's data; a cached result 0.5 us. The emulation is
  * 2.1M emulated MACs of the GEMMs (each rounded as the candidate rounds
  * them), the same in fp64 for the reference, operand rounding, 65k MACs of
- * attention. Gated MLP (K up to 11008): 4.8-5.4 ms fresh, 2.6-3.1 ms per
- * new candidate. What made it fast: Gaussians from vector xoshiro lanes and
- * a float ziggurat (gsl_ran_gaussian_ziggurat alone cost 6 ms a check), the
- * sums in GCC vector lanes with an AVX2 clone (bit-identical to the scalar
- * code, see below), fp32 accumulation of 8/16-bit operands in float lanes,
- * and q/k/v's shared input rounded once.
+ * attention. What made it fast: the sums in GCC vector lanes with an AVX2
+ * clone (bit-identical to the scalar code, see below), fp32 accumulation of
+ * 8/16-bit operands in float lanes, and q/k/v's shared input rounded once.
+ * The draws stay GSL's (a hand-written generator halved the first check but
+ * is not worth leaving GSL for: a tuning run pays it once per shape).
  */
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <float.h>
 #include <math.h>
@@ -150,171 +149,35 @@ typedef float kw_vf __attribute__((vector_size(16)));
 #endif
 
 /* ---------------- Gaussian draws ----------------
- * Marsaglia & Tsang's ziggurat (J. Stat. Software 5(8), 2000: 128 layers,
- * tail from R) on 32-bit draws laid out as GSL's gsl_ran_gaussian_ziggurat
- * lays them out (7 bits pick the layer, 1 the sign, 24 the magnitude: the
- * layer and the value do not share bits, which Doornik 2005 showed correlates
- * successive draws in the original code), two draws from each 64-bit word.
- * The words come from four xoshiro256++ generators side by side in vector
- * lanes (Blackman & Vigna, ACM TOMS 47(4), 2021), their states filled by a
- * SplitMix64 sequence (Steele, Lea, Flood, OOPSLA 2014) whose start is drawn
- * from a GSL taus2 stream seeded with the data seed; the rejection steps take
- * their uniforms from that SplitMix64 sequence. Why not
- * gsl_ran_gaussian_ziggurat itself: a check draws ~490k Gaussians, and on
- * taus2 each costs ~12 ns here (6 ms a check, more than the budget); even
- * taus2's bare gsl_rng_get is 4.4 ns. This costs about 1 ns a draw.
- * The tables are computed once (pthread_once); the state is per run. */
-#define KW_ZIG_R 3.442619855899      /* start of the tail (Marsaglia & Tsang 2000) */
-#define KW_ZIG_V 9.91256303526217e-3 /* area of each of the 128 layers (ibid.) */
-#define KW_ZIG_SCALE 16777216.0      /* 2^24: magnitudes are 24-bit integers */
-#define KW_SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
-
-static struct {
-    uint32_t k[256]; /* magnitude below k[i & 127]: inside the layer's rectangle, accept */
-    float ws[256];   /* magnitude -> x, the sign bit (128) folded in */
-    double w[128];   /* the same in double, for the rejection steps */
-    double f[128];   /* exp(-x_i^2 / 2) at the layer edges */
-} kw_zig;
-static pthread_once_t kw_zig_once = PTHREAD_ONCE_INIT;
-
-static void kw_zig_init(void)
-{
-    double dn = KW_ZIG_R, tn = dn, q = KW_ZIG_V / exp(-0.5 * dn * dn);
-    kw_zig.k[0] = (uint32_t)(dn / q * KW_ZIG_SCALE);
-    kw_zig.k[1] = 0;
-    kw_zig.w[0] = q / KW_ZIG_SCALE;
-    kw_zig.w[127] = dn / KW_ZIG_SCALE;
-    kw_zig.f[0] = 1.0;
-    kw_zig.f[127] = exp(-0.5 * dn * dn);
-    for (int i = 126; i >= 1; i--) {
-        dn = sqrt(-2.0 * log(KW_ZIG_V / dn + exp(-0.5 * dn * dn)));
-        kw_zig.k[i + 1] = (uint32_t)(dn / tn * KW_ZIG_SCALE);
-        tn = dn;
-        kw_zig.f[i] = exp(-0.5 * dn * dn);
-        kw_zig.w[i] = dn / KW_ZIG_SCALE;
-    }
-    for (int i = 0; i < 256; i++) {
-        kw_zig.k[i] = kw_zig.k[i & 127];
-        kw_zig.ws[i] = (float)(i & 128 ? -kw_zig.w[i & 127] : kw_zig.w[i & 127]);
-    }
-}
-
-static uint64_t kw_mix(uint64_t x);
-
-static inline uint64_t kw_word(uint64_t *st)
-{
-    uint64_t u = kw_mix(*st);
-    *st += KW_SPLITMIX_GAMMA;
-    return u;
-}
-
-/* uniform on (0, 1), never 0 (it is passed to log) */
-static inline double kw_unif(uint64_t *st)
-{
-    return ((double)(kw_word(st) >> 11) + 0.5) * 0x1p-53;
-}
-
-/* The rejection steps of the ziggurat (about 1.2% of draws): |x|. */
-static double __attribute__((noinline)) kw_zig_slow(uint64_t *st, uint32_t j, unsigned iz)
-{
-    for (;;) {
-        double x = j * kw_zig.w[iz];
-        if (iz == 0) { /* the tail beyond R (Marsaglia 1964) */
-            double y;
-            do {
-                x = -log(kw_unif(st)) / KW_ZIG_R;
-                y = -log(kw_unif(st));
-            } while (y + y < x * x);
-            return KW_ZIG_R + x;
-        }
-        if (kw_zig.f[iz] + kw_unif(st) * (kw_zig.f[iz - 1] - kw_zig.f[iz]) < exp(-0.5 * x * x))
-            return x;
-        uint32_t h = (uint32_t)kw_word(st);
-        iz = h & 127u;
-        j = h >> 8;
-        if (j < kw_zig.k[iz])
-            return j * kw_zig.w[iz];
-    }
-}
-
-/* One draw from 32 bits h. The fast path is in float: j < 2^24 is exact, and
- * the product is the float nearest j * ws. */
-static inline float kw_gauss(uint64_t *st, uint32_t h)
-{
-    uint32_t j = h >> 8;
-    if (__builtin_expect(j < kw_zig.k[h & 255u], 1))
-        return (float)j * kw_zig.ws[h & 255u];
-    double x = kw_zig_slow(st, j, h & 127u);
-    return (float)(h & 128u ? -x : x);
-}
-
+ * GSL's gsl_ran_gaussian_ziggurat (Marsaglia & Tsang, J. Stat. Software 5(8),
+ * 2000, with Doornik's 2005 fix of the layer/value bit sharing) on a taus2
+ * stream seeded with the data seed. It is the check's largest single cost
+ * (about 12 ns a draw here, ~490k draws when a shape's data is first drawn),
+ * paid once per (block, shape, seed): the tape of draws is kept in the cache
+ * and replayed for every later candidate. The state is per run. */
 typedef struct kw_gstate {
-    uint64_t x[16]; /* xoshiro256++ states, word w of lane l at x[4 w + l] */
-    uint64_t slow;  /* SplitMix64 state for the rejection steps */
+    gsl_rng *rng;
 } kw_gstate;
-
-#define KW_WORDS 64 /* words generated per batch */
-
-#define KW_ROTL(x, k) (((x) << (k)) | ((x) >> (64 - (k)))) /* a macro: vectors by value */
-
-/* 4 nvec words of the four lanes (nvec <= KW_WORDS / 4). */
-KW_SIMD static void kw_words(uint64_t *out, size_t nvec, kw_gstate *g)
-{
-    kw_vu s0, s1, s2, s3;
-    memcpy(&s0, g->x, sizeof s0);
-    memcpy(&s1, g->x + 4, sizeof s1);
-    memcpy(&s2, g->x + 8, sizeof s2);
-    memcpy(&s3, g->x + 12, sizeof s3);
-    for (size_t v = 0; v < nvec; v++) {
-        kw_vu r = KW_ROTL(s0 + s3, 23) + s0, t = s1 << 17;
-        s2 ^= s0;
-        s3 ^= s1;
-        s1 ^= s2;
-        s0 ^= s3;
-        s2 ^= t;
-        s3 = KW_ROTL(s3, 45);
-        memcpy(out + 4 * v, &r, sizeof r);
-    }
-    memcpy(g->x, &s0, sizeof s0);
-    memcpy(g->x + 4, &s1, sizeof s1);
-    memcpy(g->x + 8, &s2, sizeof s2);
-    memcpy(g->x + 12, &s3, sizeof s3);
-}
 
 static void kw_gauss_fill(float *out, size_t n, kw_gstate *g)
 {
-    pthread_once(&kw_zig_once, kw_zig_init);
-    uint64_t u[KW_WORDS];
-    uint64_t slow = g->slow;
-    for (size_t i = 0; i < n; i += 2 * KW_WORDS) {
-        size_t m = n - i < 2 * KW_WORDS ? n - i : 2 * KW_WORDS; /* draws in this batch */
-        kw_words(u, ((m + 1) / 2 + 3) / 4, g);
-        for (size_t w = 0; w < m / 2; w++) {
-            out[i + 2 * w] = kw_gauss(&slow, (uint32_t)u[w]);
-            out[i + 2 * w + 1] = kw_gauss(&slow, (uint32_t)(u[w] >> 32));
-        }
-        if (m % 2)
-            out[i + m - 1] = kw_gauss(&slow, (uint32_t)u[m / 2]);
-    }
-    g->slow = slow;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (float)gsl_ran_gaussian_ziggurat(g->rng, 1.0);
 }
 
-/* The states: SplitMix64 from two words of a GSL taus2 stream seeded with
- * seed (SplitMix64 is a bijection of its counter, so no state is all zero in
- * any practical sense). */
 static int kw_gauss_start(kw_gstate *g, uint64_t seed)
 {
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
-    if (!r)
+    g->rng = gsl_rng_alloc(gsl_rng_taus2);
+    if (!g->rng)
         return -1;
-    gsl_rng_set(r, (unsigned long)seed);
-    uint64_t hi = gsl_rng_get(r) & 0xFFFFFFFFu;
-    uint64_t st = hi << 32 | (gsl_rng_get(r) & 0xFFFFFFFFu);
-    gsl_rng_free(r);
-    for (int i = 0; i < 16; i++)
-        g->x[i] = kw_word(&st);
-    g->slow = st;
+    gsl_rng_set(g->rng, (unsigned long)seed);
     return 0;
+}
+
+static void kw_gauss_stop(kw_gstate *g)
+{
+    gsl_rng_free(g->rng);
+    g->rng = NULL;
 }
 
 int kw_drift_gaussians(float *out, size_t n, uint64_t seed)
@@ -323,6 +186,7 @@ int kw_drift_gaussians(float *out, size_t n, uint64_t seed)
     if (kw_gauss_start(&st, seed) != 0)
         return kw_error_set(KW_ENOMEM, "drift: out of memory");
     kw_gauss_fill(out, n, &st);
+    kw_gauss_stop(&st);
     return 0;
 }
 
@@ -1677,6 +1541,7 @@ done:
     for (int i = 0; i < r->n_allocs; i++)
         free(r->allocs[i]);
     kw_arena_reset(r->arena);
+    kw_gauss_stop(&r->zs);
     free(r);
     return rc;
 }

@@ -100,9 +100,8 @@ int kw_drift_dot_cols(double *out, const double *x, const double *w, size_t k, s
                       kw_prec accum, int tile_k, int split_k);
 
 /* The generator of the check's data: n standard normal draws for a seed
- * (ziggurat over four xoshiro256++ lanes whose states come from a SplitMix64
- * sequence started by GSL taus2; see kw_drift.c). Deterministic per seed,
- * thread-safe; exposed for its tests.
+ * (GSL's gsl_ran_gaussian_ziggurat on a taus2 stream seeded with it).
+ * Deterministic per seed, thread-safe; exposed for its tests.
  * 0 or KW_ENOMEM. */
 int kw_drift_gaussians(float *out, size_t n, uint64_t seed);
 
