@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "kw_cli.h"
+#include "kw_xml.h"
 
 typedef struct kw_verb {
     const char *name;
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
             status = 2;
         }
     }
+    kw_xml_cleanup(); /* the cached schemas first: they hold libxml2 dictionaries */
     xmlCleanupParser();
     return status;
 }
