@@ -9,6 +9,11 @@
  * middle is corruption (refused with its record number). Rejected alternative: a
  * binary log with length prefixes - smaller, but unreadable without a tool and
  * no more robust against torn writes.
+ *
+ * One reader (kw_journal_read) serves both APIs: kw_journal_load keeps every
+ * record (arrays, arena, index), kw_journal_scan hands each record to a
+ * callback and keeps nothing, so a 1,000,000-evaluation journal (~0.5 GB) can
+ * be summarised in constant memory with the same checksum and torn-tail rules.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -775,31 +780,27 @@ static void kw_header_done(kw_pstate *ps)
             kw_perr(ps, "tuned shape %d is not among the %d shapes", h->tuned[i], h->n_shapes);
 }
 
-static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_caps *caps)
+/* Parse one body record into out. Strings point into the line (unescaped in
+ * place) and the metric vector into mbuf: valid until the next line is read.
+ * Both readers share this: kw_journal_load copies what it keeps
+ * (kw_store_rec), kw_journal_scan hands the record to its caller. */
+static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
 {
     kw_journal *j = ps->j;
     const kw_jheader *h = &j->h;
+    memset(out, 0, sizeof *out);
+    out->type = r->type;
+    out->record = ps->record;
     switch (r->type) {
     case 'E': {
-        kw_jeval *ev = kw_grow(j->evals, &caps->evals, j->n_evals, sizeof *j->evals);
-        if (!ev) {
-            kw_perr(ps, "out of memory");
-            return;
-        }
-        j->evals = ev;
-        kw_jeval *e = &j->evals[j->n_evals];
-        memset(e, 0, sizeof *e);
+        kw_jeval *e = &out->e;
         e->record = ps->record;
         e->shape = kw_f_shape(ps, r);
         e->id = kw_f_id(ps, r, "id");
         e->rep = (int)kw_f_int(ps, r, "rep", 0, h->repeats - 1);
         kw_f_cand(ps, &e->cand, r, "c");
         e->rc = (int)kw_f_int(ps, r, "rc", -1000, 1000);
-        double *m = kw_arena_alloc(ps->p, sizeof(double) * (size_t)(h->n_metrics ? h->n_metrics : 1));
-        if (!m) {
-            kw_perr(ps, "out of memory");
-            return;
-        }
+        double *m = mbuf;
         char *mv = kw_rec_raw(r, "m");
         int n = 0;
         if (!mv)
@@ -816,20 +817,12 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_caps *caps)
         if (mv && n != h->n_metrics)
             kw_perr(ps, "field 'm': %d values for %d metrics", n, h->n_metrics);
         e->m = m;
-        e->guards = kw_arena_str(ps->p, kw_f_str(ps, r, "g"));
-        e->klass = kw_arena_str(ps->p, kw_f_str(ps, r, "k"));
-        j->n_evals++;
+        e->guards = kw_f_str(ps, r, "g");
+        e->klass = kw_f_str(ps, r, "k");
         break;
     }
     case 'T': {
-        kw_jstep *sv = kw_grow(j->steps, &caps->steps, j->n_steps, sizeof *j->steps);
-        if (!sv) {
-            kw_perr(ps, "out of memory");
-            return;
-        }
-        j->steps = sv;
-        kw_jstep *s = &j->steps[j->n_steps];
-        memset(s, 0, sizeof *s);
+        kw_jstep *s = &out->t;
         s->record = ps->record;
         s->shape = kw_f_shape(ps, r);
         s->step = (int)kw_f_int(ps, r, "step", 1, 1 << 30);
@@ -842,6 +835,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_caps *caps)
         s->parent_id = kw_f_id(ps, r, "parent");
         s->id = kw_f_id(ps, r, "id");
         kw_f_cand(ps, &s->cand, r, "c");
+        s->guards = s->constraint = s->reason = "";
         s->knob = kw_knobspace_find(&h->space, kw_f_str(ps, r, "knob"));
         if (s->knob < 0) {
             kw_perr(ps, "unknown knob");
@@ -861,39 +855,23 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_caps *caps)
         s->p_value = kw_f_dbl(ps, r, "p");
         s->n_before = (int)kw_f_int(ps, r, "nb", 0, 1000000);
         s->n_after = (int)kw_f_int(ps, r, "na", 0, 1000000);
-        s->guards = kw_arena_str(ps->p, kw_f_str(ps, r, "g"));
-        s->constraint = kw_arena_str(ps->p, kw_f_str(ps, r, "con"));
-        s->reason = kw_arena_str(ps->p, kw_f_str(ps, r, "why"));
-        j->n_steps++;
+        s->guards = kw_f_str(ps, r, "g");
+        s->constraint = kw_f_str(ps, r, "con");
+        s->reason = kw_f_str(ps, r, "why");
         break;
     }
     case 'V': {
-        kw_jviol *vv = kw_grow(j->viols, &caps->viols, j->n_viols, sizeof *j->viols);
-        if (!vv) {
-            kw_perr(ps, "out of memory");
-            return;
-        }
-        j->viols = vv;
-        kw_jviol *v = &j->viols[j->n_viols];
-        memset(v, 0, sizeof *v);
+        kw_jviol *v = &out->v;
         v->record = ps->record;
         v->shape = kw_f_shape(ps, r);
         v->id = kw_f_id(ps, r, "id");
         kw_f_cand(ps, &v->cand, r, "c");
-        v->constraint = kw_arena_str(ps->p, kw_f_str(ps, r, "con"));
-        v->why = kw_arena_str(ps->p, kw_f_str(ps, r, "why"));
-        j->n_viols++;
+        v->constraint = kw_f_str(ps, r, "con");
+        v->why = kw_f_str(ps, r, "why");
         break;
     }
     case 'D': {
-        kw_jdone *dv = kw_grow(j->done, &caps->done, j->n_done, sizeof *j->done);
-        if (!dv) {
-            kw_perr(ps, "out of memory");
-            return;
-        }
-        j->done = dv;
-        kw_jdone *d = &j->done[j->n_done];
-        memset(d, 0, sizeof *d);
+        kw_jdone *d = &out->d;
         d->record = ps->record;
         d->shape = kw_f_shape(ps, r);
         kw_f_copy(ps, d->why, sizeof d->why, r, "why");
@@ -904,18 +882,88 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_caps *caps)
         kw_f_cand(ps, &d->best, r, "c");
         d->evals = (long)kw_f_int(ps, r, "evals", 0, 1LL << 60);
         d->steps = (int)kw_f_int(ps, r, "steps", 0, 1 << 30);
-        j->n_done++;
         break;
     }
     case 'Q':
-        kw_f_copy(ps, j->paused, sizeof j->paused, r, "why");
+        kw_f_copy(ps, out->paused, sizeof out->paused, r, "why");
         break;
     case 'Z':
-        j->complete = 1;
         break;
     default:
         kw_perr(ps, "unknown record type '%c'", r->type);
     }
+}
+
+/* kw_journal_load's keeper: a parsed body record into the journal's arrays,
+ * its strings and metrics copied into the arena. */
+static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
+{
+    kw_jpriv *p = j->priv;
+    switch (r->type) {
+    case 'E': {
+        kw_jeval *ev = kw_grow(j->evals, &caps->evals, j->n_evals, sizeof *j->evals);
+        if (!ev)
+            goto oom;
+        j->evals = ev;
+        kw_jeval *e = &j->evals[j->n_evals];
+        *e = r->e;
+        int nm = j->h.n_metrics ? j->h.n_metrics : 1;
+        double *m = kw_arena_alloc(p, sizeof(double) * (size_t)nm);
+        if (!m)
+            goto oom;
+        memcpy(m, r->e.m, sizeof(double) * (size_t)j->h.n_metrics);
+        e->m = m;
+        e->guards = kw_arena_str(p, r->e.guards);
+        e->klass = kw_arena_str(p, r->e.klass);
+        if (!e->guards || !e->klass)
+            goto oom;
+        j->n_evals++;
+        break;
+    }
+    case 'T': {
+        kw_jstep *sv = kw_grow(j->steps, &caps->steps, j->n_steps, sizeof *j->steps);
+        if (!sv)
+            goto oom;
+        j->steps = sv;
+        kw_jstep *s = &j->steps[j->n_steps];
+        *s = r->t;
+        s->guards = kw_arena_str(p, r->t.guards);
+        s->constraint = kw_arena_str(p, r->t.constraint);
+        s->reason = kw_arena_str(p, r->t.reason);
+        if (!s->guards || !s->constraint || !s->reason)
+            goto oom;
+        j->n_steps++;
+        break;
+    }
+    case 'V': {
+        kw_jviol *vv = kw_grow(j->viols, &caps->viols, j->n_viols, sizeof *j->viols);
+        if (!vv)
+            goto oom;
+        j->viols = vv;
+        kw_jviol *v = &j->viols[j->n_viols];
+        *v = r->v;
+        v->constraint = kw_arena_str(p, r->v.constraint);
+        v->why = kw_arena_str(p, r->v.why);
+        if (!v->constraint || !v->why)
+            goto oom;
+        j->n_viols++;
+        break;
+    }
+    case 'D': {
+        kw_jdone *dv = kw_grow(j->done, &caps->done, j->n_done, sizeof *j->done);
+        if (!dv)
+            goto oom;
+        j->done = dv;
+        j->done[j->n_done++] = r->d;
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+oom:
+    return kw_error_set(KW_ENOMEM, "%s: record %ld: out of memory loading the journal", j->path,
+                        r->record);
 }
 
 /* Check a line's checksum; returns the payload length or -1. */
@@ -943,12 +991,16 @@ static long kw_line_check(const char *line, size_t len, uint32_t prev, uint32_t 
 
 static void kw_index_build(kw_journal *j);
 
-int kw_journal_load(kw_journal **out, const char *path)
-{
-    return kw_journal_load_ex(out, path, 0);
-}
-
-int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header)
+/* The one reader behind kw_journal_load and kw_journal_scan: streams the file
+ * line by line, checks the checksum chain, parses the header into j->h and
+ * hands every good body record to fn (store: also keep each record's checksum
+ * and build the eval index, as a load does). A bad record is judged only when
+ * the next line arrives: followed by anything, it is corruption (refused with
+ * its record number); last, it is a torn tail (left out, j->torn). Records
+ * before a refused one have already been handed to fn: the caller discards
+ * what it built when this returns an error. */
+static int kw_journal_read(kw_journal **out, const char *path, int allow_partial_header,
+                           int store, kw_journal_fn fn, void *ctx)
 {
     *out = NULL;
     /* regular files only: a FIFO would block open(), /dev/zero never ends (reliability) */
@@ -978,6 +1030,8 @@ int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_hea
     long bad_record = 0; /* a bad record seen: fine only if nothing follows */
     char bad_msg[200] = "";
     ssize_t n;
+    kw_jrec rec_buf;
+    double mbuf[KW_METRIC_MAX];
     if (j)
         j->priv = p;
     else
@@ -1005,6 +1059,7 @@ int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_hea
         }
         line[pl] = '\0';
         kw_rec r;
+        int body = 0;
         ps.record = rec;
         if (kw_rec_split(&r, line) != 0) {
             kw_perr(&ps, "malformed record");
@@ -1023,19 +1078,31 @@ int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_hea
             if (j->complete)
                 kw_perr(&ps, "record after the run-end record");
             j->paused[0] = '\0'; /* a pause counts only as the last record */
-            kw_parse_body(&ps, &r, &caps);
+            kw_parse_body(&ps, &r, &rec_buf, mbuf);
+            body = 1;
         }
         if (ps.err) {
             rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", path, rec, ps.msg);
             goto done;
         }
-        uint32_t *cv = kw_grow(p->crcs, &caps.crcs, (size_t)j->n_records, sizeof *p->crcs);
-        if (!cv) {
-            rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
-            goto done;
+        if (body) {
+            if (rec_buf.type == 'Q')
+                snprintf(j->paused, sizeof j->paused, "%s", rec_buf.paused);
+            else if (rec_buf.type == 'Z')
+                j->complete = 1;
+            rc = store ? kw_store_rec(&caps, j, &rec_buf) : fn ? fn(ctx, j, &rec_buf) : 0;
+            if (rc != 0)
+                goto done;
         }
-        p->crcs = cv;
-        p->crcs[j->n_records] = c;
+        if (store) {
+            uint32_t *cv = kw_grow(p->crcs, &caps.crcs, (size_t)j->n_records, sizeof *p->crcs);
+            if (!cv) {
+                rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
+                goto done;
+            }
+            p->crcs = cv;
+            p->crcs[j->n_records] = c;
+        }
         crc = c;
         j->n_records++;
         j->last_start = offset;
@@ -1075,10 +1142,12 @@ int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_hea
             goto done;
         }
     }
-    kw_index_build(j);
-    if (!p->index && j->n_evals > 0) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory indexing the journal");
-        goto done;
+    if (store) {
+        kw_index_build(j);
+        if (!p->index && j->n_evals > 0) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory indexing the journal");
+            goto done;
+        }
     }
     *out = j;
     j = NULL;
@@ -1087,6 +1156,21 @@ done:
     fclose(f);
     kw_journal_free(j);
     return rc;
+}
+
+int kw_journal_load(kw_journal **out, const char *path)
+{
+    return kw_journal_load_ex(out, path, 0);
+}
+
+int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header)
+{
+    return kw_journal_read(out, path, allow_partial_header, 1, NULL, NULL);
+}
+
+int kw_journal_scan(kw_journal **out, const char *path, kw_journal_fn fn, void *ctx)
+{
+    return kw_journal_read(out, path, 0, 0, fn, ctx);
 }
 
 const uint32_t *kw_journal_crcs(const kw_journal *j)

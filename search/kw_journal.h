@@ -245,6 +245,35 @@ typedef struct kw_jresult {
  * KW_EIO unreadable, KW_ECORRUPT damaged in the middle / unparsable / no header. */
 int kw_journal_load(kw_journal **out, const char *path);
 void kw_journal_free(kw_journal *j);
+
+/* One body record as kw_journal_scan hands it over: type is 'E', 'T', 'V',
+ * 'D', 'Q' or 'Z' and the member of that letter is filled (e, t, v, d; a
+ * pause's reason in paused). Its strings and metric vector live only during
+ * the callback: copy what you keep. */
+typedef struct kw_jrec {
+    char type;
+    long record;          /* 1-based record (line) number */
+    kw_jeval e;
+    kw_jstep t;
+    kw_jviol v;
+    kw_jdone d;
+    char paused[32];
+} kw_jrec;
+
+/* Called per body record in journal order; j holds the finished header (and
+ * the counters so far). A non-zero return (a KW_E* set with kw_error_set)
+ * stops the scan and is returned by kw_journal_scan. */
+typedef int (*kw_journal_fn)(void *ctx, const kw_journal *j, const kw_jrec *r);
+
+/* The streaming reader: the same parsing, checksum chain, torn-tail and
+ * mid-file-corruption rules as kw_journal_load (the same code), but no record
+ * is kept: each good body record goes to fn, so memory does not grow with the
+ * journal. *out gets the header and the counters (n_records, complete, paused,
+ * torn, torn_msg, good_bytes, ...) with no record arrays (n_evals etc. 0,
+ * kw_journal_eval_find finds nothing, kw_journal_crcs NULL); free it with
+ * kw_journal_free. A journal refused in the middle returns KW_ECORRUPT after
+ * fn has seen the records before the bad one: discard what fn built. */
+int kw_journal_scan(kw_journal **out, const char *path, kw_journal_fn fn, void *ctx);
 /* Same; with allow_partial_header a file that ends inside its header (a run
  * killed while starting) loads with header_incomplete set (used by resume;
  * such a journal has no body records and an unusable header). */
