@@ -5,8 +5,9 @@
  * Design choices:
  * - Memory does not grow with the run (issue 8: a run of 1,000,000
  *   evaluations peaked at 2.2 GB here while the search used 29 MB). The
- *   journal is replayed into a partial summary holding only what the files
- *   list (kw_runsum_from_journal_top) and freed before anything is written;
+ *   journal is streamed (kw_journal_scan, never loaded: 395 MB of records at
+ *   1,000,000 evaluations) into a partial summary holding only what the files
+ *   list (kw_runsum_scan_top, the same summary as kw_runsum_from_journal_top);
  *   each file is streamed into its temp file in chunks (results.xml element
  *   by element through xmlTextWriter on an output buffer of ours, never a
  *   document tree or the whole text), and results.xml lists at most
@@ -1208,10 +1209,10 @@ static int kw_in(int es, const int *map)
     return es >= 0 && es < KW_JOURNAL_SHAPE_MAX && map[es] >= 0;
 }
 
-/* The replay behind both summaries: keep NULL replays everything; else only
- * the evaluations and refusals of configurations in keep[summary shape]
- * (every step is replayed). */
-static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *keep)
+/* A new summary from a journal's header (the records come next): run info,
+ * limits, the tuned shapes; map[] gets every evaluator shape's summary shape
+ * (-1: not tuned). */
+static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_journal *j)
 {
     const kw_jheader *h = &j->h;
     const char *names[KW_METRIC_MAX];
@@ -1254,7 +1255,6 @@ static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *ke
     rs->limits.alpha = h->alpha;
 
     /* summary shape index of every evaluator shape (-1: not tuned) */
-    int map[KW_JOURNAL_SHAPE_MAX];
     for (int i = 0; i < KW_JOURNAL_SHAPE_MAX; i++)
         map[i] = -1;
     for (int t = 0; t < h->n_tuned; t++) {
@@ -1265,21 +1265,60 @@ static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *ke
             goto fail;
         map[es] = rc;
     }
+    *out = rs;
+    return 0;
+fail:
+    kw_runsum_free(rs);
+    return rc;
+}
+
+/* One evaluation into the summary (its shape tuned). */
+static int kw_rs_add_jeval(kw_runsum *rs, const int *map, const kw_jeval *e)
+{
     kw_metrics m;
+    memset(&m, 0, sizeof m);
+    for (int k = 0; k < rs->n_metrics; k++)
+        m.v[k] = e->m ? e->m[k] : NAN;
+    snprintf(m.guards, sizeof m.guards, "%s", e->guards ? e->guards : "");
+    if (e->rc != 0 && m.guards[0] == '\0')
+        snprintf(m.guards, sizeof m.guards, "error");
+    snprintf(m.klass, sizeof m.klass, "%s", e->klass ? e->klass : "");
+    return kw_runsum_add_eval(rs, map[e->shape], &e->cand, &m);
+}
+
+/* A step record as the summary holds it. */
+static void kw_rs_step_of(kw_rs_step *st, const kw_jstep *t)
+{
+    memset(st, 0, sizeof *st);
+    st->seq = t->record;
+    st->num = t->step;
+    st->parent = t->parent;
+    st->cand = t->cand;
+    st->decision = t->decision;
+    st->p_value = t->p_value;
+    snprintf(st->phase, sizeof st->phase, "%s", kw_step_phase_name(t->phase));
+    snprintf(st->reason, sizeof st->reason, "%s", t->reason ? t->reason : "");
+}
+
+/* The replay behind both summaries of a loaded journal: keep NULL replays
+ * everything; else only the evaluations and refusals of configurations in
+ * keep[summary shape] (every step is replayed). Order: every evaluation, then
+ * every refusal, then every step (a step finds the configurations it names). */
+static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *keep)
+{
+    const kw_jheader *h = &j->h;
+    int map[KW_JOURNAL_SHAPE_MAX];
+    kw_runsum *rs = NULL;
+    int rc = kw_rs_begin(&rs, map, j);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < j->n_evals; i++) {
         const kw_jeval *e = &j->evals[i];
         if (e->shape < 0 || e->shape >= KW_JOURNAL_SHAPE_MAX || map[e->shape] < 0)
             continue;
         if (keep && !kw_idset_has(&keep[map[e->shape]], kw_cand_id(&h->space, &e->cand)))
             continue;
-        memset(&m, 0, sizeof m);
-        for (int k = 0; k < h->n_metrics; k++)
-            m.v[k] = e->m ? e->m[k] : NAN;
-        snprintf(m.guards, sizeof m.guards, "%s", e->guards ? e->guards : "");
-        if (e->rc != 0 && m.guards[0] == '\0')
-            snprintf(m.guards, sizeof m.guards, "error");
-        snprintf(m.klass, sizeof m.klass, "%s", e->klass ? e->klass : "");
-        if ((rc = kw_runsum_add_eval(rs, map[e->shape], &e->cand, &m)) != 0)
+        if ((rc = kw_rs_add_jeval(rs, map, e)) != 0)
             goto fail;
     }
     for (size_t i = 0; i < j->n_viols; i++) {
@@ -1297,15 +1336,7 @@ static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *ke
         if (t->shape < 0 || t->shape >= KW_JOURNAL_SHAPE_MAX || map[t->shape] < 0)
             continue;
         kw_rs_step st;
-        memset(&st, 0, sizeof st);
-        st.seq = t->record;
-        st.num = t->step;
-        st.parent = t->parent;
-        st.cand = t->cand;
-        st.decision = t->decision;
-        st.p_value = t->p_value;
-        snprintf(st.phase, sizeof st.phase, "%s", kw_step_phase_name(t->phase));
-        snprintf(st.reason, sizeof st.reason, "%s", t->reason ? t->reason : "");
+        kw_rs_step_of(&st, t);
         if ((rc = kw_runsum_add_step(rs, map[t->shape], &st)) != 0)
             goto fail;
     }
@@ -1548,6 +1579,590 @@ done:
     return rc;
 }
 
+/* ---- the partial summary streamed from the journal file ---- */
+
+/* The results writer's replay (kw_results_write_final): the same partial
+ * summary as kw_runsum_from_journal_top, but read with kw_journal_scan in
+ * three passes, so no record is held: (1) refusals, the baseline's presence,
+ * the engine's D records and the configurations steps name; (2) every
+ * configuration's repetitions aggregated (only configurations whose
+ * repetitions are not all in yet are held, in kw_agg) and offered to the
+ * tops; (3) the kept configurations replayed into the summary (steps and kept
+ * refusals buffered until the evaluations are in, as kw_rs_replay orders
+ * them). Memory: the tops, the kept configurations, the steps, and the
+ * refused ids; nothing per evaluation. */
+
+/* Repetitions of one (evaluator shape, configuration) being aggregated. */
+typedef struct kw_agg_ent {
+    uint64_t id;
+    int es;
+    int used;
+    int n;            /* distinct repetitions seen */
+    int fails;        /* a repetition failed a guard or returned an error */
+    long rep0;        /* record of repetition 0, 0 when not seen */
+    double run_mean;  /* running mean of the primary in journal order (kw_reps_of) */
+    kw_cand cand;
+    double *vals;     /* primary per repetition index (kw_journal_stats sums in that order) */
+    unsigned char *seen;
+} kw_agg_ent;
+
+typedef struct kw_agg {
+    kw_agg_ent *t;
+    size_t n, cap;    /* cap 0 or a power of two */
+    int repeats;
+} kw_agg;
+
+static size_t kw_agg_home(const kw_agg *a, int es, uint64_t id)
+{
+    uint64_t k = id ^ ((uint64_t)(unsigned)es * 0x9E3779B97F4A7C15ULL);
+    k ^= k >> 33;
+    return (size_t)k & (a->cap - 1);
+}
+
+static kw_agg_ent *kw_agg_find(const kw_agg *a, int es, uint64_t id)
+{
+    if (a->cap == 0)
+        return NULL;
+    for (size_t k = kw_agg_home(a, es, id); a->t[k].used; k = (k + 1) & (a->cap - 1))
+        if (a->t[k].id == id && a->t[k].es == es)
+            return &a->t[k];
+    return NULL;
+}
+
+static void kw_agg_place(kw_agg *a, const kw_agg_ent *e)
+{
+    size_t k = kw_agg_home(a, e->es, e->id);
+    while (a->t[k].used)
+        k = (k + 1) & (a->cap - 1);
+    a->t[k] = *e;
+}
+
+/* The entry of (es, id), created empty when absent; NULL when out of memory. */
+static kw_agg_ent *kw_agg_get(kw_agg *a, int es, uint64_t id, const kw_cand *cand)
+{
+    kw_agg_ent *e = kw_agg_find(a, es, id);
+    if (e)
+        return e;
+    if (2 * (a->n + 1) > a->cap) {
+        kw_agg g = {0};
+        g.cap = a->cap ? 2 * a->cap : 64;
+        g.repeats = a->repeats;
+        if (!(g.t = calloc(g.cap, sizeof *g.t)))
+            return NULL;
+        for (size_t i = 0; i < a->cap; i++)
+            if (a->t[i].used)
+                kw_agg_place(&g, &a->t[i]);
+        g.n = a->n;
+        free(a->t);
+        *a = g;
+    }
+    kw_agg_ent ne;
+    memset(&ne, 0, sizeof ne);
+    ne.id = id;
+    ne.es = es;
+    ne.used = 1;
+    ne.cand = *cand;
+    ne.vals = malloc((size_t)a->repeats * sizeof *ne.vals);
+    ne.seen = calloc((size_t)a->repeats, 1);
+    if (!ne.vals || !ne.seen) {
+        free(ne.vals);
+        free(ne.seen);
+        return NULL;
+    }
+    kw_agg_place(a, &ne);
+    a->n++;
+    return kw_agg_find(a, es, id);
+}
+
+/* Remove an entry (backward-shift deletion keeps linear probing exact). */
+static void kw_agg_del(kw_agg *a, kw_agg_ent *e)
+{
+    free(e->vals);
+    free(e->seen);
+    size_t i = (size_t)(e - a->t);
+    a->t[i].used = 0;
+    a->n--;
+    for (size_t j = (i + 1) & (a->cap - 1); a->t[j].used; j = (j + 1) & (a->cap - 1)) {
+        size_t h = kw_agg_home(a, a->t[j].es, a->t[j].id);
+        /* j's entry may move to the hole i when its home is not in (i, j] */
+        int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (stays)
+            continue;
+        a->t[i] = a->t[j];
+        a->t[j].used = 0;
+        i = j;
+    }
+}
+
+static void kw_agg_free(kw_agg *a)
+{
+    for (size_t i = 0; i < a->cap; i++)
+        if (a->t[i].used) {
+            free(a->t[i].vals);
+            free(a->t[i].seen);
+        }
+    free(a->t);
+    memset(a, 0, sizeof *a);
+}
+
+/* One repetition into its entry: 1 when added, 0 for a repetition already seen. */
+static int kw_agg_rep(kw_agg_ent *g, const kw_jeval *e, int primary)
+{
+    if (e->rep < 0 || g->seen[e->rep])
+        return 0;
+    double x = e->m ? e->m[primary] : NAN;
+    g->seen[e->rep] = 1;
+    g->vals[e->rep] = x;
+    g->n++;
+    g->run_mean += (x - g->run_mean) / g->n;
+    g->fails |= e->rc != 0 || (e->guards && e->guards[0]);
+    if (e->rep == 0)
+        g->rep0 = e->record;
+    return 1;
+}
+
+/* kw_journal_stats's mean: the sum in repetition order over those found. */
+static double kw_agg_mean(const kw_agg_ent *g, int repeats)
+{
+    double sum = 0;
+    for (int r = 0; r < repeats; r++)
+        if (g->seen[r])
+            sum += g->vals[r];
+    return sum / g->n;
+}
+
+/* Grow a plain array to hold n + 1 elements; NULL when out of memory. */
+static void *kw_grow_arr(void *arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *r = realloc(arr, c * elem);
+    if (r)
+        *cap = c;
+    return r;
+}
+
+/* The state of the three passes. */
+typedef struct kw_sshape {
+    long evals, configs, ranked;
+    kw_rkey *top_r, *top_x;
+    int n_r, n_x;
+    kw_idset refused, refused_evaluated, keep;
+    kw_cand base;
+    uint64_t base_id;
+    int base_seen;
+} kw_sshape;
+
+typedef struct kw_sstep {
+    int es;
+    uint64_t id;
+    kw_rs_step st;
+} kw_sstep;
+
+typedef struct kw_sviol {
+    int es;
+    kw_cand cand;
+} kw_sviol;
+
+typedef struct kw_scan {
+    const kw_jheader *h;    /* pass 1's header (set by kw_scan_init) */
+    int ready;
+    int map[KW_JOURNAL_SHAPE_MAX];
+    int n;                  /* summary shapes */
+    long limit;             /* records of pass 1: later passes stop there */
+    int pass, stopped;
+    int top_ranked, top_rejected;
+    int cap_r, cap_x;
+    kw_sshape *ps;
+    /* per evaluator shape: the engine's recommendation */
+    int has_d[KW_JOURNAL_SHAPE_MAX];
+    uint64_t d_best[KW_JOURNAL_SHAPE_MAX];
+    int has_xbest[KW_JOURNAL_SHAPE_MAX];   /* random/exhaustive: best complete config so far */
+    double xbest[KW_JOURNAL_SHAPE_MAX];
+    long xbest_rec[KW_JOURNAL_SHAPE_MAX];
+    uint64_t xbest_id[KW_JOURNAL_SHAPE_MAX];
+    kw_agg agg;
+    kw_runsum *rs;          /* pass 3 */
+    kw_sstep *steps;
+    size_t n_steps, cap_steps;
+    kw_sviol *viols;
+    size_t n_viols, cap_viols;
+} kw_scan;
+
+/* A configuration whose repetitions are all in (or the journal ended): count
+ * it and offer it to the tops, as kw_runsum_from_journal_top's pass does. */
+static void kw_scan_config(kw_scan *S, const kw_agg_ent *g)
+{
+    const kw_jheader *h = S->h;
+    kw_sshape *p = &S->ps[S->map[g->es]];
+    double mean = g->run_mean;
+    p->configs++;
+    if (!g->fails && !kw_idset_has(&p->refused, g->id)) {
+        p->ranked++;
+        kw_rkey k = {1, mean, g->id,
+                     p->base_seen ? kw_cand_distance(&h->space, &p->base, &g->cand) : 0};
+        kw_top_offer(p->top_r, &p->n_r, S->cap_r, &k, kw_rank_key_cmp);
+    } else {
+        kw_rkey k = {isfinite(mean), isfinite(mean) ? mean : 0.0, g->id, 0};
+        kw_top_offer(p->top_x, &p->n_x, S->cap_x, &k, kw_rkey_cmp);
+    }
+    /* kw_journal_shape_result without a D record (random, exhaustive): the
+     * complete, guard-passing config of the lowest mean, the first in journal
+     * order (of repetition 0) among equals */
+    int repeats = h->repeats > 0 ? h->repeats : 1;
+    if (g->n == repeats && !g->fails) {
+        double m = kw_agg_mean(g, repeats);
+        int es = g->es;
+        if (m < S->xbest[es] || (m == S->xbest[es] && g->rep0 < S->xbest_rec[es])) {
+            S->has_xbest[es] = 1;
+            S->xbest[es] = m;
+            S->xbest_rec[es] = g->rep0;
+            S->xbest_id[es] = g->id;
+        }
+    }
+}
+
+static int kw_scan_oom(void)
+{
+    return kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
+}
+
+static int kw_scan_pass1(kw_scan *S, const kw_jrec *r)
+{
+    const kw_jheader *h = S->h;
+    switch (r->type) {
+    case 'V': {
+        const kw_jviol *v = &r->v;
+        if (!kw_in(v->shape, S->map) || kw_cand_violates(&h->space, &v->cand) < 0)
+            return 0;
+        kw_sshape *p = &S->ps[S->map[v->shape]];
+        uint64_t id = kw_cand_id(&h->space, &v->cand);
+        p->base_seen |= id == p->base_id;
+        return kw_idset_add(&p->refused, id);
+    }
+    case 'E': {
+        const kw_jeval *e = &r->e;
+        if (kw_in(e->shape, S->map) &&
+            kw_cand_id(&h->space, &e->cand) == S->ps[S->map[e->shape]].base_id)
+            S->ps[S->map[e->shape]].base_seen = 1;
+        return 0;
+    }
+    case 'T': {
+        const kw_jstep *t = &r->t;
+        if (!kw_in(t->shape, S->map))
+            return 0;
+        kw_sshape *p = &S->ps[S->map[t->shape]];
+        uint64_t cid = kw_cand_id(&h->space, &t->cand);
+        if (t->decision == KW_DECIDE_CONSTRAINT && cid == p->base_id &&
+            kw_cand_violates(&h->space, &t->cand) >= 0)
+            p->base_seen = 1;
+        int rc = kw_idset_add(&p->keep, kw_cand_id(&h->space, &t->parent));
+        return rc != 0 ? rc : kw_idset_add(&p->keep, cid);
+    }
+    case 'D':
+        if (r->d.shape >= 0 && r->d.shape < KW_JOURNAL_SHAPE_MAX) {
+            S->has_d[r->d.shape] = 1;
+            S->d_best[r->d.shape] = r->d.best_id;
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static int kw_scan_pass2(kw_scan *S, const kw_jrec *r)
+{
+    const kw_jheader *h = S->h;
+    if (r->type != 'E' || !kw_in(r->e.shape, S->map))
+        return 0;
+    const kw_jeval *e = &r->e;
+    kw_sshape *p = &S->ps[S->map[e->shape]];
+    uint64_t id = kw_cand_id(&h->space, &e->cand);
+    p->evals++;
+    if (kw_idset_has(&p->refused, id) && kw_idset_add(&p->refused_evaluated, id) != 0)
+        return kw_scan_oom();
+    kw_agg_ent *g = kw_agg_get(&S->agg, e->shape, id, &e->cand);
+    if (!g)
+        return kw_scan_oom();
+    kw_agg_rep(g, e, h->primary);
+    if (g->n == S->agg.repeats) {
+        kw_scan_config(S, g);
+        kw_agg_del(&S->agg, g);
+    }
+    return 0;
+}
+
+static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
+{
+    const kw_jheader *h = S->h;
+    switch (r->type) {
+    case 'E': {
+        const kw_jeval *e = &r->e;
+        if (!kw_in(e->shape, S->map))
+            return 0;
+        uint64_t id = kw_cand_id(&h->space, &e->cand);
+        if (!kw_idset_has(&S->ps[S->map[e->shape]].keep, id))
+            return 0;
+        /* the kept configurations' repetitions, for kw_journal_stats's figures
+         * (an OFAT shape without a D record chooses its best by them) */
+        if (h->strategy == KW_STRATEGY_OFAT && !S->has_d[e->shape]) {
+            kw_agg_ent *g = kw_agg_get(&S->agg, e->shape, id, &e->cand);
+            if (!g)
+                return kw_scan_oom();
+            kw_agg_rep(g, e, h->primary);
+        }
+        return kw_rs_add_jeval(S->rs, S->map, e);
+    }
+    case 'V': {
+        const kw_jviol *v = &r->v;
+        if (!kw_in(v->shape, S->map) ||
+            !kw_idset_has(&S->ps[S->map[v->shape]].keep, kw_cand_id(&h->space, &v->cand)))
+            return 0;
+        kw_sviol *nv = kw_grow_arr(S->viols, &S->cap_viols, S->n_viols, sizeof *S->viols);
+        if (!nv)
+            return kw_scan_oom();
+        S->viols = nv;
+        S->viols[S->n_viols].es = v->shape;
+        S->viols[S->n_viols++].cand = v->cand;
+        return 0;
+    }
+    case 'T': {
+        const kw_jstep *t = &r->t;
+        if (!kw_in(t->shape, S->map))
+            return 0;
+        kw_sstep *ns = kw_grow_arr(S->steps, &S->cap_steps, S->n_steps, sizeof *S->steps);
+        if (!ns)
+            return kw_scan_oom();
+        S->steps = ns;
+        kw_sstep *s = &S->steps[S->n_steps++];
+        s->es = t->shape;
+        s->id = t->id;
+        kw_rs_step_of(&s->st, t);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Set up from pass 1's journal header (its first record, or its end). */
+static int kw_scan_init(kw_scan *S, const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    S->ready = 1;
+    S->h = h;
+    S->n = kw_rs_map(S->map, j);
+    S->cap_r = S->top_ranked > 0 ? S->top_ranked + 1 : 0;
+    S->cap_x = S->top_rejected > 0 ? S->top_rejected : 0;
+    S->agg.repeats = h->repeats > 0 ? h->repeats : 1;
+    S->ps = calloc((size_t)(S->n > 0 ? S->n : 1), sizeof *S->ps);
+    if (!S->ps)
+        return kw_scan_oom();
+    for (int i = 0; i < S->n; i++) {
+        kw_sshape *p = &S->ps[i];
+        p->top_r = malloc((size_t)(S->cap_r + 1) * sizeof *p->top_r);
+        p->top_x = malloc((size_t)(S->cap_x + 1) * sizeof *p->top_x);
+        if (!p->top_r || !p->top_x)
+            return kw_scan_oom();
+        kw_cand_baseline(&p->base, &h->space);
+        p->base_id = kw_cand_id(&h->space, &p->base);
+    }
+    for (int es = 0; es < KW_JOURNAL_SHAPE_MAX; es++)
+        S->xbest[es] = INFINITY;
+    return 0;
+}
+
+static int kw_scan_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
+{
+    kw_scan *S = ctx;
+    if (!S->ready) {
+        int rc = kw_scan_init(S, j);
+        if (rc != 0)
+            return rc;
+    }
+    if (S->limit > 0 && r->record > S->limit) {
+        S->stopped = 1; /* the journal grew after pass 1: read what pass 1 read */
+        return KW_ESTATE;
+    }
+    int rc = S->pass == 1 ? kw_scan_pass1(S, r) : S->pass == 2 ? kw_scan_pass2(S, r)
+                                                                : kw_scan_pass3(S, r);
+    return rc;
+}
+
+static int kw_scan_run(kw_scan *S, const char *path, kw_journal **jout)
+{
+    kw_journal *j = NULL;
+    S->stopped = 0;
+    int rc = kw_journal_scan(&j, path, kw_scan_fn, S);
+    if (rc != 0 && S->stopped) {
+        rc = 0;
+        kw_error_clear();
+    }
+    if (rc == 0 && !S->ready)
+        rc = kw_scan_init(S, j);
+    if (rc != 0) {
+        kw_journal_free(j);
+        return rc;
+    }
+    if (jout)
+        *jout = j;
+    else
+        kw_journal_free(j);
+    return 0;
+}
+
+/* kw_journal_shape_result's best of an OFAT shape without a D record, from
+ * the kept configurations' repetitions (every step's configurations are kept). */
+static uint64_t kw_scan_ofat_best(const kw_scan *S, int es)
+{
+    const kw_sshape *p = &S->ps[S->map[es]];
+    int repeats = S->agg.repeats;
+    uint64_t best_id = p->base_id;
+    const kw_agg_ent *g = kw_agg_find(&S->agg, es, p->base_id);
+    double best = g && g->n > 0 && !g->fails ? kw_agg_mean(g, repeats) : INFINITY;
+    for (size_t i = 0; i < S->n_steps; i++) {
+        const kw_sstep *s = &S->steps[i];
+        if (s->es != es || !kw_decision_taken(s->st.decision))
+            continue;
+        g = kw_agg_find(&S->agg, es, s->id);
+        if (g && g->n > 0 && !g->fails && kw_agg_mean(g, repeats) < best) {
+            best = kw_agg_mean(g, repeats);
+            best_id = s->id;
+        }
+    }
+    return best_id;
+}
+
+/* The partial summary of the journal at path, streamed (see above); *jout
+ * gets the journal's header (no records). */
+static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *path,
+                              int top_ranked, int top_rejected)
+{
+    kw_scan *S = calloc(1, sizeof *S);
+    kw_journal *j = NULL;
+    kw_runsum *rs = NULL;
+    int rc = 0;
+    *out = NULL;
+    *jout = NULL;
+    if (!S)
+        return kw_scan_oom();
+    S->top_ranked = top_ranked;
+    S->top_rejected = top_rejected;
+    S->pass = 1;
+    if ((rc = kw_scan_run(S, path, &j)) != 0)
+        goto done;
+    const kw_jheader *h = &j->h;
+    S->limit = j->n_records;
+    S->pass = 2;
+    if ((rc = kw_scan_run(S, path, NULL)) != 0)
+        goto done;
+    /* configurations the journal ends before all their repetitions */
+    for (size_t k = 0; k < S->agg.cap; k++)
+        if (S->agg.t[k].used)
+            kw_scan_config(S, &S->agg.t[k]);
+    kw_agg_free(&S->agg);
+    S->agg.repeats = h->repeats > 0 ? h->repeats : 1;
+    /* refused draws never evaluated are rejected configurations too */
+    for (int i = 0; i < S->n; i++) {
+        kw_sshape *p = &S->ps[i];
+        for (size_t k = 0; k < p->refused.cap; k++) {
+            if (!p->refused.used[k] || kw_idset_has(&p->refused_evaluated, p->refused.ids[k]))
+                continue;
+            p->configs++;
+            kw_rkey key = {0, 0.0, p->refused.ids[k], 0};
+            kw_top_offer(p->top_x, &p->n_x, S->cap_x, &key, kw_rkey_cmp);
+        }
+    }
+    /* what to keep: the tops, the baseline, the engine's recommendation (the
+     * configurations steps name are in keep since pass 1) */
+    for (int i = 0; i < S->n && rc == 0; i++) {
+        kw_sshape *p = &S->ps[i];
+        rc = kw_idset_add(&p->keep, p->base_id);
+        for (int k = 0; k < p->n_r && rc == 0; k++)
+            rc = kw_idset_add(&p->keep, p->top_r[k].id);
+        for (int k = 0; k < p->n_x && rc == 0; k++)
+            rc = kw_idset_add(&p->keep, p->top_x[k].id);
+    }
+    for (int es = 0; es < h->n_shapes && es < KW_JOURNAL_SHAPE_MAX && rc == 0; es++) {
+        if (S->map[es] < 0)
+            continue;
+        if (S->has_d[es])
+            rc = kw_idset_add(&S->ps[S->map[es]].keep, S->d_best[es]);
+        else if (h->strategy != KW_STRATEGY_OFAT && S->has_xbest[es])
+            rc = kw_idset_add(&S->ps[S->map[es]].keep, S->xbest_id[es]);
+        /* OFAT: the best is the baseline or a step's configuration, kept */
+    }
+    if (rc != 0)
+        goto done;
+
+    if ((rc = kw_rs_begin(&S->rs, S->map, j)) != 0)
+        goto done;
+    S->pass = 3;
+    if ((rc = kw_scan_run(S, path, NULL)) != 0)
+        goto done;
+    rs = S->rs;
+    S->rs = NULL;
+    for (size_t i = 0; i < S->n_viols && rc == 0; i++) {
+        int c = kw_cand_violates(&h->space, &S->viols[i].cand);
+        if (c >= 0)
+            rc = kw_runsum_add_refused(rs, S->map[S->viols[i].es], &S->viols[i].cand, c);
+    }
+    for (size_t i = 0; i < S->n_steps && rc == 0; i++)
+        rc = kw_runsum_add_step(rs, S->map[S->steps[i].es], &S->steps[i].st);
+    if (rc != 0)
+        goto done;
+    for (int t = 0; t < h->n_tuned; t++) {
+        int es = h->tuned[t];
+        if (es < 0 || es >= h->n_shapes || S->map[es] < 0)
+            continue;
+        kw_rs_shape *sh = &rs->shapes[S->map[es]];
+        sh->has_best = 1;
+        if (S->has_d[es])
+            sh->best_id = S->d_best[es];
+        else if (h->strategy == KW_STRATEGY_OFAT)
+            sh->best_id = kw_scan_ofat_best(S, es);
+        else
+            sh->best_id = S->has_xbest[es] ? S->xbest_id[es] : S->ps[S->map[es]].base_id;
+    }
+    if ((rc = kw_runsum_finish(rs)) != 0)
+        goto done;
+    /* totals over every configuration, as kw_runsum_from_journal_top counts them */
+    rs->partial = 1;
+    for (int i = 0; i < rs->n_shapes && i < S->n; i++) {
+        kw_rs_shape *sh = &rs->shapes[i];
+        long only_steps = 0;
+        for (int c = 0; c < sh->n_configs; c++)
+            only_steps += sh->configs[c].reps == 0 &&
+                          !kw_idset_has(&S->ps[i].refused, sh->configs[c].id);
+        sh->evals_total = S->ps[i].evals;
+        sh->configs_total = S->ps[i].configs + only_steps;
+        sh->ranked_total = S->ps[i].ranked;
+        sh->rejected_total = sh->configs_total - sh->ranked_total;
+    }
+    *out = rs;
+    rs = NULL;
+    *jout = j;
+    j = NULL;
+done:
+    for (int i = 0; S->ps && i < S->n; i++) {
+        free(S->ps[i].top_r);
+        free(S->ps[i].top_x);
+        kw_idset_free(&S->ps[i].refused);
+        kw_idset_free(&S->ps[i].refused_evaluated);
+        kw_idset_free(&S->ps[i].keep);
+    }
+    free(S->ps);
+    kw_agg_free(&S->agg);
+    kw_runsum_free(S->rs);
+    free(S->steps);
+    free(S->viols);
+    free(S);
+    kw_runsum_free(rs);
+    kw_journal_free(j);
+    return rc;
+}
+
 void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
 {
     const kw_space *sp = &cfg->space;
@@ -1579,17 +2194,15 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
     int rc;
     if (snprintf(path, sizeof path, "%s/journal", run_dir) >= (int)sizeof path)
         return kw_error_set(KW_EINPUT, "%s: path too long", run_dir);
-    if ((rc = kw_journal_load(&j, path)) != 0)
+    /* The journal is streamed (kw_journal_scan, never loaded) into a summary
+     * of only what the files list: memory does not grow with the run. */
+    if ((rc = kw_runsum_scan_top(&rs, &j, path, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP)) != 0)
         goto done;
     if (metric && strcmp(metric, j->h.metric) != 0) {
         rc = kw_error_set(KW_ESTATE, "%s: the journal's primary metric is %s, not %s", path,
                           j->h.metric, metric);
         goto done;
     }
-    /* Only what the files list is kept, and the journal goes before the
-     * portability matrix and the writing: memory does not grow with the run. */
-    if ((rc = kw_runsum_from_journal_top(&rs, j, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP)) != 0)
-        goto done;
     kw_journal_free(j);
     j = NULL;
     if (cfg)

@@ -649,3 +649,79 @@ Test(results, wrong_metric_is_refused_and_nothing_written)
     cr_assert_eq(system(cmd), 0);
     free(dir);
 }
+
+/* Keep the first `lines` records of dir/journal (a run cut short: no D record,
+ * repetitions of the last configurations missing). */
+static void cut_journal(const char *dir, int lines)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/journal", dir);
+    char *t = kw_t_slurp(p);
+    char *e = t;
+    for (int i = 0; i < lines && *e; i++)
+        e = strchr(e, '\n') + 1;
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(t, 1, (size_t)(e - t), f), (size_t)(e - t));
+    fclose(f);
+    free(t);
+}
+
+/* The writer streams the journal (kw_journal_scan, three passes, nothing
+ * kept per evaluation): its four files must be those of the full summary
+ * replayed from the loaded journal, for every strategy, with repetitions, past
+ * the rejected-listing cap, and for runs cut short (no D record: the best is
+ * chosen as kw_journal_shape_result does; configurations whose repetitions
+ * are not all in). */
+Test(results, streamed_writer_writes_the_files_of_the_full_summary)
+{
+    static const struct {
+        kw_strategy strategy;
+        long budget;
+        int noisy;
+        int cut_pct; /* keep this share of the journal's records, 0 = all */
+    } runs[] = {{KW_STRATEGY_OFAT, 0, 0, 0},     {KW_STRATEGY_OFAT, 0, 1, 0},
+                {KW_STRATEGY_RANDOM, 400, 0, 0}, {KW_STRATEGY_RANDOM, 200, 1, 0},
+                {KW_STRATEGY_EXHAUSTIVE, 0, 0, 0}, {KW_STRATEGY_OFAT, 0, 1, 55},
+                {KW_STRATEGY_OFAT, 0, 0, 70},    {KW_STRATEGY_RANDOM, 200, 1, 61},
+                {KW_STRATEGY_EXHAUSTIVE, 0, 0, 40}};
+    static const char *const files[] = {"results.xml", "ranked.csv", "audit.csv",
+                                        "portability.csv"};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        char *dir = kw_t_tmpdir(), *ref = kw_t_tmpdir();
+        engine_run_with(dir, runs[r].strategy, runs[r].budget, runs[r].noisy);
+        char p[4096];
+        snprintf(p, sizeof p, "%s/journal", dir);
+        if (runs[r].cut_pct) {
+            kw_journal *j0 = NULL;
+            cr_assert_eq(kw_journal_load(&j0, p), 0);
+            int keep = (int)(j0->n_records * runs[r].cut_pct / 100);
+            kw_journal_free(j0);
+            cut_journal(dir, keep);
+        }
+        kw_journal *j = NULL;
+        cr_assert_eq(kw_journal_load(&j, p), 0, "%s", kw_error_last());
+        if (runs[r].cut_pct)
+            cr_assert_eq(j->n_done, 0, "run %zu: the cut leaves no D record", r);
+        kw_runsum *full = NULL;
+        cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
+        kw_journal_free(j);
+        kw_evaluator ev = sy_evaluator();
+        cr_assert_eq(kw_runsum_portability(full, &ev), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_results_write_summary(ref, full), 0, "%s", kw_error_last());
+        kw_runsum_free(full);
+        cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p95_us"), 0, "%s", kw_error_last());
+        for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+            char a[4200], b[4200];
+            snprintf(a, sizeof a, "%s/%s", dir, files[f]);
+            snprintf(b, sizeof b, "%s/%s", ref, files[f]);
+            char *ta = kw_t_slurp(a), *tb = kw_t_slurp(b);
+            cr_assert(ta && tb);
+            cr_assert(strcmp(ta, tb) == 0, "run %zu: the streamed %s differs", r, files[f]);
+            free(ta);
+            free(tb);
+        }
+        rm_tree(dir);
+        rm_tree(ref);
+    }
+}
