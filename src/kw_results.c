@@ -1582,15 +1582,19 @@ done:
 /* ---- the partial summary streamed from the journal file ---- */
 
 /* The results writer's replay (kw_results_write_final): the same partial
- * summary as kw_runsum_from_journal_top, but read with kw_journal_scan in
- * three passes, so no record is held: (1) refusals, the baseline's presence,
- * the engine's D records and the configurations steps name; (2) every
+ * summary as kw_runsum_from_journal_top, but read with kw_journal_scan, so
+ * no record is held. Pass (1): refusals, the baseline's presence, the
+ * engine's D records and the configurations steps name; (2): every
  * configuration's repetitions aggregated (only configurations whose
  * repetitions are not all in yet are held, in kw_agg) and offered to the
- * tops; (3) the kept configurations replayed into the summary (steps and kept
- * refusals buffered until the evaluations are in, as kw_rs_replay orders
- * them). Memory: the tops, the kept configurations, the steps, and the
- * refused ids; nothing per evaluation. */
+ * tops; (3): the kept configurations replayed into the summary (steps and
+ * kept refusals buffered until the evaluations are in, as kw_rs_replay orders
+ * them). Passes 1 and 2 share one read (pass 12): the ranked top is kept both
+ * ways (knobs changed counted, or 0 when the baseline is never seen), and a
+ * configuration refused by a later V record must break a constraint, so only
+ * when an evaluated configuration breaks one (a journal the engine never
+ * writes) are passes 1 and 2 read separately. Memory: the tops, the kept
+ * configurations, the steps, and the refused ids; nothing per evaluation. */
 
 /* Repetitions of one (evaluator shape, configuration) being aggregated. */
 typedef struct kw_agg_ent {
@@ -1748,6 +1752,10 @@ typedef struct kw_sshape {
     long evals, configs, ranked;
     kw_rkey *top_r, *top_x;
     int n_r, n_x;
+    /* the ranked top as it would be if the baseline is never seen (knobs
+     * changed count as 0): whether it is seen is known only at the end */
+    kw_rkey *top_r0;
+    int n_r0;
     kw_idset refused, refused_evaluated, keep;
     kw_cand base;
     uint64_t base_id;
@@ -1771,7 +1779,8 @@ typedef struct kw_scan {
     int map[KW_JOURNAL_SHAPE_MAX];
     int n;                  /* summary shapes */
     long limit;             /* records of pass 1: later passes stop there */
-    int pass, stopped;
+    int pass, stopped;      /* pass 12: passes 1 and 2 in one read */
+    int unsure;             /* pass 12 met an evaluated config that breaks a constraint */
     int top_ranked, top_rejected;
     int cap_r, cap_x;
     kw_sshape *ps;
@@ -1800,9 +1809,10 @@ static void kw_scan_config(kw_scan *S, const kw_agg_ent *g)
     p->configs++;
     if (!g->fails && !kw_idset_has(&p->refused, g->id)) {
         p->ranked++;
-        kw_rkey k = {1, mean, g->id,
-                     p->base_seen ? kw_cand_distance(&h->space, &p->base, &g->cand) : 0};
+        kw_rkey k = {1, mean, g->id, kw_cand_distance(&h->space, &p->base, &g->cand)};
         kw_top_offer(p->top_r, &p->n_r, S->cap_r, &k, kw_rank_key_cmp);
+        k.c = 0;
+        kw_top_offer(p->top_r0, &p->n_r0, S->cap_r, &k, kw_rank_key_cmp);
     } else {
         kw_rkey k = {isfinite(mean), isfinite(mean) ? mean : 0.0, g->id, 0};
         kw_top_offer(p->top_x, &p->n_x, S->cap_x, &k, kw_rkey_cmp);
@@ -1879,6 +1889,10 @@ static int kw_scan_pass2(kw_scan *S, const kw_jrec *r)
     const kw_jeval *e = &r->e;
     kw_sshape *p = &S->ps[S->map[e->shape]];
     uint64_t id = kw_cand_id(&h->space, &e->cand);
+    /* only a configuration that breaks a constraint can be refused (V) after
+     * its evaluations: then the one-read pass may have ranked it, read again */
+    if (S->pass == 12 && h->space.n_constraints > 0 && kw_cand_violates(&h->space, &e->cand) >= 0)
+        S->unsure = 1;
     p->evals++;
     if (kw_idset_has(&p->refused, id) && kw_idset_add(&p->refused_evaluated, id) != 0)
         return kw_scan_oom();
@@ -1946,6 +1960,27 @@ static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
     }
 }
 
+/* Drop what passes 1 and 2 gathered (to read again, or at the end). */
+static void kw_scan_clear(kw_scan *S)
+{
+    for (int i = 0; S->ps && i < S->n; i++) {
+        free(S->ps[i].top_r);
+        free(S->ps[i].top_r0);
+        free(S->ps[i].top_x);
+        kw_idset_free(&S->ps[i].refused);
+        kw_idset_free(&S->ps[i].refused_evaluated);
+        kw_idset_free(&S->ps[i].keep);
+    }
+    free(S->ps);
+    S->ps = NULL;
+    kw_agg_free(&S->agg);
+    memset(S->has_d, 0, sizeof S->has_d);
+    memset(S->has_xbest, 0, sizeof S->has_xbest);
+    memset(S->xbest_rec, 0, sizeof S->xbest_rec);
+    S->unsure = 0;
+    S->ready = 0;
+}
+
 /* Set up from pass 1's journal header (its first record, or its end). */
 static int kw_scan_init(kw_scan *S, const kw_journal *j)
 {
@@ -1962,8 +1997,9 @@ static int kw_scan_init(kw_scan *S, const kw_journal *j)
     for (int i = 0; i < S->n; i++) {
         kw_sshape *p = &S->ps[i];
         p->top_r = malloc((size_t)(S->cap_r + 1) * sizeof *p->top_r);
+        p->top_r0 = malloc((size_t)(S->cap_r + 1) * sizeof *p->top_r0);
         p->top_x = malloc((size_t)(S->cap_x + 1) * sizeof *p->top_x);
-        if (!p->top_r || !p->top_x)
+        if (!p->top_r || !p->top_r0 || !p->top_x)
             return kw_scan_oom();
         kw_cand_baseline(&p->base, &h->space);
         p->base_id = kw_cand_id(&h->space, &p->base);
@@ -1985,9 +2021,12 @@ static int kw_scan_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         S->stopped = 1; /* the journal grew after pass 1: read what pass 1 read */
         return KW_ESTATE;
     }
-    int rc = S->pass == 1 ? kw_scan_pass1(S, r) : S->pass == 2 ? kw_scan_pass2(S, r)
-                                                                : kw_scan_pass3(S, r);
-    return rc;
+    if (S->pass == 12) {
+        int rc = kw_scan_pass1(S, r);
+        return rc != 0 ? rc : kw_scan_pass2(S, r);
+    }
+    return S->pass == 1 ? kw_scan_pass1(S, r) : S->pass == 2 ? kw_scan_pass2(S, r)
+                                                              : kw_scan_pass3(S, r);
 }
 
 static int kw_scan_run(kw_scan *S, const char *path, kw_journal **jout)
@@ -2049,14 +2088,24 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
         return kw_scan_oom();
     S->top_ranked = top_ranked;
     S->top_rejected = top_rejected;
-    S->pass = 1;
+    /* passes 1 and 2 in one read; read twice only for a journal where an
+     * evaluated configuration breaks a constraint (never written by the engine) */
+    S->pass = 12;
     if ((rc = kw_scan_run(S, path, &j)) != 0)
         goto done;
     const kw_jheader *h = &j->h;
     S->limit = j->n_records;
-    S->pass = 2;
-    if ((rc = kw_scan_run(S, path, NULL)) != 0)
-        goto done;
+    if (S->unsure) {
+        kw_scan_clear(S);
+        if ((rc = kw_scan_init(S, j)) != 0)
+            goto done;
+        S->pass = 1;
+        if ((rc = kw_scan_run(S, path, NULL)) != 0)
+            goto done;
+        S->pass = 2;
+        if ((rc = kw_scan_run(S, path, NULL)) != 0)
+            goto done;
+    }
     /* configurations the journal ends before all their repetitions */
     for (size_t k = 0; k < S->agg.cap; k++)
         if (S->agg.t[k].used)
@@ -2066,6 +2115,12 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
     /* refused draws never evaluated are rejected configurations too */
     for (int i = 0; i < S->n; i++) {
         kw_sshape *p = &S->ps[i];
+        if (!p->base_seen) {
+            kw_rkey *t = p->top_r;
+            p->top_r = p->top_r0;
+            p->top_r0 = t;
+            p->n_r = p->n_r0;
+        }
         for (size_t k = 0; k < p->refused.cap; k++) {
             if (!p->refused.used[k] || kw_idset_has(&p->refused_evaluated, p->refused.ids[k]))
                 continue;
@@ -2145,15 +2200,7 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
     *jout = j;
     j = NULL;
 done:
-    for (int i = 0; S->ps && i < S->n; i++) {
-        free(S->ps[i].top_r);
-        free(S->ps[i].top_x);
-        kw_idset_free(&S->ps[i].refused);
-        kw_idset_free(&S->ps[i].refused_evaluated);
-        kw_idset_free(&S->ps[i].keep);
-    }
-    free(S->ps);
-    kw_agg_free(&S->agg);
+    kw_scan_clear(S);
     kw_runsum_free(S->rs);
     free(S->steps);
     free(S->viols);
