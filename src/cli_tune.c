@@ -237,28 +237,65 @@ static void kw_tune_clear_line(kw_tune_ui *ui)
 }
 
 /* One line per shape: baseline -> recommendation. */
+/* The end-of-run summary reads the journal as a stream (memory flat however
+ * long the run): a finished shape's D record holds all it prints; a shape cut
+ * short by the time limit or a signal only counts its evaluations so far
+ * (its best so far is in results.xml, which the writer derived in full). */
+typedef struct kw_tune_sum_shape {
+    int done;
+    kw_jdone d;
+    long evals;
+} kw_tune_sum_shape;
+
+static int kw_tune_summary_rec(void *ctx, const kw_journal *j, const kw_jrec *r)
+{
+    kw_tune_sum_shape *sh = ctx;
+    (void)j;
+    if (r->type == 'E' && r->e.shape >= 0 && r->e.shape < KW_JOURNAL_SHAPE_MAX)
+        sh[r->e.shape].evals++;
+    else if (r->type == 'D' && r->d.shape >= 0 && r->d.shape < KW_JOURNAL_SHAPE_MAX) {
+        sh[r->d.shape].done = 1;
+        sh[r->d.shape].d = r->d;
+    }
+    return 0;
+}
+
 static void kw_tune_summary(const char *dir, const char *journal)
 {
+    kw_tune_sum_shape *sh = calloc(KW_JOURNAL_SHAPE_MAX, sizeof *sh);
     kw_journal *j = NULL;
-    if (kw_journal_load(&j, journal) != 0)
+    if (!sh || kw_journal_scan(&j, journal, kw_tune_summary_rec, sh) != 0) {
+        kw_journal_free(j);
+        free(sh);
         return;
+    }
     const char *label = kw_tune_metric_label(j->h.metric);
     printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
            kw_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
            j->h.strategy == KW_STRATEGY_OFAT ? kw_policy_name(j->h.policy) : "");
+    kw_cand base;
+    kw_cand_baseline(&base, &j->h.space);
     for (int i = 0; i < j->h.n_tuned; i++) {
-        kw_jresult r;
-        if (kw_journal_shape_result(&r, j, j->h.tuned[i]) != 0)
+        int s = j->h.tuned[i];
+        if (s < 0 || s >= KW_JOURNAL_SHAPE_MAX)
             continue;
-        double pct = r.baseline_primary != 0
-                         ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
+        const kw_tune_sum_shape *x = &sh[s];
+        if (!x->done) {
+            printf("  %-32s %s incomplete: %5ld evals so far (best so far in results.xml)\n",
+                   j->h.shape_names[s], label, x->evals);
+            continue;
+        }
+        const kw_jdone *d = &x->d;
+        int n_changes = kw_cand_distance(&j->h.space, &base, &d->best);
+        double pct = d->baseline_primary != 0
+                         ? (d->best_primary - d->baseline_primary) / d->baseline_primary * 100.0
                          : 0.0;
         printf("  %-32s %s %10.1f -> %10.1f us (%+6.1f%%)  %2d knob%s changed  %5ld evals  %s\n",
-               j->h.shape_names[r.shape], label, r.baseline_primary, r.best_primary, pct,
-               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals, r.why);
-        kw_journal_result_clear(&r);
+               j->h.shape_names[s], label, d->baseline_primary, d->best_primary, pct, n_changes,
+               n_changes == 1 ? "" : "s", d->evals, d->why);
     }
     kw_journal_free(j);
+    free(sh);
 }
 
 /* ------------------------------------------------------------------ the run */
