@@ -40,8 +40,10 @@
 #define KW_MAPPINGS_HEADER_PREFIX "shape,config_id,borrowed_from"
 
 /* Write the run's result files into run_dir from its journal (run_dir/journal),
- * streamed: a partial summary (kw_runsum_from_journal_top), the journal freed
- * before the portability matrix, each file rendered straight into its temp file.
+ * streamed: the journal is read record by record (kw_journal_scan) into a
+ * partial summary (the same one kw_runsum_from_journal_top builds from a loaded
+ * journal), and each file is rendered straight into its temp file, so memory
+ * does not grow with the run.
  * ev is the evaluator the run used (for the portability matrix and re-checks);
  * owner is recorded in every rollback element; metric is "p95_us" or "p99_us". */
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
