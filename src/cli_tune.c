@@ -406,7 +406,7 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
      * final sample size and the long thermal window (results.xml <recheck>). */
     int wrc = kw_results_write_final(c->dir, c->cfg, ev,
                                      c->final_me ? kw_model_eval_iface(c->final_me) : NULL,
-                                     c->owner, eo->metric);
+                                     c->owner, eo->metric, eo->threads);
     if (wrc != 0) {
         kw_cli_fail("tune", wrc);
         fprintf(stderr, "knobwise tune: the journal is intact; rewrite the results with "

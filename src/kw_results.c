@@ -2229,11 +2229,12 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                      const char *owner, const char *metric)
 {
-    return kw_results_write_final(run_dir, cfg, ev, NULL, owner, metric);
+    return kw_results_write_final(run_dir, cfg, ev, NULL, owner, metric, 1);
 }
 
 int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
-                           const kw_evaluator *final_ev, const char *owner, const char *metric)
+                           const kw_evaluator *final_ev, const char *owner, const char *metric,
+                           int threads)
 {
     char path[4096];
     kw_journal *j = NULL;
@@ -2256,6 +2257,7 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
         kw_runsum_set_limits(rs, cfg);
     if (owner && owner[0])
         snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
+    rs->threads = threads;
     if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
         goto done;
     if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)

@@ -121,8 +121,11 @@ int kw_results_step_order(int **out, const kw_runsum *rs);
 
 /* As kw_results_write, and re-measure the baseline and the first
  * KW_RESULTS_RECHECK_TOP ranked configs of each shape with final_ev (larger
- * sample, long thermal window), reported in results.xml as <recheck>. */
+ * sample, long thermal window), reported in results.xml as <recheck>. The
+ * re-checks and the portability matrix run on `threads` threads (the files do
+ * not depend on it). */
 int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
-                           const kw_evaluator *final_ev, const char *owner, const char *metric);
+                           const kw_evaluator *final_ev, const char *owner, const char *metric,
+                           int threads);
 
 #endif

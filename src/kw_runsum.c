@@ -7,6 +7,8 @@
  * evaluations costs O(n), not O(n^2); every derived list is a plain int array.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -500,8 +502,70 @@ int kw_runsum_knob_step(const kw_runsum *rs, int shape, const int *lineage, int 
     return found;
 }
 
+/* The re-checks and the portability matrix are independent evaluations: a
+ * job list run by rs->threads threads (the calling one included), each job
+ * writing only its own slot, so the results do not depend on the thread count
+ * or timing. Threads that cannot be started leave the work to the others. */
+typedef struct kw_rs_job {
+    const kw_cand *cand;
+    int shape;
+    int rc;
+    kw_metrics m;
+    char err[200]; /* kw_error_last() of the failing thread */
+} kw_rs_job;
+
+typedef struct kw_rs_pool {
+    const kw_evaluator *ev;
+    kw_rs_job *jobs;
+    int n;
+    int next; /* taken with an atomic increment */
+} kw_rs_pool;
+
+static void *kw_rs_worker(void *arg)
+{
+    kw_rs_pool *p = arg;
+    for (;;) {
+        int i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (i >= p->n)
+            break;
+        kw_rs_job *j = &p->jobs[i];
+        memset(&j->m, 0, sizeof j->m);
+        j->rc = p->ev->eval(p->ev->ctx, j->cand, j->shape, 0, &j->m);
+        if (j->rc != 0)
+            snprintf(j->err, sizeof j->err, "%s", kw_error_last());
+    }
+    return NULL;
+}
+
+static void kw_rs_run_jobs(const kw_evaluator *ev, kw_rs_job *jobs, int n, int threads)
+{
+    kw_rs_pool p = {ev, jobs, n, 0};
+    enum { KW_RS_THREADS_MAX = 64 };
+    pthread_t t[KW_RS_THREADS_MAX];
+    int want = threads < 1 ? 1 : threads > KW_RS_THREADS_MAX ? KW_RS_THREADS_MAX : threads;
+    if (want > n)
+        want = n;
+    int started = 0;
+    for (int k = 1; k < want; k++)
+        if (pthread_create(&t[started], NULL, kw_rs_worker, &p) == 0)
+            started++;
+    kw_rs_worker(&p);
+    for (int k = 0; k < started; k++)
+        pthread_join(t[k], NULL);
+}
+
 int kw_runsum_recheck(kw_runsum *rs, const kw_evaluator *ev, int top)
 {
+    int cap = 0, n = 0;
+    for (int i = 0; i < rs->n_shapes; i++)
+        cap += 1 + (rs->shapes[i].n_ranked < top ? rs->shapes[i].n_ranked : top);
+    kw_rs_job *jobs = calloc((size_t)(cap > 0 ? cap : 1), sizeof *jobs);
+    kw_rs_config **dst = calloc((size_t)(cap > 0 ? cap : 1), sizeof *dst);
+    int rc = 0;
+    if (!jobs || !dst) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory re-checking the ranked configurations");
+        goto done;
+    }
     for (int i = 0; i < rs->n_shapes; i++) {
         kw_rs_shape *s = &rs->shapes[i];
         int es = -1;
@@ -510,23 +574,39 @@ int kw_runsum_recheck(kw_runsum *rs, const kw_evaluator *ev, int top)
                 es = k;
         if (es < 0)
             continue;
-        int n = s->n_ranked < top ? s->n_ranked : top;
-        for (int r = -1; r < n; r++) {
+        int nr = s->n_ranked < top ? s->n_ranked : top;
+        for (int r = -1; r < nr; r++) {
             int c = r < 0 ? s->baseline : s->ranked[r];
             if (c < 0 || s->configs[c].recheck)
                 continue;
-            kw_metrics *m = calloc(1, sizeof *m);
-            if (!m)
-                return kw_error_set(KW_ENOMEM, "out of memory re-checking shape %s", s->name);
-            int rc = ev->eval(ev->ctx, &s->configs[c].cand, es, 0, m);
-            if (rc != 0) {
-                free(m);
-                return rc;
-            }
-            s->configs[c].recheck = m;
+            int dup = 0; /* the baseline can also be ranked */
+            for (int k = 0; k < n; k++)
+                dup |= dst[k] == &s->configs[c];
+            if (dup)
+                continue;
+            jobs[n].cand = &s->configs[c].cand;
+            jobs[n].shape = es;
+            dst[n++] = &s->configs[c];
         }
     }
-    return 0;
+    kw_rs_run_jobs(ev, jobs, n, rs->threads);
+    for (int k = 0; k < n; k++) {
+        if (jobs[k].rc != 0) { /* the first failure in job order, as one thread would report it */
+            rc = kw_error_set(jobs[k].rc, "%s", jobs[k].err);
+            goto done;
+        }
+        kw_metrics *m = malloc(sizeof *m);
+        if (!m) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory re-checking the ranked configurations");
+            goto done;
+        }
+        *m = jobs[k].m;
+        dst[k]->recheck = m;
+    }
+done:
+    free(jobs);
+    free(dst);
+    return rc;
 }
 
 int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
@@ -536,8 +616,13 @@ int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
     free(rs->port_ok);
     rs->port = calloc((size_t)(n > 0 ? n * n : 1), sizeof *rs->port);
     rs->port_ok = calloc((size_t)(n > 0 ? n * n : 1), sizeof *rs->port_ok);
-    if (!rs->port || !rs->port_ok)
+    kw_rs_job *jobs = calloc((size_t)(n > 0 ? n * n : 1), sizeof *jobs);
+    int *slot = calloc((size_t)(n > 0 ? n * n : 1), sizeof *slot);
+    if (!rs->port || !rs->port_ok || !jobs || !slot) {
+        free(jobs);
+        free(slot);
         return kw_error_set(KW_ENOMEM, "out of memory for the portability matrix");
+    }
     int map[KW_METRIC_MAX]; /* summary metric -> evaluator metric */
     for (int k = 0; k < rs->n_metrics; k++) {
         map[k] = -1;
@@ -545,6 +630,7 @@ int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
             if (strcmp(ev->metric_names[e], rs->metric_names[k]) == 0)
                 map[k] = e;
     }
+    int nj = 0;
     for (int j = 0; j < n; j++) {
         int ej = -1;
         for (int e = 0; e < ev->n_shapes; e++)
@@ -566,22 +652,28 @@ int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
                          rs->ks.constraints[broken].name);
                 continue;
             }
-            kw_metrics m;
-            memset(&m, 0, sizeof m);
-            int rc = ev->eval(ev->ctx, c, ej, 0, &m);
-            if (rc != 0) {
-                snprintf(out->guards, sizeof out->guards, "error:%.200s", kw_error_last());
-                for (char *p = out->guards; *p; p++)
-                    if (*p == ',' || *p == '\n')
-                        *p = ';';
-                continue;
-            }
-            for (int k = 0; k < rs->n_metrics; k++)
-                out->v[k] = map[k] >= 0 ? m.v[map[k]] : NAN;
-            snprintf(out->guards, sizeof out->guards, "%s", m.guards);
-            snprintf(out->klass, sizeof out->klass, "%s", m.klass);
-            rs->port_ok[i * n + j] = 1;
+            jobs[nj].cand = c;
+            jobs[nj].shape = ej;
+            slot[nj++] = i * n + j;
         }
     }
+    kw_rs_run_jobs(ev, jobs, nj, rs->threads);
+    for (int k = 0; k < nj; k++) {
+        kw_metrics *out = &rs->port[slot[k]];
+        if (jobs[k].rc != 0) {
+            snprintf(out->guards, sizeof out->guards, "error:%.200s", jobs[k].err);
+            for (char *p = out->guards; *p; p++)
+                if (*p == ',' || *p == '\n')
+                    *p = ';';
+            continue;
+        }
+        for (int q = 0; q < rs->n_metrics; q++)
+            out->v[q] = map[q] >= 0 ? jobs[k].m.v[map[q]] : NAN;
+        snprintf(out->guards, sizeof out->guards, "%s", jobs[k].m.guards);
+        snprintf(out->klass, sizeof out->klass, "%s", jobs[k].m.klass);
+        rs->port_ok[slot[k]] = 1;
+    }
+    free(jobs);
+    free(slot);
     return 0;
 }

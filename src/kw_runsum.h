@@ -131,6 +131,10 @@ typedef struct kw_runsum {
      * top of the ranked and rejected lists, not every configuration;
      * kw_runsum_finish then keeps the shapes' *_total counts as they are. */
     int partial;
+    /* Threads for the evaluations of kw_runsum_recheck and
+     * kw_runsum_portability (0 or 1: the calling thread alone). Each result
+     * lands in its own slot, so the output does not depend on it. */
+    int threads;
 } kw_runsum;
 
 /* A new empty summary over knob space ks (copied) with the evaluator's metric
