@@ -55,6 +55,29 @@ static inline char *kw_t_tmpdir(void)
     return d;
 }
 
+/* Column `name` of the first data row of a header + rows CSV (no quoted
+ * fields, as `knobwise eval --format csv` writes), copied into buf. Returns
+ * the header's column count, with buf "" when the column is absent. */
+static inline int kw_t_csv_col(const char *csv, const char *name, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const char *data = strchr(csv, '\n');
+    if (!data)
+        return 0;
+    data++;
+    int cols = 0;
+    const char *h = csv, *d = data;
+    while (h < data - 1) {
+        size_t hl = strcspn(h, ",\n"), dl = d ? strcspn(d, ",\n") : 0;
+        if (d && hl == strlen(name) && strncmp(h, name, hl) == 0)
+            snprintf(buf, len, "%.*s", (int)dl, d);
+        cols++;
+        h += hl + 1;
+        d = d && d[dl] == ',' ? d + dl + 1 : NULL;
+    }
+    return cols;
+}
+
 /* Run `knobwise ARGS` through the shell (args are shell words), with optional stdin text. */
 static inline kw_run kw_t_run(const char *args, const char *stdin_text)
 {

@@ -25,24 +25,17 @@ static row eval_row(const char *extra)
              kw_t_src(), extra);
     kw_run r = kw_t_run(cmd, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    char *hdr = r.out, *data = strchr(r.out, '\n');
-    cr_assert(data != NULL);
-    *data++ = '\0';
+    char v[64];
     row out = {0};
-    int col = 0;
-    char *hs = NULL, *ds = NULL;
-    for (char *h = strtok_r(hdr, ",", &hs), *d = strtok_r(data, ",\n", &ds); h && d;
-         h = strtok_r(NULL, ",", &hs), d = strtok_r(NULL, ",\n", &ds), col++) {
-        if (strcmp(h, "launches") == 0)
-            out.launches = atoi(d);
-        else if (strcmp(h, "p95_us") == 0)
-            out.p95_us = atof(d);
-        else if (strcmp(h, "latency_us") == 0)
-            out.latency_us = atof(d);
-        else if (strcmp(h, "contention_pct") == 0)
-            out.contention_pct = atof(d);
-    }
-    cr_assert_gt(col, 16, "the eval CSV lost its added columns");
+    int cols = kw_t_csv_col(r.out, "launches", v, sizeof v);
+    out.launches = atoi(v);
+    kw_t_csv_col(r.out, "p95_us", v, sizeof v);
+    out.p95_us = atof(v);
+    kw_t_csv_col(r.out, "latency_us", v, sizeof v);
+    out.latency_us = atof(v);
+    kw_t_csv_col(r.out, "contention_pct", v, sizeof v);
+    out.contention_pct = atof(v);
+    cr_assert_gt(cols, 16, "the eval CSV lost its added columns");
     kw_t_free(&r);
     return out;
 }

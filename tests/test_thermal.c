@@ -336,19 +336,9 @@ static void soak_eval_csv(const char *sets, char *guards, size_t len, double *th
              kw_t_src(), sets);
     kw_run r = kw_t_run(cmd, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    char *hdr = r.out, *data = strchr(r.out, '\n');
-    cr_assert(data != NULL);
-    *data++ = '\0';
-    guards[0] = '\0';
-    *throttle_pct = -1;
-    char *hs = NULL, *ds = NULL;
-    for (char *h = strtok_r(hdr, ",", &hs), *d = strtok_r(data, ",\n", &ds); h && d;
-         h = strtok_r(NULL, ",", &hs), d = strtok_r(NULL, ",\n", &ds)) {
-        if (strcmp(h, "guards") == 0)
-            snprintf(guards, len, "%s", d);
-        else if (strcmp(h, "throttle_pct") == 0)
-            *throttle_pct = atof(d);
-    }
+    char v[64];
+    kw_t_csv_col(r.out, "guards", guards, len);
+    *throttle_pct = kw_t_csv_col(r.out, "throttle_pct", v, sizeof v) > 0 && v[0] ? atof(v) : -1;
     kw_t_free(&r);
 }
 
