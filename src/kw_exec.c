@@ -11,8 +11,9 @@
  *   Welch test across repetitions assumes. Raw samples are skewed; they are
  *   never fed to a t-test (kw_mstat.h has the rank test for raw samples).
  * - Adaptive samples: the first request asks for `reps`; while the median's
- *   distribution-free 95% interval is wider than +-target_ci_pct of it and
- *   fewer than max_reps are in, another request asks for as many again.
+ *   (unit=request: the p95's) distribution-free 95% interval is wider than
+ *   +-target_ci_pct of it and fewer than max_reps are in, another request
+ *   asks for as many again.
  * - Drift: with anchor on, every measurement of a candidate is bracketed by
  *   two measurements of the shape's baseline (A B A) and the candidate's
  *   median is scaled by ref / mean(A1, A2), ref being the baseline's first
@@ -359,8 +360,17 @@ static void kw_exec_measure(kw_exec *e, const kw_cand *c, int shape, int rep, co
         if (!tmp)
             return;
         memcpy(tmp, x, (size_t)*n * sizeof *tmp);
-        double ci;
-        kw_exec_median(tmp, *n, &ci);
+        double ci, lo, hi;
+        if (a->unit_request) {
+            /* whole-request latencies: the tail is the object, so its interval
+             * decides (p95, nothing trimmed) */
+            gsl_sort(tmp, 1, (size_t)*n);
+            double q = gsl_stats_quantile_from_sorted_data(tmp, 1, (size_t)*n, 0.95);
+            kw_mstat_quantile_ci(&lo, &hi, tmp, (size_t)*n, 0.95, KW_EXEC_CI_LEVEL);
+            ci = q > 0 ? 100.0 * fmax(q - lo, hi - q) / q : INFINITY;
+        } else {
+            kw_exec_median(tmp, *n, &ci);
+        }
         free(tmp);
         if (ci <= o->target_ci_pct)
             return;
