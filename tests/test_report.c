@@ -206,6 +206,7 @@ Test(verify, intact_journal_passes)
     kw_sbuf log = {0};
     cr_assert_eq(kw_verify_journal(&log, jp), 0, "%s", kw_sbuf_cstr(&log));
     cr_assert(strstr(kw_sbuf_cstr(&log), "each changes exactly one knob") != NULL);
+    cr_assert(strstr(kw_sbuf_cstr(&log), "ok   net path: ") != NULL, "%s", kw_sbuf_cstr(&log));
     kw_sbuf_free(&log);
     rm_rf(dir);
     free(dir);
