@@ -35,6 +35,7 @@
 #include "kw_exec.h"
 #include "kw_journal.h"
 #include "kw_load.h"
+#include "kw_progline.h"
 #include "kw_results.h"
 
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
@@ -90,8 +91,14 @@ static void kw_tune_help(void)
            "  --evaluator E    model, or exec:CMD: a worker command measures stage 1 (README:\n"
            "                   the worker protocol; default: the space's <evaluator>)\n"
            "  --timeout S      seconds the worker may take per candidate (default: the space's)\n\n"
-           "On a terminal a progress line on stderr shows the shape, the step, the best\n"
-           "primary against the baseline, evaluations per second and the ETA.\n"
+           "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
+           "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
+           "evaluations against its estimate and its best primary against the baseline,\n"
+           "evaluations per second and two ETAs: from convergence (each running shape\n"
+           "still needs at least its incumbent's unevaluated one-knob neighbours, or the\n"
+           "finished shapes' mean evaluations if more) and from the budget. When stderr\n"
+           "is not a terminal it gets one plain line per finished shape instead; a\n"
+           "resume says when it replays its journal.\n"
            "SIGINT/SIGTERM finish the current step, write the results so far and exit\n"
            "130/143; resume with --resume DIR. Exit status: 0 done (or time limit\n"
            "reached), 1 runtime failure, 2 bad input or usage.\n");
@@ -172,8 +179,9 @@ static const char *kw_tune_metric_label(const char *metric)
 /* ------------------------------------------------------------------ progress */
 
 typedef struct kw_tune_ui {
-    int draw;                    /* progress line on stderr */
-    int drawn;                   /* a line is on screen */
+    int draw;                    /* progress line on stderr (a terminal) */
+    int plain;                   /* stderr is not a terminal: one plain line per finished shape */
+    int drawn;                   /* a line is on screen, this many columns wide */
     const kw_evaluator *ev;
     const int *shapes;           /* tuned evaluator shapes */
     const char *metric;
@@ -183,60 +191,74 @@ typedef struct kw_tune_ui {
     double every_s;              /* results rewrite period, 0 = off */
     double last_draw, last_write;
     int write_failed;
+    int replay_said;             /* plain: the replay's start (1) and end (2) were said */
+    char said_done[KW_JOURNAL_SHAPE_MAX]; /* plain: this tuned shape's line is written */
+    int n_said;
 } kw_tune_ui;
 
-static void kw_tune_fmt_eta(char *buf, size_t n, double s)
+static void kw_tune_clear_line(kw_tune_ui *ui)
 {
-    if (!(s >= 0) || !isfinite(s))
-        snprintf(buf, n, "-");
-    else if (s < 60)
-        snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600)
-        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else
-        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    if (ui->drawn) {
+        fprintf(stderr, "\r%*s\r", ui->drawn, "");
+        ui->drawn = 0;
+    }
+}
+
+/* Plain progress for logs (stderr not a terminal): a line when a resume
+ * starts and ends its replay, and one per shape as it finishes. */
+static void kw_tune_plain(kw_tune_ui *ui, const kw_progress *p)
+{
+    const char *label = kw_tune_metric_label(ui->metric);
+    if (p->replaying && ui->replay_said == 0) {
+        fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
+                        "repeated)\n", p->replay_total);
+        ui->replay_said = 1;
+    } else if (!p->replaying && ui->replay_said == 1) {
+        fprintf(stderr, "knobwise tune: resume: journal replayed (%ld evaluations, %d/%d shapes "
+                        "done); evaluating\n", p->evals, p->n_done, p->n_shapes);
+        ui->replay_said = 2;
+    }
+    for (int i = 0; p->per_shape && i < p->n_shapes && i < KW_JOURNAL_SHAPE_MAX; i++) {
+        if (!p->per_shape[i].done || ui->said_done[i])
+            continue;
+        char line[512];
+        kw_progline_shape_done(line, sizeof line, p, i, ui->ev->shape_names, label);
+        fprintf(stderr, "%s (%d of %d)\n", line, ++ui->n_said, p->n_shapes);
+        ui->said_done[i] = 1;
+    }
+    fflush(stderr);
 }
 
 static void kw_tune_progress(void *ud, const kw_progress *p)
 {
     kw_tune_ui *ui = ud;
     double now = kw_tune_now();
+    if (ui->plain)
+        kw_tune_plain(ui, p);
     if (ui->draw && now - ui->last_draw >= KW_TUNE_DRAW_S) {
         ui->last_draw = now;
-        char eta[32], line[320];
-        kw_tune_fmt_eta(eta, sizeof eta, p->eta_s);
-        double pct = p->baseline_primary != 0 && isfinite(p->best_primary)
-                         ? (p->best_primary - p->baseline_primary) / p->baseline_primary * 100.0
-                         : 0.0;
-        snprintf(line, sizeof line,
-                 "shape %d/%d %.40s  step %d  best %s %.1f us (%+.1f%% vs %.1f)  %ld evals  "
-                 "%.1f evals/s  ETA %s",
-                 p->shape + 1, p->n_shapes, ui->ev->shape_names[ui->shapes[p->shape]], p->step,
-                 kw_tune_metric_label(ui->metric), p->best_primary, pct, p->baseline_primary,
-                 p->evals, p->evals_per_s, eta);
-        fprintf(stderr, "\r%-118.118s", line);
+        /* one column less than the terminal: writing the last column makes
+         * some terminals wrap before the carriage return */
+        int width = kw_progline_width(STDERR_FILENO) - 1;
+        char line[KW_PROGLINE_WIDTH_MAX + 1];
+        size_t len = kw_progline_format(line, sizeof line, p, ui->ev->shape_names,
+                                        kw_tune_metric_label(ui->metric), width);
+        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
+        fprintf(stderr, "\r%s%*s", line, pad, "");
+        if (pad)
+            fprintf(stderr, "\r%s", line);
         fflush(stderr);
-        ui->drawn = 1;
+        ui->drawn = (int)len > 0 ? (int)len : ui->drawn;
     }
     if (ui->every_s > 0 && now - ui->last_write >= ui->every_s) {
         ui->last_write = now;
         if (kw_results_write(ui->dir, ui->cfg, ui->ev, ui->owner, ui->metric) != 0 &&
             !ui->write_failed) {
             ui->write_failed = 1; /* said once; the run goes on */
-            if (ui->drawn)
-                fputc('\n', stderr);
+            kw_tune_clear_line(ui);
             fprintf(stderr, "knobwise tune: cannot rewrite the results so far: %s\n",
                     kw_error_last());
-            ui->drawn = 0;
         }
-    }
-}
-
-static void kw_tune_clear_line(kw_tune_ui *ui)
-{
-    if (ui->drawn) {
-        fprintf(stderr, "\r%-118s\r", "");
-        ui->drawn = 0;
     }
 }
 
@@ -376,7 +398,9 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_model_eval_iface(c->me);
     const kw_evaluator *final_ev = c->final_ex ? kw_exec_iface(c->final_ex)
                                    : c->final_me ? kw_model_eval_iface(c->final_me) : NULL;
-    kw_tune_ui ui = {.draw = !quiet && isatty(STDERR_FILENO),
+    int tty = isatty(STDERR_FILENO);
+    kw_tune_ui ui = {.draw = !quiet && tty,
+                     .plain = !quiet && !tty,
                      .ev = c->port_ex ? kw_exec_iface(c->port_ex) : ev,
                      .shapes = eo->shapes,
                      .metric = eo->metric,
