@@ -15,7 +15,8 @@
  *   --all                     every shape of the space -> mappings.csv
  *                             (RUN_DIR/mappings.csv, or -o FILE), the table a
  *                             runtime loads: shape,config_id,borrowed_from,
- *                             then every knob
+ *                             then every knob, then the shape's dimensions
+ *                             shape_phase,shape_batch,shape_len,shape_streams
  * Nearest = smallest sum of |log2| differences of batch, length and streams,
  * same phase first (a prefill winner is a poor guess for decode). A borrowed
  * winner that fails a guard or is slower than the shape's baseline there is
@@ -186,7 +187,9 @@ static int kw_write_mappings(kw_rundir *r, const char *out_path)
         kw_sbuf_puts(&b, ",");
         kw_sbuf_csv(&b, ks->knobs[k].name);
     }
-    kw_sbuf_puts(&b, "\n");
+    /* after the knobs (columns are only ever added at the end): the shape's
+     * dimensions, for libknobwise's nearest-shape lookup */
+    kw_sbuf_puts(&b, "," KW_MAPPINGS_DIMS_HEADER "\n");
     int rc = 0;
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
         kw_rec x;
@@ -199,7 +202,9 @@ static int kw_write_mappings(kw_rundir *r, const char *out_path)
             kw_sbuf_puts(&b, ",");
             kw_sbuf_csv(&b, ks->knobs[k].values[x.cand.v[k]]);
         }
-        kw_sbuf_puts(&b, "\n");
+        const kw_shape *sh = &r->cfg->workload.shapes[r->cfg->space.shapes[i]];
+        kw_sbuf_printf(&b, ",%s,%d,%d,%d\n", sh->phase == KW_PHASE_DECODE ? "decode" : "prefill",
+                       sh->batch, kw_len_of(sh), sh->streams);
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;
