@@ -505,33 +505,9 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
         rc = kw_exec_new_sibling(&c->port_ex, c->ex, c->me, "results");
     if (rc != 0)
         return kw_cli_fail("tune", rc);
-    size_t used = 0;
-    scales_out[0] = '\0';
-    const char *p = scales;
-    for (int i = 0; i < c->cfg->space.n_shapes; i++) {
-        double f = 1.0;
-        if (p) {
-            char *end;
-            f = strtod(p, &end);
-            p = *end == ',' ? end + 1 : end;
-        } else {
-            double ratio;
-            char why[KW_GUARDS_LEN];
-            if ((rc = kw_exec_baseline_ratio(&ratio, why, sizeof why, c->ex, i)) != 0)
-                return kw_cli_fail("tune", rc);
-            if (!(ratio > 0))
-                return kw_cli_fail("tune", kw_error_set(KW_EINPUT,
-                                   "worker '%s' could not measure the baseline of shape '%s' (%s)",
-                                   cmd, c->cfg->workload.shapes[c->cfg->space.shapes[i]].name,
-                                   why));
-            f = ratio;
-        }
-        if ((rc = kw_model_eval_rescale_load(c->me, i, f)) < 0 ||
-            (rc = kw_model_eval_rescale_load(c->final_me, i, f)) < 0)
-            return kw_cli_fail("tune", rc);
-        used += (size_t)snprintf(scales_out + used, used < out_len ? out_len - used : 0, "%s%.17g",
-                                 i ? "," : "", f);
-    }
+    kw_model_eval *models[2] = {c->me, c->final_me};
+    if ((rc = kw_exec_calibrate(c->ex, models, 2, scales, scales_out, out_len)) != 0)
+        return kw_cli_fail("tune", rc);
     return 0;
 }
 

@@ -485,6 +485,38 @@ int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e,
     return rc;
 }
 
+int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
+                      const char *recorded, char *out, size_t out_len)
+{
+    size_t used = 0;
+    int rc = 0;
+    out[0] = '\0';
+    const char *p = recorded;
+    for (int i = 0; i < e->cfg->space.n_shapes; i++) {
+        double f = 1.0;
+        if (p) {
+            char *end;
+            f = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        } else {
+            char why[KW_GUARDS_LEN];
+            if ((rc = kw_exec_baseline_ratio(&f, why, sizeof why, e, i)) != 0)
+                return rc;
+            if (!(f > 0))
+                return kw_error_set(KW_EINPUT,
+                                    "worker '%s' could not measure the baseline of shape '%s' (%s)",
+                                    e->dev->cmd,
+                                    e->cfg->workload.shapes[e->cfg->space.shapes[i]].name, why);
+        }
+        for (int m = 0; m < n_models; m++)
+            if (models[m] && (rc = kw_model_eval_rescale_load(models[m], i, f)) < 0)
+                return rc;
+        used += (size_t)snprintf(out + used, used < out_len ? out_len - used : 0, "%s%.17g",
+                                 i ? "," : "", f);
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ lifetime */
 
 static void kw_exec_iface_init(kw_exec *e)

@@ -82,6 +82,16 @@ const kw_evaluator *kw_exec_iface(const kw_exec *e);
  * time of one request (*ratio; 0 when the worker failed: guard in why). */
 int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape);
 
+/* Measured load: re-derive each space shape's load-given arrival rate in the
+ * model evaluators from the measured baseline (kw_model_eval_rescale_load), so
+ * `load` means the utilisation of the measured device and not of the modelled
+ * one. recorded: the factors a run used ("f1,f2,..." per space shape, from its
+ * journal) or NULL to measure the baselines now (purpose=calibrate); the
+ * factors used are written to out. KW_EINPUT when a baseline cannot be
+ * measured (the worker's guard in the message). */
+int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
+                      const char *recorded, char *out, size_t out_len);
+
 /* Counters (for tests and the run summary). */
 long kw_exec_requests(const kw_exec *e); /* measure requests answered or failed */
 long kw_exec_restarts(const kw_exec *e); /* workers started after a fault */
