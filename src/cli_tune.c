@@ -41,7 +41,7 @@
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_THREADS_MAX 256
-#define KW_TUNE_N_ATTRS 12
+#define KW_TUNE_N_ATTRS 16
 
 static volatile sig_atomic_t kw_tune_sig;
 
@@ -62,6 +62,7 @@ static void kw_tune_help(void)
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
            "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
+           "                     [--screen K]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -90,7 +91,10 @@ static void kw_tune_help(void)
            "  --quiet          no progress line and no summary\n"
            "  --evaluator E    model, or exec:CMD: a worker command measures stage 1 (README:\n"
            "                   the worker protocol; default: the space's <evaluator>)\n"
-           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n\n"
+           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n"
+           "  --screen K       with a measuring evaluator: the model ranks each round's new\n"
+           "                   configs and only its best K are measured (the others are\n"
+           "                   journaled as failing the guard 'screened')\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
@@ -337,6 +341,7 @@ typedef struct kw_tune_args {
     const char *metric;
     const char *evaluator;       /* --evaluator model|exec:CMD (NULL: the space's) */
     double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
+    long screen;                 /* --screen K: measure only the model's best K per round */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -592,6 +597,11 @@ static int kw_tune_fresh(const kw_tune_args *a)
         status = kw_cli_usage_error("tune", "%s", kw_error_last());
         goto done;
     }
+    if (a->screen > 0 && !cmd) {
+        status = kw_cli_usage_error("tune", "--screen needs a measuring evaluator (--evaluator "
+                                    "exec:CMD or the space's <evaluator>): the model is its screen");
+        goto done;
+    }
     if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
         goto done;
     int rc = kw_tune_mkdirs(c.dir);
@@ -625,6 +635,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
     kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
     kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
+    kw_tune_attr(&c, "screen", "%ld", a->screen);
     kw_tune_inputs(&c);
 
     kw_engine_opts eo;
@@ -643,6 +654,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     eo.probes = a->probes;
     eo.n_shapes = n;
     eo.shapes = c.shapes;
+    eo.screen = (int)a->screen;
     status = kw_tune_engine(&c, &eo, 0, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -713,6 +725,8 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_engine_opts_from_header(&eo, c.shapes, h);
     eo.threads = a->threads;
     eo.time_limit_s = a->time_limit_s;
+    const char *scr = kw_journal_attr(c.j, "screen");
+    eo.screen = scr ? atoi(scr) : 0;
     status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -723,7 +737,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -738,6 +752,7 @@ int kw_cli_tune(int argc, char **argv)
         {"thermal", no_argument, 0, O_THERMAL},       {"results-every", required_argument, 0, O_EVERY},
         {"evaluator", required_argument, 0, O_EVALUATOR},
         {"timeout", required_argument, 0, O_TIMEOUT},
+        {"screen", required_argument, 0, O_SCREEN},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -854,6 +869,10 @@ int kw_cli_tune(int argc, char **argv)
         case O_EVALUATOR: a.evaluator = optarg; break;
         case O_TIMEOUT:
             if (kw_cli_parse_double(&a.timeout_s, "tune", "--timeout", optarg, 0.001, 1e6))
+                return 2;
+            break;
+        case O_SCREEN:
+            if (kw_cli_parse_long(&a.screen, "tune", "--screen", optarg, 1, 100000))
                 return 2;
             break;
         case O_HELP: kw_tune_help(); return 0;

@@ -519,6 +519,13 @@ int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
 
 /* ------------------------------------------------------------------ lifetime */
 
+/* The screen (engine opts.screen): the model's prediction of c, no measurement. */
+static int kw_exec_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_exec *e = ctx;
+    return kw_model_eval_measured(e->model, c, shape, 0, NULL, out);
+}
+
 static void kw_exec_iface_init(kw_exec *e)
 {
     const kw_evaluator *m = kw_model_eval_iface(e->model);
@@ -526,6 +533,7 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.ctx = e;
     e->iface.noisy = 1;
     e->iface.eval = kw_exec_eval;
+    e->iface.predict = kw_exec_predict;
     kw_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 

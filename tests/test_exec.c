@@ -501,3 +501,50 @@ Test(exec, a_noisy_tune_accepts_only_significant_steps)
     free(dir);
     (void)accepts;
 }
+
+Test(exec, screen_measures_only_the_models_best_and_resumes_the_same)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], sh[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "");
+    long measured[2];
+    for (int screen = 0; screen <= 1; screen++) {
+        snprintf(cnt, sizeof cnt, "%s/requests%d", dir, screen);
+        snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' "
+                 "--out '%s/run%d' --quiet %s", sp, cmd, cnt, dir, screen,
+                 screen ? "--screen 2" : "");
+        kw_run r = kw_t_run(args, NULL);
+        cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+        kw_t_free(&r);
+        measured[screen] = count_lines(cnt, "purpose=search");
+    }
+    snprintf(j1, sizeof j1, "%s/run1/journal", dir);
+    long screened = count_lines(j1, "screened");
+    cr_expect_gt(screened, 0, "the screen journals what it did not measure");
+    cr_expect_lt(measured[1], measured[0], "screening measured %ld, measuring everything %ld",
+                 measured[1], measured[0]);
+    /* a screened run is resumed identically: the screen is deterministic */
+    snprintf(sh, sizeof sh, "mkdir '%s/cut' && n=$(grep -n '^E ' '%s' | sed -n 12p | cut -d: -f1) && "
+             "head -n $n '%s' > '%s/cut/journal'", dir, j1, j1, dir);
+    cr_assert_eq(system(sh), 0);
+    snprintf(args, sizeof args, "tune --resume '%s/cut' --quiet", dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "%s/cut/journal", dir);
+    char *a = kw_t_slurp(j1), *b = kw_t_slurp(sh);
+    cr_expect_str_eq(a, b, "the resumed screened journal differs");
+    free(a);
+    free(b);
+    /* --screen without a measuring evaluator is a usage error, nothing written */
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator model --screen 2 --out '%s/m'",
+             sp, dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    snprintf(sh, sizeof sh, "%s/m", dir);
+    cr_expect(!kw_t_exists(sh));
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
