@@ -14,10 +14,10 @@
  *   (unit=request: the p95's) distribution-free 95% interval is wider than
  *   +-target_ci_pct of it and fewer than max_reps are in, another request
  *   asks for as many again.
- * - Drift: with anchor on, every measurement of a candidate is bracketed by
- *   two measurements of the shape's baseline (A B A) and the candidate's
- *   median is scaled by ref / mean(A1, A2), ref being the baseline's first
- *   median in this process; a device drifting linearly over the bracket is
+ * - Drift: with anchor on, every measurement (the baseline's own included) is
+ *   bracketed by two measurements of the shape's baseline (A B A) and its
+ *   median is scaled by ref / mean(A1, A2), ref being the first bracket's
+ *   mean in this process; a device drifting linearly over the bracket is
  *   cancelled exactly. This is the interleaving the engine can have without
  *   knowing the incumbent (the search engine must not care which evaluator it
  *   has): every candidate is compared through the same anchor.
@@ -402,7 +402,9 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         rc = kw_error_set(KW_ENOMEM, "out of memory for measured samples");
         goto done;
     }
-    int anchored = d->o.anchor && memcmp(c, &e->base, sizeof *c) != 0;
+    /* every measurement is bracketed, the baseline's own too, so all of them
+     * carry the same correction and keep their own noise */
+    int anchored = d->o.anchor;
     pthread_mutex_lock(&d->mu);
     double a1 = 0, a2 = 0, ci;
     if (anchored) {
@@ -425,14 +427,6 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         if (!(d->anchor_ref[shape] > 0))
             d->anchor_ref[shape] = now;
         factor = d->anchor_ref[shape] / now;
-    } else if (!anchored && d->o.anchor && !a.guard[0] && !(d->anchor_ref[shape] > 0)) {
-        /* the baseline itself: its first median is the shape's anchor level */
-        double *tmp = malloc((size_t)n * sizeof *tmp);
-        if (tmp) {
-            memcpy(tmp, x, (size_t)n * sizeof *tmp);
-            d->anchor_ref[shape] = kw_exec_median(tmp, n, &ci);
-            free(tmp);
-        }
     }
     pthread_mutex_unlock(&d->mu);
 
