@@ -432,6 +432,15 @@ Test(exec, resume_never_measures_twice)
     cr_expect_eq(measured, evals, "one search request per journaled evaluation (deterministic "
                  "worker): %ld requests, %ld evaluations", measured, evals);
 
+    /* audit's one-line reproduction of a step names the run's worker */
+    snprintf(args, sizeof args, "audit '%s/full'", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "--evaluator 'exec:") != NULL, "%s", r.out);
+    kw_t_free(&r);
+    long before_audit = count_lines(cnt, "purpose=search");
+    cr_expect_eq(before_audit, measured, "audit measures nothing");
+
     /* resume a finished run: nothing is measured for the search again */
     snprintf(args, sizeof args, "tune --resume '%s/full' --quiet", dir);
     r = kw_t_run(args, NULL);
