@@ -54,7 +54,8 @@ typedef struct kw_exec_dev {
     char *cmd;
     int log_fd;              /* -1: knobwise's stderr */
     long next_id, requests, restarts;
-    double anchor_ref[KW_SHAPE_MAX]; /* the baseline's first median per shape, 0 = none yet */
+    double anchor_ref[KW_SHAPE_MAX]; /* the first anchor bracket's mean per shape, 0 = none yet */
+    char fatal[KW_ERROR_MAX];        /* why the worker could not be started again ("" = fine) */
     char name[128];
 } kw_exec_dev;
 
@@ -211,6 +212,7 @@ static int kw_exec_num(double *out, const char *v, size_t len)
 /* What one measure request brought back. */
 typedef struct kw_exec_ans {
     int unit_request;   /* unit=request */
+    int fatal;          /* the worker could not be started again (dev->fatal says why) */
     double q_rel_rms, q_cos;
     char guard[KW_GUARDS_LEN]; /* "" ok, else error:... */
 } kw_exec_ans;
@@ -294,8 +296,13 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
         kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
                              .index = d->o.index, .log_fd = d->log_fd};
         if (kw_worker_start(&d->w, &wo) != 0) {
+            /* A worker that started once and now cannot: nothing more can be
+             * measured, so the run stops (resumable) instead of journaling
+             * every remaining candidate as failed. */
+            snprintf(d->fatal, sizeof d->fatal, "%s", kw_error_last());
             kw_error_clear();
             snprintf(a->guard, sizeof a->guard, "error:start");
+            a->fatal = 1;
             goto done;
         }
         d->restarts++;
@@ -428,8 +435,14 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
             d->anchor_ref[shape] = now;
         factor = d->anchor_ref[shape] / now;
     }
+    char fatal[KW_ERROR_MAX];
+    snprintf(fatal, sizeof fatal, "%s", d->fatal);
     pthread_mutex_unlock(&d->mu);
 
+    if (a.fatal || fatal[0]) {
+        rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", fatal);
+        goto done;
+    }
     if (a.guard[0]) {
         kw_exec_fail(out, a.guard);
         goto done;
@@ -468,7 +481,9 @@ int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e,
     pthread_mutex_unlock(&d->mu);
     kw_cost one;
     int rc = 0;
-    if (a.guard[0]) {
+    if (a.fatal) {
+        rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", e->dev->fatal);
+    } else if (a.guard[0]) {
         snprintf(why, why_len, "%s", a.guard);
     } else if ((rc = kw_model_eval_cost(&one, e->model, &e->base, shape)) == 0 &&
                one.latency_us > 0) {

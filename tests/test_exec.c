@@ -557,3 +557,37 @@ Test(exec, screen_measures_only_the_models_best_and_resumes_the_same)
     cr_expect_eq(system(sh), 0);
     free(dir);
 }
+
+Test(exec, a_worker_that_cannot_be_started_again_stops_the_run_with_its_journal_intact)
+{
+    /* starts 1 and 2 succeed (the start check, then the restart onto worker.log);
+     * the second worker dies after 12 requests (the baseline's 5 repetitions are
+     * journaled, the next round's are not all in); start 3 fails: the run stops
+     * with exit 1 and its journal intact (the engine journals whole rounds: the
+     * round in flight is measured again by a resume) */
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1200], args[8192], sh[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(sh, sizeof sh, "%s/start.sh", dir);
+    FILE *f = fopen(sh, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "n=$(cat %s/starts 2>/dev/null || echo 0); echo $((n+1)) > %s/starts\n"
+               "[ \"$n\" -lt 2 ] && exec %s/tests/kw_tworker --die-after 12\nexit 1\n",
+            dir, dir, builddir());
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sh %s", sh);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet",
+             sp, cmd, dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 1, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "cannot be started again") != NULL, "%s", r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "%s/run/journal", dir);
+    cr_expect_eq(journal_evals(sh), 5, "the finished round is journaled");
+    snprintf(args, sizeof args, "verify '%s/run' --no-eval", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "the stopped run's journal verifies: %s%s", r.out, r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
