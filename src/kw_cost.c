@@ -281,15 +281,18 @@ static void kw_gemm_generic(kw_ctx *c, kw_kernel *k, const kw_gemm *g, double pe
 
 /* DRAM bytes of A and B (one instance) when a shared level of capacity C sits
  * between DRAM and the units, `unit_ab` being what the units read from it.
- *   - every operand is read from DRAM at least once (compulsory traffic);
- *   - instances in flight at once whose operands all fit in C: compulsory;
+ *   - every operand is read from DRAM at least once (compulsory traffic), and
+ *     when the operands of the instances in flight all fit in C, once only;
  *   - else one instance runs in waves of p = units / split_k output tiles; a
  *     wave touches fm tile rows and fn tile columns (launch order row-major
- *     over the output, or grouped `swizzle` rows at a time as CUTLASS's
- *     threadblock swizzle and Triton's GROUP_M do), i.e. fm A panels and fn B
- *     panels of K. When that footprint fits in C each wave reads its panels
- *     once: waves x footprint, between compulsory and unit_ab;
- *   - when it does not fit, the shared level does not help: unit_ab.
+ *     over the output, or `swizzle` rows at a time as CUTLASS's threadblock
+ *     swizzle and Triton's GROUP_M order them). The tiles of a wave start
+ *     together and walk K in step, so what must stay in C for the wave's
+ *     tiles to share their chunks is the chunks in flight: (fm Tm + fn Tn) Tk
+ *     elements per stage. When they fit, each wave reads its fm A panels and
+ *     fn B panels from DRAM once: waves x (fm Tm + fn Tn) K, bounded below by
+ *     compulsory and above by unit_ab;
+ *   - when they do not fit, the shared level does not help: unit_ab.
  * Conservative: panels reused by consecutive waves are charged again. */
 static double kw_shared_ab(const kw_ctx *c, const kw_tiling *t, const kw_gemm *g, double nm,
                            double nn, double unit_ab, double fa, double fb)
@@ -318,10 +321,11 @@ static double kw_shared_ab(const kw_ctx *c, const kw_tiling *t, const kw_gemm *g
         fr = fmin(rows, ceil(p / cols));
     }
     double fm = n_outer ? fc : fr, fn = n_outer ? fr : fc;
-    double foot = (fm * t->tile_m * g->a_bytes * fa + fn * t->tile_n * g->b_bytes * fb) * g->k * wf;
-    if (foot > cap)
+    double panel_elems = fm * t->tile_m * g->a_bytes * fa + fn * t->tile_n * g->b_bytes * fb;
+    double in_flight = panel_elems * t->tile_k * kw_stages(t);
+    if (in_flight > cap)
         return unit_ab;
-    return fmin(unit_ab, fmax(comp, ceil(tiles / p) * foot));
+    return fmin(unit_ab, fmax(comp, ceil(tiles / p) * panel_elems * g->k * wf));
 }
 
 /* One tiled GEMM kernel (+ its split-K reduction kernel). */
