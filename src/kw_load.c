@@ -25,6 +25,7 @@
 
 #include "kw_embed.h"
 #include "kw_exec.h"
+#include "kw_load_hier.h"
 #include "kw_mapping.h"
 #include "kw_xml.h"
 
@@ -265,6 +266,8 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
             if (a->idle_w >= a->tdp_w && a->tdp_w > 0.0)
                 kw_xml_problem(p, file, line, "idle power %g W must be below the TDP %g W",
                                a->idle_w, a->tdp_w);
+        } else if (kw_load_hier_elem(a, n, file, p)) {
+            /* issue 15: <storage>, <rates>, <accumulate> (kw_load_hier.c) */
         } else if (kw_xml_is(n, "thermal")) {
             seen_thermal = 1;
             kw_get_range(&a->t_ambient_c, n, "ambient_c", -50.0, 200.0, 0, file, p);
@@ -320,6 +323,7 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
         any |= a->peak_flops[i] > 0.0;
     if (!any)
         kw_xml_problem(p, file, rl, "accelerator supports no precision: every peak is 0");
+    kw_load_hier_check(a, file, rl, p);
 }
 
 /* ---------------- workload ---------------- */
