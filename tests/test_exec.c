@@ -617,3 +617,42 @@ Test(exec, journal_is_identical_for_one_and_two_threads)
     cr_expect_eq(system(args), 0);
     free(dir);
 }
+
+Test(exec, the_workers_own_quality_check_is_judged_against_the_budget)
+{
+    /* the space's budget: cosine >= 0.999 and relative RMS <= 0.02 (defaults) */
+    static const char *const q[] = {"0.001,0.9999", "0.05,0.9999", "0.001,0.99"};
+    static const char *const want[] = {"", "drift_rel_rms", "drift_cos"};
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--quality %s", q[i]);
+        fixture f;
+        cr_assert_eq(fx_open(&f, args, 0, 0, 0, 0), 0, "%s", kw_error_last());
+        kw_cand base;
+        kw_cand_baseline(&base, &f.cfg->space.knobs);
+        kw_metrics m;
+        const kw_evaluator *ev = kw_exec_iface(f.ex);
+        cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
+        cr_expect_str_eq(m.guards, want[i], "quality %s: guards '%s'", q[i], m.guards);
+        cr_expect_float_eq(m.v[KW_M_QUALITY_REL_RMS], atof(q[i]), 1e-12);
+        cr_expect_float_eq(m.v[KW_M_QUALITY_COS], atof(strchr(q[i], ',') + 1), 1e-12);
+        fx_close(&f);
+    }
+}
+
+Test(exec, eval_stdin_streams_measured_rows)
+{
+    char sp[1024], cmd[1024], args[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--crash-on qkv.tile_m=64");
+    snprintf(args, sizeof args, "eval --space '%s' --evaluator 'exec:%s' --stdin", sp, cmd);
+    kw_run r = kw_t_run(args, "attn_decode_kv512_b1_c1 qkv.tile_m=64\n"
+                              "attn_decode_kv512_b1_c1 qkv.tile_m=256\n"
+                              "attn_decode_kv512_b1_c1 qkv.tile_m=17\n");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ",error:crash,") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, ",pass,") != NULL, "the next line is measured by a fresh worker: %s",
+              r.out);
+    cr_expect(strstr(r.out, "stdin:3:") != NULL, "a bad line is a row: %s", r.out);
+    kw_t_free(&r);
+}
