@@ -100,6 +100,19 @@ int kw_exec_spec(const char **cmd, const char *spec, const kw_space *s)
     return kw_error_set(KW_EINPUT, "--evaluator takes 'model' or 'exec:CMD', not '%s'", spec);
 }
 
+/* The model's metric names, then the measured ones (KW_X_*). */
+static const char *kw_exec_names[KW_X_COUNT];
+static pthread_once_t kw_exec_names_once = PTHREAD_ONCE_INIT;
+
+static void kw_exec_names_init(void)
+{
+    for (int i = 0; i < KW_M_COUNT; i++)
+        kw_exec_names[i] = kw_model_metric_names[i];
+    kw_exec_names[KW_X_MEASURED_LO_US] = "measured_lo_us";
+    kw_exec_names[KW_X_MEASURED_HI_US] = "measured_hi_us";
+    kw_exec_names[KW_X_MEASURED_SAMPLES] = "measured_samples";
+}
+
 /* ------------------------------------------------------------------ requests */
 
 static const char *kw_exec_kind(kw_op_kind k)
@@ -339,14 +352,22 @@ done:
 
 /* Median of the samples kept by the outlier policy; ci_pct = half-width of its
  * 95% interval relative to it. x is sorted and trimmed in place. */
-static double kw_exec_median(double *x, int n, double *ci_pct)
+static double kw_exec_median_ci(double *x, int n, double *ci_pct, double *lo, double *hi,
+                                size_t *kept_out)
 {
     size_t kept = kw_mstat_trim(x, (size_t)n);
     double med = gsl_stats_median_from_sorted_data(x, 1, kept);
-    double lo, hi;
-    kw_mstat_quantile_ci(&lo, &hi, x, kept, 0.5, KW_EXEC_CI_LEVEL);
-    *ci_pct = med > 0 ? 100.0 * fmax(med - lo, hi - med) / med : INFINITY;
+    kw_mstat_quantile_ci(lo, hi, x, kept, 0.5, KW_EXEC_CI_LEVEL);
+    *ci_pct = med > 0 ? 100.0 * fmax(med - *lo, *hi - med) / med : INFINITY;
+    if (kept_out)
+        *kept_out = kept;
     return med;
+}
+
+static double kw_exec_median(double *x, int n, double *ci_pct)
+{
+    double lo, hi;
+    return kw_exec_median_ci(x, n, ci_pct, &lo, &hi, NULL);
 }
 
 /* Measure c adaptively (mutex held). Returns the samples in x (n), the answer
@@ -448,18 +469,30 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         goto done;
     }
     kw_stage1_measured ms = {.quality_rel_rms = a.q_rel_rms, .quality_cos = a.q_cos};
+    double lo, hi, med;
+    size_t kept = (size_t)n;
     if (a.unit_request) {
         gsl_sort(x, 1, (size_t)n); /* the tail is the object: no outlier is dropped */
         for (int i = 0; i < n; i++)
             x[i] *= factor;
         ms.request_us = x;
         ms.n_request = n;
+        med = gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
+        kw_mstat_quantile_ci(&lo, &hi, x, (size_t)n, 0.5, KW_EXEC_CI_LEVEL);
     } else {
-        ms.kernel_us = kw_exec_median(x, n, &ci) * factor;
+        med = kw_exec_median_ci(x, n, &ci, &lo, &hi, &kept) * factor;
+        lo *= factor;
+        hi *= factor;
+        ms.kernel_us = med;
     }
     rc = kw_model_eval_measured(e->model, c, shape, rep, &ms, out);
-    if (rc == 0 && !a.unit_request)
-        out->v[KW_M_LATENCY_US] = ms.kernel_us; /* exactly the measured figure */
+    if (rc == 0) {
+        if (!a.unit_request)
+            out->v[KW_M_LATENCY_US] = ms.kernel_us; /* exactly the measured figure */
+        out->v[KW_X_MEASURED_LO_US] = lo;
+        out->v[KW_X_MEASURED_HI_US] = hi;
+        out->v[KW_X_MEASURED_SAMPLES] = (double)kept;
+    }
 done:
     free(x);
     free(ax);
@@ -540,6 +573,9 @@ static void kw_exec_iface_init(kw_exec *e)
     const kw_evaluator *m = kw_model_eval_iface(e->model);
     e->iface = *m;
     e->iface.ctx = e;
+    pthread_once(&kw_exec_names_once, kw_exec_names_init);
+    e->iface.n_metrics = KW_X_COUNT;
+    e->iface.metric_names = kw_exec_names;
     e->iface.noisy = 1;
     e->iface.eval = kw_exec_eval;
     e->iface.predict = kw_exec_predict;

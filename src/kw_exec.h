@@ -39,6 +39,15 @@
 #define KW_EXEC_CI_LEVEL 0.95
 #define KW_EXEC_SAMPLES_MAX 4096        /* cap of samples in one evaluation (schema: samples) */
 
+/* Metrics the measuring evaluator adds after the model's (kw_eval.h), so the
+ * journal keeps what was measured besides what the model made of it. */
+enum {
+    KW_X_MEASURED_LO_US = KW_M_COUNT, /* 95% distribution-free interval of the median sample */
+    KW_X_MEASURED_HI_US,
+    KW_X_MEASURED_SAMPLES,            /* samples kept by the outlier policy */
+    KW_X_COUNT
+};
+
 typedef struct kw_exec_opts {
     const char *cmd;
     double timeout_s, start_timeout_s;

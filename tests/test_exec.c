@@ -200,6 +200,12 @@ Test(exec, measured_kernel_time_replaces_stage_one)
     cr_expect_eq(m.v[KW_M_SAMPLES], model.v[KW_M_SAMPLES]);
     /* deterministic samples: the first request's interval is already tight */
     cr_expect_eq(kw_exec_requests(f.ex), 1);
+    /* what was measured is kept beside what the model made of it */
+    cr_expect_eq(ev->n_metrics, KW_X_COUNT);
+    cr_expect_str_eq(ev->metric_names[KW_X_MEASURED_SAMPLES], "measured_samples");
+    cr_expect_eq(m.v[KW_X_MEASURED_SAMPLES], f.cfg->space.exec_reps);
+    cr_expect_float_eq(m.v[KW_X_MEASURED_LO_US], t, 1e-3);
+    cr_expect_float_eq(m.v[KW_X_MEASURED_HI_US], t, 1e-3);
     fx_close(&f);
 }
 
@@ -233,6 +239,13 @@ Test(exec, adaptive_samples_grow_to_the_cap_under_noise)
     const kw_evaluator *ev = kw_exec_iface(f.ex);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
     cr_expect_eq(kw_exec_requests(f.ex), 4, "%ld requests", kw_exec_requests(f.ex));
+    /* 10% noise, 40 samples: the median's interval is wider than +-1% and holds it */
+    cr_expect_leq(m.v[KW_X_MEASURED_LO_US], m.v[KW_M_LATENCY_US]);
+    cr_expect_geq(m.v[KW_X_MEASURED_HI_US], m.v[KW_M_LATENCY_US]);
+    cr_expect_gt(m.v[KW_X_MEASURED_HI_US] - m.v[KW_X_MEASURED_LO_US],
+                 0.02 * m.v[KW_M_LATENCY_US]);
+    cr_expect_leq(m.v[KW_X_MEASURED_SAMPLES], 40);
+    cr_expect_geq(m.v[KW_X_MEASURED_SAMPLES], 32, "at most 20%% dropped by the outlier policy");
     fx_close(&f);
 }
 
