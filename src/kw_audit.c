@@ -257,8 +257,9 @@ static void kw_sens_cell(char *buf, size_t len, const kw_runsum *rs, const kw_rs
         snprintf(pct, sizeof pct, "no effect");
     else
         kw_pct_text(pct, sizeof pct, o->pct);
-    snprintf(buf, len, "%s %s%s%s", kw_val_text(ks, k, o->value), pct, c->m.guards[0] ? " !" : "",
-             c->m.guards[0] && !kw_guards_saturated(c->m.guards) ? c->m.guards : "");
+    int other = c->m.guards[0] && strcmp(c->m.guards, "saturated") != 0;
+    snprintf(buf, len, "%s %s%s%s", kw_val_text(ks, k, o->value), pct, other ? " !" : "",
+             other ? c->m.guards : "");
 }
 
 /* The net path, the exploration line and the sensitivity of one shape. */
@@ -436,7 +437,8 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
             kw_sbuf_printf(out, " (%s)", kb->guards);
         if (kb->worst_step >= 0 && kb->worst_pct > 0) {
             const kw_rs_step *w = &s->steps[kb->worst_step];
-            kw_pct_text(c, sizeof c, kb->worst_pct);
+            kw_effect_text(c, sizeof c, kb->worst_pct, NULL,
+                           w->after >= 0 ? &s->configs[w->after] : NULL);
             kw_sbuf_printf(out, "; worst: %s=%s %s %s at step %d", ks->knobs[k].name,
                            kw_val_text(ks, k, w->cand.v[k]), pn, c, w->num);
         }

@@ -59,6 +59,13 @@ const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
  * candidate). */
 double kw_model_eval_rate(const kw_model_eval *e, int shape);
 
+/* The simulated requests' latencies, sorted ascending, of the serving
+ * simulation an evaluation of c on shape runs (the same arrivals, seed and
+ * sample; without measurement noise): *out malloc'ed (caller frees), *n
+ * samples. For plots of the distribution (the report's CDF). */
+int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
+                            int shape);
+
 /* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
 int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
 
