@@ -288,8 +288,13 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
     kw_sbuf_printf(out, "  %3s %-22s %-25s %11s %11s %10s %10s  %-27s %s\n", "#", "knob",
                    "old -> new", "before us", "after us", "effect", "cumulative",
                    "bottleneck before -> after", "metrics moved");
-    if (np.kind == KW_NET_NONE)
-        kw_sbuf_puts(out, "  (no recommendation to reach)\n");
+    if (np.kind == KW_NET_NONE && s->n_steps == 0)
+        kw_sbuf_printf(out, "  (none: a %s search takes no one-knob steps; the recommendation differs "
+                       "from the baseline in %d knobs, and `knobwise bisect` walks them one at a time)\n",
+                       rs->info.strategy[0] ? rs->info.strategy : "stepless",
+                       kw_cand_distance(ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand));
+    else if (np.kind == KW_NET_NONE)
+        kw_sbuf_puts(out, "  (none: no chain of evaluated one-knob steps reaches the recommendation)\n");
     else if (np.n == 0)
         kw_sbuf_puts(out, "  (none: the baseline ships)\n");
     for (int i = 0; i < np.n; i++) {

@@ -70,13 +70,30 @@ void kw_netpath_free(kw_netpath *p)
     p->kind = KW_NET_NONE;
 }
 
-/* The journal step whose parent is `before` and whose candidate is `after`, or -1. */
-static int kw_np_find_step(const kw_rs_shape *s, int before, int after)
+/* For each net step, the first journal step from its `before` to its
+ * `after` (or -1): one pass over the steps, the net steps found by their
+ * `after` (distinct along a chain) through a config-indexed table. */
+static int kw_np_link_steps(kw_netpath *p, const kw_rs_shape *s)
 {
-    for (int i = 0; i < s->n_steps; i++)
-        if (s->steps[i].before == before && s->steps[i].after == after)
-            return i;
-    return -1;
+    int *at = malloc((size_t)(s->n_configs > 0 ? s->n_configs : 1) * sizeof *at);
+    if (!at)
+        return kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+    for (int c = 0; c < s->n_configs; c++)
+        at[c] = -1;
+    for (int i = 0; i < p->n; i++) {
+        at[p->steps[i].after] = i;
+        p->steps[i].step = -1;
+    }
+    for (int j = 0; j < s->n_steps; j++) {
+        const kw_rs_step *st = &s->steps[j];
+        if (st->after < 0 || at[st->after] < 0)
+            continue;
+        kw_net_step *n = &p->steps[at[st->after]];
+        if (n->step < 0 && st->before == n->before)
+            n->step = j;
+    }
+    free(at);
+    return 0;
 }
 
 static int kw_np_knob_between(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
@@ -205,7 +222,7 @@ static int kw_np_direct(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape 
         st->before = p->config;
         st->after = x->config;
         st->knob = D[__builtin_ctzll(x->mask ^ p->mask)];
-        st->step = kw_np_find_step(s, p->config, x->config);
+        st->step = -1;
         st->eval_step = s->configs[x->config].step;
     }
     out->kind = KW_NET_DIRECT;
@@ -215,29 +232,36 @@ done:
     return rc;
 }
 
-/* The accepted path from the baseline to the recommendation with its loops cut. */
+/* The accepted path from the baseline to the recommendation with its loops
+ * cut. pos[c] is config c's place on the chain so far (-1: not on it), so a
+ * revisit cuts in O(1) amortised: each entry leaves the chain at most once. */
 static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape *s)
 {
     int *chain = malloc((size_t)(s->n_path + 1) * sizeof *chain);
-    if (!chain)
-        return kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+    int *pos = malloc((size_t)(s->n_configs > 0 ? s->n_configs : 1) * sizeof *pos);
+    int rc = 0;
+    if (!chain || !pos) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    for (int c = 0; c < s->n_configs; c++)
+        pos[c] = -1;
     int n = 0, reached = s->final == s->baseline;
-    chain[n++] = s->baseline;
+    chain[n] = s->baseline;
+    pos[s->baseline] = n++;
     for (int p = 0; p < s->n_path && !reached; p++) {
         const kw_rs_step *st = &s->steps[s->path[p]];
         if (st->after < 0 || st->before != chain[n - 1])
             continue; /* not a link of this chain (a probe's pulled-in half is its own link) */
-        int seen = -1;
-        for (int i = 0; i < n; i++)
-            if (chain[i] == st->after)
-                seen = i;
-        if (seen >= 0)
-            n = seen + 1; /* a loop: back where it was */
-        else
-            chain[n++] = st->after;
+        if (pos[st->after] >= 0) {
+            while (n > pos[st->after] + 1) /* a loop: back where it was */
+                pos[chain[--n]] = -1;
+        } else {
+            chain[n] = st->after;
+            pos[st->after] = n++;
+        }
         reached = st->after == s->final;
     }
-    int rc = 0;
     if (reached && n > 1) {
         out->steps = malloc((size_t)(n - 1) * sizeof *out->steps);
         if (!out->steps) {
@@ -250,7 +274,7 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
             st->after = chain[i];
             st->knob = kw_np_knob_between(&rs->ks, &s->configs[chain[i - 1]].cand,
                                           &s->configs[chain[i]].cand);
-            st->step = kw_np_find_step(s, chain[i - 1], chain[i]);
+            st->step = -1;
             st->eval_step = s->configs[chain[i]].step;
         }
         out->n = n - 1;
@@ -258,6 +282,7 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
     }
 done:
     free(chain);
+    free(pos);
     return rc;
 }
 
@@ -276,6 +301,8 @@ int kw_netpath_build(kw_netpath *out, const kw_runsum *rs, int shape)
     int rc = kw_np_direct(out, rs, s);
     if (rc == 0 && out->kind == KW_NET_NONE)
         rc = kw_np_accepted(out, rs, s);
+    if (rc == 0)
+        rc = kw_np_link_steps(out, s);
     if (rc != 0)
         kw_netpath_free(out);
     return rc;
@@ -286,6 +313,8 @@ int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p)
     const kw_rs_shape *s = &rs->shapes[shape];
     if (s->baseline < 0 || s->final < 0)
         return 0;
+    if (p->kind == KW_NET_NONE && s->n_steps == 0)
+        return 0; /* random and exhaustive search take no steps: no chain to prove */
     if (p->kind == KW_NET_NONE)
         return kw_error_set(KW_ECORRUPT, "shape %s: no chain of evaluated one-knob steps leads "
                             "from the baseline to the recommendation", s->name);

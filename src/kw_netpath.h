@@ -43,7 +43,9 @@ void kw_netpath_free(kw_netpath *p);
 
 /* Check that p is a chain of one-knob steps from the shape's baseline to its
  * recommendation, each configuration evaluated: 0, or KW_ECORRUPT naming the
- * first broken link (verify). */
+ * first broken link (verify). A shape tuned without steps (random and
+ * exhaustive search evaluate configurations, they take no one-knob steps)
+ * has no net path, and nothing to prove. */
 int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p);
 
 /* Effect of a net step on metric m in percent of its before value; NAN when

@@ -254,3 +254,24 @@ Test(netpath, saturated_guard_is_matched_by_name)
     cr_assert(!kw_guards_saturated(""));
     cr_assert(!kw_guards_saturated(NULL));
 }
+
+Test(netpath, a_stepless_search_has_no_net_path_and_nothing_to_prove)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    /* random search: evaluations, no steps; the best is the recommendation */
+    kw_cand c = inc;
+    c.v[1] = 3;
+    c.v[2] = 0;
+    np_eval(rs, &c);
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    const kw_rs_shape *s = &rs->shapes[0];
+    cr_assert_eq(s->configs[s->final].id, kw_cand_id(&rs->ks, &c));
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    cr_assert_eq(p.kind, KW_NET_NONE);
+    cr_assert_eq(p.n, 0);
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    kw_netpath_free(&p);
+    kw_runsum_free(rs);
+}
