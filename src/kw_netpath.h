@@ -92,6 +92,7 @@ typedef struct kw_sens_side {
     int config;         /* its config index (EVALUATED, CONSTRAINT), else -1 */
     double pct;         /* primary effect against the recommendation, percent (NAN if not finite) */
     int same;           /* every metric and the guards equal the recommendation's: no effect */
+    int evidence;       /* evaluated after the run (kw_netpath_evidence), not by the journal */
 } kw_sens_side;
 
 typedef struct kw_sens {
@@ -101,6 +102,15 @@ typedef struct kw_sens {
 /* out[k] for every knob of the space (rs->ks.n_knobs entries). Returns 0, or
  * KW_EINPUT when the shape has no recommendation. */
 int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
+/* The evidence phase (results writer, after the run): evaluate, through ev
+ * (the run's own evaluator, repetition 0), every neighbour of each
+ * recommendation the summary lacks and no constraint forbids, and add it to
+ * the summary marked `evidence` (never ranked, never on a path), so the
+ * sensitivity in results.xml is complete. At most 2 x knobs evaluations per
+ * shape; none when the search already evaluated them (OFAT does). *added
+ * (may be NULL) counts them. */
+int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added);
+
 /* A knob with no effect on the shape: at least one neighbour evaluated, and
  * every evaluated neighbour the same as the recommendation. */
 int kw_sens_inert(const kw_sens *k);

@@ -755,6 +755,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
                     kw_x_attr(x, "saturated", kw_guards_saturated(c->m.guards) ? "true" : "false");
                     kw_x_attr(x, "guards", c->m.guards[0] ? c->m.guards : "pass");
                     kw_x_attr(x, "same", o->same ? "true" : "false");
+                    kw_x_attr(x, "source", o->evidence ? "evidence" : "journal");
                 }
                 kw_x_end(x);
             }
@@ -2434,6 +2435,10 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
     if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
         goto done;
     if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)
+        goto done;
+    /* the neighbours of each recommendation the search did not evaluate, for
+     * results.xml's sensitivity (none after an OFAT search) */
+    if (ev && (rc = kw_netpath_evidence(rs, ev, NULL)) != 0)
         goto done;
     rc = kw_results_write_summary(run_dir, rs);
 done:

@@ -275,3 +275,58 @@ Test(netpath, a_stepless_search_has_no_net_path_and_nothing_to_prove)
     kw_netpath_free(&p);
     kw_runsum_free(rs);
 }
+
+/* The evidence phase fills every neighbour the search did not evaluate,
+ * through the run's evaluator; effects follow the synthetic closed form. */
+Test(netpath, evidence_fills_the_missing_neighbours)
+{
+    kw_knobspace ks;
+    sy_space(&ks);
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_new(&rs, &ks, SY_NMETRICS, sy_metric_names, "p95_us"), 0);
+    for (int s = 0; s < SY_NSHAPES; s++)
+        cr_assert_geq(kw_runsum_shape(rs, sy_shape_names[s]), 0);
+    kw_cand base;
+    kw_cand_baseline(&base, &rs->ks);
+    kw_metrics m;
+    sy_eval(NULL, &base, SY_S1, 0, &m);
+    cr_assert_eq(kw_runsum_add_eval(rs, SY_S1, &base, &m), 0);
+    cr_assert_eq(kw_runsum_finish(rs), 0); /* only the baseline: it is the recommendation */
+    kw_sens sn[SY_NKNOBS];
+    cr_assert_eq(kw_netpath_sensitivity(sn, rs, SY_S1), 0);
+    int missing = 0;
+    for (int k = 0; k < SY_NKNOBS; k++)
+        for (int d = 0; d < 2; d++)
+            missing += sn[k].side[d].state == KW_SENS_MISSING;
+    /* every knob's baseline has both neighbours but fuse_attention, max_batch
+     * and placement (baseline index 0) have only an upper one: 3 x 2 + 3 */
+    cr_assert_eq(missing, 9);
+    kw_evaluator ev = sy_evaluator();
+    int added = -1;
+    cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0, "%s", kw_error_last());
+    cr_assert_eq(added, 9);
+    cr_assert_eq(kw_netpath_sensitivity(sn, rs, SY_S1), 0);
+    const kw_rs_shape *s = &rs->shapes[SY_S1];
+    for (int k = 0; k < SY_NKNOBS; k++)
+        for (int d = 0; d < 2; d++) {
+            const kw_sens_side *o = &sn[k].side[d];
+            if (o->state == KW_SENS_EDGE)
+                continue;
+            cr_assert_eq(o->state, KW_SENS_EVALUATED, "knob %d side %d", k, d);
+            cr_assert(o->evidence);
+            kw_cand c = base;
+            c.v[k] = (uint8_t)o->value;
+            double want = (sy_p95(&c, SY_S1) - sy_p95(&base, SY_S1)) / sy_p95(&base, SY_S1) * 100.0;
+            cr_assert_float_eq(o->pct, want, 1e-9, "knob %d side %d", k, d);
+        }
+    /* evidence never enters the ranking or the net path */
+    cr_assert_eq(s->n_ranked, 1);
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, SY_S1), 0);
+    cr_assert_eq(p.n, 0);
+    kw_netpath_free(&p);
+    /* a second pass has nothing left to do */
+    cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0);
+    cr_assert_eq(added, 0);
+    kw_runsum_free(rs);
+}
