@@ -487,7 +487,13 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
             kw_cand c = F->cand;
             c.v[k] = (uint8_t)v;
             int ci = kw_runsum_find_config(rs, shape, kw_cand_id(ks, &c));
-            if (ci < 0 || (s->configs[ci].reps <= 0 && s->configs[ci].constraint < 0)) {
+            /* configurations a step produced (or the evidence phase added):
+             * a partial summary keeps exactly those, so it reads the same */
+            if (ci >= 0 && s->configs[ci].constraint < 0 &&
+                (s->configs[ci].reps <= 0 ||
+                 (s->configs[ci].step < 0 && ci != s->baseline && !s->configs[ci].evidence)))
+                ci = -1;
+            if (ci < 0) {
                 o->state = kw_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
                 continue;
             }
@@ -554,6 +560,10 @@ int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added)
                     continue;
                 kw_cand c = F;
                 c.v[k] = (uint8_t)sn[k].side[side].value;
+                /* one the journal has without a step stays as it is: a second
+                 * repetition would change figures the files already show */
+                if (kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c)) >= 0)
+                    continue;
                 kw_metrics m;
                 if ((rc = ev->eval(ev->ctx, &c, es, 0, &m)) != 0 ||
                     (rc = kw_runsum_add_eval(rs, sh, &c, &m)) != 0)

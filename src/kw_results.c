@@ -2436,9 +2436,11 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
         goto done;
     if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)
         goto done;
-    /* the neighbours of each recommendation the search did not evaluate, for
-     * results.xml's sensitivity (none after an OFAT search) */
-    if (ev && (rc = kw_netpath_evidence(rs, ev, NULL)) != 0)
+    /* The evidence phase, with the re-checks: the neighbours of each
+     * recommendation the search did not evaluate, for results.xml's
+     * sensitivity (none after an OFAT search). kw_results_write (an
+     * interrupted run's files) writes what the journal has. */
+    if (ev && final_ev && (rc = kw_netpath_evidence(rs, ev, NULL)) != 0)
         goto done;
     rc = kw_results_write_summary(run_dir, rs);
 done:
