@@ -35,6 +35,10 @@
  * numbers, so a knob the model never reads gives bit-identical metrics; the
  * tolerance only absorbs the journal's decimal round trip. */
 #define KW_SENS_SAME_REL 1e-9
+/* The fallback chain is shortened (one-knob shortcuts between its own
+ * configurations, O(n^2) distance checks) up to this length; a longer one, a
+ * damaged or soak-sized journal, is shown with its loops cut only. */
+#define KW_NET_SHORTCUT_MAX 4096
 
 static int kw_np_usable(const kw_rs_shape *s, int c)
 {
@@ -261,6 +265,24 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
             pos[st->after] = n++;
         }
         reached = st->after == s->final;
+    }
+    if (reached && n > 2 && n <= KW_NET_SHORTCUT_MAX) {
+        /* shortcuts: from each configuration, jump to the last one on the
+         * chain that is a single knob away (both were evaluated), so a knob
+         * the search set twice on the way is set once where it can be */
+        int m = 1;
+        for (int i = 0; i < n - 1;) {
+            int j = i + 1;
+            for (int t = n - 1; t > i + 1; t--)
+                if (kw_cand_distance(&rs->ks, &s->configs[chain[i]].cand,
+                                     &s->configs[chain[t]].cand) == 1) {
+                    j = t;
+                    break;
+                }
+            chain[m++] = chain[j];
+            i = j;
+        }
+        n = m;
     }
     if (reached && n > 1) {
         out->steps = malloc((size_t)(n - 1) * sizeof *out->steps);
@@ -578,4 +600,25 @@ int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added)
     if (added)
         *added = n_added;
     return rc;
+}
+
+int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
+{
+    int n = rs->ks.n_knobs;
+    memset(measured, 0, (size_t)n * sizeof *measured);
+    memset(inert, 0, (size_t)n * sizeof *inert);
+    kw_sens *sn = calloc((size_t)(n > 0 ? n : 1), sizeof *sn);
+    if (!sn)
+        return kw_error_set(KW_ENOMEM, "out of memory for the knob effects");
+    for (int i = 0; i < rs->n_shapes; i++) {
+        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
+            continue;
+        for (int k = 0; k < n; k++) {
+            measured[k] += sn[k].side[0].state == KW_SENS_EVALUATED ||
+                           sn[k].side[1].state == KW_SENS_EVALUATED;
+            inert[k] += kw_sens_inert(&sn[k]);
+        }
+    }
+    free(sn);
+    return 0;
 }

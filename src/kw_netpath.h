@@ -111,6 +111,12 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
  * (may be NULL) counts them. */
 int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added);
 
+/* Per knob over every shape with a recommendation: measured[k] shapes where
+ * at least one neighbour was evaluated, inert[k] of them where the knob had
+ * no effect (kw_sens_inert). A knob with measured[k] > 0 and inert[k] ==
+ * measured[k] changed nothing anywhere. Arrays of rs->ks.n_knobs. */
+int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs);
+
 /* A knob with no effect on the shape: at least one neighbour evaluated, and
  * every evaluated neighbour the same as the recommendation. */
 int kw_sens_inert(const kw_sens *k);

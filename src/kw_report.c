@@ -773,17 +773,9 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
 /* Knobs whose neighbours of every shape's recommendation changed nothing. */
 static void kw_inert_note(kw_sbuf *b, const kw_runsum *rs)
 {
-    int n = rs->ks.n_knobs, measured[KW_KNOB_MAX] = {0}, inert[KW_KNOB_MAX] = {0};
-    kw_sens sn[KW_KNOB_MAX];
-    for (int i = 0; i < rs->n_shapes; i++) {
-        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
-            continue;
-        for (int k = 0; k < n; k++) {
-            measured[k] += sn[k].side[0].state == KW_SENS_EVALUATED ||
-                           sn[k].side[1].state == KW_SENS_EVALUATED;
-            inert[k] += kw_sens_inert(&sn[k]);
-        }
-    }
+    int n = rs->ks.n_knobs, measured[KW_KNOB_MAX], inert[KW_KNOB_MAX];
+    if (kw_netpath_knob_effects(measured, inert, rs) != 0)
+        return;
     kw_sbuf list = {0};
     for (int k = 0; k < n; k++)
         if (measured[k] > 0 && inert[k] == measured[k])

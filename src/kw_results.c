@@ -772,22 +772,10 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
 static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
 {
     const kw_knobspace *ks = &rs->ks;
-    int *inert = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *inert);
-    int *seen = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *seen);
-    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
-    if (!inert || !seen || !sn) {
+    int seen[KW_KNOB_MAX], inert[KW_KNOB_MAX];
+    if (kw_netpath_knob_effects(seen, inert, rs) != 0) {
         x->bad = 1;
-        goto done;
-    }
-    for (int i = 0; i < rs->n_shapes; i++) {
-        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
-            continue;
-        for (int k = 0; k < ks->n_knobs; k++) {
-            int evaluated = sn[k].side[0].state == KW_SENS_EVALUATED ||
-                            sn[k].side[1].state == KW_SENS_EVALUATED;
-            seen[k] += evaluated;
-            inert[k] += kw_sens_inert(&sn[k]);
-        }
+        return;
     }
     kw_x_start(x, "knob_effects");
     for (int k = 0; k < ks->n_knobs; k++) {
@@ -799,10 +787,6 @@ static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
         kw_x_end(x);
     }
     kw_x_end(x);
-done:
-    free(inert);
-    free(seen);
-    free(sn);
 }
 
 static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
