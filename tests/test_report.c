@@ -136,6 +136,15 @@ Test(report, every_section_is_there_and_offline)
     cr_assert_str_eq(h, kw_sbuf_cstr(&b2));
     kw_sbuf_free(&b2);
     kw_runsum_free(rs2);
+    /* a winner that cannot keep up on another shape reads "saturated" there */
+    int n = rs->n_shapes;
+    snprintf(rs->port[SY_S1 * n + SY_S2].guards, KW_GUARDS_LEN, "saturated");
+    kw_sbuf b4 = {0};
+    cr_assert_eq(kw_report_html_lat(&b4, rs, &lat), 0);
+    char *heat = rp_between(kw_sbuf_cstr(&b4), "<svg class=\"heatmap\"", "</svg>");
+    cr_assert_eq(count(heat, ">saturated"), 1, "%s", heat);
+    free(heat);
+    kw_sbuf_free(&b4);
     /* without distributions the latency plot says what it needs */
     kw_sbuf b3 = {0};
     cr_assert_eq(kw_report_html(&b3, rs), 0);
