@@ -528,14 +528,18 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     const char *pname = rs->metric_names[rs->primary];
     char t[1024], a[64], b[64], c[64];
     kw_x_start(x, "rollback");
+    /* Each target carries its knob values, so the roll-back configuration is
+     * in the file even when it is not among the listed configs (libknobwise). */
     kw_x_start(x, "target");
     kw_x_attr(x, "kind", "parent");
     kw_x_id(x, "id", s->configs[rb.parent].id);
+    kw_x_knobs(x, rs, &s->configs[rb.parent].cand);
     kw_x_end(x);
     if (s->baseline >= 0) {
         kw_x_start(x, "target");
         kw_x_attr(x, "kind", "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
+        kw_x_knobs(x, rs, &s->configs[s->baseline].cand);
         kw_x_end(x);
     }
     const kw_rs_limits *l = &rs->limits;
@@ -802,6 +806,12 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
     kw_x_long(x, "ranked", s->ranked_total);
     kw_x_long(x, "ranked_listed", listed);
     kw_x_long(x, "rejected", s->rejected_total);
+    if (s->has_dims) {
+        kw_x_attr(x, "phase", s->phase_decode ? "decode" : "prefill");
+        kw_x_long(x, "batch", s->batch);
+        kw_x_long(x, s->phase_decode ? "kv_len" : "seq", s->len);
+        kw_x_long(x, "streams", s->streams);
+    }
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
@@ -2382,6 +2392,20 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
     for (int i = 0; i < 3; i++)
         if (rs->info.input_hash[i][0] == '\0' && strlen(cfg->input_hash[i]) == 16)
             snprintf(rs->info.input_hash[i], 17, "%s", cfg->input_hash[i]);
+    /* Each tuned shape's dimensions, by name (the journal records names only). */
+    for (int s = 0; s < rs->n_shapes; s++)
+        for (int i = 0; i < sp->n_shapes; i++) {
+            const kw_shape *w = &cfg->workload.shapes[sp->shapes[i]];
+            if (strcmp(w->name, rs->shapes[s].name) != 0)
+                continue;
+            kw_rs_shape *t = &rs->shapes[s];
+            t->has_dims = 1;
+            t->phase_decode = w->phase == KW_PHASE_DECODE;
+            t->batch = w->batch;
+            t->len = t->phase_decode ? w->kv_len : w->seq;
+            t->streams = w->streams;
+            break;
+        }
 }
 
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,

@@ -345,7 +345,13 @@ int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
     int rc = kw_v_semantics(log, r->j, r->rs);
     if (rc == 0)
         rc = kw_v_results(log, r);
-    if (rc == 0 && !opt.no_eval)
+    const char *measured = kw_journal_attr(r->j, "evaluator");
+    if (rc == 0 && !opt.no_eval && measured && measured[0])
+        /* A measured run does not reproduce bit for bit: it is re-measured on
+         * request (verify --remeasure N, src/kw_remeasure.c) and its drift reported. */
+        kw_sbuf_printf(log, "skip re-evaluation: a measured run (exec:%s); --remeasure N "
+                       "re-measures a sample and reports the drift\n", measured);
+    else if (rc == 0 && !opt.no_eval)
         rc = kw_v_reeval(log, r, &opt);
     return rc;
 }
