@@ -283,8 +283,13 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
     kw_sbuf_printf(out, "  net path: the %d one-knob step%s from the baseline to the recommendation as "
                    "it ships (effect on %s, cumulative against the baseline)%s\n", np.n,
                    np.n == 1 ? "" : "s", pn,
-                   np.kind == KW_NET_ACCEPTED ? "; no chain setting each knob once was evaluated, "
-                                                "so this is the accepted path with its loops cut" : "");
+                   np.kind == KW_NET_SHORTEST
+                       ? "; the run evaluated no chain setting each knob once, so this is the "
+                         "shortest chain through configurations it evaluated"
+                   : np.kind == KW_NET_ACCEPTED
+                       ? "; no chain setting each knob once was evaluated, so this is the "
+                         "accepted path with its loops cut"
+                       : "");
     kw_sbuf_printf(out, "  %3s %-22s %-25s %11s %11s %10s %10s  %-27s %s\n", "#", "knob",
                    "old -> new", "before us", "after us", "effect", "cumulative",
                    "bottleneck before -> after", "metrics moved");

@@ -2,23 +2,29 @@
  * per-knob sensitivity around the recommendation (kw_netpath.h).
  *
  * Design: the net path is found on the sub-lattice between the baseline B and
- * the recommendation F. Let D be the d knobs where they differ; a
+ * the recommendation F first. Let D be the d knobs where they differ; a
  * configuration whose every knob holds B's or F's value is a d-bit mask. A
  * chain of d one-knob steps from B to F exists among the evaluated
  * configurations iff mask 2^d - 1 is reachable from 0 adding one bit at a
  * time, which one pass over the masks in popcount order decides (O(n d) for
- * n configurations, no id hashing). That chain is the shortest possible one
- * (each differing knob is set once, straight to its shipped value), so it is
- * what a reader needs: which knob bought what. The search's accepted path
- * (probes and reverts included) is its fallback, with every loop cut (a
- * configuration visited twice keeps only its first visit), for the rare run
- * whose settle walk went around the sub-lattice.
+ * n configurations, no hashing of candidates). That chain is the shortest
+ * possible one (each differing knob set once, straight to its shipped
+ * value): which knob bought what. When the run never evaluated such a chain
+ * (the search went round the sub-lattice), a breadth-first search over the
+ * evaluated configurations with one-knob adjacency finds the shortest chain
+ * there is (a knob set twice only where the run never evaluated the way round
+ * it); its probes hash the candidate's value bytes, not kw_cand_id's
+ * name=value text (20x cheaper: about 100 probes per configuration). Past
+ * KW_NET_BFS_MAX configurations (soak-sized journals) the search's accepted
+ * path with its loops cut, shortened where two of its configurations are one
+ * knob apart, stands in.
  *
- * Alternative rejected: breadth-first search over every evaluated
- * configuration with one-knob adjacency. It finds the same chain when one
- * exists, but each visit hashes every neighbour of every knob (about 150 ids
- * of ~500 bytes each), 0.2 s per shape on the default run and minutes on a
- * million-evaluation soak; the sub-lattice pass costs microseconds. */
+ * Alternative rejected: the breadth-first search alone. It finds the direct
+ * chain too, but the sub-lattice pass is exact about which of several
+ * shortest chains to show (fewest guard-failing configurations on the way,
+ * then the earliest evaluated) and costs microseconds where the search costs
+ * milliseconds per shape.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +45,10 @@
  * configurations, O(n^2) distance checks) up to this length; a longer one, a
  * damaged or soak-sized journal, is shown with its loops cut only. */
 #define KW_NET_SHORTCUT_MAX 4096
+/* The shortest-chain search runs on shapes of up to this many
+ * configurations (about 100 probes of ~30 ns each per configuration: 0.3 s
+ * at the cap); a larger shape falls back to the accepted path. */
+#define KW_NET_BFS_MAX 100000
 
 static int kw_np_usable(const kw_rs_shape *s, int c)
 {
@@ -236,6 +246,101 @@ done:
     return rc;
 }
 
+/* Byte-vector hash of a candidate's first n knob values (FNV-1a). */
+static uint64_t kw_np_vhash(const kw_cand *c, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int k = 0; k < n; k++)
+        h = (h ^ c->v[k]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Breadth-first search over the usable configurations with one-knob
+ * adjacency: the shortest chain from the baseline to the recommendation
+ * among the evaluated ones (neighbours in knob then value order, the first
+ * discovery kept: deterministic). 0 steps when none exists or the shape has
+ * more than KW_NET_BFS_MAX configurations. */
+static int kw_np_bfs(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape *s)
+{
+    const kw_knobspace *ks = &rs->ks;
+    int nc = s->n_configs, rc = 0;
+    if (nc > KW_NET_BFS_MAX)
+        return 0;
+    size_t hsize = 16;
+    while (hsize < 2 * (size_t)nc)
+        hsize <<= 1;
+    int *hash = malloc(hsize * sizeof *hash);
+    int *prev = malloc((size_t)nc * sizeof *prev);
+    int *queue = malloc((size_t)nc * sizeof *queue);
+    if (!hash || !prev || !queue) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    for (size_t i = 0; i < hsize; i++)
+        hash[i] = -1;
+    for (int c = 0; c < nc; c++) {
+        prev[c] = -2; /* unseen */
+        if (!kw_np_usable(s, c))
+            continue;
+        size_t h = (size_t)kw_np_vhash(&s->configs[c].cand, ks->n_knobs) & (hsize - 1);
+        while (hash[h] >= 0)
+            h = (h + 1) & (hsize - 1);
+        hash[h] = c;
+    }
+    int head = 0, tail = 0;
+    queue[tail++] = s->baseline;
+    prev[s->baseline] = -1;
+    while (head < tail && prev[s->final] == -2) {
+        int u = queue[head++];
+        kw_cand c = s->configs[u].cand;
+        for (int k = 0; k < ks->n_knobs && prev[s->final] == -2; k++) {
+            uint8_t own = c.v[k];
+            for (int v = 0; v < ks->knobs[k].n_values; v++) {
+                if (v == own)
+                    continue;
+                c.v[k] = (uint8_t)v;
+                size_t h = (size_t)kw_np_vhash(&c, ks->n_knobs) & (hsize - 1);
+                for (; hash[h] >= 0; h = (h + 1) & (hsize - 1)) {
+                    int w = hash[h];
+                    if (memcmp(s->configs[w].cand.v, c.v, (size_t)ks->n_knobs) != 0)
+                        continue;
+                    if (prev[w] == -2) {
+                        prev[w] = u;
+                        queue[tail++] = w;
+                    }
+                    break;
+                }
+            }
+            c.v[k] = own;
+        }
+    }
+    if (prev[s->final] == -2)
+        goto done;
+    int n = 0;
+    for (int x = s->final; x != s->baseline; x = prev[x])
+        n++;
+    out->steps = malloc((size_t)n * sizeof *out->steps);
+    if (!out->steps) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    out->n = n;
+    for (int x = s->final, at = n - 1; x != s->baseline; x = prev[x], at--) {
+        kw_net_step *st = &out->steps[at];
+        st->before = prev[x];
+        st->after = x;
+        st->knob = kw_np_knob_between(ks, &s->configs[prev[x]].cand, &s->configs[x].cand);
+        st->step = -1;
+        st->eval_step = s->configs[x].step;
+    }
+    out->kind = KW_NET_SHORTEST;
+done:
+    free(hash);
+    free(prev);
+    free(queue);
+    return rc;
+}
+
 /* The accepted path from the baseline to the recommendation with its loops
  * cut. pos[c] is config c's place on the chain so far (-1: not on it), so a
  * revisit cuts in O(1) amortised: each entry leaves the chain at most once. */
@@ -321,6 +426,8 @@ int kw_netpath_build(kw_netpath *out, const kw_runsum *rs, int shape)
         return 0;
     }
     int rc = kw_np_direct(out, rs, s);
+    if (rc == 0 && out->kind == KW_NET_NONE)
+        rc = kw_np_bfs(out, rs, s);
     if (rc == 0 && out->kind == KW_NET_NONE)
         rc = kw_np_accepted(out, rs, s);
     if (rc == 0)

@@ -19,7 +19,8 @@
 typedef enum {
     KW_NET_NONE,      /* no path: the baseline or the recommendation is unknown */
     KW_NET_DIRECT,    /* one step per knob that differs (each knob set once, to its shipped value) */
-    KW_NET_ACCEPTED,  /* no such chain was evaluated: the accepted path with its loops cut */
+    KW_NET_ACCEPTED,  /* too many configurations to search: the accepted path with its loops cut */
+    KW_NET_SHORTEST,  /* no direct chain was evaluated: the shortest chain through evaluated ones */
 } kw_net_kind;
 
 typedef struct kw_net_step {

@@ -674,7 +674,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
         x->bad = 1;
         return;
     }
-    static const char *const kinds[] = {"none", "direct", "accepted"};
+    static const char *const kinds[] = {"none", "direct", "accepted", "shortest"};
     const kw_rs_config *B = &s->configs[s->baseline];
     kw_x_start(x, "net_path");
     kw_x_attr(x, "kind", kinds[np.kind]);

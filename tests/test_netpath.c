@@ -124,7 +124,7 @@ Test(netpath, probes_and_reverts_drop_out_of_the_net_path)
     kw_runsum_free(rs);
 }
 
-Test(netpath, without_a_direct_chain_the_accepted_path_loses_its_loops)
+Test(netpath, without_a_direct_chain_the_shortest_evaluated_chain_ships)
 {
     kw_cand inc;
     kw_runsum *rs = np_new(&inc);
@@ -138,8 +138,9 @@ Test(netpath, without_a_direct_chain_the_accepted_path_loses_its_loops)
     kw_netpath p;
     cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
     /* shipped b=2,c=2; neither b=2 alone nor c=2 alone was evaluated, so no
-     * two-step chain exists: b 0->1, c 1->2, b 1->2 (the loop cut) */
-    cr_assert_eq(p.kind, KW_NET_ACCEPTED);
+     * two-step chain exists; the shortest through evaluated configurations:
+     * b 0->1, c 1->2, b 1->2 (the probe's loop gone) */
+    cr_assert_eq(p.kind, KW_NET_SHORTEST);
     cr_assert_eq(p.n, 3);
     cr_assert_eq(p.steps[0].knob, 1);
     cr_assert_eq(p.steps[1].knob, 2);
@@ -328,5 +329,29 @@ Test(netpath, evidence_fills_the_missing_neighbours)
     /* a second pass has nothing left to do */
     cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0);
     cr_assert_eq(added, 0);
+    kw_runsum_free(rs);
+}
+
+/* A search that wandered (b 0->1->2, then c, then b 2->3) ships b 0->3 and c
+ * 1->2 when only b=3,c=2 and the wandering configurations were evaluated:
+ * the shortest chain jumps b 0->2 (both evaluated, one knob apart). */
+Test(netpath, the_shortest_chain_skips_a_detour)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    np_step(rs, &inc, 1, 1, KW_DECIDE_ACCEPT, "main");   /* b 0->1 */
+    np_step(rs, &inc, 1, 2, KW_DECIDE_ACCEPT, "main");   /* b 1->2 */
+    np_step(rs, &inc, 2, 2, KW_DECIDE_EXPLORE, "probe"); /* c 1->2 */
+    np_step(rs, &inc, 1, 3, KW_DECIDE_ACCEPT, "probe");  /* b 2->3 */
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    cr_assert_eq(p.kind, KW_NET_SHORTEST);
+    cr_assert_eq(p.n, 3, "%d steps", p.n); /* b 0->2, c 1->2, b 2->3: the accepted path has 4 */
+    cr_assert_eq(rs->shapes[0].n_path, 4);
+    cr_assert_eq(p.steps[0].knob, 1);
+    cr_assert_eq(p.steps[0].step, -1, "b 0->2 was never a journaled step");
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    kw_netpath_free(&p);
     kw_runsum_free(rs);
 }
