@@ -545,6 +545,8 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
                 word = "saturated";
             else if (o->same)
                 word = "no effect";
+            else if (!isfinite(o->pct)) /* infeasible: no latency to compare */
+                word = s->configs[o->config].m.guards[0] ? s->configs[o->config].m.guards : "no measurement";
             if (word) {
                 kw_sbuf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#757575\">", xz + 6, y + 15);
                 if (o->state != KW_SENS_EDGE) {
