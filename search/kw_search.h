@@ -97,8 +97,13 @@ int kw_knob_value(const kw_knob *k, const char *text);
 uint64_t kw_knobspace_size(const kw_knobspace *ks);
 /* Write "knob=value knob=value ..." for every knob into buf (truncates). */
 void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
-/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message. */
+/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message
+ * (with the nearest valid names). */
 int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
+/* " (did you mean 'a' or 'b'?)" with the space's knob names nearest to name, or "". */
+void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);
+/* The same for a value of k; when none is near, " (its values: a|b|c)". */
+void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
 
 /* ---- engine (kw_engine.c) ---- */
 

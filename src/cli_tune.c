@@ -33,6 +33,7 @@
 #include "kw_engine.h"
 #include "kw_eval.h"
 #include "kw_journal.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_progline.h"
 #include "kw_results.h"
@@ -498,13 +499,9 @@ static int kw_tune_fresh(const kw_tune_args *a)
     for (int i = 0; i < a->n_shapes; i++) {
         int si = kw_config_shape(c.cfg, a->shapes[i]);
         if (si < 0) {
-            char list[1024] = "";
-            size_t used = 0;
-            for (int k = 0; k < c.cfg->space.n_shapes && used < sizeof list; k++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
-                                         c.cfg->workload.shapes[c.cfg->space.shapes[k]].name);
-            status = kw_cli_usage_error("tune", "unknown shape '%s' (the space tunes: %s)",
-                                        a->shapes[i], list);
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, c.cfg, a->shapes[i]);
+            status = kw_cli_usage_error("tune", "unknown shape '%s'%s", a->shapes[i], hint);
             goto done;
         }
         for (int k = 0; k < n; k++)
