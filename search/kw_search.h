@@ -141,8 +141,10 @@ typedef struct kw_progress_shape {
  * shapes at once (random, exhaustive, and OFAT's rounds too) can show them all.
  * Rates and ETAs count only evaluations made by this process after the replay.
  * eta_converge_s: the evaluations each unfinished shape is still expected to
- * need (kw_progress_shape.evals_est - evals) at the measured rate; eta_budget_s:
- * the same for the budget (-1 when there is none); eta_s: the smaller known one. */
+ * need (kw_progress_shape.evals_est - evals: at least what its current local
+ * optimum costs if nothing improves, see kw_evals_est in kw_engine.c) at the
+ * measured rate; eta_budget_s: the same for the budget (-1 when there is
+ * none); eta_s: the smaller known one. */
 typedef struct kw_progress {
     int shape, n_shapes;
     int step;
