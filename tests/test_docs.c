@@ -277,3 +277,59 @@ Test(docs, documented_headers_are_the_ones_written)
     free(man);
     kw_p_rmrf(d);
 }
+
+/* One field of a CSV line (RFC 4180 quotes), from *p; advances *p. */
+static void csv_next(char *out, size_t n, const char **p)
+{
+    size_t u = 0;
+    const char *s = *p;
+    if (*s == '"') {
+        for (s++; *s && !(*s == '"' && s[1] != '"'); s++) {
+            if (*s == '"')
+                s++;
+            if (u + 1 < n)
+                out[u++] = *s;
+        }
+        if (*s == '"')
+            s++;
+    } else {
+        for (; *s && *s != ',' && *s != '\n'; s++)
+            if (u + 1 < n)
+                out[u++] = *s;
+    }
+    out[u] = '\0';
+    if (*s == ',')
+        s++;
+    *p = s;
+}
+
+Test(docs, readme_catalogue_is_the_programs)
+{
+    kw_proc_opts po = {.timeout_s = 60};
+    kw_proc r = kw_p_run(&po, bin(), "show", "--catalogue", "--format", "csv", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *readme = src_file("README.md");
+    int rows = 0;
+    const char *l = strchr(r.out, '\n');
+    for (l = l ? l + 1 : NULL; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char f[5][512], vals[1024];
+        const char *p = l;
+        for (int i = 0; i < 5; i++)
+            csv_next(f[i], sizeof f[i], &p);
+        /* a '|' in a markdown table cell is written \| */
+        size_t u = 0;
+        for (const char *v = f[2]; *v && u + 2 < sizeof vals; v++) {
+            if (*v == '|')
+                vals[u++] = '\\';
+            vals[u++] = *v;
+        }
+        vals[u] = '\0';
+        char want[4096];
+        snprintf(want, sizeof want, "| `%s` | %s | `%s` | %s | %s |\n", f[0], f[1], vals, f[3], f[4]);
+        cr_expect(strstr(readme, want), "README's knob catalogue lacks the row %s", want);
+        rows++;
+    }
+    cr_assert_geq(rows, 20);
+    free(readme);
+    kw_p_free(&r);
+}
