@@ -32,6 +32,7 @@
 #include "kw_cli.h"
 #include "kw_engine.h"
 #include "kw_eval.h"
+#include "kw_exec.h"
 #include "kw_journal.h"
 #include "kw_hint.h"
 #include "kw_load.h"
@@ -43,7 +44,7 @@
 #define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
 #define KW_TUNE_BLOCK_SPARE_ROWS 3 /* rows the block leaves free on the screen */
 #define KW_TUNE_THREADS_MAX 256
-#define KW_TUNE_N_ATTRS 9
+#define KW_TUNE_N_ATTRS 12
 
 static volatile sig_atomic_t kw_tune_sig;
 
@@ -63,7 +64,7 @@ static void kw_tune_help(void)
            "                     [--budget N] [--time-limit S] [--metric p95|p99] [--seed N]\n"
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
-           "                     [--results-every S]\n"
+           "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -89,7 +90,10 @@ static void kw_tune_help(void)
            "  --thermal        also simulate the long thermal window for every candidate\n"
            "  --results-every S  rewrite the best-so-far results every S seconds (300;\n"
            "                   0: only at the end)\n"
-           "  --quiet          no progress line and no summary\n\n"
+           "  --quiet          no progress line and no summary\n"
+           "  --evaluator E    model, or exec:CMD: a worker command measures stage 1 (README:\n"
+           "                   the worker protocol; default: the space's <evaluator>)\n"
+           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
@@ -375,6 +379,8 @@ typedef struct kw_tune_args {
     long budget, requests;
     double time_limit_s, every_s;
     const char *metric;
+    const char *evaluator;       /* --evaluator model|exec:CMD (NULL: the space's) */
+    double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -385,6 +391,9 @@ typedef struct kw_tune_ctx {
     kw_config *cfg;
     kw_model_eval *me;
     kw_model_eval *final_me;     /* the re-check: final sample size + long thermal window */
+    kw_exec *ex;                 /* the measuring evaluator over me (NULL: the model) */
+    kw_exec *final_ex;           /* ... over final_me, sharing ex's worker */
+    kw_exec *port_ex;            /* ... over me for the results' portability matrix */
     kw_journal *j;               /* resume: the journal's header (opts point into it) */
     char dir[KW_PATH_MAX];
     char journal[KW_PATH_MAX + 16];
@@ -402,6 +411,9 @@ typedef struct kw_tune_ctx {
 
 static void kw_tune_ctx_free(kw_tune_ctx *c)
 {
+    kw_exec_free(c->final_ex);
+    kw_exec_free(c->port_ex);
+    kw_exec_free(c->ex);
     kw_model_eval_free(c->me);
     kw_model_eval_free(c->final_me);
     kw_config_free(c->cfg);
@@ -427,13 +439,15 @@ static void kw_tune_inputs(kw_tune_ctx *c)
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
                           double every_s)
 {
-    const kw_evaluator *ev = kw_model_eval_iface(c->me);
+    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_model_eval_iface(c->me);
+    const kw_evaluator *final_ev = c->final_ex ? kw_exec_iface(c->final_ex)
+                                   : c->final_me ? kw_model_eval_iface(c->final_me) : NULL;
     int tty = isatty(STDERR_FILENO);
     const char *term = getenv("TERM");
     kw_tune_ui ui = {.draw = !quiet && tty,
                      .ansi = term && term[0] && strcmp(term, "dumb") != 0,
                      .plain = !quiet && !tty,
-                     .ev = ev,
+                     .ev = c->port_ex ? kw_exec_iface(c->port_ex) : ev,
                      .shapes = eo->shapes,
                      .metric = eo->metric,
                      .dir = c->dir,
@@ -474,8 +488,8 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     /* done, paused by the time limit or by a signal: the results so far */
     /* The final results re-check the top of each ranking with the space's
      * final sample size and the long thermal window (results.xml <recheck>). */
-    int wrc = kw_results_write_final(c->dir, c->cfg, ev,
-                                     c->final_me ? kw_model_eval_iface(c->final_me) : NULL,
+    int wrc = kw_results_write_final(c->dir, c->cfg,
+                                     c->port_ex ? kw_exec_iface(c->port_ex) : ev, final_ev,
                                      c->owner, eo->metric, eo->threads);
     if (wrc != 0) {
         kw_cli_fail("tune", wrc);
@@ -516,6 +530,54 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
     rc = kw_model_eval_new(&c->final_me, c->cfg, &fo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
+    return 0;
+}
+
+/* The measuring evaluator (cmd non-NULL): start the worker (an error before
+ * the run folder exists when it cannot start), and scale each load-derived
+ * arrival rate from the measured baseline time so `load` keeps meaning
+ * the utilisation of the measured device. scales: the recorded factors
+ * ("f1,f2,..." per space shape, from the journal on resume) or NULL to
+ * measure them; the factors used are written to scales_out. */
+static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const char *scales,
+                        char *scales_out, size_t out_len)
+{
+    kw_exec_opts xo;
+    kw_exec_opts_from_space(&xo, &c->cfg->space, cmd, timeout_s);
+    int rc = kw_exec_new(&c->ex, c->cfg, c->me, &xo);
+    if (rc == 0)
+        rc = kw_exec_new_sibling(&c->final_ex, c->ex, c->final_me, "results");
+    if (rc == 0)
+        rc = kw_exec_new_sibling(&c->port_ex, c->ex, c->me, "results");
+    if (rc != 0)
+        return kw_cli_fail("tune", rc);
+    size_t used = 0;
+    scales_out[0] = '\0';
+    const char *p = scales;
+    for (int i = 0; i < c->cfg->space.n_shapes; i++) {
+        double f = 1.0;
+        if (p) {
+            char *end;
+            f = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        } else {
+            double ratio;
+            char why[KW_GUARDS_LEN];
+            if ((rc = kw_exec_baseline_ratio(&ratio, why, sizeof why, c->ex, i)) != 0)
+                return kw_cli_fail("tune", rc);
+            if (!(ratio > 0))
+                return kw_cli_fail("tune", kw_error_set(KW_EINPUT,
+                                   "worker '%s' could not measure the baseline of shape '%s' (%s)",
+                                   cmd, c->cfg->workload.shapes[c->cfg->space.shapes[i]].name,
+                                   why));
+            f = ratio;
+        }
+        if ((rc = kw_model_eval_rescale_load(c->me, i, f)) < 0 ||
+            (rc = kw_model_eval_rescale_load(c->final_me, i, f)) < 0)
+            return kw_cli_fail("tune", rc);
+        used += (size_t)snprintf(scales_out + used, used < out_len ? out_len - used : 0, "%s%.17g",
+                                 i ? "," : "", f);
+    }
     return 0;
 }
 
@@ -590,10 +652,26 @@ static int kw_tune_fresh(const kw_tune_args *a)
     }
     if ((status = kw_tune_model(&c, a->requests, a->thermal, a->seed)) != 0)
         goto done;
+    const char *cmd = NULL;
+    char scales[KW_JOURNAL_ATTR_LEN] = "";
+    if (kw_exec_spec(&cmd, a->evaluator, &c.cfg->space) != 0) {
+        status = kw_cli_usage_error("tune", "%s", kw_error_last());
+        goto done;
+    }
+    if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
+        goto done;
     int rc = kw_tune_mkdirs(c.dir);
     if (rc != 0) {
         status = kw_cli_fail("tune", rc);
         goto done;
+    }
+    if (c.ex) {
+        char logp[KW_PATH_MAX + 16];
+        snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
+        if ((rc = kw_exec_log(c.ex, logp)) != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
     }
     /* what resume, verify and audit read back */
     char p[KW_PATH_MAX];
@@ -610,6 +688,9 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
     kw_tune_attr(&c, "thermal", "%d", a->thermal);
     kw_tune_attr(&c, "drift", "%d", 1);
+    kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
+    kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
+    kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
     kw_tune_inputs(&c);
 
     kw_engine_opts eo;
@@ -678,6 +759,20 @@ static int kw_tune_resume(const kw_tune_args *a)
     if ((status = kw_tune_model(&c, req ? atol(req) : 0, th ? atoi(th) : 0,
                                 ms ? strtoull(ms, NULL, 10) : h->seed)) != 0)
         goto done;
+    const char *xcmd = kw_journal_attr(c.j, "evaluator"),
+               *xto = kw_journal_attr(c.j, "exec_timeout_s"),
+               *xsc = kw_journal_attr(c.j, "exec_rate_scale");
+    if (xcmd && xcmd[0]) {
+        char scales[KW_JOURNAL_ATTR_LEN], logp[KW_PATH_MAX + 16];
+        if ((status = kw_tune_exec(&c, xcmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales,
+                                   sizeof scales)) != 0)
+            goto done;
+        snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
+        if ((rc = kw_exec_log(c.ex, logp)) != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
+    }
     kw_tune_inputs(&c);
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -694,7 +789,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -707,6 +802,8 @@ int kw_cli_tune(int argc, char **argv)
         {"repeats", required_argument, 0, O_REPEATS}, {"tabu", required_argument, 0, O_TABU},
         {"probes", required_argument, 0, O_PROBES},   {"requests", required_argument, 0, O_REQUESTS},
         {"thermal", no_argument, 0, O_THERMAL},       {"results-every", required_argument, 0, O_EVERY},
+        {"evaluator", required_argument, 0, O_EVALUATOR},
+        {"timeout", required_argument, 0, O_TIMEOUT},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -819,6 +916,11 @@ int kw_cli_tune(int argc, char **argv)
                 return 2;
             a.every_s = d;
             resume_ok = 1;
+            break;
+        case O_EVALUATOR: a.evaluator = optarg; break;
+        case O_TIMEOUT:
+            if (kw_cli_parse_double(&a.timeout_s, "tune", "--timeout", optarg, 0.001, 1e6))
+                return 2;
             break;
         case O_HELP: kw_tune_help(); return 0;
         default:

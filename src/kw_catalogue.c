@@ -23,6 +23,7 @@
 #define KW_CAT_MAX_BATCH_MAX 1024
 #define KW_CAT_TIMEOUT_US_MAX 1e9
 #define KW_CAT_CORES_MAX 4096
+#define KW_CAT_ORDINAL_MAX 64       /* stages, swizzle and cluster (the decoder's former bound) */
 
 static const kw_cat_value kw_cat_onoff[] = {
     {"off", "not fused: separate kernels"},
@@ -68,6 +69,14 @@ static const kw_cat_value kw_cat_place[] = {
     {"round_robin", "batches go to cores in turn"},
     {"least_loaded", "a batch goes to the core that frees first"},
     {"stream_affinity", "each stream keeps its core"},
+};
+
+/* serial = the softmax runs between the matrix steps (FlashAttention-2);
+ * overlap = it runs under them (FlashAttention-3's ping-pong and
+ * intra-warpgroup pipelining, arXiv 2407.08608 section 3.1). */
+static const kw_cat_value kw_cat_sched[] = {
+    {"serial", "softmax between the matrix steps (FlashAttention-2)"},
+    {"overlap", "softmax hidden under the matrix work (FlashAttention-3 ping-pong)"},
 };
 
 #define KW_N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -118,6 +127,17 @@ static const kw_cat_knob kw_cat_table[KW_CAT_COUNT] = {
      KW_ENUM(kw_cat_place), "every block"},
     {KW_CAT_CORES_PER_REQUEST, "cores_per_request", 0, "runtime", "cores one batch is spread over",
      KW_CAT_INT, 1, KW_CAT_CORES_MAX, "cores", 0, NULL, "every block"},
+    {KW_CAT_STAGES, "stages", 1, "tiling",
+     "operand pipeline stages (default: 2 with double_buffer on, else 1)",
+     KW_CAT_INT, 1, KW_CAT_ORDINAL_MAX, "stages", 0, NULL, "blocks with that tiling group"},
+    {KW_CAT_SWIZZLE, "swizzle", 1, "tiling",
+     "tile rows grouped in the launch order (rasterisation) for shared-level reuse",
+     KW_CAT_INT, 1, KW_CAT_ORDINAL_MAX, "rows", 0, NULL, "blocks with that tiling group"},
+    {KW_CAT_CLUSTER, "cluster", 1, "tiling", "units sharing one operand tile by multicast",
+     KW_CAT_INT, 1, KW_CAT_ORDINAL_MAX, "units", 0, NULL, "blocks with that tiling group"},
+    {KW_CAT_ATTENTION_SCHEDULE, "attention_schedule", 0, "fusion",
+     "how attention's softmax is scheduled against its matrix work",
+     KW_ENUM(kw_cat_sched), "blocks with an attention operator"},
 };
 
 const kw_cat_knob *kw_catalogue(void) { return kw_cat_table; }
@@ -205,13 +225,15 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
         return 0;
     switch (k->id) {
     case KW_CAT_TILE_M: case KW_CAT_TILE_N: case KW_CAT_TILE_K: case KW_CAT_SPLIT_K:
-    case KW_CAT_LOOP_ORDER: case KW_CAT_DOUBLE_BUFFER:
+    case KW_CAT_LOOP_ORDER: case KW_CAT_DOUBLE_BUFFER: case KW_CAT_STAGES: case KW_CAT_SWIZZLE:
+    case KW_CAT_CLUSTER:
         return group && kw_block_group(b, group) >= 0;
     case KW_CAT_FUSE_QKV: /* kw_cost.c: merges gemms with merge="qkv" and equal K */
         return kw_cat_count_merge(b, "qkv", 1) >= 2;
     case KW_CAT_FUSE_GATE_UP: /* kw_cost.c: merges gemms with merge="gate_up" and equal K */
         return kw_cat_count_merge(b, "gate_up", 1) >= 2;
     case KW_CAT_FUSE_ATTENTION: case KW_CAT_SOFTMAX_PRECISION: /* kw_cost.c attention kernels */
+    case KW_CAT_ATTENTION_SCHEDULE:
         return kw_cat_has(b, KW_OP_ATTENTION);
     case KW_CAT_FUSE_EPILOGUE: /* kw_cost.c: an epilogue kernel, or act after a gemm */
         for (int i = 0; i < b->n_ops; i++)

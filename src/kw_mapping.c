@@ -75,6 +75,10 @@ static int kw_mapping_apply(kw_mapping *m, const kw_block *b, const char *knob, 
     case KW_CAT_SPLIT_K: t->split_k = iv; break;
     case KW_CAT_LOOP_ORDER: t->loop = (kw_loop)iv; break;
     case KW_CAT_DOUBLE_BUFFER: t->double_buffer = iv; break;
+    case KW_CAT_STAGES: t->stages = iv; break;
+    case KW_CAT_SWIZZLE: t->swizzle = iv; break;
+    case KW_CAT_CLUSTER: t->cluster = iv; break;
+    case KW_CAT_ATTENTION_SCHEDULE: m->attn_overlap = iv; break;
     case KW_CAT_FUSE_QKV: m->fuse_qkv = iv; break;
     case KW_CAT_FUSE_ATTENTION: m->fuse_attention = (kw_attn_fusion)iv; break;
     case KW_CAT_FUSE_EPILOGUE: m->fuse_epilogue = iv; break;
