@@ -341,6 +341,11 @@ int kw_cli_eval(int argc, char **argv)
             continue;
         }
         kw_eval_text(stdout, sname, id, &m);
+        if (ex && !m.guards[0])
+            printf("  measured median %.3f us, 95%% interval [%.3f, %.3f] us, %.0f samples kept "
+                   "(worker '%s'; the tail above is the serving simulation on it)\n",
+                   m.v[KW_M_LATENCY_US], m.v[KW_X_MEASURED_LO_US], m.v[KW_X_MEASURED_HI_US],
+                   m.v[KW_X_MEASURED_SAMPLES], kw_exec_worker_name(ex));
         if (kernels && broken < 0) {
             kw_cost cost;
             if ((rc = kw_model_eval_cost(&cost, me, &c, sel[i])) != 0) {
