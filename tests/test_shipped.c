@@ -148,4 +148,9 @@ Test(shipped, a_run_tuned_by_name_records_the_file)
     st = kw_t_in_cwd(&out, "verify run");
     cr_expect_eq(st, 0, "%s", out);
     free(out);
+    /* the verbs reading a run take a shipped name too */
+    st = kw_t_in_cwd(&out, "recommend run --space validate_small --shape attn_prefill_s2048_b1_c2");
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "tuned in this run") != NULL, "%s", out);
+    free(out);
 }
