@@ -100,6 +100,10 @@ static void kw_t_field(char *buf, size_t len, const char *line, int i)
     snprintf(buf, len, "%.*s", (int)strcspn(line, ",\n"), line);
 }
 
+/* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX):
+ * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings */
+#define KW_T_TRAILING 8
+
 static int kw_t_ncols(void)
 {
     kw_t_row("attn_prefill_s128_b8_c4");
@@ -143,7 +147,7 @@ Test(export, json_validates_against_the_shipped_schema_and_agrees_with_mappings)
         cr_assert(cfg && strncmp(strstr(cfg, "\"config_id\""), want, strlen(want)) == 0,
                   "%s: config id %s", kw_t_shapes[s], id);
         const char *knobs = strstr(cfg, "\"knobs\": {");
-        for (int c = 3; c < ncols - 4; c++) {
+        for (int c = 3; c < ncols - KW_T_TRAILING; c++) {
             char name[128], val[128], pair[300];
             kw_t_field(name, sizeof name, kw_t_csv, c);
             kw_t_field(val, sizeof val, row, c);
@@ -201,8 +205,19 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     cr_assert_eq(st, 0, "%s", out);
     free(out);
     char *json = kw_t_slurp(path);
-    cr_expect(strstr(json, "\"predicted\": null") != NULL, "mappings.csv carries no latency");
     cr_expect(strstr(json, "\"kind\": \"mappings.csv\"") != NULL);
+    /* the predicted p95 is mappings.csv's own column, shape by shape; no guards */
+    int ncols = kw_t_ncols();
+    for (int s = 0; s < KW_T_NSHAPES; s++) {
+        char want[256], p95[64];
+        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 3);
+        snprintf(want, sizeof want, "\"name\": \"%s\"", kw_t_shapes[s]);
+        const char *blk = strstr(json, want), *pred = blk ? strstr(blk, "\"predicted\": ") : NULL;
+        cr_assert(pred != NULL);
+        cr_expect_float_eq(strtod(pred + strlen("\"predicted\": {\"p95_us\": "), NULL), strtod(p95, NULL),
+                           1e-9, "%s: %.60s, csv %s", kw_t_shapes[s], pred, p95);
+        cr_expect(strncmp(strstr(blk, "\"guards\": "), "\"guards\": []", 12) == 0);
+    }
     free(json);
     /* the validator bites: a required field renamed, a stage count out of range */
     st = kw_t_sh(&out, "sed 's/\"config_id\"/\"configid\"/' '%s' > '%s/bad1.json'", path, kw_t_fix);
@@ -259,7 +274,7 @@ Test(export, c_header_compiles_and_reads_back)
         /* shape,config_id,knobs... from mappings.csv, without borrowed_from */
         const char *row = kw_t_row(kw_t_shapes[s]);
         char want[4096] = "", fld[256];
-        for (int c = 0; c < ncols - 4; c++) {
+        for (int c = 0; c < ncols - KW_T_TRAILING; c++) {
             if (c == 2)
                 continue;
             kw_t_field(fld, sizeof fld, row, c);

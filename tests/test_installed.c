@@ -81,10 +81,14 @@ static void kw_t_mapping(char *out, size_t len, const char *csv, const char *sha
 /* Knob columns of mappings.csv: all but shape,config_id,borrowed_from and the 4 shape_* ones. */
 static int kw_t_knob_columns(const char *csv)
 {
-    int n = 1;
-    for (const char *c = csv; *c && *c != '\n'; c++)
+    /* the knobs sit between shape,config_id,borrowed_from and the columns
+     * recommend appends after them, which start with "phase" */
+    const char *end = strstr(csv, ",phase,");
+    cr_assert(end != NULL && end < strchr(csv, '\n'), "no phase column in mappings.csv");
+    int n = 0;
+    for (const char *c = csv; c < end; c++)
         n += *c == ',';
-    return n - 3 - 4;
+    return n + 1 - 3;
 }
 
 /* Every "  knob=value" line of the example's first config block agrees with mappings.csv. */

@@ -267,10 +267,10 @@ Test(lib, nearest_is_borrowed_with_its_distances)
 }
 
 static const char *kw_t_prefill_only_csv =
-    "shape,config_id,borrowed_from,g.tile_m,fuse_attention,shape_phase,shape_batch,shape_len,"
-    "shape_streams\n"
-    "pa,00000000000000e1,,64,flash,prefill,1,512,1\n"
-    "\"p,b\",00000000000000e2,pa,\"1\"\"28\",none,prefill,16,512,1\n";
+    "shape,config_id,borrowed_from,g.tile_m,fuse_attention,phase,batch,seq,kv_len,streams,"
+    "p95_us,p99_us,borrow_warnings\n"
+    "pa,00000000000000e1,,64,flash,prefill,1,512,0,1,100.5,120.25,\n"
+    "\"p,b\",00000000000000e2,pa,\"1\"\"28\",none,prefill,16,512,0,1,,,\n";
 
 Test(lib, borrowing_across_phase_refused_unless_asked)
 {
@@ -406,9 +406,9 @@ Test(lib, damaged_files)
     kw_t_damaged("dup.csv", "shape,config_id,borrowed_from,k\na,0123456789abcdef,,1\n"
                             "a,0123456789abcdef,,2\n",
                  ":3: shape 'a' listed twice");
-    kw_t_damaged("dims.csv", "shape,config_id,borrowed_from,k,shape_phase,shape_batch,shape_len,"
-                             "shape_streams\na,0123456789abcdef,,1,prefill,0,8,1\n",
-                 ":2: shape_batch is '0'");
+    kw_t_damaged("dims.csv", "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
+                             "p95_us,p99_us,borrow_warnings\na,0123456789abcdef,,1,prefill,0,8,0,1,,,\n",
+                 ":2: batch is '0'");
     kw_t_damaged("garbage.csv", "\x7f" "ELF\x02\x01\x01 not a table at all\n", ":1: not a results.xml");
     kw_t_damaged("empty.csv", "", ":1: not a results.xml");
     kw_t_damaged("header.csv", "shape,config_id,borrowed_from,k\n", ": no shape rows");

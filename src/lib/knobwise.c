@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "kw_error.h"
+#include "kw_results.h"
 #include "kw_xml.h"
 
 _Static_assert((int)KNOBWISE_EINPUT == (int)KW_EINPUT && (int)KNOBWISE_ENOMEM == (int)KW_ENOMEM &&
@@ -43,12 +44,16 @@ _Static_assert((int)KNOBWISE_EINPUT == (int)KW_EINPUT && (int)KNOBWISE_ENOMEM ==
                "the public codes keep knobwise's values");
 
 /* Header of mappings.csv (DESIGN.md's contract) and the columns `knobwise
- * recommend --all` appends after the knobs (the shape's dimensions). */
+ * recommend --all` appends after the knobs (KW_MAPPINGS_HEADER_SUFFIX in
+ * src/kw_results.h): the shape's dimensions (seq counts for prefill, kv_len
+ * for decode), the predicted tail and the borrowing warnings. */
 #define KNOBWISE_CSV_PREFIX "shape,config_id,borrowed_from"
 #define KNOBWISE_CSV_FIXED 3
-static const char *const knobwise_csv_dims[] = {"shape_phase", "shape_batch", "shape_len",
-                                                "shape_streams"};
-#define KNOBWISE_CSV_NDIMS 4
+enum { KNOBWISE_COL_PHASE, KNOBWISE_COL_BATCH, KNOBWISE_COL_SEQ, KNOBWISE_COL_KV_LEN,
+       KNOBWISE_COL_STREAMS, KNOBWISE_COL_P95, KNOBWISE_COL_P99, KNOBWISE_COL_WARNINGS,
+       KNOBWISE_CSV_NDIMS };
+static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
+    "phase", "batch", "seq", "kv_len", "streams", "p95_us", "p99_us", "borrow_warnings"};
 #define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
 #define KNOBWISE_ARENA_CHUNK 65536
 
@@ -459,7 +464,9 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
     if (!(f = malloc((size_t)max * sizeof *f)))
         return knobwise_oom(t);
     n = knobwise_csv_record(&pos, f, max, &line);
-    int dim_col[KNOBWISE_CSV_NDIMS] = {-1, -1, -1, -1}, n_dims = 0;
+    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0;
+    for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
+        dim_col[d] = -1;
     if (n < KNOBWISE_CSV_FIXED + 1 || strcmp(f[0], "shape") || strcmp(f[1], "config_id") ||
         strcmp(f[2], "borrowed_from")) {
         rc = kw_error_set(KW_EINPUT,
@@ -475,9 +482,8 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 n_dims++;
             }
     if (n_dims != 0 && n_dims != KNOBWISE_CSV_NDIMS) {
-        rc = kw_error_set(KW_EINPUT, "%s:1: the shape columns go together (%s,%s,%s,%s)", t->path,
-                          knobwise_csv_dims[0], knobwise_csv_dims[1], knobwise_csv_dims[2],
-                          knobwise_csv_dims[3]);
+        rc = kw_error_set(KW_EINPUT, "%s:1: the columns after the knobs go together (%s)", t->path,
+                          KW_MAPPINGS_HEADER_SUFFIX);
         goto done;
     }
     t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims;
@@ -540,24 +546,35 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 goto done_cols;
             }
         if (n_dims) {
-            long v[KNOBWISE_CSV_NDIMS - 1];
-            const char *ph = f[dim_col[0]];
+            const char *ph = f[dim_col[KNOBWISE_COL_PHASE]];
             int phase = strcmp(ph, "prefill") == 0 ? KNOBWISE_PREFILL
                         : strcmp(ph, "decode") == 0 ? KNOBWISE_DECODE
                                                     : -1;
             if (phase < 0) {
-                rc = kw_error_set(KW_EINPUT, "%s:%ld: shape_phase is '%s', not prefill or decode",
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: phase is '%s', not prefill or decode",
                                   t->path, at, ph);
                 goto done_cols;
             }
-            for (int d = 1; d < KNOBWISE_CSV_NDIMS; d++)
-                if (knobwise_parse_count(&v[d - 1], f[dim_col[d]]) != 0) {
+            int len_col = phase == KNOBWISE_DECODE ? KNOBWISE_COL_KV_LEN : KNOBWISE_COL_SEQ;
+            const int count_cols[3] = {KNOBWISE_COL_BATCH, len_col, KNOBWISE_COL_STREAMS};
+            long v[3];
+            for (int d = 0; d < 3; d++)
+                if (knobwise_parse_count(&v[d], f[dim_col[count_cols[d]]]) != 0) {
                     rc = kw_error_set(KW_EINPUT, "%s:%ld: %s is '%s', not a count from 1", t->path,
-                                      at, knobwise_csv_dims[d], f[dim_col[d]]);
+                                      at, knobwise_csv_dims[count_cols[d]],
+                                      f[dim_col[count_cols[d]]]);
                     goto done_cols;
                 }
             knobwise_set_dims(e, phase, v[0], v[1], v[2]);
             t->any_dims = 1;
+            char *end95, *end99;
+            const char *s95 = f[dim_col[KNOBWISE_COL_P95]], *s99 = f[dim_col[KNOBWISE_COL_P99]];
+            double p95 = strtod(s95, &end95), p99 = strtod(s99, &end99);
+            if (*s95 && *s99 && !*end95 && !*end99) {
+                e->p95_us = p95;
+                e->p99_us = p99;
+                e->has_latency = isfinite(p95) && isfinite(p99);
+            }
         }
     }
     if (t->n_entries == 0)

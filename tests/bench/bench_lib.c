@@ -81,7 +81,7 @@ static int kw_bl_write_table(const char *path, int n, gsl_rng *r)
     fprintf(f, "shape,config_id,borrowed_from");
     for (int k = 0; k < KW_BL_KNOBS; k++)
         fprintf(f, ",g%d.tile_m", k);
-    fprintf(f, ",shape_phase,shape_batch,shape_len,shape_streams\n");
+    fprintf(f, ",phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings\n");
     for (int i = 0; i < n; i++) {
         int phase = i % 2;
         long batch = 1L << gsl_rng_uniform_int(r, 7);        /* 1..64 */
@@ -90,7 +90,8 @@ static int kw_bl_write_table(const char *path, int n, gsl_rng *r)
         fprintf(f, "s%d,%016x,", i, (unsigned)i + 1);
         for (int k = 0; k < KW_BL_KNOBS; k++)
             fprintf(f, ",%lu", 16UL << gsl_rng_uniform_int(r, 5));
-        fprintf(f, ",%s,%ld,%ld,%ld\n", phase ? "decode" : "prefill", batch, len, streams);
+        fprintf(f, ",%s,%ld,%ld,%ld,%ld,%.3f,%.3f,\n", phase ? "decode" : "prefill", batch,
+                phase ? 0 : len, phase ? len : 0, streams, 100.0 + i, 120.0 + i);
     }
     return fclose(f);
 }
