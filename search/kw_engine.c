@@ -388,6 +388,7 @@ typedef struct kw_sstate {
     int n_blocked;            /* first[0..n_blocked): guard-failing "blocked gains" */
     int n_faded;              /* then n_faded guard-passing "faded gains" */
     kw_cand first[KW_PROBE_MAX];
+    long evals_first_opt;     /* progress: evaluations when it first left the sweep (0: not yet) */
     int plist_ready;          /* the probe list of this local optimum is built */
     kw_item *plist;           /* second steps, most promising first (kw_build_probe_list) */
     int n_plist, cap_plist, pcur;
@@ -2297,11 +2298,16 @@ static long kw_unseen_neighbours(const kw_eng *E, const kw_sstate *s)
 }
 
 /* Estimated evaluations shape s will have made when it stops (see
- * kw_progress_shape.evals_est): OFAT: its evaluations so far plus the unseen
- * neighbours of its incumbent, or the mean of the finished shapes' totals when
- * that is more; random: the budget; exhaustive: the space's size. The budget
- * caps every estimate. */
-static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_done)
+ * kw_progress_shape.evals_est). OFAT: at least its evaluations so far plus
+ * the unseen neighbours of its incumbent and the probes left in the current
+ * probe list; and, once some shape has finished, its first local optimum
+ * (the evaluations when it first left the sweep, or the bound above while it
+ * is still in it) times the finished shapes' mean ratio of total evaluations
+ * to first local optimum (on the default job that ratio is 9-28: the probes
+ * and excursions after the first sweep are most of a shape's work, so the
+ * ratio is a rough guide, not a promise). Random: the budget; exhaustive: the
+ * space's size. The budget caps every estimate. */
+static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_ratio)
 {
     long budget = E->o.budget;
     if (s->st == ST_DONE || s->st == ST_FINISH)
@@ -2313,9 +2319,26 @@ static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_done)
         uint64_t size = kw_knobspace_size(E->ks);
         est = size > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)size;
     } else {
-        est = s->evals + kw_unseen_neighbours(E, s) * (long)(E->reps > 0 ? E->reps : 1);
-        if (mean_done > est)
-            est = (long)ceil(mean_done);
+        /* what the current local optimum still costs, if nothing improves:
+         * the sweep's unseen neighbours, the probe list (its last size, or
+         * one pair per neighbour before the first), the excursion's moves
+         * (each a sweep of neighbours) */
+        long reps = E->reps > 0 ? E->reps : 1;
+        long nb = 0;
+        for (int k = 0; k < E->ks->n_knobs; k++)
+            nb += E->ks->knobs[k].n_values - 1;
+        est = s->evals + kw_unseen_neighbours(E, s) * reps;
+        if (s->st == ST_PROBE && s->plist_ready && s->pcur < s->n_plist)
+            est += (s->n_plist - s->pcur) * reps;
+        else if (s->st == ST_MAIN && E->o.probes > 0)
+            est += (s->n_plist > 0 ? s->n_plist : nb) * reps;
+        if (s->st == ST_MAIN || s->st == ST_PROBE)
+            est += (long)E->o.tabu * nb * reps;
+        else if (s->st == ST_EXPLORE)
+            est += (long)s->moves_left * nb * reps;
+        double first = s->evals_first_opt > 0 ? (double)s->evals_first_opt : (double)est;
+        if (mean_ratio > 0 && first * mean_ratio > est)
+            est = (long)ceil(first * mean_ratio);
     }
     if (budget > 0 && (est < 0 || est > budget))
         est = budget;
@@ -2346,11 +2369,18 @@ static void kw_report(kw_eng *E, int replaying)
             at = i;
             break;
         }
-    double sum_done = 0;
-    for (int i = 0; i < E->n_shapes; i++)
-        if (E->S[i].st == ST_DONE)
-            sum_done += (double)E->S[i].evals;
-    double mean_done = n_done > 0 ? sum_done / n_done : 0.0;
+    double sum_ratio = 0;
+    int n_ratio = 0;
+    for (int i = 0; i < E->n_shapes; i++) {
+        kw_sstate *s = &E->S[i];
+        if (s->evals_first_opt == 0 && s->st != ST_BASE && s->st != ST_MAIN)
+            s->evals_first_opt = s->evals > 0 ? s->evals : 1;
+        if (s->st == ST_DONE && s->evals_first_opt > 0) {
+            sum_ratio += (double)s->evals / (double)s->evals_first_opt;
+            n_ratio++;
+        }
+    }
+    double mean_ratio = n_ratio > 0 ? sum_ratio / n_ratio : 0.0;
     long left_est = 0, left_budget = 0;
     int est_known = 1;
     for (int i = 0; i < E->n_shapes; i++) {
@@ -2373,7 +2403,7 @@ static void kw_report(kw_eng *E, int replaying)
         if (replaying)
             q->evals_est = -1;
         else if (refresh || q->evals_est < s->evals)
-            q->evals_est = kw_evals_est(E, s, mean_done);
+            q->evals_est = kw_evals_est(E, s, mean_ratio);
         p.evals += s->evals;
         if (q->evals_est < 0)
             est_known = 0;

@@ -97,8 +97,13 @@ int kw_knob_value(const kw_knob *k, const char *text);
 uint64_t kw_knobspace_size(const kw_knobspace *ks);
 /* Write "knob=value knob=value ..." for every knob into buf (truncates). */
 void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
-/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message. */
+/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message
+ * (with the nearest valid names). */
 int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
+/* " (did you mean 'a' or 'b'?)" with the space's knob names nearest to name, or "". */
+void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);
+/* The same for a value of k; when none is near, " (its values: a|b|c)". */
+void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
 
 /* ---- engine (kw_engine.c) ---- */
 
@@ -136,8 +141,10 @@ typedef struct kw_progress_shape {
  * shapes at once (random, exhaustive, and OFAT's rounds too) can show them all.
  * Rates and ETAs count only evaluations made by this process after the replay.
  * eta_converge_s: the evaluations each unfinished shape is still expected to
- * need (kw_progress_shape.evals_est - evals) at the measured rate; eta_budget_s:
- * the same for the budget (-1 when there is none); eta_s: the smaller known one. */
+ * need (kw_progress_shape.evals_est - evals: at least what its current local
+ * optimum costs if nothing improves, see kw_evals_est in kw_engine.c) at the
+ * measured rate; eta_budget_s: the same for the budget (-1 when there is
+ * none); eta_s: the smaller known one. */
 typedef struct kw_progress {
     int shape, n_shapes;
     int step;

@@ -34,12 +34,15 @@
 #include "kw_eval.h"
 #include "kw_exec.h"
 #include "kw_journal.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_progline.h"
 #include "kw_results.h"
 
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
+#define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
+#define KW_TUNE_BLOCK_SPARE_ROWS 3 /* rows the block leaves free on the screen */
 #define KW_TUNE_THREADS_MAX 256
 #define KW_TUNE_N_ATTRS 12
 
@@ -94,11 +97,13 @@ static void kw_tune_help(void)
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
-           "evaluations per second and two ETAs: from convergence (each running shape\n"
-           "still needs at least its incumbent's unevaluated one-knob neighbours, or the\n"
-           "finished shapes' mean evaluations if more) and from the budget. When stderr\n"
-           "is not a terminal it gets one plain line per finished shape instead; a\n"
-           "resume says when it replays its journal.\n"
+           "evaluations per second and two ETAs: from convergence (what each running\n"
+           "shape's current local optimum still costs if nothing improves: its unseen\n"
+           "neighbours, probes and excursion; scaled by the finished shapes' ratio of\n"
+           "total to first-optimum evaluations once one finished; '>=' while it is only a\n"
+           "lower bound) and from the budget; with room on an ANSI terminal, each running\n"
+           "shape gets its own line. When stderr is not a terminal it gets one plain line\n"
+           "per finished shape instead; a resume says when it replays its journal.\n"
            "SIGINT/SIGTERM finish the current step, write the results so far and exit\n"
            "130/143; resume with --resume DIR. Exit status: 0 done (or time limit\n"
            "reached), 1 runtime failure, 2 bad input or usage.\n");
@@ -181,7 +186,9 @@ static const char *kw_tune_metric_label(const char *metric)
 typedef struct kw_tune_ui {
     int draw;                    /* progress line on stderr (a terminal) */
     int plain;                   /* stderr is not a terminal: one plain line per finished shape */
-    int drawn;                   /* a line is on screen, this many columns wide */
+    int drawn;                   /* the first line on screen is this many columns wide */
+    int lines;                   /* lines of progress on screen (0: none) */
+    int ansi;                    /* the terminal takes ANSI cursor control (TERM not dumb) */
     const kw_evaluator *ev;
     const int *shapes;           /* tuned evaluator shapes */
     const char *metric;
@@ -198,10 +205,58 @@ typedef struct kw_tune_ui {
 
 static void kw_tune_clear_line(kw_tune_ui *ui)
 {
-    if (ui->drawn) {
+    if (ui->lines > 1)
+        fprintf(stderr, "\033[%dA\r\033[J", ui->lines - 1); /* up to the block's first line */
+    else if (ui->lines == 1 && ui->ansi)
+        fprintf(stderr, "\r\033[K");
+    else if (ui->drawn)
         fprintf(stderr, "\r%*s\r", ui->drawn, "");
-        ui->drawn = 0;
+    ui->drawn = 0;
+    ui->lines = 0;
+    fflush(stderr);
+}
+
+/* The progress on a terminal. With ANSI cursor control (TERM not dumb) and
+ * room on the screen, a block: the summary line and one line per running
+ * shape, redrawn in place; else the single line with the running shapes in
+ * it as far as they fit. Every line is fitted to the width (one column less
+ * than the terminal: writing the last column makes some terminals wrap
+ * before the carriage return). */
+static void kw_tune_draw(kw_tune_ui *ui, const kw_progress *p)
+{
+    int width = kw_progline_width(STDERR_FILENO) - 1;
+    int rows = kw_progline_rows(STDERR_FILENO);
+    const char *label = kw_tune_metric_label(ui->metric);
+    int n_running = 0;
+    for (int i = 0; p->per_shape && i < p->n_shapes; i++)
+        n_running += !p->per_shape[i].done;
+    int block = ui->ansi && n_running > 1 && n_running <= KW_TUNE_BLOCK_MAX && rows > 0 &&
+                n_running + KW_TUNE_BLOCK_SPARE_ROWS <= rows;
+    char line[KW_PROGLINE_WIDTH_MAX + 1];
+    size_t len = kw_progline_summary(line, sizeof line, p, ui->ev->shape_names, label, width,
+                                     !block);
+    if (ui->lines > 1)
+        fprintf(stderr, "\033[%dA", ui->lines - 1);
+    if (ui->ansi) {
+        fprintf(stderr, "\r%s\033[K", line);
+    } else {
+        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
+        fprintf(stderr, "\r%s%*s", line, pad, "");
+        if (pad)
+            fprintf(stderr, "\r%s", line);
     }
+    ui->drawn = (int)len;
+    ui->lines = 1;
+    for (int i = 0; block && i < p->n_shapes; i++) {
+        if (p->per_shape[i].done)
+            continue;
+        kw_progline_shape_line(line, sizeof line, p, i, ui->ev->shape_names, label, width);
+        fprintf(stderr, "\n%s\033[K", line);
+        ui->lines++;
+    }
+    if (ui->ansi)
+        fprintf(stderr, "\033[J"); /* a shape finished: the block shrank */
+    fflush(stderr);
 }
 
 /* Plain progress for logs (stderr not a terminal): a line when a resume
@@ -237,18 +292,7 @@ static void kw_tune_progress(void *ud, const kw_progress *p)
         kw_tune_plain(ui, p);
     if (ui->draw && now - ui->last_draw >= KW_TUNE_DRAW_S) {
         ui->last_draw = now;
-        /* one column less than the terminal: writing the last column makes
-         * some terminals wrap before the carriage return */
-        int width = kw_progline_width(STDERR_FILENO) - 1;
-        char line[KW_PROGLINE_WIDTH_MAX + 1];
-        size_t len = kw_progline_format(line, sizeof line, p, ui->ev->shape_names,
-                                        kw_tune_metric_label(ui->metric), width);
-        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
-        fprintf(stderr, "\r%s%*s", line, pad, "");
-        if (pad)
-            fprintf(stderr, "\r%s", line);
-        fflush(stderr);
-        ui->drawn = (int)len > 0 ? (int)len : ui->drawn;
+        kw_tune_draw(ui, p);
     }
     if (ui->every_s > 0 && now - ui->last_write >= ui->every_s) {
         ui->last_write = now;
@@ -399,7 +443,9 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     const kw_evaluator *final_ev = c->final_ex ? kw_exec_iface(c->final_ex)
                                    : c->final_me ? kw_model_eval_iface(c->final_me) : NULL;
     int tty = isatty(STDERR_FILENO);
+    const char *term = getenv("TERM");
     kw_tune_ui ui = {.draw = !quiet && tty,
+                     .ansi = term && term[0] && strcmp(term, "dumb") != 0,
                      .plain = !quiet && !tty,
                      .ev = c->port_ex ? kw_exec_iface(c->port_ex) : ev,
                      .shapes = eo->shapes,
@@ -560,13 +606,9 @@ static int kw_tune_fresh(const kw_tune_args *a)
     for (int i = 0; i < a->n_shapes; i++) {
         int si = kw_config_shape(c.cfg, a->shapes[i]);
         if (si < 0) {
-            char list[1024] = "";
-            size_t used = 0;
-            for (int k = 0; k < c.cfg->space.n_shapes && used < sizeof list; k++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
-                                         c.cfg->workload.shapes[c.cfg->space.shapes[k]].name);
-            status = kw_cli_usage_error("tune", "unknown shape '%s' (the space tunes: %s)",
-                                        a->shapes[i], list);
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, c.cfg, a->shapes[i]);
+            status = kw_cli_usage_error("tune", "unknown shape '%s'%s", a->shapes[i], hint);
             goto done;
         }
         for (int k = 0; k < n; k++)
