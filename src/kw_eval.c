@@ -246,6 +246,11 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     int by_worker = ms && ms->n_request > 0;
     kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
     kw_sim_opts so = kw_eval_sim_opts(e, shape);
+    if (ms && ms->kernel_scale && ms->n_kernel_scale > 0) {
+        /* the measured spread: each simulated batch draws its time from it */
+        so.service_scale = ms->kernel_scale;
+        so.n_service_scale = ms->n_kernel_scale;
+    }
     if (!by_worker) {
         sim = malloc(sizeof *sim);
         if (!sim) {

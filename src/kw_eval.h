@@ -82,6 +82,10 @@ int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const 
  *   applies to a measurement. */
 typedef struct kw_stage1_measured {
     double kernel_us;
+    const double *kernel_scale; /* unit=kernel: the samples' spread, sorted samples / median;
+                                 * each simulated batch's time is drawn from it (kw_sim_opts
+                                 * service_scale), so the tail carries the measured variability */
+    int n_kernel_scale;
     const double *request_us; /* sorted ascending */
     int n_request;
     double quality_rel_rms, quality_cos;

@@ -6,7 +6,9 @@
  *   simulation, thermal window, drift check and guards are the same code for
  *   modelled and measured runs (rejected: a copy of the stage glue here).
  * - The per-evaluation statistic handed on is the MEDIAN of the samples kept
- *   by the outlier policy: robust, and over repetitions close to normal
+ *   by the outlier policy (and their spread, samples / median, from which the
+ *   serving simulation draws each batch's time): robust, and over repetitions
+ *   close to normal
  *   (asymptotic normality of the sample median), which is what the engine's
  *   Welch test across repetitions assumes. Raw samples are skewed; they are
  *   never fed to a t-test (kw_mstat.h has the rank test for raw samples).
@@ -480,10 +482,16 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         med = gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
         kw_mstat_quantile_ci(&lo, &hi, x, (size_t)n, 0.5, KW_EXEC_CI_LEVEL);
     } else {
-        med = kw_exec_median_ci(x, n, &ci, &lo, &hi, &kept) * factor;
+        double raw = kw_exec_median_ci(x, n, &ci, &lo, &hi, &kept);
+        med = raw * factor;
         lo *= factor;
         hi *= factor;
         ms.kernel_us = med;
+        /* the spread the simulation draws each batch's time from (x is sorted) */
+        for (size_t i = 0; i < kept && raw > 0; i++)
+            ax[i] = x[i] / raw;
+        ms.kernel_scale = raw > 0 ? ax : NULL;
+        ms.n_kernel_scale = raw > 0 ? (int)kept : 0;
     }
     rc = kw_model_eval_measured(e->model, c, shape, rep, &ms, out);
     if (rc == 0) {

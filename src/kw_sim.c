@@ -106,6 +106,7 @@
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_rng.h>
 
 #include "kw_error.h"
@@ -172,7 +173,9 @@ typedef struct kw_src {
 
 typedef struct kw_st {
     /* inputs, digested */
-    int G, mb, S, Q, affinity, placement, exp_service;
+    int G, mb, S, Q, affinity, placement, exp_service; /* exp_service: batches carry a scale */
+    const double *emp;              /* opts.service_scale (sorted), n_emp of them */
+    int n_emp;
     double timeout_us, clock, bw;   /* bw in bytes/us; 0 = unlimited */
     kw_sb sb[KW_SIM_BATCH_MAX];
     kw_sk *sk;
@@ -468,7 +471,10 @@ static void kw_try_dispatch(kw_st *st, int qi)
         bt->head = q->head;
         bt->r = r;
         bt->next = -1;
-        bt->scale = st->exp_service ? gsl_ran_exponential(st->svc_rng, 1.0) : 1.0;
+        bt->scale = !st->exp_service ? 1.0
+                    : st->n_emp > 0 ? gsl_stats_quantile_from_sorted_data(
+                                          st->emp, 1, (size_t)st->n_emp, gsl_rng_uniform(st->svc_rng))
+                                    : gsl_ran_exponential(st->svc_rng, 1.0);
         int last = q->head;
         for (int i = 1; i < r; i++)
             last = st->next[last];
@@ -1048,7 +1054,9 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
     st->clock = in->clock_factor > 0 ? in->clock_factor : 1.0;
     st->bw = o->no_contention ? 0.0 : a->dram_bw_bytes_per_s / KW_US_PER_S;
     st->inv_bw = st->bw > 0 ? 1.0 / st->bw : 0.0;
-    st->exp_service = o->exp_service;
+    st->exp_service = o->exp_service || (o->service_scale && o->n_service_scale > 0);
+    st->emp = o->service_scale;
+    st->n_emp = o->service_scale ? o->n_service_scale : 0;
     st->warm = o->warmup;
     st->ntot = R + o->warmup;
     st->s = 1.0;
@@ -1163,7 +1171,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
             s->state_end_us = gsl_ran_exponential(s->rng, s->on ? s->on_mean_us : s->off_mean_us);
         }
     }
-    if (o->exp_service) {
+    if (st->exp_service) {
         st->svc_rng = gsl_rng_alloc(gsl_rng_taus2);
         if (!st->svc_rng)
             return kw_error_set(KW_ENOMEM, "out of memory for random streams");

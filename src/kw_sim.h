@@ -45,6 +45,12 @@ typedef struct kw_sim_opts {
     uint64_t seed;              /* all randomness derives from it (GSL taus2 streams) */
     int exp_service;            /* TEST ONLY: each batch's kernel times scaled by one
                                  * Exp(1) draw, so service ~ Exp(mean = table time) */
+    const double *service_scale; /* measured service spread (kw_exec.c): sorted scales
+                                 * (samples / their median); each batch's kernel times are
+                                 * scaled by one draw, the empirical quantile at a uniform
+                                 * (inverse transform: candidates share quantiles, common
+                                 * random numbers); NULL / 0: every batch at the table time */
+    int n_service_scale;
     int no_contention;          /* counterfactual: unlimited DRAM bandwidth */
     int keep_latencies;         /* also return the sorted latencies (lat_sorted_us) */
 } kw_sim_opts;
