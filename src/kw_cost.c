@@ -29,8 +29,22 @@
  *     figures of model-facts.md section 2 are per kernel).
  *   - DRAM bandwidth of the whole chip is available to the kernel whatever
  *     `cores` is; contention between cores is the serving simulation's job.
- *   - no cache between DRAM and the units' SRAM is modelled (no L2 reuse
- *     across units): every tile a unit needs comes from DRAM.
+ *   - without a storage hierarchy in the accelerator file, no cache between
+ *     DRAM and the units' SRAM is modelled: every tile comes from DRAM.
+ *   - with one (issue 15; <storage>, <rates>, <accumulate>):
+ *     accumulators and score tiles count against the register file where the
+ *     registers hold them, SRAM holds the staged operands, one copy per
+ *     pipeline stage (`stages`, double_buffer = 2); the units read their tiles
+ *     from the largest shared level (L2, VMEM) and DRAM sees compulsory
+ *     traffic when the operands in flight fit it, one read of each wave's
+ *     panels when the wave's chunks in flight fit (kw_shared_ab), else every
+ *     tile read; a cluster of tiles multicasts each B tile; memory time is
+ *     the slower of DRAM (at its achieved fraction) and the shared level;
+ *     matrix work runs at the precision's achievable fraction, a pipelined
+ *     tile pays one chunk of fill; attention's softmax (exp on the special
+ *     units, vector instructions) adds to the matrix time (serial schedule)
+ *     or hides under it (overlap); a precision pair the matrix units do not
+ *     offer is an input error, which the evaluator names `infeasible`.
  *   - fallback: a kernel whose working set does not fit sram_bytes_per_unit,
  *     whose tile_k exceeds its K per split, or whose split leaves a split
  *     without work, runs on the accelerator's generic kernel (see
