@@ -36,8 +36,8 @@ static void kw_calibrate_help(void)
            "  --measured CSV  kernel times (format: spaces/measured/h100_published.csv)\n"
            "  -o OUT          never replaced unless --force; never a non-regular file\n"
            "  --fit P,...     parameters to fit (default: every one the cases determine):\n"
-           "                  matrix_fraction sync_matrix_fraction dram_fraction\n"
-           "                  shared_gb_s softmax_vector_ops\n"
+           "                  matrix_fraction matrix_fraction_fp8 sync_matrix_fraction\n"
+           "                  dram_fraction shared_gb_s softmax_vector_ops\n"
            "Launch costs are not fitted: kernel times measured back to back do not\n"
            "depend on them. A parameter named in --fit that no case depends on, or\n"
            "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n");
@@ -96,8 +96,11 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
             xmlAddChild(root, rates);
     }
     const kw_calib_param *pm = cal->p;
-    if (pm[KW_CAL_MATRIX].fitted)
-        for (int pr = 0; pr < KW_PREC_COUNT; pr++) {
+    for (int pr = 0; pr < KW_PREC_COUNT; pr++) {
+            int fp8 = pr == KW_PREC_FP8_E4M3 || pr == KW_PREC_FP8_E5M2;
+            int half = pr == KW_PREC_BF16 || pr == KW_PREC_FP16;
+            if (!(half && pm[KW_CAL_MATRIX].fitted) && !(fp8 && pm[KW_CAL_MATRIX_FP8].fitted))
+                continue;
             int used = 0;
             for (int i = 0; i < set->n; i++)
                 used |= (int)set->c[i].precision == pr;
@@ -257,7 +260,7 @@ int kw_cli_calibrate(int argc, char **argv)
             printf("%-22s %12.4f %12.4f %12.4f\n", p->name, p->before, p->after, p->sigma);
         else
             printf("%-22s %12.4f %12s %12s  (%s: kept)\n", p->name, p->before, "-", "-",
-                   p->applicable ? "no case depends on it" : "not in this accelerator");
+                   p->applicable ? "not determined by these cases" : "not in this accelerator");
     }
     printf("launch costs: not fitted (kernel times back to back do not depend on them)\n");
     if ((rc = kw_cal_write(accel, csv, out, a, cal, set)) != 0) {

@@ -3,12 +3,12 @@
  * Levenberg-Marquardt steps, finite-difference Jacobian).
  *
  * Design choice: the residual of case i is log(predicted_i / measured_i), so
- * a 10% miss weighs the same on a 10 us kernel as on a 10 ms one, and the
- * parameters are fitted as their logarithms so they stay positive (fractions
- * are capped at 1 when set). Predictions come from kw_cost_eval through
+ * a 10% miss weighs the same on a 10 us kernel as on a 10 ms one; the
+ * parameters are fitted as their logarithms (fractions
+ * through the logistic function so they stay in (0, 1)). Predictions come from kw_cost_eval through
  * kw_fid_predict: the fit tunes exactly the model the tuner uses.
  * Uncertainty: the covariance (J^T J)^-1 scaled by chi^2 / (n - p), the usual
- * least-squares estimate, carried to each value as sigma_v = v sigma_log v.
+ * least-squares estimate, carried to each value as sigma_v = |dv/dx| sigma_x.
  * Alternative rejected: a hand-written Gauss-Newton (STYLE: GSL for fitting).
  */
 #include "kw_calib.h"
@@ -33,7 +33,48 @@
 #define KW_CAL_RCOND 1e-12     /* relative pivot of a singular J^T J */
 
 static const char *const kw_cal_names[KW_CAL_COUNT] = {
-    "matrix_fraction", "sync_matrix_fraction", "dram_fraction", "shared_gb_s", "softmax_vector_ops"};
+    "matrix_fraction", "matrix_fraction_fp8", "sync_matrix_fraction", "dram_fraction", "shared_gb_s",
+    "softmax_vector_ops"};
+
+/* The precisions each matrix parameter sets. */
+static int kw_cal_prec_of(int id, int p)
+{
+    if (id == KW_CAL_MATRIX)
+        return p == KW_PREC_BF16 || p == KW_PREC_FP16;
+    if (id == KW_CAL_MATRIX_FP8)
+        return p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2;
+    return 0;
+}
+
+/* Fractions are fitted through the logistic function (always in (0, 1),
+ * smooth at the cap), the other figures through exp (always positive). */
+static int kw_cal_is_fraction(int id)
+{
+    return id == KW_CAL_MATRIX || id == KW_CAL_MATRIX_FP8 || id == KW_CAL_SYNC_MATRIX ||
+           id == KW_CAL_DRAM;
+}
+
+static double kw_cal_from_x(int id, double x)
+{
+    return kw_cal_is_fraction(id) ? 1.0 / (1.0 + exp(-x)) : exp(x);
+}
+
+/* A fraction of exactly 1 starts just below it (the logistic never reaches 1). */
+#define KW_CAL_FRACTION_START_MAX 0.999
+
+static double kw_cal_to_x(int id, double v)
+{
+    if (!kw_cal_is_fraction(id))
+        return log(v);
+    v = fmin(v, KW_CAL_FRACTION_START_MAX);
+    return log(v / (1.0 - v));
+}
+
+/* dv/dx at value v, for the uncertainty. */
+static double kw_cal_dvdx(int id, double v)
+{
+    return kw_cal_is_fraction(id) ? v * (1.0 - v) : v;
+}
 
 const char *kw_calib_param_name(int id)
 {
@@ -63,8 +104,9 @@ double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
 {
     switch (id) {
     case KW_CAL_MATRIX:
+    case KW_CAL_MATRIX_FP8:
         for (int p = 0; p < KW_PREC_COUNT; p++)
-            if (kw_cal_prec_used(set, p))
+            if (kw_cal_prec_of(id, p) && kw_cal_prec_used(set, p))
                 return a->matrix_fraction[p] > 0.0 ? a->matrix_fraction[p] : 1.0;
         return 1.0;
     case KW_CAL_SYNC_MATRIX:
@@ -87,8 +129,9 @@ void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set)
     double f = v > 1.0 ? 1.0 : v;
     switch (id) {
     case KW_CAL_MATRIX:
+    case KW_CAL_MATRIX_FP8:
         for (int p = 0; p < KW_PREC_COUNT; p++)
-            if (kw_cal_prec_used(set, p))
+            if (kw_cal_prec_of(id, p) && kw_cal_prec_used(set, p))
                 a->matrix_fraction[p] = f;
         break;
     case KW_CAL_SYNC_MATRIX:
@@ -135,7 +178,7 @@ typedef struct kw_cal_ctx {
 static int kw_cal_residuals(kw_cal_ctx *cx, const double *x, double *r)
 {
     for (int j = 0; j < cx->np; j++)
-        kw_calib_set(&cx->a, cx->ids[j], exp(x[j]), cx->set);
+        kw_calib_set(&cx->a, cx->ids[j], kw_cal_from_x(cx->ids[j], x[j]), cx->set);
     for (int i = 0; i < cx->nr; i++) {
         const kw_fid_case *c = &cx->set->c[cx->rows[i]];
         double us;
@@ -172,8 +215,8 @@ static void kw_cal_ratios(double *ratio, const kw_accel *a, const kw_fid_set *se
     }
 }
 
-int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
-                 int strict)
+static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use,
+                             unsigned want, int strict, int *flat_id)
 {
     memset(out, 0, sizeof *out);
     kw_cal_ctx *cx = malloc(sizeof *cx);
@@ -206,7 +249,7 @@ int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *u
         if (!(want & (1u << id)))
             continue;
         if (p->applicable && cx->nr > 0 && p->before > 0.0) {
-            double x0 = log(p->before);
+            double x0 = kw_cal_to_x(id, p->before);
             cx->np = 1;
             cx->ids[0] = id;
             cx->a = *a;
@@ -266,7 +309,7 @@ int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *u
                                     .p = (size_t)cx->np, .params = cx};
     double x0[KW_CAL_COUNT];
     for (int j = 0; j < cx->np; j++)
-        x0[j] = log(out->p[cx->ids[j]].before);
+        x0[j] = kw_cal_to_x(cx->ids[j], out->p[cx->ids[j]].before);
     gsl_vector_view xv = gsl_vector_view_array(x0, (size_t)cx->np);
     int st = gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
     int info = 0;
@@ -301,18 +344,36 @@ int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *u
         singular |= !(gsl_matrix_get(covar, (size_t)j, (size_t)j) > 0.0) ||
                     !isfinite(gsl_matrix_get(covar, (size_t)j, (size_t)j));
     if (singular) {
-        rc = kw_error_set(KW_EINPUT, "under-determined fit: the measured cases cannot tell the "
-                                     "fitted parameters apart (singular normal matrix)");
+        /* name the parameter that stopped mattering, if one did */
+        const char *flat = NULL;
+        for (int j = 0; j < cx->np && !flat; j++) {
+            double norm = 0.0;
+            for (int i = 0; i < cx->nr; i++)
+                norm += gsl_matrix_get(J, (size_t)i, (size_t)j) * gsl_matrix_get(J, (size_t)i, (size_t)j);
+            if (!(norm > KW_CAL_INFLUENCE * KW_CAL_INFLUENCE)) {
+                flat = kw_cal_names[cx->ids[j]];
+                *flat_id = cx->ids[j];
+            }
+        }
+        if (flat)
+            rc = kw_error_set(KW_EINPUT,
+                              "under-determined fit: at the fitted point no measured case depends "
+                              "on %s any more; drop it from --fit",
+                              flat);
+        else
+            rc = kw_error_set(KW_EINPUT, "under-determined fit: the measured cases cannot tell the "
+                                         "fitted parameters apart (singular normal matrix)");
         goto done;
     }
     gsl_vector *x = gsl_multifit_nlinear_position(w);
     for (int j = 0; j < cx->np; j++) {
         kw_calib_param *p = &out->p[cx->ids[j]];
-        double v = exp(gsl_vector_get(x, (size_t)j));
+        double v = kw_cal_from_x(cx->ids[j], gsl_vector_get(x, (size_t)j));
         kw_calib_set(a, cx->ids[j], v, set);
         p->after = kw_calib_get(a, cx->ids[j], set);
         p->fitted = 1;
-        p->sigma = p->after * sqrt(gsl_matrix_get(covar, (size_t)j, (size_t)j) * chi2 / dof);
+        p->sigma = kw_cal_dvdx(cx->ids[j], v) *
+                   sqrt(gsl_matrix_get(covar, (size_t)j, (size_t)j) * chi2 / dof);
     }
     kw_cal_ratios(out->after_ratio, a, set);
     for (int i = 0; i < set->n; i++)
@@ -323,4 +384,25 @@ done:
     gsl_matrix_free(covar);
     free(cx);
     return rc;
+}
+
+int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
+                 int strict)
+{
+    /* Without `strict`, a parameter the fit drives to where no case depends on
+     * it (a bandwidth raised until nothing is bound by it) is left at the
+     * file's value and the rest fitted again. */
+    for (;;) {
+        int flat = -1;
+        kw_accel work = *a;
+        int rc = kw_calib_fit_once(out, &work, set, use, want, strict, &flat);
+        if (rc == 0) {
+            *a = work;
+            return 0;
+        }
+        if (strict || flat < 0)
+            return rc;
+        want &= ~(1u << flat);
+        kw_error_clear();
+    }
 }

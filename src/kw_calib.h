@@ -2,8 +2,7 @@
  * (issue 15, `knobwise calibrate`): nonlinear least squares on the relative
  * error log(predicted / measured) of each case, GSL's gsl_multifit_nlinear.
  *
- * Parameters (KW_CAL_*): the achievable matrix fraction of the precisions the
- * cases use, the synchronous-MMA fraction, the achieved DRAM fraction, the
+ * Parameters (KW_CAL_*): the achievable matrix fraction of bf16/fp16 and of fp8, the synchronous-MMA fraction, the achieved DRAM fraction, the
  * shared level's bandwidth, the vector instructions per attention score.
  * Launch costs are not fitted: the published times are kernels back to back,
  * which no launch figure changes. */
@@ -13,7 +12,8 @@
 #include "kw_fidelity.h"
 
 enum {
-    KW_CAL_MATRIX,
+    KW_CAL_MATRIX,           /* bf16 and fp16 (one tensor-core path) */
+    KW_CAL_MATRIX_FP8,       /* fp8_e4m3 and fp8_e5m2 */
     KW_CAL_SYNC_MATRIX,
     KW_CAL_DRAM,
     KW_CAL_SHARED_BW,
