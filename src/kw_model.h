@@ -202,6 +202,13 @@ typedef struct kw_space {
     double noise_pct;                /* optional seeded measurement noise of the model (0 = off) */
     int sim_requests;                /* serving-simulation sample size while tuning */
     int final_requests;              /* sample size of the re-check of ranked configs */
+    /* the measuring evaluator (<evaluator>, src/kw_exec.c); exec_cmd "" = the model */
+    char exec_cmd[KW_PATH_MAX];
+    int exec_line;                   /* line of <evaluator> (0: none) */
+    double exec_timeout_s, exec_start_timeout_s;
+    int exec_warmup, exec_reps, exec_max_reps;
+    double exec_target_ci_pct;
+    int exec_anchor;                 /* bracket each measurement with the baseline */
 } kw_space;
 
 /* Everything one run reads: owned together, freed by kw_config_free (kw_load.h). */
