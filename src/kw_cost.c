@@ -41,7 +41,8 @@
  *     tile read; a cluster of tiles multicasts each B tile; memory time is
  *     the slower of DRAM (at its achieved fraction) and the shared level;
  *     matrix work runs at the precision's achievable fraction, a pipelined
- *     tile pays one chunk of fill; attention's softmax (exp on the special
+ *     tile pays one chunk of fill and stores its output after its mainloop
+ *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
  *     offer is an input error, which the evaluator names `infeasible`.
@@ -182,6 +183,7 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 {
     kw_cost *o = c->out;
     double work = overlap ? fmax(k->compute_us, k->memory_us) : k->compute_us + k->memory_us;
+    work += k->epilogue_us;
     k->launch_us = c->launch_us;
     k->time_us = work + k->launch_us;
     k->dram_bytes_per_us = work > 0.0 ? k->dram_bytes / work : 0.0;
@@ -443,6 +445,14 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     k->matrix_us = k->exec_flops / (peak * c->matrix_frac * k->wave_efficiency) * KW_US_PER_S;
     k->compute_us = k->matrix_us * kw_fill(c, dbuf, nk);
     kw_levels_time(c, k);
+    /* Epilogue (hierarchy only): a tile stores its output after its last K
+     * chunk, and the next tile on the unit starts after it, so the stores of
+     * every wave add C bytes / DRAM bandwidth to the kernel (CUTLASS's
+     * non-persistent mainloop + epilogue; a persistent kernel with TMA stores
+     * would hide part of it, which the model does not credit). */
+    if (c->hier)
+        k->epilogue_us = (s > 1.0 ? s * mn * acc * facc : g->m * g->out_n * g->c_bytes * fc) *
+                         g->count / c->dram_eff_bytes_per_us;
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce", s * mn * acc * g->count,
@@ -576,6 +586,8 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
                                        : k->matrix_us + k->nonmatrix_us;
     k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
     kw_levels_time(c, k);
+    if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
+        k->epilogue_us = out * at->inst / c->dram_eff_bytes_per_us;
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce",

@@ -107,11 +107,11 @@ Test(calib, under_determined_fits_are_refused)
     load_shipped();
     kw_calib cal;
     kw_accel a = acc;
-    /* the compute-bound cases alone (no DeepGEMM decode shapes) do not depend on DRAM */
+    /* the bf16 cases alone (no DeepGEMM FP8 shapes) do not depend on the fp8 fraction */
     int cb[KW_FID_MAX] = {0};
     for (int i = 0; i < set->n; i++)
-        cb[i] = set->c[i].bound == KW_BOUND_COMPUTE;
-    cr_assert_eq(kw_calib_fit(&cal, &a, set, cb, 1u << KW_CAL_DRAM, 1), KW_EINPUT);
+        cb[i] = set->c[i].precision == KW_PREC_BF16;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, cb, 1u << KW_CAL_MATRIX_FP8, 1), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "under-determined"), "%s", kw_error_last());
     int use[KW_FID_MAX] = {0};
     use[0] = use[1] = 1; /* two GEMMs: no attention case for the softmax figure */
@@ -154,8 +154,8 @@ Test(calib, output_is_never_replaced_without_force)
     free(xml);
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
-    /* an under-determined fit writes nothing: the compute-bound GEMM rows
-     * alone cannot determine DRAM's fraction */
+    /* an under-determined fit writes nothing: the bf16 GEMM rows alone
+     * cannot determine the fp8 fraction */
     char out2[1024], csv[1024], mp[1024];
     snprintf(out2, sizeof out2, "%s/none.xml", dir);
     snprintf(csv, sizeof csv, "%s/gemm.csv", dir);
@@ -163,7 +163,7 @@ Test(calib, output_is_never_replaced_without_force)
     snprintf(cmd, sizeof cmd, "grep -E '^(case,|gemm)' '%s' > '%s'", mp, csv);
     cr_assert_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
-             "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s --fit dram_fraction",
+             "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s --fit matrix_fraction_fp8",
              kw_t_src(), csv, out2);
     r = kw_t_run(cmd, NULL);
     cr_assert_eq(r.status, 2, "%s", r.out);
