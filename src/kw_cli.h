@@ -18,6 +18,7 @@ int kw_cli_recommend(int argc, char **argv);
 int kw_cli_report(int argc, char **argv);
 int kw_cli_validate(int argc, char **argv);
 int kw_cli_show(int argc, char **argv);
+int kw_cli_probe(int argc, char **argv);
 
 /* Load the space (or the embedded default when space is NULL) with optional
  * overrides; on failure print the error to stderr and return the exit status

@@ -54,9 +54,9 @@
 /* fp32 unit roundoff (IEEE 754 binary32, round to nearest) and bf16's (8 significant bits). */
 #define KW_U_FP32 (1.0 / 16777216.0)
 #define KW_U_BF16 (1.0 / 256.0)
-/* Evaluation error of expf/tanhf in ulps: glibc documents at most 1-2 ulp for
- * both (glibc manual, "Errors in Math Functions"); 8 leaves room for the few
- * fp32 operations around them. */
+/* Evaluation error of the activations in fp32 ulps: the vector exp (Cephes
+ * expf, about 1 ulp), one add, one division and the cubic around it; 8
+ * leaves room for all of them. */
 #define KW_MATHF_ULPS 8.0
 /* Largest slope of the activations, the factor an error in the pre-activation
  * grows by: GELU (tanh form) 1.129 at x ~ 1.5, SiLU 1.100 at x ~ 2.4 (both from
@@ -128,11 +128,92 @@ static inline v16f kw_ld16(const void *p, kw_kdt dt, long i)
 
 static size_t kw_dt_bytes(kw_kdt dt) { return dt == KW_KDT_F32 ? 4 : 2; }
 
-static float kw_actf(kw_kact a, float x)
+typedef int v16i __attribute__((vector_size(64)));
+typedef unsigned short v16h __attribute__((vector_size(32)));
+
+static inline void kw_st16(void *p, kw_kdt dt, long i, v16f x)
 {
-    if (a == KW_ACT_SILU)
-        return x / (1.0f + expf(-x));
-    return 0.5f * x * (1.0f + tanhf((float)KW_GELU_C * (x + (float)KW_GELU_A * x * x * x)));
+    if (dt == KW_KDT_F32) {
+        *(v16fu *)((float *)p + i) = x;
+        return;
+    }
+    v16u u = (v16u)x; /* round to nearest even, as kw_kern_to_bf16 (inputs are finite) */
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    *(v16hu *)((uint16_t *)p + i) = __builtin_convertvector(u, v16h);
+}
+
+static inline v16f kw_vsel(v16i mask, v16f a, v16f b) /* mask ? a : b, lane by lane */
+{
+    return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask));
+}
+
+/* expf in vectors: Cephes expf (S. Moshier, cephes/single/expf.c): x = n ln2 + r,
+ * |r| <= ln2/2, degree-5 minimax polynomial, 2^n through the exponent bits;
+ * about 1 ulp. The input is clamped to [-87, 88] where 2^n stays a normal
+ * number (the activations only need exp of large |x| to be huge or tiny). */
+#define KW_EXP_HI 88.0f
+#define KW_EXP_LO -87.0f
+#define KW_LOG2E 1.44269504088896341f
+#define KW_LN2_HI 0.693359375f
+#define KW_LN2_LO -2.12194440e-4f
+static inline v16f kw_vexp(v16f x)
+{
+    v16f hi = (v16f){0} + KW_EXP_HI, lo = (v16f){0} + KW_EXP_LO;
+    x = kw_vsel(x > hi, hi, x);
+    x = kw_vsel(x < lo, lo, x);
+    v16f fx = x * KW_LOG2E + 0.5f;
+    v16i ni = __builtin_convertvector(fx, v16i); /* truncates: floor for fx >= 0 */
+    ni += (v16i)(__builtin_convertvector(ni, v16f) > fx); /* -1 where it rounded up */
+    v16f n = __builtin_convertvector(ni, v16f);
+    v16f r = x - n * KW_LN2_HI - n * KW_LN2_LO;
+    v16f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    v16f y = p * r * r + r + 1.0f;
+    return y * (v16f)((ni + 127) << 23);
+}
+
+/* Both activations as x sigma(k): SiLU k = x; GELU's tanh form
+ * 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi) (x + 0.044715 x^3). */
+static inline v16f kw_vact(kw_kact a, v16f x)
+{
+    v16f k = a == KW_ACT_SILU ? x : 2.0f * (float)KW_GELU_C * (x + (float)KW_GELU_A * x * x * x);
+    return x / (1.0f + kw_vexp(-k));
+}
+
+/* One row segment of n values: dst = epi ? act(src + bias) : src, each array
+ * in its own storage precision (pointers already at the segment). The tail
+ * goes through a padded vector so every element takes the same arithmetic. */
+KW_CLONES static void kw_epi_row(const void *src, kw_kdt sdt, void *dst, kw_kdt ddt,
+                                 const void *bias, kw_kdt bdt, int n, int epi, kw_kact act)
+{
+    int q = 0;
+    for (; q + 16 <= n; q += 16) {
+        v16f x = kw_ld16(src, sdt, q);
+        if (epi)
+            x = kw_vact(act, x + kw_ld16(bias, bdt, q));
+        kw_st16(dst, ddt, q, x);
+    }
+    if (q == n)
+        return;
+    float xs[16] = {0}, bs[16] = {0}, ys[16];
+    for (int i = 0; q + i < n; i++) {
+        xs[i] = kw_ld(src, sdt, q + i);
+        bs[i] = epi ? kw_ld(bias, bdt, q + i) : 0.0f;
+    }
+    v16f x = *(v16fu *)xs;
+    if (epi)
+        x = kw_vact(act, x + *(v16fu *)bs);
+    *(v16fu *)ys = x;
+    for (int i = 0; q + i < n; i++)
+        kw_st(dst, ddt, q + i, ys[i]);
+}
+
+static const void *kw_at(const void *p, kw_kdt dt, long i)
+{
+    return (const char *)p + i * (long)kw_dt_bytes(dt);
 }
 
 static double kw_actd(kw_kact a, double x)
@@ -485,6 +566,14 @@ void kw_kgemm_free(kw_kgemm *g)
     free(g);
 }
 
+void kw_kern_epilogue_f32(float *x, size_t n, const float *bias, size_t nb, kw_kact act)
+{
+    for (size_t i = 0; i < n; i += nb) {
+        int w = n - i < nb ? (int)(n - i) : (int)nb;
+        kw_epi_row(x + i, KW_KDT_F32, x + i, KW_KDT_F32, bias, KW_KDT_F32, w, 1, act);
+    }
+}
+
 typedef struct kw_gjob {
     kw_kgemm *g;
     const kw_ktiling *t;
@@ -502,12 +591,9 @@ static void kw_gemm_store(const kw_kgemm *g, const float *src, long lds, int i0,
 {
     const kw_kgemm_shape *s = &g->s;
     for (int r = 0; r < mi; r++)
-        for (int q = 0; q < nj; q++) {
-            float x = src[(long)r * lds + q];
-            if (epi)
-                x = kw_actf(s->act, x + kw_ld(g->bias, s->dt, j0 + q));
-            kw_st(g->c, s->dt, (long)(i0 + r) * s->n + j0 + q, x);
-        }
+        kw_epi_row(src + (long)r * lds, KW_KDT_F32,
+                   (void *)kw_at(g->c, s->dt, (long)(i0 + r) * s->n + j0), s->dt,
+                   kw_at(g->bias, s->dt, j0), s->dt, nj, epi, s->act);
 }
 
 static void kw_split_range(const kw_kgemm *g, int split, int splits, int *k0, int *kk)
@@ -624,10 +710,10 @@ static void kw_epilogue_job(void *arg, int tid, int n)
     kw_gjob *j = arg;
     kw_kgemm *g = j->g;
     const kw_kgemm_shape *s = &g->s;
-    long total = (long)s->m * s->n, lo = total * tid / n, hi = total * (tid + 1) / n;
-    for (long i = lo; i < hi; i++) {
-        float x = kw_ld(g->c, s->dt, i) + kw_ld(g->bias, s->dt, i % s->n);
-        kw_st(g->c, s->dt, i, kw_actf(s->act, x));
+    long r0 = (long)s->m * tid / n, r1 = (long)s->m * (tid + 1) / n;
+    for (long i = r0; i < r1; i++) {
+        void *row = (void *)kw_at(g->c, s->dt, i * s->n);
+        kw_epi_row(row, s->dt, row, s->dt, g->bias, s->dt, s->n, 1, s->act);
     }
 }
 
