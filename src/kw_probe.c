@@ -51,6 +51,7 @@
 #define KW_PROBE_WAKES 400            /* team wake-ups behind the median */
 #define KW_PROBE_WAKES_QUICK 40
 #define KW_PROBE_DRAM_FACTOR 4        /* DRAM working set: 4x the last cache level */
+#define KW_PROBE_DRAM_FACTOR_QUICK 2  /* --quick: 2x (rougher, half the page faults) */
 #define KW_PROBE_CHASE_STEPS 2000000L
 #define KW_PROBE_CHASE_STEPS_QUICK 100000L
 #define KW_PROBE_EW_BIAS 1024         /* bias length of the elementwise pass (one GEMM row) */
@@ -397,7 +398,7 @@ int kw_probe_measure(kw_probe_result *out, const kw_probe_opts *o)
         uint64_t total = c->size_bytes * (uint64_t)((threads + c->shared_cpus - 1) / c->shared_cpus);
         llc = total > llc ? total : llc;
     }
-    uint64_t dram_bytes = llc * KW_PROBE_DRAM_FACTOR;
+    uint64_t dram_bytes = llc * (o->quick ? KW_PROBE_DRAM_FACTOR_QUICK : KW_PROBE_DRAM_FACTOR);
     if ((rc = kw_stream_bw(&out->dram_bw_gb_s, p, threads, dram_bytes / threads, target, reps)) != 0)
         goto done;
     if ((rc = kw_chase_latency(&out->dram_latency_us, dram_bytes,
