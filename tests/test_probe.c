@@ -178,3 +178,30 @@ Test(probe, a_host_without_cache_description_is_an_error)
     cr_expect_str_eq(r.out, "");
     kw_t_free(&r);
 }
+
+Test(probe, shipped_cpu_spaces_validate_and_evaluate)
+{
+    char args[2048];
+    snprintf(args, sizeof args,
+             "validate '%s/spaces/cpu_gemm_epilogue.xml' '%s/spaces/cpu_attention.xml' "
+             "'%s/spaces/accel/cpu_host.xml' '%s/spaces/workloads/cpu_kernels.xml'",
+             kw_t_src(), kw_t_src(), kw_t_src(), kw_t_src());
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_t_free(&r);
+    static const char *spaces[] = {"cpu_gemm_epilogue", "cpu_attention"};
+    static const char *shapes[][2] = {{"fc_prefill_s128_b2", "fc_decode_b16"},
+                                      {"attn_prefill_s512_b1", "attn_decode_kv2048_b4"}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "eval --space '%s/spaces/%s.xml' --format csv", kw_t_src(), spaces[i]);
+        r = kw_t_run(args, NULL);
+        cr_expect_eq(r.status, 0, "%s", r.err);
+        for (int s = 0; s < 2; s++) {
+            char want[128];
+            snprintf(want, sizeof want, "\n%s,", shapes[i][s]);
+            cr_expect(strstr(r.out, want) != NULL, "%s: no row for %s:\n%s", spaces[i], shapes[i][s], r.out);
+        }
+        cr_expect(strstr(r.out, ",pass,") != NULL, "%s: the baseline fails a guard:\n%s", spaces[i], r.out);
+        kw_t_free(&r);
+    }
+}
