@@ -5,7 +5,8 @@
  * mt19937, seeded; constraint-breaking ones redrawn), each predicted by
  * `knobwise eval --stdin` (its stage-1 column latency_us: one request's
  * kernels, no queueing) and measured by the shipped worker through the worker
- * protocol (median of R samples after W warm-up runs). Out come Spearman's
+ * protocol (the minimum of R samples after W warm-up runs, or with --median
+ * their median). Out come Spearman's
  * rank correlation of predicted and measured time (gsl_stats_spearman) and the
  * regret of the model's choice: the model's best mapping measured against the
  * measured best of the same N, both re-measured A/B/A/B (interleaved, so drift
@@ -131,7 +132,13 @@ static void kw_knob_tokens(char *buf, size_t size, const kw_knobspace *ks, const
                       ks->knobs[k].values[c->v[k]]);
 }
 
-/* Median of the samples in an "ok ... samples_us=a,b,c" answer; -1 on an error answer. */
+/* The statistic of a mapping's samples: the minimum, the least disturbed run
+ * (on a shared machine the other samples carry the neighbours' load; the
+ * median is reported beside it). */
+static int kw_use_median;
+
+/* Minimum (or median) of the samples in an "ok ... samples_us=a,b,c" answer;
+ * -1 on an error answer. */
 static double kw_median_of(const char *ans)
 {
     const char *p = strstr(ans, "samples_us=");
@@ -153,7 +160,7 @@ static double kw_median_of(const char *ans)
     if (n == 0)
         return -1.0;
     gsl_sort(v, 1, n);
-    return gsl_stats_median_from_sorted_data(v, 1, n);
+    return kw_use_median ? gsl_stats_median_from_sorted_data(v, 1, n) : v[0];
 }
 
 static double kw_measure(kw_child *w, long *id, const char *head, const kw_knobspace *ks,
@@ -204,7 +211,8 @@ int main(int argc, char **argv)
         {"space", required_argument, 0, 's'},    {"mappings", required_argument, 0, 'n'},
         {"seed", required_argument, 0, 'e'},     {"warmup", required_argument, 0, 'u'},
         {"reps", required_argument, 0, 'r'},     {"recheck", required_argument, 0, 'c'},
-        {"shape", required_argument, 0, 'S'},    {0, 0, 0, 0}};
+        {"shape", required_argument, 0, 'S'},    {"median", no_argument, 0, 'M'},
+        {0, 0, 0, 0}};
     const char *kwbin = "./knobwise", *worker = "./knobwise-worker", *space = NULL, *only = NULL;
     long n_map = 200, seed = 1, warmup = 2, reps = 7, recheck = 15;
     int c;
@@ -219,6 +227,7 @@ int main(int argc, char **argv)
         case 'r': reps = atol(optarg); break;
         case 'c': recheck = atol(optarg); break;
         case 'S': only = optarg; break;
+        case 'M': kw_use_median = 1; break;
         default: return 2;
         }
     }
@@ -244,8 +253,9 @@ int main(int argc, char **argv)
     if ((uint64_t)n_map > size)
         n_map = (long)size;
     printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
-           "each measured as the median of %ld samples after %ld warm-up runs\n",
-           cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed, reps, warmup);
+           "each measured as the %s of %ld samples after %ld warm-up runs\n",
+           cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed,
+           kw_use_median ? "median" : "minimum", reps, warmup);
     printf("%-24s %5s %9s %9s %12s %12s %9s\n", "shape", "n", "spearman", "regret%",
            "pick_us", "best_us", "wall_s");
     int status = 0;
@@ -343,8 +353,8 @@ int main(int argc, char **argv)
         kw_reap(&wk, "quit");
         gsl_sort(pa, 1, KW_B_RECHECK_ROUNDS);
         gsl_sort(pb, 1, KW_B_RECHECK_ROUNDS);
-        double mp = gsl_stats_median_from_sorted_data(pa, 1, KW_B_RECHECK_ROUNDS);
-        double mb = gsl_stats_median_from_sorted_data(pb, 1, KW_B_RECHECK_ROUNDS);
+        double mp = kw_use_median ? gsl_stats_median_from_sorted_data(pa, 1, KW_B_RECHECK_ROUNDS) : pa[0];
+        double mb = kw_use_median ? gsl_stats_median_from_sorted_data(pb, 1, KW_B_RECHECK_ROUNDS) : pb[0];
         double regret = mb > 0.0 ? (mp / mb - 1.0) * 100.0 : NAN;
         printf("%-24s %5ld %9.3f %9.1f %12.1f %12.1f %9.1f\n", s->name, ok, rho, regret, mp, mb,
                kw_now_s() - t0);
