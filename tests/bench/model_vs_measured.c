@@ -212,8 +212,10 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, 'e'},     {"warmup", required_argument, 0, 'u'},
         {"reps", required_argument, 0, 'r'},     {"recheck", required_argument, 0, 'c'},
         {"shape", required_argument, 0, 'S'},    {"median", no_argument, 0, 'M'},
+        {"csv", required_argument, 0, 'C'},
         {0, 0, 0, 0}};
     const char *kwbin = "./knobwise", *worker = "./knobwise-worker", *space = NULL, *only = NULL;
+    const char *csv_path = NULL; /* every mapping's prediction and measurement, for calibration */
     long n_map = 200, seed = 1, warmup = 2, reps = 7, recheck = 15;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -228,6 +230,7 @@ int main(int argc, char **argv)
         case 'c': recheck = atol(optarg); break;
         case 'S': only = optarg; break;
         case 'M': kw_use_median = 1; break;
+        case 'C': csv_path = optarg; break;
         default: return 2;
         }
     }
@@ -259,6 +262,15 @@ int main(int argc, char **argv)
     printf("%-24s %5s %9s %9s %12s %12s %9s\n", "shape", "n", "spearman", "regret%",
            "pick_us", "best_us", "wall_s");
     int status = 0;
+    FILE *csv = NULL;
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (!csv) {
+            fprintf(stderr, "%s: %s\n", csv_path, strerror(errno));
+            return 2;
+        }
+        fprintf(csv, "shape,config_id,predicted_us,measured_us,knobs\n");
+    }
     for (int si = 0; si < cfg->space.n_shapes; si++) {
         const kw_shape *s = &cfg->workload.shapes[cfg->space.shapes[si]];
         if (only && strcmp(only, s->name) != 0)
@@ -342,6 +354,11 @@ int main(int argc, char **argv)
             continue;
         }
         double rho = gsl_stats_spearman(x, 1, y, 1, (size_t)ok, work);
+        for (long i = 0; csv && i < n; i++) {
+            kw_knob_tokens(knobs, sizeof knobs, ks, &cand[i], "", ";");
+            fprintf(csv, "%s,%016llx,%.3f,%.3f,%s\n", s->name,
+                    (unsigned long long)kw_cand_id(ks, &cand[i]), pred[i], meas[i], knobs);
+        }
         /* regret: re-measure the model's pick and the measured best, A/B/A/B */
         double pa[KW_B_RECHECK_ROUNDS], pb[KW_B_RECHECK_ROUNDS];
         for (int k = 0; k < KW_B_RECHECK_ROUNDS; k++) {
@@ -368,6 +385,8 @@ int main(int argc, char **argv)
             printf("  %ld mappings the worker refused or failed\n", failed);
         fflush(stdout);
     }
+    if (csv && fclose(csv) != 0)
+        status = 1;
     kw_config_free(cfg);
     return status;
 }
