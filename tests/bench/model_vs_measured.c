@@ -249,7 +249,7 @@ int main(int argc, char **argv)
     }
     const kw_knobspace *ks = &cfg->space.knobs;
     static kw_cand cand[KW_B_MAX_MAPPINGS];
-    static double pred[KW_B_MAX_MAPPINGS], meas[KW_B_MAX_MAPPINGS], x[KW_B_MAX_MAPPINGS],
+    static double pred[KW_B_MAX_MAPPINGS], meas[KW_B_MAX_MAPPINGS], fb[KW_B_MAX_MAPPINGS], x[KW_B_MAX_MAPPINGS],
         y[KW_B_MAX_MAPPINGS], work[2 * KW_B_MAX_MAPPINGS];
     static char ans[KW_B_LINE], line[KW_B_LINE], knobs[KW_B_LINE / 2], head[KW_B_LINE / 4];
     uint64_t size = kw_knobspace_size(ks);
@@ -302,6 +302,7 @@ int main(int argc, char **argv)
             return 1;
         }
         int col_lat = kw_col(line, "latency_us"), col_id = kw_col(line, "config_id");
+        int col_fb = kw_col(line, "fallback_pct");
         for (long i = 0; i < n; i++) {
             kw_knob_tokens(knobs, sizeof knobs, ks, &cand[i], "", " ");
             snprintf(line, sizeof line, "%s %s", s->name, knobs);
@@ -315,6 +316,9 @@ int main(int argc, char **argv)
             snprintf(copy, sizeof copy, "%s", ans);
             const char *lat = kw_field(copy, col_lat);
             pred[i] = idf && strcmp(idf, "error") != 0 && lat ? atof(lat) : -1.0;
+            snprintf(copy, sizeof copy, "%s", ans);
+            const char *fbf = kw_field(copy, col_fb);
+            fb[i] = fbf ? atof(fbf) : 0.0;
         }
         kw_reap(&ev, NULL);
         /* the measurement: the shipped worker */
@@ -354,6 +358,27 @@ int main(int argc, char **argv)
             continue;
         }
         double rho = gsl_stats_spearman(x, 1, y, 1, (size_t)ok, work);
+        /* Diagnostics, labelled as such: the same correlation within subsets that
+         * isolate one known disagreement (the model's generic-kernel fallback;
+         * threads, which a loaded machine punishes). */
+        int kc = kw_knobspace_find(ks, "cores_per_request");
+        for (int sub = 0; sub < 3; sub++) {
+            long m2 = 0;
+            for (long i = 0; i < n; i++) {
+                if (pred[i] < 0.0 || meas[i] < 0.0 || fb[i] > 0.0)
+                    continue;
+                if (sub >= 1 && kc >= 0 && strcmp(ks->knobs[kc].values[cand[i].v[kc]], sub == 1 ? "1" : "2") != 0)
+                    continue;
+                x[m2] = pred[i];
+                y[m2] = meas[i];
+                m2++;
+            }
+            if (m2 >= 3)
+                printf("  diagnostic: spearman %.3f over the %ld mappings %s\n",
+                       gsl_stats_spearman(x, 1, y, 1, (size_t)m2, work), m2,
+                       sub == 0 ? "the model does not send to its fallback kernel"
+                                : sub == 1 ? "without fallback, 1 thread" : "without fallback, 2 threads");
+        }
         for (long i = 0; csv && i < n; i++) {
             kw_knob_tokens(knobs, sizeof knobs, ks, &cand[i], "", ";");
             fprintf(csv, "%s,%016llx,%.3f,%.3f,%s\n", s->name,
