@@ -905,6 +905,9 @@ typedef struct kw_ajob {
     const kw_ktiling *t;
     kw_kattn_mode mode;
     int phase;          /* unfused: 0 scores, 1 softmax pass, 2 PV */
+    int grp;            /* decode: query heads sharing a KV head, packed as the rows of one
+                         * instance (K/V read once per KV head, as the model plans it); else 1 */
+    int rows;           /* query rows per instance: grp (decode) or mq */
     int nqb;            /* query blocks per instance */
     long items;         /* instances x query blocks */
     size_t scratch_each;
@@ -921,6 +924,12 @@ static long kw_kv_inst(const kw_kattn_shape *s, long inst)
 static int kw_key_end(const kw_kattn_shape *s, int i)
 {
     return s->causal ? i + (s->lk - s->mq) + 1 : s->lk;
+}
+
+/* Key end of row i of an instance: packed decode rows are all query 0. */
+static int kw_row_end(const kw_ajob *j, const kw_kattn_shape *s, int i)
+{
+    return kw_key_end(s, j->grp > 1 ? 0 : i);
 }
 
 /* Softmax of row x[0..n) over its first `valid` entries; the rest become 0. */
@@ -960,24 +969,27 @@ static void kw_attn_job(void *arg, int tid, int n)
     float *rows = base + kw_scratch_floats(t);
     float *oacc = rows + (size_t)t->tile_m * (s->lk > t->tile_n ? s->lk : t->tile_n);
     float *mrow = oacc + (size_t)t->tile_m * s->head_dim, *lrow = mrow + t->tile_m;
-    int d = s->head_dim, lk = s->lk, mq = s->mq;
+    int d = s->head_dim, lk = s->lk, rq = j->rows;
     long lo = j->items * tid / n, hi = j->items * (tid + 1) / n;
     for (long it = lo; it < hi; it++) {
-        long inst = it / j->nqb, kvi = kw_kv_inst(s, inst);
-        int i0 = (int)(it % j->nqb) * t->tile_m, mi = mq - i0 < t->tile_m ? mq - i0 : t->tile_m;
+        /* Query rows of one instance are contiguous (stride d) in Q, O and the
+         * scores: a head's mq rows, or (packed decode) the grp heads of a KV group. */
+        long inst = it / j->nqb, kvi = j->grp > 1 ? inst : kw_kv_inst(s, inst);
+        long row0 = inst * rq;
+        int i0 = (int)(it % j->nqb) * t->tile_m, mi = rq - i0 < t->tile_m ? rq - i0 : t->tile_m;
         size_t eb = kw_dt_bytes(s->dt);
-        const char *q = (const char *)a->q + ((size_t)inst * mq + i0) * d * eb;
+        const char *q = (const char *)a->q + ((size_t)row0 + i0) * d * eb;
         const char *kt = (const char *)a->kt + (size_t)kvi * d * lk * eb;
         const char *v = (const char *)a->v + (size_t)kvi * lk * d * eb;
-        long orow = (long)inst * mq + i0;
-        float *sb = a->sbuf ? a->sbuf + ((size_t)inst * mq + i0) * lk : NULL;
+        long orow = row0 + i0;
+        float *sb = a->sbuf ? a->sbuf + ((size_t)row0 + i0) * lk : NULL;
         if (j->mode == KW_ATTN_FLASH) {
             for (int r = 0; r < mi; r++) {
                 mrow[r] = -INFINITY;
                 lrow[r] = 0.0f;
             }
             memset(oacc, 0, sizeof(float) * mi * d);
-            int kend = kw_key_end(s, i0 + mi - 1);
+            int kend = kw_row_end(j, s, i0 + mi - 1);
             for (int j0 = 0; j0 < kend; j0 += t->tile_n) {
                 int bc = kend - j0 < t->tile_n ? kend - j0 : t->tile_n;
                 kw_mm qk = {.m = mi, .n = bc, .k = d, .a = q, .lda = d, .at = s->dt,
@@ -985,7 +997,7 @@ static void kw_attn_job(void *arg, int tid, int n)
                 kw_mm_serial(&qk, t, rows, bc, j->scale, 0, &sc);
                 for (int r = 0; r < mi; r++) {
                     float *x = rows + (long)r * bc;
-                    int valid = kw_key_end(s, i0 + r) - j0;
+                    int valid = kw_row_end(j, s, i0 + r) - j0;
                     valid = valid < 0 ? 0 : valid > bc ? bc : valid;
                     float mx = mrow[r];
                     for (int c = 0; c < valid; c++)
@@ -1020,14 +1032,14 @@ static void kw_attn_job(void *arg, int tid, int n)
             if (j->mode == KW_ATTN_QK_SOFTMAX) {
                 kw_mm_serial(&qk, t, rows, lk, j->scale, 0, &sc);
                 for (int r = 0; r < mi; r++)
-                    kw_softmax_row(rows + (long)r * lk, lk, kw_key_end(s, i0 + r));
+                    kw_softmax_row(rows + (long)r * lk, lk, kw_row_end(j, s, i0 + r));
                 memcpy(sb, rows, sizeof(float) * mi * lk);
             } else {
                 kw_mm_serial(&qk, t, sb, lk, j->scale, 0, &sc);
             }
         } else if (j->phase == 1) {
             for (int r = 0; r < mi; r++)
-                kw_softmax_row(sb + (long)r * lk, lk, kw_key_end(s, i0 + r));
+                kw_softmax_row(sb + (long)r * lk, lk, kw_row_end(j, s, i0 + r));
         } else {
             kw_mm pv = {.m = mi, .n = d, .k = lk, .a = sb, .lda = lk, .at = KW_KDT_F32, .b = v,
                         .ldb = d, .bt = s->dt};
@@ -1048,8 +1060,10 @@ int kw_kattn_run(kw_kattn *a, const kw_ktiling *t, kw_kattn_mode mode, kw_pool *
         return kw_error_set(KW_EINPUT, "attention: unknown fusion mode %d", (int)mode);
     const kw_kattn_shape *s = &a->s;
     kw_ajob j = {.a = a, .t = t, .mode = mode};
-    j.nqb = (s->mq + t->tile_m - 1) / t->tile_m;
-    j.items = kw_inst(s) * j.nqb;
+    j.grp = s->mq == 1 ? s->heads / s->kv_heads : 1;
+    j.rows = s->mq == 1 ? j.grp : s->mq;
+    j.nqb = (j.rows + t->tile_m - 1) / t->tile_m;
+    j.items = kw_inst(s) / j.grp * j.nqb;
     j.scratch_each = kw_attn_scratch(s, t);
     j.scale = (float)(1.0 / sqrt((double)s->head_dim));
     if ((rc = kw_arena_need(&a->scratch, j.scratch_each * threads)) != 0)
