@@ -47,7 +47,9 @@
  * evicts its own kernels (a workload block has at most 32, kw_model.h). */
 #define KW_W_OPS_MAX KW_W_CACHE_MAX
 #define KW_W_ROWS_MAX (1L << 24)  /* GEMM rows (batch x seq) the int-indexed kernels take */
-#define KW_W_REPS_MAX 100000
+/* Samples per answer: 4,000 of at most 13 characters keep the answer line
+ * under the protocol's 65,536 bytes. */
+#define KW_W_REPS_MAX 4000
 #define KW_W_TILE_MAX 4096
 #define KW_W_SPLIT_MAX 64
 #define KW_W_DIM_MAX (1L << 20)   /* as workload.xsd's dim */
@@ -300,7 +302,7 @@ static void kw_measure(kw_worker *w, const kw_req *r)
         kw_parse_long(&reps, kw_get(r, "reps"), 1, KW_W_REPS_MAX) != 0) {
         kw_answer_error(id, "internal",
                         "measure needs phase=prefill|decode, batch, seq (prefill) or kv_len "
-                        "(decode), warmup >= 0 and reps >= 1");
+                        "(decode), warmup 0..4000 and reps 1..4000");
         return;
     }
     int prec, idx, fuse_epi, mode;
