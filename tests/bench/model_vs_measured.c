@@ -358,6 +358,30 @@ int main(int argc, char **argv)
             continue;
         }
         double rho = gsl_stats_spearman(x, 1, y, 1, (size_t)ok, work);
+        /* regret: re-measure the model's pick and the measured best, A/B/A/B */
+        double pa[KW_B_RECHECK_ROUNDS], pb[KW_B_RECHECK_ROUNDS];
+        for (int k = 0; k < KW_B_RECHECK_ROUNDS; k++) {
+            pa[k] = kw_measure(&wk, &rid, head, ks, &cand[ipick], (int)warmup, (int)recheck, ans);
+            pb[k] = ipick == ibest ? pa[k]
+                                   : kw_measure(&wk, &rid, head, ks, &cand[ibest], (int)warmup,
+                                                (int)recheck, ans);
+        }
+        kw_reap(&wk, "quit");
+        gsl_sort(pa, 1, KW_B_RECHECK_ROUNDS);
+        gsl_sort(pb, 1, KW_B_RECHECK_ROUNDS);
+        double mp = kw_use_median ? gsl_stats_median_from_sorted_data(pa, 1, KW_B_RECHECK_ROUNDS) : pa[0];
+        double mb = kw_use_median ? gsl_stats_median_from_sorted_data(pb, 1, KW_B_RECHECK_ROUNDS) : pb[0];
+        double regret = mb > 0.0 ? (mp / mb - 1.0) * 100.0 : NAN;
+        printf("%-24s %5ld %9.3f %9.1f %12.1f %12.1f %9.1f\n", s->name, ok, rho, regret, mp, mb,
+               kw_now_s() - t0);
+        kw_cand_format(line, 4096, ks, &cand[ipick]);
+        printf("  model's pick:  %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ipick],
+               meas[ipick]);
+        kw_cand_format(line, 4096, ks, &cand[ibest]);
+        printf("  measured best: %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ibest],
+               meas[ibest]);
+        if (failed)
+            printf("  %ld mappings the worker refused or failed\n", failed);
         /* Diagnostics, labelled as such: the same correlation within subsets that
          * isolate one known disagreement (the model's generic-kernel fallback;
          * threads, which a loaded machine punishes). */
@@ -384,30 +408,6 @@ int main(int argc, char **argv)
             fprintf(csv, "%s,%016llx,%.3f,%.3f,%s\n", s->name,
                     (unsigned long long)kw_cand_id(ks, &cand[i]), pred[i], meas[i], knobs);
         }
-        /* regret: re-measure the model's pick and the measured best, A/B/A/B */
-        double pa[KW_B_RECHECK_ROUNDS], pb[KW_B_RECHECK_ROUNDS];
-        for (int k = 0; k < KW_B_RECHECK_ROUNDS; k++) {
-            pa[k] = kw_measure(&wk, &rid, head, ks, &cand[ipick], (int)warmup, (int)recheck, ans);
-            pb[k] = ipick == ibest ? pa[k]
-                                   : kw_measure(&wk, &rid, head, ks, &cand[ibest], (int)warmup,
-                                                (int)recheck, ans);
-        }
-        kw_reap(&wk, "quit");
-        gsl_sort(pa, 1, KW_B_RECHECK_ROUNDS);
-        gsl_sort(pb, 1, KW_B_RECHECK_ROUNDS);
-        double mp = kw_use_median ? gsl_stats_median_from_sorted_data(pa, 1, KW_B_RECHECK_ROUNDS) : pa[0];
-        double mb = kw_use_median ? gsl_stats_median_from_sorted_data(pb, 1, KW_B_RECHECK_ROUNDS) : pb[0];
-        double regret = mb > 0.0 ? (mp / mb - 1.0) * 100.0 : NAN;
-        printf("%-24s %5ld %9.3f %9.1f %12.1f %12.1f %9.1f\n", s->name, ok, rho, regret, mp, mb,
-               kw_now_s() - t0);
-        kw_cand_format(line, 4096, ks, &cand[ipick]);
-        printf("  model's pick:  %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ipick],
-               meas[ipick]);
-        kw_cand_format(line, 4096, ks, &cand[ibest]);
-        printf("  measured best: %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ibest],
-               meas[ibest]);
-        if (failed)
-            printf("  %ld mappings the worker refused or failed\n", failed);
         fflush(stdout);
     }
     if (csv && fclose(csv) != 0)
