@@ -97,8 +97,13 @@ int kw_knob_value(const kw_knob *k, const char *text);
 uint64_t kw_knobspace_size(const kw_knobspace *ks);
 /* Write "knob=value knob=value ..." for every knob into buf (truncates). */
 void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
-/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message. */
+/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message
+ * (with the nearest valid names). */
 int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
+/* " (did you mean 'a' or 'b'?)" with the space's knob names nearest to name, or "". */
+void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);
+/* The same for a value of k; when none is near, " (its values: a|b|c)". */
+void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
 
 /* ---- engine (kw_engine.c) ---- */
 
@@ -116,12 +121,44 @@ typedef enum {
     KW_DECIDE_CONSTRAINT   /* breaks a named constraint; recorded, not evaluated */
 } kw_decision;
 
+/* One tuned shape as the progress callback sees it. */
+typedef struct kw_progress_shape {
+    int shape;                /* evaluator shape index */
+    int done;                 /* its shape-done record is journaled */
+    int step;                 /* steps journaled */
+    long evals;               /* evaluations journaled for this shape */
+    long evals_est;           /* estimated evaluations when it stops (>= evals; budget-capped);
+                               * -1 when the strategy gives no estimate (random without end) */
+    double best_primary, baseline_primary;
+    const char *phase;        /* what the strategy is doing: "baseline", "sweep", "probe",
+                               * "excursion", "backtrack", "settle", "fix", "random",
+                               * "exhaustive", "finish", "done" (static string) */
+} kw_progress_shape;
+
+/* What the engine reports after a round (and every so often while a resume
+ * replays its journal). The first block is the shape the run is "at" (the first
+ * unfinished one); per_shape has every tuned shape, so strategies that run all
+ * shapes at once (random, exhaustive, and OFAT's rounds too) can show them all.
+ * Rates and ETAs count only evaluations made by this process after the replay.
+ * eta_converge_s: the evaluations each unfinished shape is still expected to
+ * need (kw_progress_shape.evals_est - evals: at least what its current local
+ * optimum costs if nothing improves, see kw_evals_est in kw_engine.c) at the
+ * measured rate; eta_budget_s: the same for the budget (-1 when there is
+ * none); eta_s: the smaller known one. */
 typedef struct kw_progress {
     int shape, n_shapes;
     int step;
     long evals, evals_total_budget;
     double best_primary, baseline_primary;
     double evals_per_s, eta_s;
+    const kw_progress_shape *per_shape; /* n_shapes entries, valid during the callback only */
+    int n_done;               /* shapes finished */
+    long budget;              /* evaluations per shape, 0 = none */
+    int replaying;            /* resume: journal records are being replayed, not evaluated */
+    long replay_done, replay_total; /* journal records replayed / to replay */
+    double eta_budget_s, eta_converge_s;
+    int eta_converge_bound;   /* no shape has finished yet: eta_converge_s is only a lower
+                               * bound (the incumbents' unseen neighbours), not an estimate */
 } kw_progress;
 
 typedef struct kw_engine_opts {

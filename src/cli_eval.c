@@ -11,6 +11,8 @@
 #include "kw_cli.h"
 #include "kw_cost.h"
 #include "kw_eval.h"
+#include "kw_exec.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
 
@@ -26,7 +28,8 @@ static void kw_eval_help(void)
 {
     printf("usage: knobwise eval [--space F] [--accel F] [--workload F] [--shape NAME]...\n"
            "                     [--set knob=value]... [--format text|csv] [--kernels]\n"
-           "                     [--requests N] [--seed N] [--thermal] [--no-contention] [--stdin]\n\n"
+           "                     [--requests N] [--seed N] [--thermal] [--no-contention] [--stdin]\n"
+           "                     [--evaluator model|exec:CMD] [--timeout S]\n\n"
            "Evaluate the space's baseline with --set overrides on the named shapes (default: all).\n"
            "  --format csv   one row per shape: %s\n"
            "  --kernels      per-kernel breakdown (FLOPs, bytes, reuse, time, what bounds it)\n"
@@ -34,7 +37,10 @@ static void kw_eval_help(void)
            "  --thermal      also simulate the long thermal window\n"
            "  --no-contention  counterfactual: unlimited DRAM bandwidth between cores\n"
            "  --stdin        read lines 'SHAPE knob=value ...' and write one CSV row per line,\n"
-           "                 flushed; a bad line gives a row whose config_id is 'error'\n",
+           "                 flushed; a bad line gives a row whose config_id is 'error'\n"
+           "  --evaluator E  model, or exec:CMD to measure stage 1 with a worker command\n"
+           "                 (README: the worker protocol; default: the space's <evaluator>)\n"
+           "  --timeout S    seconds a worker may take per candidate (default: the space's)\n",
            kw_eval_csv_header);
 }
 
@@ -123,19 +129,23 @@ static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
         if (!eq)
             return kw_error_set(KW_EINPUT, "'%s' is not knob=value", word);
         *eq = '\0';
+        char hint[512];
         int k = kw_knobspace_find(ks, word);
-        if (k < 0)
-            return kw_error_set(KW_EINPUT, "unknown knob '%s'", word);
+        if (k < 0) {
+            kw_knobspace_hint_name(hint, sizeof hint, ks, word);
+            return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", word, hint);
+        }
         int v = kw_knob_value(&ks->knobs[k], eq + 1);
-        if (v < 0)
-            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'", word, eq + 1);
+        if (v < 0) {
+            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", word, eq + 1, hint);
+        }
         c->v[k] = (uint8_t)v;
     }
 }
 
-static int kw_eval_stdin(const kw_config *cfg, const kw_model_eval *me)
+static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
 {
-    const kw_evaluator *ev = kw_model_eval_iface(me);
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
@@ -155,8 +165,11 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_model_eval *me)
         kw_metrics m;
         int rc = 0, broken = -1;
         kw_cand_baseline(&c, &cfg->space.knobs);
-        if (si < 0)
-            rc = kw_error_set(KW_EINPUT, "unknown shape '%s'", shape);
+        if (si < 0) {
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, cfg, shape);
+            rc = kw_error_set(KW_EINPUT, "unknown shape '%s'%s", shape, hint);
+        }
         else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
                  (broken = kw_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
@@ -190,8 +203,11 @@ int kw_cli_eval(int argc, char **argv)
         {"kernels", no_argument, 0, 'k'},       {"stdin", no_argument, 0, 'i'},
         {"requests", required_argument, 0, 'r'}, {"seed", required_argument, 0, 'e'},
         {"thermal", no_argument, 0, 't'},       {"help", no_argument, 0, 'h'},
-        {"no-contention", no_argument, 0, 'N'},
+        {"no-contention", no_argument, 0, 'N'}, {"evaluator", required_argument, 0, 'E'},
+        {"timeout", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
+    const char *evaluator = NULL;
+    double timeout_s = 0;
     const char *space = NULL, *accel = NULL, *workload = NULL;
     const char *shapes[KW_SHAPE_MAX];
     const char *sets[KW_EVAL_MAX_SET];
@@ -227,6 +243,11 @@ int kw_cli_eval(int argc, char **argv)
         case 'i': from_stdin = 1; break;
         case 't': thermal = 1; break;
         case 'N': nocont = 1; break;
+        case 'E': evaluator = optarg; break;
+        case 'T':
+            if (kw_cli_parse_double(&timeout_s, "eval", "--timeout", optarg, 0.001, 1e6))
+                return 2;
+            break;
         case 'r':
             if (kw_cli_parse_long(&requests, "eval", "--requests", optarg, 100, 10000000))
                 return 2;
@@ -245,9 +266,15 @@ int kw_cli_eval(int argc, char **argv)
 
     kw_config *cfg = NULL;
     kw_model_eval *me = NULL;
+    kw_exec *ex = NULL;
+    const char *cmd = NULL;
     int status = kw_cli_load_config(&cfg, space, accel, workload);
     if (status != 0)
         return status;
+    if (kw_exec_spec(&cmd, evaluator, &cfg->space) != 0) {
+        kw_config_free(cfg);
+        return kw_cli_usage_error("eval", "%s", kw_error_last());
+    }
     kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
                         .seed = (uint64_t)seed, .no_contention = nocont};
     int rc = kw_model_eval_new(&me, cfg, &mo);
@@ -255,8 +282,18 @@ int kw_cli_eval(int argc, char **argv)
         status = kw_cli_fail("eval", rc);
         goto done;
     }
+    const kw_evaluator *ev = kw_model_eval_iface(me);
+    if (cmd) {
+        kw_exec_opts xo;
+        kw_exec_opts_from_space(&xo, &cfg->space, cmd, timeout_s);
+        if ((rc = kw_exec_new(&ex, cfg, me, &xo)) != 0) {
+            status = kw_cli_fail("eval", rc);
+            goto done;
+        }
+        ev = kw_exec_iface(ex);
+    }
     if (from_stdin) {
-        status = kw_eval_stdin(cfg, me);
+        status = kw_eval_stdin(cfg, ev);
         goto done;
     }
     kw_cand c;
@@ -271,8 +308,9 @@ int kw_cli_eval(int argc, char **argv)
     for (int i = 0; i < n_shapes; i++) {
         int si = kw_config_shape(cfg, shapes[i]);
         if (si < 0) {
-            fprintf(stderr, "knobwise eval: unknown shape '%s' (knobwise show lists them)\n",
-                    shapes[i]);
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, cfg, shapes[i]);
+            fprintf(stderr, "knobwise eval: unknown shape '%s'%s\n", shapes[i], hint);
             status = 2;
             goto done;
         }
@@ -283,7 +321,6 @@ int kw_cli_eval(int argc, char **argv)
             sel[n_sel++] = i;
     int broken = kw_cand_violates(&cfg->space.knobs, &c);
     uint64_t id = kw_cand_id(&cfg->space.knobs, &c);
-    const kw_evaluator *ev = kw_model_eval_iface(me);
     if (csv)
         printf("%s\n", kw_eval_csv_header);
     for (int i = 0; i < n_sel; i++) {
@@ -313,6 +350,7 @@ int kw_cli_eval(int argc, char **argv)
         printf("\n");
     }
 done:
+    kw_exec_free(ex);
     kw_model_eval_free(me);
     kw_config_free(cfg);
     return status;

@@ -1,23 +1,34 @@
 /* cli_show.c - `knobwise show`: what a space tunes, for people (text: knobs
  * with domain and baseline, constraints, guards, accelerator, shapes) and for
  * tools (csv, the output contract: kind,name,values,baseline with one knob row
- * per knob, values joined by '|', and one shape row per shape). */
+ * per knob, values joined by '|', and one shape row per shape); with
+ * --catalogue, the knob catalogue (cli_catalogue.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kw_cli.h"
+#include "kw_load_hier.h"
 #include "kw_load.h"
+#include "kw_shipped.h"
 
 static void kw_show_help(void)
 {
-    printf("usage: knobwise show [--space F] [--accel F] [--workload F] [--format text|csv]\n\n"
+    printf("usage: knobwise show [--space F] [--accel F] [--workload F] [--format text|csv]\n"
+           "                     [--catalogue]\n"
+           "       knobwise show --list [--format text|csv]\n\n"
            "Print a space's knobs (domain, baseline), constraints, guards, its accelerator\n"
            "and its shapes. Without --space, the embedded default job.\n"
+           "  --space F                 the space file (default: the embedded default)\n"
            "  --accel F, --workload F   use these files instead of the ones the space names\n"
-           "  --format csv              header kind,name,values,baseline; one 'knob' row per\n"
-           "                            knob (values joined by '|') and one 'shape' row per\n"
-           "                            shape (values and baseline empty)\n");
+           "  --format F                text (default) or csv: header kind,name,values,baseline;\n"
+           "                            one 'knob' row per knob (values joined by '|') and one\n"
+           "                            'shape' row per shape (values and baseline empty)\n"
+           "  --catalogue               every knob the model understands: meaning, values and\n"
+           "                            their meaning, which blocks use it (with --format csv:\n"
+           "                            header knob,family,values,meaning,used_by,blocks)\n"
+           "  --list                    the shipped spaces: --space NAME finds them when no\n"
+           "                            file of that name exists\n");
 }
 
 static void kw_show_csv(const kw_config *c)
@@ -33,6 +44,53 @@ static void kw_show_csv(const kw_config *c)
     }
     for (int i = 0; i < c->space.n_shapes; i++)
         printf("shape,%s,,\n", c->workload.shapes[c->space.shapes[i]].name);
+}
+
+/* Issue 15: the storage hierarchy, achievable rates and precision pairs,
+ * printed only when the file declares them (old files show as before). */
+static void kw_show_hier(const kw_accel *a)
+{
+    for (int i = 0; i < a->n_levels; i++) {
+        const kw_level *l = &a->levels[i];
+        char cap[64];
+        if (l->kind == KW_LEVEL_SHARED)
+            snprintf(cap, sizeof cap, "%g MiB", (double)l->bytes / (1024.0 * 1024.0));
+        else
+            snprintf(cap, sizeof cap, "%llu KiB per unit", (unsigned long long)(l->bytes / 1024));
+        printf("  level     %s (%s): %s", l->name, kw_level_kind_name(l->kind), cap);
+        if (l->bw_bytes_per_s > 0)
+            printf(", %g GB/s", l->bw_bytes_per_s / 1e9);
+        printf("; holds%s%s%s\n", (l->holds & KW_HOLD_ACCUMULATORS) ? " accumulators" : "",
+               (l->holds & KW_HOLD_SCORES) ? " scores" : "",
+               (l->holds & KW_HOLD_OPERANDS) ? " operands" : "");
+    }
+    if (a->multicast_max > 1)
+        printf("  multicast up to %d units share an operand tile\n", a->multicast_max);
+    int any = a->dram_fraction > 0 || a->sync_matrix_fraction > 0 || a->special_ops_per_s > 0;
+    for (int p = 0; p < KW_PREC_COUNT; p++)
+        any |= a->matrix_fraction[p] > 0;
+    if (any) {
+        printf("  rates     matrix");
+        for (int p = 0, n = 0; p < KW_PREC_COUNT; p++)
+            if (a->matrix_fraction[p] > 0)
+                printf("%s %s %g", n++ ? "," : "", kw_prec_name((kw_prec)p), a->matrix_fraction[p]);
+        if (a->sync_matrix_fraction > 0)
+            printf("; sync mma %g", a->sync_matrix_fraction);
+        if (a->dram_fraction > 0)
+            printf("; DRAM %g", a->dram_fraction);
+        if (a->special_ops_per_s > 0)
+            printf("; special %g T/s", a->special_ops_per_s / 1e12);
+        if (a->vector_ops_per_s > 0)
+            printf("; vector %g T/s, %g per score", a->vector_ops_per_s / 1e12, a->softmax_vector_ops);
+        printf("\n");
+    }
+    if (a->n_pairs > 0) {
+        printf("  accumulate");
+        for (int i = 0; i < a->n_pairs; i++)
+            printf("%s %s->%s", i ? "," : "", kw_prec_name(a->pairs[i].input),
+                   kw_prec_name(a->pairs[i].accum));
+        printf("\n");
+    }
 }
 
 static void kw_show_accel(const kw_accel *a, const char *path)
@@ -55,6 +113,7 @@ static void kw_show_accel(const kw_accel *a, const char *path)
            a->graph_fixed_us, a->graph_node_us);
     printf("  fallback  %g of peak; elementwise %g of DRAM bandwidth\n", a->fallback_efficiency,
            a->elementwise_efficiency);
+    kw_show_hier(a);
     printf("  power     idle %g W, TDP %g W, %g pJ/FLOP, %g pJ/DRAM byte\n", a->idle_w, a->tdp_w,
            a->pj_per_flop, a->pj_per_dram_byte);
     printf("  thermal   ambient %g C, R %g C/W, tau %g s, shutdown %g C", a->t_ambient_c,
@@ -144,14 +203,46 @@ static void kw_show_text(const kw_config *c)
     kw_show_shapes(c);
 }
 
+/* --list: the shipped spaces `--space NAME` finds (kw_shipped.h). */
+static int kw_show_list(int csv)
+{
+    char **names = NULL;
+    int n = 0, rc = kw_shipped_list(&names, &n);
+    if (rc != 0)
+        return kw_cli_fail("show", rc);
+    const char *dir = kw_shipped_datadir();
+    if (n == 0) {
+        fprintf(stderr, "knobwise show: no shipped spaces in %s/spaces (not installed? %s names "
+                        "another data folder)\n",
+                dir, KW_SHIPPED_ENV);
+        return 1;
+    }
+    if (csv)
+        printf("name,path\n");
+    else
+        printf("shipped spaces in %s/spaces (knobwise tune --space NAME):\n", dir);
+    for (int i = 0; i < n; i++) {
+        if (csv)
+            printf("%s,%s/spaces/%s.xml\n", names[i], dir, names[i]);
+        else
+            printf("  %s\n", names[i]);
+    }
+    kw_shipped_list_free(names, n);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int kw_cli_show(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"space", required_argument, NULL, 's'},   {"accel", required_argument, NULL, 'a'},
         {"workload", required_argument, NULL, 'w'}, {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"catalogue", no_argument, NULL, 'c'},     {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
+    int list = 0;
     const char *space = NULL, *accel = NULL, *workload = NULL, *format = "text";
+    int catalogue = 0;
     opterr = 0;
     optind = 1;
     int ch;
@@ -161,6 +252,8 @@ int kw_cli_show(int argc, char **argv)
         case 'a': accel = optarg; break;
         case 'w': workload = optarg; break;
         case 'f': format = optarg; break;
+        case 'c': catalogue = 1; break;
+        case 'l': list = 1; break;
         case 'h': kw_show_help(); return 0;
         case ':': return kw_cli_usage_error("show", "option '%s' needs a value", argv[optind - 1]);
         default: return kw_cli_usage_error("show", "unknown option '%s'", argv[optind - 1]);
@@ -170,11 +263,18 @@ int kw_cli_show(int argc, char **argv)
         return kw_cli_usage_error("show", "unexpected argument '%s'", argv[optind]);
     if (strcmp(format, "text") != 0 && strcmp(format, "csv") != 0)
         return kw_cli_usage_error("show", "--format takes text or csv, not '%s'", format);
+    if (list) {
+        if (space || accel || workload)
+            return kw_cli_usage_error("show", "--list takes no file options");
+        return kw_show_list(strcmp(format, "csv") == 0);
+    }
     kw_config *c = NULL;
     int st = kw_cli_load_config(&c, space, accel, workload);
     if (st != 0)
         return st;
-    if (strcmp(format, "csv") == 0)
+    if (catalogue)
+        kw_show_catalogue(c, strcmp(format, "csv") == 0);
+    else if (strcmp(format, "csv") == 0)
         kw_show_csv(c);
     else
         kw_show_text(c);

@@ -525,9 +525,8 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
     xmlNewProp(n, BAD_CAST "precision", BAD_CAST "bf16");
     kw_attr_num(n, "tflops", r->bf16_flops / KW_TERA, 6);
 
-    /* Today's format has one on-chip level: the per-core SRAM. The other
-     * levels are measured and kept as comments until the format has a
-     * storage hierarchy (then: one element per cache[] entry here). */
+    /* Every level measured, as comments; the per-core SRAM goes to <memory>
+     * and the shared levels to <storage> below. */
     for (int i = 0; i < r->n_caches; i++) {
         const kw_probe_cache *c = &r->cache[i];
         snprintf(text, sizeof text, " L%d %s: %llu KiB per instance, shared by %d CPUs; streaming "
@@ -583,6 +582,30 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
     kw_attr_num(n, "r_c_per_w", KW_PROBE_R_C_PER_W, 2);
     kw_attr_num(n, "tau_s", KW_PROBE_TAU_S, 1);
     kw_attr_num(n, "shutdown_c", KW_PROBE_SHUTDOWN_C, 1);
+
+    /* The storage hierarchy (issue 15's <storage>): every cache level shared
+     * between CPUs is a shared level keeping operands (the model's reuse
+     * across units), with its measured bandwidth. Per-core levels stay in
+     * <memory> (L2 as SRAM per unit); no registers level: a CPU's C tile lives
+     * in L1/L2, only the 4 x 32 micro-tile in registers, so the model's
+     * accumulators-in-registers limit does not apply. */
+    xmlNodePtr st = NULL;
+    for (int i = 0; i < r->n_caches; i++) {
+        const kw_probe_cache *c = &r->cache[i];
+        if (c->shared_cpus < 2 || c->bw_gb_s <= 0.0)
+            continue;
+        if (!st)
+            st = kw_el(root, "storage", "[S] sysfs cache sizes; streaming bandwidth measured by probe");
+        xmlNodePtr l = xmlNewChild(st, NULL, BAD_CAST "level", NULL);
+        char lname[16];
+        snprintf(lname, sizeof lname, "L%d", c->level);
+        xmlNewProp(l, BAD_CAST "name", BAD_CAST lname);
+        xmlNewProp(l, BAD_CAST "kind", BAD_CAST "shared");
+        int instances = (r->cpus + c->shared_cpus - 1) / c->shared_cpus;
+        kw_attr_num(l, "mib", (double)c->size_bytes * instances / (1024.0 * 1024.0), 3);
+        kw_attr_num(l, "gb_s", c->bw_gb_s, 1);
+        xmlNewProp(l, BAD_CAST "holds", BAD_CAST "operands");
+    }
     *out = doc;
     return 0;
 }

@@ -82,6 +82,10 @@ Test(probe, writes_a_valid_accelerator_from_the_sysfs_it_reads)
     cr_expect(strstr(xml, "Instruction") == NULL, "instruction caches are not data levels");
     cr_expect(strstr(xml, "sram_kib_per_unit=\"256\"") != NULL, "%s", xml);
     cr_expect(strstr(xml, "dram_burst_bytes=\"128\"") != NULL, "%s", xml);
+    /* the level shared by several CPUs becomes a shared storage level: 2048 KiB = 2 MiB per
+     * instance, one instance for up to 4 CPUs (this host has fewer) */
+    cr_expect(strstr(xml, "<level name=\"L3\" kind=\"shared\" mib=\"2.000\"") != NULL, "%s", xml);
+    cr_expect(strstr(xml, "<level name=\"L2\"") == NULL, "per-core L2 is the SRAM, not a shared level");
     /* both peaks measured and positive */
     const char *p = strstr(xml, "precision=\"fp32\" tflops=\"");
     cr_assert_not_null(p, "%s", xml);
