@@ -10,16 +10,20 @@
 #include "kw_report.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
+#include "kw_runfolder.h"
 
 static void kw_report_help(void)
 {
-    printf("usage: knobwise report RUN_DIR [-o FILE] [--no-portability]\n"
+    printf("usage: knobwise report RUN_DIR [-o FILE [--force]] [--no-portability]\n"
            "                      [--space F] [--accel F] [--workload F]\n\n"
            "Writes one self-contained HTML file (default RUN_DIR/report.html) with SVG\n"
            "plots: convergence per shape, a waterfall of each accepted knob change, the\n"
            "latency distribution of baseline and recommendation, the portability heat\n"
            "map, the guard table and the effect grouped by knob family. Offline: no\n"
-           "script, no external resource.\n");
+           "script, no external resource.\n"
+           "-o FILE must be a new file name, or an existing regular file with --force;\n"
+           "a folder, device, FIFO, symbolic link or one of the run's own files is\n"
+           "refused (exit 2) before anything is written.\n");
 }
 
 int kw_cli_report(int argc, char **argv)
@@ -28,9 +32,9 @@ int kw_cli_report(int argc, char **argv)
         {"out", required_argument, 0, 'o'},     {"no-portability", no_argument, 0, 'n'},
         {"space", required_argument, 0, 's'},   {"accel", required_argument, 0, 'a'},
         {"workload", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"force", no_argument, 0, 'f'},         {0, 0, 0, 0}};
     const char *out_path = NULL;
-    int no_port = 0, o;
+    int no_port = 0, force = 0, o;
     kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
     optind = 1;
     opterr = 0;
@@ -38,6 +42,7 @@ int kw_cli_report(int argc, char **argv)
         switch (o) {
         case 'o': out_path = optarg; break;
         case 'n': no_port = 1; break;
+        case 'f': force = 1; break;
         case 's': ro.space = optarg; break;
         case 'a': ro.accel = optarg; break;
         case 'w': ro.workload = optarg; break;
@@ -48,6 +53,20 @@ int kw_cli_report(int argc, char **argv)
     if (optind != argc - 1)
         return kw_cli_usage_error("report", "give exactly one run folder");
     const char *dir = argv[optind];
+    /* the output is checked before the run is even read: nothing is computed
+     * for a path that would be refused, nothing is written over the run */
+    char odir[KW_PATH_MAX], name[KW_PATH_MAX];
+    if (out_path) {
+        int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir,
+                                      "report.html", force);
+        if (orc != 0)
+            return kw_cli_fail("report", orc);
+    } else if (kw_runfolder_join(odir, sizeof odir, dir, "report.html") != 0) {
+        return kw_cli_fail("report", KW_EINPUT);
+    } else {
+        snprintf(odir, sizeof odir, "%s", dir);
+        snprintf(name, sizeof name, "report.html");
+    }
     if (no_port)
         ro.flags = 0;
     kw_rundir *r = NULL;
@@ -77,27 +96,6 @@ int kw_cli_report(int argc, char **argv)
     if ((rc = kw_report_html(&b, r->rs)) != 0) {
         kw_sbuf_free(&b);
         status = kw_cli_fail("report", rc);
-        goto done;
-    }
-    char odir[KW_PATH_MAX], name[KW_PATH_MAX];
-    if (out_path) {
-        const char *slash = strrchr(out_path, '/');
-        if (slash) {
-            snprintf(odir, sizeof odir, "%.*s", (int)(slash - out_path), out_path);
-            if (odir[0] == '\0')
-                snprintf(odir, sizeof odir, "/");
-            snprintf(name, sizeof name, "%s", slash + 1);
-        } else {
-            snprintf(odir, sizeof odir, ".");
-            snprintf(name, sizeof name, "%s", out_path);
-        }
-    } else {
-        snprintf(odir, sizeof odir, "%s", dir);
-        snprintf(name, sizeof name, "report.html");
-    }
-    if (name[0] == '\0') {
-        kw_sbuf_free(&b);
-        status = kw_cli_usage_error("report", "-o %s is not a file name", out_path);
         goto done;
     }
     kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};

@@ -44,6 +44,10 @@ typedef struct kw_model_opts {
     uint64_t seed;
     int no_contention;  /* counterfactual: unlimited DRAM bandwidth in the serving simulation */
     const char *trace_path; /* replayed arrivals (time_us,stream,shape) for the shapes it names */
+    /* Borrow the traces (trace_path's and the shapes' own) that this evaluator,
+     * made over the same cfg with the same trace_path, loaded; it must outlive
+     * the new one. tune's re-check evaluator: a big trace is loaded once. */
+    const struct kw_model_eval *traces_from;
 } kw_model_opts;
 
 typedef struct kw_model_eval kw_model_eval;
@@ -58,6 +62,10 @@ const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
  * load against the baseline mapping at creation, so it is the same for every
  * candidate). */
 double kw_model_eval_rate(const kw_model_eval *e, int shape);
+
+/* The shape's own trace file (arrival="trace") when the evaluator replays it
+ * (not covered by trace_path), else NULL: the files a run must hash. */
+const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape);
 
 /* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
 int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
