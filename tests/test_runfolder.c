@@ -494,3 +494,98 @@ Test(runfolder, huge_journal_record_bounded_memory_with_its_number)
     kw_p_free(&r);
     kw_p_rmrf(dir);
 }
+
+/* ---- 7. memory bounded per input, not per option ---- */
+
+/* A space over one shape "t" (4 streams) whose arrivals replay trace file
+ * `trace` (relative to dir); written as dir/space_TAG.xml. */
+static void kw_rf_trace_space(const char *dir, const char *tag, const char *trace)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/wl_%s.xml", dir, tag);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"tw\">\n"
+               "  <source>runfolder trace test</source>\n"
+               "  <block name=\"b\"><gemm name=\"q\" group=\"qkv\" n=\"256\" k=\"256\"/></block>\n"
+               "  <shape name=\"t\" block=\"b\" phase=\"decode\" kv_len=\"128\" batch=\"1\" "
+               "streams=\"4\" arrival=\"trace\" trace=\"%s\"/>\n</workload>\n", trace);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(p, sizeof p, "%s/space_%s.xml", dir, tag);
+    f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"ts\" block=\"b\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl_%s.xml\"/>\n"
+               "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
+               "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
+            kw_rf_src(), tag);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static long kw_rf_tune_rss(const char *dir, const char *out, const char *threads, const char *space_tag)
+{
+    char space[4200];
+    if (space_tag)
+        snprintf(space, sizeof space, "%s/space_%s.xml", dir, space_tag);
+    else
+        snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    kw_proc_opts o = kw_rf_opts(dir);
+    kw_proc r = kw_p_run(&o, kw_rf_bin(), "tune", "--space", space, "--budget", "20", "--out",
+                         out, "--threads", threads, NULL);
+    cr_assert_eq(r.status, 0, "tune --threads %s: %s", threads, r.err);
+    long rss = r.maxrss_kb;
+    if (!space_tag && strcmp(threads, "256") == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cpus < 256)
+            cr_assert(strstr(r.err, "CPUs online") != NULL, "no note on --threads: %s", r.err);
+    }
+    kw_p_free(&r);
+    return rss;
+}
+
+Test(runfolder, threads_beyond_the_cpus_cost_no_memory)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char cpus[32];
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(cpus, sizeof cpus, "%ld", n < 1 ? 1 : n);
+    long base = kw_rf_tune_rss(dir, "a", cpus, NULL);
+    long many = kw_rf_tune_rss(dir, "b", "256", NULL);
+    /* 256 threads ran as many as there are CPUs: within noise of that run */
+    cr_assert_lt(many, base + base / 4 + 8192, "--threads 256: %ld KiB, --threads %s: %ld KiB",
+                 many, cpus, base);
+    kw_p_rmrf(dir);
+}
+
+/* A trace of KW_RF_TRACE_ROWS rows is held once (16 bytes a row: time,
+ * stream, shape), not once per evaluator (tune's search and its re-check). */
+#define KW_RF_TRACE_ROWS 2000000
+#define KW_RF_TRACE_ROW_BYTES 16
+static void kw_rf_write_trace(const char *path, int rows)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("time_us,stream,shape\n", f);
+    for (int i = 0; i < rows; i++)
+        fprintf(f, "%d,%d,t\n", i * 100, i % 4);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(runfolder, a_big_trace_is_loaded_once)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char p[4300];
+    snprintf(p, sizeof p, "%s/small.csv", dir);
+    kw_rf_write_trace(p, 1000);
+    snprintf(p, sizeof p, "%s/big.csv", dir);
+    kw_rf_write_trace(p, KW_RF_TRACE_ROWS);
+    kw_rf_trace_space(dir, "small", "small.csv");
+    kw_rf_trace_space(dir, "big", "big.csv");
+    long base = kw_rf_tune_rss(dir, "s", "1", "small");
+    long with = kw_rf_tune_rss(dir, "b", "1", "big");
+    long once_kb = (long)KW_RF_TRACE_ROWS * KW_RF_TRACE_ROW_BYTES / 1024;
+    cr_assert_lt(with - base, once_kb + once_kb / 2,
+                 "a %d-row trace added %ld KiB (held once: %ld KiB)", KW_RF_TRACE_ROWS,
+                 with - base, once_kb);
+    kw_p_rmrf(dir);
+}
