@@ -589,3 +589,164 @@ Test(runfolder, a_big_trace_is_loaded_once)
                  with - base, once_kb);
     kw_p_rmrf(dir);
 }
+
+/* ---- the corpus manifest: tests/data/bad/HOSTILE rows with HOW = runfolder ---- */
+
+/* Build case `name` in dir (which holds the finished run "run"); fill argv
+ * (NULL-terminated) with the refused command and *want with its exit status.
+ * *lock_fd gets a descriptor to close afterwards (-1: none). 0 if unknown. */
+static int kw_rf_case(const char *name, const char *dir, const char **argv, int *want,
+                      int *lock_fd)
+{
+    static char p[4300], q[4300], longp[1300];
+    *want = 2;
+    *lock_fd = -1;
+    int n = 0;
+#define KW_RF_A(x) (argv[n++] = (x))
+    if (strcmp(name, "rf_report_onto_journal") == 0) {
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("run/journal");
+    } else if (strcmp(name, "rf_report_onto_dot_journal") == 0) {
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("run/./journal"),
+            KW_RF_A("--force");
+    } else if (strcmp(name, "rf_recommend_onto_results") == 0) {
+        KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all"), KW_RF_A("-o"),
+            KW_RF_A("run/results.xml"), KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_hard_link_to_journal") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        snprintf(q, sizeof q, "%s/hl", dir);
+        cr_assert_eq(link(p, q), 0);
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("hl"), KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_fifo") == 0) {
+        snprintf(p, sizeof p, "%s/fifo", dir);
+        cr_assert_eq(mkfifo(p, 0600), 0);
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("fifo"), KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_symlink_to_device") == 0) {
+        snprintf(p, sizeof p, "%s/null", dir);
+        cr_assert_eq(symlink("/dev/null", p), 0);
+        KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all"), KW_RF_A("-o"), KW_RF_A("null"),
+            KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_folder") == 0) {
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_output_exists") == 0) {
+        snprintf(p, sizeof p, "%s/old.html", dir);
+        kw_rf_put(p, "keep\n");
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("old.html");
+    } else if (strcmp(name, "rf_out_is_a_file") == 0) {
+        snprintf(p, sizeof p, "%s/afile", dir);
+        kw_rf_put(p, "x\n");
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A("afile"),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_out_too_long") == 0) {
+        memset(longp, 'x', 1100);
+        longp[1100] = '\0';
+        for (int i = 100; i < 1100; i += 101)
+            longp[i] = '/';
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A(longp),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_journal_dangling_symlink") == 0) {
+        snprintf(p, sizeof p, "%s/new", dir);
+        cr_assert_eq(mkdir(p, 0700), 0);
+        snprintf(p, sizeof p, "%s/new/journal", dir);
+        cr_assert_eq(symlink("../outside", p), 0);
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A("new"),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_journal_symlink") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        snprintf(q, sizeof q, "%s/moved", dir);
+        cr_assert_eq(rename(p, q), 0);
+        cr_assert_eq(symlink(q, p), 0);
+        KW_RF_A("audit"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_journal_empty") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        kw_rf_put(p, "");
+        KW_RF_A("tune"), KW_RF_A("--resume"), KW_RF_A("run"), KW_RF_A("--quiet");
+    } else if (strncmp(name, "rf_journal_", 11) == 0 && strcmp(name, "rf_journal_huge_record")) {
+        static const char *const edits[][3] = {{"rf_journal_version_newer", "version", "9.9.9"},
+                                               {"rf_journal_repeats", "repeats", "1000000"},
+                                               {"rf_journal_tabu", "tabu", "9999"},
+                                               {"rf_journal_alpha", "alpha", "7"}};
+        int found = 0;
+        for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+            if (strcmp(name, edits[i][0]) == 0) {
+                snprintf(p, sizeof p, "%s/run/journal", dir);
+                kw_rf_edit_header(p, edits[i][1], edits[i][2]);
+                found = 1;
+            }
+        if (!found)
+            return 0;
+        *want = 1; /* damage, not bad input */
+        KW_RF_A("audit"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_journal_huge_record") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        FILE *f = fopen(p, "ab");
+        cr_assert(f);
+        for (int i = 0; i < 100000; i++)
+            fputc('E', f);
+        fputs("\nZ why=complete crc=00000000\n", f);
+        cr_assert_eq(fclose(f), 0);
+        *want = 1;
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
+    } else if (strcmp(name, "rf_second_writer") == 0) {
+        /* this process holds the writer lock, as a running tune does */
+        snprintf(p, sizeof p, "%s/run/.lock", dir);
+        int fd = open(p, O_RDWR | O_CREAT, 0644);
+        cr_assert(fd >= 0);
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
+        *lock_fd = fd;
+        KW_RF_A("tune"), KW_RF_A("--resume"), KW_RF_A("run"), KW_RF_A("--quiet");
+    } else {
+        return 0;
+    }
+#undef KW_RF_A
+    argv[n] = NULL;
+    return 1;
+}
+
+Test(runfolder, manifest_cases_give_their_message)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_rf_src());
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "no manifest %s", path);
+    char line[2048];
+    int cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *save = NULL;
+        char *name = strtok_r(line, "\t", &save);
+        char *how = strtok_r(NULL, "\t", &save);
+        char *sub = strtok_r(NULL, "\t", &save);
+        if (!name || !how || !sub || strcmp(how, "runfolder") != 0)
+            continue;
+        char *dir = kw_rf_run();
+        const char *args[16];
+        int want, lock_fd;
+        cr_assert(kw_rf_case(name, dir, args, &want, &lock_fd), "manifest case %s is unknown",
+                  name);
+        char jp[4300];
+        snprintf(jp, sizeof jp, "%s/run/journal", dir);
+        struct stat st0, st1;
+        int had = lstat(jp, &st0) == 0;
+        kw_rf_expect(dir, want, sub, args);
+        if (lock_fd >= 0)
+            close(lock_fd);
+        /* nothing written: the journal as it was, no output file */
+        int has = lstat(jp, &st1) == 0;
+        cr_assert_eq(had, has, "%s: the journal appeared or went away", name);
+        if (had)
+            cr_assert(st0.st_size == st1.st_size && st0.st_mtime == st1.st_mtime,
+                      "%s: the journal changed", name);
+        char p[4300];
+        snprintf(p, sizeof p, "%s/r.html", dir);
+        cr_assert(lstat(p, &st1) != 0, "%s: an output was written", name);
+        snprintf(p, sizeof p, "%s/outside", dir);
+        cr_assert(lstat(p, &st1) != 0, "%s: a file was written outside the run folder", name);
+        kw_p_rmrf(dir);
+        cases++;
+    }
+    fclose(f);
+    cr_assert_geq(cases, 19, "only %d runfolder rows in the manifest", cases);
+}
