@@ -10,7 +10,9 @@
 # with KW_FAULT_ALLOC=N, then KW_FAULT_IO=N. Every outcome must be
 #   - no crash, no hang (60 s), no sanitizer report;
 #   - exit 0 (the fault was absorbed: a fallback, or a call whose failure
-#     changes nothing), or exit 1/2 with a "knobwise VERB: ..." or
+#     changes nothing: then the output -- stdout, the -o file, or the
+#     journal and result files -- must be byte-identical to the clean run's,
+#     except for the time-limited bigresume), or exit 1/2 with a "knobwise VERB: ..." or
 #     "FILE:LINE: ..." message and no raw libxml2 "I/O error";
 #   - a failed reader wrote nothing (its -o file does not exist);
 #   - afterwards the run folder verifies (readers) or, for the writers,
@@ -118,7 +120,25 @@ judge() {
             echo "a reader damaged the run folder"; return
         fi ;;
     esac
-    if [ "$st" -eq 0 ]; then echo absorbed; else echo ok; fi
+    if [ "$st" -eq 0 ]; then
+        # absorbed only if nothing changed: the same output as the clean run
+        ref=$WORK/$sc.count
+        case $sc in
+        eval|verify|audit)
+            cmp -s "$d/stdout" "$ref/stdout" || { echo "exit 0 with other output than the clean run"; return; } ;;
+        report|recommend)
+            for f in "$ref"/out/*; do
+                cmp -s "$f" "$d/out/$(basename "$f")" || { echo "exit 0 with another $(basename "$f")"; return; }
+            done ;;
+        tune|resume)
+            for f in journal results.xml ranked.csv audit.csv portability.csv; do
+                cmp -s "$ref/run/$f" "$d/run/$f" || { echo "exit 0 with another $f than the clean run"; return; }
+            done ;;
+        esac
+        echo absorbed
+    else
+        echo ok
+    fi
 }
 
 for sc in $SCENARIOS; do
