@@ -71,8 +71,10 @@ int kw_cli_report(int argc, char **argv)
         ro.flags = 0;
     kw_rundir *r = NULL;
     int rc = kw_rundir_open(&r, dir, &ro);
-    if (rc != 0 && !no_port && rc != KW_ECORRUPT) {
-        /* inputs gone: the report without portability is still worth having */
+    if ((rc == KW_EINPUT || rc == KW_EIO) && !no_port) {
+        /* inputs gone or unreadable: the report without portability is still
+         * worth having. Not on running out of memory (the fault sweep found
+         * that a failed allocation gave a silently smaller report, exit 0). */
         fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
                 kw_error_last());
         ro.flags = 0;

@@ -128,7 +128,10 @@ static char *kw_v_slurp(const char *path, size_t *len)
         kw_sbuf_putn(&b, chunk, n);
     fclose(f);
     if (b.failed) {
+        /* out of memory is not "no such file": say so (the fault sweep found
+         * a verify that passed having checked one file fewer) */
         kw_sbuf_free(&b);
+        kw_error_set(KW_ENOMEM, "out of memory reading %s", path);
         return NULL;
     }
     *len = b.len;
@@ -158,7 +161,10 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
         size_t len;
+        kw_error_clear();
         char *disk = kw_v_slurp(path, &len);
+        if (!disk && kw_error_code() == KW_ENOMEM)
+            return KW_ENOMEM;
         if (!disk)
             continue;
         present++;
@@ -190,7 +196,10 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         }
         /* rank 1 of each shape is the journal's recommendation */
         size_t len;
+        kw_error_clear();
         char *xml = kw_v_slurp(path, &len);
+        if (!xml && kw_error_code() == KW_ENOMEM)
+            return KW_ENOMEM;
         for (int s = 0; xml && s < rs->n_shapes; s++) {
             int w = kw_runsum_winner(rs, s);
             if (w < 0)
