@@ -32,9 +32,11 @@
 #include "kw_cli.h"
 #include "kw_engine.h"
 #include "kw_eval.h"
+#include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_load.h"
 #include "kw_results.h"
+#include "kw_trace.h"
 
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
@@ -44,6 +46,9 @@
 static volatile sig_atomic_t kw_tune_sig;
 
 static void kw_tune_on_signal(int sig) { kw_tune_sig = sig; }
+/* The --time-limit as a CLOCK_MONOTONIC deadline (0: none), read by the
+ * search's evaluations so one long evaluation cannot outlive the limit. */
+static double kw_tune_deadline_s;
 
 static double kw_tune_now(void)
 {
@@ -129,17 +134,23 @@ static int kw_tune_mkdirs(const char *path)
 /* FNV-1a 64 of a file's bytes as 16 hex digits (the same hash the loaders use). */
 static int kw_tune_hash_file(char out[17], const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kw_error_set(KW_EINPUT, "%s: cannot read: %s", path, strerror(errno));
+    /* kw_input_open: a FIFO or /dev/zero named by --trace is refused here, before
+     * anything is written, instead of blocking or hashing forever; the limit is
+     * the trace loader's own. */
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    int rc = kw_input_open(&fd, &size, path, (uint64_t)KW_TRACE_MAX_BYTES, why, sizeof why);
+    if (rc != 0)
+        return kw_error_set(KW_EINPUT, "%s: %s", path, why);
     uint64_t h = 0xcbf29ce484222325ULL;
     unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++)
+    long n;
+    while ((n = kw_input_read(fd, buf, sizeof buf)) > 0)
+        for (long i = 0; i < n; i++)
             h = (h ^ buf[i]) * 0x100000001b3ULL;
-    int bad = ferror(f);
-    fclose(f);
+    int bad = n < 0;
+    close(fd);
     if (bad)
         return kw_error_set(KW_EIO, "%s: read error", path);
     snprintf(out, 17, "%016llx", (unsigned long long)h);
@@ -374,6 +385,7 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     kw_engine_opts o = *eo;
     kw_tune_sig = 0;
     o.stop = &kw_tune_sig;
+    kw_tune_deadline_s = eo->time_limit_s > 0 ? kw_tune_now() + eo->time_limit_s : 0.0;
     o.progress = kw_tune_progress;
     o.progress_ud = &ui;
     kw_run_info info = {.journal_path = c->journal,
@@ -435,11 +447,17 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
                         .thermal = thermal,
                         .drift = 1,
                         .seed = model_seed,
-                        .trace_path = c->trace[0] ? c->trace : NULL};
+                        .trace_path = c->trace[0] ? c->trace : NULL,
+                        .stop = &kw_tune_sig,
+                        .deadline_s = &kw_tune_deadline_s};
     int rc = kw_model_eval_new(&c->me, c->cfg, &mo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     kw_model_opts fo = mo;
+    /* The final re-check runs after a stop too (it writes the results so far):
+     * it is never cancelled. */
+    fo.stop = NULL;
+    fo.deadline_s = NULL;
     fo.sim_requests = c->cfg->space.final_requests > 0 ? c->cfg->space.final_requests
                                                        : (int)requests;
     fo.thermal = 1;

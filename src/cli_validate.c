@@ -11,6 +11,7 @@
 #include "kw_cli.h"
 #include <stdlib.h>
 
+#include "kw_eval.h"
 #include "kw_load.h"
 #include "kw_trace.h"
 
@@ -52,6 +53,31 @@ static int kw_validate_traces(const kw_workload *w, const char *wl_path)
     return bad ? KW_EINPUT : 0;
 }
 
+/* A space's shapes as the evaluator will see them, at both of the space's
+ * sample sizes (the search's sim_requests and the final re-check's
+ * final_requests): rates derived from load, the simulation clock's exact
+ * range (kw_limits.h). This is what eval and tune check before they start, so
+ * validate refuses the same files. Returns 0 or KW_EINPUT (printed). */
+static int kw_validate_model(const kw_config *cfg)
+{
+    /* the larger sample first: its bounds are the binding ones */
+    int a = cfg->space.sim_requests, b = cfg->space.final_requests;
+    int sizes[2] = {a > b ? a : b, a > b ? b : a};
+    for (int k = 0; k < 2; k++) {
+        if (sizes[k] <= 0 || (k == 1 && sizes[1] == sizes[0]))
+            continue;
+        kw_model_eval *me = NULL;
+        kw_model_opts mo = {.sim_requests = sizes[k], .drift = 1, .seed = 1};
+        int rc = kw_model_eval_new(&me, cfg, &mo);
+        kw_model_eval_free(me);
+        if (rc == KW_EINPUT) {
+            fprintf(stderr, "%s\n", kw_error_last());
+            return KW_EINPUT;
+        }
+    }
+    return 0;
+}
+
 /* After the file itself passed: a workload's traces, or a space's workload's. */
 static int kw_validate_deep(const char *path)
 {
@@ -63,8 +89,11 @@ static int kw_validate_deep(const char *path)
         rc = kw_validate_traces(w, path);
     } else {
         kw_config *cfg = NULL;
-        if (kw_config_load(&cfg, path, NULL, NULL) == 0)
+        if (kw_config_load(&cfg, path, NULL, NULL) == 0) {
             rc = kw_validate_traces(&cfg->workload, cfg->space.workload_path);
+            if (rc == 0)
+                rc = kw_validate_model(cfg);
+        }
         kw_config_free(cfg);
     }
     kw_error_clear();

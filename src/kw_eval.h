@@ -9,6 +9,8 @@
 #ifndef KW_EVAL_H
 #define KW_EVAL_H
 
+#include <signal.h>
+
 #include "kw_cost.h"
 #include "kw_model.h"
 
@@ -44,6 +46,11 @@ typedef struct kw_model_opts {
     uint64_t seed;
     int no_contention;  /* counterfactual: unlimited DRAM bandwidth in the serving simulation */
     const char *trace_path; /* replayed arrivals (time_us,stream,shape) for the shapes it names */
+    /* Cancellation inside an evaluation (tune: SIGINT/SIGTERM, --time-limit),
+     * read by the serving simulation every KW_SIM_CHECK_EVERY events; an
+     * evaluation stopped by them returns KW_EINTERRUPTED. NULL: never. */
+    const volatile sig_atomic_t *stop;  /* stop when *stop != 0 */
+    const double *deadline_s;           /* stop once CLOCK_MONOTONIC passes *deadline_s (> 0) */
 } kw_model_opts;
 
 typedef struct kw_model_eval kw_model_eval;
