@@ -415,3 +415,89 @@ Test(validation, tune_trace_special_files_refused_before_writing)
     }
     kw_p_rmrf(dir);
 }
+
+/* ---- 4. eval --stdin: one row per line, RFC 4180, bounded, errors exit ---- */
+
+/* Rows of an RFC 4180 text and, for each, its field count (quoted fields may
+ * hold commas, doubled quotes and line breaks). Returns the row count. */
+static int kw_v_csv_rows(const char *s, int *fields, int max_rows)
+{
+    int rows = 0, nf = 1, inq = 0;
+    for (; *s; s++) {
+        if (inq) {
+            if (*s == '"' && s[1] == '"')
+                s++;
+            else if (*s == '"')
+                inq = 0;
+            continue;
+        }
+        if (*s == '"')
+            inq = 1;
+        else if (*s == ',')
+            nf++;
+        else if (*s == '\n') {
+            if (rows < max_rows)
+                fields[rows] = nf;
+            rows++;
+            nf = 1;
+        }
+    }
+    return rows;
+}
+
+Test(validation, eval_stdin_one_row_per_line_quoted_and_bounded)
+{
+    char *dir = kw_p_tmpdir("kwval"), in[4300];
+    snprintf(in, sizeof in, "%s/in.txt", dir);
+    FILE *f = fopen(in, "w");
+    cr_assert(f != NULL);
+    int lines = 0;
+    fputs("attn_prefill_s128_b8_c4 fuse_qkv=on\n", f), lines++;             /* 1 good */
+    fputs("a,b\"c fuse_qkv=on\n", f), lines++;                            /* 2 commas, quote */
+    fwrite("attn_prefill_s128_b8_c4 fuse_attention=flash\0 x\n", 1, 48, f), lines++; /* 3 NUL */
+    fwrite("\0\0\0\0\n", 1, 5, f), lines++;                               /* 4 only NULs */
+    fputs("\n", f), lines++;                                               /* 5 empty */
+    fputs("attn_prefill_s128_b8_c4 ", f);                                  /* 6 ~3 MB */
+    for (int i = 0; i < 300000; i++)
+        fputs("fuse_qkv=on", f);
+    fputc('\n', f), lines++;
+    fputs("attn_prefill_s128_b8_c4 launch_mode=graph", f), lines++;       /* 7 no newline */
+    cr_assert_eq(fclose(f), 0);
+    kw_proc_opts o = kw_v_opts;
+    o.stdin_path = in;
+    kw_proc r = kw_p_run(&o, kw_v_bin(), "eval", "--stdin", NULL);
+    kw_v_sane(&r, "eval --stdin");
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    int fields[16];
+    int rows = kw_v_csv_rows(r.out, fields, 16);
+    cr_assert_eq(rows, 1 + lines, "%d rows for %d lines:\n%.3000s", rows, lines, r.out);
+    for (int i = 0; i < rows && i < 16; i++)
+        cr_assert_eq(fields[i], fields[0], "row %d has %d fields, the header %d:\n%.3000s", i,
+                     fields[i], fields[0], r.out);
+    cr_assert(strstr(r.out, "\n\"a,b\"\"c\",error,"), "shape not quoted per RFC 4180:\n%.2000s",
+              r.out);
+    cr_assert(strstr(r.out, "stdin:3: NUL byte"), "the NUL line was evaluated:\n%.2000s", r.out);
+    cr_assert(strstr(r.out, "stdin:4: NUL byte"), "%.2000s", r.out);
+    cr_assert(strstr(r.out, "stdin:5: empty line"), "%.2000s", r.out);
+    cr_assert(strstr(r.out, "stdin:6: line longer than 65536 bytes"), "%.2000s", r.out);
+    cr_assert_lt(strlen(r.out), 64u << 10, "echoed the long line back");
+    /* the 3 MB line costs no more than a 64 KiB buffer: far below its own size */
+    cr_assert_lt(r.maxrss_kb, 200 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
+
+/* A read error ends the stream with an error exit, not 0 (a directory as
+ * stdin: read(2) fails with EISDIR). */
+Test(validation, eval_stdin_read_error_is_an_error_exit)
+{
+    char *dir = kw_p_tmpdir("kwval");
+    kw_proc_opts o = kw_v_opts;
+    o.stdin_path = dir;
+    kw_proc r = kw_p_run(&o, kw_v_bin(), "eval", "--stdin", NULL);
+    kw_v_sane(&r, "eval --stdin < DIR");
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "read error"), "%s", r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
