@@ -38,6 +38,12 @@
 #include "kw_results.h"
 #include "kw_trace.h"
 
+/* The largest space `--strategy exhaustive` takes without --budget, per shape:
+ * at the measured 1,300-1,600 full evaluations/s (README, make bench) a million
+ * configurations take 10-13 minutes per shape on one core and ~0.5 GB of
+ * journal (502 bytes per evaluation, make soak); the default space's 7.5e12
+ * would take about 170 years. */
+#define KW_TUNE_EXHAUSTIVE_MAX 1e6
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_THREADS_MAX 256
@@ -511,6 +517,20 @@ static int kw_tune_fresh(const kw_tune_args *a)
     if (n == 0)
         for (int i = 0; i < c.cfg->space.n_shapes; i++)
             c.shapes[n++] = i;
+    /* an exhaustive run must be able to finish */
+    if (a->strategy == KW_STRATEGY_EXHAUSTIVE && a->budget == 0) {
+        double size = 1;
+        const kw_knobspace *ks = &c.cfg->space.knobs;
+        for (int k = 0; k < ks->n_knobs; k++)
+            size *= ks->knobs[k].n_values > 0 ? ks->knobs[k].n_values : 1;
+        if (size > KW_TUNE_EXHAUSTIVE_MAX) {
+            status = kw_cli_usage_error("tune", "--strategy exhaustive without --budget: the space "
+                                        "has %.4g configurations per shape, over the %.0f an "
+                                        "exhaustive run can cover; give --budget N or use "
+                                        "--strategy ofat", size, KW_TUNE_EXHAUSTIVE_MAX);
+            goto done;
+        }
+    }
     /* trace */
     if (a->trace) {
         kw_tune_abs(c.trace, sizeof c.trace, a->trace);

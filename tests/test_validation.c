@@ -501,3 +501,44 @@ Test(validation, eval_stdin_read_error_is_an_error_exit)
     kw_p_free(&r);
     kw_p_rmrf(dir);
 }
+
+/* ---- 3. exhaustive without a budget is bounded ---- */
+
+/* The embedded default: refused, naming its size, which must be the product
+ * of the domain sizes `show --format csv` lists; nothing written. A space of
+ * 5,184 configurations (validate_small.xml) is taken (stopped by a 1 s limit). */
+Test(validation, exhaustive_without_budget_refused_when_too_large)
+{
+    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "show", "--format", "csv", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    double size = 1;
+    for (const char *l = strstr(r.out, "\nknob,"); l; l = strstr(l + 1, "\nknob,")) {
+        const char *v = strchr(l + 6, ','); /* after the name */
+        cr_assert(v != NULL);
+        int n = 1;
+        for (v++; *v && *v != ','; v++)
+            n += *v == '|';
+        size *= n;
+    }
+    kw_p_free(&r);
+    cr_assert_gt(size, 1e6);
+    char *dir = kw_p_tmpdir("kwval"), run[4300], want[64];
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_proc_opts o = kw_v_opts;
+    o.cwd = dir;
+    r = kw_p_run(&o, kw_v_bin(), "tune", "--strategy", "exhaustive", "--out", run, "--quiet", NULL);
+    kw_v_sane(&r, "tune --strategy exhaustive");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    snprintf(want, sizeof want, "has %.4g configurations", size);
+    cr_assert(strstr(r.err, want) && strstr(r.err, "--budget"), "want '%s' in: %s", want, r.err);
+    cr_assert_eq(kw_v_entries(dir), 0, "wrote into %s", dir);
+    kw_p_free(&r);
+    char sp[4300];
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_v_src());
+    r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--strategy", "exhaustive", "--out", run,
+                 "--time-limit", "1", "--quiet", NULL);
+    kw_v_sane(&r, "tune --strategy exhaustive on validate_small");
+    cr_assert_eq(r.status, 0, "a 5,184-config space refused: %s", r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
