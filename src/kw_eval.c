@@ -384,6 +384,12 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         const kw_block *b = &cfg->workload.blocks[s->block];
         e->trace_shape[i] = -1;
         if (e->trace && kw_trace_count(e->trace, i) > 0) {
+            if (s->arrival != KW_ARRIVAL_TRACE)
+                return kw_error_set(KW_EINPUT, "%s: the trace names shape '%s', whose arrivals "
+                                    "are given by %s in %s:%d; --trace replays only shapes with "
+                                    "arrival=\"trace\"", e->opts.trace_path, s->name,
+                                    s->load > 0 ? "load=" : "rate_per_s=",
+                                    cfg->space.workload_path, s->line);
             e->use_trace[i] = e->trace;
             e->trace_shape[i] = i;
         } else if (s->arrival == KW_ARRIVAL_TRACE) {

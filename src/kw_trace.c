@@ -86,6 +86,11 @@ static int kw_trace_row(kw_trace *t, char *line, const char *path, long ln, int 
         return kw_error_set(KW_EINPUT, "%s:%ld: %d field%s, expected 3 (%s)", path, ln, nf,
                             nf == 1 ? "" : "s", KW_TRACE_HEADER);
     char *end;
+    /* strtod also reads hexadecimal ("0x10" = 16) and "infinity": a trace is
+     * decimal, so anything but digits, sign, point and exponent is refused */
+    if (f[0][strspn(f[0], "0123456789.eE+-")] != '\0')
+        return kw_error_set(KW_EINPUT, "%s:%ld: time_us '%s' is not a finite number (decimal "
+                            "microseconds, such as 125.5)", path, ln, f[0]);
     errno = 0;
     double tu = strtod(f[0], &end);
     if (f[0][0] == '\0' || *end || errno || !isfinite(tu) || f[0][0] == ' ' || f[0][0] == '\t')

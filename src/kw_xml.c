@@ -770,3 +770,38 @@ fail:
     unlink(tmp);
     return rc;
 }
+
+int kw_xml_check_written(const char *path, const char *label, const char *root,
+                         const char *schema_name)
+{
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    if (kw_input_open(&fd, &size, path, KW_XML_MAX_OUTPUT_BYTES, why, sizeof why) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot read back what was written: %s", label, why);
+    char *buf = malloc((size_t)size + 1);
+    if (!buf) {
+        close(fd);
+        return kw_error_set(KW_ENOMEM, "%s: out of memory checking what was written", label);
+    }
+    long n = kw_input_read(fd, buf, (size_t)size);
+    close(fd);
+    if (n != (long)size) {
+        free(buf);
+        return kw_error_set(KW_EIO, "%s: cannot read back what was written", label);
+    }
+    buf[n] = '\0';
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_load(&doc, label, buf, (size_t)n, root, schema_name, &p);
+    free(buf);
+    xmlFreeDoc(doc);
+    if (rc == KW_EINPUT) {
+        size_t first = strcspn(p.text, "\n");
+        return kw_error_set(KW_EMODEL, "%s as written does not satisfy its own schema %s, so it "
+                            "was not put in place (the inputs drive the model outside the range "
+                            "its output formats hold): %.*s", label, schema_name,
+                            (int)(first < 600 ? first : 600), p.text);
+    }
+    return rc;
+}

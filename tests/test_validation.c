@@ -18,6 +18,7 @@
 #include "kw_error.h"
 #include "kw_proc.h"
 #include "kw_sim.h"
+#include "kw_xml.h"
 
 TestSuite(validation, .timeout = 120);
 
@@ -540,5 +541,114 @@ Test(validation, exhaustive_without_budget_refused_when_too_large)
     kw_v_sane(&r, "tune --strategy exhaustive on validate_small");
     cr_assert_eq(r.status, 0, "a 5,184-config space refused: %s", r.err);
     kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
+
+/* ---- 5/6. traces: gaps beyond the clock, other shapes only, --trace on a load shape ---- */
+
+/* Two shapes: t replays dir/t.csv, u is given by load. */
+static void kw_v_two_shape_files(const char *dir, const char *trace_rows)
+{
+    char p[4300], buf[8192];
+    snprintf(p, sizeof p, "%s/t.csv", dir);
+    snprintf(buf, sizeof buf, "time_us,stream,shape\n%s", trace_rows);
+    kw_v_write(p, buf);
+    snprintf(p, sizeof p, "%s/wl.xml", dir);
+    kw_v_write(p, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"v\">\n"
+                  "  <source>test_validation</source>\n"
+                  "  <block name=\"b\"><gemm name=\"q\" group=\"qkv\" n=\"256\" k=\"256\"/></block>\n"
+                  "  <shape name=\"t\" block=\"b\" phase=\"decode\" kv_len=\"128\" batch=\"1\" "
+                  "streams=\"4\" arrival=\"trace\" trace=\"t.csv\"/>\n"
+                  "  <shape name=\"u\" block=\"b\" phase=\"decode\" kv_len=\"128\" batch=\"1\" "
+                  "streams=\"4\" arrival=\"poisson\" load=\"0.5\"/>\n</workload>\n");
+    snprintf(p, sizeof p, "%s/space.xml", dir);
+    snprintf(buf, sizeof buf,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"v\" block=\"b\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
+             "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
+             "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
+             kw_v_src());
+    kw_v_write(p, buf);
+}
+
+/* A trace whose only rows name the other shape passed validate (it read the
+ * trace with every shape's name) and failed eval and tune (which read it with
+ * the shape's own): validate now reads it the evaluator's way. */
+Test(validation, trace_naming_only_other_shapes_refused_by_validate)
+{
+    char *dir = kw_p_tmpdir("kwval");
+    kw_v_two_shape_files(dir, "0,0,u\n10,1,u\n");
+    kw_v_refused_everywhere(dir, "space.xml", "t.csv:2:", "unknown shape 'u'");
+    kw_p_rmrf(dir);
+}
+
+/* A gap of 1e21 us in a trace: the replay's span is beyond the clock. */
+Test(validation, trace_gap_beyond_the_clock_refused)
+{
+    char *dir = kw_p_tmpdir("kwval");
+    kw_v_two_shape_files(dir, "0,0,t\n10,1,t\n1000000000000000000000,2,t\n");
+    kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "trace times must stay below");
+    kw_p_rmrf(dir);
+}
+
+/* `tune --trace` naming a shape given by load= wrote a journal, then failed
+ * (exit 1) and advised a resume that failed the same way. */
+Test(validation, tune_trace_on_a_load_shape_refused_before_writing)
+{
+    char *dir = kw_p_tmpdir("kwval"), tr[4300], sp[4300], cwd[4300], run[4400];
+    kw_v_two_shape_files(dir, "0,0,t\n10,1,t\n");
+    snprintf(tr, sizeof tr, "%s/u.csv", dir);
+    kw_v_write(tr, "time_us,stream,shape\n0,0,u\n10,1,u\n");
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    snprintf(cwd, sizeof cwd, "%s/cwd", dir);
+    cr_assert_eq(mkdir(cwd, 0700), 0);
+    snprintf(run, sizeof run, "%s/run", cwd);
+    kw_proc_opts o = kw_v_opts;
+    o.cwd = cwd;
+    kw_proc r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
+                         "--budget", "2", "--quiet", NULL);
+    kw_v_sane(&r, "tune --trace on a load shape");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "shape 'u'") && strstr(r.err, "wl.xml:6") &&
+                  strstr(r.err, "arrival=\"trace\""),
+              "%s", r.err);
+    cr_assert_eq(kw_v_entries(cwd), 0, "wrote into its folder before refusing");
+    kw_p_free(&r);
+    /* the control: the same option naming the trace shape is taken */
+    snprintf(tr, sizeof tr, "%s/t2.csv", dir);
+    kw_v_write(tr, "time_us,stream,shape\n0,0,t\n20,1,t\n");
+    r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--trace", tr, "--out", run, "--budget",
+                 "2", "--quiet", NULL);
+    kw_v_sane(&r, "tune --trace on the trace shape");
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
+
+/* ---- 5. the results writer holds its output to its own schema ---- */
+
+Test(validation, written_xml_is_checked_against_its_schema)
+{
+    char *dir = kw_p_tmpdir("kwval"), p[4500];
+    snprintf(p, sizeof p, "%s/results.xml", dir);
+    /* a results root whose content the schema refuses (what an overflowing model once wrote:
+     * a number in exponent form where results.xsd wants a decimal) */
+    kw_v_write(p, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results version=\"1e+30\"/>\n");
+    int rc = kw_xml_check_written(p, "results.xml", "results", "results/results.xsd");
+    cr_assert_eq(rc, KW_EMODEL, "rc %d: %s", rc, kw_error_last());
+    cr_assert(strstr(kw_error_last(), "does not satisfy its own schema") &&
+                  strstr(kw_error_last(), "results/results.xsd"),
+              "%s", kw_error_last());
+    /* a real run's results.xml passes */
+    char sp[4300], run[4400];
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_v_src());
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--space", sp, "--out", run, "--budget",
+                         "3", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    rc = kw_xml_check_written(p, "results.xml", "results", "results/results.xsd");
+    cr_assert_eq(rc, 0, "a real results.xml refused: %s", kw_error_last());
     kw_p_rmrf(dir);
 }
