@@ -34,6 +34,7 @@
 #include "kw_eval.h"
 #include "kw_input.h"
 #include "kw_journal.h"
+#include "kw_limits.h"
 #include "kw_load.h"
 #include "kw_results.h"
 #include "kw_trace.h"
@@ -782,7 +783,10 @@ int kw_cli_tune(int argc, char **argv)
             a.probes = (int)v;
             break;
         case O_REQUESTS:
-            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1, 100000000))
+            /* the simulator's limit with its warm-up (kw_limits.h), as validate checks
+             * the space's sim_requests */
+            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1,
+                                  kw_sim_max_sample()))
                 return 2;
             break;
         case O_THERMAL: a.thermal = 1; break;

@@ -652,3 +652,22 @@ Test(validation, written_xml_is_checked_against_its_schema)
     cr_assert_eq(rc, 0, "a real results.xml refused: %s", kw_error_last());
     kw_p_rmrf(dir);
 }
+
+/* tune --requests above what one simulation runs with its warm-up: a usage
+ * error before anything is written (it was accepted up to 1e8). */
+Test(validation, tune_requests_above_the_simulator_refused)
+{
+    char *dir = kw_p_tmpdir("kwval"), run[4300];
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_proc_opts o = kw_v_opts;
+    o.cwd = dir;
+    kw_proc r = kw_p_run(&o, kw_v_bin(), "tune", "--requests", "46000000", "--out", run, "--quiet",
+                         NULL);
+    kw_v_sane(&r, "tune --requests 46000000");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    /* 45454546 + its 10% warm-up (4545454) = 50,000,000, the simulator's limit */
+    cr_assert(strstr(r.err, "45454546"), "%s", r.err);
+    cr_assert_eq(kw_v_entries(dir), 0, "wrote into %s", dir);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
