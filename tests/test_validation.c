@@ -671,3 +671,27 @@ Test(validation, tune_requests_above_the_simulator_refused)
     kw_p_free(&r);
     kw_p_rmrf(dir);
 }
+
+/* A journal naming a trace that has since become a FIFO: resume refuses it
+ * (exit 2) instead of blocking on the hash of the trace. */
+Test(validation, resume_with_a_trace_turned_fifo_does_not_block)
+{
+    char *dir = kw_p_tmpdir("kwval"), tr[4300], sp[4300], run[4400];
+    kw_v_two_shape_files(dir, "0,0,t\n10,1,t\n");
+    snprintf(tr, sizeof tr, "%s/t2.csv", dir);
+    kw_v_write(tr, "time_us,stream,shape\n0,0,t\n20,1,t\n");
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
+                         "--budget", "2", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    kw_p_free(&r);
+    cr_assert_eq(unlink(tr), 0);
+    cr_assert_eq(mkfifo(tr, 0600), 0);
+    r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--resume", run, "--quiet", NULL);
+    kw_v_sane(&r, "resume with a FIFO trace");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "is a FIFO, not a regular file"), "%s", r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
