@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <gsl/gsl_cdf.h>
+#include <limits.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <pthread.h>
@@ -444,6 +445,14 @@ typedef struct kw_eng {
     double t0;
     double shape_cost_s[KW_JOURNAL_SHAPE_MAX]; /* running mean of an evaluation's time */
     kw_engine_summary sum;
+    /* progress: what the callback last saw, and when the live (not replayed) part began */
+    kw_progress_shape *ps;
+    double t_live;            /* end of the replay (t0 for a fresh run) */
+    long evals_live0;         /* sum.evals at t_live */
+    int replay_over;          /* the replay is over (or there was none) */
+    double last_report;
+    int last_done;
+    long replay_total;        /* resume: journal records to replay */
 } kw_eng;
 
 /* Longest expected job first (LPT): shapes differ a lot in evaluation cost
@@ -2242,10 +2251,93 @@ static int kw_check_header(kw_eng *E, const kw_jheader *h)
 
 /* ------------------------------------------------------------------ the run loop */
 
-static void kw_report(kw_eng *E)
+/* Progress is reported after every round (callers throttle their drawing);
+ * the convergence estimates, which cost a memo probe per neighbour, are
+ * refreshed at most every KW_REPORT_EST_S seconds and whenever a shape finishes. */
+#define KW_REPORT_EST_S 0.1
+
+static const char *kw_st_label(kw_st st)
+{
+    switch (st) {
+    case ST_BASE: return "baseline";
+    case ST_MAIN: return "sweep";
+    case ST_PROBE: return "probe";
+    case ST_EXPLORE: return "excursion";
+    case ST_BACKTRACK: return "backtrack";
+    case ST_SETTLE: return "settle";
+    case ST_FIX: return "fix";
+    case ST_RANDOM: return "random";
+    case ST_EXHAUST: return "exhaustive";
+    case ST_FINISH: return "finish";
+    case ST_DONE: return "done";
+    }
+    return "?";
+}
+
+/* One-knob neighbours of s's incumbent not evaluated yet (constraint-breaking
+ * ones are never evaluated, so they do not count). OFAT stops only after a
+ * sweep of the incumbent's neighbours finds no gain, so these are evaluations
+ * the shape still needs at least (each costs E->reps when noisy). Cost: one
+ * candidate hash and memo probe per neighbour (27 knobs: ~100 neighbours). */
+static long kw_unseen_neighbours(const kw_eng *E, const kw_sstate *s)
+{
+    long n = 0;
+    for (int k = 0; k < E->ks->n_knobs; k++)
+        for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
+            if (v == s->pos.v[k])
+                continue;
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            if (kw_cand_violates(E->ks, &c) >= 0)
+                continue;
+            if (!kw_memo_find(&E->memo, s->shape, kw_cand_id(E->ks, &c), 0))
+                n++;
+        }
+    return n;
+}
+
+/* Estimated evaluations shape s will have made when it stops (see
+ * kw_progress_shape.evals_est): OFAT: its evaluations so far plus the unseen
+ * neighbours of its incumbent, or the mean of the finished shapes' totals when
+ * that is more; random: the budget; exhaustive: the space's size. The budget
+ * caps every estimate. */
+static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_done)
+{
+    long budget = E->o.budget;
+    if (s->st == ST_DONE || s->st == ST_FINISH)
+        return s->evals;
+    long est;
+    if (E->o.strategy == KW_STRATEGY_RANDOM) {
+        est = budget > 0 ? budget : -1;
+    } else if (E->o.strategy == KW_STRATEGY_EXHAUSTIVE) {
+        uint64_t size = kw_knobspace_size(E->ks);
+        est = size > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)size;
+    } else {
+        est = s->evals + kw_unseen_neighbours(E, s) * (long)(E->reps > 0 ? E->reps : 1);
+        if (mean_done > est)
+            est = (long)ceil(mean_done);
+    }
+    if (budget > 0 && (est < 0 || est > budget))
+        est = budget;
+    if (est >= 0 && est < s->evals)
+        est = s->evals;
+    return est;
+}
+
+static void kw_report(kw_eng *E, int replaying)
 {
     if (!E->o.progress)
         return;
+    double now = kw_now_s();
+    int n_done = 0;
+    for (int i = 0; i < E->n_shapes; i++)
+        n_done += E->S[i].st == ST_DONE;
+    int refresh = E->last_report == 0 || now - E->last_report >= KW_REPORT_EST_S ||
+                  n_done != E->last_done;
+    if (refresh) {
+        E->last_report = now;
+        E->last_done = n_done;
+    }
     kw_progress p;
     memset(&p, 0, sizeof p);
     int at = E->n_shapes - 1;
@@ -2254,25 +2346,64 @@ static void kw_report(kw_eng *E)
             at = i;
             break;
         }
-    kw_sstate *s = &E->S[at];
+    double sum_done = 0;
+    for (int i = 0; i < E->n_shapes; i++)
+        if (E->S[i].st == ST_DONE)
+            sum_done += (double)E->S[i].evals;
+    double mean_done = n_done > 0 ? sum_done / n_done : 0.0;
+    long left_est = 0, left_budget = 0;
+    int est_known = 1;
+    for (int i = 0; i < E->n_shapes; i++) {
+        kw_sstate *s = &E->S[i];
+        kw_progress_shape *q = &E->ps[i];
+        q->shape = s->shape;
+        q->done = s->st == ST_DONE;
+        q->step = s->step;
+        q->evals = s->evals;
+        q->phase = kw_st_label(s->st);
+        kw_cst a, b;
+        kw_stats_c(E, s, &s->base, &a);
+        kw_stats_c(E, s, E->o.strategy == KW_STRATEGY_OFAT ? &s->pos
+                                                           : (s->have_best ? &s->rbest : &s->base),
+                   &b);
+        if (E->o.strategy == KW_STRATEGY_OFAT && s->st == ST_EXPLORE)
+            kw_stats_c(E, s, &s->ref, &b);
+        q->baseline_primary = a.mean;
+        q->best_primary = b.mean;
+        if (replaying)
+            q->evals_est = -1;
+        else if (refresh || q->evals_est < s->evals)
+            q->evals_est = kw_evals_est(E, s, mean_done);
+        p.evals += s->evals;
+        if (q->evals_est < 0)
+            est_known = 0;
+        else
+            left_est += q->evals_est - s->evals;
+        if (E->o.budget > 0 && !q->done)
+            left_budget += E->o.budget > s->evals ? E->o.budget - s->evals : 0;
+    }
+    const kw_progress_shape *cur = &E->ps[at];
     p.shape = at;
     p.n_shapes = E->n_shapes;
-    p.step = s->step;
-    for (int i = 0; i < E->n_shapes; i++)
-        p.evals += E->S[i].evals;
+    p.step = cur->step;
+    p.baseline_primary = cur->baseline_primary;
+    p.best_primary = cur->best_primary;
+    p.per_shape = E->ps;
+    p.n_done = n_done;
+    p.budget = E->o.budget;
     p.evals_total_budget = E->o.budget > 0 ? E->o.budget * E->n_shapes : 0;
-    kw_cst a, b;
-    kw_stats_c(E, s, &s->base, &a);
-    kw_stats_c(E, s, E->o.strategy == KW_STRATEGY_OFAT ? &s->pos : (s->have_best ? &s->rbest : &s->base), &b);
-    if (E->o.strategy == KW_STRATEGY_OFAT && s->st == ST_EXPLORE)
-        kw_stats_c(E, s, &s->ref, &b);
-    p.baseline_primary = a.mean;
-    p.best_primary = b.mean;
-    double el = kw_now_s() - E->t0;
-    p.evals_per_s = el > 0 ? E->sum.evals / el : 0;
-    p.eta_s = (p.evals_total_budget > 0 && p.evals_per_s > 0)
-                  ? (p.evals_total_budget - p.evals) / p.evals_per_s
-                  : -1;
+    p.replaying = replaying;
+    p.replay_done = E->w ? kw_jwriter_records(E->w) : 0;
+    p.replay_total = E->replay_total;
+    double el = now - E->t_live;
+    long live_evals = E->sum.evals - E->evals_live0;
+    p.evals_per_s = !replaying && el > 0 ? live_evals / el : 0;
+    p.eta_budget_s = p.evals_per_s > 0 && E->o.budget > 0 ? left_budget / p.evals_per_s : -1;
+    p.eta_converge_s = p.evals_per_s > 0 && est_known ? left_est / p.evals_per_s : -1;
+    p.eta_converge_bound = n_done == 0 && E->o.strategy == KW_STRATEGY_OFAT;
+    p.eta_s = p.eta_converge_s >= 0 ? p.eta_converge_s : p.eta_budget_s;
+    if (p.eta_budget_s >= 0 && p.eta_s > p.eta_budget_s)
+        p.eta_s = p.eta_budget_s;
     E->o.progress(E->o.progress_ud, &p);
 }
 
@@ -2380,8 +2511,14 @@ static int kw_loop(kw_eng *E)
         if ((rc = kw_jwriter_commit(E->w)) != 0)
             return rc;
         E->sum.rounds++;
-        if (!kw_jwriter_replaying(E->w))
-            kw_report(E);
+        int replaying = kw_jwriter_replaying(E->w);
+        if (!replaying && !E->replay_over) {
+            /* the replay just ended: rates count from here */
+            E->replay_over = 1;
+            E->t_live = kw_now_s();
+            E->evals_live0 = E->sum.evals;
+        }
+        kw_report(E, replaying);
     }
 }
 
@@ -2446,8 +2583,12 @@ static int kw_engine_go(kw_engine_summary *out, const kw_knobspace *ks, const kw
     }
     if ((rc = kw_jwriter_open(&E->w, path, old, n_old, info->no_sync)) != 0)
         goto done;
+    E->replay_total = (long)n_old;
     E->S = calloc((size_t)E->n_shapes, sizeof *E->S);
-    if (!E->S) {
+    E->ps = calloc((size_t)E->n_shapes, sizeof *E->ps);
+    E->t_live = E->t0;
+    E->replay_over = !resume;
+    if (!E->S || !E->ps) {
         rc = kw_error_set(KW_ENOMEM, "out of memory");
         goto done;
     }
@@ -2482,6 +2623,7 @@ done:
         free(E->S[i].seen);
     }
     free(E->S);
+    free(E->ps);
     kw_jwriter_free(E->w);
     kw_journal_free(E->j);
     free(E->memo.t);

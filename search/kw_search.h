@@ -116,12 +116,42 @@ typedef enum {
     KW_DECIDE_CONSTRAINT   /* breaks a named constraint; recorded, not evaluated */
 } kw_decision;
 
+/* One tuned shape as the progress callback sees it. */
+typedef struct kw_progress_shape {
+    int shape;                /* evaluator shape index */
+    int done;                 /* its shape-done record is journaled */
+    int step;                 /* steps journaled */
+    long evals;               /* evaluations journaled for this shape */
+    long evals_est;           /* estimated evaluations when it stops (>= evals; budget-capped);
+                               * -1 when the strategy gives no estimate (random without end) */
+    double best_primary, baseline_primary;
+    const char *phase;        /* what the strategy is doing: "baseline", "sweep", "probe",
+                               * "excursion", "backtrack", "settle", "fix", "random",
+                               * "exhaustive", "finish", "done" (static string) */
+} kw_progress_shape;
+
+/* What the engine reports after a round (and every so often while a resume
+ * replays its journal). The first block is the shape the run is "at" (the first
+ * unfinished one); per_shape has every tuned shape, so strategies that run all
+ * shapes at once (random, exhaustive, and OFAT's rounds too) can show them all.
+ * Rates and ETAs count only evaluations made by this process after the replay.
+ * eta_converge_s: the evaluations each unfinished shape is still expected to
+ * need (kw_progress_shape.evals_est - evals) at the measured rate; eta_budget_s:
+ * the same for the budget (-1 when there is none); eta_s: the smaller known one. */
 typedef struct kw_progress {
     int shape, n_shapes;
     int step;
     long evals, evals_total_budget;
     double best_primary, baseline_primary;
     double evals_per_s, eta_s;
+    const kw_progress_shape *per_shape; /* n_shapes entries, valid during the callback only */
+    int n_done;               /* shapes finished */
+    long budget;              /* evaluations per shape, 0 = none */
+    int replaying;            /* resume: journal records are being replayed, not evaluated */
+    long replay_done, replay_total; /* journal records replayed / to replay */
+    double eta_budget_s, eta_converge_s;
+    int eta_converge_bound;   /* no shape has finished yet: eta_converge_s is only a lower
+                               * bound (the incumbents' unseen neighbours), not an estimate */
 } kw_progress;
 
 typedef struct kw_engine_opts {

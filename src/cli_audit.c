@@ -11,22 +11,28 @@
 
 static void kw_audit_help(void)
 {
-    printf("usage: knobwise audit RUN_DIR [--shape NAME]...\n\n"
-           "For each tuned shape (or the named ones): the accepted steps in order, each\n"
-           "one knob, with its effect on the primary metric, the cumulative effect, the\n"
-           "p-value, the bottleneck class before and after and a `knobwise eval` line\n"
-           "that reproduces it; then the rejected steps grouped by knob with the guard\n"
-           "or metric that rejected them, and the knob behind the largest regression.\n"
-           "The same steps, one row each, are in RUN_DIR/audit.csv.\n");
+    printf("usage: knobwise audit RUN_DIR [--shape NAME]... [--exploration]\n\n"
+           "For each tuned shape (or the named ones): the exploration in one line\n"
+           "(evaluations, steps, what it found), then the net path: the one-knob steps\n"
+           "from the baseline to the recommendation as it ships, each with its effect\n"
+           "on the primary metric, the cumulative effect, the bottleneck class before\n"
+           "and after, the other metrics it moved and a `knobwise eval` line that\n"
+           "reproduces it; the effect of moving each knob of the recommendation one\n"
+           "value either way (knobs with no effect named); rejected steps counted by\n"
+           "knob, and the knob behind the largest regression.\n\n"
+           "  --exploration  also every step the search took (probes, excursions,\n"
+           "                 reverts) and every rejected step under its knob\n\n"
+           "Every step, one row each, is in RUN_DIR/audit.csv.\n");
 }
 
 int kw_cli_audit(int argc, char **argv)
 {
     static const struct option opts[] = {{"shape", required_argument, 0, 'S'},
+                                          {"exploration", no_argument, 0, 'x'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *shapes[KW_SHAPE_MAX];
-    int n_shapes = 0, o;
+    int n_shapes = 0, o, exploration = 0;
     optind = 1;
     opterr = 0;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -36,6 +42,7 @@ int kw_cli_audit(int argc, char **argv)
                 return kw_cli_usage_error("audit", "too many --shape options");
             shapes[n_shapes++] = optarg;
             break;
+        case 'x': exploration = 1; break;
         case 'h': kw_audit_help(); return 0;
         default: return kw_cli_usage_error("audit", "unknown option '%s'", argv[optind - 1]);
         }
@@ -73,7 +80,8 @@ int kw_cli_audit(int argc, char **argv)
            r->j->complete ? "" : " (run not complete)");
     for (int i = 0; i < n_sel; i++) {
         kw_sbuf b = {0};
-        rc = kw_audit_render(&b, rs, sel[i], prefix);
+        rc = exploration ? kw_audit_render_exploration(&b, rs, sel[i], prefix)
+                         : kw_audit_render(&b, rs, sel[i], prefix);
         if (rc == 0)
             fputs(kw_sbuf_cstr(&b), stdout);
         kw_sbuf_free(&b);

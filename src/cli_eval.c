@@ -12,6 +12,7 @@
 #include "kw_cli.h"
 #include "kw_cost.h"
 #include "kw_eval.h"
+#include "kw_exec.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
 
@@ -30,7 +31,8 @@ static void kw_eval_help(void)
 {
     printf("usage: knobwise eval [--space F] [--accel F] [--workload F] [--shape NAME]...\n"
            "                     [--set knob=value]... [--format text|csv] [--kernels]\n"
-           "                     [--requests N] [--seed N] [--thermal] [--no-contention] [--stdin]\n\n"
+           "                     [--requests N] [--seed N] [--thermal] [--no-contention] [--stdin]\n"
+           "                     [--evaluator model|exec:CMD] [--timeout S]\n\n"
            "Evaluate the space's baseline with --set overrides on the named shapes (default: all).\n"
            "  --format csv   one row per shape: %s\n"
            "  --kernels      per-kernel breakdown (FLOPs, bytes, reuse, time, what bounds it)\n"
@@ -38,7 +40,10 @@ static void kw_eval_help(void)
            "  --thermal      also simulate the long thermal window\n"
            "  --no-contention  counterfactual: unlimited DRAM bandwidth between cores\n"
            "  --stdin        read lines 'SHAPE knob=value ...' and write one CSV row per line,\n"
-           "                 flushed; a bad line gives a row whose config_id is 'error'\n",
+           "                 flushed; a bad line gives a row whose config_id is 'error'\n"
+           "  --evaluator E  model, or exec:CMD to measure stage 1 with a worker command\n"
+           "                 (README: the worker protocol; default: the space's <evaluator>)\n"
+           "  --timeout S    seconds a worker may take per candidate (default: the space's)\n",
            kw_eval_csv_header);
 }
 
@@ -197,9 +202,8 @@ static int kw_eval_read_line(FILE *in, char *buf, size_t *len, int *too_long, in
     return any ? 1 : 0;
 }
 
-static int kw_eval_stdin(const kw_config *cfg, const kw_model_eval *me)
+static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
 {
-    const kw_evaluator *ev = kw_model_eval_iface(me);
     char *line = malloc(KW_EVAL_LINE_MAX + 1);
     if (!line)
         return kw_cli_fail("eval", kw_error_set(KW_ENOMEM, "out of memory for the input line"));
@@ -285,8 +289,11 @@ int kw_cli_eval(int argc, char **argv)
         {"kernels", no_argument, 0, 'k'},       {"stdin", no_argument, 0, 'i'},
         {"requests", required_argument, 0, 'r'}, {"seed", required_argument, 0, 'e'},
         {"thermal", no_argument, 0, 't'},       {"help", no_argument, 0, 'h'},
-        {"no-contention", no_argument, 0, 'N'},
+        {"no-contention", no_argument, 0, 'N'}, {"evaluator", required_argument, 0, 'E'},
+        {"timeout", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
+    const char *evaluator = NULL;
+    double timeout_s = 0;
     const char *space = NULL, *accel = NULL, *workload = NULL;
     const char *shapes[KW_SHAPE_MAX];
     const char *sets[KW_EVAL_MAX_SET];
@@ -322,6 +329,11 @@ int kw_cli_eval(int argc, char **argv)
         case 'i': from_stdin = 1; break;
         case 't': thermal = 1; break;
         case 'N': nocont = 1; break;
+        case 'E': evaluator = optarg; break;
+        case 'T':
+            if (kw_cli_parse_double(&timeout_s, "eval", "--timeout", optarg, 0.001, 1e6))
+                return 2;
+            break;
         case 'r':
             if (kw_cli_parse_long(&requests, "eval", "--requests", optarg, 100, 10000000))
                 return 2;
@@ -340,9 +352,15 @@ int kw_cli_eval(int argc, char **argv)
 
     kw_config *cfg = NULL;
     kw_model_eval *me = NULL;
+    kw_exec *ex = NULL;
+    const char *cmd = NULL;
     int status = kw_cli_load_config(&cfg, space, accel, workload);
     if (status != 0)
         return status;
+    if (kw_exec_spec(&cmd, evaluator, &cfg->space) != 0) {
+        kw_config_free(cfg);
+        return kw_cli_usage_error("eval", "%s", kw_error_last());
+    }
     kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
                         .seed = (uint64_t)seed, .no_contention = nocont};
     int rc = kw_model_eval_new(&me, cfg, &mo);
@@ -350,8 +368,18 @@ int kw_cli_eval(int argc, char **argv)
         status = kw_cli_fail("eval", rc);
         goto done;
     }
+    const kw_evaluator *ev = kw_model_eval_iface(me);
+    if (cmd) {
+        kw_exec_opts xo;
+        kw_exec_opts_from_space(&xo, &cfg->space, cmd, timeout_s);
+        if ((rc = kw_exec_new(&ex, cfg, me, &xo)) != 0) {
+            status = kw_cli_fail("eval", rc);
+            goto done;
+        }
+        ev = kw_exec_iface(ex);
+    }
     if (from_stdin) {
-        status = kw_eval_stdin(cfg, me);
+        status = kw_eval_stdin(cfg, ev);
         goto done;
     }
     kw_cand c;
@@ -378,7 +406,6 @@ int kw_cli_eval(int argc, char **argv)
             sel[n_sel++] = i;
     int broken = kw_cand_violates(&cfg->space.knobs, &c);
     uint64_t id = kw_cand_id(&cfg->space.knobs, &c);
-    const kw_evaluator *ev = kw_model_eval_iface(me);
     if (csv)
         printf("%s\n", kw_eval_csv_header);
     for (int i = 0; i < n_sel; i++) {
@@ -408,6 +435,7 @@ int kw_cli_eval(int argc, char **argv)
         printf("\n");
     }
 done:
+    kw_exec_free(ex);
     kw_model_eval_free(me);
     kw_config_free(cfg);
     return status;

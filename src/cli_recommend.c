@@ -11,11 +11,19 @@
  *                             new shape is made from the nearest tuned one
  *                             (same block, arrival process and load) with
  *                             these numbers, and the borrowed winner is
- *                             evaluated on it
+ *                             evaluated on it. The numbers cannot say the
+ *                             phase: --phase is required when the run tuned
+ *                             both phases, else inferred from the run and
+ *                             printed (never a silent default)
  *   --all                     every shape of the space -> mappings.csv
  *                             (RUN_DIR/mappings.csv, or -o FILE), the table a
  *                             runtime loads: shape,config_id,borrowed_from,
- *                             then every knob
+ *                             every knob, then (added at the end) phase,
+ *                             batch, seq, kv_len, streams, the predicted
+ *                             p95_us/p99_us and borrow_warnings
+ * A borrowed winner names its source shape, the distance in each dimension
+ * (ratios) and warns when it extrapolates (a number outside the range the run
+ * tuned for that phase) or crosses phase.
  * Nearest = smallest sum of |log2| differences of batch, length and streams,
  * same phase first (a prefill winner is a poor guess for decode). A borrowed
  * winner that fails a guard or is slower than the shape's baseline there is
@@ -37,9 +45,21 @@ static void kw_recommend_help(void)
            "                          [--phase prefill|decode] | --all [-o FILE])\n"
            "                          [--space F] [--accel F] [--workload F]\n\n"
            "The mapping to deploy for a shape: the run's winner for a tuned shape, else the\n"
-           "nearest tuned shape's winner (marked borrowed), evaluated on the shape and\n"
-           "compared with its baseline. --all writes mappings.csv (one row per shape of the\n"
-           "space, every knob a column) into RUN_DIR, or to FILE with -o.\n");
+           "nearest tuned shape's winner (marked borrowed, with its distance in each\n"
+           "dimension and a warning when it extrapolates or crosses phase), evaluated on\n"
+           "the shape and compared with its baseline.\n\n"
+           "  --shape NAME     a shape of the run's space\n"
+           "  --batch B        sequences per request (with --seq and --streams)\n"
+           "  --seq L          tokens per sequence (prefill) or KV length (decode)\n"
+           "  --streams C      concurrent request streams\n"
+           "  --phase P        prefill or decode; required with --batch/--seq/--streams\n"
+           "                   when the run tuned both phases (default: the run's only\n"
+           "                   phase, printed)\n"
+           "  --all            every shape of the space: write mappings.csv\n"
+           "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv)\n"
+           "  --space F        the space file instead of the one the run recorded\n"
+           "  --accel F        the accelerator file instead of the recorded one\n"
+           "  --workload F     the workload file instead of the recorded one\n");
 }
 
 /* |log2 a - log2 b| for positive counts (0 when either is not positive). */
@@ -75,6 +95,95 @@ static int kw_nearest(const kw_rundir *r, const kw_shape *sh)
     return best;
 }
 
+/* How far a borrowed winner travels: the source shape's numbers against the
+ * requested one's, per dimension, and the two warnings a runtime must see:
+ * extrapolation (a requested number outside the range the run tuned for that
+ * phase: no tuned shape brackets it) and a phase crossing (prefill's winner
+ * used for decode or back). */
+typedef struct kw_borrow {
+    char dist[256];          /* "batch 16 vs 8 (x2), seq 4096 vs 2048 (x2), streams 4 vs 4 (=)" */
+    char warn[256];          /* "" or the warnings joined by "; " */
+    char flags[64];          /* CSV: "" or extrapolates;crosses_phase */
+} kw_borrow;
+
+static const char *kw_phase_name(kw_phase p) { return p == KW_PHASE_PREFILL ? "prefill" : "decode"; }
+
+static void kw_dim(char *buf, size_t n, size_t *used, const char *name, int want, int have)
+{
+    if (*used >= n)
+        return;
+    char ratio[32];
+    if (want == have)
+        snprintf(ratio, sizeof ratio, "=");
+    else if (have > 0)
+        snprintf(ratio, sizeof ratio, "x%.3g", (double)want / have);
+    else
+        snprintf(ratio, sizeof ratio, "?");
+    *used += (size_t)snprintf(buf + *used, n - *used, "%s%s %d vs %d (%s)", *used ? ", " : "",
+                              name, want, have, ratio);
+}
+
+static void kw_borrow_info(kw_borrow *out, const kw_rundir *r, const kw_shape *sh, int from)
+{
+    memset(out, 0, sizeof *out);
+    const kw_runsum *rs = r->rs;
+    int ci = kw_config_shape(r->cfg, rs->shapes[from].name);
+    if (ci < 0)
+        return;
+    const kw_shape *t = &r->cfg->workload.shapes[r->cfg->space.shapes[ci]];
+    size_t u = 0;
+    kw_dim(out->dist, sizeof out->dist, &u, "batch", sh->batch, t->batch);
+    kw_dim(out->dist, sizeof out->dist, &u, sh->phase == KW_PHASE_PREFILL ? "seq" : "kv_len",
+           kw_len_of(sh), kw_len_of(t));
+    kw_dim(out->dist, sizeof out->dist, &u, "streams", sh->streams, t->streams);
+    if (u < sizeof out->dist)
+        snprintf(out->dist + u, sizeof out->dist - u, ", phase %s vs %s", kw_phase_name(sh->phase),
+                 kw_phase_name(t->phase));
+    /* the range the run tuned for the requested phase */
+    int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, n = 0;
+    for (int i = 0; i < rs->n_shapes; i++) {
+        if (kw_runsum_winner(rs, i) < 0)
+            continue;
+        int k = kw_config_shape(r->cfg, rs->shapes[i].name);
+        if (k < 0)
+            continue;
+        const kw_shape *x = &r->cfg->workload.shapes[r->cfg->space.shapes[k]];
+        if (x->phase != sh->phase || x->block != sh->block)
+            continue;
+        int v[3] = {x->batch, kw_len_of(x), x->streams};
+        for (int d = 0; d < 3; d++) {
+            if (n == 0 || v[d] < lo[d])
+                lo[d] = v[d];
+            if (n == 0 || v[d] > hi[d])
+                hi[d] = v[d];
+        }
+        n++;
+    }
+    static const char *const dn[3] = {"batch", "length", "streams"};
+    int want[3] = {sh->batch, kw_len_of(sh), sh->streams};
+    size_t w = 0;
+    int extra = 0;
+    for (int d = 0; n > 0 && d < 3; d++)
+        if (want[d] < lo[d] || want[d] > hi[d]) {
+            extra = 1;
+            if (w < sizeof out->warn)
+                w += (size_t)snprintf(out->warn + w, sizeof out->warn - w,
+                                      "%s%s %d is outside the tuned %s range %d..%d",
+                                      w ? "; " : "extrapolates: ",
+                                      d == 1 ? (sh->phase == KW_PHASE_PREFILL ? "seq" : "kv_len")
+                                             : dn[d],
+                                      want[d], kw_phase_name(sh->phase), lo[d], hi[d]);
+        }
+    int cross = t->phase != sh->phase;
+    if (cross && w < sizeof out->warn)
+        snprintf(out->warn + w, sizeof out->warn - w,
+                 "%scrosses phase: the winner was tuned for %s and is used for %s%s",
+                 w ? "; " : "", kw_phase_name(t->phase), kw_phase_name(sh->phase),
+                 n == 0 ? " (the run tuned no shape of this phase)" : "");
+    snprintf(out->flags, sizeof out->flags, "%s%s%s", extra ? "extrapolates" : "",
+             extra && cross ? ";" : "", cross ? "crosses_phase" : "");
+}
+
 typedef struct kw_rec {
     int cfg_shape;           /* evaluator shape index */
     int tuned;               /* summary shape index when tuned, else -1 */
@@ -83,6 +192,7 @@ typedef struct kw_rec {
     int use_baseline;        /* borrowed winner refused: the baseline is recommended */
     kw_metrics m, base_m;    /* on the requested shape (evaluated when borrowed) */
     char why[256];
+    kw_borrow borrow;        /* not tuned: how far the source shape is */
 } kw_rec;
 
 static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
@@ -105,6 +215,7 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
             out->base_m = fs->configs[fs->baseline].m;
         return 0;
     }
+    kw_borrow_info(&out->borrow, r, sh, out->from);
     const kw_evaluator *ev;
     int rc = kw_rundir_evaluator(&ev, r);
     if (rc != 0)
@@ -147,6 +258,11 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     else
         printf("not tuned: BORROWED from the nearest tuned shape %s, evaluated here\n",
                rs->shapes[x->from].name);
+    if (x->tuned < 0) {
+        printf("  distance to %s: %s\n", rs->shapes[x->from].name, x->borrow.dist);
+        if (x->borrow.warn[0])
+            printf("  WARNING: %s\n", x->borrow.warn);
+    }
     printf("  config %016llx\n", (unsigned long long)kw_cand_id(ks, &x->cand));
     for (int k = 0; k < ks->n_knobs; k++) {
         const kw_knob *kb = &ks->knobs[k];
@@ -186,8 +302,11 @@ static int kw_write_mappings(kw_rundir *r, const char *out_path)
         kw_sbuf_puts(&b, ",");
         kw_sbuf_csv(&b, ks->knobs[k].name);
     }
-    kw_sbuf_puts(&b, "\n");
+    /* added at the end (DESIGN.md output contract): the shape's numbers, the
+     * predicted tail on it, and the borrowing warnings */
+    kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "\n");
     int rc = 0;
+    int i95 = kw_runsum_metric(rs, "p95_us"), i99 = kw_runsum_metric(rs, "p99_us");
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
         kw_rec x;
         if ((rc = kw_recommend_one(&x, r, i)) != 0)
@@ -199,6 +318,17 @@ static int kw_write_mappings(kw_rundir *r, const char *out_path)
             kw_sbuf_puts(&b, ",");
             kw_sbuf_csv(&b, ks->knobs[k].values[x.cand.v[k]]);
         }
+        const kw_shape *sh = &r->cfg->workload.shapes[r->cfg->space.shapes[i]];
+        kw_sbuf_printf(&b, ",%s,%d,%d,%d,%d,", kw_phase_name(sh->phase), sh->batch,
+                       sh->phase == KW_PHASE_PREFILL ? sh->seq : 0,
+                       sh->phase == KW_PHASE_DECODE ? sh->kv_len : 0, sh->streams);
+        if (i95 >= 0)
+            kw_sbuf_printf(&b, "%.3f", x.m.v[i95]);
+        kw_sbuf_puts(&b, ",");
+        if (i99 >= 0)
+            kw_sbuf_printf(&b, "%.3f", x.m.v[i99]);
+        kw_sbuf_puts(&b, ",");
+        kw_sbuf_csv(&b, x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags);
         kw_sbuf_puts(&b, "\n");
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
@@ -315,29 +445,30 @@ int kw_cli_recommend(int argc, char **argv)
         memset(&want, 0, sizeof want);
         want.batch = (int)batch;
         want.streams = (int)streams;
-        want.phase = phase >= 0 ? (kw_phase)phase : KW_PHASE_PREFILL;
         want.seq = want.kv_len = (int)seq;
-        int near = -1;
-        if (phase >= 0) {
-            near = kw_nearest(r, &want);
-        } else {
-            /* no phase given: the nearest of either phase decides it */
-            double bd = INFINITY;
-            for (int ph = 0; ph < 2; ph++) {
-                want.phase = (kw_phase)ph;
-                int n = kw_nearest(r, &want);
-                if (n < 0)
-                    continue;
-                const kw_shape *t = &r->cfg->workload.shapes[
-                    r->cfg->space.shapes[kw_config_shape(r->cfg, r->rs->shapes[n].name)]];
-                double d = kw_ldist(want.batch, t->batch) + kw_ldist(kw_len_of(&want), kw_len_of(t)) +
-                           kw_ldist(want.streams, t->streams) + (t->phase != want.phase ? 1000 : 0);
-                if (d < bd) {
-                    bd = d;
-                    near = n;
-                }
+        if (phase < 0) {
+            /* Numbers alone do not say the phase (--seq is the sequence length
+             * for prefill, the KV length for decode): inferred only when every
+             * tuned shape of the run has the same phase, else required. */
+            int seen[2] = {0, 0};
+            for (int i = 0; i < r->rs->n_shapes; i++) {
+                int k = kw_config_shape(r->cfg, r->rs->shapes[i].name);
+                if (k >= 0 && kw_runsum_winner(r->rs, i) >= 0)
+                    seen[r->cfg->workload.shapes[r->cfg->space.shapes[k]].phase] = 1;
             }
+            if (seen[0] && seen[1]) {
+                status = kw_cli_usage_error("recommend", "--batch/--seq/--streams need --phase "
+                                            "prefill|decode: this run tuned both phases, and --seq "
+                                            "is the sequence length for prefill but the KV length "
+                                            "for decode");
+                goto done;
+            }
+            phase = seen[KW_PHASE_DECODE] ? KW_PHASE_DECODE : KW_PHASE_PREFILL;
+            printf("phase %s (inferred: every tuned shape of the run is %s; give --phase to "
+                   "choose)\n", kw_phase_name((kw_phase)phase), kw_phase_name((kw_phase)phase));
         }
+        want.phase = (kw_phase)phase;
+        int near = kw_nearest(r, &want);
         if (near < 0) {
             status = kw_cli_fail("recommend", kw_error_set(KW_EINPUT, "the run has no tuned shape to borrow from"));
             goto done;
@@ -347,7 +478,7 @@ int kw_cli_recommend(int argc, char **argv)
         si = -1;
         for (int i = 0; i < r->cfg->space.n_shapes; i++) {
             const kw_shape *c = &r->cfg->workload.shapes[r->cfg->space.shapes[i]];
-            if (c->block == t->block && c->phase == t->phase && c->batch == batch &&
+            if (c->block == t->block && c->phase == want.phase && c->batch == batch &&
                 kw_len_of(c) == seq && c->streams == streams)
                 si = i;
         }
@@ -359,22 +490,20 @@ int kw_cli_recommend(int argc, char **argv)
                 goto done;
             }
             kw_shape ns = *t;
-            snprintf(ns.name, sizeof ns.name, "%s_b%ld_%s%ld_c%ld",
-                     t->phase == KW_PHASE_PREFILL ? "prefill" : "decode", batch,
-                     t->phase == KW_PHASE_PREFILL ? "s" : "kv", seq, streams);
+            ns.phase = want.phase;
+            snprintf(ns.name, sizeof ns.name, "%s_b%ld_%s%ld_c%ld", kw_phase_name(ns.phase), batch,
+                     ns.phase == KW_PHASE_PREFILL ? "s" : "kv", seq, streams);
             ns.batch = (int)batch;
             ns.streams = (int)streams;
-            if (t->phase == KW_PHASE_PREFILL)
-                ns.seq = (int)seq;
-            else
-                ns.kv_len = (int)seq;
+            ns.seq = ns.phase == KW_PHASE_PREFILL ? (int)seq : 0;
+            ns.kv_len = ns.phase == KW_PHASE_DECODE ? (int)seq : 0;
             ns.line = 0;
             w->shapes[w->n_shapes] = ns;
             sp->shapes[sp->n_shapes++] = w->n_shapes++;
             si = sp->n_shapes - 1;
-            printf("shape %s made from %s (same block, arrivals and load; batch %ld, %s %ld, %ld streams)\n",
-                   ns.name, t->name, batch, t->phase == KW_PHASE_PREFILL ? "sequence" : "KV length",
-                   seq, streams);
+            printf("shape %s made from %s (same block, arrivals and load; %s, batch %ld, %s %ld, "
+                   "%ld streams)\n", ns.name, t->name, kw_phase_name(ns.phase), batch,
+                   ns.phase == KW_PHASE_PREFILL ? "sequence" : "KV length", seq, streams);
         }
     }
     kw_rec x;

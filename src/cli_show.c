@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kw_cli.h"
+#include "kw_load_hier.h"
 #include "kw_load.h"
 
 static void kw_show_help(void)
@@ -35,6 +36,53 @@ static void kw_show_csv(const kw_config *c)
         printf("shape,%s,,\n", c->workload.shapes[c->space.shapes[i]].name);
 }
 
+/* Issue 15: the storage hierarchy, achievable rates and precision pairs,
+ * printed only when the file declares them (old files show as before). */
+static void kw_show_hier(const kw_accel *a)
+{
+    for (int i = 0; i < a->n_levels; i++) {
+        const kw_level *l = &a->levels[i];
+        char cap[64];
+        if (l->kind == KW_LEVEL_SHARED)
+            snprintf(cap, sizeof cap, "%g MiB", (double)l->bytes / (1024.0 * 1024.0));
+        else
+            snprintf(cap, sizeof cap, "%llu KiB per unit", (unsigned long long)(l->bytes / 1024));
+        printf("  level     %s (%s): %s", l->name, kw_level_kind_name(l->kind), cap);
+        if (l->bw_bytes_per_s > 0)
+            printf(", %g GB/s", l->bw_bytes_per_s / 1e9);
+        printf("; holds%s%s%s\n", (l->holds & KW_HOLD_ACCUMULATORS) ? " accumulators" : "",
+               (l->holds & KW_HOLD_SCORES) ? " scores" : "",
+               (l->holds & KW_HOLD_OPERANDS) ? " operands" : "");
+    }
+    if (a->multicast_max > 1)
+        printf("  multicast up to %d units share an operand tile\n", a->multicast_max);
+    int any = a->dram_fraction > 0 || a->sync_matrix_fraction > 0 || a->special_ops_per_s > 0;
+    for (int p = 0; p < KW_PREC_COUNT; p++)
+        any |= a->matrix_fraction[p] > 0;
+    if (any) {
+        printf("  rates     matrix");
+        for (int p = 0, n = 0; p < KW_PREC_COUNT; p++)
+            if (a->matrix_fraction[p] > 0)
+                printf("%s %s %g", n++ ? "," : "", kw_prec_name((kw_prec)p), a->matrix_fraction[p]);
+        if (a->sync_matrix_fraction > 0)
+            printf("; sync mma %g", a->sync_matrix_fraction);
+        if (a->dram_fraction > 0)
+            printf("; DRAM %g", a->dram_fraction);
+        if (a->special_ops_per_s > 0)
+            printf("; special %g T/s", a->special_ops_per_s / 1e12);
+        if (a->vector_ops_per_s > 0)
+            printf("; vector %g T/s, %g per score", a->vector_ops_per_s / 1e12, a->softmax_vector_ops);
+        printf("\n");
+    }
+    if (a->n_pairs > 0) {
+        printf("  accumulate");
+        for (int i = 0; i < a->n_pairs; i++)
+            printf("%s %s->%s", i ? "," : "", kw_prec_name(a->pairs[i].input),
+                   kw_prec_name(a->pairs[i].accum));
+        printf("\n");
+    }
+}
+
 static void kw_show_accel(const kw_accel *a, const char *path)
 {
     printf("\naccelerator %s (%s)\n", a->name, path);
@@ -55,6 +103,7 @@ static void kw_show_accel(const kw_accel *a, const char *path)
            a->graph_fixed_us, a->graph_node_us);
     printf("  fallback  %g of peak; elementwise %g of DRAM bandwidth\n", a->fallback_efficiency,
            a->elementwise_efficiency);
+    kw_show_hier(a);
     printf("  power     idle %g W, TDP %g W, %g pJ/FLOP, %g pJ/DRAM byte\n", a->idle_w, a->tdp_w,
            a->pj_per_flop, a->pj_per_dram_byte);
     printf("  thermal   ambient %g C, R %g C/W, tau %g s, shutdown %g C", a->t_ambient_c,

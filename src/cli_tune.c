@@ -32,10 +32,12 @@
 #include "kw_cli.h"
 #include "kw_engine.h"
 #include "kw_eval.h"
+#include "kw_exec.h"
 #include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_limits.h"
 #include "kw_load.h"
+#include "kw_progline.h"
 #include "kw_results.h"
 #include "kw_trace.h"
 
@@ -48,7 +50,7 @@
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_THREADS_MAX 256
-#define KW_TUNE_N_ATTRS 9
+#define KW_TUNE_N_ATTRS 12
 
 static volatile sig_atomic_t kw_tune_sig;
 
@@ -71,7 +73,7 @@ static void kw_tune_help(void)
            "                     [--budget N] [--time-limit S] [--metric p95|p99] [--seed N]\n"
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
-           "                     [--results-every S]\n"
+           "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -97,9 +99,18 @@ static void kw_tune_help(void)
            "  --thermal        also simulate the long thermal window for every candidate\n"
            "  --results-every S  rewrite the best-so-far results every S seconds (300;\n"
            "                   0: only at the end)\n"
-           "  --quiet          no progress line and no summary\n\n"
-           "On a terminal a progress line on stderr shows the shape, the step, the best\n"
-           "primary against the baseline, evaluations per second and the ETA.\n"
+           "  --quiet          no progress line and no summary\n"
+           "  --evaluator E    model, or exec:CMD: a worker command measures stage 1 (README:\n"
+           "                   the worker protocol; default: the space's <evaluator>)\n"
+           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n\n"
+           "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
+           "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
+           "evaluations against its estimate and its best primary against the baseline,\n"
+           "evaluations per second and two ETAs: from convergence (each running shape\n"
+           "still needs at least its incumbent's unevaluated one-knob neighbours, or the\n"
+           "finished shapes' mean evaluations if more) and from the budget. When stderr\n"
+           "is not a terminal it gets one plain line per finished shape instead; a\n"
+           "resume says when it replays its journal.\n"
            "SIGINT/SIGTERM finish the current step, write the results so far and exit\n"
            "130/143; resume with --resume DIR. Exit status: 0 done (or time limit\n"
            "reached), 1 runtime failure, 2 bad input or usage.\n");
@@ -186,8 +197,9 @@ static const char *kw_tune_metric_label(const char *metric)
 /* ------------------------------------------------------------------ progress */
 
 typedef struct kw_tune_ui {
-    int draw;                    /* progress line on stderr */
-    int drawn;                   /* a line is on screen */
+    int draw;                    /* progress line on stderr (a terminal) */
+    int plain;                   /* stderr is not a terminal: one plain line per finished shape */
+    int drawn;                   /* a line is on screen, this many columns wide */
     const kw_evaluator *ev;
     const int *shapes;           /* tuned evaluator shapes */
     const char *metric;
@@ -197,60 +209,74 @@ typedef struct kw_tune_ui {
     double every_s;              /* results rewrite period, 0 = off */
     double last_draw, last_write;
     int write_failed;
+    int replay_said;             /* plain: the replay's start (1) and end (2) were said */
+    char said_done[KW_JOURNAL_SHAPE_MAX]; /* plain: this tuned shape's line is written */
+    int n_said;
 } kw_tune_ui;
 
-static void kw_tune_fmt_eta(char *buf, size_t n, double s)
+static void kw_tune_clear_line(kw_tune_ui *ui)
 {
-    if (!(s >= 0) || !isfinite(s))
-        snprintf(buf, n, "-");
-    else if (s < 60)
-        snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600)
-        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else
-        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    if (ui->drawn) {
+        fprintf(stderr, "\r%*s\r", ui->drawn, "");
+        ui->drawn = 0;
+    }
+}
+
+/* Plain progress for logs (stderr not a terminal): a line when a resume
+ * starts and ends its replay, and one per shape as it finishes. */
+static void kw_tune_plain(kw_tune_ui *ui, const kw_progress *p)
+{
+    const char *label = kw_tune_metric_label(ui->metric);
+    if (p->replaying && ui->replay_said == 0) {
+        fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
+                        "repeated)\n", p->replay_total);
+        ui->replay_said = 1;
+    } else if (!p->replaying && ui->replay_said == 1) {
+        fprintf(stderr, "knobwise tune: resume: journal replayed (%ld evaluations, %d/%d shapes "
+                        "done); evaluating\n", p->evals, p->n_done, p->n_shapes);
+        ui->replay_said = 2;
+    }
+    for (int i = 0; p->per_shape && i < p->n_shapes && i < KW_JOURNAL_SHAPE_MAX; i++) {
+        if (!p->per_shape[i].done || ui->said_done[i])
+            continue;
+        char line[512];
+        kw_progline_shape_done(line, sizeof line, p, i, ui->ev->shape_names, label);
+        fprintf(stderr, "%s (%d of %d)\n", line, ++ui->n_said, p->n_shapes);
+        ui->said_done[i] = 1;
+    }
+    fflush(stderr);
 }
 
 static void kw_tune_progress(void *ud, const kw_progress *p)
 {
     kw_tune_ui *ui = ud;
     double now = kw_tune_now();
+    if (ui->plain)
+        kw_tune_plain(ui, p);
     if (ui->draw && now - ui->last_draw >= KW_TUNE_DRAW_S) {
         ui->last_draw = now;
-        char eta[32], line[320];
-        kw_tune_fmt_eta(eta, sizeof eta, p->eta_s);
-        double pct = p->baseline_primary != 0 && isfinite(p->best_primary)
-                         ? (p->best_primary - p->baseline_primary) / p->baseline_primary * 100.0
-                         : 0.0;
-        snprintf(line, sizeof line,
-                 "shape %d/%d %.40s  step %d  best %s %.1f us (%+.1f%% vs %.1f)  %ld evals  "
-                 "%.1f evals/s  ETA %s",
-                 p->shape + 1, p->n_shapes, ui->ev->shape_names[ui->shapes[p->shape]], p->step,
-                 kw_tune_metric_label(ui->metric), p->best_primary, pct, p->baseline_primary,
-                 p->evals, p->evals_per_s, eta);
-        fprintf(stderr, "\r%-118.118s", line);
+        /* one column less than the terminal: writing the last column makes
+         * some terminals wrap before the carriage return */
+        int width = kw_progline_width(STDERR_FILENO) - 1;
+        char line[KW_PROGLINE_WIDTH_MAX + 1];
+        size_t len = kw_progline_format(line, sizeof line, p, ui->ev->shape_names,
+                                        kw_tune_metric_label(ui->metric), width);
+        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
+        fprintf(stderr, "\r%s%*s", line, pad, "");
+        if (pad)
+            fprintf(stderr, "\r%s", line);
         fflush(stderr);
-        ui->drawn = 1;
+        ui->drawn = (int)len > 0 ? (int)len : ui->drawn;
     }
     if (ui->every_s > 0 && now - ui->last_write >= ui->every_s) {
         ui->last_write = now;
         if (kw_results_write(ui->dir, ui->cfg, ui->ev, ui->owner, ui->metric) != 0 &&
             !ui->write_failed) {
             ui->write_failed = 1; /* said once; the run goes on */
-            if (ui->drawn)
-                fputc('\n', stderr);
+            kw_tune_clear_line(ui);
             fprintf(stderr, "knobwise tune: cannot rewrite the results so far: %s\n",
                     kw_error_last());
-            ui->drawn = 0;
         }
-    }
-}
-
-static void kw_tune_clear_line(kw_tune_ui *ui)
-{
-    if (ui->drawn) {
-        fprintf(stderr, "\r%-118s\r", "");
-        ui->drawn = 0;
     }
 }
 
@@ -327,6 +353,8 @@ typedef struct kw_tune_args {
     long budget, requests;
     double time_limit_s, every_s;
     const char *metric;
+    const char *evaluator;       /* --evaluator model|exec:CMD (NULL: the space's) */
+    double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -337,6 +365,9 @@ typedef struct kw_tune_ctx {
     kw_config *cfg;
     kw_model_eval *me;
     kw_model_eval *final_me;     /* the re-check: final sample size + long thermal window */
+    kw_exec *ex;                 /* the measuring evaluator over me (NULL: the model) */
+    kw_exec *final_ex;           /* ... over final_me, sharing ex's worker */
+    kw_exec *port_ex;            /* ... over me for the results' portability matrix */
     kw_journal *j;               /* resume: the journal's header (opts point into it) */
     char dir[KW_PATH_MAX];
     char journal[KW_PATH_MAX + 16];
@@ -354,6 +385,9 @@ typedef struct kw_tune_ctx {
 
 static void kw_tune_ctx_free(kw_tune_ctx *c)
 {
+    kw_exec_free(c->final_ex);
+    kw_exec_free(c->port_ex);
+    kw_exec_free(c->ex);
     kw_model_eval_free(c->me);
     kw_model_eval_free(c->final_me);
     kw_config_free(c->cfg);
@@ -379,9 +413,13 @@ static void kw_tune_inputs(kw_tune_ctx *c)
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
                           double every_s)
 {
-    const kw_evaluator *ev = kw_model_eval_iface(c->me);
-    kw_tune_ui ui = {.draw = !quiet && isatty(STDERR_FILENO),
-                     .ev = ev,
+    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_model_eval_iface(c->me);
+    const kw_evaluator *final_ev = c->final_ex ? kw_exec_iface(c->final_ex)
+                                   : c->final_me ? kw_model_eval_iface(c->final_me) : NULL;
+    int tty = isatty(STDERR_FILENO);
+    kw_tune_ui ui = {.draw = !quiet && tty,
+                     .plain = !quiet && !tty,
+                     .ev = c->port_ex ? kw_exec_iface(c->port_ex) : ev,
                      .shapes = eo->shapes,
                      .metric = eo->metric,
                      .dir = c->dir,
@@ -423,8 +461,8 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     /* done, paused by the time limit or by a signal: the results so far */
     /* The final results re-check the top of each ranking with the space's
      * final sample size and the long thermal window (results.xml <recheck>). */
-    int wrc = kw_results_write_final(c->dir, c->cfg, ev,
-                                     c->final_me ? kw_model_eval_iface(c->final_me) : NULL,
+    int wrc = kw_results_write_final(c->dir, c->cfg,
+                                     c->port_ex ? kw_exec_iface(c->port_ex) : ev, final_ev,
                                      c->owner, eo->metric, eo->threads);
     if (wrc != 0) {
         kw_cli_fail("tune", wrc);
@@ -441,10 +479,16 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
                 sig == SIGTERM ? "SIGTERM" : "SIGINT", c->dir, c->dir);
         return sig == SIGTERM ? 143 : 130;
     }
-    if (sum.stop == KW_STOP_TIME)
+    if (sum.stop == KW_STOP_TIME) {
         fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in %s\n"
                         "continue with: knobwise tune --resume %s\n",
                 sum.elapsed_s, c->dir, c->dir);
+        /* the limit stops a run inside an evaluation and drops that round:
+         * a limit shorter than one round never gets further */
+        if (sum.evals == 0)
+            fprintf(stderr, "knobwise tune: no evaluation finished within the time limit (one "
+                            "round takes longer): give a longer --time-limit\n");
+    }
     return 0;
 }
 
@@ -471,6 +515,54 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
     rc = kw_model_eval_new(&c->final_me, c->cfg, &fo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
+    return 0;
+}
+
+/* The measuring evaluator (cmd non-NULL): start the worker (an error before
+ * the run folder exists when it cannot start), and scale each load-derived
+ * arrival rate from the measured baseline time so `load` keeps meaning
+ * the utilisation of the measured device. scales: the recorded factors
+ * ("f1,f2,..." per space shape, from the journal on resume) or NULL to
+ * measure them; the factors used are written to scales_out. */
+static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const char *scales,
+                        char *scales_out, size_t out_len)
+{
+    kw_exec_opts xo;
+    kw_exec_opts_from_space(&xo, &c->cfg->space, cmd, timeout_s);
+    int rc = kw_exec_new(&c->ex, c->cfg, c->me, &xo);
+    if (rc == 0)
+        rc = kw_exec_new_sibling(&c->final_ex, c->ex, c->final_me, "results");
+    if (rc == 0)
+        rc = kw_exec_new_sibling(&c->port_ex, c->ex, c->me, "results");
+    if (rc != 0)
+        return kw_cli_fail("tune", rc);
+    size_t used = 0;
+    scales_out[0] = '\0';
+    const char *p = scales;
+    for (int i = 0; i < c->cfg->space.n_shapes; i++) {
+        double f = 1.0;
+        if (p) {
+            char *end;
+            f = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        } else {
+            double ratio;
+            char why[KW_GUARDS_LEN];
+            if ((rc = kw_exec_baseline_ratio(&ratio, why, sizeof why, c->ex, i)) != 0)
+                return kw_cli_fail("tune", rc);
+            if (!(ratio > 0))
+                return kw_cli_fail("tune", kw_error_set(KW_EINPUT,
+                                   "worker '%s' could not measure the baseline of shape '%s' (%s)",
+                                   cmd, c->cfg->workload.shapes[c->cfg->space.shapes[i]].name,
+                                   why));
+            f = ratio;
+        }
+        if ((rc = kw_model_eval_rescale_load(c->me, i, f)) < 0 ||
+            (rc = kw_model_eval_rescale_load(c->final_me, i, f)) < 0)
+            return kw_cli_fail("tune", rc);
+        used += (size_t)snprintf(scales_out + used, used < out_len ? out_len - used : 0, "%s%.17g",
+                                 i ? "," : "", f);
+    }
     return 0;
 }
 
@@ -563,10 +655,26 @@ static int kw_tune_fresh(const kw_tune_args *a)
     }
     if ((status = kw_tune_model(&c, a->requests, a->thermal, a->seed)) != 0)
         goto done;
+    const char *cmd = NULL;
+    char scales[KW_JOURNAL_ATTR_LEN] = "";
+    if (kw_exec_spec(&cmd, a->evaluator, &c.cfg->space) != 0) {
+        status = kw_cli_usage_error("tune", "%s", kw_error_last());
+        goto done;
+    }
+    if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
+        goto done;
     int rc = kw_tune_mkdirs(c.dir);
     if (rc != 0) {
         status = kw_cli_fail("tune", rc);
         goto done;
+    }
+    if (c.ex) {
+        char logp[KW_PATH_MAX + 16];
+        snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
+        if ((rc = kw_exec_log(c.ex, logp)) != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
     }
     /* what resume, verify and audit read back */
     char p[KW_PATH_MAX];
@@ -583,6 +691,9 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
     kw_tune_attr(&c, "thermal", "%d", a->thermal);
     kw_tune_attr(&c, "drift", "%d", 1);
+    kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
+    kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
+    kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
     kw_tune_inputs(&c);
 
     kw_engine_opts eo;
@@ -651,6 +762,20 @@ static int kw_tune_resume(const kw_tune_args *a)
     if ((status = kw_tune_model(&c, req ? atol(req) : 0, th ? atoi(th) : 0,
                                 ms ? strtoull(ms, NULL, 10) : h->seed)) != 0)
         goto done;
+    const char *xcmd = kw_journal_attr(c.j, "evaluator"),
+               *xto = kw_journal_attr(c.j, "exec_timeout_s"),
+               *xsc = kw_journal_attr(c.j, "exec_rate_scale");
+    if (xcmd && xcmd[0]) {
+        char scales[KW_JOURNAL_ATTR_LEN], logp[KW_PATH_MAX + 16];
+        if ((status = kw_tune_exec(&c, xcmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales,
+                                   sizeof scales)) != 0)
+            goto done;
+        snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
+        if ((rc = kw_exec_log(c.ex, logp)) != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
+    }
     kw_tune_inputs(&c);
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -667,7 +792,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -680,6 +805,8 @@ int kw_cli_tune(int argc, char **argv)
         {"repeats", required_argument, 0, O_REPEATS}, {"tabu", required_argument, 0, O_TABU},
         {"probes", required_argument, 0, O_PROBES},   {"requests", required_argument, 0, O_REQUESTS},
         {"thermal", no_argument, 0, O_THERMAL},       {"results-every", required_argument, 0, O_EVERY},
+        {"evaluator", required_argument, 0, O_EVALUATOR},
+        {"timeout", required_argument, 0, O_TIMEOUT},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -795,6 +922,11 @@ int kw_cli_tune(int argc, char **argv)
                 return 2;
             a.every_s = d;
             resume_ok = 1;
+            break;
+        case O_EVALUATOR: a.evaluator = optarg; break;
+        case O_TIMEOUT:
+            if (kw_cli_parse_double(&a.timeout_s, "tune", "--timeout", optarg, 0.001, 1e6))
+                return 2;
             break;
         case O_HELP: kw_tune_help(); return 0;
         default:

@@ -6,18 +6,23 @@
 #include <string.h>
 
 #include "kw_cli.h"
+#include "kw_remeasure.h"
 #include "kw_verify.h"
 
 static void kw_verify_help(void)
 {
     printf("usage: knobwise verify RUN_DIR [--sample N] [--seed N] [--no-eval]\n"
-           "                      [--space F] [--accel F] [--workload F]\n\n"
+           "                      [--space F] [--accel F] [--workload F]\n"
+           "                      [--remeasure N] [--evaluator exec:CMD]\n\n"
            "Checks the journal's checksums, that every step changed exactly one knob,\n"
            "that the result files follow from the journal, and re-evaluates every\n"
            "shape's baseline and recommendation plus N sampled evaluations (default 10)\n"
            "with the run's inputs and model options to confirm they reproduce.\n"
            "--no-eval skips the re-evaluation; --space/--accel/--workload point at the\n"
            "inputs when they moved (their content must be unchanged).\n"
+           "A measured run (tune --evaluator exec:CMD) is not re-evaluated: --remeasure N\n"
+           "measures N sampled evaluations again with its worker (or --evaluator exec:CMD)\n"
+           "and reports the drift against the journal.\n"
            "Exit status: 0 verified, 1 a violation (named on stderr), 2 bad usage.\n");
 }
 
@@ -27,7 +32,10 @@ int kw_cli_verify(int argc, char **argv)
         {"sample", required_argument, 0, 'n'}, {"seed", required_argument, 0, 'e'},
         {"no-eval", no_argument, 0, 'x'},      {"space", required_argument, 0, 's'},
         {"accel", required_argument, 0, 'a'},  {"workload", required_argument, 0, 'w'},
+        {"remeasure", required_argument, 0, 'R'}, {"evaluator", required_argument, 0, 'E'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    long remeasure = 0;
+    const char *xcmd = NULL;
     kw_verify_opts vo = {.sample = 10, .seed = 1, .rel_tol = 1e-9};
     kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
     long v;
@@ -47,6 +55,15 @@ int kw_cli_verify(int argc, char **argv)
             vo.seed = (uint64_t)v;
             break;
         case 'x': vo.no_eval = 1; break;
+        case 'R':
+            if (kw_cli_parse_long(&remeasure, "verify", "--remeasure", optarg, 1, 100000))
+                return 2;
+            break;
+        case 'E':
+            if (strncmp(optarg, "exec:", 5) != 0 || !optarg[5])
+                return kw_cli_usage_error("verify", "--evaluator takes exec:CMD, not '%s'", optarg);
+            xcmd = optarg + 5;
+            break;
         case 's': ro.space = optarg; break;
         case 'a': ro.accel = optarg; break;
         case 'w': ro.workload = optarg; break;
@@ -57,7 +74,7 @@ int kw_cli_verify(int argc, char **argv)
     if (optind != argc - 1)
         return kw_cli_usage_error("verify", "give exactly one run folder");
     const char *dir = argv[optind];
-    if (vo.no_eval)
+    if (vo.no_eval && remeasure == 0)
         ro.flags = 0;
     kw_sbuf log = {0};
     kw_rundir *r = NULL;
@@ -74,6 +91,8 @@ int kw_cli_verify(int argc, char **argv)
         return status;
     }
     rc = kw_verify_run(&log, r, &vo);
+    if (rc == 0 && remeasure > 0)
+        rc = kw_remeasure_run(&log, r, (int)remeasure, vo.seed, xcmd);
     fputs(kw_sbuf_cstr(&log), stdout);
     int status = 0;
     if (rc != 0) {

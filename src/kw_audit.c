@@ -20,6 +20,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kw_audit.h"
+#include "kw_netpath.h"
 #include "kw_journal.h"
 
 /* ---------------------------------------------------------------- families */
@@ -220,7 +221,125 @@ static void kw_repro(kw_sbuf *out, const kw_runsum *rs, const kw_rs_shape *s, co
     kw_sbuf_puts(out, "\n");
 }
 
-int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix)
+/* The effect of a step as a table cell: "saturated" when the configuration
+ * it lands on cannot keep up with its arrivals (a percentage of an unbounded
+ * backlog means nothing), "from saturated" when only the one it left could not. */
+static void kw_effect_text(char *buf, size_t len, double pct, const kw_rs_config *before,
+                           const kw_rs_config *after)
+{
+    if (after && kw_guards_saturated(after->m.guards))
+        snprintf(buf, len, "saturated");
+    else if (before && kw_guards_saturated(before->m.guards))
+        snprintf(buf, len, "from sat.");
+    else
+        kw_pct_text(buf, len, pct);
+}
+
+static void kw_sens_cell(char *buf, size_t len, const kw_runsum *rs, const kw_rs_shape *s, int k,
+                         const kw_sens_side *o)
+{
+    const kw_knobspace *ks = &rs->ks;
+    char pct[40];
+    switch (o->state) {
+    case KW_SENS_EDGE: snprintf(buf, len, "(end)"); return;
+    case KW_SENS_MISSING:
+        snprintf(buf, len, "%s not evaluated", kw_val_text(ks, k, o->value));
+        return;
+    case KW_SENS_CONSTRAINT:
+        snprintf(buf, len, "%s constraint", kw_val_text(ks, k, o->value));
+        return;
+    case KW_SENS_EVALUATED: break;
+    }
+    const kw_rs_config *c = &s->configs[o->config];
+    if (kw_guards_saturated(c->m.guards))
+        snprintf(pct, sizeof pct, "saturated");
+    else if (o->same)
+        snprintf(pct, sizeof pct, "no effect");
+    else
+        kw_pct_text(pct, sizeof pct, o->pct);
+    snprintf(buf, len, "%s %s%s%s", kw_val_text(ks, k, o->value), pct, c->m.guards[0] ? " !" : "",
+             c->m.guards[0] && !kw_guards_saturated(c->m.guards) ? c->m.guards : "");
+}
+
+/* The net path, the exploration line and the sensitivity of one shape. */
+static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_knobspace *ks = &rs->ks;
+    const char *pn = rs->metric_names[rs->primary];
+    double base = s->configs[s->baseline].m.v[rs->primary];
+    char a[64], b[64], c[64], d[64];
+    kw_netpath np;
+    int rc = kw_netpath_build(&np, rs, shape);
+    if (rc != 0)
+        return rc;
+    kw_explore_sum e;
+    kw_netpath_explore_sum(&e, rs, shape, &np);
+    char line[512];
+    kw_netpath_explore_line(line, sizeof line, rs, &e);
+    kw_sbuf_printf(out, "  exploration: %s (every step: --exploration)\n\n", line);
+
+    kw_sbuf_printf(out, "  net path: the %d one-knob step%s from the baseline to the recommendation as "
+                   "it ships (effect on %s, cumulative against the baseline)%s\n", np.n,
+                   np.n == 1 ? "" : "s", pn,
+                   np.kind == KW_NET_ACCEPTED ? "; no chain setting each knob once was evaluated, "
+                                                "so this is the accepted path with its loops cut" : "");
+    kw_sbuf_printf(out, "  %3s %-22s %-25s %11s %11s %10s %10s  %-27s %s\n", "#", "knob",
+                   "old -> new", "before us", "after us", "effect", "cumulative",
+                   "bottleneck before -> after", "metrics moved");
+    if (np.kind == KW_NET_NONE)
+        kw_sbuf_puts(out, "  (no recommendation to reach)\n");
+    else if (np.n == 0)
+        kw_sbuf_puts(out, "  (none: the baseline ships)\n");
+    for (int i = 0; i < np.n; i++) {
+        const kw_net_step *st = &np.steps[i];
+        const kw_rs_config *bf = &s->configs[st->before], *af = &s->configs[st->after];
+        char change[80], moved[256];
+        snprintf(change, sizeof change, "%s -> %s", kw_val_text(ks, st->knob, bf->cand.v[st->knob]),
+                 kw_val_text(ks, st->knob, af->cand.v[st->knob]));
+        kw_fmt_num(a, sizeof a, bf->m.v[rs->primary], 3);
+        kw_fmt_num(b, sizeof b, af->m.v[rs->primary], 3);
+        kw_effect_text(c, sizeof c, kw_netpath_effect(rs, shape, st, rs->primary), bf, af);
+        kw_effect_text(d, sizeof d, (af->m.v[rs->primary] - base) / base * 100.0,
+                       &s->configs[s->baseline], af);
+        kw_netpath_moved(moved, sizeof moved, rs, shape, st);
+        char klass[80];
+        snprintf(klass, sizeof klass, "%s -> %s", bf->m.klass[0] ? bf->m.klass : "-",
+                 af->m.klass[0] ? af->m.klass : "-");
+        kw_sbuf_printf(out, "  %3d %-22s %-25s %11s %11s %10s %10s  %-27s %s\n", i + 1,
+                       ks->knobs[st->knob].name, change, a, b, c, d, klass, moved);
+        if (af->m.guards[0])
+            kw_sbuf_printf(out, "         guards on the way: %s\n", af->m.guards);
+        kw_repro(out, rs, s, &af->cand, eval_prefix);
+    }
+    kw_netpath_free(&np);
+
+    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
+    if (!sn)
+        return kw_error_set(KW_ENOMEM, "out of memory auditing %s", s->name);
+    if (kw_netpath_sensitivity(sn, rs, shape) == 0) {
+        kw_sbuf_printf(out, "\n  sensitivity: %s when one knob of the recommendation moves one value "
+                       "down / up (evaluations the run made)\n", pn);
+        kw_sbuf_printf(out, "  %-22s %-14s %-30s %s\n", "knob", "shipped", "down", "up");
+        kw_sbuf inert = {0};
+        for (int k = 0; k < ks->n_knobs; k++) {
+            char dn[400], up[400];
+            kw_sens_cell(dn, sizeof dn, rs, s, k, &sn[k].side[0]);
+            kw_sens_cell(up, sizeof up, rs, s, k, &sn[k].side[1]);
+            kw_sbuf_printf(out, "  %-22s %-14s %-30s %s\n", ks->knobs[k].name,
+                           kw_val_text(ks, k, s->configs[s->final].cand.v[k]), dn, up);
+            if (kw_sens_inert(&sn[k]))
+                kw_sbuf_printf(&inert, "%s%s", inert.len ? ", " : "", ks->knobs[k].name);
+        }
+        kw_sbuf_printf(out, "  no effect on this shape: %s\n", inert.len ? kw_sbuf_cstr(&inert) : "(none)");
+        kw_sbuf_free(&inert);
+    }
+    free(sn);
+    return kw_sbuf_status(out);
+}
+
+static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix,
+                                int exploration)
 {
     if (shape < 0 || shape >= rs->n_shapes)
         return kw_error_set(KW_EINPUT, "no shape %d in the run", shape);
@@ -247,51 +366,60 @@ int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *ev
                        s->configs[s->baseline].m.klass[0] ? s->configs[s->baseline].m.klass : "-",
                        s->configs[s->final].m.klass[0] ? s->configs[s->final].m.klass : "-");
     }
-    kw_sbuf_printf(out, "  %d steps, %d on the accepted path, %d configurations evaluated\n\n",
-                   s->n_steps, s->n_path, s->n_configs);
+    int rc = kw_audit_net(out, rs, shape, eval_prefix);
+    if (rc != 0)
+        return rc;
+    if (exploration) {
+        kw_sbuf_puts(out, "\n");
+        kw_sbuf_printf(out, "  %d steps, %d on the accepted path, %d configurations evaluated\n\n",
+                       s->n_steps, s->n_path, s->n_configs);
 
-    kw_sbuf_printf(out, "  accepted path (each step changes one knob; effect on %s, cumulative against the baseline)\n", pn);
-    kw_sbuf_printf(out, "  %5s %-8s %-9s %-22s %-25s %11s %11s %9s %10s %8s  %s\n", "step", "decision",
-                   "phase", "knob", "old -> new", "before us", "after us", "effect", "cumulative",
-                   "p-value", "bottleneck before -> after");
-    if (s->n_path == 0)
-        kw_sbuf_puts(out, "  (none: no single-knob change earned the minimum effect)\n");
-    for (int p = 0; p < s->n_path; p++) {
-        int i = s->path[p];
-        const kw_rs_step *st = &s->steps[i];
-        const kw_rs_config *bf = st->before >= 0 ? &s->configs[st->before] : NULL;
-        const kw_rs_config *af = st->after >= 0 ? &s->configs[st->after] : NULL;
-        char change[80];
-        if (st->knob >= 0)
-            snprintf(change, sizeof change, "%s -> %s", kw_val_text(ks, st->knob, st->parent.v[st->knob]),
-                     kw_val_text(ks, st->knob, st->cand.v[st->knob]));
-        else
-            snprintf(change, sizeof change, "(no change)");
-        kw_fmt_num(a, sizeof a, bf ? bf->m.v[rs->primary] : NAN, 3);
-        kw_fmt_num(b, sizeof b, af ? af->m.v[rs->primary] : NAN, 3);
-        kw_pct_text(c, sizeof c, kw_runsum_step_effect(rs, shape, i, rs->primary));
-        kw_pct_text(d, sizeof d, af ? (af->m.v[rs->primary] - base) / base * 100.0 : NAN);
-        char pv[32];
-        if (isfinite(st->p_value))
-            kw_fmt_num(pv, sizeof pv, st->p_value, 4);
-        else
-            snprintf(pv, sizeof pv, "-");
-        kw_sbuf_printf(out, "  %5d %-8s %-9s %-22s %-25s %11s %11s %9s %10s %8s  %s -> %s\n", st->num,
-                       kw_decision_name(st->decision), st->phase,
-                       st->knob >= 0 ? ks->knobs[st->knob].name : "?", change, a, b, c, d, pv,
-                       bf && bf->m.klass[0] ? bf->m.klass : "-",
-                       af && af->m.klass[0] ? af->m.klass : "-");
-        if (st->n_changed != 1)
-            kw_sbuf_printf(out, "         WARNING: this step changed %d knobs (knobwise verify fails)\n",
-                           st->n_changed);
-        kw_repro(out, rs, s, &st->cand, eval_prefix);
+        kw_sbuf_printf(out, "  accepted path (each step changes one knob; effect on %s, cumulative against the baseline)\n", pn);
+        kw_sbuf_printf(out, "  %5s %-8s %-9s %-22s %-25s %11s %11s %9s %10s %8s  %s\n", "step", "decision",
+                       "phase", "knob", "old -> new", "before us", "after us", "effect", "cumulative",
+                       "p-value", "bottleneck before -> after");
+        if (s->n_path == 0)
+            kw_sbuf_puts(out, "  (none: no single-knob change earned the minimum effect)\n");
+        for (int p = 0; p < s->n_path; p++) {
+            int i = s->path[p];
+            const kw_rs_step *st = &s->steps[i];
+            const kw_rs_config *bf = st->before >= 0 ? &s->configs[st->before] : NULL;
+            const kw_rs_config *af = st->after >= 0 ? &s->configs[st->after] : NULL;
+            char change[80];
+            if (st->knob >= 0)
+                snprintf(change, sizeof change, "%s -> %s", kw_val_text(ks, st->knob, st->parent.v[st->knob]),
+                         kw_val_text(ks, st->knob, st->cand.v[st->knob]));
+            else
+                snprintf(change, sizeof change, "(no change)");
+            kw_fmt_num(a, sizeof a, bf ? bf->m.v[rs->primary] : NAN, 3);
+            kw_fmt_num(b, sizeof b, af ? af->m.v[rs->primary] : NAN, 3);
+            kw_effect_text(c, sizeof c, kw_runsum_step_effect(rs, shape, i, rs->primary), bf, af);
+            kw_effect_text(d, sizeof d, af ? (af->m.v[rs->primary] - base) / base * 100.0 : NAN,
+                           &s->configs[s->baseline], af);
+            char pv[32];
+            if (isfinite(st->p_value))
+                kw_fmt_num(pv, sizeof pv, st->p_value, 4);
+            else
+                snprintf(pv, sizeof pv, "-");
+            kw_sbuf_printf(out, "  %5d %-8s %-9s %-22s %-25s %11s %11s %9s %10s %8s  %s -> %s\n", st->num,
+                           kw_decision_name(st->decision), st->phase,
+                           st->knob >= 0 ? ks->knobs[st->knob].name : "?", change, a, b, c, d, pv,
+                           bf && bf->m.klass[0] ? bf->m.klass : "-",
+                           af && af->m.klass[0] ? af->m.klass : "-");
+            if (st->n_changed != 1)
+                kw_sbuf_printf(out, "         WARNING: this step changed %d knobs (knobwise verify fails)\n",
+                               st->n_changed);
+            kw_repro(out, rs, s, &st->cand, eval_prefix);
+        }
+
     }
 
     kw_knob_blame *bl = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *bl);
     if (!bl)
         return kw_error_set(KW_ENOMEM, "out of memory auditing %s", s->name);
     kw_audit_blame(bl, rs, shape);
-    kw_sbuf_printf(out, "\n  rejected steps by knob (the guard or the metric that rejected each)\n");
+    kw_sbuf_printf(out, "\n  rejected steps by knob (the guard or the metric that rejected each%s)\n",
+                   exploration ? "" : "; every step: --exploration");
     int any = 0;
     for (int k = 0; k < ks->n_knobs; k++) {
         const kw_knob_blame *kb = &bl[k];
@@ -313,13 +441,14 @@ int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *ev
                            kw_val_text(ks, k, w->cand.v[k]), pn, c, w->num);
         }
         kw_sbuf_puts(out, "\n");
-        for (int i = 0; i < s->n_steps; i++) {
+        for (int i = 0; exploration && i < s->n_steps; i++) {
             const kw_rs_step *st = &s->steps[i];
             if (st->knob != k ||
                 (st->decision != KW_DECIDE_REJECT && st->decision != KW_DECIDE_CONSTRAINT))
                 continue;
             const kw_rs_config *af = st->after >= 0 ? &s->configs[st->after] : NULL;
-            kw_pct_text(c, sizeof c, kw_runsum_step_effect(rs, shape, i, rs->primary));
+            kw_effect_text(c, sizeof c, kw_runsum_step_effect(rs, shape, i, rs->primary),
+                           st->before >= 0 ? &s->configs[st->before] : NULL, af);
             kw_sbuf_printf(out, "    step %5d  %s -> %s  %s  %s  %s\n", st->num,
                            kw_val_text(ks, k, st->parent.v[k]), kw_val_text(ks, k, st->cand.v[k]),
                            c, af && af->m.guards[0] ? af->m.guards : "pass", st->reason);
@@ -333,7 +462,9 @@ int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *ev
     int wk = kw_audit_worst_knob(rs, shape, &wstep);
     if (wk >= 0) {
         const kw_rs_step *w = &s->steps[wstep];
-        kw_pct_text(c, sizeof c, kw_runsum_step_effect(rs, shape, wstep, rs->primary));
+        kw_effect_text(c, sizeof c, kw_runsum_step_effect(rs, shape, wstep, rs->primary),
+                       w->before >= 0 ? &s->configs[w->before] : NULL,
+                       w->after >= 0 ? &s->configs[w->after] : NULL);
         kw_sbuf_printf(out, "\n  largest regression: %s=%s made %s %s at step %d (%s)\n",
                        ks->knobs[wk].name, kw_val_text(ks, wk, w->cand.v[wk]), pn, c, w->num,
                        kw_decision_name(w->decision));
@@ -343,6 +474,17 @@ int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *ev
     }
     kw_sbuf_puts(out, "\n");
     return kw_sbuf_status(out);
+}
+
+int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix)
+{
+    return kw_audit_render_view(out, rs, shape, eval_prefix, 0);
+}
+
+int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
+                                const char *eval_prefix)
+{
+    return kw_audit_render_view(out, rs, shape, eval_prefix, 1);
 }
 
 /* ---------------------------------------------------------------- bisect */

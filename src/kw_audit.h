@@ -44,12 +44,21 @@ int kw_audit_blame(kw_knob_blame *out, const kw_runsum *rs, int shape);
  * regression to name), or -1 when no step made it worse; *step its step index. */
 int kw_audit_worst_knob(const kw_runsum *rs, int shape, int *step);
 
-/* The audit text of a shape: header, accepted path (effect, cumulative effect,
- * p-value, bottleneck before -> after, a reproducing `knobwise eval` line per
- * step), rejected steps grouped by knob, the largest regression.
+/* The audit text of a shape, as a reader wants it first: header, the
+ * exploration in one line, the net path (kw_netpath.h: the one-knob steps that
+ * ship, each with its effect, cumulative effect, bottleneck before -> after,
+ * the other metrics it moved and a reproducing `knobwise eval` line), the
+ * sensitivity of the recommendation to each knob, rejected steps counted by
+ * knob, the largest regression. A step landing on a saturated configuration
+ * shows "saturated", not a percentage.
  * eval_prefix: the command prefix that reproduces an evaluation, e.g.
  * "knobwise eval --space s.xml --seed 1" (the shape and --set words are added). */
 int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix);
+/* The same, with the exploration behind it (`audit --exploration`): the
+ * whole accepted path (probes, excursions, reverts, with p-values) and every
+ * rejected step under its knob. */
+int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
+                                const char *eval_prefix);
 
 /* "--set k=v" words for the knobs of c that differ from the baseline ("" when none). */
 void kw_audit_set_words(kw_sbuf *out, const kw_knobspace *ks, const kw_cand *c);

@@ -95,6 +95,15 @@ typedef struct kw_ctx {
     double in_bytes, acc_bytes, sm_bytes;
     double launch_us;     /* per kernel: eager launch or graph node */
     int sparse;           /* 2:4 sparsity asked for and supported */
+    /* issue 15: the storage hierarchy and achievable rates (all neutral when the
+     * accelerator declares none: no registers, no shared level, fractions 1) */
+    int hier;             /* a <storage> hierarchy is declared: fill rule applies */
+    double reg_bytes;     /* register file per unit */
+    unsigned reg_holds;   /* what the registers may keep (KW_HOLD_*) */
+    double shared_cap_bytes;       /* the shared operand level (L2, VMEM); 0 = none */
+    double shared_bytes_per_us;    /* its bandwidth; 0 = not a bound */
+    double matrix_frac;   /* achievable fraction of the matrix peak, this precision */
+    double dram_eff_bytes_per_us;  /* DRAM bandwidth times its achieved fraction */
 } kw_ctx;
 
 /* GEMM-like kernel, per instance; `count` independent instances (heads x sequences). */
@@ -173,6 +182,7 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
     o->flops += k->flops;
     o->dram_bytes += k->dram_bytes;
     o->operand_bytes += k->operand_bytes;
+    o->shared_bytes += k->shared_bytes;
     o->fallbacks += k->fallback;
     if (k->dram_bytes_per_us > o->peak_dram_bytes_per_us)
         o->peak_dram_bytes_per_us = k->dram_bytes_per_us;
@@ -194,6 +204,8 @@ static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, doubl
     k->dram_bytes = read_bytes + write_bytes;
     k->operand_bytes = read_bytes;
     k->memory_us = k->dram_bytes / (c->bw_bytes_per_us * c->a->elementwise_efficiency) + c->lat_us;
+    k->dram_us = k->memory_us - c->lat_us;
+    k->shared_bytes = c->shared_cap_bytes > 0.0 ? k->dram_bytes : 0.0;
     kw_finish(c, k, 1);
     return 0;
 }
@@ -207,6 +219,32 @@ static double kw_wave_eff(const kw_ctx *c, double tiles)
         return 1.0;
     double waves = ceil(tiles / c->units);
     return tiles / (waves * c->units);
+}
+
+/* Operand pipeline stages: the stages knob, else double_buffer's 2 or 1. */
+static double kw_stages(const kw_tiling *t)
+{
+    return t->stages > 0 ? (double)t->stages : t->double_buffer ? 2.0 : 1.0;
+}
+
+/* Memory time over the hierarchy: DRAM and the shared level stream at the same
+ * time (bytes from DRAM pass through the shared level on their way), so the
+ * slower of the two bounds the kernel: max(dram / bw_dram, shared / bw_shared)
+ * + first-byte latency. Without a shared level this is today's bytes / bw. */
+static void kw_levels_time(const kw_ctx *c, kw_kernel *k)
+{
+    k->dram_us = k->dram_bytes / c->dram_eff_bytes_per_us;
+    k->shared_us = c->shared_bytes_per_us > 0.0 ? k->shared_bytes / c->shared_bytes_per_us : 0.0;
+    k->memory_us = fmax(k->dram_us, k->shared_us) + c->lat_us;
+}
+
+/* Pipeline fill (hierarchy only): a tile's first operand chunk is loaded
+ * before any maths, so a pipelined tile of n chunks takes n + 1 chunk-times
+ * (the standard prologue of a multistage mainloop, CUTLASS "Efficient GEMM"
+ * doc, software pipelining). Charged to compute: factor (n + 1) / n. */
+static double kw_fill(const kw_ctx *c, double stages, double chunks)
+{
+    return (c->hier && stages >= 2.0 && chunks >= 1.0) ? (chunks + 1.0) / chunks : 1.0;
 }
 
 static int kw_tiling_ok(const kw_tiling *t, const char *what)
@@ -235,8 +273,59 @@ static void kw_gemm_generic(kw_ctx *c, kw_kernel *k, const kw_gemm *g, double pe
     k->dram_bytes = per * g->count;
     k->exec_flops = 2.0 * macs;
     k->compute_us = 2.0 * macs / (peak * c->a->fallback_efficiency) * KW_US_PER_S;
-    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
+    k->matrix_us = k->compute_us;
+    k->shared_bytes = c->shared_cap_bytes > 0.0 ? k->dram_bytes : 0.0;
+    kw_levels_time(c, k);
     kw_finish(c, k, 1);
+}
+
+/* DRAM bytes of A and B (one instance) when a shared level of capacity C sits
+ * between DRAM and the units, `unit_ab` being what the units read from it.
+ *   - every operand is read from DRAM at least once (compulsory traffic), and
+ *     when the operands of the instances in flight all fit in C, once only;
+ *   - else one instance runs in waves of p = units / split_k output tiles; a
+ *     wave touches fm tile rows and fn tile columns (launch order row-major
+ *     over the output, or `swizzle` rows at a time as CUTLASS's threadblock
+ *     swizzle and Triton's GROUP_M order them). The tiles of a wave start
+ *     together and walk K in step, so what must stay in C for the wave's
+ *     tiles to share their chunks is the chunks in flight: (fm Tm + fn Tn) Tk
+ *     elements per stage. When they fit, each wave reads its fm A panels and
+ *     fn B panels from DRAM once: waves x (fm Tm + fn Tn) K, bounded below by
+ *     compulsory and above by unit_ab;
+ *   - when they do not fit, the shared level does not help: unit_ab.
+ * Conservative: panels reused by consecutive waves are charged again. */
+static double kw_shared_ab(const kw_ctx *c, const kw_tiling *t, const kw_gemm *g, double nm,
+                           double nn, double unit_ab, double fa, double fb)
+{
+    double cap = c->shared_cap_bytes, wf = g->work_frac;
+    double comp = (g->m * g->k * g->a_bytes * fa + g->k * g->n * g->b_bytes * fb) * wf;
+    double tiles = nm * nn, s = t->split_k;
+    double conc = floor(c->units / (tiles * s));
+    if (conc < 1.0)
+        conc = 1.0;
+    if (conc * comp <= cap)
+        return fmin(comp, unit_ab);
+    if (conc > 1.0)
+        return unit_ab;
+    double p = fmax(1.0, fmin(tiles, floor(c->units / s)));
+    double w = t->swizzle > 1 ? (double)t->swizzle : 1.0;
+    /* rows: the dimension the launch order walks slowest (M for mnk/kmn, N for nmk) */
+    int n_outer = t->loop == KW_LOOP_NMK;
+    double rows = n_outer ? nn : nm, cols = n_outer ? nm : nn;
+    double fr, fc;
+    if (w * cols >= p) {
+        fr = fmin(w, rows);
+        fc = fmin(cols, ceil(p / fr));
+    } else {
+        fc = cols;
+        fr = fmin(rows, ceil(p / cols));
+    }
+    double fm = n_outer ? fc : fr, fn = n_outer ? fr : fc;
+    double panel_elems = fm * t->tile_m * g->a_bytes * fa + fn * t->tile_n * g->b_bytes * fb;
+    double in_flight = panel_elems * t->tile_k * kw_stages(t);
+    if (in_flight > cap)
+        return unit_ab;
+    return fmin(unit_ab, fmax(comp, ceil(tiles / p) * panel_elems * g->k * wf));
 }
 
 /* One tiled GEMM kernel (+ its split-K reduction kernel). */
@@ -250,18 +339,25 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
         return kw_overflow();
     const kw_accel *a = c->a;
     double tm = t->tile_m, tn = t->tile_n, tk = t->tile_k, s = t->split_k;
-    double dbuf = t->double_buffer ? 2.0 : 1.0;
+    double dbuf = kw_stages(t); /* double_buffer generalised: operand stages */
     double acc = c->acc_bytes;
     double kp = ceil(g->k / s); /* K per split */
-    /* SRAM per unit: C tile in accumulation precision + A and B chunks, doubled
-     * when double-buffered (model-facts.md section 4). */
-    double ws = tm * tn * acc + tk * (tm * g->a_bytes + tn * g->b_bytes) * dbuf + g->extra_sram_bytes;
+    /* SRAM per unit: C tile in accumulation precision + A and B chunks, one per
+     * stage (model-facts.md section 4). When the accelerator keeps accumulators
+     * in registers (GPU: 256 KB per SM, wgmma accumulates in registers, PTX
+     * ISA), the C tile counts against the register file instead. */
+    double acc_tile = tm * tn * acc;
+    int acc_regs = (c->reg_holds & KW_HOLD_ACCUMULATORS) != 0;
+    double acc_sram = acc_regs ? 0.0 : acc_tile;
+    double regs = acc_regs ? acc_tile : 0.0;
+    double ws = acc_sram + tk * (tm * g->a_bytes + tn * g->b_bytes) * dbuf + g->extra_sram_bytes;
     double macs = g->m * g->n * g->k * g->count * g->work_frac;
     double peak = c->peak_flops * (g->sparse ? 2.0 : 1.0);
     k->sram_bytes = (uint64_t)ws;
+    k->reg_bytes = (uint64_t)regs;
     k->flops = 2.0 * macs;                        /* 2MNK */
     k->operand_bytes = macs * (g->a_bytes + g->b_bytes); /* one A and one B element per MAC */
-    if (ws > c->sram_bytes || tk > kp || s > g->k) {
+    if (ws > c->sram_bytes || regs > c->reg_bytes || tk > kp || s > g->k) {
         kw_gemm_generic(c, k, g, peak, macs);
         return 0;
     }
@@ -271,7 +367,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     case KW_LOOP_NMK:
         /* N outer: the B column panel (K x Tn) stays resident across the M tiles
          * when it fits, so B is read once; A is re-read per N tile. */
-        panel = kp * tn * g->b_bytes + tm * tn * acc + tk * tm * g->a_bytes * dbuf +
+        panel = kp * tn * g->b_bytes + acc_sram + tk * tm * g->a_bytes * dbuf +
                 g->extra_sram_bytes;
         b_reads = panel <= c->sram_bytes ? 1.0 : nm;
         a_reads = nn;
@@ -287,7 +383,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     default:
         /* M outer (output-stationary): A row panel (Tm x K) resident across the N
          * tiles when it fits, else A re-read per N tile; B re-read per M tile. */
-        panel = tm * kp * g->a_bytes + tm * tn * acc + tk * tn * g->b_bytes * dbuf +
+        panel = tm * kp * g->a_bytes + acc_sram + tk * tn * g->b_bytes * dbuf +
                 g->extra_sram_bytes;
         a_reads = panel <= c->sram_bytes ? 1.0 : nn;
         b_reads = nm;
@@ -301,14 +397,25 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     double fc = kw_burst(c, fmin(tn, g->out_n) * g->c_bytes);
     double facc = kw_burst(c, row_n * acc);
     double mn = g->m * g->n;
-    double per = g->m * g->k * a_reads * g->a_bytes * fa * g->work_frac +
-                 g->k * g->n * b_reads * g->b_bytes * fb * g->work_frac +
-                 partial_rw * mn * acc * facc + g->extra_read_bytes;
+    double a_unit = g->m * g->k * a_reads * g->a_bytes * fa * g->work_frac;
+    double b_unit = g->k * g->n * b_reads * g->b_bytes * fb * g->work_frac;
+    double rest = partial_rw * mn * acc * facc + g->extra_read_bytes;
     /* Split-K, parallel form (CUTLASS GemmSplitKParallel): each split writes its
      * MN partial in accumulation precision; a reduction kernel reads the split_k
      * partials and writes the output (and applies the epilogue). */
-    per += s > 1.0 ? s * mn * acc * facc : g->m * g->out_n * g->c_bytes * fc;
-    k->dram_bytes = per * g->count;
+    rest += s > 1.0 ? s * mn * acc * facc : g->m * g->out_n * g->c_bytes * fc;
+    k->dram_bytes = (a_unit + b_unit + rest) * g->count;
+    if (c->shared_cap_bytes > 0.0) {
+        /* Multicast (Hopper thread-block clusters, TMA multicast; CUDA
+         * programming guide "Thread Block Clusters"): `cluster` tiles adjacent
+         * along M share each B tile, read once from the shared level for all. */
+        double cl = t->cluster > 1 ? fmin((double)t->cluster, (double)c->a->multicast_max) : 1.0;
+        if (cl < 1.0)
+            cl = 1.0;
+        double unit_ab = a_unit + b_unit / cl;
+        k->shared_bytes = (unit_ab + rest) * g->count;
+        k->dram_bytes = (kw_shared_ab(c, t, g, nm, nn, unit_ab, fa, fb) + rest) * g->count;
+    }
     /* Array padding: every tile pads up to the array granule and edge tiles run
      * whole, so the array executes nm*ceil(Tm)_am x nn*ceil(Tn)_an x s*nk*ceil(Tk)_ak. */
     double exec_macs = nm * kw_rup(tm, a->array_m) * nn * kw_rup(tn, a->array_n) * s * nk *
@@ -319,9 +426,10 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     k->exec_flops = 2.0 * exec_macs;
     /* Roofline (Williams, Waterman, Patterson, CACM 2009) with the derates:
      * flops / (peak x units share x pad_eff x wave_eff). */
-    k->compute_us = k->exec_flops / (peak * k->wave_efficiency) * KW_US_PER_S;
-    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
-    kw_finish(c, k, t->double_buffer);
+    k->matrix_us = k->exec_flops / (peak * c->matrix_frac * k->wave_efficiency) * KW_US_PER_S;
+    k->compute_us = k->matrix_us * kw_fill(c, dbuf, nk);
+    kw_levels_time(c, k);
+    kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce", s * mn * acc * g->count,
                               g->m * g->out_n * g->c_bytes * g->count, c->m->accum_precision);
@@ -339,7 +447,9 @@ static void kw_attn_generic(kw_ctx *c, kw_kernel *k, const kw_attn *at, double m
     k->dram_bytes = per * at->inst;
     k->exec_flops = 2.0 * macs;
     k->compute_us = 2.0 * macs / (c->peak_flops * c->a->fallback_efficiency) * KW_US_PER_S;
-    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
+    k->matrix_us = k->compute_us;
+    k->shared_bytes = c->shared_cap_bytes > 0.0 ? k->dram_bytes : 0.0;
+    kw_levels_time(c, k);
     kw_finish(c, k, 1);
 }
 
@@ -360,19 +470,28 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
         return kw_overflow();
     const kw_accel *a = c->a;
     double br = t->tile_m, bc = t->tile_n, s = t->split_k, d = at->d;
-    double dbuf = t->double_buffer ? 2.0 : 1.0;
+    double dbuf = kw_stages(t);
     double in = c->in_bytes, acc = c->acc_bytes;
-    /* SRAM: Q block, K and V blocks (double-buffered), the Br x Bc score/probability
-     * tile, the O accumulator and the row statistics. */
-    double ws = br * d * in + 2.0 * bc * d * in * dbuf + br * bc * c->sm_bytes + br * d * acc +
-                KW_FLASH_ROW_STATS * br * acc;
+    /* SRAM: Q block, K and V blocks (one per stage), the Br x Bc score/probability
+     * tile, the O accumulator and the row statistics. Where the accelerator keeps
+     * scores and accumulators in registers (FlashAttention-3, arXiv 2407.08608
+     * section 3: S and O live in registers; only Q, K and V are staged in shared
+     * memory), those count against the register file instead. */
+    double score = br * bc * c->sm_bytes;
+    double oacc = br * d * acc + KW_FLASH_ROW_STATS * br * acc;
+    int sc_regs = (c->reg_holds & KW_HOLD_SCORES) != 0;
+    int acc_regs = (c->reg_holds & KW_HOLD_ACCUMULATORS) != 0;
+    double ws = br * d * in + 2.0 * bc * d * in * dbuf + (sc_regs ? 0.0 : score) +
+                (acc_regs ? 0.0 : oacc);
+    double regs = (sc_regs ? score : 0.0) + (acc_regs ? oacc : 0.0);
     double pairs = at->causal ? at->mq * (at->mq + 1.0) / 2.0 : at->mq * at->lk;
     double macs = 2.0 * pairs * d * at->inst; /* QK^T and PV: d MACs per score each */
     k->sram_bytes = (uint64_t)ws;
+    k->reg_bytes = (uint64_t)regs;
     k->flops = 2.0 * macs;
     k->operand_bytes = macs * 2.0 * in;
     double nkb = ceil(at->lk / bc);
-    if (ws > c->sram_bytes || s > nkb) {
+    if (ws > c->sram_bytes || regs > c->reg_bytes || s > nkb) {
         kw_attn_generic(c, k, at, macs);
         return 0;
     }
@@ -384,8 +503,22 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     double frow = kw_burst(c, d * in);
     double per = 2.0 * keys * d * in * frow + at->mq * d * in * frow;
     double fpart = kw_burst(c, d * acc);
-    per += s > 1.0 ? s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * fpart : at->mq * d * in * frow;
+    double out = s > 1.0 ? s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * fpart : at->mq * d * in * frow;
+    per += out;
     k->dram_bytes = per * at->inst;
+    if (c->shared_cap_bytes > 0.0) {
+        /* The query blocks of one head are launched together (grid: query
+         * blocks fastest) and all stream the same K and V: when the K/V of the
+         * heads in flight fit in the shared level, DRAM sees each once
+         * (compulsory: Q, K, V read and O written once); otherwise every query
+         * block's stream reaches DRAM, as without the level. */
+        double tiles_inst = nq * s;
+        double heads = fmax(1.0, ceil(c->units / tiles_inst));
+        double kv = 2.0 * at->lk * d * in * frow;
+        k->shared_bytes = k->dram_bytes;
+        if (heads * kv <= c->shared_cap_bytes)
+            k->dram_bytes = (kv + at->mq * d * in * frow + out) * at->inst;
+    }
     /* Executed MACs: every visited (query block, key block) pair runs a padded
      * QK^T tile (Br x Bc x d) and a padded PV tile (Br x d x Bc). */
     double blocks;
@@ -404,9 +537,32 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     k->wave_efficiency = kw_wave_eff(c, k->tiles);
     k->pad_efficiency = macs / exec_macs;
     k->exec_flops = 2.0 * exec_macs;
-    k->compute_us = k->exec_flops / (c->peak_flops * k->wave_efficiency) * KW_US_PER_S;
-    k->memory_us = k->dram_bytes / c->bw_bytes_per_us + c->lat_us;
-    kw_finish(c, k, t->double_buffer);
+    /* Matrix work at the achievable fraction of the peak; a serial schedule
+     * (FlashAttention-2: synchronous mma, about 2/3 of Hopper's peak,
+     * arXiv 2407.08608 section 2) at most the synchronous-MMA fraction. */
+    double frac = c->matrix_frac;
+    if (!c->m->attn_overlap && c->a->sync_matrix_fraction > 0.0)
+        frac = fmin(frac, c->a->sync_matrix_fraction);
+    k->matrix_us = k->exec_flops / (c->peak_flops * frac * k->wave_efficiency) * KW_US_PER_S;
+    /* Softmax: one exp per executed score on the special-function units and
+     * softmax_vector_ops fp32 instructions (scale, max, sum, convert) on the
+     * vector units (FlashAttention-3 section 3.1: 3.9 TFLOPS of exp against
+     * 989 TFLOPS of matmul). serial: matrix + softmax; overlap: the softmax of
+     * one warpgroup runs under the other's matrix work, max(matrix, softmax). */
+    double scores = blocks * br * bc * at->inst;
+    double nonm = 0.0;
+    if (c->a->special_ops_per_s > 0.0)
+        nonm += scores / c->a->special_ops_per_s;
+    if (c->a->vector_ops_per_s > 0.0)
+        nonm += scores * c->a->softmax_vector_ops / c->a->vector_ops_per_s;
+    /* the rates are the whole chip's; the batch runs on c->units of them */
+    double chip_units = (double)c->a->cores * c->a->units_per_core;
+    k->nonmatrix_us = nonm * chip_units / c->units / k->wave_efficiency * KW_US_PER_S;
+    k->compute_us = c->m->attn_overlap ? fmax(k->matrix_us, k->nonmatrix_us)
+                                       : k->matrix_us + k->nonmatrix_us;
+    k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
+    kw_levels_time(c, k);
+    kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce",
                               s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * at->inst,
@@ -415,7 +571,7 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
 }
 
 static const kw_tiling kw_default_tiling = {KW_DEFAULT_TILE_M, KW_DEFAULT_TILE_N, KW_DEFAULT_TILE_K,
-                                            1, KW_LOOP_MNK, 1};
+                                            1, KW_LOOP_MNK, 1, 0, 0, 0};
 
 static const kw_tiling *kw_tiling_of(const kw_ctx *c, const kw_block *b, const kw_op *op)
 {
@@ -597,6 +753,19 @@ static int kw_check(const kw_accel *a, const kw_block *b, const kw_shape *s, con
     if (!(a->peak_flops[m->precision] > 0.0))
         return kw_error_set(KW_EINPUT, "accelerator '%s' does not support precision %s", a->name,
                             kw_prec_name(m->precision));
+    if (a->n_pairs > 0) {
+        /* Supported (input, accumulation) pairs of the matrix units: outside
+         * them the candidate is infeasible (kw_eval names it so). */
+        int ok = 0;
+        for (int i = 0; i < a->n_pairs && i < KW_PAIR_MAX; i++)
+            ok |= a->pairs[i].input == m->precision && a->pairs[i].accum == m->accum_precision;
+        if (!ok)
+            return kw_error_set(KW_EINPUT,
+                                "accelerator '%s' does not accumulate %s inputs in %s "
+                                "(unsupported precision pair)",
+                                a->name, kw_prec_name(m->precision),
+                                kw_prec_name(m->accum_precision));
+    }
     if (!(a->dram_bw_bytes_per_s > 0.0) || a->sram_bytes_per_unit == 0)
         return kw_error_set(KW_EINPUT, "accelerator '%s': DRAM bandwidth and SRAM must be > 0",
                             a->name);
@@ -643,6 +812,25 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
      * kernel; a captured graph pays graph_fixed_us per replay + graph_node_us per kernel. */
     c.launch_us = m->graph_mode ? a->graph_node_us : a->launch_eager_us;
     c.sparse = m->sparsity_2_4 && a->sparsity_2_4;
+    c.hier = a->n_levels > 0;
+    c.reg_bytes = 0.0;
+    c.reg_holds = 0;
+    c.shared_cap_bytes = 0.0;
+    c.shared_bytes_per_us = 0.0;
+    for (int i = 0; i < a->n_levels && i < KW_LEVEL_MAX; i++) {
+        const kw_level *l = &a->levels[i];
+        if (l->kind == KW_LEVEL_REGISTERS) {
+            c.reg_bytes = (double)l->bytes;
+            c.reg_holds = l->holds;
+        } else if (l->kind == KW_LEVEL_SHARED && (l->holds & KW_HOLD_OPERANDS) &&
+                   (double)l->bytes > c.shared_cap_bytes) {
+            /* the largest shared level that keeps operands decides reuse */
+            c.shared_cap_bytes = (double)l->bytes;
+            c.shared_bytes_per_us = l->bw_bytes_per_s / KW_US_PER_S;
+        }
+    }
+    c.matrix_frac = a->matrix_fraction[m->precision] > 0.0 ? a->matrix_fraction[m->precision] : 1.0;
+    c.dram_eff_bytes_per_us = c.bw_bytes_per_us * (a->dram_fraction > 0.0 ? a->dram_fraction : 1.0);
 
     double seqs = (double)requests * s->batch;
     kw_plan p = {.rows = s->phase == KW_PHASE_DECODE ? seqs : seqs * s->seq};

@@ -39,6 +39,12 @@ typedef struct kw_kernel {
     double pad_efficiency;      /* useful / executed MACs (array granule and tile padding) */
     double wave_efficiency;     /* tiles / (waves x units) */
     double tiles;               /* parallel work items (output tiles x split x instances) */
+    /* --- appended by the model area (issue 15): the storage hierarchy --- */
+    double shared_bytes;        /* moved between the shared level (L2) and the units; 0 without one */
+    double dram_us, shared_us;  /* each level's bytes over its achievable bandwidth */
+    double matrix_us;           /* matrix work alone (attention: without the softmax) */
+    double nonmatrix_us;        /* non-matrix work of the kernel (attention's softmax) */
+    uint64_t reg_bytes;         /* register working set per unit (accumulators, scores) */
 } kw_kernel;
 
 typedef struct kw_cost {
@@ -58,6 +64,8 @@ typedef struct kw_cost {
     /* --- appended by the cost area --- */
     double bound_us[KW_BOUND_COUNT]; /* latency split by class: each kernel's launch part
                                       * to launch, its work to its class; bound = argmax */
+    /* --- appended by the model area (issue 15) --- */
+    double shared_bytes;        /* summed over kernels */
 } kw_cost;
 
 /* Cost of one batch of `requests` requests of shape s (each of s->batch sequences)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_rng.h>
 
 #include "kw_drift.h"
@@ -89,6 +90,7 @@ int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, i
 
 double kw_model_eval_rate(const kw_model_eval *e, int shape) { return e->rate_per_s[shape]; }
 
+
 /* Service table: one kw_cost per batch size 1..max_batch (caller frees). */
 static int kw_eval_service(kw_cost **out, const kw_model_eval *e, const kw_shape *s,
                            const kw_block *b, const kw_mapping *m)
@@ -114,9 +116,61 @@ static void kw_guard_add(kw_metrics *out, const char *name)
     snprintf(out->guards + used, sizeof out->guards - used, "%s%s", used ? ";" : "", name);
 }
 
+/* Rescale a service table to a measured one-request time (kw_stage1_measured). */
+static void kw_eval_rescale(kw_cost *svc, int n, double f)
+{
+    for (int r = 0; r < n; r++) {
+        kw_cost *k = &svc[r];
+        for (int i = 0; i < k->n_kernels; i++) {
+            k->kernels[i].time_us *= f;
+            k->kernels[i].launch_us *= f;
+            k->kernels[i].compute_us *= f;
+            k->kernels[i].memory_us *= f;
+            k->kernels[i].dram_bytes_per_us /= f;
+        }
+        k->latency_us *= f;
+        k->launch_us *= f;
+        k->peak_dram_bytes_per_us /= f;
+        for (int b = 0; b < KW_BOUND_COUNT; b++)
+            k->bound_us[b] *= f;
+    }
+}
+
+/* Percentiles of measured whole-request latencies (sorted), with the 95%
+ * order-statistic interval of p95 and p99 (kw_sim's rule, from the binomial
+ * distribution of the number of samples below the true quantile). */
+static void kw_eval_from_requests(double *v, const double *x, int n)
+{
+    size_t N = (size_t)n;
+    v[KW_M_P50_US] = gsl_stats_quantile_from_sorted_data(x, 1, N, 0.50);
+    v[KW_M_P95_US] = gsl_stats_quantile_from_sorted_data(x, 1, N, 0.95);
+    v[KW_M_P99_US] = gsl_stats_quantile_from_sorted_data(x, 1, N, 0.99);
+    v[KW_M_P999_US] = gsl_stats_quantile_from_sorted_data(x, 1, N, 0.999);
+    v[KW_M_MEAN_US] = gsl_stats_mean(x, 1, N);
+    v[KW_M_SAMPLES] = n;
+    const double q[2] = {0.95, 0.99};
+    const int lo[2] = {KW_M_P_CI_LO_US, KW_M_P99_CI_LO_US}, hi[2] = {KW_M_P_CI_HI_US, KW_M_P99_CI_HI_US};
+    for (int t = 0; t < 2; t++) {
+        /* normal approximation of Binomial(n, q): ranks n q -/+ 1.96 sqrt(n q (1-q)) */
+        double mid = n * q[t], half = 1.959964 * sqrt(n * q[t] * (1.0 - q[t]));
+        long l = (long)floor(mid - half), h = (long)ceil(mid + half);
+        if (l < 0)
+            l = 0;
+        if (h > n - 1)
+            h = n - 1;
+        v[lo[t]] = x[l];
+        v[hi[t]] = x[h];
+    }
+}
+
 static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
 {
-    const kw_model_eval *e = ctx;
+    return kw_model_eval_measured(ctx, c, shape, rep, NULL, out);
+}
+
+int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
+                           const kw_stage1_measured *ms, kw_metrics *out)
+{
     const kw_config *cfg = e->cfg;
     const kw_shape *s = kw_eval_shape(e, shape);
     const kw_block *b = &cfg->workload.blocks[s->block];
@@ -145,6 +199,8 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
     }
     if (rc != 0)
         return rc;
+    if (ms && ms->kernel_us > 0.0 && svc[0].latency_us > 0.0)
+        kw_eval_rescale(svc, m.max_batch, ms->kernel_us / svc[0].latency_us);
     const kw_cost *one = &svc[0];
     v[KW_M_LATENCY_US] = one->latency_us;
     v[KW_M_LAUNCH_US] = one->launch_us;
@@ -152,12 +208,17 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
     v[KW_M_REUSE_RATIO] = one->reuse_ratio;
     v[KW_M_DRAM_MB] = one->dram_bytes / 1e6;
 
-    /* Stage 2: the serving simulation. */
-    sim = malloc(sizeof *sim);
-    if (!sim) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
-        goto done;
+    if (ms && ms->n_request > 0) {
+        /* unit=request: the worker measured serving itself. */
+        kw_eval_from_requests(v, ms->request_us, ms->n_request);
+        int fb = 0;
+        for (int i = 0; i < one->n_kernels; i++)
+            fb += one->kernels[i].fallback;
+        v[KW_M_FALLBACK_PCT] = one->n_kernels ? 100.0 * fb / one->n_kernels : 0.0;
+        v[KW_M_ENERGY_MJ] = one->energy_j * 1e3;
     }
+    /* Stage 2: the serving simulation (not when the worker measured serving). */
+    int by_worker = ms && ms->n_request > 0;
     kw_sim_input in = {
         .accel = &cfg->accel, .shape = s, .mapping = &m, .service = svc,
         .rate_per_s = e->rate_per_s[shape], .trace = e->use_trace[shape],
@@ -172,27 +233,34 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
         .deadline_s = e->opts.deadline_s ? *e->opts.deadline_s : 0.0,
     };
     so.warmup = so.requests / KW_SIM_WARMUP_DIV;
-    if ((rc = kw_sim_run(sim, &in, &so)) != 0)
-        goto done;
-    v[KW_M_P50_US] = sim->p50_us;
-    v[KW_M_P95_US] = sim->p95_us;
-    v[KW_M_P99_US] = sim->p99_us;
-    v[KW_M_P999_US] = sim->p999_us;
-    v[KW_M_MEAN_US] = sim->mean_us;
-    v[KW_M_QUEUE_P95_US] = sim->wait_p95_us;
-    v[KW_M_FAIRNESS] = sim->fairness;
-    v[KW_M_IMBALANCE] = sim->imbalance;
-    v[KW_M_THROUGHPUT_RPS] = sim->throughput_rps;
-    v[KW_M_CONTENTION_PCT] = sim->contention_pct;
-    v[KW_M_FALLBACK_PCT] = sim->fallback_pct;
-    v[KW_M_SAMPLES] = sim->samples;
-    v[KW_M_P_CI_LO_US] = sim->p95_ci_lo_us;
-    v[KW_M_P_CI_HI_US] = sim->p95_ci_hi_us;
-    v[KW_M_P99_CI_LO_US] = sim->p99_ci_lo_us;
-    v[KW_M_P99_CI_HI_US] = sim->p99_ci_hi_us;
+    if (!by_worker) {
+        sim = malloc(sizeof *sim);
+        if (!sim) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
+            goto done;
+        }
+        if ((rc = kw_sim_run(sim, &in, &so)) != 0)
+            goto done;
+        v[KW_M_P50_US] = sim->p50_us;
+        v[KW_M_P95_US] = sim->p95_us;
+        v[KW_M_P99_US] = sim->p99_us;
+        v[KW_M_P999_US] = sim->p999_us;
+        v[KW_M_MEAN_US] = sim->mean_us;
+        v[KW_M_QUEUE_P95_US] = sim->wait_p95_us;
+        v[KW_M_FAIRNESS] = sim->fairness;
+        v[KW_M_IMBALANCE] = sim->imbalance;
+        v[KW_M_THROUGHPUT_RPS] = sim->throughput_rps;
+        v[KW_M_CONTENTION_PCT] = sim->contention_pct;
+        v[KW_M_FALLBACK_PCT] = sim->fallback_pct;
+        v[KW_M_SAMPLES] = sim->samples;
+        v[KW_M_P_CI_LO_US] = sim->p95_ci_lo_us;
+        v[KW_M_P_CI_HI_US] = sim->p95_ci_hi_us;
+        v[KW_M_P99_CI_LO_US] = sim->p99_ci_lo_us;
+        v[KW_M_P99_CI_HI_US] = sim->p99_ci_hi_us;
+    }
 
     /* Optional seeded measurement noise, as a real device would show. */
-    if (cfg->space.noise_pct > 0.0) {
+    if (cfg->space.noise_pct > 0.0 && !ms) {
         gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
         if (!r) {
             rc = kw_error_set(KW_ENOMEM, "out of memory for the noise stream");
@@ -242,7 +310,7 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
 
     /* Stage 3: the long thermal window, for final rankings (it costs one
      * simulation per clock level visited). */
-    if (e->opts.thermal) {
+    if (e->opts.thermal && !by_worker) {
         kw_thermal_result th;
         kw_thermal_opts to = {0};
         if ((rc = kw_thermal_window(&th, &in, &so, &to)) != 0)
@@ -258,15 +326,26 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
             kw_guard_add(out, "thermal_shutdown");
     }
 
+    /* The worker's own numerics check replaces the emulation when given. */
+    if (ms && isfinite(ms->quality_rel_rms) && isfinite(ms->quality_cos)) {
+        v[KW_M_QUALITY_COS] = ms->quality_cos;
+        v[KW_M_QUALITY_REL_RMS] = ms->quality_rel_rms;
+        out->guards[0] = '\0';
+        if (ms->quality_cos < g->drift_min_cos)
+            kw_guard_add(out, "drift_cos");
+        if (ms->quality_rel_rms > g->drift_max_rel_rms)
+            kw_guard_add(out, "drift_rel_rms");
+    }
+
     /* Guards. */
     if (v[KW_M_FALLBACK_PCT] > g->max_fallback_pct)
         kw_guard_add(out, "fallback");
     if (g->sla_p99_us > 0.0 && v[KW_M_P99_US] > g->sla_p99_us)
         kw_guard_add(out, "sla_p99");
     snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(one->bound));
-    if (sim->contention_pct > 25.0)
+    if (sim && sim->contention_pct > 25.0)
         snprintf(out->klass, sizeof out->klass, "contention");
-    else if (sim->wait_p95_us > 0.5 * sim->p95_us)
+    else if (sim && sim->wait_p95_us > 0.5 * sim->p95_us)
         snprintf(out->klass, sizeof out->klass, "queueing");
     if (v[KW_M_THROTTLE_PCT] > g->max_throttle_pct)
         snprintf(out->klass, sizeof out->klass, "thermal");
@@ -362,6 +441,80 @@ static int kw_eval_clock_check(const kw_model_eval *e, int i, const kw_shape *s,
                         s->name, s->rate_per_s, n, span_us, max_ratio, t1_us, s->rate_per_s * need);
 }
 
+/* A shape's per-stream rate from its load under the baseline mapping, whose
+ * modelled stage-1 times are scaled by time_factor (1: the model's; the
+ * measuring evaluator passes measured / modelled). */
+static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
+{
+    const kw_config *cfg = e->cfg;
+    const kw_shape *s = kw_eval_shape(e, i);
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    kw_cand base;
+    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_mapping m;
+    kw_cost *svc = NULL;
+    int rc;
+    if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
+        return rc;
+    if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
+        return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
+                            s->name, kw_error_last());
+    if (time_factor != 1.0)
+        kw_eval_rescale(svc, m.max_batch, time_factor);
+    rc = kw_sim_rate_for_load(&e->rate_per_s[i], &cfg->accel, s, &m, svc);
+    if (rc == 0) {
+        /* kw_sim_rate_for_load counts compute capacity with every core
+         * busy; when those cores together would ask DRAM for more than it
+         * delivers, the chip's real capacity is the bandwidth's. Scale the
+         * rate down so `load` means utilisation of the binding resource
+         * (otherwise a memory-bound baseline at load 0.6 is overloaded
+         * and its tail only measures the sample size). */
+        const kw_cost *full = &svc[m.max_batch - 1];
+        double groups = (double)(cfg->accel.cores / m.cores_per_request);
+        double compute_rps = groups * m.max_batch / (full->latency_us * 1e-6);
+        double dram_rps = full->dram_bytes > 0.0 && cfg->accel.dram_bw_bytes_per_s > 0.0
+                              ? cfg->accel.dram_bw_bytes_per_s * m.max_batch / full->dram_bytes
+                              : compute_rps;
+        if (dram_rps < compute_rps)
+            e->rate_per_s[i] *= dram_rps / compute_rps;
+    }
+    free(svc);
+    return rc;
+}
+
+/* One request of shape i alone under the baseline mapping (stage 1), in us. */
+static int kw_eval_base_t1(double *t1_us, const kw_model_eval *e, int i)
+{
+    const kw_config *cfg = e->cfg;
+    const kw_shape *s = kw_eval_shape(e, i);
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    kw_cand base;
+    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_mapping m;
+    kw_cost one;
+    int rc;
+    *t1_us = 0;
+    if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
+        return rc;
+    if ((rc = kw_cost_eval(&one, &cfg->accel, b, s, &m, 1, m.cores_per_request)) != 0)
+        return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
+                            s->name, kw_error_last());
+    *t1_us = one.latency_us;
+    return 0;
+}
+
+int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor)
+{
+    const kw_shape *s = kw_eval_shape(e, shape);
+    if (e->use_trace[shape] || !(s->load > 0.0))
+        return 0;
+    if (!(time_factor > 0.0) || !isfinite(time_factor))
+        return kw_error_set(KW_EINPUT, "shape '%s': time factor %g is not a positive number",
+                            s->name, time_factor);
+    int rc = kw_eval_base_rate(e, shape, time_factor);
+    return rc != 0 ? rc : 1;
+}
+
 /* Resolve each shape's arrivals: its trace (the --trace file when it names the
  * shape, else its own), and its per-stream rate from load under the baseline;
  * then check the clock can simulate it (kw_eval_clock_check). */
@@ -377,11 +530,8 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         (rc = kw_trace_load(&e->trace, e->opts.trace_path, max_streams, e->shape_names,
                             cfg->space.n_shapes)) != 0)
         return rc;
-    kw_cand base;
-    kw_cand_baseline(&base, &cfg->space.knobs);
     for (int i = 0; i < cfg->space.n_shapes; i++) {
         const kw_shape *s = kw_eval_shape(e, i);
-        const kw_block *b = &cfg->workload.blocks[s->block];
         e->trace_shape[i] = -1;
         if (e->trace && kw_trace_count(e->trace, i) > 0) {
             if (s->arrival != KW_ARRIVAL_TRACE)
@@ -399,39 +549,16 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
             e->use_trace[i] = e->shape_trace[i];
             e->trace_shape[i] = 0;
         }
-        kw_mapping m;
-        kw_cost *svc = NULL;
-        if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
+        /* the baseline's one-request time: what the clock must resolve */
+        double t1_us = 0;
+        if ((rc = kw_eval_base_t1(&t1_us, e, i)) != 0)
             return rc;
-        if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
-            return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
-                                s->name, kw_error_last());
-        double t1_us = svc[0].latency_us;
         if (e->use_trace[i]) {
-            free(svc);
             if ((rc = kw_eval_clock_check(e, i, s, t1_us)) != 0)
                 return rc;
             continue; /* replayed arrivals: no rate to derive */
         }
-        rc = kw_sim_rate_for_load(&e->rate_per_s[i], &cfg->accel, s, &m, svc);
-        if (rc == 0) {
-            /* kw_sim_rate_for_load counts compute capacity with every core
-             * busy; when those cores together would ask DRAM for more than it
-             * delivers, the chip's real capacity is the bandwidth's. Scale the
-             * rate down so `load` means utilisation of the binding resource
-             * (otherwise a memory-bound baseline at load 0.6 is overloaded
-             * and its tail only measures the sample size). */
-            const kw_cost *full = &svc[m.max_batch - 1];
-            double groups = (double)(cfg->accel.cores / m.cores_per_request);
-            double compute_rps = groups * m.max_batch / (full->latency_us * 1e-6);
-            double dram_rps = full->dram_bytes > 0.0 && cfg->accel.dram_bw_bytes_per_s > 0.0
-                                  ? cfg->accel.dram_bw_bytes_per_s * m.max_batch / full->dram_bytes
-                                  : compute_rps;
-            if (dram_rps < compute_rps)
-                e->rate_per_s[i] *= dram_rps / compute_rps;
-        }
-        free(svc);
-        if (rc != 0)
+        if ((rc = kw_eval_base_rate(e, i, 1.0)) != 0)
             return rc;
         if ((rc = kw_eval_clock_check(e, i, s, t1_us)) != 0)
             return rc;

@@ -66,6 +66,39 @@ const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
  * candidate). */
 double kw_model_eval_rate(const kw_model_eval *e, int shape);
 
+/* Measured stage 1 (the measuring evaluator, src/kw_exec.c): what a worker
+ * measured for one (candidate, shape), handed to the model's stages 2-4.
+ * kernel_us > 0: one request's kernels took this long (unit=kernel); the
+ *   model's kernel plan for every batch size is rescaled uniformly to it
+ *   (each kernel's time and launch x f, its DRAM demand / f, f = measured /
+ *   modelled one-request latency): the split between kernels and the growth
+ *   with batch size stay the model's, the total is the measurement. The
+ *   serving simulation, thermal window and drift check run on top.
+ * request_us (n_request > 0): whole-request latencies the worker measured
+ *   (unit=request): the latency percentiles come from them directly, no
+ *   serving simulation.
+ * quality_*: the worker's own numerics check, used instead of the emulated
+ *   drift when finite (NAN: none given). The model's seeded noise_pct never
+ *   applies to a measurement. */
+typedef struct kw_stage1_measured {
+    double kernel_us;
+    const double *request_us; /* sorted ascending */
+    int n_request;
+    double quality_rel_rms, quality_cos;
+} kw_stage1_measured;
+
+/* One evaluation like the evaluator's eval(), with stage 1 measured (ms may
+ * be NULL: the model alone). Thread-safe. */
+int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
+                           const kw_stage1_measured *ms, kw_metrics *out);
+
+/* Derive a shape's per-stream arrival rate again from its load, with the
+ * baseline's stage-1 times scaled by time_factor (measured / modelled), so
+ * `load` means the same utilisation of the measured device (before any
+ * evaluation: not thread-safe). Returns 1 when the rate came from the load and
+ * was re-derived, 0 when it is given or replayed (left alone), or an error. */
+int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor);
+
 /* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
 int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
 

@@ -25,7 +25,9 @@
 #include <string.h>
 
 #include "kw_embed.h"
+#include "kw_exec.h"
 #include "kw_limits.h"
+#include "kw_load_hier.h"
 #include "kw_mapping.h"
 #include "kw_physical.h"
 #include "kw_xml.h"
@@ -267,6 +269,8 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
             if (a->idle_w >= a->tdp_w && a->tdp_w > 0.0)
                 kw_xml_problem(p, file, line, "idle power %g W must be below the TDP %g W",
                                a->idle_w, a->tdp_w);
+        } else if (kw_load_hier_elem(a, n, file, p)) {
+            /* issue 15: <storage>, <rates>, <accumulate> (kw_load_hier.c) */
         } else if (kw_xml_is(n, "thermal")) {
             seen_thermal = 1;
             kw_get_range(&a->t_ambient_c, n, "ambient_c", -50.0, 200.0, 0, file, p);
@@ -322,6 +326,7 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
         any |= a->peak_flops[i] > 0.0;
     if (!any)
         kw_xml_problem(p, file, rl, "accelerator supports no precision: every peak is 0");
+    kw_load_hier_check(a, file, rl, p);
     kw_physical_check_accel(root, file, p);
 }
 
@@ -871,6 +876,13 @@ static void kw_space_defaults(kw_space *s)
     s->noise_pct = KW_DEF_NOISE_PCT;
     s->sim_requests = KW_DEF_SIM_REQUESTS;
     s->final_requests = KW_DEF_FINAL_REQUESTS;
+    s->exec_timeout_s = KW_EXEC_DEF_TIMEOUT_S;
+    s->exec_start_timeout_s = KW_EXEC_DEF_START_TIMEOUT_S;
+    s->exec_warmup = KW_EXEC_DEF_WARMUP;
+    s->exec_reps = KW_EXEC_DEF_REPS;
+    s->exec_max_reps = KW_EXEC_DEF_MAX_REPS;
+    s->exec_target_ci_pct = KW_EXEC_DEF_TARGET_CI_PCT;
+    s->exec_anchor = 1;
 }
 
 /* Fill s from a validated space document. a or w may be NULL when they did
@@ -996,6 +1008,21 @@ static void kw_space_from_doc(kw_space *s, xmlNode *root, const char *file, cons
                                    "than the %d requests one simulation runs: %s must be at most "
                                    "%ld", req_attr[r], req_val[r], req_val[r] / KW_SIM_WARMUP_DIV,
                                    KW_SIM_MAX_REQUESTS, req_attr[r], kw_sim_max_sample());
+        } else if (kw_xml_is(n, "evaluator")) {
+            /* the measuring evaluator's settings (kw_exec.h) */
+            s->exec_line = (int)line;
+            kw_need(n, "command", file, p);
+            kw_xml_attr_str(s->exec_cmd, sizeof s->exec_cmd, n, "command", file, p);
+            kw_get_pos(&s->exec_timeout_s, n, "timeout_s", file, p);
+            kw_get_pos(&s->exec_start_timeout_s, n, "start_timeout_s", file, p);
+            kw_get_int(&s->exec_warmup, n, "warmup", 0, 1000000, file, p);
+            kw_get_int(&s->exec_reps, n, "reps", 1, KW_EXEC_SAMPLES_MAX, file, p);
+            kw_get_int(&s->exec_max_reps, n, "max_reps", 1, KW_EXEC_SAMPLES_MAX, file, p);
+            kw_get_range(&s->exec_target_ci_pct, n, "target_ci_pct", 0.0, 100.0, 0, file, p);
+            kw_xml_attr_bool(&s->exec_anchor, n, "anchor", file, p);
+            if (s->exec_max_reps < s->exec_reps)
+                kw_xml_problem(p, file, line, "max_reps (%d) is below reps (%d)",
+                               s->exec_max_reps, s->exec_reps);
         }
     }
     if (ks->n_knobs == 0)

@@ -15,6 +15,12 @@
 static const char *const kw_loop_names[] = {"mnk", "nmk", "kmn"};
 static const char *const kw_attn_names[] = {"none", "qk_softmax", "flash"};
 static const char *const kw_place_names[] = {"round_robin", "least_loaded", "stream_affinity"};
+/* attention_schedule: serial = the softmax runs between the matrix steps
+ * (FlashAttention-2); overlap = it runs under them (FlashAttention-3's
+ * ping-pong and intra-warpgroup pipelining, arXiv 2407.08608 section 3.1). */
+static const char *const kw_sched_names[] = {"serial", "overlap"};
+/* Upper bound of the stages, swizzle and cluster knobs' values. */
+#define KW_TILING_ORDINAL_MAX 64
 
 const char *kw_loop_name(kw_loop l) { return (unsigned)l < 3 ? kw_loop_names[l] : "?"; }
 const char *kw_attn_fusion_name(kw_attn_fusion f) { return (unsigned)f < 3 ? kw_attn_names[f] : "?"; }
@@ -120,6 +126,17 @@ static int kw_mapping_apply(kw_mapping *m, const kw_block *b, const char *knob, 
             t->loop = (kw_loop)e;
             return 0;
         }
+        /* Issue 15: pipeline stages, launch-order swizzle, multicast cluster. */
+        int *ival = strcmp(f, "stages") == 0    ? &t->stages
+                    : strcmp(f, "swizzle") == 0 ? &t->swizzle
+                    : strcmp(f, "cluster") == 0 ? &t->cluster
+                                                : NULL;
+        if (ival) {
+            if (kw_parse_int(&iv, val, 1, KW_TILING_ORDINAL_MAX) != 0)
+                return -1;
+            *ival = (int)iv;
+            return 0;
+        }
         if (strcmp(f, "double_buffer") == 0) {
             if ((e = kw_onoff(val)) < 0)
                 return -1;
@@ -171,6 +188,12 @@ static int kw_mapping_apply(kw_mapping *m, const kw_block *b, const char *knob, 
             return -1;
         return 0;
     }
+    if (strcmp(knob, "attention_schedule") == 0) {
+        if ((e = kw_pick(kw_sched_names, 2, val)) < 0)
+            return -1;
+        m->attn_overlap = e;
+        return 0;
+    }
     if (strcmp(knob, "launch_mode") == 0) {
         if (strcmp(val, "eager") == 0)
             m->graph_mode = 0;
@@ -217,7 +240,7 @@ int kw_mapping_knob_known(const kw_block *b, const char *knob)
     /* A name is known when some value could be applied to it: probe with a
      * value that parses for every kind of knob family in turn. */
     static const char *const probes[] = {"1", "on", "none", "fp32", "dense", "eager", "mnk",
-                                         "round_robin"};
+                                         "round_robin", "serial"};
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
         if (kw_mapping_apply(&m, b, knob, probes[i]) == 0)
             return 1;

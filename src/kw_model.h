@@ -20,6 +20,8 @@
 #define KW_SHAPE_MAX 64     /* shapes in one workload */
 #define KW_GROUP_MAX 8      /* GEMM tiling groups in one block */
 #define KW_THROTTLE_MAX 4   /* thermal throttle steps */
+#define KW_LEVEL_MAX 8      /* storage levels in an accelerator's hierarchy */
+#define KW_PAIR_MAX 16      /* supported (input, accumulation) precision pairs */
 
 /* ---------------- precision ---------------- */
 typedef enum {
@@ -43,6 +45,28 @@ typedef struct kw_throttle_step {
     double temp_c;       /* at or above this die temperature ... */
     double clock_factor; /* ... the clock runs at this fraction of nominal */
 } kw_throttle_step;
+
+/* One level of the storage hierarchy (accelerator <storage>, spaces/accelerator.xsd).
+ * Per-unit levels (registers, SRAM) have a capacity per compute unit; shared
+ * levels (L2, global buffer, VMEM) one capacity for the chip; DRAM is <memory>'s. */
+typedef enum { KW_LEVEL_REGISTERS, KW_LEVEL_SRAM, KW_LEVEL_SHARED, KW_LEVEL_KIND_COUNT } kw_level_kind;
+/* What may live in a level (bit set). */
+#define KW_HOLD_ACCUMULATORS 1u /* GEMM/attention output accumulators */
+#define KW_HOLD_SCORES 2u       /* attention score/probability tiles */
+#define KW_HOLD_OPERANDS 4u     /* staged operand tiles (and their pipeline stages) */
+
+typedef struct kw_level {
+    char name[KW_NAME_MAX];
+    kw_level_kind kind;
+    uint64_t bytes;             /* per unit (registers, sram) or whole chip (shared) */
+    double bw_bytes_per_s;      /* whole chip; 0 = not a bound */
+    unsigned holds;             /* KW_HOLD_* */
+    int line;
+} kw_level;
+
+typedef struct kw_prec_pair {
+    kw_prec input, accum;
+} kw_prec_pair;
 
 typedef struct kw_accel {
     char name[KW_NAME_MAX];
@@ -77,6 +101,18 @@ typedef struct kw_accel {
     kw_throttle_step throttle[KW_THROTTLE_MAX]; /* ascending temp_c */
     double t_shutdown_c;
     int line;
+    /* --- appended by the model area (issue 15); all zero = the model before it --- */
+    int n_levels;
+    kw_level levels[KW_LEVEL_MAX];  /* <storage>: registers, SRAM, shared levels */
+    double matrix_fraction[KW_PREC_COUNT]; /* achievable fraction of the matrix peak; 0 = 1 */
+    double sync_matrix_fraction;    /* matrix fraction of a synchronous-MMA schedule; 0 = same */
+    double dram_fraction;           /* achieved fraction of DRAM bandwidth; 0 = 1 */
+    double special_ops_per_s;       /* whole chip: exp etc. on the special-function units; 0 = free */
+    double vector_ops_per_s;        /* whole chip: fp32 non-matrix instructions; 0 = free */
+    double softmax_vector_ops;      /* fp32 vector instructions per attention score */
+    int multicast_max;              /* units an operand tile may be multicast to; 0/1 = none */
+    int n_pairs;                    /* 0 = every (input, accumulation) pair allowed */
+    kw_prec_pair pairs[KW_PAIR_MAX];
 } kw_accel;
 
 /* ---------------- workload ---------------- */
@@ -166,6 +202,13 @@ typedef struct kw_space {
     double noise_pct;                /* optional seeded measurement noise of the model (0 = off) */
     int sim_requests;                /* serving-simulation sample size while tuning */
     int final_requests;              /* sample size of the re-check of ranked configs */
+    /* the measuring evaluator (<evaluator>, src/kw_exec.c); exec_cmd "" = the model */
+    char exec_cmd[KW_PATH_MAX];
+    int exec_line;                   /* line of <evaluator> (0: none) */
+    double exec_timeout_s, exec_start_timeout_s;
+    int exec_warmup, exec_reps, exec_max_reps;
+    double exec_target_ci_pct;
+    int exec_anchor;                 /* bracket each measurement with the baseline */
 } kw_space;
 
 /* Everything one run reads: owned together, freed by kw_config_free (kw_load.h). */
@@ -186,6 +229,10 @@ typedef struct kw_tiling {
     int split_k;                /* K split into this many partial sums, reduced at the end */
     kw_loop loop;               /* mnk: M outer (A panel reused), nmk: N outer, kmn: K outer */
     int double_buffer;          /* overlap the next K chunk's load with compute; doubles input SRAM */
+    /* --- appended by the model area (issue 15) --- */
+    int stages;                 /* operand pipeline stages; 0 = from double_buffer (2 or 1) */
+    int swizzle;                /* tile rows grouped in the launch order (rasterisation); 0/1 = row-major */
+    int cluster;                /* units sharing one operand tile by multicast; 0/1 = none */
 } kw_tiling;
 
 typedef struct kw_mapping {
@@ -200,6 +247,8 @@ typedef struct kw_mapping {
     double batch_timeout_us;
     kw_placement placement;
     int cores_per_request;
+    /* --- appended by the model area (issue 15) --- */
+    int attn_overlap;                 /* attention_schedule=overlap: softmax hidden under matrix work */
 } kw_mapping;
 
 /* Defaults a block uses for a knob its space does not list. */

@@ -36,7 +36,9 @@
 #include <libxml/xmlwriter.h>
 
 #include "config.h"
+#include "kw_audit.h"
 #include "kw_journal.h"
+#include "kw_netpath.h"
 #include "kw_results.h"
 #include "kw_xml.h"
 
@@ -527,14 +529,18 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     const char *pname = rs->metric_names[rs->primary];
     char t[1024], a[64], b[64], c[64];
     kw_x_start(x, "rollback");
+    /* Each target carries its knob values, so the roll-back configuration is
+     * in the file even when it is not among the listed configs (libknobwise). */
     kw_x_start(x, "target");
     kw_x_attr(x, "kind", "parent");
     kw_x_id(x, "id", s->configs[rb.parent].id);
+    kw_x_knobs(x, rs, &s->configs[rb.parent].cand);
     kw_x_end(x);
     if (s->baseline >= 0) {
         kw_x_start(x, "target");
         kw_x_attr(x, "kind", "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
+        kw_x_knobs(x, rs, &s->configs[s->baseline].cand);
         kw_x_end(x);
     }
     const kw_rs_limits *l = &rs->limits;
@@ -634,6 +640,175 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     kw_x_end(x); /* rollback */
 }
 
+/* The net path, the exploration summary and the sensitivity of one shape
+ * (kw_netpath.h: the same function audit, the report and verify call). */
+static void kw_x_reproduce(kw_xw *x, const kw_runsum *rs, const kw_rs_shape *s, const kw_cand *c)
+{
+    kw_sbuf b = {0};
+    kw_sbuf_puts(&b, "knobwise eval");
+    if (rs->info.space_path[0])
+        kw_sbuf_printf(&b, " --space %s", rs->info.space_path);
+    kw_sbuf_printf(&b, " --seed %llu --shape %s", (unsigned long long)rs->info.seed, s->name);
+    kw_sbuf words = {0};
+    kw_audit_set_words(&words, &rs->ks, c);
+    if (words.len)
+        kw_sbuf_printf(&b, " %s", kw_sbuf_cstr(&words));
+    kw_sbuf_free(&words);
+    kw_x_attr(x, "reproduce", kw_sbuf_cstr(&b));
+    kw_sbuf_free(&b);
+}
+
+static void kw_x_effect(kw_xw *x, const char *name, double pct, const kw_rs_config *after)
+{
+    if (!kw_guards_saturated(after->m.guards) && isfinite(pct))
+        kw_x_num(x, name, pct, 3);
+}
+
+static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_knobspace *ks = &rs->ks;
+    if (s->baseline < 0 || s->final < 0)
+        return;
+    kw_netpath np;
+    if (kw_netpath_build(&np, rs, shape) != 0) {
+        x->bad = 1;
+        return;
+    }
+    static const char *const kinds[] = {"none", "direct", "accepted"};
+    const kw_rs_config *B = &s->configs[s->baseline];
+    kw_x_start(x, "net_path");
+    kw_x_attr(x, "kind", kinds[np.kind]);
+    kw_x_long(x, "steps", np.n);
+    kw_x_id(x, "from", B->id);
+    kw_x_id(x, "to", s->configs[s->final].id);
+    for (int i = 0; i < np.n; i++) {
+        const kw_net_step *st = &np.steps[i];
+        const kw_rs_config *bf = &s->configs[st->before], *af = &s->configs[st->after];
+        char moved[512];
+        kw_x_start(x, "step");
+        kw_x_long(x, "n", i + 1);
+        kw_x_attr(x, "knob", ks->knobs[st->knob].name);
+        kw_x_attr(x, "from", ks->knobs[st->knob].values[bf->cand.v[st->knob]]);
+        kw_x_attr(x, "to", ks->knobs[st->knob].values[af->cand.v[st->knob]]);
+        kw_x_id(x, "parent_id", bf->id);
+        kw_x_id(x, "id", af->id);
+        kw_x_num(x, "before", bf->m.v[rs->primary], 3);
+        kw_x_num(x, "after", af->m.v[rs->primary], 3);
+        kw_x_effect(x, "effect_pct", kw_netpath_effect(rs, shape, st, rs->primary), af);
+        kw_x_effect(x, "cumulative_pct", kw_pct(af->m.v[rs->primary], B->m.v[rs->primary]), af);
+        kw_x_attr(x, "saturated", kw_guards_saturated(af->m.guards) ? "true" : "false");
+        kw_x_attr(x, "guards", af->m.guards[0] ? af->m.guards : "pass");
+        kw_x_attr(x, "bottleneck_before", bf->m.klass[0] ? bf->m.klass : "-");
+        kw_x_attr(x, "bottleneck_after", af->m.klass[0] ? af->m.klass : "-");
+        kw_netpath_moved(moved, sizeof moved, rs, shape, st);
+        kw_x_attr(x, "moved", moved);
+        if (st->step >= 0)
+            kw_x_long(x, "journal_step", s->steps[st->step].num);
+        if (st->eval_step >= 0)
+            kw_x_long(x, "evaluated_at_step", s->steps[st->eval_step].num);
+        kw_x_reproduce(x, rs, s, &af->cand);
+        kw_x_end(x);
+    }
+    kw_x_end(x);
+
+    kw_explore_sum e;
+    kw_netpath_explore_sum(&e, rs, shape, &np);
+    char line[1024];
+    kw_netpath_explore_line(line, sizeof line, rs, &e);
+    kw_x_start(x, "exploration");
+    kw_x_long(x, "evaluations", e.evaluations);
+    kw_x_long(x, "configs", e.configs);
+    kw_x_long(x, "steps", e.steps);
+    kw_x_long(x, "accepted", e.accepts);
+    kw_x_long(x, "explored", e.explores);
+    kw_x_long(x, "reverted", e.reverts);
+    kw_x_long(x, "rejected", e.rejects);
+    kw_x_long(x, "constraint", e.constraints);
+    kw_x_long(x, "probe_steps", e.probes);
+    kw_x_long(x, "excursion_steps", e.excursions);
+    if (e.best_step > 0)
+        kw_x_long(x, "found_at_step", e.best_step);
+    kw_x_attr(x, "summary", line);
+    kw_x_end(x);
+    kw_netpath_free(&np);
+
+    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
+    if (!sn) {
+        x->bad = 1;
+        return;
+    }
+    if (kw_netpath_sensitivity(sn, rs, shape) == 0) {
+        static const char *const states[] = {"edge", "missing", "constraint", "evaluated"};
+        kw_x_start(x, "sensitivity");
+        for (int k = 0; k < ks->n_knobs; k++) {
+            kw_x_start(x, "knob");
+            kw_x_attr(x, "name", ks->knobs[k].name);
+            kw_x_attr(x, "shipped", ks->knobs[k].values[s->configs[s->final].cand.v[k]]);
+            kw_x_attr(x, "no_effect", kw_sens_inert(&sn[k]) ? "true" : "false");
+            for (int side = 0; side < 2; side++) {
+                const kw_sens_side *o = &sn[k].side[side];
+                kw_x_start(x, "neighbour");
+                kw_x_attr(x, "dir", side ? "up" : "down");
+                kw_x_attr(x, "state", states[o->state]);
+                if (o->state != KW_SENS_EDGE)
+                    kw_x_attr(x, "value", ks->knobs[k].values[o->value]);
+                if (o->state == KW_SENS_EVALUATED) {
+                    const kw_rs_config *c = &s->configs[o->config];
+                    kw_x_id(x, "id", c->id);
+                    kw_x_effect(x, "effect_pct", o->pct, c);
+                    kw_x_attr(x, "saturated", kw_guards_saturated(c->m.guards) ? "true" : "false");
+                    kw_x_attr(x, "guards", c->m.guards[0] ? c->m.guards : "pass");
+                    kw_x_attr(x, "same", o->same ? "true" : "false");
+                }
+                kw_x_end(x);
+            }
+            kw_x_end(x);
+        }
+        kw_x_end(x);
+    }
+    free(sn);
+}
+
+/* Knobs that changed nothing on any shape where their neighbours were
+ * evaluated: a reader may leave them at any value, and a search need not
+ * spend evaluations on them. */
+static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
+{
+    const kw_knobspace *ks = &rs->ks;
+    int *inert = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *inert);
+    int *seen = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *seen);
+    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
+    if (!inert || !seen || !sn) {
+        x->bad = 1;
+        goto done;
+    }
+    for (int i = 0; i < rs->n_shapes; i++) {
+        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
+            continue;
+        for (int k = 0; k < ks->n_knobs; k++) {
+            int evaluated = sn[k].side[0].state == KW_SENS_EVALUATED ||
+                            sn[k].side[1].state == KW_SENS_EVALUATED;
+            seen[k] += evaluated;
+            inert[k] += kw_sens_inert(&sn[k]);
+        }
+    }
+    kw_x_start(x, "knob_effects");
+    for (int k = 0; k < ks->n_knobs; k++) {
+        kw_x_start(x, "knob");
+        kw_x_attr(x, "name", ks->knobs[k].name);
+        kw_x_long(x, "shapes_measured", seen[k]);
+        kw_x_long(x, "shapes_no_effect", inert[k]);
+        kw_x_attr(x, "no_effect_anywhere", seen[k] > 0 && inert[k] == seen[k] ? "true" : "false");
+        kw_x_end(x);
+    }
+    kw_x_end(x);
+done:
+    free(inert);
+    free(seen);
+    free(sn);
+}
+
 static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
@@ -647,6 +822,12 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
     kw_x_long(x, "ranked", s->ranked_total);
     kw_x_long(x, "ranked_listed", listed);
     kw_x_long(x, "rejected", s->rejected_total);
+    if (s->has_dims) {
+        kw_x_attr(x, "phase", s->phase_decode ? "decode" : "prefill");
+        kw_x_long(x, "batch", s->batch);
+        kw_x_long(x, s->phase_decode ? "kv_len" : "seq", s->len);
+        kw_x_long(x, "streams", s->streams);
+    }
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
@@ -710,6 +891,7 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_end(x);
     }
     free(rej);
+    kw_x_netpath(x, rs, shape);
     kw_x_end(x);
 }
 
@@ -781,6 +963,7 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
 
     for (int i = 0; i < rs->n_shapes; i++)
         kw_x_shape(&x, rs, i);
+    kw_x_knob_effects(&x, rs);
     kw_x_end(&x);
     if (xmlTextWriterEndDocument(x.w) < 0 || xmlTextWriterFlush(x.w) < 0)
         x.bad = 1;
@@ -851,7 +1034,7 @@ int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs)
     return kw_ranked_render(&o, rs);
 }
 
-static int kw_audit_render(kw_rout *o, const kw_runsum *rs)
+static int kw_audit_csv_render(kw_rout *o, const kw_runsum *rs)
 {
     kw_sbuf *out = o->b;
     int *order = NULL;
@@ -919,7 +1102,7 @@ static int kw_audit_render(kw_rout *o, const kw_runsum *rs)
 int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs)
 {
     kw_rout o = {out, NULL, 0, 0};
-    return kw_audit_render(&o, rs);
+    return kw_audit_csv_render(&o, rs);
 }
 
 static int kw_port_render(kw_rout *o, const kw_runsum *rs)
@@ -1102,7 +1285,7 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n)
 
 static int kw_xml_cb(kw_rout *o, const void *rs) { return kw_xml_render(o, rs); }
 static int kw_ranked_cb(kw_rout *o, const void *rs) { return kw_ranked_render(o, rs); }
-static int kw_audit_cb(kw_rout *o, const void *rs) { return kw_audit_render(o, rs); }
+static int kw_audit_cb(kw_rout *o, const void *rs) { return kw_audit_csv_render(o, rs); }
 static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs); }
 
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
@@ -2231,6 +2414,20 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
     for (int i = 0; i < 3; i++)
         if (rs->info.input_hash[i][0] == '\0' && strlen(cfg->input_hash[i]) == 16)
             snprintf(rs->info.input_hash[i], 17, "%s", cfg->input_hash[i]);
+    /* Each tuned shape's dimensions, by name (the journal records names only). */
+    for (int s = 0; s < rs->n_shapes; s++)
+        for (int i = 0; i < sp->n_shapes; i++) {
+            const kw_shape *w = &cfg->workload.shapes[sp->shapes[i]];
+            if (strcmp(w->name, rs->shapes[s].name) != 0)
+                continue;
+            kw_rs_shape *t = &rs->shapes[s];
+            t->has_dims = 1;
+            t->phase_decode = w->phase == KW_PHASE_DECODE;
+            t->batch = w->batch;
+            t->len = t->phase_decode ? w->kv_len : w->seq;
+            t->streams = w->streams;
+            break;
+        }
 }
 
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,

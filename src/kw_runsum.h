@@ -72,6 +72,11 @@ typedef struct kw_rs_shape {
      * kw_runsum_finish then takes it as the final config */
     int has_best;
     uint64_t best_id;
+    /* the shape's dimensions (kw_runsum_set_limits, from the space), written
+     * to results.xml for libknobwise's nearest-shape lookup; has_dims 0 when
+     * the summary was made without the space */
+    int has_dims, phase_decode;
+    long batch, len, streams;
     /* filled by kw_runsum_finish */
     int baseline;     /* config index of the baseline, -1 when never evaluated */
     int final;        /* config index of the final incumbent (the recommendation) */

@@ -7,7 +7,10 @@
  *      changes exactly one knob of the incumbent, before/after are the means
  *      of their evaluations, constraint steps break their constraint, each
  *      shape's result follows from its steps);
- *   3. the one-knob rule again on the replayed summary (independent code);
+ *   3. the one-knob rule again on the replayed summary (independent code),
+ *      and the net path (kw_netpath.h) of every shape: a chain of one-knob
+ *      steps from the baseline to the recommendation, each configuration
+ *      on it evaluated;
  *   4. the result files follow from the journal: ranked.csv and audit.csv are
  *      byte-identical to what the journal implies, results.xml is valid and
  *      ranks each shape's recommendation first;

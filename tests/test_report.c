@@ -206,6 +206,7 @@ Test(verify, intact_journal_passes)
     kw_sbuf log = {0};
     cr_assert_eq(kw_verify_journal(&log, jp), 0, "%s", kw_sbuf_cstr(&log));
     cr_assert(strstr(kw_sbuf_cstr(&log), "each changes exactly one knob") != NULL);
+    cr_assert(strstr(kw_sbuf_cstr(&log), "ok   net path: ") != NULL, "%s", kw_sbuf_cstr(&log));
     kw_sbuf_free(&log);
     rm_rf(dir);
     free(dir);
@@ -326,8 +327,15 @@ Test(results_cli, verbs_on_a_model_run, .timeout = 300)
     snprintf(args, sizeof args, "audit '%s'", dir);
     r = kw_t_run(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "accepted path") && strstr(r.out, "reproduce: knobwise eval --seed 1 --shape"),
+    cr_assert(strstr(r.out, "net path: the ") && strstr(r.out, "reproduce: knobwise eval --seed 1 --shape"),
               "%s", r.out);
+    cr_assert(strstr(r.out, "  exploration: ") && strstr(r.out, "sensitivity: "), "%s", r.out);
+    cr_assert_null(strstr(r.out, "accepted path (each step"), "the exploration is behind a flag");
+    kw_t_free(&r);
+    snprintf(args, sizeof args, "audit '%s' --exploration", dir);
+    r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "accepted path (each step") && strstr(r.out, "net path: the "), "%s", r.out);
     kw_t_free(&r);
 
     snprintf(args, sizeof args, "audit '%s' --shape no_such_shape", dir);

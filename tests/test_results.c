@@ -751,3 +751,54 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
         rm_tree(ref);
     }
 }
+
+/* The net path in results.xml: per shape one <step> per knob that differs
+ * between the baseline and the recommendation, whose effects compose to the
+ * closed-form total of the synthetic model; every knob has a sensitivity
+ * entry; the run-wide knob_effects lists every knob. */
+Test(results, xml_carries_the_net_path_and_sensitivity)
+{
+    kw_runsum *rs = sy_run();
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    for (int sh = 0; sh < rs->n_shapes; sh++) {
+        const kw_rs_shape *s = &rs->shapes[sh];
+        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand);
+        char xp[256];
+        snprintf(xp, sizeof xp, "/results/shape[@name='%s']/net_path/@steps", s->name);
+        char *v = xpath_attr(doc, xp);
+        cr_assert_eq(atoi(v), d, "shape %s: net path %s steps, %d knobs changed", s->name, v, d);
+        free(v);
+        double prod = 1.0;
+        for (int i = 1; i <= d; i++) {
+            snprintf(xp, sizeof xp, "/results/shape[@name='%s']/net_path/step[@n=%d]/@effect_pct",
+                     s->name, i);
+            v = xpath_attr(doc, xp);
+            cr_assert(v[0], "shape %s step %d has no effect", s->name, i);
+            prod *= 1.0 + atof(v) / 100.0;
+            free(v);
+        }
+        double want = sy_p95(&s->configs[s->final].cand, sh) / sy_p95(&s->configs[s->baseline].cand, sh);
+        /* effects are written with 3 decimals: a few 1e-5 of rounding per step */
+        cr_assert_float_eq(prod, want, 1e-4, "shape %s: %f vs %f", s->name, prod, want);
+        snprintf(xp, sizeof xp, "count(/results/shape[@name='%s']/sensitivity/knob)", s->name);
+        xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+        xmlXPathObjectPtr o = xmlXPathEvalExpression(BAD_CAST xp, ctx);
+        cr_assert_float_eq(o->floatval, rs->ks.n_knobs, 1e-9);
+        xmlXPathFreeObject(o);
+        o = xmlXPathEvalExpression(BAD_CAST "count(/results/knob_effects/knob)", ctx);
+        cr_assert_float_eq(o->floatval, rs->ks.n_knobs, 1e-9);
+        xmlXPathFreeObject(o);
+        xmlXPathFreeContext(ctx);
+        snprintf(xp, sizeof xp, "/results/shape[@name='%s']/exploration/@evaluations", s->name);
+        v = xpath_attr(doc, xp);
+        cr_assert_eq(atol(v), s->evals_total);
+        free(v);
+    }
+    xmlFreeDoc(doc);
+    free(xml);
+    kw_runsum_free(rs);
+}

@@ -1,0 +1,600 @@
+/* kw_exec.c - the measuring evaluator (see kw_exec.h).
+ *
+ * Design choices:
+ * - The model evaluator stays the one home of stages 2-4: this file measures
+ *   stage 1 and hands the result to kw_model_eval_measured, so the serving
+ *   simulation, thermal window, drift check and guards are the same code for
+ *   modelled and measured runs (rejected: a copy of the stage glue here).
+ * - The per-evaluation statistic handed on is the MEDIAN of the samples kept
+ *   by the outlier policy: robust, and over repetitions close to normal
+ *   (asymptotic normality of the sample median), which is what the engine's
+ *   Welch test across repetitions assumes. Raw samples are skewed; they are
+ *   never fed to a t-test (kw_mstat.h has the rank test for raw samples).
+ * - Adaptive samples: the first request asks for `reps`; while the median's
+ *   (unit=request: the p95's) distribution-free 95% interval is wider than
+ *   +-target_ci_pct of it and fewer than max_reps are in, another request
+ *   asks for as many again.
+ * - Drift: with anchor on, every measurement of a candidate is bracketed by
+ *   two measurements of the shape's baseline (A B A) and the candidate's
+ *   median is scaled by ref / mean(A1, A2), ref being the baseline's first
+ *   median in this process; a device drifting linearly over the bracket is
+ *   cancelled exactly. This is the interleaving the engine can have without
+ *   knowing the incumbent (the search engine must not care which evaluator it
+ *   has): every candidate is compared through the same anchor.
+ * - Protocol additions (unknown keys are ignored by workers, so no version
+ *   bump): `rep=N` (the engine's repetition) and `round=K` (the adaptive
+ *   request's index within the evaluation), so a worker that draws noise can
+ *   make it a function of the request and not of the order of requests; and
+ *   `purpose=search|anchor|calibrate|results` (a journaled evaluation, an
+ *   anchor bracket, the start-up baseline that sets the arrival rate, a
+ *   result-time re-measurement: portability matrix and re-check), so a worker
+ *   or a test can tell what is journaled.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "kw_exec.h"
+#include "kw_mstat.h"
+#include "kw_worker.h"
+
+
+typedef struct kw_exec_dev {
+    pthread_mutex_t mu;
+    kw_worker *w;            /* NULL after a fault until the next request */
+    kw_exec_opts o;
+    char *cmd;
+    int log_fd;              /* -1: knobwise's stderr */
+    long next_id, requests, restarts;
+    double anchor_ref[KW_SHAPE_MAX]; /* the baseline's first median per shape, 0 = none yet */
+    char name[128];
+} kw_exec_dev;
+
+struct kw_exec {
+    const kw_config *cfg;
+    const kw_model_eval *model;
+    kw_exec_dev *dev;
+    int owns_dev;
+    const char *purpose;     /* the request's purpose= for the candidate's own measurements */
+    kw_evaluator iface;
+    kw_cand base;
+};
+
+void kw_exec_opts_from_space(kw_exec_opts *o, const kw_space *s, const char *cmd_override,
+                             double timeout_override_s)
+{
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd_override ? cmd_override : s->exec_cmd;
+    o->timeout_s = timeout_override_s > 0 ? timeout_override_s : s->exec_timeout_s;
+    o->start_timeout_s = s->exec_start_timeout_s;
+    o->warmup = s->exec_warmup;
+    o->reps = s->exec_reps;
+    o->max_reps = s->exec_max_reps;
+    o->target_ci_pct = s->exec_target_ci_pct;
+    o->anchor = s->exec_anchor;
+}
+
+int kw_exec_spec(const char **cmd, const char *spec, const kw_space *s)
+{
+    *cmd = NULL;
+    if (!spec) {
+        if (s && s->exec_cmd[0])
+            *cmd = s->exec_cmd;
+        return 0;
+    }
+    if (strcmp(spec, "model") == 0)
+        return 0;
+    if (strncmp(spec, "exec:", 5) == 0 && spec[5]) {
+        *cmd = spec + 5;
+        return 0;
+    }
+    return kw_error_set(KW_EINPUT, "--evaluator takes 'model' or 'exec:CMD', not '%s'", spec);
+}
+
+/* ------------------------------------------------------------------ requests */
+
+static const char *kw_exec_kind(kw_op_kind k)
+{
+    switch (k) {
+    case KW_OP_GEMM: return "gemm";
+    case KW_OP_ATTENTION: return "attention";
+    case KW_OP_CONV: return "conv";
+    case KW_OP_NORM: return "norm";
+    case KW_OP_RESIDUAL: return "residual";
+    case KW_OP_ACT: return "act";
+    }
+    return "unknown";
+}
+
+/* Append printf text to buf (len used of cap); returns 0 or -1 when full. */
+static int kw_exec_cat(char *buf, size_t *len, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int kw_exec_cat(char *buf, size_t *len, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap - *len)
+        return -1;
+    *len += (size_t)n;
+    return 0;
+}
+
+/* The measure line for (c, shape) as the protocol names it. */
+static int kw_exec_line(char *buf, size_t cap, const kw_exec *e, long id, const kw_cand *c,
+                        int shape, int rep, int round, int reps, int warmup, const char *purpose)
+{
+    const kw_config *cfg = e->cfg;
+    const kw_shape *s = &cfg->workload.shapes[cfg->space.shapes[shape]];
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    size_t len = 0;
+    int bad = kw_exec_cat(buf, &len, cap,
+                          "measure id=%ld shape=%s block=%s phase=%s batch=%d seq=%d kv_len=%d "
+                          "streams=%d warmup=%d reps=%d rep=%d round=%d purpose=%s",
+                          id, s->name, b->name, s->phase == KW_PHASE_PREFILL ? "prefill" : "decode",
+                          s->batch, s->seq, s->kv_len, s->streams, warmup, reps, rep, round, purpose);
+    for (int i = 0; i < b->n_ops && !bad; i++) {
+        const kw_op *op = &b->ops[i];
+        bad |= kw_exec_cat(buf, &len, cap, " op.%s=%s", op->name, kw_exec_kind(op->kind));
+        switch (op->kind) {
+        case KW_OP_GEMM:
+            bad |= kw_exec_cat(buf, &len, cap, ",n:%llu,k:%llu,epilogue:%d,weights:%d",
+                               (unsigned long long)op->n, (unsigned long long)op->k, op->epilogue,
+                               op->weights);
+            break;
+        case KW_OP_ATTENTION:
+            bad |= kw_exec_cat(buf, &len, cap, ",heads:%d,kv_heads:%d,head_dim:%d,causal:%d",
+                               op->heads, op->kv_heads, op->head_dim, op->causal);
+            break;
+        case KW_OP_CONV:
+            bad |= kw_exec_cat(buf, &len, cap,
+                               ",in_h:%d,in_w:%d,in_c:%d,out_c:%d,kh:%d,kw:%d,stride:%d,pad:%d,"
+                               "epilogue:%d",
+                               op->in_h, op->in_w, op->in_c, op->out_c, op->kh, op->kw, op->stride,
+                               op->pad, op->epilogue);
+            break;
+        default:
+            bad |= kw_exec_cat(buf, &len, cap, ",width:%llu", (unsigned long long)op->width);
+        }
+        if (op->group[0])
+            bad |= kw_exec_cat(buf, &len, cap, ",group:%s", op->group);
+        if (op->merge[0])
+            bad |= kw_exec_cat(buf, &len, cap, ",merge:%s", op->merge);
+    }
+    const kw_knobspace *ks = &cfg->space.knobs;
+    for (int k = 0; k < ks->n_knobs && !bad; k++)
+        bad |= kw_exec_cat(buf, &len, cap, " knob.%s=%s", ks->knobs[k].name,
+                           ks->knobs[k].values[c->v[k]]);
+    if (bad)
+        return kw_error_set(KW_EINPUT, "a measure request is longer than %d bytes",
+                            KW_WORKER_LINE_MAX);
+    return 0;
+}
+
+/* The value of key= in an answer line, or NULL; the token ends at a space. */
+static const char *kw_exec_val(const char *line, const char *key, size_t *vlen)
+{
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl)
+        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+            *vlen = strcspn(p + kl + 1, " ");
+            return p + kl + 1;
+        }
+    return NULL;
+}
+
+static int kw_exec_num(double *out, const char *v, size_t len)
+{
+    char tmp[64];
+    if (len == 0 || len >= sizeof tmp)
+        return -1;
+    memcpy(tmp, v, len);
+    tmp[len] = '\0';
+    char *end;
+    errno = 0;
+    double d = strtod(tmp, &end);
+    if (*end || errno || !isfinite(d))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* What one measure request brought back. */
+typedef struct kw_exec_ans {
+    int unit_request;   /* unit=request */
+    double q_rel_rms, q_cos;
+    char guard[KW_GUARDS_LEN]; /* "" ok, else error:... */
+} kw_exec_ans;
+
+/* Parse an answer to request id expecting reps samples appended to x (n in/out). */
+static void kw_exec_parse(kw_exec_ans *a, const char *ans, long id, int reps, double *x, int *n)
+{
+    size_t l;
+    const char *v;
+    char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "%ld", id);
+    v = kw_exec_val(ans, "id", &l);
+    if (!v || l != strlen(idbuf) || strncmp(v, idbuf, l) != 0) {
+        snprintf(a->guard, sizeof a->guard, "error:protocol");
+        return;
+    }
+    if (strncmp(ans, "error ", 6) == 0) {
+        v = kw_exec_val(ans, "reason", &l);
+        static const char *const ok[] = {"unsupported", "wrong_result", "resource", "internal"};
+        for (size_t i = 0; v && i < sizeof ok / sizeof ok[0]; i++)
+            if (l == strlen(ok[i]) && strncmp(v, ok[i], l) == 0) {
+                snprintf(a->guard, sizeof a->guard, "error:%s", ok[i]);
+                return;
+            }
+        snprintf(a->guard, sizeof a->guard, "error:protocol");
+        return;
+    }
+    if (strncmp(ans, "ok ", 3) != 0) {
+        snprintf(a->guard, sizeof a->guard, "error:protocol");
+        return;
+    }
+    v = kw_exec_val(ans, "unit", &l);
+    if (v && l == 6 && strncmp(v, "kernel", 6) == 0)
+        a->unit_request = 0;
+    else if (v && l == 7 && strncmp(v, "request", 7) == 0)
+        a->unit_request = 1;
+    else {
+        snprintf(a->guard, sizeof a->guard, "error:protocol");
+        return;
+    }
+    v = kw_exec_val(ans, "samples_us", &l);
+    int got = 0;
+    while (v && l > 0) {
+        size_t t = 0;
+        while (t < l && v[t] != ',')
+            t++;
+        double d;
+        if (got >= reps || kw_exec_num(&d, v, t) != 0 || !(d > 0)) {
+            snprintf(a->guard, sizeof a->guard, "error:protocol");
+            return;
+        }
+        x[(*n)++] = d;
+        got++;
+        if (t == l)
+            break;
+        v += t + 1;
+        l -= t + 1;
+    }
+    if (got != reps) {
+        snprintf(a->guard, sizeof a->guard, "error:protocol");
+        return;
+    }
+    double q;
+    if ((v = kw_exec_val(ans, "quality_rel_rms", &l)) && kw_exec_num(&q, v, l) == 0)
+        a->q_rel_rms = q;
+    if ((v = kw_exec_val(ans, "quality_cos", &l)) && kw_exec_num(&q, v, l) == 0)
+        a->q_cos = q;
+}
+
+/* One request on the device (mutex held): start the worker if needed. */
+static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, int round, int reps,
+                            const char *purpose, double *x, int *n, kw_exec_ans *a)
+{
+    kw_exec_dev *d = e->dev;
+    char *line = malloc(KW_WORKER_LINE_MAX), *ans = malloc(KW_WORKER_LINE_MAX);
+    if (!line || !ans) {
+        snprintf(a->guard, sizeof a->guard, "error:resource");
+        goto done;
+    }
+    if (!d->w) {
+        kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
+                             .index = d->o.index, .log_fd = d->log_fd};
+        if (kw_worker_start(&d->w, &wo) != 0) {
+            kw_error_clear();
+            snprintf(a->guard, sizeof a->guard, "error:start");
+            goto done;
+        }
+        d->restarts++;
+    }
+    long id = ++d->next_id;
+    if (kw_exec_line(line, KW_WORKER_LINE_MAX, e, id, c, shape, rep, round, reps,
+                     round == 0 ? d->o.warmup : 0, purpose) != 0) {
+        kw_error_clear();
+        snprintf(a->guard, sizeof a->guard, "error:protocol");
+        goto done;
+    }
+    d->requests++;
+    kw_worker_fault f = kw_worker_request(d->w, line, ans, KW_WORKER_LINE_MAX, d->o.timeout_s);
+    if (f != KW_WORKER_OK) {
+        snprintf(a->guard, sizeof a->guard, "%s",
+                 f == KW_WORKER_TIMEOUT ? "error:timeout"
+                 : f == KW_WORKER_CRASH ? "error:crash" : "error:protocol");
+        kw_worker_free(d->w);
+        d->w = NULL;
+        goto done;
+    }
+    int n0 = *n;
+    kw_exec_parse(a, ans, id, reps, x, n);
+    if (strcmp(a->guard, "error:protocol") == 0) {
+        /* garbage: the worker's state is unknown; start afresh */
+        *n = n0;
+        kw_worker_free(d->w);
+        d->w = NULL;
+    }
+done:
+    free(line);
+    free(ans);
+}
+
+/* Median of the samples kept by the outlier policy; ci_pct = half-width of its
+ * 95% interval relative to it. x is sorted and trimmed in place. */
+static double kw_exec_median(double *x, int n, double *ci_pct)
+{
+    size_t kept = kw_mstat_trim(x, (size_t)n);
+    double med = gsl_stats_median_from_sorted_data(x, 1, kept);
+    double lo, hi;
+    kw_mstat_quantile_ci(&lo, &hi, x, kept, 0.5, KW_EXEC_CI_LEVEL);
+    *ci_pct = med > 0 ? 100.0 * fmax(med - lo, hi - med) / med : INFINITY;
+    return med;
+}
+
+/* Measure c adaptively (mutex held). Returns the samples in x (n), the answer
+ * flags in a. */
+static void kw_exec_measure(kw_exec *e, const kw_cand *c, int shape, int rep, const char *purpose,
+                            double *x, int *n, kw_exec_ans *a)
+{
+    const kw_exec_opts *o = &e->dev->o;
+    int reps = o->reps, round = 0;
+    *n = 0;
+    for (;;) {
+        kw_exec_request(e, c, shape, rep, round, reps, purpose, x, n, a);
+        if (a->guard[0])
+            return;
+        if (*n >= o->max_reps)
+            return;
+        double *tmp = malloc((size_t)*n * sizeof *tmp);
+        if (!tmp)
+            return;
+        memcpy(tmp, x, (size_t)*n * sizeof *tmp);
+        double ci, lo, hi;
+        if (a->unit_request) {
+            /* whole-request latencies: the tail is the object, so its interval
+             * decides (p95, nothing trimmed) */
+            gsl_sort(tmp, 1, (size_t)*n);
+            double q = gsl_stats_quantile_from_sorted_data(tmp, 1, (size_t)*n, 0.95);
+            kw_mstat_quantile_ci(&lo, &hi, tmp, (size_t)*n, 0.95, KW_EXEC_CI_LEVEL);
+            ci = q > 0 ? 100.0 * fmax(q - lo, hi - q) / q : INFINITY;
+        } else {
+            kw_exec_median(tmp, *n, &ci);
+        }
+        free(tmp);
+        if (ci <= o->target_ci_pct)
+            return;
+        reps = *n < o->max_reps - *n ? *n : o->max_reps - *n;
+        round++;
+    }
+}
+
+static void kw_exec_fail(kw_metrics *out, const char *guard)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->guards, sizeof out->guards, "%s", guard);
+    snprintf(out->klass, sizeof out->klass, "failed");
+    out->v[KW_M_P50_US] = out->v[KW_M_P95_US] = out->v[KW_M_P99_US] = out->v[KW_M_P999_US] =
+        out->v[KW_M_MEAN_US] = HUGE_VAL;
+    out->v[KW_M_DRIFT_FALLBACK] = -1.0;
+}
+
+static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    kw_exec *e = ctx;
+    kw_exec_dev *d = e->dev;
+    int cap = d->o.max_reps;
+    double *x = malloc((size_t)cap * sizeof *x), *ax = malloc((size_t)cap * sizeof *ax);
+    int n = 0, rc = 0;
+    kw_exec_ans a = {.q_rel_rms = NAN, .q_cos = NAN};
+    double factor = 1.0;
+    if (!x || !ax) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for measured samples");
+        goto done;
+    }
+    int anchored = d->o.anchor && memcmp(c, &e->base, sizeof *c) != 0;
+    pthread_mutex_lock(&d->mu);
+    double a1 = 0, a2 = 0, ci;
+    if (anchored) {
+        kw_exec_ans aa = {0};
+        int an = 0;
+        kw_exec_measure(e, &e->base, shape, rep, "anchor", ax, &an, &aa);
+        if (!aa.guard[0])
+            a1 = kw_exec_median(ax, an, &ci);
+    }
+    kw_exec_measure(e, c, shape, rep, e->purpose, x, &n, &a);
+    if (anchored && !a.guard[0]) {
+        kw_exec_ans aa = {0};
+        int an = 0;
+        kw_exec_measure(e, &e->base, shape, rep, "anchor", ax, &an, &aa);
+        if (!aa.guard[0])
+            a2 = kw_exec_median(ax, an, &ci);
+    }
+    if (anchored && a1 > 0 && a2 > 0) {
+        double now = (a1 + a2) / 2.0;
+        if (!(d->anchor_ref[shape] > 0))
+            d->anchor_ref[shape] = now;
+        factor = d->anchor_ref[shape] / now;
+    } else if (!anchored && d->o.anchor && !a.guard[0] && !(d->anchor_ref[shape] > 0)) {
+        /* the baseline itself: its first median is the shape's anchor level */
+        double *tmp = malloc((size_t)n * sizeof *tmp);
+        if (tmp) {
+            memcpy(tmp, x, (size_t)n * sizeof *tmp);
+            d->anchor_ref[shape] = kw_exec_median(tmp, n, &ci);
+            free(tmp);
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+
+    if (a.guard[0]) {
+        kw_exec_fail(out, a.guard);
+        goto done;
+    }
+    kw_stage1_measured ms = {.quality_rel_rms = a.q_rel_rms, .quality_cos = a.q_cos};
+    if (a.unit_request) {
+        gsl_sort(x, 1, (size_t)n); /* the tail is the object: no outlier is dropped */
+        for (int i = 0; i < n; i++)
+            x[i] *= factor;
+        ms.request_us = x;
+        ms.n_request = n;
+    } else {
+        ms.kernel_us = kw_exec_median(x, n, &ci) * factor;
+    }
+    rc = kw_model_eval_measured(e->model, c, shape, rep, &ms, out);
+    if (rc == 0 && !a.unit_request)
+        out->v[KW_M_LATENCY_US] = ms.kernel_us; /* exactly the measured figure */
+done:
+    free(x);
+    free(ax);
+    return rc;
+}
+
+int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape)
+{
+    kw_exec_dev *d = e->dev;
+    int n = 0;
+    kw_exec_ans a = {.q_rel_rms = NAN, .q_cos = NAN};
+    *ratio = 0;
+    why[0] = '\0';
+    double *x = malloc((size_t)d->o.max_reps * sizeof *x);
+    if (!x)
+        return kw_error_set(KW_ENOMEM, "out of memory for measured samples");
+    pthread_mutex_lock(&d->mu);
+    kw_exec_measure(e, &e->base, shape, 0, "calibrate", x, &n, &a);
+    pthread_mutex_unlock(&d->mu);
+    kw_cost one;
+    int rc = 0;
+    if (a.guard[0]) {
+        snprintf(why, why_len, "%s", a.guard);
+    } else if ((rc = kw_model_eval_cost(&one, e->model, &e->base, shape)) == 0 &&
+               one.latency_us > 0) {
+        double ci;
+        *ratio = kw_exec_median(x, n, &ci) / one.latency_us;
+    }
+    free(x);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ lifetime */
+
+static void kw_exec_iface_init(kw_exec *e)
+{
+    const kw_evaluator *m = kw_model_eval_iface(e->model);
+    e->iface = *m;
+    e->iface.ctx = e;
+    e->iface.noisy = 1;
+    e->iface.eval = kw_exec_eval;
+    kw_cand_baseline(&e->base, &e->cfg->space.knobs);
+}
+
+int kw_exec_new(kw_exec **out, const kw_config *cfg, const kw_model_eval *model,
+                const kw_exec_opts *o)
+{
+    *out = NULL;
+    if (!o->cmd || !o->cmd[0])
+        return kw_error_set(KW_EINPUT, "the measuring evaluator needs a command (exec:CMD)");
+    if (o->reps < 1 || o->max_reps < o->reps || o->max_reps > KW_EXEC_SAMPLES_MAX ||
+        !(o->timeout_s > 0) || !(o->start_timeout_s > 0) || o->warmup < 0)
+        return kw_error_set(KW_EINPUT, "evaluator settings out of range: reps %d, max_reps %d "
+                            "(at most %d), timeout %g s, start timeout %g s, warmup %d",
+                            o->reps, o->max_reps, KW_EXEC_SAMPLES_MAX, o->timeout_s,
+                            o->start_timeout_s, o->warmup);
+    kw_exec *e = calloc(1, sizeof *e);
+    kw_exec_dev *d = calloc(1, sizeof *d);
+    int rc = 0;
+    if (!e || !d || !(d->cmd = strdup(o->cmd))) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory creating the measuring evaluator");
+        goto fail;
+    }
+    d->o = *o;
+    d->o.cmd = d->cmd;
+    d->log_fd = -1;
+    pthread_mutex_init(&d->mu, NULL);
+    kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = o->start_timeout_s, .index = o->index,
+                         .log_fd = -1};
+    if ((rc = kw_worker_start(&d->w, &wo)) != 0) {
+        pthread_mutex_destroy(&d->mu);
+        goto fail;
+    }
+    snprintf(d->name, sizeof d->name, "%s", kw_worker_name(d->w));
+    e->cfg = cfg;
+    e->model = model;
+    e->dev = d;
+    e->owns_dev = 1;
+    e->purpose = "search";
+    kw_exec_iface_init(e);
+    *out = e;
+    return 0;
+fail:
+    if (d)
+        free(d->cmd);
+    free(d);
+    free(e);
+    return rc;
+}
+
+int kw_exec_new_sibling(kw_exec **out, kw_exec *first, const kw_model_eval *model,
+                        const char *purpose)
+{
+    *out = NULL;
+    kw_exec *e = calloc(1, sizeof *e);
+    if (!e)
+        return kw_error_set(KW_ENOMEM, "out of memory creating the measuring evaluator");
+    e->cfg = first->cfg;
+    e->model = model;
+    e->dev = first->dev;
+    e->purpose = purpose;
+    kw_exec_iface_init(e);
+    *out = e;
+    return 0;
+}
+
+int kw_exec_log(kw_exec *e, const char *path)
+{
+    kw_exec_dev *d = e->dev;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return kw_error_set(KW_EIO, "%s: cannot open the worker log: %s", path, strerror(errno));
+    pthread_mutex_lock(&d->mu);
+    if (d->log_fd >= 0)
+        close(d->log_fd);
+    d->log_fd = fd;
+    kw_worker_free(d->w);
+    d->w = NULL;
+    kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
+                         .index = d->o.index, .log_fd = fd};
+    int rc = kw_worker_start(&d->w, &wo);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+void kw_exec_free(kw_exec *e)
+{
+    if (!e)
+        return;
+    if (e->owns_dev) {
+        kw_exec_dev *d = e->dev;
+        kw_worker_free(d->w);
+        if (d->log_fd >= 0)
+            close(d->log_fd);
+        pthread_mutex_destroy(&d->mu);
+        free(d->cmd);
+        free(d);
+    }
+    free(e);
+}
+
+const kw_evaluator *kw_exec_iface(const kw_exec *e) { return &e->iface; }
+long kw_exec_requests(const kw_exec *e) { return e->dev->requests; }
+long kw_exec_restarts(const kw_exec *e) { return e->dev->restarts; }
+const char *kw_exec_worker_name(const kw_exec *e) { return e->dev->name; }

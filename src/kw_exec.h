@@ -1,0 +1,90 @@
+/* kw_exec.h - the measuring evaluator: a second kw_evaluator (search/
+ * kw_search.h) whose stage 1 is measured by an external worker process
+ * (kw_worker.h, README "The worker protocol") instead of modelled.
+ *
+ * One evaluation of (candidate, shape, rep): a `measure` request with the
+ * shape, the block's operators and every knob; the samples (adaptive: more
+ * are asked for until the median's 95% interval is within target_ci_pct of
+ * it or max_reps are in), optionally bracketed by the shape's baseline
+ * (anchor: A B A, which cancels linear drift of the device); the outlier
+ * policy (kw_mstat.h); then the model's stages 2-4 on top of the measured
+ * kernel time (unit=kernel) or the measured latencies as the distribution
+ * (unit=request), through kw_model_eval_measured. The evaluator is `noisy`:
+ * the engine repeats every candidate and judges with its significance test.
+ *
+ * Threads: ONE worker per process. eval() is thread-safe: it holds the
+ * worker's mutex while measuring (kernels timed concurrently on one device
+ * would measure each other) and runs the serving simulation and drift check
+ * outside it, in parallel.
+ *
+ * Faults: a timeout, a worker that exits or an answer that does not parse
+ * kills the worker; the evaluation returns 0 with guards error:timeout,
+ * error:crash or error:protocol (the worker's own error as error:REASON) and
+ * infinite latencies, so the engine journals it as a failed candidate; the
+ * worker is started again for the next request.
+ */
+#ifndef KW_EXEC_H
+#define KW_EXEC_H
+
+#include "kw_eval.h"
+#include "kw_model.h"
+
+/* Defaults of the space's <evaluator> settings (spaces/space.xsd). */
+#define KW_EXEC_DEF_TIMEOUT_S 60.0        /* per candidate (one measure request) */
+#define KW_EXEC_DEF_START_TIMEOUT_S 30.0  /* for the ready line */
+#define KW_EXEC_DEF_WARMUP 3              /* discarded runs the worker makes first */
+#define KW_EXEC_DEF_REPS 10               /* samples of the first request */
+#define KW_EXEC_DEF_MAX_REPS 80           /* cap of samples per evaluation */
+#define KW_EXEC_DEF_TARGET_CI_PCT 1.0     /* stop when the median's 95% CI is within +-1% */
+#define KW_EXEC_CI_LEVEL 0.95
+#define KW_EXEC_SAMPLES_MAX 4096        /* cap of samples in one evaluation (schema: samples) */
+
+typedef struct kw_exec_opts {
+    const char *cmd;
+    double timeout_s, start_timeout_s;
+    int warmup, reps, max_reps;
+    double target_ci_pct;
+    int anchor;        /* bracket each measurement with the shape's baseline */
+    int index;         /* KW_WORKER_INDEX */
+} kw_exec_opts;
+
+/* Options from the space's <evaluator> (cmd: the space's command unless
+ * cmd_override is non-NULL; timeout_override > 0 replaces the timeout). */
+void kw_exec_opts_from_space(kw_exec_opts *o, const kw_space *s, const char *cmd_override,
+                             double timeout_override_s);
+
+/* The evaluator an option or the space names: spec "model" -> *cmd NULL,
+ * "exec:CMD" -> *cmd points at CMD inside spec; NULL spec -> the space's
+ * command when it has one (else NULL). KW_EINPUT for anything else. */
+int kw_exec_spec(const char **cmd, const char *spec, const kw_space *s);
+
+typedef struct kw_exec kw_exec;
+
+/* A measuring evaluator over model (borrowed: stages 2-4 and the plan), with
+ * its worker started and handshaken now (so a worker that cannot start is an
+ * error before anything is written: KW_EINPUT with the reason). The worker's
+ * stderr is knobwise's until kw_exec_log. */
+int kw_exec_new(kw_exec **out, const kw_config *cfg, const kw_model_eval *model,
+                const kw_exec_opts *o);
+/* A second evaluator over another model evaluator (e.g. the final re-check's,
+ * with the thermal window) sharing first's worker; its requests say
+ * purpose=PURPOSE (static string; first's say purpose=search). Free it before
+ * first. */
+int kw_exec_new_sibling(kw_exec **out, kw_exec *first, const kw_model_eval *model,
+                        const char *purpose);
+/* Send the worker's stderr to path (appended, created 0644); restarts the
+ * worker so the new stderr takes effect. */
+int kw_exec_log(kw_exec *e, const char *path);
+void kw_exec_free(kw_exec *e);
+const kw_evaluator *kw_exec_iface(const kw_exec *e);
+
+/* Measure the shape's baseline once and give measured / modelled stage-1
+ * time of one request (*ratio; 0 when the worker failed: guard in why). */
+int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape);
+
+/* Counters (for tests and the run summary). */
+long kw_exec_requests(const kw_exec *e); /* measure requests answered or failed */
+long kw_exec_restarts(const kw_exec *e); /* workers started after a fault */
+const char *kw_exec_worker_name(const kw_exec *e);
+
+#endif

@@ -1,0 +1,49 @@
+/* kw_fidelity.h - published kernel measurements and the model's prediction of
+ * each (issue 15): the fidelity table of `make bench` and the data
+ * `knobwise calibrate` fits.
+ *
+ * A measurement file is CSV (spaces/measured/h100_published.csv): '#' comment
+ * lines, a header naming the columns below in this order, one kernel a row:
+ *   case,kind,m,n,k,batch,seq,heads,head_dim,causal,tile_m,tile_n,tile_k,
+ *   stages,cluster,schedule,precision,accum,measured_us,bound,source
+ * kind is gemm (m x n x k) or attention (flash: batch sequences of seq tokens,
+ * heads of head_dim, causal 0/1); schedule serial|overlap; bound the measured
+ * kernel's class (compute|memory); source everything after the 20th comma. */
+#ifndef KW_FIDELITY_H
+#define KW_FIDELITY_H
+
+#include "kw_cost.h"
+
+#define KW_FID_MAX 128
+
+typedef struct kw_fid_case {
+    char name[KW_NAME_MAX];
+    int attention;               /* 0 gemm, 1 attention */
+    double m, n, k;
+    int batch, seq, heads, head_dim, causal;
+    kw_tiling tiling;
+    int overlap;                 /* schedule=overlap */
+    kw_prec precision, accum;
+    double measured_us;
+    kw_bound bound;              /* measured class */
+    int fit;                     /* the source says FIT: a figure of the accelerator file came from it */
+    char source[KW_SOURCE_MAX];
+    int line;
+} kw_fid_case;
+
+typedef struct kw_fid_set {
+    int n;
+    kw_fid_case c[KW_FID_MAX];
+} kw_fid_set;
+
+/* Read path into out. KW_EINPUT with "FILE:LINE: message" for a bad row,
+ * KW_EIO when the file cannot be read. */
+int kw_fid_load(kw_fid_set *out, const char *path);
+
+/* The model's kernel for one case on the whole of a (one request, every core):
+ * its work time (launch excluded: the published figures time kernels back to
+ * back) into *us, its bound class into *bound, the kernel into *detail (may be NULL). */
+int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
+                   const kw_fid_case *c);
+
+#endif

@@ -1,0 +1,503 @@
+/* kw_netpath.c - the net path of a shape, its exploration summary and the
+ * per-knob sensitivity around the recommendation (kw_netpath.h).
+ *
+ * Design: the net path is found on the sub-lattice between the baseline B and
+ * the recommendation F. Let D be the d knobs where they differ; a
+ * configuration whose every knob holds B's or F's value is a d-bit mask. A
+ * chain of d one-knob steps from B to F exists among the evaluated
+ * configurations iff mask 2^d - 1 is reachable from 0 adding one bit at a
+ * time, which one pass over the masks in popcount order decides (O(n d) for
+ * n configurations, no id hashing). That chain is the shortest possible one
+ * (each differing knob is set once, straight to its shipped value), so it is
+ * what a reader needs: which knob bought what. The search's accepted path
+ * (probes and reverts included) is its fallback, with every loop cut (a
+ * configuration visited twice keeps only its first visit), for the rare run
+ * whose settle walk went around the sub-lattice.
+ *
+ * Alternative rejected: breadth-first search over every evaluated
+ * configuration with one-knob adjacency. It finds the same chain when one
+ * exists, but each visit hashes every neighbour of every knob (about 150 ids
+ * of ~500 bytes each), 0.2 s per shape on the default run and minutes on a
+ * million-evaluation soak; the sub-lattice pass costs microseconds. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_error.h"
+#include "kw_netpath.h"
+
+/* A metric "moved" when it changed by at least the space's minimum effect;
+ * 1% when the summary has none. */
+#define KW_NET_MOVED_DEFAULT_PCT 1.0
+/* Two metric values are "the same" (no effect) within this relative
+ * tolerance: the model is deterministic and arrivals are common random
+ * numbers, so a knob the model never reads gives bit-identical metrics; the
+ * tolerance only absorbs the journal's decimal round trip. */
+#define KW_SENS_SAME_REL 1e-9
+
+static int kw_np_usable(const kw_rs_shape *s, int c)
+{
+    const kw_rs_config *cf = &s->configs[c];
+    return cf->reps > 0 && cf->constraint < 0 && (cf->step >= 0 || c == s->baseline);
+}
+
+static int kw_np_fails(const kw_rs_shape *s, int c)
+{
+    return s->configs[c].m.guards[0] != '\0';
+}
+
+int kw_guards_saturated(const char *guards)
+{
+    if (!guards)
+        return 0;
+    for (const char *p = guards; (p = strstr(p, "saturated")) != NULL; p += 9) {
+        int start = p == guards || p[-1] == ';';
+        int end = p[9] == '\0' || p[9] == ';';
+        if (start && end)
+            return 1;
+    }
+    return 0;
+}
+
+void kw_netpath_free(kw_netpath *p)
+{
+    if (!p)
+        return;
+    free(p->steps);
+    p->steps = NULL;
+    p->n = 0;
+    p->kind = KW_NET_NONE;
+}
+
+/* The journal step whose parent is `before` and whose candidate is `after`, or -1. */
+static int kw_np_find_step(const kw_rs_shape *s, int before, int after)
+{
+    for (int i = 0; i < s->n_steps; i++)
+        if (s->steps[i].before == before && s->steps[i].after == after)
+            return i;
+    return -1;
+}
+
+static int kw_np_knob_between(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
+{
+    for (int k = 0; k < ks->n_knobs; k++)
+        if (a->v[k] != b->v[k])
+            return k;
+    return -1;
+}
+
+typedef struct kw_np_node {
+    uint64_t mask;
+    int config, pc;  /* config index, popcount */
+    int reach;       /* reachable from the baseline adding one bit at a time */
+    int pred;        /* node index of the chosen predecessor, -1 */
+    int fails;       /* guard-failing configurations on the chain so far */
+} kw_np_node;
+
+static int kw_np_node_cmp(const void *pa, const void *pb)
+{
+    const kw_np_node *a = pa, *b = pb;
+    if (a->pc != b->pc)
+        return a->pc < b->pc ? -1 : 1;
+    return a->config < b->config ? -1 : a->config > b->config;
+}
+
+static size_t kw_np_slot(uint64_t mask, size_t size)
+{
+    uint64_t h = mask * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h >> 17) & (size - 1);
+}
+
+/* The direct chain on the sub-lattice, or 0 steps when none was evaluated. */
+static int kw_np_direct(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape *s)
+{
+    const kw_knobspace *ks = &rs->ks;
+    const kw_cand *B = &s->configs[s->baseline].cand, *F = &s->configs[s->final].cand;
+    int D[KW_KNOB_MAX], d = 0;
+    for (int k = 0; k < ks->n_knobs; k++)
+        if (B->v[k] != F->v[k])
+            D[d++] = k;
+    if (d == 0 || d > 63)
+        return 0;
+    kw_np_node *nodes = malloc((size_t)s->n_configs * sizeof *nodes);
+    size_t hsize = 16;
+    while (hsize < 2 * (size_t)s->n_configs)
+        hsize <<= 1;
+    int *hash = malloc(hsize * sizeof *hash);
+    int rc = 0, n = 0;
+    if (!nodes || !hash) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    for (int c = 0; c < s->n_configs; c++) {
+        if (!kw_np_usable(s, c))
+            continue;
+        const kw_cand *x = &s->configs[c].cand;
+        uint64_t mask = 0;
+        int in = 1;
+        for (int k = 0, i = 0; k < ks->n_knobs && in; k++) {
+            if (i < d && D[i] == k) {
+                if (x->v[k] == F->v[k])
+                    mask |= 1ULL << i;
+                else if (x->v[k] != B->v[k])
+                    in = 0;
+                i++;
+            } else if (x->v[k] != B->v[k]) {
+                in = 0;
+            }
+        }
+        if (!in)
+            continue;
+        nodes[n] = (kw_np_node){.mask = mask, .config = c, .pc = __builtin_popcountll(mask),
+                                .pred = -1};
+        n++;
+    }
+    qsort(nodes, (size_t)n, sizeof *nodes, kw_np_node_cmp);
+    for (size_t i = 0; i < hsize; i++)
+        hash[i] = -1;
+    for (int i = 0; i < n; i++) {
+        size_t h = kw_np_slot(nodes[i].mask, hsize);
+        while (hash[h] >= 0 && nodes[hash[h]].mask != nodes[i].mask)
+            h = (h + 1) & (hsize - 1);
+        if (hash[h] < 0) /* first (earliest evaluated) config of a mask keeps it */
+            hash[h] = i;
+    }
+    int goal = -1;
+    for (int i = 0; i < n; i++) {
+        kw_np_node *x = &nodes[i];
+        if (x->mask == 0) {
+            x->reach = x->config == s->baseline;
+            continue;
+        }
+        for (int b = 0; b < d; b++) {
+            if (!(x->mask >> b & 1))
+                continue;
+            uint64_t pm = x->mask & ~(1ULL << b);
+            size_t h = kw_np_slot(pm, hsize);
+            while (hash[h] >= 0 && nodes[hash[h]].mask != pm)
+                h = (h + 1) & (hsize - 1);
+            if (hash[h] < 0 || !nodes[hash[h]].reach)
+                continue;
+            const kw_np_node *p = &nodes[hash[h]];
+            if (!x->reach || p->fails < nodes[x->pred].fails ||
+                (p->fails == nodes[x->pred].fails && p->config < nodes[x->pred].config)) {
+                x->reach = 1;
+                x->pred = hash[h];
+            }
+        }
+        if (x->reach)
+            x->fails = nodes[x->pred].fails + (x->config != s->final && kw_np_fails(s, x->config));
+        if (x->reach && x->config == s->final)
+            goal = i;
+    }
+    if (goal < 0)
+        goto done;
+    out->steps = malloc((size_t)d * sizeof *out->steps);
+    if (!out->steps) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    out->n = d;
+    for (int i = goal, at = d - 1; nodes[i].pred >= 0; i = nodes[i].pred, at--) {
+        const kw_np_node *x = &nodes[i], *p = &nodes[x->pred];
+        kw_net_step *st = &out->steps[at];
+        st->before = p->config;
+        st->after = x->config;
+        st->knob = D[__builtin_ctzll(x->mask ^ p->mask)];
+        st->step = kw_np_find_step(s, p->config, x->config);
+        st->eval_step = s->configs[x->config].step;
+    }
+    out->kind = KW_NET_DIRECT;
+done:
+    free(nodes);
+    free(hash);
+    return rc;
+}
+
+/* The accepted path from the baseline to the recommendation with its loops cut. */
+static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape *s)
+{
+    int *chain = malloc((size_t)(s->n_path + 1) * sizeof *chain);
+    if (!chain)
+        return kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+    int n = 0, reached = s->final == s->baseline;
+    chain[n++] = s->baseline;
+    for (int p = 0; p < s->n_path && !reached; p++) {
+        const kw_rs_step *st = &s->steps[s->path[p]];
+        if (st->after < 0 || st->before != chain[n - 1])
+            continue; /* not a link of this chain (a probe's pulled-in half is its own link) */
+        int seen = -1;
+        for (int i = 0; i < n; i++)
+            if (chain[i] == st->after)
+                seen = i;
+        if (seen >= 0)
+            n = seen + 1; /* a loop: back where it was */
+        else
+            chain[n++] = st->after;
+        reached = st->after == s->final;
+    }
+    int rc = 0;
+    if (reached && n > 1) {
+        out->steps = malloc((size_t)(n - 1) * sizeof *out->steps);
+        if (!out->steps) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+            goto done;
+        }
+        for (int i = 1; i < n; i++) {
+            kw_net_step *st = &out->steps[i - 1];
+            st->before = chain[i - 1];
+            st->after = chain[i];
+            st->knob = kw_np_knob_between(&rs->ks, &s->configs[chain[i - 1]].cand,
+                                          &s->configs[chain[i]].cand);
+            st->step = kw_np_find_step(s, chain[i - 1], chain[i]);
+            st->eval_step = s->configs[chain[i]].step;
+        }
+        out->n = n - 1;
+        out->kind = KW_NET_ACCEPTED;
+    }
+done:
+    free(chain);
+    return rc;
+}
+
+int kw_netpath_build(kw_netpath *out, const kw_runsum *rs, int shape)
+{
+    memset(out, 0, sizeof *out);
+    if (shape < 0 || shape >= rs->n_shapes)
+        return kw_error_set(KW_EINPUT, "no shape %d in the run", shape);
+    const kw_rs_shape *s = &rs->shapes[shape];
+    if (s->baseline < 0 || s->final < 0)
+        return 0;
+    if (s->final == s->baseline) {
+        out->kind = KW_NET_DIRECT;
+        return 0;
+    }
+    int rc = kw_np_direct(out, rs, s);
+    if (rc == 0 && out->kind == KW_NET_NONE)
+        rc = kw_np_accepted(out, rs, s);
+    if (rc != 0)
+        kw_netpath_free(out);
+    return rc;
+}
+
+int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    if (s->baseline < 0 || s->final < 0)
+        return 0;
+    if (p->kind == KW_NET_NONE)
+        return kw_error_set(KW_ECORRUPT, "shape %s: no chain of evaluated one-knob steps leads "
+                            "from the baseline to the recommendation", s->name);
+    int at = s->baseline;
+    for (int i = 0; i < p->n; i++) {
+        const kw_net_step *st = &p->steps[i];
+        if (st->before != at)
+            return kw_error_set(KW_ECORRUPT, "shape %s: net step %d does not start where step %d "
+                                "ended", s->name, i + 1, i);
+        if (st->after < 0 || st->after >= s->n_configs || s->configs[st->after].reps <= 0)
+            return kw_error_set(KW_ECORRUPT, "shape %s: net step %d lands on a configuration that "
+                                "was never evaluated", s->name, i + 1);
+        int dist = kw_cand_distance(&rs->ks, &s->configs[st->before].cand,
+                                    &s->configs[st->after].cand);
+        if (dist != 1)
+            return kw_error_set(KW_ECORRUPT, "shape %s: net step %d changes %d knobs, not one",
+                                s->name, i + 1, dist);
+        if (st->knob < 0 || s->configs[st->before].cand.v[st->knob] ==
+                                s->configs[st->after].cand.v[st->knob])
+            return kw_error_set(KW_ECORRUPT, "shape %s: net step %d names a knob it does not change",
+                                s->name, i + 1);
+        if (st->eval_step < 0 && st->after != s->baseline)
+            return kw_error_set(KW_ECORRUPT, "shape %s: net step %d lands on a configuration no "
+                                "step evaluated", s->name, i + 1);
+        at = st->after;
+    }
+    if (at != s->final)
+        return kw_error_set(KW_ECORRUPT, "shape %s: the net path ends at %016llx, not at the "
+                            "recommendation %016llx", s->name,
+                            (unsigned long long)s->configs[at].id,
+                            (unsigned long long)s->configs[s->final].id);
+    return 0;
+}
+
+static double kw_np_pct(double after, double before)
+{
+    if (!isfinite(after) || !isfinite(before) || before == 0.0)
+        return NAN;
+    return (after - before) / before * 100.0;
+}
+
+double kw_netpath_effect(const kw_runsum *rs, int shape, const kw_net_step *st, int metric)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    if (metric < 0 || st->before < 0 || st->after < 0)
+        return NAN;
+    return kw_np_pct(s->configs[st->after].m.v[metric], s->configs[st->before].m.v[metric]);
+}
+
+/* The metrics a reader looks at when a step moved something (the rest are
+ * bookkeeping: samples, intervals, fallbacks by precision index). */
+static const char *const kw_np_shown[] = {
+    "p50_us", "p95_us", "p99_us", "launches", "dram_mb", "reuse_ratio", "quality_rel_rms",
+    "contention_pct", "queue_p95_us", "throughput_rps", "fallback_pct", "throttle_pct",
+    "latency_us", "energy_mj",
+};
+
+void kw_netpath_moved(char *buf, size_t len, const kw_runsum *rs, int shape, const kw_net_step *st)
+{
+    double lim = rs->limits.min_effect_pct > 0 ? rs->limits.min_effect_pct : KW_NET_MOVED_DEFAULT_PCT;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof kw_np_shown / sizeof *kw_np_shown; i++) {
+        int m = kw_runsum_metric(rs, kw_np_shown[i]);
+        if (m < 0 || m == rs->primary)
+            continue;
+        double pct = kw_netpath_effect(rs, shape, st, m);
+        if (!isfinite(pct) || fabs(pct) < lim)
+            continue;
+        int w = snprintf(buf + used, len - used, "%s%s %s%.1f%%", used ? ", " : "", kw_np_shown[i],
+                         pct > 0 ? "+" : "", pct);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+    if (used == 0)
+        snprintf(buf, len, "-");
+}
+
+void kw_netpath_explore_sum(kw_explore_sum *out, const kw_runsum *rs, int shape, const kw_netpath *p)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    memset(out, 0, sizeof *out);
+    out->evaluations = s->evals_total;
+    out->configs = s->configs_total;
+    out->steps = s->n_steps;
+    out->net = p ? p->n : 0;
+    for (int i = 0; i < s->n_steps; i++) {
+        const kw_rs_step *st = &s->steps[i];
+        switch (st->decision) {
+        case KW_DECIDE_ACCEPT: out->accepts++; break;
+        case KW_DECIDE_EXPLORE: out->explores++; break;
+        case KW_DECIDE_REVERT: out->reverts++; break;
+        case KW_DECIDE_REJECT: out->rejects++; break;
+        case KW_DECIDE_CONSTRAINT: out->constraints++; break;
+        default: break;
+        }
+        if (kw_decision_taken(st->decision))
+            out->taken++;
+        if (strcmp(st->phase, "probe") == 0)
+            out->probes++;
+        else if (strcmp(st->phase, "explore") == 0 || strcmp(st->phase, "backtrack") == 0)
+            out->excursions++;
+    }
+    out->best_pct = NAN;
+    if (s->final >= 0) {
+        int st = s->configs[s->final].step;
+        out->best_step = st >= 0 ? s->steps[st].num : 0;
+        if (s->baseline >= 0)
+            out->best_pct = kw_np_pct(s->configs[s->final].m.v[rs->primary],
+                                      s->configs[s->baseline].m.v[rs->primary]);
+    }
+}
+
+void kw_netpath_explore_line(char *buf, size_t len, const kw_runsum *rs, const kw_explore_sum *e)
+{
+    char found[96];
+    if (isfinite(e->best_pct))
+        snprintf(found, sizeof found, "%s %s%.2f%% against the baseline",
+                 rs->metric_names[rs->primary], e->best_pct > 0 ? "+" : "", e->best_pct);
+    else
+        snprintf(found, sizeof found, "no measured gain");
+    char at[48] = "";
+    if (e->best_step > 0)
+        snprintf(at, sizeof at, ", first reached at step %d", e->best_step);
+    snprintf(buf, len,
+             "%ld evaluations of %ld configurations in %d steps (%d accepted, %d exploratory, "
+             "%d reverted, %d rejected, %d refused by a constraint; %d in probes, %d in "
+             "excursions); found %s%s, shipped in %d one-knob step%s",
+             e->evaluations, e->configs, e->steps, e->accepts, e->explores, e->reverts, e->rejects,
+             e->constraints, e->probes, e->excursions, found, at, e->net, e->net == 1 ? "" : "s");
+}
+
+static int kw_np_same(const kw_runsum *rs, const kw_rs_config *a, const kw_rs_config *b)
+{
+    if (strcmp(a->m.guards, b->m.guards) != 0)
+        return 0;
+    for (int m = 0; m < rs->n_metrics; m++) {
+        double x = a->m.v[m], y = b->m.v[m];
+        if (x == y)
+            continue;
+        if (!isfinite(x) || !isfinite(y))
+            return 0;
+        double scale = fmax(fabs(x), fabs(y));
+        if (fabs(x - y) > KW_SENS_SAME_REL * (scale > 1.0 ? scale : 1.0))
+            return 0;
+    }
+    return 1;
+}
+
+int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_knobspace *ks = &rs->ks;
+    memset(out, 0, (size_t)ks->n_knobs * sizeof *out);
+    if (s->final < 0)
+        return kw_error_set(KW_EINPUT, "shape %s has no recommendation", s->name);
+    const kw_rs_config *F = &s->configs[s->final];
+    for (int k = 0; k < ks->n_knobs; k++) {
+        for (int side = 0; side < 2; side++) {
+            kw_sens_side *o = &out[k].side[side];
+            int v = F->cand.v[k] + (side ? 1 : -1);
+            o->value = v;
+            o->config = -1;
+            o->pct = NAN;
+            if (v < 0 || v >= ks->knobs[k].n_values) {
+                o->state = KW_SENS_EDGE;
+                continue;
+            }
+            kw_cand c = F->cand;
+            c.v[k] = (uint8_t)v;
+            int ci = kw_runsum_find_config(rs, shape, kw_cand_id(ks, &c));
+            if (ci < 0 || (s->configs[ci].step < 0 && ci != s->baseline)) {
+                o->state = kw_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
+                continue;
+            }
+            o->config = ci;
+            if (s->configs[ci].reps <= 0 || s->configs[ci].constraint >= 0) {
+                o->state = KW_SENS_CONSTRAINT;
+                continue;
+            }
+            o->state = KW_SENS_EVALUATED;
+            o->pct = kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
+            o->same = kw_np_same(rs, &s->configs[ci], F);
+        }
+    }
+    return 0;
+}
+
+int kw_sens_inert(const kw_sens *k)
+{
+    int any = 0;
+    for (int side = 0; side < 2; side++) {
+        if (k->side[side].state != KW_SENS_EVALUATED)
+            continue;
+        if (!k->side[side].same)
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
+double kw_sens_magnitude(const kw_sens *k)
+{
+    double m = NAN;
+    for (int side = 0; side < 2; side++) {
+        const kw_sens_side *o = &k->side[side];
+        if (o->state != KW_SENS_EVALUATED)
+            continue;
+        double a = isfinite(o->pct) ? fabs(o->pct) : HUGE_VAL;
+        if (!(m >= a))
+            m = a;
+    }
+    return m;
+}

@@ -1,0 +1,108 @@
+/* kw_netpath.h - the net path of a shape: the one-knob steps that lead from
+ * the baseline to the recommendation as it ships (after settle and the bounded
+ * fix), without the exploration (probes, excursions, reverts) that found it;
+ * the one-line summary of that exploration; and the sensitivity of the
+ * recommendation to each knob moved one value either way.
+ *
+ * One home for the rule: audit, the report, results.xml and verify all call
+ * kw_netpath_build, so the four can never disagree about which steps ship.
+ *
+ * Only configurations some step produced (and the baseline) are used, so a
+ * partial summary (kw_runsum_from_journal_top keeps every configuration a step
+ * names) gives the same net path as the full one. */
+#ifndef KW_NETPATH_H
+#define KW_NETPATH_H
+
+#include "kw_runsum.h"
+
+/* How the net path was found. */
+typedef enum {
+    KW_NET_NONE,      /* no path: the baseline or the recommendation is unknown */
+    KW_NET_DIRECT,    /* one step per knob that differs (each knob set once, to its shipped value) */
+    KW_NET_ACCEPTED,  /* no such chain was evaluated: the accepted path with its loops cut */
+} kw_net_kind;
+
+typedef struct kw_net_step {
+    int before, after; /* config indices on the shape (both evaluated) */
+    int knob;          /* the one knob that differs */
+    int step;          /* a journal step (index into the shape's steps) from before to after, or -1 */
+    int eval_step;     /* the step that first evaluated `after` (its configs[].step) */
+} kw_net_step;
+
+typedef struct kw_netpath {
+    kw_net_kind kind;
+    int n;             /* steps */
+    kw_net_step *steps;/* [n], malloc'ed */
+} kw_netpath;
+
+/* The net path of shape (see kw_net_kind for the rule; ties between chains of
+ * the same length: fewest guard-failing intermediate configurations, then the
+ * earliest evaluated). *out is overwritten; free with kw_netpath_free. */
+int kw_netpath_build(kw_netpath *out, const kw_runsum *rs, int shape);
+void kw_netpath_free(kw_netpath *p);
+
+/* Check that p is a chain of one-knob steps from the shape's baseline to its
+ * recommendation, each configuration evaluated: 0, or KW_ECORRUPT naming the
+ * first broken link (verify). */
+int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p);
+
+/* Effect of a net step on metric m in percent of its before value; NAN when
+ * either side is not finite or zero. */
+double kw_netpath_effect(const kw_runsum *rs, int shape, const kw_net_step *st, int metric);
+
+/* Does a configuration's guard list name the saturated guard? */
+int kw_guards_saturated(const char *guards);
+
+/* The metrics a net step moved by at least the space's minimum effect, as
+ * "name +x.x%, name -y.y%" (the primary excluded), into buf. */
+void kw_netpath_moved(char *buf, size_t len, const kw_runsum *rs, int shape, const kw_net_step *st);
+
+/* What the exploration behind a shape's result cost and found. */
+typedef struct kw_explore_sum {
+    long evaluations;  /* evaluator calls on the shape (repetitions counted) */
+    long configs;      /* distinct configurations evaluated */
+    int steps;         /* journaled steps */
+    int taken;         /* steps that moved the incumbent (accept, explore, revert) */
+    int accepts, explores, reverts, rejects, constraints;
+    int probes;        /* steps of the probe phase */
+    int excursions;    /* steps of the explore (tabu) and backtrack phases */
+    int net;           /* steps on the net path */
+    int best_step;     /* number (as people see it) of the step that first evaluated the recommendation, 0 */
+    double best_pct;   /* recommendation against the baseline, percent of the primary (NAN unknown) */
+} kw_explore_sum;
+
+void kw_netpath_explore_sum(kw_explore_sum *out, const kw_runsum *rs, int shape, const kw_netpath *p);
+/* One line (no newline): "1425 evaluations, 2495 steps (...); found ..." */
+void kw_netpath_explore_line(char *buf, size_t len, const kw_runsum *rs, const kw_explore_sum *e);
+
+/* ---- sensitivity around the recommendation ---- */
+
+typedef enum {
+    KW_SENS_EDGE,       /* no value that way: the end of the domain */
+    KW_SENS_MISSING,    /* that neighbour was never evaluated */
+    KW_SENS_CONSTRAINT, /* that neighbour breaks a constraint */
+    KW_SENS_EVALUATED,  /* evaluated: effect and guards below */
+} kw_sens_state;
+
+typedef struct kw_sens_side {
+    kw_sens_state state;
+    int value;          /* the neighbour's value index */
+    int config;         /* its config index (EVALUATED, CONSTRAINT), else -1 */
+    double pct;         /* primary effect against the recommendation, percent (NAN if not finite) */
+    int same;           /* every metric and the guards equal the recommendation's: no effect */
+} kw_sens_side;
+
+typedef struct kw_sens {
+    kw_sens_side side[2]; /* [0] one value down the domain, [1] one value up */
+} kw_sens;
+
+/* out[k] for every knob of the space (rs->ks.n_knobs entries). Returns 0, or
+ * KW_EINPUT when the shape has no recommendation. */
+int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
+/* A knob with no effect on the shape: at least one neighbour evaluated, and
+ * every evaluated neighbour the same as the recommendation. */
+int kw_sens_inert(const kw_sens *k);
+/* Largest |effect| of the two sides (NAN when neither was evaluated). */
+double kw_sens_magnitude(const kw_sens *k);
+
+#endif

@@ -1,0 +1,305 @@
+/* kw_worker.c - a worker process and its line channel (see kw_worker.h).
+ *
+ * Design choices:
+ * - One AF_UNIX stream socket pair is the worker's stdin AND stdout: knobwise
+ *   writes with send(MSG_NOSIGNAL), so a worker that died never raises
+ *   SIGPIPE in knobwise (rejected: ignoring SIGPIPE process-wide, which a
+ *   library must not do), and a dead worker reads as EOF.
+ * - The worker runs in its own process group (setpgid) so a hang is ended by
+ *   killing the group: /bin/sh and whatever it started.
+ * - The environment is built before fork and handed to execve: between fork
+ *   and exec in a threaded process only async-signal-safe calls are allowed.
+ * - Deadlines use CLOCK_MONOTONIC and poll(); nothing blocks without one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kw_error.h"
+#include "kw_worker.h"
+
+extern char **environ;
+
+#define KW_WORKER_QUIT_GRACE_S 1.0 /* a worker told to quit gets this long to exit */
+
+struct kw_worker {
+    pid_t pid;
+    int fd;
+    char *buf; /* bytes read past the last line */
+    size_t len;
+    int dead;
+    char name[128];
+};
+
+static double kw_w_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void kw_w_kill(kw_worker *w)
+{
+    if (w->pid > 0) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        w->pid = -1;
+    }
+    w->dead = 1;
+}
+
+/* Status text of an exited worker, reaping it if it has exited. */
+static void kw_w_exit_text(kw_worker *w, char *buf, size_t len)
+{
+    int st;
+    snprintf(buf, len, "closed its output");
+    for (int i = 0; i < 50 && w->pid > 0; i++) {
+        pid_t r = waitpid(w->pid, &st, WNOHANG);
+        if (r == w->pid) {
+            w->pid = -1;
+            if (WIFEXITED(st))
+                snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+            else if (WIFSIGNALED(st))
+                snprintf(buf, len, "was killed by signal %d", WTERMSIG(st));
+            return;
+        }
+        usleep(2000);
+    }
+}
+
+static kw_worker_fault kw_w_write(kw_worker *w, const char *line)
+{
+    size_t n = strlen(line);
+    char *msg = malloc(n + 2);
+    if (!msg)
+        return KW_WORKER_CRASH;
+    memcpy(msg, line, n);
+    msg[n++] = '\n';
+    size_t off = 0;
+    while (off < n) {
+        ssize_t k = send(w->fd, msg + off, n - off, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            free(msg);
+            return KW_WORKER_CRASH;
+        }
+        off += (size_t)k;
+    }
+    free(msg);
+    return KW_WORKER_OK;
+}
+
+static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double timeout_s)
+{
+    double deadline = kw_w_now() + timeout_s;
+    for (;;) {
+        char *nl = memchr(w->buf, '\n', w->len);
+        if (nl) {
+            size_t l = (size_t)(nl - w->buf);
+            if (l >= cap)
+                return KW_WORKER_PROTOCOL_ERR;
+            memcpy(ans, w->buf, l);
+            ans[l] = '\0';
+            if (l > 0 && ans[l - 1] == '\r')
+                ans[l - 1] = '\0';
+            memmove(w->buf, nl + 1, w->len - l - 1);
+            w->len -= l + 1;
+            for (size_t i = 0; ans[i]; i++)
+                if ((unsigned char)ans[i] < 0x20 && ans[i] != '\t')
+                    return KW_WORKER_PROTOCOL_ERR;
+            return KW_WORKER_OK;
+        }
+        if (w->len >= KW_WORKER_LINE_MAX)
+            return KW_WORKER_PROTOCOL_ERR;
+        double left = deadline - kw_w_now();
+        if (left <= 0)
+            return KW_WORKER_TIMEOUT;
+        struct pollfd p = {.fd = w->fd, .events = POLLIN};
+        int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+        int r = poll(&p, 1, ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return KW_WORKER_CRASH;
+        if (r == 0)
+            continue; /* the deadline check above decides */
+        ssize_t k = read(w->fd, w->buf + w->len, KW_WORKER_LINE_MAX - w->len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return KW_WORKER_CRASH;
+        w->len += (size_t)k;
+    }
+}
+
+/* The value of key= in a protocol line (into out), 1 if found. */
+static int kw_w_get(const char *line, const char *key, char *out, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+            const char *v = p + kl + 1;
+            size_t l = strcspn(v, " ");
+            if (l >= cap)
+                l = cap - 1;
+            memcpy(out, v, l);
+            out[l] = '\0';
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
+{
+    *out = NULL;
+    int rc = 0, sv[2] = {-1, -1};
+    char **envp = NULL;
+    char proto[32], idx[32];
+    kw_worker *w = calloc(1, sizeof *w);
+    if (!w || !(w->buf = malloc(KW_WORKER_LINE_MAX + 1)))
+        return free(w), kw_error_set(KW_ENOMEM, "out of memory starting a worker");
+    w->pid = -1;
+    w->fd = -1;
+    size_t ne = 0;
+    while (environ && environ[ne])
+        ne++;
+    envp = calloc(ne + 3, sizeof *envp);
+    if (!envp) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory starting a worker");
+        goto fail;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (strncmp(environ[i], "KW_WORKER_PROTOCOL=", 19) != 0 &&
+            strncmp(environ[i], "KW_WORKER_INDEX=", 16) != 0)
+            envp[k++] = environ[i];
+    snprintf(proto, sizeof proto, "KW_WORKER_PROTOCOL=%d", KW_WORKER_PROTOCOL);
+    snprintf(idx, sizeof idx, "KW_WORKER_INDEX=%d", o->index);
+    envp[k++] = proto;
+    envp[k++] = idx;
+    envp[k] = NULL;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        rc = kw_error_set(KW_EIO, "worker '%s': cannot make its channel: %s", o->cmd,
+                          strerror(errno));
+        goto fail;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = kw_error_set(KW_EIO, "worker '%s': cannot fork: %s", o->cmd, strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* child: async-signal-safe calls only */
+        setpgid(0, 0);
+        dup2(sv[1], 0);
+        dup2(sv[1], 1);
+        if (o->log_fd >= 0)
+            dup2(o->log_fd, 2);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        char *argv[] = {(char *)"sh", (char *)"-c", (char *)o->cmd, NULL};
+        execve("/bin/sh", argv, envp);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* both sides set it: no race with an early kill */
+    w->pid = pid;
+    close(sv[1]);
+    sv[1] = -1;
+    w->fd = sv[0];
+    sv[0] = -1;
+    char ans[512];
+    kw_worker_fault f = kw_w_write(w, "hello protocol=1");
+    if (f == KW_WORKER_OK)
+        f = kw_w_readline(w, ans, sizeof ans, o->start_timeout_s);
+    if (f != KW_WORKER_OK) {
+        char why[128];
+        if (f == KW_WORKER_TIMEOUT)
+            snprintf(why, sizeof why, "no answer to 'hello protocol=1' within %g s",
+                     o->start_timeout_s);
+        else if (f == KW_WORKER_PROTOCOL_ERR)
+            snprintf(why, sizeof why, "its first line is not a protocol line");
+        else {
+            char st[64];
+            kw_w_exit_text(w, st, sizeof st);
+            snprintf(why, sizeof why, "it %s before answering 'ready'", st);
+        }
+        rc = kw_error_set(KW_EINPUT, "worker '%s' did not start: %s", o->cmd, why);
+        goto fail;
+    }
+    char pv[16] = "";
+    if (strncmp(ans, "ready ", 6) != 0 || !kw_w_get(ans, "protocol", pv, sizeof pv) ||
+        strcmp(pv, "1") != 0) {
+        rc = kw_error_set(KW_EINPUT,
+                          "worker '%s' did not start: it answered '%.120s' instead of "
+                          "'ready protocol=1 name=NAME'", o->cmd, ans);
+        goto fail;
+    }
+    if (!kw_w_get(ans, "name", w->name, sizeof w->name))
+        snprintf(w->name, sizeof w->name, "unnamed");
+    free(envp);
+    *out = w;
+    return 0;
+fail:
+    if (sv[0] >= 0)
+        close(sv[0]);
+    if (sv[1] >= 0)
+        close(sv[1]);
+    free(envp);
+    kw_w_kill(w);
+    if (w->fd >= 0)
+        close(w->fd);
+    free(w->buf);
+    free(w);
+    return rc;
+}
+
+kw_worker_fault kw_worker_request(kw_worker *w, const char *line, char *ans, size_t cap,
+                                  double timeout_s)
+{
+    if (w->dead)
+        return KW_WORKER_CRASH;
+    kw_worker_fault f = kw_w_write(w, line);
+    if (f == KW_WORKER_OK)
+        f = kw_w_readline(w, ans, cap, timeout_s);
+    if (f != KW_WORKER_OK)
+        kw_w_kill(w);
+    return f;
+}
+
+const char *kw_worker_name(const kw_worker *w) { return w->name; }
+
+void kw_worker_free(kw_worker *w)
+{
+    if (!w)
+        return;
+    if (!w->dead && w->pid > 0) {
+        kw_w_write(w, "quit");
+        double end = kw_w_now() + KW_WORKER_QUIT_GRACE_S;
+        while (kw_w_now() < end) {
+            if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
+                w->pid = -1;
+                break;
+            }
+            usleep(1000);
+        }
+    }
+    kw_w_kill(w);
+    if (w->fd >= 0)
+        close(w->fd);
+    free(w->buf);
+    free(w);
+}

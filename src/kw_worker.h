@@ -1,0 +1,52 @@
+/* kw_worker.h - one long-lived worker process speaking the worker protocol
+ * (README "The worker protocol (measuring evaluator, version 1)"): start and
+ * handshake, one request line out and one answer line back under a deadline,
+ * kill and reap. It knows lines, not measurements: kw_exec.c builds the
+ * requests and reads the answers.
+ *
+ * Not thread-safe: one caller at a time per worker (kw_exec holds a mutex).
+ */
+#ifndef KW_WORKER_H
+#define KW_WORKER_H
+
+#include <stddef.h>
+
+#define KW_WORKER_LINE_MAX 65536 /* protocol: a line is at most this many bytes */
+#define KW_WORKER_PROTOCOL 1
+
+typedef enum {
+    KW_WORKER_OK = 0,
+    KW_WORKER_TIMEOUT,  /* no full line before the deadline */
+    KW_WORKER_CRASH,    /* the worker exited or closed its stdout */
+    KW_WORKER_PROTOCOL_ERR /* a line too long or not text */
+} kw_worker_fault;
+
+typedef struct kw_worker kw_worker;
+
+typedef struct kw_worker_opts {
+    const char *cmd;        /* run through /bin/sh -c */
+    double start_timeout_s; /* for the `ready` answer */
+    int index;              /* KW_WORKER_INDEX */
+    int log_fd;             /* the worker's stderr; -1: knobwise's own stderr */
+} kw_worker_opts;
+
+/* Start cmd and complete the handshake. KW_EINPUT when the worker cannot
+ * start, exits, stays silent past the start timeout or answers anything but
+ * `ready protocol=1 ...` (the message says which and quotes the answer);
+ * KW_ENOMEM/KW_EIO for resources. On failure nothing is left running. */
+int kw_worker_start(kw_worker **out, const kw_worker_opts *o);
+
+/* Send `line` (no newline) and read one answer line into ans (NUL-terminated,
+ * newline stripped) within timeout_s. Returns a kw_worker_fault; on a fault
+ * the worker is killed and must be freed (kw_worker_free) and started again. */
+kw_worker_fault kw_worker_request(kw_worker *w, const char *line, char *ans, size_t cap,
+                                  double timeout_s);
+
+/* The worker's `name=` from its ready line (static storage of w). */
+const char *kw_worker_name(const kw_worker *w);
+
+/* Send `quit`, wait up to a short grace period for the exit, then kill the
+ * process group; reap it; free. NULL is fine. */
+void kw_worker_free(kw_worker *w);
+
+#endif

@@ -1,0 +1,865 @@
+/* knobwise.c - libknobwise: a run's recommendations as an immutable table a
+ * runtime loads once and looks request shapes up in (see knobwise.h).
+ *
+ * Design: everything is decided at open. The file (results.xml through the
+ * project's XML module, so it is parsed with the network off and validated
+ * against the embedded results schema; or mappings.csv) is read into one flat
+ * array of entries whose strings live in an arena owned by the table, and the
+ * log2 of every entry's batch, length and streams is computed there. A lookup
+ * is then a scan of that array with three subtractions per entry: no
+ * allocation, no lock, no libxml2 call, so any number of threads can ask at
+ * once. Rejected: a k-d tree or a hash of shapes (a run tunes tens of shapes:
+ * the flat scan is faster than the pointer chasing), and keeping the XML
+ * document (its getters allocate and are not made for concurrent readers).
+ *
+ * Nearest follows `knobwise recommend` (src/cli_recommend.c): the smallest
+ * sum of |log2| differences of batch, length and streams; the phase must
+ * match unless the caller asks otherwise (recommend makes a phase change
+ * cost more than any size gap; a library refuses it instead, so a runtime
+ * never deploys a prefill mapping on decode without saying so).
+ *
+ * The knobwise binary links this same file (libkwtable.a) for `knobwise
+ * export`; the shared library compiles it with -fvisibility=hidden and a
+ * version script that exports only knobwise_*.
+ */
+#include "config.h"
+
+#include "knobwise.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kw_error.h"
+#include "kw_results.h"
+#include "kw_xml.h"
+
+_Static_assert((int)KNOBWISE_EINPUT == (int)KW_EINPUT && (int)KNOBWISE_ENOMEM == (int)KW_ENOMEM &&
+                   (int)KNOBWISE_EIO == (int)KW_EIO,
+               "the public codes keep knobwise's values");
+
+/* Header of mappings.csv (DESIGN.md's contract) and the columns `knobwise
+ * recommend --all` appends after the knobs (KW_MAPPINGS_HEADER_SUFFIX in
+ * src/kw_results.h): the shape's dimensions (seq counts for prefill, kv_len
+ * for decode), the predicted tail and the borrowing warnings. */
+#define KNOBWISE_CSV_PREFIX "shape,config_id,borrowed_from"
+#define KNOBWISE_CSV_FIXED 3
+enum { KNOBWISE_COL_PHASE, KNOBWISE_COL_BATCH, KNOBWISE_COL_SEQ, KNOBWISE_COL_KV_LEN,
+       KNOBWISE_COL_STREAMS, KNOBWISE_COL_P95, KNOBWISE_COL_P99, KNOBWISE_COL_WARNINGS,
+       KNOBWISE_CSV_NDIMS };
+static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
+    "phase", "batch", "seq", "kv_len", "streams", "p95_us", "p99_us", "borrow_warnings"};
+#define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
+#define KNOBWISE_ARENA_CHUNK 65536
+
+typedef struct knobwise_chunk {
+    struct knobwise_chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} knobwise_chunk;
+
+struct knobwise_config {
+    char id[KNOBWISE_ID_HEX + 1];
+    const char **values;          /* n_knobs strings, NULL when the file has no values */
+    const knobwise_table *t;
+};
+
+struct knobwise_entry {
+    const char *name;
+    int has_dims;
+    knobwise_shape shape;
+    double batch_log2, len_log2, streams_log2;
+    const char *borrowed_from;
+    const char *owner;
+    knobwise_config cfg;
+    int has_rollback[2];
+    knobwise_config rollback[2];
+    int has_latency;
+    double p95_us, p99_us;
+    int n_watch;
+    knobwise_watch *watch;
+};
+
+struct knobwise_table {
+    const char *path;
+    const char *kind;
+    int n_knobs;
+    const char **knobs;
+    int n_entries, cap_entries;
+    knobwise_entry *entries;
+    int any_dims;
+    knobwise_chunk *arena;
+};
+
+/* ---- arena -------------------------------------------------------------------- */
+
+static void *knobwise_alloc(knobwise_table *t, size_t size)
+{
+    size_t a = sizeof(max_align_t);
+    size = (size + a - 1) / a * a;
+    knobwise_chunk *c = t->arena;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > KNOBWISE_ARENA_CHUNK ? size : KNOBWISE_ARENA_CHUNK;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->next = t->arena;
+        c->used = 0;
+        c->cap = cap;
+        t->arena = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+static const char *knobwise_strdup(knobwise_table *t, const char *s)
+{
+    size_t n = strlen(s);
+    char *p = knobwise_alloc(t, n + 1);
+    if (p)
+        memcpy(p, s, n + 1);
+    return p;
+}
+
+static int knobwise_oom(const knobwise_table *t)
+{
+    return kw_error_set(KW_ENOMEM, "%s: out of memory", t->path ? t->path : "knobwise");
+}
+
+static knobwise_entry *knobwise_new_entry(knobwise_table *t)
+{
+    if (t->n_entries == t->cap_entries) {
+        int cap = t->cap_entries ? t->cap_entries * 2 : 16;
+        knobwise_entry *ne = realloc(t->entries, (size_t)cap * sizeof *ne);
+        if (!ne)
+            return NULL;
+        t->entries = ne;
+        t->cap_entries = cap;
+    }
+    knobwise_entry *e = &t->entries[t->n_entries++];
+    memset(e, 0, sizeof *e);
+    e->borrowed_from = "";
+    e->owner = "";
+    e->p95_us = e->p99_us = NAN;
+    e->cfg.t = e->rollback[0].t = e->rollback[1].t = t;
+    return e;
+}
+
+static void knobwise_set_dims(knobwise_entry *e, int phase, long batch, long len, long streams)
+{
+    e->has_dims = 1;
+    e->shape.phase = phase;
+    e->shape.batch = batch;
+    e->shape.len = len;
+    e->shape.streams = streams;
+    e->batch_log2 = log2((double)batch);
+    e->len_log2 = log2((double)len);
+    e->streams_log2 = log2((double)streams);
+}
+
+static int knobwise_is_id(const char *s)
+{
+    if (strlen(s) != KNOBWISE_ID_HEX)
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* ---- results.xml ------------------------------------------------------------------ */
+
+/* Attribute as an arena string, or NULL when absent. */
+static const char *knobwise_xattr(knobwise_table *t, const xmlNode *n, const char *name, int *oom)
+{
+    xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST name);
+    if (!v)
+        return NULL;
+    const char *s = knobwise_strdup(t, (const char *)v);
+    xmlFree(v);
+    if (!s)
+        *oom = 1;
+    return s;
+}
+
+/* The knob children of n into c's values; the first list read names the
+ * table's knobs, every later one must list the same knobs in the same order. */
+static int knobwise_x_knobs(knobwise_table *t, knobwise_config *c, xmlNode *n, kw_xml_problems *p)
+{
+    int oom = 0, k = 0, count = 0;
+    for (xmlNode *m = kw_xml_elem(n->children); m; m = kw_xml_elem(m->next))
+        if (kw_xml_is(m, "knob"))
+            count++;
+    if (count == 0)
+        return 0;
+    if (t->knobs == NULL) {
+        t->knobs = knobwise_alloc(t, (size_t)count * sizeof *t->knobs);
+        if (!t->knobs)
+            return knobwise_oom(t);
+        t->n_knobs = count;
+    } else if (count != t->n_knobs) {
+        kw_xml_problem(p, t->path, kw_xml_line(n), "%d knobs where the first configuration has %d",
+                       count, t->n_knobs);
+        return KW_EINPUT;
+    }
+    c->values = knobwise_alloc(t, (size_t)count * sizeof *c->values);
+    if (!c->values)
+        return knobwise_oom(t);
+    for (xmlNode *m = kw_xml_elem(n->children); m; m = kw_xml_elem(m->next)) {
+        if (!kw_xml_is(m, "knob"))
+            continue;
+        const char *name = knobwise_xattr(t, m, "name", &oom);
+        const char *value = knobwise_xattr(t, m, "value", &oom);
+        if (oom)
+            return knobwise_oom(t);
+        if (!t->knobs[k]) {
+            t->knobs[k] = name;
+        } else if (strcmp(t->knobs[k], name) != 0) {
+            kw_xml_problem(p, t->path, kw_xml_line(m),
+                           "knob '%s' where the first configuration has '%s'", name, t->knobs[k]);
+            return KW_EINPUT;
+        }
+        c->values[k++] = value;
+    }
+    return 0;
+}
+
+static int knobwise_x_id(knobwise_config *c, const xmlNode *n)
+{
+    xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST "id");
+    int ok = v && knobwise_is_id((const char *)v);
+    if (ok)
+        memcpy(c->id, v, KNOBWISE_ID_HEX + 1);
+    xmlFree(v);
+    return ok;
+}
+
+static int knobwise_x_rollback(knobwise_table *t, knobwise_entry *e, xmlNode *shape, xmlNode *rb,
+                               kw_xml_problems *p)
+{
+    int oom = 0, rc, n_watch = 0;
+    for (xmlNode *m = kw_xml_elem(rb->children); m; m = kw_xml_elem(m->next))
+        n_watch += kw_xml_is(m, "watch");
+    if (n_watch > 0 && !(e->watch = knobwise_alloc(t, (size_t)n_watch * sizeof *e->watch)))
+        return knobwise_oom(t);
+    for (xmlNode *m = kw_xml_elem(rb->children); m; m = kw_xml_elem(m->next)) {
+        if (kw_xml_is(m, "target")) {
+            xmlChar *kind = xmlGetNoNsProp(m, BAD_CAST "kind");
+            int which = kind && strcmp((const char *)kind, "baseline") == 0
+                            ? KNOBWISE_ROLLBACK_BASELINE
+                            : KNOBWISE_ROLLBACK_PARENT;
+            xmlFree(kind);
+            knobwise_config *c = &e->rollback[which];
+            e->has_rollback[which] = 1;
+            knobwise_x_id(c, m);
+            if ((rc = knobwise_x_knobs(t, c, m, p)) != 0)
+                return rc;
+            /* Older results carry only the target's id: its values are those of
+             * the baseline or of a listed configuration with that id. */
+            for (xmlNode *s = kw_xml_elem(shape->children); s && !c->values; s = kw_xml_elem(s->next)) {
+                knobwise_config probe = {.t = t};
+                if ((kw_xml_is(s, "baseline") || kw_xml_is(s, "config")) && knobwise_x_id(&probe, s) &&
+                    strcmp(probe.id, c->id) == 0 && (rc = knobwise_x_knobs(t, c, s, p)) != 0)
+                    return rc;
+            }
+        } else if (kw_xml_is(m, "watch")) {
+            knobwise_watch *w = &e->watch[e->n_watch++];
+            w->guard = knobwise_xattr(t, m, "guard", &oom);
+            w->metric = knobwise_xattr(t, m, "metric", &oom);
+            w->basis = knobwise_xattr(t, m, "basis", &oom);
+            w->max = w->min = NAN;
+            kw_xml_attr_double(&w->max, m, "max", t->path, p);
+            kw_xml_attr_double(&w->min, m, "min", t->path, p);
+        } else if (kw_xml_is(m, "owner")) {
+            xmlChar *v = xmlNodeGetContent(m);
+            if (v) {
+                e->owner = knobwise_strdup(t, (const char *)v);
+                oom |= e->owner == NULL;
+                xmlFree(v);
+            }
+        }
+    }
+    return oom ? knobwise_oom(t) : 0;
+}
+
+static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *p)
+{
+    int oom = 0, rc;
+    xmlNode *rec = NULL;
+    for (xmlNode *m = kw_xml_elem(shape->children); m; m = kw_xml_elem(m->next)) {
+        if (!kw_xml_is(m, "config"))
+            continue;
+        int r = 0;
+        if (!rec)
+            rec = m; /* rank 1 comes first: the recommendation */
+        if (kw_xml_attr_bool(&r, m, "recommended", t->path, p) == 1 && r) {
+            rec = m;
+            break;
+        }
+    }
+    if (!rec)
+        return 0; /* nothing passed the guards: not an entry, lookups borrow */
+    knobwise_entry *e = knobwise_new_entry(t);
+    if (!e)
+        return knobwise_oom(t);
+    e->name = knobwise_xattr(t, shape, "name", &oom);
+    if (oom)
+        return knobwise_oom(t);
+    for (int i = 0; i < t->n_entries - 1; i++)
+        if (strcmp(t->entries[i].name, e->name) == 0) {
+            kw_xml_problem(p, t->path, kw_xml_line(shape), "shape '%s' listed twice", e->name);
+            return KW_EINPUT;
+        }
+    /* Dimensions (written since libknobwise; optional in the schema). */
+    char phase[16] = "";
+    long batch = 0, len = 0, streams = 0;
+    if (kw_xml_attr_str(phase, sizeof phase, shape, "phase", t->path, p) == 1) {
+        int dec = strcmp(phase, "decode") == 0;
+        kw_xml_attr_long(&batch, shape, "batch", 1, 1L << 30, t->path, p);
+        kw_xml_attr_long(&len, shape, dec ? "kv_len" : "seq", 1, 1L << 30, t->path, p);
+        kw_xml_attr_long(&streams, shape, "streams", 1, 1L << 30, t->path, p);
+        if (batch > 0 && len > 0 && streams > 0) {
+            knobwise_set_dims(e, dec ? KNOBWISE_DECODE : KNOBWISE_PREFILL, batch, len, streams);
+            t->any_dims = 1;
+        } else {
+            kw_xml_problem(p, t->path, kw_xml_line(shape),
+                           "shape '%s' has a phase but not its batch, %s and streams", e->name,
+                           dec ? "kv_len" : "seq");
+            return KW_EINPUT;
+        }
+    }
+    knobwise_x_id(&e->cfg, rec);
+    if ((rc = knobwise_x_knobs(t, &e->cfg, rec, p)) != 0)
+        return rc;
+    if (!e->cfg.values) {
+        kw_xml_problem(p, t->path, kw_xml_line(rec), "configuration without knobs");
+        return KW_EINPUT;
+    }
+    for (xmlNode *m = kw_xml_elem(rec->children); m; m = kw_xml_elem(m->next)) {
+        if (kw_xml_is(m, "metrics")) {
+            for (xmlNode *x = kw_xml_elem(m->children); x; x = kw_xml_elem(x->next)) {
+                char name[64] = "";
+                double v = NAN;
+                if (!kw_xml_is(x, "metric") ||
+                    kw_xml_attr_str(name, sizeof name, x, "name", t->path, p) != 1 ||
+                    kw_xml_attr_double(&v, x, "value", t->path, p) != 1)
+                    continue;
+                if (strcmp(name, "p95_us") == 0)
+                    e->p95_us = v;
+                else if (strcmp(name, "p99_us") == 0)
+                    e->p99_us = v;
+            }
+            e->has_latency = isfinite(e->p95_us) && isfinite(e->p99_us);
+        } else if (kw_xml_is(m, "rollback")) {
+            if ((rc = knobwise_x_rollback(t, e, shape, m, p)) != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)
+{
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_load(&doc, t->path, buf, len, "results", "results/results.xsd", &p);
+    if (rc == 0) {
+        xmlNode *root = xmlDocGetRootElement(doc);
+        for (xmlNode *n = kw_xml_elem(root->children); n && rc == 0; n = kw_xml_elem(n->next))
+            if (kw_xml_is(n, "shape"))
+                rc = knobwise_x_shape(t, n, &p);
+    }
+    xmlFreeDoc(doc);
+    if (rc == KW_EINPUT || (rc == 0 && p.n > 0))
+        return kw_xml_problems_finish(&p);
+    return rc;
+}
+
+/* ---- mappings.csv -------------------------------------------------------------------- */
+
+/* Split one CSV record starting at *pos (RFC 4180 quoting, as kw_sbuf_csv
+ * writes it) into at most max fields, unquoted in place; *pos moves past the
+ * line end. Returns the field count, or -1 for a quote left open. */
+static int knobwise_csv_record(char **pos, char **fields, int max, long *line)
+{
+    char *r = *pos, *w = *pos;
+    int n = 0;
+    fields[n++] = w;
+    for (;;) {
+        if (*r == '"' && w == fields[n - 1]) {
+            r++;
+            for (;;) {
+                if (*r == '\0')
+                    return -1;
+                if (*r == '"' && r[1] == '"') {
+                    *w++ = '"';
+                    r += 2;
+                } else if (*r == '"') {
+                    r++;
+                    break;
+                } else {
+                    if (*r == '\n')
+                        (*line)++;
+                    *w++ = *r++;
+                }
+            }
+            continue;
+        }
+        if (*r == ',') {
+            *w++ = '\0';
+            r++;
+            if (n < max)
+                fields[n] = w;
+            n++;
+            continue;
+        }
+        if (*r == '\r' && r[1] == '\n')
+            r++;
+        if (*r == '\n' || *r == '\0') {
+            if (*r == '\n')
+                r++;
+            *w = '\0';
+            *pos = r;
+            return n;
+        }
+        *w++ = *r++;
+    }
+}
+
+static int knobwise_parse_count(long *out, const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < 1 || v > (1L << 30))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int knobwise_read_csv(knobwise_table *t, char *buf)
+{
+    int rc = 0, max = 0, n;
+    long line = 1;
+    char **f = NULL, *pos = buf;
+    for (const char *c = buf; *c && *c != '\n'; c++)
+        max += *c == ',';
+    max += 1;
+    if (!(f = malloc((size_t)max * sizeof *f)))
+        return knobwise_oom(t);
+    n = knobwise_csv_record(&pos, f, max, &line);
+    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0;
+    for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
+        dim_col[d] = -1;
+    if (n < KNOBWISE_CSV_FIXED + 1 || strcmp(f[0], "shape") || strcmp(f[1], "config_id") ||
+        strcmp(f[2], "borrowed_from")) {
+        rc = kw_error_set(KW_EINPUT,
+                          "%s:1: not a results.xml nor a mappings.csv (header must start "
+                          "'" KNOBWISE_CSV_PREFIX "' and name at least one knob)",
+                          t->path);
+        goto done;
+    }
+    for (int i = KNOBWISE_CSV_FIXED; i < n; i++)
+        for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
+            if (strcmp(f[i], knobwise_csv_dims[d]) == 0) {
+                dim_col[d] = i;
+                n_dims++;
+            }
+    if (n_dims != 0 && n_dims != KNOBWISE_CSV_NDIMS) {
+        rc = kw_error_set(KW_EINPUT, "%s:1: the columns after the knobs go together (%s)", t->path,
+                          KW_MAPPINGS_HEADER_SUFFIX);
+        goto done;
+    }
+    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims;
+    int *knob_col = malloc((size_t)t->n_knobs * sizeof *knob_col);
+    t->knobs = knobwise_alloc(t, (size_t)t->n_knobs * sizeof *t->knobs);
+    if (!knob_col || !t->knobs) {
+        free(knob_col);
+        rc = knobwise_oom(t);
+        goto done;
+    }
+    for (int i = KNOBWISE_CSV_FIXED, k = 0; i < n; i++) {
+        int is_dim = 0;
+        for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
+            is_dim |= dim_col[d] == i;
+        if (is_dim)
+            continue;
+        if (f[i][0] == '\0' || !(t->knobs[k] = knobwise_strdup(t, f[i]))) {
+            rc = f[i][0] ? knobwise_oom(t)
+                         : kw_error_set(KW_EINPUT, "%s:1: column %d has no name", t->path, i + 1);
+            goto done_cols;
+        }
+        knob_col[k++] = i;
+    }
+    int cols = n;
+    while (*pos) {
+        long at = ++line;
+        n = knobwise_csv_record(&pos, f, max, &line);
+        if (n < 0) {
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: a quoted field is never closed", t->path, at);
+            goto done_cols;
+        }
+        if (n == 1 && f[0][0] == '\0')
+            continue; /* blank line */
+        if (n != cols) {
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: %d fields, the header has %d", t->path, at, n,
+                              cols);
+            goto done_cols;
+        }
+        if (f[0][0] == '\0' || !knobwise_is_id(f[1])) {
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: %s", t->path, at,
+                              f[0][0] ? "config_id is not 16 hex digits" : "empty shape name");
+            goto done_cols;
+        }
+        for (int i = 0; i < t->n_entries; i++)
+            if (strcmp(t->entries[i].name, f[0]) == 0) {
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s' listed twice", t->path, at, f[0]);
+                goto done_cols;
+            }
+        knobwise_entry *e = knobwise_new_entry(t);
+        if (!e || !(e->name = knobwise_strdup(t, f[0])) ||
+            !(e->borrowed_from = knobwise_strdup(t, f[2])) ||
+            !(e->cfg.values = knobwise_alloc(t, (size_t)t->n_knobs * sizeof *e->cfg.values))) {
+            rc = knobwise_oom(t);
+            goto done_cols;
+        }
+        memcpy(e->cfg.id, f[1], KNOBWISE_ID_HEX + 1);
+        for (int k = 0; k < t->n_knobs; k++)
+            if (!(e->cfg.values[k] = knobwise_strdup(t, f[knob_col[k]]))) {
+                rc = knobwise_oom(t);
+                goto done_cols;
+            }
+        if (n_dims) {
+            const char *ph = f[dim_col[KNOBWISE_COL_PHASE]];
+            int phase = strcmp(ph, "prefill") == 0 ? KNOBWISE_PREFILL
+                        : strcmp(ph, "decode") == 0 ? KNOBWISE_DECODE
+                                                    : -1;
+            if (phase < 0) {
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: phase is '%s', not prefill or decode",
+                                  t->path, at, ph);
+                goto done_cols;
+            }
+            int len_col = phase == KNOBWISE_DECODE ? KNOBWISE_COL_KV_LEN : KNOBWISE_COL_SEQ;
+            const int count_cols[3] = {KNOBWISE_COL_BATCH, len_col, KNOBWISE_COL_STREAMS};
+            long v[3];
+            for (int d = 0; d < 3; d++)
+                if (knobwise_parse_count(&v[d], f[dim_col[count_cols[d]]]) != 0) {
+                    rc = kw_error_set(KW_EINPUT, "%s:%ld: %s is '%s', not a count from 1", t->path,
+                                      at, knobwise_csv_dims[count_cols[d]],
+                                      f[dim_col[count_cols[d]]]);
+                    goto done_cols;
+                }
+            knobwise_set_dims(e, phase, v[0], v[1], v[2]);
+            t->any_dims = 1;
+            char *end95, *end99;
+            const char *s95 = f[dim_col[KNOBWISE_COL_P95]], *s99 = f[dim_col[KNOBWISE_COL_P99]];
+            double p95 = strtod(s95, &end95), p99 = strtod(s99, &end99);
+            if (*s95 && *s99 && !*end95 && !*end99) {
+                e->p95_us = p95;
+                e->p99_us = p99;
+                e->has_latency = isfinite(p95) && isfinite(p99);
+            }
+        }
+    }
+    if (t->n_entries == 0)
+        rc = kw_error_set(KW_EINPUT, "%s: no shape rows after the header", t->path);
+done_cols:
+    free(knob_col);
+done:
+    free(f);
+    return rc;
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+void knobwise_table_free(knobwise_table *t)
+{
+    if (!t)
+        return;
+    for (knobwise_chunk *c = t->arena, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(t->entries);
+    free(t);
+}
+
+int knobwise_table_open(knobwise_table **out, const char *path)
+{
+    if (!out)
+        return kw_error_set(KW_EINPUT, "knobwise_table_open: no output given");
+    *out = NULL;
+    if (!path || !path[0])
+        return kw_error_set(KW_EINPUT, "knobwise_table_open: no path given");
+    knobwise_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
+    char *buf = NULL, *full = NULL;
+    size_t len = 0;
+    int rc;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        size_t n = strlen(path) + sizeof "/results.xml";
+        if (!(full = malloc(n))) {
+            rc = kw_error_set(KW_ENOMEM, "%s: out of memory", path);
+            goto done;
+        }
+        snprintf(full, n, "%s/results.xml", path);
+        path = full;
+    }
+    if (!(t->path = knobwise_strdup(t, path))) {
+        rc = knobwise_oom(t);
+        goto done;
+    }
+    kw_xml_problems p = {0};
+    if ((rc = kw_xml_read_file(&buf, &len, path, &p)) != 0) {
+        if (rc == KW_EINPUT)
+            kw_xml_problems_finish(&p);
+        goto done;
+    }
+    const char *c = buf;
+    while (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n')
+        c++;
+    if (strlen(buf) != len) {
+        rc = kw_error_set(KW_EINPUT, "%s: contains a NUL byte: not a results.xml nor a mappings.csv",
+                          path);
+    } else if (*c == '<') {
+        t->kind = "results.xml";
+        rc = knobwise_read_xml(t, buf, len);
+    } else {
+        t->kind = "mappings.csv";
+        rc = knobwise_read_csv(t, buf);
+    }
+    if (rc == 0 && t->n_entries == 0)
+        rc = kw_error_set(KW_EINPUT, "%s: the run recommends no configuration for any shape", path);
+done:
+    free(buf);
+    free(full);
+    if (rc != 0) {
+        knobwise_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int knobwise_table_count(const knobwise_table *t) { return t ? t->n_entries : 0; }
+
+const knobwise_entry *knobwise_table_entry(const knobwise_table *t, int i)
+{
+    return t && i >= 0 && i < t->n_entries ? &t->entries[i] : NULL;
+}
+
+int knobwise_table_knob_count(const knobwise_table *t) { return t ? t->n_knobs : 0; }
+
+const char *knobwise_table_knob_name(const knobwise_table *t, int k)
+{
+    return t && k >= 0 && k < t->n_knobs ? t->knobs[k] : NULL;
+}
+
+int knobwise_table_knob_index(const knobwise_table *t, const char *knob)
+{
+    if (t && knob)
+        for (int k = 0; k < t->n_knobs; k++)
+            if (strcmp(t->knobs[k], knob) == 0)
+                return k;
+    return kw_error_set(KNOBWISE_ENOTFOUND, "%s: no knob '%s'", t ? t->path : "knobwise",
+                        knob ? knob : "(null)");
+}
+
+const char *knobwise_table_path(const knobwise_table *t) { return t ? t->path : NULL; }
+const char *knobwise_table_kind(const knobwise_table *t) { return t ? t->kind : NULL; }
+
+int knobwise_table_find(const knobwise_entry **out, const knobwise_table *t, const char *shape_name)
+{
+    if (!out || !t || !shape_name)
+        return kw_error_set(KW_EINPUT, "knobwise_table_find: a NULL argument");
+    *out = NULL;
+    for (int i = 0; i < t->n_entries; i++)
+        if (strcmp(t->entries[i].name, shape_name) == 0) {
+            *out = &t->entries[i];
+            return 0;
+        }
+    return kw_error_set(KNOBWISE_ENOTFOUND, "%s: no entry for shape '%s'", t->path, shape_name);
+}
+
+/* Nearest entry of the given phase (index, or -1); *exact set when one is the request itself. */
+static int knobwise_nearest(const knobwise_table *t, const knobwise_shape *q, int phase,
+                            double lb, double ll, double ls, int *exact)
+{
+    int best = -1;
+    double bd = INFINITY;
+    for (int i = 0; i < t->n_entries; i++) {
+        const knobwise_entry *e = &t->entries[i];
+        if (!e->has_dims || e->shape.phase != phase)
+            continue;
+        if (phase == q->phase && e->shape.batch == q->batch && e->shape.len == q->len &&
+            e->shape.streams == q->streams) {
+            *exact = 1;
+            return i;
+        }
+        double d = fabs(e->batch_log2 - lb) + fabs(e->len_log2 - ll) + fabs(e->streams_log2 - ls);
+        if (d < bd) {
+            bd = d;
+            best = i;
+        }
+    }
+    return best;
+}
+
+int knobwise_table_lookup(knobwise_match *out, const knobwise_table *t,
+                          const knobwise_shape *q, unsigned flags)
+{
+    if (!out || !t || !q)
+        return kw_error_set(KW_EINPUT, "knobwise_table_lookup: a NULL argument");
+    memset(out, 0, sizeof *out);
+    if ((q->phase != KNOBWISE_PREFILL && q->phase != KNOBWISE_DECODE) || q->batch < 1 ||
+        q->len < 1 || q->streams < 1)
+        return kw_error_set(KW_EINPUT,
+                            "knobwise_table_lookup: phase %d, batch %ld, len %ld, streams %ld: the "
+                            "phase is KNOBWISE_PREFILL or KNOBWISE_DECODE, the counts are >= 1",
+                            q->phase, q->batch, q->len, q->streams);
+    if (!t->any_dims)
+        return kw_error_set(KNOBWISE_ENODATA,
+                            "%s: the file carries no shape dimensions (written before "
+                            "libknobwise): look shapes up by name",
+                            t->path);
+    double lb = log2((double)q->batch), ll = log2((double)q->len), ls = log2((double)q->streams);
+    int exact = 0, crossed = 0;
+    int i = knobwise_nearest(t, q, q->phase, lb, ll, ls, &exact);
+    if (i < 0 && (flags & KNOBWISE_LOOKUP_CROSS_PHASE) && !(flags & KNOBWISE_LOOKUP_EXACT)) {
+        i = knobwise_nearest(t, q, 1 - q->phase, lb, ll, ls, &exact);
+        crossed = i >= 0;
+    }
+    const char *ph = q->phase == KNOBWISE_DECODE ? "decode" : "prefill";
+    if (i < 0)
+        return kw_error_set(KNOBWISE_ENOTFOUND,
+                            "%s: no %s entry to borrow from (borrowing across phases needs "
+                            "KNOBWISE_LOOKUP_CROSS_PHASE)",
+                            t->path, ph);
+    if (!exact && (flags & KNOBWISE_LOOKUP_EXACT))
+        return kw_error_set(KNOBWISE_ENOTFOUND,
+                            "%s: no entry for %s batch %ld len %ld streams %ld (exact lookup)",
+                            t->path, ph, q->batch, q->len, q->streams);
+    const knobwise_entry *e = &t->entries[i];
+    out->entry = e;
+    out->exact = exact;
+    out->borrowed = !exact || e->borrowed_from[0] != '\0';
+    out->phase_crossed = crossed;
+    out->batch_log2 = e->batch_log2 - lb;
+    out->len_log2 = e->len_log2 - ll;
+    out->streams_log2 = e->streams_log2 - ls;
+    return 0;
+}
+
+/* ---- entries and configurations ------------------------------------------------------- */
+
+const char *knobwise_entry_name(const knobwise_entry *e) { return e ? e->name : NULL; }
+
+int knobwise_entry_shape(knobwise_shape *out, const knobwise_entry *e)
+{
+    if (!out || !e)
+        return kw_error_set(KW_EINPUT, "knobwise_entry_shape: a NULL argument");
+    if (!e->has_dims)
+        return kw_error_set(KNOBWISE_ENODATA, "shape '%s': the file carries no dimensions", e->name);
+    *out = e->shape;
+    return 0;
+}
+
+const char *knobwise_entry_borrowed_from(const knobwise_entry *e) { return e ? e->borrowed_from : NULL; }
+const knobwise_config *knobwise_entry_config(const knobwise_entry *e) { return e ? &e->cfg : NULL; }
+const char *knobwise_entry_owner(const knobwise_entry *e) { return e ? e->owner : NULL; }
+
+int knobwise_entry_latency(double *p95_us, double *p99_us, const knobwise_entry *e)
+{
+    if (!e)
+        return kw_error_set(KW_EINPUT, "knobwise_entry_latency: no entry");
+    if (!e->has_latency)
+        return kw_error_set(KNOBWISE_ENODATA, "shape '%s': %s carries no predicted latency",
+                            e->name, e->cfg.t->kind);
+    if (p95_us)
+        *p95_us = e->p95_us;
+    if (p99_us)
+        *p99_us = e->p99_us;
+    return 0;
+}
+
+int knobwise_entry_watch_count(const knobwise_entry *e) { return e ? e->n_watch : 0; }
+
+int knobwise_entry_watch(knobwise_watch *out, const knobwise_entry *e, int i)
+{
+    if (!out || !e)
+        return kw_error_set(KW_EINPUT, "knobwise_entry_watch: a NULL argument");
+    if (i < 0 || i >= e->n_watch)
+        return kw_error_set(KNOBWISE_ENOTFOUND, "shape '%s': no guard threshold %d (it has %d)",
+                            e->name, i, e->n_watch);
+    *out = e->watch[i];
+    return 0;
+}
+
+int knobwise_entry_rollback(const knobwise_config **out, const knobwise_entry *e, int target)
+{
+    if (!out || !e)
+        return kw_error_set(KW_EINPUT, "knobwise_entry_rollback: a NULL argument");
+    *out = NULL;
+    if (target != KNOBWISE_ROLLBACK_PARENT && target != KNOBWISE_ROLLBACK_BASELINE)
+        return kw_error_set(KW_EINPUT, "knobwise_entry_rollback: target %d is not "
+                                       "KNOBWISE_ROLLBACK_PARENT or _BASELINE",
+                            target);
+    if (!e->has_rollback[target])
+        return kw_error_set(KNOBWISE_ENODATA, "shape '%s': %s carries no %s roll-back target",
+                            e->name, e->cfg.t->kind,
+                            target == KNOBWISE_ROLLBACK_PARENT ? "parent" : "baseline");
+    *out = &e->rollback[target];
+    return 0;
+}
+
+const char *knobwise_config_id(const knobwise_config *c) { return c ? c->id : NULL; }
+
+const char *knobwise_config_value(const knobwise_config *c, int k)
+{
+    if (!c || !c->values || k < 0 || k >= c->t->n_knobs)
+        return NULL;
+    return c->values[k];
+}
+
+int knobwise_config_get(const char **out, const knobwise_config *c, const char *knob)
+{
+    if (!out || !c || !knob)
+        return kw_error_set(KW_EINPUT, "knobwise_config_get: a NULL argument");
+    *out = NULL;
+    int k = knobwise_table_knob_index(c->t, knob);
+    if (k < 0)
+        return k;
+    if (!c->values)
+        return kw_error_set(KNOBWISE_ENODATA, "%s: configuration %s: its knob values are not in "
+                                              "the file",
+                            c->t->path, c->id);
+    *out = c->values[k];
+    return 0;
+}
+
+int knobwise_config_get_long(long *out, const knobwise_config *c, const char *knob)
+{
+    const char *v;
+    int rc = knobwise_config_get(&v, c, knob);
+    if (rc != 0)
+        return rc;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE)
+        return kw_error_set(KW_EINPUT, "knob '%s' is '%s', not an integer", knob, v);
+    *out = x;
+    return 0;
+}
+
+const char *knobwise_error_last(void) { return kw_error_last(); }
+const char *knobwise_version(void) { return PACKAGE_VERSION; }

@@ -1,0 +1,69 @@
+/* fidelity.c - `make bench`'s fidelity table (issue 15): every published H100
+ * case of spaces/measured/h100_published.csv, its measured time, the model's
+ * prediction on spaces/accel/h100.xml, their ratio and both bound classes.
+ * Prints the share within 25% and whether every bound class is right; rows
+ * marked FIT gave a figure of the accelerator file and are counted apart.
+ * Usage: fidelity ACCEL.xml MEASURED.csv */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kw_error.h"
+#include "kw_fidelity.h"
+#include "kw_load.h"
+
+#define KW_FID_TOL 0.25
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: fidelity ACCEL.xml MEASURED.csv\n");
+        return 2;
+    }
+    kw_accel a;
+    kw_fid_set *set = malloc(sizeof *set);
+    if (!set)
+        return 1;
+    if (kw_accel_load(&a, argv[1]) != 0 || kw_fid_load(set, argv[2]) != 0) {
+        fprintf(stderr, "%s\n", kw_error_last());
+        free(set);
+        return 2;
+    }
+    printf("fidelity: %s against %s\n", argv[1], argv[2]);
+    printf("%-26s %12s %12s %7s %-8s %-8s %s\n", "case", "measured_us", "predicted_us", "ratio",
+           "bound", "model", "note");
+    int n = 0, within = 0, bound_ok = 0, nfit = 0;
+    for (int i = 0; i < set->n; i++) {
+        const kw_fid_case *c = &set->c[i];
+        double us = 0.0;
+        kw_bound b = KW_BOUND_COMPUTE;
+        kw_kernel kd;
+        if (kw_fid_predict(&us, &b, &kd, &a, c) != 0) {
+            printf("%-26s %12.1f %12s %7s %-8s %-8s %s\n", c->name, c->measured_us, "-", "-",
+                   kw_bound_name(c->bound), "error", kw_error_last());
+            n++;
+            continue;
+        }
+        double r = us / c->measured_us;
+        int ok = fabs(r - 1.0) <= KW_FID_TOL;
+        printf("%-26s %12.1f %12.1f %7.3f %-8s %-8s %s%s\n", c->name, c->measured_us, us, r,
+               kw_bound_name(c->bound), kw_bound_name(b), ok ? "" : "MISS ", c->fit ? "FIT" : "");
+        if (getenv("KW_FID_VERBOSE"))
+            printf("    matrix %.1f nonmatrix %.1f compute %.1f | dram %.1f us (%.3g GB) shared %.1f us "
+                   "(%.3g GB) | sram %llu B regs %llu B wave %.3f pad %.3f\n",
+                   kd.matrix_us, kd.nonmatrix_us, kd.compute_us, kd.dram_us, kd.dram_bytes / 1e9,
+                   kd.shared_us, kd.shared_bytes / 1e9, (unsigned long long)kd.sram_bytes,
+                   (unsigned long long)kd.reg_bytes, kd.wave_efficiency, kd.pad_efficiency);
+        if (c->fit) {
+            nfit++;
+            continue;
+        }
+        n++;
+        within += ok;
+        bound_ok += b == c->bound;
+    }
+    printf("independent cases %d (+%d FIT): within 25%% %d (%.0f%%), bound class right %d of %d\n", n,
+           nfit, within, n ? 100.0 * within / n : 0.0, bound_ok, n);
+    free(set);
+    return 0;
+}

@@ -1,0 +1,176 @@
+/* kw_tworker.c - a small worker for the measuring evaluator's tests: it
+ * speaks the worker protocol (README "The worker protocol") and misbehaves
+ * on request, so every fault path of src/kw_exec.c can be driven.
+ *
+ * Design choice: one program with options rather than one per behaviour, so
+ * each test names the behaviour on its command line. Times are synthetic (a
+ * function of the knob values), never measured: tests assert behaviour, not
+ * speed.
+ *
+ * usage: kw_tworker [--flat] [--noise SD_FRAC] [--seed N] [--drift PCT]
+ *                   [--unit kernel|request] [--count FILE] [--start-delay S]
+ *                   [--no-ready] [--exit-at-start] [--stderr]
+ *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
+ *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
+ *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
+ *   (--flat: 100 us for every config); each sample is that time times
+ *   (1 + SD_FRAC x N(0,1)) from GSL's taus2 seeded by the request's text without
+ *   its id (so the draw depends on the request, not on the order of requests)
+ *   and --seed; --drift PCT multiplies request number i (from 0) by 1 + PCT/100 x i.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#define TW_LINE_MAX 65536
+#define TW_BASE_US 100.0
+
+static uint64_t tw_fnv(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* does the line hold the token knob.K=V (trigger "K=V")? */
+static int tw_has(const char *line, const char *trig)
+{
+    if (!trig)
+        return 0;
+    char tok[256];
+    snprintf(tok, sizeof tok, " knob.%s", trig);
+    const char *p = strstr(line, tok);
+    if (!p)
+        return 0;
+    char end = p[strlen(tok)];
+    return end == ' ' || end == '\0' || end == '\n';
+}
+
+static long tw_int(const char *line, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, " %s=", key);
+    const char *p = strstr(line, k);
+    return p ? strtol(p + strlen(k), NULL, 10) : -1;
+}
+
+int main(int argc, char **argv)
+{
+    int flat = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
+    double noise = 0.0, drift_pct = 0.0, start_delay = 0.0;
+    unsigned long seed = 1;
+    long die_after = -1;
+    const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
+               *short_on = NULL, *error_on = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--flat")) flat = 1;
+        else if (!strcmp(a, "--no-ready")) no_ready = 1;
+        else if (!strcmp(a, "--exit-at-start")) exit_at_start = 1;
+        else if (!strcmp(a, "--stderr")) to_stderr = 1;
+        else if (v && !strcmp(a, "--noise")) { noise = atof(v); i++; }
+        else if (v && !strcmp(a, "--seed")) { seed = strtoul(v, NULL, 10); i++; }
+        else if (v && !strcmp(a, "--drift")) { drift_pct = atof(v); i++; }
+        else if (v && !strcmp(a, "--unit")) { unit_request = !strcmp(v, "request"); i++; }
+        else if (v && !strcmp(a, "--count")) { count = v; i++; }
+        else if (v && !strcmp(a, "--start-delay")) { start_delay = atof(v); i++; }
+        else if (v && !strcmp(a, "--crash-on")) { crash_on = v; i++; }
+        else if (v && !strcmp(a, "--hang-on")) { hang_on = v; i++; }
+        else if (v && !strcmp(a, "--garbage-on")) { garbage_on = v; i++; }
+        else if (v && !strcmp(a, "--short-on")) { short_on = v; i++; }
+        else if (v && !strcmp(a, "--error-on")) { error_on = v; i++; }
+        else if (v && !strcmp(a, "--die-after")) { die_after = atol(v); i++; }
+        else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
+    }
+    if (exit_at_start)
+        return 1;
+    if (start_delay > 0)
+        usleep((useconds_t)(start_delay * 1e6));
+    static char line[TW_LINE_MAX + 2];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!fgets(line, sizeof line, stdin))
+        return 1;
+    if (no_ready || strncmp(line, "hello protocol=1", 16) != 0) {
+        printf("nope\n");
+        return 0;
+    }
+    printf("ready protocol=1 name=kw_tworker device=synthetic\n");
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    long served = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strcmp(line, "quit"))
+            break;
+        if (strncmp(line, "measure ", 8) != 0) {
+            printf("error id=0 reason=internal message=unknown request\n");
+            continue;
+        }
+        long id = tw_int(line, "id"), reps = tw_int(line, "reps");
+        if (count) {
+            FILE *f = fopen(count, "a");
+            if (f) {
+                fprintf(f, "%s\n", line);
+                fclose(f);
+            }
+        }
+        if (to_stderr)
+            fprintf(stderr, "kw_tworker: request %ld\n", id);
+        if (die_after >= 0 && served >= die_after)
+            return 3;
+        if (tw_has(line, crash_on))
+            return 3;
+        if (tw_has(line, hang_on))
+            for (;;)
+                pause();
+        if (tw_has(line, garbage_on)) {
+            printf("ok id=%ld unit=kernel samples_us=fast,faster\n", id);
+            continue;
+        }
+        if (error_on) {
+            char trig[256];
+            snprintf(trig, sizeof trig, "%s", error_on);
+            char *colon = strrchr(trig, ':');
+            if (colon) {
+                *colon = '\0';
+                if (tw_has(line, trig)) {
+                    printf("error id=%ld reason=%s message=asked to fail here\n", id, colon + 1);
+                    continue;
+                }
+            }
+        }
+        /* the config's time from its knob tokens */
+        double t = TW_BASE_US;
+        const char *p = line;
+        while (!flat && (p = strstr(p, " knob.")) != NULL) {
+            p += 6;
+            size_t n = strcspn(p, " ");
+            t += (double)(tw_fnv(p, n) % 1000) / 10.0;
+            p += n;
+        }
+        t *= 1.0 + drift_pct / 100.0 * (double)served;
+        /* the noise stream: the request without its id */
+        const char *rest = strstr(line, " shape=");
+        gsl_rng_set(r, (unsigned long)(tw_fnv(rest ? rest : line, strlen(rest ? rest : line)) ^
+                                       (seed * 0x9e3779b97f4a7c15ULL)));
+        if (tw_has(line, short_on))
+            reps = reps > 1 ? reps - 1 : 0; /* lies about its sample count */
+        printf("ok id=%ld unit=%s samples_us=", id, unit_request ? "request" : "kernel");
+        for (long k = 0; k < reps; k++) {
+            double x = t * (1.0 + noise * gsl_ran_gaussian(r, 1.0));
+            if (unit_request)
+                x = t * (1.0 + gsl_ran_exponential(r, 0.5));
+            printf("%s%.4f", k ? "," : "", x > 0.01 ? x : 0.01);
+        }
+        printf("\n");
+        served++;
+    }
+    gsl_rng_free(r);
+    return 0;
+}

@@ -1,0 +1,503 @@
+/* test_exec.c - the measuring evaluator (src/kw_exec.c, kw_worker.c,
+ * kw_mstat.c) against the test worker tests/kw_tworker.c: the protocol end to
+ * end, every fault (crash, hang, garbage, short answers, the worker's own
+ * errors, a worker that cannot start), restart, journaled failures, no double
+ * measurement on resume, drift cancelled by the anchor, and the significance
+ * test rejecting a pure-noise step at about alpha over many seeds.
+ *
+ * Statistics are checked against closed forms (binomial order-statistic
+ * ranks, the Mann-Whitney normal approximation), never against numbers
+ * copied from the implementation's output.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kw_engine.h"
+#include "kw_eval.h"
+#include "kw_exec.h"
+#include "kw_load.h"
+#include "kw_mstat.h"
+#include "kw_testutil.h"
+
+static const char *builddir(void)
+{
+    const char *b = getenv("KW_BUILDDIR");
+    return b ? b : ".";
+}
+
+static void space_path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/tests/data/exec/%s", kw_t_src(), name);
+}
+
+/* "BUILDDIR/tests/kw_tworker ARGS" */
+static void worker_cmd(char *buf, size_t len, const char *args)
+{
+    snprintf(buf, len, "%s/tests/kw_tworker %s", builddir(), args);
+}
+
+typedef struct fixture {
+    kw_config *cfg;
+    kw_model_eval *me;
+    kw_exec *ex;
+    char cmd[1024];
+} fixture;
+
+static int fx_open(fixture *f, const char *args, double timeout_s, int anchor, int reps,
+                   int max_reps)
+{
+    char sp[1024];
+    memset(f, 0, sizeof *f);
+    space_path(sp, sizeof sp, "small.xml");
+    cr_assert_eq(kw_config_load(&f->cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
+    kw_model_opts mo = {.drift = 1, .seed = 1};
+    cr_assert_eq(kw_model_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
+    worker_cmd(f->cmd, sizeof f->cmd, args);
+    kw_exec_opts xo;
+    kw_exec_opts_from_space(&xo, &f->cfg->space, f->cmd, timeout_s);
+    xo.anchor = anchor;
+    if (reps > 0)
+        xo.reps = reps;
+    if (max_reps > 0)
+        xo.max_reps = max_reps;
+    return kw_exec_new(&f->ex, f->cfg, f->me, &xo);
+}
+
+static void fx_close(fixture *f)
+{
+    kw_exec_free(f->ex);
+    kw_model_eval_free(f->me);
+    kw_config_free(f->cfg);
+}
+
+static void cand_set(kw_cand *c, const kw_config *cfg, const char *text)
+{
+    cr_assert_eq(kw_cand_parse(c, &cfg->space.knobs, text), 0, "%s", kw_error_last());
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+Test(exec, median_interval_matches_the_binomial_ranks)
+{
+    /* n = 100, 95%: the distribution-free interval of the median is
+     * [x(40), x(61)] (Conover, Practical Nonparametric Statistics, table A3:
+     * P(B <= 39) = 0.0176 <= 0.025 < P(B <= 40) = 0.0284 for B ~ Bin(100, 1/2)). */
+    double x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = i + 1;
+    double lo, hi;
+    kw_mstat_quantile_ci(&lo, &hi, x, 100, 0.5, 0.95);
+    cr_expect_eq(lo, 40.0);
+    cr_expect_eq(hi, 61.0);
+    /* too few samples for the level: the extremes */
+    kw_mstat_quantile_ci(&lo, &hi, x, 4, 0.5, 0.95);
+    cr_expect_eq(lo, 1.0);
+    cr_expect_eq(hi, 4.0);
+}
+
+Test(exec, mann_whitney_matches_the_normal_approximation)
+{
+    /* x all below y: U = 0, mean nx ny / 2 = 4.5, variance nx ny (n + 1) / 12 = 5.25,
+     * z = (4.5 - 0.5) / sqrt(5.25) = 1.7457, p = 2 Q(z) = 0.08086 */
+    const double x[3] = {1, 2, 3}, y[3] = {4, 5, 6};
+    cr_expect_float_eq(kw_mstat_mann_whitney_p(x, 3, y, 3), 0.08086, 1e-4);
+    /* identical samples: no evidence at all */
+    cr_expect_float_eq(kw_mstat_mann_whitney_p(x, 3, x, 3), 1.0, 1e-12);
+}
+
+Test(exec, outlier_policy_drops_a_preempted_run_but_not_a_second_mode)
+{
+    double x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = 100.0 + (i % 10) * 0.1;
+    x[57] = 1e6; /* one preempted run */
+    cr_expect_eq(kw_mstat_trim(x, 100), 99);
+    cr_expect_lt(x[98], 101.0);
+    /* 30% at a second level is a mode, kept (policy: at most 20% dropped) */
+    for (int i = 0; i < 100; i++)
+        x[i] = i < 70 ? 100.0 + (i % 7) * 0.1 : 500.0;
+    cr_expect_eq(kw_mstat_trim(x, 100), 100);
+}
+
+/* ------------------------------------------------------------------ faults */
+
+Test(exec, a_worker_that_cannot_start_is_a_clear_error)
+{
+    static const char *const bad[] = {"--exit-at-start", "--no-ready", "--start-delay 3"};
+    static const char *const says[] = {"exited with status 1", "answered 'nope'", "within 1 s"};
+    for (int i = 0; i < 3; i++) {
+        fixture f;
+        int rc = fx_open(&f, bad[i], 0, 0, 0, 0);
+        cr_expect_eq(rc, KW_EINPUT, "%s: rc %d", bad[i], rc);
+        cr_expect(strstr(kw_error_last(), "did not start") != NULL, "%s", kw_error_last());
+        cr_expect(strstr(kw_error_last(), says[i]) != NULL, "%s: %s", bad[i], kw_error_last());
+        cr_expect_null(f.ex);
+        fx_close(&f);
+    }
+}
+
+Test(exec, crash_hang_garbage_and_worker_errors_fail_the_candidate_and_the_worker_restarts)
+{
+    fixture f;
+    cr_assert_eq(fx_open(&f, "--crash-on qkv.tile_m=64 --hang-on qkv.tile_m=256 "
+                             "--garbage-on qkv.tile_n=64 --short-on qkv.tile_n=256 "
+                             "--error-on fuse_qkv=on:unsupported",
+                         0.3, 0, 0, 0),
+                 0, "%s", kw_error_last());
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    cr_expect(ev->noisy);
+    static const char *const cfgs[] = {"qkv.tile_m=64", "qkv.tile_m=256", "qkv.tile_n=64",
+                                       "qkv.tile_n=256", "fuse_qkv=on"};
+    static const char *const guard[] = {"error:crash", "error:timeout", "error:protocol",
+                                        "error:protocol", "error:unsupported"};
+    static const long restarts_after[] = {1, 2, 3, 4, 4};
+    kw_cand base, c;
+    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    for (int i = 0; i < 5; i++) {
+        kw_metrics m;
+        cand_set(&c, f.cfg, cfgs[i]);
+        cr_assert_eq(ev->eval(ev->ctx, &c, 0, 0, &m), 0, "%s", kw_error_last());
+        cr_expect_str_eq(m.guards, guard[i], "%s", cfgs[i]);
+        cr_expect(isinf(m.v[KW_M_P95_US]), "%s: a failed candidate has no latency", cfgs[i]);
+        /* the next candidate is measured by a fresh worker */
+        cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0, "%s", kw_error_last());
+        cr_expect_str_eq(m.guards, "", "after %s: %s", cfgs[i], m.guards);
+        cr_expect(isfinite(m.v[KW_M_P95_US]) && m.v[KW_M_P95_US] > 0);
+        cr_expect_eq(kw_exec_restarts(f.ex), restarts_after[i], "after %s: %ld restarts",
+                     cfgs[i], kw_exec_restarts(f.ex));
+    }
+    fx_close(&f);
+}
+
+Test(exec, measured_kernel_time_replaces_stage_one)
+{
+    /* the test worker's time for the baseline: 100 us + sum over its knob tokens of
+     * (FNV-1a("name=value") % 1000) / 10 us; computed here independently */
+    fixture f;
+    cr_assert_eq(fx_open(&f, "", 0, 0, 0, 0), 0, "%s", kw_error_last());
+    const char *tok[4] = {"qkv.tile_m=128", "qkv.tile_n=128", "fuse_qkv=off", "launch_mode=eager"};
+    double t = 100.0;
+    for (int i = 0; i < 4; i++) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (const char *p = tok[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        t += (double)(h % 1000) / 10.0;
+    }
+    kw_cand base;
+    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_metrics m, model;
+    const kw_evaluator *ev = kw_exec_iface(f.ex), *mev = kw_model_eval_iface(f.me);
+    cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
+    cr_assert_eq(mev->eval(mev->ctx, &base, 0, 0, &model), 0);
+    cr_expect_float_eq(m.v[KW_M_LATENCY_US], t, 1e-3, "measured %g, worker's closed form %g",
+                       m.v[KW_M_LATENCY_US], t);
+    /* the serving simulation ran on top: a request alone is a lower bound of the tail */
+    cr_expect_geq(m.v[KW_M_P95_US], t * (1 - 1e-9));
+    cr_expect_eq(m.v[KW_M_SAMPLES], model.v[KW_M_SAMPLES]);
+    /* deterministic samples: the first request's interval is already tight */
+    cr_expect_eq(kw_exec_requests(f.ex), 1);
+    fx_close(&f);
+}
+
+Test(exec, whole_request_latencies_are_the_distribution)
+{
+    /* unit=request: samples t (1 + Exp(mean 0.5)); p95 of that is t (1 + 0.5 ln 20) */
+    fixture f;
+    cr_assert_eq(fx_open(&f, "--unit request --flat", 0, 0, 2000, 2000), 0, "%s", kw_error_last());
+    kw_cand base;
+    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_metrics m;
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
+    double want = 100.0 * (1.0 + 0.5 * log(20.0));
+    cr_expect_float_eq(m.v[KW_M_P95_US], want, 0.05 * want, "p95 %g, closed form %g",
+                       m.v[KW_M_P95_US], want);
+    cr_expect_eq(m.v[KW_M_SAMPLES], 2000);
+    cr_expect_leq(m.v[KW_M_P_CI_LO_US], m.v[KW_M_P95_US]);
+    cr_expect_geq(m.v[KW_M_P_CI_HI_US], m.v[KW_M_P95_US]);
+    fx_close(&f);
+}
+
+Test(exec, adaptive_samples_grow_to_the_cap_under_noise)
+{
+    fixture f;
+    /* 10% noise: the median of 5..40 samples never gets within +-1%: 5, 5, 10, 20 = 40 */
+    cr_assert_eq(fx_open(&f, "--noise 0.1", 0, 0, 5, 40), 0, "%s", kw_error_last());
+    kw_cand base;
+    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_metrics m;
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
+    cr_expect_eq(kw_exec_requests(f.ex), 4, "%ld requests", kw_exec_requests(f.ex));
+    fx_close(&f);
+}
+
+Test(exec, the_anchor_cancels_linear_drift)
+{
+    /* the worker slows by 2% per request; a config measured early and late */
+    kw_cand base, c;
+    double early, late;
+    for (int anchor = 0; anchor <= 1; anchor++) {
+        fixture f;
+        cr_assert_eq(fx_open(&f, "--drift 2", 0, anchor, 0, 0), 0, "%s", kw_error_last());
+        const kw_evaluator *ev = kw_exec_iface(f.ex);
+        kw_cand_baseline(&base, &f.cfg->space.knobs);
+        cand_set(&c, f.cfg, "qkv.tile_m=64");
+        kw_metrics m;
+        cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
+        cr_assert_eq(ev->eval(ev->ctx, &c, 0, 0, &m), 0);
+        early = m.v[KW_M_LATENCY_US];
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(ev->eval(ev->ctx, &base, 0, 1 + i, &m), 0);
+        cr_assert_eq(ev->eval(ev->ctx, &c, 0, 1, &m), 0);
+        late = m.v[KW_M_LATENCY_US];
+        if (anchor)
+            cr_expect_float_eq(late, early, 1e-3 * early, "anchored: early %g late %g", early,
+                               late);
+        else
+            cr_expect_gt(late, early * 1.1, "unanchored drift shows: early %g late %g", early,
+                         late);
+        fx_close(&f);
+    }
+}
+
+/* ------------------------------------------------------------------ significance */
+
+Test(exec, a_pure_noise_step_is_accepted_at_about_alpha)
+{
+    /* One config measured twice as two sides (repetitions 10t..10t+4 against
+     * 10t+5..10t+9): a step whose true effect is zero; samples carry 5%
+     * Gaussian noise (fixed seeds: the test is deterministic). The engine's
+     * decision statistic -- one-sided Welch test over 5 repetitions of each
+     * side's p95 -- must find a gain in about alpha = 5% of 400 independent
+     * trials: expected 20, binomial sd 4.4; accepted range [8, 34] is +-3 sd.
+     * (Two different configs would not do: the model's plan on top of the
+     * measurement -- batch scaling, DRAM demand -- differs between them.) */
+    fixture f;
+    cr_assert_eq(fx_open(&f, "--flat --noise 0.05 --seed 11", 0, 0, 5, 5), 0, "%s",
+                 kw_error_last());
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    kw_cand a;
+    kw_cand_baseline(&a, &f.cfg->space.knobs);
+    int hits = 0, trials = 400, reps = 5;
+    for (int t = 0; t < trials; t++) {
+        double xa[5], xb[5];
+        for (int r = 0; r < reps; r++) {
+            kw_metrics m;
+            cr_assert_eq(ev->eval(ev->ctx, &a, 0, 2 * t * reps + r, &m), 0);
+            xa[r] = m.v[KW_M_P95_US];
+            cr_assert_eq(ev->eval(ev->ctx, &a, 0, (2 * t + 1) * reps + r, &m), 0);
+            xb[r] = m.v[KW_M_P95_US];
+        }
+        double ma = 0, mb = 0, va = 0, vb = 0;
+        for (int r = 0; r < reps; r++) {
+            ma += xa[r] / reps;
+            mb += xb[r] / reps;
+        }
+        for (int r = 0; r < reps; r++) {
+            va += (xa[r] - ma) * (xa[r] - ma) / (reps - 1);
+            vb += (xb[r] - mb) * (xb[r] - mb) / (reps - 1);
+        }
+        double p = kw_engine_welch_p(ma, sqrt(va), reps, mb, sqrt(vb), reps);
+        hits += p < f.cfg->space.alpha;
+    }
+    cr_expect(hits >= 8 && hits <= 34, "%d of %d pure-noise steps significant at alpha %g",
+              hits, trials, f.cfg->space.alpha);
+    cr_log_info("pure-noise steps significant: %d of %d at alpha %g", hits, trials,
+                f.cfg->space.alpha);
+    fx_close(&f);
+}
+
+/* ------------------------------------------------------------------ the CLI */
+
+static long count_lines(const char *path, const char *needle)
+{
+    char *s = kw_t_slurp(path);
+    long n = 0;
+    for (char *p = s; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    free(s);
+    return n;
+}
+
+static long journal_evals(const char *path)
+{
+    char *s = kw_t_slurp(path);
+    long n = 0;
+    for (char *p = s; *p; p++)
+        if ((p == s || p[-1] == '\n') && p[0] == 'E' && p[1] == ' ')
+            n++;
+    free(s);
+    return n;
+}
+
+Test(exec, tune_cannot_start_worker_writes_nothing)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], out[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--no-ready");
+    snprintf(out, sizeof out, "%s/run", dir);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s' --quiet", sp,
+             cmd, out);
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "did not start") != NULL, "%s", r.err);
+    cr_expect(!kw_t_exists(out), "no run folder for a worker that cannot start");
+    kw_t_free(&r);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec' --out '%s'", sp, out);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 2, "a malformed --evaluator is a usage error: %s", r.err);
+    cr_expect(!kw_t_exists(out));
+    kw_t_free(&r);
+    /* the schema and semantic checks of <evaluator> */
+    space_path(sp, sizeof sp, "bad_reps.xml");
+    snprintf(args, sizeof args, "validate '%s'", sp);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "bad_reps.xml:8: max_reps (10) is below reps (20)") != NULL, "%s",
+              r.err);
+    kw_t_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+    free(dir);
+}
+
+Test(exec, tune_journals_failed_candidates_and_goes_on)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], p[1200];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--crash-on qkv.tile_m=64 --hang-on qkv.tile_n=64 --stderr");
+    snprintf(args, sizeof args,
+             "tune --space '%s' --evaluator 'exec:%s' --timeout 0.5 --out '%s/run' --quiet "
+             "--threads 2 --budget 30",
+             sp, cmd, dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    snprintf(p, sizeof p, "%s/run/audit.csv", dir);
+    cr_expect_gt(count_lines(p, ",error:crash,reject,"), 0, "the crash is a rejected step");
+    cr_expect_gt(count_lines(p, ",error:timeout,reject,"), 0, "the hang is a rejected step");
+    snprintf(p, sizeof p, "%s/run/journal", dir);
+    cr_expect_gt(count_lines(p, "error:crash"), 0);
+    snprintf(p, sizeof p, "%s/run/worker.log", dir);
+    cr_expect_gt(count_lines(p, "kw_tworker: request"), 0, "the worker's stderr is in worker.log");
+    kw_t_free(&r);
+    /* verify works on a measured run unchanged (without re-measuring) */
+    snprintf(args, sizeof args, "verify '%s/run'", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "verify: %s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "skip re-evaluation: a measured run") != NULL, "%s", r.out);
+    kw_t_free(&r);
+    /* --remeasure: the same deterministic worker reproduces its times (drift 0) */
+    snprintf(args, sizeof args, "verify '%s/run' --remeasure 4", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "verify --remeasure: %s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "ok   re-measure: 4 evaluations measured again") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "drift median +0.00%, range [+0.00%, +0.00%]") != NULL, "%s", r.out);
+    kw_t_free(&r);
+    /* ... and a worker that slows by 10% per request (0%, +10%, +20% over three
+     * deterministic requests, anchor off) shows exactly that drift */
+    char slow[1200];
+    worker_cmd(cmd, sizeof cmd, "--drift 10");
+    snprintf(slow, sizeof slow, "exec:%s", cmd);
+    snprintf(args, sizeof args, "verify '%s/run' --remeasure 3 --evaluator '%s'", dir, slow);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "drift median +10.00%, range [+0.00%, +20.00%]") != NULL,
+              "drift reported: %s", r.out);
+    kw_t_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+    free(dir);
+}
+
+Test(exec, resume_never_measures_twice)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], j2[1100],
+         sh[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(cnt, sizeof cnt, "%s/requests", dir);
+    worker_cmd(cmd, sizeof cmd, "");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' --out '%s/full' "
+             "--quiet --budget 60", sp, cmd, cnt, dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    kw_t_free(&r);
+    snprintf(j1, sizeof j1, "%s/full/journal", dir);
+    long evals = journal_evals(j1), measured = count_lines(cnt, "purpose=search");
+    cr_assert_gt(evals, 10);
+    cr_expect_eq(measured, evals, "one search request per journaled evaluation (deterministic "
+                 "worker): %ld requests, %ld evaluations", measured, evals);
+
+    /* resume a finished run: nothing is measured for the search again */
+    snprintf(args, sizeof args, "tune --resume '%s/full' --quiet", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_t_free(&r);
+    cr_expect_eq(count_lines(cnt, "purpose=search"), measured, "resume measured again");
+
+    /* a run cut after its first half: only the missing evaluations are measured,
+     * and the journal comes out identical */
+    snprintf(sh, sizeof sh,
+             "mkdir '%s/cut' && n=$(grep -n '^E ' '%s' | sed -n %ldp | cut -d: -f1) && "
+             "head -n $n '%s' > '%s/cut/journal'",
+             dir, j1, evals / 2, j1, dir);
+    cr_assert_eq(system(sh), 0);
+    snprintf(j2, sizeof j2, "%s/cut/journal", dir);
+    long kept = journal_evals(j2);
+    cr_assert_eq(kept, evals / 2);
+    snprintf(args, sizeof args, "tune --resume '%s/cut' --quiet", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_t_free(&r);
+    cr_expect_eq(count_lines(cnt, "purpose=search"), measured + (evals - kept),
+                 "the resumed run measured %ld, the journal missed %ld",
+                 count_lines(cnt, "purpose=search") - measured, evals - kept);
+    char *a = kw_t_slurp(j1), *b = kw_t_slurp(j2);
+    cr_expect_str_eq(a, b, "the resumed journal differs from the uninterrupted one");
+    free(a);
+    free(b);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+Test(exec, a_noisy_tune_accepts_only_significant_steps)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], p[1200];
+    space_path(sp, sizeof sp, "small.xml");
+    /* whole-request latencies with the same distribution for every config:
+     * every latency difference between configs is noise */
+    worker_cmd(cmd, sizeof cmd, "--flat --unit request --seed 3");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet",
+             sp, cmd, dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    kw_t_free(&r);
+    snprintf(p, sizeof p, "%s/run/audit.csv", dir);
+    char *csv = kw_t_slurp(p);
+    int rows = 0, accepts = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        rows++;
+        /* columns: ...,p_value,guards,decision,reason: an accept must carry p < alpha */
+        char *acc = strstr(line + 1, ",pass,accept,");
+        char *nl = strchr(line + 1, '\n');
+        if (acc && (!nl || acc < nl)) {
+            accepts++;
+            char *q = acc;
+            while (q > line + 1 && q[-1] != ',')
+                q--;
+            cr_expect_lt(atof(q), 0.05, "an accepted measured step is significant");
+        }
+    }
+    cr_expect_gt(rows, 5);
+    cr_expect(strstr(csv, "not significant") != NULL, "noise-sized gains are rejected as such");
+    free(csv);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
+    free(dir);
+    (void)accepts;
+}

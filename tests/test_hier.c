@@ -1,0 +1,484 @@
+/* test_hier.c - the storage hierarchy, achievable rates and precision pairs
+ * (issue 15): the cost rules against closed forms worked out here by hand,
+ * the accelerator format's new elements (FILE:LINE errors), the published
+ * measurements file, and `eval` naming an unsupported pair infeasible.
+ * Expectations come from the formulas in the comments, never from the model's
+ * own output. The accelerator is built by hand as in test_cost.c. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_cost.h"
+#include "kw_error.h"
+#include "kw_fidelity.h"
+#include "kw_load.h"
+#include "kw_testutil.h"
+
+static kw_accel acc;
+static kw_block blk;
+static kw_shape shp;
+static kw_mapping map;
+static kw_cost cost;
+
+#define MIB (1024.0 * 1024.0)
+
+/* 4 cores x 8 units, 16^3 array, 256 KiB SRAM per unit, 1 TB/s DRAM, 64 B
+ * bursts, no latency, no launch cost: round figures for closed forms. */
+static void setup(void)
+{
+    memset(&acc, 0, sizeof acc);
+    snprintf(acc.name, sizeof acc.name, "hierchip");
+    acc.cores = 4;
+    acc.units_per_core = 8;
+    acc.clock_ghz = 1.0;
+    acc.peak_flops[KW_PREC_FP32] = 25e12;
+    acc.peak_flops[KW_PREC_BF16] = 100e12;
+    acc.peak_flops[KW_PREC_FP16] = 100e12;
+    acc.sram_bytes_per_unit = 256 * 1024;
+    acc.dram_bw_bytes_per_s = 1e12;
+    acc.dram_burst_bytes = 64;
+    acc.array_m = acc.array_n = acc.array_k = 16;
+    acc.fallback_efficiency = 0.3;
+    acc.elementwise_efficiency = 0.8;
+    acc.pj_per_flop = 0.5;
+    acc.pj_per_dram_byte = 10.0;
+    memset(&blk, 0, sizeof blk);
+    snprintf(blk.name, sizeof blk.name, "b");
+    memset(&shp, 0, sizeof shp);
+    snprintf(shp.name, sizeof shp.name, "s");
+    shp.phase = KW_PHASE_PREFILL;
+    shp.batch = 1;
+    shp.seq = 1024;
+    shp.streams = 1;
+    memset(&map, 0, sizeof map);
+    for (int g = 0; g < KW_GROUP_MAX; g++)
+        map.tiling[g] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    map.precision = KW_PREC_BF16;
+    map.accum_precision = KW_PREC_FP32;
+    map.softmax_precision = KW_PREC_FP32;
+    map.max_batch = 1;
+    map.cores_per_request = 1;
+}
+
+TestSuite(hier, .init = setup);
+
+static void add_level(kw_level_kind kind, double bytes, double bw, unsigned holds)
+{
+    kw_level *l = &acc.levels[acc.n_levels++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "l%d", acc.n_levels);
+    l->kind = kind;
+    l->bytes = (uint64_t)bytes;
+    l->bw_bytes_per_s = bw;
+    l->holds = holds;
+}
+
+static void gemm(uint64_t m, uint64_t n, uint64_t k)
+{
+    blk.n_ops = 1;
+    blk.n_groups = 1;
+    snprintf(blk.groups[0], KW_NAME_MAX, "g");
+    kw_op *op = &blk.ops[0];
+    memset(op, 0, sizeof *op);
+    snprintf(op->name, sizeof op->name, "gemm");
+    snprintf(op->group, sizeof op->group, "g");
+    op->kind = KW_OP_GEMM;
+    op->n = n;
+    op->k = k;
+    op->weights = 1;
+    map.n_groups = 1;
+    shp.seq = (int)m;
+}
+
+static void attention(int heads, int d, int causal, int batch, int seq)
+{
+    blk.n_ops = 1;
+    blk.n_groups = 1;
+    snprintf(blk.groups[0], KW_NAME_MAX, "attn");
+    kw_op *op = &blk.ops[0];
+    memset(op, 0, sizeof *op);
+    snprintf(op->name, sizeof op->name, "attn");
+    snprintf(op->group, sizeof op->group, "attn");
+    op->kind = KW_OP_ATTENTION;
+    op->heads = op->kv_heads = heads;
+    op->head_dim = d;
+    op->causal = causal;
+    map.n_groups = 1;
+    map.fuse_attention = KW_ATTN_FLASH;
+    shp.batch = batch;
+    shp.seq = seq;
+}
+
+static void eval(void)
+{
+    int rc = kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, acc.cores);
+    cr_assert_eq(rc, 0, "kw_cost_eval: %s", kw_error_last());
+}
+
+#define CLOSE(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-12)
+
+/* M = N = K = 1024, 128x128x32 tiles, bf16: the A panel (128 x 1024 x 2 B =
+ * 256 KiB) plus the C tile does not fit 256 KiB, so A is re-read per N tile
+ * (8x) and B per M tile (8x): unit traffic 8 MK + 8 KN + MN elements. */
+static const double U1024 = (8.0 + 8.0 + 1.0) * 1024 * 1024 * 2.0;
+static const double COMP1024 = 3.0 * 1024 * 1024 * 2.0; /* A, B read and C written once */
+
+Test(hier, no_shared_level_keeps_todays_traffic)
+{
+    gemm(1024, 1024, 1024);
+    eval();
+    cr_assert(CLOSE(cost.dram_bytes, U1024), "%g vs %g", cost.dram_bytes, U1024);
+    cr_assert_eq(cost.kernels[0].shared_bytes, 0.0);
+    /* registers only (no shared level): DRAM traffic unchanged */
+    add_level(KW_LEVEL_REGISTERS, 256 * 1024, 0, KW_HOLD_ACCUMULATORS);
+    eval();
+    /* the A panel (256 KiB) + a B chunk still overflow 256 KiB without the C tile */
+    cr_assert(CLOSE(cost.dram_bytes, U1024), "%g vs %g", cost.dram_bytes, U1024);
+}
+
+Test(hier, shared_level_of_size_zero_gives_todays_figures)
+{
+    gemm(1024, 1024, 1024);
+    eval();
+    kw_kernel before = cost.kernels[0];
+    add_level(KW_LEVEL_SHARED, 0, 1e12, KW_HOLD_OPERANDS);
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    cr_assert(CLOSE(k->dram_bytes, before.dram_bytes));
+    cr_assert_eq(k->shared_bytes, 0.0);
+    cr_assert(CLOSE(k->memory_us, before.memory_us));
+    /* the only change a declared hierarchy makes here is the pipeline fill:
+     * 1024/32 = 32 chunks per tile take 33 chunk-times */
+    cr_assert(CLOSE(k->compute_us, before.compute_us * 33.0 / 32.0), "%g vs %g", k->compute_us,
+              before.compute_us * 33.0 / 32.0);
+}
+
+Test(hier, shared_level_holding_everything_gives_compulsory_dram_traffic)
+{
+    gemm(1024, 1024, 1024);
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 0, KW_HOLD_OPERANDS);
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    cr_assert(CLOSE(k->dram_bytes, COMP1024), "%g vs %g", k->dram_bytes, COMP1024);
+    /* the units still read every tile from the shared level */
+    cr_assert(CLOSE(k->shared_bytes, U1024), "%g vs %g", k->shared_bytes, U1024);
+}
+
+Test(hier, wave_reuse_by_hand_and_swizzle)
+{
+    /* M = N = 4096, K = 1024; 32 units run waves of 32 of the 32 x 32 tiles.
+     * A and B (2 x 8 MiB) do not fit 8 MiB. Row-major: a wave is 1 tile row x
+     * 32 columns, i.e. 1 A panel + 32 B panels of K: (128 + 32 x 128) x 1024 x 2 B
+     * per wave, 32 waves. Chunks in flight (128 + 4096) x 32 x 2 B x 2 stages
+     * = 540 KiB fit. swizzle 4: 4 rows x 8 columns: (4 + 8) x 128 x 1024 x 2 B. */
+    gemm(4096, 4096, 1024);
+    add_level(KW_LEVEL_SHARED, 8 * MIB, 0, KW_HOLD_OPERANDS);
+    eval();
+    double c_out = 4096.0 * 4096 * 2;
+    double row_major = 32.0 * (128 + 32 * 128) * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, row_major + c_out), "%g vs %g",
+              cost.kernels[0].dram_bytes, row_major + c_out);
+    map.tiling[0].swizzle = 4;
+    eval();
+    double sw4 = 32.0 * (4 + 8) * 128 * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, sw4 + c_out), "%g vs %g", cost.kernels[0].dram_bytes,
+              sw4 + c_out);
+    /* a shared level too small for the row-major wave's 528 KiB of chunks in
+     * flight does not help */
+    map.tiling[0].swizzle = 0;
+    acc.levels[0].bytes = 256 * 1024;
+    eval();
+    double unit = (32.0 + 32.0) * 4096 * 1024 * 2 + c_out;
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, unit), "%g vs %g", cost.kernels[0].dram_bytes, unit);
+}
+
+Test(hier, compulsory_traffic_is_a_lower_bound)
+{
+    const double caps[] = {1 * MIB, 4 * MIB, 16 * MIB, 1024 * MIB};
+    const int tiles[] = {32, 64, 128, 256};
+    add_level(KW_LEVEL_SHARED, 0, 0, KW_HOLD_OPERANDS);
+    for (int ci = 0; ci < 4; ci++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                for (int w = 1; w <= 8; w *= 2) {
+                    gemm(2048, 3072, 1536);
+                    acc.levels[0].bytes = (uint64_t)caps[ci];
+                    map.tiling[0] = (kw_tiling){tiles[a], tiles[b], 32, 1, KW_LOOP_MNK, 1, 0, w, 0};
+                    eval();
+                    if (cost.fallbacks)
+                        continue;
+                    double comp = (2048.0 * 1536 + 1536.0 * 3072 + 2048.0 * 3072) * 2;
+                    cr_assert(cost.dram_bytes >= comp * (1 - 1e-12), "%g < %g", cost.dram_bytes, comp);
+                    cr_assert(cost.dram_bytes <= cost.kernels[0].shared_bytes * (1 + 1e-12));
+                }
+}
+
+Test(hier, multicast_divides_the_shared_operand_reads)
+{
+    gemm(1024, 1024, 1024);
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 0, KW_HOLD_OPERANDS);
+    acc.multicast_max = 2;
+    map.tiling[0].cluster = 4; /* asks 4, the accelerator allows 2 */
+    eval();
+    /* B's 8 KN re-reads are shared by 2 tiles: 8 MK + 4 KN + MN */
+    double want = (8.0 + 4.0 + 1.0) * 1024 * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].shared_bytes, want), "%g vs %g", cost.kernels[0].shared_bytes, want);
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, COMP1024));
+}
+
+Test(hier, memory_time_is_the_slower_level)
+{
+    gemm(1024, 1024, 1024);
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 2e12, KW_HOLD_OPERANDS);
+    acc.dram_fraction = 0.5;
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    double dram_us = COMP1024 / (1e12 * 0.5) * 1e6, shared_us = U1024 / 2e12 * 1e6;
+    cr_assert(CLOSE(k->dram_us, dram_us));
+    cr_assert(CLOSE(k->shared_us, shared_us));
+    cr_assert(CLOSE(k->memory_us, fmax(dram_us, shared_us)));
+}
+
+Test(hier, accumulators_in_registers_free_sram)
+{
+    /* 256x256x32 bf16 tiles, fp32 C: C is 256 KiB, operands 2 x 256 x 32 x 2 B x
+     * 2 stages = 64 KiB. Without registers 320 KiB > 256 KiB: fallback. With a
+     * 256 KiB register file holding accumulators: SRAM 64 KiB, registers 256 KiB. */
+    gemm(4096, 4096, 4096);
+    map.tiling[0] = (kw_tiling){256, 256, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    eval();
+    cr_assert_eq(cost.fallbacks, 1);
+    add_level(KW_LEVEL_REGISTERS, 256 * 1024, 0, KW_HOLD_ACCUMULATORS | KW_HOLD_SCORES);
+    eval();
+    cr_assert_eq(cost.fallbacks, 0);
+    cr_assert_eq(cost.kernels[0].sram_bytes, 64u * 1024);
+    cr_assert_eq(cost.kernels[0].reg_bytes, 256u * 1024);
+    /* a register file too small for the accumulators falls back again */
+    acc.levels[0].bytes = 128 * 1024;
+    eval();
+    cr_assert_eq(cost.fallbacks, 1);
+}
+
+Test(hier, flash_attention_3_tiles_fit_with_registers)
+{
+    /* FlashAttention-3's 128x176 tile at head dim 128, 2 stages, bf16, fp32 S and O
+     * (arXiv 2407.08608; hopper/tile_size.h): SRAM Q 128x128x2 + K,V 2 x 176 x 128 x 2
+     * x 2 stages = 212,992 B <= 228 KiB; registers S 128 x 176 x 4 + O 128 x 128 x 4
+     * + 2 x 128 x 4 row stats = 156,672 B <= 256 KiB. Without the register level
+     * all of it is SRAM: fallback. */
+    acc.sram_bytes_per_unit = 228 * 1024;
+    attention(16, 128, 0, 2, 8192);
+    map.tiling[0] = (kw_tiling){128, 176, 32, 1, KW_LOOP_MNK, 1, 2, 0, 0};
+    eval();
+    cr_assert_eq(cost.fallbacks, 1);
+    add_level(KW_LEVEL_REGISTERS, 256 * 1024, 0, KW_HOLD_ACCUMULATORS | KW_HOLD_SCORES);
+    eval();
+    cr_assert_eq(cost.fallbacks, 0, "%s", kw_error_last());
+    cr_assert_eq(cost.kernels[0].sram_bytes, 212992u);
+    cr_assert_eq(cost.kernels[0].reg_bytes, 156672u);
+}
+
+Test(hier, achievable_fraction_scales_matrix_time)
+{
+    gemm(1024, 1024, 1024);
+    eval();
+    double full = cost.kernels[0].matrix_us;
+    acc.matrix_fraction[KW_PREC_BF16] = 0.8;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].matrix_us, full / 0.8));
+    /* another precision's fraction does not apply */
+    acc.matrix_fraction[KW_PREC_BF16] = 0.0;
+    acc.matrix_fraction[KW_PREC_FP16] = 0.5;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].matrix_us, full));
+}
+
+Test(hier, softmax_serial_adds_overlap_hides)
+{
+    /* non-causal, 128x128 tiles, seq 1024, 2 heads: 8 x 8 blocks of 128 x 128
+     * scores per head = 2 x 1024^2 scores; exp at 1e12/s and 4 vector ops at
+     * 2e12/s per score: 2^21 x (1 + 2) ps = 6.291456 us on the whole chip
+     * (every unit given, 16 tiles over 32 units: wave efficiency 0.5). */
+    attention(2, 64, 0, 1, 1024);
+    map.tiling[0] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0};
+    acc.special_ops_per_s = 1e12;
+    acc.vector_ops_per_s = 2e12;
+    acc.softmax_vector_ops = 4.0;
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    double scores = 2.0 * 1024 * 1024, wave = 16.0 / 32.0;
+    double nonm = scores * (1.0 / 1e12 + 4.0 / 2e12) / wave * 1e6;
+    cr_assert(CLOSE(k->nonmatrix_us, nonm), "%g vs %g", k->nonmatrix_us, nonm);
+    cr_assert(CLOSE(k->compute_us, k->matrix_us + nonm));
+    map.attn_overlap = 1;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].compute_us, fmax(cost.kernels[0].matrix_us, nonm)));
+    /* a serial schedule on synchronous MMA is held to that fraction */
+    map.attn_overlap = 0;
+    double m_full = cost.kernels[0].matrix_us;
+    acc.sync_matrix_fraction = 0.5;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].matrix_us, m_full / 0.5));
+}
+
+Test(hier, unsupported_precision_pair_is_an_input_error)
+{
+    gemm(256, 256, 256);
+    acc.n_pairs = 1;
+    acc.pairs[0] = (kw_prec_pair){KW_PREC_BF16, KW_PREC_FP32};
+    eval();
+    map.accum_precision = KW_PREC_FP16;
+    int rc = kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, acc.cores);
+    cr_assert_eq(rc, KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "unsupported precision pair"), "%s", kw_error_last());
+}
+
+Test(hier, eval_names_an_unsupported_pair_infeasible)
+{
+    kw_run r = kw_t_run("eval --format csv --set accum_precision=fp16", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char g[256];
+    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    cr_assert_str_eq(g, "infeasible", "%s", r.out);
+    kw_t_free(&r);
+    r = kw_t_run("eval --format csv --set precision=fp16 --set accum_precision=fp16", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    cr_assert_neq(strcmp(g, "infeasible"), 0, "fp16 accumulates in fp16 on H100: %s", r.out);
+    kw_t_free(&r);
+}
+
+/* ---------------- the accelerator format ---------------- */
+
+static char *write_accel(const char *dir, const char *name, const char *extra)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_t_src());
+    char *base = kw_t_slurp(path);
+    cr_assert(base, "read %s", path);
+    char *end = strstr(base, "</accelerator>");
+    cr_assert(end);
+    *end = '\0';
+    char *out = malloc(1024);
+    snprintf(out, 1024, "%s/%s", dir, name);
+    FILE *f = fopen(out, "w");
+    cr_assert(f);
+    fprintf(f, "%s%s</accelerator>\n", base, extra);
+    fclose(f);
+    free(base);
+    return out;
+}
+
+Test(hier, old_files_load_without_a_hierarchy)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_t_src());
+    kw_accel a;
+    cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
+    cr_assert_eq(a.n_levels, 0);
+    cr_assert_eq(a.n_pairs, 0);
+    snprintf(path, sizeof path, "%s/spaces/accel/h100.xml", kw_t_src());
+    cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
+    cr_assert_eq(a.n_levels, 3);
+    cr_assert_eq(a.levels[2].kind, KW_LEVEL_SHARED);
+    cr_assert_eq(a.levels[2].bytes, (uint64_t)(50 * MIB));
+}
+
+Test(hier, bad_hierarchies_are_file_line_errors)
+{
+    static const struct {
+        const char *xml, *want;
+    } bad[] = {
+        {"<storage><level name=\"l2\" kind=\"shared\" kib_per_unit=\"4\" holds=\"operands\"/></storage>\n",
+         "takes mib"},
+        {"<storage><level name=\"r\" kind=\"registers\" kib_per_unit=\"4\" holds=\"scores\"/>"
+         "<level name=\"r2\" kind=\"registers\" kib_per_unit=\"4\" holds=\"scores\"/></storage>\n",
+         "more than one registers level"},
+        {"<storage><level name=\"s\" kind=\"sram\" kib_per_unit=\"100\" holds=\"operands\"/></storage>\n",
+         "<memory> says 228 KiB"},
+        {"<accumulate input=\"bf16\" accum=\"fp32\"/><accumulate input=\"bf16\" accum=\"fp32\"/>\n",
+         "listed twice"},
+        {"<accumulate input=\"fp32\" accum=\"bf16\"/>\n", "fewer bytes"},
+    };
+    char *dir = kw_t_tmpdir();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu.xml", i);
+        char *p = write_accel(dir, name, bad[i].xml);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "validate %s", p);
+        kw_run r = kw_t_run(cmd, NULL);
+        cr_assert_eq(r.status, 2, "%s: %s", p, r.out);
+        cr_assert(strstr(r.err, bad[i].want), "%zu: want '%s' in: %s", i, bad[i].want, r.err);
+        char loc[1100];
+        snprintf(loc, sizeof loc, "%s:", p);
+        cr_assert(strstr(r.err, loc), "no FILE:LINE in %s", r.err);
+        kw_t_free(&r);
+        free(p);
+    }
+    free(dir);
+}
+
+/* ---------------- the published measurements ---------------- */
+
+Test(hier, shipped_measurements_load_and_every_case_costs)
+{
+    char path[1024], ap[1024];
+    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_t_src());
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_t_src());
+    kw_fid_set *set = malloc(sizeof *set);
+    kw_accel a;
+    cr_assert_eq(kw_accel_load(&a, ap), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_fid_load(set, path), 0, "%s", kw_error_last());
+    cr_assert_geq(set->n, 15);
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &a, &set->c[i]), 0, "%s: %s", set->c[i].name,
+                     kw_error_last());
+        cr_assert(us > 0.0);
+        cr_assert(strlen(set->c[i].source) > 10, "%s has no source", set->c[i].name);
+    }
+    free(set);
+}
+
+Test(hier, bad_measurement_rows_are_file_line_errors)
+{
+    char *dir = kw_t_tmpdir();
+    char p[1024];
+    snprintf(p, sizeof p, "%s/m.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fprintf(f, "# c\ncase,kind,m,n,k,batch,seq,heads,head_dim,causal,tile_m,tile_n,tile_k,stages,"
+               "cluster,schedule,precision,accum,measured_us,bound,source\n"
+               "g,gemm,64,64,64,1,64,0,0,0,64,64,32,2,1,serial,bf16,fp32,-1,compute,x\n");
+    fclose(f);
+    kw_fid_set *set = malloc(sizeof *set);
+    cr_assert_eq(kw_fid_load(set, p), KW_EINPUT);
+    char want[1100];
+    snprintf(want, sizeof want, "%s:3: measured_us", p);
+    cr_assert(strstr(kw_error_last(), want), "%s", kw_error_last());
+    free(set);
+    free(dir);
+}
+
+#include "kw_mapping.h"
+
+Test(hier, new_knobs_are_in_the_catalogue)
+{
+    gemm(64, 64, 64);
+    cr_assert(kw_mapping_knob_known(&blk, "g.stages"));
+    cr_assert(kw_mapping_knob_known(&blk, "g.swizzle"));
+    cr_assert(kw_mapping_knob_known(&blk, "g.cluster"));
+    cr_assert(kw_mapping_knob_known(&blk, "attention_schedule"));
+    cr_assert(!kw_mapping_knob_known(&blk, "g.stagez"));
+    kw_knob k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "attention_schedule");
+    k.n_values = 2;
+    snprintf(k.values[0], sizeof k.values[0], "serial");
+    snprintf(k.values[1], sizeof k.values[1], "fa3");
+    cr_assert_eq(kw_mapping_knob_check(&blk, &k, NULL), KW_EINPUT);
+}

@@ -1,0 +1,485 @@
+/* test_lib.c - libknobwise's table (src/lib/knobwise.c): open a run's
+ * results.xml or mappings.csv, look shapes up exactly and by the nearest
+ * tuned shape, refuse borrowing across phases unless asked, read knobs,
+ * latencies, guard thresholds and roll-back configurations, and fail cleanly
+ * on missing and damaged files.
+ *
+ * The fixtures are small files written here by hand, so every expected value
+ * (the knob values, the distances, which shape is nearest) is read off the
+ * fixture or worked out from its numbers, never copied from the library's
+ * output. Distances are log2 ratios: batch 1 against a request of 2 is -1.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "knobwise.h"
+#include "kw_testutil.h"
+
+static char *kw_t_dir; /* this test's fixture folder (each test runs in its own process) */
+
+static void kw_t_cleanup(void)
+{
+    if (!kw_t_dir)
+        return;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", kw_t_dir);
+    if (system(cmd) != 0) { /* best effort */ }
+}
+
+TestSuite(lib, .fini = kw_t_cleanup);
+
+/* Three tuned shapes; a fourth, decode_none, where nothing passed (no config:
+ * not an entry). The prefill b8 shape's parent target carries its knobs (as
+ * knobwise writes it now); its baseline target does not (an older file), so
+ * the library must take them from the <baseline> element. */
+static const char *kw_t_results_xml =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<results format=\"1\" knobwise=\"0.1.0\" run=\"r1\" space=\"s\" strategy=\"ofat\" "
+    "seed=\"1\" budget=\"10\" metric=\"p95\" owner=\"team-a\">\n"
+    "  <inputs space=\"\" accelerator=\"\" workload=\"\"/>\n"
+    "  <limits min_effect_pct=\"1\" alpha=\"0.05\" drift_min_cos=\"0.999\" "
+    "drift_max_rel_rms=\"0.02\" max_throttle_pct=\"5\" max_fallback_pct=\"1\" sla_p99_us=\"0\" "
+    "final_requests=\"1000\"/>\n"
+    "  <shape name=\"pre_b1_s128_c1\" evaluations=\"3\" configs=\"3\" steps=\"2\" "
+    "accepted_path=\"1\" ranked=\"1\" ranked_listed=\"1\" rejected=\"0\" phase=\"prefill\" "
+    "batch=\"1\" seq=\"128\" streams=\"1\">\n"
+    "    <config rank=\"1\" id=\"00000000000000a1\" recommended=\"true\" knobs_changed=\"1\">\n"
+    "      <knob name=\"g.tile_m\" value=\"64\"/><knob name=\"fuse_attention\" value=\"flash\"/>\n"
+    "      <metrics primary=\"p95_us\" reps=\"1\" guards=\"pass\">\n"
+    "        <metric name=\"p95_us\" value=\"100.5\"/><metric name=\"p99_us\" value=\"120.25\"/>\n"
+    "      </metrics>\n"
+    "      <changes/>\n"
+    "      <rollback>\n"
+    "        <target kind=\"parent\" id=\"00000000000000b1\">"
+    "<knob name=\"g.tile_m\" value=\"128\"/><knob name=\"fuse_attention\" value=\"none\"/></target>\n"
+    "        <watch guard=\"p95_ceiling\" metric=\"p95_us\" max=\"110.5\" basis=\"interval\"/>\n"
+    "        <disproof requests=\"1000\" min_improvement_pct=\"1\"><criterion>c</criterion></disproof>\n"
+    "        <owner>team-a</owner>\n"
+    "      </rollback>\n"
+    "    </config>\n"
+    "  </shape>\n"
+    "  <shape name=\"pre_b8_s2048_c4\" evaluations=\"3\" configs=\"3\" steps=\"2\" "
+    "accepted_path=\"1\" ranked=\"2\" ranked_listed=\"2\" rejected=\"0\" phase=\"prefill\" "
+    "batch=\"8\" seq=\"2048\" streams=\"4\">\n"
+    "    <baseline id=\"00000000000000c0\">"
+    "<knob name=\"g.tile_m\" value=\"128\"/><knob name=\"fuse_attention\" value=\"none\"/>"
+    "<metrics primary=\"p95_us\" reps=\"1\" guards=\"pass\"/></baseline>\n"
+    "    <config rank=\"1\" id=\"00000000000000c2\" recommended=\"true\" knobs_changed=\"2\">\n"
+    "      <knob name=\"g.tile_m\" value=\"256\"/><knob name=\"fuse_attention\" value=\"qk_softmax\"/>\n"
+    "      <metrics primary=\"p95_us\" reps=\"1\" guards=\"pass\">\n"
+    "        <metric name=\"p95_us\" value=\"2000\"/><metric name=\"p99_us\" value=\"2500\"/>\n"
+    "      </metrics>\n"
+    "      <changes/>\n"
+    "      <rollback>\n"
+    "        <target kind=\"parent\" id=\"00000000000000c1\">"
+    "<knob name=\"g.tile_m\" value=\"256\"/><knob name=\"fuse_attention\" value=\"none\"/></target>\n"
+    "        <target kind=\"baseline\" id=\"00000000000000c0\"/>\n"
+    "        <watch guard=\"p95_ceiling\" metric=\"p95_us\" max=\"2100\" basis=\"b1\"/>\n"
+    "        <watch guard=\"drift\" metric=\"quality_cos\" min=\"0.999\" basis=\"b2\"/>\n"
+    "        <disproof requests=\"1000\" min_improvement_pct=\"1\"><criterion>c</criterion></disproof>\n"
+    "        <owner>team-b</owner>\n"
+    "      </rollback>\n"
+    "    </config>\n"
+    "    <config rank=\"2\" id=\"00000000000000c1\" recommended=\"false\" knobs_changed=\"1\">\n"
+    "      <knob name=\"g.tile_m\" value=\"256\"/><knob name=\"fuse_attention\" value=\"none\"/>\n"
+    "      <metrics primary=\"p95_us\" reps=\"1\" guards=\"pass\"/>\n"
+    "      <changes/>\n"
+    "      <rollback><target kind=\"parent\" id=\"00000000000000c0\"/>"
+    "<watch guard=\"p95_ceiling\" metric=\"p95_us\" max=\"1\" basis=\"x\"/>"
+    "<disproof requests=\"1\" min_improvement_pct=\"1\"><criterion>c</criterion></disproof>"
+    "<owner>o</owner></rollback>\n"
+    "    </config>\n"
+    "  </shape>\n"
+    "  <shape name=\"dec_b4_kv1024_c2\" evaluations=\"1\" configs=\"1\" steps=\"0\" "
+    "accepted_path=\"0\" ranked=\"1\" ranked_listed=\"1\" rejected=\"0\" phase=\"decode\" "
+    "batch=\"4\" kv_len=\"1024\" streams=\"2\">\n"
+    "    <config rank=\"1\" id=\"00000000000000d1\" recommended=\"true\" knobs_changed=\"0\">\n"
+    "      <knob name=\"g.tile_m\" value=\"32\"/><knob name=\"fuse_attention\" value=\"flash\"/>\n"
+    "      <metrics primary=\"p95_us\" reps=\"1\" guards=\"pass\">\n"
+    "        <metric name=\"p95_us\" value=\"50\"/><metric name=\"p99_us\" value=\"60\"/>\n"
+    "      </metrics>\n"
+    "      <changes/>\n"
+    "      <rollback><target kind=\"parent\" id=\"00000000000000d1\"/>"
+    "<watch guard=\"p95_ceiling\" metric=\"p95_us\" max=\"55\" basis=\"x\"/>"
+    "<disproof requests=\"1\" min_improvement_pct=\"1\"><criterion>c</criterion></disproof>"
+    "<owner>o</owner></rollback>\n"
+    "    </config>\n"
+    "  </shape>\n"
+    "  <shape name=\"dec_none\" evaluations=\"1\" configs=\"1\" steps=\"0\" accepted_path=\"0\" "
+    "ranked=\"0\" ranked_listed=\"0\" rejected=\"1\" phase=\"decode\" batch=\"1\" kv_len=\"64\" "
+    "streams=\"1\"/>\n"
+    "</results>\n";
+
+static char *kw_t_write(const char *name, const char *text)
+{
+    if (!kw_t_dir)
+        kw_t_dir = kw_t_tmpdir();
+    char *p = malloc(strlen(kw_t_dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", kw_t_dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static knobwise_table *kw_t_open_text(const char *name, const char *text)
+{
+    char *p = kw_t_write(name, text);
+    knobwise_table *t = NULL;
+    int rc = knobwise_table_open(&t, p);
+    cr_assert_eq(rc, 0, "open %s: %s", p, knobwise_error_last());
+    free(p);
+    return t;
+}
+
+static const char *kw_t_val(const knobwise_config *c, const char *knob)
+{
+    const char *v = NULL;
+    int rc = knobwise_config_get(&v, c, knob);
+    cr_assert_eq(rc, 0, "%s: %s", knob, knobwise_error_last());
+    return v;
+}
+
+Test(lib, exact_by_dimensions_and_by_name)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    cr_assert_str_eq(knobwise_table_kind(t), "results.xml");
+    cr_assert_eq(knobwise_table_count(t), 3, "dec_none recommends nothing: not an entry");
+    cr_assert_eq(knobwise_table_knob_count(t), 2);
+    cr_assert_str_eq(knobwise_table_knob_name(t, 1), "fuse_attention");
+
+    knobwise_shape q = {KNOBWISE_PREFILL, 8, 2048, 4};
+    knobwise_match m;
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_EXACT), 0, "%s",
+                 knobwise_error_last());
+    cr_assert_eq(m.exact, 1);
+    cr_assert_eq(m.borrowed, 0);
+    cr_assert_eq(m.phase_crossed, 0);
+    cr_assert_eq(m.batch_log2, 0.0);
+    cr_assert_eq(m.len_log2, 0.0);
+    cr_assert_eq(m.streams_log2, 0.0);
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "pre_b8_s2048_c4");
+    const knobwise_config *c = knobwise_entry_config(m.entry);
+    cr_assert_str_eq(knobwise_config_id(c), "00000000000000c2");
+    cr_assert_str_eq(kw_t_val(c, "fuse_attention"), "qk_softmax");
+    long tm = 0;
+    cr_assert_eq(knobwise_config_get_long(&tm, c, "g.tile_m"), 0);
+    cr_assert_eq(tm, 256);
+    int k = knobwise_table_knob_index(t, "g.tile_m");
+    cr_assert_eq(k, 0);
+    cr_assert_str_eq(knobwise_config_value(c, k), "256");
+    cr_assert_null(knobwise_config_value(c, 2));
+
+    /* decode exact, and by name */
+    knobwise_shape d = {KNOBWISE_DECODE, 4, 1024, 2};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &d, 0), 0);
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "dec_b4_kv1024_c2");
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    knobwise_shape s;
+    cr_assert_eq(knobwise_entry_shape(&s, e), 0);
+    cr_assert(s.phase == KNOBWISE_PREFILL && s.batch == 1 && s.len == 128 && s.streams == 1);
+    cr_assert_eq(knobwise_table_find(&e, t, "dec_none"), KNOBWISE_ENOTFOUND);
+    cr_assert_null(e);
+    cr_assert(strstr(knobwise_error_last(), "dec_none") != NULL);
+    knobwise_table_free(t);
+}
+
+Test(lib, latency_watches_and_rollback)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b8_s2048_c4"), 0);
+    double p95 = 0, p99 = 0;
+    cr_assert_eq(knobwise_entry_latency(&p95, &p99, e), 0);
+    cr_assert_eq(p95, 2000.0);
+    cr_assert_eq(p99, 2500.0);
+    cr_assert_eq(knobwise_entry_watch_count(e), 2);
+    knobwise_watch w;
+    cr_assert_eq(knobwise_entry_watch(&w, e, 0), 0);
+    cr_assert_str_eq(w.guard, "p95_ceiling");
+    cr_assert_str_eq(w.metric, "p95_us");
+    cr_assert_eq(w.max, 2100.0);
+    cr_assert(isnan(w.min));
+    cr_assert_eq(knobwise_entry_watch(&w, e, 1), 0);
+    cr_assert_eq(w.min, 0.999);
+    cr_assert(isnan(w.max));
+    cr_assert_eq(knobwise_entry_watch(&w, e, 2), KNOBWISE_ENOTFOUND);
+    cr_assert_str_eq(knobwise_entry_owner(e), "team-b");
+
+    const knobwise_config *rb = NULL;
+    cr_assert_eq(knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_PARENT), 0);
+    cr_assert_str_eq(knobwise_config_id(rb), "00000000000000c1");
+    cr_assert_str_eq(kw_t_val(rb, "g.tile_m"), "256");
+    cr_assert_str_eq(kw_t_val(rb, "fuse_attention"), "none");
+    /* the baseline target has no knobs in the file: they come from <baseline> */
+    cr_assert_eq(knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_BASELINE), 0);
+    cr_assert_str_eq(knobwise_config_id(rb), "00000000000000c0");
+    cr_assert_str_eq(kw_t_val(rb, "g.tile_m"), "128");
+    cr_assert_eq(knobwise_entry_rollback(&rb, e, 7), KNOBWISE_EINPUT);
+
+    /* a shape without a baseline target says so */
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    cr_assert_eq(knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_BASELINE), KNOBWISE_ENODATA);
+    cr_assert_null(rb);
+    knobwise_table_free(t);
+}
+
+Test(lib, nearest_is_borrowed_with_its_distances)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    /* prefill b2 s256 c1: |log2| sums are 1+1+0 = 2 to pre_b1_s128_c1 and
+     * 2+3+2 = 7 to pre_b8_s2048_c4 */
+    knobwise_shape q = {KNOBWISE_PREFILL, 2, 256, 1};
+    knobwise_match m;
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0), 0, "%s", knobwise_error_last());
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "pre_b1_s128_c1");
+    cr_assert_eq(m.exact, 0);
+    cr_assert_eq(m.borrowed, 1);
+    cr_assert_eq(m.phase_crossed, 0);
+    cr_assert_float_eq(m.batch_log2, -1.0, 1e-12);
+    cr_assert_float_eq(m.len_log2, -1.0, 1e-12);
+    cr_assert_float_eq(m.streams_log2, 0.0, 1e-12);
+    /* prefill b4 s1024 c4: 2+3+2 = 7 against 1+1+0 = 2 -> the big one,
+     * entry/request = 8/4, 2048/1024, 4/4 */
+    knobwise_shape q2 = {KNOBWISE_PREFILL, 4, 1024, 4};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q2, 0), 0);
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "pre_b8_s2048_c4");
+    cr_assert_float_eq(m.batch_log2, 1.0, 1e-12);
+    cr_assert_float_eq(m.len_log2, 1.0, 1e-12);
+    cr_assert_float_eq(m.streams_log2, 0.0, 1e-12);
+    /* exact only: refused */
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_EXACT), KNOBWISE_ENOTFOUND);
+    cr_assert_null(m.entry);
+    cr_assert(strstr(knobwise_error_last(), "exact") != NULL, "%s", knobwise_error_last());
+    /* the decode entry is never borrowed for prefill while prefill has entries */
+    knobwise_shape q3 = {KNOBWISE_PREFILL, 4, 1024, 2};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q3, KNOBWISE_LOOKUP_CROSS_PHASE), 0);
+    cr_assert_eq(m.phase_crossed, 0);
+    cr_assert_str_neq(knobwise_entry_name(m.entry), "dec_b4_kv1024_c2");
+    knobwise_table_free(t);
+}
+
+static const char *kw_t_prefill_only_csv =
+    "shape,config_id,borrowed_from,g.tile_m,fuse_attention,phase,batch,seq,kv_len,streams,"
+    "p95_us,p99_us,borrow_warnings\n"
+    "pa,00000000000000e1,,64,flash,prefill,1,512,0,1,100.5,120.25,\n"
+    "\"p,b\",00000000000000e2,pa,\"1\"\"28\",none,prefill,16,512,0,1,,,\n";
+
+Test(lib, borrowing_across_phase_refused_unless_asked)
+{
+    knobwise_table *t = kw_t_open_text("mappings.csv", kw_t_prefill_only_csv);
+    cr_assert_str_eq(knobwise_table_kind(t), "mappings.csv");
+    knobwise_shape q = {KNOBWISE_DECODE, 1, 512, 1};
+    knobwise_match m;
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0), KNOBWISE_ENOTFOUND);
+    cr_assert_null(m.entry);
+    cr_assert(strstr(knobwise_error_last(), "KNOBWISE_LOOKUP_CROSS_PHASE") != NULL, "%s",
+              knobwise_error_last());
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_CROSS_PHASE), 0);
+    cr_assert_eq(m.phase_crossed, 1);
+    cr_assert_eq(m.borrowed, 1);
+    cr_assert_eq(m.exact, 0);
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "pa");
+    /* exact-only never crosses */
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_CROSS_PHASE |
+                                                      KNOBWISE_LOOKUP_EXACT),
+                 KNOBWISE_ENOTFOUND);
+    knobwise_table_free(t);
+}
+
+Test(lib, mappings_csv_rows_quotes_and_what_it_lacks)
+{
+    knobwise_table *t = kw_t_open_text("mappings.csv", kw_t_prefill_only_csv);
+    cr_assert_eq(knobwise_table_count(t), 2);
+    cr_assert_eq(knobwise_table_knob_count(t), 2, "the shape_* columns are not knobs");
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "p,b"), 0, "a quoted name with a comma");
+    cr_assert_str_eq(knobwise_entry_borrowed_from(e), "pa");
+    cr_assert_str_eq(kw_t_val(knobwise_entry_config(e), "g.tile_m"), "1\"28");
+    /* an exact hit on a row that was itself borrowed is still borrowed */
+    knobwise_shape q = {KNOBWISE_PREFILL, 16, 512, 1};
+    knobwise_match m;
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0), 0);
+    cr_assert_eq(m.exact, 1);
+    cr_assert_eq(m.borrowed, 1);
+    double p95;
+    cr_assert_eq(knobwise_entry_latency(&p95, NULL, e), KNOBWISE_ENODATA);
+    const knobwise_config *rb;
+    cr_assert_eq(knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_PARENT), KNOBWISE_ENODATA);
+    cr_assert_eq(knobwise_entry_watch_count(e), 0);
+    long v;
+    cr_assert_eq(knobwise_config_get_long(&v, knobwise_entry_config(e), "fuse_attention"),
+                 KNOBWISE_EINPUT);
+    cr_assert_eq(knobwise_config_get_long(&v, knobwise_entry_config(e), "no_such_knob"),
+                 KNOBWISE_ENOTFOUND);
+    knobwise_table_free(t);
+
+    /* a mappings.csv from before the shape columns: by name only */
+    t = kw_t_open_text("old.csv", "shape,config_id,borrowed_from,g.tile_m\n"
+                                  "a,0123456789abcdef,,64\n");
+    cr_assert_eq(knobwise_table_knob_count(t), 1);
+    knobwise_shape q2 = {KNOBWISE_PREFILL, 1, 1, 1};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q2, 0), KNOBWISE_ENODATA);
+    cr_assert_eq(knobwise_table_find(&e, t, "a"), 0);
+    cr_assert_eq(knobwise_entry_shape(&q2, e), KNOBWISE_ENODATA);
+    knobwise_table_free(t);
+}
+
+Test(lib, missing_file)
+{
+    knobwise_table *t = (knobwise_table *)&t; /* must be reset to NULL */
+    int rc = knobwise_table_open(&t, "/nonexistent/knobwise/results.xml");
+    cr_assert_eq(rc, KNOBWISE_EINPUT);
+    cr_assert_null(t);
+    cr_assert(strstr(knobwise_error_last(), "/nonexistent/knobwise/results.xml: cannot open") !=
+                  NULL,
+              "%s", knobwise_error_last());
+    /* a run folder without results.xml names the file it looked for */
+    char *d = kw_t_tmpdir();
+    rc = knobwise_table_open(&t, d);
+    cr_assert_eq(rc, KNOBWISE_EINPUT);
+    cr_assert(strstr(knobwise_error_last(), "/results.xml: cannot open") != NULL);
+    rmdir(d);
+    free(d);
+    cr_assert_eq(knobwise_table_open(&t, ""), KNOBWISE_EINPUT);
+    cr_assert_eq(knobwise_table_open(NULL, "x"), KNOBWISE_EINPUT);
+    /* every _free accepts NULL */
+    knobwise_table_free(NULL);
+}
+
+Test(lib, run_folder_opens_its_results)
+{
+    char *p = kw_t_write("results.xml", kw_t_results_xml);
+    free(p);
+    knobwise_table *t = NULL;
+    cr_assert_eq(knobwise_table_open(&t, kw_t_dir), 0, "%s", knobwise_error_last());
+    cr_assert(strstr(knobwise_table_path(t), "/results.xml") != NULL);
+    cr_assert_eq(knobwise_table_count(t), 3);
+    knobwise_table_free(t);
+}
+
+/* Each damaged file: KNOBWISE_EINPUT, NULL table, and the message names the
+ * file and the line where there is one. */
+static void kw_t_damaged(const char *name, const char *text, const char *want)
+{
+    char *p = kw_t_write(name, text);
+    knobwise_table *t = (knobwise_table *)&t;
+    int rc = knobwise_table_open(&t, p);
+    cr_assert_eq(rc, KNOBWISE_EINPUT, "%s: rc %d", name, rc);
+    cr_assert_null(t);
+    char w[1024];
+    snprintf(w, sizeof w, "%s%s", p, want);
+    cr_assert(strstr(knobwise_error_last(), w) != NULL, "%s: want '%s' in '%s'", name, w,
+              knobwise_error_last());
+    free(p);
+}
+
+Test(lib, damaged_files)
+{
+    /* truncated in the middle of the second shape */
+    size_t cut = (size_t)(strstr(kw_t_results_xml, "pre_b8_s2048_c4") - kw_t_results_xml) + 40;
+    char *trunc = strndup(kw_t_results_xml, cut);
+    kw_t_damaged("trunc.xml", trunc, ":");
+    free(trunc);
+    /* valid XML, not a results file: the schema refuses it with its line */
+    kw_t_damaged("other.xml", "<?xml version=\"1.0\"?>\n<space name=\"x\"/>\n", ":");
+    /* an attribute the schema does not know, at line 2 */
+    kw_t_damaged("attr.xml", "<?xml version=\"1.0\"?>\n<results bogus=\"1\"/>\n", ":2:");
+    /* a DOCTYPE is refused before anything is read */
+    kw_t_damaged("doctype.xml", "<?xml version=\"1.0\"?>\n<!DOCTYPE results [<!ENTITY a \"b\">]>\n"
+                                "<results/>\n", ":");
+    /* CSV: a row with a field missing, at line 3 */
+    kw_t_damaged("short.csv", "shape,config_id,borrowed_from,k\na,0123456789abcdef,,1\n"
+                              "b,0123456789abcdef,\n",
+                 ":3: 3 fields, the header has 4");
+    kw_t_damaged("quote.csv", "shape,config_id,borrowed_from,k\n\"a,0123456789abcdef,,1\n",
+                 ":2: a quoted field is never closed");
+    kw_t_damaged("id.csv", "shape,config_id,borrowed_from,k\na,xyz,,1\n",
+                 ":2: config_id is not 16 hex digits");
+    kw_t_damaged("dup.csv", "shape,config_id,borrowed_from,k\na,0123456789abcdef,,1\n"
+                            "a,0123456789abcdef,,2\n",
+                 ":3: shape 'a' listed twice");
+    kw_t_damaged("dims.csv", "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
+                             "p95_us,p99_us,borrow_warnings\na,0123456789abcdef,,1,prefill,0,8,0,1,,,\n",
+                 ":2: batch is '0'");
+    kw_t_damaged("garbage.csv", "\x7f" "ELF\x02\x01\x01 not a table at all\n", ":1: not a results.xml");
+    kw_t_damaged("empty.csv", "", ":1: not a results.xml");
+    kw_t_damaged("header.csv", "shape,config_id,borrowed_from,k\n", ": no shape rows");
+    /* a NUL byte inside */
+    char *p = kw_t_write("nul.csv", "");
+    FILE *f = fopen(p, "wb");
+    fwrite("shape,config_id\0,x\n", 1, 19, f);
+    fclose(f);
+    knobwise_table *t = NULL;
+    cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT);
+    cr_assert(strstr(knobwise_error_last(), "NUL byte") != NULL);
+    free(p);
+    /* not a regular file */
+    cr_assert_eq(knobwise_table_open(&t, "/dev/null"), KNOBWISE_EINPUT);
+    cr_assert(strstr(knobwise_error_last(), "not a regular file") != NULL);
+}
+
+Test(lib, bad_requests)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    knobwise_match m;
+    knobwise_shape q = {KNOBWISE_PREFILL, 0, 128, 1};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0), KNOBWISE_EINPUT);
+    knobwise_shape q2 = {7, 1, 128, 1};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q2, 0), KNOBWISE_EINPUT);
+    cr_assert_eq(knobwise_table_lookup(&m, t, NULL, 0), KNOBWISE_EINPUT);
+    cr_assert_eq(knobwise_table_knob_index(t, "nope"), KNOBWISE_ENOTFOUND);
+    cr_assert_null(knobwise_table_entry(t, 3));
+    cr_assert_null(knobwise_table_entry(t, -1));
+    knobwise_table_free(t);
+}
+
+/* Two threads look up the same requests at once: every answer equals the
+ * one-thread answer (the table is read-only). */
+typedef struct kw_t_job {
+    const knobwise_table *t;
+    int bad;
+} kw_t_job;
+
+static const knobwise_shape kw_t_reqs[] = {
+    {KNOBWISE_PREFILL, 2, 256, 1}, {KNOBWISE_PREFILL, 8, 2048, 4}, {KNOBWISE_DECODE, 4, 1024, 2},
+    {KNOBWISE_DECODE, 64, 8192, 16}, {KNOBWISE_PREFILL, 4, 1024, 4}};
+#define KW_T_NREQ (int)(sizeof kw_t_reqs / sizeof kw_t_reqs[0])
+static const knobwise_entry *kw_t_want[KW_T_NREQ];
+
+static void *kw_t_worker(void *arg)
+{
+    kw_t_job *j = arg;
+    for (int it = 0; it < 20000; it++) {
+        knobwise_match m;
+        int i = it % KW_T_NREQ;
+        if (knobwise_table_lookup(&m, j->t, &kw_t_reqs[i], 0) != 0 || m.entry != kw_t_want[i])
+            j->bad++;
+    }
+    return NULL;
+}
+
+Test(lib, concurrent_reads_agree)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    for (int i = 0; i < KW_T_NREQ; i++) {
+        knobwise_match m;
+        cr_assert_eq(knobwise_table_lookup(&m, t, &kw_t_reqs[i], 0), 0);
+        kw_t_want[i] = m.entry;
+    }
+    pthread_t th[2];
+    kw_t_job jobs[2] = {{t, 0}, {t, 0}};
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, kw_t_worker, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    cr_assert_eq(jobs[0].bad + jobs[1].bad, 0);
+    knobwise_table_free(t);
+}

@@ -1,0 +1,256 @@
+/* test_netpath.c - the net path (kw_netpath.h): the one-knob chain from the
+ * baseline to the recommendation without the exploration behind it, its
+ * fallback when no direct chain was evaluated, the check verify runs on it,
+ * the exploration summary and the per-knob sensitivity around the winner.
+ * Hand-built summaries whose expected paths follow from how they were built,
+ * and the synthetic sweep of kw_rsynth.h (closed-form metrics). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "kw_netpath.h"
+#include "kw_rsynth.h"
+
+/* Three knobs with four values each; p95 = 100 + 10 a - 5 b (knob c inert). */
+static void np_space(kw_knobspace *ks)
+{
+    memset(ks, 0, sizeof *ks);
+    sy_add_knob(ks, "a", "0 1 2 3", 0);
+    sy_add_knob(ks, "b", "0 1 2 3", 0);
+    sy_add_knob(ks, "c", "0 1 2 3", 1);
+}
+
+static double np_p95(const kw_cand *c) { return 100.0 + 10.0 * c->v[0] - 5.0 * c->v[1]; }
+
+static void np_eval(kw_runsum *rs, const kw_cand *c)
+{
+    kw_metrics m;
+    memset(&m, 0, sizeof m);
+    double p = np_p95(c);
+    for (int i = 0; i < SY_NMETRICS; i++)
+        m.v[i] = 1.0;
+    m.v[SYM_P95] = p;
+    m.v[SYM_P50] = 0.5 * p;
+    m.v[SYM_P99] = 2.0 * p;
+    m.v[SYM_LAUNCHES] = 10 - c->v[1];
+    if (c->v[0] == 3)
+        snprintf(m.guards, sizeof m.guards, "drift");
+    cr_assert_eq(kw_runsum_add_eval(rs, 0, c, &m), 0);
+}
+
+/* Step from *inc to inc with knob k = v, evaluated; taken ones move *inc. */
+static void np_step(kw_runsum *rs, kw_cand *inc, int k, int v, kw_decision d, const char *phase)
+{
+    kw_cand c = *inc;
+    c.v[k] = (uint8_t)v;
+    np_eval(rs, &c);
+    kw_rs_step st;
+    memset(&st, 0, sizeof st);
+    st.parent = *inc;
+    st.cand = c;
+    st.decision = d;
+    st.p_value = NAN;
+    snprintf(st.phase, sizeof st.phase, "%s", phase);
+    cr_assert_eq(kw_runsum_add_step(rs, 0, &st), 0);
+    if (kw_decision_taken(d))
+        *inc = c;
+}
+
+static kw_runsum *np_new(kw_cand *inc)
+{
+    kw_knobspace ks;
+    np_space(&ks);
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_new(&rs, &ks, SY_NMETRICS, sy_metric_names, "p95_us"), 0);
+    rs->limits.min_effect_pct = 1.0;
+    cr_assert_geq(kw_runsum_shape(rs, "s"), 0);
+    kw_cand_baseline(inc, &rs->ks);
+    np_eval(rs, inc);
+    return rs;
+}
+
+TestSuite(netpath);
+
+Test(netpath, probes_and_reverts_drop_out_of_the_net_path)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    np_step(rs, &inc, 1, 1, KW_DECIDE_ACCEPT, "main");   /* b 0->1: -5 */
+    np_step(rs, &inc, 0, 1, KW_DECIDE_REJECT, "main");   /* a 0->1: worse */
+    np_step(rs, &inc, 2, 2, KW_DECIDE_EXPLORE, "probe"); /* c 1->2: no effect, explored */
+    np_step(rs, &inc, 2, 1, KW_DECIDE_REVERT, "probe");  /* back */
+    np_step(rs, &inc, 2, 2, KW_DECIDE_EXPLORE, "probe"); /* the same probe again */
+    np_step(rs, &inc, 2, 1, KW_DECIDE_REVERT, "probe");
+    np_step(rs, &inc, 1, 2, KW_DECIDE_ACCEPT, "main");   /* b 1->2: -5 */
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    const kw_rs_shape *s = &rs->shapes[0];
+    cr_assert_eq(s->n_path, 6, "the accepted path keeps every taken step");
+
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    /* baseline b=0, shipped b=2, and both were evaluated: one net step, b
+     * 0->2, though the search took it in two and probed c twice between */
+    cr_assert_eq(p.kind, KW_NET_DIRECT);
+    cr_assert_eq(p.n, 1);
+    cr_assert_eq(p.steps[0].knob, 1);
+    cr_assert_eq(p.steps[0].before, s->baseline);
+    cr_assert_eq(p.steps[0].after, s->final);
+    cr_assert_eq(p.steps[0].step, -1, "no journaled step went from b=0 to b=2 directly");
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    /* its effect on p95 against the closed form: 100 -> 90 */
+    cr_assert_float_eq(kw_netpath_effect(rs, 0, &p.steps[0], rs->primary), -10.0, 1e-9);
+    char moved[256];
+    kw_netpath_moved(moved, sizeof moved, rs, 0, &p.steps[0]);
+    /* p50 and p99 move with p95 (-10%), launches 10 -> 8 (-20%) */
+    cr_assert(strstr(moved, "p50_us -10.0%") && strstr(moved, "launches -20.0%"), "%s", moved);
+    cr_assert_null(strstr(moved, "p95_us"), "the primary is not repeated: %s", moved);
+
+    kw_explore_sum e;
+    kw_netpath_explore_sum(&e, rs, 0, &p);
+    cr_assert_eq(e.steps, 7);
+    cr_assert_eq(e.accepts, 2);
+    cr_assert_eq(e.explores, 2);
+    cr_assert_eq(e.reverts, 2);
+    cr_assert_eq(e.rejects, 1);
+    cr_assert_eq(e.probes, 4);
+    cr_assert_eq(e.net, 1);
+    cr_assert_eq(e.evaluations, 8);
+    cr_assert_float_eq(e.best_pct, -10.0, 1e-9);
+    char line[512];
+    kw_netpath_explore_line(line, sizeof line, rs, &e);
+    cr_assert(strstr(line, "8 evaluations") && strstr(line, "shipped in 1 one-knob step"), "%s",
+              line);
+    kw_netpath_free(&p);
+    kw_runsum_free(rs);
+}
+
+Test(netpath, without_a_direct_chain_the_accepted_path_loses_its_loops)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    np_step(rs, &inc, 1, 1, KW_DECIDE_ACCEPT, "main");   /* b 0->1 */
+    np_step(rs, &inc, 2, 2, KW_DECIDE_EXPLORE, "probe"); /* c 1->2 */
+    np_step(rs, &inc, 2, 1, KW_DECIDE_REVERT, "probe");  /* back: a loop */
+    np_step(rs, &inc, 2, 2, KW_DECIDE_EXPLORE, "probe"); /* c 1->2 again */
+    np_step(rs, &inc, 1, 2, KW_DECIDE_ACCEPT, "probe");  /* b 1->2 */
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    const kw_rs_shape *s = &rs->shapes[0];
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    /* shipped b=2,c=2; neither b=2 alone nor c=2 alone was evaluated, so no
+     * two-step chain exists: b 0->1, c 1->2, b 1->2 (the loop cut) */
+    cr_assert_eq(p.kind, KW_NET_ACCEPTED);
+    cr_assert_eq(p.n, 3);
+    cr_assert_eq(p.steps[0].knob, 1);
+    cr_assert_eq(p.steps[1].knob, 2);
+    cr_assert_eq(p.steps[2].knob, 1);
+    cr_assert_eq(p.steps[2].after, s->final);
+    for (int i = 0; i < p.n; i++)
+        cr_assert_geq(p.steps[i].step, 0, "each link is a journaled step");
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    kw_netpath_free(&p);
+    kw_runsum_free(rs);
+}
+
+Test(netpath, a_direct_chain_sets_each_knob_once)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    /* the search wanders: b 0->1, b 1->2, then a probe sets c, reverts */
+    np_step(rs, &inc, 1, 1, KW_DECIDE_ACCEPT, "main");
+    np_step(rs, &inc, 1, 2, KW_DECIDE_ACCEPT, "main");
+    np_step(rs, &inc, 2, 0, KW_DECIDE_ACCEPT, "main");   /* c 1->0: no effect, but taken */
+    kw_cand base;
+    kw_cand_baseline(&base, &rs->ks);
+    kw_cand probe = base; /* a sweep from the baseline had evaluated b=2 directly */
+    np_step(rs, &probe, 1, 2, KW_DECIDE_REJECT, "main");
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    const kw_rs_shape *s = &rs->shapes[0];
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    /* baseline (b=0,c=1) -> shipped (b=2,c=0): two knobs differ, and
+     * baseline -> b=2 -> b=2,c=0 was evaluated: two steps, one per knob */
+    cr_assert_eq(p.kind, KW_NET_DIRECT);
+    cr_assert_eq(p.n, kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                       &s->configs[s->final].cand));
+    cr_assert_eq(p.n, 2);
+    cr_assert_eq(p.steps[0].knob, 1);
+    cr_assert_eq(p.steps[1].knob, 2);
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    /* the first link was a journaled step; the second was evaluated by the
+     * c step from b=2 (the same transition) */
+    cr_assert_geq(p.steps[0].step, 0);
+    cr_assert_geq(p.steps[1].step, 0);
+
+    /* a tampered chain is refused, naming the broken link */
+    p.steps[1].before = p.steps[0].before;
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), KW_ECORRUPT);
+    cr_assert(strstr(kw_error_last(), "net step 2") != NULL, "%s", kw_error_last());
+    kw_netpath_free(&p);
+    kw_runsum_free(rs);
+}
+
+Test(netpath, sensitivity_names_the_knob_that_does_nothing)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    np_step(rs, &inc, 1, 1, KW_DECIDE_ACCEPT, "main"); /* ship a=0, b=1, c=1 */
+    kw_cand w = inc;
+    np_step(rs, &w, 0, 1, KW_DECIDE_REJECT, "main");   /* a up: +10 */
+    w = inc;
+    np_step(rs, &w, 1, 0, KW_DECIDE_REJECT, "main");   /* b down: +5 */
+    w = inc;
+    np_step(rs, &w, 2, 0, KW_DECIDE_REJECT, "main");   /* c down: nothing */
+    w = inc;
+    np_step(rs, &w, 2, 2, KW_DECIDE_REJECT, "main");   /* c up: nothing */
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    kw_sens sn[3];
+    cr_assert_eq(kw_netpath_sensitivity(sn, rs, 0), 0);
+    /* a: 0 is the bottom of its domain; up one costs 10/95 */
+    cr_assert_eq(sn[0].side[0].state, KW_SENS_EDGE);
+    cr_assert_eq(sn[0].side[1].state, KW_SENS_EVALUATED);
+    cr_assert_float_eq(sn[0].side[1].pct, 10.0 / 95.0 * 100.0, 1e-9);
+    cr_assert(!kw_sens_inert(&sn[0]));
+    /* b: down evaluated (+5/95), up never evaluated */
+    cr_assert_float_eq(sn[1].side[0].pct, 5.0 / 95.0 * 100.0, 1e-9);
+    cr_assert_eq(sn[1].side[1].state, KW_SENS_MISSING);
+    cr_assert_float_eq(kw_sens_magnitude(&sn[1]), 5.0 / 95.0 * 100.0, 1e-9);
+    /* c: both sides identical to the winner: no effect */
+    cr_assert(kw_sens_inert(&sn[2]));
+    cr_assert_float_eq(kw_sens_magnitude(&sn[2]), 0.0, 1e-12);
+    kw_runsum_free(rs);
+}
+
+Test(netpath, the_synthetic_sweep_ships_one_step_per_changed_knob)
+{
+    kw_runsum *rs = sy_run();
+    cr_assert_not_null(rs);
+    for (int sh = 0; sh < rs->n_shapes; sh++) {
+        const kw_rs_shape *s = &rs->shapes[sh];
+        kw_netpath p;
+        cr_assert_eq(kw_netpath_build(&p, rs, sh), 0);
+        cr_assert_eq(kw_netpath_check(rs, sh, &p), 0, "%s", kw_error_last());
+        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                 &s->configs[s->final].cand);
+        cr_assert_eq(p.kind, KW_NET_DIRECT, "shape %s", s->name);
+        cr_assert_eq(p.n, d, "shape %s: %d net steps for %d changed knobs", s->name, p.n, d);
+        /* the steps' effects compose to the total change (closed-form p95) */
+        double prod = 1.0;
+        for (int i = 0; i < p.n; i++)
+            prod *= 1.0 + kw_netpath_effect(rs, sh, &p.steps[i], rs->primary) / 100.0;
+        double want = sy_p95(&s->configs[s->final].cand, sh) / sy_p95(&s->configs[s->baseline].cand, sh);
+        cr_assert_float_eq(prod, want, 1e-9, "shape %s", s->name);
+        kw_netpath_free(&p);
+    }
+    kw_runsum_free(rs);
+}
+
+Test(netpath, saturated_guard_is_matched_by_name)
+{
+    cr_assert(kw_guards_saturated("saturated"));
+    cr_assert(kw_guards_saturated("drift_cos;saturated"));
+    cr_assert(kw_guards_saturated("saturated;fallback"));
+    cr_assert(!kw_guards_saturated("unsaturated"));
+    cr_assert(!kw_guards_saturated(""));
+    cr_assert(!kw_guards_saturated(NULL));
+}

@@ -1,0 +1,220 @@
+/* test_progline.c - the progress line of `knobwise tune` (src/kw_progline.c).
+ *
+ * The line must never be longer than the terminal (every width 40..200 is
+ * tried on a 5-shape and a 64-shape progress with long names), must drop
+ * fields whole rather than cut one (every kept field is one of the fields the
+ * full-width line shows), must keep the ETA longest, label per-shape and total
+ * evaluations, show every running shape when there is room, and say what a
+ * resume is doing while it replays. The plain per-shape line is checked here
+ * too; tests/test_tune.c runs `tune` with stderr not a terminal end to end.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kw_progline.h"
+
+TestSuite(progline);
+
+#define N_BIG 64
+
+static char names_buf[N_BIG][KW_NAME_MAX];
+static const char *names[N_BIG];
+static kw_progress_shape ps[N_BIG];
+
+static kw_progress make(int n_shapes, int n_done)
+{
+    for (int i = 0; i < n_shapes; i++) {
+        snprintf(names_buf[i], sizeof names_buf[i], "attn_decode_kv%d_b32_c16_shape%02d",
+                 2048 + i, i);
+        names[i] = names_buf[i];
+        ps[i] = (kw_progress_shape){.shape = i,
+                                    .done = i < n_done,
+                                    .step = 10 + i,
+                                    .evals = 100 + i,
+                                    .evals_est = 300 + i,
+                                    .best_primary = 900.0,
+                                    .baseline_primary = 1000.0,
+                                    .phase = "sweep"};
+    }
+    kw_progress p;
+    memset(&p, 0, sizeof p);
+    p.n_shapes = n_shapes;
+    p.per_shape = ps;
+    p.n_done = n_done;
+    p.budget = 500;
+    p.evals = 12345;
+    p.evals_per_s = 123.4;
+    p.eta_converge_s = 80;
+    p.eta_budget_s = 135;
+    p.eta_s = 80;
+    return p;
+}
+
+/* Split a line on the two-space separator into fields. */
+static int split(char fields[][200], int max, const char *line)
+{
+    int n = 0;
+    const char *s = line;
+    while (*s && n < max) {
+        const char *e = strstr(s, "  ");
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        snprintf(fields[n++], 200, "%.*s", (int)len, s);
+        if (!e)
+            break;
+        s = e + 2;
+    }
+    return n;
+}
+
+static void check_widths(const kw_progress *p)
+{
+    char full[8192];
+    kw_progline_format(full, sizeof full, p, names, "p95", KW_PROGLINE_WIDTH_MAX);
+    static char ff[128][200];
+    int nf = split(ff, 128, full);
+    for (int w = 40; w <= 200; w++) {
+        char line[512];
+        size_t len = kw_progline_format(line, sizeof line, p, names, "p95", w);
+        cr_assert_eq(len, strlen(line));
+        cr_assert_leq(len, (size_t)w, "width %d: %zu chars: %s", w, len, line);
+        cr_assert(strstr(line, "ETA ~1m20s (convergence)"), "width %d drops the ETA: %s", w, line);
+        /* every field shown is whole: one of the full line's fields, or the
+         * marker of the shapes left out */
+        static char lf[128][200];
+        int nl = split(lf, 128, line);
+        for (int i = 0; i < nl; i++) {
+            int found = strstr(lf[i], " running") != NULL;
+            for (int k = 0; !found && k < nf; k++)
+                found = strcmp(lf[i], ff[k]) == 0;
+            cr_assert(found, "width %d: field '%s' is not a whole field of the full line", w, lf[i]);
+        }
+    }
+}
+
+Test(progline, never_longer_than_the_width_and_fields_stay_whole)
+{
+    kw_progress p = make(5, 1);
+    check_widths(&p);
+    kw_progress q = make(N_BIG, 3);
+    check_widths(&q);
+}
+
+Test(progline, labels_totals_and_every_running_shape)
+{
+    kw_progress p = make(5, 1);
+    char line[1024];
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert(strstr(line, "evals 12345 total"), "%s", line);
+    cr_assert(strstr(line, "shapes 1/5 done"), "%s", line);
+    cr_assert(strstr(line, "<=2m15s (budget)"), "%s", line);
+    cr_assert(strstr(line, "123.4 evals/s"), "%s", line);
+    /* the finished shape is not listed; the four running ones are, each with
+     * its own evaluations against its estimate (-10% = 900 vs 1000) */
+    cr_assert_null(strstr(line, names[0]), "%s", line);
+    for (int i = 1; i < 5; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "%s %d/~%d evals p95 -10.0%%", names[i], 100 + i, 300 + i);
+        cr_assert(strstr(line, want), "missing '%s' in %s", want, line);
+    }
+    cr_assert_null(strstr(line, " running"), "%s", line);
+    /* narrower: some shapes are left out and counted */
+    kw_progline_format(line, sizeof line, &p, names, "p95", 160);
+    cr_assert(strstr(line, " more running"), "%s", line);
+    kw_progline_format(line, sizeof line, &p, names, "p95", 80);
+    cr_assert(strstr(line, "4 running"), "%s", line);
+    /* the budget bounds the estimate: shown as /budget, not ~ */
+    ps[1].evals_est = 500;
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert(strstr(line, "101/500 evals"), "%s", line);
+}
+
+Test(progline, replay_is_named_not_zero_rate)
+{
+    kw_progress p = make(5, 2);
+    p.replaying = 1;
+    p.replay_done = 250;
+    p.replay_total = 1000;
+    p.evals_per_s = 0;
+    char line[512];
+    kw_progline_format(line, sizeof line, &p, names, "p95", 100);
+    cr_assert(strstr(line, "resume: replaying the journal"), "%s", line);
+    cr_assert(strstr(line, "250/1000 records"), "%s", line);
+    cr_assert(strstr(line, "(25%)"), "%s", line);
+    cr_assert_null(strstr(line, "evals/s"), "%s", line);
+    cr_assert_null(strstr(line, "ETA"), "%s", line);
+    for (int w = 40; w <= 200; w++) {
+        size_t len = kw_progline_format(line, sizeof line, &p, names, "p95", w);
+        cr_assert_leq(len, (size_t)w);
+    }
+}
+
+Test(progline, eta_before_any_shape_finished_is_a_lower_bound)
+{
+    kw_progress p = make(5, 0);
+    p.eta_converge_bound = 1;
+    char line[512];
+    kw_progline_format(line, sizeof line, &p, names, "p95", 200);
+    cr_assert(strstr(line, "ETA >=1m20s (convergence)"), "%s", line);
+}
+
+Test(progline, eta_without_estimates)
+{
+    kw_progress p = make(2, 0);
+    p.eta_converge_s = -1;
+    char line[512];
+    kw_progline_format(line, sizeof line, &p, names, "p95", 200);
+    cr_assert(strstr(line, "ETA 2m15s (budget)"), "%s", line);
+    p.eta_budget_s = -1;
+    kw_progline_format(line, sizeof line, &p, names, "p95", 200);
+    cr_assert(strstr(line, "ETA - (measuring)"), "%s", line);
+    /* every shape's estimate is its budget: the ETA is the budget's, said so */
+    p.eta_converge_s = 135;
+    p.eta_budget_s = 135;
+    kw_progline_format(line, sizeof line, &p, names, "p95", 200);
+    cr_assert(strstr(line, "ETA 2m15s (budget)") && !strstr(line, "convergence"), "%s", line);
+}
+
+Test(progline, durations)
+{
+    char b[32];
+    kw_progline_duration(b, sizeof b, 17.2);
+    cr_assert_str_eq(b, "17s");
+    kw_progline_duration(b, sizeof b, 135);
+    cr_assert_str_eq(b, "2m15s");
+    kw_progline_duration(b, sizeof b, 3 * 3600 + 7 * 60);
+    cr_assert_str_eq(b, "3h07m");
+    kw_progline_duration(b, sizeof b, -1);
+    cr_assert_str_eq(b, "-");
+}
+
+Test(progline, shape_done_line)
+{
+    kw_progress p = make(5, 2);
+    char line[512];
+    kw_progline_shape_done(line, sizeof line, &p, 1, names, "p95");
+    char want[256];
+    snprintf(want, sizeof want,
+             "knobwise tune: shape %s done: p95 1000.0 -> 900.0 us (-10.0%%), 101 evals, 11 steps",
+             names[1]);
+    cr_assert_str_eq(line, want);
+}
+
+Test(progline, width_from_columns_when_not_a_terminal)
+{
+    /* a pipe is not a terminal: $COLUMNS decides, else the default */
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    setenv("COLUMNS", "57", 1);
+    cr_assert_eq(kw_progline_width(fds[0]), 57);
+    setenv("COLUMNS", "junk", 1);
+    cr_assert_eq(kw_progline_width(fds[0]), KW_PROGLINE_WIDTH_DEFAULT);
+    setenv("COLUMNS", "5", 1);
+    cr_assert_eq(kw_progline_width(fds[0]), KW_PROGLINE_WIDTH_MIN);
+    unsetenv("COLUMNS");
+    cr_assert_eq(kw_progline_width(fds[0]), KW_PROGLINE_WIDTH_DEFAULT);
+    close(fds[0]);
+    close(fds[1]);
+}

@@ -1,0 +1,258 @@
+/* test_ui.c - what a person reads from knobwise, end to end on the built
+ * binary: tune's plain progress lines when stderr is not a terminal (one per
+ * shape, none redrawn) and on resume (the replay named); the line-fitting
+ * itself is unit-tested in tests/test_progline.c. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <ftw.h>
+
+#include "kw_proc.h"
+
+TestSuite(ui, .timeout = 300);
+
+static const char *bin(void)
+{
+    const char *b = getenv("KW_BIN");
+    return b ? b : "./knobwise";
+}
+
+static const char *src(const char *rel)
+{
+    static char p[4][4096];
+    static int k;
+    const char *s = getenv("KW_SRCDIR");
+    char *o = p[k++ % 4];
+    snprintf(o, 4096, "%s/%s", s ? s : ".", rel);
+    return o;
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *s = hay; (s = strstr(s, needle)) != NULL; s += strlen(needle))
+        n++;
+    return n;
+}
+
+Test(ui, tune_on_a_pipe_writes_one_plain_line_per_shape)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget",
+                         "30", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strchr(r.err, '\r'), "a redrawn line on a pipe: %s", r.err);
+    cr_assert_eq(count(r.err, "\n"), 2, "%s", r.err);
+    cr_assert_eq(count(r.err, "knobwise tune: shape attn_prefill_s2048_b1_c2 done: p95 "), 1, "%s",
+                 r.err);
+    cr_assert_eq(count(r.err, "knobwise tune: shape attn_decode_kv2048_b32_c16 done: p95 "), 1, "%s",
+                 r.err);
+    cr_assert(strstr(r.err, ", 30 evals, ") && strstr(r.err, " of 2)\n"), "%s", r.err);
+    kw_p_free(&r);
+    /* --quiet: nothing */
+    r = kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget", "10",
+                 "--out", "run2", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "");
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+/* The first run must journal a few rounds for the resume to replay: the time
+ * limit stops a run inside a round (the round is dropped), so it is 2 s, not a
+ * fraction of one 512-evaluation round. */
+Test(ui, resume_on_a_pipe_names_the_replay)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
+                         "--strategy", "exhaustive", "--threads", "1", "--time-limit", "2",
+                         "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "tune", "--resume", "run", "--time-limit", "1", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "knobwise tune: resume: replaying "), "%s", r.err);
+    cr_assert(strstr(r.err, "knobwise tune: resume: journal replayed ("), "%s", r.err);
+    cr_assert_null(strchr(r.err, '\r'), "%s", r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+/* ---- recommend: the phase, the distance of a borrowed winner, mappings.csv ---- */
+
+/* Tune validate_small (both shapes, or the one named) into DIR/NAME. */
+static void tune_small(const char *dir, const char *name, const char *only_shape)
+{
+    kw_proc_opts o = {.timeout_s = 120, .cwd = dir};
+    kw_proc r = only_shape
+                    ? kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
+                               "--budget", "30", "--quiet", "--out", name, "--shape", only_shape,
+                               NULL)
+                    : kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
+                               "--budget", "30", "--quiet", "--out", name, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+}
+
+/* Field `col` (0-based) of the line of csv whose first field is key. */
+static int csv_field(char *out, size_t n, const char *csv, const char *key, int col)
+{
+    size_t kl = strlen(key);
+    for (const char *l = csv; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, key, kl) != 0 || l[kl] != ',')
+            continue;
+        const char *f = l;
+        for (int c = 0; c < col && f; c++) {
+            f = strpbrk(f, ",\n");
+            f = f && *f == ',' ? f + 1 : NULL;
+        }
+        if (!f)
+            return -1;
+        snprintf(out, n, "%.*s", (int)strcspn(f, ",\n"), f);
+        return 0;
+    }
+    return -1;
+}
+
+static int header_col(const char *csv, const char *name)
+{
+    int c = 0;
+    size_t nl = strlen(name);
+    for (const char *h = csv; *h && *h != '\n'; c++) {
+        size_t len = strcspn(h, ",\n");
+        if (len == nl && strncmp(h, name, nl) == 0)
+            return c;
+        h += len;
+        if (*h == ',')
+            h++;
+    }
+    return -1;
+}
+
+Test(ui, recommend_by_numbers_needs_the_phase_when_the_run_has_both)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    tune_small(d, "both", NULL);
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "recommend", "both", "--batch", "16", "--seq", "4096",
+                         "--streams", "4", NULL);
+    cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "need --phase prefill|decode"), "%s", r.err);
+    cr_assert_str_eq(r.out, "");
+    kw_p_free(&r);
+    /* with the phase: borrowed from the decode shape, each dimension's distance
+     * and the extrapolation named (the run tuned one decode shape: b32 kv2048 c16) */
+    r = kw_p_run(&o, bin(), "recommend", "both", "--batch", "16", "--seq", "4096", "--streams", "4",
+                 "--phase", "decode", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "distance to attn_decode_kv2048_b32_c16: batch 16 vs 32 (x0.5), kv_len "
+                            "4096 vs 2048 (x2), streams 4 vs 16 (x0.25), phase decode vs decode"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "WARNING: extrapolates: batch 16 is outside the tuned decode range "
+                            "32..32"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "crosses phase"), "%s", r.out);
+    kw_p_free(&r);
+    /* the tuned shape's own numbers: its own winner, no distance */
+    r = kw_p_run(&o, bin(), "recommend", "both", "--batch", "32", "--seq", "2048", "--streams", "16",
+                 "--phase", "decode", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "shape attn_decode_kv2048_b32_c16: tuned in this run"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "distance"), "%s", r.out);
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+Test(ui, recommend_infers_a_single_phase_and_warns_when_it_crosses)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    tune_small(d, "pre", "attn_prefill_s2048_b1_c2");
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "recommend", "pre", "--batch", "2", "--seq", "1024",
+                         "--streams", "2", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "phase prefill (inferred: every tuned shape of the run is prefill"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "batch 2 vs 1 (x2), seq 1024 vs 2048 (x0.5), streams 2 vs 2 (=)"),
+              "%s", r.out);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "recommend", "pre", "--batch", "2", "--seq", "1024", "--streams", "2",
+                 "--phase", "decode", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "crosses phase: the winner was tuned for prefill and is used for decode "
+                            "(the run tuned no shape of this phase)"), "%s", r.out);
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+Test(ui, mappings_csv_ends_with_the_shape_and_its_predicted_tail)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    tune_small(d, "pre", "attn_prefill_s2048_b1_c2");
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "recommend", "pre", "--all", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_p_free(&r);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/pre/mappings.csv", d);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    static char csv[65536];
+    csv[fread(csv, 1, sizeof csv - 1, f)] = '\0';
+    fclose(f);
+    /* the contract's first columns, the knobs, then the added ones at the end */
+    cr_assert(strncmp(csv, "shape,config_id,borrowed_from,", 30) == 0, "%.100s", csv);
+    const char *tail = ",phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings\n";
+    const char *nl = strchr(csv, '\n');
+    cr_assert(nl && (size_t)(nl + 1 - csv) > strlen(tail) &&
+                  strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%.400s", csv);
+    int c_phase = header_col(csv, "phase"), c_batch = header_col(csv, "batch"),
+        c_seq = header_col(csv, "seq"), c_kv = header_col(csv, "kv_len"),
+        c_streams = header_col(csv, "streams"), c_p95 = header_col(csv, "p95_us"),
+        c_warn = header_col(csv, "borrow_warnings"), c_from = header_col(csv, "borrowed_from");
+    char v[128];
+    /* the shapes' numbers are the ones their names (and the workload) give */
+    cr_assert_eq(csv_field(v, sizeof v, csv, "attn_prefill_s2048_b1_c2", c_phase), 0);
+    cr_assert_str_eq(v, "prefill");
+    csv_field(v, sizeof v, csv, "attn_prefill_s2048_b1_c2", c_batch);
+    cr_assert_str_eq(v, "1");
+    csv_field(v, sizeof v, csv, "attn_prefill_s2048_b1_c2", c_seq);
+    cr_assert_str_eq(v, "2048");
+    csv_field(v, sizeof v, csv, "attn_decode_kv2048_b32_c16", c_phase);
+    cr_assert_str_eq(v, "decode");
+    csv_field(v, sizeof v, csv, "attn_decode_kv2048_b32_c16", c_kv);
+    cr_assert_str_eq(v, "2048");
+    csv_field(v, sizeof v, csv, "attn_decode_kv2048_b32_c16", c_streams);
+    cr_assert_str_eq(v, "16");
+    /* the tuned shape's predicted p95 is rank 1's in ranked.csv (another writer) */
+    snprintf(p, sizeof p, "%s/pre/ranked.csv", d);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    static char ranked[1 << 20];
+    ranked[fread(ranked, 1, sizeof ranked - 1, f)] = '\0';
+    fclose(f);
+    char key[128], rp95[64];
+    snprintf(key, sizeof key, "attn_prefill_s2048_b1_c2,1");
+    cr_assert_eq(csv_field(rp95, sizeof rp95, ranked, key, header_col(ranked, "p95_us")), 0,
+                 "%.300s", ranked);
+    csv_field(v, sizeof v, csv, "attn_prefill_s2048_b1_c2", c_p95);
+    cr_assert_float_eq(atof(v), atof(rp95), 1e-3 * atof(rp95) + 1e-3, "%s vs %s", v, rp95);
+    /* the decode shape was not tuned: borrowed across the phase, and it says so
+     * (unless the borrowed winner was refused for the baseline) */
+    char from[128];
+    csv_field(from, sizeof from, csv, "attn_decode_kv2048_b32_c16", c_from);
+    csv_field(v, sizeof v, csv, "attn_decode_kv2048_b32_c16", c_warn);
+    cr_assert(from[0], "%s", csv);
+    if (strcmp(from, "baseline") != 0)
+        cr_assert(strstr(v, "crosses_phase"), "'%s' in %s", v, csv);
+    else
+        cr_assert_str_eq(v, "");
+    kw_p_rmrf(d);
+}
