@@ -339,7 +339,15 @@ Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
     kw_proc_opts o = kw_v_opts;
     pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
     cr_assert(pid > 0);
-    usleep(1500 * 1000); /* inside the baseline's evaluation */
+    /* the journal exists once the signal handler is in place and the search has
+     * begun; 0.5 s later the baseline's evaluation (~5-10 s) is under way */
+    char jp[4500];
+    snprintf(jp, sizeof jp, "%s/journal", run);
+    struct stat jst;
+    for (int i = 0; i < 2000 && stat(jp, &jst) != 0; i++)
+        usleep(10 * 1000);
+    cr_assert_eq(stat(jp, &jst), 0, "tune did not start its journal within 20 s");
+    usleep(500 * 1000);
     double t0 = kw_p_now();
     kill(pid, SIGTERM);
     int to = 0;
