@@ -679,7 +679,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
         x->bad = 1;
         return;
     }
-    static const char *const kinds[] = {"none", "direct", "accepted"};
+    static const char *const kinds[] = {"none", "direct", "accepted", "shortest"};
     const kw_rs_config *B = &s->configs[s->baseline];
     kw_x_start(x, "net_path");
     kw_x_attr(x, "kind", kinds[np.kind]);
@@ -764,6 +764,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
                     kw_x_attr(x, "saturated", kw_guards_saturated(c->m.guards) ? "true" : "false");
                     kw_x_attr(x, "guards", c->m.guards[0] ? c->m.guards : "pass");
                     kw_x_attr(x, "same", o->same ? "true" : "false");
+                    kw_x_attr(x, "source", o->evidence ? "evidence" : "journal");
                 }
                 kw_x_end(x);
             }
@@ -780,22 +781,10 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
 static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
 {
     const kw_knobspace *ks = &rs->ks;
-    int *inert = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *inert);
-    int *seen = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *seen);
-    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
-    if (!inert || !seen || !sn) {
+    int seen[KW_KNOB_MAX], inert[KW_KNOB_MAX];
+    if (kw_netpath_knob_effects(seen, inert, rs) != 0) {
         x->bad = 1;
-        goto done;
-    }
-    for (int i = 0; i < rs->n_shapes; i++) {
-        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
-            continue;
-        for (int k = 0; k < ks->n_knobs; k++) {
-            int evaluated = sn[k].side[0].state == KW_SENS_EVALUATED ||
-                            sn[k].side[1].state == KW_SENS_EVALUATED;
-            seen[k] += evaluated;
-            inert[k] += kw_sens_inert(&sn[k]);
-        }
+        return;
     }
     kw_x_start(x, "knob_effects");
     for (int k = 0; k < ks->n_knobs; k++) {
@@ -807,10 +796,6 @@ static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
         kw_x_end(x);
     }
     kw_x_end(x);
-done:
-    free(inert);
-    free(seen);
-    free(sn);
 }
 
 static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
@@ -1174,6 +1159,8 @@ typedef struct kw_render {
     const char *name;
     int (*fn)(kw_rout *o, const void *ctx);
     const void *ctx;
+    const char *root, *schema; /* when set: the temp file is validated (kw_xml_check_written)
+                                * before anything is renamed into place */
 } kw_render;
 
 /* Render every file into a temp file in dir (streamed, fflush, fsync), then
@@ -1245,6 +1232,10 @@ static int kw_results_commit_render(const char *dir, const kw_render *files, int
             made++;
             goto fail;
         }
+        if (f->schema && (rc = kw_xml_check_written(tmp[made], f->name, f->root, f->schema)) != 0) {
+            made++;
+            goto fail;
+        }
     }
     for (int i = 0; i < n; i++) {
         char final[4096];
@@ -1291,7 +1282,7 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n)
     if (!r)
         return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
     for (int i = 0; i < n; i++)
-        r[i] = (kw_render){files[i].name, kw_data_render, &files[i]};
+        r[i] = (kw_render){files[i].name, kw_data_render, &files[i], NULL, NULL};
     int rc = kw_results_commit_render(dir, r, n);
     free(r);
     return rc;
@@ -1305,10 +1296,10 @@ static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs)
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
 {
     const kw_render f[4] = {
-        {"results.xml", kw_xml_cb, rs},
-        {"ranked.csv", kw_ranked_cb, rs},
-        {"audit.csv", kw_audit_cb, rs},
-        {"portability.csv", kw_port_cb, rs},
+        {"results.xml", kw_xml_cb, rs, "results", "results/results.xsd"},
+        {"ranked.csv", kw_ranked_cb, rs, NULL, NULL},
+        {"audit.csv", kw_audit_cb, rs, NULL, NULL},
+        {"portability.csv", kw_port_cb, rs, NULL, NULL},
     };
     return kw_results_commit_render(run_dir, f, 4);
 }
@@ -2479,6 +2470,12 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
     if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
         goto done;
     if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)
+        goto done;
+    /* The evidence phase, with the re-checks: the neighbours of each
+     * recommendation the search did not evaluate, for results.xml's
+     * sensitivity (none after an OFAT search). kw_results_write (an
+     * interrupted run's files) writes what the journal has. */
+    if (ev && final_ev && (rc = kw_netpath_evidence(rs, ev, NULL)) != 0)
         goto done;
     rc = kw_results_write_summary(run_dir, rs);
 done:

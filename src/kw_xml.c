@@ -49,6 +49,9 @@
 #include <libxml/xmlversion.h>
 
 #include "kw_embed.h"
+#include "kw_suggest.h"
+#include "kw_xsdhint.h"
+#include "kw_input.h"
 
 #define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 
@@ -145,61 +148,49 @@ int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems 
     *out = NULL;
     *len = 0;
     char *buf = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; cleared below. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        kw_xml_problem(p, path, 0, "cannot open: %s", strerror(errno));
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    /* kw_input_open: a FIFO does not block, a device or folder is refused, the
+     * size is checked on the open descriptor. */
+    int rc = kw_input_open(&fd, &size, path, KW_XML_MAX_BYTES, why, sizeof why);
+    if (rc != 0) {
+        if (rc == KW_EINPUT && size > KW_XML_MAX_BYTES)
+            kw_xml_problem(p, path, 1, "file is %llu bytes, over the %u MiB limit for input files",
+                           (unsigned long long)size, KW_XML_MAX_BYTES >> 20);
+        else
+            kw_xml_problem(p, path, 0, "%s", why);
         return KW_EINPUT;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        kw_xml_problem(p, path, 0, "not a regular file");
-        goto fail;
-    }
-    if (st.st_size > (off_t)KW_XML_MAX_BYTES) {
-        kw_xml_problem(p, path, 1, "file is %lld bytes, over the %u MiB limit for input files",
-                       (long long)st.st_size, KW_XML_MAX_BYTES >> 20);
-        goto fail;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     /* Read at most one byte past the limit: a file growing under us is still bounded. */
-    size_t cap = (size_t)st.st_size + 1, n = 0;
+    size_t cap = (size_t)size + 1 > KW_XML_MAX_BYTES + 1 ? KW_XML_MAX_BYTES + 1 : (size_t)size + 1;
     buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
         return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
     }
-    for (;;) {
-        if (n == cap) {
-            if (cap > KW_XML_MAX_BYTES) {
-                kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
-                               KW_XML_MAX_BYTES >> 20);
-                goto fail;
-            }
-            size_t ncap = cap * 2 > KW_XML_MAX_BYTES + 1 ? KW_XML_MAX_BYTES + 1 : cap * 2;
-            char *nb = realloc(buf, ncap + 1);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-            cap = ncap;
+    long n = kw_input_read(fd, buf, cap);
+    if (n < 0) {
+        kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
+        goto fail;
+    }
+    if ((size_t)n == cap && cap <= KW_XML_MAX_BYTES) {
+        /* the file grew since it was opened: read on up to the limit */
+        char *nb = realloc(buf, KW_XML_MAX_BYTES + 2);
+        if (!nb) {
+            free(buf);
+            close(fd);
+            return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
         }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
+        buf = nb;
+        long more = kw_input_read(fd, buf + n, KW_XML_MAX_BYTES + 1 - (size_t)n);
+        if (more < 0) {
             kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
             goto fail;
         }
-        if (r == 0)
-            break;
-        n += (size_t)r;
+        n += more;
     }
-    if (n > KW_XML_MAX_BYTES) {
+    if ((size_t)n > KW_XML_MAX_BYTES) {
         kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
                        KW_XML_MAX_BYTES >> 20);
         goto fail;
@@ -207,7 +198,7 @@ int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems 
     close(fd);
     buf[n] = '\0';
     *out = buf;
-    *len = n;
+    *len = (size_t)n;
     return 0;
 fail:
     free(buf);
@@ -439,7 +430,92 @@ typedef struct kw_xml_vstate {
     const char *label;
     kw_xml_problems *p;
     int reported;
+    const kw_embedded_file *xsd_file; /* the schema's text, for kw_xml_explain */
+    xmlDocPtr xsd;                    /* parsed on the first error that needs it */
+    int xsd_tried;
 } kw_xml_vstate;
+
+/* The schema as a document (kw_xsdhint.c reads what it allows). */
+static xmlDocPtr kw_xml_vstate_xsd(kw_xml_vstate *vs)
+{
+    if (!vs->xsd_tried && vs->xsd_file) {
+        vs->xsd_tried = 1;
+        vs->xsd = xmlReadMemory((const char *)vs->xsd_file->data, (int)vs->xsd_file->len,
+                                "schema.xsd", NULL, KW_XML_OPTIONS);
+    }
+    return vs->xsd;
+}
+
+/* Rewrite libxml2's "Element 'moe': This element is not expected." and
+ * "attribute 'x' is not allowed" as what the schema allows there, with the
+ * nearest allowed name. Returns 1 when msg was written, 0 to keep
+ * libxml2's text (a case the schema walk cannot place). */
+static int kw_xml_explain(kw_xml_vstate *vs, kw_xml_err_t err, char *msg, size_t size)
+{
+    const xmlNode *node = (const xmlNode *)err->node;
+    const char *text = err->message ? err->message : "";
+    if (!node)
+        return 0;
+    kw_xsd_names names;
+    char list[1024], hint[512];
+    kw_suggest sg;
+    if (err->code == XML_SCHEMAV_ELEMENT_CONTENT && node->type == XML_ELEMENT_NODE &&
+        strstr(text, "This element is not expected") && node->parent &&
+        node->parent->type == XML_ELEMENT_NODE) {
+        if (kw_xsdhint_children(&names, kw_xml_vstate_xsd(vs), node->parent) != 0)
+            return 0;
+        kw_xsdhint_join(list, sizeof list, &names);
+        const char *nm = (const char *)node->name, *pn = (const char *)node->parent->name;
+        kw_suggest_init(&sg, nm);
+        int known = 0;
+        for (int i = 0; i < names.n; i++) {
+            kw_suggest_add(&sg, names.name[i]);
+            known |= strcmp(names.name[i], nm) == 0;
+        }
+        if (known) {
+            /* allowed in the parent, not at this position (order or count) */
+            const char *exp = strstr(text, "Expected is");
+            int el = exp ? (int)strcspn(exp, "\n") : 0;
+            while (el > 0 && (exp[el - 1] == ' ' || exp[el - 1] == '.'))
+                el--;
+            snprintf(msg, size, "<%s> is not expected at this position in <%s>%s%.*s (its children, "
+                     "in the schema's order: %s)", nm, pn, exp ? ": " : "", el, exp ? exp : "",
+                     names.n ? list : "none");
+            return 1;
+        }
+        kw_suggest_format(&sg, hint, sizeof hint);
+        snprintf(msg, size, "<%s> is not allowed in <%s>; allowed here: %s%s", nm, pn,
+                 names.n ? list : "no child elements", hint);
+        return 1;
+    }
+    if ((err->code == XML_SCHEMAV_CVC_COMPLEX_TYPE_3_2_1 ||
+         err->code == XML_SCHEMAV_CVC_COMPLEX_TYPE_3_2_2) && strstr(text, "is not allowed")) {
+        const xmlNode *elem = node;
+        char an[KW_XSDHINT_NAME_LEN] = "";
+        if (node->type == XML_ATTRIBUTE_NODE) {
+            elem = node->parent;
+            snprintf(an, sizeof an, "%s", (const char *)node->name);
+        } else {
+            const char *q = strstr(text, "attribute '");
+            if (!q)
+                return 0;
+            q += strlen("attribute '");
+            snprintf(an, sizeof an, "%.*s", (int)strcspn(q, "'"), q);
+        }
+        if (!elem || elem->type != XML_ELEMENT_NODE ||
+            kw_xsdhint_attributes(&names, kw_xml_vstate_xsd(vs), elem) != 0)
+            return 0;
+        kw_xsdhint_join(list, sizeof list, &names);
+        kw_suggest_init(&sg, an);
+        for (int i = 0; i < names.n; i++)
+            kw_suggest_add(&sg, names.name[i]);
+        kw_suggest_format(&sg, hint, sizeof hint);
+        snprintf(msg, size, "attribute '%s' is not allowed on <%s>; allowed here: %s%s", an,
+                 (const char *)elem->name, names.n ? list : "no attributes", hint);
+        return 1;
+    }
+    return 0;
+}
 
 static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
 {
@@ -449,7 +525,11 @@ static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
     long line = err->line;
     if (line <= 0 && err->node)
         line = xmlGetLineNo((xmlNodePtr)err->node);
-    kw_xml_problem(vs->p, vs->label, line, "%s", err->message ? err->message : "schema violation");
+    char msg[2048];
+    if (kw_xml_explain(vs, err, msg, sizeof msg))
+        kw_xml_problem(vs->p, vs->label, line, "%s", msg);
+    else
+        kw_xml_problem(vs->p, vs->label, line, "%s", err->message ? err->message : "schema violation");
     vs->reported++;
 }
 
@@ -611,9 +691,10 @@ int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
         kw_error_set(KW_ENOMEM, "cannot create a schema validator");
         goto done;
     }
-    kw_xml_vstate vs = {.label = label, .p = p};
+    kw_xml_vstate vs = {.label = label, .p = p, .xsd_file = f};
     xmlSchemaSetValidStructuredErrors(vc, (xmlStructuredErrorFunc)kw_xml_schema_error, &vs);
     int r = xmlSchemaValidateDoc(vc, doc);
+    xmlFreeDoc(vs.xsd);
     if (r == 0) {
         rc = 0;
     } else if (r > 0 || vs.reported > 0) {
@@ -807,5 +888,40 @@ int kw_xml_save_atomic(xmlDocPtr doc, const char *path)
     return 0;
 fail:
     unlink(tmp);
+    return rc;
+}
+
+int kw_xml_check_written(const char *path, const char *label, const char *root,
+                         const char *schema_name)
+{
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    if (kw_input_open(&fd, &size, path, KW_XML_MAX_OUTPUT_BYTES, why, sizeof why) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot read back what was written: %s", label, why);
+    char *buf = malloc((size_t)size + 1);
+    if (!buf) {
+        close(fd);
+        return kw_error_set(KW_ENOMEM, "%s: out of memory checking what was written", label);
+    }
+    long n = kw_input_read(fd, buf, (size_t)size);
+    close(fd);
+    if (n != (long)size) {
+        free(buf);
+        return kw_error_set(KW_EIO, "%s: cannot read back what was written", label);
+    }
+    buf[n] = '\0';
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_load(&doc, label, buf, (size_t)n, root, schema_name, &p);
+    free(buf);
+    xmlFreeDoc(doc);
+    if (rc == KW_EINPUT) {
+        size_t first = strcspn(p.text, "\n");
+        return kw_error_set(KW_EMODEL, "%s as written does not satisfy its own schema %s, so it "
+                            "was not put in place (the inputs drive the model outside the range "
+                            "its output formats hold): %.*s", label, schema_name,
+                            (int)(first < 600 ? first : 600), p.text);
+    }
     return rc;
 }
