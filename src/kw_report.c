@@ -297,6 +297,8 @@ static void kw_plot_waterfall(kw_sbuf *b, const kw_runsum *rs, int si, const kw_
         else
             kw_pct(b, (to - from) / from * 100.0);
         kw_sbuf_puts(b, "</text>\n");
+        if (name.failed) /* a bar without its label: the report fails, never shrinks */
+            b->failed = 1;
         kw_sbuf_free(&name);
     }
     kw_sbuf_puts(b, "</svg>\n");
@@ -776,12 +778,16 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
 static void kw_inert_note(kw_sbuf *b, const kw_runsum *rs)
 {
     int n = rs->ks.n_knobs, measured[KW_KNOB_MAX], inert[KW_KNOB_MAX];
-    if (kw_netpath_knob_effects(measured, inert, rs) != 0)
+    if (kw_netpath_knob_effects(measured, inert, rs) != 0) {
+        b->failed = 1; /* out of memory: the report fails rather than lose the note (fault sweep) */
         return;
+    }
     kw_sbuf list = {0};
     for (int k = 0; k < n; k++)
         if (measured[k] > 0 && inert[k] == measured[k])
             kw_sbuf_printf(&list, "%s%s", list.len ? ", " : "", rs->ks.knobs[k].name);
+    if (list.failed)
+        b->failed = 1;
     kw_sbuf_puts(b, "<p class=\"inert\">Knobs with no effect on any shape (every evaluated neighbour of "
                     "each recommendation identical): ");
     kw_sbuf_html(b, list.len ? kw_sbuf_cstr(&list) : "none");

@@ -608,6 +608,8 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
                  "reverting any one of its changes alone (%s) costs less than %s%% of %s: that "
                  "change does not earn its place",
                  kw_sbuf_cstr(&kb), a, pname);
+        if (kb.failed) /* scratch text lost to out of memory: the file fails, never shrinks */
+            x->bad = 1;
         kw_sbuf_free(&kb);
         kw_x_text_el(x, "criterion", t);
     }
@@ -653,6 +655,8 @@ static void kw_x_reproduce(kw_xw *x, const kw_runsum *rs, const kw_rs_shape *s, 
     kw_audit_set_words(&words, &rs->ks, c);
     if (words.len)
         kw_sbuf_printf(&b, " %s", kw_sbuf_cstr(&words));
+    if (words.failed || b.failed) /* a reproduce command missing words is a wrong one */
+        x->bad = 1;
     kw_sbuf_free(&words);
     kw_x_attr(x, "reproduce", kw_sbuf_cstr(&b));
     kw_sbuf_free(&b);
@@ -842,6 +846,8 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
                 kw_sbuf wb = {0};
                 for (int i = 0; i < rb.n_worse; i++)
                     kw_sbuf_printf(&wb, "%s%s", i ? " " : "", rs->shapes[rb.worse[i]].name);
+                if (wb.failed)
+                    x->bad = 1;
                 kw_x_attr(x, "worse_on", kw_sbuf_cstr(&wb));
                 kw_sbuf_free(&wb);
             }
@@ -1014,6 +1020,8 @@ static int kw_ranked_render(kw_rout *o, const kw_runsum *rs)
             kw_sbuf_puts(out, ",");
             kw_sbuf ch = {0};
             kw_results_changed(&ch, rs, i, c, ";");
+            if (ch.failed) /* the renderer fails (kw_rout_status), never writes a shorter row */
+                out->failed = 1;
             kw_sbuf_csv(out, kw_sbuf_cstr(&ch));
             kw_sbuf_free(&ch);
             kw_sbuf_printf(out, ",%s\n", pid);
@@ -1067,6 +1075,8 @@ static int kw_audit_csv_render(kw_rout *o, const kw_runsum *rs)
         kw_sbuf_csv(out, kw_sbuf_cstr(&olds));
         kw_sbuf_puts(out, ",");
         kw_sbuf_csv(out, kw_sbuf_cstr(&news));
+        if (names.failed || olds.failed || news.failed)
+            out->failed = 1;
         kw_sbuf_free(&names);
         kw_sbuf_free(&olds);
         kw_sbuf_free(&news);

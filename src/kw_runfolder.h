@@ -37,15 +37,17 @@ int kw_runfolder_join(char *out, size_t n, const char *dir, const char *name);
 typedef struct kw_runlock kw_runlock;
 
 /* Take the exclusive writer lock of run folder dir (which must exist). When
- * another process holds it: KW_EINPUT "DIR: another knobwise (pid N) is
- * writing this run folder; wait for it or use another folder", with nothing
+ * another process holds it: KW_EINPUT "DIR: another knobwise is writing this
+ * run folder; wait for it to finish or use another folder", with nothing
  * written. KW_EIO when the lock file cannot be opened. *out owned by the
  * caller: kw_runfolder_unlock (accepts NULL) releases it. */
 int kw_runfolder_lock(kw_runlock **out, const char *dir);
 void kw_runfolder_unlock(kw_runlock *l);
 
-/* 1 and the writer's pid in *pid (may be NULL) when a process holds dir's
- * writer lock now, else 0 (no lock file, or nobody holds it). Takes no lock. */
+/* 1 when a process holds dir's writer lock now, else 0 (no lock file, or
+ * nobody holds it). Takes no lock. *pid (may be NULL) gets the holder's pid
+ * when the kernel tells it (a classic fcntl lock), else 0 (an OFD lock, as
+ * knobwise's own, reports none). */
 int kw_runfolder_writer(const char *dir, long *pid);
 
 /* Remove every stale ".NAME.tmp.XXXXXX" regular file of dir whose NAME is one

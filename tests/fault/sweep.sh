@@ -104,6 +104,13 @@ judge() {
             [ "$st" -ne 0 ] && { echo notstarted; return; }
             echo "exit 0 without a journal"; return
         fi
+        # an absorbed fault is judged on what the faulted run left, before
+        # the recovery below rewrites the result files
+        if [ "$st" -eq 0 ] && [ "$sc" != bigresume ]; then
+            for f in journal results.xml ranked.csv audit.csv portability.csv; do
+                cmp -s "$WORK/$sc.count/run/$f" "$d/run/$f" || { echo "exit 0 with another $f than the clean run"; return; }
+            done
+        fi
         if [ ! -s "$d/run/journal" ]; then
             ( cd "$d" && "$GOOD" verify run --no-eval ) > "$d/check" 2>&1
             if grep -q 'nothing was run' "$d/check"; then echo notstarted; return; fi
@@ -130,10 +137,7 @@ judge() {
             for f in "$ref"/out/*; do
                 cmp -s "$f" "$d/out/$(basename "$f")" || { echo "exit 0 with another $(basename "$f")"; return; }
             done ;;
-        tune|resume)
-            for f in journal results.xml ranked.csv audit.csv portability.csv; do
-                cmp -s "$ref/run/$f" "$d/run/$f" || { echo "exit 0 with another $f than the clean run"; return; }
-            done ;;
+        # tune, resume: compared above, before the recovery
         esac
         echo absorbed
     else
