@@ -11,8 +11,8 @@
 #include "kw_cli.h"
 #include <stdlib.h>
 
-#include "kw_eval.h"
 #include "kw_knobuse.h"
+#include "kw_eval.h"
 #include "kw_load.h"
 #include "kw_trace.h"
 

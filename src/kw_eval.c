@@ -61,6 +61,7 @@ struct kw_model_eval {
     int trace_shape[KW_SHAPE_MAX];
     kw_drift_cache *drift;                 /* thread-safe; the search pays once per numerics key */
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
+    int traces_borrowed;                   /* trace/shape_trace belong to opts.traces_from */
 };
 
 /* SplitMix64 finaliser: decorrelates seeds built from small integers. */
@@ -380,6 +381,40 @@ done:
     return rc;
 }
 
+int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
+                            int shape)
+{
+    *out = NULL;
+    *n = 0;
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &e->cfg->workload.blocks[s->block];
+    kw_cost *svc = NULL;
+    kw_sim_result *sim = NULL;
+    kw_mapping m;
+    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
+    if (rc != 0 || (rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
+        return rc;
+    sim = calloc(1, sizeof *sim);
+    if (!sim) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
+        goto done;
+    }
+    kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
+    kw_sim_opts so = kw_eval_sim_opts(e, shape);
+    so.keep_latencies = 1;
+    if ((rc = kw_sim_run(sim, &in, &so)) != 0)
+        goto done;
+    *out = sim->lat_sorted_us; /* ownership moves to the caller */
+    *n = sim->samples;
+    sim->lat_sorted_us = NULL;
+done:
+    if (sim)
+        kw_sim_result_clear(sim);
+    free(sim);
+    free(svc);
+    return rc;
+}
+
 /* The clock check (kw_limits.h): the span a shape's simulation covers must
  * keep its shortest duration (one request's baseline service time t1_us, a
  * burst's on-period) exact to KW_SIM_CLOCK_REL_TOL. Refused as
@@ -461,40 +496,6 @@ static int kw_eval_clock_check(const kw_model_eval *e, int i, const kw_shape *s,
                         "%.3g us service time of one request, which rounding would then distort; "
                         "rate_per_s must be at least %.3g at this sample size", wl, s->line,
                         s->name, s->rate_per_s, n, span_us, max_ratio, t1_us, s->rate_per_s * need);
-}
-
-int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
-                            int shape)
-{
-    *out = NULL;
-    *n = 0;
-    const kw_shape *s = kw_eval_shape(e, shape);
-    const kw_block *b = &e->cfg->workload.blocks[s->block];
-    kw_cost *svc = NULL;
-    kw_sim_result *sim = NULL;
-    kw_mapping m;
-    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
-    if (rc != 0 || (rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
-        return rc;
-    sim = calloc(1, sizeof *sim);
-    if (!sim) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
-        goto done;
-    }
-    kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
-    kw_sim_opts so = kw_eval_sim_opts(e, shape);
-    so.keep_latencies = 1;
-    if ((rc = kw_sim_run(sim, &in, &so)) != 0)
-        goto done;
-    *out = sim->lat_sorted_us; /* ownership moves to the caller */
-    *n = sim->samples;
-    sim->lat_sorted_us = NULL;
-done:
-    if (sim)
-        kw_sim_result_clear(sim);
-    free(sim);
-    free(svc);
-    return rc;
 }
 
 /* A shape's per-stream rate from its load under the baseline mapping, whose
@@ -582,7 +583,18 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         if (kw_eval_shape(e, i)->streams > max_streams)
             max_streams = kw_eval_shape(e, i)->streams;
     int rc;
-    if (e->opts.trace_path &&
+    const kw_model_eval *from = e->opts.traces_from;
+    if (from && from->cfg != cfg)
+        return kw_error_set(KW_ESTATE, "traces borrowed from an evaluator of another configuration");
+    if (from) {
+        /* the same files for the same configuration: borrow, never load twice
+         * (a 10^7-row trace is ~160 MB loaded; issue 14) */
+        e->traces_borrowed = 1;
+        e->trace = from->trace;
+        for (int i = 0; i < cfg->space.n_shapes; i++)
+            e->shape_trace[i] = from->shape_trace[i];
+    }
+    if (!from && e->opts.trace_path &&
         (rc = kw_trace_load(&e->trace, e->opts.trace_path, max_streams, e->shape_names,
                             cfg->space.n_shapes)) != 0)
         return rc;
@@ -600,7 +612,7 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
             e->trace_shape[i] = i;
         } else if (s->arrival == KW_ARRIVAL_TRACE) {
             const char *one[1] = {s->name};
-            if ((rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
+            if (!from && (rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
                 return rc;
             e->use_trace[i] = e->shape_trace[i];
             e->trace_shape[i] = 0;
@@ -660,11 +672,21 @@ void kw_model_eval_free(kw_model_eval *e)
 {
     if (!e)
         return;
-    kw_trace_free(e->trace);
+    if (!e->traces_borrowed) {
+        kw_trace_free(e->trace);
+        for (int i = 0; i < KW_SHAPE_MAX; i++)
+            kw_trace_free(e->shape_trace[i]);
+    }
     kw_drift_cache_free(e->drift);
-    for (int i = 0; i < KW_SHAPE_MAX; i++)
-        kw_trace_free(e->shape_trace[i]);
     free(e);
+}
+
+const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape)
+{
+    if (shape < 0 || shape >= e->cfg->space.n_shapes || !e->use_trace[shape] ||
+        e->use_trace[shape] != e->shape_trace[shape])
+        return NULL;
+    return kw_eval_shape(e, shape)->trace;
 }
 
 const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e) { return &e->iface; }
