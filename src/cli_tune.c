@@ -9,9 +9,11 @@
  * changed. Only --threads, --time-limit, --results-every and --quiet may differ
  * on resume, because they cannot change the results.
  *
- * Signals: SIGINT/SIGTERM set a flag the engine reads between rounds; the
- * current round finishes, the journal gets a pause record, the results so far
- * are written and the command exits 130/143 saying how to resume. The handler
+ * Signals: SIGINT/SIGTERM set a flag the engine reads between rounds and the
+ * serving simulation reads inside an evaluation (every 65,536 events, as it
+ * reads the --time-limit deadline); a round cut short is dropped, not
+ * journaled; the journal gets a pause record, the results so far are written
+ * and the command exits 130/143 saying how to resume. The handler
  * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
  * survives too.
  */
@@ -122,8 +124,9 @@ static void kw_tune_help(void)
            "lower bound) and from the budget; with room on an ANSI terminal, each running\n"
            "shape gets its own line. When stderr is not a terminal it gets one plain line\n"
            "per finished shape instead; a resume says when it replays its journal.\n"
-           "SIGINT/SIGTERM finish the current step, write the results so far and exit\n"
-           "130/143; resume with --resume DIR. Exit status: 0 done (or time limit\n"
+           "SIGINT/SIGTERM stop within a fraction of a second (a round cut short is\n"
+           "evaluated again on resume), write the results so far and exit 130/143;\n"
+           "resume with --resume DIR. Exit status: 0 done (or time limit\n"
            "reached), 1 runtime failure, 2 bad input or usage.\n");
 }
 
@@ -559,8 +562,8 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     if (!quiet)
         kw_tune_summary(c->dir, c->journal);
     if (rc == KW_EINTERRUPTED) {
-        fprintf(stderr, "knobwise tune: interrupted (%s) after the current step; results so far "
-                        "in %s\nresume with: knobwise tune --resume %s\n",
+        fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
+                        "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
                 sig == SIGTERM ? "SIGTERM" : "SIGINT", c->dir, c->dir);
         return sig == SIGTERM ? 143 : 130;
     }
