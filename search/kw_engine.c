@@ -220,6 +220,8 @@ typedef struct kw_job {
     uint64_t id;
     int shape, rep;
     int live;                 /* call the evaluator (else replayed from je) */
+    int screened;             /* live, but screened out: recorded as guard "screened" */
+    int primary;              /* the primary metric's index (for a screened job) */
     const kw_jeval *je;
     int rc;
     double dur_s;             /* wall time of the call (scheduling only, never journalled) */
@@ -247,6 +249,16 @@ static void kw_job_run(kw_job *j, const kw_evaluator *ev)
     kw_error_clear();
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
+    if (j->screened) {
+        /* opts.screen: not evaluated; every metric 0 but the primary, +inf */
+        j->rc = 0;
+        j->m.v[j->primary] = HUGE_VAL;
+        snprintf(j->m.guards, sizeof j->m.guards, "screened");
+        snprintf(j->m.klass, sizeof j->m.klass, "screened");
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        j->dur_s = 0;
+        return;
+    }
     j->rc = ev->eval(ev->ctx, &j->cand, j->shape, j->rep, &j->m);
     clock_gettime(CLOCK_MONOTONIC, &b);
     j->dur_s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
@@ -388,6 +400,7 @@ typedef struct kw_sstate {
     int n_blocked;            /* first[0..n_blocked): guard-failing "blocked gains" */
     int n_faded;              /* then n_faded guard-passing "faded gains" */
     kw_cand first[KW_PROBE_MAX];
+    long evals_first_opt;     /* progress: evaluations when it first left the sweep (0: not yet) */
     int plist_ready;          /* the probe list of this local optimum is built */
     kw_item *plist;           /* second steps, most promising first (kw_build_probe_list) */
     int n_plist, cap_plist, pcur;
@@ -1365,11 +1378,67 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
 
 /* Turn a shape's plan into jobs: memo hits cost nothing, journal entries are
  * replayed, the rest is evaluated. Items beyond the budget are dropped. */
+/* opts.screen: rank the round's new configs by the evaluator's prediction
+ * (guard-passing first, then by predicted primary, then plan order) and mark
+ * all but the best `screen` in keep[] as 0. Deterministic. */
+typedef struct kw_scr {
+    int item, fails;
+    double pred;
+} kw_scr;
+
+static int kw_scr_cmp(const void *a, const void *b)
+{
+    const kw_scr *x = a, *y = b;
+    if (x->fails != y->fails)
+        return x->fails - y->fails;
+    if (x->pred != y->pred)
+        return x->pred < y->pred ? -1 : 1;
+    return x->item - y->item;
+}
+
+static int kw_screen_items(kw_eng *E, kw_sstate *s, unsigned char *keep)
+{
+    int n = 0;
+    kw_scr *v = malloc((size_t)(s->n_items > 0 ? s->n_items : 1) * sizeof *v);
+    if (!v)
+        return kw_error_set(KW_ENOMEM, "out of memory screening candidates");
+    for (int i = 0; i < s->n_items; i++) {
+        keep[i] = 1;
+        kw_item *it = &s->items[i];
+        if (it->con >= 0 || kw_cost(E, s, it->id) == 0)
+            continue;
+        kw_metrics m;
+        memset(&m, 0, sizeof m);
+        int rc = E->ev->predict(E->ev->ctx, &it->cand, s->shape, &m);
+        v[n].item = i;
+        v[n].fails = rc != 0 || m.guards[0] != '\0';
+        v[n].pred = rc == 0 && isfinite(m.v[E->primary]) ? m.v[E->primary] : HUGE_VAL;
+        kw_error_clear();
+        n++;
+    }
+    qsort(v, (size_t)n, sizeof *v, kw_scr_cmp);
+    for (int k = E->o.screen; k < n; k++)
+        keep[v[k].item] = 0;
+    free(v);
+    return 0;
+}
+
 static int kw_build_jobs(kw_eng *E, kw_sstate *s)
 {
     s->job0 = E->n_jobs;
     long limit = E->o.budget > 0 ? E->o.budget - kw_reserve(E, s) : -1;
     long planned = 0;
+    unsigned char *keep = NULL;
+    if (E->o.screen > 0 && E->ev->predict && s->n_items > E->o.screen) {
+        keep = malloc((size_t)s->n_items);
+        if (!keep)
+            return kw_error_set(KW_ENOMEM, "out of memory screening candidates");
+        int rc = kw_screen_items(E, s, keep);
+        if (rc != 0) {
+            free(keep);
+            return rc;
+        }
+    }
     for (int i = 0; i < s->n_items; i++) {
         kw_item *it = &s->items[i];
         if (it->con >= 0)
@@ -1383,15 +1452,19 @@ static int kw_build_jobs(kw_eng *E, kw_sstate *s)
         planned += cost;
         for (int r = 0; r < E->reps; r++) {
             kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, it->id, r);
-            if (!e)
+            if (!e) {
+                free(keep);
                 return kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
+            }
             if (e->state == KW_MEMO_DONE || e->state == KW_MEMO_PENDING)
                 continue;
             if (E->n_jobs == E->cap_jobs) {
                 size_t cap = E->cap_jobs ? E->cap_jobs * 2 : 256;
                 kw_job *nj = realloc(E->jobs, cap * sizeof *nj);
-                if (!nj)
+                if (!nj) {
+                    free(keep);
                     return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
+                }
                 E->jobs = nj;
                 E->cap_jobs = cap;
             }
@@ -1403,9 +1476,12 @@ static int kw_build_jobs(kw_eng *E, kw_sstate *s)
             j->rc = 0;
             j->live = e->state != KW_MEMO_JOURNAL;
             j->je = e->state == KW_MEMO_JOURNAL ? e->je : NULL;
+            j->screened = j->live && keep && !keep[i];
+            j->primary = E->primary;
             e->state = KW_MEMO_PENDING;
         }
     }
+    free(keep);
     s->job1 = E->n_jobs;
     return 0;
 }
@@ -2297,11 +2373,16 @@ static long kw_unseen_neighbours(const kw_eng *E, const kw_sstate *s)
 }
 
 /* Estimated evaluations shape s will have made when it stops (see
- * kw_progress_shape.evals_est): OFAT: its evaluations so far plus the unseen
- * neighbours of its incumbent, or the mean of the finished shapes' totals when
- * that is more; random: the budget; exhaustive: the space's size. The budget
- * caps every estimate. */
-static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_done)
+ * kw_progress_shape.evals_est). OFAT: at least its evaluations so far plus
+ * the unseen neighbours of its incumbent and the probes left in the current
+ * probe list; and, once some shape has finished, its first local optimum
+ * (the evaluations when it first left the sweep, or the bound above while it
+ * is still in it) times the finished shapes' mean ratio of total evaluations
+ * to first local optimum (on the default job that ratio is 9-28: the probes
+ * and excursions after the first sweep are most of a shape's work, so the
+ * ratio is a rough guide, not a promise). Random: the budget; exhaustive: the
+ * space's size. The budget caps every estimate. */
+static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_ratio)
 {
     long budget = E->o.budget;
     if (s->st == ST_DONE || s->st == ST_FINISH)
@@ -2313,9 +2394,26 @@ static long kw_evals_est(const kw_eng *E, const kw_sstate *s, double mean_done)
         uint64_t size = kw_knobspace_size(E->ks);
         est = size > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)size;
     } else {
-        est = s->evals + kw_unseen_neighbours(E, s) * (long)(E->reps > 0 ? E->reps : 1);
-        if (mean_done > est)
-            est = (long)ceil(mean_done);
+        /* what the current local optimum still costs, if nothing improves:
+         * the sweep's unseen neighbours, the probe list (its last size, or
+         * one pair per neighbour before the first), the excursion's moves
+         * (each a sweep of neighbours) */
+        long reps = E->reps > 0 ? E->reps : 1;
+        long nb = 0;
+        for (int k = 0; k < E->ks->n_knobs; k++)
+            nb += E->ks->knobs[k].n_values - 1;
+        est = s->evals + kw_unseen_neighbours(E, s) * reps;
+        if (s->st == ST_PROBE && s->plist_ready && s->pcur < s->n_plist)
+            est += (s->n_plist - s->pcur) * reps;
+        else if (s->st == ST_MAIN && E->o.probes > 0)
+            est += (s->n_plist > 0 ? s->n_plist : nb) * reps;
+        if (s->st == ST_MAIN || s->st == ST_PROBE)
+            est += (long)E->o.tabu * nb * reps;
+        else if (s->st == ST_EXPLORE)
+            est += (long)s->moves_left * nb * reps;
+        double first = s->evals_first_opt > 0 ? (double)s->evals_first_opt : (double)est;
+        if (mean_ratio > 0 && first * mean_ratio > est)
+            est = (long)ceil(first * mean_ratio);
     }
     if (budget > 0 && (est < 0 || est > budget))
         est = budget;
@@ -2346,11 +2444,18 @@ static void kw_report(kw_eng *E, int replaying)
             at = i;
             break;
         }
-    double sum_done = 0;
-    for (int i = 0; i < E->n_shapes; i++)
-        if (E->S[i].st == ST_DONE)
-            sum_done += (double)E->S[i].evals;
-    double mean_done = n_done > 0 ? sum_done / n_done : 0.0;
+    double sum_ratio = 0;
+    int n_ratio = 0;
+    for (int i = 0; i < E->n_shapes; i++) {
+        kw_sstate *s = &E->S[i];
+        if (s->evals_first_opt == 0 && s->st != ST_BASE && s->st != ST_MAIN)
+            s->evals_first_opt = s->evals > 0 ? s->evals : 1;
+        if (s->st == ST_DONE && s->evals_first_opt > 0) {
+            sum_ratio += (double)s->evals / (double)s->evals_first_opt;
+            n_ratio++;
+        }
+    }
+    double mean_ratio = n_ratio > 0 ? sum_ratio / n_ratio : 0.0;
     long left_est = 0, left_budget = 0;
     int est_known = 1;
     for (int i = 0; i < E->n_shapes; i++) {
@@ -2373,7 +2478,7 @@ static void kw_report(kw_eng *E, int replaying)
         if (replaying)
             q->evals_est = -1;
         else if (refresh || q->evals_est < s->evals)
-            q->evals_est = kw_evals_est(E, s, mean_done);
+            q->evals_est = kw_evals_est(E, s, mean_ratio);
         p.evals += s->evals;
         if (q->evals_est < 0)
             est_known = 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kw_search.h"
+#include "kw_suggest.h"
 
 /* FNV-1a 64-bit parameters (Fowler, Noll, Vo; IETF draft-eastlake-fnv). */
 #define KW_FNV_OFFSET 0xcbf29ce484222325ULL
@@ -143,14 +144,44 @@ int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
         name[nn] = '\0';
         memcpy(value, eq + 1, vn);
         value[vn] = '\0';
+        char hint[512];
         int k = kw_knobspace_find(ks, name);
-        if (k < 0)
-            return kw_error_set(KW_EINPUT, "unknown knob '%s'", name);
+        if (k < 0) {
+            kw_knobspace_hint_name(hint, sizeof hint, ks, name);
+            return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", name, hint);
+        }
         int v = kw_knob_value(&ks->knobs[k], value);
-        if (v < 0)
-            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'", name, value);
+        if (v < 0) {
+            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], value);
+            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", name, value, hint);
+        }
         c.v[k] = (uint8_t)v;
     }
     *out = c;
     return 0;
+}
+
+void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name)
+{
+    kw_suggest s;
+    kw_suggest_init(&s, name);
+    for (int i = 0; i < ks->n_knobs; i++)
+        kw_suggest_add(&s, ks->knobs[i].name);
+    kw_suggest_format(&s, buf, size);
+}
+
+void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value)
+{
+    kw_suggest s;
+    kw_suggest_init(&s, value);
+    for (int i = 0; i < k->n_values; i++)
+        kw_suggest_add(&s, k->values[i]);
+    kw_suggest_format(&s, buf, size);
+    if (s.n > 0 || size == 0)
+        return;
+    size_t u = (size_t)snprintf(buf, size, " (its values: ");
+    for (int i = 0; i < k->n_values && u < size; i++)
+        u += (size_t)snprintf(buf + u, size - u, "%s%s", i ? "|" : "", k->values[i]);
+    if (u < size)
+        snprintf(buf + u, size - u, ")");
 }

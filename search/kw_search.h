@@ -77,6 +77,10 @@ typedef struct kw_evaluator {
     const char *const *shape_names;
     int noisy; /* repetitions differ: the engine repeats and tests significance */
     int (*eval)(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out);
+    /* Optional (NULL: none): a cheap, deterministic prediction of c's metrics
+     * (e.g. a model beside a measurement), used only to rank a round's new
+     * candidates when kw_engine_opts.screen > 0. Called from one thread. */
+    int (*predict)(void *ctx, const kw_cand *c, int shape, kw_metrics *out);
 } kw_evaluator;
 
 /* ---- knob space and candidates (kw_knobs.c) ---- */
@@ -97,8 +101,13 @@ int kw_knob_value(const kw_knob *k, const char *text);
 uint64_t kw_knobspace_size(const kw_knobspace *ks);
 /* Write "knob=value knob=value ..." for every knob into buf (truncates). */
 void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
-/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message. */
+/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message
+ * (with the nearest valid names). */
 int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
+/* " (did you mean 'a' or 'b'?)" with the space's knob names nearest to name, or "". */
+void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);
+/* The same for a value of k; when none is near, " (its values: a|b|c)". */
+void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
 
 /* ---- engine (kw_engine.c) ---- */
 
@@ -136,8 +145,10 @@ typedef struct kw_progress_shape {
  * shapes at once (random, exhaustive, and OFAT's rounds too) can show them all.
  * Rates and ETAs count only evaluations made by this process after the replay.
  * eta_converge_s: the evaluations each unfinished shape is still expected to
- * need (kw_progress_shape.evals_est - evals) at the measured rate; eta_budget_s:
- * the same for the budget (-1 when there is none); eta_s: the smaller known one. */
+ * need (kw_progress_shape.evals_est - evals: at least what its current local
+ * optimum costs if nothing improves, see kw_evals_est in kw_engine.c) at the
+ * measured rate; eta_budget_s: the same for the budget (-1 when there is
+ * none); eta_s: the smaller known one. */
 typedef struct kw_progress {
     int shape, n_shapes;
     int step;
@@ -172,6 +183,13 @@ typedef struct kw_engine_opts {
     const volatile sig_atomic_t *stop; /* set by a signal handler: finish the step and stop */
     void (*progress)(void *ud, const kw_progress *p);
     void *progress_ud;
+    /* Screen-then-evaluate (needs evaluator->predict; 0 = off): of a shape's
+     * configs new in a round, only the `screen` best by prediction (guard-
+     * passing predictions first) are evaluated; the others are journaled as
+     * evaluations failing the guard "screened" (primary +inf), never passed to
+     * eval(). Deterministic, so resume replays the same choice. Not recorded
+     * in the journal header: the caller records and restores it. */
+    int screen;
 } kw_engine_opts;
 
 #endif

@@ -26,6 +26,7 @@
 #include "kw_audit.h"
 #include "kw_cli.h"
 #include "kw_eval.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_rundir.h"
 
@@ -72,13 +73,18 @@ static int kw_apply_line(kw_cand *c, long *set_at, const kw_knobspace *ks, const
         if (!eq || eq == w)
             return kw_error_set(KW_EINPUT, "%s:%ld: '%.60s' is not knob=value", file, lineno, w);
         *eq = '\0';
+        char hint[512];
         int k = kw_knobspace_find(ks, w);
-        if (k < 0)
-            return kw_error_set(KW_EINPUT, "%s:%ld: unknown knob '%.60s'", file, lineno, w);
+        if (k < 0) {
+            kw_knobspace_hint_name(hint, sizeof hint, ks, w);
+            return kw_error_set(KW_EINPUT, "%s:%ld: unknown knob '%.60s'%s", file, lineno, w, hint);
+        }
         int v = kw_knob_value(&ks->knobs[k], eq + 1);
-        if (v < 0)
-            return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'", file, lineno,
-                                w, eq + 1);
+        if (v < 0) {
+            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'%s", file, lineno,
+                                w, eq + 1, hint);
+        }
         if (set_at[k] > 0 && c->v[k] != v)
             return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' is already set to '%s' on line %ld",
                                 file, lineno, w, ks->knobs[k].values[c->v[k]], set_at[k]);
@@ -286,7 +292,9 @@ int kw_cli_bisect(int argc, char **argv)
     }
     int si = kw_config_shape(c, shape);
     if (si < 0) {
-        fprintf(stderr, "knobwise bisect: unknown shape '%s' (knobwise show lists them)\n", shape);
+        char hint[1024];
+        kw_hint_shape(hint, sizeof hint, c, shape);
+        fprintf(stderr, "knobwise bisect: unknown shape '%s'%s\n", shape, hint);
         status = 2;
         goto done;
     }

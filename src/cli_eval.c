@@ -12,6 +12,7 @@
 #include "kw_cost.h"
 #include "kw_eval.h"
 #include "kw_exec.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
 
@@ -128,12 +129,17 @@ static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
         if (!eq)
             return kw_error_set(KW_EINPUT, "'%s' is not knob=value", word);
         *eq = '\0';
+        char hint[512];
         int k = kw_knobspace_find(ks, word);
-        if (k < 0)
-            return kw_error_set(KW_EINPUT, "unknown knob '%s'", word);
+        if (k < 0) {
+            kw_knobspace_hint_name(hint, sizeof hint, ks, word);
+            return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", word, hint);
+        }
         int v = kw_knob_value(&ks->knobs[k], eq + 1);
-        if (v < 0)
-            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'", word, eq + 1);
+        if (v < 0) {
+            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", word, eq + 1, hint);
+        }
         c->v[k] = (uint8_t)v;
     }
 }
@@ -159,8 +165,11 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         kw_metrics m;
         int rc = 0, broken = -1;
         kw_cand_baseline(&c, &cfg->space.knobs);
-        if (si < 0)
-            rc = kw_error_set(KW_EINPUT, "unknown shape '%s'", shape);
+        if (si < 0) {
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, cfg, shape);
+            rc = kw_error_set(KW_EINPUT, "unknown shape '%s'%s", shape, hint);
+        }
         else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
                  (broken = kw_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
@@ -277,7 +286,9 @@ int kw_cli_eval(int argc, char **argv)
     if (cmd) {
         kw_exec_opts xo;
         kw_exec_opts_from_space(&xo, &cfg->space, cmd, timeout_s);
-        if ((rc = kw_exec_new(&ex, cfg, me, &xo)) != 0) {
+        char scales[4096];
+        if ((rc = kw_exec_new(&ex, cfg, me, &xo)) != 0 ||
+            (rc = kw_exec_calibrate(ex, &me, 1, NULL, scales, sizeof scales)) != 0) {
             status = kw_cli_fail("eval", rc);
             goto done;
         }
@@ -299,8 +310,9 @@ int kw_cli_eval(int argc, char **argv)
     for (int i = 0; i < n_shapes; i++) {
         int si = kw_config_shape(cfg, shapes[i]);
         if (si < 0) {
-            fprintf(stderr, "knobwise eval: unknown shape '%s' (knobwise show lists them)\n",
-                    shapes[i]);
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, cfg, shapes[i]);
+            fprintf(stderr, "knobwise eval: unknown shape '%s'%s\n", shapes[i], hint);
             status = 2;
             goto done;
         }

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "kw_cli.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
@@ -435,8 +436,9 @@ int kw_cli_recommend(int argc, char **argv)
     if (shape) {
         si = kw_config_shape(r->cfg, shape);
         if (si < 0) {
-            fprintf(stderr, "knobwise recommend: unknown shape '%s' (knobwise show lists them)\n",
-                    shape);
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, r->cfg, shape);
+            fprintf(stderr, "knobwise recommend: unknown shape '%s'%s\n", shape, hint);
             status = 2;
             goto done;
         }

@@ -1,7 +1,8 @@
 /* cli_show.c - `knobwise show`: what a space tunes, for people (text: knobs
  * with domain and baseline, constraints, guards, accelerator, shapes) and for
  * tools (csv, the output contract: kind,name,values,baseline with one knob row
- * per knob, values joined by '|', and one shape row per shape). */
+ * per knob, values joined by '|', and one shape row per shape); with
+ * --catalogue, the knob catalogue (cli_catalogue.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,13 +15,18 @@
 static void kw_show_help(void)
 {
     printf("usage: knobwise show [--space F] [--accel F] [--workload F] [--format text|csv]\n"
+           "                     [--catalogue]\n"
            "       knobwise show --list [--format text|csv]\n\n"
            "Print a space's knobs (domain, baseline), constraints, guards, its accelerator\n"
            "and its shapes. Without --space, the embedded default job.\n"
+           "  --space F                 the space file (default: the embedded default)\n"
            "  --accel F, --workload F   use these files instead of the ones the space names\n"
-           "  --format csv              header kind,name,values,baseline; one 'knob' row per\n"
-           "                            knob (values joined by '|') and one 'shape' row per\n"
-           "                            shape (values and baseline empty)\n"
+           "  --format F                text (default) or csv: header kind,name,values,baseline;\n"
+           "                            one 'knob' row per knob (values joined by '|') and one\n"
+           "                            'shape' row per shape (values and baseline empty)\n"
+           "  --catalogue               every knob the model understands: meaning, values and\n"
+           "                            their meaning, which blocks use it (with --format csv:\n"
+           "                            header knob,family,values,meaning,used_by,blocks)\n"
            "  --list                    the shipped spaces: --space NAME finds them when no\n"
            "                            file of that name exists\n");
 }
@@ -230,11 +236,13 @@ int kw_cli_show(int argc, char **argv)
     static const struct option opts[] = {
         {"space", required_argument, NULL, 's'},   {"accel", required_argument, NULL, 'a'},
         {"workload", required_argument, NULL, 'w'}, {"format", required_argument, NULL, 'f'},
-        {"list", no_argument, NULL, 'l'},          {"help", no_argument, NULL, 'h'},
+        {"catalogue", no_argument, NULL, 'c'},     {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int list = 0;
     const char *space = NULL, *accel = NULL, *workload = NULL, *format = "text";
+    int catalogue = 0;
     opterr = 0;
     optind = 1;
     int ch;
@@ -244,6 +252,7 @@ int kw_cli_show(int argc, char **argv)
         case 'a': accel = optarg; break;
         case 'w': workload = optarg; break;
         case 'f': format = optarg; break;
+        case 'c': catalogue = 1; break;
         case 'l': list = 1; break;
         case 'h': kw_show_help(); return 0;
         case ':': return kw_cli_usage_error("show", "option '%s' needs a value", argv[optind - 1]);
@@ -263,7 +272,9 @@ int kw_cli_show(int argc, char **argv)
     int st = kw_cli_load_config(&c, space, accel, workload);
     if (st != 0)
         return st;
-    if (strcmp(format, "csv") == 0)
+    if (catalogue)
+        kw_show_catalogue(c, strcmp(format, "csv") == 0);
+    else if (strcmp(format, "csv") == 0)
         kw_show_csv(c);
     else
         kw_show_text(c);

@@ -34,14 +34,17 @@
 #include "kw_eval.h"
 #include "kw_exec.h"
 #include "kw_journal.h"
+#include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_progline.h"
 #include "kw_results.h"
 
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
+#define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
+#define KW_TUNE_BLOCK_SPARE_ROWS 3 /* rows the block leaves free on the screen */
 #define KW_TUNE_THREADS_MAX 256
-#define KW_TUNE_N_ATTRS 12
+#define KW_TUNE_N_ATTRS 16
 
 static volatile sig_atomic_t kw_tune_sig;
 
@@ -62,6 +65,7 @@ static void kw_tune_help(void)
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
            "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
+           "                     [--screen K]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -90,15 +94,20 @@ static void kw_tune_help(void)
            "  --quiet          no progress line and no summary\n"
            "  --evaluator E    model, or exec:CMD: a worker command measures stage 1 (README:\n"
            "                   the worker protocol; default: the space's <evaluator>)\n"
-           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n\n"
+           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n"
+           "  --screen K       with a measuring evaluator: the model ranks each round's new\n"
+           "                   configs and only its best K are measured (the others are\n"
+           "                   journaled as failing the guard 'screened')\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
-           "evaluations per second and two ETAs: from convergence (each running shape\n"
-           "still needs at least its incumbent's unevaluated one-knob neighbours, or the\n"
-           "finished shapes' mean evaluations if more) and from the budget. When stderr\n"
-           "is not a terminal it gets one plain line per finished shape instead; a\n"
-           "resume says when it replays its journal.\n"
+           "evaluations per second and two ETAs: from convergence (what each running\n"
+           "shape's current local optimum still costs if nothing improves: its unseen\n"
+           "neighbours, probes and excursion; scaled by the finished shapes' ratio of\n"
+           "total to first-optimum evaluations once one finished; '>=' while it is only a\n"
+           "lower bound) and from the budget; with room on an ANSI terminal, each running\n"
+           "shape gets its own line. When stderr is not a terminal it gets one plain line\n"
+           "per finished shape instead; a resume says when it replays its journal.\n"
            "SIGINT/SIGTERM finish the current step, write the results so far and exit\n"
            "130/143; resume with --resume DIR. Exit status: 0 done (or time limit\n"
            "reached), 1 runtime failure, 2 bad input or usage.\n");
@@ -181,7 +190,9 @@ static const char *kw_tune_metric_label(const char *metric)
 typedef struct kw_tune_ui {
     int draw;                    /* progress line on stderr (a terminal) */
     int plain;                   /* stderr is not a terminal: one plain line per finished shape */
-    int drawn;                   /* a line is on screen, this many columns wide */
+    int drawn;                   /* the first line on screen is this many columns wide */
+    int lines;                   /* lines of progress on screen (0: none) */
+    int ansi;                    /* the terminal takes ANSI cursor control (TERM not dumb) */
     const kw_evaluator *ev;
     const int *shapes;           /* tuned evaluator shapes */
     const char *metric;
@@ -198,10 +209,58 @@ typedef struct kw_tune_ui {
 
 static void kw_tune_clear_line(kw_tune_ui *ui)
 {
-    if (ui->drawn) {
+    if (ui->lines > 1)
+        fprintf(stderr, "\033[%dA\r\033[J", ui->lines - 1); /* up to the block's first line */
+    else if (ui->lines == 1 && ui->ansi)
+        fprintf(stderr, "\r\033[K");
+    else if (ui->drawn)
         fprintf(stderr, "\r%*s\r", ui->drawn, "");
-        ui->drawn = 0;
+    ui->drawn = 0;
+    ui->lines = 0;
+    fflush(stderr);
+}
+
+/* The progress on a terminal. With ANSI cursor control (TERM not dumb) and
+ * room on the screen, a block: the summary line and one line per running
+ * shape, redrawn in place; else the single line with the running shapes in
+ * it as far as they fit. Every line is fitted to the width (one column less
+ * than the terminal: writing the last column makes some terminals wrap
+ * before the carriage return). */
+static void kw_tune_draw(kw_tune_ui *ui, const kw_progress *p)
+{
+    int width = kw_progline_width(STDERR_FILENO) - 1;
+    int rows = kw_progline_rows(STDERR_FILENO);
+    const char *label = kw_tune_metric_label(ui->metric);
+    int n_running = 0;
+    for (int i = 0; p->per_shape && i < p->n_shapes; i++)
+        n_running += !p->per_shape[i].done;
+    int block = ui->ansi && n_running > 1 && n_running <= KW_TUNE_BLOCK_MAX && rows > 0 &&
+                n_running + KW_TUNE_BLOCK_SPARE_ROWS <= rows;
+    char line[KW_PROGLINE_WIDTH_MAX + 1];
+    size_t len = kw_progline_summary(line, sizeof line, p, ui->ev->shape_names, label, width,
+                                     !block);
+    if (ui->lines > 1)
+        fprintf(stderr, "\033[%dA", ui->lines - 1);
+    if (ui->ansi) {
+        fprintf(stderr, "\r%s\033[K", line);
+    } else {
+        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
+        fprintf(stderr, "\r%s%*s", line, pad, "");
+        if (pad)
+            fprintf(stderr, "\r%s", line);
     }
+    ui->drawn = (int)len;
+    ui->lines = 1;
+    for (int i = 0; block && i < p->n_shapes; i++) {
+        if (p->per_shape[i].done)
+            continue;
+        kw_progline_shape_line(line, sizeof line, p, i, ui->ev->shape_names, label, width);
+        fprintf(stderr, "\n%s\033[K", line);
+        ui->lines++;
+    }
+    if (ui->ansi)
+        fprintf(stderr, "\033[J"); /* a shape finished: the block shrank */
+    fflush(stderr);
 }
 
 /* Plain progress for logs (stderr not a terminal): a line when a resume
@@ -237,18 +296,7 @@ static void kw_tune_progress(void *ud, const kw_progress *p)
         kw_tune_plain(ui, p);
     if (ui->draw && now - ui->last_draw >= KW_TUNE_DRAW_S) {
         ui->last_draw = now;
-        /* one column less than the terminal: writing the last column makes
-         * some terminals wrap before the carriage return */
-        int width = kw_progline_width(STDERR_FILENO) - 1;
-        char line[KW_PROGLINE_WIDTH_MAX + 1];
-        size_t len = kw_progline_format(line, sizeof line, p, ui->ev->shape_names,
-                                        kw_tune_metric_label(ui->metric), width);
-        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
-        fprintf(stderr, "\r%s%*s", line, pad, "");
-        if (pad)
-            fprintf(stderr, "\r%s", line);
-        fflush(stderr);
-        ui->drawn = (int)len > 0 ? (int)len : ui->drawn;
+        kw_tune_draw(ui, p);
     }
     if (ui->every_s > 0 && now - ui->last_write >= ui->every_s) {
         ui->last_write = now;
@@ -337,6 +385,7 @@ typedef struct kw_tune_args {
     const char *metric;
     const char *evaluator;       /* --evaluator model|exec:CMD (NULL: the space's) */
     double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
+    long screen;                 /* --screen K: measure only the model's best K per round */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -399,7 +448,9 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     const kw_evaluator *final_ev = c->final_ex ? kw_exec_iface(c->final_ex)
                                    : c->final_me ? kw_model_eval_iface(c->final_me) : NULL;
     int tty = isatty(STDERR_FILENO);
+    const char *term = getenv("TERM");
     kw_tune_ui ui = {.draw = !quiet && tty,
+                     .ansi = term && term[0] && strcmp(term, "dumb") != 0,
                      .plain = !quiet && !tty,
                      .ev = c->port_ex ? kw_exec_iface(c->port_ex) : ev,
                      .shapes = eo->shapes,
@@ -505,33 +556,9 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
         rc = kw_exec_new_sibling(&c->port_ex, c->ex, c->me, "results");
     if (rc != 0)
         return kw_cli_fail("tune", rc);
-    size_t used = 0;
-    scales_out[0] = '\0';
-    const char *p = scales;
-    for (int i = 0; i < c->cfg->space.n_shapes; i++) {
-        double f = 1.0;
-        if (p) {
-            char *end;
-            f = strtod(p, &end);
-            p = *end == ',' ? end + 1 : end;
-        } else {
-            double ratio;
-            char why[KW_GUARDS_LEN];
-            if ((rc = kw_exec_baseline_ratio(&ratio, why, sizeof why, c->ex, i)) != 0)
-                return kw_cli_fail("tune", rc);
-            if (!(ratio > 0))
-                return kw_cli_fail("tune", kw_error_set(KW_EINPUT,
-                                   "worker '%s' could not measure the baseline of shape '%s' (%s)",
-                                   cmd, c->cfg->workload.shapes[c->cfg->space.shapes[i]].name,
-                                   why));
-            f = ratio;
-        }
-        if ((rc = kw_model_eval_rescale_load(c->me, i, f)) < 0 ||
-            (rc = kw_model_eval_rescale_load(c->final_me, i, f)) < 0)
-            return kw_cli_fail("tune", rc);
-        used += (size_t)snprintf(scales_out + used, used < out_len ? out_len - used : 0, "%s%.17g",
-                                 i ? "," : "", f);
-    }
+    kw_model_eval *models[2] = {c->me, c->final_me};
+    if ((rc = kw_exec_calibrate(c->ex, models, 2, scales, scales_out, out_len)) != 0)
+        return kw_cli_fail("tune", rc);
     return 0;
 }
 
@@ -560,13 +587,9 @@ static int kw_tune_fresh(const kw_tune_args *a)
     for (int i = 0; i < a->n_shapes; i++) {
         int si = kw_config_shape(c.cfg, a->shapes[i]);
         if (si < 0) {
-            char list[1024] = "";
-            size_t used = 0;
-            for (int k = 0; k < c.cfg->space.n_shapes && used < sizeof list; k++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
-                                         c.cfg->workload.shapes[c.cfg->space.shapes[k]].name);
-            status = kw_cli_usage_error("tune", "unknown shape '%s' (the space tunes: %s)",
-                                        a->shapes[i], list);
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, c.cfg, a->shapes[i]);
+            status = kw_cli_usage_error("tune", "unknown shape '%s'%s", a->shapes[i], hint);
             goto done;
         }
         for (int k = 0; k < n; k++)
@@ -616,6 +639,11 @@ static int kw_tune_fresh(const kw_tune_args *a)
         status = kw_cli_usage_error("tune", "%s", kw_error_last());
         goto done;
     }
+    if (a->screen > 0 && !cmd) {
+        status = kw_cli_usage_error("tune", "--screen needs a measuring evaluator (--evaluator "
+                                    "exec:CMD or the space's <evaluator>): the model is its screen");
+        goto done;
+    }
     if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
         goto done;
     int rc = kw_tune_mkdirs(c.dir);
@@ -650,6 +678,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
     kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
     kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
+    kw_tune_attr(&c, "screen", "%ld", a->screen);
     kw_tune_inputs(&c);
 
     kw_engine_opts eo;
@@ -668,6 +697,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     eo.probes = a->probes;
     eo.n_shapes = n;
     eo.shapes = c.shapes;
+    eo.screen = (int)a->screen;
     status = kw_tune_engine(&c, &eo, 0, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -738,6 +768,8 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_engine_opts_from_header(&eo, c.shapes, h);
     eo.threads = a->threads;
     eo.time_limit_s = a->time_limit_s;
+    const char *scr = kw_journal_attr(c.j, "screen");
+    eo.screen = scr ? atoi(scr) : 0;
     status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -748,7 +780,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -763,6 +795,7 @@ int kw_cli_tune(int argc, char **argv)
         {"thermal", no_argument, 0, O_THERMAL},       {"results-every", required_argument, 0, O_EVERY},
         {"evaluator", required_argument, 0, O_EVALUATOR},
         {"timeout", required_argument, 0, O_TIMEOUT},
+        {"screen", required_argument, 0, O_SCREEN},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -879,6 +912,10 @@ int kw_cli_tune(int argc, char **argv)
         case O_EVALUATOR: a.evaluator = optarg; break;
         case O_TIMEOUT:
             if (kw_cli_parse_double(&a.timeout_s, "tune", "--timeout", optarg, 0.001, 1e6))
+                return 2;
+            break;
+        case O_SCREEN:
+            if (kw_cli_parse_long(&a.screen, "tune", "--screen", optarg, 1, 100000))
                 return 2;
             break;
         case O_HELP: kw_tune_help(); return 0;

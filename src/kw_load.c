@@ -748,8 +748,10 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
         kw_xml_attr_str(knob, sizeof knob, t, "knob", file, p);
         int ki = kw_space_knob_index(ks, knob);
         if (ki < 0) {
-            kw_xml_problem(p, file, tl, "constraint '%s' names an unknown knob '%s'", c->name,
-                           knob);
+            char hint[512];
+            kw_knobspace_hint_name(hint, sizeof hint, ks, knob);
+            kw_xml_problem(p, file, tl, "constraint '%s' names an unknown knob '%s'%s", c->name,
+                           knob, hint);
             bad = 1;
             continue;
         }
@@ -776,8 +778,10 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
         for (int i = 0; i < cnt; i++) {
             int vi = kw_value_index(k, vals[i]);
             if (vi < 0) {
-                kw_xml_problem(p, file, tl, "constraint '%s': '%s' is not a value of knob '%s'",
-                               c->name, vals[i], knob);
+                char hint[512];
+                kw_knob_hint_value(hint, sizeof hint, k, vals[i]);
+                kw_xml_problem(p, file, tl, "constraint '%s': '%s' is not a value of knob '%s'%s",
+                               c->name, vals[i], knob, hint);
                 bad = 1;
                 continue;
             }

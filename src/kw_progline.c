@@ -74,6 +74,17 @@ int kw_progline_width(int fd)
     return w;
 }
 
+int kw_progline_rows(int fd)
+{
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+        return ws.ws_row;
+    const char *c = getenv("LINES");
+    char *end;
+    long v = c ? strtol(c, &end, 10) : 0;
+    return c && end != c && *end == '\0' && v > 0 && v <= KW_PROGLINE_WIDTH_MAX ? (int)v : 0;
+}
+
 static double kw_pl_pct(double best, double base)
 {
     return base != 0 && isfinite(best) && isfinite(base) ? (best - base) / base * 100.0 : 0.0;
@@ -164,6 +175,13 @@ static size_t kw_pl_layout(char *buf, size_t size, kw_pl_field *f, int n, int wi
 size_t kw_progline_format(char *buf, size_t size, const kw_progress *p,
                           const char *const *shape_names, const char *metric, int width)
 {
+    return kw_progline_summary(buf, size, p, shape_names, metric, width, 1);
+}
+
+size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
+                           const char *const *shape_names, const char *metric, int width,
+                           int list_shapes)
+{
     kw_pl_field f[KW_PL_FIELDS_MAX];
     int n = 0;
     char t1[32], t2[32];
@@ -185,7 +203,12 @@ size_t kw_progline_format(char *buf, size_t size, const kw_progress *p,
     kw_pl_add(f, &n, 2, 0, "shapes %d/%d done", p->n_done, p->n_shapes);
     kw_pl_add(f, &n, 1, 0, "evals %ld total", p->evals);
     int first_shape = 1, k = 0;
-    for (int i = 0; p->per_shape && i < p->n_shapes; i++) {
+    int n_running = 0;
+    for (int i = 0; p->per_shape && i < p->n_shapes; i++)
+        n_running += !p->per_shape[i].done;
+    if (!list_shapes && n_running > 0)
+        kw_pl_add(f, &n, 3, 0, "%d running", n_running);
+    for (int i = 0; list_shapes && p->per_shape && i < p->n_shapes; i++) {
         const kw_progress_shape *s = &p->per_shape[i];
         if (s->done)
             continue;
@@ -229,4 +252,29 @@ size_t kw_progline_shape_done(char *buf, size_t size, const kw_progress *p, int 
     if (n < 0)
         return 0;
     return (size_t)n < size ? (size_t)n : size ? size - 1 : 0;
+}
+
+size_t kw_progline_shape_line(char *buf, size_t size, const kw_progress *p, int i,
+                              const char *const *shape_names, const char *metric, int width)
+{
+    kw_pl_field f[KW_PL_FIELDS_MAX];
+    int n = 0;
+    const kw_progress_shape *s = &p->per_shape[i];
+    if (width < KW_PROGLINE_WIDTH_MIN)
+        width = KW_PROGLINE_WIDTH_MIN;
+    if (width > KW_PROGLINE_WIDTH_MAX)
+        width = KW_PROGLINE_WIDTH_MAX;
+    char of[40] = "";
+    if (s->evals_est >= 0 && p->budget > 0 && s->evals_est >= p->budget)
+        snprintf(of, sizeof of, "/%ld", p->budget);
+    else if (s->evals_est >= 0)
+        snprintf(of, sizeof of, "/~%ld", s->evals_est);
+    kw_pl_add(f, &n, 0, 0, "  %s", kw_pl_name(shape_names, s->shape));
+    kw_pl_add(f, &n, 1, 0, "%ld%s evals", s->evals, of);
+    kw_pl_add(f, &n, 2, 0, "%s %+.1f%%", metric ? metric : "primary",
+              kw_pl_pct(s->best_primary, s->baseline_primary));
+    kw_pl_add(f, &n, 4, 0, "(%.1f -> %.1f us)", s->baseline_primary, s->best_primary);
+    kw_pl_add(f, &n, 3, 0, "%s", s->phase ? s->phase : "?");
+    kw_pl_add(f, &n, 5, 0, "step %d", s->step);
+    return kw_pl_layout(buf, size, f, n, width);
 }

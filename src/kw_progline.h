@@ -23,6 +23,19 @@
 size_t kw_progline_format(char *buf, size_t size, const kw_progress *p,
                           const char *const *shape_names, const char *metric, int width);
 
+/* The same line, with list_shapes 0 without the per-shape fields ("N running"
+ * instead), for the first line of a block that gives each running shape its
+ * own line (kw_progline_shape_line). */
+size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
+                           const char *const *shape_names, const char *metric, int width,
+                           int list_shapes);
+
+/* The line of running shape i of p in that block: name, evaluations against
+ * the estimate, best against baseline, what the strategy is doing, steps;
+ * fitted to width the same way (fields dropped whole, the name last). */
+size_t kw_progline_shape_line(char *buf, size_t size, const kw_progress *p, int i,
+                              const char *const *shape_names, const char *metric, int width);
+
 /* The plain line for tuned shape i of p (p->per_shape[i], finished): name,
  * baseline -> best, change, evaluations and steps. Returns its length. */
 size_t kw_progline_shape_done(char *buf, size_t size, const kw_progress *p, int i,
@@ -34,5 +47,7 @@ void kw_progline_duration(char *buf, size_t size, double s);
 /* Columns of the terminal on fd: TIOCGWINSZ, else $COLUMNS, else
  * KW_PROGLINE_WIDTH_DEFAULT; clamped to KW_PROGLINE_WIDTH_MIN..MAX. */
 int kw_progline_width(int fd);
+/* Rows of the terminal on fd (TIOCGWINSZ, else $LINES), 0 when unknown. */
+int kw_progline_rows(int fd);
 
 #endif

@@ -49,6 +49,8 @@
 #include <libxml/xmlversion.h>
 
 #include "kw_embed.h"
+#include "kw_suggest.h"
+#include "kw_xsdhint.h"
 
 #define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 
@@ -439,7 +441,92 @@ typedef struct kw_xml_vstate {
     const char *label;
     kw_xml_problems *p;
     int reported;
+    const kw_embedded_file *xsd_file; /* the schema's text, for kw_xml_explain */
+    xmlDocPtr xsd;                    /* parsed on the first error that needs it */
+    int xsd_tried;
 } kw_xml_vstate;
+
+/* The schema as a document (kw_xsdhint.c reads what it allows). */
+static xmlDocPtr kw_xml_vstate_xsd(kw_xml_vstate *vs)
+{
+    if (!vs->xsd_tried && vs->xsd_file) {
+        vs->xsd_tried = 1;
+        vs->xsd = xmlReadMemory((const char *)vs->xsd_file->data, (int)vs->xsd_file->len,
+                                "schema.xsd", NULL, KW_XML_OPTIONS);
+    }
+    return vs->xsd;
+}
+
+/* Rewrite libxml2's "Element 'moe': This element is not expected." and
+ * "attribute 'x' is not allowed" as what the schema allows there, with the
+ * nearest allowed name. Returns 1 when msg was written, 0 to keep
+ * libxml2's text (a case the schema walk cannot place). */
+static int kw_xml_explain(kw_xml_vstate *vs, kw_xml_err_t err, char *msg, size_t size)
+{
+    const xmlNode *node = (const xmlNode *)err->node;
+    const char *text = err->message ? err->message : "";
+    if (!node)
+        return 0;
+    kw_xsd_names names;
+    char list[1024], hint[512];
+    kw_suggest sg;
+    if (err->code == XML_SCHEMAV_ELEMENT_CONTENT && node->type == XML_ELEMENT_NODE &&
+        strstr(text, "This element is not expected") && node->parent &&
+        node->parent->type == XML_ELEMENT_NODE) {
+        if (kw_xsdhint_children(&names, kw_xml_vstate_xsd(vs), node->parent) != 0)
+            return 0;
+        kw_xsdhint_join(list, sizeof list, &names);
+        const char *nm = (const char *)node->name, *pn = (const char *)node->parent->name;
+        kw_suggest_init(&sg, nm);
+        int known = 0;
+        for (int i = 0; i < names.n; i++) {
+            kw_suggest_add(&sg, names.name[i]);
+            known |= strcmp(names.name[i], nm) == 0;
+        }
+        if (known) {
+            /* allowed in the parent, not at this position (order or count) */
+            const char *exp = strstr(text, "Expected is");
+            int el = exp ? (int)strcspn(exp, "\n") : 0;
+            while (el > 0 && (exp[el - 1] == ' ' || exp[el - 1] == '.'))
+                el--;
+            snprintf(msg, size, "<%s> is not expected at this position in <%s>%s%.*s (its children, "
+                     "in the schema's order: %s)", nm, pn, exp ? ": " : "", el, exp ? exp : "",
+                     names.n ? list : "none");
+            return 1;
+        }
+        kw_suggest_format(&sg, hint, sizeof hint);
+        snprintf(msg, size, "<%s> is not allowed in <%s>; allowed here: %s%s", nm, pn,
+                 names.n ? list : "no child elements", hint);
+        return 1;
+    }
+    if ((err->code == XML_SCHEMAV_CVC_COMPLEX_TYPE_3_2_1 ||
+         err->code == XML_SCHEMAV_CVC_COMPLEX_TYPE_3_2_2) && strstr(text, "is not allowed")) {
+        const xmlNode *elem = node;
+        char an[KW_XSDHINT_NAME_LEN] = "";
+        if (node->type == XML_ATTRIBUTE_NODE) {
+            elem = node->parent;
+            snprintf(an, sizeof an, "%s", (const char *)node->name);
+        } else {
+            const char *q = strstr(text, "attribute '");
+            if (!q)
+                return 0;
+            q += strlen("attribute '");
+            snprintf(an, sizeof an, "%.*s", (int)strcspn(q, "'"), q);
+        }
+        if (!elem || elem->type != XML_ELEMENT_NODE ||
+            kw_xsdhint_attributes(&names, kw_xml_vstate_xsd(vs), elem) != 0)
+            return 0;
+        kw_xsdhint_join(list, sizeof list, &names);
+        kw_suggest_init(&sg, an);
+        for (int i = 0; i < names.n; i++)
+            kw_suggest_add(&sg, names.name[i]);
+        kw_suggest_format(&sg, hint, sizeof hint);
+        snprintf(msg, size, "attribute '%s' is not allowed on <%s>; allowed here: %s%s", an,
+                 (const char *)elem->name, names.n ? list : "no attributes", hint);
+        return 1;
+    }
+    return 0;
+}
 
 static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
 {
@@ -449,7 +536,11 @@ static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
     long line = err->line;
     if (line <= 0 && err->node)
         line = xmlGetLineNo((xmlNodePtr)err->node);
-    kw_xml_problem(vs->p, vs->label, line, "%s", err->message ? err->message : "schema violation");
+    char msg[2048];
+    if (kw_xml_explain(vs, err, msg, sizeof msg))
+        kw_xml_problem(vs->p, vs->label, line, "%s", msg);
+    else
+        kw_xml_problem(vs->p, vs->label, line, "%s", err->message ? err->message : "schema violation");
     vs->reported++;
 }
 
@@ -583,9 +674,10 @@ int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
         kw_error_set(KW_ENOMEM, "cannot create a schema validator");
         goto done;
     }
-    kw_xml_vstate vs = {.label = label, .p = p};
+    kw_xml_vstate vs = {.label = label, .p = p, .xsd_file = f};
     xmlSchemaSetValidStructuredErrors(vc, (xmlStructuredErrorFunc)kw_xml_schema_error, &vs);
     int r = xmlSchemaValidateDoc(vc, doc);
+    xmlFreeDoc(vs.xsd);
     if (r == 0) {
         rc = 0;
     } else if (r > 0 || vs.reported > 0) {

@@ -218,3 +218,27 @@ Test(progline, width_from_columns_when_not_a_terminal)
     close(fds[0]);
     close(fds[1]);
 }
+
+Test(progline, block_summary_and_shape_lines_fit)
+{
+    kw_progress p = make(5, 1);
+    char line[512];
+    for (int w = 40; w <= 200; w++) {
+        size_t len = kw_progline_summary(line, sizeof line, &p, names, "p95", w, 0);
+        cr_assert_leq(len, (size_t)w, "%s", line);
+        cr_assert(strstr(line, "ETA ~1m20s (convergence)"), "width %d: %s", w, line);
+        cr_assert_null(strstr(line, names[1]), "the block's summary names no shape: %s", line);
+        for (int i = 1; i < 5; i++) {
+            len = kw_progline_shape_line(line, sizeof line, &p, i, names, "p95", w);
+            cr_assert_leq(len, (size_t)w, "%s", line);
+            cr_assert(strstr(line, names[i]), "width %d: the shape's name is kept: %s", w, line);
+        }
+    }
+    kw_progline_summary(line, sizeof line, &p, names, "p95", 200, 0);
+    cr_assert(strstr(line, "  4 running  "), "%s", line);
+    kw_progline_shape_line(line, sizeof line, &p, 2, names, "p95", 200);
+    char want[256];
+    snprintf(want, sizeof want, "  %s  102/~302 evals  p95 -10.0%%  (1000.0 -> 900.0 us)  sweep  step 12",
+             names[2]);
+    cr_assert_str_eq(line, want);
+}

@@ -253,3 +253,159 @@ Test(ui, mappings_csv_ends_with_the_shape_and_its_predicted_tail)
         cr_assert_str_eq(v, "");
     kw_p_rmrf(d);
 }
+
+/* ---- input errors that help ---- */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A copy of a shipped file with one substitution (first occurrence). */
+static void write_edited(const char *dir, const char *name, const char *from_rel, const char *find,
+                         const char *repl)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s", src(from_rel));
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f, "%s", p);
+    static char buf[1 << 20], out[1 << 20];
+    buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+    fclose(f);
+    char *at = strstr(buf, find);
+    cr_assert_not_null(at, "'%s' not in %s", find, from_rel);
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(at - buf), buf, repl, at + strlen(find));
+    write_file(dir, name, out);
+}
+
+Test(ui, schema_errors_name_what_the_schema_allows_there)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    write_edited(d, "w.xml", "spaces/workloads/llama7b.xml", "  <shape name=\"attn_decode_kv512",
+                 "  <moe/>\n  <shape name=\"attn_decode_kv512");
+    write_edited(d, "a.xml", "spaces/workloads/llama7b.xml", "<shape name=",
+                 "<shape colour=\"red\" name=");
+    write_edited(d, "s.xml", "spaces/default.xml", "<guards ", "<gaurds ");
+    kw_proc_opts o = {.timeout_s = 60, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "validate", "w.xml", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    /* the allowed names are the XSD's children of <workload> (source, block, shape) */
+    cr_assert(strstr(r.err, "w.xml:"), "%s", r.err);
+    cr_assert(strstr(r.err, ": <moe> is not allowed in <workload>; allowed here: source, block, "
+                            "shape\n"), "%s", r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "validate", "a.xml", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, ": attribute 'colour' is not allowed on <shape>; allowed here: name, "
+                            "block, phase, batch, seq, kv_len, streams, arrival"), "%s", r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "validate", "s.xml", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, ": <gaurds> is not allowed in <space>; allowed here: ") &&
+                  strstr(r.err, "(did you mean 'guards'?)"), "%s", r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+Test(ui, unknown_names_get_the_nearest_valid_ones)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_proc r = kw_p_run(&o, bin(), "eval", "--set", "fuse_atention=flash", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "unknown knob 'fuse_atention' (did you mean 'fuse_attention'?)"), "%s",
+              r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "eval", "--set", "precision=bf61", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "knob 'precision' has no value 'bf61' (did you mean 'bf16'?)"), "%s",
+              r.err);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "eval", "--shape", "attn_decode_kv512_b1_c2", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "unknown shape 'attn_decode_kv512_b1_c2' (did you mean "
+                            "'attn_decode_kv512_b1_c1'"), "%s", r.err);
+    kw_p_free(&r);
+    /* tune: refused before any run folder exists */
+    r = kw_p_run(&o, bin(), "tune", "--shape", "attn_prefil_s128_b8_c4", "--out", "run", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "(did you mean 'attn_prefill_s128_b8_c4'"), "%s", r.err);
+    char run[4300];
+    snprintf(run, sizeof run, "%s/run", d);
+    cr_assert_neq(access(run, F_OK), 0, "a run folder was created");
+    kw_p_free(&r);
+    /* bisect config files: FILE:LINE and the nearest knob */
+    write_file(d, "cfg.txt", "precision=bf16\nfuse_atention=flash\n");
+    r = kw_p_run(&o, bin(), "bisect", "baseline", "cfg.txt", "--shape", "attn_decode_kv512_b1_c1",
+                 NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "cfg.txt:2: unknown knob 'fuse_atention' (did you mean "
+                            "'fuse_attention'?)"), "%s", r.err);
+    kw_p_free(&r);
+    /* a space file naming a knob the catalogue does not have */
+    write_edited(d, "sp.xml", "spaces/default.xml", "name=\"placement\"", "name=\"placment\"");
+    char acc[4300], wl[4300];
+    snprintf(acc, sizeof acc, "%s", src("spaces/accel/h100.xml"));
+    snprintf(wl, sizeof wl, "%s", src("spaces/workloads/llama7b.xml"));
+    r = kw_p_run(&o, bin(), "show", "--space", "sp.xml", "--accel", acc, "--workload", wl, NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "unknown knob 'placment' for block 'llama7b_attn' (did you mean "
+                            "'placement'?)"), "%s", r.err);
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+Test(ui, eval_stdin_names_the_nearest_knob_in_its_error_row)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    write_file(d, "in.txt", "attn_decode_kv512_b1_c1 fuse_atention=flash\n");
+    char in[4300];
+    snprintf(in, sizeof in, "%s/in.txt", d);
+    kw_proc_opts o = {.timeout_s = 120, .stdin_path = in};
+    kw_proc r = kw_p_run(&o, bin(), "eval", "--stdin", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "attn_decode_kv512_b1_c1,error,") &&
+                  strstr(r.out, "stdin:1: unknown knob 'fuse_atention' (did you mean "
+                                "'fuse_attention'?)"), "%s", r.out);
+    kw_p_free(&r);
+    kw_p_rmrf(d);
+}
+
+Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
+{
+    kw_proc_opts o = {.timeout_s = 60};
+    kw_proc r = kw_p_run(&o, bin(), "show", "--catalogue", "--format", "csv", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strncmp(r.out, "knob,family,values,meaning,used_by,blocks\n", 42) == 0, "%.80s", r.out);
+    /* the DESIGN.md catalogue: every name a shipped space may use */
+    static const char *const names[] = {
+        "GROUP.tile_m", "GROUP.tile_n", "GROUP.tile_k", "GROUP.split_k", "GROUP.loop_order",
+        "GROUP.double_buffer", "fuse_qkv", "fuse_attention", "fuse_epilogue", "fuse_gate_up",
+        "fuse_residual_norm", "precision", "accum_precision", "softmax_precision", "sparsity",
+        "launch_mode", "max_batch", "batch_timeout_us", "placement", "cores_per_request"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "\n%s,", names[i]);
+        cr_assert(strstr(r.out, want), "%s missing", names[i]);
+    }
+    cr_assert(strstr(r.out, "\nfuse_attention,fusion,none|qk_softmax|flash,"), "%s", r.out);
+    /* the default workload's attention block uses fuse_attention, its MLP does not */
+    char *fa = strstr(r.out, "\nfuse_attention,");
+    cr_assert(fa);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(fa + 1, "\n"), fa + 1);
+    cr_assert(strstr(line, ",llama7b_attn") && !strstr(line, "llama7b_mlp"), "%s", line);
+    kw_p_free(&r);
+    r = kw_p_run(&o, bin(), "show", "--catalogue", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "    flash            QK^T, softmax and PV fused"), "%s", r.out);
+    kw_p_free(&r);
+}
