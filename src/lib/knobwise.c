@@ -58,6 +58,9 @@ static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
 /* Knobs a table may have: knobwise's own limit (KW_KNOB_MAX, search/kw_search.h)
  * with room to spare; it also bounds the duplicate-name checks at open. */
 #define KNOBWISE_KNOBS_MAX 1024
+/* Largest batch, length or stream count read from a file: far above any real
+ * shape, and a bound on what a damaged file can ask of a caller's arithmetic. */
+#define KNOBWISE_COUNT_MAX (1L << 30)
 #define KNOBWISE_ARENA_CHUNK 65536
 
 typedef struct knobwise_chunk {
@@ -344,9 +347,9 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
     long batch = 0, len = 0, streams = 0;
     if (kw_xml_attr_str(phase, sizeof phase, shape, "phase", t->path, p) == 1) {
         int dec = strcmp(phase, "decode") == 0;
-        kw_xml_attr_long(&batch, shape, "batch", 1, 1L << 30, t->path, p);
-        kw_xml_attr_long(&len, shape, dec ? "kv_len" : "seq", 1, 1L << 30, t->path, p);
-        kw_xml_attr_long(&streams, shape, "streams", 1, 1L << 30, t->path, p);
+        kw_xml_attr_long(&batch, shape, "batch", 1, KNOBWISE_COUNT_MAX, t->path, p);
+        kw_xml_attr_long(&len, shape, dec ? "kv_len" : "seq", 1, KNOBWISE_COUNT_MAX, t->path, p);
+        kw_xml_attr_long(&streams, shape, "streams", 1, KNOBWISE_COUNT_MAX, t->path, p);
         if (batch > 0 && len > 0 && streams > 0) {
             knobwise_set_dims(e, dec ? KNOBWISE_DECODE : KNOBWISE_PREFILL, batch, len, streams);
             t->any_dims = 1;
@@ -462,7 +465,7 @@ static int knobwise_parse_count(long *out, const char *s)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < 1 || v > (1L << 30))
+    if (end == s || *end != '\0' || errno == ERANGE || v < 1 || v > KNOBWISE_COUNT_MAX)
         return -1;
     *out = v;
     return 0;
