@@ -388,6 +388,14 @@ Test(lib, damaged_files)
     char *trunc = strndup(kw_t_results_xml, cut);
     kw_t_damaged("trunc.xml", trunc, ":");
     free(trunc);
+    /* a shape with a phase but no batch (the schema lets each attribute be
+     * absent; the reader wants all or none) */
+    char *nobatch = strdup(kw_t_results_xml);
+    char *b = strstr(nobatch, "batch=\"1\" seq=\"128\"");
+    cr_assert(b != NULL);
+    memset(b, ' ', strlen("batch=\"1\"")); /* blank out batch="1" */
+    kw_t_damaged("nobatch.xml", nobatch, ":5: shape 'pre_b1_s128_c1' has a phase but not its batch");
+    free(nobatch);
     /* valid XML, not a results file: the schema refuses it with its line */
     kw_t_damaged("other.xml", "<?xml version=\"1.0\"?>\n<space name=\"x\"/>\n", ":");
     /* an attribute the schema does not know, at line 2 */
