@@ -32,12 +32,14 @@
 #include "kw_cli.h"
 #include "kw_engine.h"
 #include "kw_eval.h"
+#include "kw_hash.h"
 #include "kw_exec.h"
 #include "kw_journal.h"
 #include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_progline.h"
 #include "kw_results.h"
+#include "kw_runfolder.h"
 
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
@@ -78,8 +80,8 @@ static void kw_tune_help(void)
            "  --time-limit S   stop the whole run after S seconds (resumable)\n"
            "  --metric M       primary metric: p95 (default) or p99, lower is better\n"
            "  --seed N         every random stream of the run (default 1)\n"
-           "  --threads N      evaluation threads (default: the CPUs); results do not\n"
-           "                   depend on it\n"
+           "  --threads N      evaluation threads (default: the CPUs; never more than\n"
+           "                   the CPUs online); results do not depend on it\n"
            "  --out DIR        run folder (default results/tune-DATE-TIME)\n"
            "  --resume DIR     continue an interrupted run; evaluations in its journal\n"
            "                   are not repeated and the result equals an uninterrupted run\n"
@@ -131,8 +133,9 @@ static int kw_tune_mkdirs(const char *path)
                     return kw_error_set(KW_EIO, "%s: cannot create the run folder: %s", buf,
                                         strerror(errno));
             } else if (!S_ISDIR(st.st_mode)) {
-                return kw_error_set(KW_EIO, "%s: cannot create the run folder %s: %s", buf, path,
-                                    strerror(ENOTDIR));
+                /* --out names a file (or passes through one): bad input, exit 2 */
+                return kw_error_set(KW_EINPUT, "%s: cannot create the run folder %s: %s", buf,
+                                    path, strerror(ENOTDIR));
             }
             *p = c;
             if (c == '\0')
@@ -146,38 +149,23 @@ static int kw_tune_mkdirs(const char *path)
     return 0;
 }
 
-/* FNV-1a 64 of a file's bytes as 16 hex digits (the same hash the loaders use). */
-static int kw_tune_hash_file(char out[17], const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kw_error_set(KW_EINPUT, "%s: cannot read: %s", path, strerror(errno));
-    uint64_t h = 0xcbf29ce484222325ULL;
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ULL;
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return kw_error_set(KW_EIO, "%s: read error", path);
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
-    return 0;
-}
-
-/* Absolute path of an existing file (recorded so resume works from anywhere). */
-static void kw_tune_abs(char *out, size_t n, const char *path)
+/* Absolute path of an existing file (recorded so resume works from anywhere).
+ * Never truncated: KW_EINPUT when it does not fit (a cut path names another
+ * file). */
+static int kw_tune_abs(char *out, size_t n, const char *path)
 {
     char buf[PATH_MAX];
     const char *use = path ? path : "";
     if (use[0] && realpath(use, buf))
         use = buf;
     size_t len = strlen(use);
-    if (len >= n)
-        len = n - 1;
-    memcpy(out, use, len);
-    out[len] = '\0';
+    if (len >= n) {
+        out[0] = '\0';
+        return kw_error_set(KW_EINPUT, "%.200s...: path too long (%zu bytes, at most %zu)", use,
+                            len, n - 1);
+    }
+    memcpy(out, use, len + 1);
+    return 0;
 }
 
 static const char *kw_tune_metric_label(const char *metric)
@@ -402,10 +390,15 @@ typedef struct kw_tune_ctx {
     kw_journal *j;               /* resume: the journal's header (opts point into it) */
     char dir[KW_PATH_MAX];
     char journal[KW_PATH_MAX + 16];
-    char trace[KW_PATH_MAX], trace_hash[17];
-    const char *in_names[4];
-    const char *in_hashes[4];
+    char trace[KW_PATH_MAX], trace_hash[KW_HASH_HEX_LEN];
+    /* a shape's own trace file (arrival="trace") that the evaluator replays */
+    char shape_trace_name[KW_SHAPE_MAX][32];
+    char shape_trace_hash[KW_SHAPE_MAX][KW_HASH_HEX_LEN];
+    const char *in_names[KW_JOURNAL_INPUT_MAX];
+    const char *in_hashes[KW_JOURNAL_INPUT_MAX];
+    const char *in_paths[KW_JOURNAL_INPUT_MAX]; /* for messages */
     int n_inputs;
+    kw_runlock *lock;            /* the run folder's writer lock, held to the end */
     const char *attr_keys[KW_JOURNAL_ATTR_MAX];
     const char *attr_vals[KW_JOURNAL_ATTR_MAX];
     char attr_buf[KW_TUNE_N_ATTRS][KW_JOURNAL_ATTR_LEN];
@@ -419,26 +412,68 @@ static void kw_tune_ctx_free(kw_tune_ctx *c)
     kw_exec_free(c->final_ex);
     kw_exec_free(c->port_ex);
     kw_exec_free(c->ex);
+    kw_model_eval_free(c->final_me); /* borrows me's traces, never frees them */
     kw_model_eval_free(c->me);
-    kw_model_eval_free(c->final_me);
     kw_config_free(c->cfg);
     kw_journal_free(c->j);
+    kw_runfolder_unlock(c->lock);
 }
 
-/* The input records: the three model files by the names kw_rundir/kw_results
- * expect, plus the trace when one is replayed. */
-static void kw_tune_inputs(kw_tune_ctx *c)
+/* The input records: every file that affects a result (issue 14). The three
+ * model files by the names kw_rundir/kw_results expect, the --trace file, and
+ * each shape's own trace that the evaluator replays ("shape_trace.N", N the
+ * space's shape index). Needs c->me (it knows which traces it replays). */
+static int kw_tune_inputs(kw_tune_ctx *c)
 {
     static const char *const names[] = {"space", "accelerator", "workload"};
+    const char *paths[] = {c->cfg->space.path, c->cfg->space.accel_path,
+                           c->cfg->space.workload_path};
     c->n_inputs = 0;
     for (int i = 0; i < 3; i++) {
         c->in_names[c->n_inputs] = names[i];
+        c->in_paths[c->n_inputs] = paths[i];
         c->in_hashes[c->n_inputs++] = c->cfg->input_hash[i];
     }
     if (c->trace[0]) {
         c->in_names[c->n_inputs] = "trace";
+        c->in_paths[c->n_inputs] = c->trace;
         c->in_hashes[c->n_inputs++] = c->trace_hash;
     }
+    for (int i = 0; i < c->cfg->space.n_shapes && i < KW_SHAPE_MAX; i++) {
+        const char *tp = kw_model_eval_shape_trace(c->me, i);
+        if (!tp)
+            continue;
+        if (c->n_inputs >= KW_JOURNAL_INPUT_MAX)
+            return kw_error_set(KW_EINPUT, "%s: more trace files than a journal records (%d)",
+                                c->cfg->space.path, KW_JOURNAL_INPUT_MAX - 4);
+        int rc = kw_hash_file(c->shape_trace_hash[i], tp);
+        if (rc != 0)
+            return rc;
+        snprintf(c->shape_trace_name[i], sizeof c->shape_trace_name[i], "shape_trace.%d", i);
+        c->in_names[c->n_inputs] = c->shape_trace_name[i];
+        c->in_paths[c->n_inputs] = tp;
+        c->in_hashes[c->n_inputs++] = c->shape_trace_hash[i];
+    }
+    return 0;
+}
+
+/* Resume: every input the journal hashed must hash the same now; the first
+ * that does not is named by its file (exit 2, nothing written). */
+static int kw_tune_inputs_unchanged(const kw_tune_ctx *c)
+{
+    const kw_jheader *h = &c->j->h;
+    for (int i = 0; i < h->n_inputs; i++)
+        for (int k = 0; k < c->n_inputs; k++) {
+            if (strcmp(h->inputs[i].name, c->in_names[k]) != 0)
+                continue;
+            if (strcmp(h->inputs[i].hash, c->in_hashes[k]) != 0)
+                return kw_error_set(KW_EINPUT, "%s: changed since the run started (its %s, hash "
+                                    "%s, now %s): refusing to resume; restore it or start a new "
+                                    "run", c->in_paths[k] && c->in_paths[k][0] ? c->in_paths[k]
+                                    : c->in_names[k], h->inputs[i].name, h->inputs[i].hash,
+                                    c->in_hashes[k]);
+        }
+    return 0;
 }
 
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
@@ -532,6 +567,7 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
     fo.sim_requests = c->cfg->space.final_requests > 0 ? c->cfg->space.final_requests
                                                        : (int)requests;
     fo.thermal = 1;
+    fo.traces_from = c->me; /* the same traces: loaded once */
     rc = kw_model_eval_new(&c->final_me, c->cfg, &fo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
@@ -604,15 +640,21 @@ static int kw_tune_fresh(const kw_tune_args *a)
             c.shapes[n++] = i;
     /* trace */
     if (a->trace) {
-        kw_tune_abs(c.trace, sizeof c.trace, a->trace);
-        int rc = kw_tune_hash_file(c.trace_hash, c.trace);
+        int rc = kw_tune_abs(c.trace, sizeof c.trace, a->trace);
+        if (rc == 0)
+            rc = kw_hash_file(c.trace_hash, c.trace);
         if (rc != 0) {
             status = kw_cli_fail("tune", rc);
             goto done;
         }
     }
-    /* run folder */
+    /* run folder: never a truncated path (it would be another folder) */
     if (a->out) {
+        if (strlen(a->out) >= sizeof c.dir) {
+            status = kw_cli_usage_error("tune", "--out %.200s...: path too long (%zu bytes, at "
+                                        "most %zu)", a->out, strlen(a->out), sizeof c.dir - 1);
+            goto done;
+        }
         snprintf(c.dir, sizeof c.dir, "%s", a->out);
     } else {
         time_t t = time(NULL);
@@ -624,11 +666,30 @@ static int kw_tune_fresh(const kw_tune_args *a)
         for (int k = 2; access(c.dir, F_OK) == 0 && k < 1000; k++)
             snprintf(c.dir, sizeof c.dir, "results/%s-%d", id, k);
     }
-    snprintf(c.journal, sizeof c.journal, "%s/journal", c.dir);
+    int rc = kw_runfolder_join(c.journal, sizeof c.journal, c.dir, KW_RUNFOLDER_JOURNAL_NAME);
+    if (rc != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
     struct stat st;
-    if (stat(c.journal, &st) == 0 && st.st_size > 0) {
+    if (lstat(c.journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         status = kw_cli_usage_error("tune", "%s already holds a run: continue it with --resume %s "
                                     "or choose another --out", c.dir, c.dir);
+        goto done;
+    }
+    if (lstat(c.journal, &st) == 0 && !S_ISREG(st.st_mode)) {
+        status = kw_cli_usage_error("tune", "%s is not a regular file (%s): refusing to write the "
+                                    "journal through it; choose another --out", c.journal,
+                                    S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
+        goto done;
+    }
+    /* what resume, verify and audit read back: paths checked before anything is made */
+    char ps[KW_PATH_MAX], pa[KW_PATH_MAX], pw[KW_PATH_MAX];
+    /* the space as loaded: a shipped name (--space NAME) is recorded as its file */
+    if ((rc = kw_tune_abs(ps, sizeof ps, a->space ? c.cfg->space.path : NULL)) != 0 ||
+        (rc = kw_tune_abs(pa, sizeof pa, a->accel)) != 0 ||
+        (rc = kw_tune_abs(pw, sizeof pw, a->workload)) != 0) {
+        status = kw_cli_fail("tune", rc);
         goto done;
     }
     if ((status = kw_tune_model(&c, a->requests, a->thermal, a->seed)) != 0)
@@ -646,30 +707,28 @@ static int kw_tune_fresh(const kw_tune_args *a)
     }
     if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
         goto done;
-    int rc = kw_tune_mkdirs(c.dir);
-    if (rc != 0) {
+    if ((rc = kw_tune_inputs(&c)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
+    if ((rc = kw_tune_mkdirs(c.dir)) != 0 || (rc = kw_runfolder_lock(&c.lock, c.dir)) != 0 ||
+        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
         status = kw_cli_fail("tune", rc);
         goto done;
     }
     if (c.ex) {
         char logp[KW_PATH_MAX + 16];
-        snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
-        if ((rc = kw_exec_log(c.ex, logp)) != 0) {
+        if ((rc = kw_runfolder_join(logp, sizeof logp, c.dir, "worker.log")) != 0 ||
+            (rc = kw_exec_log(c.ex, logp)) != 0) {
             status = kw_cli_fail("tune", rc);
             goto done;
         }
     }
-    /* what resume, verify and audit read back */
-    char p[KW_PATH_MAX];
     c.owner = a->owner;
     kw_tune_attr(&c, "owner", "%s", a->owner);
-    /* the space as loaded: a shipped name (--space NAME) is recorded as its file */
-    kw_tune_abs(p, sizeof p, a->space ? c.cfg->space.path : NULL);
-    kw_tune_attr(&c, "space", "%s", p);
-    kw_tune_abs(p, sizeof p, a->accel);
-    kw_tune_attr(&c, "accel", "%s", p);
-    kw_tune_abs(p, sizeof p, a->workload);
-    kw_tune_attr(&c, "workload", "%s", p);
+    kw_tune_attr(&c, "space", "%s", ps);
+    kw_tune_attr(&c, "accel", "%s", pa);
+    kw_tune_attr(&c, "workload", "%s", pw);
     kw_tune_attr(&c, "trace", "%s", c.trace);
     kw_tune_attr(&c, "model_seed", "%llu", (unsigned long long)a->seed);
     kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
@@ -679,7 +738,6 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
     kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
     kw_tune_attr(&c, "screen", "%ld", a->screen);
-    kw_tune_inputs(&c);
 
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -709,12 +767,22 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_tune_ctx c;
     memset(&c, 0, sizeof c);
     int status = 0, rc;
+    if (strlen(a->resume) >= sizeof c.dir)
+        return kw_cli_usage_error("tune", "--resume %.200s...: path too long (at most %zu bytes)",
+                                  a->resume, sizeof c.dir - 1);
     snprintf(c.dir, sizeof c.dir, "%s", a->resume);
-    snprintf(c.journal, sizeof c.journal, "%s/journal", c.dir);
-    if ((rc = kw_journal_load_ex(&c.j, c.journal, 1)) != 0) {
-        if (rc == KW_EINPUT)
-            rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", c.dir);
+    if ((rc = kw_runfolder_join(c.journal, sizeof c.journal, c.dir, KW_RUNFOLDER_JOURNAL_NAME)) != 0)
         return kw_cli_fail("tune", rc);
+    struct stat st;
+    if (lstat(c.journal, &st) != 0)
+        return kw_cli_fail("tune", kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to "
+                                                "resume)", c.dir));
+    /* one writer: the lock before anything is read for writing, truncated or swept */
+    if ((rc = kw_runfolder_lock(&c.lock, c.dir)) != 0)
+        return kw_cli_fail("tune", rc);
+    if ((rc = kw_journal_load_ex(&c.j, c.journal, 1)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
     }
     if (c.j->header_incomplete) {
         status = kw_cli_fail("tune", kw_error_set(KW_ECORRUPT, "%s: the run stopped while writing "
@@ -740,7 +808,7 @@ static int kw_tune_resume(const kw_tune_args *a)
         goto done;
     if (trace && trace[0]) {
         snprintf(c.trace, sizeof c.trace, "%s", trace);
-        if ((rc = kw_tune_hash_file(c.trace_hash, c.trace)) != 0) {
+        if ((rc = kw_hash_file(c.trace_hash, c.trace)) != 0) {
             status = kw_cli_fail("tune", rc);
             goto done;
         }
@@ -762,7 +830,11 @@ static int kw_tune_resume(const kw_tune_args *a)
             goto done;
         }
     }
-    kw_tune_inputs(&c);
+    if ((rc = kw_tune_inputs(&c)) != 0 || (rc = kw_tune_inputs_unchanged(&c)) != 0 ||
+        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
     kw_engine_opts_from_header(&eo, c.shapes, h);
@@ -927,6 +999,22 @@ int kw_cli_tune(int argc, char **argv)
     }
     if (optind < argc)
         return kw_cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+    /* Memory grows with the evaluations in flight (each holds its simulation's
+     * working set; the final re-check's, at final_requests, is the largest):
+     * --threads 256 peaked at 655 MB on 2 CPUs for no speed. Threads beyond
+     * the CPUs online buy nothing for the model evaluator, so they are not
+     * started; the results do not depend on the thread count (issue 14). A
+     * measuring evaluator named on the command line (exec:CMD) waits on its
+     * workers, not the CPUs: its threads are left as asked. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int measuring = a.evaluator && strncmp(a.evaluator, "exec:", 5) == 0;
+    if (online >= 1 && a.threads > online && !measuring) {
+        if (!a.quiet)
+            fprintf(stderr, "knobwise tune: --threads %d: %ld CPUs online, running %ld evaluation "
+                            "threads (more would add memory, not speed)\n", a.threads, online,
+                    online);
+        a.threads = (int)online;
+    }
     if (a.resume) {
         if (a.only_resume_opts)
             return kw_cli_usage_error("tune", "--resume takes only --threads, --time-limit, "

@@ -60,6 +60,7 @@ struct kw_model_eval {
     int trace_shape[KW_SHAPE_MAX];
     kw_drift_cache *drift;                 /* thread-safe; the search pays once per numerics key */
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
+    int traces_borrowed;                   /* trace/shape_trace belong to opts.traces_from */
 };
 
 /* SplitMix64 finaliser: decorrelates seeds built from small integers. */
@@ -474,7 +475,18 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         if (kw_eval_shape(e, i)->streams > max_streams)
             max_streams = kw_eval_shape(e, i)->streams;
     int rc;
-    if (e->opts.trace_path &&
+    const kw_model_eval *from = e->opts.traces_from;
+    if (from && from->cfg != cfg)
+        return kw_error_set(KW_ESTATE, "traces borrowed from an evaluator of another configuration");
+    if (from) {
+        /* the same files for the same configuration: borrow, never load twice
+         * (a 10^7-row trace is ~160 MB loaded; issue 14) */
+        e->traces_borrowed = 1;
+        e->trace = from->trace;
+        for (int i = 0; i < cfg->space.n_shapes; i++)
+            e->shape_trace[i] = from->shape_trace[i];
+    }
+    if (!from && e->opts.trace_path &&
         (rc = kw_trace_load(&e->trace, e->opts.trace_path, max_streams, e->shape_names,
                             cfg->space.n_shapes)) != 0)
         return rc;
@@ -486,7 +498,7 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
             e->trace_shape[i] = i;
         } else if (s->arrival == KW_ARRIVAL_TRACE) {
             const char *one[1] = {s->name};
-            if ((rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
+            if (!from && (rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
                 return rc;
             e->use_trace[i] = e->shape_trace[i];
             e->trace_shape[i] = 0;
@@ -537,11 +549,21 @@ void kw_model_eval_free(kw_model_eval *e)
 {
     if (!e)
         return;
-    kw_trace_free(e->trace);
+    if (!e->traces_borrowed) {
+        kw_trace_free(e->trace);
+        for (int i = 0; i < KW_SHAPE_MAX; i++)
+            kw_trace_free(e->shape_trace[i]);
+    }
     kw_drift_cache_free(e->drift);
-    for (int i = 0; i < KW_SHAPE_MAX; i++)
-        kw_trace_free(e->shape_trace[i]);
     free(e);
+}
+
+const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape)
+{
+    if (shape < 0 || shape >= e->cfg->space.n_shapes || !e->use_trace[shape] ||
+        e->use_trace[shape] != e->shape_trace[shape])
+        return NULL;
+    return kw_eval_shape(e, shape)->trace;
 }
 
 const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e) { return &e->iface; }

@@ -13,8 +13,8 @@
  *
  * Files come from disk or from the table compiled into the binary (the
  * embedded default: "spaces/default.xml" and the files it names, resolved
- * relative to "spaces/"). Each input's bytes are hashed (FNV-1a 64) so a run
- * records exactly which inputs it read.
+ * relative to "spaces/"). Each input's bytes are hashed (kw_hash.h, the one
+ * hash helper) so a run records exactly which inputs it read.
  */
 #include "kw_load.h"
 
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "kw_embed.h"
+#include "kw_hash.h"
 #include "kw_exec.h"
 #include "kw_load_hier.h"
 #include "kw_mapping.h"
@@ -60,19 +61,8 @@ typedef struct kw_src {
     const char *buf;
     size_t len;
     int embedded;
-    char hash[17];
+    char hash[KW_HASH_HEX_LEN];
 } kw_src;
-
-static void kw_fnv1a_hex(char out[17], const char *buf, size_t len)
-{
-    /* FNV-1a 64-bit (Fowler, Noll, Vo; IETF draft-eastlake-fnv). */
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)buf[i];
-        h *= 0x100000001b3ULL;
-    }
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
-}
 
 static int kw_src_open(kw_src *s, const char *name, int embedded, kw_xml_problems *p)
 {
@@ -93,7 +83,7 @@ static int kw_src_open(kw_src *s, const char *name, int embedded, kw_xml_problem
             return rc;
         s->buf = s->owned;
     }
-    kw_fnv1a_hex(s->hash, s->buf, s->len);
+    kw_hash_hex_of(s->hash, s->buf, s->len);
     return 0;
 }
 

@@ -40,6 +40,7 @@
 #include "kw_journal.h"
 #include "kw_netpath.h"
 #include "kw_results.h"
+#include "kw_xml.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -901,12 +902,20 @@ static int kw_x_close_cb(void *ctx)
 static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
 {
     int rc = 0;
+    /* a failing write callback makes libxml2 print "I/O error : write error"
+     * itself; caught here, the failure is reported once by the commit, with
+     * the file's name (issue 14) */
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
     xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(kw_x_write_cb, kw_x_close_cb, o, NULL);
-    if (!ob)
+    if (!ob) {
+        kw_xml_catch_end(&quiet);
         return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
+    }
     kw_xw x = {xmlNewTextWriter(ob), 0}; /* owns ob from here on */
     if (!x.w) {
         xmlOutputBufferClose(ob);
+        kw_xml_catch_end(&quiet);
         return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
     }
     if (xmlTextWriterSetIndent(x.w, 1) < 0 || xmlTextWriterSetIndentString(x.w, BAD_CAST "  ") < 0 ||
@@ -952,10 +961,12 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
     if (xmlTextWriterEndDocument(x.w) < 0 || xmlTextWriterFlush(x.w) < 0)
         x.bad = 1;
     xmlFreeTextWriter(x.w); /* flushes and closes ob */
+    kw_xml_catch_end(&quiet);
     if ((rc = kw_rout_status(o)) != 0)
         return rc;
     if (x.bad)
-        rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml");
+        rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml%s%s",
+                          quiet.n ? ": " : "", quiet.n ? quiet.first : "");
     return rc;
 }
 

@@ -544,6 +544,34 @@ static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
     vs->reported++;
 }
 
+/* ---- libxml2's own reports while writing (kw_xml_catch_begin/end) ---- */
+
+static void kw_xml_catch_cb(void *ud, kw_xml_err_t err)
+{
+    kw_xml_catch *c = ud;
+    if (!err)
+        return;
+    if (c->n++ == 0)
+        snprintf(c->first, sizeof c->first, "%s", err->message ? err->message : "libxml2 error");
+    /* strip the trailing newline libxml2 puts on its messages */
+    size_t len = strlen(c->first);
+    while (len > 0 && (c->first[len - 1] == '\n' || c->first[len - 1] == ' '))
+        c->first[--len] = '\0';
+}
+
+void kw_xml_catch_begin(kw_xml_catch *c)
+{
+    memset(c, 0, sizeof *c);
+    c->old_fn = (void (*)(void))xmlStructuredError;
+    c->old_ctx = xmlStructuredErrorContext;
+    xmlSetStructuredErrorFunc(c, (xmlStructuredErrorFunc)kw_xml_catch_cb);
+}
+
+void kw_xml_catch_end(kw_xml_catch *c)
+{
+    xmlSetStructuredErrorFunc(c->old_ctx, (xmlStructuredErrorFunc)c->old_fn);
+}
+
 static void kw_xml_schema_parse_error(void *ud, kw_xml_err_t err)
 {
     kw_xml_vstate *vs = ud;
