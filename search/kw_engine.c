@@ -2575,11 +2575,35 @@ static int kw_loop(kw_eng *E)
             double *c = &E->shape_cost_s[j->shape];
             *c = *c == 0 ? j->dur_s : 0.8 * *c + 0.2 * j->dur_s;
         }
+        int interrupted = 0;
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
+            if (j->rc == KW_EINTERRUPTED) {
+                interrupted = 1;
+                continue;
+            }
             if (kw_fatal(j->rc))
                 return kw_error_set(j->rc, "evaluating %s on shape '%s': %s",
                                     "a candidate", E->ev->shape_names[j->shape], j->err);
+        }
+        if (interrupted) {
+            /* An evaluation stopped inside (the evaluator reads the stop flag
+             * and the time limit during long evaluations): the round is
+             * dropped whole, nothing of it journaled, and the run pauses as it
+             * would between rounds; resume evaluates the round again. */
+            if (E->o.stop && *E->o.stop) {
+                E->sum.stop = KW_STOP_SIGNAL;
+                if ((rc = kw_pause(E, "interrupted")) != 0)
+                    return rc;
+                return kw_error_set(KW_EINTERRUPTED, "interrupted during an evaluation: the "
+                                    "journal is complete up to the last step; resume to continue");
+            }
+            if (E->o.time_limit_s > 0) {
+                E->sum.stop = KW_STOP_TIME;
+                return kw_pause(E, "time_limit");
+            }
+            return kw_error_set(KW_EINTERRUPTED, "an evaluation was stopped without a stop "
+                                "request or time limit");
         }
         for (int i = 0; i < E->n_shapes; i++) {
             kw_sstate *s = &E->S[i];

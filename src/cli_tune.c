@@ -34,13 +34,22 @@
 #include "kw_eval.h"
 #include "kw_hash.h"
 #include "kw_exec.h"
+#include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_hint.h"
+#include "kw_limits.h"
 #include "kw_load.h"
 #include "kw_progline.h"
 #include "kw_results.h"
 #include "kw_runfolder.h"
+#include "kw_trace.h"
 
+/* The largest space `--strategy exhaustive` takes without --budget, per shape:
+ * at the measured 1,300-1,600 full evaluations/s (README, make bench) a million
+ * configurations take 10-13 minutes per shape on one core and ~0.5 GB of
+ * journal (502 bytes per evaluation, make soak); the default space's 7.5e12
+ * would take about 170 years. */
+#define KW_TUNE_EXHAUSTIVE_MAX 1e6
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
@@ -51,6 +60,9 @@
 static volatile sig_atomic_t kw_tune_sig;
 
 static void kw_tune_on_signal(int sig) { kw_tune_sig = sig; }
+/* The --time-limit as a CLOCK_MONOTONIC deadline (0: none), read by the
+ * search's evaluations so one long evaluation cannot outlive the limit. */
+static double kw_tune_deadline_s;
 
 static double kw_tune_now(void)
 {
@@ -498,6 +510,7 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     kw_engine_opts o = *eo;
     kw_tune_sig = 0;
     o.stop = &kw_tune_sig;
+    kw_tune_deadline_s = eo->time_limit_s > 0 ? kw_tune_now() + eo->time_limit_s : 0.0;
     o.progress = kw_tune_progress;
     o.progress_ud = &ui;
     kw_run_info info = {.journal_path = c->journal,
@@ -525,6 +538,12 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
         fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n", sum.torn_msg);
     if (rc != 0 && rc != KW_EINTERRUPTED)
         return kw_cli_fail("tune", rc);
+    /* The stop and the deadline cancel the search's evaluations only: the
+     * results' own evaluations (portability, evidence) must finish after a
+     * pause, so both are cleared once the engine has returned. */
+    int sig = kw_tune_sig;
+    kw_tune_sig = 0;
+    kw_tune_deadline_s = 0.0;
     /* done, paused by the time limit or by a signal: the results so far */
     /* The final results re-check the top of each ranking with the space's
      * final sample size and the long thermal window (results.xml <recheck>). */
@@ -540,16 +559,21 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     if (!quiet)
         kw_tune_summary(c->dir, c->journal);
     if (rc == KW_EINTERRUPTED) {
-        int sig = kw_tune_sig;
         fprintf(stderr, "knobwise tune: interrupted (%s) after the current step; results so far "
                         "in %s\nresume with: knobwise tune --resume %s\n",
                 sig == SIGTERM ? "SIGTERM" : "SIGINT", c->dir, c->dir);
         return sig == SIGTERM ? 143 : 130;
     }
-    if (sum.stop == KW_STOP_TIME)
+    if (sum.stop == KW_STOP_TIME) {
         fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in %s\n"
                         "continue with: knobwise tune --resume %s\n",
                 sum.elapsed_s, c->dir, c->dir);
+        /* the limit stops a run inside an evaluation and drops that round:
+         * a limit shorter than one round never gets further */
+        if (sum.evals == 0)
+            fprintf(stderr, "knobwise tune: no evaluation finished within the time limit (one "
+                            "round takes longer): give a longer --time-limit\n");
+    }
     return 0;
 }
 
@@ -559,11 +583,17 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
                         .thermal = thermal,
                         .drift = 1,
                         .seed = model_seed,
-                        .trace_path = c->trace[0] ? c->trace : NULL};
+                        .trace_path = c->trace[0] ? c->trace : NULL,
+                        .stop = &kw_tune_sig,
+                        .deadline_s = &kw_tune_deadline_s};
     int rc = kw_model_eval_new(&c->me, c->cfg, &mo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     kw_model_opts fo = mo;
+    /* The final re-check runs after a stop too (it writes the results so far):
+     * it is never cancelled. */
+    fo.stop = NULL;
+    fo.deadline_s = NULL;
     fo.sim_requests = c->cfg->space.final_requests > 0 ? c->cfg->space.final_requests
                                                        : (int)requests;
     fo.thermal = 1;
@@ -638,6 +668,20 @@ static int kw_tune_fresh(const kw_tune_args *a)
     if (n == 0)
         for (int i = 0; i < c.cfg->space.n_shapes; i++)
             c.shapes[n++] = i;
+    /* an exhaustive run must be able to finish */
+    if (a->strategy == KW_STRATEGY_EXHAUSTIVE && a->budget == 0) {
+        double size = 1;
+        const kw_knobspace *ks = &c.cfg->space.knobs;
+        for (int k = 0; k < ks->n_knobs; k++)
+            size *= ks->knobs[k].n_values > 0 ? ks->knobs[k].n_values : 1;
+        if (size > KW_TUNE_EXHAUSTIVE_MAX) {
+            status = kw_cli_usage_error("tune", "--strategy exhaustive without --budget: the space "
+                                        "has %.4g configurations per shape, over the %.0f an "
+                                        "exhaustive run can cover; give --budget N or use "
+                                        "--strategy ofat", size, KW_TUNE_EXHAUSTIVE_MAX);
+            goto done;
+        }
+    }
     /* trace */
     if (a->trace) {
         int rc = kw_tune_abs(c.trace, sizeof c.trace, a->trace);
@@ -971,7 +1015,10 @@ int kw_cli_tune(int argc, char **argv)
             a.probes = (int)v;
             break;
         case O_REQUESTS:
-            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1, 100000000))
+            /* the simulator's limit with its warm-up (kw_limits.h), as validate checks
+             * the space's sim_requests */
+            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1,
+                                  kw_sim_max_sample()))
                 return 2;
             break;
         case O_THERMAL: a.thermal = 1; break;

@@ -9,6 +9,8 @@
 #ifndef KW_EVAL_H
 #define KW_EVAL_H
 
+#include <signal.h>
+
 #include "kw_cost.h"
 #include "kw_model.h"
 
@@ -48,6 +50,11 @@ typedef struct kw_model_opts {
      * made over the same cfg with the same trace_path, loaded; it must outlive
      * the new one. tune's re-check evaluator: a big trace is loaded once. */
     const struct kw_model_eval *traces_from;
+    /* Cancellation inside an evaluation (tune: SIGINT/SIGTERM, --time-limit),
+     * read by the serving simulation every KW_SIM_CHECK_EVERY events; an
+     * evaluation stopped by them returns KW_EINTERRUPTED. NULL: never. */
+    const volatile sig_atomic_t *stop;  /* stop when *stop != 0 */
+    const double *deadline_s;           /* stop once CLOCK_MONOTONIC passes *deadline_s (> 0) */
 } kw_model_opts;
 
 typedef struct kw_model_eval kw_model_eval;

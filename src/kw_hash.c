@@ -8,6 +8,7 @@
 
 #include "kw_error.h"
 #include "kw_hash.h"
+#include "kw_input.h"
 
 /* FNV-1a 64-bit parameters (draft-eastlake-fnv, section 5). */
 #define KW_FNV64_OFFSET 0xcbf29ce484222325ULL
@@ -40,32 +41,25 @@ void kw_hash_hex_of(char out[KW_HASH_HEX_LEN], const void *buf, size_t len)
 
 int kw_hash_file(char out[KW_HASH_HEX_LEN], const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return kw_error_set(KW_EINPUT, "%s: cannot read: %s", path, strerror(errno));
+    /* kw_input_open: a FIFO, a device or a folder is refused with its kind
+     * named, before anything blocks or reads forever; the size limit is the
+     * loaders' own (a hashed file is read by one of them too). */
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    if (kw_input_open(&fd, &size, path, 0, why, sizeof why) != 0)
+        return kw_error_set(KW_EINPUT, "%s: %s", path, why);
     int rc = 0;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = kw_error_set(KW_EINPUT, "%s: not a regular file", path);
-        goto done;
-    }
     kw_hash h;
     kw_hash_init(&h);
     unsigned char buf[KW_HASH_CHUNK];
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = kw_error_set(KW_EIO, "%s: read error: %s", path, strerror(errno));
-            goto done;
-        }
-        if (n == 0)
-            break;
+    long n;
+    while ((n = kw_input_read(fd, buf, sizeof buf)) > 0)
         kw_hash_add(&h, buf, (size_t)n);
-    }
-    kw_hash_hex(out, &h);
-done:
+    if (n < 0)
+        rc = kw_error_set(KW_EIO, "%s: read error: %s", path, strerror(errno));
+    else
+        kw_hash_hex(out, &h);
     close(fd);
     return rc;
 }

@@ -1149,6 +1149,8 @@ typedef struct kw_render {
     const char *name;
     int (*fn)(kw_rout *o, const void *ctx);
     const void *ctx;
+    const char *root, *schema; /* when set: the temp file is validated (kw_xml_check_written)
+                                * before anything is renamed into place */
 } kw_render;
 
 /* Render every file into a temp file in dir (streamed, fflush, fsync), then
@@ -1220,6 +1222,10 @@ static int kw_results_commit_render(const char *dir, const kw_render *files, int
             made++;
             goto fail;
         }
+        if (f->schema && (rc = kw_xml_check_written(tmp[made], f->name, f->root, f->schema)) != 0) {
+            made++;
+            goto fail;
+        }
     }
     for (int i = 0; i < n; i++) {
         char final[4096];
@@ -1266,7 +1272,7 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n)
     if (!r)
         return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
     for (int i = 0; i < n; i++)
-        r[i] = (kw_render){files[i].name, kw_data_render, &files[i]};
+        r[i] = (kw_render){files[i].name, kw_data_render, &files[i], NULL, NULL};
     int rc = kw_results_commit_render(dir, r, n);
     free(r);
     return rc;
@@ -1280,10 +1286,10 @@ static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs)
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
 {
     const kw_render f[4] = {
-        {"results.xml", kw_xml_cb, rs},
-        {"ranked.csv", kw_ranked_cb, rs},
-        {"audit.csv", kw_audit_cb, rs},
-        {"portability.csv", kw_port_cb, rs},
+        {"results.xml", kw_xml_cb, rs, "results", "results/results.xsd"},
+        {"ranked.csv", kw_ranked_cb, rs, NULL, NULL},
+        {"audit.csv", kw_audit_cb, rs, NULL, NULL},
+        {"portability.csv", kw_port_cb, rs, NULL, NULL},
     };
     return kw_results_commit_render(run_dir, f, 4);
 }

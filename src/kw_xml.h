@@ -108,4 +108,13 @@ void kw_xml_catch_end(kw_xml_catch *c);
  * failure; path is then untouched and no temp file is left behind. */
 int kw_xml_save_atomic(xmlDocPtr doc, const char *path);
 
+/* Validate what a writer just wrote (its temp file at path, named `label` in
+ * messages) against the embedded schema_name with root element `root`:
+ * output is held to the same schema a reader applies. 0, or KW_EMODEL with
+ * the first violation (the file must then not be renamed into place), KW_EIO,
+ * KW_ENOMEM. Files up to KW_XML_MAX_OUTPUT_BYTES. */
+#define KW_XML_MAX_OUTPUT_BYTES (512u << 20)
+int kw_xml_check_written(const char *path, const char *label, const char *root,
+                         const char *schema_name);
+
 #endif
