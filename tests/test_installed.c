@@ -175,6 +175,13 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
                       "$(env %s %s --cflags knobwise) $(env %s %s --libs knobwise) -lm -o '%s/example'",
                  cc, san, src, pcenv, pkgconf, pcenv, pkgconf, tmp);
     cr_assert_eq(st, 0, "the example does not build against the install:\n%s", kw_t_log(tmp));
+    /* many runtimes are C++: the header's extern "C" must let the same program
+     * build and link as C++ (g++ comes with build-essential) */
+    st = kw_t_sh(tmp, "g++ -x c++ -std=c++17 -Wall -Wextra -Werror %s "
+                      "'%s/tests/example/runtime_example.c' -x none $(env %s %s --cflags knobwise) "
+                      "$(env %s %s --libs knobwise) -o '%s/example_cxx'",
+                 san, src, pcenv, pkgconf, pcenv, pkgconf, tmp);
+    cr_expect_eq(st, 0, "the example does not build as C++ against the install:\n%s", kw_t_log(tmp));
 
     /* 4. a fresh run and its mappings.csv (written by `recommend`, not the library) */
     st = kw_t_sh(tmp, "'%s' tune --space '%s/spaces/validate_small.xml' --budget 30 --out '%s/run' "
@@ -200,6 +207,13 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
     cr_expect(strstr(out, "predicted p95_us=") != NULL && strstr(out, "watch p95_ceiling") &&
                   strstr(out, "\nrollback "),
               "%s", out);
+    free(out);
+
+    st = kw_t_sh(tmp, "LD_LIBRARY_PATH='%s%s' '%s/example_cxx' '%s/run' prefill 1 2048 2", root,
+                 libdir, tmp, tmp);
+    out = kw_t_log(tmp);
+    cr_expect(st == 0 && strstr(out, "shape attn_prefill_s2048_b1_c2: exact\n") != NULL,
+              "the C++ build: %s", out);
     free(out);
 
     /* 6. nearest: batch 2, seq 1024 -> the same shape, log2(1/2) = -1, log2(2048/1024) = +1 */

@@ -388,6 +388,14 @@ Test(lib, damaged_files)
     char *trunc = strndup(kw_t_results_xml, cut);
     kw_t_damaged("trunc.xml", trunc, ":");
     free(trunc);
+    /* a shape with a phase but no batch (the schema lets each attribute be
+     * absent; the reader wants all or none) */
+    char *nobatch = strdup(kw_t_results_xml);
+    char *b = strstr(nobatch, "batch=\"1\" seq=\"128\"");
+    cr_assert(b != NULL);
+    memset(b, ' ', strlen("batch=\"1\"")); /* blank out batch="1" */
+    kw_t_damaged("nobatch.xml", nobatch, ":5: shape 'pre_b1_s128_c1' has a phase but not its batch");
+    free(nobatch);
     /* valid XML, not a results file: the schema refuses it with its line */
     kw_t_damaged("other.xml", "<?xml version=\"1.0\"?>\n<space name=\"x\"/>\n", ":");
     /* an attribute the schema does not know, at line 2 */
@@ -399,6 +407,17 @@ Test(lib, damaged_files)
     kw_t_damaged("short.csv", "shape,config_id,borrowed_from,k\na,0123456789abcdef,,1\n"
                               "b,0123456789abcdef,\n",
                  ":3: 3 fields, the header has 4");
+    /* more fields than the header, a quoted one past its width (fuzz_table
+     * found the reader looking at a field slot past its array there) */
+    kw_t_damaged("wide.csv", "shape,config_id,borrowed_from,k\na,0123456789abcdef,,1,2,3,\"x\",\"y\"\n",
+                 ":2: 8 fields, the header has 4");
+    kw_t_damaged("twice.csv", "shape,config_id,borrowed_from,k,k\na,0123456789abcdef,,1,2\n",
+                 ":1: column 'k' appears twice");
+    kw_t_damaged("phase2.csv", "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
+                               "p95_us,p99_us,phase\na,0123456789abcdef,,1,prefill,1,1,0,1,,,x\n",
+                 ":1: column 'phase' appears twice");
+    kw_t_damaged("qhead.csv", "shape,config_id,borrowed_from,\"k\nx\",a,b\na,0123456789abcdef,,1,2,3\n",
+                 ":1: the header has a quoted field across lines");
     kw_t_damaged("quote.csv", "shape,config_id,borrowed_from,k\n\"a,0123456789abcdef,,1\n",
                  ":2: a quoted field is never closed");
     kw_t_damaged("id.csv", "shape,config_id,borrowed_from,k\na,xyz,,1\n",

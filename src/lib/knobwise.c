@@ -55,6 +55,12 @@ enum { KNOBWISE_COL_PHASE, KNOBWISE_COL_BATCH, KNOBWISE_COL_SEQ, KNOBWISE_COL_KV
 static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
     "phase", "batch", "seq", "kv_len", "streams", "p95_us", "p99_us", "borrow_warnings"};
 #define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
+/* Knobs a table may have: knobwise's own limit (KW_KNOB_MAX, search/kw_search.h)
+ * with room to spare; it also bounds the duplicate-name checks at open. */
+#define KNOBWISE_KNOBS_MAX 1024
+/* Largest batch, length or stream count read from a file: far above any real
+ * shape, and a bound on what a damaged file can ask of a caller's arithmetic. */
+#define KNOBWISE_COUNT_MAX (1L << 30)
 #define KNOBWISE_ARENA_CHUNK 65536
 
 typedef struct knobwise_chunk {
@@ -208,6 +214,11 @@ static int knobwise_x_knobs(knobwise_table *t, knobwise_config *c, xmlNode *n, k
             count++;
     if (count == 0)
         return 0;
+    if (count > KNOBWISE_KNOBS_MAX) {
+        kw_xml_problem(p, t->path, kw_xml_line(n), "%d knobs, more than %d", count,
+                       KNOBWISE_KNOBS_MAX);
+        return KW_EINPUT;
+    }
     if (t->knobs == NULL) {
         t->knobs = knobwise_alloc(t, (size_t)count * sizeof *t->knobs);
         if (!t->knobs)
@@ -229,6 +240,11 @@ static int knobwise_x_knobs(knobwise_table *t, knobwise_config *c, xmlNode *n, k
         if (oom)
             return knobwise_oom(t);
         if (!t->knobs[k]) {
+            for (int j = 0; j < k; j++)
+                if (strcmp(t->knobs[j], name) == 0) {
+                    kw_xml_problem(p, t->path, kw_xml_line(m), "knob '%s' listed twice", name);
+                    return KW_EINPUT;
+                }
             t->knobs[k] = name;
         } else if (strcmp(t->knobs[k], name) != 0) {
             kw_xml_problem(p, t->path, kw_xml_line(m),
@@ -331,9 +347,9 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
     long batch = 0, len = 0, streams = 0;
     if (kw_xml_attr_str(phase, sizeof phase, shape, "phase", t->path, p) == 1) {
         int dec = strcmp(phase, "decode") == 0;
-        kw_xml_attr_long(&batch, shape, "batch", 1, 1L << 30, t->path, p);
-        kw_xml_attr_long(&len, shape, dec ? "kv_len" : "seq", 1, 1L << 30, t->path, p);
-        kw_xml_attr_long(&streams, shape, "streams", 1, 1L << 30, t->path, p);
+        kw_xml_attr_long(&batch, shape, "batch", 1, KNOBWISE_COUNT_MAX, t->path, p);
+        kw_xml_attr_long(&len, shape, dec ? "kv_len" : "seq", 1, KNOBWISE_COUNT_MAX, t->path, p);
+        kw_xml_attr_long(&streams, shape, "streams", 1, KNOBWISE_COUNT_MAX, t->path, p);
         if (batch > 0 && len > 0 && streams > 0) {
             knobwise_set_dims(e, dec ? KNOBWISE_DECODE : KNOBWISE_PREFILL, batch, len, streams);
             t->any_dims = 1;
@@ -398,11 +414,12 @@ static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)
  * line end. Returns the field count, or -1 for a quote left open. */
 static int knobwise_csv_record(char **pos, char **fields, int max, long *line)
 {
-    char *r = *pos, *w = *pos;
+    char *r = *pos, *w = *pos, *start = w; /* start: the field being read (fields[] holds
+                                               only the first max: a longer row is an error) */
     int n = 0;
     fields[n++] = w;
     for (;;) {
-        if (*r == '"' && w == fields[n - 1]) {
+        if (*r == '"' && w == start) {
             r++;
             for (;;) {
                 if (*r == '\0')
@@ -424,6 +441,7 @@ static int knobwise_csv_record(char **pos, char **fields, int max, long *line)
         if (*r == ',') {
             *w++ = '\0';
             r++;
+            start = w;
             if (n < max)
                 fields[n] = w;
             n++;
@@ -447,7 +465,7 @@ static int knobwise_parse_count(long *out, const char *s)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < 1 || v > (1L << 30))
+    if (end == s || *end != '\0' || errno == ERANGE || v < 1 || v > KNOBWISE_COUNT_MAX)
         return -1;
     *out = v;
     return 0;
@@ -475,12 +493,27 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                           t->path);
         goto done;
     }
-    for (int i = KNOBWISE_CSV_FIXED; i < n; i++)
+    if (n > max) { /* a quoted header field ran past the first line */
+        rc = kw_error_set(KW_EINPUT, "%s:1: the header has a quoted field across lines", t->path);
+        goto done;
+    }
+    if (n - KNOBWISE_CSV_FIXED > KNOBWISE_KNOBS_MAX + KNOBWISE_CSV_NDIMS) {
+        rc = kw_error_set(KW_EINPUT, "%s:1: %d columns, more than %d knobs", t->path, n,
+                          KNOBWISE_KNOBS_MAX);
+        goto done;
+    }
+    for (int i = KNOBWISE_CSV_FIXED; i < n; i++) {
+        for (int j = 0; j < i; j++)
+            if (strcmp(f[i], f[j]) == 0) {
+                rc = kw_error_set(KW_EINPUT, "%s:1: column '%s' appears twice", t->path, f[i]);
+                goto done;
+            }
         for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
             if (strcmp(f[i], knobwise_csv_dims[d]) == 0) {
                 dim_col[d] = i;
                 n_dims++;
             }
+    }
     if (n_dims != 0 && n_dims != KNOBWISE_CSV_NDIMS) {
         rc = kw_error_set(KW_EINPUT, "%s:1: the columns after the knobs go together (%s)", t->path,
                           KW_MAPPINGS_HEADER_SUFFIX);
