@@ -25,6 +25,11 @@
 #define KW_TERM_MAX 8        /* knob terms in one constraint */
 #define KW_METRIC_MAX 32     /* metrics one evaluation returns */
 #define KW_GUARDS_LEN 256    /* failed guards joined by ';' */
+/* Engine limits, one home: the engine refuses options beyond them and every
+ * journal reader refuses a header beyond them (a journal edited and resealed). */
+#define KW_PROBE_MAX 64      /* probes per convergence (opts->probes cap) */
+#define KW_TABU_MAX 64       /* excursion length (opts->tabu cap) */
+#define KW_REPEATS_MAX 1024  /* evaluations per candidate of a noisy evaluator */
 
 /* One knob: a finite ordered domain of textual values and a baseline index. */
 typedef struct kw_knob {
@@ -77,6 +82,10 @@ typedef struct kw_evaluator {
     const char *const *shape_names;
     int noisy; /* repetitions differ: the engine repeats and tests significance */
     int (*eval)(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out);
+    /* Optional (NULL: none): a cheap, deterministic prediction of c's metrics
+     * (e.g. a model beside a measurement), used only to rank a round's new
+     * candidates when kw_engine_opts.screen > 0. Called from one thread. */
+    int (*predict)(void *ctx, const kw_cand *c, int shape, kw_metrics *out);
 } kw_evaluator;
 
 /* ---- knob space and candidates (kw_knobs.c) ---- */
@@ -179,6 +188,13 @@ typedef struct kw_engine_opts {
     const volatile sig_atomic_t *stop; /* set by a signal handler: finish the step and stop */
     void (*progress)(void *ud, const kw_progress *p);
     void *progress_ud;
+    /* Screen-then-evaluate (needs evaluator->predict; 0 = off): of a shape's
+     * configs new in a round, only the `screen` best by prediction (guard-
+     * passing predictions first) are evaluated; the others are journaled as
+     * evaluations failing the guard "screened" (primary +inf), never passed to
+     * eval(). Deterministic, so resume replays the same choice. Not recorded
+     * in the journal header: the caller records and restores it. */
+    int screen;
 } kw_engine_opts;
 
 #endif

@@ -23,6 +23,7 @@ int kw_cli_probe(int argc, char **argv);
 int kw_show_catalogue(const kw_config *c, int csv);
 #define KW_CATALOGUE_CSV_HEADER "knob,family,values,meaning,used_by,blocks"
 int kw_cli_export(int argc, char **argv);
+int kw_cli_calibrate(int argc, char **argv);
 
 /* Load the space (or the embedded default when space is NULL) with optional
  * overrides; on failure print the error to stderr and return the exit status

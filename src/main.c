@@ -29,6 +29,7 @@ static const kw_verb kw_verbs[] = {
     {"show", kw_cli_show, "knobs, domains, baselines, accelerator and shapes of a space"},
     {"probe", kw_cli_probe, "measure this host and write its accelerator file"},
     {"export", kw_cli_export, "a run's tuned configurations as JSON or a C header"},
+    {"calibrate", kw_cli_calibrate, "fit the accelerator's rates to measured kernel times"},
 };
 #define KW_N_VERBS (sizeof kw_verbs / sizeof kw_verbs[0])
 
