@@ -27,7 +27,9 @@
  *               qk_softmax: softmax of each query block's score rows while hot,
  *               P written, PV; flash: online softmax (Milakov & Gimelshein,
  *               arXiv 1805.02867; Dao et al., arXiv 2205.14135 Alg. 1) over KV
- *               blocks, nothing of size N x N written.
+ *               blocks, nothing of size N x N written. Decode (one query)
+ *               packs the query heads sharing a KV head as the rows of one
+ *               instance, so K and V are read once per KV head.
  * Threads split independent work items (C tiles x K splits, attention
  * instances x query blocks) in contiguous ranges; every item is computed by
  * one thread in a fixed order, so results do not depend on the thread count.
