@@ -4,9 +4,11 @@
  * they are gone or changed the report is written without it and says why. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kw_cli.h"
+#include "kw_eval.h"
 #include "kw_report.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
@@ -16,10 +18,14 @@ static void kw_report_help(void)
     printf("usage: knobwise report RUN_DIR [-o FILE] [--no-portability]\n"
            "                      [--space F] [--accel F] [--workload F]\n\n"
            "Writes one self-contained HTML file (default RUN_DIR/report.html) with SVG\n"
-           "plots: convergence per shape, a waterfall of each accepted knob change, the\n"
-           "latency distribution of baseline and recommendation, the portability heat\n"
-           "map, the guard table and the effect grouped by knob family. Offline: no\n"
-           "script, no external resource.\n");
+           "plots, per shape: the mapping to deploy (every knob, changed ones marked),\n"
+           "the net path as a waterfall (one bar per shipped one-knob step), the\n"
+           "convergence against evaluations, the latency distribution (CDF of the\n"
+           "simulated requests of baseline and recommendation, re-simulated with the\n"
+           "run's inputs), the sensitivity to each knob, the effect by knob family,\n"
+           "the guard table and rollback; and the portability heat map. Offline: no\n"
+           "script, no external resource. --no-portability skips the re-evaluations\n"
+           "(heat map and distributions).\n");
 }
 
 int kw_cli_report(int argc, char **argv)
@@ -73,8 +79,39 @@ int kw_cli_report(int argc, char **argv)
             goto done;
         }
     }
+    /* The latency distributions of each shape's baseline and recommendation:
+     * re-simulated with the run's inputs (the journal keeps percentiles, not
+     * requests), so only when the portability evaluator is there. */
+    int ns = r->rs->n_shapes;
+    kw_report_dist *dists = calloc((size_t)(2 * (ns > 0 ? ns : 1)), sizeof *dists);
+    double **samples = calloc((size_t)(2 * (ns > 0 ? ns : 1)), sizeof *samples);
+    if (!dists || !samples) {
+        free(dists);
+        free(samples);
+        status = kw_cli_fail("report", kw_error_set(KW_ENOMEM, "out of memory for the report"));
+        goto done;
+    }
+    kw_report_lat lat = {dists, dists + ns};
+    for (int i = 0; r->me && i < ns && rc == 0; i++) {
+        const kw_rs_shape *s = &r->rs->shapes[i];
+        int es = kw_rundir_cfg_shape(r, s->name);
+        if (es < 0 || s->baseline < 0 || s->final < 0)
+            continue;
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            const kw_cand *c = &s->configs[k ? s->final : s->baseline].cand;
+            int n = 0;
+            rc = kw_model_eval_latencies(&samples[k * ns + i], &n, r->me, c, es);
+            dists[k * ns + i] = (kw_report_dist){n, samples[k * ns + i]};
+        }
+    }
     kw_sbuf b = {0};
-    if ((rc = kw_report_html(&b, r->rs)) != 0) {
+    if (rc == 0)
+        rc = kw_report_html_lat(&b, r->rs, r->me ? &lat : NULL);
+    for (int i = 0; i < 2 * ns; i++)
+        free(samples[i]);
+    free(samples);
+    free(dists);
+    if (rc != 0) {
         kw_sbuf_free(&b);
         status = kw_cli_fail("report", rc);
         goto done;

@@ -11,6 +11,7 @@
 #include "kw_cli.h"
 #include <stdlib.h>
 
+#include "kw_knobuse.h"
 #include "kw_load.h"
 #include "kw_trace.h"
 
@@ -23,7 +24,10 @@ static void kw_validate_help(void)
            "satisfiable constraints, positive sizes, ...). A space is checked with the\n"
            "accelerator and workload files it names.\n\n"
            "Prints 'FILE: ok' per good file on stdout and every problem as\n"
-           "'FILE:LINE: message' on stderr.\n"
+           "'FILE:LINE: message' on stderr. A knob the space's block cannot use (e.g.\n"
+           "fuse_residual_norm on a block without a residual followed by a norm, or\n"
+           "batch_timeout_us while max_batch can only be 1) is warned about as\n"
+           "'FILE:LINE: warning: ...'; warnings do not change the exit status.\n"
            "Exit status: 0 all good, 2 some file is bad, 1 a check could not run.\n");
 }
 
@@ -72,6 +76,25 @@ static int kw_validate_deep(const char *path)
     return rc;
 }
 
+/* A space whose block cannot use some of its knobs is valid, but each such
+ * knob is evaluations spent on nothing: one warning per knob on stderr,
+ * "FILE:LINE: warning: ..." (kw_knobuse.h). The exit status is unchanged. */
+static void kw_validate_knob_use(const char *path)
+{
+    kw_config *cfg = NULL;
+    if (kw_config_load(&cfg, path, NULL, NULL) != 0) {
+        kw_error_clear(); /* not a space: nothing to warn about */
+        return;
+    }
+    kw_knobuse ku[KW_KNOB_MAX];
+    int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    for (int i = 0; i < n && i < KW_KNOB_MAX; i++)
+        fprintf(stderr, "%s:%d: warning: knob '%s' has no effect here: %s\n", path, ku[i].line,
+                cfg->space.knobs.knobs[ku[i].knob].name, ku[i].why);
+    kw_error_clear();
+    kw_config_free(cfg);
+}
+
 int kw_cli_validate(int argc, char **argv)
 {
     int first = 1;
@@ -99,6 +122,7 @@ int kw_cli_validate(int argc, char **argv)
             continue;
         }
         if (rc == 0) {
+            kw_validate_knob_use(argv[i]);
             printf("%s: ok\n", argv[i]);
             continue;
         }

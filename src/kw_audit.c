@@ -257,8 +257,9 @@ static void kw_sens_cell(char *buf, size_t len, const kw_runsum *rs, const kw_rs
         snprintf(pct, sizeof pct, "no effect");
     else
         kw_pct_text(pct, sizeof pct, o->pct);
-    snprintf(buf, len, "%s %s%s%s", kw_val_text(ks, k, o->value), pct, c->m.guards[0] ? " !" : "",
-             c->m.guards[0] && !kw_guards_saturated(c->m.guards) ? c->m.guards : "");
+    int other = c->m.guards[0] && strcmp(c->m.guards, "saturated") != 0;
+    snprintf(buf, len, "%s %s%s%s", kw_val_text(ks, k, o->value), pct, other ? " !" : "",
+             other ? c->m.guards : "");
 }
 
 /* The net path, the exploration line and the sensitivity of one shape. */
@@ -282,13 +283,23 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
     kw_sbuf_printf(out, "  net path: the %d one-knob step%s from the baseline to the recommendation as "
                    "it ships (effect on %s, cumulative against the baseline)%s\n", np.n,
                    np.n == 1 ? "" : "s", pn,
-                   np.kind == KW_NET_ACCEPTED ? "; no chain setting each knob once was evaluated, "
-                                                "so this is the accepted path with its loops cut" : "");
+                   np.kind == KW_NET_SHORTEST
+                       ? "; the run evaluated no chain setting each knob once, so this is the "
+                         "shortest chain through configurations it evaluated"
+                   : np.kind == KW_NET_ACCEPTED
+                       ? "; no chain setting each knob once was evaluated, so this is the "
+                         "accepted path with its loops cut"
+                       : "");
     kw_sbuf_printf(out, "  %3s %-22s %-25s %11s %11s %10s %10s  %-27s %s\n", "#", "knob",
                    "old -> new", "before us", "after us", "effect", "cumulative",
                    "bottleneck before -> after", "metrics moved");
-    if (np.kind == KW_NET_NONE)
-        kw_sbuf_puts(out, "  (no recommendation to reach)\n");
+    if (np.kind == KW_NET_NONE && s->n_steps == 0)
+        kw_sbuf_printf(out, "  (none: a %s search takes no one-knob steps; the recommendation differs "
+                       "from the baseline in %d knobs, and `knobwise bisect` walks them one at a time)\n",
+                       rs->info.strategy[0] ? rs->info.strategy : "stepless",
+                       kw_cand_distance(ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand));
+    else if (np.kind == KW_NET_NONE)
+        kw_sbuf_puts(out, "  (none: no chain of evaluated one-knob steps reaches the recommendation)\n");
     else if (np.n == 0)
         kw_sbuf_puts(out, "  (none: the baseline ships)\n");
     for (int i = 0; i < np.n; i++) {
@@ -436,7 +447,8 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
             kw_sbuf_printf(out, " (%s)", kb->guards);
         if (kb->worst_step >= 0 && kb->worst_pct > 0) {
             const kw_rs_step *w = &s->steps[kb->worst_step];
-            kw_pct_text(c, sizeof c, kb->worst_pct);
+            kw_effect_text(c, sizeof c, kb->worst_pct, NULL,
+                           w->after >= 0 ? &s->configs[w->after] : NULL);
             kw_sbuf_printf(out, "; worst: %s=%s %s %s at step %d", ks->knobs[k].name,
                            kw_val_text(ks, k, w->cand.v[k]), pn, c, w->num);
         }

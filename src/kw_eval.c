@@ -109,6 +109,32 @@ static int kw_eval_service(kw_cost **out, const kw_model_eval *e, const kw_shape
     return 0;
 }
 
+/* The serving simulation of shape `shape` under mapping m with service table
+ * svc, and its options: one home for both, so the latencies a report plots
+ * are those of the evaluation the journal recorded. */
+static kw_sim_input kw_eval_sim_input(const kw_model_eval *e, int shape, const kw_mapping *m,
+                                      const kw_cost *svc)
+{
+    kw_sim_input in = {
+        .accel = &e->cfg->accel, .shape = kw_eval_shape(e, shape), .mapping = m, .service = svc,
+        .rate_per_s = e->rate_per_s[shape], .trace = e->use_trace[shape],
+        .trace_shape = e->trace_shape[shape], .clock_factor = 1.0,
+    };
+    return in;
+}
+
+static kw_sim_opts kw_eval_sim_opts(const kw_model_eval *e, int shape)
+{
+    kw_sim_opts so = {
+        .requests = e->opts.sim_requests > 0 ? e->opts.sim_requests : e->cfg->space.sim_requests,
+        .warmup = 0,
+        .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
+        .no_contention = e->opts.no_contention,
+    };
+    so.warmup = so.requests / 10;
+    return so;
+}
+
 static void kw_guard_add(kw_metrics *out, const char *name)
 {
     size_t used = strlen(out->guards);
@@ -218,18 +244,8 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     }
     /* Stage 2: the serving simulation (not when the worker measured serving). */
     int by_worker = ms && ms->n_request > 0;
-    kw_sim_input in = {
-        .accel = &cfg->accel, .shape = s, .mapping = &m, .service = svc,
-        .rate_per_s = e->rate_per_s[shape], .trace = e->use_trace[shape],
-        .trace_shape = e->trace_shape[shape], .clock_factor = 1.0,
-    };
-    kw_sim_opts so = {
-        .requests = e->opts.sim_requests > 0 ? e->opts.sim_requests : cfg->space.sim_requests,
-        .warmup = 0,
-        .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
-        .no_contention = e->opts.no_contention,
-    };
-    so.warmup = so.requests / 10;
+    kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
+    kw_sim_opts so = kw_eval_sim_opts(e, shape);
     if (!by_worker) {
         sim = malloc(sizeof *sim);
         if (!sim) {
@@ -339,6 +355,10 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         kw_guard_add(out, "fallback");
     if (g->sla_p99_us > 0.0 && v[KW_M_P99_US] > g->sla_p99_us)
         kw_guard_add(out, "sla_p99");
+    /* Arrivals beyond what the mapping can serve (kw_sim.c "Saturation"):
+     * its percentiles only measure how long the window was. */
+    if (sim && sim->saturated)
+        kw_guard_add(out, "saturated");
     snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(one->bound));
     if (sim && sim->contention_pct > 25.0)
         snprintf(out->klass, sizeof out->klass, "contention");
@@ -346,7 +366,43 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         snprintf(out->klass, sizeof out->klass, "queueing");
     if (v[KW_M_THROTTLE_PCT] > g->max_throttle_pct)
         snprintf(out->klass, sizeof out->klass, "thermal");
+    if (sim && sim->saturated)
+        snprintf(out->klass, sizeof out->klass, "saturated");
     rc = 0;
+done:
+    if (sim)
+        kw_sim_result_clear(sim);
+    free(sim);
+    free(svc);
+    return rc;
+}
+
+int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
+                            int shape)
+{
+    *out = NULL;
+    *n = 0;
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &e->cfg->workload.blocks[s->block];
+    kw_cost *svc = NULL;
+    kw_sim_result *sim = NULL;
+    kw_mapping m;
+    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
+    if (rc != 0 || (rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
+        return rc;
+    sim = calloc(1, sizeof *sim);
+    if (!sim) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
+        goto done;
+    }
+    kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
+    kw_sim_opts so = kw_eval_sim_opts(e, shape);
+    so.keep_latencies = 1;
+    if ((rc = kw_sim_run(sim, &in, &so)) != 0)
+        goto done;
+    *out = sim->lat_sorted_us; /* ownership moves to the caller */
+    *n = sim->samples;
+    sim->lat_sorted_us = NULL;
 done:
     if (sim)
         kw_sim_result_clear(sim);

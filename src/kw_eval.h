@@ -59,6 +59,13 @@ const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
  * candidate). */
 double kw_model_eval_rate(const kw_model_eval *e, int shape);
 
+/* The simulated requests' latencies, sorted ascending, of the serving
+ * simulation an evaluation of c on shape runs (the same arrivals, seed and
+ * sample; without measurement noise): *out malloc'ed (caller frees), *n
+ * samples. For plots of the distribution (the report's CDF). */
+int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
+                            int shape);
+
 /* Measured stage 1 (the measuring evaluator, src/kw_exec.c): what a worker
  * measured for one (candidate, shape), handed to the model's stages 2-4.
  * kernel_us > 0: one request's kernels took this long (unit=kernel); the

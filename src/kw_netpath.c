@@ -2,23 +2,29 @@
  * per-knob sensitivity around the recommendation (kw_netpath.h).
  *
  * Design: the net path is found on the sub-lattice between the baseline B and
- * the recommendation F. Let D be the d knobs where they differ; a
+ * the recommendation F first. Let D be the d knobs where they differ; a
  * configuration whose every knob holds B's or F's value is a d-bit mask. A
  * chain of d one-knob steps from B to F exists among the evaluated
  * configurations iff mask 2^d - 1 is reachable from 0 adding one bit at a
  * time, which one pass over the masks in popcount order decides (O(n d) for
- * n configurations, no id hashing). That chain is the shortest possible one
- * (each differing knob is set once, straight to its shipped value), so it is
- * what a reader needs: which knob bought what. The search's accepted path
- * (probes and reverts included) is its fallback, with every loop cut (a
- * configuration visited twice keeps only its first visit), for the rare run
- * whose settle walk went around the sub-lattice.
+ * n configurations, no hashing of candidates). That chain is the shortest
+ * possible one (each differing knob set once, straight to its shipped
+ * value): which knob bought what. When the run never evaluated such a chain
+ * (the search went round the sub-lattice), a breadth-first search over the
+ * evaluated configurations with one-knob adjacency finds the shortest chain
+ * there is (a knob set twice only where the run never evaluated the way round
+ * it); its probes hash the candidate's value bytes, not kw_cand_id's
+ * name=value text (20x cheaper: about 100 probes per configuration). Past
+ * KW_NET_BFS_MAX configurations (soak-sized journals) the search's accepted
+ * path with its loops cut, shortened where two of its configurations are one
+ * knob apart, stands in.
  *
- * Alternative rejected: breadth-first search over every evaluated
- * configuration with one-knob adjacency. It finds the same chain when one
- * exists, but each visit hashes every neighbour of every knob (about 150 ids
- * of ~500 bytes each), 0.2 s per shape on the default run and minutes on a
- * million-evaluation soak; the sub-lattice pass costs microseconds. */
+ * Alternative rejected: the breadth-first search alone. It finds the direct
+ * chain too, but the sub-lattice pass is exact about which of several
+ * shortest chains to show (fewest guard-failing configurations on the way,
+ * then the earliest evaluated) and costs microseconds where the search costs
+ * milliseconds per shape.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +41,14 @@
  * numbers, so a knob the model never reads gives bit-identical metrics; the
  * tolerance only absorbs the journal's decimal round trip. */
 #define KW_SENS_SAME_REL 1e-9
+/* The fallback chain is shortened (one-knob shortcuts between its own
+ * configurations, O(n^2) distance checks) up to this length; a longer one, a
+ * damaged or soak-sized journal, is shown with its loops cut only. */
+#define KW_NET_SHORTCUT_MAX 4096
+/* The shortest-chain search runs on shapes of up to this many
+ * configurations (about 100 probes of ~30 ns each per configuration: 0.3 s
+ * at the cap); a larger shape falls back to the accepted path. */
+#define KW_NET_BFS_MAX 100000
 
 static int kw_np_usable(const kw_rs_shape *s, int c)
 {
@@ -70,13 +84,30 @@ void kw_netpath_free(kw_netpath *p)
     p->kind = KW_NET_NONE;
 }
 
-/* The journal step whose parent is `before` and whose candidate is `after`, or -1. */
-static int kw_np_find_step(const kw_rs_shape *s, int before, int after)
+/* For each net step, the first journal step from its `before` to its
+ * `after` (or -1): one pass over the steps, the net steps found by their
+ * `after` (distinct along a chain) through a config-indexed table. */
+static int kw_np_link_steps(kw_netpath *p, const kw_rs_shape *s)
 {
-    for (int i = 0; i < s->n_steps; i++)
-        if (s->steps[i].before == before && s->steps[i].after == after)
-            return i;
-    return -1;
+    int *at = malloc((size_t)(s->n_configs > 0 ? s->n_configs : 1) * sizeof *at);
+    if (!at)
+        return kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+    for (int c = 0; c < s->n_configs; c++)
+        at[c] = -1;
+    for (int i = 0; i < p->n; i++) {
+        at[p->steps[i].after] = i;
+        p->steps[i].step = -1;
+    }
+    for (int j = 0; j < s->n_steps; j++) {
+        const kw_rs_step *st = &s->steps[j];
+        if (st->after < 0 || at[st->after] < 0)
+            continue;
+        kw_net_step *n = &p->steps[at[st->after]];
+        if (n->step < 0 && st->before == n->before)
+            n->step = j;
+    }
+    free(at);
+    return 0;
 }
 
 static int kw_np_knob_between(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
@@ -205,7 +236,7 @@ static int kw_np_direct(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape 
         st->before = p->config;
         st->after = x->config;
         st->knob = D[__builtin_ctzll(x->mask ^ p->mask)];
-        st->step = kw_np_find_step(s, p->config, x->config);
+        st->step = -1;
         st->eval_step = s->configs[x->config].step;
     }
     out->kind = KW_NET_DIRECT;
@@ -215,29 +246,149 @@ done:
     return rc;
 }
 
-/* The accepted path from the baseline to the recommendation with its loops cut. */
+/* Byte-vector hash of a candidate's first n knob values (FNV-1a). */
+static uint64_t kw_np_vhash(const kw_cand *c, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int k = 0; k < n; k++)
+        h = (h ^ c->v[k]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Breadth-first search over the usable configurations with one-knob
+ * adjacency: the shortest chain from the baseline to the recommendation
+ * among the evaluated ones (neighbours in knob then value order, the first
+ * discovery kept: deterministic). 0 steps when none exists or the shape has
+ * more than KW_NET_BFS_MAX configurations. */
+static int kw_np_bfs(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape *s)
+{
+    const kw_knobspace *ks = &rs->ks;
+    int nc = s->n_configs, rc = 0;
+    if (nc > KW_NET_BFS_MAX)
+        return 0;
+    size_t hsize = 16;
+    while (hsize < 2 * (size_t)nc)
+        hsize <<= 1;
+    int *hash = malloc(hsize * sizeof *hash);
+    int *prev = malloc((size_t)nc * sizeof *prev);
+    int *queue = malloc((size_t)nc * sizeof *queue);
+    if (!hash || !prev || !queue) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    for (size_t i = 0; i < hsize; i++)
+        hash[i] = -1;
+    for (int c = 0; c < nc; c++) {
+        prev[c] = -2; /* unseen */
+        if (!kw_np_usable(s, c))
+            continue;
+        size_t h = (size_t)kw_np_vhash(&s->configs[c].cand, ks->n_knobs) & (hsize - 1);
+        while (hash[h] >= 0)
+            h = (h + 1) & (hsize - 1);
+        hash[h] = c;
+    }
+    int head = 0, tail = 0;
+    queue[tail++] = s->baseline;
+    prev[s->baseline] = -1;
+    while (head < tail && prev[s->final] == -2) {
+        int u = queue[head++];
+        kw_cand c = s->configs[u].cand;
+        for (int k = 0; k < ks->n_knobs && prev[s->final] == -2; k++) {
+            uint8_t own = c.v[k];
+            for (int v = 0; v < ks->knobs[k].n_values; v++) {
+                if (v == own)
+                    continue;
+                c.v[k] = (uint8_t)v;
+                size_t h = (size_t)kw_np_vhash(&c, ks->n_knobs) & (hsize - 1);
+                for (; hash[h] >= 0; h = (h + 1) & (hsize - 1)) {
+                    int w = hash[h];
+                    if (memcmp(s->configs[w].cand.v, c.v, (size_t)ks->n_knobs) != 0)
+                        continue;
+                    if (prev[w] == -2) {
+                        prev[w] = u;
+                        queue[tail++] = w;
+                    }
+                    break;
+                }
+            }
+            c.v[k] = own;
+        }
+    }
+    if (prev[s->final] == -2)
+        goto done;
+    int n = 0;
+    for (int x = s->final; x != s->baseline; x = prev[x])
+        n++;
+    out->steps = malloc((size_t)n * sizeof *out->steps);
+    if (!out->steps) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    out->n = n;
+    for (int x = s->final, at = n - 1; x != s->baseline; x = prev[x], at--) {
+        kw_net_step *st = &out->steps[at];
+        st->before = prev[x];
+        st->after = x;
+        st->knob = kw_np_knob_between(ks, &s->configs[prev[x]].cand, &s->configs[x].cand);
+        st->step = -1;
+        st->eval_step = s->configs[x].step;
+    }
+    out->kind = KW_NET_SHORTEST;
+done:
+    free(hash);
+    free(prev);
+    free(queue);
+    return rc;
+}
+
+/* The accepted path from the baseline to the recommendation with its loops
+ * cut. pos[c] is config c's place on the chain so far (-1: not on it), so a
+ * revisit cuts in O(1) amortised: each entry leaves the chain at most once. */
 static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shape *s)
 {
     int *chain = malloc((size_t)(s->n_path + 1) * sizeof *chain);
-    if (!chain)
-        return kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+    int *pos = malloc((size_t)(s->n_configs > 0 ? s->n_configs : 1) * sizeof *pos);
+    int rc = 0;
+    if (!chain || !pos) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the net path of %s", s->name);
+        goto done;
+    }
+    for (int c = 0; c < s->n_configs; c++)
+        pos[c] = -1;
     int n = 0, reached = s->final == s->baseline;
-    chain[n++] = s->baseline;
+    chain[n] = s->baseline;
+    pos[s->baseline] = n++;
     for (int p = 0; p < s->n_path && !reached; p++) {
         const kw_rs_step *st = &s->steps[s->path[p]];
         if (st->after < 0 || st->before != chain[n - 1])
             continue; /* not a link of this chain (a probe's pulled-in half is its own link) */
-        int seen = -1;
-        for (int i = 0; i < n; i++)
-            if (chain[i] == st->after)
-                seen = i;
-        if (seen >= 0)
-            n = seen + 1; /* a loop: back where it was */
-        else
-            chain[n++] = st->after;
+        if (pos[st->after] >= 0) {
+            while (n > pos[st->after] + 1) /* a loop: back where it was */
+                pos[chain[--n]] = -1;
+        } else {
+            chain[n] = st->after;
+            pos[st->after] = n++;
+        }
         reached = st->after == s->final;
     }
-    int rc = 0;
+    if (reached && n > 2 && n <= KW_NET_SHORTCUT_MAX) {
+        /* shortcuts: from each configuration, jump to the last one on the
+         * chain that is a single knob away (both were evaluated), so a knob
+         * the search set twice on the way is set once where it can be */
+        int m = 1;
+        for (int i = 0; i < n - 1;) {
+            int j = i + 1;
+            for (int t = n - 1; t > i + 1; t--)
+                if (kw_cand_distance(&rs->ks, &s->configs[chain[i]].cand,
+                                     &s->configs[chain[t]].cand) == 1) {
+                    j = t;
+                    break;
+                }
+            chain[m++] = chain[j];
+            i = j;
+        }
+        n = m;
+    }
     if (reached && n > 1) {
         out->steps = malloc((size_t)(n - 1) * sizeof *out->steps);
         if (!out->steps) {
@@ -250,7 +401,7 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
             st->after = chain[i];
             st->knob = kw_np_knob_between(&rs->ks, &s->configs[chain[i - 1]].cand,
                                           &s->configs[chain[i]].cand);
-            st->step = kw_np_find_step(s, chain[i - 1], chain[i]);
+            st->step = -1;
             st->eval_step = s->configs[chain[i]].step;
         }
         out->n = n - 1;
@@ -258,6 +409,7 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
     }
 done:
     free(chain);
+    free(pos);
     return rc;
 }
 
@@ -275,7 +427,11 @@ int kw_netpath_build(kw_netpath *out, const kw_runsum *rs, int shape)
     }
     int rc = kw_np_direct(out, rs, s);
     if (rc == 0 && out->kind == KW_NET_NONE)
+        rc = kw_np_bfs(out, rs, s);
+    if (rc == 0 && out->kind == KW_NET_NONE)
         rc = kw_np_accepted(out, rs, s);
+    if (rc == 0)
+        rc = kw_np_link_steps(out, s);
     if (rc != 0)
         kw_netpath_free(out);
     return rc;
@@ -286,6 +442,8 @@ int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p)
     const kw_rs_shape *s = &rs->shapes[shape];
     if (s->baseline < 0 || s->final < 0)
         return 0;
+    if (p->kind == KW_NET_NONE && s->n_steps == 0)
+        return 0; /* random and exhaustive search take no steps: no chain to prove */
     if (p->kind == KW_NET_NONE)
         return kw_error_set(KW_ECORRUPT, "shape %s: no chain of evaluated one-knob steps leads "
                             "from the baseline to the recommendation", s->name);
@@ -458,16 +616,23 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
             kw_cand c = F->cand;
             c.v[k] = (uint8_t)v;
             int ci = kw_runsum_find_config(rs, shape, kw_cand_id(ks, &c));
-            if (ci < 0 || (s->configs[ci].step < 0 && ci != s->baseline)) {
+            /* configurations a step produced (or the evidence phase added):
+             * a partial summary keeps exactly those, so it reads the same */
+            if (ci >= 0 && s->configs[ci].constraint < 0 &&
+                (s->configs[ci].reps <= 0 ||
+                 (s->configs[ci].step < 0 && ci != s->baseline && !s->configs[ci].evidence)))
+                ci = -1;
+            if (ci < 0) {
                 o->state = kw_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
                 continue;
             }
             o->config = ci;
-            if (s->configs[ci].reps <= 0 || s->configs[ci].constraint >= 0) {
+            if (s->configs[ci].constraint >= 0) {
                 o->state = KW_SENS_CONSTRAINT;
                 continue;
             }
             o->state = KW_SENS_EVALUATED;
+            o->evidence = s->configs[ci].evidence;
             o->pct = kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
             o->same = kw_np_same(rs, &s->configs[ci], F);
         }
@@ -500,4 +665,67 @@ double kw_sens_magnitude(const kw_sens *k)
             m = a;
     }
     return m;
+}
+
+int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added)
+{
+    const kw_knobspace *ks = &rs->ks;
+    int n_added = 0, rc = 0;
+    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
+    if (!sn)
+        return kw_error_set(KW_ENOMEM, "out of memory for the sensitivity");
+    for (int sh = 0; sh < rs->n_shapes && rc == 0; sh++) {
+        kw_rs_shape *s = &rs->shapes[sh];
+        int es = -1;
+        for (int i = 0; i < ev->n_shapes; i++)
+            if (strcmp(ev->shape_names[i], s->name) == 0)
+                es = i;
+        if (es < 0 || s->final < 0 || kw_netpath_sensitivity(sn, rs, sh) != 0)
+            continue;
+        kw_cand F = s->configs[s->final].cand; /* a copy: adding configs may move them */
+        for (int k = 0; k < ks->n_knobs && rc == 0; k++)
+            for (int side = 0; side < 2 && rc == 0; side++) {
+                if (sn[k].side[side].state != KW_SENS_MISSING)
+                    continue;
+                kw_cand c = F;
+                c.v[k] = (uint8_t)sn[k].side[side].value;
+                /* one the journal has without a step stays as it is: a second
+                 * repetition would change figures the files already show */
+                if (kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c)) >= 0)
+                    continue;
+                kw_metrics m;
+                if ((rc = ev->eval(ev->ctx, &c, es, 0, &m)) != 0 ||
+                    (rc = kw_runsum_add_eval(rs, sh, &c, &m)) != 0)
+                    break;
+                int ci = kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c));
+                if (ci >= 0)
+                    s->configs[ci].evidence = 1;
+                n_added++;
+            }
+    }
+    free(sn);
+    if (added)
+        *added = n_added;
+    return rc;
+}
+
+int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
+{
+    int n = rs->ks.n_knobs;
+    memset(measured, 0, (size_t)n * sizeof *measured);
+    memset(inert, 0, (size_t)n * sizeof *inert);
+    kw_sens *sn = calloc((size_t)(n > 0 ? n : 1), sizeof *sn);
+    if (!sn)
+        return kw_error_set(KW_ENOMEM, "out of memory for the knob effects");
+    for (int i = 0; i < rs->n_shapes; i++) {
+        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
+            continue;
+        for (int k = 0; k < n; k++) {
+            measured[k] += sn[k].side[0].state == KW_SENS_EVALUATED ||
+                           sn[k].side[1].state == KW_SENS_EVALUATED;
+            inert[k] += kw_sens_inert(&sn[k]);
+        }
+    }
+    free(sn);
+    return 0;
 }

@@ -19,7 +19,8 @@
 typedef enum {
     KW_NET_NONE,      /* no path: the baseline or the recommendation is unknown */
     KW_NET_DIRECT,    /* one step per knob that differs (each knob set once, to its shipped value) */
-    KW_NET_ACCEPTED,  /* no such chain was evaluated: the accepted path with its loops cut */
+    KW_NET_ACCEPTED,  /* too many configurations to search: the accepted path with its loops cut */
+    KW_NET_SHORTEST,  /* no direct chain was evaluated: the shortest chain through evaluated ones */
 } kw_net_kind;
 
 typedef struct kw_net_step {
@@ -43,7 +44,9 @@ void kw_netpath_free(kw_netpath *p);
 
 /* Check that p is a chain of one-knob steps from the shape's baseline to its
  * recommendation, each configuration evaluated: 0, or KW_ECORRUPT naming the
- * first broken link (verify). */
+ * first broken link (verify). A shape tuned without steps (random and
+ * exhaustive search evaluate configurations, they take no one-knob steps)
+ * has no net path, and nothing to prove. */
 int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p);
 
 /* Effect of a net step on metric m in percent of its before value; NAN when
@@ -90,6 +93,7 @@ typedef struct kw_sens_side {
     int config;         /* its config index (EVALUATED, CONSTRAINT), else -1 */
     double pct;         /* primary effect against the recommendation, percent (NAN if not finite) */
     int same;           /* every metric and the guards equal the recommendation's: no effect */
+    int evidence;       /* evaluated after the run (kw_netpath_evidence), not by the journal */
 } kw_sens_side;
 
 typedef struct kw_sens {
@@ -99,6 +103,21 @@ typedef struct kw_sens {
 /* out[k] for every knob of the space (rs->ks.n_knobs entries). Returns 0, or
  * KW_EINPUT when the shape has no recommendation. */
 int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
+/* The evidence phase (results writer, after the run): evaluate, through ev
+ * (the run's own evaluator, repetition 0), every neighbour of each
+ * recommendation the summary lacks and no constraint forbids, and add it to
+ * the summary marked `evidence` (never ranked, never on a path), so the
+ * sensitivity in results.xml is complete. At most 2 x knobs evaluations per
+ * shape; none when the search already evaluated them (OFAT does). *added
+ * (may be NULL) counts them. */
+int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added);
+
+/* Per knob over every shape with a recommendation: measured[k] shapes where
+ * at least one neighbour was evaluated, inert[k] of them where the knob had
+ * no effect (kw_sens_inert). A knob with measured[k] > 0 and inert[k] ==
+ * measured[k] changed nothing anywhere. Arrays of rs->ks.n_knobs. */
+int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs);
+
 /* A knob with no effect on the shape: at least one neighbour evaluated, and
  * every evaluated neighbour the same as the recommendation. */
 int kw_sens_inert(const kw_sens *k);

@@ -674,7 +674,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
         x->bad = 1;
         return;
     }
-    static const char *const kinds[] = {"none", "direct", "accepted"};
+    static const char *const kinds[] = {"none", "direct", "accepted", "shortest"};
     const kw_rs_config *B = &s->configs[s->baseline];
     kw_x_start(x, "net_path");
     kw_x_attr(x, "kind", kinds[np.kind]);
@@ -759,6 +759,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
                     kw_x_attr(x, "saturated", kw_guards_saturated(c->m.guards) ? "true" : "false");
                     kw_x_attr(x, "guards", c->m.guards[0] ? c->m.guards : "pass");
                     kw_x_attr(x, "same", o->same ? "true" : "false");
+                    kw_x_attr(x, "source", o->evidence ? "evidence" : "journal");
                 }
                 kw_x_end(x);
             }
@@ -775,22 +776,10 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
 static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
 {
     const kw_knobspace *ks = &rs->ks;
-    int *inert = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *inert);
-    int *seen = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *seen);
-    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
-    if (!inert || !seen || !sn) {
+    int seen[KW_KNOB_MAX], inert[KW_KNOB_MAX];
+    if (kw_netpath_knob_effects(seen, inert, rs) != 0) {
         x->bad = 1;
-        goto done;
-    }
-    for (int i = 0; i < rs->n_shapes; i++) {
-        if (rs->shapes[i].final < 0 || kw_netpath_sensitivity(sn, rs, i) != 0)
-            continue;
-        for (int k = 0; k < ks->n_knobs; k++) {
-            int evaluated = sn[k].side[0].state == KW_SENS_EVALUATED ||
-                            sn[k].side[1].state == KW_SENS_EVALUATED;
-            seen[k] += evaluated;
-            inert[k] += kw_sens_inert(&sn[k]);
-        }
+        return;
     }
     kw_x_start(x, "knob_effects");
     for (int k = 0; k < ks->n_knobs; k++) {
@@ -802,10 +791,6 @@ static void kw_x_knob_effects(kw_xw *x, const kw_runsum *rs)
         kw_x_end(x);
     }
     kw_x_end(x);
-done:
-    free(inert);
-    free(seen);
-    free(sn);
 }
 
 static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
@@ -2458,6 +2443,12 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
     if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
         goto done;
     if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)
+        goto done;
+    /* The evidence phase, with the re-checks: the neighbours of each
+     * recommendation the search did not evaluate, for results.xml's
+     * sensitivity (none after an OFAT search). kw_results_write (an
+     * interrupted run's files) writes what the journal has. */
+    if (ev && final_ev && (rc = kw_netpath_evidence(rs, ev, NULL)) != 0)
         goto done;
     rc = kw_results_write_summary(run_dir, rs);
 done:

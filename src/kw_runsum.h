@@ -40,6 +40,10 @@ typedef struct kw_rs_config {
      * re-measured, so a pointer keeps the other configurations small. Owned
      * by the summary. */
     kw_metrics *recheck;
+    /* 1: evaluated after the run, for the sensitivity around the
+     * recommendation (kw_netpath_evidence: a neighbour the journal lacks);
+     * not in the journal, never ranked, never on a path. */
+    int evidence;
 } kw_rs_config;
 
 /* One engine decision: from parent, one knob changed (n_changed says how many

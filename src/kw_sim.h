@@ -80,6 +80,12 @@ typedef struct kw_sim_result {
     double flop_rate_per_s;     /* executed FLOPs, weighted by element bytes / 2 (bf16 = 1) */
     double dram_rate_bytes_per_s;
     double *lat_sorted_us;      /* [samples] when opts.keep_latencies; free with kw_sim_result_clear */
+    /* Saturation (kw_sim.c "Saturation"): can the mapping keep up at all? */
+    double offered_rps;         /* measured arrivals per second over their span */
+    double capacity_rps;        /* uncontended: groups x max over r <= max_batch of r / T(r) */
+    double offered_util;        /* offered / capacity of the busiest queue's groups (>= 1: cannot keep up) */
+    double drain_us;            /* last completion - last arrival: the backlog left to drain */
+    int saturated;              /* offered_util >= 1, or the backlog grew over the window */
 } kw_sim_result;
 
 /* Simulate. `out` is fully overwritten. Returns 0, KW_EINPUT (bad input or

@@ -245,3 +245,26 @@ Test(bisect, bad_orders_and_broken_endpoints_are_refused)
     cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &a, 3, 1), 0);
     cr_assert_eq(r.n_knobs, 0);
 }
+
+/* A step that lands on a configuration whose arrivals exceed what it can
+ * serve prints "saturated", never a percentage of an unbounded backlog. */
+Test(audit, saturated_steps_print_saturated_not_a_percentage)
+{
+    kw_runsum *rs = sy_run();
+    /* mark decode_b1's largest regression (placement=stream_affinity) saturated */
+    int step;
+    cr_assert_geq(kw_audit_worst_knob(rs, SY_S0, &step), 0);
+    kw_rs_shape *s = &rs->shapes[SY_S0];
+    kw_rs_config *af = &s->configs[s->steps[step].after];
+    af->m.v[SYM_P95] = 1e9; /* what a backlog grown over the window reads */
+    snprintf(af->m.guards, sizeof af->m.guards, "saturated");
+    kw_sbuf b = {0};
+    cr_assert_eq(kw_audit_render(&b, rs, SY_S0, "knobwise eval --seed 1"), 0);
+    const char *t = kw_sbuf_cstr(&b);
+    cr_assert(strstr(t, "largest regression: placement=stream_affinity made p95_us saturated") != NULL,
+              "%s", t);
+    cr_assert(strstr(t, "worst: placement=stream_affinity p95_us saturated") != NULL, "%s", t);
+    cr_assert_null(strstr(t, "+99999"), "%s", t);
+    kw_sbuf_free(&b);
+    kw_runsum_free(rs);
+}

@@ -124,7 +124,7 @@ Test(netpath, probes_and_reverts_drop_out_of_the_net_path)
     kw_runsum_free(rs);
 }
 
-Test(netpath, without_a_direct_chain_the_accepted_path_loses_its_loops)
+Test(netpath, without_a_direct_chain_the_shortest_evaluated_chain_ships)
 {
     kw_cand inc;
     kw_runsum *rs = np_new(&inc);
@@ -138,8 +138,9 @@ Test(netpath, without_a_direct_chain_the_accepted_path_loses_its_loops)
     kw_netpath p;
     cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
     /* shipped b=2,c=2; neither b=2 alone nor c=2 alone was evaluated, so no
-     * two-step chain exists: b 0->1, c 1->2, b 1->2 (the loop cut) */
-    cr_assert_eq(p.kind, KW_NET_ACCEPTED);
+     * two-step chain exists; the shortest through evaluated configurations:
+     * b 0->1, c 1->2, b 1->2 (the probe's loop gone) */
+    cr_assert_eq(p.kind, KW_NET_SHORTEST);
     cr_assert_eq(p.n, 3);
     cr_assert_eq(p.steps[0].knob, 1);
     cr_assert_eq(p.steps[1].knob, 2);
@@ -253,4 +254,104 @@ Test(netpath, saturated_guard_is_matched_by_name)
     cr_assert(!kw_guards_saturated("unsaturated"));
     cr_assert(!kw_guards_saturated(""));
     cr_assert(!kw_guards_saturated(NULL));
+}
+
+Test(netpath, a_stepless_search_has_no_net_path_and_nothing_to_prove)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    /* random search: evaluations, no steps; the best is the recommendation */
+    kw_cand c = inc;
+    c.v[1] = 3;
+    c.v[2] = 0;
+    np_eval(rs, &c);
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    const kw_rs_shape *s = &rs->shapes[0];
+    cr_assert_eq(s->configs[s->final].id, kw_cand_id(&rs->ks, &c));
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    cr_assert_eq(p.kind, KW_NET_NONE);
+    cr_assert_eq(p.n, 0);
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    kw_netpath_free(&p);
+    kw_runsum_free(rs);
+}
+
+/* The evidence phase fills every neighbour the search did not evaluate,
+ * through the run's evaluator; effects follow the synthetic closed form. */
+Test(netpath, evidence_fills_the_missing_neighbours)
+{
+    kw_knobspace ks;
+    sy_space(&ks);
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_new(&rs, &ks, SY_NMETRICS, sy_metric_names, "p95_us"), 0);
+    for (int s = 0; s < SY_NSHAPES; s++)
+        cr_assert_geq(kw_runsum_shape(rs, sy_shape_names[s]), 0);
+    kw_cand base;
+    kw_cand_baseline(&base, &rs->ks);
+    kw_metrics m;
+    sy_eval(NULL, &base, SY_S1, 0, &m);
+    cr_assert_eq(kw_runsum_add_eval(rs, SY_S1, &base, &m), 0);
+    cr_assert_eq(kw_runsum_finish(rs), 0); /* only the baseline: it is the recommendation */
+    kw_sens sn[SY_NKNOBS];
+    cr_assert_eq(kw_netpath_sensitivity(sn, rs, SY_S1), 0);
+    int missing = 0;
+    for (int k = 0; k < SY_NKNOBS; k++)
+        for (int d = 0; d < 2; d++)
+            missing += sn[k].side[d].state == KW_SENS_MISSING;
+    /* every knob's baseline has both neighbours but fuse_attention, max_batch
+     * and placement (baseline index 0) have only an upper one: 3 x 2 + 3 */
+    cr_assert_eq(missing, 9);
+    kw_evaluator ev = sy_evaluator();
+    int added = -1;
+    cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0, "%s", kw_error_last());
+    cr_assert_eq(added, 9);
+    cr_assert_eq(kw_netpath_sensitivity(sn, rs, SY_S1), 0);
+    const kw_rs_shape *s = &rs->shapes[SY_S1];
+    for (int k = 0; k < SY_NKNOBS; k++)
+        for (int d = 0; d < 2; d++) {
+            const kw_sens_side *o = &sn[k].side[d];
+            if (o->state == KW_SENS_EDGE)
+                continue;
+            cr_assert_eq(o->state, KW_SENS_EVALUATED, "knob %d side %d", k, d);
+            cr_assert(o->evidence);
+            kw_cand c = base;
+            c.v[k] = (uint8_t)o->value;
+            double want = (sy_p95(&c, SY_S1) - sy_p95(&base, SY_S1)) / sy_p95(&base, SY_S1) * 100.0;
+            cr_assert_float_eq(o->pct, want, 1e-9, "knob %d side %d", k, d);
+        }
+    /* evidence never enters the ranking or the net path */
+    cr_assert_eq(s->n_ranked, 1);
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, SY_S1), 0);
+    cr_assert_eq(p.n, 0);
+    kw_netpath_free(&p);
+    /* a second pass has nothing left to do */
+    cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0);
+    cr_assert_eq(added, 0);
+    kw_runsum_free(rs);
+}
+
+/* A search that wandered (b 0->1->2, then c, then b 2->3) ships b 0->3 and c
+ * 1->2 when only b=3,c=2 and the wandering configurations were evaluated:
+ * the shortest chain jumps b 0->2 (both evaluated, one knob apart). */
+Test(netpath, the_shortest_chain_skips_a_detour)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_new(&inc);
+    np_step(rs, &inc, 1, 1, KW_DECIDE_ACCEPT, "main");   /* b 0->1 */
+    np_step(rs, &inc, 1, 2, KW_DECIDE_ACCEPT, "main");   /* b 1->2 */
+    np_step(rs, &inc, 2, 2, KW_DECIDE_EXPLORE, "probe"); /* c 1->2 */
+    np_step(rs, &inc, 1, 3, KW_DECIDE_ACCEPT, "probe");  /* b 2->3 */
+    cr_assert_eq(kw_runsum_finish(rs), 0);
+    kw_netpath p;
+    cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
+    cr_assert_eq(p.kind, KW_NET_SHORTEST);
+    cr_assert_eq(p.n, 3, "%d steps", p.n); /* b 0->2, c 1->2, b 2->3: the accepted path has 4 */
+    cr_assert_eq(rs->shapes[0].n_path, 4);
+    cr_assert_eq(p.steps[0].knob, 1);
+    cr_assert_eq(p.steps[0].step, -1, "b 0->2 was never a journaled step");
+    cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
+    kw_netpath_free(&p);
+    kw_runsum_free(rs);
 }

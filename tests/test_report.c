@@ -42,28 +42,83 @@ static void rm_rf(const char *dir)
     if (system(cmd) != 0) { /* best effort */ }
 }
 
-Test(report, every_plot_is_there_and_offline)
+/* A synthetic latency sample per shape: uniform on [base, 2 base] for the
+ * baseline and [base/2, base] for the recommendation (n points, sorted). */
+#define RP_N 400
+static double rp_lat[2][SY_NSHAPES][RP_N];
+static kw_report_dist rp_dist[2][SY_NSHAPES];
+
+static kw_report_lat rp_lat_of(const kw_runsum *rs)
+{
+    for (int k = 0; k < 2; k++)
+        for (int s = 0; s < rs->n_shapes; s++) {
+            double lo = k ? sy_base[s] / 2 : sy_base[s];
+            for (int i = 0; i < RP_N; i++)
+                rp_lat[k][s][i] = lo + lo * i / (RP_N - 1);
+            rp_dist[k][s] = (kw_report_dist){RP_N, rp_lat[k][s]};
+        }
+    return (kw_report_lat){rp_dist[0], rp_dist[1]};
+}
+
+/* The text between the first `open` at or after from and the next `close`. */
+static char *rp_between(const char *from, const char *open, const char *close)
+{
+    const char *a = strstr(from, open);
+    cr_assert_not_null(a, "no %s", open);
+    const char *z = strstr(a, close);
+    cr_assert_not_null(z);
+    return strndup(a, (size_t)(z - a));
+}
+
+Test(report, every_section_is_there_and_offline)
 {
     kw_runsum *rs = sy_run();
+    kw_report_lat lat = rp_lat_of(rs);
     kw_sbuf b = {0};
-    cr_assert_eq(kw_report_html(&b, rs), 0);
+    cr_assert_eq(kw_report_html_lat(&b, rs, &lat), 0);
     const char *h = kw_sbuf_cstr(&b);
     cr_assert(strncmp(h, "<!DOCTYPE html>", 15) == 0);
-    /* per shape: convergence, waterfall, latency, families; plus the heat map */
-    cr_assert_eq(count(h, "<svg "), 4 * SY_NSHAPES + 1);
+    /* per shape: waterfall, convergence, CDF, families, sensitivity; plus the heat map */
+    cr_assert_eq(count(h, "<svg "), 5 * SY_NSHAPES + 1);
+    cr_assert_eq(count(h, "<section class=\"shape\">"), SY_NSHAPES);
     cr_assert_eq(count(h, "aria-label=\"convergence of p95_us"), SY_NSHAPES);
     cr_assert_eq(count(h, "aria-label=\"waterfall of p95_us"), SY_NSHAPES);
     cr_assert_eq(count(h, "aria-label=\"latency distribution"), SY_NSHAPES);
+    cr_assert_eq(count(h, "aria-label=\"sensitivity of p95_us"), SY_NSHAPES);
     cr_assert_eq(count(h, "aria-label=\"effect by knob family"), SY_NSHAPES);
     cr_assert_eq(count(h, "class=\"cell\""), SY_NSHAPES * SY_NSHAPES);
-    cr_assert_eq(count(h, "class=\"incumbent\""), SY_NSHAPES);
     cr_assert_eq(count(h, "<table class=\"guards\">"), SY_NSHAPES);
-    /* accepted points are labelled with their knob */
-    cr_assert(strstr(h, "<text class=\"knob\"") != NULL);
-    cr_assert(strstr(h, ">fuse_attention</text>") != NULL);
+    cr_assert_eq(count(h, "<table class=\"mapping\">"), SY_NSHAPES);
+    cr_assert_eq(count(h, "<polyline class=\"rec\""), SY_NSHAPES);
+    cr_assert_eq(count(h, "<polyline class=\"base\""), SY_NSHAPES);
+    /* the mapping lists every knob of every shape, the changed ones marked;
+     * the waterfall has one labelled bar per net step (+ baseline and
+     * recommendation), and the convergence plot labels exactly those steps */
+    const char *at = h;
+    int changed_total = 0;
+    for (int si = 0; si < rs->n_shapes; si++) {
+        const kw_rs_shape *s = &rs->shapes[si];
+        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand);
+        changed_total += d;
+        char *wf = rp_between(at, "<svg class=\"waterfall\"", "</svg>");
+        cr_assert_eq(count(wf, "<text class=\"label\""), d + 2, "shape %s", s->name);
+        char *cv = rp_between(at, "<svg class=\"convergence\"", "</svg>");
+        cr_assert_eq(count(cv, "<circle class=\"shipped\""), d, "shape %s", s->name);
+        cr_assert_eq(count(cv, "<text class=\"knob\""), d);
+        /* no negative tick anywhere on the value axes */
+        for (const char *t = cv; (t = strstr(t, "<text class=\"tick\"")) != NULL; t++) {
+            const char *v = strchr(t, '>') + 1;
+            cr_assert(*v != '-', "negative tick %.20s", v);
+        }
+        at = strstr(at, "<svg class=\"sensitivity\"") + 1;
+        free(wf);
+        free(cv);
+    }
+    cr_assert_eq(count(h, "<tr class=\"changed\">"), changed_total);
+    /* the planted regression of placement=stream_affinity shows in the sensitivity */
+    cr_assert(strstr(h, "stream_affinity +") != NULL);
     /* the non-portable prefill winner is flagged in the summary and the heat map */
     cr_assert(strstr(h, "worse than that shape's baseline") != NULL);
-    /* every family appears in the family plot */
     for (int f = 0; f < KW_FAMILY_COUNT; f++) {
         char want[64];
         snprintf(want, sizeof want, ">%s (", kw_family_name((kw_family)f));
@@ -77,16 +132,30 @@ Test(report, every_plot_is_there_and_offline)
     /* deterministic */
     kw_runsum *rs2 = sy_run();
     kw_sbuf b2 = {0};
-    kw_report_html(&b2, rs2);
+    kw_report_html_lat(&b2, rs2, &lat);
     cr_assert_str_eq(h, kw_sbuf_cstr(&b2));
     kw_sbuf_free(&b2);
     kw_runsum_free(rs2);
+    /* a winner that cannot keep up on another shape reads "saturated" there */
+    int n = rs->n_shapes;
+    snprintf(rs->port[SY_S1 * n + SY_S2].guards, KW_GUARDS_LEN, "saturated");
+    kw_sbuf b4 = {0};
+    cr_assert_eq(kw_report_html_lat(&b4, rs, &lat), 0);
+    char *heat = rp_between(kw_sbuf_cstr(&b4), "<svg class=\"heatmap\"", "</svg>");
+    cr_assert_eq(count(heat, ">saturated"), 1, "%s", heat);
+    free(heat);
+    kw_sbuf_free(&b4);
+    /* without distributions the latency plot says what it needs */
+    kw_sbuf b3 = {0};
+    cr_assert_eq(kw_report_html(&b3, rs), 0);
+    cr_assert(strstr(kw_sbuf_cstr(&b3), "Distribution needs the run's inputs") != NULL);
+    kw_sbuf_free(&b3);
     kw_sbuf_free(&b);
     kw_runsum_free(rs);
 }
 
 /* Minimal PNG reading: the IHDR size, and whether the file is big enough to
- * hold more than one flat colour (a blank 1200x2000 page deflates to ~10 KB). */
+ * hold more than one flat colour (a blank page deflates to ~10 KB). */
 static int png_size(const char *path, long *w, long *h, long *bytes)
 {
     FILE *f = fopen(path, "rb");
@@ -105,35 +174,108 @@ static int png_size(const char *path, long *w, long *h, long *bytes)
     return 0;
 }
 
-Test(report, renders_in_headless_chromium, .timeout = 120)
+/* Measured in the browser, written into the page by a test-only script (the
+ * report itself has none): the window width, elements reaching past it, the
+ * sections a reader looks for, negative ticks. */
+static const char rp_check_js[] =
+    "<script>addEventListener('load',function(){"
+    "var W=document.documentElement.clientWidth,wide=0,first='';"
+    "document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();"
+    "if(r.width>0&&(r.right>W+1||r.left<-1)){wide++;if(!first)first=e.tagName+'.'+(e.getAttribute('class')||'');}});"
+    "var q=function(s){return document.querySelectorAll(s).length};var neg=0;"
+    "document.querySelectorAll('svg text.tick').forEach(function(t){if(parseFloat(t.textContent)<0)neg++;});"
+    "var p=document.createElement('pre');p.id='kwcheck';"
+    "p.textContent='KW'+'RESULT W='+W+' scrollw='+document.documentElement.scrollWidth+' wide='+wide+"
+    "' shapes='+q('section.shape')+' mapping='+q('table.mapping tr.changed')+' waterfall='+q('svg.waterfall')+"
+    "' convergence='+q('svg.convergence polyline.best')+' cdf='+q('svg.cdf polyline.rec')+"
+    "' sensitivity='+q('svg.sensitivity')+' heat='+q('svg.heatmap rect.cell')+' guards='+q('table.guards')+"
+    "' neg='+neg+' first='+first+' END';document.body.appendChild(p);});</script>";
+
+static long rp_field(const char *text, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, " %s=", key);
+    const char *p = strstr(text, k);
+    cr_assert_not_null(p, "no %s in the browser's check", key);
+    return strtol(p + strlen(k), NULL, 10);
+}
+
+/* Renders the report in headless Chromium at a laptop's width (1366 px):
+ * every section is in the DOM, nothing is wider than the page, no negative
+ * tick, and the screenshot is not blank. Skips (as before) when chromium is
+ * not installed, except where KW_REQUIRE_CHROMIUM=1 (.ci/run installs it and
+ * sets that), where it fails. */
+Test(report, renders_in_headless_chromium, .timeout = 180)
 {
     const char *chromium = "/usr/bin/chromium";
-    if (access(chromium, X_OK) != 0)
+    if (access(chromium, X_OK) != 0) {
+        /* .ci/run sets KW_REQUIRE_CHROMIUM: there a missing browser fails */
+        const char *req = getenv("KW_REQUIRE_CHROMIUM");
+        cr_assert(!(req && req[0] == '1'), "chromium is required here (KW_REQUIRE_CHROMIUM=1) "
+                                            "but %s is missing", chromium);
         cr_skip_test("chromium is not installed (Debian package chromium)");
+    }
     kw_runsum *rs = sy_run();
+    kw_report_lat lat = rp_lat_of(rs);
     kw_sbuf b = {0};
-    cr_assert_eq(kw_report_html(&b, rs), 0);
+    cr_assert_eq(kw_report_html_lat(&b, rs, &lat), 0);
     char *dir = kw_t_tmpdir();
-    kw_outfile f = {"report.html", kw_sbuf_cstr(&b), b.len};
-    cr_assert_eq(kw_results_commit(dir, &f, 1), 0);
+    /* the page as shipped, and a copy with the measuring script */
+    const char *html = kw_sbuf_cstr(&b);
+    const char *body_end = strstr(html, "</body>");
+    cr_assert_not_null(body_end);
+    kw_sbuf c = {0};
+    kw_sbuf_putn(&c, html, (size_t)(body_end - html));
+    kw_sbuf_puts(&c, rp_check_js);
+    kw_sbuf_puts(&c, body_end);
+    kw_outfile f[2] = {{"report.html", html, b.len}, {"check.html", kw_sbuf_cstr(&c), c.len}};
+    cr_assert_eq(kw_results_commit(dir, f, 2), 0);
+    static const char flags[] =
+        "--headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --window-size=1366,900";
     char cmd[8192];
     snprintf(cmd, sizeof cmd,
-             "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-background-networking "
-             "--disable-component-update --disable-sync --no-first-run --user-data-dir='%s/profile' "
-             "--screenshot='%s/shot.png' --window-size=1200,2000 'file://%s/report.html' "
-             ">'%s/chromium.log' 2>&1",
-             chromium, dir, dir, dir, dir);
+             "timeout 90 %s %s --user-data-dir='%s/profile' --virtual-time-budget=5000 --dump-dom "
+             "'file://%s/check.html' >'%s/dom.html' 2>'%s/chromium.log'",
+             chromium, flags, dir, dir, dir, dir);
     int st = system(cmd);
     cr_assert_eq(st, 0, "chromium failed (%d), see %s/chromium.log", st, dir);
-    char png[4200];
-    snprintf(png, sizeof png, "%s/shot.png", dir);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/dom.html", dir);
+    char *dom = kw_t_slurp(p);
+    const char *chk = strstr(dom, "KWRESULT ");
+    cr_assert_not_null(chk, "the check script did not run: %.300s", dom);
+    cr_log_info("%.400s", chk);
+    long W = rp_field(chk, "W");
+    cr_assert(W > 1200 && W <= 1366, "window width %ld", W);
+    cr_assert_eq(rp_field(chk, "wide"), 0, "elements wider than the page: %.300s", chk);
+    cr_assert_leq(rp_field(chk, "scrollw"), W, "the page scrolls sideways: %.300s", chk);
+    cr_assert_eq(rp_field(chk, "shapes"), SY_NSHAPES);
+    cr_assert_gt(rp_field(chk, "mapping"), 0);
+    cr_assert_eq(rp_field(chk, "waterfall"), SY_NSHAPES);
+    cr_assert_eq(rp_field(chk, "convergence"), SY_NSHAPES);
+    cr_assert_eq(rp_field(chk, "cdf"), SY_NSHAPES);
+    cr_assert_eq(rp_field(chk, "sensitivity"), SY_NSHAPES);
+    cr_assert_eq(rp_field(chk, "heat"), SY_NSHAPES * SY_NSHAPES);
+    cr_assert_eq(rp_field(chk, "guards"), SY_NSHAPES);
+    cr_assert_eq(rp_field(chk, "neg"), 0);
+    free(dom);
+    /* and a screenshot of the page as shipped, at the same width */
+    snprintf(cmd, sizeof cmd,
+             "timeout 90 %s %s --user-data-dir='%s/profile2' --screenshot='%s/shot.png' "
+             "'file://%s/report.html' >'%s/chromium2.log' 2>&1",
+             chromium, flags, dir, dir, dir, dir);
+    st = system(cmd);
+    cr_assert_eq(st, 0, "chromium failed (%d), see %s/chromium2.log", st, dir);
+    snprintf(p, sizeof p, "%s/shot.png", dir);
     long w, h, bytes;
-    cr_assert_eq(png_size(png, &w, &h, &bytes), 0, "no PNG screenshot");
-    cr_assert_eq(w, 1200);
-    cr_assert_eq(h, 2000);
+    cr_assert_eq(png_size(p, &w, &h, &bytes), 0, "no PNG screenshot");
+    cr_assert_eq(w, 1366);
+    cr_assert_eq(h, 900);
     cr_assert_gt(bytes, 40000, "screenshot is %ld bytes: blank?", bytes);
     rm_rf(dir);
     free(dir);
+    kw_sbuf_free(&c);
     kw_sbuf_free(&b);
     kw_runsum_free(rs);
 }
@@ -351,6 +493,11 @@ Test(results_cli, verbs_on_a_model_run, .timeout = 300)
     snprintf(p, sizeof p, "%s/r.html", dir);
     char *html = kw_t_slurp(p);
     cr_assert(strstr(html, "class=\"cell\"") != NULL);
+    /* the model run's distributions were re-simulated: a CDF per shape */
+    cr_assert_gt(count(html, "<polyline class=\"rec\""), 0);
+    cr_assert_null(strstr(html, "Distribution needs the run's inputs"));
+    /* bounded by knobs and shapes, not by steps (the default run: ~175 kB) */
+    cr_assert_lt(strlen(html), 1000000, "report is %zu bytes", strlen(html));
     free(html);
 
     snprintf(args, sizeof args, "recommend '%s' --all", dir);

@@ -1,0 +1,27 @@
+/* kw_knobuse.h - which knobs of a space its block can use at all: a knob the
+ * model never reads for this block (fuse_residual_norm on a block without a
+ * residual followed by a norm, batch_timeout_us while max_batch can only be 1)
+ * changes nothing, and every evaluation spent on it is wasted. `knobwise
+ * validate` warns about each (a warning, not an error: the space is still
+ * valid); the results flag, after the fact, the knobs that measured no effect
+ * (kw_netpath.h sensitivity). The rules read the same block structure the cost
+ * model does (src/kw_cost.c, kw_sim.c): each names the code it mirrors. */
+#ifndef KW_KNOBUSE_H
+#define KW_KNOBUSE_H
+
+#include "kw_model.h"
+
+#define KW_KNOBUSE_MSG_LEN 256
+
+typedef struct kw_knobuse {
+    int knob;                      /* index into cfg->space.knobs */
+    int line;                      /* the knob's line in the space file (0 when unknown) */
+    char why[KW_KNOBUSE_MSG_LEN];  /* "block 'llama7b_attn' has no residual followed by a norm" */
+} kw_knobuse;
+
+/* The knobs of cfg's space that its block cannot use, at most max of them into
+ * out (knob order). Returns how many there are (may exceed max), or a negative
+ * code when the space's block is not in the workload. */
+int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg);
+
+#endif

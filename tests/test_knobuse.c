@@ -1,0 +1,92 @@
+/* test_knobuse.c - knobs a space's block cannot use (kw_knobuse.h) and the
+ * warning `knobwise validate` prints for each. The shipped default tunes the
+ * Llama attention block, whose only residual is its last operator (nothing to
+ * fuse it with), so fuse_residual_norm is the one knob it cannot use; a copy
+ * restricted to max_batch 1 adds batch_timeout_us; the MLP block with a
+ * gate/up pair can use fuse_gate_up, the attention block has no such pair. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_knobuse.h"
+#include "kw_load.h"
+#include "kw_testutil.h"
+
+static void setup(void) { gsl_set_error_handler_off(); }
+TestSuite(knobuse, .init = setup);
+
+static int uses(const kw_config *cfg, const kw_knobuse *ku, int n, const char *knob)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(cfg->space.knobs.knobs[ku[i].knob].name, knob) == 0)
+            return 0;
+    return 1;
+}
+
+static kw_config *load(const char *rel)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", kw_t_src(), rel);
+    kw_config *cfg = NULL;
+    cr_assert_eq(kw_config_load(&cfg, p, NULL, NULL), 0, "%s", kw_error_last());
+    return cfg;
+}
+
+Test(knobuse, the_default_cannot_use_fuse_residual_norm)
+{
+    kw_config *cfg = load("spaces/default.xml");
+    kw_knobuse ku[KW_KNOB_MAX];
+    int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    cr_assert_eq(n, 1, "%d knobs flagged", n);
+    cr_assert(!uses(cfg, ku, n, "fuse_residual_norm"));
+    cr_assert(strstr(ku[0].why, "no residual followed by a norm") != NULL, "%s", ku[0].why);
+    cr_assert_gt(ku[0].line, 0);
+    /* everything else of the catalogue it lists is used by the attention block */
+    cr_assert(uses(cfg, ku, n, "fuse_qkv"));
+    cr_assert(uses(cfg, ku, n, "fuse_attention"));
+    cr_assert(uses(cfg, ku, n, "batch_timeout_us"));
+    cr_assert(uses(cfg, ku, n, "placement"));
+    kw_config_free(cfg);
+}
+
+Test(knobuse, max_batch_one_makes_the_timeout_useless)
+{
+    kw_config *cfg = load("spaces/default.xml");
+    kw_knobspace *ks = &cfg->space.knobs;
+    int mb = kw_knobspace_find(ks, "max_batch");
+    cr_assert_geq(mb, 0);
+    ks->knobs[mb].n_values = 1;
+    snprintf(ks->knobs[mb].values[0], KW_VALUE_LEN, "1");
+    ks->knobs[mb].baseline = 0;
+    kw_knobuse ku[KW_KNOB_MAX];
+    int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    cr_assert_eq(n, 2);
+    cr_assert(!uses(cfg, ku, n, "batch_timeout_us"));
+    /* one group of cores: every cores_per_request value equal to the core count */
+    int cp = kw_knobspace_find(ks, "cores_per_request");
+    ks->knobs[cp].n_values = 1;
+    snprintf(ks->knobs[cp].values[0], KW_VALUE_LEN, "%d", cfg->accel.cores);
+    n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    cr_assert(!uses(cfg, ku, n, "placement"));
+    kw_config_free(cfg);
+}
+
+Test(knobuse, validate_warns_and_still_passes)
+{
+    char args[4200];
+    snprintf(args, sizeof args, "validate '%s/spaces/default.xml'", kw_t_src());
+    kw_run r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "default.xml:") && strstr(r.err, ": warning: knob 'fuse_residual_norm' "
+                                                             "has no effect here"), "%s", r.err);
+    cr_assert(strstr(r.out, "default.xml: ok") != NULL, "%s", r.out);
+    kw_t_free(&r);
+    /* the bert space tunes a block that uses every knob it lists: no warning */
+    snprintf(args, sizeof args, "validate '%s/spaces/bert_attn_tpu.xml'", kw_t_src());
+    r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.err, "warning"), "%s", r.err);
+    kw_t_free(&r);
+}
