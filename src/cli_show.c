@@ -10,11 +10,13 @@
 #include "kw_cli.h"
 #include "kw_load_hier.h"
 #include "kw_load.h"
+#include "kw_shipped.h"
 
 static void kw_show_help(void)
 {
     printf("usage: knobwise show [--space F] [--accel F] [--workload F] [--format text|csv]\n"
-           "                     [--catalogue]\n\n"
+           "                     [--catalogue]\n"
+           "       knobwise show --list [--format text|csv]\n\n"
            "Print a space's knobs (domain, baseline), constraints, guards, its accelerator\n"
            "and its shapes. Without --space, the embedded default job.\n"
            "  --space F                 the space file (default: the embedded default)\n"
@@ -24,7 +26,9 @@ static void kw_show_help(void)
            "                            'shape' row per shape (values and baseline empty)\n"
            "  --catalogue               every knob the model understands: meaning, values and\n"
            "                            their meaning, which blocks use it (with --format csv:\n"
-           "                            header knob,family,values,meaning,used_by,blocks)\n");
+           "                            header knob,family,values,meaning,used_by,blocks)\n"
+           "  --list                    the shipped spaces: --space NAME finds them when no\n"
+           "                            file of that name exists\n");
 }
 
 static void kw_show_csv(const kw_config *c)
@@ -199,14 +203,44 @@ static void kw_show_text(const kw_config *c)
     kw_show_shapes(c);
 }
 
+/* --list: the shipped spaces `--space NAME` finds (kw_shipped.h). */
+static int kw_show_list(int csv)
+{
+    char **names = NULL;
+    int n = 0, rc = kw_shipped_list(&names, &n);
+    if (rc != 0)
+        return kw_cli_fail("show", rc);
+    const char *dir = kw_shipped_datadir();
+    if (n == 0) {
+        fprintf(stderr, "knobwise show: no shipped spaces in %s/spaces (not installed? %s names "
+                        "another data folder)\n",
+                dir, KW_SHIPPED_ENV);
+        return 1;
+    }
+    if (csv)
+        printf("name,path\n");
+    else
+        printf("shipped spaces in %s/spaces (knobwise tune --space NAME):\n", dir);
+    for (int i = 0; i < n; i++) {
+        if (csv)
+            printf("%s,%s/spaces/%s.xml\n", names[i], dir, names[i]);
+        else
+            printf("  %s\n", names[i]);
+    }
+    kw_shipped_list_free(names, n);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int kw_cli_show(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"space", required_argument, NULL, 's'},   {"accel", required_argument, NULL, 'a'},
         {"workload", required_argument, NULL, 'w'}, {"format", required_argument, NULL, 'f'},
-        {"catalogue", no_argument, NULL, 'c'},     {"help", no_argument, NULL, 'h'},
+        {"catalogue", no_argument, NULL, 'c'},     {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    int list = 0;
     const char *space = NULL, *accel = NULL, *workload = NULL, *format = "text";
     int catalogue = 0;
     opterr = 0;
@@ -219,6 +253,7 @@ int kw_cli_show(int argc, char **argv)
         case 'w': workload = optarg; break;
         case 'f': format = optarg; break;
         case 'c': catalogue = 1; break;
+        case 'l': list = 1; break;
         case 'h': kw_show_help(); return 0;
         case ':': return kw_cli_usage_error("show", "option '%s' needs a value", argv[optind - 1]);
         default: return kw_cli_usage_error("show", "unknown option '%s'", argv[optind - 1]);
@@ -228,6 +263,11 @@ int kw_cli_show(int argc, char **argv)
         return kw_cli_usage_error("show", "unexpected argument '%s'", argv[optind]);
     if (strcmp(format, "text") != 0 && strcmp(format, "csv") != 0)
         return kw_cli_usage_error("show", "--format takes text or csv, not '%s'", format);
+    if (list) {
+        if (space || accel || workload)
+            return kw_cli_usage_error("show", "--list takes no file options");
+        return kw_show_list(strcmp(format, "csv") == 0);
+    }
     kw_config *c = NULL;
     int st = kw_cli_load_config(&c, space, accel, workload);
     if (st != 0)

@@ -683,7 +683,8 @@ static int kw_tune_fresh(const kw_tune_args *a)
     char p[KW_PATH_MAX];
     c.owner = a->owner;
     kw_tune_attr(&c, "owner", "%s", a->owner);
-    kw_tune_abs(p, sizeof p, a->space);
+    /* the space as loaded: a shipped name (--space NAME) is recorded as its file */
+    kw_tune_abs(p, sizeof p, a->space ? c.cfg->space.path : NULL);
     kw_tune_attr(&c, "space", "%s", p);
     kw_tune_abs(p, sizeof p, a->accel);
     kw_tune_attr(&c, "accel", "%s", p);

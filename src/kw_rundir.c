@@ -12,6 +12,7 @@
 #include "kw_load.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
+#include "kw_shipped.h"
 
 static const char *kw_attr_or(const kw_journal *j, const char *key, const char *dflt)
 {
@@ -53,6 +54,12 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
 
     if (o->flags & KW_RUNDIR_CONFIG) {
         const char *space = o->space ? o->space : kw_attr_or(j, "space", NULL);
+        char shipped[KW_PATH_MAX];
+        if (o->space) { /* --space NAME: a shipped space when no such file exists */
+            if ((rc = kw_shipped_space(shipped, sizeof shipped, o->space)) < 0)
+                goto fail;
+            space = shipped;
+        }
         const char *accel = o->accel ? o->accel : kw_attr_or(j, "accel", NULL);
         const char *workload = o->workload ? o->workload : kw_attr_or(j, "workload", NULL);
         if (space == NULL && accel == NULL && workload == NULL)

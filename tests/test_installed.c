@@ -138,6 +138,25 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
         snprintf(path, sizeof path, want[i], root, base[i]);
         cr_expect(kw_t_exists(path), "not installed: %s", path);
     }
+    /* the docs, the shipped spaces and the export schema */
+    const char *docdir = kw_t_env("KW_DOCDIR"), *datadir = kw_t_env("KW_PKGDATADIR_INST"),
+               *bindir = kw_t_env("KW_BINDIR");
+    const char *more[] = {"%s%s/README.md", "%s%s/formats.md", "%s%s/spaces/bert_attn_tpu.xml",
+                          "%s%s/results/export.schema.json"};
+    const char *mbase[] = {docdir, docdir, datadir, datadir};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        snprintf(path, sizeof path, more[i], root, mbase[i]);
+        cr_expect(kw_t_exists(path), "not installed: %s", path);
+    }
+    /* the installed binary finds a shipped space by name in the installed data
+     * folder (KNOBWISE_DATADIR stands in for the prefix DESTDIR moved), from an
+     * empty folder */
+    st = kw_t_sh(tmp, "mkdir -p '%s/empty' && cd '%s/empty' && KNOBWISE_DATADIR='%s%s' "
+                      "'%s%s/knobwise' show --space bert_attn_tpu --format csv | grep -q '^knob,' && "
+                      "KNOBWISE_DATADIR='%s%s' '%s%s/knobwise' show --list | grep -qx '  bert_attn_tpu'",
+                 tmp, tmp, root, datadir, root, bindir, root, datadir, root, bindir);
+    cr_expect_eq(st, 0, "the installed knobwise does not find bert_attn_tpu by name:\n%s",
+                 kw_t_log(tmp));
     snprintf(path, sizeof path, "%s%s/libknobwise.a", root, libdir);
     cr_expect(!kw_t_exists(path), "a static libknobwise.a would export the internals: %s", path);
 

@@ -85,6 +85,14 @@ struct knobwise_entry {
     knobwise_watch *watch;
 };
 
+/* What a lookup compares, one compact row per entry (40 bytes against the
+ * entry's few hundred), so a scan of a 256-shape table stays in L1. */
+typedef struct knobwise_key {
+    double batch_log2, len_log2, streams_log2;
+    long batch, len, streams;
+    int phase;      /* -1: the entry has no dimensions */
+} knobwise_key;
+
 struct knobwise_table {
     const char *path;
     const char *kind;
@@ -93,6 +101,7 @@ struct knobwise_table {
     int n_entries, cap_entries;
     knobwise_entry *entries;
     int any_dims;
+    knobwise_key *keys;   /* n_entries rows, built once the file is read */
     knobwise_chunk *arena;
 };
 
@@ -588,6 +597,7 @@ void knobwise_table_free(knobwise_table *t)
         free(c);
     }
     free(t->entries);
+    free(t->keys);
     free(t);
 }
 
@@ -639,6 +649,14 @@ int knobwise_table_open(knobwise_table **out, const char *path)
     }
     if (rc == 0 && t->n_entries == 0)
         rc = kw_error_set(KW_EINPUT, "%s: the run recommends no configuration for any shape", path);
+    if (rc == 0 && !(t->keys = malloc((size_t)t->n_entries * sizeof *t->keys)))
+        rc = kw_error_set(KW_ENOMEM, "%s: out of memory", path);
+    for (int i = 0; rc == 0 && i < t->n_entries; i++) {
+        const knobwise_entry *e = &t->entries[i];
+        t->keys[i] = (knobwise_key){e->batch_log2, e->len_log2, e->streams_log2, e->shape.batch,
+                                    e->shape.len, e->shape.streams,
+                                    e->has_dims ? e->shape.phase : -1};
+    }
 done:
     free(buf);
     free(full);
@@ -697,11 +715,11 @@ static int knobwise_nearest(const knobwise_table *t, const knobwise_shape *q, in
     int best = -1;
     double bd = INFINITY;
     for (int i = 0; i < t->n_entries; i++) {
-        const knobwise_entry *e = &t->entries[i];
-        if (!e->has_dims || e->shape.phase != phase)
+        const knobwise_key *e = &t->keys[i];
+        if (e->phase != phase)
             continue;
-        if (phase == q->phase && e->shape.batch == q->batch && e->shape.len == q->len &&
-            e->shape.streams == q->streams) {
+        if (phase == q->phase && e->batch == q->batch && e->len == q->len &&
+            e->streams == q->streams) {
             *exact = 1;
             return i;
         }

@@ -53,7 +53,7 @@ enum {
     KNOBWISE_ENOMEM = -2,    /* allocation failed */
     KNOBWISE_EIO = -3,       /* a read failed */
     KNOBWISE_ENOTFOUND = -20, /* no such shape or knob; no entry close enough by the rules asked */
-    KNOBWISE_ENODATA = -21    /* the file does not carry this figure (e.g. p95 in mappings.csv) */
+    KNOBWISE_ENODATA = -21    /* the file does not carry this figure (e.g. guards in mappings.csv) */
 };
 
 /* Phases of a request (the workload file's `phase`). */

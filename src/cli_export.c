@@ -1,0 +1,549 @@
+/* cli_export.c - `knobwise export RUN --format json|c-header [-o FILE] [--force]`:
+ * a run's recommendations as tuned configurations a kernel library, a
+ * compiler or a runtime takes in.
+ *
+ *   json      one object per tuned shape: its dimensions, the configuration
+ *             to deploy (every knob, and per GEMM group the tile sizes,
+ *             pipeline stages and split-K a Triton autotuner config or a
+ *             CUTLASS tile description is generated from), the predicted
+ *             p95/p99, the guard thresholds, and the roll-back
+ *             configurations beside it. Schema: results/export.schema.json
+ *             (installed under $(pkgdatadir)); README "Exports".
+ *   c-header  the same table as static const data for runtimes that embed
+ *             it (no library, no file to read at start).
+ *
+ * The run is read through libknobwise's own reader (src/lib/knobwise.c, in
+ * libkwtable.a): what an export says is what the library answers, by
+ * construction. Output goes to stdout, or with -o to FILE through a temp file
+ * + fsync + rename (kw_results_commit). -o refuses an existing file unless
+ * --force, refuses anything that is not a regular file, and never replaces a
+ * file of the run folder itself (journal, results.xml, ...), --force or not.
+ * Every check happens before anything is written.
+ *
+ * Mapping of knobs to kernel-library terms (the knob catalogue, DESIGN.md):
+ * <group>.tile_m/tile_n/tile_k -> block_m/block_n/block_k (Triton's BLOCK_*
+ * meta-parameters; CUTLASS's threadblock GemmShape<M,N,K>); <group>.split_k ->
+ * split_k (CUTLASS split_k_slices); <group>.double_buffer on/off -> num_stages
+ * 2/1 (a double-buffered main loop is a two-stage software pipeline: Triton
+ * triton.Config num_stages, https://triton-lang.org/main/python-api/generated/
+ * triton.Config.html; CUTLASS's Stages template argument). num_warps is not
+ * emitted: no shipped accelerator file describes warps, so a generator keeps
+ * its own choice.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "knobwise.h"
+#include "kw_cli.h"
+#include "kw_results.h"
+#include "kw_sbuf.h"
+
+/* Version of the export formats (the JSON's format_version, the header's macro). */
+#define KW_EXPORT_FORMAT_VERSION 1
+/* num_stages for double_buffer off / on (see the file comment). */
+#define KW_EXPORT_STAGES_SINGLE 1
+#define KW_EXPORT_STAGES_DOUBLE 2
+/* Files a run folder holds that an export must never replace. */
+static const char *const kw_export_run_files[] = {"journal", "results.xml", "ranked.csv", "audit.csv",
+                                                  "portability.csv", "mappings.csv", "report.html"};
+
+static void kw_export_help(void)
+{
+    printf("usage: knobwise export RUN --format json|c-header [-o FILE] [--force]\n\n"
+           "The run's recommendations as tuned configurations (RUN is a run folder, its\n"
+           "results.xml, or a mappings.csv):\n"
+           "  json      one object per shape: dimensions, every knob, per GEMM group the\n"
+           "            tile sizes, stages and split-K, predicted p95/p99, guard thresholds\n"
+           "            and the roll-back configurations (schema: export.schema.json)\n"
+           "  c-header  the same table as static C data for runtimes that embed it\n"
+           "Writes to stdout, or to FILE with -o (an existing FILE only with --force; a\n"
+           "file of the run folder itself never).\n");
+}
+
+/* ---- value formatting ------------------------------------------------------------ */
+
+/* A knob value that is a decimal integer (tile sizes, split_k, max_batch). */
+static int kw_export_int(long *out, const char *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE || (v[0] == '0' && v[1] != '\0'))
+        return 0;
+    *out = x;
+    return 1;
+}
+
+/* Shortest %g that reads back as the same double (finite v). */
+static void kw_export_double(kw_sbuf *b, double v)
+{
+    char buf[64];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    kw_sbuf_puts(b, buf);
+}
+
+static void kw_export_json_str(kw_sbuf *b, const char *s)
+{
+    kw_sbuf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            kw_sbuf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            kw_sbuf_printf(b, "\\u%04x", *p);
+        else
+            kw_sbuf_putn(b, (const char *)p, 1);
+    }
+    kw_sbuf_puts(b, "\"");
+}
+
+static void kw_export_c_str(kw_sbuf *b, const char *s)
+{
+    if (!s) {
+        kw_sbuf_puts(b, "NULL");
+        return;
+    }
+    kw_sbuf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            kw_sbuf_printf(b, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f || *p == '?') /* '?': no trigraphs */
+            kw_sbuf_printf(b, "\\%03o", *p);
+        else
+            kw_sbuf_putn(b, (const char *)p, 1);
+    }
+    kw_sbuf_puts(b, "\"");
+}
+
+/* ---- json --------------------------------------------------------------------------- */
+
+/* Kernel-library fields of a knob's suffix after "<group>." (file comment). */
+static const struct {
+    const char *suffix, *field;
+} kw_export_fields[] = {{"tile_m", "block_m"}, {"tile_n", "block_n"}, {"tile_k", "block_k"},
+                        {"split_k", "split_k"}, {"double_buffer", "num_stages"},
+                        {"loop_order", "loop_order"}};
+#define KW_EXPORT_N_FIELDS (int)(sizeof kw_export_fields / sizeof kw_export_fields[0])
+
+static int kw_export_field(const char *knob, size_t *group_len)
+{
+    const char *dot = strrchr(knob, '.');
+    if (!dot || dot == knob)
+        return -1;
+    for (int f = 0; f < KW_EXPORT_N_FIELDS; f++)
+        if (strcmp(dot + 1, kw_export_fields[f].suffix) == 0) {
+            *group_len = (size_t)(dot - knob);
+            return f;
+        }
+    return -1;
+}
+
+static void kw_export_json_kernels(kw_sbuf *b, const knobwise_table *t, const knobwise_config *c,
+                                   const char *ind)
+{
+    int n = knobwise_table_knob_count(t), first_group = 1;
+    kw_sbuf_puts(b, "[");
+    for (int k = 0; k < n; k++) {
+        size_t gl;
+        const char *name = knobwise_table_knob_name(t, k);
+        if (kw_export_field(name, &gl) < 0)
+            continue;
+        /* a group is written at its first knob */
+        int seen = 0;
+        for (int j = 0; j < k && !seen; j++) {
+            size_t gj;
+            const char *nj = knobwise_table_knob_name(t, j);
+            seen = kw_export_field(nj, &gj) >= 0 && gj == gl && strncmp(nj, name, gl) == 0;
+        }
+        if (seen)
+            continue;
+        kw_sbuf_printf(b, "%s\n%s  {\"group\": ", first_group ? "" : ",", ind);
+        first_group = 0;
+        char group[256];
+        snprintf(group, sizeof group, "%.*s", (int)gl, name);
+        kw_export_json_str(b, group);
+        for (int j = k; j < n; j++) {
+            size_t gj;
+            const char *nj = knobwise_table_knob_name(t, j);
+            int f = kw_export_field(nj, &gj);
+            if (f < 0 || gj != gl || strncmp(nj, name, gl) != 0)
+                continue;
+            const char *v = knobwise_config_value(c, j);
+            long iv;
+            kw_sbuf_printf(b, ", \"%s\": ", kw_export_fields[f].field);
+            if (strcmp(kw_export_fields[f].suffix, "double_buffer") == 0)
+                kw_sbuf_printf(b, "%d", strcmp(v, "on") == 0 ? KW_EXPORT_STAGES_DOUBLE
+                                                             : KW_EXPORT_STAGES_SINGLE);
+            else if (strcmp(kw_export_fields[f].suffix, "loop_order") != 0 && kw_export_int(&iv, v))
+                kw_sbuf_printf(b, "%ld", iv);
+            else
+                kw_export_json_str(b, v);
+        }
+        kw_sbuf_puts(b, "}");
+    }
+    if (first_group)
+        kw_sbuf_puts(b, "]");
+    else
+        kw_sbuf_printf(b, "\n%s]", ind);
+}
+
+static void kw_export_json_config(kw_sbuf *b, const knobwise_table *t, const knobwise_config *c,
+                                  const char *ind)
+{
+    if (!c) {
+        kw_sbuf_puts(b, "null");
+        return;
+    }
+    kw_sbuf_printf(b, "{\n%s  \"config_id\": ", ind);
+    kw_export_json_str(b, knobwise_config_id(c));
+    int n = knobwise_table_knob_count(t);
+    if (!knobwise_config_value(c, 0)) {
+        kw_sbuf_printf(b, ",\n%s  \"knobs\": null\n%s}", ind, ind);
+        return;
+    }
+    kw_sbuf_printf(b, ",\n%s  \"knobs\": {", ind);
+    for (int k = 0; k < n; k++) {
+        const char *v = knobwise_config_value(c, k);
+        long iv;
+        kw_sbuf_printf(b, "%s\n%s    ", k ? "," : "", ind);
+        kw_export_json_str(b, knobwise_table_knob_name(t, k));
+        kw_sbuf_puts(b, ": ");
+        if (kw_export_int(&iv, v))
+            kw_sbuf_printf(b, "%ld", iv);
+        else
+            kw_export_json_str(b, v);
+    }
+    kw_sbuf_printf(b, "\n%s  },\n%s  \"kernels\": ", ind, ind);
+    char ind2[64];
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    kw_export_json_kernels(b, t, c, ind2);
+    kw_sbuf_printf(b, "\n%s}", ind);
+}
+
+static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
+{
+    kw_sbuf_printf(b, "{\n  \"format\": \"knobwise-export\",\n  \"format_version\": %d,\n"
+                      "  \"knobwise_version\": ",
+                   KW_EXPORT_FORMAT_VERSION);
+    kw_export_json_str(b, PACKAGE_VERSION);
+    kw_sbuf_puts(b, ",\n  \"source\": {\"path\": ");
+    kw_export_json_str(b, knobwise_table_path(t));
+    kw_sbuf_puts(b, ", \"kind\": ");
+    kw_export_json_str(b, knobwise_table_kind(t));
+    kw_sbuf_puts(b, "},\n  \"knobs\": [");
+    for (int k = 0; k < knobwise_table_knob_count(t); k++) {
+        kw_sbuf_puts(b, k ? ", " : "");
+        kw_export_json_str(b, knobwise_table_knob_name(t, k));
+    }
+    kw_sbuf_puts(b, "],\n  \"shapes\": [");
+    for (int i = 0; i < knobwise_table_count(t); i++) {
+        const knobwise_entry *e = knobwise_table_entry(t, i);
+        knobwise_shape s;
+        kw_sbuf_printf(b, "%s\n    {\n      \"name\": ", i ? "," : "");
+        kw_export_json_str(b, knobwise_entry_name(e));
+        if (knobwise_entry_shape(&s, e) == 0)
+            kw_sbuf_printf(b, ",\n      \"phase\": \"%s\", \"batch\": %ld, \"len\": %ld, "
+                              "\"streams\": %ld",
+                           s.phase == KNOBWISE_DECODE ? "decode" : "prefill", s.batch, s.len,
+                           s.streams);
+        else
+            kw_sbuf_puts(b, ",\n      \"phase\": null, \"batch\": null, \"len\": null, "
+                            "\"streams\": null");
+        const char *bf = knobwise_entry_borrowed_from(e);
+        kw_sbuf_puts(b, ",\n      \"borrowed_from\": ");
+        if (bf[0])
+            kw_export_json_str(b, bf);
+        else
+            kw_sbuf_puts(b, "null");
+        kw_sbuf_puts(b, ",\n      \"config\": ");
+        kw_export_json_config(b, t, knobwise_entry_config(e), "      ");
+        double p95, p99;
+        kw_sbuf_puts(b, ",\n      \"predicted\": ");
+        if (knobwise_entry_latency(&p95, &p99, e) == 0) {
+            kw_sbuf_puts(b, "{\"p95_us\": ");
+            kw_export_double(b, p95);
+            kw_sbuf_puts(b, ", \"p99_us\": ");
+            kw_export_double(b, p99);
+            kw_sbuf_puts(b, "}");
+        } else {
+            kw_sbuf_puts(b, "null");
+        }
+        kw_sbuf_puts(b, ",\n      \"guards\": [");
+        for (int w = 0; w < knobwise_entry_watch_count(e); w++) {
+            knobwise_watch g;
+            knobwise_entry_watch(&g, e, w);
+            kw_sbuf_printf(b, "%s\n        {\"guard\": ", w ? "," : "");
+            kw_export_json_str(b, g.guard);
+            kw_sbuf_puts(b, ", \"metric\": ");
+            kw_export_json_str(b, g.metric);
+            if (!isnan(g.max)) {
+                kw_sbuf_puts(b, ", \"max\": ");
+                kw_export_double(b, g.max);
+            }
+            if (!isnan(g.min)) {
+                kw_sbuf_puts(b, ", \"min\": ");
+                kw_export_double(b, g.min);
+            }
+            kw_sbuf_puts(b, ", \"basis\": ");
+            kw_export_json_str(b, g.basis ? g.basis : "");
+            kw_sbuf_puts(b, "}");
+        }
+        kw_sbuf_puts(b, knobwise_entry_watch_count(e) ? "\n      ]" : "]");
+        const knobwise_config *rp = NULL, *rbase = NULL;
+        knobwise_entry_rollback(&rp, e, KNOBWISE_ROLLBACK_PARENT);
+        knobwise_entry_rollback(&rbase, e, KNOBWISE_ROLLBACK_BASELINE);
+        kw_sbuf_puts(b, ",\n      \"rollback\": {\n        \"parent\": ");
+        kw_export_json_config(b, t, rp, "        ");
+        kw_sbuf_puts(b, ",\n        \"baseline\": ");
+        kw_export_json_config(b, t, rbase, "        ");
+        kw_sbuf_puts(b, "\n      },\n      \"owner\": ");
+        const char *own = knobwise_entry_owner(e);
+        if (own[0])
+            kw_export_json_str(b, own);
+        else
+            kw_sbuf_puts(b, "null");
+        kw_sbuf_puts(b, "\n    }");
+    }
+    kw_sbuf_puts(b, "\n  ]\n}\n");
+}
+
+/* ---- c-header ------------------------------------------------------------------------- */
+
+static void kw_export_c_config(kw_sbuf *b, const knobwise_table *t, const knobwise_config *c)
+{
+    kw_sbuf_puts(b, "{");
+    kw_export_c_str(b, c ? knobwise_config_id(c) : NULL);
+    kw_sbuf_puts(b, ", {");
+    int n = knobwise_table_knob_count(t);
+    for (int k = 0; k < n; k++) {
+        kw_sbuf_puts(b, k ? ", " : "");
+        kw_export_c_str(b, c ? knobwise_config_value(c, k) : NULL);
+    }
+    kw_sbuf_puts(b, "}}");
+}
+
+static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
+{
+    int n = knobwise_table_knob_count(t);
+    kw_sbuf_printf(b,
+                   "/* knobwise_export.h - generated by `knobwise export --format c-header`\n"
+                   " * (knobwise %s, export format %d); do not edit, export again after a new run.\n"
+                   " * Source: the KNOBWISE_EXPORT_SOURCE macro below",
+                   PACKAGE_VERSION, KW_EXPORT_FORMAT_VERSION);
+    /* (a path could hold a comment terminator: it is written as a string literal) */
+    kw_sbuf_puts(b, ".\n"
+                    " *\n"
+                    " * One knobwise_export_entry per tuned shape, in the run's order: its\n"
+                    " * dimensions (has_dims 0 when the file did not carry them), the shape it\n"
+                    " * was borrowed from (\"\" when tuned for itself), the predicted p95/p99 in\n"
+                    " * microseconds (has_latency 0 when unknown), and three configurations: the\n"
+                    " * one to deploy and the two roll-back targets. A configuration's values\n"
+                    " * are the knobs' values as the space spells them, indexed by the\n"
+                    " * KNOBWISE_EXPORT_KNOB_* macros; config_id NULL when the file has no such\n"
+                    " * target, values NULL when it has the target's id only. The nearest-shape\n"
+                    " * rule for shapes not in the table is libknobwise's (knobwise_table_lookup(3)). */\n"
+                    "#ifndef KNOBWISE_EXPORT_H\n#define KNOBWISE_EXPORT_H\n\n"
+                    "#include <stddef.h>\n\n");
+    kw_sbuf_printf(b, "#define KNOBWISE_EXPORT_FORMAT %d\n#define KNOBWISE_EXPORT_SOURCE ",
+                   KW_EXPORT_FORMAT_VERSION);
+    kw_export_c_str(b, knobwise_table_path(t));
+    kw_sbuf_printf(b, "\n#define KNOBWISE_EXPORT_N_KNOBS %d\n#define KNOBWISE_EXPORT_N_SHAPES %d\n"
+                      "#define KNOBWISE_EXPORT_PREFILL 0\n#define KNOBWISE_EXPORT_DECODE 1\n\n",
+                   n, knobwise_table_count(t));
+    for (int k = 0; k < n; k++) {
+        kw_sbuf_puts(b, "#define KNOBWISE_EXPORT_KNOB_");
+        for (const char *p = knobwise_table_knob_name(t, k); *p; p++) {
+            char ch = *p;
+            if (ch >= 'a' && ch <= 'z')
+                ch = (char)(ch - 'a' + 'A');
+            else if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')))
+                ch = '_';
+            kw_sbuf_putn(b, &ch, 1);
+        }
+        kw_sbuf_printf(b, " %d\n", k);
+    }
+    kw_sbuf_puts(b, "\nstatic const char *const knobwise_export_knobs[KNOBWISE_EXPORT_N_KNOBS] = {\n");
+    for (int k = 0; k < n; k++) {
+        kw_sbuf_puts(b, "    ");
+        kw_export_c_str(b, knobwise_table_knob_name(t, k));
+        kw_sbuf_puts(b, ",\n");
+    }
+    kw_sbuf_puts(b, "};\n\n"
+                    "typedef struct knobwise_export_config {\n"
+                    "    const char *config_id;\n"
+                    "    const char *values[KNOBWISE_EXPORT_N_KNOBS];\n"
+                    "} knobwise_export_config;\n\n"
+                    "typedef struct knobwise_export_entry {\n"
+                    "    const char *shape;\n"
+                    "    int has_dims, phase;\n"
+                    "    long batch, len, streams;\n"
+                    "    const char *borrowed_from;\n"
+                    "    int has_latency;\n"
+                    "    double p95_us, p99_us;\n"
+                    "    knobwise_export_config config, rollback_parent, rollback_baseline;\n"
+                    "} knobwise_export_entry;\n\n"
+                    "static const knobwise_export_entry "
+                    "knobwise_export_table[KNOBWISE_EXPORT_N_SHAPES] = {\n");
+    for (int i = 0; i < knobwise_table_count(t); i++) {
+        const knobwise_entry *e = knobwise_table_entry(t, i);
+        knobwise_shape s = {0, 0, 0, 0};
+        int dims = knobwise_entry_shape(&s, e) == 0;
+        double p95 = 0, p99 = 0;
+        int lat = knobwise_entry_latency(&p95, &p99, e) == 0;
+        kw_sbuf_puts(b, "    {");
+        kw_export_c_str(b, knobwise_entry_name(e));
+        kw_sbuf_printf(b, ", %d, %d, %ld, %ld, %ld, ", dims, s.phase, s.batch, s.len, s.streams);
+        kw_export_c_str(b, knobwise_entry_borrowed_from(e));
+        kw_sbuf_printf(b, ", %d, ", lat);
+        kw_export_double(b, p95);
+        kw_sbuf_puts(b, ", ");
+        kw_export_double(b, p99);
+        kw_sbuf_puts(b, ",\n     ");
+        kw_export_c_config(b, t, knobwise_entry_config(e));
+        const knobwise_config *rp = NULL, *rbase = NULL;
+        knobwise_entry_rollback(&rp, e, KNOBWISE_ROLLBACK_PARENT);
+        knobwise_entry_rollback(&rbase, e, KNOBWISE_ROLLBACK_BASELINE);
+        kw_sbuf_puts(b, ",\n     ");
+        kw_export_c_config(b, t, rp);
+        kw_sbuf_puts(b, ",\n     ");
+        kw_export_c_config(b, t, rbase);
+        kw_sbuf_puts(b, "},\n");
+    }
+    kw_sbuf_puts(b, "};\n\n#endif\n");
+}
+
+/* ---- the output path -------------------------------------------------------------------- */
+
+/* Split -o into folder and name and refuse what must not be written (exit 2). */
+static int kw_export_check_out(char *dir, size_t dsize, char *name, size_t nsize, const char *out,
+                               const char *run, int force)
+{
+    const char *slash = strrchr(out, '/');
+    if (slash) {
+        snprintf(dir, dsize, "%.*s", (int)(slash - out), out);
+        snprintf(name, nsize, "%s", slash + 1);
+        if (dir[0] == '\0')
+            snprintf(dir, dsize, "/");
+    } else {
+        snprintf(dir, dsize, ".");
+        snprintf(name, nsize, "%s", out);
+    }
+    if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return kw_cli_usage_error("export", "-o %s is not a file name", out);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "knobwise export: -o %s: folder %s does not exist\n", out, dir);
+        return 2;
+    }
+    /* the run folder: RUN itself, or the folder of the file RUN names */
+    char rdir[PATH_MAX], rreal[PATH_MAX], dreal[PATH_MAX];
+    if (stat(run, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(rdir, sizeof rdir, "%s", run);
+    } else {
+        const char *rs = strrchr(run, '/');
+        if (rs)
+            snprintf(rdir, sizeof rdir, "%.*s", rs == run ? 1 : (int)(rs - run), run);
+        else
+            snprintf(rdir, sizeof rdir, ".");
+    }
+    int in_run = realpath(rdir, rreal) && realpath(dir, dreal) && strcmp(rreal, dreal) == 0;
+    if (lstat(out, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "knobwise export: -o %s: exists and is not a regular file\n", out);
+            return 2;
+        }
+        if (in_run) {
+            fprintf(stderr, "knobwise export: -o %s: a file of the run folder itself; an export "
+                            "never replaces one (give another name)\n",
+                    out);
+            return 2;
+        }
+        if (!force) {
+            fprintf(stderr, "knobwise export: -o %s: exists (--force replaces it)\n", out);
+            return 2;
+        }
+    } else if (in_run) {
+        for (size_t i = 0; i < sizeof kw_export_run_files / sizeof kw_export_run_files[0]; i++)
+            if (strcmp(name, kw_export_run_files[i]) == 0) {
+                fprintf(stderr, "knobwise export: -o %s: a name the run folder uses for its own "
+                                "files (give another name)\n",
+                        out);
+                return 2;
+            }
+    }
+    return 0;
+}
+
+int kw_cli_export(int argc, char **argv)
+{
+    static const struct option opts[] = {{"format", required_argument, 0, 'f'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"force", no_argument, 0, 'F'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *format = NULL, *out = NULL;
+    int force = 0, o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'f': format = optarg; break;
+        case 'o': out = optarg; break;
+        case 'F': force = 1; break;
+        case 'h': kw_export_help(); return 0;
+        default: return kw_cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return kw_cli_usage_error("export", "give exactly one run (folder, results.xml or mappings.csv)");
+    if (!format)
+        return kw_cli_usage_error("export", "--format json or --format c-header is required");
+    int json = strcmp(format, "json") == 0;
+    if (!json && strcmp(format, "c-header") != 0)
+        return kw_cli_usage_error("export", "--format takes json or c-header, not '%s'", format);
+    const char *run = argv[optind];
+    char dir[PATH_MAX], name[PATH_MAX];
+    int status;
+    if (out && (status = kw_export_check_out(dir, sizeof dir, name, sizeof name, out, run, force)) != 0)
+        return status;
+
+    knobwise_table *t = NULL;
+    int rc = knobwise_table_open(&t, run);
+    if (rc != 0) {
+        fprintf(stderr, "knobwise export: %s\n", knobwise_error_last());
+        return rc == KNOBWISE_EINPUT ? 2 : 1;
+    }
+    kw_sbuf b = {0};
+    if (json)
+        kw_export_json(&b, t);
+    else
+        kw_export_c_header(&b, t);
+    status = 0;
+    if ((rc = kw_sbuf_status(&b)) != 0) {
+        status = kw_cli_fail("export", rc);
+    } else if (!out) {
+        if (fwrite(kw_sbuf_cstr(&b), 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
+            fprintf(stderr, "knobwise export: writing stdout: %s\n", strerror(errno));
+            status = 1;
+        }
+    } else {
+        kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};
+        if ((rc = kw_results_commit(dir, &f, 1)) != 0)
+            status = kw_cli_fail("export", rc);
+        else
+            fprintf(stderr, "wrote %s (%d shapes, %s)\n", out, knobwise_table_count(t), format);
+    }
+    kw_sbuf_free(&b);
+    knobwise_table_free(t);
+    return status;
+}

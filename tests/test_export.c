@@ -1,0 +1,372 @@
+/* test_export.c - `knobwise export` end to end on the built knobwise (KW_BIN):
+ * every JSON export validated against the shipped schema
+ * (results/export.schema.json) by Debian's python3-jsonschema
+ * (tests/check_json_schema.py), and shown to fail validation once broken; the
+ * C header compiled with the C compiler and read by a program; the values of
+ * both compared with mappings.csv, which `knobwise recommend --all` writes by
+ * another code path; -o's refusals (existing file without --force, the run
+ * folder's own files even with --force, non-regular files) leaving every file
+ * as it was.
+ *
+ * One tune of the embedded default (5 shapes, 27 knobs, budget 40, about a
+ * second) is shared by the tests through a fixture folder made once.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_testutil.h"
+
+static char kw_t_fix[1024]; /* the shared run: $dir/run with mappings.csv */
+
+static void kw_t_setup(void)
+{
+    /* one run per test process; Criterion runs each test in its own process */
+    char *d = kw_t_tmpdir();
+    cr_assert(d != NULL);
+    snprintf(kw_t_fix, sizeof kw_t_fix, "%s", d);
+    free(d);
+    char args[2048];
+    snprintf(args, sizeof args, "tune --budget 40 --out '%s/run' --quiet", kw_t_fix);
+    kw_run r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "tune: %s", r.err);
+    kw_t_free(&r);
+    snprintf(args, sizeof args, "recommend '%s/run' --all", kw_t_fix);
+    r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "recommend: %s", r.err);
+    kw_t_free(&r);
+}
+
+static void kw_t_teardown(void)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", kw_t_fix);
+    if (system(cmd) != 0) { /* best effort */ }
+}
+
+TestSuite(export, .init = kw_t_setup, .fini = kw_t_teardown, .timeout = 120);
+
+static int kw_t_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int kw_t_sh(char **out, const char *fmt, ...)
+{
+    char cmd[16384], full[20800], log[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(log, sizeof log, "%s/sh.log", kw_t_fix);
+    snprintf(full, sizeof full, "(%s) >'%s' 2>&1", cmd, log);
+    int st = system(full);
+    if (out)
+        *out = kw_t_slurp(log);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Validate FILE against the shipped schema; 0 valid, 1 invalid, 3 no jsonschema. */
+static int kw_t_validate(const char *file, char **out)
+{
+    const char *py = getenv("KW_PYTHON3") ? getenv("KW_PYTHON3") : "/usr/bin/python3";
+    return kw_t_sh(out, "'%s' '%s/tests/check_json_schema.py' '%s/results/export.schema.json' '%s'",
+                   py, kw_t_src(), kw_t_src(), file);
+}
+
+/* mappings.csv's header and the row of one shape (no quoted fields in the default). */
+static char *kw_t_csv;
+static const char *kw_t_row(const char *shape)
+{
+    static char path[4200];
+    if (!kw_t_csv) {
+        snprintf(path, sizeof path, "%s/run/mappings.csv", kw_t_fix);
+        kw_t_csv = kw_t_slurp(path);
+    }
+    const char *r = kw_t_csv;
+    size_t n = strlen(shape);
+    while ((r = strchr(r, '\n')) != NULL) {
+        r++;
+        if (strncmp(r, shape, n) == 0 && r[n] == ',')
+            return r;
+    }
+    cr_assert_fail("no row for %s", shape);
+    return NULL;
+}
+
+/* Field i (0-based) of a CSV line into buf. */
+static void kw_t_field(char *buf, size_t len, const char *line, int i)
+{
+    for (int k = 0; k < i; k++)
+        line = strchr(line, ',') + 1;
+    snprintf(buf, len, "%.*s", (int)strcspn(line, ",\n"), line);
+}
+
+/* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX):
+ * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings */
+#define KW_T_TRAILING 8
+
+static int kw_t_ncols(void)
+{
+    kw_t_row("attn_prefill_s128_b8_c4");
+    int n = 1;
+    for (const char *c = kw_t_csv; *c != '\n'; c++)
+        n += *c == ',';
+    return n;
+}
+
+static const char *kw_t_shapes[] = {"attn_prefill_s128_b8_c4", "attn_prefill_s2048_b1_c2",
+                                    "attn_decode_kv512_b1_c1", "attn_decode_kv2048_b32_c16",
+                                    "attn_decode_kv8192_b8_c8"};
+#define KW_T_NSHAPES (int)(sizeof kw_t_shapes / sizeof kw_t_shapes[0])
+
+Test(export, json_validates_against_the_shipped_schema_and_agrees_with_mappings)
+{
+    char *out = NULL;
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/e.json'", kw_t_bin(), kw_t_fix,
+                     kw_t_fix);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/e.json", kw_t_fix);
+    st = kw_t_validate(path, &out);
+    cr_assert_neq(st, 3, "JSON Schema validation needs Debian's python3-jsonschema: %s", out);
+    cr_assert_eq(st, 0, "export does not match its schema:\n%s", out);
+    free(out);
+
+    /* every shape's config id and every knob value as mappings.csv has them */
+    char *json = kw_t_slurp(path);
+    int ncols = kw_t_ncols();
+    for (int s = 0; s < KW_T_NSHAPES; s++) {
+        char want[256], id[64];
+        snprintf(want, sizeof want, "\"name\": \"%s\"", kw_t_shapes[s]);
+        const char *blk = strstr(json, want);
+        cr_assert(blk != NULL, "shape %s missing", kw_t_shapes[s]);
+        const char *row = kw_t_row(kw_t_shapes[s]);
+        kw_t_field(id, sizeof id, row, 1);
+        snprintf(want, sizeof want, "\"config_id\": \"%s\"", id);
+        const char *cfg = strstr(blk, "\"config\": {");
+        cr_assert(cfg && strncmp(strstr(cfg, "\"config_id\""), want, strlen(want)) == 0,
+                  "%s: config id %s", kw_t_shapes[s], id);
+        const char *knobs = strstr(cfg, "\"knobs\": {");
+        for (int c = 3; c < ncols - KW_T_TRAILING; c++) {
+            char name[128], val[128], pair[300];
+            kw_t_field(name, sizeof name, kw_t_csv, c);
+            kw_t_field(val, sizeof val, row, c);
+            char *end;
+            strtol(val, &end, 10);
+            if (*end == '\0')
+                snprintf(pair, sizeof pair, "\"%s\": %s", name, val);
+            else
+                snprintf(pair, sizeof pair, "\"%s\": \"%s\"", name, val);
+            const char *hit = strstr(knobs, pair);
+            cr_expect(hit && hit < strstr(knobs, "}"), "%s: %s not in its knobs", kw_t_shapes[s], pair);
+        }
+    }
+    /* the double-buffered qkv GEMM is a two-stage pipeline; the attention
+     * group has no tile_k knob, so no block_k */
+    cr_expect(strstr(json, "{\"group\": \"qkv\", \"block_m\": ") != NULL);
+    cr_expect(strstr(json, "\"split_k\": ") != NULL);
+    const char *attn = strstr(json, "{\"group\": \"attn\"");
+    cr_assert(attn != NULL);
+    cr_expect(strstr(attn, "block_k") == NULL || strstr(attn, "block_k") > strchr(attn, '}'));
+    free(json);
+}
+
+Test(export, num_stages_follows_double_buffer)
+{
+    /* the baseline of the default space (spaces/default.xml): qkv.double_buffer
+     * on, attn.double_buffer off -> the baseline roll-back target's kernels
+     * carry num_stages 2 and 1 */
+    char *out = NULL;
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json", kw_t_bin(), kw_t_fix);
+    cr_assert_eq(st, 0, "%s", out);
+    const char *base = strstr(out, "\"baseline\": {");
+    cr_assert(base != NULL);
+    const char *k = strstr(base, "\"kernels\": [");
+    cr_assert(k != NULL);
+    const char *q = strstr(k, "{\"group\": \"qkv\"");
+    const char *a = strstr(k, "{\"group\": \"attn\"");
+    cr_assert(q && a);
+    cr_expect(strstr(q, "\"num_stages\": 2}") && strstr(q, "\"num_stages\": 2}") < strchr(q, '}') + 1,
+              "qkv: %.200s", q);
+    cr_expect(strstr(a, "\"num_stages\": 1}") && strstr(a, "\"num_stages\": 1}") < strchr(a, '}') + 1,
+              "attn: %.200s", a);
+    free(out);
+}
+
+Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
+{
+    char *out = NULL, path[4200];
+    int st = kw_t_sh(&out, "'%s' export '%s/run/mappings.csv' --format json -o '%s/m.json'",
+                     kw_t_bin(), kw_t_fix, kw_t_fix);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/m.json", kw_t_fix);
+    st = kw_t_validate(path, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    char *json = kw_t_slurp(path);
+    cr_expect(strstr(json, "\"kind\": \"mappings.csv\"") != NULL);
+    /* the predicted p95 is mappings.csv's own column, shape by shape; no guards */
+    int ncols = kw_t_ncols();
+    for (int s = 0; s < KW_T_NSHAPES; s++) {
+        char want[256], p95[64];
+        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 3);
+        snprintf(want, sizeof want, "\"name\": \"%s\"", kw_t_shapes[s]);
+        const char *blk = strstr(json, want), *pred = blk ? strstr(blk, "\"predicted\": ") : NULL;
+        cr_assert(pred != NULL);
+        cr_expect_float_eq(strtod(pred + strlen("\"predicted\": {\"p95_us\": "), NULL), strtod(p95, NULL),
+                           1e-9, "%s: %.60s, csv %s", kw_t_shapes[s], pred, p95);
+        cr_expect(strncmp(strstr(blk, "\"guards\": "), "\"guards\": []", 12) == 0);
+    }
+    free(json);
+    /* the validator bites: a required field renamed, a stage count out of range */
+    st = kw_t_sh(&out, "sed 's/\"config_id\"/\"configid\"/' '%s' > '%s/bad1.json'", path, kw_t_fix);
+    cr_assert_eq(st, 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/bad1.json", kw_t_fix);
+    st = kw_t_validate(path, &out);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "'config_id' is a required property") != NULL, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/e.json", kw_t_fix);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json | sed 's/\"num_stages\": 2/\"num_stages\": 3/' "
+                       "> '%s/bad2.json'",
+                 kw_t_bin(), kw_t_fix, kw_t_fix);
+    free(out);
+    snprintf(path, sizeof path, "%s/bad2.json", kw_t_fix);
+    st = kw_t_validate(path, &out);
+    cr_expect_eq(st, 1, "%s", out);
+    free(out);
+}
+
+Test(export, c_header_compiles_and_reads_back)
+{
+    char *out = NULL;
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format c-header -o '%s/knobwise_export.h'",
+                     kw_t_bin(), kw_t_fix, kw_t_fix);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    char prog[4200];
+    snprintf(prog, sizeof prog, "%s/read.c", kw_t_fix);
+    FILE *f = fopen(prog, "w");
+    cr_assert(f != NULL);
+    fputs("#include <stdio.h>\n#include \"knobwise_export.h\"\n"
+          "int main(void)\n{\n"
+          "    for (int i = 0; i < KNOBWISE_EXPORT_N_SHAPES; i++) {\n"
+          "        const knobwise_export_entry *e = &knobwise_export_table[i];\n"
+          "        printf(\"%s,%s\", e->shape, e->config.config_id);\n"
+          "        for (int k = 0; k < KNOBWISE_EXPORT_N_KNOBS; k++)\n"
+          "            printf(\",%s\", e->config.values[k]);\n"
+          "        printf(\" |%d %d %ld %ld %ld %d %d %s\\n\", e->has_dims, e->phase, e->batch, e->len,\n"
+          "               e->streams, e->has_latency, e->p95_us > 0, e->rollback_baseline.config_id\n"
+          "               ? e->rollback_baseline.values[KNOBWISE_EXPORT_KNOB_QKV_TILE_M] : \"-\");\n"
+          "    }\n"
+          "    return KNOBWISE_EXPORT_N_KNOBS == 27 ? 0 : 1;\n}\n",
+          f);
+    fclose(f);
+    const char *cc = getenv("KW_CC") ? getenv("KW_CC") : "cc";
+    const char *san = getenv("KW_SAN_CFLAGS") ? getenv("KW_SAN_CFLAGS") : "";
+    st = kw_t_sh(&out, "%s -std=c99 -Wall -Wextra -Werror %s -I'%s' '%s' -o '%s/read' && '%s/read'", cc,
+                 san, kw_t_fix, prog, kw_t_fix, kw_t_fix);
+    cr_assert_eq(st, 0, "the header does not compile or run:\n%s", out);
+    int ncols = kw_t_ncols();
+    for (int s = 0; s < KW_T_NSHAPES; s++) {
+        /* shape,config_id,knobs... from mappings.csv, without borrowed_from */
+        const char *row = kw_t_row(kw_t_shapes[s]);
+        char want[4096] = "", fld[256];
+        for (int c = 0; c < ncols - KW_T_TRAILING; c++) {
+            if (c == 2)
+                continue;
+            kw_t_field(fld, sizeof fld, row, c);
+            strcat(want, c ? "," : "");
+            strcat(want, fld);
+        }
+        strcat(want, " |1 ");
+        cr_expect(strstr(out, want) != NULL, "%s: want\n%s\nin\n%s", kw_t_shapes[s], want, out);
+    }
+    /* the decode shapes' dimensions: phase 1, batch 32, len (kv) 2048, 16 streams;
+     * the baseline's qkv.tile_m is 128 (spaces/default.xml) */
+    cr_expect(strstr(out, "|1 1 32 2048 16 1 1 128\n") != NULL, "%s", out);
+    free(out);
+}
+
+Test(export, output_refusals_leave_every_file_as_it_was)
+{
+    char path[4200], *out = NULL;
+    snprintf(path, sizeof path, "%s/run/results.xml", kw_t_fix);
+    char *before = kw_t_slurp(path);
+    /* the run folder's own files: never, --force or not */
+    const char *own[] = {"results.xml", "journal", "mappings.csv"};
+    for (size_t i = 0; i < 3; i++) {
+        int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/run/%s' --force",
+                         kw_t_bin(), kw_t_fix, kw_t_fix, own[i]);
+        cr_expect_eq(st, 2, "%s: %s", own[i], out);
+        cr_expect(strstr(out, "run folder") != NULL, "%s", out);
+        free(out);
+    }
+    char *after = kw_t_slurp(path);
+    cr_expect_str_eq(after, before);
+    free(after);
+    free(before);
+    /* a name the run folder uses, not yet there: refused too */
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/run/report.html'", kw_t_bin(),
+                     kw_t_fix, kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/report.html", kw_t_fix);
+    cr_expect(!kw_t_exists(path));
+    /* an existing file: only with --force */
+    snprintf(path, sizeof path, "%s/keep.json", kw_t_fix);
+    FILE *f = fopen(path, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s'", kw_t_bin(), kw_t_fix, path);
+    cr_expect_eq(st, 2, "%s", out);
+    cr_expect(strstr(out, "--force") != NULL, "%s", out);
+    free(out);
+    char *kept = kw_t_slurp(path);
+    cr_expect_str_eq(kept, "mine\n");
+    free(kept);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s' --force", kw_t_bin(), kw_t_fix, path);
+    cr_expect_eq(st, 0, "%s", out);
+    free(out);
+    kept = kw_t_slurp(path);
+    cr_expect(strncmp(kept, "{\n  \"format\": \"knobwise-export\"", 31) == 0);
+    free(kept);
+    /* not a regular file; a folder that does not exist */
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o /dev/null --force", kw_t_bin(), kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    cr_expect(strstr(out, "not a regular file") != NULL, "%s", out);
+    free(out);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/nope/x.json'", kw_t_bin(), kw_t_fix,
+                 kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    free(out);
+}
+
+Test(export, bad_input_exits_2_and_writes_nothing)
+{
+    char *out = NULL, path[4200];
+    snprintf(path, sizeof path, "%s/bad.xml", kw_t_fix);
+    FILE *f = fopen(path, "w");
+    fputs("<?xml version=\"1.0\"?>\n<results>\n", f);
+    fclose(f);
+    int st = kw_t_sh(&out, "'%s' export '%s' --format json -o '%s/x.json'", kw_t_bin(), path, kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    char want[4300];
+    snprintf(want, sizeof want, "%s:", path);
+    cr_expect(strstr(out, want) != NULL, "FILE:LINE message: %s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/x.json", kw_t_fix);
+    cr_expect(!kw_t_exists(path), "nothing written on bad input");
+    st = kw_t_sh(&out, "'%s' export '%s/missing' --format json", kw_t_bin(), kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    cr_expect(strstr(out, "cannot open") != NULL, "%s", out);
+    free(out);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format yaml", kw_t_bin(), kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    free(out);
+    st = kw_t_sh(&out, "'%s' export '%s/run'", kw_t_bin(), kw_t_fix);
+    cr_expect_eq(st, 2, "%s", out);
+    free(out);
+}
