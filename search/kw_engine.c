@@ -220,6 +220,8 @@ typedef struct kw_job {
     uint64_t id;
     int shape, rep;
     int live;                 /* call the evaluator (else replayed from je) */
+    int screened;             /* live, but screened out: recorded as guard "screened" */
+    int primary;              /* the primary metric's index (for a screened job) */
     const kw_jeval *je;
     int rc;
     double dur_s;             /* wall time of the call (scheduling only, never journalled) */
@@ -247,6 +249,16 @@ static void kw_job_run(kw_job *j, const kw_evaluator *ev)
     kw_error_clear();
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
+    if (j->screened) {
+        /* opts.screen: not evaluated; every metric 0 but the primary, +inf */
+        j->rc = 0;
+        j->m.v[j->primary] = HUGE_VAL;
+        snprintf(j->m.guards, sizeof j->m.guards, "screened");
+        snprintf(j->m.klass, sizeof j->m.klass, "screened");
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        j->dur_s = 0;
+        return;
+    }
     j->rc = ev->eval(ev->ctx, &j->cand, j->shape, j->rep, &j->m);
     clock_gettime(CLOCK_MONOTONIC, &b);
     j->dur_s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
@@ -1366,11 +1378,67 @@ static int kw_plan(kw_eng *E, kw_sstate *s)
 
 /* Turn a shape's plan into jobs: memo hits cost nothing, journal entries are
  * replayed, the rest is evaluated. Items beyond the budget are dropped. */
+/* opts.screen: rank the round's new configs by the evaluator's prediction
+ * (guard-passing first, then by predicted primary, then plan order) and mark
+ * all but the best `screen` in keep[] as 0. Deterministic. */
+typedef struct kw_scr {
+    int item, fails;
+    double pred;
+} kw_scr;
+
+static int kw_scr_cmp(const void *a, const void *b)
+{
+    const kw_scr *x = a, *y = b;
+    if (x->fails != y->fails)
+        return x->fails - y->fails;
+    if (x->pred != y->pred)
+        return x->pred < y->pred ? -1 : 1;
+    return x->item - y->item;
+}
+
+static int kw_screen_items(kw_eng *E, kw_sstate *s, unsigned char *keep)
+{
+    int n = 0;
+    kw_scr *v = malloc((size_t)(s->n_items > 0 ? s->n_items : 1) * sizeof *v);
+    if (!v)
+        return kw_error_set(KW_ENOMEM, "out of memory screening candidates");
+    for (int i = 0; i < s->n_items; i++) {
+        keep[i] = 1;
+        kw_item *it = &s->items[i];
+        if (it->con >= 0 || kw_cost(E, s, it->id) == 0)
+            continue;
+        kw_metrics m;
+        memset(&m, 0, sizeof m);
+        int rc = E->ev->predict(E->ev->ctx, &it->cand, s->shape, &m);
+        v[n].item = i;
+        v[n].fails = rc != 0 || m.guards[0] != '\0';
+        v[n].pred = rc == 0 && isfinite(m.v[E->primary]) ? m.v[E->primary] : HUGE_VAL;
+        kw_error_clear();
+        n++;
+    }
+    qsort(v, (size_t)n, sizeof *v, kw_scr_cmp);
+    for (int k = E->o.screen; k < n; k++)
+        keep[v[k].item] = 0;
+    free(v);
+    return 0;
+}
+
 static int kw_build_jobs(kw_eng *E, kw_sstate *s)
 {
     s->job0 = E->n_jobs;
     long limit = E->o.budget > 0 ? E->o.budget - kw_reserve(E, s) : -1;
     long planned = 0;
+    unsigned char *keep = NULL;
+    if (E->o.screen > 0 && E->ev->predict && s->n_items > E->o.screen) {
+        keep = malloc((size_t)s->n_items);
+        if (!keep)
+            return kw_error_set(KW_ENOMEM, "out of memory screening candidates");
+        int rc = kw_screen_items(E, s, keep);
+        if (rc != 0) {
+            free(keep);
+            return rc;
+        }
+    }
     for (int i = 0; i < s->n_items; i++) {
         kw_item *it = &s->items[i];
         if (it->con >= 0)
@@ -1384,15 +1452,19 @@ static int kw_build_jobs(kw_eng *E, kw_sstate *s)
         planned += cost;
         for (int r = 0; r < E->reps; r++) {
             kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, it->id, r);
-            if (!e)
+            if (!e) {
+                free(keep);
                 return kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
+            }
             if (e->state == KW_MEMO_DONE || e->state == KW_MEMO_PENDING)
                 continue;
             if (E->n_jobs == E->cap_jobs) {
                 size_t cap = E->cap_jobs ? E->cap_jobs * 2 : 256;
                 kw_job *nj = realloc(E->jobs, cap * sizeof *nj);
-                if (!nj)
+                if (!nj) {
+                    free(keep);
                     return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
+                }
                 E->jobs = nj;
                 E->cap_jobs = cap;
             }
@@ -1404,9 +1476,12 @@ static int kw_build_jobs(kw_eng *E, kw_sstate *s)
             j->rc = 0;
             j->live = e->state != KW_MEMO_JOURNAL;
             j->je = e->state == KW_MEMO_JOURNAL ? e->je : NULL;
+            j->screened = j->live && keep && !keep[i];
+            j->primary = E->primary;
             e->state = KW_MEMO_PENDING;
         }
     }
+    free(keep);
     s->job1 = E->n_jobs;
     return 0;
 }

@@ -77,6 +77,10 @@ typedef struct kw_evaluator {
     const char *const *shape_names;
     int noisy; /* repetitions differ: the engine repeats and tests significance */
     int (*eval)(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out);
+    /* Optional (NULL: none): a cheap, deterministic prediction of c's metrics
+     * (e.g. a model beside a measurement), used only to rank a round's new
+     * candidates when kw_engine_opts.screen > 0. Called from one thread. */
+    int (*predict)(void *ctx, const kw_cand *c, int shape, kw_metrics *out);
 } kw_evaluator;
 
 /* ---- knob space and candidates (kw_knobs.c) ---- */
@@ -179,6 +183,13 @@ typedef struct kw_engine_opts {
     const volatile sig_atomic_t *stop; /* set by a signal handler: finish the step and stop */
     void (*progress)(void *ud, const kw_progress *p);
     void *progress_ud;
+    /* Screen-then-evaluate (needs evaluator->predict; 0 = off): of a shape's
+     * configs new in a round, only the `screen` best by prediction (guard-
+     * passing predictions first) are evaluated; the others are journaled as
+     * evaluations failing the guard "screened" (primary +inf), never passed to
+     * eval(). Deterministic, so resume replays the same choice. Not recorded
+     * in the journal header: the caller records and restores it. */
+    int screen;
 } kw_engine_opts;
 
 #endif

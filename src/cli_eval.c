@@ -286,7 +286,9 @@ int kw_cli_eval(int argc, char **argv)
     if (cmd) {
         kw_exec_opts xo;
         kw_exec_opts_from_space(&xo, &cfg->space, cmd, timeout_s);
-        if ((rc = kw_exec_new(&ex, cfg, me, &xo)) != 0) {
+        char scales[4096];
+        if ((rc = kw_exec_new(&ex, cfg, me, &xo)) != 0 ||
+            (rc = kw_exec_calibrate(ex, &me, 1, NULL, scales, sizeof scales)) != 0) {
             status = kw_cli_fail("eval", rc);
             goto done;
         }

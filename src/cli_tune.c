@@ -44,7 +44,7 @@
 #define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
 #define KW_TUNE_BLOCK_SPARE_ROWS 3 /* rows the block leaves free on the screen */
 #define KW_TUNE_THREADS_MAX 256
-#define KW_TUNE_N_ATTRS 12
+#define KW_TUNE_N_ATTRS 16
 
 static volatile sig_atomic_t kw_tune_sig;
 
@@ -65,6 +65,7 @@ static void kw_tune_help(void)
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
            "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
+           "                     [--screen K]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -93,7 +94,10 @@ static void kw_tune_help(void)
            "  --quiet          no progress line and no summary\n"
            "  --evaluator E    model, or exec:CMD: a worker command measures stage 1 (README:\n"
            "                   the worker protocol; default: the space's <evaluator>)\n"
-           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n\n"
+           "  --timeout S      seconds the worker may take per candidate (default: the space's)\n"
+           "  --screen K       with a measuring evaluator: the model ranks each round's new\n"
+           "                   configs and only its best K are measured (the others are\n"
+           "                   journaled as failing the guard 'screened')\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
@@ -381,6 +385,7 @@ typedef struct kw_tune_args {
     const char *metric;
     const char *evaluator;       /* --evaluator model|exec:CMD (NULL: the space's) */
     double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
+    long screen;                 /* --screen K: measure only the model's best K per round */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -557,33 +562,9 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
         rc = kw_exec_new_sibling(&c->port_ex, c->ex, c->me, "results");
     if (rc != 0)
         return kw_cli_fail("tune", rc);
-    size_t used = 0;
-    scales_out[0] = '\0';
-    const char *p = scales;
-    for (int i = 0; i < c->cfg->space.n_shapes; i++) {
-        double f = 1.0;
-        if (p) {
-            char *end;
-            f = strtod(p, &end);
-            p = *end == ',' ? end + 1 : end;
-        } else {
-            double ratio;
-            char why[KW_GUARDS_LEN];
-            if ((rc = kw_exec_baseline_ratio(&ratio, why, sizeof why, c->ex, i)) != 0)
-                return kw_cli_fail("tune", rc);
-            if (!(ratio > 0))
-                return kw_cli_fail("tune", kw_error_set(KW_EINPUT,
-                                   "worker '%s' could not measure the baseline of shape '%s' (%s)",
-                                   cmd, c->cfg->workload.shapes[c->cfg->space.shapes[i]].name,
-                                   why));
-            f = ratio;
-        }
-        if ((rc = kw_model_eval_rescale_load(c->me, i, f)) < 0 ||
-            (rc = kw_model_eval_rescale_load(c->final_me, i, f)) < 0)
-            return kw_cli_fail("tune", rc);
-        used += (size_t)snprintf(scales_out + used, used < out_len ? out_len - used : 0, "%s%.17g",
-                                 i ? "," : "", f);
-    }
+    kw_model_eval *models[2] = {c->me, c->final_me};
+    if ((rc = kw_exec_calibrate(c->ex, models, 2, scales, scales_out, out_len)) != 0)
+        return kw_cli_fail("tune", rc);
     return 0;
 }
 
@@ -664,6 +645,11 @@ static int kw_tune_fresh(const kw_tune_args *a)
         status = kw_cli_usage_error("tune", "%s", kw_error_last());
         goto done;
     }
+    if (a->screen > 0 && !cmd) {
+        status = kw_cli_usage_error("tune", "--screen needs a measuring evaluator (--evaluator "
+                                    "exec:CMD or the space's <evaluator>): the model is its screen");
+        goto done;
+    }
     if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
         goto done;
     int rc = kw_tune_mkdirs(c.dir);
@@ -698,6 +684,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
     kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
     kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
+    kw_tune_attr(&c, "screen", "%ld", a->screen);
     kw_tune_inputs(&c);
 
     kw_engine_opts eo;
@@ -716,6 +703,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     eo.probes = a->probes;
     eo.n_shapes = n;
     eo.shapes = c.shapes;
+    eo.screen = (int)a->screen;
     status = kw_tune_engine(&c, &eo, 0, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -786,6 +774,8 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_engine_opts_from_header(&eo, c.shapes, h);
     eo.threads = a->threads;
     eo.time_limit_s = a->time_limit_s;
+    const char *scr = kw_journal_attr(c.j, "screen");
+    eo.screen = scr ? atoi(scr) : 0;
     status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -796,7 +786,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -811,6 +801,7 @@ int kw_cli_tune(int argc, char **argv)
         {"thermal", no_argument, 0, O_THERMAL},       {"results-every", required_argument, 0, O_EVERY},
         {"evaluator", required_argument, 0, O_EVALUATOR},
         {"timeout", required_argument, 0, O_TIMEOUT},
+        {"screen", required_argument, 0, O_SCREEN},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -927,6 +918,10 @@ int kw_cli_tune(int argc, char **argv)
         case O_EVALUATOR: a.evaluator = optarg; break;
         case O_TIMEOUT:
             if (kw_cli_parse_double(&a.timeout_s, "tune", "--timeout", optarg, 0.001, 1e6))
+                return 2;
+            break;
+        case O_SCREEN:
+            if (kw_cli_parse_long(&a.screen, "tune", "--screen", optarg, 1, 100000))
                 return 2;
             break;
         case O_HELP: kw_tune_help(); return 0;

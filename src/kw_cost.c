@@ -29,8 +29,23 @@
  *     figures of model-facts.md section 2 are per kernel).
  *   - DRAM bandwidth of the whole chip is available to the kernel whatever
  *     `cores` is; contention between cores is the serving simulation's job.
- *   - no cache between DRAM and the units' SRAM is modelled (no L2 reuse
- *     across units): every tile a unit needs comes from DRAM.
+ *   - without a storage hierarchy in the accelerator file, no cache between
+ *     DRAM and the units' SRAM is modelled: every tile comes from DRAM.
+ *   - with one (issue 15; <storage>, <rates>, <accumulate>):
+ *     accumulators and score tiles count against the register file where the
+ *     registers hold them, SRAM holds the staged operands, one copy per
+ *     pipeline stage (`stages`, double_buffer = 2); the units read their tiles
+ *     from the largest shared level (L2, VMEM) and DRAM sees compulsory
+ *     traffic when the operands in flight fit it, one read of each wave's
+ *     panels when the wave's chunks in flight fit (kw_shared_ab), else every
+ *     tile read; a cluster of tiles multicasts each B tile; memory time is
+ *     the slower of DRAM (at its achieved fraction) and the shared level;
+ *     matrix work runs at the precision's achievable fraction, a pipelined
+ *     tile pays one chunk of fill and stores its output after its mainloop
+ *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
+ *     units, vector instructions) adds to the matrix time (serial schedule)
+ *     or hides under it (overlap); a precision pair the matrix units do not
+ *     offer is an input error, which the evaluator names `infeasible`.
  *   - fallback: a kernel whose working set does not fit sram_bytes_per_unit,
  *     whose tile_k exceeds its K per split, or whose split leaves a split
  *     without work, runs on the accelerator's generic kernel (see
@@ -168,6 +183,7 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 {
     kw_cost *o = c->out;
     double work = overlap ? fmax(k->compute_us, k->memory_us) : k->compute_us + k->memory_us;
+    work += k->epilogue_us;
     k->launch_us = c->launch_us;
     k->time_us = work + k->launch_us;
     k->dram_bytes_per_us = work > 0.0 ? k->dram_bytes / work : 0.0;
@@ -429,6 +445,14 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     k->matrix_us = k->exec_flops / (peak * c->matrix_frac * k->wave_efficiency) * KW_US_PER_S;
     k->compute_us = k->matrix_us * kw_fill(c, dbuf, nk);
     kw_levels_time(c, k);
+    /* Epilogue (hierarchy only): a tile stores its output after its last K
+     * chunk, and the next tile on the unit starts after it, so the stores of
+     * every wave add C bytes / DRAM bandwidth to the kernel (CUTLASS's
+     * non-persistent mainloop + epilogue; a persistent kernel with TMA stores
+     * would hide part of it, which the model does not credit). */
+    if (c->hier)
+        k->epilogue_us = (s > 1.0 ? s * mn * acc * facc : g->m * g->out_n * g->c_bytes * fc) *
+                         g->count / c->dram_eff_bytes_per_us;
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce", s * mn * acc * g->count,
@@ -562,6 +586,8 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
                                        : k->matrix_us + k->nonmatrix_us;
     k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
     kw_levels_time(c, k);
+    if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
+        k->epilogue_us = out * at->inst / c->dram_eff_bytes_per_us;
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce",

@@ -45,6 +45,7 @@ typedef struct kw_kernel {
     double matrix_us;           /* matrix work alone (attention: without the softmax) */
     double nonmatrix_us;        /* non-matrix work of the kernel (attention's softmax) */
     uint64_t reg_bytes;         /* register working set per unit (accumulators, scores) */
+    double epilogue_us;         /* output stores after each tile's mainloop, not overlapped */
 } kw_kernel;
 
 typedef struct kw_cost {

@@ -14,10 +14,10 @@
  *   (unit=request: the p95's) distribution-free 95% interval is wider than
  *   +-target_ci_pct of it and fewer than max_reps are in, another request
  *   asks for as many again.
- * - Drift: with anchor on, every measurement of a candidate is bracketed by
- *   two measurements of the shape's baseline (A B A) and the candidate's
- *   median is scaled by ref / mean(A1, A2), ref being the baseline's first
- *   median in this process; a device drifting linearly over the bracket is
+ * - Drift: with anchor on, every measurement (the baseline's own included) is
+ *   bracketed by two measurements of the shape's baseline (A B A) and its
+ *   median is scaled by ref / mean(A1, A2), ref being the first bracket's
+ *   mean in this process; a device drifting linearly over the bracket is
  *   cancelled exactly. This is the interleaving the engine can have without
  *   knowing the incumbent (the search engine must not care which evaluator it
  *   has): every candidate is compared through the same anchor.
@@ -54,7 +54,8 @@ typedef struct kw_exec_dev {
     char *cmd;
     int log_fd;              /* -1: knobwise's stderr */
     long next_id, requests, restarts;
-    double anchor_ref[KW_SHAPE_MAX]; /* the baseline's first median per shape, 0 = none yet */
+    double anchor_ref[KW_SHAPE_MAX]; /* the first anchor bracket's mean per shape, 0 = none yet */
+    char fatal[KW_ERROR_MAX];        /* why the worker could not be started again ("" = fine) */
     char name[128];
 } kw_exec_dev;
 
@@ -97,6 +98,19 @@ int kw_exec_spec(const char **cmd, const char *spec, const kw_space *s)
         return 0;
     }
     return kw_error_set(KW_EINPUT, "--evaluator takes 'model' or 'exec:CMD', not '%s'", spec);
+}
+
+/* The model's metric names, then the measured ones (KW_X_*). */
+static const char *kw_exec_names[KW_X_COUNT];
+static pthread_once_t kw_exec_names_once = PTHREAD_ONCE_INIT;
+
+static void kw_exec_names_init(void)
+{
+    for (int i = 0; i < KW_M_COUNT; i++)
+        kw_exec_names[i] = kw_model_metric_names[i];
+    kw_exec_names[KW_X_MEASURED_LO_US] = "measured_lo_us";
+    kw_exec_names[KW_X_MEASURED_HI_US] = "measured_hi_us";
+    kw_exec_names[KW_X_MEASURED_SAMPLES] = "measured_samples";
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -211,6 +225,7 @@ static int kw_exec_num(double *out, const char *v, size_t len)
 /* What one measure request brought back. */
 typedef struct kw_exec_ans {
     int unit_request;   /* unit=request */
+    int fatal;          /* the worker could not be started again (dev->fatal says why) */
     double q_rel_rms, q_cos;
     char guard[KW_GUARDS_LEN]; /* "" ok, else error:... */
 } kw_exec_ans;
@@ -294,8 +309,13 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
         kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
                              .index = d->o.index, .log_fd = d->log_fd};
         if (kw_worker_start(&d->w, &wo) != 0) {
+            /* A worker that started once and now cannot: nothing more can be
+             * measured, so the run stops (resumable) instead of journaling
+             * every remaining candidate as failed. */
+            snprintf(d->fatal, sizeof d->fatal, "%s", kw_error_last());
             kw_error_clear();
             snprintf(a->guard, sizeof a->guard, "error:start");
+            a->fatal = 1;
             goto done;
         }
         d->restarts++;
@@ -332,14 +352,22 @@ done:
 
 /* Median of the samples kept by the outlier policy; ci_pct = half-width of its
  * 95% interval relative to it. x is sorted and trimmed in place. */
-static double kw_exec_median(double *x, int n, double *ci_pct)
+static double kw_exec_median_ci(double *x, int n, double *ci_pct, double *lo, double *hi,
+                                size_t *kept_out)
 {
     size_t kept = kw_mstat_trim(x, (size_t)n);
     double med = gsl_stats_median_from_sorted_data(x, 1, kept);
-    double lo, hi;
-    kw_mstat_quantile_ci(&lo, &hi, x, kept, 0.5, KW_EXEC_CI_LEVEL);
-    *ci_pct = med > 0 ? 100.0 * fmax(med - lo, hi - med) / med : INFINITY;
+    kw_mstat_quantile_ci(lo, hi, x, kept, 0.5, KW_EXEC_CI_LEVEL);
+    *ci_pct = med > 0 ? 100.0 * fmax(med - *lo, *hi - med) / med : INFINITY;
+    if (kept_out)
+        *kept_out = kept;
     return med;
+}
+
+static double kw_exec_median(double *x, int n, double *ci_pct)
+{
+    double lo, hi;
+    return kw_exec_median_ci(x, n, ci_pct, &lo, &hi, NULL);
 }
 
 /* Measure c adaptively (mutex held). Returns the samples in x (n), the answer
@@ -402,7 +430,9 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         rc = kw_error_set(KW_ENOMEM, "out of memory for measured samples");
         goto done;
     }
-    int anchored = d->o.anchor && memcmp(c, &e->base, sizeof *c) != 0;
+    /* every measurement is bracketed, the baseline's own too, so all of them
+     * carry the same correction and keep their own noise */
+    int anchored = d->o.anchor;
     pthread_mutex_lock(&d->mu);
     double a1 = 0, a2 = 0, ci;
     if (anchored) {
@@ -425,34 +455,44 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         if (!(d->anchor_ref[shape] > 0))
             d->anchor_ref[shape] = now;
         factor = d->anchor_ref[shape] / now;
-    } else if (!anchored && d->o.anchor && !a.guard[0] && !(d->anchor_ref[shape] > 0)) {
-        /* the baseline itself: its first median is the shape's anchor level */
-        double *tmp = malloc((size_t)n * sizeof *tmp);
-        if (tmp) {
-            memcpy(tmp, x, (size_t)n * sizeof *tmp);
-            d->anchor_ref[shape] = kw_exec_median(tmp, n, &ci);
-            free(tmp);
-        }
     }
+    char fatal[KW_ERROR_MAX];
+    snprintf(fatal, sizeof fatal, "%s", d->fatal);
     pthread_mutex_unlock(&d->mu);
 
+    if (a.fatal || fatal[0]) {
+        rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", fatal);
+        goto done;
+    }
     if (a.guard[0]) {
         kw_exec_fail(out, a.guard);
         goto done;
     }
     kw_stage1_measured ms = {.quality_rel_rms = a.q_rel_rms, .quality_cos = a.q_cos};
+    double lo, hi, med;
+    size_t kept = (size_t)n;
     if (a.unit_request) {
         gsl_sort(x, 1, (size_t)n); /* the tail is the object: no outlier is dropped */
         for (int i = 0; i < n; i++)
             x[i] *= factor;
         ms.request_us = x;
         ms.n_request = n;
+        med = gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
+        kw_mstat_quantile_ci(&lo, &hi, x, (size_t)n, 0.5, KW_EXEC_CI_LEVEL);
     } else {
-        ms.kernel_us = kw_exec_median(x, n, &ci) * factor;
+        med = kw_exec_median_ci(x, n, &ci, &lo, &hi, &kept) * factor;
+        lo *= factor;
+        hi *= factor;
+        ms.kernel_us = med;
     }
     rc = kw_model_eval_measured(e->model, c, shape, rep, &ms, out);
-    if (rc == 0 && !a.unit_request)
-        out->v[KW_M_LATENCY_US] = ms.kernel_us; /* exactly the measured figure */
+    if (rc == 0) {
+        if (!a.unit_request)
+            out->v[KW_M_LATENCY_US] = ms.kernel_us; /* exactly the measured figure */
+        out->v[KW_X_MEASURED_LO_US] = lo;
+        out->v[KW_X_MEASURED_HI_US] = hi;
+        out->v[KW_X_MEASURED_SAMPLES] = (double)kept;
+    }
 done:
     free(x);
     free(ax);
@@ -474,7 +514,9 @@ int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e,
     pthread_mutex_unlock(&d->mu);
     kw_cost one;
     int rc = 0;
-    if (a.guard[0]) {
+    if (a.fatal) {
+        rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", e->dev->fatal);
+    } else if (a.guard[0]) {
         snprintf(why, why_len, "%s", a.guard);
     } else if ((rc = kw_model_eval_cost(&one, e->model, &e->base, shape)) == 0 &&
                one.latency_us > 0) {
@@ -485,15 +527,58 @@ int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e,
     return rc;
 }
 
+int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
+                      const char *recorded, char *out, size_t out_len)
+{
+    size_t used = 0;
+    int rc = 0;
+    out[0] = '\0';
+    const char *p = recorded;
+    for (int i = 0; i < e->cfg->space.n_shapes; i++) {
+        double f = 1.0;
+        if (p) {
+            char *end;
+            f = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        } else {
+            char why[KW_GUARDS_LEN];
+            if ((rc = kw_exec_baseline_ratio(&f, why, sizeof why, e, i)) != 0)
+                return rc;
+            if (!(f > 0))
+                return kw_error_set(KW_EINPUT,
+                                    "worker '%s' could not measure the baseline of shape '%s' (%s)",
+                                    e->dev->cmd,
+                                    e->cfg->workload.shapes[e->cfg->space.shapes[i]].name, why);
+        }
+        for (int m = 0; m < n_models; m++)
+            if (models[m] && (rc = kw_model_eval_rescale_load(models[m], i, f)) < 0)
+                return rc;
+        used += (size_t)snprintf(out + used, used < out_len ? out_len - used : 0, "%s%.17g",
+                                 i ? "," : "", f);
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ lifetime */
+
+/* The screen (engine opts.screen): the model's prediction of c, no measurement. */
+static int kw_exec_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_exec *e = ctx;
+    return kw_model_eval_measured(e->model, c, shape, 0, NULL, out);
+}
 
 static void kw_exec_iface_init(kw_exec *e)
 {
     const kw_evaluator *m = kw_model_eval_iface(e->model);
     e->iface = *m;
     e->iface.ctx = e;
+    pthread_once(&kw_exec_names_once, kw_exec_names_init);
+    e->iface.n_metrics = KW_X_COUNT;
+    e->iface.metric_names = kw_exec_names;
     e->iface.noisy = 1;
     e->iface.eval = kw_exec_eval;
+    e->iface.predict = kw_exec_predict;
     kw_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 

@@ -39,6 +39,15 @@
 #define KW_EXEC_CI_LEVEL 0.95
 #define KW_EXEC_SAMPLES_MAX 4096        /* cap of samples in one evaluation (schema: samples) */
 
+/* Metrics the measuring evaluator adds after the model's (kw_eval.h), so the
+ * journal keeps what was measured besides what the model made of it. */
+enum {
+    KW_X_MEASURED_LO_US = KW_M_COUNT, /* 95% distribution-free interval of the median sample */
+    KW_X_MEASURED_HI_US,
+    KW_X_MEASURED_SAMPLES,            /* samples kept by the outlier policy */
+    KW_X_COUNT
+};
+
 typedef struct kw_exec_opts {
     const char *cmd;
     double timeout_s, start_timeout_s;
@@ -81,6 +90,16 @@ const kw_evaluator *kw_exec_iface(const kw_exec *e);
 /* Measure the shape's baseline once and give measured / modelled stage-1
  * time of one request (*ratio; 0 when the worker failed: guard in why). */
 int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape);
+
+/* Measured load: re-derive each space shape's load-given arrival rate in the
+ * model evaluators from the measured baseline (kw_model_eval_rescale_load), so
+ * `load` means the utilisation of the measured device and not of the modelled
+ * one. recorded: the factors a run used ("f1,f2,..." per space shape, from its
+ * journal) or NULL to measure the baselines now (purpose=calibrate); the
+ * factors used are written to out. KW_EINPUT when a baseline cannot be
+ * measured (the worker's guard in the message). */
+int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
+                      const char *recorded, char *out, size_t out_len);
 
 /* Counters (for tests and the run summary). */
 long kw_exec_requests(const kw_exec *e); /* measure requests answered or failed */

@@ -208,7 +208,6 @@ int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_pr
 
 void kw_load_hier_check(kw_accel *a, const char *file, long root_line, kw_xml_problems *p)
 {
-    (void)root_line;
     for (int i = 0; i < a->n_levels; i++) {
         const kw_level *l = &a->levels[i];
         if (l->kind == KW_LEVEL_SRAM && a->sram_bytes_per_unit && l->bytes != a->sram_bytes_per_unit)

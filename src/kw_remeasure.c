@@ -31,15 +31,6 @@ int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const cha
     int rc = kw_rundir_evaluator(&mev, r);
     if (rc != 0)
         return rc;
-    /* the arrival rates the run used (tune recorded them) */
-    const char *sc = kw_journal_attr(j, "exec_rate_scale");
-    for (int i = 0; sc && sc[0] && i < r->cfg->space.n_shapes; i++) {
-        char *end;
-        double f = strtod(sc, &end);
-        if ((rc = kw_model_eval_rescale_load(r->me, i, f)) < 0)
-            return rc;
-        sc = *end == ',' ? end + 1 : end;
-    }
     const char *to = kw_journal_attr(j, "exec_timeout_s");
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &r->cfg->space, cmd, to ? atof(to) : 0);
@@ -47,8 +38,15 @@ int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const cha
     size_t *pick = NULL;
     double *was = NULL, *now = NULL, *drift = NULL;
     gsl_rng *rng = NULL;
+    /* the arrival rates the run used (tune recorded them) */
+    const char *sc = kw_journal_attr(j, "exec_rate_scale");
+    char used[KW_JOURNAL_ATTR_LEN];
     if ((rc = kw_exec_new(&ex, r->cfg, r->me, &xo)) != 0)
         return rc;
+    if ((rc = kw_exec_calibrate(ex, &r->me, 1, sc && sc[0] ? sc : NULL, used, sizeof used)) != 0) {
+        kw_exec_free(ex);
+        return rc;
+    }
     const kw_evaluator *ev = kw_exec_iface(ex);
     int lat = -1;
     for (int k = 0; k < j->h.n_metrics; k++)

@@ -848,7 +848,10 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
         kw_plot_cdf(out, rs, i, lat ? &lat->base[i] : NULL, lat ? &lat->rec[i] : NULL);
         kw_sbuf_puts(out, "</div><div>");
         kw_plot_families(out, rs, i, &np);
-        kw_sbuf_puts(out, "</div></div>\n<h3>Sensitivity around the recommendation</h3>\n");
+        kw_sbuf_puts(out, "</div></div>\n<p class=\"note\">Latency: the cumulative distribution of the "
+                          "requests the model's serving simulation gives each configuration with the run's "
+                          "inputs, seed and sample (the journal keeps percentiles, not requests).</p>\n"
+                          "<h3>Sensitivity around the recommendation</h3>\n");
         kw_plot_sensitivity(out, rs, i);
         kw_sbuf_puts(out, "<h3>Guards and rollback</h3>\n");
         kw_guard_table(out, rs, i);

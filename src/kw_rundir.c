@@ -137,5 +137,14 @@ void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)
         used += (size_t)snprintf(buf + used, len - used, " --seed %llu",
                                  (unsigned long long)r->mopts.seed);
     if (used < len && r->mopts.thermal)
-        snprintf(buf + used, len - used, " --thermal");
+        used += (size_t)snprintf(buf + used, len - used, " --thermal");
+    /* a measured run: the same worker, quoted for the shell */
+    const char *x = kw_journal_attr(j, "evaluator");
+    if (x && x[0] && used < len) {
+        used += (size_t)snprintf(buf + used, len - used, " --evaluator 'exec:");
+        for (const char *p = x; *p && used < len; p++)
+            used += (size_t)snprintf(buf + used, len - used, *p == '\'' ? "'\\''" : "%c", *p);
+        if (used < len)
+            snprintf(buf + used, len - used, "'");
+    }
 }

@@ -146,6 +146,44 @@ static long kw_v_first_diff_line(const char *a, size_t la, const char *b, size_t
     return line;
 }
 
+/* results.xml's net path of shape s is the one the journal implies: the
+ * same steps landing on the same configurations (kw_netpath_build, the one
+ * rule every writer uses). A file from before net paths were written has
+ * none: nothing to compare. 0, or KW_ECORRUPT naming the first difference. */
+static int kw_v_xml_netpath(const char *path, const char *xml, const kw_runsum *rs, int s)
+{
+    char needle[256];
+    snprintf(needle, sizeof needle, "<shape name=\"%s\"", rs->shapes[s].name);
+    const char *at = strstr(xml, needle);
+    const char *end = at ? strstr(at, "</shape>") : NULL;
+    const char *np = at ? strstr(at, "<net_path ") : NULL;
+    if (!np || (end && np > end))
+        return 0;
+    kw_netpath p;
+    int rc = kw_netpath_build(&p, rs, s);
+    if (rc != 0)
+        return rc;
+    const char *q = strstr(np, " steps=\"");
+    long n = q ? strtol(q + 8, NULL, 10) : -1;
+    if (n != p.n)
+        rc = kw_error_set(KW_ECORRUPT, "%s: shape %s: the net path has %ld steps, the journal's %d",
+                          path, rs->shapes[s].name, n, p.n);
+    const char *cur = np;
+    for (int i = 0; rc == 0 && i < p.n; i++) {
+        const char *st = strstr(cur, "<step n=\"");
+        const char *id = st ? strstr(st, " id=\"") : NULL;
+        char want[17];
+        snprintf(want, sizeof want, "%016llx",
+                 (unsigned long long)rs->shapes[s].configs[p.steps[i].after].id);
+        if (!id || (end && id > end) || strncmp(id + 5, want, 16) != 0)
+            rc = kw_error_set(KW_ECORRUPT, "%s: shape %s: net step %d does not land on %s, the "
+                              "journal's", path, rs->shapes[s].name, i + 1, want);
+        cur = id ? id + 5 : cur;
+    }
+    kw_netpath_free(&p);
+    return rc;
+}
+
 static int kw_v_results(kw_sbuf *log, kw_rundir *r)
 {
     const kw_runsum *rs = r->rs;
@@ -206,6 +244,11 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
                 rc = kw_error_set(KW_ECORRUPT,
                                   "%s: shape %s: rank 1 is not the journal's recommendation %s",
                                   path, rs->shapes[s].name, id);
+                kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+                return rc;
+            }
+            if ((rc = kw_v_xml_netpath(path, xml, rs, s)) != 0) {
+                free(xml);
                 kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
                 return rc;
             }

@@ -208,6 +208,9 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
         dup2(sv[1], 1);
         if (o->log_fd >= 0)
             dup2(o->log_fd, 2);
+        /* nothing of knobwise's but stdin, stdout and stderr (a journal or
+         * another worker's channel opened without O_CLOEXEC stays ours) */
+        close_range(3, ~0U, 0);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

@@ -27,7 +27,9 @@ static const kw_verb kw_verbs[] = {
     {"report", kw_cli_report, "write a self-contained HTML report of a run"},
     {"validate", kw_cli_validate, "check input files: schema and semantics, FILE:LINE errors"},
     {"show", kw_cli_show, "knobs, domains, baselines, accelerator and shapes of a space"},
+    {"probe", kw_cli_probe, "measure this host and write its accelerator file"},
     {"export", kw_cli_export, "a run's tuned configurations as JSON or a C header"},
+    {"calibrate", kw_cli_calibrate, "fit the accelerator's rates to measured kernel times"},
 };
 #define KW_N_VERBS (sizeof kw_verbs / sizeof kw_verbs[0])
 

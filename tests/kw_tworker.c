@@ -12,6 +12,7 @@
  *                   [--no-ready] [--exit-at-start] [--stderr]
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
+ *                   [--quality REL_RMS,COS]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config); each sample is that time times
  *   (1 + SD_FRAC x N(0,1)) from GSL's taus2 seeded by the request's text without
@@ -67,6 +68,7 @@ int main(int argc, char **argv)
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0;
     unsigned long seed = 1;
     long die_after = -1;
+    const char *quality = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
                *short_on = NULL, *error_on = NULL;
     for (int i = 1; i < argc; i++) {
@@ -87,6 +89,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--short-on")) { short_on = v; i++; }
         else if (v && !strcmp(a, "--error-on")) { error_on = v; i++; }
         else if (v && !strcmp(a, "--die-after")) { die_after = atol(v); i++; }
+        else if (v && !strcmp(a, "--quality")) { quality = v; i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
@@ -167,6 +170,15 @@ int main(int argc, char **argv)
             if (unit_request)
                 x = t * (1.0 + gsl_ran_exponential(r, 0.5));
             printf("%s%.4f", k ? "," : "", x > 0.01 ? x : 0.01);
+        }
+        if (quality) {
+            char q[64];
+            snprintf(q, sizeof q, "%s", quality);
+            char *comma = strchr(q, ',');
+            if (comma) {
+                *comma = '\0';
+                printf(" quality_rel_rms=%s quality_cos=%s", q, comma + 1);
+            }
         }
         printf("\n");
         served++;

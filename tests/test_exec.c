@@ -200,6 +200,12 @@ Test(exec, measured_kernel_time_replaces_stage_one)
     cr_expect_eq(m.v[KW_M_SAMPLES], model.v[KW_M_SAMPLES]);
     /* deterministic samples: the first request's interval is already tight */
     cr_expect_eq(kw_exec_requests(f.ex), 1);
+    /* what was measured is kept beside what the model made of it */
+    cr_expect_eq(ev->n_metrics, KW_X_COUNT);
+    cr_expect_str_eq(ev->metric_names[KW_X_MEASURED_SAMPLES], "measured_samples");
+    cr_expect_eq(m.v[KW_X_MEASURED_SAMPLES], f.cfg->space.exec_reps);
+    cr_expect_float_eq(m.v[KW_X_MEASURED_LO_US], t, 1e-3);
+    cr_expect_float_eq(m.v[KW_X_MEASURED_HI_US], t, 1e-3);
     fx_close(&f);
 }
 
@@ -233,6 +239,13 @@ Test(exec, adaptive_samples_grow_to_the_cap_under_noise)
     const kw_evaluator *ev = kw_exec_iface(f.ex);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
     cr_expect_eq(kw_exec_requests(f.ex), 4, "%ld requests", kw_exec_requests(f.ex));
+    /* 10% noise, 40 samples: the median's interval is wider than +-1% and holds it */
+    cr_expect_leq(m.v[KW_X_MEASURED_LO_US], m.v[KW_M_LATENCY_US]);
+    cr_expect_geq(m.v[KW_X_MEASURED_HI_US], m.v[KW_M_LATENCY_US]);
+    cr_expect_gt(m.v[KW_X_MEASURED_HI_US] - m.v[KW_X_MEASURED_LO_US],
+                 0.02 * m.v[KW_M_LATENCY_US]);
+    cr_expect_leq(m.v[KW_X_MEASURED_SAMPLES], 40);
+    cr_expect_geq(m.v[KW_X_MEASURED_SAMPLES], 32, "at most 20%% dropped by the outlier policy");
     fx_close(&f);
 }
 
@@ -432,6 +445,15 @@ Test(exec, resume_never_measures_twice)
     cr_expect_eq(measured, evals, "one search request per journaled evaluation (deterministic "
                  "worker): %ld requests, %ld evaluations", measured, evals);
 
+    /* audit's one-line reproduction of a step names the run's worker */
+    snprintf(args, sizeof args, "audit '%s/full'", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "--evaluator 'exec:") != NULL, "%s", r.out);
+    kw_t_free(&r);
+    long before_audit = count_lines(cnt, "purpose=search");
+    cr_expect_eq(before_audit, measured, "audit measures nothing");
+
     /* resume a finished run: nothing is measured for the search again */
     snprintf(args, sizeof args, "tune --resume '%s/full' --quiet", dir);
     r = kw_t_run(args, NULL);
@@ -500,4 +522,150 @@ Test(exec, a_noisy_tune_accepts_only_significant_steps)
     cr_expect_eq(system(args), 0);
     free(dir);
     (void)accepts;
+}
+
+Test(exec, screen_measures_only_the_models_best_and_resumes_the_same)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], sh[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "");
+    long measured[2];
+    for (int screen = 0; screen <= 1; screen++) {
+        snprintf(cnt, sizeof cnt, "%s/requests%d", dir, screen);
+        snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' "
+                 "--out '%s/run%d' --quiet %s", sp, cmd, cnt, dir, screen,
+                 screen ? "--screen 2" : "");
+        kw_run r = kw_t_run(args, NULL);
+        cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+        kw_t_free(&r);
+        measured[screen] = count_lines(cnt, "purpose=search");
+    }
+    snprintf(j1, sizeof j1, "%s/run1/journal", dir);
+    long screened = count_lines(j1, "screened");
+    cr_expect_gt(screened, 0, "the screen journals what it did not measure");
+    cr_expect_lt(measured[1], measured[0], "screening measured %ld, measuring everything %ld",
+                 measured[1], measured[0]);
+    /* a screened run is resumed identically: the screen is deterministic */
+    snprintf(sh, sizeof sh, "mkdir '%s/cut' && n=$(grep -n '^E ' '%s' | sed -n 12p | cut -d: -f1) && "
+             "head -n $n '%s' > '%s/cut/journal'", dir, j1, j1, dir);
+    cr_assert_eq(system(sh), 0);
+    snprintf(args, sizeof args, "tune --resume '%s/cut' --quiet", dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "%s/cut/journal", dir);
+    char *a = kw_t_slurp(j1), *b = kw_t_slurp(sh);
+    cr_expect_str_eq(a, b, "the resumed screened journal differs");
+    free(a);
+    free(b);
+    /* --screen without a measuring evaluator is a usage error, nothing written */
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator model --screen 2 --out '%s/m'",
+             sp, dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    snprintf(sh, sizeof sh, "%s/m", dir);
+    cr_expect(!kw_t_exists(sh));
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+Test(exec, a_worker_that_cannot_be_started_again_stops_the_run_with_its_journal_intact)
+{
+    /* starts 1 and 2 succeed (the start check, then the restart onto worker.log);
+     * the second worker dies after 12 requests (the baseline's 5 repetitions are
+     * journaled, the next round's are not all in); start 3 fails: the run stops
+     * with exit 1 and its journal intact (the engine journals whole rounds: the
+     * round in flight is measured again by a resume) */
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1200], args[8192], sh[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(sh, sizeof sh, "%s/start.sh", dir);
+    FILE *f = fopen(sh, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "n=$(cat %s/starts 2>/dev/null || echo 0); echo $((n+1)) > %s/starts\n"
+               "[ \"$n\" -lt 2 ] && exec %s/tests/kw_tworker --die-after 12\nexit 1\n",
+            dir, dir, builddir());
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sh %s", sh);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet",
+             sp, cmd, dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 1, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "cannot be started again") != NULL, "%s", r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "%s/run/journal", dir);
+    cr_expect_eq(journal_evals(sh), 5, "the finished round is journaled");
+    snprintf(args, sizeof args, "verify '%s/run' --no-eval", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "the stopped run's journal verifies: %s%s", r.out, r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+Test(exec, journal_is_identical_for_one_and_two_threads)
+{
+    /* a seeded noisy worker draws from the request, not from the order of
+     * requests: the engine's determinism contract holds through the worker */
+    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], p1[1100], p2[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--noise 0.03");
+    for (int t = 1; t <= 2; t++) {
+        snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --threads %d "
+                 "--out '%s/t%d' --quiet", sp, cmd, t, dir, t);
+        kw_run r = kw_t_run(args, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        kw_t_free(&r);
+    }
+    snprintf(p1, sizeof p1, "%s/t1/journal", dir);
+    snprintf(p2, sizeof p2, "%s/t2/journal", dir);
+    char *a = kw_t_slurp(p1), *b = kw_t_slurp(p2);
+    cr_expect_gt(strlen(a), 1000);
+    cr_expect_str_eq(a, b, "journals differ between 1 and 2 threads");
+    free(a);
+    free(b);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
+    free(dir);
+}
+
+Test(exec, the_workers_own_quality_check_is_judged_against_the_budget)
+{
+    /* the space's budget: cosine >= 0.999 and relative RMS <= 0.02 (defaults) */
+    static const char *const q[] = {"0.001,0.9999", "0.05,0.9999", "0.001,0.99"};
+    static const char *const want[] = {"", "drift_rel_rms", "drift_cos"};
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--quality %s", q[i]);
+        fixture f;
+        cr_assert_eq(fx_open(&f, args, 0, 0, 0, 0), 0, "%s", kw_error_last());
+        kw_cand base;
+        kw_cand_baseline(&base, &f.cfg->space.knobs);
+        kw_metrics m;
+        const kw_evaluator *ev = kw_exec_iface(f.ex);
+        cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
+        cr_expect_str_eq(m.guards, want[i], "quality %s: guards '%s'", q[i], m.guards);
+        cr_expect_float_eq(m.v[KW_M_QUALITY_REL_RMS], atof(q[i]), 1e-12);
+        cr_expect_float_eq(m.v[KW_M_QUALITY_COS], atof(strchr(q[i], ',') + 1), 1e-12);
+        fx_close(&f);
+    }
+}
+
+Test(exec, eval_stdin_streams_measured_rows)
+{
+    char sp[1024], cmd[1024], args[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--crash-on qkv.tile_m=64");
+    snprintf(args, sizeof args, "eval --space '%s' --evaluator 'exec:%s' --stdin", sp, cmd);
+    kw_run r = kw_t_run(args, "attn_decode_kv512_b1_c1 qkv.tile_m=64\n"
+                              "attn_decode_kv512_b1_c1 qkv.tile_m=256\n"
+                              "attn_decode_kv512_b1_c1 qkv.tile_m=17\n");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ",error:crash,") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, ",pass,") != NULL, "the next line is measured by a fresh worker: %s",
+              r.out);
+    cr_expect(strstr(r.out, "stdin:3:") != NULL, "a bad line is a row: %s", r.out);
+    kw_t_free(&r);
 }

@@ -566,6 +566,27 @@ Test(results_cli, verify_fails_on_corrupted_run, .timeout = 300)
     cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
     cr_assert(strstr(r.err, "ranked.csv") != NULL, "%s", r.err);
     kw_t_free(&r);
+    /* a net path in results.xml that is not the journal's: one step's id changed
+     * by hand (still a valid id, so the schema passes) */
+    rm_rf(dir);
+    free(dir);
+    dir = model_run(30);
+    snprintf(p, sizeof p, "%s/results.xml", dir);
+    char *xml = kw_t_slurp(p);
+    char *st = strstr(xml, "<step n=\"1\"");
+    cr_assert_not_null(st, "no net path in results.xml");
+    char *id = strstr(st, " id=\"");
+    cr_assert_not_null(id);
+    id[5] = id[5] == 'a' ? 'b' : 'a';
+    f = fopen(p, "w");
+    fputs(xml, f);
+    fclose(f);
+    free(xml);
+    snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
+    r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "net step 1 does not land on") != NULL, "%s", r.err);
+    kw_t_free(&r);
     /* usage errors */
     r = kw_t_run("verify", NULL);
     cr_assert_eq(r.status, 2);

@@ -54,9 +54,9 @@
 /* fp32 unit roundoff (IEEE 754 binary32, round to nearest) and bf16's (8 significant bits). */
 #define KW_U_FP32 (1.0 / 16777216.0)
 #define KW_U_BF16 (1.0 / 256.0)
-/* Evaluation error of expf/tanhf in ulps: glibc documents at most 1-2 ulp for
- * both (glibc manual, "Errors in Math Functions"); 8 leaves room for the few
- * fp32 operations around them. */
+/* Evaluation error of the activations in fp32 ulps: the vector exp (Cephes
+ * expf, about 1 ulp), one add, one division and the cubic around it; 8
+ * leaves room for all of them. */
 #define KW_MATHF_ULPS 8.0
 /* Largest slope of the activations, the factor an error in the pre-activation
  * grows by: GELU (tanh form) 1.129 at x ~ 1.5, SiLU 1.100 at x ~ 2.4 (both from
@@ -128,11 +128,92 @@ static inline v16f kw_ld16(const void *p, kw_kdt dt, long i)
 
 static size_t kw_dt_bytes(kw_kdt dt) { return dt == KW_KDT_F32 ? 4 : 2; }
 
-static float kw_actf(kw_kact a, float x)
+typedef int v16i __attribute__((vector_size(64)));
+typedef unsigned short v16h __attribute__((vector_size(32)));
+
+static inline void kw_st16(void *p, kw_kdt dt, long i, v16f x)
 {
-    if (a == KW_ACT_SILU)
-        return x / (1.0f + expf(-x));
-    return 0.5f * x * (1.0f + tanhf((float)KW_GELU_C * (x + (float)KW_GELU_A * x * x * x)));
+    if (dt == KW_KDT_F32) {
+        *(v16fu *)((float *)p + i) = x;
+        return;
+    }
+    v16u u = (v16u)x; /* round to nearest even, as kw_kern_to_bf16 (inputs are finite) */
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    *(v16hu *)((uint16_t *)p + i) = __builtin_convertvector(u, v16h);
+}
+
+static inline v16f kw_vsel(v16i mask, v16f a, v16f b) /* mask ? a : b, lane by lane */
+{
+    return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask));
+}
+
+/* expf in vectors: Cephes expf (S. Moshier, cephes/single/expf.c): x = n ln2 + r,
+ * |r| <= ln2/2, degree-5 minimax polynomial, 2^n through the exponent bits;
+ * about 1 ulp. The input is clamped to [-87, 88] where 2^n stays a normal
+ * number (the activations only need exp of large |x| to be huge or tiny). */
+#define KW_EXP_HI 88.0f
+#define KW_EXP_LO -87.0f
+#define KW_LOG2E 1.44269504088896341f
+#define KW_LN2_HI 0.693359375f
+#define KW_LN2_LO -2.12194440e-4f
+static inline v16f kw_vexp(v16f x)
+{
+    v16f hi = (v16f){0} + KW_EXP_HI, lo = (v16f){0} + KW_EXP_LO;
+    x = kw_vsel(x > hi, hi, x);
+    x = kw_vsel(x < lo, lo, x);
+    v16f fx = x * KW_LOG2E + 0.5f;
+    v16i ni = __builtin_convertvector(fx, v16i); /* truncates: floor for fx >= 0 */
+    ni += (v16i)(__builtin_convertvector(ni, v16f) > fx); /* -1 where it rounded up */
+    v16f n = __builtin_convertvector(ni, v16f);
+    v16f r = x - n * KW_LN2_HI - n * KW_LN2_LO;
+    v16f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    v16f y = p * r * r + r + 1.0f;
+    return y * (v16f)((ni + 127) << 23);
+}
+
+/* Both activations as x sigma(k): SiLU k = x; GELU's tanh form
+ * 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi) (x + 0.044715 x^3). */
+static inline v16f kw_vact(kw_kact a, v16f x)
+{
+    v16f k = a == KW_ACT_SILU ? x : 2.0f * (float)KW_GELU_C * (x + (float)KW_GELU_A * x * x * x);
+    return x / (1.0f + kw_vexp(-k));
+}
+
+/* One row segment of n values: dst = epi ? act(src + bias) : src, each array
+ * in its own storage precision (pointers already at the segment). The tail
+ * goes through a padded vector so every element takes the same arithmetic. */
+KW_CLONES static void kw_epi_row(const void *src, kw_kdt sdt, void *dst, kw_kdt ddt,
+                                 const void *bias, kw_kdt bdt, int n, int epi, kw_kact act)
+{
+    int q = 0;
+    for (; q + 16 <= n; q += 16) {
+        v16f x = kw_ld16(src, sdt, q);
+        if (epi)
+            x = kw_vact(act, x + kw_ld16(bias, bdt, q));
+        kw_st16(dst, ddt, q, x);
+    }
+    if (q == n)
+        return;
+    float xs[16] = {0}, bs[16] = {0}, ys[16];
+    for (int i = 0; q + i < n; i++) {
+        xs[i] = kw_ld(src, sdt, q + i);
+        bs[i] = epi ? kw_ld(bias, bdt, q + i) : 0.0f;
+    }
+    v16f x = *(v16fu *)xs;
+    if (epi)
+        x = kw_vact(act, x + *(v16fu *)bs);
+    *(v16fu *)ys = x;
+    for (int i = 0; q + i < n; i++)
+        kw_st(dst, ddt, q + i, ys[i]);
+}
+
+static const void *kw_at(const void *p, kw_kdt dt, long i)
+{
+    return (const char *)p + i * (long)kw_dt_bytes(dt);
 }
 
 static double kw_actd(kw_kact a, double x)
@@ -485,6 +566,14 @@ void kw_kgemm_free(kw_kgemm *g)
     free(g);
 }
 
+void kw_kern_epilogue_f32(float *x, size_t n, const float *bias, size_t nb, kw_kact act)
+{
+    for (size_t i = 0; i < n; i += nb) {
+        int w = n - i < nb ? (int)(n - i) : (int)nb;
+        kw_epi_row(x + i, KW_KDT_F32, x + i, KW_KDT_F32, bias, KW_KDT_F32, w, 1, act);
+    }
+}
+
 typedef struct kw_gjob {
     kw_kgemm *g;
     const kw_ktiling *t;
@@ -502,12 +591,9 @@ static void kw_gemm_store(const kw_kgemm *g, const float *src, long lds, int i0,
 {
     const kw_kgemm_shape *s = &g->s;
     for (int r = 0; r < mi; r++)
-        for (int q = 0; q < nj; q++) {
-            float x = src[(long)r * lds + q];
-            if (epi)
-                x = kw_actf(s->act, x + kw_ld(g->bias, s->dt, j0 + q));
-            kw_st(g->c, s->dt, (long)(i0 + r) * s->n + j0 + q, x);
-        }
+        kw_epi_row(src + (long)r * lds, KW_KDT_F32,
+                   (void *)kw_at(g->c, s->dt, (long)(i0 + r) * s->n + j0), s->dt,
+                   kw_at(g->bias, s->dt, j0), s->dt, nj, epi, s->act);
 }
 
 static void kw_split_range(const kw_kgemm *g, int split, int splits, int *k0, int *kk)
@@ -624,10 +710,10 @@ static void kw_epilogue_job(void *arg, int tid, int n)
     kw_gjob *j = arg;
     kw_kgemm *g = j->g;
     const kw_kgemm_shape *s = &g->s;
-    long total = (long)s->m * s->n, lo = total * tid / n, hi = total * (tid + 1) / n;
-    for (long i = lo; i < hi; i++) {
-        float x = kw_ld(g->c, s->dt, i) + kw_ld(g->bias, s->dt, i % s->n);
-        kw_st(g->c, s->dt, i, kw_actf(s->act, x));
+    long r0 = (long)s->m * tid / n, r1 = (long)s->m * (tid + 1) / n;
+    for (long i = r0; i < r1; i++) {
+        void *row = (void *)kw_at(g->c, s->dt, i * s->n);
+        kw_epi_row(row, s->dt, row, s->dt, g->bias, s->dt, s->n, 1, s->act);
     }
 }
 
@@ -819,6 +905,9 @@ typedef struct kw_ajob {
     const kw_ktiling *t;
     kw_kattn_mode mode;
     int phase;          /* unfused: 0 scores, 1 softmax pass, 2 PV */
+    int grp;            /* decode: query heads sharing a KV head, packed as the rows of one
+                         * instance (K/V read once per KV head, as the model plans it); else 1 */
+    int rows;           /* query rows per instance: grp (decode) or mq */
     int nqb;            /* query blocks per instance */
     long items;         /* instances x query blocks */
     size_t scratch_each;
@@ -835,6 +924,12 @@ static long kw_kv_inst(const kw_kattn_shape *s, long inst)
 static int kw_key_end(const kw_kattn_shape *s, int i)
 {
     return s->causal ? i + (s->lk - s->mq) + 1 : s->lk;
+}
+
+/* Key end of row i of an instance: packed decode rows are all query 0. */
+static int kw_row_end(const kw_ajob *j, const kw_kattn_shape *s, int i)
+{
+    return kw_key_end(s, j->grp > 1 ? 0 : i);
 }
 
 /* Softmax of row x[0..n) over its first `valid` entries; the rest become 0. */
@@ -874,24 +969,27 @@ static void kw_attn_job(void *arg, int tid, int n)
     float *rows = base + kw_scratch_floats(t);
     float *oacc = rows + (size_t)t->tile_m * (s->lk > t->tile_n ? s->lk : t->tile_n);
     float *mrow = oacc + (size_t)t->tile_m * s->head_dim, *lrow = mrow + t->tile_m;
-    int d = s->head_dim, lk = s->lk, mq = s->mq;
+    int d = s->head_dim, lk = s->lk, rq = j->rows;
     long lo = j->items * tid / n, hi = j->items * (tid + 1) / n;
     for (long it = lo; it < hi; it++) {
-        long inst = it / j->nqb, kvi = kw_kv_inst(s, inst);
-        int i0 = (int)(it % j->nqb) * t->tile_m, mi = mq - i0 < t->tile_m ? mq - i0 : t->tile_m;
+        /* Query rows of one instance are contiguous (stride d) in Q, O and the
+         * scores: a head's mq rows, or (packed decode) the grp heads of a KV group. */
+        long inst = it / j->nqb, kvi = j->grp > 1 ? inst : kw_kv_inst(s, inst);
+        long row0 = inst * rq;
+        int i0 = (int)(it % j->nqb) * t->tile_m, mi = rq - i0 < t->tile_m ? rq - i0 : t->tile_m;
         size_t eb = kw_dt_bytes(s->dt);
-        const char *q = (const char *)a->q + ((size_t)inst * mq + i0) * d * eb;
+        const char *q = (const char *)a->q + ((size_t)row0 + i0) * d * eb;
         const char *kt = (const char *)a->kt + (size_t)kvi * d * lk * eb;
         const char *v = (const char *)a->v + (size_t)kvi * lk * d * eb;
-        long orow = (long)inst * mq + i0;
-        float *sb = a->sbuf ? a->sbuf + ((size_t)inst * mq + i0) * lk : NULL;
+        long orow = row0 + i0;
+        float *sb = a->sbuf ? a->sbuf + ((size_t)row0 + i0) * lk : NULL;
         if (j->mode == KW_ATTN_FLASH) {
             for (int r = 0; r < mi; r++) {
                 mrow[r] = -INFINITY;
                 lrow[r] = 0.0f;
             }
             memset(oacc, 0, sizeof(float) * mi * d);
-            int kend = kw_key_end(s, i0 + mi - 1);
+            int kend = kw_row_end(j, s, i0 + mi - 1);
             for (int j0 = 0; j0 < kend; j0 += t->tile_n) {
                 int bc = kend - j0 < t->tile_n ? kend - j0 : t->tile_n;
                 kw_mm qk = {.m = mi, .n = bc, .k = d, .a = q, .lda = d, .at = s->dt,
@@ -899,7 +997,7 @@ static void kw_attn_job(void *arg, int tid, int n)
                 kw_mm_serial(&qk, t, rows, bc, j->scale, 0, &sc);
                 for (int r = 0; r < mi; r++) {
                     float *x = rows + (long)r * bc;
-                    int valid = kw_key_end(s, i0 + r) - j0;
+                    int valid = kw_row_end(j, s, i0 + r) - j0;
                     valid = valid < 0 ? 0 : valid > bc ? bc : valid;
                     float mx = mrow[r];
                     for (int c = 0; c < valid; c++)
@@ -934,14 +1032,14 @@ static void kw_attn_job(void *arg, int tid, int n)
             if (j->mode == KW_ATTN_QK_SOFTMAX) {
                 kw_mm_serial(&qk, t, rows, lk, j->scale, 0, &sc);
                 for (int r = 0; r < mi; r++)
-                    kw_softmax_row(rows + (long)r * lk, lk, kw_key_end(s, i0 + r));
+                    kw_softmax_row(rows + (long)r * lk, lk, kw_row_end(j, s, i0 + r));
                 memcpy(sb, rows, sizeof(float) * mi * lk);
             } else {
                 kw_mm_serial(&qk, t, sb, lk, j->scale, 0, &sc);
             }
         } else if (j->phase == 1) {
             for (int r = 0; r < mi; r++)
-                kw_softmax_row(sb + (long)r * lk, lk, kw_key_end(s, i0 + r));
+                kw_softmax_row(sb + (long)r * lk, lk, kw_row_end(j, s, i0 + r));
         } else {
             kw_mm pv = {.m = mi, .n = d, .k = lk, .a = sb, .lda = lk, .at = KW_KDT_F32, .b = v,
                         .ldb = d, .bt = s->dt};
@@ -962,8 +1060,10 @@ int kw_kattn_run(kw_kattn *a, const kw_ktiling *t, kw_kattn_mode mode, kw_pool *
         return kw_error_set(KW_EINPUT, "attention: unknown fusion mode %d", (int)mode);
     const kw_kattn_shape *s = &a->s;
     kw_ajob j = {.a = a, .t = t, .mode = mode};
-    j.nqb = (s->mq + t->tile_m - 1) / t->tile_m;
-    j.items = kw_inst(s) * j.nqb;
+    j.grp = s->mq == 1 ? s->heads / s->kv_heads : 1;
+    j.rows = s->mq == 1 ? j.grp : s->mq;
+    j.nqb = (j.rows + t->tile_m - 1) / t->tile_m;
+    j.items = kw_inst(s) / j.grp * j.nqb;
     j.scratch_each = kw_attn_scratch(s, t);
     j.scale = (float)(1.0 / sqrt((double)s->head_dim));
     if ((rc = kw_arena_need(&a->scratch, j.scratch_each * threads)) != 0)

@@ -84,6 +84,10 @@ void kw_kattn_corrupt(kw_kattn *a);
 const void *kw_kattn_output(const kw_kattn *a, size_t *bytes);
 void kw_kattn_free(kw_kattn *a);
 
+/* The unfused fp32 epilogue pass: x[i] = act(x[i] + bias[i % nb]) (also
+ * timed by `knobwise probe` as the host's elementwise rate). */
+void kw_kern_epilogue_f32(float *x, size_t n, const float *bias, size_t nb, kw_kact act);
+
 /* bf16 <-> fp32 (round to nearest even), exposed for the tests and probe. */
 uint16_t kw_kern_to_bf16(float x);
 float kw_kern_from_bf16(uint16_t h);

@@ -42,9 +42,14 @@
 #define KW_W_PROTOCOL 1
 #define KW_W_LINE_MAX 65536       /* README: lines are at most 65,536 bytes */
 #define KW_W_TOKENS_MAX 4096
-#define KW_W_OPS_MAX 32           /* as a workload block (kw_model.h KW_OP_MAX) */
-#define KW_W_CACHE_MAX 8          /* prepared kernels kept */
-#define KW_W_REPS_MAX 100000
+#define KW_W_CACHE_MAX 16         /* prepared kernels kept */
+/* Operators of one request: no more than the cache holds, so a request never
+ * evicts its own kernels (a workload block has at most 32, kw_model.h). */
+#define KW_W_OPS_MAX KW_W_CACHE_MAX
+#define KW_W_ROWS_MAX (1L << 24)  /* GEMM rows (batch x seq) the int-indexed kernels take */
+/* Samples per answer: 4,000 of at most 13 characters keep the answer line
+ * under the protocol's 65,536 bytes. */
+#define KW_W_REPS_MAX 4000
 #define KW_W_TILE_MAX 4096
 #define KW_W_SPLIT_MAX 64
 #define KW_W_DIM_MAX (1L << 20)   /* as workload.xsd's dim */
@@ -297,7 +302,7 @@ static void kw_measure(kw_worker *w, const kw_req *r)
         kw_parse_long(&reps, kw_get(r, "reps"), 1, KW_W_REPS_MAX) != 0) {
         kw_answer_error(id, "internal",
                         "measure needs phase=prefill|decode, batch, seq (prefill) or kv_len "
-                        "(decode), warmup >= 0 and reps >= 1");
+                        "(decode), warmup 0..4000 and reps 1..4000");
         return;
     }
     int prec, idx, fuse_epi, mode;
@@ -324,6 +329,11 @@ static void kw_measure(kw_worker *w, const kw_req *r)
     }
     kw_kdt dt = prec == 1 ? KW_KDT_BF16 : KW_KDT_F32;
     long rows = decode ? batch : batch * seq;
+    if (rows > KW_W_ROWS_MAX) {
+        snprintf(err, sizeof err, "%ld rows: this worker takes at most %ld", rows, KW_W_ROWS_MAX);
+        kw_answer_error(id, "resource", err);
+        return;
+    }
     kw_wop ops[KW_W_OPS_MAX];
     int n_ops = 0;
     for (int i = 0; i < r->n; i++) {
@@ -332,7 +342,7 @@ static void kw_measure(kw_worker *w, const kw_req *r)
             continue;
         const char *name = tk->key + 3, *spec = tk->val;
         if (n_ops == KW_W_OPS_MAX) {
-            kw_answer_error(id, "unsupported", "more than 32 operators");
+            kw_answer_error(id, "unsupported", "more than 16 operators in one block");
             return;
         }
         char group[128];

@@ -1,0 +1,276 @@
+/* cli_calibrate.c - `knobwise calibrate --accel F --measured CSV -o OUT`: fit
+ * the accelerator's rate parameters to measured kernel times (kw_calib.c) and
+ * write a calibrated accelerator file.
+ *
+ * Order of work: every input is read and checked, and OUT is checked (absent,
+ * or a regular file with --force), before the fit; the fit must succeed and
+ * be determined before anything is written; the file is written through
+ * libxml2 (the input document, its rates changed, each changed figure's
+ * source saying "fitted to CSV") by kw_xml_save_atomic (temp file, fsync,
+ * rename), then loaded back to check it. Exit: 0 written, 2 bad input,
+ * usage, an existing OUT without --force, or an under-determined fit. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libxml/tree.h>
+
+#include "kw_calib.h"
+#include "kw_cli.h"
+#include "kw_load.h"
+#include "kw_xml.h"
+
+#define KW_CAL_VERB "calibrate"
+
+static void kw_calibrate_help(void)
+{
+    printf("usage: knobwise calibrate --accel F --measured CSV -o OUT [--force] [--fit P,P...]\n\n"
+           "Fit the accelerator's rate parameters to measured kernel times by nonlinear\n"
+           "least squares on log(predicted / measured), print each kernel's error before\n"
+           "and after and the fitted values with their 1-sigma uncertainty, and write\n"
+           "the calibrated accelerator file OUT (sources say 'fitted to CSV').\n\n"
+           "  --measured CSV  kernel times (format: spaces/measured/h100_published.csv)\n"
+           "  -o OUT          never replaced unless --force; never a non-regular file\n"
+           "  --fit P,...     parameters to fit (default: every one the cases determine):\n"
+           "                  matrix_fraction matrix_fraction_fp8 sync_matrix_fraction\n"
+           "                  dram_fraction shared_gb_s softmax_vector_ops\n"
+           "Launch costs are not fitted: kernel times measured back to back do not\n"
+           "depend on them. A parameter named in --fit that no case depends on, or\n"
+           "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n");
+}
+
+/* Set attribute `name` of n to a decimal (the schema takes no exponents). */
+static void kw_cal_attr(xmlNodePtr n, const char *name, double v, int decimals)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    xmlSetProp(n, BAD_CAST name, BAD_CAST buf);
+}
+
+static xmlNodePtr kw_cal_child(xmlNodePtr parent, const char *name, const char *attr,
+                               const char *val)
+{
+    for (xmlNodePtr c = parent->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, name) != 0)
+            continue;
+        if (!attr)
+            return c;
+        xmlChar *v = xmlGetProp(c, BAD_CAST attr);
+        int same = v && strcmp((const char *)v, val) == 0;
+        xmlFree(v);
+        if (same)
+            return c;
+    }
+    return NULL;
+}
+
+/* The calibrated document: rates (and the shared level's bandwidth) changed. */
+static int kw_cal_write(const char *accel_path, const char *csv, const char *out, const kw_accel *a,
+                        const kw_calib *cal, const kw_fid_set *set)
+{
+    kw_xml_problems p = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_read_file(&buf, &len, accel_path, &p);
+    if (rc == 0)
+        rc = kw_xml_load(&doc, accel_path, buf, len, "accelerator", "spaces/accelerator.xsd", &p);
+    if (rc != 0) {
+        rc = kw_xml_problems_finish(&p);
+        goto done;
+    }
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    char src[KW_SOURCE_MAX];
+    snprintf(src, sizeof src, "fitted to %.400s by knobwise calibrate", csv);
+    xmlNodePtr rates = kw_cal_child(root, "rates", NULL, NULL);
+    if (!rates) {
+        rates = xmlNewNode(NULL, BAD_CAST "rates");
+        xmlNodePtr acc = kw_cal_child(root, "accumulate", NULL, NULL);
+        if (acc)
+            xmlAddPrevSibling(acc, rates);
+        else
+            xmlAddChild(root, rates);
+    }
+    const kw_calib_param *pm = cal->p;
+    for (int pr = 0; pr < KW_PREC_COUNT; pr++) {
+            int fp8 = pr == KW_PREC_FP8_E4M3 || pr == KW_PREC_FP8_E5M2;
+            int half = pr == KW_PREC_BF16 || pr == KW_PREC_FP16;
+            if (!(half && pm[KW_CAL_MATRIX].fitted) && !(fp8 && pm[KW_CAL_MATRIX_FP8].fitted))
+                continue;
+            int used = 0;
+            for (int i = 0; i < set->n; i++)
+                used |= (int)set->c[i].precision == pr;
+            if (!used)
+                continue;
+            xmlNodePtr m = kw_cal_child(rates, "matrix", "precision", kw_prec_name((kw_prec)pr));
+            if (!m) {
+                m = xmlNewNode(NULL, BAD_CAST "matrix");
+                xmlSetProp(m, BAD_CAST "precision", BAD_CAST kw_prec_name((kw_prec)pr));
+                if (rates->children)
+                    xmlAddPrevSibling(rates->children, m);
+                else
+                    xmlAddChild(rates, m);
+            }
+            kw_cal_attr(m, "fraction", a->matrix_fraction[pr], 6);
+            xmlSetProp(m, BAD_CAST "source", BAD_CAST src);
+        }
+    if (pm[KW_CAL_SYNC_MATRIX].fitted)
+        kw_cal_attr(rates, "sync_matrix_fraction", a->sync_matrix_fraction, 6);
+    if (pm[KW_CAL_DRAM].fitted)
+        kw_cal_attr(rates, "dram_fraction", a->dram_fraction, 6);
+    if (pm[KW_CAL_SOFTMAX_OPS].fitted)
+        kw_cal_attr(rates, "softmax_vector_ops", a->softmax_vector_ops, 4);
+    xmlSetProp(rates, BAD_CAST "source", BAD_CAST src);
+    if (pm[KW_CAL_SHARED_BW].fitted) {
+        xmlNodePtr st = kw_cal_child(root, "storage", NULL, NULL);
+        for (xmlNodePtr l = st ? st->children : NULL; l; l = l->next) {
+            if (l->type != XML_ELEMENT_NODE)
+                continue;
+            xmlChar *kind = xmlGetProp(l, BAD_CAST "kind");
+            int shared = kind && strcmp((const char *)kind, "shared") == 0;
+            xmlFree(kind);
+            if (shared) {
+                kw_cal_attr(l, "gb_s", pm[KW_CAL_SHARED_BW].after, 1);
+                xmlSetProp(l, BAD_CAST "source", BAD_CAST src);
+                break;
+            }
+        }
+    }
+    xmlNodePtr s = kw_cal_child(root, "source", NULL, NULL);
+    if (s) {
+        xmlChar *t = xmlNodeGetContent(s);
+        char all[2 * KW_SOURCE_MAX];
+        snprintf(all, sizeof all, "%.300s; rates %.200s", t ? (const char *)t : "", src);
+        xmlFree(t);
+        xmlNodeSetContent(s, BAD_CAST all);
+    }
+    rc = kw_xml_save_atomic(doc, out);
+    if (rc == 0) {
+        kw_accel check;
+        rc = kw_accel_load(&check, out);
+    }
+done:
+    xmlFreeDoc(doc);
+    free(buf);
+    return rc;
+}
+
+static int kw_cal_parse_fit(unsigned *want, const char *text)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    *want = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int id = 0; id < KW_CAL_COUNT; id++)
+            if (strcmp(t, kw_calib_param_name(id)) == 0)
+                found = id;
+        if (found < 0)
+            return kw_cli_usage_error(KW_CAL_VERB, "--fit: unknown parameter '%s'", t);
+        *want |= 1u << found;
+    }
+    return *want ? 0 : kw_cli_usage_error(KW_CAL_VERB, "--fit names no parameter");
+}
+
+int kw_cli_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"accel", required_argument, NULL, 'a'}, {"measured", required_argument, NULL, 'm'},
+        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+        {"fit", required_argument, NULL, 'F'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *accel = NULL, *csv = NULL, *out = NULL;
+    int force = 0, strict = 0, c, rc;
+    unsigned want = (1u << KW_CAL_COUNT) - 1u;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': accel = optarg; break;
+        case 'm': csv = optarg; break;
+        case 'o': out = optarg; break;
+        case 'f': force = 1; break;
+        case 'F':
+            if ((rc = kw_cal_parse_fit(&want, optarg)) != 0)
+                return rc;
+            strict = 1;
+            break;
+        case 'h': kw_calibrate_help(); return 0;
+        default:
+            return kw_cli_usage_error(KW_CAL_VERB, "unknown option or missing value: %s",
+                                      argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return kw_cli_usage_error(KW_CAL_VERB, "unexpected argument '%s'", argv[optind]);
+    if (!accel || !csv || !out)
+        return kw_cli_usage_error(KW_CAL_VERB, "--accel, --measured and -o are all required");
+    struct stat st;
+    if (lstat(out, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "knobwise calibrate: %s exists and is not a regular file: refusing to "
+                            "write it\n", out);
+            return 2;
+        }
+        if (!force) {
+            fprintf(stderr, "knobwise calibrate: %s exists: refusing to replace it (--force to "
+                            "replace)\n", out);
+            return 2;
+        }
+    } else if (errno != ENOENT) {
+        fprintf(stderr, "knobwise calibrate: %s: %s\n", out, strerror(errno));
+        return 2;
+    }
+    kw_accel *a = malloc(sizeof *a);
+    kw_fid_set *set = malloc(sizeof *set);
+    kw_calib *cal = malloc(sizeof *cal);
+    int status = 0;
+    if (!a || !set || !cal) {
+        fprintf(stderr, "knobwise calibrate: out of memory\n");
+        status = 1;
+        goto done;
+    }
+    if ((rc = kw_accel_load(a, accel)) != 0 || (rc = kw_fid_load(set, csv)) != 0) {
+        status = kw_cli_fail(KW_CAL_VERB, rc);
+        goto done;
+    }
+    if ((rc = kw_calib_fit(cal, a, set, NULL, want, strict)) != 0) {
+        fprintf(stderr, "knobwise calibrate: %s\n", kw_error_last());
+        status = kw_error_exit_status(rc);
+        goto done;
+    }
+    printf("calibrate: %s against %s (%d cases, %d iterations)\n", accel, csv, cal->n_used,
+           cal->iterations);
+    printf("%-26s %12s %10s %10s\n", "case", "measured_us", "before", "after");
+    for (int i = 0; i < set->n; i++)
+        printf("%-26s %12.1f %+9.1f%% %+9.1f%%\n", set->c[i].name, set->c[i].measured_us,
+               100.0 * (cal->before_ratio[i] - 1.0), 100.0 * (cal->after_ratio[i] - 1.0));
+    printf("sum of squared log errors: before %.5f, after %.5f\n", cal->chi2_before,
+           cal->chi2_after);
+    printf("%-22s %12s %12s %12s\n", "parameter", "before", "fitted", "1-sigma");
+    for (int id = 0; id < KW_CAL_COUNT; id++) {
+        const kw_calib_param *p = &cal->p[id];
+        if (!(want & (1u << id)))
+            continue;
+        if (p->fitted)
+            printf("%-22s %12.4f %12.4f %12.4f\n", p->name, p->before, p->after, p->sigma);
+        else
+            printf("%-22s %12.4f %12s %12s  (%s: kept)\n", p->name, p->before, "-", "-",
+                   p->applicable ? "not determined by these cases" : "not in this accelerator");
+    }
+    printf("launch costs: not fitted (kernel times back to back do not depend on them)\n");
+    if ((rc = kw_cal_write(accel, csv, out, a, cal, set)) != 0) {
+        status = kw_cli_fail(KW_CAL_VERB, rc);
+        goto done;
+    }
+    printf("wrote %s\n", out);
+done:
+    free(a);
+    free(set);
+    free(cal);
+    return status;
+}

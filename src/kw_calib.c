@@ -1,0 +1,408 @@
+/* kw_calib.c - fit the accelerator's rate parameters to measured kernel times
+ * by nonlinear least squares (GSL gsl_multifit_nlinear, trust region with
+ * Levenberg-Marquardt steps, finite-difference Jacobian).
+ *
+ * Design choice: the residual of case i is log(predicted_i / measured_i), so
+ * a 10% miss weighs the same on a 10 us kernel as on a 10 ms one; the
+ * parameters are fitted as their logarithms (fractions
+ * through the logistic function so they stay in (0, 1)). Predictions come from kw_cost_eval through
+ * kw_fid_predict: the fit tunes exactly the model the tuner uses.
+ * Uncertainty: the covariance (J^T J)^-1 scaled by chi^2 / (n - p), the usual
+ * least-squares estimate, carried to each value as sigma_v = |dv/dx| sigma_x.
+ * Alternative rejected: a hand-written Gauss-Newton (STYLE: GSL for fitting).
+ */
+#include "kw_calib.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_error.h"
+
+#define KW_CAL_MAX_ITER 200
+#define KW_CAL_XTOL 1e-10
+#define KW_CAL_GTOL 1e-10
+#define KW_CAL_FTOL 0.0
+#define KW_CAL_PROBE 1e-3      /* relative bump used to test a parameter's influence */
+#define KW_CAL_INFLUENCE 1e-7  /* below this change of any log ratio: not determined */
+#define KW_CAL_RCOND 1e-12     /* relative pivot of a singular J^T J */
+
+static const char *const kw_cal_names[KW_CAL_COUNT] = {
+    "matrix_fraction", "matrix_fraction_fp8", "sync_matrix_fraction", "dram_fraction", "shared_gb_s",
+    "softmax_vector_ops"};
+
+/* The precisions each matrix parameter sets. */
+static int kw_cal_prec_of(int id, int p)
+{
+    if (id == KW_CAL_MATRIX)
+        return p == KW_PREC_BF16 || p == KW_PREC_FP16;
+    if (id == KW_CAL_MATRIX_FP8)
+        return p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2;
+    return 0;
+}
+
+/* Fractions are fitted through the logistic function (always in (0, 1),
+ * smooth at the cap), the other figures through exp (always positive). */
+static int kw_cal_is_fraction(int id)
+{
+    return id == KW_CAL_MATRIX || id == KW_CAL_MATRIX_FP8 || id == KW_CAL_SYNC_MATRIX ||
+           id == KW_CAL_DRAM;
+}
+
+static double kw_cal_from_x(int id, double x)
+{
+    return kw_cal_is_fraction(id) ? 1.0 / (1.0 + exp(-x)) : exp(x);
+}
+
+/* A fraction of exactly 1 starts just below it (the logistic never reaches 1). */
+#define KW_CAL_FRACTION_START_MAX 0.999
+
+static double kw_cal_to_x(int id, double v)
+{
+    if (!kw_cal_is_fraction(id))
+        return log(v);
+    v = fmin(v, KW_CAL_FRACTION_START_MAX);
+    return log(v / (1.0 - v));
+}
+
+/* dv/dx at value v, for the uncertainty. */
+static double kw_cal_dvdx(int id, double v)
+{
+    return kw_cal_is_fraction(id) ? v * (1.0 - v) : v;
+}
+
+const char *kw_calib_param_name(int id)
+{
+    return id >= 0 && id < KW_CAL_COUNT ? kw_cal_names[id] : NULL;
+}
+
+static kw_level *kw_cal_shared(kw_accel *a)
+{
+    kw_level *best = NULL;
+    for (int i = 0; i < a->n_levels && i < KW_LEVEL_MAX; i++) {
+        kw_level *l = &a->levels[i];
+        if (l->kind == KW_LEVEL_SHARED && (l->holds & KW_HOLD_OPERANDS) && (!best || l->bytes > best->bytes))
+            best = l;
+    }
+    return best;
+}
+
+static int kw_cal_prec_used(const kw_fid_set *set, int p)
+{
+    for (int i = 0; i < set->n; i++)
+        if ((int)set->c[i].precision == p)
+            return 1;
+    return 0;
+}
+
+double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
+{
+    switch (id) {
+    case KW_CAL_MATRIX:
+    case KW_CAL_MATRIX_FP8:
+        for (int p = 0; p < KW_PREC_COUNT; p++)
+            if (kw_cal_prec_of(id, p) && kw_cal_prec_used(set, p))
+                return a->matrix_fraction[p] > 0.0 ? a->matrix_fraction[p] : 1.0;
+        return 1.0;
+    case KW_CAL_SYNC_MATRIX:
+        return a->sync_matrix_fraction > 0.0 ? a->sync_matrix_fraction
+                                             : kw_calib_get(a, KW_CAL_MATRIX, set);
+    case KW_CAL_DRAM:
+        return a->dram_fraction > 0.0 ? a->dram_fraction : 1.0;
+    case KW_CAL_SHARED_BW: {
+        kw_level *l = kw_cal_shared((kw_accel *)a);
+        return l ? l->bw_bytes_per_s / 1e9 : 0.0;
+    }
+    case KW_CAL_SOFTMAX_OPS:
+        return a->softmax_vector_ops;
+    }
+    return 0.0;
+}
+
+void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set)
+{
+    double f = v > 1.0 ? 1.0 : v;
+    switch (id) {
+    case KW_CAL_MATRIX:
+    case KW_CAL_MATRIX_FP8:
+        for (int p = 0; p < KW_PREC_COUNT; p++)
+            if (kw_cal_prec_of(id, p) && kw_cal_prec_used(set, p))
+                a->matrix_fraction[p] = f;
+        break;
+    case KW_CAL_SYNC_MATRIX:
+        a->sync_matrix_fraction = f;
+        break;
+    case KW_CAL_DRAM:
+        a->dram_fraction = f;
+        break;
+    case KW_CAL_SHARED_BW: {
+        kw_level *l = kw_cal_shared(a);
+        if (l)
+            l->bw_bytes_per_s = v * 1e9;
+        break;
+    }
+    case KW_CAL_SOFTMAX_OPS:
+        a->softmax_vector_ops = v;
+        break;
+    }
+}
+
+static int kw_cal_applicable(const kw_accel *a, int id)
+{
+    switch (id) {
+    case KW_CAL_SHARED_BW: {
+        kw_level *l = kw_cal_shared((kw_accel *)a);
+        return l && l->bw_bytes_per_s > 0.0;
+    }
+    case KW_CAL_SOFTMAX_OPS:
+        return a->vector_ops_per_s > 0.0;
+    }
+    return 1;
+}
+
+typedef struct kw_cal_ctx {
+    kw_accel a;               /* scratch copy the parameters are set on */
+    const kw_fid_set *set;
+    int ids[KW_CAL_COUNT];    /* fitted parameter ids, x index order */
+    int np;
+    int rows[KW_FID_MAX];     /* case index of each residual */
+    int nr;
+    int failed;
+} kw_cal_ctx;
+
+static int kw_cal_residuals(kw_cal_ctx *cx, const double *x, double *r)
+{
+    for (int j = 0; j < cx->np; j++)
+        kw_calib_set(&cx->a, cx->ids[j], kw_cal_from_x(cx->ids[j], x[j]), cx->set);
+    for (int i = 0; i < cx->nr; i++) {
+        const kw_fid_case *c = &cx->set->c[cx->rows[i]];
+        double us;
+        kw_bound b;
+        if (kw_fid_predict(&us, &b, NULL, &cx->a, c) != 0 || !(us > 0.0)) {
+            cx->failed = 1;
+            return -1;
+        }
+        r[i] = log(us / c->measured_us);
+    }
+    return 0;
+}
+
+static int kw_cal_f(const gsl_vector *x, void *params, gsl_vector *f)
+{
+    kw_cal_ctx *cx = params;
+    double xs[KW_CAL_COUNT], r[KW_FID_MAX];
+    for (int j = 0; j < cx->np; j++)
+        xs[j] = gsl_vector_get(x, (size_t)j);
+    if (kw_cal_residuals(cx, xs, r) != 0)
+        return GSL_EDOM;
+    for (int i = 0; i < cx->nr; i++)
+        gsl_vector_set(f, (size_t)i, r[i]);
+    return GSL_SUCCESS;
+}
+
+static void kw_cal_ratios(double *ratio, const kw_accel *a, const kw_fid_set *set)
+{
+    for (int i = 0; i < set->n; i++) {
+        double us = 0.0;
+        kw_bound b;
+        ratio[i] = kw_fid_predict(&us, &b, NULL, a, &set->c[i]) == 0 ? us / set->c[i].measured_us
+                                                                     : NAN;
+    }
+}
+
+static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use,
+                             unsigned want, int strict, int *flat_id)
+{
+    memset(out, 0, sizeof *out);
+    kw_cal_ctx *cx = malloc(sizeof *cx);
+    if (!cx)
+        return kw_error_set(KW_ENOMEM, "out of memory for the fit");
+    memset(cx, 0, sizeof *cx);
+    cx->a = *a;
+    cx->set = set;
+    for (int i = 0; i < set->n; i++) {
+        out->used[i] = use ? use[i] != 0 : 1;
+        if (out->used[i])
+            cx->rows[cx->nr++] = i;
+    }
+    out->n_used = cx->nr;
+    kw_cal_ratios(out->before_ratio, a, set);
+    for (int i = 0; i < set->n; i++)
+        if (out->used[i] && isfinite(out->before_ratio[i]))
+            out->chi2_before += log(out->before_ratio[i]) * log(out->before_ratio[i]);
+
+    int rc = 0;
+    gsl_multifit_nlinear_workspace *w = NULL;
+    gsl_matrix *covar = NULL;
+    /* Which wanted parameters can the measurements determine? */
+    double base[KW_FID_MAX], bumped[KW_FID_MAX];
+    for (int id = 0; id < KW_CAL_COUNT; id++) {
+        kw_calib_param *p = &out->p[id];
+        p->name = kw_cal_names[id];
+        p->before = p->after = kw_calib_get(a, id, set);
+        p->applicable = kw_cal_applicable(a, id);
+        if (!(want & (1u << id)))
+            continue;
+        if (p->applicable && cx->nr > 0 && p->before > 0.0) {
+            double x0 = kw_cal_to_x(id, p->before);
+            cx->np = 1;
+            cx->ids[0] = id;
+            cx->a = *a;
+            if (kw_cal_residuals(cx, &x0, base) == 0) {
+                double x1 = x0 + KW_CAL_PROBE;
+                cx->a = *a;
+                if (kw_cal_residuals(cx, &x1, bumped) == 0)
+                    for (int i = 0; i < cx->nr; i++)
+                        p->determined |= fabs(bumped[i] - base[i]) > KW_CAL_INFLUENCE;
+                /* a fraction at 1 whose only move is down still counts as determined */
+                x1 = x0 - KW_CAL_PROBE;
+                cx->a = *a;
+                if (!p->determined && kw_cal_residuals(cx, &x1, bumped) == 0)
+                    for (int i = 0; i < cx->nr; i++)
+                        p->determined |= fabs(bumped[i] - base[i]) > KW_CAL_INFLUENCE;
+            }
+        }
+        if (strict && !p->applicable) {
+            rc = kw_error_set(KW_EINPUT, "cannot fit %s: accelerator '%s' has no such figure",
+                              p->name, a->name);
+            goto done;
+        }
+        if (strict && !p->determined) {
+            rc = kw_error_set(KW_EINPUT,
+                              "under-determined fit: no measured case depends on %s (every case is "
+                              "bound by something else); drop it from --fit or add cases it bounds",
+                              p->name);
+            goto done;
+        }
+    }
+    cx->np = 0;
+    cx->a = *a;
+    for (int id = 0; id < KW_CAL_COUNT; id++)
+        if ((want & (1u << id)) && out->p[id].determined && out->p[id].applicable)
+            cx->ids[cx->np++] = id;
+    if (cx->np == 0) {
+        rc = kw_error_set(KW_EINPUT, "under-determined fit: no wanted parameter is determined by the "
+                                     "%d measured cases", cx->nr);
+        goto done;
+    }
+    if (cx->nr <= cx->np) {
+        rc = kw_error_set(KW_EINPUT,
+                          "under-determined fit: %d measured cases for %d parameters (need more "
+                          "cases than parameters)",
+                          cx->nr, cx->np);
+        goto done;
+    }
+
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, (size_t)cx->nr, (size_t)cx->np);
+    covar = gsl_matrix_alloc((size_t)cx->np, (size_t)cx->np);
+    if (!w || !covar) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the fit");
+        goto done;
+    }
+    gsl_multifit_nlinear_fdf fdf = {.f = kw_cal_f, .df = NULL, .fvv = NULL, .n = (size_t)cx->nr,
+                                    .p = (size_t)cx->np, .params = cx};
+    double x0[KW_CAL_COUNT];
+    for (int j = 0; j < cx->np; j++)
+        x0[j] = kw_cal_to_x(cx->ids[j], out->p[cx->ids[j]].before);
+    gsl_vector_view xv = gsl_vector_view_array(x0, (size_t)cx->np);
+    int st = gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
+    int info = 0;
+    if (st == GSL_SUCCESS)
+        st = gsl_multifit_nlinear_driver(KW_CAL_MAX_ITER, KW_CAL_XTOL, KW_CAL_GTOL, KW_CAL_FTOL, NULL,
+                                         NULL, &info, w);
+    if (cx->failed || (st != GSL_SUCCESS && st != GSL_EMAXITER)) {
+        rc = kw_error_set(KW_EMODEL, "the fit failed: %s", cx->failed ? "a case could not be costed"
+                                                                       : gsl_strerror(st));
+        goto done;
+    }
+    out->iterations = (int)gsl_multifit_nlinear_niter(w);
+    gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+    /* singular J^T J: two parameters the cases cannot tell apart */
+    gsl_matrix *jtj = gsl_matrix_alloc((size_t)cx->np, (size_t)cx->np);
+    if (!jtj) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the fit");
+        goto done;
+    }
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, J, J, 0.0, jtj);
+    double dmax = 0.0;
+    for (int j = 0; j < cx->np; j++)
+        dmax = fmax(dmax, gsl_matrix_get(jtj, (size_t)j, (size_t)j));
+    gsl_matrix_free(jtj);
+    st = gsl_multifit_nlinear_covar(J, KW_CAL_RCOND, covar);
+    gsl_vector *fres = gsl_multifit_nlinear_residual(w);
+    double chi2 = 0.0;
+    gsl_blas_ddot(fres, fres, &chi2);
+    double dof = (double)(cx->nr - cx->np);
+    int singular = st != GSL_SUCCESS || !(dmax > 0.0);
+    for (int j = 0; j < cx->np && !singular; j++)
+        singular |= !(gsl_matrix_get(covar, (size_t)j, (size_t)j) > 0.0) ||
+                    !isfinite(gsl_matrix_get(covar, (size_t)j, (size_t)j));
+    if (singular) {
+        /* name the parameter that stopped mattering, if one did */
+        const char *flat = NULL;
+        for (int j = 0; j < cx->np && !flat; j++) {
+            double norm = 0.0;
+            for (int i = 0; i < cx->nr; i++)
+                norm += gsl_matrix_get(J, (size_t)i, (size_t)j) * gsl_matrix_get(J, (size_t)i, (size_t)j);
+            if (!(norm > KW_CAL_INFLUENCE * KW_CAL_INFLUENCE)) {
+                flat = kw_cal_names[cx->ids[j]];
+                *flat_id = cx->ids[j];
+            }
+        }
+        if (flat)
+            rc = kw_error_set(KW_EINPUT,
+                              "under-determined fit: at the fitted point no measured case depends "
+                              "on %s any more; drop it from --fit",
+                              flat);
+        else
+            rc = kw_error_set(KW_EINPUT, "under-determined fit: the measured cases cannot tell the "
+                                         "fitted parameters apart (singular normal matrix)");
+        goto done;
+    }
+    gsl_vector *x = gsl_multifit_nlinear_position(w);
+    for (int j = 0; j < cx->np; j++) {
+        kw_calib_param *p = &out->p[cx->ids[j]];
+        double v = kw_cal_from_x(cx->ids[j], gsl_vector_get(x, (size_t)j));
+        kw_calib_set(a, cx->ids[j], v, set);
+        p->after = kw_calib_get(a, cx->ids[j], set);
+        p->fitted = 1;
+        p->sigma = kw_cal_dvdx(cx->ids[j], v) *
+                   sqrt(gsl_matrix_get(covar, (size_t)j, (size_t)j) * chi2 / dof);
+    }
+    kw_cal_ratios(out->after_ratio, a, set);
+    for (int i = 0; i < set->n; i++)
+        if (out->used[i] && isfinite(out->after_ratio[i]))
+            out->chi2_after += log(out->after_ratio[i]) * log(out->after_ratio[i]);
+done:
+    gsl_multifit_nlinear_free(w);
+    gsl_matrix_free(covar);
+    free(cx);
+    return rc;
+}
+
+int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
+                 int strict)
+{
+    /* Without `strict`, a parameter the fit drives to where no case depends on
+     * it (a bandwidth raised until nothing is bound by it) is left at the
+     * file's value and the rest fitted again. */
+    for (;;) {
+        int flat = -1;
+        kw_accel work = *a;
+        int rc = kw_calib_fit_once(out, &work, set, use, want, strict, &flat);
+        if (rc == 0) {
+            *a = work;
+            return 0;
+        }
+        if (strict || flat < 0)
+            return rc;
+        want &= ~(1u << flat);
+        kw_error_clear();
+    }
+}

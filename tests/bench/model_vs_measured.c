@@ -1,0 +1,417 @@
+/* model_vs_measured.c - `make bench-cpu` (called by `make bench`): the model
+ * against measurement on the same kernels and the probed host.
+ *
+ * For each shape of a shipped CPU space: N distinct random mappings (GSL
+ * mt19937, seeded; constraint-breaking ones redrawn), each predicted by
+ * `knobwise eval --stdin` (its stage-1 column latency_us: one request's
+ * kernels, no queueing) and measured by the shipped worker through the worker
+ * protocol (the minimum of R samples after W warm-up runs, or with --median
+ * their median). Out come Spearman's
+ * rank correlation of predicted and measured time (gsl_stats_spearman) and the
+ * regret of the model's choice: the model's best mapping measured against the
+ * measured best of the same N, both re-measured A/B/A/B (interleaved, so drift
+ * of a shared machine hits both) with more repetitions before the ratio is
+ * taken. Nothing here asserts anything: it reports.
+ *
+ * This is a bench driver, not the measuring evaluator: it speaks the protocol
+ * only as far as the report needs (hello, measure, quit) and stops at the
+ * first worker error. Design choice: in C over libkwload (the space's knobs,
+ * shapes and operators, as knobwise reads them) so the requests name every
+ * operator and knob exactly as the evaluator's client would.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "kw_error.h"
+#include "kw_load.h"
+
+#define KW_B_LINE (1 << 17)
+#define KW_B_MAX_MAPPINGS 4096
+#define KW_B_RECHECK_ROUNDS 3 /* A/B rounds of the regret re-measure */
+
+typedef struct kw_child {
+    pid_t pid;
+    FILE *to, *from;
+} kw_child;
+
+static int kw_spawn(kw_child *c, char *const argv[])
+{
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0)
+        return -1;
+    c->pid = fork();
+    if (c->pid < 0)
+        return -1;
+    if (c->pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        setenv("KW_WORKER_PROTOCOL", "1", 1);
+        setenv("KW_WORKER_INDEX", "0", 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    c->to = fdopen(in[1], "w");
+    c->from = fdopen(out[0], "r");
+    return c->to && c->from ? 0 : -1;
+}
+
+static int kw_ask(kw_child *c, const char *line, char *ans)
+{
+    if (fprintf(c->to, "%s\n", line) < 0 || fflush(c->to) != 0)
+        return -1;
+    if (!fgets(ans, KW_B_LINE, c->from))
+        return -1;
+    ans[strcspn(ans, "\n")] = '\0';
+    return 0;
+}
+
+static void kw_reap(kw_child *c, const char *quit)
+{
+    if (quit) {
+        fprintf(c->to, "%s\n", quit);
+        fflush(c->to);
+    }
+    fclose(c->to);
+    fclose(c->from);
+    waitpid(c->pid, NULL, 0);
+}
+
+static double kw_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The measure request's fixed part (shape and operators) for shape s. */
+static void kw_request_head(char *buf, size_t size, const kw_config *cfg, const kw_shape *s)
+{
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    int n = snprintf(buf, size, "shape=%s block=%s phase=%s batch=%d seq=%d kv_len=%d streams=%d",
+                     s->name, b->name, s->phase == KW_PHASE_DECODE ? "decode" : "prefill", s->batch,
+                     s->seq, s->kv_len, s->streams);
+    for (int i = 0; i < b->n_ops && n < (int)size; i++) {
+        const kw_op *o = &b->ops[i];
+        if (o->kind == KW_OP_GEMM)
+            n += snprintf(buf + n, size - n, " op.%s=gemm,n:%llu,k:%llu,epilogue:%d,group:%s", o->name,
+                          (unsigned long long)o->n, (unsigned long long)o->k, o->epilogue, o->group);
+        else if (o->kind == KW_OP_ATTENTION)
+            n += snprintf(buf + n, size - n,
+                          " op.%s=attention,heads:%d,kv_heads:%d,head_dim:%d,causal:%d,group:%s", o->name,
+                          o->heads, o->kv_heads, o->head_dim, o->causal, o->group);
+        else
+            n += snprintf(buf + n, size - n, " op.%s=other,width:%llu", o->name,
+                          (unsigned long long)o->width);
+    }
+}
+
+static void kw_knob_tokens(char *buf, size_t size, const kw_knobspace *ks, const kw_cand *c,
+                           const char *prefix, const char *sep)
+{
+    int n = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < ks->n_knobs && n < (int)size; k++)
+        n += snprintf(buf + n, size - n, "%s%s%s=%s", k ? sep : "", prefix, ks->knobs[k].name,
+                      ks->knobs[k].values[c->v[k]]);
+}
+
+/* The statistic of a mapping's samples: the minimum, the least disturbed run
+ * (on a shared machine the other samples carry the neighbours' load; the
+ * median is reported beside it). */
+static int kw_use_median;
+
+/* Minimum (or median) of the samples in an "ok ... samples_us=a,b,c" answer;
+ * -1 on an error answer. */
+static double kw_median_of(const char *ans)
+{
+    const char *p = strstr(ans, "samples_us=");
+    if (strncmp(ans, "ok ", 3) != 0 || !p)
+        return -1.0;
+    p += strlen("samples_us=");
+    double v[KW_B_MAX_MAPPINGS];
+    size_t n = 0;
+    while (n < KW_B_MAX_MAPPINGS) {
+        char *end;
+        v[n] = strtod(p, &end);
+        if (end == p)
+            break;
+        n++;
+        if (*end != ',')
+            break;
+        p = end + 1;
+    }
+    if (n == 0)
+        return -1.0;
+    gsl_sort(v, 1, n);
+    return kw_use_median ? gsl_stats_median_from_sorted_data(v, 1, n) : v[0];
+}
+
+static double kw_measure(kw_child *w, long *id, const char *head, const kw_knobspace *ks,
+                         const kw_cand *c, int warmup, int reps, char *ans)
+{
+    static char line[KW_B_LINE], knobs[KW_B_LINE / 2];
+    kw_knob_tokens(knobs, sizeof knobs, ks, c, "knob.", " ");
+    snprintf(line, sizeof line, "measure id=%ld %s warmup=%d reps=%d %s", ++*id, head, warmup, reps,
+             knobs);
+    if (kw_ask(w, line, ans) != 0)
+        return -2.0;
+    return kw_median_of(ans);
+}
+
+/* Column index of name in a CSV header, or -1. */
+static int kw_col(const char *header, const char *name)
+{
+    int i = 0;
+    size_t nl = strlen(name);
+    for (const char *p = header; p; i++) {
+        if (strncmp(p, name, nl) == 0 && (p[nl] == ',' || p[nl] == '\0'))
+            return i;
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    return -1;
+}
+
+static const char *kw_field(char *row, int col)
+{
+    char *p = row;
+    for (int i = 0; i < col && p; i++) {
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    if (!p)
+        return NULL;
+    p[strcspn(p, ",")] = '\0';
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"knobwise", required_argument, 0, 'k'}, {"worker", required_argument, 0, 'w'},
+        {"space", required_argument, 0, 's'},    {"mappings", required_argument, 0, 'n'},
+        {"seed", required_argument, 0, 'e'},     {"warmup", required_argument, 0, 'u'},
+        {"reps", required_argument, 0, 'r'},     {"recheck", required_argument, 0, 'c'},
+        {"shape", required_argument, 0, 'S'},    {"median", no_argument, 0, 'M'},
+        {"csv", required_argument, 0, 'C'},
+        {0, 0, 0, 0}};
+    const char *kwbin = "./knobwise", *worker = "./knobwise-worker", *space = NULL, *only = NULL;
+    const char *csv_path = NULL; /* every mapping's prediction and measurement, for calibration */
+    long n_map = 200, seed = 1, warmup = 2, reps = 7, recheck = 15;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'k': kwbin = optarg; break;
+        case 'w': worker = optarg; break;
+        case 's': space = optarg; break;
+        case 'n': n_map = atol(optarg); break;
+        case 'e': seed = atol(optarg); break;
+        case 'u': warmup = atol(optarg); break;
+        case 'r': reps = atol(optarg); break;
+        case 'c': recheck = atol(optarg); break;
+        case 'S': only = optarg; break;
+        case 'M': kw_use_median = 1; break;
+        case 'C': csv_path = optarg; break;
+        default: return 2;
+        }
+    }
+    if (!space || n_map < 3 || n_map > KW_B_MAX_MAPPINGS || reps < 1 || recheck < 1) {
+        fprintf(stderr, "usage: model_vs_measured --space F [--knobwise BIN] [--worker BIN] "
+                        "[--mappings N<=%d] [--seed N] [--warmup W] [--reps R] [--recheck R] "
+                        "[--shape S]\n", KW_B_MAX_MAPPINGS);
+        return 2;
+    }
+    gsl_set_error_handler_off();
+    signal(SIGPIPE, SIG_IGN);
+    kw_config *cfg;
+    if (kw_config_load(&cfg, space, NULL, NULL) != 0) {
+        fprintf(stderr, "%s\n", kw_error_last());
+        return 2;
+    }
+    const kw_knobspace *ks = &cfg->space.knobs;
+    static kw_cand cand[KW_B_MAX_MAPPINGS];
+    static double pred[KW_B_MAX_MAPPINGS], meas[KW_B_MAX_MAPPINGS], fb[KW_B_MAX_MAPPINGS], x[KW_B_MAX_MAPPINGS],
+        y[KW_B_MAX_MAPPINGS], work[2 * KW_B_MAX_MAPPINGS];
+    static char ans[KW_B_LINE], line[KW_B_LINE], knobs[KW_B_LINE / 2], head[KW_B_LINE / 4];
+    uint64_t size = kw_knobspace_size(ks);
+    if ((uint64_t)n_map > size)
+        n_map = (long)size;
+    printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
+           "each measured as the %s of %ld samples after %ld warm-up runs\n",
+           cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed,
+           kw_use_median ? "median" : "minimum", reps, warmup);
+    printf("%-24s %5s %9s %9s %12s %12s %9s\n", "shape", "n", "spearman", "regret%",
+           "pick_us", "best_us", "wall_s");
+    int status = 0;
+    FILE *csv = NULL;
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (!csv) {
+            fprintf(stderr, "%s: %s\n", csv_path, strerror(errno));
+            return 2;
+        }
+        fprintf(csv, "shape,config_id,predicted_us,measured_us,knobs\n");
+    }
+    for (int si = 0; si < cfg->space.n_shapes; si++) {
+        const kw_shape *s = &cfg->workload.shapes[cfg->space.shapes[si]];
+        if (only && strcmp(only, s->name) != 0)
+            continue;
+        double t0 = kw_now_s();
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(r, (unsigned long)seed + si);
+        long n = 0;
+        while (n < n_map) {
+            kw_cand cc;
+            kw_cand_baseline(&cc, ks);
+            for (int k = 0; k < ks->n_knobs; k++)
+                cc.v[k] = (int)gsl_rng_uniform_int(r, (unsigned long)ks->knobs[k].n_values);
+            if (kw_cand_violates(ks, &cc) >= 0)
+                continue;
+            uint64_t id = kw_cand_id(ks, &cc);
+            int dup = 0;
+            for (long i = 0; i < n && !dup; i++)
+                dup = kw_cand_id(ks, &cand[i]) == id;
+            if (!dup)
+                cand[n++] = cc;
+        }
+        gsl_rng_free(r);
+        /* the model: knobwise eval --stdin, one line in, one row out */
+        kw_child ev;
+        char *eargv[] = {(char *)kwbin, "eval", "--space", (char *)space, "--stdin", NULL};
+        if (kw_spawn(&ev, eargv) != 0 || !fgets(line, sizeof line, ev.from)) {
+            fprintf(stderr, "cannot start %s eval --stdin\n", kwbin);
+            return 1;
+        }
+        int col_lat = kw_col(line, "latency_us"), col_id = kw_col(line, "config_id");
+        int col_fb = kw_col(line, "fallback_pct");
+        for (long i = 0; i < n; i++) {
+            kw_knob_tokens(knobs, sizeof knobs, ks, &cand[i], "", " ");
+            snprintf(line, sizeof line, "%s %s", s->name, knobs);
+            if (kw_ask(&ev, line, ans) != 0) {
+                fprintf(stderr, "eval --stdin stopped\n");
+                return 1;
+            }
+            char copy[KW_B_LINE];
+            snprintf(copy, sizeof copy, "%s", ans);
+            const char *idf = kw_field(copy, col_id);
+            snprintf(copy, sizeof copy, "%s", ans);
+            const char *lat = kw_field(copy, col_lat);
+            pred[i] = idf && strcmp(idf, "error") != 0 && lat ? atof(lat) : -1.0;
+            snprintf(copy, sizeof copy, "%s", ans);
+            const char *fbf = kw_field(copy, col_fb);
+            fb[i] = fbf ? atof(fbf) : 0.0;
+        }
+        kw_reap(&ev, NULL);
+        /* the measurement: the shipped worker */
+        kw_child wk;
+        char *wargv[] = {(char *)worker, NULL};
+        if (kw_spawn(&wk, wargv) != 0 || kw_ask(&wk, "hello protocol=1", ans) != 0 ||
+            strncmp(ans, "ready protocol=1", 16) != 0) {
+            fprintf(stderr, "cannot start the worker %s\n", worker);
+            return 1;
+        }
+        kw_request_head(head, sizeof head, cfg, s);
+        long rid = 0, ok = 0, failed = 0;
+        for (long i = 0; i < n; i++) {
+            meas[i] = kw_measure(&wk, &rid, head, ks, &cand[i], (int)warmup, (int)reps, ans);
+            if (meas[i] < 0.0) {
+                failed++;
+                if (failed == 1)
+                    fprintf(stderr, "%s: worker: %s\n", s->name, ans);
+            }
+        }
+        long ipick = -1, ibest = -1;
+        for (long i = 0; i < n; i++) {
+            if (pred[i] < 0.0 || meas[i] < 0.0)
+                continue;
+            x[ok] = pred[i];
+            y[ok] = meas[i];
+            ok++;
+            if (ipick < 0 || pred[i] < pred[ipick])
+                ipick = i;
+            if (ibest < 0 || meas[i] < meas[ibest])
+                ibest = i;
+        }
+        if (ok < 3) {
+            printf("%-24s %5ld  too few mappings both evaluated (%ld failed)\n", s->name, ok, failed);
+            status = 1;
+            kw_reap(&wk, "quit");
+            continue;
+        }
+        double rho = gsl_stats_spearman(x, 1, y, 1, (size_t)ok, work);
+        /* regret: re-measure the model's pick and the measured best, A/B/A/B */
+        double pa[KW_B_RECHECK_ROUNDS], pb[KW_B_RECHECK_ROUNDS];
+        for (int k = 0; k < KW_B_RECHECK_ROUNDS; k++) {
+            pa[k] = kw_measure(&wk, &rid, head, ks, &cand[ipick], (int)warmup, (int)recheck, ans);
+            pb[k] = ipick == ibest ? pa[k]
+                                   : kw_measure(&wk, &rid, head, ks, &cand[ibest], (int)warmup,
+                                                (int)recheck, ans);
+        }
+        kw_reap(&wk, "quit");
+        gsl_sort(pa, 1, KW_B_RECHECK_ROUNDS);
+        gsl_sort(pb, 1, KW_B_RECHECK_ROUNDS);
+        double mp = kw_use_median ? gsl_stats_median_from_sorted_data(pa, 1, KW_B_RECHECK_ROUNDS) : pa[0];
+        double mb = kw_use_median ? gsl_stats_median_from_sorted_data(pb, 1, KW_B_RECHECK_ROUNDS) : pb[0];
+        double regret = mb > 0.0 ? (mp / mb - 1.0) * 100.0 : NAN;
+        printf("%-24s %5ld %9.3f %9.1f %12.1f %12.1f %9.1f\n", s->name, ok, rho, regret, mp, mb,
+               kw_now_s() - t0);
+        kw_cand_format(line, 4096, ks, &cand[ipick]);
+        printf("  model's pick:  %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ipick],
+               meas[ipick]);
+        kw_cand_format(line, 4096, ks, &cand[ibest]);
+        printf("  measured best: %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ibest],
+               meas[ibest]);
+        if (failed)
+            printf("  %ld mappings the worker refused or failed\n", failed);
+        /* Diagnostics, labelled as such: the same correlation within subsets that
+         * isolate one known disagreement (the model's generic-kernel fallback;
+         * threads, which a loaded machine punishes). */
+        int kc = kw_knobspace_find(ks, "cores_per_request");
+        for (int sub = 0; sub < 3; sub++) {
+            long m2 = 0;
+            for (long i = 0; i < n; i++) {
+                if (pred[i] < 0.0 || meas[i] < 0.0 || fb[i] > 0.0)
+                    continue;
+                if (sub >= 1 && kc >= 0 && strcmp(ks->knobs[kc].values[cand[i].v[kc]], sub == 1 ? "1" : "2") != 0)
+                    continue;
+                x[m2] = pred[i];
+                y[m2] = meas[i];
+                m2++;
+            }
+            if (m2 >= 3)
+                printf("  diagnostic: spearman %.3f over the %ld mappings %s\n",
+                       gsl_stats_spearman(x, 1, y, 1, (size_t)m2, work), m2,
+                       sub == 0 ? "the model does not send to its fallback kernel"
+                                : sub == 1 ? "without fallback, 1 thread" : "without fallback, 2 threads");
+        }
+        for (long i = 0; csv && i < n; i++) {
+            kw_knob_tokens(knobs, sizeof knobs, ks, &cand[i], "", ";");
+            fprintf(csv, "%s,%016llx,%.3f,%.3f,%s\n", s->name,
+                    (unsigned long long)kw_cand_id(ks, &cand[i]), pred[i], meas[i], knobs);
+        }
+        fflush(stdout);
+    }
+    if (csv && fclose(csv) != 0)
+        status = 1;
+    kw_config_free(cfg);
+    return status;
+}

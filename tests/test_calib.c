@@ -1,0 +1,179 @@
+/* test_calib.c - `knobwise calibrate` (issue 15): the fit recovers known
+ * parameters from times generated with them; its fit of the shipped H100
+ * measurements satisfies what a least-squares fit must (no worse than the
+ * start, a local minimum of the squared log errors, finite uncertainties);
+ * under-determined fits are refused; -o is never replaced without --force. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_calib.h"
+#include "kw_error.h"
+#include "kw_load.h"
+#include "kw_testutil.h"
+
+TestSuite(calib);
+
+static kw_accel acc;
+static kw_fid_set *set;
+
+static void load_shipped(void)
+{
+    char ap[1024], mp[1024];
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_t_src());
+    cr_assert_eq(kw_accel_load(&acc, ap), 0, "%s", kw_error_last());
+    set = malloc(sizeof *set);
+    cr_assert_eq(kw_fid_load(set, mp), 0, "%s", kw_error_last());
+}
+
+static double chi2(const kw_accel *a)
+{
+    double s = 0.0;
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fid_predict(&us, &b, NULL, a, &set->c[i]), 0);
+        double r = log(us / set->c[i].measured_us);
+        s += r * r;
+    }
+    return s;
+}
+
+#define WANT3 ((1u << KW_CAL_MATRIX) | (1u << KW_CAL_SYNC_MATRIX) | (1u << KW_CAL_SOFTMAX_OPS))
+
+Test(calib, recovers_known_parameters_from_times_generated_with_them)
+{
+    load_shipped();
+    kw_accel truth = acc;
+    kw_calib_set(&truth, KW_CAL_MATRIX, 0.71, set);
+    kw_calib_set(&truth, KW_CAL_SYNC_MATRIX, 0.58, set);
+    kw_calib_set(&truth, KW_CAL_SOFTMAX_OPS, 7.5, set);
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        set->c[i].measured_us = us;
+    }
+    kw_calib cal;
+    kw_accel start = acc; /* 0.806, 0.667, 11: the shipped values */
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT3, 1), 0, "%s", kw_error_last());
+    cr_assert(fabs(cal.p[KW_CAL_MATRIX].after - 0.71) < 1e-5, "%g", cal.p[KW_CAL_MATRIX].after);
+    cr_assert(fabs(cal.p[KW_CAL_SYNC_MATRIX].after - 0.58) < 1e-5, "%g",
+              cal.p[KW_CAL_SYNC_MATRIX].after);
+    cr_assert(fabs(cal.p[KW_CAL_SOFTMAX_OPS].after - 7.5) < 1e-3, "%g",
+              cal.p[KW_CAL_SOFTMAX_OPS].after);
+    cr_assert(cal.chi2_after < 1e-12, "%g", cal.chi2_after);
+    for (int i = 0; i < set->n; i++)
+        cr_assert(fabs(cal.after_ratio[i] - 1.0) < 1e-5);
+    free(set);
+}
+
+Test(calib, fit_of_the_shipped_measurements_is_a_least_squares_minimum)
+{
+    load_shipped();
+    kw_accel a = acc;
+    kw_calib cal;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, NULL, (1u << KW_CAL_COUNT) - 1u, 0), 0, "%s",
+                 kw_error_last());
+    cr_assert(cal.chi2_after <= cal.chi2_before, "%g > %g", cal.chi2_after, cal.chi2_before);
+    cr_assert(fabs(chi2(&a) - cal.chi2_after) <= 1e-9 * cal.chi2_after);
+    int fitted = 0;
+    for (int id = 0; id < KW_CAL_COUNT; id++) {
+        if (!cal.p[id].fitted)
+            continue;
+        fitted++;
+        cr_assert(isfinite(cal.p[id].sigma) && cal.p[id].sigma > 0.0, "%s sigma %g", cal.p[id].name,
+                  cal.p[id].sigma);
+        /* no 1% move of one parameter lowers the squared log errors */
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            kw_accel b = a;
+            double v = cal.p[id].after * (1.0 + 0.01 * sgn);
+            if (v > 1.0 && id != KW_CAL_SOFTMAX_OPS && id != KW_CAL_SHARED_BW)
+                continue;
+            kw_calib_set(&b, id, v, set);
+            cr_assert(chi2(&b) >= cal.chi2_after * (1.0 - 1e-6), "%s %+d%%: %g < %g", cal.p[id].name,
+                      sgn, chi2(&b), cal.chi2_after);
+        }
+    }
+    cr_assert_geq(fitted, 3);
+    free(set);
+}
+
+Test(calib, under_determined_fits_are_refused)
+{
+    load_shipped();
+    kw_calib cal;
+    kw_accel a = acc;
+    /* the bf16 cases alone (no DeepGEMM FP8 shapes) do not depend on the fp8 fraction */
+    int cb[KW_FID_MAX] = {0};
+    for (int i = 0; i < set->n; i++)
+        cb[i] = set->c[i].precision == KW_PREC_BF16;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, cb, 1u << KW_CAL_MATRIX_FP8, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "under-determined"), "%s", kw_error_last());
+    int use[KW_FID_MAX] = {0};
+    use[0] = use[1] = 1; /* two GEMMs: no attention case for the softmax figure */
+    a = acc;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, use, WANT3, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "softmax_vector_ops") || strstr(kw_error_last(), "sync"), "%s",
+              kw_error_last());
+    use[1] = 0; /* one case for one parameter */
+    a = acc;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, use, 1u << KW_CAL_MATRIX, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "more cases than parameters"), "%s", kw_error_last());
+    free(set);
+}
+
+Test(calib, output_is_never_replaced_without_force)
+{
+    char *dir = kw_t_tmpdir();
+    char out[1024], cmd[4096];
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    FILE *f = fopen(out, "w");
+    fputs("keep me\n", f);
+    fclose(f);
+    const char *args = "calibrate --accel %s/spaces/accel/h100.xml --measured "
+                       "%s/spaces/measured/h100_published.csv -o %s%s";
+    snprintf(cmd, sizeof cmd, args, kw_t_src(), kw_t_src(), out, "");
+    kw_run r = kw_t_run(cmd, NULL);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.err, "refusing"), "%s", r.err);
+    char *kept = kw_t_slurp(out);
+    cr_assert_str_eq(kept, "keep me\n");
+    free(kept);
+    kw_t_free(&r);
+    snprintf(cmd, sizeof cmd, args, kw_t_src(), kw_t_src(), out, " --force");
+    r = kw_t_run(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "1-sigma"));
+    kw_t_free(&r);
+    char *xml = kw_t_slurp(out);
+    cr_assert(strstr(xml, "fitted to"), "no 'fitted to' source");
+    free(xml);
+    kw_accel a;
+    cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
+    /* an under-determined fit writes nothing: the bf16 GEMM rows alone
+     * cannot determine the fp8 fraction */
+    char out2[1024], csv[1024], mp[1024];
+    snprintf(out2, sizeof out2, "%s/none.xml", dir);
+    snprintf(csv, sizeof csv, "%s/gemm.csv", dir);
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_t_src());
+    snprintf(cmd, sizeof cmd, "grep -E '^(case,|gemm)' '%s' > '%s'", mp, csv);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s --fit matrix_fraction_fp8",
+             kw_t_src(), csv, out2);
+    r = kw_t_run(cmd, NULL);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.err, "under-determined"), "%s", r.err);
+    cr_assert(!kw_t_exists(out2));
+    kw_t_free(&r);
+    /* not a regular file: refused even with --force */
+    snprintf(cmd, sizeof cmd, args, kw_t_src(), kw_t_src(), dir, " --force");
+    r = kw_t_run(cmd, NULL);
+    cr_assert_eq(r.status, 2);
+    kw_t_free(&r);
+    free(dir);
+}
