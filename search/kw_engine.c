@@ -26,19 +26,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kw_engine.h"
 
 #define KW_RANDOM_BATCH 64     /* new configs a random shape plans per round */
 #define KW_EXHAUST_BATCH 256   /* configs an exhaustive shape plans per round */
 #define KW_RANDOM_STALL 10000  /* draws without a new valid config before random stops */
-#define KW_PROBE_MAX 64        /* probes per convergence (opts->probes cap) */
 #define KW_PROBE_CHUNK 16      /* new evaluations a probe round may plan: small rounds let a
                                 * found pair return to the main phase before the budget is
                                 * spent on the rest of the probe list (a fixed number, never
                                 * the thread count: the journal must not depend on it) */
 #define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
-#define KW_TABU_MAX 64         /* excursion length (opts->tabu cap) */
 #define KW_REASON_LEN 256
 
 /* ------------------------------------------------------------------ small helpers */
@@ -2200,8 +2199,8 @@ static int kw_check_inputs(kw_eng *E)
         return kw_error_set(KW_EINPUT, "bad engine options (budget >= 0, min effect >= 0, "
                             "0 < alpha < 1, tabu 0..%d, probes 0..%d)", KW_TABU_MAX, KW_PROBE_MAX);
     E->reps = ev->noisy ? (o->repeats >= 2 ? o->repeats : (o->repeats == 0 ? KW_ENGINE_DEFAULT_REPEATS : 2)) : 1;
-    if (E->reps > 1024)
-        return kw_error_set(KW_EINPUT, "at most 1024 repeats");
+    if (E->reps > KW_REPEATS_MAX)
+        return kw_error_set(KW_EINPUT, "at most %d repeats", KW_REPEATS_MAX);
     if (o->budget > 0 && o->budget < E->reps)
         return kw_error_set(KW_EINPUT, "a budget of %ld evaluations cannot even evaluate the "
                             "baseline (%d repeats)", o->budget, E->reps);
@@ -2576,11 +2575,35 @@ static int kw_loop(kw_eng *E)
             double *c = &E->shape_cost_s[j->shape];
             *c = *c == 0 ? j->dur_s : 0.8 * *c + 0.2 * j->dur_s;
         }
+        int interrupted = 0;
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
+            if (j->rc == KW_EINTERRUPTED) {
+                interrupted = 1;
+                continue;
+            }
             if (kw_fatal(j->rc))
                 return kw_error_set(j->rc, "evaluating %s on shape '%s': %s",
                                     "a candidate", E->ev->shape_names[j->shape], j->err);
+        }
+        if (interrupted) {
+            /* An evaluation stopped inside (the evaluator reads the stop flag
+             * and the time limit during long evaluations): the round is
+             * dropped whole, nothing of it journaled, and the run pauses as it
+             * would between rounds; resume evaluates the round again. */
+            if (E->o.stop && *E->o.stop) {
+                E->sum.stop = KW_STOP_SIGNAL;
+                if ((rc = kw_pause(E, "interrupted")) != 0)
+                    return rc;
+                return kw_error_set(KW_EINTERRUPTED, "interrupted during an evaluation: the "
+                                    "journal is complete up to the last step; resume to continue");
+            }
+            if (E->o.time_limit_s > 0) {
+                E->sum.stop = KW_STOP_TIME;
+                return kw_pause(E, "time_limit");
+            }
+            return kw_error_set(KW_EINTERRUPTED, "an evaluation was stopped without a stop "
+                                "request or time limit");
         }
         for (int i = 0; i < E->n_shapes; i++) {
             kw_sstate *s = &E->S[i];
@@ -2656,9 +2679,19 @@ static int kw_engine_go(kw_engine_summary *out, const kw_knobspace *ks, const kw
         }
     } else {
         struct stat st;
-        if (stat(path, &st) == 0 && st.st_size > 0) {
-            rc = kw_error_set(KW_EINPUT, "%s: a journal already exists: resume it or choose another "
-                              "run folder", path);
+        if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0)) {
+            rc = kw_error_set(KW_EINPUT, S_ISREG(st.st_mode)
+                                             ? "%s: a journal already exists: resume it or choose "
+                                               "another run folder"
+                                             : "%s: is not a regular file (a symbolic link is never "
+                                               "followed out of the run folder)", path);
+            goto done;
+        }
+        /* an empty journal (a run killed before its first byte) is replaced:
+         * the writer creates the journal exclusively (O_EXCL) */
+        if (lstat(path, &st) == 0 && unlink(path) != 0) {
+            rc = kw_error_set(KW_EIO, "%s: cannot replace the empty journal: %s", path,
+                              strerror(errno));
             goto done;
         }
     }

@@ -13,7 +13,9 @@
  *     decides in shape order and its records are appended. The journal is thus a
  *     pure function of (seed, inputs, evaluator results), whatever the thread
  *     count or timing; only the time limit and the stop flag (checked between
- *     rounds) depend on the clock. A resumed run's time limit counts from the
+ *     rounds, and by an evaluator that returns KW_EINTERRUPTED from inside a
+ *     long evaluation: that round is then dropped unjournaled and the run
+ *     pauses) depend on the clock. A resumed run's time limit counts from the
  *     resume.
  *   - Evaluations are memoised per (config id, shape, repetition); each is
  *     evaluated and journalled once. The budget counts them per shape.

@@ -25,6 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* PACKAGE_VERSION: a journal from a newer knobwise is refused */
+#endif
 #include "kw_journal.h"
 
 /* ------------------------------------------------------------------ CRC-32 */
@@ -268,9 +271,16 @@ int kw_jwriter_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs
     }
     w->n_old = n_old;
     w->no_sync = no_sync;
-    w->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    /* never through a symbolic link (a link planted at RUN/journal would put
+     * the journal outside the run folder); a new journal is created, never
+     * taken over (O_EXCL), a resumed one must already be there */
+    int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (n_old == 0 ? O_CREAT | O_EXCL : 0);
+    w->fd = open(path, flags, 0644);
     if (w->fd < 0) {
-        int rc = kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(errno));
+        int err = errno;
+        int rc = kw_error_set(err == ELOOP || err == EEXIST ? KW_EINPUT : KW_EIO,
+                              "%s: cannot open the journal: %s", path,
+                              err == ELOOP ? "it is a symbolic link" : strerror(err));
         kw_jwriter_free(w);
         return rc;
     }
@@ -284,6 +294,9 @@ oom:
 int kw_jwriter_add(kw_jwriter *w, const char *payload)
 {
     size_t len = strlen(payload);
+    if (len + KW_JOURNAL_CRC_TAG_LEN > KW_JOURNAL_RECORD_MAX)
+        return kw_error_set(KW_ESTATE, "%s: record %ld: %zu bytes, longer than a journal record "
+                            "may be (%d)", w->path, w->added + 1, len, KW_JOURNAL_RECORD_MAX);
     uint32_t crc = kw_crc_record(w->crc, payload, len);
     if ((size_t)w->added < w->n_old) {
         if (crc != w->old[w->added])
@@ -338,7 +351,7 @@ void kw_jwriter_free(kw_jwriter *w)
 
 int kw_journal_truncate(const char *path, long bytes)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return kw_error_set(KW_EIO, "%s: cannot open to truncate: %s", path, strerror(errno));
     int rc = 0;
@@ -516,8 +529,12 @@ static long long kw_f_int(kw_pstate *ps, const kw_rec *r, const char *key, long 
     }
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < min || x > max) {
+    if (errno || end == v || *end) {
         kw_perr(ps, "field '%s': bad number '%.40s'", key, v);
+        return min;
+    }
+    if (x < min || x > max) {
+        kw_perr(ps, "field '%s' is %lld, outside %lld..%lld", key, x, min, max);
         return min;
     }
     return x;
@@ -627,10 +644,10 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         kw_f_copy(ps, h->metric, sizeof h->metric, r, "metric");
         h->min_effect_pct = kw_f_dbl(ps, r, "min_effect");
         h->alpha = kw_f_dbl(ps, r, "alpha");
-        h->repeats = (int)kw_f_int(ps, r, "repeats", 1, 1000000);
+        h->repeats = (int)kw_f_int(ps, r, "repeats", 1, KW_REPEATS_MAX);
         h->noisy = (int)kw_f_int(ps, r, "noisy", 0, 1);
-        h->tabu = (int)kw_f_int(ps, r, "tabu", 0, 1000000);
-        h->probes = (int)kw_f_int(ps, r, "probes", 0, 1000000);
+        h->tabu = (int)kw_f_int(ps, r, "tabu", 0, KW_TABU_MAX);
+        h->probes = (int)kw_f_int(ps, r, "probes", 0, KW_PROBE_MAX);
         char *t = kw_rec_raw(r, "tuned");
         if (!t) {
             kw_perr(ps, "field 'tuned' missing");
@@ -759,6 +776,47 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
     }
 }
 
+/* Compare dotted version numbers ("0.1.0"): <0, 0, >0; 0 also when either is
+ * not a version number (test builds write names such as "test-1"). */
+static int kw_version_cmp(const char *a, const char *b)
+{
+    for (const char *s = a; *s; s++)
+        if (!(*s >= '0' && *s <= '9') && *s != '.')
+            return 0;
+    for (const char *s = b; *s; s++)
+        if (!(*s >= '0' && *s <= '9') && *s != '.')
+            return 0;
+    while (*a || *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+    }
+    return 0;
+}
+
+/* The header's own rules, the same for every reader (verify, audit, report,
+ * recommend, bisect, resume): what the engine can have written. A journal
+ * edited and resealed past them is refused however good its checksums. */
+static void kw_header_rules(kw_pstate *ps)
+{
+    const kw_jheader *h = &ps->j->h;
+#ifdef PACKAGE_VERSION
+    if (kw_version_cmp(h->version, PACKAGE_VERSION) > 0)
+        kw_perr(ps, "written by knobwise %s, newer than this knobwise %s", h->version,
+                PACKAGE_VERSION);
+#endif
+    if (h->noisy ? h->repeats < 2 : h->repeats != 1)
+        kw_perr(ps, "repeats=%d with noisy=%d (the engine repeats only a noisy evaluator, "
+                "2..%d times)", h->repeats, h->noisy, KW_REPEATS_MAX);
+    if (!(h->alpha > 0 && h->alpha < 1))
+        kw_perr(ps, "alpha=%g is not a p-value threshold in (0, 1)", h->alpha);
+    if (!(h->min_effect_pct >= 0) || !isfinite(h->min_effect_pct))
+        kw_perr(ps, "min_effect=%g is not a finite percentage >= 0", h->min_effect_pct);
+}
+
 /* Finish the header when the first body record arrives. */
 static void kw_header_done(kw_pstate *ps)
 {
@@ -767,6 +825,7 @@ static void kw_header_done(kw_pstate *ps)
         kw_perr(ps, "no header record");
         return;
     }
+    kw_header_rules(ps);
     if (h->space.n_knobs == 0)
         kw_perr(ps, "header names no knobs");
     h->primary = -1;
@@ -991,6 +1050,59 @@ static long kw_line_check(const char *line, size_t len, uint32_t prev, uint32_t 
 
 static void kw_index_build(kw_journal *j);
 
+/* Lines off a file descriptor with a bound: a line longer than the caller's
+ * buffer is read to its end but only its first bytes are kept, so a 1 GiB
+ * line costs KW_JOURNAL_RECORD_MAX bytes of memory, not 1 GiB (getline()
+ * would allocate it whole). */
+#define KW_LR_CHUNK 65536
+typedef struct kw_lreader {
+    int fd;
+    char buf[KW_LR_CHUNK];
+    size_t start, end;
+    int eof;
+} kw_lreader;
+
+/* The next line: returns its full length (newline included), 0 at end of
+ * file, -1 on a read error (errno set). *kept bytes of it are copied into
+ * line (at most cap); *has_nl says whether it ended with a newline. */
+static ssize_t kw_lr_next(kw_lreader *r, char *line, size_t cap, size_t *kept, int *has_nl)
+{
+    size_t total = 0, k = 0;
+    *has_nl = 0;
+    for (;;) {
+        if (r->start == r->end) {
+            if (r->eof)
+                break;
+            ssize_t n = read(r->fd, r->buf, sizeof r->buf);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return -1;
+            if (n == 0) {
+                r->eof = 1;
+                break;
+            }
+            r->start = 0;
+            r->end = (size_t)n;
+        }
+        char *s = r->buf + r->start;
+        size_t avail = r->end - r->start;
+        char *nl = memchr(s, '\n', avail);
+        size_t take = nl ? (size_t)(nl - s) + 1 : avail;
+        size_t copy = take < cap - k ? take : cap - k;
+        memcpy(line + k, s, copy);
+        k += copy;
+        total += take;
+        r->start += take;
+        if (nl) {
+            *has_nl = 1;
+            break;
+        }
+    }
+    *kept = k;
+    return (ssize_t)total;
+}
+
 /* The one reader behind kw_journal_load and kw_journal_scan: streams the file
  * line by line, checks the checksum chain, parses the header into j->h and
  * hands every good body record to fn (store: also keep each record's checksum
@@ -1003,24 +1115,30 @@ static int kw_journal_read(kw_journal **out, const char *path, int allow_partial
                            int store, kw_journal_fn fn, void *ctx)
 {
     *out = NULL;
-    /* regular files only: a FIFO would block open(), /dev/zero never ends (reliability) */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    /* regular files only: a FIFO would block open(), /dev/zero never ends
+     * (reliability); never through a symbolic link out of the run folder */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ELOOP)
+        return kw_error_set(KW_EINPUT, "%s: the journal is a symbolic link; a run folder's "
+                            "journal is always a file of its own", path);
+    if (fd < 0)
+        return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
+                            path, strerror(errno));
     struct stat jst;
-    FILE *f = NULL;
-    if (fd >= 0 && fstat(fd, &jst) == 0 && !S_ISREG(jst.st_mode)) {
+    if (fstat(fd, &jst) != 0 || !S_ISREG(jst.st_mode)) {
         close(fd);
         return kw_error_set(KW_EINPUT, "%s: the journal is not a regular file", path);
     }
-    if (fd >= 0 && (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
-                    !(f = fdopen(fd, "rb"))))
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        int err = errno;
         close(fd);
-    if (!f)
-        return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
-                            path, strerror(errno));
+        return kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(err));
+    }
     kw_journal *j = calloc(1, sizeof *j);
     kw_jpriv *p = calloc(1, sizeof *p);
-    char *line = NULL;
-    size_t cap = 0;
+    kw_lreader *lr = malloc(sizeof *lr);
+    size_t cap = KW_JOURNAL_RECORD_MAX + 2; /* the longest record, its newline, a NUL */
+    char *line = malloc(cap);
     int rc = 0;
     kw_caps caps = {0};
     kw_pstate ps = {.j = j, .p = p};
@@ -1036,20 +1154,30 @@ static int kw_journal_read(kw_journal **out, const char *path, int allow_partial
         j->priv = p;
     else
         free(p);
-    if (!j || !p || !(j->path = strdup(path))) {
+    if (!j || !p || !lr || !line || !(j->path = strdup(path))) {
         rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
         goto done;
     }
-    while ((n = getline(&line, &cap, f)) > 0) {
+    lr->fd = fd;
+    lr->start = lr->end = 0;
+    lr->eof = 0;
+    size_t kept;
+    int has_nl;
+    while ((n = kw_lr_next(lr, line, cap - 1, &kept, &has_nl)) > 0) {
         long rec = j->n_records + 1;
         if (bad_record) {
             rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: %s (corruption in the middle of the "
                               "journal; refusing to use it)", path, bad_record, bad_msg);
             goto done;
         }
-        int has_nl = line[n - 1] == '\n';
         size_t len = (size_t)n - (size_t)has_nl;
         uint32_t c = 0;
+        if (len > KW_JOURNAL_RECORD_MAX) {
+            bad_record = rec;
+            snprintf(bad_msg, sizeof bad_msg, "%zu bytes, longer than a journal record may be "
+                     "(%d)", len, KW_JOURNAL_RECORD_MAX);
+            continue;
+        }
         long pl = has_nl ? kw_line_check(line, len, crc, &c) : -1;
         if (pl < 0) {
             bad_record = rec;
@@ -1109,12 +1237,12 @@ static int kw_journal_read(kw_journal **out, const char *path, int allow_partial
         offset += (long)n;
         j->good_bytes = offset;
     }
-    if (ferror(f)) {
+    if (n < 0) {
         rc = kw_error_set(KW_EIO, "%s: read error: %s", path, strerror(errno));
         goto done;
     }
     struct stat st;
-    j->file_bytes = fstat(fileno(f), &st) == 0 ? (long)st.st_size : j->good_bytes;
+    j->file_bytes = fstat(fd, &st) == 0 ? (long)st.st_size : j->good_bytes;
     if (bad_record) {
         j->torn = 1;
         snprintf(j->torn_msg, sizeof j->torn_msg,
@@ -1124,6 +1252,12 @@ static int kw_journal_read(kw_journal **out, const char *path, int allow_partial
         j->torn = 1;
         snprintf(j->torn_msg, sizeof j->torn_msg, "%s: %ld trailing bytes after record %ld", path,
                  j->file_bytes - j->good_bytes, j->n_records);
+    }
+    if (j->n_records == 0 && j->file_bytes == 0) {
+        /* killed before its first byte: there is nothing to read or resume */
+        rc = kw_error_set(KW_EINPUT, "%s: the journal is empty: nothing was run; start again "
+                          "(a new tune into a new folder)", path);
+        goto done;
     }
     if (j->n_records == 0) {
         rc = kw_error_set(KW_ECORRUPT, "%s: no journal record%s", path,
@@ -1153,7 +1287,8 @@ static int kw_journal_read(kw_journal **out, const char *path, int allow_partial
     j = NULL;
 done:
     free(line);
-    fclose(f);
+    free(lr);
+    close(fd);
     kw_journal_free(j);
     return rc;
 }

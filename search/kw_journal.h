@@ -80,9 +80,16 @@
 
 #define KW_JOURNAL_FORMAT 1
 #define KW_JOURNAL_SHAPE_MAX 256   /* evaluator shapes a journal can name */
-#define KW_JOURNAL_INPUT_MAX 16    /* I records */
+#define KW_JOURNAL_INPUT_MAX 72    /* I records: space, accelerator, workload, trace and one per shape trace */
 #define KW_JOURNAL_ATTR_MAX 32     /* A records */
 #define KW_JOURNAL_ATTR_LEN 1024   /* one attribute value */
+/* One record, payload + " crc=XXXXXXXX" (newline excluded). The largest the
+ * engine writes is a K record of KW_VALUE_MAX values of KW_VALUE_LEN bytes or
+ * an A record of KW_JOURNAL_ATTR_LEN, each byte escaped to 3 (~3 KiB); a
+ * longer line is damage, refused with its record number, and no reader ever
+ * holds more than this much of one line in memory. */
+#define KW_JOURNAL_RECORD_MAX 65536
+#define KW_JOURNAL_CRC_TAG_LEN 13  /* " crc=" + 8 hex digits */
 
 /* What part of the search a step belongs to. */
 typedef enum {

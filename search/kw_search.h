@@ -25,6 +25,11 @@
 #define KW_TERM_MAX 8        /* knob terms in one constraint */
 #define KW_METRIC_MAX 32     /* metrics one evaluation returns */
 #define KW_GUARDS_LEN 256    /* failed guards joined by ';' */
+/* Engine limits, one home: the engine refuses options beyond them and every
+ * journal reader refuses a header beyond them (a journal edited and resealed). */
+#define KW_PROBE_MAX 64      /* probes per convergence (opts->probes cap) */
+#define KW_TABU_MAX 64       /* excursion length (opts->tabu cap) */
+#define KW_REPEATS_MAX 1024  /* evaluations per candidate of a noisy evaluator */
 
 /* One knob: a finite ordered domain of textual values and a baseline index. */
 typedef struct kw_knob {

@@ -3,6 +3,7 @@
  * per-kernel breakdown) or for tools (csv, the output contract's columns), or
  * as a stream protocol (--stdin) so another tuner drives the same evaluator
  * without paying a process start per evaluation. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@
 #include "kw_mapping.h"
 
 #define KW_EVAL_MAX_SET 64
+/* Longest --stdin line: the worker protocol's line limit (README), far above
+ * any real line (every knob of a 64-knob space set is ~2 KB). */
+#define KW_EVAL_LINE_MAX 65536
 
 static const char kw_eval_csv_header[] =
     "shape,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
@@ -144,22 +148,110 @@ static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
     }
 }
 
+/* One CSV field per RFC 4180: as it is, or in double quotes (inner quotes
+ * doubled) when it holds a comma, a quote or a line break. */
+static void kw_eval_csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The error row of input line `lineno`: config_id "error", the message in the
+ * guards column as "stdin:N: message" (quoted as needed), the other columns
+ * empty, so a driver still gets exactly one row per line. */
+static void kw_eval_error_row(const char *shape, long lineno, const char *msg)
+{
+    char text[KW_ERROR_MAX + 64];
+    snprintf(text, sizeof text, "stdin:%ld: %s", lineno, msg);
+    for (char *q = text; *q; q++)
+        if (*q == '\n' || *q == '\r')
+            *q = ' ';
+    kw_eval_csv_field(stdout, shape);
+    fputs(",error,,,,,,,,,,,", stdout);
+    kw_eval_csv_field(stdout, text);
+    fputs(",,,,,,,,,,,,,,\n", stdout);
+}
+
+/* Read one line of at most KW_EVAL_LINE_MAX bytes into buf (NUL-terminated,
+ * newline dropped). The rest of a longer line is read and dropped (memory
+ * stays bounded); *too_long and *nul report what was seen. Returns 1 for a
+ * line, 0 at the end of input, -1 on a read error. */
+static int kw_eval_read_line(FILE *in, char *buf, size_t *len, int *too_long, int *nul)
+{
+    size_t n = 0;
+    int c, any = 0;
+    *too_long = *nul = 0;
+    while ((c = getc_unlocked(in)) != EOF) {
+        any = 1;
+        if (c == '\n')
+            break;
+        if (c == '\0')
+            *nul = 1;
+        if (n < KW_EVAL_LINE_MAX)
+            buf[n++] = (char)c;
+        else
+            *too_long = 1;
+    }
+    buf[n] = '\0';
+    *len = n;
+    if (c == EOF && ferror(in))
+        return -1;
+    return any ? 1 : 0;
+}
+
 static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
 {
-    char *line = NULL;
-    size_t cap = 0;
+    char *line = malloc(KW_EVAL_LINE_MAX + 1);
+    if (!line)
+        return kw_cli_fail("eval", kw_error_set(KW_ENOMEM, "out of memory for the input line"));
     long lineno = 0;
+    int status = 0;
     printf("%s\n", kw_eval_csv_header);
     fflush(stdout);
-    while (getline(&line, &cap, stdin) > 0) {
+    for (;;) {
+        size_t len;
+        int too_long, nul;
+        int got = kw_eval_read_line(stdin, line, &len, &too_long, &nul);
+        if (got < 0) {
+            status = kw_cli_fail("eval", kw_error_set(KW_EIO, "stdin: read error after line %ld: %s",
+                                                      lineno, strerror(errno)));
+            break;
+        }
+        if (got == 0)
+            break;
         lineno++;
-        line[strcspn(line, "\r\n")] = '\0';
-        char *p = line + strspn(line, " \t");
-        if (*p == '\0' || *p == '#')
+        if (len && line[len - 1] == '\r')
+            line[--len] = '\0';
+        if (too_long) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "line longer than %d bytes", KW_EVAL_LINE_MAX);
+            kw_eval_error_row("", lineno, msg);
+            fflush(stdout);
             continue;
+        }
+        if (nul) {
+            kw_eval_error_row("", lineno, "NUL byte in the line");
+            fflush(stdout);
+            continue;
+        }
+        char *p = line + strspn(line, " \t");
         size_t sl = strcspn(p, " \t");
         char shape[KW_NAME_MAX];
         snprintf(shape, sizeof shape, "%.*s", (int)(sl < sizeof shape ? sl : sizeof shape - 1), p);
+        if (*p == '\0') {
+            kw_eval_error_row("", lineno, "empty line: expected SHAPE knob=value ...");
+            fflush(stdout);
+            continue;
+        }
         int si = kw_config_shape(cfg, shape);
         kw_cand c;
         kw_metrics m;
@@ -173,25 +265,28 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
                  (broken = kw_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
+        if (rc == KW_ENOMEM || rc == KW_EIO) {
+            /* not this line's fault: the stream cannot go on truthfully */
+            status = kw_cli_fail("eval", kw_error_set(rc, "stdin:%ld: %s", lineno, kw_error_last()));
+            break;
+        }
         if (rc == 0 && broken >= 0) {
             memset(&m, 0, sizeof m);
             snprintf(m.guards, sizeof m.guards, "constraint:%s",
                      cfg->space.knobs.constraints[broken].name);
         }
-        if (rc != 0) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "%s", kw_error_last());
-            for (char *q = msg; *q; q++)
-                if (*q == ',' || *q == '\n')
-                    *q = ';';
-            printf("%s,error,,,,,,,,,,,stdin:%ld: %s,,,,,,,,,,,,,,\n", shape, lineno, msg);
-        } else {
+        if (rc != 0)
+            kw_eval_error_row(shape, lineno, kw_error_last());
+        else
             kw_eval_csv_row(stdout, shape, kw_cand_id(&cfg->space.knobs, &c), &m);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            status = kw_cli_fail("eval", kw_error_set(KW_EIO, "stdout: write error after line %ld",
+                                                      lineno));
+            break;
         }
-        fflush(stdout);
     }
     free(line);
-    return 0;
+    return status;
 }
 
 int kw_cli_eval(int argc, char **argv)

@@ -39,11 +39,12 @@
 #include "kw_load.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
+#include "kw_runfolder.h"
 
 static void kw_recommend_help(void)
 {
     printf("usage: knobwise recommend RUN_DIR (--shape NAME | --batch B --seq L --streams C\n"
-           "                          [--phase prefill|decode] | --all [-o FILE])\n"
+           "                          [--phase prefill|decode] | --all [-o FILE [--force]])\n"
            "                          [--space F] [--accel F] [--workload F]\n\n"
            "The mapping to deploy for a shape: the run's winner for a tuned shape, else the\n"
            "nearest tuned shape's winner (marked borrowed, with its distance in each\n"
@@ -57,7 +58,10 @@ static void kw_recommend_help(void)
            "                   when the run tuned both phases (default: the run's only\n"
            "                   phase, printed)\n"
            "  --all            every shape of the space: write mappings.csv\n"
-           "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv)\n"
+           "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv):\n"
+           "                   a new file name, or an existing regular file with --force\n"
+           "  --force          replace an existing regular file; a folder, device, FIFO,\n"
+           "                   symbolic link or one of the run's own files is refused (exit 2)\n"
            "  --space F        the space file instead of the one the run recorded\n"
            "  --accel F        the accelerator file instead of the recorded one\n"
            "  --workload F     the workload file instead of the recorded one\n");
@@ -293,7 +297,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
 }
 
-static int kw_write_mappings(kw_rundir *r, const char *out_path)
+static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
 {
     const kw_runsum *rs = r->rs;
     const kw_knobspace *ks = &rs->ks;
@@ -334,26 +338,6 @@ static int kw_write_mappings(kw_rundir *r, const char *out_path)
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;
-    char dir[KW_PATH_MAX], name[KW_PATH_MAX];
-    if (out_path) {
-        const char *slash = strrchr(out_path, '/');
-        if (slash) {
-            snprintf(dir, sizeof dir, "%.*s", (int)(slash - out_path), out_path);
-            snprintf(name, sizeof name, "%s", slash + 1);
-            if (dir[0] == '\0')
-                snprintf(dir, sizeof dir, "/");
-        } else {
-            snprintf(dir, sizeof dir, ".");
-            snprintf(name, sizeof name, "%s", out_path);
-        }
-    } else {
-        snprintf(dir, sizeof dir, "%s", r->dir);
-        snprintf(name, sizeof name, "mappings.csv");
-    }
-    if (name[0] == '\0') {
-        rc = kw_error_set(KW_EINPUT, "-o %s: not a file name", out_path);
-        goto done;
-    }
     kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};
     if ((rc = kw_results_commit(dir, &f, 1)) == 0)
         printf("wrote %s/%s (%d shapes)\n", dir, name, r->cfg->space.n_shapes);
@@ -370,10 +354,11 @@ int kw_cli_recommend(int argc, char **argv)
         {"phase", required_argument, 0, 'p'},   {"all", no_argument, 0, 'A'},
         {"out", required_argument, 0, 'o'},     {"space", required_argument, 0, 's'},
         {"accel", required_argument, 0, 'a'},   {"workload", required_argument, 0, 'w'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          {"force", no_argument, 0, 'f'},
+        {0, 0, 0, 0}};
     const char *shape = NULL, *out_path = NULL;
     long batch = 0, seq = 0, streams = 0;
-    int all = 0, phase = -1, o;
+    int all = 0, phase = -1, force = 0, o;
     kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
     optind = 1;
     opterr = 0;
@@ -402,6 +387,7 @@ int kw_cli_recommend(int argc, char **argv)
                                           optarg);
             break;
         case 'A': all = 1; break;
+        case 'f': force = 1; break;
         case 'o': out_path = optarg; break;
         case 's': ro.space = optarg; break;
         case 'a': ro.accel = optarg; break;
@@ -419,6 +405,21 @@ int kw_cli_recommend(int argc, char **argv)
         return kw_cli_usage_error("recommend", "--batch, --seq and --streams go together");
     if (out_path && !all)
         return kw_cli_usage_error("recommend", "-o goes with --all");
+    if (force && !out_path)
+        return kw_cli_usage_error("recommend", "--force goes with -o");
+    /* checked before the run is read: nothing is computed for a refused path */
+    char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
+    if (out_path) {
+        int orc = kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out_path,
+                                      argv[optind], "mappings.csv", force);
+        if (orc != 0)
+            return kw_cli_fail("recommend", orc);
+    } else if (strlen(argv[optind]) >= sizeof odir) {
+        return kw_cli_usage_error("recommend", "%.200s...: path too long", argv[optind]);
+    } else {
+        snprintf(odir, sizeof odir, "%s", argv[optind]);
+        snprintf(oname, sizeof oname, "mappings.csv");
+    }
 
     kw_rundir *r = NULL;
     int rc = kw_rundir_open(&r, argv[optind], &ro);
@@ -428,7 +429,7 @@ int kw_cli_recommend(int argc, char **argv)
     if (r->inputs_changed)
         fprintf(stderr, "knobwise recommend: warning: %s\n", r->inputs_msg);
     if (all) {
-        if ((rc = kw_write_mappings(r, out_path)) != 0)
+        if ((rc = kw_write_mappings(r, odir, oname)) != 0)
             status = kw_cli_fail("recommend", rc);
         goto done;
     }

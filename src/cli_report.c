@@ -12,10 +12,11 @@
 #include "kw_report.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
+#include "kw_runfolder.h"
 
 static void kw_report_help(void)
 {
-    printf("usage: knobwise report RUN_DIR [-o FILE] [--no-portability]\n"
+    printf("usage: knobwise report RUN_DIR [-o FILE [--force]] [--no-portability]\n"
            "                      [--space F] [--accel F] [--workload F]\n\n"
            "Writes one self-contained HTML file (default RUN_DIR/report.html) with SVG\n"
            "plots, per shape: the mapping to deploy (every knob, changed ones marked),\n"
@@ -25,7 +26,10 @@ static void kw_report_help(void)
            "run's inputs), the sensitivity to each knob, the effect by knob family,\n"
            "the guard table and rollback; and the portability heat map. Offline: no\n"
            "script, no external resource. --no-portability skips the re-evaluations\n"
-           "(heat map and distributions).\n");
+           "(heat map and distributions).\n"
+           "-o FILE must be a new file name, or an existing regular file with --force;\n"
+           "a folder, device, FIFO, symbolic link or one of the run's own files is\n"
+           "refused (exit 2) before anything is written.\n");
 }
 
 int kw_cli_report(int argc, char **argv)
@@ -34,9 +38,9 @@ int kw_cli_report(int argc, char **argv)
         {"out", required_argument, 0, 'o'},     {"no-portability", no_argument, 0, 'n'},
         {"space", required_argument, 0, 's'},   {"accel", required_argument, 0, 'a'},
         {"workload", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"force", no_argument, 0, 'f'},         {0, 0, 0, 0}};
     const char *out_path = NULL;
-    int no_port = 0, o;
+    int no_port = 0, force = 0, o;
     kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
     optind = 1;
     opterr = 0;
@@ -44,6 +48,7 @@ int kw_cli_report(int argc, char **argv)
         switch (o) {
         case 'o': out_path = optarg; break;
         case 'n': no_port = 1; break;
+        case 'f': force = 1; break;
         case 's': ro.space = optarg; break;
         case 'a': ro.accel = optarg; break;
         case 'w': ro.workload = optarg; break;
@@ -54,12 +59,28 @@ int kw_cli_report(int argc, char **argv)
     if (optind != argc - 1)
         return kw_cli_usage_error("report", "give exactly one run folder");
     const char *dir = argv[optind];
+    /* the output is checked before the run is even read: nothing is computed
+     * for a path that would be refused, nothing is written over the run */
+    char odir[KW_PATH_MAX], name[KW_PATH_MAX];
+    if (out_path) {
+        int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir,
+                                      "report.html", force);
+        if (orc != 0)
+            return kw_cli_fail("report", orc);
+    } else if (kw_runfolder_join(odir, sizeof odir, dir, "report.html") != 0) {
+        return kw_cli_fail("report", KW_EINPUT);
+    } else {
+        snprintf(odir, sizeof odir, "%s", dir);
+        snprintf(name, sizeof name, "report.html");
+    }
     if (no_port)
         ro.flags = 0;
     kw_rundir *r = NULL;
     int rc = kw_rundir_open(&r, dir, &ro);
-    if (rc != 0 && !no_port && rc != KW_ECORRUPT) {
-        /* inputs gone: the report without portability is still worth having */
+    if ((rc == KW_EINPUT || rc == KW_EIO) && !no_port) {
+        /* inputs gone or unreadable: the report without portability is still
+         * worth having. Not on running out of memory (the fault sweep found
+         * that a failed allocation gave a silently smaller report, exit 0). */
         fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
                 kw_error_last());
         ro.flags = 0;
@@ -114,27 +135,6 @@ int kw_cli_report(int argc, char **argv)
     if (rc != 0) {
         kw_sbuf_free(&b);
         status = kw_cli_fail("report", rc);
-        goto done;
-    }
-    char odir[KW_PATH_MAX], name[KW_PATH_MAX];
-    if (out_path) {
-        const char *slash = strrchr(out_path, '/');
-        if (slash) {
-            snprintf(odir, sizeof odir, "%.*s", (int)(slash - out_path), out_path);
-            if (odir[0] == '\0')
-                snprintf(odir, sizeof odir, "/");
-            snprintf(name, sizeof name, "%s", slash + 1);
-        } else {
-            snprintf(odir, sizeof odir, ".");
-            snprintf(name, sizeof name, "%s", out_path);
-        }
-    } else {
-        snprintf(odir, sizeof odir, "%s", dir);
-        snprintf(name, sizeof name, "report.html");
-    }
-    if (name[0] == '\0') {
-        kw_sbuf_free(&b);
-        status = kw_cli_usage_error("report", "-o %s is not a file name", out_path);
         goto done;
     }
     kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};

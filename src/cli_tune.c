@@ -32,13 +32,24 @@
 #include "kw_cli.h"
 #include "kw_engine.h"
 #include "kw_eval.h"
+#include "kw_hash.h"
 #include "kw_exec.h"
+#include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_hint.h"
+#include "kw_limits.h"
 #include "kw_load.h"
 #include "kw_progline.h"
 #include "kw_results.h"
+#include "kw_runfolder.h"
+#include "kw_trace.h"
 
+/* The largest space `--strategy exhaustive` takes without --budget, per shape:
+ * at the measured 1,300-1,600 full evaluations/s (README, make bench) a million
+ * configurations take 10-13 minutes per shape on one core and ~0.5 GB of
+ * journal (502 bytes per evaluation, make soak); the default space's 7.5e12
+ * would take about 170 years. */
+#define KW_TUNE_EXHAUSTIVE_MAX 1e6
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
@@ -49,6 +60,9 @@
 static volatile sig_atomic_t kw_tune_sig;
 
 static void kw_tune_on_signal(int sig) { kw_tune_sig = sig; }
+/* The --time-limit as a CLOCK_MONOTONIC deadline (0: none), read by the
+ * search's evaluations so one long evaluation cannot outlive the limit. */
+static double kw_tune_deadline_s;
 
 static double kw_tune_now(void)
 {
@@ -78,8 +92,8 @@ static void kw_tune_help(void)
            "  --time-limit S   stop the whole run after S seconds (resumable)\n"
            "  --metric M       primary metric: p95 (default) or p99, lower is better\n"
            "  --seed N         every random stream of the run (default 1)\n"
-           "  --threads N      evaluation threads (default: the CPUs); results do not\n"
-           "                   depend on it\n"
+           "  --threads N      evaluation threads (default: the CPUs; never more than\n"
+           "                   the CPUs online); results do not depend on it\n"
            "  --out DIR        run folder (default results/tune-DATE-TIME)\n"
            "  --resume DIR     continue an interrupted run; evaluations in its journal\n"
            "                   are not repeated and the result equals an uninterrupted run\n"
@@ -131,8 +145,9 @@ static int kw_tune_mkdirs(const char *path)
                     return kw_error_set(KW_EIO, "%s: cannot create the run folder: %s", buf,
                                         strerror(errno));
             } else if (!S_ISDIR(st.st_mode)) {
-                return kw_error_set(KW_EIO, "%s: cannot create the run folder %s: %s", buf, path,
-                                    strerror(ENOTDIR));
+                /* --out names a file (or passes through one): bad input, exit 2 */
+                return kw_error_set(KW_EINPUT, "%s: cannot create the run folder %s: %s", buf,
+                                    path, strerror(ENOTDIR));
             }
             *p = c;
             if (c == '\0')
@@ -146,38 +161,23 @@ static int kw_tune_mkdirs(const char *path)
     return 0;
 }
 
-/* FNV-1a 64 of a file's bytes as 16 hex digits (the same hash the loaders use). */
-static int kw_tune_hash_file(char out[17], const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kw_error_set(KW_EINPUT, "%s: cannot read: %s", path, strerror(errno));
-    uint64_t h = 0xcbf29ce484222325ULL;
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ULL;
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return kw_error_set(KW_EIO, "%s: read error", path);
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
-    return 0;
-}
-
-/* Absolute path of an existing file (recorded so resume works from anywhere). */
-static void kw_tune_abs(char *out, size_t n, const char *path)
+/* Absolute path of an existing file (recorded so resume works from anywhere).
+ * Never truncated: KW_EINPUT when it does not fit (a cut path names another
+ * file). */
+static int kw_tune_abs(char *out, size_t n, const char *path)
 {
     char buf[PATH_MAX];
     const char *use = path ? path : "";
     if (use[0] && realpath(use, buf))
         use = buf;
     size_t len = strlen(use);
-    if (len >= n)
-        len = n - 1;
-    memcpy(out, use, len);
-    out[len] = '\0';
+    if (len >= n) {
+        out[0] = '\0';
+        return kw_error_set(KW_EINPUT, "%.200s...: path too long (%zu bytes, at most %zu)", use,
+                            len, n - 1);
+    }
+    memcpy(out, use, len + 1);
+    return 0;
 }
 
 static const char *kw_tune_metric_label(const char *metric)
@@ -402,10 +402,15 @@ typedef struct kw_tune_ctx {
     kw_journal *j;               /* resume: the journal's header (opts point into it) */
     char dir[KW_PATH_MAX];
     char journal[KW_PATH_MAX + 16];
-    char trace[KW_PATH_MAX], trace_hash[17];
-    const char *in_names[4];
-    const char *in_hashes[4];
+    char trace[KW_PATH_MAX], trace_hash[KW_HASH_HEX_LEN];
+    /* a shape's own trace file (arrival="trace") that the evaluator replays */
+    char shape_trace_name[KW_SHAPE_MAX][32];
+    char shape_trace_hash[KW_SHAPE_MAX][KW_HASH_HEX_LEN];
+    const char *in_names[KW_JOURNAL_INPUT_MAX];
+    const char *in_hashes[KW_JOURNAL_INPUT_MAX];
+    const char *in_paths[KW_JOURNAL_INPUT_MAX]; /* for messages */
     int n_inputs;
+    kw_runlock *lock;            /* the run folder's writer lock, held to the end */
     const char *attr_keys[KW_JOURNAL_ATTR_MAX];
     const char *attr_vals[KW_JOURNAL_ATTR_MAX];
     char attr_buf[KW_TUNE_N_ATTRS][KW_JOURNAL_ATTR_LEN];
@@ -419,26 +424,68 @@ static void kw_tune_ctx_free(kw_tune_ctx *c)
     kw_exec_free(c->final_ex);
     kw_exec_free(c->port_ex);
     kw_exec_free(c->ex);
+    kw_model_eval_free(c->final_me); /* borrows me's traces, never frees them */
     kw_model_eval_free(c->me);
-    kw_model_eval_free(c->final_me);
     kw_config_free(c->cfg);
     kw_journal_free(c->j);
+    kw_runfolder_unlock(c->lock);
 }
 
-/* The input records: the three model files by the names kw_rundir/kw_results
- * expect, plus the trace when one is replayed. */
-static void kw_tune_inputs(kw_tune_ctx *c)
+/* The input records: every file that affects a result (issue 14). The three
+ * model files by the names kw_rundir/kw_results expect, the --trace file, and
+ * each shape's own trace that the evaluator replays ("shape_trace.N", N the
+ * space's shape index). Needs c->me (it knows which traces it replays). */
+static int kw_tune_inputs(kw_tune_ctx *c)
 {
     static const char *const names[] = {"space", "accelerator", "workload"};
+    const char *paths[] = {c->cfg->space.path, c->cfg->space.accel_path,
+                           c->cfg->space.workload_path};
     c->n_inputs = 0;
     for (int i = 0; i < 3; i++) {
         c->in_names[c->n_inputs] = names[i];
+        c->in_paths[c->n_inputs] = paths[i];
         c->in_hashes[c->n_inputs++] = c->cfg->input_hash[i];
     }
     if (c->trace[0]) {
         c->in_names[c->n_inputs] = "trace";
+        c->in_paths[c->n_inputs] = c->trace;
         c->in_hashes[c->n_inputs++] = c->trace_hash;
     }
+    for (int i = 0; i < c->cfg->space.n_shapes && i < KW_SHAPE_MAX; i++) {
+        const char *tp = kw_model_eval_shape_trace(c->me, i);
+        if (!tp)
+            continue;
+        if (c->n_inputs >= KW_JOURNAL_INPUT_MAX)
+            return kw_error_set(KW_EINPUT, "%s: more trace files than a journal records (%d)",
+                                c->cfg->space.path, KW_JOURNAL_INPUT_MAX - 4);
+        int rc = kw_hash_file(c->shape_trace_hash[i], tp);
+        if (rc != 0)
+            return rc;
+        snprintf(c->shape_trace_name[i], sizeof c->shape_trace_name[i], "shape_trace.%d", i);
+        c->in_names[c->n_inputs] = c->shape_trace_name[i];
+        c->in_paths[c->n_inputs] = tp;
+        c->in_hashes[c->n_inputs++] = c->shape_trace_hash[i];
+    }
+    return 0;
+}
+
+/* Resume: every input the journal hashed must hash the same now; the first
+ * that does not is named by its file (exit 2, nothing written). */
+static int kw_tune_inputs_unchanged(const kw_tune_ctx *c)
+{
+    const kw_jheader *h = &c->j->h;
+    for (int i = 0; i < h->n_inputs; i++)
+        for (int k = 0; k < c->n_inputs; k++) {
+            if (strcmp(h->inputs[i].name, c->in_names[k]) != 0)
+                continue;
+            if (strcmp(h->inputs[i].hash, c->in_hashes[k]) != 0)
+                return kw_error_set(KW_EINPUT, "%s: changed since the run started (its %s, hash "
+                                    "%s, now %s): refusing to resume; restore it or start a new "
+                                    "run", c->in_paths[k] && c->in_paths[k][0] ? c->in_paths[k]
+                                    : c->in_names[k], h->inputs[i].name, h->inputs[i].hash,
+                                    c->in_hashes[k]);
+        }
+    return 0;
 }
 
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
@@ -469,6 +516,7 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     kw_engine_opts o = *eo;
     kw_tune_sig = 0;
     o.stop = &kw_tune_sig;
+    kw_tune_deadline_s = eo->time_limit_s > 0 ? kw_tune_now() + eo->time_limit_s : 0.0;
     o.progress = kw_tune_progress;
     o.progress_ud = &ui;
     kw_run_info info = {.journal_path = c->journal,
@@ -496,6 +544,12 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
         fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n", sum.torn_msg);
     if (rc != 0 && rc != KW_EINTERRUPTED)
         return kw_cli_fail("tune", rc);
+    /* The stop and the deadline cancel the search's evaluations only: the
+     * results' own evaluations (portability, evidence) must finish after a
+     * pause, so both are cleared once the engine has returned. */
+    int sig = kw_tune_sig;
+    kw_tune_sig = 0;
+    kw_tune_deadline_s = 0.0;
     /* done, paused by the time limit or by a signal: the results so far */
     /* The final results re-check the top of each ranking with the space's
      * final sample size and the long thermal window (results.xml <recheck>). */
@@ -511,16 +565,21 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     if (!quiet)
         kw_tune_summary(c->dir, c->journal);
     if (rc == KW_EINTERRUPTED) {
-        int sig = kw_tune_sig;
         fprintf(stderr, "knobwise tune: interrupted (%s) after the current step; results so far "
                         "in %s\nresume with: knobwise tune --resume %s\n",
                 sig == SIGTERM ? "SIGTERM" : "SIGINT", c->dir, c->dir);
         return sig == SIGTERM ? 143 : 130;
     }
-    if (sum.stop == KW_STOP_TIME)
+    if (sum.stop == KW_STOP_TIME) {
         fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in %s\n"
                         "continue with: knobwise tune --resume %s\n",
                 sum.elapsed_s, c->dir, c->dir);
+        /* the limit stops a run inside an evaluation and drops that round:
+         * a limit shorter than one round never gets further */
+        if (sum.evals == 0)
+            fprintf(stderr, "knobwise tune: no evaluation finished within the time limit (one "
+                            "round takes longer): give a longer --time-limit\n");
+    }
     return 0;
 }
 
@@ -530,14 +589,21 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
                         .thermal = thermal,
                         .drift = 1,
                         .seed = model_seed,
-                        .trace_path = c->trace[0] ? c->trace : NULL};
+                        .trace_path = c->trace[0] ? c->trace : NULL,
+                        .stop = &kw_tune_sig,
+                        .deadline_s = &kw_tune_deadline_s};
     int rc = kw_model_eval_new(&c->me, c->cfg, &mo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     kw_model_opts fo = mo;
+    /* The final re-check runs after a stop too (it writes the results so far):
+     * it is never cancelled. */
+    fo.stop = NULL;
+    fo.deadline_s = NULL;
     fo.sim_requests = c->cfg->space.final_requests > 0 ? c->cfg->space.final_requests
                                                        : (int)requests;
     fo.thermal = 1;
+    fo.traces_from = c->me; /* the same traces: loaded once */
     rc = kw_model_eval_new(&c->final_me, c->cfg, &fo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
@@ -608,17 +674,37 @@ static int kw_tune_fresh(const kw_tune_args *a)
     if (n == 0)
         for (int i = 0; i < c.cfg->space.n_shapes; i++)
             c.shapes[n++] = i;
+    /* an exhaustive run must be able to finish */
+    if (a->strategy == KW_STRATEGY_EXHAUSTIVE && a->budget == 0) {
+        double size = 1;
+        const kw_knobspace *ks = &c.cfg->space.knobs;
+        for (int k = 0; k < ks->n_knobs; k++)
+            size *= ks->knobs[k].n_values > 0 ? ks->knobs[k].n_values : 1;
+        if (size > KW_TUNE_EXHAUSTIVE_MAX) {
+            status = kw_cli_usage_error("tune", "--strategy exhaustive without --budget: the space "
+                                        "has %.4g configurations per shape, over the %.0f an "
+                                        "exhaustive run can cover; give --budget N or use "
+                                        "--strategy ofat", size, KW_TUNE_EXHAUSTIVE_MAX);
+            goto done;
+        }
+    }
     /* trace */
     if (a->trace) {
-        kw_tune_abs(c.trace, sizeof c.trace, a->trace);
-        int rc = kw_tune_hash_file(c.trace_hash, c.trace);
+        int rc = kw_tune_abs(c.trace, sizeof c.trace, a->trace);
+        if (rc == 0)
+            rc = kw_hash_file(c.trace_hash, c.trace);
         if (rc != 0) {
             status = kw_cli_fail("tune", rc);
             goto done;
         }
     }
-    /* run folder */
+    /* run folder: never a truncated path (it would be another folder) */
     if (a->out) {
+        if (strlen(a->out) >= sizeof c.dir) {
+            status = kw_cli_usage_error("tune", "--out %.200s...: path too long (%zu bytes, at "
+                                        "most %zu)", a->out, strlen(a->out), sizeof c.dir - 1);
+            goto done;
+        }
         snprintf(c.dir, sizeof c.dir, "%s", a->out);
     } else {
         time_t t = time(NULL);
@@ -630,11 +716,30 @@ static int kw_tune_fresh(const kw_tune_args *a)
         for (int k = 2; access(c.dir, F_OK) == 0 && k < 1000; k++)
             snprintf(c.dir, sizeof c.dir, "results/%s-%d", id, k);
     }
-    snprintf(c.journal, sizeof c.journal, "%s/journal", c.dir);
+    int rc = kw_runfolder_join(c.journal, sizeof c.journal, c.dir, KW_RUNFOLDER_JOURNAL_NAME);
+    if (rc != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
     struct stat st;
-    if (stat(c.journal, &st) == 0 && st.st_size > 0) {
+    if (lstat(c.journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         status = kw_cli_usage_error("tune", "%s already holds a run: continue it with --resume %s "
                                     "or choose another --out", c.dir, c.dir);
+        goto done;
+    }
+    if (lstat(c.journal, &st) == 0 && !S_ISREG(st.st_mode)) {
+        status = kw_cli_usage_error("tune", "%s is not a regular file (%s): refusing to write the "
+                                    "journal through it; choose another --out", c.journal,
+                                    S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
+        goto done;
+    }
+    /* what resume, verify and audit read back: paths checked before anything is made */
+    char ps[KW_PATH_MAX], pa[KW_PATH_MAX], pw[KW_PATH_MAX];
+    /* the space as loaded: a shipped name (--space NAME) is recorded as its file */
+    if ((rc = kw_tune_abs(ps, sizeof ps, a->space ? c.cfg->space.path : NULL)) != 0 ||
+        (rc = kw_tune_abs(pa, sizeof pa, a->accel)) != 0 ||
+        (rc = kw_tune_abs(pw, sizeof pw, a->workload)) != 0) {
+        status = kw_cli_fail("tune", rc);
         goto done;
     }
     if ((status = kw_tune_model(&c, a->requests, a->thermal, a->seed)) != 0)
@@ -652,30 +757,28 @@ static int kw_tune_fresh(const kw_tune_args *a)
     }
     if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
         goto done;
-    int rc = kw_tune_mkdirs(c.dir);
-    if (rc != 0) {
+    if ((rc = kw_tune_inputs(&c)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
+    if ((rc = kw_tune_mkdirs(c.dir)) != 0 || (rc = kw_runfolder_lock(&c.lock, c.dir)) != 0 ||
+        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
         status = kw_cli_fail("tune", rc);
         goto done;
     }
     if (c.ex) {
         char logp[KW_PATH_MAX + 16];
-        snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
-        if ((rc = kw_exec_log(c.ex, logp)) != 0) {
+        if ((rc = kw_runfolder_join(logp, sizeof logp, c.dir, "worker.log")) != 0 ||
+            (rc = kw_exec_log(c.ex, logp)) != 0) {
             status = kw_cli_fail("tune", rc);
             goto done;
         }
     }
-    /* what resume, verify and audit read back */
-    char p[KW_PATH_MAX];
     c.owner = a->owner;
     kw_tune_attr(&c, "owner", "%s", a->owner);
-    /* the space as loaded: a shipped name (--space NAME) is recorded as its file */
-    kw_tune_abs(p, sizeof p, a->space ? c.cfg->space.path : NULL);
-    kw_tune_attr(&c, "space", "%s", p);
-    kw_tune_abs(p, sizeof p, a->accel);
-    kw_tune_attr(&c, "accel", "%s", p);
-    kw_tune_abs(p, sizeof p, a->workload);
-    kw_tune_attr(&c, "workload", "%s", p);
+    kw_tune_attr(&c, "space", "%s", ps);
+    kw_tune_attr(&c, "accel", "%s", pa);
+    kw_tune_attr(&c, "workload", "%s", pw);
     kw_tune_attr(&c, "trace", "%s", c.trace);
     kw_tune_attr(&c, "model_seed", "%llu", (unsigned long long)a->seed);
     kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
@@ -685,7 +788,6 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
     kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
     kw_tune_attr(&c, "screen", "%ld", a->screen);
-    kw_tune_inputs(&c);
 
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -715,12 +817,22 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_tune_ctx c;
     memset(&c, 0, sizeof c);
     int status = 0, rc;
+    if (strlen(a->resume) >= sizeof c.dir)
+        return kw_cli_usage_error("tune", "--resume %.200s...: path too long (at most %zu bytes)",
+                                  a->resume, sizeof c.dir - 1);
     snprintf(c.dir, sizeof c.dir, "%s", a->resume);
-    snprintf(c.journal, sizeof c.journal, "%s/journal", c.dir);
-    if ((rc = kw_journal_load_ex(&c.j, c.journal, 1)) != 0) {
-        if (rc == KW_EINPUT)
-            rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", c.dir);
+    if ((rc = kw_runfolder_join(c.journal, sizeof c.journal, c.dir, KW_RUNFOLDER_JOURNAL_NAME)) != 0)
         return kw_cli_fail("tune", rc);
+    struct stat st;
+    if (lstat(c.journal, &st) != 0)
+        return kw_cli_fail("tune", kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to "
+                                                "resume)", c.dir));
+    /* one writer: the lock before anything is read for writing, truncated or swept */
+    if ((rc = kw_runfolder_lock(&c.lock, c.dir)) != 0)
+        return kw_cli_fail("tune", rc);
+    if ((rc = kw_journal_load_ex(&c.j, c.journal, 1)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
     }
     if (c.j->header_incomplete) {
         status = kw_cli_fail("tune", kw_error_set(KW_ECORRUPT, "%s: the run stopped while writing "
@@ -746,7 +858,7 @@ static int kw_tune_resume(const kw_tune_args *a)
         goto done;
     if (trace && trace[0]) {
         snprintf(c.trace, sizeof c.trace, "%s", trace);
-        if ((rc = kw_tune_hash_file(c.trace_hash, c.trace)) != 0) {
+        if ((rc = kw_hash_file(c.trace_hash, c.trace)) != 0) {
             status = kw_cli_fail("tune", rc);
             goto done;
         }
@@ -768,7 +880,11 @@ static int kw_tune_resume(const kw_tune_args *a)
             goto done;
         }
     }
-    kw_tune_inputs(&c);
+    if ((rc = kw_tune_inputs(&c)) != 0 || (rc = kw_tune_inputs_unchanged(&c)) != 0 ||
+        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
     kw_engine_opts_from_header(&eo, c.shapes, h);
@@ -905,7 +1021,10 @@ int kw_cli_tune(int argc, char **argv)
             a.probes = (int)v;
             break;
         case O_REQUESTS:
-            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1, 100000000))
+            /* the simulator's limit with its warm-up (kw_limits.h), as validate checks
+             * the space's sim_requests */
+            if (kw_cli_parse_long(&a.requests, "tune", "--requests", optarg, 1,
+                                  kw_sim_max_sample()))
                 return 2;
             break;
         case O_THERMAL: a.thermal = 1; break;
@@ -933,6 +1052,22 @@ int kw_cli_tune(int argc, char **argv)
     }
     if (optind < argc)
         return kw_cli_usage_error("tune", "unexpected argument '%s'", argv[optind]);
+    /* Memory grows with the evaluations in flight (each holds its simulation's
+     * working set; the final re-check's, at final_requests, is the largest):
+     * --threads 256 peaked at 655 MB on 2 CPUs for no speed. Threads beyond
+     * the CPUs online buy nothing for the model evaluator, so they are not
+     * started; the results do not depend on the thread count (issue 14). A
+     * measuring evaluator named on the command line (exec:CMD) waits on its
+     * workers, not the CPUs: its threads are left as asked. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int measuring = a.evaluator && strncmp(a.evaluator, "exec:", 5) == 0;
+    if (online >= 1 && a.threads > online && !measuring) {
+        if (!a.quiet)
+            fprintf(stderr, "knobwise tune: --threads %d: %ld CPUs online, running %ld evaluation "
+                            "threads (more would add memory, not speed)\n", a.threads, online,
+                    online);
+        a.threads = (int)online;
+    }
     if (a.resume) {
         if (a.only_resume_opts)
             return kw_cli_usage_error("tune", "--resume takes only --threads, --time-limit, "

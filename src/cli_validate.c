@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "kw_knobuse.h"
+#include "kw_eval.h"
 #include "kw_load.h"
 #include "kw_trace.h"
 
@@ -37,16 +38,16 @@ static void kw_validate_help(void)
  * TRACE:LINE: message>". Returns 0 or KW_EINPUT (printed). */
 static int kw_validate_traces(const kw_workload *w, const char *wl_path)
 {
-    const char *names[KW_SHAPE_MAX];
-    for (int i = 0; i < w->n_shapes; i++)
-        names[i] = w->shapes[i].name;
     int bad = 0;
     for (int i = 0; i < w->n_shapes; i++) {
         const kw_shape *s = &w->shapes[i];
         if (s->arrival != KW_ARRIVAL_TRACE)
             continue;
         kw_trace *t = NULL;
-        if (kw_trace_load(&t, s->trace, s->streams, names, w->n_shapes) != 0) {
+        /* as the evaluator reads it: the shape's own rows only, so a trace
+         * naming only other shapes fails here, not at 2 a.m. */
+        const char *own[1] = {s->name};
+        if (kw_trace_load(&t, s->trace, s->streams, own, 1) != 0) {
             fprintf(stderr, "%s:%d: shape '%s' replays a trace that cannot be used: %s\n", wl_path,
                     s->line, s->name, kw_error_last());
             bad = 1;
@@ -54,6 +55,31 @@ static int kw_validate_traces(const kw_workload *w, const char *wl_path)
         kw_trace_free(t);
     }
     return bad ? KW_EINPUT : 0;
+}
+
+/* A space's shapes as the evaluator will see them, at both of the space's
+ * sample sizes (the search's sim_requests and the final re-check's
+ * final_requests): rates derived from load, the simulation clock's exact
+ * range (kw_limits.h). This is what eval and tune check before they start, so
+ * validate refuses the same files. Returns 0 or KW_EINPUT (printed). */
+static int kw_validate_model(const kw_config *cfg)
+{
+    /* the larger sample first: its bounds are the binding ones */
+    int a = cfg->space.sim_requests, b = cfg->space.final_requests;
+    int sizes[2] = {a > b ? a : b, a > b ? b : a};
+    for (int k = 0; k < 2; k++) {
+        if (sizes[k] <= 0 || (k == 1 && sizes[1] == sizes[0]))
+            continue;
+        kw_model_eval *me = NULL;
+        kw_model_opts mo = {.sim_requests = sizes[k], .drift = 1, .seed = 1};
+        int rc = kw_model_eval_new(&me, cfg, &mo);
+        kw_model_eval_free(me);
+        if (rc == KW_EINPUT) {
+            fprintf(stderr, "%s\n", kw_error_last());
+            return KW_EINPUT;
+        }
+    }
+    return 0;
 }
 
 /* After the file itself passed: a workload's traces, or a space's workload's. */
@@ -67,8 +93,11 @@ static int kw_validate_deep(const char *path)
         rc = kw_validate_traces(w, path);
     } else {
         kw_config *cfg = NULL;
-        if (kw_config_load(&cfg, path, NULL, NULL) == 0)
+        if (kw_config_load(&cfg, path, NULL, NULL) == 0) {
             rc = kw_validate_traces(&cfg->workload, cfg->space.workload_path);
+            if (rc == 0)
+                rc = kw_validate_model(cfg);
+        }
         kw_config_free(cfg);
     }
     kw_error_clear();

@@ -93,6 +93,8 @@ int kw_cli_verify(int argc, char **argv)
     rc = kw_verify_run(&log, r, &vo);
     if (rc == 0 && remeasure > 0)
         rc = kw_remeasure_run(&log, r, (int)remeasure, vo.seed, xcmd);
+    if (rc == 0 && kw_sbuf_status(&log) != 0) /* a verdict with lines missing is no verdict */
+        rc = kw_error_set(KW_ENOMEM, "out of memory writing the verification log");
     fputs(kw_sbuf_cstr(&log), stdout);
     int status = 0;
     if (rc != 0) {

@@ -215,6 +215,8 @@ static void kw_repro(kw_sbuf *out, const kw_runsum *rs, const kw_rs_shape *s, co
     kw_sbuf_printf(out, "         reproduce: %s --shape %s", prefix, s->name);
     kw_sbuf words = {0};
     kw_audit_set_words(&words, &rs->ks, c);
+    if (words.failed) /* a reproduce line without its --set words is a wrong command */
+        out->failed = 1;
     if (words.len)
         kw_sbuf_printf(out, " %s", kw_sbuf_cstr(&words));
     kw_sbuf_free(&words);
@@ -342,6 +344,8 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
             if (kw_sens_inert(&sn[k]))
                 kw_sbuf_printf(&inert, "%s%s", inert.len ? ", " : "", ks->knobs[k].name);
         }
+        if (inert.failed)
+            out->failed = 1;
         kw_sbuf_printf(out, "  no effect on this shape: %s\n", inert.len ? kw_sbuf_cstr(&inert) : "(none)");
         kw_sbuf_free(&inert);
     }

@@ -65,7 +65,10 @@ int kw_cli_load_config(kw_config **out, const char *space, const char *accel, co
         rc = kw_config_load(out, space, accel, workload);
     if (rc != 0) {
         const char *msg = kw_error_last();
-        fprintf(stderr, "%s\n", msg[0] ? msg : "cannot load the inputs");
+        if (rc == KW_EINPUT && msg[0])
+            fprintf(stderr, "%s\n", msg); /* FILE:LINE: message, one per problem */
+        else /* out of memory, I/O: not the file's fault, said as knobwise's own */
+            fprintf(stderr, "knobwise: %s\n", msg[0] ? msg : "cannot load the inputs");
         return kw_error_exit_status(rc);
     }
     return 0;

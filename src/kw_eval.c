@@ -34,6 +34,7 @@
 
 #include "kw_drift.h"
 #include "kw_eval.h"
+#include "kw_limits.h"
 #include "kw_mapping.h"
 #include "kw_sim.h"
 #include "kw_thermal.h"
@@ -60,6 +61,7 @@ struct kw_model_eval {
     int trace_shape[KW_SHAPE_MAX];
     kw_drift_cache *drift;                 /* thread-safe; the search pays once per numerics key */
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
+    int traces_borrowed;                   /* trace/shape_trace belong to opts.traces_from */
 };
 
 /* SplitMix64 finaliser: decorrelates seeds built from small integers. */
@@ -130,8 +132,10 @@ static kw_sim_opts kw_eval_sim_opts(const kw_model_eval *e, int shape)
         .warmup = 0,
         .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
         .no_contention = e->opts.no_contention,
+        .stop = e->opts.stop,
+        .deadline_s = e->opts.deadline_s ? *e->opts.deadline_s : 0.0,
     };
-    so.warmup = so.requests / 10;
+    so.warmup = so.requests / KW_SIM_WARMUP_DIV;
     return so;
 }
 
@@ -411,6 +415,89 @@ done:
     return rc;
 }
 
+/* The clock check (kw_limits.h): the span a shape's simulation covers must
+ * keep its shortest duration (one request's baseline service time t1_us, a
+ * burst's on-period) exact to KW_SIM_CLOCK_REL_TOL. Refused as
+ * "WORKLOAD:LINE: shape 'S': ..." naming the attribute to change and the value
+ * that would fit, so validate, eval and tune refuse it before any run starts.
+ * Spans: Poisson N / (streams x rate); bursty the same at the mean rate
+ * (rate x factor x on / (on + off)) and at least one on/off cycle; a trace
+ * its largest time and the span of the replays the sample needs. */
+static int kw_eval_clock_check(const kw_model_eval *e, int i, const kw_shape *s, double t1_us)
+{
+    const kw_config *cfg = e->cfg;
+    long req = e->opts.sim_requests > 0 ? e->opts.sim_requests : cfg->space.sim_requests;
+    double n = (double)kw_sim_total_requests(req);
+    const double max_ratio = KW_SIM_CLOCK_MAX_RATIO;
+    const char *wl = cfg->space.workload_path;
+    if (!(t1_us > 0))
+        return 0; /* nothing to resolve: the simulator refuses a zero service time itself */
+    if (e->use_trace[i]) {
+        const kw_trace *t = e->use_trace[i];
+        size_t rows = 0;
+        double first = 0, last = 0;
+        for (size_t r = 0; r < t->n; r++) {
+            if (e->trace_shape[i] >= 0 && t->shape[r] != e->trace_shape[i])
+                continue;
+            if (rows++ == 0)
+                first = t->time_us[r];
+            last = t->time_us[r];
+        }
+        if (rows == 0)
+            return 0; /* the simulator names the missing rows */
+        double span = (last - first) + (rows > 1 ? (last - first) / (double)(rows - 1) : 1.0);
+        double passes = ceil(n / (double)rows);
+        double h = fmax(last, passes * span);
+        if (h / t1_us > max_ratio)
+            return kw_error_set(KW_EINPUT, "%s:%d: shape '%s': its trace %s spans %.3g us over the "
+                                "%.0f simulated requests (largest time %.3g us), more than %.2g "
+                                "times the %.3g us service time of one request: the simulation's "
+                                "clock would lose it in rounding; trace times must stay below "
+                                "%.3g us (or the sample smaller)", wl, s->line, s->name, t->path,
+                                passes * span, n, last, max_ratio, t1_us, t1_us * max_ratio);
+        return 0;
+    }
+    double rate = e->rate_per_s[i];
+    if (!(rate > 0) || !isfinite(rate))
+        return 0; /* the simulator names a missing rate */
+    double mean_rate = rate, cycle_us = 0, on_us = INFINITY;
+    if (s->arrival == KW_ARRIVAL_BURSTY) {
+        on_us = s->burst_on_ms * 1e3;
+        cycle_us = (s->burst_on_ms + s->burst_off_ms) * 1e3;
+        mean_rate = rate * s->burst_factor * s->burst_on_ms / (s->burst_on_ms + s->burst_off_ms);
+    }
+    double h_us = n / ((double)s->streams * mean_rate) * 1e6;
+    double d_us = fmin(t1_us, on_us);
+    double span_us = fmax(h_us, cycle_us);
+    if (!(span_us / d_us > max_ratio))
+        return 0;
+    if (on_us < t1_us)
+        return kw_error_set(KW_EINPUT, "%s:%d: shape '%s': burst_on_ms %.3g is too short for the "
+                            "simulation's clock: %.0f requests span %.3g us, more than %.2g times "
+                            "the on-period; burst_on_ms must be at least %.3g ms here", wl, s->line,
+                            s->name, s->burst_on_ms, n, span_us, max_ratio,
+                            span_us / max_ratio / 1e3);
+    if (cycle_us > h_us && cycle_us / d_us > max_ratio)
+        return kw_error_set(KW_EINPUT, "%s:%d: shape '%s': one on/off cycle (burst_on_ms + "
+                            "burst_off_ms = %.3g ms) is more than %.2g times the %.3g us the "
+                            "simulation must resolve: its clock would lose the bursts in rounding; "
+                            "burst_off_ms must be at most %.3g ms here", wl, s->line, s->name,
+                            cycle_us / 1e3, max_ratio, d_us, d_us * max_ratio / 1e3);
+    /* the span is the sample over the rate: a rate (or load) too small */
+    double need = span_us / d_us / max_ratio;
+    if (s->load > 0)
+        return kw_error_set(KW_EINPUT, "%s:%d: shape '%s': load %.3g is too small for the "
+                            "simulation's clock: %.0f requests span %.3g us, more than %.2g times "
+                            "the %.3g us service time of one request, which rounding would then "
+                            "distort; load must be in [%.3g, 1) at this sample size", wl, s->line,
+                            s->name, s->load, n, span_us, max_ratio, t1_us, s->load * need);
+    return kw_error_set(KW_EINPUT, "%s:%d: shape '%s': rate_per_s %.3g is too small for the "
+                        "simulation's clock: %.0f requests span %.3g us, more than %.2g times the "
+                        "%.3g us service time of one request, which rounding would then distort; "
+                        "rate_per_s must be at least %.3g at this sample size", wl, s->line,
+                        s->name, s->rate_per_s, n, span_us, max_ratio, t1_us, s->rate_per_s * need);
+}
+
 /* A shape's per-stream rate from its load under the baseline mapping, whose
  * modelled stage-1 times are scaled by time_factor (1: the model's; the
  * measuring evaluator passes measured / modelled). */
@@ -452,6 +539,27 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     return rc;
 }
 
+/* One request of shape i alone under the baseline mapping (stage 1), in us. */
+static int kw_eval_base_t1(double *t1_us, const kw_model_eval *e, int i)
+{
+    const kw_config *cfg = e->cfg;
+    const kw_shape *s = kw_eval_shape(e, i);
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    kw_cand base;
+    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_mapping m;
+    kw_cost one;
+    int rc;
+    *t1_us = 0;
+    if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
+        return rc;
+    if ((rc = kw_cost_eval(&one, &cfg->accel, b, s, &m, 1, m.cores_per_request)) != 0)
+        return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
+                            s->name, kw_error_last());
+    *t1_us = one.latency_us;
+    return 0;
+}
+
 int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor)
 {
     const kw_shape *s = kw_eval_shape(e, shape);
@@ -465,7 +573,8 @@ int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor)
 }
 
 /* Resolve each shape's arrivals: its trace (the --trace file when it names the
- * shape, else its own), and its per-stream rate from load under the baseline. */
+ * shape, else its own), and its per-stream rate from load under the baseline;
+ * then check the clock can simulate it (kw_eval_clock_check). */
 static int kw_model_eval_arrivals(kw_model_eval *e)
 {
     const kw_config *cfg = e->cfg;
@@ -474,7 +583,18 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         if (kw_eval_shape(e, i)->streams > max_streams)
             max_streams = kw_eval_shape(e, i)->streams;
     int rc;
-    if (e->opts.trace_path &&
+    const kw_model_eval *from = e->opts.traces_from;
+    if (from && from->cfg != cfg)
+        return kw_error_set(KW_ESTATE, "traces borrowed from an evaluator of another configuration");
+    if (from) {
+        /* the same files for the same configuration: borrow, never load twice
+         * (a 10^7-row trace is ~160 MB loaded; issue 14) */
+        e->traces_borrowed = 1;
+        e->trace = from->trace;
+        for (int i = 0; i < cfg->space.n_shapes; i++)
+            e->shape_trace[i] = from->shape_trace[i];
+    }
+    if (!from && e->opts.trace_path &&
         (rc = kw_trace_load(&e->trace, e->opts.trace_path, max_streams, e->shape_names,
                             cfg->space.n_shapes)) != 0)
         return rc;
@@ -482,18 +602,33 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         const kw_shape *s = kw_eval_shape(e, i);
         e->trace_shape[i] = -1;
         if (e->trace && kw_trace_count(e->trace, i) > 0) {
+            if (s->arrival != KW_ARRIVAL_TRACE)
+                return kw_error_set(KW_EINPUT, "%s: the trace names shape '%s', whose arrivals "
+                                    "are given by %s in %s:%d; --trace replays only shapes with "
+                                    "arrival=\"trace\"", e->opts.trace_path, s->name,
+                                    s->load > 0 ? "load=" : "rate_per_s=",
+                                    cfg->space.workload_path, s->line);
             e->use_trace[i] = e->trace;
             e->trace_shape[i] = i;
         } else if (s->arrival == KW_ARRIVAL_TRACE) {
             const char *one[1] = {s->name};
-            if ((rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
+            if (!from && (rc = kw_trace_load(&e->shape_trace[i], s->trace, s->streams, one, 1)) != 0)
                 return rc;
             e->use_trace[i] = e->shape_trace[i];
             e->trace_shape[i] = 0;
         }
-        if (e->use_trace[i])
+        /* the baseline's one-request time: what the clock must resolve */
+        double t1_us = 0;
+        if ((rc = kw_eval_base_t1(&t1_us, e, i)) != 0)
+            return rc;
+        if (e->use_trace[i]) {
+            if ((rc = kw_eval_clock_check(e, i, s, t1_us)) != 0)
+                return rc;
             continue; /* replayed arrivals: no rate to derive */
+        }
         if ((rc = kw_eval_base_rate(e, i, 1.0)) != 0)
+            return rc;
+        if ((rc = kw_eval_clock_check(e, i, s, t1_us)) != 0)
             return rc;
     }
     return 0;
@@ -537,11 +672,21 @@ void kw_model_eval_free(kw_model_eval *e)
 {
     if (!e)
         return;
-    kw_trace_free(e->trace);
+    if (!e->traces_borrowed) {
+        kw_trace_free(e->trace);
+        for (int i = 0; i < KW_SHAPE_MAX; i++)
+            kw_trace_free(e->shape_trace[i]);
+    }
     kw_drift_cache_free(e->drift);
-    for (int i = 0; i < KW_SHAPE_MAX; i++)
-        kw_trace_free(e->shape_trace[i]);
     free(e);
+}
+
+const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape)
+{
+    if (shape < 0 || shape >= e->cfg->space.n_shapes || !e->use_trace[shape] ||
+        e->use_trace[shape] != e->shape_trace[shape])
+        return NULL;
+    return kw_eval_shape(e, shape)->trace;
 }
 
 const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e) { return &e->iface; }

@@ -9,6 +9,8 @@
 #ifndef KW_EVAL_H
 #define KW_EVAL_H
 
+#include <signal.h>
+
 #include "kw_cost.h"
 #include "kw_model.h"
 
@@ -44,6 +46,15 @@ typedef struct kw_model_opts {
     uint64_t seed;
     int no_contention;  /* counterfactual: unlimited DRAM bandwidth in the serving simulation */
     const char *trace_path; /* replayed arrivals (time_us,stream,shape) for the shapes it names */
+    /* Borrow the traces (trace_path's and the shapes' own) that this evaluator,
+     * made over the same cfg with the same trace_path, loaded; it must outlive
+     * the new one. tune's re-check evaluator: a big trace is loaded once. */
+    const struct kw_model_eval *traces_from;
+    /* Cancellation inside an evaluation (tune: SIGINT/SIGTERM, --time-limit),
+     * read by the serving simulation every KW_SIM_CHECK_EVERY events; an
+     * evaluation stopped by them returns KW_EINTERRUPTED. NULL: never. */
+    const volatile sig_atomic_t *stop;  /* stop when *stop != 0 */
+    const double *deadline_s;           /* stop once CLOCK_MONOTONIC passes *deadline_s (> 0) */
 } kw_model_opts;
 
 typedef struct kw_model_eval kw_model_eval;
@@ -65,6 +76,9 @@ double kw_model_eval_rate(const kw_model_eval *e, int shape);
  * samples. For plots of the distribution (the report's CDF). */
 int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
                             int shape);
+/* The shape's own trace file (arrival="trace") when the evaluator replays it
+ * (not covered by trace_path), else NULL: the files a run must hash. */
+const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape);
 
 /* Measured stage 1 (the measuring evaluator, src/kw_exec.c): what a worker
  * measured for one (candidate, shape), handed to the model's stages 2-4.

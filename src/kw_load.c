@@ -13,20 +13,24 @@
  *
  * Files come from disk or from the table compiled into the binary (the
  * embedded default: "spaces/default.xml" and the files it names, resolved
- * relative to "spaces/"). Each input's bytes are hashed (FNV-1a 64) so a run
- * records exactly which inputs it read.
+ * relative to "spaces/"). Each input's bytes are hashed (kw_hash.h, the one
+ * hash helper) so a run records exactly which inputs it read.
  */
 #include "kw_load.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kw_embed.h"
+#include "kw_hash.h"
 #include "kw_exec.h"
+#include "kw_limits.h"
 #include "kw_load_hier.h"
 #include "kw_mapping.h"
+#include "kw_physical.h"
 #include "kw_xml.h"
 
 #define KW_SCHEMA_SPACE "spaces/space.xsd"
@@ -60,19 +64,8 @@ typedef struct kw_src {
     const char *buf;
     size_t len;
     int embedded;
-    char hash[17];
+    char hash[KW_HASH_HEX_LEN];
 } kw_src;
-
-static void kw_fnv1a_hex(char out[17], const char *buf, size_t len)
-{
-    /* FNV-1a 64-bit (Fowler, Noll, Vo; IETF draft-eastlake-fnv). */
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)buf[i];
-        h *= 0x100000001b3ULL;
-    }
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
-}
 
 static int kw_src_open(kw_src *s, const char *name, int embedded, kw_xml_problems *p)
 {
@@ -93,7 +86,7 @@ static int kw_src_open(kw_src *s, const char *name, int embedded, kw_xml_problem
             return rc;
         s->buf = s->owned;
     }
-    kw_fnv1a_hex(s->hash, s->buf, s->len);
+    kw_hash_hex_of(s->hash, s->buf, s->len);
     return 0;
 }
 
@@ -324,6 +317,7 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
     if (!any)
         kw_xml_problem(p, file, rl, "accelerator supports no precision: every peak is 0");
     kw_load_hier_check(a, file, rl, p);
+    kw_physical_check_accel(root, file, p);
 }
 
 /* ---------------- workload ---------------- */
@@ -489,14 +483,24 @@ static void kw_shape_from_node(kw_shape *s, xmlNode *n, const kw_workload *w, co
     if (s->phase == KW_PHASE_PREFILL && !has_seq)
         kw_xml_problem(p, file, line, "prefill shape '%s' needs seq (tokens per sequence)",
                        s->name);
+    if (s->phase == KW_PHASE_PREFILL && has_kv)
+        kw_xml_problem(p, file, line, "prefill shape '%s' gives kv_len, which only a decode shape "
+                       "uses (a prefill attends to its own seq tokens): remove it", s->name);
     if (s->phase == KW_PHASE_DECODE) {
         if (!has_kv)
             kw_xml_problem(p, file, line, "decode shape '%s' needs kv_len (KV-cache length)",
                            s->name);
-        if (!has_seq)
-            s->seq = 1; /* one new token per sequence and step */
+        if (has_seq)
+            kw_xml_problem(p, file, line, "decode shape '%s' gives seq, which only a prefill shape "
+                           "uses (a decode step is one new token per sequence): remove it",
+                           s->name);
+        s->seq = 1; /* one new token per sequence and step */
     }
     kw_get_int(&s->streams, n, "streams", 1, 4096, file, p);
+    if (s->streams > KW_SIM_STREAM_MAX)
+        kw_xml_problem(p, file, line, "shape '%s': streams %d is more than the %d request streams "
+                       "the serving simulation runs (kw_limits.h)", s->name, s->streams,
+                       KW_SIM_STREAM_MAX);
 
     buf[0] = '\0';
     s->arrival = KW_ARRIVAL_POISSON;
@@ -665,6 +669,19 @@ static int kw_split_values(char vals[][KW_VALUE_LEN], int max, const char *text,
     return n;
 }
 
+/* Two spellings of one number ("128", "0128", "+128", "128.0"): the mapping
+ * reads them as the same value, so a domain listing both would make two
+ * configurations (two config ids) of one mapping. */
+static int kw_same_number(const char *a, const char *b)
+{
+    char *ea, *eb;
+    errno = 0;
+    double x = strtod(a, &ea);
+    double y = strtod(b, &eb);
+    return errno == 0 && ea != a && eb != b && *ea == '\0' && *eb == '\0' && isfinite(x) &&
+           x == y;
+}
+
 static void kw_knob_from_node(kw_knob *k, xmlNode *n, const char *file, kw_xml_problems *p)
 {
     long line = kw_xml_line(n);
@@ -686,10 +703,18 @@ static void kw_knob_from_node(kw_knob *k, xmlNode *n, const char *file, kw_xml_p
         return;
     }
     for (int i = 0; i < cnt; i++)
-        for (int j = 0; j < i; j++)
-            if (strcmp(k->values[i], k->values[j]) == 0)
+        for (int j = 0; j < i; j++) {
+            if (strcmp(k->values[i], k->values[j]) == 0) {
                 kw_xml_problem(p, file, line, "knob '%s' lists the value '%s' twice", k->name,
                                k->values[i]);
+                break;
+            }
+            if (kw_same_number(k->values[i], k->values[j])) {
+                kw_xml_problem(p, file, line, "knob '%s' lists the value '%s' twice: '%s' is the "
+                               "same number", k->name, k->values[j], k->values[i]);
+                break;
+            }
+        }
     char base[KW_VALUE_LEN] = "";
     kw_need(n, "baseline", file, p);
     if (kw_xml_attr_str(base, sizeof base, n, "baseline", file, p) == 1) {
@@ -926,6 +951,12 @@ static void kw_space_from_doc(kw_space *s, xmlNode *root, const char *file, cons
             }
             if (blk && p->n == before && kw_mapping_knob_check(blk, k, a) != 0)
                 kw_xml_problem(p, file, line, "%s", kw_error_last());
+            if (strcmp(k->name, "max_batch") == 0)
+                for (int v = 0; v < k->n_values; v++)
+                    if (atol(k->values[v]) > KW_SIM_BATCH_MAX)
+                        kw_xml_problem(p, file, line, "knob 'max_batch': value '%s' is more than "
+                                       "the %d requests per batch the serving simulation runs",
+                                       k->values[v], KW_SIM_BATCH_MAX);
             ks->n_knobs++;
         } else if (kw_xml_is(n, "constraint")) {
             if (ks->n_constraints == KW_CONSTRAINT_MAX) {
@@ -961,6 +992,16 @@ static void kw_space_from_doc(kw_space *s, xmlNode *root, const char *file, cons
             kw_get_range(&s->noise_pct, n, "noise_pct", 0.0, 100.0, 0, file, p);
             kw_get_int(&s->sim_requests, n, "sim_requests", 1, 100000000, file, p);
             kw_get_int(&s->final_requests, n, "final_requests", 1, 100000000, file, p);
+            /* the simulator's limit, warm-up included: the final re-check
+             * must be able to run what the search finds */
+            static const char *const req_attr[2] = {"sim_requests", "final_requests"};
+            int req_val[2] = {s->sim_requests, s->final_requests};
+            for (int r = 0; r < 2; r++)
+                if (kw_sim_total_requests(req_val[r]) > KW_SIM_MAX_REQUESTS)
+                    kw_xml_problem(p, file, line, "%s %d plus its %d warm-up requests is more "
+                                   "than the %d requests one simulation runs: %s must be at most "
+                                   "%ld", req_attr[r], req_val[r], req_val[r] / KW_SIM_WARMUP_DIV,
+                                   KW_SIM_MAX_REQUESTS, req_attr[r], kw_sim_max_sample());
         } else if (kw_xml_is(n, "evaluator")) {
             /* the measuring evaluator's settings (kw_exec.h) */
             s->exec_line = (int)line;

@@ -40,6 +40,7 @@
 #include "kw_journal.h"
 #include "kw_netpath.h"
 #include "kw_results.h"
+#include "kw_xml.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -901,12 +902,20 @@ static int kw_x_close_cb(void *ctx)
 static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
 {
     int rc = 0;
+    /* a failing write callback makes libxml2 print "I/O error : write error"
+     * itself; caught here, the failure is reported once by the commit, with
+     * the file's name (issue 14) */
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
     xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(kw_x_write_cb, kw_x_close_cb, o, NULL);
-    if (!ob)
+    if (!ob) {
+        kw_xml_catch_end(&quiet);
         return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
+    }
     kw_xw x = {xmlNewTextWriter(ob), 0}; /* owns ob from here on */
     if (!x.w) {
         xmlOutputBufferClose(ob);
+        kw_xml_catch_end(&quiet);
         return kw_error_set(KW_ENOMEM, "out of memory for results.xml");
     }
     if (xmlTextWriterSetIndent(x.w, 1) < 0 || xmlTextWriterSetIndentString(x.w, BAD_CAST "  ") < 0 ||
@@ -952,10 +961,12 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
     if (xmlTextWriterEndDocument(x.w) < 0 || xmlTextWriterFlush(x.w) < 0)
         x.bad = 1;
     xmlFreeTextWriter(x.w); /* flushes and closes ob */
+    kw_xml_catch_end(&quiet);
     if ((rc = kw_rout_status(o)) != 0)
         return rc;
     if (x.bad)
-        rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml");
+        rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml%s%s",
+                          quiet.n ? ": " : "", quiet.n ? quiet.first : "");
     return rc;
 }
 
@@ -1138,6 +1149,8 @@ typedef struct kw_render {
     const char *name;
     int (*fn)(kw_rout *o, const void *ctx);
     const void *ctx;
+    const char *root, *schema; /* when set: the temp file is validated (kw_xml_check_written)
+                                * before anything is renamed into place */
 } kw_render;
 
 /* Render every file into a temp file in dir (streamed, fflush, fsync), then
@@ -1209,6 +1222,10 @@ static int kw_results_commit_render(const char *dir, const kw_render *files, int
             made++;
             goto fail;
         }
+        if (f->schema && (rc = kw_xml_check_written(tmp[made], f->name, f->root, f->schema)) != 0) {
+            made++;
+            goto fail;
+        }
     }
     for (int i = 0; i < n; i++) {
         char final[4096];
@@ -1255,7 +1272,7 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n)
     if (!r)
         return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
     for (int i = 0; i < n; i++)
-        r[i] = (kw_render){files[i].name, kw_data_render, &files[i]};
+        r[i] = (kw_render){files[i].name, kw_data_render, &files[i], NULL, NULL};
     int rc = kw_results_commit_render(dir, r, n);
     free(r);
     return rc;
@@ -1269,10 +1286,10 @@ static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs)
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
 {
     const kw_render f[4] = {
-        {"results.xml", kw_xml_cb, rs},
-        {"ranked.csv", kw_ranked_cb, rs},
-        {"audit.csv", kw_audit_cb, rs},
-        {"portability.csv", kw_port_cb, rs},
+        {"results.xml", kw_xml_cb, rs, "results", "results/results.xsd"},
+        {"ranked.csv", kw_ranked_cb, rs, NULL, NULL},
+        {"audit.csv", kw_audit_cb, rs, NULL, NULL},
+        {"portability.csv", kw_port_cb, rs, NULL, NULL},
     };
     return kw_results_commit_render(run_dir, f, 4);
 }

@@ -5,19 +5,64 @@
  * Design choice: the journal is the only source of truth; results files are
  * never read back here (verify compares them with what the journal implies).
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kw_hash.h"
 #include "kw_load.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
 #include "kw_shipped.h"
+#include "kw_runfolder.h"
 
 static const char *kw_attr_or(const kw_journal *j, const char *key, const char *dflt)
 {
     const char *v = kw_journal_attr(j, key);
     return v && v[0] ? v : dflt;
+}
+
+static void kw_rundir_note(kw_rundir *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kw_rundir_note(kw_rundir *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->inputs_msg);
+    if (used + 3 >= sizeof r->inputs_msg)
+        return;
+    if (used)
+        used += (size_t)snprintf(r->inputs_msg + used, sizeof r->inputs_msg - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->inputs_msg + used, sizeof r->inputs_msg - used, fmt, ap);
+    va_end(ap);
+    r->inputs_changed = 1;
+}
+
+/* An arrival trace input ("trace": the run's --trace; "shape_trace.N": space
+ * shape N's own file): 1 when name is one (checked here: a difference is
+ * noted, naming the file), 0 for the model files. Needs r->cfg. */
+static int kw_rundir_trace_changed(kw_rundir *r, const char *name, const char *hash)
+{
+    const char *file = NULL;
+    if (strcmp(name, "trace") == 0) {
+        file = r->trace;
+    } else if (strncmp(name, "shape_trace.", 12) == 0) {
+        int i = atoi(name + 12);
+        if (i >= 0 && i < r->cfg->space.n_shapes)
+            file = r->cfg->workload.shapes[r->cfg->space.shapes[i]].trace;
+    } else {
+        return 0;
+    }
+    char now[KW_HASH_HEX_LEN];
+    if (!file || !file[0]) {
+        kw_rundir_note(r, "the run's %s is not named by its inputs now", name);
+    } else if (kw_hash_file(now, file) != 0) {
+        kw_rundir_note(r, "%s", kw_error_last());
+        kw_error_clear();
+    } else if (strcmp(now, hash) != 0) {
+        kw_rundir_note(r, "%s changed since the run (hash %s, now %s)", file, hash, now);
+    }
+    return 1;
 }
 
 int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
@@ -29,16 +74,39 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
     if (!r)
         return kw_error_set(KW_ENOMEM, "out of memory opening %s", dir);
     int rc = 0;
-    snprintf(r->dir, sizeof r->dir, "%s", dir);
     char path[KW_PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/journal", dir);
-    struct stat probe; /* stat, not open: opening a FIFO would block (reliability) */
-    if (stat(path, &probe) != 0) {
+    if (strlen(dir) >= sizeof r->dir) {
+        rc = kw_error_set(KW_EINPUT, "%.200s...: path too long (at most %zu bytes)", dir,
+                          sizeof r->dir - 1);
+        goto fail;
+    }
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    if ((rc = kw_runfolder_join(path, sizeof path, dir, KW_RUNFOLDER_JOURNAL_NAME)) != 0)
+        goto fail;
+    /* lstat, not open: opening a FIFO would block (reliability); a dangling
+     * link is a journal refused by the reader, not a missing one */
+    struct stat probe;
+    if (lstat(path, &probe) != 0) {
         rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal)", dir);
         goto fail;
     }
     if ((rc = kw_journal_load(&r->j, path)) != 0)
         goto fail;
+    /* A writer appending now (tune holds the lock) leaves a last record half
+     * written: what came before it is a consistent prefix, not damage. Asked
+     * after the read, and a torn tail with no writer is read once more (the
+     * writer may have finished in between). */
+    if (r->j->torn && !kw_runfolder_writer(dir, NULL)) {
+        kw_journal_free(r->j);
+        r->j = NULL;
+        if ((rc = kw_journal_load(&r->j, path)) != 0)
+            goto fail;
+    }
+    if (kw_runfolder_writer(dir, NULL)) {
+        r->in_progress = 1;
+        r->j->torn = 0;
+        r->j->torn_msg[0] = '\0';
+    }
     if ((rc = kw_runsum_from_journal(&r->rs, r->j)) != 0)
         goto fail;
 
@@ -71,6 +139,8 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         static const char *const slot_names[3] = {"space", "accelerator", "workload"};
         for (int i = 0; i < j->h.n_inputs; i++) {
             const char *n = j->h.inputs[i].name;
+            if (kw_rundir_trace_changed(r, n, j->h.inputs[i].hash))
+                continue;
             int slot = strstr(n, "space") ? 0 : strstr(n, "accel") ? 1 : strstr(n, "workload") ? 2 : -1;
             if (slot < 0 || strcmp(j->h.inputs[i].hash, r->cfg->input_hash[slot]) == 0)
                 continue;

@@ -11,8 +11,9 @@
  *   sim_requests  the serving simulation's sample size override (default 0:
  *                 the space's own)
  *   thermal, drift  0/1 model stages (defaults 0 and 1)
- * Input hashes (`I` records named space, accelerator, workload) are compared
- * with the inputs loaded now; a difference is reported (inputs_changed).
+ * Input hashes (`I` records named space, accelerator, workload, and the
+ * arrival traces: trace, shape_trace.N) are compared with the inputs loaded
+ * now; a difference is reported (inputs_changed, naming the file).
  */
 #ifndef KW_RUNDIR_H
 #define KW_RUNDIR_H
@@ -40,6 +41,9 @@ typedef struct kw_rundir {
     char trace[KW_PATH_MAX];
     kw_model_eval *me;       /* created by kw_rundir_evaluator */
     int inputs_changed;      /* an input's hash differs from the journal's */
+    int in_progress;         /* a writer (tune) holds the run folder's lock: the journal
+                              * read is a consistent prefix, its torn tail the record
+                              * being written */
     char inputs_msg[512];
 } kw_rundir;
 

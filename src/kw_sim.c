@@ -104,6 +104,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -307,24 +308,66 @@ static inline double kw_exp(gsl_rng *r, double mean)
     return -mean * log(gsl_rng_uniform_pos(r));
 }
 
-/* Next arrival of a Poisson or MMPP-2 stream after time t. */
-static double kw_src_next(kw_src *s, double t)
+/* Next arrival of a Poisson or MMPP-2 stream after time t, into *next.
+ * Progress-checked: every on/off period must move the clock (a period lost in
+ * rounding, t + on == t, would loop forever), and a stream whose cycles keep
+ * ending empty is refused after KW_SIM_MAX_EMPTY_CYCLES (kw_limits.h).
+ * Returns 0 or KW_EINPUT. */
+static int kw_src_next(kw_src *s, double t, double *next)
 {
-    if (s->kind == KW_SRC_POISSON)
-        return t + kw_exp(s->rng, s->mean_gap_us);
-    for (;;) {
+    if (s->kind == KW_SRC_POISSON) {
+        *next = t + kw_exp(s->rng, s->mean_gap_us);
+        return 0;
+    }
+    for (long empty = 0;; empty++) {
+        if (empty >= KW_SIM_MAX_EMPTY_CYCLES)
+            return kw_error_set(KW_EINPUT, "simulation: bursty arrivals: %ld on/off cycles in a row "
+                                "without an arrival (on %g us, off %g us, gap %g us while on): the "
+                                "bursts are far shorter than the gaps between requests",
+                                empty, s->on_mean_us, s->off_mean_us, s->mean_gap_us);
         if (!s->on) {
             t = s->state_end_us;
             s->on = 1;
             s->state_end_us = t + kw_exp(s->rng, s->on_mean_us);
+            if (!(s->state_end_us > t))
+                return kw_error_set(KW_EINPUT, "simulation: bursty arrivals: an on-period (mean %g us) "
+                                    "is lost in rounding at t = %g us: the clock cannot represent it",
+                                    s->on_mean_us, t);
         }
         double g = kw_exp(s->rng, s->mean_gap_us);
-        if (t + g < s->state_end_us)
-            return t + g;
+        if (t + g < s->state_end_us) {
+            *next = t + g;
+            return 0;
+        }
         t = s->state_end_us;
         s->on = 0;
         s->state_end_us = t + kw_exp(s->rng, s->off_mean_us);
+        if (!(s->state_end_us > t) && s->off_mean_us > 0)
+            return kw_error_set(KW_EINPUT, "simulation: bursty arrivals: an off-period (mean %g us) "
+                                "is lost in rounding at t = %g us: the clock cannot represent it",
+                                s->off_mean_us, t);
     }
+}
+
+/* Cancellation (kw_sim_opts.stop, deadline_s): 1 when the run must stop. */
+static int kw_cancelled(const kw_sim_opts *o)
+{
+    if (!o)
+        return 0;
+    if (o->stop && *o->stop)
+        return 1;
+    if (o->deadline_s > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 >= o->deadline_s)
+            return 1;
+    }
+    return 0;
+}
+
+static int kw_cancel_error(void)
+{
+    return kw_error_set(KW_EINTERRUPTED, "simulation stopped: interrupted or out of time");
 }
 
 /* Next trace row of the replayed shape: its time and stream, or -1 when the trace is empty. */
@@ -682,9 +725,14 @@ static void kw_arrive(kw_st *st)
 
 /* Events at equal times: ends of executions first, then launch ends and
  * timeouts (in heap order), then the arrival. */
-static void kw_event_loop(kw_st *st)
+/* Returns 0, or KW_EINTERRUPTED when opts asked to stop (checked every
+ * KW_SIM_CHECK_EVERY events). */
+static int kw_event_loop(kw_st *st, const kw_sim_opts *o)
 {
+    unsigned events = 0;
     while (st->ndone < st->ntot) {
+        if ((++events & (KW_SIM_CHECK_EVERY - 1)) == 0 && kw_cancelled(o))
+            return kw_cancel_error();
         double ta = st->arr[st->narrived]; /* arr[ntot] = INFINITY */
         double tr = st->rn ? st->rh[0].t : INFINITY;
         double tv = INFINITY;
@@ -720,6 +768,7 @@ static void kw_event_loop(kw_st *st)
             kw_begin_kernel(st, e.idx, 1);
         }
     }
+    return 0;
 }
 
 /* ---------------- statistics ---------------- */
@@ -982,7 +1031,7 @@ static int kw_check_input(const kw_sim_input *in, const kw_sim_opts *o)
  * holds only launch ends and timeouts (at most groups + queues live ones).
  * Each stream still draws from its own random stream in its own order; the
  * streams are merged by time with a heap of one entry per stream. */
-static int kw_gen_arrivals(kw_st *st)
+static int kw_gen_arrivals(kw_st *st, const kw_sim_opts *o)
 {
     int n = st->ntot;
     st->arr[n] = INFINITY; /* sentinel: no arrival after the last */
@@ -998,17 +1047,26 @@ static int kw_gen_arrivals(kw_st *st)
     kw_vev *h = malloc((size_t)st->S * sizeof *h);
     if (!h)
         return kw_error_set(KW_ENOMEM, "out of memory for arrival streams");
-    int hn = 0;
-    for (int i = 0; i < st->S; i++)
-        kw_vh_push(h, &hn, kw_src_next(&st->src[i], 0.0), i);
-    for (int id = 0; id < n; id++) {
+    int hn = 0, rc = 0;
+    for (int i = 0; i < st->S && rc == 0; i++) {
+        double t0;
+        if ((rc = kw_src_next(&st->src[i], 0.0, &t0)) == 0)
+            kw_vh_push(h, &hn, t0, i);
+    }
+    for (int id = 0; id < n && rc == 0; id++) {
+        if ((id & (KW_SIM_CHECK_EVERY - 1)) == 0 && kw_cancelled(o)) {
+            rc = kw_cancel_error();
+            break;
+        }
         kw_vev e = h[0];
         st->arr[id] = e.v;
         st->strm[id] = (uint8_t)e.g;
-        kw_vh_replace_top(h, hn, (kw_vev){kw_src_next(&st->src[e.g], e.v), e.g});
+        double tn;
+        if ((rc = kw_src_next(&st->src[e.g], e.v, &tn)) == 0)
+            kw_vh_replace_top(h, hn, (kw_vev){tn, e.g});
     }
     free(h);
-    return 0;
+    return rc;
 }
 
 static void kw_st_free(kw_st *st)
@@ -1169,7 +1227,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
             return kw_error_set(KW_ENOMEM, "out of memory for random streams");
         gsl_rng_set(st->svc_rng, (unsigned long)kw_splitmix64(o->seed ^ kw_splitmix64((uint64_t)st->S + 1)));
     }
-    return kw_gen_arrivals(st);
+    return kw_gen_arrivals(st, o);
 }
 
 /* Offered utilisation and backlog growth (see "Saturation" at the top). */
@@ -1220,7 +1278,8 @@ int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *op
     rc = kw_st_init(&st, in, opts);
     if (rc)
         goto done;
-    kw_event_loop(&st);
+    if ((rc = kw_event_loop(&st, opts)) != 0)
+        goto done;
 
     int R = st.ntot - st.warm;
     rc = kw_stats(out, &st, R, opts->keep_latencies);

@@ -15,16 +15,17 @@
 #ifndef KW_SIM_H
 #define KW_SIM_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "kw_cost.h"
+#include "kw_limits.h"
 #include "kw_model.h"
 #include "kw_trace.h"
 
-#define KW_SIM_STREAM_MAX 256   /* request streams of one shape */
+/* KW_SIM_STREAM_MAX, KW_SIM_BATCH_MAX, KW_SIM_MAX_REQUESTS and the clock's
+ * exact range: kw_limits.h (validate checks the same limits). */
 #define KW_SIM_HIST_BINS 24     /* queue-wait histogram: [0,1) us, [2^(k-1), 2^k) us, >= 2^22 us */
-#define KW_SIM_MAX_REQUESTS 50000000 /* warm-up + measured requests of one run */
-#define KW_SIM_BATCH_MAX 64     /* largest max_batch the service table may have */
 
 typedef struct kw_sim_input {
     const kw_accel *accel;      /* cores, dram_bw_bytes_per_s (0 = unlimited), energies */
@@ -47,7 +48,14 @@ typedef struct kw_sim_opts {
                                  * Exp(1) draw, so service ~ Exp(mean = table time) */
     int no_contention;          /* counterfactual: unlimited DRAM bandwidth */
     int keep_latencies;         /* also return the sorted latencies (lat_sorted_us) */
+    /* Cancellation of a long run (tune's SIGINT/SIGTERM and --time-limit):
+     * checked every KW_SIM_CHECK_EVERY events; the run then returns
+     * KW_EINTERRUPTED. NULL / 0: never. */
+    const volatile sig_atomic_t *stop; /* stop when *stop != 0 */
+    double deadline_s;          /* stop once CLOCK_MONOTONIC passes this (seconds) */
 } kw_sim_opts;
+
+#define KW_SIM_CHECK_EVERY 65536 /* events between cancellation checks (~20 ms of work) */
 
 typedef struct kw_sim_stream {
     int samples;                /* measured requests of this stream */
@@ -89,7 +97,8 @@ typedef struct kw_sim_result {
 } kw_sim_result;
 
 /* Simulate. `out` is fully overwritten. Returns 0, KW_EINPUT (bad input or
- * options, message says which), KW_ENOMEM.
+ * options, message says which; also arrivals the clock cannot represent,
+ * kw_limits.h), KW_ENOMEM, KW_EINTERRUPTED (opts->stop or opts->deadline_s).
  * Cost: O(N (log streams + k log groups)) for N requests of k kernels, plus
  * O(N) statistics (radix sort); one allocation pass per run, none per event. */
 int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *opts);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kw_error.h"
+#include "kw_input.h"
 #include "kw_trace.h"
 
 #define KW_TRACE_HEADER "time_us,stream,shape"
@@ -85,6 +86,11 @@ static int kw_trace_row(kw_trace *t, char *line, const char *path, long ln, int 
         return kw_error_set(KW_EINPUT, "%s:%ld: %d field%s, expected 3 (%s)", path, ln, nf,
                             nf == 1 ? "" : "s", KW_TRACE_HEADER);
     char *end;
+    /* strtod also reads hexadecimal ("0x10" = 16) and "infinity": a trace is
+     * decimal, so anything but digits, sign, point and exponent is refused */
+    if (f[0][strspn(f[0], "0123456789.eE+-")] != '\0')
+        return kw_error_set(KW_EINPUT, "%s:%ld: time_us '%s' is not a finite number (decimal "
+                            "microseconds, such as 125.5)", path, ln, f[0]);
     errno = 0;
     double tu = strtod(f[0], &end);
     if (f[0][0] == '\0' || *end || errno || !isfinite(tu) || f[0][0] == ' ' || f[0][0] == '\t')
@@ -132,28 +138,26 @@ int kw_trace_load(kw_trace **out, const char *path, int streams,
         rc = kw_error_set(KW_EINPUT, "%s: no streams to replay into", path);
         goto fail;
     }
-    /* O_NONBLOCK: a FIFO must not block the open; only regular files are read
-     * (/dev/zero would never end its first line). */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0 || !(f = fdopen(fd, "rb"))) {
-        rc = kw_error_set(KW_EIO, "%s: cannot open trace: %s", path, strerror(errno));
-        if (fd >= 0)
+    /* kw_input_open: a FIFO does not block the open, /dev/zero (which would
+     * never end its first line) or a folder is refused, the size is checked
+     * on the open descriptor. */
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    int orc = kw_input_open(&fd, &size, path, (uint64_t)KW_TRACE_MAX_BYTES, why, sizeof why);
+    if (orc == KW_EINPUT && size > (uint64_t)KW_TRACE_MAX_BYTES) {
+        rc = kw_error_set(KW_EINPUT, "%s: trace is %llu bytes, over the %ld byte limit", path,
+                          (unsigned long long)size, KW_TRACE_MAX_BYTES);
+        goto fail;
+    }
+    if (orc == KW_EINPUT) {
+        rc = kw_error_set(KW_EINPUT, "%s:1: trace %s", path, why);
+        goto fail;
+    }
+    if (orc != 0 || !(f = fdopen(fd, "rb"))) {
+        rc = kw_error_set(KW_EIO, "%s: cannot open trace: %s", path, orc ? why : strerror(errno));
+        if (orc == 0)
             close(fd);
-        goto fail;
-    }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0) {
-        rc = kw_error_set(KW_EIO, "%s: cannot stat trace: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        rc = kw_error_set(KW_EINPUT, "%s:1: trace is not a regular file", path);
-        goto fail;
-    }
-    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    if (sb.st_size > KW_TRACE_MAX_BYTES) {
-        rc = kw_error_set(KW_EINPUT, "%s: trace is %lld bytes, over the %ld byte limit", path,
-                          (long long)sb.st_size, KW_TRACE_MAX_BYTES);
         goto fail;
     }
     for (;;) {

@@ -51,6 +51,7 @@
 #include "kw_embed.h"
 #include "kw_suggest.h"
 #include "kw_xsdhint.h"
+#include "kw_input.h"
 
 #define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 
@@ -147,61 +148,49 @@ int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems 
     *out = NULL;
     *len = 0;
     char *buf = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; cleared below. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        kw_xml_problem(p, path, 0, "cannot open: %s", strerror(errno));
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    /* kw_input_open: a FIFO does not block, a device or folder is refused, the
+     * size is checked on the open descriptor. */
+    int rc = kw_input_open(&fd, &size, path, KW_XML_MAX_BYTES, why, sizeof why);
+    if (rc != 0) {
+        if (rc == KW_EINPUT && size > KW_XML_MAX_BYTES)
+            kw_xml_problem(p, path, 1, "file is %llu bytes, over the %u MiB limit for input files",
+                           (unsigned long long)size, KW_XML_MAX_BYTES >> 20);
+        else
+            kw_xml_problem(p, path, 0, "%s", why);
         return KW_EINPUT;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        kw_xml_problem(p, path, 0, "not a regular file");
-        goto fail;
-    }
-    if (st.st_size > (off_t)KW_XML_MAX_BYTES) {
-        kw_xml_problem(p, path, 1, "file is %lld bytes, over the %u MiB limit for input files",
-                       (long long)st.st_size, KW_XML_MAX_BYTES >> 20);
-        goto fail;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     /* Read at most one byte past the limit: a file growing under us is still bounded. */
-    size_t cap = (size_t)st.st_size + 1, n = 0;
+    size_t cap = (size_t)size + 1 > KW_XML_MAX_BYTES + 1 ? KW_XML_MAX_BYTES + 1 : (size_t)size + 1;
     buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
         return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
     }
-    for (;;) {
-        if (n == cap) {
-            if (cap > KW_XML_MAX_BYTES) {
-                kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
-                               KW_XML_MAX_BYTES >> 20);
-                goto fail;
-            }
-            size_t ncap = cap * 2 > KW_XML_MAX_BYTES + 1 ? KW_XML_MAX_BYTES + 1 : cap * 2;
-            char *nb = realloc(buf, ncap + 1);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-            cap = ncap;
+    long n = kw_input_read(fd, buf, cap);
+    if (n < 0) {
+        kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
+        goto fail;
+    }
+    if ((size_t)n == cap && cap <= KW_XML_MAX_BYTES) {
+        /* the file grew since it was opened: read on up to the limit */
+        char *nb = realloc(buf, KW_XML_MAX_BYTES + 2);
+        if (!nb) {
+            free(buf);
+            close(fd);
+            return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
         }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
+        buf = nb;
+        long more = kw_input_read(fd, buf + n, KW_XML_MAX_BYTES + 1 - (size_t)n);
+        if (more < 0) {
             kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
             goto fail;
         }
-        if (r == 0)
-            break;
-        n += (size_t)r;
+        n += more;
     }
-    if (n > KW_XML_MAX_BYTES) {
+    if ((size_t)n > KW_XML_MAX_BYTES) {
         kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
                        KW_XML_MAX_BYTES >> 20);
         goto fail;
@@ -209,7 +198,7 @@ int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems 
     close(fd);
     buf[n] = '\0';
     *out = buf;
-    *len = n;
+    *len = (size_t)n;
     return 0;
 fail:
     free(buf);
@@ -544,6 +533,34 @@ static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
     vs->reported++;
 }
 
+/* ---- libxml2's own reports while writing (kw_xml_catch_begin/end) ---- */
+
+static void kw_xml_catch_cb(void *ud, kw_xml_err_t err)
+{
+    kw_xml_catch *c = ud;
+    if (!err)
+        return;
+    if (c->n++ == 0)
+        snprintf(c->first, sizeof c->first, "%s", err->message ? err->message : "libxml2 error");
+    /* strip the trailing newline libxml2 puts on its messages */
+    size_t len = strlen(c->first);
+    while (len > 0 && (c->first[len - 1] == '\n' || c->first[len - 1] == ' '))
+        c->first[--len] = '\0';
+}
+
+void kw_xml_catch_begin(kw_xml_catch *c)
+{
+    memset(c, 0, sizeof *c);
+    c->old_fn = (void (*)(void))xmlStructuredError;
+    c->old_ctx = xmlStructuredErrorContext;
+    xmlSetStructuredErrorFunc(c, (xmlStructuredErrorFunc)kw_xml_catch_cb);
+}
+
+void kw_xml_catch_end(kw_xml_catch *c)
+{
+    xmlSetStructuredErrorFunc(c->old_ctx, (xmlStructuredErrorFunc)c->old_fn);
+}
+
 static void kw_xml_schema_parse_error(void *ud, kw_xml_err_t err)
 {
     kw_xml_vstate *vs = ud;
@@ -871,5 +888,40 @@ int kw_xml_save_atomic(xmlDocPtr doc, const char *path)
     return 0;
 fail:
     unlink(tmp);
+    return rc;
+}
+
+int kw_xml_check_written(const char *path, const char *label, const char *root,
+                         const char *schema_name)
+{
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    if (kw_input_open(&fd, &size, path, KW_XML_MAX_OUTPUT_BYTES, why, sizeof why) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot read back what was written: %s", label, why);
+    char *buf = malloc((size_t)size + 1);
+    if (!buf) {
+        close(fd);
+        return kw_error_set(KW_ENOMEM, "%s: out of memory checking what was written", label);
+    }
+    long n = kw_input_read(fd, buf, (size_t)size);
+    close(fd);
+    if (n != (long)size) {
+        free(buf);
+        return kw_error_set(KW_EIO, "%s: cannot read back what was written", label);
+    }
+    buf[n] = '\0';
+    kw_xml_problems p = {0};
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_load(&doc, label, buf, (size_t)n, root, schema_name, &p);
+    free(buf);
+    xmlFreeDoc(doc);
+    if (rc == KW_EINPUT) {
+        size_t first = strcspn(p.text, "\n");
+        return kw_error_set(KW_EMODEL, "%s as written does not satisfy its own schema %s, so it "
+                            "was not put in place (the inputs drive the model outside the range "
+                            "its output formats hold): %.*s", label, schema_name,
+                            (int)(first < 600 ? first : 600), p.text);
+    }
     return rc;
 }

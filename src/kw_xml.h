@@ -89,9 +89,32 @@ int kw_xml_attr_long(long *out, const xmlNode *n, const char *attr, long min, lo
 int kw_xml_attr_bool(int *out, const xmlNode *n, const char *attr, const char *file,
                      kw_xml_problems *p);
 
+/* libxml2 reports some failures itself (an output buffer whose write callback
+ * fails prints "I/O error : write error" on stderr). Between begin and end
+ * such reports on this thread are caught here instead (n, the first message),
+ * so the caller reports the failure once, through kw_error, naming the file.
+ * Plain data on the caller's stack; begin/end pair up on one thread. */
+typedef struct kw_xml_catch {
+    int n;                 /* reports caught */
+    char first[256];       /* the first one's message */
+    void (*old_fn)(void);  /* the handler in place before begin (restored by end) */
+    void *old_ctx;
+} kw_xml_catch;
+void kw_xml_catch_begin(kw_xml_catch *c);
+void kw_xml_catch_end(kw_xml_catch *c);
+
 /* Write doc to path atomically: a temp file in the same folder, flushed,
  * fsync'd, renamed over path, folder fsync'd. KW_EIO with a message on
  * failure; path is then untouched and no temp file is left behind. */
 int kw_xml_save_atomic(xmlDocPtr doc, const char *path);
+
+/* Validate what a writer just wrote (its temp file at path, named `label` in
+ * messages) against the embedded schema_name with root element `root`:
+ * output is held to the same schema a reader applies. 0, or KW_EMODEL with
+ * the first violation (the file must then not be renamed into place), KW_EIO,
+ * KW_ENOMEM. Files up to KW_XML_MAX_OUTPUT_BYTES. */
+#define KW_XML_MAX_OUTPUT_BYTES (512u << 20)
+int kw_xml_check_written(const char *path, const char *label, const char *root,
+                         const char *schema_name);
 
 #endif

@@ -847,3 +847,117 @@ Test(hostile, damaged_journals_refused_with_record_number)
     free(j);
     kw_p_rmrf(dir);
 }
+
+/* ---- issue 14 (rel-b): the clock's range and special files, from the manifest ---- */
+
+/* A space on the H100 that tunes the block "b" of the workload `wl`. */
+static void kw_h_clock_space(const char *dir, const char *wl)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/space.xml", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"clock\" block=\"b\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"%s\"/>\n"
+               "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n</space>\n",
+            kw_h_src(), wl);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* HOW clock: validate of the space, eval and tune all refuse with WL:LINE: and
+ * the manifest's text; tune writes nothing; none hangs. */
+static void kw_h_clock_refused(const char *wl, const char *sub, const char *line)
+{
+    char *dir = kw_h_tmpdir(), sp[4300], pre[4400], run[4400], what[4500];
+    kw_h_clock_space(dir, wl);
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    snprintf(pre, sizeof pre, "%s:%s:", wl, line);
+    static const char *verbs[] = {"validate", "eval", "tune"};
+    for (int v = 0; v < 3; v++) {
+        kw_proc r;
+        char cwd[4300];
+        snprintf(cwd, sizeof cwd, "%s/cwd", dir);
+        cr_assert_eq(mkdir(cwd, 0700), 0);
+        snprintf(run, sizeof run, "%s/run", cwd);
+        kw_proc_opts o = kw_h_opts;
+        o.cwd = cwd;
+        if (v == 0)
+            r = kw_p_run(&o, kw_h_bin(), "validate", sp, NULL);
+        else if (v == 1)
+            r = kw_p_run(&o, kw_h_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+        else
+            r = kw_p_run(&o, kw_h_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
+                         "--quiet", NULL);
+        snprintf(what, sizeof what, "%s of a space on %s", verbs[v], wl);
+        kw_h_sane(&r, what);
+        cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "%s: want '%s' and '%s' in: %s", what,
+                  pre, sub, r.err);
+        cr_assert_eq(kw_h_entries(cwd), 0, "%s: wrote into its folder", what);
+        kw_p_free(&r);
+        cr_assert_eq(rmdir(cwd), 0);
+    }
+    kw_p_rmrf(dir);
+}
+
+Test(hostile, clock_range_refused_before_any_run)
+{
+    cr_assert_geq(kw_h_each("clock", kw_h_clock_refused), 4);
+}
+
+/* HOW special: made at run time; every input role refuses it with the
+ * manifest's text, exit 2, within the timeout. */
+static void kw_h_special_refused(const char *name, const char *sub, const char *line)
+{
+    (void)line;
+    char *dir = kw_h_tmpdir(), path[4300], what[4500];
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    if (strcmp(base, "@fifo") == 0) {
+        snprintf(path, sizeof path, "%s/fifo", dir);
+        cr_assert_eq(mkfifo(path, 0600), 0);
+    } else if (strcmp(base, "@dir") == 0) {
+        snprintf(path, sizeof path, "%s/folder", dir);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    } else {
+        snprintf(path, sizeof path, "%s", base[0] == '@' ? name : strstr(name, "/dev/"));
+    }
+    /* validate, and eval in each XML role */
+    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", path, NULL);
+    snprintf(what, sizeof what, "validate %s", path);
+    kw_h_sane(&r, what);
+    cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+    cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
+    kw_p_free(&r);
+    static const char *roles[] = {"--space", "--accel", "--workload"};
+    for (int i = 0; i < 3; i++) {
+        r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", roles[i], path, "--format", "csv", NULL);
+        snprintf(what, sizeof what, "eval %s %s", roles[i], path);
+        kw_h_sane(&r, what);
+        cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
+        kw_p_free(&r);
+    }
+    /* tune --trace, nothing written */
+    char cwd[4300], run[4400];
+    snprintf(cwd, sizeof cwd, "%s/cwd", dir);
+    cr_assert_eq(mkdir(cwd, 0700), 0);
+    snprintf(run, sizeof run, "%s/run", cwd);
+    kw_proc_opts o = kw_h_opts;
+    o.cwd = cwd;
+    r = kw_p_run(&o, kw_h_bin(), "tune", "--trace", path, "--out", run, "--budget", "2", "--quiet",
+                 NULL);
+    snprintf(what, sizeof what, "tune --trace %s", path);
+    kw_h_sane(&r, what);
+    cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+    cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
+    cr_assert_eq(kw_h_entries(cwd), 0, "%s: wrote into its folder", what);
+    kw_p_free(&r);
+    /* a shape's trace */
+    kw_h_trace_refused(path, sub, NULL);
+    kw_p_rmrf(dir);
+}
+
+Test(hostile, special_files_refused_in_every_input_role)
+{
+    cr_assert_geq(kw_h_each("special", kw_h_special_refused), 3);
+}

@@ -413,9 +413,14 @@ Test(journal, load_errors)
     cr_assert_eq(kw_journal_load(&j, "/nonexistent/journal"), KW_EINPUT);
     char dir[64], jp[96];
     kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    /* empty: killed before the first byte; nothing to read (issue 14: exit 2, not damage) */
     cr_assert_eq(kw_synth_spit(jp, "", 0), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "nothing was run; start again"), "%s", kw_error_last());
+    /* a first record cut short is damage */
+    cr_assert_eq(kw_synth_spit(jp, "H format=1", 10), 0);
     cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
-    cr_assert(strstr(kw_error_last(), "no journal record"));
+    cr_assert(strstr(kw_error_last(), "no journal record"), "%s", kw_error_last());
     /* a well-checksummed file that does not start with a header */
     cr_assert_eq(kw_synth_spit(jp, "Z why=complete crc=00000000\n", 28), 0);
     cr_assert_eq(kw_journal_reseal(jp), 0);

@@ -1,0 +1,88 @@
+/* kw_input.c - the one way knobwise opens an input file (see kw_input.h).
+ *
+ * Design choice: open first, then check what was opened. open(2) with
+ * O_NONBLOCK returns at once even for a FIFO without a writer; fstat(2) on the
+ * descriptor then tells what the path really is, with no window between a
+ * stat of the name and the open in which the name could be replaced. A
+ * refusal of anything that is not a regular file is simpler and safer than
+ * reading special files with timeouts: no knobwise input is ever a pipe or a
+ * device.
+ */
+#include "kw_input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kw_error.h"
+
+static const char *kw_input_kind(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a plain file";
+}
+
+int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, char *why,
+                  size_t why_len)
+{
+    *fd = -1;
+    *bytes = 0;
+    why[0] = '\0';
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (f < 0) {
+        snprintf(why, why_len, "cannot open: %s", strerror(errno));
+        return KW_EIO;
+    }
+    struct stat st;
+    if (fstat(f, &st) != 0) {
+        snprintf(why, why_len, "cannot stat: %s", strerror(errno));
+        close(f);
+        return KW_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, why_len, "is %s, not a regular file", kw_input_kind(st.st_mode));
+        close(f);
+        return KW_EINPUT;
+    }
+    *bytes = (uint64_t)st.st_size;
+    if (max_bytes > 0 && (uint64_t)st.st_size > max_bytes) {
+        snprintf(why, why_len, "is %lld bytes, over the %llu-byte limit for this input",
+                 (long long)st.st_size, (unsigned long long)max_bytes);
+        close(f);
+        return KW_EINPUT;
+    }
+    int fl = fcntl(f, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(f, F_SETFL, fl & ~O_NONBLOCK);
+    *fd = f;
+    return 0;
+}
+
+long kw_input_read(int fd, void *buf, size_t max_bytes)
+{
+    size_t n = 0;
+    while (n < max_bytes) {
+        ssize_t r = read(fd, (char *)buf + n, max_bytes - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    return (long)n;
+}

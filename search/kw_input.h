@@ -1,0 +1,37 @@
+/* kw_input.h - open an input file the one safe way: a regular file, opened
+ * without blocking, with a size limit.
+ *
+ * Every knobwise input (space, accelerator and workload XML, trace CSV, a file
+ * hashed for a run's journal, a journal read back) goes through
+ * kw_input_open, so a FIFO nobody writes, /dev/zero, a folder or a file of
+ * gigabytes is refused with one clear message instead of blocking, reading
+ * forever or filling memory. Lives in search/ (the lowest layer, with the
+ * error object) so the journal reader may use it as well as src/.
+ */
+#ifndef KW_INPUT_H
+#define KW_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KW_INPUT_WHY_MAX 160 /* longest reason kw_input_open writes */
+
+/* Open path read-only as a regular file of at most max_bytes (0: no limit).
+ * The open is non-blocking (a FIFO does not wait for a writer) and O_CLOEXEC;
+ * the file is fstat'ed on the open descriptor (no race with a rename), and
+ * O_NONBLOCK is cleared again before returning. On success *fd is the open
+ * descriptor (the caller closes it) and *bytes its size at open time.
+ * Failures: KW_EIO when it cannot be opened or stat'ed (why: strerror),
+ * KW_EINPUT when it is not a regular file ("is a FIFO, not a regular file")
+ * or over the limit ("is N bytes, over the M-byte limit"; *bytes is then set
+ * to the size, so a caller can word its own limit message). `why` (at least
+ * KW_INPUT_WHY_MAX bytes) gets the reason without the path, so each caller
+ * words its message ("FILE:LINE: ..."); the error object is not touched. */
+int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, char *why,
+                  size_t why_len);
+
+/* Read at most max_bytes from fd into buf (short only at end of file);
+ * retries EINTR. Returns the bytes read, or -1 with errno set. */
+long kw_input_read(int fd, void *buf, size_t max_bytes);
+
+#endif

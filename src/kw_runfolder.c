@@ -1,0 +1,243 @@
+/* kw_runfolder.c - run-folder safety: the writer lock, untruncated paths,
+ * stale temp files, checked output paths (see kw_runfolder.h for the rules
+ * and why the lock is an OFD lock on RUN/.lock).
+ *
+ * Every open here is O_NOFOLLOW | O_CLOEXEC (and O_NONBLOCK where a FIFO
+ * could be waiting): a symbolic link planted in a run folder is refused, never
+ * followed out of it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kw_error.h"
+#include "kw_model.h"
+#include "kw_runfolder.h"
+
+/* What tune and the verbs write into a run folder: an output path naming one
+ * of these (other than the verb's own) would destroy the run. */
+static const char *const kw_rf_run_files[] = {
+    KW_RUNFOLDER_JOURNAL_NAME, KW_RUNFOLDER_LOCK_NAME, "results.xml", "ranked.csv",
+    "audit.csv", "portability.csv", "report.html", "mappings.csv"};
+#define KW_RF_N_RUN_FILES (sizeof kw_rf_run_files / sizeof kw_rf_run_files[0])
+/* The files tune commits through temp + rename (kw_results_write_summary). */
+static const char *const kw_rf_tune_files[] = {"results.xml", "ranked.csv", "audit.csv",
+                                               "portability.csv"};
+#define KW_RF_N_TUNE_FILES (sizeof kw_rf_tune_files / sizeof kw_rf_tune_files[0])
+/* mkstemp's template suffix: ".tmp." then six characters */
+#define KW_RF_TMP_TAG ".tmp."
+#define KW_RF_TMP_RANDOM 6
+
+int kw_runfolder_join(char *out, size_t n, const char *dir, const char *name)
+{
+    int w = snprintf(out, n, "%s/%s", dir, name);
+    if (w < 0 || (size_t)w >= n) {
+        if (n > 0)
+            out[0] = '\0';
+        return kw_error_set(KW_EINPUT, "%.200s.../%.64s: path too long (%d bytes, at most %zu)",
+                            dir, name, w, n > 0 ? n - 1 : 0);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the lock */
+
+struct kw_runlock {
+    int fd;
+};
+
+static void kw_rf_whole_file(struct flock *fl, short type)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = 0;
+    fl->l_len = 0; /* to the end, however long */
+}
+
+int kw_runfolder_lock(kw_runlock **out, const char *dir)
+{
+    *out = NULL;
+    char path[KW_PATH_MAX + 16];
+    int rc = kw_runfolder_join(path, sizeof path, dir, KW_RUNFOLDER_LOCK_NAME);
+    if (rc != 0)
+        return rc;
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return kw_error_set(errno == ELOOP ? KW_EINPUT : KW_EIO, "%s: cannot open the run "
+                            "folder's lock file: %s", path, errno == ELOOP ?
+                            "it is a symbolic link" : strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return kw_error_set(KW_EINPUT, "%s: the lock file is not a regular file", path);
+    }
+    struct flock fl;
+    kw_rf_whole_file(&fl, F_WRLCK);
+    if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        int err = errno;
+        long pid = 0;
+        kw_runfolder_writer(dir, &pid);
+        close(fd);
+        if (err == EAGAIN || err == EACCES) {
+            if (pid > 0)
+                return kw_error_set(KW_EINPUT, "%s: another knobwise (pid %ld) is writing this run "
+                                    "folder; wait for it to finish or use another folder", dir, pid);
+            return kw_error_set(KW_EINPUT, "%s: another knobwise is writing this run folder; wait "
+                                "for it to finish or use another folder", dir);
+        }
+        return kw_error_set(KW_EIO, "%s: cannot lock: %s", path, strerror(err));
+    }
+    kw_runlock *l = malloc(sizeof *l);
+    if (!l) {
+        close(fd); /* closing the only descriptor releases the lock */
+        return kw_error_set(KW_ENOMEM, "out of memory locking %s", dir);
+    }
+    l->fd = fd;
+    *out = l;
+    return 0;
+}
+
+void kw_runfolder_unlock(kw_runlock *l)
+{
+    if (!l)
+        return;
+    close(l->fd);
+    free(l);
+}
+
+int kw_runfolder_writer(const char *dir, long *pid)
+{
+    if (pid)
+        *pid = 0;
+    char path[KW_PATH_MAX + 16];
+    if (kw_runfolder_join(path, sizeof path, dir, KW_RUNFOLDER_LOCK_NAME) != 0) {
+        kw_error_clear();
+        return 0;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct flock fl;
+    kw_rf_whole_file(&fl, F_WRLCK);
+    int held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+    /* OFD locks report l_pid -1; a classic fcntl() lock its owner */
+    if (held && pid)
+        *pid = fl.l_pid > 0 ? (long)fl.l_pid : 0;
+    close(fd);
+    return held;
+}
+
+/* ---------------------------------------------------------------- stale temp files */
+
+/* ".NAME.tmp.XXXXXX" for one of tune's NAMEs. */
+static int kw_rf_is_stale_tmp(const char *entry)
+{
+    if (entry[0] != '.')
+        return 0;
+    for (size_t i = 0; i < KW_RF_N_TUNE_FILES; i++) {
+        size_t nl = strlen(kw_rf_tune_files[i]), tl = strlen(KW_RF_TMP_TAG);
+        if (strncmp(entry + 1, kw_rf_tune_files[i], nl) == 0 &&
+            strncmp(entry + 1 + nl, KW_RF_TMP_TAG, tl) == 0 &&
+            strlen(entry + 1 + nl + tl) == KW_RF_TMP_RANDOM)
+            return 1;
+    }
+    return 0;
+}
+
+int kw_runfolder_sweep(const char *dir, int *removed)
+{
+    if (removed)
+        *removed = 0;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return kw_error_set(KW_EIO, "%s: cannot open the run folder: %s", dir, strerror(errno));
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return kw_error_set(KW_EIO, "%s: cannot list the run folder: %s", dir, strerror(errno));
+    }
+    int rc = 0, n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!kw_rf_is_stale_tmp(e->d_name))
+            continue;
+        struct stat st;
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue; /* not ours: a temp file is always a regular file */
+        if (unlinkat(dfd, e->d_name, 0) != 0) {
+            rc = kw_error_set(KW_EIO, "%s/%s: cannot remove the stale temp file: %s", dir,
+                              e->d_name, strerror(errno));
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (removed)
+        *removed = n;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- output paths */
+
+static int kw_rf_same(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
+                        const char *path, const char *run_dir, const char *own_name, int force)
+{
+    size_t len = strlen(path);
+    if (len == 0 || path[len - 1] == '/')
+        return kw_error_set(KW_EINPUT, "-o '%s': not a file name", path);
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int w = slash ? snprintf(dir_out, dir_len, "%.*s", (int)(slash - path), path)
+                  : snprintf(dir_out, dir_len, ".");
+    if (w < 0 || (size_t)w >= dir_len || strlen(name) >= name_len)
+        return kw_error_set(KW_EINPUT, "-o %.200s...: path too long (at most %zu bytes)", path,
+                            dir_len - 1);
+    if (dir_out[0] == '\0')
+        snprintf(dir_out, dir_len, "/");
+    snprintf(name_out, name_len, "%s", name);
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return kw_error_set(KW_EINPUT, "-o %s: is a folder, not a file", path);
+
+    struct stat pst, dst;
+    int exists = lstat(path, &pst) == 0;
+    if (exists && S_ISDIR(pst.st_mode))
+        return kw_error_set(KW_EINPUT, "-o %s: is a folder, not a file", path);
+    if (exists && S_ISLNK(pst.st_mode))
+        return kw_error_set(KW_EINPUT, "-o %s: is a symbolic link; name the file itself", path);
+    if (exists && !S_ISREG(pst.st_mode))
+        return kw_error_set(KW_EINPUT, "-o %s: is not a regular file (a device, FIFO or socket "
+                            "is never replaced)", path);
+    /* one of the run's own files: by identity when it exists, else by folder + name */
+    struct stat rst;
+    int in_run = run_dir && stat(dir_out, &dst) == 0 && stat(run_dir, &rst) == 0 &&
+                 kw_rf_same(&dst, &rst);
+    for (size_t i = 0; run_dir && i < KW_RF_N_RUN_FILES; i++) {
+        const char *f = kw_rf_run_files[i];
+        if (own_name && strcmp(f, own_name) == 0)
+            continue;
+        char fp[KW_PATH_MAX + 32];
+        struct stat fst;
+        int hit = in_run && strcmp(name, f) == 0;
+        if (!hit && exists && kw_runfolder_join(fp, sizeof fp, run_dir, f) == 0 &&
+            lstat(fp, &fst) == 0)
+            hit = kw_rf_same(&fst, &pst);
+        kw_error_clear();
+        if (hit)
+            return kw_error_set(KW_EINPUT, "-o %s: is the run's own %s; refusing to overwrite it",
+                                path, f);
+    }
+    if (exists && !force)
+        return kw_error_set(KW_EINPUT, "-o %s: exists; give --force to replace it", path);
+    return 0;
+}

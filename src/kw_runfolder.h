@@ -1,0 +1,70 @@
+/* kw_runfolder.h - the rules that keep a run folder safe (issue 14): one
+ * writer at a time, paths that are never truncated, outputs that can never
+ * land on a run's own files or on a device, stale temp files swept.
+ *
+ * Table of contents:
+ *   kw_runfolder_join      DIR/NAME into a buffer, refused when it does not fit
+ *   kw_runfolder_lock      the exclusive writer lock (RUN/.lock, an open file
+ *                          description lock): tune and tune --resume hold it
+ *                          for the whole run
+ *   kw_runfolder_writer    is a writer holding the lock now? (readers ask,
+ *                          without taking any lock, so they never block a writer)
+ *   kw_runfolder_sweep     remove the .NAME.tmp.XXXXXX files a kill between
+ *                          write and rename left (under the lock only)
+ *   kw_runfolder_output    check a user-named output path (-o) before anything
+ *                          is computed or written
+ *
+ * Design choice: the lock is an OFD lock (fcntl F_OFD_SETLK) on a lock file,
+ * not flock() on the folder: a reader can test it (F_OFD_GETLK) without
+ * taking it, so `audit` started the same millisecond as `tune --resume`
+ * never makes the writer fail. The kernel drops the lock when the writer
+ * dies however it dies, so a left-over RUN/.lock file holds nothing.
+ * Rejected: a pid file (stale after SIGKILL; pid reuse), flock() (no test
+ * without acquiring).
+ */
+#ifndef KW_RUNFOLDER_H
+#define KW_RUNFOLDER_H
+
+#include <stddef.h>
+
+#define KW_RUNFOLDER_LOCK_NAME ".lock"   /* the lock file inside a run folder */
+#define KW_RUNFOLDER_JOURNAL_NAME "journal"
+
+/* out = dir + "/" + name. KW_EINPUT "DIR/NAME: path too long (N bytes, at
+ * most M)" when it does not fit in n bytes; out is then "". */
+int kw_runfolder_join(char *out, size_t n, const char *dir, const char *name);
+
+typedef struct kw_runlock kw_runlock;
+
+/* Take the exclusive writer lock of run folder dir (which must exist). When
+ * another process holds it: KW_EINPUT "DIR: another knobwise (pid N) is
+ * writing this run folder; wait for it or use another folder", with nothing
+ * written. KW_EIO when the lock file cannot be opened. *out owned by the
+ * caller: kw_runfolder_unlock (accepts NULL) releases it. */
+int kw_runfolder_lock(kw_runlock **out, const char *dir);
+void kw_runfolder_unlock(kw_runlock *l);
+
+/* 1 and the writer's pid in *pid (may be NULL) when a process holds dir's
+ * writer lock now, else 0 (no lock file, or nobody holds it). Takes no lock. */
+int kw_runfolder_writer(const char *dir, long *pid);
+
+/* Remove every stale ".NAME.tmp.XXXXXX" regular file of dir whose NAME is one
+ * of the files tune writes there (results.xml, ranked.csv, audit.csv,
+ * portability.csv). Call only with the writer lock held. *removed (may be
+ * NULL) gets the count. KW_EIO when one cannot be removed. */
+int kw_runfolder_sweep(const char *dir, int *removed);
+
+/* The user named path (-o PATH) as the output of a verb reading run folder
+ * run_dir (NULL when none). Refused with KW_EINPUT (exit 2) when path
+ *   - is empty or ends in '/', or does not fit (dir_out/name_out),
+ *   - exists and is not a regular file (a folder, a FIFO, a device, a
+ *     symbolic link: rename() would replace the link or the device itself),
+ *   - is one of the run's own files (the journal, the lock, the result files,
+ *     compared by device and inode, so RUN/./journal and hard links count),
+ *     except own_name (the verb's own file in the run folder, e.g. report.html),
+ *   - exists and force is 0.
+ * On success dir_out/name_out hold the folder and the file name to commit. */
+int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
+                        const char *path, const char *run_dir, const char *own_name, int force);
+
+#endif

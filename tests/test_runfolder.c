@@ -1,0 +1,752 @@
+/* test_runfolder.c - run-folder safety end to end (issue 14), on the built
+ * knobwise binary through kw_proc.h (no shell, timeouts, peak RSS):
+ *   - an output path (-o) that is a run's own file, a folder, a FIFO, a
+ *     symbolic link to a device, or an existing file without --force is
+ *     refused with exit 2 and nothing written;
+ *   - one writer per run folder: a second tune / resume is refused while
+ *     the first runs, readers keep working on a consistent prefix;
+ *   - every input that affects a result is hashed: a changed workload trace
+ *     stops a resume, naming the file;
+ *   - paths are never truncated; a symbolic link at RUN/journal is refused;
+ *   - stale .NAME.tmp.XXXXXX files are removed on resume;
+ *   - every journal reader applies the header checks; an empty journal says
+ *     "nothing was run"; a huge record costs no memory.
+ * The semantic cases carry their expected message in tests/data/bad/HOSTILE
+ * (HOW = runfolder), read by the runfolder_manifest test.
+ *
+ * Design choice: each case builds its own small run (spaces/validate_small.xml,
+ * a budget of 20: ~0.1 s) in a temp folder, so cases never share state.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+
+#include "kw_journal.h"
+#include "kw_proc.h"
+
+TestSuite(runfolder, .timeout = 240);
+
+#define KW_RF_TIMEOUT_S 60
+#define KW_RF_BIG_RECORD_BYTES (48u << 20) /* one hostile journal record */
+#define KW_RF_BIG_RECORD_RSS_KB (32 * 1024) /* a reader's peak RSS allowed on it */
+
+static const char *kw_rf_bin(void)
+{
+    static char abs_bin[4096];
+    if (!abs_bin[0]) {
+        const char *b = getenv("KW_BIN");
+        if (!realpath(b ? b : "./knobwise", abs_bin))
+            snprintf(abs_bin, sizeof abs_bin, "%s", b ? b : "./knobwise");
+    }
+    return abs_bin;
+}
+
+static const char *kw_rf_src(void)
+{
+    static char abs_src[4096];
+    if (!abs_src[0]) {
+        const char *s = getenv("KW_SRCDIR");
+        if (!realpath(s ? s : ".", abs_src))
+            snprintf(abs_src, sizeof abs_src, "%s", s ? s : ".");
+    }
+    return abs_src;
+}
+
+static kw_proc_opts kw_rf_opts(const char *cwd)
+{
+    kw_proc_opts o = {.timeout_s = KW_RF_TIMEOUT_S, .cwd = cwd};
+    return o;
+}
+
+static int kw_rf_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static char *kw_rf_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = '\0';
+    fclose(f);
+    return b;
+}
+
+static void kw_rf_put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL, "%s", path);
+    cr_assert(fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/* A finished small run at DIR/run (returns DIR, a fresh temp folder). */
+static char *kw_rf_run(void)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    cr_assert(dir);
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    kw_proc_opts o = kw_rf_opts(dir);
+    kw_proc r = kw_p_run(&o, kw_rf_bin(), "tune", "--space", space, "--budget", "20", "--out",
+                         "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "tune: %s", r.err);
+    kw_p_free(&r);
+    return dir;
+}
+
+/* Run `knobwise ARGS` in dir; expect exit `want`, and `sub` (if any) on stderr. */
+static void kw_rf_expect(const char *dir, int want, const char *sub, const char *const *args)
+{
+    const char *argv[KW_P_MAXARGS + 2];
+    int n = 0;
+    argv[n++] = kw_rf_bin();
+    for (int i = 0; args[i] && n < KW_P_MAXARGS; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    kw_proc_opts o = kw_rf_opts(dir);
+    kw_proc r = kw_p_runv(&o, argv);
+    char what[1024] = "";
+    for (int i = 0; args[i]; i++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " %.200s", args[i]);
+    cr_assert(!r.timed_out, "%s: hung", what);
+    cr_assert_eq(r.status, want, "%s: exit %d (want %d): %s%s", what, r.status, want, r.out, r.err);
+    if (sub)
+        cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in: %s", what, sub, r.err);
+    kw_p_free(&r);
+}
+
+#define KW_RF_ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- 1. output paths ---- */
+
+Test(runfolder, report_and_recommend_refuse_the_runs_own_files)
+{
+    char *dir = kw_rf_run();
+    char jp[4300], other[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    size_t n0;
+    char *before = kw_rf_slurp(jp, &n0);
+    int entries = kw_rf_entries(dir), run_entries;
+    snprintf(other, sizeof other, "%s/run", dir);
+    run_entries = kw_rf_entries(other);
+    kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "run/journal"));
+    kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "run/./journal", "--force"));
+    kw_rf_expect(dir, 2, "results.xml", KW_RF_ARGS("report", "run", "-o", "run/results.xml",
+                                                   "--force"));
+    kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("recommend", "run", "--all", "-o", "run/journal",
+                                               "--force"));
+    kw_rf_expect(dir, 2, "ranked.csv", KW_RF_ARGS("recommend", "run", "--all", "-o",
+                                                  "./run/../run/ranked.csv", "--force"));
+    /* a hard link to the journal is the journal */
+    snprintf(other, sizeof other, "%s/linked", dir);
+    cr_assert_eq(link(jp, other), 0);
+    kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "linked", "--force"));
+    unlink(other);
+    size_t n1;
+    char *after = kw_rf_slurp(jp, &n1);
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the journal changed");
+    free(before);
+    free(after);
+    cr_assert_eq(kw_rf_entries(dir), entries, "something was written next to the run");
+    snprintf(other, sizeof other, "%s/run", dir);
+    cr_assert_eq(kw_rf_entries(other), run_entries, "something was written into the run");
+    /* the verification still holds */
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_p_rmrf(dir);
+}
+
+Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
+{
+    char *dir = kw_rf_run();
+    char p[4300];
+    snprintf(p, sizeof p, "%s/fifo", dir);
+    cr_assert_eq(mkfifo(p, 0600), 0);
+    snprintf(p, sizeof p, "%s/null", dir);
+    cr_assert_eq(symlink("/dev/null", p), 0); /* never the real /dev/null as the target */
+    snprintf(p, sizeof p, "%s/sub", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/old.html", dir);
+    kw_rf_put(p, "keep me\n");
+    int entries = kw_rf_entries(dir);
+    const char *verbs[2][4] = {{"report", "run", NULL, NULL}, {"recommend", "run", "--all", NULL}};
+    for (int v = 0; v < 2; v++) {
+        const char *a[8];
+        int k = 0;
+        for (int i = 0; verbs[v][i]; i++)
+            a[k++] = verbs[v][i];
+        a[k] = "-o";
+        a[k + 2] = "--force";
+        a[k + 3] = NULL;
+        a[k + 1] = "fifo";
+        kw_rf_expect(dir, 2, "not a regular file", a);
+        a[k + 1] = "null";
+        kw_rf_expect(dir, 2, "symbolic link", a);
+        a[k + 1] = "sub";
+        kw_rf_expect(dir, 2, "folder", a);
+        a[k + 1] = "sub/";
+        kw_rf_expect(dir, 2, "not a file name", a);
+        a[k + 2] = NULL; /* without --force an existing file is kept */
+        a[k + 1] = "old.html";
+        kw_rf_expect(dir, 2, "--force", a);
+    }
+    struct stat st;
+    snprintf(p, sizeof p, "%s/fifo", dir);
+    cr_assert(lstat(p, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    snprintf(p, sizeof p, "%s/null", dir);
+    cr_assert(lstat(p, &st) == 0 && S_ISLNK(st.st_mode), "the symbolic link was replaced");
+    snprintf(p, sizeof p, "%s/old.html", dir);
+    size_t n;
+    char *keep = kw_rf_slurp(p, &n);
+    cr_assert_str_eq(keep, "keep me\n");
+    free(keep);
+    cr_assert_eq(kw_rf_entries(dir), entries, "something was written");
+    /* --force replaces a regular file; a new name needs nothing */
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "old.html", "--force"));
+    keep = kw_rf_slurp(p, &n);
+    cr_assert(strstr(keep, "<html") != NULL || strstr(keep, "<!DOCTYPE") != NULL, "%.80s", keep);
+    free(keep);
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("recommend", "run", "--all", "-o", "maps.csv"));
+    /* the default outputs inside the run folder are the verbs' own: rewritten freely */
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run"));
+    kw_p_rmrf(dir);
+}
+
+Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char p[4300];
+    snprintf(p, sizeof p, "%s/afile", dir);
+    kw_rf_put(p, "x\n");
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    kw_rf_expect(dir, 2, "afile", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
+                                             "afile", "--quiet"));
+    kw_rf_expect(dir, 2, "afile", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
+                                             "afile/run", "--quiet"));
+    /* 1100 characters in components of 100: the run must not land in a shorter folder */
+    char longp[1300] = "";
+    for (int i = 0; i < 11; i++) {
+        char comp[102];
+        memset(comp, 'a' + i, 100);
+        comp[100] = '/';
+        comp[101] = '\0';
+        strcat(longp, comp);
+    }
+    strcat(longp, "run");
+    kw_rf_expect(dir, 2, "too long", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
+                                                longp, "--quiet"));
+    cr_assert_eq(kw_rf_entries(dir), 1, "a folder was created for a path that does not fit");
+    kw_p_rmrf(dir);
+}
+
+/* ---- 4. no symbolic link is followed out of the run folder ---- */
+
+Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char p[4300], target[4300];
+    snprintf(p, sizeof p, "%s/run", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/run/journal", dir);
+    snprintf(target, sizeof target, "%s/outside", dir);
+    cr_assert_eq(symlink(target, p), 0); /* dangling */
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
+                                               "run", "--quiet"));
+    struct stat st;
+    cr_assert(lstat(target, &st) != 0, "the journal was written outside the run folder");
+    /* a link to a real journal is refused by the readers and by resume too */
+    kw_p_rmrf(dir);
+    dir = kw_rf_run();
+    char real[4300];
+    snprintf(real, sizeof real, "%s/run/journal", dir);
+    snprintf(target, sizeof target, "%s/elsewhere", dir);
+    cr_assert_eq(rename(real, target), 0);
+    cr_assert_eq(symlink(target, real), 0);
+    size_t n0;
+    char *before = kw_rf_slurp(target, &n0);
+    kw_rf_expect(dir, 2, "symbolic link", KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+    kw_rf_expect(dir, 2, "symbolic link", KW_RF_ARGS("verify", "run", "--no-eval"));
+    size_t n1;
+    char *after = kw_rf_slurp(target, &n1);
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0);
+    free(before);
+    free(after);
+    kw_p_rmrf(dir);
+}
+
+/* ---- 5. stale temp files ---- */
+
+Test(runfolder, resume_removes_stale_temp_files)
+{
+    char *dir = kw_rf_run();
+    char p[4300], keep[4300];
+    snprintf(p, sizeof p, "%s/run/.results.xml.tmp.Ab12Cd", dir);
+    kw_rf_put(p, "<results half written");
+    snprintf(keep, sizeof keep, "%s/run/.notes.tmp.Ab12Cd", dir); /* not ours: kept */
+    kw_rf_put(keep, "user's\n");
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+    struct stat st;
+    cr_assert(lstat(p, &st) != 0, "the stale temp file is still there");
+    cr_assert(lstat(keep, &st) == 0, "a file that is not ours was removed");
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_p_rmrf(dir);
+}
+
+/* ---- 2. one writer per run folder ---- */
+
+Test(runfolder, second_writer_refused_readers_keep_working)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    kw_proc_opts o = kw_rf_opts(dir);
+    /* the embedded default job with one thread runs for the whole time limit */
+    const char *argv[] = {kw_rf_bin(), "tune", "--out", "run", "--quiet", "--threads", "1",
+                          "--time-limit", "4", NULL};
+    int ofd = kw_p_tmpfile(), efd = kw_p_tmpfile();
+    pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
+    cr_assert(pid > 0);
+    char jp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    struct stat st;
+    double t0 = kw_p_now();
+    while ((stat(jp, &st) != 0 || st.st_size < 4096) && kw_p_now() - t0 < 20)
+        usleep(10000);
+    cr_assert(st.st_size >= 4096, "the first tune did not start");
+    kw_rf_expect(dir, 2, "another knobwise", KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    kw_rf_expect(dir, 2, NULL, KW_RF_ARGS("tune", "--out", "run", "--quiet"));
+    int reads = 0;
+    while (kill(pid, 0) == 0 && waitpid(pid, NULL, WNOHANG) == 0 && reads < 6) {
+        kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+        kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("audit", "run"));
+        reads++;
+    }
+    cr_assert_gt(reads, 0, "the writer ended before any reader ran");
+    int status;
+    int timed_out = 0;
+    long rss;
+    status = kw_p_wait(pid, kw_p_now() + 60, &timed_out, &rss);
+    cr_assert_eq(status, 0, "the first tune: %d", status);
+    close(ofd);
+    close(efd);
+    /* no interleaving: the journal verifies, and the next resume is allowed */
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "run", "--quiet", "--threads", "1",
+                                          "--time-limit", "1"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_p_rmrf(dir);
+}
+
+/* ---- 3. every input hashed ---- */
+
+Test(runfolder, changed_workload_trace_stops_resume_naming_it)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char p[4300];
+    snprintf(p, sizeof p, "%s/t.csv", dir);
+    kw_rf_put(p, "time_us,stream,shape\n0,0,t\n100,1,t\n250,2,t\n400,3,t\n900,0,t\n");
+    snprintf(p, sizeof p, "%s/wl.xml", dir);
+    kw_rf_put(p, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"tw\">\n"
+                 "  <source>runfolder trace test</source>\n"
+                 "  <block name=\"b\"><gemm name=\"q\" group=\"qkv\" n=\"256\" k=\"256\"/></block>\n"
+                 "  <shape name=\"t\" block=\"b\" phase=\"decode\" kv_len=\"128\" batch=\"1\" "
+                 "streams=\"4\" arrival=\"trace\" trace=\"t.csv\"/>\n</workload>\n");
+    snprintf(p, sizeof p, "%s/space.xml", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"ts\" block=\"b\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
+               "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
+               "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
+            kw_rf_src());
+    cr_assert_eq(fclose(f), 0);
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", "space.xml", "--out", "run",
+                                          "--quiet"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+    snprintf(p, sizeof p, "%s/t.csv", dir);
+    kw_rf_put(p, "time_us,stream,shape\n0,0,t\n10,1,t\n20,2,t\n30,3,t\n40,0,t\n");
+    char jp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    size_t n0;
+    char *before = kw_rf_slurp(jp, &n0);
+    kw_rf_expect(dir, 2, "t.csv", KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+    size_t n1;
+    char *after = kw_rf_slurp(jp, &n1);
+    cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "a refused resume changed the journal");
+    free(before);
+    free(after);
+    /* the I record names the trace, so verify's re-evaluation is refused too */
+    kw_rf_expect(dir, 1, "t.csv", KW_RF_ARGS("verify", "run"));
+    kw_p_rmrf(dir);
+}
+
+/* ---- 6. every reader checks the header; empty journals; record bound ---- */
+
+/* Set field KEY of record 1 (the H record) to value and reseal the checksums
+ * (kw_journal_reseal: the edit is then invisible to the checksums, only the
+ * header checks can catch it). */
+static void kw_rf_edit_header(const char *jp, const char *key, const char *value)
+{
+    size_t n;
+    char *b = kw_rf_slurp(jp, &n);
+    char *nl = strchr(b, '\n');
+    cr_assert(nl);
+    char pat[64];
+    snprintf(pat, sizeof pat, " %s=", key);
+    char *at = strstr(b, pat);
+    cr_assert(at && at < nl, "no '%s' in the header", key);
+    at += strlen(pat);
+    char *end = strchr(at, ' ');
+    FILE *f = fopen(jp, "wb");
+    cr_assert(f);
+    fwrite(b, 1, (size_t)(at - b), f);
+    fputs(value, f);
+    fwrite(end, 1, n - (size_t)(end - b), f);
+    cr_assert_eq(fclose(f), 0);
+    free(b);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+}
+
+static void kw_rf_every_reader(const char *dir, int want, const char *sub)
+{
+    kw_rf_expect(dir, want == 2 ? 2 : 1, sub, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_rf_expect(dir, want, sub, KW_RF_ARGS("audit", "run"));
+    kw_rf_expect(dir, want, sub, KW_RF_ARGS("report", "run", "-o", "r.html"));
+    kw_rf_expect(dir, want, sub, KW_RF_ARGS("recommend", "run", "--all", "-o", "m.csv"));
+    kw_rf_expect(dir, want, sub, KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+}
+
+Test(runfolder, resealed_header_edits_refused_by_every_reader)
+{
+    static const char *const edits[][3] = {
+        {"version", "9.9.9", "9.9.9"},     /* newer than any knobwise that reads it */
+        {"repeats", "1000000", "repeats"}, /* the engine runs at most 1024 */
+        {"tabu", "9999", "tabu"},          /* the engine allows 0..KW_TABU_MAX */
+        {"alpha", "7", "alpha"},           /* a p-value threshold in (0, 1) */
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *dir = kw_rf_run();
+        char jp[4300];
+        snprintf(jp, sizeof jp, "%s/run/journal", dir);
+        kw_rf_edit_header(jp, edits[i][0], edits[i][1]);
+        kw_rf_every_reader(dir, 1, edits[i][2]);
+        struct stat st;
+        char p[4300];
+        snprintf(p, sizeof p, "%s/r.html", dir);
+        cr_assert(stat(p, &st) != 0, "report wrote a file from a refused journal");
+        kw_p_rmrf(dir);
+    }
+}
+
+Test(runfolder, empty_journal_says_nothing_was_run)
+{
+    char *dir = kw_rf_run();
+    char jp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    kw_rf_put(jp, "");
+    kw_rf_every_reader(dir, 2, "nothing was run; start again");
+    kw_p_rmrf(dir);
+}
+
+Test(runfolder, huge_journal_record_bounded_memory_with_its_number)
+{
+    char *dir = kw_rf_run();
+    char jp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    size_t n;
+    char *j = kw_rf_slurp(jp, &n);
+    size_t off = 0;
+    for (int rec = 1; rec < 30; rec++)
+        off = (size_t)(strchr(j + off, '\n') - j) + 1;
+    FILE *f = fopen(jp, "wb");
+    cr_assert(f);
+    fwrite(j, 1, off, f);
+    char *fill = malloc(1 << 20);
+    memset(fill, 'E', 1 << 20);
+    for (unsigned i = 0; i < KW_RF_BIG_RECORD_BYTES >> 20; i++)
+        fwrite(fill, 1, 1 << 20, f);
+    fputc('\n', f);
+    fwrite(j + off, 1, n - off, f);
+    cr_assert_eq(fclose(f), 0);
+    free(fill);
+    free(j);
+    kw_proc_opts o = kw_rf_opts(dir);
+    kw_proc r = kw_p_run(&o, kw_rf_bin(), "verify", "run", "--no-eval", NULL);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert(strstr(r.err, "record 30") && strstr(r.err, "longer than"), "%s", r.err);
+    cr_assert_lt(r.maxrss_kb, KW_RF_BIG_RECORD_RSS_KB, "verify peak RSS %ld KiB", r.maxrss_kb);
+    kw_p_free(&r);
+    kw_p_rmrf(dir);
+}
+
+/* ---- 7. memory bounded per input, not per option ---- */
+
+/* A space over one shape "t" (4 streams) whose arrivals replay trace file
+ * `trace` (relative to dir); written as dir/space_TAG.xml. */
+static void kw_rf_trace_space(const char *dir, const char *tag, const char *trace)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/wl_%s.xml", dir, tag);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"tw\">\n"
+               "  <source>runfolder trace test</source>\n"
+               "  <block name=\"b\"><gemm name=\"q\" group=\"qkv\" n=\"256\" k=\"256\"/></block>\n"
+               "  <shape name=\"t\" block=\"b\" phase=\"decode\" kv_len=\"128\" batch=\"1\" "
+               "streams=\"4\" arrival=\"trace\" trace=\"%s\"/>\n</workload>\n", trace);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(p, sizeof p, "%s/space_%s.xml", dir, tag);
+    f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"ts\" block=\"b\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl_%s.xml\"/>\n"
+               "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
+               "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
+            kw_rf_src(), tag);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static long kw_rf_tune_rss(const char *dir, const char *out, const char *threads, const char *space_tag)
+{
+    char space[4200];
+    if (space_tag)
+        snprintf(space, sizeof space, "%s/space_%s.xml", dir, space_tag);
+    else
+        snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    kw_proc_opts o = kw_rf_opts(dir);
+    kw_proc r = kw_p_run(&o, kw_rf_bin(), "tune", "--space", space, "--budget", "20", "--out",
+                         out, "--threads", threads, NULL);
+    cr_assert_eq(r.status, 0, "tune --threads %s: %s", threads, r.err);
+    long rss = r.maxrss_kb;
+    if (!space_tag && strcmp(threads, "256") == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cpus < 256)
+            cr_assert(strstr(r.err, "CPUs online") != NULL, "no note on --threads: %s", r.err);
+    }
+    kw_p_free(&r);
+    return rss;
+}
+
+Test(runfolder, threads_beyond_the_cpus_cost_no_memory)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char cpus[32];
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(cpus, sizeof cpus, "%ld", n < 1 ? 1 : n);
+    long base = kw_rf_tune_rss(dir, "a", cpus, NULL);
+    long many = kw_rf_tune_rss(dir, "b", "256", NULL);
+    /* 256 threads ran as many as there are CPUs: within noise of that run */
+    cr_assert_lt(many, base + base / 4 + 8192, "--threads 256: %ld KiB, --threads %s: %ld KiB",
+                 many, cpus, base);
+    kw_p_rmrf(dir);
+}
+
+/* A trace of KW_RF_TRACE_ROWS rows is held once (16 bytes a row: time,
+ * stream, shape), not once per evaluator (tune's search and its re-check). */
+#define KW_RF_TRACE_ROWS 2000000
+#define KW_RF_TRACE_ROW_BYTES 16
+static void kw_rf_write_trace(const char *path, int rows)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("time_us,stream,shape\n", f);
+    for (int i = 0; i < rows; i++)
+        fprintf(f, "%d,%d,t\n", i * 100, i % 4);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(runfolder, a_big_trace_is_loaded_once)
+{
+    char *dir = kw_p_tmpdir("kwrunfolder");
+    char p[4300];
+    snprintf(p, sizeof p, "%s/small.csv", dir);
+    kw_rf_write_trace(p, 1000);
+    snprintf(p, sizeof p, "%s/big.csv", dir);
+    kw_rf_write_trace(p, KW_RF_TRACE_ROWS);
+    kw_rf_trace_space(dir, "small", "small.csv");
+    kw_rf_trace_space(dir, "big", "big.csv");
+    long base = kw_rf_tune_rss(dir, "s", "1", "small");
+    long with = kw_rf_tune_rss(dir, "b", "1", "big");
+    long once_kb = (long)KW_RF_TRACE_ROWS * KW_RF_TRACE_ROW_BYTES / 1024;
+    cr_assert_lt(with - base, once_kb + once_kb / 2,
+                 "a %d-row trace added %ld KiB (held once: %ld KiB)", KW_RF_TRACE_ROWS,
+                 with - base, once_kb);
+    kw_p_rmrf(dir);
+}
+
+/* ---- the corpus manifest: tests/data/bad/HOSTILE rows with HOW = runfolder ---- */
+
+/* Build case `name` in dir (which holds the finished run "run"); fill argv
+ * (NULL-terminated) with the refused command and *want with its exit status.
+ * *lock_fd gets a descriptor to close afterwards (-1: none). 0 if unknown. */
+static int kw_rf_case(const char *name, const char *dir, const char **argv, int *want,
+                      int *lock_fd)
+{
+    static char p[4300], q[4300], longp[1300];
+    *want = 2;
+    *lock_fd = -1;
+    int n = 0;
+#define KW_RF_A(x) (argv[n++] = (x))
+    if (strcmp(name, "rf_report_onto_journal") == 0) {
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("run/journal");
+    } else if (strcmp(name, "rf_report_onto_dot_journal") == 0) {
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("run/./journal"),
+            KW_RF_A("--force");
+    } else if (strcmp(name, "rf_recommend_onto_results") == 0) {
+        KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all"), KW_RF_A("-o"),
+            KW_RF_A("run/results.xml"), KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_hard_link_to_journal") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        snprintf(q, sizeof q, "%s/hl", dir);
+        cr_assert_eq(link(p, q), 0);
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("hl"), KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_fifo") == 0) {
+        snprintf(p, sizeof p, "%s/fifo", dir);
+        cr_assert_eq(mkfifo(p, 0600), 0);
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("fifo"), KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_symlink_to_device") == 0) {
+        snprintf(p, sizeof p, "%s/null", dir);
+        cr_assert_eq(symlink("/dev/null", p), 0);
+        KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all"), KW_RF_A("-o"), KW_RF_A("null"),
+            KW_RF_A("--force");
+    } else if (strcmp(name, "rf_output_folder") == 0) {
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_output_exists") == 0) {
+        snprintf(p, sizeof p, "%s/old.html", dir);
+        kw_rf_put(p, "keep\n");
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("old.html");
+    } else if (strcmp(name, "rf_out_is_a_file") == 0) {
+        snprintf(p, sizeof p, "%s/afile", dir);
+        kw_rf_put(p, "x\n");
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A("afile"),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_out_too_long") == 0) {
+        memset(longp, 'x', 1100);
+        longp[1100] = '\0';
+        for (int i = 100; i < 1100; i += 101)
+            longp[i] = '/';
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A(longp),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_journal_dangling_symlink") == 0) {
+        snprintf(p, sizeof p, "%s/new", dir);
+        cr_assert_eq(mkdir(p, 0700), 0);
+        snprintf(p, sizeof p, "%s/new/journal", dir);
+        cr_assert_eq(symlink("../outside", p), 0);
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A("new"),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_journal_symlink") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        snprintf(q, sizeof q, "%s/moved", dir);
+        cr_assert_eq(rename(p, q), 0);
+        cr_assert_eq(symlink(q, p), 0);
+        KW_RF_A("audit"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_journal_empty") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        kw_rf_put(p, "");
+        KW_RF_A("tune"), KW_RF_A("--resume"), KW_RF_A("run"), KW_RF_A("--quiet");
+    } else if (strncmp(name, "rf_journal_", 11) == 0 && strcmp(name, "rf_journal_huge_record")) {
+        static const char *const edits[][3] = {{"rf_journal_version_newer", "version", "9.9.9"},
+                                               {"rf_journal_repeats", "repeats", "1000000"},
+                                               {"rf_journal_tabu", "tabu", "9999"},
+                                               {"rf_journal_alpha", "alpha", "7"}};
+        int found = 0;
+        for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+            if (strcmp(name, edits[i][0]) == 0) {
+                snprintf(p, sizeof p, "%s/run/journal", dir);
+                kw_rf_edit_header(p, edits[i][1], edits[i][2]);
+                found = 1;
+            }
+        if (!found)
+            return 0;
+        *want = 1; /* damage, not bad input */
+        KW_RF_A("audit"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_journal_huge_record") == 0) {
+        snprintf(p, sizeof p, "%s/run/journal", dir);
+        FILE *f = fopen(p, "ab");
+        cr_assert(f);
+        for (int i = 0; i < 100000; i++)
+            fputc('E', f);
+        fputs("\nZ why=complete crc=00000000\n", f);
+        cr_assert_eq(fclose(f), 0);
+        *want = 1;
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
+    } else if (strcmp(name, "rf_second_writer") == 0) {
+        /* this process holds the writer lock, as a running tune does */
+        snprintf(p, sizeof p, "%s/run/.lock", dir);
+        int fd = open(p, O_RDWR | O_CREAT, 0644);
+        cr_assert(fd >= 0);
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
+        *lock_fd = fd;
+        KW_RF_A("tune"), KW_RF_A("--resume"), KW_RF_A("run"), KW_RF_A("--quiet");
+    } else {
+        return 0;
+    }
+#undef KW_RF_A
+    argv[n] = NULL;
+    return 1;
+}
+
+Test(runfolder, manifest_cases_give_their_message)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_rf_src());
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "no manifest %s", path);
+    char line[2048];
+    int cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *save = NULL;
+        char *name = strtok_r(line, "\t", &save);
+        char *how = strtok_r(NULL, "\t", &save);
+        char *sub = strtok_r(NULL, "\t", &save);
+        if (!name || !how || !sub || strcmp(how, "runfolder") != 0)
+            continue;
+        char *dir = kw_rf_run();
+        const char *args[16];
+        int want, lock_fd;
+        cr_assert(kw_rf_case(name, dir, args, &want, &lock_fd), "manifest case %s is unknown",
+                  name);
+        char jp[4300];
+        snprintf(jp, sizeof jp, "%s/run/journal", dir);
+        struct stat st0, st1;
+        int had = lstat(jp, &st0) == 0;
+        kw_rf_expect(dir, want, sub, args);
+        if (lock_fd >= 0)
+            close(lock_fd);
+        /* nothing written: the journal as it was, no output file */
+        int has = lstat(jp, &st1) == 0;
+        cr_assert_eq(had, has, "%s: the journal appeared or went away", name);
+        if (had)
+            cr_assert(st0.st_size == st1.st_size && st0.st_mtime == st1.st_mtime,
+                      "%s: the journal changed", name);
+        char p[4300];
+        snprintf(p, sizeof p, "%s/r.html", dir);
+        cr_assert(lstat(p, &st1) != 0, "%s: an output was written", name);
+        snprintf(p, sizeof p, "%s/outside", dir);
+        cr_assert(lstat(p, &st1) != 0, "%s: a file was written outside the run folder", name);
+        kw_p_rmrf(dir);
+        cases++;
+    }
+    fclose(f);
+    cr_assert_geq(cases, 19, "only %d runfolder rows in the manifest", cases);
+}
