@@ -510,6 +510,12 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
                      .owner = c->owner,
                      .every_s = every_s};
     ui.last_write = kw_tune_now();
+    if (ui.plain && resume && c->j) {
+        /* said before the engine starts, so even a replay of one round is named */
+        fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
+                        "repeated)\n", (long)c->j->n_records);
+        ui.replay_said = 1;
+    }
     kw_engine_opts o = *eo;
     kw_tune_sig = 0;
     o.stop = &kw_tune_sig;

@@ -1,8 +1,9 @@
 /* kw_knobuse.c - knobs a block cannot use (kw_knobuse.h).
  *
- * Design: structural rules, one per knob the model reads only when the block
- * has the operators it acts on, instead of evaluating the baseline with every
- * value of every knob: the rules cost nothing, need no evaluator (validate
+ * Design: structural rules (the knob catalogue's kw_catalogue_uses, one per
+ * knob the model reads only when the block has the operators it acts on)
+ * plus the rules that depend on the space's other knobs, instead of
+ * evaluating the baseline with every value of every knob: the rules cost nothing, need no evaluator (validate
  * runs before any run exists) and say why, in the block's own terms. A knob
  * that the structure allows but that happens to change nothing for a shape is
  * what the measured sensitivity (kw_netpath.h) reports instead. */
@@ -10,53 +11,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_catalogue.h"
 #include "kw_error.h"
 #include "kw_knobuse.h"
 
-static int kw_ku_count(const kw_block *b, kw_op_kind kind)
+/* Why block b cannot use catalogue knob k, in the block's own terms. */
+static void kw_ku_why(char *why, size_t n, const kw_cat_knob *k, const kw_block *b)
 {
-    int n = 0;
-    for (int i = 0; i < b->n_ops; i++)
-        n += b->ops[i].kind == kind;
-    return n;
-}
-
-/* GEMMs sharing merge tag `tag` with the same K (kw_cost.c merges them so). */
-static int kw_ku_mergeable(const kw_block *b, const char *tag)
-{
-    for (int i = 0; i < b->n_ops; i++) {
-        const kw_op *a = &b->ops[i];
-        if (a->kind != KW_OP_GEMM || strcmp(a->merge, tag) != 0)
-            continue;
-        for (int j = i + 1; j < b->n_ops; j++)
-            if (b->ops[j].kind == KW_OP_GEMM && strcmp(b->ops[j].merge, tag) == 0 &&
-                b->ops[j].k == a->k)
-                return 1;
+    switch (k->id) {
+    case KW_CAT_FUSE_RESIDUAL_NORM:
+        snprintf(why, n, "block '%s' has no residual followed by a norm to fuse", b->name);
+        break;
+    case KW_CAT_FUSE_QKV:
+        snprintf(why, n, "block '%s' has no two GEMMs with merge=\"qkv\" and the same K", b->name);
+        break;
+    case KW_CAT_FUSE_GATE_UP:
+        snprintf(why, n, "block '%s' has no two GEMMs with merge=\"gate_up\" and the same K", b->name);
+        break;
+    case KW_CAT_FUSE_EPILOGUE:
+        snprintf(why, n, "block '%s' has no GEMM epilogue or activation to fuse", b->name);
+        break;
+    case KW_CAT_FUSE_ATTENTION: case KW_CAT_SOFTMAX_PRECISION: case KW_CAT_ATTENTION_SCHEDULE:
+        snprintf(why, n, "block '%s' has no attention operator", b->name);
+        break;
+    default:
+        snprintf(why, n, "block '%s' is not one of the %s", b->name, k->used_by);
+        break;
     }
-    return 0;
-}
-
-/* A residual directly followed by a norm (kw_cost.c fuses exactly that pair). */
-static int kw_ku_residual_norm(const kw_block *b)
-{
-    for (int i = 0; i + 1 < b->n_ops; i++)
-        if (b->ops[i].kind == KW_OP_RESIDUAL && b->ops[i + 1].kind == KW_OP_NORM)
-            return 1;
-    return 0;
-}
-
-/* An epilogue to fuse: a GEMM or conv with a bias+activation epilogue, or a
- * GEMM directly followed by a standalone activation (kw_cost.c). */
-static int kw_ku_epilogue(const kw_block *b)
-{
-    for (int i = 0; i < b->n_ops; i++) {
-        const kw_op *o = &b->ops[i];
-        if ((o->kind == KW_OP_GEMM || o->kind == KW_OP_CONV) && o->epilogue)
-            return 1;
-        if (o->kind == KW_OP_GEMM && i + 1 < b->n_ops && b->ops[i + 1].kind == KW_OP_ACT)
-            return 1;
-    }
-    return 0;
 }
 
 /* Is every value of knob `name` in the space equal to `value`? (-1: no such knob) */
@@ -92,19 +73,12 @@ int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg)
         const char *name = ks->knobs[k].name;
         char why[KW_KNOBUSE_MSG_LEN] = "";
         int mv = 0;
-        if (strcmp(name, "fuse_residual_norm") == 0 && !kw_ku_residual_norm(b))
-            snprintf(why, sizeof why, "block '%s' has no residual followed by a norm to fuse", b->name);
-        else if (strcmp(name, "fuse_qkv") == 0 && !kw_ku_mergeable(b, "qkv"))
-            snprintf(why, sizeof why, "block '%s' has no two GEMMs with merge=\"qkv\" and the same K",
-                     b->name);
-        else if (strcmp(name, "fuse_gate_up") == 0 && !kw_ku_mergeable(b, "gate_up"))
-            snprintf(why, sizeof why,
-                     "block '%s' has no two GEMMs with merge=\"gate_up\" and the same K", b->name);
-        else if (strcmp(name, "fuse_epilogue") == 0 && !kw_ku_epilogue(b))
-            snprintf(why, sizeof why, "block '%s' has no GEMM epilogue or activation to fuse", b->name);
-        else if ((strcmp(name, "fuse_attention") == 0 || strcmp(name, "softmax_precision") == 0) &&
-                 kw_ku_count(b, KW_OP_ATTENTION) == 0)
-            snprintf(why, sizeof why, "block '%s' has no attention operator", b->name);
+        /* structure: the catalogue's rule for the knob (kw_catalogue_uses, the
+         * one home of "which blocks use it", also shown by show --catalogue) */
+        int g = -1;
+        const kw_cat_knob *ce = kw_catalogue_find(name, b, &g);
+        if (ce && !kw_catalogue_uses(ce, b, g >= 0 ? b->groups[g] : NULL))
+            kw_ku_why(why, sizeof why, ce, b);
         else if (strcmp(name, "batch_timeout_us") == 0 && kw_ku_only(ks, "max_batch", 1, &mv) == 1)
             /* kw_sim.c batcher: a batch closes as soon as the queue holds
              * max_batch requests, so with max_batch 1 nobody waits for the timeout */

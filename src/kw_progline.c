@@ -275,6 +275,7 @@ size_t kw_progline_shape_line(char *buf, size_t size, const kw_progress *p, int 
               kw_pl_pct(s->best_primary, s->baseline_primary));
     kw_pl_add(f, &n, 4, 0, "(%.1f -> %.1f us)", s->baseline_primary, s->best_primary);
     kw_pl_add(f, &n, 3, 0, "%s", s->phase ? s->phase : "?");
-    kw_pl_add(f, &n, 5, 0, "step %d", s->step);
+    if (s->step > 0) /* random and exhaustive journal no steps */
+        kw_pl_add(f, &n, 5, 0, "step %d", s->step);
     return kw_pl_layout(buf, size, f, n, width);
 }

@@ -96,6 +96,9 @@ Test(catalogue, names_and_values_are_the_models)
     cr_assert_float_eq(v, 12.5, 1e-12);
     cr_assert_eq(kw_catalogue_value(&t[KW_CAT_ACCUM_PRECISION], "int8", &v), -1,
                  "int8 is not an accumulator format");
+    cr_assert_eq(kw_catalogue_value(&t[KW_CAT_STAGES], "65", &v), -1, "stages go to 64");
+    cr_assert_eq(kw_catalogue_value(&t[KW_CAT_ATTENTION_SCHEDULE], "overlap", &v), 0);
+    cr_assert_eq((int)v, 1);
 }
 
 Test(catalogue, find_resolves_groups)
@@ -124,6 +127,7 @@ Test(catalogue, used_by_follows_the_operators)
     kw_block a = block_of(attn_only, 1);
     cr_assert(kw_catalogue_uses(&t[KW_CAT_FUSE_ATTENTION], &a, NULL));
     cr_assert(kw_catalogue_uses(&t[KW_CAT_SOFTMAX_PRECISION], &a, NULL));
+    cr_assert(kw_catalogue_uses(&t[KW_CAT_ATTENTION_SCHEDULE], &a, NULL));
     cr_assert_not(kw_catalogue_uses(&t[KW_CAT_FUSE_GATE_UP], &a, NULL));
     cr_assert_not(kw_catalogue_uses(&t[KW_CAT_FUSE_RESIDUAL_NORM], &a, NULL));
     cr_assert(kw_catalogue_uses(&t[KW_CAT_PLACEMENT], &a, NULL));
@@ -142,6 +146,33 @@ Test(catalogue, used_by_follows_the_operators)
     cr_assert(kw_catalogue_uses(&t[KW_CAT_FUSE_GATE_UP], &m, NULL));
     cr_assert(kw_catalogue_uses(&t[KW_CAT_FUSE_EPILOGUE], &m, NULL), "gemm then act");
     cr_assert_not(kw_catalogue_uses(&t[KW_CAT_SPARSITY], &m, NULL), "no weight operand");
+    cr_assert_not(kw_catalogue_uses(&t[KW_CAT_ATTENTION_SCHEDULE], &m, NULL), "no attention");
     m.ops[0].weights = 1;
     cr_assert(kw_catalogue_uses(&t[KW_CAT_SPARSITY], &m, NULL));
+}
+
+Test(catalogue, decoder_sets_each_new_knob_field)
+{
+    kw_op_kind k[] = {KW_OP_GEMM, KW_OP_ATTENTION};
+    kw_block b = block_of(k, 2);
+    b.n_groups = 1;
+    snprintf(b.groups[0], KW_NAME_MAX, "g");
+    static kw_space sp;
+    memset(&sp, 0, sizeof sp);
+    static const char *const names[] = {"g.stages", "g.swizzle", "g.cluster", "attention_schedule"};
+    static const char *const vals[] = {"3", "8", "2", "overlap"};
+    for (int i = 0; i < 4; i++) {
+        kw_knob *kn = &sp.knobs.knobs[sp.knobs.n_knobs++];
+        snprintf(kn->name, sizeof kn->name, "%s", names[i]);
+        kn->n_values = 1;
+        snprintf(kn->values[0], KW_VALUE_LEN, "%s", vals[i]);
+    }
+    kw_cand c;
+    memset(&c, 0, sizeof c);
+    kw_mapping m;
+    cr_assert_eq(kw_mapping_decode(&m, &sp, &b, &c), 0, "%s", kw_error_last());
+    cr_assert_eq(m.tiling[0].stages, 3);
+    cr_assert_eq(m.tiling[0].swizzle, 8);
+    cr_assert_eq(m.tiling[0].cluster, 2);
+    cr_assert_eq(m.attn_overlap, 1);
 }

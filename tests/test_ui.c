@@ -1,7 +1,9 @@
 /* test_ui.c - what a person reads from knobwise, end to end on the built
- * binary: tune's plain progress lines when stderr is not a terminal (one per
- * shape, none redrawn) and on resume (the replay named); the line-fitting
- * itself is unit-tested in tests/test_progline.c. */
+ * binary: tune's progress on a pseudo-terminal (never wider than it) and its
+ * plain lines when stderr is not a terminal (one per shape, none redrawn, the
+ * replay of a resume named); recommend's phase, distances and mappings.csv;
+ * schema errors that name what is allowed, "did you mean", show --catalogue.
+ * The line-fitting itself is unit-tested in tests/test_progline.c. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -415,4 +417,78 @@ Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "    flash            QK^T, softmax and PV fused"), "%s", r.out);
     kw_p_free(&r);
+}
+
+/* ---- the progress on a terminal, end to end (a pseudo-terminal of 60x30) ---- */
+
+#include <pty.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+
+Test(ui, progress_on_a_terminal_never_exceeds_its_width)
+{
+    char *d = kw_p_tmpdir("kwui");
+    cr_assert_not_null(d);
+    struct winsize ws = {.ws_row = 30, .ws_col = 60};
+    int master = -1;
+    pid_t pid = forkpty(&master, NULL, NULL, &ws);
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (chdir(d) != 0)
+            _exit(127);
+        setenv("TERM", "xterm", 1);
+        execl(bin(), bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget", "200",
+              "--threads", "1", "--out", "run", (char *)NULL);
+        _exit(127);
+    }
+    static char out[1 << 20];
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = read(master, out + n, sizeof out - 1 - n);
+        if (k <= 0)
+            break; /* EIO once the child has exited and closed the terminal */
+        n += (size_t)k;
+    }
+    out[n] = '\0';
+    int st = 0;
+    waitpid(pid, &st, 0);
+    close(master);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+    /* every progress line (between \r, \n or a cursor move), ANSI sequences
+     * removed, fits in 59 columns; the run's summary (stdout) is not progress */
+    int lines = 0;
+    char line[4096];
+    size_t u = 0;
+    int in_summary = 0;
+    for (size_t i = 0; i <= n; i++) {
+        char ch = out[i];
+        if (ch == '\033') {
+            while (i < n && !((out[i] >= 'A' && out[i] <= 'Z') || (out[i] >= 'a' && out[i] <= 'z')) )
+                i++;
+            if (u > 0 && (out[i] == 'A' || out[i] == 'K')) {
+                line[u] = '\0';
+                cr_assert_leq(u, 59u, "%zu columns: '%s'", u, line);
+                lines++;
+                u = 0;
+            }
+            continue;
+        }
+        if (ch == '\r' || ch == '\n' || ch == '\0') {
+            line[u < sizeof line ? u : sizeof line - 1] = '\0';
+            if (strncmp(line, "knobwise tune: ", 15) == 0)
+                in_summary = 1;
+            if (u > 0 && !in_summary) {
+                cr_assert_leq(u, 59u, "%zu columns: '%s'", u, line);
+                lines++;
+            }
+            u = 0;
+            continue;
+        }
+        if (u + 1 < sizeof line)
+            line[u++] = ch;
+    }
+    cr_assert_gt(lines, 0, "no progress drawn: %s", out);
+    cr_assert(strstr(out, "shapes 0/2 done"), "%.500s", out);
+    cr_assert(strstr(out, "  attn_prefill_s2048_b1_c2 "), "each running shape has a line: %.800s", out);
+    kw_p_rmrf(d);
 }
