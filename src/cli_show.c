@@ -46,7 +46,7 @@ static void kw_show_csv(const kw_config *c)
         printf("shape,%s,,\n", c->workload.shapes[c->space.shapes[i]].name);
 }
 
-/* Issue 15: the storage hierarchy, achievable rates and precision pairs,
+/* the storage hierarchy, achievable rates and precision pairs,
  * printed only when the file declares them (old files show as before). */
 static void kw_show_hier(const kw_accel *a)
 {

@@ -434,7 +434,7 @@ static void kw_tune_ctx_free(kw_tune_ctx *c)
     kw_runfolder_unlock(c->lock);
 }
 
-/* The input records: every file that affects a result (issue 14). The three
+/* The input records: every file that affects a result. The three
  * model files by the names kw_rundir/kw_results expect, the --trace file, and
  * each shape's own trace that the evaluator replays ("shape_trace.N", N the
  * space's shape index). Needs c->me (it knows which traces it replays). */
@@ -1059,7 +1059,7 @@ int kw_cli_tune(int argc, char **argv)
      * working set; the final re-check's, at final_requests, is the largest):
      * --threads 256 peaked at 655 MB on 2 CPUs for no speed. Threads beyond
      * the CPUs online buy nothing for the model evaluator, so they are not
-     * started; the results do not depend on the thread count (issue 14). A
+     * started; the results do not depend on the thread count. A
      * measuring evaluator named on the command line (exec:CMD) waits on its
      * workers, not the CPUs: its threads are left as asked. */
     long online = sysconf(_SC_NPROCESSORS_ONLN);

@@ -1,5 +1,5 @@
 /* kw_calib.h - fit an accelerator's rate parameters to measured kernel times
- * (issue 15, `knobwise calibrate`): nonlinear least squares on the relative
+ * (`knobwise calibrate`): nonlinear least squares on the relative
  * error log(predicted / measured) of each case, GSL's gsl_multifit_nlinear.
  *
  * Parameters (KW_CAL_*): the achievable matrix fraction of bf16/fp16 and of fp8, the synchronous-MMA fraction, the achieved DRAM fraction, the

@@ -14,7 +14,7 @@ typedef enum {
     KW_CAT_FUSE_GATE_UP, KW_CAT_FUSE_RESIDUAL_NORM, KW_CAT_PRECISION, KW_CAT_ACCUM_PRECISION,
     KW_CAT_SOFTMAX_PRECISION, KW_CAT_SPARSITY, KW_CAT_LAUNCH_MODE, KW_CAT_MAX_BATCH,
     KW_CAT_BATCH_TIMEOUT_US, KW_CAT_PLACEMENT, KW_CAT_CORES_PER_REQUEST,
-    /* issue 15: pipeline stages, launch-order swizzle, multicast cluster, softmax schedule */
+    /* pipeline stages, launch-order swizzle, multicast cluster, softmax schedule */
     KW_CAT_STAGES, KW_CAT_SWIZZLE, KW_CAT_CLUSTER, KW_CAT_ATTENTION_SCHEDULE, KW_CAT_COUNT
 } kw_cat_id;
 

@@ -31,7 +31,7 @@
  *     `cores` is; contention between cores is the serving simulation's job.
  *   - without a storage hierarchy in the accelerator file, no cache between
  *     DRAM and the units' SRAM is modelled: every tile comes from DRAM.
- *   - with one (issue 15; <storage>, <rates>, <accumulate>):
+ *   - with one (<storage>, <rates>, <accumulate>):
  *     accumulators and score tiles count against the register file where the
  *     registers hold them, SRAM holds the staged operands, one copy per
  *     pipeline stage (`stages`, double_buffer = 2); the units read their tiles
@@ -110,7 +110,7 @@ typedef struct kw_ctx {
     double in_bytes, acc_bytes, sm_bytes;
     double launch_us;     /* per kernel: eager launch or graph node */
     int sparse;           /* 2:4 sparsity asked for and supported */
-    /* issue 15: the storage hierarchy and achievable rates (all neutral when the
+    /* the storage hierarchy and achievable rates (all neutral when the
      * accelerator declares none: no registers, no shared level, fractions 1) */
     int hier;             /* a <storage> hierarchy is declared: fill rule applies */
     double reg_bytes;     /* register file per unit */

@@ -39,7 +39,7 @@ typedef struct kw_kernel {
     double pad_efficiency;      /* useful / executed MACs (array granule and tile padding) */
     double wave_efficiency;     /* tiles / (waves x units) */
     double tiles;               /* parallel work items (output tiles x split x instances) */
-    /* --- appended by the model area (issue 15): the storage hierarchy --- */
+    /* --- appended by the model area: the storage hierarchy --- */
     double shared_bytes;        /* moved between the shared level (L2) and the units; 0 without one */
     double dram_us, shared_us;  /* each level's bytes over its achievable bandwidth */
     double matrix_us;           /* matrix work alone (attention: without the softmax) */
@@ -65,7 +65,7 @@ typedef struct kw_cost {
     /* --- appended by the cost area --- */
     double bound_us[KW_BOUND_COUNT]; /* latency split by class: each kernel's launch part
                                       * to launch, its work to its class; bound = argmax */
-    /* --- appended by the model area (issue 15) --- */
+    /* --- appended by the model area --- */
     double shared_bytes;        /* summed over kernels */
 } kw_cost;
 

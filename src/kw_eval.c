@@ -593,7 +593,7 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         return kw_error_set(KW_ESTATE, "traces borrowed from an evaluator of another configuration");
     if (from) {
         /* the same files for the same configuration: borrow, never load twice
-         * (a 10^7-row trace is ~160 MB loaded; issue 14) */
+         * (a 10^7-row trace is ~160 MB loaded) */
         e->traces_borrowed = 1;
         e->trace = from->trace;
         for (int i = 0; i < cfg->space.n_shapes; i++)

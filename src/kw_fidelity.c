@@ -1,5 +1,5 @@
 /* kw_fidelity.c - published kernel measurements and the model's predictions
- * of them (issue 15; see kw_fidelity.h for the file format).
+ * of them (see kw_fidelity.h for the file format).
  *
  * Design choice: each case is costed through kw_cost_eval itself, on a
  * one-operator block built here (a GEMM, or flash attention), so the table

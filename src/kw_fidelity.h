@@ -1,5 +1,5 @@
 /* kw_fidelity.h - published kernel measurements and the model's prediction of
- * each (issue 15): the fidelity table of `make bench` and the data
+ * each: the fidelity table of `make bench` and the data
  * `knobwise calibrate` fits.
  *
  * A measurement file is CSV (spaces/measured/h100_published.csv): '#' comment

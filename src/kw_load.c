@@ -260,7 +260,7 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
                 kw_xml_problem(p, file, line, "idle power %g W must be below the TDP %g W",
                                a->idle_w, a->tdp_w);
         } else if (kw_load_hier_elem(a, n, file, p)) {
-            /* issue 15: <storage>, <rates>, <accumulate> (kw_load_hier.c) */
+            /* <storage>, <rates>, <accumulate> (kw_load_hier.c) */
         } else if (kw_xml_is(n, "thermal")) {
             seen_thermal = 1;
             kw_get_range(&a->t_ambient_c, n, "ambient_c", -50.0, 200.0, 0, file, p);

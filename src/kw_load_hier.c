@@ -1,5 +1,5 @@
 /* kw_load_hier.c - the accelerator's storage hierarchy, achievable rates and
- * supported precision pairs, from XML into kw_accel (issue 15).
+ * supported precision pairs, from XML into kw_accel.
  *
  * Design choice: every new element is optional and absent means "as before"
  * (no shared level, accumulators in SRAM, rates at the peak, every precision

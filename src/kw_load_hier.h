@@ -1,5 +1,5 @@
 /* kw_load_hier.h - the accelerator file's storage hierarchy, achievable rates
- * and precision pairs (issue 15): <storage>, <rates>, <accumulate>.
+ * and precision pairs: <storage>, <rates>, <accumulate>.
  * Called by kw_load.c's accelerator loader for each such element, then once
  * for the checks that need the whole file. Problems are "FILE:LINE: message". */
 #ifndef KW_LOAD_HIER_H

@@ -101,7 +101,7 @@ typedef struct kw_accel {
     kw_throttle_step throttle[KW_THROTTLE_MAX]; /* ascending temp_c */
     double t_shutdown_c;
     int line;
-    /* --- appended by the model area (issue 15); all zero = the model before it --- */
+    /* --- appended by the model area; all zero = the model before it --- */
     int n_levels;
     kw_level levels[KW_LEVEL_MAX];  /* <storage>: registers, SRAM, shared levels */
     double matrix_fraction[KW_PREC_COUNT]; /* achievable fraction of the matrix peak; 0 = 1 */
@@ -229,7 +229,7 @@ typedef struct kw_tiling {
     int split_k;                /* K split into this many partial sums, reduced at the end */
     kw_loop loop;               /* mnk: M outer (A panel reused), nmk: N outer, kmn: K outer */
     int double_buffer;          /* overlap the next K chunk's load with compute; doubles input SRAM */
-    /* --- appended by the model area (issue 15) --- */
+    /* --- appended by the model area --- */
     int stages;                 /* operand pipeline stages; 0 = from double_buffer (2 or 1) */
     int swizzle;                /* tile rows grouped in the launch order (rasterisation); 0/1 = row-major */
     int cluster;                /* units sharing one operand tile by multicast; 0/1 = none */
@@ -247,7 +247,7 @@ typedef struct kw_mapping {
     double batch_timeout_us;
     kw_placement placement;
     int cores_per_request;
-    /* --- appended by the model area (issue 15) --- */
+    /* --- appended by the model area --- */
     int attn_overlap;                 /* attention_schedule=overlap: softmax hidden under matrix work */
 } kw_mapping;
 

@@ -583,7 +583,7 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
     kw_attr_num(n, "tau_s", KW_PROBE_TAU_S, 1);
     kw_attr_num(n, "shutdown_c", KW_PROBE_SHUTDOWN_C, 1);
 
-    /* The storage hierarchy (issue 15's <storage>): every cache level shared
+    /* The storage hierarchy (<storage>): every cache level shared
      * between CPUs is a shared level keeping operands (the model's reuse
      * across units), with its measured bandwidth. Per-core levels stay in
      * <memory> (L2 as SRAM per unit); no registers level: a CPU's C tile lives

@@ -910,7 +910,7 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
     int rc = 0;
     /* a failing write callback makes libxml2 print "I/O error : write error"
      * itself; caught here, the failure is reported once by the commit, with
-     * the file's name (issue 14) */
+     * the file's name */
     kw_xml_catch quiet;
     kw_xml_catch_begin(&quiet);
     xmlOutputBufferPtr ob = xmlOutputBufferCreateIO(kw_x_write_cb, kw_x_close_cb, o, NULL);

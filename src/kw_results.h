@@ -38,7 +38,7 @@
     "p_value,guards,decision,reason"
 #define KW_PORTABILITY_HEADER "tuned_for,evaluated_on,p95_us,vs_best_pct,guards"
 #define KW_MAPPINGS_HEADER_PREFIX "shape,config_id,borrowed_from"
-/* mappings.csv after the knob columns (added at the end, issue 17) */
+/* mappings.csv after the knob columns (added at the end) */
 #define KW_MAPPINGS_HEADER_SUFFIX "phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings"
 
 /* Write the run's result files into run_dir from its journal (run_dir/journal),

@@ -1,4 +1,4 @@
-/* kw_runfolder.h - the rules that keep a run folder safe (issue 14): one
+/* kw_runfolder.h - the rules that keep a run folder safe: one
  * writer at a time, paths that are never truncated, outputs that can never
  * land on a run's own files or on a device, stale temp files swept.
  *

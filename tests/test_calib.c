@@ -1,4 +1,4 @@
-/* test_calib.c - `knobwise calibrate` (issue 15): the fit recovers known
+/* test_calib.c - `knobwise calibrate`: the fit recovers known
  * parameters from times generated with them; its fit of the shipped H100
  * measurements satisfies what a least-squares fit must (no worse than the
  * start, a local minimum of the squared log errors, finite uncertainties);

@@ -65,7 +65,7 @@ Test(casestudy, fusion_cuts_launches_but_its_bursts_worsen_p95)
     cr_assert_float_eq(agg_nc.contention_pct, 0.0, 1e-9);
 }
 
-/* Issue 15: the space runs on accel/h100_flat.xml (no L2). On the H100 with its
+/* the space runs on accel/h100_flat.xml (no L2). On the H100 with its
  * 50 MB L2 the aggressive tiles' re-reads of the weights hit L2, both mappings
  * move compulsory DRAM traffic, and the second half of the case study no
  * longer holds: served at the same concurrency, the aggressive mapping's p95

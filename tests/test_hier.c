@@ -1,5 +1,5 @@
 /* test_hier.c - the storage hierarchy, achievable rates and precision pairs
- * (issue 15): the cost rules against closed forms worked out here by hand,
+ *: the cost rules against closed forms worked out here by hand,
  * the accelerator format's new elements (FILE:LINE errors), the published
  * measurements file, and `eval` naming an unsupported pair infeasible.
  * Expectations come from the formulas in the comments, never from the model's

@@ -848,7 +848,7 @@ Test(hostile, damaged_journals_refused_with_record_number)
     kw_p_rmrf(dir);
 }
 
-/* ---- issue 14 (rel-b): the clock's range and special files, from the manifest ---- */
+/* ---- the clock's range and special files, from the manifest ---- */
 
 /* A space on the H100 that tunes the block "b" of the workload `wl`. */
 static void kw_h_clock_space(const char *dir, const char *wl)

@@ -413,7 +413,7 @@ Test(journal, load_errors)
     cr_assert_eq(kw_journal_load(&j, "/nonexistent/journal"), KW_EINPUT);
     char dir[64], jp[96];
     kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
-    /* empty: killed before the first byte; nothing to read (issue 14: exit 2, not damage) */
+    /* empty: killed before the first byte; nothing to read (exit 2, not damage) */
     cr_assert_eq(kw_synth_spit(jp, "", 0), 0);
     cr_assert_eq(kw_journal_load(&j, jp), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "nothing was run; start again"), "%s", kw_error_last());

@@ -1,4 +1,4 @@
-/* test_runfolder.c - run-folder safety end to end (issue 14), on the built
+/* test_runfolder.c - run-folder safety end to end, on the built
  * knobwise binary through kw_proc.h (no shell, timeouts, peak RSS):
  *   - an output path (-o) that is a run's own file, a folder, a FIFO, a
  *     symbolic link to a device, or an existing file without --force is

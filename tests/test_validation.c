@@ -1,4 +1,4 @@
-/* test_validation.c - issue 14, hangs and input validation: inputs the
+/* test_validation.c - hangs and input validation: inputs the
  * arithmetic cannot represent are refused (validate, FILE:LINE, exit 2, before
  * any run folder), every loop that could spin is progress-checked, tune stops
  * inside a long evaluation, inputs are regular files, exhaustive runs are

@@ -1,4 +1,4 @@
-/* fidelity.c - `make bench`'s fidelity table (issue 15): every published H100
+/* fidelity.c - `make bench`'s fidelity table: every published H100
  * case of spaces/measured/h100_published.csv, its measured time, the model's
  * prediction on spaces/accel/h100.xml, their ratio and both bound classes.
  * Prints the share within 25% and whether every bound class is right; rows
