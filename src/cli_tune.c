@@ -413,6 +413,8 @@ typedef struct kw_tune_ctx {
     const char *in_hashes[KW_JOURNAL_INPUT_MAX];
     const char *in_paths[KW_JOURNAL_INPUT_MAX]; /* for messages */
     int n_inputs;
+    const char *cmd;             /* the measuring evaluator's command (NULL: the model) */
+    char worker_path[PATH_MAX], worker_hash[KW_HASH_HEX_LEN];
     kw_runlock *lock;            /* the run folder's writer lock, held to the end */
     const char *attr_keys[KW_JOURNAL_ATTR_MAX];
     const char *attr_vals[KW_JOURNAL_ATTR_MAX];
@@ -432,6 +434,49 @@ static void kw_tune_ctx_free(kw_tune_ctx *c)
     kw_config_free(c->cfg);
     kw_journal_free(c->j);
     kw_runfolder_unlock(c->lock);
+}
+
+/* The program a worker command runs: its first word, as the shell would find
+ * it (a path when it has a '/', else the first executable regular file of
+ * that name on $PATH), resolved to an absolute path in out. 0 when it does
+ * not name a file (a shell builtin, a quoted or compound command): the
+ * command itself is still recorded verbatim as the run's "evaluator". */
+static int kw_tune_worker_program(char out[PATH_MAX], const char *cmd)
+{
+    char word[PATH_MAX];
+    const char *w = cmd + strspn(cmd, " \t");
+    size_t len = strcspn(w, " \t");
+    if (len == 0 || len >= sizeof word || *w == '\'' || *w == '"')
+        return 0;
+    memcpy(word, w, len);
+    word[len] = '\0';
+    char cand[PATH_MAX];
+    struct stat st;
+    if (strchr(word, '/')) {
+        snprintf(cand, sizeof cand, "%s", word);
+    } else {
+        const char *path = getenv("PATH");
+        cand[0] = '\0';
+        for (const char *d = path; d && *d;) {
+            size_t dl = strcspn(d, ":");
+            if (dl + 2 + len < sizeof cand) {
+                if (dl)
+                    memcpy(cand, d, dl);
+                else
+                    cand[dl++] = '.'; /* an empty $PATH entry is the current folder */
+                cand[dl] = '/';
+                memcpy(cand + dl + 1, word, len + 1);
+                if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+                    break;
+            }
+            cand[0] = '\0';
+            dl = strcspn(d, ":");
+            d += dl + (d[dl] == ':');
+        }
+        if (!cand[0])
+            return 0;
+    }
+    return stat(cand, &st) == 0 && S_ISREG(st.st_mode) && realpath(cand, out) != NULL;
 }
 
 /* The input records: every file that affects a result. The three
@@ -468,6 +513,17 @@ static int kw_tune_inputs(kw_tune_ctx *c)
         c->in_names[c->n_inputs] = c->shape_trace_name[i];
         c->in_paths[c->n_inputs] = tp;
         c->in_hashes[c->n_inputs++] = c->shape_trace_hash[i];
+    }
+    if (c->cmd && kw_tune_worker_program(c->worker_path, c->cmd)) {
+        if (c->n_inputs >= KW_JOURNAL_INPUT_MAX)
+            return kw_error_set(KW_EINPUT, "%s: more inputs than a journal records (%d)",
+                                c->cfg->space.path, KW_JOURNAL_INPUT_MAX);
+        int rc = kw_hash_file(c->worker_hash, c->worker_path);
+        if (rc != 0)
+            return rc;
+        c->in_names[c->n_inputs] = "worker";
+        c->in_paths[c->n_inputs] = c->worker_path;
+        c->in_hashes[c->n_inputs++] = c->worker_hash;
     }
     return 0;
 }
@@ -760,6 +816,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
     }
     if (cmd && (status = kw_tune_exec(&c, cmd, a->timeout_s, NULL, scales, sizeof scales)) != 0)
         goto done;
+    c.cmd = cmd;
     if ((rc = kw_tune_inputs(&c)) != 0) {
         status = kw_cli_fail("tune", rc);
         goto done;
@@ -872,7 +929,15 @@ static int kw_tune_resume(const kw_tune_args *a)
     const char *xcmd = kw_journal_attr(c.j, "evaluator"),
                *xto = kw_journal_attr(c.j, "exec_timeout_s"),
                *xsc = kw_journal_attr(c.j, "exec_rate_scale");
-    if (xcmd && xcmd[0]) {
+    /* every input (the worker's program too) unchanged, before a worker is
+     * started or anything is written */
+    c.cmd = xcmd && xcmd[0] ? xcmd : NULL;
+    if ((rc = kw_tune_inputs(&c)) != 0 || (rc = kw_tune_inputs_unchanged(&c)) != 0 ||
+        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
+    if (c.cmd) {
         char scales[KW_JOURNAL_ATTR_LEN], logp[KW_PATH_MAX + 16];
         if ((status = kw_tune_exec(&c, xcmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales,
                                    sizeof scales)) != 0)
@@ -882,11 +947,6 @@ static int kw_tune_resume(const kw_tune_args *a)
             status = kw_cli_fail("tune", rc);
             goto done;
         }
-    }
-    if ((rc = kw_tune_inputs(&c)) != 0 || (rc = kw_tune_inputs_unchanged(&c)) != 0 ||
-        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
-        status = kw_cli_fail("tune", rc);
-        goto done;
     }
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);

@@ -429,6 +429,42 @@ Test(exec, tune_journals_failed_candidates_and_goes_on)
     free(dir);
 }
 
+/* The worker's program is an input of the run: resume refuses a changed one
+ * (naming the file) before it starts a worker or writes anything. */
+Test(exec, resume_refuses_a_changed_worker_program)
+{
+    char *dir = kw_t_tmpdir(), sp[1024], args[4096], sh[4096], w[1100], j[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(w, sizeof w, "%s/worker", dir);
+    snprintf(sh, sizeof sh, "cp '%s/tests/kw_tworker' '%s'", builddir(), w);
+    cr_assert_eq(system(sh), 0);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet "
+             "--budget 20", sp, w, dir);
+    kw_run r = kw_t_run(args, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    kw_t_free(&r);
+    snprintf(j, sizeof j, "%s/run/journal", dir);
+    cr_assert_gt(count_lines(j, "I name=worker "), 0, "the worker program is not an input record");
+    /* unchanged: the resume goes through */
+    snprintf(args, sizeof args, "tune --resume '%s/run' --quiet", dir);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_t_free(&r);
+    /* one byte more at its end (an ELF file still runs): refused, journal untouched */
+    snprintf(sh, sizeof sh, "printf x >> '%s' && cp '%s' '%s/journal.before'", w, j, dir);
+    cr_assert_eq(system(sh), 0);
+    r = kw_t_run(args, NULL);
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "changed since the run started") && strstr(r.err, "worker"), "%s",
+              r.err);
+    kw_t_free(&r);
+    snprintf(sh, sizeof sh, "cmp -s '%s' '%s/journal.before'", j, dir);
+    cr_expect_eq(system(sh), 0, "the refused resume changed the journal");
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
 Test(exec, resume_never_measures_twice)
 {
     char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], j2[1100],
