@@ -181,6 +181,30 @@ static inline kw_proc kw_p_run(const kw_proc_opts *o, const char *bin, ...)
     return kw_p_runv(o, argv);
 }
 
+/* The built knobwise (KW_BIN, else ./knobwise) and the source tree
+ * (KW_SRCDIR, else .) as absolute paths: the runs change folder. */
+static inline const char *kw_p_abs(char *buf, size_t len, const char *env, const char *dflt)
+{
+    if (!buf[0]) {
+        const char *v = getenv(env);
+        if (!realpath(v ? v : dflt, buf))
+            snprintf(buf, len, "%s", v ? v : dflt);
+    }
+    return buf;
+}
+
+static inline const char *kw_p_bin(void)
+{
+    static char abs_bin[4096];
+    return kw_p_abs(abs_bin, sizeof abs_bin, "KW_BIN", "./knobwise");
+}
+
+static inline const char *kw_p_src(void)
+{
+    static char abs_src[4096];
+    return kw_p_abs(abs_src, sizeof abs_src, "KW_SRCDIR", ".");
+}
+
 /* A fresh folder /tmp/PREFIX.XXXXXX (malloc'd name; NULL on failure). */
 static inline char *kw_p_tmpdir(const char *prefix)
 {

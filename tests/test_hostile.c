@@ -23,18 +23,6 @@ TestSuite(hostile, .timeout = 240);
 #define KW_H_TIMEOUT_S 30     /* wall clock per run; a hang is a failure */
 #define KW_H_RSS_KB (256 * 1024) /* peak resident memory allowed on bad input */
 
-/* Absolute (the runs change folder): KW_BIN, else ./knobwise. */
-static const char *kw_h_bin(void)
-{
-    static char abs_bin[4096];
-    if (!abs_bin[0]) {
-        const char *b = getenv("KW_BIN");
-        if (!realpath(b ? b : "./knobwise", abs_bin))
-            snprintf(abs_bin, sizeof abs_bin, "%s", b ? b : "./knobwise");
-    }
-    return abs_bin;
-}
-
 static const char *kw_h_src(void)
 {
     const char *s = getenv("KW_SRCDIR");
@@ -69,7 +57,7 @@ static int kw_h_have_tune(void)
 {
     static int have = -1;
     if (have < 0) {
-        kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "tune", "--help", NULL);
+        kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "tune", "--help", NULL);
         have = r.status == 0;
         kw_p_free(&r);
     }
@@ -102,7 +90,7 @@ static void kw_h_refused_with_line(const kw_proc *r, const char *path, const cha
  * as --space, --accel, --workload; tune writes nothing. */
 static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
 {
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", path, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", path, NULL);
     char what[4300];
     snprintf(what, sizeof what, "validate %s", path);
     kw_h_refused_with_line(&r, path, what);
@@ -116,7 +104,7 @@ static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
         return; /* under valgrind the roles below would take an hour; validate covers the loader */
     static const char *roles[] = {"--space", "--accel", "--workload"};
     for (int i = 0; i < 3; i++) {
-        r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", roles[i], path, "--format", "csv", NULL);
+        r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", roles[i], path, "--format", "csv", NULL);
         snprintf(what, sizeof what, "eval %s %s", roles[i], path);
         kw_h_sane(&r, what);
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
@@ -130,7 +118,7 @@ static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
         snprintf(out, sizeof out, "%s/run", dir);
         kw_proc_opts o = kw_h_opts;
         o.cwd = dir;
-        r = kw_p_run(&o, kw_h_bin(), "tune", roles[i], path, "--out", out, "--budget", "5",
+        r = kw_p_run(&o, kw_p_bin(), "tune", roles[i], path, "--out", out, "--budget", "5",
                      "--quiet", NULL);
         snprintf(what, sizeof what, "tune %s %s", roles[i], path);
         kw_h_sane(&r, what);
@@ -195,7 +183,7 @@ Test(hostile, file_of_tens_of_megabytes)
     kw_h_write(p, kw_h_space_head, "<!-- padding padding padding padding padding -->\n",
                40u << 20, "</space>\n");
     kw_h_refused_everywhere(p, "1");
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
     cr_assert(strstr(r.err, "limit") != NULL, "%s", r.err);
     cr_assert_lt(r.maxrss_kb, 64 * 1024, "a refused 40 MB file cost %ld KiB", r.maxrss_kb);
     kw_p_free(&r);
@@ -217,7 +205,7 @@ Test(hostile, big_legal_file_accepted_with_bounded_memory)
              "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n</space>\n",
              kw_h_src(), kw_h_src());
     kw_h_write(p, head, "lorem ipsum dolor sit amet ", 3500000, tail);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
     kw_h_sane(&r, "validate big.xml");
     cr_assert_eq(r.status, 0, "%s", r.err);
     kw_p_free(&r);
@@ -231,7 +219,7 @@ Test(hostile, million_nested_elements)
     snprintf(p, sizeof p, "%s/deep.xml", dir);
     kw_h_write(p, kw_h_space_head, "<a>", 3000000, "");
     kw_h_refused_everywhere(p, NULL);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
     cr_assert(strstr(r.err, "nested") != NULL || strstr(r.err, "depth") != NULL, "%s", r.err);
     kw_p_free(&r);
     kw_p_rmrf(dir);
@@ -262,7 +250,7 @@ Test(hostile, thousands_of_problems_message_bounded)
     snprintf(p, sizeof p, "%s/many.xml", dir);
     kw_h_write(p, kw_h_space_head, "  <knob name=\"fuse_qkv\" values=\"off on\" bogus=\"1\"/>\n",
                1000000, "</space>\n");
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", p, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
     kw_h_refused_with_line(&r, p, "validate many.xml");
     cr_assert_lt(strlen(r.err), 16384, "stderr is %zu bytes", strlen(r.err));
     kw_p_free(&r);
@@ -291,12 +279,12 @@ Test(hostile, special_files_and_paths)
                            dangling, loop1, longp, "", "-"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         static const char *roles[] = {"--space", "--accel", "--workload"};
-        kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", paths[i], NULL);
+        kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", paths[i], NULL);
         kw_h_sane(&r, paths[i]);
         cr_assert_eq(r.status, 2, "validate '%.80s': exit %d: %s", paths[i], r.status, r.err);
         kw_p_free(&r);
         for (int k = 0; k < 3; k++) {
-            r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", roles[k], paths[i], NULL);
+            r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", roles[k], paths[i], NULL);
             kw_h_sane(&r, paths[i]);
             cr_assert_eq(r.status, 2, "eval %s '%.80s': exit %d: %s", roles[k], paths[i],
                          r.status, r.err);
@@ -332,7 +320,7 @@ Test(hostile, eval_stdin_garbage)
     fclose(f);
     kw_proc_opts o = kw_h_opts;
     o.stdin_path = p;
-    kw_proc r = kw_p_run(&o, kw_h_bin(), "eval", "--stdin", NULL);
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--stdin", NULL);
     kw_h_sane(&r, "eval --stdin");
     cr_assert_eq(r.status, 0, "%s", r.err);
     int rows = 0;
@@ -390,7 +378,7 @@ Test(hostile, extreme_valid_numbers_survive)
           "  <tuning sim_requests=\"200\" final_requests=\"200\"/>\n"
           "</space>\n", f);
     fclose(f);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", sp, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", sp, NULL);
     kw_h_sane(&r, "validate extreme");
     int valid = r.status == 0;
     kw_p_free(&r);
@@ -399,7 +387,7 @@ Test(hostile, extreme_valid_numbers_survive)
     static const char *sets[] = {"launch_mode=eager", "launch_mode=graph", "qkv.tile_m=1",
                                  "max_batch=1"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", "--space", sp, "--set", sets[i],
+        r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", "--space", sp, "--set", sets[i],
                      "--format", "csv", NULL);
         kw_h_sane(&r, sets[i]);
         cr_assert(r.status == 0 || r.status == 1 || r.status == 2, "%s: exit %d", sets[i],
@@ -449,7 +437,7 @@ static void kw_h_trace_refused(const char *trace, const char *sub, const char *l
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     kw_proc_opts o = kw_h_opts;
     o.timeout_s = 15; /* the special files would otherwise cost the full timeout when they hang */
-    kw_proc r = kw_p_run(&o, kw_h_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
     snprintf(what, sizeof what, "eval with trace %s", trace);
     kw_h_sane(&r, what);
     cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
@@ -508,7 +496,7 @@ Test(hostile, valid_trace_is_accepted)
     fclose(f);
     kw_h_trace_space(dir, tr);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
     kw_h_sane(&r, "eval with a good trace");
     cr_assert_eq(r.status, 0, "a shape replaying a good trace is refused: %s", r.err);
     kw_p_free(&r);
@@ -527,7 +515,7 @@ static void kw_h_validate_refuses_trace(const char *trace, const char *sub, cons
     char *dir = kw_h_tmpdir(), sp[4300];
     kw_h_trace_space(dir, trace);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", sp, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", sp, NULL);
     kw_h_sane(&r, trace);
     cr_assert_eq(r.status, 2, "validate passes a space whose shape replays the bad trace %s", trace);
     cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in %s", trace, sub, r.err);
@@ -537,7 +525,7 @@ static void kw_h_validate_refuses_trace(const char *trace, const char *sub, cons
 
 static void kw_h_validate_refuses(const char *file, const char *sub, const char *line)
 {
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", file, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", file, NULL);
     kw_h_refused_with_line(&r, file, file);
     char pre[4200];
     snprintf(pre, sizeof pre, "%s:%s:", file, line);
@@ -611,7 +599,7 @@ Test(hostile, trace_folder_or_empty_device_refused)
 
 static void kw_h_bisect_refused(const char *file, const char *sub, const char *line)
 {
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "bisect", "baseline", file, "--shape",
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "bisect", "baseline", file, "--shape",
                          "attn_prefill_s128_b8_c4", NULL);
     char what[4300], pre[4300];
     snprintf(what, sizeof what, "bisect baseline %s", file);
@@ -638,7 +626,7 @@ Test(hostile, bisect_special_files_no_hang)
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         kw_proc_opts o = kw_h_opts;
         o.timeout_s = 15;
-        kw_proc r = kw_p_run(&o, kw_h_bin(), "bisect", "baseline", paths[i], "--shape",
+        kw_proc r = kw_p_run(&o, kw_p_bin(), "bisect", "baseline", paths[i], "--shape",
                              "attn_prefill_s128_b8_c4", NULL);
         kw_h_sane(&r, paths[i]);
         cr_assert_eq(r.status, 2, "bisect %s: exit %d: %s", paths[i], r.status, r.err);
@@ -710,13 +698,13 @@ static void kw_h_journal_refused(const char *dir, const char *what, const char *
     kw_proc_opts o = kw_h_opts;
     o.cwd = dir;
     o.timeout_s = 20;
-    kw_proc r = kw_p_run(&o, kw_h_bin(), "verify", "v", "--no-eval", NULL);
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "verify", "v", "--no-eval", NULL);
     kw_h_sane(&r, what);
     cr_assert(r.status != 0, "verify accepted a journal with %s", what);
     cr_assert(strstr(r.err, sub) != NULL || strstr(r.out, sub) != NULL,
               "verify, %s: want '%s' in %s%s", what, sub, r.out, r.err);
     kw_p_free(&r);
-    r = kw_p_run(&o, kw_h_bin(), "tune", "--resume", "v", "--quiet", NULL);
+    r = kw_p_run(&o, kw_p_bin(), "tune", "--resume", "v", "--quiet", NULL);
     kw_h_sane(&r, what);
     cr_assert(r.status != 0, "resume accepted a journal with %s", what);
     kw_p_free(&r);
@@ -739,7 +727,7 @@ Test(hostile, damaged_journals_refused_with_record_number)
     o.cwd = dir;
     char space[4200];
     snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
-    kw_proc r = kw_p_run(&o, kw_h_bin(), "tune", "--space", space, "--budget", "20", "--out",
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "20", "--out",
                          "ref", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     kw_p_free(&r);
@@ -882,11 +870,11 @@ static void kw_h_clock_refused(const char *wl, const char *sub, const char *line
         kw_proc_opts o = kw_h_opts;
         o.cwd = cwd;
         if (v == 0)
-            r = kw_p_run(&o, kw_h_bin(), "validate", sp, NULL);
+            r = kw_p_run(&o, kw_p_bin(), "validate", sp, NULL);
         else if (v == 1)
-            r = kw_p_run(&o, kw_h_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+            r = kw_p_run(&o, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
         else
-            r = kw_p_run(&o, kw_h_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
+            r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
                          "--quiet", NULL);
         snprintf(what, sizeof what, "%s of a space on %s", verbs[v], wl);
         kw_h_sane(&r, what);
@@ -922,7 +910,7 @@ static void kw_h_special_refused(const char *name, const char *sub, const char *
         snprintf(path, sizeof path, "%s", base[0] == '@' ? name : strstr(name, "/dev/"));
     }
     /* validate, and eval in each XML role */
-    kw_proc r = kw_p_run(&kw_h_opts, kw_h_bin(), "validate", path, NULL);
+    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", path, NULL);
     snprintf(what, sizeof what, "validate %s", path);
     kw_h_sane(&r, what);
     cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
@@ -930,7 +918,7 @@ static void kw_h_special_refused(const char *name, const char *sub, const char *
     kw_p_free(&r);
     static const char *roles[] = {"--space", "--accel", "--workload"};
     for (int i = 0; i < 3; i++) {
-        r = kw_p_run(&kw_h_opts, kw_h_bin(), "eval", roles[i], path, "--format", "csv", NULL);
+        r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", roles[i], path, "--format", "csv", NULL);
         snprintf(what, sizeof what, "eval %s %s", roles[i], path);
         kw_h_sane(&r, what);
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
@@ -944,7 +932,7 @@ static void kw_h_special_refused(const char *name, const char *sub, const char *
     snprintf(run, sizeof run, "%s/run", cwd);
     kw_proc_opts o = kw_h_opts;
     o.cwd = cwd;
-    r = kw_p_run(&o, kw_h_bin(), "tune", "--trace", path, "--out", run, "--budget", "2", "--quiet",
+    r = kw_p_run(&o, kw_p_bin(), "tune", "--trace", path, "--out", run, "--budget", "2", "--quiet",
                  NULL);
     snprintf(what, sizeof what, "tune --trace %s", path);
     kw_h_sane(&r, what);

@@ -30,27 +30,7 @@ TestSuite(runfolder, .timeout = 240);
 #define KW_RF_BIG_RECORD_BYTES (48u << 20) /* one hostile journal record */
 #define KW_RF_BIG_RECORD_RSS_KB (32 * 1024) /* a reader's peak RSS allowed on it */
 
-static const char *kw_rf_bin(void)
-{
-    static char abs_bin[4096];
-    if (!abs_bin[0]) {
-        const char *b = getenv("KW_BIN");
-        if (!realpath(b ? b : "./knobwise", abs_bin))
-            snprintf(abs_bin, sizeof abs_bin, "%s", b ? b : "./knobwise");
-    }
-    return abs_bin;
-}
 
-static const char *kw_rf_src(void)
-{
-    static char abs_src[4096];
-    if (!abs_src[0]) {
-        const char *s = getenv("KW_SRCDIR");
-        if (!realpath(s ? s : ".", abs_src))
-            snprintf(abs_src, sizeof abs_src, "%s", s ? s : ".");
-    }
-    return abs_src;
-}
 
 static kw_proc_opts kw_rf_opts(const char *cwd)
 {
@@ -98,9 +78,9 @@ static char *kw_rf_run(void)
     char *dir = kw_p_tmpdir("kwrunfolder");
     cr_assert(dir);
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
     kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_rf_bin(), "tune", "--space", space, "--budget", "20", "--out",
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "20", "--out",
                          "run", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "tune: %s", r.err);
     kw_p_free(&r);
@@ -112,7 +92,7 @@ static void kw_rf_expect(const char *dir, int want, const char *sub, const char 
 {
     const char *argv[KW_P_MAXARGS + 2];
     int n = 0;
-    argv[n++] = kw_rf_bin();
+    argv[n++] = kw_p_bin();
     for (int i = 0; args[i] && n < KW_P_MAXARGS; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
@@ -232,7 +212,7 @@ Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
     snprintf(p, sizeof p, "%s/afile", dir);
     kw_rf_put(p, "x\n");
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
     kw_rf_expect(dir, 2, "afile", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                              "afile", "--quiet"));
     kw_rf_expect(dir, 2, "afile", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
@@ -265,7 +245,7 @@ Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
     snprintf(target, sizeof target, "%s/outside", dir);
     cr_assert_eq(symlink(target, p), 0); /* dangling */
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
     kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                                "run", "--quiet"));
     struct stat st;
@@ -315,7 +295,7 @@ Test(runfolder, second_writer_refused_readers_keep_working)
     char *dir = kw_p_tmpdir("kwrunfolder");
     kw_proc_opts o = kw_rf_opts(dir);
     /* the embedded default job with one thread runs for the whole time limit */
-    const char *argv[] = {kw_rf_bin(), "tune", "--out", "run", "--quiet", "--threads", "1",
+    const char *argv[] = {kw_p_bin(), "tune", "--out", "run", "--quiet", "--threads", "1",
                           "--time-limit", "4", NULL};
     int ofd = kw_p_tmpfile(), efd = kw_p_tmpfile();
     pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
@@ -329,7 +309,7 @@ Test(runfolder, second_writer_refused_readers_keep_working)
     cr_assert(st.st_size >= 4096, "the first tune did not start");
     kw_rf_expect(dir, 2, "another knobwise", KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
     kw_rf_expect(dir, 2, NULL, KW_RF_ARGS("tune", "--out", "run", "--quiet"));
     int reads = 0;
     while (kill(pid, 0) == 0 && waitpid(pid, NULL, WNOHANG) == 0 && reads < 6) {
@@ -374,7 +354,7 @@ Test(runfolder, changed_workload_trace_stops_resume_naming_it)
                "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
                "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
                "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
-            kw_rf_src());
+            kw_p_src());
     cr_assert_eq(fclose(f), 0);
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", "space.xml", "--out", "run",
                                           "--quiet"));
@@ -487,7 +467,7 @@ Test(runfolder, huge_journal_record_bounded_memory_with_its_number)
     free(fill);
     free(j);
     kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_rf_bin(), "verify", "run", "--no-eval", NULL);
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "verify", "run", "--no-eval", NULL);
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "record 30") && strstr(r.err, "longer than"), "%s", r.err);
     cr_assert_lt(r.maxrss_kb, KW_RF_BIG_RECORD_RSS_KB, "verify peak RSS %ld KiB", r.maxrss_kb);
@@ -518,7 +498,7 @@ static void kw_rf_trace_space(const char *dir, const char *tag, const char *trac
                "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl_%s.xml\"/>\n"
                "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
                "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
-            kw_rf_src(), tag);
+            kw_p_src(), tag);
     cr_assert_eq(fclose(f), 0);
 }
 
@@ -543,9 +523,9 @@ static long kw_rf_tune_rss(const char *dir, const char *out, const char *threads
     if (space_tag)
         snprintf(space, sizeof space, "%s/space_%s.xml", dir, space_tag);
     else
-        snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_rf_src());
+        snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
     kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_rf_bin(), "tune", "--space", space, "--budget", "20", "--out",
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "20", "--out",
                          out, "--threads", threads, NULL);
     cr_assert_eq(r.status, 0, "tune --threads %s: %s", threads, r.err);
     long rss = r.maxrss_kb;
@@ -721,7 +701,7 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
 Test(runfolder, manifest_cases_give_their_message)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_rf_src());
+    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_p_src());
     FILE *f = fopen(path, "r");
     cr_assert(f != NULL, "no manifest %s", path);
     char line[2048];

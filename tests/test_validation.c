@@ -24,27 +24,7 @@ TestSuite(validation, .timeout = 120);
 
 #define KW_V_TIMEOUT_S 20 /* wall clock per run: every refusal here takes well under 1 s */
 
-static const char *kw_v_bin(void)
-{
-    static char abs_bin[4096];
-    if (!abs_bin[0]) {
-        const char *b = getenv("KW_BIN");
-        if (!realpath(b ? b : "./knobwise", abs_bin))
-            snprintf(abs_bin, sizeof abs_bin, "%s", b ? b : "./knobwise");
-    }
-    return abs_bin;
-}
 
-static const char *kw_v_src(void)
-{
-    static char abs_src[4096];
-    if (!abs_src[0]) {
-        const char *s = getenv("KW_SRCDIR");
-        if (!realpath(s ? s : ".", abs_src))
-            snprintf(abs_src, sizeof abs_src, "%s", s ? s : ".");
-    }
-    return abs_src;
-}
 
 static const kw_proc_opts kw_v_opts = {.timeout_s = KW_V_TIMEOUT_S, .as_limit_mb = 1024};
 
@@ -90,7 +70,7 @@ static void kw_v_files(const char *dir, const char *ops, const char *shape_attrs
              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"v\" block=\"b\">\n"
              "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
              "  %s\n  %s\n</space>\n",
-             kw_v_src(), knobs ? knobs : "<knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>",
+             kw_p_src(), knobs ? knobs : "<knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>",
              tuning ? tuning : "");
     kw_v_write(p, buf);
 }
@@ -112,13 +92,13 @@ static void kw_v_refused_everywhere(const char *dir, const char *file, const cha
     char sp[4300], pre[4400], run[4400], cwd[4300];
     snprintf(sp, sizeof sp, "%s/%s", dir, file);
     snprintf(pre, sizeof pre, "%s/%s", dir, want);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "validate", sp, NULL);
+    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
     kw_v_sane(&r, "validate");
     cr_assert_eq(r.status, 2, "validate: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "validate: want '%s' and '%s' in: %s", pre,
               sub, r.err);
     kw_p_free(&r);
-    r = kw_p_run(&kw_v_opts, kw_v_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    r = kw_p_run(&kw_v_opts, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
     kw_v_sane(&r, "eval");
     cr_assert_eq(r.status, 2, "eval: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "eval: want '%s' and '%s' in: %s", pre, sub,
@@ -129,7 +109,7 @@ static void kw_v_refused_everywhere(const char *dir, const char *file, const cha
     snprintf(run, sizeof run, "%s/run", cwd);
     kw_proc_opts o = kw_v_opts;
     o.cwd = cwd;
-    r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--out", run, "--budget", "3", "--quiet",
+    r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget", "3", "--quiet",
                  NULL);
     kw_v_sane(&r, "tune");
     cr_assert_eq(r.status, 2, "tune: exit %d: %s", r.status, r.err);
@@ -182,7 +162,7 @@ Test(validation, tiny_load_refused_with_the_range_and_its_bound_accepted)
                NULL, "");
     kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "load must be in [");
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "validate", sp, NULL);
+    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
     const char *b = strstr(r.err, "load must be in [");
     cr_assert(b != NULL, "%s", r.err);
     double lo = strtod(b + strlen("load must be in ["), NULL);
@@ -198,7 +178,7 @@ Test(validation, tiny_load_refused_with_the_range_and_its_bound_accepted)
     snprintf(attrs, sizeof attrs, "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" "
              "arrival=\"poisson\" load=\"%.12f\"", lo * 1.01);
     kw_v_files(dir, NULL, attrs, NULL, "");
-    r = kw_p_run(&kw_v_opts, kw_v_bin(), "validate", sp, NULL);
+    r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
     kw_v_sane(&r, "validate at the bound");
     cr_assert_eq(r.status, 0, "load %g (just above the bound it named) refused: %s", lo * 1.01,
                  r.err);
@@ -206,7 +186,7 @@ Test(validation, tiny_load_refused_with_the_range_and_its_bound_accepted)
     snprintf(attrs, sizeof attrs, "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" "
              "arrival=\"poisson\" load=\"%.12f\"", lo * 0.9);
     kw_v_files(dir, NULL, attrs, NULL, "");
-    r = kw_p_run(&kw_v_opts, kw_v_bin(), "validate", sp, NULL);
+    r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
     cr_assert_eq(r.status, 2, "load %g (below the bound it named) accepted", lo * 0.9);
     kw_p_free(&r);
     kw_p_rmrf(dir);
@@ -333,7 +313,7 @@ Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
     kw_v_slow_space(dir);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     snprintf(run, sizeof run, "%s/run", dir);
-    const char *argv[] = {kw_v_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
+    const char *argv[] = {kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
                           "--quiet", NULL};
     int ofd = kw_p_tmpfile(), efd = kw_p_tmpfile();
     kw_proc_opts o = kw_v_opts;
@@ -365,7 +345,7 @@ Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
     /* the journal is whole: resume (bounded by a time limit that also falls inside
      * an evaluation) continues it and stops in time again */
     t0 = kw_p_now();
-    kw_proc r = kw_p_run(&o, kw_v_bin(), "tune", "--resume", run, "--time-limit", "1", "--quiet",
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--resume", run, "--time-limit", "1", "--quiet",
                          NULL);
     took = kw_p_now() - t0;
     kw_v_sane(&r, "resume");
@@ -373,7 +353,7 @@ Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
     cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
     cr_assert_lt(took, 1.0 + KW_V_STOP_BOUND_S, "resume with --time-limit 1 took %.1f s", took);
     kw_p_free(&r);
-    r = kw_p_run(&o, kw_v_bin(), "verify", run, NULL);
+    r = kw_p_run(&o, kw_p_bin(), "verify", run, NULL);
     cr_assert_eq(r.status, 0, "verify after the stops: %s %s", r.out, r.err);
     kw_p_free(&r);
     kw_p_rmrf(dir);
@@ -386,7 +366,7 @@ Test(validation, time_limit_stops_tune_inside_a_long_evaluation)
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     snprintf(run, sizeof run, "%s/run", dir);
     double t0 = kw_p_now();
-    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--space", sp, "--out", run, "--budget",
+    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget",
                          "3", "--time-limit", "1", "--quiet", NULL);
     double took = kw_p_now() - t0;
     kw_v_sane(&r, "tune --time-limit 1");
@@ -414,7 +394,7 @@ Test(validation, tune_trace_special_files_refused_before_writing)
     for (int i = 0; i < 3; i++) {
         kw_proc_opts o = kw_v_opts;
         o.cwd = cwd;
-        kw_proc r = kw_p_run(&o, kw_v_bin(), "tune", "--trace", paths[i], "--out", run,
+        kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--trace", paths[i], "--out", run,
                              "--budget", "2", "--quiet", NULL);
         kw_v_sane(&r, paths[i]);
         cr_assert_eq(r.status, 2, "tune --trace %s: exit %d: %s", paths[i], r.status, r.err);
@@ -476,7 +456,7 @@ Test(validation, eval_stdin_one_row_per_line_quoted_and_bounded)
     cr_assert_eq(fclose(f), 0);
     kw_proc_opts o = kw_v_opts;
     o.stdin_path = in;
-    kw_proc r = kw_p_run(&o, kw_v_bin(), "eval", "--stdin", NULL);
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--stdin", NULL);
     kw_v_sane(&r, "eval --stdin");
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     int fields[16];
@@ -505,7 +485,7 @@ Test(validation, eval_stdin_read_error_is_an_error_exit)
     char *dir = kw_p_tmpdir("kwval");
     kw_proc_opts o = kw_v_opts;
     o.stdin_path = dir;
-    kw_proc r = kw_p_run(&o, kw_v_bin(), "eval", "--stdin", NULL);
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--stdin", NULL);
     kw_v_sane(&r, "eval --stdin < DIR");
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "read error"), "%s", r.err);
@@ -520,7 +500,7 @@ Test(validation, eval_stdin_read_error_is_an_error_exit)
  * 5,184 configurations (validate_small.xml) is taken (stopped by a 1 s limit). */
 Test(validation, exhaustive_without_budget_refused_when_too_large)
 {
-    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "show", "--format", "csv", NULL);
+    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "show", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     double size = 1;
     for (const char *l = strstr(r.out, "\nknob,"); l; l = strstr(l + 1, "\nknob,")) {
@@ -537,7 +517,7 @@ Test(validation, exhaustive_without_budget_refused_when_too_large)
     snprintf(run, sizeof run, "%s/run", dir);
     kw_proc_opts o = kw_v_opts;
     o.cwd = dir;
-    r = kw_p_run(&o, kw_v_bin(), "tune", "--strategy", "exhaustive", "--out", run, "--quiet", NULL);
+    r = kw_p_run(&o, kw_p_bin(), "tune", "--strategy", "exhaustive", "--out", run, "--quiet", NULL);
     kw_v_sane(&r, "tune --strategy exhaustive");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     snprintf(want, sizeof want, "has %.4g configurations", size);
@@ -545,8 +525,8 @@ Test(validation, exhaustive_without_budget_refused_when_too_large)
     cr_assert_eq(kw_v_entries(dir), 0, "wrote into %s", dir);
     kw_p_free(&r);
     char sp[4300];
-    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_v_src());
-    r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--strategy", "exhaustive", "--out", run,
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_p_src());
+    r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--strategy", "exhaustive", "--out", run,
                  "--time-limit", "1", "--quiet", NULL);
     kw_v_sane(&r, "tune --strategy exhaustive on validate_small");
     cr_assert_eq(r.status, 0, "a 5,184-config space refused: %s", r.err);
@@ -577,7 +557,7 @@ static void kw_v_two_shape_files(const char *dir, const char *trace_rows)
              "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
              "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
              "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
-             kw_v_src());
+             kw_p_src());
     kw_v_write(p, buf);
 }
 
@@ -615,7 +595,7 @@ Test(validation, tune_trace_on_a_load_shape_refused_before_writing)
     snprintf(run, sizeof run, "%s/run", cwd);
     kw_proc_opts o = kw_v_opts;
     o.cwd = cwd;
-    kw_proc r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
                          "--budget", "2", "--quiet", NULL);
     kw_v_sane(&r, "tune --trace on a load shape");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
@@ -627,7 +607,7 @@ Test(validation, tune_trace_on_a_load_shape_refused_before_writing)
     /* the control: the same option naming the trace shape is taken */
     snprintf(tr, sizeof tr, "%s/t2.csv", dir);
     kw_v_write(tr, "time_us,stream,shape\n0,0,t\n20,1,t\n");
-    r = kw_p_run(&o, kw_v_bin(), "tune", "--space", sp, "--trace", tr, "--out", run, "--budget",
+    r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--trace", tr, "--out", run, "--budget",
                  "2", "--quiet", NULL);
     kw_v_sane(&r, "tune --trace on the trace shape");
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
@@ -651,9 +631,9 @@ Test(validation, written_xml_is_checked_against_its_schema)
               "%s", kw_error_last());
     /* a real run's results.xml passes */
     char sp[4300], run[4400];
-    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_v_src());
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_p_src());
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--space", sp, "--out", run, "--budget",
+    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget",
                          "3", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     kw_p_free(&r);
@@ -671,7 +651,7 @@ Test(validation, tune_requests_above_the_simulator_refused)
     snprintf(run, sizeof run, "%s/run", dir);
     kw_proc_opts o = kw_v_opts;
     o.cwd = dir;
-    kw_proc r = kw_p_run(&o, kw_v_bin(), "tune", "--requests", "46000000", "--out", run, "--quiet",
+    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--requests", "46000000", "--out", run, "--quiet",
                          NULL);
     kw_v_sane(&r, "tune --requests 46000000");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
@@ -692,13 +672,13 @@ Test(validation, resume_with_a_trace_turned_fifo_does_not_block)
     kw_v_write(tr, "time_us,stream,shape\n0,0,t\n20,1,t\n");
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
+    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
                          "--budget", "2", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     kw_p_free(&r);
     cr_assert_eq(unlink(tr), 0);
     cr_assert_eq(mkfifo(tr, 0600), 0);
-    r = kw_p_run(&kw_v_opts, kw_v_bin(), "tune", "--resume", run, "--quiet", NULL);
+    r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--resume", run, "--quiet", NULL);
     kw_v_sane(&r, "resume with a FIFO trace");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "is a FIFO, not a regular file"), "%s", r.err);
