@@ -11,6 +11,7 @@
 #ifndef KW_PROC_H
 #define KW_PROC_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -203,6 +204,21 @@ static inline const char *kw_p_src(void)
 {
     static char abs_src[4096];
     return kw_p_abs(abs_src, sizeof abs_src, "KW_SRCDIR", ".");
+}
+
+/* Entries in a folder other than . and .. (-1 if it cannot be opened): a
+ * refused command must leave its folder as it found it. */
+static inline int kw_p_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
 }
 
 /* A fresh folder /tmp/PREFIX.XXXXXX (malloc'd name; NULL on failure). */

@@ -38,18 +38,6 @@ static kw_proc_opts kw_rf_opts(const char *cwd)
     return o;
 }
 
-static int kw_rf_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
 
 static char *kw_rf_slurp(const char *path, size_t *n)
 {
@@ -119,9 +107,9 @@ Test(runfolder, report_and_recommend_refuse_the_runs_own_files)
     snprintf(jp, sizeof jp, "%s/run/journal", dir);
     size_t n0;
     char *before = kw_rf_slurp(jp, &n0);
-    int entries = kw_rf_entries(dir), run_entries;
+    int entries = kw_p_entries(dir), run_entries;
     snprintf(other, sizeof other, "%s/run", dir);
-    run_entries = kw_rf_entries(other);
+    run_entries = kw_p_entries(other);
     kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "run/journal"));
     kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "run/./journal", "--force"));
     kw_rf_expect(dir, 2, "results.xml", KW_RF_ARGS("report", "run", "-o", "run/results.xml",
@@ -140,9 +128,9 @@ Test(runfolder, report_and_recommend_refuse_the_runs_own_files)
     cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the journal changed");
     free(before);
     free(after);
-    cr_assert_eq(kw_rf_entries(dir), entries, "something was written next to the run");
+    cr_assert_eq(kw_p_entries(dir), entries, "something was written next to the run");
     snprintf(other, sizeof other, "%s/run", dir);
-    cr_assert_eq(kw_rf_entries(other), run_entries, "something was written into the run");
+    cr_assert_eq(kw_p_entries(other), run_entries, "something was written into the run");
     /* the verification still holds */
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
     kw_p_rmrf(dir);
@@ -160,7 +148,7 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
     cr_assert_eq(mkdir(p, 0700), 0);
     snprintf(p, sizeof p, "%s/old.html", dir);
     kw_rf_put(p, "keep me\n");
-    int entries = kw_rf_entries(dir);
+    int entries = kw_p_entries(dir);
     const char *verbs[2][4] = {{"report", "run", NULL, NULL}, {"recommend", "run", "--all", NULL}};
     for (int v = 0; v < 2; v++) {
         const char *a[8];
@@ -192,7 +180,7 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
     char *keep = kw_rf_slurp(p, &n);
     cr_assert_str_eq(keep, "keep me\n");
     free(keep);
-    cr_assert_eq(kw_rf_entries(dir), entries, "something was written");
+    cr_assert_eq(kw_p_entries(dir), entries, "something was written");
     /* --force replaces a regular file; a new name needs nothing */
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "old.html", "--force"));
     keep = kw_rf_slurp(p, &n);
@@ -229,7 +217,7 @@ Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
     strcat(longp, "run");
     kw_rf_expect(dir, 2, "too long", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                                 longp, "--quiet"));
-    cr_assert_eq(kw_rf_entries(dir), 1, "a folder was created for a path that does not fit");
+    cr_assert_eq(kw_p_entries(dir), 1, "a folder was created for a path that does not fit");
     kw_p_rmrf(dir);
 }
 

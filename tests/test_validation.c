@@ -28,18 +28,6 @@ TestSuite(validation, .timeout = 120);
 
 static const kw_proc_opts kw_v_opts = {.timeout_s = KW_V_TIMEOUT_S, .as_limit_mb = 1024};
 
-static int kw_v_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
 
 static void kw_v_write(const char *path, const char *text)
 {
@@ -114,7 +102,7 @@ static void kw_v_refused_everywhere(const char *dir, const char *file, const cha
     kw_v_sane(&r, "tune");
     cr_assert_eq(r.status, 2, "tune: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, sub), "tune: want '%s' in: %s", sub, r.err);
-    cr_assert_eq(kw_v_entries(cwd), 0, "tune wrote into %s before refusing", cwd);
+    cr_assert_eq(kw_p_entries(cwd), 0, "tune wrote into %s before refusing", cwd);
     kw_p_free(&r);
     cr_assert_eq(rmdir(cwd), 0);
 }
@@ -401,7 +389,7 @@ Test(validation, tune_trace_special_files_refused_before_writing)
         cr_assert(strstr(r.err, paths[i]) && strstr(r.err, kinds[i]) &&
                       strstr(r.err, "not a regular file"),
                   "tune --trace %s: %s", paths[i], r.err);
-        cr_assert_eq(kw_v_entries(cwd), 0, "tune --trace %s wrote into its folder", paths[i]);
+        cr_assert_eq(kw_p_entries(cwd), 0, "tune --trace %s wrote into its folder", paths[i]);
         kw_p_free(&r);
     }
     kw_p_rmrf(dir);
@@ -522,7 +510,7 @@ Test(validation, exhaustive_without_budget_refused_when_too_large)
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     snprintf(want, sizeof want, "has %.4g configurations", size);
     cr_assert(strstr(r.err, want) && strstr(r.err, "--budget"), "want '%s' in: %s", want, r.err);
-    cr_assert_eq(kw_v_entries(dir), 0, "wrote into %s", dir);
+    cr_assert_eq(kw_p_entries(dir), 0, "wrote into %s", dir);
     kw_p_free(&r);
     char sp[4300];
     snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_p_src());
@@ -602,7 +590,7 @@ Test(validation, tune_trace_on_a_load_shape_refused_before_writing)
     cr_assert(strstr(r.err, "shape 'u'") && strstr(r.err, "wl.xml:6") &&
                   strstr(r.err, "arrival=\"trace\""),
               "%s", r.err);
-    cr_assert_eq(kw_v_entries(cwd), 0, "wrote into its folder before refusing");
+    cr_assert_eq(kw_p_entries(cwd), 0, "wrote into its folder before refusing");
     kw_p_free(&r);
     /* the control: the same option naming the trace shape is taken */
     snprintf(tr, sizeof tr, "%s/t2.csv", dir);
@@ -657,7 +645,7 @@ Test(validation, tune_requests_above_the_simulator_refused)
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     /* 45454546 + its 10% warm-up (4545454) = 50,000,000, the simulator's limit */
     cr_assert(strstr(r.err, "45454546"), "%s", r.err);
-    cr_assert_eq(kw_v_entries(dir), 0, "wrote into %s", dir);
+    cr_assert_eq(kw_p_entries(dir), 0, "wrote into %s", dir);
     kw_p_free(&r);
     kw_p_rmrf(dir);
 }
