@@ -41,6 +41,7 @@
 #include "kw_hint.h"
 #include "kw_limits.h"
 #include "kw_load.h"
+#include "kw_mpi.h"
 #include "kw_progline.h"
 #include "kw_results.h"
 #include "kw_runfolder.h"
@@ -208,6 +209,7 @@ typedef struct kw_tune_ui {
     int replay_said;             /* plain: the replay's start (1) and end (2) were said */
     char said_done[KW_JOURNAL_SHAPE_MAX]; /* plain: this tuned shape's line is written */
     int n_said;
+    const kw_mpi_pool *mpi;      /* mpirun: the ranks' evaluation rates (NULL: one process) */
 } kw_tune_ui;
 
 static void kw_tune_clear_line(kw_tune_ui *ui)
@@ -242,6 +244,12 @@ static void kw_tune_draw(kw_tune_ui *ui, const kw_progress *p)
     char line[KW_PROGLINE_WIDTH_MAX + 1];
     size_t len = kw_progline_summary(line, sizeof line, p, ui->ev->shape_names, label, width,
                                      !block);
+    if (ui->mpi) {
+        char ranks[KW_PROGLINE_WIDTH_MAX + 1];
+        kw_mpi_pool_format(ui->mpi, ranks, sizeof ranks);
+        if (len + 3 + strlen(ranks) <= (size_t)width && len + 3 + strlen(ranks) < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, " | %s", ranks);
+    }
     if (ui->lines > 1)
         fprintf(stderr, "\033[%dA", ui->lines - 1);
     if (ui->ansi) {
@@ -287,6 +295,10 @@ static void kw_tune_plain(kw_tune_ui *ui, const kw_progress *p)
         kw_progline_shape_done(line, sizeof line, p, i, ui->ev->shape_names, label);
         fprintf(stderr, "%s (%d of %d)\n", line, ++ui->n_said, p->n_shapes);
         ui->said_done[i] = 1;
+        if (ui->mpi) {
+            kw_mpi_pool_format(ui->mpi, line, sizeof line);
+            fprintf(stderr, "knobwise tune: %s\n", line);
+        }
     }
     fflush(stderr);
 }
@@ -528,23 +540,40 @@ static int kw_tune_inputs(kw_tune_ctx *c)
     return 0;
 }
 
-/* Resume: every input the journal hashed must hash the same now; the first
- * that does not is named by its file (exit 2, nothing written). */
+/* Every input hashed before (the journal's, or rank 0's under MPI: rank >
+ * 0) must hash the same here; the first that does not is named by its file
+ * (exit 2, nothing written). */
+static int kw_tune_inputs_same(const kw_tune_ctx *c, int n, const char *const *names,
+                               const char *const *hashes, int rank)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c->n_inputs; k++) {
+            if (strcmp(names[i], c->in_names[k]) != 0)
+                continue;
+            const char *file = c->in_paths[k] && c->in_paths[k][0] ? c->in_paths[k]
+                                                                   : c->in_names[k];
+            if (strcmp(hashes[i], c->in_hashes[k]) == 0)
+                continue;
+            if (rank > 0)
+                return kw_error_set(KW_EINPUT, "%s: not the file rank 0 loaded (its %s, hash %s "
+                                    "on rank 0, %s on rank %d): every rank must read the same "
+                                    "inputs", file, names[i], hashes[i], c->in_hashes[k], rank);
+            return kw_error_set(KW_EINPUT, "%s: changed since the run started (its %s, hash "
+                                "%s, now %s): refusing to resume; restore it or start a new "
+                                "run", file, names[i], hashes[i], c->in_hashes[k]);
+        }
+    return 0;
+}
+
 static int kw_tune_inputs_unchanged(const kw_tune_ctx *c)
 {
     const kw_jheader *h = &c->j->h;
-    for (int i = 0; i < h->n_inputs; i++)
-        for (int k = 0; k < c->n_inputs; k++) {
-            if (strcmp(h->inputs[i].name, c->in_names[k]) != 0)
-                continue;
-            if (strcmp(h->inputs[i].hash, c->in_hashes[k]) != 0)
-                return kw_error_set(KW_EINPUT, "%s: changed since the run started (its %s, hash "
-                                    "%s, now %s): refusing to resume; restore it or start a new "
-                                    "run", c->in_paths[k] && c->in_paths[k][0] ? c->in_paths[k]
-                                    : c->in_names[k], h->inputs[i].name, h->inputs[i].hash,
-                                    c->in_hashes[k]);
-        }
-    return 0;
+    const char *names[KW_JOURNAL_INPUT_MAX], *hashes[KW_JOURNAL_INPUT_MAX];
+    for (int i = 0; i < h->n_inputs && i < KW_JOURNAL_INPUT_MAX; i++) {
+        names[i] = h->inputs[i].name;
+        hashes[i] = h->inputs[i].hash;
+    }
+    return kw_tune_inputs_same(c, h->n_inputs, names, hashes, 0);
 }
 
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
@@ -593,9 +622,35 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* mpirun -n N (N > 1): the engine evaluates through every rank's slots */
+    kw_mpi_pool *mp = NULL;
+    const kw_evaluator *run_ev = ev;
+    char ranks_said[512] = "";
+    if (kw_mpi_size() > 1) {
+        kw_mpi_spec ms = {.n_attrs = c->n_attrs, .attr_keys = c->attr_keys,
+                          .attr_values = c->attr_vals, .n_inputs = c->n_inputs,
+                          .input_names = c->in_names, .input_hashes = c->in_hashes,
+                          .threads = eo->threads, .time_limit_s = eo->time_limit_s,
+                          .seed = eo->seed};
+        int mrc = kw_mpi_pool_start(&mp, &ms, ev, eo->threads, &kw_tune_sig);
+        if (mrc != 0) {
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGTERM, &old_term, NULL);
+            return kw_cli_fail("tune", mrc);
+        }
+        run_ev = kw_mpi_pool_iface(mp);
+        o.threads = kw_mpi_pool_slots(mp) < KW_TUNE_THREADS_MAX ? kw_mpi_pool_slots(mp)
+                                                                : KW_TUNE_THREADS_MAX;
+        ui.mpi = mp;
+    }
     kw_engine_summary sum;
-    int rc = resume ? kw_engine_resume(&sum, &c->cfg->space.knobs, ev, &o, &info)
-                    : kw_engine_run(&sum, &c->cfg->space.knobs, ev, &o, &info);
+    int rc = resume ? kw_engine_resume(&sum, &c->cfg->space.knobs, run_ev, &o, &info)
+                    : kw_engine_run(&sum, &c->cfg->space.knobs, run_ev, &o, &info);
+    if (mp) {
+        kw_mpi_pool_format(mp, ranks_said, sizeof ranks_said);
+        ui.mpi = NULL;
+        kw_mpi_pool_free(mp); /* the other ranks are done: the results are rank 0's */
+    }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     kw_tune_clear_line(&ui);
@@ -623,6 +678,8 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     }
     if (!quiet)
         kw_tune_summary(c->dir, c->journal);
+    if (!quiet && ranks_said[0])
+        printf("knobwise tune: %s\n", ranks_said);
     if (rc == KW_EINTERRUPTED) {
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
                         "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
@@ -691,6 +748,57 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
     if ((rc = kw_exec_calibrate(c->ex, models, 2, scales, scales_out, out_len)) != 0)
         return kw_cli_fail("tune", rc);
     return 0;
+}
+
+/* The attribute a run recorded (c->attr_keys: the journal header's on
+ * resume, rank 0's on the other MPI ranks), or NULL. */
+static const char *kw_tune_attr_of(const kw_tune_ctx *c, const char *key)
+{
+    for (int i = 0; i < c->n_attrs; i++)
+        if (strcmp(c->attr_keys[i], key) == 0)
+            return c->attr_vals[i];
+    return NULL;
+}
+
+/* What a recorded run's attributes name: the configuration, the --trace
+ * file's hash, the model evaluators, the worker command (c->cmd) and the
+ * input records; seed: the model's seed when no model_seed was recorded.
+ * Resume builds its evaluator so, and so does every MPI rank but 0. Prints
+ * its error; returns the exit status. */
+static int kw_tune_load_attrs(kw_tune_ctx *c, uint64_t seed)
+{
+    const char *space = kw_tune_attr_of(c, "space"), *accel = kw_tune_attr_of(c, "accel"),
+               *workload = kw_tune_attr_of(c, "workload"), *trace = kw_tune_attr_of(c, "trace"),
+               *ms = kw_tune_attr_of(c, "model_seed"), *req = kw_tune_attr_of(c, "sim_requests"),
+               *th = kw_tune_attr_of(c, "thermal"), *xcmd = kw_tune_attr_of(c, "evaluator");
+    int status = kw_cli_load_config(&c->cfg, space && space[0] ? space : NULL,
+                                    accel && accel[0] ? accel : NULL,
+                                    workload && workload[0] ? workload : NULL);
+    if (status != 0)
+        return status;
+    int rc;
+    if (trace && trace[0]) {
+        snprintf(c->trace, sizeof c->trace, "%s", trace);
+        if ((rc = kw_hash_file(c->trace_hash, c->trace)) != 0)
+            return kw_cli_fail("tune", rc);
+    }
+    if ((status = kw_tune_model(c, req ? atol(req) : 0, th ? atoi(th) : 0,
+                                ms ? strtoull(ms, NULL, 10) : seed)) != 0)
+        return status;
+    c->cmd = xcmd && xcmd[0] ? xcmd : NULL;
+    if ((rc = kw_tune_inputs(c)) != 0)
+        return kw_cli_fail("tune", rc);
+    return 0;
+}
+
+/* The measuring evaluator of a recorded run (c->cmd set), with its recorded
+ * timeout and rate factors. */
+static int kw_tune_exec_attrs(kw_tune_ctx *c)
+{
+    const char *xto = kw_tune_attr_of(c, "exec_timeout_s"),
+               *xsc = kw_tune_attr_of(c, "exec_rate_scale");
+    char scales[KW_JOURNAL_ATTR_LEN];
+    return kw_tune_exec(c, c->cmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales, sizeof scales);
 }
 
 static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
@@ -906,41 +1014,19 @@ static int kw_tune_resume(const kw_tune_args *a)
         c.attr_vals[i] = h->attrs[i].value;
     }
     c.n_attrs = h->n_attrs;
-    const char *space = kw_journal_attr(c.j, "space"), *accel = kw_journal_attr(c.j, "accel"),
-               *workload = kw_journal_attr(c.j, "workload"), *trace = kw_journal_attr(c.j, "trace"),
-               *owner = kw_journal_attr(c.j, "owner"), *ms = kw_journal_attr(c.j, "model_seed"),
-               *req = kw_journal_attr(c.j, "sim_requests"), *th = kw_journal_attr(c.j, "thermal");
+    const char *owner = kw_tune_attr_of(&c, "owner");
     c.owner = owner ? owner : "";
-    status = kw_cli_load_config(&c.cfg, space && space[0] ? space : NULL,
-                                accel && accel[0] ? accel : NULL,
-                                workload && workload[0] ? workload : NULL);
-    if (status != 0)
+    if ((status = kw_tune_load_attrs(&c, h->seed)) != 0)
         goto done;
-    if (trace && trace[0]) {
-        snprintf(c.trace, sizeof c.trace, "%s", trace);
-        if ((rc = kw_hash_file(c.trace_hash, c.trace)) != 0) {
-            status = kw_cli_fail("tune", rc);
-            goto done;
-        }
-    }
-    if ((status = kw_tune_model(&c, req ? atol(req) : 0, th ? atoi(th) : 0,
-                                ms ? strtoull(ms, NULL, 10) : h->seed)) != 0)
-        goto done;
-    const char *xcmd = kw_journal_attr(c.j, "evaluator"),
-               *xto = kw_journal_attr(c.j, "exec_timeout_s"),
-               *xsc = kw_journal_attr(c.j, "exec_rate_scale");
     /* every input (the worker's program too) unchanged, before a worker is
      * started or anything is written */
-    c.cmd = xcmd && xcmd[0] ? xcmd : NULL;
-    if ((rc = kw_tune_inputs(&c)) != 0 || (rc = kw_tune_inputs_unchanged(&c)) != 0 ||
-        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
+    if ((rc = kw_tune_inputs_unchanged(&c)) != 0 || (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
         status = kw_cli_fail("tune", rc);
         goto done;
     }
     if (c.cmd) {
-        char scales[KW_JOURNAL_ATTR_LEN], logp[KW_PATH_MAX + 16];
-        if ((status = kw_tune_exec(&c, xcmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales,
-                                   sizeof scales)) != 0)
+        char logp[KW_PATH_MAX + 16];
+        if ((status = kw_tune_exec_attrs(&c)) != 0)
             goto done;
         snprintf(logp, sizeof logp, "%s/worker.log", c.dir);
         if ((rc = kw_exec_log(c.ex, logp)) != 0) {
@@ -961,7 +1047,7 @@ done:
     return status;
 }
 
-int kw_cli_tune(int argc, char **argv)
+static int kw_tune_main(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
@@ -1141,4 +1227,62 @@ int kw_cli_tune(int argc, char **argv)
     if (a.strategy == KW_STRATEGY_RANDOM && a.budget == 0)
         return kw_cli_usage_error("tune", "--strategy random needs --budget N");
     return kw_tune_fresh(&a);
+}
+
+/* A rank other than 0 of `mpirun -n N knobwise tune`: rank 0 parses the
+ * command line and sends the run's recorded attributes and input hashes;
+ * this rank builds the same evaluator from them (as a resume does from its
+ * journal), refuses inputs that hash differently from rank 0's, and
+ * evaluates what rank 0 sends until the run is over. It writes nothing. */
+static int kw_tune_mpi_rank(void)
+{
+    kw_mpi_job_spec *js = NULL;
+    int rc = kw_mpi_spec_recv(&js);
+    if (rc == 1)
+        return 0; /* rank 0 ended without a run and said why */
+    if (rc != 0)
+        return kw_cli_fail("tune", rc);
+    const kw_mpi_spec *sp = kw_mpi_spec_of(js);
+    kw_tune_ctx c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < sp->n_attrs && i < KW_JOURNAL_ATTR_MAX; i++) {
+        c.attr_keys[i] = sp->attr_keys[i];
+        c.attr_vals[i] = sp->attr_values[i];
+        c.n_attrs++;
+    }
+    int status = kw_tune_load_attrs(&c, sp->seed), setup = 0;
+    if (status == 0 && (rc = kw_tune_inputs_same(&c, sp->n_inputs, sp->input_names,
+                                                 sp->input_hashes, kw_mpi_rank())) != 0)
+        status = kw_error_exit_status(rc);
+    if (status == 0 && c.cmd)
+        status = kw_tune_exec_attrs(&c);
+    if (status != 0)
+        setup = kw_error_code() ? kw_error_code() : KW_EINPUT;
+    /* a signal stops this rank's evaluations as it stops rank 0's */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = kw_tune_on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    kw_tune_sig = 0;
+    kw_tune_deadline_s = sp->time_limit_s > 0 ? kw_tune_now() + sp->time_limit_s : 0.0;
+    const kw_evaluator *ev = c.ex ? kw_exec_iface(c.ex) : c.me ? kw_model_eval_iface(c.me) : NULL;
+    rc = kw_mpi_serve(ev, sp->threads, setup);
+    if (status == 0 && rc != 0)
+        status = kw_cli_fail("tune", rc);
+    kw_tune_ctx_free(&c);
+    kw_mpi_spec_free(js);
+    return status;
+}
+
+int kw_cli_tune(int argc, char **argv)
+{
+    /* mpirun: every rank runs this; rank 0 is the run, the others evaluate */
+    int rc = kw_mpi_init();
+    int status = rc != 0 ? kw_cli_fail("tune", rc)
+                 : kw_mpi_rank() == 0 ? kw_tune_main(argc, argv) : kw_tune_mpi_rank();
+    kw_mpi_finish();
+    return status;
 }

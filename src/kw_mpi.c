@@ -1,0 +1,842 @@
+/* kw_mpi.c - one tune run over MPI ranks (see kw_mpi.h for the design).
+ *
+ * Rank 0: the engine's pool threads call kw_mpi_eval; a call takes one of
+ * rank 0's own slots when one is free, else it is queued and waits. One
+ * dispatcher thread makes every MPI call of rank 0: it sends the oldest
+ * queued candidate to a rank with a free slot and receives results, so MPI
+ * needs only MPI_THREAD_SERIALIZED. Other ranks: the main thread makes the
+ * MPI calls, `threads` evaluation threads take jobs from a small queue.
+ *
+ * Waiting polls with MPI_Iprobe and a condition-variable sleep that doubles
+ * from KW_MPI_POLL_MIN_NS to KW_MPI_POLL_MAX_NS while nothing happens: Open
+ * MPI's blocking receive spins on a core, which on an oversubscribed node
+ * (more ranks than cores) takes the CPU from the evaluations; new work from
+ * the engine wakes the dispatcher at once (condition signal). Rejected: a
+ * blocking MPI_Recv per rank in its own thread (MPI_THREAD_MULTIPLE, and a
+ * spinning thread per rank).
+ *
+ * Without --with-mpi (KW_HAVE_MPI undefined) only the one-process case is
+ * compiled: rank 0 of 1.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kw_mpi.h"
+
+#ifndef KW_HAVE_MPI
+
+int kw_mpi_init(void) { return 0; }
+int kw_mpi_rank(void) { return 0; }
+int kw_mpi_size(void) { return 1; }
+void kw_mpi_finish(void) {}
+
+int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evaluator *local,
+                      int local_slots, const volatile sig_atomic_t *stop)
+{
+    (void)spec;
+    (void)local;
+    (void)local_slots;
+    (void)stop;
+    *out = NULL;
+    return kw_error_set(KW_ESTATE, "knobwise was built without MPI (./configure --with-mpi)");
+}
+const kw_evaluator *kw_mpi_pool_iface(kw_mpi_pool *p)
+{
+    (void)p;
+    return NULL;
+}
+int kw_mpi_pool_slots(const kw_mpi_pool *p)
+{
+    (void)p;
+    return 0;
+}
+int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max)
+{
+    (void)p;
+    (void)evals;
+    (void)per_s;
+    (void)max;
+    return 0;
+}
+void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len)
+{
+    (void)p;
+    if (len)
+        buf[0] = '\0';
+}
+void kw_mpi_pool_free(kw_mpi_pool *p) { (void)p; }
+int kw_mpi_spec_recv(kw_mpi_job_spec **out)
+{
+    *out = NULL;
+    return kw_error_set(KW_ESTATE, "knobwise was built without MPI (./configure --with-mpi)");
+}
+const kw_mpi_spec *kw_mpi_spec_of(const kw_mpi_job_spec *js)
+{
+    (void)js;
+    return NULL;
+}
+void kw_mpi_spec_free(kw_mpi_job_spec *js) { (void)js; }
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc)
+{
+    (void)ev;
+    (void)threads;
+    (void)setup_rc;
+    return kw_error_set(KW_ESTATE, "knobwise was built without MPI (./configure --with-mpi)");
+}
+
+#else /* KW_HAVE_MPI */
+
+#include <mpi.h>
+
+enum {
+    KW_MPI_TAG_SPEC = 1,   /* 0 -> r: the run description */
+    KW_MPI_TAG_QUIT,       /* 0 -> r: no run (rank 0 ended before starting one) */
+    KW_MPI_TAG_HELLO,      /* r -> 0: setup status and slots */
+    KW_MPI_TAG_JOB,        /* 0 -> r: evaluate one candidate */
+    KW_MPI_TAG_RESULT,     /* r -> 0: its metrics */
+    KW_MPI_TAG_STOP        /* 0 -> r: the run is over */
+};
+
+/* The poll sleep's bounds: the longest a message waits to be noticed is
+ * KW_MPI_POLL_MAX_NS (0.2 ms, under a third of one model evaluation of the
+ * default job: 1,300-1,600 evaluations/s per core, README "make bench");
+ * 5,000 wake-ups a second cost an idle rank well under 1% of a core. */
+#define KW_MPI_POLL_MIN_NS 1000L
+#define KW_MPI_POLL_MAX_NS 200000L
+#define KW_MPI_HOST_LEN 64
+#define KW_MPI_MSG_LEN 1024
+
+typedef struct kw_mpi_wjob {
+    int32_t id, shape, rep, pad;
+    kw_cand cand;
+} kw_mpi_wjob;
+
+typedef struct kw_mpi_wres {
+    int32_t id, rc;
+    kw_metrics m;
+    char err[KW_GUARDS_LEN];
+} kw_mpi_wres;
+
+typedef struct kw_mpi_hello {
+    int32_t rc, slots;
+    char host[KW_MPI_HOST_LEN];
+    char msg[KW_MPI_MSG_LEN];
+} kw_mpi_hello;
+
+typedef struct kw_mpi_whead {
+    int32_t n_attrs, n_inputs, threads, pad;
+    double time_limit_s;
+    uint64_t seed;
+} kw_mpi_whead;
+
+static int kw_mpi_on;      /* MPI_Init was called (started by mpirun) */
+static int kw_mpi_me, kw_mpi_n = 1;
+static int kw_mpi_sent;    /* rank 0: the run description went out */
+
+static int kw_mpi_err(int mpi_rc, const char *what, int peer)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(mpi_rc, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "MPI error %d", mpi_rc);
+    return kw_error_set(KW_EIO, "MPI: %s rank %d: %s (a rank died or its connection was lost)",
+                        what, peer, s);
+}
+
+static void kw_mpi_deadline(struct timespec *ts, long ns)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_nsec += ns;
+    while (ts->tv_nsec >= 1000000000L) {
+        ts->tv_nsec -= 1000000000L;
+        ts->tv_sec++;
+    }
+}
+
+static double kw_mpi_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int kw_mpi_init(void)
+{
+    /* Only a process mpirun started joins a job: a plain `knobwise tune` of
+     * an MPI build makes no MPI call at all (no singleton start-up). */
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK"))
+        return 0;
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+        return kw_error_set(KW_EIO, "MPI: MPI_Init_thread failed");
+    kw_mpi_on = 1;
+    if (provided < MPI_THREAD_SERIALIZED)
+        return kw_error_set(KW_EIO, "MPI: the library gives thread level %d, knobwise needs "
+                            "MPI_THREAD_SERIALIZED (%d)", provided, MPI_THREAD_SERIALIZED);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &kw_mpi_me);
+    MPI_Comm_size(MPI_COMM_WORLD, &kw_mpi_n);
+    /* the rank's index among the ranks of its node: which device its worker uses */
+    MPI_Comm node;
+    int local = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, kw_mpi_me, MPI_INFO_NULL,
+                            &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+    }
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", local);
+    setenv(KW_MPI_LOCAL_RANK_ENV, buf, 1);
+    return 0;
+}
+
+int kw_mpi_rank(void) { return kw_mpi_me; }
+int kw_mpi_size(void) { return kw_mpi_n; }
+
+void kw_mpi_finish(void)
+{
+    if (!kw_mpi_on)
+        return;
+    if (kw_mpi_me == 0 && !kw_mpi_sent)
+        for (int r = 1; r < kw_mpi_n; r++)
+            MPI_Send(NULL, 0, MPI_BYTE, r, KW_MPI_TAG_QUIT, MPI_COMM_WORLD);
+    kw_mpi_sent = 1;
+    MPI_Finalize();
+    kw_mpi_on = 0;
+}
+
+/* ------------------------------------------------------------------ rank 0 */
+
+typedef struct kw_mpi_req {
+    const kw_cand *cand;
+    int shape, rep;
+    kw_metrics *out;
+    int rc, done, rank;
+    char err[KW_GUARDS_LEN];
+    struct kw_mpi_req *next;
+} kw_mpi_req;
+
+struct kw_mpi_pool {
+    kw_evaluator iface;
+    const kw_evaluator *local;
+    const volatile sig_atomic_t *stop;
+    int n;                   /* ranks */
+    int *slots, *busy;       /* per rank */
+    long *evals;             /* per rank, finished */
+    int total_slots, remote_slots, local_free, next_rank;
+    kw_mpi_req **inflight;   /* remote_slots entries, indexed by job id */
+    kw_mpi_req *head, *tail; /* queued, oldest first */
+    pthread_mutex_t mu;
+    pthread_cond_t kick, done;
+    pthread_t tid;
+    int running, quit, failed;
+    char fail_msg[KW_GUARDS_LEN];
+    double t0;
+};
+
+/* Finish a request (mu held). */
+static void kw_mpi_complete(kw_mpi_pool *p, kw_mpi_req *q, int rc, const char *err)
+{
+    q->rc = rc;
+    snprintf(q->err, sizeof q->err, "%s", err ? err : "");
+    q->done = 1;
+    (void)p;
+}
+
+/* An MPI call failed (mu held): every queued and in-flight evaluation fails
+ * with the message, and so does every later one. */
+static void kw_mpi_fail(kw_mpi_pool *p, const char *msg)
+{
+    if (!p->failed)
+        snprintf(p->fail_msg, sizeof p->fail_msg, "%s", msg);
+    p->failed = 1;
+    for (int i = 0; i < p->remote_slots; i++)
+        if (p->inflight[i]) {
+            kw_mpi_complete(p, p->inflight[i], KW_EIO, p->fail_msg);
+            p->inflight[i] = NULL;
+        }
+    for (kw_mpi_req *q = p->head; q; q = q->next)
+        kw_mpi_complete(p, q, KW_EIO, p->fail_msg);
+    p->head = p->tail = NULL;
+    pthread_cond_broadcast(&p->done);
+}
+
+/* The next rank (round robin from the last one given work) with a free
+ * slot, or -1. */
+static int kw_mpi_free_rank(kw_mpi_pool *p)
+{
+    for (int k = 0; k < p->n - 1; k++) {
+        int r = 1 + (p->next_rank + k) % (p->n - 1);
+        if (p->busy[r] < p->slots[r]) {
+            p->next_rank = r % (p->n - 1);
+            return r;
+        }
+    }
+    return -1;
+}
+
+static void *kw_mpi_dispatch(void *arg)
+{
+    kw_mpi_pool *p = arg;
+    long sleep_ns = KW_MPI_POLL_MIN_NS;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        int did = 0;
+        if (p->stop && *p->stop && p->head) {
+            /* stopped: what no rank has started is not started */
+            for (kw_mpi_req *q = p->head; q; q = q->next)
+                kw_mpi_complete(p, q, KW_EINTERRUPTED, "stopped before it was evaluated");
+            p->head = p->tail = NULL;
+            pthread_cond_broadcast(&p->done);
+        }
+        while (p->head && !p->failed) {
+            int r = kw_mpi_free_rank(p);
+            if (r < 0)
+                break;
+            int id = 0;
+            while (p->inflight[id])
+                id++; /* a free entry exists: busy < slots for r */
+            kw_mpi_req *q = p->head;
+            p->head = q->next;
+            if (!p->head)
+                p->tail = NULL;
+            q->rank = r;
+            p->inflight[id] = q;
+            p->busy[r]++;
+            kw_mpi_wjob w = {.id = id, .shape = q->shape, .rep = q->rep, .cand = *q->cand};
+            pthread_mutex_unlock(&p->mu);
+            int mrc = MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, KW_MPI_TAG_JOB, MPI_COMM_WORLD);
+            pthread_mutex_lock(&p->mu);
+            if (mrc != MPI_SUCCESS) {
+                kw_mpi_err(mrc, "sending a candidate to", r);
+                kw_mpi_fail(p, kw_error_last());
+            }
+            did = 1;
+        }
+        int in_flight = 0;
+        for (int r = 1; r < p->n; r++)
+            in_flight += p->busy[r];
+        if (in_flight && !p->failed) {
+            pthread_mutex_unlock(&p->mu);
+            int flag = 0, mrc;
+            MPI_Status st;
+            kw_mpi_wres res;
+            mrc = MPI_Iprobe(MPI_ANY_SOURCE, KW_MPI_TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
+            if (mrc == MPI_SUCCESS && flag)
+                mrc = MPI_Recv(&res, (int)sizeof res, MPI_BYTE, st.MPI_SOURCE, KW_MPI_TAG_RESULT,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            pthread_mutex_lock(&p->mu);
+            if (mrc != MPI_SUCCESS) {
+                kw_mpi_err(mrc, "receiving a result from", flag ? st.MPI_SOURCE : -1);
+                kw_mpi_fail(p, kw_error_last());
+            } else if (flag) {
+                int src = st.MPI_SOURCE;
+                kw_mpi_req *q = res.id >= 0 && res.id < p->remote_slots ? p->inflight[res.id]
+                                                                       : NULL;
+                if (!q || q->rank != src) {
+                    char m[128];
+                    snprintf(m, sizeof m, "MPI: rank %d answered a job it was not given (%d)",
+                             src, (int)res.id);
+                    kw_mpi_fail(p, m);
+                } else {
+                    *q->out = res.m;
+                    res.err[sizeof res.err - 1] = '\0';
+                    kw_mpi_complete(p, q, res.rc, res.err);
+                    p->inflight[res.id] = NULL;
+                    p->busy[src]--;
+                    p->evals[src]++;
+                    pthread_cond_broadcast(&p->done);
+                }
+                did = 1;
+            }
+            in_flight = 0;
+            for (int r = 1; r < p->n; r++)
+                in_flight += p->busy[r];
+        }
+        if (p->quit && !p->head && (!in_flight || p->failed))
+            break;
+        if (did) {
+            sleep_ns = KW_MPI_POLL_MIN_NS;
+            continue;
+        }
+        struct timespec ts;
+        kw_mpi_deadline(&ts, in_flight ? sleep_ns : KW_MPI_POLL_MAX_NS);
+        pthread_cond_timedwait(&p->kick, &p->mu, &ts);
+        if (sleep_ns < KW_MPI_POLL_MAX_NS)
+            sleep_ns *= 2;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static int kw_mpi_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    kw_mpi_pool *p = ctx;
+    pthread_mutex_lock(&p->mu);
+    if (p->local_free > 0) {
+        p->local_free--;
+        pthread_mutex_unlock(&p->mu);
+        int rc = p->local->eval(p->local->ctx, c, shape, rep, out);
+        pthread_mutex_lock(&p->mu);
+        p->local_free++;
+        p->evals[0]++;
+        pthread_mutex_unlock(&p->mu);
+        return rc;
+    }
+    if (p->failed) {
+        pthread_mutex_unlock(&p->mu);
+        return kw_error_set(KW_EIO, "%s", p->fail_msg);
+    }
+    kw_mpi_req q = {.cand = c, .shape = shape, .rep = rep, .out = out};
+    if (p->tail)
+        p->tail->next = &q;
+    else
+        p->head = &q;
+    p->tail = &q;
+    pthread_cond_signal(&p->kick);
+    while (!q.done)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    if (q.rc != 0)
+        return kw_error_set(q.rc, "%s", q.err);
+    return 0;
+}
+
+static int kw_mpi_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_mpi_pool *p = ctx;
+    return p->local->predict(p->local->ctx, c, shape, out);
+}
+
+/* The run description as bytes: kw_mpi_whead, then every string with its NUL
+ * (attribute key, value, ..., input name, hash, ...). */
+static char *kw_mpi_pack(const kw_mpi_spec *s, size_t *len_out)
+{
+    size_t len = sizeof(kw_mpi_whead);
+    for (int i = 0; i < s->n_attrs; i++)
+        len += strlen(s->attr_keys[i]) + strlen(s->attr_values[i]) + 2;
+    for (int i = 0; i < s->n_inputs; i++)
+        len += strlen(s->input_names[i]) + strlen(s->input_hashes[i]) + 2;
+    char *buf = malloc(len);
+    if (!buf)
+        return NULL;
+    kw_mpi_whead h = {.n_attrs = s->n_attrs, .n_inputs = s->n_inputs, .threads = s->threads,
+                      .time_limit_s = s->time_limit_s, .seed = s->seed};
+    memcpy(buf, &h, sizeof h);
+    char *w = buf + sizeof h;
+    for (int i = 0; i < s->n_attrs + s->n_inputs; i++) {
+        const char *a = i < s->n_attrs ? s->attr_keys[i] : s->input_names[i - s->n_attrs];
+        const char *b = i < s->n_attrs ? s->attr_values[i] : s->input_hashes[i - s->n_attrs];
+        size_t la = strlen(a) + 1, lb = strlen(b) + 1;
+        memcpy(w, a, la);
+        memcpy(w + la, b, lb);
+        w += la + lb;
+    }
+    *len_out = len;
+    return buf;
+}
+
+int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evaluator *local,
+                      int local_slots, const volatile sig_atomic_t *stop)
+{
+    *out = NULL;
+    int rc = 0;
+    size_t len = 0;
+    char *buf = NULL;
+    kw_mpi_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return kw_error_set(KW_ENOMEM, "out of memory starting the MPI pool");
+    p->n = kw_mpi_n;
+    p->slots = calloc((size_t)p->n, sizeof *p->slots);
+    p->busy = calloc((size_t)p->n, sizeof *p->busy);
+    p->evals = calloc((size_t)p->n, sizeof *p->evals);
+    int *ok = calloc((size_t)p->n, sizeof *ok);
+    buf = kw_mpi_pack(spec, &len);
+    if (!p->slots || !p->busy || !p->evals || !ok || !buf) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory starting the MPI pool");
+        goto fail;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->kick, NULL);
+    pthread_cond_init(&p->done, NULL);
+    kw_mpi_sent = 1;
+    for (int r = 1; r < p->n; r++) {
+        int mrc = MPI_Send(buf, (int)len, MPI_BYTE, r, KW_MPI_TAG_SPEC, MPI_COMM_WORLD);
+        if (mrc != MPI_SUCCESS) {
+            rc = kw_mpi_err(mrc, "sending the run to", r);
+            goto fail;
+        }
+    }
+    /* every rank's answer, in rank order; the first failure is the message */
+    char first[KW_MPI_MSG_LEN + 128] = "";
+    int first_rc = 0;
+    for (int r = 1; r < p->n; r++) {
+        kw_mpi_hello h;
+        int mrc = MPI_Recv(&h, (int)sizeof h, MPI_BYTE, r, KW_MPI_TAG_HELLO, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS) {
+            rc = kw_mpi_err(mrc, "waiting for", r);
+            goto fail;
+        }
+        h.host[sizeof h.host - 1] = h.msg[sizeof h.msg - 1] = '\0';
+        if (h.rc != 0 && !first_rc) {
+            first_rc = h.rc;
+            snprintf(first, sizeof first, "rank %d (%s) cannot evaluate: %s", r, h.host, h.msg);
+        }
+        ok[r] = h.rc == 0;
+        p->slots[r] = h.rc == 0 && h.slots > 0 ? h.slots : 0;
+        p->remote_slots += p->slots[r];
+    }
+    if (first_rc) {
+        rc = kw_error_set(first_rc, "%s", first);
+        goto fail;
+    }
+    p->slots[0] = local_slots > 0 ? local_slots : 1;
+    p->local_free = p->slots[0];
+    p->total_slots = p->slots[0] + p->remote_slots;
+    p->inflight = calloc((size_t)(p->remote_slots > 0 ? p->remote_slots : 1), sizeof *p->inflight);
+    if (!p->inflight) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory starting the MPI pool");
+        goto fail;
+    }
+    p->local = local;
+    p->stop = stop;
+    p->iface = *local;
+    p->iface.ctx = p;
+    p->iface.eval = kw_mpi_eval;
+    p->iface.predict = local->predict ? kw_mpi_predict : NULL;
+    p->t0 = kw_mpi_now_s();
+    if (pthread_create(&p->tid, NULL, kw_mpi_dispatch, p) != 0) {
+        rc = kw_error_set(KW_ENOMEM, "cannot start the MPI dispatcher thread");
+        goto fail;
+    }
+    p->running = 1;
+    free(ok);
+    free(buf);
+    *out = p;
+    return 0;
+fail:
+    /* the ranks that are ready wait for work: the run is over for them */
+    for (int r = 1; ok && r < p->n; r++)
+        if (ok[r])
+            MPI_Send(NULL, 0, MPI_BYTE, r, KW_MPI_TAG_STOP, MPI_COMM_WORLD);
+    free(ok);
+    free(buf);
+    free(p->inflight);
+    p->inflight = NULL;
+    for (int r = 1; r < p->n; r++)
+        p->slots[r] = 0; /* told already: kw_mpi_pool_free sends nothing more */
+    p->n = 0;
+    kw_mpi_pool_free(p);
+    return rc;
+}
+
+const kw_evaluator *kw_mpi_pool_iface(kw_mpi_pool *p) { return &p->iface; }
+int kw_mpi_pool_slots(const kw_mpi_pool *p) { return p->total_slots; }
+
+int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max)
+{
+    kw_mpi_pool *mp = (kw_mpi_pool *)p; /* the mutex; nothing else is changed */
+    double dt = kw_mpi_now_s() - p->t0;
+    pthread_mutex_lock(&mp->mu);
+    for (int r = 0; r < p->n && r < max; r++) {
+        evals[r] = p->evals[r];
+        per_s[r] = dt > 0 ? (double)p->evals[r] / dt : 0.0;
+    }
+    pthread_mutex_unlock(&mp->mu);
+    return p->n;
+}
+
+void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len)
+{
+    enum { KW_MPI_SHOW_MAX = 64 }; /* ranks named one by one; the total covers all */
+    long ev[KW_MPI_SHOW_MAX];
+    double ps[KW_MPI_SHOW_MAX];
+    int n = kw_mpi_pool_rates(p, ev, ps, KW_MPI_SHOW_MAX);
+    double dt = kw_mpi_now_s() - p->t0, total = 0;
+    pthread_mutex_lock(&((kw_mpi_pool *)p)->mu);
+    for (int r = 0; r < n; r++)
+        total += (double)p->evals[r];
+    pthread_mutex_unlock(&((kw_mpi_pool *)p)->mu);
+    size_t used = (size_t)snprintf(buf, len, "%d ranks: %.0f evals/s (", n,
+                                   dt > 0 ? total / dt : 0.0);
+    for (int r = 0; r < n && r < KW_MPI_SHOW_MAX && used < len; r++)
+        used += (size_t)snprintf(buf + used, len - used, "%sr%d %.0f", r ? " " : "", r, ps[r]);
+    if (used < len)
+        snprintf(buf + used, len - used, "%s/s)", n > KW_MPI_SHOW_MAX ? " ..." : "");
+}
+
+void kw_mpi_pool_free(kw_mpi_pool *p)
+{
+    if (!p)
+        return;
+    if (p->running) {
+        pthread_mutex_lock(&p->mu);
+        p->quit = 1;
+        pthread_cond_signal(&p->kick);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->tid, NULL);
+        for (int r = 1; r < p->n; r++)
+            if (p->slots[r] > 0)
+                MPI_Send(NULL, 0, MPI_BYTE, r, KW_MPI_TAG_STOP, MPI_COMM_WORLD);
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->kick);
+        pthread_cond_destroy(&p->done);
+    }
+    free(p->slots);
+    free(p->busy);
+    free(p->evals);
+    free(p->inflight);
+    free(p);
+}
+
+/* ------------------------------------------------------------------ other ranks */
+
+struct kw_mpi_job_spec {
+    kw_mpi_spec s;
+    char *buf;
+    const char **strs;
+};
+
+int kw_mpi_spec_recv(kw_mpi_job_spec **out)
+{
+    *out = NULL;
+    MPI_Status st;
+    int mrc = MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    if (mrc != MPI_SUCCESS)
+        return kw_mpi_err(mrc, "waiting for", 0);
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    if (st.MPI_TAG != KW_MPI_TAG_SPEC) {
+        char dummy;
+        MPI_Recv(&dummy, 0, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return 1;
+    }
+    kw_mpi_job_spec *js = calloc(1, sizeof *js);
+    char *buf = malloc(count > 0 ? (size_t)count + 1 : 1);
+    if (!js || !buf) {
+        free(js);
+        free(buf);
+        return kw_error_set(KW_ENOMEM, "out of memory receiving the run");
+    }
+    js->buf = buf;
+    mrc = MPI_Recv(buf, count, MPI_BYTE, 0, KW_MPI_TAG_SPEC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (mrc != MPI_SUCCESS) {
+        kw_mpi_spec_free(js);
+        return kw_mpi_err(mrc, "receiving the run from", 0);
+    }
+    buf[count] = '\0';
+    kw_mpi_whead h;
+    if ((size_t)count < sizeof h) {
+        kw_mpi_spec_free(js);
+        return kw_error_set(KW_ECORRUPT, "MPI: rank 0's run description is %d bytes", count);
+    }
+    memcpy(&h, buf, sizeof h);
+    int n_str = 2 * (h.n_attrs + h.n_inputs);
+    js->strs = calloc(n_str > 0 ? (size_t)n_str : 1, sizeof *js->strs);
+    if (!js->strs || h.n_attrs < 0 || h.n_inputs < 0) {
+        kw_mpi_spec_free(js);
+        return kw_error_set(KW_ENOMEM, "out of memory receiving the run");
+    }
+    const char *r = buf + sizeof h, *end = buf + count;
+    for (int i = 0; i < n_str; i++) {
+        if (r >= end) {
+            kw_mpi_spec_free(js);
+            return kw_error_set(KW_ECORRUPT, "MPI: rank 0's run description is cut short");
+        }
+        js->strs[i] = r;
+        r += strlen(r) + 1;
+    }
+    /* keys and values alternate: split into the spec's parallel arrays */
+    const char **keys = calloc((size_t)(n_str > 0 ? n_str : 1), sizeof *keys);
+    if (!keys) {
+        kw_mpi_spec_free(js);
+        return kw_error_set(KW_ENOMEM, "out of memory receiving the run");
+    }
+    for (int i = 0; i < n_str / 2; i++) {
+        keys[i] = js->strs[2 * i];
+        keys[n_str / 2 + i] = js->strs[2 * i + 1];
+    }
+    free(js->strs);
+    js->strs = keys;
+    int na = h.n_attrs, half = n_str / 2;
+    js->s.n_attrs = na;
+    js->s.attr_keys = keys;
+    js->s.attr_values = keys + half;
+    js->s.n_inputs = h.n_inputs;
+    js->s.input_names = keys + na;
+    js->s.input_hashes = keys + half + na;
+    js->s.threads = h.threads;
+    js->s.time_limit_s = h.time_limit_s;
+    js->s.seed = h.seed;
+    *out = js;
+    return 0;
+}
+
+const kw_mpi_spec *kw_mpi_spec_of(const kw_mpi_job_spec *js) { return &js->s; }
+
+void kw_mpi_spec_free(kw_mpi_job_spec *js)
+{
+    if (!js)
+        return;
+    free(js->strs);
+    free(js->buf);
+    free(js);
+}
+
+typedef struct kw_mpi_server {
+    const kw_evaluator *ev;
+    pthread_mutex_t mu;
+    pthread_cond_t work, res;
+    kw_mpi_wjob *jobs;  /* ring of `cap` */
+    kw_mpi_wres *outs;  /* ring of `cap` */
+    int cap, j_head, j_n, o_head, o_n, quit;
+} kw_mpi_server;
+
+static void *kw_mpi_server_thread(void *arg)
+{
+    kw_mpi_server *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->quit && s->j_n == 0)
+            pthread_cond_wait(&s->work, &s->mu);
+        if (s->quit)
+            break;
+        kw_mpi_wjob j = s->jobs[s->j_head];
+        s->j_head = (s->j_head + 1) % s->cap;
+        s->j_n--;
+        pthread_mutex_unlock(&s->mu);
+        kw_mpi_wres r;
+        memset(&r, 0, sizeof r);
+        r.id = j.id;
+        kw_error_clear();
+        r.rc = s->ev->eval(s->ev->ctx, &j.cand, j.shape, j.rep, &r.m);
+        if (r.rc != 0)
+            snprintf(r.err, sizeof r.err, "%s", kw_error_last());
+        pthread_mutex_lock(&s->mu);
+        s->outs[(s->o_head + s->o_n) % s->cap] = r;
+        s->o_n++;
+        pthread_cond_signal(&s->res);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc)
+{
+    kw_mpi_hello h;
+    memset(&h, 0, sizeof h);
+    h.rc = setup_rc;
+    h.slots = threads > 0 ? threads : 1;
+    if (gethostname(h.host, sizeof h.host - 1) != 0)
+        snprintf(h.host, sizeof h.host, "?");
+    if (setup_rc)
+        snprintf(h.msg, sizeof h.msg, "%s", kw_error_last());
+    int mrc = MPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, KW_MPI_TAG_HELLO, MPI_COMM_WORLD);
+    if (mrc != MPI_SUCCESS)
+        return kw_mpi_err(mrc, "answering", 0);
+    if (setup_rc)
+        return setup_rc;
+    int rc = 0, started = 0;
+    kw_mpi_server s;
+    memset(&s, 0, sizeof s);
+    s.ev = ev;
+    /* rank 0 never has more jobs out at this rank than its slots */
+    s.cap = h.slots;
+    s.jobs = calloc((size_t)s.cap, sizeof *s.jobs);
+    s.outs = calloc((size_t)s.cap, sizeof *s.outs);
+    pthread_t *tids = calloc((size_t)s.cap, sizeof *tids);
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.work, NULL);
+    pthread_cond_init(&s.res, NULL);
+    if (!s.jobs || !s.outs || !tids) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory starting the evaluation threads");
+        goto done;
+    }
+    for (; started < s.cap; started++)
+        if (pthread_create(&tids[started], NULL, kw_mpi_server_thread, &s) != 0) {
+            rc = kw_error_set(KW_ENOMEM, "cannot start evaluation thread %d", started + 1);
+            goto done;
+        }
+    long sleep_ns = KW_MPI_POLL_MIN_NS;
+    for (;;) {
+        int did = 0, flag = 0;
+        MPI_Status st;
+        mrc = MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (mrc != MPI_SUCCESS) {
+            rc = kw_mpi_err(mrc, "waiting for", 0);
+            goto done;
+        }
+        if (flag && st.MPI_TAG == KW_MPI_TAG_JOB) {
+            kw_mpi_wjob j;
+            mrc = MPI_Recv(&j, (int)sizeof j, MPI_BYTE, 0, KW_MPI_TAG_JOB, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE);
+            if (mrc != MPI_SUCCESS) {
+                rc = kw_mpi_err(mrc, "receiving a candidate from", 0);
+                goto done;
+            }
+            pthread_mutex_lock(&s.mu);
+            if (s.j_n == s.cap) {
+                pthread_mutex_unlock(&s.mu);
+                rc = kw_error_set(KW_ESTATE, "MPI: rank 0 sent more jobs than this rank's %d "
+                                  "slots", s.cap);
+                goto done;
+            }
+            s.jobs[(s.j_head + s.j_n) % s.cap] = j;
+            s.j_n++;
+            pthread_cond_signal(&s.work);
+            pthread_mutex_unlock(&s.mu);
+            did = 1;
+        } else if (flag) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            break; /* STOP: the run is over */
+        }
+        pthread_mutex_lock(&s.mu);
+        while (s.o_n > 0) {
+            kw_mpi_wres r = s.outs[s.o_head];
+            s.o_head = (s.o_head + 1) % s.cap;
+            s.o_n--;
+            pthread_mutex_unlock(&s.mu);
+            mrc = MPI_Send(&r, (int)sizeof r, MPI_BYTE, 0, KW_MPI_TAG_RESULT, MPI_COMM_WORLD);
+            if (mrc != MPI_SUCCESS) {
+                rc = kw_mpi_err(mrc, "sending a result to", 0);
+                goto done;
+            }
+            pthread_mutex_lock(&s.mu);
+            did = 1;
+        }
+        if (did) {
+            sleep_ns = KW_MPI_POLL_MIN_NS;
+        } else {
+            struct timespec ts;
+            kw_mpi_deadline(&ts, sleep_ns);
+            pthread_cond_timedwait(&s.res, &s.mu, &ts);
+            if (sleep_ns < KW_MPI_POLL_MAX_NS)
+                sleep_ns *= 2;
+        }
+        pthread_mutex_unlock(&s.mu);
+    }
+done:
+    pthread_mutex_lock(&s.mu);
+    s.quit = 1;
+    pthread_cond_broadcast(&s.work);
+    pthread_mutex_unlock(&s.mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.work);
+    pthread_cond_destroy(&s.res);
+    free(tids);
+    free(s.jobs);
+    free(s.outs);
+    return rc;
+}
+
+#endif /* KW_HAVE_MPI */

@@ -1,0 +1,105 @@
+/* kw_mpi.h - `mpirun -n N knobwise tune ...`: one run over N MPI ranks.
+ *
+ * Rank 0 does everything a one-process run does (it parses the command line,
+ * owns the run folder, the journal, the engine's decisions and the result
+ * files); the other ranks only evaluate. The distribution sits where the
+ * engine's thread pool calls its evaluator: rank 0 hands the engine an
+ * evaluator (kw_mpi_pool_iface) whose eval() runs the candidate in one of
+ * rank 0's own slots when one is free, else queues it for the next free slot
+ * of any other rank (a work queue: a slow rank or candidate holds one slot,
+ * never a round). The engine plans, decides and journals exactly as it does
+ * with threads, so the run's files are byte-identical to a one-process run's
+ * for any rank count (the evaluator being deterministic in candidate, shape
+ * and repetition, as kw_search.h requires). Rejected: the engine core sending
+ * messages itself (its rounds would know about ranks) and one rank per shape
+ * (the journal order would follow the timing).
+ *
+ * Before evaluating, every other rank receives rank 0's run description (the
+ * journal header's attributes and input hashes), loads the same inputs,
+ * builds the same evaluator and answers whether its input hashes equal rank
+ * 0's (cli_tune.c). Messages are plain bytes (a homogeneous cluster: the
+ * same binary on every node).
+ *
+ * Without ./configure --with-mpi, or when the process was not started by
+ * mpirun, this is the one-process case: rank 0 of 1, no MPI call is made.
+ *
+ * Faults: MPI errors are returned, not fatal (MPI_ERRORS_RETURN): rank 0
+ * fails the evaluations in flight with KW_EIO and the engine stops. A rank
+ * that dies is, with Open MPI, noticed by mpirun, which then ends every
+ * process; rank 0's journal stays intact to its last complete record because
+ * it only ever appends whole records (kw_journal.c) and resume drops a torn
+ * last one.
+ */
+#ifndef KW_MPI_H
+#define KW_MPI_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "kw_search.h"
+
+#define KW_MPI_LOCAL_RANK_ENV "KNOBWISE_LOCAL_RANK" /* the rank's index on its node, for workers */
+
+/* Start MPI when built with it and started by mpirun (else nothing): sets
+ * KNOBWISE_LOCAL_RANK for the measuring evaluator's workers. 0 or KW_EIO. */
+int kw_mpi_init(void);
+/* This process's rank and the number of ranks (0 and 1 without MPI). */
+int kw_mpi_rank(void);
+int kw_mpi_size(void);
+/* Rank 0: tell ranks that were never started (kw_mpi_pool_start not
+ * reached: bad input, --help) that there is no run; then MPI_Finalize. Every
+ * rank calls it once before exiting. */
+void kw_mpi_finish(void);
+
+/* ---- rank 0 ---- */
+
+/* What every other rank needs to build the evaluator: the journal header's
+ * attributes and input hashes, the evaluation threads per rank and the time
+ * limit (so a long evaluation stops at the same deadline everywhere). */
+typedef struct kw_mpi_spec {
+    int n_attrs;
+    const char *const *attr_keys, *const *attr_values;
+    int n_inputs;
+    const char *const *input_names, *const *input_hashes;
+    int threads;
+    double time_limit_s;
+    uint64_t seed;   /* the run's seed (the model's when no model_seed attribute) */
+} kw_mpi_spec;
+
+typedef struct kw_mpi_pool kw_mpi_pool;
+
+/* Send spec to every other rank, wait until each has built its evaluator
+ * (or said why it cannot: KW_EINPUT naming the rank and its message), and
+ * start the dispatcher. local is rank 0's own evaluator with local_slots
+ * slots; stop: the run's stop flag (queued evaluations then return
+ * KW_EINTERRUPTED). *out owned by the caller: kw_mpi_pool_free. */
+int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evaluator *local,
+                      int local_slots, const volatile sig_atomic_t *stop);
+/* The distributing evaluator (valid until kw_mpi_pool_free). */
+const kw_evaluator *kw_mpi_pool_iface(kw_mpi_pool *p);
+/* Evaluation slots of all ranks: the engine's thread count on rank 0. */
+int kw_mpi_pool_slots(const kw_mpi_pool *p);
+/* Evaluations finished by each rank since the start and their rate per
+ * second of wall time: fills up to max entries, returns the rank count. */
+int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max);
+/* "4 ranks: 812 evals/s (r0 203 r1 201 r2 205 r3 203)" into buf. */
+void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len);
+/* Tell every rank the run is over, stop the dispatcher; accepts NULL. */
+void kw_mpi_pool_free(kw_mpi_pool *p);
+
+/* ---- every other rank ---- */
+
+typedef struct kw_mpi_job_spec kw_mpi_job_spec; /* a received kw_mpi_spec and its storage */
+
+/* Wait for rank 0: 0 and *out the run description, or 1 when rank 0 ended
+ * without a run (its own message says why), or KW_EIO. */
+int kw_mpi_spec_recv(kw_mpi_job_spec **out);
+/* The received description (pointers into js). */
+const kw_mpi_spec *kw_mpi_spec_of(const kw_mpi_job_spec *js);
+void kw_mpi_spec_free(kw_mpi_job_spec *js);
+/* Tell rank 0 this rank's setup status (setup_rc != 0: kw_error_last()
+ * says why, and the function returns at once); then evaluate what rank 0
+ * sends on ev with `threads` threads until it ends the run. 0 or KW_EIO. */
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc);
+
+#endif
