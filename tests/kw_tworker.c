@@ -12,12 +12,14 @@
  *                   [--no-ready] [--exit-at-start] [--stderr]
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
- *                   [--quality REL_RMS,COS]
+ *                   [--quality REL_RMS,COS] [--sleep S]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config); each sample is that time times
  *   (1 + SD_FRAC x N(0,1)) from GSL's taus2 seeded by the request's text without
  *   its id (so the draw depends on the request, not on the order of requests)
  *   and --seed; --drift PCT multiplies request number i (from 0) by 1 + PCT/100 x i.
+ *   --sleep S: each measurement takes S seconds of wall time (a stand-in for a
+ *   device: `make bench-mpi` measures how ranks share such waits).
  */
 #include <math.h>
 #include <stdint.h>
@@ -65,7 +67,7 @@ static long tw_int(const char *line, const char *key)
 int main(int argc, char **argv)
 {
     int flat = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
-    double noise = 0.0, drift_pct = 0.0, start_delay = 0.0;
+    double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
     long die_after = -1;
     const char *quality = NULL;
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--error-on")) { error_on = v; i++; }
         else if (v && !strcmp(a, "--die-after")) { die_after = atol(v); i++; }
         else if (v && !strcmp(a, "--quality")) { quality = v; i++; }
+        else if (v && !strcmp(a, "--sleep")) { sleep_s = atof(v); i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
@@ -148,6 +151,8 @@ int main(int argc, char **argv)
                 }
             }
         }
+        if (sleep_s > 0)
+            usleep((useconds_t)(sleep_s * 1e6));
         /* the config's time from its knob tokens */
         double t = TW_BASE_US;
         const char *p = line;

@@ -1,0 +1,166 @@
+#!/bin/sh
+# run.sh - the MPI tests of `mpirun -n N knobwise tune` (TAP, run by make check).
+#
+#   1 every shipped space at a small budget: the files of mpirun -n 1, 2 and
+#     4 (oversubscribed on loopback) equal a one-process run's byte for byte
+#     (tests/same_results.sh, the run folder's path aside). KW_MPI_QUICK=1
+#     (make check: seconds, not a minute) takes the two quickest spaces;
+#     `make check-mpi` and .ci/run take all;
+#   2 a rank killed with SIGKILL mid-run ends the job; the journal verifies
+#     up to its last complete record; resumed with 2 ranks and then with no
+#     MPI at all, the files equal an uninterrupted run's (nothing measured twice:
+#     the journals are equal);
+#   3 bad input under mpirun: exit status 2, one message, nothing written;
+#   4 the measuring evaluator: each rank starts its own worker, which sees its
+#     rank's local index in KNOBWISE_LOCAL_RANK, and the files equal a
+#     one-process run's (the test worker's times are a function of the config).
+#
+# Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
+# the feature is not built. Everything is written under one mktemp folder.
+B=${KW_BUILDDIR:-.}
+S=${KW_SRCDIR:-.}
+K=${KW_BIN:-$B/knobwise}
+if [ -z "${KW_MPIRUN:-}" ]; then
+    echo "1..0 # SKIP knobwise was configured without --with-mpi: no MPI support is built"
+    exit 0
+fi
+# mpirun refuses root unless told (CI runs as root)
+if [ "$(id -u)" = 0 ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/kw-mpi.XXXXXX") || exit 1
+[ "${KW_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+# a limit on every mpirun, so a hang fails the test instead of the suite
+T="timeout 300"
+mpi() { n=$1; shift; $T "$KW_MPIRUN" --oversubscribe -n "$n" "$@"; }
+# wrappers that are a knobwise binary to tests/same_results.sh
+for n in 1 2 4; do
+    printf '#!/bin/sh\nexec %s "%s" --oversubscribe -n %s "%s" "$@"\n' "$T" "$KW_MPIRUN" "$n" "$K" \
+        >"$work/mpi$n"
+    chmod +x "$work/mpi$n"
+done
+echo "1..4"
+t0=$(date +%s)
+lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
+
+# 1 -------------------------------------------------------------- identical files
+ok=1
+if [ "${KW_MPI_QUICK:-0}" = 1 ]; then
+    KW_SAME_SPACES="$S/spaces/validate_small.xml $S/spaces/cpu_gemm_epilogue.xml"
+    export KW_SAME_SPACES
+fi
+for n in 1 2 4; do
+    if out=$(sh "$S/tests/same_results.sh" "$K" "$work/mpi$n" 12 2>&1); then
+        echo "# mpirun -n $n: $out"
+    else
+        echo "$out" | sed "s/^/# mpirun -n $n: /"
+        ok=0
+    fi
+done
+unset KW_SAME_SPACES
+if [ $ok = 1 ]; then echo "ok 1 - mpirun -n 1, 2, 4: ${KW_MPI_QUICK:+(quick: two) }shipped spaces' files equal the one-process run's"
+else echo "not ok 1 - mpirun -n 1, 2, 4 give other files than one process"; fi
+
+# the run folders' contents, with the folder's own path made neutral
+same_dirs() {
+    st=0
+    for f in "$1"/*; do
+        [ -f "$f" ] || continue
+        g="$2/$(basename "$f")"
+        sed -e "s#$1#RUN#g" "$f" >"$work/x.a"
+        sed -e "s#$2#RUN#g" "$g" >"$work/x.b" 2>/dev/null || { echo "# $(basename "$f") missing"; st=1; continue; }
+        cmp -s "$work/x.a" "$work/x.b" || { echo "# $(basename "$f") differs"; st=1; }
+    done
+    return $st
+}
+
+lap
+# 2 -------------------------------------------------------------- a rank killed
+ok=1
+args="--budget 150 --seed 5 --threads 1 --quiet"
+mkdir -p "$work/ref" "$work/kill"
+"$K" tune $args --out "$work/ref/run" >/dev/null 2>&1 || { echo "# reference run failed"; ok=0; }
+mpi 3 "$K" tune $args --out "$work/kill/run" >"$work/kill.out" 2>&1 &
+mp=$!
+# wait for evaluations in the journal, then SIGKILL rank 1
+victim=
+for i in $(seq 1 200); do
+    lines=0
+    [ -f "$work/kill/run/journal" ] && lines=$(wc -l <"$work/kill/run/journal")
+    if [ "${lines:-0}" -gt 200 ]; then
+        for p in $(pgrep -P "$mp" 2>/dev/null) $(pgrep -f "tune $args --out $work/kill/run" 2>/dev/null); do
+            if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+                victim=$p
+                break
+            fi
+        done
+        [ -n "$victim" ] && break
+    fi
+    sleep 0.05
+done
+if [ -n "$victim" ]; then
+    kill -KILL "$victim"
+    wait "$mp"
+    st=$?
+    echo "# killed rank 1 (pid $victim) after $lines journal lines; mpirun exit $st"
+    [ "$st" -ne 0 ] || { echo "# the job did not fail"; ok=0; }
+    "$K" verify "$work/kill/run" >"$work/verify.out" 2>&1
+    vs=$?
+    if grep -q 'run complete' "$work/verify.out"; then
+        echo "# the run finished before the kill: the test proves nothing"; ok=0
+    fi
+    sed 's/^/# verify: /' "$work/verify.out" | head -5
+    grep -q 'journal checksums: .* intact' "$work/verify.out" || { echo "# verify: journal not intact (exit $vs)"; ok=0; }
+    # resume with 2 ranks under a time limit, then without MPI to the end
+    mpi 2 "$K" tune --resume "$work/kill/run" --time-limit 0.5 --quiet >"$work/resume1.out" 2>&1
+    "$K" tune --resume "$work/kill/run" --quiet >"$work/resume2.out" 2>&1 || { echo "# resume failed"; cat "$work/resume2.out" | sed 's/^/#   /'; ok=0; }
+    same_dirs "$work/ref/run" "$work/kill/run" || ok=0
+else
+    echo "# could not find rank 1 while the run was going"
+    wait "$mp"
+    ok=0
+fi
+if [ $ok = 1 ]; then echo "ok 2 - a rank killed mid-run: the journal verifies and the resumed run's files equal an uninterrupted run's"
+else echo "not ok 2 - a rank killed mid-run"; fi
+
+lap
+# 3 -------------------------------------------------------------- bad input
+ok=1
+mkdir -p "$work/bad"
+mpi 2 "$K" tune --budget nope --out "$work/bad/run" >"$work/bad.out" 2>&1
+st=$?
+n=$(grep -c 'knobwise tune: --budget' "$work/bad.out")
+[ "$st" = 2 ] || { echo "# exit $st, not 2"; ok=0; }
+[ "$n" = 1 ] || { echo "# the message came $n times"; ok=0; }
+[ ! -e "$work/bad/run" ] || { echo "# a run folder was written"; ok=0; }
+sed 's/^/# /' "$work/bad.out" | head -3
+if [ $ok = 1 ]; then echo "ok 3 - bad input under mpirun: exit 2, one message, nothing written"
+else echo "not ok 3 - bad input under mpirun"; fi
+
+lap
+# 4 -------------------------------------------------------------- one worker per rank
+ok=1
+TW="$B/tests/kw_tworker"
+cat >"$work/w.sh" <<EOF
+#!/bin/sh
+echo "\$KNOBWISE_LOCAL_RANK" >>"$work/ranks"
+exec "$TW" "\$@"
+EOF
+chmod +x "$work/w.sh"
+xargs_="--space $S/tests/data/exec/small.xml --evaluator exec:$work/w.sh --budget 20 --seed 2 --threads 1 --quiet"
+mkdir -p "$work/x1" "$work/x3"
+"$K" tune $xargs_ --out "$work/x1/run" >"$work/x1.out" 2>&1 || { echo "# one-process exec run failed"; sed 's/^/#   /' "$work/x1.out"; ok=0; }
+: >"$work/ranks"
+mpi 3 "$K" tune $xargs_ --out "$work/x3/run" >"$work/x3.out" 2>&1 || { echo "# mpirun -n 3 exec run failed"; sed 's/^/#   /' "$work/x3.out"; ok=0; }
+seen=$(sort -u "$work/ranks" | tr '\n' ' ')
+echo "# workers started with KNOBWISE_LOCAL_RANK: $seen"
+[ "$seen" = "0 1 2 " ] || ok=0
+for f in journal results.xml ranked.csv; do
+    sed -e "s#$work/x1/run#RUN#g" "$work/x1/run/$f" >"$work/x.a" 2>/dev/null
+    sed -e "s#$work/x3/run#RUN#g" "$work/x3/run/$f" >"$work/x.b" 2>/dev/null
+    cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
+done
+if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank; files equal one process's"
+else echo "not ok 4 - exec evaluator under mpirun"; fi
+lap
