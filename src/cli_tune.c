@@ -622,11 +622,11 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    /* mpirun -n N (N > 1): the engine evaluates through every rank's slots */
+    /* mpirun -n N: the engine evaluates through every rank's slots */
     kw_mpi_pool *mp = NULL;
     const kw_evaluator *run_ev = ev;
     char ranks_said[512] = "";
-    if (kw_mpi_size() > 1) {
+    if (kw_mpi_launched()) {
         kw_mpi_spec ms = {.n_attrs = c->n_attrs, .attr_keys = c->attr_keys,
                           .attr_values = c->attr_vals, .n_inputs = c->n_inputs,
                           .input_names = c->in_names, .input_hashes = c->in_hashes,
@@ -737,6 +737,7 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
 {
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &c->cfg->space, cmd, timeout_s);
+    xo.index = kw_mpi_local_rank(); /* mpirun: the rank's device on its node */
     int rc = kw_exec_new(&c->ex, c->cfg, c->me, &xo);
     if (rc == 0)
         rc = kw_exec_new_sibling(&c->final_ex, c->ex, c->final_me, "results");

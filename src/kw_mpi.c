@@ -35,6 +35,8 @@
 int kw_mpi_init(void) { return 0; }
 int kw_mpi_rank(void) { return 0; }
 int kw_mpi_size(void) { return 1; }
+int kw_mpi_launched(void) { return 0; }
+int kw_mpi_local_rank(void) { return 0; }
 void kw_mpi_finish(void) {}
 
 int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evaluator *local,
@@ -138,6 +140,7 @@ typedef struct kw_mpi_whead {
 
 static int kw_mpi_on;      /* MPI_Init was called (started by mpirun) */
 static int kw_mpi_me, kw_mpi_n = 1;
+static int kw_mpi_local;   /* index among the ranks of this node */
 static int kw_mpi_sent;    /* rank 0: the run description went out */
 
 static int kw_mpi_err(int mpi_rc, const char *what, int peer)
@@ -185,20 +188,18 @@ int kw_mpi_init(void)
     MPI_Comm_size(MPI_COMM_WORLD, &kw_mpi_n);
     /* the rank's index among the ranks of its node: which device its worker uses */
     MPI_Comm node;
-    int local = 0;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, kw_mpi_me, MPI_INFO_NULL,
                             &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &local);
+        MPI_Comm_rank(node, &kw_mpi_local);
         MPI_Comm_free(&node);
     }
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", local);
-    setenv(KW_MPI_LOCAL_RANK_ENV, buf, 1);
     return 0;
 }
 
 int kw_mpi_rank(void) { return kw_mpi_me; }
 int kw_mpi_size(void) { return kw_mpi_n; }
+int kw_mpi_launched(void) { return kw_mpi_on; }
+int kw_mpi_local_rank(void) { return kw_mpi_local; }
 
 void kw_mpi_finish(void)
 {
@@ -565,10 +566,10 @@ void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len)
     for (int r = 0; r < n; r++)
         total += (double)p->evals[r];
     pthread_mutex_unlock(&((kw_mpi_pool *)p)->mu);
-    size_t used = (size_t)snprintf(buf, len, "%d ranks: %.0f evals/s (", n,
+    size_t used = (size_t)snprintf(buf, len, "%d rank%s: %.1f evals/s (", n, n == 1 ? "" : "s",
                                    dt > 0 ? total / dt : 0.0);
     for (int r = 0; r < n && r < KW_MPI_SHOW_MAX && used < len; r++)
-        used += (size_t)snprintf(buf + used, len - used, "%sr%d %.0f", r ? " " : "", r, ps[r]);
+        used += (size_t)snprintf(buf + used, len - used, "%sr%d %.1f", r ? " " : "", r, ps[r]);
     if (used < len)
         snprintf(buf + used, len - used, "%s/s)", n > KW_MPI_SHOW_MAX ? " ..." : "");
 }

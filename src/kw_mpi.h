@@ -38,14 +38,18 @@
 
 #include "kw_search.h"
 
-#define KW_MPI_LOCAL_RANK_ENV "KNOBWISE_LOCAL_RANK" /* the rank's index on its node, for workers */
-
-/* Start MPI when built with it and started by mpirun (else nothing): sets
- * KNOBWISE_LOCAL_RANK for the measuring evaluator's workers. 0 or KW_EIO. */
+/* Start MPI when built with it and started by mpirun (else nothing). 0 or
+ * KW_EIO. */
 int kw_mpi_init(void);
 /* This process's rank and the number of ranks (0 and 1 without MPI). */
 int kw_mpi_rank(void);
 int kw_mpi_size(void);
+/* 1 when started by mpirun (even with -n 1: rank 0 then reports its rate). */
+int kw_mpi_launched(void);
+/* The rank's index among the ranks on its node (0 without MPI): the device
+ * its measuring evaluator's worker uses (KW_WORKER_INDEX, README "The
+ * worker protocol"). */
+int kw_mpi_local_rank(void);
 /* Rank 0: tell ranks that were never started (kw_mpi_pool_start not
  * reached: bad input, --help) that there is no run; then MPI_Finalize. Every
  * rank calls it once before exiting. */

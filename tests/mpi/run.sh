@@ -12,7 +12,7 @@
 #     the journals are equal);
 #   3 bad input under mpirun: exit status 2, one message, nothing written;
 #   4 the measuring evaluator: each rank starts its own worker, which sees its
-#     rank's local index in KNOBWISE_LOCAL_RANK, and the files equal a
+#     rank's local index in KW_WORKER_INDEX, and the files equal a
 #     one-process run's (the test worker's times are a function of the config).
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
@@ -144,7 +144,7 @@ ok=1
 TW="$B/tests/kw_tworker"
 cat >"$work/w.sh" <<EOF
 #!/bin/sh
-echo "\$KNOBWISE_LOCAL_RANK" >>"$work/ranks"
+echo "\$KW_WORKER_INDEX" >>"$work/ranks"
 exec "$TW" "\$@"
 EOF
 chmod +x "$work/w.sh"
@@ -154,13 +154,13 @@ mkdir -p "$work/x1" "$work/x3"
 : >"$work/ranks"
 mpi 3 "$K" tune $xargs_ --out "$work/x3/run" >"$work/x3.out" 2>&1 || { echo "# mpirun -n 3 exec run failed"; sed 's/^/#   /' "$work/x3.out"; ok=0; }
 seen=$(sort -u "$work/ranks" | tr '\n' ' ')
-echo "# workers started with KNOBWISE_LOCAL_RANK: $seen"
+echo "# workers started with KW_WORKER_INDEX: $seen"
 [ "$seen" = "0 1 2 " ] || ok=0
 for f in journal results.xml ranked.csv; do
     sed -e "s#$work/x1/run#RUN#g" "$work/x1/run/$f" >"$work/x.a" 2>/dev/null
     sed -e "s#$work/x3/run#RUN#g" "$work/x3/run/$f" >"$work/x.b" 2>/dev/null
     cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
 done
-if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank; files equal one process's"
+if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); files equal one process's"
 else echo "not ok 4 - exec evaluator under mpirun"; fi
 lap
