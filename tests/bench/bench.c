@@ -21,6 +21,8 @@
  *             end to end and in process
  *   growth    cost per simulated request as requests, streams and cores grow;
  *             evaluations and wall time of the search as the knob count grows
+ *   screen    on spaces/validate_*.xml: the cheap stage (predict) against the
+ *             full evaluation over every valid config
  *   quality   on spaces/validate_*.xml: the one-knob search's best p95 against
  *             the exhaustive optimum (enumerated here, independently of the
  *             engine), the share of the space it evaluated, and random search
@@ -824,6 +826,16 @@ static int kw_bench_sub_eval(void *ctx, const kw_cand *c, int shape, int rep, kw
     return s->inner->eval(s->inner->ctx, &full, shape, rep, out);
 }
 
+static int kw_bench_sub_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_bench_sub *s = ctx;
+    kw_cand full;
+    kw_cand_baseline(&full, s->full);
+    for (int i = 0; i < s->n_sel; i++)
+        full.v[s->sel[i]] = c->v[i];
+    return s->inner->predict(s->inner->ctx, &full, shape, out);
+}
+
 /* Keep knobs sel[0..n) of full; a constraint keeps the terms on kept knobs,
  * drops terms a baseline value satisfies, and disappears when a dropped
  * knob's baseline can never satisfy its term. */
@@ -862,6 +874,7 @@ static void kw_bench_sub_init(kw_bench_sub *s, const kw_knobspace *full, const k
     s->iface = *inner;
     s->iface.ctx = s;
     s->iface.eval = kw_bench_sub_eval;
+    s->iface.predict = inner->predict ? kw_bench_sub_predict : NULL;
 }
 
 /* One engine run into a fresh journal under tmpdir; *j loaded afterwards. */
@@ -1043,6 +1056,12 @@ static int kw_bench_tab_eval(void *ctx, const kw_cand *c, int shape, int rep, kw
     return 0;
 }
 
+static int kw_bench_tab_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_bench_tab *t = ctx;
+    return t->inner->predict(t->inner->ctx, c, shape, out);
+}
+
 static void kw_bench_tab_free(kw_bench_tab *t)
 {
     if (!t)
@@ -1096,6 +1115,7 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
     t->iface = *ev;
     t->iface.ctx = t;
     t->iface.eval = kw_bench_tab_eval;
+    t->iface.predict = ev->predict ? kw_bench_tab_predict : NULL;
     t->iface.noisy = 0;
     *out = t;
     return 0;
@@ -1270,6 +1290,113 @@ done:
     return rc;
 }
 
+/* How good is the cheap stage (the model evaluator's predict(): stage 1 and
+ * a closed-form queue) as a screen? Over every valid config of each shape of
+ * the validation spaces (seed 1): Spearman's rank correlation of predicted and
+ * simulated p95 over the configs passing every guard, the spread of
+ * simulated / predicted (what the engine's error bound must cover), and where
+ * the exhaustive optimum ranks by prediction. */
+static int kw_bench_screen_space(const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    kw_config *cfg = NULL;
+    kw_model_eval *me = NULL;
+    kw_bench_tab *tab = NULL;
+    double *x = NULL, *y = NULL, *work = NULL;
+    int rc = kw_config_load(&cfg, path, NULL, NULL);
+    if (rc != 0)
+        goto done;
+    kw_model_opts mo = {.drift = 1, .seed = 1};
+    if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0)
+        goto done;
+    const kw_evaluator *ev = kw_model_eval_iface(me);
+    const kw_knobspace *ks = &cfg->space.knobs;
+    int primary = -1;
+    for (int i = 0; i < ev->n_metrics; i++)
+        if (strcmp(ev->metric_names[i], "p95_us") == 0)
+            primary = i;
+    double t0 = kw_bench_cpu_self();
+    if ((rc = kw_bench_tab_new(&tab, ks, ev, primary)) != 0)
+        goto done;
+    double full_s = kw_bench_cpu_self() - t0;
+    size_t n = tab->n_cells;
+    x = malloc(n * sizeof *x);
+    y = malloc(n * sizeof *y);
+    work = malloc(2 * n * sizeof *work);
+    if (!x || !y || !work) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int s = 0; s < tab->n_shapes; s++) {
+        kw_cand c;
+        memset(&c, 0, sizeof c);
+        size_t m = 0, n_pred = 0;
+        double pred_s = 0, opt_pred = INFINITY;
+        double lo = INFINITY, hi = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t cell = (size_t)s * n + i;
+            if (tab->rc[cell] == 0) {
+                kw_metrics pm;
+                double t1 = kw_bench_cpu_self();
+                if ((rc = ev->predict(ev->ctx, &c, s, &pm)) != 0)
+                    goto done;
+                pred_s += kw_bench_cpu_self() - t1;
+                n_pred++;
+                const kw_metrics *fm = &tab->m[cell];
+                if (fm->guards[0] == '\0' && isfinite(pm.v[primary]) && pm.v[primary] > 0) {
+                    x[m] = pm.v[primary];
+                    y[m] = fm->v[primary];
+                    double r = y[m] / x[m];
+                    lo = r < lo ? r : lo;
+                    hi = r > hi ? r : hi;
+                    if (fm->v[primary] == tab->opt[s])
+                        opt_pred = pm.v[primary];
+                    m++;
+                }
+            }
+            int k = ks->n_knobs - 1;
+            while (k >= 0 && ++c.v[k] == ks->knobs[k].n_values)
+                c.v[k--] = 0;
+        }
+        size_t rank = 0;
+        for (size_t i = 0; i < m; i++)
+            rank += x[i] < opt_pred;
+        double rho = m > 2 ? gsl_stats_spearman(x, 1, y, 1, m, work) : NAN;
+        printf("| %s | %s | %zu | %.3f | %.2f-%.2f | %zu (top %.1f%%) | %.1f us / %.0f us |\n", base,
+               ev->shape_names[s], m, rho, lo, hi, rank + 1, 100.0 * (double)(rank + 1) / (double)m,
+               1e6 * pred_s / (double)n_pred, 1e6 * full_s / (double)tab->n_valid[s] / tab->n_shapes);
+    }
+    rc = 0;
+done:
+    if (rc != 0)
+        fprintf(stderr, "bench: screen on %s: %s\n", path, kw_error_last());
+    free(x);
+    free(y);
+    free(work);
+    kw_bench_tab_free(tab);
+    kw_model_eval_free(me);
+    kw_config_free(cfg);
+    return rc;
+}
+
+static int kw_bench_screen(kw_bench *b)
+{
+    char pat[KW_PATH_MAX + 64];
+    snprintf(pat, sizeof pat, "%s/spaces/validate_*.xml", b->srcdir);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) != 0)
+        return 0;
+    printf("\n### The cheap stage as a screen (predict: stage 1 + closed-form queue; seed 1, every "
+           "valid config)\n\n| space | shape | guard-passing configs | Spearman rho, predicted vs "
+           "simulated p95 | simulated / predicted, min-max | the optimum's rank by prediction | "
+           "CPU per prediction / per full evaluation |\n|---|---|---|---|---|---|---|\n");
+    int rc = 0;
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+        rc = kw_bench_screen_space(g.gl_pathv[i]);
+    globfree(&g);
+    return rc;
+}
+
 static int kw_bench_quality(kw_bench *b)
 {
     char pat[KW_PATH_MAX + 64];
@@ -1410,7 +1537,7 @@ int main(int argc, char **argv)
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|quality] [--tune-budget N] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
@@ -1445,6 +1572,8 @@ int main(int argc, char **argv)
     if (kw_bench_wanted(&b, "threads") && kw_bench_threads(&b) != 0)
         status = 1;
     if (kw_bench_wanted(&b, "growth") && kw_bench_growth(&b) != 0)
+        status = 1;
+    if (kw_bench_wanted(&b, "screen") && kw_bench_screen(&b) != 0)
         status = 1;
     if (kw_bench_wanted(&b, "quality") && kw_bench_quality(&b) != 0)
         status = 1;
