@@ -2423,7 +2423,8 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
             if (strcmp(w->name, rs->shapes[s].name) != 0)
                 continue;
             kw_rs_shape *t = &rs->shapes[s];
-            t->has_dims = 1;
+            /* a decode shape of a block without attention has no kv_len: no dims */
+            t->has_dims = !(w->phase == KW_PHASE_DECODE && w->kv_len < 1);
             t->phase_decode = w->phase == KW_PHASE_DECODE;
             t->batch = w->batch;
             t->len = t->phase_decode ? w->kv_len : w->seq;
