@@ -37,18 +37,10 @@
 #include "kw_eval.h"
 #include "kw_limits.h"
 #include "kw_mapping.h"
+#include "kw_mix.h"
 #include "kw_sim.h"
 #include "kw_thermal.h"
 #include "kw_trace.h"
-
-const char *const kw_model_metric_names[KW_M_COUNT] = {
-    "p50_us", "p95_us", "p99_us", "p999_us", "mean_us",
-    "launches", "reuse_ratio", "dram_mb",
-    "quality_cos", "quality_rel_rms", "throttle_pct", "fallback_pct",
-    "latency_us", "launch_us", "contention_pct", "queue_p95_us", "fairness", "imbalance",
-    "throughput_rps", "long_p99_us", "steady_temp_c", "samples", "p_ci_lo_us", "p_ci_hi_us",
-    "quality_max_abs", "drift_fallback", "energy_mj", "p99_ci_lo_us", "p99_ci_hi_us",
-};
 
 struct kw_model_eval {
     const kw_config *cfg;
@@ -64,15 +56,6 @@ struct kw_model_eval {
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
     int traces_borrowed;                   /* trace/shape_trace belong to opts.traces_from */
 };
-
-/* SplitMix64 finaliser: decorrelates seeds built from small integers. */
-static uint64_t kw_mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 static const kw_shape *kw_eval_shape(const kw_model_eval *e, int shape)
 {
@@ -131,7 +114,7 @@ static kw_sim_opts kw_eval_sim_opts(const kw_model_eval *e, int shape)
     kw_sim_opts so = {
         .requests = e->opts.sim_requests > 0 ? e->opts.sim_requests : e->cfg->space.sim_requests,
         .warmup = 0,
-        .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
+        .seed = kw_mix_splitmix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
         .no_contention = e->opts.no_contention,
         .stop = e->opts.stop,
         .deadline_s = e->opts.deadline_s ? *e->opts.deadline_s : 0.0,
@@ -289,8 +272,8 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
             rc = kw_error_set(KW_ENOMEM, "out of memory for the noise stream");
             goto done;
         }
-        gsl_rng_set(r, (unsigned long)kw_mix64(kw_cand_id(&cfg->space.knobs, c) ^
-                                               kw_mix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
+        gsl_rng_set(r, (unsigned long)kw_mix_splitmix64(kw_cand_id(&cfg->space.knobs, c) ^
+                                               kw_mix_splitmix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
                                                e->opts.seed));
         double f = 1.0 + gsl_ran_gaussian(r, cfg->space.noise_pct / 100.0);
         gsl_rng_free(r);
@@ -311,7 +294,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     v[KW_M_QUALITY_COS] = 1.0;
     if (e->opts.drift) {
         kw_drift d;
-        uint64_t dseed = kw_mix64(e->opts.seed ^ 0x64726966ULL);
+        uint64_t dseed = kw_mix_splitmix64(e->opts.seed ^ 0x64726966ULL);
         if ((rc = kw_drift_cache_get(&d, e->drift, b, s, &m, g, dseed)) != 0)
             goto done;
         v[KW_M_QUALITY_COS] = d.cos;
