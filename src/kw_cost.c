@@ -835,8 +835,11 @@ static int kw_check(const kw_accel *a, const kw_block *b, const kw_shape *s, con
                             a->name);
     if (b->n_ops < 0 || b->n_ops > KW_OP_MAX)
         return kw_error_set(KW_EINPUT, "block '%s': %d operators", b->name, b->n_ops);
+    int attn = 0; /* kv_len is required of a decode shape only where an attention reads it */
+    for (int i = 0; i < b->n_ops; i++)
+        attn |= b->ops[i].kind == KW_OP_ATTENTION;
     if (s->batch < 1 || (s->phase == KW_PHASE_PREFILL && s->seq < 1) ||
-        (s->phase == KW_PHASE_DECODE && s->kv_len < 1))
+        (s->phase == KW_PHASE_DECODE && attn && s->kv_len < 1))
         return kw_error_set(KW_EINPUT, "shape '%s': batch, seq (prefill) and kv_len (decode) must be >= 1",
                             s->name);
     return 0;

@@ -793,3 +793,16 @@ Test(cost, plan_larger_than_kernel_table_is_an_error)
     cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 1), KW_EMODEL);
     cr_assert(strstr(kw_error_last(), "kernels") != NULL);
 }
+
+/* A decode shape without kv_len costs an MLP block (no attention reads it):
+ * M = batch rows, FLOPs 2 M N K. */
+Test(cost, decode_without_kv_len_costs_a_block_without_attention)
+{
+    add_gemm("up", "up", 512, 256);
+    shp.phase = KW_PHASE_DECODE;
+    shp.seq = 1;
+    shp.kv_len = 0;
+    shp.batch = 8;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 1), 0, "%s", kw_error_last());
+    cr_assert_float_eq(cost.flops, 2.0 * 8 * 512 * 256, 1e-6);
+}
