@@ -428,6 +428,7 @@ typedef struct kw_tune_ctx {
     const char *cmd;             /* the measuring evaluator's command (NULL: the model) */
     char worker_path[PATH_MAX], worker_hash[KW_HASH_HEX_LEN];
     kw_runlock *lock;            /* the run folder's writer lock, held to the end */
+    kw_mpi_pool *mp;             /* mpirun: the other ranks' slots (NULL: one process) */
     const char *attr_keys[KW_JOURNAL_ATTR_MAX];
     const char *attr_vals[KW_JOURNAL_ATTR_MAX];
     char attr_buf[KW_TUNE_N_ATTRS][KW_JOURNAL_ATTR_LEN];
@@ -438,6 +439,7 @@ typedef struct kw_tune_ctx {
 
 static void kw_tune_ctx_free(kw_tune_ctx *c)
 {
+    kw_mpi_pool_free(c->mp);
     kw_exec_free(c->final_ex);
     kw_exec_free(c->port_ex);
     kw_exec_free(c->ex);
@@ -622,34 +624,23 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    /* mpirun -n N: the engine evaluates through every rank's slots */
-    kw_mpi_pool *mp = NULL;
+    /* mpirun: the engine evaluates through every rank's slots (kw_tune_mpi_start) */
     const kw_evaluator *run_ev = ev;
     char ranks_said[512] = "";
-    if (kw_mpi_launched()) {
-        kw_mpi_spec ms = {.n_attrs = c->n_attrs, .attr_keys = c->attr_keys,
-                          .attr_values = c->attr_vals, .n_inputs = c->n_inputs,
-                          .input_names = c->in_names, .input_hashes = c->in_hashes,
-                          .threads = eo->threads, .time_limit_s = eo->time_limit_s,
-                          .seed = eo->seed};
-        int mrc = kw_mpi_pool_start(&mp, &ms, ev, eo->threads, &kw_tune_sig);
-        if (mrc != 0) {
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGTERM, &old_term, NULL);
-            return kw_cli_fail("tune", mrc);
-        }
-        run_ev = kw_mpi_pool_iface(mp);
-        o.threads = kw_mpi_pool_slots(mp) < KW_TUNE_THREADS_MAX ? kw_mpi_pool_slots(mp)
-                                                                : KW_TUNE_THREADS_MAX;
-        ui.mpi = mp;
+    if (c->mp) {
+        run_ev = kw_mpi_pool_iface(c->mp);
+        o.threads = kw_mpi_pool_slots(c->mp) < KW_TUNE_THREADS_MAX ? kw_mpi_pool_slots(c->mp)
+                                                                   : KW_TUNE_THREADS_MAX;
+        ui.mpi = c->mp;
     }
     kw_engine_summary sum;
     int rc = resume ? kw_engine_resume(&sum, &c->cfg->space.knobs, run_ev, &o, &info)
                     : kw_engine_run(&sum, &c->cfg->space.knobs, run_ev, &o, &info);
-    if (mp) {
-        kw_mpi_pool_format(mp, ranks_said, sizeof ranks_said);
+    if (c->mp) {
+        kw_mpi_pool_format(c->mp, ranks_said, sizeof ranks_said);
         ui.mpi = NULL;
-        kw_mpi_pool_free(mp); /* the other ranks are done: the results are rank 0's */
+        kw_mpi_pool_free(c->mp); /* the other ranks are done: the results are rank 0's */
+        c->mp = NULL;
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -802,6 +793,23 @@ static int kw_tune_exec_attrs(kw_tune_ctx *c)
     return kw_tune_exec(c, c->cmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales, sizeof scales);
 }
 
+/* mpirun: hand the run (attributes and input hashes) to the other ranks,
+ * which build its evaluator and check its inputs; called before anything is
+ * written, so a rank that cannot evaluate fails the run with nothing made.
+ * Prints its error; returns the exit status. */
+static int kw_tune_mpi_start(kw_tune_ctx *c, int threads, double time_limit_s, uint64_t seed)
+{
+    if (!kw_mpi_launched())
+        return 0;
+    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_model_eval_iface(c->me);
+    kw_mpi_spec ms = {.n_attrs = c->n_attrs, .attr_keys = c->attr_keys,
+                      .attr_values = c->attr_vals, .n_inputs = c->n_inputs,
+                      .input_names = c->in_names, .input_hashes = c->in_hashes,
+                      .threads = threads, .time_limit_s = time_limit_s, .seed = seed};
+    int rc = kw_mpi_pool_start(&c->mp, &ms, ev, threads, &kw_tune_sig);
+    return rc != 0 ? kw_cli_fail("tune", rc) : 0;
+}
+
 static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
@@ -930,19 +938,6 @@ static int kw_tune_fresh(const kw_tune_args *a)
         status = kw_cli_fail("tune", rc);
         goto done;
     }
-    if ((rc = kw_tune_mkdirs(c.dir)) != 0 || (rc = kw_runfolder_lock(&c.lock, c.dir)) != 0 ||
-        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
-        status = kw_cli_fail("tune", rc);
-        goto done;
-    }
-    if (c.ex) {
-        char logp[KW_PATH_MAX + 16];
-        if ((rc = kw_runfolder_join(logp, sizeof logp, c.dir, "worker.log")) != 0 ||
-            (rc = kw_exec_log(c.ex, logp)) != 0) {
-            status = kw_cli_fail("tune", rc);
-            goto done;
-        }
-    }
     c.owner = a->owner;
     kw_tune_attr(&c, "owner", "%s", a->owner);
     kw_tune_attr(&c, "space", "%s", ps);
@@ -957,6 +952,21 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
     kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
     kw_tune_attr(&c, "screen", "%ld", a->screen);
+    if ((status = kw_tune_mpi_start(&c, a->threads, a->time_limit_s, a->seed)) != 0)
+        goto done;
+    if ((rc = kw_tune_mkdirs(c.dir)) != 0 || (rc = kw_runfolder_lock(&c.lock, c.dir)) != 0 ||
+        (rc = kw_runfolder_sweep(c.dir, NULL)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
+    if (c.ex) {
+        char logp[KW_PATH_MAX + 16];
+        if ((rc = kw_runfolder_join(logp, sizeof logp, c.dir, "worker.log")) != 0 ||
+            (rc = kw_exec_log(c.ex, logp)) != 0) {
+            status = kw_cli_fail("tune", rc);
+            goto done;
+        }
+    }
 
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -1035,6 +1045,9 @@ static int kw_tune_resume(const kw_tune_args *a)
             goto done;
         }
     }
+    /* mpirun: the other ranks check the same inputs and start their workers */
+    if ((status = kw_tune_mpi_start(&c, a->threads, a->time_limit_s, h->seed)) != 0)
+        goto done;
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
     kw_engine_opts_from_header(&eo, c.shapes, h);

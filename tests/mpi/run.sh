@@ -13,7 +13,10 @@
 #   3 bad input under mpirun: exit status 2, one message, nothing written;
 #   4 the measuring evaluator: each rank starts its own worker, which sees its
 #     rank's local index in KW_WORKER_INDEX, and the files equal a
-#     one-process run's (the test worker's times are a function of the config).
+#     one-process run's (the test worker's times are a function of the config);
+#   5 a rank whose input is not rank 0's (its worker program, found on its own
+#     $PATH) refuses to evaluate: the run fails naming the rank and the file,
+#     exit 2, no run folder made.
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -40,7 +43,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..4"
+echo "1..5"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -163,4 +166,23 @@ for f in journal results.xml ranked.csv; do
 done
 if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); files equal one process's"
 else echo "not ok 4 - exec evaluator under mpirun"; fi
+
+# 5 -------------------------------------------------------------- inputs differ
+ok=1
+mkdir -p "$work/p1" "$work/p2" "$work/mm"
+for d in p1 p2; do
+    printf '#!/bin/sh\n# the worker as %s sees it\nexec "%s" "$@"\n' "$d" "$TW" >"$work/$d/kwtw"
+    chmod +x "$work/$d/kwtw"
+done
+xa="--space $S/tests/data/exec/small.xml --evaluator exec:kwtw --budget 5 --threads 1 --quiet"
+$T "$KW_MPIRUN" --oversubscribe -n 1 env PATH="$work/p1:$PATH" "$K" tune $xa --out "$work/mm/run" : \
+    -n 1 env PATH="$work/p2:$PATH" "$K" tune $xa --out "$work/mm/run" >"$work/mm.out" 2>&1
+st=$?
+grep "cannot evaluate" "$work/mm.out" | sed 's/^/# /'
+grep -q "rank 1 (.*) cannot evaluate: $work/p2/kwtw: not the file rank 0 loaded" "$work/mm.out" ||
+    { echo "# no message naming rank 1 and its file"; ok=0; }
+[ "$st" = 2 ] || { echo "# exit $st, not 2"; ok=0; }
+[ ! -e "$work/mm/run" ] || { echo "# a run folder was made"; ok=0; }
+if [ $ok = 1 ]; then echo "ok 5 - a rank whose input differs from rank 0's: named, exit 2, nothing written"
+else echo "not ok 5 - a rank whose input differs from rank 0's"; fi
 lap
