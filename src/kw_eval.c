@@ -33,6 +33,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kw_drift.h"
+#include "kw_estimate.h"
 #include "kw_eval.h"
 #include "kw_limits.h"
 #include "kw_mapping.h"
@@ -369,6 +370,60 @@ done:
     return rc;
 }
 
+/* predict(): the cheap stage (kw_estimate.h) - stage 1 and a closed-form
+ * queue instead of the serving simulation and the drift check, about 1% of a
+ * full evaluation's cost. Guards it can judge: infeasible, fallback,
+ * saturated (drift and SLA need the full evaluation). */
+static int kw_model_eval_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_model_eval *e = ctx;
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &e->cfg->workload.blocks[s->block];
+    kw_cost *svc = NULL;
+    kw_mapping m;
+    memset(out, 0, sizeof *out);
+    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
+    if (rc == 0)
+        rc = kw_eval_service(&svc, e, s, b, &m);
+    if (rc == KW_EINPUT || rc == KW_EMODEL) {
+        snprintf(out->guards, sizeof out->guards, "infeasible");
+        for (int i = KW_M_P50_US; i <= KW_M_MEAN_US; i++)
+            out->v[i] = HUGE_VAL;
+        kw_error_clear();
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    kw_estimate est;
+    if ((rc = kw_estimate_tail(&est, &e->cfg->accel, s, &m, svc, e->rate_per_s[shape])) == 0) {
+        double *v = out->v;
+        v[KW_M_P50_US] = est.p50_us;
+        v[KW_M_P95_US] = est.p95_us;
+        v[KW_M_P99_US] = est.p99_us;
+        v[KW_M_P999_US] = est.p99_us;
+        v[KW_M_MEAN_US] = est.mean_us;
+        v[KW_M_QUEUE_P95_US] = est.wait_p95_us;
+        v[KW_M_LATENCY_US] = svc[0].latency_us;
+        v[KW_M_LAUNCH_US] = svc[0].launch_us;
+        v[KW_M_LAUNCHES] = svc[0].launches;
+        v[KW_M_REUSE_RATIO] = svc[0].reuse_ratio;
+        v[KW_M_DRAM_MB] = svc[0].dram_bytes / 1e6;
+        v[KW_M_QUALITY_COS] = 1.0;
+        v[KW_M_DRIFT_FALLBACK] = -1.0;
+        int fb = 0;
+        for (int i = 0; i < svc[0].n_kernels; i++)
+            fb += svc[0].kernels[i].fallback;
+        v[KW_M_FALLBACK_PCT] = fb > 0 ? 100.0 : 0.0; /* as the simulation counts it: every batch runs the fallback */
+        if (v[KW_M_FALLBACK_PCT] > e->cfg->space.guards.max_fallback_pct)
+            kw_guard_add(out, "fallback");
+        if (est.saturated)
+            kw_guard_add(out, "saturated");
+        snprintf(out->klass, sizeof out->klass, "%s", est.saturated ? "saturated" : "estimate");
+    }
+    free(svc);
+    return rc;
+}
+
 int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
                             int shape)
 {
@@ -652,6 +707,7 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
     e->iface.shape_names = e->shape_names;
     e->iface.noisy = cfg->space.noise_pct > 0.0;
     e->iface.eval = kw_model_eval_one;
+    e->iface.predict = kw_model_eval_predict;
     *out = e;
     return 0;
 }
