@@ -20,6 +20,7 @@
 set -u
 [ $# -eq 4 ] || { echo "usage: $0 KNOBWISE MPIRUN SRCDIR TWORKER" >&2; exit 2; }
 K=$1 MPIRUN=$2 S=$3 TW=$4
+[ -n "$MPIRUN" ] || { echo "$0: knobwise was configured without --with-mpi: nothing to measure" >&2; exit 2; }
 SLEEP=${KW_BENCH_SLEEP_S:-0.05}
 if [ "$(id -u)" = 0 ]; then
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
