@@ -47,6 +47,7 @@
 
 #include "kw_error.h"
 #include "kw_mapping.h"
+#include "kw_mix.h"
 #include "kw_moe.h"
 
 /* The router's top-k weights, one per routed slot, kept in fp32 (vLLM
@@ -97,16 +98,6 @@ static int kw_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-static uint64_t kw_moe_mix(uint64_t x)
-{
-    /* splitmix64 finaliser (Steele, Lea, Flood, OOPSLA 2014) */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 int kw_moe_loads(double *loads, double *dropped_frac, const kw_op *op, const kw_block *b,
                  double tokens)
 {
@@ -121,9 +112,9 @@ int kw_moe_loads(double *loads, double *dropped_frac, const kw_op *op, const kw_
     gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
     if (!r)
         return kw_error_set(KW_ENOMEM, "moe '%s': out of memory for the routing stream", op->name);
-    uint64_t seed = KW_MOE_SEED ^ kw_moe_mix((uint64_t)T << 20 ^ (uint64_t)E << 8 ^
+    uint64_t seed = KW_MOE_SEED ^ kw_mix_final((uint64_t)T << 20 ^ (uint64_t)E << 8 ^
                                               (uint64_t)op->top_k);
-    gsl_rng_set(r, (unsigned long)kw_moe_mix(seed));
+    gsl_rng_set(r, (unsigned long)kw_mix_final(seed));
     for (int i = 0; i < E; i++)
         loads[i] = 0.0;
     double dropped = 0.0;
