@@ -16,7 +16,9 @@
 #     one-process run's (the test worker's times are a function of the config);
 #   5 a rank whose input is not rank 0's (its worker program, found on its own
 #     $PATH) refuses to evaluate: the run fails naming the rank and the file,
-#     exit 2, no run folder made.
+#     exit 2, no run folder made;
+#   6 progress comes from rank 0 only: under mpirun -n 2 each finished shape
+#     is said once, followed by the job's and each rank's evaluations/s.
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -43,7 +45,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..5"
+echo "1..6"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -185,4 +187,19 @@ grep -q "rank 1 (.*) cannot evaluate: $work/p2/kwtw: not the file rank 0 loaded"
 [ ! -e "$work/mm/run" ] || { echo "# a run folder was made"; ok=0; }
 if [ $ok = 1 ]; then echo "ok 5 - a rank whose input differs from rank 0's: named, exit 2, nothing written"
 else echo "not ok 5 - a rank whose input differs from rank 0's"; fi
+
+# 6 -------------------------------------------------------------- progress
+ok=1
+mkdir -p "$work/pg"
+mpi 2 "$K" tune --space "$S/spaces/validate_small.xml" --budget 12 --threads 1 \
+    --out "$work/pg/run" >"$work/pg.out" 2>"$work/pg.err" || { echo "# the run failed"; ok=0; }
+done_lines=$(grep -c "^knobwise tune: shape .* done:" "$work/pg.err")
+rate_lines=$(grep -c "^knobwise tune: 2 ranks: [0-9.]* evals/s (r0 [0-9.]* r1 [0-9.]*/s)$" "$work/pg.err")
+sed 's/^/# /' "$work/pg.err" | head -4
+# validate_small tunes 2 shapes: each said once, each followed by the rates
+[ "$done_lines" = 2 ] || { echo "# $done_lines shape lines, not 2"; ok=0; }
+[ "$rate_lines" = 2 ] || { echo "# $rate_lines rate lines, not 2"; ok=0; }
+grep -q "^knobwise tune: 2 ranks: " "$work/pg.out" || { echo "# no rate line in the summary"; ok=0; }
+if [ $ok = 1 ]; then echo "ok 6 - progress from rank 0 only, with the job's and each rank's evaluations/s"
+else echo "not ok 6 - progress under mpirun"; fi
 lap
