@@ -51,9 +51,11 @@ lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
 # 1 -------------------------------------------------------------- identical files
 ok=1
+which="every shipped space"
 if [ "${KW_MPI_QUICK:-0}" = 1 ]; then
     KW_SAME_SPACES="$S/spaces/validate_small.xml $S/spaces/cpu_gemm_epilogue.xml"
     export KW_SAME_SPACES
+    which="two shipped spaces (quick)"
 fi
 for n in 1 2 4; do
     if out=$(sh "$S/tests/same_results.sh" "$K" "$work/mpi$n" 12 2>&1); then
@@ -64,7 +66,7 @@ for n in 1 2 4; do
     fi
 done
 unset KW_SAME_SPACES
-if [ $ok = 1 ]; then echo "ok 1 - mpirun -n 1, 2, 4: ${KW_MPI_QUICK:+(quick: two) }shipped spaces' files equal the one-process run's"
+if [ $ok = 1 ]; then echo "ok 1 - mpirun -n 1, 2, 4: $which, files equal the one-process run's"
 else echo "not ok 1 - mpirun -n 1, 2, 4 give other files than one process"; fi
 
 # the run folders' contents, with the folder's own path made neutral
