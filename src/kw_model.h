@@ -113,6 +113,10 @@ typedef struct kw_accel {
     int multicast_max;              /* units an operand tile may be multicast to; 0/1 = none */
     int n_pairs;                    /* 0 = every (input, accumulation) pair allowed */
     kw_prec_pair pairs[KW_PAIR_MAX];
+    /* --- appended by the exec area: <cpu> (kw_cost_cpu.h); all zero = not a CPU --- */
+    int cpu;                        /* costed by the CPU rules of kw_cost_cpu.c */
+    int cpu_scalar_edges;           /* in-place operands: a partial micro-tile runs scalar code */
+    double cpu_exp_per_s;           /* scalar exp per second on one core (softmax); 0 = free */
 } kw_accel;
 
 /* ---------------- workload ---------------- */
