@@ -502,7 +502,7 @@ static void kw_device_text(char *out, size_t size, int ncpu)
             *p = '_';
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     kw_worker w;
@@ -511,9 +511,19 @@ int main(void)
     w.ncpu = n > 0 && n < 4096 ? (int)n : 1;
     const char *inj = getenv("KW_WORKER_INJECT");
     w.inject_wrong = inj && strcmp(inj, "wrong_result") == 0;
+    /* the sample clock: --clock wall|cpu, else KW_WORKER_CLOCK, else wall */
     const char *clk = getenv("KW_WORKER_CLOCK");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--clock") == 0 && i + 1 < argc) {
+            clk = argv[++i];
+        } else {
+            fprintf(stderr, "usage: knobwise-worker [--clock wall|cpu] (unknown argument %s)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
     if (clk && *clk && strcmp(clk, "wall") != 0 && strcmp(clk, "cpu") != 0) {
-        fprintf(stderr, "knobwise-worker: KW_WORKER_CLOCK=%s: use wall or cpu\n", clk);
+        fprintf(stderr, "knobwise-worker: clock %s: use wall or cpu\n", clk);
         return 2;
     }
     w.cpu_clock = clk && strcmp(clk, "cpu") == 0;
