@@ -13,6 +13,9 @@
 #include <ctype.h>
 
 #include "kw_proc.h"
+#include "config.h"
+#include "kw_journal.h"
+#include "kw_results.h"
 
 TestSuite(docs, .timeout = 300);
 
@@ -332,4 +335,26 @@ Test(docs, readme_catalogue_is_the_programs)
     cr_assert_geq(rows, 20);
     free(readme);
     kw_p_free(&r);
+}
+
+/* NEWS's newest entry names the format versions this program writes (the
+ * journal's H format=, results.xml's format attribute, export's
+ * format_version), so a format change cannot ship without its NEWS entry. */
+Test(docs, news_names_the_formats_written)
+{
+    char *news = src_file("NEWS");
+    char *entry = strstr(news, "\n* knobwise ");
+    cr_assert_not_null(entry, "NEWS has no '* knobwise VERSION' entry");
+    char *eol = strchr(entry + 1, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    char want[128];
+    snprintf(want, sizeof want, "* knobwise %s ", PACKAGE_VERSION);
+    cr_expect_not_null(strstr(entry, want), "newest NEWS entry '%s' is not %s", entry + 1,
+                       PACKAGE_VERSION);
+    snprintf(want, sizeof want, "journal format %d,", KW_JOURNAL_FORMAT);
+    cr_expect_not_null(strstr(entry, want), "'%s' lacks '%s'", entry + 1, want);
+    snprintf(want, sizeof want, "results format %d,", KW_RESULTS_FORMAT);
+    cr_expect_not_null(strstr(entry, want), "'%s' lacks '%s'", entry + 1, want);
+    free(news);
 }
