@@ -56,7 +56,7 @@ static void kw_eval_csv_row(FILE *f, const char *shape, uint64_t id, const kw_me
             (int)v[KW_M_LAUNCHES], v[KW_M_REUSE_RATIO], v[KW_M_DRAM_MB], v[KW_M_QUALITY_COS],
             v[KW_M_QUALITY_REL_RMS], v[KW_M_THROTTLE_PCT], v[KW_M_FALLBACK_PCT],
             m->guards[0] ? m->guards : "pass");
-    /* Columns added after the contract's (DESIGN.md: columns may be added at the end). */
+    /* Columns added after the contract's (results/formats.md: columns may be added at the end). */
     fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.3f,%.2f,%.3f,%.0f,%.3f,%.3f,%s\n",
             v[KW_M_P999_US], v[KW_M_MEAN_US], v[KW_M_LATENCY_US], v[KW_M_LAUNCH_US],
             v[KW_M_CONTENTION_PCT], v[KW_M_QUEUE_P95_US], v[KW_M_FAIRNESS], v[KW_M_IMBALANCE],
