@@ -22,7 +22,7 @@
 
 TestSuite(results);
 
-/* The contract, typed from results/formats.md (not from kw_results.h). */
+/* The contract, typed from DESIGN.md (not from kw_results.h). */
 static const char ranked_header[] =
     "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
     "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to";
@@ -462,72 +462,6 @@ static void rm_tree(char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
     free(dir);
-}
-
-/* The four files of a summary, concatenated (portability through the model). */
-static char *render_all(kw_runsum *rs)
-{
-    kw_evaluator ev = sy_evaluator();
-    cr_assert_eq(kw_runsum_portability(rs, &ev), 0, "%s", kw_error_last());
-    kw_sbuf b = {0};
-    cr_assert_eq(kw_results_xml(&b, rs), 0, "%s", kw_error_last());
-    cr_assert_eq(kw_results_ranked_csv(&b, rs), 0);
-    cr_assert_eq(kw_results_audit_csv(&b, rs), 0);
-    cr_assert_eq(kw_results_portability_csv(&b, rs), 0);
-    char *t = strdup(kw_sbuf_cstr(&b));
-    kw_sbuf_free(&b);
-    return t;
-}
-
-/* The writer replays the journal into a partial summary (what the files list,
- * counts over everything); its files must be those of the full summary, for
- * every strategy, with repetitions, and past the rejected-listing cap. */
-Test(results, partial_summary_writes_the_same_files_as_the_full_one)
-{
-    static const struct {
-        kw_strategy strategy;
-        long budget;
-        int noisy;
-    } runs[] = {{KW_STRATEGY_OFAT, 0, 0},
-                {KW_STRATEGY_OFAT, 0, 1},
-                {KW_STRATEGY_RANDOM, 400, 0},
-                {KW_STRATEGY_RANDOM, 200, 1},
-                {KW_STRATEGY_EXHAUSTIVE, 0, 0}};
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        char *dir = kw_tl_tmpdir("kwtest");
-        engine_run_with(dir, runs[r].strategy, runs[r].budget, runs[r].noisy);
-        char p[4096];
-        snprintf(p, sizeof p, "%s/journal", dir);
-        kw_journal *j = NULL;
-        cr_assert_eq(kw_journal_load(&j, p), 0, "%s", kw_error_last());
-        kw_runsum *full = NULL, *part = NULL;
-        cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
-        cr_assert_eq(kw_runsum_from_journal_top(&part, j, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP),
-                     0, "%s", kw_error_last());
-        kw_journal_free(j);
-        cr_assert(part->partial && !full->partial);
-        for (int i = 0; i < full->n_shapes; i++) {
-            const kw_rs_shape *f = &full->shapes[i], *q = &part->shapes[i];
-            cr_assert_eq(q->configs_total, f->n_configs, "run %zu shape %d", r, i);
-            cr_assert_eq(q->ranked_total, f->n_ranked, "run %zu shape %d", r, i);
-            cr_assert_eq(q->rejected_total, f->n_rejected, "run %zu shape %d", r, i);
-            cr_assert_eq(q->evals_total, f->evals_total, "run %zu shape %d", r, i);
-            if (runs[r].strategy == KW_STRATEGY_EXHAUSTIVE) {
-                /* every configuration of the space, but only the listed ones kept */
-                cr_assert_eq(f->n_configs, 4 * 3 * 3 * 3 * 4 * 3);
-                cr_assert_gt(f->n_rejected, KW_RESULTS_REJECTED_TOP);
-                cr_assert_lt(q->n_configs, f->n_configs / 4, "kept %d of %d", q->n_configs,
-                             f->n_configs);
-            }
-        }
-        char *a = render_all(full), *b = render_all(part);
-        cr_assert(strcmp(a, b) == 0, "run %zu: the partial summary's files differ", r);
-        free(a);
-        free(b);
-        kw_runsum_free(full);
-        kw_runsum_free(part);
-        rm_tree(dir);
-    }
 }
 
 /* Past the cap, results.xml lists the KW_RESULTS_REJECTED_TOP rejected
