@@ -9,19 +9,13 @@
 #include <string.h>
 
 #include "kw_intern.h"
+#include "kw_mix.h"
 
-/* FNV-1a, 64-bit (Fowler, Noll, Vo; offset basis and prime from
- * http://www.isthe.com/chongo/tech/comp/fnv/) */
-#define KW_FNV_OFFSET 0xcbf29ce484222325ULL
-#define KW_FNV_PRIME 0x100000001b3ULL
 #define KW_INTERN_CAP0 64   /* first table size (a power of two) */
 
 static uint64_t kw_intern_hash(const char *s)
 {
-    uint64_t h = KW_FNV_OFFSET;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * KW_FNV_PRIME;
-    return h;
+    return kw_mix_fnv1a_str(KW_FNV64_OFFSET, s);
 }
 
 const char *kw_intern_get(kw_intern *t, const char *s)

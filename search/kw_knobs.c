@@ -9,21 +9,9 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "kw_mix.h"
 #include "kw_search.h"
 #include "kw_suggest.h"
-
-/* FNV-1a 64-bit parameters (Fowler, Noll, Vo; IETF draft-eastlake-fnv). */
-#define KW_FNV_OFFSET 0xcbf29ce484222325ULL
-#define KW_FNV_PRIME 0x100000001b3ULL
-
-static uint64_t kw_fnv_str(uint64_t h, const char *s)
-{
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= KW_FNV_PRIME;
-    }
-    return h;
-}
 
 void kw_cand_baseline(kw_cand *out, const kw_knobspace *ks)
 {
@@ -34,14 +22,14 @@ void kw_cand_baseline(kw_cand *out, const kw_knobspace *ks)
 
 uint64_t kw_cand_id(const kw_knobspace *ks, const kw_cand *c)
 {
-    uint64_t h = KW_FNV_OFFSET;
+    uint64_t h = KW_FNV64_OFFSET;
     for (int i = 0; i < ks->n_knobs; i++) {
         const kw_knob *k = &ks->knobs[i];
         int v = c->v[i] < k->n_values ? c->v[i] : 0;
-        h = kw_fnv_str(h, k->name);
-        h = kw_fnv_str(h, "=");
-        h = kw_fnv_str(h, k->values[v]);
-        h = kw_fnv_str(h, ";");
+        h = kw_mix_fnv1a_str(h, k->name);
+        h = kw_mix_fnv1a_str(h, "=");
+        h = kw_mix_fnv1a_str(h, k->values[v]);
+        h = kw_mix_fnv1a_str(h, ";");
     }
     return h;
 }

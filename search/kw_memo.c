@@ -15,7 +15,7 @@
 
 static uint64_t kw_memo_key(int shape, uint64_t id, int rep)
 {
-    return kw_mix64(id ^ kw_mix64(((uint64_t)(unsigned)shape << 32) | (unsigned)rep));
+    return kw_mix_final(id ^ kw_mix_final(((uint64_t)(unsigned)shape << 32) | (unsigned)rep));
 }
 
 kw_memo_ent *kw_memo_find(const kw_memo *m, int shape, uint64_t id, int rep)

@@ -1,26 +1,57 @@
-/* kw_mix.h - the engine's 64-bit mixer, one home for search/.
+/* kw_mix.h - the one integer mixer and the one FNV-1a step of knobwise.
  *
- * The memo, the probe list's id set, settle's index map and the random
- * strategy's per-shape seed all need a well-spread hash of a 64-bit key. A
- * static inline function rather than a module: it is three shifts and two
- * multiplies, called on every memo probe, and must be the same everywhere a
- * journal's byte-identity depends on it.
+ * Every hash and derived seed in the tree goes through these: the splitmix64
+ * finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom number
+ * generators", OOPSLA 2014, the constants of its mix64 variant 13) for seeds
+ * and table slots, and FNV-1a 64 (Fowler, Noll, Vo; IETF draft-eastlake-fnv,
+ * section 5: offset basis and prime below) for content hashes and config
+ * ids. They live in search/ because it is the lowest layer: src/ may include
+ * search/, never the other way (STYLE 2). Static inline so the hot callers
+ * (the simulator's per-stream seeds, the memo's keys) pay no call.
+ *
+ * Rejected: a copy per module, which is what drifted into four mixers, one
+ * of them without the golden-ratio increment.
  */
 #ifndef KW_MIX_H
 #define KW_MIX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* splitmix64 finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom
- * number generators", OOPSLA 2014): a well-spread hash of k. */
-static inline uint64_t kw_mix64(uint64_t k)
+#define KW_MIX_GAMMA 0x9e3779b97f4a7c15ULL  /* splitmix64's increment: 2^64 / golden ratio */
+#define KW_MIX_M1 0xbf58476d1ce4e5b9ULL     /* mix64 variant 13 multipliers */
+#define KW_MIX_M2 0x94d049bb133111ebULL
+#define KW_FNV64_OFFSET 0xcbf29ce484222325ULL /* FNV-1a 64 offset basis */
+#define KW_FNV64_PRIME 0x100000001b3ULL       /* FNV 64-bit prime */
+
+/* splitmix64's finaliser alone: a bijection that spreads every input bit
+ * over the output (the memo keys use it on already distinct integers). */
+static inline uint64_t kw_mix_final(uint64_t x)
 {
-    k ^= k >> 30;
-    k *= 0xbf58476d1ce4e5b9ULL;
-    k ^= k >> 27;
-    k *= 0x94d049bb133111ebULL;
-    k ^= k >> 31;
-    return k;
+    x = (x ^ (x >> 30)) * KW_MIX_M1;
+    x = (x ^ (x >> 27)) * KW_MIX_M2;
+    return x ^ (x >> 31);
+}
+
+/* One splitmix64 step from state x: decorrelates seeds built from small
+ * integers (stream 1, 2, 3 ... give unrelated outputs). */
+static inline uint64_t kw_mix_splitmix64(uint64_t x) { return kw_mix_final(x + KW_MIX_GAMMA); }
+
+/* FNV-1a 64 over len bytes, continuing from h (KW_FNV64_OFFSET to start). */
+static inline uint64_t kw_mix_fnv1a(uint64_t h, const void *buf, size_t len)
+{
+    const unsigned char *b = buf;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * KW_FNV64_PRIME;
+    return h;
+}
+
+/* FNV-1a 64 over a NUL-terminated string, continuing from h. */
+static inline uint64_t kw_mix_fnv1a_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * KW_FNV64_PRIME;
+    return h;
 }
 
 #endif

@@ -183,7 +183,7 @@ typedef struct kw_idset {
 
 static int kw_idset_add(kw_idset *set, uint64_t id)
 {
-    size_t h = kw_mix64(id) & (set->cap - 1);
+    size_t h = kw_mix_final(id) & (set->cap - 1);
     while (set->t[h]) {
         if (set->t[h] == id)
             return 0;
@@ -848,7 +848,7 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
     uint64_t here = kw_cand_id(ks, &s->pos);
     for (int i = 0; i < se->n_seen; i++) {
         ids[i] = kw_cand_id(ks, &se->seen[i]);
-        size_t h = kw_mix64(ids[i]) & (map.cap - 1);
+        size_t h = kw_mix_final(ids[i]) & (map.cap - 1);
         while (map.t[h])
             h = (h + 1) & (map.cap - 1);
         map.t[h] = (uint64_t)i + 1;
@@ -870,7 +870,7 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
                 kw_cand c = se->seen[u];
                 c.v[k] = (uint8_t)v;
                 uint64_t id = kw_cand_id(ks, &c);
-                size_t h = kw_mix64(id) & (map.cap - 1);
+                size_t h = kw_mix_final(id) & (map.cap - 1);
                 int w = -1;
                 for (; map.t[h]; h = (h + 1) & (map.cap - 1))
                     if (ids[map.t[h] - 1] == id) {

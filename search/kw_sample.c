@@ -66,8 +66,8 @@ static int kw_sample_init_common(kw_eng *E, kw_shape *s, int exhaustive)
     if (!q->rng)
         return kw_error_set(KW_ENOMEM, "out of memory for the random stream");
     /* one stream per shape, seeded from the run seed and the shape */
-    gsl_rng_set(q->rng, (unsigned long)(kw_mix64(E->o.seed ^ kw_mix64((uint64_t)s->shape + 1)) &
-                                        KW_SEED32_MASK));
+    uint64_t seed = kw_mix_final(E->o.seed ^ kw_mix_final((uint64_t)s->shape + 1));
+    gsl_rng_set(q->rng, (unsigned long)(seed & KW_SEED32_MASK));
     return 0;
 }
 

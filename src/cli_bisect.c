@@ -311,7 +311,7 @@ int kw_cli_bisect(int argc, char **argv)
     }
     int p95 = -1;
     for (int m = 0; m < ev->n_metrics; m++)
-        if (strcmp(ev->metric_names[m], "p95_us") == 0)
+        if (strcmp(ev->metric_names[m], KW_METRIC_NAME(KW_M_P95_US)) == 0)
             p95 = m;
     if (csv) {
         printf("knob,from,to,metric,mean,min,max\n");

@@ -38,6 +38,7 @@ static void kw_calibrate_help(void)
            "  --fit P,...     parameters to fit (default: every one the cases determine):\n"
            "                  matrix_fraction matrix_fraction_fp8 sync_matrix_fraction\n"
            "                  dram_fraction shared_gb_s softmax_vector_ops\n"
+           "                  softmax_hidden_serial softmax_hidden_overlap kernel_fixed_us\n"
            "Launch costs are not fitted: kernel times measured back to back do not\n"
            "depend on them. A parameter named in --fit that no case depends on, or\n"
            "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n");
@@ -124,6 +125,12 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
         kw_cal_attr(rates, "dram_fraction", a->dram_fraction, 6);
     if (pm[KW_CAL_SOFTMAX_OPS].fitted)
         kw_cal_attr(rates, "softmax_vector_ops", a->softmax_vector_ops, 4);
+    if (pm[KW_CAL_HIDDEN_SERIAL].fitted || pm[KW_CAL_HIDDEN_OVERLAP].fitted) {
+        kw_cal_attr(rates, "softmax_hidden_serial", a->softmax_hidden_serial, 6);
+        kw_cal_attr(rates, "softmax_hidden_overlap", a->softmax_hidden_overlap, 6);
+    }
+    if (pm[KW_CAL_KERNEL_FIXED].fitted)
+        kw_cal_attr(rates, "kernel_fixed_us", a->kernel_fixed_us, 4);
     xmlSetProp(rates, BAD_CAST "source", BAD_CAST src);
     if (pm[KW_CAL_SHARED_BW].fitted) {
         xmlNodePtr st = kw_cal_child(root, "storage", NULL, NULL);

@@ -16,17 +16,28 @@
 #include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
+#include "kw_metric.h"
+#include "kw_sbuf.h"
 
 #define KW_EVAL_MAX_SET 64
 /* Longest --stdin line: the worker protocol's line limit (README), far above
  * any real line (every knob of a 64-knob space set is ~2 KB). */
 #define KW_EVAL_LINE_MAX 65536
 
-static const char kw_eval_csv_header[] =
-    "shape,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
-    "quality_rel_rms,throttle_pct,fallback_pct,guards,p999_us,mean_us,latency_us,launch_us,"
-    "contention_pct,queue_p95_us,fairness,imbalance,throughput_rps,long_p99_us,samples,"
-    "p_ci_lo_us,p_ci_hi_us,bottleneck";
+/* The CSV header from the metric table: the contract's metric columns, the
+ * guards, the columns eval adds after them, the bottleneck class. */
+static void kw_eval_csv_header(FILE *f)
+{
+    fputs("shape,config_id", f);
+    for (int i = 0; i < KW_M_COUNT; i++)
+        if (kw_metric_table[i].csv == KW_METRIC_CSV_CONTRACT)
+            fprintf(f, ",%s", kw_metric_table[i].name);
+    fputs(",guards", f);
+    for (int i = 0; i < KW_M_COUNT; i++)
+        if (kw_metric_table[i].csv == KW_METRIC_CSV_EVAL)
+            fprintf(f, ",%s", kw_metric_table[i].name);
+    fputs(",bottleneck", f);
+}
 
 static void kw_eval_help(void)
 {
@@ -35,7 +46,9 @@ static void kw_eval_help(void)
            "                     [--requests N] [--seed N] [--thermal] [--no-contention] [--stdin]\n"
            "                     [--evaluator model|exec:CMD] [--timeout S]\n\n"
            "Evaluate the space's baseline with --set overrides on the named shapes (default: all).\n"
-           "  --format csv   one row per shape: %s\n"
+           "  --format csv   one row per shape:\n                 ");
+    kw_eval_csv_header(stdout);
+    printf("\n"
            "  --kernels      per-kernel breakdown (FLOPs, bytes, reuse, time, what bounds it)\n"
            "  --requests N   serving-simulation sample size (default: the space's sim_requests)\n"
            "  --thermal      also simulate the long thermal window\n"
@@ -44,24 +57,29 @@ static void kw_eval_help(void)
            "                 flushed; a bad line gives a row whose config_id is 'error'\n"
            "  --evaluator E  model, or exec:CMD to measure stage 1 with a worker command\n"
            "                 (README: the worker protocol; default: the space's <evaluator>)\n"
-           "  --timeout S    seconds a worker may take per candidate (default: the space's)\n",
-           kw_eval_csv_header);
+           "  --timeout S    seconds a worker may take per candidate (default: the space's)\n");
+}
+
+/* One metric with the table's decimals, formatted as ranked.csv formats it. */
+static void kw_eval_csv_num(FILE *f, const kw_metrics *m, int i)
+{
+    char t[64];
+    kw_fmt_num(t, sizeof t, m->v[i], kw_metric_table[i].decimals);
+    fprintf(f, ",%s", t);
 }
 
 static void kw_eval_csv_row(FILE *f, const char *shape, uint64_t id, const kw_metrics *m)
 {
-    const double *v = m->v;
-    fprintf(f, "%s,%016llx,%.3f,%.3f,%.3f,%d,%.4f,%.4f,%.6f,%.6g,%.3f,%.3f,%s", shape,
-            (unsigned long long)id, v[KW_M_P50_US], v[KW_M_P95_US], v[KW_M_P99_US],
-            (int)v[KW_M_LAUNCHES], v[KW_M_REUSE_RATIO], v[KW_M_DRAM_MB], v[KW_M_QUALITY_COS],
-            v[KW_M_QUALITY_REL_RMS], v[KW_M_THROTTLE_PCT], v[KW_M_FALLBACK_PCT],
-            m->guards[0] ? m->guards : "pass");
+    fprintf(f, "%s,%016llx", shape, (unsigned long long)id);
+    for (int i = 0; i < KW_M_COUNT; i++)
+        if (kw_metric_table[i].csv == KW_METRIC_CSV_CONTRACT)
+            kw_eval_csv_num(f, m, i);
+    fprintf(f, ",%s", m->guards[0] ? m->guards : "pass");
     /* Columns added after the contract's (DESIGN.md: columns may be added at the end). */
-    fprintf(f, ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.3f,%.2f,%.3f,%.0f,%.3f,%.3f,%s\n",
-            v[KW_M_P999_US], v[KW_M_MEAN_US], v[KW_M_LATENCY_US], v[KW_M_LAUNCH_US],
-            v[KW_M_CONTENTION_PCT], v[KW_M_QUEUE_P95_US], v[KW_M_FAIRNESS], v[KW_M_IMBALANCE],
-            v[KW_M_THROUGHPUT_RPS], v[KW_M_LONG_P99_US], v[KW_M_SAMPLES], v[KW_M_P_CI_LO_US],
-            v[KW_M_P_CI_HI_US], m->klass[0] ? m->klass : "-");
+    for (int i = 0; i < KW_M_COUNT; i++)
+        if (kw_metric_table[i].csv == KW_METRIC_CSV_EVAL)
+            kw_eval_csv_num(f, m, i);
+    fprintf(f, ",%s\n", m->klass[0] ? m->klass : "-");
 }
 
 static void kw_eval_text(FILE *f, const char *shape, uint64_t id, const kw_metrics *m)
@@ -215,7 +233,8 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         return kw_cli_fail("eval", kw_error_set(KW_ENOMEM, "out of memory for the input line"));
     long lineno = 0;
     int status = 0;
-    printf("%s\n", kw_eval_csv_header);
+    kw_eval_csv_header(stdout);
+    putchar('\n');
     fflush(stdout);
     for (;;) {
         size_t len;
@@ -418,8 +437,10 @@ int kw_cli_eval(int argc, char **argv)
             sel[n_sel++] = i;
     int broken = kw_cand_violates(&cfg->space.knobs, &c);
     uint64_t id = kw_cand_id(&cfg->space.knobs, &c);
-    if (csv)
-        printf("%s\n", kw_eval_csv_header);
+    if (csv) {
+        kw_eval_csv_header(stdout);
+        putchar('\n');
+    }
     for (int i = 0; i < n_sel; i++) {
         const char *sname = ev->shape_names[sel[i]];
         kw_metrics m;

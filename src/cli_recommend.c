@@ -277,7 +277,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
                changed ? ")" : "");
     }
     int p = rs->primary;
-    int i95 = kw_runsum_metric(rs, "p95_us"), i99 = kw_runsum_metric(rs, "p99_us");
+    int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     printf("  %s: baseline %.3f us -> %.3f us (%+.2f%%)", pn, x->base_m.v[p], x->m.v[p],
            x->base_m.v[p] > 0 ? (x->m.v[p] - x->base_m.v[p]) / x->base_m.v[p] * 100.0 : 0.0);
     if (i95 >= 0 && i99 >= 0)
@@ -311,7 +311,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
      * predicted tail on it, and the borrowing warnings */
     kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "\n");
     int rc = 0;
-    int i95 = kw_runsum_metric(rs, "p95_us"), i99 = kw_runsum_metric(rs, "p99_us");
+    int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
         kw_rec x;
         if ((rc = kw_recommend_one(&x, r, i)) != 0)

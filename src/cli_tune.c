@@ -185,7 +185,7 @@ static int kw_tune_abs(char *out, size_t n, const char *path)
 
 static const char *kw_tune_metric_label(const char *metric)
 {
-    return strcmp(metric, "p99_us") == 0 ? "p99" : "p95";
+    return strcmp(metric, KW_METRIC_NAME(KW_M_P99_US)) == 0 ? "p99" : "p95";
 }
 
 /* ------------------------------------------------------------------ progress */
@@ -988,7 +988,7 @@ int kw_cli_tune(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.strategy = KW_STRATEGY_OFAT;
     a.policy = KW_POLICY_SWEEP;
-    a.metric = "p95_us";
+    a.metric = KW_METRIC_NAME(KW_M_P95_US);
     a.seed = 1;
     a.repeats = defaults.repeats;
     a.tabu = defaults.tabu;
@@ -1040,10 +1040,10 @@ int kw_cli_tune(int argc, char **argv)
             resume_ok = 1;
             break;
         case O_METRIC:
-            if (strcmp(optarg, "p95") == 0 || strcmp(optarg, "p95_us") == 0)
-                a.metric = "p95_us";
-            else if (strcmp(optarg, "p99") == 0 || strcmp(optarg, "p99_us") == 0)
-                a.metric = "p99_us";
+            if (strcmp(optarg, "p95") == 0 || strcmp(optarg, KW_METRIC_NAME(KW_M_P95_US)) == 0)
+                a.metric = KW_METRIC_NAME(KW_M_P95_US);
+            else if (strcmp(optarg, "p99") == 0 || strcmp(optarg, KW_METRIC_NAME(KW_M_P99_US)) == 0)
+                a.metric = KW_METRIC_NAME(KW_M_P99_US);
             else
                 return kw_cli_usage_error("tune", "--metric takes p95 or p99, not '%s'", optarg);
             break;

@@ -45,7 +45,15 @@
  *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
- *     offer is an input error, which the evaluator names `infeasible`.
+ *     offer is an input error, which the evaluator names `infeasible`;
+ *     attention's schedule hides a share h of the shorter of matrix and
+ *     softmax time under the longer, max(M, X) + (1 - h) min(M, X), h per
+ *     schedule from the accelerator (softmax_hidden_serial / _overlap; unset:
+ *     0 and 1); every kernel pays the accelerator's kernel_fixed_us once.
+ *   - a weight operand is kept N x K (PyTorch nn.Linear's weight is
+ *     (out_features, in_features); DeepGEMM's rhs is [n, k]): its tile rows
+ *     run along K and round to bursts there.
+ *   - an fp8 GEMM writes its output in bf16 (kw_gemm_out_bytes).
  *   - fallback: a kernel whose working set does not fit sram_bytes_per_unit,
  *     whose tile_k exceeds its K per split, or whose split leaves a split
  *     without work, runs on the accelerator's generic kernel (see
@@ -119,6 +127,8 @@ typedef struct kw_ctx {
     double shared_bytes_per_us;    /* its bandwidth; 0 = not a bound */
     double matrix_frac;   /* achievable fraction of the matrix peak, this precision */
     double dram_eff_bytes_per_us;  /* DRAM bandwidth times its achieved fraction */
+    double kernel_fixed_us;        /* device-side fixed time per kernel (hierarchy only) */
+    double hidden_serial, hidden_overlap; /* softmax share hidden under matrix work */
 } kw_ctx;
 
 /* GEMM-like kernel, per instance; `count` independent instances (heads x sequences). */
@@ -128,6 +138,7 @@ typedef struct kw_gemm {
     double out_n;                     /* output columns written (a fused gated act halves them) */
     double extra_read_bytes;          /* per instance: epilogue side input */
     double extra_sram_bytes;          /* e.g. the score row a fused QK+softmax holds */
+    int b_kmajor;                     /* B stored N x K, K contiguous (weights as nn.Linear keeps them) */
     double work_frac;                 /* share of A/B tiles visited (causal skips); 1 = dense */
     int sparse;                       /* 2:4 weights: doubled peak */
 } kw_gemm;
@@ -183,7 +194,7 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 {
     kw_cost *o = c->out;
     double work = overlap ? fmax(k->compute_us, k->memory_us) : k->compute_us + k->memory_us;
-    work += k->epilogue_us;
+    work += k->epilogue_us + c->kernel_fixed_us;
     k->launch_us = c->launch_us;
     k->time_us = work + k->launch_us;
     k->dram_bytes_per_us = work > 0.0 ? k->dram_bytes / work : 0.0;
@@ -316,7 +327,9 @@ static double kw_shared_ab(const kw_ctx *c, const kw_tiling *t, const kw_gemm *g
     double cap = c->shared_cap_bytes, wf = g->work_frac;
     double comp = (g->m * g->k * g->a_bytes * fa + g->k * g->n * g->b_bytes * fb) * wf;
     double tiles = nm * nn, s = t->split_k;
-    double conc = floor(c->units / (tiles * s));
+    /* instances in flight: as many as the units hold at once, never more than
+     * there are (one GEMM of few tiles is one instance, not units / tiles) */
+    double conc = fmin(floor(c->units / (tiles * s)), g->count);
     if (conc < 1.0)
         conc = 1.0;
     if (conc * comp <= cap)
@@ -409,7 +422,10 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
      * (model-facts.md section 4). Each tile row rounds up to DRAM bursts. */
     double row_n = fmin(tn, g->n);
     double fa = kw_burst(c, fmin(tk, kp) * g->a_bytes);
-    double fb = kw_burst(c, row_n * g->b_bytes);
+    /* a B tile row runs along N (K x N row-major) or, for weights kept N x K
+     * (PyTorch nn.Linear's (out_features, in_features); DeepGEMM's "NT"
+     * rhs [n, k]), along K */
+    double fb = kw_burst(c, (g->b_kmajor ? fmin(tk, kp) : row_n) * g->b_bytes);
     double fc = kw_burst(c, fmin(tn, g->out_n) * g->c_bytes);
     double facc = kw_burst(c, row_n * acc);
     double mn = g->m * g->n;
@@ -582,8 +598,11 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     /* the rates are the whole chip's; the batch runs on c->units of them */
     double chip_units = (double)c->a->cores * c->a->units_per_core;
     k->nonmatrix_us = nonm * chip_units / c->units / k->wave_efficiency * KW_US_PER_S;
-    k->compute_us = c->m->attn_overlap ? fmax(k->matrix_us, k->nonmatrix_us)
-                                       : k->matrix_us + k->nonmatrix_us;
+    /* The schedule hides a share h of the shorter of the two under the longer:
+     * max(M, X) + (1 - h) min(M, X); h = 0 is fully serial, 1 fully overlapped. */
+    double h = c->m->attn_overlap ? c->hidden_overlap : c->hidden_serial;
+    k->compute_us = fmax(k->matrix_us, k->nonmatrix_us) +
+                    (1.0 - h) * fmin(k->matrix_us, k->nonmatrix_us);
     k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
     kw_levels_time(c, k);
     if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
@@ -677,13 +696,27 @@ typedef struct kw_plan {
     uint32_t used;    /* operators already folded into an earlier kernel */
 } kw_plan;
 
+/* Bytes per output element of a GEMM. An fp8 GEMM accumulates in fp32 and
+ * writes a 16-bit output (DeepGEMM gemm_fp8_fp8_bf16_nt, deepseek-ai/DeepGEMM
+ * deep_gemm/jit_kernels/gemm.py at a6d97a1c: its README's GB/s figures count
+ * a bf16 D; cuBLASLt's FP8 matmuls take a bf16/fp16 D as the usual output):
+ * its output is bf16. Other precisions write what they read. */
+static double kw_gemm_out_bytes(const kw_ctx *c)
+{
+    kw_prec p = c->m->precision;
+    if (p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2)
+        return kw_prec_bytes(KW_PREC_BF16);
+    return c->in_bytes;
+}
+
 /* GEMM or conv operator at index i, with the merges and epilogue fusion it takes. */
 static int kw_gemm_op(kw_ctx *c, const kw_block *b, int i, kw_plan *p, double seqs)
 {
     const kw_op *op = &b->ops[i];
     const kw_mapping *m = c->m;
     double in = c->in_bytes;
-    kw_gemm g = {.count = 1.0, .a_bytes = in, .b_bytes = in, .c_bytes = in, .work_frac = 1.0};
+    kw_gemm g = {.count = 1.0, .a_bytes = in, .b_bytes = in, .c_bytes = kw_gemm_out_bytes(c),
+                 .work_frac = 1.0, .b_kmajor = op->weights};
     if (op->kind == KW_OP_CONV) {
         /* Implicit GEMM (cuDNN; Chetlur et al. arXiv 1410.0759): M = images x out
          * pixels, N = out_c, K = kh kw in_c. With K ordered (r, s, c), an A tile at
@@ -802,8 +835,11 @@ static int kw_check(const kw_accel *a, const kw_block *b, const kw_shape *s, con
                             a->name);
     if (b->n_ops < 0 || b->n_ops > KW_OP_MAX)
         return kw_error_set(KW_EINPUT, "block '%s': %d operators", b->name, b->n_ops);
+    int attn = 0; /* kv_len is required of a decode shape only where an attention reads it */
+    for (int i = 0; i < b->n_ops; i++)
+        attn |= b->ops[i].kind == KW_OP_ATTENTION;
     if (s->batch < 1 || (s->phase == KW_PHASE_PREFILL && s->seq < 1) ||
-        (s->phase == KW_PHASE_DECODE && s->kv_len < 1))
+        (s->phase == KW_PHASE_DECODE && attn && s->kv_len < 1))
         return kw_error_set(KW_EINPUT, "shape '%s': batch, seq (prefill) and kv_len (decode) must be >= 1",
                             s->name);
     return 0;
@@ -857,6 +893,9 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     }
     c.matrix_frac = a->matrix_fraction[m->precision] > 0.0 ? a->matrix_fraction[m->precision] : 1.0;
     c.dram_eff_bytes_per_us = c.bw_bytes_per_us * (a->dram_fraction > 0.0 ? a->dram_fraction : 1.0);
+    c.kernel_fixed_us = c.hier ? a->kernel_fixed_us : 0.0;
+    c.hidden_serial = a->softmax_hidden_set ? a->softmax_hidden_serial : 0.0;
+    c.hidden_overlap = a->softmax_hidden_set ? a->softmax_hidden_overlap : 1.0;
 
     double seqs = (double)requests * s->batch;
     kw_plan p = {.rows = s->phase == KW_PHASE_DECODE ? seqs : seqs * s->seq};

@@ -101,6 +101,7 @@
 #include "kw_drift.h"
 #include "kw_error.h"
 #include "kw_mapping.h"
+#include "kw_mix.h"
 #include "kw_numfmt.h"
 
 /* Sample sizes (see the header comment for their effect on the estimate). */
@@ -271,15 +272,6 @@ typedef struct kw_run {
     int ctx, decode;
     uint64_t seed;
 } kw_run;
-
-static uint64_t kw_mix(uint64_t x)
-{
-    /* splitmix64 finaliser (Steele, Lea, Flood, OOPSLA 2014) */
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 static double *kw_alloc(kw_run *r, size_t n)
 {
@@ -457,7 +449,7 @@ static int kw_block_input(kw_run *r, kw_tens *out, int rows, int width)
     for (size_t i = 0; i < (size_t)rows * width; i++)
         out->ref[i] = z[i];
     for (int i = 0; i < KW_DRIFT_OUTLIERS && width > 2 * KW_DRIFT_OUTLIERS; i++) {
-        int c = (int)(kw_mix(r->seed + 0x51u + (uint64_t)i) % (uint64_t)width);
+        int c = (int)(kw_mix_splitmix64(r->seed + 0x51u + (uint64_t)i) % (uint64_t)width);
         for (int row = 0; row < rows; row++)
             out->ref[(size_t)row * width + c] *= KW_DRIFT_OUTLIER_GAIN;
     }
@@ -1580,7 +1572,7 @@ static uint64_t kw_block_hash(const kw_block *b)
         h = kw_hash_str(h, op->group, sizeof op->group);
         h = kw_hash_str(h, op->merge, sizeof op->merge);
     }
-    return kw_mix(h);
+    return kw_mix_splitmix64(h);
 }
 
 typedef struct kw_drift_key {
@@ -1629,7 +1621,7 @@ static void kw_key_make(kw_drift_key *k, const kw_block *b, const kw_shape *s, c
 
 static uint64_t kw_data_seed(const kw_drift_key *k)
 {
-    return kw_mix(k->seed ^ kw_mix(k->block_hash ^ ((uint64_t)k->ctx << 1 | (uint64_t)k->phase)));
+    return kw_mix_splitmix64(k->seed ^ kw_mix_splitmix64(k->block_hash ^ ((uint64_t)k->ctx << 1 | (uint64_t)k->phase)));
 }
 
 int kw_drift_eval(kw_drift *out, const kw_block *b, const kw_shape *s, const kw_mapping *m,
@@ -1729,7 +1721,7 @@ int kw_drift_cache_get(kw_drift *out, kw_drift_cache *c, const kw_block *b, cons
     _Static_assert(sizeof k % 8 == 0, "key hashed as words");
     uint64_t kw[sizeof k / 8];
     memcpy(kw, &k, sizeof k);
-    unsigned bucket = (unsigned)(kw_mix(kw_hash_words(0, kw, sizeof k / 8)) % KW_DRIFT_BUCKETS);
+    unsigned bucket = (unsigned)(kw_mix_splitmix64(kw_hash_words(0, kw, sizeof k / 8)) % KW_DRIFT_BUCKETS);
     pthread_mutex_lock(&c->mu);
     for (kw_centry *e = c->buckets[bucket]; e; e = e->next)
         if (memcmp(&e->key, &k, sizeof k) == 0) {

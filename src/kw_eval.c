@@ -33,21 +33,14 @@
 #include <gsl/gsl_rng.h>
 
 #include "kw_drift.h"
+#include "kw_estimate.h"
 #include "kw_eval.h"
 #include "kw_limits.h"
 #include "kw_mapping.h"
+#include "kw_mix.h"
 #include "kw_sim.h"
 #include "kw_thermal.h"
 #include "kw_trace.h"
-
-const char *const kw_model_metric_names[KW_M_COUNT] = {
-    "p50_us", "p95_us", "p99_us", "p999_us", "mean_us",
-    "launches", "reuse_ratio", "dram_mb",
-    "quality_cos", "quality_rel_rms", "throttle_pct", "fallback_pct",
-    "latency_us", "launch_us", "contention_pct", "queue_p95_us", "fairness", "imbalance",
-    "throughput_rps", "long_p99_us", "steady_temp_c", "samples", "p_ci_lo_us", "p_ci_hi_us",
-    "quality_max_abs", "drift_fallback", "energy_mj", "p99_ci_lo_us", "p99_ci_hi_us",
-};
 
 struct kw_model_eval {
     const kw_config *cfg;
@@ -63,15 +56,6 @@ struct kw_model_eval {
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
     int traces_borrowed;                   /* trace/shape_trace belong to opts.traces_from */
 };
-
-/* SplitMix64 finaliser: decorrelates seeds built from small integers. */
-static uint64_t kw_mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 static const kw_shape *kw_eval_shape(const kw_model_eval *e, int shape)
 {
@@ -130,7 +114,7 @@ static kw_sim_opts kw_eval_sim_opts(const kw_model_eval *e, int shape)
     kw_sim_opts so = {
         .requests = e->opts.sim_requests > 0 ? e->opts.sim_requests : e->cfg->space.sim_requests,
         .warmup = 0,
-        .seed = kw_mix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
+        .seed = kw_mix_splitmix64(e->opts.seed * 1000003ULL + (uint64_t)shape),
         .no_contention = e->opts.no_contention,
         .stop = e->opts.stop,
         .deadline_s = e->opts.deadline_s ? *e->opts.deadline_s : 0.0,
@@ -288,8 +272,8 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
             rc = kw_error_set(KW_ENOMEM, "out of memory for the noise stream");
             goto done;
         }
-        gsl_rng_set(r, (unsigned long)kw_mix64(kw_cand_id(&cfg->space.knobs, c) ^
-                                               kw_mix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
+        gsl_rng_set(r, (unsigned long)kw_mix_splitmix64(kw_cand_id(&cfg->space.knobs, c) ^
+                                               kw_mix_splitmix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
                                                e->opts.seed));
         double f = 1.0 + gsl_ran_gaussian(r, cfg->space.noise_pct / 100.0);
         gsl_rng_free(r);
@@ -310,7 +294,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     v[KW_M_QUALITY_COS] = 1.0;
     if (e->opts.drift) {
         kw_drift d;
-        uint64_t dseed = kw_mix64(e->opts.seed ^ 0x64726966ULL);
+        uint64_t dseed = kw_mix_splitmix64(e->opts.seed ^ 0x64726966ULL);
         if ((rc = kw_drift_cache_get(&d, e->drift, b, s, &m, g, dseed)) != 0)
             goto done;
         v[KW_M_QUALITY_COS] = d.cos;
@@ -382,6 +366,60 @@ done:
     if (sim)
         kw_sim_result_clear(sim);
     free(sim);
+    free(svc);
+    return rc;
+}
+
+/* predict(): the cheap stage (kw_estimate.h) - stage 1 and a closed-form
+ * queue instead of the serving simulation and the drift check, about 1% of a
+ * full evaluation's cost. Guards it can judge: infeasible, fallback,
+ * saturated (drift and SLA need the full evaluation). */
+static int kw_model_eval_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    const kw_model_eval *e = ctx;
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &e->cfg->workload.blocks[s->block];
+    kw_cost *svc = NULL;
+    kw_mapping m;
+    memset(out, 0, sizeof *out);
+    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
+    if (rc == 0)
+        rc = kw_eval_service(&svc, e, s, b, &m);
+    if (rc == KW_EINPUT || rc == KW_EMODEL) {
+        snprintf(out->guards, sizeof out->guards, "infeasible");
+        for (int i = KW_M_P50_US; i <= KW_M_MEAN_US; i++)
+            out->v[i] = HUGE_VAL;
+        kw_error_clear();
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    kw_estimate est;
+    if ((rc = kw_estimate_tail(&est, &e->cfg->accel, s, &m, svc, e->rate_per_s[shape])) == 0) {
+        double *v = out->v;
+        v[KW_M_P50_US] = est.p50_us;
+        v[KW_M_P95_US] = est.p95_us;
+        v[KW_M_P99_US] = est.p99_us;
+        v[KW_M_P999_US] = est.p99_us;
+        v[KW_M_MEAN_US] = est.mean_us;
+        v[KW_M_QUEUE_P95_US] = est.wait_p95_us;
+        v[KW_M_LATENCY_US] = svc[0].latency_us;
+        v[KW_M_LAUNCH_US] = svc[0].launch_us;
+        v[KW_M_LAUNCHES] = svc[0].launches;
+        v[KW_M_REUSE_RATIO] = svc[0].reuse_ratio;
+        v[KW_M_DRAM_MB] = svc[0].dram_bytes / 1e6;
+        v[KW_M_QUALITY_COS] = 1.0;
+        v[KW_M_DRIFT_FALLBACK] = -1.0;
+        int fb = 0;
+        for (int i = 0; i < svc[0].n_kernels; i++)
+            fb += svc[0].kernels[i].fallback;
+        v[KW_M_FALLBACK_PCT] = fb > 0 ? 100.0 : 0.0; /* as the simulation counts it: every batch runs the fallback */
+        if (v[KW_M_FALLBACK_PCT] > e->cfg->space.guards.max_fallback_pct)
+            kw_guard_add(out, "fallback");
+        if (est.saturated)
+            kw_guard_add(out, "saturated");
+        snprintf(out->klass, sizeof out->klass, "%s", est.saturated ? "saturated" : "estimate");
+    }
     free(svc);
     return rc;
 }
@@ -669,6 +707,7 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
     e->iface.shape_names = e->shape_names;
     e->iface.noisy = cfg->space.noise_pct > 0.0;
     e->iface.eval = kw_model_eval_one;
+    e->iface.predict = kw_model_eval_predict;
     *out = e;
     return 0;
 }

@@ -2,9 +2,8 @@
  * thermal window, quality drift) behind the search engine's kw_evaluator
  * interface, plus the full detail `knobwise eval` prints.
  *
- * Metric vector (kw_metrics.v), in this order; names in kw_model_metric_names:
- *   p50_us p95_us p99_us p999_us mean_us launches reuse_ratio dram_mb
- *   quality_cos quality_rel_rms throttle_pct fallback_pct ... (see KW_M_*)
+ * Metric vector (kw_metrics.v): KW_M_* in kw_metric.h's table order, named by
+ * kw_model_metric_names.
  */
 #ifndef KW_EVAL_H
 #define KW_EVAL_H
@@ -12,32 +11,10 @@
 #include <signal.h>
 
 #include "kw_cost.h"
+#include "kw_metric.h"
 #include "kw_model.h"
 
-enum {
-    KW_M_P50_US, KW_M_P95_US, KW_M_P99_US, KW_M_P999_US, KW_M_MEAN_US,
-    KW_M_LAUNCHES, KW_M_REUSE_RATIO, KW_M_DRAM_MB,
-    KW_M_QUALITY_COS, KW_M_QUALITY_REL_RMS, KW_M_THROTTLE_PCT, KW_M_FALLBACK_PCT,
-    KW_M_LATENCY_US,      /* stage-1 latency of one request alone */
-    KW_M_LAUNCH_US,       /* launch overhead in that latency */
-    KW_M_CONTENTION_PCT,  /* share of service time lost to DRAM contention */
-    KW_M_QUEUE_P95_US,    /* p95 of queue wait */
-    KW_M_FAIRNESS,        /* Jain's index of per-stream p95 */
-    KW_M_IMBALANCE,       /* core busy max/mean */
-    KW_M_THROUGHPUT_RPS,
-    KW_M_LONG_P99_US,     /* long-window (thermal) p99; 0 when not simulated */
-    KW_M_STEADY_TEMP_C,
-    KW_M_SAMPLES,         /* requests simulated */
-    KW_M_P_CI_LO_US,      /* 95% order-statistic interval of p95 */
-    KW_M_P_CI_HI_US,
-    KW_M_QUALITY_MAX_ABS,
-    KW_M_DRIFT_FALLBACK,  /* failing drift: kw_prec of the lowest passing precision; -1 none */
-    KW_M_ENERGY_MJ,       /* stage-1 energy of one request, millijoules (0 if not modelled) */
-    KW_M_P99_CI_LO_US,    /* 95% interval of p99 (p_ci_* is p95's) */
-    KW_M_P99_CI_HI_US,
-    KW_M_COUNT
-};
-extern const char *const kw_model_metric_names[KW_M_COUNT];
+/* The metric vector's indices (KW_M_*) and names: the one metric table. */
 
 typedef struct kw_model_opts {
     int sim_requests;      /* 0 = the space's sim_requests */

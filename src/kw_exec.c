@@ -108,11 +108,9 @@ static pthread_once_t kw_exec_names_once = PTHREAD_ONCE_INIT;
 
 static void kw_exec_names_init(void)
 {
-    for (int i = 0; i < KW_M_COUNT; i++)
-        kw_exec_names[i] = kw_model_metric_names[i];
-    kw_exec_names[KW_X_MEASURED_LO_US] = "measured_lo_us";
-    kw_exec_names[KW_X_MEASURED_HI_US] = "measured_hi_us";
-    kw_exec_names[KW_X_MEASURED_SAMPLES] = "measured_samples";
+    /* the metric table lists the measured rows right after the model's */
+    for (int i = 0; i < KW_X_COUNT && i < kw_metric_count; i++)
+        kw_exec_names[i] = kw_metric_table[i].name;
 }
 
 /* ------------------------------------------------------------------ requests */

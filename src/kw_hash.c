@@ -9,21 +9,15 @@
 #include "kw_error.h"
 #include "kw_hash.h"
 #include "kw_input.h"
+#include "kw_mix.h"
 
-/* FNV-1a 64-bit parameters (draft-eastlake-fnv, section 5). */
-#define KW_FNV64_OFFSET 0xcbf29ce484222325ULL
-#define KW_FNV64_PRIME 0x100000001b3ULL
 #define KW_HASH_CHUNK 65536 /* bytes read per call by kw_hash_file */
 
 void kw_hash_init(kw_hash *h) { h->h = KW_FNV64_OFFSET; }
 
 void kw_hash_add(kw_hash *h, const void *buf, size_t len)
 {
-    const unsigned char *b = buf;
-    uint64_t x = h->h;
-    for (size_t i = 0; i < len; i++)
-        x = (x ^ b[i]) * KW_FNV64_PRIME;
-    h->h = x;
+    h->h = kw_mix_fnv1a(h->h, buf, len);
 }
 
 void kw_hash_hex(char out[KW_HASH_HEX_LEN], const kw_hash *h)

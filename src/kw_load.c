@@ -446,6 +446,14 @@ static void kw_block_check(const kw_block *b, const char *file, kw_xml_problems 
     }
 }
 
+static int kw_block_has_attention(const kw_block *b)
+{
+    for (int i = 0; i < b->n_ops; i++)
+        if (b->ops[i].kind == KW_OP_ATTENTION)
+            return 1;
+    return 0;
+}
+
 static void kw_shape_from_node(kw_shape *s, xmlNode *n, const kw_workload *w, const char *file,
                                kw_xml_problems *p)
 {
@@ -487,8 +495,11 @@ static void kw_shape_from_node(kw_shape *s, xmlNode *n, const kw_workload *w, co
         kw_xml_problem(p, file, line, "prefill shape '%s' gives kv_len, which only a decode shape "
                        "uses (a prefill attends to its own seq tokens): remove it", s->name);
     if (s->phase == KW_PHASE_DECODE) {
-        if (!has_kv)
-            kw_xml_problem(p, file, line, "decode shape '%s' needs kv_len (KV-cache length)",
+        /* kv_len is the attention's: a block without one (an MLP, an MoE) does
+         * not see the KV length, so its decode shapes need not give it. */
+        if (!has_kv && (s->block < 0 || kw_block_has_attention(&w->blocks[s->block])))
+            kw_xml_problem(p, file, line, "decode shape '%s' needs kv_len (KV-cache length): "
+                           "its block has an attention",
                            s->name);
         if (has_seq)
             kw_xml_problem(p, file, line, "decode shape '%s' gives seq, which only a prefill shape "

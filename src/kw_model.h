@@ -110,6 +110,14 @@ typedef struct kw_accel {
     double special_ops_per_s;       /* whole chip: exp etc. on the special-function units; 0 = free */
     double vector_ops_per_s;        /* whole chip: fp32 non-matrix instructions; 0 = free */
     double softmax_vector_ops;      /* fp32 vector instructions per attention score */
+    /* share of attention's non-matrix (softmax) time hidden under its matrix
+     * work, per schedule: serial (FlashAttention-2: only other warps' MMAs
+     * overlap a warp's softmax) and overlap (FlashAttention-3 ping-pong);
+     * unset (softmax_hidden_set 0) = 0 and 1, the model before them */
+    int softmax_hidden_set;
+    double softmax_hidden_serial;
+    double softmax_hidden_overlap;
+    double kernel_fixed_us;         /* device-side fixed time of every kernel; 0 = none */
     int multicast_max;              /* units an operand tile may be multicast to; 0/1 = none */
     int n_pairs;                    /* 0 = every (input, accumulation) pair allowed */
     kw_prec_pair pairs[KW_PAIR_MAX];

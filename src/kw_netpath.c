@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kw_error.h"
+#include "kw_mix.h"
 #include "kw_netpath.h"
 
 /* A metric "moved" when it changed by at least the space's minimum effect;
@@ -249,10 +250,7 @@ done:
 /* Byte-vector hash of a candidate's first n knob values (FNV-1a). */
 static uint64_t kw_np_vhash(const kw_cand *c, int n)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (int k = 0; k < n; k++)
-        h = (h ^ c->v[k]) * 0x100000001b3ULL;
-    return h;
+    return kw_mix_fnv1a(KW_FNV64_OFFSET, c->v, (size_t)n);
 }
 
 /* Breadth-first search over the usable configurations with one-knob
@@ -495,10 +493,10 @@ double kw_netpath_effect(const kw_runsum *rs, int shape, const kw_net_step *st, 
 
 /* The metrics a reader looks at when a step moved something (the rest are
  * bookkeeping: samples, intervals, fallbacks by precision index). */
-static const char *const kw_np_shown[] = {
-    "p50_us", "p95_us", "p99_us", "launches", "dram_mb", "reuse_ratio", "quality_rel_rms",
-    "contention_pct", "queue_p95_us", "throughput_rps", "fallback_pct", "throttle_pct",
-    "latency_us", "energy_mj",
+static const int kw_np_shown[] = {
+    KW_M_P50_US,         KW_M_P95_US,        KW_M_P99_US,          KW_M_LAUNCHES,     KW_M_DRAM_MB,
+    KW_M_REUSE_RATIO,    KW_M_QUALITY_REL_RMS, KW_M_CONTENTION_PCT, KW_M_QUEUE_P95_US,
+    KW_M_THROUGHPUT_RPS, KW_M_FALLBACK_PCT,  KW_M_THROTTLE_PCT,    KW_M_LATENCY_US,   KW_M_ENERGY_MJ,
 };
 
 void kw_netpath_moved(char *buf, size_t len, const kw_runsum *rs, int shape, const kw_net_step *st)
@@ -507,13 +505,14 @@ void kw_netpath_moved(char *buf, size_t len, const kw_runsum *rs, int shape, con
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof kw_np_shown / sizeof *kw_np_shown; i++) {
-        int m = kw_runsum_metric(rs, kw_np_shown[i]);
+        const char *name = KW_METRIC_NAME(kw_np_shown[i]);
+        int m = kw_runsum_metric(rs, name);
         if (m < 0 || m == rs->primary)
             continue;
         double pct = kw_netpath_effect(rs, shape, st, m);
         if (!isfinite(pct) || fabs(pct) < lim)
             continue;
-        int w = snprintf(buf + used, len - used, "%s%s %s%.1f%%", used ? ", " : "", kw_np_shown[i],
+        int w = snprintf(buf + used, len - used, "%s%s %s%.1f%%", used ? ", " : "", name,
                          pct > 0 ? "+" : "", pct);
         if (w < 0 || (size_t)w >= len - used)
             break;

@@ -50,7 +50,7 @@ int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const cha
     const kw_evaluator *ev = kw_exec_iface(ex);
     int lat = -1;
     for (int k = 0; k < j->h.n_metrics; k++)
-        if (strcmp(j->h.metric_names[k], "latency_us") == 0)
+        if (strcmp(j->h.metric_names[k], KW_METRIC_NAME(KW_M_LATENCY_US)) == 0)
             lat = k;
     size_t cand = 0;
     for (size_t i = 0; i < j->n_evals; i++)

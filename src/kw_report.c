@@ -606,7 +606,7 @@ static void kw_plot_portability(kw_sbuf *b, const kw_runsum *rs)
         cell = 110;
     int w = lw + n * cell + 140, h = top + n * 34 + 20; /* room for the last rotated label */
     kw_svg_open(b, "heatmap", w, h, "portability heat map");
-    int p95 = kw_runsum_metric(rs, "p95_us");
+    int p95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US));
     for (int j = 0; j < n; j++) {
         double x = lw + j * cell + cell / 2.0;
         kw_sbuf_printf(b, "<text x=\"%.0f\" y=\"%d\" transform=\"rotate(-35 %.0f %d)\">", x, top - 8, x,
@@ -676,10 +676,16 @@ static void kw_plot_portability(kw_sbuf *b, const kw_runsum *rs)
 
 /* ---------------------------------------------------------------- tables */
 
-static void kw_guard_row(kw_sbuf *b, const char *name, double v, double limit, int at_least, int d)
+/* One guard row: metric KW_M_`metric` of m against limit, with the metric
+ * table's decimals and direction (a higher-is-better metric is a floor). */
+static void kw_guard_row(kw_sbuf *b, const kw_runsum *rs, const kw_metrics *m, int metric,
+                         const char *why, double limit)
 {
+    const kw_metric_info *mi = &kw_metric_table[metric];
+    double v = kw_runsum_value(rs, m, mi->name);
+    int at_least = mi->better == KW_BETTER_HIGHER, d = mi->decimals;
     int pass = isfinite(v) && (at_least ? v >= limit : v <= limit);
-    kw_sbuf_printf(b, "<tr><td class=\"l\">%s</td><td>", name);
+    kw_sbuf_printf(b, "<tr><td class=\"l\">%s%s</td><td>", mi->name, why);
     kw_n(b, v, d);
     kw_sbuf_printf(b, "</td><td>%s ", at_least ? "&ge;" : "&le;");
     kw_n(b, limit, d);
@@ -696,18 +702,18 @@ static void kw_guard_table(kw_sbuf *b, const kw_runsum *rs, int si)
     kw_results_rollback(&rb, rs, si, s->final);
     kw_sbuf_puts(b, "<table class=\"guards\"><tr><th class=\"l\">guard (recommended)</th><th>measured</th>"
                     "<th>limit</th><th>status</th></tr>\n");
-    kw_guard_row(b, "quality_cos", kw_runsum_value(rs, m, "quality_cos"), l->drift_min_cos, 1, 6);
-    kw_guard_row(b, "quality_rel_rms", kw_runsum_value(rs, m, "quality_rel_rms"), l->drift_max_rel_rms, 0, 6);
-    kw_guard_row(b, "throttle_pct", kw_runsum_value(rs, m, "throttle_pct"), l->max_throttle_pct, 0, 3);
-    kw_guard_row(b, "fallback_pct", kw_runsum_value(rs, m, "fallback_pct"), l->max_fallback_pct, 0, 3);
+    kw_guard_row(b, rs, m, KW_M_QUALITY_COS, "", l->drift_min_cos);
+    kw_guard_row(b, rs, m, KW_M_QUALITY_REL_RMS, "", l->drift_max_rel_rms);
+    kw_guard_row(b, rs, m, KW_M_THROTTLE_PCT, "", l->max_throttle_pct);
+    kw_guard_row(b, rs, m, KW_M_FALLBACK_PCT, "", l->max_fallback_pct);
     if (l->sla_p99_us > 0)
-        kw_guard_row(b, "p99_us (SLA)", kw_runsum_value(rs, m, "p99_us"), l->sla_p99_us, 0, 3);
+        kw_guard_row(b, rs, m, KW_M_P99_US, " (SLA)", l->sla_p99_us);
     kw_sbuf_printf(b, "<tr><td class=\"l\">saturated (arrivals beyond capacity)</td><td>%s</td><td>no</td>"
                       "<td class=\"%s\">%s</td></tr>\n", kw_guards_saturated(m->guards) ? "yes" : "no",
                    kw_guards_saturated(m->guards) ? "fail" : "pass",
                    kw_guards_saturated(m->guards) ? "FAIL" : "pass");
-    kw_guard_row(b, "p95_us (rollback ceiling)", kw_runsum_value(rs, m, "p95_us"), rb.p95_ceiling_us, 0, 3);
-    kw_guard_row(b, "p99_us (rollback ceiling)", kw_runsum_value(rs, m, "p99_us"), rb.p99_ceiling_us, 0, 3);
+    kw_guard_row(b, rs, m, KW_M_P95_US, " (rollback ceiling)", rb.p95_ceiling_us);
+    kw_guard_row(b, rs, m, KW_M_P99_US, " (rollback ceiling)", rb.p99_ceiling_us);
     kw_sbuf_printf(b, "</table>\n<p class=\"note\">Roll back to %016llx (previous on the accepted path) or "
                       "the baseline %016llx. Owner: ",
                    (unsigned long long)s->configs[rb.parent].id,

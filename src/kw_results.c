@@ -132,10 +132,10 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
 
     const kw_metrics *m = &kw_cfg(rs, shape, config)->m;
     const kw_metrics *bm = s->baseline >= 0 ? &kw_cfg(rs, shape, s->baseline)->m : NULL;
-    double p95 = kw_val(rs, m, "p95_us"), p99 = kw_val(rs, m, "p99_us");
-    double b95 = bm ? kw_val(rs, bm, "p95_us") : NAN, b99 = bm ? kw_val(rs, bm, "p99_us") : NAN;
+    double p95 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P95_US)), p99 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P99_US));
+    double b95 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P95_US)) : NAN, b99 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P99_US)) : NAN;
     double prim = m->v[rs->primary];
-    double hi = kw_val(rs, m, "p_ci_hi_us");
+    double hi = kw_val(rs, m, KW_METRIC_NAME(KW_M_P_CI_HI_US));
     double ci_pct = (isfinite(hi) && hi > prim && prim > 0) ? (hi - prim) / prim * 100.0 : 0.0;
     const char *why;
     if (ci_pct > rs->limits.min_effect_pct) {
@@ -171,7 +171,7 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
                  ", capped at the SLA");
     }
 
-    double samples = kw_val(rs, m, "samples");
+    double samples = kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES));
     if (rs->limits.final_requests > 0)
         out->requests = rs->limits.final_requests;
     else if (isfinite(samples) && samples > 0)
@@ -399,11 +399,11 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     kw_x_attr(x, "primary", rs->metric_names[rs->primary]);
     if (c->reps > 0) {
         kw_x_num(x, "value", m->v[rs->primary], kw_metric_decimals(rs->metric_names[rs->primary]));
-        kw_x_num(x, "samples", kw_val(rs, m, "samples"), 0);
+        kw_x_num(x, KW_METRIC_NAME(KW_M_SAMPLES), kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES)), 0);
         /* the interval of the primary percentile: p95's, or p99's for --metric p99 */
-        int p99 = strcmp(rs->metric_names[rs->primary], "p99_us") == 0;
-        double lo = kw_val(rs, m, p99 ? "p99_ci_lo_us" : "p_ci_lo_us"),
-               hi = kw_val(rs, m, p99 ? "p99_ci_hi_us" : "p_ci_hi_us");
+        int p99 = strcmp(rs->metric_names[rs->primary], KW_METRIC_NAME(KW_M_P99_US)) == 0;
+        double lo = kw_val(rs, m, p99 ? KW_METRIC_NAME(KW_M_P99_CI_LO_US) : KW_METRIC_NAME(KW_M_P_CI_LO_US)),
+               hi = kw_val(rs, m, p99 ? KW_METRIC_NAME(KW_M_P99_CI_HI_US) : KW_METRIC_NAME(KW_M_P_CI_HI_US));
         if (hi > 0) {
             kw_x_num(x, "ci_lo_us", lo, 3);
             kw_x_num(x, "ci_hi_us", hi, 3);
@@ -431,15 +431,16 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     if (!c->recheck)
         return;
     const kw_metrics *m = c->recheck;
-    static const char *const names[] = {"samples", "p50_us", "p95_us", "p99_us", "p999_us",
-                                        "p_ci_lo_us", "p_ci_hi_us", "p99_ci_lo_us",
-                                        "p99_ci_hi_us", "long_p99_us",
-                                        "throttle_pct", "steady_temp_c", "contention_pct"};
+    static const int shown[] = {KW_M_SAMPLES,      KW_M_P50_US,       KW_M_P95_US,    KW_M_P99_US,
+                                KW_M_P999_US,      KW_M_P_CI_LO_US,   KW_M_P_CI_HI_US, KW_M_P99_CI_LO_US,
+                                KW_M_P99_CI_HI_US, KW_M_LONG_P99_US,  KW_M_THROTTLE_PCT,
+                                KW_M_STEADY_TEMP_C, KW_M_CONTENTION_PCT};
     kw_x_start(x, "recheck");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        double v = kw_val(rs, m, names[i]);
+    for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+        const kw_metric_info *mi = &kw_metric_table[shown[i]];
+        double v = kw_val(rs, m, mi->name);
         if (isfinite(v))
-            kw_x_num(x, names[i], v, strcmp(names[i], "samples") == 0 ? 0 : 3);
+            kw_x_num(x, mi->name, v, mi->decimals);
     }
     kw_x_attr(x, "guards", m->guards[0] ? m->guards : "pass");
     kw_x_end(x);
@@ -486,13 +487,13 @@ static void kw_x_portability(kw_xw *x, const kw_runsum *rs, int shape)
         const kw_metrics *pm = &rs->port[shape * n + j];
         int ok = rs->port_ok[shape * n + j];
         const kw_rs_shape *sj = &rs->shapes[j];
-        double best = rs->port_ok[j * n + j] ? kw_val(rs, &rs->port[j * n + j], "p95_us") : NAN;
+        double best = rs->port_ok[j * n + j] ? kw_val(rs, &rs->port[j * n + j], KW_METRIC_NAME(KW_M_P95_US)) : NAN;
         double base = sj->baseline >= 0 ? sj->configs[sj->baseline].m.v[pi] : NAN;
         kw_x_start(x, "on");
         kw_x_attr(x, "shape", sj->name);
         if (ok) {
-            double p95 = kw_val(rs, pm, "p95_us");
-            kw_x_num(x, "p95_us", p95, 3);
+            double p95 = kw_val(rs, pm, KW_METRIC_NAME(KW_M_P95_US));
+            kw_x_num(x, KW_METRIC_NAME(KW_M_P95_US), p95, 3);
             kw_x_num(x, "primary", pm->v[pi], 3);
             kw_x_num(x, "vs_best_pct", kw_pct(p95, best), 3);
             kw_x_num(x, "vs_baseline_pct", kw_pct(pm->v[pi], base), 3);
@@ -549,12 +550,12 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
         double max, min;
         const char *basis;
     } w[] = {
-        {"p95_ceiling", "p95_us", rb.p95_ceiling_us, NAN, rb.p95_basis},
-        {"p99_ceiling", "p99_us", rb.p99_ceiling_us, NAN, rb.p99_basis},
-        {"drift", "quality_cos", NAN, l->drift_min_cos, "the space's drift budget"},
-        {"drift", "quality_rel_rms", l->drift_max_rel_rms, NAN, "the space's drift budget"},
-        {"throttle", "throttle_pct", l->max_throttle_pct, NAN, "the space's throttle guard"},
-        {"fallback", "fallback_pct", l->max_fallback_pct, NAN, "the space's fallback guard"},
+        {"p95_ceiling", KW_METRIC_NAME(KW_M_P95_US), rb.p95_ceiling_us, NAN, rb.p95_basis},
+        {"p99_ceiling", KW_METRIC_NAME(KW_M_P99_US), rb.p99_ceiling_us, NAN, rb.p99_basis},
+        {"drift", KW_METRIC_NAME(KW_M_QUALITY_COS), NAN, l->drift_min_cos, "the space's drift budget"},
+        {"drift", KW_METRIC_NAME(KW_M_QUALITY_REL_RMS), l->drift_max_rel_rms, NAN, "the space's drift budget"},
+        {"throttle", KW_METRIC_NAME(KW_M_THROTTLE_PCT), l->max_throttle_pct, NAN, "the space's throttle guard"},
+        {"fallback", KW_METRIC_NAME(KW_M_FALLBACK_PCT), l->max_fallback_pct, NAN, "the space's fallback guard"},
     };
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
         kw_x_start(x, "watch");
@@ -987,16 +988,12 @@ int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)
 /* The metric columns shared with `knobwise eval --format csv` (same formats). */
 static void kw_csv_metrics(kw_sbuf *b, const kw_runsum *rs, const kw_metrics *m)
 {
-    static const struct {
-        const char *name;
-        int decimals;
-    } cols[] = {{"p50_us", 3},      {"p95_us", 3},          {"p99_us", 3},
-                {"launches", 0},    {"reuse_ratio", 4},     {"dram_mb", 4},
-                {"quality_cos", 6}, {"quality_rel_rms", 9}, {"throttle_pct", 3},
-                {"fallback_pct", 3}};
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+    for (int i = 0; i < KW_M_COUNT; i++) {
+        const kw_metric_info *mi = &kw_metric_table[i];
+        if (mi->csv != KW_METRIC_CSV_CONTRACT)
+            continue;
         kw_sbuf_puts(b, ",");
-        kw_sbuf_num(b, kw_val(rs, m, cols[i].name), cols[i].decimals);
+        kw_sbuf_num(b, kw_val(rs, m, mi->name), mi->decimals);
     }
 }
 
@@ -1084,10 +1081,10 @@ static int kw_audit_csv_render(kw_rout *o, const kw_runsum *rs)
         const kw_rs_config *a = st->after >= 0 ? &s->configs[st->after] : NULL;
         kw_sbuf_puts(out, ",");
         if (b && b->reps > 0)
-            kw_sbuf_num(out, kw_val(rs, &b->m, "p95_us"), 3);
+            kw_sbuf_num(out, kw_val(rs, &b->m, KW_METRIC_NAME(KW_M_P95_US)), 3);
         kw_sbuf_puts(out, ",");
         if (a && a->reps > 0)
-            kw_sbuf_num(out, kw_val(rs, &a->m, "p95_us"), 3);
+            kw_sbuf_num(out, kw_val(rs, &a->m, KW_METRIC_NAME(KW_M_P95_US)), 3);
         kw_sbuf_puts(out, ",");
         kw_sbuf_num(out, kw_runsum_step_effect(rs, si, ti, rs->primary), 3);
         kw_sbuf_puts(out, ",");
@@ -1123,13 +1120,13 @@ static int kw_port_render(kw_rout *o, const kw_runsum *rs)
         for (int j = 0; j < n; j++) {
             const kw_metrics *pm = &rs->port[i * n + j];
             int ok = rs->port_ok[i * n + j];
-            double best = rs->port_ok[j * n + j] ? kw_val(rs, &rs->port[j * n + j], "p95_us") : NAN;
+            double best = rs->port_ok[j * n + j] ? kw_val(rs, &rs->port[j * n + j], KW_METRIC_NAME(KW_M_P95_US)) : NAN;
             kw_sbuf_csv(out, rs->shapes[i].name);
             kw_sbuf_puts(out, ",");
             kw_sbuf_csv(out, rs->shapes[j].name);
             kw_sbuf_puts(out, ",");
             if (ok) {
-                double p95 = kw_val(rs, pm, "p95_us");
+                double p95 = kw_val(rs, pm, KW_METRIC_NAME(KW_M_P95_US));
                 kw_sbuf_num(out, p95, 3);
                 kw_sbuf_puts(out, ",");
                 kw_sbuf_num(out, kw_pct(p95, best), 3);
@@ -2426,7 +2423,8 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
             if (strcmp(w->name, rs->shapes[s].name) != 0)
                 continue;
             kw_rs_shape *t = &rs->shapes[s];
-            t->has_dims = 1;
+            /* a decode shape of a block without attention has no kv_len: no dims */
+            t->has_dims = !(w->phase == KW_PHASE_DECODE && w->kv_len < 1);
             t->phase_decode = w->phase == KW_PHASE_DECODE;
             t->batch = w->batch;
             t->len = t->phase_decode ? w->kv_len : w->seq;

@@ -113,23 +113,6 @@ double kw_runsum_value(const kw_runsum *rs, const kw_metrics *m, const char *nam
     return i >= 0 ? m->v[i] : NAN;
 }
 
-static int kw_ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-int kw_metric_decimals(const char *name)
-{
-    if (strcmp(name, "launches") == 0 || strcmp(name, "samples") == 0)
-        return 0;
-    if (strncmp(name, "quality_", 8) == 0)
-        return strcmp(name, "quality_cos") == 0 ? 6 : 9; /* errors reach 1e-6 and below */
-    if (kw_ends_with(name, "_us") || kw_ends_with(name, "_pct") || kw_ends_with(name, "_c"))
-        return 3;
-    return 4;
-}
-
 /* ---- id index ---- */
 
 static uint32_t kw_rs_slot(uint64_t id, int size)

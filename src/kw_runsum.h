@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "kw_metric.h"
 #include "kw_search.h"
 
 #define KW_RS_PHASE_LEN 24
@@ -161,8 +162,6 @@ int kw_runsum_find_shape(const kw_runsum *rs, const char *name);
 int kw_runsum_metric(const kw_runsum *rs, const char *name);
 /* The value of metric `name` in m (a vector in the summary's metric order), NAN when absent. */
 double kw_runsum_value(const kw_runsum *rs, const kw_metrics *m, const char *name);
-/* Fixed decimals a metric is written with (by its name: _us 3, _pct 3, cos 6, ...). */
-int kw_metric_decimals(const char *name);
 
 /* Record one evaluation (one repetition) of c on shape; repetitions of the
  * same configuration are averaged. */

@@ -111,6 +111,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kw_error.h"
+#include "kw_mix.h"
 #include "kw_sim.h"
 
 #define KW_SIM_DEFAULT_REQUESTS 20000
@@ -294,15 +295,6 @@ KW_HOT kw_vev kw_vh_pop(kw_vev *h, int *hn)
 }
 
 /* ---------------- arrivals ---------------- */
-
-/* splitmix64 (Steele, Lea & Flood, OOPSLA'14): decorrelates the per-stream seeds. */
-static uint64_t kw_splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
 
 /* Exp(mean) from a GSL uniform in (0, 1): the inverse CDF, as
  * gsl_ran_exponential does, without its two calls per draw. */
@@ -1217,7 +1209,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
         s->rng = gsl_rng_alloc(gsl_rng_taus2);
         if (!s->rng)
             return kw_error_set(KW_ENOMEM, "out of memory for random streams");
-        gsl_rng_set(s->rng, (unsigned long)kw_splitmix64(o->seed ^ kw_splitmix64((uint64_t)i + 1)));
+        gsl_rng_set(s->rng, (unsigned long)kw_mix_splitmix64(o->seed ^ kw_mix_splitmix64((uint64_t)i + 1)));
         s->kind = sh->arrival == KW_ARRIVAL_BURSTY ? KW_SRC_BURSTY : KW_SRC_POISSON;
         s->mean_gap_us = KW_US_PER_S / rate;
         if (s->kind == KW_SRC_BURSTY) {
@@ -1233,7 +1225,7 @@ static int kw_st_init(kw_st *st, const kw_sim_input *in, const kw_sim_opts *o)
         st->svc_rng = gsl_rng_alloc(gsl_rng_taus2);
         if (!st->svc_rng)
             return kw_error_set(KW_ENOMEM, "out of memory for random streams");
-        gsl_rng_set(st->svc_rng, (unsigned long)kw_splitmix64(o->seed ^ kw_splitmix64((uint64_t)st->S + 1)));
+        gsl_rng_set(st->svc_rng, (unsigned long)kw_mix_splitmix64(o->seed ^ kw_mix_splitmix64((uint64_t)st->S + 1)));
     }
     return kw_gen_arrivals(st, o);
 }

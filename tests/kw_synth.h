@@ -26,6 +26,7 @@
 
 #include "kw_engine.h"
 #include "kw_journal.h"
+#include "kw_mix.h"
 #include "kw_search.h"
 
 #define KW_SYNTH_SHAPES 4
@@ -52,10 +53,7 @@ static const char *const kw_synth_shape_names[KW_SYNTH_SHAPES] = {"s0", "s1", "s
 
 static inline uint64_t kw_synth_mix(uint64_t k)
 {
-    k += 0x9e3779b97f4a7c15ULL;
-    k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    k = (k ^ (k >> 27)) * 0x94d049bb133111ebULL;
-    return k ^ (k >> 31);
+    return kw_mix_splitmix64(k);
 }
 
 /* The noiseless primary of a candidate on shape `shape`. */

@@ -71,6 +71,35 @@ Test(calib, recovers_known_parameters_from_times_generated_with_them)
     free(set);
 }
 
+#define WANT_NEW                                                                               \
+    ((1u << KW_CAL_HIDDEN_SERIAL) | (1u << KW_CAL_HIDDEN_OVERLAP) | (1u << KW_CAL_KERNEL_FIXED))
+
+Test(calib, recovers_hidden_shares_and_the_kernel_fixed_time)
+{
+    load_shipped();
+    kw_accel truth = acc;
+    kw_calib_set(&truth, KW_CAL_HIDDEN_SERIAL, 0.4, set);
+    kw_calib_set(&truth, KW_CAL_HIDDEN_OVERLAP, 0.9, set);
+    kw_calib_set(&truth, KW_CAL_KERNEL_FIXED, 1.5, set);
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        set->c[i].measured_us = us;
+    }
+    kw_calib cal;
+    kw_accel start = acc; /* the shipped shares and no fixed time */
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT_NEW, 1), 0, "%s", kw_error_last());
+    cr_assert(fabs(cal.p[KW_CAL_HIDDEN_SERIAL].after - 0.4) < 1e-4, "%g",
+              cal.p[KW_CAL_HIDDEN_SERIAL].after);
+    cr_assert(fabs(cal.p[KW_CAL_HIDDEN_OVERLAP].after - 0.9) < 1e-4, "%g",
+              cal.p[KW_CAL_HIDDEN_OVERLAP].after);
+    cr_assert(fabs(cal.p[KW_CAL_KERNEL_FIXED].after - 1.5) < 1e-3, "%g",
+              cal.p[KW_CAL_KERNEL_FIXED].after);
+    cr_assert(cal.chi2_after < 1e-10, "%g", cal.chi2_after);
+    free(set);
+}
+
 Test(calib, fit_of_the_shipped_measurements_is_a_least_squares_minimum)
 {
     load_shipped();
@@ -91,7 +120,8 @@ Test(calib, fit_of_the_shipped_measurements_is_a_least_squares_minimum)
         for (int sgn = -1; sgn <= 1; sgn += 2) {
             kw_accel b = a;
             double v = cal.p[id].after * (1.0 + 0.01 * sgn);
-            if (v > 1.0 && id != KW_CAL_SOFTMAX_OPS && id != KW_CAL_SHARED_BW)
+            if (v > 1.0 && id != KW_CAL_SOFTMAX_OPS && id != KW_CAL_SHARED_BW &&
+                id != KW_CAL_KERNEL_FIXED)
                 continue;
             kw_calib_set(&b, id, v, set);
             cr_assert(chi2(&b) >= cal.chi2_after * (1.0 - 1e-6), "%s %+d%%: %g < %g", cal.p[id].name,

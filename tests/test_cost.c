@@ -391,7 +391,11 @@ Test(cost, lower_precision_lowers_bytes_by_element_ratio)
     map.precision = KW_PREC_FP8_E4M3;
     eval(1, acc.cores);
     double b8 = cost.dram_bytes, c8 = cost.kernels[0].compute_us;
-    cr_assert(fabs(b32 / b16 - 2.0) < 1e-12 && fabs(b16 / b8 - 2.0) < 1e-12, "%g %g %g", b32, b16, b8);
+    /* fp8 GEMMs write a bf16 output (kw_gemm_out_bytes): the operand traffic
+     * halves from bf16 to fp8, the M x N output stays at 2 bytes */
+    double out16 = M * N * 2.0;
+    cr_assert(fabs(b32 / b16 - 2.0) < 1e-12, "%g %g", b32, b16);
+    cr_assert(fabs((b16 - out16) / (b8 - out16) - 2.0) < 1e-12, "%g %g %g", b16, b8, out16);
     /* and each precision runs at its own peak */
     cr_assert(fabs(c32 / c16 - acc.peak_flops[KW_PREC_BF16] / acc.peak_flops[KW_PREC_FP32]) < 1e-9);
     cr_assert(fabs(c16 / c8 - acc.peak_flops[KW_PREC_FP8_E4M3] / acc.peak_flops[KW_PREC_BF16]) < 1e-9);
@@ -788,4 +792,17 @@ Test(cost, plan_larger_than_kernel_table_is_an_error)
     shp.seq = 128;
     cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 1), KW_EMODEL);
     cr_assert(strstr(kw_error_last(), "kernels") != NULL);
+}
+
+/* A decode shape without kv_len costs an MLP block (no attention reads it):
+ * M = batch rows, FLOPs 2 M N K. */
+Test(cost, decode_without_kv_len_costs_a_block_without_attention)
+{
+    add_gemm("up", "up", 512, 256);
+    shp.phase = KW_PHASE_DECODE;
+    shp.seq = 1;
+    shp.kv_len = 0;
+    shp.batch = 8;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 1), 0, "%s", kw_error_last());
+    cr_assert_float_eq(cost.flops, 2.0 * 8 * 512 * 256, 1e-6);
 }

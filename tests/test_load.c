@@ -557,3 +557,35 @@ Test(load, missing_and_non_xml_files)
     cr_assert_eq(kw_validate_file("/dev/null"), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "not a regular file") != NULL, "%s", kw_error_last());
 }
+
+/* A decode shape of a block without attention does not give kv_len (the MLP
+ * never sees the KV length); one of an attention block still must. */
+Test(load, decode_shape_without_kv_len_where_no_attention_reads_it)
+{
+    char *dir = kw_t_tmpdir();
+    cr_assert_not_null(dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/w.xml", dir);
+    write_text(path, "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>test</source>\n"
+                     "  <block name=\"mlp\"><gemm name=\"up\" group=\"up\" n=\"256\" k=\"128\"/></block>\n"
+                     "  <block name=\"att\"><attention name=\"a\" group=\"a\" heads=\"4\" kv_heads=\"4\" "
+                     "head_dim=\"64\"/></block>\n"
+                     "  <shape name=\"m\" block=\"mlp\" phase=\"decode\" batch=\"8\" load=\"0.5\"/>\n"
+                     "</workload>\n");
+    kw_workload *w = malloc(sizeof *w);
+    cr_assert_eq(kw_workload_load(w, path), 0, "%s", kw_error_last());
+    cr_assert_eq(w->shapes[0].kv_len, 0);
+    cr_assert_eq(w->shapes[0].seq, 1);
+    write_text(path, "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>test</source>\n"
+                     "  <block name=\"att\"><attention name=\"a\" group=\"a\" heads=\"4\" kv_heads=\"4\" "
+                     "head_dim=\"64\"/></block>\n"
+                     "  <shape name=\"d\" block=\"att\" phase=\"decode\" batch=\"8\" load=\"0.5\"/>\n"
+                     "</workload>\n");
+    cr_assert_eq(kw_workload_load(w, path), KW_EINPUT);
+    char want[4300];
+    snprintf(want, sizeof want, "%s:5: ", path);
+    cr_expect(strncmp(kw_error_last(), want, strlen(want)) == 0, "%s", kw_error_last());
+    cr_expect(strstr(kw_error_last(), "needs kv_len") != NULL, "%s", kw_error_last());
+    free(w);
+    rm_rf(dir);
+}

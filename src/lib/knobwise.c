@@ -376,9 +376,9 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
                     kw_xml_attr_str(name, sizeof name, x, "name", t->path, p) != 1 ||
                     kw_xml_attr_double(&v, x, "value", t->path, p) != 1)
                     continue;
-                if (strcmp(name, "p95_us") == 0)
+                if (strcmp(name, KW_METRIC_NAME(KW_M_P95_US)) == 0)
                     e->p95_us = v;
-                else if (strcmp(name, "p99_us") == 0)
+                else if (strcmp(name, KW_METRIC_NAME(KW_M_P99_US)) == 0)
                     e->p99_us = v;
             }
             e->has_latency = isfinite(e->p95_us) && isfinite(e->p99_us);
