@@ -53,8 +53,8 @@ lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 ok=1
 which="every shipped space"
 if [ "${KW_MPI_QUICK:-0}" = 1 ]; then
-    KW_SAME_SPACES="$S/spaces/validate_small.xml $S/spaces/cpu_gemm_epilogue.xml"
-    export KW_SAME_SPACES
+    KW_SPACES="$S/spaces/validate_small.xml $S/spaces/cpu_gemm_epilogue.xml"
+    export KW_SPACES
     which="two shipped spaces (quick)"
 fi
 for n in 1 2 4; do
@@ -65,7 +65,7 @@ for n in 1 2 4; do
         ok=0
     fi
 done
-unset KW_SAME_SPACES
+unset KW_SPACES
 if [ $ok = 1 ]; then echo "ok 1 - mpirun -n 1, 2, 4: $which, files equal the one-process run's"
 else echo "not ok 1 - mpirun -n 1, 2, 4 give other files than one process"; fi
 
