@@ -313,7 +313,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
         kw_sbuf_puts(&b, ",");
         kw_sbuf_csv(&b, ks->knobs[k].name);
     }
-    /* added at the end (DESIGN.md output contract): the shape's numbers, the
+    /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
     kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "\n");
     int rc = 0;

@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 
 TestSuite(summary);
 
 static const char *src(const char *rel)
 {
     static char p[4200];
-    if (snprintf(p, sizeof p, "%s/%s", kw_p_src(), rel) >= (int)sizeof p)
+    if (snprintf(p, sizeof p, "%s/%s", kw_tl_src(), rel) >= (int)sizeof p)
         cr_assert_fail("path too long");
     return p;
 }
@@ -35,10 +35,10 @@ static char *line_of(const char *out, const char *name)
 
 Test(summary, a_saturated_baseline_reads_from_saturated_not_a_percentage)
 {
-    char *d = kw_p_tmpdir("kwsum");
+    char *d = kw_tl_tmpdir("kwsum");
     cr_assert_not_null(d);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", src("tests/data/saturated/space.xml"),
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", src("tests/data/saturated/space.xml"),
                          "--budget", "60", "--seed", "7", "--threads", "2", "--out", "run", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *l = line_of(r.out, "decode_hot");
@@ -46,19 +46,19 @@ Test(summary, a_saturated_baseline_reads_from_saturated_not_a_percentage)
     cr_assert(strstr(l, "(from saturated)") != NULL, "%s", l);
     cr_assert_null(strchr(l, '%'), "no percentage of a saturated baseline: %s", l);
     free(l);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* the baseline really is saturated and the recommendation is not */
-    kw_proc x = kw_p_run(&o, kw_p_bin(), "eval", "--space", src("tests/data/saturated/space.xml"),
+    kw_tl_proc x = kw_tl_run(&o, kw_tl_bin(), "eval", "--space", src("tests/data/saturated/space.xml"),
                          "--format", "csv", NULL);
     cr_assert_eq(x.status, 0, "%s", x.err);
     cr_assert(strstr(x.out, ",saturated,") != NULL, "%s", x.out);
-    kw_p_free(&x);
-    kw_proc q = kw_p_run(&o, kw_p_bin(), "recommend", "run", "--shape", "decode_hot", NULL);
+    kw_tl_free(&x);
+    kw_tl_proc q = kw_tl_run(&o, kw_tl_bin(), "recommend", "run", "--shape", "decode_hot", NULL);
     cr_assert_eq(q.status, 0, "%s", q.err);
     cr_assert(strstr(q.out, "(from saturated); ") != NULL, "%s", q.out);
     cr_assert(strstr(q.out, "guards pass") != NULL, "%s", q.out);
-    kw_p_free(&q);
-    kw_p_rmrf(d);
+    kw_tl_free(&q);
+    kw_tl_rmrf(d);
 }
 
 /* results.xml's rank-1 p95 of shape `name`, or -1. */
@@ -87,11 +87,11 @@ static double ranked_first_p95(const char *dir, const char *name)
 
 Test(summary, a_run_cut_short_prints_each_shapes_best_so_far)
 {
-    char *d = kw_p_tmpdir("kwsum");
+    char *d = kw_tl_tmpdir("kwsum");
     cr_assert_not_null(d);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
     /* the embedded default takes far longer than a second to converge */
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--threads", "1", "--time-limit", "1", "--out",
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--threads", "1", "--time-limit", "1", "--out",
                          "run", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
@@ -114,6 +114,6 @@ Test(summary, a_run_cut_short_prints_each_shapes_best_so_far)
         free(l);
     }
     cr_assert_gt(incomplete, 0, "%s", r.out);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
