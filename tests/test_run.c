@@ -6,22 +6,22 @@
 #include <string.h>
 
 #include "kw_journal.h"
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 #include "kw_run.h"
 
 TestSuite(run);
 
 Test(run, tune_records_every_attribute_of_the_table_in_order)
 {
-    char *d = kw_p_tmpdir("kwrun");
+    char *d = kw_tl_tmpdir("kwrun");
     cr_assert_not_null(d);
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "5", "--owner",
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "5", "--owner",
                          "team-x", "--quiet", "--out", "run", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char jp[4300];
     snprintf(jp, sizeof jp, "%s/run/journal", d);
     kw_journal *j = NULL;
@@ -34,5 +34,5 @@ Test(run, tune_records_every_attribute_of_the_table_in_order)
     cr_assert_str_eq(kw_run_attr_get(j, KW_RUN_EVALUATOR), "");
     cr_assert_str_eq(kw_run_attr_key(KW_RUN_ATTR_COUNT), "");
     kw_journal_free(j);
-    kw_p_rmrf(d);
+    kw_tl_rmrf(d);
 }
