@@ -46,6 +46,7 @@
 #include "kw_progline.h"
 #include "kw_reduce.h"
 #include "kw_results.h"
+#include "kw_run.h"
 #include "kw_runfolder.h"
 #include "kw_trace.h"
 
@@ -771,8 +772,9 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
 
 /* The attribute a run recorded (c->attr_keys: the journal header's on
  * resume, rank 0's on the other MPI ranks), or NULL. */
-static const char *kw_tune_attr_of(const kw_tune_ctx *c, const char *key)
+static const char *kw_tune_attr_of(const kw_tune_ctx *c, kw_run_attr a)
 {
+    const char *key = kw_run_attr_key(a);
     for (int i = 0; i < c->n_attrs; i++)
         if (strcmp(c->attr_keys[i], key) == 0)
             return c->attr_vals[i];
@@ -786,10 +788,10 @@ static const char *kw_tune_attr_of(const kw_tune_ctx *c, const char *key)
  * its error; returns the exit status. */
 static int kw_tune_load_attrs(kw_tune_ctx *c, uint64_t seed)
 {
-    const char *space = kw_tune_attr_of(c, "space"), *accel = kw_tune_attr_of(c, "accel"),
-               *workload = kw_tune_attr_of(c, "workload"), *trace = kw_tune_attr_of(c, "trace"),
-               *ms = kw_tune_attr_of(c, "model_seed"), *req = kw_tune_attr_of(c, "sim_requests"),
-               *th = kw_tune_attr_of(c, "thermal"), *xcmd = kw_tune_attr_of(c, "evaluator");
+    const char *space = kw_tune_attr_of(c, KW_RUN_SPACE), *accel = kw_tune_attr_of(c, KW_RUN_ACCEL),
+               *workload = kw_tune_attr_of(c, KW_RUN_WORKLOAD), *trace = kw_tune_attr_of(c, KW_RUN_TRACE),
+               *ms = kw_tune_attr_of(c, KW_RUN_MODEL_SEED), *req = kw_tune_attr_of(c, KW_RUN_SIM_REQUESTS),
+               *th = kw_tune_attr_of(c, KW_RUN_THERMAL), *xcmd = kw_tune_attr_of(c, KW_RUN_EVALUATOR);
     int status = kw_cli_load_config(&c->cfg, space && space[0] ? space : NULL,
                                     accel && accel[0] ? accel : NULL,
                                     workload && workload[0] ? workload : NULL);
@@ -814,8 +816,8 @@ static int kw_tune_load_attrs(kw_tune_ctx *c, uint64_t seed)
  * timeout and rate factors. */
 static int kw_tune_exec_attrs(kw_tune_ctx *c)
 {
-    const char *xto = kw_tune_attr_of(c, "exec_timeout_s"),
-               *xsc = kw_tune_attr_of(c, "exec_rate_scale");
+    const char *xto = kw_tune_attr_of(c, KW_RUN_EXEC_TIMEOUT_S),
+               *xsc = kw_tune_attr_of(c, KW_RUN_EXEC_RATE_SCALE);
     char scales[KW_JOURNAL_ATTR_LEN];
     return kw_tune_exec(c, c->cmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales, sizeof scales);
 }
@@ -837,15 +839,15 @@ static int kw_tune_mpi_start(kw_tune_ctx *c, int threads, double time_limit_s, u
     return rc != 0 ? kw_cli_fail("tune", rc) : 0;
 }
 
-static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
+static void kw_tune_attr(kw_tune_ctx *c, kw_run_attr key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
+static void kw_tune_attr(kw_tune_ctx *c, kw_run_attr key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->attr_buf[c->n_attrs], KW_JOURNAL_ATTR_LEN, fmt, ap);
     va_end(ap);
-    c->attr_keys[c->n_attrs] = key;
+    c->attr_keys[c->n_attrs] = kw_run_attr_key(key);
     c->attr_vals[c->n_attrs] = c->attr_buf[c->n_attrs];
     c->n_attrs++;
 }
@@ -966,19 +968,19 @@ static int kw_tune_fresh(const kw_tune_args *a)
         goto done;
     }
     c.owner = a->owner;
-    kw_tune_attr(&c, "owner", "%s", a->owner);
-    kw_tune_attr(&c, "space", "%s", ps);
-    kw_tune_attr(&c, "accel", "%s", pa);
-    kw_tune_attr(&c, "workload", "%s", pw);
-    kw_tune_attr(&c, "trace", "%s", c.trace);
-    kw_tune_attr(&c, "model_seed", "%llu", (unsigned long long)a->seed);
-    kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
-    kw_tune_attr(&c, "thermal", "%d", a->thermal);
-    kw_tune_attr(&c, "drift", "%d", 1);
-    kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
-    kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
-    kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
-    kw_tune_attr(&c, "screen", "%ld", a->screen);
+    kw_tune_attr(&c, KW_RUN_OWNER, "%s", a->owner);
+    kw_tune_attr(&c, KW_RUN_SPACE, "%s", ps);
+    kw_tune_attr(&c, KW_RUN_ACCEL, "%s", pa);
+    kw_tune_attr(&c, KW_RUN_WORKLOAD, "%s", pw);
+    kw_tune_attr(&c, KW_RUN_TRACE, "%s", c.trace);
+    kw_tune_attr(&c, KW_RUN_MODEL_SEED, "%llu", (unsigned long long)a->seed);
+    kw_tune_attr(&c, KW_RUN_SIM_REQUESTS, "%ld", a->requests);
+    kw_tune_attr(&c, KW_RUN_THERMAL, "%d", a->thermal);
+    kw_tune_attr(&c, KW_RUN_DRIFT, "%d", 1);
+    kw_tune_attr(&c, KW_RUN_EVALUATOR, "%s", cmd ? cmd : "");
+    kw_tune_attr(&c, KW_RUN_EXEC_TIMEOUT_S, "%.17g", a->timeout_s);
+    kw_tune_attr(&c, KW_RUN_EXEC_RATE_SCALE, "%s", scales);
+    kw_tune_attr(&c, KW_RUN_SCREEN, "%ld", a->screen);
     if ((status = kw_tune_mpi_start(&c, a->threads, a->time_limit_s, a->seed)) != 0)
         goto done;
     if ((rc = kw_tune_mkdirs(c.dir)) != 0 || (rc = kw_runfolder_lock(&c.lock, c.dir)) != 0 ||
@@ -1052,7 +1054,7 @@ static int kw_tune_resume(const kw_tune_args *a)
         c.attr_vals[i] = h->attrs[i].value;
     }
     c.n_attrs = h->n_attrs;
-    const char *owner = kw_tune_attr_of(&c, "owner");
+    const char *owner = kw_tune_attr_of(&c, KW_RUN_OWNER);
     c.owner = owner ? owner : "";
     if ((status = kw_tune_load_attrs(&c, h->seed)) != 0)
         goto done;
@@ -1080,7 +1082,7 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_engine_opts_from_header(&eo, c.shapes, h);
     eo.threads = a->threads;
     eo.time_limit_s = a->time_limit_s;
-    const char *scr = kw_journal_attr(c.j, "screen");
+    const char *scr = kw_run_attr_get(c.j, KW_RUN_SCREEN);
     eo.screen = scr ? atoi(scr) : 0;
     status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
 done:
