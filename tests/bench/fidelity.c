@@ -57,8 +57,8 @@ int main(int argc, char **argv)
                kw_bound_name(c->bound), kw_bound_name(b), note,
                (int)fmin((double)strcspn(c->source, ";"), KW_FID_CITE_CHARS), c->source);
         if (getenv("KW_FID_VERBOSE"))
-            printf("    matrix %.1f nonmatrix %.1f compute %.1f | dram %.1f us (%.3g GB) shared %.1f us "
-                   "(%.3g GB) | sram %llu B regs %llu B wave %.3f pad %.3f\n",
+            printf("    matrix %.1f nonmatrix %.1f compute %.1f | dram %.1f us (%.6g GB) shared %.1f us "
+                   "(%.6g GB) | sram %llu B regs %llu B wave %.3f pad %.3f\n",
                    kd.matrix_us, kd.nonmatrix_us, kd.compute_us, kd.dram_us, kd.dram_bytes / 1e9,
                    kd.shared_us, kd.shared_bytes / 1e9, (unsigned long long)kd.sram_bytes,
                    (unsigned long long)kd.reg_bytes, kd.wave_efficiency, kd.pad_efficiency);
