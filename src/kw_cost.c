@@ -80,8 +80,12 @@
 #include <string.h>
 
 #include "kw_cost.h"
+#include "kw_cost_hook.h"
 #include "kw_error.h"
+#include "kw_kv.h"
 #include "kw_mapping.h"
+#include "kw_moe.h"
+#include "kw_tp.h"
 
 #define KW_US_PER_S 1e6
 #define KW_J_PER_PJ 1e-12
@@ -644,7 +648,7 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
          * with heads/kv_heads query rows. The cache is read from DRAM. */
         at.inst = seqs * kvh;
         at.mq = op->heads / kvh;
-        at.lk = s->kv_len;
+        at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
         at.causal = 0;
     } else {
         at.inst = seqs * op->heads;
@@ -853,6 +857,14 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     int rc = kw_check(a, b, s, m, requests, cores);
     if (rc != 0)
         return rc;
+    kw_block tp_block; /* tensor parallel: this device's slice of the block (kw_tp.c) */
+    if (m->tp_degree > 1) {
+        if ((rc = kw_tp_split(&tp_block, b, m->tp_degree, a)) != 0)
+            return rc;
+        b = &tp_block;
+    }
+    if ((rc = kw_kv_check(a, b, s, m, requests)) != 0) /* KV cache and weights fit the device */
+        return rc;
     memset(out, 0, offsetof(kw_cost, kernels));
     memset((char *)out + offsetof(kw_cost, latency_us), 0, sizeof *out - offsetof(kw_cost, latency_us));
 
@@ -954,14 +966,59 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
             p.cols = w;
             break;
+        case KW_OP_MOE: /* router, dispatch, routed and shared experts, combine: kw_moe.c */
+            rc = kw_moe_plan(&c, b, op, p.rows);
+            p.cols = (double)op->k;
+            p.gated = 0;
+            break;
         default:
             rc = kw_error_set(KW_EINPUT, "op '%s': unknown kind %d", op->name, (int)op->kind);
         }
+        if (rc == 0 && op->tp_allreduce) /* the row-parallel output summed over devices */
+            rc = kw_tp_allreduce(&c, op->name, p.rows * p.cols * in, m->tp_degree);
     }
     if (rc != 0)
         return rc;
 
-    out->launches = out->n_kernels;
+    out->launches = out->n_kernels + out->folded;
+    if (b->layers > 1) {
+        /* a <layer> of a model of L identical layers: each kernel line is that
+         * kernel in all L layers (its work and launches times L; the serving
+         * simulation replays the lines), the totals the model's; one graph
+         * captures the whole model */
+        double L = b->layers;
+        for (int i = 0; i < out->n_kernels; i++) {
+            kw_kernel *k = &out->kernels[i];
+            k->flops *= L;
+            k->exec_flops *= L;
+            k->dram_bytes *= L;
+            k->operand_bytes *= L;
+            k->shared_bytes *= L;
+            k->compute_us *= L;
+            k->memory_us *= L;
+            k->launch_us *= L;
+            k->time_us *= L;
+            k->dram_us *= L;
+            k->shared_us *= L;
+            k->matrix_us *= L;
+            k->nonmatrix_us *= L;
+            k->epilogue_us *= L;
+            k->tiles *= L;
+        }
+        out->latency_us *= L;
+        out->flops *= L;
+        out->launch_us *= L;
+        out->launches *= b->layers;
+        out->folded *= b->layers;
+        out->fallbacks *= b->layers;
+        out->dram_bytes *= L;
+        out->operand_bytes *= L;
+        out->shared_bytes *= L;
+        out->energy_j *= L;
+        out->comm_us *= L;
+        for (int k = 0; k < KW_BOUND_COUNT; k++)
+            out->bound_us[k] *= L;
+    }
     if (m->graph_mode && out->n_kernels > 0) {
         out->latency_us += a->graph_fixed_us;
         out->launch_us += a->graph_fixed_us;
@@ -975,3 +1032,93 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     out->bound = (kw_bound)best;
     return 0;
 }
+
+/* ---------------- hooks for plans in their own files (kw_cost_hook.h) ---------------- */
+
+int kw_cost_hook_gemm(kw_ctx *c, const kw_block *b, const kw_op *op, double m, double n, double k,
+                      double count, double out_n, const char *name)
+{
+    if (m < 1.0 || n < 1.0 || k < 1.0 || count < 1.0)
+        return kw_error_set(KW_EINPUT, "op '%s': empty GEMM (%g x %g x %g, %g instances)", name, m,
+                            n, k, count);
+    double in = c->in_bytes;
+    kw_gemm g = {.m = m, .n = n, .k = k, .count = count, .a_bytes = in, .b_bytes = in,
+                 .c_bytes = in, .out_n = out_n > 0.0 ? out_n : n, .work_frac = 1.0};
+    if (c->sparse) {
+        g.sparse = 1;
+        g.b_bytes = in * KW_SPARSE_KEPT_FRACTION + KW_SPARSE_META_BYTES_PER_ELEM;
+    }
+    return kw_gemm_cost(c, kw_tiling_of(c, b, op), &g, name);
+}
+
+int kw_cost_hook_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                             double write_bytes)
+{
+    return kw_elementwise(c, name, suffix, read_bytes, write_bytes, c->m->precision);
+}
+
+int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer_bytes)
+{
+    kw_kernel *k = kw_emit(c, name, NULL, c->m->precision);
+    if (!k)
+        return kw_overflow();
+    /* the links bound it: its time is memory-class work, the local buffer's
+     * DRAM traffic (read to send, write of the sum) counts for contention */
+    k->dram_bytes = 2.0 * buffer_bytes;
+    k->operand_bytes = buffer_bytes;
+    k->memory_us = time_us;
+    kw_finish(c, k, 1);
+    c->out->comm_us += time_us;
+    return 0;
+}
+
+void kw_cost_hook_fold(kw_ctx *c, int into)
+{
+    kw_cost *o = c->out;
+    if (into < 0 || into >= o->n_kernels)
+        return;
+    kw_kernel *d = &o->kernels[into];
+    for (int i = into + 1; i < o->n_kernels; i++) {
+        const kw_kernel *k = &o->kernels[i];
+        double t0 = d->time_us, t1 = k->time_us;
+        d->flops += k->flops;
+        d->exec_flops += k->exec_flops;
+        d->dram_bytes += k->dram_bytes;
+        d->operand_bytes += k->operand_bytes;
+        d->shared_bytes += k->shared_bytes;
+        d->compute_us += k->compute_us;
+        d->memory_us += k->memory_us;
+        d->launch_us += k->launch_us;
+        d->time_us += k->time_us;
+        d->dram_us += k->dram_us;
+        d->shared_us += k->shared_us;
+        d->matrix_us += k->matrix_us;
+        d->nonmatrix_us += k->nonmatrix_us;
+        d->epilogue_us += k->epilogue_us;
+        d->tiles += k->tiles;
+        d->fallback |= k->fallback;
+        if (k->sram_bytes > d->sram_bytes)
+            d->sram_bytes = k->sram_bytes;
+        if (k->reg_bytes > d->reg_bytes)
+            d->reg_bytes = k->reg_bytes;
+        /* efficiencies: weighted by each part's time */
+        if (t0 + t1 > 0.0) {
+            d->pad_efficiency = (d->pad_efficiency * t0 + k->pad_efficiency * t1) / (t0 + t1);
+            d->wave_efficiency = (d->wave_efficiency * t0 + k->wave_efficiency * t1) / (t0 + t1);
+        }
+        o->folded++;
+    }
+    o->n_kernels = into + 1;
+    double work = d->time_us - d->launch_us;
+    d->dram_bytes_per_us = work > 0.0 ? d->dram_bytes / work : 0.0;
+    kw_bound wc = d->fallback ? KW_BOUND_FALLBACK
+                  : d->compute_us >= d->memory_us ? KW_BOUND_COMPUTE
+                                                  : KW_BOUND_MEMORY;
+    d->bound = (!d->fallback && d->launch_us > work) ? KW_BOUND_LAUNCH : wc;
+}
+
+int kw_cost_hook_n_kernels(const kw_ctx *c) { return c->out->n_kernels; }
+const kw_mapping *kw_cost_hook_mapping(const kw_ctx *c) { return c->m; }
+const kw_accel *kw_cost_hook_accel(const kw_ctx *c) { return c->a; }
+double kw_cost_hook_elem_bytes(const kw_ctx *c) { return c->in_bytes; }
+kw_cost *kw_cost_hook_out(kw_ctx *c) { return c->out; }

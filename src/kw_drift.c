@@ -1503,6 +1503,8 @@ static int kw_drift_run(kw_drift *out, const kw_block *b, const kw_shape *s, con
                 goto fail;
             n_run = 0;
             break;
+        case KW_OP_MOE: /* not reached: kw_check_block refuses it (kw_moe_numerics_view expands it) */
+            goto fail;
         }
         cur = o;
     }

@@ -35,6 +35,7 @@
 #include "kw_drift.h"
 #include "kw_estimate.h"
 #include "kw_eval.h"
+#include "kw_moe.h"
 #include "kw_limits.h"
 #include "kw_mapping.h"
 #include "kw_mix.h"
@@ -295,7 +296,9 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     if (e->opts.drift) {
         kw_drift d;
         uint64_t dseed = kw_mix_splitmix64(e->opts.seed ^ 0x64726966ULL);
-        if ((rc = kw_drift_cache_get(&d, e->drift, b, s, &m, g, dseed)) != 0)
+        kw_block moe_view; /* an MoE computes as one of its experts (kw_moe.c) */
+        const kw_block *db = kw_moe_numerics_view(&moe_view, b);
+        if ((rc = kw_drift_cache_get(&d, e->drift, db, s, &m, g, dseed)) != 0)
             goto done;
         v[KW_M_QUALITY_COS] = d.cos;
         v[KW_M_QUALITY_REL_RMS] = d.rel_rms;
@@ -307,7 +310,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
                 kw_guard_add(out, "drift_rel_rms");
             kw_mapping fb;
             kw_drift ev;
-            if (kw_drift_fallback(&fb, &ev, e->drift, b, s, &m, g, dseed, e->prec_mask) == 0)
+            if (kw_drift_fallback(&fb, &ev, e->drift, db, s, &m, g, dseed, e->prec_mask) == 0)
                 v[KW_M_DRIFT_FALLBACK] = fb.precision;
             else
                 kw_error_clear(); /* nothing passes: recorded as no fallback (-1) */

@@ -8,7 +8,7 @@
  * kw_netpath_build, so the four can never disagree about which steps ship.
  *
  * Only configurations some step produced (and the baseline) are used, so a
- * partial summary (kw_runsum_from_journal_top keeps every configuration a step
+ * partial summary (kw_results_write's keeps every configuration a step
  * names) gives the same net path as the full one. */
 #ifndef KW_NETPATH_H
 #define KW_NETPATH_H

@@ -304,10 +304,10 @@ Test(ui, schema_errors_name_what_the_schema_allows_there)
     kw_proc_opts o = {.timeout_s = 60, .cwd = d};
     kw_proc r = kw_p_run(&o, bin(), "validate", "w.xml", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
-    /* the allowed names are the XSD's children of <workload> (source, block, shape) */
+    /* the allowed names are the XSD's children of <workload> (source, block, layer, shape) */
     cr_assert(strstr(r.err, "w.xml:"), "%s", r.err);
     cr_assert(strstr(r.err, ": <moe> is not allowed in <workload>; allowed here: source, block, "
-                            "shape\n"), "%s", r.err);
+                            "layer, shape\n"), "%s", r.err);
     kw_p_free(&r);
     r = kw_p_run(&o, bin(), "validate", "a.xml", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
