@@ -7,7 +7,7 @@
  *
  *   GEMM-like kernels (GEMM, implicit-GEMM conv, attention's QK and PV)
  *     FLOPs 2MNK; DRAM traffic from the output-stationary tiled GEMM of
- *     model-facts.md section 4: MNK(1/Tn + 1/Tm) + MN elements, with the loop
+ *     src/model-facts.md#gemm-traffic: MNK(1/Tn + 1/Tm) + MN elements, with the loop
  *     order deciding which operand a resident panel saves, K-outer partial
  *     sums, split-K partials, DRAM bursts; compute time from the roofline
  *     peak of the precision derated for array padding and partial waves.
@@ -26,7 +26,7 @@
  *   - kernels run one after another on one stream: batch latency = sum of
  *     kernel times (+ one graph replay cost in graph mode). Launch overhead
  *     is not hidden behind the previous kernel (conservative; the CPU-side
- *     figures of model-facts.md section 2 are per kernel).
+ *     figures of src/model-facts.md#launch are per kernel).
  *   - DRAM bandwidth of the whole chip is available to the kernel whatever
  *     `cores` is; contention between cores is the serving simulation's job.
  *   - without a storage hierarchy in the accelerator file, no cache between
@@ -156,7 +156,7 @@ typedef struct kw_attn {
 static double kw_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
 
 /* DRAM moves whole bursts: a tile row of row_bytes costs ceil(row/burst) bursts
- * (model-facts.md section 1: 32 B L2 sectors, 128 B lines; Vela: 128 B DRAM bursts). */
+ * (src/model-facts.md#accelerators: 32 B L2 sectors, 128 B lines; Vela: 128 B DRAM bursts). */
 static double kw_burst(const kw_ctx *c, double row_bytes)
 {
     if (c->burst_bytes <= 1.0 || row_bytes <= 0.0)
@@ -376,7 +376,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     double acc = c->acc_bytes;
     double kp = ceil(g->k / s); /* K per split */
     /* SRAM per unit: C tile in accumulation precision + A and B chunks, one per
-     * stage (model-facts.md section 4). When the accelerator keeps accumulators
+     * stage (src/model-facts.md#gemm-traffic). When the accelerator keeps accumulators
      * in registers (GPU: 256 KB per SM, wgmma accumulates in registers, PTX
      * ISA), the C tile counts against the register file instead. */
     double acc_tile = tm * tn * acc;
@@ -423,7 +423,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
         break;
     }
     /* Divisible shapes, no panel: MK (N/Tn) + KN (M/Tm) + MN = MNK(1/Tn + 1/Tm) + MN
-     * (model-facts.md section 4). Each tile row rounds up to DRAM bursts. */
+     * (src/model-facts.md#gemm-traffic). Each tile row rounds up to DRAM bursts. */
     double row_n = fmin(tn, g->n);
     double fa = kw_burst(c, fmin(tk, kp) * g->a_bytes);
     /* a B tile row runs along N (K x N row-major) or, for weights kept N x K
@@ -882,7 +882,7 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     c.in_bytes = kw_prec_bytes(m->precision);
     c.acc_bytes = kw_prec_bytes(m->accum_precision);
     c.sm_bytes = kw_prec_bytes(m->softmax_precision);
-    /* Launch overhead (model-facts.md section 2): eager pays launch_eager_us per
+    /* Launch overhead (src/model-facts.md#launch): eager pays launch_eager_us per
      * kernel; a captured graph pays graph_fixed_us per replay + graph_node_us per kernel. */
     c.launch_us = m->graph_mode ? a->graph_node_us : a->launch_eager_us;
     c.sparse = m->sparsity_2_4 && a->sparsity_2_4;

@@ -39,7 +39,7 @@
 #define KW_SCHEMA_WORKLOAD "spaces/workload.xsd"
 #define KW_SCHEMA_RESULTS "results/results.xsd"
 
-/* Space defaults (DESIGN.md "guard"; kw_model.h comments). */
+/* Space defaults (the guards element of spaces/space.xsd; kw_model.h comments). */
 #define KW_DEF_DRIFT_MIN_COS 0.999
 #define KW_DEF_DRIFT_MAX_REL_RMS 0.02
 #define KW_DEF_MAX_THROTTLE_PCT 5.0
