@@ -543,8 +543,8 @@ Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
      * output): within 25% on at least 90% of at least 15 independent (not FIT)
      * cases, and the bound class right on every one */
     char path[1024], ap[1024];
-    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_t_src());
-    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     kw_fid_set *set = malloc(sizeof *set);
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, ap), 0, "%s", kw_error_last());
