@@ -30,7 +30,7 @@
  *
  * Not a test: nothing here asserts; the verdict column compares with the
  * targets of issues 3-6 and says PASS or MISS.
- * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--quick]
+ * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--quick]
  *        bench --loop cost|sim|full N   (the fixed-work loops callgrind runs)
  */
 #include "config.h"
@@ -86,6 +86,7 @@ typedef struct kw_bench {
     char tmpdir[KW_PATH_MAX];
     const char *only;
     int quick;
+    int seeds;             /* quality: seeds per shape (0: KW_BENCH_QUALITY_SEEDS) */
     long tune_budget;
     kw_config *cfg;        /* spaces/default.xml */
     gsl_rng *rng;
@@ -1171,7 +1172,7 @@ static int kw_bench_dcmp(const void *a, const void *b)
 static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *tot)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    int seeds = b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
+    int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
     kw_config *cfg = NULL;
     int rc = kw_config_load(&cfg, path, NULL, NULL);
     if (rc != 0) {
@@ -1406,7 +1407,7 @@ static int kw_bench_quality(kw_bench *b)
         printf("\nno validation spaces matched %s\n", pat);
         return 0;
     }
-    int seeds = b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
+    int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
     kw_engine_opts d;
     kw_engine_opts_init(&d);
     printf("\n### Search quality against the exhaustive optimum (primary p95; one thread)\n\n"
@@ -1532,12 +1533,14 @@ int main(int argc, char **argv)
             b.tune_budget = atol(argv[++i]);
         else if (strcmp(argv[i], "--quick") == 0)
             b.quick = 1;
+        else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+            b.seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--loop") == 0 && i + 2 < argc) {
             loop = argv[++i];
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
