@@ -1161,6 +1161,7 @@ typedef struct kw_bench_qtot {
     int conv_within, conv_over1, rnd_within;
     double worst_conv_pct;
     char worst_conv[256];
+    char over1[2048];                      /* every (space, shape, seed) converged > 1% above */
 } kw_bench_qtot;
 
 static int kw_bench_dcmp(const void *a, const void *b)
@@ -1243,6 +1244,11 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                 conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - 1)] = (double)evals;
                 tot->conv_within += in;
                 tot->conv_over1 += gap > KW_BENCH_CONVERGED_GAP_PCT;
+                if (gap > KW_BENCH_CONVERGED_GAP_PCT) {
+                    size_t used = strlen(tot->over1);
+                    snprintf(tot->over1 + used, sizeof tot->over1 - used, "%s%s %s seed %d (%+.2f%%)",
+                             used ? "; " : "", base, ev->shape_names[s], seed, gap);
+                }
                 if (gap > tot->worst_conv_pct || tot->worst_conv[0] == '\0') {
                     tot->worst_conv_pct = gap;
                     snprintf(tot->worst_conv, sizeof tot->worst_conv, "%s %s seed %d", base,
@@ -1450,6 +1456,9 @@ static int kw_bench_quality(kw_bench *b)
            tot.conv_within, tot.runs, KW_BENCH_QUALITY_GAP_PCT, kw_bench_verdict(tot.conv_over1 == 0));
     printf("| random at 2%% (for comparison) | %d/%d within %.1f%% | - |\n", tot.rnd_within, tot.runs,
            KW_BENCH_QUALITY_GAP_PCT);
+    if (tot.over1[0])
+        printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
+               tot.over1);
     return 0;
 }
 
