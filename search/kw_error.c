@@ -11,7 +11,12 @@ static _Thread_local int kw_error_last_code;
 
 int kw_error_vset(int code, const char *fmt, va_list ap)
 {
-    vsnprintf(kw_error_msg, sizeof kw_error_msg, fmt, ap);
+    /* formatted aside first: callers wrap the last message in a new one
+     * (kw_error_set(rc, "...: %s", kw_error_last())), and vsnprintf into the
+     * buffer it reads from is undefined behaviour (it garbled such messages) */
+    static _Thread_local char tmp[KW_ERROR_MAX];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    memcpy(kw_error_msg, tmp, sizeof tmp);
     kw_error_last_code = code;
     return code;
 }

@@ -29,6 +29,7 @@
 #include "config.h" /* PACKAGE_VERSION: a journal from a newer knobwise is refused */
 #endif
 #include "kw_journal.h"
+#include "kw_reduce.h"
 
 /* ------------------------------------------------------------------ CRC-32 */
 
@@ -1401,13 +1402,11 @@ const kw_jeval *kw_journal_eval_find(const kw_journal *j, int shape, uint64_t id
 int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id)
 {
     memset(out, 0, sizeof *out);
-    out->guards = "";
     out->klass = "";
-    out->guards_ok = 1;
     const kw_jheader *h = &j->h;
-    double sum = 0, sum_m[KW_METRIC_MAX] = {0};
-    double vals[1024];
-    int nv = 0;
+    double sum_m[KW_METRIC_MAX] = {0};
+    kw_repstat st;
+    kw_repstat_init(&st);
     for (int r = 0; r < h->repeats; r++) {
         const kw_jeval *e = kw_journal_eval_find(j, shape, id, r);
         if (!e)
@@ -1416,28 +1415,20 @@ int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id
             out->first = e;
             out->klass = e->klass;
         }
-        out->n++;
-        double x = e->m[h->primary];
-        sum += x;
-        if (nv < 1024)
-            vals[nv++] = x;
+        kw_repstat_add(&st, e->m[h->primary], e->guards, e->rc);
         for (int m = 0; m < h->n_metrics; m++)
             sum_m[m] += e->m[m];
-        if ((e->guards[0] || e->rc != 0) && out->guards_ok) {
-            out->guards_ok = 0;
-            out->guards = e->guards[0] ? e->guards : "error";
-        }
     }
+    out->n = st.n;
+    out->guards_ok = st.ok;
+    out->guards = st.guards;
     if (out->n == 0)
         return kw_error_set(KW_EINPUT, "config %016llx was not evaluated on shape %d",
                             (unsigned long long)id, shape);
-    out->mean = sum / out->n;
+    out->mean = kw_repstat_mean(&st);
     for (int m = 0; m < h->n_metrics; m++)
         out->mean_m[m] = sum_m[m] / out->n;
-    double ss = 0;
-    for (int i = 0; i < nv; i++)
-        ss += (vals[i] - out->mean) * (vals[i] - out->mean);
-    out->sd = nv > 1 ? sqrt(ss / (nv - 1)) : 0.0;
+    out->sd = kw_repstat_sd(&st);
     return 0;
 }
 
@@ -1471,103 +1462,61 @@ void kw_journal_result_clear(kw_jresult *r)
     r->n_path = 0;
 }
 
+/* The loaded step of record `record` (steps are in record order), or NULL. */
+static const kw_jstep *kw_step_at(const kw_journal *j, long record)
+{
+    size_t lo = 0, hi = j->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->steps[mid].record < record)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < j->n_steps && j->steps[lo].record == record ? &j->steps[lo] : NULL;
+}
+
+/* The reducer (kw_reduce.c) over the loaded records, its path pointed back
+ * at the journal's own steps (with their text). Records go in by type, not
+ * interleaved: no rule of the reducer depends on the order between types. */
 int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape)
 {
     memset(out, 0, sizeof *out);
-    const kw_jheader *h = &j->h;
-    const kw_knobspace *ks = &h->space;
-    if (shape < 0 || shape >= h->n_shapes)
-        return kw_error_set(KW_EINPUT, "no shape %d in the journal", shape);
-    out->shape = shape;
-    kw_cand_baseline(&out->baseline, ks);
-    out->baseline_id = kw_cand_id(ks, &out->baseline);
-    kw_jstats st;
-    out->baseline_primary = kw_journal_stats(&st, j, shape, out->baseline_id) == 0 ? st.mean : NAN;
-    kw_error_clear();
-    snprintf(out->why, sizeof out->why, "incomplete");
-    for (size_t i = 0; i < j->n_evals; i++)
-        out->evals += j->evals[i].shape == shape;
-    size_t n_moves = 0;
-    for (size_t i = 0; i < j->n_steps; i++)
+    kw_reduce *r = NULL;
+    int rc = kw_reduce_new(&r, &j->h);
+    kw_jrec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = 'E';
+    for (size_t i = 0; i < j->n_evals && rc == 0; i++)
+        if (j->evals[i].shape == shape) {
+            rec.e = j->evals[i];
+            rc = kw_reduce_add(r, &rec);
+        }
+    rec.type = 'T';
+    for (size_t i = 0; i < j->n_steps && rc == 0; i++)
         if (j->steps[i].shape == shape) {
-            out->steps++;
-            n_moves += kw_is_move(j->steps[i].decision);
+            rec.t = j->steps[i];
+            rc = kw_reduce_add(r, &rec);
         }
-    const kw_jdone *d = NULL;
-    for (size_t i = 0; i < j->n_done; i++)
-        if (j->done[i].shape == shape)
-            d = &j->done[i];
-
-    /* Choose the best. */
-    out->best = out->baseline;
-    out->best_id = out->baseline_id;
-    out->best_primary = out->baseline_primary;
-    if (d) {
-        out->done = 1;
-        snprintf(out->why, sizeof out->why, "%s", d->why);
-        out->best = d->best;
-        out->best_id = d->best_id;
-        out->best_primary = d->best_primary;
-    } else if (h->strategy == KW_STRATEGY_OFAT) {
-        /* best guard-passing position visited so far */
-        int base_ok = kw_journal_stats(&st, j, shape, out->baseline_id) == 0 && st.guards_ok;
-        double best = base_ok ? st.mean : INFINITY;
-        for (size_t i = 0; i < j->n_steps; i++) {
-            const kw_jstep *s = &j->steps[i];
-            if (s->shape != shape || !kw_is_move(s->decision))
-                continue;
-            if (kw_journal_stats(&st, j, shape, s->id) == 0 && st.guards_ok && st.mean < best) {
-                best = st.mean;
-                out->best = s->cand;
-                out->best_id = s->id;
-                out->best_primary = st.mean;
-            }
+    rec.type = 'D';
+    for (size_t i = 0; i < j->n_done && rc == 0; i++)
+        if (j->done[i].shape == shape) {
+            rec.d = j->done[i];
+            rc = kw_reduce_add(r, &rec);
         }
-    } else {
-        double best = INFINITY;
-        for (size_t i = 0; i < j->n_evals; i++) {
-            const kw_jeval *e = &j->evals[i];
-            if (e->shape != shape || e->rep != 0)
-                continue;
-            if (kw_journal_stats(&st, j, shape, e->id) == 0 && st.n == h->repeats &&
-                st.guards_ok && st.mean < best) {
-                best = st.mean;
-                out->best = e->cand;
-                out->best_id = e->id;
-                out->best_primary = st.mean;
-            }
-        }
-    }
-    kw_error_clear();
-
-    /* Path: moving steps up to the last time the walk stands on best. */
-    if (h->strategy == KW_STRATEGY_OFAT && n_moves > 0) {
-        out->path = malloc(n_moves * sizeof *out->path);
-        if (!out->path)
-            return kw_error_set(KW_ENOMEM, "out of memory");
-        size_t n = 0, keep = 0;
-        for (size_t i = 0; i < j->n_steps; i++) {
-            const kw_jstep *s = &j->steps[i];
-            if (s->shape != shape || !kw_is_move(s->decision))
-                continue;
-            out->path[n++] = s;
-            if (s->id == out->best_id)
-                keep = n;
-        }
-        out->n_path = keep;
-    }
-    for (int k = 0; k < ks->n_knobs; k++) {
-        if (out->best.v[k] == out->baseline.v[k])
-            continue;
-        kw_jchange *c = &out->changes[out->n_changes++];
-        c->knob = k;
-        c->from_v = out->baseline.v[k];
-        c->to_v = out->best.v[k];
+    if (rc == 0)
+        rc = kw_reduce_result(out, r, shape);
+    if (rc == 0) {
         for (size_t i = 0; i < out->n_path; i++)
-            if (out->path[i]->knob == k && out->path[i]->new_v == c->to_v)
-                c->step = out->path[i];
+            out->path[i] = kw_step_at(j, out->path[i]->record);
+        for (int c = 0; c < out->n_changes; c++)
+            if (out->changes[c].step)
+                out->changes[c].step = kw_step_at(j, out->changes[c].step->record);
+    } else {
+        kw_journal_result_clear(out);
     }
-    return 0;
+    kw_reduce_free(r);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ check */

@@ -75,7 +75,7 @@ static void kw_eval_csv_row(FILE *f, const char *shape, uint64_t id, const kw_me
         if (kw_metric_table[i].csv == KW_METRIC_CSV_CONTRACT)
             kw_eval_csv_num(f, m, i);
     fprintf(f, ",%s", m->guards[0] ? m->guards : "pass");
-    /* Columns added after the contract's (DESIGN.md: columns may be added at the end). */
+    /* Columns added after the contract's (results/formats.md: columns may be added at the end). */
     for (int i = 0; i < KW_M_COUNT; i++)
         if (kw_metric_table[i].csv == KW_METRIC_CSV_EVAL)
             kw_eval_csv_num(f, m, i);
@@ -130,6 +130,16 @@ static void kw_eval_kernels(FILE *f, const kw_cost *c)
     fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10s %10s %9.2f %9.2f  %s\n", "total", c->flops / 1e9,
             c->dram_bytes / 1e6, c->reuse_ratio, "", "", c->launch_us, c->latency_us,
             kw_bound_name(c->bound));
+    /* LLM serving (kw_moe.c, kw_tp.c): what the table's lines fold or hide */
+    if (c->folded > 0)
+        fprintf(f, "  per-expert kernels: %d launches folded into the lines above (%d in all)\n",
+                c->folded, c->launches);
+    if (c->moe_dropped_frac > 0.0)
+        fprintf(f, "  moe: %.2f%% of the routed token slots dropped over expert capacity\n",
+                100.0 * c->moe_dropped_frac);
+    if (c->comm_us > 0.0)
+        fprintf(f, "  tensor parallel: all-reduce %.2f us of the %.2f us\n", c->comm_us,
+                c->latency_us);
 }
 
 /* Apply whitespace-separated "knob=value" words in text to c (over its current values). */

@@ -66,7 +66,8 @@ static void kw_show_hier(const kw_accel *a)
     }
     if (a->multicast_max > 1)
         printf("  multicast up to %d units share an operand tile\n", a->multicast_max);
-    int any = a->dram_fraction > 0 || a->sync_matrix_fraction > 0 || a->special_ops_per_s > 0;
+    int any = a->dram_fraction > 0 || a->sync_matrix_fraction > 0 || a->special_ops_per_s > 0 ||
+              a->softmax_hidden_set || a->kernel_fixed_us > 0;
     for (int p = 0; p < KW_PREC_COUNT; p++)
         any |= a->matrix_fraction[p] > 0;
     if (any) {
@@ -82,6 +83,11 @@ static void kw_show_hier(const kw_accel *a)
             printf("; special %g T/s", a->special_ops_per_s / 1e12);
         if (a->vector_ops_per_s > 0)
             printf("; vector %g T/s, %g per score", a->vector_ops_per_s / 1e12, a->softmax_vector_ops);
+        if (a->softmax_hidden_set)
+            printf("; softmax hidden serial %g, overlap %g", a->softmax_hidden_serial,
+                   a->softmax_hidden_overlap);
+        if (a->kernel_fixed_us > 0)
+            printf("; kernel fixed %g us", a->kernel_fixed_us);
         printf("\n");
     }
     if (a->n_pairs > 0) {

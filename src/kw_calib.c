@@ -34,7 +34,7 @@
 
 static const char *const kw_cal_names[KW_CAL_COUNT] = {
     "matrix_fraction", "matrix_fraction_fp8", "sync_matrix_fraction", "dram_fraction", "shared_gb_s",
-    "softmax_vector_ops"};
+    "softmax_vector_ops", "softmax_hidden_serial", "softmax_hidden_overlap", "kernel_fixed_us"};
 
 /* The precisions each matrix parameter sets. */
 static int kw_cal_prec_of(int id, int p)
@@ -51,7 +51,14 @@ static int kw_cal_prec_of(int id, int p)
 static int kw_cal_is_fraction(int id)
 {
     return id == KW_CAL_MATRIX || id == KW_CAL_MATRIX_FP8 || id == KW_CAL_SYNC_MATRIX ||
-           id == KW_CAL_DRAM;
+           id == KW_CAL_DRAM || id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP;
+}
+
+/* Parameters whose file value may be 0 (a share hiding nothing, no fixed
+ * time): the fit starts them just inside their range. */
+static int kw_cal_may_be_zero(int id)
+{
+    return id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP || id == KW_CAL_KERNEL_FIXED;
 }
 
 static double kw_cal_from_x(int id, double x)
@@ -59,14 +66,17 @@ static double kw_cal_from_x(int id, double x)
     return kw_cal_is_fraction(id) ? 1.0 / (1.0 + exp(-x)) : exp(x);
 }
 
-/* A fraction of exactly 1 starts just below it (the logistic never reaches 1). */
+/* A fraction of exactly 1 starts just below it (the logistic never reaches 1),
+ * a share of 0 just above it, a fixed time of 0 at 10 ns. */
 #define KW_CAL_FRACTION_START_MAX 0.999
+#define KW_CAL_FRACTION_START_MIN 0.001
+#define KW_CAL_FIXED_START_US 0.01
 
 static double kw_cal_to_x(int id, double v)
 {
     if (!kw_cal_is_fraction(id))
-        return log(v);
-    v = fmin(v, KW_CAL_FRACTION_START_MAX);
+        return log(id == KW_CAL_KERNEL_FIXED ? fmax(v, KW_CAL_FIXED_START_US) : v);
+    v = fmax(fmin(v, KW_CAL_FRACTION_START_MAX), KW_CAL_FRACTION_START_MIN);
     return log(v / (1.0 - v));
 }
 
@@ -120,6 +130,12 @@ double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
     }
     case KW_CAL_SOFTMAX_OPS:
         return a->softmax_vector_ops;
+    case KW_CAL_HIDDEN_SERIAL:
+        return a->softmax_hidden_set ? a->softmax_hidden_serial : 0.0;
+    case KW_CAL_HIDDEN_OVERLAP:
+        return a->softmax_hidden_set ? a->softmax_hidden_overlap : 1.0;
+    case KW_CAL_KERNEL_FIXED:
+        return a->kernel_fixed_us;
     }
     return 0.0;
 }
@@ -149,6 +165,21 @@ void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set)
     case KW_CAL_SOFTMAX_OPS:
         a->softmax_vector_ops = v;
         break;
+    case KW_CAL_HIDDEN_SERIAL:
+    case KW_CAL_HIDDEN_OVERLAP:
+        if (!a->softmax_hidden_set) { /* the unset defaults, made explicit */
+            a->softmax_hidden_serial = 0.0;
+            a->softmax_hidden_overlap = 1.0;
+            a->softmax_hidden_set = 1;
+        }
+        if (id == KW_CAL_HIDDEN_SERIAL)
+            a->softmax_hidden_serial = f;
+        else
+            a->softmax_hidden_overlap = f;
+        break;
+    case KW_CAL_KERNEL_FIXED:
+        a->kernel_fixed_us = v;
+        break;
     }
 }
 
@@ -161,6 +192,8 @@ static int kw_cal_applicable(const kw_accel *a, int id)
     }
     case KW_CAL_SOFTMAX_OPS:
         return a->vector_ops_per_s > 0.0;
+    case KW_CAL_KERNEL_FIXED: /* charged only with a storage hierarchy (kw_cost.c) */
+        return a->n_levels > 0;
     }
     return 1;
 }
@@ -248,7 +281,7 @@ static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, 
         p->applicable = kw_cal_applicable(a, id);
         if (!(want & (1u << id)))
             continue;
-        if (p->applicable && cx->nr > 0 && p->before > 0.0) {
+        if (p->applicable && cx->nr > 0 && (p->before > 0.0 || kw_cal_may_be_zero(id))) {
             double x0 = kw_cal_to_x(id, p->before);
             cx->np = 1;
             cx->ids[0] = id;

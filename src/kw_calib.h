@@ -3,7 +3,9 @@
  * error log(predicted / measured) of each case, GSL's gsl_multifit_nlinear.
  *
  * Parameters (KW_CAL_*): the achievable matrix fraction of bf16/fp16 and of fp8, the synchronous-MMA fraction, the achieved DRAM fraction, the
- * shared level's bandwidth, the vector instructions per attention score.
+ * shared level's bandwidth, the vector instructions per attention score, the
+ * softmax share each attention schedule hides under its matrix work, and the
+ * device-side fixed time of a kernel (grid dispatch, prologue, first fill, drain).
  * Launch costs are not fitted: the published times are kernels back to back,
  * which no launch figure changes. */
 #ifndef KW_CALIB_H
@@ -18,6 +20,9 @@ enum {
     KW_CAL_DRAM,
     KW_CAL_SHARED_BW,
     KW_CAL_SOFTMAX_OPS,
+    KW_CAL_HIDDEN_SERIAL,    /* softmax share a serial schedule hides under matrix work */
+    KW_CAL_HIDDEN_OVERLAP,   /* the same for the overlapped (ping-pong) schedule */
+    KW_CAL_KERNEL_FIXED,     /* device-side fixed time per kernel, us */
     KW_CAL_COUNT
 };
 

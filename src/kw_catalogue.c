@@ -4,7 +4,7 @@
  * knob's name, domain or meaning: the decoder (kw_mapping.c turns a matched
  * entry into a field of kw_mapping by its id), the loader's checks, `show
  * --catalogue` and the documentation test. Before it, names lived in a chain
- * of strcmp() calls in kw_mapping.c and in prose in DESIGN.md and README, and
+ * of strcmp() calls in kw_mapping.c and in prose in the design notes and README, and
  * nothing kept the three equal. Ranges are the decoder's former limits; what
  * "uses" a knob follows how kw_cost.c, kw_sim.c and kw_drift.c read the
  * mapping (named next to each predicate below).
@@ -24,6 +24,8 @@
 #define KW_CAT_TIMEOUT_US_MAX 1e9
 #define KW_CAT_CORES_MAX 4096
 #define KW_CAT_ORDINAL_MAX 64       /* stages, swizzle and cluster (the decoder's former bound) */
+#define KW_CAT_TP_MAX 64            /* devices of one tensor-parallel group (8 per NVLink domain today) */
+#define KW_CAT_PAGE_MAX 65536       /* tokens per KV page */
 
 static const kw_cat_value kw_cat_onoff[] = {
     {"off", "not fused: separate kernels"},
@@ -77,6 +79,13 @@ static const kw_cat_value kw_cat_place[] = {
 static const kw_cat_value kw_cat_sched[] = {
     {"serial", "softmax between the matrix steps (FlashAttention-2)"},
     {"overlap", "softmax hidden under the matrix work (FlashAttention-3 ping-pong)"},
+};
+
+/* kw_moe.c: how the routed experts' GEMMs become kernels, in kw_moe_kernel order */
+static const kw_cat_value kw_cat_moe[] = {
+    {"grouped", "one grouped GEMM over all experts, each with its own rows (MegaBlocks)"},
+    {"batched", "one batched GEMM, every expert padded to the busiest expert's rows"},
+    {"per_expert", "one GEMM kernel per expert that received tokens"},
 };
 
 #define KW_N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -138,6 +147,15 @@ static const kw_cat_knob kw_cat_table[KW_CAT_COUNT] = {
     {KW_CAT_ATTENTION_SCHEDULE, "attention_schedule", 0, "fusion",
      "how attention's softmax is scheduled against its matrix work",
      KW_ENUM(kw_cat_sched), "blocks with an attention operator"},
+    {KW_CAT_MOE_KERNEL, "moe_kernel", 0, "fusion", "how the routed experts' GEMMs become kernels",
+     KW_ENUM(kw_cat_moe), "blocks with a moe operator"},
+    {KW_CAT_TP_DEGREE, "tp_degree", 0, "runtime",
+     "tensor-parallel devices: heads and FFN columns split, all-reduce after each row-parallel GEMM",
+     KW_CAT_INT, 1, KW_CAT_TP_MAX, "devices", 0, NULL,
+     "blocks without a conv (needs the accelerator's interconnect)"},
+    {KW_CAT_KV_PAGE_TOKENS, "kv_page_tokens", 0, "runtime",
+     "paged KV cache: tokens per page (KV read in whole pages, one gather per page)",
+     KW_CAT_INT, 1, KW_CAT_PAGE_MAX, "tokens", 0, NULL, "blocks with an attention operator"},
 };
 
 const kw_cat_knob *kw_catalogue(void) { return kw_cat_table; }
@@ -233,7 +251,7 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
     case KW_CAT_FUSE_GATE_UP: /* kw_cost.c: merges gemms with merge="gate_up" and equal K */
         return kw_cat_count_merge(b, "gate_up", 1) >= 2;
     case KW_CAT_FUSE_ATTENTION: case KW_CAT_SOFTMAX_PRECISION: /* kw_cost.c attention kernels */
-    case KW_CAT_ATTENTION_SCHEDULE:
+    case KW_CAT_ATTENTION_SCHEDULE: case KW_CAT_KV_PAGE_TOKENS:
         return kw_cat_has(b, KW_OP_ATTENTION);
     case KW_CAT_FUSE_EPILOGUE: /* kw_cost.c: an epilogue kernel, or act after a gemm */
         for (int i = 0; i < b->n_ops; i++)
@@ -251,6 +269,10 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
     case KW_CAT_MAX_BATCH: case KW_CAT_BATCH_TIMEOUT_US: case KW_CAT_PLACEMENT:
     case KW_CAT_CORES_PER_REQUEST:
         return 1;
+    case KW_CAT_MOE_KERNEL: /* kw_moe.c */
+        return kw_cat_has(b, KW_OP_MOE);
+    case KW_CAT_TP_DEGREE: /* kw_tp.c refuses a conv block */
+        return !kw_cat_has(b, KW_OP_CONV);
     case KW_CAT_COUNT:
         break;
     }

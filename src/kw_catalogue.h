@@ -15,7 +15,9 @@ typedef enum {
     KW_CAT_SOFTMAX_PRECISION, KW_CAT_SPARSITY, KW_CAT_LAUNCH_MODE, KW_CAT_MAX_BATCH,
     KW_CAT_BATCH_TIMEOUT_US, KW_CAT_PLACEMENT, KW_CAT_CORES_PER_REQUEST,
     /* pipeline stages, launch-order swizzle, multicast cluster, softmax schedule */
-    KW_CAT_STAGES, KW_CAT_SWIZZLE, KW_CAT_CLUSTER, KW_CAT_ATTENTION_SCHEDULE, KW_CAT_COUNT
+    KW_CAT_STAGES, KW_CAT_SWIZZLE, KW_CAT_CLUSTER, KW_CAT_ATTENTION_SCHEDULE,
+    /* LLM serving: MoE expert kernels, tensor parallelism, paged KV cache */
+    KW_CAT_MOE_KERNEL, KW_CAT_TP_DEGREE, KW_CAT_KV_PAGE_TOKENS, KW_CAT_COUNT
 } kw_cat_id;
 
 typedef enum {

@@ -7,7 +7,7 @@
  *
  *   GEMM-like kernels (GEMM, implicit-GEMM conv, attention's QK and PV)
  *     FLOPs 2MNK; DRAM traffic from the output-stationary tiled GEMM of
- *     model-facts.md section 4: MNK(1/Tn + 1/Tm) + MN elements, with the loop
+ *     src/model-facts.md#gemm-traffic: MNK(1/Tn + 1/Tm) + MN elements, with the loop
  *     order deciding which operand a resident panel saves, K-outer partial
  *     sums, split-K partials, DRAM bursts; compute time from the roofline
  *     peak of the precision derated for array padding and partial waves.
@@ -26,7 +26,7 @@
  *   - kernels run one after another on one stream: batch latency = sum of
  *     kernel times (+ one graph replay cost in graph mode). Launch overhead
  *     is not hidden behind the previous kernel (conservative; the CPU-side
- *     figures of model-facts.md section 2 are per kernel).
+ *     figures of src/model-facts.md#launch are per kernel).
  *   - DRAM bandwidth of the whole chip is available to the kernel whatever
  *     `cores` is; contention between cores is the serving simulation's job.
  *   - without a storage hierarchy in the accelerator file, no cache between
@@ -45,7 +45,15 @@
  *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
- *     offer is an input error, which the evaluator names `infeasible`.
+ *     offer is an input error, which the evaluator names `infeasible`;
+ *     attention's schedule hides a share h of the shorter of matrix and
+ *     softmax time under the longer, max(M, X) + (1 - h) min(M, X), h per
+ *     schedule from the accelerator (softmax_hidden_serial / _overlap; unset:
+ *     0 and 1); every kernel pays the accelerator's kernel_fixed_us once.
+ *   - a weight operand is kept N x K (PyTorch nn.Linear's weight is
+ *     (out_features, in_features); DeepGEMM's rhs is [n, k]): its tile rows
+ *     run along K and round to bursts there.
+ *   - an fp8 GEMM writes its output in bf16 (kw_gemm_out_bytes).
  *   - fallback: a kernel whose working set does not fit sram_bytes_per_unit,
  *     whose tile_k exceeds its K per split, or whose split leaves a split
  *     without work, runs on the accelerator's generic kernel (see
@@ -72,8 +80,13 @@
 #include <string.h>
 
 #include "kw_cost.h"
+#include "kw_cost_cpu.h"
+#include "kw_cost_hook.h"
 #include "kw_error.h"
+#include "kw_kv.h"
 #include "kw_mapping.h"
+#include "kw_moe.h"
+#include "kw_tp.h"
 
 #define KW_US_PER_S 1e6
 #define KW_J_PER_PJ 1e-12
@@ -119,6 +132,8 @@ typedef struct kw_ctx {
     double shared_bytes_per_us;    /* its bandwidth; 0 = not a bound */
     double matrix_frac;   /* achievable fraction of the matrix peak, this precision */
     double dram_eff_bytes_per_us;  /* DRAM bandwidth times its achieved fraction */
+    double kernel_fixed_us;        /* device-side fixed time per kernel (hierarchy only) */
+    double hidden_serial, hidden_overlap; /* softmax share hidden under matrix work */
 } kw_ctx;
 
 /* GEMM-like kernel, per instance; `count` independent instances (heads x sequences). */
@@ -128,8 +143,12 @@ typedef struct kw_gemm {
     double out_n;                     /* output columns written (a fused gated act halves them) */
     double extra_read_bytes;          /* per instance: epilogue side input */
     double extra_sram_bytes;          /* e.g. the score row a fused QK+softmax holds */
+    int b_kmajor;                     /* B stored N x K, K contiguous (weights as nn.Linear keeps them) */
     double work_frac;                 /* share of A/B tiles visited (causal skips); 1 = dense */
     int sparse;                       /* 2:4 weights: doubled peak */
+    int product;                      /* attention's QK/PV: a product inside the attention
+                                       * (CPU rules: kw_cost_cpu.h); 0 for a GEMM operator */
+    double exps;                      /* softmax exponentials in the kernel (CPU rules only) */
 } kw_gemm;
 
 /* Attention, per instance: mq query rows against lk keys of head dim d. */
@@ -141,7 +160,7 @@ typedef struct kw_attn {
 static double kw_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
 
 /* DRAM moves whole bursts: a tile row of row_bytes costs ceil(row/burst) bursts
- * (model-facts.md section 1: 32 B L2 sectors, 128 B lines; Vela: 128 B DRAM bursts). */
+ * (src/model-facts.md#accelerators: 32 B L2 sectors, 128 B lines; Vela: 128 B DRAM bursts). */
 static double kw_burst(const kw_ctx *c, double row_bytes)
 {
     if (c->burst_bytes <= 1.0 || row_bytes <= 0.0)
@@ -183,7 +202,7 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 {
     kw_cost *o = c->out;
     double work = overlap ? fmax(k->compute_us, k->memory_us) : k->compute_us + k->memory_us;
-    work += k->epilogue_us;
+    work += k->epilogue_us + c->kernel_fixed_us;
     k->launch_us = c->launch_us;
     k->time_us = work + k->launch_us;
     k->dram_bytes_per_us = work > 0.0 ? k->dram_bytes / work : 0.0;
@@ -211,12 +230,14 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 /* Memory-bound kernel: reads and writes each byte once, at the accelerator's
  * elementwise fraction of DRAM bandwidth (STREAM-style kernels reach a fixed
  * fraction of peak bandwidth; the fraction is the accelerator file's). */
-static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
-                          double write_bytes, kw_prec prec)
+static int kw_elementwise_exp(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                              double write_bytes, kw_prec prec, double exps)
 {
     kw_kernel *k = kw_emit(c, name, suffix, prec);
     if (!k)
         return kw_overflow();
+    /* a CPU's softmax pass is scalar exp, not bandwidth (0 elsewhere) */
+    k->compute_us = kw_cost_cpu_exp_us(c->a, exps, (int)c->units);
     k->dram_bytes = read_bytes + write_bytes;
     k->operand_bytes = read_bytes;
     k->memory_us = k->dram_bytes / (c->bw_bytes_per_us * c->a->elementwise_efficiency) + c->lat_us;
@@ -224,6 +245,12 @@ static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, doubl
     k->shared_bytes = c->shared_cap_bytes > 0.0 ? k->dram_bytes : 0.0;
     kw_finish(c, k, 1);
     return 0;
+}
+
+static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                          double write_bytes, kw_prec prec)
+{
+    return kw_elementwise_exp(c, name, suffix, read_bytes, write_bytes, prec, 0.0);
 }
 
 /* Partial waves: `tiles` work items over the units given run in ceil(tiles/units)
@@ -316,7 +343,9 @@ static double kw_shared_ab(const kw_ctx *c, const kw_tiling *t, const kw_gemm *g
     double cap = c->shared_cap_bytes, wf = g->work_frac;
     double comp = (g->m * g->k * g->a_bytes * fa + g->k * g->n * g->b_bytes * fb) * wf;
     double tiles = nm * nn, s = t->split_k;
-    double conc = floor(c->units / (tiles * s));
+    /* instances in flight: as many as the units hold at once, never more than
+     * there are (one GEMM of few tiles is one instance, not units / tiles) */
+    double conc = fmin(floor(c->units / (tiles * s)), g->count);
     if (conc < 1.0)
         conc = 1.0;
     if (conc * comp <= cap)
@@ -359,7 +388,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     double acc = c->acc_bytes;
     double kp = ceil(g->k / s); /* K per split */
     /* SRAM per unit: C tile in accumulation precision + A and B chunks, one per
-     * stage (model-facts.md section 4). When the accelerator keeps accumulators
+     * stage (src/model-facts.md#gemm-traffic). When the accelerator keeps accumulators
      * in registers (GPU: 256 KB per SM, wgmma accumulates in registers, PTX
      * ISA), the C tile counts against the register file instead. */
     double acc_tile = tm * tn * acc;
@@ -373,6 +402,20 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     k->reg_bytes = (uint64_t)regs;
     k->flops = 2.0 * macs;                        /* 2MNK */
     k->operand_bytes = macs * (g->a_bytes + g->b_bytes); /* one A and one B element per MAC */
+    if (a->cpu) {
+        /* A CPU: cache-blocked products on its cores (kw_cost_cpu.h); no
+         * fallback, split-K only for a GEMM operator. */
+        kw_cpu_mm mm = {.m = g->m, .n = g->n, .k = g->k, .count = g->count, .a_bytes = g->a_bytes,
+                        .b_bytes = g->b_bytes, .c_bytes = g->c_bytes, .prec = c->m->precision,
+                        .product = g->product};
+        kw_cost_cpu_mm(k, a, t, &mm, (int)c->units);
+        k->compute_us += kw_cost_cpu_exp_us(a, g->exps, (int)c->units);
+        kw_finish(c, k, 1);
+        if (s > 1.0 && !g->product && g->k >= s)
+            return kw_elementwise(c, name, "_reduce", s * g->m * g->n * acc * g->count,
+                                  g->m * g->out_n * g->c_bytes * g->count, c->m->accum_precision);
+        return 0;
+    }
     if (ws > c->sram_bytes || regs > c->reg_bytes || tk > kp || s > g->k) {
         kw_gemm_generic(c, k, g, peak, macs);
         return 0;
@@ -406,10 +449,13 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
         break;
     }
     /* Divisible shapes, no panel: MK (N/Tn) + KN (M/Tm) + MN = MNK(1/Tn + 1/Tm) + MN
-     * (model-facts.md section 4). Each tile row rounds up to DRAM bursts. */
+     * (src/model-facts.md#gemm-traffic). Each tile row rounds up to DRAM bursts. */
     double row_n = fmin(tn, g->n);
     double fa = kw_burst(c, fmin(tk, kp) * g->a_bytes);
-    double fb = kw_burst(c, row_n * g->b_bytes);
+    /* a B tile row runs along N (K x N row-major) or, for weights kept N x K
+     * (PyTorch nn.Linear's (out_features, in_features); DeepGEMM's "NT"
+     * rhs [n, k]), along K */
+    double fb = kw_burst(c, (g->b_kmajor ? fmin(tk, kp) : row_n) * g->b_bytes);
     double fc = kw_burst(c, fmin(tn, g->out_n) * g->c_bytes);
     double facc = kw_burst(c, row_n * acc);
     double mn = g->m * g->n;
@@ -514,6 +560,12 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     k->reg_bytes = (uint64_t)regs;
     k->flops = 2.0 * macs;
     k->operand_bytes = macs * 2.0 * in;
+    if (a->cpu) { /* a CPU's flash loop (kw_cost_cpu.h); split_k does not apply */
+        kw_cost_cpu_flash(k, a, t, at->inst, at->mq, at->lk, d, at->causal, in, c->m->precision,
+                          (int)c->units);
+        kw_finish(c, k, 1);
+        return 0;
+    }
     double nkb = ceil(at->lk / bc);
     if (ws > c->sram_bytes || regs > c->reg_bytes || s > nkb) {
         kw_attn_generic(c, k, at, macs);
@@ -582,8 +634,11 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     /* the rates are the whole chip's; the batch runs on c->units of them */
     double chip_units = (double)c->a->cores * c->a->units_per_core;
     k->nonmatrix_us = nonm * chip_units / c->units / k->wave_efficiency * KW_US_PER_S;
-    k->compute_us = c->m->attn_overlap ? fmax(k->matrix_us, k->nonmatrix_us)
-                                       : k->matrix_us + k->nonmatrix_us;
+    /* The schedule hides a share h of the shorter of the two under the longer:
+     * max(M, X) + (1 - h) min(M, X); h = 0 is fully serial, 1 fully overlapped. */
+    double h = c->m->attn_overlap ? c->hidden_overlap : c->hidden_serial;
+    k->compute_us = fmax(k->matrix_us, k->nonmatrix_us) +
+                    (1.0 - h) * fmin(k->matrix_us, k->nonmatrix_us);
     k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
     kw_levels_time(c, k);
     if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
@@ -625,7 +680,7 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
          * with heads/kv_heads query rows. The cache is read from DRAM. */
         at.inst = seqs * kvh;
         at.mq = op->heads / kvh;
-        at.lk = s->kv_len;
+        at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
         at.causal = 0;
     } else {
         at.inst = seqs * op->heads;
@@ -646,17 +701,21 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
                   .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf};
     if (fused) /* softmax needs the whole score row: Tm x N held on chip */
         qk.extra_sram_bytes = t->tile_m * at.lk * c->sm_bytes;
+    qk.product = 1;
+    qk.exps = fused ? at.mq * at.lk * at.inst : 0.0;
     kw_name(nm, op->name, fused ? "_qk_softmax" : "_qk");
     int rc = kw_gemm_cost(c, t, &qk, nm);
     if (rc != 0)
         return rc;
     if (!fused) {
         double sbytes = at.mq * at.lk * c->sm_bytes * at.inst;
-        if ((rc = kw_elementwise(c, op->name, "_softmax", sbytes, sbytes, c->m->softmax_precision)) != 0)
+        if ((rc = kw_elementwise_exp(c, op->name, "_softmax", sbytes, sbytes,
+                                     c->m->softmax_precision, at.mq * at.lk * at.inst)) != 0)
             return rc;
     }
     kw_gemm pv = {.m = at.mq, .n = at.d, .k = at.lk, .count = at.inst, .a_bytes = c->sm_bytes,
-                  .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf};
+                  .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf,
+                  .product = 1};
     kw_name(nm, op->name, "_pv");
     return kw_gemm_cost(c, t, &pv, nm);
 }
@@ -677,13 +736,27 @@ typedef struct kw_plan {
     uint32_t used;    /* operators already folded into an earlier kernel */
 } kw_plan;
 
+/* Bytes per output element of a GEMM. An fp8 GEMM accumulates in fp32 and
+ * writes a 16-bit output (DeepGEMM gemm_fp8_fp8_bf16_nt, deepseek-ai/DeepGEMM
+ * deep_gemm/jit_kernels/gemm.py at a6d97a1c: its README's GB/s figures count
+ * a bf16 D; cuBLASLt's FP8 matmuls take a bf16/fp16 D as the usual output):
+ * its output is bf16. Other precisions write what they read. */
+static double kw_gemm_out_bytes(const kw_ctx *c)
+{
+    kw_prec p = c->m->precision;
+    if (p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2)
+        return kw_prec_bytes(KW_PREC_BF16);
+    return c->in_bytes;
+}
+
 /* GEMM or conv operator at index i, with the merges and epilogue fusion it takes. */
 static int kw_gemm_op(kw_ctx *c, const kw_block *b, int i, kw_plan *p, double seqs)
 {
     const kw_op *op = &b->ops[i];
     const kw_mapping *m = c->m;
     double in = c->in_bytes;
-    kw_gemm g = {.count = 1.0, .a_bytes = in, .b_bytes = in, .c_bytes = in, .work_frac = 1.0};
+    kw_gemm g = {.count = 1.0, .a_bytes = in, .b_bytes = in, .c_bytes = kw_gemm_out_bytes(c),
+                 .work_frac = 1.0, .b_kmajor = op->weights};
     if (op->kind == KW_OP_CONV) {
         /* Implicit GEMM (cuDNN; Chetlur et al. arXiv 1410.0759): M = images x out
          * pixels, N = out_c, K = kh kw in_c. With K ordered (r, s, c), an A tile at
@@ -820,6 +893,14 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     int rc = kw_check(a, b, s, m, requests, cores);
     if (rc != 0)
         return rc;
+    kw_block tp_block; /* tensor parallel: this device's slice of the block (kw_tp.c) */
+    if (m->tp_degree > 1) {
+        if ((rc = kw_tp_split(&tp_block, b, m->tp_degree, a)) != 0)
+            return rc;
+        b = &tp_block;
+    }
+    if ((rc = kw_kv_check(a, b, s, m, requests)) != 0) /* KV cache and weights fit the device */
+        return rc;
     memset(out, 0, offsetof(kw_cost, kernels));
     memset((char *)out + offsetof(kw_cost, latency_us), 0, sizeof *out - offsetof(kw_cost, latency_us));
 
@@ -837,9 +918,11 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     c.in_bytes = kw_prec_bytes(m->precision);
     c.acc_bytes = kw_prec_bytes(m->accum_precision);
     c.sm_bytes = kw_prec_bytes(m->softmax_precision);
-    /* Launch overhead (model-facts.md section 2): eager pays launch_eager_us per
+    /* Launch overhead (src/model-facts.md#launch): eager pays launch_eager_us per
      * kernel; a captured graph pays graph_fixed_us per replay + graph_node_us per kernel. */
     c.launch_us = m->graph_mode ? a->graph_node_us : a->launch_eager_us;
+    if (a->cpu && cores == 1)
+        c.launch_us = 0.0; /* a CPU kernel on one thread runs on the caller: no wake-up */
     c.sparse = m->sparsity_2_4 && a->sparsity_2_4;
     c.hier = a->n_levels > 0;
     c.reg_bytes = 0.0;
@@ -860,6 +943,9 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     }
     c.matrix_frac = a->matrix_fraction[m->precision] > 0.0 ? a->matrix_fraction[m->precision] : 1.0;
     c.dram_eff_bytes_per_us = c.bw_bytes_per_us * (a->dram_fraction > 0.0 ? a->dram_fraction : 1.0);
+    c.kernel_fixed_us = c.hier ? a->kernel_fixed_us : 0.0;
+    c.hidden_serial = a->softmax_hidden_set ? a->softmax_hidden_serial : 0.0;
+    c.hidden_overlap = a->softmax_hidden_set ? a->softmax_hidden_overlap : 1.0;
 
     double seqs = (double)requests * s->batch;
     kw_plan p = {.rows = s->phase == KW_PHASE_DECODE ? seqs : seqs * s->seq};
@@ -918,14 +1004,59 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
             p.cols = w;
             break;
+        case KW_OP_MOE: /* router, dispatch, routed and shared experts, combine: kw_moe.c */
+            rc = kw_moe_plan(&c, b, op, p.rows);
+            p.cols = (double)op->k;
+            p.gated = 0;
+            break;
         default:
             rc = kw_error_set(KW_EINPUT, "op '%s': unknown kind %d", op->name, (int)op->kind);
         }
+        if (rc == 0 && op->tp_allreduce) /* the row-parallel output summed over devices */
+            rc = kw_tp_allreduce(&c, op->name, p.rows * p.cols * in, m->tp_degree);
     }
     if (rc != 0)
         return rc;
 
-    out->launches = out->n_kernels;
+    out->launches = out->n_kernels + out->folded;
+    if (b->layers > 1) {
+        /* a <layer> of a model of L identical layers: each kernel line is that
+         * kernel in all L layers (its work and launches times L; the serving
+         * simulation replays the lines), the totals the model's; one graph
+         * captures the whole model */
+        double L = b->layers;
+        for (int i = 0; i < out->n_kernels; i++) {
+            kw_kernel *k = &out->kernels[i];
+            k->flops *= L;
+            k->exec_flops *= L;
+            k->dram_bytes *= L;
+            k->operand_bytes *= L;
+            k->shared_bytes *= L;
+            k->compute_us *= L;
+            k->memory_us *= L;
+            k->launch_us *= L;
+            k->time_us *= L;
+            k->dram_us *= L;
+            k->shared_us *= L;
+            k->matrix_us *= L;
+            k->nonmatrix_us *= L;
+            k->epilogue_us *= L;
+            k->tiles *= L;
+        }
+        out->latency_us *= L;
+        out->flops *= L;
+        out->launch_us *= L;
+        out->launches *= b->layers;
+        out->folded *= b->layers;
+        out->fallbacks *= b->layers;
+        out->dram_bytes *= L;
+        out->operand_bytes *= L;
+        out->shared_bytes *= L;
+        out->energy_j *= L;
+        out->comm_us *= L;
+        for (int k = 0; k < KW_BOUND_COUNT; k++)
+            out->bound_us[k] *= L;
+    }
     if (m->graph_mode && out->n_kernels > 0) {
         out->latency_us += a->graph_fixed_us;
         out->launch_us += a->graph_fixed_us;
@@ -939,3 +1070,93 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     out->bound = (kw_bound)best;
     return 0;
 }
+
+/* ---------------- hooks for plans in their own files (kw_cost_hook.h) ---------------- */
+
+int kw_cost_hook_gemm(kw_ctx *c, const kw_block *b, const kw_op *op, double m, double n, double k,
+                      double count, double out_n, const char *name)
+{
+    if (m < 1.0 || n < 1.0 || k < 1.0 || count < 1.0)
+        return kw_error_set(KW_EINPUT, "op '%s': empty GEMM (%g x %g x %g, %g instances)", name, m,
+                            n, k, count);
+    double in = c->in_bytes;
+    kw_gemm g = {.m = m, .n = n, .k = k, .count = count, .a_bytes = in, .b_bytes = in,
+                 .c_bytes = in, .out_n = out_n > 0.0 ? out_n : n, .work_frac = 1.0};
+    if (c->sparse) {
+        g.sparse = 1;
+        g.b_bytes = in * KW_SPARSE_KEPT_FRACTION + KW_SPARSE_META_BYTES_PER_ELEM;
+    }
+    return kw_gemm_cost(c, kw_tiling_of(c, b, op), &g, name);
+}
+
+int kw_cost_hook_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                             double write_bytes)
+{
+    return kw_elementwise(c, name, suffix, read_bytes, write_bytes, c->m->precision);
+}
+
+int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer_bytes)
+{
+    kw_kernel *k = kw_emit(c, name, NULL, c->m->precision);
+    if (!k)
+        return kw_overflow();
+    /* the links bound it: its time is memory-class work, the local buffer's
+     * DRAM traffic (read to send, write of the sum) counts for contention */
+    k->dram_bytes = 2.0 * buffer_bytes;
+    k->operand_bytes = buffer_bytes;
+    k->memory_us = time_us;
+    kw_finish(c, k, 1);
+    c->out->comm_us += time_us;
+    return 0;
+}
+
+void kw_cost_hook_fold(kw_ctx *c, int into)
+{
+    kw_cost *o = c->out;
+    if (into < 0 || into >= o->n_kernels)
+        return;
+    kw_kernel *d = &o->kernels[into];
+    for (int i = into + 1; i < o->n_kernels; i++) {
+        const kw_kernel *k = &o->kernels[i];
+        double t0 = d->time_us, t1 = k->time_us;
+        d->flops += k->flops;
+        d->exec_flops += k->exec_flops;
+        d->dram_bytes += k->dram_bytes;
+        d->operand_bytes += k->operand_bytes;
+        d->shared_bytes += k->shared_bytes;
+        d->compute_us += k->compute_us;
+        d->memory_us += k->memory_us;
+        d->launch_us += k->launch_us;
+        d->time_us += k->time_us;
+        d->dram_us += k->dram_us;
+        d->shared_us += k->shared_us;
+        d->matrix_us += k->matrix_us;
+        d->nonmatrix_us += k->nonmatrix_us;
+        d->epilogue_us += k->epilogue_us;
+        d->tiles += k->tiles;
+        d->fallback |= k->fallback;
+        if (k->sram_bytes > d->sram_bytes)
+            d->sram_bytes = k->sram_bytes;
+        if (k->reg_bytes > d->reg_bytes)
+            d->reg_bytes = k->reg_bytes;
+        /* efficiencies: weighted by each part's time */
+        if (t0 + t1 > 0.0) {
+            d->pad_efficiency = (d->pad_efficiency * t0 + k->pad_efficiency * t1) / (t0 + t1);
+            d->wave_efficiency = (d->wave_efficiency * t0 + k->wave_efficiency * t1) / (t0 + t1);
+        }
+        o->folded++;
+    }
+    o->n_kernels = into + 1;
+    double work = d->time_us - d->launch_us;
+    d->dram_bytes_per_us = work > 0.0 ? d->dram_bytes / work : 0.0;
+    kw_bound wc = d->fallback ? KW_BOUND_FALLBACK
+                  : d->compute_us >= d->memory_us ? KW_BOUND_COMPUTE
+                                                  : KW_BOUND_MEMORY;
+    d->bound = (!d->fallback && d->launch_us > work) ? KW_BOUND_LAUNCH : wc;
+}
+
+int kw_cost_hook_n_kernels(const kw_ctx *c) { return c->out->n_kernels; }
+const kw_mapping *kw_cost_hook_mapping(const kw_ctx *c) { return c->m; }
+const kw_accel *kw_cost_hook_accel(const kw_ctx *c) { return c->a; }
+double kw_cost_hook_elem_bytes(const kw_ctx *c) { return c->in_bytes; }
+kw_cost *kw_cost_hook_out(kw_ctx *c) { return c->out; }

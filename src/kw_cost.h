@@ -67,6 +67,10 @@ typedef struct kw_cost {
                                       * to launch, its work to its class; bound = argmax */
     /* --- appended by the model area --- */
     double shared_bytes;        /* summed over kernels */
+    /* --- appended by the llm area --- */
+    int folded;                 /* kernels folded into another's record (per-expert GEMMs): in launches */
+    double moe_dropped_frac;    /* share of routed token slots over expert capacity (dropped) */
+    double comm_us;             /* tensor-parallel all-reduce time in latency_us */
 } kw_cost;
 
 /* Cost of one batch of `requests` requests of shape s (each of s->batch sequences)

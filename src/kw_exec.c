@@ -124,6 +124,7 @@ static const char *kw_exec_kind(kw_op_kind k)
     case KW_OP_NORM: return "norm";
     case KW_OP_RESIDUAL: return "residual";
     case KW_OP_ACT: return "act";
+    case KW_OP_MOE: return "moe";
     }
     return "unknown";
 }

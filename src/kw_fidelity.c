@@ -190,6 +190,7 @@ int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_acce
         m.fuse_attention = KW_ATTN_FLASH;
     } else {
         op->kind = KW_OP_GEMM;
+        op->weights = 1; /* B is the weight, kept N x K (cuBLAS "TN", DeepGEMM "NT") */
         op->n = (uint64_t)c->n;
         op->k = (uint64_t)c->k;
         s.batch = 1;

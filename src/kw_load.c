@@ -28,7 +28,9 @@
 #include "kw_hash.h"
 #include "kw_exec.h"
 #include "kw_limits.h"
+#include "kw_load_cpu.h"
 #include "kw_load_hier.h"
+#include "kw_load_llm.h"
 #include "kw_mapping.h"
 #include "kw_physical.h"
 #include "kw_xml.h"
@@ -38,7 +40,7 @@
 #define KW_SCHEMA_WORKLOAD "spaces/workload.xsd"
 #define KW_SCHEMA_RESULTS "results/results.xsd"
 
-/* Space defaults (DESIGN.md "guard"; kw_model.h comments). */
+/* Space defaults (the guards element of spaces/space.xsd; kw_model.h comments). */
 #define KW_DEF_DRIFT_MIN_COS 0.999
 #define KW_DEF_DRIFT_MAX_REL_RMS 0.02
 #define KW_DEF_MAX_THROTTLE_PCT 5.0
@@ -236,6 +238,7 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
             if (kw_xml_attr_long(&burst, n, "dram_burst_bytes", 1, 65536, file, p) == 1)
                 a->dram_burst_bytes = (uint64_t)burst;
             kw_get_nonneg(&a->dram_latency_us, n, "dram_latency_us", file, p);
+            kw_load_llm_memory(a, n, file, p);
         } else if (kw_xml_is(n, "array")) {
             seen_array = 1;
             kw_get_int(&a->array_m, n, "m", 1, 65536, file, p);
@@ -261,6 +264,10 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
                                a->idle_w, a->tdp_w);
         } else if (kw_load_hier_elem(a, n, file, p)) {
             /* <storage>, <rates>, <accumulate> (kw_load_hier.c) */
+        } else if (kw_load_llm_accel_elem(a, n, file, p)) {
+            /* <interconnect> (kw_load_llm.c) */
+        } else if (kw_load_cpu_elem(a, n, file, p)) {
+            /* <cpu> (kw_load_cpu.c) */
         } else if (kw_xml_is(n, "thermal")) {
             seen_thermal = 1;
             kw_get_range(&a->t_ambient_c, n, "ambient_c", -50.0, 200.0, 0, file, p);
@@ -328,11 +335,12 @@ static const struct {
 } kw_op_tags[] = {
     {"gemm", KW_OP_GEMM},   {"attention", KW_OP_ATTENTION}, {"conv", KW_OP_CONV},
     {"norm", KW_OP_NORM},   {"residual", KW_OP_RESIDUAL},   {"act", KW_OP_ACT},
+    {"moe", KW_OP_MOE},
 };
 
 static int kw_op_has_group(kw_op_kind k)
 {
-    return k == KW_OP_GEMM || k == KW_OP_ATTENTION || k == KW_OP_CONV;
+    return k == KW_OP_GEMM || k == KW_OP_ATTENTION || k == KW_OP_CONV || k == KW_OP_MOE;
 }
 
 static void kw_op_from_node(kw_op *op, kw_block *b, xmlNode *n, kw_op_kind kind,
@@ -395,6 +403,9 @@ static void kw_op_from_node(kw_op *op, kw_block *b, xmlNode *n, kw_op_kind kind,
                            "the %dx%d kernel does not fit the %dx%d input with padding %d",
                            op->kh, op->kw, op->in_h, op->in_w, op->pad);
         break;
+    case KW_OP_MOE:
+        kw_load_llm_moe(op, b, n, file, p);
+        break;
     default:
         kw_need(n, "width", file, p);
         if (kw_xml_attr_long(&v, n, "width", 1, 1L << 30, file, p) == 1)
@@ -426,6 +437,13 @@ static const char *kw_op_kind_name(kw_op_kind k)
 
 static void kw_block_check(const kw_block *b, const char *file, kw_xml_problems *p)
 {
+    int moes = 0;
+    for (int i = 0; i < b->n_ops; i++)
+        moes += b->ops[i].kind == KW_OP_MOE;
+    if (moes > 0 && b->n_ops + 3 * moes > KW_OP_MAX) /* the drift stage's view (kw_moe.c) */
+        kw_xml_problem(p, file, b->line, "block '%s': %d operators and %d moe need %d slots of "
+                       "the %d a block has (each moe is emulated as four)",
+                       b->name, b->n_ops, moes, b->n_ops + 3 * moes, KW_OP_MAX);
     for (int i = 0; i < b->n_ops; i++) {
         const kw_op *o = &b->ops[i];
         for (int j = 0; j < i; j++) {
@@ -628,6 +646,11 @@ static void kw_workload_from_doc(kw_workload *w, xmlNode *root, const char *file
                 kw_xml_problem(p, file, line, "block '%s' has no operators", b->name);
             kw_block_check(b, file, p);
             w->n_blocks++;
+        } else if (kw_xml_is(n, "layer")) {
+            int before = w->n_blocks;
+            kw_load_llm_layer(w, n, file, p); /* blocks chained into a layer (kw_load_llm.c) */
+            if (w->n_blocks > before)
+                kw_block_check(&w->blocks[w->n_blocks - 1], file, p);
         } else if (kw_xml_is(n, "shape")) {
             if (w->n_shapes == KW_SHAPE_MAX) {
                 kw_xml_problem(p, file, line, "more than %d shapes", KW_SHAPE_MAX);

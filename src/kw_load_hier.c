@@ -19,6 +19,8 @@
 #define KW_GIGA 1e9
 #define KW_KIB 1024.0
 #define KW_MIB (1024.0 * 1024.0)
+/* a kernel's device-side fixed time beyond 1 ms is no kernel the model describes */
+#define KW_KERNEL_FIXED_MAX_US 1000.0
 
 static const char *const kw_level_kinds[KW_LEVEL_KIND_COUNT] = {"registers", "sram", "shared"};
 
@@ -120,6 +122,21 @@ static void kw_fraction(double *out, const xmlNode *n, const char *attr, const c
         *out = v;
 }
 
+/* A share in [0, 1] (0 allowed, unlike a fraction); 1 when the attribute was given. */
+static int kw_share(double *out, const xmlNode *n, const char *attr, const char *file,
+                    kw_xml_problems *p)
+{
+    double v;
+    if (kw_xml_attr_double(&v, n, attr, file, p) != 1)
+        return 0;
+    if (!(v >= 0.0 && v <= 1.0)) {
+        kw_xml_problem(p, file, kw_xml_line(n), "attribute '%s' must be in [0, 1], not %g", attr, v);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
 static void kw_positive(double *out, const xmlNode *n, const char *attr, double scale,
                         const char *file, kw_xml_problems *p)
 {
@@ -169,6 +186,18 @@ int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_pr
                 kw_xml_problem(p, file, line, "softmax_vector_ops must not be negative, not %g", ops);
             else
                 a->softmax_vector_ops = ops;
+        }
+        int hs = kw_share(&a->softmax_hidden_serial, n, "softmax_hidden_serial", file, p);
+        a->softmax_hidden_overlap = 1.0;
+        int ho = kw_share(&a->softmax_hidden_overlap, n, "softmax_hidden_overlap", file, p);
+        a->softmax_hidden_set = hs == 1 || ho == 1;
+        double fixed = 0.0;
+        if (kw_xml_attr_double(&fixed, n, "kernel_fixed_us", file, p) == 1) {
+            if (!(fixed >= 0.0 && fixed <= KW_KERNEL_FIXED_MAX_US))
+                kw_xml_problem(p, file, line, "kernel_fixed_us must be in [0, %g], not %g",
+                               KW_KERNEL_FIXED_MAX_US, fixed);
+            else
+                a->kernel_fixed_us = fixed;
         }
         int seen[KW_PREC_COUNT] = {0};
         for (const xmlNode *c = kw_xml_elem(n->children); c; c = kw_xml_elem(c->next)) {

@@ -94,6 +94,9 @@ static int kw_mapping_apply(kw_mapping *m, const kw_block *b, const char *knob, 
     case KW_CAT_BATCH_TIMEOUT_US: m->batch_timeout_us = v; break;
     case KW_CAT_PLACEMENT: m->placement = (kw_placement)iv; break;
     case KW_CAT_CORES_PER_REQUEST: m->cores_per_request = iv; break;
+    case KW_CAT_MOE_KERNEL: m->moe_kernel = iv; break;
+    case KW_CAT_TP_DEGREE: m->tp_degree = iv; break;
+    case KW_CAT_KV_PAGE_TOKENS: m->kv_page_tokens = iv; break;
     case KW_CAT_COUNT: return 1;
     }
     return 0;
@@ -132,6 +135,12 @@ int kw_mapping_knob_check(const kw_block *b, const kw_knob *k, const kw_accel *a
             return kw_error_set(KW_EINPUT,
                                 "knob 'sparsity': accelerator '%s' does not support 2:4 sparsity",
                                 a->name);
+        if (a && strcmp(k->name, "tp_degree") == 0 && atoi(k->values[i]) > 1 &&
+            !(a->link_bytes_per_s > 0.0))
+            return kw_error_set(KW_EINPUT,
+                                "knob 'tp_degree': value %s needs the accelerator's <interconnect> "
+                                "(accelerator '%s' declares none)",
+                                k->values[i], a->name);
         if (a && strcmp(k->name, "cores_per_request") == 0 && atoi(k->values[i]) > a->cores)
             return kw_error_set(KW_EINPUT,
                                 "knob 'cores_per_request': value %s exceeds the accelerator's %d cores",

@@ -22,6 +22,7 @@
 #define KW_THROTTLE_MAX 4   /* thermal throttle steps */
 #define KW_LEVEL_MAX 8      /* storage levels in an accelerator's hierarchy */
 #define KW_PAIR_MAX 16      /* supported (input, accumulation) precision pairs */
+#define KW_EXPERT_MAX 256   /* routed experts of one mixture-of-experts operator */
 
 /* ---------------- precision ---------------- */
 typedef enum {
@@ -110,9 +111,27 @@ typedef struct kw_accel {
     double special_ops_per_s;       /* whole chip: exp etc. on the special-function units; 0 = free */
     double vector_ops_per_s;        /* whole chip: fp32 non-matrix instructions; 0 = free */
     double softmax_vector_ops;      /* fp32 vector instructions per attention score */
+    /* share of attention's non-matrix (softmax) time hidden under its matrix
+     * work, per schedule: serial (FlashAttention-2: only other warps' MMAs
+     * overlap a warp's softmax) and overlap (FlashAttention-3 ping-pong);
+     * unset (softmax_hidden_set 0) = 0 and 1, the model before them */
+    int softmax_hidden_set;
+    double softmax_hidden_serial;
+    double softmax_hidden_overlap;
+    double kernel_fixed_us;         /* device-side fixed time of every kernel; 0 = none */
     int multicast_max;              /* units an operand tile may be multicast to; 0/1 = none */
     int n_pairs;                    /* 0 = every (input, accumulation) pair allowed */
     kw_prec_pair pairs[KW_PAIR_MAX];
+    /* --- appended by the llm area: serving at scale (all zero = not declared) --- */
+    uint64_t dram_capacity_bytes;   /* device memory (<memory dram_gib=>); 0 = not a bound */
+    double link_bytes_per_s;        /* <interconnect>: per-device link bandwidth, one direction */
+    double link_latency_us;         /* per step of the collective algorithm */
+    int allreduce_algo;             /* kw_allreduce_algo (kw_tp.h) */
+    int interconnect_line;          /* line of <interconnect> (0: none) */
+    /* --- appended by the exec area: <cpu> (kw_cost_cpu.h); all zero = not a CPU --- */
+    int cpu;                        /* costed by the CPU rules of kw_cost_cpu.c */
+    int cpu_scalar_edges;           /* in-place operands: a partial micro-tile runs scalar code */
+    double cpu_exp_per_s;           /* scalar exp per second on one core (softmax); 0 = free */
 } kw_accel;
 
 /* ---------------- workload ---------------- */
@@ -122,8 +141,12 @@ typedef enum {
     KW_OP_CONV,      /* implicit GEMM: M = batch*out_h*out_w, N = out_c, K = kh*kw*in_c */
     KW_OP_NORM,      /* layer/RMS norm over width, one read one write */
     KW_OP_RESIDUAL,  /* residual add over width */
-    KW_OP_ACT        /* standalone elementwise activation (e.g. SiLU*mul of gated MLP) */
+    KW_OP_ACT,       /* standalone elementwise activation (e.g. SiLU*mul of gated MLP) */
+    KW_OP_MOE        /* mixture of experts: router, routed expert FFNs, shared experts (kw_moe.c) */
 } kw_op_kind;
+
+/* How tokens are spread over the routed experts (kw_moe.c). */
+typedef enum { KW_ROUTE_UNIFORM, KW_ROUTE_ZIPF, KW_ROUTE_TRACE } kw_routing;
 
 typedef struct kw_op {
     char name[KW_NAME_MAX];
@@ -137,6 +160,15 @@ typedef struct kw_op {
     int in_h, in_w, in_c, out_c, kh, kw, stride, pad; /* conv (per image; batch from the shape) */
     uint64_t width;           /* norm, residual, act: elements per token */
     int line;
+    /* --- appended by the llm area --- */
+    /* moe: k = model width, n = one routed expert's FFN width; gated (SwiGLU)
+     * experts have gate and up GEMMs of n columns each, then down (n -> k). */
+    int experts, top_k, shared_experts, gated;
+    uint64_t shared_n;        /* one shared expert's FFN width (0 = n) */
+    kw_routing routing;
+    double zipf_s;            /* routing=zipf: share of expert rank r proportional to r^-s */
+    double capacity_factor;   /* expert capacity = ceil(cf x tokens x top_k / experts); 0 = dropless */
+    int tp_allreduce;         /* tensor parallel: an all-reduce follows this op (kw_tp.c) */
 } kw_op;
 
 typedef struct kw_block {
@@ -147,6 +179,10 @@ typedef struct kw_block {
     int n_groups;
     char groups[KW_GROUP_MAX][KW_NAME_MAX]; /* distinct tiling groups, in first-use order */
     int line;
+    /* --- appended by the llm area --- */
+    int n_route;              /* routing=trace: experts in the replayed routing (= experts) */
+    float route_share[KW_EXPERT_MAX]; /* each expert's share of the routed token slots, sum 1 */
+    int layers;               /* a <layer>: identical layers of the model it stands for; 0/1 = one */
 } kw_block;
 
 typedef enum { KW_PHASE_PREFILL, KW_PHASE_DECODE } kw_phase;
@@ -249,6 +285,10 @@ typedef struct kw_mapping {
     int cores_per_request;
     /* --- appended by the model area --- */
     int attn_overlap;                 /* attention_schedule=overlap: softmax hidden under matrix work */
+    /* --- appended by the llm area --- */
+    int moe_kernel;                   /* kw_moe_kernel (kw_moe.h): grouped, batched, per_expert */
+    int tp_degree;                    /* tensor-parallel devices; 0/1 = one device */
+    int kv_page_tokens;               /* paged KV cache: tokens per page; 0 = contiguous */
 } kw_mapping;
 
 /* Defaults a block uses for a knob its space does not list. */

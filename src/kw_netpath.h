@@ -8,7 +8,7 @@
  * kw_netpath_build, so the four can never disagree about which steps ship.
  *
  * Only configurations some step produced (and the baseline) are used, so a
- * partial summary (kw_runsum_from_journal_top keeps every configuration a step
+ * partial summary (kw_results_write's keeps every configuration a step
  * names) gives the same net path as the full one. */
 #ifndef KW_NETPATH_H
 #define KW_NETPATH_H
@@ -55,6 +55,13 @@ double kw_netpath_effect(const kw_runsum *rs, int shape, const kw_net_step *st, 
 
 /* Does a configuration's guard list name the saturated guard? */
 int kw_guards_saturated(const char *guards);
+
+/* A change from a configuration failing before_guards to one failing
+ * after_guards, as every table prints it in place of a percentage:
+ * "saturated" when the second cannot keep up with its arrivals (a
+ * percentage of an unbounded backlog means nothing), "from saturated" when
+ * only the first could not; NULL when neither (print the percentage). */
+const char *kw_netpath_saturation(const char *before_guards, const char *after_guards);
 
 /* The metrics a net step moved by at least the space's minimum effect, as
  * "name +x.x%, name -y.y%" (the primary excluded), into buf. */

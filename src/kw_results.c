@@ -7,7 +7,8 @@
  *   evaluations peaked at 2.2 GB here while the search used 29 MB). The
  *   journal is streamed (kw_journal_scan, never loaded: 395 MB of records at
  *   1,000,000 evaluations) into a partial summary holding only what the files
- *   list (kw_runsum_scan_top, the same summary as kw_runsum_from_journal_top);
+ *   list (kw_runsum_scan_top; each shape's best from the one journal reducer,
+ *   search/kw_reduce.h);
  *   each file is streamed into its temp file in chunks (results.xml element
  *   by element through xmlTextWriter on an output buffer of ours, never a
  *   document tree or the whole text), and results.xml lists at most
@@ -39,6 +40,7 @@
 #include "kw_audit.h"
 #include "kw_journal.h"
 #include "kw_netpath.h"
+#include "kw_reduce.h"
 #include "kw_results.h"
 #include "kw_xml.h"
 
@@ -1558,20 +1560,7 @@ int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
     return kw_rs_replay(out, j, NULL);
 }
 
-/* ---- the partial summary: pass 1 picks what to keep ---- */
-
-/* Per summary shape: counts over every configuration and the candidates for
- * the listed tops, from one pass over the journal's records. */
-typedef struct kw_pshape {
-    long evals, configs, ranked;
-    kw_rkey *top_r, *top_x; /* ranked / rejected tops, sorted, n_r / n_x of them */
-    int n_r, n_x;
-    kw_idset refused;       /* ids of constraint-breaking draws (V records) */
-    kw_idset keep;
-    kw_cand base;
-    uint64_t base_id;
-    int base_seen;          /* the baseline is a configuration of the summary */
-} kw_pshape;
+/* ---- the tops of the listings ---- */
 
 static int kw_rank_key_cmp(const void *pa, const void *pb)
 {
@@ -1595,186 +1584,10 @@ static void kw_top_offer(kw_rkey *top, int *n, int cap, const kw_rkey *k,
         (*n)++;
 }
 
-/* Repetitions of e's configuration, in journal order (at most max); 0 when a
- * repetition comes before e (e is not the configuration's first record). */
-static int kw_reps_of(const kw_jeval **reps, int max, const kw_journal *j, const kw_jeval *e)
-{
-    int r_end = j->h.repeats > 0 ? j->h.repeats : 1;
-    if (e->rep >= r_end)
-        r_end = e->rep + 1;
-    int n = 0;
-    for (int r = 0; r < r_end && n < max; r++) {
-        const kw_jeval *o = r == e->rep ? e : kw_journal_eval_find(j, e->shape, e->id, r);
-        if (!o)
-            continue;
-        if (o->record < e->record)
-            return 0;
-        int k = n++;
-        while (k > 0 && reps[k - 1]->record > o->record) {
-            reps[k] = reps[k - 1];
-            k--;
-        }
-        reps[k] = o;
-    }
-    return n;
-}
-
-int kw_runsum_from_journal_top(kw_runsum **out, const kw_journal *j, int top_ranked,
-                               int top_rejected)
-{
-    const kw_jheader *h = &j->h;
-    int map[KW_JOURNAL_SHAPE_MAX];
-    int n = kw_rs_map(map, j), rc = 0;
-    kw_runsum *rs = NULL;
-    /* the ranked top holds one more than listed: the recommendation sits at
-     * rank 1 whatever its place in the order */
-    int cap_r = top_ranked > 0 ? top_ranked + 1 : 0, cap_x = top_rejected > 0 ? top_rejected : 0;
-    kw_pshape *ps = calloc((size_t)(n > 0 ? n : 1), sizeof *ps);
-    kw_idset *keep = calloc((size_t)(n > 0 ? n : 1), sizeof *keep);
-    if (!ps || !keep) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        ps[i].top_r = malloc((size_t)(cap_r + 1) * sizeof *ps[i].top_r);
-        ps[i].top_x = malloc((size_t)(cap_x + 1) * sizeof *ps[i].top_x);
-        if (!ps[i].top_r || !ps[i].top_x) {
-            rc = kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
-            goto done;
-        }
-        kw_cand_baseline(&ps[i].base, &h->space);
-        ps[i].base_id = kw_cand_id(&h->space, &ps[i].base);
-    }
-    /* refusals first: an evaluated configuration that also broke a constraint is rejected */
-    for (size_t i = 0; i < j->n_viols; i++) {
-        const kw_jviol *v = &j->viols[i];
-        if (kw_in(v->shape, map) && kw_cand_violates(&h->space, &v->cand) >= 0 &&
-            (rc = kw_idset_add(&ps[map[v->shape]].refused, kw_cand_id(&h->space, &v->cand))) != 0)
-            goto done;
-    }
-    for (int i = 0; i < n; i++)
-        ps[i].base_seen = kw_idset_has(&ps[i].refused, ps[i].base_id);
-    for (size_t i = 0; i < j->n_evals; i++) {
-        const kw_jeval *e = &j->evals[i];
-        if (kw_in(e->shape, map) && kw_cand_id(&h->space, &e->cand) == ps[map[e->shape]].base_id)
-            ps[map[e->shape]].base_seen = 1;
-    }
-    for (size_t i = 0; i < j->n_steps; i++) {
-        const kw_jstep *t = &j->steps[i];
-        if (kw_in(t->shape, map) && t->decision == KW_DECIDE_CONSTRAINT &&
-            kw_cand_id(&h->space, &t->cand) == ps[map[t->shape]].base_id &&
-            kw_cand_violates(&h->space, &t->cand) >= 0)
-            ps[map[t->shape]].base_seen = 1;
-    }
-
-    /* every configuration once, at its first record, aggregated as
-     * kw_runsum_add_eval does (running mean in journal order) */
-    const kw_jeval *reps[256];
-    for (size_t i = 0; i < j->n_evals; i++) {
-        const kw_jeval *e = &j->evals[i];
-        if (!kw_in(e->shape, map))
-            continue;
-        kw_pshape *p = &ps[map[e->shape]];
-        p->evals++;
-        int nr = kw_reps_of(reps, 256, j, e);
-        if (nr == 0)
-            continue;
-        double mean = 0.0;
-        int fails = 0;
-        for (int r = 0; r < nr; r++) {
-            double x = reps[r]->m ? reps[r]->m[h->primary] : NAN;
-            mean += (x - mean) / (r + 1);
-            fails |= reps[r]->rc != 0 || (reps[r]->guards && reps[r]->guards[0]);
-        }
-        uint64_t id = kw_cand_id(&h->space, &e->cand);
-        p->configs++;
-        if (!fails && !kw_idset_has(&p->refused, id)) {
-            p->ranked++;
-            kw_rkey k = {1, mean, id,
-                         p->base_seen ? kw_cand_distance(&h->space, &p->base, &e->cand) : 0};
-            kw_top_offer(p->top_r, &p->n_r, cap_r, &k, kw_rank_key_cmp);
-        } else {
-            kw_rkey k = {isfinite(mean), isfinite(mean) ? mean : 0.0, id, 0};
-            kw_top_offer(p->top_x, &p->n_x, cap_x, &k, kw_rkey_cmp);
-        }
-    }
-    /* refused draws never evaluated are rejected configurations too */
-    for (int i = 0; i < n; i++)
-        for (size_t k = 0; k < ps[i].refused.cap; k++) {
-            if (!ps[i].refused.used[k])
-                continue;
-            uint64_t id = ps[i].refused.ids[k];
-            int evaluated = 0;
-            for (int s = 0; s < h->n_shapes && s < KW_JOURNAL_SHAPE_MAX && !evaluated; s++)
-                if (map[s] == i)
-                    for (int r = 0; r < (h->repeats > 0 ? h->repeats : 1) && !evaluated; r++)
-                        evaluated = kw_journal_eval_find(j, s, id, r) != NULL;
-            if (evaluated)
-                continue;
-            ps[i].configs++;
-            kw_rkey key = {0, 0.0, id, 0};
-            kw_top_offer(ps[i].top_x, &ps[i].n_x, cap_x, &key, kw_rkey_cmp);
-        }
-
-    /* what to keep: the tops, the baseline, the engine's recommendation, every step's configs */
-    for (int i = 0; i < n && rc == 0; i++) {
-        rc = kw_idset_add(&keep[i], ps[i].base_id);
-        for (int k = 0; k < ps[i].n_r && rc == 0; k++)
-            rc = kw_idset_add(&keep[i], ps[i].top_r[k].id);
-        for (int k = 0; k < ps[i].n_x && rc == 0; k++)
-            rc = kw_idset_add(&keep[i], ps[i].top_x[k].id);
-    }
-    for (int s = 0; s < h->n_shapes && s < KW_JOURNAL_SHAPE_MAX && rc == 0; s++) {
-        kw_jresult r;
-        if (map[s] >= 0 && kw_journal_shape_result(&r, j, s) == 0)
-            rc = kw_idset_add(&keep[map[s]], r.best_id);
-        if (map[s] >= 0)
-            kw_journal_result_clear(&r);
-    }
-    for (size_t i = 0; i < j->n_steps && rc == 0; i++) {
-        const kw_jstep *t = &j->steps[i];
-        if (!kw_in(t->shape, map))
-            continue;
-        if ((rc = kw_idset_add(&keep[map[t->shape]], kw_cand_id(&h->space, &t->parent))) == 0)
-            rc = kw_idset_add(&keep[map[t->shape]], kw_cand_id(&h->space, &t->cand));
-    }
-    kw_error_clear();
-    if (rc != 0 || (rc = kw_rs_replay(&rs, j, keep)) != 0)
-        goto done;
-
-    /* totals over every configuration; configurations only a constraint step
-     * names were never in pass 1, and all of them are kept */
-    rs->partial = 1;
-    for (int i = 0; i < rs->n_shapes && i < n; i++) {
-        kw_rs_shape *sh = &rs->shapes[i];
-        long only_steps = 0;
-        for (int c = 0; c < sh->n_configs; c++)
-            only_steps += sh->configs[c].reps == 0 && !kw_idset_has(&ps[i].refused, sh->configs[c].id);
-        sh->evals_total = ps[i].evals;
-        sh->configs_total = ps[i].configs + only_steps;
-        sh->ranked_total = ps[i].ranked;
-        sh->rejected_total = sh->configs_total - sh->ranked_total;
-    }
-    *out = rs;
-    rs = NULL;
-done:
-    for (int i = 0; ps && i < n; i++) {
-        free(ps[i].top_r);
-        free(ps[i].top_x);
-        kw_idset_free(&ps[i].refused);
-    }
-    for (int i = 0; keep && i < n; i++)
-        kw_idset_free(&keep[i]);
-    free(ps);
-    free(keep);
-    kw_runsum_free(rs);
-    return rc;
-}
-
 /* ---- the partial summary streamed from the journal file ---- */
 
 /* The results writer's replay (kw_results_write_final): the same partial
- * summary as kw_runsum_from_journal_top, but read with kw_journal_scan, so
+ * summary of what the files list, read with kw_journal_scan, so
  * no record is held. Pass (1): refusals, the baseline's presence, the
  * engine's D records and the configurations steps name; (2): every
  * configuration's repetitions aggregated (only configurations whose
@@ -1795,11 +1608,9 @@ typedef struct kw_agg_ent {
     int used;
     int n;            /* distinct repetitions seen */
     int fails;        /* a repetition failed a guard or returned an error */
-    long rep0;        /* record of repetition 0, 0 when not seen */
-    double run_mean;  /* running mean of the primary in journal order (kw_reps_of) */
+    double run_mean;  /* running mean of the primary in journal order (kw_runsum_add_eval's) */
     kw_cand cand;
-    double *vals;     /* primary per repetition index (kw_journal_stats sums in that order) */
-    unsigned char *seen;
+    unsigned char *seen; /* repetition indices seen */
 } kw_agg_ent;
 
 typedef struct kw_agg {
@@ -1858,13 +1669,9 @@ static kw_agg_ent *kw_agg_get(kw_agg *a, int es, uint64_t id, const kw_cand *can
     ne.es = es;
     ne.used = 1;
     ne.cand = *cand;
-    ne.vals = malloc((size_t)a->repeats * sizeof *ne.vals);
     ne.seen = calloc((size_t)a->repeats, 1);
-    if (!ne.vals || !ne.seen) {
-        free(ne.vals);
-        free(ne.seen);
+    if (!ne.seen)
         return NULL;
-    }
     kw_agg_place(a, &ne);
     a->n++;
     return kw_agg_find(a, es, id);
@@ -1873,7 +1680,6 @@ static kw_agg_ent *kw_agg_get(kw_agg *a, int es, uint64_t id, const kw_cand *can
 /* Remove an entry (backward-shift deletion keeps linear probing exact). */
 static void kw_agg_del(kw_agg *a, kw_agg_ent *e)
 {
-    free(e->vals);
     free(e->seen);
     size_t i = (size_t)(e - a->t);
     a->t[i].used = 0;
@@ -1893,10 +1699,8 @@ static void kw_agg_del(kw_agg *a, kw_agg_ent *e)
 static void kw_agg_free(kw_agg *a)
 {
     for (size_t i = 0; i < a->cap; i++)
-        if (a->t[i].used) {
-            free(a->t[i].vals);
+        if (a->t[i].used)
             free(a->t[i].seen);
-        }
     free(a->t);
     memset(a, 0, sizeof *a);
 }
@@ -1908,23 +1712,10 @@ static int kw_agg_rep(kw_agg_ent *g, const kw_jeval *e, int primary)
         return 0;
     double x = e->m ? e->m[primary] : NAN;
     g->seen[e->rep] = 1;
-    g->vals[e->rep] = x;
     g->n++;
     g->run_mean += (x - g->run_mean) / g->n;
     g->fails |= e->rc != 0 || (e->guards && e->guards[0]);
-    if (e->rep == 0)
-        g->rep0 = e->record;
     return 1;
-}
-
-/* kw_journal_stats's mean: the sum in repetition order over those found. */
-static double kw_agg_mean(const kw_agg_ent *g, int repeats)
-{
-    double sum = 0;
-    for (int r = 0; r < repeats; r++)
-        if (g->seen[r])
-            sum += g->vals[r];
-    return sum / g->n;
 }
 
 /* Grow a plain array to hold n + 1 elements; NULL when out of memory. */
@@ -1976,13 +1767,8 @@ typedef struct kw_scan {
     int top_ranked, top_rejected;
     int cap_r, cap_x;
     kw_sshape *ps;
-    /* per evaluator shape: the engine's recommendation */
-    int has_d[KW_JOURNAL_SHAPE_MAX];
-    uint64_t d_best[KW_JOURNAL_SHAPE_MAX];
-    int has_xbest[KW_JOURNAL_SHAPE_MAX];   /* random/exhaustive: best complete config so far */
-    double xbest[KW_JOURNAL_SHAPE_MAX];
-    long xbest_rec[KW_JOURNAL_SHAPE_MAX];
-    uint64_t xbest_id[KW_JOURNAL_SHAPE_MAX];
+    /* every record of pass 12 (the first read): each shape's best (kw_reduce.h) */
+    kw_reduce *red;
     kw_agg agg;
     kw_runsum *rs;          /* pass 3 */
     kw_sstep *steps;
@@ -1992,7 +1778,7 @@ typedef struct kw_scan {
 } kw_scan;
 
 /* A configuration whose repetitions are all in (or the journal ended): count
- * it and offer it to the tops, as kw_runsum_from_journal_top's pass does. */
+ * it and offer it to the tops. */
 static void kw_scan_config(kw_scan *S, const kw_agg_ent *g)
 {
     const kw_jheader *h = S->h;
@@ -2008,20 +1794,6 @@ static void kw_scan_config(kw_scan *S, const kw_agg_ent *g)
     } else {
         kw_rkey k = {isfinite(mean), isfinite(mean) ? mean : 0.0, g->id, 0};
         kw_top_offer(p->top_x, &p->n_x, S->cap_x, &k, kw_rkey_cmp);
-    }
-    /* kw_journal_shape_result without a D record (random, exhaustive): the
-     * complete, guard-passing config of the lowest mean, the first in journal
-     * order (of repetition 0) among equals */
-    int repeats = h->repeats > 0 ? h->repeats : 1;
-    if (g->n == repeats && !g->fails) {
-        double m = kw_agg_mean(g, repeats);
-        int es = g->es;
-        if (m < S->xbest[es] || (m == S->xbest[es] && g->rep0 < S->xbest_rec[es])) {
-            S->has_xbest[es] = 1;
-            S->xbest[es] = m;
-            S->xbest_rec[es] = g->rep0;
-            S->xbest_id[es] = g->id;
-        }
     }
 }
 
@@ -2062,12 +1834,6 @@ static int kw_scan_pass1(kw_scan *S, const kw_jrec *r)
         int rc = kw_idset_add(&p->keep, kw_cand_id(&h->space, &t->parent));
         return rc != 0 ? rc : kw_idset_add(&p->keep, cid);
     }
-    case 'D':
-        if (r->d.shape >= 0 && r->d.shape < KW_JOURNAL_SHAPE_MAX) {
-            S->has_d[r->d.shape] = 1;
-            S->d_best[r->d.shape] = r->d.best_id;
-        }
-        return 0;
     default:
         return 0;
     }
@@ -2110,14 +1876,6 @@ static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
         uint64_t id = kw_cand_id(&h->space, &e->cand);
         if (!kw_idset_has(&S->ps[S->map[e->shape]].keep, id))
             return 0;
-        /* the kept configurations' repetitions, for kw_journal_stats's figures
-         * (an OFAT shape without a D record chooses its best by them) */
-        if (h->strategy == KW_STRATEGY_OFAT && !S->has_d[e->shape]) {
-            kw_agg_ent *g = kw_agg_get(&S->agg, e->shape, id, &e->cand);
-            if (!g)
-                return kw_scan_oom();
-            kw_agg_rep(g, e, h->primary);
-        }
         return kw_rs_add_jeval(S->rs, S->map, e);
     }
     case 'V': {
@@ -2166,9 +1924,6 @@ static void kw_scan_clear(kw_scan *S)
     free(S->ps);
     S->ps = NULL;
     kw_agg_free(&S->agg);
-    memset(S->has_d, 0, sizeof S->has_d);
-    memset(S->has_xbest, 0, sizeof S->has_xbest);
-    memset(S->xbest_rec, 0, sizeof S->xbest_rec);
     S->unsure = 0;
     S->ready = 0;
 }
@@ -2196,8 +1951,9 @@ static int kw_scan_init(kw_scan *S, const kw_journal *j)
         kw_cand_baseline(&p->base, &h->space);
         p->base_id = kw_cand_id(&h->space, &p->base);
     }
-    for (int es = 0; es < KW_JOURNAL_SHAPE_MAX; es++)
-        S->xbest[es] = INFINITY;
+    /* the first read feeds the reducer; a second read of passes 1 and 2 does not */
+    if (S->pass == 12 && !S->red)
+        return kw_reduce_new(&S->red, h);
     return 0;
 }
 
@@ -2214,7 +1970,9 @@ static int kw_scan_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         return KW_ESTATE;
     }
     if (S->pass == 12) {
-        int rc = kw_scan_pass1(S, r);
+        int rc = kw_reduce_add(S->red, r);
+        if (rc == 0)
+            rc = kw_scan_pass1(S, r);
         return rc != 0 ? rc : kw_scan_pass2(S, r);
     }
     return S->pass == 1 ? kw_scan_pass1(S, r) : S->pass == 2 ? kw_scan_pass2(S, r)
@@ -2243,26 +2001,16 @@ static int kw_scan_run(kw_scan *S, const char *path, kw_journal **jout)
     return 0;
 }
 
-/* kw_journal_shape_result's best of an OFAT shape without a D record, from
- * the kept configurations' repetitions (every step's configurations are kept). */
-static uint64_t kw_scan_ofat_best(const kw_scan *S, int es)
+/* The reducer's best of evaluator shape es (its recommendation, or the best
+ * so far of a run cut short). */
+static int kw_scan_best(uint64_t *out, const kw_scan *S, int es)
 {
-    const kw_sshape *p = &S->ps[S->map[es]];
-    int repeats = S->agg.repeats;
-    uint64_t best_id = p->base_id;
-    const kw_agg_ent *g = kw_agg_find(&S->agg, es, p->base_id);
-    double best = g && g->n > 0 && !g->fails ? kw_agg_mean(g, repeats) : INFINITY;
-    for (size_t i = 0; i < S->n_steps; i++) {
-        const kw_sstep *s = &S->steps[i];
-        if (s->es != es || !kw_decision_taken(s->st.decision))
-            continue;
-        g = kw_agg_find(&S->agg, es, s->id);
-        if (g && g->n > 0 && !g->fails && kw_agg_mean(g, repeats) < best) {
-            best = kw_agg_mean(g, repeats);
-            best_id = s->id;
-        }
-    }
-    return best_id;
+    kw_jresult r;
+    int rc = kw_reduce_result(&r, S->red, es);
+    if (rc == 0)
+        *out = r.best_id;
+    kw_journal_result_clear(&r);
+    return rc;
 }
 
 /* The partial summary of the journal at path, streamed (see above); *jout
@@ -2332,13 +2080,9 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
             rc = kw_idset_add(&p->keep, p->top_x[k].id);
     }
     for (int es = 0; es < h->n_shapes && es < KW_JOURNAL_SHAPE_MAX && rc == 0; es++) {
-        if (S->map[es] < 0)
-            continue;
-        if (S->has_d[es])
-            rc = kw_idset_add(&S->ps[S->map[es]].keep, S->d_best[es]);
-        else if (h->strategy != KW_STRATEGY_OFAT && S->has_xbest[es])
-            rc = kw_idset_add(&S->ps[S->map[es]].keep, S->xbest_id[es]);
-        /* OFAT: the best is the baseline or a step's configuration, kept */
+        uint64_t best;
+        if (S->map[es] >= 0 && (rc = kw_scan_best(&best, S, es)) == 0)
+            rc = kw_idset_add(&S->ps[S->map[es]].keep, best);
     }
     if (rc != 0)
         goto done;
@@ -2365,16 +2109,12 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
             continue;
         kw_rs_shape *sh = &rs->shapes[S->map[es]];
         sh->has_best = 1;
-        if (S->has_d[es])
-            sh->best_id = S->d_best[es];
-        else if (h->strategy == KW_STRATEGY_OFAT)
-            sh->best_id = kw_scan_ofat_best(S, es);
-        else
-            sh->best_id = S->has_xbest[es] ? S->xbest_id[es] : S->ps[S->map[es]].base_id;
+        if ((rc = kw_scan_best(&sh->best_id, S, es)) != 0)
+            goto done;
     }
     if ((rc = kw_runsum_finish(rs)) != 0)
         goto done;
-    /* totals over every configuration, as kw_runsum_from_journal_top counts them */
+    /* totals over every configuration */
     rs->partial = 1;
     for (int i = 0; i < rs->n_shapes && i < S->n; i++) {
         kw_rs_shape *sh = &rs->shapes[i];
@@ -2393,6 +2133,7 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
     j = NULL;
 done:
     kw_scan_clear(S);
+    kw_reduce_free(S->red);
     kw_runsum_free(S->rs);
     free(S->steps);
     free(S->viols);

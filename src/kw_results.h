@@ -19,7 +19,7 @@
 /* Ranked configurations listed per shape in results.xml and ranked.csv. */
 #define KW_RESULTS_TOP 10
 /* Rejected configurations listed per shape in results.xml. results.xml is
- * what the run recommends (DESIGN.md's output contract: per shape the
+ * what the run recommends (results/formats.md's output contract: per shape the
  * baseline and the ranked configs), not a copy of the journal: a shape with
  * more rejected configurations than this lists the ones with the lowest
  * primary metric (the nearest misses; unmeasured ones last, ties by id) in
@@ -29,7 +29,7 @@
 /* Version of the results.xml format (the root's format attribute). */
 #define KW_RESULTS_FORMAT 1
 
-/* The contract's CSV headers (DESIGN.md "Output contract"). */
+/* The contract's CSV headers (results/formats.md, the output contract). */
 #define KW_RANKED_HEADER                                                                      \
     "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"     \
     "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to"
@@ -43,8 +43,8 @@
 
 /* Write the run's result files into run_dir from its journal (run_dir/journal),
  * streamed: the journal is read record by record (kw_journal_scan) into a
- * partial summary (the same one kw_runsum_from_journal_top builds from a loaded
- * journal), and each file is rendered straight into its temp file, so memory
+ * partial summary (only what the files list; the files are byte-identical to
+ * those of kw_runsum_from_journal's full summary), and each file is rendered straight into its temp file, so memory
  * does not grow with the run.
  * ev is the evaluator the run used (for the portability matrix and re-checks);
  * owner is recorded in every rollback element; metric is "p95_us" or "p99_us". */
@@ -56,17 +56,6 @@ int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluat
  * shape as rank 1. Limits other than min_effect/alpha come from the space:
  * kw_runsum_set_limits. *out owned by the caller. */
 int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j);
-/* The same summary, partial (rs->partial): only what the result files show
- * is kept: the baseline, the recommendation, every configuration a step
- * names (the accepted path, lineages, audit.csv), the first top_ranked of the
- * ranking and the top_rejected rejected configurations results.xml lists;
- * the shapes' *_total counts still count every configuration. The result
- * files rendered from it are byte-identical to those of the full summary.
- * Two passes over the journal's records; beyond the kept configurations it
- * holds one id per constraint-breaking draw (V record), nothing per
- * evaluation (the loaded journal itself is the caller's). */
-int kw_runsum_from_journal_top(kw_runsum **out, const kw_journal *j, int top_ranked,
-                               int top_rejected);
 /* Guard thresholds, sample size, space name and input hashes from the run's config. */
 void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg);
 

@@ -93,7 +93,7 @@ typedef struct kw_rs_shape {
     int *rejected;
     /* Counts over the whole run, set by kw_runsum_finish from the lists above
      * (evals_total: repetitions summed over configs). A partial summary
-     * (kw_runsum_from_journal_top) holds only some configurations, and its
+     * (kw_results_write's streamed one) holds only some configurations, and its
      * totals still count them all: the results writers read these. */
     long evals_total, configs_total, ranked_total, rejected_total;
 } kw_rs_shape;
@@ -136,7 +136,7 @@ typedef struct kw_runsum {
      * NULL until kw_runsum_portability; port_ok[i*n+j] 0 when it could not be evaluated */
     kw_metrics *port;
     int *port_ok;
-    /* 1 for a partial summary (kw_runsum_from_journal_top): configs holds the
+    /* 1 for a partial summary (kw_results_write's): configs holds the
      * baseline, the recommendation, every configuration a step names and the
      * top of the ranked and rejected lists, not every configuration;
      * kw_runsum_finish then keeps the shapes' *_total counts as they are. */

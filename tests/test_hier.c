@@ -14,7 +14,7 @@
 #include "kw_error.h"
 #include "kw_fidelity.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -323,6 +323,98 @@ Test(hier, softmax_serial_adds_overlap_hides)
     cr_assert(CLOSE(cost.kernels[0].matrix_us, m_full / 0.5));
 }
 
+Test(hier, softmax_hidden_share_hides_that_share_of_the_shorter)
+{
+    /* the case of softmax_serial_adds_overlap_hides: X = 6.291456 us of softmax;
+     * a schedule hiding a share h of the shorter of matrix M and softmax X runs
+     * max(M, X) + (1 - h) min(M, X): h 0 = M + X, h 1 = max(M, X) */
+    attention(2, 64, 0, 1, 1024);
+    map.tiling[0] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0};
+    acc.special_ops_per_s = 1e12;
+    acc.vector_ops_per_s = 2e12;
+    acc.softmax_vector_ops = 4.0;
+    double x = 2.0 * 1024 * 1024 * (1.0 / 1e12 + 4.0 / 2e12) / 0.5 * 1e6;
+    acc.softmax_hidden_set = 1;
+    acc.softmax_hidden_serial = 0.25;
+    acc.softmax_hidden_overlap = 0.75;
+    eval();
+    double m = cost.kernels[0].matrix_us;
+    cr_assert(CLOSE(cost.kernels[0].nonmatrix_us, x));
+    cr_assert(CLOSE(cost.kernels[0].compute_us, fmax(m, x) + 0.75 * fmin(m, x)), "%g",
+              cost.kernels[0].compute_us);
+    map.attn_overlap = 1;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].compute_us, fmax(m, x) + 0.25 * fmin(m, x)));
+    /* shares of 0 and 1 are the serial and overlapped schedules of before */
+    acc.softmax_hidden_overlap = 0.0;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].compute_us, m + x));
+    map.attn_overlap = 0;
+    acc.softmax_hidden_serial = 1.0;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].compute_us, fmax(m, x)));
+}
+
+Test(hier, kernel_fixed_time_adds_once_per_kernel_with_a_hierarchy)
+{
+    gemm(1024, 1024, 1024);
+    eval();
+    double flat = cost.kernels[0].time_us;
+    acc.kernel_fixed_us = 3.0;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].time_us, flat), "without a hierarchy: the model before");
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 0, KW_HOLD_OPERANDS);
+    acc.kernel_fixed_us = 0.0;
+    eval();
+    double base = cost.kernels[0].time_us, lat = cost.latency_us;
+    acc.kernel_fixed_us = 3.0;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].time_us, base + 3.0));
+    cr_assert(CLOSE(cost.latency_us, lat + 3.0 * cost.n_kernels));
+}
+
+Test(hier, fp8_gemm_writes_a_bf16_output)
+{
+    /* M = N = 512, K = 4096, 128 x 128 x 64 tiles, fp8 inputs, no shared level:
+     * the A panel (128 x 4096 B) does not fit 256 KiB with the fp32 C tile, so
+     * A is read per N tile: 512 x 4096 x 4 = 8,388,608 B; B per M tile (rows of
+     * 64 B along K: whole bursts): 8,388,608 B; C 512 x 512 in bf16: 524,288 B. */
+    acc.peak_flops[KW_PREC_FP8_E4M3] = 200e12;
+    gemm(512, 512, 4096);
+    map.tiling[0] = (kw_tiling){128, 128, 64, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    map.precision = KW_PREC_FP8_E4M3;
+    eval();
+    cr_assert(CLOSE(cost.dram_bytes, 8388608.0 + 8388608.0 + 524288.0), "%.0f", cost.dram_bytes);
+}
+
+Test(hier, weight_tiles_round_to_bursts_along_k)
+{
+    /* bf16, tile_k 16: a tile row along K is 32 B, half a 64 B burst; along N
+     * (tile_n 128) 256 B, whole bursts. M = N = 1024, K = 4096 (no A panel fits):
+     * A = M K (N / Tn) x 2 B x 2 (bursts) either way; B = K N (M / Tm) x 2 B, x 2
+     * more when B is a weight kept N x K (its rows run along K). */
+    gemm(1024, 1024, 4096);
+    map.tiling[0] = (kw_tiling){128, 128, 16, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    double a = 1024.0 * 4096 * 8 * 2 * 2, b = 4096.0 * 1024 * 8 * 2, c = 1024.0 * 1024 * 2;
+    eval();
+    cr_assert(CLOSE(cost.dram_bytes, a + 2.0 * b + c), "%.0f", cost.dram_bytes);
+    blk.ops[0].weights = 0; /* an activation B: K x N, rows along N */
+    eval();
+    cr_assert(CLOSE(cost.dram_bytes, a + b + c), "%.0f", cost.dram_bytes);
+}
+
+Test(hier, one_instance_of_few_tiles_is_one_instance_in_flight)
+{
+    /* M = N = 512, K = 4096 bf16, 128 x 128 tiles: 16 tiles on 32 units, one
+     * instance. A and B are 4 MiB each and fit an 8 MiB shared level: DRAM
+     * sees them once (compulsory) + C (0.5 MiB). Counting 32 / 16 = 2
+     * instances in flight (16 MiB) would have charged every tile read. */
+    add_level(KW_LEVEL_SHARED, 8 * MIB, 0, KW_HOLD_OPERANDS);
+    gemm(512, 512, 4096);
+    eval();
+    cr_assert(CLOSE(cost.dram_bytes, 8 * MIB + 0.5 * MIB), "%.0f", cost.dram_bytes);
+}
+
 Test(hier, unsupported_precision_pair_is_an_input_error)
 {
     gemm(256, 256, 256);
@@ -337,17 +429,17 @@ Test(hier, unsupported_precision_pair_is_an_input_error)
 
 Test(hier, eval_names_an_unsupported_pair_infeasible)
 {
-    kw_run r = kw_t_run("eval --format csv --set accum_precision=fp16", NULL);
+    kw_tl_proc r = kw_tl_sh("eval --format csv --set accum_precision=fp16", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char g[256];
-    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    kw_tl_csv_col(r.out, "guards", g, sizeof g);
     cr_assert_str_eq(g, "infeasible", "%s", r.out);
-    kw_t_free(&r);
-    r = kw_t_run("eval --format csv --set precision=fp16 --set accum_precision=fp16", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_sh("eval --format csv --set precision=fp16 --set accum_precision=fp16", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    kw_tl_csv_col(r.out, "guards", g, sizeof g);
     cr_assert_neq(strcmp(g, "infeasible"), 0, "fp16 accumulates in fp16 on H100: %s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 /* ---------------- the accelerator format ---------------- */
@@ -355,8 +447,8 @@ Test(hier, eval_names_an_unsupported_pair_infeasible)
 static char *write_accel(const char *dir, const char *name, const char *extra)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_t_src());
-    char *base = kw_t_slurp(path);
+    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_tl_src());
+    char *base = kw_tl_slurp(path);
     cr_assert(base, "read %s", path);
     char *end = strstr(base, "</accelerator>");
     cr_assert(end);
@@ -374,12 +466,12 @@ static char *write_accel(const char *dir, const char *name, const char *extra)
 Test(hier, old_files_load_without_a_hierarchy)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_tl_src());
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
     cr_assert_eq(a.n_levels, 0);
     cr_assert_eq(a.n_pairs, 0);
-    snprintf(path, sizeof path, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/accel/h100.xml", kw_tl_src());
     cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
     cr_assert_eq(a.n_levels, 3);
     cr_assert_eq(a.levels[2].kind, KW_LEVEL_SHARED);
@@ -401,21 +493,22 @@ Test(hier, bad_hierarchies_are_file_line_errors)
         {"<accumulate input=\"bf16\" accum=\"fp32\"/><accumulate input=\"bf16\" accum=\"fp32\"/>\n",
          "listed twice"},
         {"<accumulate input=\"fp32\" accum=\"bf16\"/>\n", "fewer bytes"},
+        {"<rates kernel_fixed_us=\"5000\"/>\n", "kernel_fixed_us must be in"},
     };
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "bad%zu.xml", i);
         char *p = write_accel(dir, name, bad[i].xml);
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "validate %s", p);
-        kw_run r = kw_t_run(cmd, NULL);
+        kw_tl_proc r = kw_tl_sh(cmd, NULL);
         cr_assert_eq(r.status, 2, "%s: %s", p, r.out);
         cr_assert(strstr(r.err, bad[i].want), "%zu: want '%s' in: %s", i, bad[i].want, r.err);
         char loc[1100];
         snprintf(loc, sizeof loc, "%s:", p);
         cr_assert(strstr(r.err, loc), "no FILE:LINE in %s", r.err);
-        kw_t_free(&r);
+        kw_tl_free(&r);
         free(p);
     }
     free(dir);
@@ -426,8 +519,8 @@ Test(hier, bad_hierarchies_are_file_line_errors)
 Test(hier, shipped_measurements_load_and_every_case_costs)
 {
     char path[1024], ap[1024];
-    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_t_src());
-    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     kw_fid_set *set = malloc(sizeof *set);
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, ap), 0, "%s", kw_error_last());
@@ -446,7 +539,7 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
 
 Test(hier, bad_measurement_rows_are_file_line_errors)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char p[1024];
     snprintf(p, sizeof p, "%s/m.csv", dir);
     FILE *f = fopen(p, "w");

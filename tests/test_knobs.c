@@ -156,3 +156,13 @@ Test(knobs, parse_errors_name_the_problem)
     longname[5] = '=';
     cr_assert_eq(kw_cand_parse(&p, &ks, longname), KW_EINPUT);
 }
+
+/* A message that wraps the last one (kw_error_set(rc, "...: %s",
+ * kw_error_last())) reads it whole: formatting into the buffer it reads from
+ * garbled such messages into repeated prefixes. */
+Test(knobs, error_message_wrapping_the_last_one)
+{
+    kw_error_set(KW_EINPUT, "inner problem %d", 7);
+    kw_error_set(KW_EINPUT, "outer: %s", kw_error_last());
+    cr_assert_str_eq(kw_error_last(), "outer: inner problem 7");
+}

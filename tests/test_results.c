@@ -18,7 +18,7 @@
 
 #include "kw_results.h"
 #include "kw_rsynth.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(results);
 
@@ -34,7 +34,7 @@ static const char port_header[] = "tuned_for,evaluated_on,p95_us,vs_best_pct,gua
 static int xsd_valid(const char *xml, size_t len, char *err, size_t errlen)
 {
     char xsd[2048];
-    snprintf(xsd, sizeof xsd, "%s/results/results.xsd", kw_t_src());
+    snprintf(xsd, sizeof xsd, "%s/results/results.xsd", kw_tl_src());
     xmlSchemaParserCtxtPtr pc = xmlSchemaNewParserCtxt(xsd);
     xmlSchemaPtr schema = xmlSchemaParse(pc);
     xmlSchemaFreeParserCtxt(pc);
@@ -343,18 +343,18 @@ static int count_entries(const char *dir)
 Test(results, write_summary_leaves_four_complete_files)
 {
     kw_runsum *rs = sy_run();
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     cr_assert_eq(kw_results_write_summary(dir, rs), 0, "%s", kw_error_last());
     cr_assert_eq(count_entries(dir), 4); /* no temp file left behind */
     const char *names[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv"};
     for (int i = 0; i < 4; i++) {
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        cr_assert(kw_t_exists(p), "%s missing", names[i]);
+        cr_assert(kw_tl_exists(p), "%s missing", names[i]);
     }
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
-    char *xml = kw_t_slurp(p);
+    char *xml = kw_tl_slurp(p);
     char err[512];
     cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "%s", err);
     free(xml);
@@ -370,7 +370,7 @@ Test(results, unwritable_folder_keeps_previous_results)
     if (geteuid() == 0)
         cr_skip_test("running as root: permissions do not stop writes");
     kw_runsum *rs = sy_run();
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
     FILE *f = fopen(p, "w");
@@ -381,7 +381,7 @@ Test(results, unwritable_folder_keeps_previous_results)
     chmod(dir, 0700);
     cr_assert_eq(rc, KW_EIO);
     cr_assert(strstr(kw_error_last(), dir) != NULL, "%s", kw_error_last());
-    char *prev = kw_t_slurp(p);
+    char *prev = kw_tl_slurp(p);
     cr_assert_str_eq(prev, "previous");
     free(prev);
     cr_assert_eq(count_entries(dir), 1);
@@ -402,7 +402,7 @@ Test(results, missing_folder_is_an_io_error)
 Test(results, bad_output_name_touches_nothing)
 {
     kw_outfile f = {"bad/name", "a", 1};
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     cr_assert_eq(kw_results_commit(dir, &f, 1), KW_ESTATE);
     cr_assert_eq(count_entries(dir), 0);
     rmdir(dir);
@@ -464,79 +464,13 @@ static void rm_tree(char *dir)
     free(dir);
 }
 
-/* The four files of a summary, concatenated (portability through the model). */
-static char *render_all(kw_runsum *rs)
-{
-    kw_evaluator ev = sy_evaluator();
-    cr_assert_eq(kw_runsum_portability(rs, &ev), 0, "%s", kw_error_last());
-    kw_sbuf b = {0};
-    cr_assert_eq(kw_results_xml(&b, rs), 0, "%s", kw_error_last());
-    cr_assert_eq(kw_results_ranked_csv(&b, rs), 0);
-    cr_assert_eq(kw_results_audit_csv(&b, rs), 0);
-    cr_assert_eq(kw_results_portability_csv(&b, rs), 0);
-    char *t = strdup(kw_sbuf_cstr(&b));
-    kw_sbuf_free(&b);
-    return t;
-}
-
-/* The writer replays the journal into a partial summary (what the files list,
- * counts over everything); its files must be those of the full summary, for
- * every strategy, with repetitions, and past the rejected-listing cap. */
-Test(results, partial_summary_writes_the_same_files_as_the_full_one)
-{
-    static const struct {
-        kw_strategy strategy;
-        long budget;
-        int noisy;
-    } runs[] = {{KW_STRATEGY_OFAT, 0, 0},
-                {KW_STRATEGY_OFAT, 0, 1},
-                {KW_STRATEGY_RANDOM, 400, 0},
-                {KW_STRATEGY_RANDOM, 200, 1},
-                {KW_STRATEGY_EXHAUSTIVE, 0, 0}};
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        char *dir = kw_t_tmpdir();
-        engine_run_with(dir, runs[r].strategy, runs[r].budget, runs[r].noisy);
-        char p[4096];
-        snprintf(p, sizeof p, "%s/journal", dir);
-        kw_journal *j = NULL;
-        cr_assert_eq(kw_journal_load(&j, p), 0, "%s", kw_error_last());
-        kw_runsum *full = NULL, *part = NULL;
-        cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
-        cr_assert_eq(kw_runsum_from_journal_top(&part, j, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP),
-                     0, "%s", kw_error_last());
-        kw_journal_free(j);
-        cr_assert(part->partial && !full->partial);
-        for (int i = 0; i < full->n_shapes; i++) {
-            const kw_rs_shape *f = &full->shapes[i], *q = &part->shapes[i];
-            cr_assert_eq(q->configs_total, f->n_configs, "run %zu shape %d", r, i);
-            cr_assert_eq(q->ranked_total, f->n_ranked, "run %zu shape %d", r, i);
-            cr_assert_eq(q->rejected_total, f->n_rejected, "run %zu shape %d", r, i);
-            cr_assert_eq(q->evals_total, f->evals_total, "run %zu shape %d", r, i);
-            if (runs[r].strategy == KW_STRATEGY_EXHAUSTIVE) {
-                /* every configuration of the space, but only the listed ones kept */
-                cr_assert_eq(f->n_configs, 4 * 3 * 3 * 3 * 4 * 3);
-                cr_assert_gt(f->n_rejected, KW_RESULTS_REJECTED_TOP);
-                cr_assert_lt(q->n_configs, f->n_configs / 4, "kept %d of %d", q->n_configs,
-                             f->n_configs);
-            }
-        }
-        char *a = render_all(full), *b = render_all(part);
-        cr_assert(strcmp(a, b) == 0, "run %zu: the partial summary's files differ", r);
-        free(a);
-        free(b);
-        kw_runsum_free(full);
-        kw_runsum_free(part);
-        rm_tree(dir);
-    }
-}
-
 /* Past the cap, results.xml lists the KW_RESULTS_REJECTED_TOP rejected
  * configurations nearest to passing (lowest p95), in first-evaluated order,
  * and its `rejected` attribute still counts every one; checked against the
  * full summary's own list. */
 Test(results, rejected_listing_is_capped_to_the_nearest_misses)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     engine_run_with(dir, KW_STRATEGY_EXHAUSTIVE, 0, 0);
     char p[4096];
     snprintf(p, sizeof p, "%s/journal", dir);
@@ -595,13 +529,13 @@ Test(results, rejected_listing_is_capped_to_the_nearest_misses)
 
 Test(results, journal_round_trip_writes_valid_results)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     engine_run(dir);
     kw_evaluator ev = sy_evaluator();
     cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p95_us"), 0, "%s", kw_error_last());
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
-    char *xml = kw_t_slurp(p);
+    char *xml = kw_tl_slurp(p);
     char err[512];
     cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "%s", err);
     cr_assert(strstr(xml, "<owner>oncall@example.com</owner>") != NULL);
@@ -629,7 +563,7 @@ Test(results, journal_round_trip_writes_valid_results)
     kw_journal_free(j);
     /* audit.csv has one row per step of the journal */
     snprintf(p, sizeof p, "%s/audit.csv", dir);
-    char *audit = kw_t_slurp(p);
+    char *audit = kw_tl_slurp(p);
     check_csv(audit, audit_header, 10);
     free(audit);
     free(xml);
@@ -641,7 +575,7 @@ Test(results, journal_round_trip_writes_valid_results)
 
 Test(results, wrong_metric_is_refused_and_nothing_written)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     engine_run(dir);
     kw_evaluator ev = sy_evaluator();
     cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p99_us"), KW_ESTATE);
@@ -658,7 +592,7 @@ static void cut_journal(const char *dir, int lines)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/journal", dir);
-    char *t = kw_t_slurp(p);
+    char *t = kw_tl_slurp(p);
     char *e = t;
     for (int i = 0; i < lines && *e; i++)
         e = strchr(e, '\n') + 1;
@@ -676,7 +610,7 @@ static void widen_constraint(const char *dir)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/journal", dir);
-    char *t = kw_t_slurp(p);
+    char *t = kw_tl_slurp(p);
     char *c = strstr(t, "\nC i=0 ");
     cr_assert_not_null(c);
     char *colon = strchr(strstr(c, " terms="), ':');
@@ -714,7 +648,7 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
     static const char *const files[] = {"results.xml", "ranked.csv", "audit.csv",
                                         "portability.csv"};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        char *dir = kw_t_tmpdir(), *ref = kw_t_tmpdir();
+        char *dir = kw_tl_tmpdir("kwtest"), *ref = kw_tl_tmpdir("kwtest");
         engine_run_with(dir, runs[r].strategy, runs[r].budget, runs[r].noisy);
         char p[4096];
         snprintf(p, sizeof p, "%s/journal", dir);
@@ -743,7 +677,7 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
             char a[4200], b[4200];
             snprintf(a, sizeof a, "%s/%s", dir, files[f]);
             snprintf(b, sizeof b, "%s/%s", ref, files[f]);
-            char *ta = kw_t_slurp(a), *tb = kw_t_slurp(b);
+            char *ta = kw_tl_slurp(a), *tb = kw_tl_slurp(b);
             cr_assert(ta && tb);
             cr_assert(strcmp(ta, tb) == 0, "run %zu: the streamed %s differs", r, files[f]);
             free(ta);

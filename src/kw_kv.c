@@ -1,0 +1,88 @@
+/* kw_kv.c - paged KV cache and device memory capacity (see kw_kv.h).
+ *
+ * Design choice: paging changes what the attention reads and what memory
+ * holds, nothing else. A sequence's cache occupies whole pages (PagedAttention,
+ * Kwon et al., SOSP 2023, sec. 4.1: KV blocks of a fixed number of tokens),
+ * and the decode kernel reads and computes its last page whole, masking the
+ * unused slots (vLLM's paged_attention kernel iterates over whole blocks), so
+ * with pages that divide the context the traffic is the contiguous cache's;
+ * every key row stays one contiguous d-element run, so the model's per-row
+ * DRAM burst rounding is unchanged by the page size. Not counted: the block
+ * table (4 B per page per sequence) and the benefit paging has over a
+ * contiguous cache reserved at the maximum length (a shape has one length).
+ *
+ * Capacity: a batch is served only if its KV cache (2 x kv_heads x head_dim
+ * per token per attention per layer) and the weights fit the device memory;
+ * otherwise the candidate is refused (the evaluator names it infeasible),
+ * never silently served.
+ */
+#include <math.h>
+
+#include "kw_error.h"
+#include "kw_kv.h"
+
+#define KW_GIB (1024.0 * 1024.0 * 1024.0)
+#define KW_KV_TENSORS 2.0   /* K and V */
+/* Gated experts hold gate, up and down matrices; ungated up and down. */
+#define KW_MOE_GATED_MATRICES 3.0
+#define KW_MOE_PLAIN_MATRICES 2.0
+
+double kw_kv_tokens(double ctx, int page_tokens)
+{
+    return page_tokens > 0 ? ceil(ctx / page_tokens) * page_tokens : ctx;
+}
+
+void kw_kv_batch_bytes(double *kv_bytes, double *weight_bytes, const kw_block *b,
+                       const kw_shape *s, const kw_mapping *m, int requests)
+{
+    double in = kw_prec_bytes(m->precision);
+    double seqs = (double)requests * s->batch;
+    double ctx = s->phase == KW_PHASE_DECODE ? s->kv_len + 1.0 : (double)s->seq;
+    double L = b->layers > 1 ? b->layers : 1.0;
+    double kv = 0.0, w = 0.0;
+    for (int i = 0; i < b->n_ops; i++) {
+        const kw_op *op = &b->ops[i];
+        switch (op->kind) {
+        case KW_OP_ATTENTION:
+            kv += KW_KV_TENSORS * (op->kv_heads > 0 ? op->kv_heads : op->heads) * op->head_dim *
+                  kw_kv_tokens(ctx, m->kv_page_tokens) * in;
+            break;
+        case KW_OP_GEMM:
+            if (op->weights)
+                w += (double)op->n * (double)op->k * in;
+            break;
+        case KW_OP_CONV:
+            if (op->weights)
+                w += (double)op->kh * op->kw * op->in_c * op->out_c * in;
+            break;
+        case KW_OP_MOE: {
+            double mats = op->gated ? KW_MOE_GATED_MATRICES : KW_MOE_PLAIN_MATRICES;
+            double sn = op->shared_experts * (double)(op->shared_n ? op->shared_n : op->n);
+            w += (op->experts * (double)op->n + sn) * (double)op->k * mats * in +
+                 (double)op->experts * op->k * in; /* router */
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    *kv_bytes = kv * seqs * L;
+    *weight_bytes = w * L;
+}
+
+int kw_kv_check(const kw_accel *a, const kw_block *b, const kw_shape *s, const kw_mapping *m,
+                int requests)
+{
+    if (a->dram_capacity_bytes == 0)
+        return 0;
+    double kv, w;
+    kw_kv_batch_bytes(&kv, &w, b, s, m, requests);
+    double cap = (double)a->dram_capacity_bytes;
+    if (kv + w > cap)
+        return kw_error_set(KW_EINPUT,
+                            "shape '%s': %d request(s) of %d sequences need %.2f GiB of KV cache "
+                            "and %.2f GiB of weights per device; accelerator '%s' has %.2f GiB",
+                            s->name, requests, s->batch, kv / KW_GIB, w / KW_GIB, a->name,
+                            cap / KW_GIB);
+    return 0;
+}

@@ -1,0 +1,214 @@
+/* test_reduce.c - the journal reducer (search/kw_reduce.c): the mean rule,
+ * the best of a finished and of a cut-short shape for each strategy, the net
+ * path and the changes, from records written here by hand so every expected
+ * figure is worked out in the test (sums and closed forms), not copied from
+ * the reducer's output. The reducer behind kw_journal_shape_result on real
+ * engine journals is covered by test_journal and test_engine. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_error.h"
+#include "kw_reduce.h"
+
+TestSuite(reduce);
+
+/* Two knobs of three values, baseline 0.0; one shape "s". */
+static kw_jheader *hdr(kw_strategy strategy, int repeats)
+{
+    kw_jheader *h = calloc(1, sizeof *h);
+    h->strategy = strategy;
+    h->repeats = repeats;
+    h->n_shapes = 1;
+    strcpy(h->shape_names[0], "s");
+    h->n_metrics = 1;
+    strcpy(h->metric_names[0], "p95_us");
+    h->primary = 0;
+    h->space.n_knobs = 2;
+    for (int k = 0; k < 2; k++) {
+        kw_knob *kn = &h->space.knobs[k];
+        snprintf(kn->name, sizeof kn->name, "k%d", k);
+        kn->n_values = 3;
+        for (int v = 0; v < 3; v++)
+            snprintf(kn->values[v], sizeof kn->values[v], "%d", v);
+    }
+    return h;
+}
+
+static kw_cand cand(int a, int b)
+{
+    kw_cand c;
+    memset(&c, 0, sizeof c);
+    c.v[0] = (uint8_t)a;
+    c.v[1] = (uint8_t)b;
+    return c;
+}
+
+static long rec_no;
+
+static void eval(kw_reduce *r, const kw_jheader *h, kw_cand c, int rep, double p95, const char *guards)
+{
+    static double m[1];
+    m[0] = p95;
+    kw_jrec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = 'E';
+    rec.record = rec.e.record = ++rec_no;
+    rec.e.cand = c;
+    rec.e.id = kw_cand_id(&h->space, &c);
+    rec.e.rep = rep;
+    rec.e.m = m;
+    rec.e.guards = guards;
+    rec.e.klass = "compute";
+    cr_assert_eq(kw_reduce_add(r, &rec), 0);
+}
+
+/* A step from parent to c changing knob k. */
+static void step(kw_reduce *r, const kw_jheader *h, kw_cand parent, kw_cand c, int k, kw_decision d)
+{
+    kw_jrec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = 'T';
+    rec.record = rec.t.record = ++rec_no;
+    rec.t.decision = d;
+    rec.t.phase = KW_STEP_MAIN;
+    rec.t.parent = parent;
+    rec.t.cand = c;
+    rec.t.parent_id = kw_cand_id(&h->space, &parent);
+    rec.t.id = kw_cand_id(&h->space, &c);
+    rec.t.knob = k;
+    rec.t.old_v = parent.v[k];
+    rec.t.new_v = c.v[k];
+    rec.t.guards = rec.t.constraint = rec.t.reason = "x";
+    cr_assert_eq(kw_reduce_add(r, &rec), 0);
+}
+
+Test(reduce, mean_and_sd_are_over_repetitions_in_repetition_order)
+{
+    kw_repstat st;
+    kw_repstat_init(&st);
+    cr_assert(isnan(kw_repstat_mean(&st)));
+    kw_repstat_add(&st, 2.0, "", 0);
+    kw_repstat_add(&st, 4.0, "", 0);
+    kw_repstat_add(&st, 9.0, "", 0);
+    cr_assert_eq(kw_repstat_mean(&st), 5.0);
+    /* sample sd of {2, 4, 9}: sqrt(((-3)^2 + (-1)^2 + 4^2) / 2) = sqrt(13) */
+    cr_assert_float_eq(kw_repstat_sd(&st), sqrt(13.0), 1e-12);
+    cr_assert(st.ok);
+    kw_repstat_add(&st, 1.0, "", 3);
+    cr_assert_not(st.ok);
+    cr_assert_str_eq(st.guards, "error");
+
+    /* records out of repetition order: the reducer still sums 0, 1, 2 */
+    kw_jheader *h = hdr(KW_STRATEGY_OFAT, 3);
+    kw_reduce *r;
+    cr_assert_eq(kw_reduce_new(&r, h), 0);
+    eval(r, h, cand(0, 0), 2, 0.3, "");
+    eval(r, h, cand(0, 0), 0, 0.1, "");
+    eval(r, h, cand(0, 0), 1, 0.2, "");
+    eval(r, h, cand(0, 0), 1, 99.0, ""); /* a repeated record: the first counts */
+    kw_jstats js;
+    cr_assert_eq(kw_reduce_stats(&js, r, 0, kw_cand_id(&h->space, &(kw_cand){{0}})), 0);
+    cr_assert_eq(js.n, 3);
+    cr_assert_eq(js.mean, (0.1 + 0.2 + 0.3) / 3); /* the same additions in the same order */
+    cr_assert_eq(kw_reduce_stats(&js, r, 0, 12345), KW_EINPUT);
+    kw_reduce_free(r);
+    free(h);
+}
+
+Test(reduce, ofat_cut_short_takes_the_best_passing_position_and_the_path_to_it)
+{
+    kw_jheader *h = hdr(KW_STRATEGY_OFAT, 1);
+    kw_reduce *r;
+    cr_assert_eq(kw_reduce_new(&r, h), 0);
+    kw_cand b = cand(0, 0), a = cand(1, 0), ab = cand(1, 2), g = cand(2, 2);
+    eval(r, h, b, 0, 100.0, "");
+    eval(r, h, a, 0, 80.0, "");
+    eval(r, h, cand(0, 1), 0, 50.0, ""); /* evaluated, never stood on: not a candidate */
+    step(r, h, b, a, 0, KW_DECIDE_ACCEPT);
+    step(r, h, b, cand(0, 1), 1, KW_DECIDE_REJECT);
+    eval(r, h, ab, 0, 90.0, "");
+    step(r, h, a, ab, 1, KW_DECIDE_EXPLORE);
+    eval(r, h, g, 0, 10.0, "thermal"); /* fastest but failing a guard */
+    step(r, h, ab, g, 0, KW_DECIDE_EXPLORE);
+    kw_jresult res;
+    cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
+    cr_assert_not(res.done);
+    cr_assert_str_eq(res.why, "incomplete");
+    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &a));
+    cr_assert_eq(res.best_primary, 80.0);
+    cr_assert_eq(res.baseline_primary, 100.0);
+    cr_assert_eq(res.evals, 5);
+    cr_assert_eq(res.steps, 4);
+    cr_assert_eq(res.n_path, 1, "the walk last stood on the best at its first move");
+    cr_assert_eq(res.path[0]->new_v, 1);
+    cr_assert_str_eq(res.path[0]->reason, "", "the reducer keeps no text");
+    cr_assert_eq(res.n_changes, 1);
+    cr_assert_eq(res.changes[0].knob, 0);
+    cr_assert_eq(res.changes[0].to_v, 1);
+    cr_assert_eq(res.changes[0].step, res.path[0]);
+    kw_journal_result_clear(&res);
+
+    /* a D record is the recommendation, whatever the walk says */
+    kw_jrec d;
+    memset(&d, 0, sizeof d);
+    d.type = 'D';
+    d.d.shape = 0;
+    strcpy(d.d.why, "converged");
+    d.d.best = ab;
+    d.d.best_id = kw_cand_id(&h->space, &ab);
+    d.d.best_primary = 90.0;
+    cr_assert_eq(kw_reduce_add(r, &d), 0);
+    cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
+    cr_assert(res.done);
+    cr_assert_str_eq(res.why, "converged");
+    cr_assert_eq(res.best_id, d.d.best_id);
+    cr_assert_eq(res.n_path, 2);
+    cr_assert_eq(res.n_changes, 2);
+    kw_journal_result_clear(&res);
+    cr_assert_eq(kw_reduce_result(&res, r, 1), KW_EINPUT);
+    kw_reduce_free(r);
+    free(h);
+}
+
+Test(reduce, sampling_takes_the_complete_passing_config_first_among_equals)
+{
+    kw_jheader *h = hdr(KW_STRATEGY_RANDOM, 2);
+    kw_reduce *r;
+    cr_assert_eq(kw_reduce_new(&r, h), 0);
+    kw_cand x = cand(1, 1), y = cand(2, 1), z = cand(0, 2), w = cand(2, 2);
+    eval(r, h, x, 0, 40.0, "");
+    eval(r, h, y, 0, 30.0, "");
+    eval(r, h, y, 1, 50.0, ""); /* y: mean 40, ties x once x completes */
+    eval(r, h, x, 1, 40.0, "");
+    eval(r, h, z, 0, 5.0, "");  /* z: incomplete, not a candidate */
+    eval(r, h, w, 0, 1.0, "");
+    eval(r, h, w, 1, 1.0, "drift"); /* w: fails a guard */
+    kw_jresult res;
+    cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
+    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &x), "x's repetition 0 came first");
+    cr_assert_eq(res.best_primary, 40.0);
+    cr_assert_eq(res.n_path, 0);
+    cr_assert(isnan(res.baseline_primary), "the baseline was never evaluated");
+    cr_assert_eq(res.n_changes, 2);
+    kw_journal_result_clear(&res);
+    kw_reduce_free(r);
+    free(h);
+}
+
+Test(reduce, nothing_passing_leaves_the_baseline)
+{
+    kw_jheader *h = hdr(KW_STRATEGY_EXHAUSTIVE, 1);
+    kw_reduce *r;
+    cr_assert_eq(kw_reduce_new(&r, h), 0);
+    eval(r, h, cand(1, 1), 0, 1.0, "saturated");
+    kw_jresult res;
+    cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
+    kw_cand b = cand(0, 0);
+    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &b));
+    cr_assert_eq(res.n_changes, 0);
+    kw_journal_result_clear(&res);
+    kw_reduce_free(r);
+    free(h);
+}
