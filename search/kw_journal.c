@@ -952,7 +952,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         kw_f_cand(ps, &pr->cand, r, "c");
         pr->est = kw_f_dbl(ps, r, "est");
         pr->guards = kw_f_str(ps, r, "g");
-        pr->skip = (int)kw_f_int(ps, r, "skip", 0, 1);
+        pr->skip = (int)kw_f_int(ps, r, "skip", 0, 2);
         break;
     }
     case 'Q':
@@ -966,7 +966,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
     if (r->type == 'P' && out->p.shape >= 0 && out->p.shape < KW_JOURNAL_SHAPE_MAX) {
         /* both readers count them (the streaming one keeps no arrays) */
         j->pred_n[out->p.shape]++;
-        j->pred_skip[out->p.shape] += out->p.skip;
+        j->pred_skip[out->p.shape] += out->p.skip != 0;
     }
 }
 

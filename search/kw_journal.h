@@ -39,11 +39,13 @@
  *       p = the Bonferroni-adjusted one-sided Welch p-value ("nan" when not tested)
  *   V s=SHAPE id=ID c=CAND con=CONSTRAINT why=random|exhaustive
  *       a random/exhaustive draw that breaks a constraint (recorded, not evaluated)
- *   P s=SHAPE id=ID c=CAND est=P g=GUARDS skip=0|1
+ *   P s=SHAPE id=ID c=CAND est=P g=GUARDS skip=0|1|2
  *       a cheap estimate of a candidate's primary (the evaluator's predict(),
  *       multi-fidelity screening), written before the round's E records; skip=1:
  *       the estimate and its measured error bound show it cannot gain the
- *       minimum effect, so it was not evaluated (kw_engine.c "screening")
+ *       minimum effect, so it was not evaluated (kw_engine.c "screening"); skip=2: a
+ *       first sweep cut to its best-estimated candidates while the bound had too
+ *       few pairs (the rest come in the knob-by-knob sweeps that follow)
  *   D s=SHAPE why=converged|budget|exhausted base=ID base_p=P best=ID best_p=P c=CAND
  *     evals=N steps=N                    shape done: its recommendation
  *   Q why=time_limit|interrupted          pause (only ever last; resume drops it)

@@ -394,10 +394,14 @@ static void kw_tune_summary(const char *dir, const char *journal)
                      r.baseline_primary != 0 && isfinite(r.baseline_primary)
                          ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
                          : 0.0);
-        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s\n",
+        char cheap[64] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
+        if (j->pred_n[s] > 0)
+            snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld not evaluated)", j->pred_n[s],
+                     j->pred_skip[s]);
+        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s%s\n",
                j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
                r.n_changes, r.n_changes == 1 ? "" : "s", r.evals,
-               r.done ? r.why : "incomplete: best so far");
+               r.done ? r.why : "incomplete: best so far", cheap);
         kw_journal_result_clear(&r);
     }
 done:
