@@ -30,7 +30,7 @@
  *
  * Not a test: nothing here asserts; the verdict column compares with the
  * targets of issues 3-6 and says PASS or MISS.
- * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--quick]
+ * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate] [--quick]
  *        bench --loop cost|sim|full N   (the fixed-work loops callgrind runs)
  */
 #include "config.h"
@@ -87,6 +87,7 @@ typedef struct kw_bench {
     const char *only;
     int quick;
     int seeds;             /* quality: seeds per shape (0: KW_BENCH_QUALITY_SEEDS) */
+    int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
     long tune_budget;
     kw_config *cfg;        /* spaces/default.xml */
     gsl_rng *rng;
@@ -1216,6 +1217,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_engine_opts o;
             kw_engine_opts_init(&o);
             o.seed = (uint64_t)seed;
+            o.estimate = !b->no_estimate;
             o.min_effect_pct = cfg->space.min_effect_pct;
             o.n_shapes = 1;
             o.shapes = &s;
@@ -1544,12 +1546,14 @@ int main(int argc, char **argv)
             b.quick = 1;
         else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
             b.seeds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-estimate") == 0)
+            b.no_estimate = 1;
         else if (strcmp(argv[i], "--loop") == 0 && i + 2 < argc) {
             loop = argv[++i];
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
