@@ -1199,6 +1199,68 @@ static int kw_loop(kw_eng *E)
     }
 }
 
+/* Resume: load the journal, drop a torn last record and a trailing pause,
+ * check its header against this run, and put every journalled evaluation in
+ * the memo; *old and *n_old are the records' checksums for the replay. */
+static int kw_resume_load(kw_eng *E, const uint32_t **old, size_t *n_old)
+{
+    const char *path = E->info->journal_path;
+    int rc;
+    if ((rc = kw_journal_load_ex(&E->j, path, 1)) != 0) {
+        if (rc == KW_EINPUT)
+            rc = kw_error_set(KW_EINPUT, "%s: no journal to resume", path);
+        return rc;
+    }
+    kw_journal *j = E->j;
+    if (j->torn) {
+        E->sum.torn = 1;
+        snprintf(E->sum.torn_msg, sizeof E->sum.torn_msg, "%s", j->torn_msg);
+        if ((rc = kw_journal_truncate(path, j->good_bytes)) != 0)
+            return rc;
+    }
+    *n_old = (size_t)j->n_records;
+    if (j->paused[0]) {
+        if ((rc = kw_journal_truncate(path, j->last_start)) != 0)
+            return rc;
+        (*n_old)--;
+    }
+    /* A header cut short (killed while starting) holds no evaluation: the
+     * replay's checksum comparison alone decides whether it is ours. */
+    if (!j->header_incomplete && (rc = kw_check_header(E, &j->h)) != 0)
+        return rc;
+    *old = kw_journal_crcs(j);
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *je = &j->evals[i];
+        kw_memo_ent *e = kw_memo_put(&E->memo, je->shape, je->id, je->rep);
+        if (!e)
+            return kw_error_set(KW_ENOMEM, "out of memory loading the memo");
+        e->state = KW_MEMO_JOURNAL;
+        e->je = je;
+    }
+    return 0;
+}
+
+/* A fresh run: the journal must not exist, or be empty (then it is removed). */
+static int kw_fresh_check(kw_eng *E)
+{
+    const char *path = E->info->journal_path;
+    struct stat st;
+    if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0)) {
+        return kw_error_set(KW_EINPUT, S_ISREG(st.st_mode)
+                                           ? "%s: a journal already exists: resume it or choose "
+                                             "another run folder"
+                                           : "%s: is not a regular file (a symbolic link is never "
+                                             "followed out of the run folder)", path);
+    }
+    /* an empty journal (a run killed before its first byte) is replaced:
+     * the writer creates the journal exclusively (O_EXCL) */
+    if (lstat(path, &st) == 0 && unlink(path) != 0) {
+        return kw_error_set(KW_EIO, "%s: cannot replace the empty journal: %s", path,
+                            strerror(errno));
+    }
+    return 0;
+}
+
 int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const kw_knobspace *ks,
                        const kw_evaluator *ev, const kw_engine_opts *opts, const kw_run_info *info,
                        int resume)
@@ -1219,58 +1281,8 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     const char *path = info->journal_path;
     size_t n_old = 0;
     const uint32_t *old = NULL;
-    if (resume) {
-        if ((rc = kw_journal_load_ex(&E->j, path, 1)) != 0) {
-            if (rc == KW_EINPUT)
-                rc = kw_error_set(KW_EINPUT, "%s: no journal to resume", path);
-            goto done;
-        }
-        kw_journal *j = E->j;
-        if (j->torn) {
-            E->sum.torn = 1;
-            snprintf(E->sum.torn_msg, sizeof E->sum.torn_msg, "%s", j->torn_msg);
-            if ((rc = kw_journal_truncate(path, j->good_bytes)) != 0)
-                goto done;
-        }
-        n_old = (size_t)j->n_records;
-        if (j->paused[0]) {
-            if ((rc = kw_journal_truncate(path, j->last_start)) != 0)
-                goto done;
-            n_old--;
-        }
-        /* A header cut short (killed while starting) holds no evaluation: the
-         * replay's checksum comparison alone decides whether it is ours. */
-        if (!j->header_incomplete && (rc = kw_check_header(E, &j->h)) != 0)
-            goto done;
-        old = kw_journal_crcs(j);
-        for (size_t i = 0; i < j->n_evals; i++) {
-            const kw_jeval *je = &j->evals[i];
-            kw_memo_ent *e = kw_memo_put(&E->memo, je->shape, je->id, je->rep);
-            if (!e) {
-                rc = kw_error_set(KW_ENOMEM, "out of memory loading the memo");
-                goto done;
-            }
-            e->state = KW_MEMO_JOURNAL;
-            e->je = je;
-        }
-    } else {
-        struct stat st;
-        if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0)) {
-            rc = kw_error_set(KW_EINPUT, S_ISREG(st.st_mode)
-                                             ? "%s: a journal already exists: resume it or choose "
-                                               "another run folder"
-                                             : "%s: is not a regular file (a symbolic link is never "
-                                               "followed out of the run folder)", path);
-            goto done;
-        }
-        /* an empty journal (a run killed before its first byte) is replaced:
-         * the writer creates the journal exclusively (O_EXCL) */
-        if (lstat(path, &st) == 0 && unlink(path) != 0) {
-            rc = kw_error_set(KW_EIO, "%s: cannot replace the empty journal: %s", path,
-                              strerror(errno));
-            goto done;
-        }
-    }
+    if ((rc = resume ? kw_resume_load(E, &old, &n_old) : kw_fresh_check(E)) != 0)
+        goto done;
     if ((rc = kw_jwriter_open(&E->w, path, old, n_old, info->no_sync)) != 0)
         goto done;
     E->replay_total = (long)n_old;
