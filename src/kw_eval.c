@@ -35,6 +35,7 @@
 #include "kw_drift.h"
 #include "kw_estimate.h"
 #include "kw_eval.h"
+#include "kw_eval_cb.h"
 #include "kw_moe.h"
 #include "kw_limits.h"
 #include "kw_mapping.h"
@@ -233,6 +234,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     }
     /* Stage 2: the serving simulation (not when the worker measured serving). */
     int by_worker = ms && ms->n_request > 0;
+    int cb_saturated = 0; /* continuous batching served fewer requests than arrived */
     kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
     kw_sim_opts so = kw_eval_sim_opts(e, shape);
     if (ms && ms->kernel_scale && ms->n_kernel_scale > 0) {
@@ -240,7 +242,27 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         so.service_scale = ms->kernel_scale;
         so.n_service_scale = ms->n_kernel_scale;
     }
-    if (!by_worker) {
+    if (!by_worker && s->continuous) {
+        /* continuous (iteration-level) batching: kw_eval_cb.c */
+        double served = 1.0;
+        rc = kw_eval_cb(v, &served, &cfg->accel, b, s, &m, e->rate_per_s[shape], so.requests,
+                        so.seed);
+        if (rc == KW_EINPUT || rc == KW_EMODEL) {
+            snprintf(out->guards, sizeof out->guards, "infeasible");
+            snprintf(out->klass, sizeof out->klass, "infeasible");
+            for (int i = 0; i < KW_M_COUNT; i++)
+                v[i] = 0.0;
+            v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] =
+                HUGE_VAL;
+            kw_error_clear();
+            rc = 0;
+            goto done;
+        }
+        if (rc != 0)
+            goto done;
+        /* arrivals beyond what the schedule serves: the tail measures the window */
+        cb_saturated = served < KW_CB_SATURATED_FRACTION;
+    } else if (!by_worker) {
         sim = malloc(sizeof *sim);
         if (!sim) {
             rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
@@ -351,9 +373,13 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         kw_guard_add(out, "fallback");
     if (g->sla_p99_us > 0.0 && v[KW_M_P99_US] > g->sla_p99_us)
         kw_guard_add(out, "sla_p99");
+    if (s->continuous && g->sla_ttft_p99_us > 0.0 && v[KW_M_TTFT_P99_US] > g->sla_ttft_p99_us)
+        kw_guard_add(out, "sla_ttft");
+    if (s->continuous && g->sla_tpot_p99_us > 0.0 && v[KW_M_TPOT_P99_US] > g->sla_tpot_p99_us)
+        kw_guard_add(out, "sla_tpot");
     /* Arrivals beyond what the mapping can serve (kw_sim.c "Saturation"):
      * its percentiles only measure how long the window was. */
-    if (sim && sim->saturated)
+    if ((sim && sim->saturated) || cb_saturated)
         kw_guard_add(out, "saturated");
     snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(one->bound));
     if (sim && sim->contention_pct > 25.0)
@@ -557,6 +583,10 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     kw_mapping m;
     kw_cost *svc = NULL;
     int rc;
+    if (s->continuous) { /* its rate is the shape's own (no static service to derive it from) */
+        e->rate_per_s[i] = s->rate_per_s;
+        return 0;
+    }
     if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
         return rc;
     if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
