@@ -75,7 +75,7 @@ static void kw_eval_csv_row(FILE *f, const char *shape, uint64_t id, const kw_me
         if (kw_metric_table[i].csv == KW_METRIC_CSV_CONTRACT)
             kw_eval_csv_num(f, m, i);
     fprintf(f, ",%s", m->guards[0] ? m->guards : "pass");
-    /* Columns added after the contract's (DESIGN.md: columns may be added at the end). */
+    /* Columns added after the contract's (results/formats.md: columns may be added at the end). */
     for (int i = 0; i < KW_M_COUNT; i++)
         if (kw_metric_table[i].csv == KW_METRIC_CSV_EVAL)
             kw_eval_csv_num(f, m, i);

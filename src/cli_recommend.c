@@ -37,6 +37,7 @@
 #include "kw_cli.h"
 #include "kw_hint.h"
 #include "kw_load.h"
+#include "kw_netpath.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
 #include "kw_runfolder.h"
@@ -278,8 +279,13 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     }
     int p = rs->primary;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
-    printf("  %s: baseline %.3f us -> %.3f us (%+.2f%%)", pn, x->base_m.v[p], x->m.v[p],
-           x->base_m.v[p] > 0 ? (x->m.v[p] - x->base_m.v[p]) / x->base_m.v[p] * 100.0 : 0.0);
+    const char *sat = kw_netpath_saturation(x->base_m.guards, x->m.guards);
+    printf("  %s: baseline %.3f us -> %.3f us (", pn, x->base_m.v[p], x->m.v[p]);
+    if (sat)
+        printf("%s)", sat);
+    else
+        printf("%+.2f%%)", x->base_m.v[p] > 0 ? (x->m.v[p] - x->base_m.v[p]) / x->base_m.v[p] * 100.0
+                                              : 0.0);
     if (i95 >= 0 && i99 >= 0)
         printf("; p95 %.3f us, p99 %.3f us", x->m.v[i95], x->m.v[i99]);
     printf("; guards %s\n", x->m.guards[0] ? x->m.guards : "pass");
@@ -307,7 +313,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
         kw_sbuf_puts(&b, ",");
         kw_sbuf_csv(&b, ks->knobs[k].name);
     }
-    /* added at the end (DESIGN.md output contract): the shape's numbers, the
+    /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
     kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "\n");
     int rc = 0;

@@ -41,7 +41,9 @@
 #include "kw_hint.h"
 #include "kw_limits.h"
 #include "kw_load.h"
+#include "kw_netpath.h"
 #include "kw_progline.h"
+#include "kw_reduce.h"
 #include "kw_results.h"
 #include "kw_runfolder.h"
 #include "kw_trace.h"
@@ -313,66 +315,91 @@ static void kw_tune_progress(void *ud, const kw_progress *p)
     }
 }
 
-/* One line per shape: baseline -> recommendation. */
-/* The end-of-run summary reads the journal as a stream (memory flat however
- * long the run): a finished shape's D record holds all it prints; a shape cut
- * short by the time limit or a signal only counts its evaluations so far
- * (its best so far is in results.xml, which the writer derived in full). */
-typedef struct kw_tune_sum_shape {
-    int done;
-    kw_jdone d;
-    long evals;
-} kw_tune_sum_shape;
+/* One line per shape: baseline -> recommendation. The end-of-run summary
+ * reads the journal as a stream (memory: the search's size, not the
+ * journal's) through the one journal reducer (kw_reduce.h): a finished
+ * shape prints its recommendation, a shape cut short by the time limit or a
+ * signal its best so far, marked incomplete. A configuration that cannot
+ * keep up with its arrivals prints "saturated" (or "from saturated" when
+ * only the baseline could not) in place of the percentage: the ids of
+ * saturated configurations are gathered from the E records' guards. */
+typedef struct kw_tune_sum {
+    kw_reduce *red;
+    uint64_t *sat;        /* (shape << 56 folded) ids of saturated configs, unsorted */
+    int *sat_shape;
+    size_t n_sat, cap_sat;
+    int failed;
+} kw_tune_sum;
 
 static int kw_tune_summary_rec(void *ctx, const kw_journal *j, const kw_jrec *r)
 {
-    kw_tune_sum_shape *sh = ctx;
-    (void)j;
-    if (r->type == 'E' && r->e.shape >= 0 && r->e.shape < KW_JOURNAL_SHAPE_MAX)
-        sh[r->e.shape].evals++;
-    else if (r->type == 'D' && r->d.shape >= 0 && r->d.shape < KW_JOURNAL_SHAPE_MAX) {
-        sh[r->d.shape].done = 1;
-        sh[r->d.shape].d = r->d;
+    kw_tune_sum *S = ctx;
+    if (!S->red && kw_reduce_new(&S->red, &j->h) != 0)
+        return KW_ENOMEM;
+    if (r->type == 'E' && kw_guards_saturated(r->e.guards)) {
+        if (S->n_sat == S->cap_sat) {
+            size_t cap = S->cap_sat ? 2 * S->cap_sat : 64;
+            uint64_t *ids = realloc(S->sat, cap * sizeof *ids);
+            if (ids)
+                S->sat = ids;
+            int *sh = ids ? realloc(S->sat_shape, cap * sizeof *sh) : NULL;
+            if (!ids || !sh)
+                return kw_error_set(KW_ENOMEM, "out of memory for the summary");
+            S->sat_shape = sh;
+            S->cap_sat = cap;
+        }
+        S->sat[S->n_sat] = r->e.id;
+        S->sat_shape[S->n_sat++] = r->e.shape;
     }
-    return 0;
+    return kw_reduce_add(S->red, r);
+}
+
+static const char *kw_tune_sat_guards(const kw_tune_sum *S, int shape, uint64_t id)
+{
+    for (size_t i = 0; i < S->n_sat; i++)
+        if (S->sat[i] == id && S->sat_shape[i] == shape)
+            return "saturated";
+    return "";
 }
 
 static void kw_tune_summary(const char *dir, const char *journal)
 {
-    kw_tune_sum_shape *sh = calloc(KW_JOURNAL_SHAPE_MAX, sizeof *sh);
+    kw_tune_sum S;
+    memset(&S, 0, sizeof S);
     kw_journal *j = NULL;
-    if (!sh || kw_journal_scan(&j, journal, kw_tune_summary_rec, sh) != 0) {
-        kw_journal_free(j);
-        free(sh);
-        return;
-    }
+    if (kw_journal_scan(&j, journal, kw_tune_summary_rec, &S) != 0 ||
+        (!S.red && kw_reduce_new(&S.red, &j->h) != 0))
+        goto done;
     const char *label = kw_tune_metric_label(j->h.metric);
     printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
            kw_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
            j->h.strategy == KW_STRATEGY_OFAT ? kw_policy_name(j->h.policy) : "");
-    kw_cand base;
-    kw_cand_baseline(&base, &j->h.space);
     for (int i = 0; i < j->h.n_tuned; i++) {
         int s = j->h.tuned[i];
-        if (s < 0 || s >= KW_JOURNAL_SHAPE_MAX)
+        kw_jresult r;
+        if (kw_reduce_result(&r, S.red, s) != 0)
             continue;
-        const kw_tune_sum_shape *x = &sh[s];
-        if (!x->done) {
-            printf("  %-32s %s incomplete: %5ld evals so far (best so far in results.xml)\n",
-                   j->h.shape_names[s], label, x->evals);
-            continue;
-        }
-        const kw_jdone *d = &x->d;
-        int n_changes = kw_cand_distance(&j->h.space, &base, &d->best);
-        double pct = d->baseline_primary != 0
-                         ? (d->best_primary - d->baseline_primary) / d->baseline_primary * 100.0
-                         : 0.0;
-        printf("  %-32s %s %10.1f -> %10.1f us (%+6.1f%%)  %2d knob%s changed  %5ld evals  %s\n",
-               j->h.shape_names[s], label, d->baseline_primary, d->best_primary, pct, n_changes,
-               n_changes == 1 ? "" : "s", d->evals, d->why);
+        char effect[40];
+        const char *sat = kw_netpath_saturation(kw_tune_sat_guards(&S, s, r.baseline_id),
+                                                kw_tune_sat_guards(&S, s, r.best_id));
+        if (sat)
+            snprintf(effect, sizeof effect, "%s", sat);
+        else
+            snprintf(effect, sizeof effect, "%+6.1f%%",
+                     r.baseline_primary != 0 && isfinite(r.baseline_primary)
+                         ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
+                         : 0.0);
+        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s\n",
+               j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
+               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals,
+               r.done ? r.why : "incomplete: best so far");
+        kw_journal_result_clear(&r);
     }
+done:
+    kw_reduce_free(S.red);
+    free(S.sat);
+    free(S.sat_shape);
     kw_journal_free(j);
-    free(sh);
 }
 
 /* ------------------------------------------------------------------ the run */

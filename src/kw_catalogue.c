@@ -4,7 +4,7 @@
  * knob's name, domain or meaning: the decoder (kw_mapping.c turns a matched
  * entry into a field of kw_mapping by its id), the loader's checks, `show
  * --catalogue` and the documentation test. Before it, names lived in a chain
- * of strcmp() calls in kw_mapping.c and in prose in DESIGN.md and README, and
+ * of strcmp() calls in kw_mapping.c and in prose in the design notes and README, and
  * nothing kept the three equal. Ranges are the decoder's former limits; what
  * "uses" a knob follows how kw_cost.c, kw_sim.c and kw_drift.c read the
  * mapping (named next to each predicate below).

@@ -1,7 +1,7 @@
 /* kw_drift.c - stage 4: emulate a block's numerics as the candidate computes
  * them, against an fp64 reference, on a bounded seeded sample.
  *
- * What is emulated (issue 5, model-facts.md section 5)
+ * What is emulated (src/model-facts.md#precision)
  *   - GEMM/conv (conv as implicit GEMM, K = kh*kw*in_c): operands rounded to
  *     `precision`; bf16/fp16/fp32 unscaled; fp8 with one per-tensor scale
  *     amax/fmt_max per operand (Transformer Engine's per-tensor scaling,

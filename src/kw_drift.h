@@ -23,7 +23,7 @@
 
 #define KW_DRIFT_FAIL_MAX 160
 
-/* Default drift budget (issue 5; the space file may override). */
+/* Default drift budget (cos >= 0.999 and rel_rms <= 0.02 against fp64; the space file may override). */
 #define KW_DRIFT_DEFAULT_MIN_COS 0.999
 #define KW_DRIFT_DEFAULT_MAX_REL_RMS 0.02
 

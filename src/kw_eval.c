@@ -131,6 +131,71 @@ static void kw_guard_add(kw_metrics *out, const char *name)
     snprintf(out->guards + used, sizeof out->guards - used, "%s%s", used ? ";" : "", name);
 }
 
+/* The guards and the bottleneck class of one evaluation, from its facts
+ * (kw_eval.h). Guards in this order, each added when it fails:
+ *   drift_cos, drift_rel_rms  emulated drift failed and cos < drift_min_cos /
+ *                             rel_rms > drift_max_rel_rms;
+ *   throttle, long_window, thermal_shutdown  the long thermal window (when
+ *                             run): throttled share > max_throttle_pct,
+ *                             long-window drift > max_long_window_drift_pct,
+ *                             the chip hit its shutdown temperature;
+ *   (a worker's own numerics check, when given, replaces all of the above
+ *    with its drift_cos / drift_rel_rms, judged on its figures alone;)
+ *   fallback                  fallback share > max_fallback_pct;
+ *   sla_p99                   an SLA is set (> 0) and p99 > sla_p99_us;
+ *   saturated                 the serving simulation could not keep up.
+ * The class: stage 1's bound, unless the simulation ran and contention
+ * exceeds KW_EVAL_CONTENTION_CLASS_PCT ("contention") or else queue wait's
+ * p95 exceeds KW_EVAL_QUEUEING_SHARE of the latency p95 ("queueing"); then
+ * "thermal" when the throttled share is over the guard, and "saturated" over
+ * all when the simulation saturated. */
+void kw_eval_judge(kw_metrics *out, const kw_guards *g, const kw_eval_facts *f)
+{
+    out->guards[0] = '\0';
+    if (f->drift_failed) {
+        if (f->drift_cos < g->drift_min_cos)
+            kw_guard_add(out, "drift_cos");
+        if (f->drift_rel_rms > g->drift_max_rel_rms)
+            kw_guard_add(out, "drift_rel_rms");
+    }
+    if (f->thermal_ran) {
+        if (f->throttled_pct > g->max_throttle_pct)
+            kw_guard_add(out, "throttle");
+        if (f->long_window_drift_pct > g->max_long_window_drift_pct)
+            kw_guard_add(out, "long_window");
+        if (f->thermal_shutdown)
+            kw_guard_add(out, "thermal_shutdown");
+    }
+    if (f->worker_quality) {
+        out->guards[0] = '\0';
+        if (f->worker_cos < g->drift_min_cos)
+            kw_guard_add(out, "drift_cos");
+        if (f->worker_rel_rms > g->drift_max_rel_rms)
+            kw_guard_add(out, "drift_rel_rms");
+    }
+    if (f->fallback_pct > g->max_fallback_pct)
+        kw_guard_add(out, "fallback");
+    if (g->sla_p99_us > 0.0 && f->p99_us > g->sla_p99_us)
+        kw_guard_add(out, "sla_p99");
+    if (f->continuous && g->sla_ttft_p99_us > 0.0 && f->ttft_p99_us > g->sla_ttft_p99_us)
+        kw_guard_add(out, "sla_ttft");
+    if (f->continuous && g->sla_tpot_p99_us > 0.0 && f->tpot_p99_us > g->sla_tpot_p99_us)
+        kw_guard_add(out, "sla_tpot");
+    /* Arrivals beyond what the mapping can serve (kw_sim.c "Saturation"):
+     * its percentiles only measure how long the window was. */
+    if (f->simulated && f->saturated)
+        kw_guard_add(out, "saturated");
+    snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(f->bound));
+    if (f->simulated && f->contention_pct > KW_EVAL_CONTENTION_CLASS_PCT)
+        snprintf(out->klass, sizeof out->klass, "contention");
+    else if (f->simulated && f->wait_p95_us > KW_EVAL_QUEUEING_SHARE * f->p95_us)
+        snprintf(out->klass, sizeof out->klass, "queueing");
+    if (f->throttled_pct > g->max_throttle_pct)
+        snprintf(out->klass, sizeof out->klass, "thermal");
+    if (f->simulated && f->saturated)
+        snprintf(out->klass, sizeof out->klass, "saturated");
+}
+
 /* Rescale a service table to a measured one-request time (kw_stage1_measured). */
 static void kw_eval_rescale(kw_cost *svc, int n, double f)
 {
@@ -193,6 +258,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     kw_cost *svc = NULL;
     kw_sim_result *sim = NULL;
     kw_mapping m;
+    kw_eval_facts facts = {0};
     double *v = out->v;
     int rc;
 
@@ -325,11 +391,10 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         v[KW_M_QUALITY_COS] = d.cos;
         v[KW_M_QUALITY_REL_RMS] = d.rel_rms;
         v[KW_M_QUALITY_MAX_ABS] = d.max_abs;
+        facts.drift_failed = !d.pass;
+        facts.drift_cos = d.cos;
+        facts.drift_rel_rms = d.rel_rms;
         if (!d.pass) {
-            if (d.cos < g->drift_min_cos)
-                kw_guard_add(out, "drift_cos");
-            if (d.rel_rms > g->drift_max_rel_rms)
-                kw_guard_add(out, "drift_rel_rms");
             kw_mapping fb;
             kw_drift ev;
             if (kw_drift_fallback(&fb, &ev, e->drift, db, s, &m, g, dseed, e->prec_mask) == 0)
@@ -349,47 +414,38 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         v[KW_M_THROTTLE_PCT] = th.throttled_pct;
         v[KW_M_LONG_P99_US] = th.long_p99_us;
         v[KW_M_STEADY_TEMP_C] = th.steady_temp_c;
-        if (th.throttled_pct > g->max_throttle_pct)
-            kw_guard_add(out, "throttle");
-        if (th.drift_pct > g->max_long_window_drift_pct)
-            kw_guard_add(out, "long_window");
-        if (th.shutdown)
-            kw_guard_add(out, "thermal_shutdown");
+        facts.thermal_ran = 1;
+        facts.throttled_pct = th.throttled_pct;
+        facts.long_window_drift_pct = th.drift_pct;
+        facts.thermal_shutdown = th.shutdown;
     }
 
     /* The worker's own numerics check replaces the emulation when given. */
     if (ms && isfinite(ms->quality_rel_rms) && isfinite(ms->quality_cos)) {
         v[KW_M_QUALITY_COS] = ms->quality_cos;
         v[KW_M_QUALITY_REL_RMS] = ms->quality_rel_rms;
-        out->guards[0] = '\0';
-        if (ms->quality_cos < g->drift_min_cos)
-            kw_guard_add(out, "drift_cos");
-        if (ms->quality_rel_rms > g->drift_max_rel_rms)
-            kw_guard_add(out, "drift_rel_rms");
+        facts.worker_quality = 1;
+        facts.worker_cos = ms->quality_cos;
+        facts.worker_rel_rms = ms->quality_rel_rms;
     }
-
-    /* Guards. */
-    if (v[KW_M_FALLBACK_PCT] > g->max_fallback_pct)
-        kw_guard_add(out, "fallback");
-    if (g->sla_p99_us > 0.0 && v[KW_M_P99_US] > g->sla_p99_us)
-        kw_guard_add(out, "sla_p99");
-    if (s->continuous && g->sla_ttft_p99_us > 0.0 && v[KW_M_TTFT_P99_US] > g->sla_ttft_p99_us)
-        kw_guard_add(out, "sla_ttft");
-    if (s->continuous && g->sla_tpot_p99_us > 0.0 && v[KW_M_TPOT_P99_US] > g->sla_tpot_p99_us)
-        kw_guard_add(out, "sla_tpot");
-    /* Arrivals beyond what the mapping can serve (kw_sim.c "Saturation"):
-     * its percentiles only measure how long the window was. */
-    if ((sim && sim->saturated) || cb_saturated)
-        kw_guard_add(out, "saturated");
-    snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(one->bound));
-    if (sim && sim->contention_pct > 25.0)
-        snprintf(out->klass, sizeof out->klass, "contention");
-    else if (sim && sim->wait_p95_us > 0.5 * sim->p95_us)
-        snprintf(out->klass, sizeof out->klass, "queueing");
-    if (v[KW_M_THROTTLE_PCT] > g->max_throttle_pct)
-        snprintf(out->klass, sizeof out->klass, "thermal");
-    if (sim && sim->saturated)
-        snprintf(out->klass, sizeof out->klass, "saturated");
+    facts.fallback_pct = v[KW_M_FALLBACK_PCT];
+    facts.p99_us = v[KW_M_P99_US];
+    if (sim) {
+        facts.simulated = 1;
+        facts.saturated = sim->saturated;
+        facts.contention_pct = sim->contention_pct;
+        facts.wait_p95_us = sim->wait_p95_us;
+        facts.p95_us = sim->p95_us;
+    }
+    if (s->continuous && !by_worker) { /* continuous batching (kw_eval_cb.c) */
+        facts.simulated = 1;
+        facts.saturated = cb_saturated;
+        facts.continuous = 1;
+        facts.ttft_p99_us = v[KW_M_TTFT_P99_US];
+        facts.tpot_p99_us = v[KW_M_TPOT_P99_US];
+    }
+    facts.bound = one->bound;
+    kw_eval_judge(out, g, &facts);
     rc = 0;
 done:
     if (sim)

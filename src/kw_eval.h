@@ -97,4 +97,38 @@ int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor);
 /* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
 int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
 
+/* The bottleneck class names "contention" when DRAM contention takes more than
+ * this share of service time, else "queueing" when the p95 queue wait exceeds
+ * this fraction of the latency p95: either then dominates what a mapping knob
+ * can change in stage 1. Thresholds of the classification, not model figures. */
+#define KW_EVAL_CONTENTION_CLASS_PCT 25.0
+#define KW_EVAL_QUEUEING_SHARE 0.5
+
+/* What one evaluation's guards and bottleneck class are judged on
+ * (kw_eval_judge); fields of a stage that did not run stay 0. */
+typedef struct kw_eval_facts {
+    int drift_failed;               /* the emulated drift check failed (kw_drift pass == 0) */
+    double drift_cos, drift_rel_rms;
+    int thermal_ran;                /* the long thermal window ran */
+    double throttled_pct;           /* share of the window throttled (0 when not run) */
+    double long_window_drift_pct;   /* long-window p99 over short-window p99, in % */
+    int thermal_shutdown;
+    int worker_quality;             /* a measuring worker gave its own numerics check */
+    double worker_cos, worker_rel_rms;
+    double fallback_pct;            /* share of kernels on the fallback path */
+    double p99_us;
+    int simulated;                  /* the serving simulation ran */
+    int saturated;                  /* ... and arrivals exceeded what the mapping serves */
+    double contention_pct, wait_p95_us, p95_us;
+    kw_bound bound;                 /* stage 1's bound class of one request */
+    /* --- appended by the llm area: continuous batching (kw_eval_cb.c) --- */
+    int continuous;                 /* served by the iteration-level scheduler */
+    double ttft_p99_us, tpot_p99_us;
+} kw_eval_facts;
+
+/* Sets out->guards (";"-separated names of the failing guards, "" when all
+ * pass) and out->klass from the facts under the space's guards g. The one
+ * home of the guard and bottleneck rules (kw_eval.c lists them). */
+void kw_eval_judge(kw_metrics *out, const kw_guards *g, const kw_eval_facts *f);
+
 #endif

@@ -28,6 +28,7 @@
 #include "kw_hash.h"
 #include "kw_exec.h"
 #include "kw_limits.h"
+#include "kw_load_cpu.h"
 #include "kw_load_hier.h"
 #include "kw_load_llm.h"
 #include "kw_mapping.h"
@@ -39,7 +40,7 @@
 #define KW_SCHEMA_WORKLOAD "spaces/workload.xsd"
 #define KW_SCHEMA_RESULTS "results/results.xsd"
 
-/* Space defaults (DESIGN.md "guard"; kw_model.h comments). */
+/* Space defaults (the guards element of spaces/space.xsd; kw_model.h comments). */
 #define KW_DEF_DRIFT_MIN_COS 0.999
 #define KW_DEF_DRIFT_MAX_REL_RMS 0.02
 #define KW_DEF_MAX_THROTTLE_PCT 5.0
@@ -265,6 +266,8 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
             /* <storage>, <rates>, <accumulate> (kw_load_hier.c) */
         } else if (kw_load_llm_accel_elem(a, n, file, p)) {
             /* <interconnect> (kw_load_llm.c) */
+        } else if (kw_load_cpu_elem(a, n, file, p)) {
+            /* <cpu> (kw_load_cpu.c) */
         } else if (kw_xml_is(n, "thermal")) {
             seen_thermal = 1;
             kw_get_range(&a->t_ambient_c, n, "ambient_c", -50.0, 200.0, 0, file, p);

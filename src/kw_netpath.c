@@ -62,6 +62,15 @@ static int kw_np_fails(const kw_rs_shape *s, int c)
     return s->configs[c].m.guards[0] != '\0';
 }
 
+const char *kw_netpath_saturation(const char *before_guards, const char *after_guards)
+{
+    if (kw_guards_saturated(after_guards))
+        return "saturated";
+    if (kw_guards_saturated(before_guards))
+        return "from saturated";
+    return NULL;
+}
+
 int kw_guards_saturated(const char *guards)
 {
     if (!guards)

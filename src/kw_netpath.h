@@ -56,6 +56,13 @@ double kw_netpath_effect(const kw_runsum *rs, int shape, const kw_net_step *st, 
 /* Does a configuration's guard list name the saturated guard? */
 int kw_guards_saturated(const char *guards);
 
+/* A change from a configuration failing before_guards to one failing
+ * after_guards, as every table prints it in place of a percentage:
+ * "saturated" when the second cannot keep up with its arrivals (a
+ * percentage of an unbounded backlog means nothing), "from saturated" when
+ * only the first could not; NULL when neither (print the percentage). */
+const char *kw_netpath_saturation(const char *before_guards, const char *after_guards);
+
 /* The metrics a net step moved by at least the space's minimum effect, as
  * "name +x.x%, name -y.y%" (the primary excluded), into buf. */
 void kw_netpath_moved(char *buf, size_t len, const kw_runsum *rs, int shape, const kw_net_step *st);

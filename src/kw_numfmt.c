@@ -4,7 +4,7 @@
  * target described by (explicit mantissa bits, smallest normal, largest finite,
  * saturating or not); kw_round/kw_round_d switch on the format outside the
  * arithmetic so each case inlines into straight-line code. Method from
- * model-facts.md section 5: in the target's normal range, round to nearest even
+ * src/model-facts.md#precision: in the target's normal range, round to nearest even
  * by adding (half - 1 + lsb) to the magnitude bits and masking the dropped
  * mantissa bits (a carry into the exponent is the correct round-up); in the
  * target's subnormal range the spacing is fixed, q = 2^(emin - m), so
@@ -19,7 +19,7 @@
 
 #include "kw_numfmt.h"
 
-/* Target descriptions (model-facts.md section 5; OCP OFP8 spec arXiv 2209.05433). */
+/* Target descriptions (src/model-facts.md#precision; OCP OFP8 spec arXiv 2209.05433). */
 typedef struct kw_fmt {
     int ebits, mbits, bias; /* storage layout */
     int emin;               /* exponent of the smallest normal = 1 - bias */
@@ -198,7 +198,7 @@ static double kw_amax(const double *x, size_t n)
 }
 
 /* s = max|x|/127 and q = rne(clip(x/s, -128, 127)) [S TensorRT developer guide,
- * "Quantization Scheme"; model-facts.md section 5]. */
+ * "Quantization Scheme"; src/model-facts.md#precision]. */
 void kw_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n)
 {
     double s = kw_amax(x, n) / 127.0;

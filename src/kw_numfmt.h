@@ -8,7 +8,7 @@
  * restricts the value set), plus encoders/decoders to the storage bits so
  * tests can check patterns against hand-derived vectors.
  *
- * Formats (model-facts.md section 5; OCP 8-bit FP spec, arXiv 2209.05433):
+ * Formats (src/model-facts.md#precision; OCP 8-bit FP spec, arXiv 2209.05433):
  *   fp32 binary32     p=24  emin=-126  max 3.4028e38   overflow -> inf
  *   bf16              p=8   emin=-126  max 3.3895e38   overflow -> inf
  *   fp16 binary16     p=11  emin=-14   max 65504       overflow -> inf
@@ -52,7 +52,7 @@ uint32_t kw_numfmt_encode(kw_prec p, double x);
 /* Value of storage bits of format p. */
 double kw_numfmt_decode(kw_prec p, uint32_t bits);
 
-/* ---- int8 symmetric quantisation (TensorRT convention, model-facts.md 5) ----
+/* ---- int8 symmetric quantisation (TensorRT convention, src/model-facts.md#precision) ----
  * s = max|x| / 127, q = rne(clip(x / s, -128, 127)), x ~ q * s with |x - q s| <= s/2.
  * An all-zero (or empty) tensor gets s = 0 and q = 0. The scale is kept in
  * double (real kernels keep it in fp32: a 2^-24 relative difference). NaN in x

@@ -1,4 +1,4 @@
-/* kw_prec.c - precision names and element sizes (model-facts.md section 5). */
+/* kw_prec.c - precision names and element sizes (src/model-facts.md#precision). */
 #include <string.h>
 
 #include "kw_model.h"

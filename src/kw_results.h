@@ -19,7 +19,7 @@
 /* Ranked configurations listed per shape in results.xml and ranked.csv. */
 #define KW_RESULTS_TOP 10
 /* Rejected configurations listed per shape in results.xml. results.xml is
- * what the run recommends (DESIGN.md's output contract: per shape the
+ * what the run recommends (results/formats.md's output contract: per shape the
  * baseline and the ranked configs), not a copy of the journal: a shape with
  * more rejected configurations than this lists the ones with the lowest
  * primary metric (the nearest misses; unmeasured ones last, ties by id) in
@@ -29,7 +29,7 @@
 /* Version of the results.xml format (the root's format attribute). */
 #define KW_RESULTS_FORMAT 1
 
-/* The contract's CSV headers (DESIGN.md "Output contract"). */
+/* The contract's CSV headers (results/formats.md, the output contract). */
 #define KW_RANKED_HEADER                                                                      \
     "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"     \
     "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to"

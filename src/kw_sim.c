@@ -59,7 +59,7 @@
  * factor (same bytes over a longer time). All requests of a batch complete
  * when its last kernel ends.
  *
- * DRAM contention (fluid model, model-facts section 7: n cores demanding b_i
+ * DRAM contention (fluid model, src/model-facts.md#queueing: n cores demanding b_i
  * over bandwidth B stretch by max(1, sum b_i / B); Baskett & Smith CACM 1976):
  * while the executing kernels' summed demand D exceeds B, every executing
  * kernel progresses at 1/s of its speed, s = max(1, D / B), so the DRAM

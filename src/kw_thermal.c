@@ -1,7 +1,7 @@
 /* kw_thermal.c - stage 3: lumped RC thermal window coupled to the serving
  * simulation through the clock.
  *
- * Thermal model (HotSpot, Skadron et al. ISCA'03; model-facts section 6):
+ * Thermal model (HotSpot, Skadron et al. ISCA'03; src/model-facts.md#thermal):
  * one node, C dT/dt = P - (T - T_amb) / R, i.e. dT/dt = (P R - (T - T_amb)) / tau
  * with tau = R C. At constant power the solution is exact,
  * T(t) = T_ss + (T0 - T_ss) exp(-t / tau), T_ss = T_amb + P R, so the window is
@@ -26,7 +26,7 @@
  *
  * Coupling (quasi-static, a documented simplification): the queue relaxes in
  * milliseconds to seconds while the package time constant is tens of seconds
- * (model-facts section 6), so at each clock level the serving system is taken
+ * (src/model-facts.md#thermal), so at each clock level the serving system is taken
  * to be in its steady state at that clock. Each visited level runs ONE
  * serving simulation at its clock (its latency distribution and power); the
  * RC model then decides how long the window spends at each level; the

@@ -1,6 +1,6 @@
 /* main.c - the knobwise command: dispatch to one function per verb.
  * Only main and the cli_*.c verb functions print or choose exit codes:
- * 0 success, 1 runtime failure, 2 bad input or usage (DESIGN.md). */
+ * 0 success, 1 runtime failure, 2 bad input or usage (README, knobwise.1 EXIT STATUS). */
 #include <stdio.h>
 #include <string.h>
 

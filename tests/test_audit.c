@@ -12,7 +12,7 @@
 #include "kw_engine.h"
 #include "kw_results.h"
 #include "kw_rsynth.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static void setup(void) { gsl_set_error_handler_off(); }
 
@@ -116,7 +116,7 @@ Test(audit, engine_run_names_the_planted_regression)
     kw_engine_opts o;
     kw_engine_opts_init(&o);
     o.threads = 1;
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char jp[4096];
     snprintf(jp, sizeof jp, "%s/journal", dir);
     kw_run_info info = {.journal_path = jp, .version = "test", .no_sync = 1};

@@ -12,7 +12,7 @@
 #include "kw_calib.h"
 #include "kw_error.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(calib);
 
@@ -22,8 +22,8 @@ static kw_fid_set *set;
 static void load_shipped(void)
 {
     char ap[1024], mp[1024];
-    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_t_src());
-    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_t_src());
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
     cr_assert_eq(kw_accel_load(&acc, ap), 0, "%s", kw_error_last());
     set = malloc(sizeof *set);
     cr_assert_eq(kw_fid_load(set, mp), 0, "%s", kw_error_last());
@@ -158,7 +158,7 @@ Test(calib, under_determined_fits_are_refused)
 
 Test(calib, output_is_never_replaced_without_force)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char out[1024], cmd[4096];
     snprintf(out, sizeof out, "%s/cal.xml", dir);
     FILE *f = fopen(out, "w");
@@ -166,20 +166,20 @@ Test(calib, output_is_never_replaced_without_force)
     fclose(f);
     const char *args = "calibrate --accel %s/spaces/accel/h100.xml --measured "
                        "%s/spaces/measured/h100_published.csv -o %s%s";
-    snprintf(cmd, sizeof cmd, args, kw_t_src(), kw_t_src(), out, "");
-    kw_run r = kw_t_run(cmd, NULL);
+    snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out, "");
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 2, "%s", r.out);
     cr_assert(strstr(r.err, "refusing"), "%s", r.err);
-    char *kept = kw_t_slurp(out);
+    char *kept = kw_tl_slurp(out);
     cr_assert_str_eq(kept, "keep me\n");
     free(kept);
-    kw_t_free(&r);
-    snprintf(cmd, sizeof cmd, args, kw_t_src(), kw_t_src(), out, " --force");
-    r = kw_t_run(cmd, NULL);
+    kw_tl_free(&r);
+    snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out, " --force");
+    r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "1-sigma"));
-    kw_t_free(&r);
-    char *xml = kw_t_slurp(out);
+    kw_tl_free(&r);
+    char *xml = kw_tl_slurp(out);
     cr_assert(strstr(xml, "fitted to"), "no 'fitted to' source");
     free(xml);
     kw_accel a;
@@ -189,21 +189,21 @@ Test(calib, output_is_never_replaced_without_force)
     char out2[1024], csv[1024], mp[1024];
     snprintf(out2, sizeof out2, "%s/none.xml", dir);
     snprintf(csv, sizeof csv, "%s/gemm.csv", dir);
-    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_t_src());
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
     snprintf(cmd, sizeof cmd, "grep -E '^(case,|gemm)' '%s' > '%s'", mp, csv);
     cr_assert_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s --fit matrix_fraction_fp8",
-             kw_t_src(), csv, out2);
-    r = kw_t_run(cmd, NULL);
+             kw_tl_src(), csv, out2);
+    r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 2, "%s", r.out);
     cr_assert(strstr(r.err, "under-determined"), "%s", r.err);
-    cr_assert(!kw_t_exists(out2));
-    kw_t_free(&r);
+    cr_assert(!kw_tl_exists(out2));
+    kw_tl_free(&r);
     /* not a regular file: refused even with --force */
-    snprintf(cmd, sizeof cmd, args, kw_t_src(), kw_t_src(), dir, " --force");
-    r = kw_t_run(cmd, NULL);
+    snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), dir, " --force");
+    r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 2);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     free(dir);
 }

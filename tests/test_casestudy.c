@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(casestudy);
 
@@ -22,21 +22,21 @@ static row eval_row(const char *extra)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "eval --space %s/spaces/case_fusion_bursts.xml --format csv %s",
-             kw_t_src(), extra);
-    kw_run r = kw_t_run(cmd, NULL);
+             kw_tl_src(), extra);
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char v[64];
     row out = {0};
-    int cols = kw_t_csv_col(r.out, "launches", v, sizeof v);
+    int cols = kw_tl_csv_col(r.out, "launches", v, sizeof v);
     out.launches = atoi(v);
-    kw_t_csv_col(r.out, "p95_us", v, sizeof v);
+    kw_tl_csv_col(r.out, "p95_us", v, sizeof v);
     out.p95_us = atof(v);
-    kw_t_csv_col(r.out, "latency_us", v, sizeof v);
+    kw_tl_csv_col(r.out, "latency_us", v, sizeof v);
     out.latency_us = atof(v);
-    kw_t_csv_col(r.out, "contention_pct", v, sizeof v);
+    kw_tl_csv_col(r.out, "contention_pct", v, sizeof v);
     out.contention_pct = atof(v);
     cr_assert_gt(cols, 16, "the eval CSV lost its added columns");
-    kw_t_free(&r);
+    kw_tl_free(&r);
     return out;
 }
 
@@ -73,7 +73,7 @@ Test(casestudy, fusion_cuts_launches_but_its_bursts_worsen_p95)
 Test(casestudy, with_the_l2_the_bursts_no_longer_worsen_p95)
 {
     char acc[2048];
-    snprintf(acc, sizeof acc, "--accel %s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(acc, sizeof acc, "--accel %s/spaces/accel/h100.xml", kw_tl_src());
     char agg_args[4096];
     snprintf(agg_args, sizeof agg_args, "%s %s", acc, AGGRESSIVE);
     row mod = eval_row(acc);

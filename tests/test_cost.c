@@ -1,7 +1,7 @@
 /* test_cost.c - stage 1 cost model against closed forms and published bounds.
  *
  * Every expectation is computed here from the formula it validates
- * (model-facts.md section 4, FlashAttention Theorem 2, the roofline, the
+ * (src/model-facts.md#gemm-traffic, FlashAttention Theorem 2, the roofline, the
  * accelerator's own launch figures), never copied from the model's output.
  * Accelerators, blocks, shapes and mappings are built by hand so the tests
  * do not depend on shipped XML files.
@@ -136,7 +136,7 @@ static void eval(int requests, int cores)
 }
 
 /* Tiled GEMM, output-stationary, no resident panel, divisible shape:
- * MNK(1/Tn + 1/Tm) + MN elements (model-facts.md section 4). */
+ * MNK(1/Tn + 1/Tm) + MN elements (src/model-facts.md#gemm-traffic). */
 static double tiled_elems(double m, double n, double k, double tm, double tn)
 {
     return m * n * k * (1.0 / tn + 1.0 / tm) + m * n;
@@ -668,7 +668,7 @@ Test(cost, energy_and_dram_demand)
 
 Test(cost, conv_is_implicit_gemm)
 {
-    /* ResNet-50 conv2_x 3x3 (model-facts.md section 3): M = 3136 x batch, N = 64, K = 576 */
+    /* ResNet-50 conv2_x 3x3 (src/model-facts.md#shapes): M = 3136 x batch, N = 64, K = 576 */
     kw_op *op = add_op("conv", KW_OP_CONV, "conv");
     op->in_h = op->in_w = 56;
     op->in_c = op->out_c = 64;

@@ -18,7 +18,7 @@
 
 #include <dirent.h>
 
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 
 static void kw_c_ref_cleanup(void);
 TestSuite(crash, .timeout = 600, .fini = kw_c_ref_cleanup);
@@ -54,15 +54,15 @@ static const char *kw_c_space(void)
     return p;
 }
 
-static kw_proc_opts kw_c_opts(const char *cwd)
+static kw_tl_opts kw_c_opts(const char *cwd)
 {
-    kw_proc_opts o = {.timeout_s = KW_C_TIMEOUT_S, .cwd = cwd};
+    kw_tl_opts o = {.timeout_s = KW_C_TIMEOUT_S, .cwd = cwd};
     return o;
 }
 
 static char *kw_c_tmpdir(void)
 {
-    char *d = kw_p_tmpdir("kwcrash");
+    char *d = kw_tl_tmpdir("kwcrash");
     cr_assert(d, "mkdtemp");
     return d;
 }
@@ -106,10 +106,10 @@ static void kw_c_write(const char *dir, const char *rel, const char *b, size_t n
  * them, never skips them (a skipped safety suite reads as green). */
 static int kw_c_have_tune(void)
 {
-    kw_proc_opts o = kw_c_opts(NULL);
-    kw_proc r = kw_p_run(&o, kw_c_bin(), "tune", "--help", NULL);
+    kw_tl_opts o = kw_c_opts(NULL);
+    kw_tl_proc r = kw_tl_run(&o, kw_c_bin(), "tune", "--help", NULL);
     int have = r.status == 0;
-    kw_p_free(&r);
+    kw_tl_free(&r);
     return have;
 }
 
@@ -156,19 +156,19 @@ static void kw_c_journal_facts(const kw_blob *j, long *records, long *evals, int
     free(keys);
 }
 
-static kw_proc kw_c_tune(const char *cwd, const char *threads)
+static kw_tl_proc kw_c_tune(const char *cwd, const char *threads)
 {
-    kw_proc_opts o = kw_c_opts(cwd);
-    return kw_p_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--seed", KW_C_SEED,
+    kw_tl_opts o = kw_c_opts(cwd);
+    return kw_tl_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--seed", KW_C_SEED,
                     "--budget", KW_C_BUDGET, "--threads", threads, "--out", "run", "--quiet",
                     NULL);
 }
 
-static kw_proc kw_c_resume(const char *cwd, long fsize_kb)
+static kw_tl_proc kw_c_resume(const char *cwd, long fsize_kb)
 {
-    kw_proc_opts o = kw_c_opts(cwd);
+    kw_tl_opts o = kw_c_opts(cwd);
     o.fsize_limit_kb = fsize_kb;
-    return kw_p_run(&o, kw_c_bin(), "tune", "--resume", "run", "--quiet", NULL);
+    return kw_tl_run(&o, kw_c_bin(), "tune", "--resume", "run", "--quiet", NULL);
 }
 
 static kw_ref kw_c_the_ref;
@@ -178,7 +178,7 @@ static void kw_c_ref_cleanup(void)
     for (size_t i = 0; i < KW_C_NFILES; i++)
         free(kw_c_the_ref.f[i].b);
     if (kw_c_the_ref.dir)
-        kw_p_rmrf(kw_c_the_ref.dir);
+        kw_tl_rmrf(kw_c_the_ref.dir);
     memset(&kw_c_the_ref, 0, sizeof kw_c_the_ref);
 }
 
@@ -187,9 +187,9 @@ static const kw_ref *kw_c_ref(void)
     if (kw_c_the_ref.dir)
         return &kw_c_the_ref;
     kw_c_the_ref.dir = kw_c_tmpdir();
-    kw_proc r = kw_c_tune(kw_c_the_ref.dir, "1");
+    kw_tl_proc r = kw_c_tune(kw_c_the_ref.dir, "1");
     cr_assert_eq(r.status, 0, "reference run: exit %d: %s", r.status, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char run[4200];
     snprintf(run, sizeof run, "%s/run", kw_c_the_ref.dir);
     for (size_t i = 0; i < KW_C_NFILES; i++) {
@@ -227,10 +227,10 @@ static void kw_c_same_as_ref(const char *cwd, const char *what)
         }
         free(b.b);
     }
-    kw_proc_opts o = kw_c_opts(cwd);
-    kw_proc v = kw_p_run(&o, kw_c_bin(), "verify", "run", NULL);
+    kw_tl_opts o = kw_c_opts(cwd);
+    kw_tl_proc v = kw_tl_run(&o, kw_c_bin(), "verify", "run", NULL);
     cr_assert_eq(v.status, 0, "%s: verify: exit %d: %s%s", what, v.status, v.out, v.err);
-    kw_p_free(&v);
+    kw_tl_free(&v);
 }
 
 static long kw_c_lines(const char *path)
@@ -254,21 +254,21 @@ static int kw_c_kill_at(const char *cwd, long at, int resume)
 {
     char journal[4300];
     snprintf(journal, sizeof journal, "%s/run/journal", cwd);
-    int ofd = kw_p_tmpfile(), efd = kw_p_tmpfile();
-    kw_proc_opts o = kw_c_opts(cwd);
+    int ofd = kw_tl_tmpfile(), efd = kw_tl_tmpfile();
+    kw_tl_opts o = kw_c_opts(cwd);
     const char *fresh[] = {kw_c_bin(), "tune", "--space", kw_c_space(), "--seed", KW_C_SEED,
                            "--budget", KW_C_BUDGET, "--threads", "2", "--out", "run",
                            "--quiet", NULL};
     const char *again[] = {kw_c_bin(), "tune", "--resume", "run", "--quiet", NULL};
-    pid_t pid = kw_p_spawn(resume ? again : fresh, &o, ofd, efd);
+    pid_t pid = kw_tl_spawn(resume ? again : fresh, &o, ofd, efd);
     cr_assert_gt(pid, 0);
     int killed = 0, st = 0;
-    double deadline = kw_p_now() + KW_C_TIMEOUT_S;
+    double deadline = kw_tl_now() + KW_C_TIMEOUT_S;
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
         if (r == pid)
             break;
-        if (kw_c_lines(journal) >= at || kw_p_now() > deadline) {
+        if (kw_c_lines(journal) >= at || kw_tl_now() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
@@ -277,7 +277,7 @@ static int kw_c_kill_at(const char *cwd, long at, int resume)
         usleep(200);
     }
     if (!killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-        char *err = kw_p_slurp_fd(efd);
+        char *err = kw_tl_slurp_fd(efd);
         cr_assert_fail("run ended with status %d before the kill: %s", st, err);
     }
     close(ofd);
@@ -303,16 +303,16 @@ Test(crash, sigkill_at_seeded_points_then_resume_is_identical)
         long at = kw_c_draw(1, ref->records - 1);
         int killed = kw_c_kill_at(dir, at, 0);
         kills += killed;
-        kw_proc r = kw_c_resume(dir, 0);
+        kw_tl_proc r = kw_c_resume(dir, 0);
         if (killed) {
             cr_assert_eq(r.status, 0, "resume after a kill at %ld records: exit %d: %s", at,
                          r.status, r.err);
         }
-        kw_p_free(&r);
+        kw_tl_free(&r);
         char what[64];
         snprintf(what, sizeof what, "kill at record %ld", at);
         kw_c_same_as_ref(dir, what);
-        kw_p_rmrf(dir);
+        kw_tl_rmrf(dir);
     }
     /* plain stderr (a TAP comment): cr_log_info leaks 48 bytes inside Criterion 2.4.1 */
     fprintf(stderr, "# %d of %d kills landed before the run finished\n", kills, KW_C_KILLS);
@@ -331,12 +331,12 @@ Test(crash, killed_while_resuming_repeatedly)
         at += ref->records / 5;
         kills += kw_c_kill_at(dir, at, 1);
     }
-    kw_proc r = kw_c_resume(dir, 0);
+    kw_tl_proc r = kw_c_resume(dir, 0);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     kw_c_same_as_ref(dir, "repeated kills");
     cr_assert_geq(kills, 2, "only %d kills landed", kills);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* A prefix of the reference journal of `records` whole records, plus `tail`
@@ -373,15 +373,15 @@ Test(crash, torn_last_record_reported_and_truncated)
             kw_c_write(run, "journal", b.b, b.n);
             free(b.b);
         }
-        kw_proc r = kw_c_resume(dir, 0);
+        kw_tl_proc r = kw_c_resume(dir, 0);
         cr_assert_eq(r.status, 0, "resume of a torn journal: exit %d: %s", r.status, r.err);
         char rec[32];
         snprintf(rec, sizeof rec, "%ld", variant == 0 ? keep + 1 : keep);
         cr_assert(strstr(r.err, "record") != NULL && strstr(r.err, rec) != NULL,
                   "the torn record %s is not reported: %s", rec, r.err);
-        kw_p_free(&r);
+        kw_tl_free(&r);
         kw_c_same_as_ref(dir, variant == 0 ? "torn last record" : "corrupt last record");
-        kw_p_rmrf(dir);
+        kw_tl_rmrf(dir);
     }
 }
 
@@ -404,24 +404,24 @@ Test(crash, corruption_in_the_middle_refused_with_record_number)
     kw_c_write(run, "journal", b.b, b.n);
     char rec[64];
     snprintf(rec, sizeof rec, "record %ld", bad);
-    kw_proc r = kw_c_resume(dir, 0);
+    kw_tl_proc r = kw_c_resume(dir, 0);
     cr_assert(r.status != 0 && r.status < 128, "resume of a corrupt journal: exit %d",
               r.status);
     cr_assert(strstr(r.err, rec) != NULL, "want '%s' in: %s", rec, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     kw_blob after = kw_c_read(run, "journal");
     cr_assert(after.n == b.n && memcmp(after.b, b.b, b.n) == 0,
               "the refused journal was modified");
-    kw_proc_opts o = kw_c_opts(dir);
-    r = kw_p_run(&o, kw_c_bin(), "verify", "run", NULL);
+    kw_tl_opts o = kw_c_opts(dir);
+    r = kw_tl_run(&o, kw_c_bin(), "verify", "run", NULL);
     cr_assert(r.status != 0 && r.status < 128, "verify of a corrupt journal: exit %d",
               r.status);
     cr_assert(strstr(r.err, rec) != NULL || strstr(r.out, rec) != NULL, "want '%s' in: %s%s",
               rec, r.out, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     free(after.b);
     free(b.b);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* No leftovers of an atomic write (NAME.tmp.XXXXXX) in a run folder. */
@@ -447,28 +447,28 @@ Test(crash, disk_full_fails_clearly_and_keeps_work)
     kw_c_ref();
     char *dir = kw_c_tmpdir(), run[4200];
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc_opts o = kw_c_opts(dir);
+    kw_tl_opts o = kw_c_opts(dir);
     o.fsize_limit_kb = 12;
-    kw_proc r = kw_p_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--seed", KW_C_SEED,
+    kw_tl_proc r = kw_tl_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--seed", KW_C_SEED,
                          "--budget", KW_C_BUDGET, "--threads", "1", "--out", "run", "--quiet",
                          NULL);
     cr_assert(r.status != 0 && r.status < 128, "tune into a full disk: exit %d: %s", r.status,
               r.err);
     cr_assert(strstr(r.err, "File too large") != NULL || strstr(r.err, "No space") != NULL,
               "no clear error: %s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     r = kw_c_resume(dir, 0);
     cr_assert_eq(r.status, 0, "resume after the disk filled: exit %d: %s", r.status, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     kw_c_same_as_ref(dir, "disk full, then resumed");
 
     /* rewriting the finished run's results with no room: they stay intact */
     r = kw_c_resume(dir, 1);
     cr_assert(r.status < 128, "resume of a finished run, no room: died %d", r.status);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     kw_c_same_as_ref(dir, "finished run after a failed rewrite");
     cr_assert_eq(kw_c_tmp_leftovers(run), 0, "temporary files left in %s", run);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* A real full file system: a 16 KiB tmpfs in a private mount namespace
@@ -486,25 +486,25 @@ Test(crash, tiny_tmpfs_fails_clearly_and_keeps_work)
              " --threads 1 --out run --quiet\n"
              "rc=$?; cp -a '%s/mnt/run' '%s/copy/' 2>/dev/null; exit $rc\n",
              dir, dir, dir, dir, kw_c_bin(), kw_c_space(), dir, dir);
-    kw_proc_opts o = kw_c_opts(dir);
-    kw_proc r = kw_p_run(&o, "/usr/bin/unshare", "-rm", "/bin/sh", "-c", script, NULL);
+    kw_tl_opts o = kw_c_opts(dir);
+    kw_tl_proc r = kw_tl_run(&o, "/usr/bin/unshare", "-rm", "/bin/sh", "-c", script, NULL);
     if (r.status == 77) {
-        kw_p_free(&r);
-        kw_p_rmrf(dir);
+        kw_tl_free(&r);
+        kw_tl_rmrf(dir);
         cr_skip_test("cannot mount a tmpfs here");
     }
     cr_assert(r.status != 0 && r.status < 128, "tune into a full tmpfs: exit %d: %s", r.status,
               r.err);
     cr_assert(strstr(r.err, "No space") != NULL, "no clear error: %s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char copy[4200];
     snprintf(copy, sizeof copy, "%s/copy", dir);
     r = kw_c_resume(copy, 0);
     cr_assert_eq(r.status, 0, "resume of the full tmpfs's journal: exit %d: %s", r.status,
                  r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     kw_c_same_as_ref(copy, "tmpfs full, then resumed");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* --out where nothing can be written: under a regular file, and in a
@@ -517,13 +517,13 @@ Test(crash, unwritable_output_folder)
     snprintf(file, sizeof file, "%s/afile", dir);
     kw_c_write(dir, "afile", "x", 1);
     snprintf(out, sizeof out, "%s/run", file);
-    kw_proc_opts o = kw_c_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--budget", "5",
+    kw_tl_opts o = kw_c_opts(dir);
+    kw_tl_proc r = kw_tl_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--budget", "5",
                          "--out", out, "--quiet", NULL);
     cr_assert(r.status != 0 && r.status < 128, "tune --out under a file: exit %d", r.status);
     cr_assert(strstr(r.err, out) != NULL || strstr(r.err, file) != NULL,
               "the error does not name the folder: %s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
 
     char ro[256], script[20000];
     snprintf(ro, sizeof ro, "%.200s/ro", dir);
@@ -531,17 +531,17 @@ Test(crash, unwritable_output_folder)
     if (geteuid() != 0) {
         chmod(ro, 0555);
         snprintf(out, sizeof out, "%s/run", ro);
-        r = kw_p_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--budget", "5", "--out",
+        r = kw_tl_run(&o, kw_c_bin(), "tune", "--space", kw_c_space(), "--budget", "5", "--out",
                      out, "--quiet", NULL);
     } else {
         snprintf(script, sizeof script,
                  "mount --bind '%s' '%s' && mount -o remount,bind,ro '%s' || exit 77\n"
                  "exec '%s' tune --space '%s' --budget 5 --out '%s/run' --quiet\n",
                  ro, ro, ro, kw_c_bin(), kw_c_space(), ro);
-        r = kw_p_run(&o, "/usr/bin/unshare", "-m", "/bin/sh", "-c", script, NULL);
+        r = kw_tl_run(&o, "/usr/bin/unshare", "-m", "/bin/sh", "-c", script, NULL);
         if (r.status == 77) {
-            kw_p_free(&r);
-            kw_p_rmrf(dir);
+            kw_tl_free(&r);
+            kw_tl_rmrf(dir);
             cr_skip_test("cannot make a read-only folder as root here");
         }
     }
@@ -549,9 +549,9 @@ Test(crash, unwritable_output_folder)
               r.status, r.err);
     cr_assert(strstr(r.err, "Read-only") != NULL || strstr(r.err, "ermission") != NULL,
               "no clear error: %s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     chmod(ro, 0755);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* Same inputs and seed: byte-identical files across runs and for 1 and 2 threads. */
@@ -562,12 +562,12 @@ Test(determinism, runs_and_thread_counts_give_identical_files)
     static const char *threads[] = {"2", "1", "2"};
     for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
         char *dir = kw_c_tmpdir();
-        kw_proc r = kw_c_tune(dir, threads[i]);
+        kw_tl_proc r = kw_c_tune(dir, threads[i]);
         cr_assert_eq(r.status, 0, "threads %s: exit %d: %s", threads[i], r.status, r.err);
-        kw_p_free(&r);
+        kw_tl_free(&r);
         char what[64];
         snprintf(what, sizeof what, "run %zu with --threads %s", i + 2, threads[i]);
         kw_c_same_as_ref(dir, what);
-        kw_p_rmrf(dir);
+        kw_tl_rmrf(dir);
     }
 }

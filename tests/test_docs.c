@@ -12,7 +12,10 @@
 #include <criterion/criterion.h>
 #include <ctype.h>
 
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
+#include "config.h"
+#include "kw_journal.h"
+#include "kw_results.h"
 
 TestSuite(docs, .timeout = 300);
 
@@ -141,8 +144,8 @@ static void help_opts(opts *o, const char *help)
 
 Test(docs, every_option_of_every_verb_is_in_readme_and_the_man_page)
 {
-    kw_proc_opts po = {.timeout_s = 60};
-    kw_proc top = kw_p_run(&po, bin(), "--help", NULL);
+    kw_tl_opts po = {.timeout_s = 60};
+    kw_tl_proc top = kw_tl_run(&po, bin(), "--help", NULL);
     cr_assert_eq(top.status, 0);
     char *readme = src_file("README.md");
     char *man = man_text();
@@ -165,7 +168,7 @@ Test(docs, every_option_of_every_verb_is_in_readme_and_the_man_page)
         snprintf(head, sizeof head, ".SS %s", verb);
         char *mn = section(man, head, man_stops, 2);
         cr_expect_not_null(mn, "knobwise.1 has no subsection '%s' under OPTIONS", head);
-        kw_proc h = kw_p_run(&po, bin(), verb, "--help", NULL);
+        kw_tl_proc h = kw_tl_run(&po, bin(), verb, "--help", NULL);
         cr_assert_eq(h.status, 0, "%s --help: %s", verb, h.err);
         opts o;
         help_opts(&o, h.out);
@@ -179,10 +182,10 @@ Test(docs, every_option_of_every_verb_is_in_readme_and_the_man_page)
         }
         free(md);
         free(mn);
-        kw_p_free(&h);
+        kw_tl_free(&h);
     }
     cr_assert_geq(n_verbs, 9, "%s", top.out);
-    kw_p_free(&top);
+    kw_tl_free(&top);
     free(readme);
     free(man);
 }
@@ -210,19 +213,19 @@ static void documented(const char *readme, const char *man, const char *header, 
 
 Test(docs, documented_headers_are_the_ones_written)
 {
-    char *d = kw_p_tmpdir("kwdocs");
+    char *d = kw_tl_tmpdir("kwdocs");
     cr_assert_not_null(d);
     const char *s = getenv("KW_SRCDIR");
     char space[4096];
     snprintf(space, sizeof space, "%s/spaces/validate_small.xml", s ? s : ".");
-    kw_proc_opts po = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&po, bin(), "tune", "--space", space, "--budget", "5", "--quiet", "--out",
+    kw_tl_opts po = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&po, bin(), "tune", "--space", space, "--budget", "5", "--quiet", "--out",
                          "run", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&po, bin(), "recommend", "run", "--all", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&po, bin(), "recommend", "run", "--all", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char *readme = src_file("README.md");
     char *man = man_text();
     char h[4096];
@@ -237,7 +240,7 @@ Test(docs, documented_headers_are_the_ones_written)
      * show --format csv lists them), the added columns; documented with the
      * knobs as "<every knob of the space>" */
     first_line(h, sizeof h, d, "run/mappings.csv");
-    r = kw_p_run(&po, bin(), "show", "--space", space, "--format", "csv", NULL);
+    r = kw_tl_run(&po, bin(), "show", "--space", space, "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char knobs[4096] = "";
     size_t u = 0;
@@ -248,7 +251,7 @@ Test(docs, documented_headers_are_the_ones_written)
     char first[4200];
     snprintf(first, sizeof first, "%.*s", (int)strcspn(r.out, "\n"), r.out);
     documented(readme, man, first, "show --format csv");
-    kw_p_free(&r);
+    kw_tl_free(&r);
     const char *prefix = "shape,config_id,borrowed_from";
     cr_assert(strncmp(h, prefix, strlen(prefix)) == 0, "%s", h);
     cr_assert(strncmp(h + strlen(prefix), knobs, strlen(knobs)) == 0, "%s vs %s", h, knobs);
@@ -257,25 +260,25 @@ Test(docs, documented_headers_are_the_ones_written)
              h + strlen(prefix) + strlen(knobs));
     documented(readme, man, tmpl, "mappings.csv");
     /* eval --format csv and eval --stdin write the same header */
-    r = kw_p_run(&po, bin(), "eval", "--format", "csv", "--shape", "attn_decode_kv512_b1_c1", NULL);
+    r = kw_tl_run(&po, bin(), "eval", "--format", "csv", "--shape", "attn_decode_kv512_b1_c1", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     snprintf(h, sizeof h, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-    kw_p_free(&r);
-    r = kw_p_run(&po, bin(), "eval", "--stdin", NULL); /* stdin is /dev/null: the header only */
+    kw_tl_free(&r);
+    r = kw_tl_run(&po, bin(), "eval", "--stdin", NULL); /* stdin is /dev/null: the header only */
     cr_assert_eq(r.status, 0, "%s", r.err);
     char hs[4096];
     snprintf(hs, sizeof hs, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     cr_assert_str_eq(h, hs);
     documented(readme, man, h, "eval csv");
-    r = kw_p_run(&po, bin(), "show", "--catalogue", "--format", "csv", NULL);
+    r = kw_tl_run(&po, bin(), "show", "--catalogue", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     snprintf(h, sizeof h, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     documented(readme, man, h, "show --catalogue --format csv");
     free(readme);
     free(man);
-    kw_p_rmrf(d);
+    kw_tl_rmrf(d);
 }
 
 /* One field of a CSV line (RFC 4180 quotes), from *p; advances *p. */
@@ -305,8 +308,8 @@ static void csv_next(char *out, size_t n, const char **p)
 
 Test(docs, readme_catalogue_is_the_programs)
 {
-    kw_proc_opts po = {.timeout_s = 60};
-    kw_proc r = kw_p_run(&po, bin(), "show", "--catalogue", "--format", "csv", NULL);
+    kw_tl_opts po = {.timeout_s = 60};
+    kw_tl_proc r = kw_tl_run(&po, bin(), "show", "--catalogue", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *readme = src_file("README.md");
     int rows = 0;
@@ -331,5 +334,27 @@ Test(docs, readme_catalogue_is_the_programs)
     }
     cr_assert_geq(rows, 20);
     free(readme);
-    kw_p_free(&r);
+    kw_tl_free(&r);
+}
+
+/* NEWS's newest entry names the format versions this program writes (the
+ * journal's H format=, results.xml's format attribute, export's
+ * format_version), so a format change cannot ship without its NEWS entry. */
+Test(docs, news_names_the_formats_written)
+{
+    char *news = src_file("NEWS");
+    char *entry = strstr(news, "\n* knobwise ");
+    cr_assert_not_null(entry, "NEWS has no '* knobwise VERSION' entry");
+    char *eol = strchr(entry + 1, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    char want[128];
+    snprintf(want, sizeof want, "* knobwise %s ", PACKAGE_VERSION);
+    cr_expect_not_null(strstr(entry, want), "newest NEWS entry '%s' is not %s", entry + 1,
+                       PACKAGE_VERSION);
+    snprintf(want, sizeof want, "journal format %d,", KW_JOURNAL_FORMAT);
+    cr_expect_not_null(strstr(entry, want), "'%s' lacks '%s'", entry + 1, want);
+    snprintf(want, sizeof want, "results format %d,", KW_RESULTS_FORMAT);
+    cr_expect_not_null(strstr(entry, want), "'%s' lacks '%s'", entry + 1, want);
+    free(news);
 }

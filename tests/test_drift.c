@@ -2,12 +2,12 @@
  * the ordering of formats on hand-built 7B blocks, fp32 at round-off level,
  * fallback, and the cache.
  *
- * Closed forms used (model-facts.md section 5): recursive summation of K
+ * Closed forms used (src/model-facts.md#precision): recursive summation of K
  * products in a format with unit roundoff u errs by at most
  * gamma_K * sum|x_i y_i|, gamma_K = K u / (1 - K u) (Higham, Accuracy and
  * Stability, 2nd ed., eq. 3.5); for random data its typical size grows like
  * sqrt(K) u (Higham & Mary 2019; Ipsen & Zhou arXiv 1906.10465).
- * The blocks are built here (Llama-2-7B figures from model-facts.md section 3),
+ * The blocks are built here (Llama-2-7B figures from src/model-facts.md#shapes),
  * not read from the shipped XML.
  */
 #include <criterion/criterion.h>

@@ -926,7 +926,7 @@ Test(engine, exhaustive_and_random_resume_identically)
     }
 }
 
-/* A "blocked gain" (issue 9, the default space's prefill shape in small): k0=v1
+/* A "blocked gain" (as in the default space's prefill shape in small): k0=v1
  * (-25) and k1=v1 (-20) each gain alone, but together they fail a guard
  * ("fallback") unless k10=v1, a change that does nothing alone. The optimum
  * 100 - 25 - 20 = 55 therefore needs a guard-failing intermediate step: from

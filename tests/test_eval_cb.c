@@ -10,21 +10,18 @@
 
 #include "kw_error.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(eval_cb);
 
 static void write_file(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
+    cr_assert_eq(kw_tl_write(path, text), 0, "cannot write %s", path);
 }
 
 Test(eval_cb, continuous_shape_errors_name_file_and_line)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwcb");
     char path[4200], want[4300];
     snprintf(path, sizeof path, "%s/w.xml", dir);
     write_file(path, "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>t</source>\n"
@@ -46,27 +43,24 @@ Test(eval_cb, continuous_shape_errors_name_file_and_line)
     cr_expect(strstr(kw_error_last(), "applies to batching=\"continuous\" only") != NULL, "%s",
               kw_error_last());
     free(w);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-    free(dir);
+    kw_tl_rmrf(dir);
 }
 
 static double col(const char *csv, const char *name)
 {
     char buf[64];
-    kw_t_csv_col(csv, name, buf, sizeof buf);
+    kw_tl_csv_col(csv, name, buf, sizeof buf);
     cr_assert(buf[0], "no column %s in %s", name, csv);
     return atof(buf);
 }
 
 Test(eval_cb, eval_csv_ttft_tpot_and_tokens)
 {
-    char args[4200];
-    snprintf(args, sizeof args,
-             "eval --space '%s/tests/bench/llm_trtllm.xml' --shape trtllm_online_i467_o256_qps8 "
-             "--format csv", kw_t_src());
-    kw_run r = kw_t_run(args, NULL);
+    char space[4200];
+    snprintf(space, sizeof space, "%s/tests/bench/llm_trtllm.xml", kw_tl_src());
+    kw_tl_opts o = {.timeout_s = 60};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "eval", "--space", space, "--shape",
+                             "trtllm_online_i467_o256_qps8", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     double rps = col(r.out, "throughput_rps"), tok = col(r.out, "tokens_per_s");
     cr_expect(rps > 0.0);
@@ -77,12 +71,12 @@ Test(eval_cb, eval_csv_ttft_tpot_and_tokens)
     /* a request's latency is its TTFT plus 255 TPOTs (medians: roughly) */
     cr_expect(tpot > 0.0 && fabs(lat - (ttft + 255.0 * tpot)) < 0.2 * lat, "%g %g %g", lat, ttft,
               tpot);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(eval_cb, ttft_sla_guard)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwcb");
     char path[4200];
     snprintf(path, sizeof path, "%s/s.xml", dir);
     char text[4096];
@@ -94,19 +88,15 @@ Test(eval_cb, ttft_sla_guard)
              "  <knob name=\"max_seqs\" values=\"64\" baseline=\"64\"/>\n"
              "  <guards sla_ttft_p99_us=\"1000\" sla_tpot_p99_us=\"1000000\"/>\n"
              "  <tuning sim_requests=\"100\" final_requests=\"100\"/>\n</space>\n",
-             kw_t_src(), kw_t_src());
+             kw_tl_src(), kw_tl_src());
     write_file(path, text);
-    char args[4400];
-    snprintf(args, sizeof args, "eval --space '%s' --format csv", path);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_opts o = {.timeout_s = 60};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "eval", "--space", path, "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char g[256];
-    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    kw_tl_csv_col(r.out, "guards", g, sizeof g);
     cr_expect(strstr(g, "sla_ttft") != NULL, "guards '%s'", g);
     cr_expect(strstr(g, "sla_tpot") == NULL, "guards '%s'", g);
-    kw_t_free(&r);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-    free(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }

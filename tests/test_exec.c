@@ -21,7 +21,7 @@
 #include "kw_exec.h"
 #include "kw_load.h"
 #include "kw_mstat.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static const char *builddir(void)
 {
@@ -31,7 +31,7 @@ static const char *builddir(void)
 
 static void space_path(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "%s/tests/data/exec/%s", kw_t_src(), name);
+    snprintf(buf, len, "%s/tests/data/exec/%s", kw_tl_src(), name);
 }
 
 /* "BUILDDIR/tests/kw_tworker ARGS" */
@@ -331,7 +331,7 @@ Test(exec, a_pure_noise_step_is_accepted_at_about_alpha)
 
 static long count_lines(const char *path, const char *needle)
 {
-    char *s = kw_t_slurp(path);
+    char *s = kw_tl_slurp(path);
     long n = 0;
     for (char *p = s; (p = strstr(p, needle)) != NULL; p++)
         n++;
@@ -341,7 +341,7 @@ static long count_lines(const char *path, const char *needle)
 
 static long journal_evals(const char *path)
 {
-    char *s = kw_t_slurp(path);
+    char *s = kw_tl_slurp(path);
     long n = 0;
     for (char *p = s; *p; p++)
         if ((p == s || p[-1] == '\n') && p[0] == 'E' && p[1] == ' ')
@@ -352,30 +352,30 @@ static long journal_evals(const char *path)
 
 Test(exec, tune_cannot_start_worker_writes_nothing)
 {
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], out[1100];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], out[1100];
     space_path(sp, sizeof sp, "small.xml");
     worker_cmd(cmd, sizeof cmd, "--no-ready");
     snprintf(out, sizeof out, "%s/run", dir);
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s' --quiet", sp,
              cmd, out);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "did not start") != NULL, "%s", r.err);
-    cr_expect(!kw_t_exists(out), "no run folder for a worker that cannot start");
-    kw_t_free(&r);
+    cr_expect(!kw_tl_exists(out), "no run folder for a worker that cannot start");
+    kw_tl_free(&r);
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec' --out '%s'", sp, out);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2, "a malformed --evaluator is a usage error: %s", r.err);
-    cr_expect(!kw_t_exists(out));
-    kw_t_free(&r);
+    cr_expect(!kw_tl_exists(out));
+    kw_tl_free(&r);
     /* the schema and semantic checks of <evaluator> */
     space_path(sp, sizeof sp, "bad_reps.xml");
     snprintf(args, sizeof args, "validate '%s'", sp);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "bad_reps.xml:8: max_reps (10) is below reps (20)") != NULL, "%s",
               r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
     free(dir);
@@ -383,14 +383,14 @@ Test(exec, tune_cannot_start_worker_writes_nothing)
 
 Test(exec, tune_journals_failed_candidates_and_goes_on)
 {
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], p[1200];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200];
     space_path(sp, sizeof sp, "small.xml");
     worker_cmd(cmd, sizeof cmd, "--crash-on qkv.tile_m=64 --hang-on qkv.tile_n=64 --stderr");
     snprintf(args, sizeof args,
              "tune --space '%s' --evaluator 'exec:%s' --timeout 0.5 --out '%s/run' --quiet "
              "--threads 2 --budget 30",
              sp, cmd, dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "status %d: %s", r.status, r.err);
     snprintf(p, sizeof p, "%s/run/audit.csv", dir);
     cr_expect_gt(count_lines(p, ",error:crash,reject,"), 0, "the crash is a rejected step");
@@ -399,31 +399,31 @@ Test(exec, tune_journals_failed_candidates_and_goes_on)
     cr_expect_gt(count_lines(p, "error:crash"), 0);
     snprintf(p, sizeof p, "%s/run/worker.log", dir);
     cr_expect_gt(count_lines(p, "kw_tworker: request"), 0, "the worker's stderr is in worker.log");
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* verify works on a measured run unchanged (without re-measuring) */
     snprintf(args, sizeof args, "verify '%s/run'", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "verify: %s%s", r.out, r.err);
     cr_expect(strstr(r.out, "skip re-evaluation: a measured run") != NULL, "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* --remeasure: the same deterministic worker reproduces its times (drift 0) */
     snprintf(args, sizeof args, "verify '%s/run' --remeasure 4", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "verify --remeasure: %s%s", r.out, r.err);
     cr_expect(strstr(r.out, "ok   re-measure: 4 evaluations measured again") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "drift median +0.00%, range [+0.00%, +0.00%]") != NULL, "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* ... and a worker that slows by 10% per request (0%, +10%, +20% over three
      * deterministic requests, anchor off) shows exactly that drift */
     char slow[1200];
     worker_cmd(cmd, sizeof cmd, "--drift 10");
     snprintf(slow, sizeof slow, "exec:%s", cmd);
     snprintf(args, sizeof args, "verify '%s/run' --remeasure 3 --evaluator '%s'", dir, slow);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "drift median +10.00%, range [+0.00%, +20.00%]") != NULL,
               "drift reported: %s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
     free(dir);
@@ -433,31 +433,31 @@ Test(exec, tune_journals_failed_candidates_and_goes_on)
  * (naming the file) before it starts a worker or writes anything. */
 Test(exec, resume_refuses_a_changed_worker_program)
 {
-    char *dir = kw_t_tmpdir(), sp[1024], args[4096], sh[4096], w[1100], j[1100];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], args[4096], sh[4096], w[1100], j[1100];
     space_path(sp, sizeof sp, "small.xml");
     snprintf(w, sizeof w, "%s/worker", dir);
     snprintf(sh, sizeof sh, "cp '%s/tests/kw_tworker' '%s'", builddir(), w);
     cr_assert_eq(system(sh), 0);
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet "
              "--budget 20", sp, w, dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(j, sizeof j, "%s/run/journal", dir);
     cr_assert_gt(count_lines(j, "I name=worker "), 0, "the worker program is not an input record");
     /* unchanged: the resume goes through */
     snprintf(args, sizeof args, "tune --resume '%s/run' --quiet", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* one byte more at its end (an ELF file still runs): refused, journal untouched */
     snprintf(sh, sizeof sh, "printf x >> '%s' && cp '%s' '%s/journal.before'", w, j, dir);
     cr_assert_eq(system(sh), 0);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "changed since the run started") && strstr(r.err, "worker"), "%s",
               r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "cmp -s '%s' '%s/journal.before'", j, dir);
     cr_expect_eq(system(sh), 0, "the refused resume changed the journal");
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
@@ -467,16 +467,16 @@ Test(exec, resume_refuses_a_changed_worker_program)
 
 Test(exec, resume_never_measures_twice)
 {
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], j2[1100],
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], j2[1100],
          sh[4096];
     space_path(sp, sizeof sp, "small.xml");
     snprintf(cnt, sizeof cnt, "%s/requests", dir);
     worker_cmd(cmd, sizeof cmd, "");
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' --out '%s/full' "
              "--quiet --budget 60", sp, cmd, cnt, dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(j1, sizeof j1, "%s/full/journal", dir);
     long evals = journal_evals(j1), measured = count_lines(cnt, "purpose=search");
     cr_assert_gt(evals, 10);
@@ -485,18 +485,18 @@ Test(exec, resume_never_measures_twice)
 
     /* audit's one-line reproduction of a step names the run's worker */
     snprintf(args, sizeof args, "audit '%s/full'", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "--evaluator 'exec:") != NULL, "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     long before_audit = count_lines(cnt, "purpose=search");
     cr_expect_eq(before_audit, measured, "audit measures nothing");
 
     /* resume a finished run: nothing is measured for the search again */
     snprintf(args, sizeof args, "tune --resume '%s/full' --quiet", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     cr_expect_eq(count_lines(cnt, "purpose=search"), measured, "resume measured again");
 
     /* a run cut after its first half: only the missing evaluations are measured,
@@ -510,13 +510,13 @@ Test(exec, resume_never_measures_twice)
     long kept = journal_evals(j2);
     cr_assert_eq(kept, evals / 2);
     snprintf(args, sizeof args, "tune --resume '%s/cut' --quiet", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     cr_expect_eq(count_lines(cnt, "purpose=search"), measured + (evals - kept),
                  "the resumed run measured %ld, the journal missed %ld",
                  count_lines(cnt, "purpose=search") - measured, evals - kept);
-    char *a = kw_t_slurp(j1), *b = kw_t_slurp(j2);
+    char *a = kw_tl_slurp(j1), *b = kw_tl_slurp(j2);
     cr_expect_str_eq(a, b, "the resumed journal differs from the uninterrupted one");
     free(a);
     free(b);
@@ -527,18 +527,18 @@ Test(exec, resume_never_measures_twice)
 
 Test(exec, a_noisy_tune_accepts_only_significant_steps)
 {
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], p[1200];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200];
     space_path(sp, sizeof sp, "small.xml");
     /* whole-request latencies with the same distribution for every config:
      * every latency difference between configs is noise */
     worker_cmd(cmd, sizeof cmd, "--flat --unit request --seed 3");
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet",
              sp, cmd, dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(p, sizeof p, "%s/run/audit.csv", dir);
-    char *csv = kw_t_slurp(p);
+    char *csv = kw_tl_slurp(p);
     int rows = 0, accepts = 0;
     for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
         rows++;
@@ -564,7 +564,7 @@ Test(exec, a_noisy_tune_accepts_only_significant_steps)
 
 Test(exec, screen_measures_only_the_models_best_and_resumes_the_same)
 {
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], sh[4096];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], sh[4096];
     space_path(sp, sizeof sp, "small.xml");
     worker_cmd(cmd, sizeof cmd, "");
     long measured[2];
@@ -573,9 +573,9 @@ Test(exec, screen_measures_only_the_models_best_and_resumes_the_same)
         snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' "
                  "--out '%s/run%d' --quiet %s", sp, cmd, cnt, dir, screen,
                  screen ? "--screen 2" : "");
-        kw_run r = kw_t_run(args, NULL);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
         cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-        kw_t_free(&r);
+        kw_tl_free(&r);
         measured[screen] = count_lines(cnt, "purpose=search");
     }
     snprintf(j1, sizeof j1, "%s/run1/journal", dir);
@@ -588,22 +588,22 @@ Test(exec, screen_measures_only_the_models_best_and_resumes_the_same)
              "head -n $n '%s' > '%s/cut/journal'", dir, j1, j1, dir);
     cr_assert_eq(system(sh), 0);
     snprintf(args, sizeof args, "tune --resume '%s/cut' --quiet", dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "%s/cut/journal", dir);
-    char *a = kw_t_slurp(j1), *b = kw_t_slurp(sh);
+    char *a = kw_tl_slurp(j1), *b = kw_tl_slurp(sh);
     cr_expect_str_eq(a, b, "the resumed screened journal differs");
     free(a);
     free(b);
     /* --screen without a measuring evaluator is a usage error, nothing written */
     snprintf(args, sizeof args, "tune --space '%s' --evaluator model --screen 2 --out '%s/m'",
              sp, dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2, "%s", r.err);
     snprintf(sh, sizeof sh, "%s/m", dir);
-    cr_expect(!kw_t_exists(sh));
-    kw_t_free(&r);
+    cr_expect(!kw_tl_exists(sh));
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
     cr_expect_eq(system(sh), 0);
     free(dir);
@@ -616,7 +616,7 @@ Test(exec, a_worker_that_cannot_be_started_again_stops_the_run_with_its_journal_
      * journaled, the next round's are not all in); start 3 fails: the run stops
      * with exit 1 and its journal intact (the engine journals whole rounds: the
      * round in flight is measured again by a resume) */
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1200], args[8192], sh[1100];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1200], args[8192], sh[1100];
     space_path(sp, sizeof sp, "small.xml");
     snprintf(sh, sizeof sh, "%s/start.sh", dir);
     FILE *f = fopen(sh, "w");
@@ -628,16 +628,16 @@ Test(exec, a_worker_that_cannot_be_started_again_stops_the_run_with_its_journal_
     snprintf(cmd, sizeof cmd, "sh %s", sh);
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet",
              sp, cmd, dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 1, "status %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "cannot be started again") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "%s/run/journal", dir);
     cr_expect_eq(journal_evals(sh), 5, "the finished round is journaled");
     snprintf(args, sizeof args, "verify '%s/run' --no-eval", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "the stopped run's journal verifies: %s%s", r.out, r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
     cr_expect_eq(system(sh), 0);
     free(dir);
@@ -647,19 +647,19 @@ Test(exec, journal_is_identical_for_one_and_two_threads)
 {
     /* a seeded noisy worker draws from the request, not from the order of
      * requests: the engine's determinism contract holds through the worker */
-    char *dir = kw_t_tmpdir(), sp[1024], cmd[1024], args[4096], p1[1100], p2[1100];
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p1[1100], p2[1100];
     space_path(sp, sizeof sp, "small.xml");
     worker_cmd(cmd, sizeof cmd, "--noise 0.03");
     for (int t = 1; t <= 2; t++) {
         snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --threads %d "
                  "--out '%s/t%d' --quiet", sp, cmd, t, dir, t);
-        kw_run r = kw_t_run(args, NULL);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
-        kw_t_free(&r);
+        kw_tl_free(&r);
     }
     snprintf(p1, sizeof p1, "%s/t1/journal", dir);
     snprintf(p2, sizeof p2, "%s/t2/journal", dir);
-    char *a = kw_t_slurp(p1), *b = kw_t_slurp(p2);
+    char *a = kw_tl_slurp(p1), *b = kw_tl_slurp(p2);
     cr_expect_gt(strlen(a), 1000);
     cr_expect_str_eq(a, b, "journals differ between 1 and 2 threads");
     free(a);
@@ -697,7 +697,7 @@ Test(exec, eval_stdin_streams_measured_rows)
     space_path(sp, sizeof sp, "small.xml");
     worker_cmd(cmd, sizeof cmd, "--crash-on qkv.tile_m=64");
     snprintf(args, sizeof args, "eval --space '%s' --evaluator 'exec:%s' --stdin", sp, cmd);
-    kw_run r = kw_t_run(args, "attn_decode_kv512_b1_c1 qkv.tile_m=64\n"
+    kw_tl_proc r = kw_tl_sh(args, "attn_decode_kv512_b1_c1 qkv.tile_m=64\n"
                               "attn_decode_kv512_b1_c1 qkv.tile_m=256\n"
                               "attn_decode_kv512_b1_c1 qkv.tile_m=17\n");
     cr_expect_eq(r.status, 0, "%s", r.err);
@@ -705,7 +705,7 @@ Test(exec, eval_stdin_streams_measured_rows)
     cr_expect(strstr(r.out, ",pass,") != NULL, "the next line is measured by a fresh worker: %s",
               r.out);
     cr_expect(strstr(r.out, "stdin:3:") != NULL, "a bad line is a row: %s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(exec, the_simulated_tail_carries_the_measured_spread)

@@ -17,26 +17,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static char kw_t_fix[1024]; /* the shared run: $dir/run with mappings.csv */
 
 static void kw_t_setup(void)
 {
     /* one run per test process; Criterion runs each test in its own process */
-    char *d = kw_t_tmpdir();
+    char *d = kw_tl_tmpdir("kwtest");
     cr_assert(d != NULL);
     snprintf(kw_t_fix, sizeof kw_t_fix, "%s", d);
     free(d);
     char args[2048];
     snprintf(args, sizeof args, "tune --budget 40 --out '%s/run' --quiet", kw_t_fix);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "tune: %s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(args, sizeof args, "recommend '%s/run' --all", kw_t_fix);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "recommend: %s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 static void kw_t_teardown(void)
@@ -60,7 +60,7 @@ static int kw_t_sh(char **out, const char *fmt, ...)
     snprintf(full, sizeof full, "(%s) >'%s' 2>&1", cmd, log);
     int st = system(full);
     if (out)
-        *out = kw_t_slurp(log);
+        *out = kw_tl_slurp(log);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
@@ -69,7 +69,7 @@ static int kw_t_validate(const char *file, char **out)
 {
     const char *py = getenv("KW_PYTHON3") ? getenv("KW_PYTHON3") : "/usr/bin/python3";
     return kw_t_sh(out, "'%s' '%s/tests/check_json_schema.py' '%s/results/export.schema.json' '%s'",
-                   py, kw_t_src(), kw_t_src(), file);
+                   py, kw_tl_src(), kw_tl_src(), file);
 }
 
 /* mappings.csv's header and the row of one shape (no quoted fields in the default). */
@@ -79,7 +79,7 @@ static const char *kw_t_row(const char *shape)
     static char path[4200];
     if (!kw_t_csv) {
         snprintf(path, sizeof path, "%s/run/mappings.csv", kw_t_fix);
-        kw_t_csv = kw_t_slurp(path);
+        kw_t_csv = kw_tl_slurp(path);
     }
     const char *r = kw_t_csv;
     size_t n = strlen(shape);
@@ -121,7 +121,7 @@ static const char *kw_t_shapes[] = {"attn_prefill_s128_b8_c4", "attn_prefill_s20
 Test(export, json_validates_against_the_shipped_schema_and_agrees_with_mappings)
 {
     char *out = NULL;
-    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/e.json'", kw_t_bin(), kw_t_fix,
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/e.json'", kw_tl_bin(), kw_t_fix,
                      kw_t_fix);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
@@ -133,7 +133,7 @@ Test(export, json_validates_against_the_shipped_schema_and_agrees_with_mappings)
     free(out);
 
     /* every shape's config id and every knob value as mappings.csv has them */
-    char *json = kw_t_slurp(path);
+    char *json = kw_tl_slurp(path);
     int ncols = kw_t_ncols();
     for (int s = 0; s < KW_T_NSHAPES; s++) {
         char want[256], id[64];
@@ -177,7 +177,7 @@ Test(export, num_stages_follows_double_buffer)
      * on, attn.double_buffer off -> the baseline roll-back target's kernels
      * carry num_stages 2 and 1 */
     char *out = NULL;
-    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json", kw_t_bin(), kw_t_fix);
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json", kw_tl_bin(), kw_t_fix);
     cr_assert_eq(st, 0, "%s", out);
     const char *base = strstr(out, "\"baseline\": {");
     cr_assert(base != NULL);
@@ -197,14 +197,14 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
 {
     char *out = NULL, path[4200];
     int st = kw_t_sh(&out, "'%s' export '%s/run/mappings.csv' --format json -o '%s/m.json'",
-                     kw_t_bin(), kw_t_fix, kw_t_fix);
+                     kw_tl_bin(), kw_t_fix, kw_t_fix);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/m.json", kw_t_fix);
     st = kw_t_validate(path, &out);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
-    char *json = kw_t_slurp(path);
+    char *json = kw_tl_slurp(path);
     cr_expect(strstr(json, "\"kind\": \"mappings.csv\"") != NULL);
     /* the predicted p95 is mappings.csv's own column, shape by shape; no guards */
     int ncols = kw_t_ncols();
@@ -231,7 +231,7 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     snprintf(path, sizeof path, "%s/run/e.json", kw_t_fix);
     st = kw_t_sh(&out, "'%s' export '%s/run' --format json | sed 's/\"num_stages\": 2/\"num_stages\": 3/' "
                        "> '%s/bad2.json'",
-                 kw_t_bin(), kw_t_fix, kw_t_fix);
+                 kw_tl_bin(), kw_t_fix, kw_t_fix);
     free(out);
     snprintf(path, sizeof path, "%s/bad2.json", kw_t_fix);
     st = kw_t_validate(path, &out);
@@ -243,7 +243,7 @@ Test(export, c_header_compiles_and_reads_back)
 {
     char *out = NULL;
     int st = kw_t_sh(&out, "'%s' export '%s/run' --format c-header -o '%s/knobwise_export.h'",
-                     kw_t_bin(), kw_t_fix, kw_t_fix);
+                     kw_tl_bin(), kw_t_fix, kw_t_fix);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
     char prog[4200];
@@ -294,51 +294,51 @@ Test(export, output_refusals_leave_every_file_as_it_was)
 {
     char path[4200], *out = NULL;
     snprintf(path, sizeof path, "%s/run/results.xml", kw_t_fix);
-    char *before = kw_t_slurp(path);
+    char *before = kw_tl_slurp(path);
     /* the run folder's own files: never, --force or not */
     const char *own[] = {"results.xml", "journal", "mappings.csv"};
     for (size_t i = 0; i < 3; i++) {
         int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/run/%s' --force",
-                         kw_t_bin(), kw_t_fix, kw_t_fix, own[i]);
+                         kw_tl_bin(), kw_t_fix, kw_t_fix, own[i]);
         cr_expect_eq(st, 2, "%s: %s", own[i], out);
         cr_expect(strstr(out, "run folder") != NULL, "%s", out);
         free(out);
     }
-    char *after = kw_t_slurp(path);
+    char *after = kw_tl_slurp(path);
     cr_expect_str_eq(after, before);
     free(after);
     free(before);
     /* a name the run folder uses, not yet there: refused too */
-    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/run/report.html'", kw_t_bin(),
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/run/report.html'", kw_tl_bin(),
                      kw_t_fix, kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/run/report.html", kw_t_fix);
-    cr_expect(!kw_t_exists(path));
+    cr_expect(!kw_tl_exists(path));
     /* an existing file: only with --force */
     snprintf(path, sizeof path, "%s/keep.json", kw_t_fix);
     FILE *f = fopen(path, "w");
     fputs("mine\n", f);
     fclose(f);
-    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s'", kw_t_bin(), kw_t_fix, path);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s'", kw_tl_bin(), kw_t_fix, path);
     cr_expect_eq(st, 2, "%s", out);
     cr_expect(strstr(out, "--force") != NULL, "%s", out);
     free(out);
-    char *kept = kw_t_slurp(path);
+    char *kept = kw_tl_slurp(path);
     cr_expect_str_eq(kept, "mine\n");
     free(kept);
-    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s' --force", kw_t_bin(), kw_t_fix, path);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s' --force", kw_tl_bin(), kw_t_fix, path);
     cr_expect_eq(st, 0, "%s", out);
     free(out);
-    kept = kw_t_slurp(path);
+    kept = kw_tl_slurp(path);
     cr_expect(strncmp(kept, "{\n  \"format\": \"knobwise-export\"", 31) == 0);
     free(kept);
     /* not a regular file; a folder that does not exist */
-    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o /dev/null --force", kw_t_bin(), kw_t_fix);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o /dev/null --force", kw_tl_bin(), kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     cr_expect(strstr(out, "not a regular file") != NULL, "%s", out);
     free(out);
-    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/nope/x.json'", kw_t_bin(), kw_t_fix,
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/nope/x.json'", kw_tl_bin(), kw_t_fix,
                  kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     free(out);
@@ -351,22 +351,22 @@ Test(export, bad_input_exits_2_and_writes_nothing)
     FILE *f = fopen(path, "w");
     fputs("<?xml version=\"1.0\"?>\n<results>\n", f);
     fclose(f);
-    int st = kw_t_sh(&out, "'%s' export '%s' --format json -o '%s/x.json'", kw_t_bin(), path, kw_t_fix);
+    int st = kw_t_sh(&out, "'%s' export '%s' --format json -o '%s/x.json'", kw_tl_bin(), path, kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     char want[4300];
     snprintf(want, sizeof want, "%s:", path);
     cr_expect(strstr(out, want) != NULL, "FILE:LINE message: %s", out);
     free(out);
     snprintf(path, sizeof path, "%s/x.json", kw_t_fix);
-    cr_expect(!kw_t_exists(path), "nothing written on bad input");
-    st = kw_t_sh(&out, "'%s' export '%s/missing' --format json", kw_t_bin(), kw_t_fix);
+    cr_expect(!kw_tl_exists(path), "nothing written on bad input");
+    st = kw_t_sh(&out, "'%s' export '%s/missing' --format json", kw_tl_bin(), kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     cr_expect(strstr(out, "cannot open") != NULL, "%s", out);
     free(out);
-    st = kw_t_sh(&out, "'%s' export '%s/run' --format yaml", kw_t_bin(), kw_t_fix);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format yaml", kw_tl_bin(), kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     free(out);
-    st = kw_t_sh(&out, "'%s' export '%s/run'", kw_t_bin(), kw_t_fix);
+    st = kw_t_sh(&out, "'%s' export '%s/run'", kw_tl_bin(), kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
     free(out);
 }

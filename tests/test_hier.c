@@ -14,7 +14,7 @@
 #include "kw_error.h"
 #include "kw_fidelity.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -429,17 +429,17 @@ Test(hier, unsupported_precision_pair_is_an_input_error)
 
 Test(hier, eval_names_an_unsupported_pair_infeasible)
 {
-    kw_run r = kw_t_run("eval --format csv --set accum_precision=fp16", NULL);
+    kw_tl_proc r = kw_tl_sh("eval --format csv --set accum_precision=fp16", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char g[256];
-    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    kw_tl_csv_col(r.out, "guards", g, sizeof g);
     cr_assert_str_eq(g, "infeasible", "%s", r.out);
-    kw_t_free(&r);
-    r = kw_t_run("eval --format csv --set precision=fp16 --set accum_precision=fp16", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_sh("eval --format csv --set precision=fp16 --set accum_precision=fp16", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_t_csv_col(r.out, "guards", g, sizeof g);
+    kw_tl_csv_col(r.out, "guards", g, sizeof g);
     cr_assert_neq(strcmp(g, "infeasible"), 0, "fp16 accumulates in fp16 on H100: %s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 /* ---------------- the accelerator format ---------------- */
@@ -447,8 +447,8 @@ Test(hier, eval_names_an_unsupported_pair_infeasible)
 static char *write_accel(const char *dir, const char *name, const char *extra)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_t_src());
-    char *base = kw_t_slurp(path);
+    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_tl_src());
+    char *base = kw_tl_slurp(path);
     cr_assert(base, "read %s", path);
     char *end = strstr(base, "</accelerator>");
     cr_assert(end);
@@ -466,12 +466,12 @@ static char *write_accel(const char *dir, const char *name, const char *extra)
 Test(hier, old_files_load_without_a_hierarchy)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_tl_src());
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
     cr_assert_eq(a.n_levels, 0);
     cr_assert_eq(a.n_pairs, 0);
-    snprintf(path, sizeof path, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/accel/h100.xml", kw_tl_src());
     cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
     cr_assert_eq(a.n_levels, 3);
     cr_assert_eq(a.levels[2].kind, KW_LEVEL_SHARED);
@@ -495,20 +495,20 @@ Test(hier, bad_hierarchies_are_file_line_errors)
         {"<accumulate input=\"fp32\" accum=\"bf16\"/>\n", "fewer bytes"},
         {"<rates kernel_fixed_us=\"5000\"/>\n", "kernel_fixed_us must be in"},
     };
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "bad%zu.xml", i);
         char *p = write_accel(dir, name, bad[i].xml);
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "validate %s", p);
-        kw_run r = kw_t_run(cmd, NULL);
+        kw_tl_proc r = kw_tl_sh(cmd, NULL);
         cr_assert_eq(r.status, 2, "%s: %s", p, r.out);
         cr_assert(strstr(r.err, bad[i].want), "%zu: want '%s' in: %s", i, bad[i].want, r.err);
         char loc[1100];
         snprintf(loc, sizeof loc, "%s:", p);
         cr_assert(strstr(r.err, loc), "no FILE:LINE in %s", r.err);
-        kw_t_free(&r);
+        kw_tl_free(&r);
         free(p);
     }
     free(dir);
@@ -519,8 +519,8 @@ Test(hier, bad_hierarchies_are_file_line_errors)
 Test(hier, shipped_measurements_load_and_every_case_costs)
 {
     char path[1024], ap[1024];
-    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_t_src());
-    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     kw_fid_set *set = malloc(sizeof *set);
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, ap), 0, "%s", kw_error_last());
@@ -539,7 +539,7 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
 
 Test(hier, bad_measurement_rows_are_file_line_errors)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char p[1024];
     snprintf(p, sizeof p, "%s/m.csv", dir);
     FILE *f = fopen(p, "w");

@@ -6,7 +6,7 @@
  * the eval --stdin protocol; extreme but schema-valid numbers that the model
  * must survive.
  *
- * Design choice: every run goes through kw_proc.h (fork/exec, SIGKILL after a
+ * Design choice: every run goes through kw_tl_proc.h (fork/exec, SIGKILL after a
  * timeout, RLIMIT_AS, peak RSS from wait4), so "no hang" and "bounded memory"
  * are asserted, not hoped for. Trace, journal and results files are not
  * XML inputs of `validate`; they are checked through the verbs that read them
@@ -15,7 +15,7 @@
 
 #include <dirent.h>
 
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 
 TestSuite(hostile, .timeout = 240);
 
@@ -29,11 +29,11 @@ static const char *kw_h_src(void)
     return s ? s : ".";
 }
 
-static const kw_proc_opts kw_h_opts = {.timeout_s = KW_H_TIMEOUT_S, .as_limit_mb = KW_H_AS_MB};
+static const kw_tl_opts kw_h_opts = {.timeout_s = KW_H_TIMEOUT_S, .as_limit_mb = KW_H_AS_MB};
 
 static char *kw_h_tmpdir(void)
 {
-    char *d = kw_p_tmpdir("kwhostile");
+    char *d = kw_tl_tmpdir("kwhostile");
     cr_assert(d, "mkdtemp");
     return d;
 }
@@ -45,15 +45,15 @@ static void kw_h_need_tune(void)
 {
     static int have = -1;
     if (have < 0) {
-        kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "tune", "--help", NULL);
+        kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "tune", "--help", NULL);
         have = r.status == 0;
-        kw_p_free(&r);
+        kw_tl_free(&r);
     }
     cr_assert(have, "knobwise tune --help failed: the tune verb is broken");
 }
 
 /* The run ended by itself (no signal, no timeout), within bounded memory. */
-static void kw_h_sane(const kw_proc *r, const char *what)
+static void kw_h_sane(const kw_tl_proc *r, const char *what)
 {
     cr_assert(!r->timed_out, "%s: hung (killed after %d s)", what, KW_H_TIMEOUT_S);
     cr_assert(r->status >= 0 && r->status < 128, "%s: died with status %d: %s", what, r->status,
@@ -64,7 +64,7 @@ static void kw_h_sane(const kw_proc *r, const char *what)
 }
 
 /* exit 2, stderr starts with "path:LINE:" (LINE digits) */
-static void kw_h_refused_with_line(const kw_proc *r, const char *path, const char *what)
+static void kw_h_refused_with_line(const kw_tl_proc *r, const char *path, const char *what)
 {
     kw_h_sane(r, what);
     cr_assert_eq(r->status, 2, "%s: exit %d, stderr: %s", what, r->status, r->err);
@@ -78,7 +78,7 @@ static void kw_h_refused_with_line(const kw_proc *r, const char *path, const cha
  * as --space, --accel, --workload; tune writes nothing. */
 static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
 {
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", path, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", path, NULL);
     char what[4300];
     snprintf(what, sizeof what, "validate %s", path);
     kw_h_refused_with_line(&r, path, what);
@@ -87,32 +87,32 @@ static void kw_h_refused_everywhere(const char *path, const char *line_or_null)
         snprintf(pre, sizeof pre, "%s:%s:", path, line_or_null);
         cr_assert(strstr(r.err, pre) != NULL, "%s: want '%s' in %.600s", what, pre, r.err);
     }
-    kw_p_free(&r);
-    if (kw_p_valgrind())
+    kw_tl_free(&r);
+    if (kw_tl_valgrind())
         return; /* under valgrind the roles below would take an hour; validate covers the loader */
     static const char *roles[] = {"--space", "--accel", "--workload"};
     for (int i = 0; i < 3; i++) {
-        r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", roles[i], path, "--format", "csv", NULL);
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "eval", roles[i], path, "--format", "csv", NULL);
         snprintf(what, sizeof what, "eval %s %s", roles[i], path);
         kw_h_sane(&r, what);
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
         cr_assert(strstr(r.err, path) != NULL, "%s: message does not name the file: %s", what,
                   r.err);
         cr_assert_eq(r.out[0], '\0', "%s: wrote to stdout: %.300s", what, r.out);
-        kw_p_free(&r);
+        kw_tl_free(&r);
         kw_h_need_tune();
         char *dir = kw_h_tmpdir(), out[4200];
         snprintf(out, sizeof out, "%s/run", dir);
-        kw_proc_opts o = kw_h_opts;
+        kw_tl_opts o = kw_h_opts;
         o.cwd = dir;
-        r = kw_p_run(&o, kw_p_bin(), "tune", roles[i], path, "--out", out, "--budget", "5",
+        r = kw_tl_run(&o, kw_tl_bin(), "tune", roles[i], path, "--out", out, "--budget", "5",
                      "--quiet", NULL);
         snprintf(what, sizeof what, "tune %s %s", roles[i], path);
         kw_h_sane(&r, what);
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
-        cr_assert_eq(kw_p_entries(dir), 0, "%s: wrote into %s", what, dir);
-        kw_p_free(&r);
-        kw_p_rmrf(dir);
+        cr_assert_eq(kw_tl_entries(dir), 0, "%s: wrote into %s", what, dir);
+        kw_tl_free(&r);
+        kw_tl_rmrf(dir);
     }
 }
 
@@ -121,25 +121,19 @@ Test(hostile, corpus_refused_in_every_role_bounded)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/data/bad/EXPECTED", kw_h_src());
-    FILE *f = fopen(path, "r");
-    cr_assert(f != NULL, "no manifest %s", path);
-    char line[2048];
+    kw_tl_manifest *m = kw_tl_manifest_open(path);
+    cr_assert(m != NULL, "no manifest %s", path);
+    kw_tl_row row;
     int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        char *save = NULL;
-        char *name = strtok_r(line, "\t", &save);
-        (void)strtok_r(NULL, "\t", &save);
-        char *ln = strtok_r(NULL, "\t", &save);
-        cr_assert(name && ln, "bad manifest line");
+    while (kw_tl_manifest_next(m, &row)) {
+        const char *name = row.f[0], *ln = row.f[2];
+        cr_assert(row.n >= 3, "bad manifest line %d", row.line);
         char file[4096];
         snprintf(file, sizeof file, "%s/tests/data/bad/%s", kw_h_src(), name);
         kw_h_refused_everywhere(file, ln);
         n++;
     }
-    fclose(f);
+    kw_tl_manifest_close(m);
     cr_assert_geq(n, 60, "the corpus has %d XML files", n);
 }
 
@@ -170,11 +164,11 @@ Test(hostile, file_of_tens_of_megabytes)
     kw_h_write(p, kw_h_space_head, "<!-- padding padding padding padding padding -->\n",
                40u << 20, "</space>\n");
     kw_h_refused_everywhere(p, "1");
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", p, NULL);
     cr_assert(strstr(r.err, "limit") != NULL, "%s", r.err);
     cr_assert_lt(r.maxrss_kb, 64 * 1024, "a refused 40 MB file cost %ld KiB", r.maxrss_kb);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* Just under the size limit and valid: accepted, memory bounded. The
@@ -192,11 +186,11 @@ Test(hostile, big_legal_file_accepted_with_bounded_memory)
              "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n</space>\n",
              kw_h_src(), kw_h_src());
     kw_h_write(p, head, "lorem ipsum dolor sit amet ", 3500000, tail);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", p, NULL);
     kw_h_sane(&r, "validate big.xml");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* A million nested elements: refused at the depth limit, no stack overflow. */
@@ -206,10 +200,10 @@ Test(hostile, million_nested_elements)
     snprintf(p, sizeof p, "%s/deep.xml", dir);
     kw_h_write(p, kw_h_space_head, "<a>", 3000000, "");
     kw_h_refused_everywhere(p, NULL);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", p, NULL);
     cr_assert(strstr(r.err, "nested") != NULL || strstr(r.err, "depth") != NULL, "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* One attribute of 3 MB and 100,000 attributes on one element. */
@@ -227,7 +221,7 @@ Test(hostile, giant_attribute_and_attribute_flood)
     fputs("/>\n", f);
     fclose(f);
     kw_h_refused_everywhere(p, NULL);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* Thousands of problems in one file: every one counted, the message bounded. */
@@ -237,11 +231,11 @@ Test(hostile, thousands_of_problems_message_bounded)
     snprintf(p, sizeof p, "%s/many.xml", dir);
     kw_h_write(p, kw_h_space_head, "  <knob name=\"fuse_qkv\" values=\"off on\" bogus=\"1\"/>\n",
                1000000, "</space>\n");
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", p, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", p, NULL);
     kw_h_refused_with_line(&r, p, "validate many.xml");
     cr_assert_lt(strlen(r.err), 16384, "stderr is %zu bytes", strlen(r.err));
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* Not files at all: a FIFO with no writer, devices, a folder, nothing, a
@@ -266,19 +260,19 @@ Test(hostile, special_files_and_paths)
                            dangling, loop1, longp, "", "-"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         static const char *roles[] = {"--space", "--accel", "--workload"};
-        kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", paths[i], NULL);
+        kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", paths[i], NULL);
         kw_h_sane(&r, paths[i]);
         cr_assert_eq(r.status, 2, "validate '%.80s': exit %d: %s", paths[i], r.status, r.err);
-        kw_p_free(&r);
+        kw_tl_free(&r);
         for (int k = 0; k < 3; k++) {
-            r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", roles[k], paths[i], NULL);
+            r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "eval", roles[k], paths[i], NULL);
             kw_h_sane(&r, paths[i]);
             cr_assert_eq(r.status, 2, "eval %s '%.80s': exit %d: %s", roles[k], paths[i],
                          r.status, r.err);
-            kw_p_free(&r);
+            kw_tl_free(&r);
         }
     }
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* The stdin protocol of eval: a megabyte line, NUL bytes, thousands of
@@ -305,9 +299,9 @@ Test(hostile, eval_stdin_garbage)
     fputs("\xff\xfe\xfd\n", f), lines++;
     fputs("attn_prefill_s128_b8_c4 %s%n%x=1\n", f), lines++;
     fclose(f);
-    kw_proc_opts o = kw_h_opts;
+    kw_tl_opts o = kw_h_opts;
     o.stdin_path = p;
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--stdin", NULL);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "eval", "--stdin", NULL);
     kw_h_sane(&r, "eval --stdin");
     cr_assert_eq(r.status, 0, "%s", r.err);
     int rows = 0;
@@ -315,8 +309,8 @@ Test(hostile, eval_stdin_garbage)
         rows += *s == '\n';
     cr_assert_geq(rows, 1 + lines - 1, "%d rows for %d lines: %.2000s", rows, lines, r.out);
     cr_assert_lt(strlen(r.out), 1u << 20, "echoed megabytes back");
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* Extreme but schema-valid numbers (largest dims, many cores, huge on-chip
@@ -365,16 +359,16 @@ Test(hostile, extreme_valid_numbers_survive)
           "  <tuning sim_requests=\"200\" final_requests=\"200\"/>\n"
           "</space>\n", f);
     fclose(f);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", sp, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", sp, NULL);
     kw_h_sane(&r, "validate extreme");
     int valid = r.status == 0;
-    kw_p_free(&r);
+    kw_tl_free(&r);
     if (!valid)
         fprintf(stderr, "# the extreme space is refused by validate; eval must refuse it too\n");
     static const char *sets[] = {"launch_mode=eager", "launch_mode=graph", "qkv.tile_m=1",
                                  "max_batch=1"};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", "--space", sp, "--set", sets[i],
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "eval", "--space", sp, "--set", sets[i],
                      "--format", "csv", NULL);
         kw_h_sane(&r, sets[i]);
         cr_assert(r.status == 0 || r.status == 1 || r.status == 2, "%s: exit %d", sets[i],
@@ -383,9 +377,9 @@ Test(hostile, extreme_valid_numbers_survive)
             cr_assert(strstr(r.out, "nan") == NULL && strstr(r.out, "inf") == NULL,
                       "%s: non-finite metrics:\n%s", sets[i], r.out);
         }
-        kw_p_free(&r);
+        kw_tl_free(&r);
     }
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- traces: given to a shape (arrival="trace"), read when the evaluator starts ---- */
@@ -422,9 +416,9 @@ static void kw_h_trace_refused(const char *trace, const char *sub, const char *l
     char *dir = kw_h_tmpdir(), sp[4300], what[4400];
     kw_h_trace_space(dir, trace);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc_opts o = kw_h_opts;
+    kw_tl_opts o = kw_h_opts;
     o.timeout_s = 15; /* the special files would otherwise cost the full timeout when they hang */
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "eval", "--space", sp, "--format", "csv", NULL);
     snprintf(what, sizeof what, "eval with trace %s", trace);
     kw_h_sane(&r, what);
     cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
@@ -438,8 +432,8 @@ static void kw_h_trace_refused(const char *trace, const char *sub, const char *l
     }
     if (sub)
         cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in: %s", what, sub, r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* Lines of tests/data/bad/HOSTILE with the given HOW, as (name, sub, line). */
@@ -448,20 +442,13 @@ static int kw_h_each(const char *how, kw_h_each_fn fn)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_h_src());
-    FILE *f = fopen(path, "r");
-    cr_assert(f != NULL, "no manifest %s", path);
-    char line[2048];
+    kw_tl_manifest *m = kw_tl_manifest_open(path);
+    cr_assert(m != NULL, "no manifest %s", path);
+    kw_tl_row row;
     int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        char *save = NULL;
-        char *name = strtok_r(line, "\t", &save);
-        char *h = strtok_r(NULL, "\t", &save);
-        char *sub = strtok_r(NULL, "\t", &save);
-        char *ln = strtok_r(NULL, "\t", &save);
-        cr_assert(name && h && sub && ln, "bad HOSTILE line");
+    while (kw_tl_manifest_next(m, &row)) {
+        const char *name = row.f[0], *h = row.f[1], *sub = row.f[2], *ln = row.f[3];
+        cr_assert(row.n >= 4, "bad HOSTILE line %d", row.line);
         if (strcmp(h, how) != 0)
             continue;
         char file[4096];
@@ -469,7 +456,7 @@ static int kw_h_each(const char *how, kw_h_each_fn fn)
         fn(file, sub, ln);
         n++;
     }
-    fclose(f);
+    kw_tl_manifest_close(m);
     return n;
 }
 
@@ -483,11 +470,11 @@ Test(hostile, valid_trace_is_accepted)
     fclose(f);
     kw_h_trace_space(dir, tr);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "eval", "--space", sp, "--format", "csv", NULL);
     kw_h_sane(&r, "eval with a good trace");
     cr_assert_eq(r.status, 0, "a shape replaying a good trace is refused: %s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 Test(hostile, bad_traces_refused_with_file_and_line)
@@ -502,23 +489,23 @@ static void kw_h_validate_refuses_trace(const char *trace, const char *sub, cons
     char *dir = kw_h_tmpdir(), sp[4300];
     kw_h_trace_space(dir, trace);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", sp, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", sp, NULL);
     kw_h_sane(&r, trace);
     cr_assert_eq(r.status, 2, "validate passes a space whose shape replays the bad trace %s", trace);
     cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in %s", trace, sub, r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 static void kw_h_validate_refuses(const char *file, const char *sub, const char *line)
 {
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", file, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", file, NULL);
     kw_h_refused_with_line(&r, file, file);
     char pre[4200];
     snprintf(pre, sizeof pre, "%s:%s:", file, line);
     cr_assert(strstr(r.err, pre) != NULL && strstr(r.err, sub) != NULL,
               "want '%s' and '%s' in %s", pre, sub, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
 }
 
 /* validate is the user's check before an overnight run: it must read the
@@ -558,7 +545,7 @@ Test(hostile, trace_of_tens_of_megabytes)
     cr_assert_eq(ftruncate(fd, 600L << 20), 0);
     close(fd);
     kw_h_trace_refused(tr, "limit", NULL);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* A trace that is not a file: no hang (a FIFO nobody writes, /dev/zero
@@ -569,7 +556,7 @@ Test(hostile, trace_fifo_no_hang)
     snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     kw_h_trace_refused(fifo, NULL, NULL);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 Test(hostile, trace_dev_zero_no_hang) { kw_h_trace_refused("/dev/zero", NULL, NULL); }
@@ -579,14 +566,14 @@ Test(hostile, trace_folder_or_empty_device_refused)
     char *dir = kw_h_tmpdir();
     kw_h_trace_refused("/dev/null", NULL, NULL);
     kw_h_trace_refused(dir, NULL, NULL);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- configurations given to bisect ---- */
 
 static void kw_h_bisect_refused(const char *file, const char *sub, const char *line)
 {
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "bisect", "baseline", file, "--shape",
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "bisect", "baseline", file, "--shape",
                          "attn_prefill_s128_b8_c4", NULL);
     char what[4300], pre[4300];
     snprintf(what, sizeof what, "bisect baseline %s", file);
@@ -595,7 +582,7 @@ static void kw_h_bisect_refused(const char *file, const char *sub, const char *l
     snprintf(pre, sizeof pre, "%s:%s:", file, line);
     cr_expect(strstr(r.err, pre) != NULL && strstr(r.err, sub) != NULL,
               "%s: want '%s' and '%s' in: %s", what, pre, sub, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(hostile, bad_bisect_configurations_refused)
@@ -611,15 +598,15 @@ Test(hostile, bisect_special_files_no_hang)
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     const char *paths[] = {fifo, "/dev/zero", dir};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        kw_proc_opts o = kw_h_opts;
+        kw_tl_opts o = kw_h_opts;
         o.timeout_s = 15;
-        kw_proc r = kw_p_run(&o, kw_p_bin(), "bisect", "baseline", paths[i], "--shape",
+        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "bisect", "baseline", paths[i], "--shape",
                              "attn_prefill_s128_b8_c4", NULL);
         kw_h_sane(&r, paths[i]);
         cr_assert_eq(r.status, 2, "bisect %s: exit %d: %s", paths[i], r.status, r.err);
-        kw_p_free(&r);
+        kw_tl_free(&r);
     }
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- journals: given to verify and to tune --resume, generated from a real run ---- */
@@ -682,19 +669,19 @@ static void kw_h_journal_refused(const char *dir, const char *what, const char *
     int regular = lstat(jp, &st) == 0 && S_ISREG(st.st_mode);
     size_t n0 = 0;
     char *before = regular ? kw_h_slurp(jp, &n0) : NULL;
-    kw_proc_opts o = kw_h_opts;
+    kw_tl_opts o = kw_h_opts;
     o.cwd = dir;
     o.timeout_s = 20;
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "verify", "v", "--no-eval", NULL);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "verify", "v", "--no-eval", NULL);
     kw_h_sane(&r, what);
     cr_assert(r.status != 0, "verify accepted a journal with %s", what);
     cr_assert(strstr(r.err, sub) != NULL || strstr(r.out, sub) != NULL,
               "verify, %s: want '%s' in %s%s", what, sub, r.out, r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, kw_p_bin(), "tune", "--resume", "v", "--quiet", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", "v", "--quiet", NULL);
     kw_h_sane(&r, what);
     cr_assert(r.status != 0, "resume accepted a journal with %s", what);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     if (before) {
         size_t n1;
         char *after = kw_h_slurp(jp, &n1);
@@ -709,14 +696,14 @@ Test(hostile, damaged_journals_refused_with_record_number)
 {
     kw_h_need_tune();
     char *dir = kw_h_tmpdir(), ref[4300], v[4300], jp[4400];
-    kw_proc_opts o = kw_h_opts;
+    kw_tl_opts o = kw_h_opts;
     o.cwd = dir;
     char space[4200];
     snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "20", "--out",
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "20", "--out",
                          "ref", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     snprintf(ref, sizeof ref, "%s/ref", dir);
     snprintf(v, sizeof v, "%s/v", dir);
     snprintf(jp, sizeof jp, "%s/journal", v);
@@ -730,7 +717,7 @@ Test(hostile, damaged_journals_refused_with_record_number)
     cr_assert_gt(records, 40);
     enum { EMPTY, GARBAGE, FLIP, DELETE, SWAP, LONGLINE, TWICE, NULS, FIFO, DEVZERO, FOLDER, NV };
     for (int k = 0; k < NV; k++) {
-        nftw(v, kw_p_rm1, 16, FTW_DEPTH | FTW_PHYS);
+        kw_tl_rm_tree(v);
         kw_h_copy_run(ref, v);
         FILE *f = NULL;
         const char *what = "?", *sub = "record";
@@ -819,7 +806,7 @@ Test(hostile, damaged_journals_refused_with_record_number)
         kw_h_journal_refused(dir, what, sub);
     }
     free(j);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- the clock's range and special files, from the manifest ---- */
@@ -848,30 +835,30 @@ static void kw_h_clock_refused(const char *wl, const char *sub, const char *line
     snprintf(pre, sizeof pre, "%s:%s:", wl, line);
     static const char *verbs[] = {"validate", "eval", "tune"};
     for (int v = 0; v < 3; v++) {
-        kw_proc r;
+        kw_tl_proc r;
         char cwd[4300];
         snprintf(cwd, sizeof cwd, "%s/cwd", dir);
         cr_assert_eq(mkdir(cwd, 0700), 0);
         snprintf(run, sizeof run, "%s/run", cwd);
-        kw_proc_opts o = kw_h_opts;
+        kw_tl_opts o = kw_h_opts;
         o.cwd = cwd;
         if (v == 0)
-            r = kw_p_run(&o, kw_p_bin(), "validate", sp, NULL);
+            r = kw_tl_run(&o, kw_tl_bin(), "validate", sp, NULL);
         else if (v == 1)
-            r = kw_p_run(&o, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+            r = kw_tl_run(&o, kw_tl_bin(), "eval", "--space", sp, "--format", "csv", NULL);
         else
-            r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
+            r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
                          "--quiet", NULL);
         snprintf(what, sizeof what, "%s of a space on %s", verbs[v], wl);
         kw_h_sane(&r, what);
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
         cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "%s: want '%s' and '%s' in: %s", what,
                   pre, sub, r.err);
-        cr_assert_eq(kw_p_entries(cwd), 0, "%s: wrote into its folder", what);
-        kw_p_free(&r);
+        cr_assert_eq(kw_tl_entries(cwd), 0, "%s: wrote into its folder", what);
+        kw_tl_free(&r);
         cr_assert_eq(rmdir(cwd), 0);
     }
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 Test(hostile, clock_range_refused_before_any_run)
@@ -896,39 +883,39 @@ static void kw_h_special_refused(const char *name, const char *sub, const char *
         snprintf(path, sizeof path, "%s", base[0] == '@' ? name : strstr(name, "/dev/"));
     }
     /* validate, and eval in each XML role */
-    kw_proc r = kw_p_run(&kw_h_opts, kw_p_bin(), "validate", path, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", path, NULL);
     snprintf(what, sizeof what, "validate %s", path);
     kw_h_sane(&r, what);
     cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
     cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     static const char *roles[] = {"--space", "--accel", "--workload"};
     for (int i = 0; i < 3; i++) {
-        r = kw_p_run(&kw_h_opts, kw_p_bin(), "eval", roles[i], path, "--format", "csv", NULL);
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "eval", roles[i], path, "--format", "csv", NULL);
         snprintf(what, sizeof what, "eval %s %s", roles[i], path);
         kw_h_sane(&r, what);
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
         cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
-        kw_p_free(&r);
+        kw_tl_free(&r);
     }
     /* tune --trace, nothing written */
     char cwd[4300], run[4400];
     snprintf(cwd, sizeof cwd, "%s/cwd", dir);
     cr_assert_eq(mkdir(cwd, 0700), 0);
     snprintf(run, sizeof run, "%s/run", cwd);
-    kw_proc_opts o = kw_h_opts;
+    kw_tl_opts o = kw_h_opts;
     o.cwd = cwd;
-    r = kw_p_run(&o, kw_p_bin(), "tune", "--trace", path, "--out", run, "--budget", "2", "--quiet",
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--trace", path, "--out", run, "--budget", "2", "--quiet",
                  NULL);
     snprintf(what, sizeof what, "tune --trace %s", path);
     kw_h_sane(&r, what);
     cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
     cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
-    cr_assert_eq(kw_p_entries(cwd), 0, "%s: wrote into its folder", what);
-    kw_p_free(&r);
+    cr_assert_eq(kw_tl_entries(cwd), 0, "%s: wrote into its folder", what);
+    kw_tl_free(&r);
     /* a shape's trace */
     kw_h_trace_refused(path, sub, NULL);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 Test(hostile, special_files_refused_in_every_input_role)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(installed);
 
@@ -48,7 +48,7 @@ static char *kw_t_log(const char *dir)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/log", dir);
-    return kw_t_slurp(p);
+    return kw_tl_slurp(p);
 }
 
 /* Value of column `col` in the row of mappings.csv whose shape is `shape`
@@ -120,7 +120,7 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
                *mandir = kw_t_env("KW_MANDIR"), *pkgconf = kw_t_env("KW_PKG_CONFIG"),
                *version = kw_t_env("KW_VERSION");
     const char *san = getenv("KW_SAN_CFLAGS") ? getenv("KW_SAN_CFLAGS") : "";
-    char *tmp = kw_t_tmpdir();
+    char *tmp = kw_tl_tmpdir("kwtest");
     cr_assert(tmp != NULL);
     char root[4096], pcenv[12288], path[8192];
     snprintf(root, sizeof root, "%s/root", tmp);
@@ -136,7 +136,7 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
     const char *base[] = {incdir, libdir, libdir, mandir, mandir, mandir};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         snprintf(path, sizeof path, want[i], root, base[i]);
-        cr_expect(kw_t_exists(path), "not installed: %s", path);
+        cr_expect(kw_tl_exists(path), "not installed: %s", path);
     }
     /* the docs, the shipped spaces and the export schema */
     const char *docdir = kw_t_env("KW_DOCDIR"), *datadir = kw_t_env("KW_PKGDATADIR_INST"),
@@ -146,7 +146,7 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
     const char *mbase[] = {docdir, docdir, datadir, datadir};
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
         snprintf(path, sizeof path, more[i], root, mbase[i]);
-        cr_expect(kw_t_exists(path), "not installed: %s", path);
+        cr_expect(kw_tl_exists(path), "not installed: %s", path);
     }
     /* the installed binary finds a shipped space by name in the installed data
      * folder (KNOBWISE_DATADIR stands in for the prefix DESTDIR moved), from an
@@ -158,7 +158,7 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
     cr_expect_eq(st, 0, "the installed knobwise does not find bert_attn_tpu by name:\n%s",
                  kw_t_log(tmp));
     snprintf(path, sizeof path, "%s%s/libknobwise.a", root, libdir);
-    cr_expect(!kw_t_exists(path), "a static libknobwise.a would export the internals: %s", path);
+    cr_expect(!kw_tl_exists(path), "a static libknobwise.a would export the internals: %s", path);
 
     /* 2. only the API is exported: every defined dynamic symbol is knobwise_* (or the version node) */
     st = kw_t_sh(tmp, "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
@@ -186,10 +186,10 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install, .ti
     /* 4. a fresh run and its mappings.csv (written by `recommend`, not the library) */
     st = kw_t_sh(tmp, "'%s' tune --space '%s/spaces/validate_small.xml' --budget 30 --out '%s/run' "
                       "--quiet && '%s' recommend '%s/run' --all",
-                 kw_t_bin(), src, tmp, kw_t_bin(), tmp);
+                 kw_tl_bin(), src, tmp, kw_tl_bin(), tmp);
     cr_assert_eq(st, 0, "tune/recommend failed:\n%s", kw_t_log(tmp));
     snprintf(path, sizeof path, "%s/run/mappings.csv", tmp);
-    char *csv = kw_t_slurp(path);
+    char *csv = kw_tl_slurp(path);
     char id[64];
 
     /* 5. exact: validate_small's prefill shape is batch 1, seq 2048, 2 streams */

@@ -12,7 +12,7 @@
 
 #include "kw_knobuse.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static void setup(void) { gsl_set_error_handler_off(); }
 TestSuite(knobuse, .init = setup);
@@ -28,7 +28,7 @@ static int uses(const kw_config *cfg, const kw_knobuse *ku, int n, const char *k
 static kw_config *load(const char *rel)
 {
     char p[4096];
-    snprintf(p, sizeof p, "%s/%s", kw_t_src(), rel);
+    snprintf(p, sizeof p, "%s/%s", kw_tl_src(), rel);
     kw_config *cfg = NULL;
     cr_assert_eq(kw_config_load(&cfg, p, NULL, NULL), 0, "%s", kw_error_last());
     return cfg;
@@ -76,17 +76,17 @@ Test(knobuse, max_batch_one_makes_the_timeout_useless)
 Test(knobuse, validate_warns_and_still_passes)
 {
     char args[4200];
-    snprintf(args, sizeof args, "validate '%s/spaces/default.xml'", kw_t_src());
-    kw_run r = kw_t_run(args, NULL);
+    snprintf(args, sizeof args, "validate '%s/spaces/default.xml'", kw_tl_src());
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "default.xml:") && strstr(r.err, ": warning: knob 'fuse_residual_norm' "
                                                              "has no effect here"), "%s", r.err);
     cr_assert(strstr(r.out, "default.xml: ok") != NULL, "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* the bert space tunes a block that uses every knob it lists: no warning */
-    snprintf(args, sizeof args, "validate '%s/spaces/bert_attn_tpu.xml'", kw_t_src());
-    r = kw_t_run(args, NULL);
+    snprintf(args, sizeof args, "validate '%s/spaces/bert_attn_tpu.xml'", kw_tl_src());
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_null(strstr(r.err, "warning"), "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }

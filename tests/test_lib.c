@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "knobwise.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static char *kw_t_dir; /* this test's fixture folder (each test runs in its own process) */
 
@@ -118,7 +118,7 @@ static const char *kw_t_results_xml =
 static char *kw_t_write(const char *name, const char *text)
 {
     if (!kw_t_dir)
-        kw_t_dir = kw_t_tmpdir();
+        kw_t_dir = kw_tl_tmpdir("kwtest");
     char *p = malloc(strlen(kw_t_dir) + strlen(name) + 2);
     sprintf(p, "%s/%s", kw_t_dir, name);
     FILE *f = fopen(p, "w");
@@ -342,7 +342,7 @@ Test(lib, missing_file)
                   NULL,
               "%s", knobwise_error_last());
     /* a run folder without results.xml names the file it looked for */
-    char *d = kw_t_tmpdir();
+    char *d = kw_tl_tmpdir("kwtest");
     rc = knobwise_table_open(&t, d);
     cr_assert_eq(rc, KNOBWISE_EINPUT);
     cr_assert(strstr(knobwise_error_last(), "/results.xml: cannot open") != NULL);

@@ -9,14 +9,14 @@
 
 #include "kw_embed.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(load);
 
 static char *src_path(const char *rel)
 {
     char *p = malloc(4096);
-    snprintf(p, 4096, "%s/%s", kw_t_src(), rel);
+    snprintf(p, 4096, "%s/%s", kw_tl_src(), rel);
     return p;
 }
 
@@ -88,7 +88,7 @@ Test(load, every_shipped_space_loads_with_its_shapes)
 
 Test(load, validation_spaces_are_small)
 {
-    /* DESIGN/issue 2: at most 50,000 configurations, exhaustive in under a minute. */
+    /* a validation space holds at most 50,000 configurations, exhaustive in under a minute. */
     static const char *const small[] = {"spaces/validate_small.xml", "spaces/validate_small_mlp.xml"};
     for (size_t i = 0; i < 2; i++) {
         char *p = src_path(small[i]);
@@ -119,7 +119,7 @@ Test(load, embedded_default_is_the_file_in_spaces)
     /* the embedded bytes are the file's bytes */
     const kw_embedded_file *emb = kw_embedded_find(KW_DEFAULT_SPACE);
     cr_assert_not_null(emb);
-    char *disk = kw_t_slurp(p);
+    char *disk = kw_tl_slurp(p);
     cr_assert_eq(strlen(disk), emb->len);
     cr_assert_eq(memcmp(disk, emb->data, emb->len), 0);
     char hex[17];
@@ -153,7 +153,7 @@ Test(load, default_space_content)
         multi += s->streams > 1;
     }
     cr_assert(prefill > 0 && decode > 0 && multi > 0);
-    /* the catalogue names of DESIGN.md for this block */
+    /* the knob catalogue's names (src/kw_catalogue.c) for this block */
     static const char *const names[] = {
         "qkv.tile_m",   "qkv.tile_n",     "qkv.tile_k",        "qkv.split_k",  "qkv.loop_order",
         "qkv.double_buffer", "o.tile_m",  "fuse_qkv",          "fuse_attention",
@@ -195,7 +195,7 @@ Test(load, accelerator_fields_and_units)
     cr_assert_float_eq(a.dram_bw_bytes_per_s, 3.35e12, 1e3);
     cr_assert(a.sparsity_2_4);
     cr_assert_float_eq(a.tdp_w, 700.0, 1e-9);
-    /* bf16 peak = 132 SMs x 4 tensor cores x 1024 FLOP/clk x clock [D model-facts] */
+    /* bf16 peak = 132 SMs x 4 tensor cores x 1024 FLOP/clk x clock [D src/model-facts.md#accelerators] */
     cr_assert_float_eq(132 * 4 * 1024 * a.clock_ghz * 1e9, a.peak_flops[KW_PREC_BF16],
                        0.01 * a.peak_flops[KW_PREC_BF16]);
     /* thermal: sustained TDP crosses the 87 C step (steady T = ambient + P R) */
@@ -288,7 +288,7 @@ Test(load, workload_blocks_ops_and_groups)
     cr_assert_eq(kw_workload_load(w, p), 0, "%s", kw_error_last());
     const kw_op *cv = &w->blocks[0].ops[0];
     cr_assert_eq(cv->kind, KW_OP_CONV);
-    /* implicit GEMM K = kh*kw*in_c = 576, 115.6M MAC per image [D model-facts] */
+    /* implicit GEMM K = kh*kw*in_c = 576, 115.6M MAC per image [D src/model-facts.md#shapes] */
     cr_assert_eq(cv->kh * cv->kw * cv->in_c, 576);
     int oh = (cv->in_h + 2 * cv->pad - cv->kh) / cv->stride + 1;
     double mac = (double)oh * oh * cv->out_c * cv->kh * cv->kw * cv->in_c;
@@ -307,13 +307,13 @@ typedef struct scratch {
 static scratch make_scratch(const char *space_body, const char *workload_extra_shape)
 {
     scratch s;
-    s.dir = kw_t_tmpdir();
+    s.dir = kw_tl_tmpdir("kwtest");
     char cmd[8192], path[4200];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/hw' && cp '%s/spaces/accel/h100.xml' '%s/hw/gpu.xml'",
-             s.dir, kw_t_src(), s.dir);
+             s.dir, kw_tl_src(), s.dir);
     cr_assert_eq(system(cmd), 0);
     char *wp = src_path("spaces/workloads/llama7b.xml");
-    char *wl = kw_t_slurp(wp);
+    char *wl = kw_tl_slurp(wp);
     free(wp);
     if (workload_extra_shape) {
         char *end = strstr(wl, "</workload>");
@@ -484,7 +484,7 @@ Test(load, space_load_alone)
     cr_assert_eq(s->n_shapes, 2);
     cr_assert_eq(s->knobs.n_knobs, 9);
     char want[4200];
-    snprintf(want, sizeof want, "%s/spaces/accel/h100.xml", kw_t_src());
+    snprintf(want, sizeof want, "%s/spaces/accel/h100.xml", kw_tl_src());
     cr_assert_str_eq(s->accel_path, want);
     free(s);
     free(w);
@@ -495,7 +495,7 @@ Test(load, space_load_alone)
 
 Test(load, results_root_without_schema_says_so)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char path[4200];
     snprintf(path, sizeof path, "%s/results.xml", dir);
     write_text(path, "<?xml version=\"1.0\"?>\n<results/>\n");
@@ -518,21 +518,15 @@ Test(load, results_root_without_schema_says_so)
 Test(load, bad_corpus_refused_with_file_and_line)
 {
     char *man = src_path("tests/data/bad/EXPECTED");
-    FILE *f = fopen(man, "r");
-    cr_assert_not_null(f, "no manifest %s", man);
-    char line[2048];
+    kw_tl_manifest *m = kw_tl_manifest_open(man);
+    cr_assert_not_null(m, "no manifest %s", man);
+    kw_tl_row row;
     int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        char *save = NULL;
-        char *name = strtok_r(line, "\t", &save);
-        char *sub = strtok_r(NULL, "\t", &save);
-        char *ln = strtok_r(NULL, "\t", &save);
-        cr_assert(name && sub && ln, "bad manifest line");
+    while (kw_tl_manifest_next(m, &row)) {
+        const char *name = row.f[0], *sub = row.f[1], *ln = row.f[2];
+        cr_assert(row.n >= 3, "bad manifest line %d", row.line);
         char file[4200], prefix[4300];
-        snprintf(file, sizeof file, "%s/tests/data/bad/%s", kw_t_src(), name);
+        snprintf(file, sizeof file, "%s/tests/data/bad/%s", kw_tl_src(), name);
         snprintf(prefix, sizeof prefix, "%s:%s: ", file, ln);
         kw_error_clear();
         int rc = kw_validate_file(file);
@@ -543,7 +537,7 @@ Test(load, bad_corpus_refused_with_file_and_line)
                   kw_error_last());
         n++;
     }
-    fclose(f);
+    kw_tl_manifest_close(m);
     free(man);
     cr_assert_geq(n, 30);
 }
@@ -562,7 +556,7 @@ Test(load, missing_and_non_xml_files)
  * never sees the KV length); one of an attention block still must. */
 Test(load, decode_shape_without_kv_len_where_no_attention_reads_it)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     cr_assert_not_null(dir);
     char path[4200];
     snprintf(path, sizeof path, "%s/w.xml", dir);

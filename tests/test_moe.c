@@ -15,7 +15,7 @@
 #include "kw_error.h"
 #include "kw_load.h"
 #include "kw_moe.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -268,7 +268,7 @@ static char *write_tmp(const char *dir, const char *name, const char *text)
 
 Test(moe, loader_moe_trace_and_layer)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char *tr = write_tmp(dir, "route.csv", "expert,tokens\n0,30\n1,10\n2,10\n3,50\n");
     char *wl = write_tmp(dir, "w.xml",
         "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>t</source>\n"

@@ -11,13 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static char *dir;
 
 static void setup(void)
 {
-    dir = kw_t_tmpdir();
+    dir = kw_tl_tmpdir("kwtest");
     cr_assert_not_null(dir);
     unsetenv("KW_PROBE_SYSFS");
 }
@@ -70,10 +70,10 @@ Test(probe, writes_a_valid_accelerator_from_the_sysfs_it_reads)
     fake_sysfs(root);
     setenv("KW_PROBE_SYSFS", root, 1);
     snprintf(args, sizeof args, "probe --quick --name test_host -o '%s'", out);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     unsetenv("KW_PROBE_SYSFS");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    char *xml = kw_t_slurp(out);
+    char *xml = kw_tl_slurp(out);
     /* the sizes of the fake tree, exactly; L2 as the SRAM per unit; its line size */
     cr_expect(strstr(xml, "<accelerator name=\"test_host\">") != NULL, "%s", xml);
     cr_expect(strstr(xml, "L1 Data: 32 KiB per instance, shared by 1 CPUs") != NULL, "%s", xml);
@@ -94,27 +94,27 @@ Test(probe, writes_a_valid_accelerator_from_the_sysfs_it_reads)
     cr_assert_not_null(p, "%s", xml);
     cr_expect_gt(atof(p + strlen("precision=\"bf16\" tflops=\"")), 0.0);
     free(xml);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* knobwise validate accepts it, and the shipped CPU space evaluates on it */
     snprintf(args, sizeof args, "validate '%s'", out);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(args, sizeof args, "eval --space '%s/spaces/cpu_gemm_epilogue.xml' --accel '%s' --format csv",
-             kw_t_src(), out);
-    r = kw_t_run(args, NULL);
+             kw_tl_src(), out);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "fc_prefill_s128_b2,") != NULL, "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(probe, this_host_to_stdout)
 {
-    kw_run r = kw_t_run("probe --quick", NULL);
+    kw_tl_proc r = kw_tl_sh("probe --quick", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "<accelerator name=\"cpu_host\">") != NULL);
     cr_expect(strstr(r.err, "probe: fp32 ") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(probe, refuses_to_replace_without_force)
@@ -125,48 +125,48 @@ Test(probe, refuses_to_replace_without_force)
     fake_sysfs(root);
     put(out, "precious\n");
     snprintf(args, sizeof args, "probe --quick -o '%s'", out);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "--force") != NULL, "%s", r.err);
-    char *text = kw_t_slurp(out);
+    char *text = kw_tl_slurp(out);
     cr_expect_str_eq(text, "precious\n");
     free(text);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     setenv("KW_PROBE_SYSFS", root, 1);
     snprintf(args, sizeof args, "probe --quick --force -o '%s'", out);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     unsetenv("KW_PROBE_SYSFS");
     cr_expect_eq(r.status, 0, "%s", r.err);
-    text = kw_t_slurp(out);
+    text = kw_tl_slurp(out);
     cr_expect(strstr(text, "<accelerator") != NULL);
     free(text);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(probe, bad_output_and_names_are_refused_before_measuring)
 {
     char args[2048];
     /* not a regular file, even with --force */
-    kw_run r = kw_t_run("probe --quick --force -o /dev/null", NULL);
+    kw_tl_proc r = kw_tl_sh("probe --quick --force -o /dev/null", NULL);
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "not a regular file") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* a folder that does not exist: nothing created */
     snprintf(args, sizeof args, "probe --quick -o '%s/no/such/dir/x.xml'", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "does not exist") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     char p[600];
     snprintf(p, sizeof p, "%s/no", dir);
-    cr_expect(!kw_t_exists(p));
+    cr_expect(!kw_tl_exists(p));
     /* names the schema would refuse */
-    r = kw_t_run("probe --quick --name '9lives'", NULL);
+    r = kw_tl_sh("probe --quick --name '9lives'", NULL);
     cr_expect_eq(r.status, 2);
-    kw_t_free(&r);
-    r = kw_t_run("probe --quick extra", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_sh("probe --quick extra", NULL);
     cr_expect_eq(r.status, 2);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(probe, a_host_without_cache_description_is_an_error)
@@ -175,12 +175,12 @@ Test(probe, a_host_without_cache_description_is_an_error)
     snprintf(root, sizeof root, "%s/empty", dir);
     cr_assert_eq(mkdir(root, 0700), 0);
     setenv("KW_PROBE_SYSFS", root, 1);
-    kw_run r = kw_t_run("probe --quick", NULL);
+    kw_tl_proc r = kw_tl_sh("probe --quick", NULL);
     unsetenv("KW_PROBE_SYSFS");
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "no data cache described") != NULL, "%s", r.err);
     cr_expect_str_eq(r.out, "");
-    kw_t_free(&r);
+    kw_tl_free(&r);
 }
 
 Test(probe, shipped_cpu_spaces_validate_and_evaluate)
@@ -189,16 +189,16 @@ Test(probe, shipped_cpu_spaces_validate_and_evaluate)
     snprintf(args, sizeof args,
              "validate '%s/spaces/cpu_gemm_epilogue.xml' '%s/spaces/cpu_attention.xml' "
              "'%s/spaces/accel/cpu_host.xml' '%s/spaces/workloads/cpu_kernels.xml'",
-             kw_t_src(), kw_t_src(), kw_t_src(), kw_t_src());
-    kw_run r = kw_t_run(args, NULL);
+             kw_tl_src(), kw_tl_src(), kw_tl_src(), kw_tl_src());
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     static const char *spaces[] = {"cpu_gemm_epilogue", "cpu_attention"};
     static const char *shapes[][2] = {{"fc_prefill_s128_b2", "fc_decode_b16"},
                                       {"attn_prefill_s512_b1", "attn_decode_kv2048_b4"}};
     for (int i = 0; i < 2; i++) {
-        snprintf(args, sizeof args, "eval --space '%s/spaces/%s.xml' --format csv", kw_t_src(), spaces[i]);
-        r = kw_t_run(args, NULL);
+        snprintf(args, sizeof args, "eval --space '%s/spaces/%s.xml' --format csv", kw_tl_src(), spaces[i]);
+        r = kw_tl_sh(args, NULL);
         cr_expect_eq(r.status, 0, "%s", r.err);
         for (int s = 0; s < 2; s++) {
             char want[128];
@@ -206,6 +206,6 @@ Test(probe, shipped_cpu_spaces_validate_and_evaluate)
             cr_expect(strstr(r.out, want) != NULL, "%s: no row for %s:\n%s", spaces[i], shapes[i][s], r.out);
         }
         cr_expect(strstr(r.out, ",pass,") != NULL, "%s: the baseline fails a guard:\n%s", spaces[i], r.out);
-        kw_t_free(&r);
+        kw_tl_free(&r);
     }
 }

@@ -18,7 +18,7 @@
 #include "kw_report.h"
 #include "kw_results.h"
 #include "kw_rsynth.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 #include "kw_verify.h"
 
 static void setup(void) { gsl_set_error_handler_off(); }
@@ -219,7 +219,7 @@ Test(report, renders_in_headless_chromium, .timeout = 180)
     kw_report_lat lat = rp_lat_of(rs);
     kw_sbuf b = {0};
     cr_assert_eq(kw_report_html_lat(&b, rs, &lat), 0);
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     /* the page as shipped, and a copy with the measuring script */
     const char *html = kw_sbuf_cstr(&b);
     const char *body_end = strstr(html, "</body>");
@@ -242,7 +242,7 @@ Test(report, renders_in_headless_chromium, .timeout = 180)
     cr_assert_eq(st, 0, "chromium failed (%d), see %s/chromium.log", st, dir);
     char p[4200];
     snprintf(p, sizeof p, "%s/dom.html", dir);
-    char *dom = kw_t_slurp(p);
+    char *dom = kw_tl_slurp(p);
     const char *chk = strstr(dom, "KWRESULT ");
     cr_assert_not_null(chk, "the check script did not run: %.300s", dom);
     cr_log_info("%.400s", chk);
@@ -285,7 +285,7 @@ Test(report, renders_in_headless_chromium, .timeout = 180)
 /* A journal of the synthetic model made by the engine, in a fresh folder. */
 static char *synth_journal(void)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     kw_knobspace ks;
     sy_space(&ks);
     kw_evaluator ev = sy_evaluator();
@@ -303,7 +303,7 @@ static char *synth_journal(void)
 static void edit_line(const char *path, int (*pick)(const char *), void (*edit)(char *, size_t),
                       int reseal)
 {
-    char *text = kw_t_slurp(path);
+    char *text = kw_tl_slurp(path);
     FILE *f = fopen(path, "w");
     int done = 0;
     char *save = NULL;
@@ -427,7 +427,7 @@ static char *model_run(long budget)
     o.threads = 2;
     o.min_effect_pct = cfg->space.min_effect_pct;
     o.alpha = cfg->space.alpha;
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char jp[4096];
     snprintf(jp, sizeof jp, "%s/journal", dir);
     const char *keys[] = {"owner", "model_seed"}, *vals[] = {"oncall@example.com", "1"};
@@ -445,52 +445,52 @@ static char *model_run(long budget)
 
 static int have_bin(void)
 {
-    return access(kw_t_bin(), X_OK) == 0;
+    return access(kw_tl_bin(), X_OK) == 0;
 }
 
 Test(results_cli, verbs_on_a_model_run, .timeout = 300)
 {
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_t_bin());
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
     char *dir = model_run(40);
     char args[8192];
     /* results.xml validates through the product's own validate verb */
     snprintf(args, sizeof args, "validate '%s/results.xml'", dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "validate: %s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 
     snprintf(args, sizeof args, "verify '%s' --sample 5", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "verify: %s%s", r.out, r.err);
     cr_assert(strstr(r.out, "ok   re-evaluation") != NULL, "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 
     snprintf(args, sizeof args, "audit '%s'", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "net path: the ") && strstr(r.out, "reproduce: knobwise eval --seed 1 --shape"),
               "%s", r.out);
     cr_assert(strstr(r.out, "  exploration: ") && strstr(r.out, "sensitivity: "), "%s", r.out);
     cr_assert_null(strstr(r.out, "accepted path (each step"), "the exploration is behind a flag");
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(args, sizeof args, "audit '%s' --exploration", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "accepted path (each step") && strstr(r.out, "net path: the "), "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 
     snprintf(args, sizeof args, "audit '%s' --shape no_such_shape", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 2);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 
     snprintf(args, sizeof args, "report '%s' -o '%s/r.html'", dir, dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     char p[4200];
     snprintf(p, sizeof p, "%s/r.html", dir);
-    char *html = kw_t_slurp(p);
+    char *html = kw_tl_slurp(p);
     cr_assert(strstr(html, "class=\"cell\"") != NULL);
     /* the model run's distributions were re-simulated: a CDF per shape */
     cr_assert_gt(count(html, "<polyline class=\"rec\""), 0);
@@ -500,25 +500,25 @@ Test(results_cli, verbs_on_a_model_run, .timeout = 300)
     free(html);
 
     snprintf(args, sizeof args, "recommend '%s' --all", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(p, sizeof p, "%s/mappings.csv", dir);
-    char *maps = kw_t_slurp(p);
+    char *maps = kw_tl_slurp(p);
     cr_assert(strncmp(maps, "shape,config_id,borrowed_from,", 30) == 0, "%.80s", maps);
     free(maps);
 
     /* a shape nobody tuned: borrowed, evaluated, compared with its baseline */
     snprintf(args, sizeof args, "recommend '%s' --batch 2 --seq 1024 --streams 2 --phase decode", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "BORROWED") || strstr(r.out, "BASELINE"), "%s", r.out);
-    kw_t_free(&r);
+    kw_tl_free(&r);
 
     /* bisect baseline -> best: the p95 contributions add up to the total */
     snprintf(args, sizeof args, "bisect '%s:baseline' '%s:best' --shape attn_decode_kv512_b1_c1 "
              "--orders 3 --format csv", dir, dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     double sum = 0, total = NAN;
     char *save = NULL;
@@ -533,23 +533,23 @@ Test(results_cli, verbs_on_a_model_run, .timeout = 300)
     }
     cr_assert(isfinite(total));
     cr_assert_float_eq(sum, total, 1e-3, "contributions %f, total %f", sum, total);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     rm_rf(dir);
     free(dir);
 }
 
 Test(results_cli, verify_fails_on_corrupted_run, .timeout = 300)
 {
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_t_bin());
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
     char *dir = model_run(30);
     char jp[4200], args[8192];
     snprintf(jp, sizeof jp, "%s/journal", dir);
     edit_line(jp, pick_mid_eval, flip_digit, 0);
     snprintf(args, sizeof args, "verify '%s'", dir);
-    kw_run r = kw_t_run(args, NULL);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
     cr_assert(strstr(r.err, "record ") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* a result file edited by hand no longer follows from the (resealed) journal */
     rm_rf(dir);
     free(dir);
@@ -560,17 +560,17 @@ Test(results_cli, verify_fails_on_corrupted_run, .timeout = 300)
     fputs("x,1,0000000000000000,,,,,,,,,,,,\n", f);
     fclose(f);
     snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
     cr_assert(strstr(r.err, "ranked.csv") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* a net path in results.xml that is not the journal's: one step's id changed
      * by hand (still a valid id, so the schema passes) */
     rm_rf(dir);
     free(dir);
     dir = model_run(30);
     snprintf(p, sizeof p, "%s/results.xml", dir);
-    char *xml = kw_t_slurp(p);
+    char *xml = kw_tl_slurp(p);
     char *st = strstr(xml, "<step n=\"1\"");
     cr_assert_not_null(st, "no net path in results.xml");
     char *id = strstr(st, " id=\"");
@@ -581,19 +581,19 @@ Test(results_cli, verify_fails_on_corrupted_run, .timeout = 300)
     fclose(f);
     free(xml);
     snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
     cr_assert(strstr(r.err, "net step 1 does not land on") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     /* usage errors */
-    r = kw_t_run("verify", NULL);
+    r = kw_tl_sh("verify", NULL);
     cr_assert_eq(r.status, 2);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     snprintf(args, sizeof args, "verify '%s/nope'", dir);
-    r = kw_t_run(args, NULL);
+    r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, "not a run folder") != NULL, "%s", r.err);
-    kw_t_free(&r);
+    kw_tl_free(&r);
     rm_rf(dir);
     free(dir);
 }

@@ -18,7 +18,7 @@
 
 #include "kw_results.h"
 #include "kw_rsynth.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 TestSuite(results);
 
@@ -34,7 +34,7 @@ static const char port_header[] = "tuned_for,evaluated_on,p95_us,vs_best_pct,gua
 static int xsd_valid(const char *xml, size_t len, char *err, size_t errlen)
 {
     char xsd[2048];
-    snprintf(xsd, sizeof xsd, "%s/results/results.xsd", kw_t_src());
+    snprintf(xsd, sizeof xsd, "%s/results/results.xsd", kw_tl_src());
     xmlSchemaParserCtxtPtr pc = xmlSchemaNewParserCtxt(xsd);
     xmlSchemaPtr schema = xmlSchemaParse(pc);
     xmlSchemaFreeParserCtxt(pc);
@@ -343,18 +343,18 @@ static int count_entries(const char *dir)
 Test(results, write_summary_leaves_four_complete_files)
 {
     kw_runsum *rs = sy_run();
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     cr_assert_eq(kw_results_write_summary(dir, rs), 0, "%s", kw_error_last());
     cr_assert_eq(count_entries(dir), 4); /* no temp file left behind */
     const char *names[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv"};
     for (int i = 0; i < 4; i++) {
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        cr_assert(kw_t_exists(p), "%s missing", names[i]);
+        cr_assert(kw_tl_exists(p), "%s missing", names[i]);
     }
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
-    char *xml = kw_t_slurp(p);
+    char *xml = kw_tl_slurp(p);
     char err[512];
     cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "%s", err);
     free(xml);
@@ -370,7 +370,7 @@ Test(results, unwritable_folder_keeps_previous_results)
     if (geteuid() == 0)
         cr_skip_test("running as root: permissions do not stop writes");
     kw_runsum *rs = sy_run();
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
     FILE *f = fopen(p, "w");
@@ -381,7 +381,7 @@ Test(results, unwritable_folder_keeps_previous_results)
     chmod(dir, 0700);
     cr_assert_eq(rc, KW_EIO);
     cr_assert(strstr(kw_error_last(), dir) != NULL, "%s", kw_error_last());
-    char *prev = kw_t_slurp(p);
+    char *prev = kw_tl_slurp(p);
     cr_assert_str_eq(prev, "previous");
     free(prev);
     cr_assert_eq(count_entries(dir), 1);
@@ -402,7 +402,7 @@ Test(results, missing_folder_is_an_io_error)
 Test(results, bad_output_name_touches_nothing)
 {
     kw_outfile f = {"bad/name", "a", 1};
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     cr_assert_eq(kw_results_commit(dir, &f, 1), KW_ESTATE);
     cr_assert_eq(count_entries(dir), 0);
     rmdir(dir);
@@ -470,7 +470,7 @@ static void rm_tree(char *dir)
  * full summary's own list. */
 Test(results, rejected_listing_is_capped_to_the_nearest_misses)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     engine_run_with(dir, KW_STRATEGY_EXHAUSTIVE, 0, 0);
     char p[4096];
     snprintf(p, sizeof p, "%s/journal", dir);
@@ -529,13 +529,13 @@ Test(results, rejected_listing_is_capped_to_the_nearest_misses)
 
 Test(results, journal_round_trip_writes_valid_results)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     engine_run(dir);
     kw_evaluator ev = sy_evaluator();
     cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p95_us"), 0, "%s", kw_error_last());
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
-    char *xml = kw_t_slurp(p);
+    char *xml = kw_tl_slurp(p);
     char err[512];
     cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "%s", err);
     cr_assert(strstr(xml, "<owner>oncall@example.com</owner>") != NULL);
@@ -563,7 +563,7 @@ Test(results, journal_round_trip_writes_valid_results)
     kw_journal_free(j);
     /* audit.csv has one row per step of the journal */
     snprintf(p, sizeof p, "%s/audit.csv", dir);
-    char *audit = kw_t_slurp(p);
+    char *audit = kw_tl_slurp(p);
     check_csv(audit, audit_header, 10);
     free(audit);
     free(xml);
@@ -575,7 +575,7 @@ Test(results, journal_round_trip_writes_valid_results)
 
 Test(results, wrong_metric_is_refused_and_nothing_written)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     engine_run(dir);
     kw_evaluator ev = sy_evaluator();
     cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p99_us"), KW_ESTATE);
@@ -592,7 +592,7 @@ static void cut_journal(const char *dir, int lines)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/journal", dir);
-    char *t = kw_t_slurp(p);
+    char *t = kw_tl_slurp(p);
     char *e = t;
     for (int i = 0; i < lines && *e; i++)
         e = strchr(e, '\n') + 1;
@@ -610,7 +610,7 @@ static void widen_constraint(const char *dir)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/journal", dir);
-    char *t = kw_t_slurp(p);
+    char *t = kw_tl_slurp(p);
     char *c = strstr(t, "\nC i=0 ");
     cr_assert_not_null(c);
     char *colon = strchr(strstr(c, " terms="), ':');
@@ -648,7 +648,7 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
     static const char *const files[] = {"results.xml", "ranked.csv", "audit.csv",
                                         "portability.csv"};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        char *dir = kw_t_tmpdir(), *ref = kw_t_tmpdir();
+        char *dir = kw_tl_tmpdir("kwtest"), *ref = kw_tl_tmpdir("kwtest");
         engine_run_with(dir, runs[r].strategy, runs[r].budget, runs[r].noisy);
         char p[4096];
         snprintf(p, sizeof p, "%s/journal", dir);
@@ -677,7 +677,7 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
             char a[4200], b[4200];
             snprintf(a, sizeof a, "%s/%s", dir, files[f]);
             snprintf(b, sizeof b, "%s/%s", ref, files[f]);
-            char *ta = kw_t_slurp(a), *tb = kw_t_slurp(b);
+            char *ta = kw_tl_slurp(a), *tb = kw_tl_slurp(b);
             cr_assert(ta && tb);
             cr_assert(strcmp(ta, tb) == 0, "run %zu: the streamed %s differs", r, files[f]);
             free(ta);

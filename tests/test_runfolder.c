@@ -1,5 +1,5 @@
 /* test_runfolder.c - run-folder safety end to end, on the built
- * knobwise binary through kw_proc.h (no shell, timeouts, peak RSS):
+ * knobwise binary through kw_tl_proc.h (no shell, timeouts, peak RSS):
  *   - an output path (-o) that is a run's own file, a folder, a FIFO, a
  *     symbolic link to a device, or an existing file without --force is
  *     refused with exit 2 and nothing written;
@@ -22,7 +22,7 @@
 #include <dirent.h>
 
 #include "kw_journal.h"
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 
 TestSuite(runfolder, .timeout = 240);
 
@@ -32,9 +32,9 @@ TestSuite(runfolder, .timeout = 240);
 
 
 
-static kw_proc_opts kw_rf_opts(const char *cwd)
+static kw_tl_opts kw_rf_opts(const char *cwd)
 {
-    kw_proc_opts o = {.timeout_s = KW_RF_TIMEOUT_S, .cwd = cwd};
+    kw_tl_opts o = {.timeout_s = KW_RF_TIMEOUT_S, .cwd = cwd};
     return o;
 }
 
@@ -63,29 +63,29 @@ static void kw_rf_put(const char *path, const char *text)
 /* A finished small run at DIR/run (returns DIR, a fresh temp folder). */
 static char *kw_rf_run(void)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
+    char *dir = kw_tl_tmpdir("kwrunfolder");
     cr_assert(dir);
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
-    kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "20", "--out",
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_opts o = kw_rf_opts(dir);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "20", "--out",
                          "run", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "tune: %s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     return dir;
 }
 
 /* Run `knobwise ARGS` in dir; expect exit `want`, and `sub` (if any) on stderr. */
 static void kw_rf_expect(const char *dir, int want, const char *sub, const char *const *args)
 {
-    const char *argv[KW_P_MAXARGS + 2];
+    const char *argv[KW_TL_MAXARGS + 2];
     int n = 0;
-    argv[n++] = kw_p_bin();
-    for (int i = 0; args[i] && n < KW_P_MAXARGS; i++)
+    argv[n++] = kw_tl_bin();
+    for (int i = 0; args[i] && n < KW_TL_MAXARGS; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_runv(&o, argv);
+    kw_tl_opts o = kw_rf_opts(dir);
+    kw_tl_proc r = kw_tl_runv(&o, argv);
     char what[1024] = "";
     for (int i = 0; args[i]; i++)
         snprintf(what + strlen(what), sizeof what - strlen(what), " %.200s", args[i]);
@@ -93,7 +93,7 @@ static void kw_rf_expect(const char *dir, int want, const char *sub, const char 
     cr_assert_eq(r.status, want, "%s: exit %d (want %d): %s%s", what, r.status, want, r.out, r.err);
     if (sub)
         cr_assert(strstr(r.err, sub) != NULL, "%s: want '%s' in: %s", what, sub, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
 }
 
 #define KW_RF_ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -107,9 +107,9 @@ Test(runfolder, report_and_recommend_refuse_the_runs_own_files)
     snprintf(jp, sizeof jp, "%s/run/journal", dir);
     size_t n0;
     char *before = kw_rf_slurp(jp, &n0);
-    int entries = kw_p_entries(dir), run_entries;
+    int entries = kw_tl_entries(dir), run_entries;
     snprintf(other, sizeof other, "%s/run", dir);
-    run_entries = kw_p_entries(other);
+    run_entries = kw_tl_entries(other);
     kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "run/journal"));
     kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("report", "run", "-o", "run/./journal", "--force"));
     kw_rf_expect(dir, 2, "results.xml", KW_RF_ARGS("report", "run", "-o", "run/results.xml",
@@ -128,12 +128,12 @@ Test(runfolder, report_and_recommend_refuse_the_runs_own_files)
     cr_assert(n0 == n1 && memcmp(before, after, n0) == 0, "the journal changed");
     free(before);
     free(after);
-    cr_assert_eq(kw_p_entries(dir), entries, "something was written next to the run");
+    cr_assert_eq(kw_tl_entries(dir), entries, "something was written next to the run");
     snprintf(other, sizeof other, "%s/run", dir);
-    cr_assert_eq(kw_p_entries(other), run_entries, "something was written into the run");
+    cr_assert_eq(kw_tl_entries(other), run_entries, "something was written into the run");
     /* the verification still holds */
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
@@ -148,7 +148,7 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
     cr_assert_eq(mkdir(p, 0700), 0);
     snprintf(p, sizeof p, "%s/old.html", dir);
     kw_rf_put(p, "keep me\n");
-    int entries = kw_p_entries(dir);
+    int entries = kw_tl_entries(dir);
     const char *verbs[2][4] = {{"report", "run", NULL, NULL}, {"recommend", "run", "--all", NULL}};
     for (int v = 0; v < 2; v++) {
         const char *a[8];
@@ -180,7 +180,7 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
     char *keep = kw_rf_slurp(p, &n);
     cr_assert_str_eq(keep, "keep me\n");
     free(keep);
-    cr_assert_eq(kw_p_entries(dir), entries, "something was written");
+    cr_assert_eq(kw_tl_entries(dir), entries, "something was written");
     /* --force replaces a regular file; a new name needs nothing */
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "old.html", "--force"));
     keep = kw_rf_slurp(p, &n);
@@ -190,17 +190,17 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
     /* the default outputs inside the run folder are the verbs' own: rewritten freely */
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run"));
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run"));
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
+    char *dir = kw_tl_tmpdir("kwrunfolder");
     char p[4300];
     snprintf(p, sizeof p, "%s/afile", dir);
     kw_rf_put(p, "x\n");
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
     kw_rf_expect(dir, 2, "afile", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                              "afile", "--quiet"));
     kw_rf_expect(dir, 2, "afile", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
@@ -217,15 +217,15 @@ Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
     strcat(longp, "run");
     kw_rf_expect(dir, 2, "too long", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                                 longp, "--quiet"));
-    cr_assert_eq(kw_p_entries(dir), 1, "a folder was created for a path that does not fit");
-    kw_p_rmrf(dir);
+    cr_assert_eq(kw_tl_entries(dir), 1, "a folder was created for a path that does not fit");
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 4. no symbolic link is followed out of the run folder ---- */
 
 Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
+    char *dir = kw_tl_tmpdir("kwrunfolder");
     char p[4300], target[4300];
     snprintf(p, sizeof p, "%s/run", dir);
     cr_assert_eq(mkdir(p, 0700), 0);
@@ -233,13 +233,13 @@ Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
     snprintf(target, sizeof target, "%s/outside", dir);
     cr_assert_eq(symlink(target, p), 0); /* dangling */
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
     kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                                "run", "--quiet"));
     struct stat st;
     cr_assert(lstat(target, &st) != 0, "the journal was written outside the run folder");
     /* a link to a real journal is refused by the readers and by resume too */
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
     dir = kw_rf_run();
     char real[4300];
     snprintf(real, sizeof real, "%s/run/journal", dir);
@@ -255,7 +255,7 @@ Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
     cr_assert(n0 == n1 && memcmp(before, after, n0) == 0);
     free(before);
     free(after);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 5. stale temp files ---- */
@@ -273,31 +273,31 @@ Test(runfolder, resume_removes_stale_temp_files)
     cr_assert(lstat(p, &st) != 0, "the stale temp file is still there");
     cr_assert(lstat(keep, &st) == 0, "a file that is not ours was removed");
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 2. one writer per run folder ---- */
 
 Test(runfolder, second_writer_refused_readers_keep_working)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
-    kw_proc_opts o = kw_rf_opts(dir);
+    char *dir = kw_tl_tmpdir("kwrunfolder");
+    kw_tl_opts o = kw_rf_opts(dir);
     /* the embedded default job with one thread runs for the whole time limit */
-    const char *argv[] = {kw_p_bin(), "tune", "--out", "run", "--quiet", "--threads", "1",
+    const char *argv[] = {kw_tl_bin(), "tune", "--out", "run", "--quiet", "--threads", "1",
                           "--time-limit", "4", NULL};
-    int ofd = kw_p_tmpfile(), efd = kw_p_tmpfile();
-    pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
+    int ofd = kw_tl_tmpfile(), efd = kw_tl_tmpfile();
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
     cr_assert(pid > 0);
     char jp[4300];
     snprintf(jp, sizeof jp, "%s/run/journal", dir);
     struct stat st;
-    double t0 = kw_p_now();
-    while ((stat(jp, &st) != 0 || st.st_size < 4096) && kw_p_now() - t0 < 20)
+    double t0 = kw_tl_now();
+    while ((stat(jp, &st) != 0 || st.st_size < 4096) && kw_tl_now() - t0 < 20)
         usleep(10000);
     cr_assert(st.st_size >= 4096, "the first tune did not start");
     kw_rf_expect(dir, 2, "another knobwise", KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
     char space[4200];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
     kw_rf_expect(dir, 2, NULL, KW_RF_ARGS("tune", "--out", "run", "--quiet"));
     int reads = 0;
     while (kill(pid, 0) == 0 && waitpid(pid, NULL, WNOHANG) == 0 && reads < 6) {
@@ -309,7 +309,7 @@ Test(runfolder, second_writer_refused_readers_keep_working)
     int status;
     int timed_out = 0;
     long rss;
-    status = kw_p_wait(pid, kw_p_now() + 60, &timed_out, &rss);
+    status = kw_tl_wait(pid, kw_tl_now() + 60, &timed_out, &rss);
     cr_assert_eq(status, 0, "the first tune: %d", status);
     close(ofd);
     close(efd);
@@ -318,14 +318,14 @@ Test(runfolder, second_writer_refused_readers_keep_working)
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "run", "--quiet", "--threads", "1",
                                           "--time-limit", "1"));
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 3. every input hashed ---- */
 
 Test(runfolder, changed_workload_trace_stops_resume_naming_it)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
+    char *dir = kw_tl_tmpdir("kwrunfolder");
     char p[4300];
     snprintf(p, sizeof p, "%s/t.csv", dir);
     kw_rf_put(p, "time_us,stream,shape\n0,0,t\n100,1,t\n250,2,t\n400,3,t\n900,0,t\n");
@@ -342,7 +342,7 @@ Test(runfolder, changed_workload_trace_stops_resume_naming_it)
                "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
                "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
                "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
-            kw_p_src());
+            kw_tl_src());
     cr_assert_eq(fclose(f), 0);
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", "space.xml", "--out", "run",
                                           "--quiet"));
@@ -361,7 +361,7 @@ Test(runfolder, changed_workload_trace_stops_resume_naming_it)
     free(after);
     /* the I record names the trace, so verify's re-evaluation is refused too */
     kw_rf_expect(dir, 1, "t.csv", KW_RF_ARGS("verify", "run"));
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 6. every reader checks the header; empty journals; record bound ---- */
@@ -418,7 +418,7 @@ Test(runfolder, resealed_header_edits_refused_by_every_reader)
         char p[4300];
         snprintf(p, sizeof p, "%s/r.html", dir);
         cr_assert(stat(p, &st) != 0, "report wrote a file from a refused journal");
-        kw_p_rmrf(dir);
+        kw_tl_rmrf(dir);
     }
 }
 
@@ -429,7 +429,7 @@ Test(runfolder, empty_journal_says_nothing_was_run)
     snprintf(jp, sizeof jp, "%s/run/journal", dir);
     kw_rf_put(jp, "");
     kw_rf_every_reader(dir, 2, "nothing was run; start again");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 Test(runfolder, huge_journal_record_bounded_memory_with_its_number)
@@ -454,13 +454,13 @@ Test(runfolder, huge_journal_record_bounded_memory_with_its_number)
     cr_assert_eq(fclose(f), 0);
     free(fill);
     free(j);
-    kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "verify", "run", "--no-eval", NULL);
+    kw_tl_opts o = kw_rf_opts(dir);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "verify", "run", "--no-eval", NULL);
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "record 30") && strstr(r.err, "longer than"), "%s", r.err);
     cr_assert_lt(r.maxrss_kb, KW_RF_BIG_RECORD_RSS_KB, "verify peak RSS %ld KiB", r.maxrss_kb);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 7. memory bounded per input, not per option ---- */
@@ -486,7 +486,7 @@ static void kw_rf_trace_space(const char *dir, const char *tag, const char *trac
                "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl_%s.xml\"/>\n"
                "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
                "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
-            kw_p_src(), tag);
+            kw_tl_src(), tag);
     cr_assert_eq(fclose(f), 0);
 }
 
@@ -511,9 +511,9 @@ static long kw_rf_tune_rss(const char *dir, const char *out, const char *threads
     if (space_tag)
         snprintf(space, sizeof space, "%s/space_%s.xml", dir, space_tag);
     else
-        snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_p_src());
-    kw_proc_opts o = kw_rf_opts(dir);
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", space, "--budget", "20", "--out",
+        snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_opts o = kw_rf_opts(dir);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "20", "--out",
                          out, "--threads", threads, NULL);
     cr_assert_eq(r.status, 0, "tune --threads %s: %s", threads, r.err);
     long rss = r.maxrss_kb;
@@ -522,13 +522,13 @@ static long kw_rf_tune_rss(const char *dir, const char *out, const char *threads
         if (cpus < 256)
             cr_assert(strstr(r.err, "CPUs online") != NULL, "no note on --threads: %s", r.err);
     }
-    kw_p_free(&r);
+    kw_tl_free(&r);
     return rss;
 }
 
 Test(runfolder, threads_beyond_the_cpus_cost_no_memory)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
+    char *dir = kw_tl_tmpdir("kwrunfolder");
     char cpus[32];
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     snprintf(cpus, sizeof cpus, "%ld", n < 1 ? 1 : n);
@@ -537,7 +537,7 @@ Test(runfolder, threads_beyond_the_cpus_cost_no_memory)
     /* 256 threads ran as many as there are CPUs: within noise of that run */
     cr_assert_lt(many, base + base / 4 + 8192, "--threads 256: %ld KiB, --threads %s: %ld KiB",
                  many, cpus, base);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* A trace of KW_RF_TRACE_ROWS rows is held once (16 bytes a row: time,
@@ -556,7 +556,7 @@ static void kw_rf_write_trace(const char *path, int rows)
 
 Test(runfolder, a_big_trace_is_loaded_once)
 {
-    char *dir = kw_p_tmpdir("kwrunfolder");
+    char *dir = kw_tl_tmpdir("kwrunfolder");
     char p[4300];
     snprintf(p, sizeof p, "%s/small.csv", dir);
     kw_rf_write_trace(p, 1000);
@@ -570,7 +570,7 @@ Test(runfolder, a_big_trace_is_loaded_once)
     cr_assert_lt(with - base, once_kb + once_kb / 2,
                  "a %d-row trace added %ld KiB (held once: %ld KiB)", KW_RF_TRACE_ROWS,
                  with - base, once_kb);
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- the corpus manifest: tests/data/bad/HOSTILE rows with HOW = runfolder ---- */
@@ -689,20 +689,14 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
 Test(runfolder, manifest_cases_give_their_message)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_p_src());
-    FILE *f = fopen(path, "r");
-    cr_assert(f != NULL, "no manifest %s", path);
-    char line[2048];
+    snprintf(path, sizeof path, "%s/tests/data/bad/HOSTILE", kw_tl_src());
+    kw_tl_manifest *m = kw_tl_manifest_open(path);
+    cr_assert(m != NULL, "no manifest %s", path);
+    kw_tl_row row;
     int cases = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        char *save = NULL;
-        char *name = strtok_r(line, "\t", &save);
-        char *how = strtok_r(NULL, "\t", &save);
-        char *sub = strtok_r(NULL, "\t", &save);
-        if (!name || !how || !sub || strcmp(how, "runfolder") != 0)
+    while (kw_tl_manifest_next(m, &row)) {
+        const char *name = row.f[0], *how = row.f[1], *sub = row.f[2];
+        if (row.n < 3 || strcmp(how, "runfolder") != 0)
             continue;
         char *dir = kw_rf_run();
         const char *args[16];
@@ -727,9 +721,9 @@ Test(runfolder, manifest_cases_give_their_message)
         cr_assert(lstat(p, &st1) != 0, "%s: an output was written", name);
         snprintf(p, sizeof p, "%s/outside", dir);
         cr_assert(lstat(p, &st1) != 0, "%s: a file was written outside the run folder", name);
-        kw_p_rmrf(dir);
+        kw_tl_rmrf(dir);
         cases++;
     }
-    fclose(f);
+    kw_tl_manifest_close(m);
     cr_assert_geq(cases, 19, "only %d runfolder rows in the manifest", cases);
 }

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static char kw_t_cwd[1024];
 
 static void kw_t_setup(void)
 {
-    char *d = kw_t_tmpdir();
+    char *d = kw_tl_tmpdir("kwtest");
     cr_assert(d != NULL);
     snprintf(kw_t_cwd, sizeof kw_t_cwd, "%s", d);
     free(d);
@@ -43,9 +43,9 @@ static int kw_t_in_cwd(char **out, const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(log, sizeof log, "%s.log", kw_t_cwd);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >'%s' 2>&1", kw_t_cwd, kw_t_bin(), args, log);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >'%s' 2>&1", kw_t_cwd, kw_tl_bin(), args, log);
     int st = system(cmd);
-    *out = kw_t_slurp(log);
+    *out = kw_tl_slurp(log);
     unlink(log);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
@@ -141,7 +141,7 @@ Test(shipped, a_run_tuned_by_name_records_the_file)
     free(out);
     char j[1100];
     snprintf(j, sizeof j, "%s/run/journal", kw_t_cwd);
-    char *journal = kw_t_slurp(j);
+    char *journal = kw_tl_slurp(j);
     cr_expect(strstr(journal, "/spaces/validate_small.xml") != NULL, "the journal names the file");
     free(journal);
     /* verify re-evaluates from the journal's recorded space: it must find the file */

@@ -1,7 +1,6 @@
 /* test_sim.c - the serving simulation against queueing closed forms.
  *
- * Expectations come from the formulas they validate (model-facts.md section
- * 7): Pollaczek-Khinchine for M/D/1, Erlang C for M/M/c waits and their
+ * Expectations come from the formulas they validate (src/model-facts.md#queueing): Pollaczek-Khinchine for M/D/1, Erlang C for M/M/c waits and their
  * quantiles, the fluid DRAM-contention stretch max(1, sum b_i / B), Jain's
  * index bounds. Service tables (kw_cost) are built by hand, so these tests do
  * not depend on the cost model. Sample sizes are chosen from the simulation's
@@ -149,7 +148,7 @@ static void mmc(int c, double rho, int requests)
 Test(sim, mmc_rho05_erlang_c) { mmc(4, 0.5, 800000); }
 Test(sim, mmc_rho08_erlang_c) { mmc(4, 0.8, 1000000); }
 
-/* M/M/1 sojourn p99 = ln(100) / (mu - lambda) = 4.6 / (mu - lambda) (model-facts 7). */
+/* M/M/1 sojourn p99 = ln(100) / (mu - lambda) = 4.6 / (mu - lambda) (src/model-facts.md#queueing). */
 Test(sim, mm1_p99_sojourn)
 {
     const double mean_us = 50.0;

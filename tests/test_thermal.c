@@ -1,7 +1,6 @@
 /* test_thermal.c - the thermal window against the RC closed forms.
  *
- * Step response T_amb + P R (1 - exp(-t / RC)) (HotSpot, model-facts section
- * 6); the power formula from its definition; the share of time throttled in
+ * Step response T_amb + P R (1 - exp(-t / RC)) (HotSpot, src/model-facts.md#thermal); the power formula from its definition; the share of time throttled in
  * the limit cycle between two thresholds, from the exact heating and cooling
  * times tau ln((T_ss - T_from) / (T_ss - T_to)); flags for shutdown and for a
  * throttled clock that cannot keep up. For these the serving side is a
@@ -23,7 +22,7 @@
 #include "kw_error.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 #include "kw_thermal.h"
 
 static kw_accel acc;
@@ -241,7 +240,7 @@ static double soak_power_w(const kw_accel *a, const kw_cost *one, double arrival
 static void soak_run(soak *out, kw_config **cfgp, const char *settings)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/spaces/case_thermal_soak.xml", kw_t_src());
+    snprintf(path, sizeof path, "%s/spaces/case_thermal_soak.xml", kw_tl_src());
     cr_assert_eq(kw_config_load(cfgp, path, NULL, NULL), 0, "%s", kw_error_last());
     const kw_config *cfg = *cfgp;
     const kw_space *sp = &cfg->space;
@@ -333,13 +332,13 @@ static void soak_eval_csv(const char *sets, char *guards, size_t len, double *th
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "eval --space '%s/spaces/case_thermal_soak.xml' --thermal --format csv %s",
-             kw_t_src(), sets);
-    kw_run r = kw_t_run(cmd, NULL);
+             kw_tl_src(), sets);
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char v[64];
-    kw_t_csv_col(r.out, "guards", guards, len);
-    *throttle_pct = kw_t_csv_col(r.out, "throttle_pct", v, sizeof v) > 0 && v[0] ? atof(v) : -1;
-    kw_t_free(&r);
+    kw_tl_csv_col(r.out, "guards", guards, len);
+    *throttle_pct = kw_tl_csv_col(r.out, "throttle_pct", v, sizeof v) > 0 && v[0] ? atof(v) : -1;
+    kw_tl_free(&r);
 }
 
 Test(thermal, soak_scenario_eval_shows_the_guard)

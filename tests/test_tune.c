@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <ftw.h>
 
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 
 TestSuite(tune, .timeout = 300);
 
@@ -95,27 +95,27 @@ static void last_record(const char *run, char *out, size_t n)
 Test(tune, usage_errors_exit_2_and_write_nothing)
 {
     char *d = tmpdir();
-    kw_proc_opts o = {.timeout_s = 60, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "tune", "--resume", "run", "--seed", "3", NULL);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--seed", "3", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, "--resume takes only"), "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "tune", "--space", space(), "--strategy", "random", "--out", "x", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--strategy", "random", "--out", "x", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "needs --budget"), "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "tune", "--space", space(), "--shape", "nope", "--out", "x", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--shape", "nope", "--out", "x", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "unknown shape 'nope'") && strstr(r.err, "attn_decode_kv2048_b32_c16"),
               "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "tune", "--metric", "p50", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--metric", "p50", NULL);
     cr_assert_eq(r.status, 2);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "tune", "--resume", "nothing_here", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "nothing_here", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, "not a run folder"), "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char x[4200];
     snprintf(x, sizeof x, "%s/x", d);
     cr_assert(access(x, F_OK) != 0, "a refused run created its folder");
@@ -125,15 +125,15 @@ Test(tune, usage_errors_exit_2_and_write_nothing)
 Test(tune, runs_quietly_on_a_pipe_and_refuses_to_overwrite_a_run)
 {
     char *d = tmpdir();
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", space(), "--budget", "20", "--seed", "3",
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "20", "--seed", "3",
                          "--metric", "p99", "--out", "run", "--owner", "ops team", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     /* stderr is not a terminal: no redrawn progress line, one plain line per shape */
     cr_assert_null(strchr(r.err, '\r'), "%s", r.err);
     cr_assert(strstr(r.err, "knobwise tune: shape attn_prefill_s2048_b1_c2 done: p99 "), "%s", r.err);
     cr_assert(strstr(r.out, "attn_prefill_s2048_b1_c2") && strstr(r.out, "p99"), "%s", r.out);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char run[4200];
     snprintf(run, sizeof run, "%s/run", d);
     char *j = slurp(run, "journal", NULL);
@@ -142,16 +142,16 @@ Test(tune, runs_quietly_on_a_pipe_and_refuses_to_overwrite_a_run)
     char *x = slurp(run, "results.xml", NULL);
     cr_assert_not_null(x);
     free(x);
-    r = kw_p_run(&o, bin(), "tune", "--space", space(), "--budget", "20", "--out", "run", NULL);
+    r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "20", "--out", "run", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "already holds a run"), "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* resuming a finished run changes nothing and succeeds */
     long l1, l2;
     char *before = slurp(run, "journal", &l1);
-    r = kw_p_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char *after = slurp(run, "journal", &l2);
     cr_assert(l1 == l2 && memcmp(before, after, (size_t)l1) == 0);
     free(before);
@@ -165,15 +165,15 @@ static int signal_run(const char *cwd, int sig, long records, const char *every,
 {
     char run[4200];
     snprintf(run, sizeof run, "%s/run/journal", cwd);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = cwd};
-    int efd = kw_p_tmpfile(), ofd = kw_p_tmpfile();
+    kw_tl_opts o = {.timeout_s = 120, .cwd = cwd};
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
     const char *argv[] = {bin(), "tune", "--space", space(), "--strategy", "exhaustive",
                           "--seed", "5", "--threads", "1", "--out", "run", "--results-every",
                           every, NULL};
-    pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
     cr_assert_gt(pid, 0);
-    double deadline = kw_p_now() + 100;
-    while (lines_of(run) < records && kw_p_now() < deadline) {
+    double deadline = kw_tl_now() + 100;
+    while (lines_of(run) < records && kw_tl_now() < deadline) {
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid)
             cr_assert_fail("the run ended before it could be signalled");
@@ -182,8 +182,8 @@ static int signal_run(const char *cwd, int sig, long records, const char *every,
     kill(pid, sig);
     int timed_out = 0;
     long rss;
-    int status = kw_p_wait(pid, kw_p_now() + 100, &timed_out, &rss);
-    *err = kw_p_slurp_fd(efd);
+    int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
+    *err = kw_tl_slurp_fd(efd);
     close(efd);
     close(ofd);
     return status;
@@ -192,11 +192,11 @@ static int signal_run(const char *cwd, int sig, long records, const char *every,
 Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
 {
     char *ref = tmpdir();
-    kw_proc_opts o = {.timeout_s = 200, .cwd = ref};
-    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", space(), "--strategy", "exhaustive",
+    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--strategy", "exhaustive",
                          "--seed", "5", "--threads", "2", "--out", "run", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char refrun[4200];
     snprintf(refrun, sizeof refrun, "%s/run", ref);
     long ref_len;
@@ -217,10 +217,10 @@ Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
         char *x = slurp(run, "results.xml", NULL);
         cr_assert_not_null(x, "no results so far after the signal");
         free(x);
-        kw_proc_opts o2 = {.timeout_s = 200, .cwd = d};
-        r = kw_p_run(&o2, bin(), "tune", "--resume", "run", "--threads", "2", "--quiet", NULL);
+        kw_tl_opts o2 = {.timeout_s = 200, .cwd = d};
+        r = kw_tl_run(&o2, bin(), "tune", "--resume", "run", "--threads", "2", "--quiet", NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
-        kw_p_free(&r);
+        kw_tl_free(&r);
         long len;
         char *j = slurp(run, "journal", &len);
         cr_assert(len == ref_len && memcmp(j, ref_j, (size_t)len) == 0,
@@ -239,12 +239,12 @@ Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
 Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)
 {
     char *d = tmpdir();
-    kw_proc_opts o = {.timeout_s = 200, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", space(), "--strategy", "exhaustive",
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--strategy", "exhaustive",
                          "--time-limit", "0.2", "--out", "run", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "time limit reached") && strstr(r.err, "--resume run"), "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char run[4200], last[256];
     snprintf(run, sizeof run, "%s/run", d);
     last_record(run, last, sizeof last);

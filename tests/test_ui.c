@@ -9,7 +9,7 @@
 #include <dirent.h>
 #include <ftw.h>
 
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 
 TestSuite(ui, .timeout = 300);
 
@@ -39,10 +39,10 @@ static int count(const char *hay, const char *needle)
 
 Test(ui, tune_on_a_pipe_writes_one_plain_line_per_shape)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget",
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget",
                          "30", "--out", "run", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_null(strchr(r.err, '\r'), "a redrawn line on a pipe: %s", r.err);
@@ -52,14 +52,14 @@ Test(ui, tune_on_a_pipe_writes_one_plain_line_per_shape)
     cr_assert_eq(count(r.err, "knobwise tune: shape attn_decode_kv2048_b32_c16 done: p95 "), 1, "%s",
                  r.err);
     cr_assert(strstr(r.err, ", 30 evals, ") && strstr(r.err, " of 2)\n"), "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* --quiet: nothing */
-    r = kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget", "10",
+    r = kw_tl_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget", "10",
                  "--out", "run2", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.err, "");
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 /* The first run must journal a few rounds for the resume to replay: the time
@@ -67,26 +67,26 @@ Test(ui, tune_on_a_pipe_writes_one_plain_line_per_shape)
  * fraction of one 512-evaluation round. */
 Test(ui, resume_on_a_pipe_names_the_replay)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
     /* The embedded default under OFAT: its rounds are small (a sweep of one
      * incumbent's neighbours), so a 2 s limit leaves many complete rounds to
      * replay, and the whole search takes far longer than 2 s even on a fast
      * machine (an exhaustive run of a small space can finish inside the limit
      * there, or commit a single huge round under a sanitizer). */
-    kw_proc r = kw_p_run(&o, bin(), "tune", "--threads", "1", "--time-limit", "2", "--out", "run",
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--threads", "1", "--time-limit", "2", "--out", "run",
                          NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "tune", "--resume", "run", "--time-limit", "1", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--time-limit", "1", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "knobwise tune: resume: replaying "), "%s", r.err);
     cr_assert(strstr(r.err, "knobwise tune: resume: journal replayed ("), "%s", r.err);
     cr_assert_null(strchr(r.err, '\r'), "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 /* ---- recommend: the phase, the distance of a borrowed winner, mappings.csv ---- */
@@ -94,15 +94,15 @@ Test(ui, resume_on_a_pipe_names_the_replay)
 /* Tune validate_small (both shapes, or the one named) into DIR/NAME. */
 static void tune_small(const char *dir, const char *name, const char *only_shape)
 {
-    kw_proc_opts o = {.timeout_s = 120, .cwd = dir};
-    kw_proc r = only_shape
-                    ? kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
+    kw_tl_opts o = {.timeout_s = 120, .cwd = dir};
+    kw_tl_proc r = only_shape
+                    ? kw_tl_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
                                "--budget", "30", "--quiet", "--out", name, "--shape", only_shape,
                                NULL)
-                    : kw_p_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
+                    : kw_tl_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
                                "--budget", "30", "--quiet", "--out", name, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
 }
 
 /* Field `col` (0-based) of the line of csv whose first field is key. */
@@ -142,19 +142,19 @@ static int header_col(const char *csv, const char *name)
 
 Test(ui, recommend_by_numbers_needs_the_phase_when_the_run_has_both)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
     tune_small(d, "both", NULL);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "recommend", "both", "--batch", "16", "--seq", "4096",
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "recommend", "both", "--batch", "16", "--seq", "4096",
                          "--streams", "4", NULL);
     cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
     cr_assert(strstr(r.err, "need --phase prefill|decode"), "%s", r.err);
     cr_assert_str_eq(r.out, "");
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* with the phase: borrowed from the decode shape, each dimension's distance
      * and the extrapolation named (the run tuned one decode shape: b32 kv2048 c16) */
-    r = kw_p_run(&o, bin(), "recommend", "both", "--batch", "16", "--seq", "4096", "--streams", "4",
+    r = kw_tl_run(&o, bin(), "recommend", "both", "--batch", "16", "--seq", "4096", "--streams", "4",
                  "--phase", "decode", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "distance to attn_decode_kv2048_b32_c16: batch 16 vs 32 (x0.5), kv_len "
@@ -163,49 +163,49 @@ Test(ui, recommend_by_numbers_needs_the_phase_when_the_run_has_both)
     cr_assert(strstr(r.out, "WARNING: extrapolates: batch 16 is outside the tuned decode range "
                             "32..32"), "%s", r.out);
     cr_assert_null(strstr(r.out, "crosses phase"), "%s", r.out);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* the tuned shape's own numbers: its own winner, no distance */
-    r = kw_p_run(&o, bin(), "recommend", "both", "--batch", "32", "--seq", "2048", "--streams", "16",
+    r = kw_tl_run(&o, bin(), "recommend", "both", "--batch", "32", "--seq", "2048", "--streams", "16",
                  "--phase", "decode", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "shape attn_decode_kv2048_b32_c16: tuned in this run"), "%s", r.out);
     cr_assert_null(strstr(r.out, "distance"), "%s", r.out);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 Test(ui, recommend_infers_a_single_phase_and_warns_when_it_crosses)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
     tune_small(d, "pre", "attn_prefill_s2048_b1_c2");
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "recommend", "pre", "--batch", "2", "--seq", "1024",
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "recommend", "pre", "--batch", "2", "--seq", "1024",
                          "--streams", "2", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "phase prefill (inferred: every tuned shape of the run is prefill"),
               "%s", r.out);
     cr_assert(strstr(r.out, "batch 2 vs 1 (x2), seq 1024 vs 2048 (x0.5), streams 2 vs 2 (=)"),
               "%s", r.out);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "recommend", "pre", "--batch", "2", "--seq", "1024", "--streams", "2",
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "recommend", "pre", "--batch", "2", "--seq", "1024", "--streams", "2",
                  "--phase", "decode", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "crosses phase: the winner was tuned for prefill and is used for decode "
                             "(the run tuned no shape of this phase)"), "%s", r.out);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 Test(ui, mappings_csv_ends_with_the_shape_and_its_predicted_tail)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
     tune_small(d, "pre", "attn_prefill_s2048_b1_c2");
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "recommend", "pre", "--all", NULL);
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "recommend", "pre", "--all", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char p[4300];
     snprintf(p, sizeof p, "%s/pre/mappings.csv", d);
     FILE *f = fopen(p, "r");
@@ -260,7 +260,7 @@ Test(ui, mappings_csv_ends_with_the_shape_and_its_predicted_tail)
         cr_assert(strstr(v, "crosses_phase"), "'%s' in %s", v, csv);
     else
         cr_assert_str_eq(v, "");
-    kw_p_rmrf(d);
+    kw_tl_rmrf(d);
 }
 
 /* ---- input errors that help ---- */
@@ -294,107 +294,107 @@ static void write_edited(const char *dir, const char *name, const char *from_rel
 
 Test(ui, schema_errors_name_what_the_schema_allows_there)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
     write_edited(d, "w.xml", "spaces/workloads/llama7b.xml", "  <shape name=\"attn_decode_kv512",
                  "  <moe/>\n  <shape name=\"attn_decode_kv512");
     write_edited(d, "a.xml", "spaces/workloads/llama7b.xml", "<shape name=",
                  "<shape colour=\"red\" name=");
     write_edited(d, "s.xml", "spaces/default.xml", "<guards ", "<gaurds ");
-    kw_proc_opts o = {.timeout_s = 60, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "validate", "w.xml", NULL);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "validate", "w.xml", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     /* the allowed names are the XSD's children of <workload> (source, block, layer, shape) */
     cr_assert(strstr(r.err, "w.xml:"), "%s", r.err);
     cr_assert(strstr(r.err, ": <moe> is not allowed in <workload>; allowed here: source, block, "
                             "layer, shape\n"), "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "validate", "a.xml", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "validate", "a.xml", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, ": attribute 'colour' is not allowed on <shape>; allowed here: name, "
                             "block, phase, batch, seq, kv_len, streams, arrival"), "%s", r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "validate", "s.xml", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "validate", "s.xml", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, ": <gaurds> is not allowed in <space>; allowed here: ") &&
                   strstr(r.err, "(did you mean 'guards'?)"), "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 Test(ui, unknown_names_get_the_nearest_valid_ones)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
-    kw_proc_opts o = {.timeout_s = 120, .cwd = d};
-    kw_proc r = kw_p_run(&o, bin(), "eval", "--set", "fuse_atention=flash", NULL);
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "eval", "--set", "fuse_atention=flash", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "unknown knob 'fuse_atention' (did you mean 'fuse_attention'?)"), "%s",
               r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "eval", "--set", "precision=bf61", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "eval", "--set", "precision=bf61", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "knob 'precision' has no value 'bf61' (did you mean 'bf16'?)"), "%s",
               r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "eval", "--shape", "attn_decode_kv512_b1_c2", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "eval", "--shape", "attn_decode_kv512_b1_c2", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "unknown shape 'attn_decode_kv512_b1_c2' (did you mean "
                             "'attn_decode_kv512_b1_c1'"), "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* tune: refused before any run folder exists */
-    r = kw_p_run(&o, bin(), "tune", "--shape", "attn_prefil_s128_b8_c4", "--out", "run", NULL);
+    r = kw_tl_run(&o, bin(), "tune", "--shape", "attn_prefil_s128_b8_c4", "--out", "run", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "(did you mean 'attn_prefill_s128_b8_c4'"), "%s", r.err);
     char run[4300];
     snprintf(run, sizeof run, "%s/run", d);
     cr_assert_neq(access(run, F_OK), 0, "a run folder was created");
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* bisect config files: FILE:LINE and the nearest knob */
     write_file(d, "cfg.txt", "precision=bf16\nfuse_atention=flash\n");
-    r = kw_p_run(&o, bin(), "bisect", "baseline", "cfg.txt", "--shape", "attn_decode_kv512_b1_c1",
+    r = kw_tl_run(&o, bin(), "bisect", "baseline", "cfg.txt", "--shape", "attn_decode_kv512_b1_c1",
                  NULL);
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "cfg.txt:2: unknown knob 'fuse_atention' (did you mean "
                             "'fuse_attention'?)"), "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     /* a space file naming a knob the catalogue does not have */
     write_edited(d, "sp.xml", "spaces/default.xml", "name=\"placement\"", "name=\"placment\"");
     char acc[4300], wl[4300];
     snprintf(acc, sizeof acc, "%s", src("spaces/accel/h100.xml"));
     snprintf(wl, sizeof wl, "%s", src("spaces/workloads/llama7b.xml"));
-    r = kw_p_run(&o, bin(), "show", "--space", "sp.xml", "--accel", acc, "--workload", wl, NULL);
+    r = kw_tl_run(&o, bin(), "show", "--space", "sp.xml", "--accel", acc, "--workload", wl, NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, "unknown knob 'placment' for block 'llama7b_attn' (did you mean "
                             "'placement'?)"), "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 Test(ui, eval_stdin_names_the_nearest_knob_in_its_error_row)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
     write_file(d, "in.txt", "attn_decode_kv512_b1_c1 fuse_atention=flash\n");
     char in[4300];
     snprintf(in, sizeof in, "%s/in.txt", d);
-    kw_proc_opts o = {.timeout_s = 120, .stdin_path = in};
-    kw_proc r = kw_p_run(&o, bin(), "eval", "--stdin", NULL);
+    kw_tl_opts o = {.timeout_s = 120, .stdin_path = in};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "eval", "--stdin", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "attn_decode_kv512_b1_c1,error,") &&
                   strstr(r.out, "stdin:1: unknown knob 'fuse_atention' (did you mean "
                                 "'fuse_attention'?)"), "%s", r.out);
-    kw_p_free(&r);
-    kw_p_rmrf(d);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
 }
 
 Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
 {
-    kw_proc_opts o = {.timeout_s = 60};
-    kw_proc r = kw_p_run(&o, bin(), "show", "--catalogue", "--format", "csv", NULL);
+    kw_tl_opts o = {.timeout_s = 60};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "show", "--catalogue", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "knob,family,values,meaning,used_by,blocks\n", 42) == 0, "%.80s", r.out);
-    /* the DESIGN.md catalogue: every name a shipped space may use */
+    /* the knob catalogue (src/kw_catalogue.c): every name a shipped space may use */
     static const char *const names[] = {
         "GROUP.tile_m", "GROUP.tile_n", "GROUP.tile_k", "GROUP.split_k", "GROUP.loop_order",
         "GROUP.double_buffer", "fuse_qkv", "fuse_attention", "fuse_epilogue", "fuse_gate_up",
@@ -412,11 +412,11 @@ Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
     char line[1024];
     snprintf(line, sizeof line, "%.*s", (int)strcspn(fa + 1, "\n"), fa + 1);
     cr_assert(strstr(line, ",llama7b_attn") && !strstr(line, "llama7b_mlp"), "%s", line);
-    kw_p_free(&r);
-    r = kw_p_run(&o, bin(), "show", "--catalogue", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "show", "--catalogue", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "    flash            QK^T, softmax and PV fused"), "%s", r.out);
-    kw_p_free(&r);
+    kw_tl_free(&r);
 }
 
 /* ---- the progress on a terminal, end to end (a pseudo-terminal of 60x30) ---- */
@@ -427,7 +427,7 @@ Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
 
 Test(ui, progress_on_a_terminal_never_exceeds_its_width)
 {
-    char *d = kw_p_tmpdir("kwui");
+    char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
     struct winsize ws = {.ws_row = 30, .ws_col = 60};
     int master = -1;
@@ -490,5 +490,5 @@ Test(ui, progress_on_a_terminal_never_exceeds_its_width)
     cr_assert_gt(lines, 0, "no progress drawn: %s", out);
     cr_assert(strstr(out, "shapes 0/2 done"), "%.500s", out);
     cr_assert(strstr(out, "  attn_prefill_s2048_b1_c2 "), "each running shape has a line: %.800s", out);
-    kw_p_rmrf(d);
+    kw_tl_rmrf(d);
 }

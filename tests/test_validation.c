@@ -4,7 +4,7 @@
  * inside a long evaluation, inputs are regular files, exhaustive runs are
  * bounded, and the eval --stdin protocol gives exactly one row per line.
  *
- * Design choice: everything runs the built knobwise through kw_proc.h
+ * Design choice: everything runs the built knobwise through kw_tl_proc.h
  * (fork/exec, SIGKILL after a timeout), so a hang is a failed assertion, never
  * a stuck `make check`; the simulator's own progress checks are also tested
  * in process, under Criterion's timeout. Files are generated into a temp
@@ -16,7 +16,7 @@
 #include <math.h>
 
 #include "kw_error.h"
-#include "kw_proc.h"
+#include "lib/kw_tl.h"
 #include "kw_sim.h"
 #include "kw_xml.h"
 
@@ -26,7 +26,7 @@ TestSuite(validation, .timeout = 120);
 
 
 
-static const kw_proc_opts kw_v_opts = {.timeout_s = KW_V_TIMEOUT_S, .as_limit_mb = 1024};
+static const kw_tl_opts kw_v_opts = {.timeout_s = KW_V_TIMEOUT_S, .as_limit_mb = 1024};
 
 
 static void kw_v_write(const char *path, const char *text)
@@ -58,13 +58,13 @@ static void kw_v_files(const char *dir, const char *ops, const char *shape_attrs
              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"v\" block=\"b\">\n"
              "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
              "  %s\n  %s\n</space>\n",
-             kw_p_src(), knobs ? knobs : "<knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>",
+             kw_tl_src(), knobs ? knobs : "<knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>",
              tuning ? tuning : "");
     kw_v_write(p, buf);
 }
 
 /* The run ended by itself, in time, without a signal. */
-static void kw_v_sane(const kw_proc *r, const char *what)
+static void kw_v_sane(const kw_tl_proc *r, const char *what)
 {
     cr_assert(!r->timed_out, "%s: hung (killed after %d s)", what, KW_V_TIMEOUT_S);
     cr_assert(r->status >= 0 && r->status < 128, "%s: died with status %d: %s", what, r->status,
@@ -80,30 +80,30 @@ static void kw_v_refused_everywhere(const char *dir, const char *file, const cha
     char sp[4300], pre[4400], run[4400], cwd[4300];
     snprintf(sp, sizeof sp, "%s/%s", dir, file);
     snprintf(pre, sizeof pre, "%s/%s", dir, want);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "validate", sp, NULL);
     kw_v_sane(&r, "validate");
     cr_assert_eq(r.status, 2, "validate: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "validate: want '%s' and '%s' in: %s", pre,
               sub, r.err);
-    kw_p_free(&r);
-    r = kw_p_run(&kw_v_opts, kw_p_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "eval", "--space", sp, "--format", "csv", NULL);
     kw_v_sane(&r, "eval");
     cr_assert_eq(r.status, 2, "eval: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "eval: want '%s' and '%s' in: %s", pre, sub,
               r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     snprintf(cwd, sizeof cwd, "%s/cwd", dir);
     cr_assert_eq(mkdir(cwd, 0700), 0);
     snprintf(run, sizeof run, "%s/run", cwd);
-    kw_proc_opts o = kw_v_opts;
+    kw_tl_opts o = kw_v_opts;
     o.cwd = cwd;
-    r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget", "3", "--quiet",
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--out", run, "--budget", "3", "--quiet",
                  NULL);
     kw_v_sane(&r, "tune");
     cr_assert_eq(r.status, 2, "tune: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, sub), "tune: want '%s' in: %s", sub, r.err);
-    cr_assert_eq(kw_p_entries(cwd), 0, "tune wrote into %s before refusing", cwd);
-    kw_p_free(&r);
+    cr_assert_eq(kw_tl_entries(cwd), 0, "tune wrote into %s before refusing", cwd);
+    kw_tl_free(&r);
     cr_assert_eq(rmdir(cwd), 0);
 }
 
@@ -113,28 +113,28 @@ static void kw_v_refused_everywhere(const char *dir, const char *file, const cha
  * at t ~ 80 ms (t + on == t) and the generator used to spin forever. */
 Test(validation, bursty_on_period_below_the_clock_is_refused)
 {
-    char *dir = kw_p_tmpdir("kwval");
+    char *dir = kw_tl_tmpdir("kwval");
     kw_v_files(dir, NULL,
                "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" arrival=\"bursty\" "
                "load=\"0.5\" burst_on_ms=\"0.00000000000000000000001\" burst_off_ms=\"80\" "
                "burst_factor=\"4\"",
                NULL, "<tuning sim_requests=\"50\" final_requests=\"100\"/>");
     kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "burst_on_ms must be at least");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* burst_off_ms="1e23": after one off-period t ~ 1e26 us, where a 20 ms
  * on-period is below one ulp. */
 Test(validation, bursty_off_period_beyond_the_clock_is_refused)
 {
-    char *dir = kw_p_tmpdir("kwval");
+    char *dir = kw_tl_tmpdir("kwval");
     kw_v_files(dir, NULL,
                "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" arrival=\"bursty\" "
                "load=\"0.5\" burst_on_ms=\"20\" burst_off_ms=\"100000000000000000000000\" "
                "burst_factor=\"4\"",
                NULL, "<tuning sim_requests=\"50\" final_requests=\"100\"/>");
     kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "burst_off_ms must be at most");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* The bound itself, against its closed form: at load L a run of N arrivals
@@ -143,14 +143,14 @@ Test(validation, bursty_off_period_beyond_the_clock_is_refused)
  * the message's own lower bound is fed back). */
 Test(validation, tiny_load_refused_with_the_range_and_its_bound_accepted)
 {
-    char *dir = kw_p_tmpdir("kwval"), sp[4300];
+    char *dir = kw_tl_tmpdir("kwval"), sp[4300];
     kw_v_files(dir, NULL,
                "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" arrival=\"poisson\" "
                "load=\"0.0000000000001\"",
                NULL, "");
     kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "load must be in [");
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "validate", sp, NULL);
     const char *b = strstr(r.err, "load must be in [");
     cr_assert(b != NULL, "%s", r.err);
     double lo = strtod(b + strlen("load must be in ["), NULL);
@@ -161,34 +161,34 @@ Test(validation, tiny_load_refused_with_the_range_and_its_bound_accepted)
      * load = N x DBL_EPSILON / (1e-6 x G); N = final_requests 20000 + 10% warm-up. */
     double n = 22000, g = 4, want = n * 2.220446049250313e-16 / (1e-6 * g);
     cr_assert(fabs(lo - want) <= 0.01 * want, "bound %g, closed form %g", lo, want);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     char attrs[512];
     snprintf(attrs, sizeof attrs, "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" "
              "arrival=\"poisson\" load=\"%.12f\"", lo * 1.01);
     kw_v_files(dir, NULL, attrs, NULL, "");
-    r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
+    r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "validate", sp, NULL);
     kw_v_sane(&r, "validate at the bound");
     cr_assert_eq(r.status, 0, "load %g (just above the bound it named) refused: %s", lo * 1.01,
                  r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     snprintf(attrs, sizeof attrs, "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" "
              "arrival=\"poisson\" load=\"%.12f\"", lo * 0.9);
     kw_v_files(dir, NULL, attrs, NULL, "");
-    r = kw_p_run(&kw_v_opts, kw_p_bin(), "validate", sp, NULL);
+    r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "validate", sp, NULL);
     cr_assert_eq(r.status, 2, "load %g (below the bound it named) accepted", lo * 0.9);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 Test(validation, tiny_rate_refused_with_the_range)
 {
-    char *dir = kw_p_tmpdir("kwval");
+    char *dir = kw_tl_tmpdir("kwval");
     kw_v_files(dir, NULL,
                "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"4\" arrival=\"poisson\" "
                "rate_per_s=\"0.0000001\"",
                NULL, "");
     kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "rate_per_s must be at least");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* The simulator's own loop, in process: a lost on-period is an error, not a
@@ -297,15 +297,15 @@ static void kw_v_slow_space(const char *dir)
 
 Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
 {
-    char *dir = kw_p_tmpdir("kwval"), sp[4300], run[4300];
+    char *dir = kw_tl_tmpdir("kwval"), sp[4300], run[4300];
     kw_v_slow_space(dir);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     snprintf(run, sizeof run, "%s/run", dir);
-    const char *argv[] = {kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
+    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--out", run, "--budget", "3",
                           "--quiet", NULL};
-    int ofd = kw_p_tmpfile(), efd = kw_p_tmpfile();
-    kw_proc_opts o = kw_v_opts;
-    pid_t pid = kw_p_spawn(argv, &o, ofd, efd);
+    int ofd = kw_tl_tmpfile(), efd = kw_tl_tmpfile();
+    kw_tl_opts o = kw_v_opts;
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
     cr_assert(pid > 0);
     /* the journal exists once the signal handler is in place and the search has
      * begun; 0.5 s later the baseline's evaluation (~5-10 s) is under way */
@@ -316,13 +316,13 @@ Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
         usleep(10 * 1000);
     cr_assert_eq(stat(jp, &jst), 0, "tune did not start its journal within 20 s");
     usleep(500 * 1000);
-    double t0 = kw_p_now();
+    double t0 = kw_tl_now();
     kill(pid, SIGTERM);
     int to = 0;
     long rss;
-    int st = kw_p_wait(pid, t0 + 60, &to, &rss);
-    double took = kw_p_now() - t0;
-    char *err = kw_p_slurp_fd(efd);
+    int st = kw_tl_wait(pid, t0 + 60, &to, &rss);
+    double took = kw_tl_now() - t0;
+    char *err = kw_tl_slurp_fd(efd);
     close(ofd);
     close(efd);
     cr_assert(!to, "tune did not stop within 60 s of SIGTERM");
@@ -332,46 +332,46 @@ Test(validation, sigterm_stops_tune_inside_a_long_evaluation_and_it_resumes)
     free(err);
     /* the journal is whole: resume (bounded by a time limit that also falls inside
      * an evaluation) continues it and stops in time again */
-    t0 = kw_p_now();
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--resume", run, "--time-limit", "1", "--quiet",
+    t0 = kw_tl_now();
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", run, "--time-limit", "1", "--quiet",
                          NULL);
-    took = kw_p_now() - t0;
+    took = kw_tl_now() - t0;
     kw_v_sane(&r, "resume");
     cr_assert_eq(r.status, 0, "resume: exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
     cr_assert_lt(took, 1.0 + KW_V_STOP_BOUND_S, "resume with --time-limit 1 took %.1f s", took);
-    kw_p_free(&r);
-    r = kw_p_run(&o, kw_p_bin(), "verify", run, NULL);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, kw_tl_bin(), "verify", run, NULL);
     cr_assert_eq(r.status, 0, "verify after the stops: %s %s", r.out, r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 Test(validation, time_limit_stops_tune_inside_a_long_evaluation)
 {
-    char *dir = kw_p_tmpdir("kwval"), sp[4300], run[4300];
+    char *dir = kw_tl_tmpdir("kwval"), sp[4300], run[4300];
     kw_v_slow_space(dir);
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     snprintf(run, sizeof run, "%s/run", dir);
-    double t0 = kw_p_now();
-    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget",
+    double t0 = kw_tl_now();
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "tune", "--space", sp, "--out", run, "--budget",
                          "3", "--time-limit", "1", "--quiet", NULL);
-    double took = kw_p_now() - t0;
+    double took = kw_tl_now() - t0;
     kw_v_sane(&r, "tune --time-limit 1");
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
     /* the first evaluation was dropped: tune says the limit is too short to progress */
     cr_assert(strstr(r.err, "no evaluation finished within the time limit"), "%s", r.err);
     cr_assert_lt(took, 1.0 + KW_V_STOP_BOUND_S, "tune --time-limit 1 took %.1f s", took);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 2. inputs are regular files: --trace ---- */
 
 Test(validation, tune_trace_special_files_refused_before_writing)
 {
-    char *dir = kw_p_tmpdir("kwval"), fifo[4300], run[4400], cwd[4300];
+    char *dir = kw_tl_tmpdir("kwval"), fifo[4300], run[4400], cwd[4300];
     snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     snprintf(cwd, sizeof cwd, "%s/cwd", dir);
@@ -380,19 +380,19 @@ Test(validation, tune_trace_special_files_refused_before_writing)
     const char *paths[] = {fifo, "/dev/zero", dir};
     const char *kinds[] = {"FIFO", "character device", "directory"};
     for (int i = 0; i < 3; i++) {
-        kw_proc_opts o = kw_v_opts;
+        kw_tl_opts o = kw_v_opts;
         o.cwd = cwd;
-        kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--trace", paths[i], "--out", run,
+        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--trace", paths[i], "--out", run,
                              "--budget", "2", "--quiet", NULL);
         kw_v_sane(&r, paths[i]);
         cr_assert_eq(r.status, 2, "tune --trace %s: exit %d: %s", paths[i], r.status, r.err);
         cr_assert(strstr(r.err, paths[i]) && strstr(r.err, kinds[i]) &&
                       strstr(r.err, "not a regular file"),
                   "tune --trace %s: %s", paths[i], r.err);
-        cr_assert_eq(kw_p_entries(cwd), 0, "tune --trace %s wrote into its folder", paths[i]);
-        kw_p_free(&r);
+        cr_assert_eq(kw_tl_entries(cwd), 0, "tune --trace %s wrote into its folder", paths[i]);
+        kw_tl_free(&r);
     }
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 4. eval --stdin: one row per line, RFC 4180, bounded, errors exit ---- */
@@ -426,7 +426,7 @@ static int kw_v_csv_rows(const char *s, int *fields, int max_rows)
 
 Test(validation, eval_stdin_one_row_per_line_quoted_and_bounded)
 {
-    char *dir = kw_p_tmpdir("kwval"), in[4300];
+    char *dir = kw_tl_tmpdir("kwval"), in[4300];
     snprintf(in, sizeof in, "%s/in.txt", dir);
     FILE *f = fopen(in, "w");
     cr_assert(f != NULL);
@@ -442,9 +442,9 @@ Test(validation, eval_stdin_one_row_per_line_quoted_and_bounded)
     fputc('\n', f), lines++;
     fputs("attn_prefill_s128_b8_c4 launch_mode=graph", f), lines++;       /* 7 no newline */
     cr_assert_eq(fclose(f), 0);
-    kw_proc_opts o = kw_v_opts;
+    kw_tl_opts o = kw_v_opts;
     o.stdin_path = in;
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--stdin", NULL);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "eval", "--stdin", NULL);
     kw_v_sane(&r, "eval --stdin");
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     int fields[16];
@@ -462,23 +462,23 @@ Test(validation, eval_stdin_one_row_per_line_quoted_and_bounded)
     cr_assert_lt(strlen(r.out), 64u << 10, "echoed the long line back");
     /* the 3 MB line costs no more than a 64 KiB buffer: far below its own size */
     cr_assert_lt(r.maxrss_kb, 200 * 1024, "peak RSS %ld KiB", r.maxrss_kb);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* A read error ends the stream with an error exit, not 0 (a directory as
  * stdin: read(2) fails with EISDIR). */
 Test(validation, eval_stdin_read_error_is_an_error_exit)
 {
-    char *dir = kw_p_tmpdir("kwval");
-    kw_proc_opts o = kw_v_opts;
+    char *dir = kw_tl_tmpdir("kwval");
+    kw_tl_opts o = kw_v_opts;
     o.stdin_path = dir;
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "eval", "--stdin", NULL);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "eval", "--stdin", NULL);
     kw_v_sane(&r, "eval --stdin < DIR");
     cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "read error"), "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 3. exhaustive without a budget is bounded ---- */
@@ -488,7 +488,7 @@ Test(validation, eval_stdin_read_error_is_an_error_exit)
  * 5,184 configurations (validate_small.xml) is taken (stopped by a 1 s limit). */
 Test(validation, exhaustive_without_budget_refused_when_too_large)
 {
-    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "show", "--format", "csv", NULL);
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "show", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     double size = 1;
     for (const char *l = strstr(r.out, "\nknob,"); l; l = strstr(l + 1, "\nknob,")) {
@@ -499,27 +499,27 @@ Test(validation, exhaustive_without_budget_refused_when_too_large)
             n += *v == '|';
         size *= n;
     }
-    kw_p_free(&r);
+    kw_tl_free(&r);
     cr_assert_gt(size, 1e6);
-    char *dir = kw_p_tmpdir("kwval"), run[4300], want[64];
+    char *dir = kw_tl_tmpdir("kwval"), run[4300], want[64];
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc_opts o = kw_v_opts;
+    kw_tl_opts o = kw_v_opts;
     o.cwd = dir;
-    r = kw_p_run(&o, kw_p_bin(), "tune", "--strategy", "exhaustive", "--out", run, "--quiet", NULL);
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--strategy", "exhaustive", "--out", run, "--quiet", NULL);
     kw_v_sane(&r, "tune --strategy exhaustive");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     snprintf(want, sizeof want, "has %.4g configurations", size);
     cr_assert(strstr(r.err, want) && strstr(r.err, "--budget"), "want '%s' in: %s", want, r.err);
-    cr_assert_eq(kw_p_entries(dir), 0, "wrote into %s", dir);
-    kw_p_free(&r);
+    cr_assert_eq(kw_tl_entries(dir), 0, "wrote into %s", dir);
+    kw_tl_free(&r);
     char sp[4300];
-    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_p_src());
-    r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--strategy", "exhaustive", "--out", run,
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_tl_src());
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--strategy", "exhaustive", "--out", run,
                  "--time-limit", "1", "--quiet", NULL);
     kw_v_sane(&r, "tune --strategy exhaustive on validate_small");
     cr_assert_eq(r.status, 0, "a 5,184-config space refused: %s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 5/6. traces: gaps beyond the clock, other shapes only, --trace on a load shape ---- */
@@ -545,7 +545,7 @@ static void kw_v_two_shape_files(const char *dir, const char *trace_rows)
              "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
              "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
              "  <tuning sim_requests=\"50\" final_requests=\"100\"/>\n</space>\n",
-             kw_p_src());
+             kw_tl_src());
     kw_v_write(p, buf);
 }
 
@@ -554,26 +554,26 @@ static void kw_v_two_shape_files(const char *dir, const char *trace_rows)
  * the shape's own): validate now reads it the evaluator's way. */
 Test(validation, trace_naming_only_other_shapes_refused_by_validate)
 {
-    char *dir = kw_p_tmpdir("kwval");
+    char *dir = kw_tl_tmpdir("kwval");
     kw_v_two_shape_files(dir, "0,0,u\n10,1,u\n");
     kw_v_refused_everywhere(dir, "space.xml", "t.csv:2:", "unknown shape 'u'");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* A gap of 1e21 us in a trace: the replay's span is beyond the clock. */
 Test(validation, trace_gap_beyond_the_clock_refused)
 {
-    char *dir = kw_p_tmpdir("kwval");
+    char *dir = kw_tl_tmpdir("kwval");
     kw_v_two_shape_files(dir, "0,0,t\n10,1,t\n1000000000000000000000,2,t\n");
     kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:", "trace times must stay below");
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* `tune --trace` naming a shape given by load= wrote a journal, then failed
  * (exit 1) and advised a resume that failed the same way. */
 Test(validation, tune_trace_on_a_load_shape_refused_before_writing)
 {
-    char *dir = kw_p_tmpdir("kwval"), tr[4300], sp[4300], cwd[4300], run[4400];
+    char *dir = kw_tl_tmpdir("kwval"), tr[4300], sp[4300], cwd[4300], run[4400];
     kw_v_two_shape_files(dir, "0,0,t\n10,1,t\n");
     snprintf(tr, sizeof tr, "%s/u.csv", dir);
     kw_v_write(tr, "time_us,stream,shape\n0,0,u\n10,1,u\n");
@@ -581,33 +581,33 @@ Test(validation, tune_trace_on_a_load_shape_refused_before_writing)
     snprintf(cwd, sizeof cwd, "%s/cwd", dir);
     cr_assert_eq(mkdir(cwd, 0700), 0);
     snprintf(run, sizeof run, "%s/run", cwd);
-    kw_proc_opts o = kw_v_opts;
+    kw_tl_opts o = kw_v_opts;
     o.cwd = cwd;
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
                          "--budget", "2", "--quiet", NULL);
     kw_v_sane(&r, "tune --trace on a load shape");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "shape 'u'") && strstr(r.err, "wl.xml:6") &&
                   strstr(r.err, "arrival=\"trace\""),
               "%s", r.err);
-    cr_assert_eq(kw_p_entries(cwd), 0, "wrote into its folder before refusing");
-    kw_p_free(&r);
+    cr_assert_eq(kw_tl_entries(cwd), 0, "wrote into its folder before refusing");
+    kw_tl_free(&r);
     /* the control: the same option naming the trace shape is taken */
     snprintf(tr, sizeof tr, "%s/t2.csv", dir);
     kw_v_write(tr, "time_us,stream,shape\n0,0,t\n20,1,t\n");
-    r = kw_p_run(&o, kw_p_bin(), "tune", "--space", sp, "--trace", tr, "--out", run, "--budget",
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--trace", tr, "--out", run, "--budget",
                  "2", "--quiet", NULL);
     kw_v_sane(&r, "tune --trace on the trace shape");
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* ---- 5. the results writer holds its output to its own schema ---- */
 
 Test(validation, written_xml_is_checked_against_its_schema)
 {
-    char *dir = kw_p_tmpdir("kwval"), p[4500];
+    char *dir = kw_tl_tmpdir("kwval"), p[4500];
     snprintf(p, sizeof p, "%s/results.xml", dir);
     /* a results root whose content the schema refuses (what an overflowing model once wrote:
      * a number in exponent form where results.xsd wants a decimal) */
@@ -619,57 +619,57 @@ Test(validation, written_xml_is_checked_against_its_schema)
               "%s", kw_error_last());
     /* a real run's results.xml passes */
     char sp[4300], run[4400];
-    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_p_src());
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_tl_src());
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--space", sp, "--out", run, "--budget",
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "tune", "--space", sp, "--out", run, "--budget",
                          "3", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     snprintf(p, sizeof p, "%s/results.xml", run);
     rc = kw_xml_check_written(p, "results.xml", "results", "results/results.xsd");
     cr_assert_eq(rc, 0, "a real results.xml refused: %s", kw_error_last());
-    kw_p_rmrf(dir);
+    kw_tl_rmrf(dir);
 }
 
 /* tune --requests above what one simulation runs with its warm-up: a usage
  * error before anything is written (it was accepted up to 1e8). */
 Test(validation, tune_requests_above_the_simulator_refused)
 {
-    char *dir = kw_p_tmpdir("kwval"), run[4300];
+    char *dir = kw_tl_tmpdir("kwval"), run[4300];
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc_opts o = kw_v_opts;
+    kw_tl_opts o = kw_v_opts;
     o.cwd = dir;
-    kw_proc r = kw_p_run(&o, kw_p_bin(), "tune", "--requests", "46000000", "--out", run, "--quiet",
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--requests", "46000000", "--out", run, "--quiet",
                          NULL);
     kw_v_sane(&r, "tune --requests 46000000");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     /* 45454546 + its 10% warm-up (4545454) = 50,000,000, the simulator's limit */
     cr_assert(strstr(r.err, "45454546"), "%s", r.err);
-    cr_assert_eq(kw_p_entries(dir), 0, "wrote into %s", dir);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    cr_assert_eq(kw_tl_entries(dir), 0, "wrote into %s", dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }
 
 /* A journal naming a trace that has since become a FIFO: resume refuses it
  * (exit 2) instead of blocking on the hash of the trace. */
 Test(validation, resume_with_a_trace_turned_fifo_does_not_block)
 {
-    char *dir = kw_p_tmpdir("kwval"), tr[4300], sp[4300], run[4400];
+    char *dir = kw_tl_tmpdir("kwval"), tr[4300], sp[4300], run[4400];
     kw_v_two_shape_files(dir, "0,0,t\n10,1,t\n");
     snprintf(tr, sizeof tr, "%s/t2.csv", dir);
     kw_v_write(tr, "time_us,stream,shape\n0,0,t\n20,1,t\n");
     snprintf(sp, sizeof sp, "%s/space.xml", dir);
     snprintf(run, sizeof run, "%s/run", dir);
-    kw_proc r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "tune", "--space", sp, "--trace", tr, "--out", run,
                          "--budget", "2", "--quiet", NULL);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    kw_p_free(&r);
+    kw_tl_free(&r);
     cr_assert_eq(unlink(tr), 0);
     cr_assert_eq(mkfifo(tr, 0600), 0);
-    r = kw_p_run(&kw_v_opts, kw_p_bin(), "tune", "--resume", run, "--quiet", NULL);
+    r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "tune", "--resume", run, "--quiet", NULL);
     kw_v_sane(&r, "resume with a FIFO trace");
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "is a FIFO, not a regular file"), "%s", r.err);
-    kw_p_free(&r);
-    kw_p_rmrf(dir);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
 }

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 #include "kw_xml.h"
 
 TestSuite(xml);
@@ -178,7 +178,7 @@ Test(xml, big_line_numbers)
 
 Test(xml, read_file_limits)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char path[512];
     kw_xml_problems p = {0};
     char *buf = NULL;
@@ -422,7 +422,7 @@ Test(xml, typed_getters)
 
 Test(xml, save_atomic_replaces_and_leaves_no_temp)
 {
-    char *dir = kw_t_tmpdir();
+    char *dir = kw_tl_tmpdir("kwtest");
     char path[512], cmd[600];
     snprintf(path, sizeof path, "%s/out.xml", dir);
     write_file(path, "old", 3);
@@ -431,7 +431,7 @@ Test(xml, save_atomic_replaces_and_leaves_no_temp)
     xmlDocSetRootElement(doc, r);
     xmlNewProp(r, BAD_CAST "run", BAD_CAST "x");
     cr_assert_eq(kw_xml_save_atomic(doc, path), 0, "%s", kw_error_last());
-    char *back = kw_t_slurp(path);
+    char *back = kw_tl_slurp(path);
     cr_assert(strstr(back, "<results run=\"x\"/>") != NULL, "%s", back);
     free(back);
     /* only the one file in the folder */

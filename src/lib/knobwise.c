@@ -43,7 +43,7 @@ _Static_assert((int)KNOBWISE_EINPUT == (int)KW_EINPUT && (int)KNOBWISE_ENOMEM ==
                    (int)KNOBWISE_EIO == (int)KW_EIO,
                "the public codes keep knobwise's values");
 
-/* Header of mappings.csv (DESIGN.md's contract) and the columns `knobwise
+/* Header of mappings.csv (results/formats.md's contract) and the columns `knobwise
  * recommend --all` appends after the knobs (KW_MAPPINGS_HEADER_SUFFIX in
  * src/kw_results.h): the shape's dimensions (seq counts for prefill, kv_len
  * for decode), the predicted tail and the borrowing warnings. */

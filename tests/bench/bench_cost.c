@@ -2,7 +2,7 @@
  *
  * Not a test: a timing loop for the cost model's speed target (>= 500,000
  * evaluations per second per core). Accelerator figures are the H100-SXM5
- * ones of model-facts.md section 1-2; block shapes of section 3. Structs are
+ * ones of src/model-facts.md#accelerators and #launch; block shapes of #shapes. Structs are
  * built by hand so the benchmark needs no XML. Each iteration changes the
  * mapping (tiles, loop, fusion, precision) so nothing is constant across calls.
  * Usage: bench_cost [evaluations]   (prints evals/s and ns/eval)

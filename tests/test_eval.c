@@ -1,0 +1,313 @@
+/* test_eval.c - the model evaluator's guard and bottleneck rules
+ * (kw_eval_judge, src/kw_eval.c), each at its boundary.
+ *
+ * The rules are comparisons with the space's thresholds, so the closed form
+ * of each is its boundary: a figure equal to the threshold passes (the rules
+ * are strict), the next double beyond it fails, and the guard names come in
+ * the documented order. The classes: stage 1's bound unless contention takes
+ * more than KW_EVAL_CONTENTION_CLASS_PCT % or else the p95 queue wait exceeds
+ * KW_EVAL_QUEUEING_SHARE of the p95; thermal over those; saturated over all.
+ * Last, the same boundaries through a real evaluation of the embedded default,
+ * so the evaluator is shown to apply the rules to the figures it reports.
+ */
+#include <criterion/criterion.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "kw_error.h"
+#include "kw_eval.h"
+#include "kw_load.h"
+
+TestSuite(eval, .timeout = 120);
+
+/* Space-like thresholds, none of them special values. */
+static kw_guards guards(void)
+{
+    kw_guards g = {.drift_min_cos = 0.999, .drift_max_rel_rms = 0.02, .max_throttle_pct = 5.0,
+                   .max_fallback_pct = 10.0, .sla_p99_us = 800.0,
+                   .max_long_window_drift_pct = 15.0};
+    return g;
+}
+
+/* Facts under which every guard passes and the class is the bound's. */
+static kw_eval_facts healthy(void)
+{
+    kw_eval_facts f = {.drift_cos = 1.0, .p99_us = 100.0, .simulated = 1, .p95_us = 90.0,
+                       .wait_p95_us = 10.0, .contention_pct = 1.0, .bound = KW_BOUND_MEMORY};
+    return f;
+}
+
+static kw_metrics judge(const kw_guards *g, const kw_eval_facts *f)
+{
+    kw_metrics m;
+    memset(&m, 0x5a, sizeof m); /* stale text must not survive */
+    kw_eval_judge(&m, g, f);
+    return m;
+}
+
+static const char *guards_of(const kw_guards *g, const kw_eval_facts *f)
+{
+    static kw_metrics m;
+    m = judge(g, f);
+    return m.guards;
+}
+
+static const char *class_of(const kw_guards *g, const kw_eval_facts *f)
+{
+    static kw_metrics m;
+    m = judge(g, f);
+    return m.klass;
+}
+
+static double above(double x) { return nextafter(x, INFINITY); }
+static double below(double x) { return nextafter(x, -INFINITY); }
+
+Test(eval, healthy_facts_pass_every_guard)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    cr_expect_str_eq(guards_of(&g, &f), "");
+    cr_expect_str_eq(class_of(&g, &f), "memory");
+}
+
+Test(eval, drift_guards_fail_strictly_beyond_their_bounds_when_drift_failed)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.drift_failed = 1;
+    f.drift_cos = g.drift_min_cos;
+    f.drift_rel_rms = g.drift_max_rel_rms;
+    cr_expect_str_eq(guards_of(&g, &f), "", "at the bounds both pass");
+    f.drift_cos = below(g.drift_min_cos);
+    cr_expect_str_eq(guards_of(&g, &f), "drift_cos");
+    f.drift_cos = g.drift_min_cos;
+    f.drift_rel_rms = above(g.drift_max_rel_rms);
+    cr_expect_str_eq(guards_of(&g, &f), "drift_rel_rms");
+    f.drift_cos = below(g.drift_min_cos);
+    cr_expect_str_eq(guards_of(&g, &f), "drift_cos;drift_rel_rms");
+}
+
+Test(eval, drift_figures_alone_fail_nothing_when_the_drift_check_passed)
+{
+    /* the drift stage's own verdict decides (it judges more than cos and
+     * rel_rms, e.g. the fallback precision); the figures only name why. */
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.drift_cos = 0.5;
+    f.drift_rel_rms = 1.0;
+    cr_expect_str_eq(guards_of(&g, &f), "");
+}
+
+Test(eval, thermal_guards_at_their_bounds)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.thermal_ran = 1;
+    f.throttled_pct = g.max_throttle_pct;
+    f.long_window_drift_pct = g.max_long_window_drift_pct;
+    cr_expect_str_eq(guards_of(&g, &f), "");
+    f.throttled_pct = above(g.max_throttle_pct);
+    cr_expect_str_eq(guards_of(&g, &f), "throttle");
+    f.throttled_pct = g.max_throttle_pct;
+    f.long_window_drift_pct = above(g.max_long_window_drift_pct);
+    cr_expect_str_eq(guards_of(&g, &f), "long_window");
+    f.long_window_drift_pct = 0.0;
+    f.thermal_shutdown = 1;
+    cr_expect_str_eq(guards_of(&g, &f), "thermal_shutdown");
+}
+
+Test(eval, thermal_long_window_guard_is_not_judged_when_the_window_did_not_run)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.long_window_drift_pct = 1000.0;
+    f.thermal_shutdown = 1;
+    cr_expect_str_eq(guards_of(&g, &f), "");
+}
+
+Test(eval, fallback_guard_at_its_bound)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.fallback_pct = g.max_fallback_pct;
+    cr_expect_str_eq(guards_of(&g, &f), "");
+    f.fallback_pct = above(g.max_fallback_pct);
+    cr_expect_str_eq(guards_of(&g, &f), "fallback");
+}
+
+Test(eval, sla_guard_at_its_bound_and_off_at_zero)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.p99_us = g.sla_p99_us;
+    cr_expect_str_eq(guards_of(&g, &f), "");
+    f.p99_us = above(g.sla_p99_us);
+    cr_expect_str_eq(guards_of(&g, &f), "sla_p99");
+    g.sla_p99_us = 0.0; /* no SLA: any p99 passes */
+    f.p99_us = 1e12;
+    cr_expect_str_eq(guards_of(&g, &f), "");
+}
+
+Test(eval, saturated_guard_only_from_a_simulation)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.saturated = 1;
+    cr_expect_str_eq(guards_of(&g, &f), "saturated");
+    cr_expect_str_eq(class_of(&g, &f), "saturated");
+    f.simulated = 0; /* a worker measured serving: no simulation to saturate */
+    cr_expect_str_eq(guards_of(&g, &f), "");
+    cr_expect_str_eq(class_of(&g, &f), "memory");
+}
+
+Test(eval, every_guard_failing_in_the_documented_order)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.drift_failed = 1;
+    f.drift_cos = 0.0;
+    f.drift_rel_rms = 1.0;
+    f.thermal_ran = 1;
+    f.throttled_pct = 100.0;
+    f.long_window_drift_pct = 100.0;
+    f.thermal_shutdown = 1;
+    f.fallback_pct = 100.0;
+    f.p99_us = 1e9;
+    f.saturated = 1;
+    cr_expect_str_eq(guards_of(&g, &f), "drift_cos;drift_rel_rms;throttle;long_window;"
+                                        "thermal_shutdown;fallback;sla_p99;saturated");
+}
+
+Test(eval, a_workers_numerics_check_replaces_the_emulated_drift)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.drift_failed = 1;
+    f.drift_cos = 0.0;
+    f.worker_quality = 1;
+    f.worker_cos = g.drift_min_cos;
+    f.worker_rel_rms = g.drift_max_rel_rms;
+    cr_expect_str_eq(guards_of(&g, &f), "", "the worker's figures at the bounds pass");
+    f.worker_cos = below(g.drift_min_cos);
+    cr_expect_str_eq(guards_of(&g, &f), "drift_cos");
+    f.worker_cos = 1.0;
+    f.worker_rel_rms = above(g.drift_max_rel_rms);
+    cr_expect_str_eq(guards_of(&g, &f), "drift_rel_rms");
+    /* the guards after it are still judged */
+    f.worker_rel_rms = 0.0;
+    f.fallback_pct = above(g.max_fallback_pct);
+    cr_expect_str_eq(guards_of(&g, &f), "fallback");
+}
+
+Test(eval, class_is_the_stage1_bound_when_serving_is_not_the_limit)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    const char *names[] = {"compute", "memory", "launch", "fallback"};
+    for (int b = 0; b < KW_BOUND_COUNT; b++) {
+        f.bound = (kw_bound)b;
+        cr_expect_str_eq(class_of(&g, &f), names[b]);
+    }
+}
+
+Test(eval, contention_class_strictly_beyond_its_share)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.contention_pct = KW_EVAL_CONTENTION_CLASS_PCT;
+    cr_expect_str_eq(class_of(&g, &f), "memory");
+    f.contention_pct = above(KW_EVAL_CONTENTION_CLASS_PCT);
+    cr_expect_str_eq(class_of(&g, &f), "contention");
+    /* contention wins over queueing */
+    f.wait_p95_us = f.p95_us;
+    cr_expect_str_eq(class_of(&g, &f), "contention");
+    /* no simulation, no contention class */
+    f.simulated = 0;
+    cr_expect_str_eq(class_of(&g, &f), "memory");
+}
+
+Test(eval, queueing_class_strictly_beyond_its_share_of_the_p95)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.p95_us = 400.0;
+    f.wait_p95_us = KW_EVAL_QUEUEING_SHARE * f.p95_us;
+    cr_expect_str_eq(class_of(&g, &f), "memory");
+    f.wait_p95_us = above(KW_EVAL_QUEUEING_SHARE * f.p95_us);
+    cr_expect_str_eq(class_of(&g, &f), "queueing");
+}
+
+Test(eval, thermal_class_over_serving_classes_and_saturated_over_all)
+{
+    kw_guards g = guards();
+    kw_eval_facts f = healthy();
+    f.contention_pct = 90.0;
+    f.thermal_ran = 1;
+    f.throttled_pct = g.max_throttle_pct;
+    cr_expect_str_eq(class_of(&g, &f), "contention", "at the throttle bound: not thermal");
+    f.throttled_pct = above(g.max_throttle_pct);
+    cr_expect_str_eq(class_of(&g, &f), "thermal");
+    f.saturated = 1;
+    cr_expect_str_eq(class_of(&g, &f), "saturated");
+}
+
+/* ---- through the evaluator ------------------------------------------------ */
+
+static kw_config *cfg;
+static kw_model_eval *ev;
+
+static void eval_setup(void)
+{
+    gsl_set_error_handler_off();
+    cr_assert_eq(kw_config_load_default(&cfg), 0, "%s", kw_error_last());
+    kw_model_opts o = {.sim_requests = 400, .drift = 0, .seed = 7};
+    cr_assert_eq(kw_model_eval_new(&ev, cfg, &o), 0, "%s", kw_error_last());
+}
+
+static void eval_teardown(void)
+{
+    kw_model_eval_free(ev);
+    kw_config_free(cfg);
+}
+
+static int has_guard(const kw_metrics *m, const char *name)
+{
+    char list[KW_GUARDS_LEN + 2];
+    char want[64];
+    snprintf(list, sizeof list, ";%s;", m->guards);
+    snprintf(want, sizeof want, ";%s;", name);
+    return strstr(list, want) != NULL;
+}
+
+Test(eval, evaluator_applies_the_sla_and_fallback_bounds_to_its_own_figures,
+     .init = eval_setup, .fini = eval_teardown)
+{
+    kw_guards *g = &cfg->space.guards;
+    kw_cand c;
+    kw_metrics m;
+    kw_cand_baseline(&c, &cfg->space.knobs);
+    g->sla_p99_us = 0.0;
+    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0, "%s", kw_error_last());
+    double p99 = m.v[KW_M_P99_US], fb = m.v[KW_M_FALLBACK_PCT];
+    cr_assert(isfinite(p99) && p99 > 0.0, "p99 %g", p99);
+    cr_expect(!has_guard(&m, "sla_p99"), "no SLA set, yet '%s'", m.guards);
+
+    g->sla_p99_us = p99; /* p99 at the SLA passes */
+    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_expect(!has_guard(&m, "sla_p99"), "p99 %.17g at SLA %.17g: '%s'", p99, g->sla_p99_us,
+              m.guards);
+    g->sla_p99_us = below(p99); /* just under it fails */
+    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_expect(has_guard(&m, "sla_p99"), "p99 %.17g over SLA %.17g: '%s'", p99, g->sla_p99_us,
+              m.guards);
+    g->sla_p99_us = 0.0;
+
+    g->max_fallback_pct = fb;
+    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_expect(!has_guard(&m, "fallback"), "fallback %g at its bound: '%s'", fb, m.guards);
+    g->max_fallback_pct = below(fb);
+    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_expect(has_guard(&m, "fallback"), "fallback %g over %g: '%s'", fb, g->max_fallback_pct,
+              m.guards);
+}
