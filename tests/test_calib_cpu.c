@@ -20,7 +20,7 @@
 #include "kw_calib_cpu.h"
 #include "kw_error.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 #define TRUE_FP32 0.6  /* the "measured" host's fp32 rate / the file's */
 #define TRUE_BF16 1.3
@@ -32,7 +32,7 @@ static char dir[] = "/tmp/kw-ccal-XXXXXX";
 static void setup(void)
 {
     char space[2048];
-    snprintf(space, sizeof space, "%s/spaces/cpu_gemm_epilogue.xml", kw_t_src());
+    snprintf(space, sizeof space, "%s/spaces/cpu_gemm_epilogue.xml", kw_tl_src());
     cr_assert_eq(kw_config_load(&cfg, space, NULL, NULL), 0, "%s", kw_error_last());
     cr_assert(mkdtemp(dir) != NULL);
 }
@@ -112,7 +112,7 @@ Test(calib_cpu, the_command_writes_a_file_with_the_fitted_rates)
     snprintf(cmd, sizeof cmd,
              "'%s' calibrate --space '%s/spaces/cpu_gemm_epilogue.xml' --accel "
              "'%s/spaces/accel/cpu_host.xml' --measured '%s' -o '%s' >/dev/null",
-             kw_t_bin(), kw_t_src(), kw_t_src(), csv, out);
+             kw_tl_bin(), kw_tl_src(), kw_tl_src(), csv, out);
     cr_assert_eq(system(cmd), 0);
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());

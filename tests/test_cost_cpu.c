@@ -16,7 +16,7 @@
 #include "kw_cost.h"
 #include "kw_error.h"
 #include "kw_load.h"
-#include "kw_testutil.h"
+#include "lib/kw_tl.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -287,7 +287,7 @@ Test(cost_cpu, flash_in_closed_form)
  * tests/test_cost.c and the fidelity table), the probed host with it. */
 Test(cost_cpu, only_cpu_files_take_the_cpu_rules)
 {
-    const char *src = kw_t_src();
+    const char *src = kw_tl_src();
     const char *files[] = {"h100.xml", "h100_flat.xml", "tpu_v5e.xml", "edge_npu.xml", "cpu_host.xml"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[2048];
