@@ -206,7 +206,11 @@ static void kw_eval_error_row(const char *shape, long lineno, const char *msg)
     kw_eval_csv_field(stdout, shape);
     fputs(",error,,,,,,,,,,,", stdout);
     kw_eval_csv_field(stdout, text);
-    fputs(",,,,,,,,,,,,,,\n", stdout);
+    /* the eval-only columns after the guards (the metric table's), then bottleneck */
+    for (int i = 0; i < KW_M_COUNT; i++)
+        if (kw_metric_table[i].csv == KW_METRIC_CSV_EVAL)
+            fputc(',', stdout);
+    fputs(",\n", stdout);
 }
 
 /* Read one line of at most KW_EVAL_LINE_MAX bytes into buf (NUL-terminated,

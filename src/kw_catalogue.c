@@ -26,6 +26,7 @@
 #define KW_CAT_ORDINAL_MAX 64       /* stages, swizzle and cluster (the decoder's former bound) */
 #define KW_CAT_TP_MAX 64            /* devices of one tensor-parallel group (8 per NVLink domain today) */
 #define KW_CAT_PAGE_MAX 65536       /* tokens per KV page */
+#define KW_CAT_TOKENS_MAX 1000000   /* tokens per continuous-batching iteration */
 
 static const kw_cat_value kw_cat_onoff[] = {
     {"off", "not fused: separate kernels"},
@@ -156,6 +157,15 @@ static const kw_cat_knob kw_cat_table[KW_CAT_COUNT] = {
     {KW_CAT_KV_PAGE_TOKENS, "kv_page_tokens", 0, "runtime",
      "paged KV cache: tokens per page (KV read in whole pages, one gather per page)",
      KW_CAT_INT, 1, KW_CAT_PAGE_MAX, "tokens", 0, NULL, "blocks with an attention operator"},
+    {KW_CAT_PREFILL_CHUNK_TOKENS, "prefill_chunk_tokens", 0, "runtime",
+     "continuous batching: most prompt tokens of one request per iteration (0: the whole prompt)",
+     KW_CAT_INT, 0, KW_CAT_TOKENS_MAX, "tokens", 0, NULL, "every block (continuous-batching shapes)"},
+    {KW_CAT_TOKEN_BUDGET, "token_budget", 0, "runtime",
+     "continuous batching: most tokens (prompt chunks + one per decoding sequence) per iteration",
+     KW_CAT_INT, 1, KW_CAT_TOKENS_MAX, "tokens", 0, NULL, "every block (continuous-batching shapes)"},
+    {KW_CAT_MAX_SEQS, "max_seqs", 0, "runtime",
+     "continuous batching: most sequences running at once (default: max_batch)",
+     KW_CAT_INT, 1, KW_CAT_TOKENS_MAX, "sequences", 0, NULL, "every block (continuous-batching shapes)"},
 };
 
 const kw_cat_knob *kw_catalogue(void) { return kw_cat_table; }
@@ -267,7 +277,8 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
         return 0;
     case KW_CAT_PRECISION: case KW_CAT_ACCUM_PRECISION: case KW_CAT_LAUNCH_MODE:
     case KW_CAT_MAX_BATCH: case KW_CAT_BATCH_TIMEOUT_US: case KW_CAT_PLACEMENT:
-    case KW_CAT_CORES_PER_REQUEST:
+    case KW_CAT_CORES_PER_REQUEST: case KW_CAT_PREFILL_CHUNK_TOKENS: case KW_CAT_TOKEN_BUDGET:
+    case KW_CAT_MAX_SEQS:
         return 1;
     case KW_CAT_MOE_KERNEL: /* kw_moe.c */
         return kw_cat_has(b, KW_OP_MOE);

@@ -17,7 +17,9 @@ typedef enum {
     /* pipeline stages, launch-order swizzle, multicast cluster, softmax schedule */
     KW_CAT_STAGES, KW_CAT_SWIZZLE, KW_CAT_CLUSTER, KW_CAT_ATTENTION_SCHEDULE,
     /* LLM serving: MoE expert kernels, tensor parallelism, paged KV cache */
-    KW_CAT_MOE_KERNEL, KW_CAT_TP_DEGREE, KW_CAT_KV_PAGE_TOKENS, KW_CAT_COUNT
+    KW_CAT_MOE_KERNEL, KW_CAT_TP_DEGREE, KW_CAT_KV_PAGE_TOKENS,
+    /* continuous batching: prompt chunk and token budget per iteration */
+    KW_CAT_PREFILL_CHUNK_TOKENS, KW_CAT_TOKEN_BUDGET, KW_CAT_MAX_SEQS, KW_CAT_COUNT
 } kw_cat_id;
 
 typedef enum {

@@ -35,6 +35,7 @@
 #include "kw_drift.h"
 #include "kw_estimate.h"
 #include "kw_eval.h"
+#include "kw_eval_cb.h"
 #include "kw_moe.h"
 #include "kw_limits.h"
 #include "kw_mapping.h"
@@ -176,6 +177,10 @@ void kw_eval_judge(kw_metrics *out, const kw_guards *g, const kw_eval_facts *f)
         kw_guard_add(out, "fallback");
     if (g->sla_p99_us > 0.0 && f->p99_us > g->sla_p99_us)
         kw_guard_add(out, "sla_p99");
+    if (f->continuous && g->sla_ttft_p99_us > 0.0 && f->ttft_p99_us > g->sla_ttft_p99_us)
+        kw_guard_add(out, "sla_ttft");
+    if (f->continuous && g->sla_tpot_p99_us > 0.0 && f->tpot_p99_us > g->sla_tpot_p99_us)
+        kw_guard_add(out, "sla_tpot");
     /* Arrivals beyond what the mapping can serve (kw_sim.c "Saturation"):
      * its percentiles only measure how long the window was. */
     if (f->simulated && f->saturated)
@@ -295,6 +300,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
     }
     /* Stage 2: the serving simulation (not when the worker measured serving). */
     int by_worker = ms && ms->n_request > 0;
+    int cb_saturated = 0; /* continuous batching served fewer requests than arrived */
     kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
     kw_sim_opts so = kw_eval_sim_opts(e, shape);
     if (ms && ms->kernel_scale && ms->n_kernel_scale > 0) {
@@ -302,7 +308,27 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         so.service_scale = ms->kernel_scale;
         so.n_service_scale = ms->n_kernel_scale;
     }
-    if (!by_worker) {
+    if (!by_worker && s->continuous) {
+        /* continuous (iteration-level) batching: kw_eval_cb.c */
+        double served = 1.0;
+        rc = kw_eval_cb(v, &served, &cfg->accel, b, s, &m, e->rate_per_s[shape], so.requests,
+                        so.seed);
+        if (rc == KW_EINPUT || rc == KW_EMODEL) {
+            snprintf(out->guards, sizeof out->guards, "infeasible");
+            snprintf(out->klass, sizeof out->klass, "infeasible");
+            for (int i = 0; i < KW_M_COUNT; i++)
+                v[i] = 0.0;
+            v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] =
+                HUGE_VAL;
+            kw_error_clear();
+            rc = 0;
+            goto done;
+        }
+        if (rc != 0)
+            goto done;
+        /* arrivals beyond what the schedule serves: the tail measures the window */
+        cb_saturated = served < KW_CB_SATURATED_FRACTION;
+    } else if (!by_worker) {
         sim = malloc(sizeof *sim);
         if (!sim) {
             rc = kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
@@ -410,6 +436,13 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
         facts.contention_pct = sim->contention_pct;
         facts.wait_p95_us = sim->wait_p95_us;
         facts.p95_us = sim->p95_us;
+    }
+    if (s->continuous && !by_worker) { /* continuous batching (kw_eval_cb.c) */
+        facts.simulated = 1;
+        facts.saturated = cb_saturated;
+        facts.continuous = 1;
+        facts.ttft_p99_us = v[KW_M_TTFT_P99_US];
+        facts.tpot_p99_us = v[KW_M_TPOT_P99_US];
     }
     facts.bound = one->bound;
     kw_eval_judge(out, g, &facts);
@@ -606,6 +639,10 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     kw_mapping m;
     kw_cost *svc = NULL;
     int rc;
+    if (s->continuous) { /* its rate is the shape's own (no static service to derive it from) */
+        e->rate_per_s[i] = s->rate_per_s;
+        return 0;
+    }
     if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
         return rc;
     if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0)

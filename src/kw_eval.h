@@ -121,6 +121,9 @@ typedef struct kw_eval_facts {
     int saturated;                  /* ... and arrivals exceeded what the mapping serves */
     double contention_pct, wait_p95_us, p95_us;
     kw_bound bound;                 /* stage 1's bound class of one request */
+    /* --- appended by the llm area: continuous batching (kw_eval_cb.c) --- */
+    int continuous;                 /* served by the iteration-level scheduler */
+    double ttft_p99_us, tpot_p99_us;
 } kw_eval_facts;
 
 /* Sets out->guards (";"-separated names of the failing guards, "" when all

@@ -526,6 +526,7 @@ static void kw_shape_from_node(kw_shape *s, xmlNode *n, const kw_workload *w, co
         s->seq = 1; /* one new token per sequence and step */
     }
     kw_get_int(&s->streams, n, "streams", 1, 4096, file, p);
+    kw_load_llm_shape(s, n, file, p); /* batching="continuous" (kw_load_llm.c) */
     if (s->streams > KW_SIM_STREAM_MAX)
         kw_xml_problem(p, file, line, "shape '%s': streams %d is more than the %d request streams "
                        "the serving simulation runs (kw_limits.h)", s->name, s->streams,
@@ -1014,6 +1015,8 @@ static void kw_space_from_doc(kw_space *s, xmlNode *root, const char *file, cons
             kw_get_range(&g->max_fallback_pct, n, "max_fallback_pct", 0.0, 100.0, 0, file, p);
             kw_get_nonneg(&g->sla_p99_us, n, "sla_p99_us", file, p);
             kw_get_nonneg(&g->max_long_window_drift_pct, n, "max_long_window_drift_pct", file, p);
+            kw_get_nonneg(&g->sla_ttft_p99_us, n, "sla_ttft_p99_us", file, p);
+            kw_get_nonneg(&g->sla_tpot_p99_us, n, "sla_tpot_p99_us", file, p);
         } else if (kw_xml_is(n, "tuning")) {
             kw_get_range(&s->min_effect_pct, n, "min_effect_pct", 0.0, 100.0, 0, file, p);
             double alpha = s->alpha;

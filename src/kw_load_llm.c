@@ -304,3 +304,49 @@ void kw_load_llm_layer(kw_workload *w, const xmlNode *n, const char *file, kw_xm
         kw_xml_problem(p, file, line, "layer '%s' has no blocks", l->name);
     w->n_blocks++;
 }
+
+void kw_load_llm_shape(kw_shape *s, const xmlNode *n, const char *file, kw_xml_problems *p)
+{
+    long line = kw_xml_line(n), v;
+    char mode[16] = "static";
+    kw_xml_attr_str(mode, sizeof mode, n, "batching", file, p);
+    static const char *const cb_attrs[] = {"seq_max", "output_tokens", "output_tokens_max"};
+    if (strcmp(mode, "continuous") != 0) {
+        if (strcmp(mode, "static") != 0)
+            kw_xml_problem(p, file, line, "batching must be static or continuous, not '%s'", mode);
+        for (size_t i = 0; i < sizeof cb_attrs / sizeof cb_attrs[0]; i++)
+            if (xmlHasProp((xmlNodePtr)n, BAD_CAST cb_attrs[i]))
+                kw_xml_problem(p, file, line, "%s applies to batching=\"continuous\" only",
+                               cb_attrs[i]);
+        return;
+    }
+    s->continuous = 1;
+    /* a request is one sequence: its prompt is seq (.. seq_max) tokens, then
+     * output_tokens (.. output_tokens_max) tokens are generated */
+    if (s->phase != KW_PHASE_PREFILL || s->batch != 1)
+        kw_xml_problem(p, file, line, "continuous shape '%s' is written phase=\"prefill\" "
+                       "batch=\"1\" with seq the prompt tokens (each request is one sequence)",
+                       s->name);
+    if (!xmlHasProp((xmlNodePtr)n, BAD_CAST "output_tokens"))
+        kw_xml_problem(p, file, line, "continuous shape '%s' needs output_tokens", s->name);
+    if (!xmlHasProp((xmlNodePtr)n, BAD_CAST "rate_per_s"))
+        kw_xml_problem(p, file, line, "continuous shape '%s' needs rate_per_s (requests per second "
+                       "per stream; load is a static batcher's utilisation)", s->name);
+    if (s->arrival != KW_ARRIVAL_POISSON && xmlHasProp((xmlNodePtr)n, BAD_CAST "arrival")) {
+        char arr[16] = "";
+        kw_xml_attr_str(arr, sizeof arr, n, "arrival", file, p);
+        if (strcmp(arr, "poisson") != 0)
+            kw_xml_problem(p, file, line, "continuous shape '%s': arrivals are poisson", s->name);
+    }
+    s->seq_max = s->seq;
+    if (kw_xml_attr_long(&v, n, "seq_max", 1, 1L << 20, file, p) == 1)
+        s->seq_max = (int)v;
+    if (kw_xml_attr_long(&v, n, "output_tokens", 1, 1L << 20, file, p) == 1)
+        s->output_tokens = (int)v;
+    s->output_max = s->output_tokens;
+    if (kw_xml_attr_long(&v, n, "output_tokens_max", 1, 1L << 20, file, p) == 1)
+        s->output_max = (int)v;
+    if (s->seq_max < s->seq || s->output_max < s->output_tokens)
+        kw_xml_problem(p, file, line, "shape '%s': seq_max and output_tokens_max must not be "
+                       "below seq and output_tokens", s->name);
+}

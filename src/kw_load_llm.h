@@ -23,6 +23,10 @@ void kw_load_llm_moe(kw_op *op, kw_block *b, const xmlNode *n, const char *file,
  * per-block results stay readable; tiling groups are the blocks' own. */
 void kw_load_llm_layer(kw_workload *w, const xmlNode *n, const char *file, kw_xml_problems *p);
 
+/* Workload <shape>'s continuous-batching attributes: batching, seq_max,
+ * output_tokens, output_tokens_max (after seq, phase and streams are read). */
+void kw_load_llm_shape(kw_shape *s, const xmlNode *n, const char *file, kw_xml_problems *p);
+
 /* The accelerator file's all-reduce algorithm names, in kw_allreduce_algo
  * order (kw_tp.h): "ring", "tree" (NULL when out of range) and back (-1). */
 const char *kw_allreduce_name(int algo);

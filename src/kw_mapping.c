@@ -97,6 +97,9 @@ static int kw_mapping_apply(kw_mapping *m, const kw_block *b, const char *knob, 
     case KW_CAT_MOE_KERNEL: m->moe_kernel = iv; break;
     case KW_CAT_TP_DEGREE: m->tp_degree = iv; break;
     case KW_CAT_KV_PAGE_TOKENS: m->kv_page_tokens = iv; break;
+    case KW_CAT_PREFILL_CHUNK_TOKENS: m->prefill_chunk_tokens = iv; break;
+    case KW_CAT_TOKEN_BUDGET: m->token_budget = iv; break;
+    case KW_CAT_MAX_SEQS: m->max_seqs = iv; break;
     case KW_CAT_COUNT: return 1;
     }
     return 0;

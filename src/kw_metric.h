@@ -82,7 +82,17 @@ typedef enum kw_metric_csv {
     X(P99_CI_LO_US, "p99_ci_lo_us", "us", 3, KW_METRIC_CSV_NONE, KW_BETTER_NONE,                          \
       "95% interval of p99, low end")                                                                    \
     X(P99_CI_HI_US, "p99_ci_hi_us", "us", 3, KW_METRIC_CSV_NONE, KW_BETTER_NONE,                          \
-      "95% interval of p99, high end")
+      "95% interval of p99, high end")                                                                   \
+    X(TTFT_P50_US, "ttft_p50_us", "us", 3, KW_METRIC_CSV_EVAL, KW_BETTER_LOWER,                           \
+      "continuous batching: median time to first token (0 for other shapes)")                            \
+    X(TTFT_P99_US, "ttft_p99_us", "us", 3, KW_METRIC_CSV_EVAL, KW_BETTER_LOWER,                           \
+      "continuous batching: p99 time to first token")                                                    \
+    X(TPOT_P50_US, "tpot_p50_us", "us", 3, KW_METRIC_CSV_EVAL, KW_BETTER_LOWER,                           \
+      "continuous batching: median time per output token")                                               \
+    X(TPOT_P99_US, "tpot_p99_us", "us", 3, KW_METRIC_CSV_EVAL, KW_BETTER_LOWER,                           \
+      "continuous batching: p99 time per output token")                                                  \
+    X(TOKENS_PER_S, "tokens_per_s", "tok/s", 2, KW_METRIC_CSV_EVAL, KW_BETTER_HIGHER,                     \
+      "continuous batching: output tokens per second")
 
 /* What the measuring evaluator adds after the model's vector (kw_exec.h's
  * KW_X_* indices, in this order). */

@@ -202,6 +202,10 @@ typedef struct kw_shape {
     double burst_on_ms, burst_off_ms, burst_factor; /* bursty: rate*factor while on, 0 while off */
     char trace[KW_PATH_MAX];  /* replayed arrivals (CSV time_us,stream,shape), resolved path */
     int line;
+    /* --- appended by the llm area: continuous batching (kw_sim_cb.c) --- */
+    int continuous;           /* batching="continuous": requests of seq..seq_max prompt tokens */
+    int seq_max;              /* prompt tokens uniform in [seq, seq_max] (= seq when not given) */
+    int output_tokens, output_max; /* output tokens uniform in [output_tokens, output_max] */
 } kw_shape;
 
 typedef struct kw_workload {
@@ -221,6 +225,9 @@ typedef struct kw_guards {
     double max_fallback_pct;    /* share of kernels (per request) on the fallback path */
     double sla_p99_us;          /* 0 = no SLA guard */
     double max_long_window_drift_pct; /* long-window p99 over short-window p99 */
+    /* --- appended by the llm area (continuous-batching shapes; 0 = no guard) --- */
+    double sla_ttft_p99_us;     /* time to first token, p99 */
+    double sla_tpot_p99_us;     /* time per output token, p99 */
 } kw_guards;
 
 typedef struct kw_space {
@@ -289,6 +296,9 @@ typedef struct kw_mapping {
     int moe_kernel;                   /* kw_moe_kernel (kw_moe.h): grouped, batched, per_expert */
     int tp_degree;                    /* tensor-parallel devices; 0/1 = one device */
     int kv_page_tokens;               /* paged KV cache: tokens per page; 0 = contiguous */
+    int prefill_chunk_tokens;         /* continuous batching: prompt tokens per iteration; 0 = whole */
+    int token_budget;                 /* continuous batching: tokens per iteration; 0 = default */
+    int max_seqs;                     /* continuous batching: running sequences; 0 = max_batch */
 } kw_mapping;
 
 /* Defaults a block uses for a knob its space does not list. */
