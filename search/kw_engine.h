@@ -6,6 +6,11 @@
  * from the journal instead of the evaluator, so the finished journal is
  * byte-identical to an uninterrupted run's.
  *
+ * Where it lives: the engine core (kw_engine.c: rounds, memo, thread pool,
+ * journal records, resume, the acceptance rule and the step function) and
+ * its strategies behind one internal interface (kw_strategy.h): OFAT in
+ * kw_ofat.c, random and exhaustive in kw_sample.c.
+ *
  * How a run proceeds (the determinism contract):
  *   - The engine works in lock-step ROUNDS. In a round every unfinished shape
  *     plans its next batch of candidates (a pure function of its state), the

@@ -114,7 +114,7 @@ void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, cons
 /* The same for a value of k; when none is near, " (its values: a|b|c)". */
 void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
 
-/* ---- engine (kw_engine.c) ---- */
+/* ---- engine (kw_engine.c, its strategies behind kw_strategy.h) ---- */
 
 typedef enum { KW_STRATEGY_OFAT, KW_STRATEGY_RANDOM, KW_STRATEGY_EXHAUSTIVE } kw_strategy;
 typedef enum { KW_POLICY_SWEEP, KW_POLICY_GREEDY } kw_policy;
@@ -151,7 +151,7 @@ typedef struct kw_progress_shape {
  * Rates and ETAs count only evaluations made by this process after the replay.
  * eta_converge_s: the evaluations each unfinished shape is still expected to
  * need (kw_progress_shape.evals_est - evals: at least what its current local
- * optimum costs if nothing improves, see kw_evals_est in kw_engine.c) at the
+ * optimum costs if nothing improves, see kw_ofat_estimate in kw_ofat.c) at the
  * measured rate; eta_budget_s: the same for the budget (-1 when there is
  * none); eta_s: the smaller known one. */
 typedef struct kw_progress {

@@ -20,6 +20,7 @@
 #include <libxml/tree.h>
 
 #include "kw_calib.h"
+#include "kw_calib_cpu.h"
 #include "kw_cli.h"
 #include "kw_load.h"
 #include "kw_xml.h"
@@ -41,7 +42,13 @@ static void kw_calibrate_help(void)
            "                  softmax_hidden_serial softmax_hidden_overlap kernel_fixed_us\n"
            "Launch costs are not fitted: kernel times measured back to back do not\n"
            "depend on them. A parameter named in --fit that no case depends on, or\n"
-           "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n");
+           "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n\n"
+           "  --space S       a CPU accelerator file (<cpu>) against measured mappings of\n"
+           "                  space S: the CSV tests/bench/model_vs_measured writes\n"
+           "                  (shape,config_id,predicted_us,measured_us,knobs); fits\n"
+           "                  fp32_tflops bf16_tflops fallback sram_gb_s shared_gb_s\n"
+           "                  exp_mops_per_core (those some mapping depends on; --fit does\n"
+           "                  not apply)\n");
 }
 
 /* Set attribute `name` of n to a decimal (the schema takes no exponents). */
@@ -166,6 +173,120 @@ done:
     return rc;
 }
 
+/* --space: a CPU file fitted to measured mappings (kw_calib_cpu.c); the
+ * fitted figures written where the file keeps them. */
+static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char *out,
+                            const kw_ccal *cal)
+{
+    kw_xml_problems p = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    xmlDocPtr doc = NULL;
+    int rc = kw_xml_read_file(&buf, &len, accel_path, &p);
+    if (rc == 0)
+        rc = kw_xml_load(&doc, accel_path, buf, len, "accelerator", "spaces/accelerator.xsd", &p);
+    if (rc != 0) {
+        rc = kw_xml_problems_finish(&p);
+        goto done;
+    }
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    char src[KW_SOURCE_MAX];
+    snprintf(src, sizeof src, "fitted to %.400s by knobwise calibrate --space", csv);
+    struct {
+        int id;
+        const char *elem, *key, *val, *attr;
+        int decimals;
+    } const where[] = {
+        {KW_CCAL_FP32, "peak", "precision", "fp32", "tflops", 6},
+        {KW_CCAL_BF16, "peak", "precision", "bf16", "tflops", 6},
+        {KW_CCAL_FALLBACK, "efficiency", NULL, NULL, "fallback", 5},
+        {KW_CCAL_SRAM_BW, "memory", NULL, NULL, "sram_bw_gb_s", 2},
+        {KW_CCAL_EXP, "cpu", NULL, NULL, "exp_mops_per_core", 2},
+    };
+    for (size_t i = 0; i < sizeof where / sizeof *where; i++) {
+        xmlNodePtr n = cal->fitted[where[i].id] ? kw_cal_child(root, where[i].elem, where[i].key,
+                                                                where[i].val)
+                                                : NULL;
+        if (n) {
+            kw_cal_attr(n, where[i].attr, cal->after[where[i].id], where[i].decimals);
+            xmlSetProp(n, BAD_CAST "source", BAD_CAST src);
+        }
+    }
+    xmlNodePtr st = cal->fitted[KW_CCAL_SHARED_BW] ? kw_cal_child(root, "storage", NULL, NULL) : NULL;
+    double best = -1.0;
+    xmlNodePtr llc = NULL;
+    for (xmlNodePtr l = st ? st->children : NULL; l; l = l->next) {
+        if (l->type != XML_ELEMENT_NODE)
+            continue;
+        xmlChar *kind = xmlGetProp(l, BAD_CAST "kind"), *mib = xmlGetProp(l, BAD_CAST "mib");
+        double size = mib ? atof((const char *)mib) : 0.0;
+        if (kind && strcmp((const char *)kind, "shared") == 0 && size > best) {
+            best = size;
+            llc = l;
+        }
+        xmlFree(kind);
+        xmlFree(mib);
+    }
+    if (llc) {
+        kw_cal_attr(llc, "gb_s", cal->after[KW_CCAL_SHARED_BW], 2);
+        xmlSetProp(llc, BAD_CAST "source", BAD_CAST src);
+    }
+    rc = kw_xml_save_atomic(doc, out);
+    if (rc == 0) {
+        kw_accel check;
+        rc = kw_accel_load(&check, out);
+    }
+done:
+    xmlFreeDoc(doc);
+    free(buf);
+    return rc;
+}
+
+static int kw_cal_cpu(const char *space, const char *accel, const char *csv, const char *out)
+{
+    kw_config *cfg = NULL;
+    kw_ccal_set *set = malloc(sizeof *set);
+    kw_ccal cal;
+    int status = 0, rc;
+    if (!set) {
+        fprintf(stderr, "knobwise calibrate: out of memory\n");
+        return 1;
+    }
+    if ((rc = kw_config_load(&cfg, space, accel, NULL)) != 0 ||
+        (rc = kw_ccal_load(set, csv, cfg)) != 0) {
+        status = kw_cli_fail(KW_CAL_VERB, rc);
+        goto done;
+    }
+    kw_accel fitted = cfg->accel;
+    if ((rc = kw_ccal_fit(&cal, &fitted, cfg, set)) != 0) {
+        fprintf(stderr, "knobwise calibrate: %s\n", kw_error_last());
+        status = kw_error_exit_status(rc);
+        goto done;
+    }
+    printf("calibrate: %s against %s (%d measured mappings of %s, %d iterations)\n", accel, csv,
+           set->n, space, cal.iterations);
+    printf("sum of squared log errors: before %.4f, after %.4f (rms %.1f%% -> %.1f%%)\n",
+           cal.chi2_before, cal.chi2_after, 100.0 * (exp(sqrt(cal.chi2_before / set->n)) - 1.0),
+           100.0 * (exp(sqrt(cal.chi2_after / set->n)) - 1.0));
+    printf("%-20s %12s %12s\n", "parameter", "before", "fitted");
+    for (int id = 0; id < KW_CCAL_COUNT; id++) {
+        if (cal.fitted[id])
+            printf("%-20s %12.4f %12.4f\n", kw_ccal_name(id), cal.before[id], cal.after[id]);
+        else
+            printf("%-20s %12.4f %12s  (not determined by these mappings: kept)\n",
+                   kw_ccal_name(id), cal.before[id], "-");
+    }
+    if ((rc = kw_cal_cpu_write(accel, csv, out, &cal)) != 0) {
+        status = kw_cli_fail(KW_CAL_VERB, rc);
+        goto done;
+    }
+    printf("wrote %s\n", out);
+done:
+    kw_config_free(cfg);
+    free(set);
+    return status;
+}
+
 static int kw_cal_parse_fit(unsigned *want, const char *text)
 {
     char buf[256];
@@ -189,8 +310,8 @@ int kw_cli_calibrate(int argc, char **argv)
         {"accel", required_argument, NULL, 'a'}, {"measured", required_argument, NULL, 'm'},
         {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
         {"fit", required_argument, NULL, 'F'},   {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *accel = NULL, *csv = NULL, *out = NULL;
+        {"space", required_argument, NULL, 's'}, {NULL, 0, NULL, 0}};
+    const char *accel = NULL, *csv = NULL, *out = NULL, *space = NULL;
     int force = 0, strict = 0, c, rc;
     unsigned want = (1u << KW_CAL_COUNT) - 1u;
     optind = 1;
@@ -201,6 +322,7 @@ int kw_cli_calibrate(int argc, char **argv)
         case 'm': csv = optarg; break;
         case 'o': out = optarg; break;
         case 'f': force = 1; break;
+        case 's': space = optarg; break;
         case 'F':
             if ((rc = kw_cal_parse_fit(&want, optarg)) != 0)
                 return rc;
@@ -232,6 +354,8 @@ int kw_cli_calibrate(int argc, char **argv)
         fprintf(stderr, "knobwise calibrate: %s: %s\n", out, strerror(errno));
         return 2;
     }
+    if (space)
+        return kw_cal_cpu(space, accel, csv, out);
     kw_accel *a = malloc(sizeof *a);
     kw_fid_set *set = malloc(sizeof *set);
     kw_calib *cal = malloc(sizeof *cal);

@@ -80,6 +80,7 @@
 #include <string.h>
 
 #include "kw_cost.h"
+#include "kw_cost_cpu.h"
 #include "kw_cost_hook.h"
 #include "kw_error.h"
 #include "kw_kv.h"
@@ -145,6 +146,9 @@ typedef struct kw_gemm {
     int b_kmajor;                     /* B stored N x K, K contiguous (weights as nn.Linear keeps them) */
     double work_frac;                 /* share of A/B tiles visited (causal skips); 1 = dense */
     int sparse;                       /* 2:4 weights: doubled peak */
+    int product;                      /* attention's QK/PV: a product inside the attention
+                                       * (CPU rules: kw_cost_cpu.h); 0 for a GEMM operator */
+    double exps;                      /* softmax exponentials in the kernel (CPU rules only) */
 } kw_gemm;
 
 /* Attention, per instance: mq query rows against lk keys of head dim d. */
@@ -226,12 +230,14 @@ static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 /* Memory-bound kernel: reads and writes each byte once, at the accelerator's
  * elementwise fraction of DRAM bandwidth (STREAM-style kernels reach a fixed
  * fraction of peak bandwidth; the fraction is the accelerator file's). */
-static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
-                          double write_bytes, kw_prec prec)
+static int kw_elementwise_exp(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                              double write_bytes, kw_prec prec, double exps)
 {
     kw_kernel *k = kw_emit(c, name, suffix, prec);
     if (!k)
         return kw_overflow();
+    /* a CPU's softmax pass is scalar exp, not bandwidth (0 elsewhere) */
+    k->compute_us = kw_cost_cpu_exp_us(c->a, exps, (int)c->units);
     k->dram_bytes = read_bytes + write_bytes;
     k->operand_bytes = read_bytes;
     k->memory_us = k->dram_bytes / (c->bw_bytes_per_us * c->a->elementwise_efficiency) + c->lat_us;
@@ -239,6 +245,12 @@ static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, doubl
     k->shared_bytes = c->shared_cap_bytes > 0.0 ? k->dram_bytes : 0.0;
     kw_finish(c, k, 1);
     return 0;
+}
+
+static int kw_elementwise(kw_ctx *c, const char *name, const char *suffix, double read_bytes,
+                          double write_bytes, kw_prec prec)
+{
+    return kw_elementwise_exp(c, name, suffix, read_bytes, write_bytes, prec, 0.0);
 }
 
 /* Partial waves: `tiles` work items over the units given run in ceil(tiles/units)
@@ -390,6 +402,20 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     k->reg_bytes = (uint64_t)regs;
     k->flops = 2.0 * macs;                        /* 2MNK */
     k->operand_bytes = macs * (g->a_bytes + g->b_bytes); /* one A and one B element per MAC */
+    if (a->cpu) {
+        /* A CPU: cache-blocked products on its cores (kw_cost_cpu.h); no
+         * fallback, split-K only for a GEMM operator. */
+        kw_cpu_mm mm = {.m = g->m, .n = g->n, .k = g->k, .count = g->count, .a_bytes = g->a_bytes,
+                        .b_bytes = g->b_bytes, .c_bytes = g->c_bytes, .prec = c->m->precision,
+                        .product = g->product};
+        kw_cost_cpu_mm(k, a, t, &mm, (int)c->units);
+        k->compute_us += kw_cost_cpu_exp_us(a, g->exps, (int)c->units);
+        kw_finish(c, k, 1);
+        if (s > 1.0 && !g->product && g->k >= s)
+            return kw_elementwise(c, name, "_reduce", s * g->m * g->n * acc * g->count,
+                                  g->m * g->out_n * g->c_bytes * g->count, c->m->accum_precision);
+        return 0;
+    }
     if (ws > c->sram_bytes || regs > c->reg_bytes || tk > kp || s > g->k) {
         kw_gemm_generic(c, k, g, peak, macs);
         return 0;
@@ -534,6 +560,12 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     k->reg_bytes = (uint64_t)regs;
     k->flops = 2.0 * macs;
     k->operand_bytes = macs * 2.0 * in;
+    if (a->cpu) { /* a CPU's flash loop (kw_cost_cpu.h); split_k does not apply */
+        kw_cost_cpu_flash(k, a, t, at->inst, at->mq, at->lk, d, at->causal, in, c->m->precision,
+                          (int)c->units);
+        kw_finish(c, k, 1);
+        return 0;
+    }
     double nkb = ceil(at->lk / bc);
     if (ws > c->sram_bytes || regs > c->reg_bytes || s > nkb) {
         kw_attn_generic(c, k, at, macs);
@@ -669,17 +701,21 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
                   .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf};
     if (fused) /* softmax needs the whole score row: Tm x N held on chip */
         qk.extra_sram_bytes = t->tile_m * at.lk * c->sm_bytes;
+    qk.product = 1;
+    qk.exps = fused ? at.mq * at.lk * at.inst : 0.0;
     kw_name(nm, op->name, fused ? "_qk_softmax" : "_qk");
     int rc = kw_gemm_cost(c, t, &qk, nm);
     if (rc != 0)
         return rc;
     if (!fused) {
         double sbytes = at.mq * at.lk * c->sm_bytes * at.inst;
-        if ((rc = kw_elementwise(c, op->name, "_softmax", sbytes, sbytes, c->m->softmax_precision)) != 0)
+        if ((rc = kw_elementwise_exp(c, op->name, "_softmax", sbytes, sbytes,
+                                     c->m->softmax_precision, at.mq * at.lk * at.inst)) != 0)
             return rc;
     }
     kw_gemm pv = {.m = at.mq, .n = at.d, .k = at.lk, .count = at.inst, .a_bytes = c->sm_bytes,
-                  .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf};
+                  .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf,
+                  .product = 1};
     kw_name(nm, op->name, "_pv");
     return kw_gemm_cost(c, t, &pv, nm);
 }
@@ -885,6 +921,8 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     /* Launch overhead (src/model-facts.md#launch): eager pays launch_eager_us per
      * kernel; a captured graph pays graph_fixed_us per replay + graph_node_us per kernel. */
     c.launch_us = m->graph_mode ? a->graph_node_us : a->launch_eager_us;
+    if (a->cpu && cores == 1)
+        c.launch_us = 0.0; /* a CPU kernel on one thread runs on the caller: no wake-up */
     c.sparse = m->sparsity_2_4 && a->sparsity_2_4;
     c.hier = a->n_levels > 0;
     c.reg_bytes = 0.0;

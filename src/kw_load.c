@@ -28,6 +28,7 @@
 #include "kw_hash.h"
 #include "kw_exec.h"
 #include "kw_limits.h"
+#include "kw_load_cpu.h"
 #include "kw_load_hier.h"
 #include "kw_load_llm.h"
 #include "kw_mapping.h"
@@ -265,6 +266,8 @@ static void kw_accel_from_doc(kw_accel *a, xmlNode *root, const char *file, kw_x
             /* <storage>, <rates>, <accumulate> (kw_load_hier.c) */
         } else if (kw_load_llm_accel_elem(a, n, file, p)) {
             /* <interconnect> (kw_load_llm.c) */
+        } else if (kw_load_cpu_elem(a, n, file, p)) {
+            /* <cpu> (kw_load_cpu.c) */
         } else if (kw_xml_is(n, "thermal")) {
             seen_thermal = 1;
             kw_get_range(&a->t_ambient_c, n, "ambient_c", -50.0, 200.0, 0, file, p);

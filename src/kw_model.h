@@ -128,6 +128,10 @@ typedef struct kw_accel {
     double link_latency_us;         /* per step of the collective algorithm */
     int allreduce_algo;             /* kw_allreduce_algo (kw_tp.h) */
     int interconnect_line;          /* line of <interconnect> (0: none) */
+    /* --- appended by the exec area: <cpu> (kw_cost_cpu.h); all zero = not a CPU --- */
+    int cpu;                        /* costed by the CPU rules of kw_cost_cpu.c */
+    int cpu_scalar_edges;           /* in-place operands: a partial micro-tile runs scalar code */
+    double cpu_exp_per_s;           /* scalar exp per second on one core (softmax); 0 = free */
 } kw_accel;
 
 /* ---------------- workload ---------------- */

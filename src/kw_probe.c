@@ -54,6 +54,7 @@
 #define KW_PROBE_DRAM_FACTOR_QUICK 2  /* --quick: 2x (rougher, half the page faults) */
 #define KW_PROBE_CHASE_STEPS 2000000L
 #define KW_PROBE_CHASE_STEPS_QUICK 100000L
+#define KW_PROBE_EXP_N 4096           /* exp arguments per pass: 16 KiB, L1-resident */
 #define KW_PROBE_EW_BIAS 1024         /* bias length of the elementwise pass (one GEMM row) */
 #define KW_STREAM_BYTES_PER_ELEM 12.0 /* y = s x + y: read x, read y, write y (4 bytes each) */
 #define KW_EW_BYTES_PER_ELEM 8.0      /* read x, write x */
@@ -347,6 +348,34 @@ static int kw_chase_latency(double *out_us, uint64_t bytes, long steps)
     return 0;
 }
 
+/* Scalar exp on the calling thread over an L1-resident array: the best of
+ * `reps` timed passes, each repeated until it lasts `target` seconds. */
+static int kw_exp_rate(double *out_per_s, double target, int reps)
+{
+    float *x = malloc(2 * KW_PROBE_EXP_N * sizeof *x);
+    if (!x)
+        return kw_error_set(KW_ENOMEM, "probe: out of memory");
+    float *y = x + KW_PROBE_EXP_N;
+    for (int i = 0; i < KW_PROBE_EXP_N; i++)
+        x[i] = -8.0f * (float)i / KW_PROBE_EXP_N; /* softmax arguments: x - max <= 0 */
+    double best = 0.0;
+    volatile double sink = 0.0;
+    for (int r = 0; r < reps; r++) {
+        long passes = 0;
+        double t0 = kw_now_s(), t;
+        do {
+            sink += kw_hostbench_exp(y, x, KW_PROBE_EXP_N);
+            passes++;
+        } while ((t = kw_now_s() - t0) < target);
+        double rate = (double)passes * KW_PROBE_EXP_N / t;
+        best = rate > best ? rate : best;
+    }
+    (void)sink;
+    free(x);
+    *out_per_s = best;
+    return 0;
+}
+
 static int kw_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -420,6 +449,9 @@ int kw_probe_measure(kw_probe_result *out, const kw_probe_opts *o)
     }
     kw_buffers_free(&e, threads);
     if (rc != 0)
+        goto done;
+
+    if ((rc = kw_exp_rate(&out->exp_per_s_core, target, reps)) != 0)
         goto done;
 
     int nw = o->quick ? KW_PROBE_WAKES_QUICK : KW_PROBE_WAKES;
@@ -606,6 +638,13 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
         kw_attr_num(l, "gb_s", c->bw_gb_s, 1);
         xmlNewProp(l, BAD_CAST "holds", BAD_CAST "operands");
     }
+    /* <cpu>: this file describes a CPU, costed by kw_cost_cpu.c's rules; the
+     * worker reads operands in place with scalar code at ragged edges. */
+    n = kw_el(root, "cpu", "[S] scalar expf on one core (the worker's softmax); scalar edges: "
+                           "src/worker/kw_kern.c, in-place operands");
+    xmlNewProp(n, BAD_CAST "scalar_edges", BAD_CAST "true");
+    if (r->exp_per_s_core > 0.0)
+        kw_attr_num(n, "exp_mops_per_core", r->exp_per_s_core / 1e6, 1);
     *out = doc;
     return 0;
 }

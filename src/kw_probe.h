@@ -46,6 +46,7 @@ typedef struct kw_probe_result {
     double dram_latency_us; /* dependent-load latency over a buffer far beyond the last level */
     double wake_us;         /* median wake-up of the whole thread team: the "launch" */
     double elementwise_gb_s; /* the worker's unfused epilogue pass, all CPUs, DRAM-sized */
+    double exp_per_s_core;  /* scalar expf per second on one core (the softmax's exp) */
     int reps;               /* repetitions behind each best-of figure */
 } kw_probe_result;
 

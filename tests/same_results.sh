@@ -7,14 +7,18 @@
 # run folder's own path). A refactor that claims "behaviour unchanged" passes
 # this; a model change does not, and the diff shows where.
 #
-#   tests/same_results.sh OLD_KNOBWISE NEW_KNOBWISE [BUDGET]
+#   tests/same_results.sh OLD_KNOBWISE NEW_KNOBWISE [BUDGET [THREADS]]
+#
+# THREADS (default 2) is passed to both; KW_TUNE_ARGS adds tune options to
+# both (e.g. "--strategy random", "--policy greedy"); KW_SPACES replaces the
+# list of space files (e.g. a copy of a space made noisy).
 #
 # Exit 0 when every space gives identical files, 1 otherwise (the differing
 # files are listed), 2 on usage errors. Everything is written under one
 # mktemp folder, removed at the end unless KW_KEEP=1.
 set -u
-[ $# -ge 2 ] || { echo "usage: $0 OLD_KNOBWISE NEW_KNOBWISE [BUDGET]" >&2; exit 2; }
-old=$1 new=$2 budget=${3:-40}
+[ $# -ge 2 ] || { echo "usage: $0 OLD_KNOBWISE NEW_KNOBWISE [BUDGET [THREADS]]" >&2; exit 2; }
+old=$1 new=$2 budget=${3:-40} threads=${4:-2}
 for b in "$old" "$new"; do
     [ -x "$b" ] || { echo "$0: $b is not an executable" >&2; exit 2; }
 done
@@ -29,13 +33,13 @@ normalise() {
 }
 
 status=0 spaces=0
-for space in "$srcdir"/spaces/*.xml; do
+for space in ${KW_SPACES:-"$srcdir"/spaces/*.xml}; do
     name=$(basename "$space" .xml)
     for side in a b; do
         bin=$old; [ "$side" = b ] && bin=$new
         mkdir -p "$work/$side"
-        "$bin" tune --space "$space" --budget "$budget" --seed 7 --threads 2 \
-            --out "$work/$side/$name" --quiet >"$work/$side/$name.out" 2>&1
+        "$bin" tune --space "$space" --budget "$budget" --seed 7 --threads "$threads" \
+            ${KW_TUNE_ARGS:-} --out "$work/$side/$name" --quiet >"$work/$side/$name.out" 2>&1
         echo "exit=$?" >>"$work/$side/$name.out"
     done
     spaces=$((spaces + 1))
@@ -56,5 +60,5 @@ for space in "$srcdir"/spaces/*.xml; do
         fi
     done
 done
-[ "$status" = 0 ] && echo "same results on all $spaces shipped spaces (budget $budget, seed 7)"
+[ "$status" = 0 ] && echo "same results on all $spaces spaces (budget $budget, seed 7, threads $threads${KW_TUNE_ARGS:+, $KW_TUNE_ARGS})"
 exit $status

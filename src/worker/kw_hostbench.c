@@ -97,6 +97,16 @@ double kw_hostbench_epilogue(float *x, size_t n, const float *bias, size_t nb)
     return x[n / 2];
 }
 
+double kw_hostbench_exp(float *y, const float *x, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        y[i] = expf(x[i]);
+        sum += y[i];
+    }
+    return sum;
+}
+
 size_t kw_hostbench_chase(const uint32_t *next, long steps)
 {
     size_t p = 0;

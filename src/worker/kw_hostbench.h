@@ -28,6 +28,9 @@ double kw_hostbench_fma(long iters, int bf16, int scalar);
 double kw_hostbench_stream(float *y, const float *x, size_t n, float s);
 /* The epilogue pass the worker runs unfused in fp32 (kw_kern_epilogue_f32, GELU). */
 double kw_hostbench_epilogue(float *x, size_t n, const float *bias, size_t nb);
+/* Scalar expf of each of x[0..n) into y (the worker's softmax calls expf one
+ * score at a time). Returns a checksum. */
+double kw_hostbench_exp(float *y, const float *x, size_t n);
 /* Follow next[] from 0 for `steps` loads; returns the final index. */
 size_t kw_hostbench_chase(const uint32_t *next, long steps);
 

@@ -4,9 +4,18 @@
  * each helper whose index is below the job's width runs the job and counts
  * itself done; the caller runs tid 0 and waits for the count. Helpers above
  * the width go back to sleep, so a pool of 8 runs a 2-thread job with 2.
+ *
+ * CPU-time accounting: every thread of a job reads its own
+ * CLOCK_THREAD_CPUTIME_ID around the job, and the job adds the largest of
+ * them to the pool's total (kw_pool_cpu_us). That is the job's critical path
+ * in CPU time: what the job would take on idle cores, minus the wake-up, and
+ * without the time the threads spent preempted by other processes. On a
+ * shared host it measures the kernel, not the neighbours (knobwise-worker's
+ * KW_WORKER_CLOCK=cpu). Cost: two clock reads per thread per job.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "kw_error.h"
 #include "kw_pool.h"
@@ -24,7 +33,17 @@ struct kw_pool {
     int stop;
     kw_pool_fn fn;
     void *arg;
+    double job_max_us;    /* largest thread CPU time of the current job */
+    double cpu_us;        /* sum over jobs of job_max_us (kw_pool_cpu_us) */
 };
+
+static double kw_pool_thread_us(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0.0;
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
 
 typedef struct kw_pool_helper {
     kw_pool *p;
@@ -54,8 +73,12 @@ static void *kw_pool_main(void *v)
         void *arg = p->arg;
         int n = p->width;
         pthread_mutex_unlock(&p->mu);
+        double t0 = kw_pool_thread_us();
         fn(arg, h->tid, n);
+        double used = kw_pool_thread_us() - t0;
         pthread_mutex_lock(&p->mu);
+        if (used > p->job_max_us)
+            p->job_max_us = used;
         if (--p->pending == 0)
             pthread_cond_signal(&p->done);
     }
@@ -100,7 +123,9 @@ void kw_pool_run(kw_pool *p, int n, kw_pool_fn fn, void *arg)
     if (n > p->max_threads)
         n = p->max_threads;
     if (n <= 1) {
+        double t0 = kw_pool_thread_us();
         fn(arg, 0, 1);
+        p->cpu_us += kw_pool_thread_us() - t0;
         return;
     }
     pthread_mutex_lock(&p->mu);
@@ -108,14 +133,23 @@ void kw_pool_run(kw_pool *p, int n, kw_pool_fn fn, void *arg)
     p->arg = arg;
     p->width = n;
     p->pending = n - 1;
+    p->job_max_us = 0.0;
     p->gen++;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
+    double t0 = kw_pool_thread_us();
     fn(arg, 0, n);
+    double used = kw_pool_thread_us() - t0;
     pthread_mutex_lock(&p->mu);
     while (p->pending > 0)
         pthread_cond_wait(&p->done, &p->mu);
+    p->cpu_us += used > p->job_max_us ? used : p->job_max_us;
     pthread_mutex_unlock(&p->mu);
+}
+
+double kw_pool_cpu_us(const kw_pool *p)
+{
+    return p ? p->cpu_us : 0.0;
 }
 
 int kw_pool_size(const kw_pool *p)

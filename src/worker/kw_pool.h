@@ -22,6 +22,11 @@ int kw_pool_create(kw_pool **out, int max_threads);
 /* Run fn on n threads (1 <= n <= max_threads; n = 1 runs it on the caller). */
 void kw_pool_run(kw_pool *p, int n, kw_pool_fn fn, void *arg);
 int kw_pool_size(const kw_pool *p);
+/* CPU microseconds of the critical paths of every job run so far: per job,
+ * the largest CPU time (CLOCK_THREAD_CPUTIME_ID) any of its threads spent in
+ * it. Differences of two reads time the jobs between them in CPU time. Read
+ * it from the thread that calls kw_pool_run. */
+double kw_pool_cpu_us(const kw_pool *p);
 /* Joins the threads; accepts NULL. */
 void kw_pool_free(kw_pool *p);
 

@@ -82,6 +82,7 @@ typedef struct kw_worker {
     kw_centry cache[KW_W_CACHE_MAX];
     unsigned long clock;
     int inject_wrong;
+    int cpu_clock;      /* KW_WORKER_CLOCK=cpu: samples are kw_pool_cpu_us differences */
     int hello;
 } kw_worker;
 
@@ -259,6 +260,14 @@ static double kw_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* The sample clock: wall time (CLOCK_MONOTONIC), or with KW_WORKER_CLOCK=cpu
+ * the kernels' critical path in CPU time (kw_pool.h), which leaves out the
+ * time another process held the core. */
+static double kw_sample_clock_us(const kw_worker *w)
+{
+    return w->cpu_clock ? kw_pool_cpu_us(w->pool) : kw_now_us();
 }
 
 static int kw_run_ops(kw_worker *w, kw_wop *ops, int n_ops, int fuse_epi, kw_kattn_mode mode,
@@ -439,9 +448,9 @@ static void kw_measure(kw_worker *w, const kw_req *r)
     if (rc == 0 && !samples)
         rc = kw_error_set(KW_ENOMEM, "out of memory for %ld samples", reps);
     for (long i = 0; i < reps && rc == 0; i++) {
-        double t0 = kw_now_us();
+        double t0 = kw_sample_clock_us(w);
         rc = kw_run_ops(w, ops, n_ops, fuse_epi, (kw_kattn_mode)mode, (int)threads);
-        samples[i] = kw_now_us() - t0;
+        samples[i] = kw_sample_clock_us(w) - t0;
     }
     if (rc != 0) {
         kw_answer_error(id, rc == KW_ENOMEM ? "resource" : "internal", kw_error_last());
@@ -493,7 +502,7 @@ static void kw_device_text(char *out, size_t size, int ncpu)
             *p = '_';
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     kw_worker w;
@@ -502,6 +511,22 @@ int main(void)
     w.ncpu = n > 0 && n < 4096 ? (int)n : 1;
     const char *inj = getenv("KW_WORKER_INJECT");
     w.inject_wrong = inj && strcmp(inj, "wrong_result") == 0;
+    /* the sample clock: --clock wall|cpu, else KW_WORKER_CLOCK, else wall */
+    const char *clk = getenv("KW_WORKER_CLOCK");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--clock") == 0 && i + 1 < argc) {
+            clk = argv[++i];
+        } else {
+            fprintf(stderr, "usage: knobwise-worker [--clock wall|cpu] (unknown argument %s)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (clk && *clk && strcmp(clk, "wall") != 0 && strcmp(clk, "cpu") != 0) {
+        fprintf(stderr, "knobwise-worker: clock %s: use wall or cpu\n", clk);
+        return 2;
+    }
+    w.cpu_clock = clk && strcmp(clk, "cpu") == 0;
     if (kw_pool_create(&w.pool, w.ncpu) != 0) {
         fprintf(stderr, "knobwise-worker: %s\n", kw_error_last());
         return 1;
@@ -531,7 +556,8 @@ int main(void)
             }
             char dev[320];
             kw_device_text(dev, sizeof dev, w.ncpu);
-            printf("ready protocol=%d name=knobwise-cpu device=%s\n", KW_W_PROTOCOL, dev);
+            printf("ready protocol=%d name=knobwise-cpu device=%s clock=%s\n", KW_W_PROTOCOL, dev,
+                   w.cpu_clock ? "cpu" : "wall");
             fflush(stdout);
             w.hello = 1;
         } else if (strcmp(cmd, "measure") == 0) {

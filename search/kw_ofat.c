@@ -1,0 +1,1219 @@
+/* kw_ofat.c - the one-factor-at-a-time strategy (see kw_engine.h for what it
+ * does and kw_strategy.h for the interface it implements).
+ *
+ * A shape's OFAT state is one sub-struct per phase - main walk, probes,
+ * excursion, settle, bounded fix - and each phase's plan and decide sit side
+ * by side below, in the order a shape goes through them:
+ *
+ *   main -> probe -> excursion -> backtrack -> settle -> fix -> finish
+ *      ^______________________________________________/
+ *                 (a fix that dropped a change, or a settle that moved)
+ *
+ * Plans are pure functions of the state and the memo; decisions journal their
+ * steps through the core's kw_engine_step (the one-knob rule) and move the
+ * phase on. Rejected: one switch over a phase enum with every field shared by
+ * every phase (the state a change to one phase could break was all of it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_mix.h"
+#include "kw_strategy.h"
+
+#define KW_PROBE_CHUNK 16      /* new evaluations a probe round may plan: small rounds let a
+                                * found pair return to the main phase before the budget is
+                                * spent on the rest of the probe list (a fixed number, never
+                                * the thread count: the journal must not depend on it) */
+#define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
+#define KW_PLIST_CAP0 256      /* first capacity of a probe list */
+#define KW_SEEN_CAP0 256       /* first capacity of settle's list of evaluated configs */
+
+typedef enum {
+    KW_OFAT_MAIN,      /* sweep / greedy steps */
+    KW_OFAT_PROBE,     /* two-step probes at a local optimum */
+    KW_OFAT_EXCURSION, /* tabu excursion */
+    KW_OFAT_BACKTRACK, /* walk back from a failed excursion */
+    KW_OFAT_SETTLE,    /* noiseless: walk to the best config evaluated, then the fix */
+    KW_OFAT_FIX,       /* bounded fix */
+    KW_OFAT_FINISH     /* nothing left: the shape-done record */
+} kw_ofat_phase;
+
+typedef struct kw_ofat_main {
+    int cursor, no_accept;
+    int screened;             /* sweep: the first round (every neighbour) is done */
+    int order[KW_KNOB_MAX];   /* sweep: knob order, largest screening gain first */
+    int last_knob_accepted;   /* sweep: its other values were just evaluated */
+} kw_ofat_main;
+
+typedef struct kw_ofat_probe {
+    int probed;               /* the local optimum probed_at has been probed */
+    uint64_t probed_at;
+    int n_first;
+    int n_blocked;            /* first[0..n_blocked): guard-failing "blocked gains" */
+    int n_faded;              /* then n_faded guard-passing "faded gains" */
+    kw_cand first[KW_PROBE_MAX];
+    int plist_ready;          /* the probe list of this local optimum is built */
+    kw_item *plist;           /* second steps, most promising first (kw_ofat_probe_list) */
+    int n_plist, cap_plist, pcur;
+    /* knob k at value v was once an acceptable step (improving, guard-passing) from some
+     * incumbent: when it later fails a guard, another knob's change blocks it (an
+     * interaction) and a probe tries to repair it first. Main's decisions fill it. */
+    uint8_t improved[KW_KNOB_MAX][KW_VALUE_MAX];
+} kw_ofat_probe;
+
+typedef struct kw_ofat_excursion {
+    kw_cand start;            /* its start B, the local optimum */
+    int n_path;
+    kw_cand path[KW_TABU_MAX + 1];
+    int moves_left, last_knob;
+} kw_ofat_excursion;
+
+typedef struct kw_ofat_settle {
+    int on;                   /* this shape settles (noiseless evaluator) */
+    int moved;                /* the last settle moved the incumbent */
+    kw_cand *seen;            /* every config evaluated, in journal order */
+    int n_seen, cap_seen;
+} kw_ofat_settle;
+
+typedef struct kw_ofat_fix {
+    kw_cand f0;               /* the converged config the fix started from */
+    int knob;                 /* next knob to check */
+    int reverts;              /* changes this fix dropped */
+    int post_fix;             /* main resumed after a fix that dropped changes */
+    int accepts_since;        /* steps accepted since main resumed */
+} kw_ofat_fix;
+
+typedef struct kw_ofat {
+    kw_ofat_phase ph;
+    kw_ofat_main main;
+    kw_ofat_probe probe;
+    kw_ofat_excursion ex;
+    kw_ofat_settle settle;
+    kw_ofat_fix fix;
+} kw_ofat;
+
+/* A phase's plan either returns a batch (KW_OFAT_PLANNED, possibly empty for
+ * a phase that only decides) or moves to a later phase (KW_OFAT_MOVED). */
+#define KW_OFAT_PLANNED 0
+#define KW_OFAT_MOVED 1
+
+/* ------------------------------------------------------------------ shared by the phases */
+
+/* Every single-knob neighbour of `from`, knob by knob, values ascending. */
+static int kw_ofat_add_neighbours(kw_eng *E, kw_shape *s, const kw_cand *from)
+{
+    for (int k = 0; k < E->ks->n_knobs; k++)
+        for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
+            if (v == from->v[k])
+                continue;
+            kw_cand c = *from;
+            c.v[k] = (uint8_t)v;
+            int rc = kw_engine_item_add(E, s, &c, 0);
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
+}
+
+/* Judge items [from, to) (skipping constraint/dropped ones) against ref; the
+ * winner is the acceptable one with the lowest mean (first on ties). */
+static int kw_ofat_judge_items(kw_eng *E, kw_shape *s, const kw_cst *ref, const char *prefix,
+                               int m, kw_verdict *v)
+{
+    int win = -1;
+    double win_mean = 0;
+    for (int i = 0; i < s->n_items; i++) {
+        kw_item *it = &s->items[i];
+        if (it->con >= 0 || it->dropped)
+            continue;
+        kw_cst c;
+        kw_engine_stats(E, s->shape, it->id, &c);
+        kw_engine_judge(E, ref, &c, m, prefix, &v[i]);
+        if (v[i].ok && (win < 0 || c.mean < win_mean)) {
+            win = i;
+            win_mean = c.mean;
+        }
+    }
+    return win;
+}
+
+static int kw_ofat_count_evaluated(const kw_shape *s)
+{
+    int m = 0;
+    for (int i = 0; i < s->n_items; i++)
+        m += s->items[i].con < 0 && !s->items[i].dropped;
+    return m;
+}
+
+/* Journal the non-winning items (of one probe group, or all when group < 0)
+ * as CONSTRAINT or REJECT steps. */
+static int kw_ofat_emit_rejects(kw_eng *E, kw_shape *s, int win, kw_step_phase ph,
+                                const kw_verdict *v, int group)
+{
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        int rc = 0;
+        if (it->dropped || i == win || (group >= 0 && it->group != group))
+            continue;
+        if (it->con >= 0) {
+            char why[KW_REASON_LEN];
+            snprintf(why, sizeof why, "breaks constraint %s", E->ks->constraints[it->con].name);
+            rc = kw_engine_step(E, s, &it->cand, KW_DECIDE_CONSTRAINT, ph, NAN, it->con, why);
+        } else if (v[i].ok) {
+            char why[KW_REASON_LEN + 64];
+            snprintf(why, sizeof why, "%s, but not the best of the step", v[i].why);
+            rc = kw_engine_step(E, s, &it->cand, KW_DECIDE_REJECT, ph, v[i].p, -1, why);
+        } else {
+            rc = kw_engine_step(E, s, &it->cand, KW_DECIDE_REJECT, ph, v[i].p, -1, v[i].why);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A set of config ids (open addressing; 0 is never a config id in practice,
+ * and a collision with it only costs a duplicate probe). */
+typedef struct kw_idset {
+    uint64_t *t;
+    size_t cap;
+} kw_idset;
+
+static int kw_idset_add(kw_idset *set, uint64_t id)
+{
+    size_t h = kw_mix_final(id) & (set->cap - 1);
+    while (set->t[h]) {
+        if (set->t[h] == id)
+            return 0;
+        h = (h + 1) & (set->cap - 1);
+    }
+    set->t[h] = id;
+    return 1;
+}
+
+/* main resumes (after an accepted probe pair or excursion step) */
+static void kw_ofat_resume_main(kw_ofat *o)
+{
+    o->ph = KW_OFAT_MAIN;
+    o->main.no_accept = 0;
+    o->fix.accepts_since++;
+    o->main.last_knob_accepted = -1;
+}
+
+/* ------------------------------------------------------------------ phase transitions */
+
+static void kw_ofat_enter_fix(kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    if (o->settle.on && o->ph != KW_OFAT_SETTLE) {
+        o->ph = KW_OFAT_SETTLE;
+        return;
+    }
+    o->fix.f0 = s->pos;
+    o->fix.knob = 0;
+    o->fix.reverts = 0;
+    o->ph = KW_OFAT_FIX;
+}
+
+static void kw_ofat_enter_excursion(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    if (E->o.tabu <= 0 || s->budget_hit) {
+        kw_ofat_enter_fix(s);
+        return;
+    }
+    o->ex.start = s->pos;
+    o->ex.n_path = 1;
+    o->ex.path[0] = s->pos;
+    o->ex.moves_left = E->o.tabu;
+    o->ex.last_knob = -1;
+    o->ph = KW_OFAT_EXCURSION;
+}
+
+static void kw_ofat_after_main(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    if (o->fix.post_fix && o->fix.accepts_since == 0) {
+        o->ph = KW_OFAT_FINISH; /* nothing new after the fix: done */
+        return;
+    }
+    o->fix.post_fix = 0;
+    uint64_t here = kw_cand_id(E->ks, &s->pos);
+    if (E->o.probes > 0 && !s->budget_hit && !(o->probe.probed && o->probe.probed_at == here))
+        o->ph = KW_OFAT_PROBE;
+    else
+        kw_ofat_enter_excursion(E, s);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_main *m = &o->main;
+    const kw_knobspace *ks = E->ks;
+    if (s->budget_hit) {
+        kw_ofat_enter_fix(s);
+        return KW_OFAT_MOVED;
+    }
+    if (E->o.policy != KW_POLICY_SWEEP)
+        return kw_ofat_add_neighbours(E, s, &s->pos);
+    if (!m->screened && m->no_accept < ks->n_knobs)
+        return kw_ofat_add_neighbours(E, s, &s->pos);
+    /* the cursor skips at most n_knobs knobs: each skip counts as a knob
+     * without an accepted step */
+    while (m->no_accept < ks->n_knobs) {
+        int k = m->order[m->cursor];
+        if (ks->knobs[k].n_values < 2 || k == m->last_knob_accepted) {
+            m->cursor = (m->cursor + 1) % ks->n_knobs;
+            m->no_accept++;
+            continue;
+        }
+        for (int v = 0; v < ks->knobs[k].n_values; v++) {
+            if (v == s->pos.v[k])
+                continue;
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            int rc = kw_engine_item_add(E, s, &c, 0);
+            if (rc != 0)
+                return rc;
+        }
+        return KW_OFAT_PLANNED;
+    }
+    kw_ofat_after_main(E, s);
+    return KW_OFAT_MOVED;
+}
+
+/* Sweep order from the screening round: knobs by their best single-knob gain
+ * from the baseline, largest first (ties: knob order). Knobs whose every
+ * alternative failed a guard or a constraint come last. The big levers are
+ * then settled first, which matters most when the budget is small. */
+static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    double gain[KW_KNOB_MAX];
+    int n = E->ks->n_knobs;
+    for (int k = 0; k < n; k++)
+        gain[k] = -INFINITY;
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        if (it->con >= 0 || it->dropped || !(isfinite(v[i].gain)))
+            continue;
+        kw_cst c;
+        kw_engine_stats(E, s->shape, it->id, &c);
+        if (!c.ok)
+            continue;
+        int k;
+        kw_engine_step_check(&k, E->ks, &s->base, &it->cand);
+        if (v[i].gain > gain[k])
+            gain[k] = v[i].gain;
+    }
+    for (int k = 0; k < n; k++)
+        m->order[k] = k;
+    for (int i = 1; i < n; i++) /* stable insertion sort, descending gain */
+        for (int j = i; j > 0 && gain[m->order[j]] > gain[m->order[j - 1]]; j--) {
+            int t = m->order[j];
+            m->order[j] = m->order[j - 1];
+            m->order[j - 1] = t;
+        }
+    m->screened = 1;
+    m->cursor = 0;
+}
+
+static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_main *m = &o->main;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    int n_cmp = kw_ofat_count_evaluated(s);
+    int win = kw_ofat_judge_items(E, s, &inc, "", n_cmp, v);
+    for (int i = 0; i < s->n_items; i++) {
+        int k;
+        if (v[i].ok && kw_engine_step_check(&k, E->ks, &s->pos, &s->items[i].cand) == 0)
+            o->probe.improved[k][s->items[i].cand.v[k]] = 1;
+    }
+    kw_error_clear();
+    int rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_MAIN, v, -1);
+    int win_knob = -1;
+    if (rc == 0 && win >= 0) {
+        kw_engine_step_check(&win_knob, E->ks, &s->pos, &s->items[win].cand);
+        rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_MAIN, v[win].p,
+                            -1, v[win].why);
+        o->fix.accepts_since++;
+    }
+    if (rc != 0)
+        return rc;
+    if (E->o.policy == KW_POLICY_SWEEP && !m->screened) {
+        kw_ofat_screen_order(E, s, v);
+        m->last_knob_accepted = win_knob;
+        m->no_accept = win >= 0 ? 0 : E->ks->n_knobs;
+        return 0;
+    }
+    if (E->o.policy == KW_POLICY_SWEEP) {
+        m->last_knob_accepted = win >= 0 ? win_knob : m->last_knob_accepted;
+        if (s->n_items > 0) {
+            m->no_accept = win >= 0 ? 0 : m->no_accept + 1;
+            m->cursor = (m->cursor + 1) % E->ks->n_knobs;
+        }
+    } else if (win < 0) {
+        kw_ofat_after_main(E, s);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ probes */
+
+/* A probe first step's class: 0 a blocked gain (fails a guard now, but the same
+ * knob value was an acceptable step from an earlier incumbent: a later change
+ * blocks it, so a second knob may repair it), 1 a faded gain (passes, was
+ * acceptable earlier, now worse by at least min_effect: a later change turned
+ * the gain into a loss, so changing one of the changed knobs again may bring it
+ * back), 2 another guard-passing one, 3 another guard failure; -1 not usable
+ * (not fully evaluated, evaluator error, not finite). */
+static int kw_ofat_first_class(kw_eng *E, kw_shape *s, const kw_cand *c, int k, kw_cst *cs)
+{
+    const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    kw_engine_stats_c(E, s, c, cs);
+    if (cs->n != E->reps || !isfinite(cs->mean))
+        return -1;
+    if (cs->ok) {
+        kw_cst inc;
+        kw_engine_stats_c(E, s, &s->pos, &inc);
+        return pr->improved[k][c->v[k]] &&
+                       -kw_engine_gain_pct(inc.mean, cs->mean) >= E->o.min_effect_pct
+                   ? 1 : 2;
+    }
+    if (strncmp(cs->guards, "error", 5) == 0)
+        return -1;
+    return pr->improved[k][c->v[k]] ? 0 : 3;
+}
+
+/* Pick the probes' first steps among the incumbent's evaluated single-knob
+ * neighbours (a local optimum has none acceptable): blocked gains, faded gains
+ * (most faded first), other guard-passing ones, other guard failures; least bad
+ * first within a class (stable: earlier knob/value wins ties). A guard-failing first step is never
+ * taken for itself: only a pair that passes every guard and beats the
+ * incumbent is accepted, so the second step must repair the guard. */
+static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    int cls[KW_PROBE_MAX];
+    double mean[KW_PROBE_MAX];
+    pr->n_first = 0;
+    pr->n_blocked = 0;
+    pr->n_faded = 0;
+    int want = E->o.probes < KW_PROBE_MAX ? E->o.probes : KW_PROBE_MAX;
+    for (int k = 0; k < E->ks->n_knobs; k++)
+        for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
+            if (v == s->pos.v[k])
+                continue;
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            if (kw_cand_violates(E->ks, &c) >= 0)
+                continue;
+            kw_cst cs;
+            int cl = kw_ofat_first_class(E, s, &c, k, &cs);
+            if (cl < 0)
+                continue;
+            double key = cl == 1 ? -cs.mean : cs.mean; /* faded gains: most faded first */
+            int at = pr->n_first;
+            while (at > 0 && (cl < cls[at - 1] || (cl == cls[at - 1] && key < mean[at - 1])))
+                at--;
+            if (at >= want)
+                continue;
+            int last = pr->n_first < want ? pr->n_first : want - 1;
+            for (int i = last; i > at; i--) {
+                pr->first[i] = pr->first[i - 1];
+                cls[i] = cls[i - 1];
+                mean[i] = mean[i - 1];
+            }
+            pr->first[at] = c;
+            cls[at] = cl;
+            mean[at] = key;
+            if (pr->n_first < want)
+                pr->n_first++;
+        }
+    for (int i = 0; i < pr->n_first; i++) {
+        pr->n_blocked += cls[i] == 0;
+        pr->n_faded += cls[i] == 1;
+    }
+}
+
+static int kw_ofat_plist_push(kw_eng *E, kw_ofat_probe *pr, const kw_cand *c, int group)
+{
+    if (pr->n_plist == pr->cap_plist) {
+        int nc = pr->cap_plist ? pr->cap_plist * 2 : KW_PLIST_CAP0;
+        kw_item *a = realloc(pr->plist, (size_t)nc * sizeof *a);
+        if (!a)
+            return kw_error_set(KW_ENOMEM, "out of memory planning probes");
+        pr->plist = a;
+        pr->cap_plist = nc;
+    }
+    kw_item *it = &pr->plist[pr->n_plist++];
+    it->cand = *c;
+    it->id = kw_cand_id(E->ks, c);
+    it->con = kw_cand_violates(E->ks, c);
+    it->group = group;
+    it->dropped = 0;
+    return 0;
+}
+
+typedef struct kw_second {
+    int knob, value, order;
+    double key;
+} kw_second;
+
+static int kw_second_cmp(const void *a, const void *b)
+{
+    const kw_second *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->order - y->order;
+}
+
+/* Every neighbour of first step g along another knob, ordered by what the same
+ * change did alone from the incumbent (key[k][v], least bad first: a change
+ * that costs nothing alone is the likeliest repair or partner). */
+static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][KW_VALUE_MAX],
+                                    kw_second *buf, kw_idset *seen, int changed_only)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    const kw_knobspace *ks = E->ks;
+    int fk;
+    kw_engine_step_check(&fk, ks, &s->pos, &pr->first[g]);
+    int n = 0;
+    for (int k = 0; k < ks->n_knobs; k++) {
+        if (k == fk || (changed_only && s->pos.v[k] == s->base.v[k]))
+            continue;
+        for (int v = 0; v < ks->knobs[k].n_values; v++) {
+            if (v == s->pos.v[k])
+                continue;
+            buf[n].knob = k;
+            buf[n].value = v;
+            buf[n].order = n;
+            buf[n].key = key[k][v];
+            n++;
+        }
+    }
+    qsort(buf, (size_t)n, sizeof *buf, kw_second_cmp);
+    for (int i = 0; i < n; i++) {
+        kw_cand c = pr->first[g];
+        c.v[buf[i].knob] = (uint8_t)buf[i].value;
+        if (!kw_idset_add(seen, kw_cand_id(ks, &c)))
+            continue;
+        int rc = kw_ofat_plist_push(E, pr, &c, g);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The probe list of a local optimum, most promising first, so that the budget
+ * (spent KW_PROBE_CHUNK evaluations per round) goes to the likeliest pairs:
+ * (1) every neighbour of each blocked gain (the repair of a guard that a later
+ * change made fail); (1b) each faded gain with every other value of the knobs
+ * changed from the baseline (the culprit is among them: a few evaluations);
+ * (2) pairs of two other first steps (two near-neutral
+ * changes combined: the typical interaction, one evaluation per pair), by rank
+ * sum; (3) every other neighbour of each other first step. Items carry their
+ * first step's group. */
+static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    const kw_knobspace *ks = E->ks;
+    int rc = 0;
+    pr->n_plist = 0;
+    pr->pcur = 0;
+    double key[KW_KNOB_MAX][KW_VALUE_MAX];
+    int n_nb = 0;
+    for (int k = 0; k < ks->n_knobs; k++)
+        for (int v = 0; v < ks->knobs[k].n_values; v++) {
+            key[k][v] = INFINITY;
+            if (v == s->pos.v[k])
+                continue;
+            n_nb++;
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            kw_cst cs;
+            kw_engine_stats_c(E, s, &c, &cs);
+            if (cs.n == E->reps && cs.ok && isfinite(cs.mean))
+                key[k][v] = cs.mean;
+        }
+    kw_idset seen = {NULL, 1};
+    while (seen.cap < (size_t)(pr->n_first + 1) * (size_t)(n_nb + 1) * 2)
+        seen.cap *= 2;
+    seen.t = calloc(seen.cap, sizeof *seen.t);
+    kw_second *buf = malloc((size_t)(n_nb + 1) * sizeof *buf);
+    if (!seen.t || !buf) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory planning probes");
+        goto done;
+    }
+    int knob[KW_PROBE_MAX];
+    for (int i = 0; i < pr->n_first; i++)
+        kw_engine_step_check(&knob[i], ks, &s->pos, &pr->first[i]);
+    for (int g = 0; g < pr->n_blocked && rc == 0; g++)
+        rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 0);
+    for (int g = pr->n_blocked; g < pr->n_blocked + pr->n_faded && rc == 0; g++)
+        rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 1);
+    int lo = pr->n_blocked, hi = pr->n_first;
+    for (int sum = 2 * lo + 1; sum <= 2 * hi - 3 && rc == 0; sum++)
+        for (int i = lo; i < hi && rc == 0; i++) {
+            int j = sum - i;
+            if (j <= i)
+                break;
+            if (j >= hi || knob[j] == knob[i])
+                continue;
+            kw_cand c = pr->first[i];
+            c.v[knob[j]] = pr->first[j].v[knob[j]];
+            if (kw_idset_add(&seen, kw_cand_id(ks, &c)))
+                rc = kw_ofat_plist_push(E, pr, &c, i);
+        }
+    for (int g = lo; g < hi && rc == 0; g++)
+        rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 0);
+    if (rc == 0)
+        pr->plist_ready = 1;
+done:
+    free(seen.t);
+    free(buf);
+    return rc;
+}
+
+/* This round's share of the probe list: up to KW_PROBE_CHUNK configs not yet
+ * evaluated (memo hits and constraint breakers ride along for free); the
+ * list is built once per local optimum. */
+static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_probe *pr = &o->probe;
+    if (s->budget_hit) {
+        pr->plist_ready = 0;
+        kw_ofat_enter_fix(s);
+        return KW_OFAT_MOVED;
+    }
+    if (!pr->plist_ready) {
+        kw_ofat_pick_firsts(E, s);
+        int rc = pr->n_first > 0 ? kw_ofat_probe_list(E, s) : 0;
+        if (rc != 0)
+            return rc;
+    }
+    if (pr->n_first == 0 || pr->pcur >= pr->n_plist) {
+        pr->plist_ready = 0;
+        pr->probed = 1;
+        pr->probed_at = kw_cand_id(E->ks, &s->pos);
+        kw_ofat_enter_excursion(E, s);
+        return KW_OFAT_MOVED;
+    }
+    int fresh = 0;
+    while (pr->pcur < pr->n_plist && s->n_items < KW_PROBE_CHUNK_ITEMS) {
+        const kw_item *p = &pr->plist[pr->pcur];
+        int costs = p->con < 0 && kw_engine_cost(E, s, p->id) > 0;
+        if (costs && fresh >= KW_PROBE_CHUNK)
+            break;
+        int rc = kw_engine_item_add(E, s, &p->cand, p->group);
+        if (rc != 0)
+            return rc;
+        fresh += costs;
+        pr->pcur++;
+    }
+    return KW_OFAT_PLANNED;
+}
+
+static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_probe *pr = &o->probe;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    kw_cand start = s->pos;
+    int m = kw_ofat_count_evaluated(s);
+    int win = kw_ofat_judge_items(E, s, &inc, "pair vs incumbent: ", m, v);
+    int win_group = win >= 0 ? s->items[win].group : -1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int g = 0; g < pr->n_first; g++) {
+            if ((pass == 0) == (g == win_group))
+                continue; /* failed probes first, the winning one last */
+            int tried = 0;
+            for (int i = 0; i < s->n_items && !tried; i++)
+                tried = s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped;
+            if (!tried)
+                continue; /* the budget cut this probe before any evaluation */
+            kw_cst fs;
+            kw_engine_stats_c(E, s, &pr->first[g], &fs);
+            char why[KW_REASON_LEN];
+            if (fs.ok)
+                snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, not accepted) tried "
+                         "with a second knob", -kw_engine_gain_pct(inc.mean, fs.mean));
+            else
+                snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, guard %.80s%s) tried "
+                         "with a second knob that may repair the guard",
+                         -kw_engine_gain_pct(inc.mean, fs.mean), fs.guards,
+                         g < pr->n_blocked ? "; an earlier incumbent gained from it" : "");
+            int rc = kw_engine_step(E, s, &pr->first[g], KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1,
+                                    why);
+            if (rc == 0)
+                rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
+            if (rc == 0 && g == win_group)
+                rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
+                                    v[win].p, -1, v[win].why);
+            if (rc == 0 && g != win_group)
+                rc = kw_engine_step(E, s, &start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
+                                    "probe found no pair that beats the incumbent: step back");
+            if (rc != 0)
+                return rc;
+        }
+    }
+    if (win >= 0) {
+        pr->plist_ready = 0;
+        kw_ofat_resume_main(o);
+    }
+    /* else: the next round plans the list's next chunk, or leaves the phase */
+    return 0;
+}
+
+/* ------------------------------------------------------------------ excursion and backtrack */
+
+static int kw_ofat_excursion_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    if (s->budget_hit) {
+        if (o->ex.n_path > 1)
+            o->ph = KW_OFAT_BACKTRACK;
+        else
+            kw_ofat_enter_fix(s);
+        return KW_OFAT_MOVED;
+    }
+    return kw_ofat_add_neighbours(E, s, &s->pos);
+}
+
+static int kw_ofat_in_path(const kw_ofat_excursion *ex, const kw_cand *c)
+{
+    for (int i = 0; i < ex->n_path; i++)
+        if (memcmp(&ex->path[i], c, sizeof *c) == 0)
+            return 1;
+    return 0;
+}
+
+static int kw_ofat_excursion_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_excursion *ex = &o->ex;
+    kw_cst best;
+    kw_engine_stats_c(E, s, &ex->start, &best);
+    int m = kw_ofat_count_evaluated(s);
+    int win = kw_ofat_judge_items(E, s, &best, "vs best: ", m, v);
+    int rc;
+    if (win >= 0) {
+        if ((rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_EXPLORE, v, -1)) != 0)
+            return rc;
+        char why[KW_REASON_LEN + 64];
+        snprintf(why, sizeof why, "%s after %d exploratory steps", v[win].why, ex->n_path - 1);
+        if ((rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_EXPLORE,
+                                 v[win].p, -1, why)) != 0)
+            return rc;
+        kw_ofat_resume_main(o);
+        return 0;
+    }
+    /* next exploratory move: best guard-passing neighbour off the tabu list */
+    int mv = -1;
+    double mv_mean = 0;
+    if (ex->moves_left > 0) {
+        for (int i = 0; i < s->n_items; i++) {
+            const kw_item *it = &s->items[i];
+            if (it->con >= 0 || it->dropped || kw_ofat_in_path(ex, &it->cand))
+                continue;
+            int knob;
+            kw_engine_step_check(&knob, E->ks, &s->pos, &it->cand);
+            if (knob == ex->last_knob)
+                continue;
+            kw_cst c;
+            kw_engine_stats(E, s->shape, it->id, &c);
+            if (c.n != E->reps || !c.ok || !isfinite(c.mean))
+                continue;
+            if (mv < 0 || c.mean < mv_mean) {
+                mv = i;
+                mv_mean = c.mean;
+            }
+        }
+    }
+    if ((rc = kw_ofat_emit_rejects(E, s, mv, KW_STEP_EXPLORE, v, -1)) != 0)
+        return rc;
+    if (mv < 0) {
+        if (ex->n_path > 1)
+            o->ph = KW_OFAT_BACKTRACK;
+        else
+            kw_ofat_enter_fix(s);
+        return 0;
+    }
+    char why[KW_REASON_LEN];
+    snprintf(why, sizeof why, "exploratory: best neighbour off the tabu list, %.2f%% from the best",
+             -v[mv].gain);
+    int knob;
+    kw_engine_step_check(&knob, E->ks, &s->pos, &s->items[mv].cand);
+    if ((rc = kw_engine_step(E, s, &s->items[mv].cand, KW_DECIDE_EXPLORE, KW_STEP_EXPLORE, NAN, -1,
+                             why)) != 0)
+        return rc;
+    ex->path[ex->n_path++] = s->pos;
+    ex->moves_left--;
+    ex->last_knob = knob;
+    return 0;
+}
+
+static int kw_ofat_backtrack_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_excursion *ex = &((kw_ofat *)s->st)->ex;
+    for (int i = ex->n_path - 1; i > 0; i--) {
+        int rc = kw_engine_step(E, s, &ex->path[i - 1], KW_DECIDE_REVERT, KW_STEP_BACKTRACK, NAN,
+                                -1, "the excursion found nothing better: step back towards the best");
+        if (rc != 0)
+            return rc;
+    }
+    ex->n_path = 1;
+    kw_ofat_enter_fix(s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ settle */
+
+/* Remember this round's evaluated configs (first repetition, in job order,
+ * which is journal order) for settle. */
+static int kw_ofat_settle_note(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_settle *se = &((kw_ofat *)s->st)->settle;
+    if (!se->on)
+        return 0;
+    for (size_t i = s->job0; i < s->job1; i++) {
+        const kw_job *j = &E->jobs[i];
+        if (j->rep != 0)
+            continue;
+        if (se->n_seen == se->cap_seen) {
+            int cap = se->cap_seen ? se->cap_seen * 2 : KW_SEEN_CAP0;
+            kw_cand *ns = realloc(se->seen, (size_t)cap * sizeof *ns);
+            if (!ns)
+                return kw_error_set(KW_ENOMEM, "out of memory");
+            se->seen = ns;
+            se->cap_seen = cap;
+        }
+        se->seen[se->n_seen++] = j->cand;
+    }
+    return 0;
+}
+
+/* Settle (noiseless evaluator): the best guard-passing config evaluated so far
+ * may beat the incumbent by less than the minimum effect (a step that small was
+ * never accepted) or sit one probe or excursion away. Walk there one knob at a
+ * time through evaluated configs (breadth-first over the configs evaluated: the
+ * shortest such walk; one always exists because every evaluated config is a
+ * neighbour of a config the walk stood on), EXPLORE on the way, ACCEPT onto it.
+ * No evaluation is spent. With a noisy evaluator the best mean of many
+ * candidates is biased low (the winner's curse) and a difference below the
+ * minimum effect is not evidence, so noisy runs do not settle. */
+static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_settle *se = &((kw_ofat *)s->st)->settle;
+    const kw_knobspace *ks = E->ks;
+    int rc = 0;
+    se->moved = 0;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    int best = -1;
+    double best_mean = inc.ok && isfinite(inc.mean) ? inc.mean : INFINITY;
+    for (int i = 0; i < se->n_seen; i++) {
+        kw_cst c;
+        kw_engine_stats_c(E, s, &se->seen[i], &c);
+        if (c.n == E->reps && c.ok && isfinite(c.mean) && c.mean < best_mean) {
+            best = i;
+            best_mean = c.mean;
+        }
+    }
+    int *from = NULL, *queue = NULL;
+    kw_idset map = {NULL, 1};
+    uint64_t *ids = NULL;
+    if (best < 0)
+        goto done;
+    /* id -> index of seen[] (open addressing over indices + 1) */
+    while (map.cap < (size_t)se->n_seen * 2 + 2)
+        map.cap *= 2;
+    map.t = calloc(map.cap, sizeof *map.t);
+    ids = malloc((size_t)se->n_seen * sizeof *ids);
+    from = malloc((size_t)se->n_seen * sizeof *from);
+    queue = malloc((size_t)se->n_seen * sizeof *queue);
+    if (!map.t || !ids || !from || !queue) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory settling");
+        goto done;
+    }
+    int start = -1;
+    uint64_t here = kw_cand_id(ks, &s->pos);
+    for (int i = 0; i < se->n_seen; i++) {
+        ids[i] = kw_cand_id(ks, &se->seen[i]);
+        size_t h = kw_mix_final(ids[i]) & (map.cap - 1);
+        while (map.t[h])
+            h = (h + 1) & (map.cap - 1);
+        map.t[h] = (uint64_t)i + 1;
+        from[i] = -2; /* unvisited */
+        if (start < 0 && ids[i] == here)
+            start = i;
+    }
+    if (start < 0)
+        goto done; /* the incumbent is always evaluated; defensive */
+    int qh = 0, qt = 0;
+    queue[qt++] = start;
+    from[start] = -1;
+    while (qh < qt && from[best] == -2) {
+        int u = queue[qh++];
+        for (int k = 0; k < ks->n_knobs && from[best] == -2; k++)
+            for (int v = 0; v < ks->knobs[k].n_values; v++) {
+                if (v == se->seen[u].v[k])
+                    continue;
+                kw_cand c = se->seen[u];
+                c.v[k] = (uint8_t)v;
+                uint64_t id = kw_cand_id(ks, &c);
+                size_t h = kw_mix_final(id) & (map.cap - 1);
+                int w = -1;
+                for (; map.t[h]; h = (h + 1) & (map.cap - 1))
+                    if (ids[map.t[h] - 1] == id) {
+                        w = (int)map.t[h] - 1;
+                        break;
+                    }
+                if (w < 0 || from[w] != -2)
+                    continue;
+                kw_cst cs;
+                kw_engine_stats_c(E, s, &se->seen[w], &cs);
+                if (cs.n != E->reps)
+                    continue;
+                from[w] = u;
+                queue[qt++] = w;
+            }
+    }
+    if (from[best] == -2)
+        goto done; /* unreachable through evaluated configs; defensive */
+    int n_path = 0;
+    for (int u = best; u != start; u = from[u])
+        queue[n_path++] = u; /* reversed walk, reusing the queue */
+    double gain = kw_engine_gain_pct(inc.mean, best_mean);
+    for (int i = n_path - 1; i >= 0 && rc == 0; i--) {
+        char why[KW_REASON_LEN];
+        if (i > 0) {
+            snprintf(why, sizeof why, "settle: on the way to the best config evaluated (%d of %d "
+                     "steps)", n_path - i, n_path);
+            rc = kw_engine_step(E, s, &se->seen[queue[i]], KW_DECIDE_EXPLORE, KW_STEP_SETTLE, NAN,
+                                -1, why);
+        } else {
+            snprintf(why, sizeof why, "settle: the best config evaluated, %.3f%% better than the "
+                     "incumbent (the evaluator is noiseless: every gain is real; steps below the "
+                     "minimum effect %.2f%% are not taken during the search)", gain,
+                     E->o.min_effect_pct);
+            rc = kw_engine_step(E, s, &se->seen[queue[i]], KW_DECIDE_ACCEPT, KW_STEP_SETTLE, NAN,
+                                -1, why);
+        }
+    }
+    if (rc == 0)
+        se->moved = 1;
+done:
+    free(map.t);
+    free(ids);
+    free(from);
+    free(queue);
+    if (rc == 0)
+        kw_ofat_enter_fix(s); /* the phase is settle: goes on to the fix */
+    return rc;
+}
+
+/* ------------------------------------------------------------------ bounded fix */
+
+static int kw_ofat_fix_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_fix *fx = &o->fix;
+    const kw_knobspace *ks = E->ks;
+    int k = fx->knob;
+    while (k < ks->n_knobs && s->pos.v[k] == s->base.v[k])
+        k++;
+    if (k >= ks->n_knobs) {
+        if ((fx->reverts > 0 || o->settle.moved) && !s->budget_hit) {
+            /* dropping a change or settling moved the incumbent: search
+             * on from there. A settle strictly improves the incumbent;
+             * after a fix that only dropped changes the shape finishes
+             * unless main accepts a step (each such cycle gains at
+             * least min_effect^2, or min_effect when noiseless), so it ends */
+            o->ph = KW_OFAT_MAIN;
+            o->main.no_accept = 0;
+            o->main.last_knob_accepted = -1;
+            fx->post_fix = !o->settle.moved;
+            fx->accepts_since = 0;
+            o->settle.moved = 0;
+            return KW_OFAT_MOVED;
+        }
+        o->ph = KW_OFAT_FINISH;
+        return KW_OFAT_PLANNED;
+    }
+    fx->knob = k;
+    kw_cand c = s->pos;
+    c.v[k] = s->base.v[k];
+    return kw_engine_item_add(E, s, &c, 0);
+}
+
+static int kw_ofat_fix_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_fix *fx = &o->fix;
+    if (s->n_items != 1) {
+        o->ph = KW_OFAT_FINISH;
+        return 0;
+    }
+    const kw_item *it = &s->items[0];
+    const kw_knob *k = &E->ks->knobs[fx->knob];
+    char why[KW_REASON_LEN];
+    int rc;
+    fx->knob++;
+    if (it->con >= 0) {
+        snprintf(why, sizeof why, "reverting %s would break constraint %s: kept", k->name,
+                 E->ks->constraints[it->con].name);
+        return kw_engine_step(E, s, &it->cand, KW_DECIDE_CONSTRAINT, KW_STEP_FIX, NAN, it->con,
+                              why);
+    }
+    if (it->dropped)
+        return kw_engine_step(E, s, &it->cand, KW_DECIDE_KEEP, KW_STEP_FIX, NAN, -1,
+                              "budget exhausted: kept unchecked");
+    kw_cst f0, r;
+    kw_engine_stats_c(E, s, &fx->f0, &f0);
+    kw_engine_stats(E, s->shape, it->id, &r);
+    double loss = -kw_engine_gain_pct(f0.mean, r.mean); /* % the config gets worse without the change */
+    double p = NAN;
+    int earns;
+    if (f0.ok && !r.ok) {
+        earns = 1;
+        snprintf(why, sizeof why, "without %s=%s guard %s fails: kept", k->name,
+                 k->values[s->pos.v[fx->knob - 1]], r.guards);
+    } else if (!isfinite(r.mean)) {
+        earns = 1;
+        snprintf(why, sizeof why, "without the change the primary is not finite: kept");
+    } else if (!E->ev->noisy) {
+        /* noiseless: every measured gain is real, so a change is dropped only
+         * when the config is at least as good without it (a free
+         * simplification); the loss of the fix is then nil, not min_effect */
+        earns = loss > 0;
+        if (earns)
+            snprintf(why, sizeof why, "the change earns %.3f%%: kept", loss);
+        else
+            snprintf(why, sizeof why, "the change earns nothing (%.3f%%): dropped", loss);
+    } else {
+        earns = loss >= E->o.min_effect_pct;
+        if (earns && E->ev->noisy) {
+            p = kw_engine_welch_p(r.mean, r.sd, r.n, f0.mean, f0.sd, f0.n);
+            if (isnan(p))
+                p = 1.0;
+            earns = p < E->o.alpha;
+        }
+        if (earns)
+            snprintf(why, sizeof why, "the change earns %.2f%% (>= %.2f%%): kept", loss,
+                     E->o.min_effect_pct);
+        else if (!isnan(p))
+            snprintf(why, sizeof why, "the change earns %.2f%%, not significant (p %.3g): dropped",
+                     loss, p);
+        else
+            snprintf(why, sizeof why, "the change earns only %.2f%% (< %.2f%%): dropped", loss,
+                     E->o.min_effect_pct);
+    }
+    rc = kw_engine_step(E, s, &it->cand, earns ? KW_DECIDE_KEEP : KW_DECIDE_REVERT, KW_STEP_FIX, p,
+                        -1, why);
+    fx->reverts += !earns;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the strategy */
+
+static int kw_ofat_init(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = calloc(1, sizeof *o);
+    if (!o)
+        return kw_error_set(KW_ENOMEM, "out of memory");
+    s->st = o;
+    o->ph = KW_OFAT_MAIN;
+    o->main.last_knob_accepted = -1;
+    o->ex.last_knob = -1;
+    o->settle.on = !E->ev->noisy;
+    return kw_ofat_settle_note(E, s); /* the baseline is the first config evaluated */
+}
+
+/* Plan visits at most KW_OFAT_PLAN_VISITS phases. Each phase's plan either
+ * returns a batch or moves to a LATER phase in the order main < probe <
+ * excursion < {backtrack, settle, fix} < finish (backtrack, settle and finish
+ * always return), with one exception: fix -> main, taken only when
+ * fix.reverts > 0 or settle.moved. On that edge settle.moved is cleared, and
+ * the next entry to fix goes through kw_ofat_enter_fix, which zeroes
+ * fix.reverts (or, when the shape settles, stops at settle, which returns);
+ * only a decide sets either again. So one plan takes the back edge at most
+ * once: main, probe, excursion, fix, main, probe, excursion, fix, finish. */
+#define KW_OFAT_PLAN_VISITS 9
+
+static int kw_ofat_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    int rc = KW_OFAT_MOVED;
+    for (int visit = 0; visit < KW_OFAT_PLAN_VISITS && rc == KW_OFAT_MOVED; visit++) {
+        switch (o->ph) {
+        case KW_OFAT_MAIN: rc = kw_ofat_main_plan(E, s); break;
+        case KW_OFAT_PROBE: rc = kw_ofat_probe_plan(E, s); break;
+        case KW_OFAT_EXCURSION: rc = kw_ofat_excursion_plan(E, s); break;
+        case KW_OFAT_FIX: rc = kw_ofat_fix_plan(E, s); break;
+        case KW_OFAT_BACKTRACK:
+        case KW_OFAT_SETTLE:
+        case KW_OFAT_FINISH: rc = KW_OFAT_PLANNED; break; /* decide only */
+        }
+    }
+    if (rc == KW_OFAT_MOVED)
+        return kw_error_set(KW_ESTATE, "OFAT planning visited more than %d phases (phase %d)",
+                            KW_OFAT_PLAN_VISITS, (int)o->ph);
+    if (rc != 0)
+        return rc;
+    /* the budget keeps back what the bounded fix will need: one check per
+     * changed knob (of the incumbent, or of the excursion's start) */
+    if (o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE)
+        s->reserve = E->reps * kw_cand_distance(E->ks, &s->pos, &s->base);
+    else if (o->ph == KW_OFAT_EXCURSION)
+        s->reserve = E->reps * kw_cand_distance(E->ks, &o->ex.start, &s->base);
+    else
+        s->reserve = 0;
+    return 0;
+}
+
+/* progress: the first local optimum is where the first main walk ends */
+static void kw_ofat_first_opt(kw_shape *s)
+{
+    const kw_ofat *o = s->st;
+    if (s->evals_first_opt == 0 && o->ph != KW_OFAT_MAIN)
+        s->evals_first_opt = s->evals > 0 ? s->evals : 1;
+}
+
+static int kw_ofat_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    int rc = kw_ofat_settle_note(E, s);
+    if (rc != 0)
+        return rc;
+    if (o->ph == KW_OFAT_FINISH) {
+        kw_ofat_first_opt(s);
+        return KW_SHAPE_FINISHED;
+    }
+    kw_verdict *v = NULL;
+    if (s->n_items > 0) {
+        v = calloc((size_t)s->n_items, sizeof *v);
+        if (!v)
+            return kw_error_set(KW_ENOMEM, "out of memory deciding");
+    }
+    switch (o->ph) {
+    case KW_OFAT_MAIN: rc = kw_ofat_main_decide(E, s, v); break;
+    case KW_OFAT_PROBE: rc = kw_ofat_probe_decide(E, s, v); break;
+    case KW_OFAT_EXCURSION: rc = kw_ofat_excursion_decide(E, s, v); break;
+    case KW_OFAT_BACKTRACK: rc = kw_ofat_backtrack_decide(E, s); break;
+    case KW_OFAT_SETTLE: rc = kw_ofat_settle_decide(E, s); break;
+    case KW_OFAT_FIX: rc = kw_ofat_fix_decide(E, s); break;
+    case KW_OFAT_FINISH: break;
+    }
+    free(v);
+    kw_ofat_first_opt(s);
+    return rc;
+}
+
+static void kw_ofat_done(kw_eng *E, kw_shape *s, kw_cand *best, const char **why)
+{
+    (void)E;
+    *best = s->pos;
+    *why = s->budget_hit ? "budget" : "converged";
+}
+
+static void kw_ofat_free(kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    if (!o)
+        return;
+    free(o->probe.plist);
+    free(o->settle.seen);
+    free(o);
+    s->st = NULL;
+}
+
+static const char *kw_ofat_phase_label(const kw_shape *s)
+{
+    const kw_ofat *o = s->st;
+    switch (o->ph) {
+    case KW_OFAT_MAIN: return "sweep";
+    case KW_OFAT_PROBE: return "probe";
+    case KW_OFAT_EXCURSION: return "excursion";
+    case KW_OFAT_BACKTRACK: return "backtrack";
+    case KW_OFAT_SETTLE: return "settle";
+    case KW_OFAT_FIX: return "fix";
+    case KW_OFAT_FINISH: return "finish";
+    }
+    return "?";
+}
+
+/* During an excursion the best config is where it started, not where it is. */
+static const kw_cand *kw_ofat_best(const kw_shape *s)
+{
+    const kw_ofat *o = s->st;
+    return o->ph == KW_OFAT_EXCURSION ? &o->ex.start : &s->pos;
+}
+
+/* One-knob neighbours of s's incumbent not evaluated yet (constraint-breaking
+ * ones are never evaluated, so they do not count). OFAT stops only after a
+ * sweep of the incumbent's neighbours finds no gain, so these are evaluations
+ * the shape still needs at least (each costs E->reps when noisy). Cost: one
+ * candidate hash and memo probe per neighbour (27 knobs: ~100 neighbours). */
+static long kw_ofat_unseen_neighbours(const kw_eng *E, const kw_shape *s)
+{
+    long n = 0;
+    for (int k = 0; k < E->ks->n_knobs; k++)
+        for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
+            if (v == s->pos.v[k])
+                continue;
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            if (kw_cand_violates(E->ks, &c) >= 0)
+                continue;
+            if (!kw_memo_find(&E->memo, s->shape, kw_cand_id(E->ks, &c), 0))
+                n++;
+        }
+    return n;
+}
+
+/* What the current local optimum still costs, if nothing improves: the
+ * sweep's unseen neighbours, the probe list (its last size, or one pair per
+ * neighbour before the first), the excursion's moves (each a sweep of
+ * neighbours); once some shape has finished, at least its first local optimum
+ * times the finished shapes' mean ratio of total evaluations to first local
+ * optimum (on the default job that ratio is 9-28: the probes and excursions
+ * after the first sweep are most of a shape's work, so the ratio is a rough
+ * guide, not a promise). */
+static long kw_ofat_estimate(const kw_eng *E, const kw_shape *s, double mean_ratio)
+{
+    const kw_ofat *o = s->st;
+    const kw_ofat_probe *pr = &o->probe;
+    if (o->ph == KW_OFAT_FINISH)
+        return s->evals;
+    long reps = E->reps > 0 ? E->reps : 1;
+    long nb = 0;
+    for (int k = 0; k < E->ks->n_knobs; k++)
+        nb += E->ks->knobs[k].n_values - 1;
+    long est = s->evals + kw_ofat_unseen_neighbours(E, s) * reps;
+    if (o->ph == KW_OFAT_PROBE && pr->plist_ready && pr->pcur < pr->n_plist)
+        est += (pr->n_plist - pr->pcur) * reps;
+    else if (o->ph == KW_OFAT_MAIN && E->o.probes > 0)
+        est += (pr->n_plist > 0 ? pr->n_plist : nb) * reps;
+    if (o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE)
+        est += (long)E->o.tabu * nb * reps;
+    else if (o->ph == KW_OFAT_EXCURSION)
+        est += (long)o->ex.moves_left * nb * reps;
+    double first = s->evals_first_opt > 0 ? (double)s->evals_first_opt : (double)est;
+    if (mean_ratio > 0 && first * mean_ratio > est)
+        est = (long)ceil(first * mean_ratio);
+    return est;
+}
+
+const kw_strategy_ops kw_ofat_ops = {
+    KW_STRATEGY_OFAT, kw_ofat_init, kw_ofat_plan, kw_ofat_decide, kw_ofat_done, kw_ofat_free,
+    kw_ofat_phase_label, kw_ofat_best, kw_ofat_estimate,
+};

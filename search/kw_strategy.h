@@ -1,0 +1,171 @@
+/* kw_strategy.h - the interface between the engine core and its strategies.
+ *
+ * The core (kw_engine.c) owns what every strategy shares and what the
+ * determinism contract rests on: the lock-step rounds, the memo, the thread
+ * pool, journal records, resume by replay, the budget, the acceptance rule and
+ * THE step function. A strategy (kw_ofat.c; kw_sample.c for random and
+ * exhaustive) owns only its per-shape state and four decisions, in the manner
+ * of Redis's ae.c over ae_epoll.c / ae_select.c:
+ *
+ *   init    the shape's baseline is evaluated (the core plans and journals it
+ *           for every strategy): allocate s->st, enter the first phase;
+ *   plan    add this round's candidates to s->items (none is fine: a phase
+ *           that only decides) and set s->reserve; a pure function of the
+ *           shape's state and the memo, never of the thread count or time;
+ *   decide  the round's evaluations are journalled and in the memo: journal
+ *           the steps (through kw_engine_step) and move on; return
+ *           KW_SHAPE_FINISHED when the shape is done;
+ *   done    the finished shape's result: the config and reason its
+ *           shape-done record names.
+ *
+ * plus what the progress line shows (phase label, best so far, an estimate of
+ * the evaluations when it stops) and free. Adding a strategy: one new file
+ * defining a kw_strategy_ops, one row in the core's table (kw_engine.c), and
+ * its name in kw_strategy_names (kw_journal.c) for the journal header.
+ *
+ * Rejected: one state machine with a phase enum shared by every strategy (the
+ * old design: ~50 fields in one struct, each meaningful in one phase).
+ */
+#ifndef KW_STRATEGY_H
+#define KW_STRATEGY_H
+
+#include "kw_engine.h"
+#include "kw_intern.h"
+#include "kw_memo.h"
+#include "kw_evpool.h"
+
+#define KW_REASON_LEN 256      /* a step's "why" text */
+#define KW_SHAPE_FINISHED 1    /* decide(): the shape is done, write its record */
+
+/* One planned candidate. */
+typedef struct kw_item {
+    kw_cand cand;
+    uint64_t id;
+    int con;      /* constraint broken, -1 if none */
+    int group;    /* the strategy's own tag (OFAT probes: index of the first step) */
+    int dropped;  /* not evaluated: the budget ran out */
+} kw_item;
+
+typedef enum {
+    KW_SHAPE_BASELINE, /* the core evaluates the baseline */
+    KW_SHAPE_RUNNING,  /* the strategy plans and decides */
+    KW_SHAPE_DONE      /* its shape-done record is journalled */
+} kw_shape_phase;
+
+/* What the core keeps of one tuned shape; st is the strategy's. */
+typedef struct kw_shape {
+    int shape;                /* evaluator shape index */
+    kw_shape_phase phase;
+    kw_cand base, pos;        /* baseline and incumbent (current position) */
+    long evals;               /* evaluations journalled for this shape */
+    int step;                 /* steps journalled */
+    int budget_hit;           /* the budget dropped a planned candidate */
+    int reserve;              /* plan: evaluations this round must leave unspent */
+    long evals_first_opt;     /* progress: evaluations at its first local optimum (0: not yet) */
+    kw_item *items;           /* this round's plan */
+    int n_items, cap_items;
+    size_t job0, job1;        /* this round's jobs for the shape, E->jobs[job0..job1) */
+    void *st;                 /* the strategy's state (init allocates, free releases) */
+} kw_shape;
+
+typedef struct kw_eng kw_eng;
+
+typedef struct kw_strategy_ops {
+    kw_strategy id;
+    int (*init)(kw_eng *E, kw_shape *s);
+    int (*plan)(kw_eng *E, kw_shape *s);
+    int (*decide)(kw_eng *E, kw_shape *s);
+    void (*done)(kw_eng *E, kw_shape *s, kw_cand *best, const char **why);
+    void (*free)(kw_shape *s);
+    const char *(*phase)(const kw_shape *s);           /* progress label (static string) */
+    const kw_cand *(*best)(const kw_shape *s);         /* progress: the config to show */
+    long (*estimate)(const kw_eng *E, const kw_shape *s, double mean_ratio); /* evaluations
+                                                        * when it stops, -1 unknown */
+} kw_strategy_ops;
+
+extern const kw_strategy_ops kw_ofat_ops;
+extern const kw_strategy_ops kw_sample_random_ops;
+extern const kw_strategy_ops kw_sample_exhaustive_ops;
+
+struct kw_eng {
+    const kw_knobspace *ks;
+    const kw_evaluator *ev;
+    const kw_strategy_ops *strat;
+    kw_engine_opts o;
+    const kw_run_info *info;
+    int primary, reps;
+    int n_shapes;
+    int shapes[KW_JOURNAL_SHAPE_MAX];
+    kw_shape *S;
+    kw_jwriter *w;
+    kw_journal *j;            /* resume: the journal being replayed */
+    kw_memo memo;
+    kw_intern strs;
+    kw_evpool pool;
+    int pool_up;
+    kw_job *jobs;
+    size_t n_jobs, cap_jobs;
+    size_t *live;
+    size_t cap_live;
+    kw_jbuf rec;
+    double t0;
+    double shape_cost_s[KW_JOURNAL_SHAPE_MAX]; /* running mean of an evaluation's time */
+    kw_engine_summary sum;
+    /* progress: what the callback last saw, and when the live (not replayed) part began */
+    kw_progress_shape *ps;
+    double t_live;            /* end of the replay (t0 for a fresh run) */
+    long evals_live0;         /* sum.evals at t_live */
+    int replay_over;          /* the replay is over (or there was none) */
+    double last_report;
+    int last_done;
+    long replay_total;        /* resume: journal records to replay */
+};
+
+/* Statistics of a config's primary over its journalled repetitions, computed
+ * exactly as kw_journal_stats() does (same order of summation) so `verify`
+ * can recompute every recorded figure bit for bit. */
+typedef struct kw_cst {
+    int n;
+    double mean, sd;
+    int ok;                   /* evaluated and every repetition passes every guard */
+    const char *guards;
+} kw_cst;
+
+typedef struct kw_verdict {
+    int ok;        /* acceptable */
+    double gain;   /* % improvement of the primary over the reference (positive = better) */
+    double p;      /* adjusted p-value or NAN */
+    char why[KW_REASON_LEN];
+} kw_verdict;
+
+/* ---- what the core offers its strategies (kw_engine.c) ---- */
+
+/* kw_engine_run (resume 0) or kw_engine_resume (1) driven by ops instead of
+ * the table's row for opts->strategy (NULL: the row). opts->strategy is still
+ * checked and recorded in the journal header. Tests drive a strategy of their
+ * own through the core this way. */
+int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const kw_knobspace *ks,
+                       const kw_evaluator *ev, const kw_engine_opts *opts, const kw_run_info *info,
+                       int resume);
+
+void kw_engine_stats(kw_eng *E, int shape, uint64_t id, kw_cst *o);
+void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o);
+/* % by which x improves on ref (lower is better; +-inf when ref is 0). */
+double kw_engine_gain_pct(double ref, double x);
+/* The acceptance rule: c against the reference ref; m candidates are compared
+ * in the decision (Bonferroni); prefix names the reference in the reason. */
+void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, int m, const char *prefix,
+                     kw_verdict *v);
+/* THE step function: refuses (KW_ESTATE, nothing journalled) a step that does
+ * not change exactly one knob of the incumbent, journals the decision, moves
+ * the incumbent on ACCEPT, EXPLORE and REVERT. */
+int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_step_phase ph,
+                   double p, int con, const char *why);
+/* A constraint-breaking candidate of a sampling strategy (V record). */
+int kw_engine_emit_viol(kw_eng *E, kw_shape *s, const kw_item *it, const char *why);
+/* Append c to this round's plan. */
+int kw_engine_item_add(kw_eng *E, kw_shape *s, const kw_cand *c, int group);
+/* Repetitions of config id not yet journalled or pending (its cost this round). */
+int kw_engine_cost(kw_eng *E, const kw_shape *s, uint64_t id);
+
+#endif
