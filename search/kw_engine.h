@@ -65,9 +65,14 @@
  *      After a settle that moved, main resumes when budget remains;
  *   6. bounded fix: for each knob that differs from the baseline, in knob
  *      order, evaluate the incumbent with that knob back at its baseline value;
- *      if the config without the change is within min_effect of the converged
- *      config (or not significantly worse), the change is dropped (REVERT),
- *      else kept (KEEP). The loss of one fix is thus bounded by min_effect.
+ *      the change is dropped (REVERT) only on evidence that the config
+ *      without it is within min_effect of the converged config F0, else kept
+ *      (KEEP). With a noisy evaluator that evidence is a one-sided Welch test
+ *      at alpha that its mean lies below F0's mean + min_effect (a removal is
+ *      judged like a forward step: no evidence, no step), so a removal whose
+ *      config may be far worse - an overloaded config whose tail swings too
+ *      much for any test - is never taken; a config failing a guard always
+ *      keeps the change. The loss of one fix is thus bounded by min_effect.
  *      With a noiseless evaluator a change is dropped only when the config is
  *      at least as good without it (every measured gain is real), so the
  *      recommendation stays the best config evaluated.

@@ -45,6 +45,7 @@
 #include "kw_progline.h"
 #include "kw_reduce.h"
 #include "kw_results.h"
+#include "kw_run.h"
 #include "kw_runfolder.h"
 #include "kw_trace.h"
 
@@ -720,15 +721,15 @@ static int kw_tune_exec(kw_tune_ctx *c, const char *cmd, double timeout_s, const
     return 0;
 }
 
-static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
+static void kw_tune_attr(kw_tune_ctx *c, kw_run_attr key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void kw_tune_attr(kw_tune_ctx *c, const char *key, const char *fmt, ...)
+static void kw_tune_attr(kw_tune_ctx *c, kw_run_attr key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->attr_buf[c->n_attrs], KW_JOURNAL_ATTR_LEN, fmt, ap);
     va_end(ap);
-    c->attr_keys[c->n_attrs] = key;
+    c->attr_keys[c->n_attrs] = kw_run_attr_key(key);
     c->attr_vals[c->n_attrs] = c->attr_buf[c->n_attrs];
     c->n_attrs++;
 }
@@ -862,19 +863,19 @@ static int kw_tune_fresh(const kw_tune_args *a)
         }
     }
     c.owner = a->owner;
-    kw_tune_attr(&c, "owner", "%s", a->owner);
-    kw_tune_attr(&c, "space", "%s", ps);
-    kw_tune_attr(&c, "accel", "%s", pa);
-    kw_tune_attr(&c, "workload", "%s", pw);
-    kw_tune_attr(&c, "trace", "%s", c.trace);
-    kw_tune_attr(&c, "model_seed", "%llu", (unsigned long long)a->seed);
-    kw_tune_attr(&c, "sim_requests", "%ld", a->requests);
-    kw_tune_attr(&c, "thermal", "%d", a->thermal);
-    kw_tune_attr(&c, "drift", "%d", 1);
-    kw_tune_attr(&c, "evaluator", "%s", cmd ? cmd : "");
-    kw_tune_attr(&c, "exec_timeout_s", "%.17g", a->timeout_s);
-    kw_tune_attr(&c, "exec_rate_scale", "%s", scales);
-    kw_tune_attr(&c, "screen", "%ld", a->screen);
+    kw_tune_attr(&c, KW_RUN_OWNER, "%s", a->owner);
+    kw_tune_attr(&c, KW_RUN_SPACE, "%s", ps);
+    kw_tune_attr(&c, KW_RUN_ACCEL, "%s", pa);
+    kw_tune_attr(&c, KW_RUN_WORKLOAD, "%s", pw);
+    kw_tune_attr(&c, KW_RUN_TRACE, "%s", c.trace);
+    kw_tune_attr(&c, KW_RUN_MODEL_SEED, "%llu", (unsigned long long)a->seed);
+    kw_tune_attr(&c, KW_RUN_SIM_REQUESTS, "%ld", a->requests);
+    kw_tune_attr(&c, KW_RUN_THERMAL, "%d", a->thermal);
+    kw_tune_attr(&c, KW_RUN_DRIFT, "%d", 1);
+    kw_tune_attr(&c, KW_RUN_EVALUATOR, "%s", cmd ? cmd : "");
+    kw_tune_attr(&c, KW_RUN_EXEC_TIMEOUT_S, "%.17g", a->timeout_s);
+    kw_tune_attr(&c, KW_RUN_EXEC_RATE_SCALE, "%s", scales);
+    kw_tune_attr(&c, KW_RUN_SCREEN, "%ld", a->screen);
 
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -933,10 +934,10 @@ static int kw_tune_resume(const kw_tune_args *a)
         c.attr_vals[i] = h->attrs[i].value;
     }
     c.n_attrs = h->n_attrs;
-    const char *space = kw_journal_attr(c.j, "space"), *accel = kw_journal_attr(c.j, "accel"),
-               *workload = kw_journal_attr(c.j, "workload"), *trace = kw_journal_attr(c.j, "trace"),
-               *owner = kw_journal_attr(c.j, "owner"), *ms = kw_journal_attr(c.j, "model_seed"),
-               *req = kw_journal_attr(c.j, "sim_requests"), *th = kw_journal_attr(c.j, "thermal");
+    const char *space = kw_run_attr_get(c.j, KW_RUN_SPACE), *accel = kw_run_attr_get(c.j, KW_RUN_ACCEL),
+               *workload = kw_run_attr_get(c.j, KW_RUN_WORKLOAD), *trace = kw_run_attr_get(c.j, KW_RUN_TRACE),
+               *owner = kw_run_attr_get(c.j, KW_RUN_OWNER), *ms = kw_run_attr_get(c.j, KW_RUN_MODEL_SEED),
+               *req = kw_run_attr_get(c.j, KW_RUN_SIM_REQUESTS), *th = kw_run_attr_get(c.j, KW_RUN_THERMAL);
     c.owner = owner ? owner : "";
     status = kw_cli_load_config(&c.cfg, space && space[0] ? space : NULL,
                                 accel && accel[0] ? accel : NULL,
@@ -953,9 +954,9 @@ static int kw_tune_resume(const kw_tune_args *a)
     if ((status = kw_tune_model(&c, req ? atol(req) : 0, th ? atoi(th) : 0,
                                 ms ? strtoull(ms, NULL, 10) : h->seed)) != 0)
         goto done;
-    const char *xcmd = kw_journal_attr(c.j, "evaluator"),
-               *xto = kw_journal_attr(c.j, "exec_timeout_s"),
-               *xsc = kw_journal_attr(c.j, "exec_rate_scale");
+    const char *xcmd = kw_run_attr_get(c.j, KW_RUN_EVALUATOR),
+               *xto = kw_run_attr_get(c.j, KW_RUN_EXEC_TIMEOUT_S),
+               *xsc = kw_run_attr_get(c.j, KW_RUN_EXEC_RATE_SCALE);
     /* every input (the worker's program too) unchanged, before a worker is
      * started or anything is written */
     c.cmd = xcmd && xcmd[0] ? xcmd : NULL;
@@ -980,7 +981,7 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_engine_opts_from_header(&eo, c.shapes, h);
     eo.threads = a->threads;
     eo.time_limit_s = a->time_limit_s;
-    const char *scr = kw_journal_attr(c.j, "screen");
+    const char *scr = kw_run_attr_get(c.j, KW_RUN_SCREEN);
     eo.screen = scr ? atoi(scr) : 0;
     status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
 done:

@@ -16,12 +16,13 @@
 
 #include "kw_exec.h"
 #include "kw_mstat.h"
+#include "kw_run.h"
 #include "kw_remeasure.h"
 
 int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const char *cmd_override)
 {
     const kw_journal *j = r->j;
-    const char *cmd = kw_journal_attr(j, "evaluator");
+    const char *cmd = kw_run_attr_get(j, KW_RUN_EVALUATOR);
     if (cmd_override)
         cmd = cmd_override;
     if (!cmd || !cmd[0])
@@ -31,7 +32,7 @@ int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const cha
     int rc = kw_rundir_evaluator(&mev, r);
     if (rc != 0)
         return rc;
-    const char *to = kw_journal_attr(j, "exec_timeout_s");
+    const char *to = kw_run_attr_get(j, KW_RUN_EXEC_TIMEOUT_S);
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &r->cfg->space, cmd, to ? atof(to) : 0);
     kw_exec *ex = NULL;
@@ -39,7 +40,7 @@ int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const cha
     double *was = NULL, *now = NULL, *drift = NULL;
     gsl_rng *rng = NULL;
     /* the arrival rates the run used (tune recorded them) */
-    const char *sc = kw_journal_attr(j, "exec_rate_scale");
+    const char *sc = kw_run_attr_get(j, KW_RUN_EXEC_RATE_SCALE);
     char used[KW_JOURNAL_ATTR_LEN];
     if ((rc = kw_exec_new(&ex, r->cfg, r->me, &xo)) != 0)
         return rc;

@@ -42,6 +42,7 @@
 #include "kw_netpath.h"
 #include "kw_reduce.h"
 #include "kw_results.h"
+#include "kw_run.h"
 #include "kw_xml.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -1432,12 +1433,10 @@ static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_
     in->seed = h->seed;
     in->budget = h->budget;
     const char *a;
-    if ((a = kw_journal_attr(j, "owner")) != NULL)
+    if ((a = kw_run_attr_get(j, KW_RUN_OWNER)) != NULL)
         snprintf(in->owner, sizeof in->owner, "%s", a);
-    if ((a = kw_journal_attr(j, "space")) != NULL)
+    if ((a = kw_run_attr_get(j, KW_RUN_SPACE)) != NULL)
         snprintf(in->space_path, sizeof in->space_path, "%s", a);
-    if ((a = kw_journal_attr(j, "space_name")) != NULL)
-        snprintf(in->space, sizeof in->space, "%s", a);
     for (int i = 0; i < 3; i++)
         in->input_hash[i][0] = '\0';
     for (int i = 0; i < h->n_inputs; i++) {

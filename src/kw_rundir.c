@@ -13,13 +13,14 @@
 #include "kw_hash.h"
 #include "kw_load.h"
 #include "kw_results.h"
+#include "kw_run.h"
 #include "kw_rundir.h"
 #include "kw_shipped.h"
 #include "kw_runfolder.h"
 
-static const char *kw_attr_or(const kw_journal *j, const char *key, const char *dflt)
+static const char *kw_attr_or(const kw_journal *j, kw_run_attr key, const char *dflt)
 {
-    const char *v = kw_journal_attr(j, key);
+    const char *v = kw_run_attr_get(j, key);
     return v && v[0] ? v : dflt;
 }
 
@@ -111,25 +112,25 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         goto fail;
 
     const kw_journal *j = r->j;
-    r->mopts.seed = strtoull(kw_attr_or(j, "model_seed", "0"), NULL, 10);
-    if (!kw_journal_attr(j, "model_seed"))
+    r->mopts.seed = strtoull(kw_attr_or(j, KW_RUN_MODEL_SEED, "0"), NULL, 10);
+    if (!kw_run_attr_get(j, KW_RUN_MODEL_SEED))
         r->mopts.seed = j->h.seed;
-    r->mopts.sim_requests = atoi(kw_attr_or(j, "sim_requests", "0"));
-    r->mopts.thermal = atoi(kw_attr_or(j, "thermal", "0"));
-    r->mopts.drift = atoi(kw_attr_or(j, "drift", "1"));
-    snprintf(r->trace, sizeof r->trace, "%s", kw_attr_or(j, "trace", ""));
+    r->mopts.sim_requests = atoi(kw_attr_or(j, KW_RUN_SIM_REQUESTS, "0"));
+    r->mopts.thermal = atoi(kw_attr_or(j, KW_RUN_THERMAL, "0"));
+    r->mopts.drift = atoi(kw_attr_or(j, KW_RUN_DRIFT, "1"));
+    snprintf(r->trace, sizeof r->trace, "%s", kw_attr_or(j, KW_RUN_TRACE, ""));
     r->mopts.trace_path = r->trace[0] ? r->trace : NULL;
 
     if (o->flags & KW_RUNDIR_CONFIG) {
-        const char *space = o->space ? o->space : kw_attr_or(j, "space", NULL);
+        const char *space = o->space ? o->space : kw_attr_or(j, KW_RUN_SPACE, NULL);
         char shipped[KW_PATH_MAX];
         if (o->space) { /* --space NAME: a shipped space when no such file exists */
             if ((rc = kw_shipped_space(shipped, sizeof shipped, o->space)) < 0)
                 goto fail;
             space = shipped;
         }
-        const char *accel = o->accel ? o->accel : kw_attr_or(j, "accel", NULL);
-        const char *workload = o->workload ? o->workload : kw_attr_or(j, "workload", NULL);
+        const char *accel = o->accel ? o->accel : kw_attr_or(j, KW_RUN_ACCEL, NULL);
+        const char *workload = o->workload ? o->workload : kw_attr_or(j, KW_RUN_WORKLOAD, NULL);
         if (space == NULL && accel == NULL && workload == NULL)
             rc = kw_config_load_default(&r->cfg);
         else
@@ -195,11 +196,12 @@ void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)
     const kw_journal *j = r->j;
     size_t used = 0;
     used += (size_t)snprintf(buf, len, "knobwise eval");
-    static const char *const keys[] = {"space", "accel", "workload"};
+    /* the eval options are named as the attributes */
+    static const kw_run_attr keys[] = {KW_RUN_SPACE, KW_RUN_ACCEL, KW_RUN_WORKLOAD};
     for (int i = 0; i < 3 && used < len; i++) {
-        const char *v = kw_journal_attr(j, keys[i]);
+        const char *v = kw_run_attr_get(j, keys[i]);
         if (v && v[0])
-            used += (size_t)snprintf(buf + used, len - used, " --%s %s", keys[i], v);
+            used += (size_t)snprintf(buf + used, len - used, " --%s %s", kw_run_attr_key(keys[i]), v);
     }
     if (used < len && r->mopts.sim_requests > 0)
         used += (size_t)snprintf(buf + used, len - used, " --requests %d", r->mopts.sim_requests);
@@ -209,7 +211,7 @@ void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)
     if (used < len && r->mopts.thermal)
         used += (size_t)snprintf(buf + used, len - used, " --thermal");
     /* a measured run: the same worker, quoted for the shell */
-    const char *x = kw_journal_attr(j, "evaluator");
+    const char *x = kw_run_attr_get(j, KW_RUN_EVALUATOR);
     if (x && x[0] && used < len) {
         used += (size_t)snprintf(buf + used, len - used, " --evaluator 'exec:");
         for (const char *p = x; *p && used < len; p++)

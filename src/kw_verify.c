@@ -17,6 +17,7 @@
 
 #include "kw_load.h"
 #include "kw_results.h"
+#include "kw_run.h"
 #include "kw_netpath.h"
 #include "kw_verify.h"
 
@@ -403,7 +404,7 @@ int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
                        r->j->n_records);
     else if (rc == 0)
         rc = kw_v_results(log, r);
-    const char *measured = kw_journal_attr(r->j, "evaluator");
+    const char *measured = kw_run_attr_get(r->j, KW_RUN_EVALUATOR);
     if (rc == 0 && !opt.no_eval && measured && measured[0])
         /* A measured run does not reproduce bit for bit: it is re-measured on
          * request (verify --remeasure N, src/kw_remeasure.c) and its drift reported. */

@@ -1146,3 +1146,111 @@ Test(engine, probe_pairs_a_faded_gain_with_the_knobs_changed_since)
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }
+
+/* ------------------------------------------------------------------ the fix under noise */
+
+/* A noisy evaluator with a saturated corner. Two knobs of two values:
+ *   0.0 = 1000 us, 1.0 = 500 us, 1.1 = 127 us (each +-0.1%: the two forward
+ *   steps are overwhelmingly significant), and 0.1 - the converged config
+ *   with k0's change removed - is overloaded: its p95 swings between a few
+ *   hundred microseconds and most of a second from repetition to repetition
+ *   (mean 300 us + 0.3 s), so a Welch test cannot call it worse at alpha 0.05
+ *   although it is worse by a factor of about 2000. The repetitions are a fixed
+ *   table, so the run is deterministic. */
+static const double kw_over_reps[5] = {150.0, 900000.0, 200.0, 600000.0, 300.0};
+static const double kw_over_jitter[5] = {-1.0, 0.5, 0.0, 1.0, -0.5};
+
+static int kw_over_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    (void)ctx;
+    (void)shape;
+    double x;
+    if (c->v[0] == 0 && c->v[1] == 1)
+        x = kw_over_reps[rep % 5];
+    else
+        x = (c->v[0] == 0 ? 1000.0 : (c->v[1] == 0 ? 500.0 : 127.0)) *
+            (1.0 + 0.001 * kw_over_jitter[rep % 5]);
+    out->v[0] = 0.8 * x;
+    out->v[1] = x;
+    out->v[2] = 1.2 * x;
+    out->v[3] = c->v[0];
+    return 0;
+}
+
+Test(engine, noisy_fix_never_drops_a_change_whose_removal_may_be_far_worse)
+{
+    /* The fix used to drop k0's change because "the change earns 2000x, not
+     * significant (p 0.08)": it shipped the overloaded 0.1. A removal now needs
+     * evidence that the config without the change is not worse by more than
+     * the minimum effect (a one-sided Welch test against f0 + min_effect). */
+    int nv[] = {2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 2, nv, 1);
+    s.ev.eval = kw_over_eval;
+    s.ev.noisy = 1;
+    kw_engine_opts o = opts_for(1);
+    o.repeats = 5;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    int fix_k0 = -1;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->phase == KW_STEP_FIX && st->knob == 0)
+            fix_k0 = (int)st->decision;
+    }
+    cr_assert_eq(fix_k0, KW_DECIDE_KEEP, "the fix's decision on k0 was %d, not KEEP", fix_k0);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_expect(r.best.v[0] == 1 && r.best.v[1] == 1, "shipped %d.%d, the 127 us config is 1.1",
+              r.best.v[0], r.best.v[1]);
+    cr_expect_lt(r.best_primary, 128.0, "shipped a config of mean %g us", r.best_primary);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, noisy_fix_still_drops_a_change_made_useless_by_a_later_one)
+{
+    /* the masked-change space of bounded_fix_drops_a_change_made_useless_by_a_later_one
+     * with 0.3% noise: without k0's change the config is the same (k1=v1 masks
+     * k0), which the non-inferiority test shows at 5 repetitions */
+    int nv[] = {2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    s.w[0][1] = -8.0;
+    s.w[1][1] = -5.0;
+    s.w[2][1] = -30.0;
+    s.mask_knob = 0;
+    s.dom_knob = 1;
+    s.dom_val = 1;
+    s.pair_a = 1;
+    s.pair_va = 1;
+    s.pair_b = 2;
+    s.pair_vb = 1;
+    s.pair_single = 0;
+    s.pair_both = -20.0;
+    kw_synth_noise(&s, 0.3, 11, 1);
+    kw_engine_opts o = opts_for(1);
+    o.probes = 0;
+    o.tabu = 0;
+    o.repeats = 5;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    int accepted_k0 = 0, reverted_k0 = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        accepted_k0 |= st->decision == KW_DECIDE_ACCEPT && st->knob == 0;
+        reverted_k0 |= st->phase == KW_STEP_FIX && st->decision == KW_DECIDE_REVERT &&
+                       st->knob == 0 && st->new_v == 0;
+    }
+    cr_assert(accepted_k0 && reverted_k0, "accepted k0 %d, fix dropped it %d", accepted_k0,
+              reverted_k0);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_expect(r.best.v[0] == 0 && r.best.v[1] == 1 && r.best.v[2] == 1);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kw_calib.h"
 #include "kw_error.h"
@@ -14,6 +15,8 @@
 #include "kw_load.h"
 
 #define KW_FID_TOL 0.25
+/* the citation column: the source's first clause, cut to this many characters */
+#define KW_FID_CITE_CHARS 58
 #define KW_FID_HELD_TOL 0.10
 
 int main(int argc, char **argv)
@@ -32,8 +35,8 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("fidelity: %s against %s\n", argv[1], argv[2]);
-    printf("%-26s %12s %12s %7s %-8s %-8s %s\n", "case", "measured_us", "predicted_us", "ratio",
-           "bound", "model", "note");
+    printf("%-26s %12s %12s %7s %-8s %-8s %-9s %s\n", "case", "measured_us", "predicted_us", "ratio",
+           "bound", "model", "note", "source");
     int n = 0, within = 0, bound_ok = 0, nfit = 0;
     for (int i = 0; i < set->n; i++) {
         const kw_fid_case *c = &set->c[i];
@@ -48,11 +51,14 @@ int main(int argc, char **argv)
         }
         double r = us / c->measured_us;
         int ok = fabs(r - 1.0) <= KW_FID_TOL;
-        printf("%-26s %12.1f %12.1f %7.3f %-8s %-8s %s%s\n", c->name, c->measured_us, us, r,
-               kw_bound_name(c->bound), kw_bound_name(b), ok ? "" : "MISS ", c->fit ? "FIT" : "");
+        char note[16];
+        snprintf(note, sizeof note, "%s%s", ok ? "" : "MISS ", c->fit ? "FIT" : "");
+        printf("%-26s %12.1f %12.1f %7.3f %-8s %-8s %-9s %.*s\n", c->name, c->measured_us, us, r,
+               kw_bound_name(c->bound), kw_bound_name(b), note,
+               (int)fmin((double)strcspn(c->source, ";"), KW_FID_CITE_CHARS), c->source);
         if (getenv("KW_FID_VERBOSE"))
-            printf("    matrix %.1f nonmatrix %.1f compute %.1f | dram %.1f us (%.3g GB) shared %.1f us "
-                   "(%.3g GB) | sram %llu B regs %llu B wave %.3f pad %.3f\n",
+            printf("    matrix %.1f nonmatrix %.1f compute %.1f | dram %.1f us (%.6g GB) shared %.1f us "
+                   "(%.6g GB) | sram %llu B regs %llu B wave %.3f pad %.3f\n",
                    kd.matrix_us, kd.nonmatrix_us, kd.compute_us, kd.dram_us, kd.dram_bytes / 1e9,
                    kd.shared_us, kd.shared_bytes / 1e9, (unsigned long long)kd.sram_bytes,
                    (unsigned long long)kd.reg_bytes, kd.wave_efficiency, kd.pad_efficiency);

@@ -1,0 +1,76 @@
+/* kw_eta.c - the convergence estimate from the search's own cycles (see
+ * kw_eta.h for the model and the recording that measured it). O(shapes) per
+ * report; no allocation after kw_eta_init. */
+#include <stdlib.h>
+
+#include "kw_error.h"
+#include "kw_eta.h"
+
+int kw_eta_init(kw_eta *e, int n)
+{
+    e->n = n;
+    e->s = calloc((size_t)(n > 0 ? n : 1), sizeof *e->s);
+    return e->s ? 0 : kw_error_set(KW_ENOMEM, "out of memory for the progress estimate");
+}
+
+void kw_eta_free(kw_eta *e)
+{
+    free(e->s);
+    e->s = NULL;
+    e->n = 0;
+}
+
+void kw_eta_feed(kw_eta *e, int i, long evals, long bound, int done)
+{
+    if (i < 0 || i >= e->n)
+        return;
+    kw_eta_shape *s = &e->s[i];
+    if (bound < evals)
+        bound = evals;
+    if (s->seen && bound > s->bound + KW_ETA_JUMP_SHARE * s->bound) {
+        if (s->cycles == 0) {
+            s->cycles = 1;
+            s->cycle_cost = bound - evals;
+        } else if (s->evals >= KW_ETA_SPENT_SHARE * s->bound) {
+            s->cycles++;
+        }
+    }
+    s->seen = 1;
+    s->evals = evals;
+    s->bound = bound;
+    s->done = done;
+}
+
+long kw_eta_left(const kw_eta *e, long budget)
+{
+    int n_done = 0, most = 0, n_cost = 0;
+    double done_cycles = 0, cost = 0;
+    for (int i = 0; i < e->n; i++) {
+        const kw_eta_shape *s = &e->s[i];
+        if (s->done) {
+            n_done++;
+            done_cycles += s->cycles;
+        } else if (s->cycles > most) {
+            most = s->cycles;
+        }
+        if (s->cycle_cost > 0) {
+            cost += (double)s->cycle_cost;
+            n_cost++;
+        }
+    }
+    double k = n_done > 0 ? done_cycles / n_done : most > KW_ETA_CYCLES_MIN ? most : KW_ETA_CYCLES_MIN;
+    double mean_cost = n_cost > 0 ? cost / n_cost : 0.0;
+    double left = 0;
+    for (int i = 0; i < e->n; i++) {
+        const kw_eta_shape *s = &e->s[i];
+        if (s->done || !s->seen)
+            continue;
+        double more = k - (s->cycles > 0 ? s->cycles : 1);
+        double c = s->cycle_cost > 0 ? (double)s->cycle_cost : mean_cost;
+        double x = (double)(s->bound - s->evals) + (more > 0 ? more * c : 0.0);
+        if (budget > 0 && x > (double)(budget - s->evals))
+            x = budget > s->evals ? (double)(budget - s->evals) : 0.0;
+        left += x;
+    }
+    return (long)(left + 0.5);
+}
