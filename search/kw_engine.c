@@ -421,6 +421,8 @@ int kw_engine_item_add(kw_eng *E, kw_shape *s, const kw_cand *c, int group)
     it->con = kw_cand_violates(E->ks, c);
     it->group = group;
     it->dropped = 0;
+    it->estimated = it->est_fails = it->skipped = 0;
+    it->est = NAN;
     return 0;
 }
 
@@ -483,12 +485,130 @@ static int kw_screen_items(kw_eng *E, kw_shape *s, unsigned char *keep)
 /* Turn a shape's plan into jobs: memo hits cost nothing, journal entries are
  * replayed, the rest is evaluated. Items beyond the budget (less the
  * strategy's reserve) are dropped. */
+/* Multi-fidelity screening of a round the strategy marked (s->mf_round):
+ * every candidate still to be evaluated gets the evaluator's cheap estimate;
+ * a candidate that cannot gain the minimum effect over the incumbent within
+ * the shape's measured error bound is skipped (kw_mf_can_gain), and order[]
+ * is the order the budget takes the rest in (best estimate first, plan order
+ * when the round has no estimates). Deterministic: estimates are pure
+ * functions of (candidate, shape), the bound of journaled pairs. */
+static int kw_mf_screen(kw_eng *E, kw_shape *s, int *order)
+{
+    int n = s->n_items;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    if (!s->mf_round || !E->o.estimate || !E->ev->predict || E->o.screen > 0 || n == 0)
+        return 0;
+    double *est = malloc((size_t)n * sizeof *est);
+    int *fails = malloc((size_t)n * sizeof *fails);
+    if (!est || !fails) {
+        free(est);
+        free(fails);
+        return kw_error_set(KW_ENOMEM, "out of memory screening candidates");
+    }
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    double inc_p = inc.ok && inc.n > 0 ? inc.mean : INFINITY;
+    for (int i = 0; i < n; i++) {
+        kw_item *it = &s->items[i];
+        est[i] = -INFINITY; /* free or refused items first: they cost nothing */
+        fails[i] = 0;
+        if (it->con >= 0 || kw_engine_cost(E, s, it->id) == 0)
+            continue;
+        kw_metrics m;
+        memset(&m, 0, sizeof m);
+        int rc = E->ev->predict(E->ev->ctx, &it->cand, s->shape, &m);
+        if (rc != 0) {
+            kw_error_clear(); /* no estimate: the candidate is evaluated, last */
+            est[i] = INFINITY;
+            continue;
+        }
+        it->estimated = 1;
+        it->est = m.v[E->primary];
+        it->est_fails = m.guards[0] != '\0';
+        est[i] = isfinite(it->est) ? it->est : INFINITY;
+        fails[i] = it->est_fails;
+        s->estimates++;
+        E->sum.estimates++;
+        if (!kw_mf_can_gain(&s->mfb, it->est, inc_p, E->o.min_effect_pct)) {
+            it->skipped = 1;
+            it->dropped = 1;
+            E->sum.screened_out++;
+        }
+    }
+    kw_mf_order(order, est, fails, n);
+    if (s->mf_round == KW_MF_ROUND_FIRST && s->mfb.n_pairs < KW_MF_MIN_PAIRS) {
+        /* a round the strategy may cut (its first sweep): while the bound is not
+         * trusted, evaluate only the best-estimated candidates that make it so;
+         * the rest wait for the rounds that follow, screened */
+        int room = KW_MF_MIN_PAIRS - s->mfb.n_pairs;
+        for (int oi = 0; oi < n; oi++) {
+            kw_item *it = &s->items[order[oi]];
+            if (!it->estimated || it->skipped)
+                continue;
+            if (room > 0) {
+                room--;
+                continue;
+            }
+            it->skipped = KW_MF_DEFERRED;
+            it->dropped = 1;
+        }
+    }
+    free(est);
+    free(fails);
+    return 0;
+}
+
+/* The round's estimates as P records, in plan order, before its E records. */
+static int kw_emit_preds(kw_eng *E, kw_shape *s)
+{
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        if (!it->estimated)
+            continue;
+        kw_jbuf *b = &E->rec;
+        kw_jbuf_printf(b, "P s=%d", s->shape);
+        kw_id(b, "id", it->id);
+        kw_jbuf_cand(b, "c", E->ks, &it->cand);
+        kw_jbuf_dbl(b, "est", it->est);
+        kw_jbuf_str(b, "g", it->est_fails ? "estimate" : "");
+        kw_jbuf_printf(b, " skip=%d", it->skipped);
+        int rc = kw_add(E);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The round's pairs (estimated and evaluated, both guard-passing) into the
+ * shape's error bound. */
+static void kw_mf_learn(kw_eng *E, kw_shape *s)
+{
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        if (!it->estimated || it->dropped || it->est_fails)
+            continue;
+        kw_cst c;
+        kw_engine_stats(E, s->shape, it->id, &c);
+        if (c.ok && c.n == E->reps)
+            kw_mf_bound_add(&s->mfb, it->est, c.mean);
+    }
+}
+
 static int kw_build_jobs(kw_eng *E, kw_shape *s)
 {
     s->job0 = E->n_jobs;
     long limit = E->o.budget > 0 ? E->o.budget - s->reserve : -1;
     long planned = 0;
     unsigned char *keep = NULL;
+    int *order = malloc((size_t)(s->n_items > 0 ? s->n_items : 1) * sizeof *order);
+    if (!order)
+        return kw_error_set(KW_ENOMEM, "out of memory ordering candidates");
+    int mrc = kw_mf_screen(E, s, order);
+    if (mrc != 0) {
+        free(order);
+        return mrc;
+    }
     if (E->o.screen > 0 && E->ev->predict && s->n_items > E->o.screen) {
         keep = malloc((size_t)s->n_items);
         if (!keep)
@@ -496,12 +616,14 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
         int rc = kw_screen_items(E, s, keep);
         if (rc != 0) {
             free(keep);
+            free(order);
             return rc;
         }
     }
-    for (int i = 0; i < s->n_items; i++) {
+    for (int oi = 0; oi < s->n_items; oi++) {
+        int i = order[oi];
         kw_item *it = &s->items[i];
-        if (it->con >= 0)
+        if (it->con >= 0 || it->skipped)
             continue;
         int cost = kw_engine_cost(E, s, it->id);
         if (limit >= 0 && cost > 0 && s->evals + planned + cost > limit) {
@@ -514,6 +636,7 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
             kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, it->id, r);
             if (!e) {
                 free(keep);
+                free(order);
                 return kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
             }
             if (e->state == KW_MEMO_DONE || e->state == KW_MEMO_PENDING)
@@ -523,6 +646,7 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
                 kw_job *nj = realloc(E->jobs, cap * sizeof *nj);
                 if (!nj) {
                     free(keep);
+                    free(order);
                     return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
                 }
                 E->jobs = nj;
@@ -542,6 +666,7 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
         }
     }
     free(keep);
+    free(order);
     s->job1 = E->n_jobs;
     return 0;
 }
@@ -603,6 +728,7 @@ static int kw_plan(kw_eng *E, kw_shape *s)
 {
     s->n_items = 0;
     s->reserve = 0;
+    s->mf_round = 0;
     if (s->phase == KW_SHAPE_BASELINE)
         return kw_engine_item_add(E, s, &s->base, 0);
     return E->strat->plan(E, s);
@@ -612,9 +738,12 @@ static int kw_plan(kw_eng *E, kw_shape *s)
  * says the shape is finished, write the shape-done record. */
 static int kw_decide(kw_eng *E, kw_shape *s)
 {
-    int rc = kw_emit_evals(E, s);
+    int rc = kw_emit_preds(E, s);
+    if (rc == 0)
+        rc = kw_emit_evals(E, s);
     if (rc != 0)
         return rc;
+    kw_mf_learn(E, s);
     if (s->phase == KW_SHAPE_BASELINE) {
         s->pos = s->base;
         s->phase = KW_SHAPE_RUNNING;
@@ -644,6 +773,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->seed = 1;
     o->threads = 1;
     o->tabu = 3;
+    o->estimate = 1;
     o->probes = 32;
 }
 
@@ -1069,6 +1199,68 @@ static int kw_loop(kw_eng *E)
     }
 }
 
+/* Resume: load the journal, drop a torn last record and a trailing pause,
+ * check its header against this run, and put every journalled evaluation in
+ * the memo; *old and *n_old are the records' checksums for the replay. */
+static int kw_resume_load(kw_eng *E, const uint32_t **old, size_t *n_old)
+{
+    const char *path = E->info->journal_path;
+    int rc;
+    if ((rc = kw_journal_load_ex(&E->j, path, 1)) != 0) {
+        if (rc == KW_EINPUT)
+            rc = kw_error_set(KW_EINPUT, "%s: no journal to resume", path);
+        return rc;
+    }
+    kw_journal *j = E->j;
+    if (j->torn) {
+        E->sum.torn = 1;
+        snprintf(E->sum.torn_msg, sizeof E->sum.torn_msg, "%s", j->torn_msg);
+        if ((rc = kw_journal_truncate(path, j->good_bytes)) != 0)
+            return rc;
+    }
+    *n_old = (size_t)j->n_records;
+    if (j->paused[0]) {
+        if ((rc = kw_journal_truncate(path, j->last_start)) != 0)
+            return rc;
+        (*n_old)--;
+    }
+    /* A header cut short (killed while starting) holds no evaluation: the
+     * replay's checksum comparison alone decides whether it is ours. */
+    if (!j->header_incomplete && (rc = kw_check_header(E, &j->h)) != 0)
+        return rc;
+    *old = kw_journal_crcs(j);
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *je = &j->evals[i];
+        kw_memo_ent *e = kw_memo_put(&E->memo, je->shape, je->id, je->rep);
+        if (!e)
+            return kw_error_set(KW_ENOMEM, "out of memory loading the memo");
+        e->state = KW_MEMO_JOURNAL;
+        e->je = je;
+    }
+    return 0;
+}
+
+/* A fresh run: the journal must not exist, or be empty (then it is removed). */
+static int kw_fresh_check(kw_eng *E)
+{
+    const char *path = E->info->journal_path;
+    struct stat st;
+    if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0)) {
+        return kw_error_set(KW_EINPUT, S_ISREG(st.st_mode)
+                                           ? "%s: a journal already exists: resume it or choose "
+                                             "another run folder"
+                                           : "%s: is not a regular file (a symbolic link is never "
+                                             "followed out of the run folder)", path);
+    }
+    /* an empty journal (a run killed before its first byte) is replaced:
+     * the writer creates the journal exclusively (O_EXCL) */
+    if (lstat(path, &st) == 0 && unlink(path) != 0) {
+        return kw_error_set(KW_EIO, "%s: cannot replace the empty journal: %s", path,
+                            strerror(errno));
+    }
+    return 0;
+}
+
 int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const kw_knobspace *ks,
                        const kw_evaluator *ev, const kw_engine_opts *opts, const kw_run_info *info,
                        int resume)
@@ -1089,58 +1281,8 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     const char *path = info->journal_path;
     size_t n_old = 0;
     const uint32_t *old = NULL;
-    if (resume) {
-        if ((rc = kw_journal_load_ex(&E->j, path, 1)) != 0) {
-            if (rc == KW_EINPUT)
-                rc = kw_error_set(KW_EINPUT, "%s: no journal to resume", path);
-            goto done;
-        }
-        kw_journal *j = E->j;
-        if (j->torn) {
-            E->sum.torn = 1;
-            snprintf(E->sum.torn_msg, sizeof E->sum.torn_msg, "%s", j->torn_msg);
-            if ((rc = kw_journal_truncate(path, j->good_bytes)) != 0)
-                goto done;
-        }
-        n_old = (size_t)j->n_records;
-        if (j->paused[0]) {
-            if ((rc = kw_journal_truncate(path, j->last_start)) != 0)
-                goto done;
-            n_old--;
-        }
-        /* A header cut short (killed while starting) holds no evaluation: the
-         * replay's checksum comparison alone decides whether it is ours. */
-        if (!j->header_incomplete && (rc = kw_check_header(E, &j->h)) != 0)
-            goto done;
-        old = kw_journal_crcs(j);
-        for (size_t i = 0; i < j->n_evals; i++) {
-            const kw_jeval *je = &j->evals[i];
-            kw_memo_ent *e = kw_memo_put(&E->memo, je->shape, je->id, je->rep);
-            if (!e) {
-                rc = kw_error_set(KW_ENOMEM, "out of memory loading the memo");
-                goto done;
-            }
-            e->state = KW_MEMO_JOURNAL;
-            e->je = je;
-        }
-    } else {
-        struct stat st;
-        if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0)) {
-            rc = kw_error_set(KW_EINPUT, S_ISREG(st.st_mode)
-                                             ? "%s: a journal already exists: resume it or choose "
-                                               "another run folder"
-                                             : "%s: is not a regular file (a symbolic link is never "
-                                               "followed out of the run folder)", path);
-            goto done;
-        }
-        /* an empty journal (a run killed before its first byte) is replaced:
-         * the writer creates the journal exclusively (O_EXCL) */
-        if (lstat(path, &st) == 0 && unlink(path) != 0) {
-            rc = kw_error_set(KW_EIO, "%s: cannot replace the empty journal: %s", path,
-                              strerror(errno));
-            goto done;
-        }
-    }
+    if ((rc = resume ? kw_resume_load(E, &old, &n_old) : kw_fresh_check(E)) != 0)
+        goto done;
     if ((rc = kw_jwriter_open(&E->w, path, old, n_old, info->no_sync)) != 0)
         goto done;
     E->replay_total = (long)n_old;
@@ -1156,6 +1298,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
         kw_shape *s = &E->S[i];
         s->shape = E->shapes[i];
         s->phase = KW_SHAPE_BASELINE;
+        kw_mf_bound_init(&s->mfb);
         kw_cand_baseline(&s->base, ks);
         s->pos = s->base;
     }

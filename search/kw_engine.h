@@ -136,6 +136,8 @@ typedef struct kw_engine_summary {
     int torn;          /* resume dropped a torn or corrupt last record */
     char torn_msg[256];
     double elapsed_s;
+    long estimates;    /* cheap estimates (evaluator predict(), P records) made or replayed */
+    long screened_out; /* of them, candidates not evaluated because of it */
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,

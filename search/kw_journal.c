@@ -944,6 +944,17 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         d->steps = (int)kw_f_int(ps, r, "steps", 0, 1 << 30);
         break;
     }
+    case 'P': {
+        kw_jpred *pr = &out->p;
+        pr->record = ps->record;
+        pr->shape = kw_f_shape(ps, r);
+        pr->id = kw_f_id(ps, r, "id");
+        kw_f_cand(ps, &pr->cand, r, "c");
+        pr->est = kw_f_dbl(ps, r, "est");
+        pr->guards = kw_f_str(ps, r, "g");
+        pr->skip = (int)kw_f_int(ps, r, "skip", 0, 2);
+        break;
+    }
     case 'Q':
         kw_f_copy(ps, out->paused, sizeof out->paused, r, "why");
         break;
@@ -951,6 +962,11 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         break;
     default:
         kw_perr(ps, "unknown record type '%c'", r->type);
+    }
+    if (r->type == 'P' && out->p.shape >= 0 && out->p.shape < KW_JOURNAL_SHAPE_MAX) {
+        /* both readers count them (the streaming one keeps no arrays) */
+        j->pred_n[out->p.shape]++;
+        j->pred_skip[out->p.shape] += out->p.skip != 0;
     }
 }
 

@@ -39,6 +39,13 @@
  *       p = the Bonferroni-adjusted one-sided Welch p-value ("nan" when not tested)
  *   V s=SHAPE id=ID c=CAND con=CONSTRAINT why=random|exhaustive
  *       a random/exhaustive draw that breaks a constraint (recorded, not evaluated)
+ *   P s=SHAPE id=ID c=CAND est=P g=GUARDS skip=0|1|2
+ *       a cheap estimate of a candidate's primary (the evaluator's predict(),
+ *       multi-fidelity screening), written before the round's E records; skip=1:
+ *       the estimate and its measured error bound show it cannot gain the
+ *       minimum effect, so it was not evaluated (kw_engine.c "screening"); skip=2: a
+ *       first sweep cut to its best-estimated candidates while the bound had too
+ *       few pairs (the rest come in the knob-by-knob sweeps that follow)
  *   D s=SHAPE why=converged|budget|exhausted base=ID base_p=P best=ID best_p=P c=CAND
  *     evals=N steps=N                    shape done: its recommendation
  *   Q why=time_limit|interrupted          pause (only ever last; resume drops it)
@@ -190,6 +197,17 @@ typedef struct kw_jdone {
     int steps;
 } kw_jdone;
 
+/* A cheap estimate (P). */
+typedef struct kw_jpred {
+    long record;
+    int shape;
+    uint64_t id;
+    kw_cand cand;
+    double est;           /* estimated primary */
+    const char *guards;   /* guards the estimate fails */
+    int skip;             /* not evaluated because of it */
+} kw_jpred;
+
 typedef struct kw_journal {
     char *path;
     kw_jheader h;
@@ -211,6 +229,9 @@ typedef struct kw_journal {
     int header_incomplete;/* kw_journal_load_ex(..., 1) only: the file ends inside the header */
     char torn_msg[256];
     void *priv;           /* private: string pool, indexes */
+    /* cheap estimates (P records) per evaluator shape: made, and screened out */
+    long pred_n[KW_JOURNAL_SHAPE_MAX];
+    long pred_skip[KW_JOURNAL_SHAPE_MAX];
 } kw_journal;
 
 /* Statistics of one config on one shape over its repetitions. */
@@ -265,6 +286,7 @@ typedef struct kw_jrec {
     kw_jviol v;
     kw_jdone d;
     char paused[32];
+    kw_jpred p;
 } kw_jrec;
 
 /* Called per body record in journal order; j holds the finished header (and

@@ -45,6 +45,8 @@ typedef struct kw_ofat_main {
     int screened;             /* sweep: the first round (every neighbour) is done */
     int order[KW_KNOB_MAX];   /* sweep: knob order, largest screening gain first */
     int last_knob_accepted;   /* sweep: its other values were just evaluated */
+    uint8_t inert[KW_KNOB_MAX]; /* sweep: every value gave the baseline's figure and guards in
+                               * the first round, so later sweeps skip it (kw_ofat_mark_inert) */
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -101,11 +103,19 @@ typedef struct kw_ofat {
 
 /* ------------------------------------------------------------------ shared by the phases */
 
-/* Every single-knob neighbour of `from`, knob by knob, values ascending. */
+/* A knob the caller froze (opts.frozen: the block cannot use it): no step
+ * ever changes it. */
+static int kw_ofat_frozen(const kw_eng *E, int k)
+{
+    return k < 64 && (E->o.frozen >> k & 1u);
+}
+
+/* Every single-knob neighbour of `from`, knob by knob, values ascending
+ * (frozen knobs left out). */
 static int kw_ofat_add_neighbours(kw_eng *E, kw_shape *s, const kw_cand *from)
 {
     for (int k = 0; k < E->ks->n_knobs; k++)
-        for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
+        for (int v = 0; v < E->ks->knobs[k].n_values && !kw_ofat_frozen(E, k); v++) {
             if (v == from->v[k])
                 continue;
             kw_cand c = *from;
@@ -266,7 +276,8 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
      * without an accepted step */
     while (m->no_accept < ks->n_knobs) {
         int k = m->order[m->cursor];
-        if (ks->knobs[k].n_values < 2 || k == m->last_knob_accepted) {
+        if (ks->knobs[k].n_values < 2 || k == m->last_knob_accepted || kw_ofat_frozen(E, k) ||
+            m->inert[k]) {
             m->cursor = (m->cursor + 1) % ks->n_knobs;
             m->no_accept++;
             continue;
@@ -284,6 +295,38 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
     }
     kw_ofat_after_main(E, s);
     return KW_OFAT_MOVED;
+}
+
+/* Knobs with no effect on this shape (issue: evaluations are not spent on
+ * them): after the first round (every neighbour of the baseline), a knob all
+ * of whose evaluated values gave exactly the baseline's primary and guards is
+ * inert, and later sweeps skip it. Probes and excursions still reach it, so a
+ * knob that only matters once another one changed (batch_timeout_us while
+ * max_batch is 1) is found there. A knob none of whose values was evaluated
+ * (constraints, the budget, the screen) is not called inert. */
+static void kw_ofat_mark_inert(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    kw_cst b;
+    kw_engine_stats_c(E, s, &s->base, &b);
+    int seen[KW_KNOB_MAX] = {0}, differs[KW_KNOB_MAX] = {0};
+    if (b.n != E->reps)
+        return;
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        int k;
+        if (it->con >= 0 || it->dropped || kw_engine_step_check(&k, E->ks, &s->base, &it->cand) != 0)
+            continue;
+        kw_cst c;
+        kw_engine_stats(E, s->shape, it->id, &c);
+        if (c.n != E->reps)
+            continue;
+        seen[k]++;
+        differs[k] |= c.mean != b.mean || strcmp(c.guards ? c.guards : "", b.guards ? b.guards : "") != 0;
+    }
+    kw_error_clear();
+    for (int k = 0; k < E->ks->n_knobs; k++)
+        m->inert[k] = seen[k] > 0 && !differs[k];
 }
 
 /* Sweep order from the screening round: knobs by their best single-knob gain
@@ -310,8 +353,31 @@ static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v)
         if (v[i].gain > gain[k])
             gain[k] = v[i].gain;
     }
+    /* a knob the screen deferred (kw_mf.h) ranks by its estimated gain, the
+     * estimate scaled by the middle of the shape's measured ratio range */
+    kw_cst b;
+    kw_engine_stats_c(E, s, &s->base, &b);
+    double mid = s->mfb.n_pairs > 0 ? sqrt(s->mfb.min_ratio * s->mfb.max_ratio) : 1.0;
+    double est_gain[KW_KNOB_MAX];
+    for (int k = 0; k < n; k++)
+        est_gain[k] = -INFINITY;
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        int k;
+        if (it->skipped != KW_MF_DEFERRED || it->est_fails || !isfinite(it->est) ||
+            kw_engine_step_check(&k, E->ks, &s->base, &it->cand) != 0)
+            continue;
+        double g = kw_engine_gain_pct(b.mean, it->est * mid);
+        if (g > est_gain[k])
+            est_gain[k] = g;
+    }
+    kw_error_clear();
+    for (int k = 0; k < n; k++)
+        if (gain[k] == -INFINITY)
+            gain[k] = est_gain[k];
     for (int k = 0; k < n; k++)
         m->order[k] = k;
+    kw_ofat_mark_inert(E, s);
     for (int i = 1; i < n; i++) /* stable insertion sort, descending gain */
         for (int j = i; j > 0 && gain[m->order[j]] > gain[m->order[j - 1]]; j--) {
             int t = m->order[j];
@@ -408,7 +474,7 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
     int want = E->o.probes < KW_PROBE_MAX ? E->o.probes : KW_PROBE_MAX;
     for (int k = 0; k < E->ks->n_knobs; k++)
         for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
-            if (v == s->pos.v[k])
+            if (v == s->pos.v[k] || kw_ofat_frozen(E, k))
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
@@ -486,7 +552,7 @@ static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][
     kw_engine_step_check(&fk, ks, &s->pos, &pr->first[g]);
     int n = 0;
     for (int k = 0; k < ks->n_knobs; k++) {
-        if (k == fk || (changed_only && s->pos.v[k] == s->base.v[k]))
+        if (k == fk || (changed_only && s->pos.v[k] == s->base.v[k]) || kw_ofat_frozen(E, k))
             continue;
         for (int v = 0; v < ks->knobs[k].n_values; v++) {
             if (v == s->pos.v[k])
@@ -1075,6 +1141,12 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
         return rc;
     /* the budget keeps back what the bounded fix will need: one check per
      * changed knob (of the incumbent, or of the excursion's start) */
+    /* multi-fidelity screening: sweep and probe rounds (kw_mf.h); never an
+     * excursion (it moves to the best neighbour whether or not it gains), the
+     * fix or settle */
+    s->mf_round = o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE;
+    if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)
+        s->mf_round = KW_MF_ROUND_FIRST;
     if (o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE)
         s->reserve = E->reps * kw_cand_distance(E->ks, &s->pos, &s->base);
     else if (o->ph == KW_OFAT_EXCURSION)

@@ -195,6 +195,17 @@ typedef struct kw_engine_opts {
      * eval(). Deterministic, so resume replays the same choice. Not recorded
      * in the journal header: the caller records and restores it. */
     int screen;
+    /* Multi-fidelity screening (OFAT; needs evaluator->predict; 0 = off): each
+     * sweep and probe round's candidates are estimated cheaply (P records),
+     * evaluated best estimate first when the budget cannot take the round
+     * whole, and skipped when the estimate within its measured error bound
+     * cannot gain the minimum effect (search/kw_mf.h). Not in the journal
+     * header: the caller records and restores it. kw_engine_opts_init: 1. */
+    int estimate;
+    /* Knobs OFAT never changes (bit k = knob k): the caller's knowledge that
+     * the block cannot use them (src/kw_knobuse.h). Not in the journal header:
+     * the caller records and restores it. */
+    uint64_t frozen;
 } kw_engine_opts;
 
 #endif

@@ -33,9 +33,12 @@
 #include "kw_intern.h"
 #include "kw_memo.h"
 #include "kw_evpool.h"
+#include "kw_mf.h"
 
 #define KW_REASON_LEN 256      /* a step's "why" text */
 #define KW_SHAPE_FINISHED 1    /* decide(): the shape is done, write its record */
+#define KW_MF_ROUND_FIRST 2    /* s->mf_round: see kw_shape */
+#define KW_MF_DEFERRED 2       /* kw_item.skipped: see kw_item */
 
 /* One planned candidate. */
 typedef struct kw_item {
@@ -43,7 +46,13 @@ typedef struct kw_item {
     uint64_t id;
     int con;      /* constraint broken, -1 if none */
     int group;    /* the strategy's own tag (OFAT probes: index of the first step) */
-    int dropped;  /* not evaluated: the budget ran out */
+    int dropped;  /* not evaluated: the budget ran out, or the screen skipped it */
+    /* multi-fidelity screening (kw_build_jobs, opts.estimate): */
+    int estimated;  /* est holds the evaluator's cheap estimate of the primary (a P record) */
+    int est_fails;  /* the estimate fails a guard */
+    int skipped;    /* not evaluated: 1 within its error bound the estimate cannot gain,
+                     * KW_MF_DEFERRED the bound was not trusted yet (first round) */
+    double est;
 } kw_item;
 
 typedef enum {
@@ -61,6 +70,11 @@ typedef struct kw_shape {
     int step;                 /* steps journalled */
     int budget_hit;           /* the budget dropped a planned candidate */
     int reserve;              /* plan: evaluations this round must leave unspent */
+    int mf_round;             /* plan: screen this round's candidates by the cheap estimate
+                               * (1; KW_MF_ROUND_FIRST: a round the strategy lets the screen
+                               * cut to the best-estimated few while the bound is untrusted) */
+    kw_mf_bound mfb;          /* the estimate's error on this shape, from its pairs */
+    long estimates;           /* cheap estimates made (P records) */
     long evals_first_opt;     /* progress: evaluations at its first local optimum (0: not yet) */
     kw_item *items;           /* this round's plan */
     int n_items, cap_items;

@@ -38,6 +38,7 @@
 #include "kw_exec.h"
 #include "kw_input.h"
 #include "kw_journal.h"
+#include "kw_knobuse.h"
 #include "kw_hint.h"
 #include "kw_limits.h"
 #include "kw_load.h"
@@ -84,7 +85,7 @@ static void kw_tune_help(void)
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
            "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
-           "                     [--screen K]\n"
+           "                     [--screen K] [--no-estimate]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -116,7 +117,11 @@ static void kw_tune_help(void)
            "  --timeout S      seconds the worker may take per candidate (default: the space's)\n"
            "  --screen K       with a measuring evaluator: the model ranks each round's new\n"
            "                   configs and only its best K are measured (the others are\n"
-           "                   journaled as failing the guard 'screened')\n\n"
+           "                   journaled as failing the guard 'screened')\n"
+           "  --no-estimate    evaluate every candidate of a round in plan order: no\n"
+           "                   ordering or early stop by the evaluator's cheap estimate\n"
+           "                   (default: ofat orders each sweep and probe round by it and\n"
+           "                   skips what cannot gain within its measured error; P records)\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
@@ -390,10 +395,14 @@ static void kw_tune_summary(const char *dir, const char *journal)
                      r.baseline_primary != 0 && isfinite(r.baseline_primary)
                          ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
                          : 0.0);
-        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s\n",
+        char cheap[64] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
+        if (j->pred_n[s] > 0)
+            snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld not evaluated)", j->pred_n[s],
+                     j->pred_skip[s]);
+        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s%s\n",
                j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
                r.n_changes, r.n_changes == 1 ? "" : "s", r.evals,
-               r.done ? r.why : "incomplete: best so far");
+               r.done ? r.why : "incomplete: best so far", cheap);
         kw_journal_result_clear(&r);
     }
 done:
@@ -417,6 +426,7 @@ typedef struct kw_tune_args {
     const char *evaluator;       /* --evaluator model|exec:CMD (NULL: the space's) */
     double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
     long screen;                 /* --screen K: measure only the model's best K per round */
+    int no_estimate;             /* --no-estimate: no multi-fidelity screening */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -734,6 +744,40 @@ static void kw_tune_attr(kw_tune_ctx *c, kw_run_attr key, const char *fmt, ...)
     c->n_attrs++;
 }
 
+/* The knobs the space's block cannot use (kw_knobuse.h): OFAT never changes
+ * them (engine opts.frozen), and their names go into the journal ("frozen")
+ * so a resume restores the same mask. */
+static void kw_tune_frozen(uint64_t *mask, char *names, size_t size, const kw_config *cfg)
+{
+    kw_knobuse ku[KW_KNOB_MAX];
+    int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    size_t used = 0;
+    *mask = 0;
+    names[0] = '\0';
+    for (int i = 0; i < n && i < KW_KNOB_MAX; i++) {
+        *mask |= 1ULL << ku[i].knob;
+        int w = snprintf(names + used, size - used, "%s%s", used ? "," : "",
+                         cfg->space.knobs.knobs[ku[i].knob].name);
+        if (w > 0 && (size_t)w < size - used)
+            used += (size_t)w;
+    }
+    kw_error_clear(); /* a negative n (no such block) is refused earlier, by the loader */
+}
+
+static int kw_tune_frozen_parse(uint64_t *mask, const char *names, const kw_knobspace *ks)
+{
+    char buf[KW_JOURNAL_ATTR_LEN];
+    snprintf(buf, sizeof buf, "%s", names);
+    *mask = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = kw_knobspace_find(ks, t);
+        if (k < 0)
+            return kw_error_set(KW_ECORRUPT, "journal attribute frozen names unknown knob '%s'", t);
+        *mask |= 1ULL << k;
+    }
+    return 0;
+}
+
 static int kw_tune_fresh(const kw_tune_args *a)
 {
     kw_tune_ctx c;
@@ -876,6 +920,14 @@ static int kw_tune_fresh(const kw_tune_args *a)
     kw_tune_attr(&c, KW_RUN_EXEC_TIMEOUT_S, "%.17g", a->timeout_s);
     kw_tune_attr(&c, KW_RUN_EXEC_RATE_SCALE, "%s", scales);
     kw_tune_attr(&c, KW_RUN_SCREEN, "%ld", a->screen);
+    /* multi-fidelity screening and the knobs the block cannot use: engine
+     * options the journal header does not hold, restored on resume from these */
+    kw_tune_attr(&c, KW_RUN_ESTIMATE, "%d", !a->no_estimate);
+    uint64_t frozen = 0;
+    char frozen_names[KW_JOURNAL_ATTR_LEN] = "";
+    if (a->strategy == KW_STRATEGY_OFAT)
+        kw_tune_frozen(&frozen, frozen_names, sizeof frozen_names, c.cfg);
+    kw_tune_attr(&c, KW_RUN_FROZEN, "%s", frozen_names);
 
     kw_engine_opts eo;
     kw_engine_opts_init(&eo);
@@ -894,6 +946,8 @@ static int kw_tune_fresh(const kw_tune_args *a)
     eo.n_shapes = n;
     eo.shapes = c.shapes;
     eo.screen = (int)a->screen;
+    eo.estimate = !a->no_estimate;
+    eo.frozen = frozen;
     status = kw_tune_engine(&c, &eo, 0, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -983,6 +1037,14 @@ static int kw_tune_resume(const kw_tune_args *a)
     eo.time_limit_s = a->time_limit_s;
     const char *scr = kw_run_attr_get(c.j, KW_RUN_SCREEN);
     eo.screen = scr ? atoi(scr) : 0;
+    /* a journal written before these options ran without them */
+    const char *est = kw_run_attr_get(c.j, KW_RUN_ESTIMATE);
+    eo.estimate = est ? atoi(est) : 0;
+    const char *fz = kw_run_attr_get(c.j, KW_RUN_FROZEN);
+    if ((rc = kw_tune_frozen_parse(&eo.frozen, fz ? fz : "", &h->space)) != 0) {
+        status = kw_cli_fail("tune", rc);
+        goto done;
+    }
     status = kw_tune_engine(&c, &eo, 1, a->quiet, a->every_s);
 done:
     kw_tune_ctx_free(&c);
@@ -993,7 +1055,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_NO_ESTIMATE, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -1009,6 +1071,7 @@ int kw_cli_tune(int argc, char **argv)
         {"evaluator", required_argument, 0, O_EVALUATOR},
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"screen", required_argument, 0, O_SCREEN},
+        {"no-estimate", no_argument, 0, O_NO_ESTIMATE},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -1134,6 +1197,7 @@ int kw_cli_tune(int argc, char **argv)
             if (kw_cli_parse_long(&a.screen, "tune", "--screen", optarg, 1, 100000))
                 return 2;
             break;
+        case O_NO_ESTIMATE: a.no_estimate = 1; break;
         case O_HELP: kw_tune_help(); return 0;
         default:
             return kw_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);

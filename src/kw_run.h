@@ -29,7 +29,9 @@
     X(EVALUATOR, "evaluator", "the worker command of a measured run, \"\" for the model")      \
     X(EXEC_TIMEOUT_S, "exec_timeout_s", "--timeout (0: the space's)")                          \
     X(EXEC_RATE_SCALE, "exec_rate_scale", "per-shape arrival-rate scales of a measured run")   \
-    X(SCREEN, "screen", "--screen K (0: every candidate measured)")
+    X(SCREEN, "screen", "--screen K (0: every candidate measured)")                             \
+    X(ESTIMATE, "estimate", "1: multi-fidelity screening by the cheap estimate (absent: 0)")   \
+    X(FROZEN, "frozen", "knobs the block cannot use, never changed (comma list)")
 
 #define KW_RUN_ATTR_ENUM_(id, key, meaning) KW_RUN_##id,
 typedef enum kw_run_attr { KW_RUN_ATTR_ROWS(KW_RUN_ATTR_ENUM_) KW_RUN_ATTR_COUNT } kw_run_attr;

@@ -30,7 +30,7 @@
  *
  * Not a test: nothing here asserts; the verdict column compares with the
  * targets of issues 3-6 and says PASS or MISS.
- * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--quick]
+ * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate] [--quick]
  *        bench --loop cost|sim|full N   (the fixed-work loops callgrind runs)
  */
 #include "config.h"
@@ -86,6 +86,8 @@ typedef struct kw_bench {
     char tmpdir[KW_PATH_MAX];
     const char *only;
     int quick;
+    int seeds;             /* quality: seeds per shape (0: KW_BENCH_QUALITY_SEEDS) */
+    int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
     long tune_budget;
     kw_config *cfg;        /* spaces/default.xml */
     gsl_rng *rng;
@@ -1160,6 +1162,7 @@ typedef struct kw_bench_qtot {
     int conv_within, conv_over1, rnd_within;
     double worst_conv_pct;
     char worst_conv[256];
+    char over1[2048];                      /* every (space, shape, seed) converged > 1% above */
 } kw_bench_qtot;
 
 static int kw_bench_dcmp(const void *a, const void *b)
@@ -1171,7 +1174,7 @@ static int kw_bench_dcmp(const void *a, const void *b)
 static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *tot)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    int seeds = b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
+    int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
     kw_config *cfg = NULL;
     int rc = kw_config_load(&cfg, path, NULL, NULL);
     if (rc != 0) {
@@ -1214,6 +1217,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_engine_opts o;
             kw_engine_opts_init(&o);
             o.seed = (uint64_t)seed;
+            o.estimate = !b->no_estimate;
             o.min_effect_pct = cfg->space.min_effect_pct;
             o.n_shapes = 1;
             o.shapes = &s;
@@ -1242,6 +1246,11 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                 conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - 1)] = (double)evals;
                 tot->conv_within += in;
                 tot->conv_over1 += gap > KW_BENCH_CONVERGED_GAP_PCT;
+                if (gap > KW_BENCH_CONVERGED_GAP_PCT) {
+                    size_t used = strlen(tot->over1);
+                    snprintf(tot->over1 + used, sizeof tot->over1 - used, "%s%s %s seed %d (%+.2f%%)",
+                             used ? "; " : "", base, ev->shape_names[s], seed, gap);
+                }
                 if (gap > tot->worst_conv_pct || tot->worst_conv[0] == '\0') {
                     tot->worst_conv_pct = gap;
                     snprintf(tot->worst_conv, sizeof tot->worst_conv, "%s %s seed %d", base,
@@ -1406,7 +1415,7 @@ static int kw_bench_quality(kw_bench *b)
         printf("\nno validation spaces matched %s\n", pat);
         return 0;
     }
-    int seeds = b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
+    int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
     kw_engine_opts d;
     kw_engine_opts_init(&d);
     printf("\n### Search quality against the exhaustive optimum (primary p95; one thread)\n\n"
@@ -1449,6 +1458,9 @@ static int kw_bench_quality(kw_bench *b)
            tot.conv_within, tot.runs, KW_BENCH_QUALITY_GAP_PCT, kw_bench_verdict(tot.conv_over1 == 0));
     printf("| random at 2%% (for comparison) | %d/%d within %.1f%% | - |\n", tot.rnd_within, tot.runs,
            KW_BENCH_QUALITY_GAP_PCT);
+    if (tot.over1[0])
+        printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
+               tot.over1);
     return 0;
 }
 
@@ -1532,12 +1544,16 @@ int main(int argc, char **argv)
             b.tune_budget = atol(argv[++i]);
         else if (strcmp(argv[i], "--quick") == 0)
             b.quick = 1;
+        else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+            b.seeds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-estimate") == 0)
+            b.no_estimate = 1;
         else if (strcmp(argv[i], "--loop") == 0 && i + 2 < argc) {
             loop = argv[++i];
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
