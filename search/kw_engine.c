@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kw_reduce.h"
 #include "kw_strategy.h"
 
 /* The strategy table: one row per kw_strategy (adding a strategy: its file
@@ -62,37 +63,23 @@ static int kw_lpt_cmp(const void *a, const void *b, void *arg)
 }
 
 
+/* The one mean rule (kw_repstat, search/kw_reduce.h), which verify and the
+ * journal readers use too, over the memo's finished repetitions in order. */
 void kw_engine_stats(kw_eng *E, int shape, uint64_t id, kw_cst *o)
 {
-    double x[1024];
-    double sum = 0;
-    memset(o, 0, sizeof *o);
-    o->guards = "";
-    o->ok = 1;
+    kw_repstat st;
+    kw_repstat_init(&st);
     for (int r = 0; r < E->reps; r++) {
         const kw_memo_ent *e = kw_memo_find(&E->memo, shape, id, r);
-        if (!e || e->state != KW_MEMO_DONE)
-            continue;
-        if (o->n < 1024)
-            x[o->n] = e->primary;
-        sum += e->primary;
-        o->n++;
-        if ((e->guards[0] || e->rc != 0) && o->ok) {
-            o->ok = 0;
-            o->guards = e->guards[0] ? e->guards : "error";
-        }
+        if (e && e->state == KW_MEMO_DONE)
+            kw_repstat_add(&st, e->primary, e->guards, e->rc);
     }
-    if (o->n == 0) {
-        o->ok = 0;
-        o->mean = NAN;
-        return;
-    }
-    o->mean = sum / o->n;
-    double ss = 0;
-    int nv = o->n < 1024 ? o->n : 1024;
-    for (int i = 0; i < nv; i++)
-        ss += (x[i] - o->mean) * (x[i] - o->mean);
-    o->sd = nv > 1 ? sqrt(ss / (nv - 1)) : 0.0;
+    memset(o, 0, sizeof *o);
+    o->n = st.n;
+    o->ok = st.n > 0 && st.ok;
+    o->guards = st.guards;
+    o->mean = kw_repstat_mean(&st);
+    o->sd = kw_repstat_sd(&st);
 }
 
 void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o)
@@ -1049,6 +1036,10 @@ static void kw_report(kw_eng *E, int replaying)
         q->best_primary = b.mean;
         if (replaying)
             q->evals_est = -1;
+        else if (E->o.strategy == KW_STRATEGY_OFAT)
+            /* the bound if the current optimum is the last (no ratio): kw_eta adds the
+             * proofs still expected from the shapes' own cycles (kw_eta.h) */
+            kw_eta_feed(&E->eta, i, s->evals, kw_evals_est(E, s, 0.0), q->done);
         else if (refresh || q->evals_est < s->evals)
             q->evals_est = kw_evals_est(E, s, mean_ratio);
         p.evals += s->evals;
@@ -1058,6 +1049,15 @@ static void kw_report(kw_eng *E, int replaying)
             left_est += q->evals_est - s->evals;
         if (E->o.budget > 0 && !q->done)
             left_budget += E->o.budget > s->evals ? E->o.budget - s->evals : 0;
+    }
+    if (!replaying && E->o.strategy == KW_STRATEGY_OFAT) {
+        left_est = 0;
+        for (int i = 0; i < E->n_shapes; i++) {
+            kw_progress_shape *q = &E->ps[i];
+            long more = kw_eta_shape_left(&E->eta, i, E->o.budget);
+            q->evals_est = q->done ? q->evals : q->evals + more;
+            left_est += q->done ? 0 : more;
+        }
     }
     const kw_progress_shape *cur = &E->ps[at];
     p.shape = at;
@@ -1077,7 +1077,7 @@ static void kw_report(kw_eng *E, int replaying)
     p.evals_per_s = !replaying && el > 0 ? live_evals / el : 0;
     p.eta_budget_s = p.evals_per_s > 0 && E->o.budget > 0 ? left_budget / p.evals_per_s : -1;
     p.eta_converge_s = p.evals_per_s > 0 && est_known ? left_est / p.evals_per_s : -1;
-    p.eta_converge_bound = n_done == 0 && E->o.strategy == KW_STRATEGY_OFAT;
+    p.eta_converge_bound = 0; /* an estimate (kw_eta.h), no longer only a lower bound */
     p.eta_s = p.eta_converge_s >= 0 ? p.eta_converge_s : p.eta_budget_s;
     if (p.eta_budget_s >= 0 && p.eta_s > p.eta_budget_s)
         p.eta_s = p.eta_budget_s;
@@ -1290,7 +1290,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     E->ps = calloc((size_t)E->n_shapes, sizeof *E->ps);
     E->t_live = E->t0;
     E->replay_over = !resume;
-    if (!E->S || !E->ps) {
+    if (!E->S || !E->ps || kw_eta_init(&E->eta, E->n_shapes) != 0) {
         rc = kw_error_set(KW_ENOMEM, "out of memory");
         goto done;
     }
@@ -1321,6 +1321,7 @@ done:
     }
     free(E->S);
     free(E->ps);
+    kw_eta_free(&E->eta);
     kw_jwriter_free(E->w);
     kw_journal_free(E->j);
     kw_memo_free(&E->memo);

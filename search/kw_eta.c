@@ -41,7 +41,9 @@ void kw_eta_feed(kw_eta *e, int i, long evals, long bound, int done)
     s->done = done;
 }
 
-long kw_eta_left(const kw_eta *e, long budget)
+/* K, the cycles every unfinished shape is expected to need, and the mean
+ * proof cost of the shapes past their first optimum. */
+static void kw_eta_model(const kw_eta *e, double *k, double *mean_cost)
 {
     int n_done = 0, most = 0, n_cost = 0;
     double done_cycles = 0, cost = 0;
@@ -58,19 +60,36 @@ long kw_eta_left(const kw_eta *e, long budget)
             n_cost++;
         }
     }
-    double k = n_done > 0 ? done_cycles / n_done : most > KW_ETA_CYCLES_MIN ? most : KW_ETA_CYCLES_MIN;
-    double mean_cost = n_cost > 0 ? cost / n_cost : 0.0;
-    double left = 0;
-    for (int i = 0; i < e->n; i++) {
-        const kw_eta_shape *s = &e->s[i];
-        if (s->done || !s->seen)
-            continue;
-        double more = k - (s->cycles > 0 ? s->cycles : 1);
-        double c = s->cycle_cost > 0 ? (double)s->cycle_cost : mean_cost;
-        double x = (double)(s->bound - s->evals) + (more > 0 ? more * c : 0.0);
-        if (budget > 0 && x > (double)(budget - s->evals))
-            x = budget > s->evals ? (double)(budget - s->evals) : 0.0;
-        left += x;
-    }
+    *k = n_done > 0 ? done_cycles / n_done : most > KW_ETA_CYCLES_MIN ? most : KW_ETA_CYCLES_MIN;
+    *mean_cost = n_cost > 0 ? cost / n_cost : 0.0;
+}
+
+static double kw_eta_one(const kw_eta_shape *s, double k, double mean_cost, long budget)
+{
+    if (s->done || !s->seen)
+        return 0.0;
+    double more = k - (s->cycles > 0 ? s->cycles : 1);
+    double c = s->cycle_cost > 0 ? (double)s->cycle_cost : mean_cost;
+    double x = (double)(s->bound - s->evals) + (more > 0 ? more * c : 0.0);
+    if (budget > 0 && x > (double)(budget - s->evals))
+        x = budget > s->evals ? (double)(budget - s->evals) : 0.0;
+    return x;
+}
+
+long kw_eta_shape_left(const kw_eta *e, int i, long budget)
+{
+    if (i < 0 || i >= e->n)
+        return 0;
+    double k, mean_cost;
+    kw_eta_model(e, &k, &mean_cost);
+    return (long)(kw_eta_one(&e->s[i], k, mean_cost, budget) + 0.5);
+}
+
+long kw_eta_left(const kw_eta *e, long budget)
+{
+    double k, mean_cost, left = 0;
+    kw_eta_model(e, &k, &mean_cost);
+    for (int i = 0; i < e->n; i++)
+        left += kw_eta_one(&e->s[i], k, mean_cost, budget);
     return (long)(left + 0.5);
 }

@@ -61,5 +61,7 @@ void kw_eta_feed(kw_eta *e, int i, long evals, long bound, int done);
 /* Evaluations the unfinished shapes still need (model above), each capped
  * by budget - evals when budget > 0. */
 long kw_eta_left(const kw_eta *e, long budget);
+/* The same for shape i alone (0 when finished). */
+long kw_eta_shape_left(const kw_eta *e, int i, long budget);
 
 #endif

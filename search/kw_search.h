@@ -166,8 +166,8 @@ typedef struct kw_progress {
     int replaying;            /* resume: journal records are being replayed, not evaluated */
     long replay_done, replay_total; /* journal records replayed / to replay */
     double eta_budget_s, eta_converge_s;
-    int eta_converge_bound;   /* no shape has finished yet: eta_converge_s is only a lower
-                               * bound (the incumbents' unseen neighbours), not an estimate */
+    int eta_converge_bound;   /* eta_converge_s is only a lower bound, not an estimate (the
+                               * engine now always gives an estimate: 0) */
 } kw_progress;
 
 typedef struct kw_engine_opts {

@@ -32,6 +32,7 @@
 #include "kw_engine.h"
 #include "kw_intern.h"
 #include "kw_memo.h"
+#include "kw_eta.h"
 #include "kw_evpool.h"
 #include "kw_mf.h"
 
@@ -133,6 +134,7 @@ struct kw_eng {
     double last_report;
     int last_done;
     long replay_total;        /* resume: journal records to replay */
+    kw_eta eta;               /* OFAT's convergence estimate, fed every live report */
 };
 
 /* Statistics of a config's primary over its journalled repetitions, computed
