@@ -966,7 +966,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
     if (r->type == 'P' && out->p.shape >= 0 && out->p.shape < KW_JOURNAL_SHAPE_MAX) {
         /* both readers count them (the streaming one keeps no arrays) */
         j->pred_n[out->p.shape]++;
-        j->pred_skip[out->p.shape] += out->p.skip != 0;
+        j->pred_skip[out->p.shape] += out->p.skip == 1; /* 2 (deferred) comes back later */
     }
 }
 

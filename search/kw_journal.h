@@ -231,7 +231,7 @@ typedef struct kw_journal {
     void *priv;           /* private: string pool, indexes */
     /* cheap estimates (P records) per evaluator shape: made, and screened out */
     long pred_n[KW_JOURNAL_SHAPE_MAX];
-    long pred_skip[KW_JOURNAL_SHAPE_MAX];
+    long pred_skip[KW_JOURNAL_SHAPE_MAX]; /* skip=1 only: ruled out by the bound */
 } kw_journal;
 
 /* Statistics of one config on one shape over its repetitions. */

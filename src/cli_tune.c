@@ -397,7 +397,7 @@ static void kw_tune_summary(const char *dir, const char *journal)
                          : 0.0);
         char cheap[64] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
         if (j->pred_n[s] > 0)
-            snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld not evaluated)", j->pred_n[s],
+            snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld ruled out)", j->pred_n[s],
                      j->pred_skip[s]);
         printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s%s\n",
                j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
