@@ -78,17 +78,8 @@ static kw_blob kw_c_read(const char *dir, const char *rel)
     kw_blob r = {NULL, 0, 0};
     char p[4300];
     snprintf(p, sizeof p, "%s/%s", dir, rel);
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return r;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    r.b = malloc((size_t)n + 1);
-    r.n = fread(r.b, 1, (size_t)n, f);
-    r.b[r.n] = '\0';
-    r.ok = 1;
-    fclose(f);
+    r.b = kw_tl_slurp_n(p, &r.n);
+    r.ok = r.b != NULL;
     return r;
 }
 

@@ -30,14 +30,9 @@ static char *src_file(const char *rel)
     const char *s = getenv("KW_SRCDIR");
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", s ? s : ".", rel);
-    FILE *f = fopen(p, "r");
-    cr_assert_not_null(f, "%s", p);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    b[fread(b, 1, (size_t)n, f)] = '\0';
-    fclose(f);
+    size_t n;
+    char *b = kw_tl_slurp_n(p, &n);
+    cr_assert_not_null(b, "%s", p);
     return b;
 }
 

@@ -613,15 +613,8 @@ Test(hostile, bisect_special_files_no_hang)
 
 static char *kw_h_slurp(const char *path, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f != NULL, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    *n = fread(b, 1, (size_t)len, f);
-    b[*n] = '\0';
-    fclose(f);
+    char *b = kw_tl_slurp_n(path, n);
+    cr_assert(b != NULL, "%s", path);
     return b;
 }
 

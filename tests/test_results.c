@@ -22,7 +22,7 @@
 
 TestSuite(results);
 
-/* The contract, typed from DESIGN.md (not from kw_results.h). */
+/* The contract, typed from results/formats.md (not from kw_results.h). */
 static const char ranked_header[] =
     "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
     "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to";

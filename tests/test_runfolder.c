@@ -41,15 +41,8 @@ static kw_tl_opts kw_rf_opts(const char *cwd)
 
 static char *kw_rf_slurp(const char *path, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f != NULL, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    *n = fread(b, 1, (size_t)len, f);
-    b[*n] = '\0';
-    fclose(f);
+    char *b = kw_tl_slurp_n(path, n);
+    cr_assert(b != NULL, "%s", path);
     return b;
 }
 

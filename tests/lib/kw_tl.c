@@ -114,18 +114,28 @@ int kw_tl_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-char *kw_tl_slurp(const char *path)
+char *kw_tl_slurp_n(const char *path, size_t *n)
 {
+    *n = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return strdup("");
+        return NULL;
     char *b = NULL;
     if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)n + 1)) != NULL)
-            b[fread(b, 1, (size_t)n, f)] = '\0';
+        long len = ftell(f);
+        if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)len + 1)) != NULL) {
+            *n = fread(b, 1, (size_t)len, f);
+            b[*n] = '\0';
+        }
     }
     fclose(f);
+    return b;
+}
+
+char *kw_tl_slurp(const char *path)
+{
+    size_t n;
+    char *b = kw_tl_slurp_n(path, &n);
     return b ? b : strdup("");
 }
 

@@ -4,7 +4,7 @@
  *   paths      kw_tl_bin, kw_tl_src       the built knobwise, the source tree
  *   folders    kw_tl_tmpdir, kw_tl_rm_tree, kw_tl_rmrf, kw_tl_entries,
  *              kw_tl_exists
- *   files      kw_tl_slurp, kw_tl_slurp_fd, kw_tl_write, kw_tl_tmpfile
+ *   files      kw_tl_slurp, kw_tl_slurp_n, kw_tl_slurp_fd, kw_tl_write, kw_tl_tmpfile
  *   processes  kw_tl_run, kw_tl_runv      fork/exec, no shell: exit status,
  *                                         stdout, stderr, timeout, limits
  *              kw_tl_sh                   `knobwise ARGS` through /bin/sh
@@ -87,6 +87,9 @@ int kw_tl_exists(const char *path);
 
 /* A whole file, NUL-terminated (malloc'ed; "" when it cannot be read). */
 char *kw_tl_slurp(const char *path);
+/* A whole file, NUL-terminated, its length in *n (malloc'ed; NULL when it
+ * cannot be opened or read, *n 0). */
+char *kw_tl_slurp_n(const char *path, size_t *n);
 /* What fd holds, from offset 0 (malloc'ed; "" on error). */
 char *kw_tl_slurp_fd(int fd);
 /* Write text to path (created or truncated): 0, or -1 with errno. */
