@@ -1034,6 +1034,8 @@ static void kw_report(kw_eng *E, int replaying)
         kw_engine_stats_c(E, s, s->phase == KW_SHAPE_BASELINE ? &s->base : E->strat->best(s), &b);
         q->baseline_primary = a.mean;
         q->best_primary = b.mean;
+        q->baseline_guards = a.guards;
+        q->best_guards = b.guards;
         if (replaying)
             q->evals_est = -1;
         else if (E->o.strategy == KW_STRATEGY_OFAT)

@@ -139,6 +139,8 @@ typedef struct kw_progress_shape {
     long evals_est;           /* estimated evaluations when it stops (>= evals; budget-capped);
                                * -1 when the strategy gives no estimate (random without end) */
     double best_primary, baseline_primary;
+    const char *best_guards, *baseline_guards; /* their failed guards (kw_guards.h; NULL or
+                               * "" when none), valid during the callback only */
     const char *phase;        /* what the strategy is doing: "baseline", "sweep", "probe",
                                * "excursion", "backtrack", "settle", "fix", "random",
                                * "exhaustive", "finish", "done" (static string) */

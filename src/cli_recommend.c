@@ -279,7 +279,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     }
     int p = rs->primary;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
-    const char *sat = kw_netpath_saturation(x->base_m.guards, x->m.guards);
+    const char *sat = kw_guards_saturation(x->base_m.guards, x->m.guards);
     printf("  %s: baseline %.3f us -> %.3f us (", pn, x->base_m.v[p], x->m.v[p]);
     if (sat)
         printf("%s)", sat);

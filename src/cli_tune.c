@@ -398,7 +398,7 @@ static void kw_tune_summary(const char *dir, const char *journal)
         if (kw_reduce_result(&r, S.red, s) != 0)
             continue;
         char effect[40];
-        const char *sat = kw_netpath_saturation(kw_tune_sat_guards(&S, s, r.baseline_id),
+        const char *sat = kw_guards_saturation(kw_tune_sat_guards(&S, s, r.baseline_id),
                                                 kw_tune_sat_guards(&S, s, r.best_id));
         if (sat)
             snprintf(effect, sizeof effect, "%s", sat);

@@ -62,28 +62,6 @@ static int kw_np_fails(const kw_rs_shape *s, int c)
     return s->configs[c].m.guards[0] != '\0';
 }
 
-const char *kw_netpath_saturation(const char *before_guards, const char *after_guards)
-{
-    if (kw_guards_saturated(after_guards))
-        return "saturated";
-    if (kw_guards_saturated(before_guards))
-        return "from saturated";
-    return NULL;
-}
-
-int kw_guards_saturated(const char *guards)
-{
-    if (!guards)
-        return 0;
-    for (const char *p = guards; (p = strstr(p, "saturated")) != NULL; p += 9) {
-        int start = p == guards || p[-1] == ';';
-        int end = p[9] == '\0' || p[9] == ';';
-        if (start && end)
-            return 1;
-    }
-    return 0;
-}
-
 void kw_netpath_free(kw_netpath *p)
 {
     if (!p)

@@ -14,6 +14,7 @@
 #define KW_NETPATH_H
 
 #include "kw_runsum.h"
+#include "kw_guards.h"
 
 /* How the net path was found. */
 typedef enum {
@@ -53,15 +54,8 @@ int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p);
  * either side is not finite or zero. */
 double kw_netpath_effect(const kw_runsum *rs, int shape, const kw_net_step *st, int metric);
 
-/* Does a configuration's guard list name the saturated guard? */
-int kw_guards_saturated(const char *guards);
-
-/* A change from a configuration failing before_guards to one failing
- * after_guards, as every table prints it in place of a percentage:
- * "saturated" when the second cannot keep up with its arrivals (a
- * percentage of an unbounded backlog means nothing), "from saturated" when
- * only the first could not; NULL when neither (print the percentage). */
-const char *kw_netpath_saturation(const char *before_guards, const char *after_guards);
+/* kw_guards_saturated and kw_guards_saturation (the printed form of a change
+ * involving a saturated configuration) live in search/kw_guards.h. */
 
 /* The metrics a net step moved by at least the space's minimum effect, as
  * "name +x.x%, name -y.y%" (the primary excluded), into buf. */

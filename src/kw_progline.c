@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "kw_guards.h"
 #include "kw_progline.h"
 
 #define KW_PL_FIELD_LEN 160   /* one field's text */
@@ -88,6 +89,19 @@ int kw_progline_rows(int fd)
 static double kw_pl_pct(double best, double base)
 {
     return base != 0 && isfinite(best) && isfinite(base) ? (best - base) / base * 100.0 : 0.0;
+}
+
+/* The change a shape's best made, as the results tables print it: a
+ * percentage, or "saturated" / "from saturated" where one side cannot keep up
+ * with its arrivals (a percentage of an unbounded backlog means nothing). */
+static const char *kw_pl_change(char *buf, size_t size, const kw_progress_shape *s)
+{
+    const char *sat = kw_guards_saturation(s->baseline_guards, s->best_guards);
+    if (sat)
+        snprintf(buf, size, "%s", sat);
+    else
+        snprintf(buf, size, "%+.1f%%", kw_pl_pct(s->best_primary, s->baseline_primary));
+    return buf;
 }
 
 static const char *kw_pl_name(const char *const *names, int shape)
@@ -217,9 +231,10 @@ size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
             snprintf(of, sizeof of, "/%ld", p->budget);
         else if (s->evals_est >= 0)
             snprintf(of, sizeof of, "/~%ld", s->evals_est);
-        kw_pl_add(f, &n, first_shape ? 3 : 6 + k, 1, "%s %ld%s evals %s %+.1f%%",
+        char ch[32];
+        kw_pl_add(f, &n, first_shape ? 3 : 6 + k, 1, "%s %ld%s evals %s %s",
                   kw_pl_name(shape_names, s->shape), s->evals, of, metric,
-                  kw_pl_pct(s->best_primary, s->baseline_primary));
+                  kw_pl_change(ch, sizeof ch, s));
         first_shape = 0;
         k++;
     }
@@ -243,12 +258,13 @@ size_t kw_progline_shape_done(char *buf, size_t size, const kw_progress *p, int 
                               const char *const *shape_names, const char *metric)
 {
     const kw_progress_shape *s = &p->per_shape[i];
+    char ch[32];
     int n = snprintf(buf, size,
-                     "knobwise tune: shape %s done: %s %.1f -> %.1f us (%+.1f%%), %ld evals, "
+                     "knobwise tune: shape %s done: %s %.1f -> %.1f us (%s), %ld evals, "
                      "%d steps",
                      kw_pl_name(shape_names, s->shape), metric ? metric : "primary",
-                     s->baseline_primary, s->best_primary,
-                     kw_pl_pct(s->best_primary, s->baseline_primary), s->evals, s->step);
+                     s->baseline_primary, s->best_primary, kw_pl_change(ch, sizeof ch, s), s->evals,
+                     s->step);
     if (n < 0)
         return 0;
     return (size_t)n < size ? (size_t)n : size ? size - 1 : 0;
@@ -271,8 +287,8 @@ size_t kw_progline_shape_line(char *buf, size_t size, const kw_progress *p, int 
         snprintf(of, sizeof of, "/~%ld", s->evals_est);
     kw_pl_add(f, &n, 0, 0, "  %s", kw_pl_name(shape_names, s->shape));
     kw_pl_add(f, &n, 1, 0, "%ld%s evals", s->evals, of);
-    kw_pl_add(f, &n, 2, 0, "%s %+.1f%%", metric ? metric : "primary",
-              kw_pl_pct(s->best_primary, s->baseline_primary));
+    char ch[32];
+    kw_pl_add(f, &n, 2, 0, "%s %s", metric ? metric : "primary", kw_pl_change(ch, sizeof ch, s));
     kw_pl_add(f, &n, 4, 0, "(%.1f -> %.1f us)", s->baseline_primary, s->best_primary);
     kw_pl_add(f, &n, 3, 0, "%s", s->phase ? s->phase : "?");
     if (s->step > 0) /* random and exhaustive journal no steps */

@@ -202,6 +202,34 @@ Test(progline, shape_done_line)
     cr_assert_str_eq(line, want);
 }
 
+/* A shape whose baseline or best cannot keep up with its arrivals: the lines
+ * print "saturated" / "from saturated", as the results tables do, never a
+ * percentage of an unbounded backlog. */
+Test(progline, saturated_shapes_print_no_percentage)
+{
+    kw_progress p = make(5, 2);
+    char line[512];
+    ps[1].baseline_primary = 877818.0;
+    ps[1].baseline_guards = "fallback;saturated";
+    ps[1].best_guards = "";
+    kw_progline_shape_done(line, sizeof line, &p, 1, names, "p95");
+    cr_assert(strstr(line, "(from saturated)") && !strstr(line, "%"), "%s", line);
+    ps[1].best_guards = "saturated";
+    kw_progline_shape_done(line, sizeof line, &p, 1, names, "p95");
+    cr_assert(strstr(line, "(saturated)") && !strstr(line, "%"), "%s", line);
+    /* a guard merely containing the word is not the saturated guard */
+    ps[1].baseline_guards = "unsaturated_x";
+    ps[1].best_guards = NULL;
+    kw_progline_shape_done(line, sizeof line, &p, 1, names, "p95");
+    cr_assert(strstr(line, "(-99.9%)"), "%s", line);
+    /* the running shape's line and the status line's shape list */
+    ps[3].best_guards = "saturated";
+    kw_progline_shape_line(line, sizeof line, &p, 3, names, "p95", 200);
+    cr_assert(strstr(line, "p95 saturated") && !strstr(line, "%"), "%s", line);
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert(strstr(line, "p95 saturated"), "%s", line);
+}
+
 Test(progline, width_from_columns_when_not_a_terminal)
 {
     /* a pipe is not a terminal: $COLUMNS decides, else the default */
