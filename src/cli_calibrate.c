@@ -76,21 +76,28 @@ static xmlNodePtr kw_cal_child(xmlNodePtr parent, const char *name, const char *
     return NULL;
 }
 
+/* The accelerator file read and checked against its schema, to be rewritten
+ * with fitted figures (both writers below); *doc and *buf are the caller's to
+ * free, also on failure. */
+static int kw_cal_open(const char *accel_path, xmlDocPtr *doc, char **buf)
+{
+    kw_xml_problems p = {0};
+    size_t len = 0;
+    int rc = kw_xml_read_file(buf, &len, accel_path, &p);
+    if (rc == 0)
+        rc = kw_xml_load(doc, accel_path, *buf, len, "accelerator", "spaces/accelerator.xsd", &p);
+    return rc != 0 ? kw_xml_problems_finish(&p) : 0;
+}
+
 /* The calibrated document: rates (and the shared level's bandwidth) changed. */
 static int kw_cal_write(const char *accel_path, const char *csv, const char *out, const kw_accel *a,
                         const kw_calib *cal, const kw_fid_set *set)
 {
-    kw_xml_problems p = {0};
     char *buf = NULL;
-    size_t len = 0;
     xmlDocPtr doc = NULL;
-    int rc = kw_xml_read_file(&buf, &len, accel_path, &p);
-    if (rc == 0)
-        rc = kw_xml_load(&doc, accel_path, buf, len, "accelerator", "spaces/accelerator.xsd", &p);
-    if (rc != 0) {
-        rc = kw_xml_problems_finish(&p);
+    int rc = kw_cal_open(accel_path, &doc, &buf);
+    if (rc != 0)
         goto done;
-    }
     xmlNodePtr root = xmlDocGetRootElement(doc);
     char src[KW_SOURCE_MAX];
     snprintf(src, sizeof src, "fitted to %.400s by knobwise calibrate", csv);
@@ -178,17 +185,11 @@ done:
 static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char *out,
                             const kw_ccal *cal)
 {
-    kw_xml_problems p = {0};
     char *buf = NULL;
-    size_t len = 0;
     xmlDocPtr doc = NULL;
-    int rc = kw_xml_read_file(&buf, &len, accel_path, &p);
-    if (rc == 0)
-        rc = kw_xml_load(&doc, accel_path, buf, len, "accelerator", "spaces/accelerator.xsd", &p);
-    if (rc != 0) {
-        rc = kw_xml_problems_finish(&p);
+    int rc = kw_cal_open(accel_path, &doc, &buf);
+    if (rc != 0)
         goto done;
-    }
     xmlNodePtr root = xmlDocGetRootElement(doc);
     char src[KW_SOURCE_MAX];
     snprintf(src, sizeof src, "fitted to %.400s by knobwise calibrate --space", csv);
