@@ -3,11 +3,12 @@
  * and the atomic commit that puts them on disk.
  *
  * Design choices:
- * - Memory does not grow with the run (issue 8: a run of 1,000,000
- *   evaluations peaked at 2.2 GB here while the search used 29 MB). The
- *   journal is streamed (kw_journal_scan, never loaded: 395 MB of records at
- *   1,000,000 evaluations) into a partial summary holding only what the files
- *   list (kw_runsum_scan_top; each shape's best from the one journal reducer,
+ * - Memory does not grow with the run (a summary of every configuration
+ *   of a run of 1,000,000 evaluations peaked at 2.2 GB while the search used
+ *   29 MB). The journal is streamed (kw_journal_scan, never loaded: 395 MB
+ *   of records at 1,000,000 evaluations) into a partial summary holding only
+ *   what the files list (kw_runsum_build, the one builder of a summary; each
+ *   shape's statistics, best and path from the one journal reducer,
  *   search/kw_reduce.h);
  *   each file is streamed into its temp file in chunks (results.xml element
  *   by element through xmlTextWriter on an output buffer of ours, never a
@@ -17,7 +18,8 @@
  * - Each file goes to a temp file in the same folder (streamed, fflush,
  *   fsync) and, only when every temp file is durable, all are renamed into
  *   place and the folder is fsynced. A failure before the renames removes the
- *   temp files and leaves the folder as it was (issue 8's disk-full rule).
+ *   temp files and leaves the folder as it was (a full disk leaves the last
+ *   good files, never a half-written set).
  * - Numbers are written with fixed decimals per metric (kw_metric_decimals),
  *   never %g, and no timestamps: the same run gives byte-identical files.
  * - The rollback boundary is derived here from the evidence: ceilings are the
@@ -275,7 +277,7 @@ int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape
 
 /* Where a renderer's bytes go: appended to b; with fp set, b is drained into
  * fp every KW_ROUT_CHUNK bytes, so a file of any size needs one chunk of
- * memory (issue 8: resident memory stays flat). Without fp, b is the file. */
+ * memory (resident memory stays flat however many rows a file has). Without fp, b is the file. */
 #define KW_ROUT_CHUNK (256u << 10)
 
 typedef struct kw_rout {
@@ -1377,7 +1379,7 @@ static void kw_idset_free(kw_idset *s)
 }
 
 /* Summary shape index of every evaluator shape of j (-1: not tuned), in the
- * order kw_rs_replay adds the tuned shapes. Returns the number of tuned shapes. */
+ * order kw_runsum_build adds the tuned shapes. Returns the number of tuned shapes. */
 static int kw_rs_map(int map[KW_JOURNAL_SHAPE_MAX], const kw_journal *j)
 {
     const kw_jheader *h = &j->h;
@@ -1493,72 +1495,6 @@ static void kw_rs_step_of(kw_rs_step *st, const kw_jstep *t)
     snprintf(st->reason, sizeof st->reason, "%s", t->reason ? t->reason : "");
 }
 
-/* The replay behind both summaries of a loaded journal: keep NULL replays
- * everything; else only the evaluations and refusals of configurations in
- * keep[summary shape] (every step is replayed). Order: every evaluation, then
- * every refusal, then every step (a step finds the configurations it names). */
-static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *keep)
-{
-    const kw_jheader *h = &j->h;
-    int map[KW_JOURNAL_SHAPE_MAX];
-    kw_runsum *rs = NULL;
-    int rc = kw_rs_begin(&rs, map, j);
-    if (rc != 0)
-        return rc;
-    for (size_t i = 0; i < j->n_evals; i++) {
-        const kw_jeval *e = &j->evals[i];
-        if (e->shape < 0 || e->shape >= KW_JOURNAL_SHAPE_MAX || map[e->shape] < 0)
-            continue;
-        if (keep && !kw_idset_has(&keep[map[e->shape]], kw_cand_id(&h->space, &e->cand)))
-            continue;
-        if ((rc = kw_rs_add_jeval(rs, map, e)) != 0)
-            goto fail;
-    }
-    for (size_t i = 0; i < j->n_viols; i++) {
-        const kw_jviol *v = &j->viols[i];
-        if (v->shape < 0 || v->shape >= KW_JOURNAL_SHAPE_MAX || map[v->shape] < 0)
-            continue;
-        if (keep && !kw_idset_has(&keep[map[v->shape]], kw_cand_id(&h->space, &v->cand)))
-            continue;
-        int c = kw_cand_violates(&h->space, &v->cand);
-        if (c >= 0 && (rc = kw_runsum_add_refused(rs, map[v->shape], &v->cand, c)) != 0)
-            goto fail;
-    }
-    for (size_t i = 0; i < j->n_steps; i++) {
-        const kw_jstep *t = &j->steps[i];
-        if (t->shape < 0 || t->shape >= KW_JOURNAL_SHAPE_MAX || map[t->shape] < 0)
-            continue;
-        kw_rs_step st;
-        kw_rs_step_of(&st, t);
-        if ((rc = kw_runsum_add_step(rs, map[t->shape], &st)) != 0)
-            goto fail;
-    }
-    for (int t = 0; t < h->n_tuned; t++) {
-        int es = h->tuned[t];
-        if (es < 0 || es >= h->n_shapes || map[es] < 0)
-            continue;
-        kw_jresult r;
-        if (kw_journal_shape_result(&r, j, es) == 0) {
-            rs->shapes[map[es]].has_best = 1;
-            rs->shapes[map[es]].best_id = r.best_id;
-        }
-        kw_journal_result_clear(&r);
-    }
-    kw_error_clear();
-    if ((rc = kw_runsum_finish(rs)) != 0)
-        goto fail;
-    *out = rs;
-    return 0;
-fail:
-    kw_runsum_free(rs);
-    return rc;
-}
-
-int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j)
-{
-    return kw_rs_replay(out, j, NULL);
-}
-
 /* ---- the tops of the listings ---- */
 
 static int kw_rank_key_cmp(const void *pa, const void *pb)
@@ -1583,140 +1519,6 @@ static void kw_top_offer(kw_rkey *top, int *n, int cap, const kw_rkey *k,
         (*n)++;
 }
 
-/* ---- the partial summary streamed from the journal file ---- */
-
-/* The results writer's replay (kw_results_write_final): the same partial
- * summary of what the files list, read with kw_journal_scan, so
- * no record is held. Pass (1): refusals, the baseline's presence, the
- * engine's D records and the configurations steps name; (2): every
- * configuration's repetitions aggregated (only configurations whose
- * repetitions are not all in yet are held, in kw_agg) and offered to the
- * tops; (3): the kept configurations replayed into the summary (steps and
- * kept refusals buffered until the evaluations are in, as kw_rs_replay orders
- * them). Passes 1 and 2 share one read (pass 12): the ranked top is kept both
- * ways (knobs changed counted, or 0 when the baseline is never seen), and a
- * configuration refused by a later V record must break a constraint, so only
- * when an evaluated configuration breaks one (a journal the engine never
- * writes) are passes 1 and 2 read separately. Memory: the tops, the kept
- * configurations, the steps, and the refused ids; nothing per evaluation. */
-
-/* Repetitions of one (evaluator shape, configuration) being aggregated. */
-typedef struct kw_agg_ent {
-    uint64_t id;
-    int es;
-    int used;
-    int n;            /* distinct repetitions seen */
-    int fails;        /* a repetition failed a guard or returned an error */
-    double run_mean;  /* running mean of the primary in journal order (kw_runsum_add_eval's) */
-    kw_cand cand;
-    unsigned char *seen; /* repetition indices seen */
-} kw_agg_ent;
-
-typedef struct kw_agg {
-    kw_agg_ent *t;
-    size_t n, cap;    /* cap 0 or a power of two */
-    int repeats;
-} kw_agg;
-
-static size_t kw_agg_home(const kw_agg *a, int es, uint64_t id)
-{
-    uint64_t k = id ^ ((uint64_t)(unsigned)es * 0x9E3779B97F4A7C15ULL);
-    k ^= k >> 33;
-    return (size_t)k & (a->cap - 1);
-}
-
-static kw_agg_ent *kw_agg_find(const kw_agg *a, int es, uint64_t id)
-{
-    if (a->cap == 0)
-        return NULL;
-    for (size_t k = kw_agg_home(a, es, id); a->t[k].used; k = (k + 1) & (a->cap - 1))
-        if (a->t[k].id == id && a->t[k].es == es)
-            return &a->t[k];
-    return NULL;
-}
-
-static void kw_agg_place(kw_agg *a, const kw_agg_ent *e)
-{
-    size_t k = kw_agg_home(a, e->es, e->id);
-    while (a->t[k].used)
-        k = (k + 1) & (a->cap - 1);
-    a->t[k] = *e;
-}
-
-/* The entry of (es, id), created empty when absent; NULL when out of memory. */
-static kw_agg_ent *kw_agg_get(kw_agg *a, int es, uint64_t id, const kw_cand *cand)
-{
-    kw_agg_ent *e = kw_agg_find(a, es, id);
-    if (e)
-        return e;
-    if (2 * (a->n + 1) > a->cap) {
-        kw_agg g = {0};
-        g.cap = a->cap ? 2 * a->cap : 64;
-        g.repeats = a->repeats;
-        if (!(g.t = calloc(g.cap, sizeof *g.t)))
-            return NULL;
-        for (size_t i = 0; i < a->cap; i++)
-            if (a->t[i].used)
-                kw_agg_place(&g, &a->t[i]);
-        g.n = a->n;
-        free(a->t);
-        *a = g;
-    }
-    kw_agg_ent ne;
-    memset(&ne, 0, sizeof ne);
-    ne.id = id;
-    ne.es = es;
-    ne.used = 1;
-    ne.cand = *cand;
-    ne.seen = calloc((size_t)a->repeats, 1);
-    if (!ne.seen)
-        return NULL;
-    kw_agg_place(a, &ne);
-    a->n++;
-    return kw_agg_find(a, es, id);
-}
-
-/* Remove an entry (backward-shift deletion keeps linear probing exact). */
-static void kw_agg_del(kw_agg *a, kw_agg_ent *e)
-{
-    free(e->seen);
-    size_t i = (size_t)(e - a->t);
-    a->t[i].used = 0;
-    a->n--;
-    for (size_t j = (i + 1) & (a->cap - 1); a->t[j].used; j = (j + 1) & (a->cap - 1)) {
-        size_t h = kw_agg_home(a, a->t[j].es, a->t[j].id);
-        /* j's entry may move to the hole i when its home is not in (i, j] */
-        int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-        if (stays)
-            continue;
-        a->t[i] = a->t[j];
-        a->t[j].used = 0;
-        i = j;
-    }
-}
-
-static void kw_agg_free(kw_agg *a)
-{
-    for (size_t i = 0; i < a->cap; i++)
-        if (a->t[i].used)
-            free(a->t[i].seen);
-    free(a->t);
-    memset(a, 0, sizeof *a);
-}
-
-/* One repetition into its entry: 1 when added, 0 for a repetition already seen. */
-static int kw_agg_rep(kw_agg_ent *g, const kw_jeval *e, int primary)
-{
-    if (e->rep < 0 || g->seen[e->rep])
-        return 0;
-    double x = e->m ? e->m[primary] : NAN;
-    g->seen[e->rep] = 1;
-    g->n++;
-    g->run_mean += (x - g->run_mean) / g->n;
-    g->fails |= e->rc != 0 || (e->guards && e->guards[0]);
-    return 1;
-}
-
 /* Grow a plain array to hold n + 1 elements; NULL when out of memory. */
 static void *kw_grow_arr(void *arr, size_t *cap, size_t n, size_t elem)
 {
@@ -1729,16 +1531,36 @@ static void *kw_grow_arr(void *arr, size_t *cap, size_t n, size_t elem)
     return r;
 }
 
-/* The state of the three passes. */
+/* ---- the one builder of a run summary ----
+ *
+ * Every summary of a journal is built here, from its body records one at a
+ * time in journal order, each of them also fed to the journal reducer
+ * (search/kw_reduce.h), which alone says each shape's statistics, best
+ * configuration and net path. Two ways to read, one code:
+ * - every configuration (kw_runsum_build with j: verify, audit, report,
+ *   recommend): one walk of the loaded journal, every record into the
+ *   summary;
+ * - what the result files list (with path: tune's results): the journal
+ *   file is streamed twice (kw_journal_scan, never loaded). Read 1 feeds the
+ *   reducer, the refusals, the baseline's presence and the configurations
+ *   steps name; the tops of the ranked and rejected listings are then taken
+ *   from the reducer's configurations (its mean, its guard rule). Read 2
+ *   replays only the kept configurations into the summary. Memory: the
+ *   reducer, the tops, the kept configurations, the steps and the refused
+ *   ids; no summary entry per evaluation.
+ * Either way the summary gets, in this order, every (kept) evaluation, then
+ * every (kept) refusal, then every step, so a step finds the configurations
+ * it names, then each tuned shape's best from the reducer. */
+
 typedef struct kw_sshape {
     long evals, configs, ranked;
     kw_rkey *top_r, *top_x;
     int n_r, n_x;
-    /* the ranked top as it would be if the baseline is never seen (knobs
-     * changed count as 0): whether it is seen is known only at the end */
+    /* the ranked top as it is when the baseline is never seen (knobs changed
+     * count as 0) */
     kw_rkey *top_r0;
     int n_r0;
-    kw_idset refused, refused_evaluated, keep;
+    kw_idset refused, keep;
     kw_cand base;
     uint64_t base_id;
     int base_seen;
@@ -1746,7 +1568,6 @@ typedef struct kw_sshape {
 
 typedef struct kw_sstep {
     int es;
-    uint64_t id;
     kw_rs_step st;
 } kw_sstep;
 
@@ -1755,77 +1576,56 @@ typedef struct kw_sviol {
     kw_cand cand;
 } kw_sviol;
 
-typedef struct kw_scan {
-    const kw_jheader *h;    /* pass 1's header (set by kw_scan_init) */
+typedef struct kw_build {
+    const kw_jheader *h;    /* the journal's header (set by kw_build_init) */
     int ready;
     int map[KW_JOURNAL_SHAPE_MAX];
     int n;                  /* summary shapes */
-    long limit;             /* records of pass 1: later passes stop there */
-    int pass, stopped;      /* pass 12: passes 1 and 2 in one read */
-    int unsure;             /* pass 12 met an evaluated config that breaks a constraint */
-    int top_ranked, top_rejected;
-    int cap_r, cap_x;
+    int listed;             /* 1: only what the files list (two reads), 0: everything */
+    int read;               /* 1 or 2 (listed), 0 (everything: one read) */
+    long limit;             /* records of read 1: read 2 stops there */
+    int stopped;
     kw_sshape *ps;
-    /* every record of pass 12 (the first read): each shape's best (kw_reduce.h) */
-    kw_reduce *red;
-    kw_agg agg;
-    kw_runsum *rs;          /* pass 3 */
+    kw_reduce *red;         /* fed every record of the first read */
+    kw_runsum *rs;
     kw_sstep *steps;
     size_t n_steps, cap_steps;
     kw_sviol *viols;
     size_t n_viols, cap_viols;
-} kw_scan;
+} kw_build;
 
-/* A configuration whose repetitions are all in (or the journal ended): count
- * it and offer it to the tops. */
-static void kw_scan_config(kw_scan *S, const kw_agg_ent *g)
-{
-    const kw_jheader *h = S->h;
-    kw_sshape *p = &S->ps[S->map[g->es]];
-    double mean = g->run_mean;
-    p->configs++;
-    if (!g->fails && !kw_idset_has(&p->refused, g->id)) {
-        p->ranked++;
-        kw_rkey k = {1, mean, g->id, kw_cand_distance(&h->space, &p->base, &g->cand)};
-        kw_top_offer(p->top_r, &p->n_r, S->cap_r, &k, kw_rank_key_cmp);
-        k.c = 0;
-        kw_top_offer(p->top_r0, &p->n_r0, S->cap_r, &k, kw_rank_key_cmp);
-    } else {
-        kw_rkey k = {isfinite(mean), isfinite(mean) ? mean : 0.0, g->id, 0};
-        kw_top_offer(p->top_x, &p->n_x, S->cap_x, &k, kw_rkey_cmp);
-    }
-}
-
-static int kw_scan_oom(void)
+static int kw_build_oom(void)
 {
     return kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
 }
 
-static int kw_scan_pass1(kw_scan *S, const kw_jrec *r)
+/* Read 1 of a listed summary: refusals, the baseline's presence, the
+ * configurations steps name. */
+static int kw_build_scout(kw_build *B, const kw_jrec *r)
 {
-    const kw_jheader *h = S->h;
+    const kw_jheader *h = B->h;
     switch (r->type) {
     case 'V': {
         const kw_jviol *v = &r->v;
-        if (!kw_in(v->shape, S->map) || kw_cand_violates(&h->space, &v->cand) < 0)
+        if (!kw_in(v->shape, B->map) || kw_cand_violates(&h->space, &v->cand) < 0)
             return 0;
-        kw_sshape *p = &S->ps[S->map[v->shape]];
+        kw_sshape *p = &B->ps[B->map[v->shape]];
         uint64_t id = kw_cand_id(&h->space, &v->cand);
         p->base_seen |= id == p->base_id;
         return kw_idset_add(&p->refused, id);
     }
     case 'E': {
         const kw_jeval *e = &r->e;
-        if (kw_in(e->shape, S->map) &&
-            kw_cand_id(&h->space, &e->cand) == S->ps[S->map[e->shape]].base_id)
-            S->ps[S->map[e->shape]].base_seen = 1;
+        if (kw_in(e->shape, B->map) &&
+            kw_cand_id(&h->space, &e->cand) == B->ps[B->map[e->shape]].base_id)
+            B->ps[B->map[e->shape]].base_seen = 1;
         return 0;
     }
     case 'T': {
         const kw_jstep *t = &r->t;
-        if (!kw_in(t->shape, S->map))
+        if (!kw_in(t->shape, B->map))
             return 0;
-        kw_sshape *p = &S->ps[S->map[t->shape]];
+        kw_sshape *p = &B->ps[B->map[t->shape]];
         uint64_t cid = kw_cand_id(&h->space, &t->cand);
         if (t->decision == KW_DECIDE_CONSTRAINT && cid == p->base_id &&
             kw_cand_violates(&h->space, &t->cand) >= 0)
@@ -1838,69 +1638,48 @@ static int kw_scan_pass1(kw_scan *S, const kw_jrec *r)
     }
 }
 
-static int kw_scan_pass2(kw_scan *S, const kw_jrec *r)
+/* Is the configuration (evaluator shape es, id) one the summary holds? */
+static int kw_build_keeps(const kw_build *B, int es, uint64_t id)
 {
-    const kw_jheader *h = S->h;
-    if (r->type != 'E' || !kw_in(r->e.shape, S->map))
-        return 0;
-    const kw_jeval *e = &r->e;
-    kw_sshape *p = &S->ps[S->map[e->shape]];
-    uint64_t id = kw_cand_id(&h->space, &e->cand);
-    /* only a configuration that breaks a constraint can be refused (V) after
-     * its evaluations: then the one-read pass may have ranked it, read again */
-    if (S->pass == 12 && h->space.n_constraints > 0 && kw_cand_violates(&h->space, &e->cand) >= 0)
-        S->unsure = 1;
-    p->evals++;
-    if (kw_idset_has(&p->refused, id) && kw_idset_add(&p->refused_evaluated, id) != 0)
-        return kw_scan_oom();
-    kw_agg_ent *g = kw_agg_get(&S->agg, e->shape, id, &e->cand);
-    if (!g)
-        return kw_scan_oom();
-    kw_agg_rep(g, e, h->primary);
-    if (g->n == S->agg.repeats) {
-        kw_scan_config(S, g);
-        kw_agg_del(&S->agg, g);
-    }
-    return 0;
+    return !B->listed || kw_idset_has(&B->ps[B->map[es]].keep, id);
 }
 
-static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
+/* A record into the summary: evaluations at once, refusals and steps
+ * buffered until every evaluation is in. */
+static int kw_build_replay(kw_build *B, const kw_jrec *r)
 {
-    const kw_jheader *h = S->h;
+    const kw_jheader *h = B->h;
     switch (r->type) {
     case 'E': {
         const kw_jeval *e = &r->e;
-        if (!kw_in(e->shape, S->map))
+        if (!kw_in(e->shape, B->map) ||
+            !kw_build_keeps(B, e->shape, kw_cand_id(&h->space, &e->cand)))
             return 0;
-        uint64_t id = kw_cand_id(&h->space, &e->cand);
-        if (!kw_idset_has(&S->ps[S->map[e->shape]].keep, id))
-            return 0;
-        return kw_rs_add_jeval(S->rs, S->map, e);
+        return kw_rs_add_jeval(B->rs, B->map, e);
     }
     case 'V': {
         const kw_jviol *v = &r->v;
-        if (!kw_in(v->shape, S->map) ||
-            !kw_idset_has(&S->ps[S->map[v->shape]].keep, kw_cand_id(&h->space, &v->cand)))
+        if (!kw_in(v->shape, B->map) ||
+            !kw_build_keeps(B, v->shape, kw_cand_id(&h->space, &v->cand)))
             return 0;
-        kw_sviol *nv = kw_grow_arr(S->viols, &S->cap_viols, S->n_viols, sizeof *S->viols);
+        kw_sviol *nv = kw_grow_arr(B->viols, &B->cap_viols, B->n_viols, sizeof *B->viols);
         if (!nv)
-            return kw_scan_oom();
-        S->viols = nv;
-        S->viols[S->n_viols].es = v->shape;
-        S->viols[S->n_viols++].cand = v->cand;
+            return kw_build_oom();
+        B->viols = nv;
+        B->viols[B->n_viols].es = v->shape;
+        B->viols[B->n_viols++].cand = v->cand;
         return 0;
     }
     case 'T': {
         const kw_jstep *t = &r->t;
-        if (!kw_in(t->shape, S->map))
+        if (!kw_in(t->shape, B->map))
             return 0;
-        kw_sstep *ns = kw_grow_arr(S->steps, &S->cap_steps, S->n_steps, sizeof *S->steps);
+        kw_sstep *ns = kw_grow_arr(B->steps, &B->cap_steps, B->n_steps, sizeof *B->steps);
         if (!ns)
-            return kw_scan_oom();
-        S->steps = ns;
-        kw_sstep *s = &S->steps[S->n_steps++];
+            return kw_build_oom();
+        B->steps = ns;
+        kw_sstep *s = &B->steps[B->n_steps++];
         s->es = t->shape;
-        s->id = t->id;
         kw_rs_step_of(&s->st, t);
         return 0;
     }
@@ -1909,236 +1688,240 @@ static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
     }
 }
 
-/* Drop what passes 1 and 2 gathered (to read again, or at the end). */
-static void kw_scan_clear(kw_scan *S)
-{
-    for (int i = 0; S->ps && i < S->n; i++) {
-        free(S->ps[i].top_r);
-        free(S->ps[i].top_r0);
-        free(S->ps[i].top_x);
-        kw_idset_free(&S->ps[i].refused);
-        kw_idset_free(&S->ps[i].refused_evaluated);
-        kw_idset_free(&S->ps[i].keep);
-    }
-    free(S->ps);
-    S->ps = NULL;
-    kw_agg_free(&S->agg);
-    S->unsure = 0;
-    S->ready = 0;
-}
-
-/* Set up from pass 1's journal header (its first record, or its end). */
-static int kw_scan_init(kw_scan *S, const kw_journal *j)
+/* Set up from the journal's header (its first record, or its end). */
+static int kw_build_init(kw_build *B, const kw_journal *j)
 {
     const kw_jheader *h = &j->h;
-    S->ready = 1;
-    S->h = h;
-    S->n = kw_rs_map(S->map, j);
-    S->cap_r = S->top_ranked > 0 ? S->top_ranked + 1 : 0;
-    S->cap_x = S->top_rejected > 0 ? S->top_rejected : 0;
-    S->agg.repeats = h->repeats > 0 ? h->repeats : 1;
-    S->ps = calloc((size_t)(S->n > 0 ? S->n : 1), sizeof *S->ps);
-    if (!S->ps)
-        return kw_scan_oom();
-    for (int i = 0; i < S->n; i++) {
-        kw_sshape *p = &S->ps[i];
-        p->top_r = malloc((size_t)(S->cap_r + 1) * sizeof *p->top_r);
-        p->top_r0 = malloc((size_t)(S->cap_r + 1) * sizeof *p->top_r0);
-        p->top_x = malloc((size_t)(S->cap_x + 1) * sizeof *p->top_x);
+    B->ready = 1;
+    B->h = h;
+    B->n = kw_rs_map(B->map, j);
+    int rc = kw_reduce_new(&B->red, h);
+    if (rc == 0)
+        rc = kw_rs_begin(&B->rs, B->map, j);
+    if (rc != 0 || !B->listed)
+        return rc;
+    B->ps = calloc((size_t)(B->n > 0 ? B->n : 1), sizeof *B->ps);
+    if (!B->ps)
+        return kw_build_oom();
+    for (int i = 0; i < B->n; i++) {
+        kw_sshape *p = &B->ps[i];
+        p->top_r = malloc((size_t)(KW_RESULTS_TOP + 2) * sizeof *p->top_r);
+        p->top_r0 = malloc((size_t)(KW_RESULTS_TOP + 2) * sizeof *p->top_r0);
+        p->top_x = malloc((size_t)(KW_RESULTS_REJECTED_TOP + 1) * sizeof *p->top_x);
         if (!p->top_r || !p->top_r0 || !p->top_x)
-            return kw_scan_oom();
+            return kw_build_oom();
         kw_cand_baseline(&p->base, &h->space);
         p->base_id = kw_cand_id(&h->space, &p->base);
     }
-    /* the first read feeds the reducer; a second read of passes 1 and 2 does not */
-    if (S->pass == 12 && !S->red)
-        return kw_reduce_new(&S->red, h);
     return 0;
 }
 
-static int kw_scan_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
+static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
 {
-    kw_scan *S = ctx;
-    if (!S->ready) {
-        int rc = kw_scan_init(S, j);
+    kw_build *B = ctx;
+    if (!B->ready) {
+        int rc = kw_build_init(B, j);
         if (rc != 0)
             return rc;
     }
-    if (S->limit > 0 && r->record > S->limit) {
-        S->stopped = 1; /* the journal grew after pass 1: read what pass 1 read */
+    if (B->limit > 0 && r->record > B->limit) {
+        B->stopped = 1; /* the journal grew after read 1: read what read 1 read */
         return KW_ESTATE;
     }
-    if (S->pass == 12) {
-        int rc = kw_reduce_add(S->red, r);
-        if (rc == 0)
-            rc = kw_scan_pass1(S, r);
-        return rc != 0 ? rc : kw_scan_pass2(S, r);
-    }
-    return S->pass == 1 ? kw_scan_pass1(S, r) : S->pass == 2 ? kw_scan_pass2(S, r)
-                                                              : kw_scan_pass3(S, r);
-}
-
-static int kw_scan_run(kw_scan *S, const char *path, kw_journal **jout)
-{
-    kw_journal *j = NULL;
-    S->stopped = 0;
-    int rc = kw_journal_scan(&j, path, kw_scan_fn, S);
-    if (rc != 0 && S->stopped) {
-        rc = 0;
-        kw_error_clear();
-    }
-    if (rc == 0 && !S->ready)
-        rc = kw_scan_init(S, j);
-    if (rc != 0) {
-        kw_journal_free(j);
-        return rc;
-    }
-    if (jout)
-        *jout = j;
-    else
-        kw_journal_free(j);
-    return 0;
-}
-
-/* The reducer's best of evaluator shape es (its recommendation, or the best
- * so far of a run cut short). */
-static int kw_scan_best(uint64_t *out, const kw_scan *S, int es)
-{
-    kw_jresult r;
-    int rc = kw_reduce_result(&r, S->red, es);
+    if (B->read == 2)
+        return kw_build_replay(B, r);
+    int rc = kw_reduce_add(B->red, r);
     if (rc == 0)
-        *out = r.best_id;
-    kw_journal_result_clear(&r);
+        rc = B->read == 1 ? kw_build_scout(B, r) : kw_build_replay(B, r);
     return rc;
 }
 
-/* The partial summary of the journal at path, streamed (see above); *jout
- * gets the journal's header (no records). */
-static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *path,
-                              int top_ranked, int top_rejected)
+/* One read of the records: the loaded journal j, or the file at path
+ * (*jout then gets its header, no records). */
+static int kw_build_read(kw_build *B, const kw_journal *j, const char *path, kw_journal **jout)
 {
-    kw_scan *S = calloc(1, sizeof *S);
-    kw_journal *j = NULL;
-    kw_runsum *rs = NULL;
-    int rc = 0;
-    *out = NULL;
-    *jout = NULL;
-    if (!S)
-        return kw_scan_oom();
-    S->top_ranked = top_ranked;
-    S->top_rejected = top_rejected;
-    /* passes 1 and 2 in one read; read twice only for a journal where an
-     * evaluated configuration breaks a constraint (never written by the engine) */
-    S->pass = 12;
-    if ((rc = kw_scan_run(S, path, &j)) != 0)
-        goto done;
-    const kw_jheader *h = &j->h;
-    S->limit = j->n_records;
-    if (S->unsure) {
-        kw_scan_clear(S);
-        if ((rc = kw_scan_init(S, j)) != 0)
-            goto done;
-        S->pass = 1;
-        if ((rc = kw_scan_run(S, path, NULL)) != 0)
-            goto done;
-        S->pass = 2;
-        if ((rc = kw_scan_run(S, path, NULL)) != 0)
-            goto done;
+    if (j) {
+        int rc = kw_journal_each(j, kw_build_fn, B);
+        return rc == 0 && !B->ready ? kw_build_init(B, j) : rc;
     }
-    /* configurations the journal ends before all their repetitions */
-    for (size_t k = 0; k < S->agg.cap; k++)
-        if (S->agg.t[k].used)
-            kw_scan_config(S, &S->agg.t[k]);
-    kw_agg_free(&S->agg);
-    S->agg.repeats = h->repeats > 0 ? h->repeats : 1;
-    /* refused draws never evaluated are rejected configurations too */
-    for (int i = 0; i < S->n; i++) {
-        kw_sshape *p = &S->ps[i];
-        if (!p->base_seen) {
-            kw_rkey *t = p->top_r;
-            p->top_r = p->top_r0;
-            p->top_r0 = t;
-            p->n_r = p->n_r0;
-        }
-        for (size_t k = 0; k < p->refused.cap; k++) {
-            if (!p->refused.used[k] || kw_idset_has(&p->refused_evaluated, p->refused.ids[k]))
-                continue;
-            p->configs++;
-            kw_rkey key = {0, 0.0, p->refused.ids[k], 0};
-            kw_top_offer(p->top_x, &p->n_x, S->cap_x, &key, kw_rkey_cmp);
-        }
+    kw_journal *sj = NULL;
+    B->stopped = 0;
+    int rc = kw_journal_scan(&sj, path, kw_build_fn, B);
+    if (rc != 0 && B->stopped) {
+        rc = 0;
+        kw_error_clear();
     }
-    /* what to keep: the tops, the baseline, the engine's recommendation (the
-     * configurations steps name are in keep since pass 1) */
-    for (int i = 0; i < S->n && rc == 0; i++) {
-        kw_sshape *p = &S->ps[i];
-        rc = kw_idset_add(&p->keep, p->base_id);
-        for (int k = 0; k < p->n_r && rc == 0; k++)
-            rc = kw_idset_add(&p->keep, p->top_r[k].id);
-        for (int k = 0; k < p->n_x && rc == 0; k++)
-            rc = kw_idset_add(&p->keep, p->top_x[k].id);
+    if (rc == 0 && !B->ready)
+        rc = kw_build_init(B, sj);
+    if (rc == 0 && jout && !*jout) {
+        *jout = sj;
+        sj = NULL;
     }
-    for (int es = 0; es < h->n_shapes && es < KW_JOURNAL_SHAPE_MAX && rc == 0; es++) {
-        uint64_t best;
-        if (S->map[es] >= 0 && (rc = kw_scan_best(&best, S, es)) == 0)
-            rc = kw_idset_add(&S->ps[S->map[es]].keep, best);
-    }
-    if (rc != 0)
-        goto done;
+    kw_journal_free(sj);
+    return rc;
+}
 
-    if ((rc = kw_rs_begin(&S->rs, S->map, j)) != 0)
-        goto done;
-    S->pass = 3;
-    if ((rc = kw_scan_run(S, path, NULL)) != 0)
-        goto done;
-    rs = S->rs;
-    S->rs = NULL;
-    for (size_t i = 0; i < S->n_viols && rc == 0; i++) {
-        int c = kw_cand_violates(&h->space, &S->viols[i].cand);
-        if (c >= 0)
-            rc = kw_runsum_add_refused(rs, S->map[S->viols[i].es], &S->viols[i].cand, c);
+/* One configuration of the reducer offered to the tops of its shape. */
+typedef struct kw_build_top {
+    const kw_build *B;
+    kw_sshape *p;
+} kw_build_top;
+
+static int kw_build_offer(void *ctx, const kw_rconfig *c)
+{
+    kw_build_top *t = ctx;
+    kw_sshape *p = t->p;
+    p->configs++;
+    if (c->ok && !kw_idset_has(&p->refused, c->id)) {
+        p->ranked++;
+        kw_rkey k = {1, c->mean, c->id, kw_cand_distance(&t->B->h->space, &p->base, c->cand)};
+        kw_top_offer(p->top_r, &p->n_r, KW_RESULTS_TOP + 1, &k, kw_rank_key_cmp);
+        k.c = 0;
+        kw_top_offer(p->top_r0, &p->n_r0, KW_RESULTS_TOP + 1, &k, kw_rank_key_cmp);
+    } else {
+        kw_rkey k = {isfinite(c->mean), isfinite(c->mean) ? c->mean : 0.0, c->id, 0};
+        kw_top_offer(p->top_x, &p->n_x, KW_RESULTS_REJECTED_TOP, &k, kw_rkey_cmp);
     }
-    for (size_t i = 0; i < S->n_steps && rc == 0; i++)
-        rc = kw_runsum_add_step(rs, S->map[S->steps[i].es], &S->steps[i].st);
+    return 0;
+}
+
+/* After read 1: what to keep of summary shape i (evaluator shape es): the
+ * tops, the baseline, the recommendation (the configurations steps name are
+ * in keep already). */
+static int kw_build_keep(kw_build *B, int i, int es, uint64_t best)
+{
+    kw_sshape *p = &B->ps[i];
+    kw_build_top t = {B, p};
+    kw_jresult r;
+    int rc = kw_reduce_result(&r, B->red, es);
+    p->evals += r.evals;
+    kw_journal_result_clear(&r);
+    if (rc == 0)
+        rc = kw_reduce_each(B->red, es, kw_build_offer, &t);
     if (rc != 0)
-        goto done;
-    for (int t = 0; t < h->n_tuned; t++) {
-        int es = h->tuned[t];
-        if (es < 0 || es >= h->n_shapes || S->map[es] < 0)
-            continue;
-        kw_rs_shape *sh = &rs->shapes[S->map[es]];
-        sh->has_best = 1;
-        if ((rc = kw_scan_best(&sh->best_id, S, es)) != 0)
-            goto done;
+        return rc;
+    if (!p->base_seen) {
+        kw_rkey *x = p->top_r;
+        p->top_r = p->top_r0;
+        p->top_r0 = x;
+        p->n_r = p->n_r0;
     }
-    if ((rc = kw_runsum_finish(rs)) != 0)
-        goto done;
-    /* totals over every configuration */
+    /* refused draws never evaluated are rejected configurations too */
+    for (size_t k = 0; k < p->refused.cap; k++) {
+        kw_jstats st;
+        if (!p->refused.used[k] || kw_reduce_stats(&st, B->red, es, p->refused.ids[k]) == 0)
+            continue;
+        p->configs++;
+        kw_rkey key = {0, 0.0, p->refused.ids[k], 0};
+        kw_top_offer(p->top_x, &p->n_x, KW_RESULTS_REJECTED_TOP, &key, kw_rkey_cmp);
+    }
+    kw_error_clear();
+    rc = kw_idset_add(&p->keep, p->base_id);
+    for (int k = 0; k < p->n_r && rc == 0; k++)
+        rc = kw_idset_add(&p->keep, p->top_r[k].id);
+    for (int k = 0; k < p->n_x && rc == 0; k++)
+        rc = kw_idset_add(&p->keep, p->top_x[k].id);
+    return rc == 0 ? kw_idset_add(&p->keep, best) : rc;
+}
+
+/* The summary's counts over every configuration, for a listed summary
+ * (kw_runsum_finish counts only what it holds). */
+static void kw_build_totals(kw_build *B)
+{
+    kw_runsum *rs = B->rs;
     rs->partial = 1;
-    for (int i = 0; i < rs->n_shapes && i < S->n; i++) {
+    for (int i = 0; i < rs->n_shapes && i < B->n; i++) {
         kw_rs_shape *sh = &rs->shapes[i];
+        sh->evals_total = B->ps[i].evals;
         long only_steps = 0;
         for (int c = 0; c < sh->n_configs; c++)
             only_steps += sh->configs[c].reps == 0 &&
-                          !kw_idset_has(&S->ps[i].refused, sh->configs[c].id);
-        sh->evals_total = S->ps[i].evals;
-        sh->configs_total = S->ps[i].configs + only_steps;
-        sh->ranked_total = S->ps[i].ranked;
+                          !kw_idset_has(&B->ps[i].refused, sh->configs[c].id);
+        sh->configs_total = B->ps[i].configs + only_steps;
+        sh->ranked_total = B->ps[i].ranked;
         sh->rejected_total = sh->configs_total - sh->ranked_total;
     }
+}
+
+static void kw_build_free(kw_build *B)
+{
+    for (int i = 0; B->ps && i < B->n; i++) {
+        free(B->ps[i].top_r);
+        free(B->ps[i].top_r0);
+        free(B->ps[i].top_x);
+        kw_idset_free(&B->ps[i].refused);
+        kw_idset_free(&B->ps[i].keep);
+    }
+    free(B->ps);
+    kw_reduce_free(B->red);
+    kw_runsum_free(B->rs);
+    free(B->steps);
+    free(B->viols);
+}
+
+int kw_runsum_build(kw_runsum **out, kw_journal **jout, const kw_journal *j, const char *path)
+{
+    kw_build B;
+    memset(&B, 0, sizeof B);
+    B.listed = j == NULL;
+    B.read = B.listed ? 1 : 0;
+    *out = NULL;
+    if (jout)
+        *jout = NULL;
+    kw_journal *hj = NULL; /* the streamed journal's header */
+    int rc = kw_build_read(&B, j, path, &hj);
+    if (rc != 0)
+        goto done;
+    const kw_journal *src = j ? j : hj;
+    const kw_jheader *h = &src->h;
+    /* the evaluator shapes with a summary shape, each once, in tuning order */
+    int n_tuned = 0, tuned[KW_JOURNAL_SHAPE_MAX];
+    unsigned char seen[KW_JOURNAL_SHAPE_MAX] = {0};
+    uint64_t best[KW_JOURNAL_SHAPE_MAX];
+    for (int t = 0; t < h->n_tuned; t++)
+        if (kw_in(h->tuned[t], B.map) && !seen[h->tuned[t]]) {
+            seen[h->tuned[t]] = 1;
+            tuned[n_tuned++] = h->tuned[t];
+        }
+    for (int t = 0; t < n_tuned && rc == 0; t++) {
+        kw_jresult r;
+        if ((rc = kw_reduce_result(&r, B.red, tuned[t])) == 0)
+            best[t] = r.best_id;
+        kw_journal_result_clear(&r);
+    }
+    if (B.listed) {
+        for (int t = 0; t < n_tuned && rc == 0; t++)
+            rc = kw_build_keep(&B, B.map[tuned[t]], tuned[t], best[t]);
+        if (rc != 0)
+            goto done;
+        B.read = 2;
+        B.limit = src->n_records;
+        if ((rc = kw_build_read(&B, NULL, path, NULL)) != 0)
+            goto done;
+    }
+    kw_runsum *rs = B.rs;
+    for (size_t i = 0; i < B.n_viols && rc == 0; i++) {
+        int c = kw_cand_violates(&h->space, &B.viols[i].cand);
+        if (c >= 0)
+            rc = kw_runsum_add_refused(rs, B.map[B.viols[i].es], &B.viols[i].cand, c);
+    }
+    for (size_t i = 0; i < B.n_steps && rc == 0; i++)
+        rc = kw_runsum_add_step(rs, B.map[B.steps[i].es], &B.steps[i].st);
+    for (int t = 0; t < n_tuned && rc == 0; t++)
+        kw_runsum_set_best(rs, B.map[tuned[t]], best[t]);
+    if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)
+        goto done;
+    if (B.listed)
+        kw_build_totals(&B);
     *out = rs;
-    rs = NULL;
-    *jout = j;
-    j = NULL;
+    B.rs = NULL;
+    if (jout) {
+        *jout = hj;
+        hj = NULL;
+    }
 done:
-    kw_scan_clear(S);
-    kw_reduce_free(S->red);
-    kw_runsum_free(S->rs);
-    free(S->steps);
-    free(S->viols);
-    free(S);
-    kw_runsum_free(rs);
-    kw_journal_free(j);
+    kw_build_free(&B);
+    kw_journal_free(hj);
     return rc;
 }
 
@@ -2191,7 +1974,7 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
         return kw_error_set(KW_EINPUT, "%s: path too long", run_dir);
     /* The journal is streamed (kw_journal_scan, never loaded) into a summary
      * of only what the files list: memory does not grow with the run. */
-    if ((rc = kw_runsum_scan_top(&rs, &j, path, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP)) != 0)
+    if ((rc = kw_runsum_build(&rs, &j, NULL, path)) != 0)
         goto done;
     if (metric && strcmp(metric, j->h.metric) != 0) {
         rc = kw_error_set(KW_ESTATE, "%s: the journal's primary metric is %s, not %s", path,

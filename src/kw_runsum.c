@@ -12,17 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_journal.h" /* kw_decision_name */
+#include "kw_reduce.h" /* the net path rule */
 #include "kw_runsum.h"
 
 /* Lineage recursion bound: a lineage deeper than every knob changed this many
  * times over is a damaged journal, not a run (verify reports it). */
 #define KW_RS_LINEAGE_DEPTH 4096
-
-int kw_decision_taken(kw_decision d)
-{
-    return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
-}
 
 int kw_runsum_new(kw_runsum **out, const kw_knobspace *ks, int n_metrics,
                   const char *const *metric_names, const char *primary)
@@ -58,8 +53,10 @@ void kw_runsum_free(kw_runsum *rs)
         return;
     for (int i = 0; i < rs->n_shapes; i++) {
         kw_rs_shape *s = &rs->shapes[i];
-        for (int c = 0; c < s->n_configs; c++)
+        for (int c = 0; c < s->n_configs; c++) {
             free(s->configs[c].recheck);
+            free(s->configs[c].sum);
+        }
         free(s->configs);
         free(s->steps);
         free(s->hash);
@@ -206,10 +203,27 @@ int kw_runsum_add_eval(kw_runsum *rs, int shape, const kw_cand *c, const kw_metr
     if (i < 0)
         return i;
     kw_rs_config *cf = &s->configs[i];
-    cf->reps++;
-    /* running mean: exact for one repetition, order-deterministic for more */
-    for (int k = 0; k < rs->n_metrics; k++)
-        cf->m.v[k] += (m->v[k] - cf->m.v[k]) / cf->reps;
+    /* the mean rule of kw_repstat (search/kw_reduce.h), for every metric:
+     * summed in the order added (the journal's repetition order), divided by
+     * the count; one repetition is its own mean, so a sum is kept only from
+     * the second on */
+    if (++cf->reps == 1) {
+        for (int k = 0; k < rs->n_metrics; k++)
+            cf->m.v[k] = m->v[k];
+    } else {
+        if (!cf->sum) {
+            if (!(cf->sum = malloc((size_t)rs->n_metrics * sizeof *cf->sum))) {
+                cf->reps--;
+                return kw_error_set(KW_ENOMEM, "out of memory for repetitions");
+            }
+            for (int k = 0; k < rs->n_metrics; k++)
+                cf->sum[k] = 0.0 + cf->m.v[k];
+        }
+        for (int k = 0; k < rs->n_metrics; k++) {
+            cf->sum[k] += m->v[k];
+            cf->m.v[k] = cf->sum[k] / cf->reps;
+        }
+    }
     if (cf->m.guards[0] == '\0' && m->guards[0] != '\0')
         snprintf(cf->m.guards, sizeof cf->m.guards, "%s", m->guards);
     if (cf->reps == 1)
@@ -348,40 +362,33 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
     free(s->rejected);
     s->path = s->ranked = s->rejected = NULL;
     s->n_path = s->n_ranked = s->n_rejected = 0;
-    /* a pulled-in probe step may appear besides every taken step: 2n bounds the path */
-    size_t np = (size_t)(s->n_steps > 0 ? 2 * s->n_steps : 1);
+    size_t np = (size_t)(s->n_steps > 0 ? s->n_steps : 1);
     size_t nc = (size_t)(s->n_configs > 0 ? s->n_configs : 1);
     s->path = malloc(np * sizeof *s->path);
     s->ranked = malloc(nc * sizeof *s->ranked);
     s->rejected = malloc(nc * sizeof *s->rejected);
-    if (!s->path || !s->ranked || !s->rejected)
+    uint64_t *moves = malloc(np * sizeof *moves);
+    if (!s->path || !s->ranked || !s->rejected || !moves) {
+        free(moves);
         return kw_error_set(KW_ENOMEM, "out of memory ranking shape %s", s->name);
-
-    /* The accepted path: every taken step in journal order. A taken step whose
-     * parent is not the incumbent (the second half of a two-step probe) pulls
-     * in the step that led from the incumbent to that parent. */
-    uint64_t inc = s->baseline >= 0 ? s->configs[s->baseline].id : kw_cand_id(&rs->ks, &base);
-    for (int i = 0; i < s->n_steps; i++) {
-        const kw_rs_step *st = &s->steps[i];
-        if (!kw_decision_taken(st->decision))
-            continue;
-        if (st->parent_id != inc)
-            for (int j = i - 1; j >= 0; j--)
-                if (s->steps[j].parent_id == inc && s->steps[j].id == st->parent_id &&
-                    s->n_path < 2 * s->n_steps) {
-                    s->path[s->n_path++] = j;
-                    break;
-                }
-        if (s->n_path < 2 * s->n_steps)
-            s->path[s->n_path++] = i;
-        inc = st->id;
     }
-    if (s->has_best && kw_rs_lookup(s, s->best_id) >= 0)
-        s->final = kw_rs_lookup(s, s->best_id);
-    else if (s->n_steps > 0)
-        s->final = kw_rs_lookup(s, inc);
-    else
-        s->final = -1; /* strategies without steps (random, exhaustive): the best wins */
+
+    /* The recommendation is the shape's best (the journal reducer's, set by
+     * the builder); a shape without one (a summary made by hand with no
+     * steps) takes the top of its ranking, below. */
+    s->final = s->has_best ? kw_rs_lookup(s, s->best_id) : -1;
+    /* The accepted path, by the reducer's one rule (kw_reduce_path_len):
+     * the moving steps in journal order up to the last that stands on the
+     * recommendation. */
+    for (int i = 0; i < s->n_steps; i++)
+        if (kw_decision_taken(s->steps[i].decision)) {
+            moves[s->n_path] = s->steps[i].id;
+            s->path[s->n_path++] = i;
+        }
+    s->n_path = s->final >= 0 ? (int)kw_reduce_path_len(moves, (size_t)s->n_path, sizeof *moves,
+                                                         0, s->configs[s->final].id)
+                              : 0;
+    free(moves);
 
     for (int c = 0; c < s->n_configs; c++) {
         if (kw_rs_passes(&s->configs[c])) {
@@ -412,6 +419,14 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
         s->rejected_total = s->n_rejected;
     }
     return 0;
+}
+
+void kw_runsum_set_best(kw_runsum *rs, int shape, uint64_t id)
+{
+    if (shape < 0 || shape >= rs->n_shapes)
+        return;
+    rs->shapes[shape].has_best = 1;
+    rs->shapes[shape].best_id = id;
 }
 
 int kw_runsum_finish(kw_runsum *rs)

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "kw_journal.h" /* kw_decision_taken */
 #include "kw_metric.h"
 #include "kw_search.h"
 
@@ -32,8 +33,10 @@
 typedef struct kw_rs_config {
     kw_cand cand;
     uint64_t id;
-    kw_metrics m;   /* mean over repetitions; guards: first non-empty; klass: first rep's */
+    kw_metrics m;   /* mean over repetitions (kw_repstat's rule); guards: first non-empty;
+                     * klass: first rep's */
     int reps;       /* repetitions averaged (0 when only refused by a constraint) */
+    double *sum;    /* per metric, the repetitions' sum once there are two (else NULL) */
     int constraint; /* index of the broken constraint, or -1 */
     int step;       /* index (into the shape's steps) of the first step that produced it, or -1 */
     /* kw_runsum_recheck's re-measurement (larger sample, long thermal window;
@@ -73,8 +76,9 @@ typedef struct kw_rs_shape {
     /* open-addressing index id -> config index (size a power of two) */
     int *hash;
     int hash_size;
-    /* the engine's own recommendation (the journal's D record), when known:
-     * kw_runsum_finish then takes it as the final config */
+    /* the shape's best (kw_runsum_set_best: the journal reducer's, the D
+     * record's when there is one): kw_runsum_finish takes it as the final
+     * config and ends the accepted path on it */
     int has_best;
     uint64_t best_id;
     /* the shape's dimensions (kw_runsum_set_limits, from the space), written
@@ -180,7 +184,14 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
 int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
                          int changed_b, uint64_t id_b);
 
-/* Derive baseline, accepted path, final incumbent, ranking, rejected list. */
+/* The shape's best configuration (the recommendation), as the journal
+ * reducer says it (kw_runsum_build sets it for every tuned shape). */
+void kw_runsum_set_best(kw_runsum *rs, int shape, uint64_t id);
+
+/* Derive baseline, accepted path, final incumbent, ranking, rejected list.
+ * The final incumbent is the shape's best (kw_runsum_set_best), or without
+ * one the top of the ranking; the accepted path is the reducer's rule
+ * (kw_reduce_path_len): the moving steps up to the last on the final. */
 int kw_runsum_finish(kw_runsum *rs);
 
 /* Evaluate the winner of every shape on every shape through ev (rep 0).
@@ -202,9 +213,6 @@ double kw_runsum_primary(const kw_runsum *rs, int shape, int config);
 /* Effect of a step on metric `metric` in percent of its before value
  * ((after - before) / before * 100; negative is faster); NAN when unknown. */
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric);
-/* Is this decision one that moves the incumbent (accept, explore, revert)?
- * (Decision names: kw_decision_name in kw_journal.h.) */
-int kw_decision_taken(kw_decision d);
 
 /* The chain of steps that leads from the baseline to config `config` on shape:
  * the accepted path up to the config's producing step's parent, then that

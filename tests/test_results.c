@@ -477,7 +477,7 @@ Test(results, rejected_listing_is_capped_to_the_nearest_misses)
     kw_journal *j = NULL;
     cr_assert_eq(kw_journal_load(&j, p), 0);
     kw_runsum *rs = NULL;
-    cr_assert_eq(kw_runsum_from_journal(&rs, j), 0);
+    cr_assert_eq(kw_runsum_build(&rs, NULL, j, NULL), 0);
     kw_journal_free(j);
     char *xml = render_xml(rs);
     char err[512];
@@ -625,12 +625,13 @@ static void widen_constraint(const char *dir)
     cr_assert_eq(kw_journal_reseal(p), 0, "%s", kw_error_last());
 }
 
-/* The writer streams the journal (kw_journal_scan, two reads, nothing
- * kept per evaluation): its four files must be those of the full summary
- * replayed from the loaded journal, for every strategy, with repetitions, past
- * the rejected-listing cap, and for runs cut short (no D record: the best is
- * chosen as kw_journal_shape_result does; configurations whose repetitions
- * are not all in). */
+/* The writer streams the journal (kw_runsum_build from the file: two reads,
+ * the listings' tops picked from the reducer's configurations, only those
+ * kept): its four files must be those of the summary holding every
+ * configuration (kw_runsum_build from the loaded journal, ranked in full by
+ * kw_runsum_finish), for every strategy, with repetitions, past the
+ * rejected-listing cap, and for runs cut short (no D record: the best is the
+ * reducer's; configurations whose repetitions are not all in). */
 Test(results, streamed_writer_writes_the_files_of_the_full_summary)
 {
     static const struct {
@@ -666,7 +667,7 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
         if (runs[r].cut_pct)
             cr_assert_eq(j->n_done, 0, "run %zu: the cut leaves no D record", r);
         kw_runsum *full = NULL;
-        cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_runsum_build(&full, NULL, j, NULL), 0, "%s", kw_error_last());
         kw_journal_free(j);
         kw_evaluator ev = sy_evaluator();
         cr_assert_eq(kw_runsum_portability(full, &ev), 0, "%s", kw_error_last());
