@@ -43,7 +43,7 @@
 
 /* Write the run's result files into run_dir from its journal (run_dir/journal),
  * streamed: the journal is read record by record (kw_journal_scan) into a
- * partial summary (kw_runsum_build without j: only what the files list, the
+ * partial summary (kw_runsum_build_listed: only what the files list, the
  * files byte-identical to those of the full summary), and each file is
  * rendered straight into its temp file, so memory does not grow with the run.
  * ev is the evaluator the run used (for the portability matrix and re-checks);
@@ -51,21 +51,6 @@
 int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                      const char *owner, const char *metric);
 
-/* The one builder of a run's summary (kw_results.c): the journal's body
- * records fed one at a time, in journal order, to the summary and to the
- * journal reducer (search/kw_reduce.h), which alone gives each tuned shape's
- * statistics for the listings, its best (rank 1) and its net path.
- * - j given: every evaluation, refusal and step of the loaded journal (verify,
- *   audit, report, recommend); jout and path unused.
- * - j NULL: the journal file at path, streamed (kw_journal_scan, two reads,
- *   never loaded), into a partial summary of what the result files list (the
- *   baseline, the recommendation, every configuration a step names, the top
- *   KW_RESULTS_TOP + 1 ranked and KW_RESULTS_REJECTED_TOP rejected), its
- *   totals still over every configuration; *jout gets the journal's header
- *   (no records; caller frees).
- * The tuned shapes come in tuning order. Limits other than min_effect/alpha
- * come from the space: kw_runsum_set_limits. *out owned by the caller. */
-int kw_runsum_build(kw_runsum **out, kw_journal **jout, const kw_journal *j, const char *path);
 /* Guard thresholds, sample size, space name and input hashes from the run's config. */
 void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg);
 
