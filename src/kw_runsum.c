@@ -700,17 +700,17 @@ static void *kw_grow_arr(void *arr, size_t *cap, size_t n, size_t elem)
  * time in journal order, each of them also fed to the journal reducer
  * (search/kw_reduce.h), which alone says each shape's statistics, best
  * configuration and net path. Two ways to read, one code:
- * - every configuration (kw_runsum_build with j: verify, audit, report,
+ * - every configuration (kw_runsum_build: verify, audit, report,
  *   recommend): one walk of the loaded journal, every record into the
  *   summary;
- * - what the result files list (with path: tune's results): the journal
- *   file is streamed twice (kw_journal_scan, never loaded). Read 1 feeds the
- *   reducer, the refusals, the baseline's presence and the configurations
- *   steps name; the tops of the ranked and rejected listings are then taken
- *   from the reducer's configurations (its mean, its guard rule). Read 2
- *   replays only the kept configurations into the summary. Memory: the
- *   reducer, the tops, the kept configurations, the steps and the refused
- *   ids; no summary entry per evaluation.
+ * - what the result files list (kw_runsum_build_listed: tune's results):
+ *   the journal file is streamed twice (kw_journal_scan, never loaded).
+ *   Read 1 feeds the reducer, the refusals, the baseline's presence and the
+ *   configurations steps name; the tops of the ranked and rejected listings
+ *   are then taken from the reducer's configurations (its mean, its guard
+ *   rule). Read 2 replays only the kept configurations into the summary.
+ *   Memory: the reducer, the tops, the kept configurations, the steps and
+ *   the refused ids; no summary entry per evaluation.
  * Either way the summary gets, in this order, every (kept) evaluation, then
  * every (kept) refusal, then every step, so a step finds the configurations
  * it names, then each tuned shape's best from the reducer. */
