@@ -58,10 +58,13 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
         c->kind = KW_FID_ATTENTION;
     else if (strcmp(f[1], "decode") == 0)
         c->kind = KW_FID_DECODE;
+    else if (strcmp(f[1], "graph_node") == 0)
+        c->kind = KW_FID_GRAPH_NODE;
     else
-        return kw_error_set(KW_EINPUT, "%s:%d: kind '%s' is not gemm, attention or decode", path, ln,
+        return kw_error_set(KW_EINPUT,
+                            "%s:%d: kind '%s' is not gemm, attention, decode or graph_node", path, ln,
                             f[1]);
-    c->attention = c->kind != KW_FID_GEMM;
+    c->attention = c->kind == KW_FID_ATTENTION || c->kind == KW_FID_DECODE;
     enum { NUMS = 14 };
     double v[NUMS];
     static const double hi[NUMS] = {1e9,  1e9, 1e9,   1e6,   1e9,   4096, 4096,
@@ -92,8 +95,9 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     c->tiling.cluster = (int)v[13];
     if (c->tiling.tile_m < 1 || c->tiling.tile_n < 1 || c->tiling.tile_k < 1 || c->tiling.stages < 1)
         return kw_error_set(KW_EINPUT, "%s:%d: tiles and stages must be >= 1", path, ln);
-    if (c->attention ? (c->batch < 1 || c->seq < 1 || c->heads < 1 || c->head_dim < 1)
-                     : (c->m < 1 || c->n < 1 || c->k < 1))
+    if (c->kind == KW_FID_GRAPH_NODE ? 0
+        : c->attention               ? (c->batch < 1 || c->seq < 1 || c->heads < 1 || c->head_dim < 1)
+                                     : (c->m < 1 || c->n < 1 || c->k < 1))
         return kw_error_set(KW_EINPUT, "%s:%d: empty %s", path, ln, f[1]);
     if (c->attention && c->heads % c->kv_heads != 0)
         return kw_error_set(KW_EINPUT, "%s:%d: heads %d not a multiple of kv_heads %d", path, ln,
@@ -120,8 +124,11 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
         c->bound = KW_BOUND_COMPUTE;
     else if (strcmp(f[20], "memory") == 0)
         c->bound = KW_BOUND_MEMORY;
+    else if (strcmp(f[20], "launch") == 0)
+        c->bound = KW_BOUND_LAUNCH;
     else
-        return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute or memory", path, ln, f[20]);
+        return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute, memory or launch", path, ln,
+                            f[20]);
     size_t sl = strcspn(f[21], "\r\n");
     f[21][sl] = '\0';
     snprintf(c->source, sizeof c->source, "%s", f[21]);
@@ -175,6 +182,21 @@ done:
 int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
                    const kw_fid_case *c)
 {
+    if (c->kind == KW_FID_GRAPH_NODE) {
+        /* An empty kernel replayed inside a CUDA graph: no work, so its time
+         * is what kw_cost.c charges every kernel in graph mode, the node cost
+         * plus the device-side fixed time (kw_finish: work + launch, with
+         * kernel_fixed_us where the accelerator has a hierarchy). */
+        *us = a->graph_node_us + (a->n_levels > 0 ? a->kernel_fixed_us : 0.0);
+        *bound = KW_BOUND_LAUNCH;
+        if (detail) {
+            memset(detail, 0, sizeof *detail);
+            detail->launch_us = a->graph_node_us;
+            detail->time_us = *us;
+            detail->bound = KW_BOUND_LAUNCH;
+        }
+        return 0;
+    }
     kw_block b;
     kw_shape s;
     kw_mapping m;

@@ -634,6 +634,29 @@ static void bad_row(const char *row, const char *want_msg)
     free(dir);
 }
 
+/* An empty kernel in a graph: the node cost, plus the device-side fixed
+ * time only where the accelerator has a hierarchy (kw_cost.c charges it
+ * there); launch-bound. */
+Test(hier, graph_node_row_is_the_node_cost_plus_the_fixed_time)
+{
+    kw_fid_case c;
+    memset(&c, 0, sizeof c);
+    c.kind = KW_FID_GRAPH_NODE;
+    c.tiling = (kw_tiling){1, 1, 1, 1, KW_LOOP_MNK, 0, 1, 0, 1};
+    c.precision = KW_PREC_BF16;
+    c.accum = KW_PREC_FP32;
+    acc.graph_node_us = 0.75;
+    acc.kernel_fixed_us = 0.5;
+    double us;
+    kw_bound b;
+    cr_assert_eq(kw_fid_predict(&us, &b, NULL, &acc, &c), 0);
+    cr_assert(CLOSE(us, 0.75), "%g", us);
+    cr_assert_eq(b, KW_BOUND_LAUNCH);
+    add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
+    cr_assert_eq(kw_fid_predict(&us, &b, NULL, &acc, &c), 0);
+    cr_assert(CLOSE(us, 1.25), "%g", us);
+}
+
 Test(hier, bad_decode_rows_are_file_line_errors)
 {
     bad_row("d,decode,0,0,0,16,2000,32,5,128,0,128,128,128,2,1,overlap,bf16,fp32,292,memory,x",
@@ -641,7 +664,7 @@ Test(hier, bad_decode_rows_are_file_line_errors)
     bad_row("d,decode,0,0,0,16,2000,32,32,128,1,128,128,128,2,1,overlap,bf16,fp32,292,memory,x",
             "causal must be 0");
     bad_row("d,prefill,0,0,0,16,2000,32,32,128,0,128,128,128,2,1,overlap,bf16,fp32,292,memory,x",
-            "kind 'prefill' is not gemm, attention or decode");
+            "kind 'prefill' is not gemm, attention, decode or graph_node");
 }
 
 Test(hier, bad_measurement_rows_are_file_line_errors)

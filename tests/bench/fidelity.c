@@ -199,9 +199,9 @@ int main(int argc, char **argv)
             if (set->c[i].kind != KW_FID_DECODE)
                 pre->c[pre->n++] = set->c[i];
         kw_fid_folds_stratified(fold, pre, KW_FID_FOLDS);
-        kw_fid_cv(&a, pre, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, prefill kinds only");
+        kw_fid_cv(&a, pre, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, without the decode rows");
         ns = kw_fid_folds_by_source(fold, names, pre);
-        kw_fid_cv(&a, pre, fold, ns, names, "leave one source out, prefill kinds only");
+        kw_fid_cv(&a, pre, fold, ns, names, "leave one source out, without the decode rows");
         free(pre);
     }
     free(set);
