@@ -1520,31 +1520,31 @@ int kw_journal_each(const kw_journal *j, kw_journal_fn fn, void *ctx)
     }
 }
 
+/* kw_journal_shape_result's walk: one shape's records to the reducer. */
+typedef struct kw_shape_feed {
+    kw_reduce *r;
+    int shape;
+} kw_shape_feed;
+
+static int kw_shape_feed_fn(void *ctx, const kw_journal *j, const kw_jrec *rec)
+{
+    (void)j;
+    const kw_shape_feed *f = ctx;
+    int shape = rec->type == 'E'   ? rec->e.shape
+                : rec->type == 'T' ? rec->t.shape
+                : rec->type == 'D' ? rec->d.shape
+                                   : -1; /* V records say nothing of a shape's result */
+    return shape == f->shape ? kw_reduce_add(f->r, rec) : 0;
+}
+
 int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape)
 {
     memset(out, 0, sizeof *out);
     kw_reduce *r = NULL;
     int rc = kw_reduce_new(&r, &j->h);
-    kw_jrec rec;
-    memset(&rec, 0, sizeof rec);
-    rec.type = 'E';
-    for (size_t i = 0; i < j->n_evals && rc == 0; i++)
-        if (j->evals[i].shape == shape) {
-            rec.e = j->evals[i];
-            rc = kw_reduce_add(r, &rec);
-        }
-    rec.type = 'T';
-    for (size_t i = 0; i < j->n_steps && rc == 0; i++)
-        if (j->steps[i].shape == shape) {
-            rec.t = j->steps[i];
-            rc = kw_reduce_add(r, &rec);
-        }
-    rec.type = 'D';
-    for (size_t i = 0; i < j->n_done && rc == 0; i++)
-        if (j->done[i].shape == shape) {
-            rec.d = j->done[i];
-            rc = kw_reduce_add(r, &rec);
-        }
+    kw_shape_feed f = {r, shape};
+    if (rc == 0)
+        rc = kw_journal_each(j, kw_shape_feed_fn, &f);
     if (rc == 0)
         rc = kw_reduce_result(out, r, shape);
     if (rc == 0) {

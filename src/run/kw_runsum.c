@@ -334,8 +334,12 @@ static int kw_rs_changed(const kw_runsum *rs, const kw_rs_shape *s, const kw_rs_
 static const kw_runsum *kw_rs_sort_rs;
 static const kw_rs_shape *kw_rs_sort_shape;
 
-int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
-                         int changed_b, uint64_t id_b)
+/* The ranking order of two guard-passing configurations other than the
+ * recommendation: the primary metric, then fewer knobs changed from the
+ * baseline, then id (< 0: a first, 0, > 0). kw_runsum_finish sorts by it, and
+ * the listed builder picks the top of the ranking by it. */
+static int kw_rs_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
+                            int changed_b, uint64_t id_b)
 {
     if (primary_a < primary_b)
         return -1;
@@ -360,10 +364,10 @@ static int kw_rs_rank_cmp(const void *pa, const void *pb)
 {
     const kw_rs_config *a = &kw_rs_sort_shape->configs[*(const int *)pa];
     const kw_rs_config *b = &kw_rs_sort_shape->configs[*(const int *)pb];
-    return kw_runsum_rank_order(a->m.v[kw_rs_sort_rs->primary],
-                                kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, a), a->id,
-                                b->m.v[kw_rs_sort_rs->primary],
-                                kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, b), b->id);
+    return kw_rs_rank_order(a->m.v[kw_rs_sort_rs->primary],
+                            kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, a), a->id,
+                            b->m.v[kw_rs_sort_rs->primary],
+                            kw_rs_changed(kw_rs_sort_rs, kw_rs_sort_shape, b), b->id);
 }
 
 static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
@@ -662,7 +666,7 @@ static void kw_rs_step_of(kw_rs_step *st, const kw_jstep *t)
 static int kw_rank_key_cmp(const void *pa, const void *pb)
 {
     const kw_rs_key *a = pa, *b = pb;
-    return kw_runsum_rank_order(a->v, a->c, a->id, b->v, b->c, b->id);
+    return kw_rs_rank_order(a->v, a->c, a->id, b->v, b->c, b->id);
 }
 
 /* Offer k to a sorted top of at most cap entries. */
