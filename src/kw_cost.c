@@ -155,6 +155,7 @@ typedef struct kw_gemm {
 typedef struct kw_attn {
     double inst, mq, lk, d;
     int causal;
+    double table_bytes;   /* paged KV: the block table one K/V stream reads (kw_kv.h) */
 } kw_attn;
 
 static double kw_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
@@ -512,7 +513,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
 static void kw_attn_generic(kw_ctx *c, kw_kernel *k, const kw_attn *at, double macs)
 {
     double per = (2.0 * at->mq * at->d + 2.0 * at->lk * at->d) * c->in_bytes +
-                 2.0 * at->mq * at->lk * c->sm_bytes;
+                 2.0 * at->mq * at->lk * c->sm_bytes + at->table_bytes;
     k->fallback = 1;
     k->dram_bytes = per * at->inst;
     k->exec_flops = 2.0 * macs;
@@ -577,7 +578,8 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
      * with Br ~ M / d that is Theta(N^2 d^2 / M). Causal blocks stop at the diagonal. */
     double keys = at->causal ? kw_causal_keys(br, nq, at->lk) : nq * at->lk;
     double frow = kw_burst(c, d * in);
-    double per = 2.0 * keys * d * in * frow + at->mq * d * in * frow;
+    /* paged KV: each query block's K/V stream looks its pages up in the block table */
+    double per = 2.0 * keys * d * in * frow + at->mq * d * in * frow + nq * at->table_bytes;
     double fpart = kw_burst(c, d * acc);
     double out = s > 1.0 ? s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * fpart : at->mq * d * in * frow;
     per += out;
@@ -593,7 +595,7 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
         double kv = 2.0 * at->lk * d * in * frow;
         k->shared_bytes = k->dram_bytes;
         if (heads * kv <= c->shared_cap_bytes)
-            k->dram_bytes = (kv + at->mq * d * in * frow + out) * at->inst;
+            k->dram_bytes = (kv + at->mq * d * in * frow + out + nq * at->table_bytes) * at->inst;
     }
     /* Executed MACs: every visited (query block, key block) pair runs a padded
      * QK^T tile (Br x Bc x d) and a padded PV tile (Br x d x Bc). */
@@ -682,11 +684,13 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
         at.mq = op->heads / kvh;
         at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
         at.causal = 0;
+        at.table_bytes = kw_kv_table_bytes(s->kv_len, c->m->kv_page_tokens);
     } else {
         at.inst = seqs * op->heads;
         at.mq = s->seq;
         at.lk = s->seq;
         at.causal = op->causal != 0;
+        at.table_bytes = 0.0; /* a prompt's own K/V come from the QKV GEMM, not the cache */
     }
     const kw_tiling *t = kw_tiling_of(c, b, op);
     if (c->m->fuse_attention == KW_ATTN_FLASH)
@@ -698,7 +702,8 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
     int fused = c->m->fuse_attention == KW_ATTN_QK_SOFTMAX;
     char nm[KW_NAME_MAX];
     kw_gemm qk = {.m = at.mq, .n = at.lk, .k = at.d, .count = at.inst, .a_bytes = c->in_bytes,
-                  .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf};
+                  .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf,
+                  .extra_read_bytes = at.table_bytes}; /* K through the block table */
     if (fused) /* softmax needs the whole score row: Tm x N held on chip */
         qk.extra_sram_bytes = t->tile_m * at.lk * c->sm_bytes;
     qk.product = 1;
@@ -715,7 +720,7 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
     }
     kw_gemm pv = {.m = at.mq, .n = at.d, .k = at.lk, .count = at.inst, .a_bytes = c->sm_bytes,
                   .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf,
-                  .product = 1};
+                  .product = 1, .extra_read_bytes = at.table_bytes}; /* V through the table */
     kw_name(nm, op->name, "_pv");
     return kw_gemm_cost(c, t, &pv, nm);
 }
@@ -885,12 +890,18 @@ static int kw_check(const kw_accel *a, const kw_block *b, const kw_shape *s, con
     return 0;
 }
 
-int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
-                 const kw_mapping *m, int requests, int cores)
+/* One pass over the block: shape s, and when dec is not NULL its decode
+ * sequences packed into the same pass (kw_cost_eval_mixed). */
+static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
+                       const kw_shape *dec, const kw_mapping *m, int requests, int cores)
 {
     if (!out || !a || !b || !s || !m)
         return kw_error_set(KW_EINPUT, "kw_cost_eval: NULL argument");
     int rc = kw_check(a, b, s, m, requests, cores);
+    if (rc == 0 && dec)
+        rc = dec->phase == KW_PHASE_DECODE ? kw_check(a, b, dec, m, 1, cores)
+                                           : kw_error_set(KW_EINPUT, "mixed pass: the packed "
+                                                          "part must be a decode shape");
     if (rc != 0)
         return rc;
     kw_block tp_block; /* tensor parallel: this device's slice of the block (kw_tp.c) */
@@ -899,7 +910,7 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             return rc;
         b = &tp_block;
     }
-    if ((rc = kw_kv_check(a, b, s, m, requests)) != 0) /* KV cache and weights fit the device */
+    if ((rc = kw_kv_check(a, b, s, dec, m, requests)) != 0) /* KV cache and weights fit */
         return rc;
     memset(out, 0, offsetof(kw_cost, kernels));
     memset((char *)out + offsetof(kw_cost, latency_us), 0, sizeof *out - offsetof(kw_cost, latency_us));
@@ -949,6 +960,8 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
 
     double seqs = (double)requests * s->batch;
     kw_plan p = {.rows = s->phase == KW_PHASE_DECODE ? seqs : seqs * s->seq};
+    if (dec) /* the decode tokens follow the prompt tokens in one packed activation */
+        p.rows += dec->batch;
     for (int i = 0; i < b->n_ops; i++) { /* a conv block's activations are pixels */
         const kw_op *op = &b->ops[i];
         if (op->kind == KW_OP_CONV) {
@@ -970,6 +983,14 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             break;
         case KW_OP_ATTENTION:
             rc = kw_attention(&c, b, op, s, seqs);
+            if (rc == 0 && dec) {
+                /* the packed decode sequences' attention: its own kernel over
+                 * their KV cache (TensorRT-LLM's attention runs the context and
+                 * the generation sequences of one batch as separate kernels) */
+                kw_op dop = *op;
+                kw_name(dop.name, op->name, "_decode");
+                rc = kw_attention(&c, b, &dop, dec, (double)dec->batch);
+            }
             p.cols = (double)op->heads * op->head_dim;
             p.gated = 0;
             break;
@@ -1069,6 +1090,22 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             best = k;
     out->bound = (kw_bound)best;
     return 0;
+}
+
+int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
+                 const kw_mapping *m, int requests, int cores)
+{
+    return kw_cost_run(out, a, b, s, NULL, m, requests, cores);
+}
+
+int kw_cost_eval_mixed(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *prefill,
+                       const kw_shape *decode, const kw_mapping *m, int cores)
+{
+    if (!prefill || !decode)
+        return kw_error_set(KW_EINPUT, "kw_cost_eval_mixed: NULL argument");
+    if (prefill->phase != KW_PHASE_PREFILL)
+        return kw_error_set(KW_EINPUT, "mixed pass: the first part must be a prefill shape");
+    return kw_cost_run(out, a, b, prefill, decode, m, 1, cores);
 }
 
 /* ---------------- hooks for plans in their own files (kw_cost_hook.h) ---------------- */

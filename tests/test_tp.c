@@ -10,6 +10,7 @@
 
 #include "kw_cost.h"
 #include "kw_error.h"
+#include "kw_kv.h"
 #include "kw_load_llm.h"
 #include "kw_tp.h"
 
@@ -167,14 +168,20 @@ Test(tp, refusals, .init = layer_setup)
 }
 
 /* Paged KV cache: with pages that divide the KV length the decode attention
- * moves exactly the contiguous cache's bytes; with a partial last page it
- * moves what a contiguous cache of the next whole page would. */
-Test(tp, paged_traffic_equals_contiguous_when_pages_divide, .init = layer_setup)
+ * moves exactly the contiguous cache's bytes plus the block table; with a
+ * partial last page it moves what a contiguous cache of the next whole page
+ * would, plus the table. The table, by hand: 4 sequences x 4 KV heads = 16
+ * instances (GQA packing: 4 query rows each, one query block of 64), each
+ * K/V stream reading its sequence's row of int32 page numbers: 1024 / 16 =
+ * 64 pages = 256 B per instance; flash streams K and V together (one read,
+ * 16 x 256 = 4096 B), the unfused QK and PV each read it (8192 B). */
+Test(tp, paged_traffic_is_contiguous_plus_block_table, .init = layer_setup)
 {
     shp.phase = KW_PHASE_DECODE;
     shp.seq = 1;
     shp.batch = 4;
     static const kw_attn_fusion fus[] = {KW_ATTN_NONE, KW_ATTN_FLASH};
+    static const double streams[] = {2.0, 1.0}; /* table reads per instance */
     for (int f = 0; f < 2; f++) {
         map.fuse_attention = fus[f];
         map.kv_page_tokens = 0;
@@ -183,15 +190,84 @@ Test(tp, paged_traffic_equals_contiguous_when_pages_divide, .init = layer_setup)
         double contiguous = cost.dram_bytes;
         map.kv_page_tokens = 16; /* 1024 = 64 pages */
         cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
-        cr_expect_float_eq(cost.dram_bytes, contiguous, 1e-9 * contiguous);
+        cr_expect_float_eq(cost.dram_bytes - contiguous, streams[f] * 16.0 * 64.0 * 4.0, 1e-6,
+                           "fusion %d: %.1f vs %.1f", f, cost.dram_bytes, contiguous);
         shp.kv_len = 1000; /* 63 pages, the last one partial: 1008 slots */
         cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
         double paged = cost.dram_bytes;
         map.kv_page_tokens = 0;
         shp.kv_len = 1008;
         cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
-        cr_expect_float_eq(paged, cost.dram_bytes, 1e-9 * paged);
+        cr_expect_float_eq(paged - cost.dram_bytes, streams[f] * 16.0 * 63.0 * 4.0, 1e-6);
     }
+    cr_expect_float_eq(kw_kv_table_bytes(1000.0, 16), 63.0 * 4.0, 1e-12);
+    cr_expect_eq(kw_kv_table_bytes(1000.0, 0), 0.0);
+}
+
+static const kw_kernel *kernel(const char *name)
+{
+    for (int i = 0; i < cost.n_kernels; i++)
+        if (strcmp(cost.kernels[i].name, name) == 0)
+            return &cost.kernels[i];
+    cr_assert_fail("no kernel %s", name);
+    return NULL;
+}
+
+/* One packed pass of a continuous-batching iteration (kw_cost_eval_mixed):
+ * P prompt tokens and D decoding sequences go through every GEMM as one
+ * activation of P + D rows, so each GEMM kernel is exactly the kernel of a
+ * prefill of P + D tokens (same M, same weights read once), and each part's
+ * attention is the kernel it would be alone. Against running the two passes
+ * one after the other, the mixed pass saves at least one read of the
+ * weights minus what the bigger M's extra tiles cost: checked here as
+ * "fewer DRAM bytes than the two passes", the weights being 2 x 12 MiB. */
+Test(tp, mixed_pass_reads_the_weights_once, .init = layer_setup)
+{
+    kw_shape pf = shp, dec = shp, all = shp;
+    pf.batch = 1;
+    pf.seq = 192;
+    dec.phase = KW_PHASE_DECODE;
+    dec.batch = 64;
+    dec.seq = 1;
+    dec.kv_len = 512;
+    all.batch = 1;
+    all.seq = 192 + 64;
+    static const char *const gemms[] = {"q", "k", "v", "o", "gate", "up", "down"};
+    kw_kernel want[7];
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &all, &map, 1, 4), 0, "%s", kw_error_last());
+    for (int i = 0; i < 7; i++)
+        want[i] = *kernel(gemms[i]);
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &pf, &map, 1, 4), 0, "%s", kw_error_last());
+    kw_kernel pf_attn = *kernel("attn_flash");
+    double sep_bytes = cost.dram_bytes, sep_us = cost.latency_us;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &dec, &map, 1, 4), 0, "%s", kw_error_last());
+    kw_kernel dec_attn = *kernel("attn_flash");
+    sep_bytes += cost.dram_bytes;
+    sep_us += cost.latency_us;
+    cr_assert_eq(kw_cost_eval_mixed(&cost, &acc, &blk, &pf, &dec, &map, 4), 0, "%s",
+                 kw_error_last());
+    for (int i = 0; i < 7; i++) {
+        const kw_kernel *k = kernel(gemms[i]);
+        cr_expect_float_eq(k->flops, want[i].flops, 1e-9 * want[i].flops, "%s", gemms[i]);
+        cr_expect_float_eq(k->dram_bytes, want[i].dram_bytes, 1e-9 * want[i].dram_bytes, "%s",
+                           gemms[i]);
+        cr_expect_float_eq(k->time_us, want[i].time_us, 1e-9 * want[i].time_us, "%s", gemms[i]);
+    }
+    cr_expect_float_eq(kernel("attn_flash")->dram_bytes, pf_attn.dram_bytes, 1e-9);
+    cr_expect_float_eq(kernel("attn_decode_flash")->dram_bytes, dec_attn.dram_bytes, 1e-9);
+    cr_expect_float_eq(kernel("attn_decode_flash")->time_us, dec_attn.time_us, 1e-9);
+    cr_expect_lt(cost.dram_bytes, sep_bytes);
+    cr_expect_lt(cost.latency_us, sep_us);
+    /* the parts' phases are checked */
+    cr_expect_eq(kw_cost_eval_mixed(&cost, &acc, &blk, &dec, &pf, &map, 4), KW_EINPUT);
+    /* the KV check holds both parts' caches: 64 x 513 decode tokens fit alone,
+     * not beside the prompt's 192 */
+    double kv_tok = 2.0 * 4 * 64 * 2; /* bytes per token of context */
+    double w = (1024.0 * 1024 + 256.0 * 1024 * 2 + 1024.0 * 1024 + 4096.0 * 1024 * 2 +
+                1024.0 * 4096) * 2;
+    acc.dram_capacity_bytes = (uint64_t)(w + kv_tok * (64.0 * 513 + 191.0));
+    cr_expect_eq(kw_cost_eval(&cost, &acc, &blk, &dec, &map, 1, 4), 0, "%s", kw_error_last());
+    cr_expect_eq(kw_cost_eval_mixed(&cost, &acc, &blk, &pf, &dec, &map, 4), KW_EINPUT);
 }
 
 /* Device memory: KV 2 x kv_heads x d x ctx x bytes per sequence plus the
