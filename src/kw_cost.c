@@ -97,6 +97,10 @@
  * Architecture whitepaper, "Fine-Grained Structured Sparsity"). */
 #define KW_SPARSE_KEPT_FRACTION 0.5
 #define KW_SPARSE_META_BYTES_PER_ELEM 0.125
+/* fuse_norm_gemm: one fp32 statistic per row (1/rms(x)); RMSNorm kernels
+ * compute it in fp32 whatever the storage precision (vLLM's and FlashInfer's
+ * rms_norm accumulate in float). */
+#define KW_ROWSTAT_BYTES 4.0
 /* FlashAttention keeps two statistics per query row (running max m and sum l;
  * arXiv 2205.14135 Alg. 1), in accumulation precision. */
 #define KW_FLASH_ROW_STATS 2.0
@@ -739,7 +743,39 @@ typedef struct kw_plan {
     double cols;      /* columns of the last GEMM/conv output */
     int gated;        /* the last GEMM kernel belongs to a gate_up pair */
     uint32_t used;    /* operators already folded into an earlier kernel */
+    double rowscale_k; /* fuse_norm_gemm: GEMMs of this K read the un-normalised input
+                        * and scale their rows by 1/rms (0: none) */
+    int stat_ready;   /* the kernel just emitted wrote the next norm's row statistics */
 } kw_plan;
+
+/* fuse_norm_gemm: op j is a norm whose output only a weight GEMM reads, so it
+ * folds into that GEMM. RMSNorm is y = x / rms(x) * gamma: gamma is a
+ * per-input-feature scale and folds into the next weights once, offline
+ * (W' = W diag(gamma): SliceGPT, Ashkboos et al., ICLR 2024, arXiv 2401.15024,
+ * sec. 3, "absorb" the RMSNorm scale into the following linear layer); 1/rms(x)
+ * is one scalar per row, and a row scale commutes with the GEMM, so it is
+ * applied to the accumulator in the epilogue (as per-token activation scales
+ * are in per-token quantised GEMMs: SmoothQuant, Xiao et al., ICML 2023,
+ * sec. 4). The norm's kernel (read x, write y) disappears; what it costs: the
+ * row statistic (4 B per row) is written by the kernel that produced x (the
+ * residual add before it, which reads x anyway) or, with none, by a row-
+ * statistics kernel that reads x; each GEMM reading x reads the statistic.
+ * Not modelled: the rounding-order change (the scale applied after the
+ * accumulation instead of before the input rounding; the drift stage does not
+ * emulate it). */
+static int kw_norm_folds(const kw_block *b, const kw_mapping *m, int j)
+{
+    return m->fuse_norm_gemm && j >= 0 && j + 1 < b->n_ops && b->ops[j].kind == KW_OP_NORM &&
+           b->ops[j + 1].kind == KW_OP_GEMM && b->ops[j + 1].weights;
+}
+
+/* In a model of L layers the last residual of one layer produces the next
+ * layer's input: it writes the statistics of the norm that opens the block. */
+static int kw_wraps_to_fold(const kw_block *b, const kw_mapping *m, int i)
+{
+    return b->layers > 1 && i == b->n_ops - 1 && b->ops[i].kind == KW_OP_RESIDUAL &&
+           kw_norm_folds(b, m, 0);
+}
 
 /* Bytes per output element of a GEMM. An fp8 GEMM accumulates in fp32 and
  * writes a 16-bit output (DeepGEMM gemm_fp8_fp8_bf16_nt, deepseek-ai/DeepGEMM
@@ -820,6 +856,8 @@ static int kw_gemm_op(kw_ctx *c, const kw_block *b, int i, kw_plan *p, double se
         g.sparse = 1;
         g.b_bytes = in * KW_SPARSE_KEPT_FRACTION + KW_SPARSE_META_BYTES_PER_ELEM;
     }
+    if (p->rowscale_k > 0.0 && g.k == p->rowscale_k) /* the folded norm's 1/rms per row */
+        g.extra_read_bytes += g.m * KW_ROWSTAT_BYTES;
     int rc = kw_gemm_cost(c, kw_tiling_of(c, b, op), &g, name);
     if (rc != 0)
         return rc;
@@ -975,7 +1013,11 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
             continue;
         const kw_op *op = &b->ops[i];
         double in = c.in_bytes, w, x;
-        int j;
+        int j, k0 = out->n_kernels;
+        int stat_ready = p.stat_ready;
+        p.stat_ready = 0;
+        if (op->kind != KW_OP_GEMM && op->kind != KW_OP_NORM)
+            p.rowscale_k = 0.0;
         switch (op->kind) {
         case KW_OP_GEMM:
         case KW_OP_CONV:
@@ -1006,7 +1048,12 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
             w = kw_width(op, &p);
             x = p.rows * w * in;
             j = kw_next_unused(b, i, p.used);
-            if (m->fuse_residual_norm && j >= 0 && b->ops[j].kind == KW_OP_NORM) {
+            if ((j >= 0 && kw_norm_folds(b, m, j)) || (j < 0 && kw_wraps_to_fold(b, m, i))) {
+                /* the sum and the next norm's row statistics (fuse_norm_gemm) */
+                rc = kw_elementwise(&c, op->name, "+rms", 2.0 * x, x + p.rows * KW_ROWSTAT_BYTES,
+                                    m->precision);
+                p.stat_ready = 1;
+            } else if (m->fuse_residual_norm && j >= 0 && b->ops[j].kind == KW_OP_NORM) {
                 /* One kernel: reads both inputs and the norm weights, writes the sum
                  * (the next residual needs it) and the normalised output; saves the
                  * norm's re-read of the sum and one launch. */
@@ -1022,7 +1069,17 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
         case KW_OP_NORM:
             w = kw_width(op, &p);
             x = p.rows * w * in;
-            rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
+            if (kw_norm_folds(b, m, i)) {
+                /* folded into the next GEMM: only the row statistics, unless the
+                 * kernel before (or the layer's last residual) wrote them */
+                if (!stat_ready && !(i == 0 && kw_wraps_to_fold(b, m, b->n_ops - 1)))
+                    rc = kw_elementwise(&c, op->name, "_rms", x, p.rows * KW_ROWSTAT_BYTES,
+                                        m->precision);
+                p.rowscale_k = w;
+            } else {
+                p.rowscale_k = 0.0;
+                rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
+            }
             p.cols = w;
             break;
         case KW_OP_MOE: /* router, dispatch, routed and shared experts, combine: kw_moe.c */
@@ -1033,8 +1090,13 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
         default:
             rc = kw_error_set(KW_EINPUT, "op '%s': unknown kind %d", op->name, (int)op->kind);
         }
-        if (rc == 0 && op->tp_allreduce) /* the row-parallel output summed over devices */
-            rc = kw_tp_allreduce(&c, op->name, p.rows * p.cols * in, m->tp_degree);
+        if (rc == 0 && op->tp_allreduce) { /* the row-parallel output summed over devices */
+            double work_us = 0.0; /* the op's kernels, which a chunked all-reduce overlaps */
+            for (int q = k0; q < out->n_kernels; q++)
+                work_us += out->kernels[q].time_us - out->kernels[q].launch_us;
+            rc = kw_tp_allreduce(&c, op->name, p.rows * p.cols * in, m->tp_degree, work_us,
+                                 out->n_kernels - k0);
+        }
     }
     if (rc != 0)
         return rc;
@@ -1132,7 +1194,8 @@ int kw_cost_hook_elementwise(kw_ctx *c, const char *name, const char *suffix, do
     return kw_elementwise(c, name, suffix, read_bytes, write_bytes, c->m->precision);
 }
 
-int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer_bytes)
+int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer_bytes,
+                      int extra_launches)
 {
     kw_kernel *k = kw_emit(c, name, NULL, c->m->precision);
     if (!k)
@@ -1144,6 +1207,15 @@ int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer
     k->memory_us = time_us;
     kw_finish(c, k, 1);
     c->out->comm_us += time_us;
+    if (extra_launches > 0) { /* chunk kernels recorded on this line, each a launch */
+        double l = extra_launches * c->launch_us;
+        k->launch_us += l;
+        k->time_us += l;
+        c->out->latency_us += l;
+        c->out->launch_us += l;
+        c->out->bound_us[KW_BOUND_LAUNCH] += l;
+        c->out->folded += extra_launches;
+    }
     return 0;
 }
 

@@ -290,3 +290,88 @@ Test(tp, kv_cache_that_does_not_fit_is_refused, .init = layer_setup)
     map.tp_degree = 2;
     cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
 }
+
+/* The chunked pipeline by hand (kw_tp.h): G = 100 us of GEMM in 4 chunks,
+ * g = 25. Links 40 us, latency 2 us: a = 40/4 + 2 = 12 <= g, so T = 25 + 12 +
+ * 3 x 25 = 112 and only the last chunk's 12 us show. Links 400 us: a = 102 >
+ * g, T = 25 + 102 + 3 x 102 = 433, 333 exposed (against 402 unchunked: the
+ * chunks' latency is paid four times, the GEMM hidden). */
+Test(tp, overlap_pipeline_closed_form)
+{
+    cr_expect_float_eq(kw_tp_overlap_exposed_us(100.0, 40.0, 2.0, 4), 12.0, 1e-9);
+    cr_expect_float_eq(kw_tp_overlap_exposed_us(100.0, 400.0, 2.0, 4), 333.0, 1e-9);
+    cr_expect_float_eq(kw_tp_overlap_exposed_us(100.0, 400.0, 2.0, 1), 402.0, 1e-9);
+    cr_expect_float_eq(kw_tp_overlap_exposed_us(100.0, 400.0, 2.0, 0), 402.0, 1e-9);
+}
+
+/* In the plan: tp_degree 2, 4 chunks, a base latency of 10 us per call. The
+ * all-reduce after o sums 512 tokens x 1024 x 2 B; its line shows the exposed
+ * time of the pipeline over o's own kernel time, plus 1 + 3 x (1 + 1) launches
+ * (the all-reduce, and per extra chunk one o GEMM and one all-reduce). */
+Test(tp, overlap_chunks_in_the_plan, .init = layer_setup)
+{
+    map.tp_degree = 2;
+    acc.link_base_us = 10.0;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
+    double bytes = 512.0 * 1024 * 2;
+    double bw_part = 2.0 * (2 - 1) / 2.0 * bytes / 450e9 * 1e6, lat = 2.0 * (2 - 1) * 3.0 + 10.0;
+    cr_expect_float_eq(kernel("o_allreduce")->time_us, bw_part + lat + acc.launch_eager_us, 1e-9);
+    int launches = cost.launches;
+    map.tp_overlap_chunks = 4;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
+    const kw_kernel *o = kernel("o");
+    double g_us = o->time_us - o->launch_us, g = g_us / 4.0, a = bw_part / 4.0 + lat;
+    double exposed = g + a + 3.0 * fmax(g, a) - g_us;
+    cr_expect_float_eq(kernel("o_allreduce")->time_us, exposed + 7.0 * acc.launch_eager_us, 1e-9);
+    /* here the 16 us of latency dominate 2.3 us on the links: four chunks pay
+     * it four times, and chunking loses */
+    cr_expect_gt(exposed, bw_part + lat);
+    /* down's all-reduce likewise; the extra launches are counted */
+    cr_expect_eq(cost.launches, launches + 2 * 6);
+    /* with a 0.1 us step and no base latency the links' 2.3 us dominate the
+     * latency, each chunk's share fits under a GEMM chunk, and the pipeline
+     * hides all but the last chunk's */
+    acc.link_latency_us = 0.1;
+    acc.link_base_us = 0.0;
+    lat = 2.0 * (2 - 1) * 0.1;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
+    o = kernel("o");
+    g_us = o->time_us - o->launch_us;
+    g = g_us / 4.0;
+    a = bw_part / 4.0 + lat;
+    exposed = g + a + 3.0 * fmax(g, a) - g_us;
+    cr_expect_float_eq(kernel("o_allreduce")->time_us, exposed + 7.0 * acc.launch_eager_us, 1e-9);
+    cr_expect_lt(exposed, bw_part + lat);
+}
+
+/* fuse_norm_gemm by hand, T = 512 tokens, d = 1024 bf16 (x = T d 2 B), the
+ * QKV and gate_up GEMMs merged. Unfused the three elementwise kernels move
+ * norm1: x + 2d read, x written; res1: 2x, x; norm2: x + 2d, x = 7x + 4d.
+ * Folded: norm1 becomes a row-statistics kernel (x read, 4T written), res1
+ * writes the sum and norm2's statistics (3x + 4T), norm2 has no kernel, and
+ * the QKV and gate_up GEMMs read 4T each: 4x + 16T. In a model of two layers
+ * the last residual writes the next layer's norm1 statistics: norm1's kernel
+ * goes too, res2 writes 4T more. */
+Test(tp, norm_folded_into_the_next_gemm, .init = layer_setup)
+{
+    map.fuse_qkv = map.fuse_gate_up = 1;
+    double T = 512.0, x = T * 1024 * 2, d = 1024.0;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
+    double off_bytes = cost.dram_bytes;
+    int off_kernels = cost.n_kernels;
+    cr_expect_float_eq(kernel("norm1")->dram_bytes + kernel("res1")->dram_bytes +
+                       kernel("norm2")->dram_bytes, 7.0 * x + 4.0 * d, 1e-6);
+    map.fuse_norm_gemm = 1;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
+    cr_expect_float_eq(kernel("norm1_rms")->dram_bytes, x + 4.0 * T, 1e-6);
+    cr_expect_float_eq(kernel("res1+rms")->dram_bytes, 3.0 * x + 4.0 * T, 1e-6);
+    cr_expect_eq(cost.n_kernels, off_kernels - 1);
+    cr_expect_float_eq(off_bytes - cost.dram_bytes, (7.0 * x + 4.0 * d) - (4.0 * x + 16.0 * T),
+                       1e-6);
+    for (int i = 0; i < cost.n_kernels; i++)
+        cr_expect(strcmp(cost.kernels[i].name, "norm2") != 0, "norm2 still has a kernel");
+    blk.layers = 2;
+    cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
+    cr_expect_eq(cost.n_kernels, off_kernels - 2);
+    cr_expect_float_eq(kernel("res2+rms")->dram_bytes, 2.0 * (3.0 * x + 4.0 * T), 1e-6);
+}
