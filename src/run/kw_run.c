@@ -953,7 +953,7 @@ const char *kw_run_dir(const kw_run *r) { return r->dir; }
 const char *kw_run_journal(const kw_run *r) { return r->journal; }
 const char *kw_run_metric(const kw_run *r) { return r->eo.metric; }
 const char *const *kw_run_shape_names(const kw_run *r) { return kw_run_port_ev(r)->shape_names; }
-long kw_run_replay_records(const kw_run *r) { return r->resume && r->j ? (long)r->j->n_records : 0; }
+long kw_run_replay_records(const kw_run *r) { return r->resume && r->j ? (long)r->j->n_records : -1; }
 
 int kw_run_ranks(const kw_run *r, char *buf, size_t len)
 {
@@ -1048,8 +1048,9 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
 
 /* ------------------------------------------------------------ MPI ranks */
 
-int kw_run_serve(volatile sig_atomic_t *stop)
+int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says)
 {
+    *rank0_says = 0;
     kw_mpi_job_spec *js = NULL;
     int rc = kw_mpi_spec_recv(&js);
     if (rc == 1)
@@ -1069,9 +1070,11 @@ int kw_run_serve(volatile sig_atomic_t *stop)
         r->n_attrs++;
     }
     int setup = kw_run_load_attrs(r, sp->seed);
-    if (setup == 0)
+    if (setup == 0) {
         setup = kw_run_inputs_same(r, sp->n_inputs, sp->input_names, sp->input_hashes,
                                    kw_mpi_rank());
+        *rank0_says = setup != 0; /* rank 0 names the rank and its file */
+    }
     if (setup == 0 && r->cmd)
         setup = kw_run_exec_attrs(r);
     char why[KW_ERROR_MAX] = "";

@@ -169,7 +169,7 @@ const char *kw_run_journal(const kw_run *r);
 const char *kw_run_metric(const kw_run *r);
 /* The evaluator's shape names, indexed like kw_progress's shapes. */
 const char *const *kw_run_shape_names(const kw_run *r);
-/* Records a resume replays (0 for a new run). */
+/* Records a resume replays (-1 for a new run). */
 long kw_run_replay_records(const kw_run *r);
 /* mpirun: the ranks' evaluation rates into buf; 0 when not under mpirun. */
 int kw_run_ranks(const kw_run *r, char *buf, size_t len);
@@ -197,7 +197,8 @@ int kw_run_open(struct kw_rundir **out, const char *dir, const struct kw_rundir_
 
 /* An MPI rank other than 0: receive the run from rank 0, build its
  * evaluator, check its inputs, serve evaluations until the run ends. Returns
- * 0 or a negative code (its message in kw_error_last). */
-int kw_run_serve(volatile sig_atomic_t *stop);
+ * 0 or a negative code (its message in kw_error_last); *rank0_says is 1 when
+ * the failure is an input that differs from rank 0's, which rank 0 reports. */
+int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says);
 
 #endif
