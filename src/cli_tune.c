@@ -15,7 +15,8 @@
  * journaled; the journal gets a pause record, the results so far are written
  * and the command exits 130/143 saying how to resume. The handler
  * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
- * survives too.
+ * survives too. After a signal the results are the journal's alone, with no
+ * evaluation (kw_tune_results), and the handler stays until they are in place.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -323,8 +324,9 @@ static void kw_tune_progress(void *ud, const kw_progress *p)
     }
     if (ui->every_s > 0 && now - ui->last_write >= ui->every_s) {
         ui->last_write = now;
-        if (kw_results_write(ui->dir, ui->cfg, ui->ev, ui->owner, ui->metric) != 0 &&
-            !ui->write_failed) {
+        /* a signal cancels its portability evaluations: the pause writes them */
+        int wrc = kw_results_write(ui->dir, ui->cfg, ui->ev, ui->owner, ui->metric);
+        if (wrc != 0 && wrc != KW_EINTERRUPTED && !ui->write_failed) {
             ui->write_failed = 1; /* said once; the run goes on */
             kw_tune_clear_line(ui);
             fprintf(stderr, "knobwise tune: cannot rewrite the results so far: %s\n",
@@ -616,6 +618,27 @@ static int kw_tune_inputs_unchanged(const kw_tune_ctx *c)
     return kw_tune_inputs_same(c, h->n_inputs, names, hashes, 0);
 }
 
+/* The result files of a run that is done or paused. Done or paused by the
+ * time limit: the final re-checks, the portability matrix and the evidence
+ * are evaluated first (kw_results_write_final). Stopped by a signal, before
+ * or during those evaluations (the model evaluators read kw_tune_sig, so an
+ * evaluation in progress returns KW_EINTERRUPTED): the files say what the
+ * journal already proves and nothing more is evaluated, since the sender may
+ * kill soon after (mpirun: odls_base_sigkill_timeout, 1 s, README "--time-limit
+ * and SIGTERM"). A resume of the run evaluates them. Returns 0 or the error. */
+static int kw_tune_results(const kw_tune_ctx *c, const kw_engine_opts *eo, const kw_evaluator *ev,
+                           const kw_evaluator *final_ev)
+{
+    int wrc = KW_EINTERRUPTED;
+    if (!kw_tune_sig)
+        wrc = kw_results_write_final(c->dir, c->cfg, c->port_ex ? kw_exec_iface(c->port_ex) : ev,
+                                     final_ev, c->owner, eo->metric, eo->threads);
+    if (wrc == KW_EINTERRUPTED && kw_tune_sig)
+        wrc = kw_results_write_final(c->dir, c->cfg, NULL, NULL, c->owner, eo->metric,
+                                     eo->threads);
+    return wrc;
+}
+
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
                           double every_s)
 {
@@ -680,25 +703,23 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
         kw_mpi_pool_free(c->mp); /* the other ranks are done: the results are rank 0's */
         c->mp = NULL;
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     kw_tune_clear_line(&ui);
     if (sum.torn)
         fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n", sum.torn_msg);
-    if (rc != 0 && rc != KW_EINTERRUPTED)
+    if (rc != 0 && rc != KW_EINTERRUPTED) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
         return kw_cli_fail("tune", rc);
-    /* The stop and the deadline cancel the search's evaluations only: the
-     * results' own evaluations (portability, evidence) must finish after a
-     * pause, so both are cleared once the engine has returned. */
-    int sig = kw_tune_sig;
-    kw_tune_sig = 0;
+    }
+    /* The deadline cancels the search's evaluations only: after a time
+     * limit's pause the results' own evaluations run (kw_tune_results). */
     kw_tune_deadline_s = 0.0;
-    /* done, paused by the time limit or by a signal: the results so far */
-    /* The final results re-check the top of each ranking with the space's
-     * final sample size and the long thermal window (results.xml <recheck>). */
-    int wrc = kw_results_write_final(c->dir, c->cfg,
-                                     c->port_ex ? kw_exec_iface(c->port_ex) : ev, final_ev,
-                                     c->owner, eo->metric, eo->threads);
+    /* done, paused by the time limit or by a signal: the results so far,
+     * with the handlers still set so a signal now does not kill the writer */
+    int wrc = kw_tune_results(c, eo, ev, final_ev);
+    int sig = kw_tune_sig;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (wrc != 0) {
         kw_cli_fail("tune", wrc);
         fprintf(stderr, "knobwise tune: the journal is intact; rewrite the results with "
@@ -709,7 +730,7 @@ static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, 
         kw_tune_summary(c->dir, c->journal);
     if (!quiet && ranks_said[0])
         printf("knobwise tune: %s\n", ranks_said);
-    if (rc == KW_EINTERRUPTED) {
+    if (rc == KW_EINTERRUPTED || sig) { /* the signal came during the search or the writing */
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
                         "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
                 sig == SIGTERM ? "SIGTERM" : "SIGINT", c->dir, c->dir);
@@ -741,9 +762,8 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     kw_model_opts fo = mo;
-    /* The final re-check runs after a stop too (it writes the results so far):
-     * it is never cancelled. */
-    fo.stop = NULL;
+    /* The final re-check runs after a time limit's pause too (it writes the
+     * results so far): only a signal cancels it (kw_tune_results). */
     fo.deadline_s = NULL;
     fo.sim_requests = c->cfg->space.final_requests > 0 ? c->cfg->space.final_requests
                                                        : (int)requests;

@@ -114,7 +114,9 @@ int kw_results_step_order(int **out, const kw_runsum *rs);
  * KW_RESULTS_RECHECK_TOP ranked configs of each shape with final_ev (larger
  * sample, long thermal window), reported in results.xml as <recheck>. The
  * re-checks and the portability matrix run on `threads` threads (the files do
- * not depend on it). */
+ * not depend on it). ev and final_ev NULL: the files say what the journal
+ * proves and nothing is evaluated. An evaluation stopped by its evaluator's
+ * stop flag fails the call with KW_EINTERRUPTED before any file is written. */
 int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
                            const kw_evaluator *final_ev, const char *owner, const char *metric,
                            int threads);

@@ -643,10 +643,10 @@ int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
     kw_rs_run_jobs(ev, jobs, nj, rs->threads);
     for (int k = 0; k < nj; k++) {
         kw_metrics *out = &rs->port[slot[k]];
-        if (jobs[k].rc == KW_ENOMEM) {
-            /* running out of memory is not a property of the configuration:
-             * the matrix fails rather than showing an "error" cell */
-            int rc = kw_error_set(KW_ENOMEM, "portability matrix: %.200s", jobs[k].err);
+        if (jobs[k].rc == KW_ENOMEM || jobs[k].rc == KW_EINTERRUPTED) {
+            /* running out of memory or being stopped is not a property of the
+             * configuration: the matrix fails rather than showing an "error" cell */
+            int rc = kw_error_set(jobs[k].rc, "portability matrix: %.200s", jobs[k].err);
             free(jobs);
             free(slot);
             return rc;

@@ -184,7 +184,9 @@ int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double 
 int kw_runsum_finish(kw_runsum *rs);
 
 /* Evaluate the winner of every shape on every shape through ev (rep 0).
- * ev's shapes are matched to the summary's by name. */
+ * ev's shapes are matched to the summary's by name. A configuration that
+ * fails shows as an "error:" cell; an evaluation that ran out of memory or
+ * was stopped (KW_EINTERRUPTED) fails the whole matrix with that code. */
 /* Re-measure, for every shape, the baseline and the first `top` ranked
  * configurations with ev (the final evaluator: the space's final sample size
  * and the long thermal window). The journal's figures stay the ranking's
