@@ -250,7 +250,7 @@ void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet)
     ui->plain = !quiet && !tty;
     ui->shape_names = kw_run_shape_names(r);
     ui->metric = kw_run_metric(r);
-    if (ui->plain && kw_run_replay_records(r) > 0) {
+    if (ui->plain && kw_run_replay_records(r) >= 0) {
         /* said before the engine starts, so even a replay of one round is named */
         fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
                         "repeated)\n", kw_run_replay_records(r));
@@ -273,7 +273,7 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
         kw_cli_tune_ui_summary(dir, kw_run_journal(r));
     if (!quiet && out->ranks[0])
         printf("knobwise tune: %s\n", out->ranks);
-    if (out->engine_rc == KW_EINTERRUPTED) {
+    if (out->engine_rc == KW_EINTERRUPTED || out->signal) { /* during the search or the writing */
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
                         "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
                 out->signal == SIGTERM ? "SIGTERM" : "SIGINT", dir, dir);
