@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kw_model.h"
+#include "kw_cost.h" /* kw_cost, kw_kernel; it brings kw_model.h */
 
 static inline void kw_tl_round_chip(kw_accel *a, const char *name)
 {
