@@ -48,13 +48,13 @@ typedef struct kw_repstat {
     const char *guards;  /* the first failing repetition's guards ("error" for a failed call), else "" */
 } kw_repstat;
 
-void kw_repstat_init(kw_repstat *s);
+void kw_reduce_repstat_init(kw_repstat *s);
 /* One repetition: its primary, its failed guards ("" = pass), the evaluator's return code. */
-void kw_repstat_add(kw_repstat *s, double primary, const char *guards, int rc);
+void kw_reduce_repstat_add(kw_repstat *s, double primary, const char *guards, int rc);
 /* The mean (NAN with no repetition) and the sample standard deviation (0
  * below two repetitions) of the primary. */
-double kw_repstat_mean(const kw_repstat *s);
-double kw_repstat_sd(const kw_repstat *s);
+double kw_reduce_repstat_mean(const kw_repstat *s);
+double kw_reduce_repstat_sd(const kw_repstat *s);
 
 /* ---- the reducer ---- */
 

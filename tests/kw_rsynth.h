@@ -160,7 +160,7 @@ static void sy_record(kw_runsum *rs, int shape, const kw_cand *parent, const kw_
 
 static int sy_eval_into(kw_runsum *rs, int shape, const kw_cand *c, kw_metrics *m)
 {
-    int broken = kw_cand_violates(&rs->ks, c);
+    int broken = kw_knobs_cand_violates(&rs->ks, c);
     if (broken >= 0) {
         kw_runsum_add_refused(rs, shape, c, broken);
         return -1;
@@ -173,7 +173,7 @@ static int sy_eval_into(kw_runsum *rs, int shape, const kw_cand *c, kw_metrics *
 static void sy_tune_shape(kw_runsum *rs, int shape, double min_effect)
 {
     kw_cand inc, base;
-    kw_cand_baseline(&inc, &rs->ks);
+    kw_knobs_cand_baseline(&inc, &rs->ks);
     base = inc;
     kw_metrics im, m;
     sy_eval_into(rs, shape, &inc, &im);

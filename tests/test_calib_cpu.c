@@ -63,7 +63,7 @@ static void write_csv(const char *path, const kw_accel *truth)
         double us;
         cr_assert_eq(kw_ccal_predict(&us, cfg, truth, &row), 0, "%s", kw_error_last());
         char knobs[2048];
-        kw_cand_format(knobs, sizeof knobs, ks, &row.cand);
+        kw_knobs_cand_format(knobs, sizeof knobs, ks, &row.cand);
         for (char *p = knobs; *p; p++)
             if (*p == ' ')
                 *p = ';';

@@ -286,7 +286,7 @@ Test(eval, evaluator_applies_the_sla_and_fallback_bounds_to_its_own_figures,
     kw_guards *g = &cfg->space.guards;
     kw_cand c;
     kw_metrics m;
-    kw_cand_baseline(&c, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&c, &cfg->space.knobs);
     g->sla_p99_us = 0.0;
     cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0, "%s", kw_error_last());
     double p99 = m.v[KW_M_P99_US], fb = m.v[KW_M_FALLBACK_PCT];

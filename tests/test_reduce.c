@@ -56,7 +56,7 @@ static void eval(kw_reduce *r, const kw_jheader *h, kw_cand c, int rep, double p
     rec.type = 'E';
     rec.record = rec.e.record = ++rec_no;
     rec.e.cand = c;
-    rec.e.id = kw_cand_id(&h->space, &c);
+    rec.e.id = kw_knobs_cand_id(&h->space, &c);
     rec.e.rep = rep;
     rec.e.m = m;
     rec.e.guards = guards;
@@ -75,8 +75,8 @@ static void step(kw_reduce *r, const kw_jheader *h, kw_cand parent, kw_cand c, i
     rec.t.phase = KW_STEP_MAIN;
     rec.t.parent = parent;
     rec.t.cand = c;
-    rec.t.parent_id = kw_cand_id(&h->space, &parent);
-    rec.t.id = kw_cand_id(&h->space, &c);
+    rec.t.parent_id = kw_knobs_cand_id(&h->space, &parent);
+    rec.t.id = kw_knobs_cand_id(&h->space, &c);
     rec.t.knob = k;
     rec.t.old_v = parent.v[k];
     rec.t.new_v = c.v[k];
@@ -87,16 +87,16 @@ static void step(kw_reduce *r, const kw_jheader *h, kw_cand parent, kw_cand c, i
 Test(reduce, mean_and_sd_are_over_repetitions_in_repetition_order)
 {
     kw_repstat st;
-    kw_repstat_init(&st);
-    cr_assert(isnan(kw_repstat_mean(&st)));
-    kw_repstat_add(&st, 2.0, "", 0);
-    kw_repstat_add(&st, 4.0, "", 0);
-    kw_repstat_add(&st, 9.0, "", 0);
-    cr_assert_eq(kw_repstat_mean(&st), 5.0);
+    kw_reduce_repstat_init(&st);
+    cr_assert(isnan(kw_reduce_repstat_mean(&st)));
+    kw_reduce_repstat_add(&st, 2.0, "", 0);
+    kw_reduce_repstat_add(&st, 4.0, "", 0);
+    kw_reduce_repstat_add(&st, 9.0, "", 0);
+    cr_assert_eq(kw_reduce_repstat_mean(&st), 5.0);
     /* sample sd of {2, 4, 9}: sqrt(((-3)^2 + (-1)^2 + 4^2) / 2) = sqrt(13) */
-    cr_assert_float_eq(kw_repstat_sd(&st), sqrt(13.0), 1e-12);
+    cr_assert_float_eq(kw_reduce_repstat_sd(&st), sqrt(13.0), 1e-12);
     cr_assert(st.ok);
-    kw_repstat_add(&st, 1.0, "", 3);
+    kw_reduce_repstat_add(&st, 1.0, "", 3);
     cr_assert_not(st.ok);
     cr_assert_str_eq(st.guards, "error");
 
@@ -109,7 +109,7 @@ Test(reduce, mean_and_sd_are_over_repetitions_in_repetition_order)
     eval(r, h, cand(0, 0), 1, 0.2, "");
     eval(r, h, cand(0, 0), 1, 99.0, ""); /* a repeated record: the first counts */
     kw_jstats js;
-    cr_assert_eq(kw_reduce_stats(&js, r, 0, kw_cand_id(&h->space, &(kw_cand){{0}})), 0);
+    cr_assert_eq(kw_reduce_stats(&js, r, 0, kw_knobs_cand_id(&h->space, &(kw_cand){{0}})), 0);
     cr_assert_eq(js.n, 3);
     cr_assert_eq(js.mean, (0.1 + 0.2 + 0.3) / 3); /* the same additions in the same order */
     cr_assert_eq(kw_reduce_stats(&js, r, 0, 12345), KW_EINPUT);
@@ -136,7 +136,7 @@ Test(reduce, ofat_cut_short_takes_the_best_passing_position_and_the_path_to_it)
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
     cr_assert_not(res.done);
     cr_assert_str_eq(res.why, "incomplete");
-    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &a));
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &a));
     cr_assert_eq(res.best_primary, 80.0);
     cr_assert_eq(res.baseline_primary, 100.0);
     cr_assert_eq(res.evals, 5);
@@ -157,7 +157,7 @@ Test(reduce, ofat_cut_short_takes_the_best_passing_position_and_the_path_to_it)
     d.d.shape = 0;
     strcpy(d.d.why, "converged");
     d.d.best = ab;
-    d.d.best_id = kw_cand_id(&h->space, &ab);
+    d.d.best_id = kw_knobs_cand_id(&h->space, &ab);
     d.d.best_primary = 90.0;
     cr_assert_eq(kw_reduce_add(r, &d), 0);
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
@@ -187,7 +187,7 @@ Test(reduce, sampling_takes_the_complete_passing_config_first_among_equals)
     eval(r, h, w, 1, 1.0, "drift"); /* w: fails a guard */
     kw_jresult res;
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
-    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &x), "x's repetition 0 came first");
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &x), "x's repetition 0 came first");
     cr_assert_eq(res.best_primary, 40.0);
     cr_assert_eq(res.n_path, 0);
     cr_assert(isnan(res.baseline_primary), "the baseline was never evaluated");
@@ -206,7 +206,7 @@ Test(reduce, nothing_passing_leaves_the_baseline)
     kw_jresult res;
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
     kw_cand b = cand(0, 0);
-    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &b));
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &b));
     cr_assert_eq(res.n_changes, 0);
     kw_journal_result_clear(&res);
     kw_reduce_free(r);

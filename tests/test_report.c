@@ -98,7 +98,8 @@ Test(report, every_section_is_there_and_offline)
     int changed_total = 0;
     for (int si = 0; si < rs->n_shapes; si++) {
         const kw_rs_shape *s = &rs->shapes[si];
-        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand);
+        int d = kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                       &s->configs[s->final].cand);
         changed_total += d;
         char *wf = rp_between(at, "<svg class=\"waterfall\"", "</svg>");
         cr_assert_eq(count(wf, "<text class=\"label\""), d + 2, "shape %s", s->name);

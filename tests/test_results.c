@@ -702,7 +702,8 @@ Test(results, xml_carries_the_net_path_and_sensitivity)
     cr_assert_not_null(doc);
     for (int sh = 0; sh < rs->n_shapes; sh++) {
         const kw_rs_shape *s = &rs->shapes[sh];
-        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand);
+        int d = kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                       &s->configs[s->final].cand);
         char xp[256];
         snprintf(xp, sizeof xp, "/results/shape[@name='%s']/net_path/@steps", s->name);
         char *v = xpath_attr(doc, xp);

@@ -250,14 +250,14 @@ static void soak_run(soak *out, kw_config **cfgp, const char *settings)
     kw_cand c;
     kw_mapping m;
     /* arrivals: the shape's load under the baseline mapping */
-    kw_cand_baseline(&c, &sp->knobs);
+    kw_knobs_cand_baseline(&c, &sp->knobs);
     cr_assert_eq(kw_mapping_decode(&m, sp, b, &c), 0, "%s", kw_error_last());
     cr_assert_eq(m.max_batch, 1);
     cr_assert_eq(kw_cost_eval(&tab[0], &cfg->accel, b, s, &m, 1, m.cores_per_request), 0);
     double rate;
     cr_assert_eq(kw_sim_rate_for_load(&rate, &cfg->accel, s, &m, tab), 0, "%s", kw_error_last());
     /* the mapping under test */
-    cr_assert_eq(kw_cand_parse(&c, &sp->knobs, settings), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_knobs_cand_parse(&c, &sp->knobs, settings), 0, "%s", kw_error_last());
     cr_assert_eq(kw_mapping_decode(&m, sp, b, &c), 0, "%s", kw_error_last());
     cr_assert_eq(kw_cost_eval(&tab[0], &cfg->accel, b, s, &m, 1, m.cores_per_request), 0);
     kw_sim_input si = {.accel = &cfg->accel, .shape = s, .mapping = &m, .service = tab,

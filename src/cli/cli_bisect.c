@@ -74,14 +74,14 @@ static int kw_apply_line(kw_cand *c, long *set_at, const kw_knobspace *ks, const
             return kw_error_set(KW_EINPUT, "%s:%ld: '%.60s' is not knob=value", file, lineno, w);
         *eq = '\0';
         char hint[512];
-        int k = kw_knobspace_find(ks, w);
+        int k = kw_knobs_find(ks, w);
         if (k < 0) {
-            kw_knobspace_hint_name(hint, sizeof hint, ks, w);
+            kw_knobs_hint_name(hint, sizeof hint, ks, w);
             return kw_error_set(KW_EINPUT, "%s:%ld: unknown knob '%.60s'%s", file, lineno, w, hint);
         }
-        int v = kw_knob_value(&ks->knobs[k], eq + 1);
+        int v = kw_knobs_value(&ks->knobs[k], eq + 1);
         if (v < 0) {
-            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
             return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'%s", file, lineno,
                                 w, eq + 1, hint);
         }
@@ -99,7 +99,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
 {
     char dir[KW_PATH_MAX];
     const char *what;
-    kw_cand_baseline(out, ks);
+    kw_knobs_cand_baseline(out, ks);
     if (strcmp(ref, "baseline") == 0)
         return 0;
     if (kw_split_runref(dir, sizeof dir, &what, ref)) {
@@ -110,7 +110,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
         const kw_runsum *rs = r->rs;
         const kw_cand *c = NULL;
         kw_cand base;
-        kw_cand_baseline(&base, &rs->ks);
+        kw_knobs_cand_baseline(&base, &rs->ks);
         if (strcmp(what, "baseline") == 0) {
             c = &base;
         } else if (strcmp(what, "best") == 0) {
@@ -143,9 +143,9 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
         }
         /* through text, so a run made over another version of the space still maps by name */
         char text[KW_KNOB_MAX * (KW_NAME_MAX + KW_VALUE_LEN + 2)];
-        kw_cand_format(text, sizeof text, &rs->ks, c);
+        kw_knobs_cand_format(text, sizeof text, &rs->ks, c);
         kw_rundir_free(r);
-        rc = kw_cand_parse(out, ks, text);
+        rc = kw_knobs_cand_parse(out, ks, text);
         if (rc != 0)
             return kw_error_set(rc, "%s: %s", ref, kw_error_last());
         return 0;
@@ -184,7 +184,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
     fclose(f);
     if (rc == 0) {
         /* a configuration outside the space is bad input: name the line of its last term */
-        int c = kw_cand_violates(ks, out);
+        int c = kw_knobs_cand_violates(ks, out);
         if (c >= 0) {
             long at = 0;
             for (int t = 0; t < ks->constraints[c].n_terms; t++) {
@@ -328,10 +328,11 @@ int kw_cli_bisect(int argc, char **argv)
         free(r);
         goto done;
     }
-    printf("bisect on shape %s: A %016llx -> B %016llx, %d knob%s differ, %d order%s (seed %ld), %d evaluations\n",
-           shape, (unsigned long long)kw_cand_id(ks, &a), (unsigned long long)kw_cand_id(ks, &b),
-           r->n_knobs, r->n_knobs == 1 ? "" : "s", r->orders, r->orders == 1 ? "" : "s", seed,
-           r->evals);
+    printf("bisect on shape %s: A %016llx -> B %016llx, %d knob%s differ, %d order%s (seed %ld), "
+           "%d evaluations\n",
+           shape, (unsigned long long)kw_knobs_cand_id(ks, &a),
+           (unsigned long long)kw_knobs_cand_id(ks, &b), r->n_knobs, r->n_knobs == 1 ? "" : "s",
+           r->orders, r->orders == 1 ? "" : "s", seed, r->evals);
     printf("  guards: A %s, B %s\n\n", r->a_guards[0] ? r->a_guards : "pass",
            r->b_guards[0] ? r->b_guards : "pass");
     char pct[32];

@@ -162,14 +162,14 @@ static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
             return kw_error_set(KW_EINPUT, "'%s' is not knob=value", word);
         *eq = '\0';
         char hint[512];
-        int k = kw_knobspace_find(ks, word);
+        int k = kw_knobs_find(ks, word);
         if (k < 0) {
-            kw_knobspace_hint_name(hint, sizeof hint, ks, word);
+            kw_knobs_hint_name(hint, sizeof hint, ks, word);
             return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", word, hint);
         }
-        int v = kw_knob_value(&ks->knobs[k], eq + 1);
+        int v = kw_knobs_value(&ks->knobs[k], eq + 1);
         if (v < 0) {
-            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
             return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", word, eq + 1, hint);
         }
         c->v[k] = (uint8_t)v;
@@ -289,14 +289,14 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         kw_cand c;
         kw_metrics m;
         int rc = 0, broken = -1;
-        kw_cand_baseline(&c, &cfg->space.knobs);
+        kw_knobs_cand_baseline(&c, &cfg->space.knobs);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, cfg, shape);
             rc = kw_error_set(KW_EINPUT, "unknown shape '%s'%s", shape, hint);
         }
         else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
-                 (broken = kw_cand_violates(&cfg->space.knobs, &c)) < 0)
+                 (broken = kw_knobs_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
         if (rc == KW_ENOMEM || rc == KW_EIO) {
             /* not this line's fault: the stream cannot go on truthfully */
@@ -311,7 +311,7 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         if (rc != 0)
             kw_eval_error_row(shape, lineno, kw_error_last());
         else
-            kw_eval_csv_row(stdout, shape, kw_cand_id(&cfg->space.knobs, &c), &m);
+            kw_eval_csv_row(stdout, shape, kw_knobs_cand_id(&cfg->space.knobs, &c), &m);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             status = kw_cli_fail("eval", kw_error_set(KW_EIO, "stdout: write error after line %ld",
                                                       lineno));
@@ -427,7 +427,7 @@ int kw_cli_eval(int argc, char **argv)
         goto done;
     }
     kw_cand c;
-    kw_cand_baseline(&c, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&c, &cfg->space.knobs);
     for (int i = 0; i < n_sets; i++)
         if ((rc = kw_eval_set(&c, &cfg->space.knobs, sets[i])) != 0) {
             fprintf(stderr, "knobwise eval: --set %s: %s\n", sets[i], kw_error_last());
@@ -449,8 +449,8 @@ int kw_cli_eval(int argc, char **argv)
     if (n_sel == 0)
         for (int i = 0; i < cfg->space.n_shapes; i++)
             sel[n_sel++] = i;
-    int broken = kw_cand_violates(&cfg->space.knobs, &c);
-    uint64_t id = kw_cand_id(&cfg->space.knobs, &c);
+    int broken = kw_knobs_cand_violates(&cfg->space.knobs, &c);
+    uint64_t id = kw_knobs_cand_id(&cfg->space.knobs, &c);
     if (csv) {
         kw_eval_csv_header(stdout);
         putchar('\n');

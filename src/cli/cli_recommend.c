@@ -227,7 +227,7 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
     if (rc != 0)
         return rc;
     kw_cand base;
-    kw_cand_baseline(&base, &rs->ks);
+    kw_knobs_cand_baseline(&base, &rs->ks);
     if ((rc = ev->eval(ev->ctx, &out->cand, cfg_shape, 0, &out->m)) != 0 ||
         (rc = ev->eval(ev->ctx, &base, cfg_shape, 0, &out->base_m)) != 0)
         return rc;
@@ -269,7 +269,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
         if (x->borrow.warn[0])
             printf("  WARNING: %s\n", x->borrow.warn);
     }
-    printf("  config %016llx\n", (unsigned long long)kw_cand_id(ks, &x->cand));
+    printf("  config %016llx\n", (unsigned long long)kw_knobs_cand_id(ks, &x->cand));
     for (int k = 0; k < ks->n_knobs; k++) {
         const kw_knob *kb = &ks->knobs[k];
         int changed = x->cand.v[k] != kb->baseline;
@@ -323,7 +323,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
         if ((rc = kw_recommend_one(&x, r, i)) != 0)
             goto done;
         kw_sbuf_csv(&b, r->cfg->workload.shapes[r->cfg->space.shapes[i]].name);
-        kw_sbuf_printf(&b, ",%016llx,", (unsigned long long)kw_cand_id(ks, &x.cand));
+        kw_sbuf_printf(&b, ",%016llx,", (unsigned long long)kw_knobs_cand_id(ks, &x.cand));
         kw_sbuf_csv(&b, x.tuned >= 0 ? "" : x.use_baseline ? "baseline" : rs->shapes[x.from].name);
         for (int k = 0; k < ks->n_knobs; k++) {
             kw_sbuf_puts(&b, ",");

@@ -390,8 +390,8 @@ static void kw_tune_summary(const char *dir, const char *journal)
         goto done;
     const char *label = kw_tune_metric_label(j->h.metric);
     printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
-           kw_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
-           j->h.strategy == KW_STRATEGY_OFAT ? kw_policy_name(j->h.policy) : "");
+           kw_journal_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
+           j->h.strategy == KW_STRATEGY_OFAT ? kw_journal_policy_name(j->h.policy) : "");
     for (int i = 0; i < j->h.n_tuned; i++) {
         int s = j->h.tuned[i];
         kw_jresult r;
@@ -888,7 +888,7 @@ static int kw_tune_frozen_parse(uint64_t *mask, const char *names, const kw_knob
     snprintf(buf, sizeof buf, "%s", names);
     *mask = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = kw_knobspace_find(ks, t);
+        int k = kw_knobs_find(ks, t);
         if (k < 0)
             return kw_error_set(KW_ECORRUPT, "journal attribute frozen names unknown knob '%s'", t);
         *mask |= 1ULL << k;
@@ -1208,7 +1208,7 @@ static int kw_tune_main(int argc, char **argv)
             a.shapes[a.n_shapes++] = optarg;
             break;
         case O_STRATEGY: {
-            int s = kw_strategy_parse(optarg);
+            int s = kw_journal_strategy_parse(optarg);
             if (s < 0)
                 return kw_cli_usage_error("tune", "--strategy takes ofat, random or exhaustive, not '%s'",
                                           optarg);
@@ -1216,7 +1216,7 @@ static int kw_tune_main(int argc, char **argv)
             break;
         }
         case O_POLICY: {
-            int p = kw_policy_parse(optarg);
+            int p = kw_journal_policy_parse(optarg);
             if (p < 0)
                 return kw_cli_usage_error("tune", "--policy takes sweep or greedy, not '%s'", optarg);
             a.policy = (kw_policy)p;

@@ -361,7 +361,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
             rc = kw_error_set(KW_ENOMEM, "out of memory for the noise stream");
             goto done;
         }
-        gsl_rng_set(r, (unsigned long)kw_mix_splitmix64(kw_cand_id(&cfg->space.knobs, c) ^
+        gsl_rng_set(r, (unsigned long)kw_mix_splitmix64(kw_knobs_cand_id(&cfg->space.knobs, c) ^
                                                kw_mix_splitmix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
                                                e->opts.seed));
         double f = 1.0 + gsl_ran_gaussian(r, cfg->space.noise_pct / 100.0);
@@ -635,7 +635,7 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     const kw_shape *s = kw_eval_shape(e, i);
     const kw_block *b = &cfg->workload.blocks[s->block];
     kw_cand base;
-    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &cfg->space.knobs);
     kw_mapping m;
     kw_cost *svc = NULL;
     int rc;
@@ -678,7 +678,7 @@ static int kw_eval_base_t1(double *t1_us, const kw_model_eval *e, int i)
     const kw_shape *s = kw_eval_shape(e, i);
     const kw_block *b = &cfg->workload.blocks[s->block];
     kw_cand base;
-    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &cfg->space.knobs);
     kw_mapping m;
     kw_cost one;
     int rc;
@@ -777,10 +777,10 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
         e->opts = *opts;
     for (int i = 0; i < cfg->space.n_shapes; i++)
         e->shape_names[i] = cfg->workload.shapes[cfg->space.shapes[i]].name;
-    int pk = kw_knobspace_find(&cfg->space.knobs, "precision");
+    int pk = kw_knobs_find(&cfg->space.knobs, "precision");
     for (int p = 0; p < KW_PREC_COUNT; p++)
         if (cfg->accel.peak_flops[p] > 0.0 &&
-            (pk < 0 || kw_knob_value(&cfg->space.knobs.knobs[pk], kw_prec_name((kw_prec)p)) >= 0))
+            (pk < 0 || kw_knobs_value(&cfg->space.knobs.knobs[pk], kw_prec_name((kw_prec)p)) >= 0))
             e->prec_mask |= 1u << p;
     int rc = kw_drift_cache_new(&e->drift);
     if (rc == 0)

@@ -296,10 +296,12 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
                    "old -> new", "before us", "after us", "effect", "cumulative",
                    "bottleneck before -> after", "metrics moved");
     if (np.kind == KW_NET_NONE && s->n_steps == 0)
-        kw_sbuf_printf(out, "  (none: a %s search takes no one-knob steps; the recommendation differs "
-                       "from the baseline in %d knobs, and `knobwise bisect` walks them one at a time)\n",
-                       rs->info.strategy[0] ? rs->info.strategy : "stepless",
-                       kw_cand_distance(ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand));
+        kw_sbuf_printf(
+            out,
+            "  (none: a %s search takes no one-knob steps; the recommendation differs "
+            "from the baseline in %d knobs, and `knobwise bisect` walks them one at a time)\n",
+            rs->info.strategy[0] ? rs->info.strategy : "stepless",
+            kw_knobs_cand_distance(ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand));
     else if (np.kind == KW_NET_NONE)
         kw_sbuf_puts(out, "  (none: no chain of evaluated one-knob steps reaches the recommendation)\n");
     else if (np.n == 0)
@@ -417,7 +419,7 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
             else
                 snprintf(pv, sizeof pv, "-");
             kw_sbuf_printf(out, "  %5d %-8s %-9s %-22s %-25s %11s %11s %9s %10s %8s  %s -> %s\n", st->num,
-                           kw_decision_name(st->decision), st->phase,
+                           kw_journal_decision_name(st->decision), st->phase,
                            st->knob >= 0 ? ks->knobs[st->knob].name : "?", change, a, b, c, d, pv,
                            bf && bf->m.klass[0] ? bf->m.klass : "-",
                            af && af->m.klass[0] ? af->m.klass : "-");
@@ -483,7 +485,7 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
                        w->after >= 0 ? &s->configs[w->after] : NULL);
         kw_sbuf_printf(out, "\n  largest regression: %s=%s made %s %s at step %d (%s)\n",
                        ks->knobs[wk].name, kw_val_text(ks, wk, w->cand.v[wk]), pn, c, w->num,
-                       kw_decision_name(w->decision));
+                       kw_journal_decision_name(w->decision));
         kw_repro(out, rs, s, &w->cand, eval_prefix);
     } else {
         kw_sbuf_puts(out, "\n  largest regression: none (no step made the primary metric worse)\n");
@@ -515,7 +517,7 @@ typedef struct kw_bmemo {
 static int kw_bmemo_get(kw_bmemo *mm, const kw_knobspace *ks, const kw_evaluator *ev, int shape,
                         const kw_cand *c, const kw_metrics **out, int *evals)
 {
-    uint64_t id = kw_cand_id(ks, c);
+    uint64_t id = kw_knobs_cand_id(ks, c);
     uint32_t k = (uint32_t)((id ^ (id >> 32)) & (uint64_t)(mm->size - 1));
     while (mm->ids[k] != 0) {
         if (mm->ids[k] == id) {
@@ -545,7 +547,7 @@ int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev
                             orders);
     if (shape < 0 || shape >= ev->n_shapes)
         return kw_error_set(KW_EINPUT, "no shape %d in the evaluator", shape);
-    int ca = kw_cand_violates(ks, a), cb = kw_cand_violates(ks, b);
+    int ca = kw_knobs_cand_violates(ks, a), cb = kw_knobs_cand_violates(ks, b);
     if (ca >= 0 || cb >= 0)
         return kw_error_set(KW_ECONSTRAINT, "configuration %s breaks constraint %s",
                             ca >= 0 ? "A" : "B", ks->constraints[ca >= 0 ? ca : cb].name);
@@ -604,7 +606,7 @@ int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev
                 next = cur;
                 int k = out->knobs[pending[t]];
                 next.v[k] = b->v[k];
-                if (kw_cand_violates(ks, &next) < 0)
+                if (kw_knobs_cand_violates(ks, &next) < 0)
                     pick = t;
             }
             if (pick < 0) {
@@ -614,7 +616,8 @@ int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev
                 rc = kw_error_set(KW_ECONSTRAINT,
                                   "no one-knob walk from A to B avoids constraint %s (stuck after "
                                   "%d of %d knobs)",
-                                  ks->constraints[kw_cand_violates(ks, &next)].name, walked, n);
+                                  ks->constraints[kw_knobs_cand_violates(ks, &next)].name, walked,
+                                  n);
                 goto done;
             }
             int i = pending[pick];

@@ -151,7 +151,7 @@ int kw_ccal_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
         for (char *q = fld[4]; *q; q++)
             if (*q == ';')
                 *q = ' ';
-        if (kw_cand_parse(&r->cand, &cfg->space.knobs, fld[4]) != 0) {
+        if (kw_knobs_cand_parse(&r->cand, &cfg->space.knobs, fld[4]) != 0) {
             rc = kw_error_set(KW_EINPUT, "%s:%d: %s", path, ln, kw_error_last());
             break;
         }

@@ -586,7 +586,7 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.noisy = 1;
     e->iface.eval = kw_exec_eval;
     e->iface.predict = kw_exec_predict;
-    kw_cand_baseline(&e->base, &e->cfg->space.knobs);
+    kw_knobs_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 
 int kw_exec_new(kw_exec **out, const kw_config *cfg, const kw_model_eval *model,

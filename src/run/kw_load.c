@@ -809,7 +809,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
         int ki = kw_space_knob_index(ks, knob);
         if (ki < 0) {
             char hint[512];
-            kw_knobspace_hint_name(hint, sizeof hint, ks, knob);
+            kw_knobs_hint_name(hint, sizeof hint, ks, knob);
             kw_xml_problem(p, file, tl, "constraint '%s' names an unknown knob '%s'%s", c->name,
                            knob, hint);
             bad = 1;
@@ -839,7 +839,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
             int vi = kw_value_index(k, vals[i]);
             if (vi < 0) {
                 char hint[512];
-                kw_knob_hint_value(hint, sizeof hint, k, vals[i]);
+                kw_knobs_hint_value(hint, sizeof hint, k, vals[i]);
                 kw_xml_problem(p, file, tl, "constraint '%s': '%s' is not a value of knob '%s'%s",
                                c->name, vals[i], knob, hint);
                 bad = 1;
@@ -873,7 +873,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
 }
 
 /* The first constraint the candidate breaks, or -1. (search/kw_knobs.c has
- * kw_cand_violates; the loader keeps its own copy so it does not need
+ * kw_knobs_cand_violates; the loader keeps its own copy so it does not need
  * the engine.) */
 static int kw_baseline_violates(const kw_knobspace *ks)
 {

@@ -13,7 +13,7 @@
  * (the search went round the sub-lattice), a breadth-first search over the
  * evaluated configurations with one-knob adjacency finds the shortest chain
  * there is (a knob set twice only where the run never evaluated the way round
- * it); its probes hash the candidate's value bytes, not kw_cand_id's
+ * it); its probes hash the candidate's value bytes, not kw_knobs_cand_id's
  * name=value text (20x cheaper: about 100 probes per configuration). Past
  * KW_NET_BFS_MAX configurations (soak-sized journals) the search's accepted
  * path with its loops cut, shortened where two of its configurations are one
@@ -364,8 +364,8 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
         for (int i = 0; i < n - 1;) {
             int j = i + 1;
             for (int t = n - 1; t > i + 1; t--)
-                if (kw_cand_distance(&rs->ks, &s->configs[chain[i]].cand,
-                                     &s->configs[chain[t]].cand) == 1) {
+                if (kw_knobs_cand_distance(&rs->ks, &s->configs[chain[i]].cand,
+                                           &s->configs[chain[t]].cand) == 1) {
                     j = t;
                     break;
                 }
@@ -441,8 +441,8 @@ int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p)
         if (st->after < 0 || st->after >= s->n_configs || s->configs[st->after].reps <= 0)
             return kw_error_set(KW_ECORRUPT, "shape %s: net step %d lands on a configuration that "
                                 "was never evaluated", s->name, i + 1);
-        int dist = kw_cand_distance(&rs->ks, &s->configs[st->before].cand,
-                                    &s->configs[st->after].cand);
+        int dist = kw_knobs_cand_distance(&rs->ks, &s->configs[st->before].cand,
+                                          &s->configs[st->after].cand);
         if (dist != 1)
             return kw_error_set(KW_ECORRUPT, "shape %s: net step %d changes %d knobs, not one",
                                 s->name, i + 1, dist);
@@ -601,7 +601,7 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
             }
             kw_cand c = F->cand;
             c.v[k] = (uint8_t)v;
-            int ci = kw_runsum_find_config(rs, shape, kw_cand_id(ks, &c));
+            int ci = kw_runsum_find_config(rs, shape, kw_knobs_cand_id(ks, &c));
             /* configurations a step produced (or the evidence phase added):
              * a partial summary keeps exactly those, so it reads the same */
             if (ci >= 0 && s->configs[ci].constraint < 0 &&
@@ -609,7 +609,8 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
                  (s->configs[ci].step < 0 && ci != s->baseline && !s->configs[ci].evidence)))
                 ci = -1;
             if (ci < 0) {
-                o->state = kw_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
+                o->state =
+                    kw_knobs_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
                 continue;
             }
             o->config = ci;
@@ -677,13 +678,13 @@ int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added)
                 c.v[k] = (uint8_t)sn[k].side[side].value;
                 /* one the journal has without a step stays as it is: a second
                  * repetition would change figures the files already show */
-                if (kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c)) >= 0)
+                if (kw_runsum_find_config(rs, sh, kw_knobs_cand_id(ks, &c)) >= 0)
                     continue;
                 kw_metrics m;
                 if ((rc = ev->eval(ev->ctx, &c, es, 0, &m)) != 0 ||
                     (rc = kw_runsum_add_eval(rs, sh, &c, &m)) != 0)
                     break;
-                int ci = kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c));
+                int ci = kw_runsum_find_config(rs, sh, kw_knobs_cand_id(ks, &c));
                 if (ci >= 0)
                     s->configs[ci].evidence = 1;
                 n_added++;

@@ -233,10 +233,12 @@ static void kw_mapping_table(kw_sbuf *b, const kw_runsum *rs, const kw_rs_shape 
         kw_sbuf_html(b, kw_knob_val(rs, k, B));
         kw_sbuf_printf(b, "</td><td class=\"l\">%s</td></tr>\n", ch ? "&#9679; changed" : "");
     }
-    kw_sbuf_printf(b, "</table>\n<p class=\"note\">Configuration %016llx; %d of %d knobs differ from the "
-                      "baseline %016llx.</p>\n",
-                   (unsigned long long)s->configs[s->final].id, kw_cand_distance(&rs->ks, B, F),
-                   rs->ks.n_knobs, (unsigned long long)s->configs[s->baseline].id);
+    kw_sbuf_printf(
+        b,
+        "</table>\n<p class=\"note\">Configuration %016llx; %d of %d knobs differ from the "
+        "baseline %016llx.</p>\n",
+        (unsigned long long)s->configs[s->final].id, kw_knobs_cand_distance(&rs->ks, B, F),
+        rs->ks.n_knobs, (unsigned long long)s->configs[s->baseline].id);
 }
 
 /* Horizontal waterfall: the baseline, one floating bar per net step (labelled
@@ -755,7 +757,7 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
         else
             kw_pct(b, base > 0 ? (fin - base) / base * 100.0 : NAN);
         kw_sbuf_printf(b, "</td><td>%d</td><td>%ld</td><td class=\"l\">",
-                       kw_cand_distance(&rs->ks, &B->cand, &F->cand), s->evals_total);
+                       kw_knobs_cand_distance(&rs->ks, &B->cand, &F->cand), s->evals_total);
         kw_sbuf_html(b, B->m.klass);
         kw_sbuf_puts(b, " &rarr; ");
         kw_sbuf_html(b, F->m.klass);

@@ -76,7 +76,7 @@ void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, 
     if (s->baseline >= 0)
         base = s->configs[s->baseline].cand;
     else
-        kw_cand_baseline(&base, &rs->ks);
+        kw_knobs_cand_baseline(&base, &rs->ks);
     const kw_cand *c = &s->configs[config].cand;
     int first = 1;
     for (int k = 0; k < rs->ks.n_knobs; k++) {
@@ -457,7 +457,7 @@ static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
     if (s->baseline >= 0)
         base = s->configs[s->baseline].cand;
     else
-        kw_cand_baseline(&base, &rs->ks);
+        kw_knobs_cand_baseline(&base, &rs->ks);
     const kw_cand *c = &s->configs[config].cand;
     int lin[1024];
     int n = kw_runsum_lineage(rs, shape, config, lin, 1024);
@@ -473,7 +473,7 @@ static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
         if (st >= 0) {
             const kw_rs_step *sp = &s->steps[st];
             kw_x_long(x, "step", sp->num);
-            kw_x_attr(x, "decision", kw_decision_name(sp->decision));
+            kw_x_attr(x, "decision", kw_journal_decision_name(sp->decision));
             kw_x_num(x, "effect_pct", kw_runsum_step_effect(rs, shape, st, rs->primary), 3);
             if (isfinite(sp->p_value))
                 kw_x_num(x, "p_value", sp->p_value, 6);
@@ -574,8 +574,8 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     kw_x_long(x, "requests", rb.requests);
     kw_x_num(x, "min_improvement_pct", l->min_effect_pct, 3);
     kw_x_num(x, "claimed_improvement_pct", isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 3);
-    int changed = s->baseline >= 0 ? kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                                      &s->configs[config].cand)
+    int changed = s->baseline >= 0 ? kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                            &s->configs[config].cand)
                                    : 0;
     char req[64];
     if (rb.requests > 0)
@@ -838,8 +838,8 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_id(x, "id", cf->id);
         kw_x_attr(x, "recommended", c == s->final ? "true" : "false");
         kw_x_long(x, "knobs_changed",
-                  s->baseline >= 0 ? kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                                      &cf->cand)
+                  s->baseline >= 0 ? kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                            &cf->cand)
                                    : 0);
         kw_x_num(x, "vs_baseline_pct", kw_pct(cf->m.v[rs->primary], base), 3);
         if (r == 0 && rs->port) {
@@ -1095,7 +1095,7 @@ static int kw_audit_csv_render(kw_rout *o, const kw_runsum *rs)
             kw_sbuf_num(out, st->p_value, 6);
         kw_sbuf_puts(out, ",");
         kw_sbuf_csv(out, a ? (a->m.guards[0] ? a->m.guards : "pass") : "");
-        kw_sbuf_printf(out, ",%s,", kw_decision_name(st->decision));
+        kw_sbuf_printf(out, ",%s,", kw_journal_decision_name(st->decision));
         kw_sbuf_csv(out, st->reason);
         kw_sbuf_puts(out, "\n");
         kw_rout_drain(o, 0);
@@ -1429,7 +1429,7 @@ static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_
     if (in->run_id[0] == '\0')
         snprintf(in->run_id, sizeof in->run_id, "run");
     snprintf(in->version, sizeof in->version, "%s", h->version);
-    snprintf(in->strategy, sizeof in->strategy, "%s", kw_strategy_name(h->strategy));
+    snprintf(in->strategy, sizeof in->strategy, "%s", kw_journal_strategy_name(h->strategy));
     in->seed = h->seed;
     in->budget = h->budget;
     const char *a;
@@ -1489,7 +1489,7 @@ static void kw_rs_step_of(kw_rs_step *st, const kw_jstep *t)
     st->cand = t->cand;
     st->decision = t->decision;
     st->p_value = t->p_value;
-    snprintf(st->phase, sizeof st->phase, "%s", kw_step_phase_name(t->phase));
+    snprintf(st->phase, sizeof st->phase, "%s", kw_journal_step_phase_name(t->phase));
     snprintf(st->reason, sizeof st->reason, "%s", t->reason ? t->reason : "");
 }
 
@@ -1509,7 +1509,7 @@ static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *ke
         const kw_jeval *e = &j->evals[i];
         if (e->shape < 0 || e->shape >= KW_JOURNAL_SHAPE_MAX || map[e->shape] < 0)
             continue;
-        if (keep && !kw_idset_has(&keep[map[e->shape]], kw_cand_id(&h->space, &e->cand)))
+        if (keep && !kw_idset_has(&keep[map[e->shape]], kw_knobs_cand_id(&h->space, &e->cand)))
             continue;
         if ((rc = kw_rs_add_jeval(rs, map, e)) != 0)
             goto fail;
@@ -1518,9 +1518,9 @@ static int kw_rs_replay(kw_runsum **out, const kw_journal *j, const kw_idset *ke
         const kw_jviol *v = &j->viols[i];
         if (v->shape < 0 || v->shape >= KW_JOURNAL_SHAPE_MAX || map[v->shape] < 0)
             continue;
-        if (keep && !kw_idset_has(&keep[map[v->shape]], kw_cand_id(&h->space, &v->cand)))
+        if (keep && !kw_idset_has(&keep[map[v->shape]], kw_knobs_cand_id(&h->space, &v->cand)))
             continue;
-        int c = kw_cand_violates(&h->space, &v->cand);
+        int c = kw_knobs_cand_violates(&h->space, &v->cand);
         if (c >= 0 && (rc = kw_runsum_add_refused(rs, map[v->shape], &v->cand, c)) != 0)
             goto fail;
     }
@@ -1786,7 +1786,7 @@ static void kw_scan_config(kw_scan *S, const kw_agg_ent *g)
     p->configs++;
     if (!g->fails && !kw_idset_has(&p->refused, g->id)) {
         p->ranked++;
-        kw_rkey k = {1, mean, g->id, kw_cand_distance(&h->space, &p->base, &g->cand)};
+        kw_rkey k = {1, mean, g->id, kw_knobs_cand_distance(&h->space, &p->base, &g->cand)};
         kw_top_offer(p->top_r, &p->n_r, S->cap_r, &k, kw_rank_key_cmp);
         k.c = 0;
         kw_top_offer(p->top_r0, &p->n_r0, S->cap_r, &k, kw_rank_key_cmp);
@@ -1807,17 +1807,17 @@ static int kw_scan_pass1(kw_scan *S, const kw_jrec *r)
     switch (r->type) {
     case 'V': {
         const kw_jviol *v = &r->v;
-        if (!kw_in(v->shape, S->map) || kw_cand_violates(&h->space, &v->cand) < 0)
+        if (!kw_in(v->shape, S->map) || kw_knobs_cand_violates(&h->space, &v->cand) < 0)
             return 0;
         kw_sshape *p = &S->ps[S->map[v->shape]];
-        uint64_t id = kw_cand_id(&h->space, &v->cand);
+        uint64_t id = kw_knobs_cand_id(&h->space, &v->cand);
         p->base_seen |= id == p->base_id;
         return kw_idset_add(&p->refused, id);
     }
     case 'E': {
         const kw_jeval *e = &r->e;
         if (kw_in(e->shape, S->map) &&
-            kw_cand_id(&h->space, &e->cand) == S->ps[S->map[e->shape]].base_id)
+            kw_knobs_cand_id(&h->space, &e->cand) == S->ps[S->map[e->shape]].base_id)
             S->ps[S->map[e->shape]].base_seen = 1;
         return 0;
     }
@@ -1826,11 +1826,11 @@ static int kw_scan_pass1(kw_scan *S, const kw_jrec *r)
         if (!kw_in(t->shape, S->map))
             return 0;
         kw_sshape *p = &S->ps[S->map[t->shape]];
-        uint64_t cid = kw_cand_id(&h->space, &t->cand);
+        uint64_t cid = kw_knobs_cand_id(&h->space, &t->cand);
         if (t->decision == KW_DECIDE_CONSTRAINT && cid == p->base_id &&
-            kw_cand_violates(&h->space, &t->cand) >= 0)
+            kw_knobs_cand_violates(&h->space, &t->cand) >= 0)
             p->base_seen = 1;
-        int rc = kw_idset_add(&p->keep, kw_cand_id(&h->space, &t->parent));
+        int rc = kw_idset_add(&p->keep, kw_knobs_cand_id(&h->space, &t->parent));
         return rc != 0 ? rc : kw_idset_add(&p->keep, cid);
     }
     default:
@@ -1845,10 +1845,11 @@ static int kw_scan_pass2(kw_scan *S, const kw_jrec *r)
         return 0;
     const kw_jeval *e = &r->e;
     kw_sshape *p = &S->ps[S->map[e->shape]];
-    uint64_t id = kw_cand_id(&h->space, &e->cand);
+    uint64_t id = kw_knobs_cand_id(&h->space, &e->cand);
     /* only a configuration that breaks a constraint can be refused (V) after
      * its evaluations: then the one-read pass may have ranked it, read again */
-    if (S->pass == 12 && h->space.n_constraints > 0 && kw_cand_violates(&h->space, &e->cand) >= 0)
+    if (S->pass == 12 && h->space.n_constraints > 0 &&
+        kw_knobs_cand_violates(&h->space, &e->cand) >= 0)
         S->unsure = 1;
     p->evals++;
     if (kw_idset_has(&p->refused, id) && kw_idset_add(&p->refused_evaluated, id) != 0)
@@ -1872,7 +1873,7 @@ static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
         const kw_jeval *e = &r->e;
         if (!kw_in(e->shape, S->map))
             return 0;
-        uint64_t id = kw_cand_id(&h->space, &e->cand);
+        uint64_t id = kw_knobs_cand_id(&h->space, &e->cand);
         if (!kw_idset_has(&S->ps[S->map[e->shape]].keep, id))
             return 0;
         return kw_rs_add_jeval(S->rs, S->map, e);
@@ -1880,7 +1881,7 @@ static int kw_scan_pass3(kw_scan *S, const kw_jrec *r)
     case 'V': {
         const kw_jviol *v = &r->v;
         if (!kw_in(v->shape, S->map) ||
-            !kw_idset_has(&S->ps[S->map[v->shape]].keep, kw_cand_id(&h->space, &v->cand)))
+            !kw_idset_has(&S->ps[S->map[v->shape]].keep, kw_knobs_cand_id(&h->space, &v->cand)))
             return 0;
         kw_sviol *nv = kw_grow_arr(S->viols, &S->cap_viols, S->n_viols, sizeof *S->viols);
         if (!nv)
@@ -1947,8 +1948,8 @@ static int kw_scan_init(kw_scan *S, const kw_journal *j)
         p->top_x = malloc((size_t)(S->cap_x + 1) * sizeof *p->top_x);
         if (!p->top_r || !p->top_r0 || !p->top_x)
             return kw_scan_oom();
-        kw_cand_baseline(&p->base, &h->space);
-        p->base_id = kw_cand_id(&h->space, &p->base);
+        kw_knobs_cand_baseline(&p->base, &h->space);
+        p->base_id = kw_knobs_cand_id(&h->space, &p->base);
     }
     /* the first read feeds the reducer; a second read of passes 1 and 2 does not */
     if (S->pass == 12 && !S->red)
@@ -2094,7 +2095,7 @@ static int kw_runsum_scan_top(kw_runsum **out, kw_journal **jout, const char *pa
     rs = S->rs;
     S->rs = NULL;
     for (size_t i = 0; i < S->n_viols && rc == 0; i++) {
-        int c = kw_cand_violates(&h->space, &S->viols[i].cand);
+        int c = kw_knobs_cand_violates(&h->space, &S->viols[i].cand);
         if (c >= 0)
             rc = kw_runsum_add_refused(rs, S->map[S->viols[i].es], &S->viols[i].cand, c);
     }

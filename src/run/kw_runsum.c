@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_journal.h" /* kw_decision_name */
+#include "kw_journal.h" /* kw_journal_decision_name */
 #include "kw_runsum.h"
 
 /* Lineage recursion bound: a lineage deeper than every knob changed this many
@@ -163,7 +163,7 @@ int kw_runsum_find_config(const kw_runsum *rs, int shape, uint64_t id)
 /* Config index of c on s, adding an empty record when absent. */
 static int kw_rs_config_of(kw_runsum *rs, kw_rs_shape *s, const kw_cand *c)
 {
-    uint64_t id = kw_cand_id(&rs->ks, c);
+    uint64_t id = kw_knobs_cand_id(&rs->ks, c);
     int i = kw_rs_lookup(s, id);
     if (i >= 0)
         return i;
@@ -248,8 +248,8 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
         s->cap_steps = cap;
     }
     kw_rs_step st = *in;
-    st.parent_id = kw_cand_id(&rs->ks, &st.parent);
-    st.id = kw_cand_id(&rs->ks, &st.cand);
+    st.parent_id = kw_knobs_cand_id(&rs->ks, &st.parent);
+    st.id = kw_knobs_cand_id(&rs->ks, &st.cand);
     st.knob = -1;
     st.n_changed = 0;
     for (int k = 0; k < rs->ks.n_knobs; k++)
@@ -263,7 +263,7 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
     st.before = kw_rs_lookup(s, st.parent_id);
     st.after = kw_rs_lookup(s, st.id);
     if (st.after < 0 && st.decision == KW_DECIDE_CONSTRAINT) {
-        int c = kw_cand_violates(&rs->ks, &st.cand);
+        int c = kw_knobs_cand_violates(&rs->ks, &st.cand);
         if (c >= 0) {
             int rc = kw_runsum_add_refused(rs, shape, &st.cand, c);
             if (rc != 0)
@@ -308,7 +308,7 @@ static int kw_rs_changed(const kw_runsum *rs, const kw_rs_shape *s, const kw_rs_
 {
     if (s->baseline < 0)
         return 0;
-    return kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &c->cand);
+    return kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &c->cand);
 }
 
 /* qsort has no context argument; ranking is single-threaded, so a file-scope
@@ -341,8 +341,8 @@ static int kw_rs_rank_cmp(const void *pa, const void *pb)
 static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
 {
     kw_cand base;
-    kw_cand_baseline(&base, &rs->ks);
-    s->baseline = kw_rs_lookup(s, kw_cand_id(&rs->ks, &base));
+    kw_knobs_cand_baseline(&base, &rs->ks);
+    s->baseline = kw_rs_lookup(s, kw_knobs_cand_id(&rs->ks, &base));
     free(s->path);
     free(s->ranked);
     free(s->rejected);
@@ -360,7 +360,7 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
     /* The accepted path: every taken step in journal order. A taken step whose
      * parent is not the incumbent (the second half of a two-step probe) pulls
      * in the step that led from the incumbent to that parent. */
-    uint64_t inc = s->baseline >= 0 ? s->configs[s->baseline].id : kw_cand_id(&rs->ks, &base);
+    uint64_t inc = s->baseline >= 0 ? s->configs[s->baseline].id : kw_knobs_cand_id(&rs->ks, &base);
     for (int i = 0; i < s->n_steps; i++) {
         const kw_rs_step *st = &s->steps[i];
         if (!kw_decision_taken(st->decision))
@@ -629,7 +629,7 @@ int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev)
                 continue;
             }
             const kw_cand *c = &rs->shapes[i].configs[w].cand;
-            int broken = kw_cand_violates(&rs->ks, c);
+            int broken = kw_knobs_cand_violates(&rs->ks, c);
             if (broken >= 0) {
                 snprintf(out->guards, sizeof out->guards, "constraint:%s",
                          rs->ks.constraints[broken].name);

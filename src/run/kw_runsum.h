@@ -203,7 +203,7 @@ double kw_runsum_primary(const kw_runsum *rs, int shape, int config);
  * ((after - before) / before * 100; negative is faster); NAN when unknown. */
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric);
 /* Is this decision one that moves the incumbent (accept, explore, revert)?
- * (Decision names: kw_decision_name in kw_journal.h.) */
+ * (Decision names: kw_journal_decision_name in kw_journal.h.) */
 int kw_decision_taken(kw_decision d);
 
 /* The chain of steps that leads from the baseline to config `config` on shape:

@@ -135,10 +135,10 @@ static int kw_bench_wanted(const kw_bench *b, const char *section)
 static void kw_bench_random_cand(kw_cand *c, const kw_knobspace *ks, gsl_rng *r)
 {
     do {
-        kw_cand_baseline(c, ks);
+        kw_knobs_cand_baseline(c, ks);
         for (int k = 0; k < ks->n_knobs; k++)
             c->v[k] = (uint8_t)gsl_rng_uniform_int(r, (unsigned long)ks->knobs[k].n_values);
-    } while (kw_cand_violates(ks, c) >= 0);
+    } while (kw_knobs_cand_violates(ks, c) >= 0);
 }
 
 static int kw_bench_load(kw_config **out, const kw_bench *b, const char *rel)
@@ -380,7 +380,7 @@ static int kw_bench_simcase_init(kw_bench_simcase *sc, const kw_config *cfg, int
         sc->shape.streams = streams;
     const kw_block *b = &cfg->workload.blocks[sc->shape.block];
     kw_cand base;
-    kw_cand_baseline(&base, &sp->knobs);
+    kw_knobs_cand_baseline(&base, &sp->knobs);
     int rc = kw_mapping_decode(&sc->map, sp, b, &base);
     if (rc != 0)
         return rc;
@@ -822,7 +822,7 @@ static int kw_bench_sub_eval(void *ctx, const kw_cand *c, int shape, int rep, kw
 {
     const kw_bench_sub *s = ctx;
     kw_cand full;
-    kw_cand_baseline(&full, s->full);
+    kw_knobs_cand_baseline(&full, s->full);
     for (int i = 0; i < s->n_sel; i++)
         full.v[s->sel[i]] = c->v[i];
     return s->inner->eval(s->inner->ctx, &full, shape, rep, out);
@@ -832,7 +832,7 @@ static int kw_bench_sub_predict(void *ctx, const kw_cand *c, int shape, kw_metri
 {
     const kw_bench_sub *s = ctx;
     kw_cand full;
-    kw_cand_baseline(&full, s->full);
+    kw_knobs_cand_baseline(&full, s->full);
     for (int i = 0; i < s->n_sel; i++)
         full.v[s->sel[i]] = c->v[i];
     return s->inner->predict(s->inner->ctx, &full, shape, out);
@@ -948,7 +948,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
         if (kw_bench_engine(&j, &wall, b, &sub->ks, &sub->iface, &o, tag) != 0)
             goto done;
         char c1[64];
-        uint64_t size = kw_knobspace_size(&sub->ks);
+        uint64_t size = kw_knobs_size(&sub->ks);
         int values = 0;
         for (int i = 0; i < n; i++)
             values += sub->ks.knobs[i].n_values;
@@ -1080,7 +1080,7 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
                             int primary)
 {
     kw_bench_tab *t = calloc(1, sizeof *t);
-    uint64_t size = kw_knobspace_size(ks);
+    uint64_t size = kw_knobs_size(ks);
     if (!t || size > 100000)
         goto fail;
     t->ks = ks;
@@ -1099,7 +1099,7 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
         t->opt[s] = INFINITY;
         for (size_t i = 0; i < t->n_cells; i++) {
             size_t cell = (size_t)s * t->n_cells + i;
-            if (kw_cand_violates(ks, &c) >= 0) {
+            if (kw_knobs_cand_violates(ks, &c) >= 0) {
                 t->rc[cell] = 1;
             } else {
                 int rc = ev->eval(ev->ctx, &c, s, 0, &t->m[cell]);
@@ -1427,7 +1427,7 @@ static int kw_bench_quality(kw_bench *b)
            "and without a budget (converged). A cell: seeds whose recommendation is within %.1f%% "
            "of the optimum (worst gap over the seeds); converged also gives the range of "
            "evaluations it took. random = `--strategy random` at the 2%% budget.\n\n",
-           seeds, kw_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT);
+           seeds, kw_journal_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT);
     printf("| space | shape | valid configs | optimum p95 us (seed 1) |");
     for (int bi = 0; bi < KW_BENCH_N_BUDGETS; bi++)
         printf(" ofat %.0f%% |", kw_bench_budget_pct[bi]);
