@@ -55,7 +55,7 @@ static int fx_open(fixture *f, const char *args, double timeout_s, int anchor, i
     space_path(sp, sizeof sp, "small.xml");
     cr_assert_eq(kw_config_load(&f->cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    cr_assert_eq(kw_model_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
     worker_cmd(f->cmd, sizeof f->cmd, args);
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &f->cfg->space, f->cmd, timeout_s);
@@ -70,7 +70,7 @@ static int fx_open(fixture *f, const char *args, double timeout_s, int anchor, i
 static void fx_close(fixture *f)
 {
     kw_exec_free(f->ex);
-    kw_model_eval_free(f->me);
+    kw_eval_free(f->me);
     kw_config_free(f->cfg);
 }
 
@@ -192,7 +192,7 @@ Test(exec, measured_kernel_time_replaces_stage_one)
     kw_cand base;
     kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
     kw_metrics m, model;
-    const kw_evaluator *ev = kw_exec_iface(f.ex), *mev = kw_model_eval_iface(f.me);
+    const kw_evaluator *ev = kw_exec_iface(f.ex), *mev = kw_eval_iface(f.me);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
     cr_assert_eq(mev->eval(mev->ctx, &base, 0, 0, &model), 0);
     cr_expect_float_eq(m.v[KW_M_LATENCY_US], t, 1e-3, "measured %g, worker's closed form %g",
@@ -726,7 +726,7 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
      * traffic allows, and contention between overlapping requests is not the
      * point here */
     kw_model_opts mo = {.drift = 1, .seed = 1, .sim_requests = 20000, .no_contention = 1};
-    cr_assert_eq(kw_model_eval_new(&me, cfg, &mo), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_new(&me, cfg, &mo), 0, "%s", kw_error_last());
     worker_cmd(cmd, sizeof cmd, "--flat --noise 0.2");
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &cfg->space, cmd, 0);
@@ -744,6 +744,6 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
                        m.v[KW_M_P95_US], want);
     cr_expect_float_eq(m.v[KW_M_P50_US], 100.0, 3.0, "p50 %g", m.v[KW_M_P50_US]);
     kw_exec_free(ex);
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     kw_config_free(cfg);
 }

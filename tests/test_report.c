@@ -420,8 +420,8 @@ static char *model_run(long budget)
     cr_assert_eq(kw_config_load_default(&cfg), 0, "%s", kw_error_last());
     kw_model_opts mo = {.drift = 1, .seed = 1};
     kw_model_eval *me = NULL;
-    cr_assert_eq(kw_model_eval_new(&me, cfg, &mo), 0);
-    const kw_evaluator *ev = kw_model_eval_iface(me);
+    cr_assert_eq(kw_eval_new(&me, cfg, &mo), 0);
+    const kw_evaluator *ev = kw_eval_iface(me);
     kw_engine_opts o;
     kw_engine_opts_init(&o);
     o.budget = budget;
@@ -439,7 +439,7 @@ static char *model_run(long budget)
                         .attr_keys = keys, .attr_values = vals, .no_sync = 1};
     cr_assert_eq(kw_engine_run(NULL, &cfg->space.knobs, ev, &o, &info), 0, "%s", kw_error_last());
     cr_assert_eq(kw_results_write(dir, cfg, ev, NULL, "p95_us"), 0, "%s", kw_error_last());
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     kw_config_free(cfg);
     return dir;
 }

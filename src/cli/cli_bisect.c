@@ -277,11 +277,11 @@ int kw_cli_bisect(int argc, char **argv)
         if ((status = kw_cli_load_config(&cfg, space, accel, workload)) != 0)
             goto done;
         kw_model_opts mo = {.sim_requests = (int)requests, .drift = 1, .seed = 1};
-        if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0) {
+        if ((rc = kw_eval_new(&me, cfg, &mo)) != 0) {
             status = kw_cli_fail("bisect", rc);
             goto done;
         }
-        ev = kw_model_eval_iface(me);
+        ev = kw_eval_iface(me);
     }
     const kw_config *c = run ? run->cfg : cfg;
     const kw_knobspace *ks = &c->space.knobs;
@@ -377,7 +377,7 @@ int kw_cli_bisect(int argc, char **argv)
     }
     free(r);
 done:
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     kw_config_free(cfg);
     kw_rundir_free(run);
     return status;

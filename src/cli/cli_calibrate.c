@@ -376,7 +376,7 @@ int kw_cli_calibrate(int argc, char **argv)
         status = 1;
         goto done;
     }
-    if ((rc = kw_accel_load(a, accel)) != 0 || (rc = kw_fid_load(set, csv)) != 0) {
+    if ((rc = kw_accel_load(a, accel)) != 0 || (rc = kw_fidelity_load(set, csv)) != 0) {
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;
     }

@@ -124,12 +124,12 @@ static void kw_eval_kernels(FILE *f, const kw_cost *c)
         fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10.2f %10.2f %9.2f %9.2f  %s%s\n", k->name,
                 k->flops / 1e9, k->dram_bytes / 1e6,
                 k->dram_bytes > 0 ? k->operand_bytes / k->dram_bytes : 0.0, k->compute_us,
-                k->memory_us, k->launch_us, k->time_us, kw_bound_name(k->bound),
+                k->memory_us, k->launch_us, k->time_us, kw_cost_bound_name(k->bound),
                 k->fallback ? " (fallback)" : "");
     }
     fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10s %10s %9.2f %9.2f  %s\n", "total", c->flops / 1e9,
             c->dram_bytes / 1e6, c->reuse_ratio, "", "", c->launch_us, c->latency_us,
-            kw_bound_name(c->bound));
+            kw_cost_bound_name(c->bound));
     /* LLM serving (kw_moe.c, kw_tp.c): what the table's lines fold or hide */
     if (c->folded > 0)
         fprintf(f, "  per-expert kernels: %d launches folded into the lines above (%d in all)\n",
@@ -405,12 +405,12 @@ int kw_cli_eval(int argc, char **argv)
     }
     kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
                         .seed = (uint64_t)seed, .no_contention = nocont};
-    int rc = kw_model_eval_new(&me, cfg, &mo);
+    int rc = kw_eval_new(&me, cfg, &mo);
     if (rc != 0) {
         status = kw_cli_fail("eval", rc);
         goto done;
     }
-    const kw_evaluator *ev = kw_model_eval_iface(me);
+    const kw_evaluator *ev = kw_eval_iface(me);
     if (cmd) {
         kw_exec_opts xo;
         kw_exec_opts_from_space(&xo, &cfg->space, cmd, timeout_s);
@@ -478,7 +478,7 @@ int kw_cli_eval(int argc, char **argv)
                    m.v[KW_X_MEASURED_SAMPLES], kw_exec_worker_name(ex));
         if (kernels && broken < 0) {
             kw_cost cost;
-            if ((rc = kw_model_eval_cost(&cost, me, &c, sel[i])) != 0) {
+            if ((rc = kw_eval_cost(&cost, me, &c, sel[i])) != 0) {
                 status = kw_cli_fail("eval", rc);
                 goto done;
             }
@@ -488,7 +488,7 @@ int kw_cli_eval(int argc, char **argv)
     }
 done:
     kw_exec_free(ex);
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     kw_config_free(cfg);
     return status;
 }

@@ -481,8 +481,8 @@ static void kw_tune_ctx_free(kw_tune_ctx *c)
     kw_exec_free(c->final_ex);
     kw_exec_free(c->port_ex);
     kw_exec_free(c->ex);
-    kw_model_eval_free(c->final_me); /* borrows me's traces, never frees them */
-    kw_model_eval_free(c->me);
+    kw_eval_free(c->final_me); /* borrows me's traces, never frees them */
+    kw_eval_free(c->me);
     kw_config_free(c->cfg);
     kw_journal_free(c->j);
     kw_runfolder_unlock(c->lock);
@@ -552,7 +552,7 @@ static int kw_tune_inputs(kw_tune_ctx *c)
         c->in_hashes[c->n_inputs++] = c->trace_hash;
     }
     for (int i = 0; i < c->cfg->space.n_shapes && i < KW_SHAPE_MAX; i++) {
-        const char *tp = kw_model_eval_shape_trace(c->me, i);
+        const char *tp = kw_eval_shape_trace(c->me, i);
         if (!tp)
             continue;
         if (c->n_inputs >= KW_JOURNAL_INPUT_MAX)
@@ -619,9 +619,9 @@ static int kw_tune_inputs_unchanged(const kw_tune_ctx *c)
 static int kw_tune_engine(kw_tune_ctx *c, const kw_engine_opts *eo, int resume, int quiet,
                           double every_s)
 {
-    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_model_eval_iface(c->me);
+    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_eval_iface(c->me);
     const kw_evaluator *final_ev = c->final_ex ? kw_exec_iface(c->final_ex)
-                                   : c->final_me ? kw_model_eval_iface(c->final_me) : NULL;
+                                   : c->final_me ? kw_eval_iface(c->final_me) : NULL;
     int tty = isatty(STDERR_FILENO);
     const char *term = getenv("TERM");
     kw_tune_ui ui = {.draw = !quiet && tty,
@@ -737,7 +737,7 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
                         .trace_path = c->trace[0] ? c->trace : NULL,
                         .stop = &kw_tune_sig,
                         .deadline_s = &kw_tune_deadline_s};
-    int rc = kw_model_eval_new(&c->me, c->cfg, &mo);
+    int rc = kw_eval_new(&c->me, c->cfg, &mo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     kw_model_opts fo = mo;
@@ -749,7 +749,7 @@ static int kw_tune_model(kw_tune_ctx *c, long requests, int thermal, uint64_t mo
                                                        : (int)requests;
     fo.thermal = 1;
     fo.traces_from = c->me; /* the same traces: loaded once */
-    rc = kw_model_eval_new(&c->final_me, c->cfg, &fo);
+    rc = kw_eval_new(&c->final_me, c->cfg, &fo);
     if (rc != 0)
         return kw_cli_fail("tune", rc);
     return 0;
@@ -840,7 +840,7 @@ static int kw_tune_mpi_start(kw_tune_ctx *c, int threads, double time_limit_s, u
 {
     if (!kw_mpi_launched())
         return 0;
-    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_model_eval_iface(c->me);
+    const kw_evaluator *ev = c->ex ? kw_exec_iface(c->ex) : kw_eval_iface(c->me);
     kw_mpi_spec ms = {.n_attrs = c->n_attrs, .attr_keys = c->attr_keys,
                       .attr_values = c->attr_vals, .n_inputs = c->n_inputs,
                       .input_names = c->in_names, .input_hashes = c->in_hashes,
@@ -1375,7 +1375,7 @@ static int kw_tune_mpi_rank(void)
     sigaction(SIGTERM, &sa, NULL);
     kw_tune_sig = 0;
     kw_tune_deadline_s = sp->time_limit_s > 0 ? kw_tune_now() + sp->time_limit_s : 0.0;
-    const kw_evaluator *ev = c.ex ? kw_exec_iface(c.ex) : c.me ? kw_model_eval_iface(c.me) : NULL;
+    const kw_evaluator *ev = c.ex ? kw_exec_iface(c.ex) : c.me ? kw_eval_iface(c.me) : NULL;
     rc = kw_mpi_serve(ev, sp->threads, setup);
     if (status == 0 && rc != 0)
         status = kw_cli_fail("tune", rc);

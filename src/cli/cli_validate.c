@@ -72,8 +72,8 @@ static int kw_validate_model(const kw_config *cfg)
             continue;
         kw_model_eval *me = NULL;
         kw_model_opts mo = {.sim_requests = sizes[k], .drift = 1, .seed = 1};
-        int rc = kw_model_eval_new(&me, cfg, &mo);
-        kw_model_eval_free(me);
+        int rc = kw_eval_new(&me, cfg, &mo);
+        kw_eval_free(me);
         if (rc == KW_EINPUT) {
             fprintf(stderr, "%s\n", kw_error_last());
             return KW_EINPUT;

@@ -417,7 +417,7 @@ static void kw_op_from_node(kw_op *op, kw_block *b, xmlNode *n, kw_op_kind kind,
         kw_xml_attr_str(op->group, sizeof op->group, n, "group", file, p);
         if (op->group[0] && strchr(op->group, '.'))
             kw_xml_problem(p, file, line, "group '%s' must not contain '.'", op->group);
-        if (op->group[0] && kw_block_group(b, op->group) < 0) {
+        if (op->group[0] && kw_mapping_block_group(b, op->group) < 0) {
             if (b->n_groups == KW_GROUP_MAX)
                 kw_xml_problem(p, file, line, "block '%s' has more than %d tiling groups",
                                b->name, KW_GROUP_MAX);

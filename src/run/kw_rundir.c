@@ -164,7 +164,7 @@ void kw_rundir_free(kw_rundir *r)
 {
     if (!r)
         return;
-    kw_model_eval_free(r->me);
+    kw_eval_free(r->me);
     kw_config_free(r->cfg);
     kw_runsum_free(r->rs);
     kw_journal_free(r->j);
@@ -176,11 +176,11 @@ int kw_rundir_evaluator(const kw_evaluator **out, kw_rundir *r)
     if (!r->cfg)
         return kw_error_set(KW_ESTATE, "the run's inputs are not loaded");
     if (!r->me) {
-        int rc = kw_model_eval_new(&r->me, r->cfg, &r->mopts);
+        int rc = kw_eval_new(&r->me, r->cfg, &r->mopts);
         if (rc != 0)
             return rc;
     }
-    *out = kw_model_eval_iface(r->me);
+    *out = kw_eval_iface(r->me);
     return 0;
 }
 

@@ -611,11 +611,11 @@ static int kw_bench_speed(kw_bench *b)
 
     /* full evaluations: the model evaluator as the engine calls it */
     kw_model_opts mo = {.sim_requests = 0, .thermal = 0, .drift = 1, .seed = 1};
-    if (kw_model_eval_new(&me, b->cfg, &mo) != 0) {
+    if (kw_eval_new(&me, b->cfg, &mo) != 0) {
         fprintf(stderr, "bench: evaluator: %s\n", kw_error_last());
         goto done;
     }
-    if (kw_bench_fullset_init(fs, kw_model_eval_iface(me), b->cfg, KW_BENCH_MAPPINGS, b->rng) != 0) {
+    if (kw_bench_fullset_init(fs, kw_eval_iface(me), b->cfg, KW_BENCH_MAPPINGS, b->rng) != 0) {
         fprintf(stderr, "bench: evaluator: %s\n", kw_error_last());
         goto done;
     }
@@ -631,7 +631,7 @@ static int kw_bench_speed(kw_bench *b)
     kw_bench_row(fig, m1, u, "-", "-");
     rc = 0;
 done:
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     free(fs);
     free(cs);
     return rc;
@@ -723,13 +723,13 @@ static int kw_bench_threads_lib(kw_bench *b)
     kw_model_eval *me = NULL;
     kw_model_opts mo = {.drift = 1, .seed = 1};
     double wall[2][3], cpu[2][3];
-    int rc = kw_model_eval_new(&me, b->cfg, &mo);
+    int rc = kw_eval_new(&me, b->cfg, &mo);
     for (int rep = 0; rep < 3 && rc == 0; rep++)
         for (int t = 0; t < 2 && rc == 0; t++) {
             /* a fresh evaluator each time: its drift cache must start cold in both */
-            kw_model_eval_free(me);
+            kw_eval_free(me);
             me = NULL;
-            if ((rc = kw_model_eval_new(&me, b->cfg, &mo)) != 0)
+            if ((rc = kw_eval_new(&me, b->cfg, &mo)) != 0)
                 break;
             kw_engine_opts o;
             kw_engine_opts_init(&o);
@@ -740,11 +740,11 @@ static int kw_bench_threads_lib(kw_bench *b)
             kw_journal *j = NULL;
             double c0 = kw_bench_cpu_self();
             rc = kw_bench_engine(&j, &wall[t][rep], b, &b->cfg->space.knobs,
-                                 kw_model_eval_iface(me), &o, "threads");
+                                 kw_eval_iface(me), &o, "threads");
             cpu[t][rep] = kw_bench_cpu_self() - c0;
             kw_journal_free(j);
         }
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     if (rc != 0)
         return rc;
     double m1 = kw_bench_median(wall[0], 3), m2 = kw_bench_median(wall[1], 3), sp = m1 / m2;
@@ -922,7 +922,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
         return -1;
     const kw_knobspace *full = &b->cfg->space.knobs;
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    if (kw_model_eval_new(&me, b->cfg, &mo) != 0)
+    if (kw_eval_new(&me, b->cfg, &mo) != 0)
         goto done;
     printf("\n#### Search cost as the knob count grows (default.xml, knobs spread evenly over its list, "
            "all 5 shapes, one thread, no budget)\n\n");
@@ -936,7 +936,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
         int sel[KW_KNOB_MAX];
         for (int i = 0; i < n; i++)
             sel[i] = (int)((long)i * full->n_knobs / n);
-        kw_bench_sub_init(sub, full, kw_model_eval_iface(me), sel, n);
+        kw_bench_sub_init(sub, full, kw_eval_iface(me), sel, n);
         kw_engine_opts o;
         kw_engine_opts_init(&o);
         o.seed = 1;
@@ -960,7 +960,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
     }
     rc = 0;
 done:
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     free(sub);
     return rc;
 }
@@ -1197,15 +1197,15 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
         kw_model_eval *me = NULL;
         kw_bench_tab *tab = NULL;
         kw_model_opts mo = {.drift = 1, .seed = (uint64_t)seed};
-        if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0)
+        if ((rc = kw_eval_new(&me, cfg, &mo)) != 0)
             goto done;
-        const kw_evaluator *ev = kw_model_eval_iface(me);
+        const kw_evaluator *ev = kw_eval_iface(me);
         int primary = -1;
         for (int i = 0; i < ev->n_metrics; i++)
             if (strcmp(ev->metric_names[i], "p95_us") == 0)
                 primary = i;
         if ((rc = kw_bench_tab_new(&tab, ks, ev, primary)) != 0) {
-            kw_model_eval_free(me);
+            kw_eval_free(me);
             goto done;
         }
         for (int s = 0; s < n_shapes && rc == 0; s++) {
@@ -1270,7 +1270,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             tot->rnd_within += rin;
         }
         kw_bench_tab_free(tab);
-        kw_model_eval_free(me);
+        kw_eval_free(me);
         if (rc != 0)
             goto done;
     }
@@ -1316,9 +1316,9 @@ static int kw_bench_screen_space(const char *path)
     if (rc != 0)
         goto done;
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0)
+    if ((rc = kw_eval_new(&me, cfg, &mo)) != 0)
         goto done;
-    const kw_evaluator *ev = kw_model_eval_iface(me);
+    const kw_evaluator *ev = kw_eval_iface(me);
     const kw_knobspace *ks = &cfg->space.knobs;
     int primary = -1;
     for (int i = 0; i < ev->n_metrics; i++)
@@ -1383,7 +1383,7 @@ done:
     free(y);
     free(work);
     kw_bench_tab_free(tab);
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     kw_config_free(cfg);
     return rc;
 }
@@ -1511,11 +1511,11 @@ static int kw_bench_loop(kw_bench *b, const char *kind, long n)
         kw_model_eval *me = NULL;
         kw_bench_fullset *fs = calloc(1, sizeof *fs);
         kw_model_opts mo = {.drift = 1, .seed = 1};
-        int rc = fs ? kw_model_eval_new(&me, b->cfg, &mo) : -1;
+        int rc = fs ? kw_eval_new(&me, b->cfg, &mo) : -1;
         if (rc == 0)
-            rc = kw_bench_fullset_init(fs, kw_model_eval_iface(me), b->cfg, 16, b->rng);
+            rc = kw_bench_fullset_init(fs, kw_eval_iface(me), b->cfg, 16, b->rng);
         long done = rc == 0 ? kw_bench_full_loop(fs, n) : -1;
-        kw_model_eval_free(me);
+        kw_eval_free(me);
         free(fs);
         return done == n ? 0 : 1;
     }
