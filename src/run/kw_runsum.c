@@ -395,7 +395,7 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
      * the moving steps in journal order up to the last that stands on the
      * recommendation. */
     for (int i = 0; i < s->n_steps; i++)
-        if (kw_decision_taken(s->steps[i].decision)) {
+        if (kw_journal_decision_taken(s->steps[i].decision)) {
             moves[s->n_path] = s->steps[i].id;
             s->path[s->n_path++] = i;
         }

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "kw_journal.h" /* kw_decision_taken */
+#include "kw_journal.h" /* kw_journal_decision_taken */
 #include "kw_metric.h"
 #include "kw_search.h"
 
