@@ -539,7 +539,7 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
 
 Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
 {
-    /* issue 15's targets against the published times (not the model's own
+    /* the model's fidelity targets against the published times (not its own
      * output): within 25% on at least 90% of at least 15 independent (not FIT)
      * cases, and the bound class right on every one */
     char path[1024], ap[1024];
