@@ -72,7 +72,9 @@ static void kw_hex(char out[17], uint64_t id)
     snprintf(out, 17, "%016llx", (unsigned long long)id);
 }
 
-void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, const char *sep)
+/* "k=v;k=v" of the knobs in config that differ from the shape's baseline. */
+static void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config,
+                               const char *sep)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
     kw_cand base;
@@ -92,7 +94,9 @@ void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, 
     }
 }
 
-int kw_results_step_order(int **out, const kw_runsum *rs)
+/* Order of rows in audit.csv: (shape, step index) pairs sorted by step seq.
+ * *out is malloc'ed, 2 ints per step; returns the number of steps or a negative code. */
+static int kw_results_step_order(int **out, const kw_runsum *rs)
 {
     long n = 0;
     for (int i = 0; i < rs->n_shapes; i++)
@@ -240,7 +244,9 @@ static kw_rkey kw_rkey_of(const kw_runsum *rs, const kw_rs_config *cf, int c)
     return k;
 }
 
-int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape)
+/* The rejected configurations results.xml lists for shape (config indices,
+ * first-evaluated order, at most KW_RESULTS_REJECTED_TOP): *out malloc'ed. */
+static int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
     int all = s->n_rejected, want = all < KW_RESULTS_REJECTED_TOP ? all : KW_RESULTS_REJECTED_TOP;
@@ -1304,7 +1310,7 @@ int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
     return kw_results_commit_render(run_dir, f, 4);
 }
 
-void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
+void kw_results_set_limits(kw_runsum *rs, const kw_config *cfg)
 {
     const kw_space *sp = &cfg->space;
     rs->limits.drift_min_cos = sp->guards.drift_min_cos;
@@ -1356,7 +1362,7 @@ int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cf
         goto done;
     }
     if (cfg)
-        kw_runsum_set_limits(rs, cfg);
+        kw_results_set_limits(rs, cfg);
     if (owner && owner[0])
         snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
     *out = rs;

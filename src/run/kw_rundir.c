@@ -151,7 +151,7 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
                      "%sthe %s changed since the run (hash %s, now %s)", used ? "; " : "",
                      slot_names[slot], j->h.inputs[i].hash, r->cfg->input_hash[slot]);
         }
-        kw_runsum_set_limits(r->rs, r->cfg);
+        kw_results_set_limits(r->rs, r->cfg);
     }
     *out = r;
     return 0;

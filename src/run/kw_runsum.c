@@ -298,13 +298,6 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
 
 /* ---- derived views ---- */
 
-double kw_runsum_primary(const kw_runsum *rs, int shape, int config)
-{
-    if (config < 0)
-        return NAN;
-    return rs->shapes[shape].configs[config].m.v[rs->primary];
-}
-
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
