@@ -88,7 +88,7 @@ const char *kw_journal_decision_name(kw_decision d)
 {
     return (unsigned)d < (unsigned)KW_NAMES_N(kw_decision_names) ? kw_decision_names[d] : "?";
 }
-int kw_decision_taken(kw_decision d)
+int kw_journal_decision_taken(kw_decision d)
 {
     return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
 }

@@ -336,7 +336,7 @@ int kw_journal_shape_index(const kw_journal *j, const char *name);
 const char *kw_journal_decision_name(kw_decision d);
 /* Does this decision move the incumbent (accept, explore, revert)? The
  * moving steps are what a shape's net path is made of (kw_reduce.h). */
-int kw_decision_taken(kw_decision d);
+int kw_journal_decision_taken(kw_decision d);
 int kw_journal_decision_parse(const char *s);        /* -1 if unknown */
 const char *kw_journal_step_phase_name(kw_step_phase p);
 int kw_journal_step_phase_parse(const char *s);

@@ -212,7 +212,7 @@ static int kw_r_step(kw_reduce *r, const kw_jstep *t)
 {
     kw_rshape *s = &r->shapes[t->shape];
     s->steps++;
-    if (!kw_decision_taken(t->decision))
+    if (!kw_journal_decision_taken(t->decision))
         return 0;
     if (s->n_moves == s->cap_moves) {
         size_t cap = s->cap_moves ? 2 * s->cap_moves : 64;

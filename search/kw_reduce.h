@@ -77,7 +77,7 @@ int kw_reduce_add(kw_reduce *r, const kw_jrec *rec);
 int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape);
 
 /* The net path rule, for every reader that holds a shape's moving steps
- * (kw_decision_taken) in journal order: the path is their prefix up to and
+ * (kw_journal_decision_taken) in journal order: the path is their prefix up to and
  * including the last one whose c= is best_id (none when no step stands on
  * it: the best is the baseline, or a configuration no step reached). moves
  * is an array of n elements of `stride` bytes, each with its c= id (a

@@ -24,7 +24,7 @@ static void load_shipped(void)
     char ap[1024], mp[1024];
     snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
-    cr_assert_eq(kw_accel_load(&acc, ap), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&acc, ap), 0, "%s", kw_error_last());
     set = malloc(sizeof *set);
     cr_assert_eq(kw_fidelity_load(set, mp), 0, "%s", kw_error_last());
 }
@@ -258,7 +258,7 @@ Test(calib, output_is_never_replaced_without_force)
     cr_assert(strstr(xml, "fitted to"), "no 'fitted to' source");
     free(xml);
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, out), 0, "%s", kw_error_last());
     /* the shipped graph_node row's 1.3 us is the only case of the node cost:
      * the written file carries the fitted value (node + fixed time = 1.3) */
     cr_assert(fabs(a.graph_node_us + a.kernel_fixed_us - 1.3) < 1e-3, "%g + %g", a.graph_node_us,

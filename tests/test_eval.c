@@ -260,7 +260,7 @@ static kw_model_eval *ev;
 static void eval_setup(void)
 {
     gsl_set_error_handler_off();
-    cr_assert_eq(kw_config_load_default(&cfg), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config_default(&cfg), 0, "%s", kw_error_last());
     kw_model_opts o = {.sim_requests = 400, .drift = 0, .seed = 7};
     cr_assert_eq(kw_eval_new(&ev, cfg, &o), 0, "%s", kw_error_last());
 }
@@ -268,7 +268,7 @@ static void eval_setup(void)
 static void eval_teardown(void)
 {
     kw_eval_free(ev);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 static int has_guard(const kw_metrics *m, const char *name)

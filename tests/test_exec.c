@@ -53,7 +53,7 @@ static int fx_open(fixture *f, const char *args, double timeout_s, int anchor, i
     char sp[1024];
     memset(f, 0, sizeof *f);
     space_path(sp, sizeof sp, "small.xml");
-    cr_assert_eq(kw_config_load(&f->cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&f->cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
     kw_model_opts mo = {.drift = 1, .seed = 1};
     cr_assert_eq(kw_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
     worker_cmd(f->cmd, sizeof f->cmd, args);
@@ -71,7 +71,7 @@ static void fx_close(fixture *f)
 {
     kw_exec_free(f->ex);
     kw_eval_free(f->me);
-    kw_config_free(f->cfg);
+    kw_load_config_free(f->cfg);
 }
 
 static void cand_set(kw_cand *c, const kw_config *cfg, const char *text)
@@ -721,7 +721,7 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
     kw_model_eval *me;
     kw_exec *ex;
     space_path(sp, sizeof sp, "small.xml");
-    cr_assert_eq(kw_config_load(&cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
     /* no DRAM contention: the synthetic worker is faster than the model's DRAM
      * traffic allows, and contention between overlapping requests is not the
      * point here */
@@ -745,5 +745,5 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
     cr_expect_float_eq(m.v[KW_M_P50_US], 100.0, 3.0, "p50 %g", m.v[KW_M_P50_US]);
     kw_exec_free(ex);
     kw_eval_free(me);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }

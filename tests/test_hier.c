@@ -468,11 +468,11 @@ Test(hier, old_files_load_without_a_hierarchy)
     char path[1024];
     snprintf(path, sizeof path, "%s/spaces/accel/h100_flat.xml", kw_tl_src());
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, path), 0, "%s", kw_error_last());
     cr_assert_eq(a.n_levels, 0);
     cr_assert_eq(a.n_pairs, 0);
     snprintf(path, sizeof path, "%s/spaces/accel/h100.xml", kw_tl_src());
-    cr_assert_eq(kw_accel_load(&a, path), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, path), 0, "%s", kw_error_last());
     cr_assert_eq(a.n_levels, 3);
     cr_assert_eq(a.levels[2].kind, KW_LEVEL_SHARED);
     cr_assert_eq(a.levels[2].bytes, (uint64_t)(50 * MIB));
@@ -523,7 +523,7 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
     snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     kw_fid_set *set = malloc(sizeof *set);
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, ap), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, ap), 0, "%s", kw_error_last());
     cr_assert_eq(kw_fidelity_load(set, path), 0, "%s", kw_error_last());
     cr_assert_geq(set->n, 15);
     for (int i = 0; i < set->n; i++) {
@@ -539,7 +539,7 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
 
 Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
 {
-    /* issue 15's targets against the published times (not the model's own
+    /* the model's fidelity targets against the published times (not its own
      * output): within 25% on at least 90% of at least 15 independent (not FIT)
      * cases, and the bound class right on every one */
     char path[1024], ap[1024];
@@ -547,7 +547,7 @@ Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
     snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     kw_fid_set *set = malloc(sizeof *set);
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, ap), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, ap), 0, "%s", kw_error_last());
     cr_assert_eq(kw_fidelity_load(set, path), 0, "%s", kw_error_last());
     int n = 0, within = 0, all = 0;
     for (int i = 0; i < set->n; i++) {

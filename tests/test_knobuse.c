@@ -30,7 +30,7 @@ static kw_config *load(const char *rel)
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", kw_tl_src(), rel);
     kw_config *cfg = NULL;
-    cr_assert_eq(kw_config_load(&cfg, p, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&cfg, p, NULL, NULL), 0, "%s", kw_error_last());
     return cfg;
 }
 
@@ -48,7 +48,7 @@ Test(knobuse, the_default_cannot_use_fuse_residual_norm)
     cr_assert(uses(cfg, ku, n, "fuse_attention"));
     cr_assert(uses(cfg, ku, n, "batch_timeout_us"));
     cr_assert(uses(cfg, ku, n, "placement"));
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 Test(knobuse, max_batch_one_makes_the_timeout_useless)
@@ -70,7 +70,7 @@ Test(knobuse, max_batch_one_makes_the_timeout_useless)
     snprintf(ks->knobs[cp].values[0], KW_VALUE_LEN, "%d", cfg->accel.cores);
     n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
     cr_assert(!uses(cfg, ku, n, "placement"));
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 Test(knobuse, validate_warns_and_still_passes)

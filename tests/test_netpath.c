@@ -52,7 +52,7 @@ static void np_step(kw_runsum *rs, kw_cand *inc, int k, int v, kw_decision d, co
     st.p_value = NAN;
     snprintf(st.phase, sizeof st.phase, "%s", phase);
     cr_assert_eq(kw_runsum_add_step(rs, 0, &st), 0);
-    if (kw_decision_taken(d))
+    if (kw_journal_decision_taken(d))
         *inc = c;
 }
 
@@ -219,14 +219,14 @@ Test(netpath, sensitivity_names_the_knob_that_does_nothing)
     cr_assert_eq(sn[0].side[0].state, KW_SENS_EDGE);
     cr_assert_eq(sn[0].side[1].state, KW_SENS_EVALUATED);
     cr_assert_float_eq(sn[0].side[1].pct, 10.0 / 95.0 * 100.0, 1e-9);
-    cr_assert(!kw_sens_inert(&sn[0]));
+    cr_assert(!kw_netpath_sens_inert(&sn[0]));
     /* b: down evaluated (+5/95), up never evaluated */
     cr_assert_float_eq(sn[1].side[0].pct, 5.0 / 95.0 * 100.0, 1e-9);
     cr_assert_eq(sn[1].side[1].state, KW_SENS_MISSING);
-    cr_assert_float_eq(kw_sens_magnitude(&sn[1]), 5.0 / 95.0 * 100.0, 1e-9);
+    cr_assert_float_eq(kw_netpath_sens_magnitude(&sn[1]), 5.0 / 95.0 * 100.0, 1e-9);
     /* c: both sides identical to the winner: no effect */
-    cr_assert(kw_sens_inert(&sn[2]));
-    cr_assert_float_eq(kw_sens_magnitude(&sn[2]), 0.0, 1e-12);
+    cr_assert(kw_netpath_sens_inert(&sn[2]));
+    cr_assert_float_eq(kw_netpath_sens_magnitude(&sn[2]), 0.0, 1e-12);
     kw_runsum_free(rs);
 }
 

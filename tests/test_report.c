@@ -123,7 +123,7 @@ Test(report, every_section_is_there_and_offline)
     cr_assert(strstr(h, "worse than that shape's baseline") != NULL);
     for (int f = 0; f < KW_FAMILY_COUNT; f++) {
         char want[64];
-        snprintf(want, sizeof want, ">%s (", kw_family_name((kw_family)f));
+        snprintf(want, sizeof want, ">%s (", kw_audit_family_name((kw_family)f));
         cr_assert(strstr(h, want) != NULL, "family %s missing", want);
     }
     /* offline: no script, no external resource */
@@ -418,7 +418,7 @@ Test(verify, planted_two_knob_step_fails_naming_the_step)
 static char *model_run(long budget)
 {
     kw_config *cfg = NULL;
-    cr_assert_eq(kw_config_load_default(&cfg), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config_default(&cfg), 0, "%s", kw_error_last());
     kw_model_opts mo = {.drift = 1, .seed = 1};
     kw_model_eval *me = NULL;
     cr_assert_eq(kw_eval_new(&me, cfg, &mo), 0);
@@ -441,7 +441,7 @@ static char *model_run(long budget)
     cr_assert_eq(kw_engine_run(NULL, &cfg->space.knobs, ev, &o, &info), 0, "%s", kw_error_last());
     cr_assert_eq(kw_run_results(dir, cfg, NULL, "p95_us", ev, NULL, NULL, 0), 0, "%s", kw_error_last());
     kw_eval_free(me);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return dir;
 }
 

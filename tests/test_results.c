@@ -413,11 +413,11 @@ Test(results, bad_output_name_touches_nothing)
 Test(sbuf, numbers_have_fixed_decimals_and_no_negative_zero)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, -0.0001, 3);
+    kw_sbuf_fmt_num(t, sizeof t, -0.0001, 3);
     cr_assert_str_eq(t, "0.000");
-    kw_fmt_num(t, sizeof t, -1.5, 2);
+    kw_sbuf_fmt_num(t, sizeof t, -1.5, 2);
     cr_assert_str_eq(t, "-1.50");
-    kw_fmt_num(t, sizeof t, NAN, 3);
+    kw_sbuf_fmt_num(t, sizeof t, NAN, 3);
     cr_assert_str_eq(t, "");
     kw_sbuf b = {0};
     kw_sbuf_csv(&b, "a,b\"c");

@@ -1,7 +1,7 @@
 /* cli_bisect.c - `knobwise bisect A B --shape S`: walk from configuration A
  * to configuration B one knob at a time through the evaluator and report each
  * knob's contribution to the change of p95 and of every other metric
- * (kw_bisect_run); --orders K averages over K seeded orders and shows their
+ * (kw_audit_bisect); --orders K averages over K seeded orders and shows their
  * spread, which exposes knob interactions.
  *
  * A and B are each:
@@ -290,7 +290,7 @@ int kw_cli_bisect(int argc, char **argv)
         status = kw_cli_fail("bisect", rc);
         goto done;
     }
-    int si = kw_config_shape(c, shape);
+    int si = kw_load_config_shape(c, shape);
     if (si < 0) {
         char hint[1024];
         kw_hint_shape(hint, sizeof hint, c, shape);
@@ -303,7 +303,7 @@ int kw_cli_bisect(int argc, char **argv)
         status = kw_cli_fail("bisect", kw_error_set(KW_ENOMEM, "out of memory"));
         goto done;
     }
-    rc = kw_bisect_run(r, ks, ev, si, &a, &b, (int)orders, (uint64_t)seed);
+    rc = kw_audit_bisect(r, ks, ev, si, &a, &b, (int)orders, (uint64_t)seed);
     if (rc != 0) {
         free(r);
         status = kw_cli_fail("bisect", rc);
@@ -378,7 +378,7 @@ int kw_cli_bisect(int argc, char **argv)
     free(r);
 done:
     kw_eval_free(me);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     kw_rundir_free(run);
     return status;
 }

@@ -64,7 +64,7 @@ static void kw_eval_help(void)
 static void kw_eval_csv_num(FILE *f, const kw_metrics *m, int i)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, m->v[i], kw_metric_table[i].decimals);
+    kw_sbuf_fmt_num(t, sizeof t, m->v[i], kw_metric_table[i].decimals);
     fprintf(f, ",%s", t);
 }
 
@@ -285,7 +285,7 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
             fflush(stdout);
             continue;
         }
-        int si = kw_config_shape(cfg, shape);
+        int si = kw_load_config_shape(cfg, shape);
         kw_cand c;
         kw_metrics m;
         int rc = 0, broken = -1;
@@ -400,7 +400,7 @@ int kw_cli_eval(int argc, char **argv)
     if (status != 0)
         return status;
     if (kw_exec_spec(&cmd, evaluator, &cfg->space) != 0) {
-        kw_config_free(cfg);
+        kw_load_config_free(cfg);
         return kw_cli_usage_error("eval", "%s", kw_error_last());
     }
     kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
@@ -436,7 +436,7 @@ int kw_cli_eval(int argc, char **argv)
         }
     int sel[KW_SHAPE_MAX], n_sel = 0;
     for (int i = 0; i < n_shapes; i++) {
-        int si = kw_config_shape(cfg, shapes[i]);
+        int si = kw_load_config_shape(cfg, shapes[i]);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, cfg, shapes[i]);
@@ -489,6 +489,6 @@ int kw_cli_eval(int argc, char **argv)
 done:
     kw_exec_free(ex);
     kw_eval_free(me);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return status;
 }

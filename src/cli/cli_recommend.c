@@ -87,7 +87,7 @@ static int kw_nearest(const kw_rundir *r, const kw_shape *sh)
     for (int i = 0; i < rs->n_shapes; i++) {
         if (kw_runsum_winner(rs, i) < 0)
             continue;
-        int ci = kw_config_shape(r->cfg, rs->shapes[i].name);
+        int ci = kw_load_config_shape(r->cfg, rs->shapes[i].name);
         if (ci < 0)
             continue;
         const kw_shape *t = &r->cfg->workload.shapes[r->cfg->space.shapes[ci]];
@@ -133,7 +133,7 @@ static void kw_borrow_info(kw_borrow *out, const kw_rundir *r, const kw_shape *s
 {
     memset(out, 0, sizeof *out);
     const kw_runsum *rs = r->rs;
-    int ci = kw_config_shape(r->cfg, rs->shapes[from].name);
+    int ci = kw_load_config_shape(r->cfg, rs->shapes[from].name);
     if (ci < 0)
         return;
     const kw_shape *t = &r->cfg->workload.shapes[r->cfg->space.shapes[ci]];
@@ -150,7 +150,7 @@ static void kw_borrow_info(kw_borrow *out, const kw_rundir *r, const kw_shape *s
     for (int i = 0; i < rs->n_shapes; i++) {
         if (kw_runsum_winner(rs, i) < 0)
             continue;
-        int k = kw_config_shape(r->cfg, rs->shapes[i].name);
+        int k = kw_load_config_shape(r->cfg, rs->shapes[i].name);
         if (k < 0)
             continue;
         const kw_shape *x = &r->cfg->workload.shapes[r->cfg->space.shapes[k]];
@@ -441,7 +441,7 @@ int kw_cli_recommend(int argc, char **argv)
     }
     int si;
     if (shape) {
-        si = kw_config_shape(r->cfg, shape);
+        si = kw_load_config_shape(r->cfg, shape);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, r->cfg, shape);
@@ -461,7 +461,7 @@ int kw_cli_recommend(int argc, char **argv)
              * tuned shape of the run has the same phase, else required. */
             int seen[2] = {0, 0};
             for (int i = 0; i < r->rs->n_shapes; i++) {
-                int k = kw_config_shape(r->cfg, r->rs->shapes[i].name);
+                int k = kw_load_config_shape(r->cfg, r->rs->shapes[i].name);
                 if (k >= 0 && kw_runsum_winner(r->rs, i) >= 0)
                     seen[r->cfg->workload.shapes[r->cfg->space.shapes[k]].phase] = 1;
             }
@@ -483,7 +483,7 @@ int kw_cli_recommend(int argc, char **argv)
             goto done;
         }
         const kw_shape *t = &r->cfg->workload.shapes[
-            r->cfg->space.shapes[kw_config_shape(r->cfg, r->rs->shapes[near].name)]];
+            r->cfg->space.shapes[kw_load_config_shape(r->cfg, r->rs->shapes[near].name)]];
         si = -1;
         for (int i = 0; i < r->cfg->space.n_shapes; i++) {
             const kw_shape *c = &r->cfg->workload.shapes[r->cfg->space.shapes[i]];

@@ -506,7 +506,9 @@ done:
     return rc;
 }
 
-int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape)
+/* Measure the shape's baseline once and give measured / modelled stage-1
+ * time of one request (*ratio; 0 when the worker failed: guard in why). */
+static int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape)
 {
     kw_exec_dev *d = e->dev;
     int n = 0;

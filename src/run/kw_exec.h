@@ -87,10 +87,6 @@ int kw_exec_log(kw_exec *e, const char *path);
 void kw_exec_free(kw_exec *e);
 const kw_evaluator *kw_exec_iface(const kw_exec *e);
 
-/* Measure the shape's baseline once and give measured / modelled stage-1
- * time of one request (*ratio; 0 when the worker failed: guard in why). */
-int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape);
-
 /* Measured load: re-derive each space shape's load-given arrival rate in the
  * model evaluators from the measured baseline (kw_eval_rescale_load), so
  * `load` means the utilisation of the measured device and not of the modelled

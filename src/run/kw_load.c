@@ -1220,7 +1220,7 @@ static int kw_load_finish(int rc, const kw_xml_problems *p)
 
 /* ---------------- public API ---------------- */
 
-int kw_accel_load(kw_accel *out, const char *path)
+int kw_load_accel(kw_accel *out, const char *path)
 {
     kw_xml_problems p = {0};
     kw_src src;
@@ -1231,7 +1231,7 @@ int kw_accel_load(kw_accel *out, const char *path)
     return kw_load_finish(rc, &p);
 }
 
-int kw_workload_load(kw_workload *out, const char *path)
+int kw_load_workload(kw_workload *out, const char *path)
 {
     kw_xml_problems p = {0};
     kw_src src;
@@ -1242,7 +1242,7 @@ int kw_workload_load(kw_workload *out, const char *path)
     return kw_load_finish(rc, &p);
 }
 
-int kw_space_load(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w)
+int kw_load_space(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w)
 {
     kw_xml_problems p = {0};
     kw_src src;
@@ -1294,7 +1294,7 @@ static int kw_config_load_any(kw_config **out, const char *space_path, int embed
     return 0;
 }
 
-int kw_config_load(kw_config **out, const char *space_path, const char *accel_override,
+int kw_load_config(kw_config **out, const char *space_path, const char *accel_override,
                    const char *workload_override)
 {
     if (space_path == NULL)
@@ -1302,14 +1302,14 @@ int kw_config_load(kw_config **out, const char *space_path, const char *accel_ov
     return kw_config_load_any(out, space_path, 0, accel_override, workload_override);
 }
 
-int kw_config_load_default(kw_config **out)
+int kw_load_config_default(kw_config **out)
 {
     return kw_config_load_any(out, KW_DEFAULT_SPACE, 1, NULL, NULL);
 }
 
-void kw_config_free(kw_config *c) { free(c); }
+void kw_load_config_free(kw_config *c) { free(c); }
 
-int kw_config_shape(const kw_config *c, const char *name)
+int kw_load_config_shape(const kw_config *c, const char *name)
 {
     if (!c || !name)
         return -1;
@@ -1321,7 +1321,7 @@ int kw_config_shape(const kw_config *c, const char *name)
     return -1;
 }
 
-int kw_validate_file(const char *path)
+int kw_load_validate_file(const char *path)
 {
     kw_xml_problems p = {0};
     kw_src src;

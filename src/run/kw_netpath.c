@@ -527,7 +527,7 @@ void kw_netpath_explore_sum(kw_explore_sum *out, const kw_runsum *rs, int shape,
         case KW_DECIDE_CONSTRAINT: out->constraints++; break;
         default: break;
         }
-        if (kw_decision_taken(st->decision))
+        if (kw_journal_decision_taken(st->decision))
             out->taken++;
         if (strcmp(st->phase, "probe") == 0)
             out->probes++;
@@ -627,7 +627,7 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
     return 0;
 }
 
-int kw_sens_inert(const kw_sens *k)
+int kw_netpath_sens_inert(const kw_sens *k)
 {
     int any = 0;
     for (int side = 0; side < 2; side++) {
@@ -640,7 +640,7 @@ int kw_sens_inert(const kw_sens *k)
     return any;
 }
 
-double kw_sens_magnitude(const kw_sens *k)
+double kw_netpath_sens_magnitude(const kw_sens *k)
 {
     double m = NAN;
     for (int side = 0; side < 2; side++) {
@@ -668,7 +668,7 @@ int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
         for (int k = 0; k < n; k++) {
             measured[k] += sn[k].side[0].state == KW_SENS_EVALUATED ||
                            sn[k].side[1].state == KW_SENS_EVALUATED;
-            inert[k] += kw_sens_inert(&sn[k]);
+            inert[k] += kw_netpath_sens_inert(&sn[k]);
         }
     }
     free(sn);

@@ -85,10 +85,10 @@ int kw_run_load_config(kw_config **out, const char *space, const char *accel,
     }
     if (space == NULL && (accel != NULL || workload != NULL))
         /* Overrides apply to the embedded default's space too. */
-        return kw_config_load(out, NULL, accel, workload);
+        return kw_load_config(out, NULL, accel, workload);
     if (space == NULL)
-        return kw_config_load_default(out);
-    return kw_config_load(out, space, accel, workload);
+        return kw_load_config_default(out);
+    return kw_load_config(out, space, accel, workload);
 }
 
 struct kw_run {
@@ -148,7 +148,7 @@ void kw_run_free(kw_run *r)
     kw_exec_free(r->ex);
     kw_eval_free(r->final_me); /* borrows me's traces, never frees them */
     kw_eval_free(r->me);
-    kw_config_free(r->cfg);
+    kw_load_config_free(r->cfg);
     kw_journal_free(r->j);
     kw_runfolder_unlock(r->lock);
     free(r);
@@ -533,7 +533,7 @@ static int kw_run_pick_shapes(kw_run *r, int *usage, const kw_run_opts *o, int *
 {
     int n = 0;
     for (int i = 0; i < o->n_shapes; i++) {
-        int si = kw_config_shape(r->cfg, o->shapes[i]);
+        int si = kw_load_config_shape(r->cfg, o->shapes[i]);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, r->cfg, o->shapes[i]);

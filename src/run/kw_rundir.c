@@ -132,9 +132,9 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         const char *accel = o->accel ? o->accel : kw_attr_or(j, KW_RUN_ACCEL, NULL);
         const char *workload = o->workload ? o->workload : kw_attr_or(j, KW_RUN_WORKLOAD, NULL);
         if (space == NULL && accel == NULL && workload == NULL)
-            rc = kw_config_load_default(&r->cfg);
+            rc = kw_load_config_default(&r->cfg);
         else
-            rc = kw_config_load(&r->cfg, space, accel, workload);
+            rc = kw_load_config(&r->cfg, space, accel, workload);
         if (rc != 0)
             goto fail;
         static const char *const slot_names[3] = {"space", "accelerator", "workload"};
@@ -151,7 +151,7 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
                      "%sthe %s changed since the run (hash %s, now %s)", used ? "; " : "",
                      slot_names[slot], j->h.inputs[i].hash, r->cfg->input_hash[slot]);
         }
-        kw_runsum_set_limits(r->rs, r->cfg);
+        kw_results_set_limits(r->rs, r->cfg);
     }
     *out = r;
     return 0;
@@ -165,7 +165,7 @@ void kw_rundir_free(kw_rundir *r)
     if (!r)
         return;
     kw_eval_free(r->me);
-    kw_config_free(r->cfg);
+    kw_load_config_free(r->cfg);
     kw_runsum_free(r->rs);
     kw_journal_free(r->j);
     free(r);
@@ -188,7 +188,7 @@ int kw_rundir_cfg_shape(const kw_rundir *r, const char *name)
 {
     if (!r->cfg)
         return -1;
-    return kw_config_shape(r->cfg, name);
+    return kw_load_config_shape(r->cfg, name);
 }
 
 void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)

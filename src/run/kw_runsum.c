@@ -298,13 +298,6 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
 
 /* ---- derived views ---- */
 
-double kw_runsum_primary(const kw_runsum *rs, int shape, int config)
-{
-    if (config < 0)
-        return NAN;
-    return rs->shapes[shape].configs[config].m.v[rs->primary];
-}
-
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
@@ -395,7 +388,7 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
      * the moving steps in journal order up to the last that stands on the
      * recommendation. */
     for (int i = 0; i < s->n_steps; i++)
-        if (kw_decision_taken(s->steps[i].decision)) {
+        if (kw_journal_decision_taken(s->steps[i].decision)) {
             moves[s->n_path] = s->steps[i].id;
             s->path[s->n_path++] = i;
         }

@@ -2,7 +2,7 @@
  * markdown table of per-unit costs and ratios.
  *
  * Design: one program measures everything from the library directly (the
- * shipped spaces loaded with kw_config_load, the stages, the evaluator and the
+ * shipped spaces loaded with kw_load_config, the stages, the evaluator and the
  * engine), and runs two things as child processes because they must be: itself
  * under `valgrind --tool=callgrind` (instructions per unit: a figure that does
  * not move with machine noise) and the knobwise binary (the end-to-end
@@ -145,7 +145,7 @@ static int kw_bench_load(kw_config **out, const kw_bench *b, const char *rel)
 {
     char path[KW_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", b->srcdir, rel);
-    int rc = kw_config_load(out, path, NULL, NULL);
+    int rc = kw_load_config(out, path, NULL, NULL);
     if (rc != 0)
         fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
     return rc;
@@ -1176,7 +1176,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
     kw_config *cfg = NULL;
-    int rc = kw_config_load(&cfg, path, NULL, NULL);
+    int rc = kw_load_config(&cfg, path, NULL, NULL);
     if (rc != 0) {
         fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
         return rc;
@@ -1295,7 +1295,7 @@ done:
     free(conv_evals);
     free(n_valid);
     free(opt1);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return rc;
 }
 
@@ -1312,7 +1312,7 @@ static int kw_bench_screen_space(const char *path)
     kw_model_eval *me = NULL;
     kw_bench_tab *tab = NULL;
     double *x = NULL, *y = NULL, *work = NULL;
-    int rc = kw_config_load(&cfg, path, NULL, NULL);
+    int rc = kw_load_config(&cfg, path, NULL, NULL);
     if (rc != 0)
         goto done;
     kw_model_opts mo = {.drift = 1, .seed = 1};
@@ -1384,7 +1384,7 @@ done:
     free(work);
     kw_bench_tab_free(tab);
     kw_eval_free(me);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return rc;
 }
 
@@ -1595,7 +1595,7 @@ int main(int argc, char **argv)
         status = 1;
     rmdir(b.tmpdir);
 done:
-    kw_config_free(b.cfg);
+    kw_load_config_free(b.cfg);
     gsl_rng_free(b.rng);
     return status;
 }

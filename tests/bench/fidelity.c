@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     kw_fid_set *set = malloc(sizeof *set);
     if (!set)
         return 1;
-    if (kw_accel_load(&a, argv[1]) != 0 || kw_fidelity_load(set, argv[2]) != 0) {
+    if (kw_load_accel(&a, argv[1]) != 0 || kw_fidelity_load(set, argv[2]) != 0) {
         fprintf(stderr, "%s\n", kw_error_last());
         free(set);
         return 2;

@@ -243,7 +243,7 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     signal(SIGPIPE, SIG_IGN);
     kw_config *cfg;
-    if (kw_config_load(&cfg, space, NULL, NULL) != 0) {
+    if (kw_load_config(&cfg, space, NULL, NULL) != 0) {
         fprintf(stderr, "%s\n", kw_error_last());
         return 2;
     }
@@ -412,6 +412,6 @@ int main(int argc, char **argv)
     }
     if (csv && fclose(csv) != 0)
         status = 1;
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return status;
 }
