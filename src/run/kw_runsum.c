@@ -327,8 +327,12 @@ static int kw_rs_changed(const kw_runsum *rs, const kw_rs_shape *s, const kw_rs_
 static const kw_runsum *kw_rs_sort_rs;
 static const kw_rs_shape *kw_rs_sort_shape;
 
-int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
-                         int changed_b, uint64_t id_b)
+/* The ranking order of two guard-passing configurations other than the
+ * recommendation: the primary metric, then fewer knobs changed from the
+ * baseline, then id (< 0: a first, 0, > 0). kw_runsum_finish sorts by it, and
+ * a partial replay picks the top of the ranking by it. */
+static int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
+                                int changed_b, uint64_t id_b)
 {
     if (primary_a < primary_b)
         return -1;

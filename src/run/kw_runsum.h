@@ -175,13 +175,6 @@ int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constr
  * are recomputed). */
 int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
 
-/* The ranking order of two guard-passing configurations other than the
- * recommendation: the primary metric, then fewer knobs changed from the
- * baseline, then id (< 0: a first, 0, > 0). kw_runsum_finish sorts by it, and
- * a partial replay picks the top of the ranking by it. */
-int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
-                         int changed_b, uint64_t id_b);
-
 /* ---- the one builder: a journal's records in, a finished summary out ----
  *
  * The journal's body records are fed one at a time, in journal order, to
