@@ -250,7 +250,7 @@ static void kw_ofat_after_main(kw_eng *E, kw_shape *s)
         return;
     }
     o->fix.post_fix = 0;
-    uint64_t here = kw_cand_id(E->ks, &s->pos);
+    uint64_t here = kw_knobs_cand_id(E->ks, &s->pos);
     if (E->o.probes > 0 && !s->budget_hit && !(o->probe.probed && o->probe.probed_at == here))
         o->ph = KW_OFAT_PROBE;
     else
@@ -478,7 +478,7 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
-            if (kw_cand_violates(E->ks, &c) >= 0)
+            if (kw_knobs_cand_violates(E->ks, &c) >= 0)
                 continue;
             kw_cst cs;
             int cl = kw_ofat_first_class(E, s, &c, k, &cs);
@@ -520,8 +520,8 @@ static int kw_ofat_plist_push(kw_eng *E, kw_ofat_probe *pr, const kw_cand *c, in
     }
     kw_item *it = &pr->plist[pr->n_plist++];
     it->cand = *c;
-    it->id = kw_cand_id(E->ks, c);
-    it->con = kw_cand_violates(E->ks, c);
+    it->id = kw_knobs_cand_id(E->ks, c);
+    it->con = kw_knobs_cand_violates(E->ks, c);
     it->group = group;
     it->dropped = 0;
     return 0;
@@ -568,7 +568,7 @@ static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][
     for (int i = 0; i < n; i++) {
         kw_cand c = pr->first[g];
         c.v[buf[i].knob] = (uint8_t)buf[i].value;
-        if (!kw_idset_add(seen, kw_cand_id(ks, &c)))
+        if (!kw_idset_add(seen, kw_knobs_cand_id(ks, &c)))
             continue;
         int rc = kw_ofat_plist_push(E, pr, &c, g);
         if (rc != 0)
@@ -634,7 +634,7 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
                 continue;
             kw_cand c = pr->first[i];
             c.v[knob[j]] = pr->first[j].v[knob[j]];
-            if (kw_idset_add(&seen, kw_cand_id(ks, &c)))
+            if (kw_idset_add(&seen, kw_knobs_cand_id(ks, &c)))
                 rc = kw_ofat_plist_push(E, pr, &c, i);
         }
     for (int g = lo; g < hi && rc == 0; g++)
@@ -668,7 +668,7 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
     if (pr->n_first == 0 || pr->pcur >= pr->n_plist) {
         pr->plist_ready = 0;
         pr->probed = 1;
-        pr->probed_at = kw_cand_id(E->ks, &s->pos);
+        pr->probed_at = kw_knobs_cand_id(E->ks, &s->pos);
         kw_ofat_enter_excursion(E, s);
         return KW_OFAT_MOVED;
     }
@@ -911,9 +911,9 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
         goto done;
     }
     int start = -1;
-    uint64_t here = kw_cand_id(ks, &s->pos);
+    uint64_t here = kw_knobs_cand_id(ks, &s->pos);
     for (int i = 0; i < se->n_seen; i++) {
-        ids[i] = kw_cand_id(ks, &se->seen[i]);
+        ids[i] = kw_knobs_cand_id(ks, &se->seen[i]);
         size_t h = kw_mix_final(ids[i]) & (map.cap - 1);
         while (map.t[h])
             h = (h + 1) & (map.cap - 1);
@@ -935,7 +935,7 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
                     continue;
                 kw_cand c = se->seen[u];
                 c.v[k] = (uint8_t)v;
-                uint64_t id = kw_cand_id(ks, &c);
+                uint64_t id = kw_knobs_cand_id(ks, &c);
                 size_t h = kw_mix_final(id) & (map.cap - 1);
                 int w = -1;
                 for (; map.t[h]; h = (h + 1) & (map.cap - 1))
@@ -1148,9 +1148,9 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
     if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)
         s->mf_round = KW_MF_ROUND_FIRST;
     if (o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE)
-        s->reserve = E->reps * kw_cand_distance(E->ks, &s->pos, &s->base);
+        s->reserve = E->reps * kw_knobs_cand_distance(E->ks, &s->pos, &s->base);
     else if (o->ph == KW_OFAT_EXCURSION)
-        s->reserve = E->reps * kw_cand_distance(E->ks, &o->ex.start, &s->base);
+        s->reserve = E->reps * kw_knobs_cand_distance(E->ks, &o->ex.start, &s->base);
     else
         s->reserve = 0;
     return 0;
@@ -1248,9 +1248,9 @@ static long kw_ofat_unseen_neighbours(const kw_eng *E, const kw_shape *s)
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
-            if (kw_cand_violates(E->ks, &c) >= 0)
+            if (kw_knobs_cand_violates(E->ks, &c) >= 0)
                 continue;
-            if (!kw_memo_find(&E->memo, s->shape, kw_cand_id(E->ks, &c), 0))
+            if (!kw_memo_find(&E->memo, s->shape, kw_knobs_cand_id(E->ks, &c), 0))
                 n++;
         }
     return n;

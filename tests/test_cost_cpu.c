@@ -17,6 +17,7 @@
 #include "kw_error.h"
 #include "kw_load.h"
 #include "lib/kw_tl.h"
+#include "lib/kw_tl_model.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -70,20 +71,8 @@ static void setup(void)
 
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "b");
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.phase = KW_PHASE_PREFILL;
-    shp.batch = 1;
-    shp.seq = 256;
-    shp.streams = 1;
-    memset(&map, 0, sizeof map);
-    for (int g = 0; g < KW_GROUP_MAX; g++)
-        map.tiling[g] = (kw_tiling){64, 64, 64, 1, KW_LOOP_MNK, 0, 0, 0, 0};
-    map.precision = KW_PREC_FP32;
-    map.accum_precision = KW_PREC_FP32;
-    map.softmax_precision = KW_PREC_FP32;
-    map.max_batch = 1;
-    map.cores_per_request = 1;
+    kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 256);
+    kw_tl_mapping(&map, (kw_tiling){64, 64, 64, 1, KW_LOOP_MNK, 0, 0, 0, 0}, KW_PREC_FP32);
 }
 
 TestSuite(cost_cpu, .init = setup);
@@ -301,7 +290,7 @@ Test(cost_cpu, only_cpu_files_take_the_cpu_rules)
         char path[2048];
         snprintf(path, sizeof path, "%s/spaces/accel/%s", src, files[i]);
         static kw_accel a;
-        int rc = kw_accel_load(&a, path);
+        int rc = kw_load_accel(&a, path);
         cr_assert_eq(rc, 0, "%s: %s", path, kw_error_last());
         int want = strcmp(files[i], "cpu_host.xml") == 0;
         cr_assert_eq(a.cpu, want, "%s: cpu %d", files[i], a.cpu);
