@@ -47,6 +47,12 @@ typedef struct kw_ofat_main {
     int last_knob_accepted;   /* sweep: its other values were just evaluated */
     uint8_t inert[KW_KNOB_MAX]; /* sweep: every value gave the baseline's figure and guards in
                                * the first round, so later sweeps skip it (kw_ofat_mark_inert) */
+    /* compose (kw_ofat_screen_order): each other knob's best gaining value of the first
+     * round, largest gain first, tried once on the incumbent (a one-candidate round)
+     * before the sweep */
+    uint8_t compose_knob[KW_KNOB_MAX], compose_value[KW_KNOB_MAX];
+    int n_compose, ccur;
+    int composing;            /* this round is a compose round */
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -272,6 +278,19 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
         return kw_ofat_add_neighbours(E, s, &s->pos);
     if (!m->screened && m->no_accept < ks->n_knobs)
         return kw_ofat_add_neighbours(E, s, &s->pos);
+    /* compose: the first round's other gains, one at a time on the incumbent, before
+     * any sweep; at a small budget they are the likeliest gains left (a sweep spends
+     * n_values - 1 evaluations on a knob to find the value the first round knew) */
+    m->composing = 0;
+    for (; m->ccur < m->n_compose; m->ccur++) {
+        int k = m->compose_knob[m->ccur];
+        if (s->pos.v[k] == m->compose_value[m->ccur])
+            continue;
+        kw_cand c = s->pos;
+        c.v[k] = m->compose_value[m->ccur];
+        m->composing = 1;
+        return kw_engine_item_add(E, s, &c, 0);
+    }
     /* the cursor skips at most n_knobs knobs: each skip counts as a knob
      * without an accepted step */
     while (m->no_accept < ks->n_knobs) {
@@ -333,10 +352,11 @@ static void kw_ofat_mark_inert(kw_eng *E, kw_shape *s)
  * from the baseline, largest first (ties: knob order). Knobs whose every
  * alternative failed a guard or a constraint come last. The big levers are
  * then settled first, which matters most when the budget is small. */
-static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v)
+static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v, int win_knob)
 {
     kw_ofat_main *m = &((kw_ofat *)s->st)->main;
     double gain[KW_KNOB_MAX];
+    int best_v[KW_KNOB_MAX], composes[KW_KNOB_MAX] = {0};
     int n = E->ks->n_knobs;
     for (int k = 0; k < n; k++)
         gain[k] = -INFINITY;
@@ -350,8 +370,28 @@ static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v)
             continue;
         int k;
         kw_engine_step_check(&k, E->ks, &s->base, &it->cand);
-        if (v[i].gain > gain[k])
+        if (v[i].gain > gain[k]) {
             gain[k] = v[i].gain;
+            best_v[k] = it->cand.v[k];
+            /* noiseless: every gain is real, and one below the minimum effect alone
+             * may add up with the others; noisy: only an acceptable one is evidence */
+            composes[k] = E->ev->noisy ? v[i].ok : v[i].gain > 0;
+        }
+    }
+    /* the compose list: each other gaining knob at its best value, largest gain first */
+    m->n_compose = 0;
+    m->ccur = 0;
+    for (int k = 0; k < n; k++) {
+        if (!composes[k] || k == win_knob)
+            continue;
+        int at = m->n_compose++;
+        while (at > 0 && gain[m->compose_knob[at - 1]] < gain[k]) {
+            m->compose_knob[at] = m->compose_knob[at - 1];
+            m->compose_value[at] = m->compose_value[at - 1];
+            at--;
+        }
+        m->compose_knob[at] = (uint8_t)k;
+        m->compose_value[at] = (uint8_t)best_v[k];
     }
     /* a knob the screen deferred (kw_mf.h) ranks by its estimated gain, the
      * estimate scaled by the middle of the shape's measured ratio range */
@@ -413,9 +453,16 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     if (rc != 0)
         return rc;
     if (E->o.policy == KW_POLICY_SWEEP && !m->screened) {
-        kw_ofat_screen_order(E, s, v);
+        kw_ofat_screen_order(E, s, v, win_knob);
         m->last_knob_accepted = win_knob;
         m->no_accept = win >= 0 ? 0 : E->ks->n_knobs;
+        if (win < 0)
+            m->n_compose = 0; /* nothing moved: each gain alone was already judged */
+        return 0;
+    }
+    if (m->composing) {
+        m->composing = 0;
+        m->ccur++;
         return 0;
     }
     if (E->o.policy == KW_POLICY_SWEEP) {
@@ -1108,6 +1155,28 @@ static int kw_ofat_init(kw_eng *E, kw_shape *s)
     return kw_ofat_settle_note(E, s); /* the baseline is the first config evaluated */
 }
 
+/* What the bounded fix of `from` will cost: the evaluations its checks (each
+ * changed knob back at its baseline value) still need. A check already in the
+ * memo or journal costs nothing, nor does one that breaks a constraint (the fix
+ * keeps that change unevaluated), so at a small budget the reserve holds back
+ * only what the fix will really spend (the first reserve, one per changed knob,
+ * kept 2 of validate_small_mlp's 12 evaluations at 1% for checks that were all
+ * memo hits). The same memo states decide the budget in kw_build_jobs, so a
+ * resumed run reserves the same. */
+static int kw_ofat_fix_cost(kw_eng *E, kw_shape *s, const kw_cand *from)
+{
+    int n = 0;
+    for (int k = 0; k < E->ks->n_knobs; k++) {
+        if (from->v[k] == s->base.v[k])
+            continue;
+        kw_cand c = *from;
+        c.v[k] = s->base.v[k];
+        if (kw_cand_violates(E->ks, &c) < 0)
+            n += kw_engine_cost(E, s, kw_cand_id(E->ks, &c));
+    }
+    return n;
+}
+
 /* Plan visits at most KW_OFAT_PLAN_VISITS phases. Each phase's plan either
  * returns a batch or moves to a LATER phase in the order main < probe <
  * excursion < {backtrack, settle, fix} < finish (backtrack, settle and finish
@@ -1144,13 +1213,13 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
     /* multi-fidelity screening: sweep and probe rounds (kw_mf.h); never an
      * excursion (it moves to the best neighbour whether or not it gains), the
      * fix or settle */
-    s->mf_round = o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE;
+    s->mf_round = (o->ph == KW_OFAT_MAIN && !o->main.composing) || o->ph == KW_OFAT_PROBE;
     if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)
         s->mf_round = KW_MF_ROUND_FIRST;
     if (o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE)
-        s->reserve = E->reps * kw_cand_distance(E->ks, &s->pos, &s->base);
+        s->reserve = kw_ofat_fix_cost(E, s, &s->pos);
     else if (o->ph == KW_OFAT_EXCURSION)
-        s->reserve = E->reps * kw_cand_distance(E->ks, &o->ex.start, &s->base);
+        s->reserve = kw_ofat_fix_cost(E, s, &o->ex.start);
     else
         s->reserve = 0;
     return 0;
