@@ -839,6 +839,71 @@ Test(engine, compose_reaches_a_separable_optimum_at_a_budget_a_sweep_cannot)
     kw_synth_rmdir(dir);
 }
 
+/* The trapped seed's landscape in miniature (README "The trapped seed"): blk.k=v2
+ * gains 20 but fails the guard "fallback" unless blk.m=v0 and blk.n=v0 change with
+ * it; each of those costs alone (+1, +2), each pair with blk.k still falls back,
+ * and three cheap distractors (o1..o3, +0.1/+0.2/+0.3) lead the tabu excursion
+ * away. Only the three-knob repair leaves the baseline: 100 -> 100 + 1 + 2 - 20. */
+static int fallback_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && c->v[2] == 2 && !(c->v[0] == 0 && c->v[1] == 0))
+        snprintf(out->guards, sizeof out->guards, "fallback");
+    return rc;
+}
+
+static void fallback_space(kw_synth *s, int blocks)
+{
+    int nv[] = {3, 2, 3, 2, 2, 2};
+    kw_synth_init(s, 6, nv, 1);
+    const char *names[2][6] = {{"m", "n", "k", "o1", "o2", "o3"},
+                               {"blk.m", "blk.n", "blk.k", "o1", "o2", "o3"}};
+    double w[6][3] = {{1, 0, 4}, {2, 0}, {0, 3, -20}, {0, 0.1}, {0, 0.2}, {0, 0.3}};
+    for (int k = 0; k < 6; k++) {
+        snprintf(s->ks.knobs[k].name, sizeof s->ks.knobs[k].name, "%s", names[blocks][k]);
+        for (int v = 0; v < nv[k]; v++)
+            s->w[k][v] = w[k][v];
+    }
+    s->ks.knobs[0].baseline = 1;
+    s->ks.knobs[1].baseline = 1;
+    s->ev.eval = fallback_eval;
+}
+
+Test(engine, a_three_knob_repair_leaves_a_guard_trapped_optimum)
+{
+    for (int blocks = 0; blocks < 2; blocks++) {
+        kw_synth s;
+        fallback_space(&s, blocks);
+        kw_engine_opts o = opts_for(1);
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        int accepted_repair = 0;
+        for (size_t i = 0; i < j->n_steps; i++) {
+            const kw_jstep *st = &j->steps[i];
+            cr_assert_eq(kw_cand_distance(&s.ks, &st->parent, &st->cand), 1);
+            if (st->decision == KW_DECIDE_ACCEPT)
+                cr_assert_str_eq(st->guards, "", "accepted a guard failure: %s", st->reason);
+            accepted_repair += st->decision == KW_DECIDE_ACCEPT && st->phase == KW_STEP_PROBE &&
+                               st->cand.v[0] == 0 && st->cand.v[1] == 0 && st->cand.v[2] == 2;
+        }
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, 0);
+        if (blocks) { /* blk.*: one block, the repair is tried and leaves */
+            cr_assert_eq(accepted_repair, 1);
+            cr_assert_float_eq(r.best_primary, 83.0, 1e-9);
+            cr_assert(r.best.v[0] == 0 && r.best.v[1] == 0 && r.best.v[2] == 2 &&
+                      r.best.v[3] == 0 && r.best.v[4] == 0 && r.best.v[5] == 0);
+        } else { /* no block names: repairs are not tried, the baseline stays */
+            cr_assert_eq(accepted_repair, 0);
+            cr_assert_float_eq(r.best_primary, 100.0, 1e-9);
+        }
+        kw_journal_result_clear(&r);
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+}
+
 Test(engine, evaluator_errors_are_recorded_fatal_ones_stop_the_run)
 {
     kw_synth s;
