@@ -40,8 +40,9 @@ static void kw_calibrate_help(void)
            "                  matrix_fraction matrix_fraction_fp8 sync_matrix_fraction\n"
            "                  dram_fraction shared_gb_s softmax_vector_ops\n"
            "                  softmax_hidden_serial softmax_hidden_overlap kernel_fixed_us\n"
-           "Launch costs are not fitted: kernel times measured back to back do not\n"
-           "depend on them. A parameter named in --fit that no case depends on, or\n"
+           "                  graph_node_us (graph_node cases only)\n"
+           "The eager launch and the graph replay's fixed cost are not fitted: no case\n"
+           "measures them. A parameter named in --fit that no case depends on, or\n"
            "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n\n"
            "  --space S       a CPU accelerator file (<cpu>) against measured mappings of\n"
            "                  space S: the CSV tests/bench/model_vs_measured writes\n"
@@ -146,6 +147,15 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     if (pm[KW_CAL_KERNEL_FIXED].fitted)
         kw_cal_attr(rates, "kernel_fixed_us", a->kernel_fixed_us, 4);
     xmlSetProp(rates, BAD_CAST "source", BAD_CAST src);
+    xmlNodePtr launch = pm[KW_CAL_GRAPH_NODE].fitted ? kw_cal_child(root, "launch", NULL, NULL) : NULL;
+    if (launch) { /* the eager and replay figures keep their sources: append, not replace */
+        kw_cal_attr(launch, "graph_node_us", a->graph_node_us, 4);
+        xmlChar *old = xmlGetProp(launch, BAD_CAST "source");
+        char ls[2 * KW_SOURCE_MAX];
+        snprintf(ls, sizeof ls, "%.300s; graph_node_us %.200s", old ? (const char *)old : "", src);
+        xmlFree(old);
+        xmlSetProp(launch, BAD_CAST "source", BAD_CAST ls);
+    }
     if (pm[KW_CAL_SHARED_BW].fitted) {
         xmlNodePtr st = kw_cal_child(root, "storage", NULL, NULL);
         for (xmlNodePtr l = st ? st->children : NULL; l; l = l->next) {
@@ -394,7 +404,7 @@ int kw_cli_calibrate(int argc, char **argv)
             printf("%-22s %12.4f %12s %12s  (%s: kept)\n", p->name, p->before, "-", "-",
                    p->applicable ? "not determined by these cases" : "not in this accelerator");
     }
-    printf("launch costs: not fitted (kernel times back to back do not depend on them)\n");
+    printf("eager launch and graph replay cost: not fitted (no case measures them)\n");
     if ((rc = kw_cal_write(accel, csv, out, a, cal, set)) != 0) {
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;

@@ -34,7 +34,8 @@
 
 static const char *const kw_cal_names[KW_CAL_COUNT] = {
     "matrix_fraction", "matrix_fraction_fp8", "sync_matrix_fraction", "dram_fraction", "shared_gb_s",
-    "softmax_vector_ops", "softmax_hidden_serial", "softmax_hidden_overlap", "kernel_fixed_us"};
+    "softmax_vector_ops", "softmax_hidden_serial", "softmax_hidden_overlap", "kernel_fixed_us",
+    "graph_node_us"};
 
 /* The precisions each matrix parameter sets. */
 static int kw_cal_prec_of(int id, int p)
@@ -58,7 +59,8 @@ static int kw_cal_is_fraction(int id)
  * time): the fit starts them just inside their range. */
 static int kw_cal_may_be_zero(int id)
 {
-    return id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP || id == KW_CAL_KERNEL_FIXED;
+    return id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP || id == KW_CAL_KERNEL_FIXED ||
+           id == KW_CAL_GRAPH_NODE;
 }
 
 static double kw_cal_from_x(int id, double x)
@@ -75,7 +77,8 @@ static double kw_cal_from_x(int id, double x)
 static double kw_cal_to_x(int id, double v)
 {
     if (!kw_cal_is_fraction(id))
-        return log(id == KW_CAL_KERNEL_FIXED ? fmax(v, KW_CAL_FIXED_START_US) : v);
+        return log(id == KW_CAL_KERNEL_FIXED || id == KW_CAL_GRAPH_NODE ? fmax(v, KW_CAL_FIXED_START_US)
+                                                                        : v);
     v = fmax(fmin(v, KW_CAL_FRACTION_START_MAX), KW_CAL_FRACTION_START_MIN);
     return log(v / (1.0 - v));
 }
@@ -136,6 +139,8 @@ double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
         return a->softmax_hidden_set ? a->softmax_hidden_overlap : 1.0;
     case KW_CAL_KERNEL_FIXED:
         return a->kernel_fixed_us;
+    case KW_CAL_GRAPH_NODE:
+        return a->graph_node_us;
     }
     return 0.0;
 }
@@ -179,6 +184,9 @@ void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set)
         break;
     case KW_CAL_KERNEL_FIXED:
         a->kernel_fixed_us = v;
+        break;
+    case KW_CAL_GRAPH_NODE:
+        a->graph_node_us = v;
         break;
     }
 }

@@ -5,9 +5,11 @@
  * Parameters (KW_CAL_*): the achievable matrix fraction of bf16/fp16 and of fp8, the synchronous-MMA fraction, the achieved DRAM fraction, the
  * shared level's bandwidth, the vector instructions per attention score, the
  * softmax share each attention schedule hides under its matrix work, and the
- * device-side fixed time of a kernel (grid dispatch, prologue, first fill, drain).
- * Launch costs are not fitted: the published times are kernels back to back,
- * which no launch figure changes. */
+ * device-side fixed time of a kernel (grid dispatch, prologue, first fill, drain),
+ * and the per-kernel cost inside a CUDA graph (graph_node_us), which only
+ * graph_node cases depend on. The eager launch and the graph replay's fixed
+ * cost are not fitted: no case kind measures them (kernel times back to back
+ * do not depend on them). */
 #ifndef KW_CALIB_H
 #define KW_CALIB_H
 
@@ -23,6 +25,7 @@ enum {
     KW_CAL_HIDDEN_SERIAL,    /* softmax share a serial schedule hides under matrix work */
     KW_CAL_HIDDEN_OVERLAP,   /* the same for the overlapped (ping-pong) schedule */
     KW_CAL_KERNEL_FIXED,     /* device-side fixed time per kernel, us */
+    KW_CAL_GRAPH_NODE,       /* launch cost of a kernel inside a CUDA graph, us (graph_node rows) */
     KW_CAL_COUNT
 };
 

@@ -15,12 +15,12 @@
 
 #include "kw_error.h"
 
-#define KW_FID_COLS 21
+#define KW_FID_COLS 22
 #define KW_FID_LINE_MAX 4096
 
 static const char *const kw_fid_header =
-    "case,kind,m,n,k,batch,seq,heads,head_dim,causal,tile_m,tile_n,tile_k,stages,cluster,"
-    "schedule,precision,accum,measured_us,bound,source";
+    "case,kind,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,tile_m,tile_n,tile_k,stages,"
+    "cluster,schedule,precision,accum,measured_us,bound,source";
 
 static int kw_num(double *out, const char *t, double lo, double hi)
 {
@@ -53,16 +53,26 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     c->line = ln;
     snprintf(c->name, sizeof c->name, "%s", f[0]);
     if (strcmp(f[1], "gemm") == 0)
-        c->attention = 0;
+        c->kind = KW_FID_GEMM;
     else if (strcmp(f[1], "attention") == 0)
-        c->attention = 1;
+        c->kind = KW_FID_ATTENTION;
+    else if (strcmp(f[1], "decode") == 0)
+        c->kind = KW_FID_DECODE;
+    else if (strcmp(f[1], "graph_node") == 0)
+        c->kind = KW_FID_GRAPH_NODE;
     else
-        return kw_error_set(KW_EINPUT, "%s:%d: kind '%s' is not gemm or attention", path, ln, f[1]);
-    double v[15];
-    static const double hi[15] = {1e9, 1e9, 1e9, 1e6, 1e9, 4096, 4096, 1, 65536, 65536, 65536, 64, 64};
-    static const char *const names[] = {"m", "n", "k", "batch", "seq", "heads", "head_dim", "causal",
-                                        "tile_m", "tile_n", "tile_k", "stages", "cluster"};
-    for (int i = 0; i < 13; i++)
+        return kw_error_set(KW_EINPUT,
+                            "%s:%d: kind '%s' is not gemm, attention, decode or graph_node", path, ln,
+                            f[1]);
+    c->attention = c->kind == KW_FID_ATTENTION || c->kind == KW_FID_DECODE;
+    enum { NUMS = 14 };
+    double v[NUMS];
+    static const double hi[NUMS] = {1e9,  1e9, 1e9,   1e6,   1e9,   4096, 4096,
+                                    4096, 1,   65536, 65536, 65536, 64,   64};
+    static const char *const names[NUMS] = {"m",        "n",      "k",      "batch",  "seq",
+                                            "heads",    "kv_heads", "head_dim", "causal", "tile_m",
+                                            "tile_n",   "tile_k", "stages", "cluster"};
+    for (int i = 0; i < NUMS; i++)
         if (kw_num(&v[i], f[2 + i], 0.0, hi[i]) != 0 || v[i] != (double)(long)v[i])
             return kw_error_set(KW_EINPUT, "%s:%d: %s '%s' is not an integer in [0, %g]", path, ln,
                                 names[i], f[2 + i], hi[i]);
@@ -72,46 +82,57 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     c->batch = (int)v[3];
     c->seq = (int)v[4];
     c->heads = (int)v[5];
-    c->head_dim = (int)v[6];
-    c->causal = (int)v[7];
-    c->tiling.tile_m = (int)v[8];
-    c->tiling.tile_n = (int)v[9];
-    c->tiling.tile_k = (int)v[10];
+    c->kv_heads = v[6] > 0.0 ? (int)v[6] : c->heads;
+    c->head_dim = (int)v[7];
+    c->causal = (int)v[8];
+    c->tiling.tile_m = (int)v[9];
+    c->tiling.tile_n = (int)v[10];
+    c->tiling.tile_k = (int)v[11];
     c->tiling.split_k = 1;
     c->tiling.loop = KW_LOOP_MNK;
-    c->tiling.stages = (int)v[11];
+    c->tiling.stages = (int)v[12];
     c->tiling.double_buffer = c->tiling.stages >= 2;
-    c->tiling.cluster = (int)v[12];
+    c->tiling.cluster = (int)v[13];
     if (c->tiling.tile_m < 1 || c->tiling.tile_n < 1 || c->tiling.tile_k < 1 || c->tiling.stages < 1)
         return kw_error_set(KW_EINPUT, "%s:%d: tiles and stages must be >= 1", path, ln);
-    if (c->attention ? (c->batch < 1 || c->seq < 1 || c->heads < 1 || c->head_dim < 1)
-                     : (c->m < 1 || c->n < 1 || c->k < 1))
+    if (c->kind == KW_FID_GRAPH_NODE ? 0
+        : c->attention               ? (c->batch < 1 || c->seq < 1 || c->heads < 1 || c->head_dim < 1)
+                                     : (c->m < 1 || c->n < 1 || c->k < 1))
         return kw_error_set(KW_EINPUT, "%s:%d: empty %s", path, ln, f[1]);
-    if (strcmp(f[15], "serial") == 0)
+    if (c->attention && c->heads % c->kv_heads != 0)
+        return kw_error_set(KW_EINPUT, "%s:%d: heads %d not a multiple of kv_heads %d", path, ln,
+                            c->heads, c->kv_heads);
+    if (c->kind == KW_FID_DECODE && c->causal)
+        return kw_error_set(KW_EINPUT, "%s:%d: causal must be 0 for decode (one new token attends to the whole cache)",
+                            path, ln);
+    if (strcmp(f[16], "serial") == 0)
         c->overlap = 0;
-    else if (strcmp(f[15], "overlap") == 0)
+    else if (strcmp(f[16], "overlap") == 0)
         c->overlap = 1;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: schedule '%s' is not serial or overlap", path, ln,
-                            f[15]);
-    int pi = kw_prec_parse(f[16]), ai = kw_prec_parse(f[17]);
+                            f[16]);
+    int pi = kw_prec_parse(f[17]), ai = kw_prec_parse(f[18]);
     if (pi < 0 || ai < 0)
-        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[16], f[17]);
+        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[17], f[18]);
     c->precision = (kw_prec)pi;
     c->accum = (kw_prec)ai;
-    if (kw_num(&c->measured_us, f[18], 1e-9, 1e12) != 0)
+    if (kw_num(&c->measured_us, f[19], 1e-9, 1e12) != 0)
         return kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a positive number", path, ln,
-                            f[18]);
-    if (strcmp(f[19], "compute") == 0)
+                            f[19]);
+    if (strcmp(f[20], "compute") == 0)
         c->bound = KW_BOUND_COMPUTE;
-    else if (strcmp(f[19], "memory") == 0)
+    else if (strcmp(f[20], "memory") == 0)
         c->bound = KW_BOUND_MEMORY;
+    else if (strcmp(f[20], "launch") == 0)
+        c->bound = KW_BOUND_LAUNCH;
     else
-        return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute or memory", path, ln, f[19]);
-    size_t sl = strcspn(f[20], "\r\n");
-    f[20][sl] = '\0';
-    snprintf(c->source, sizeof c->source, "%s", f[20]);
-    c->fit = strstr(f[20], "FIT:") != NULL;
+        return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute, memory or launch", path, ln,
+                            f[20]);
+    size_t sl = strcspn(f[21], "\r\n");
+    f[21][sl] = '\0';
+    snprintf(c->source, sizeof c->source, "%s", f[21]);
+    c->fit = strstr(f[21], "FIT:") != NULL;
     return 0;
 }
 
@@ -161,6 +182,21 @@ done:
 int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
                    const kw_fid_case *c)
 {
+    if (c->kind == KW_FID_GRAPH_NODE) {
+        /* An empty kernel replayed inside a CUDA graph: no work, so its time
+         * is what kw_cost.c charges every kernel in graph mode, the node cost
+         * plus the device-side fixed time (kw_finish: work + launch, with
+         * kernel_fixed_us where the accelerator has a hierarchy). */
+        *us = a->graph_node_us + (a->n_levels > 0 ? a->kernel_fixed_us : 0.0);
+        *bound = KW_BOUND_LAUNCH;
+        if (detail) {
+            memset(detail, 0, sizeof *detail);
+            detail->launch_us = a->graph_node_us;
+            detail->time_us = *us;
+            detail->bound = KW_BOUND_LAUNCH;
+        }
+        return 0;
+    }
     kw_block b;
     kw_shape s;
     kw_mapping m;
@@ -182,11 +218,18 @@ int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_acce
     s.streams = 1;
     if (c->attention) {
         op->kind = KW_OP_ATTENTION;
-        op->heads = op->kv_heads = c->heads;
+        op->heads = c->heads;
+        op->kv_heads = c->kv_heads;
         op->head_dim = c->head_dim;
         op->causal = c->causal;
         s.batch = c->batch;
         s.seq = c->seq;
+        if (c->kind == KW_FID_DECODE) {
+            /* one new query token per sequence against a cache of `seq` tokens */
+            s.phase = KW_PHASE_DECODE;
+            s.seq = 1;
+            s.kv_len = c->seq;
+        }
         m.fuse_attention = KW_ATTN_FLASH;
     } else {
         op->kind = KW_OP_GEMM;

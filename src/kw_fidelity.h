@@ -4,11 +4,15 @@
  *
  * A measurement file is CSV (spaces/measured/h100_published.csv): '#' comment
  * lines, a header naming the columns below in this order, one kernel a row:
- *   case,kind,m,n,k,batch,seq,heads,head_dim,causal,tile_m,tile_n,tile_k,
- *   stages,cluster,schedule,precision,accum,measured_us,bound,source
- * kind is gemm (m x n x k) or attention (flash: batch sequences of seq tokens,
- * heads of head_dim, causal 0/1); schedule serial|overlap; bound the measured
- * kernel's class (compute|memory); source everything after the 20th comma. */
+ *   case,kind,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,tile_m,tile_n,
+ *   tile_k,stages,cluster,schedule,precision,accum,measured_us,bound,source
+ * kind is gemm (m x n x k), attention (flash prefill: batch sequences of seq
+ * tokens, heads of head_dim, causal 0/1) or decode (flash decode: batch
+ * sequences each adding one query token against a KV cache of seq tokens) or
+ * graph_node (an empty kernel's marginal time inside a replayed CUDA graph);
+ * kv_heads 0 means as many as heads (GQA: heads a multiple of it); schedule
+ * serial|overlap; bound the measured kernel's class (compute|memory|launch); source
+ * everything after the 21st comma. */
 #ifndef KW_FIDELITY_H
 #define KW_FIDELITY_H
 
@@ -16,11 +20,16 @@
 
 #define KW_FID_MAX 128
 
+/* graph_node: one empty kernel inside a replayed CUDA graph, its marginal time
+ * per kernel (the dimension and tile columns are not read; tiles and stages 1) */
+typedef enum { KW_FID_GEMM, KW_FID_ATTENTION, KW_FID_DECODE, KW_FID_GRAPH_NODE } kw_fid_kind;
+
 typedef struct kw_fid_case {
     char name[KW_NAME_MAX];
-    int attention;               /* 0 gemm, 1 attention */
+    kw_fid_kind kind;
+    int attention;               /* kind is attention or decode */
     double m, n, k;
-    int batch, seq, heads, head_dim, causal;
+    int batch, seq, heads, kv_heads, head_dim, causal; /* decode: seq = KV-cache tokens */
     kw_tiling tiling;
     int overlap;                 /* schedule=overlap */
     kw_prec precision, accum;
@@ -42,7 +51,8 @@ int kw_fid_load(kw_fid_set *out, const char *path);
 
 /* The model's kernel for one case on the whole of a (one request, every core):
  * its work time (launch excluded: the published figures time kernels back to
- * back) into *us, its bound class into *bound, the kernel into *detail (may be NULL). */
+ * back; a graph_node case is the launch-side time itself) into *us, its bound
+ * class into *bound, the kernel into *detail (may be NULL). */
 int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
                    const kw_fid_case *c);
 

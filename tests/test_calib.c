@@ -121,7 +121,7 @@ Test(calib, fit_of_the_shipped_measurements_is_a_least_squares_minimum)
             kw_accel b = a;
             double v = cal.p[id].after * (1.0 + 0.01 * sgn);
             if (v > 1.0 && id != KW_CAL_SOFTMAX_OPS && id != KW_CAL_SHARED_BW &&
-                id != KW_CAL_KERNEL_FIXED)
+                id != KW_CAL_KERNEL_FIXED && id != KW_CAL_GRAPH_NODE)
                 continue;
             kw_calib_set(&b, id, v, set);
             cr_assert(chi2(&b) >= cal.chi2_after * (1.0 - 1e-6), "%s %+d%%: %g < %g", cal.p[id].name,
@@ -129,6 +129,43 @@ Test(calib, fit_of_the_shipped_measurements_is_a_least_squares_minimum)
         }
     }
     cr_assert_geq(fitted, 3);
+    free(set);
+}
+
+/* The graph-node cost is seen only by the graph_node row, where it adds to
+ * the kernel fixed time; the fixed time is also seen by every other kernel,
+ * so the two are told apart and both come back from times made with them. */
+Test(calib, recovers_the_graph_node_cost_beside_the_kernel_fixed_time)
+{
+    load_shipped();
+    kw_accel truth = acc;
+    kw_calib_set(&truth, KW_CAL_GRAPH_NODE, 0.8, set);
+    kw_calib_set(&truth, KW_CAL_KERNEL_FIXED, 0.4, set);
+    int graph_rows = 0;
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        set->c[i].measured_us = us;
+        graph_rows += set->c[i].kind == KW_FID_GRAPH_NODE;
+    }
+    cr_assert_geq(graph_rows, 1);
+    kw_calib cal;
+    kw_accel start = acc;
+    unsigned want = (1u << KW_CAL_GRAPH_NODE) | (1u << KW_CAL_KERNEL_FIXED);
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, want, 1), 0, "%s", kw_error_last());
+    cr_assert(fabs(cal.p[KW_CAL_GRAPH_NODE].after - 0.8) < 1e-4, "%g",
+              cal.p[KW_CAL_GRAPH_NODE].after);
+    cr_assert(fabs(cal.p[KW_CAL_KERNEL_FIXED].after - 0.4) < 1e-4, "%g",
+              cal.p[KW_CAL_KERNEL_FIXED].after);
+    cr_assert(fabs(start.graph_node_us - 0.8) < 1e-4);
+    /* without a graph_node row nothing depends on it: refused, by name */
+    int no_graph[KW_FID_MAX] = {0};
+    for (int i = 0; i < set->n; i++)
+        no_graph[i] = set->c[i].kind != KW_FID_GRAPH_NODE;
+    start = acc;
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, no_graph, 1u << KW_CAL_GRAPH_NODE, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "graph_node_us"), "%s", kw_error_last());
     free(set);
 }
 
@@ -184,6 +221,10 @@ Test(calib, output_is_never_replaced_without_force)
     free(xml);
     kw_accel a;
     cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
+    /* the shipped graph_node row's 1.3 us is the only case of the node cost:
+     * the written file carries the fitted value (node + fixed time = 1.3) */
+    cr_assert(fabs(a.graph_node_us + a.kernel_fixed_us - 1.3) < 1e-3, "%g + %g", a.graph_node_us,
+              a.kernel_fixed_us);
     /* an under-determined fit writes nothing: the bf16 GEMM rows alone
      * cannot determine the fp8 fraction */
     char out2[1024], csv[1024], mp[1024];
