@@ -205,7 +205,7 @@ typedef struct kw_engine_opts {
      * header: the caller records and restores it. kw_engine_opts_init: 1. */
     int estimate;
     /* Knobs OFAT never changes (bit k = knob k): the caller's knowledge that
-     * the block cannot use them (src/kw_knobuse.h). Not in the journal header:
+     * the block cannot use them (src/run/kw_knobuse.h). Not in the journal header:
      * the caller records and restores it. */
     uint64_t frozen;
 } kw_engine_opts;

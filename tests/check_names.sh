@@ -35,7 +35,7 @@ for a in libkw*.a; do
     [ "$a" = libkwtl.a ] && continue
     nm -A -g --defined-only "$a" 2>/dev/null
 done | awk '$2 == "T" && $3 !~ /^knobwise_/ { split($1, p, ":"); print p[2], $3 }' >"$tmp/defs.raw"
-for o in src/main.o src/kw_cli.o src/cli_*.o src/kw_probe.o; do
+for o in src/cli/*.o; do
     [ -f "$o" ] && nm -A -g --defined-only "$o" 2>/dev/null
 done | awk '$2 == "T" { split($1, p, ":"); n = split(p[1], q, "/"); print q[n], $3 }' >>"$tmp/defs.raw"
 # strip automake's per-target prefix (libkwsearch_a-kw_engine.o) and .o

@@ -1,6 +1,6 @@
 /* kw_tworker.c - a small worker for the measuring evaluator's tests: it
  * speaks the worker protocol (README "The worker protocol") and misbehaves
- * on request, so every fault path of src/kw_exec.c can be driven.
+ * on request, so every fault path of src/run/kw_exec.c can be driven.
  *
  * Design choice: one program with options rather than one per behaviour, so
  * each test names the behaviour on its command line. Times are synthetic (a

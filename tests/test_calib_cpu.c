@@ -1,5 +1,5 @@
 /* test_calib_cpu.c - `knobwise calibrate --space`: a CPU file's rates fitted
- * to measured mappings (src/kw_calib_cpu.c).
+ * to measured mappings (src/run/kw_calib_cpu.c).
  *
  * The fit is checked for what it must do: measurements made by a known
  * accelerator (the shipped CPU host with its fp32 and bf16 rates and its

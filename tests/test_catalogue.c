@@ -1,4 +1,4 @@
-/* test_catalogue.c - the knob catalogue (src/kw_catalogue.c) and the "did you
+/* test_catalogue.c - the knob catalogue (src/model/kw_catalogue.c) and the "did you
  * mean" matcher (search/kw_suggest.c).
  *
  * The edit distance is checked against the textbook values: Levenshtein's

@@ -1,4 +1,4 @@
-/* test_cost_cpu.c - stage 1's CPU rules (src/kw_cost_cpu.c) against closed
+/* test_cost_cpu.c - stage 1's CPU rules (src/model/kw_cost_cpu.c) against closed
  * forms, and the rule that only an accelerator file with <cpu> gets them.
  *
  * Every expectation is computed here from the rule it checks (per-core

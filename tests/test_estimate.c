@@ -1,4 +1,4 @@
-/* test_estimate.c - the cheap stage's tail estimate (src/kw_estimate.c)
+/* test_estimate.c - the cheap stage's tail estimate (src/model/kw_estimate.c)
  * against closed forms: M/D/1 (Pollaczek-Khinchine, which the estimate must
  * reproduce exactly for Poisson arrivals on one group without batching), the
  * quasi-static burst rule on one stream (M/D/1 at the on-rate), saturation,

@@ -1,5 +1,5 @@
 /* test_eval.c - the model evaluator's guard and bottleneck rules
- * (kw_eval_judge, src/kw_eval.c), each at its boundary.
+ * (kw_eval_judge, src/model/kw_eval.c), each at its boundary.
  *
  * The rules are comparisons with the space's thresholds, so the closed form
  * of each is its boundary: a figure equal to the threshold passes (the rules

@@ -1,4 +1,4 @@
-/* test_exec.c - the measuring evaluator (src/kw_exec.c, kw_worker.c,
+/* test_exec.c - the measuring evaluator (src/run/kw_exec.c, kw_worker.c,
  * kw_mstat.c) against the test worker tests/kw_tworker.c: the protocol end to
  * end, every fault (crash, hang, garbage, short answers, the worker's own
  * errors, a worker that cannot start), restart, journaled failures, no double

@@ -153,7 +153,7 @@ Test(load, default_space_content)
         multi += s->streams > 1;
     }
     cr_assert(prefill > 0 && decode > 0 && multi > 0);
-    /* the knob catalogue's names (src/kw_catalogue.c) for this block */
+    /* the knob catalogue's names (src/model/kw_catalogue.c) for this block */
     static const char *const names[] = {
         "qkv.tile_m",   "qkv.tile_n",     "qkv.tile_k",        "qkv.split_k",  "qkv.loop_order",
         "qkv.double_buffer", "o.tile_m",  "fuse_qkv",          "fuse_attention",

@@ -1,4 +1,4 @@
-/* test_metric.c - the one metric table (src/kw_metric.h) and the one mixer
+/* test_metric.c - the one metric table (src/util/kw_metric.h) and the one mixer
  * and FNV-1a (search/kw_mix.h).
  *
  * The table is checked against what it must agree with outside itself: the

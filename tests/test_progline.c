@@ -1,4 +1,4 @@
-/* test_progline.c - the progress line of `knobwise tune` (src/kw_progline.c).
+/* test_progline.c - the progress line of `knobwise tune` (src/run/kw_progline.c).
  *
  * The line must never be longer than the terminal (every width 40..200 is
  * tried on a 5-shape and a 64-shape progress with long names), must drop

@@ -1,4 +1,4 @@
-/* test_queue.c - the closed-form queueing estimate (src/kw_queue.c) against
+/* test_queue.c - the closed-form queueing estimate (src/model/kw_queue.c) against
  * the queues whose answers are known exactly: M/M/1 and M/M/c (Erlang C, and
  * the exponential conditional wait), M/D/1 (Pollaczek-Khinchine), and the
  * interrupted Poisson process's gap variability against a sample of gaps

@@ -1,4 +1,4 @@
-/* test_run.c - the run's attribute table (src/kw_run.c) against what tune
+/* test_run.c - the run's attribute table (src/run/kw_run.c) against what tune
  * really records: the journal of a real run holds one A record per row, in
  * the table's order, and each reads back through kw_run_attr_get. */
 #include <criterion/criterion.h>

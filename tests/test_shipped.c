@@ -1,4 +1,4 @@
-/* test_shipped.c - shipped inputs by name (src/kw_shipped.c) on the built
+/* test_shipped.c - shipped inputs by name (src/util/kw_shipped.c) on the built
  * knobwise (KW_BIN), started in an empty folder so no relative path can help:
  * `--space NAME` finds $KNOBWISE_DATADIR/spaces/NAME.xml (the source tree in
  * make check; $(pkgdatadir) once installed, checked in test_installed),

@@ -7,7 +7,7 @@
  * hand-built one-kernel table.
  *
  * The shipped soak scenario (spaces/case_thermal_soak.xml) is checked at the
- * end through the real loader and cost model (libkwload, libkwcost): its power
+ * end through the real loader and cost model (libkwrun, libkwmodel): its power
  * from the offered load and the energies in the accelerator file, its steady
  * temperatures against T_amb + P R, its throttled share against the heating
  * time to the first step, both halves of the long-window guard, and the same

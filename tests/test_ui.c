@@ -394,7 +394,7 @@ Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
     kw_tl_proc r = kw_tl_run(&o, bin(), "show", "--catalogue", "--format", "csv", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "knob,family,values,meaning,used_by,blocks\n", 42) == 0, "%.80s", r.out);
-    /* the knob catalogue (src/kw_catalogue.c): every name a shipped space may use */
+    /* the knob catalogue (src/model/kw_catalogue.c): every name a shipped space may use */
     static const char *const names[] = {
         "GROUP.tile_m", "GROUP.tile_n", "GROUP.tile_k", "GROUP.split_k", "GROUP.loop_order",
         "GROUP.double_buffer", "fuse_qkv", "fuse_attention", "fuse_epilogue", "fuse_gate_up",

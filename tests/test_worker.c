@@ -207,7 +207,7 @@ Test(worker, other_protocol_versions_are_refused)
     cr_expect_eq(stop(&w, 1), 0);
 }
 
-/* A short real tuning run: the measuring evaluator (src/kw_exec.c) drives the
+/* A short real tuning run: the measuring evaluator (src/run/kw_exec.c) drives the
  * shipped worker over a 16-configuration space of a 16 x 64 x 64 GEMM. Asserted:
  * the run finishes, verify accepts its journal, and every audited step changes
  * one knob of the space. Nothing about times. */

@@ -12,7 +12,7 @@
  * the flat scan is faster than the pointer chasing), and keeping the XML
  * document (its getters allocate and are not made for concurrent readers).
  *
- * Nearest follows `knobwise recommend` (src/cli_recommend.c): the smallest
+ * Nearest follows `knobwise recommend` (src/cli/cli_recommend.c): the smallest
  * sum of |log2| differences of batch, length and streams; the phase must
  * match unless the caller asks otherwise (recommend makes a phase change
  * cost more than any size gap; a library refuses it instead, so a runtime
@@ -45,7 +45,7 @@ _Static_assert((int)KNOBWISE_EINPUT == (int)KW_EINPUT && (int)KNOBWISE_ENOMEM ==
 
 /* Header of mappings.csv (results/formats.md's contract) and the columns `knobwise
  * recommend --all` appends after the knobs (KW_MAPPINGS_HEADER_SUFFIX in
- * src/kw_results.h): the shape's dimensions (seq counts for prefill, kv_len
+ * src/run/kw_results.h): the shape's dimensions (seq counts for prefill, kv_len
  * for decode), the predicted tail and the borrowing warnings. */
 #define KNOBWISE_CSV_PREFIX "shape,config_id,borrowed_from"
 #define KNOBWISE_CSV_FIXED 3

@@ -6,7 +6,7 @@
  * A kernel object owns its seeded inputs, its output, its workspace and (once
  * the first check asks for it) its fp64 reference with a per-element error
  * bound. Running it with a set of knobs overwrites the output; checking
- * compares the output with the reference. The knobs are those of the knob catalogue (src/kw_catalogue.c)
+ * compares the output with the reference. The knobs are those of the knob catalogue (src/model/kw_catalogue.c)
  * ("Names in the shipped spaces") so the model can evaluate the same spaces:
  * GROUP.tile_m/tile_n/tile_k/split_k/loop_order/double_buffer, fuse_epilogue,
  * fuse_attention, precision, cores_per_request. */

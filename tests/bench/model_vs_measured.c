@@ -15,7 +15,7 @@
  *
  * This is a bench driver, not the measuring evaluator: it speaks the protocol
  * only as far as the report needs (hello, measure, quit) and stops at the
- * first worker error. Design choice: in C over libkwload (the space's knobs,
+ * first worker error. Design choice: in C over the loaders (libkwrun: the space's knobs,
  * shapes and operators, as knobwise reads them) so the requests name every
  * operator and knob exactly as the evaluator's client would.
  */

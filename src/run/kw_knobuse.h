@@ -5,7 +5,7 @@
  * validate` warns about each (a warning, not an error: the space is still
  * valid); the results flag, after the fact, the knobs that measured no effect
  * (kw_netpath.h sensitivity). The rules read the same block structure the cost
- * model does (src/kw_cost.c, kw_sim.c): each names the code it mirrors. */
+ * model does (src/model/kw_cost.c, kw_sim.c): each names the code it mirrors. */
 #ifndef KW_KNOBUSE_H
 #define KW_KNOBUSE_H
 

@@ -873,7 +873,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
 }
 
 /* The first constraint the candidate breaks, or -1. (search/kw_knobs.c has
- * kw_cand_violates; the loader keeps its own copy so libkwload does not need
+ * kw_cand_violates; the loader keeps its own copy so it does not need
  * the engine.) */
 static int kw_baseline_violates(const kw_knobspace *ks)
 {

@@ -245,7 +245,7 @@ typedef struct kw_space {
     double noise_pct;                /* optional seeded measurement noise of the model (0 = off) */
     int sim_requests;                /* serving-simulation sample size while tuning */
     int final_requests;              /* sample size of the re-check of ranked configs */
-    /* the measuring evaluator (<evaluator>, src/kw_exec.c); exec_cmd "" = the model */
+    /* the measuring evaluator (<evaluator>, src/run/kw_exec.c); exec_cmd "" = the model */
     char exec_cmd[KW_PATH_MAX];
     int exec_line;                   /* line of <evaluator> (0: none) */
     double exec_timeout_s, exec_start_timeout_s;

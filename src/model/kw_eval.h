@@ -57,7 +57,7 @@ int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const 
  * (not covered by trace_path), else NULL: the files a run must hash. */
 const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape);
 
-/* Measured stage 1 (the measuring evaluator, src/kw_exec.c): what a worker
+/* Measured stage 1 (the measuring evaluator, src/run/kw_exec.c): what a worker
  * measured for one (candidate, shape), handed to the model's stages 2-4.
  * kernel_us > 0: one request's kernels took this long (unit=kernel); the
  *   model's kernel plan for every batch size is rescaled uniformly to it

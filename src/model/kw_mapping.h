@@ -1,6 +1,6 @@
 /* kw_mapping.h - from a candidate (knob value indices) to the typed mapping
  * the model stages read. The one place knob names of the catalogue
- * (the knob catalogue, src/kw_catalogue.c) are interpreted; a knob a space does not list takes the default. */
+ * (the knob catalogue, src/model/kw_catalogue.c) are interpreted; a knob a space does not list takes the default. */
 #ifndef KW_MAPPING_H
 #define KW_MAPPING_H
 

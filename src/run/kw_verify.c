@@ -407,7 +407,7 @@ int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
     const char *measured = kw_run_attr_get(r->j, KW_RUN_EVALUATOR);
     if (rc == 0 && !opt.no_eval && measured && measured[0])
         /* A measured run does not reproduce bit for bit: it is re-measured on
-         * request (verify --remeasure N, src/kw_remeasure.c) and its drift reported. */
+         * request (verify --remeasure N, src/run/kw_remeasure.c) and its drift reported. */
         kw_sbuf_printf(log, "skip re-evaluation: a measured run (exec:%s); --remeasure N "
                        "re-measures a sample and reports the drift\n", measured);
     else if (rc == 0 && !opt.no_eval)

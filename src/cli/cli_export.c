@@ -20,7 +20,7 @@
  * file of the run folder itself (journal, results.xml, ...), --force or not.
  * Every check happens before anything is written.
  *
- * Mapping of knobs to kernel-library terms (the knob catalogue, src/kw_catalogue.c):
+ * Mapping of knobs to kernel-library terms (the knob catalogue, src/model/kw_catalogue.c):
  * <group>.tile_m/tile_n/tile_k -> block_m/block_n/block_k (Triton's BLOCK_*
  * meta-parameters; CUTLASS's threadblock GemmShape<M,N,K>); <group>.split_k ->
  * split_k (CUTLASS split_k_slices); <group>.double_buffer on/off -> num_stages

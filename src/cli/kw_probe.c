@@ -39,9 +39,9 @@
 
 #include "kw_error.h"
 #include "kw_probe.h"
-#include "worker/kw_hostbench.h"
-#include "worker/kw_kern.h"
-#include "worker/kw_pool.h"
+#include "kw_hostbench.h"
+#include "kw_kern.h"
+#include "kw_pool.h"
 
 #define KW_PROBE_SYSFS "/sys/devices/system/cpu"
 #define KW_PROBE_REPS 5
