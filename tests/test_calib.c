@@ -169,6 +169,44 @@ Test(calib, recovers_the_graph_node_cost_beside_the_kernel_fixed_time)
     free(set);
 }
 
+/* Graph-node rows alone see the node cost and the fixed time only as their
+ * sum: the two columns of J are equal. Strict: refused, naming one of them;
+ * not strict: that one is kept at the file's value and the other fitted, to
+ * the least-squares sum (the mean log of the measured times). */
+Test(calib, parameters_the_cases_cannot_tell_apart_are_named_and_kept)
+{
+    load_shipped();
+    int g = -1;
+    for (int i = 0; i < set->n && g < 0; i++)
+        if (set->c[i].kind == KW_FID_GRAPH_NODE)
+            g = i;
+    cr_assert_geq(g, 0);
+    kw_fid_set *three = malloc(sizeof *three);
+    three->n = 3;
+    static const double us[3] = {1.2, 1.3, 1.4};
+    for (int i = 0; i < 3; i++) {
+        three->c[i] = set->c[g];
+        three->c[i].measured_us = us[i];
+    }
+    unsigned want = (1u << KW_CAL_GRAPH_NODE) | (1u << KW_CAL_KERNEL_FIXED);
+    kw_calib cal;
+    kw_accel a = acc;
+    a.kernel_fixed_us = 0.2;
+    cr_assert_eq(kw_calib_fit(&cal, &a, three, NULL, want, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "cannot tell"), "%s", kw_error_last());
+    cr_assert(strstr(kw_error_last(), "graph_node_us") || strstr(kw_error_last(), "kernel_fixed_us"),
+              "%s", kw_error_last());
+    a = acc;
+    a.kernel_fixed_us = 0.2;
+    cr_assert_eq(kw_calib_fit(&cal, &a, three, NULL, want, 0), 0, "%s", kw_error_last());
+    cr_assert_eq(cal.p[KW_CAL_GRAPH_NODE].fitted + cal.p[KW_CAL_KERNEL_FIXED].fitted, 1);
+    double want_sum = exp((log(1.2) + log(1.3) + log(1.4)) / 3.0);
+    cr_assert(fabs(a.graph_node_us + a.kernel_fixed_us - want_sum) < 1e-6, "%g + %g",
+              a.graph_node_us, a.kernel_fixed_us);
+    free(three);
+    free(set);
+}
+
 Test(calib, under_determined_fits_are_refused)
 {
     load_shipped();

@@ -15,7 +15,9 @@
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_matrix.h>
+#include <gsl/gsl_permutation.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 #include <math.h>
@@ -256,6 +258,35 @@ static void kw_cal_ratios(double *ratio, const kw_accel *a, const kw_fid_set *se
     }
 }
 
+/* The column of J (n x np) that the other columns explain best: the last
+ * pivot of a column-pivoted QR, when its R diagonal is below KW_CAL_DEP_TOL of
+ * the first (the columns are then dependent to working precision: the covariance
+ * GSL returns for them is a pseudo-inverse, not an uncertainty). -1 when none
+ * is, or the decomposition fails. */
+#define KW_CAL_DEP_TOL 1e-7
+static int kw_cal_dependent(const gsl_matrix *J, int np)
+{
+    int dep = -1;
+    gsl_matrix *qr = gsl_matrix_alloc(J->size1, J->size2);
+    gsl_vector *tau = gsl_vector_alloc((size_t)np < J->size1 ? (size_t)np : J->size1);
+    gsl_vector *norm = gsl_vector_alloc((size_t)np);
+    gsl_permutation *perm = gsl_permutation_alloc((size_t)np);
+    int sign = 0;
+    if (qr && tau && norm && perm) {
+        gsl_matrix_memcpy(qr, J);
+        if (gsl_linalg_QRPT_decomp(qr, tau, perm, &sign, norm) == GSL_SUCCESS &&
+            (size_t)np <= J->size1 &&
+            fabs(gsl_matrix_get(qr, (size_t)np - 1, (size_t)np - 1)) <=
+                KW_CAL_DEP_TOL * fabs(gsl_matrix_get(qr, 0, 0)))
+            dep = (int)gsl_permutation_get(perm, (size_t)np - 1);
+    }
+    gsl_matrix_free(qr);
+    gsl_vector_free(tau);
+    gsl_vector_free(norm);
+    gsl_permutation_free(perm);
+    return dep;
+}
+
 static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use,
                              unsigned want, int strict, int *flat_id)
 {
@@ -380,7 +411,8 @@ static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, 
     double chi2 = 0.0;
     gsl_blas_ddot(fres, fres, &chi2);
     double dof = (double)(cx->nr - cx->np);
-    int singular = st != GSL_SUCCESS || !(dmax > 0.0);
+    int dep = cx->np > 1 ? kw_cal_dependent(J, cx->np) : -1;
+    int singular = st != GSL_SUCCESS || !(dmax > 0.0) || dep >= 0;
     for (int j = 0; j < cx->np && !singular; j++)
         singular |= !(gsl_matrix_get(covar, (size_t)j, (size_t)j) > 0.0) ||
                     !isfinite(gsl_matrix_get(covar, (size_t)j, (size_t)j));
@@ -401,9 +433,21 @@ static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, 
                               "under-determined fit: at the fitted point no measured case depends "
                               "on %s any more; drop it from --fit",
                               flat);
-        else
-            rc = kw_error_set(KW_EINPUT, "under-determined fit: the measured cases cannot tell the "
-                                         "fitted parameters apart (singular normal matrix)");
+        else {
+            /* Two or more parameters move the cases alike. Column-pivoted QR
+             * of J (gsl_linalg_QRPT_decomp) orders the columns so that the
+             * last pivot is the one the others explain best: name it, and
+             * without `strict` the caller keeps it at the file's value. */
+            if (dep >= 0) {
+                *flat_id = cx->ids[dep];
+                rc = kw_error_set(KW_EINPUT,
+                                  "under-determined fit: the measured cases cannot tell %s apart "
+                                  "from the other fitted parameters; drop it from --fit",
+                                  kw_cal_names[cx->ids[dep]]);
+            } else
+                rc = kw_error_set(KW_EINPUT, "under-determined fit: the measured cases cannot tell "
+                                             "the fitted parameters apart (singular normal matrix)");
+        }
         goto done;
     }
     gsl_vector *x = gsl_multifit_nlinear_position(w);
