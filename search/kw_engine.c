@@ -1142,9 +1142,9 @@ static int kw_loop(kw_eng *E)
         for (size_t i = 0; i < E->n_jobs; i++)
             if (E->jobs[i].live)
                 E->live[n_live++] = i;
-        if (E->pool.n > 0 && n_live > 1)
+        if (E->pool->n > 0 && n_live > 1)
             qsort_r(E->live, n_live, sizeof *E->live, kw_lpt_cmp, E);
-        kw_evpool_run(&E->pool, E->jobs, E->live, n_live);
+        kw_evpool_run(E->pool, E->ev, E->jobs, E->live, n_live);
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             double *c = &E->shape_cost_s[j->shape];
@@ -1304,11 +1304,13 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
         kw_cand_baseline(&s->base, ks);
         s->pos = s->base;
     }
-    if ((rc = kw_evpool_start(&E->pool, E->o.threads, ev)) != 0) {
+    E->pool = E->o.pool;
+    if (!E->pool) {
+        E->pool = &E->own_pool;
         E->pool_up = 1;
-        goto done;
+        if ((rc = kw_evpool_start(E->pool, E->o.threads)) != 0)
+            goto done;
     }
-    E->pool_up = 1;
     rc = kw_loop(E);
 done:
     E->sum.records = E->w ? kw_jwriter_records(E->w) : 0;
@@ -1316,7 +1318,7 @@ done:
     if (out)
         *out = E->sum;
     if (E->pool_up)
-        kw_evpool_stop(&E->pool);
+        kw_evpool_stop(&E->own_pool);
     for (int i = 0; E->S && i < E->n_shapes; i++) {
         E->strat->free(&E->S[i]);
         free(E->S[i].items);

@@ -59,7 +59,9 @@ static void *kw_evpool_main(void *arg)
             break;
         seen = p->gen;
         pthread_mutex_unlock(&p->mu);
-        kw_evpool_drain(p);
+        /* the caller is one of the width */
+        if (p->width <= 0 || __atomic_add_fetch(&p->joined, 1, __ATOMIC_RELAXED) < p->width)
+            kw_evpool_drain(p);
         pthread_mutex_lock(&p->mu);
         if (--p->busy == 0)
             pthread_cond_signal(&p->done);
@@ -68,10 +70,9 @@ static void *kw_evpool_main(void *arg)
     return NULL;
 }
 
-int kw_evpool_start(kw_evpool *p, int threads, const kw_evaluator *ev)
+int kw_evpool_start(kw_evpool *p, int threads)
 {
     memset(p, 0, sizeof *p);
-    p->ev = ev;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -88,13 +89,23 @@ int kw_evpool_start(kw_evpool *p, int threads, const kw_evaluator *ev)
     return 0;
 }
 
-void kw_evpool_run(kw_evpool *p, kw_job *jobs, const size_t *live, size_t n_live)
+void kw_evpool_run(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
+                   size_t n_live)
 {
+    kw_evpool_run_width(p, ev, jobs, live, n_live, 0);
+}
+
+void kw_evpool_run_width(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
+                         size_t n_live, int width)
+{
+    p->ev = ev;
     p->jobs = jobs;
     p->live = live;
     p->n_live = n_live;
+    p->width = width;
     __atomic_store_n(&p->next, 0, __ATOMIC_RELAXED);
-    if (p->n > 0 && n_live > 1) {
+    __atomic_store_n(&p->joined, 0, __ATOMIC_RELAXED);
+    if (p->n > 0 && n_live > 1 && width != 1) {
         pthread_mutex_lock(&p->mu);
         p->busy = p->n;
         p->gen++;

@@ -6,6 +6,13 @@
  * atomic increment and writes into its own job slot, so there is no lock on
  * the hot path (the pool's mutex is touched twice per round). Which thread ran
  * a job never shows in a result: the engine reads the slots in job order.
+ *
+ * One pool per process: the evaluator is named per run, not per pool, so the
+ * run module (src/kw_run.c) starts one pool, the engine's rounds run on it
+ * (kw_engine_opts.pool) and so do the evaluations after the search (the
+ * evidence phase: re-checks, portability, kw_evidence.c) with their own
+ * evaluators. Rejected: a second pool for the evidence (two sets of threads
+ * in one process, sized apart).
  */
 #ifndef KW_EVPOOL_H
 #define KW_EVPOOL_H
@@ -41,15 +48,25 @@ typedef struct kw_evpool {
     const size_t *live;
     size_t n_live;
     size_t next;              /* atomic */
-    const kw_evaluator *ev;
+    const kw_evaluator *ev;   /* this run's evaluator */
+    int width;                /* this run's threads, the caller included (0: all) */
+    int joined;               /* atomic: threads that took part in this run */
 } kw_evpool;
 
-/* Start threads-1 workers (none for threads <= 1). On failure the workers
- * already started keep running: call kw_evpool_stop() in any case. */
-int kw_evpool_start(kw_evpool *p, int threads, const kw_evaluator *ev);
+/* Start threads-1 workers (none for threads <= 1: the caller runs every job).
+ * On failure the workers already started keep running: call kw_evpool_stop()
+ * in any case. */
+int kw_evpool_start(kw_evpool *p, int threads);
 
-/* Run jobs[live[0..n_live)] and return when every one is done. */
-void kw_evpool_run(kw_evpool *p, kw_job *jobs, const size_t *live, size_t n_live);
+/* Run jobs[live[0..n_live)] through ev and return when every one is done. */
+void kw_evpool_run(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
+                   size_t n_live);
+
+/* As kw_evpool_run on at most width threads, the caller included (width <= 0:
+ * all of them): `mpirun` sizes the pool for every rank's slots, and what runs
+ * in this process only (the evidence phase) takes the local --threads. */
+void kw_evpool_run_width(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
+                         size_t n_live, int width);
 
 /* Stop and join the workers, release the pool. */
 void kw_evpool_stop(kw_evpool *p);

@@ -208,6 +208,10 @@ typedef struct kw_engine_opts {
      * the block cannot use them (src/run/kw_knobuse.h). Not in the journal header:
      * the caller records and restores it. */
     uint64_t frozen;
+    /* The process's evaluation pool (search/kw_evpool.h), started by the
+     * caller with `threads` threads and kept for the evaluations after the
+     * search; NULL: the engine starts its own for the run. */
+    struct kw_evpool *pool;
 } kw_engine_opts;
 
 #endif

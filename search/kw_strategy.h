@@ -116,8 +116,9 @@ struct kw_eng {
     kw_journal *j;            /* resume: the journal being replayed */
     kw_memo memo;
     kw_intern strs;
-    kw_evpool pool;
-    int pool_up;
+    kw_evpool own_pool;       /* started here when opts.pool is NULL */
+    kw_evpool *pool;          /* the rounds' pool: opts.pool or &own_pool */
+    int pool_up;              /* own_pool started (stopped at the end) */
     kw_job *jobs;
     size_t n_jobs, cap_jobs;
     size_t *live;

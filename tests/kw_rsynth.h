@@ -21,6 +21,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kw_evidence.h"
 #include "kw_runsum.h"
 
 enum { SY_TILE_M, SY_TILE_K, SY_FUSE, SY_PREC, SY_BATCH, SY_PLACE, SY_NKNOBS };
@@ -270,7 +271,7 @@ static kw_runsum *sy_run(void)
     }
     kw_runsum_finish(rs);
     kw_evaluator ev = sy_evaluator();
-    kw_runsum_portability(rs, &ev);
+    kw_evidence_portability(rs, &ev, NULL);
     return rs;
 }
 

@@ -304,7 +304,7 @@ Test(netpath, evidence_fills_the_missing_neighbours)
     cr_assert_eq(missing, 9);
     kw_evaluator ev = sy_evaluator();
     int added = -1;
-    cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_evidence_neighbours(rs, &ev, NULL, &added), 0, "%s", kw_error_last());
     cr_assert_eq(added, 9);
     cr_assert_eq(kw_netpath_sensitivity(sn, rs, SY_S1), 0);
     const kw_rs_shape *s = &rs->shapes[SY_S1];
@@ -327,7 +327,7 @@ Test(netpath, evidence_fills_the_missing_neighbours)
     cr_assert_eq(p.n, 0);
     kw_netpath_free(&p);
     /* a second pass has nothing left to do */
-    cr_assert_eq(kw_netpath_evidence(rs, &ev, &added), 0);
+    cr_assert_eq(kw_evidence_neighbours(rs, &ev, NULL, &added), 0);
     cr_assert_eq(added, 0);
     kw_runsum_free(rs);
 }

@@ -18,6 +18,7 @@
 #include "kw_report.h"
 #include "kw_results.h"
 #include "kw_rsynth.h"
+#include "kw_run.h"
 #include "lib/kw_tl.h"
 #include "kw_verify.h"
 
@@ -437,7 +438,7 @@ static char *model_run(long budget)
                         .input_names = in_names, .input_hashes = in_hashes, .n_attrs = 2,
                         .attr_keys = keys, .attr_values = vals, .no_sync = 1};
     cr_assert_eq(kw_engine_run(NULL, &cfg->space.knobs, ev, &o, &info), 0, "%s", kw_error_last());
-    cr_assert_eq(kw_results_write(dir, cfg, ev, NULL, "p95_us"), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_run_results(dir, cfg, NULL, "p95_us", ev, NULL, NULL, 0), 0, "%s", kw_error_last());
     kw_model_eval_free(me);
     kw_config_free(cfg);
     return dir;

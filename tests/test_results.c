@@ -18,6 +18,7 @@
 
 #include "kw_results.h"
 #include "kw_rsynth.h"
+#include "kw_run.h"
 #include "lib/kw_tl.h"
 
 TestSuite(results);
@@ -532,7 +533,7 @@ Test(results, journal_round_trip_writes_valid_results)
     char *dir = kw_tl_tmpdir("kwtest");
     engine_run(dir);
     kw_evaluator ev = sy_evaluator();
-    cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p95_us"), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_run_results(dir, NULL, NULL, "p95_us", &ev, NULL, NULL, 0), 0, "%s", kw_error_last());
     char p[4096];
     snprintf(p, sizeof p, "%s/results.xml", dir);
     char *xml = kw_tl_slurp(p);
@@ -578,7 +579,7 @@ Test(results, wrong_metric_is_refused_and_nothing_written)
     char *dir = kw_tl_tmpdir("kwtest");
     engine_run(dir);
     kw_evaluator ev = sy_evaluator();
-    cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p99_us"), KW_ESTATE);
+    cr_assert_eq(kw_run_results(dir, NULL, NULL, "p99_us", &ev, NULL, NULL, 0), KW_ESTATE);
     cr_assert_eq(count_entries(dir), 1);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -669,10 +670,10 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
         cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
         kw_journal_free(j);
         kw_evaluator ev = sy_evaluator();
-        cr_assert_eq(kw_runsum_portability(full, &ev), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_evidence_portability(full, &ev, NULL), 0, "%s", kw_error_last());
         cr_assert_eq(kw_results_write_summary(ref, full), 0, "%s", kw_error_last());
         kw_runsum_free(full);
-        cr_assert_eq(kw_results_write(dir, NULL, &ev, NULL, "p95_us"), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_run_results(dir, NULL, NULL, "p95_us", &ev, NULL, NULL, 0), 0, "%s", kw_error_last());
         for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
             char a[4200], b[4200];
             snprintf(a, sizeof a, "%s/%s", dir, files[f]);

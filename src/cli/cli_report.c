@@ -9,6 +9,7 @@
 
 #include "kw_cli.h"
 #include "kw_eval.h"
+#include "kw_evidence.h"
 #include "kw_report.h"
 #include "kw_results.h"
 #include "kw_rundir.h"
@@ -95,7 +96,7 @@ int kw_cli_report(int argc, char **argv)
         if (r->inputs_changed)
             fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
                     r->inputs_msg);
-        else if ((rc = kw_rundir_evaluator(&ev, r)) != 0 || (rc = kw_runsum_portability(r->rs, ev)) != 0) {
+        else if ((rc = kw_rundir_evaluator(&ev, r)) != 0 || (rc = kw_evidence_portability(r->rs, ev, NULL)) != 0) {
             status = kw_cli_fail("report", rc);
             goto done;
         }

@@ -9,7 +9,7 @@
 
 #include "kw_cli.h"
 #include "kw_load.h"
-#include "kw_shipped.h"
+#include "kw_run.h"
 
 int kw_cli_fail(const char *verb, int code)
 {
@@ -32,37 +32,9 @@ int kw_cli_usage_error(const char *verb, const char *fmt, ...)
     return 2;
 }
 
-static int kw_cli_path_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
 int kw_cli_load_config(kw_config **out, const char *space, const char *accel, const char *workload)
 {
-    int rc;
-    /* --space NAME: a shipped space when no such file exists (kw_shipped.h) */
-    char shipped[4096];
-    if (space != NULL) {
-        if ((rc = kw_shipped_space(shipped, sizeof shipped, space)) < 0) {
-            fprintf(stderr, "%s\n", kw_error_last());
-            return kw_error_exit_status(rc);
-        }
-        if (rc == 0 && !strchr(space, '/') && !kw_cli_path_exists(space)) {
-            fprintf(stderr, "%s: no such file, and no shipped space of that name in %s/spaces "
-                            "(knobwise show --list names them)\n",
-                    space, kw_shipped_datadir());
-            return 2;
-        }
-        space = shipped;
-    }
-    if (space == NULL && (accel != NULL || workload != NULL))
-        /* Overrides apply to the embedded default's space too. */
-        rc = kw_config_load(out, NULL, accel, workload);
-    else if (space == NULL)
-        rc = kw_config_load_default(out);
-    else
-        rc = kw_config_load(out, space, accel, workload);
+    int rc = kw_run_load_config(out, space, accel, workload);
     if (rc != 0) {
         const char *msg = kw_error_last();
         if (rc == KW_EINPUT && msg[0])

@@ -2,9 +2,12 @@
  * of them (see kw_fidelity.h for the file format).
  *
  * Design choice: each case is costed through kw_cost_eval itself, on a
- * one-operator block built here (a GEMM, or flash attention), so the table
- * judges exactly the model the tuner uses; no second formula to drift from
- * it. Alternative rejected: a separate closed-form predictor per kind.
+ * one-operator block built here (a GEMM, flash attention prefill or decode),
+ * so the table judges exactly the model the tuner uses; no second formula to
+ * drift from it. Alternative rejected: a separate closed-form predictor per
+ * kind. The one exception is graph_node (an empty kernel): it has no operator
+ * to cost, so it reads the two figures kw_cost.c charges every kernel in graph
+ * mode (graph_node_us, kernel_fixed_us) directly.
  */
 #include "kw_fidelity.h"
 

@@ -653,48 +653,6 @@ double kw_sens_magnitude(const kw_sens *k)
     return m;
 }
 
-int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added)
-{
-    const kw_knobspace *ks = &rs->ks;
-    int n_added = 0, rc = 0;
-    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
-    if (!sn)
-        return kw_error_set(KW_ENOMEM, "out of memory for the sensitivity");
-    for (int sh = 0; sh < rs->n_shapes && rc == 0; sh++) {
-        kw_rs_shape *s = &rs->shapes[sh];
-        int es = -1;
-        for (int i = 0; i < ev->n_shapes; i++)
-            if (strcmp(ev->shape_names[i], s->name) == 0)
-                es = i;
-        if (es < 0 || s->final < 0 || kw_netpath_sensitivity(sn, rs, sh) != 0)
-            continue;
-        kw_cand F = s->configs[s->final].cand; /* a copy: adding configs may move them */
-        for (int k = 0; k < ks->n_knobs && rc == 0; k++)
-            for (int side = 0; side < 2 && rc == 0; side++) {
-                if (sn[k].side[side].state != KW_SENS_MISSING)
-                    continue;
-                kw_cand c = F;
-                c.v[k] = (uint8_t)sn[k].side[side].value;
-                /* one the journal has without a step stays as it is: a second
-                 * repetition would change figures the files already show */
-                if (kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c)) >= 0)
-                    continue;
-                kw_metrics m;
-                if ((rc = ev->eval(ev->ctx, &c, es, 0, &m)) != 0 ||
-                    (rc = kw_runsum_add_eval(rs, sh, &c, &m)) != 0)
-                    break;
-                int ci = kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c));
-                if (ci >= 0)
-                    s->configs[ci].evidence = 1;
-                n_added++;
-            }
-    }
-    free(sn);
-    if (added)
-        *added = n_added;
-    return rc;
-}
-
 int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
 {
     int n = rs->ks.n_knobs;

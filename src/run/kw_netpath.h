@@ -8,7 +8,7 @@
  * kw_netpath_build, so the four can never disagree about which steps ship.
  *
  * Only configurations some step produced (and the baseline) are used, so a
- * partial summary (kw_results_write's keeps every configuration a step
+ * partial summary (kw_run_results' keeps every configuration a step
  * names) gives the same net path as the full one. */
 #ifndef KW_NETPATH_H
 #define KW_NETPATH_H
@@ -94,7 +94,7 @@ typedef struct kw_sens_side {
     int config;         /* its config index (EVALUATED, CONSTRAINT), else -1 */
     double pct;         /* primary effect against the recommendation, percent (NAN if not finite) */
     int same;           /* every metric and the guards equal the recommendation's: no effect */
-    int evidence;       /* evaluated after the run (kw_netpath_evidence), not by the journal */
+    int evidence;       /* evaluated after the run (kw_evidence_neighbours), not by the journal */
 } kw_sens_side;
 
 typedef struct kw_sens {
@@ -104,15 +104,6 @@ typedef struct kw_sens {
 /* out[k] for every knob of the space (rs->ks.n_knobs entries). Returns 0, or
  * KW_EINPUT when the shape has no recommendation. */
 int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
-/* The evidence phase (results writer, after the run): evaluate, through ev
- * (the run's own evaluator, repetition 0), every neighbour of each
- * recommendation the summary lacks and no constraint forbids, and add it to
- * the summary marked `evidence` (never ranked, never on a path), so the
- * sensitivity in results.xml is complete. At most 2 x knobs evaluations per
- * shape; none when the search already evaluated them (OFAT does). *added
- * (may be NULL) counts them. */
-int kw_netpath_evidence(kw_runsum *rs, const kw_evaluator *ev, int *added);
-
 /* Per knob over every shape with a recommendation: measured[k] shapes where
  * at least one neighbour was evaluated, inert[k] of them where the knob had
  * no effect (kw_sens_inert). A knob with measured[k] > 0 and inert[k] ==

@@ -42,6 +42,7 @@
 #include "kw_netpath.h"
 #include "kw_reduce.h"
 #include "kw_results.h"
+#include "kw_runfolder.h"
 #include "kw_run.h"
 #include "kw_xml.h"
 
@@ -2173,24 +2174,17 @@ void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
         }
 }
 
-int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
-                     const char *owner, const char *metric)
-{
-    return kw_results_write_final(run_dir, cfg, ev, NULL, owner, metric, 1);
-}
-
-int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
-                           const kw_evaluator *final_ev, const char *owner, const char *metric,
-                           int threads)
+int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cfg,
+                       const char *owner, const char *metric)
 {
     char path[4096];
     kw_journal *j = NULL;
     kw_runsum *rs = NULL;
     int rc;
-    if (snprintf(path, sizeof path, "%s/journal", run_dir) >= (int)sizeof path)
+    *out = NULL;
+    if (snprintf(path, sizeof path, "%s/%s", run_dir, KW_RUNFOLDER_JOURNAL_NAME) >=
+        (int)sizeof path)
         return kw_error_set(KW_EINPUT, "%s: path too long", run_dir);
-    /* The journal is streamed (kw_journal_scan, never loaded) into a summary
-     * of only what the files list: memory does not grow with the run. */
     if ((rc = kw_runsum_scan_top(&rs, &j, path, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP)) != 0)
         goto done;
     if (metric && strcmp(metric, j->h.metric) != 0) {
@@ -2198,24 +2192,12 @@ int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_e
                           j->h.metric, metric);
         goto done;
     }
-    kw_journal_free(j);
-    j = NULL;
     if (cfg)
         kw_runsum_set_limits(rs, cfg);
     if (owner && owner[0])
         snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
-    rs->threads = threads;
-    if (ev && (rc = kw_runsum_portability(rs, ev)) != 0)
-        goto done;
-    if (final_ev && (rc = kw_runsum_recheck(rs, final_ev, KW_RESULTS_RECHECK_TOP)) != 0)
-        goto done;
-    /* The evidence phase, with the re-checks: the neighbours of each
-     * recommendation the search did not evaluate, for results.xml's
-     * sensitivity (none after an OFAT search). kw_results_write (an
-     * interrupted run's files) writes what the journal has. */
-    if (ev && final_ev && (rc = kw_netpath_evidence(rs, ev, NULL)) != 0)
-        goto done;
-    rc = kw_results_write_summary(run_dir, rs);
+    *out = rs;
+    rs = NULL;
 done:
     kw_runsum_free(rs);
     kw_journal_free(j);

@@ -2,10 +2,12 @@
  * ranked.csv, audit.csv, portability.csv, derived from the run's journal.
  * Every file is written through temp file + fsync + rename.
  *
- * Two layers: kw_results_write() reads the journal into a run summary
- * (kw_runsum.h), evaluates the portability matrix and writes every file; the
- * renderers below turn a summary into bytes and are what tests and the other
- * verbs (audit, recommend, report) call directly. */
+ * Pure functions of a run summary (kw_runsum.h): the renderers below turn a
+ * summary into bytes, kw_results_write_summary commits the four files. They
+ * evaluate nothing and start no thread: the evaluations the files show
+ * beside the journal's (portability, re-checks, neighbours) are the run's
+ * evidence phase (kw_evidence.h), and the run module (kw_run_results)
+ * builds the summary, runs it and calls the writer. */
 #ifndef KW_RESULTS_H
 #define KW_RESULTS_H
 
@@ -41,15 +43,16 @@
 /* mappings.csv after the knob columns (added at the end) */
 #define KW_MAPPINGS_HEADER_SUFFIX "phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings"
 
-/* Write the run's result files into run_dir from its journal (run_dir/journal),
- * streamed: the journal is read record by record (kw_journal_scan) into a
- * partial summary (only what the files list; the files are byte-identical to
- * those of kw_runsum_from_journal's full summary), and each file is rendered straight into its temp file, so memory
- * does not grow with the run.
- * ev is the evaluator the run used (for the portability matrix and re-checks);
- * owner is recorded in every rollback element; metric is "p95_us" or "p99_us". */
-int kw_results_write(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
-                     const char *owner, const char *metric);
+/* The summary the result files of run folder run_dir are rendered from,
+ * streamed from its journal (kw_journal_scan: memory does not grow with the
+ * run) into a partial summary of only what the files list (byte-identical
+ * files to kw_runsum_from_journal's full summary). cfg (may be NULL): the
+ * guard limits and the inputs' hashes; owner (may be NULL) recorded in every
+ * rollback element; metric (may be NULL) must be the journal's primary
+ * (else KW_ESTATE). *out owned by the caller. No evaluation: the run's
+ * evidence (kw_evidence.h) is added by the caller before writing. */
+int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cfg,
+                       const char *owner, const char *metric);
 
 /* A finished run summary replayed from a loaded journal: the tuned shapes in
  * tuning order, every evaluation, refusal and step, the engine's own best per
@@ -82,7 +85,7 @@ void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, 
 int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape);
 
 /* Renderers: append one file's bytes to out. rs must be finished
- * (kw_runsum_finish); portability is left empty unless kw_runsum_portability ran. */
+ * (kw_runsum_finish); portability is left empty unless kw_evidence_portability ran. */
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs);
@@ -106,17 +109,5 @@ int kw_results_commit(const char *dir, const kw_outfile *files, int n);
 /* Order of rows in audit.csv: (shape, step index) pairs sorted by step seq.
  * *out is malloc'ed, 2 ints per step; returns the number of steps or a negative code. */
 int kw_results_step_order(int **out, const kw_runsum *rs);
-
-/* Ranked configurations re-measured per shape by kw_results_write_final. */
-#define KW_RESULTS_RECHECK_TOP 3
-
-/* As kw_results_write, and re-measure the baseline and the first
- * KW_RESULTS_RECHECK_TOP ranked configs of each shape with final_ev (larger
- * sample, long thermal window), reported in results.xml as <recheck>. The
- * re-checks and the portability matrix run on `threads` threads (the files do
- * not depend on it). */
-int kw_results_write_final(const char *run_dir, const kw_config *cfg, const kw_evaluator *ev,
-                           const kw_evaluator *final_ev, const char *owner, const char *metric,
-                           int threads);
 
 #endif

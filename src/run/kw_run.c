@@ -1,5 +1,52 @@
-/* kw_run.c - the run's attribute table (see kw_run.h). */
+/* kw_run.c - a tuning run from its inputs to its result files (see kw_run.h).
+ *
+ * Everything a later `tune --resume DIR`, `verify` or `audit` needs is
+ * recorded in the journal header (options, input paths and hashes, model
+ * options as attributes), so a resume takes no other input and cannot be
+ * given a different one by mistake: an input whose hash changed is refused
+ * before a worker starts or anything is written. Only the thread count and
+ * the time limit may differ on resume: they cannot change the results.
+ *
+ * A stop (the caller's signal handler) or the time limit cancels the search's
+ * evaluations only: the engine returns, the flag and the deadline are
+ * cleared, and the evidence phase and the result files are written in full
+ * (the results so far), so a paused run's folder is complete.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kw_eval.h"
+#include "kw_evidence.h"
+#include "kw_evpool.h"
+#include "kw_exec.h"
+#include "kw_hash.h"
+#include "kw_hint.h"
+#include "kw_knobuse.h"
+#include "kw_limits.h"
+#include "kw_load.h"
+#include "kw_mpi.h"
+#include "kw_results.h"
 #include "kw_run.h"
+#include "kw_shipped.h"
+
+/* The largest space `--strategy exhaustive` takes without --budget, per shape:
+ * at the measured 1,300-1,600 full evaluations/s (README, make bench) a million
+ * configurations take 10-13 minutes per shape on one core and ~0.5 GB of
+ * journal (502 bytes per evaluation, make soak); the default space's 7.5e12
+ * would take about 170 years. */
+#define KW_RUN_EXHAUSTIVE_MAX 1e6
+#define KW_RUN_THREADS_MAX 256 /* the engine's own cap (kw_engine.c) */
+#define KW_RUN_N_ATTRS 16
+
+/* ------------------------------------------------------------ the table */
 
 #define KW_RUN_ATTR_KEY_(id, key, meaning) key,
 static const char *const kw_run_keys[KW_RUN_ATTR_COUNT] = {KW_RUN_ATTR_ROWS(KW_RUN_ATTR_KEY_)};
@@ -13,4 +60,878 @@ const char *kw_run_attr_key(kw_run_attr a)
 const char *kw_run_attr_get(const kw_journal *j, kw_run_attr a)
 {
     return kw_journal_attr(j, kw_run_attr_key(a));
+}
+
+/* ------------------------------------------------------------ inputs */
+
+int kw_run_load_config(kw_config **out, const char *space, const char *accel,
+                       const char *workload)
+{
+    int rc;
+    /* --space NAME: a shipped space when no such file exists (kw_shipped.h) */
+    char shipped[4096];
+    *out = NULL;
+    if (space != NULL) {
+        struct stat st;
+        if ((rc = kw_shipped_space(shipped, sizeof shipped, space)) < 0)
+            return rc;
+        if (rc == 0 && !strchr(space, '/') && stat(space, &st) != 0)
+            return kw_error_set(KW_EINPUT, "%s: no such file, and no shipped space of that name "
+                                "in %s/spaces (knobwise show --list names them)", space,
+                                kw_shipped_datadir());
+        space = shipped;
+    }
+    if (space == NULL && (accel != NULL || workload != NULL))
+        /* Overrides apply to the embedded default's space too. */
+        return kw_config_load(out, NULL, accel, workload);
+    if (space == NULL)
+        return kw_config_load_default(out);
+    return kw_config_load(out, space, accel, workload);
+}
+
+struct kw_run {
+    kw_config *cfg;
+    kw_model_eval *me;
+    kw_model_eval *final_me;     /* the re-check: final sample size + long thermal window */
+    kw_exec *ex;                 /* the measuring evaluator over me (NULL: the model) */
+    kw_exec *final_ex;           /* ... over final_me, sharing ex's worker */
+    kw_exec *port_ex;            /* ... over me for the results' portability matrix */
+    kw_journal *j;               /* resume: the journal's header (eo points into it) */
+    char dir[KW_PATH_MAX];
+    char journal[KW_PATH_MAX + 16];
+    char trace[KW_PATH_MAX], trace_hash[KW_HASH_HEX_LEN];
+    /* a shape's own trace file (arrival="trace") that the evaluator replays */
+    char shape_trace_name[KW_SHAPE_MAX][32];
+    char shape_trace_hash[KW_SHAPE_MAX][KW_HASH_HEX_LEN];
+    const char *in_names[KW_JOURNAL_INPUT_MAX];
+    const char *in_hashes[KW_JOURNAL_INPUT_MAX];
+    const char *in_paths[KW_JOURNAL_INPUT_MAX]; /* for messages */
+    int n_inputs;
+    const char *cmd;             /* the measuring evaluator's command (NULL: the model) */
+    char worker_path[PATH_MAX], worker_hash[KW_HASH_HEX_LEN];
+    kw_runlock *lock;            /* the run folder's writer lock, held to the end */
+    kw_mpi_pool *mp;             /* mpirun: the other ranks' slots (NULL: one process) */
+    const char *attr_keys[KW_JOURNAL_ATTR_MAX];
+    const char *attr_vals[KW_JOURNAL_ATTR_MAX];
+    char attr_buf[KW_RUN_N_ATTRS][KW_JOURNAL_ATTR_LEN];
+    int n_attrs;
+    int shapes[KW_JOURNAL_SHAPE_MAX];
+    const char *owner;
+    kw_engine_opts eo;           /* the engine's options (their metric points into j on resume) */
+    int resume;
+    volatile sig_atomic_t *stop; /* the caller's stop flag (the model reads it) */
+    /* the time limit as a CLOCK_MONOTONIC deadline (0: none), read by the
+     * search's evaluations so one long evaluation cannot outlive the limit */
+    double deadline_s;
+    kw_evpool pool;              /* the process's one evaluation pool, during kw_run_exec */
+    const kw_run_ctl *ctl;       /* during kw_run_exec */
+    double last_write;
+    int write_failed;
+};
+
+static double kw_run_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void kw_run_free(kw_run *r)
+{
+    if (!r)
+        return;
+    kw_mpi_pool_free(r->mp);
+    kw_exec_free(r->final_ex);
+    kw_exec_free(r->port_ex);
+    kw_exec_free(r->ex);
+    kw_model_eval_free(r->final_me); /* borrows me's traces, never frees them */
+    kw_model_eval_free(r->me);
+    kw_config_free(r->cfg);
+    kw_journal_free(r->j);
+    kw_runfolder_unlock(r->lock);
+    free(r);
+}
+
+/* mkdir -p; errors name the path that could not be made. */
+static int kw_run_mkdirs(const char *path)
+{
+    char buf[KW_PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return kw_error_set(KW_EINPUT, "%s: path too long", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            struct stat st;
+            if (stat(buf, &st) != 0) {
+                if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                    return kw_error_set(KW_EIO, "%s: cannot create the run folder: %s", buf,
+                                        strerror(errno));
+            } else if (!S_ISDIR(st.st_mode)) {
+                /* --out names a file (or passes through one): bad input, exit 2 */
+                return kw_error_set(KW_EINPUT, "%s: cannot create the run folder %s: %s", buf,
+                                    path, strerror(ENOTDIR));
+            }
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    /* a folder we cannot write into is refused now, not after the first round */
+    if (access(path, W_OK) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot write into the run folder: %s", path,
+                            strerror(errno));
+    return 0;
+}
+
+/* Absolute path of an existing file (recorded so resume works from anywhere).
+ * Never truncated: KW_EINPUT when it does not fit (a cut path names another
+ * file). */
+static int kw_run_abs(char *out, size_t n, const char *path)
+{
+    char buf[PATH_MAX];
+    const char *use = path ? path : "";
+    if (use[0] && realpath(use, buf))
+        use = buf;
+    size_t len = strlen(use);
+    if (len >= n) {
+        out[0] = '\0';
+        return kw_error_set(KW_EINPUT, "%.200s...: path too long (%zu bytes, at most %zu)", use,
+                            len, n - 1);
+    }
+    memcpy(out, use, len + 1);
+    return 0;
+}
+
+/* The program a worker command runs: its first word, as the shell would find
+ * it (a path when it has a '/', else the first executable regular file of
+ * that name on $PATH), resolved to an absolute path in out. 0 when it does
+ * not name a file (a shell builtin, a quoted or compound command): the
+ * command itself is still recorded verbatim as the run's "evaluator". */
+static int kw_run_worker_program(char out[PATH_MAX], const char *cmd)
+{
+    char word[PATH_MAX];
+    const char *w = cmd + strspn(cmd, " \t");
+    size_t len = strcspn(w, " \t");
+    if (len == 0 || len >= sizeof word || *w == '\'' || *w == '"')
+        return 0;
+    memcpy(word, w, len);
+    word[len] = '\0';
+    char cand[PATH_MAX];
+    struct stat st;
+    if (strchr(word, '/')) {
+        snprintf(cand, sizeof cand, "%s", word);
+    } else {
+        const char *path = getenv("PATH");
+        cand[0] = '\0';
+        for (const char *d = path; d && *d;) {
+            size_t dl = strcspn(d, ":");
+            if (dl + 2 + len < sizeof cand) {
+                if (dl)
+                    memcpy(cand, d, dl);
+                else
+                    cand[dl++] = '.'; /* an empty $PATH entry is the current folder */
+                cand[dl] = '/';
+                memcpy(cand + dl + 1, word, len + 1);
+                if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+                    break;
+            }
+            cand[0] = '\0';
+            dl = strcspn(d, ":");
+            d += dl + (d[dl] == ':');
+        }
+        if (!cand[0])
+            return 0;
+    }
+    return stat(cand, &st) == 0 && S_ISREG(st.st_mode) && realpath(cand, out) != NULL;
+}
+
+/* The input records: every file that affects a result. The three
+ * model files by the names kw_rundir/kw_results expect, the --trace file, and
+ * each shape's own trace that the evaluator replays ("shape_trace.N", N the
+ * space's shape index), each hashed by kw_hash (the one input hash). Needs
+ * r->me (it knows which traces it replays). */
+static int kw_run_inputs(kw_run *r)
+{
+    static const char *const names[] = {"space", "accelerator", "workload"};
+    const char *paths[] = {r->cfg->space.path, r->cfg->space.accel_path,
+                           r->cfg->space.workload_path};
+    r->n_inputs = 0;
+    for (int i = 0; i < 3; i++) {
+        r->in_names[r->n_inputs] = names[i];
+        r->in_paths[r->n_inputs] = paths[i];
+        r->in_hashes[r->n_inputs++] = r->cfg->input_hash[i];
+    }
+    if (r->trace[0]) {
+        r->in_names[r->n_inputs] = "trace";
+        r->in_paths[r->n_inputs] = r->trace;
+        r->in_hashes[r->n_inputs++] = r->trace_hash;
+    }
+    for (int i = 0; i < r->cfg->space.n_shapes && i < KW_SHAPE_MAX; i++) {
+        const char *tp = kw_model_eval_shape_trace(r->me, i);
+        if (!tp)
+            continue;
+        if (r->n_inputs >= KW_JOURNAL_INPUT_MAX)
+            return kw_error_set(KW_EINPUT, "%s: more trace files than a journal records (%d)",
+                                r->cfg->space.path, KW_JOURNAL_INPUT_MAX - 4);
+        int rc = kw_hash_file(r->shape_trace_hash[i], tp);
+        if (rc != 0)
+            return rc;
+        snprintf(r->shape_trace_name[i], sizeof r->shape_trace_name[i], "shape_trace.%d", i);
+        r->in_names[r->n_inputs] = r->shape_trace_name[i];
+        r->in_paths[r->n_inputs] = tp;
+        r->in_hashes[r->n_inputs++] = r->shape_trace_hash[i];
+    }
+    if (r->cmd && kw_run_worker_program(r->worker_path, r->cmd)) {
+        if (r->n_inputs >= KW_JOURNAL_INPUT_MAX)
+            return kw_error_set(KW_EINPUT, "%s: more inputs than a journal records (%d)",
+                                r->cfg->space.path, KW_JOURNAL_INPUT_MAX);
+        int rc = kw_hash_file(r->worker_hash, r->worker_path);
+        if (rc != 0)
+            return rc;
+        r->in_names[r->n_inputs] = "worker";
+        r->in_paths[r->n_inputs] = r->worker_path;
+        r->in_hashes[r->n_inputs++] = r->worker_hash;
+    }
+    return 0;
+}
+
+/* Every input hashed before (the journal's, or rank 0's under MPI: rank >
+ * 0) must hash the same here; the first that does not is named by its file
+ * (KW_EINPUT, nothing written). */
+static int kw_run_inputs_same(const kw_run *r, int n, const char *const *names,
+                              const char *const *hashes, int rank)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < r->n_inputs; k++) {
+            if (strcmp(names[i], r->in_names[k]) != 0)
+                continue;
+            const char *file = r->in_paths[k] && r->in_paths[k][0] ? r->in_paths[k]
+                                                                   : r->in_names[k];
+            if (strcmp(hashes[i], r->in_hashes[k]) == 0)
+                continue;
+            if (rank > 0)
+                return kw_error_set(KW_EINPUT, "%s: not the file rank 0 loaded (its %s, hash %s "
+                                    "on rank 0, %s on rank %d): every rank must read the same "
+                                    "inputs", file, names[i], hashes[i], r->in_hashes[k], rank);
+            return kw_error_set(KW_EINPUT, "%s: changed since the run started (its %s, hash "
+                                "%s, now %s): refusing to resume; restore it or start a new "
+                                "run", file, names[i], hashes[i], r->in_hashes[k]);
+        }
+    return 0;
+}
+
+static int kw_run_inputs_unchanged(const kw_run *r)
+{
+    const kw_jheader *h = &r->j->h;
+    const char *names[KW_JOURNAL_INPUT_MAX], *hashes[KW_JOURNAL_INPUT_MAX];
+    for (int i = 0; i < h->n_inputs && i < KW_JOURNAL_INPUT_MAX; i++) {
+        names[i] = h->inputs[i].name;
+        hashes[i] = h->inputs[i].hash;
+    }
+    return kw_run_inputs_same(r, h->n_inputs, names, hashes, 0);
+}
+
+/* ------------------------------------------------------------ evaluators */
+
+static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_seed)
+{
+    kw_model_opts mo = {.sim_requests = (int)requests,
+                        .thermal = thermal,
+                        .drift = 1,
+                        .seed = model_seed,
+                        .trace_path = r->trace[0] ? r->trace : NULL,
+                        .stop = r->stop,
+                        .deadline_s = &r->deadline_s};
+    int rc = kw_model_eval_new(&r->me, r->cfg, &mo);
+    if (rc != 0)
+        return rc;
+    kw_model_opts fo = mo;
+    /* The final re-check runs after a stop too (it writes the results so far):
+     * it is never cancelled. */
+    fo.stop = NULL;
+    fo.deadline_s = NULL;
+    fo.sim_requests = r->cfg->space.final_requests > 0 ? r->cfg->space.final_requests
+                                                       : (int)requests;
+    fo.thermal = 1;
+    fo.traces_from = r->me; /* the same traces: loaded once */
+    return kw_model_eval_new(&r->final_me, r->cfg, &fo);
+}
+
+/* The measuring evaluator (cmd non-NULL): start the worker (an error before
+ * the run folder exists when it cannot start), and scale each load-derived
+ * arrival rate from the measured baseline time so `load` keeps meaning
+ * the utilisation of the measured device. scales: the recorded factors
+ * ("f1,f2,..." per space shape, from the journal on resume) or NULL to
+ * measure them; the factors used are written to scales_out. */
+static int kw_run_exec_new(kw_run *r, const char *cmd, double timeout_s, const char *scales,
+                           char *scales_out, size_t out_len)
+{
+    kw_exec_opts xo;
+    kw_exec_opts_from_space(&xo, &r->cfg->space, cmd, timeout_s);
+    xo.index = kw_mpi_local_rank(); /* mpirun: the rank's device on its node */
+    int rc = kw_exec_new(&r->ex, r->cfg, r->me, &xo);
+    if (rc == 0)
+        rc = kw_exec_new_sibling(&r->final_ex, r->ex, r->final_me, "results");
+    if (rc == 0)
+        rc = kw_exec_new_sibling(&r->port_ex, r->ex, r->me, "results");
+    if (rc != 0)
+        return rc;
+    kw_model_eval *models[2] = {r->me, r->final_me};
+    return kw_exec_calibrate(r->ex, models, 2, scales, scales_out, out_len);
+}
+
+/* The attribute a run recorded (r->attr_keys: the journal header's on
+ * resume, rank 0's on the other MPI ranks), or NULL. */
+static const char *kw_run_attr_of(const kw_run *r, kw_run_attr a)
+{
+    const char *key = kw_run_attr_key(a);
+    for (int i = 0; i < r->n_attrs; i++)
+        if (strcmp(r->attr_keys[i], key) == 0)
+            return r->attr_vals[i];
+    return NULL;
+}
+
+/* What a recorded run's attributes name: the configuration, the --trace
+ * file's hash, the model evaluators, the worker command (r->cmd) and the
+ * input records; seed: the model's seed when no model_seed was recorded.
+ * Resume builds its evaluator so, and so does every MPI rank but 0. */
+static int kw_run_load_attrs(kw_run *r, uint64_t seed)
+{
+    const char *space = kw_run_attr_of(r, KW_RUN_SPACE), *accel = kw_run_attr_of(r, KW_RUN_ACCEL),
+               *workload = kw_run_attr_of(r, KW_RUN_WORKLOAD),
+               *trace = kw_run_attr_of(r, KW_RUN_TRACE),
+               *ms = kw_run_attr_of(r, KW_RUN_MODEL_SEED),
+               *req = kw_run_attr_of(r, KW_RUN_SIM_REQUESTS),
+               *th = kw_run_attr_of(r, KW_RUN_THERMAL), *xcmd = kw_run_attr_of(r, KW_RUN_EVALUATOR);
+    int rc = kw_run_load_config(&r->cfg, space && space[0] ? space : NULL,
+                                accel && accel[0] ? accel : NULL,
+                                workload && workload[0] ? workload : NULL);
+    if (rc != 0)
+        return rc;
+    if (trace && trace[0]) {
+        snprintf(r->trace, sizeof r->trace, "%s", trace);
+        if ((rc = kw_hash_file(r->trace_hash, r->trace)) != 0)
+            return rc;
+    }
+    if ((rc = kw_run_model(r, req ? atol(req) : 0, th ? atoi(th) : 0,
+                           ms ? strtoull(ms, NULL, 10) : seed)) != 0)
+        return rc;
+    r->cmd = xcmd && xcmd[0] ? xcmd : NULL;
+    return kw_run_inputs(r);
+}
+
+/* The measuring evaluator of a recorded run (r->cmd set), with its recorded
+ * timeout and rate factors. */
+static int kw_run_exec_attrs(kw_run *r)
+{
+    const char *xto = kw_run_attr_of(r, KW_RUN_EXEC_TIMEOUT_S),
+               *xsc = kw_run_attr_of(r, KW_RUN_EXEC_RATE_SCALE);
+    char scales[KW_JOURNAL_ATTR_LEN];
+    return kw_run_exec_new(r, r->cmd, xto ? atof(xto) : 0, xsc ? xsc : "", scales, sizeof scales);
+}
+
+/* The evaluator the search runs on (the model, or the measuring one). */
+static const kw_evaluator *kw_run_search_ev(const kw_run *r)
+{
+    return r->ex ? kw_exec_iface(r->ex) : kw_model_eval_iface(r->me);
+}
+
+/* The evaluator of the portability matrix and the neighbours (and the
+ * progress's shape names). */
+static const kw_evaluator *kw_run_port_ev(const kw_run *r)
+{
+    return r->port_ex ? kw_exec_iface(r->port_ex) : kw_run_search_ev(r);
+}
+
+static const kw_evaluator *kw_run_final_ev(const kw_run *r)
+{
+    return r->final_ex ? kw_exec_iface(r->final_ex)
+           : r->final_me ? kw_model_eval_iface(r->final_me) : NULL;
+}
+
+/* mpirun: hand the run (attributes and input hashes) to the other ranks,
+ * which build its evaluator and check its inputs; called before anything is
+ * written, so a rank that cannot evaluate fails the run with nothing made. */
+static int kw_run_mpi_start(kw_run *r, int threads, double time_limit_s, uint64_t seed)
+{
+    if (!kw_mpi_launched())
+        return 0;
+    kw_mpi_spec ms = {.n_attrs = r->n_attrs, .attr_keys = r->attr_keys,
+                      .attr_values = r->attr_vals, .n_inputs = r->n_inputs,
+                      .input_names = r->in_names, .input_hashes = r->in_hashes,
+                      .threads = threads, .time_limit_s = time_limit_s, .seed = seed};
+    return kw_mpi_pool_start(&r->mp, &ms, kw_run_search_ev(r), threads, r->stop);
+}
+
+static void kw_run_record(kw_run *r, kw_run_attr key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void kw_run_record(kw_run *r, kw_run_attr key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->attr_buf[r->n_attrs], KW_JOURNAL_ATTR_LEN, fmt, ap);
+    va_end(ap);
+    r->attr_keys[r->n_attrs] = kw_run_attr_key(key);
+    r->attr_vals[r->n_attrs] = r->attr_buf[r->n_attrs];
+    r->n_attrs++;
+}
+
+/* The knobs the space's block cannot use (kw_knobuse.h): OFAT never changes
+ * them (engine opts.frozen), and their names go into the journal ("frozen")
+ * so a resume restores the same mask. */
+static void kw_run_frozen(uint64_t *mask, char *names, size_t size, const kw_config *cfg)
+{
+    kw_knobuse ku[KW_KNOB_MAX];
+    int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    size_t used = 0;
+    *mask = 0;
+    names[0] = '\0';
+    for (int i = 0; i < n && i < KW_KNOB_MAX; i++) {
+        *mask |= 1ULL << ku[i].knob;
+        int w = snprintf(names + used, size - used, "%s%s", used ? "," : "",
+                         cfg->space.knobs.knobs[ku[i].knob].name);
+        if (w > 0 && (size_t)w < size - used)
+            used += (size_t)w;
+    }
+    kw_error_clear(); /* a negative n (no such block) is refused earlier, by the loader */
+}
+
+static int kw_run_frozen_parse(uint64_t *mask, const char *names, const kw_knobspace *ks)
+{
+    char buf[KW_JOURNAL_ATTR_LEN];
+    snprintf(buf, sizeof buf, "%s", names);
+    *mask = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = kw_knobspace_find(ks, t);
+        if (k < 0)
+            return kw_error_set(KW_ECORRUPT, "journal attribute frozen names unknown knob '%s'", t);
+        *mask |= 1ULL << k;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ create, resume */
+
+/* A usage error: *usage set, KW_EINPUT with the message. */
+static int kw_run_usage(int *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int kw_run_usage(int *usage, const char *fmt, ...)
+{
+    char msg[KW_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (usage)
+        *usage = 1;
+    return kw_error_set(KW_EINPUT, "%s", msg);
+}
+
+/* The tuned shapes (o->shapes by name, else every shape) into r->shapes. */
+static int kw_run_pick_shapes(kw_run *r, int *usage, const kw_run_opts *o, int *n_out)
+{
+    int n = 0;
+    for (int i = 0; i < o->n_shapes; i++) {
+        int si = kw_config_shape(r->cfg, o->shapes[i]);
+        if (si < 0) {
+            char hint[1024];
+            kw_hint_shape(hint, sizeof hint, r->cfg, o->shapes[i]);
+            return kw_run_usage(usage, "unknown shape '%s'%s", o->shapes[i], hint);
+        }
+        for (int k = 0; k < n; k++)
+            if (r->shapes[k] == si)
+                return kw_run_usage(usage, "--shape %s given twice", o->shapes[i]);
+        r->shapes[n++] = si;
+    }
+    if (n == 0)
+        for (int i = 0; i < r->cfg->space.n_shapes; i++)
+            r->shapes[n++] = i;
+    *n_out = n;
+    return 0;
+}
+
+/* The run folder's path (never a truncated one: it would be another folder)
+ * and its journal's, refused when the journal holds a run or is not a
+ * regular file. */
+static int kw_run_pick_dir(kw_run *r, int *usage, const char *out)
+{
+    if (out) {
+        if (strlen(out) >= sizeof r->dir)
+            return kw_run_usage(usage, "--out %.200s...: path too long (%zu bytes, at most %zu)",
+                                out, strlen(out), sizeof r->dir - 1);
+        snprintf(r->dir, sizeof r->dir, "%s", out);
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        char id[64];
+        strftime(id, sizeof id, "tune-%Y%m%d-%H%M%S", &tm);
+        snprintf(r->dir, sizeof r->dir, "results/%s", id);
+        for (int k = 2; access(r->dir, F_OK) == 0 && k < 1000; k++)
+            snprintf(r->dir, sizeof r->dir, "results/%s-%d", id, k);
+    }
+    int rc = kw_runfolder_join(r->journal, sizeof r->journal, r->dir, KW_RUNFOLDER_JOURNAL_NAME);
+    if (rc != 0)
+        return rc;
+    struct stat st;
+    if (lstat(r->journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        return kw_run_usage(usage, "%s already holds a run: continue it with --resume %s or "
+                            "choose another --out", r->dir, r->dir);
+    if (lstat(r->journal, &st) == 0 && !S_ISREG(st.st_mode))
+        return kw_run_usage(usage, "%s is not a regular file (%s): refusing to write the journal "
+                            "through it; choose another --out", r->journal,
+                            S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
+    return 0;
+}
+
+/* The worker's stderr into the run folder (a measuring evaluator only). */
+static int kw_run_worker_log(kw_run *r)
+{
+    if (!r->ex)
+        return 0;
+    char logp[KW_PATH_MAX + 16];
+    int rc = kw_runfolder_join(logp, sizeof logp, r->dir, KW_RUN_FILE_WORKER_LOG);
+    return rc != 0 ? rc : kw_exec_log(r->ex, logp);
+}
+
+static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
+{
+    int rc = kw_run_load_config(&r->cfg, o->space, o->accel, o->workload);
+    int n = 0;
+    if (rc != 0 || (rc = kw_run_pick_shapes(r, usage, o, &n)) != 0)
+        return rc;
+    /* an exhaustive run must be able to finish */
+    if (o->strategy == KW_STRATEGY_EXHAUSTIVE && o->budget == 0) {
+        double size = 1;
+        const kw_knobspace *ks = &r->cfg->space.knobs;
+        for (int k = 0; k < ks->n_knobs; k++)
+            size *= ks->knobs[k].n_values > 0 ? ks->knobs[k].n_values : 1;
+        if (size > KW_RUN_EXHAUSTIVE_MAX)
+            return kw_run_usage(usage, "--strategy exhaustive without --budget: the space has "
+                                "%.4g configurations per shape, over the %.0f an exhaustive "
+                                "run can cover; give --budget N or use --strategy ofat", size,
+                                KW_RUN_EXHAUSTIVE_MAX);
+    }
+    if (o->trace && ((rc = kw_run_abs(r->trace, sizeof r->trace, o->trace)) != 0 ||
+                     (rc = kw_hash_file(r->trace_hash, r->trace)) != 0))
+        return rc;
+    if ((rc = kw_run_pick_dir(r, usage, o->out)) != 0)
+        return rc;
+    /* what resume, verify and audit read back: paths checked before anything is made */
+    char ps[KW_PATH_MAX], pa[KW_PATH_MAX], pw[KW_PATH_MAX];
+    /* the space as loaded: a shipped name (--space NAME) is recorded as its file */
+    if ((rc = kw_run_abs(ps, sizeof ps, o->space ? r->cfg->space.path : NULL)) != 0 ||
+        (rc = kw_run_abs(pa, sizeof pa, o->accel)) != 0 ||
+        (rc = kw_run_abs(pw, sizeof pw, o->workload)) != 0)
+        return rc;
+    if ((rc = kw_run_model(r, o->requests, o->thermal, o->seed)) != 0)
+        return rc;
+    const char *cmd = NULL;
+    char scales[KW_JOURNAL_ATTR_LEN] = "";
+    if (kw_exec_spec(&cmd, o->evaluator, &r->cfg->space) != 0)
+        return kw_run_usage(usage, "%s", kw_error_last());
+    if (o->screen > 0 && !cmd)
+        return kw_run_usage(usage, "--screen needs a measuring evaluator (--evaluator exec:CMD "
+                            "or the space's <evaluator>): the model is its screen");
+    if (cmd && (rc = kw_run_exec_new(r, cmd, o->timeout_s, NULL, scales, sizeof scales)) != 0)
+        return rc;
+    r->cmd = cmd;
+    if ((rc = kw_run_inputs(r)) != 0)
+        return rc;
+    r->owner = o->owner;
+    kw_run_record(r, KW_RUN_OWNER, "%s", o->owner);
+    kw_run_record(r, KW_RUN_SPACE, "%s", ps);
+    kw_run_record(r, KW_RUN_ACCEL, "%s", pa);
+    kw_run_record(r, KW_RUN_WORKLOAD, "%s", pw);
+    kw_run_record(r, KW_RUN_TRACE, "%s", r->trace);
+    kw_run_record(r, KW_RUN_MODEL_SEED, "%llu", (unsigned long long)o->seed);
+    kw_run_record(r, KW_RUN_SIM_REQUESTS, "%ld", o->requests);
+    kw_run_record(r, KW_RUN_THERMAL, "%d", o->thermal);
+    kw_run_record(r, KW_RUN_DRIFT, "%d", 1);
+    kw_run_record(r, KW_RUN_EVALUATOR, "%s", cmd ? cmd : "");
+    kw_run_record(r, KW_RUN_EXEC_TIMEOUT_S, "%.17g", o->timeout_s);
+    kw_run_record(r, KW_RUN_EXEC_RATE_SCALE, "%s", scales);
+    kw_run_record(r, KW_RUN_SCREEN, "%ld", o->screen);
+    /* multi-fidelity screening and the knobs the block cannot use: engine
+     * options the journal header does not hold, restored on resume from these */
+    kw_run_record(r, KW_RUN_ESTIMATE, "%d", !o->no_estimate);
+    uint64_t frozen = 0;
+    char frozen_names[KW_JOURNAL_ATTR_LEN] = "";
+    if (o->strategy == KW_STRATEGY_OFAT)
+        kw_run_frozen(&frozen, frozen_names, sizeof frozen_names, r->cfg);
+    kw_run_record(r, KW_RUN_FROZEN, "%s", frozen_names);
+    if ((rc = kw_run_mpi_start(r, o->threads, o->time_limit_s, o->seed)) != 0 ||
+        (rc = kw_run_mkdirs(r->dir)) != 0 || (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
+        (rc = kw_runfolder_sweep(r->dir, NULL)) != 0 || (rc = kw_run_worker_log(r)) != 0)
+        return rc;
+    kw_engine_opts *eo = &r->eo;
+    kw_engine_opts_init(eo);
+    eo->strategy = o->strategy;
+    eo->policy = o->policy;
+    eo->budget = o->budget;
+    eo->time_limit_s = o->time_limit_s;
+    eo->metric = o->metric;
+    eo->min_effect_pct = r->cfg->space.min_effect_pct;
+    eo->alpha = r->cfg->space.alpha;
+    eo->repeats = o->repeats;
+    eo->seed = o->seed;
+    eo->threads = o->threads;
+    eo->tabu = o->tabu;
+    eo->probes = o->probes;
+    eo->n_shapes = n;
+    eo->shapes = r->shapes;
+    eo->screen = (int)o->screen;
+    eo->estimate = !o->no_estimate;
+    eo->frozen = frozen;
+    return 0;
+}
+
+int kw_run_create(kw_run **out, int *usage, const kw_run_opts *o, volatile sig_atomic_t *stop)
+{
+    if (usage)
+        *usage = 0;
+    *out = NULL;
+    kw_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return kw_error_set(KW_ENOMEM, "out of memory starting the run");
+    r->stop = stop;
+    int rc = kw_run_fresh(r, usage, o);
+    if (rc != 0) {
+        kw_run_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
+                         double time_limit_s)
+{
+    int rc;
+    if (strlen(dir) >= sizeof r->dir)
+        return kw_run_usage(usage, "--resume %.200s...: path too long (at most %zu bytes)", dir,
+                            sizeof r->dir - 1);
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    if ((rc = kw_runfolder_join(r->journal, sizeof r->journal, r->dir,
+                                KW_RUNFOLDER_JOURNAL_NAME)) != 0)
+        return rc;
+    struct stat st;
+    if (lstat(r->journal, &st) != 0)
+        return kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", r->dir);
+    /* one writer: the lock before anything is read for writing, truncated or swept */
+    if ((rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
+        (rc = kw_journal_load_ex(&r->j, r->journal, 1)) != 0)
+        return rc;
+    if (r->j->header_incomplete)
+        return kw_error_set(KW_ECORRUPT, "%s: the run stopped while writing its header, before "
+                            "any evaluation: start it again in a new folder", r->journal);
+    const kw_jheader *h = &r->j->h;
+    for (int i = 0; i < h->n_attrs; i++) {
+        r->attr_keys[i] = h->attrs[i].key;
+        r->attr_vals[i] = h->attrs[i].value;
+    }
+    r->n_attrs = h->n_attrs;
+    const char *owner = kw_run_attr_of(r, KW_RUN_OWNER);
+    r->owner = owner ? owner : "";
+    if ((rc = kw_run_load_attrs(r, h->seed)) != 0)
+        return rc;
+    /* every input (the worker's program too) unchanged, before a worker is
+     * started or anything is written */
+    if ((rc = kw_run_inputs_unchanged(r)) != 0 || (rc = kw_runfolder_sweep(r->dir, NULL)) != 0)
+        return rc;
+    if (r->cmd && ((rc = kw_run_exec_attrs(r)) != 0 || (rc = kw_run_worker_log(r)) != 0))
+        return rc;
+    /* mpirun: the other ranks check the same inputs and start their workers */
+    if ((rc = kw_run_mpi_start(r, threads, time_limit_s, h->seed)) != 0)
+        return rc;
+    kw_engine_opts *eo = &r->eo;
+    kw_engine_opts_init(eo);
+    kw_engine_opts_from_header(eo, r->shapes, h);
+    eo->threads = threads;
+    eo->time_limit_s = time_limit_s;
+    const char *scr = kw_run_attr_get(r->j, KW_RUN_SCREEN);
+    eo->screen = scr ? atoi(scr) : 0;
+    /* a journal written before these options ran without them */
+    const char *est = kw_run_attr_get(r->j, KW_RUN_ESTIMATE);
+    eo->estimate = est ? atoi(est) : 0;
+    const char *fz = kw_run_attr_get(r->j, KW_RUN_FROZEN);
+    return kw_run_frozen_parse(&eo->frozen, fz ? fz : "", &h->space);
+}
+
+int kw_run_resume(kw_run **out, int *usage, const char *dir, int threads, double time_limit_s,
+                  volatile sig_atomic_t *stop)
+{
+    if (usage)
+        *usage = 0;
+    *out = NULL;
+    kw_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return kw_error_set(KW_ENOMEM, "out of memory resuming %s", dir);
+    r->stop = stop;
+    r->resume = 1;
+    int rc = kw_run_reopen(r, usage, dir, threads, time_limit_s);
+    if (rc != 0) {
+        kw_run_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* ------------------------------------------------------------ results */
+
+int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, const char *metric,
+                   const kw_evaluator *port_ev, const kw_evaluator *final_ev,
+                   struct kw_evpool *pool, int width)
+{
+    kw_runsum *rs = NULL;
+    kw_evidence_pool ep = {pool, width};
+    int rc = kw_results_summary(&rs, dir, cfg, owner, metric);
+    if (rc == 0)
+        rc = kw_evidence_run(rs, port_ev, final_ev, &ep);
+    if (rc == 0)
+        rc = kw_results_write_summary(dir, rs);
+    kw_runsum_free(rs);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the engine */
+
+const char *kw_run_dir(const kw_run *r) { return r->dir; }
+const char *kw_run_journal(const kw_run *r) { return r->journal; }
+const char *kw_run_metric(const kw_run *r) { return r->eo.metric; }
+const char *const *kw_run_shape_names(const kw_run *r) { return kw_run_port_ev(r)->shape_names; }
+long kw_run_replay_records(const kw_run *r) { return r->resume && r->j ? (long)r->j->n_records : 0; }
+
+int kw_run_ranks(const kw_run *r, char *buf, size_t len)
+{
+    if (!r->mp)
+        return 0;
+    kw_mpi_pool_format(r->mp, buf, len);
+    return 1;
+}
+
+/* The engine's progress: the caller's, then the best-so-far results every
+ * ctl->every_s, on the pool (idle between rounds) with the local threads. */
+static void kw_run_progress(void *ud, const kw_progress *p)
+{
+    kw_run *r = ud;
+    const kw_run_ctl *ctl = r->ctl;
+    if (ctl->progress)
+        ctl->progress(ctl->ud, r, p);
+    double now = kw_run_now();
+    if (ctl->every_s > 0 && now - r->last_write >= ctl->every_s) {
+        r->last_write = now;
+        if (kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r), NULL,
+                           &r->pool, r->eo.threads) != 0 &&
+            !r->write_failed) {
+            r->write_failed = 1; /* said once; the run goes on */
+            if (ctl->rewrite_failed)
+                ctl->rewrite_failed(ctl->ud, r);
+        }
+    }
+}
+
+int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
+{
+    memset(out, 0, sizeof *out);
+    r->ctl = ctl;
+    r->last_write = kw_run_now();
+    kw_engine_opts o = r->eo;
+    if (r->stop)
+        *r->stop = 0;
+    o.stop = r->stop;
+    r->deadline_s = o.time_limit_s > 0 ? kw_run_now() + o.time_limit_s : 0.0;
+    o.progress = kw_run_progress;
+    o.progress_ud = r;
+    kw_run_info info = {.journal_path = r->journal,
+                        .version = PACKAGE_VERSION,
+                        .n_inputs = r->n_inputs,
+                        .input_names = r->in_names,
+                        .input_hashes = r->in_hashes,
+                        .n_attrs = r->n_attrs,
+                        .attr_keys = r->attr_keys,
+                        .attr_values = r->attr_vals};
+    /* mpirun: the engine evaluates through every rank's slots */
+    const kw_evaluator *run_ev = kw_run_search_ev(r);
+    if (r->mp) {
+        run_ev = kw_mpi_pool_iface(r->mp);
+        o.threads = kw_mpi_pool_slots(r->mp) < KW_RUN_THREADS_MAX ? kw_mpi_pool_slots(r->mp)
+                                                                  : KW_RUN_THREADS_MAX;
+    }
+    /* the process's one pool, sized as the engine would size its own */
+    int threads = o.threads < 1 ? 1 : o.threads > KW_RUN_THREADS_MAX ? KW_RUN_THREADS_MAX
+                                                                      : o.threads;
+    int rc = kw_evpool_start(&r->pool, threads);
+    if (rc == 0) {
+        o.pool = &r->pool;
+        rc = r->resume ? kw_engine_resume(&out->sum, &r->cfg->space.knobs, run_ev, &o, &info)
+                       : kw_engine_run(&out->sum, &r->cfg->space.knobs, run_ev, &o, &info);
+    }
+    if (r->mp) {
+        kw_mpi_pool_format(r->mp, out->ranks, sizeof out->ranks);
+        kw_mpi_pool_free(r->mp); /* the other ranks are done: the results are rank 0's */
+        r->mp = NULL;
+    }
+    out->engine_rc = rc;
+    if (ctl->engine_done)
+        ctl->engine_done(ctl->ud, r, out);
+    if (rc == 0 || rc == KW_EINTERRUPTED) {
+        /* The stop and the deadline cancel the search's evaluations only: the
+         * evidence phase must finish after a pause, so both are cleared once
+         * the engine has returned. Done, paused by the time limit or by a
+         * signal: the results so far, the top of each ranking re-checked with
+         * the space's final sample size and the long thermal window. */
+        out->signal = r->stop ? *r->stop : 0;
+        if (r->stop)
+            *r->stop = 0;
+        r->deadline_s = 0.0;
+        rc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r),
+                            kw_run_final_ev(r), &r->pool, r->eo.threads);
+    }
+    kw_evpool_stop(&r->pool);
+    r->ctl = NULL;
+    return rc;
+}
+
+/* ------------------------------------------------------------ MPI ranks */
+
+int kw_run_serve(volatile sig_atomic_t *stop)
+{
+    kw_mpi_job_spec *js = NULL;
+    int rc = kw_mpi_spec_recv(&js);
+    if (rc == 1)
+        return 0; /* rank 0 ended without a run and said why */
+    if (rc != 0)
+        return rc;
+    const kw_mpi_spec *sp = kw_mpi_spec_of(js);
+    kw_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        kw_mpi_spec_free(js);
+        return kw_error_set(KW_ENOMEM, "out of memory serving the run");
+    }
+    r->stop = stop;
+    for (int i = 0; i < sp->n_attrs && i < KW_JOURNAL_ATTR_MAX; i++) {
+        r->attr_keys[i] = sp->attr_keys[i];
+        r->attr_vals[i] = sp->attr_values[i];
+        r->n_attrs++;
+    }
+    int setup = kw_run_load_attrs(r, sp->seed);
+    if (setup == 0)
+        setup = kw_run_inputs_same(r, sp->n_inputs, sp->input_names, sp->input_hashes,
+                                   kw_mpi_rank());
+    if (setup == 0 && r->cmd)
+        setup = kw_run_exec_attrs(r);
+    char why[KW_ERROR_MAX] = "";
+    if (setup != 0)
+        snprintf(why, sizeof why, "%s", kw_error_last()); /* serving clears it */
+    r->deadline_s = sp->time_limit_s > 0 ? kw_run_now() + sp->time_limit_s : 0.0;
+    const kw_evaluator *ev = r->ex ? kw_exec_iface(r->ex) : r->me ? kw_model_eval_iface(r->me)
+                                                                : NULL;
+    rc = kw_mpi_serve(ev, sp->threads, setup);
+    if (setup != 0)
+        rc = kw_error_set(setup, "%s", why);
+    kw_run_free(r);
+    kw_mpi_spec_free(js);
+    return rc;
 }

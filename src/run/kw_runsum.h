@@ -36,13 +36,13 @@ typedef struct kw_rs_config {
     int reps;       /* repetitions averaged (0 when only refused by a constraint) */
     int constraint; /* index of the broken constraint, or -1 */
     int step;       /* index (into the shape's steps) of the first step that produced it, or -1 */
-    /* kw_runsum_recheck's re-measurement (larger sample, long thermal window;
+    /* kw_evidence_recheck's re-measurement (larger sample, long thermal window;
      * not from the journal), or NULL: only the top of each ranking is
      * re-measured, so a pointer keeps the other configurations small. Owned
      * by the summary. */
     kw_metrics *recheck;
     /* 1: evaluated after the run, for the sensitivity around the
-     * recommendation (kw_netpath_evidence: a neighbour the journal lacks);
+     * recommendation (kw_evidence_neighbours: a neighbour the journal lacks);
      * not in the journal, never ranked, never on a path. */
     int evidence;
 } kw_rs_config;
@@ -93,7 +93,7 @@ typedef struct kw_rs_shape {
     int *rejected;
     /* Counts over the whole run, set by kw_runsum_finish from the lists above
      * (evals_total: repetitions summed over configs). A partial summary
-     * (kw_results_write's streamed one) holds only some configurations, and its
+     * (kw_run_results' streamed one) holds only some configurations, and its
      * totals still count them all: the results writers read these. */
     long evals_total, configs_total, ranked_total, rejected_total;
 } kw_rs_shape;
@@ -133,18 +133,14 @@ typedef struct kw_runsum {
     int n_shapes;
     kw_rs_shape *shapes;
     /* portability: winner (rank 1) of shape i evaluated on shape j at port[i*n+j];
-     * NULL until kw_runsum_portability; port_ok[i*n+j] 0 when it could not be evaluated */
+     * NULL until kw_evidence_portability; port_ok[i*n+j] 0 when it could not be evaluated */
     kw_metrics *port;
     int *port_ok;
-    /* 1 for a partial summary (kw_results_write's): configs holds the
+    /* 1 for a partial summary (kw_run_results'): configs holds the
      * baseline, the recommendation, every configuration a step names and the
      * top of the ranked and rejected lists, not every configuration;
      * kw_runsum_finish then keeps the shapes' *_total counts as they are. */
     int partial;
-    /* Threads for the evaluations of kw_runsum_recheck and
-     * kw_runsum_portability (0 or 1: the calling thread alone). Each result
-     * lands in its own slot, so the output does not depend on it. */
-    int threads;
 } kw_runsum;
 
 /* A new empty summary over knob space ks (copied) with the evaluator's metric
@@ -182,16 +178,6 @@ int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double 
 
 /* Derive baseline, accepted path, final incumbent, ranking, rejected list. */
 int kw_runsum_finish(kw_runsum *rs);
-
-/* Evaluate the winner of every shape on every shape through ev (rep 0).
- * ev's shapes are matched to the summary's by name. */
-/* Re-measure, for every shape, the baseline and the first `top` ranked
- * configurations with ev (the final evaluator: the space's final sample size
- * and the long thermal window). The journal's figures stay the ranking's
- * evidence (verify recomputes them); the re-check is reported beside them in
- * results.xml, and a guard it fails is flagged there. */
-int kw_runsum_recheck(kw_runsum *rs, const kw_evaluator *ev, int top);
-int kw_runsum_portability(kw_runsum *rs, const kw_evaluator *ev);
 
 /* Config index of id on shape, or -1. */
 int kw_runsum_find_config(const kw_runsum *rs, int shape, uint64_t id);

@@ -1,0 +1,293 @@
+/* cli_tune_ui.c - what `knobwise tune` prints while and after it runs: the
+ * progress on stderr (a block or one line fitted to a terminal, plain lines
+ * for a log), one line per shape at the end, and how the run ended (see
+ * cli_tune_ui.h).
+ *
+ * Design choice: printing is the verb's; the run module (kw_run.h) reports
+ * through its progress hook and its outcome, and this file turns them into
+ * text. Kept apart from cli_tune.c (options, calls) so neither reads as the
+ * other.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_tune_ui.h"
+#include "kw_cli.h"
+#include "kw_guards.h"
+#include "kw_journal.h"
+#include "kw_metric.h"
+#include "kw_progline.h"
+#include "kw_reduce.h"
+
+#define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
+#define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
+#define KW_TUNE_BLOCK_SPARE_ROWS 3 /* rows the block leaves free on the screen */
+
+static double kw_tune_ui_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *kw_tune_metric_label(const char *metric)
+{
+    return strcmp(metric, KW_METRIC_NAME(KW_M_P99_US)) == 0 ? "p99" : "p95";
+}
+
+
+void kw_cli_tune_ui_clear(kw_cli_tune_ui *ui)
+{
+    if (ui->lines > 1)
+        fprintf(stderr, "\033[%dA\r\033[J", ui->lines - 1); /* up to the block's first line */
+    else if (ui->lines == 1 && ui->ansi)
+        fprintf(stderr, "\r\033[K");
+    else if (ui->drawn)
+        fprintf(stderr, "\r%*s\r", ui->drawn, "");
+    ui->drawn = 0;
+    ui->lines = 0;
+    fflush(stderr);
+}
+
+/* The progress on a terminal. With ANSI cursor control (TERM not dumb) and
+ * room on the screen, a block: the summary line and one line per running
+ * shape, redrawn in place; else the single line with the running shapes in
+ * it as far as they fit. Every line is fitted to the width (one column less
+ * than the terminal: writing the last column makes some terminals wrap
+ * before the carriage return). */
+static void kw_tune_draw(kw_cli_tune_ui *ui, const kw_progress *p)
+{
+    int width = kw_progline_width(STDERR_FILENO) - 1;
+    int rows = kw_progline_rows(STDERR_FILENO);
+    const char *label = kw_tune_metric_label(ui->metric);
+    int n_running = 0;
+    for (int i = 0; p->per_shape && i < p->n_shapes; i++)
+        n_running += !p->per_shape[i].done;
+    int block = ui->ansi && n_running > 1 && n_running <= KW_TUNE_BLOCK_MAX && rows > 0 &&
+                n_running + KW_TUNE_BLOCK_SPARE_ROWS <= rows;
+    char line[KW_PROGLINE_WIDTH_MAX + 1];
+    size_t len = kw_progline_summary(line, sizeof line, p, ui->shape_names, label, width,
+                                     !block);
+    char ranks[KW_PROGLINE_WIDTH_MAX + 1];
+    if (ui->mpi && kw_run_ranks(ui->mpi, ranks, sizeof ranks)) {
+        if (len + 3 + strlen(ranks) <= (size_t)width && len + 3 + strlen(ranks) < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, " | %s", ranks);
+    }
+    if (ui->lines > 1)
+        fprintf(stderr, "\033[%dA", ui->lines - 1);
+    if (ui->ansi) {
+        fprintf(stderr, "\r%s\033[K", line);
+    } else {
+        int pad = ui->drawn > (int)len ? ui->drawn - (int)len : 0;
+        fprintf(stderr, "\r%s%*s", line, pad, "");
+        if (pad)
+            fprintf(stderr, "\r%s", line);
+    }
+    ui->drawn = (int)len;
+    ui->lines = 1;
+    for (int i = 0; block && i < p->n_shapes; i++) {
+        if (p->per_shape[i].done)
+            continue;
+        kw_progline_shape_line(line, sizeof line, p, i, ui->shape_names, label, width);
+        fprintf(stderr, "\n%s\033[K", line);
+        ui->lines++;
+    }
+    if (ui->ansi)
+        fprintf(stderr, "\033[J"); /* a shape finished: the block shrank */
+    fflush(stderr);
+}
+
+/* Plain progress for logs (stderr not a terminal): a line when a resume
+ * starts and ends its replay, and one per shape as it finishes. */
+static void kw_tune_plain(kw_cli_tune_ui *ui, const kw_progress *p)
+{
+    const char *label = kw_tune_metric_label(ui->metric);
+    if (p->replaying && ui->replay_said == 0) {
+        fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
+                        "repeated)\n", p->replay_total);
+        ui->replay_said = 1;
+    } else if (!p->replaying && ui->replay_said == 1) {
+        fprintf(stderr, "knobwise tune: resume: journal replayed (%ld evaluations, %d/%d shapes "
+                        "done); evaluating\n", p->evals, p->n_done, p->n_shapes);
+        ui->replay_said = 2;
+    }
+    for (int i = 0; p->per_shape && i < p->n_shapes && i < KW_JOURNAL_SHAPE_MAX; i++) {
+        if (!p->per_shape[i].done || ui->said_done[i])
+            continue;
+        char line[512];
+        kw_progline_shape_done(line, sizeof line, p, i, ui->shape_names, label);
+        fprintf(stderr, "%s (%d of %d)\n", line, ++ui->n_said, p->n_shapes);
+        ui->said_done[i] = 1;
+        if (ui->mpi && kw_run_ranks(ui->mpi, line, sizeof line))
+            fprintf(stderr, "knobwise tune: %s\n", line);
+    }
+    fflush(stderr);
+}
+
+void kw_cli_tune_ui_progress(void *ud, const kw_run *r, const kw_progress *p)
+{
+    kw_cli_tune_ui *ui = ud;
+    double now = kw_tune_ui_now();
+    ui->mpi = r;
+    if (ui->plain)
+        kw_tune_plain(ui, p);
+    if (ui->draw && now - ui->last_draw >= KW_TUNE_DRAW_S) {
+        ui->last_draw = now;
+        kw_tune_draw(ui, p);
+    }
+}
+
+void kw_cli_tune_ui_rewrite_failed(void *ud, const kw_run *r)
+{
+    (void)r;
+    kw_cli_tune_ui_clear(ud);
+    fprintf(stderr, "knobwise tune: cannot rewrite the results so far: %s\n", kw_error_last());
+}
+
+/* One line per shape: baseline -> recommendation. The end-of-run summary
+ * reads the journal as a stream (memory: the search's size, not the
+ * journal's) through the one journal reducer (kw_reduce.h): a finished
+ * shape prints its recommendation, a shape cut short by the time limit or a
+ * signal its best so far, marked incomplete. A configuration that cannot
+ * keep up with its arrivals prints "saturated" (or "from saturated" when
+ * only the baseline could not) in place of the percentage: the ids of
+ * saturated configurations are gathered from the E records' guards. */
+typedef struct kw_tune_sum {
+    kw_reduce *red;
+    uint64_t *sat;        /* (shape << 56 folded) ids of saturated configs, unsorted */
+    int *sat_shape;
+    size_t n_sat, cap_sat;
+    int failed;
+} kw_tune_sum;
+
+static int kw_tune_summary_rec(void *ctx, const kw_journal *j, const kw_jrec *r)
+{
+    kw_tune_sum *S = ctx;
+    if (!S->red && kw_reduce_new(&S->red, &j->h) != 0)
+        return KW_ENOMEM;
+    if (r->type == 'E' && kw_guards_saturated(r->e.guards)) {
+        if (S->n_sat == S->cap_sat) {
+            size_t cap = S->cap_sat ? 2 * S->cap_sat : 64;
+            uint64_t *ids = realloc(S->sat, cap * sizeof *ids);
+            if (ids)
+                S->sat = ids;
+            int *sh = ids ? realloc(S->sat_shape, cap * sizeof *sh) : NULL;
+            if (!ids || !sh)
+                return kw_error_set(KW_ENOMEM, "out of memory for the summary");
+            S->sat_shape = sh;
+            S->cap_sat = cap;
+        }
+        S->sat[S->n_sat] = r->e.id;
+        S->sat_shape[S->n_sat++] = r->e.shape;
+    }
+    return kw_reduce_add(S->red, r);
+}
+
+static const char *kw_tune_sat_guards(const kw_tune_sum *S, int shape, uint64_t id)
+{
+    for (size_t i = 0; i < S->n_sat; i++)
+        if (S->sat[i] == id && S->sat_shape[i] == shape)
+            return "saturated";
+    return "";
+}
+
+static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
+{
+    kw_tune_sum S;
+    memset(&S, 0, sizeof S);
+    kw_journal *j = NULL;
+    if (kw_journal_scan(&j, journal, kw_tune_summary_rec, &S) != 0 ||
+        (!S.red && kw_reduce_new(&S.red, &j->h) != 0))
+        goto done;
+    const char *label = kw_tune_metric_label(j->h.metric);
+    printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
+           kw_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
+           j->h.strategy == KW_STRATEGY_OFAT ? kw_policy_name(j->h.policy) : "");
+    for (int i = 0; i < j->h.n_tuned; i++) {
+        int s = j->h.tuned[i];
+        kw_jresult r;
+        if (kw_reduce_result(&r, S.red, s) != 0)
+            continue;
+        char effect[40];
+        const char *sat = kw_guards_saturation(kw_tune_sat_guards(&S, s, r.baseline_id),
+                                                kw_tune_sat_guards(&S, s, r.best_id));
+        if (sat)
+            snprintf(effect, sizeof effect, "%s", sat);
+        else
+            snprintf(effect, sizeof effect, "%+6.1f%%",
+                     r.baseline_primary != 0 && isfinite(r.baseline_primary)
+                         ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
+                         : 0.0);
+        char cheap[64] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
+        if (j->pred_n[s] > 0)
+            snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld ruled out)", j->pred_n[s],
+                     j->pred_skip[s]);
+        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s%s\n",
+               j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
+               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals,
+               r.done ? r.why : "incomplete: best so far", cheap);
+        kw_journal_result_clear(&r);
+    }
+done:
+    kw_reduce_free(S.red);
+    free(S.sat);
+    free(S.sat_shape);
+    kw_journal_free(j);
+}
+
+void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet)
+{
+    int tty = isatty(STDERR_FILENO);
+    const char *term = getenv("TERM");
+    memset(ui, 0, sizeof *ui);
+    ui->draw = !quiet && tty;
+    ui->ansi = term && term[0] && strcmp(term, "dumb") != 0;
+    ui->plain = !quiet && !tty;
+    ui->shape_names = kw_run_shape_names(r);
+    ui->metric = kw_run_metric(r);
+    if (ui->plain && kw_run_replay_records(r) > 0) {
+        /* said before the engine starts, so even a replay of one round is named */
+        fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
+                        "repeated)\n", kw_run_replay_records(r));
+        ui->replay_said = 1;
+    }
+}
+
+int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int quiet)
+{
+    const char *dir = kw_run_dir(r);
+    if (out->engine_rc != 0 && out->engine_rc != KW_EINTERRUPTED)
+        return kw_cli_fail("tune", rc);
+    if (rc != 0) {
+        kw_cli_fail("tune", rc);
+        fprintf(stderr, "knobwise tune: the journal is intact; rewrite the results with "
+                        "'knobwise tune --resume %s'\n", dir);
+        return 1;
+    }
+    if (!quiet)
+        kw_cli_tune_ui_summary(dir, kw_run_journal(r));
+    if (!quiet && out->ranks[0])
+        printf("knobwise tune: %s\n", out->ranks);
+    if (out->engine_rc == KW_EINTERRUPTED) {
+        fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
+                        "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
+                out->signal == SIGTERM ? "SIGTERM" : "SIGINT", dir, dir);
+        return out->signal == SIGTERM ? 143 : 130;
+    }
+    if (out->sum.stop == KW_STOP_TIME) {
+        fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in %s\n"
+                        "continue with: knobwise tune --resume %s\n",
+                out->sum.elapsed_s, dir, dir);
+        /* the limit stops a run inside an evaluation and drops that round:
+         * a limit shorter than one round never gets further */
+        if (out->sum.evals == 0)
+            fprintf(stderr, "knobwise tune: no evaluation finished within the time limit (one "
+                            "round takes longer): give a longer --time-limit\n");
+    }
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* cli_tune_ui.h - what `knobwise tune` prints (cli_tune_ui.c).
+ *
+ *   kw_cli_tune_ui_start           the progress's state for run r (a resume's
+ *                                  replay said at once on a log)
+ *   kw_cli_tune_ui_progress        kw_run_ctl.progress: the terminal's block or
+ *                                  line, or a log's plain line per finished shape
+ *   kw_cli_tune_ui_rewrite_failed  kw_run_ctl.rewrite_failed: said once
+ *   kw_cli_tune_ui_clear           the progress off the screen
+ *   kw_cli_tune_ui_end             how the run ended (kw_run_exec's outcome and
+ *                                  code) said, one line per shape (baseline ->
+ *                                  recommendation, from the journal through the
+ *                                  one reducer) unless quiet, and the exit status
+ */
+#ifndef CLI_TUNE_UI_H
+#define CLI_TUNE_UI_H
+
+#include "kw_journal.h"
+#include "kw_run.h"
+
+typedef struct kw_cli_tune_ui {
+    int draw;                    /* progress line on stderr (a terminal) */
+    int plain;                   /* stderr is not a terminal: one plain line per finished shape */
+    int drawn;                   /* the first line on screen is this many columns wide */
+    int lines;                   /* lines of progress on screen (0: none) */
+    int ansi;                    /* the terminal takes ANSI cursor control (TERM not dumb) */
+    const char *const *shape_names; /* the evaluator's, indexed like the progress's */
+    const char *metric;
+    double last_draw;
+    int replay_said;             /* plain: the replay's start (1) and end (2) were said */
+    char said_done[KW_JOURNAL_SHAPE_MAX]; /* plain: this tuned shape's line is written */
+    int n_said;
+    const kw_run *mpi;           /* mpirun: the run whose ranks' rates are shown (NULL: none) */
+} kw_cli_tune_ui;
+
+void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet);
+void kw_cli_tune_ui_progress(void *ud, const kw_run *r, const kw_progress *p);
+void kw_cli_tune_ui_rewrite_failed(void *ud, const kw_run *r);
+void kw_cli_tune_ui_clear(kw_cli_tune_ui *ui);
+int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int quiet);
+
+#endif

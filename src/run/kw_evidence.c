@@ -1,0 +1,272 @@
+/* kw_evidence.c - the evidence phase on the process's evaluation pool (see
+ * kw_evidence.h).
+ *
+ * Each function lists its evaluations as jobs (kw_job, search/kw_evpool.h),
+ * runs them all at once on the pool, then reads the slots back in job order.
+ * What it reads back is what one thread evaluating the jobs one by one would
+ * have produced: the first failure in job order is the one reported, and the
+ * neighbours are added in the order the sequential walk added them (each
+ * neighbour is a different configuration, so none of them hides another).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kw_error.h"
+#include "kw_evidence.h"
+#include "kw_netpath.h"
+
+/* The message of a failed job as the evaluations before the pool kept it
+ * (their buffer was 200 bytes). */
+#define KW_EVIDENCE_ERR_LEN 199
+
+/* Run jobs[0..n) through ev on p (NULL: a one-thread pool, the caller). */
+static int kw_evidence_jobs(const kw_evidence_pool *p, const kw_evaluator *ev, kw_job *jobs,
+                            size_t n)
+{
+    if (n == 0)
+        return 0;
+    size_t *live = malloc(n * sizeof *live);
+    if (!live)
+        return kw_error_set(KW_ENOMEM, "out of memory queueing the evidence evaluations");
+    for (size_t i = 0; i < n; i++) {
+        live[i] = i;
+        jobs[i].live = 1;
+    }
+    if (p && p->pool) {
+        kw_evpool_run_width(p->pool, ev, jobs, live, n, p->width);
+    } else {
+        kw_evpool one;
+        kw_evpool_start(&one, 1); /* no thread to start: cannot fail */
+        kw_evpool_run(&one, ev, jobs, live, n);
+        kw_evpool_stop(&one);
+    }
+    free(live);
+    return 0;
+}
+
+/* The evaluator's shape index of summary shape name, or -1. */
+static int kw_evidence_shape(const kw_evaluator *ev, const char *name)
+{
+    int es = -1;
+    for (int k = 0; k < ev->n_shapes; k++)
+        if (strcmp(ev->shape_names[k], name) == 0)
+            es = k;
+    return es;
+}
+
+int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw_evidence_pool *p)
+{
+    int cap = 0, n = 0;
+    for (int i = 0; i < rs->n_shapes; i++)
+        cap += 1 + (rs->shapes[i].n_ranked < top ? rs->shapes[i].n_ranked : top);
+    kw_job *jobs = calloc((size_t)(cap > 0 ? cap : 1), sizeof *jobs);
+    kw_rs_config **dst = calloc((size_t)(cap > 0 ? cap : 1), sizeof *dst);
+    int rc = 0;
+    if (!jobs || !dst) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory re-checking the ranked configurations");
+        goto done;
+    }
+    for (int i = 0; i < rs->n_shapes; i++) {
+        kw_rs_shape *s = &rs->shapes[i];
+        int es = kw_evidence_shape(ev, s->name);
+        if (es < 0)
+            continue;
+        int nr = s->n_ranked < top ? s->n_ranked : top;
+        for (int r = -1; r < nr; r++) {
+            int c = r < 0 ? s->baseline : s->ranked[r];
+            if (c < 0 || s->configs[c].recheck)
+                continue;
+            int dup = 0; /* the baseline can also be ranked */
+            for (int k = 0; k < n; k++)
+                dup |= dst[k] == &s->configs[c];
+            if (dup)
+                continue;
+            jobs[n].cand = s->configs[c].cand;
+            jobs[n].shape = es;
+            dst[n++] = &s->configs[c];
+        }
+    }
+    if ((rc = kw_evidence_jobs(p, ev, jobs, (size_t)n)) != 0)
+        goto done;
+    for (int k = 0; k < n; k++) {
+        if (jobs[k].rc != 0) { /* the first failure in job order, as one thread would report it */
+            rc = kw_error_set(jobs[k].rc, "%.*s", KW_EVIDENCE_ERR_LEN, jobs[k].err);
+            goto done;
+        }
+        kw_metrics *m = malloc(sizeof *m);
+        if (!m) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory re-checking the ranked configurations");
+            goto done;
+        }
+        *m = jobs[k].m;
+        dst[k]->recheck = m;
+    }
+done:
+    free(jobs);
+    free(dst);
+    return rc;
+}
+
+int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p)
+{
+    int n = rs->n_shapes, rc = 0;
+    free(rs->port);
+    free(rs->port_ok);
+    rs->port = calloc((size_t)(n > 0 ? n * n : 1), sizeof *rs->port);
+    rs->port_ok = calloc((size_t)(n > 0 ? n * n : 1), sizeof *rs->port_ok);
+    kw_job *jobs = calloc((size_t)(n > 0 ? n * n : 1), sizeof *jobs);
+    int *slot = calloc((size_t)(n > 0 ? n * n : 1), sizeof *slot);
+    if (!rs->port || !rs->port_ok || !jobs || !slot) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the portability matrix");
+        goto done;
+    }
+    int map[KW_METRIC_MAX]; /* summary metric -> evaluator metric */
+    for (int k = 0; k < rs->n_metrics; k++) {
+        map[k] = -1;
+        for (int e = 0; e < ev->n_metrics; e++)
+            if (strcmp(ev->metric_names[e], rs->metric_names[k]) == 0)
+                map[k] = e;
+    }
+    int nj = 0;
+    for (int j = 0; j < n; j++) {
+        int ej = kw_evidence_shape(ev, rs->shapes[j].name);
+        for (int i = 0; i < n; i++) {
+            int w = kw_runsum_winner(rs, i);
+            kw_metrics *out = &rs->port[i * n + j];
+            if (w < 0)
+                continue;
+            if (ej < 0) {
+                snprintf(out->guards, sizeof out->guards, "error:shape not in the evaluator");
+                continue;
+            }
+            const kw_cand *c = &rs->shapes[i].configs[w].cand;
+            int broken = kw_cand_violates(&rs->ks, c);
+            if (broken >= 0) {
+                snprintf(out->guards, sizeof out->guards, "constraint:%s",
+                         rs->ks.constraints[broken].name);
+                continue;
+            }
+            jobs[nj].cand = *c;
+            jobs[nj].shape = ej;
+            slot[nj++] = i * n + j;
+        }
+    }
+    if ((rc = kw_evidence_jobs(p, ev, jobs, (size_t)nj)) != 0)
+        goto done;
+    for (int k = 0; k < nj; k++) {
+        kw_metrics *out = &rs->port[slot[k]];
+        if (jobs[k].rc == KW_ENOMEM) {
+            /* running out of memory is not a property of the configuration:
+             * the matrix fails rather than showing an "error" cell */
+            rc = kw_error_set(KW_ENOMEM, "portability matrix: %.200s", jobs[k].err);
+            goto done;
+        }
+        if (jobs[k].rc != 0) {
+            snprintf(out->guards, sizeof out->guards, "error:%.200s", jobs[k].err);
+            for (char *q = out->guards; *q; q++)
+                if (*q == ',' || *q == '\n')
+                    *q = ';';
+            continue;
+        }
+        for (int q = 0; q < rs->n_metrics; q++)
+            out->v[q] = map[q] >= 0 ? jobs[k].m.v[map[q]] : NAN;
+        snprintf(out->guards, sizeof out->guards, "%s", jobs[k].m.guards);
+        snprintf(out->klass, sizeof out->klass, "%s", jobs[k].m.klass);
+        rs->port_ok[slot[k]] = 1;
+    }
+done:
+    free(jobs);
+    free(slot);
+    return rc;
+}
+
+int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p,
+                           int *added)
+{
+    const kw_knobspace *ks = &rs->ks;
+    int n_added = 0, rc = 0;
+    size_t n = 0, cap = 0;
+    kw_job *jobs = NULL;
+    int *shape_of = NULL;
+    kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
+    if (!sn) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory for the sensitivity");
+        goto done;
+    }
+    /* the list, in the order the sequential walk evaluated it */
+    for (int sh = 0; sh < rs->n_shapes; sh++) {
+        kw_rs_shape *s = &rs->shapes[sh];
+        int es = kw_evidence_shape(ev, s->name);
+        if (es < 0 || s->final < 0 || kw_netpath_sensitivity(sn, rs, sh) != 0)
+            continue;
+        const kw_cand *F = &s->configs[s->final].cand;
+        for (int k = 0; k < ks->n_knobs; k++)
+            for (int side = 0; side < 2; side++) {
+                if (sn[k].side[side].state != KW_SENS_MISSING)
+                    continue;
+                kw_cand c = *F;
+                c.v[k] = (uint8_t)sn[k].side[side].value;
+                /* one the journal has without a step stays as it is: a second
+                 * repetition would change figures the files already show */
+                if (kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c)) >= 0)
+                    continue;
+                if (n == cap) {
+                    size_t nc = cap ? 2 * cap : 64;
+                    kw_job *nj = realloc(jobs, nc * sizeof *nj);
+                    if (nj)
+                        jobs = nj;
+                    int *ns = nj ? realloc(shape_of, nc * sizeof *ns) : NULL;
+                    if (!nj || !ns) {
+                        rc = kw_error_set(KW_ENOMEM, "out of memory for the sensitivity");
+                        goto done;
+                    }
+                    shape_of = ns;
+                    cap = nc;
+                }
+                memset(&jobs[n], 0, sizeof jobs[n]);
+                jobs[n].cand = c;
+                jobs[n].shape = es;
+                shape_of[n++] = sh;
+            }
+    }
+    kw_error_clear(); /* kw_netpath_sensitivity's refusals skip a shape, as before */
+    if ((rc = kw_evidence_jobs(p, ev, jobs, n)) != 0)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].rc != 0) {
+            rc = kw_error_set(jobs[i].rc, "%s", jobs[i].err);
+            break;
+        }
+        int sh = shape_of[i];
+        if ((rc = kw_runsum_add_eval(rs, sh, &jobs[i].cand, &jobs[i].m)) != 0)
+            break;
+        int ci = kw_runsum_find_config(rs, sh, kw_cand_id(ks, &jobs[i].cand));
+        if (ci >= 0)
+            rs->shapes[sh].configs[ci].evidence = 1;
+        n_added++;
+    }
+done:
+    free(sn);
+    free(jobs);
+    free(shape_of);
+    if (added)
+        *added = n_added;
+    return rc;
+}
+
+int kw_evidence_run(kw_runsum *rs, const kw_evaluator *port_ev, const kw_evaluator *final_ev,
+                    const kw_evidence_pool *p)
+{
+    int rc = 0;
+    if (port_ev && (rc = kw_evidence_portability(rs, port_ev, p)) != 0)
+        return rc;
+    if (final_ev && (rc = kw_evidence_recheck(rs, final_ev, KW_EVIDENCE_RECHECK_TOP, p)) != 0)
+        return rc;
+    /* none after an OFAT search (it evaluates every neighbour); an
+     * interrupted run's files show what the journal has */
+    if (port_ev && final_ev && (rc = kw_evidence_neighbours(rs, port_ev, p, NULL)) != 0)
+        return rc;
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* kw_evidence.h - the evidence phase of a run: every evaluation made after the
+ * search, on the summary the results are written from.
+ *
+ *   kw_evidence_portability  each shape's winner evaluated on every other shape
+ *                            (portability.csv, results.xml <portability>)
+ *   kw_evidence_recheck      the baseline and the first `top` ranked configs of
+ *                            each shape re-measured (results.xml <recheck>)
+ *   kw_evidence_neighbours   the neighbours of each recommendation the search
+ *                            did not evaluate (results.xml's sensitivity)
+ *   kw_evidence_run          the three, as a finished run's results need them
+ *
+ * Design choice: the evaluations run on the process's one evaluation pool
+ * (search/kw_evpool.h, the engine's), each job writing its own slot, the
+ * results read back in job order: the summary does not depend on the thread
+ * count or timing, and the process never holds two sets of threads. The
+ * results writers (kw_results.h) only render a summary: they evaluate
+ * nothing. Rejected: the writers' own pthreads beside the engine's pool (the
+ * layout before; two pools sized apart, evaluation hidden inside "write").
+ *
+ * pool NULL: the calling thread evaluates every job (tests, report).
+ */
+#ifndef KW_EVIDENCE_H
+#define KW_EVIDENCE_H
+
+#include "kw_evpool.h"
+#include "kw_runsum.h"
+
+/* Ranked configurations re-measured per shape by a finished run. */
+#define KW_EVIDENCE_RECHECK_TOP 3
+
+/* Where the evaluations run: pool (NULL: the caller alone), on at most
+ * width of its threads (<= 0: all). */
+typedef struct kw_evidence_pool {
+    kw_evpool *pool;
+    int width;
+} kw_evidence_pool;
+
+/* rs->port / rs->port_ok: the winner (rank 1) of shape i evaluated by ev on
+ * shape j; a constraint-breaking winner or a shape ev lacks is a guard cell.
+ * KW_ENOMEM when an evaluation runs out of memory (other evaluator errors
+ * are "error:" cells). */
+int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p);
+
+/* configs[].recheck of each shape's baseline and first `top` ranked configs
+ * (each once), by ev. The first failing evaluation in job order fails it. */
+int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw_evidence_pool *p);
+
+/* The neighbours of each shape's recommendation that the summary lacks
+ * (kw_netpath_sensitivity's MISSING sides), evaluated by ev and added as
+ * configurations marked `evidence`, in knob order; *added (may be NULL) gets
+ * the count. The first failing evaluation in that order fails it, with the
+ * ones before it added (as evaluating them one by one would). */
+int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p,
+                           int *added);
+
+/* A run's evidence: the portability matrix by port_ev, and when final_ev is
+ * given (a run's final results, not a rewrite of the results so far) the
+ * re-checks by final_ev and the neighbours by port_ev. Either may be NULL. */
+int kw_evidence_run(kw_runsum *rs, const kw_evaluator *port_ev, const kw_evaluator *final_ev,
+                    const kw_evidence_pool *p);
+
+#endif
