@@ -2,8 +2,8 @@
  * to measured mappings (src/run/kw_calib_cpu.c).
  *
  * The fit is checked for what it must do: measurements made by a known
- * accelerator (the shipped CPU host with its fp32 and bf16 rates and its
- * private-cache bandwidth changed by stated factors) are fitted from the
+ * accelerator (the shipped CPU host with its fp32 and bf16 rates, its
+ * private-cache and its L1 bandwidth changed by stated factors) are fitted from the
  * unchanged file, and the fit must recover those factors; a bad CSV is a
  * "FILE:LINE: message" input error; a GPU file is refused; the command
  * writes a file that loads and carries the fitted rates.
@@ -25,6 +25,7 @@
 #define TRUE_FP32 0.6  /* the "measured" host's fp32 rate / the file's */
 #define TRUE_BF16 1.3
 #define TRUE_SRAM 1.5
+#define TRUE_L1 0.7    /* <cpu l1_gb_s>: the in-place strided re-reads' rate */
 
 static kw_config *cfg;
 static char dir[] = "/tmp/kw-ccal-XXXXXX";
@@ -80,6 +81,7 @@ Test(calib_cpu, recovers_the_rates_of_the_host_that_measured)
     truth.peak_flops[KW_PREC_FP32] *= TRUE_FP32;
     truth.peak_flops[KW_PREC_BF16] *= TRUE_BF16;
     truth.sram_bw_bytes_per_s *= TRUE_SRAM;
+    truth.cpu_l1_bw_bytes_per_s *= TRUE_L1;
     char csv[512];
     snprintf(csv, sizeof csv, "%s/m.csv", dir);
     write_csv(csv, &truth);
@@ -97,6 +99,9 @@ Test(calib_cpu, recovers_the_rates_of_the_host_that_measured)
                        0.01 * TRUE_BF16);
     cr_assert_float_eq(a.sram_bw_bytes_per_s / cfg->accel.sram_bw_bytes_per_s, TRUE_SRAM,
                        0.01 * TRUE_SRAM);
+    cr_assert(cal.fitted[KW_CCAL_L1_BW]);
+    cr_assert_float_eq(a.cpu_l1_bw_bytes_per_s / cfg->accel.cpu_l1_bw_bytes_per_s, TRUE_L1,
+                       0.01 * TRUE_L1);
     cr_assert(cal.chi2_after < 1e-6 * cal.chi2_before, "%g vs %g", cal.chi2_after, cal.chi2_before);
     free(set);
 }
@@ -105,6 +110,7 @@ Test(calib_cpu, the_command_writes_a_file_with_the_fitted_rates)
 {
     kw_accel truth = cfg->accel;
     truth.peak_flops[KW_PREC_FP32] *= TRUE_FP32;
+    truth.cpu_l1_bw_bytes_per_s *= TRUE_L1;
     char csv[512], out[512], cmd[4096];
     snprintf(csv, sizeof csv, "%s/m.csv", dir);
     snprintf(out, sizeof out, "%s/cal.xml", dir);
@@ -118,6 +124,8 @@ Test(calib_cpu, the_command_writes_a_file_with_the_fitted_rates)
     cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
     cr_assert_float_eq(a.peak_flops[KW_PREC_FP32] / cfg->accel.peak_flops[KW_PREC_FP32], TRUE_FP32,
                        0.01 * TRUE_FP32);
+    cr_assert_float_eq(a.cpu_l1_bw_bytes_per_s / cfg->accel.cpu_l1_bw_bytes_per_s, TRUE_L1,
+                       0.01 * TRUE_L1); /* written to <cpu l1_gb_s> */
     cr_assert_eq(a.cpu, 1);
 }
 

@@ -158,11 +158,21 @@ Test(cost_cpu, in_place_ragged_micro_tiles_run_scalar)
     cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
 }
 
+/* Packing, in series with the micro-kernel: each of the (M/Tm)(N/Tn) tiles
+ * packs its A rows (Tm x K) with a scalar loop, one scalar MAC's time per
+ * element (2 FLOP at the scalar rate), and its B columns padded to 32 (K x
+ * 32) with vector copies: the source bytes at the bandwidth of the level
+ * the operands live in (A + B + C = 768 KiB: the private cache, one core's
+ * share) and 4 bytes written per element to the private cache. */
+static double pack_us(double pack_a, double pack_b, double b_bytes)
+{
+    double scalar = P_CORE * FALLBACK, private_core = SRAM_BW / CORES;
+    return (pack_a * 2.0 / scalar + pack_b * b_bytes / private_core + pack_b * 4.0 / private_core) *
+           1e6;
+}
+
 /* The same tile packed: micro-tiles zero-padded to 32 columns (twice the
- * MACs) at the vector rate, plus the packing traffic: each of the
- * (M/Tm)(N/Tn) tiles packs its A rows (Tm x K) and B columns padded to 32
- * (K x 32), 4 bytes read + 4 written each, at one core's share of the
- * private cache's bandwidth. */
+ * MACs) at the vector rate, plus the packing. */
 Test(cost_cpu, packed_ragged_tiles_pad_and_pay_the_packing)
 {
     gemm(256, 256);
@@ -170,8 +180,7 @@ Test(cost_cpu, packed_ragged_tiles_pad_and_pay_the_packing)
     map.tiling[0].double_buffer = 1;
     eval(1);
     double tiles = (256.0 / 64) * (256.0 / 16);
-    double pack_elems = tiles * (64.0 * 256 + 256.0 * NR);
-    double want = us(2.0 * 256 * 512 * 256, P_CORE) + pack_elems * 8.0 / (SRAM_BW / CORES) * 1e6;
+    double want = us(2.0 * 256 * 512 * 256, P_CORE) + pack_us(tiles * 64.0 * 256, tiles * 256.0 * NR, 4.0);
     cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
     cr_assert_float_eq(cost.kernels[0].pad_efficiency, 0.5, 1e-12);
 }
@@ -188,8 +197,7 @@ Test(cost_cpu, packed_products_run_at_the_fp32_rate)
     map.tiling[0].double_buffer = 1;
     eval(1);
     double tiles = 16.0;
-    double pack = tiles * (64.0 * 256 + 256.0 * 64) * (2.0 + 4.0) / (SRAM_BW / CORES) * 1e6;
-    double packed = us(2.0 * 256 * 256 * 256, P_CORE) + pack;
+    double packed = us(2.0 * 256 * 256 * 256, P_CORE) + pack_us(tiles * 64.0 * 256, tiles * 256.0 * 64, 2.0);
     cr_assert_float_eq(cost.kernels[0].compute_us, packed, 1e-9 * packed);
 }
 
@@ -297,7 +305,53 @@ Test(cost_cpu, only_cpu_files_take_the_cpu_rules)
         cr_assert_eq(rc, 0, "%s: %s", path, kw_error_last());
         int want = strcmp(files[i], "cpu_host.xml") == 0;
         cr_assert_eq(a.cpu, want, "%s: cpu %d", files[i], a.cpu);
-        if (want)
+        if (want) {
             cr_assert(a.cpu_scalar_edges && a.cpu_exp_per_s > 0.0);
+            cr_assert_float_eq(a.cpu_l1_bw_bytes_per_s, 101.5e9, 1.0); /* cpu_host.xml l1_gb_s */
+        }
     }
+}
+
+/* In place with B's rows a page or more apart (N = 2048 fp32: 8 KiB), every
+ * MR-row strip of every tile reads its tile's B chunk row by row outside the
+ * prefetchers' reach: M/MR strips x K x N elements of 4 bytes, in series,
+ * at one core's share of the first data cache's streaming rate. A and B
+ * (4 MiB) and C live in the shared level, so the operand stream itself is
+ * overlapped as before and does not decide. */
+Test(cost_cpu, in_place_rows_a_page_apart_are_read_in_series_from_l1)
+{
+    gemm(2048, 256);
+    acc.cpu_l1_bw_bytes_per_s = 400e9;
+    eval(1);
+    double macs = 256.0 * 2048 * 256;
+    double strided = (256.0 / MR) * 256 * 2048 * 4.0 / (400e9 / CORES) * 1e6;
+    double want = us(2.0 * macs, P_CORE) + strided;
+    cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
+    cr_assert_lt(cost.kernels[0].memory_us, cost.kernels[0].compute_us);
+    /* without l1_gb_s the private cache's figure stands in */
+    acc.cpu_l1_bw_bytes_per_s = 0.0;
+    eval(1);
+    want = us(2.0 * macs, P_CORE) + (256.0 / MR) * 256 * 2048 * 4.0 / (SRAM_BW / CORES) * 1e6;
+    cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
+}
+
+/* Rows closer than a page (N = 512 fp32: 2 KiB) stream like a panel: no
+ * strided term, and packing removes it whatever the stride. */
+Test(cost_cpu, rows_under_a_page_or_packed_pay_no_strided_term)
+{
+    gemm(512, 256);
+    acc.cpu_l1_bw_bytes_per_s = 400e9;
+    eval(1);
+    double want = us(2.0 * 256 * 512 * 256, P_CORE);
+    cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
+    blk.n_ops = 0;
+    gemm(2048, 256);
+    map.tiling[0].double_buffer = 1;
+    eval(1);
+    double tiles = (256.0 / 64) * (2048.0 / 64);
+    /* A + B + C = 4.25 MiB: B's source bytes come from the shared level */
+    double pack = (tiles * 64.0 * 256 * 2.0 / (P_CORE * FALLBACK) + tiles * 256.0 * 64 * 4.0 / 50e9 +
+                   tiles * 256.0 * 64 * 4.0 / (SRAM_BW / CORES)) * 1e6;
+    want = us(2.0 * 256 * 2048 * 256, P_CORE) + pack;
+    cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
 }

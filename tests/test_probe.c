@@ -93,6 +93,10 @@ Test(probe, writes_a_valid_accelerator_from_the_sysfs_it_reads)
     p = strstr(xml, "precision=\"bf16\" tflops=\"");
     cr_assert_not_null(p, "%s", xml);
     cr_expect_gt(atof(p + strlen("precision=\"bf16\" tflops=\"")), 0.0);
+    /* the first data cache's streaming figure goes to <cpu l1_gb_s> (the CPU rules' in-place re-reads) */
+    p = strstr(xml, "l1_gb_s=\"");
+    cr_assert_not_null(p, "%s", xml);
+    cr_expect_gt(atof(p + strlen("l1_gb_s=\"")), 0.0);
     free(xml);
     kw_tl_free(&r);
     /* knobwise validate accepts it, and the shipped CPU space evaluates on it */

@@ -48,8 +48,8 @@ static void kw_calibrate_help(void)
            "                  space S: the CSV tests/bench/model_vs_measured writes\n"
            "                  (shape,config_id,predicted_us,measured_us,knobs); fits\n"
            "                  fp32_tflops bf16_tflops fallback sram_gb_s shared_gb_s\n"
-           "                  exp_mops_per_core (those some mapping depends on; --fit does\n"
-           "                  not apply)\n");
+           "                  exp_mops_per_core l1_gb_s (those some mapping depends on;\n"
+           "                  --fit does not apply)\n");
 }
 
 /* Set attribute `name` of n to a decimal (the schema takes no exponents). */
@@ -213,6 +213,7 @@ static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char 
         {KW_CCAL_FALLBACK, "efficiency", NULL, NULL, "fallback", 5},
         {KW_CCAL_SRAM_BW, "memory", NULL, NULL, "sram_bw_gb_s", 2},
         {KW_CCAL_EXP, "cpu", NULL, NULL, "exp_mops_per_core", 2},
+        {KW_CCAL_L1_BW, "cpu", NULL, NULL, "l1_gb_s", 2},
     };
     for (size_t i = 0; i < sizeof where / sizeof *where; i++) {
         xmlNodePtr n = cal->fitted[where[i].id] ? kw_cal_child(root, where[i].elem, where[i].key,

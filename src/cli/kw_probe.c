@@ -645,6 +645,13 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
     xmlNewProp(n, BAD_CAST "scalar_edges", BAD_CAST "true");
     if (r->exp_per_s_core > 0.0)
         kw_attr_num(n, "exp_mops_per_core", r->exp_per_s_core / 1e6, 1);
+    /* the first data cache's streaming figure (the in-place micro-kernel's
+     * strided re-reads of B, kw_cost_cpu.c) */
+    for (int i = 0; i < r->n_caches; i++)
+        if (r->cache[i].level == 1 && r->cache[i].bw_gb_s > 0.0) {
+            kw_attr_num(n, "l1_gb_s", r->cache[i].bw_gb_s, 1);
+            break;
+        }
     *out = doc;
     return 0;
 }

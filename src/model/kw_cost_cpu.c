@@ -29,6 +29,11 @@
 #define KW_CPU_C_RW 2.0
 /* Accumulators are fp32 on a CPU (the worker refuses other accumulations). */
 #define KW_CPU_ACC_BYTES 4.0
+/* The base page of x86-64 and AArch64 Linux: hardware prefetchers do not
+ * cross a 4 KiB page (Intel 64 and IA-32 Architectures Optimization
+ * Reference Manual, "Hardware prefetching of data"; AMD Software
+ * Optimization Guide for Family 19h, "Hardware prefetching"). */
+#define KW_CPU_PAGE_BYTES 4096.0
 
 static double kw_cpu_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
 
@@ -36,6 +41,9 @@ static double kw_cpu_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g 
  * elements. */
 typedef struct kw_cpu_work {
     double vec_macs, scalar_macs, pack_a, pack_b;
+    double strided;   /* in place: B elements the MR-row strips read row by row, rows a page
+                       * or more apart */
+    double ldb_bytes; /* input: B's row stride in bytes (the worker's ldb) */
 } kw_cpu_work;
 
 /* `n_tiles` tiles of mi x nj over kk (all of K, summed over chunks and
@@ -54,6 +62,13 @@ static void kw_cpu_tiles(kw_cpu_work *w, const kw_accel *a, int packed, double n
         double full = floor(mi / mr) * mr * floor(nj / nr) * nr;
         w->vec_macs += n_tiles * full * kk;
         w->scalar_macs += n_tiles * (mi * nj - full) * kk;
+    }
+    /* In place, every MR-row strip of a tile reads B's chunk again, one row
+     * of the micro-tile's NR columns per k step (kw_kern.c, KW_UK_DIRECT). */
+    if (!packed && w->ldb_bytes >= KW_CPU_PAGE_BYTES) {
+        double strips = a->cpu_scalar_edges ? floor(mi / mr) : ceil(mi / mr);
+        double cols = a->cpu_scalar_edges ? floor(nj / nr) * nr : kw_cpu_rup(nj, nr);
+        w->strided += n_tiles * strips * kk * cols;
     }
     if (packed) {
         w->pack_a += n_tiles * kw_cpu_rup(mi, mr) * kk;
@@ -130,19 +145,44 @@ static double kw_cpu_balance(double items, int threads)
 
 /* Close k from the single-core work, the operand traffic and its footprint. */
 static void kw_cpu_close(kw_kernel *k, const kw_accel *a, const kw_cpu_work *w, kw_prec prec,
-                         int packed, double a_bytes, double b_bytes, double extra_us,
+                         int packed, double b_bytes, double extra_us,
                          double traffic, double footprint, double items, double useful_macs,
                          int threads)
 {
     double vec = kw_cpu_vec_rate(a, packed ? KW_PREC_FP32 : prec);
+    double scalar = kw_cpu_scalar_rate(a);
     double pack_bw = kw_cpu_level_bw(a, 0.0, 1, &(int){0}); /* the private cache, one core */
-    double pack_bytes = w->pack_a * (a_bytes + KW_CPU_PANEL_BYTES) +
-                        w->pack_b * (b_bytes + KW_CPU_PANEL_BYTES);
-    double one_core = 2.0 * w->vec_macs / vec + 2.0 * w->scalar_macs / kw_cpu_scalar_rate(a) +
-                      pack_bytes / pack_bw + extra_us;
-    double bal = kw_cpu_balance(items, threads);
     int from_dram;
     double bw = kw_cpu_level_bw(a, footprint, threads, &from_dram);
+    /* Packing, in series with the micro-kernel (the worker packs a chunk,
+     * then runs the micro-kernels over it: kw_kern.c kw_mm_block).
+     * A is packed by a scalar loop, one element per iteration (a strided
+     * load, the conversion, a bounds test, a store into the MR-interleaved
+     * strip): scalar code, costed as one scalar MAC per element at the
+     * fallback fraction (probe's scalar / vector loop). B is packed with
+     * 16-wide vector loads and stores: its bytes come from the level the
+     * operands live in (each chunk's first touch: nothing else overlaps it,
+     * the micro-kernels wait for the panel) and go to the private cache. */
+    double pack_us = w->pack_a * 2.0 / scalar + w->pack_b * b_bytes / bw +
+                     w->pack_b * KW_CPU_PANEL_BYTES / pack_bw;
+    /* In place with B's rows a page or more apart (a GEMM's weights: ldb =
+     * N), each k step of a strip loads its B row from a new page, which the
+     * hardware prefetchers do not run ahead into (KW_CPU_PAGE_BYTES), so
+     * the strips' B loads are not hidden under the FMAs as the packed
+     * panel's contiguous stream is: their bytes are costed in series, at
+     * the first data cache's per-core streaming rate (<cpu l1_gb_s>; the
+     * private cache's figure when absent). Rows closer than a page
+     * (attention's V, d = 64) stream like a panel and cost nothing here.
+     * Measured (README, "Model against measurement"): the private cache's
+     * rate instead charged the in-place GEMMs twice their measured
+     * difference to the packed ones. */
+    double l1_bw = (a->cpu_l1_bw_bytes_per_s > 0.0 ? a->cpu_l1_bw_bytes_per_s
+                                                   : a->sram_bw_bytes_per_s) /
+                   (a->cores > 0 ? a->cores : 1) / KW_CPU_US_PER_S;
+    double inplace_us = l1_bw > 0.0 ? w->strided * b_bytes / l1_bw : 0.0;
+    double one_core = 2.0 * w->vec_macs / vec + 2.0 * w->scalar_macs / scalar + pack_us +
+                      inplace_us + extra_us;
+    double bal = kw_cpu_balance(items, threads);
     k->matrix_us = 2.0 * w->vec_macs / vec / (threads * bal);
     k->compute_us = one_core / (threads * bal);
     k->memory_us = traffic / bw;
@@ -164,7 +204,7 @@ void kw_cost_cpu_mm(kw_kernel *k, const kw_accel *a, const kw_tiling *t, const k
     double s = mm->product ? 1.0 : fmax(1.0, fmin((double)t->split_k, mm->k));
     double kp = ceil(mm->k / s);                 /* K per split (the last may be shorter) */
     int packed = t->double_buffer != 0;
-    kw_cpu_work w = {0};
+    kw_cpu_work w = {.ldb_bytes = mm->n * mm->b_bytes}; /* B is k x n, row-major */
     kw_cpu_blocked(&w, a, packed, mm->count, mm->m, mm->n, mm->k, tm, tn);
     double nm = ceil(mm->m / tm), nn = ceil(mm->n / tn);
     double chunks = s * ceil(kp / fmin(tk, kp)); /* K chunks per tile, over the splits */
@@ -185,7 +225,7 @@ void kw_cost_cpu_mm(kw_kernel *k, const kw_accel *a, const kw_tiling *t, const k
         c_us = c_rw / kw_cpu_level_bw(a, tm * tn * KW_CPU_ACC_BYTES, threads, &dram);
     }
     double items = mm->product ? mm->count * nm : s * nm * nn * mm->count;
-    kw_cpu_close(k, a, &w, mm->prec, packed, mm->a_bytes, mm->b_bytes, 0.0, ab + out, foot + out,
+    kw_cpu_close(k, a, &w, mm->prec, packed, mm->b_bytes, 0.0, ab + out, foot + out,
                  items, mm->m * mm->n * mm->k * mm->count, threads);
     /* the C traffic overlaps like the operands': memory is the slower stream */
     k->memory_us = fmax(k->memory_us, c_us);
@@ -207,8 +247,10 @@ void kw_cost_cpu_flash(kw_kernel *k, const kw_accel *a, const kw_tiling *t, doub
         double full = floor(kend / bc), tail = kend - full * bc;
         /* QK^T of a block: mi x bc over d (one tile: tile_m >= mi, tile_n = bc);
          * PV: mi x d over bc, d blocked by tile_n; P is fp32 scratch. */
+        w.ldb_bytes = lk * in_bytes; /* K^T: d rows of all lk keys (kw_kern.c) */
         kw_cpu_blocked(&w, a, packed, inst * full, mi, bc, d, br, bc);
         kw_cpu_blocked(&w, a, packed, inst * (tail > 0.0), mi, tail, d, br, bc);
+        w.ldb_bytes = d * in_bytes; /* V: lk rows of d */
         kw_cpu_blocked(&w, a, packed, inst * full, mi, d, bc, br, tn);
         kw_cpu_blocked(&w, a, packed, inst * (tail > 0.0), mi, d, tail, br, tn);
         double blocks = full + (tail > 0.0);
@@ -222,7 +264,7 @@ void kw_cost_cpu_flash(kw_kernel *k, const kw_accel *a, const kw_tiling *t, doub
     double extra = kw_cost_cpu_exp_us(a, exps, 1) + rescale / kw_cpu_scalar_rate(a);
     double traffic = inst * (2.0 * keys * d * in_bytes + 2.0 * mq * d * in_bytes);
     double foot = inst * (2.0 * lk * d + 2.0 * mq * d) * in_bytes;
-    kw_cpu_close(k, a, &w, prec, packed, in_bytes, in_bytes, extra, traffic, foot, inst * nq,
+    kw_cpu_close(k, a, &w, prec, packed, in_bytes, extra, traffic, foot, inst * nq,
                  useful, threads);
 }
 

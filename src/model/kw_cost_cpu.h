@@ -16,10 +16,15 @@
  *     fraction of the vector rate; a tile larger than the problem computes
  *     only the rows and columns that exist (no full-tile padding);
  *   - packing (double_buffer=on): each tile's A and B chunks copied to fp32
- *     panels, a traffic term (bytes read + written at the per-core bandwidth
- *     of the private cache, <memory sram_bw_gb_s>) in series with the
- *     micro-kernel; packed panels are fp32, so packed products run at the
- *     fp32 rate whatever the storage;
+ *     panels in series with the micro-kernel: A by a scalar loop (one scalar
+ *     MAC's time per element at the fallback fraction), B by vector copies
+ *     (its bytes from the level the operands live in, 4 bytes per element
+ *     written to the private cache); packed panels are fp32, so packed
+ *     products run at the fp32 rate whatever the storage;
+ *   - in place with B's rows a page or more apart (a GEMM's weights), the
+ *     micro-kernel's strided B rows, re-read by every MR-row strip, are
+ *     beyond the hardware prefetchers and cost in series at the first data
+ *     cache's per-core rate (<cpu l1_gb_s>);
  *   - operand traffic from the level the operands fit in (private cache
  *     <memory sram_kib_per_unit>, the shared level of <storage>, else DRAM),
  *     overlapped with compute (out-of-order cores and hardware prefetch);

@@ -132,6 +132,8 @@ typedef struct kw_accel {
     int cpu;                        /* costed by the CPU rules of kw_cost_cpu.c */
     int cpu_scalar_edges;           /* in-place operands: a partial micro-tile runs scalar code */
     double cpu_exp_per_s;           /* scalar exp per second on one core (softmax); 0 = free */
+    double cpu_l1_bw_bytes_per_s;   /* first data cache, streaming, all cores (<cpu l1_gb_s>);
+                                     * 0 = not given: the private cache's figure stands in */
 } kw_accel;
 
 /* ---------------- workload ---------------- */

@@ -39,9 +39,10 @@
 #define KW_CCAL_HEADER "shape,config_id,predicted_us,measured_us,knobs"
 
 static const char *const kw_ccal_names[KW_CCAL_COUNT] = {
-    "fp32_tflops", "bf16_tflops", "fallback", "sram_gb_s", "shared_gb_s", "exp_mops_per_core"};
-/* file unit per internal unit: TFLOP/s, fraction, GB/s, GB/s, M/s */
-static const double kw_ccal_unit[KW_CCAL_COUNT] = {1e-12, 1e-12, 1.0, 1e-9, 1e-9, 1e-6};
+    "fp32_tflops", "bf16_tflops", "fallback", "sram_gb_s", "shared_gb_s", "exp_mops_per_core",
+    "l1_gb_s"};
+/* file unit per internal unit: TFLOP/s, fraction, GB/s, GB/s, M/s, GB/s */
+static const double kw_ccal_unit[KW_CCAL_COUNT] = {1e-12, 1e-12, 1.0, 1e-9, 1e-9, 1e-6, 1e-9};
 
 const char *kw_ccal_name(int id)
 {
@@ -73,6 +74,7 @@ static double *kw_ccal_slot(kw_accel *a, int id)
         l = kw_ccal_llc(a);
         return l && l->bw_bytes_per_s > 0.0 ? &l->bw_bytes_per_s : NULL;
     case KW_CCAL_EXP: return a->cpu_exp_per_s > 0.0 ? &a->cpu_exp_per_s : NULL;
+    case KW_CCAL_L1_BW: return a->cpu_l1_bw_bytes_per_s > 0.0 ? &a->cpu_l1_bw_bytes_per_s : NULL;
     }
     return NULL;
 }

@@ -12,8 +12,10 @@
  * rates (<peak tflops>: probe's FMA loop is an upper bound the kernels do not
  * reach in the same ratio), the scalar fraction (<efficiency fallback>), the
  * private cache's bandwidth (<memory sram_bw_gb_s>, which prices packing), the
- * shared level's (<storage><level gb_s>) and the scalar exp rate (<cpu
- * exp_mops_per_core>). A parameter no row depends on is left as it is. */
+ * shared level's (<storage><level gb_s>), the scalar exp rate (<cpu
+ * exp_mops_per_core>) and the first data cache's (<cpu l1_gb_s>, which prices
+ * the in-place micro-kernel's strided re-reads). A parameter no row depends
+ * on is left as it is. */
 #ifndef KW_CALIB_CPU_H
 #define KW_CALIB_CPU_H
 
@@ -28,6 +30,7 @@ enum {
     KW_CCAL_SRAM_BW,   /* sram_bw_bytes_per_s */
     KW_CCAL_SHARED_BW, /* the largest shared operand level's bandwidth */
     KW_CCAL_EXP,       /* cpu_exp_per_s */
+    KW_CCAL_L1_BW,     /* cpu_l1_bw_bytes_per_s (in-place strided re-reads) */
     KW_CCAL_COUNT
 };
 
@@ -60,7 +63,7 @@ int kw_ccal_predict(double *us, const kw_config *cfg, const kw_accel *a, const k
  * more rows than parameters. */
 int kw_ccal_fit(kw_ccal *out, kw_accel *a, const kw_config *cfg, const kw_ccal_set *set);
 /* "fp32_tflops", "bf16_tflops", "fallback", "sram_gb_s", "shared_gb_s",
- * "exp_mops_per_core"; NULL out of range. */
+ * "exp_mops_per_core", "l1_gb_s"; NULL out of range. */
 const char *kw_ccal_name(int id);
 
 #endif
