@@ -795,6 +795,39 @@ Test(engine, budget_caps_evaluations_and_keeps_room_for_the_fix)
     }
 }
 
+/* With a budget the sweep does not try again a value that failed a guard alone in
+ * the first round (k1=v2, "drift"); without one it does, from each new incumbent. */
+Test(engine, a_budget_run_does_not_sweep_a_guard_failing_value_again)
+{
+    for (int budgeted = 0; budgeted < 2; budgeted++) {
+        kw_synth s;
+        separable(&s, 1);
+        s.guard_knob = 1;
+        s.guard_value = 2;
+        kw_engine_opts o = opts_for(1);
+        o.budget = budgeted ? 1000 : 0; /* more than the run needs: only the mode differs */
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        int swept = 0;
+        for (size_t i = 0; i < j->n_steps; i++)
+            swept += j->steps[i].phase == KW_STEP_MAIN && j->steps[i].knob == 1 &&
+                     j->steps[i].cand.v[1] == 2;
+        if (budgeted)
+            cr_assert_eq(swept, 1, "the first round only, swept %d times", swept);
+        else
+            cr_assert_geq(swept, 2);
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, 0);
+        kw_cand opt;
+        kw_synth_optimum(&s, 0, &opt);
+        cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt));
+        kw_journal_result_clear(&r);
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+}
+
 /* Compose: after the first round (every neighbour of the baseline), each other
  * knob's best gaining value is tried on the incumbent, one evaluation each, before
  * any sweep. On a separable space of 4 knobs x 5 values that reaches the optimum in
