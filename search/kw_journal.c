@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,6 +87,10 @@ static int kw_name_parse(const char *const *names, int n, const char *s)
 const char *kw_decision_name(kw_decision d)
 {
     return (unsigned)d < (unsigned)KW_NAMES_N(kw_decision_names) ? kw_decision_names[d] : "?";
+}
+int kw_decision_taken(kw_decision d)
+{
+    return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
 }
 int kw_decision_parse(const char *s)
 {
@@ -1479,6 +1484,42 @@ static const kw_jstep *kw_step_at(const kw_journal *j, long record)
 /* The reducer (kw_reduce.c) over the loaded records, its path pointed back
  * at the journal's own steps (with their text). Records go in by type, not
  * interleaved: no rule of the reducer depends on the order between types. */
+int kw_journal_each(const kw_journal *j, kw_journal_fn fn, void *ctx)
+{
+    /* the four arrays are each in journal order: merge them by record number */
+    size_t ie = 0, it = 0, iv = 0, id = 0;
+    kw_jrec rec;
+    memset(&rec, 0, sizeof rec);
+    for (;;) {
+        long re = ie < j->n_evals ? j->evals[ie].record : LONG_MAX;
+        long rt = it < j->n_steps ? j->steps[it].record : LONG_MAX;
+        long rv = iv < j->n_viols ? j->viols[iv].record : LONG_MAX;
+        long rd = id < j->n_done ? j->done[id].record : LONG_MAX;
+        long next = re < rt ? re : rt;
+        next = rv < next ? rv : next;
+        next = rd < next ? rd : next;
+        if (next == LONG_MAX)
+            return 0;
+        if (next == re) {
+            rec.type = 'E';
+            rec.e = j->evals[ie++];
+        } else if (next == rt) {
+            rec.type = 'T';
+            rec.t = j->steps[it++];
+        } else if (next == rv) {
+            rec.type = 'V';
+            rec.v = j->viols[iv++];
+        } else {
+            rec.type = 'D';
+            rec.d = j->done[id++];
+        }
+        rec.record = next;
+        int rc = fn(ctx, j, &rec);
+        if (rc != 0)
+            return rc;
+    }
+}
+
 int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape)
 {
     memset(out, 0, sizeof *out);

@@ -315,6 +315,11 @@ int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id
  * guard-passing config visited so far. Free the path with kw_journal_result_clear. */
 int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape);
 void kw_journal_result_clear(kw_jresult *r);
+/* The body records of a loaded journal (E, T, V and D: kw_journal_load
+ * keeps no others) to fn in journal order, as kw_journal_scan hands a
+ * file's over, so one reader serves both. A non-zero return of fn stops the
+ * walk and is returned. */
+int kw_journal_each(const kw_journal *j, kw_journal_fn fn, void *ctx);
 /* Semantic check for `knobwise verify`: ids match values, every step changes
  * exactly one knob of the current incumbent, steps numbered in order, every
  * evaluated step's before/after equal the means of its E records, constraint
@@ -328,6 +333,9 @@ int kw_journal_shape_index(const kw_journal *j, const char *name);
 
 /* ---- names ---- */
 const char *kw_decision_name(kw_decision d);   /* accept reject explore revert keep constraint */
+/* Does this decision move the incumbent (accept, explore, revert)? The
+ * moving steps are what a shape's net path is made of (kw_reduce.h). */
+int kw_decision_taken(kw_decision d);
 int kw_decision_parse(const char *s);          /* -1 if unknown */
 const char *kw_step_phase_name(kw_step_phase p);
 int kw_step_phase_parse(const char *s);

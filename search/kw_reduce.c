@@ -8,6 +8,7 @@
  * (kw_reduce_result) walks the shape's moving steps or its configurations
  * once: O(steps + configs log configs), paid once per shape per reader. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,11 +191,6 @@ static int kw_r_oom(void)
     return kw_error_set(KW_ENOMEM, "out of memory reducing the journal");
 }
 
-static int kw_r_is_move(kw_decision d)
-{
-    return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
-}
-
 static int kw_r_eval(kw_reduce *r, const kw_jeval *e)
 {
     r->shapes[e->shape].evals++;
@@ -216,7 +212,7 @@ static int kw_r_step(kw_reduce *r, const kw_jstep *t)
 {
     kw_rshape *s = &r->shapes[t->shape];
     s->steps++;
-    if (!kw_r_is_move(t->decision))
+    if (!kw_decision_taken(t->decision))
         return 0;
     if (s->n_moves == s->cap_moves) {
         size_t cap = s->cap_moves ? 2 * s->cap_moves : 64;
@@ -316,6 +312,35 @@ static int kw_r_sample_best(kw_jresult *out, const kw_reduce *r, int shape)
     return 0;
 }
 
+size_t kw_reduce_path_len(const void *moves, size_t n, size_t stride, size_t id_offset,
+                          uint64_t best_id)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id;
+        memcpy(&id, (const char *)moves + i * stride + id_offset, sizeof id);
+        if (id == best_id)
+            keep = i + 1;
+    }
+    return keep;
+}
+
+int kw_reduce_each(const kw_reduce *r, int shape, kw_reduce_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < r->cap; i++) {
+        const kw_rcfg *c = &r->t[i];
+        if (!c->used || c->shape != shape)
+            continue;
+        kw_repstat st;
+        kw_r_stat(&st, r, c);
+        kw_rconfig v = {c->id, &c->cand, st.n, kw_repstat_mean(&st), st.ok};
+        int rc = fn(ctx, &v);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
 {
     memset(out, 0, sizeof *out);
@@ -365,13 +390,10 @@ int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
         out->path = malloc(s->n_moves * sizeof *out->path);
         if (!out->path)
             return kw_r_oom();
-        size_t keep = 0;
-        for (size_t i = 0; i < s->n_moves; i++) {
+        for (size_t i = 0; i < s->n_moves; i++)
             out->path[i] = &s->moves[i].st;
-            if (s->moves[i].st.id == out->best_id)
-                keep = i + 1;
-        }
-        out->n_path = keep;
+        out->n_path = kw_reduce_path_len(s->moves, s->n_moves, sizeof *s->moves,
+                                         offsetof(kw_jstep, id), out->best_id);
     }
     for (int k = 0; k < ks->n_knobs; k++) {
         if (out->best.v[k] == out->baseline.v[k])

@@ -76,6 +76,30 @@ int kw_reduce_add(kw_reduce *r, const kw_jrec *rec);
  * kw_journal_result_clear. KW_EINPUT for a shape the header lacks. */
 int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape);
 
+/* The net path rule, for every reader that holds a shape's moving steps
+ * (kw_decision_taken) in journal order: the path is their prefix up to and
+ * including the last one whose c= is best_id (none when no step stands on
+ * it: the best is the baseline, or a configuration no step reached). moves
+ * is an array of n elements of `stride` bytes, each with its c= id (a
+ * uint64_t) at id_offset. Returns the path's length. */
+size_t kw_reduce_path_len(const void *moves, size_t n, size_t stride, size_t id_offset,
+                          uint64_t best_id);
+
+/* One configuration of a shape as the reducer holds it (kw_reduce_each). */
+typedef struct kw_rconfig {
+    uint64_t id;
+    const kw_cand *cand;
+    int n;          /* repetitions found (0..repeats-1, the first record of each) */
+    double mean;    /* of the primary, the mean rule's */
+    int ok;         /* every repetition found passed every guard and returned 0 */
+} kw_rconfig;
+typedef int (*kw_reduce_fn)(void *ctx, const kw_rconfig *c);
+
+/* Every configuration of shape evaluated so far to fn, in no defined order
+ * (a reader that lists them orders them itself); a non-zero return stops the
+ * walk and is returned. */
+int kw_reduce_each(const kw_reduce *r, int shape, kw_reduce_fn fn, void *ctx);
+
 /* Statistics of (shape, id) from the records fed so far: n, mean, sd,
  * guards_ok and guards ("error" or the first failing guards are reported as
  * "fail": the reducer keeps no text); mean_m, klass and first are not kept.

@@ -238,6 +238,8 @@ static void sy_tune_shape(kw_runsum *rs, int shape, double min_effect)
             sy_record(rs, shape, &inc, &r, KW_DECIDE_KEEP, "fix", "change kept");
         }
     }
+    /* the shape-done record: the incumbent is the recommendation */
+    kw_runsum_set_best(rs, shape, kw_cand_id(&rs->ks, &inc));
 }
 
 /* A finished run summary over the synthetic model; portability included. */

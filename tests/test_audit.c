@@ -124,7 +124,7 @@ Test(audit, engine_run_names_the_planted_regression)
     kw_journal *j = NULL;
     cr_assert_eq(kw_journal_load(&j, jp), 0);
     kw_runsum *rs = NULL;
-    cr_assert_eq(kw_runsum_from_journal(&rs, j), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_runsum_build(&rs, j), 0, "%s", kw_error_last());
     for (int s = 0; s < SY_NSHAPES; s++)
         cr_assert_eq(kw_audit_worst_knob(rs, s, NULL), SY_PLACE, "shape %s", sy_shape_names[s]);
     kw_runsum_free(rs);

@@ -407,6 +407,58 @@ Test(journal, scan_gives_the_records_of_load_and_the_same_refusals)
     kw_synth_rmdir(dir);
 }
 
+/* The (type, record) of every E, T, V and D record handed over, in order. */
+typedef struct rec_trace {
+    char type[4096];
+    long record[4096];
+    int n;
+} rec_trace;
+
+static int rec_trace_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
+{
+    (void)j;
+    rec_trace *t = ctx;
+    if (strchr("ETVD", r->type) && t->n < 4096) {
+        t->type[t->n] = r->type;
+        t->record[t->n++] = r->record;
+    }
+    return 0;
+}
+
+/* kw_journal_each walks a loaded journal's records in the file's order: the
+ * sequence kw_journal_scan reads from the file, each record as loaded (the
+ * scan comparison above), and a callback's error stops it. */
+Test(journal, each_walks_the_loaded_records_in_file_order)
+{
+    char dir[64], jp[96];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    kw_journal *full = NULL, *hj = NULL;
+    cr_assert_eq(kw_journal_load(&full, jp), 0, "%s", kw_error_last());
+    cr_assert(full->n_evals > 0 && full->n_steps > 0 && full->n_done > 0);
+    static rec_trace a, w;
+    memset(&a, 0, sizeof a);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(kw_journal_scan(&hj, jp, rec_trace_fn, &a), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_journal_each(full, rec_trace_fn, &w), 0);
+    cr_assert_lt(a.n, 4096, "the trace holds the whole journal");
+    cr_assert_eq(w.n, (int)(full->n_evals + full->n_steps + full->n_viols + full->n_done));
+    cr_assert_eq(w.n, a.n);
+    cr_assert_eq(memcmp(w.type, a.type, (size_t)a.n), 0);
+    cr_assert_eq(memcmp(w.record, a.record, (size_t)a.n * sizeof *a.record), 0);
+    scan_cmp c = {.full = full};
+    cr_assert_eq(kw_journal_each(full, scan_cmp_fn, &c), 0);
+    cr_assert_not(c.bad, "%s", c.why);
+    long n = 0;
+    cr_assert_eq(kw_journal_each(full, scan_stop_fn, &n), KW_ESTATE);
+    cr_assert_eq(n, 3);
+    kw_journal_free(hj);
+    kw_journal_free(full);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
 Test(journal, load_errors)
 {
     kw_journal *j = NULL;

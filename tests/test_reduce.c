@@ -6,6 +6,7 @@
  * engine journals is covered by test_journal and test_engine. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +210,105 @@ Test(reduce, nothing_passing_leaves_the_baseline)
     cr_assert_eq(res.best_id, kw_cand_id(&h->space, &b));
     cr_assert_eq(res.n_changes, 0);
     kw_journal_result_clear(&res);
+    kw_reduce_free(r);
+    free(h);
+}
+
+/* The net path rule on its own: the prefix up to the last move onto best. */
+Test(reduce, path_len_ends_at_the_last_move_onto_the_best)
+{
+    struct mv {
+        int pad;
+        uint64_t id;
+    } m[] = {{0, 7}, {0, 9}, {0, 7}, {0, 4}, {0, 5}};
+    size_t n = sizeof m / sizeof m[0];
+    cr_assert_eq(kw_reduce_path_len(m, n, sizeof m[0], offsetof(struct mv, id), 7), 3);
+    cr_assert_eq(kw_reduce_path_len(m, n, sizeof m[0], offsetof(struct mv, id), 5), 5);
+    cr_assert_eq(kw_reduce_path_len(m, n, sizeof m[0], offsetof(struct mv, id), 9), 2);
+    cr_assert_eq(kw_reduce_path_len(m, n, sizeof m[0], offsetof(struct mv, id), 1), 0,
+                 "no move stands on it: no path");
+    cr_assert_eq(kw_reduce_path_len(m, 0, sizeof m[0], offsetof(struct mv, id), 7), 0);
+}
+
+/* kw_reduce_each: every configuration of the shape once, with the mean and
+ * guard rule of kw_reduce_stats; other shapes' configurations not. */
+typedef struct each_seen {
+    int n;
+    uint64_t id[8];
+    double mean[8];
+    int reps[8], ok[8];
+} each_seen;
+
+static int each_fn(void *ctx, const kw_rconfig *c)
+{
+    each_seen *s = ctx;
+    cr_assert_lt(s->n, 8);
+    s->id[s->n] = c->id;
+    s->mean[s->n] = c->mean;
+    s->reps[s->n] = c->n;
+    s->ok[s->n++] = c->ok;
+    return 0;
+}
+
+static int each_stop_fn(void *ctx, const kw_rconfig *c)
+{
+    (void)c;
+    return ++*(int *)ctx == 2 ? KW_ESTATE : 0;
+}
+
+Test(reduce, each_gives_every_configuration_once_with_its_statistics)
+{
+    kw_jheader *h = hdr(KW_STRATEGY_RANDOM, 2);
+    h->n_shapes = 2;
+    strcpy(h->shape_names[1], "t");
+    kw_reduce *r;
+    cr_assert_eq(kw_reduce_new(&r, h), 0);
+    kw_cand x = cand(1, 1), y = cand(2, 1), z = cand(0, 2);
+    eval(r, h, x, 0, 0.1, "");
+    eval(r, h, x, 1, 0.7, "");
+    eval(r, h, y, 0, 3.0, "drift");
+    eval(r, h, z, 1, 8.0, ""); /* repetition 1 only */
+    /* one of shape t */
+    kw_jrec o;
+    memset(&o, 0, sizeof o);
+    static double m1[1] = {1.0};
+    o.type = 'E';
+    o.record = o.e.record = ++rec_no;
+    o.e.shape = 1;
+    o.e.cand = x;
+    o.e.id = kw_cand_id(&h->space, &x);
+    o.e.m = m1;
+    o.e.guards = o.e.klass = "";
+    cr_assert_eq(kw_reduce_add(r, &o), 0);
+    each_seen s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(kw_reduce_each(r, 0, each_fn, &s), 0);
+    cr_assert_eq(s.n, 3);
+    int seen = 0;
+    for (int i = 0; i < s.n; i++) {
+        if (s.id[i] == kw_cand_id(&h->space, &x)) {
+            seen |= 1;
+            cr_assert_eq(s.mean[i], (0.1 + 0.7) / 2);
+            cr_assert_eq(s.reps[i], 2);
+            cr_assert(s.ok[i]);
+        } else if (s.id[i] == kw_cand_id(&h->space, &y)) {
+            seen |= 2;
+            cr_assert_eq(s.mean[i], 3.0);
+            cr_assert_not(s.ok[i]);
+        } else if (s.id[i] == kw_cand_id(&h->space, &z)) {
+            seen |= 4;
+            cr_assert_eq(s.reps[i], 1);
+            cr_assert_eq(s.mean[i], 8.0);
+        }
+    }
+    cr_assert_eq(seen, 7);
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(kw_reduce_each(r, 1, each_fn, &s), 0);
+    cr_assert_eq(s.n, 1);
+    cr_assert_eq(s.mean[0], 1.0);
+    int k = 0;
+    cr_assert_eq(kw_reduce_each(r, 0, each_stop_fn, &k), KW_ESTATE);
+    cr_assert_eq(k, 2);
     kw_reduce_free(r);
     free(h);
 }

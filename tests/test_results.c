@@ -478,7 +478,7 @@ Test(results, rejected_listing_is_capped_to_the_nearest_misses)
     kw_journal *j = NULL;
     cr_assert_eq(kw_journal_load(&j, p), 0);
     kw_runsum *rs = NULL;
-    cr_assert_eq(kw_runsum_from_journal(&rs, j), 0);
+    cr_assert_eq(kw_runsum_build(&rs, j), 0);
     kw_journal_free(j);
     char *xml = render_xml(rs);
     char err[512];
@@ -626,12 +626,13 @@ static void widen_constraint(const char *dir)
     cr_assert_eq(kw_journal_reseal(p), 0, "%s", kw_error_last());
 }
 
-/* The writer streams the journal (kw_journal_scan, two reads, nothing
- * kept per evaluation): its four files must be those of the full summary
- * replayed from the loaded journal, for every strategy, with repetitions, past
- * the rejected-listing cap, and for runs cut short (no D record: the best is
- * chosen as kw_journal_shape_result does; configurations whose repetitions
- * are not all in). */
+/* The writer streams the journal (kw_runsum_build_listed: two reads,
+ * the listings' tops picked from the reducer's configurations, only those
+ * kept): its four files must be those of the summary holding every
+ * configuration (kw_runsum_build of the loaded journal, ranked in full by
+ * kw_runsum_finish), for every strategy, with repetitions, past the
+ * rejected-listing cap, and for runs cut short (no D record: the best is the
+ * reducer's; configurations whose repetitions are not all in). */
 Test(results, streamed_writer_writes_the_files_of_the_full_summary)
 {
     static const struct {
@@ -667,7 +668,7 @@ Test(results, streamed_writer_writes_the_files_of_the_full_summary)
         if (runs[r].cut_pct)
             cr_assert_eq(j->n_done, 0, "run %zu: the cut leaves no D record", r);
         kw_runsum *full = NULL;
-        cr_assert_eq(kw_runsum_from_journal(&full, j), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_runsum_build(&full, j), 0, "%s", kw_error_last());
         kw_journal_free(j);
         kw_evaluator ev = sy_evaluator();
         cr_assert_eq(kw_evidence_portability(full, &ev, NULL), 0, "%s", kw_error_last());
@@ -738,4 +739,128 @@ Test(results, xml_carries_the_net_path_and_sensitivity)
     xmlFreeDoc(doc);
     free(xml);
     kw_runsum_free(rs);
+}
+
+/* ---- the one builder on a hand-written journal ---- */
+
+/* A loaded journal written here record by record: one shape "s", knobs k0
+ * and k1 of three values (baseline 0,0), one metric p95_us, OFAT. */
+typedef struct hj {
+    kw_journal j;
+    kw_jeval e[16];
+    kw_jstep t[16];
+    double m[16];
+    long rec;
+} hj;
+
+static hj *hj_new(int repeats)
+{
+    hj *x = calloc(1, sizeof *x);
+    x->j.path = strdup("/tmp/run-hand/journal");
+    kw_jheader *h = &x->j.h;
+    h->strategy = KW_STRATEGY_OFAT;
+    h->repeats = repeats;
+    h->n_shapes = h->n_tuned = 1;
+    strcpy(h->shape_names[0], "s");
+    h->n_metrics = 1;
+    strcpy(h->metric_names[0], "p95_us");
+    strcpy(h->metric, "p95_us");
+    h->space.n_knobs = 2;
+    for (int k = 0; k < 2; k++) {
+        kw_knob *kn = &h->space.knobs[k];
+        snprintf(kn->name, sizeof kn->name, "k%d", k);
+        kn->n_values = 3;
+        for (int v = 0; v < 3; v++)
+            snprintf(kn->values[v], sizeof kn->values[v], "%d", v);
+    }
+    x->j.evals = x->e;
+    x->j.steps = x->t;
+    return x;
+}
+
+static kw_cand hj_cand(int a, int b)
+{
+    kw_cand c;
+    memset(&c, 0, sizeof c);
+    c.v[0] = (uint8_t)a;
+    c.v[1] = (uint8_t)b;
+    return c;
+}
+
+static void hj_eval(hj *x, kw_cand c, int rep, double p95)
+{
+    size_t i = x->j.n_evals++;
+    x->m[i] = p95;
+    kw_jeval *e = &x->e[i];
+    e->record = ++x->rec;
+    e->cand = c;
+    e->id = kw_cand_id(&x->j.h.space, &c);
+    e->rep = rep;
+    e->m = &x->m[i];
+    e->guards = "";
+    e->klass = "compute";
+}
+
+static void hj_step(hj *x, kw_cand parent, kw_cand c, int k, kw_decision d)
+{
+    size_t i = x->j.n_steps++;
+    kw_jstep *t = &x->t[i];
+    t->record = ++x->rec;
+    t->step = (int)i + 1;
+    t->decision = d;
+    t->parent = parent;
+    t->cand = c;
+    t->parent_id = kw_cand_id(&x->j.h.space, &parent);
+    t->id = kw_cand_id(&x->j.h.space, &c);
+    t->knob = k;
+    t->old_v = parent.v[k];
+    t->new_v = c.v[k];
+    t->p_value = NAN;
+    t->guards = t->constraint = t->reason = "";
+}
+
+static void hj_free(hj *x)
+{
+    free(x->j.path);
+    free(x);
+}
+
+/* A run cut short after an excursion left the best: the recommendation is
+ * the reducer's (the lowest mean the walk stood on), the accepted path ends
+ * on it (the excursion is not on it), and each mean is the mean rule's:
+ * the repetitions summed in order, then divided, bit for bit as the engine
+ * journals it (a running mean gives 0.33333333333333337 for 0.1, 0.2, 0.7). */
+Test(results, builder_takes_best_path_and_means_from_the_reducer)
+{
+    hj *x = hj_new(3);
+    kw_cand b = hj_cand(0, 0), a = hj_cand(1, 0), ab = hj_cand(1, 1);
+    hj_eval(x, b, 0, 0.1);
+    hj_eval(x, b, 1, 0.2);
+    hj_eval(x, b, 2, 0.7);
+    for (int r = 0; r < 3; r++)
+        hj_eval(x, a, r, 0.25);
+    hj_step(x, b, a, 0, KW_DECIDE_ACCEPT);
+    for (int r = 0; r < 3; r++)
+        hj_eval(x, ab, r, 0.3);
+    hj_step(x, a, ab, 1, KW_DECIDE_EXPLORE); /* the excursion, then the journal ends */
+    kw_runsum *rs = NULL;
+    cr_assert_eq(kw_runsum_build(&rs, &x->j), 0, "%s", kw_error_last());
+    cr_assert_str_eq(rs->info.run_id, "run-hand");
+    const kw_rs_shape *s = &rs->shapes[0];
+    cr_assert_eq(s->n_configs, 3);
+    cr_assert_eq(s->configs[s->baseline].m.v[0], (0.1 + 0.2 + 0.7) / 3);
+    cr_assert_eq(s->configs[s->baseline].reps, 3);
+    cr_assert_eq(s->configs[s->final].id, kw_cand_id(&x->j.h.space, &a));
+    cr_assert_eq(s->n_path, 1, "the path ends on the recommendation");
+    cr_assert_eq(s->steps[s->path[0]].id, kw_cand_id(&x->j.h.space, &a));
+    cr_assert_eq(s->ranked[0], s->final);
+    cr_assert_eq(s->n_ranked, 3);
+    cr_assert_eq(s->evals_total, 9);
+    kw_jresult r;
+    cr_assert_eq(kw_journal_shape_result(&r, &x->j, 0), 0);
+    cr_assert_eq(r.best_id, s->configs[s->final].id);
+    cr_assert_eq(r.n_path, (size_t)s->n_path);
+    kw_journal_result_clear(&r);
+    kw_runsum_free(rs);
+    hj_free(x);
 }

@@ -44,9 +44,9 @@
 #define KW_MAPPINGS_HEADER_SUFFIX "phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings"
 
 /* The summary the result files of run folder run_dir are rendered from,
- * streamed from its journal (kw_journal_scan: memory does not grow with the
- * run) into a partial summary of only what the files list (byte-identical
- * files to kw_runsum_from_journal's full summary). cfg (may be NULL): the
+ * streamed from its journal (kw_runsum_build_listed: memory does not grow
+ * with the run) into a partial summary of only what the files list
+ * (byte-identical files to kw_runsum_build's full summary). cfg (may be NULL): the
  * guard limits and the inputs' hashes; owner (may be NULL) recorded in every
  * rollback element; metric (may be NULL) must be the journal's primary
  * (else KW_ESTATE). *out owned by the caller. No evaluation: the run's
@@ -54,11 +54,6 @@
 int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cfg,
                        const char *owner, const char *metric);
 
-/* A finished run summary replayed from a loaded journal: the tuned shapes in
- * tuning order, every evaluation, refusal and step, the engine's own best per
- * shape as rank 1. Limits other than min_effect/alpha come from the space:
- * kw_runsum_set_limits. *out owned by the caller. */
-int kw_runsum_from_journal(kw_runsum **out, const kw_journal *j);
 /* Guard thresholds, sample size, space name and input hashes from the run's config. */
 void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg);
 

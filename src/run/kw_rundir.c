@@ -108,7 +108,7 @@ int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         r->j->torn = 0;
         r->j->torn_msg[0] = '\0';
     }
-    if ((rc = kw_runsum_from_journal(&r->rs, r->j)) != 0)
+    if ((rc = kw_runsum_build(&r->rs, r->j)) != 0)
         goto fail;
 
     const kw_journal *j = r->j;

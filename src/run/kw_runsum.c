@@ -1,8 +1,12 @@
-/* kw_runsum.c - the in-memory run summary every results writer reads.
+/* kw_runsum.c - the in-memory run summary every results writer reads, and
+ * the one builder that makes it from a journal.
  *
  * Built incrementally (evaluations, refusals, steps in journal order), then
  * kw_runsum_finish() derives the accepted path, the final incumbent, the
- * ranking and the rejected list in one pass each. Configurations are found by
+ * ranking and the rejected list in one pass each. The builder
+ * (kw_runsum_build, below) feeds every record to the journal reducer too and
+ * takes each shape's best from it; the path follows the reducer's rule
+ * (kw_reduce_path_len), so no rule of a shape's result lives here. Configurations are found by
  * id through a per-shape open-addressing table, so replaying a journal of n
  * evaluations costs O(n), not O(n^2); every derived list is a plain int array.
  */
@@ -11,17 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kw_journal.h" /* kw_decision_name */
+#include "kw_reduce.h" /* the journal reducer: statistics, best, the net path rule */
+#include "kw_run.h"    /* kw_run_attr_get: the journal's attribute keys */
 #include "kw_runsum.h"
 
 /* Lineage recursion bound: a lineage deeper than every knob changed this many
  * times over is a damaged journal, not a run (verify reports it). */
 #define KW_RS_LINEAGE_DEPTH 4096
-
-int kw_decision_taken(kw_decision d)
-{
-    return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
-}
 
 int kw_runsum_new(kw_runsum **out, const kw_knobspace *ks, int n_metrics,
                   const char *const *metric_names, const char *primary)
@@ -57,8 +57,10 @@ void kw_runsum_free(kw_runsum *rs)
         return;
     for (int i = 0; i < rs->n_shapes; i++) {
         kw_rs_shape *s = &rs->shapes[i];
-        for (int c = 0; c < s->n_configs; c++)
+        for (int c = 0; c < s->n_configs; c++) {
             free(s->configs[c].recheck);
+            free(s->configs[c].sum);
+        }
         free(s->configs);
         free(s->steps);
         free(s->hash);
@@ -205,10 +207,27 @@ int kw_runsum_add_eval(kw_runsum *rs, int shape, const kw_cand *c, const kw_metr
     if (i < 0)
         return i;
     kw_rs_config *cf = &s->configs[i];
-    cf->reps++;
-    /* running mean: exact for one repetition, order-deterministic for more */
-    for (int k = 0; k < rs->n_metrics; k++)
-        cf->m.v[k] += (m->v[k] - cf->m.v[k]) / cf->reps;
+    /* the mean rule of kw_repstat (search/kw_reduce.h), for every metric:
+     * summed in the order added (the journal's repetition order), divided by
+     * the count; one repetition is its own mean, so a sum is kept only from
+     * the second on */
+    if (++cf->reps == 1) {
+        for (int k = 0; k < rs->n_metrics; k++)
+            cf->m.v[k] = m->v[k];
+    } else {
+        if (!cf->sum) {
+            if (!(cf->sum = malloc((size_t)rs->n_metrics * sizeof *cf->sum))) {
+                cf->reps--;
+                return kw_error_set(KW_ENOMEM, "out of memory for repetitions");
+            }
+            for (int k = 0; k < rs->n_metrics; k++)
+                cf->sum[k] = 0.0 + cf->m.v[k];
+        }
+        for (int k = 0; k < rs->n_metrics; k++) {
+            cf->sum[k] += m->v[k];
+            cf->m.v[k] = cf->sum[k] / cf->reps;
+        }
+    }
     if (cf->m.guards[0] == '\0' && m->guards[0] != '\0')
         snprintf(cf->m.guards, sizeof cf->m.guards, "%s", m->guards);
     if (cf->reps == 1)
@@ -327,6 +346,16 @@ int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double 
     return id_a < id_b ? -1 : id_a > id_b;
 }
 
+int kw_runsum_reject_order(int has_a, double v_a, uint64_t id_a, int has_b, double v_b,
+                           uint64_t id_b)
+{
+    if (has_a != has_b)
+        return has_a ? -1 : 1;
+    if (has_a && v_a != v_b)
+        return v_a < v_b ? -1 : 1;
+    return id_a < id_b ? -1 : id_a > id_b;
+}
+
 static int kw_rs_rank_cmp(const void *pa, const void *pb)
 {
     const kw_rs_config *a = &kw_rs_sort_shape->configs[*(const int *)pa];
@@ -347,40 +376,33 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
     free(s->rejected);
     s->path = s->ranked = s->rejected = NULL;
     s->n_path = s->n_ranked = s->n_rejected = 0;
-    /* a pulled-in probe step may appear besides every taken step: 2n bounds the path */
-    size_t np = (size_t)(s->n_steps > 0 ? 2 * s->n_steps : 1);
+    size_t np = (size_t)(s->n_steps > 0 ? s->n_steps : 1);
     size_t nc = (size_t)(s->n_configs > 0 ? s->n_configs : 1);
     s->path = malloc(np * sizeof *s->path);
     s->ranked = malloc(nc * sizeof *s->ranked);
     s->rejected = malloc(nc * sizeof *s->rejected);
-    if (!s->path || !s->ranked || !s->rejected)
+    uint64_t *moves = malloc(np * sizeof *moves);
+    if (!s->path || !s->ranked || !s->rejected || !moves) {
+        free(moves);
         return kw_error_set(KW_ENOMEM, "out of memory ranking shape %s", s->name);
-
-    /* The accepted path: every taken step in journal order. A taken step whose
-     * parent is not the incumbent (the second half of a two-step probe) pulls
-     * in the step that led from the incumbent to that parent. */
-    uint64_t inc = s->baseline >= 0 ? s->configs[s->baseline].id : kw_cand_id(&rs->ks, &base);
-    for (int i = 0; i < s->n_steps; i++) {
-        const kw_rs_step *st = &s->steps[i];
-        if (!kw_decision_taken(st->decision))
-            continue;
-        if (st->parent_id != inc)
-            for (int j = i - 1; j >= 0; j--)
-                if (s->steps[j].parent_id == inc && s->steps[j].id == st->parent_id &&
-                    s->n_path < 2 * s->n_steps) {
-                    s->path[s->n_path++] = j;
-                    break;
-                }
-        if (s->n_path < 2 * s->n_steps)
-            s->path[s->n_path++] = i;
-        inc = st->id;
     }
-    if (s->has_best && kw_rs_lookup(s, s->best_id) >= 0)
-        s->final = kw_rs_lookup(s, s->best_id);
-    else if (s->n_steps > 0)
-        s->final = kw_rs_lookup(s, inc);
-    else
-        s->final = -1; /* strategies without steps (random, exhaustive): the best wins */
+
+    /* The recommendation is the shape's best (the journal reducer's, set by
+     * the builder); a shape without one (a summary made by hand with no
+     * steps) takes the top of its ranking, below. */
+    s->final = s->has_best ? kw_rs_lookup(s, s->best_id) : -1;
+    /* The accepted path, by the reducer's one rule (kw_reduce_path_len):
+     * the moving steps in journal order up to the last that stands on the
+     * recommendation. */
+    for (int i = 0; i < s->n_steps; i++)
+        if (kw_decision_taken(s->steps[i].decision)) {
+            moves[s->n_path] = s->steps[i].id;
+            s->path[s->n_path++] = i;
+        }
+    s->n_path = s->final >= 0 ? (int)kw_reduce_path_len(moves, (size_t)s->n_path, sizeof *moves,
+                                                         0, s->configs[s->final].id)
+                              : 0;
+    free(moves);
 
     for (int c = 0; c < s->n_configs; c++) {
         if (kw_rs_passes(&s->configs[c])) {
@@ -413,6 +435,14 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
     return 0;
 }
 
+void kw_runsum_set_best(kw_runsum *rs, int shape, uint64_t id)
+{
+    if (shape < 0 || shape >= rs->n_shapes)
+        return;
+    rs->shapes[shape].has_best = 1;
+    rs->shapes[shape].best_id = id;
+}
+
 int kw_runsum_finish(kw_runsum *rs)
 {
     for (int i = 0; i < rs->n_shapes; i++) {
@@ -421,6 +451,656 @@ int kw_runsum_finish(kw_runsum *rs)
             return rc;
     }
     return 0;
+}
+
+/* ---------------------------------------------------------------- journal */
+
+
+/* A configuration offered to a listing's top (kw_runsum_build_listed). */
+typedef struct kw_rs_key {
+    int has;  /* measured: repetitions and a finite primary */
+    double v; /* the primary */
+    uint64_t id;
+    int c;    /* knobs changed from the baseline (the ranked top) */
+} kw_rs_key;
+
+static int kw_rs_key_cmp(const void *pa, const void *pb)
+{
+    const kw_rs_key *a = pa, *b = pb;
+    return kw_runsum_reject_order(a->has, a->v, a->id, b->has, b->v, b->id);
+}
+
+/* Input hashes are recorded by name; accept the names tune may use. */
+static int kw_input_slot(const char *name)
+{
+    if (strstr(name, "space"))
+        return 0;
+    if (strstr(name, "accel"))
+        return 1;
+    if (strstr(name, "workload"))
+        return 2;
+    return -1;
+}
+
+/* A set of configuration ids (open addressing, linear probing). */
+typedef struct kw_idset {
+    uint64_t *ids;
+    unsigned char *used;
+    size_t n, cap; /* cap: 0 or a power of two */
+} kw_idset;
+
+static int kw_idset_has(const kw_idset *s, uint64_t id)
+{
+    if (s->cap == 0)
+        return 0;
+    size_t k = (size_t)(id ^ (id >> 32)) & (s->cap - 1);
+    while (s->used[k]) {
+        if (s->ids[k] == id)
+            return 1;
+        k = (k + 1) & (s->cap - 1);
+    }
+    return 0;
+}
+
+/* 0, or KW_ENOMEM. */
+static int kw_idset_add(kw_idset *s, uint64_t id)
+{
+    if (kw_idset_has(s, id))
+        return 0;
+    if (2 * (s->n + 1) > s->cap) {
+        kw_idset g = {0};
+        g.cap = s->cap ? 2 * s->cap : 64;
+        g.ids = malloc(g.cap * sizeof *g.ids);
+        g.used = calloc(g.cap, 1);
+        if (!g.ids || !g.used) {
+            free(g.ids);
+            free(g.used);
+            return kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->used[i])
+                kw_idset_add(&g, s->ids[i]);
+        free(s->ids);
+        free(s->used);
+        *s = g;
+    }
+    size_t k = (size_t)(id ^ (id >> 32)) & (s->cap - 1);
+    while (s->used[k])
+        k = (k + 1) & (s->cap - 1);
+    s->used[k] = 1;
+    s->ids[k] = id;
+    s->n++;
+    return 0;
+}
+
+static void kw_idset_free(kw_idset *s)
+{
+    free(s->ids);
+    free(s->used);
+    memset(s, 0, sizeof *s);
+}
+
+/* Summary shape index of every evaluator shape of j (-1: not tuned), in the
+ * order kw_runsum_build adds the tuned shapes. Returns the number of tuned shapes. */
+static int kw_rs_map(int map[KW_JOURNAL_SHAPE_MAX], const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    int n = 0;
+    for (int i = 0; i < KW_JOURNAL_SHAPE_MAX; i++)
+        map[i] = -1;
+    for (int t = 0; t < h->n_tuned; t++) {
+        int es = h->tuned[t];
+        if (es < 0 || es >= h->n_shapes || map[es] >= 0)
+            continue;
+        /* kw_runsum_shape merges tuned shapes of the same name */
+        int same = -1;
+        for (int u = 0; u < t; u++)
+            if (h->tuned[u] >= 0 && h->tuned[u] < h->n_shapes && map[h->tuned[u]] >= 0 &&
+                strcmp(h->shape_names[h->tuned[u]], h->shape_names[es]) == 0)
+                same = map[h->tuned[u]];
+        map[es] = same >= 0 ? same : n++;
+    }
+    return n;
+}
+
+static int kw_in(int es, const int *map)
+{
+    return es >= 0 && es < KW_JOURNAL_SHAPE_MAX && map[es] >= 0;
+}
+
+/* A new summary from a journal's header (the records come next): run info,
+ * limits, the tuned shapes; map[] gets every evaluator shape's summary shape
+ * (-1: not tuned). */
+static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    const char *names[KW_METRIC_MAX];
+    for (int i = 0; i < h->n_metrics; i++)
+        names[i] = h->metric_names[i];
+    kw_runsum *rs = NULL;
+    int rc = kw_runsum_new(&rs, &h->space, h->n_metrics, names, h->metric);
+    if (rc != 0)
+        return rc;
+    kw_rs_info *in = &rs->info;
+    const char *slash = strrchr(j->path, '/');
+    if (slash) {
+        /* the run id is the run folder's name */
+        const char *start = slash;
+        while (start > j->path && start[-1] != '/')
+            start--;
+        snprintf(in->run_id, sizeof in->run_id, "%.*s", (int)(slash - start), start);
+    }
+    if (in->run_id[0] == '\0')
+        snprintf(in->run_id, sizeof in->run_id, "run");
+    snprintf(in->version, sizeof in->version, "%s", h->version);
+    snprintf(in->strategy, sizeof in->strategy, "%s", kw_strategy_name(h->strategy));
+    in->seed = h->seed;
+    in->budget = h->budget;
+    const char *a;
+    if ((a = kw_run_attr_get(j, KW_RUN_OWNER)) != NULL)
+        snprintf(in->owner, sizeof in->owner, "%s", a);
+    if ((a = kw_run_attr_get(j, KW_RUN_SPACE)) != NULL)
+        snprintf(in->space_path, sizeof in->space_path, "%s", a);
+    for (int i = 0; i < 3; i++)
+        in->input_hash[i][0] = '\0';
+    for (int i = 0; i < h->n_inputs; i++) {
+        int slot = kw_input_slot(h->inputs[i].name);
+        if (slot >= 0 && strlen(h->inputs[i].hash) == 16)
+            snprintf(in->input_hash[slot], 17, "%s", h->inputs[i].hash);
+    }
+    rs->limits.min_effect_pct = h->min_effect_pct;
+    rs->limits.alpha = h->alpha;
+
+    /* summary shape index of every evaluator shape (-1: not tuned) */
+    for (int i = 0; i < KW_JOURNAL_SHAPE_MAX; i++)
+        map[i] = -1;
+    for (int t = 0; t < h->n_tuned; t++) {
+        int es = h->tuned[t];
+        if (es < 0 || es >= h->n_shapes)
+            continue;
+        if ((rc = kw_runsum_shape(rs, h->shape_names[es])) < 0)
+            goto fail;
+        map[es] = rc;
+    }
+    *out = rs;
+    return 0;
+fail:
+    kw_runsum_free(rs);
+    return rc;
+}
+
+/* One evaluation into the summary (its shape tuned). */
+static int kw_rs_add_jeval(kw_runsum *rs, const int *map, const kw_jeval *e)
+{
+    kw_metrics m;
+    memset(&m, 0, sizeof m);
+    for (int k = 0; k < rs->n_metrics; k++)
+        m.v[k] = e->m ? e->m[k] : NAN;
+    snprintf(m.guards, sizeof m.guards, "%s", e->guards ? e->guards : "");
+    if (e->rc != 0 && m.guards[0] == '\0')
+        snprintf(m.guards, sizeof m.guards, "error");
+    snprintf(m.klass, sizeof m.klass, "%s", e->klass ? e->klass : "");
+    return kw_runsum_add_eval(rs, map[e->shape], &e->cand, &m);
+}
+
+/* A step record as the summary holds it. */
+static void kw_rs_step_of(kw_rs_step *st, const kw_jstep *t)
+{
+    memset(st, 0, sizeof *st);
+    st->seq = t->record;
+    st->num = t->step;
+    st->parent = t->parent;
+    st->cand = t->cand;
+    st->decision = t->decision;
+    st->p_value = t->p_value;
+    snprintf(st->phase, sizeof st->phase, "%s", kw_step_phase_name(t->phase));
+    snprintf(st->reason, sizeof st->reason, "%s", t->reason ? t->reason : "");
+}
+
+/* ---- the tops of the listings ---- */
+
+static int kw_rank_key_cmp(const void *pa, const void *pb)
+{
+    const kw_rs_key *a = pa, *b = pb;
+    return kw_runsum_rank_order(a->v, a->c, a->id, b->v, b->c, b->id);
+}
+
+/* Offer k to a sorted top of at most cap entries. */
+static void kw_top_offer(kw_rs_key *top, int *n, int cap, const kw_rs_key *k,
+                         int (*cmp)(const void *, const void *))
+{
+    if (cap <= 0 || (*n == cap && cmp(k, &top[*n - 1]) >= 0))
+        return;
+    int i = *n < cap ? *n : *n - 1;
+    while (i > 0 && cmp(k, &top[i - 1]) < 0) {
+        top[i] = top[i - 1];
+        i--;
+    }
+    top[i] = *k;
+    if (*n < cap)
+        (*n)++;
+}
+
+/* Grow a plain array to hold n + 1 elements; NULL when out of memory. */
+static void *kw_grow_arr(void *arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *r = realloc(arr, c * elem);
+    if (r)
+        *cap = c;
+    return r;
+}
+
+/* ---- the one builder of a run summary ----
+ *
+ * Every summary of a journal is built here, from its body records one at a
+ * time in journal order, each of them also fed to the journal reducer
+ * (search/kw_reduce.h), which alone says each shape's statistics, best
+ * configuration and net path. Two ways to read, one code:
+ * - every configuration (kw_runsum_build: verify, audit, report,
+ *   recommend): one walk of the loaded journal, every record into the
+ *   summary;
+ * - what the result files list (kw_runsum_build_listed: tune's results):
+ *   the journal file is streamed twice (kw_journal_scan, never loaded).
+ *   Read 1 feeds the reducer, the refusals, the baseline's presence and the
+ *   configurations steps name; the tops of the ranked and rejected listings
+ *   are then taken from the reducer's configurations (its mean, its guard
+ *   rule). Read 2 replays only the kept configurations into the summary.
+ *   Memory: the reducer, the tops, the kept configurations, the steps and
+ *   the refused ids; no summary entry per evaluation.
+ * Either way the summary gets, in this order, every (kept) evaluation, then
+ * every (kept) refusal, then every step, so a step finds the configurations
+ * it names, then each tuned shape's best from the reducer. */
+
+typedef struct kw_sshape {
+    long evals, configs, ranked;
+    kw_rs_key *top_r, *top_x;
+    int n_r, n_x;
+    /* the ranked top as it is when the baseline is never seen (knobs changed
+     * count as 0) */
+    kw_rs_key *top_r0;
+    int n_r0;
+    kw_idset refused, keep;
+    kw_cand base;
+    uint64_t base_id;
+    int base_seen;
+} kw_sshape;
+
+typedef struct kw_sstep {
+    int es;
+    kw_rs_step st;
+} kw_sstep;
+
+typedef struct kw_sviol {
+    int es;
+    kw_cand cand;
+} kw_sviol;
+
+typedef struct kw_build {
+    const kw_jheader *h;    /* the journal's header (set by kw_build_init) */
+    int ready;
+    int map[KW_JOURNAL_SHAPE_MAX];
+    int n;                  /* summary shapes */
+    int listed;             /* 1: only what the files list (two reads), 0: everything */
+    int top_ranked, top_rejected; /* listed: the listings' lengths */
+    int read;               /* 1 or 2 (listed), 0 (everything: one read) */
+    long limit;             /* records of read 1: read 2 stops there */
+    int stopped;
+    kw_sshape *ps;
+    kw_reduce *red;         /* fed every record of the first read */
+    kw_runsum *rs;
+    kw_sstep *steps;
+    size_t n_steps, cap_steps;
+    kw_sviol *viols;
+    size_t n_viols, cap_viols;
+} kw_build;
+
+static int kw_build_oom(void)
+{
+    return kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
+}
+
+/* Read 1 of a listed summary: refusals, the baseline's presence, the
+ * configurations steps name. */
+static int kw_build_scout(kw_build *B, const kw_jrec *r)
+{
+    const kw_jheader *h = B->h;
+    switch (r->type) {
+    case 'V': {
+        const kw_jviol *v = &r->v;
+        if (!kw_in(v->shape, B->map) || kw_cand_violates(&h->space, &v->cand) < 0)
+            return 0;
+        kw_sshape *p = &B->ps[B->map[v->shape]];
+        uint64_t id = kw_cand_id(&h->space, &v->cand);
+        p->base_seen |= id == p->base_id;
+        return kw_idset_add(&p->refused, id);
+    }
+    case 'E': {
+        const kw_jeval *e = &r->e;
+        if (kw_in(e->shape, B->map) &&
+            kw_cand_id(&h->space, &e->cand) == B->ps[B->map[e->shape]].base_id)
+            B->ps[B->map[e->shape]].base_seen = 1;
+        return 0;
+    }
+    case 'T': {
+        const kw_jstep *t = &r->t;
+        if (!kw_in(t->shape, B->map))
+            return 0;
+        kw_sshape *p = &B->ps[B->map[t->shape]];
+        uint64_t cid = kw_cand_id(&h->space, &t->cand);
+        if (t->decision == KW_DECIDE_CONSTRAINT && cid == p->base_id &&
+            kw_cand_violates(&h->space, &t->cand) >= 0)
+            p->base_seen = 1;
+        int rc = kw_idset_add(&p->keep, kw_cand_id(&h->space, &t->parent));
+        return rc != 0 ? rc : kw_idset_add(&p->keep, cid);
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Is the configuration (evaluator shape es, id) one the summary holds? */
+static int kw_build_keeps(const kw_build *B, int es, uint64_t id)
+{
+    return !B->listed || kw_idset_has(&B->ps[B->map[es]].keep, id);
+}
+
+/* A record into the summary: evaluations at once, refusals and steps
+ * buffered until every evaluation is in. */
+static int kw_build_replay(kw_build *B, const kw_jrec *r)
+{
+    const kw_jheader *h = B->h;
+    switch (r->type) {
+    case 'E': {
+        const kw_jeval *e = &r->e;
+        if (!kw_in(e->shape, B->map) ||
+            !kw_build_keeps(B, e->shape, kw_cand_id(&h->space, &e->cand)))
+            return 0;
+        return kw_rs_add_jeval(B->rs, B->map, e);
+    }
+    case 'V': {
+        const kw_jviol *v = &r->v;
+        if (!kw_in(v->shape, B->map) ||
+            !kw_build_keeps(B, v->shape, kw_cand_id(&h->space, &v->cand)))
+            return 0;
+        kw_sviol *nv = kw_grow_arr(B->viols, &B->cap_viols, B->n_viols, sizeof *B->viols);
+        if (!nv)
+            return kw_build_oom();
+        B->viols = nv;
+        B->viols[B->n_viols].es = v->shape;
+        B->viols[B->n_viols++].cand = v->cand;
+        return 0;
+    }
+    case 'T': {
+        const kw_jstep *t = &r->t;
+        if (!kw_in(t->shape, B->map))
+            return 0;
+        kw_sstep *ns = kw_grow_arr(B->steps, &B->cap_steps, B->n_steps, sizeof *B->steps);
+        if (!ns)
+            return kw_build_oom();
+        B->steps = ns;
+        kw_sstep *s = &B->steps[B->n_steps++];
+        s->es = t->shape;
+        kw_rs_step_of(&s->st, t);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Set up from the journal's header (its first record, or its end). */
+static int kw_build_init(kw_build *B, const kw_journal *j)
+{
+    const kw_jheader *h = &j->h;
+    B->ready = 1;
+    B->h = h;
+    B->n = kw_rs_map(B->map, j);
+    int rc = kw_reduce_new(&B->red, h);
+    if (rc == 0)
+        rc = kw_rs_begin(&B->rs, B->map, j);
+    if (rc != 0 || !B->listed)
+        return rc;
+    B->ps = calloc((size_t)(B->n > 0 ? B->n : 1), sizeof *B->ps);
+    if (!B->ps)
+        return kw_build_oom();
+    for (int i = 0; i < B->n; i++) {
+        kw_sshape *p = &B->ps[i];
+        p->top_r = malloc((size_t)(B->top_ranked + 2) * sizeof *p->top_r);
+        p->top_r0 = malloc((size_t)(B->top_ranked + 2) * sizeof *p->top_r0);
+        p->top_x = malloc((size_t)(B->top_rejected + 1) * sizeof *p->top_x);
+        if (!p->top_r || !p->top_r0 || !p->top_x)
+            return kw_build_oom();
+        kw_cand_baseline(&p->base, &h->space);
+        p->base_id = kw_cand_id(&h->space, &p->base);
+    }
+    return 0;
+}
+
+static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
+{
+    kw_build *B = ctx;
+    if (!B->ready) {
+        int rc = kw_build_init(B, j);
+        if (rc != 0)
+            return rc;
+    }
+    if (B->limit > 0 && r->record > B->limit) {
+        B->stopped = 1; /* the journal grew after read 1: read what read 1 read */
+        return KW_ESTATE;
+    }
+    if (B->read == 2)
+        return kw_build_replay(B, r);
+    int rc = kw_reduce_add(B->red, r);
+    if (rc == 0)
+        rc = B->read == 1 ? kw_build_scout(B, r) : kw_build_replay(B, r);
+    return rc;
+}
+
+/* One read of the records: the loaded journal j, or the file at path
+ * (*jout then gets its header, no records). */
+static int kw_build_read(kw_build *B, const kw_journal *j, const char *path, kw_journal **jout)
+{
+    if (j) {
+        int rc = kw_journal_each(j, kw_build_fn, B);
+        return rc == 0 && !B->ready ? kw_build_init(B, j) : rc;
+    }
+    kw_journal *sj = NULL;
+    B->stopped = 0;
+    int rc = kw_journal_scan(&sj, path, kw_build_fn, B);
+    if (rc != 0 && B->stopped) {
+        rc = 0;
+        kw_error_clear();
+    }
+    if (rc == 0 && !B->ready)
+        rc = kw_build_init(B, sj);
+    if (rc == 0 && jout && !*jout) {
+        *jout = sj;
+        sj = NULL;
+    }
+    kw_journal_free(sj);
+    return rc;
+}
+
+/* One configuration of the reducer offered to the tops of its shape. */
+typedef struct kw_build_top {
+    const kw_build *B;
+    kw_sshape *p;
+} kw_build_top;
+
+static int kw_build_offer(void *ctx, const kw_rconfig *c)
+{
+    kw_build_top *t = ctx;
+    kw_sshape *p = t->p;
+    p->configs++;
+    if (c->ok && !kw_idset_has(&p->refused, c->id)) {
+        p->ranked++;
+        kw_rs_key k = {1, c->mean, c->id, kw_cand_distance(&t->B->h->space, &p->base, c->cand)};
+        kw_top_offer(p->top_r, &p->n_r, t->B->top_ranked + 1, &k, kw_rank_key_cmp);
+        k.c = 0;
+        kw_top_offer(p->top_r0, &p->n_r0, t->B->top_ranked + 1, &k, kw_rank_key_cmp);
+    } else {
+        kw_rs_key k = {isfinite(c->mean), isfinite(c->mean) ? c->mean : 0.0, c->id, 0};
+        kw_top_offer(p->top_x, &p->n_x, t->B->top_rejected, &k, kw_rs_key_cmp);
+    }
+    return 0;
+}
+
+/* After read 1: what to keep of summary shape i (evaluator shape es): the
+ * tops, the baseline, the recommendation (the configurations steps name are
+ * in keep already). */
+static int kw_build_keep(kw_build *B, int i, int es, uint64_t best)
+{
+    kw_sshape *p = &B->ps[i];
+    kw_build_top t = {B, p};
+    kw_jresult r;
+    int rc = kw_reduce_result(&r, B->red, es);
+    p->evals += r.evals;
+    kw_journal_result_clear(&r);
+    if (rc == 0)
+        rc = kw_reduce_each(B->red, es, kw_build_offer, &t);
+    if (rc != 0)
+        return rc;
+    if (!p->base_seen) {
+        kw_rs_key *x = p->top_r;
+        p->top_r = p->top_r0;
+        p->top_r0 = x;
+        p->n_r = p->n_r0;
+    }
+    /* refused draws never evaluated are rejected configurations too */
+    for (size_t k = 0; k < p->refused.cap; k++) {
+        kw_jstats st;
+        if (!p->refused.used[k] || kw_reduce_stats(&st, B->red, es, p->refused.ids[k]) == 0)
+            continue;
+        p->configs++;
+        kw_rs_key key = {0, 0.0, p->refused.ids[k], 0};
+        kw_top_offer(p->top_x, &p->n_x, B->top_rejected, &key, kw_rs_key_cmp);
+    }
+    kw_error_clear();
+    rc = kw_idset_add(&p->keep, p->base_id);
+    for (int k = 0; k < p->n_r && rc == 0; k++)
+        rc = kw_idset_add(&p->keep, p->top_r[k].id);
+    for (int k = 0; k < p->n_x && rc == 0; k++)
+        rc = kw_idset_add(&p->keep, p->top_x[k].id);
+    return rc == 0 ? kw_idset_add(&p->keep, best) : rc;
+}
+
+/* The summary's counts over every configuration, for a listed summary
+ * (kw_runsum_finish counts only what it holds). */
+static void kw_build_totals(kw_build *B)
+{
+    kw_runsum *rs = B->rs;
+    rs->partial = 1;
+    for (int i = 0; i < rs->n_shapes && i < B->n; i++) {
+        kw_rs_shape *sh = &rs->shapes[i];
+        sh->evals_total = B->ps[i].evals;
+        long only_steps = 0;
+        for (int c = 0; c < sh->n_configs; c++)
+            only_steps += sh->configs[c].reps == 0 &&
+                          !kw_idset_has(&B->ps[i].refused, sh->configs[c].id);
+        sh->configs_total = B->ps[i].configs + only_steps;
+        sh->ranked_total = B->ps[i].ranked;
+        sh->rejected_total = sh->configs_total - sh->ranked_total;
+    }
+}
+
+static void kw_build_free(kw_build *B)
+{
+    for (int i = 0; B->ps && i < B->n; i++) {
+        free(B->ps[i].top_r);
+        free(B->ps[i].top_r0);
+        free(B->ps[i].top_x);
+        kw_idset_free(&B->ps[i].refused);
+        kw_idset_free(&B->ps[i].keep);
+    }
+    free(B->ps);
+    kw_reduce_free(B->red);
+    kw_runsum_free(B->rs);
+    free(B->steps);
+    free(B->viols);
+}
+
+/* The builder behind both entries: j, or the file at path listed. */
+static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j, const char *path,
+                        int top_ranked, int top_rejected)
+{
+    kw_build B;
+    memset(&B, 0, sizeof B);
+    B.listed = j == NULL;
+    B.read = B.listed ? 1 : 0;
+    B.top_ranked = top_ranked > 0 ? top_ranked : 0;
+    B.top_rejected = top_rejected > 0 ? top_rejected : 0;
+    *out = NULL;
+    if (jout)
+        *jout = NULL;
+    kw_journal *hj = NULL; /* the streamed journal's header */
+    int rc = kw_build_read(&B, j, path, &hj);
+    if (rc != 0)
+        goto done;
+    const kw_journal *src = j ? j : hj;
+    const kw_jheader *h = &src->h;
+    /* the evaluator shapes with a summary shape, each once, in tuning order */
+    int n_tuned = 0, tuned[KW_JOURNAL_SHAPE_MAX];
+    unsigned char seen[KW_JOURNAL_SHAPE_MAX] = {0};
+    uint64_t best[KW_JOURNAL_SHAPE_MAX];
+    for (int t = 0; t < h->n_tuned; t++)
+        if (kw_in(h->tuned[t], B.map) && !seen[h->tuned[t]]) {
+            seen[h->tuned[t]] = 1;
+            tuned[n_tuned++] = h->tuned[t];
+        }
+    for (int t = 0; t < n_tuned && rc == 0; t++) {
+        kw_jresult r;
+        if ((rc = kw_reduce_result(&r, B.red, tuned[t])) == 0)
+            best[t] = r.best_id;
+        kw_journal_result_clear(&r);
+    }
+    if (B.listed) {
+        for (int t = 0; t < n_tuned && rc == 0; t++)
+            rc = kw_build_keep(&B, B.map[tuned[t]], tuned[t], best[t]);
+        if (rc != 0)
+            goto done;
+        B.read = 2;
+        B.limit = src->n_records;
+        if ((rc = kw_build_read(&B, NULL, path, NULL)) != 0)
+            goto done;
+    }
+    kw_runsum *rs = B.rs;
+    for (size_t i = 0; i < B.n_viols && rc == 0; i++) {
+        int c = kw_cand_violates(&h->space, &B.viols[i].cand);
+        if (c >= 0)
+            rc = kw_runsum_add_refused(rs, B.map[B.viols[i].es], &B.viols[i].cand, c);
+    }
+    for (size_t i = 0; i < B.n_steps && rc == 0; i++)
+        rc = kw_runsum_add_step(rs, B.map[B.steps[i].es], &B.steps[i].st);
+    for (int t = 0; t < n_tuned && rc == 0; t++)
+        kw_runsum_set_best(rs, B.map[tuned[t]], best[t]);
+    if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)
+        goto done;
+    if (B.listed)
+        kw_build_totals(&B);
+    *out = rs;
+    B.rs = NULL;
+    if (jout) {
+        *jout = hj;
+        hj = NULL;
+    }
+done:
+    kw_build_free(&B);
+    kw_journal_free(hj);
+    return rc;
+}
+
+int kw_runsum_build(kw_runsum **out, const kw_journal *j)
+{
+    return kw_build_run(out, NULL, j, NULL, 0, 0);
+}
+
+int kw_runsum_build_listed(kw_runsum **out, kw_journal **hdr, const char *path, int top_ranked,
+                           int top_rejected)
+{
+    return kw_build_run(out, hdr, NULL, path, top_ranked, top_rejected);
 }
 
 int kw_runsum_winner(const kw_runsum *rs, int shape)

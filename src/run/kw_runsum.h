@@ -1,10 +1,12 @@
 /* kw_runsum.h - a finished (or interrupted) run held in memory: what every
  * results writer, audit, verify, recommend and the report read.
  *
- * Design choice: the writers never read the journal themselves. The journal
- * adapter (kw_results.c) replays it into this summary; tests build summaries
- * directly from a synthetic evaluator. So the output formats do not depend on
- * the journal's byte layout, and the summary is plain data (one owner, one
+ * Design choice: the writers never read the journal themselves. One builder
+ * (kw_runsum_build, kw_runsum_build_listed) feeds the journal's records to
+ * this summary and to the journal reducer, whose best and net path it
+ * takes; tests build summaries directly from a synthetic evaluator or from
+ * hand-written journals. So the output formats do not depend on the
+ * journal's byte layout, and the summary is plain data (one owner, one
  * kw_runsum_free).
  *
  * Per shape it keeps every distinct evaluated configuration (metrics averaged
@@ -21,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "kw_journal.h" /* kw_decision_taken */
 #include "kw_metric.h"
 #include "kw_search.h"
 
@@ -32,8 +35,10 @@
 typedef struct kw_rs_config {
     kw_cand cand;
     uint64_t id;
-    kw_metrics m;   /* mean over repetitions; guards: first non-empty; klass: first rep's */
+    kw_metrics m;   /* mean over repetitions (kw_repstat's rule); guards: first non-empty;
+                     * klass: first rep's */
     int reps;       /* repetitions averaged (0 when only refused by a constraint) */
+    double *sum;    /* per metric, the repetitions' sum once there are two (else NULL) */
     int constraint; /* index of the broken constraint, or -1 */
     int step;       /* index (into the shape's steps) of the first step that produced it, or -1 */
     /* kw_evidence_recheck's re-measurement (larger sample, long thermal window;
@@ -73,8 +78,9 @@ typedef struct kw_rs_shape {
     /* open-addressing index id -> config index (size a power of two) */
     int *hash;
     int hash_size;
-    /* the engine's own recommendation (the journal's D record), when known:
-     * kw_runsum_finish then takes it as the final config */
+    /* the shape's best (kw_runsum_set_best: the journal reducer's, the D
+     * record's when there is one): kw_runsum_finish takes it as the final
+     * config and ends the accepted path on it */
     int has_best;
     uint64_t best_id;
     /* the shape's dimensions (kw_runsum_set_limits, from the space), written
@@ -176,7 +182,42 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
 int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
                          int changed_b, uint64_t id_b);
 
-/* Derive baseline, accepted path, final incumbent, ranking, rejected list. */
+/* ---- the one builder: a journal's records in, a finished summary out ----
+ *
+ * The journal's body records are fed one at a time, in journal order, to
+ * the summary and to the journal reducer (search/kw_reduce.h), which alone
+ * gives each tuned shape's statistics for the listings, its best (rank 1)
+ * and its net path. The tuned shapes come in tuning order; limits other than
+ * min_effect/alpha come from the space (kw_runsum_set_limits, kw_results.h).
+ * *out owned by the caller. */
+
+/* Every evaluation, refusal and step of a loaded journal (verify, audit,
+ * report, recommend): one walk (kw_journal_each). */
+int kw_runsum_build(kw_runsum **out, const kw_journal *j);
+/* The journal file at path, streamed (kw_journal_scan: two reads, never
+ * loaded) into a partial summary of what the result files list: the
+ * baseline, the recommendation, every configuration a step names, the first
+ * top_ranked + 1 of the ranking and the top_rejected nearest misses
+ * (kw_runsum_reject_order), its totals still over every configuration; the
+ * files rendered from it are those of kw_runsum_build's. *hdr gets the
+ * journal's header and counters (no records; caller frees). */
+int kw_runsum_build_listed(kw_runsum **out, kw_journal **hdr, const char *path, int top_ranked,
+                           int top_rejected);
+
+/* The shape's best configuration (the recommendation), as the journal
+ * reducer says it (kw_runsum_build sets it for every tuned shape). */
+void kw_runsum_set_best(kw_runsum *rs, int shape, uint64_t id);
+
+/* The order of rejected configurations when a listing keeps only the nearest
+ * misses: measured ones (has: repetitions and a finite primary) first, by
+ * the primary, then by id (< 0: a first). */
+int kw_runsum_reject_order(int has_a, double v_a, uint64_t id_a, int has_b, double v_b,
+                           uint64_t id_b);
+
+/* Derive baseline, accepted path, final incumbent, ranking, rejected list.
+ * The final incumbent is the shape's best (kw_runsum_set_best), or without
+ * one the top of the ranking; the accepted path is the reducer's rule
+ * (kw_reduce_path_len): the moving steps up to the last on the final. */
 int kw_runsum_finish(kw_runsum *rs);
 
 /* Config index of id on shape, or -1. */
@@ -188,9 +229,6 @@ double kw_runsum_primary(const kw_runsum *rs, int shape, int config);
 /* Effect of a step on metric `metric` in percent of its before value
  * ((after - before) / before * 100; negative is faster); NAN when unknown. */
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric);
-/* Is this decision one that moves the incumbent (accept, explore, revert)?
- * (Decision names: kw_decision_name in kw_journal.h.) */
-int kw_decision_taken(kw_decision d);
 
 /* The chain of steps that leads from the baseline to config `config` on shape:
  * the accepted path up to the config's producing step's parent, then that

@@ -110,7 +110,7 @@ int kw_verify_journal(kw_sbuf *log, const char *journal_path)
         kw_sbuf_printf(log, "FAIL journal checksums: %s\n", kw_error_last());
         return rc == KW_EIO ? rc : KW_ECORRUPT;
     }
-    if ((rc = kw_runsum_from_journal(&rs, j)) == 0)
+    if ((rc = kw_runsum_build(&rs, j)) == 0)
         rc = kw_v_semantics(log, j, rs);
     kw_runsum_free(rs);
     kw_journal_free(j);
