@@ -1,6 +1,6 @@
 /* test_tune.c - `knobwise tune` end to end on the built binary: usage errors,
- * SIGINT/SIGTERM pause with results and a resume hint (exit 130/143), the
- * time limit, the periodic best-so-far rewrite, plain lines instead of the
+ * SIGINT/SIGTERM pause with results and a resume hint (exit 130/143), a
+ * SIGTERM while the results are written, the time limit, the periodic best-so-far rewrite, plain lines instead of the
  * progress line when stderr is not a terminal, and a resume that equals the
  * uninterrupted run. */
 #include <criterion/criterion.h>
@@ -234,6 +234,60 @@ Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
     free(ref_j);
     free(ref_x);
     rmrf(ref);
+}
+
+/* A SIGTERM while a finished search's results are being written: the final
+ * re-checks of tests/data/signal/final_slow.xml (a million requests an
+ * evaluation) take seconds, the signal is sent once the journal holds its end
+ * record. The re-checks are given up, the files say what the journal proves
+ * (verify agrees, no <recheck>), and tune exits 143 saying how to resume;
+ * a handler already gone would let the signal kill the writer instead. */
+Test(tune, sigterm_while_the_results_are_written_keeps_them)
+{
+    char *d = tmpdir(), sp[4096], run[4200], journal[4300];
+    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    snprintf(run, sizeof run, "%s/run", d);
+    snprintf(journal, sizeof journal, "%s/journal", run);
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    const char *argv[] = {bin(), "tune", "--space", sp, "--budget", "30", "--seed", "5",
+                          "--threads", "1", "--out", "run", NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double deadline = kw_tl_now() + 100;
+    char last[256] = "";
+    while (kw_tl_now() < deadline) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            cr_assert_fail("the run ended before it could be signalled");
+        if (kw_tl_exists(journal)) {
+            last_record(run, last, sizeof last);
+            if (strncmp(last, "Z why=", 6) == 0)
+                break;
+        }
+        usleep(2000);
+    }
+    cr_assert(strncmp(last, "Z why=", 6) == 0, "the search did not end: %s", last);
+    kill(pid, SIGTERM);
+    int timed_out = 0;
+    long rss;
+    int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
+    char *err = kw_tl_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    cr_assert_eq(status, 143, "exit %d: %s", status, err);
+    cr_assert(strstr(err, "interrupted (SIGTERM)") && strstr(err, "--resume run"), "%s", err);
+    free(err);
+    char *x = slurp(run, "results.xml", NULL);
+    cr_assert_not_null(x, "the signal lost the results");
+    cr_assert_null(strstr(x, "<recheck"), "a re-check was evaluated after the signal");
+    free(x);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "verify", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "ok   results follow from the journal: 3 result files agree"), "%s",
+              r.out);
+    kw_tl_free(&r);
+    rmrf(d);
 }
 
 Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)

@@ -132,7 +132,7 @@ static void kw_eval_kernels(FILE *f, const kw_cost *c)
             kw_bound_name(c->bound));
     /* LLM serving (kw_moe.c, kw_tp.c): what the table's lines fold or hide */
     if (c->folded > 0)
-        fprintf(f, "  per-expert kernels: %d launches folded into the lines above (%d in all)\n",
+        fprintf(f, "  folded kernels (per-expert GEMMs, TP overlap chunks): %d launches folded into the lines above (%d in all)\n",
                 c->folded, c->launches);
     if (c->moe_dropped_frac > 0.0)
         fprintf(f, "  moe: %.2f%% of the routed token slots dropped over expert capacity\n",

@@ -15,7 +15,8 @@
  * journaled; the journal gets a pause record, the results so far are written
  * and the command exits 130/143 saying how to resume. The handler
  * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
- * survives too.
+ * survives too. After a signal the files say what the journal proves, with no
+ * evaluation, and the handler stays until they are in place (kw_run_exec).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -120,8 +121,9 @@ typedef struct kw_tune_args {
     int only_resume_opts;        /* an option that --resume does not take was given */
 } kw_tune_args;
 
-/* The engine has returned: the progress off the screen, the signals back to
- * their defaults (the evidence phase is not cancelled), a torn tail said. */
+/* The engine has returned: the progress off the screen, a torn tail said.
+ * The handlers stay until the result files are written (kw_tune_exec): a
+ * signal then cancels the evidence instead of killing the writer. */
 typedef struct kw_tune_exec_ui {
     kw_cli_tune_ui ui;
     struct sigaction old_int, old_term;
@@ -131,8 +133,6 @@ static void kw_tune_engine_done(void *ud, const kw_run *r, const kw_run_outcome 
 {
     kw_tune_exec_ui *x = ud;
     (void)r;
-    sigaction(SIGINT, &x->old_int, NULL);
-    sigaction(SIGTERM, &x->old_term, NULL);
     kw_cli_tune_ui_clear(&x->ui);
     if (out->sum.torn)
         fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n",
@@ -159,6 +159,8 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s)
                       .ud = &x};
     kw_run_outcome out;
     int rc = kw_run_exec(r, &out, &ctl);
+    sigaction(SIGINT, &x.old_int, NULL);
+    sigaction(SIGTERM, &x.old_term, NULL);
     return kw_cli_tune_ui_end(r, &out, rc, quiet);
 }
 

@@ -273,7 +273,7 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
         kw_cli_tune_ui_summary(dir, kw_run_journal(r));
     if (!quiet && out->ranks[0])
         printf("knobwise tune: %s\n", out->ranks);
-    if (out->engine_rc == KW_EINTERRUPTED) {
+    if (out->engine_rc == KW_EINTERRUPTED || out->signal) { /* during the search or the writing */
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
                         "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
                 out->signal == SIGTERM ? "SIGTERM" : "SIGINT", dir, dir);

@@ -26,6 +26,7 @@
 #define KW_CAT_ORDINAL_MAX 64       /* stages, swizzle and cluster (the decoder's former bound) */
 #define KW_CAT_TP_MAX 64            /* devices of one tensor-parallel group (8 per NVLink domain today) */
 #define KW_CAT_PAGE_MAX 65536       /* tokens per KV page */
+#define KW_CAT_CHUNKS_MAX 64        /* chunks of a pipelined GEMM + all-reduce */
 #define KW_CAT_TOKENS_MAX 1000000   /* tokens per continuous-batching iteration */
 
 static const kw_cat_value kw_cat_onoff[] = {
@@ -166,6 +167,13 @@ static const kw_cat_knob kw_cat_table[KW_CAT_COUNT] = {
     {KW_CAT_MAX_SEQS, "max_seqs", 0, "runtime",
      "continuous batching: most sequences running at once (default: max_batch)",
      KW_CAT_INT, 1, KW_CAT_TOKENS_MAX, "sequences", 0, NULL, "every block (continuous-batching shapes)"},
+    {KW_CAT_FUSE_NORM_GEMM, "fuse_norm_gemm", 0, "fusion",
+     "RMSNorm folded into the next GEMM: its gain in the weights, 1/rms(x) a row scale in the epilogue",
+     KW_ENUM(kw_cat_onoff), "blocks with a norm followed by a weight gemm"},
+    {KW_CAT_TP_OVERLAP_CHUNKS, "tp_overlap_chunks", 0, "runtime",
+     "tensor parallelism: each row-parallel GEMM and its all-reduce pipelined in this many chunks (1: none)",
+     KW_CAT_INT, 1, KW_CAT_CHUNKS_MAX, "chunks", 0, NULL,
+     "blocks without a conv (with tp_degree above 1)"},
 };
 
 const kw_cat_knob *kw_catalogue(void) { return kw_cat_table; }
@@ -282,8 +290,14 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
         return 1;
     case KW_CAT_MOE_KERNEL: /* kw_moe.c */
         return kw_cat_has(b, KW_OP_MOE);
-    case KW_CAT_TP_DEGREE: /* kw_tp.c refuses a conv block */
+    case KW_CAT_TP_DEGREE: case KW_CAT_TP_OVERLAP_CHUNKS: /* kw_tp.c refuses a conv block */
         return !kw_cat_has(b, KW_OP_CONV);
+    case KW_CAT_FUSE_NORM_GEMM: /* kw_cost.c: a norm whose output only a weight gemm reads */
+        for (int i = 0; i + 1 < b->n_ops; i++)
+            if (b->ops[i].kind == KW_OP_NORM && b->ops[i + 1].kind == KW_OP_GEMM &&
+                b->ops[i + 1].weights)
+                return 1;
+        return 0;
     case KW_CAT_COUNT:
         break;
     }

@@ -19,7 +19,9 @@ typedef enum {
     /* LLM serving: MoE expert kernels, tensor parallelism, paged KV cache */
     KW_CAT_MOE_KERNEL, KW_CAT_TP_DEGREE, KW_CAT_KV_PAGE_TOKENS,
     /* continuous batching: prompt chunk and token budget per iteration */
-    KW_CAT_PREFILL_CHUNK_TOKENS, KW_CAT_TOKEN_BUDGET, KW_CAT_MAX_SEQS, KW_CAT_COUNT
+    KW_CAT_PREFILL_CHUNK_TOKENS, KW_CAT_TOKEN_BUDGET, KW_CAT_MAX_SEQS,
+    /* the norm folded into the next GEMM; the TP all-reduce overlapped in chunks */
+    KW_CAT_FUSE_NORM_GEMM, KW_CAT_TP_OVERLAP_CHUNKS, KW_CAT_COUNT
 } kw_cat_id;
 
 typedef enum {

@@ -97,6 +97,10 @@
  * Architecture whitepaper, "Fine-Grained Structured Sparsity"). */
 #define KW_SPARSE_KEPT_FRACTION 0.5
 #define KW_SPARSE_META_BYTES_PER_ELEM 0.125
+/* fuse_norm_gemm: one fp32 statistic per row (1/rms(x)); RMSNorm kernels
+ * compute it in fp32 whatever the storage precision (vLLM's and FlashInfer's
+ * rms_norm accumulate in float). */
+#define KW_ROWSTAT_BYTES 4.0
 /* FlashAttention keeps two statistics per query row (running max m and sum l;
  * arXiv 2205.14135 Alg. 1), in accumulation precision. */
 #define KW_FLASH_ROW_STATS 2.0
@@ -155,6 +159,7 @@ typedef struct kw_gemm {
 typedef struct kw_attn {
     double inst, mq, lk, d;
     int causal;
+    double table_bytes;   /* paged KV: the block table one K/V stream reads (kw_kv.h) */
 } kw_attn;
 
 static double kw_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
@@ -512,7 +517,7 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
 static void kw_attn_generic(kw_ctx *c, kw_kernel *k, const kw_attn *at, double macs)
 {
     double per = (2.0 * at->mq * at->d + 2.0 * at->lk * at->d) * c->in_bytes +
-                 2.0 * at->mq * at->lk * c->sm_bytes;
+                 2.0 * at->mq * at->lk * c->sm_bytes + at->table_bytes;
     k->fallback = 1;
     k->dram_bytes = per * at->inst;
     k->exec_flops = 2.0 * macs;
@@ -577,7 +582,8 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
      * with Br ~ M / d that is Theta(N^2 d^2 / M). Causal blocks stop at the diagonal. */
     double keys = at->causal ? kw_causal_keys(br, nq, at->lk) : nq * at->lk;
     double frow = kw_burst(c, d * in);
-    double per = 2.0 * keys * d * in * frow + at->mq * d * in * frow;
+    /* paged KV: each query block's K/V stream looks its pages up in the block table */
+    double per = 2.0 * keys * d * in * frow + at->mq * d * in * frow + nq * at->table_bytes;
     double fpart = kw_burst(c, d * acc);
     double out = s > 1.0 ? s * at->mq * (d + KW_FLASH_ROW_STATS) * acc * fpart : at->mq * d * in * frow;
     per += out;
@@ -593,7 +599,7 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
         double kv = 2.0 * at->lk * d * in * frow;
         k->shared_bytes = k->dram_bytes;
         if (heads * kv <= c->shared_cap_bytes)
-            k->dram_bytes = (kv + at->mq * d * in * frow + out) * at->inst;
+            k->dram_bytes = (kv + at->mq * d * in * frow + out + nq * at->table_bytes) * at->inst;
     }
     /* Executed MACs: every visited (query block, key block) pair runs a padded
      * QK^T tile (Br x Bc x d) and a padded PV tile (Br x d x Bc). */
@@ -682,11 +688,13 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
         at.mq = op->heads / kvh;
         at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
         at.causal = 0;
+        at.table_bytes = kw_kv_table_bytes(s->kv_len, c->m->kv_page_tokens);
     } else {
         at.inst = seqs * op->heads;
         at.mq = s->seq;
         at.lk = s->seq;
         at.causal = op->causal != 0;
+        at.table_bytes = 0.0; /* a prompt's own K/V come from the QKV GEMM, not the cache */
     }
     const kw_tiling *t = kw_tiling_of(c, b, op);
     if (c->m->fuse_attention == KW_ATTN_FLASH)
@@ -698,7 +706,8 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
     int fused = c->m->fuse_attention == KW_ATTN_QK_SOFTMAX;
     char nm[KW_NAME_MAX];
     kw_gemm qk = {.m = at.mq, .n = at.lk, .k = at.d, .count = at.inst, .a_bytes = c->in_bytes,
-                  .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf};
+                  .b_bytes = c->in_bytes, .c_bytes = c->sm_bytes, .out_n = at.lk, .work_frac = wf,
+                  .extra_read_bytes = at.table_bytes}; /* K through the block table */
     if (fused) /* softmax needs the whole score row: Tm x N held on chip */
         qk.extra_sram_bytes = t->tile_m * at.lk * c->sm_bytes;
     qk.product = 1;
@@ -715,7 +724,7 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
     }
     kw_gemm pv = {.m = at.mq, .n = at.d, .k = at.lk, .count = at.inst, .a_bytes = c->sm_bytes,
                   .b_bytes = c->in_bytes, .c_bytes = c->in_bytes, .out_n = at.d, .work_frac = wf,
-                  .product = 1};
+                  .product = 1, .extra_read_bytes = at.table_bytes}; /* V through the table */
     kw_name(nm, op->name, "_pv");
     return kw_gemm_cost(c, t, &pv, nm);
 }
@@ -734,7 +743,39 @@ typedef struct kw_plan {
     double cols;      /* columns of the last GEMM/conv output */
     int gated;        /* the last GEMM kernel belongs to a gate_up pair */
     uint32_t used;    /* operators already folded into an earlier kernel */
+    double rowscale_k; /* fuse_norm_gemm: GEMMs of this K read the un-normalised input
+                        * and scale their rows by 1/rms (0: none) */
+    int stat_ready;   /* the kernel just emitted wrote the next norm's row statistics */
 } kw_plan;
+
+/* fuse_norm_gemm: op j is a norm whose output only a weight GEMM reads, so it
+ * folds into that GEMM. RMSNorm is y = x / rms(x) * gamma: gamma is a
+ * per-input-feature scale and folds into the next weights once, offline
+ * (W' = W diag(gamma): SliceGPT, Ashkboos et al., ICLR 2024, arXiv 2401.15024,
+ * sec. 3, "absorb" the RMSNorm scale into the following linear layer); 1/rms(x)
+ * is one scalar per row, and a row scale commutes with the GEMM, so it is
+ * applied to the accumulator in the epilogue (as per-token activation scales
+ * are in per-token quantised GEMMs: SmoothQuant, Xiao et al., ICML 2023,
+ * sec. 4). The norm's kernel (read x, write y) disappears; what it costs: the
+ * row statistic (4 B per row) is written by the kernel that produced x (the
+ * residual add before it, which reads x anyway) or, with none, by a row-
+ * statistics kernel that reads x; each GEMM reading x reads the statistic.
+ * Not modelled: the rounding-order change (the scale applied after the
+ * accumulation instead of before the input rounding; the drift stage does not
+ * emulate it). */
+static int kw_norm_folds(const kw_block *b, const kw_mapping *m, int j)
+{
+    return m->fuse_norm_gemm && j >= 0 && j + 1 < b->n_ops && b->ops[j].kind == KW_OP_NORM &&
+           b->ops[j + 1].kind == KW_OP_GEMM && b->ops[j + 1].weights;
+}
+
+/* In a model of L layers the last residual of one layer produces the next
+ * layer's input: it writes the statistics of the norm that opens the block. */
+static int kw_wraps_to_fold(const kw_block *b, const kw_mapping *m, int i)
+{
+    return b->layers > 1 && i == b->n_ops - 1 && b->ops[i].kind == KW_OP_RESIDUAL &&
+           kw_norm_folds(b, m, 0);
+}
 
 /* Bytes per output element of a GEMM. An fp8 GEMM accumulates in fp32 and
  * writes a 16-bit output (DeepGEMM gemm_fp8_fp8_bf16_nt, deepseek-ai/DeepGEMM
@@ -815,6 +856,8 @@ static int kw_gemm_op(kw_ctx *c, const kw_block *b, int i, kw_plan *p, double se
         g.sparse = 1;
         g.b_bytes = in * KW_SPARSE_KEPT_FRACTION + KW_SPARSE_META_BYTES_PER_ELEM;
     }
+    if (p->rowscale_k > 0.0 && g.k == p->rowscale_k) /* the folded norm's 1/rms per row */
+        g.extra_read_bytes += g.m * KW_ROWSTAT_BYTES;
     int rc = kw_gemm_cost(c, kw_tiling_of(c, b, op), &g, name);
     if (rc != 0)
         return rc;
@@ -885,12 +928,18 @@ static int kw_check(const kw_accel *a, const kw_block *b, const kw_shape *s, con
     return 0;
 }
 
-int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
-                 const kw_mapping *m, int requests, int cores)
+/* One pass over the block: shape s, and when dec is not NULL its decode
+ * sequences packed into the same pass (kw_cost_eval_mixed). */
+static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
+                       const kw_shape *dec, const kw_mapping *m, int requests, int cores)
 {
     if (!out || !a || !b || !s || !m)
         return kw_error_set(KW_EINPUT, "kw_cost_eval: NULL argument");
     int rc = kw_check(a, b, s, m, requests, cores);
+    if (rc == 0 && dec)
+        rc = dec->phase == KW_PHASE_DECODE ? kw_check(a, b, dec, m, 1, cores)
+                                           : kw_error_set(KW_EINPUT, "mixed pass: the packed "
+                                                          "part must be a decode shape");
     if (rc != 0)
         return rc;
     kw_block tp_block; /* tensor parallel: this device's slice of the block (kw_tp.c) */
@@ -899,7 +948,7 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             return rc;
         b = &tp_block;
     }
-    if ((rc = kw_kv_check(a, b, s, m, requests)) != 0) /* KV cache and weights fit the device */
+    if ((rc = kw_kv_check(a, b, s, dec, m, requests)) != 0) /* KV cache and weights fit */
         return rc;
     memset(out, 0, offsetof(kw_cost, kernels));
     memset((char *)out + offsetof(kw_cost, latency_us), 0, sizeof *out - offsetof(kw_cost, latency_us));
@@ -949,6 +998,8 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
 
     double seqs = (double)requests * s->batch;
     kw_plan p = {.rows = s->phase == KW_PHASE_DECODE ? seqs : seqs * s->seq};
+    if (dec) /* the decode tokens follow the prompt tokens in one packed activation */
+        p.rows += dec->batch;
     for (int i = 0; i < b->n_ops; i++) { /* a conv block's activations are pixels */
         const kw_op *op = &b->ops[i];
         if (op->kind == KW_OP_CONV) {
@@ -962,7 +1013,11 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             continue;
         const kw_op *op = &b->ops[i];
         double in = c.in_bytes, w, x;
-        int j;
+        int j, k0 = out->n_kernels;
+        int stat_ready = p.stat_ready;
+        p.stat_ready = 0;
+        if (op->kind != KW_OP_GEMM && op->kind != KW_OP_NORM)
+            p.rowscale_k = 0.0;
         switch (op->kind) {
         case KW_OP_GEMM:
         case KW_OP_CONV:
@@ -970,6 +1025,14 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             break;
         case KW_OP_ATTENTION:
             rc = kw_attention(&c, b, op, s, seqs);
+            if (rc == 0 && dec) {
+                /* the packed decode sequences' attention: its own kernel over
+                 * their KV cache (TensorRT-LLM's attention runs the context and
+                 * the generation sequences of one batch as separate kernels) */
+                kw_op dop = *op;
+                kw_name(dop.name, op->name, "_decode");
+                rc = kw_attention(&c, b, &dop, dec, (double)dec->batch);
+            }
             p.cols = (double)op->heads * op->head_dim;
             p.gated = 0;
             break;
@@ -985,7 +1048,12 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
             w = kw_width(op, &p);
             x = p.rows * w * in;
             j = kw_next_unused(b, i, p.used);
-            if (m->fuse_residual_norm && j >= 0 && b->ops[j].kind == KW_OP_NORM) {
+            if ((j >= 0 && kw_norm_folds(b, m, j)) || (j < 0 && kw_wraps_to_fold(b, m, i))) {
+                /* the sum and the next norm's row statistics (fuse_norm_gemm) */
+                rc = kw_elementwise(&c, op->name, "+rms", 2.0 * x, x + p.rows * KW_ROWSTAT_BYTES,
+                                    m->precision);
+                p.stat_ready = 1;
+            } else if (m->fuse_residual_norm && j >= 0 && b->ops[j].kind == KW_OP_NORM) {
                 /* One kernel: reads both inputs and the norm weights, writes the sum
                  * (the next residual needs it) and the normalised output; saves the
                  * norm's re-read of the sum and one launch. */
@@ -1001,7 +1069,17 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
         case KW_OP_NORM:
             w = kw_width(op, &p);
             x = p.rows * w * in;
-            rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
+            if (kw_norm_folds(b, m, i)) {
+                /* folded into the next GEMM: only the row statistics, unless the
+                 * kernel before (or the layer's last residual) wrote them */
+                if (!stat_ready && !(i == 0 && kw_wraps_to_fold(b, m, b->n_ops - 1)))
+                    rc = kw_elementwise(&c, op->name, "_rms", x, p.rows * KW_ROWSTAT_BYTES,
+                                        m->precision);
+                p.rowscale_k = w;
+            } else {
+                p.rowscale_k = 0.0;
+                rc = kw_elementwise(&c, op->name, NULL, x + w * in, x, m->precision);
+            }
             p.cols = w;
             break;
         case KW_OP_MOE: /* router, dispatch, routed and shared experts, combine: kw_moe.c */
@@ -1012,8 +1090,13 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
         default:
             rc = kw_error_set(KW_EINPUT, "op '%s': unknown kind %d", op->name, (int)op->kind);
         }
-        if (rc == 0 && op->tp_allreduce) /* the row-parallel output summed over devices */
-            rc = kw_tp_allreduce(&c, op->name, p.rows * p.cols * in, m->tp_degree);
+        if (rc == 0 && op->tp_allreduce) { /* the row-parallel output summed over devices */
+            double work_us = 0.0; /* the op's kernels, which a chunked all-reduce overlaps */
+            for (int q = k0; q < out->n_kernels; q++)
+                work_us += out->kernels[q].time_us - out->kernels[q].launch_us;
+            rc = kw_tp_allreduce(&c, op->name, p.rows * p.cols * in, m->tp_degree, work_us,
+                                 out->n_kernels - k0);
+        }
     }
     if (rc != 0)
         return rc;
@@ -1071,6 +1154,22 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
     return 0;
 }
 
+int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
+                 const kw_mapping *m, int requests, int cores)
+{
+    return kw_cost_run(out, a, b, s, NULL, m, requests, cores);
+}
+
+int kw_cost_eval_mixed(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *prefill,
+                       const kw_shape *decode, const kw_mapping *m, int cores)
+{
+    if (!prefill || !decode)
+        return kw_error_set(KW_EINPUT, "kw_cost_eval_mixed: NULL argument");
+    if (prefill->phase != KW_PHASE_PREFILL)
+        return kw_error_set(KW_EINPUT, "mixed pass: the first part must be a prefill shape");
+    return kw_cost_run(out, a, b, prefill, decode, m, 1, cores);
+}
+
 /* ---------------- hooks for plans in their own files (kw_cost_hook.h) ---------------- */
 
 int kw_cost_hook_gemm(kw_ctx *c, const kw_block *b, const kw_op *op, double m, double n, double k,
@@ -1095,7 +1194,8 @@ int kw_cost_hook_elementwise(kw_ctx *c, const char *name, const char *suffix, do
     return kw_elementwise(c, name, suffix, read_bytes, write_bytes, c->m->precision);
 }
 
-int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer_bytes)
+int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer_bytes,
+                      int extra_launches)
 {
     kw_kernel *k = kw_emit(c, name, NULL, c->m->precision);
     if (!k)
@@ -1107,6 +1207,15 @@ int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer
     k->memory_us = time_us;
     kw_finish(c, k, 1);
     c->out->comm_us += time_us;
+    if (extra_launches > 0) { /* chunk kernels recorded on this line, each a launch */
+        double l = extra_launches * c->launch_us;
+        k->launch_us += l;
+        k->time_us += l;
+        c->out->latency_us += l;
+        c->out->launch_us += l;
+        c->out->bound_us[KW_BOUND_LAUNCH] += l;
+        c->out->folded += extra_launches;
+    }
     return 0;
 }
 

@@ -81,4 +81,15 @@ typedef struct kw_cost {
 int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *s,
                  const kw_mapping *m, int requests, int cores);
 
+/* One iteration of continuous batching as one packed pass (TensorRT-LLM's
+ * in-flight batching: context and generation sequences in one input tensor,
+ * nvidia.github.io/TensorRT-LLM/features/paged-attention-ifb-scheduler.html):
+ * the prefill shape's prompt tokens and the decode shape's sequences go
+ * through every GEMM, norm and MoE as one activation (the weights read once),
+ * and each part's attention is its own kernel (the decode one named
+ * <op>_decode) over its own context. One request of each; KW_EINPUT as
+ * kw_cost_eval, or when the parts' phases are not prefill and decode. */
+int kw_cost_eval_mixed(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *prefill,
+                       const kw_shape *decode, const kw_mapping *m, int cores);
+
 #endif

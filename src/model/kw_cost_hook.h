@@ -26,8 +26,10 @@ int kw_cost_hook_gemm(kw_cost_ctx *c, const kw_block *b, const kw_op *op, double
 int kw_cost_hook_elementwise(kw_cost_ctx *c, const char *name, const char *suffix,
                              double read_bytes, double write_bytes);
 /* A collective on the interconnect: time_us on the links (no compute), plus the
- * local DRAM read and write of the buffer (bytes each way), one launch. */
-int kw_cost_hook_comm(kw_cost_ctx *c, const char *name, double time_us, double buffer_bytes);
+ * local DRAM read and write of the buffer (bytes each way), one launch plus
+ * extra_launches more (chunked kernels recorded on this one line). */
+int kw_cost_hook_comm(kw_cost_ctx *c, const char *name, double time_us, double buffer_bytes,
+                      int extra_launches);
 /* Fold every kernel emitted after index `into` into that kernel's record: one
  * line in the plan, each folded kernel still counted as a launch. */
 void kw_cost_hook_fold(kw_cost_ctx *c, int into);

@@ -2,13 +2,14 @@
  *
  * Design choice: the scheduler (kw_sim_cb.c) knows nothing of the model; the
  * iteration time is stage 1's cost of the iteration's work on the whole
- * device: the prompt chunks as one prefill pass (pf_seqs sequences of their
- * mean chunk length) and the decoding sequences as one decode pass at their
- * mean context, one after the other. Stated simplifications: a chunk's
- * attention covers its own tokens, not the context computed in earlier
- * chunks (an underestimate for long prompts split into chunks); an iteration
- * with both parts reads the weights twice (engines that fuse the two into
- * one pass read them once: an overestimate of mixed iterations). The KV
+ * device: the prompt chunks (pf_seqs sequences of their mean chunk length)
+ * and the decoding sequences (at their mean context) packed into one pass,
+ * as TensorRT-LLM's in-flight batching and vLLM's chunked prefill run them:
+ * every GEMM sees the iteration's tokens as one activation, so the weights
+ * are read once, and each part's attention is its own kernel
+ * (kw_cost_eval_mixed). Stated simplification: a chunk's attention covers
+ * its own tokens, not the context computed in earlier chunks (an
+ * underestimate for long prompts split into chunks). The KV
  * cache the device memory holds beside the weights bounds admission: a
  * request waits until its prompt and output fit (kw_sim_cb.c).
  */
@@ -41,26 +42,24 @@ static double kw_cb_iter(void *vctx, int pf_tokens, int pf_seqs, double pf_ctx, 
 {
     kw_cb_ctx *c = vctx;
     (void)pf_ctx;
-    double t = 0.0;
-    kw_shape sh = *c->s;
-    if (pf_tokens > 0) {
-        sh.phase = KW_PHASE_PREFILL;
-        sh.batch = pf_seqs;
-        sh.seq = (int)ceil((double)pf_tokens / pf_seqs);
-        if (kw_cost_eval(&c->cost, c->a, c->b, &sh, c->m, 1, c->a->cores) != 0)
-            return -1.0;
-        t += c->cost.latency_us;
-    }
-    if (dec > 0) {
-        sh.phase = KW_PHASE_DECODE;
-        sh.batch = dec;
-        sh.seq = 1;
-        sh.kv_len = (int)lround(dec_ctx);
-        if (kw_cost_eval(&c->cost, c->a, c->b, &sh, c->m, 1, c->a->cores) != 0)
-            return -1.0;
-        t += c->cost.latency_us;
-    }
-    return t;
+    kw_shape pf = *c->s, dc = *c->s;
+    pf.phase = KW_PHASE_PREFILL;
+    pf.batch = pf_seqs;
+    pf.seq = pf_seqs > 0 ? (int)ceil((double)pf_tokens / pf_seqs) : 0;
+    dc.phase = KW_PHASE_DECODE;
+    dc.batch = dec;
+    dc.seq = 1;
+    dc.kv_len = (int)lround(dec_ctx);
+    int rc;
+    if (pf_tokens > 0 && dec > 0) /* one packed pass, the weights read once */
+        rc = kw_cost_eval_mixed(&c->cost, c->a, c->b, &pf, &dc, c->m, c->a->cores);
+    else if (pf_tokens > 0)
+        rc = kw_cost_eval(&c->cost, c->a, c->b, &pf, c->m, 1, c->a->cores);
+    else if (dec > 0)
+        rc = kw_cost_eval(&c->cost, c->a, c->b, &dc, c->m, 1, c->a->cores);
+    else
+        return 0.0;
+    return rc == 0 ? c->cost.latency_us : -1.0;
 }
 
 int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block *b,

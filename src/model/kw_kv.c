@@ -7,9 +7,13 @@
  * unused slots (vLLM's paged_attention kernel iterates over whole blocks), so
  * with pages that divide the context the traffic is the contiguous cache's;
  * every key row stays one contiguous d-element run, so the model's per-row
- * DRAM burst rounding is unchanged by the page size. Not counted: the block
- * table (4 B per page per sequence) and the benefit paging has over a
- * contiguous cache reserved at the maximum length (a shape has one length).
+ * DRAM burst rounding is unchanged by the page size. The block table: a
+ * sequence's row of int32 physical page numbers (vLLM's paged-attention op
+ * takes block_tables [num_seqs, max_num_blocks_per_seq] of int), read by every K/V
+ * stream of a decode kernel, ceil(ctx / page) x 4 B (kw_kv_table_bytes; a
+ * prompt's attention reads its own K/V from the QKV GEMM and pays none). Not
+ * counted: the benefit paging has over a contiguous cache reserved at the
+ * maximum length (a shape has one length).
  *
  * Capacity: a batch is served only if its KV cache (2 x kv_heads x head_dim
  * per token per attention per layer) and the weights fit the device memory;
@@ -23,6 +27,8 @@
 
 #define KW_GIB (1024.0 * 1024.0 * 1024.0)
 #define KW_KV_TENSORS 2.0   /* K and V */
+/* One block-table entry: an int32 physical block number (vLLM block_tables). */
+#define KW_KV_TABLE_ENTRY_BYTES 4.0
 /* Gated experts hold gate, up and down matrices; ungated up and down. */
 #define KW_MOE_GATED_MATRICES 3.0
 #define KW_MOE_PLAIN_MATRICES 2.0
@@ -30,6 +36,11 @@
 double kw_kv_tokens(double ctx, int page_tokens)
 {
     return page_tokens > 0 ? ceil(ctx / page_tokens) * page_tokens : ctx;
+}
+
+double kw_kv_table_bytes(double ctx, int page_tokens)
+{
+    return page_tokens > 0 ? ceil(ctx / page_tokens) * KW_KV_TABLE_ENTRY_BYTES : 0.0;
 }
 
 void kw_kv_batch_bytes(double *kv_bytes, double *weight_bytes, const kw_block *b,
@@ -70,13 +81,18 @@ void kw_kv_batch_bytes(double *kv_bytes, double *weight_bytes, const kw_block *b
     *weight_bytes = w * L;
 }
 
-int kw_kv_check(const kw_accel *a, const kw_block *b, const kw_shape *s, const kw_mapping *m,
-                int requests)
+int kw_kv_check(const kw_accel *a, const kw_block *b, const kw_shape *s, const kw_shape *dec,
+                const kw_mapping *m, int requests)
 {
     if (a->dram_capacity_bytes == 0)
         return 0;
     double kv, w;
     kw_kv_batch_bytes(&kv, &w, b, s, m, requests);
+    if (dec) { /* a mixed pass: the packed decode sequences' caches too */
+        double kv_dec, w_again;
+        kw_kv_batch_bytes(&kv_dec, &w_again, b, dec, m, 1);
+        kv += kv_dec;
+    }
     double cap = (double)a->dram_capacity_bytes;
     if (kv + w > cap)
         return kw_error_set(KW_EINPUT,

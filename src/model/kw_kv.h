@@ -3,6 +3,7 @@
  * the weights fit the device memory the accelerator file declares.
  *
  *   kw_kv_tokens      tokens a sequence's cache occupies (whole pages)
+ *   kw_kv_table_bytes its block table's bytes
  *   kw_kv_batch_bytes KV bytes of a batch and the block's weight bytes
  *   kw_kv_check       KW_EINPUT when they do not fit (the candidate is refused)
  */
@@ -14,6 +15,10 @@
 /* ctx tokens in pages of page_tokens (0 = contiguous: ctx itself). */
 double kw_kv_tokens(double ctx, int page_tokens);
 
+/* Bytes of one sequence's block table for ctx tokens: 4 B per page (0 when
+ * contiguous). */
+double kw_kv_table_bytes(double ctx, int page_tokens);
+
 /* Per device (b is the tensor-parallel slice), over b->layers layers:
  * *kv_bytes for requests x s->batch sequences of the shape's context (decode:
  * kv_len + the new token; prefill: seq), *weight_bytes every weight operand,
@@ -21,9 +26,10 @@ double kw_kv_tokens(double ctx, int page_tokens);
 void kw_kv_batch_bytes(double *kv_bytes, double *weight_bytes, const kw_block *b,
                        const kw_shape *s, const kw_mapping *m, int requests);
 
-/* 0 when the accelerator declares no capacity or the batch fits; otherwise
+/* 0 when the accelerator declares no capacity or the batch fits (with dec
+ * not NULL: its sequences' caches beside, one pass of both); otherwise
  * KW_EINPUT naming the bytes needed and available. */
-int kw_kv_check(const kw_accel *a, const kw_block *b, const kw_shape *s, const kw_mapping *m,
-                int requests);
+int kw_kv_check(const kw_accel *a, const kw_block *b, const kw_shape *s, const kw_shape *dec,
+                const kw_mapping *m, int requests);
 
 #endif

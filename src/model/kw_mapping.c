@@ -100,6 +100,8 @@ static int kw_mapping_apply(kw_mapping *m, const kw_block *b, const char *knob, 
     case KW_CAT_PREFILL_CHUNK_TOKENS: m->prefill_chunk_tokens = iv; break;
     case KW_CAT_TOKEN_BUDGET: m->token_budget = iv; break;
     case KW_CAT_MAX_SEQS: m->max_seqs = iv; break;
+    case KW_CAT_FUSE_NORM_GEMM: m->fuse_norm_gemm = iv; break;
+    case KW_CAT_TP_OVERLAP_CHUNKS: m->tp_overlap_chunks = iv; break;
     case KW_CAT_COUNT: return 1;
     }
     return 0;

@@ -128,6 +128,7 @@ typedef struct kw_accel {
     double link_latency_us;         /* per step of the collective algorithm */
     int allreduce_algo;             /* kw_allreduce_algo (kw_tp.h) */
     int interconnect_line;          /* line of <interconnect> (0: none) */
+    double link_base_us;            /* fixed latency of one collective call (<interconnect base_us=>) */
     /* --- appended by the exec area: <cpu> (kw_cost_cpu.h); all zero = not a CPU --- */
     int cpu;                        /* costed by the CPU rules of kw_cost_cpu.c */
     int cpu_scalar_edges;           /* in-place operands: a partial micro-tile runs scalar code */
@@ -301,6 +302,8 @@ typedef struct kw_mapping {
     int prefill_chunk_tokens;         /* continuous batching: prompt tokens per iteration; 0 = whole */
     int token_budget;                 /* continuous batching: tokens per iteration; 0 = default */
     int max_seqs;                     /* continuous batching: running sequences; 0 = max_batch */
+    int fuse_norm_gemm;               /* RMSNorm folded into the next GEMM (kw_cost.c) */
+    int tp_overlap_chunks;            /* row-parallel GEMM + all-reduce pipelined in chunks; 0/1 = none */
 } kw_mapping;
 
 /* Defaults a block uses for a knob its space does not list. */

@@ -11,13 +11,27 @@
  * too, or replicated when there are fewer KV heads than devices, as vLLM
  * does); an MoE splits each expert's FFN width and sums after its down GEMMs.
  *
- * The all-reduce is on the critical path, not overlapped with compute: in
- * Megatron-LM's layer the all-reduce's output is the next operator's input
- * (the "g" operator of Fig. 3), so the schedule gives nothing to hide it
- * under within one request's batch. (Overlap across micro-batches is not
- * modelled.)
+ * Overlap (knob tp_overlap_chunks = c): the all-reduce's output is the next
+ * operator's input (the "g" operator of Fig. 3), so unchunked it is on the
+ * critical path. What the schedule allows is decomposition: the row-parallel
+ * GEMM is split along its rows (tokens) into c chunks, and chunk i's
+ * all-reduce runs while chunk i+1 computes (Wang et al., "Overlap
+ * communication with dependent computation via decomposition in large deep
+ * learning models", ASPLOS 2023, sec. 3-4; TransformerEngine's userbuffer
+ * TP-comm overlap in Megatron-Core splits the GEMM the same way). A two-stage
+ * pipeline of c items, GEMM chunk g = G / c, all-reduce chunk a = (bandwidth
+ * part) / c + (latency part, paid by every chunk's call):
+ *   T = g + a + (c - 1) max(g, a)
+ * so the exposed communication is T - G (c = 1: the whole all-reduce; a <= g:
+ * one chunk's a); each extra chunk adds one GEMM launch per kernel of the op
+ * and one all-reduce launch. Not modelled: the GEMM's efficiency at c times
+ * fewer rows (its waves; Wang et al. measure that loss) and the units and DRAM
+ * bandwidth the communication kernel takes from the concurrent GEMM chunk.
  *
  * Times:
+ * Every call also pays the accelerator's base_us, a fixed cost per collective
+ * (NCCL's own cost model: latency = baseLat + nsteps x hwLat,
+ * src/graph/tuning.cc).
  *   ring  - reduce-scatter then all-gather, each p-1 steps moving bytes/p per
  *           device: 2(p-1)/p x bytes / bw + 2(p-1) x latency (Patarasuk and
  *           Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
@@ -38,15 +52,37 @@
 
 #define KW_US_PER_S 1e6
 
+/* The all-reduce's two parts: on the links (scales with bytes) and latency. */
+static void kw_tp_parts(double *bw_part_us, double *lat_part_us, kw_allreduce_algo algo,
+                        double bytes, int p, double link_bytes_per_s, double latency_us)
+{
+    double bw_us = bytes / link_bytes_per_s * KW_US_PER_S;
+    if (algo == KW_ALLREDUCE_TREE) {
+        *bw_part_us = 2.0 * bw_us;
+        *lat_part_us = 2.0 * ceil(log2((double)p)) * latency_us;
+    } else {
+        *bw_part_us = 2.0 * (p - 1.0) / p * bw_us;
+        *lat_part_us = 2.0 * (p - 1.0) * latency_us;
+    }
+}
+
 double kw_tp_allreduce_us(kw_allreduce_algo algo, double bytes, int p, double link_bytes_per_s,
                           double latency_us)
 {
     if (p <= 1 || !(link_bytes_per_s > 0.0))
         return 0.0;
-    double bw_us = bytes / link_bytes_per_s * KW_US_PER_S;
-    if (algo == KW_ALLREDUCE_TREE)
-        return 2.0 * bw_us + 2.0 * ceil(log2((double)p)) * latency_us;
-    return 2.0 * (p - 1.0) / p * bw_us + 2.0 * (p - 1.0) * latency_us;
+    double b, l;
+    kw_tp_parts(&b, &l, algo, bytes, p, link_bytes_per_s, latency_us);
+    return b + l;
+}
+
+double kw_tp_overlap_exposed_us(double gemm_us, double bw_part_us, double lat_part_us, int chunks)
+{
+    if (chunks <= 1)
+        return bw_part_us + lat_part_us;
+    double c = chunks, g = gemm_us / c, a = bw_part_us / c + lat_part_us;
+    double t = g + a + (c - 1.0) * fmax(g, a);
+    return t - gemm_us;
 }
 
 static int kw_div(uint64_t *v, int p, const kw_op *op, const char *what)
@@ -127,15 +163,23 @@ int kw_tp_split(kw_block *out, const kw_block *b, int p, const kw_accel *a)
     return 0;
 }
 
-int kw_tp_allreduce(kw_cost_ctx *c, const char *name, double bytes, int p)
+int kw_tp_allreduce(kw_cost_ctx *c, const char *name, double bytes, int p, double work_us,
+                    int op_kernels)
 {
     const kw_accel *a = kw_cost_hook_accel(c);
-    double t = kw_tp_allreduce_us((kw_allreduce_algo)a->allreduce_algo, bytes, p,
-                                  a->link_bytes_per_s, a->link_latency_us);
+    const kw_mapping *m = kw_cost_hook_mapping(c);
+    double t = 0.0;
+    int chunks = m->tp_overlap_chunks > 1 ? m->tp_overlap_chunks : 1;
+    if (p > 1 && a->link_bytes_per_s > 0.0) {
+        double bw_part, lat_part;
+        kw_tp_parts(&bw_part, &lat_part, (kw_allreduce_algo)a->allreduce_algo, bytes, p,
+                    a->link_bytes_per_s, a->link_latency_us);
+        t = kw_tp_overlap_exposed_us(work_us, bw_part, lat_part + a->link_base_us, chunks);
+    }
     char nm[KW_NAME_MAX];
     static const char suffix[] = "_allreduce";
     size_t lb = strnlen(name, KW_NAME_MAX - sizeof suffix);
     memcpy(nm, name, lb);
     memcpy(nm + lb, suffix, sizeof suffix);
-    return kw_cost_hook_comm(c, nm, t, bytes);
+    return kw_cost_hook_comm(c, nm, t, bytes, (chunks - 1) * (op_kernels + 1));
 }

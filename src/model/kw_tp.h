@@ -4,6 +4,7 @@
  *
  *   kw_tp_allreduce_us  closed-form time of one all-reduce (ring or tree)
  *   kw_tp_split         one device's slice of a block, all-reduces marked
+ *   kw_tp_overlap_exposed_us  what a chunked GEMM + all-reduce pipeline exposes
  *   kw_tp_allreduce     the all-reduce kernel in a plan (kw_cost_eval)
  */
 #ifndef KW_TP_H
@@ -26,7 +27,18 @@ double kw_tp_allreduce_us(kw_allreduce_algo algo, double bytes, int p, double li
  * width, when the block has a convolution, or when a has no interconnect. */
 int kw_tp_split(kw_block *out, const kw_block *b, int p, const kw_accel *a);
 
-/* An all-reduce of `bytes` per device over p devices, as one kernel. */
-int kw_tp_allreduce(kw_cost_ctx *c, const char *name, double bytes, int p);
+/* The communication a pipeline of `chunks` (GEMM chunk, all-reduce chunk)
+ * pairs leaves exposed beyond the GEMM's gemm_us: with g = gemm_us / chunks
+ * and a = bw_part_us / chunks + lat_part_us,
+ *   g + a + (chunks - 1) max(g, a) - gemm_us;
+ * chunks <= 1: bw_part_us + lat_part_us (no overlap). */
+double kw_tp_overlap_exposed_us(double gemm_us, double bw_part_us, double lat_part_us, int chunks);
+
+/* An all-reduce of `bytes` per device over p devices after an operator whose
+ * op_kernels kernels took work_us, as one kernel line: its exposed time
+ * (the accelerator's base_us per call, the mapping's tp_overlap_chunks),
+ * plus the extra chunk launches. */
+int kw_tp_allreduce(kw_cost_ctx *c, const char *name, double bytes, int p, double work_us,
+                    int op_kernels);
 
 #endif

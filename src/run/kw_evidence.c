@@ -157,10 +157,10 @@ int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evid
         goto done;
     for (int k = 0; k < nj; k++) {
         kw_metrics *out = &rs->port[slot[k]];
-        if (jobs[k].rc == KW_ENOMEM) {
-            /* running out of memory is not a property of the configuration:
-             * the matrix fails rather than showing an "error" cell */
-            rc = kw_error_set(KW_ENOMEM, "portability matrix: %.200s", jobs[k].err);
+        if (jobs[k].rc == KW_ENOMEM || jobs[k].rc == KW_EINTERRUPTED) {
+            /* running out of memory or being stopped is not a property of the
+             * configuration: the matrix fails rather than showing an "error" cell */
+            rc = kw_error_set(jobs[k].rc, "portability matrix: %.200s", jobs[k].err);
             goto done;
         }
         if (jobs[k].rc != 0) {

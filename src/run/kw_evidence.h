@@ -37,8 +37,8 @@ typedef struct kw_evidence_pool {
 
 /* rs->port / rs->port_ok: the winner (rank 1) of shape i evaluated by ev on
  * shape j; a constraint-breaking winner or a shape ev lacks is a guard cell.
- * KW_ENOMEM when an evaluation runs out of memory (other evaluator errors
- * are "error:" cells). */
+ * KW_ENOMEM when an evaluation runs out of memory, KW_EINTERRUPTED when one
+ * was stopped (other evaluator errors are "error:" cells). */
 int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p);
 
 /* configs[].recheck of each shape's baseline and first `top` ranked configs

@@ -22,6 +22,9 @@ static void kw_ku_why(char *why, size_t n, const kw_cat_knob *k, const kw_block 
     case KW_CAT_FUSE_RESIDUAL_NORM:
         snprintf(why, n, "block '%s' has no residual followed by a norm to fuse", b->name);
         break;
+    case KW_CAT_FUSE_NORM_GEMM:
+        snprintf(why, n, "block '%s' has no norm followed by a weight GEMM", b->name);
+        break;
     case KW_CAT_FUSE_QKV:
         snprintf(why, n, "block '%s' has no two GEMMs with merge=\"qkv\" and the same K", b->name);
         break;
@@ -83,6 +86,10 @@ int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg)
             /* kw_sim.c batcher: a batch closes as soon as the queue holds
              * max_batch requests, so with max_batch 1 nobody waits for the timeout */
             snprintf(why, sizeof why, "max_batch can only be 1, so no batch ever waits for the timeout");
+        else if (strcmp(name, "tp_overlap_chunks") == 0 &&
+                 kw_ku_only(ks, "tp_degree", 1, &mv) != 0)
+            /* kw_tp.c: without a second device there is no all-reduce to overlap */
+            snprintf(why, sizeof why, "tp_degree is only ever 1, so there is no all-reduce to overlap");
         else if (strcmp(name, "placement") == 0) {
             /* kw_sim.c dispatcher: one group of cores (cores / cores_per_request
              * = 1) leaves every placement the same choice */

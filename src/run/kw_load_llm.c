@@ -57,6 +57,11 @@ int kw_load_llm_accel_elem(kw_accel *a, const xmlNode *n, const char *file, kw_x
         kw_xml_problem(p, file, line, "<interconnect> needs latency_us >= 0 (per algorithm step)");
     a->link_bytes_per_s = bw * KW_GIGA;
     a->link_latency_us = lat;
+    double base = 0.0;
+    if (kw_xml_attr_double(&base, n, "base_us", file, p) == 1 && !(base >= 0.0))
+        kw_xml_problem(p, file, line, "<interconnect> base_us must be >= 0 (fixed cost per "
+                       "collective), not %g", base);
+    a->link_base_us = base >= 0.0 ? base : 0.0;
     char algo[32] = "ring";
     kw_xml_attr_str(algo, sizeof algo, n, "algorithm", file, p);
     int ai = kw_allreduce_parse(algo);

@@ -7,10 +7,12 @@
  * before a worker starts or anything is written. Only the thread count and
  * the time limit may differ on resume: they cannot change the results.
  *
- * A stop (the caller's signal handler) or the time limit cancels the search's
- * evaluations only: the engine returns, the flag and the deadline are
- * cleared, and the evidence phase and the result files are written in full
- * (the results so far), so a paused run's folder is complete.
+ * The time limit cancels the search's evaluations only: the engine returns,
+ * the deadline is cleared, and the evidence phase and the result files are
+ * written in full (the results so far), so a paused run's folder is complete.
+ * A stop (the caller's signal handler) also cancels the evidence phase: after
+ * it the files say what the journal proves and nothing more is evaluated
+ * (kw_run_write_results), since whoever sent the signal may kill soon after.
  */
 #include <errno.h>
 #include <limits.h>
@@ -347,9 +349,8 @@ static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_se
     if (rc != 0)
         return rc;
     kw_model_opts fo = mo;
-    /* The final re-check runs after a stop too (it writes the results so far):
-     * it is never cancelled. */
-    fo.stop = NULL;
+    /* The final re-check runs after a time limit's pause too (it writes the
+     * results so far): only a stop cancels it (kw_run_write_results). */
     fo.deadline_s = NULL;
     fo.sim_requests = r->cfg->space.final_requests > 0 ? r->cfg->space.final_requests
                                                        : (int)requests;
@@ -822,14 +823,35 @@ static void kw_run_progress(void *ud, const kw_progress *p)
     double now = kw_run_now();
     if (ctl->every_s > 0 && now - r->last_write >= ctl->every_s) {
         r->last_write = now;
-        if (kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r), NULL,
-                           &r->pool, r->eo.threads) != 0 &&
-            !r->write_failed) {
+        /* a stop cancels its portability evaluations: the pause writes the files */
+        int wrc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r), NULL,
+                                 &r->pool, r->eo.threads);
+        if (wrc != 0 && wrc != KW_EINTERRUPTED && !r->write_failed) {
             r->write_failed = 1; /* said once; the run goes on */
             if (ctl->rewrite_failed)
                 ctl->rewrite_failed(ctl->ud, r);
         }
     }
+}
+
+/* The result files of a run that is done or paused. Done or paused by the
+ * time limit: with the evidence (re-checks, portability, neighbours). Stopped,
+ * before or during that evidence (the model evaluators read r->stop, so an
+ * evaluation in progress returns KW_EINTERRUPTED): the files say what the
+ * journal already proves and nothing more is evaluated. mpirun (Open MPI
+ * 4.1) SIGKILLs the ranks odls_base_sigkill_timeout (1 s) after it passes
+ * SIGTERM on (README "--time-limit and SIGTERM"); a resume adds the
+ * evidence. */
+static int kw_run_write_results(kw_run *r)
+{
+    int stopped = r->stop && *r->stop, rc = KW_EINTERRUPTED;
+    if (!stopped)
+        rc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r),
+                            kw_run_final_ev(r), &r->pool, r->eo.threads);
+    if (rc == KW_EINTERRUPTED && r->stop && *r->stop)
+        rc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, NULL, NULL, &r->pool,
+                            r->eo.threads);
+    return rc;
 }
 
 int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
@@ -877,17 +899,15 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
     if (ctl->engine_done)
         ctl->engine_done(ctl->ud, r, out);
     if (rc == 0 || rc == KW_EINTERRUPTED) {
-        /* The stop and the deadline cancel the search's evaluations only: the
-         * evidence phase must finish after a pause, so both are cleared once
-         * the engine has returned. Done, paused by the time limit or by a
-         * signal: the results so far, the top of each ranking re-checked with
-         * the space's final sample size and the long thermal window. */
+        /* The deadline cancels the search's evaluations only: the evidence
+         * phase runs after a time limit's pause, so it is cleared once the
+         * engine has returned. Done or paused: the results so far. A stop
+         * that comes while they are written counts (out->signal). */
+        r->deadline_s = 0.0;
+        rc = kw_run_write_results(r);
         out->signal = r->stop ? *r->stop : 0;
         if (r->stop)
             *r->stop = 0;
-        r->deadline_s = 0.0;
-        rc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r),
-                            kw_run_final_ev(r), &r->pool, r->eo.threads);
     }
     kw_evpool_stop(&r->pool);
     r->ctl = NULL;

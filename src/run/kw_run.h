@@ -110,8 +110,10 @@ struct kw_run_outcome;
 /* What a run does while it runs: set by the caller, read by kw_run_exec. */
 typedef struct kw_run_ctl {
     /* set by the caller's SIGINT/SIGTERM handler: the engine stops between
-     * rounds and the model inside an evaluation; cleared before the
-     * evidence phase (which always finishes: it writes the results so far) */
+     * rounds and the model inside an evaluation; the evidence phase is then
+     * not run, or cancelled when it is running, and the files say what the
+     * journal proves. The caller's handler must stay set until kw_run_exec
+     * returns, so a signal while the files are written does not kill it. */
     volatile sig_atomic_t *stop;
     double every_s;              /* best-so-far results rewritten this often (0: only at the end) */
     /* called by the engine after each round (kw_progress); may be NULL */
@@ -142,7 +144,7 @@ void kw_run_free(kw_run *r);
 /* How kw_run_exec ended. */
 typedef struct kw_run_outcome {
     int engine_rc;               /* 0 done or paused by the time limit, KW_EINTERRUPTED */
-    int signal;                  /* the stop flag's value when the engine returned */
+    int signal;                  /* the stop flag's value once the files were written */
     kw_engine_summary sum;
     char ranks[512];             /* mpirun: the ranks' evaluation rates ("" without) */
 } kw_run_outcome;

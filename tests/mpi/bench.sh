@@ -16,6 +16,13 @@
 #      baseline alone first, so the best possible at 8 ranks is
 #      144 / (1 + 143/8) = 7.66, 0.96 x N.
 #
+#   C  SIGTERM to mpirun during the default job (mpirun -n 2, --threads 1,
+#      mpirun's default odls_base_sigkill_timeout: the ranks get SIGTERM 1 s
+#      after mpirun and SIGKILL 1 s after that) at KW_BENCH_TERM_S (4 8 16)
+#      seconds in: the journal's size at the pause, when rank 0 journaled the
+#      pause and when results.xml was in place (file times, seconds after
+#      mpirun got the signal), or that the SIGKILL came first.
+#
 #   tests/mpi/bench.sh KNOBWISE MPIRUN SRCDIR TWORKER
 set -u
 [ $# -eq 4 ] || { echo "usage: $0 KNOBWISE MPIRUN SRCDIR TWORKER" >&2; exit 2; }
@@ -76,4 +83,28 @@ for n in 1 2 3 4 5 6 7 8; do
     printf "  %5d %10s %9s %9d %11sx\n" "$n" "$rate" "$sp" "$n" "$(echo "scale=3; $sp / $n" | bc)"
 done
 echo "target: >= 0.9 x N at 8 ranks"
+
+echo "C. SIGTERM to mpirun -n 2 during the default job (default odls_base_sigkill_timeout)"
+printf "  %8s %10s %9s %12s %s\n" "signal" "journal" "pause" "results.xml" "(seconds after the signal)"
+for t in ${KW_BENCH_TERM_S:-4 8 16}; do
+    (unset OMPI_MCA_odls_base_sigkill_timeout
+     exec "$MPIRUN" --oversubscribe -n 2 "$K" tune --threads 1 --quiet --out "$work/c$t" \
+         >"$work/c$t.out" 2>&1) &
+    cp=$!
+    sleep "$t"
+    ts=$(date +%s.%N)
+    kill -TERM "$cp"
+    wait "$cp"
+    j=$work/c$t/journal
+    [ "$(tail -n 1 "$j" | cut -c1-17)" = "Q why=interrupted" ] ||
+        { echo "  ${t} s: the run did not pause ($(tail -n 1 "$j" | cut -c1-30))"; continue; }
+    mb=$(echo "scale=1; $(stat -c %s "$j") / 1000000" | bc)
+    pause=$(echo "$(stat -c %.9Y "$j") - $ts" | bc)
+    if [ -f "$work/c$t/results.xml" ]; then
+        res=$(printf "%.2f" "$(echo "$(stat -c %.9Y "$work/c$t/results.xml") - $ts" | bc)")
+    else
+        res="killed first"
+    fi
+    printf "  %6s s %7s MB %7.2f s %12s\n" "$t" "$mb" "$pause" "$res"
+done
 echo "bench-mpi: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"

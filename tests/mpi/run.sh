@@ -18,7 +18,13 @@
 #     $PATH) refuses to evaluate: the run fails naming the rank and the file,
 #     exit 2, no run folder made;
 #   6 progress comes from rank 0 only: under mpirun -n 2 each finished shape
-#     is said once, followed by the job's and each rank's evaluations/s.
+#     is said once, followed by the job's and each rank's evaluations/s;
+#   7 SIGTERM to mpirun mid-run, with its default odls_base_sigkill_timeout
+#     (the ranks get the signal 1 s later and SIGKILL 1 s after that): rank 0
+#     journals the pause and writes the results the journal proves, evaluating
+#     nothing more (no <recheck>), before the SIGKILL; the files are valid
+#     (verify, xmllint), the journal verifies, and the resumed run's files
+#     equal an uninterrupted run's.
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -45,7 +51,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..6"
+echo "1..7"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -204,4 +210,51 @@ sed 's/^/# /' "$work/pg.err" | head -4
 grep -q "^knobwise tune: 2 ranks: " "$work/pg.out" || { echo "# no rate line in the summary"; ok=0; }
 if [ $ok = 1 ]; then echo "ok 6 - progress from rank 0 only, with the job's and each rank's evaluations/s"
 else echo "not ok 6 - progress under mpirun"; fi
+lap
+
+# 7 -------------------------------------------------------------- SIGTERM to mpirun
+ok=1
+unset OMPI_MCA_odls_base_sigkill_timeout # mpirun's default: 1 s
+targs="--space $S/tests/data/signal/search_slow.xml --budget 200 --seed 5 --threads 1 --quiet"
+mkdir -p "$work/tref" "$work/term"
+"$K" tune $targs --out "$work/tref/run" >/dev/null 2>&1 || { echo "# reference run failed"; ok=0; }
+$T "$KW_MPIRUN" --oversubscribe -n 2 "$K" tune $targs --out "$work/term/run" >"$work/term.out" 2>&1 &
+tp=$!
+mp=
+for i in $(seq 1 400); do
+    lines=0
+    [ -f "$work/term/run/journal" ] && lines=$(wc -l <"$work/term/run/journal")
+    [ "${lines:-0}" -gt 40 ] && mp=$(pgrep -P "$tp" 2>/dev/null | head -1) && [ -n "$mp" ] && break
+    sleep 0.05
+done
+if [ -n "$mp" ]; then
+    kill -TERM "$mp"
+    wait "$tp"
+    echo "# SIGTERM to mpirun (pid $mp) after $lines journal lines; mpirun exit $?"
+    sed 's/^/# tune: /' "$work/term.out" | grep -i 'interrupted\|killed' | head -3
+    last=$(tail -n 1 "$work/term/run/journal" | cut -c1-17)
+    [ "$last" = "Q why=interrupted" ] || { echo "# the journal does not end with the pause: $last"; ok=0; }
+    for f in results.xml ranked.csv audit.csv portability.csv; do
+        [ -f "$work/term/run/$f" ] || { echo "# no $f after the signal"; ok=0; }
+    done
+    if command -v xmllint >/dev/null 2>&1 && [ -f "$work/term/run/results.xml" ]; then
+        xmllint --noout --schema "$S/results/results.xsd" "$work/term/run/results.xml" >"$work/xl.out" 2>&1 ||
+            { sed 's/^/# xmllint: /' "$work/xl.out" | head -3; ok=0; }
+    fi
+    ! grep -q '<recheck' "$work/term/run/results.xml" 2>/dev/null ||
+        { echo "# a re-check was evaluated after the signal"; ok=0; }
+    "$K" verify "$work/term/run" >"$work/tverify.out" 2>&1 || { echo "# verify failed"; ok=0; }
+    sed 's/^/# verify: /' "$work/tverify.out" | head -5
+    grep -q 'journal checksums: .* intact' "$work/tverify.out" || ok=0
+    grep -q 'ok   results follow from the journal: 3 result files agree' "$work/tverify.out" || ok=0
+    "$K" tune --resume "$work/term/run" --quiet >"$work/tresume.out" 2>&1 ||
+        { echo "# resume failed"; sed 's/^/#   /' "$work/tresume.out"; ok=0; }
+    same_dirs "$work/tref/run" "$work/term/run" || ok=0
+else
+    echo "# could not find mpirun while the run was going"
+    wait "$tp"
+    ok=0
+fi
+if [ $ok = 1 ]; then echo "ok 7 - SIGTERM to mpirun (default sigkill timeout): results so far valid, journal verifies, resume equals an uninterrupted run"
+else echo "not ok 7 - SIGTERM to mpirun mid-run"; fi
 lap
