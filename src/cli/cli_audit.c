@@ -50,7 +50,7 @@ int kw_cli_audit(int argc, char **argv)
     if (optind != argc - 1)
         return kw_cli_usage_error("audit", "give exactly one run folder");
     kw_rundir *r = NULL;
-    int rc = kw_rundir_open(&r, argv[optind], NULL);
+    int rc = kw_run_open(&r, argv[optind], NULL);
     if (rc != 0)
         return kw_cli_fail("audit", rc);
     const kw_runsum *rs = r->rs;

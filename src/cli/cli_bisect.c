@@ -55,7 +55,7 @@ static int kw_split_runref(char *dir, size_t dlen, const char **what, const char
     memcpy(dir, ref, n);
     dir[n] = '\0';
     char jp[KW_PATH_MAX + 16];
-    snprintf(jp, sizeof jp, "%s/journal", dir);
+    snprintf(jp, sizeof jp, "%s/%s", dir, KW_RUNFOLDER_JOURNAL_NAME);
     struct stat st;
     if (stat(jp, &st) != 0)
         return 0;
@@ -104,7 +104,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
         return 0;
     if (kw_split_runref(dir, sizeof dir, &what, ref)) {
         kw_rundir *r = NULL;
-        int rc = kw_rundir_open(&r, dir, NULL);
+        int rc = kw_run_open(&r, dir, NULL);
         if (rc != 0)
             return rc;
         const kw_runsum *rs = r->rs;
@@ -268,7 +268,7 @@ int kw_cli_bisect(int argc, char **argv)
     if (runref && !space && !accel && !workload && requests == 0) {
         kw_split_runref(dir, sizeof dir, &what, runref);
         kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
-        if ((rc = kw_rundir_open(&run, dir, &ro)) != 0 || (rc = kw_rundir_evaluator(&ev, run)) != 0) {
+        if ((rc = kw_run_open(&run, dir, &ro)) != 0 || (rc = kw_rundir_evaluator(&ev, run)) != 0) {
             status = kw_cli_fail("bisect", rc);
             goto done;
         }

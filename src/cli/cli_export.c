@@ -43,6 +43,7 @@
 #include "knobwise.h"
 #include "kw_cli.h"
 #include "kw_results.h"
+#include "kw_runfolder.h"
 #include "kw_sbuf.h"
 
 /* Version of the export formats (the JSON's format_version, the header's macro). */
@@ -51,8 +52,10 @@
 #define KW_EXPORT_STAGES_SINGLE 1
 #define KW_EXPORT_STAGES_DOUBLE 2
 /* Files a run folder holds that an export must never replace. */
-static const char *const kw_export_run_files[] = {"journal", "results.xml", "ranked.csv", "audit.csv",
-                                                  "portability.csv", "mappings.csv", "report.html"};
+static const char *const kw_export_run_files[] = {
+    KW_RUNFOLDER_JOURNAL_NAME, KW_RUNFOLDER_RESULTS_XML,     KW_RUNFOLDER_RANKED_CSV,
+    KW_RUNFOLDER_AUDIT_CSV,    KW_RUNFOLDER_PORTABILITY_CSV, KW_RUNFOLDER_MAPPINGS_CSV,
+    KW_RUNFOLDER_REPORT_HTML};
 
 static void kw_export_help(void)
 {

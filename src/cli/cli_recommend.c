@@ -417,18 +417,18 @@ int kw_cli_recommend(int argc, char **argv)
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
     if (out_path) {
         int orc = kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out_path,
-                                      argv[optind], "mappings.csv", force);
+                                      argv[optind], KW_RUNFOLDER_MAPPINGS_CSV, force);
         if (orc != 0)
             return kw_cli_fail("recommend", orc);
     } else if (strlen(argv[optind]) >= sizeof odir) {
         return kw_cli_usage_error("recommend", "%.200s...: path too long", argv[optind]);
     } else {
         snprintf(odir, sizeof odir, "%s", argv[optind]);
-        snprintf(oname, sizeof oname, "mappings.csv");
+        snprintf(oname, sizeof oname, KW_RUNFOLDER_MAPPINGS_CSV);
     }
 
     kw_rundir *r = NULL;
-    int rc = kw_rundir_open(&r, argv[optind], &ro);
+    int rc = kw_run_open(&r, argv[optind], &ro);
     if (rc != 0)
         return kw_cli_fail("recommend", rc);
     int status = 0;

@@ -65,19 +65,19 @@ int kw_cli_report(int argc, char **argv)
     char odir[KW_PATH_MAX], name[KW_PATH_MAX];
     if (out_path) {
         int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir,
-                                      "report.html", force);
+                                      KW_RUNFOLDER_REPORT_HTML, force);
         if (orc != 0)
             return kw_cli_fail("report", orc);
-    } else if (kw_runfolder_join(odir, sizeof odir, dir, "report.html") != 0) {
+    } else if (kw_runfolder_join(odir, sizeof odir, dir, KW_RUNFOLDER_REPORT_HTML) != 0) {
         return kw_cli_fail("report", KW_EINPUT);
     } else {
         snprintf(odir, sizeof odir, "%s", dir);
-        snprintf(name, sizeof name, "report.html");
+        snprintf(name, sizeof name, KW_RUNFOLDER_REPORT_HTML);
     }
     if (no_port)
         ro.flags = 0;
     kw_rundir *r = NULL;
-    int rc = kw_rundir_open(&r, dir, &ro);
+    int rc = kw_run_open(&r, dir, &ro);
     if ((rc == KW_EINPUT || rc == KW_EIO) && !no_port) {
         /* inputs gone or unreadable: the report without portability is still
          * worth having. Not on running out of memory (the fault sweep found
@@ -86,7 +86,7 @@ int kw_cli_report(int argc, char **argv)
                 kw_error_last());
         ro.flags = 0;
         no_port = 1;
-        rc = kw_rundir_open(&r, dir, &ro);
+        rc = kw_run_open(&r, dir, &ro);
     }
     if (rc != 0)
         return kw_cli_fail("report", rc);

@@ -401,7 +401,9 @@ static int kw_tune_mpi_rank(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     kw_tune_sig = 0;
-    int rc = kw_run_serve(&kw_tune_sig);
+    int rank0_says = 0, rc = kw_run_serve(&kw_tune_sig, &rank0_says);
+    if (rc != 0 && rank0_says)
+        return kw_error_exit_status(rc);
     return rc != 0 ? kw_cli_fail("tune", rc) : 0;
 }
 

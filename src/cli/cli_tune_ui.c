@@ -250,7 +250,7 @@ void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet)
     ui->plain = !quiet && !tty;
     ui->shape_names = kw_run_shape_names(r);
     ui->metric = kw_run_metric(r);
-    if (ui->plain && kw_run_replay_records(r) > 0) {
+    if (ui->plain && kw_run_replay_records(r) >= 0) {
         /* said before the engine starts, so even a replay of one round is named */
         fprintf(stderr, "knobwise tune: resume: replaying %ld journal records (no evaluation is "
                         "repeated)\n", kw_run_replay_records(r));

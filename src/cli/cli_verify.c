@@ -78,7 +78,7 @@ int kw_cli_verify(int argc, char **argv)
         ro.flags = 0;
     kw_sbuf log = {0};
     kw_rundir *r = NULL;
-    int rc = kw_rundir_open(&r, dir, &ro);
+    int rc = kw_run_open(&r, dir, &ro);
     if (rc != 0) {
         int status;
         if (rc == KW_ECORRUPT) {

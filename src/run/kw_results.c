@@ -1295,10 +1295,10 @@ static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs)
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
 {
     const kw_render f[4] = {
-        {"results.xml", kw_xml_cb, rs, "results", "results/results.xsd"},
-        {"ranked.csv", kw_ranked_cb, rs, NULL, NULL},
-        {"audit.csv", kw_audit_cb, rs, NULL, NULL},
-        {"portability.csv", kw_port_cb, rs, NULL, NULL},
+        {KW_RUNFOLDER_RESULTS_XML, kw_xml_cb, rs, "results", "results/results.xsd"},
+        {KW_RUNFOLDER_RANKED_CSV, kw_ranked_cb, rs, NULL, NULL},
+        {KW_RUNFOLDER_AUDIT_CSV, kw_audit_cb, rs, NULL, NULL},
+        {KW_RUNFOLDER_PORTABILITY_CSV, kw_port_cb, rs, NULL, NULL},
     };
     return kw_results_commit_render(run_dir, f, 4);
 }

@@ -37,6 +37,7 @@
 #include "kw_mpi.h"
 #include "kw_results.h"
 #include "kw_run.h"
+#include "kw_rundir.h"
 #include "kw_shipped.h"
 
 /* The largest space `--strategy exhaustive` takes without --budget, per shape:
@@ -248,14 +249,15 @@ static int kw_run_worker_program(char out[PATH_MAX], const char *cmd)
     return stat(cand, &st) == 0 && S_ISREG(st.st_mode) && realpath(cand, out) != NULL;
 }
 
-/* The input records: every file that affects a result. The three
- * model files by the names kw_rundir/kw_results expect, the --trace file, and
- * each shape's own trace that the evaluator replays ("shape_trace.N", N the
- * space's shape index), each hashed by kw_hash (the one input hash). Needs
+/* The input records: every file that affects a result (KW_RUN_INPUT_*).
+ * The three model files, the --trace file, and each shape's own trace that
+ * the evaluator replays (KW_RUN_INPUT_SHAPE_TRACE N, N the space's shape
+ * index), each hashed by kw_hash (the one input hash). Needs
  * r->me (it knows which traces it replays). */
 static int kw_run_inputs(kw_run *r)
 {
-    static const char *const names[] = {"space", "accelerator", "workload"};
+    static const char *const names[] = {KW_RUN_INPUT_SPACE, KW_RUN_INPUT_ACCEL,
+                                        KW_RUN_INPUT_WORKLOAD};
     const char *paths[] = {r->cfg->space.path, r->cfg->space.accel_path,
                            r->cfg->space.workload_path};
     r->n_inputs = 0;
@@ -265,7 +267,7 @@ static int kw_run_inputs(kw_run *r)
         r->in_hashes[r->n_inputs++] = r->cfg->input_hash[i];
     }
     if (r->trace[0]) {
-        r->in_names[r->n_inputs] = "trace";
+        r->in_names[r->n_inputs] = KW_RUN_INPUT_TRACE;
         r->in_paths[r->n_inputs] = r->trace;
         r->in_hashes[r->n_inputs++] = r->trace_hash;
     }
@@ -279,7 +281,8 @@ static int kw_run_inputs(kw_run *r)
         int rc = kw_hash_file(r->shape_trace_hash[i], tp);
         if (rc != 0)
             return rc;
-        snprintf(r->shape_trace_name[i], sizeof r->shape_trace_name[i], "shape_trace.%d", i);
+        snprintf(r->shape_trace_name[i], sizeof r->shape_trace_name[i], "%s%d",
+                 KW_RUN_INPUT_SHAPE_TRACE, i);
         r->in_names[r->n_inputs] = r->shape_trace_name[i];
         r->in_paths[r->n_inputs] = tp;
         r->in_hashes[r->n_inputs++] = r->shape_trace_hash[i];
@@ -291,7 +294,7 @@ static int kw_run_inputs(kw_run *r)
         int rc = kw_hash_file(r->worker_hash, r->worker_path);
         if (rc != 0)
             return rc;
-        r->in_names[r->n_inputs] = "worker";
+        r->in_names[r->n_inputs] = KW_RUN_INPUT_WORKER;
         r->in_paths[r->n_inputs] = r->worker_path;
         r->in_hashes[r->n_inputs++] = r->worker_hash;
     }
@@ -591,7 +594,7 @@ static int kw_run_worker_log(kw_run *r)
     if (!r->ex)
         return 0;
     char logp[KW_PATH_MAX + 16];
-    int rc = kw_runfolder_join(logp, sizeof logp, r->dir, KW_RUN_FILE_WORKER_LOG);
+    int rc = kw_runfolder_join(logp, sizeof logp, r->dir, KW_RUNFOLDER_WORKER_LOG);
     return rc != 0 ? rc : kw_exec_log(r->ex, logp);
 }
 
@@ -779,6 +782,155 @@ int kw_run_resume(kw_run **out, int *usage, const char *dir, int threads, double
     return 0;
 }
 
+/* ------------------------------------------------------------ open (read only) */
+
+static const char *kw_run_attr_or(const kw_journal *j, kw_run_attr key, const char *dflt)
+{
+    const char *v = kw_run_attr_get(j, key);
+    return v && v[0] ? v : dflt;
+}
+
+static void kw_run_open_note(kw_rundir *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kw_run_open_note(kw_rundir *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->inputs_msg);
+    if (used + 3 >= sizeof r->inputs_msg)
+        return;
+    if (used)
+        used += (size_t)snprintf(r->inputs_msg + used, sizeof r->inputs_msg - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->inputs_msg + used, sizeof r->inputs_msg - used, fmt, ap);
+    va_end(ap);
+    r->inputs_changed = 1;
+}
+
+/* An arrival trace input (KW_RUN_INPUT_TRACE: the run's --trace;
+ * KW_RUN_INPUT_SHAPE_TRACE N: space shape N's own file): 1 when name is one (checked here: a difference is
+ * noted, naming the file), 0 for the model files. Needs r->cfg. */
+static int kw_run_open_trace_changed(kw_rundir *r, const char *name, const char *hash)
+{
+    const char *file = NULL;
+    size_t pre = strlen(KW_RUN_INPUT_SHAPE_TRACE);
+    if (strcmp(name, KW_RUN_INPUT_TRACE) == 0) {
+        file = r->trace;
+    } else if (strncmp(name, KW_RUN_INPUT_SHAPE_TRACE, pre) == 0) {
+        int i = atoi(name + pre);
+        if (i >= 0 && i < r->cfg->space.n_shapes)
+            file = r->cfg->workload.shapes[r->cfg->space.shapes[i]].trace;
+    } else {
+        return 0;
+    }
+    char now[KW_HASH_HEX_LEN];
+    if (!file || !file[0]) {
+        kw_run_open_note(r, "the run's %s is not named by its inputs now", name);
+    } else if (kw_hash_file(now, file) != 0) {
+        kw_run_open_note(r, "%s", kw_error_last());
+        kw_error_clear();
+    } else if (strcmp(now, hash) != 0) {
+        kw_run_open_note(r, "%s changed since the run (hash %s, now %s)", file, hash, now);
+    }
+    return 1;
+}
+
+int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
+{
+    kw_rundir_opts none = {0};
+    if (!o)
+        o = &none;
+    kw_rundir *r = calloc(1, sizeof *r);
+    if (!r)
+        return kw_error_set(KW_ENOMEM, "out of memory opening %s", dir);
+    int rc = 0;
+    char path[KW_PATH_MAX + 16];
+    if (strlen(dir) >= sizeof r->dir) {
+        rc = kw_error_set(KW_EINPUT, "%.200s...: path too long (at most %zu bytes)", dir,
+                          sizeof r->dir - 1);
+        goto fail;
+    }
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    if ((rc = kw_runfolder_join(path, sizeof path, dir, KW_RUNFOLDER_JOURNAL_NAME)) != 0)
+        goto fail;
+    /* lstat, not open: opening a FIFO would block (reliability); a dangling
+     * link is a journal refused by the reader, not a missing one */
+    struct stat probe;
+    if (lstat(path, &probe) != 0) {
+        rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal)", dir);
+        goto fail;
+    }
+    if ((rc = kw_journal_load(&r->j, path)) != 0)
+        goto fail;
+    /* A writer appending now (tune holds the lock) leaves a last record half
+     * written: what came before it is a consistent prefix, not damage. Asked
+     * after the read, and a torn tail with no writer is read once more (the
+     * writer may have finished in between). */
+    if (r->j->torn && !kw_runfolder_writer(dir, NULL)) {
+        kw_journal_free(r->j);
+        r->j = NULL;
+        if ((rc = kw_journal_load(&r->j, path)) != 0)
+            goto fail;
+    }
+    if (kw_runfolder_writer(dir, NULL)) {
+        r->in_progress = 1;
+        r->j->torn = 0;
+        r->j->torn_msg[0] = '\0';
+    }
+    if ((rc = kw_runsum_build(&r->rs, r->j)) != 0)
+        goto fail;
+
+    const kw_journal *j = r->j;
+    r->mopts.seed = strtoull(kw_run_attr_or(j, KW_RUN_MODEL_SEED, "0"), NULL, 10);
+    if (!kw_run_attr_get(j, KW_RUN_MODEL_SEED))
+        r->mopts.seed = j->h.seed;
+    r->mopts.sim_requests = atoi(kw_run_attr_or(j, KW_RUN_SIM_REQUESTS, "0"));
+    r->mopts.thermal = atoi(kw_run_attr_or(j, KW_RUN_THERMAL, "0"));
+    r->mopts.drift = atoi(kw_run_attr_or(j, KW_RUN_DRIFT, "1"));
+    snprintf(r->trace, sizeof r->trace, "%s", kw_run_attr_or(j, KW_RUN_TRACE, ""));
+    r->mopts.trace_path = r->trace[0] ? r->trace : NULL;
+
+    if (o->flags & KW_RUNDIR_CONFIG) {
+        const char *space = o->space ? o->space : kw_run_attr_or(j, KW_RUN_SPACE, NULL);
+        char shipped[KW_PATH_MAX];
+        if (o->space) { /* --space NAME: a shipped space when no such file exists */
+            if ((rc = kw_shipped_space(shipped, sizeof shipped, o->space)) < 0)
+                goto fail;
+            space = shipped;
+        }
+        const char *accel = o->accel ? o->accel : kw_run_attr_or(j, KW_RUN_ACCEL, NULL);
+        const char *workload = o->workload ? o->workload : kw_run_attr_or(j, KW_RUN_WORKLOAD, NULL);
+        if (space == NULL && accel == NULL && workload == NULL)
+            rc = kw_config_load_default(&r->cfg);
+        else
+            rc = kw_config_load(&r->cfg, space, accel, workload);
+        if (rc != 0)
+            goto fail;
+        static const char *const slot_names[3] = {KW_RUN_INPUT_SPACE, KW_RUN_INPUT_ACCEL,
+                                                  KW_RUN_INPUT_WORKLOAD};
+        for (int i = 0; i < j->h.n_inputs; i++) {
+            const char *n = j->h.inputs[i].name;
+            if (kw_run_open_trace_changed(r, n, j->h.inputs[i].hash))
+                continue;
+            int slot = -1;
+            for (int k = 0; k < 3; k++)
+                if (strcmp(n, slot_names[k]) == 0)
+                    slot = k;
+            if (slot < 0 || strcmp(j->h.inputs[i].hash, r->cfg->input_hash[slot]) == 0)
+                continue;
+            r->inputs_changed = 1;
+            size_t used = strlen(r->inputs_msg);
+            snprintf(r->inputs_msg + used, sizeof r->inputs_msg - used,
+                     "%sthe %s changed since the run (hash %s, now %s)", used ? "; " : "",
+                     slot_names[slot], j->h.inputs[i].hash, r->cfg->input_hash[slot]);
+        }
+        kw_runsum_set_limits(r->rs, r->cfg);
+    }
+    *out = r;
+    return 0;
+fail:
+    kw_rundir_free(r);
+    return rc;
+}
+
 /* ------------------------------------------------------------ results */
 
 int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, const char *metric,
@@ -802,7 +954,7 @@ const char *kw_run_dir(const kw_run *r) { return r->dir; }
 const char *kw_run_journal(const kw_run *r) { return r->journal; }
 const char *kw_run_metric(const kw_run *r) { return r->eo.metric; }
 const char *const *kw_run_shape_names(const kw_run *r) { return kw_run_port_ev(r)->shape_names; }
-long kw_run_replay_records(const kw_run *r) { return r->resume && r->j ? (long)r->j->n_records : 0; }
+long kw_run_replay_records(const kw_run *r) { return r->resume && r->j ? (long)r->j->n_records : -1; }
 
 int kw_run_ranks(const kw_run *r, char *buf, size_t len)
 {
@@ -916,8 +1068,9 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
 
 /* ------------------------------------------------------------ MPI ranks */
 
-int kw_run_serve(volatile sig_atomic_t *stop)
+int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says)
 {
+    *rank0_says = 0;
     kw_mpi_job_spec *js = NULL;
     int rc = kw_mpi_spec_recv(&js);
     if (rc == 1)
@@ -937,9 +1090,11 @@ int kw_run_serve(volatile sig_atomic_t *stop)
         r->n_attrs++;
     }
     int setup = kw_run_load_attrs(r, sp->seed);
-    if (setup == 0)
+    if (setup == 0) {
         setup = kw_run_inputs_same(r, sp->n_inputs, sp->input_names, sp->input_hashes,
                                    kw_mpi_rank());
+        *rank0_says = setup != 0; /* rank 0 names the rank and its file */
+    }
     if (setup == 0 && r->cmd)
         setup = kw_run_exec_attrs(r);
     char why[KW_ERROR_MAX] = "";

@@ -5,7 +5,7 @@
  *   KW_RUN_ATTR_ROWS      the one table of the attributes a journal records
  *                         about how the run was made (A records): no other file
  *                         spells an attribute key
- *   KW_RUN_FILE_*         the run folder's layout (the files a run writes)
+ *   KW_RUN_INPUT_*        the names of its input records (I records)
  *   kw_run_load_config    the inputs by name (a shipped space, files, or the
  *                         embedded default), as every verb loads them
  *   kw_run_create         a new run: inputs loaded and hashed (kw_hash, the one
@@ -15,6 +15,9 @@
  *   kw_run_resume         the same from a run folder's journal: its recorded
  *                         attributes rebuild the evaluator; an input whose
  *                         hash changed is refused
+ *   kw_run_open           a run folder opened read-only (audit, verify,
+ *                         report, recommend, bisect): its journal, its summary
+ *                         and on request its inputs (kw_rundir.h)
  *   kw_run_exec           the engine call (search/kw_engine.h), then the
  *                         evidence phase (kw_evidence.h) and the result files
  *   kw_run_results        the result files of a run folder from its journal
@@ -72,9 +75,16 @@ const char *kw_run_attr_key(kw_run_attr a);
 /* The value of attribute a in j's header, or NULL when not recorded. */
 const char *kw_run_attr_get(const kw_journal *j, kw_run_attr a);
 
-/* The run folder's layout: the journal (KW_RUNFOLDER_JOURNAL_NAME), the lock
- * (KW_RUNFOLDER_LOCK_NAME), the result files (kw_results.h) and this. */
-#define KW_RUN_FILE_WORKER_LOG "worker.log" /* a measuring evaluator's worker's stderr */
+/* The input records (the journal's I records): the files a run's results
+ * depend on, by name, each with its kw_hash. */
+#define KW_RUN_INPUT_SPACE "space"
+#define KW_RUN_INPUT_ACCEL "accelerator"
+#define KW_RUN_INPUT_WORKLOAD "workload"
+#define KW_RUN_INPUT_TRACE "trace"               /* the --trace file */
+#define KW_RUN_INPUT_SHAPE_TRACE "shape_trace."  /* + N: space shape N's own trace */
+#define KW_RUN_INPUT_WORKER "worker"             /* a measuring evaluator's program */
+
+/* The run folder's layout (its file names): kw_runfolder.h, KW_RUNFOLDER_*. */
 
 /* The inputs as a verb names them: space NULL the embedded default (accel
  * and workload override its references), else a file or a shipped space's
@@ -161,7 +171,7 @@ const char *kw_run_journal(const kw_run *r);
 const char *kw_run_metric(const kw_run *r);
 /* The evaluator's shape names, indexed like kw_progress's shapes. */
 const char *const *kw_run_shape_names(const kw_run *r);
-/* Records a resume replays (0 for a new run). */
+/* Records a resume replays (-1 for a new run). */
 long kw_run_replay_records(const kw_run *r);
 /* mpirun: the ranks' evaluation rates into buf; 0 when not under mpirun. */
 int kw_run_ranks(const kw_run *r, char *buf, size_t len);
@@ -178,9 +188,19 @@ int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, con
                    const kw_evaluator *port_ev, const kw_evaluator *final_ev,
                    struct kw_evpool *pool, int width);
 
+/* Open run folder dir for reading (dir/journal must load; no lock is
+ * taken, so a writer is never blocked: a torn last record while tune holds
+ * the lock is the record being written). KW_EINPUT when dir is not a run
+ * folder, KW_ECORRUPT when its journal is damaged, or the loaders' errors.
+ * *out owned by the caller (kw_rundir_free). */
+struct kw_rundir;
+struct kw_rundir_opts;
+int kw_run_open(struct kw_rundir **out, const char *dir, const struct kw_rundir_opts *o);
+
 /* An MPI rank other than 0: receive the run from rank 0, build its
  * evaluator, check its inputs, serve evaluations until the run ends. Returns
- * 0 or a negative code (its message in kw_error_last). */
-int kw_run_serve(volatile sig_atomic_t *stop);
+ * 0 or a negative code (its message in kw_error_last); *rank0_says is 1 when
+ * the failure is an input that differs from rank 0's, which rank 0 reports. */
+int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says);
 
 #endif

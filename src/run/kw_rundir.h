@@ -1,9 +1,9 @@
-/* kw_rundir.h - a finished run folder opened for reading: its journal, the
- * run summary replayed from it, and on request the inputs it was made from
- * and an evaluator configured like the run's.
+/* kw_rundir.h - a finished run folder opened for reading (kw_run_open,
+ * kw_run.h): its journal, the run summary replayed from it, and on request the
+ * inputs it was made from and an evaluator configured like the run's.
  *
  * What the run's journal header must carry for this (attributes, `A` records,
- * written by `knobwise tune`):
+ * written by kw_run_create; their keys are kw_run.h's KW_RUN_ATTR_ROWS):
  *   owner         the --owner
  *   space, accel, workload, trace   the input paths as given ("" or absent: the
  *                 embedded default / the space's own references)
@@ -21,6 +21,7 @@
 #include "kw_eval.h"
 #include "kw_journal.h"
 #include "kw_model.h"
+#include "kw_run.h"
 #include "kw_runsum.h"
 
 enum {
@@ -47,9 +48,7 @@ typedef struct kw_rundir {
     char inputs_msg[512];
 } kw_rundir;
 
-/* Open run folder dir (dir/journal must load). KW_EINPUT when dir is not a run
- * folder, KW_ECORRUPT when its journal is damaged, or the loaders' errors. */
-int kw_rundir_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o);
+/* Made by kw_run_open (kw_run.h); kw_rundir_free accepts NULL. */
 void kw_rundir_free(kw_rundir *r);
 
 /* The evaluator over r->cfg with the run's model options (created once; owned

@@ -22,12 +22,14 @@
 /* What tune and the verbs write into a run folder: an output path naming one
  * of these (other than the verb's own) would destroy the run. */
 static const char *const kw_rf_run_files[] = {
-    KW_RUNFOLDER_JOURNAL_NAME, KW_RUNFOLDER_LOCK_NAME, "results.xml", "ranked.csv",
-    "audit.csv", "portability.csv", "report.html", "mappings.csv"};
+    KW_RUNFOLDER_JOURNAL_NAME,   KW_RUNFOLDER_LOCK_NAME,       KW_RUNFOLDER_RESULTS_XML,
+    KW_RUNFOLDER_RANKED_CSV,     KW_RUNFOLDER_AUDIT_CSV,       KW_RUNFOLDER_PORTABILITY_CSV,
+    KW_RUNFOLDER_REPORT_HTML,    KW_RUNFOLDER_MAPPINGS_CSV};
 #define KW_RF_N_RUN_FILES (sizeof kw_rf_run_files / sizeof kw_rf_run_files[0])
 /* The files tune commits through temp + rename (kw_results_write_summary). */
-static const char *const kw_rf_tune_files[] = {"results.xml", "ranked.csv", "audit.csv",
-                                               "portability.csv"};
+static const char *const kw_rf_tune_files[] = {KW_RUNFOLDER_RESULTS_XML, KW_RUNFOLDER_RANKED_CSV,
+                                               KW_RUNFOLDER_AUDIT_CSV,
+                                               KW_RUNFOLDER_PORTABILITY_CSV};
 #define KW_RF_N_TUNE_FILES (sizeof kw_rf_tune_files / sizeof kw_rf_tune_files[0])
 /* mkstemp's template suffix: ".tmp." then six characters */
 #define KW_RF_TMP_TAG ".tmp."

@@ -27,8 +27,17 @@
 
 #include <stddef.h>
 
+/* The run folder's layout: every file a run or a verb writes into it, by the
+ * one name the writers and the readers use. */
 #define KW_RUNFOLDER_LOCK_NAME ".lock"   /* the lock file inside a run folder */
 #define KW_RUNFOLDER_JOURNAL_NAME "journal"
+#define KW_RUNFOLDER_RESULTS_XML "results.xml"       /* tune's result files ... */
+#define KW_RUNFOLDER_RANKED_CSV "ranked.csv"
+#define KW_RUNFOLDER_AUDIT_CSV "audit.csv"
+#define KW_RUNFOLDER_PORTABILITY_CSV "portability.csv" /* ... committed together */
+#define KW_RUNFOLDER_WORKER_LOG "worker.log"         /* a measuring evaluator's worker's stderr */
+#define KW_RUNFOLDER_REPORT_HTML "report.html"       /* knobwise report */
+#define KW_RUNFOLDER_MAPPINGS_CSV "mappings.csv"     /* knobwise recommend */
 
 /* out = dir + "/" + name. KW_EINPUT "DIR/NAME: path too long (N bytes, at
  * most M)" when it does not fit in n bytes; out is then "". */

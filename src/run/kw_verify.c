@@ -195,7 +195,8 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
     struct {
         const char *name;
         int (*render)(kw_sbuf *, const kw_runsum *);
-    } files[] = {{"ranked.csv", kw_results_ranked_csv}, {"audit.csv", kw_results_audit_csv}};
+    } files[] = {{KW_RUNFOLDER_RANKED_CSV, kw_results_ranked_csv},
+                 {KW_RUNFOLDER_AUDIT_CSV, kw_results_audit_csv}};
     int present = 0;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
