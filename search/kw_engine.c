@@ -68,23 +68,23 @@ static int kw_lpt_cmp(const void *a, const void *b, void *arg)
 void kw_engine_stats(kw_eng *E, int shape, uint64_t id, kw_cst *o)
 {
     kw_repstat st;
-    kw_repstat_init(&st);
+    kw_reduce_repstat_init(&st);
     for (int r = 0; r < E->reps; r++) {
         const kw_memo_ent *e = kw_memo_find(&E->memo, shape, id, r);
         if (e && e->state == KW_MEMO_DONE)
-            kw_repstat_add(&st, e->primary, e->guards, e->rc);
+            kw_reduce_repstat_add(&st, e->primary, e->guards, e->rc);
     }
     memset(o, 0, sizeof *o);
     o->n = st.n;
     o->ok = st.n > 0 && st.ok;
     o->guards = st.guards;
-    o->mean = kw_repstat_mean(&st);
-    o->sd = kw_repstat_sd(&st);
+    o->mean = kw_reduce_repstat_mean(&st);
+    o->sd = kw_reduce_repstat_sd(&st);
 }
 
 void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o)
 {
-    kw_engine_stats(E, s->shape, kw_cand_id(E->ks, c), o);
+    kw_engine_stats(E, s->shape, kw_knobs_cand_id(E->ks, c), o);
 }
 
 /* ------------------------------------------------------------------ judging */
@@ -170,14 +170,14 @@ static int kw_add(kw_eng *E)
 {
     if (E->rec.oom)
         return kw_error_set(KW_ENOMEM, "out of memory formatting a journal record");
-    int rc = kw_jwriter_add(E->w, E->rec.s);
-    kw_jbuf_reset(&E->rec);
+    int rc = kw_journal_writer_add(E->w, E->rec.s);
+    kw_journal_buf_reset(&E->rec);
     return rc;
 }
 
 static void kw_id(kw_jbuf *b, const char *key, uint64_t id)
 {
-    kw_jbuf_printf(b, " %s=%016llx", key, (unsigned long long)id);
+    kw_journal_buf_printf(b, " %s=%016llx", key, (unsigned long long)id);
 }
 
 static int kw_emit_header(kw_eng *E)
@@ -185,45 +185,45 @@ static int kw_emit_header(kw_eng *E)
     kw_jbuf *b = &E->rec;
     const kw_knobspace *ks = E->ks;
     int rc;
-    kw_jbuf_printf(b, "H format=%d", KW_JOURNAL_FORMAT);
-    kw_jbuf_str(b, "version", E->info->version ? E->info->version : "");
-    kw_jbuf_printf(b, " seed=%llu strategy=%s policy=%s budget=%ld",
-                   (unsigned long long)E->o.seed, kw_strategy_name(E->o.strategy),
-                   kw_policy_name(E->o.policy), E->o.budget);
-    kw_jbuf_str(b, "metric", E->o.metric);
-    kw_jbuf_dbl(b, "min_effect", E->o.min_effect_pct);
-    kw_jbuf_dbl(b, "alpha", E->o.alpha);
-    kw_jbuf_printf(b, " repeats=%d noisy=%d tabu=%d probes=%d tuned=", E->reps,
-                   E->ev->noisy ? 1 : 0, E->o.tabu, E->o.probes);
+    kw_journal_buf_printf(b, "H format=%d", KW_JOURNAL_FORMAT);
+    kw_journal_buf_str(b, "version", E->info->version ? E->info->version : "");
+    kw_journal_buf_printf(b, " seed=%llu strategy=%s policy=%s budget=%ld",
+                          (unsigned long long)E->o.seed, kw_journal_strategy_name(E->o.strategy),
+                          kw_journal_policy_name(E->o.policy), E->o.budget);
+    kw_journal_buf_str(b, "metric", E->o.metric);
+    kw_journal_buf_dbl(b, "min_effect", E->o.min_effect_pct);
+    kw_journal_buf_dbl(b, "alpha", E->o.alpha);
+    kw_journal_buf_printf(b, " repeats=%d noisy=%d tabu=%d probes=%d tuned=", E->reps,
+                          E->ev->noisy ? 1 : 0, E->o.tabu, E->o.probes);
     for (int i = 0; i < E->n_shapes; i++)
-        kw_jbuf_printf(b, i ? ",%d" : "%d", E->shapes[i]);
+        kw_journal_buf_printf(b, i ? ",%d" : "%d", E->shapes[i]);
     if ((rc = kw_add(E)) != 0)
         return rc;
     for (int i = 0; i < E->info->n_attrs; i++) {
-        kw_jbuf_printf(b, "A");
-        kw_jbuf_str(b, "key", E->info->attr_keys[i]);
-        kw_jbuf_str(b, "value", E->info->attr_values[i]);
+        kw_journal_buf_printf(b, "A");
+        kw_journal_buf_str(b, "key", E->info->attr_keys[i]);
+        kw_journal_buf_str(b, "value", E->info->attr_values[i]);
         if ((rc = kw_add(E)) != 0)
             return rc;
     }
     for (int i = 0; i < E->info->n_inputs; i++) {
-        kw_jbuf_printf(b, "I");
-        kw_jbuf_str(b, "name", E->info->input_names[i]);
-        kw_jbuf_str(b, "hash", E->info->input_hashes[i]);
+        kw_journal_buf_printf(b, "I");
+        kw_journal_buf_str(b, "name", E->info->input_names[i]);
+        kw_journal_buf_str(b, "hash", E->info->input_hashes[i]);
         if ((rc = kw_add(E)) != 0)
             return rc;
     }
     for (int i = 0; i < ks->n_knobs; i++) {
         const kw_knob *k = &ks->knobs[i];
-        kw_jbuf_printf(b, "K i=%d", i);
-        kw_jbuf_str(b, "name", k->name);
-        kw_jbuf_printf(b, " base=%d", k->baseline);
+        kw_journal_buf_printf(b, "K i=%d", i);
+        kw_journal_buf_str(b, "name", k->name);
+        kw_journal_buf_printf(b, " base=%d", k->baseline);
         for (int v = 0; v < k->n_values; v++) {
             if (v == 0) {
-                kw_jbuf_str(b, "values", k->values[v]);
+                kw_journal_buf_str(b, "values", k->values[v]);
             } else {
-                kw_jbuf_printf(b, ",");
-                kw_jbuf_str(b, NULL, k->values[v]);
+                kw_journal_buf_printf(b, ",");
+                kw_journal_buf_str(b, NULL, k->values[v]);
             }
         }
         if ((rc = kw_add(E)) != 0)
@@ -231,26 +231,26 @@ static int kw_emit_header(kw_eng *E)
     }
     for (int i = 0; i < ks->n_constraints; i++) {
         const kw_constraint *c = &ks->constraints[i];
-        kw_jbuf_printf(b, "C i=%d", i);
-        kw_jbuf_str(b, "name", c->name);
-        kw_jbuf_printf(b, " terms=");
+        kw_journal_buf_printf(b, "C i=%d", i);
+        kw_journal_buf_str(b, "name", c->name);
+        kw_journal_buf_printf(b, " terms=");
         for (int t = 0; t < c->n_terms; t++)
-            kw_jbuf_printf(b, "%s%d:%llx", t ? "," : "", c->terms[t].knob,
-                           (unsigned long long)c->terms[t].mask);
+            kw_journal_buf_printf(b, "%s%d:%llx", t ? "," : "", c->terms[t].knob,
+                                  (unsigned long long)c->terms[t].mask);
         if ((rc = kw_add(E)) != 0)
             return rc;
     }
-    kw_jbuf_printf(b, "M names=");
+    kw_journal_buf_printf(b, "M names=");
     for (int i = 0; i < E->ev->n_metrics; i++) {
         if (i)
-            kw_jbuf_printf(b, ",");
-        kw_jbuf_str(b, NULL, E->ev->metric_names[i]);
+            kw_journal_buf_printf(b, ",");
+        kw_journal_buf_str(b, NULL, E->ev->metric_names[i]);
     }
     if ((rc = kw_add(E)) != 0)
         return rc;
     for (int i = 0; i < E->ev->n_shapes; i++) {
-        kw_jbuf_printf(b, "S i=%d", i);
-        kw_jbuf_str(b, "name", E->ev->shape_names[i]);
+        kw_journal_buf_printf(b, "S i=%d", i);
+        kw_journal_buf_str(b, "name", E->ev->shape_names[i]);
         if ((rc = kw_add(E)) != 0)
             return rc;
     }
@@ -261,18 +261,18 @@ static int kw_emit_eval(kw_eng *E, int shape, uint64_t id, int rep, const kw_can
                         const double *m, const char *guards, const char *klass)
 {
     kw_jbuf *b = &E->rec;
-    kw_jbuf_printf(b, "E s=%d", shape);
+    kw_journal_buf_printf(b, "E s=%d", shape);
     kw_id(b, "id", id);
-    kw_jbuf_printf(b, " rep=%d", rep);
-    kw_jbuf_cand(b, "c", E->ks, c);
-    kw_jbuf_printf(b, " rc=%d m=", rc_eval);
+    kw_journal_buf_printf(b, " rep=%d", rep);
+    kw_journal_buf_cand(b, "c", E->ks, c);
+    kw_journal_buf_printf(b, " rc=%d m=", rc_eval);
     for (int i = 0; i < E->ev->n_metrics; i++) {
         if (i)
-            kw_jbuf_printf(b, ",");
-        kw_jbuf_dbl(b, NULL, m[i]);
+            kw_journal_buf_printf(b, ",");
+        kw_journal_buf_dbl(b, NULL, m[i]);
     }
-    kw_jbuf_str(b, "g", guards);
-    kw_jbuf_str(b, "k", klass);
+    kw_journal_buf_str(b, "g", guards);
+    kw_journal_buf_str(b, "k", klass);
     return kw_add(E);
 }
 
@@ -339,22 +339,22 @@ int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_
                        : NAN;
     kw_jbuf *b = &E->rec;
     s->step++;
-    kw_jbuf_printf(b, "T s=%d step=%d phase=%s d=%s", s->shape, s->step, kw_step_phase_name(ph),
-                   kw_decision_name(d));
-    kw_id(b, "parent", kw_cand_id(E->ks, &s->pos));
-    kw_id(b, "id", kw_cand_id(E->ks, to));
-    kw_jbuf_str(b, "knob", k->name);
-    kw_jbuf_str(b, "old", k->values[s->pos.v[knob]]);
-    kw_jbuf_str(b, "new", k->values[to->v[knob]]);
-    kw_jbuf_dbl(b, "before", a.mean);
-    kw_jbuf_dbl(b, "after", c.mean);
-    kw_jbuf_dbl(b, "delta", delta);
-    kw_jbuf_dbl(b, "p", p);
-    kw_jbuf_printf(b, " nb=%d na=%d", a.n, c.n);
-    kw_jbuf_str(b, "g", g);
-    kw_jbuf_str(b, "con", con >= 0 ? E->ks->constraints[con].name : "");
-    kw_jbuf_cand(b, "c", E->ks, to);
-    kw_jbuf_str(b, "why", why);
+    kw_journal_buf_printf(b, "T s=%d step=%d phase=%s d=%s", s->shape, s->step,
+                          kw_journal_step_phase_name(ph), kw_journal_decision_name(d));
+    kw_id(b, "parent", kw_knobs_cand_id(E->ks, &s->pos));
+    kw_id(b, "id", kw_knobs_cand_id(E->ks, to));
+    kw_journal_buf_str(b, "knob", k->name);
+    kw_journal_buf_str(b, "old", k->values[s->pos.v[knob]]);
+    kw_journal_buf_str(b, "new", k->values[to->v[knob]]);
+    kw_journal_buf_dbl(b, "before", a.mean);
+    kw_journal_buf_dbl(b, "after", c.mean);
+    kw_journal_buf_dbl(b, "delta", delta);
+    kw_journal_buf_dbl(b, "p", p);
+    kw_journal_buf_printf(b, " nb=%d na=%d", a.n, c.n);
+    kw_journal_buf_str(b, "g", g);
+    kw_journal_buf_str(b, "con", con >= 0 ? E->ks->constraints[con].name : "");
+    kw_journal_buf_cand(b, "c", E->ks, to);
+    kw_journal_buf_str(b, "why", why);
     if ((rc = kw_add(E)) != 0)
         return rc;
     if (kw_is_move(d))
@@ -365,11 +365,11 @@ int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_
 int kw_engine_emit_viol(kw_eng *E, kw_shape *s, const kw_item *it, const char *why)
 {
     kw_jbuf *b = &E->rec;
-    kw_jbuf_printf(b, "V s=%d", s->shape);
+    kw_journal_buf_printf(b, "V s=%d", s->shape);
     kw_id(b, "id", it->id);
-    kw_jbuf_cand(b, "c", E->ks, &it->cand);
-    kw_jbuf_str(b, "con", E->ks->constraints[it->con].name);
-    kw_jbuf_str(b, "why", why);
+    kw_journal_buf_cand(b, "c", E->ks, &it->cand);
+    kw_journal_buf_str(b, "con", E->ks->constraints[it->con].name);
+    kw_journal_buf_str(b, "why", why);
     return kw_add(E);
 }
 
@@ -379,14 +379,14 @@ static int kw_emit_done(kw_eng *E, kw_shape *s, const kw_cand *best, const char 
     kw_engine_stats_c(E, s, &s->base, &bs);
     kw_engine_stats_c(E, s, best, &bb);
     kw_jbuf *b = &E->rec;
-    kw_jbuf_printf(b, "D s=%d", s->shape);
-    kw_jbuf_str(b, "why", why);
-    kw_id(b, "base", kw_cand_id(E->ks, &s->base));
-    kw_jbuf_dbl(b, "base_p", bs.mean);
-    kw_id(b, "best", kw_cand_id(E->ks, best));
-    kw_jbuf_dbl(b, "best_p", bb.mean);
-    kw_jbuf_cand(b, "c", E->ks, best);
-    kw_jbuf_printf(b, " evals=%ld steps=%d", s->evals, s->step);
+    kw_journal_buf_printf(b, "D s=%d", s->shape);
+    kw_journal_buf_str(b, "why", why);
+    kw_id(b, "base", kw_knobs_cand_id(E->ks, &s->base));
+    kw_journal_buf_dbl(b, "base_p", bs.mean);
+    kw_id(b, "best", kw_knobs_cand_id(E->ks, best));
+    kw_journal_buf_dbl(b, "best_p", bb.mean);
+    kw_journal_buf_cand(b, "c", E->ks, best);
+    kw_journal_buf_printf(b, " evals=%ld steps=%d", s->evals, s->step);
     return kw_add(E);
 }
 
@@ -404,8 +404,8 @@ int kw_engine_item_add(kw_eng *E, kw_shape *s, const kw_cand *c, int group)
     }
     kw_item *it = &s->items[s->n_items++];
     it->cand = *c;
-    it->id = kw_cand_id(E->ks, c);
-    it->con = kw_cand_violates(E->ks, c);
+    it->id = kw_knobs_cand_id(E->ks, c);
+    it->con = kw_knobs_cand_violates(E->ks, c);
     it->group = group;
     it->dropped = 0;
     it->estimated = it->est_fails = it->skipped = 0;
@@ -554,12 +554,12 @@ static int kw_emit_preds(kw_eng *E, kw_shape *s)
         if (!it->estimated)
             continue;
         kw_jbuf *b = &E->rec;
-        kw_jbuf_printf(b, "P s=%d", s->shape);
+        kw_journal_buf_printf(b, "P s=%d", s->shape);
         kw_id(b, "id", it->id);
-        kw_jbuf_cand(b, "c", E->ks, &it->cand);
-        kw_jbuf_dbl(b, "est", it->est);
-        kw_jbuf_str(b, "g", it->est_fails ? "estimate" : "");
-        kw_jbuf_printf(b, " skip=%d", it->skipped);
+        kw_journal_buf_cand(b, "c", E->ks, &it->cand);
+        kw_journal_buf_dbl(b, "est", it->est);
+        kw_journal_buf_str(b, "g", it->est_fails ? "estimate" : "");
+        kw_journal_buf_printf(b, " skip=%d", it->skipped);
         int rc = kw_add(E);
         if (rc != 0)
             return rc;
@@ -808,8 +808,8 @@ static int kw_check_inputs(kw_eng *E)
                                     ks->constraints[i].name, ks->constraints[i].terms[t].knob,
                                     ks->n_knobs);
     kw_cand base;
-    kw_cand_baseline(&base, ks);
-    int c = kw_cand_violates(ks, &base);
+    kw_knobs_cand_baseline(&base, ks);
+    int c = kw_knobs_cand_violates(ks, &base);
     if (c >= 0)
         return kw_error_set(KW_EINPUT, "the baseline breaks constraint '%s'", ks->constraints[c].name);
     E->primary = -1;
@@ -1072,7 +1072,7 @@ static void kw_report(kw_eng *E, int replaying)
     p.budget = E->o.budget;
     p.evals_total_budget = E->o.budget > 0 ? E->o.budget * E->n_shapes : 0;
     p.replaying = replaying;
-    p.replay_done = E->w ? kw_jwriter_records(E->w) : 0;
+    p.replay_done = E->w ? kw_journal_writer_records(E->w) : 0;
     p.replay_total = E->replay_total;
     double el = now - E->t_live;
     long live_evals = E->sum.evals - E->evals_live0;
@@ -1088,29 +1088,29 @@ static void kw_report(kw_eng *E, int replaying)
 
 static int kw_pause(kw_eng *E, const char *why)
 {
-    kw_jbuf_printf(&E->rec, "Q");
-    kw_jbuf_str(&E->rec, "why", why);
+    kw_journal_buf_printf(&E->rec, "Q");
+    kw_journal_buf_str(&E->rec, "why", why);
     int rc = kw_add(E);
-    return rc ? rc : kw_jwriter_commit(E->w);
+    return rc ? rc : kw_journal_writer_commit(E->w);
 }
 
 static int kw_loop(kw_eng *E)
 {
     int rc;
-    if ((rc = kw_emit_header(E)) != 0 || (rc = kw_jwriter_commit(E->w)) != 0)
+    if ((rc = kw_emit_header(E)) != 0 || (rc = kw_journal_writer_commit(E->w)) != 0)
         return rc;
     for (;;) {
         int active = 0;
         for (int i = 0; i < E->n_shapes; i++)
             active += E->S[i].phase != KW_SHAPE_DONE;
         if (!active) {
-            kw_jbuf_printf(&E->rec, "Z why=complete");
-            if ((rc = kw_add(E)) != 0 || (rc = kw_jwriter_commit(E->w)) != 0)
+            kw_journal_buf_printf(&E->rec, "Z why=complete");
+            if ((rc = kw_add(E)) != 0 || (rc = kw_journal_writer_commit(E->w)) != 0)
                 return rc;
             E->sum.stop = KW_STOP_DONE;
             return 0;
         }
-        if (!kw_jwriter_replaying(E->w)) {
+        if (!kw_journal_writer_replaying(E->w)) {
             if (E->o.stop && *E->o.stop) {
                 E->sum.stop = KW_STOP_SIGNAL;
                 if ((rc = kw_pause(E, "interrupted")) != 0)
@@ -1187,10 +1187,10 @@ static int kw_loop(kw_eng *E)
             if ((rc = kw_decide(E, s)) != 0)
                 return rc;
         }
-        if ((rc = kw_jwriter_commit(E->w)) != 0)
+        if ((rc = kw_journal_writer_commit(E->w)) != 0)
             return rc;
         E->sum.rounds++;
-        int replaying = kw_jwriter_replaying(E->w);
+        int replaying = kw_journal_writer_replaying(E->w);
         if (!replaying && !E->replay_over) {
             /* the replay just ended: rates count from here */
             E->replay_over = 1;
@@ -1285,7 +1285,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     const uint32_t *old = NULL;
     if ((rc = resume ? kw_resume_load(E, &old, &n_old) : kw_fresh_check(E)) != 0)
         goto done;
-    if ((rc = kw_jwriter_open(&E->w, path, old, n_old, info->no_sync)) != 0)
+    if ((rc = kw_journal_writer_open(&E->w, path, old, n_old, info->no_sync)) != 0)
         goto done;
     E->replay_total = (long)n_old;
     E->S = calloc((size_t)E->n_shapes, sizeof *E->S);
@@ -1301,7 +1301,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
         s->shape = E->shapes[i];
         s->phase = KW_SHAPE_BASELINE;
         kw_mf_bound_init(&s->mfb);
-        kw_cand_baseline(&s->base, ks);
+        kw_knobs_cand_baseline(&s->base, ks);
         s->pos = s->base;
     }
     E->pool = E->o.pool;
@@ -1313,7 +1313,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     }
     rc = kw_loop(E);
 done:
-    E->sum.records = E->w ? kw_jwriter_records(E->w) : 0;
+    E->sum.records = E->w ? kw_journal_writer_records(E->w) : 0;
     E->sum.elapsed_s = kw_now_s() - E->t0;
     if (out)
         *out = E->sum;
@@ -1326,13 +1326,13 @@ done:
     free(E->S);
     free(E->ps);
     kw_eta_free(&E->eta);
-    kw_jwriter_free(E->w);
+    kw_journal_writer_free(E->w);
     kw_journal_free(E->j);
     kw_memo_free(&E->memo);
     kw_intern_free(&E->strs);
     free(E->jobs);
     free(E->live);
-    kw_jbuf_free(&E->rec);
+    kw_journal_buf_free(&E->rec);
     free(E);
     return rc;
 }

@@ -9,7 +9,7 @@
 static _Thread_local char kw_error_msg[KW_ERROR_MAX];
 static _Thread_local int kw_error_last_code;
 
-int kw_error_vset(int code, const char *fmt, va_list ap)
+static int kw_error_vset(int code, const char *fmt, va_list ap)
 {
     /* formatted aside first: callers wrap the last message in a new one
      * (kw_error_set(rc, "...: %s", kw_error_last())), and vsnprintf into the
@@ -28,19 +28,6 @@ int kw_error_set(int code, const char *fmt, ...)
     kw_error_vset(code, fmt, ap);
     va_end(ap);
     return code;
-}
-
-void kw_error_append(const char *fmt, ...)
-{
-    size_t used = strlen(kw_error_msg);
-    if (used + 2 >= sizeof kw_error_msg)
-        return;
-    if (used > 0)
-        kw_error_msg[used++] = '\n';
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(kw_error_msg + used, sizeof kw_error_msg - used, fmt, ap);
-    va_end(ap);
 }
 
 const char *kw_error_last(void) { return kw_error_msg; }

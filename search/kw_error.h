@@ -26,10 +26,6 @@ enum {
 
 /* Set the message of this thread's error object; returns code for `return kw_error_set(...)`. */
 int kw_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Same with a va_list. */
-int kw_error_vset(int code, const char *fmt, va_list ap);
-/* Append "; more" to the existing message (used to collect several problems). */
-void kw_error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The last message set on this thread ("" if none). Owned by the library. */
 const char *kw_error_last(void);
 /* The last code set on this thread. */

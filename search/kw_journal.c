@@ -49,7 +49,7 @@ static void kw_crc_init(void)
     __atomic_store_n(&kw_crc_ready, 1, __ATOMIC_RELEASE);
 }
 
-uint32_t kw_crc32(uint32_t crc, const void *buf, size_t len)
+uint32_t kw_journal_crc32(uint32_t crc, const void *buf, size_t len)
 {
     if (!__atomic_load_n(&kw_crc_ready, __ATOMIC_ACQUIRE))
         kw_crc_init(); /* idempotent: racing threads compute the same table */
@@ -62,7 +62,7 @@ uint32_t kw_crc32(uint32_t crc, const void *buf, size_t len)
 
 static uint32_t kw_crc_record(uint32_t prev, const char *payload, size_t len)
 {
-    return kw_crc32(kw_crc32(prev, payload, len), "\n", 1);
+    return kw_journal_crc32(kw_journal_crc32(prev, payload, len), "\n", 1);
 }
 
 /* ------------------------------------------------------------------ names */
@@ -84,53 +84,53 @@ static int kw_name_parse(const char *const *names, int n, const char *s)
 
 #define KW_NAMES_N(a) ((int)(sizeof(a) / sizeof(a[0])))
 
-const char *kw_decision_name(kw_decision d)
+const char *kw_journal_decision_name(kw_decision d)
 {
     return (unsigned)d < (unsigned)KW_NAMES_N(kw_decision_names) ? kw_decision_names[d] : "?";
 }
-int kw_decision_taken(kw_decision d)
+int kw_journal_decision_taken(kw_decision d)
 {
     return d == KW_DECIDE_ACCEPT || d == KW_DECIDE_EXPLORE || d == KW_DECIDE_REVERT;
 }
-int kw_decision_parse(const char *s)
+int kw_journal_decision_parse(const char *s)
 {
     return kw_name_parse(kw_decision_names, KW_NAMES_N(kw_decision_names), s);
 }
-const char *kw_step_phase_name(kw_step_phase p)
+const char *kw_journal_step_phase_name(kw_step_phase p)
 {
     return (unsigned)p < (unsigned)KW_NAMES_N(kw_phase_names) ? kw_phase_names[p] : "?";
 }
-int kw_step_phase_parse(const char *s)
+int kw_journal_step_phase_parse(const char *s)
 {
     return kw_name_parse(kw_phase_names, KW_NAMES_N(kw_phase_names), s);
 }
-const char *kw_strategy_name(kw_strategy s)
+const char *kw_journal_strategy_name(kw_strategy s)
 {
     return (unsigned)s < (unsigned)KW_NAMES_N(kw_strategy_names) ? kw_strategy_names[s] : "?";
 }
-int kw_strategy_parse(const char *s)
+int kw_journal_strategy_parse(const char *s)
 {
     return kw_name_parse(kw_strategy_names, KW_NAMES_N(kw_strategy_names), s);
 }
-const char *kw_policy_name(kw_policy p)
+const char *kw_journal_policy_name(kw_policy p)
 {
     return (unsigned)p < (unsigned)KW_NAMES_N(kw_policy_names) ? kw_policy_names[p] : "?";
 }
-int kw_policy_parse(const char *s)
+int kw_journal_policy_parse(const char *s)
 {
     return kw_name_parse(kw_policy_names, KW_NAMES_N(kw_policy_names), s);
 }
 
 /* ------------------------------------------------------------------ buffers */
 
-void kw_jbuf_reset(kw_jbuf *b)
+void kw_journal_buf_reset(kw_jbuf *b)
 {
     b->len = 0;
     if (b->s)
         b->s[0] = '\0';
 }
 
-void kw_jbuf_free(kw_jbuf *b)
+void kw_journal_buf_free(kw_jbuf *b)
 {
     free(b->s);
     memset(b, 0, sizeof *b);
@@ -164,7 +164,7 @@ static void kw_jbuf_add(kw_jbuf *b, const char *s, size_t n)
     b->s[b->len] = '\0';
 }
 
-void kw_jbuf_printf(kw_jbuf *b, const char *fmt, ...)
+void kw_journal_buf_printf(kw_jbuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -203,10 +203,10 @@ static void kw_jbuf_esc(kw_jbuf *b, const char *v)
     }
 }
 
-void kw_jbuf_str(kw_jbuf *b, const char *key, const char *value)
+void kw_journal_buf_str(kw_jbuf *b, const char *key, const char *value)
 {
     if (key)
-        kw_jbuf_printf(b, " %s=", key);
+        kw_journal_buf_printf(b, " %s=", key);
     kw_jbuf_esc(b, value);
 }
 
@@ -229,21 +229,21 @@ static void kw_fmt_dbl(char *buf, size_t n, double v)
     }
 }
 
-void kw_jbuf_dbl(kw_jbuf *b, const char *key, double v)
+void kw_journal_buf_dbl(kw_jbuf *b, const char *key, double v)
 {
     char t[40];
     kw_fmt_dbl(t, sizeof t, v);
     if (key)
-        kw_jbuf_printf(b, " %s=%s", key, t);
+        kw_journal_buf_printf(b, " %s=%s", key, t);
     else
-        kw_jbuf_printf(b, "%s", t);
+        kw_journal_buf_printf(b, "%s", t);
 }
 
-void kw_jbuf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_cand *c)
+void kw_journal_buf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_cand *c)
 {
-    kw_jbuf_printf(b, " %s=", key);
+    kw_journal_buf_printf(b, " %s=", key);
     for (int i = 0; i < ks->n_knobs; i++)
-        kw_jbuf_printf(b, i ? ".%u" : "%u", (unsigned)c->v[i]);
+        kw_journal_buf_printf(b, i ? ".%u" : "%u", (unsigned)c->v[i]);
 }
 
 /* ------------------------------------------------------------------ writer */
@@ -259,8 +259,8 @@ struct kw_jwriter {
     kw_jbuf pending;     /* new records not yet written */
 };
 
-int kw_jwriter_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs, size_t n_old,
-                    int no_sync)
+int kw_journal_writer_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs,
+                           size_t n_old, int no_sync)
 {
     kw_jwriter *w = calloc(1, sizeof *w);
     if (!w)
@@ -287,17 +287,17 @@ int kw_jwriter_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs
         int rc = kw_error_set(err == ELOOP || err == EEXIST ? KW_EINPUT : KW_EIO,
                               "%s: cannot open the journal: %s", path,
                               err == ELOOP ? "it is a symbolic link" : strerror(err));
-        kw_jwriter_free(w);
+        kw_journal_writer_free(w);
         return rc;
     }
     *out = w;
     return 0;
 oom:
-    kw_jwriter_free(w);
+    kw_journal_writer_free(w);
     return kw_error_set(KW_ENOMEM, "out of memory opening the journal");
 }
 
-int kw_jwriter_add(kw_jwriter *w, const char *payload)
+int kw_journal_writer_add(kw_jwriter *w, const char *payload)
 {
     size_t len = strlen(payload);
     if (len + KW_JOURNAL_CRC_TAG_LEN > KW_JOURNAL_RECORD_MAX)
@@ -312,7 +312,7 @@ int kw_jwriter_add(kw_jwriter *w, const char *payload)
                                 w->path, w->added + 1, payload);
     } else {
         kw_jbuf_add(&w->pending, payload, len);
-        kw_jbuf_printf(&w->pending, " crc=%08x\n", (unsigned)crc);
+        kw_journal_buf_printf(&w->pending, " crc=%08x\n", (unsigned)crc);
         if (w->pending.oom)
             return kw_error_set(KW_ENOMEM, "out of memory buffering journal records");
     }
@@ -321,7 +321,7 @@ int kw_jwriter_add(kw_jwriter *w, const char *payload)
     return 0;
 }
 
-int kw_jwriter_commit(kw_jwriter *w)
+int kw_journal_writer_commit(kw_jwriter *w)
 {
     size_t off = 0;
     while (off < w->pending.len) {
@@ -334,16 +334,16 @@ int kw_jwriter_commit(kw_jwriter *w)
         off += (size_t)n;
     }
     int had = w->pending.len > 0;
-    kw_jbuf_reset(&w->pending);
+    kw_journal_buf_reset(&w->pending);
     if (had && !w->no_sync && fsync(w->fd) != 0)
         return kw_error_set(KW_EIO, "%s: cannot sync the journal: %s", w->path, strerror(errno));
     return 0;
 }
 
-long kw_jwriter_records(const kw_jwriter *w) { return w->added; }
-int kw_jwriter_replaying(const kw_jwriter *w) { return (size_t)w->added < w->n_old; }
+long kw_journal_writer_records(const kw_jwriter *w) { return w->added; }
+int kw_journal_writer_replaying(const kw_jwriter *w) { return (size_t)w->added < w->n_old; }
 
-void kw_jwriter_free(kw_jwriter *w)
+void kw_journal_writer_free(kw_jwriter *w)
 {
     if (!w)
         return;
@@ -351,7 +351,7 @@ void kw_jwriter_free(kw_jwriter *w)
         close(w->fd);
     free(w->path);
     free(w->old);
-    kw_jbuf_free(&w->pending);
+    kw_journal_buf_free(&w->pending);
     free(w);
 }
 
@@ -640,8 +640,8 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         kw_f_copy(ps, h->version, sizeof h->version, r, "version");
         char *seed = kw_rec_raw(r, "seed");
         h->seed = seed ? strtoull(seed, NULL, 10) : 0;
-        int s = kw_strategy_parse(kw_f_str(ps, r, "strategy"));
-        int p = kw_policy_parse(kw_f_str(ps, r, "policy"));
+        int s = kw_journal_strategy_parse(kw_f_str(ps, r, "strategy"));
+        int p = kw_journal_policy_parse(kw_f_str(ps, r, "policy"));
         if (s < 0 || p < 0)
             kw_perr(ps, "unknown strategy or policy");
         h->strategy = s < 0 ? KW_STRATEGY_OFAT : (kw_strategy)s;
@@ -891,8 +891,8 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         s->record = ps->record;
         s->shape = kw_f_shape(ps, r);
         s->step = (int)kw_f_int(ps, r, "step", 1, 1 << 30);
-        int ph = kw_step_phase_parse(kw_f_str(ps, r, "phase"));
-        int d = kw_decision_parse(kw_f_str(ps, r, "d"));
+        int ph = kw_journal_step_phase_parse(kw_f_str(ps, r, "phase"));
+        int d = kw_journal_decision_parse(kw_f_str(ps, r, "d"));
         if (ph < 0 || d < 0)
             kw_perr(ps, "unknown phase or decision");
         s->phase = ph < 0 ? KW_STEP_MAIN : (kw_step_phase)ph;
@@ -901,13 +901,13 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         s->id = kw_f_id(ps, r, "id");
         kw_f_cand(ps, &s->cand, r, "c");
         s->guards = s->constraint = s->reason = "";
-        s->knob = kw_knobspace_find(&h->space, kw_f_str(ps, r, "knob"));
+        s->knob = kw_knobs_find(&h->space, kw_f_str(ps, r, "knob"));
         if (s->knob < 0) {
             kw_perr(ps, "unknown knob");
             break;
         }
-        s->old_v = kw_knob_value(&h->space.knobs[s->knob], kw_f_str(ps, r, "old"));
-        s->new_v = kw_knob_value(&h->space.knobs[s->knob], kw_f_str(ps, r, "new"));
+        s->old_v = kw_knobs_value(&h->space.knobs[s->knob], kw_f_str(ps, r, "old"));
+        s->new_v = kw_knobs_value(&h->space.knobs[s->knob], kw_f_str(ps, r, "new"));
         if (s->old_v < 0 || s->new_v < 0) {
             kw_perr(ps, "unknown knob value");
             break;
@@ -1411,7 +1411,7 @@ int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id
     const kw_jheader *h = &j->h;
     double sum_m[KW_METRIC_MAX] = {0};
     kw_repstat st;
-    kw_repstat_init(&st);
+    kw_reduce_repstat_init(&st);
     for (int r = 0; r < h->repeats; r++) {
         const kw_jeval *e = kw_journal_eval_find(j, shape, id, r);
         if (!e)
@@ -1420,7 +1420,7 @@ int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id
             out->first = e;
             out->klass = e->klass;
         }
-        kw_repstat_add(&st, e->m[h->primary], e->guards, e->rc);
+        kw_reduce_repstat_add(&st, e->m[h->primary], e->guards, e->rc);
         for (int m = 0; m < h->n_metrics; m++)
             sum_m[m] += e->m[m];
     }
@@ -1430,10 +1430,10 @@ int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id
     if (out->n == 0)
         return kw_error_set(KW_EINPUT, "config %016llx was not evaluated on shape %d",
                             (unsigned long long)id, shape);
-    out->mean = kw_repstat_mean(&st);
+    out->mean = kw_reduce_repstat_mean(&st);
     for (int m = 0; m < h->n_metrics; m++)
         out->mean_m[m] = sum_m[m] / out->n;
-    out->sd = kw_repstat_sd(&st);
+    out->sd = kw_reduce_repstat_sd(&st);
     return 0;
 }
 
@@ -1576,7 +1576,7 @@ int kw_journal_check(const kw_journal *j)
         tuned[h->tuned[i]] = 1;
     for (size_t i = 0; i < j->n_evals; i++) {
         const kw_jeval *e = &j->evals[i];
-        if (kw_cand_id(ks, &e->cand) != e->id)
+        if (kw_knobs_cand_id(ks, &e->cand) != e->id)
             return kw_error_set(KW_ECORRUPT, "%s: record %ld: evaluation id does not match its knob values",
                                 j->path, e->record);
         if (!tuned[e->shape])
@@ -1588,19 +1588,19 @@ int kw_journal_check(const kw_journal *j)
     }
     for (size_t i = 0; i < j->n_viols; i++) {
         const kw_jviol *v = &j->viols[i];
-        int c = kw_cand_violates(ks, &v->cand);
+        int c = kw_knobs_cand_violates(ks, &v->cand);
         if (c < 0 || strcmp(ks->constraints[c].name, v->constraint) != 0 ||
-            kw_cand_id(ks, &v->cand) != v->id)
+            kw_knobs_cand_id(ks, &v->cand) != v->id)
             return kw_error_set(KW_ECORRUPT, "%s: record %ld: the recorded config does not break "
                                 "constraint '%s'", j->path, v->record, v->constraint);
     }
     if (h->strategy != KW_STRATEGY_OFAT && j->n_steps > 0)
         return kw_error_set(KW_ECORRUPT, "%s: record %ld: a %s run has no steps", j->path,
-                            j->steps[0].record, kw_strategy_name(h->strategy));
+                            j->steps[0].record, kw_journal_strategy_name(h->strategy));
     for (int t = 0; t < h->n_tuned; t++) {
         int shape = h->tuned[t];
         kw_cand pos;
-        kw_cand_baseline(&pos, ks);
+        kw_knobs_cand_baseline(&pos, ks);
         int expect = 1;
         for (size_t i = 0; i < j->n_steps; i++) {
             const kw_jstep *s = &j->steps[i];
@@ -1611,25 +1611,26 @@ int kw_journal_check(const kw_journal *j)
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s: step %d where step %d "
                                     "was expected", j->path, s->record, sn, s->step, expect);
             expect++;
-            int dist = kw_cand_distance(ks, &pos, &s->cand);
+            int dist = kw_knobs_cand_distance(ks, &pos, &s->cand);
             if (dist != 1)
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s step %d changes %d knobs "
                                     "of the incumbent (exactly one allowed)", j->path, s->record,
                                     sn, s->step, dist);
-            if (s->parent_id != kw_cand_id(ks, &pos) || memcmp(&s->parent, &pos, sizeof pos) != 0)
+            if (s->parent_id != kw_knobs_cand_id(ks, &pos) ||
+                memcmp(&s->parent, &pos, sizeof pos) != 0)
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s step %d does not start "
                                     "from the incumbent", j->path, s->record, sn, s->step);
-            if (s->id != kw_cand_id(ks, &s->cand))
+            if (s->id != kw_knobs_cand_id(ks, &s->cand))
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: step id does not match its knob "
                                     "values", j->path, s->record);
             if (s->decision == KW_DECIDE_CONSTRAINT) {
-                int c = kw_cand_violates(ks, &s->cand);
+                int c = kw_knobs_cand_violates(ks, &s->cand);
                 if (c < 0 || strcmp(ks->constraints[c].name, s->constraint) != 0)
                     return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d is recorded as "
                                         "breaking constraint '%s' but does not", j->path,
                                         s->record, s->step, s->constraint);
             } else {
-                if (kw_cand_violates(ks, &s->cand) >= 0)
+                if (kw_knobs_cand_violates(ks, &s->cand) >= 0)
                     return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d breaks a constraint "
                                         "but is not recorded as such", j->path, s->record, s->step);
                 kw_jstats a, b;
@@ -1658,7 +1659,7 @@ int kw_journal_check(const kw_journal *j)
             const kw_jdone *d = &j->done[i];
             if (d->shape != shape)
                 continue;
-            if (d->best_id != kw_cand_id(ks, &d->best))
+            if (d->best_id != kw_knobs_cand_id(ks, &d->best))
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: best id does not match its values",
                                     j->path, d->record);
             if (h->strategy == KW_STRATEGY_OFAT && memcmp(&d->best, &pos, sizeof pos) != 0)
@@ -1701,18 +1702,18 @@ int kw_journal_reseal(const char *path)
         size_t pl = tag ? (size_t)(tag - line) : len;
         crc = kw_crc_record(crc, line, pl);
         kw_jbuf_add(&out, line, pl);
-        kw_jbuf_printf(&out, " crc=%08x\n", (unsigned)crc);
+        kw_journal_buf_printf(&out, " crc=%08x\n", (unsigned)crc);
     }
     free(line);
     fclose(f);
     if (out.oom) {
-        kw_jbuf_free(&out);
+        kw_journal_buf_free(&out);
         return kw_error_set(KW_ENOMEM, "out of memory");
     }
     int rc = 0;
     FILE *w = fopen(path, "wb");
     if (!w || fwrite(out.s ? out.s : "", 1, out.len, w) != out.len || fclose(w) != 0)
         rc = kw_error_set(KW_EIO, "%s: cannot rewrite: %s", path, strerror(errno));
-    kw_jbuf_free(&out);
+    kw_journal_buf_free(&out);
     return rc;
 }

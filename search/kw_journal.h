@@ -332,23 +332,24 @@ const char *kw_journal_attr(const kw_journal *j, const char *key);
 int kw_journal_shape_index(const kw_journal *j, const char *name);
 
 /* ---- names ---- */
-const char *kw_decision_name(kw_decision d);   /* accept reject explore revert keep constraint */
+/* accept reject explore revert keep constraint */
+const char *kw_journal_decision_name(kw_decision d);
 /* Does this decision move the incumbent (accept, explore, revert)? The
  * moving steps are what a shape's net path is made of (kw_reduce.h). */
-int kw_decision_taken(kw_decision d);
-int kw_decision_parse(const char *s);          /* -1 if unknown */
-const char *kw_step_phase_name(kw_step_phase p);
-int kw_step_phase_parse(const char *s);
-const char *kw_strategy_name(kw_strategy s);   /* ofat random exhaustive */
-int kw_strategy_parse(const char *s);
-const char *kw_policy_name(kw_policy p);       /* sweep greedy */
-int kw_policy_parse(const char *s);
+int kw_journal_decision_taken(kw_decision d);
+int kw_journal_decision_parse(const char *s);        /* -1 if unknown */
+const char *kw_journal_step_phase_name(kw_step_phase p);
+int kw_journal_step_phase_parse(const char *s);
+const char *kw_journal_strategy_name(kw_strategy s); /* ofat random exhaustive */
+int kw_journal_strategy_parse(const char *s);
+const char *kw_journal_policy_name(kw_policy p);     /* sweep greedy */
+int kw_journal_policy_parse(const char *s);
 
 /* ---- low level (the engine writes through these; tests use them to plant records) ---- */
 
-/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), zlib-compatible: kw_crc32(0, ...) starts;
- * kw_crc32(kw_crc32(0, a), b) == CRC of a followed by b. */
-uint32_t kw_crc32(uint32_t crc, const void *buf, size_t len);
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), zlib-compatible: kw_journal_crc32(0, ...) starts;
+ * kw_journal_crc32(kw_journal_crc32(0, a), b) == CRC of a followed by b. */
+uint32_t kw_journal_crc32(uint32_t crc, const void *buf, size_t len);
 /* Recompute every checksum of a journal in place (for tests that edit a journal
  * on purpose, e.g. to plant a two-knob step that `verify` must catch). */
 int kw_journal_reseal(const char *path);
@@ -361,15 +362,15 @@ typedef struct kw_jbuf {
     size_t len, cap;
     int oom;
 } kw_jbuf;
-void kw_jbuf_reset(kw_jbuf *b);
-void kw_jbuf_free(kw_jbuf *b);
-void kw_jbuf_printf(kw_jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kw_journal_buf_reset(kw_jbuf *b);
+void kw_journal_buf_free(kw_jbuf *b);
+void kw_journal_buf_printf(kw_jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* " key=" + escaped string (key NULL: the escaped string alone) */
-void kw_jbuf_str(kw_jbuf *b, const char *key, const char *value);
+void kw_journal_buf_str(kw_jbuf *b, const char *key, const char *value);
 /* " key=" + shortest round-trip double (key NULL: the number alone) */
-void kw_jbuf_dbl(kw_jbuf *b, const char *key, double v);
+void kw_journal_buf_dbl(kw_jbuf *b, const char *key, double v);
 /* " key=" + candidate indices joined by '.' */
-void kw_jbuf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_cand *c);
+void kw_journal_buf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_cand *c);
 
 /* The writer: appends checksummed records; in replay mode (resume) the first
  * n_old records are not written but compared by checksum with the existing
@@ -377,18 +378,18 @@ void kw_jbuf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, const kw_
 typedef struct kw_jwriter kw_jwriter;
 /* Open path for appending (created if missing). old_crcs: the chained checksums
  * of the records already in the file (n_old of them), copied. */
-int kw_jwriter_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs, size_t n_old,
-                    int no_sync);
+int kw_journal_writer_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs,
+                           size_t n_old, int no_sync);
 /* Add one record (payload without the checksum); buffered until commit.
  * KW_ECORRUPT when a replayed record differs from the journal's. */
-int kw_jwriter_add(kw_jwriter *w, const char *payload);
+int kw_journal_writer_add(kw_jwriter *w, const char *payload);
 /* Write the buffered records, flush, fsync (unless no_sync). KW_EIO on failure. */
-int kw_jwriter_commit(kw_jwriter *w);
+int kw_journal_writer_commit(kw_jwriter *w);
 /* Records added so far (replayed + new). */
-long kw_jwriter_records(const kw_jwriter *w);
+long kw_journal_writer_records(const kw_jwriter *w);
 /* True while records are still being compared with the existing journal. */
-int kw_jwriter_replaying(const kw_jwriter *w);
-void kw_jwriter_free(kw_jwriter *w);
+int kw_journal_writer_replaying(const kw_jwriter *w);
+void kw_journal_writer_free(kw_jwriter *w);
 
 /* The checksums of a loaded journal's good records (n_records of them; owned by j). */
 const uint32_t *kw_journal_crcs(const kw_journal *j);

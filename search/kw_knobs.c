@@ -13,14 +13,14 @@
 #include "kw_search.h"
 #include "kw_suggest.h"
 
-void kw_cand_baseline(kw_cand *out, const kw_knobspace *ks)
+void kw_knobs_cand_baseline(kw_cand *out, const kw_knobspace *ks)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < ks->n_knobs; i++)
         out->v[i] = (uint8_t)ks->knobs[i].baseline;
 }
 
-uint64_t kw_cand_id(const kw_knobspace *ks, const kw_cand *c)
+uint64_t kw_knobs_cand_id(const kw_knobspace *ks, const kw_cand *c)
 {
     uint64_t h = KW_FNV64_OFFSET;
     for (int i = 0; i < ks->n_knobs; i++) {
@@ -34,7 +34,7 @@ uint64_t kw_cand_id(const kw_knobspace *ks, const kw_cand *c)
     return h;
 }
 
-int kw_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
+int kw_knobs_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
 {
     int d = 0;
     for (int i = 0; i < ks->n_knobs; i++)
@@ -42,7 +42,7 @@ int kw_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)
     return d;
 }
 
-int kw_cand_violates(const kw_knobspace *ks, const kw_cand *c)
+int kw_knobs_cand_violates(const kw_knobspace *ks, const kw_cand *c)
 {
     for (int i = 0; i < ks->n_constraints; i++) {
         const kw_constraint *k = &ks->constraints[i];
@@ -61,7 +61,7 @@ int kw_cand_violates(const kw_knobspace *ks, const kw_cand *c)
     return -1;
 }
 
-int kw_knobspace_find(const kw_knobspace *ks, const char *name)
+int kw_knobs_find(const kw_knobspace *ks, const char *name)
 {
     for (int i = 0; i < ks->n_knobs; i++)
         if (strcmp(ks->knobs[i].name, name) == 0)
@@ -69,7 +69,7 @@ int kw_knobspace_find(const kw_knobspace *ks, const char *name)
     return -1;
 }
 
-int kw_knob_value(const kw_knob *k, const char *text)
+int kw_knobs_value(const kw_knob *k, const char *text)
 {
     for (int i = 0; i < k->n_values; i++)
         if (strcmp(k->values[i], text) == 0)
@@ -77,7 +77,7 @@ int kw_knob_value(const kw_knob *k, const char *text)
     return -1;
 }
 
-uint64_t kw_knobspace_size(const kw_knobspace *ks)
+uint64_t kw_knobs_size(const kw_knobspace *ks)
 {
     uint64_t n = 1;
     for (int i = 0; i < ks->n_knobs; i++) {
@@ -89,7 +89,7 @@ uint64_t kw_knobspace_size(const kw_knobspace *ks)
     return n;
 }
 
-void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c)
+void kw_knobs_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c)
 {
     if (len == 0)
         return;
@@ -107,10 +107,10 @@ void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand
     }
 }
 
-int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
+int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
 {
     kw_cand c;
-    kw_cand_baseline(&c, ks);
+    kw_knobs_cand_baseline(&c, ks);
     const char *p = text ? text : "";
     while (*p) {
         while (isspace((unsigned char)*p))
@@ -133,14 +133,14 @@ int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
         memcpy(value, eq + 1, vn);
         value[vn] = '\0';
         char hint[512];
-        int k = kw_knobspace_find(ks, name);
+        int k = kw_knobs_find(ks, name);
         if (k < 0) {
-            kw_knobspace_hint_name(hint, sizeof hint, ks, name);
+            kw_knobs_hint_name(hint, sizeof hint, ks, name);
             return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", name, hint);
         }
-        int v = kw_knob_value(&ks->knobs[k], value);
+        int v = kw_knobs_value(&ks->knobs[k], value);
         if (v < 0) {
-            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], value);
+            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], value);
             return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", name, value, hint);
         }
         c.v[k] = (uint8_t)v;
@@ -149,7 +149,7 @@ int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
     return 0;
 }
 
-void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name)
+void kw_knobs_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name)
 {
     kw_suggest s;
     kw_suggest_init(&s, name);
@@ -158,7 +158,7 @@ void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, cons
     kw_suggest_format(&s, buf, size);
 }
 
-void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value)
+void kw_knobs_hint_value(char *buf, size_t size, const kw_knob *k, const char *value)
 {
     kw_suggest s;
     kw_suggest_init(&s, value);

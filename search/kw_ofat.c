@@ -272,7 +272,7 @@ static void kw_ofat_after_main(kw_eng *E, kw_shape *s)
         return;
     }
     o->fix.post_fix = 0;
-    uint64_t here = kw_cand_id(E->ks, &s->pos);
+    uint64_t here = kw_knobs_cand_id(E->ks, &s->pos);
     if (E->o.probes > 0 && !s->budget_hit && !(o->probe.probed && o->probe.probed_at == here))
         o->ph = KW_OFAT_PROBE;
     else
@@ -555,7 +555,7 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
-            if (kw_cand_violates(E->ks, &c) >= 0)
+            if (kw_knobs_cand_violates(E->ks, &c) >= 0)
                 continue;
             kw_cst cs;
             int cl = kw_ofat_first_class(E, s, &c, k, &cs);
@@ -597,8 +597,8 @@ static int kw_ofat_plist_push(kw_eng *E, kw_ofat_probe *pr, const kw_cand *c, in
     }
     kw_item *it = &pr->plist[pr->n_plist++];
     it->cand = *c;
-    it->id = kw_cand_id(E->ks, c);
-    it->con = kw_cand_violates(E->ks, c);
+    it->id = kw_knobs_cand_id(E->ks, c);
+    it->con = kw_knobs_cand_violates(E->ks, c);
     it->group = group;
     it->dropped = 0;
     return 0;
@@ -645,7 +645,7 @@ static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][
     for (int i = 0; i < n; i++) {
         kw_cand c = pr->first[g];
         c.v[buf[i].knob] = (uint8_t)buf[i].value;
-        if (!kw_idset_add(seen, kw_cand_id(ks, &c)))
+        if (!kw_idset_add(seen, kw_knobs_cand_id(ks, &c)))
             continue;
         int rc = kw_ofat_plist_push(E, pr, &c, g);
         if (rc != 0)
@@ -714,7 +714,7 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
                 continue;
             kw_cand c = pr->first[i];
             c.v[knob[j]] = pr->first[j].v[knob[j]];
-            if (kw_idset_add(&seen, kw_cand_id(ks, &c)))
+            if (kw_idset_add(&seen, kw_knobs_cand_id(ks, &c)))
                 rc = kw_ofat_plist_push(E, pr, &c, i);
         }
     for (int g = lo; g < hi && rc == 0; g++)
@@ -780,7 +780,7 @@ static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
                     continue;
                 kw_cand mid = pr->first[g];
                 mid.v[a] = (uint8_t)va;
-                if (kw_cand_violates(ks, &mid) >= 0)
+                if (kw_knobs_cand_violates(ks, &mid) >= 0)
                     continue;
                 kw_cst ms; /* a mid that passes the guard is a stepping stone too */
                 kw_engine_stats_c(E, s, &mid, &ms);
@@ -790,7 +790,7 @@ static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
                 pr->mid[m] = mid;
                 pr->mid_first[m] = g;
                 int rc = 0;
-                if (ms.n != E->reps && !kw_ofat_in_plist(pr, kw_cand_id(ks, &mid)))
+                if (ms.n != E->reps && !kw_ofat_in_plist(pr, kw_knobs_cand_id(ks, &mid)))
                     rc = kw_ofat_plist_push(E, pr, &mid, g); /* the mid, as a pair of F */
                 for (int b = 0; b < ks->n_knobs && rc == 0; b++) {
                     if (b == f || b == a || kw_ofat_frozen(E, b) || !kw_ofat_same_block(ks, f, b))
@@ -800,7 +800,7 @@ static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
                             continue;
                         kw_cand t = mid;
                         t.v[b] = (uint8_t)vb;
-                        if (!kw_ofat_in_plist(pr, kw_cand_id(ks, &t)))
+                        if (!kw_ofat_in_plist(pr, kw_knobs_cand_id(ks, &t)))
                             rc = kw_ofat_plist_push(E, pr, &t, KW_PROBE_MAX + m);
                     }
                 }
@@ -838,7 +838,7 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
     if (pr->n_first == 0 || pr->pcur >= pr->n_plist) {
         pr->plist_ready = 0;
         pr->probed = 1;
-        pr->probed_at = kw_cand_id(E->ks, &s->pos);
+        pr->probed_at = kw_knobs_cand_id(E->ks, &s->pos);
         kw_ofat_enter_excursion(E, s);
         return KW_OFAT_MOVED;
     }
@@ -954,7 +954,7 @@ static int kw_ofat_repair_excursion(kw_eng *E, kw_shape *s)
     ex->moves_left = E->o.tabu < KW_TABU_MAX - 3 ? E->o.tabu : KW_TABU_MAX - 3;
     pr->plist_ready = 0;
     pr->probed = 1;
-    pr->probed_at = kw_cand_id(E->ks, &start);
+    pr->probed_at = kw_knobs_cand_id(E->ks, &start);
     o->ph = KW_OFAT_EXCURSION;
     return 0;
 }
@@ -1195,9 +1195,9 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
         goto done;
     }
     int start = -1;
-    uint64_t here = kw_cand_id(ks, &s->pos);
+    uint64_t here = kw_knobs_cand_id(ks, &s->pos);
     for (int i = 0; i < se->n_seen; i++) {
-        ids[i] = kw_cand_id(ks, &se->seen[i]);
+        ids[i] = kw_knobs_cand_id(ks, &se->seen[i]);
         size_t h = kw_mix_final(ids[i]) & (map.cap - 1);
         while (map.t[h])
             h = (h + 1) & (map.cap - 1);
@@ -1219,7 +1219,7 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
                     continue;
                 kw_cand c = se->seen[u];
                 c.v[k] = (uint8_t)v;
-                uint64_t id = kw_cand_id(ks, &c);
+                uint64_t id = kw_knobs_cand_id(ks, &c);
                 size_t h = kw_mix_final(id) & (map.cap - 1);
                 int w = -1;
                 for (; map.t[h]; h = (h + 1) & (map.cap - 1))
@@ -1408,8 +1408,8 @@ static int kw_ofat_fix_cost(kw_eng *E, kw_shape *s, const kw_cand *from)
             continue;
         kw_cand c = *from;
         c.v[k] = s->base.v[k];
-        if (kw_cand_violates(E->ks, &c) < 0)
-            n += kw_engine_cost(E, s, kw_cand_id(E->ks, &c));
+        if (kw_knobs_cand_violates(E->ks, &c) < 0)
+            n += kw_engine_cost(E, s, kw_knobs_cand_id(E->ks, &c));
     }
     return n;
 }
@@ -1556,9 +1556,9 @@ static long kw_ofat_unseen_neighbours(const kw_eng *E, const kw_shape *s)
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
-            if (kw_cand_violates(E->ks, &c) >= 0)
+            if (kw_knobs_cand_violates(E->ks, &c) >= 0)
                 continue;
-            if (!kw_memo_find(&E->memo, s->shape, kw_cand_id(E->ks, &c), 0))
+            if (!kw_memo_find(&E->memo, s->shape, kw_knobs_cand_id(E->ks, &c), 0))
                 n++;
         }
     return n;

@@ -18,7 +18,7 @@
 
 /* ------------------------------------------------------------------ mean rule */
 
-void kw_repstat_init(kw_repstat *s)
+void kw_reduce_repstat_init(kw_repstat *s)
 {
     s->n = 0;
     s->sum = 0.0;
@@ -26,7 +26,7 @@ void kw_repstat_init(kw_repstat *s)
     s->guards = "";
 }
 
-void kw_repstat_add(kw_repstat *s, double primary, const char *guards, int rc)
+void kw_reduce_repstat_add(kw_repstat *s, double primary, const char *guards, int rc)
 {
     if (s->n < KW_REPSTAT_MAX)
         s->x[s->n] = primary;
@@ -38,17 +38,17 @@ void kw_repstat_add(kw_repstat *s, double primary, const char *guards, int rc)
     }
 }
 
-double kw_repstat_mean(const kw_repstat *s)
+double kw_reduce_repstat_mean(const kw_repstat *s)
 {
     return s->n > 0 ? s->sum / s->n : NAN;
 }
 
-double kw_repstat_sd(const kw_repstat *s)
+double kw_reduce_repstat_sd(const kw_repstat *s)
 {
     int nv = s->n < KW_REPSTAT_MAX ? s->n : KW_REPSTAT_MAX;
     if (nv < 2)
         return 0.0;
-    double mean = kw_repstat_mean(s), ss = 0;
+    double mean = kw_reduce_repstat_mean(s), ss = 0;
     for (int i = 0; i < nv; i++)
         ss += (s->x[i] - mean) * (s->x[i] - mean);
     return sqrt(ss / (nv - 1));
@@ -212,7 +212,7 @@ static int kw_r_step(kw_reduce *r, const kw_jstep *t)
 {
     kw_rshape *s = &r->shapes[t->shape];
     s->steps++;
-    if (!kw_decision_taken(t->decision))
+    if (!kw_journal_decision_taken(t->decision))
         return 0;
     if (s->n_moves == s->cap_moves) {
         size_t cap = s->cap_moves ? 2 * s->cap_moves : 64;
@@ -252,10 +252,10 @@ int kw_reduce_add(kw_reduce *r, const kw_jrec *rec)
 /* The statistics of c over its repetitions in repetition order. */
 static void kw_r_stat(kw_repstat *st, const kw_reduce *r, const kw_rcfg *c)
 {
-    kw_repstat_init(st);
+    kw_reduce_repstat_init(st);
     for (int k = 0; c && k < r->repeats; k++)
         if (c->seen[k])
-            kw_repstat_add(st, c->val[k], c->seen[k] == 2 ? "fail" : "", 0);
+            kw_reduce_repstat_add(st, c->val[k], c->seen[k] == 2 ? "fail" : "", 0);
 }
 
 int kw_reduce_stats(kw_jstats *out, const kw_reduce *r, int shape, uint64_t id)
@@ -271,8 +271,8 @@ int kw_reduce_stats(kw_jstats *out, const kw_reduce *r, int shape, uint64_t id)
         return kw_error_set(KW_EINPUT, "config %016llx was not evaluated on shape %d",
                             (unsigned long long)id, shape);
     out->n = st.n;
-    out->mean = kw_repstat_mean(&st);
-    out->sd = kw_repstat_sd(&st);
+    out->mean = kw_reduce_repstat_mean(&st);
+    out->sd = kw_reduce_repstat_sd(&st);
     out->guards_ok = st.ok;
     out->guards = st.guards;
     return 0;
@@ -300,7 +300,7 @@ static int kw_r_sample_best(kw_jresult *out, const kw_reduce *r, int shape)
     for (size_t i = 0; i < nb; i++) {
         kw_repstat st;
         kw_r_stat(&st, r, by[i]);
-        double m = kw_repstat_mean(&st);
+        double m = kw_reduce_repstat_mean(&st);
         if (st.n == r->repeats && st.ok && m < best) {
             best = m;
             out->best = by[i]->cand;
@@ -333,7 +333,7 @@ int kw_reduce_each(const kw_reduce *r, int shape, kw_reduce_fn fn, void *ctx)
             continue;
         kw_repstat st;
         kw_r_stat(&st, r, c);
-        kw_rconfig v = {c->id, &c->cand, st.n, kw_repstat_mean(&st), st.ok};
+        kw_rconfig v = {c->id, &c->cand, st.n, kw_reduce_repstat_mean(&st), st.ok};
         int rc = fn(ctx, &v);
         if (rc != 0)
             return rc;
@@ -352,11 +352,11 @@ int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
     out->shape = shape;
     out->evals = s->evals;
     out->steps = s->steps;
-    kw_cand_baseline(&out->baseline, ks);
-    out->baseline_id = kw_cand_id(ks, &out->baseline);
+    kw_knobs_cand_baseline(&out->baseline, ks);
+    out->baseline_id = kw_knobs_cand_id(ks, &out->baseline);
     kw_repstat st;
     kw_r_stat(&st, r, kw_r_find(r, shape, out->baseline_id));
-    out->baseline_primary = kw_repstat_mean(&st);
+    out->baseline_primary = kw_reduce_repstat_mean(&st);
     snprintf(out->why, sizeof out->why, "incomplete");
 
     out->best = out->baseline;
@@ -369,12 +369,12 @@ int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
         out->best_id = s->done.best_id;
         out->best_primary = s->done.best_primary;
     } else if (h->strategy == KW_STRATEGY_OFAT) {
-        double best = st.n > 0 && st.ok ? kw_repstat_mean(&st) : INFINITY;
+        double best = st.n > 0 && st.ok ? kw_reduce_repstat_mean(&st) : INFINITY;
         for (size_t i = 0; i < s->n_moves; i++) {
             const kw_jstep *m = &s->moves[i].st;
             kw_r_stat(&st, r, kw_r_find(r, shape, m->id));
-            if (st.n > 0 && st.ok && kw_repstat_mean(&st) < best) {
-                best = kw_repstat_mean(&st);
+            if (st.n > 0 && st.ok && kw_reduce_repstat_mean(&st) < best) {
+                best = kw_reduce_repstat_mean(&st);
                 out->best = m->cand;
                 out->best_id = m->id;
                 out->best_primary = best;

@@ -48,13 +48,13 @@ typedef struct kw_repstat {
     const char *guards;  /* the first failing repetition's guards ("error" for a failed call), else "" */
 } kw_repstat;
 
-void kw_repstat_init(kw_repstat *s);
+void kw_reduce_repstat_init(kw_repstat *s);
 /* One repetition: its primary, its failed guards ("" = pass), the evaluator's return code. */
-void kw_repstat_add(kw_repstat *s, double primary, const char *guards, int rc);
+void kw_reduce_repstat_add(kw_repstat *s, double primary, const char *guards, int rc);
 /* The mean (NAN with no repetition) and the sample standard deviation (0
  * below two repetitions) of the primary. */
-double kw_repstat_mean(const kw_repstat *s);
-double kw_repstat_sd(const kw_repstat *s);
+double kw_reduce_repstat_mean(const kw_repstat *s);
+double kw_reduce_repstat_sd(const kw_repstat *s);
 
 /* ---- the reducer ---- */
 
@@ -77,7 +77,7 @@ int kw_reduce_add(kw_reduce *r, const kw_jrec *rec);
 int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape);
 
 /* The net path rule, for every reader that holds a shape's moving steps
- * (kw_decision_taken) in journal order: the path is their prefix up to and
+ * (kw_journal_decision_taken) in journal order: the path is their prefix up to and
  * including the last one whose c= is best_id (none when no step stands on
  * it: the best is the baseline, or a configuration no step reached). moves
  * is an array of n elements of `stride` bytes, each with its c= id (a

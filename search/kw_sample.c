@@ -109,8 +109,8 @@ static int kw_sample_plan_random(kw_eng *E, kw_shape *s)
         memset(&c, 0, sizeof c);
         for (int k = 0; k < E->ks->n_knobs; k++)
             c.v[k] = (uint8_t)gsl_rng_uniform_int(q->rng, (unsigned long)E->ks->knobs[k].n_values);
-        uint64_t id = kw_cand_id(E->ks, &c);
-        if (kw_cand_violates(E->ks, &c) >= 0) {
+        uint64_t id = kw_knobs_cand_id(E->ks, &c);
+        if (kw_knobs_cand_violates(E->ks, &c) >= 0) {
             stall++;
             int rc = kw_engine_item_add(E, s, &c, 0);
             if (rc != 0)
@@ -139,8 +139,8 @@ static int kw_sample_plan_exhaustive(kw_eng *E, kw_shape *s)
     s->reserve = 0;
     while (n < KW_EXHAUST_BATCH && !q->exhausted) {
         kw_cand c = q->next;
-        uint64_t id = kw_cand_id(E->ks, &c);
-        int cost = kw_cand_violates(E->ks, &c) >= 0 ? 0 : kw_engine_cost(E, s, id);
+        uint64_t id = kw_knobs_cand_id(E->ks, &c);
+        int cost = kw_knobs_cand_violates(E->ks, &c) >= 0 ? 0 : kw_engine_cost(E, s, id);
         if (E->o.budget > 0 && s->evals + planned + cost > E->o.budget) {
             s->budget_hit = 1;
             break;
@@ -170,7 +170,7 @@ static void kw_sample_forget(kw_eng *E, kw_shape *s, const kw_cand *c)
     kw_sample *q = s->st;
     if (memcmp(c, &s->base, sizeof *c) == 0 || (q->have_best && memcmp(c, &q->best, sizeof *c) == 0))
         return;
-    uint64_t id = kw_cand_id(E->ks, c);
+    uint64_t id = kw_knobs_cand_id(E->ks, c);
     for (int r = 0; r < E->reps; r++) {
         kw_memo_ent *e = kw_memo_find(&E->memo, s->shape, id, r);
         if (e && e->state == KW_MEMO_DONE)
@@ -242,7 +242,7 @@ static long kw_sample_estimate(const kw_eng *E, const kw_shape *s, double mean_r
     const kw_sample *q = s->st;
     if (!q->exhaustive)
         return E->o.budget > 0 ? E->o.budget : -1;
-    uint64_t size = kw_knobspace_size(E->ks);
+    uint64_t size = kw_knobs_size(E->ks);
     return size > (uint64_t)LONG_MAX / 2 ? LONG_MAX / 2 : (long)size;
 }
 

@@ -91,28 +91,28 @@ typedef struct kw_evaluator {
 /* ---- knob space and candidates (kw_knobs.c) ---- */
 
 /* The baseline candidate of a space. */
-void kw_cand_baseline(kw_cand *out, const kw_knobspace *ks);
+void kw_knobs_cand_baseline(kw_cand *out, const kw_knobspace *ks);
 /* Stable 64-bit id of a candidate: FNV-1a over "name=value;" in knob order. */
-uint64_t kw_cand_id(const kw_knobspace *ks, const kw_cand *c);
+uint64_t kw_knobs_cand_id(const kw_knobspace *ks, const kw_cand *c);
 /* Number of knobs whose value differs between a and b. */
-int kw_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b);
+int kw_knobs_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b);
 /* Index of the first constraint c violates, or -1. */
-int kw_cand_violates(const kw_knobspace *ks, const kw_cand *c);
+int kw_knobs_cand_violates(const kw_knobspace *ks, const kw_cand *c);
 /* Knob index by name, or -1. */
-int kw_knobspace_find(const kw_knobspace *ks, const char *name);
+int kw_knobs_find(const kw_knobspace *ks, const char *name);
 /* Value index of text within a knob, or -1. */
-int kw_knob_value(const kw_knob *k, const char *text);
+int kw_knobs_value(const kw_knob *k, const char *text);
 /* Size of the full space (saturates at UINT64_MAX). */
-uint64_t kw_knobspace_size(const kw_knobspace *ks);
+uint64_t kw_knobs_size(const kw_knobspace *ks);
 /* Write "knob=value knob=value ..." for every knob into buf (truncates). */
-void kw_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
+void kw_knobs_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
 /* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message
  * (with the nearest valid names). */
-int kw_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
+int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
 /* " (did you mean 'a' or 'b'?)" with the space's knob names nearest to name, or "". */
-void kw_knobspace_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);
+void kw_knobs_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);
 /* The same for a value of k; when none is near, " (its values: a|b|c)". */
-void kw_knob_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
+void kw_knobs_hint_value(char *buf, size_t size, const kw_knob *k, const char *value);
 
 /* ---- engine (kw_engine.c, its strategies behind kw_strategy.h) ---- */
 

@@ -161,7 +161,7 @@ static void sy_record(kw_runsum *rs, int shape, const kw_cand *parent, const kw_
 
 static int sy_eval_into(kw_runsum *rs, int shape, const kw_cand *c, kw_metrics *m)
 {
-    int broken = kw_cand_violates(&rs->ks, c);
+    int broken = kw_knobs_cand_violates(&rs->ks, c);
     if (broken >= 0) {
         kw_runsum_add_refused(rs, shape, c, broken);
         return -1;
@@ -174,7 +174,7 @@ static int sy_eval_into(kw_runsum *rs, int shape, const kw_cand *c, kw_metrics *
 static void sy_tune_shape(kw_runsum *rs, int shape, double min_effect)
 {
     kw_cand inc, base;
-    kw_cand_baseline(&inc, &rs->ks);
+    kw_knobs_cand_baseline(&inc, &rs->ks);
     base = inc;
     kw_metrics im, m;
     sy_eval_into(rs, shape, &inc, &im);
@@ -239,7 +239,7 @@ static void sy_tune_shape(kw_runsum *rs, int shape, double min_effect)
         }
     }
     /* the shape-done record: the incumbent is the recommendation */
-    kw_runsum_set_best(rs, shape, kw_cand_id(&rs->ks, &inc));
+    kw_runsum_set_best(rs, shape, kw_knobs_cand_id(&rs->ks, &inc));
 }
 
 /* A finished run summary over the synthetic model; portability included. */

@@ -80,7 +80,7 @@ static int kw_synth_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_met
         return kw_error_set(s->err_code, "synthetic failure at %s", s->ks.knobs[s->err_knob].name);
     double x = kw_synth_true(s, c, shape);
     if (s->noise_pct > 0) {
-        uint64_t h = kw_synth_mix(kw_cand_id(&s->ks, c) ^ kw_synth_mix(s->noise_seed) ^
+        uint64_t h = kw_synth_mix(kw_knobs_cand_id(&s->ks, c) ^ kw_synth_mix(s->noise_seed) ^
                                   kw_synth_mix(((uint64_t)shape << 20) | (uint64_t)rep));
         double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;
         double u2 = ((kw_synth_mix(h) >> 11) + 0.5) / 9007199254740992.0;
@@ -183,7 +183,7 @@ static inline double kw_synth_optimum(const kw_synth *s, int shape, kw_cand *bes
     memset(&c, 0, sizeof c);
     double bx = INFINITY;
     for (;;) {
-        int ok = kw_cand_violates(&s->ks, &c) < 0 &&
+        int ok = kw_knobs_cand_violates(&s->ks, &c) < 0 &&
                  !(s->guard_knob >= 0 && c.v[s->guard_knob] == s->guard_value);
         double x = kw_synth_true(s, &c, shape);
         if (ok && x < bx) {

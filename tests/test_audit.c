@@ -21,20 +21,20 @@ TestSuite(bisect, .init = setup);
 
 Test(audit, families_follow_the_catalogue)
 {
-    cr_assert_eq(kw_knob_family("qkv.tile_m"), KW_FAMILY_TILING);
-    cr_assert_eq(kw_knob_family("mlp.split_k"), KW_FAMILY_TILING);
-    cr_assert_eq(kw_knob_family("attn.double_buffer"), KW_FAMILY_TILING);
-    cr_assert_eq(kw_knob_family("fuse_attention"), KW_FAMILY_FUSION);
-    cr_assert_eq(kw_knob_family("fuse_residual_norm"), KW_FAMILY_FUSION);
-    cr_assert_eq(kw_knob_family("accum_precision"), KW_FAMILY_PRECISION);
-    cr_assert_eq(kw_knob_family("sparsity"), KW_FAMILY_PRECISION);
-    cr_assert_eq(kw_knob_family("max_batch"), KW_FAMILY_BATCHING);
-    cr_assert_eq(kw_knob_family("batch_timeout_us"), KW_FAMILY_BATCHING);
-    cr_assert_eq(kw_knob_family("placement"), KW_FAMILY_PLACEMENT);
-    cr_assert_eq(kw_knob_family("cores_per_request"), KW_FAMILY_PLACEMENT);
-    cr_assert_eq(kw_knob_family("launch_mode"), KW_FAMILY_PLACEMENT);
-    cr_assert_eq(kw_knob_family("something_new"), KW_FAMILY_OTHER);
-    cr_assert_str_eq(kw_family_name(KW_FAMILY_BATCHING), "batching");
+    cr_assert_eq(kw_audit_knob_family("qkv.tile_m"), KW_FAMILY_TILING);
+    cr_assert_eq(kw_audit_knob_family("mlp.split_k"), KW_FAMILY_TILING);
+    cr_assert_eq(kw_audit_knob_family("attn.double_buffer"), KW_FAMILY_TILING);
+    cr_assert_eq(kw_audit_knob_family("fuse_attention"), KW_FAMILY_FUSION);
+    cr_assert_eq(kw_audit_knob_family("fuse_residual_norm"), KW_FAMILY_FUSION);
+    cr_assert_eq(kw_audit_knob_family("accum_precision"), KW_FAMILY_PRECISION);
+    cr_assert_eq(kw_audit_knob_family("sparsity"), KW_FAMILY_PRECISION);
+    cr_assert_eq(kw_audit_knob_family("max_batch"), KW_FAMILY_BATCHING);
+    cr_assert_eq(kw_audit_knob_family("batch_timeout_us"), KW_FAMILY_BATCHING);
+    cr_assert_eq(kw_audit_knob_family("placement"), KW_FAMILY_PLACEMENT);
+    cr_assert_eq(kw_audit_knob_family("cores_per_request"), KW_FAMILY_PLACEMENT);
+    cr_assert_eq(kw_audit_knob_family("launch_mode"), KW_FAMILY_PLACEMENT);
+    cr_assert_eq(kw_audit_knob_family("something_new"), KW_FAMILY_OTHER);
+    cr_assert_str_eq(kw_audit_family_name(KW_FAMILY_BATCHING), "batching");
 }
 
 /* The planted regression: placement=stream_affinity adds 40% of the base. */
@@ -169,7 +169,7 @@ Test(bisect, contributions_sum_to_the_total_and_match_the_model)
     kw_evaluator ev = sy_evaluator();
     kw_cand a = cand_of(1, 1, 0, 1, 0, 0), b = cand_of(2, 0, 2, 0, 3, 1);
     kw_bisect r;
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S1, &a, &b, 5, 11), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S1, &a, &b, 5, 11), 0, "%s", kw_error_last());
     cr_assert_eq(r.n_knobs, 6);
     cr_assert_eq(r.orders, 5);
     check_sums(&r);
@@ -192,7 +192,7 @@ Test(bisect, interaction_shows_as_spread_across_orders)
     /* flash and tile_m=256 together cost inter[shape] extra; walking either first changes who pays */
     kw_cand a = cand_of(1, 1, 0, 1, 0, 0), b = cand_of(3, 1, 2, 1, 0, 0);
     kw_bisect r;
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &b, 20, 5), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S0, &a, &b, 20, 5), 0, "%s", kw_error_last());
     check_sums(&r);
     for (int i = 0; i < r.n_knobs; i++)
         cr_assert_float_eq(r.max[i][SYM_P95] - r.min[i][SYM_P95], sy_inter[SY_S0], 1e-9);
@@ -208,7 +208,7 @@ Test(bisect, walk_steps_around_a_constraint)
     /* tile_m first would give 256 with tile_k 64: tile_too_big */
     kw_cand a = cand_of(1, 2, 0, 1, 0, 0), b = cand_of(3, 0, 0, 1, 0, 0);
     kw_bisect r;
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &b, 1, 1), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S0, &a, &b, 1, 1), 0, "%s", kw_error_last());
     cr_assert_eq(r.first_order[0], SY_TILE_K);
     cr_assert_eq(r.first_order[1], SY_TILE_M);
     check_sums(&r);
@@ -228,7 +228,7 @@ Test(bisect, stuck_walk_is_refused_by_name)
     kw_evaluator ev = sy_evaluator();
     kw_cand a = cand_of(1, 2, 0, 1, 0, 0), b = cand_of(3, 0, 0, 1, 0, 0);
     kw_bisect r;
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &b, 1, 1), KW_ECONSTRAINT);
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S0, &a, &b, 1, 1), KW_ECONSTRAINT);
     cr_assert(strstr(kw_error_last(), "tile_too_big") != NULL, "%s", kw_error_last());
 }
 
@@ -239,10 +239,10 @@ Test(bisect, bad_orders_and_broken_endpoints_are_refused)
     kw_evaluator ev = sy_evaluator();
     kw_cand a = cand_of(1, 1, 0, 1, 0, 0), bad = cand_of(3, 2, 0, 1, 0, 0);
     kw_bisect r;
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &a, 0, 1), KW_EINPUT);
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &bad, 1, 1), KW_ECONSTRAINT);
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S0, &a, &a, 0, 1), KW_EINPUT);
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S0, &a, &bad, 1, 1), KW_ECONSTRAINT);
     /* identical configurations: nothing to walk, zero change */
-    cr_assert_eq(kw_bisect_run(&r, &ks, &ev, SY_S0, &a, &a, 3, 1), 0);
+    cr_assert_eq(kw_audit_bisect(&r, &ks, &ev, SY_S0, &a, &a, 3, 1), 0);
     cr_assert_eq(r.n_knobs, 0);
 }
 

@@ -24,9 +24,9 @@ static void load_shipped(void)
     char ap[1024], mp[1024];
     snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
     snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
-    cr_assert_eq(kw_accel_load(&acc, ap), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&acc, ap), 0, "%s", kw_error_last());
     set = malloc(sizeof *set);
-    cr_assert_eq(kw_fid_load(set, mp), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_fidelity_load(set, mp), 0, "%s", kw_error_last());
 }
 
 static double chi2(const kw_accel *a)
@@ -35,7 +35,7 @@ static double chi2(const kw_accel *a)
     for (int i = 0; i < set->n; i++) {
         double us;
         kw_bound b;
-        cr_assert_eq(kw_fid_predict(&us, &b, NULL, a, &set->c[i]), 0);
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, a, &set->c[i]), 0);
         double r = log(us / set->c[i].measured_us);
         s += r * r;
     }
@@ -54,7 +54,7 @@ Test(calib, recovers_known_parameters_from_times_generated_with_them)
     for (int i = 0; i < set->n; i++) {
         double us;
         kw_bound b;
-        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
         set->c[i].measured_us = us;
     }
     kw_calib cal;
@@ -84,7 +84,7 @@ Test(calib, recovers_hidden_shares_and_the_kernel_fixed_time)
     for (int i = 0; i < set->n; i++) {
         double us;
         kw_bound b;
-        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
         set->c[i].measured_us = us;
     }
     kw_calib cal;
@@ -145,7 +145,7 @@ Test(calib, recovers_the_graph_node_cost_beside_the_kernel_fixed_time)
     for (int i = 0; i < set->n; i++) {
         double us;
         kw_bound b;
-        cr_assert_eq(kw_fid_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
         set->c[i].measured_us = us;
         graph_rows += set->c[i].kind == KW_FID_GRAPH_NODE;
     }
@@ -258,7 +258,7 @@ Test(calib, output_is_never_replaced_without_force)
     cr_assert(strstr(xml, "fitted to"), "no 'fitted to' source");
     free(xml);
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, out), 0, "%s", kw_error_last());
     /* the shipped graph_node row's 1.3 us is the only case of the node cost:
      * the written file carries the fitted value (node + fixed time = 1.3) */
     cr_assert(fabs(a.graph_node_us + a.kernel_fixed_us - 1.3) < 1e-3, "%g + %g", a.graph_node_us,

@@ -34,13 +34,13 @@ static void setup(void)
 {
     char space[2048];
     snprintf(space, sizeof space, "%s/spaces/cpu_gemm_epilogue.xml", kw_tl_src());
-    cr_assert_eq(kw_config_load(&cfg, space, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&cfg, space, NULL, NULL), 0, "%s", kw_error_last());
     cr_assert(mkdtemp(dir) != NULL);
 }
 
 static void teardown(void)
 {
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
@@ -62,9 +62,9 @@ static void write_csv(const char *path, const kw_accel *truth)
         for (int k = 0; k < ks->n_knobs; k++)
             row.cand.v[k] = (uint8_t)gsl_rng_uniform_int(r, (unsigned long)ks->knobs[k].n_values);
         double us;
-        cr_assert_eq(kw_ccal_predict(&us, cfg, truth, &row), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_calib_cpu_predict(&us, cfg, truth, &row), 0, "%s", kw_error_last());
         char knobs[2048];
-        kw_cand_format(knobs, sizeof knobs, ks, &row.cand);
+        kw_knobs_cand_format(knobs, sizeof knobs, ks, &row.cand);
         for (char *p = knobs; *p; p++)
             if (*p == ' ')
                 *p = ';';
@@ -87,11 +87,11 @@ Test(calib_cpu, recovers_the_rates_of_the_host_that_measured)
     write_csv(csv, &truth);
     kw_ccal_set *set = malloc(sizeof *set);
     cr_assert(set);
-    cr_assert_eq(kw_ccal_load(set, csv, cfg), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_calib_cpu_load(set, csv, cfg), 0, "%s", kw_error_last());
     cr_assert_eq(set->n, 120);
     kw_accel a = cfg->accel;
     kw_ccal cal;
-    cr_assert_eq(kw_ccal_fit(&cal, &a, cfg, set), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_calib_cpu_fit(&cal, &a, cfg, set), 0, "%s", kw_error_last());
     cr_assert(cal.fitted[KW_CCAL_FP32] && cal.fitted[KW_CCAL_BF16] && cal.fitted[KW_CCAL_SRAM_BW]);
     cr_assert_float_eq(a.peak_flops[KW_PREC_FP32] / cfg->accel.peak_flops[KW_PREC_FP32], TRUE_FP32,
                        0.01 * TRUE_FP32);
@@ -121,7 +121,7 @@ Test(calib_cpu, the_command_writes_a_file_with_the_fitted_rates)
              kw_tl_bin(), kw_tl_src(), kw_tl_src(), csv, out);
     cr_assert_eq(system(cmd), 0);
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, out), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, out), 0, "%s", kw_error_last());
     cr_assert_float_eq(a.peak_flops[KW_PREC_FP32] / cfg->accel.peak_flops[KW_PREC_FP32], TRUE_FP32,
                        0.01 * TRUE_FP32);
     cr_assert_float_eq(a.cpu_l1_bw_bytes_per_s / cfg->accel.cpu_l1_bw_bytes_per_s, TRUE_L1,
@@ -141,17 +141,17 @@ Test(calib_cpu, a_bad_row_is_an_input_error_with_its_line)
     fclose(f);
     kw_ccal_set *set = malloc(sizeof *set);
     cr_assert(set);
-    cr_assert_eq(kw_ccal_load(set, csv, cfg), KW_EINPUT);
+    cr_assert_eq(kw_calib_cpu_load(set, csv, cfg), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "bad.csv:3:") != NULL, "%s", kw_error_last());
     f = fopen(csv, "w");
     fprintf(f, "shape,config_id,predicted_us,measured_us,knobs\nfc_decode_b16,x,0,-1,fc.tile_m=16\n");
     fclose(f);
-    cr_assert_eq(kw_ccal_load(set, csv, cfg), KW_EINPUT);
+    cr_assert_eq(kw_calib_cpu_load(set, csv, cfg), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "bad.csv:2:") != NULL, "%s", kw_error_last());
     f = fopen(csv, "w");
     fprintf(f, "case,kind\n");
     fclose(f);
-    cr_assert_eq(kw_ccal_load(set, csv, cfg), KW_EINPUT);
+    cr_assert_eq(kw_calib_cpu_load(set, csv, cfg), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "bad.csv:1: header") != NULL, "%s", kw_error_last());
     free(set);
 }
@@ -164,7 +164,7 @@ Test(calib_cpu, a_gpu_file_is_refused)
     cr_assert(set);
     set->n = 0;
     kw_ccal cal;
-    cr_assert_eq(kw_ccal_fit(&cal, &a, cfg, set), KW_EINPUT);
+    cr_assert_eq(kw_calib_cpu_fit(&cal, &a, cfg, set), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "not a CPU file") != NULL, "%s", kw_error_last());
     free(set);
 }

@@ -86,9 +86,9 @@ Test(catalogue, names_and_values_are_the_models)
     cr_assert_eq(p->n_values, KW_PREC_COUNT);
     for (int i = 0; i < KW_PREC_COUNT; i++)
         cr_assert_str_eq(p->values[i].name, kw_prec_name((kw_prec)i));
-    cr_assert_str_eq(kw_loop_name(KW_LOOP_KMN), "kmn");
-    cr_assert_str_eq(kw_attn_fusion_name(KW_ATTN_FLASH), "flash");
-    cr_assert_str_eq(kw_placement_name(KW_PLACE_STREAM_AFFINITY), "stream_affinity");
+    cr_assert_str_eq(kw_mapping_loop_name(KW_LOOP_KMN), "kmn");
+    cr_assert_str_eq(kw_mapping_attn_fusion_name(KW_ATTN_FLASH), "flash");
+    cr_assert_str_eq(kw_mapping_placement_name(KW_PLACE_STREAM_AFFINITY), "stream_affinity");
     double v;
     cr_assert_eq(kw_catalogue_value(&t[KW_CAT_TILE_M], "65537", &v), -1);
     cr_assert_eq(kw_catalogue_value(&t[KW_CAT_TILE_M], "64x", &v), -1);

@@ -705,11 +705,11 @@ Test(cost, bad_inputs_are_errors)
 
 Test(cost, bound_names)
 {
-    cr_assert_str_eq(kw_bound_name(KW_BOUND_COMPUTE), "compute");
-    cr_assert_str_eq(kw_bound_name(KW_BOUND_MEMORY), "memory");
-    cr_assert_str_eq(kw_bound_name(KW_BOUND_LAUNCH), "launch");
-    cr_assert_str_eq(kw_bound_name(KW_BOUND_FALLBACK), "fallback");
-    cr_assert_str_eq(kw_bound_name((kw_bound)99), "?");
+    cr_assert_str_eq(kw_cost_bound_name(KW_BOUND_COMPUTE), "compute");
+    cr_assert_str_eq(kw_cost_bound_name(KW_BOUND_MEMORY), "memory");
+    cr_assert_str_eq(kw_cost_bound_name(KW_BOUND_LAUNCH), "launch");
+    cr_assert_str_eq(kw_cost_bound_name(KW_BOUND_FALLBACK), "fallback");
+    cr_assert_str_eq(kw_cost_bound_name((kw_bound)99), "?");
 }
 
 Test(cost, gated_act_fused_into_merged_gate_up_writes_half)

@@ -301,7 +301,7 @@ Test(cost_cpu, only_cpu_files_take_the_cpu_rules)
         char path[2048];
         snprintf(path, sizeof path, "%s/spaces/accel/%s", src, files[i]);
         static kw_accel a;
-        int rc = kw_accel_load(&a, path);
+        int rc = kw_load_accel(&a, path);
         cr_assert_eq(rc, 0, "%s: %s", path, kw_error_last());
         int want = strcmp(files[i], "cpu_host.xml") == 0;
         cr_assert_eq(a.cpu, want, "%s: cpu %d", files[i], a.cpu);

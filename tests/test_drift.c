@@ -121,7 +121,7 @@ static double exact_dot(const double *x, const double *y, int k, double *abs_sum
 static void draw_fp16(gsl_rng *r, double *v, int k)
 {
     for (int i = 0; i < k; i++)
-        v[i] = kw_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
+        v[i] = kw_numfmt_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
 }
 
 /* The data generator draws N(0,1): Kolmogorov-Smirnov distance to the normal
@@ -185,7 +185,7 @@ Test(drift, wide_kernels_match_single_dots)
         for (int trial = 0; trial < 8; trial++) {
             const int NC = ncs[c];
             for (int i = 0; i < K; i++)
-                x[i] = kw_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
+                x[i] = kw_numfmt_round_d(KW_PREC_FP16, gsl_ran_gaussian_ziggurat(r, 1.0));
             for (int i = 0; i < K * NC; i++) {
                 const double scale[] = {1.0, 1e-4, 1e4, trial >= 6 ? 1e-39 : 1.0};
                 double v = gsl_ran_gaussian_ziggurat(r, scale[(i % NC) % 4]);

@@ -76,7 +76,7 @@ Test(engine, sweep_and_greedy_find_separable_optimum)
             cr_assert_eq(kw_journal_shape_result(&r, j, sh), 0);
             cr_assert(r.done);
             cr_assert_str_eq(r.why, "converged");
-            cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt), "policy %d shape %d", pol, sh);
+            cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt), "policy %d shape %d", pol, sh);
             cr_assert_float_eq(r.best_primary, ox, 1e-9);
             cr_assert_float_eq(r.baseline_primary, 100.0 * s.shape_scale[sh], 1e-9);
             /* every knob of the optimum differs from baseline: 4 changes, each made by a step */
@@ -99,7 +99,7 @@ Test(engine, step_check_refuses_anything_but_one_knob)
     kw_synth s;
     separable(&s, 1);
     kw_cand a, b;
-    kw_cand_baseline(&a, &s.ks);
+    kw_knobs_cand_baseline(&a, &s.ks);
     b = a;
     int knob = -1;
     cr_assert_eq(kw_engine_step_check(&knob, &s.ks, &a, &b), KW_ESTATE);
@@ -135,7 +135,7 @@ Test(engine, one_knob_invariant_over_many_seeded_runs)
                      kw_error_last());
         for (size_t i = 0; i < j->n_steps; i++) {
             const kw_jstep *st = &j->steps[i];
-            cr_assert_eq(kw_cand_distance(&s.ks, &st->parent, &st->cand), 1);
+            cr_assert_eq(kw_knobs_cand_distance(&s.ks, &st->parent, &st->cand), 1);
             if (st->decision == KW_DECIDE_ACCEPT && st->phase == KW_STEP_MAIN && !s.ev.noisy)
                 cr_assert(st->delta_pct <= -o.min_effect_pct + 1e-9 || st->n_before == 0,
                           "seed %llu record %ld: accepted delta %g", (unsigned long long)seed,
@@ -186,7 +186,7 @@ Test(engine, guard_failure_is_rejected_with_its_guard)
     cr_assert_neq(r.best.v[1], 2);
     kw_cand opt;
     kw_synth_optimum(&s, 0, &opt);
-    cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt));
+    cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
     kw_journal_result_clear(&r);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
@@ -218,7 +218,7 @@ Test(engine, constraint_breaking_candidates_are_recorded_not_skipped)
     cr_assert_gt(n, 0);
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
-    cr_assert_lt(kw_cand_violates(&s.ks, &r.best), 0);
+    cr_assert_lt(kw_knobs_cand_violates(&s.ks, &r.best), 0);
     kw_cand opt;
     double ox = kw_synth_optimum(&s, 0, &opt);
     cr_assert_float_eq(r.best_primary, ox, 1e-9);
@@ -720,12 +720,12 @@ Test(engine, exhaustive_and_random_baselines)
     kw_synth_random(&s, 5, 2);
     if (s.ks.n_constraints == 0)
         kw_synth_constraint(&s, "c", 1, 1u << 1, 2, 1u << 1);
-    uint64_t size = kw_knobspace_size(&s.ks), valid = 0;
+    uint64_t size = kw_knobs_size(&s.ks), valid = 0;
     {
         kw_cand c;
         memset(&c, 0, sizeof c);
         for (uint64_t i = 0; i < size; i++) {
-            valid += kw_cand_violates(&s.ks, &c) < 0;
+            valid += kw_knobs_cand_violates(&s.ks, &c) < 0;
             for (int k = s.ks.n_knobs - 1; k >= 0; k--) {
                 if (++c.v[k] < s.ks.knobs[k].n_values)
                     break;
@@ -768,7 +768,7 @@ Test(engine, exhaustive_and_random_baselines)
     cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->n_evals, 2 * 17, "exactly the budget per shape");
     for (size_t i = 0; i < j->n_evals; i++)
-        cr_assert_lt(kw_cand_violates(&s.ks, &j->evals[i].cand), 0);
+        cr_assert_lt(kw_knobs_cand_violates(&s.ks, &j->evals[i].cand), 0);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }
@@ -821,7 +821,7 @@ Test(engine, a_budget_run_does_not_sweep_a_guard_failing_value_again)
         kw_journal_shape_result(&r, j, 0);
         kw_cand opt;
         kw_synth_optimum(&s, 0, &opt);
-        cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt));
+        cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
         kw_journal_result_clear(&r);
         kw_journal_free(j);
         kw_synth_rmdir(dir);
@@ -866,7 +866,7 @@ Test(engine, compose_reaches_a_separable_optimum_at_a_budget_a_sweep_cannot)
     kw_cand opt;
     double ox = kw_synth_optimum(&s, 0, &opt);
     cr_assert_float_eq(ox, 75.0, 1e-9); /* 100 - 9 - 7 - 5 - 4 */
-    cr_assert_eq(r.best_id, kw_cand_id(&s.ks, &opt));
+    cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
     kw_journal_result_clear(&r);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
@@ -914,7 +914,7 @@ Test(engine, a_three_knob_repair_leaves_a_guard_trapped_optimum)
         int accepted_repair = 0;
         for (size_t i = 0; i < j->n_steps; i++) {
             const kw_jstep *st = &j->steps[i];
-            cr_assert_eq(kw_cand_distance(&s.ks, &st->parent, &st->cand), 1);
+            cr_assert_eq(kw_knobs_cand_distance(&s.ks, &st->parent, &st->cand), 1);
             if (st->decision == KW_DECIDE_ACCEPT)
                 cr_assert_str_eq(st->guards, "", "accepted a guard failure: %s", st->reason);
             accepted_repair += st->decision == KW_DECIDE_ACCEPT && st->phase == KW_STEP_PROBE &&

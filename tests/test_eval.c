@@ -260,15 +260,15 @@ static kw_model_eval *ev;
 static void eval_setup(void)
 {
     gsl_set_error_handler_off();
-    cr_assert_eq(kw_config_load_default(&cfg), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config_default(&cfg), 0, "%s", kw_error_last());
     kw_model_opts o = {.sim_requests = 400, .drift = 0, .seed = 7};
-    cr_assert_eq(kw_model_eval_new(&ev, cfg, &o), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_new(&ev, cfg, &o), 0, "%s", kw_error_last());
 }
 
 static void eval_teardown(void)
 {
-    kw_model_eval_free(ev);
-    kw_config_free(cfg);
+    kw_eval_free(ev);
+    kw_load_config_free(cfg);
 }
 
 static int has_guard(const kw_metrics *m, const char *name)
@@ -286,28 +286,28 @@ Test(eval, evaluator_applies_the_sla_and_fallback_bounds_to_its_own_figures,
     kw_guards *g = &cfg->space.guards;
     kw_cand c;
     kw_metrics m;
-    kw_cand_baseline(&c, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&c, &cfg->space.knobs);
     g->sla_p99_us = 0.0;
-    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_measured(ev, &c, 0, 0, NULL, &m), 0, "%s", kw_error_last());
     double p99 = m.v[KW_M_P99_US], fb = m.v[KW_M_FALLBACK_PCT];
     cr_assert(isfinite(p99) && p99 > 0.0, "p99 %g", p99);
     cr_expect(!has_guard(&m, "sla_p99"), "no SLA set, yet '%s'", m.guards);
 
     g->sla_p99_us = p99; /* p99 at the SLA passes */
-    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_assert_eq(kw_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
     cr_expect(!has_guard(&m, "sla_p99"), "p99 %.17g at SLA %.17g: '%s'", p99, g->sla_p99_us,
               m.guards);
     g->sla_p99_us = below(p99); /* just under it fails */
-    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_assert_eq(kw_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
     cr_expect(has_guard(&m, "sla_p99"), "p99 %.17g over SLA %.17g: '%s'", p99, g->sla_p99_us,
               m.guards);
     g->sla_p99_us = 0.0;
 
     g->max_fallback_pct = fb;
-    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_assert_eq(kw_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
     cr_expect(!has_guard(&m, "fallback"), "fallback %g at its bound: '%s'", fb, m.guards);
     g->max_fallback_pct = below(fb);
-    cr_assert_eq(kw_model_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
+    cr_assert_eq(kw_eval_measured(ev, &c, 0, 0, NULL, &m), 0);
     cr_expect(has_guard(&m, "fallback"), "fallback %g over %g: '%s'", fb, g->max_fallback_pct,
               m.guards);
 }

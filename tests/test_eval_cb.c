@@ -29,7 +29,7 @@ Test(eval_cb, continuous_shape_errors_name_file_and_line)
                      "  <shape name=\"c\" block=\"mlp\" phase=\"prefill\" seq=\"64\" batch=\"1\" "
                      "load=\"0.5\" batching=\"continuous\"/>\n</workload>\n");
     kw_workload *w = malloc(sizeof *w);
-    cr_assert_eq(kw_workload_load(w, path), KW_EINPUT);
+    cr_assert_eq(kw_load_workload(w, path), KW_EINPUT);
     snprintf(want, sizeof want, "%s:5: ", path);
     const char *e = kw_error_last();
     cr_expect(strncmp(e, want, strlen(want)) == 0, "%s", e);
@@ -39,7 +39,7 @@ Test(eval_cb, continuous_shape_errors_name_file_and_line)
                      "  <block name=\"mlp\"><gemm name=\"up\" group=\"up\" n=\"256\" k=\"128\"/></block>\n"
                      "  <shape name=\"c\" block=\"mlp\" phase=\"prefill\" seq=\"64\" batch=\"1\" "
                      "rate_per_s=\"5\" output_tokens=\"8\"/>\n</workload>\n");
-    cr_assert_eq(kw_workload_load(w, path), KW_EINPUT);
+    cr_assert_eq(kw_load_workload(w, path), KW_EINPUT);
     cr_expect(strstr(kw_error_last(), "applies to batching=\"continuous\" only") != NULL, "%s",
               kw_error_last());
     free(w);

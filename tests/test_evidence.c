@@ -121,7 +121,7 @@ Test(evidence, neighbours_are_added_in_knob_order_whatever_the_threads)
         for (int s = 0; s < SY_NSHAPES; s++)
             cr_assert_geq(kw_runsum_shape(*sums[k], sy_shape_names[s]), 0);
         kw_cand base;
-        kw_cand_baseline(&base, &ks);
+        kw_knobs_cand_baseline(&base, &ks);
         for (int s = 0; s < SY_NSHAPES; s++) { /* only baselines: every neighbour is missing */
             kw_metrics m;
             sy_eval(NULL, &base, s, 0, &m);

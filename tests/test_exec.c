@@ -53,9 +53,9 @@ static int fx_open(fixture *f, const char *args, double timeout_s, int anchor, i
     char sp[1024];
     memset(f, 0, sizeof *f);
     space_path(sp, sizeof sp, "small.xml");
-    cr_assert_eq(kw_config_load(&f->cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&f->cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    cr_assert_eq(kw_model_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
     worker_cmd(f->cmd, sizeof f->cmd, args);
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &f->cfg->space, f->cmd, timeout_s);
@@ -70,13 +70,13 @@ static int fx_open(fixture *f, const char *args, double timeout_s, int anchor, i
 static void fx_close(fixture *f)
 {
     kw_exec_free(f->ex);
-    kw_model_eval_free(f->me);
-    kw_config_free(f->cfg);
+    kw_eval_free(f->me);
+    kw_load_config_free(f->cfg);
 }
 
 static void cand_set(kw_cand *c, const kw_config *cfg, const char *text)
 {
-    cr_assert_eq(kw_cand_parse(c, &cfg->space.knobs, text), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_knobs_cand_parse(c, &cfg->space.knobs, text), 0, "%s", kw_error_last());
 }
 
 /* ------------------------------------------------------------------ statistics */
@@ -158,7 +158,7 @@ Test(exec, crash_hang_garbage_and_worker_errors_fail_the_candidate_and_the_worke
                                         "error:protocol", "error:unsupported"};
     static const long restarts_after[] = {1, 2, 3, 4, 4};
     kw_cand base, c;
-    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
     for (int i = 0; i < 5; i++) {
         kw_metrics m;
         cand_set(&c, f.cfg, cfgs[i]);
@@ -190,9 +190,9 @@ Test(exec, measured_kernel_time_replaces_stage_one)
         t += (double)(h % 1000) / 10.0;
     }
     kw_cand base;
-    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
     kw_metrics m, model;
-    const kw_evaluator *ev = kw_exec_iface(f.ex), *mev = kw_model_eval_iface(f.me);
+    const kw_evaluator *ev = kw_exec_iface(f.ex), *mev = kw_eval_iface(f.me);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
     cr_assert_eq(mev->eval(mev->ctx, &base, 0, 0, &model), 0);
     cr_expect_float_eq(m.v[KW_M_LATENCY_US], t, 1e-3, "measured %g, worker's closed form %g",
@@ -217,7 +217,7 @@ Test(exec, whole_request_latencies_are_the_distribution)
     fixture f;
     cr_assert_eq(fx_open(&f, "--unit request --flat", 0, 0, 2000, 2000), 0, "%s", kw_error_last());
     kw_cand base;
-    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
     kw_metrics m;
     const kw_evaluator *ev = kw_exec_iface(f.ex);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
@@ -236,7 +236,7 @@ Test(exec, adaptive_samples_grow_to_the_cap_under_noise)
     /* 10% noise: the median of 5..40 samples never gets within +-1%: 5, 5, 10, 20 = 40 */
     cr_assert_eq(fx_open(&f, "--noise 0.1", 0, 0, 5, 40), 0, "%s", kw_error_last());
     kw_cand base;
-    kw_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
     kw_metrics m;
     const kw_evaluator *ev = kw_exec_iface(f.ex);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
@@ -260,7 +260,7 @@ Test(exec, the_anchor_cancels_linear_drift)
         fixture f;
         cr_assert_eq(fx_open(&f, "--drift 2", 0, anchor, 0, 0), 0, "%s", kw_error_last());
         const kw_evaluator *ev = kw_exec_iface(f.ex);
-        kw_cand_baseline(&base, &f.cfg->space.knobs);
+        kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
         cand_set(&c, f.cfg, "qkv.tile_m=64");
         kw_metrics m;
         cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
@@ -297,7 +297,7 @@ Test(exec, a_pure_noise_step_is_accepted_at_about_alpha)
                  kw_error_last());
     const kw_evaluator *ev = kw_exec_iface(f.ex);
     kw_cand a;
-    kw_cand_baseline(&a, &f.cfg->space.knobs);
+    kw_knobs_cand_baseline(&a, &f.cfg->space.knobs);
     int hits = 0, trials = 400, reps = 5;
     for (int t = 0; t < trials; t++) {
         double xa[5], xb[5];
@@ -680,7 +680,7 @@ Test(exec, the_workers_own_quality_check_is_judged_against_the_budget)
         fixture f;
         cr_assert_eq(fx_open(&f, args, 0, 0, 0, 0), 0, "%s", kw_error_last());
         kw_cand base;
-        kw_cand_baseline(&base, &f.cfg->space.knobs);
+        kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
         kw_metrics m;
         const kw_evaluator *ev = kw_exec_iface(f.ex);
         cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
@@ -721,12 +721,12 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
     kw_model_eval *me;
     kw_exec *ex;
     space_path(sp, sizeof sp, "small.xml");
-    cr_assert_eq(kw_config_load(&cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
     /* no DRAM contention: the synthetic worker is faster than the model's DRAM
      * traffic allows, and contention between overlapping requests is not the
      * point here */
     kw_model_opts mo = {.drift = 1, .seed = 1, .sim_requests = 20000, .no_contention = 1};
-    cr_assert_eq(kw_model_eval_new(&me, cfg, &mo), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_new(&me, cfg, &mo), 0, "%s", kw_error_last());
     worker_cmd(cmd, sizeof cmd, "--flat --noise 0.2");
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &cfg->space, cmd, 0);
@@ -734,7 +734,7 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
     xo.reps = xo.max_reps = 2000;
     cr_assert_eq(kw_exec_new(&ex, cfg, me, &xo), 0, "%s", kw_error_last());
     kw_cand base;
-    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &cfg->space.knobs);
     kw_metrics m;
     const kw_evaluator *ev = kw_exec_iface(ex);
     cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0);
@@ -744,6 +744,6 @@ Test(exec, the_simulated_tail_carries_the_measured_spread)
                        m.v[KW_M_P95_US], want);
     cr_expect_float_eq(m.v[KW_M_P50_US], 100.0, 3.0, "p50 %g", m.v[KW_M_P50_US]);
     kw_exec_free(ex);
-    kw_model_eval_free(me);
-    kw_config_free(cfg);
+    kw_eval_free(me);
+    kw_load_config_free(cfg);
 }

@@ -14,9 +14,9 @@ TestSuite(journal, .init = suite_init);
 Test(journal, crc32_check_value_and_chaining)
 {
     /* CRC-32/ISO-HDLC check value (the catalogue's "123456789" -> 0xCBF43926) */
-    cr_assert_eq(kw_crc32(0, "123456789", 9), 0xCBF43926u);
-    cr_assert_eq(kw_crc32(0, "", 0), 0u);
-    cr_assert_eq(kw_crc32(kw_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+    cr_assert_eq(kw_journal_crc32(0, "123456789", 9), 0xCBF43926u);
+    cr_assert_eq(kw_journal_crc32(0, "", 0), 0u);
+    cr_assert_eq(kw_journal_crc32(kw_journal_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
 }
 
 /* An evaluator whose metrics are awkward doubles and whose guards and class
@@ -105,7 +105,7 @@ Test(journal, strings_and_doubles_round_trip_exactly)
         cr_assert_str_eq(e->guards, m.guards);
         cr_assert_str_eq(e->klass, "mem\tbound é");
         guarded += e->guards[0] != 0;
-        cr_assert_eq(e->id, kw_cand_id(&ks, &e->cand));
+        cr_assert_eq(e->id, kw_knobs_cand_id(&ks, &e->cand));
     }
     cr_assert_gt(guarded, 0);
     cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
@@ -609,36 +609,36 @@ Test(journal, writer_replay_detects_a_diverging_record)
     char dir[64], jp[96];
     kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
     kw_jwriter *w;
-    cr_assert_eq(kw_jwriter_open(&w, jp, NULL, 0, 1), 0);
-    cr_assert_eq(kw_jwriter_add(w, "Q why=a"), 0);
-    cr_assert_eq(kw_jwriter_add(w, "Q why=b"), 0);
-    cr_assert_eq(kw_jwriter_commit(w), 0);
-    kw_jwriter_free(w);
+    cr_assert_eq(kw_journal_writer_open(&w, jp, NULL, 0, 1), 0);
+    cr_assert_eq(kw_journal_writer_add(w, "Q why=a"), 0);
+    cr_assert_eq(kw_journal_writer_add(w, "Q why=b"), 0);
+    cr_assert_eq(kw_journal_writer_commit(w), 0);
+    kw_journal_writer_free(w);
     uint32_t crcs[2];
-    crcs[0] = kw_crc32(kw_crc32(0, "Q why=a", 7), "\n", 1);
-    crcs[1] = kw_crc32(kw_crc32(crcs[0], "Q why=b", 7), "\n", 1);
+    crcs[0] = kw_journal_crc32(kw_journal_crc32(0, "Q why=a", 7), "\n", 1);
+    crcs[1] = kw_journal_crc32(kw_journal_crc32(crcs[0], "Q why=b", 7), "\n", 1);
     long len;
     char *b = kw_synth_slurp(jp, &len);
     char want[128];
     snprintf(want, sizeof want, "Q why=a crc=%08x\nQ why=b crc=%08x\n", crcs[0], crcs[1]);
     cr_assert_str_eq(b, want);
     free(b);
-    cr_assert_eq(kw_jwriter_open(&w, jp, crcs, 2, 1), 0);
-    cr_assert(kw_jwriter_replaying(w));
-    cr_assert_eq(kw_jwriter_add(w, "Q why=a"), 0);
-    cr_assert_eq(kw_jwriter_add(w, "Q why=c"), KW_ECORRUPT);
+    cr_assert_eq(kw_journal_writer_open(&w, jp, crcs, 2, 1), 0);
+    cr_assert(kw_journal_writer_replaying(w));
+    cr_assert_eq(kw_journal_writer_add(w, "Q why=a"), 0);
+    cr_assert_eq(kw_journal_writer_add(w, "Q why=c"), KW_ECORRUPT);
     cr_assert(strstr(kw_error_last(), "record 2"), "%s", kw_error_last());
-    kw_jwriter_free(w);
+    kw_journal_writer_free(w);
     kw_synth_rmdir(dir);
 }
 
 Test(journal, names_round_trip)
 {
     for (int d = KW_DECIDE_ACCEPT; d <= KW_DECIDE_CONSTRAINT; d++)
-        cr_assert_eq(kw_decision_parse(kw_decision_name((kw_decision)d)), d);
+        cr_assert_eq(kw_journal_decision_parse(kw_journal_decision_name((kw_decision)d)), d);
     for (int p = KW_STEP_MAIN; p <= KW_STEP_FIX; p++)
-        cr_assert_eq(kw_step_phase_parse(kw_step_phase_name((kw_step_phase)p)), p);
-    cr_assert_eq(kw_strategy_parse("exhaustive"), KW_STRATEGY_EXHAUSTIVE);
-    cr_assert_eq(kw_policy_parse("greedy"), KW_POLICY_GREEDY);
-    cr_assert_eq(kw_policy_parse("bogus"), -1);
+        cr_assert_eq(kw_journal_step_phase_parse(kw_journal_step_phase_name((kw_step_phase)p)), p);
+    cr_assert_eq(kw_journal_strategy_parse("exhaustive"), KW_STRATEGY_EXHAUSTIVE);
+    cr_assert_eq(kw_journal_policy_parse("greedy"), KW_POLICY_GREEDY);
+    cr_assert_eq(kw_journal_policy_parse("bogus"), -1);
 }

@@ -58,16 +58,16 @@ static kw_ktiling random_tiling(gsl_rng *r)
 static void gemm_case(const kw_kgemm_shape *s, const kw_ktiling *t, int fuse, int threads)
 {
     kw_kgemm *g;
-    cr_assert_eq(kw_kgemm_create(&g, s, 7), 0, "%s", kw_error_last());
-    cr_assert_eq(kw_kgemm_run(g, t, fuse, pool, threads), 0, "%s", kw_error_last());
-    int rc = kw_kgemm_check(g);
+    cr_assert_eq(kw_kern_gemm_create(&g, s, 7), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_kern_gemm_run(g, t, fuse, pool, threads), 0, "%s", kw_error_last());
+    int rc = kw_kern_gemm_check(g);
     cr_expect_eq(rc, 0,
                  "gemm %dx%dx%d %s epi=%d act=%d: tiles %d/%d/%d split %d order %d dbuf %d fuse %d "
                  "threads %d: %s",
                  s->m, s->n, s->k, s->dt == KW_KDT_BF16 ? "bf16" : "fp32", s->epilogue, (int)s->act,
                  t->tile_m, t->tile_n, t->tile_k, t->split_k, (int)t->order, t->dbuf, fuse, threads,
                  kw_error_last());
-    kw_kgemm_free(g);
+    kw_kern_gemm_free(g);
 }
 
 Test(kern, gemm_every_knob_value_on_ragged_shapes)
@@ -122,16 +122,16 @@ Test(kern, gemm_check_fails_on_a_corrupted_output)
     kw_kgemm_shape s = {.m = 33, .n = 70, .k = 45, .dt = KW_KDT_BF16, .epilogue = 1, .act = KW_ACT_SILU};
     kw_ktiling t = {.tile_m = 16, .tile_n = 32, .tile_k = 32, .split_k = 1, .dbuf = 1};
     kw_kgemm *g;
-    cr_assert_eq(kw_kgemm_create(&g, &s, 3), 0);
-    cr_assert_eq(kw_kgemm_run(g, &t, 1, pool, 1), 0);
-    cr_assert_eq(kw_kgemm_check(g), 0, "%s", kw_error_last());
-    kw_kgemm_corrupt(g);
-    cr_assert_eq(kw_kgemm_check(g), KW_EMODEL);
+    cr_assert_eq(kw_kern_gemm_create(&g, &s, 3), 0);
+    cr_assert_eq(kw_kern_gemm_run(g, &t, 1, pool, 1), 0);
+    cr_assert_eq(kw_kern_gemm_check(g), 0, "%s", kw_error_last());
+    kw_kern_gemm_corrupt(g);
+    cr_assert_eq(kw_kern_gemm_check(g), KW_EMODEL);
     cr_assert(strstr(kw_error_last(), "fp64 reference") != NULL, "%s", kw_error_last());
     /* A fresh run overwrites the corruption and passes again. */
-    cr_assert_eq(kw_kgemm_run(g, &t, 1, pool, 1), 0);
-    cr_assert_eq(kw_kgemm_check(g), 0);
-    kw_kgemm_free(g);
+    cr_assert_eq(kw_kern_gemm_run(g, &t, 1, pool, 1), 0);
+    cr_assert_eq(kw_kern_gemm_check(g), 0);
+    kw_kern_gemm_free(g);
 }
 
 Test(kern, gemm_bit_identical_for_one_and_two_threads)
@@ -141,16 +141,16 @@ Test(kern, gemm_bit_identical_for_one_and_two_threads)
         kw_ktiling t = {.tile_m = 16, .tile_n = 64, .tile_k = 32, .split_k = 3, .order = (kw_korder)o,
                         .dbuf = 1};
         kw_kgemm *a, *b;
-        cr_assert_eq(kw_kgemm_create(&a, &s, 5), 0);
-        cr_assert_eq(kw_kgemm_create(&b, &s, 5), 0);
-        cr_assert_eq(kw_kgemm_run(a, &t, 1, pool, 1), 0);
-        cr_assert_eq(kw_kgemm_run(b, &t, 1, pool, 2), 0);
+        cr_assert_eq(kw_kern_gemm_create(&a, &s, 5), 0);
+        cr_assert_eq(kw_kern_gemm_create(&b, &s, 5), 0);
+        cr_assert_eq(kw_kern_gemm_run(a, &t, 1, pool, 1), 0);
+        cr_assert_eq(kw_kern_gemm_run(b, &t, 1, pool, 2), 0);
         size_t na, nb;
-        const void *pa = kw_kgemm_output(a, &na), *pb = kw_kgemm_output(b, &nb);
+        const void *pa = kw_kern_gemm_output(a, &na), *pb = kw_kern_gemm_output(b, &nb);
         cr_assert_eq(na, nb);
         cr_assert_eq(memcmp(pa, pb, na), 0, "order %d differs between 1 and 2 threads", o);
-        kw_kgemm_free(a);
-        kw_kgemm_free(b);
+        kw_kern_gemm_free(a);
+        kw_kern_gemm_free(b);
     }
 }
 
@@ -166,13 +166,13 @@ Test(kern, gemm_epilogue_matches_the_activation_formulas)
         epi.act = (kw_kact)act;
         kw_ktiling t = {.tile_m = 4, .tile_n = 32, .tile_k = 32, .split_k = 1};
         kw_kgemm *g0, *g1;
-        cr_assert_eq(kw_kgemm_create(&g0, &plain, 11), 0);
-        cr_assert_eq(kw_kgemm_create(&g1, &epi, 11), 0);
-        cr_assert_eq(kw_kgemm_run(g0, &t, 0, pool, 1), 0);
-        cr_assert_eq(kw_kgemm_run(g1, &t, 1, pool, 1), 0);
+        cr_assert_eq(kw_kern_gemm_create(&g0, &plain, 11), 0);
+        cr_assert_eq(kw_kern_gemm_create(&g1, &epi, 11), 0);
+        cr_assert_eq(kw_kern_gemm_run(g0, &t, 0, pool, 1), 0);
+        cr_assert_eq(kw_kern_gemm_run(g1, &t, 1, pool, 1), 0);
         size_t n;
-        double ab = *(const float *)kw_kgemm_output(g0, &n);
-        double y = *(const float *)kw_kgemm_output(g1, &n);
+        double ab = *(const float *)kw_kern_gemm_output(g0, &n);
+        double y = *(const float *)kw_kern_gemm_output(g1, &n);
         /* Same seed, same inputs: y = act(a b + bias) with the bias drawn in
          * [-0.5, 0.5]; the activation is monotone there (|a b| <= 1), so y must
          * lie between the formula at the two ends of the bias range. */
@@ -187,24 +187,24 @@ Test(kern, gemm_epilogue_matches_the_activation_formulas)
         }
         cr_expect(y >= fmin(lo, hi) - 1e-6 && y <= fmax(lo, hi) + 1e-6,
                   "act %d: y %g not in [%g, %g] for a b = %g", act, y, lo, hi, ab);
-        cr_expect_eq(kw_kgemm_check(g1), 0, "%s", kw_error_last());
-        kw_kgemm_free(g0);
-        kw_kgemm_free(g1);
+        cr_expect_eq(kw_kern_gemm_check(g1), 0, "%s", kw_error_last());
+        kw_kern_gemm_free(g0);
+        kw_kern_gemm_free(g1);
     }
 }
 
 static void attn_case(const kw_kattn_shape *s, const kw_ktiling *t, kw_kattn_mode mode, int threads)
 {
     kw_kattn *a;
-    cr_assert_eq(kw_kattn_create(&a, s, 9), 0, "%s", kw_error_last());
-    cr_assert_eq(kw_kattn_run(a, t, mode, pool, threads), 0, "%s", kw_error_last());
-    cr_expect_eq(kw_kattn_check(a), 0,
+    cr_assert_eq(kw_kern_attn_create(&a, s, 9), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_kern_attn_run(a, t, mode, pool, threads), 0, "%s", kw_error_last());
+    cr_expect_eq(kw_kern_attn_check(a), 0,
                  "attention b%d h%d/%d d%d mq%d lk%d causal %d %s mode %d tiles %d/%d/%d order %d "
                  "dbuf %d threads %d: %s",
                  s->batch, s->heads, s->kv_heads, s->head_dim, s->mq, s->lk, s->causal,
                  s->dt == KW_KDT_BF16 ? "bf16" : "fp32", (int)mode, t->tile_m, t->tile_n, t->tile_k,
                  (int)t->order, t->dbuf, threads, kw_error_last());
-    kw_kattn_free(a);
+    kw_kern_attn_free(a);
 }
 
 Test(kern, attention_every_mode_and_knob_value_on_ragged_shapes)
@@ -248,23 +248,23 @@ Test(kern, attention_over_one_key_returns_v_and_modes_agree)
     kw_ktiling t = {.tile_m = 16, .tile_n = 32, .tile_k = 32, .split_k = 1, .dbuf = 1};
     for (int mode = 0; mode < 3; mode++) {
         kw_kattn *a, *b;
-        cr_assert_eq(kw_kattn_create(&a, &s, 4), 0);
-        cr_assert_eq(kw_kattn_run(a, &t, (kw_kattn_mode)mode, pool, 1), 0);
-        cr_assert_eq(kw_kattn_check(a), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_kern_attn_create(&a, &s, 4), 0);
+        cr_assert_eq(kw_kern_attn_run(a, &t, (kw_kattn_mode)mode, pool, 1), 0);
+        cr_assert_eq(kw_kern_attn_check(a), 0, "%s", kw_error_last());
         /* O of both query heads equals the one KV head's V row: the same 48 values twice. */
         size_t n;
-        const float *o = kw_kattn_output(a, &n);
+        const float *o = kw_kern_attn_output(a, &n);
         cr_assert_eq(n, 2 * 48 * sizeof(float));
         cr_expect_eq(memcmp(o, o + 48, 48 * sizeof(float)), 0);
         /* A different seed gives different values (O is V, not a constant). */
-        cr_assert_eq(kw_kattn_create(&b, &s, 5), 0);
-        cr_assert_eq(kw_kattn_run(b, &t, (kw_kattn_mode)mode, pool, 1), 0);
-        const float *o2 = kw_kattn_output(b, &n);
+        cr_assert_eq(kw_kern_attn_create(&b, &s, 5), 0);
+        cr_assert_eq(kw_kern_attn_run(b, &t, (kw_kattn_mode)mode, pool, 1), 0);
+        const float *o2 = kw_kern_attn_output(b, &n);
         cr_expect_neq(memcmp(o, o2, 48 * sizeof(float)), 0);
-        kw_kattn_corrupt(a);
-        cr_expect_eq(kw_kattn_check(a), KW_EMODEL);
-        kw_kattn_free(a);
-        kw_kattn_free(b);
+        kw_kern_attn_corrupt(a);
+        cr_expect_eq(kw_kern_attn_check(a), KW_EMODEL);
+        kw_kern_attn_free(a);
+        kw_kern_attn_free(b);
     }
 }
 
@@ -275,15 +275,15 @@ Test(kern, attention_bit_identical_for_one_and_two_threads)
     kw_ktiling t = {.tile_m = 16, .tile_n = 32, .tile_k = 32, .split_k = 1, .dbuf = 0};
     for (int mode = 0; mode < 3; mode++) {
         kw_kattn *a, *b;
-        cr_assert_eq(kw_kattn_create(&a, &s, 8), 0);
-        cr_assert_eq(kw_kattn_create(&b, &s, 8), 0);
-        cr_assert_eq(kw_kattn_run(a, &t, (kw_kattn_mode)mode, pool, 1), 0);
-        cr_assert_eq(kw_kattn_run(b, &t, (kw_kattn_mode)mode, pool, 2), 0);
+        cr_assert_eq(kw_kern_attn_create(&a, &s, 8), 0);
+        cr_assert_eq(kw_kern_attn_create(&b, &s, 8), 0);
+        cr_assert_eq(kw_kern_attn_run(a, &t, (kw_kattn_mode)mode, pool, 1), 0);
+        cr_assert_eq(kw_kern_attn_run(b, &t, (kw_kattn_mode)mode, pool, 2), 0);
         size_t na, nb;
-        const void *pa = kw_kattn_output(a, &na), *pb = kw_kattn_output(b, &nb);
+        const void *pa = kw_kern_attn_output(a, &na), *pb = kw_kern_attn_output(b, &nb);
         cr_assert_eq(memcmp(pa, pb, na), 0, "mode %d differs between 1 and 2 threads", mode);
-        kw_kattn_free(a);
-        kw_kattn_free(b);
+        kw_kern_attn_free(a);
+        kw_kern_attn_free(b);
     }
 }
 
@@ -291,17 +291,17 @@ Test(kern, bad_arguments_are_errors)
 {
     kw_kgemm *g;
     kw_kgemm_shape bad = {.m = 0, .n = 4, .k = 4};
-    cr_expect_eq(kw_kgemm_create(&g, &bad, 1), KW_EINPUT);
+    cr_expect_eq(kw_kern_gemm_create(&g, &bad, 1), KW_EINPUT);
     kw_kgemm_shape s = {.m = 4, .n = 4, .k = 4};
-    cr_assert_eq(kw_kgemm_create(&g, &s, 1), 0);
+    cr_assert_eq(kw_kern_gemm_create(&g, &s, 1), 0);
     kw_ktiling t = {.tile_m = 0, .tile_n = 32, .tile_k = 32, .split_k = 1};
-    cr_expect_eq(kw_kgemm_run(g, &t, 0, pool, 1), KW_EINPUT);
+    cr_expect_eq(kw_kern_gemm_run(g, &t, 0, pool, 1), KW_EINPUT);
     t.tile_m = 4;
-    cr_expect_eq(kw_kgemm_run(g, &t, 0, pool, 3), KW_EINPUT); /* pool of 2 */
-    kw_kgemm_free(g);
+    cr_expect_eq(kw_kern_gemm_run(g, &t, 0, pool, 3), KW_EINPUT); /* pool of 2 */
+    kw_kern_gemm_free(g);
     kw_kattn *a;
     kw_kattn_shape as = {.batch = 1, .heads = 3, .kv_heads = 2, .head_dim = 8, .mq = 1, .lk = 4};
-    cr_expect_eq(kw_kattn_create(&a, &as, 1), KW_EINPUT);
+    cr_expect_eq(kw_kern_attn_create(&a, &as, 1), KW_EINPUT);
 }
 
 Test(kern, bf16_rounds_to_nearest_even)

@@ -30,7 +30,7 @@ static kw_config *load(const char *rel)
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", kw_tl_src(), rel);
     kw_config *cfg = NULL;
-    cr_assert_eq(kw_config_load(&cfg, p, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&cfg, p, NULL, NULL), 0, "%s", kw_error_last());
     return cfg;
 }
 
@@ -48,14 +48,14 @@ Test(knobuse, the_default_cannot_use_fuse_residual_norm)
     cr_assert(uses(cfg, ku, n, "fuse_attention"));
     cr_assert(uses(cfg, ku, n, "batch_timeout_us"));
     cr_assert(uses(cfg, ku, n, "placement"));
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 Test(knobuse, max_batch_one_makes_the_timeout_useless)
 {
     kw_config *cfg = load("spaces/default.xml");
     kw_knobspace *ks = &cfg->space.knobs;
-    int mb = kw_knobspace_find(ks, "max_batch");
+    int mb = kw_knobs_find(ks, "max_batch");
     cr_assert_geq(mb, 0);
     ks->knobs[mb].n_values = 1;
     snprintf(ks->knobs[mb].values[0], KW_VALUE_LEN, "1");
@@ -65,12 +65,12 @@ Test(knobuse, max_batch_one_makes_the_timeout_useless)
     cr_assert_eq(n, 2);
     cr_assert(!uses(cfg, ku, n, "batch_timeout_us"));
     /* one group of cores: every cores_per_request value equal to the core count */
-    int cp = kw_knobspace_find(ks, "cores_per_request");
+    int cp = kw_knobs_find(ks, "cores_per_request");
     ks->knobs[cp].n_values = 1;
     snprintf(ks->knobs[cp].values[0], KW_VALUE_LEN, "%d", cfg->accel.cores);
     n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
     cr_assert(!uses(cfg, ku, n, "placement"));
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 Test(knobuse, validate_warns_and_still_passes)

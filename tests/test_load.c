@@ -57,7 +57,7 @@ Test(load, every_shipped_file_validates)
 {
     for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
         char *p = src_path(shipped[i]);
-        cr_expect_eq(kw_validate_file(p), 0, "%s: %s", shipped[i], kw_error_last());
+        cr_expect_eq(kw_load_validate_file(p), 0, "%s: %s", shipped[i], kw_error_last());
         free(p);
     }
 }
@@ -67,7 +67,7 @@ Test(load, every_shipped_space_loads_with_its_shapes)
     for (size_t i = 0; i < 6; i++) {
         char *p = src_path(shipped[i]);
         kw_config *c = NULL;
-        cr_assert_eq(kw_config_load(&c, p, NULL, NULL), 0, "%s: %s", shipped[i], kw_error_last());
+        cr_assert_eq(kw_load_config(&c, p, NULL, NULL), 0, "%s: %s", shipped[i], kw_error_last());
         cr_assert_gt(c->space.n_shapes, 0);
         cr_assert_gt(c->space.knobs.n_knobs, 0);
         for (int s = 0; s < c->space.n_shapes; s++) {
@@ -81,7 +81,7 @@ Test(load, every_shipped_space_loads_with_its_shapes)
         }
         for (int h = 0; h < 3; h++)
             cr_assert_eq(strlen(c->input_hash[h]), 16, "%s hash %d", shipped[i], h);
-        kw_config_free(c);
+        kw_load_config_free(c);
         free(p);
     }
 }
@@ -93,12 +93,12 @@ Test(load, validation_spaces_are_small)
     for (size_t i = 0; i < 2; i++) {
         char *p = src_path(small[i]);
         kw_config *c = NULL;
-        cr_assert_eq(kw_config_load(&c, p, NULL, NULL), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_load_config(&c, p, NULL, NULL), 0, "%s", kw_error_last());
         double n = 1;
         for (int k = 0; k < c->space.knobs.n_knobs; k++)
             n *= c->space.knobs.knobs[k].n_values;
         cr_assert_leq(n, 50000, "%s has %g configurations", small[i], n);
-        kw_config_free(c);
+        kw_load_config_free(c);
         free(p);
     }
 }
@@ -106,9 +106,9 @@ Test(load, validation_spaces_are_small)
 Test(load, embedded_default_is_the_file_in_spaces)
 {
     kw_config *e = NULL, *f = NULL;
-    cr_assert_eq(kw_config_load_default(&e), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config_default(&e), 0, "%s", kw_error_last());
     char *p = src_path("spaces/default.xml");
-    cr_assert_eq(kw_config_load(&f, p, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&f, p, NULL, NULL), 0, "%s", kw_error_last());
     for (int h = 0; h < 3; h++)
         cr_assert_str_eq(e->input_hash[h], f->input_hash[h], "input %d differs", h);
     cr_assert_eq(memcmp(&e->space.knobs, &f->space.knobs, sizeof e->space.knobs), 0);
@@ -127,9 +127,9 @@ Test(load, embedded_default_is_the_file_in_spaces)
     cr_assert_str_eq(e->input_hash[0], hex);
     free(disk);
     free(p);
-    kw_config_free(e);
-    kw_config_free(f);
-    kw_config_free(NULL);
+    kw_load_config_free(e);
+    kw_load_config_free(f);
+    kw_load_config_free(NULL);
 }
 
 Test(load, fnv1a_reference_vector)
@@ -142,7 +142,7 @@ Test(load, fnv1a_reference_vector)
 Test(load, default_space_content)
 {
     kw_config *c = NULL;
-    cr_assert_eq(kw_config_load_default(&c), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config_default(&c), 0, "%s", kw_error_last());
     cr_assert_str_eq(c->space.block, "llama7b_attn");
     cr_assert_geq(c->space.n_shapes, 4);
     int prefill = 0, decode = 0, multi = 0;
@@ -176,14 +176,14 @@ Test(load, default_space_content)
     cr_assert_str_eq(ks->knobs[k0->terms[1].knob].name, "accum_precision");
     cr_assert_eq(k0->terms[1].mask, 0x6ULL);
     cr_assert_gt(k0->line, 0);
-    kw_config_free(c);
+    kw_load_config_free(c);
 }
 
 Test(load, accelerator_fields_and_units)
 {
     char *p = src_path("spaces/accel/h100.xml");
     kw_accel a;
-    cr_assert_eq(kw_accel_load(&a, p), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, p), 0, "%s", kw_error_last());
     cr_assert_str_eq(a.name, "h100");
     cr_assert(strstr(a.source, "datasheet") != NULL);
     /* 132 SMs [S datasheet] */
@@ -208,7 +208,7 @@ Test(load, accelerator_fields_and_units)
     free(p);
 
     p = src_path("spaces/accel/tpu_v5e.xml");
-    cr_assert_eq(kw_accel_load(&a, p), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, p), 0, "%s", kw_error_last());
     cr_assert_eq(a.peak_flops[KW_PREC_FP8_E4M3], 0.0);
     cr_assert_eq(a.peak_flops[KW_PREC_FP16], 0.0);
     cr_assert_float_eq(a.peak_flops[KW_PREC_INT8], 393e12, 1e6);
@@ -219,7 +219,7 @@ Test(load, accelerator_fields_and_units)
     free(p);
 
     p = src_path("spaces/accel/edge_npu.xml");
-    cr_assert_eq(kw_accel_load(&a, p), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_accel(&a, p), 0, "%s", kw_error_last());
     cr_assert_float_eq(a.peak_flops[KW_PREC_INT8], 4e12, 1e3);
     cr_assert_eq(a.peak_flops[KW_PREC_FP8_E5M2], 0.0);
     cr_assert_float_eq(a.dram_bw_bytes_per_s, 17e9, 1.0);
@@ -230,7 +230,7 @@ Test(load, workload_blocks_ops_and_groups)
 {
     char *p = src_path("spaces/workloads/llama7b.xml");
     kw_workload *w = calloc(1, sizeof *w);
-    cr_assert_eq(kw_workload_load(w, p), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_workload(w, p), 0, "%s", kw_error_last());
     cr_assert_eq(w->n_blocks, 2);
     const kw_block *b = &w->blocks[0];
     cr_assert_str_eq(b->name, "llama7b_attn");
@@ -285,7 +285,7 @@ Test(load, workload_blocks_ops_and_groups)
 
     p = src_path("spaces/workloads/resnet50.xml");
     w = calloc(1, sizeof *w);
-    cr_assert_eq(kw_workload_load(w, p), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_workload(w, p), 0, "%s", kw_error_last());
     const kw_op *cv = &w->blocks[0].ops[0];
     cr_assert_eq(cv->kind, KW_OP_CONV);
     /* implicit GEMM K = kh*kw*in_c = 576, 115.6M MAC per image [D src/model-facts.md#shapes] */
@@ -340,7 +340,7 @@ Test(load, defaults_paths_and_shapes_of_the_block)
 {
     scratch s = make_scratch("  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"on\"/>\n", NULL);
     kw_config *c = NULL;
-    cr_assert_eq(kw_config_load(&c, s.space, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&c, s.space, NULL, NULL), 0, "%s", kw_error_last());
     const kw_guards *g = &c->space.guards;
     cr_assert_float_eq(g->drift_min_cos, 0.999, 1e-12);
     cr_assert_float_eq(g->drift_max_rel_rms, 0.02, 1e-12);
@@ -363,10 +363,10 @@ Test(load, defaults_paths_and_shapes_of_the_block)
         if (c->workload.shapes[i].block == 0)
             cr_assert_eq(c->space.shapes[n++], i);
     cr_assert_eq(c->space.n_shapes, n);
-    cr_assert_eq(kw_config_shape(c, "attn_decode_kv512_b1_c1") >= 0, 1);
-    cr_assert_eq(kw_config_shape(c, "mlp_decode_kv512_b1_c1"), -1);
-    cr_assert_eq(kw_config_shape(c, "nope"), -1);
-    kw_config_free(c);
+    cr_assert_eq(kw_load_config_shape(c, "attn_decode_kv512_b1_c1") >= 0, 1);
+    cr_assert_eq(kw_load_config_shape(c, "mlp_decode_kv512_b1_c1"), -1);
+    cr_assert_eq(kw_load_config_shape(c, "nope"), -1);
+    kw_load_config_free(c);
     rm_rf(s.dir);
 }
 
@@ -379,10 +379,10 @@ Test(load, explicit_settings_and_shape_order)
         "  <tuning alpha=\"0.01\" noise_pct=\"2\" sim_requests=\"100\" final_requests=\"1000\"/>\n",
         NULL);
     kw_config *c = NULL;
-    cr_assert_eq(kw_config_load(&c, s.space, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&c, s.space, NULL, NULL), 0, "%s", kw_error_last());
     cr_assert_eq(c->space.n_shapes, 2);
     cr_assert_str_eq(c->workload.shapes[c->space.shapes[0]].name, "attn_decode_kv512_b1_c1");
-    cr_assert_eq(kw_config_shape(c, "attn_prefill_s128_b8_c4"), 1);
+    cr_assert_eq(kw_load_config_shape(c, "attn_prefill_s128_b8_c4"), 1);
     cr_assert_float_eq(c->space.guards.drift_min_cos, 0.99, 1e-12);
     cr_assert_float_eq(c->space.guards.drift_max_rel_rms, 0.02, 1e-12); /* default kept */
     cr_assert_float_eq(c->space.guards.sla_p99_us, 5000.0, 1e-12);
@@ -390,7 +390,7 @@ Test(load, explicit_settings_and_shape_order)
     cr_assert_float_eq(c->space.noise_pct, 2.0, 1e-12);
     cr_assert_eq(c->space.sim_requests, 100);
     cr_assert_eq(c->space.final_requests, 1000);
-    kw_config_free(c);
+    kw_load_config_free(c);
     rm_rf(s.dir);
 }
 
@@ -401,7 +401,7 @@ Test(load, trace_and_bursty_shapes)
         "  <shape name=\"replay\" block=\"llama7b_attn\" phase=\"decode\" kv_len=\"1024\" "
         "batch=\"2\" streams=\"3\" arrival=\"trace\" trace=\"traces/prod.csv\"/>");
     kw_config *c = NULL;
-    cr_assert_eq(kw_config_load(&c, s.space, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&c, s.space, NULL, NULL), 0, "%s", kw_error_last());
     const kw_shape *sh = &c->workload.shapes[c->space.shapes[0]];
     cr_assert_eq(sh->arrival, KW_ARRIVAL_TRACE);
     char want[4300];
@@ -420,7 +420,7 @@ Test(load, trace_and_bursty_shapes)
     cr_assert_float_eq(bu->burst_off_ms, 80.0, 1e-12);
     cr_assert_float_eq(bu->burst_factor, 4.0, 1e-12);
     cr_assert_eq(bu->kv_len, 2048);
-    kw_config_free(c);
+    kw_load_config_free(c);
     rm_rf(s.dir);
 }
 
@@ -430,19 +430,19 @@ Test(load, overrides_replace_the_named_files)
     char *h100 = src_path("spaces/accel/h100.xml");
     kw_config *c = NULL;
     /* the default lists fp16 and fp8, which a TPU-v5e-like chip lacks */
-    cr_assert_eq(kw_config_load(&c, NULL, tpu, NULL), KW_EINPUT);
+    cr_assert_eq(kw_load_config(&c, NULL, tpu, NULL), KW_EINPUT);
     cr_assert_null(c);
     cr_assert(strstr(kw_error_last(), "spaces/default.xml:") == kw_error_last(), "%s",
               kw_error_last());
     cr_assert(strstr(kw_error_last(), "does not support precision") != NULL, "%s", kw_error_last());
     /* the same GPU from disk: loads, path is the override */
-    cr_assert_eq(kw_config_load(&c, NULL, h100, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(&c, NULL, h100, NULL), 0, "%s", kw_error_last());
     cr_assert_str_eq(c->space.accel_path, h100);
     cr_assert_str_eq(c->space.workload_path, "spaces/workloads/llama7b.xml");
-    kw_config_free(c);
+    kw_load_config_free(c);
     /* a bad override is named as such at the space's line */
     char *bad = src_path("tests/data/bad/accel_dup_peak.xml");
-    cr_assert_eq(kw_config_load(&c, NULL, bad, NULL), KW_EINPUT);
+    cr_assert_eq(kw_load_config(&c, NULL, bad, NULL), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "given instead") != NULL, "%s", kw_error_last());
     cr_assert(strstr(kw_error_last(), "more than one peak") != NULL, "%s", kw_error_last());
     free(bad);
@@ -457,7 +457,7 @@ Test(load, every_problem_of_a_space_is_reported)
                              "  <knob name=\"tile_q\" values=\"1\" baseline=\"1\"/>\n",
                              NULL);
     kw_config *c = NULL;
-    cr_assert_eq(kw_config_load(&c, s.space, NULL, NULL), KW_EINPUT);
+    cr_assert_eq(kw_load_config(&c, s.space, NULL, NULL), KW_EINPUT);
     const char *m = kw_error_last();
     char l5[4300], l6[4300], l7[4300];
     snprintf(l5, sizeof l5, "%s:5: ", s.space);
@@ -478,9 +478,9 @@ Test(load, space_load_alone)
     kw_workload *w = calloc(1, sizeof *w);
     kw_accel a;
     kw_space *s = calloc(1, sizeof *s);
-    cr_assert_eq(kw_workload_load(w, wp), 0);
-    cr_assert_eq(kw_accel_load(&a, ap), 0);
-    cr_assert_eq(kw_space_load(s, sp, &a, w), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_workload(w, wp), 0);
+    cr_assert_eq(kw_load_accel(&a, ap), 0);
+    cr_assert_eq(kw_load_space(s, sp, &a, w), 0, "%s", kw_error_last());
     cr_assert_eq(s->n_shapes, 2);
     cr_assert_eq(s->knobs.n_knobs, 9);
     char want[4200];
@@ -499,7 +499,7 @@ Test(load, results_root_without_schema_says_so)
     char path[4200];
     snprintf(path, sizeof path, "%s/results.xml", dir);
     write_text(path, "<?xml version=\"1.0\"?>\n<results/>\n");
-    int rc = kw_validate_file(path);
+    int rc = kw_load_validate_file(path);
     if (kw_embedded_find("results/results.xsd") == NULL) {
         cr_assert_eq(rc, KW_EINPUT);
         cr_assert(strstr(kw_error_last(), "no results schema") != NULL, "%s", kw_error_last());
@@ -529,7 +529,7 @@ Test(load, bad_corpus_refused_with_file_and_line)
         snprintf(file, sizeof file, "%s/tests/data/bad/%s", kw_tl_src(), name);
         snprintf(prefix, sizeof prefix, "%s:%s: ", file, ln);
         kw_error_clear();
-        int rc = kw_validate_file(file);
+        int rc = kw_load_validate_file(file);
         cr_expect_eq(rc, KW_EINPUT, "%s: rc %d: %s", name, rc, kw_error_last());
         cr_expect(strncmp(kw_error_last(), prefix, strlen(prefix)) == 0, "%s: want prefix '%s' in: %s",
                   name, prefix, kw_error_last());
@@ -545,10 +545,10 @@ Test(load, bad_corpus_refused_with_file_and_line)
 Test(load, missing_and_non_xml_files)
 {
     kw_config *c = NULL;
-    cr_assert_eq(kw_config_load(&c, "/nonexistent/space.xml", NULL, NULL), KW_EINPUT);
+    cr_assert_eq(kw_load_config(&c, "/nonexistent/space.xml", NULL, NULL), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "/nonexistent/space.xml: cannot open") != NULL, "%s",
               kw_error_last());
-    cr_assert_eq(kw_validate_file("/dev/null"), KW_EINPUT);
+    cr_assert_eq(kw_load_validate_file("/dev/null"), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "not a regular file") != NULL, "%s", kw_error_last());
 }
 
@@ -567,7 +567,7 @@ Test(load, decode_shape_without_kv_len_where_no_attention_reads_it)
                      "  <shape name=\"m\" block=\"mlp\" phase=\"decode\" batch=\"8\" load=\"0.5\"/>\n"
                      "</workload>\n");
     kw_workload *w = malloc(sizeof *w);
-    cr_assert_eq(kw_workload_load(w, path), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_workload(w, path), 0, "%s", kw_error_last());
     cr_assert_eq(w->shapes[0].kv_len, 0);
     cr_assert_eq(w->shapes[0].seq, 1);
     write_text(path, "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>test</source>\n"
@@ -575,7 +575,7 @@ Test(load, decode_shape_without_kv_len_where_no_attention_reads_it)
                      "head_dim=\"64\"/></block>\n"
                      "  <shape name=\"d\" block=\"att\" phase=\"decode\" batch=\"8\" load=\"0.5\"/>\n"
                      "</workload>\n");
-    cr_assert_eq(kw_workload_load(w, path), KW_EINPUT);
+    cr_assert_eq(kw_load_workload(w, path), KW_EINPUT);
     char want[4300];
     snprintf(want, sizeof want, "%s:5: ", path);
     cr_expect(strncmp(kw_error_last(), want, strlen(want)) == 0, "%s", kw_error_last());

@@ -15,7 +15,7 @@ static int est_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
     kw_synth *s = ctx;
     memset(out, 0, sizeof *out);
-    double u = (double)(kw_synth_mix(kw_cand_id(&s->ks, c)) >> 11) / 9007199254740992.0;
+    double u = (double)(kw_synth_mix(kw_knobs_cand_id(&s->ks, c)) >> 11) / 9007199254740992.0;
     double x = kw_synth_true(s, c, shape) * (1.2 + 0.3 * u);
     out->v[0] = 0.8 * x;
     out->v[1] = x;

@@ -283,7 +283,7 @@ Test(moe, loader_moe_trace_and_layer)
         "  <shape name=\"d\" block=\"layer\" phase=\"decode\" kv_len=\"64\" batch=\"4\" load=\"0.5\"/>\n"
         "</workload>\n");
     kw_workload *w = malloc(sizeof *w);
-    cr_assert_eq(kw_workload_load(w, wl), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_workload(w, wl), 0, "%s", kw_error_last());
     cr_assert_eq(w->n_blocks, 3);
     const kw_block *l = &w->blocks[2];
     cr_expect_str_eq(l->name, "layer");
@@ -304,7 +304,7 @@ Test(moe, loader_moe_trace_and_layer)
         "routing=\"trace\" trace=\"route.csv\"/></block>\n"
         "  <shape name=\"d\" block=\"ffn\" phase=\"decode\" batch=\"4\" load=\"0.5\"/>\n"
         "</workload>\n");
-    cr_assert_eq(kw_workload_load(w, wl), KW_EINPUT);
+    cr_assert_eq(kw_load_workload(w, wl), KW_EINPUT);
     char want[4300];
     snprintf(want, sizeof want, "%s:3: ", tr);
     cr_expect(strstr(kw_error_last(), want) != NULL, "want %s in: %s", want, kw_error_last());
@@ -317,7 +317,7 @@ Test(moe, loader_moe_trace_and_layer)
         "routing=\"zipf\" zipf_s=\"4\"/></block>\n"
         "  <shape name=\"d\" block=\"ffn\" phase=\"decode\" batch=\"4\" load=\"0.5\"/>\n"
         "</workload>\n");
-    cr_assert_eq(kw_workload_load(w, wl), KW_EINPUT);
+    cr_assert_eq(kw_load_workload(w, wl), KW_EINPUT);
     snprintf(want, sizeof want, "%s:5: ", wl);
     cr_expect(strncmp(kw_error_last(), want, strlen(want)) == 0, "%s", kw_error_last());
     cr_expect(strstr(kw_error_last(), "at most once") != NULL, "%s", kw_error_last());

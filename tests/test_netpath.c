@@ -52,7 +52,7 @@ static void np_step(kw_runsum *rs, kw_cand *inc, int k, int v, kw_decision d, co
     st.p_value = NAN;
     snprintf(st.phase, sizeof st.phase, "%s", phase);
     cr_assert_eq(kw_runsum_add_step(rs, 0, &st), 0);
-    if (kw_decision_taken(d))
+    if (kw_journal_decision_taken(d))
         *inc = c;
 }
 
@@ -60,7 +60,7 @@ static void np_step(kw_runsum *rs, kw_cand *inc, int k, int v, kw_decision d, co
  * the engine's shape-done record names it, then the summary is finished. */
 static void np_finish(kw_runsum *rs, const kw_cand *inc)
 {
-    kw_runsum_set_best(rs, 0, kw_cand_id(&rs->ks, inc));
+    kw_runsum_set_best(rs, 0, kw_knobs_cand_id(&rs->ks, inc));
     cr_assert_eq(kw_runsum_finish(rs), 0);
 }
 
@@ -72,7 +72,7 @@ static kw_runsum *np_new(kw_cand *inc)
     cr_assert_eq(kw_runsum_new(&rs, &ks, SY_NMETRICS, sy_metric_names, "p95_us"), 0);
     rs->limits.min_effect_pct = 1.0;
     cr_assert_geq(kw_runsum_shape(rs, "s"), 0);
-    kw_cand_baseline(inc, &rs->ks);
+    kw_knobs_cand_baseline(inc, &rs->ks);
     np_eval(rs, inc);
     return rs;
 }
@@ -170,7 +170,7 @@ Test(netpath, a_direct_chain_sets_each_knob_once)
     np_step(rs, &inc, 1, 2, KW_DECIDE_ACCEPT, "main");
     np_step(rs, &inc, 2, 0, KW_DECIDE_ACCEPT, "main");   /* c 1->0: no effect, but taken */
     kw_cand base;
-    kw_cand_baseline(&base, &rs->ks);
+    kw_knobs_cand_baseline(&base, &rs->ks);
     kw_cand probe = base; /* a sweep from the baseline had evaluated b=2 directly */
     np_step(rs, &probe, 1, 2, KW_DECIDE_REJECT, "main");
     np_finish(rs, &inc);
@@ -180,8 +180,8 @@ Test(netpath, a_direct_chain_sets_each_knob_once)
     /* baseline (b=0,c=1) -> shipped (b=2,c=0): two knobs differ, and
      * baseline -> b=2 -> b=2,c=0 was evaluated: two steps, one per knob */
     cr_assert_eq(p.kind, KW_NET_DIRECT);
-    cr_assert_eq(p.n, kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                       &s->configs[s->final].cand));
+    cr_assert_eq(p.n, kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                             &s->configs[s->final].cand));
     cr_assert_eq(p.n, 2);
     cr_assert_eq(p.steps[0].knob, 1);
     cr_assert_eq(p.steps[1].knob, 2);
@@ -219,14 +219,14 @@ Test(netpath, sensitivity_names_the_knob_that_does_nothing)
     cr_assert_eq(sn[0].side[0].state, KW_SENS_EDGE);
     cr_assert_eq(sn[0].side[1].state, KW_SENS_EVALUATED);
     cr_assert_float_eq(sn[0].side[1].pct, 10.0 / 95.0 * 100.0, 1e-9);
-    cr_assert(!kw_sens_inert(&sn[0]));
+    cr_assert(!kw_netpath_sens_inert(&sn[0]));
     /* b: down evaluated (+5/95), up never evaluated */
     cr_assert_float_eq(sn[1].side[0].pct, 5.0 / 95.0 * 100.0, 1e-9);
     cr_assert_eq(sn[1].side[1].state, KW_SENS_MISSING);
-    cr_assert_float_eq(kw_sens_magnitude(&sn[1]), 5.0 / 95.0 * 100.0, 1e-9);
+    cr_assert_float_eq(kw_netpath_sens_magnitude(&sn[1]), 5.0 / 95.0 * 100.0, 1e-9);
     /* c: both sides identical to the winner: no effect */
-    cr_assert(kw_sens_inert(&sn[2]));
-    cr_assert_float_eq(kw_sens_magnitude(&sn[2]), 0.0, 1e-12);
+    cr_assert(kw_netpath_sens_inert(&sn[2]));
+    cr_assert_float_eq(kw_netpath_sens_magnitude(&sn[2]), 0.0, 1e-12);
     kw_runsum_free(rs);
 }
 
@@ -239,8 +239,8 @@ Test(netpath, the_synthetic_sweep_ships_one_step_per_changed_knob)
         kw_netpath p;
         cr_assert_eq(kw_netpath_build(&p, rs, sh), 0);
         cr_assert_eq(kw_netpath_check(rs, sh, &p), 0, "%s", kw_error_last());
-        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                 &s->configs[s->final].cand);
+        int d = kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                       &s->configs[s->final].cand);
         cr_assert_eq(p.kind, KW_NET_DIRECT, "shape %s", s->name);
         cr_assert_eq(p.n, d, "shape %s: %d net steps for %d changed knobs", s->name, p.n, d);
         /* the steps' effects compose to the total change (closed-form p95) */
@@ -275,7 +275,7 @@ Test(netpath, a_stepless_search_has_no_net_path_and_nothing_to_prove)
     np_eval(rs, &c);
     cr_assert_eq(kw_runsum_finish(rs), 0);
     const kw_rs_shape *s = &rs->shapes[0];
-    cr_assert_eq(s->configs[s->final].id, kw_cand_id(&rs->ks, &c));
+    cr_assert_eq(s->configs[s->final].id, kw_knobs_cand_id(&rs->ks, &c));
     kw_netpath p;
     cr_assert_eq(kw_netpath_build(&p, rs, 0), 0);
     cr_assert_eq(p.kind, KW_NET_NONE);
@@ -296,7 +296,7 @@ Test(netpath, evidence_fills_the_missing_neighbours)
     for (int s = 0; s < SY_NSHAPES; s++)
         cr_assert_geq(kw_runsum_shape(rs, sy_shape_names[s]), 0);
     kw_cand base;
-    kw_cand_baseline(&base, &rs->ks);
+    kw_knobs_cand_baseline(&base, &rs->ks);
     kw_metrics m;
     sy_eval(NULL, &base, SY_S1, 0, &m);
     cr_assert_eq(kw_runsum_add_eval(rs, SY_S1, &base, &m), 0);

@@ -61,7 +61,7 @@ Test(numfmt, fp16_matches_compiler_float_conversion)
         float x = draw_float(r, i);
         _Float16 h = (_Float16)x;
         float want = (float)h;
-        float got = kw_round(KW_PREC_FP16, x);
+        float got = kw_numfmt_round(KW_PREC_FP16, x);
         if (isnan(want)) {
             if (!isnan(got))
                 mismatches++;
@@ -104,7 +104,7 @@ Test(numfmt, fp16_from_double_matches_compiler_without_double_rounding)
         if (gsl_rng_uniform(r) < 0.5)
             x = -x;
         _Float16 h = (_Float16)x;
-        if (kw_round_d(KW_PREC_FP16, x) != (double)h ||
+        if (kw_numfmt_round_d(KW_PREC_FP16, x) != (double)h ||
             kw_numfmt_encode(KW_PREC_FP16, x) != half_bits(h))
             mismatches++;
     }
@@ -132,15 +132,15 @@ Test(numfmt, fp16_special_cases)
         float xf = (float)cases[i];
         _Float16 h = (_Float16)cases[i];
         if (isnan(cases[i])) {
-            cr_assert(isnan(kw_round_d(KW_PREC_FP16, cases[i])));
-            cr_assert(isnan(kw_round(KW_PREC_FP16, xf)));
+            cr_assert(isnan(kw_numfmt_round_d(KW_PREC_FP16, cases[i])));
+            cr_assert(isnan(kw_numfmt_round(KW_PREC_FP16, xf)));
             cr_assert_eq(kw_numfmt_encode(KW_PREC_FP16, cases[i]) & 0x7FFFu, 0x7E00u);
             continue;
         }
         cr_assert_eq(kw_numfmt_encode(KW_PREC_FP16, cases[i]), half_bits(h), "x=%a", cases[i]);
-        double got = kw_round_d(KW_PREC_FP16, cases[i]);
+        double got = kw_numfmt_round_d(KW_PREC_FP16, cases[i]);
         cr_assert(got == (double)h && signbit(got) == signbit((double)h), "x=%a", cases[i]);
-        cr_assert_eq(kw_round(KW_PREC_FP16, xf), (float)(_Float16)xf, "x=%a", cases[i]);
+        cr_assert_eq(kw_numfmt_round(KW_PREC_FP16, xf), (float)(_Float16)xf, "x=%a", cases[i]);
     }
     /* hand-checked anchors, so the comparison above is not only self-consistent */
     cr_assert_eq(kw_numfmt_encode(KW_PREC_FP16, 65504.0), 0x7BFFu);
@@ -175,8 +175,8 @@ static void check_vectors(kw_prec p, const vec *v, size_t n)
         cr_assert_eq(got, v[i].bits, "%s: x=%a -> %#x, want %#x", kw_prec_name(p), v[i].x, got,
                      v[i].bits);
         double want = kw_numfmt_decode(p, v[i].bits);
-        double gd = kw_round_d(p, v[i].x);
-        float gf = kw_round(p, (float)v[i].x);
+        double gd = kw_numfmt_round_d(p, v[i].x);
+        float gf = kw_numfmt_round(p, (float)v[i].x);
         if (isnan(want)) {
             cr_assert(isnan(gd) && isnan(gf));
             continue;
@@ -267,7 +267,7 @@ Test(numfmt, fp8_value_sets_round_trip)
             if (isnan(v) || isinf(v))
                 continue;
             cr_assert_eq(kw_numfmt_encode((kw_prec)p, v), b, "%s %#x", kw_prec_name(p), b);
-            cr_assert_eq(kw_round_d((kw_prec)p, v), v);
+            cr_assert_eq(kw_numfmt_round_d((kw_prec)p, v), v);
         }
 }
 
@@ -287,7 +287,7 @@ Test(numfmt, arrays_match_scalars_and_fp32_is_ieee)
 {
     double src[] = {1.0 + 0x1p-30, -3.3, 1e-45, 1e39, NAN, 0.1};
     double dst[6];
-    kw_round_array_d(KW_PREC_FP32, dst, src, 6);
+    kw_numfmt_round_array_d(KW_PREC_FP32, dst, src, 6);
     for (int i = 0; i < 6; i++) {
         if (isnan(src[i]))
             cr_assert(isnan(dst[i]));
@@ -296,22 +296,22 @@ Test(numfmt, arrays_match_scalars_and_fp32_is_ieee)
     }
     float fs[] = {1.5f, 0.1f, -7e-5f, 70000.0f};
     float fd[4];
-    kw_round_array(KW_PREC_FP16, fd, fs, 4);
+    kw_numfmt_round_array(KW_PREC_FP16, fd, fs, 4);
     for (int i = 0; i < 4; i++)
-        cr_assert_eq(fd[i], kw_round(KW_PREC_FP16, fs[i]));
+        cr_assert_eq(fd[i], kw_numfmt_round(KW_PREC_FP16, fs[i]));
     cr_assert(isinf(fd[3]));
 }
 
 Test(numfmt, int8_unit_quantiser)
 {
-    cr_assert_eq(kw_round_d(KW_PREC_INT8, 2.5), 2.0);  /* tie to even */
-    cr_assert_eq(kw_round_d(KW_PREC_INT8, 3.5), 4.0);
-    cr_assert_eq(kw_round_d(KW_PREC_INT8, -2.5), -2.0);
-    cr_assert_eq(kw_round_d(KW_PREC_INT8, 300.0), 127.0);
-    cr_assert_eq(kw_round_d(KW_PREC_INT8, -300.0), -128.0);
+    cr_assert_eq(kw_numfmt_round_d(KW_PREC_INT8, 2.5), 2.0);  /* tie to even */
+    cr_assert_eq(kw_numfmt_round_d(KW_PREC_INT8, 3.5), 4.0);
+    cr_assert_eq(kw_numfmt_round_d(KW_PREC_INT8, -2.5), -2.0);
+    cr_assert_eq(kw_numfmt_round_d(KW_PREC_INT8, 300.0), 127.0);
+    cr_assert_eq(kw_numfmt_round_d(KW_PREC_INT8, -300.0), -128.0);
     cr_assert_eq(kw_numfmt_encode(KW_PREC_INT8, -1.0), 0xFFu);
     cr_assert_eq(kw_numfmt_decode(KW_PREC_INT8, 0x80u), -128.0);
-    cr_assert(isnan(kw_round_d(KW_PREC_INT8, NAN)));
+    cr_assert(isnan(kw_numfmt_round_d(KW_PREC_INT8, NAN)));
 }
 
 /* |x - q s| <= s/2 for every element (TensorRT symmetric scheme), per tensor and
@@ -331,7 +331,7 @@ Test(numfmt, int8_error_never_exceeds_half_step)
                 x[i] *= 60.0; /* an outlier channel */
         }
         double s;
-        kw_int8_quantize(q, &s, x, ROWS * COLS);
+        kw_numfmt_int8_quantize(q, &s, x, ROWS * COLS);
         cr_assert(s > 0.0);
         int hit_max = 0;
         for (int i = 0; i < ROWS * COLS; i++) {
@@ -340,20 +340,20 @@ Test(numfmt, int8_error_never_exceeds_half_step)
             hit_max |= (q[i] == 127 || q[i] == -127);
         }
         cr_assert(hit_max);
-        kw_int8_quantize_rows(q, scales, x, ROWS, COLS);
+        kw_numfmt_int8_quantize_rows(q, scales, x, ROWS, COLS);
         for (int rr = 0; rr < ROWS; rr++)
             for (int c = 0; c < COLS; c++) {
                 double e = fabs(x[rr * COLS + c] - q[rr * COLS + c] * scales[rr]);
                 cr_assert_leq(e, 0.5 * scales[rr] * (1.0 + 1e-12));
             }
-        double sf = kw_int8_fake_quant(fq, x, ROWS * COLS);
+        double sf = kw_numfmt_int8_fake_quant(fq, x, ROWS * COLS);
         cr_assert_eq(sf, s);
         for (int i = 0; i < ROWS * COLS; i++)
             cr_assert_leq(fabs(x[i] - fq[i]), 0.5 * s * (1.0 + 1e-12));
     }
     double zero[4] = {0, 0, 0, 0}, s0;
     int8_t q0[4] = {1, 1, 1, 1};
-    kw_int8_quantize(q0, &s0, zero, 4);
+    kw_numfmt_int8_quantize(q0, &s0, zero, 4);
     cr_assert_eq(s0, 0.0);
     cr_assert_eq(q0[0], 0);
     gsl_rng_free(r);

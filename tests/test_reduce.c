@@ -57,7 +57,7 @@ static void eval(kw_reduce *r, const kw_jheader *h, kw_cand c, int rep, double p
     rec.type = 'E';
     rec.record = rec.e.record = ++rec_no;
     rec.e.cand = c;
-    rec.e.id = kw_cand_id(&h->space, &c);
+    rec.e.id = kw_knobs_cand_id(&h->space, &c);
     rec.e.rep = rep;
     rec.e.m = m;
     rec.e.guards = guards;
@@ -76,8 +76,8 @@ static void step(kw_reduce *r, const kw_jheader *h, kw_cand parent, kw_cand c, i
     rec.t.phase = KW_STEP_MAIN;
     rec.t.parent = parent;
     rec.t.cand = c;
-    rec.t.parent_id = kw_cand_id(&h->space, &parent);
-    rec.t.id = kw_cand_id(&h->space, &c);
+    rec.t.parent_id = kw_knobs_cand_id(&h->space, &parent);
+    rec.t.id = kw_knobs_cand_id(&h->space, &c);
     rec.t.knob = k;
     rec.t.old_v = parent.v[k];
     rec.t.new_v = c.v[k];
@@ -88,16 +88,16 @@ static void step(kw_reduce *r, const kw_jheader *h, kw_cand parent, kw_cand c, i
 Test(reduce, mean_and_sd_are_over_repetitions_in_repetition_order)
 {
     kw_repstat st;
-    kw_repstat_init(&st);
-    cr_assert(isnan(kw_repstat_mean(&st)));
-    kw_repstat_add(&st, 2.0, "", 0);
-    kw_repstat_add(&st, 4.0, "", 0);
-    kw_repstat_add(&st, 9.0, "", 0);
-    cr_assert_eq(kw_repstat_mean(&st), 5.0);
+    kw_reduce_repstat_init(&st);
+    cr_assert(isnan(kw_reduce_repstat_mean(&st)));
+    kw_reduce_repstat_add(&st, 2.0, "", 0);
+    kw_reduce_repstat_add(&st, 4.0, "", 0);
+    kw_reduce_repstat_add(&st, 9.0, "", 0);
+    cr_assert_eq(kw_reduce_repstat_mean(&st), 5.0);
     /* sample sd of {2, 4, 9}: sqrt(((-3)^2 + (-1)^2 + 4^2) / 2) = sqrt(13) */
-    cr_assert_float_eq(kw_repstat_sd(&st), sqrt(13.0), 1e-12);
+    cr_assert_float_eq(kw_reduce_repstat_sd(&st), sqrt(13.0), 1e-12);
     cr_assert(st.ok);
-    kw_repstat_add(&st, 1.0, "", 3);
+    kw_reduce_repstat_add(&st, 1.0, "", 3);
     cr_assert_not(st.ok);
     cr_assert_str_eq(st.guards, "error");
 
@@ -110,7 +110,7 @@ Test(reduce, mean_and_sd_are_over_repetitions_in_repetition_order)
     eval(r, h, cand(0, 0), 1, 0.2, "");
     eval(r, h, cand(0, 0), 1, 99.0, ""); /* a repeated record: the first counts */
     kw_jstats js;
-    cr_assert_eq(kw_reduce_stats(&js, r, 0, kw_cand_id(&h->space, &(kw_cand){{0}})), 0);
+    cr_assert_eq(kw_reduce_stats(&js, r, 0, kw_knobs_cand_id(&h->space, &(kw_cand){{0}})), 0);
     cr_assert_eq(js.n, 3);
     cr_assert_eq(js.mean, (0.1 + 0.2 + 0.3) / 3); /* the same additions in the same order */
     cr_assert_eq(kw_reduce_stats(&js, r, 0, 12345), KW_EINPUT);
@@ -137,7 +137,7 @@ Test(reduce, ofat_cut_short_takes_the_best_passing_position_and_the_path_to_it)
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
     cr_assert_not(res.done);
     cr_assert_str_eq(res.why, "incomplete");
-    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &a));
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &a));
     cr_assert_eq(res.best_primary, 80.0);
     cr_assert_eq(res.baseline_primary, 100.0);
     cr_assert_eq(res.evals, 5);
@@ -158,7 +158,7 @@ Test(reduce, ofat_cut_short_takes_the_best_passing_position_and_the_path_to_it)
     d.d.shape = 0;
     strcpy(d.d.why, "converged");
     d.d.best = ab;
-    d.d.best_id = kw_cand_id(&h->space, &ab);
+    d.d.best_id = kw_knobs_cand_id(&h->space, &ab);
     d.d.best_primary = 90.0;
     cr_assert_eq(kw_reduce_add(r, &d), 0);
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
@@ -188,7 +188,7 @@ Test(reduce, sampling_takes_the_complete_passing_config_first_among_equals)
     eval(r, h, w, 1, 1.0, "drift"); /* w: fails a guard */
     kw_jresult res;
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
-    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &x), "x's repetition 0 came first");
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &x), "x's repetition 0 came first");
     cr_assert_eq(res.best_primary, 40.0);
     cr_assert_eq(res.n_path, 0);
     cr_assert(isnan(res.baseline_primary), "the baseline was never evaluated");
@@ -207,7 +207,7 @@ Test(reduce, nothing_passing_leaves_the_baseline)
     kw_jresult res;
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
     kw_cand b = cand(0, 0);
-    cr_assert_eq(res.best_id, kw_cand_id(&h->space, &b));
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &b));
     cr_assert_eq(res.n_changes, 0);
     kw_journal_result_clear(&res);
     kw_reduce_free(r);
@@ -276,7 +276,7 @@ Test(reduce, each_gives_every_configuration_once_with_its_statistics)
     o.record = o.e.record = ++rec_no;
     o.e.shape = 1;
     o.e.cand = x;
-    o.e.id = kw_cand_id(&h->space, &x);
+    o.e.id = kw_knobs_cand_id(&h->space, &x);
     o.e.m = m1;
     o.e.guards = o.e.klass = "";
     cr_assert_eq(kw_reduce_add(r, &o), 0);
@@ -286,16 +286,16 @@ Test(reduce, each_gives_every_configuration_once_with_its_statistics)
     cr_assert_eq(s.n, 3);
     int seen = 0;
     for (int i = 0; i < s.n; i++) {
-        if (s.id[i] == kw_cand_id(&h->space, &x)) {
+        if (s.id[i] == kw_knobs_cand_id(&h->space, &x)) {
             seen |= 1;
             cr_assert_eq(s.mean[i], (0.1 + 0.7) / 2);
             cr_assert_eq(s.reps[i], 2);
             cr_assert(s.ok[i]);
-        } else if (s.id[i] == kw_cand_id(&h->space, &y)) {
+        } else if (s.id[i] == kw_knobs_cand_id(&h->space, &y)) {
             seen |= 2;
             cr_assert_eq(s.mean[i], 3.0);
             cr_assert_not(s.ok[i]);
-        } else if (s.id[i] == kw_cand_id(&h->space, &z)) {
+        } else if (s.id[i] == kw_knobs_cand_id(&h->space, &z)) {
             seen |= 4;
             cr_assert_eq(s.reps[i], 1);
             cr_assert_eq(s.mean[i], 8.0);

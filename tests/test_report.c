@@ -99,7 +99,8 @@ Test(report, every_section_is_there_and_offline)
     int changed_total = 0;
     for (int si = 0; si < rs->n_shapes; si++) {
         const kw_rs_shape *s = &rs->shapes[si];
-        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand);
+        int d = kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                       &s->configs[s->final].cand);
         changed_total += d;
         char *wf = rp_between(at, "<svg class=\"waterfall\"", "</svg>");
         cr_assert_eq(count(wf, "<text class=\"label\""), d + 2, "shape %s", s->name);
@@ -122,7 +123,7 @@ Test(report, every_section_is_there_and_offline)
     cr_assert(strstr(h, "worse than that shape's baseline") != NULL);
     for (int f = 0; f < KW_FAMILY_COUNT; f++) {
         char want[64];
-        snprintf(want, sizeof want, ">%s (", kw_family_name((kw_family)f));
+        snprintf(want, sizeof want, ">%s (", kw_audit_family_name((kw_family)f));
         cr_assert(strstr(h, want) != NULL, "family %s missing", want);
     }
     /* offline: no script, no external resource */
@@ -417,11 +418,11 @@ Test(verify, planted_two_knob_step_fails_naming_the_step)
 static char *model_run(long budget)
 {
     kw_config *cfg = NULL;
-    cr_assert_eq(kw_config_load_default(&cfg), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config_default(&cfg), 0, "%s", kw_error_last());
     kw_model_opts mo = {.drift = 1, .seed = 1};
     kw_model_eval *me = NULL;
-    cr_assert_eq(kw_model_eval_new(&me, cfg, &mo), 0);
-    const kw_evaluator *ev = kw_model_eval_iface(me);
+    cr_assert_eq(kw_eval_new(&me, cfg, &mo), 0);
+    const kw_evaluator *ev = kw_eval_iface(me);
     kw_engine_opts o;
     kw_engine_opts_init(&o);
     o.budget = budget;
@@ -439,8 +440,8 @@ static char *model_run(long budget)
                         .attr_keys = keys, .attr_values = vals, .no_sync = 1};
     cr_assert_eq(kw_engine_run(NULL, &cfg->space.knobs, ev, &o, &info), 0, "%s", kw_error_last());
     cr_assert_eq(kw_run_results(dir, cfg, NULL, "p95_us", ev, NULL, NULL, 0), 0, "%s", kw_error_last());
-    kw_model_eval_free(me);
-    kw_config_free(cfg);
+    kw_eval_free(me);
+    kw_load_config_free(cfg);
     return dir;
 }
 

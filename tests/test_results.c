@@ -413,11 +413,11 @@ Test(results, bad_output_name_touches_nothing)
 Test(sbuf, numbers_have_fixed_decimals_and_no_negative_zero)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, -0.0001, 3);
+    kw_sbuf_fmt_num(t, sizeof t, -0.0001, 3);
     cr_assert_str_eq(t, "0.000");
-    kw_fmt_num(t, sizeof t, -1.5, 2);
+    kw_sbuf_fmt_num(t, sizeof t, -1.5, 2);
     cr_assert_str_eq(t, "-1.50");
-    kw_fmt_num(t, sizeof t, NAN, 3);
+    kw_sbuf_fmt_num(t, sizeof t, NAN, 3);
     cr_assert_str_eq(t, "");
     kw_sbuf b = {0};
     kw_sbuf_csv(&b, "a,b\"c");
@@ -704,7 +704,8 @@ Test(results, xml_carries_the_net_path_and_sensitivity)
     cr_assert_not_null(doc);
     for (int sh = 0; sh < rs->n_shapes; sh++) {
         const kw_rs_shape *s = &rs->shapes[sh];
-        int d = kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand);
+        int d = kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                       &s->configs[s->final].cand);
         char xp[256];
         snprintf(xp, sizeof xp, "/results/shape[@name='%s']/net_path/@steps", s->name);
         char *v = xpath_attr(doc, xp);
@@ -794,7 +795,7 @@ static void hj_eval(hj *x, kw_cand c, int rep, double p95)
     kw_jeval *e = &x->e[i];
     e->record = ++x->rec;
     e->cand = c;
-    e->id = kw_cand_id(&x->j.h.space, &c);
+    e->id = kw_knobs_cand_id(&x->j.h.space, &c);
     e->rep = rep;
     e->m = &x->m[i];
     e->guards = "";
@@ -810,8 +811,8 @@ static void hj_step(hj *x, kw_cand parent, kw_cand c, int k, kw_decision d)
     t->decision = d;
     t->parent = parent;
     t->cand = c;
-    t->parent_id = kw_cand_id(&x->j.h.space, &parent);
-    t->id = kw_cand_id(&x->j.h.space, &c);
+    t->parent_id = kw_knobs_cand_id(&x->j.h.space, &parent);
+    t->id = kw_knobs_cand_id(&x->j.h.space, &c);
     t->knob = k;
     t->old_v = parent.v[k];
     t->new_v = c.v[k];
@@ -850,9 +851,9 @@ Test(results, builder_takes_best_path_and_means_from_the_reducer)
     cr_assert_eq(s->n_configs, 3);
     cr_assert_eq(s->configs[s->baseline].m.v[0], (0.1 + 0.2 + 0.7) / 3);
     cr_assert_eq(s->configs[s->baseline].reps, 3);
-    cr_assert_eq(s->configs[s->final].id, kw_cand_id(&x->j.h.space, &a));
+    cr_assert_eq(s->configs[s->final].id, kw_knobs_cand_id(&x->j.h.space, &a));
     cr_assert_eq(s->n_path, 1, "the path ends on the recommendation");
-    cr_assert_eq(s->steps[s->path[0]].id, kw_cand_id(&x->j.h.space, &a));
+    cr_assert_eq(s->steps[s->path[0]].id, kw_knobs_cand_id(&x->j.h.space, &a));
     cr_assert_eq(s->ranked[0], s->final);
     cr_assert_eq(s->n_ranked, 3);
     cr_assert_eq(s->evals_total, 9);

@@ -31,7 +31,7 @@ Test(sim_cb, whole_prompts_then_decodes)
     kw_cb_config c = {.token_budget = 1000, .chunk_tokens = 0, .max_seqs = 8};
     kw_cb_result o;
     int calls = 0;
-    cr_assert_eq(kw_cb_run(&o, r, 2, &c, linear, &calls), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_sim_cb_run(&o, r, 2, &c, linear, &calls), 0, "%s", kw_error_last());
     cr_expect_eq(o.iterations, 3);
     cr_expect_eq(calls, 3);
     cr_expect_float_eq(o.ttft_p50_us, 300.0, 1e-9);
@@ -50,7 +50,7 @@ Test(sim_cb, chunked_prefill)
     kw_cb_config c = {.token_budget = 1000, .chunk_tokens = 64, .max_seqs = 8};
     kw_cb_result o;
     int calls = 0;
-    cr_assert_eq(kw_cb_run(&o, r, 1, &c, linear, &calls), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_sim_cb_run(&o, r, 1, &c, linear, &calls), 0, "%s", kw_error_last());
     cr_expect_eq(o.iterations, 3);
     cr_expect_float_eq(o.ttft_p50_us, 300.0, 1e-9);
     cr_expect_float_eq(o.tpot_p50_us, 110.0, 1e-9);
@@ -69,7 +69,7 @@ Test(sim_cb, token_budget_mixes_prefill_and_decode)
     kw_cb_config c = {.token_budget = 150, .chunk_tokens = 0, .max_seqs = 8};
     kw_cb_result o;
     int calls = 0;
-    cr_assert_eq(kw_cb_run(&o, r, 2, &c, linear, &calls), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_sim_cb_run(&o, r, 2, &c, linear, &calls), 0, "%s", kw_error_last());
     cr_expect_eq(o.iterations, 3);
     cr_expect_float_eq(o.ttft_p50_us, 330.0, 1e-9);
     cr_expect_float_eq(o.latency_p50_us, (410.0 + 520.0) / 2.0, 1e-9);
@@ -87,7 +87,7 @@ Test(sim_cb, admission_waits_and_idle_gaps)
     kw_cb_config c = {.token_budget = 1000, .chunk_tokens = 0, .max_seqs = 1};
     kw_cb_result o;
     int calls = 0;
-    cr_assert_eq(kw_cb_run(&o, r, 3, &c, linear, &calls), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_sim_cb_run(&o, r, 3, &c, linear, &calls), 0, "%s", kw_error_last());
     cr_expect_eq(o.iterations, 6);
     cr_expect_float_eq(o.ttft_p50_us, 110.0, 1e-9);         /* {110, 330, 110} sorted */
     cr_expect_float_eq(o.latency_p99_us, 440.0 - 0.02 * (440.0 - 220.0), 1e-9);
@@ -100,9 +100,9 @@ Test(sim_cb, bad_input)
     kw_cb_config c = {.token_budget = 100, .chunk_tokens = 0, .max_seqs = 1};
     kw_cb_result o;
     int calls = 0;
-    cr_expect_eq(kw_cb_run(&o, r, 2, &c, linear, &calls), KW_EINPUT); /* out of order */
+    cr_expect_eq(kw_sim_cb_run(&o, r, 2, &c, linear, &calls), KW_EINPUT); /* out of order */
     c.token_budget = 0;
-    cr_expect_eq(kw_cb_run(&o, r, 1, &c, linear, &calls), KW_EINPUT);
+    cr_expect_eq(kw_sim_cb_run(&o, r, 1, &c, linear, &calls), KW_EINPUT);
 }
 
 /* KV capacity 250 tokens, each request reserving prompt 100 + output 2 = 102:
@@ -116,13 +116,13 @@ Test(sim_cb, kv_capacity_queues_admission)
     kw_cb_config c = {.token_budget = 1000, .chunk_tokens = 0, .max_seqs = 8, .kv_tokens_max = 250};
     kw_cb_result o;
     int calls = 0;
-    cr_assert_eq(kw_cb_run(&o, r, 3, &c, linear, &calls), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_sim_cb_run(&o, r, 3, &c, linear, &calls), 0, "%s", kw_error_last());
     cr_expect_eq(o.iterations, 4);
     cr_expect_float_eq(o.ttft_p99_us, 300.0 + 0.98 * (620.0 - 300.0), 1e-9);
     cr_expect_float_eq(o.makespan_us, 730.0, 1e-9);
     c.page_tokens = 64;
-    cr_assert_eq(kw_cb_run(&o, r, 3, &c, linear, &calls), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_sim_cb_run(&o, r, 3, &c, linear, &calls), 0, "%s", kw_error_last());
     cr_expect_eq(o.iterations, 6); /* one at a time: 3 x (prefill + decode) */
     c.kv_tokens_max = 100; /* a request that can never fit is an input error */
-    cr_expect_eq(kw_cb_run(&o, r, 3, &c, linear, &calls), KW_EINPUT);
+    cr_expect_eq(kw_sim_cb_run(&o, r, 3, &c, linear, &calls), KW_EINPUT);
 }

@@ -241,7 +241,7 @@ static void soak_run(soak *out, kw_config **cfgp, const char *settings)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/spaces/case_thermal_soak.xml", kw_tl_src());
-    cr_assert_eq(kw_config_load(cfgp, path, NULL, NULL), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_load_config(cfgp, path, NULL, NULL), 0, "%s", kw_error_last());
     const kw_config *cfg = *cfgp;
     const kw_space *sp = &cfg->space;
     const kw_shape *s = &cfg->workload.shapes[sp->shapes[0]];
@@ -250,14 +250,14 @@ static void soak_run(soak *out, kw_config **cfgp, const char *settings)
     kw_cand c;
     kw_mapping m;
     /* arrivals: the shape's load under the baseline mapping */
-    kw_cand_baseline(&c, &sp->knobs);
+    kw_knobs_cand_baseline(&c, &sp->knobs);
     cr_assert_eq(kw_mapping_decode(&m, sp, b, &c), 0, "%s", kw_error_last());
     cr_assert_eq(m.max_batch, 1);
     cr_assert_eq(kw_cost_eval(&tab[0], &cfg->accel, b, s, &m, 1, m.cores_per_request), 0);
     double rate;
     cr_assert_eq(kw_sim_rate_for_load(&rate, &cfg->accel, s, &m, tab), 0, "%s", kw_error_last());
     /* the mapping under test */
-    cr_assert_eq(kw_cand_parse(&c, &sp->knobs, settings), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_knobs_cand_parse(&c, &sp->knobs, settings), 0, "%s", kw_error_last());
     cr_assert_eq(kw_mapping_decode(&m, sp, b, &c), 0, "%s", kw_error_last());
     cr_assert_eq(kw_cost_eval(&tab[0], &cfg->accel, b, s, &m, 1, m.cores_per_request), 0);
     kw_sim_input si = {.accel = &cfg->accel, .shape = s, .mapping = &m, .service = tab,
@@ -305,7 +305,7 @@ Test(thermal, soak_scenario_hot_mapping_throttles_and_fails_the_long_window_guar
     cr_expect_gt(h.t.drift_pct, cfg->space.guards.max_long_window_drift_pct,
                  "drift %.1f%% (long p99 %.1f us, short %.1f us), limit %.1f%%", h.t.drift_pct,
                  h.t.long_p99_us, h.t.short_p99_us, cfg->space.guards.max_long_window_drift_pct);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 Test(thermal, soak_scenario_cool_mapping_never_throttles_and_passes)
@@ -324,7 +324,7 @@ Test(thermal, soak_scenario_cool_mapping_never_throttles_and_passes)
     cr_expect_eq(c.t.throttled_pct, 0.0);
     cr_expect_eq(c.t.transitions, 0);
     cr_expect_leq(c.t.drift_pct, cfg->space.guards.max_long_window_drift_pct);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 /* The verdicts as `knobwise eval --thermal` prints them (guards column). */

@@ -27,9 +27,9 @@ Test(tp, allreduce_closed_forms)
     cr_expect_float_eq(kw_tp_allreduce_us(KW_ALLREDUCE_TREE, 1e9, 4, 1e11, 2.0), 20008.0, 1e-6);
     cr_expect_float_eq(kw_tp_allreduce_us(KW_ALLREDUCE_TREE, 1e9, 5, 1e11, 2.0), 20012.0, 1e-6);
     cr_expect_eq(kw_tp_allreduce_us(KW_ALLREDUCE_RING, 1e9, 1, 1e11, 2.0), 0.0);
-    cr_expect_str_eq(kw_allreduce_name(KW_ALLREDUCE_TREE), "tree");
-    cr_expect_eq(kw_allreduce_parse("ring"), KW_ALLREDUCE_RING);
-    cr_expect_eq(kw_allreduce_parse("mesh"), -1);
+    cr_expect_str_eq(kw_load_llm_allreduce_name(KW_ALLREDUCE_TREE), "tree");
+    cr_expect_eq(kw_load_llm_allreduce_parse("ring"), KW_ALLREDUCE_RING);
+    cr_expect_eq(kw_load_llm_allreduce_parse("mesh"), -1);
 }
 
 static kw_accel acc;

@@ -1,7 +1,7 @@
 /* cli_bisect.c - `knobwise bisect A B --shape S`: walk from configuration A
  * to configuration B one knob at a time through the evaluator and report each
  * knob's contribution to the change of p95 and of every other metric
- * (kw_bisect_run); --orders K averages over K seeded orders and shows their
+ * (kw_audit_bisect); --orders K averages over K seeded orders and shows their
  * spread, which exposes knob interactions.
  *
  * A and B are each:
@@ -74,14 +74,14 @@ static int kw_apply_line(kw_cand *c, long *set_at, const kw_knobspace *ks, const
             return kw_error_set(KW_EINPUT, "%s:%ld: '%.60s' is not knob=value", file, lineno, w);
         *eq = '\0';
         char hint[512];
-        int k = kw_knobspace_find(ks, w);
+        int k = kw_knobs_find(ks, w);
         if (k < 0) {
-            kw_knobspace_hint_name(hint, sizeof hint, ks, w);
+            kw_knobs_hint_name(hint, sizeof hint, ks, w);
             return kw_error_set(KW_EINPUT, "%s:%ld: unknown knob '%.60s'%s", file, lineno, w, hint);
         }
-        int v = kw_knob_value(&ks->knobs[k], eq + 1);
+        int v = kw_knobs_value(&ks->knobs[k], eq + 1);
         if (v < 0) {
-            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
             return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'%s", file, lineno,
                                 w, eq + 1, hint);
         }
@@ -99,7 +99,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
 {
     char dir[KW_PATH_MAX];
     const char *what;
-    kw_cand_baseline(out, ks);
+    kw_knobs_cand_baseline(out, ks);
     if (strcmp(ref, "baseline") == 0)
         return 0;
     if (kw_split_runref(dir, sizeof dir, &what, ref)) {
@@ -110,7 +110,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
         const kw_runsum *rs = r->rs;
         const kw_cand *c = NULL;
         kw_cand base;
-        kw_cand_baseline(&base, &rs->ks);
+        kw_knobs_cand_baseline(&base, &rs->ks);
         if (strcmp(what, "baseline") == 0) {
             c = &base;
         } else if (strcmp(what, "best") == 0) {
@@ -143,9 +143,9 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
         }
         /* through text, so a run made over another version of the space still maps by name */
         char text[KW_KNOB_MAX * (KW_NAME_MAX + KW_VALUE_LEN + 2)];
-        kw_cand_format(text, sizeof text, &rs->ks, c);
+        kw_knobs_cand_format(text, sizeof text, &rs->ks, c);
         kw_rundir_free(r);
-        rc = kw_cand_parse(out, ks, text);
+        rc = kw_knobs_cand_parse(out, ks, text);
         if (rc != 0)
             return kw_error_set(rc, "%s: %s", ref, kw_error_last());
         return 0;
@@ -184,7 +184,7 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
     fclose(f);
     if (rc == 0) {
         /* a configuration outside the space is bad input: name the line of its last term */
-        int c = kw_cand_violates(ks, out);
+        int c = kw_knobs_cand_violates(ks, out);
         if (c >= 0) {
             long at = 0;
             for (int t = 0; t < ks->constraints[c].n_terms; t++) {
@@ -277,11 +277,11 @@ int kw_cli_bisect(int argc, char **argv)
         if ((status = kw_cli_load_config(&cfg, space, accel, workload)) != 0)
             goto done;
         kw_model_opts mo = {.sim_requests = (int)requests, .drift = 1, .seed = 1};
-        if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0) {
+        if ((rc = kw_eval_new(&me, cfg, &mo)) != 0) {
             status = kw_cli_fail("bisect", rc);
             goto done;
         }
-        ev = kw_model_eval_iface(me);
+        ev = kw_eval_iface(me);
     }
     const kw_config *c = run ? run->cfg : cfg;
     const kw_knobspace *ks = &c->space.knobs;
@@ -290,7 +290,7 @@ int kw_cli_bisect(int argc, char **argv)
         status = kw_cli_fail("bisect", rc);
         goto done;
     }
-    int si = kw_config_shape(c, shape);
+    int si = kw_load_config_shape(c, shape);
     if (si < 0) {
         char hint[1024];
         kw_hint_shape(hint, sizeof hint, c, shape);
@@ -303,7 +303,7 @@ int kw_cli_bisect(int argc, char **argv)
         status = kw_cli_fail("bisect", kw_error_set(KW_ENOMEM, "out of memory"));
         goto done;
     }
-    rc = kw_bisect_run(r, ks, ev, si, &a, &b, (int)orders, (uint64_t)seed);
+    rc = kw_audit_bisect(r, ks, ev, si, &a, &b, (int)orders, (uint64_t)seed);
     if (rc != 0) {
         free(r);
         status = kw_cli_fail("bisect", rc);
@@ -328,10 +328,11 @@ int kw_cli_bisect(int argc, char **argv)
         free(r);
         goto done;
     }
-    printf("bisect on shape %s: A %016llx -> B %016llx, %d knob%s differ, %d order%s (seed %ld), %d evaluations\n",
-           shape, (unsigned long long)kw_cand_id(ks, &a), (unsigned long long)kw_cand_id(ks, &b),
-           r->n_knobs, r->n_knobs == 1 ? "" : "s", r->orders, r->orders == 1 ? "" : "s", seed,
-           r->evals);
+    printf("bisect on shape %s: A %016llx -> B %016llx, %d knob%s differ, %d order%s (seed %ld), "
+           "%d evaluations\n",
+           shape, (unsigned long long)kw_knobs_cand_id(ks, &a),
+           (unsigned long long)kw_knobs_cand_id(ks, &b), r->n_knobs, r->n_knobs == 1 ? "" : "s",
+           r->orders, r->orders == 1 ? "" : "s", seed, r->evals);
     printf("  guards: A %s, B %s\n\n", r->a_guards[0] ? r->a_guards : "pass",
            r->b_guards[0] ? r->b_guards : "pass");
     char pct[32];
@@ -376,8 +377,8 @@ int kw_cli_bisect(int argc, char **argv)
     }
     free(r);
 done:
-    kw_model_eval_free(me);
-    kw_config_free(cfg);
+    kw_eval_free(me);
+    kw_load_config_free(cfg);
     kw_rundir_free(run);
     return status;
 }

@@ -182,7 +182,7 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     rc = kw_xml_save_atomic(doc, out);
     if (rc == 0) {
         kw_accel check;
-        rc = kw_accel_load(&check, out);
+        rc = kw_load_accel(&check, out);
     }
 done:
     xmlFreeDoc(doc);
@@ -246,7 +246,7 @@ static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char 
     rc = kw_xml_save_atomic(doc, out);
     if (rc == 0) {
         kw_accel check;
-        rc = kw_accel_load(&check, out);
+        rc = kw_load_accel(&check, out);
     }
 done:
     xmlFreeDoc(doc);
@@ -264,13 +264,13 @@ static int kw_cal_cpu(const char *space, const char *accel, const char *csv, con
         fprintf(stderr, "knobwise calibrate: out of memory\n");
         return 1;
     }
-    if ((rc = kw_config_load(&cfg, space, accel, NULL)) != 0 ||
-        (rc = kw_ccal_load(set, csv, cfg)) != 0) {
+    if ((rc = kw_load_config(&cfg, space, accel, NULL)) != 0 ||
+        (rc = kw_calib_cpu_load(set, csv, cfg)) != 0) {
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;
     }
     kw_accel fitted = cfg->accel;
-    if ((rc = kw_ccal_fit(&cal, &fitted, cfg, set)) != 0) {
+    if ((rc = kw_calib_cpu_fit(&cal, &fitted, cfg, set)) != 0) {
         fprintf(stderr, "knobwise calibrate: %s\n", kw_error_last());
         status = kw_error_exit_status(rc);
         goto done;
@@ -283,10 +283,10 @@ static int kw_cal_cpu(const char *space, const char *accel, const char *csv, con
     printf("%-20s %12s %12s\n", "parameter", "before", "fitted");
     for (int id = 0; id < KW_CCAL_COUNT; id++) {
         if (cal.fitted[id])
-            printf("%-20s %12.4f %12.4f\n", kw_ccal_name(id), cal.before[id], cal.after[id]);
+            printf("%-20s %12.4f %12.4f\n", kw_calib_cpu_name(id), cal.before[id], cal.after[id]);
         else
             printf("%-20s %12.4f %12s  (not determined by these mappings: kept)\n",
-                   kw_ccal_name(id), cal.before[id], "-");
+                   kw_calib_cpu_name(id), cal.before[id], "-");
     }
     if ((rc = kw_cal_cpu_write(accel, csv, out, &cal)) != 0) {
         status = kw_cli_fail(KW_CAL_VERB, rc);
@@ -294,7 +294,7 @@ static int kw_cal_cpu(const char *space, const char *accel, const char *csv, con
     }
     printf("wrote %s\n", out);
 done:
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     free(set);
     return status;
 }
@@ -377,7 +377,7 @@ int kw_cli_calibrate(int argc, char **argv)
         status = 1;
         goto done;
     }
-    if ((rc = kw_accel_load(a, accel)) != 0 || (rc = kw_fid_load(set, csv)) != 0) {
+    if ((rc = kw_load_accel(a, accel)) != 0 || (rc = kw_fidelity_load(set, csv)) != 0) {
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;
     }

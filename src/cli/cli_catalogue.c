@@ -50,7 +50,7 @@ static void kw_cat_blocks(char *buf, size_t size, const kw_cat_knob *k, const kw
         snprintf(buf, size, "none");
 }
 
-int kw_show_catalogue(const kw_config *c, int csv)
+int kw_cli_catalogue_show(const kw_config *c, int csv)
 {
     const kw_cat_knob *t = kw_catalogue();
     char dom[512], blocks[2048];

@@ -64,7 +64,7 @@ static void kw_eval_help(void)
 static void kw_eval_csv_num(FILE *f, const kw_metrics *m, int i)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, m->v[i], kw_metric_table[i].decimals);
+    kw_sbuf_fmt_num(t, sizeof t, m->v[i], kw_metric_table[i].decimals);
     fprintf(f, ",%s", t);
 }
 
@@ -124,12 +124,12 @@ static void kw_eval_kernels(FILE *f, const kw_cost *c)
         fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10.2f %10.2f %9.2f %9.2f  %s%s\n", k->name,
                 k->flops / 1e9, k->dram_bytes / 1e6,
                 k->dram_bytes > 0 ? k->operand_bytes / k->dram_bytes : 0.0, k->compute_us,
-                k->memory_us, k->launch_us, k->time_us, kw_bound_name(k->bound),
+                k->memory_us, k->launch_us, k->time_us, kw_cost_bound_name(k->bound),
                 k->fallback ? " (fallback)" : "");
     }
     fprintf(f, "  %-20s %10.3f %10.3f %8.1f %10s %10s %9.2f %9.2f  %s\n", "total", c->flops / 1e9,
             c->dram_bytes / 1e6, c->reuse_ratio, "", "", c->launch_us, c->latency_us,
-            kw_bound_name(c->bound));
+            kw_cost_bound_name(c->bound));
     /* LLM serving (kw_moe.c, kw_tp.c): what the table's lines fold or hide */
     if (c->folded > 0)
         fprintf(f, "  folded kernels (per-expert GEMMs, TP overlap chunks): %d launches folded into the lines above (%d in all)\n",
@@ -162,14 +162,14 @@ static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
             return kw_error_set(KW_EINPUT, "'%s' is not knob=value", word);
         *eq = '\0';
         char hint[512];
-        int k = kw_knobspace_find(ks, word);
+        int k = kw_knobs_find(ks, word);
         if (k < 0) {
-            kw_knobspace_hint_name(hint, sizeof hint, ks, word);
+            kw_knobs_hint_name(hint, sizeof hint, ks, word);
             return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", word, hint);
         }
-        int v = kw_knob_value(&ks->knobs[k], eq + 1);
+        int v = kw_knobs_value(&ks->knobs[k], eq + 1);
         if (v < 0) {
-            kw_knob_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
+            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
             return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", word, eq + 1, hint);
         }
         c->v[k] = (uint8_t)v;
@@ -285,18 +285,18 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
             fflush(stdout);
             continue;
         }
-        int si = kw_config_shape(cfg, shape);
+        int si = kw_load_config_shape(cfg, shape);
         kw_cand c;
         kw_metrics m;
         int rc = 0, broken = -1;
-        kw_cand_baseline(&c, &cfg->space.knobs);
+        kw_knobs_cand_baseline(&c, &cfg->space.knobs);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, cfg, shape);
             rc = kw_error_set(KW_EINPUT, "unknown shape '%s'%s", shape, hint);
         }
         else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
-                 (broken = kw_cand_violates(&cfg->space.knobs, &c)) < 0)
+                 (broken = kw_knobs_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
         if (rc == KW_ENOMEM || rc == KW_EIO) {
             /* not this line's fault: the stream cannot go on truthfully */
@@ -311,7 +311,7 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         if (rc != 0)
             kw_eval_error_row(shape, lineno, kw_error_last());
         else
-            kw_eval_csv_row(stdout, shape, kw_cand_id(&cfg->space.knobs, &c), &m);
+            kw_eval_csv_row(stdout, shape, kw_knobs_cand_id(&cfg->space.knobs, &c), &m);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             status = kw_cli_fail("eval", kw_error_set(KW_EIO, "stdout: write error after line %ld",
                                                       lineno));
@@ -400,17 +400,17 @@ int kw_cli_eval(int argc, char **argv)
     if (status != 0)
         return status;
     if (kw_exec_spec(&cmd, evaluator, &cfg->space) != 0) {
-        kw_config_free(cfg);
+        kw_load_config_free(cfg);
         return kw_cli_usage_error("eval", "%s", kw_error_last());
     }
     kw_model_opts mo = {.sim_requests = (int)requests, .thermal = thermal, .drift = 1,
                         .seed = (uint64_t)seed, .no_contention = nocont};
-    int rc = kw_model_eval_new(&me, cfg, &mo);
+    int rc = kw_eval_new(&me, cfg, &mo);
     if (rc != 0) {
         status = kw_cli_fail("eval", rc);
         goto done;
     }
-    const kw_evaluator *ev = kw_model_eval_iface(me);
+    const kw_evaluator *ev = kw_eval_iface(me);
     if (cmd) {
         kw_exec_opts xo;
         kw_exec_opts_from_space(&xo, &cfg->space, cmd, timeout_s);
@@ -427,7 +427,7 @@ int kw_cli_eval(int argc, char **argv)
         goto done;
     }
     kw_cand c;
-    kw_cand_baseline(&c, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&c, &cfg->space.knobs);
     for (int i = 0; i < n_sets; i++)
         if ((rc = kw_eval_set(&c, &cfg->space.knobs, sets[i])) != 0) {
             fprintf(stderr, "knobwise eval: --set %s: %s\n", sets[i], kw_error_last());
@@ -436,7 +436,7 @@ int kw_cli_eval(int argc, char **argv)
         }
     int sel[KW_SHAPE_MAX], n_sel = 0;
     for (int i = 0; i < n_shapes; i++) {
-        int si = kw_config_shape(cfg, shapes[i]);
+        int si = kw_load_config_shape(cfg, shapes[i]);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, cfg, shapes[i]);
@@ -449,8 +449,8 @@ int kw_cli_eval(int argc, char **argv)
     if (n_sel == 0)
         for (int i = 0; i < cfg->space.n_shapes; i++)
             sel[n_sel++] = i;
-    int broken = kw_cand_violates(&cfg->space.knobs, &c);
-    uint64_t id = kw_cand_id(&cfg->space.knobs, &c);
+    int broken = kw_knobs_cand_violates(&cfg->space.knobs, &c);
+    uint64_t id = kw_knobs_cand_id(&cfg->space.knobs, &c);
     if (csv) {
         kw_eval_csv_header(stdout);
         putchar('\n');
@@ -478,7 +478,7 @@ int kw_cli_eval(int argc, char **argv)
                    m.v[KW_X_MEASURED_SAMPLES], kw_exec_worker_name(ex));
         if (kernels && broken < 0) {
             kw_cost cost;
-            if ((rc = kw_model_eval_cost(&cost, me, &c, sel[i])) != 0) {
+            if ((rc = kw_eval_cost(&cost, me, &c, sel[i])) != 0) {
                 status = kw_cli_fail("eval", rc);
                 goto done;
             }
@@ -488,7 +488,7 @@ int kw_cli_eval(int argc, char **argv)
     }
 done:
     kw_exec_free(ex);
-    kw_model_eval_free(me);
-    kw_config_free(cfg);
+    kw_eval_free(me);
+    kw_load_config_free(cfg);
     return status;
 }

@@ -87,7 +87,7 @@ static int kw_nearest(const kw_rundir *r, const kw_shape *sh)
     for (int i = 0; i < rs->n_shapes; i++) {
         if (kw_runsum_winner(rs, i) < 0)
             continue;
-        int ci = kw_config_shape(r->cfg, rs->shapes[i].name);
+        int ci = kw_load_config_shape(r->cfg, rs->shapes[i].name);
         if (ci < 0)
             continue;
         const kw_shape *t = &r->cfg->workload.shapes[r->cfg->space.shapes[ci]];
@@ -133,7 +133,7 @@ static void kw_borrow_info(kw_borrow *out, const kw_rundir *r, const kw_shape *s
 {
     memset(out, 0, sizeof *out);
     const kw_runsum *rs = r->rs;
-    int ci = kw_config_shape(r->cfg, rs->shapes[from].name);
+    int ci = kw_load_config_shape(r->cfg, rs->shapes[from].name);
     if (ci < 0)
         return;
     const kw_shape *t = &r->cfg->workload.shapes[r->cfg->space.shapes[ci]];
@@ -150,7 +150,7 @@ static void kw_borrow_info(kw_borrow *out, const kw_rundir *r, const kw_shape *s
     for (int i = 0; i < rs->n_shapes; i++) {
         if (kw_runsum_winner(rs, i) < 0)
             continue;
-        int k = kw_config_shape(r->cfg, rs->shapes[i].name);
+        int k = kw_load_config_shape(r->cfg, rs->shapes[i].name);
         if (k < 0)
             continue;
         const kw_shape *x = &r->cfg->workload.shapes[r->cfg->space.shapes[k]];
@@ -227,7 +227,7 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
     if (rc != 0)
         return rc;
     kw_cand base;
-    kw_cand_baseline(&base, &rs->ks);
+    kw_knobs_cand_baseline(&base, &rs->ks);
     if ((rc = ev->eval(ev->ctx, &out->cand, cfg_shape, 0, &out->m)) != 0 ||
         (rc = ev->eval(ev->ctx, &base, cfg_shape, 0, &out->base_m)) != 0)
         return rc;
@@ -269,7 +269,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
         if (x->borrow.warn[0])
             printf("  WARNING: %s\n", x->borrow.warn);
     }
-    printf("  config %016llx\n", (unsigned long long)kw_cand_id(ks, &x->cand));
+    printf("  config %016llx\n", (unsigned long long)kw_knobs_cand_id(ks, &x->cand));
     for (int k = 0; k < ks->n_knobs; k++) {
         const kw_knob *kb = &ks->knobs[k];
         int changed = x->cand.v[k] != kb->baseline;
@@ -323,7 +323,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
         if ((rc = kw_recommend_one(&x, r, i)) != 0)
             goto done;
         kw_sbuf_csv(&b, r->cfg->workload.shapes[r->cfg->space.shapes[i]].name);
-        kw_sbuf_printf(&b, ",%016llx,", (unsigned long long)kw_cand_id(ks, &x.cand));
+        kw_sbuf_printf(&b, ",%016llx,", (unsigned long long)kw_knobs_cand_id(ks, &x.cand));
         kw_sbuf_csv(&b, x.tuned >= 0 ? "" : x.use_baseline ? "baseline" : rs->shapes[x.from].name);
         for (int k = 0; k < ks->n_knobs; k++) {
             kw_sbuf_puts(&b, ",");
@@ -441,7 +441,7 @@ int kw_cli_recommend(int argc, char **argv)
     }
     int si;
     if (shape) {
-        si = kw_config_shape(r->cfg, shape);
+        si = kw_load_config_shape(r->cfg, shape);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, r->cfg, shape);
@@ -461,7 +461,7 @@ int kw_cli_recommend(int argc, char **argv)
              * tuned shape of the run has the same phase, else required. */
             int seen[2] = {0, 0};
             for (int i = 0; i < r->rs->n_shapes; i++) {
-                int k = kw_config_shape(r->cfg, r->rs->shapes[i].name);
+                int k = kw_load_config_shape(r->cfg, r->rs->shapes[i].name);
                 if (k >= 0 && kw_runsum_winner(r->rs, i) >= 0)
                     seen[r->cfg->workload.shapes[r->cfg->space.shapes[k]].phase] = 1;
             }
@@ -483,7 +483,7 @@ int kw_cli_recommend(int argc, char **argv)
             goto done;
         }
         const kw_shape *t = &r->cfg->workload.shapes[
-            r->cfg->space.shapes[kw_config_shape(r->cfg, r->rs->shapes[near].name)]];
+            r->cfg->space.shapes[kw_load_config_shape(r->cfg, r->rs->shapes[near].name)]];
         si = -1;
         for (int i = 0; i < r->cfg->space.n_shapes; i++) {
             const kw_shape *c = &r->cfg->workload.shapes[r->cfg->space.shapes[i]];

@@ -122,7 +122,7 @@ int kw_cli_report(int argc, char **argv)
         for (int k = 0; k < 2 && rc == 0; k++) {
             const kw_cand *c = &s->configs[k ? s->final : s->baseline].cand;
             int n = 0;
-            rc = kw_model_eval_latencies(&samples[k * ns + i], &n, r->me, c, es);
+            rc = kw_eval_latencies(&samples[k * ns + i], &n, r->me, c, es);
             dists[k * ns + i] = (kw_report_dist){n, samples[k * ns + i]};
         }
     }

@@ -57,7 +57,7 @@ static void kw_show_hier(const kw_accel *a)
             snprintf(cap, sizeof cap, "%g MiB", (double)l->bytes / (1024.0 * 1024.0));
         else
             snprintf(cap, sizeof cap, "%llu KiB per unit", (unsigned long long)(l->bytes / 1024));
-        printf("  level     %s (%s): %s", l->name, kw_level_kind_name(l->kind), cap);
+        printf("  level     %s (%s): %s", l->name, kw_load_hier_level_kind_name(l->kind), cap);
         if (l->bw_bytes_per_s > 0)
             printf(", %g GB/s", l->bw_bytes_per_s / 1e9);
         printf("; holds%s%s%s\n", (l->holds & KW_HOLD_ACCUMULATORS) ? " accumulators" : "",
@@ -279,11 +279,11 @@ int kw_cli_show(int argc, char **argv)
     if (st != 0)
         return st;
     if (catalogue)
-        kw_show_catalogue(c, strcmp(format, "csv") == 0);
+        kw_cli_catalogue_show(c, strcmp(format, "csv") == 0);
     else if (strcmp(format, "csv") == 0)
         kw_show_csv(c);
     else
         kw_show_text(c);
-    kw_config_free(c);
+    kw_load_config_free(c);
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -257,7 +257,7 @@ static int kw_tune_main(int argc, char **argv)
             a.shapes[a.n_shapes++] = optarg;
             break;
         case O_STRATEGY: {
-            int s = kw_strategy_parse(optarg);
+            int s = kw_journal_strategy_parse(optarg);
             if (s < 0)
                 return kw_cli_usage_error("tune", "--strategy takes ofat, random or exhaustive, not '%s'",
                                           optarg);
@@ -265,7 +265,7 @@ static int kw_tune_main(int argc, char **argv)
             break;
         }
         case O_POLICY: {
-            int p = kw_policy_parse(optarg);
+            int p = kw_journal_policy_parse(optarg);
             if (p < 0)
                 return kw_cli_usage_error("tune", "--policy takes sweep or greedy, not '%s'", optarg);
             a.policy = (kw_policy)p;

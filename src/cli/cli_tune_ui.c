@@ -206,8 +206,8 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
         goto done;
     const char *label = kw_tune_metric_label(j->h.metric);
     printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
-           kw_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
-           j->h.strategy == KW_STRATEGY_OFAT ? kw_policy_name(j->h.policy) : "");
+           kw_journal_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
+           j->h.strategy == KW_STRATEGY_OFAT ? kw_journal_policy_name(j->h.policy) : "");
     for (int i = 0; i < j->h.n_tuned; i++) {
         int s = j->h.tuned[i];
         kw_jresult r;

@@ -72,8 +72,8 @@ static int kw_validate_model(const kw_config *cfg)
             continue;
         kw_model_eval *me = NULL;
         kw_model_opts mo = {.sim_requests = sizes[k], .drift = 1, .seed = 1};
-        int rc = kw_model_eval_new(&me, cfg, &mo);
-        kw_model_eval_free(me);
+        int rc = kw_eval_new(&me, cfg, &mo);
+        kw_eval_free(me);
         if (rc == KW_EINPUT) {
             fprintf(stderr, "%s\n", kw_error_last());
             return KW_EINPUT;
@@ -89,16 +89,16 @@ static int kw_validate_deep(const char *path)
     if (!w)
         return 0;
     int rc = 0;
-    if (kw_workload_load(w, path) == 0) {
+    if (kw_load_workload(w, path) == 0) {
         rc = kw_validate_traces(w, path);
     } else {
         kw_config *cfg = NULL;
-        if (kw_config_load(&cfg, path, NULL, NULL) == 0) {
+        if (kw_load_config(&cfg, path, NULL, NULL) == 0) {
             rc = kw_validate_traces(&cfg->workload, cfg->space.workload_path);
             if (rc == 0)
                 rc = kw_validate_model(cfg);
         }
-        kw_config_free(cfg);
+        kw_load_config_free(cfg);
     }
     kw_error_clear();
     free(w);
@@ -111,7 +111,7 @@ static int kw_validate_deep(const char *path)
 static void kw_validate_knob_use(const char *path)
 {
     kw_config *cfg = NULL;
-    if (kw_config_load(&cfg, path, NULL, NULL) != 0) {
+    if (kw_load_config(&cfg, path, NULL, NULL) != 0) {
         kw_error_clear(); /* not a space: nothing to warn about */
         return;
     }
@@ -121,7 +121,7 @@ static void kw_validate_knob_use(const char *path)
         fprintf(stderr, "%s:%d: warning: knob '%s' has no effect here: %s\n", path, ku[i].line,
                 cfg->space.knobs.knobs[ku[i].knob].name, ku[i].why);
     kw_error_clear();
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
 }
 
 int kw_cli_validate(int argc, char **argv)
@@ -145,7 +145,7 @@ int kw_cli_validate(int argc, char **argv)
     for (int i = first; i < argc; i++) {
         if (first == 1 && strcmp(argv[i], "--") == 0)
             continue;
-        int rc = kw_validate_file(argv[i]);
+        int rc = kw_load_validate_file(argv[i]);
         if (rc == 0 && kw_validate_deep(argv[i]) != 0) {
             bad_input = 1;
             continue;

@@ -20,7 +20,7 @@ int kw_cli_validate(int argc, char **argv);
 int kw_cli_show(int argc, char **argv);
 int kw_cli_probe(int argc, char **argv);
 /* `show --catalogue` (cli_catalogue.c): the knob catalogue, text or CSV. */
-int kw_show_catalogue(const kw_config *c, int csv);
+int kw_cli_catalogue_show(const kw_config *c, int csv);
 #define KW_CATALOGUE_CSV_HEADER "knob,family,values,meaning,used_by,blocks"
 int kw_cli_export(int argc, char **argv);
 int kw_cli_calibrate(int argc, char **argv);

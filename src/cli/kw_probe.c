@@ -138,7 +138,9 @@ static int kw_cpu_count(const char *s)
     return n;
 }
 
-int kw_probe_caches(kw_probe_result *out, const char *sysfs_cpu)
+/* Read the cache description only (no timing): 0, or KW_EINPUT/KW_EIO with
+ * the sysfs path in the message. */
+static int kw_probe_caches(kw_probe_result *out, const char *sysfs_cpu)
 {
     const char *root = sysfs_cpu ? sysfs_cpu : KW_PROBE_SYSFS;
     char path[1024], buf[256];

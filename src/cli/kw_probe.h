@@ -50,9 +50,6 @@ typedef struct kw_probe_result {
     int reps;               /* repetitions behind each best-of figure */
 } kw_probe_result;
 
-/* Read the cache description only (no timing): 0, or KW_EINPUT/KW_EIO with
- * the sysfs path in the message. */
-int kw_probe_caches(kw_probe_result *out, const char *sysfs_cpu);
 /* Measure everything. 0 or a negative KW_E* code. */
 int kw_probe_measure(kw_probe_result *out, const kw_probe_opts *o);
 /* The accelerator document for r (owned by the caller, xmlFreeDoc). */

@@ -6,7 +6,7 @@
  * a 10% miss weighs the same on a 10 us kernel as on a 10 ms one; the
  * parameters are fitted as their logarithms (fractions
  * through the logistic function so they stay in (0, 1)). Predictions come from kw_cost_eval through
- * kw_fid_predict: the fit tunes exactly the model the tuner uses.
+ * kw_fidelity_predict: the fit tunes exactly the model the tuner uses.
  * Uncertainty: the covariance (J^T J)^-1 scaled by chi^2 / (n - p), the usual
  * least-squares estimate, carried to each value as sigma_v = |dv/dx| sigma_x.
  * Alternative rejected: a hand-written Gauss-Newton (STYLE: GSL for fitting).
@@ -115,7 +115,8 @@ static int kw_cal_prec_used(const kw_fid_set *set, int p)
     return 0;
 }
 
-double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
+/* One parameter's value on a (value in the file's unit). */
+static double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
 {
     switch (id) {
     case KW_CAL_MATRIX:
@@ -226,7 +227,7 @@ static int kw_cal_residuals(kw_cal_ctx *cx, const double *x, double *r)
         const kw_fid_case *c = &cx->set->c[cx->rows[i]];
         double us;
         kw_bound b;
-        if (kw_fid_predict(&us, &b, NULL, &cx->a, c) != 0 || !(us > 0.0)) {
+        if (kw_fidelity_predict(&us, &b, NULL, &cx->a, c) != 0 || !(us > 0.0)) {
             cx->failed = 1;
             return -1;
         }
@@ -253,8 +254,9 @@ static void kw_cal_ratios(double *ratio, const kw_accel *a, const kw_fid_set *se
     for (int i = 0; i < set->n; i++) {
         double us = 0.0;
         kw_bound b;
-        ratio[i] = kw_fid_predict(&us, &b, NULL, a, &set->c[i]) == 0 ? us / set->c[i].measured_us
-                                                                     : NAN;
+        ratio[i] = kw_fidelity_predict(&us, &b, NULL, a, &set->c[i]) == 0
+                       ? us / set->c[i].measured_us
+                       : NAN;
     }
 }
 

@@ -58,8 +58,7 @@ const char *kw_calib_param_name(int id);
 int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
                  int strict);
 
-/* Read / set one parameter's value on a (value in the file's unit). */
-double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set);
+/* Set one parameter's value on a (value in the file's unit). */
 void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set);
 
 #endif

@@ -190,7 +190,7 @@ const kw_cat_knob *kw_catalogue_find(const char *name, const kw_block *b, int *g
             return NULL;
         memcpy(gname, name, gl);
         gname[gl] = '\0';
-        if ((g = kw_block_group(b, gname)) < 0)
+        if ((g = kw_mapping_block_group(b, gname)) < 0)
             return NULL;
         field = dot + 1;
     }
@@ -263,7 +263,7 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
     case KW_CAT_TILE_M: case KW_CAT_TILE_N: case KW_CAT_TILE_K: case KW_CAT_SPLIT_K:
     case KW_CAT_LOOP_ORDER: case KW_CAT_DOUBLE_BUFFER: case KW_CAT_STAGES: case KW_CAT_SWIZZLE:
     case KW_CAT_CLUSTER:
-        return group && kw_block_group(b, group) >= 0;
+        return group && kw_mapping_block_group(b, group) >= 0;
     case KW_CAT_FUSE_QKV: /* kw_cost.c: merges gemms with merge="qkv" and equal K */
         return kw_cat_count_merge(b, "qkv", 1) >= 2;
     case KW_CAT_FUSE_GATE_UP: /* kw_cost.c: merges gemms with merge="gate_up" and equal K */

@@ -108,7 +108,7 @@
 static const char *const kw_bound_names[KW_BOUND_COUNT] = {"compute", "memory", "launch",
                                                            "fallback"};
 
-const char *kw_bound_name(kw_bound b)
+const char *kw_cost_bound_name(kw_bound b)
 {
     return (unsigned)b < KW_BOUND_COUNT ? kw_bound_names[b] : "?";
 }
@@ -662,7 +662,7 @@ static const kw_tiling kw_default_tiling = {KW_DEFAULT_TILE_M, KW_DEFAULT_TILE_N
 
 static const kw_tiling *kw_tiling_of(const kw_ctx *c, const kw_block *b, const kw_op *op)
 {
-    int g = kw_block_group(b, op->group);
+    int g = kw_mapping_block_group(b, op->group);
     return (g >= 0 && g < KW_GROUP_MAX) ? &c->m->tiling[g] : &kw_default_tiling;
 }
 

@@ -18,7 +18,7 @@
 typedef enum { KW_BOUND_COMPUTE, KW_BOUND_MEMORY, KW_BOUND_LAUNCH, KW_BOUND_FALLBACK } kw_bound;
 #define KW_BOUND_COUNT 4
 /* "compute", "memory", "launch", "fallback" ("?" otherwise). Static storage. */
-const char *kw_bound_name(kw_bound b);
+const char *kw_cost_bound_name(kw_bound b);
 
 typedef struct kw_kernel {
     char name[KW_NAME_MAX];     /* e.g. "qkv", "attn_flash", "o_proj_epilogue" */

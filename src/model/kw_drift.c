@@ -879,7 +879,7 @@ static double kw_store(const kw_run *r, double v)
 static void kw_group_tiling(const kw_run *r, const kw_op *op, int *tile_k, int *split_k,
                             int *tile_n)
 {
-    int g = kw_block_group(r->b, op->group);
+    int g = kw_mapping_block_group(r->b, op->group);
     const kw_tiling *t = g >= 0 && g < r->m->n_groups ? &r->m->tiling[g] : NULL;
     *tile_k = t && t->tile_k > 0 ? t->tile_k : KW_DEFAULT_TILE_K;
     *split_k = t && t->split_k > 0 ? t->split_k : 1;
@@ -1593,7 +1593,7 @@ static void kw_key_make(kw_drift_key *k, const kw_block *b, const kw_shape *s, c
     int has_attn = 0;
     for (int i = 0; i < b->n_ops && i < KW_OP_MAX; i++) {
         const kw_op *op = &b->ops[i];
-        int g = kw_block_group(b, op->group);
+        int g = kw_mapping_block_group(b, op->group);
         const kw_tiling *t = g >= 0 && g < m->n_groups && g < KW_GROUP_MAX ? &m->tiling[g] : NULL;
         if (op->kind == KW_OP_ATTENTION) {
             has_attn = 1;

@@ -64,7 +64,7 @@ static const kw_shape *kw_eval_shape(const kw_model_eval *e, int shape)
     return &e->cfg->workload.shapes[e->cfg->space.shapes[shape]];
 }
 
-int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape)
+int kw_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape)
 {
     const kw_shape *s = kw_eval_shape(e, shape);
     const kw_block *b = &e->cfg->workload.blocks[s->block];
@@ -74,8 +74,6 @@ int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, i
         return rc;
     return kw_cost_eval(out, &e->cfg->accel, b, s, &m, 1, m.cores_per_request);
 }
-
-double kw_model_eval_rate(const kw_model_eval *e, int shape) { return e->rate_per_s[shape]; }
 
 
 /* Service table: one kw_cost per batch size 1..max_batch (caller frees). */
@@ -185,7 +183,7 @@ void kw_eval_judge(kw_metrics *out, const kw_guards *g, const kw_eval_facts *f)
      * its percentiles only measure how long the window was. */
     if (f->simulated && f->saturated)
         kw_guard_add(out, "saturated");
-    snprintf(out->klass, sizeof out->klass, "%s", kw_bound_name(f->bound));
+    snprintf(out->klass, sizeof out->klass, "%s", kw_cost_bound_name(f->bound));
     if (f->simulated && f->contention_pct > KW_EVAL_CONTENTION_CLASS_PCT)
         snprintf(out->klass, sizeof out->klass, "contention");
     else if (f->simulated && f->wait_p95_us > KW_EVAL_QUEUEING_SHARE * f->p95_us)
@@ -245,11 +243,11 @@ static void kw_eval_from_requests(double *v, const double *x, int n)
 
 static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
 {
-    return kw_model_eval_measured(ctx, c, shape, rep, NULL, out);
+    return kw_eval_measured(ctx, c, shape, rep, NULL, out);
 }
 
-int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
-                           const kw_stage1_measured *ms, kw_metrics *out)
+int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
+                     const kw_stage1_measured *ms, kw_metrics *out)
 {
     const kw_config *cfg = e->cfg;
     const kw_shape *s = kw_eval_shape(e, shape);
@@ -361,7 +359,7 @@ int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, 
             rc = kw_error_set(KW_ENOMEM, "out of memory for the noise stream");
             goto done;
         }
-        gsl_rng_set(r, (unsigned long)kw_mix_splitmix64(kw_cand_id(&cfg->space.knobs, c) ^
+        gsl_rng_set(r, (unsigned long)kw_mix_splitmix64(kw_knobs_cand_id(&cfg->space.knobs, c) ^
                                                kw_mix_splitmix64(((uint64_t)shape << 32) | (uint64_t)rep) ^
                                                e->opts.seed));
         double f = 1.0 + gsl_ran_gaussian(r, cfg->space.noise_pct / 100.0);
@@ -509,8 +507,8 @@ static int kw_model_eval_predict(void *ctx, const kw_cand *c, int shape, kw_metr
     return rc;
 }
 
-int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
-                            int shape)
+int kw_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
+                      int shape)
 {
     *out = NULL;
     *n = 0;
@@ -635,7 +633,7 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     const kw_shape *s = kw_eval_shape(e, i);
     const kw_block *b = &cfg->workload.blocks[s->block];
     kw_cand base;
-    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &cfg->space.knobs);
     kw_mapping m;
     kw_cost *svc = NULL;
     int rc;
@@ -678,7 +676,7 @@ static int kw_eval_base_t1(double *t1_us, const kw_model_eval *e, int i)
     const kw_shape *s = kw_eval_shape(e, i);
     const kw_block *b = &cfg->workload.blocks[s->block];
     kw_cand base;
-    kw_cand_baseline(&base, &cfg->space.knobs);
+    kw_knobs_cand_baseline(&base, &cfg->space.knobs);
     kw_mapping m;
     kw_cost one;
     int rc;
@@ -692,7 +690,7 @@ static int kw_eval_base_t1(double *t1_us, const kw_model_eval *e, int i)
     return 0;
 }
 
-int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor)
+int kw_eval_rescale_load(kw_model_eval *e, int shape, double time_factor)
 {
     const kw_shape *s = kw_eval_shape(e, shape);
     if (e->use_trace[shape] || !(s->load > 0.0))
@@ -766,7 +764,7 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
     return 0;
 }
 
-int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *opts)
+int kw_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *opts)
 {
     *out = NULL;
     kw_model_eval *e = calloc(1, sizeof *e);
@@ -777,16 +775,16 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
         e->opts = *opts;
     for (int i = 0; i < cfg->space.n_shapes; i++)
         e->shape_names[i] = cfg->workload.shapes[cfg->space.shapes[i]].name;
-    int pk = kw_knobspace_find(&cfg->space.knobs, "precision");
+    int pk = kw_knobs_find(&cfg->space.knobs, "precision");
     for (int p = 0; p < KW_PREC_COUNT; p++)
         if (cfg->accel.peak_flops[p] > 0.0 &&
-            (pk < 0 || kw_knob_value(&cfg->space.knobs.knobs[pk], kw_prec_name((kw_prec)p)) >= 0))
+            (pk < 0 || kw_knobs_value(&cfg->space.knobs.knobs[pk], kw_prec_name((kw_prec)p)) >= 0))
             e->prec_mask |= 1u << p;
     int rc = kw_drift_cache_new(&e->drift);
     if (rc == 0)
         rc = kw_model_eval_arrivals(e);
     if (rc != 0) {
-        kw_model_eval_free(e);
+        kw_eval_free(e);
         return rc;
     }
     e->iface.ctx = e;
@@ -801,7 +799,7 @@ int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_
     return 0;
 }
 
-void kw_model_eval_free(kw_model_eval *e)
+void kw_eval_free(kw_model_eval *e)
 {
     if (!e)
         return;
@@ -814,7 +812,7 @@ void kw_model_eval_free(kw_model_eval *e)
     free(e);
 }
 
-const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape)
+const char *kw_eval_shape_trace(const kw_model_eval *e, int shape)
 {
     if (shape < 0 || shape >= e->cfg->space.n_shapes || !e->use_trace[shape] ||
         e->use_trace[shape] != e->shape_trace[shape])
@@ -822,4 +820,4 @@ const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape)
     return kw_eval_shape(e, shape)->trace;
 }
 
-const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e) { return &e->iface; }
+const kw_evaluator *kw_eval_iface(const kw_model_eval *e) { return &e->iface; }

@@ -37,25 +37,20 @@ typedef struct kw_model_opts {
 typedef struct kw_model_eval kw_model_eval;
 
 /* An evaluator over cfg (borrowed, must outlive it). Thread-safe eval. */
-int kw_model_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *opts);
-void kw_model_eval_free(kw_model_eval *e);
+int kw_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *opts);
+void kw_eval_free(kw_model_eval *e);
 /* The engine-facing interface (owned by e). */
-const kw_evaluator *kw_model_eval_iface(const kw_model_eval *e);
-
-/* Per-stream arrival rate the evaluator uses for a shape (resolved from its
- * load against the baseline mapping at creation, so it is the same for every
- * candidate). */
-double kw_model_eval_rate(const kw_model_eval *e, int shape);
+const kw_evaluator *kw_eval_iface(const kw_model_eval *e);
 
 /* The simulated requests' latencies, sorted ascending, of the serving
  * simulation an evaluation of c on shape runs (the same arrivals, seed and
  * sample; without measurement noise): *out malloc'ed (caller frees), *n
  * samples. For plots of the distribution (the report's CDF). */
-int kw_model_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
-                            int shape);
+int kw_eval_latencies(double **out, int *n, const kw_model_eval *e, const kw_cand *c,
+                      int shape);
 /* The shape's own trace file (arrival="trace") when the evaluator replays it
  * (not covered by trace_path), else NULL: the files a run must hash. */
-const char *kw_model_eval_shape_trace(const kw_model_eval *e, int shape);
+const char *kw_eval_shape_trace(const kw_model_eval *e, int shape);
 
 /* Measured stage 1 (the measuring evaluator, src/run/kw_exec.c): what a worker
  * measured for one (candidate, shape), handed to the model's stages 2-4.
@@ -84,18 +79,18 @@ typedef struct kw_stage1_measured {
 
 /* One evaluation like the evaluator's eval(), with stage 1 measured (ms may
  * be NULL: the model alone). Thread-safe. */
-int kw_model_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
-                           const kw_stage1_measured *ms, kw_metrics *out);
+int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
+                     const kw_stage1_measured *ms, kw_metrics *out);
 
 /* Derive a shape's per-stream arrival rate again from its load, with the
  * baseline's stage-1 times scaled by time_factor (measured / modelled), so
  * `load` means the same utilisation of the measured device (before any
  * evaluation: not thread-safe). Returns 1 when the rate came from the load and
  * was re-derived, 0 when it is given or replayed (left alone), or an error. */
-int kw_model_eval_rescale_load(kw_model_eval *e, int shape, double time_factor);
+int kw_eval_rescale_load(kw_model_eval *e, int shape, double time_factor);
 
 /* Stage 1 alone for one request of shape `shape` (index into the space's shapes). */
-int kw_model_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
+int kw_eval_cost(kw_cost *out, const kw_model_eval *e, const kw_cand *c, int shape);
 
 /* The bottleneck class names "contention" when DRAM contention takes more than
  * this share of service time, else "queueing" when the p95 queue wait exceeds

@@ -124,7 +124,7 @@ int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block
     }
     *ctx = (kw_cb_ctx){.a = a, .b = b, .s = s, .m = m};
     kw_cb_result o;
-    if ((rc = kw_cb_run(&o, reqs, requests, &cfg, kw_cb_iter, ctx)) != 0)
+    if ((rc = kw_sim_cb_run(&o, reqs, requests, &cfg, kw_cb_iter, ctx)) != 0)
         goto done;
     v[KW_M_P50_US] = o.latency_p50_us;
     v[KW_M_P95_US] = o.latency_p95_us;

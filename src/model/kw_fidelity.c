@@ -139,7 +139,7 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     return 0;
 }
 
-int kw_fid_load(kw_fid_set *out, const char *path)
+int kw_fidelity_load(kw_fid_set *out, const char *path)
 {
     FILE *fp = fopen(path, "r");
     if (!fp)
@@ -182,8 +182,8 @@ done:
     return rc;
 }
 
-int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
-                   const kw_fid_case *c)
+int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
+                        const kw_fid_case *c)
 {
     if (c->kind == KW_FID_GRAPH_NODE) {
         /* An empty kernel replayed inside a CUDA graph: no work, so its time

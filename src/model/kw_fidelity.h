@@ -47,13 +47,13 @@ typedef struct kw_fid_set {
 
 /* Read path into out. KW_EINPUT with "FILE:LINE: message" for a bad row,
  * KW_EIO when the file cannot be read. */
-int kw_fid_load(kw_fid_set *out, const char *path);
+int kw_fidelity_load(kw_fid_set *out, const char *path);
 
 /* The model's kernel for one case on the whole of a (one request, every core):
  * its work time (launch excluded: the published figures time kernels back to
  * back; a graph_node case is the launch-side time itself) into *us, its bound
  * class into *bound, the kernel into *detail (may be NULL). */
-int kw_fid_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
-                   const kw_fid_case *c);
+int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
+                        const kw_fid_case *c);
 
 #endif

@@ -20,11 +20,17 @@ static const char *kw_enum_name(kw_cat_id id, int v)
     return v >= 0 && v < k->n_values ? k->values[v].name : "?";
 }
 
-const char *kw_loop_name(kw_loop l) { return kw_enum_name(KW_CAT_LOOP_ORDER, (int)l); }
-const char *kw_attn_fusion_name(kw_attn_fusion f) { return kw_enum_name(KW_CAT_FUSE_ATTENTION, (int)f); }
-const char *kw_placement_name(kw_placement p) { return kw_enum_name(KW_CAT_PLACEMENT, (int)p); }
+const char *kw_mapping_loop_name(kw_loop l) { return kw_enum_name(KW_CAT_LOOP_ORDER, (int)l); }
+const char *kw_mapping_attn_fusion_name(kw_attn_fusion f)
+{
+    return kw_enum_name(KW_CAT_FUSE_ATTENTION, (int)f);
+}
+const char *kw_mapping_placement_name(kw_placement p)
+{
+    return kw_enum_name(KW_CAT_PLACEMENT, (int)p);
+}
 
-int kw_block_group(const kw_block *b, const char *group)
+int kw_mapping_block_group(const kw_block *b, const char *group)
 {
     for (int i = 0; i < b->n_groups; i++)
         if (strcmp(b->groups[i], group) == 0)

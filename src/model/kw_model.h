@@ -257,7 +257,7 @@ typedef struct kw_space {
     int exec_anchor;                 /* bracket each measurement with the baseline */
 } kw_space;
 
-/* Everything one run reads: owned together, freed by kw_config_free (kw_load.h). */
+/* Everything one run reads: owned together, freed by kw_load_config_free (kw_load.h). */
 typedef struct kw_config {
     kw_space space;
     kw_accel accel;

@@ -2,7 +2,7 @@
  *
  * Design: one generic rounding on the bit pattern of the wider type, with the
  * target described by (explicit mantissa bits, smallest normal, largest finite,
- * saturating or not); kw_round/kw_round_d switch on the format outside the
+ * saturating or not); kw_numfmt_round/kw_numfmt_round_d switch on the format outside the
  * arithmetic so each case inlines into straight-line code. Method from
  * src/model-facts.md#precision: in the target's normal range, round to nearest even
  * by adding (half - 1 + lsb) to the magnitude bits and masking the dropped
@@ -70,7 +70,7 @@ static inline float kw_rnd_f(float x, int mbits, int emin, float maxv, int satur
     return r;
 }
 
-float kw_round(kw_prec p, float x)
+float kw_numfmt_round(kw_prec p, float x)
 {
     switch (p) {
     case KW_PREC_FP32:
@@ -90,21 +90,21 @@ float kw_round(kw_prec p, float x)
     }
 }
 
-double kw_round_d(kw_prec p, double x)
+double kw_numfmt_round_d(kw_prec p, double x)
 {
     return kw_round_d_inline(p, x);
 }
 
-void kw_round_array(kw_prec p, float *dst, const float *src, size_t n)
+void kw_numfmt_round_array(kw_prec p, float *dst, const float *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = kw_round(p, src[i]);
+        dst[i] = kw_numfmt_round(p, src[i]);
 }
 
-void kw_round_array_d(kw_prec p, double *dst, const double *src, size_t n)
+void kw_numfmt_round_array_d(kw_prec p, double *dst, const double *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = kw_round_d(p, src[i]);
+        dst[i] = kw_numfmt_round_d(p, src[i]);
 }
 
 double kw_numfmt_unit_roundoff(kw_prec p)
@@ -138,7 +138,7 @@ uint32_t kw_numfmt_encode(kw_prec p, double x)
         return b;
     }
     const kw_fmt *f = &kw_fmts[p];
-    double r = kw_round_d(p, x);
+    double r = kw_numfmt_round_d(p, x);
     int width = 1 + f->ebits + f->mbits;
     uint32_t sign = signbit(r) ? (1u << (width - 1)) : 0u;
     if (isnan(r))
@@ -199,7 +199,7 @@ static double kw_amax(const double *x, size_t n)
 
 /* s = max|x|/127 and q = rne(clip(x/s, -128, 127)) [S TensorRT developer guide,
  * "Quantization Scheme"; src/model-facts.md#precision]. */
-void kw_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n)
+void kw_numfmt_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n)
 {
     double s = kw_amax(x, n) / 127.0;
     *scale_out = s;
@@ -207,13 +207,14 @@ void kw_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n)
         q[i] = s > 0.0 ? (int8_t)kw_numfmt_int8_rne(x[i] / s) : 0;
 }
 
-void kw_int8_quantize_rows(int8_t *q, double *scales, const double *x, size_t rows, size_t cols)
+void kw_numfmt_int8_quantize_rows(int8_t *q, double *scales, const double *x, size_t rows,
+                                  size_t cols)
 {
     for (size_t r = 0; r < rows; r++)
-        kw_int8_quantize(q + r * cols, &scales[r], x + r * cols, cols);
+        kw_numfmt_int8_quantize(q + r * cols, &scales[r], x + r * cols, cols);
 }
 
-double kw_int8_fake_quant(double *dst, const double *x, size_t n)
+double kw_numfmt_int8_fake_quant(double *dst, const double *x, size_t n)
 {
     double s = kw_amax(x, n) / 127.0;
     for (size_t i = 0; i < n; i++)

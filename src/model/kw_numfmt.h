@@ -15,7 +15,7 @@
  *   fp8 E4M3          p=4   emin=-6    max 448         saturates to +-448, no infinity
  *                                                      (+-inf saturates too, NaN stays NaN)
  *   fp8 E5M2          p=3   emin=-14   max 57344       overflow -> inf
- *   int8              -128..127 integers; kw_round(KW_PREC_INT8, x) is the unit-scale
+ *   int8              -128..127 integers; kw_numfmt_round(KW_PREC_INT8, x) is the unit-scale
  *                     quantiser rne(clip(x, -128, 127)), callers divide by the scale.
  * All functions are pure and thread-safe.
  */
@@ -31,12 +31,12 @@
 
 /* x rounded to the value set of p (see table above). Cost: a few integer
  * operations on the bit pattern; subnormal targets one integer rounding. */
-float kw_round(kw_prec p, float x);
+float kw_numfmt_round(kw_prec p, float x);
 /* The same from a double, rounded once (no double rounding through float). */
-double kw_round_d(kw_prec p, double x);
-/* dst[i] = kw_round(p, src[i]); dst may equal src. */
-void kw_round_array(kw_prec p, float *dst, const float *src, size_t n);
-void kw_round_array_d(kw_prec p, double *dst, const double *src, size_t n);
+double kw_numfmt_round_d(kw_prec p, double x);
+/* dst[i] = kw_numfmt_round(p, src[i]); dst may equal src. */
+void kw_numfmt_round_array(kw_prec p, float *dst, const float *src, size_t n);
+void kw_numfmt_round_array_d(kw_prec p, double *dst, const double *src, size_t n);
 
 /* Unit roundoff u = 2^-p of a float format (fp32 2^-24 ... E5M2 2^-3); int8 1/2
  * of a unit step, i.e. 0.5 (relative to its scale). */
@@ -58,15 +58,16 @@ double kw_numfmt_decode(kw_prec p, uint32_t bits);
  * double (real kernels keep it in fp32: a 2^-24 relative difference). NaN in x
  * makes the scale NaN; callers feed finite data. */
 /* One scale for the n values of x: *scale_out = s, q[i]. */
-void kw_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n);
+void kw_numfmt_int8_quantize(int8_t *q, double *scale_out, const double *x, size_t n);
 /* One scale per row of a row-major rows x cols matrix (a channel is a row:
  * store a K x N weight transposed, N rows of K, for per-output-channel scales). */
-void kw_int8_quantize_rows(int8_t *q, double *scales, const double *x, size_t rows, size_t cols);
+void kw_numfmt_int8_quantize_rows(int8_t *q, double *scales, const double *x, size_t rows,
+                                  size_t cols);
 /* Fake quantisation: dst[i] = rne(clip(x[i]/s)) * s with s = max|x|/127 (per tensor);
  * returns s. dst may equal x. */
-double kw_int8_fake_quant(double *dst, const double *x, size_t n);
+double kw_numfmt_int8_fake_quant(double *dst, const double *x, size_t n);
 
-/* ---- inline forms for inner loops (same results as kw_round_d) ---- */
+/* ---- inline forms for inner loops (same results as kw_numfmt_round_d) ---- */
 #define KW_F64_ABS 0x7FFFFFFFFFFFFFFFull
 #define KW_F64_INF 0x7FF0000000000000ull
 

@@ -55,8 +55,8 @@ static double kw_q(double *v, int n, double f)
     return gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, f);
 }
 
-int kw_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_cb_config *cfg,
-              kw_cb_iter_fn fn, void *ctx)
+int kw_sim_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_cb_config *cfg,
+                  kw_cb_iter_fn fn, void *ctx)
 {
     memset(out, 0, sizeof *out);
     if (n < 1 || cfg->token_budget < 1 || cfg->max_seqs < 1 || cfg->chunk_tokens < 0)

@@ -50,7 +50,7 @@ typedef struct kw_cb_result {
 /* Simulate reqs[0..n) (sorted by arrival). Deterministic: no randomness here
  * (arrivals and lengths are the caller's draws). Returns 0, KW_EINPUT for a bad
  * request or configuration, KW_ENOMEM, or the callback's failure. */
-int kw_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_cb_config *cfg,
-              kw_cb_iter_fn fn, void *ctx);
+int kw_sim_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_cb_config *cfg,
+                  kw_cb_iter_fn fn, void *ctx);
 
 #endif

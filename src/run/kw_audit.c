@@ -28,12 +28,12 @@
 static const char *const kw_family_names[KW_FAMILY_COUNT] = {
     "tiling", "fusion", "precision", "batching", "placement", "other"};
 
-const char *kw_family_name(kw_family f)
+const char *kw_audit_family_name(kw_family f)
 {
     return (int)f >= 0 && f < KW_FAMILY_COUNT ? kw_family_names[f] : "other";
 }
 
-kw_family kw_knob_family(const char *knob)
+kw_family kw_audit_knob_family(const char *knob)
 {
     const char *dot = strrchr(knob, '.');
     const char *field = dot ? dot + 1 : knob;
@@ -103,7 +103,7 @@ int kw_audit_blame(kw_knob_blame *out, const kw_runsum *rs, int shape)
             continue;
         kw_knob_blame *b = &out[st->knob];
         double eff = kw_runsum_step_effect(rs, shape, i, rs->primary);
-        if (kw_decision_taken(st->decision) && kw_on_path(s, i)) {
+        if (kw_journal_decision_taken(st->decision) && kw_on_path(s, i)) {
             b->n_accepted++;
             if (isfinite(eff))
                 b->accepted_pct += eff;
@@ -172,7 +172,7 @@ void kw_audit_family_effect(double out[KW_FAMILY_COUNT], int n[KW_FAMILY_COUNT],
         /* microseconds along the path, in percent of the baseline: the
          * families then add up to the path's total change */
         double d = s->configs[st->after].m.v[rs->primary] - s->configs[st->before].m.v[rs->primary];
-        kw_family f = kw_knob_family(rs->ks.knobs[st->knob].name);
+        kw_family f = kw_audit_knob_family(rs->ks.knobs[st->knob].name);
         out[f] += d / base * 100.0;
         if (n)
             n[f]++;
@@ -205,7 +205,7 @@ static void kw_pct_text(char *buf, size_t len, double pct)
         return;
     }
     char t[40];
-    kw_fmt_num(t, sizeof t, pct, 2);
+    kw_sbuf_fmt_num(t, sizeof t, pct, 2);
     snprintf(buf, len, "%s%s%%", (t[0] != '-' && strcmp(t, "0.00") != 0) ? "+" : "", t);
 }
 
@@ -296,10 +296,12 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
                    "old -> new", "before us", "after us", "effect", "cumulative",
                    "bottleneck before -> after", "metrics moved");
     if (np.kind == KW_NET_NONE && s->n_steps == 0)
-        kw_sbuf_printf(out, "  (none: a %s search takes no one-knob steps; the recommendation differs "
-                       "from the baseline in %d knobs, and `knobwise bisect` walks them one at a time)\n",
-                       rs->info.strategy[0] ? rs->info.strategy : "stepless",
-                       kw_cand_distance(ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand));
+        kw_sbuf_printf(
+            out,
+            "  (none: a %s search takes no one-knob steps; the recommendation differs "
+            "from the baseline in %d knobs, and `knobwise bisect` walks them one at a time)\n",
+            rs->info.strategy[0] ? rs->info.strategy : "stepless",
+            kw_knobs_cand_distance(ks, &s->configs[s->baseline].cand, &s->configs[s->final].cand));
     else if (np.kind == KW_NET_NONE)
         kw_sbuf_puts(out, "  (none: no chain of evaluated one-knob steps reaches the recommendation)\n");
     else if (np.n == 0)
@@ -310,8 +312,8 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
         char change[80], moved[256];
         snprintf(change, sizeof change, "%s -> %s", kw_val_text(ks, st->knob, bf->cand.v[st->knob]),
                  kw_val_text(ks, st->knob, af->cand.v[st->knob]));
-        kw_fmt_num(a, sizeof a, bf->m.v[rs->primary], 3);
-        kw_fmt_num(b, sizeof b, af->m.v[rs->primary], 3);
+        kw_sbuf_fmt_num(a, sizeof a, bf->m.v[rs->primary], 3);
+        kw_sbuf_fmt_num(b, sizeof b, af->m.v[rs->primary], 3);
         kw_effect_text(c, sizeof c, kw_netpath_effect(rs, shape, st, rs->primary), bf, af);
         kw_effect_text(d, sizeof d, (af->m.v[rs->primary] - base) / base * 100.0,
                        &s->configs[s->baseline], af);
@@ -341,7 +343,7 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
             kw_sens_cell(up, sizeof up, rs, s, k, &sn[k].side[1]);
             kw_sbuf_printf(out, "  %-22s %-14s %-30s %s\n", ks->knobs[k].name,
                            kw_val_text(ks, k, s->configs[s->final].cand.v[k]), dn, up);
-            if (kw_sens_inert(&sn[k]))
+            if (kw_netpath_sens_inert(&sn[k]))
                 kw_sbuf_printf(&inert, "%s%s", inert.len ? ", " : "", ks->knobs[k].name);
         }
         if (inert.failed)
@@ -369,10 +371,10 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
         kw_sbuf_puts(out, "  the baseline was never evaluated: nothing to audit\n\n");
         return kw_sbuf_status(out);
     }
-    kw_fmt_num(a, sizeof a, base, 3);
+    kw_sbuf_fmt_num(a, sizeof a, base, 3);
     if (s->final >= 0) {
         double fin = s->configs[s->final].m.v[rs->primary];
-        kw_fmt_num(b, sizeof b, fin, 3);
+        kw_sbuf_fmt_num(b, sizeof b, fin, 3);
         kw_pct_text(c, sizeof c, (fin - base) / base * 100.0);
         kw_sbuf_printf(out, "  %s: baseline %s us -> recommended %s us (%s), %016llx -> %016llx\n",
                        pn, a, b, c, (unsigned long long)s->configs[s->baseline].id,
@@ -406,18 +408,18 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
                          kw_val_text(ks, st->knob, st->cand.v[st->knob]));
             else
                 snprintf(change, sizeof change, "(no change)");
-            kw_fmt_num(a, sizeof a, bf ? bf->m.v[rs->primary] : NAN, 3);
-            kw_fmt_num(b, sizeof b, af ? af->m.v[rs->primary] : NAN, 3);
+            kw_sbuf_fmt_num(a, sizeof a, bf ? bf->m.v[rs->primary] : NAN, 3);
+            kw_sbuf_fmt_num(b, sizeof b, af ? af->m.v[rs->primary] : NAN, 3);
             kw_effect_text(c, sizeof c, kw_runsum_step_effect(rs, shape, i, rs->primary), bf, af);
             kw_effect_text(d, sizeof d, af ? (af->m.v[rs->primary] - base) / base * 100.0 : NAN,
                            &s->configs[s->baseline], af);
             char pv[32];
             if (isfinite(st->p_value))
-                kw_fmt_num(pv, sizeof pv, st->p_value, 4);
+                kw_sbuf_fmt_num(pv, sizeof pv, st->p_value, 4);
             else
                 snprintf(pv, sizeof pv, "-");
             kw_sbuf_printf(out, "  %5d %-8s %-9s %-22s %-25s %11s %11s %9s %10s %8s  %s -> %s\n", st->num,
-                           kw_decision_name(st->decision), st->phase,
+                           kw_journal_decision_name(st->decision), st->phase,
                            st->knob >= 0 ? ks->knobs[st->knob].name : "?", change, a, b, c, d, pv,
                            bf && bf->m.klass[0] ? bf->m.klass : "-",
                            af && af->m.klass[0] ? af->m.klass : "-");
@@ -442,7 +444,8 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
             continue;
         any = 1;
         kw_sbuf_printf(out, "  %s [%s]: %d rejected", ks->knobs[k].name,
-                       kw_family_name(kw_knob_family(ks->knobs[k].name)), kb->n_rejected);
+                       kw_audit_family_name(kw_audit_knob_family(ks->knobs[k].name)),
+                       kb->n_rejected);
         if (kb->n_guard)
             kw_sbuf_printf(out, ", %d by a guard", kb->n_guard);
         if (kb->n_constraint)
@@ -483,7 +486,7 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
                        w->after >= 0 ? &s->configs[w->after] : NULL);
         kw_sbuf_printf(out, "\n  largest regression: %s=%s made %s %s at step %d (%s)\n",
                        ks->knobs[wk].name, kw_val_text(ks, wk, w->cand.v[wk]), pn, c, w->num,
-                       kw_decision_name(w->decision));
+                       kw_journal_decision_name(w->decision));
         kw_repro(out, rs, s, &w->cand, eval_prefix);
     } else {
         kw_sbuf_puts(out, "\n  largest regression: none (no step made the primary metric worse)\n");
@@ -515,7 +518,7 @@ typedef struct kw_bmemo {
 static int kw_bmemo_get(kw_bmemo *mm, const kw_knobspace *ks, const kw_evaluator *ev, int shape,
                         const kw_cand *c, const kw_metrics **out, int *evals)
 {
-    uint64_t id = kw_cand_id(ks, c);
+    uint64_t id = kw_knobs_cand_id(ks, c);
     uint32_t k = (uint32_t)((id ^ (id >> 32)) & (uint64_t)(mm->size - 1));
     while (mm->ids[k] != 0) {
         if (mm->ids[k] == id) {
@@ -536,8 +539,8 @@ static int kw_bmemo_get(kw_bmemo *mm, const kw_knobspace *ks, const kw_evaluator
     return 0;
 }
 
-int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev, int shape,
-                  const kw_cand *a, const kw_cand *b, int orders, uint64_t seed)
+int kw_audit_bisect(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev, int shape,
+                    const kw_cand *a, const kw_cand *b, int orders, uint64_t seed)
 {
     memset(out, 0, sizeof *out);
     if (orders < 1 || orders > KW_BISECT_ORDERS_MAX)
@@ -545,7 +548,7 @@ int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev
                             orders);
     if (shape < 0 || shape >= ev->n_shapes)
         return kw_error_set(KW_EINPUT, "no shape %d in the evaluator", shape);
-    int ca = kw_cand_violates(ks, a), cb = kw_cand_violates(ks, b);
+    int ca = kw_knobs_cand_violates(ks, a), cb = kw_knobs_cand_violates(ks, b);
     if (ca >= 0 || cb >= 0)
         return kw_error_set(KW_ECONSTRAINT, "configuration %s breaks constraint %s",
                             ca >= 0 ? "A" : "B", ks->constraints[ca >= 0 ? ca : cb].name);
@@ -604,7 +607,7 @@ int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev
                 next = cur;
                 int k = out->knobs[pending[t]];
                 next.v[k] = b->v[k];
-                if (kw_cand_violates(ks, &next) < 0)
+                if (kw_knobs_cand_violates(ks, &next) < 0)
                     pick = t;
             }
             if (pick < 0) {
@@ -614,7 +617,8 @@ int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev
                 rc = kw_error_set(KW_ECONSTRAINT,
                                   "no one-knob walk from A to B avoids constraint %s (stuck after "
                                   "%d of %d knobs)",
-                                  ks->constraints[kw_cand_violates(ks, &next)].name, walked, n);
+                                  ks->constraints[kw_knobs_cand_violates(ks, &next)].name, walked,
+                                  n);
                 goto done;
             }
             int i = pending[pick];

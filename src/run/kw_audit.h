@@ -21,8 +21,8 @@ typedef enum {
     KW_FAMILY_COUNT
 } kw_family;
 
-kw_family kw_knob_family(const char *knob);
-const char *kw_family_name(kw_family f);
+kw_family kw_audit_knob_family(const char *knob);
+const char *kw_audit_family_name(kw_family f);
 
 /* ---- blame ---- */
 
@@ -95,7 +95,7 @@ typedef struct kw_bisect {
  * order and metric they sum exactly to b - a. An intermediate configuration
  * that breaks a constraint is avoided by taking the next knob of the order
  * that keeps the walk valid; when none does, KW_ECONSTRAINT naming it. */
-int kw_bisect_run(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev, int shape,
-                  const kw_cand *a, const kw_cand *b, int orders, uint64_t seed);
+int kw_audit_bisect(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *ev, int shape,
+                    const kw_cand *a, const kw_cand *b, int orders, uint64_t seed);
 
 #endif

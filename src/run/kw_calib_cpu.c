@@ -44,7 +44,7 @@ static const char *const kw_ccal_names[KW_CCAL_COUNT] = {
 /* file unit per internal unit: TFLOP/s, fraction, GB/s, GB/s, M/s, GB/s */
 static const double kw_ccal_unit[KW_CCAL_COUNT] = {1e-12, 1e-12, 1.0, 1e-9, 1e-9, 1e-6, 1e-9};
 
-const char *kw_ccal_name(int id)
+const char *kw_calib_cpu_name(int id)
 {
     return id >= 0 && id < KW_CCAL_COUNT ? kw_ccal_names[id] : NULL;
 }
@@ -92,7 +92,7 @@ static double kw_ccal_to_x(int id, double v)
     return log(v / (1.0 - v));
 }
 
-int kw_ccal_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
+int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
 {
     out->n = 0;
     FILE *f = fopen(path, "r");
@@ -138,7 +138,7 @@ int kw_ccal_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
         }
         kw_ccal_row *r = &out->r[out->n];
         r->line = ln;
-        r->shape = kw_config_shape(cfg, fld[0]);
+        r->shape = kw_load_config_shape(cfg, fld[0]);
         char *end;
         r->measured_us = strtod(fld[3], &end);
         if (r->shape < 0) {
@@ -153,7 +153,7 @@ int kw_ccal_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
         for (char *q = fld[4]; *q; q++)
             if (*q == ';')
                 *q = ' ';
-        if (kw_cand_parse(&r->cand, &cfg->space.knobs, fld[4]) != 0) {
+        if (kw_knobs_cand_parse(&r->cand, &cfg->space.knobs, fld[4]) != 0) {
             rc = kw_error_set(KW_EINPUT, "%s:%d: %s", path, ln, kw_error_last());
             break;
         }
@@ -167,7 +167,7 @@ int kw_ccal_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
     return rc;
 }
 
-int kw_ccal_predict(double *us, const kw_config *cfg, const kw_accel *a, const kw_ccal_row *r)
+int kw_calib_cpu_predict(double *us, const kw_config *cfg, const kw_accel *a, const kw_ccal_row *r)
 {
     const kw_shape *s = &cfg->workload.shapes[cfg->space.shapes[r->shape]];
     const kw_block *b = &cfg->workload.blocks[s->block];
@@ -193,7 +193,7 @@ static double kw_ccal_chi2(kw_ccal_ctx *cx, gsl_vector *f)
     double chi2 = 0.0;
     for (int i = 0; i < cx->set->n; i++) {
         double us;
-        if (kw_ccal_predict(&us, cx->cfg, &cx->a, &cx->set->r[i]) != 0 || !(us > 0.0)) {
+        if (kw_calib_cpu_predict(&us, cx->cfg, &cx->a, &cx->set->r[i]) != 0 || !(us > 0.0)) {
             cx->failed = 1;
             return NAN;
         }
@@ -213,7 +213,7 @@ static int kw_ccal_f(const gsl_vector *x, void *params, gsl_vector *f)
     return isfinite(kw_ccal_chi2(cx, f)) ? GSL_SUCCESS : GSL_EDOM;
 }
 
-int kw_ccal_fit(kw_ccal *out, kw_accel *a, const kw_config *cfg, const kw_ccal_set *set)
+int kw_calib_cpu_fit(kw_ccal *out, kw_accel *a, const kw_config *cfg, const kw_ccal_set *set)
 {
     memset(out, 0, sizeof *out);
     if (!a->cpu)

@@ -55,15 +55,15 @@ typedef struct kw_ccal {
 
 /* Read the CSV against cfg's space (shapes and knobs by name). KW_EINPUT with
  * "FILE:LINE: message" for a bad row, KW_EIO when unreadable. */
-int kw_ccal_load(kw_ccal_set *out, const char *path, const kw_config *cfg);
+int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg);
 /* The model's prediction of row i under accelerator a (us), 0 or an error. */
-int kw_ccal_predict(double *us, const kw_config *cfg, const kw_accel *a, const kw_ccal_row *r);
+int kw_calib_cpu_predict(double *us, const kw_config *cfg, const kw_accel *a, const kw_ccal_row *r);
 /* Fit cfg's accelerator copy *a (must be a CPU file) to the rows; on success *a
  * holds the fitted rates. KW_EINPUT when a is not a CPU file or there are no
  * more rows than parameters. */
-int kw_ccal_fit(kw_ccal *out, kw_accel *a, const kw_config *cfg, const kw_ccal_set *set);
+int kw_calib_cpu_fit(kw_ccal *out, kw_accel *a, const kw_config *cfg, const kw_ccal_set *set);
 /* "fp32_tflops", "bf16_tflops", "fallback", "sram_gb_s", "shared_gb_s",
  * "exp_mops_per_core", "l1_gb_s"; NULL out of range. */
-const char *kw_ccal_name(int id);
+const char *kw_calib_cpu_name(int id);
 
 #endif

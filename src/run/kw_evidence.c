@@ -142,7 +142,7 @@ int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evid
                 continue;
             }
             const kw_cand *c = &rs->shapes[i].configs[w].cand;
-            int broken = kw_cand_violates(&rs->ks, c);
+            int broken = kw_knobs_cand_violates(&rs->ks, c);
             if (broken >= 0) {
                 snprintf(out->guards, sizeof out->guards, "constraint:%s",
                          rs->ks.constraints[broken].name);
@@ -210,7 +210,7 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
                 c.v[k] = (uint8_t)sn[k].side[side].value;
                 /* one the journal has without a step stays as it is: a second
                  * repetition would change figures the files already show */
-                if (kw_runsum_find_config(rs, sh, kw_cand_id(ks, &c)) >= 0)
+                if (kw_runsum_find_config(rs, sh, kw_knobs_cand_id(ks, &c)) >= 0)
                     continue;
                 if (n == cap) {
                     size_t nc = cap ? 2 * cap : 64;
@@ -242,7 +242,7 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
         int sh = shape_of[i];
         if ((rc = kw_runsum_add_eval(rs, sh, &jobs[i].cand, &jobs[i].m)) != 0)
             break;
-        int ci = kw_runsum_find_config(rs, sh, kw_cand_id(ks, &jobs[i].cand));
+        int ci = kw_runsum_find_config(rs, sh, kw_knobs_cand_id(ks, &jobs[i].cand));
         if (ci >= 0)
             rs->shapes[sh].configs[ci].evidence = 1;
         n_added++;

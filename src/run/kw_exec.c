@@ -2,7 +2,7 @@
  *
  * Design choices:
  * - The model evaluator stays the one home of stages 2-4: this file measures
- *   stage 1 and hands the result to kw_model_eval_measured, so the serving
+ *   stage 1 and hands the result to kw_eval_measured, so the serving
  *   simulation, thermal window, drift check and guards are the same code for
  *   modelled and measured runs (rejected: a copy of the stage glue here).
  * - The per-evaluation statistic handed on is the MEDIAN of the samples kept
@@ -492,7 +492,7 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         ms.kernel_scale = raw > 0 ? ax : NULL;
         ms.n_kernel_scale = raw > 0 ? (int)kept : 0;
     }
-    rc = kw_model_eval_measured(e->model, c, shape, rep, &ms, out);
+    rc = kw_eval_measured(e->model, c, shape, rep, &ms, out);
     if (rc == 0) {
         if (!a.unit_request)
             out->v[KW_M_LATENCY_US] = ms.kernel_us; /* exactly the measured figure */
@@ -506,7 +506,9 @@ done:
     return rc;
 }
 
-int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape)
+/* Measure the shape's baseline once and give measured / modelled stage-1
+ * time of one request (*ratio; 0 when the worker failed: guard in why). */
+static int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape)
 {
     kw_exec_dev *d = e->dev;
     int n = 0;
@@ -525,7 +527,7 @@ int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e,
         rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", e->dev->fatal);
     } else if (a.guard[0]) {
         snprintf(why, why_len, "%s", a.guard);
-    } else if ((rc = kw_model_eval_cost(&one, e->model, &e->base, shape)) == 0 &&
+    } else if ((rc = kw_eval_cost(&one, e->model, &e->base, shape)) == 0 &&
                one.latency_us > 0) {
         double ci;
         *ratio = kw_exec_median(x, n, &ci) / one.latency_us;
@@ -558,7 +560,7 @@ int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
                                     e->cfg->workload.shapes[e->cfg->space.shapes[i]].name, why);
         }
         for (int m = 0; m < n_models; m++)
-            if (models[m] && (rc = kw_model_eval_rescale_load(models[m], i, f)) < 0)
+            if (models[m] && (rc = kw_eval_rescale_load(models[m], i, f)) < 0)
                 return rc;
         used += (size_t)snprintf(out + used, used < out_len ? out_len - used : 0, "%s%.17g",
                                  i ? "," : "", f);
@@ -572,12 +574,12 @@ int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
 static int kw_exec_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
     const kw_exec *e = ctx;
-    return kw_model_eval_measured(e->model, c, shape, 0, NULL, out);
+    return kw_eval_measured(e->model, c, shape, 0, NULL, out);
 }
 
 static void kw_exec_iface_init(kw_exec *e)
 {
-    const kw_evaluator *m = kw_model_eval_iface(e->model);
+    const kw_evaluator *m = kw_eval_iface(e->model);
     e->iface = *m;
     e->iface.ctx = e;
     pthread_once(&kw_exec_names_once, kw_exec_names_init);
@@ -586,7 +588,7 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.noisy = 1;
     e->iface.eval = kw_exec_eval;
     e->iface.predict = kw_exec_predict;
-    kw_cand_baseline(&e->base, &e->cfg->space.knobs);
+    kw_knobs_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 
 int kw_exec_new(kw_exec **out, const kw_config *cfg, const kw_model_eval *model,

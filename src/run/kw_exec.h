@@ -9,7 +9,7 @@
  * (anchor: A B A, which cancels linear drift of the device); the outlier
  * policy (kw_mstat.h); then the model's stages 2-4 on top of the measured
  * kernel time (unit=kernel) or the measured latencies as the distribution
- * (unit=request), through kw_model_eval_measured. The evaluator is `noisy`:
+ * (unit=request), through kw_eval_measured. The evaluator is `noisy`:
  * the engine repeats every candidate and judges with its significance test.
  *
  * Threads: ONE worker per process. eval() is thread-safe: it holds the
@@ -87,12 +87,8 @@ int kw_exec_log(kw_exec *e, const char *path);
 void kw_exec_free(kw_exec *e);
 const kw_evaluator *kw_exec_iface(const kw_exec *e);
 
-/* Measure the shape's baseline once and give measured / modelled stage-1
- * time of one request (*ratio; 0 when the worker failed: guard in why). */
-int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_exec *e, int shape);
-
 /* Measured load: re-derive each space shape's load-given arrival rate in the
- * model evaluators from the measured baseline (kw_model_eval_rescale_load), so
+ * model evaluators from the measured baseline (kw_eval_rescale_load), so
  * `load` means the utilisation of the measured device and not of the modelled
  * one. recorded: the factors a run used ("f1,f2,..." per space shape, from its
  * journal) or NULL to measure the baselines now (purpose=calibrate); the

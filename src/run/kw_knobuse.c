@@ -46,7 +46,7 @@ static void kw_ku_why(char *why, size_t n, const kw_cat_knob *k, const kw_block 
 /* Is every value of knob `name` in the space equal to `value`? (-1: no such knob) */
 static int kw_ku_only(const kw_knobspace *ks, const char *name, int value, int *max_value)
 {
-    int k = kw_knobspace_find(ks, name);
+    int k = kw_knobs_find(ks, name);
     if (k < 0)
         return -1;
     int all = 1;

@@ -417,7 +417,7 @@ static void kw_op_from_node(kw_op *op, kw_block *b, xmlNode *n, kw_op_kind kind,
         kw_xml_attr_str(op->group, sizeof op->group, n, "group", file, p);
         if (op->group[0] && strchr(op->group, '.'))
             kw_xml_problem(p, file, line, "group '%s' must not contain '.'", op->group);
-        if (op->group[0] && kw_block_group(b, op->group) < 0) {
+        if (op->group[0] && kw_mapping_block_group(b, op->group) < 0) {
             if (b->n_groups == KW_GROUP_MAX)
                 kw_xml_problem(p, file, line, "block '%s' has more than %d tiling groups",
                                b->name, KW_GROUP_MAX);
@@ -809,7 +809,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
         int ki = kw_space_knob_index(ks, knob);
         if (ki < 0) {
             char hint[512];
-            kw_knobspace_hint_name(hint, sizeof hint, ks, knob);
+            kw_knobs_hint_name(hint, sizeof hint, ks, knob);
             kw_xml_problem(p, file, tl, "constraint '%s' names an unknown knob '%s'%s", c->name,
                            knob, hint);
             bad = 1;
@@ -839,7 +839,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
             int vi = kw_value_index(k, vals[i]);
             if (vi < 0) {
                 char hint[512];
-                kw_knob_hint_value(hint, sizeof hint, k, vals[i]);
+                kw_knobs_hint_value(hint, sizeof hint, k, vals[i]);
                 kw_xml_problem(p, file, tl, "constraint '%s': '%s' is not a value of knob '%s'%s",
                                c->name, vals[i], knob, hint);
                 bad = 1;
@@ -873,7 +873,7 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
 }
 
 /* The first constraint the candidate breaks, or -1. (search/kw_knobs.c has
- * kw_cand_violates; the loader keeps its own copy so it does not need
+ * kw_knobs_cand_violates; the loader keeps its own copy so it does not need
  * the engine.) */
 static int kw_baseline_violates(const kw_knobspace *ks)
 {
@@ -1220,7 +1220,7 @@ static int kw_load_finish(int rc, const kw_xml_problems *p)
 
 /* ---------------- public API ---------------- */
 
-int kw_accel_load(kw_accel *out, const char *path)
+int kw_load_accel(kw_accel *out, const char *path)
 {
     kw_xml_problems p = {0};
     kw_src src;
@@ -1231,7 +1231,7 @@ int kw_accel_load(kw_accel *out, const char *path)
     return kw_load_finish(rc, &p);
 }
 
-int kw_workload_load(kw_workload *out, const char *path)
+int kw_load_workload(kw_workload *out, const char *path)
 {
     kw_xml_problems p = {0};
     kw_src src;
@@ -1242,7 +1242,7 @@ int kw_workload_load(kw_workload *out, const char *path)
     return kw_load_finish(rc, &p);
 }
 
-int kw_space_load(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w)
+int kw_load_space(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w)
 {
     kw_xml_problems p = {0};
     kw_src src;
@@ -1294,7 +1294,7 @@ static int kw_config_load_any(kw_config **out, const char *space_path, int embed
     return 0;
 }
 
-int kw_config_load(kw_config **out, const char *space_path, const char *accel_override,
+int kw_load_config(kw_config **out, const char *space_path, const char *accel_override,
                    const char *workload_override)
 {
     if (space_path == NULL)
@@ -1302,14 +1302,14 @@ int kw_config_load(kw_config **out, const char *space_path, const char *accel_ov
     return kw_config_load_any(out, space_path, 0, accel_override, workload_override);
 }
 
-int kw_config_load_default(kw_config **out)
+int kw_load_config_default(kw_config **out)
 {
     return kw_config_load_any(out, KW_DEFAULT_SPACE, 1, NULL, NULL);
 }
 
-void kw_config_free(kw_config *c) { free(c); }
+void kw_load_config_free(kw_config *c) { free(c); }
 
-int kw_config_shape(const kw_config *c, const char *name)
+int kw_load_config_shape(const kw_config *c, const char *name)
 {
     if (!c || !name)
         return -1;
@@ -1321,7 +1321,7 @@ int kw_config_shape(const kw_config *c, const char *name)
     return -1;
 }
 
-int kw_validate_file(const char *path)
+int kw_load_validate_file(const char *path)
 {
     kw_xml_problems p = {0};
     kw_src src;

@@ -10,23 +10,23 @@
 
 /* Load a space and the accelerator and workload it names (paths relative to the
  * space file), or the overrides when not NULL. *out is owned by the caller. */
-int kw_config_load(kw_config **out, const char *space_path, const char *accel_override,
+int kw_load_config(kw_config **out, const char *space_path, const char *accel_override,
                    const char *workload_override);
 /* The embedded default (compiled in from spaces/ at build time). */
-int kw_config_load_default(kw_config **out);
-void kw_config_free(kw_config *c);
+int kw_load_config_default(kw_config **out);
+void kw_load_config_free(kw_config *c);
 
 /* Validate any knobwise input file by its root element (space, accelerator,
  * workload, results); for a space, also the files it names. */
-int kw_validate_file(const char *path);
+int kw_load_validate_file(const char *path);
 
 /* Single-file loaders (used by the above and by tests). */
-int kw_accel_load(kw_accel *out, const char *path);
-int kw_workload_load(kw_workload *out, const char *path);
+int kw_load_accel(kw_accel *out, const char *path);
+int kw_load_workload(kw_workload *out, const char *path);
 /* A space needs its accelerator and workload for semantic checks. */
-int kw_space_load(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w);
+int kw_load_space(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w);
 
 /* Index of the shape named `name` among the space's shapes (index into space->shapes), or -1. */
-int kw_config_shape(const kw_config *c, const char *name);
+int kw_load_config_shape(const kw_config *c, const char *name);
 
 #endif

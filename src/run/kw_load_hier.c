@@ -24,7 +24,7 @@
 
 static const char *const kw_level_kinds[KW_LEVEL_KIND_COUNT] = {"registers", "sram", "shared"};
 
-const char *kw_level_kind_name(kw_level_kind k)
+const char *kw_load_hier_level_kind_name(kw_level_kind k)
 {
     return (unsigned)k < KW_LEVEL_KIND_COUNT ? kw_level_kinds[k] : "?";
 }

@@ -16,6 +16,6 @@ int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_pr
 void kw_load_hier_check(kw_accel *a, const char *file, long root_line, kw_xml_problems *p);
 
 /* "registers", "sram", "shared" ("?" otherwise). Static storage. */
-const char *kw_level_kind_name(kw_level_kind k);
+const char *kw_load_hier_level_kind_name(kw_level_kind k);
 
 #endif

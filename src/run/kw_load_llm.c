@@ -30,12 +30,12 @@
 
 static const char *const kw_allreduce_names[] = {"ring", "tree"}; /* kw_allreduce_algo order */
 
-const char *kw_allreduce_name(int algo)
+const char *kw_load_llm_allreduce_name(int algo)
 {
     return algo >= 0 && algo < 2 ? kw_allreduce_names[algo] : NULL;
 }
 
-int kw_allreduce_parse(const char *name)
+int kw_load_llm_allreduce_parse(const char *name)
 {
     for (int i = 0; i < 2; i++)
         if (strcmp(name, kw_allreduce_names[i]) == 0)
@@ -64,7 +64,7 @@ int kw_load_llm_accel_elem(kw_accel *a, const xmlNode *n, const char *file, kw_x
     a->link_base_us = base >= 0.0 ? base : 0.0;
     char algo[32] = "ring";
     kw_xml_attr_str(algo, sizeof algo, n, "algorithm", file, p);
-    int ai = kw_allreduce_parse(algo);
+    int ai = kw_load_llm_allreduce_parse(algo);
     if (ai < 0)
         kw_xml_problem(p, file, line, "all-reduce algorithm must be ring or tree, not '%s'", algo);
     a->allreduce_algo = ai < 0 ? 0 : ai;

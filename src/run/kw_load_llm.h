@@ -29,7 +29,7 @@ void kw_load_llm_shape(kw_shape *s, const xmlNode *n, const char *file, kw_xml_p
 
 /* The accelerator file's all-reduce algorithm names, in kw_allreduce_algo
  * order (kw_tp.h): "ring", "tree" (NULL when out of range) and back (-1). */
-const char *kw_allreduce_name(int algo);
-int kw_allreduce_parse(const char *name);
+const char *kw_load_llm_allreduce_name(int algo);
+int kw_load_llm_allreduce_parse(const char *name);
 
 #endif

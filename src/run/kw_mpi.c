@@ -34,7 +34,6 @@
 
 int kw_mpi_init(void) { return 0; }
 int kw_mpi_rank(void) { return 0; }
-int kw_mpi_size(void) { return 1; }
 int kw_mpi_launched(void) { return 0; }
 int kw_mpi_local_rank(void) { return 0; }
 void kw_mpi_finish(void) {}
@@ -57,14 +56,6 @@ const kw_evaluator *kw_mpi_pool_iface(kw_mpi_pool *p)
 int kw_mpi_pool_slots(const kw_mpi_pool *p)
 {
     (void)p;
-    return 0;
-}
-int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max)
-{
-    (void)p;
-    (void)evals;
-    (void)per_s;
-    (void)max;
     return 0;
 }
 void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len)
@@ -197,7 +188,6 @@ int kw_mpi_init(void)
 }
 
 int kw_mpi_rank(void) { return kw_mpi_me; }
-int kw_mpi_size(void) { return kw_mpi_n; }
 int kw_mpi_launched(void) { return kw_mpi_on; }
 int kw_mpi_local_rank(void) { return kw_mpi_local; }
 
@@ -542,7 +532,9 @@ fail:
 const kw_evaluator *kw_mpi_pool_iface(kw_mpi_pool *p) { return &p->iface; }
 int kw_mpi_pool_slots(const kw_mpi_pool *p) { return p->total_slots; }
 
-int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max)
+/* Evaluations finished by each rank since the start and their rate per
+ * second of wall time: fills up to max entries, returns the rank count. */
+static int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max)
 {
     kw_mpi_pool *mp = (kw_mpi_pool *)p; /* the mutex; nothing else is changed */
     double dt = kw_mpi_now_s() - p->t0;

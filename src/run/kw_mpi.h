@@ -41,9 +41,8 @@
 /* Start MPI when built with it and started by mpirun (else nothing). 0 or
  * KW_EIO. */
 int kw_mpi_init(void);
-/* This process's rank and the number of ranks (0 and 1 without MPI). */
+/* This process's rank (0 without MPI). */
 int kw_mpi_rank(void);
-int kw_mpi_size(void);
 /* 1 when started by mpirun (even with -n 1: rank 0 then reports its rate). */
 int kw_mpi_launched(void);
 /* The rank's index among the ranks on its node (0 without MPI): the device
@@ -83,9 +82,6 @@ int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evalu
 const kw_evaluator *kw_mpi_pool_iface(kw_mpi_pool *p);
 /* Evaluation slots of all ranks: the engine's thread count on rank 0. */
 int kw_mpi_pool_slots(const kw_mpi_pool *p);
-/* Evaluations finished by each rank since the start and their rate per
- * second of wall time: fills up to max entries, returns the rank count. */
-int kw_mpi_pool_rates(const kw_mpi_pool *p, long *evals, double *per_s, int max);
 /* "4 ranks: 812 evals/s (r0 203 r1 201 r2 205 r3 203)" into buf. */
 void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len);
 /* Tell every rank the run is over, stop the dispatcher; accepts NULL. */

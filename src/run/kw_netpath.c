@@ -13,7 +13,7 @@
  * (the search went round the sub-lattice), a breadth-first search over the
  * evaluated configurations with one-knob adjacency finds the shortest chain
  * there is (a knob set twice only where the run never evaluated the way round
- * it); its probes hash the candidate's value bytes, not kw_cand_id's
+ * it); its probes hash the candidate's value bytes, not kw_knobs_cand_id's
  * name=value text (20x cheaper: about 100 probes per configuration). Past
  * KW_NET_BFS_MAX configurations (soak-sized journals) the search's accepted
  * path with its loops cut, shortened where two of its configurations are one
@@ -364,8 +364,8 @@ static int kw_np_accepted(kw_netpath *out, const kw_runsum *rs, const kw_rs_shap
         for (int i = 0; i < n - 1;) {
             int j = i + 1;
             for (int t = n - 1; t > i + 1; t--)
-                if (kw_cand_distance(&rs->ks, &s->configs[chain[i]].cand,
-                                     &s->configs[chain[t]].cand) == 1) {
+                if (kw_knobs_cand_distance(&rs->ks, &s->configs[chain[i]].cand,
+                                           &s->configs[chain[t]].cand) == 1) {
                     j = t;
                     break;
                 }
@@ -441,8 +441,8 @@ int kw_netpath_check(const kw_runsum *rs, int shape, const kw_netpath *p)
         if (st->after < 0 || st->after >= s->n_configs || s->configs[st->after].reps <= 0)
             return kw_error_set(KW_ECORRUPT, "shape %s: net step %d lands on a configuration that "
                                 "was never evaluated", s->name, i + 1);
-        int dist = kw_cand_distance(&rs->ks, &s->configs[st->before].cand,
-                                    &s->configs[st->after].cand);
+        int dist = kw_knobs_cand_distance(&rs->ks, &s->configs[st->before].cand,
+                                          &s->configs[st->after].cand);
         if (dist != 1)
             return kw_error_set(KW_ECORRUPT, "shape %s: net step %d changes %d knobs, not one",
                                 s->name, i + 1, dist);
@@ -527,7 +527,7 @@ void kw_netpath_explore_sum(kw_explore_sum *out, const kw_runsum *rs, int shape,
         case KW_DECIDE_CONSTRAINT: out->constraints++; break;
         default: break;
         }
-        if (kw_decision_taken(st->decision))
+        if (kw_journal_decision_taken(st->decision))
             out->taken++;
         if (strcmp(st->phase, "probe") == 0)
             out->probes++;
@@ -601,7 +601,7 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
             }
             kw_cand c = F->cand;
             c.v[k] = (uint8_t)v;
-            int ci = kw_runsum_find_config(rs, shape, kw_cand_id(ks, &c));
+            int ci = kw_runsum_find_config(rs, shape, kw_knobs_cand_id(ks, &c));
             /* configurations a step produced (or the evidence phase added):
              * a partial summary keeps exactly those, so it reads the same */
             if (ci >= 0 && s->configs[ci].constraint < 0 &&
@@ -609,7 +609,8 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
                  (s->configs[ci].step < 0 && ci != s->baseline && !s->configs[ci].evidence)))
                 ci = -1;
             if (ci < 0) {
-                o->state = kw_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
+                o->state =
+                    kw_knobs_cand_violates(ks, &c) >= 0 ? KW_SENS_CONSTRAINT : KW_SENS_MISSING;
                 continue;
             }
             o->config = ci;
@@ -626,7 +627,7 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
     return 0;
 }
 
-int kw_sens_inert(const kw_sens *k)
+int kw_netpath_sens_inert(const kw_sens *k)
 {
     int any = 0;
     for (int side = 0; side < 2; side++) {
@@ -639,7 +640,7 @@ int kw_sens_inert(const kw_sens *k)
     return any;
 }
 
-double kw_sens_magnitude(const kw_sens *k)
+double kw_netpath_sens_magnitude(const kw_sens *k)
 {
     double m = NAN;
     for (int side = 0; side < 2; side++) {
@@ -667,7 +668,7 @@ int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
         for (int k = 0; k < n; k++) {
             measured[k] += sn[k].side[0].state == KW_SENS_EVALUATED ||
                            sn[k].side[1].state == KW_SENS_EVALUATED;
-            inert[k] += kw_sens_inert(&sn[k]);
+            inert[k] += kw_netpath_sens_inert(&sn[k]);
         }
     }
     free(sn);

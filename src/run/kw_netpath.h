@@ -106,14 +106,14 @@ typedef struct kw_sens {
 int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
 /* Per knob over every shape with a recommendation: measured[k] shapes where
  * at least one neighbour was evaluated, inert[k] of them where the knob had
- * no effect (kw_sens_inert). A knob with measured[k] > 0 and inert[k] ==
+ * no effect (kw_netpath_sens_inert). A knob with measured[k] > 0 and inert[k] ==
  * measured[k] changed nothing anywhere. Arrays of rs->ks.n_knobs. */
 int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs);
 
 /* A knob with no effect on the shape: at least one neighbour evaluated, and
  * every evaluated neighbour the same as the recommendation. */
-int kw_sens_inert(const kw_sens *k);
+int kw_netpath_sens_inert(const kw_sens *k);
 /* Largest |effect| of the two sides (NAN when neither was evaluated). */
-double kw_sens_magnitude(const kw_sens *k);
+double kw_netpath_sens_magnitude(const kw_sens *k);
 
 #endif

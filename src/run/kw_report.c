@@ -67,7 +67,7 @@ static const char kw_css[] =
 static void kw_n(kw_sbuf *b, double v, int d)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, v, d);
+    kw_sbuf_fmt_num(t, sizeof t, v, d);
     kw_sbuf_puts(b, t[0] ? t : "-");
 }
 
@@ -78,7 +78,7 @@ static void kw_pct(kw_sbuf *b, double pct)
         return;
     }
     char t[64];
-    kw_fmt_num(t, sizeof t, pct, 2);
+    kw_sbuf_fmt_num(t, sizeof t, pct, 2);
     kw_sbuf_printf(b, "%s%s%%", pct > 0 && strcmp(t, "0.00") != 0 ? "+" : "", t);
 }
 
@@ -233,10 +233,12 @@ static void kw_mapping_table(kw_sbuf *b, const kw_runsum *rs, const kw_rs_shape 
         kw_sbuf_html(b, kw_knob_val(rs, k, B));
         kw_sbuf_printf(b, "</td><td class=\"l\">%s</td></tr>\n", ch ? "&#9679; changed" : "");
     }
-    kw_sbuf_printf(b, "</table>\n<p class=\"note\">Configuration %016llx; %d of %d knobs differ from the "
-                      "baseline %016llx.</p>\n",
-                   (unsigned long long)s->configs[s->final].id, kw_cand_distance(&rs->ks, B, F),
-                   rs->ks.n_knobs, (unsigned long long)s->configs[s->baseline].id);
+    kw_sbuf_printf(
+        b,
+        "</table>\n<p class=\"note\">Configuration %016llx; %d of %d knobs differ from the "
+        "baseline %016llx.</p>\n",
+        (unsigned long long)s->configs[s->final].id, kw_knobs_cand_distance(&rs->ks, B, F),
+        rs->ks.n_knobs, (unsigned long long)s->configs[s->baseline].id);
 }
 
 /* Horizontal waterfall: the baseline, one floating bar per net step (labelled
@@ -463,7 +465,7 @@ static void kw_plot_families(kw_sbuf *b, const kw_runsum *rs, int si, const kw_n
     double base = s->configs[s->baseline].m.v[rs->primary];
     for (int i = 0; i < np->n && base > 0; i++) {
         const kw_net_step *st = &np->steps[i];
-        kw_family f = kw_knob_family(kw_knob_name(rs, st->knob));
+        kw_family f = kw_audit_knob_family(kw_knob_name(rs, st->knob));
         fe[f] += (s->configs[st->after].m.v[rs->primary] - s->configs[st->before].m.v[rs->primary]) /
                  base * 100.0;
         fn[f]++;
@@ -482,10 +484,10 @@ static void kw_plot_families(kw_sbuf *b, const kw_runsum *rs, int si, const kw_n
         double y = KW_MT + f * rowh;
         double len = isfinite(fe[f]) ? fe[f] / m * half : 0;
         kw_sbuf_printf(b, "<text x=\"8\" y=\"%.0f\">%s (%d step%s)</text>", y + 15,
-                       kw_family_name((kw_family)f), fn[f], fn[f] == 1 ? "" : "s");
+                       kw_audit_family_name((kw_family)f), fn[f], fn[f] == 1 ? "" : "s");
         kw_sbuf_printf(b, "<rect class=\"bar\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\" fill=\"%s\">"
                           "<title>%s ", len < 0 ? xz + len : xz, y + 2, fabs(len) < 0.5 ? 0.5 : fabs(len),
-                       fe[f] <= 0 ? "#2e7d32" : "#c62828", kw_family_name((kw_family)f));
+                       fe[f] <= 0 ? "#2e7d32" : "#c62828", kw_audit_family_name((kw_family)f));
         kw_pct(b, fe[f]);
         kw_sbuf_puts(b, " of the baseline</title></rect>");
         kw_sbuf_printf(b, "<text x=\"%.0f\" y=\"%.0f\">", len < 0 ? xz + 6 : xz - 64, y + 15);
@@ -524,7 +526,7 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
                       "<text x=\"%.0f\" y=\"14\" text-anchor=\"middle\">one value up</text>\n", xl, xr);
     for (int k = 0; k < ks->n_knobs; k++) {
         double y = KW_MT + k * KW_ROW_H;
-        int inert = kw_sens_inert(&sn[k]);
+        int inert = kw_netpath_sens_inert(&sn[k]);
         kw_sbuf_printf(b, "<text class=\"label\" x=\"8\" y=\"%.0f\"%s>", y + 15,
                        inert ? " fill=\"#9e9e9e\"" : "");
         kw_sbuf_html(b, ks->knobs[k].name);
@@ -755,7 +757,7 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
         else
             kw_pct(b, base > 0 ? (fin - base) / base * 100.0 : NAN);
         kw_sbuf_printf(b, "</td><td>%d</td><td>%ld</td><td class=\"l\">",
-                       kw_cand_distance(&rs->ks, &B->cand, &F->cand), s->evals_total);
+                       kw_knobs_cand_distance(&rs->ks, &B->cand, &F->cand), s->evals_total);
         kw_sbuf_html(b, B->m.klass);
         kw_sbuf_puts(b, " &rarr; ");
         kw_sbuf_html(b, F->m.klass);

@@ -72,14 +72,16 @@ static void kw_hex(char out[17], uint64_t id)
     snprintf(out, 17, "%016llx", (unsigned long long)id);
 }
 
-void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, const char *sep)
+/* "k=v;k=v" of the knobs in config that differ from the shape's baseline. */
+static void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config,
+                               const char *sep)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
     kw_cand base;
     if (s->baseline >= 0)
         base = s->configs[s->baseline].cand;
     else
-        kw_cand_baseline(&base, &rs->ks);
+        kw_knobs_cand_baseline(&base, &rs->ks);
     const kw_cand *c = &s->configs[config].cand;
     int first = 1;
     for (int k = 0; k < rs->ks.n_knobs; k++) {
@@ -92,7 +94,9 @@ void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, 
     }
 }
 
-int kw_results_step_order(int **out, const kw_runsum *rs)
+/* Order of rows in audit.csv: (shape, step index) pairs sorted by step seq.
+ * *out is malloc'ed, 2 ints per step; returns the number of steps or a negative code. */
+static int kw_results_step_order(int **out, const kw_runsum *rs)
 {
     long n = 0;
     for (int i = 0; i < rs->n_shapes; i++)
@@ -153,21 +157,21 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     }
     char a[40], b[40], c[40];
     out->p95_ceiling_us = p95 * (1.0 + out->margin_pct / 100.0);
-    kw_fmt_num(a, sizeof a, p95, 3);
-    kw_fmt_num(b, sizeof b, out->margin_pct, 2);
+    kw_sbuf_fmt_num(a, sizeof a, p95, 3);
+    kw_sbuf_fmt_num(b, sizeof b, out->margin_pct, 2);
     snprintf(out->p95_basis, sizeof out->p95_basis, "measured %s us + %s%% (%s)", a, b, why);
     if (isfinite(b95) && p95 < b95 && out->p95_ceiling_us > b95) {
         out->p95_ceiling_us = b95;
-        kw_fmt_num(c, sizeof c, b95, 3);
+        kw_sbuf_fmt_num(c, sizeof c, b95, 3);
         snprintf(out->p95_basis + strlen(out->p95_basis), sizeof out->p95_basis - strlen(out->p95_basis),
                  ", capped at the baseline's %s us", c);
     }
     out->p99_ceiling_us = p99 * (1.0 + out->margin_pct / 100.0);
-    kw_fmt_num(a, sizeof a, p99, 3);
+    kw_sbuf_fmt_num(a, sizeof a, p99, 3);
     snprintf(out->p99_basis, sizeof out->p99_basis, "measured %s us + %s%% (%s)", a, b, why);
     if (isfinite(b99) && p99 < b99 && out->p99_ceiling_us > b99) {
         out->p99_ceiling_us = b99;
-        kw_fmt_num(c, sizeof c, b99, 3);
+        kw_sbuf_fmt_num(c, sizeof c, b99, 3);
         snprintf(out->p99_basis + strlen(out->p99_basis), sizeof out->p99_basis - strlen(out->p99_basis),
                  ", capped at the baseline's %s us", c);
     }
@@ -240,7 +244,9 @@ static kw_rkey kw_rkey_of(const kw_runsum *rs, const kw_rs_config *cf, int c)
     return k;
 }
 
-int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape)
+/* The rejected configurations results.xml lists for shape (config indices,
+ * first-evaluated order, at most KW_RESULTS_REJECTED_TOP): *out malloc'ed. */
+static int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
     int all = s->n_rejected, want = all < KW_RESULTS_REJECTED_TOP ? all : KW_RESULTS_REJECTED_TOP;
@@ -364,7 +370,7 @@ static void kw_x_text_el(kw_xw *x, const char *el, const char *text)
 static void kw_x_num(kw_xw *x, const char *name, double v, int decimals)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, v, decimals);
+    kw_sbuf_fmt_num(t, sizeof t, v, decimals);
     if (t[0])
         kw_x_attr(x, name, t);
 }
@@ -456,7 +462,7 @@ static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
     if (s->baseline >= 0)
         base = s->configs[s->baseline].cand;
     else
-        kw_cand_baseline(&base, &rs->ks);
+        kw_knobs_cand_baseline(&base, &rs->ks);
     const kw_cand *c = &s->configs[config].cand;
     int lin[1024];
     int n = kw_runsum_lineage(rs, shape, config, lin, 1024);
@@ -472,7 +478,7 @@ static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
         if (st >= 0) {
             const kw_rs_step *sp = &s->steps[st];
             kw_x_long(x, "step", sp->num);
-            kw_x_attr(x, "decision", kw_decision_name(sp->decision));
+            kw_x_attr(x, "decision", kw_journal_decision_name(sp->decision));
             kw_x_num(x, "effect_pct", kw_runsum_step_effect(rs, shape, st, rs->primary), 3);
             if (isfinite(sp->p_value))
                 kw_x_num(x, "p_value", sp->p_value, 6);
@@ -512,11 +518,11 @@ static void kw_guard_list(char *buf, size_t len, const kw_runsum *rs)
 {
     const kw_rs_limits *l = &rs->limits;
     char a[32], b[32], c[32], d[32], e[32];
-    kw_fmt_num(a, sizeof a, l->drift_min_cos, 6);
-    kw_fmt_num(b, sizeof b, l->drift_max_rel_rms, 6);
-    kw_fmt_num(c, sizeof c, l->max_throttle_pct, 3);
-    kw_fmt_num(d, sizeof d, l->max_fallback_pct, 3);
-    kw_fmt_num(e, sizeof e, l->sla_p99_us, 3);
+    kw_sbuf_fmt_num(a, sizeof a, l->drift_min_cos, 6);
+    kw_sbuf_fmt_num(b, sizeof b, l->drift_max_rel_rms, 6);
+    kw_sbuf_fmt_num(c, sizeof c, l->max_throttle_pct, 3);
+    kw_sbuf_fmt_num(d, sizeof d, l->max_fallback_pct, 3);
+    kw_sbuf_fmt_num(e, sizeof e, l->sla_p99_us, 3);
     snprintf(buf, len,
              "any guard fails: quality_cos below %s, quality_rel_rms above %s, throttle_pct above "
              "%s, fallback_pct above %s%s%s%s",
@@ -573,18 +579,18 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     kw_x_long(x, "requests", rb.requests);
     kw_x_num(x, "min_improvement_pct", l->min_effect_pct, 3);
     kw_x_num(x, "claimed_improvement_pct", isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 3);
-    int changed = s->baseline >= 0 ? kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                                      &s->configs[config].cand)
+    int changed = s->baseline >= 0 ? kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                            &s->configs[config].cand)
                                    : 0;
     char req[64];
     if (rb.requests > 0)
         snprintf(req, sizeof req, "%ld requests", rb.requests);
     else
         snprintf(req, sizeof req, "the run's sample size");
-    kw_fmt_num(a, sizeof a, l->min_effect_pct, 2);
-    kw_fmt_num(b, sizeof b, isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 2);
-    kw_fmt_num(c, sizeof c,
-               s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN, 3);
+    kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
+    kw_sbuf_fmt_num(b, sizeof b, isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 2);
+    kw_sbuf_fmt_num(c, sizeof c,
+                    s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN, 3);
     if (changed > 0)
         snprintf(t, sizeof t,
                  "re-measured on shape %s with %s, the %s improvement over the baseline (%s us) is "
@@ -596,8 +602,8 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
                  "baseline (%s us) by at least %s%% with every guard passing (the run found none)",
                  s->name, req, pname, c, a);
     kw_x_text_el(x, "criterion", t);
-    kw_fmt_num(a, sizeof a, rb.p95_ceiling_us, 3);
-    kw_fmt_num(b, sizeof b, rb.p99_ceiling_us, 3);
+    kw_sbuf_fmt_num(a, sizeof a, rb.p95_ceiling_us, 3);
+    kw_sbuf_fmt_num(b, sizeof b, rb.p99_ceiling_us, 3);
     snprintf(t, sizeof t, "after rollout on shape %s, p95 above %s us or p99 above %s us", s->name,
              a, b);
     kw_x_text_el(x, "criterion", t);
@@ -606,7 +612,7 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     if (changed > 1) {
         kw_sbuf kb = {0};
         kw_results_changed(&kb, rs, shape, config, ", ");
-        kw_fmt_num(a, sizeof a, l->min_effect_pct, 2);
+        kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
         snprintf(t, sizeof t,
                  "reverting any one of its changes alone (%s) costs less than %s%% of %s: that "
                  "change does not earn its place",
@@ -621,8 +627,9 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
             int j = rb.worse[i];
             const kw_metrics *pm = &rs->port[shape * rs->n_shapes + j];
             const kw_rs_shape *sj = &rs->shapes[j];
-            kw_fmt_num(a, sizeof a,
-                       kw_pct(pm->v[rs->primary], sj->configs[sj->baseline].m.v[rs->primary]), 2);
+            kw_sbuf_fmt_num(a, sizeof a,
+                            kw_pct(pm->v[rs->primary], sj->configs[sj->baseline].m.v[rs->primary]),
+                            2);
             if (pm->guards[0])
                 snprintf(t, sizeof t,
                          "portability check already fails on shape %s (guards: %s): do not deploy "
@@ -752,7 +759,7 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
             kw_x_start(x, "knob");
             kw_x_attr(x, "name", ks->knobs[k].name);
             kw_x_attr(x, "shipped", ks->knobs[k].values[s->configs[s->final].cand.v[k]]);
-            kw_x_attr(x, "no_effect", kw_sens_inert(&sn[k]) ? "true" : "false");
+            kw_x_attr(x, "no_effect", kw_netpath_sens_inert(&sn[k]) ? "true" : "false");
             for (int side = 0; side < 2; side++) {
                 const kw_sens_side *o = &sn[k].side[side];
                 kw_x_start(x, "neighbour");
@@ -837,8 +844,8 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_id(x, "id", cf->id);
         kw_x_attr(x, "recommended", c == s->final ? "true" : "false");
         kw_x_long(x, "knobs_changed",
-                  s->baseline >= 0 ? kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                                      &cf->cand)
+                  s->baseline >= 0 ? kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                            &cf->cand)
                                    : 0);
         kw_x_num(x, "vs_baseline_pct", kw_pct(cf->m.v[rs->primary], base), 3);
         if (r == 0 && rs->port) {
@@ -1094,7 +1101,7 @@ static int kw_audit_csv_render(kw_rout *o, const kw_runsum *rs)
             kw_sbuf_num(out, st->p_value, 6);
         kw_sbuf_puts(out, ",");
         kw_sbuf_csv(out, a ? (a->m.guards[0] ? a->m.guards : "pass") : "");
-        kw_sbuf_printf(out, ",%s,", kw_decision_name(st->decision));
+        kw_sbuf_printf(out, ",%s,", kw_journal_decision_name(st->decision));
         kw_sbuf_csv(out, st->reason);
         kw_sbuf_puts(out, "\n");
         kw_rout_drain(o, 0);
@@ -1303,7 +1310,7 @@ int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
     return kw_results_commit_render(run_dir, f, 4);
 }
 
-void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg)
+void kw_results_set_limits(kw_runsum *rs, const kw_config *cfg)
 {
     const kw_space *sp = &cfg->space;
     rs->limits.drift_min_cos = sp->guards.drift_min_cos;
@@ -1355,7 +1362,7 @@ int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cf
         goto done;
     }
     if (cfg)
-        kw_runsum_set_limits(rs, cfg);
+        kw_results_set_limits(rs, cfg);
     if (owner && owner[0])
         snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
     *out = rs;

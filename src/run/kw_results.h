@@ -55,7 +55,7 @@ int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cf
                        const char *owner, const char *metric);
 
 /* Guard thresholds, sample size, space name and input hashes from the run's config. */
-void kw_runsum_set_limits(kw_runsum *rs, const kw_config *cfg);
+void kw_results_set_limits(kw_runsum *rs, const kw_config *cfg);
 
 /* The rollback boundary of one ranked configuration (derived from the evidence). */
 typedef struct kw_rollback {
@@ -71,13 +71,6 @@ typedef struct kw_rollback {
 } kw_rollback;
 
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config);
-
-/* "k=v;k=v" of the knobs in config that differ from the shape's baseline. */
-void kw_results_changed(kw_sbuf *b, const kw_runsum *rs, int shape, int config, const char *sep);
-
-/* The rejected configurations results.xml lists for shape (config indices,
- * first-evaluated order, at most KW_RESULTS_REJECTED_TOP): *out malloc'ed. */
-int kw_results_rejected_listed(int **out, int *n, const kw_runsum *rs, int shape);
 
 /* Renderers: append one file's bytes to out. rs must be finished
  * (kw_runsum_finish); portability is left empty unless kw_evidence_portability ran. */
@@ -100,9 +93,5 @@ typedef struct kw_outfile {
  * them all into place and fsync dir. On any failure before the renames no file
  * in dir changes and the temp files are removed (KW_EIO with the path). */
 int kw_results_commit(const char *dir, const kw_outfile *files, int n);
-
-/* Order of rows in audit.csv: (shape, step index) pairs sorted by step seq.
- * *out is malloc'ed, 2 ints per step; returns the number of steps or a negative code. */
-int kw_results_step_order(int **out, const kw_runsum *rs);
 
 #endif

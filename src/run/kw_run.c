@@ -86,10 +86,10 @@ int kw_run_load_config(kw_config **out, const char *space, const char *accel,
     }
     if (space == NULL && (accel != NULL || workload != NULL))
         /* Overrides apply to the embedded default's space too. */
-        return kw_config_load(out, NULL, accel, workload);
+        return kw_load_config(out, NULL, accel, workload);
     if (space == NULL)
-        return kw_config_load_default(out);
-    return kw_config_load(out, space, accel, workload);
+        return kw_load_config_default(out);
+    return kw_load_config(out, space, accel, workload);
 }
 
 struct kw_run {
@@ -147,9 +147,9 @@ void kw_run_free(kw_run *r)
     kw_exec_free(r->final_ex);
     kw_exec_free(r->port_ex);
     kw_exec_free(r->ex);
-    kw_model_eval_free(r->final_me); /* borrows me's traces, never frees them */
-    kw_model_eval_free(r->me);
-    kw_config_free(r->cfg);
+    kw_eval_free(r->final_me); /* borrows me's traces, never frees them */
+    kw_eval_free(r->me);
+    kw_load_config_free(r->cfg);
     kw_journal_free(r->j);
     kw_runfolder_unlock(r->lock);
     free(r);
@@ -272,7 +272,7 @@ static int kw_run_inputs(kw_run *r)
         r->in_hashes[r->n_inputs++] = r->trace_hash;
     }
     for (int i = 0; i < r->cfg->space.n_shapes && i < KW_SHAPE_MAX; i++) {
-        const char *tp = kw_model_eval_shape_trace(r->me, i);
+        const char *tp = kw_eval_shape_trace(r->me, i);
         if (!tp)
             continue;
         if (r->n_inputs >= KW_JOURNAL_INPUT_MAX)
@@ -348,7 +348,7 @@ static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_se
                         .trace_path = r->trace[0] ? r->trace : NULL,
                         .stop = r->stop,
                         .deadline_s = &r->deadline_s};
-    int rc = kw_model_eval_new(&r->me, r->cfg, &mo);
+    int rc = kw_eval_new(&r->me, r->cfg, &mo);
     if (rc != 0)
         return rc;
     kw_model_opts fo = mo;
@@ -359,7 +359,7 @@ static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_se
                                                        : (int)requests;
     fo.thermal = 1;
     fo.traces_from = r->me; /* the same traces: loaded once */
-    return kw_model_eval_new(&r->final_me, r->cfg, &fo);
+    return kw_eval_new(&r->final_me, r->cfg, &fo);
 }
 
 /* The measuring evaluator (cmd non-NULL): start the worker (an error before
@@ -438,7 +438,7 @@ static int kw_run_exec_attrs(kw_run *r)
 /* The evaluator the search runs on (the model, or the measuring one). */
 static const kw_evaluator *kw_run_search_ev(const kw_run *r)
 {
-    return r->ex ? kw_exec_iface(r->ex) : kw_model_eval_iface(r->me);
+    return r->ex ? kw_exec_iface(r->ex) : kw_eval_iface(r->me);
 }
 
 /* The evaluator of the portability matrix and the neighbours (and the
@@ -451,7 +451,7 @@ static const kw_evaluator *kw_run_port_ev(const kw_run *r)
 static const kw_evaluator *kw_run_final_ev(const kw_run *r)
 {
     return r->final_ex ? kw_exec_iface(r->final_ex)
-           : r->final_me ? kw_model_eval_iface(r->final_me) : NULL;
+           : r->final_me ? kw_eval_iface(r->final_me) : NULL;
 }
 
 /* mpirun: hand the run (attributes and input hashes) to the other ranks,
@@ -507,7 +507,7 @@ static int kw_run_frozen_parse(uint64_t *mask, const char *names, const kw_knobs
     snprintf(buf, sizeof buf, "%s", names);
     *mask = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = kw_knobspace_find(ks, t);
+        int k = kw_knobs_find(ks, t);
         if (k < 0)
             return kw_error_set(KW_ECORRUPT, "journal attribute frozen names unknown knob '%s'", t);
         *mask |= 1ULL << k;
@@ -536,7 +536,7 @@ static int kw_run_pick_shapes(kw_run *r, int *usage, const kw_run_opts *o, int *
 {
     int n = 0;
     for (int i = 0; i < o->n_shapes; i++) {
-        int si = kw_config_shape(r->cfg, o->shapes[i]);
+        int si = kw_load_config_shape(r->cfg, o->shapes[i]);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, r->cfg, o->shapes[i]);
@@ -899,9 +899,9 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         const char *accel = o->accel ? o->accel : kw_run_attr_or(j, KW_RUN_ACCEL, NULL);
         const char *workload = o->workload ? o->workload : kw_run_attr_or(j, KW_RUN_WORKLOAD, NULL);
         if (space == NULL && accel == NULL && workload == NULL)
-            rc = kw_config_load_default(&r->cfg);
+            rc = kw_load_config_default(&r->cfg);
         else
-            rc = kw_config_load(&r->cfg, space, accel, workload);
+            rc = kw_load_config(&r->cfg, space, accel, workload);
         if (rc != 0)
             goto fail;
         static const char *const slot_names[3] = {KW_RUN_INPUT_SPACE, KW_RUN_INPUT_ACCEL,
@@ -922,7 +922,7 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
                      "%sthe %s changed since the run (hash %s, now %s)", used ? "; " : "",
                      slot_names[slot], j->h.inputs[i].hash, r->cfg->input_hash[slot]);
         }
-        kw_runsum_set_limits(r->rs, r->cfg);
+        kw_results_set_limits(r->rs, r->cfg);
     }
     *out = r;
     return 0;
@@ -1101,7 +1101,7 @@ int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says)
     if (setup != 0)
         snprintf(why, sizeof why, "%s", kw_error_last()); /* serving clears it */
     r->deadline_s = sp->time_limit_s > 0 ? kw_run_now() + sp->time_limit_s : 0.0;
-    const kw_evaluator *ev = r->ex ? kw_exec_iface(r->ex) : r->me ? kw_model_eval_iface(r->me)
+    const kw_evaluator *ev = r->ex ? kw_exec_iface(r->ex) : r->me ? kw_eval_iface(r->me)
                                                                 : NULL;
     rc = kw_mpi_serve(ev, sp->threads, setup);
     if (setup != 0)

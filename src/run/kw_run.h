@@ -89,7 +89,7 @@ const char *kw_run_attr_get(const kw_journal *j, kw_run_attr a);
 /* The inputs as a verb names them: space NULL the embedded default (accel
  * and workload override its references), else a file or a shipped space's
  * name (kw_shipped.h). KW_EINPUT with FILE:LINE messages, or the loader's
- * other errors. *out owned by the caller (kw_config_free). */
+ * other errors. *out owned by the caller (kw_load_config_free). */
 int kw_run_load_config(kw_config **out, const char *space, const char *accel,
                        const char *workload);
 

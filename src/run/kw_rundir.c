@@ -17,8 +17,8 @@ void kw_rundir_free(kw_rundir *r)
 {
     if (!r)
         return;
-    kw_model_eval_free(r->me);
-    kw_config_free(r->cfg);
+    kw_eval_free(r->me);
+    kw_load_config_free(r->cfg);
     kw_runsum_free(r->rs);
     kw_journal_free(r->j);
     free(r);
@@ -29,11 +29,11 @@ int kw_rundir_evaluator(const kw_evaluator **out, kw_rundir *r)
     if (!r->cfg)
         return kw_error_set(KW_ESTATE, "the run's inputs are not loaded");
     if (!r->me) {
-        int rc = kw_model_eval_new(&r->me, r->cfg, &r->mopts);
+        int rc = kw_eval_new(&r->me, r->cfg, &r->mopts);
         if (rc != 0)
             return rc;
     }
-    *out = kw_model_eval_iface(r->me);
+    *out = kw_eval_iface(r->me);
     return 0;
 }
 
@@ -41,7 +41,7 @@ int kw_rundir_cfg_shape(const kw_rundir *r, const char *name)
 {
     if (!r->cfg)
         return -1;
-    return kw_config_shape(r->cfg, name);
+    return kw_load_config_shape(r->cfg, name);
 }
 
 void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)

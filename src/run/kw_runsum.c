@@ -164,7 +164,7 @@ int kw_runsum_find_config(const kw_runsum *rs, int shape, uint64_t id)
 /* Config index of c on s, adding an empty record when absent. */
 static int kw_rs_config_of(kw_runsum *rs, kw_rs_shape *s, const kw_cand *c)
 {
-    uint64_t id = kw_cand_id(&rs->ks, c);
+    uint64_t id = kw_knobs_cand_id(&rs->ks, c);
     int i = kw_rs_lookup(s, id);
     if (i >= 0)
         return i;
@@ -266,8 +266,8 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
         s->cap_steps = cap;
     }
     kw_rs_step st = *in;
-    st.parent_id = kw_cand_id(&rs->ks, &st.parent);
-    st.id = kw_cand_id(&rs->ks, &st.cand);
+    st.parent_id = kw_knobs_cand_id(&rs->ks, &st.parent);
+    st.id = kw_knobs_cand_id(&rs->ks, &st.cand);
     st.knob = -1;
     st.n_changed = 0;
     for (int k = 0; k < rs->ks.n_knobs; k++)
@@ -281,7 +281,7 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
     st.before = kw_rs_lookup(s, st.parent_id);
     st.after = kw_rs_lookup(s, st.id);
     if (st.after < 0 && st.decision == KW_DECIDE_CONSTRAINT) {
-        int c = kw_cand_violates(&rs->ks, &st.cand);
+        int c = kw_knobs_cand_violates(&rs->ks, &st.cand);
         if (c >= 0) {
             int rc = kw_runsum_add_refused(rs, shape, &st.cand, c);
             if (rc != 0)
@@ -297,13 +297,6 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
 }
 
 /* ---- derived views ---- */
-
-double kw_runsum_primary(const kw_runsum *rs, int shape, int config)
-{
-    if (config < 0)
-        return NAN;
-    return rs->shapes[shape].configs[config].m.v[rs->primary];
-}
 
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric)
 {
@@ -326,7 +319,7 @@ static int kw_rs_changed(const kw_runsum *rs, const kw_rs_shape *s, const kw_rs_
 {
     if (s->baseline < 0)
         return 0;
-    return kw_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &c->cand);
+    return kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &c->cand);
 }
 
 /* qsort has no context argument; ranking is single-threaded, so a file-scope
@@ -334,8 +327,12 @@ static int kw_rs_changed(const kw_runsum *rs, const kw_rs_shape *s, const kw_rs_
 static const kw_runsum *kw_rs_sort_rs;
 static const kw_rs_shape *kw_rs_sort_shape;
 
-int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
-                         int changed_b, uint64_t id_b)
+/* The ranking order of two guard-passing configurations other than the
+ * recommendation: the primary metric, then fewer knobs changed from the
+ * baseline, then id (< 0: a first, 0, > 0). kw_runsum_finish sorts by it, and
+ * a partial replay picks the top of the ranking by it. */
+static int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
+                                int changed_b, uint64_t id_b)
 {
     if (primary_a < primary_b)
         return -1;
@@ -369,8 +366,8 @@ static int kw_rs_rank_cmp(const void *pa, const void *pb)
 static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
 {
     kw_cand base;
-    kw_cand_baseline(&base, &rs->ks);
-    s->baseline = kw_rs_lookup(s, kw_cand_id(&rs->ks, &base));
+    kw_knobs_cand_baseline(&base, &rs->ks);
+    s->baseline = kw_rs_lookup(s, kw_knobs_cand_id(&rs->ks, &base));
     free(s->path);
     free(s->ranked);
     free(s->rejected);
@@ -395,7 +392,7 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
      * the moving steps in journal order up to the last that stands on the
      * recommendation. */
     for (int i = 0; i < s->n_steps; i++)
-        if (kw_decision_taken(s->steps[i].decision)) {
+        if (kw_journal_decision_taken(s->steps[i].decision)) {
             moves[s->n_path] = s->steps[i].id;
             s->path[s->n_path++] = i;
         }
@@ -593,7 +590,7 @@ static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_
     if (in->run_id[0] == '\0')
         snprintf(in->run_id, sizeof in->run_id, "run");
     snprintf(in->version, sizeof in->version, "%s", h->version);
-    snprintf(in->strategy, sizeof in->strategy, "%s", kw_strategy_name(h->strategy));
+    snprintf(in->strategy, sizeof in->strategy, "%s", kw_journal_strategy_name(h->strategy));
     in->seed = h->seed;
     in->budget = h->budget;
     const char *a;
@@ -653,7 +650,7 @@ static void kw_rs_step_of(kw_rs_step *st, const kw_jstep *t)
     st->cand = t->cand;
     st->decision = t->decision;
     st->p_value = t->p_value;
-    snprintf(st->phase, sizeof st->phase, "%s", kw_step_phase_name(t->phase));
+    snprintf(st->phase, sizeof st->phase, "%s", kw_journal_step_phase_name(t->phase));
     snprintf(st->reason, sizeof st->reason, "%s", t->reason ? t->reason : "");
 }
 
@@ -770,17 +767,17 @@ static int kw_build_scout(kw_build *B, const kw_jrec *r)
     switch (r->type) {
     case 'V': {
         const kw_jviol *v = &r->v;
-        if (!kw_in(v->shape, B->map) || kw_cand_violates(&h->space, &v->cand) < 0)
+        if (!kw_in(v->shape, B->map) || kw_knobs_cand_violates(&h->space, &v->cand) < 0)
             return 0;
         kw_sshape *p = &B->ps[B->map[v->shape]];
-        uint64_t id = kw_cand_id(&h->space, &v->cand);
+        uint64_t id = kw_knobs_cand_id(&h->space, &v->cand);
         p->base_seen |= id == p->base_id;
         return kw_idset_add(&p->refused, id);
     }
     case 'E': {
         const kw_jeval *e = &r->e;
         if (kw_in(e->shape, B->map) &&
-            kw_cand_id(&h->space, &e->cand) == B->ps[B->map[e->shape]].base_id)
+            kw_knobs_cand_id(&h->space, &e->cand) == B->ps[B->map[e->shape]].base_id)
             B->ps[B->map[e->shape]].base_seen = 1;
         return 0;
     }
@@ -789,11 +786,11 @@ static int kw_build_scout(kw_build *B, const kw_jrec *r)
         if (!kw_in(t->shape, B->map))
             return 0;
         kw_sshape *p = &B->ps[B->map[t->shape]];
-        uint64_t cid = kw_cand_id(&h->space, &t->cand);
+        uint64_t cid = kw_knobs_cand_id(&h->space, &t->cand);
         if (t->decision == KW_DECIDE_CONSTRAINT && cid == p->base_id &&
-            kw_cand_violates(&h->space, &t->cand) >= 0)
+            kw_knobs_cand_violates(&h->space, &t->cand) >= 0)
             p->base_seen = 1;
-        int rc = kw_idset_add(&p->keep, kw_cand_id(&h->space, &t->parent));
+        int rc = kw_idset_add(&p->keep, kw_knobs_cand_id(&h->space, &t->parent));
         return rc != 0 ? rc : kw_idset_add(&p->keep, cid);
     }
     default:
@@ -816,14 +813,14 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
     case 'E': {
         const kw_jeval *e = &r->e;
         if (!kw_in(e->shape, B->map) ||
-            !kw_build_keeps(B, e->shape, kw_cand_id(&h->space, &e->cand)))
+            !kw_build_keeps(B, e->shape, kw_knobs_cand_id(&h->space, &e->cand)))
             return 0;
         return kw_rs_add_jeval(B->rs, B->map, e);
     }
     case 'V': {
         const kw_jviol *v = &r->v;
         if (!kw_in(v->shape, B->map) ||
-            !kw_build_keeps(B, v->shape, kw_cand_id(&h->space, &v->cand)))
+            !kw_build_keeps(B, v->shape, kw_knobs_cand_id(&h->space, &v->cand)))
             return 0;
         kw_sviol *nv = kw_grow_arr(B->viols, &B->cap_viols, B->n_viols, sizeof *B->viols);
         if (!nv)
@@ -873,8 +870,8 @@ static int kw_build_init(kw_build *B, const kw_journal *j)
         p->top_x = malloc((size_t)(B->top_rejected + 1) * sizeof *p->top_x);
         if (!p->top_r || !p->top_r0 || !p->top_x)
             return kw_build_oom();
-        kw_cand_baseline(&p->base, &h->space);
-        p->base_id = kw_cand_id(&h->space, &p->base);
+        kw_knobs_cand_baseline(&p->base, &h->space);
+        p->base_id = kw_knobs_cand_id(&h->space, &p->base);
     }
     return 0;
 }
@@ -937,7 +934,8 @@ static int kw_build_offer(void *ctx, const kw_rconfig *c)
     p->configs++;
     if (c->ok && !kw_idset_has(&p->refused, c->id)) {
         p->ranked++;
-        kw_rs_key k = {1, c->mean, c->id, kw_cand_distance(&t->B->h->space, &p->base, c->cand)};
+        kw_rs_key k = {1, c->mean, c->id,
+                       kw_knobs_cand_distance(&t->B->h->space, &p->base, c->cand)};
         kw_top_offer(p->top_r, &p->n_r, t->B->top_ranked + 1, &k, kw_rank_key_cmp);
         k.c = 0;
         kw_top_offer(p->top_r0, &p->n_r0, t->B->top_ranked + 1, &k, kw_rank_key_cmp);
@@ -1068,7 +1066,7 @@ static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j,
     }
     kw_runsum *rs = B.rs;
     for (size_t i = 0; i < B.n_viols && rc == 0; i++) {
-        int c = kw_cand_violates(&h->space, &B.viols[i].cand);
+        int c = kw_knobs_cand_violates(&h->space, &B.viols[i].cand);
         if (c >= 0)
             rc = kw_runsum_add_refused(rs, B.map[B.viols[i].es], &B.viols[i].cand, c);
     }

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "kw_journal.h" /* kw_decision_taken */
+#include "kw_journal.h" /* kw_journal_decision_taken */
 #include "kw_metric.h"
 #include "kw_search.h"
 
@@ -83,7 +83,7 @@ typedef struct kw_rs_shape {
      * config and ends the accepted path on it */
     int has_best;
     uint64_t best_id;
-    /* the shape's dimensions (kw_runsum_set_limits, from the space), written
+    /* the shape's dimensions (kw_results_set_limits, from the space), written
      * to results.xml for libknobwise's nearest-shape lookup; has_dims 0 when
      * the summary was made without the space */
     int has_dims, phase_decode;
@@ -175,20 +175,13 @@ int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constr
  * are recomputed). */
 int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *s);
 
-/* The ranking order of two guard-passing configurations other than the
- * recommendation: the primary metric, then fewer knobs changed from the
- * baseline, then id (< 0: a first, 0, > 0). kw_runsum_finish sorts by it, and
- * a partial replay picks the top of the ranking by it. */
-int kw_runsum_rank_order(double primary_a, int changed_a, uint64_t id_a, double primary_b,
-                         int changed_b, uint64_t id_b);
-
 /* ---- the one builder: a journal's records in, a finished summary out ----
  *
  * The journal's body records are fed one at a time, in journal order, to
  * the summary and to the journal reducer (search/kw_reduce.h), which alone
  * gives each tuned shape's statistics for the listings, its best (rank 1)
  * and its net path. The tuned shapes come in tuning order; limits other than
- * min_effect/alpha come from the space (kw_runsum_set_limits, kw_results.h).
+ * min_effect/alpha come from the space (kw_results_set_limits, kw_results.h).
  * *out owned by the caller. */
 
 /* Every evaluation, refusal and step of a loaded journal (verify, audit,
@@ -224,8 +217,6 @@ int kw_runsum_finish(kw_runsum *rs);
 int kw_runsum_find_config(const kw_runsum *rs, int shape, uint64_t id);
 /* The winner (rank 1) of a shape as a config index, or -1 when nothing passed. */
 int kw_runsum_winner(const kw_runsum *rs, int shape);
-/* Primary metric of a config. */
-double kw_runsum_primary(const kw_runsum *rs, int shape, int config);
 /* Effect of a step on metric `metric` in percent of its before value
  * ((after - before) / before * 100; negative is faster); NAN when unknown. */
 double kw_runsum_step_effect(const kw_runsum *rs, int shape, int step, int metric);

@@ -227,7 +227,7 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
     if (f) {
         fclose(f);
         present++;
-        int rc = kw_validate_file(path);
+        int rc = kw_load_validate_file(path);
         if (rc != 0) {
             char msg[KW_ERROR_MAX];
             snprintf(msg, sizeof msg, "%s", kw_error_last());

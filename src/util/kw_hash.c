@@ -13,14 +13,14 @@
 
 #define KW_HASH_CHUNK 65536 /* bytes read per call by kw_hash_file */
 
-void kw_hash_init(kw_hash *h) { h->h = KW_FNV64_OFFSET; }
+static void kw_hash_init(kw_hash *h) { h->h = KW_FNV64_OFFSET; }
 
-void kw_hash_add(kw_hash *h, const void *buf, size_t len)
+static void kw_hash_add(kw_hash *h, const void *buf, size_t len)
 {
     h->h = kw_mix_fnv1a(h->h, buf, len);
 }
 
-void kw_hash_hex(char out[KW_HASH_HEX_LEN], const kw_hash *h)
+static void kw_hash_hex(char out[KW_HASH_HEX_LEN], const kw_hash *h)
 {
     snprintf(out, KW_HASH_HEX_LEN, "%016llx", (unsigned long long)h->h);
 }

@@ -21,10 +21,6 @@ typedef struct kw_hash {
     uint64_t h;
 } kw_hash;
 
-void kw_hash_init(kw_hash *h);
-void kw_hash_add(kw_hash *h, const void *buf, size_t len);
-void kw_hash_hex(char out[KW_HASH_HEX_LEN], const kw_hash *h);
-
 /* The hash of one buffer. */
 void kw_hash_hex_of(char out[KW_HASH_HEX_LEN], const void *buf, size_t len);
 

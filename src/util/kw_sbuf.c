@@ -57,7 +57,7 @@ void kw_sbuf_printf(kw_sbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void kw_fmt_num(char *buf, size_t len, double v, int decimals)
+void kw_sbuf_fmt_num(char *buf, size_t len, double v, int decimals)
 {
     if (len == 0)
         return;
@@ -79,7 +79,7 @@ void kw_fmt_num(char *buf, size_t len, double v, int decimals)
 void kw_sbuf_num(kw_sbuf *b, double v, int decimals)
 {
     char t[64];
-    kw_fmt_num(t, sizeof t, v, decimals);
+    kw_sbuf_fmt_num(t, sizeof t, v, decimals);
     kw_sbuf_puts(b, t);
 }
 

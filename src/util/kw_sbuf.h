@@ -34,6 +34,6 @@ int kw_sbuf_status(const kw_sbuf *b);
 void kw_sbuf_free(kw_sbuf *b);
 
 /* Format a number like kw_sbuf_num into buf ("" for NAN). */
-void kw_fmt_num(char *buf, size_t len, double v, int decimals);
+void kw_sbuf_fmt_num(char *buf, size_t len, double v, int decimals);
 
 #endif

@@ -519,7 +519,7 @@ struct kw_kgemm {
     double *ref, *tol; /* fp64 reference and per-element bound, at the first check */
 };
 
-int kw_kgemm_create(kw_kgemm **out, const kw_kgemm_shape *s, unsigned long seed)
+int kw_kern_gemm_create(kw_kgemm **out, const kw_kgemm_shape *s, unsigned long seed)
 {
     *out = NULL;
     if (s->m < 1 || s->n < 1 || s->k < 1)
@@ -547,13 +547,13 @@ int kw_kgemm_create(kw_kgemm **out, const kw_kgemm_shape *s, unsigned long seed)
 done:
     gsl_rng_free(r);
     if (rc != 0)
-        kw_kgemm_free(g);
+        kw_kern_gemm_free(g);
     else
         *out = g;
     return rc;
 }
 
-void kw_kgemm_free(kw_kgemm *g)
+void kw_kern_gemm_free(kw_kgemm *g)
 {
     if (!g)
         return;
@@ -719,7 +719,7 @@ static void kw_epilogue_job(void *arg, int tid, int n)
     }
 }
 
-int kw_kgemm_run(kw_kgemm *g, const kw_ktiling *t, int fuse, kw_pool *pool, int threads)
+int kw_kern_gemm_run(kw_kgemm *g, const kw_ktiling *t, int fuse, kw_pool *pool, int threads)
 {
     int rc;
     if ((rc = kw_tiling_check(t)) != 0 || (rc = kw_threads_check(pool, threads)) != 0)
@@ -797,7 +797,7 @@ static int kw_kgemm_reference(kw_kgemm *g)
     return 0;
 }
 
-int kw_kgemm_check(kw_kgemm *g)
+int kw_kern_gemm_check(kw_kgemm *g)
 {
     int rc;
     if (!g->ref && (rc = kw_kgemm_reference(g)) != 0)
@@ -821,13 +821,13 @@ int kw_kgemm_check(kw_kgemm *g)
     return 0;
 }
 
-void kw_kgemm_corrupt(kw_kgemm *g)
+void kw_kern_gemm_corrupt(kw_kgemm *g)
 {
     long i = (long)(g->s.m / 2) * g->s.n + g->s.n / 2;
     kw_st(g->c, g->s.dt, i, kw_ld(g->c, g->s.dt, i) + 1.0f);
 }
 
-const void *kw_kgemm_output(const kw_kgemm *g, size_t *bytes)
+const void *kw_kern_gemm_output(const kw_kgemm *g, size_t *bytes)
 {
     *bytes = kw_dt_bytes(g->s.dt) * g->s.m * g->s.n;
     return g->c;
@@ -846,7 +846,7 @@ struct kw_kattn {
 
 static long kw_inst(const kw_kattn_shape *s) { return (long)s->batch * s->heads; }
 
-int kw_kattn_create(kw_kattn **out, const kw_kattn_shape *s, unsigned long seed)
+int kw_kern_attn_create(kw_kattn **out, const kw_kattn_shape *s, unsigned long seed)
 {
     *out = NULL;
     if (s->batch < 1 || s->heads < 1 || s->kv_heads < 1 || s->head_dim < 1 || s->mq < 1 ||
@@ -881,13 +881,13 @@ int kw_kattn_create(kw_kattn **out, const kw_kattn_shape *s, unsigned long seed)
 done:
     gsl_rng_free(r);
     if (rc != 0)
-        kw_kattn_free(a);
+        kw_kern_attn_free(a);
     else
         *out = a;
     return rc;
 }
 
-void kw_kattn_free(kw_kattn *a)
+void kw_kern_attn_free(kw_kattn *a)
 {
     if (!a)
         return;
@@ -1053,7 +1053,8 @@ static void kw_attn_job(void *arg, int tid, int n)
     }
 }
 
-int kw_kattn_run(kw_kattn *a, const kw_ktiling *t, kw_kattn_mode mode, kw_pool *pool, int threads)
+int kw_kern_attn_run(kw_kattn *a, const kw_ktiling *t, kw_kattn_mode mode, kw_pool *pool,
+                     int threads)
 {
     int rc;
     if ((rc = kw_tiling_check(t)) != 0 || (rc = kw_threads_check(pool, threads)) != 0)
@@ -1159,7 +1160,7 @@ static int kw_kattn_reference(kw_kattn *a)
     return 0;
 }
 
-int kw_kattn_check(kw_kattn *a)
+int kw_kern_attn_check(kw_kattn *a)
 {
     int rc;
     if (!a->ref && (rc = kw_kattn_reference(a)) != 0)
@@ -1182,12 +1183,12 @@ int kw_kattn_check(kw_kattn *a)
     return 0;
 }
 
-void kw_kattn_corrupt(kw_kattn *a)
+void kw_kern_attn_corrupt(kw_kattn *a)
 {
     kw_st(a->o, a->s.dt, 0, kw_ld(a->o, a->s.dt, 0) + 1.0f);
 }
 
-const void *kw_kattn_output(const kw_kattn *a, size_t *bytes)
+const void *kw_kern_attn_output(const kw_kattn *a, size_t *bytes)
 {
     *bytes = kw_dt_bytes(a->s.dt) * (size_t)kw_inst(&a->s) * a->s.mq * a->s.head_dim;
     return a->o;

@@ -49,19 +49,19 @@ typedef struct kw_kgemm_shape {
 typedef struct kw_kgemm kw_kgemm;
 
 /* Allocate and fill (seeded, GSL mt19937) the inputs. *out owned by the caller. */
-int kw_kgemm_create(kw_kgemm **out, const kw_kgemm_shape *s, unsigned long seed);
+int kw_kern_gemm_create(kw_kgemm **out, const kw_kgemm_shape *s, unsigned long seed);
 /* One execution with these knobs on `threads` threads of pool. fuse: the
  * epilogue in the GEMM's store (or the split-K reduction), else its own pass. */
-int kw_kgemm_run(kw_kgemm *g, const kw_ktiling *t, int fuse, kw_pool *pool, int threads);
+int kw_kern_gemm_run(kw_kgemm *g, const kw_ktiling *t, int fuse, kw_pool *pool, int threads);
 /* Compare the output with the fp64 reference (computed at the first call).
  * 0 when every element is within its bound; KW_EMODEL with the worst element
  * in the message otherwise. */
-int kw_kgemm_check(kw_kgemm *g);
+int kw_kern_gemm_check(kw_kgemm *g);
 /* Test hook: change one output element so that the next check must fail. */
-void kw_kgemm_corrupt(kw_kgemm *g);
+void kw_kern_gemm_corrupt(kw_kgemm *g);
 /* The output (M x N row-major in the storage precision) and its size in bytes. */
-const void *kw_kgemm_output(const kw_kgemm *g, size_t *bytes);
-void kw_kgemm_free(kw_kgemm *g);
+const void *kw_kern_gemm_output(const kw_kgemm *g, size_t *bytes);
+void kw_kern_gemm_free(kw_kgemm *g);
 
 /* ---------------- attention ---------------- */
 typedef struct kw_kattn_shape {
@@ -73,16 +73,16 @@ typedef struct kw_kattn_shape {
 
 typedef struct kw_kattn kw_kattn;
 
-int kw_kattn_create(kw_kattn **out, const kw_kattn_shape *s, unsigned long seed);
+int kw_kern_attn_create(kw_kattn **out, const kw_kattn_shape *s, unsigned long seed);
 /* tile_m is the query block (flash Br, or the QK/PV tile), tile_n the KV block
  * (flash Bc, or the QK tile's key columns); tile_k chunks head_dim in QK. */
-int kw_kattn_run(kw_kattn *a, const kw_ktiling *t, kw_kattn_mode mode, kw_pool *pool,
-                 int threads);
-int kw_kattn_check(kw_kattn *a);
-void kw_kattn_corrupt(kw_kattn *a);
+int kw_kern_attn_run(kw_kattn *a, const kw_ktiling *t, kw_kattn_mode mode, kw_pool *pool,
+                     int threads);
+int kw_kern_attn_check(kw_kattn *a);
+void kw_kern_attn_corrupt(kw_kattn *a);
 /* The output O ([batch][heads][mq][head_dim] in the storage precision) and its size. */
-const void *kw_kattn_output(const kw_kattn *a, size_t *bytes);
-void kw_kattn_free(kw_kattn *a);
+const void *kw_kern_attn_output(const kw_kattn *a, size_t *bytes);
+void kw_kern_attn_free(kw_kattn *a);
 
 /* The unfused fp32 epilogue pass: x[i] = act(x[i] + bias[i % nb]) (also
  * timed by `knobwise probe` as the host's elementwise rate). */

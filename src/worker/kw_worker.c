@@ -152,8 +152,8 @@ static unsigned long kw_hash(const char *s)
 
 static void kw_centry_clear(kw_centry *e)
 {
-    kw_kgemm_free(e->g);
-    kw_kattn_free(e->a);
+    kw_kern_gemm_free(e->g);
+    kw_kern_attn_free(e->a);
     memset(e, 0, sizeof *e);
 }
 
@@ -275,8 +275,8 @@ static int kw_run_ops(kw_worker *w, kw_wop *ops, int n_ops, int fuse_epi, kw_kat
 {
     for (int i = 0; i < n_ops; i++) {
         int rc = ops[i].e->kind == KW_W_GEMM
-                     ? kw_kgemm_run(ops[i].e->g, &ops[i].t, fuse_epi, w->pool, threads)
-                     : kw_kattn_run(ops[i].e->a, &ops[i].t, mode, w->pool, threads);
+                     ? kw_kern_gemm_run(ops[i].e->g, &ops[i].t, fuse_epi, w->pool, threads)
+                     : kw_kern_attn_run(ops[i].e->a, &ops[i].t, mode, w->pool, threads);
         if (rc != 0)
             return rc;
     }
@@ -393,7 +393,7 @@ static void kw_measure(kw_worker *w, const kw_req *r)
                                  .epilogue = (int)epi,
                                  .act = (act && strcmp(act, "silu") == 0) || strstr(name, "silu")
                                             ? KW_ACT_SILU : KW_ACT_GELU};
-            rc = kw_kgemm_create(&e->g, &gs, KW_W_SEED ^ kw_hash(key));
+            rc = kw_kern_gemm_create(&e->g, &gs, KW_W_SEED ^ kw_hash(key));
             e->kind = KW_W_GEMM;
         } else if (!found) {
             long h, kvh, d, causal = 0;
@@ -409,7 +409,7 @@ static void kw_measure(kw_worker *w, const kw_req *r)
             kw_kattn_shape as = {.batch = (int)batch, .heads = (int)h, .kv_heads = (int)kvh,
                                  .head_dim = (int)d, .mq = decode ? 1 : (int)seq,
                                  .lk = decode ? (int)kv : (int)seq, .causal = (int)causal, .dt = dt};
-            rc = kw_kattn_create(&e->a, &as, KW_W_SEED ^ kw_hash(key));
+            rc = kw_kern_attn_create(&e->a, &as, KW_W_SEED ^ kw_hash(key));
             e->kind = KW_W_ATTN;
         }
         if (rc != 0) {
@@ -433,8 +433,8 @@ static void kw_measure(kw_worker *w, const kw_req *r)
     for (int i = 0; i < n_ops && rc == 0; i++) {
         kw_centry *e = ops[i].e;
         if (w->inject_wrong)
-            e->kind == KW_W_GEMM ? kw_kgemm_corrupt(e->g) : kw_kattn_corrupt(e->a);
-        rc = e->kind == KW_W_GEMM ? kw_kgemm_check(e->g) : kw_kattn_check(e->a);
+            e->kind == KW_W_GEMM ? kw_kern_gemm_corrupt(e->g) : kw_kern_attn_corrupt(e->a);
+        rc = e->kind == KW_W_GEMM ? kw_kern_gemm_check(e->g) : kw_kern_attn_check(e->a);
         if (rc == KW_EMODEL) {
             char m2[KW_W_LINE_MAX / 64];
             snprintf(m2, sizeof m2, "operator %s: %s", ops[i].name, kw_error_last());

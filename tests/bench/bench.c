@@ -2,7 +2,7 @@
  * markdown table of per-unit costs and ratios.
  *
  * Design: one program measures everything from the library directly (the
- * shipped spaces loaded with kw_config_load, the stages, the evaluator and the
+ * shipped spaces loaded with kw_load_config, the stages, the evaluator and the
  * engine), and runs two things as child processes because they must be: itself
  * under `valgrind --tool=callgrind` (instructions per unit: a figure that does
  * not move with machine noise) and the knobwise binary (the end-to-end
@@ -135,17 +135,17 @@ static int kw_bench_wanted(const kw_bench *b, const char *section)
 static void kw_bench_random_cand(kw_cand *c, const kw_knobspace *ks, gsl_rng *r)
 {
     do {
-        kw_cand_baseline(c, ks);
+        kw_knobs_cand_baseline(c, ks);
         for (int k = 0; k < ks->n_knobs; k++)
             c->v[k] = (uint8_t)gsl_rng_uniform_int(r, (unsigned long)ks->knobs[k].n_values);
-    } while (kw_cand_violates(ks, c) >= 0);
+    } while (kw_knobs_cand_violates(ks, c) >= 0);
 }
 
 static int kw_bench_load(kw_config **out, const kw_bench *b, const char *rel)
 {
     char path[KW_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", b->srcdir, rel);
-    int rc = kw_config_load(out, path, NULL, NULL);
+    int rc = kw_load_config(out, path, NULL, NULL);
     if (rc != 0)
         fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
     return rc;
@@ -380,7 +380,7 @@ static int kw_bench_simcase_init(kw_bench_simcase *sc, const kw_config *cfg, int
         sc->shape.streams = streams;
     const kw_block *b = &cfg->workload.blocks[sc->shape.block];
     kw_cand base;
-    kw_cand_baseline(&base, &sp->knobs);
+    kw_knobs_cand_baseline(&base, &sp->knobs);
     int rc = kw_mapping_decode(&sc->map, sp, b, &base);
     if (rc != 0)
         return rc;
@@ -611,11 +611,11 @@ static int kw_bench_speed(kw_bench *b)
 
     /* full evaluations: the model evaluator as the engine calls it */
     kw_model_opts mo = {.sim_requests = 0, .thermal = 0, .drift = 1, .seed = 1};
-    if (kw_model_eval_new(&me, b->cfg, &mo) != 0) {
+    if (kw_eval_new(&me, b->cfg, &mo) != 0) {
         fprintf(stderr, "bench: evaluator: %s\n", kw_error_last());
         goto done;
     }
-    if (kw_bench_fullset_init(fs, kw_model_eval_iface(me), b->cfg, KW_BENCH_MAPPINGS, b->rng) != 0) {
+    if (kw_bench_fullset_init(fs, kw_eval_iface(me), b->cfg, KW_BENCH_MAPPINGS, b->rng) != 0) {
         fprintf(stderr, "bench: evaluator: %s\n", kw_error_last());
         goto done;
     }
@@ -631,7 +631,7 @@ static int kw_bench_speed(kw_bench *b)
     kw_bench_row(fig, m1, u, "-", "-");
     rc = 0;
 done:
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     free(fs);
     free(cs);
     return rc;
@@ -723,13 +723,13 @@ static int kw_bench_threads_lib(kw_bench *b)
     kw_model_eval *me = NULL;
     kw_model_opts mo = {.drift = 1, .seed = 1};
     double wall[2][3], cpu[2][3];
-    int rc = kw_model_eval_new(&me, b->cfg, &mo);
+    int rc = kw_eval_new(&me, b->cfg, &mo);
     for (int rep = 0; rep < 3 && rc == 0; rep++)
         for (int t = 0; t < 2 && rc == 0; t++) {
             /* a fresh evaluator each time: its drift cache must start cold in both */
-            kw_model_eval_free(me);
+            kw_eval_free(me);
             me = NULL;
-            if ((rc = kw_model_eval_new(&me, b->cfg, &mo)) != 0)
+            if ((rc = kw_eval_new(&me, b->cfg, &mo)) != 0)
                 break;
             kw_engine_opts o;
             kw_engine_opts_init(&o);
@@ -740,11 +740,11 @@ static int kw_bench_threads_lib(kw_bench *b)
             kw_journal *j = NULL;
             double c0 = kw_bench_cpu_self();
             rc = kw_bench_engine(&j, &wall[t][rep], b, &b->cfg->space.knobs,
-                                 kw_model_eval_iface(me), &o, "threads");
+                                 kw_eval_iface(me), &o, "threads");
             cpu[t][rep] = kw_bench_cpu_self() - c0;
             kw_journal_free(j);
         }
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     if (rc != 0)
         return rc;
     double m1 = kw_bench_median(wall[0], 3), m2 = kw_bench_median(wall[1], 3), sp = m1 / m2;
@@ -822,7 +822,7 @@ static int kw_bench_sub_eval(void *ctx, const kw_cand *c, int shape, int rep, kw
 {
     const kw_bench_sub *s = ctx;
     kw_cand full;
-    kw_cand_baseline(&full, s->full);
+    kw_knobs_cand_baseline(&full, s->full);
     for (int i = 0; i < s->n_sel; i++)
         full.v[s->sel[i]] = c->v[i];
     return s->inner->eval(s->inner->ctx, &full, shape, rep, out);
@@ -832,7 +832,7 @@ static int kw_bench_sub_predict(void *ctx, const kw_cand *c, int shape, kw_metri
 {
     const kw_bench_sub *s = ctx;
     kw_cand full;
-    kw_cand_baseline(&full, s->full);
+    kw_knobs_cand_baseline(&full, s->full);
     for (int i = 0; i < s->n_sel; i++)
         full.v[s->sel[i]] = c->v[i];
     return s->inner->predict(s->inner->ctx, &full, shape, out);
@@ -922,7 +922,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
         return -1;
     const kw_knobspace *full = &b->cfg->space.knobs;
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    if (kw_model_eval_new(&me, b->cfg, &mo) != 0)
+    if (kw_eval_new(&me, b->cfg, &mo) != 0)
         goto done;
     printf("\n#### Search cost as the knob count grows (default.xml, knobs spread evenly over its list, "
            "all 5 shapes, one thread, no budget)\n\n");
@@ -936,7 +936,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
         int sel[KW_KNOB_MAX];
         for (int i = 0; i < n; i++)
             sel[i] = (int)((long)i * full->n_knobs / n);
-        kw_bench_sub_init(sub, full, kw_model_eval_iface(me), sel, n);
+        kw_bench_sub_init(sub, full, kw_eval_iface(me), sel, n);
         kw_engine_opts o;
         kw_engine_opts_init(&o);
         o.seed = 1;
@@ -948,7 +948,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
         if (kw_bench_engine(&j, &wall, b, &sub->ks, &sub->iface, &o, tag) != 0)
             goto done;
         char c1[64];
-        uint64_t size = kw_knobspace_size(&sub->ks);
+        uint64_t size = kw_knobs_size(&sub->ks);
         int values = 0;
         for (int i = 0; i < n; i++)
             values += sub->ks.knobs[i].n_values;
@@ -960,7 +960,7 @@ static int kw_bench_growth_knobs(kw_bench *b)
     }
     rc = 0;
 done:
-    kw_model_eval_free(me);
+    kw_eval_free(me);
     free(sub);
     return rc;
 }
@@ -1080,7 +1080,7 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
                             int primary)
 {
     kw_bench_tab *t = calloc(1, sizeof *t);
-    uint64_t size = kw_knobspace_size(ks);
+    uint64_t size = kw_knobs_size(ks);
     if (!t || size > 100000)
         goto fail;
     t->ks = ks;
@@ -1099,7 +1099,7 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
         t->opt[s] = INFINITY;
         for (size_t i = 0; i < t->n_cells; i++) {
             size_t cell = (size_t)s * t->n_cells + i;
-            if (kw_cand_violates(ks, &c) >= 0) {
+            if (kw_knobs_cand_violates(ks, &c) >= 0) {
                 t->rc[cell] = 1;
             } else {
                 int rc = ev->eval(ev->ctx, &c, s, 0, &t->m[cell]);
@@ -1176,7 +1176,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_QUALITY_SEEDS;
     kw_config *cfg = NULL;
-    int rc = kw_config_load(&cfg, path, NULL, NULL);
+    int rc = kw_load_config(&cfg, path, NULL, NULL);
     if (rc != 0) {
         fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
         return rc;
@@ -1197,15 +1197,15 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
         kw_model_eval *me = NULL;
         kw_bench_tab *tab = NULL;
         kw_model_opts mo = {.drift = 1, .seed = (uint64_t)seed};
-        if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0)
+        if ((rc = kw_eval_new(&me, cfg, &mo)) != 0)
             goto done;
-        const kw_evaluator *ev = kw_model_eval_iface(me);
+        const kw_evaluator *ev = kw_eval_iface(me);
         int primary = -1;
         for (int i = 0; i < ev->n_metrics; i++)
             if (strcmp(ev->metric_names[i], "p95_us") == 0)
                 primary = i;
         if ((rc = kw_bench_tab_new(&tab, ks, ev, primary)) != 0) {
-            kw_model_eval_free(me);
+            kw_eval_free(me);
             goto done;
         }
         for (int s = 0; s < n_shapes && rc == 0; s++) {
@@ -1270,7 +1270,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             tot->rnd_within += rin;
         }
         kw_bench_tab_free(tab);
-        kw_model_eval_free(me);
+        kw_eval_free(me);
         if (rc != 0)
             goto done;
     }
@@ -1295,7 +1295,7 @@ done:
     free(conv_evals);
     free(n_valid);
     free(opt1);
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return rc;
 }
 
@@ -1312,13 +1312,13 @@ static int kw_bench_screen_space(const char *path)
     kw_model_eval *me = NULL;
     kw_bench_tab *tab = NULL;
     double *x = NULL, *y = NULL, *work = NULL;
-    int rc = kw_config_load(&cfg, path, NULL, NULL);
+    int rc = kw_load_config(&cfg, path, NULL, NULL);
     if (rc != 0)
         goto done;
     kw_model_opts mo = {.drift = 1, .seed = 1};
-    if ((rc = kw_model_eval_new(&me, cfg, &mo)) != 0)
+    if ((rc = kw_eval_new(&me, cfg, &mo)) != 0)
         goto done;
-    const kw_evaluator *ev = kw_model_eval_iface(me);
+    const kw_evaluator *ev = kw_eval_iface(me);
     const kw_knobspace *ks = &cfg->space.knobs;
     int primary = -1;
     for (int i = 0; i < ev->n_metrics; i++)
@@ -1383,8 +1383,8 @@ done:
     free(y);
     free(work);
     kw_bench_tab_free(tab);
-    kw_model_eval_free(me);
-    kw_config_free(cfg);
+    kw_eval_free(me);
+    kw_load_config_free(cfg);
     return rc;
 }
 
@@ -1427,7 +1427,7 @@ static int kw_bench_quality(kw_bench *b)
            "and without a budget (converged). A cell: seeds whose recommendation is within %.1f%% "
            "of the optimum (worst gap over the seeds); converged also gives the range of "
            "evaluations it took. random = `--strategy random` at the 2%% budget.\n\n",
-           seeds, kw_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT);
+           seeds, kw_journal_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT);
     printf("| space | shape | valid configs | optimum p95 us (seed 1) |");
     for (int bi = 0; bi < KW_BENCH_N_BUDGETS; bi++)
         printf(" ofat %.0f%% |", kw_bench_budget_pct[bi]);
@@ -1511,11 +1511,11 @@ static int kw_bench_loop(kw_bench *b, const char *kind, long n)
         kw_model_eval *me = NULL;
         kw_bench_fullset *fs = calloc(1, sizeof *fs);
         kw_model_opts mo = {.drift = 1, .seed = 1};
-        int rc = fs ? kw_model_eval_new(&me, b->cfg, &mo) : -1;
+        int rc = fs ? kw_eval_new(&me, b->cfg, &mo) : -1;
         if (rc == 0)
-            rc = kw_bench_fullset_init(fs, kw_model_eval_iface(me), b->cfg, 16, b->rng);
+            rc = kw_bench_fullset_init(fs, kw_eval_iface(me), b->cfg, 16, b->rng);
         long done = rc == 0 ? kw_bench_full_loop(fs, n) : -1;
-        kw_model_eval_free(me);
+        kw_eval_free(me);
         free(fs);
         return done == n ? 0 : 1;
     }
@@ -1595,7 +1595,7 @@ int main(int argc, char **argv)
         status = 1;
     rmdir(b.tmpdir);
 done:
-    kw_config_free(b.cfg);
+    kw_load_config_free(b.cfg);
     gsl_rng_free(b.rng);
     return status;
 }

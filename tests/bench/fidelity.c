@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     kw_fid_set *set = malloc(sizeof *set);
     if (!set)
         return 1;
-    if (kw_accel_load(&a, argv[1]) != 0 || kw_fid_load(set, argv[2]) != 0) {
+    if (kw_load_accel(&a, argv[1]) != 0 || kw_fidelity_load(set, argv[2]) != 0) {
         fprintf(stderr, "%s\n", kw_error_last());
         free(set);
         return 2;
@@ -155,9 +155,9 @@ int main(int argc, char **argv)
         double us = 0.0;
         kw_bound b = KW_BOUND_COMPUTE;
         kw_kernel kd;
-        if (kw_fid_predict(&us, &b, &kd, &a, c) != 0) {
+        if (kw_fidelity_predict(&us, &b, &kd, &a, c) != 0) {
             printf("%-26s %12.1f %12s %7s %-8s %-8s %s\n", c->name, c->measured_us, "-", "-",
-                   kw_bound_name(c->bound), "error", kw_error_last());
+                   kw_cost_bound_name(c->bound), "error", kw_error_last());
             n++;
             continue;
         }
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
         char note[16];
         snprintf(note, sizeof note, "%s%s", ok ? "" : "MISS ", c->fit ? "FIT" : "");
         printf("%-26s %12.1f %12.1f %7.3f %-8s %-8s %-9s %.*s\n", c->name, c->measured_us, us, r,
-               kw_bound_name(c->bound), kw_bound_name(b), note,
+               kw_cost_bound_name(c->bound), kw_cost_bound_name(b), note,
                (int)fmin((double)strcspn(c->source, ";"), KW_FID_CITE_CHARS), c->source);
         if (getenv("KW_FID_VERBOSE"))
             printf("    matrix %.1f nonmatrix %.1f compute %.1f | dram %.1f us (%.6g GB) shared %.1f us "

@@ -243,7 +243,7 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     signal(SIGPIPE, SIG_IGN);
     kw_config *cfg;
-    if (kw_config_load(&cfg, space, NULL, NULL) != 0) {
+    if (kw_load_config(&cfg, space, NULL, NULL) != 0) {
         fprintf(stderr, "%s\n", kw_error_last());
         return 2;
     }
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
     static double pred[KW_B_MAX_MAPPINGS], meas[KW_B_MAX_MAPPINGS], fb[KW_B_MAX_MAPPINGS], x[KW_B_MAX_MAPPINGS],
         y[KW_B_MAX_MAPPINGS], work[2 * KW_B_MAX_MAPPINGS];
     static char ans[KW_B_LINE], line[KW_B_LINE], knobs[KW_B_LINE / 2], head[KW_B_LINE / 4];
-    uint64_t size = kw_knobspace_size(ks);
+    uint64_t size = kw_knobs_size(ks);
     if ((uint64_t)n_map > size)
         n_map = (long)size;
     printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
@@ -281,15 +281,15 @@ int main(int argc, char **argv)
         long n = 0;
         while (n < n_map) {
             kw_cand cc;
-            kw_cand_baseline(&cc, ks);
+            kw_knobs_cand_baseline(&cc, ks);
             for (int k = 0; k < ks->n_knobs; k++)
                 cc.v[k] = (int)gsl_rng_uniform_int(r, (unsigned long)ks->knobs[k].n_values);
-            if (kw_cand_violates(ks, &cc) >= 0)
+            if (kw_knobs_cand_violates(ks, &cc) >= 0)
                 continue;
-            uint64_t id = kw_cand_id(ks, &cc);
+            uint64_t id = kw_knobs_cand_id(ks, &cc);
             int dup = 0;
             for (long i = 0; i < n && !dup; i++)
-                dup = kw_cand_id(ks, &cand[i]) == id;
+                dup = kw_knobs_cand_id(ks, &cand[i]) == id;
             if (!dup)
                 cand[n++] = cc;
         }
@@ -374,10 +374,10 @@ int main(int argc, char **argv)
         double regret = mb > 0.0 ? (mp / mb - 1.0) * 100.0 : NAN;
         printf("%-24s %5ld %9.3f %9.1f %12.1f %12.1f %9.1f\n", s->name, ok, rho, regret, mp, mb,
                kw_now_s() - t0);
-        kw_cand_format(line, 4096, ks, &cand[ipick]);
+        kw_knobs_cand_format(line, 4096, ks, &cand[ipick]);
         printf("  model's pick:  %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ipick],
                meas[ipick]);
-        kw_cand_format(line, 4096, ks, &cand[ibest]);
+        kw_knobs_cand_format(line, 4096, ks, &cand[ibest]);
         printf("  measured best: %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ibest],
                meas[ibest]);
         if (failed)
@@ -385,7 +385,7 @@ int main(int argc, char **argv)
         /* Diagnostics, labelled as such: the same correlation within subsets that
          * isolate one known disagreement (the model's generic-kernel fallback;
          * threads, which a loaded machine punishes). */
-        int kc = kw_knobspace_find(ks, "cores_per_request");
+        int kc = kw_knobs_find(ks, "cores_per_request");
         for (int sub = 0; sub < 3; sub++) {
             long m2 = 0;
             for (long i = 0; i < n; i++) {
@@ -406,12 +406,12 @@ int main(int argc, char **argv)
         for (long i = 0; csv && i < n; i++) {
             kw_knob_tokens(knobs, sizeof knobs, ks, &cand[i], "", ";");
             fprintf(csv, "%s,%016llx,%.3f,%.3f,%s\n", s->name,
-                    (unsigned long long)kw_cand_id(ks, &cand[i]), pred[i], meas[i], knobs);
+                    (unsigned long long)kw_knobs_cand_id(ks, &cand[i]), pred[i], meas[i], knobs);
         }
         fflush(stdout);
     }
     if (csv && fclose(csv) != 0)
         status = 1;
-    kw_config_free(cfg);
+    kw_load_config_free(cfg);
     return status;
 }

@@ -40,8 +40,9 @@ How the comparison is kept fair (read this before reading the table):
     within 1% of best known ("-" = never); for knobwise it is read from the
     journal's evaluation records, in the order the engine made them.
 
-Output: a markdown table and a summary of the two targets of issue 9 (knobwise
-at least as good on >= 90% of shapes at equal budget; >= 20x less wall time).
+Output: a markdown table and a summary of the two targets knobwise is held to
+against a general-purpose optimizer (at least as good on >= 90% of shapes at
+equal budget; >= 20x less wall time).
 """
 import argparse
 import csv

@@ -9,14 +9,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *p = kw_fuzz_input("space.xml", data, size);
     kw_config *c = NULL;
     kw_error_clear();
-    int rc = kw_config_load(&c, p, NULL, NULL);
+    int rc = kw_load_config(&c, p, NULL, NULL);
     kw_fuzz_check_error(rc);
     if (rc == 0 && c == NULL)
         abort();
-    kw_config_free(c);
+    kw_load_config_free(c);
     if (rc != 0)
         return 0; /* validate would fail the same way */
     kw_error_clear();
-    kw_fuzz_check_error(kw_validate_file(p));
+    kw_fuzz_check_error(kw_load_validate_file(p));
     return 0;
 }
