@@ -14,6 +14,7 @@
 
 #include "kw_cost.h"
 #include "kw_error.h"
+#include "lib/kw_tl_model.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -21,81 +22,33 @@ static kw_shape shp;
 static kw_mapping map;
 static kw_cost cost;
 
-/* Round figures so closed forms stay readable: 4 cores x 8 units, 16^3 array,
- * 256 KiB SRAM per unit, 1 TB/s, 64 B bursts, no first-byte latency. */
+/* Round figures so closed forms stay readable (kw_tl_round_chip: 4 cores x
+ * 8 units, 16^3 array, 256 KiB SRAM per unit, 1 TB/s, 64 B bursts, no
+ * first-byte latency), with every precision, 2:4 sparsity and launch costs. */
 static void setup(void)
 {
-    memset(&acc, 0, sizeof acc);
-    snprintf(acc.name, sizeof acc.name, "testchip");
-    acc.cores = 4;
-    acc.units_per_core = 8;
-    acc.clock_ghz = 1.0;
-    acc.peak_flops[KW_PREC_FP32] = 25e12;
-    acc.peak_flops[KW_PREC_BF16] = 100e12;
+    kw_tl_round_chip(&acc, "testchip");
     acc.peak_flops[KW_PREC_FP16] = 100e12;
     acc.peak_flops[KW_PREC_FP8_E4M3] = 200e12;
     acc.peak_flops[KW_PREC_FP8_E5M2] = 200e12;
     acc.peak_flops[KW_PREC_INT8] = 200e12;
     acc.sparsity_2_4 = 1;
-    acc.sram_bytes_per_unit = 256 * 1024;
-    acc.dram_bw_bytes_per_s = 1e12;
-    acc.dram_burst_bytes = 64;
-    acc.dram_latency_us = 0.0;
-    acc.array_m = acc.array_n = acc.array_k = 16;
-    acc.launch_eager_us = 5.0;
-    acc.graph_fixed_us = 15.0;
-    acc.graph_node_us = 0.58;
-    acc.fallback_efficiency = 0.3;
-    acc.elementwise_efficiency = 0.8;
-    acc.pj_per_flop = 0.5;
-    acc.pj_per_dram_byte = 10.0;
+    kw_tl_chip_launches(&acc);
 
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "testblock");
-
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.phase = KW_PHASE_PREFILL;
-    shp.batch = 1;
-    shp.seq = 1024;
-    shp.kv_len = 0;
-    shp.streams = 1;
-
-    memset(&map, 0, sizeof map);
-    for (int g = 0; g < KW_GROUP_MAX; g++) {
-        map.tiling[g] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
-    }
+    kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 1024);
+    kw_tl_mapping(&map, (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
     map.fuse_attention = KW_ATTN_NONE;
-    map.precision = KW_PREC_BF16;
-    map.accum_precision = KW_PREC_FP32;
-    map.softmax_precision = KW_PREC_FP32;
-    map.max_batch = 1;
-    map.cores_per_request = 1;
 }
 
 TestSuite(cost, .init = setup);
 
-static int add_group(const char *g)
-{
-    for (int i = 0; i < blk.n_groups; i++)
-        if (strcmp(blk.groups[i], g) == 0)
-            return i;
-    snprintf(blk.groups[blk.n_groups], KW_NAME_MAX, "%s", g);
-    map.n_groups = blk.n_groups + 1;
-    return blk.n_groups++;
-}
+static int add_group(const char *g) { return kw_tl_block_group(&blk, &map, g); }
 
 static kw_op *add_op(const char *name, kw_op_kind kind, const char *group)
 {
-    kw_op *op = &blk.ops[blk.n_ops++];
-    memset(op, 0, sizeof *op);
-    snprintf(op->name, sizeof op->name, "%s", name);
-    op->kind = kind;
-    if (group) {
-        snprintf(op->group, sizeof op->group, "%s", group);
-        add_group(group);
-    }
-    return op;
+    return kw_tl_block_op(&blk, &map, name, kind, group);
 }
 
 static kw_op *add_gemm(const char *name, const char *group, uint64_t n, uint64_t k)

@@ -17,6 +17,7 @@
 #include "kw_error.h"
 #include "kw_load.h"
 #include "lib/kw_tl.h"
+#include "lib/kw_tl_model.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -70,20 +71,8 @@ static void setup(void)
 
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "b");
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.phase = KW_PHASE_PREFILL;
-    shp.batch = 1;
-    shp.seq = 256;
-    shp.streams = 1;
-    memset(&map, 0, sizeof map);
-    for (int g = 0; g < KW_GROUP_MAX; g++)
-        map.tiling[g] = (kw_tiling){64, 64, 64, 1, KW_LOOP_MNK, 0, 0, 0, 0};
-    map.precision = KW_PREC_FP32;
-    map.accum_precision = KW_PREC_FP32;
-    map.softmax_precision = KW_PREC_FP32;
-    map.max_batch = 1;
-    map.cores_per_request = 1;
+    kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 256);
+    kw_tl_mapping(&map, (kw_tiling){64, 64, 64, 1, KW_LOOP_MNK, 0, 0, 0, 0}, KW_PREC_FP32);
 }
 
 TestSuite(cost_cpu, .init = setup);

@@ -15,6 +15,7 @@
 #include "kw_fidelity.h"
 #include "kw_load.h"
 #include "lib/kw_tl.h"
+#include "lib/kw_tl_model.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -24,42 +25,17 @@ static kw_cost cost;
 
 #define MIB (1024.0 * 1024.0)
 
-/* 4 cores x 8 units, 16^3 array, 256 KiB SRAM per unit, 1 TB/s DRAM, 64 B
- * bursts, no latency, no launch cost: round figures for closed forms. */
+/* kw_tl_round_chip (4 cores x 8 units, 16^3 array, 256 KiB SRAM per unit,
+ * 1 TB/s DRAM, 64 B bursts, no latency, no launch cost) with fp16: round
+ * figures for closed forms. */
 static void setup(void)
 {
-    memset(&acc, 0, sizeof acc);
-    snprintf(acc.name, sizeof acc.name, "hierchip");
-    acc.cores = 4;
-    acc.units_per_core = 8;
-    acc.clock_ghz = 1.0;
-    acc.peak_flops[KW_PREC_FP32] = 25e12;
-    acc.peak_flops[KW_PREC_BF16] = 100e12;
+    kw_tl_round_chip(&acc, "hierchip");
     acc.peak_flops[KW_PREC_FP16] = 100e12;
-    acc.sram_bytes_per_unit = 256 * 1024;
-    acc.dram_bw_bytes_per_s = 1e12;
-    acc.dram_burst_bytes = 64;
-    acc.array_m = acc.array_n = acc.array_k = 16;
-    acc.fallback_efficiency = 0.3;
-    acc.elementwise_efficiency = 0.8;
-    acc.pj_per_flop = 0.5;
-    acc.pj_per_dram_byte = 10.0;
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "b");
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.phase = KW_PHASE_PREFILL;
-    shp.batch = 1;
-    shp.seq = 1024;
-    shp.streams = 1;
-    memset(&map, 0, sizeof map);
-    for (int g = 0; g < KW_GROUP_MAX; g++)
-        map.tiling[g] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
-    map.precision = KW_PREC_BF16;
-    map.accum_precision = KW_PREC_FP32;
-    map.softmax_precision = KW_PREC_FP32;
-    map.max_batch = 1;
-    map.cores_per_request = 1;
+    kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 1024);
+    kw_tl_mapping(&map, (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
 }
 
 TestSuite(hier, .init = setup);

@@ -16,6 +16,7 @@
 #include "kw_load.h"
 #include "kw_moe.h"
 #include "lib/kw_tl.h"
+#include "lib/kw_tl_model.h"
 
 static kw_accel acc;
 static kw_block blk;
@@ -23,47 +24,20 @@ static kw_shape shp;
 static kw_mapping map;
 static kw_cost cost;
 
-/* The round chip of test_cost.c: 4 cores x 8 units, 16^3 array, 256 KiB SRAM
- * per unit, 1 TB/s, 64 B bursts, no first-byte latency, 5 us launches. */
+/* The round chip of test_cost.c (kw_tl_round_chip: 4 cores x 8 units, 16^3
+ * array, 256 KiB SRAM per unit, 1 TB/s, 64 B bursts, no first-byte latency)
+ * with its launch costs (5 us eager). */
 static void setup(void)
 {
-    memset(&acc, 0, sizeof acc);
-    snprintf(acc.name, sizeof acc.name, "testchip");
-    acc.cores = 4;
-    acc.units_per_core = 8;
-    acc.clock_ghz = 1.0;
-    acc.peak_flops[KW_PREC_FP32] = 25e12;
-    acc.peak_flops[KW_PREC_BF16] = 100e12;
-    acc.sram_bytes_per_unit = 256 * 1024;
-    acc.dram_bw_bytes_per_s = 1e12;
-    acc.dram_burst_bytes = 64;
-    acc.array_m = acc.array_n = acc.array_k = 16;
-    acc.launch_eager_us = 5.0;
-    acc.graph_fixed_us = 15.0;
-    acc.graph_node_us = 0.58;
-    acc.fallback_efficiency = 0.3;
-    acc.elementwise_efficiency = 0.8;
-    acc.pj_per_flop = 0.5;
-    acc.pj_per_dram_byte = 10.0;
+    kw_tl_round_chip(&acc, "testchip");
+    kw_tl_chip_launches(&acc);
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "moeblock");
     blk.n_groups = 1;
     snprintf(blk.groups[0], KW_NAME_MAX, "experts");
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.phase = KW_PHASE_DECODE;
-    shp.batch = 64;
-    shp.seq = 1;
-    shp.streams = 1;
-    memset(&map, 0, sizeof map);
-    for (int g = 0; g < KW_GROUP_MAX; g++)
-        map.tiling[g] = (kw_tiling){64, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    kw_tl_shape(&shp, KW_PHASE_DECODE, 64, 1);
+    kw_tl_mapping(&map, (kw_tiling){64, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
     map.n_groups = 1;
-    map.precision = KW_PREC_BF16;
-    map.accum_precision = KW_PREC_FP32;
-    map.softmax_precision = KW_PREC_FP32;
-    map.max_batch = 1;
-    map.cores_per_request = 1;
 }
 
 TestSuite(moe, .init = setup);
@@ -86,11 +60,9 @@ static kw_op *add_moe(int experts, int top_k, uint64_t n, uint64_t k)
 
 static const kw_kernel *kernel(const char *name)
 {
-    for (int i = 0; i < cost.n_kernels; i++)
-        if (strcmp(cost.kernels[i].name, name) == 0)
-            return &cost.kernels[i];
-    cr_assert_fail("no kernel %s", name);
-    return NULL;
+    const kw_kernel *k = kw_tl_kernel(&cost, name);
+    cr_assert_not_null(k, "no kernel %s", name);
+    return k;
 }
 
 static double harmonic(int E, double s)

@@ -18,6 +18,7 @@
 
 #include "kw_error.h"
 #include "kw_sim.h"
+#include "lib/kw_tl_model.h"
 
 static kw_accel acc;
 static kw_shape shp;
@@ -33,17 +34,7 @@ static kw_sim_result res;
 static void setup(void)
 {
     gsl_set_error_handler_off();
-    memset(&acc, 0, sizeof acc);
-    acc.cores = 1;
-    acc.dram_bw_bytes_per_s = 1e12;
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.streams = 1;
-    shp.arrival = KW_ARRIVAL_POISSON;
-    memset(&map, 0, sizeof map);
-    map.max_batch = 1;
-    map.placement = KW_PLACE_LEAST_LOADED;
-    map.cores_per_request = 1;
+    kw_tl_queue(&acc, &shp, &map); /* one core, 1 TB/s (BW_BYTES_PER_US) */
     memset(svc, 0, sizeof svc);
     memset(&in, 0, sizeof in);
     in.accel = &acc;

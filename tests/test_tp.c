@@ -13,6 +13,7 @@
 #include "kw_kv.h"
 #include "kw_load_llm.h"
 #include "kw_tp.h"
+#include "lib/kw_tl_model.h"
 
 TestSuite(tp);
 
@@ -38,22 +39,10 @@ static kw_shape shp;
 static kw_mapping map;
 static kw_cost cost;
 
+/* map.n_groups is set once the block is built (layer_setup) */
 static kw_op *op_add(const char *name, kw_op_kind kind, const char *group)
 {
-    kw_op *op = &blk.ops[blk.n_ops++];
-    memset(op, 0, sizeof *op);
-    snprintf(op->name, sizeof op->name, "%s", name);
-    op->kind = kind;
-    if (group) {
-        snprintf(op->group, sizeof op->group, "%s", group);
-        int g = -1;
-        for (int i = 0; i < blk.n_groups; i++)
-            if (strcmp(blk.groups[i], group) == 0)
-                g = i;
-        if (g < 0)
-            snprintf(blk.groups[blk.n_groups++], KW_NAME_MAX, "%s", group);
-    }
-    return op;
+    return kw_tl_block_op(&blk, NULL, name, kind, group);
 }
 
 static kw_op *gemm(const char *name, const char *group, const char *merge, uint64_t n, uint64_t k)
@@ -69,19 +58,8 @@ static kw_op *gemm(const char *name, const char *group, const char *merge, uint6
 /* A GQA attention block and a gated MLP, d = 1024, 16 heads / 4 KV heads of 64. */
 static void layer_setup(void)
 {
-    memset(&acc, 0, sizeof acc);
-    snprintf(acc.name, sizeof acc.name, "testchip");
-    acc.cores = 4;
-    acc.units_per_core = 8;
-    acc.peak_flops[KW_PREC_BF16] = 100e12;
-    acc.peak_flops[KW_PREC_FP32] = 25e12;
-    acc.sram_bytes_per_unit = 256 * 1024;
-    acc.dram_bw_bytes_per_s = 1e12;
-    acc.dram_burst_bytes = 64;
-    acc.array_m = acc.array_n = acc.array_k = 16;
+    kw_tl_round_chip(&acc, "testchip");
     acc.launch_eager_us = 5.0;
-    acc.fallback_efficiency = 0.3;
-    acc.elementwise_efficiency = 0.8;
     acc.link_bytes_per_s = 450e9;
     acc.link_latency_us = 3.0;
     acc.allreduce_algo = KW_ALLREDUCE_RING;
@@ -103,31 +81,17 @@ static void layer_setup(void)
     op_add("act", KW_OP_ACT, NULL)->width = 4096;
     gemm("down", "down", "", 1024, 4096);
     op_add("res2", KW_OP_RESIDUAL, NULL)->width = 1024;
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.phase = KW_PHASE_PREFILL;
-    shp.batch = 2;
-    shp.seq = 256;
-    shp.streams = 1;
-    memset(&map, 0, sizeof map);
-    for (int g = 0; g < KW_GROUP_MAX; g++)
-        map.tiling[g] = (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    kw_tl_shape(&shp, KW_PHASE_PREFILL, 2, 256);
+    kw_tl_mapping(&map, (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
     map.n_groups = blk.n_groups;
-    map.precision = KW_PREC_BF16;
-    map.accum_precision = KW_PREC_FP32;
-    map.softmax_precision = KW_PREC_FP32;
     map.fuse_attention = KW_ATTN_FLASH;
-    map.max_batch = 1;
-    map.cores_per_request = 1;
 }
 
 static double kernel_flops(const char *name)
 {
-    for (int i = 0; i < cost.n_kernels; i++)
-        if (strcmp(cost.kernels[i].name, name) == 0)
-            return cost.kernels[i].flops;
-    cr_assert_fail("no kernel %s", name);
-    return 0.0;
+    const kw_kernel *k = kw_tl_kernel(&cost, name);
+    cr_assert_not_null(k, "no kernel %s", name);
+    return k->flops;
 }
 
 Test(tp, split_halves_the_work_and_adds_two_allreduces, .init = layer_setup)
@@ -206,11 +170,9 @@ Test(tp, paged_traffic_is_contiguous_plus_block_table, .init = layer_setup)
 
 static const kw_kernel *kernel(const char *name)
 {
-    for (int i = 0; i < cost.n_kernels; i++)
-        if (strcmp(cost.kernels[i].name, name) == 0)
-            return &cost.kernels[i];
-    cr_assert_fail("no kernel %s", name);
-    return NULL;
+    const kw_kernel *k = kw_tl_kernel(&cost, name);
+    cr_assert_not_null(k, "no kernel %s", name);
+    return k;
 }
 
 /* One packed pass of a continuous-batching iteration (kw_cost_eval_mixed):

@@ -17,6 +17,7 @@
 
 #include "kw_error.h"
 #include "lib/kw_tl.h"
+#include "lib/kw_tl_model.h"
 #include "kw_sim.h"
 #include "kw_xml.h"
 
@@ -196,22 +197,15 @@ Test(validation, tiny_rate_refused_with_the_range)
 Test(validation, sim_bursty_generator_is_progress_checked)
 {
     kw_accel acc;
-    memset(&acc, 0, sizeof acc);
-    acc.cores = 1;
-    acc.dram_bw_bytes_per_s = 1e12;
     kw_shape shp;
-    memset(&shp, 0, sizeof shp);
-    snprintf(shp.name, sizeof shp.name, "s");
-    shp.streams = 1;
+    kw_mapping map;
+    kw_tl_queue(&acc, &shp, &map);
     shp.arrival = KW_ARRIVAL_BURSTY;
     shp.rate_per_s = 1000;
     shp.burst_on_ms = 1e-23;
     shp.burst_off_ms = 80;
     shp.burst_factor = 4;
-    kw_mapping map;
-    memset(&map, 0, sizeof map);
-    map.max_batch = 1;
-    map.cores_per_request = 1;
+    map.placement = KW_PLACE_ROUND_ROBIN;
     kw_cost svc;
     memset(&svc, 0, sizeof svc);
     svc.n_kernels = 1;
