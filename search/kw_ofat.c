@@ -29,6 +29,7 @@
 #define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
 #define KW_PLIST_CAP0 256      /* first capacity of a probe list */
 #define KW_SEEN_CAP0 256       /* first capacity of settle's list of evaluated configs */
+#define KW_MID_MAX 64          /* second steps of the three-knob repairs per local optimum */
 
 typedef enum {
     KW_OFAT_MAIN,      /* sweep / greedy steps */
@@ -47,6 +48,16 @@ typedef struct kw_ofat_main {
     int last_knob_accepted;   /* sweep: its other values were just evaluated */
     uint8_t inert[KW_KNOB_MAX]; /* sweep: every value gave the baseline's figure and guards in
                                * the first round, so later sweeps skip it (kw_ofat_mark_inert) */
+    /* compose (kw_ofat_screen_order): each other knob's best gaining value of the first
+     * round, largest gain first, tried once on the incumbent (a one-candidate round)
+     * before the sweep */
+    uint8_t compose_knob[KW_KNOB_MAX], compose_value[KW_KNOB_MAX];
+    int n_compose, ccur;
+    int composing;            /* this round is a compose round */
+    /* poor[k][v]: in the first round knob k at value v failed a guard (not an
+     * evaluator error); with a budget the sweep does not try it again
+     * (kw_ofat_screen_order) */
+    uint8_t poor[KW_KNOB_MAX][KW_VALUE_MAX];
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -63,6 +74,17 @@ typedef struct kw_ofat_probe {
      * incumbent: when it later fails a guard, another knob's change blocks it (an
      * interaction) and a probe tries to repair it first. Main's decisions fill it. */
     uint8_t improved[KW_KNOB_MAX][KW_VALUE_MAX];
+    /* repairs (kw_ofat_probe_repairs): once the list is spent, a guard-failing first step
+     * F is walked through a second change of a knob of its block (mid[i], group
+     * KW_PROBE_MAX + i) to every third change of another knob of the block */
+    int repair0;              /* plist index where the repairs begin, -1 not added yet */
+    int chunk0;               /* plist index of this round's first item */
+    int n_mid;
+    kw_cand mid[KW_MID_MAX];
+    int mid_first[KW_MID_MAX]; /* index of mid[i]'s first step */
+    int have_rep;             /* rep_*: the best guard-passing repair seen, and its path */
+    double rep_mean;
+    kw_cand rep_first, rep_mid, rep_best;
 } kw_ofat_probe;
 
 typedef struct kw_ofat_excursion {
@@ -272,6 +294,19 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
         return kw_ofat_add_neighbours(E, s, &s->pos);
     if (!m->screened && m->no_accept < ks->n_knobs)
         return kw_ofat_add_neighbours(E, s, &s->pos);
+    /* compose: the first round's other gains, one at a time on the incumbent, before
+     * any sweep; at a small budget they are the likeliest gains left (a sweep spends
+     * n_values - 1 evaluations on a knob to find the value the first round knew) */
+    m->composing = 0;
+    for (; m->ccur < m->n_compose; m->ccur++) {
+        int k = m->compose_knob[m->ccur];
+        if (s->pos.v[k] == m->compose_value[m->ccur])
+            continue;
+        kw_cand c = s->pos;
+        c.v[k] = m->compose_value[m->ccur];
+        m->composing = 1;
+        return kw_engine_item_add(E, s, &c, 0);
+    }
     /* the cursor skips at most n_knobs knobs: each skip counts as a knob
      * without an accepted step */
     while (m->no_accept < ks->n_knobs) {
@@ -283,13 +318,18 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
             continue;
         }
         for (int v = 0; v < ks->knobs[k].n_values; v++) {
-            if (v == s->pos.v[k])
+            if (v == s->pos.v[k] || (E->o.budget > 0 && m->poor[k][v]))
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
             int rc = kw_engine_item_add(E, s, &c, 0);
             if (rc != 0)
                 return rc;
+        }
+        if (s->n_items == 0) { /* every other value is poor: a knob without a step */
+            m->cursor = (m->cursor + 1) % ks->n_knobs;
+            m->no_accept++;
+            continue;
         }
         return KW_OFAT_PLANNED;
     }
@@ -333,10 +373,11 @@ static void kw_ofat_mark_inert(kw_eng *E, kw_shape *s)
  * from the baseline, largest first (ties: knob order). Knobs whose every
  * alternative failed a guard or a constraint come last. The big levers are
  * then settled first, which matters most when the budget is small. */
-static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v)
+static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v, int win_knob)
 {
     kw_ofat_main *m = &((kw_ofat *)s->st)->main;
     double gain[KW_KNOB_MAX];
+    int best_v[KW_KNOB_MAX], composes[KW_KNOB_MAX] = {0};
     int n = E->ks->n_knobs;
     for (int k = 0; k < n; k++)
         gain[k] = -INFINITY;
@@ -346,12 +387,41 @@ static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v)
             continue;
         kw_cst c;
         kw_engine_stats(E, s->shape, it->id, &c);
-        if (!c.ok)
-            continue;
         int k;
         kw_engine_step_check(&k, E->ks, &s->base, &it->cand);
-        if (v[i].gain > gain[k])
+        if (!c.ok) {
+            /* with a budget the sweep skips it: a value that fails a guard alone
+             * (precision fp8 the drift guards) failed it again from every later
+             * incumbent on the validation spaces, and at 1% of the space one
+             * evaluation is 3-8% of the budget (the sweep of validate_small_mlp
+             * decode spent 3 of its 25 on fp8). A guard another knob repairs is
+             * the probes' work (blocked gains, three-knob repairs), which still
+             * try it; without a budget the sweep does too. */
+            m->poor[k][it->cand.v[k]] = c.n == E->reps && strncmp(c.guards, "error", 5) != 0;
+            continue;
+        }
+        if (v[i].gain > gain[k]) {
             gain[k] = v[i].gain;
+            best_v[k] = it->cand.v[k];
+            /* noiseless: every gain is real, and one below the minimum effect alone
+             * may add up with the others; noisy: only an acceptable one is evidence */
+            composes[k] = E->ev->noisy ? v[i].ok : v[i].gain > 0;
+        }
+    }
+    /* the compose list: each other gaining knob at its best value, largest gain first */
+    m->n_compose = 0;
+    m->ccur = 0;
+    for (int k = 0; k < n; k++) {
+        if (!composes[k] || k == win_knob)
+            continue;
+        int at = m->n_compose++;
+        while (at > 0 && gain[m->compose_knob[at - 1]] < gain[k]) {
+            m->compose_knob[at] = m->compose_knob[at - 1];
+            m->compose_value[at] = m->compose_value[at - 1];
+            at--;
+        }
+        m->compose_knob[at] = (uint8_t)k;
+        m->compose_value[at] = (uint8_t)best_v[k];
     }
     /* a knob the screen deferred (kw_mf.h) ranks by its estimated gain, the
      * estimate scaled by the middle of the shape's measured ratio range */
@@ -413,9 +483,16 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     if (rc != 0)
         return rc;
     if (E->o.policy == KW_POLICY_SWEEP && !m->screened) {
-        kw_ofat_screen_order(E, s, v);
+        kw_ofat_screen_order(E, s, v, win_knob);
         m->last_knob_accepted = win_knob;
         m->no_accept = win >= 0 ? 0 : E->ks->n_knobs;
+        if (win < 0)
+            m->n_compose = 0; /* nothing moved: each gain alone was already judged */
+        return 0;
+    }
+    if (m->composing) {
+        m->composing = 0;
+        m->ccur++;
         return 0;
     }
     if (E->o.policy == KW_POLICY_SWEEP) {
@@ -593,6 +670,9 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
     int rc = 0;
     pr->n_plist = 0;
     pr->pcur = 0;
+    pr->repair0 = -1;
+    pr->n_mid = 0;
+    pr->have_rep = 0;
     double key[KW_KNOB_MAX][KW_VALUE_MAX];
     int n_nb = 0;
     for (int k = 0; k < ks->n_knobs; k++)
@@ -647,6 +727,91 @@ done:
     return rc;
 }
 
+/* Two knobs of one block: the same name up to its last '.' (conv3x3.tile_m and
+ * conv3x3.tile_k), the block's kernel tiles, buffers and stages, which share its
+ * on-chip resources. Knobs without a '.' belong to no block. */
+static int kw_ofat_same_block(const kw_knobspace *ks, int a, int b)
+{
+    const char *x = ks->knobs[a].name, *y = ks->knobs[b].name;
+    const char *dx = strrchr(x, '.'), *dy = strrchr(y, '.');
+    return dx && dy && dx - x == dy - y && strncmp(x, y, (size_t)(dx - x)) == 0;
+}
+
+static int kw_ofat_in_plist(const kw_ofat_probe *pr, uint64_t id)
+{
+    for (int i = 0; i < pr->n_plist; i++)
+        if (pr->plist[i].id == id)
+            return 1;
+    return 0;
+}
+
+/* Three-knob repairs, appended once the probe list is spent without a gain (the
+ * trapped seed of validate_resnet_h100, README "The trapped seed": conv3x3.tile_k
+ * 64 -> 576 fails the fallback guard unless tile_m and tile_n change with it, each
+ * pair still falls back, and the three together leave the local optimum by 2.5%).
+ * For each guard-failing first step F on knob f: every second change a of another
+ * knob of f's block (F + a, the "mid", one knob from F: an ordinary pair, planned
+ * again here unless evaluated, because the screen may have skipped it), then every
+ * third change b of a third knob of the block (F + a + b, one knob from the mid).
+ * Only the block's knobs: a guard a tile size breaks is repaired by the block's other
+ * tiles, and the block is small (3 knobs of 3 values: 4 mids and 4 triples per F),
+ * where all pairs of partners would cost (neighbours)^2. The repair rounds are not
+ * screened: the estimate says nothing about a guard-failing path. Each move stays a
+ * journalled one-knob step (EXPLORE F, EXPLORE the mid, judge the triples, then
+ * ACCEPT or REVERT twice). Returns 0; pr->repair0 marks where they begin. */
+static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    const kw_knobspace *ks = E->ks;
+    pr->repair0 = pr->n_plist;
+    pr->n_mid = 0;
+    for (int g = 0; g < pr->n_first; g++) {
+        kw_cst fs;
+        kw_engine_stats_c(E, s, &pr->first[g], &fs);
+        if (fs.n != E->reps || fs.ok || strncmp(fs.guards, "error", 5) == 0)
+            continue; /* only guard-failing first steps need a repair */
+        int f;
+        kw_engine_step_check(&f, ks, &s->pos, &pr->first[g]);
+        for (int a = 0; a < ks->n_knobs; a++) {
+            if (a == f || kw_ofat_frozen(E, a) || !kw_ofat_same_block(ks, f, a))
+                continue;
+            for (int va = 0; va < ks->knobs[a].n_values; va++) {
+                if (va == s->pos.v[a])
+                    continue;
+                kw_cand mid = pr->first[g];
+                mid.v[a] = (uint8_t)va;
+                if (kw_knobs_cand_violates(ks, &mid) >= 0)
+                    continue;
+                kw_cst ms; /* a mid that passes the guard is a stepping stone too */
+                kw_engine_stats_c(E, s, &mid, &ms);
+                if (pr->n_mid == KW_MID_MAX)
+                    return 0;
+                int m = pr->n_mid++;
+                pr->mid[m] = mid;
+                pr->mid_first[m] = g;
+                int rc = 0;
+                if (ms.n != E->reps && !kw_ofat_in_plist(pr, kw_knobs_cand_id(ks, &mid)))
+                    rc = kw_ofat_plist_push(E, pr, &mid, g); /* the mid, as a pair of F */
+                for (int b = 0; b < ks->n_knobs && rc == 0; b++) {
+                    if (b == f || b == a || kw_ofat_frozen(E, b) || !kw_ofat_same_block(ks, f, b))
+                        continue;
+                    for (int vb = 0; vb < ks->knobs[b].n_values && rc == 0; vb++) {
+                        if (vb == s->pos.v[b])
+                            continue;
+                        kw_cand t = mid;
+                        t.v[b] = (uint8_t)vb;
+                        if (!kw_ofat_in_plist(pr, kw_knobs_cand_id(ks, &t)))
+                            rc = kw_ofat_plist_push(E, pr, &t, KW_PROBE_MAX + m);
+                    }
+                }
+                if (rc != 0)
+                    return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 /* This round's share of the probe list: up to KW_PROBE_CHUNK configs not yet
  * evaluated (memo hits and constraint breakers ride along for free); the
  * list is built once per local optimum. */
@@ -665,6 +830,11 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
         if (rc != 0)
             return rc;
     }
+    if (pr->n_first > 0 && pr->pcur >= pr->n_plist && pr->repair0 < 0) {
+        int rc = kw_ofat_probe_repairs(E, s);
+        if (rc != 0)
+            return rc;
+    }
     if (pr->n_first == 0 || pr->pcur >= pr->n_plist) {
         pr->plist_ready = 0;
         pr->probed = 1;
@@ -673,6 +843,7 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
         return KW_OFAT_MOVED;
     }
     int fresh = 0;
+    pr->chunk0 = pr->pcur;
     while (pr->pcur < pr->n_plist && s->n_items < KW_PROBE_CHUNK_ITEMS) {
         const kw_item *p = &pr->plist[pr->pcur];
         int costs = p->con < 0 && kw_engine_cost(E, s, p->id) > 0;
@@ -687,6 +858,107 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
     return KW_OFAT_PLANNED;
 }
 
+/* One repair group's steps (kw_ofat_probe_repairs): EXPLORE onto its first step,
+ * EXPLORE onto its mid, the triples of the group rejected or the winner accepted,
+ * else REVERT to the first step and to the start. A mid the budget left
+ * unevaluated cannot be stood on: its triples were cut with it (same cost). */
+static int kw_ofat_repair_decide(kw_eng *E, kw_shape *s, int g, int win, const kw_verdict *v,
+                                 const kw_cand *start, const kw_cst *inc)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    int m = g - KW_PROBE_MAX;
+    const kw_cand *first = &pr->first[pr->mid_first[m]], *mid = &pr->mid[m];
+    kw_cst fs, ms;
+    kw_engine_stats_c(E, s, first, &fs);
+    kw_engine_stats_c(E, s, mid, &ms);
+    if (ms.n == 0)
+        return 0;
+    char why[KW_REASON_LEN];
+    snprintf(why, sizeof why, "probe: first step (alone %+.2f%%, guard %.80s) tried with two more "
+             "knobs of its block that may repair the guard", -kw_engine_gain_pct(inc->mean, fs.mean),
+             fs.guards);
+    int rc = kw_engine_step(E, s, first, KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why);
+    if (rc != 0)
+        return rc;
+    snprintf(why, sizeof why, "probe: second step (%+.2f%% from the incumbent%s%.80s) on the way "
+             "to a three-knob repair", -kw_engine_gain_pct(inc->mean, ms.mean),
+             ms.ok ? "" : ", guard ", ms.ok ? "" : ms.guards);
+    if ((rc = kw_engine_step(E, s, mid, KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why)) != 0)
+        return rc;
+    if ((rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g)) != 0)
+        return rc;
+    if (win >= 0 && s->items[win].group == g)
+        return kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
+                              v[win].p, -1, v[win].why);
+    rc = kw_engine_step(E, s, first, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
+                        "probe: no third knob of the block repairs the guard with a gain: step back");
+    if (rc == 0)
+        rc = kw_engine_step(E, s, start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
+                            "probe found no repair that beats the incumbent: step back");
+    return rc;
+}
+
+/* Remember the best guard-passing repair of the round (a triple of a repair group
+ * that passes every guard although its first step failed one). */
+static void kw_ofat_note_repairs(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        if (it->group < KW_PROBE_MAX || it->con >= 0 || it->dropped)
+            continue;
+        kw_cst c, ms;
+        int m = it->group - KW_PROBE_MAX;
+        kw_engine_stats(E, s->shape, it->id, &c);
+        kw_engine_stats_c(E, s, &pr->mid[m], &ms);
+        if (c.n != E->reps || !c.ok || !isfinite(c.mean) || ms.n == 0 ||
+            (pr->have_rep && !(c.mean < pr->rep_mean)))
+            continue;
+        pr->have_rep = 1;
+        pr->rep_mean = c.mean;
+        pr->rep_first = pr->first[pr->mid_first[m]];
+        pr->rep_mid = pr->mid[m];
+        pr->rep_best = it->cand;
+    }
+}
+
+/* The repairs are spent and none beats the incumbent, but one passes every guard:
+ * a region the one-knob walk cannot enter (its way in fails a guard). The tabu
+ * excursion starts there instead of at the incumbent: three EXPLORE steps onto
+ * the repair (the path the backtrack walks back), then the excursion's moves,
+ * each judged against the incumbent as always. On validate_resnet_h100 conv_b8_c4
+ * seed 5 the repair is 2.8% worse than the incumbent and its max_batch neighbour
+ * 0.67% better, the exhaustive optimum. */
+static int kw_ofat_repair_excursion(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_probe *pr = &o->probe;
+    kw_ofat_excursion *ex = &o->ex;
+    kw_cand start = s->pos;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &start, &inc);
+    char why[KW_REASON_LEN];
+    snprintf(why, sizeof why, "probe: towards the best guard-passing repair (%+.2f%% from the "
+             "incumbent), to explore from it", -kw_engine_gain_pct(inc.mean, pr->rep_mean));
+    const kw_cand *walk[3] = {&pr->rep_first, &pr->rep_mid, &pr->rep_best};
+    ex->start = start;
+    ex->n_path = 1;
+    ex->path[0] = start;
+    for (int i = 0; i < 3; i++) {
+        int rc = kw_engine_step(E, s, walk[i], KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why);
+        if (rc != 0)
+            return rc;
+        ex->path[ex->n_path++] = s->pos;
+    }
+    kw_engine_step_check(&ex->last_knob, E->ks, &pr->rep_mid, &pr->rep_best);
+    ex->moves_left = E->o.tabu < KW_TABU_MAX - 3 ? E->o.tabu : KW_TABU_MAX - 3;
+    pr->plist_ready = 0;
+    pr->probed = 1;
+    pr->probed_at = kw_knobs_cand_id(E->ks, &start);
+    o->ph = KW_OFAT_EXCURSION;
+    return 0;
+}
+
 static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 {
     kw_ofat *o = s->st;
@@ -698,7 +970,9 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     int win = kw_ofat_judge_items(E, s, &inc, "pair vs incumbent: ", m, v);
     int win_group = win >= 0 ? s->items[win].group : -1;
     for (int pass = 0; pass < 2; pass++) {
-        for (int g = 0; g < pr->n_first; g++) {
+        for (int gi = 0; gi < pr->n_first + pr->n_mid; gi++) {
+            /* groups: first steps 0..n_first, then the repairs' mids KW_PROBE_MAX + i */
+            int g = gi < pr->n_first ? gi : KW_PROBE_MAX + gi - pr->n_first;
             if ((pass == 0) == (g == win_group))
                 continue; /* failed probes first, the winning one last */
             int tried = 0;
@@ -706,6 +980,12 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
                 tried = s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped;
             if (!tried)
                 continue; /* the budget cut this probe before any evaluation */
+            if (g >= KW_PROBE_MAX) {
+                int rc = kw_ofat_repair_decide(E, s, g, win, v, &start, &inc);
+                if (rc != 0)
+                    return rc;
+                continue;
+            }
             kw_cst fs;
             kw_engine_stats_c(E, s, &pr->first[g], &fs);
             char why[KW_REASON_LEN];
@@ -734,7 +1014,11 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     if (win >= 0) {
         pr->plist_ready = 0;
         kw_ofat_resume_main(o);
+        return 0;
     }
+    kw_ofat_note_repairs(E, s);
+    if (pr->pcur >= pr->n_plist && pr->have_rep && E->o.tabu > 0 && !s->budget_hit)
+        return kw_ofat_repair_excursion(E, s);
     /* else: the next round plans the list's next chunk, or leaves the phase */
     return 0;
 }
@@ -1108,6 +1392,28 @@ static int kw_ofat_init(kw_eng *E, kw_shape *s)
     return kw_ofat_settle_note(E, s); /* the baseline is the first config evaluated */
 }
 
+/* What the bounded fix of `from` will cost: the evaluations its checks (each
+ * changed knob back at its baseline value) still need. A check already in the
+ * memo or journal costs nothing, nor does one that breaks a constraint (the fix
+ * keeps that change unevaluated), so at a small budget the reserve holds back
+ * only what the fix will really spend (the first reserve, one per changed knob,
+ * kept 2 of validate_small_mlp's 12 evaluations at 1% for checks that were all
+ * memo hits). The same memo states decide the budget in kw_build_jobs, so a
+ * resumed run reserves the same. */
+static int kw_ofat_fix_cost(kw_eng *E, kw_shape *s, const kw_cand *from)
+{
+    int n = 0;
+    for (int k = 0; k < E->ks->n_knobs; k++) {
+        if (from->v[k] == s->base.v[k])
+            continue;
+        kw_cand c = *from;
+        c.v[k] = s->base.v[k];
+        if (kw_knobs_cand_violates(E->ks, &c) < 0)
+            n += kw_engine_cost(E, s, kw_knobs_cand_id(E->ks, &c));
+    }
+    return n;
+}
+
 /* Plan visits at most KW_OFAT_PLAN_VISITS phases. Each phase's plan either
  * returns a batch or moves to a LATER phase in the order main < probe <
  * excursion < {backtrack, settle, fix} < finish (backtrack, settle and finish
@@ -1144,13 +1450,15 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
     /* multi-fidelity screening: sweep and probe rounds (kw_mf.h); never an
      * excursion (it moves to the best neighbour whether or not it gains), the
      * fix or settle */
-    s->mf_round = o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE;
+    s->mf_round = (o->ph == KW_OFAT_MAIN && !o->main.composing) ||
+                  (o->ph == KW_OFAT_PROBE &&
+                   !(o->probe.repair0 >= 0 && o->probe.chunk0 >= o->probe.repair0));
     if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)
         s->mf_round = KW_MF_ROUND_FIRST;
     if (o->ph == KW_OFAT_MAIN || o->ph == KW_OFAT_PROBE)
-        s->reserve = E->reps * kw_knobs_cand_distance(E->ks, &s->pos, &s->base);
+        s->reserve = kw_ofat_fix_cost(E, s, &s->pos);
     else if (o->ph == KW_OFAT_EXCURSION)
-        s->reserve = E->reps * kw_knobs_cand_distance(E->ks, &o->ex.start, &s->base);
+        s->reserve = kw_ofat_fix_cost(E, s, &o->ex.start);
     else
         s->reserve = 0;
     return 0;

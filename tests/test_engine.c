@@ -170,9 +170,13 @@ Test(engine, guard_failure_is_rejected_with_its_guard)
     for (size_t i = 0; i < j->n_steps; i++) {
         const kw_jstep *st = &j->steps[i];
         if (st->cand.v[1] == 2 && st->knob == 1) {
+            /* never accepted; a probe may stand on it (EXPLORE) to try a repair */
+            cr_assert_neq(st->decision, KW_DECIDE_ACCEPT, "%s", st->reason);
+            cr_assert_str_eq(st->guards, "drift");
+            if (st->phase != KW_STEP_MAIN)
+                continue;
             seen++;
             cr_assert_eq(st->decision, KW_DECIDE_REJECT);
-            cr_assert_str_eq(st->guards, "drift");
             cr_assert(strstr(st->reason, "guard drift"), "%s", st->reason);
         }
     }
@@ -785,6 +789,148 @@ Test(engine, budget_caps_evaluations_and_keeps_room_for_the_fix)
         cr_assert(r.done);
         cr_assert_leq(r.best_primary, r.baseline_primary);
         /* every change of the recommendation was checked by the fix or budget-kept */
+        kw_journal_result_clear(&r);
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+}
+
+/* With a budget the sweep does not try again a value that failed a guard alone in
+ * the first round (k1=v2, "drift"); without one it does, from each new incumbent. */
+Test(engine, a_budget_run_does_not_sweep_a_guard_failing_value_again)
+{
+    for (int budgeted = 0; budgeted < 2; budgeted++) {
+        kw_synth s;
+        separable(&s, 1);
+        s.guard_knob = 1;
+        s.guard_value = 2;
+        kw_engine_opts o = opts_for(1);
+        o.budget = budgeted ? 1000 : 0; /* more than the run needs: only the mode differs */
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        int swept = 0;
+        for (size_t i = 0; i < j->n_steps; i++)
+            swept += j->steps[i].phase == KW_STEP_MAIN && j->steps[i].knob == 1 &&
+                     j->steps[i].cand.v[1] == 2;
+        if (budgeted)
+            cr_assert_eq(swept, 1, "the first round only, swept %d times", swept);
+        else
+            cr_assert_geq(swept, 2);
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, 0);
+        kw_cand opt;
+        kw_synth_optimum(&s, 0, &opt);
+        cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
+        kw_journal_result_clear(&r);
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+}
+
+/* Compose: after the first round (every neighbour of the baseline), each other
+ * knob's best gaining value is tried on the incumbent, one evaluation each, before
+ * any sweep. On a separable space of 4 knobs x 5 values that reaches the optimum in
+ * 1 + 16 + 3 evaluations (+ 3 fix checks: 23); a sweep would spend 4 evaluations
+ * per knob (all of its values from the new incumbent) and stop two knobs short. */
+Test(engine, compose_reaches_a_separable_optimum_at_a_budget_a_sweep_cannot)
+{
+    kw_synth s;
+    int nv[] = {5, 5, 5, 5};
+    kw_synth_init(&s, 4, nv, 1);
+    double w[4][5] = {{0, -2, -9, 1, 3}, {0, 2, -1, -7, 4}, {0, -5, 1, 2, -3}, {0, 1, 2, 3, -4}};
+    for (int k = 0; k < 4; k++)
+        for (int v = 0; v < 5; v++)
+            s.w[k][v] = w[k][v];
+    kw_engine_opts o = opts_for(1);
+    o.budget = 23;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_leq((long)j->n_evals, o.budget);
+    /* the accepted main steps: k0 (the first round's winner), then k1, k2, k3 in the
+     * order of their gains alone, each straight to its best value */
+    int want_knob[] = {0, 1, 2, 3}, want_value[] = {2, 3, 1, 4}, n_acc = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->decision != KW_DECIDE_ACCEPT || st->phase != KW_STEP_MAIN)
+            continue;
+        cr_assert_lt(n_acc, 4);
+        cr_assert_eq(st->knob, want_knob[n_acc]);
+        cr_assert_eq(st->cand.v[st->knob], want_value[n_acc]);
+        n_acc++;
+    }
+    cr_assert_eq(n_acc, 4);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    kw_cand opt;
+    double ox = kw_synth_optimum(&s, 0, &opt);
+    cr_assert_float_eq(ox, 75.0, 1e-9); /* 100 - 9 - 7 - 5 - 4 */
+    cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* The trapped seed's landscape in miniature (README "The trapped seed"): blk.k=v2
+ * gains 20 but fails the guard "fallback" unless blk.m=v0 and blk.n=v0 change with
+ * it; each of those costs alone (+1, +2), each pair with blk.k still falls back,
+ * and three cheap distractors (o1..o3, +0.1/+0.2/+0.3) lead the tabu excursion
+ * away. Only the three-knob repair leaves the baseline: 100 -> 100 + 1 + 2 - 20. */
+static int fallback_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && c->v[2] == 2 && !(c->v[0] == 0 && c->v[1] == 0))
+        snprintf(out->guards, sizeof out->guards, "fallback");
+    return rc;
+}
+
+static void fallback_space(kw_synth *s, int blocks)
+{
+    int nv[] = {3, 2, 3, 2, 2, 2};
+    kw_synth_init(s, 6, nv, 1);
+    const char *names[2][6] = {{"m", "n", "k", "o1", "o2", "o3"},
+                               {"blk.m", "blk.n", "blk.k", "o1", "o2", "o3"}};
+    double w[6][3] = {{1, 0, 4}, {2, 0}, {0, 3, -20}, {0, 0.1}, {0, 0.2}, {0, 0.3}};
+    for (int k = 0; k < 6; k++) {
+        snprintf(s->ks.knobs[k].name, sizeof s->ks.knobs[k].name, "%s", names[blocks][k]);
+        for (int v = 0; v < nv[k]; v++)
+            s->w[k][v] = w[k][v];
+    }
+    s->ks.knobs[0].baseline = 1;
+    s->ks.knobs[1].baseline = 1;
+    s->ev.eval = fallback_eval;
+}
+
+Test(engine, a_three_knob_repair_leaves_a_guard_trapped_optimum)
+{
+    for (int blocks = 0; blocks < 2; blocks++) {
+        kw_synth s;
+        fallback_space(&s, blocks);
+        kw_engine_opts o = opts_for(1);
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        int accepted_repair = 0;
+        for (size_t i = 0; i < j->n_steps; i++) {
+            const kw_jstep *st = &j->steps[i];
+            cr_assert_eq(kw_knobs_cand_distance(&s.ks, &st->parent, &st->cand), 1);
+            if (st->decision == KW_DECIDE_ACCEPT)
+                cr_assert_str_eq(st->guards, "", "accepted a guard failure: %s", st->reason);
+            accepted_repair += st->decision == KW_DECIDE_ACCEPT && st->phase == KW_STEP_PROBE &&
+                               st->cand.v[0] == 0 && st->cand.v[1] == 0 && st->cand.v[2] == 2;
+        }
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, 0);
+        if (blocks) { /* blk.*: one block, the repair is tried and leaves */
+            cr_assert_eq(accepted_repair, 1);
+            cr_assert_float_eq(r.best_primary, 83.0, 1e-9);
+            cr_assert(r.best.v[0] == 0 && r.best.v[1] == 0 && r.best.v[2] == 2 &&
+                      r.best.v[3] == 0 && r.best.v[4] == 0 && r.best.v[5] == 0);
+        } else { /* no block names: repairs are not tried, the baseline stays */
+            cr_assert_eq(accepted_repair, 0);
+            cr_assert_float_eq(r.best_primary, 100.0, 1e-9);
+        }
         kw_journal_result_clear(&r);
         kw_journal_free(j);
         kw_synth_rmdir(dir);

@@ -12,6 +12,7 @@
 
 #include "kw_error.h"
 #include "kw_reduce.h"
+#include "lib/kw_tl_journal.h"
 
 TestSuite(reduce);
 
@@ -21,29 +22,9 @@ static kw_jheader *hdr(kw_strategy strategy, int repeats)
     kw_jheader *h = calloc(1, sizeof *h);
     h->strategy = strategy;
     h->repeats = repeats;
-    h->n_shapes = 1;
-    strcpy(h->shape_names[0], "s");
-    h->n_metrics = 1;
-    strcpy(h->metric_names[0], "p95_us");
+    kw_tl_jheader_toy(h);
     h->primary = 0;
-    h->space.n_knobs = 2;
-    for (int k = 0; k < 2; k++) {
-        kw_knob *kn = &h->space.knobs[k];
-        snprintf(kn->name, sizeof kn->name, "k%d", k);
-        kn->n_values = 3;
-        for (int v = 0; v < 3; v++)
-            snprintf(kn->values[v], sizeof kn->values[v], "%d", v);
-    }
     return h;
-}
-
-static kw_cand cand(int a, int b)
-{
-    kw_cand c;
-    memset(&c, 0, sizeof c);
-    c.v[0] = (uint8_t)a;
-    c.v[1] = (uint8_t)b;
-    return c;
 }
 
 static long rec_no;
@@ -105,10 +86,10 @@ Test(reduce, mean_and_sd_are_over_repetitions_in_repetition_order)
     kw_jheader *h = hdr(KW_STRATEGY_OFAT, 3);
     kw_reduce *r;
     cr_assert_eq(kw_reduce_new(&r, h), 0);
-    eval(r, h, cand(0, 0), 2, 0.3, "");
-    eval(r, h, cand(0, 0), 0, 0.1, "");
-    eval(r, h, cand(0, 0), 1, 0.2, "");
-    eval(r, h, cand(0, 0), 1, 99.0, ""); /* a repeated record: the first counts */
+    eval(r, h, kw_tl_cand2(0, 0), 2, 0.3, "");
+    eval(r, h, kw_tl_cand2(0, 0), 0, 0.1, "");
+    eval(r, h, kw_tl_cand2(0, 0), 1, 0.2, "");
+    eval(r, h, kw_tl_cand2(0, 0), 1, 99.0, ""); /* a repeated record: the first counts */
     kw_jstats js;
     cr_assert_eq(kw_reduce_stats(&js, r, 0, kw_knobs_cand_id(&h->space, &(kw_cand){{0}})), 0);
     cr_assert_eq(js.n, 3);
@@ -123,12 +104,13 @@ Test(reduce, ofat_cut_short_takes_the_best_passing_position_and_the_path_to_it)
     kw_jheader *h = hdr(KW_STRATEGY_OFAT, 1);
     kw_reduce *r;
     cr_assert_eq(kw_reduce_new(&r, h), 0);
-    kw_cand b = cand(0, 0), a = cand(1, 0), ab = cand(1, 2), g = cand(2, 2);
+    kw_cand b = kw_tl_cand2(0, 0), a = kw_tl_cand2(1, 0);
+    kw_cand ab = kw_tl_cand2(1, 2), g = kw_tl_cand2(2, 2);
     eval(r, h, b, 0, 100.0, "");
     eval(r, h, a, 0, 80.0, "");
-    eval(r, h, cand(0, 1), 0, 50.0, ""); /* evaluated, never stood on: not a candidate */
+    eval(r, h, kw_tl_cand2(0, 1), 0, 50.0, ""); /* evaluated, never stood on: not a candidate */
     step(r, h, b, a, 0, KW_DECIDE_ACCEPT);
-    step(r, h, b, cand(0, 1), 1, KW_DECIDE_REJECT);
+    step(r, h, b, kw_tl_cand2(0, 1), 1, KW_DECIDE_REJECT);
     eval(r, h, ab, 0, 90.0, "");
     step(r, h, a, ab, 1, KW_DECIDE_EXPLORE);
     eval(r, h, g, 0, 10.0, "thermal"); /* fastest but failing a guard */
@@ -178,7 +160,8 @@ Test(reduce, sampling_takes_the_complete_passing_config_first_among_equals)
     kw_jheader *h = hdr(KW_STRATEGY_RANDOM, 2);
     kw_reduce *r;
     cr_assert_eq(kw_reduce_new(&r, h), 0);
-    kw_cand x = cand(1, 1), y = cand(2, 1), z = cand(0, 2), w = cand(2, 2);
+    kw_cand x = kw_tl_cand2(1, 1), y = kw_tl_cand2(2, 1);
+    kw_cand z = kw_tl_cand2(0, 2), w = kw_tl_cand2(2, 2);
     eval(r, h, x, 0, 40.0, "");
     eval(r, h, y, 0, 30.0, "");
     eval(r, h, y, 1, 50.0, ""); /* y: mean 40, ties x once x completes */
@@ -203,10 +186,10 @@ Test(reduce, nothing_passing_leaves_the_baseline)
     kw_jheader *h = hdr(KW_STRATEGY_EXHAUSTIVE, 1);
     kw_reduce *r;
     cr_assert_eq(kw_reduce_new(&r, h), 0);
-    eval(r, h, cand(1, 1), 0, 1.0, "saturated");
+    eval(r, h, kw_tl_cand2(1, 1), 0, 1.0, "saturated");
     kw_jresult res;
     cr_assert_eq(kw_reduce_result(&res, r, 0), 0);
-    kw_cand b = cand(0, 0);
+    kw_cand b = kw_tl_cand2(0, 0);
     cr_assert_eq(res.best_id, kw_knobs_cand_id(&h->space, &b));
     cr_assert_eq(res.n_changes, 0);
     kw_journal_result_clear(&res);
@@ -263,7 +246,7 @@ Test(reduce, each_gives_every_configuration_once_with_its_statistics)
     strcpy(h->shape_names[1], "t");
     kw_reduce *r;
     cr_assert_eq(kw_reduce_new(&r, h), 0);
-    kw_cand x = cand(1, 1), y = cand(2, 1), z = cand(0, 2);
+    kw_cand x = kw_tl_cand2(1, 1), y = kw_tl_cand2(2, 1), z = kw_tl_cand2(0, 2);
     eval(r, h, x, 0, 0.1, "");
     eval(r, h, x, 1, 0.7, "");
     eval(r, h, y, 0, 3.0, "drift");

@@ -20,6 +20,7 @@
 #include "kw_rsynth.h"
 #include "kw_run.h"
 #include "lib/kw_tl.h"
+#include "lib/kw_tl_journal.h"
 
 TestSuite(results);
 
@@ -761,31 +762,12 @@ static hj *hj_new(int repeats)
     kw_jheader *h = &x->j.h;
     h->strategy = KW_STRATEGY_OFAT;
     h->repeats = repeats;
-    h->n_shapes = h->n_tuned = 1;
-    strcpy(h->shape_names[0], "s");
-    h->n_metrics = 1;
-    strcpy(h->metric_names[0], "p95_us");
+    kw_tl_jheader_toy(h);
+    h->n_tuned = 1;
     strcpy(h->metric, "p95_us");
-    h->space.n_knobs = 2;
-    for (int k = 0; k < 2; k++) {
-        kw_knob *kn = &h->space.knobs[k];
-        snprintf(kn->name, sizeof kn->name, "k%d", k);
-        kn->n_values = 3;
-        for (int v = 0; v < 3; v++)
-            snprintf(kn->values[v], sizeof kn->values[v], "%d", v);
-    }
     x->j.evals = x->e;
     x->j.steps = x->t;
     return x;
-}
-
-static kw_cand hj_cand(int a, int b)
-{
-    kw_cand c;
-    memset(&c, 0, sizeof c);
-    c.v[0] = (uint8_t)a;
-    c.v[1] = (uint8_t)b;
-    return c;
 }
 
 static void hj_eval(hj *x, kw_cand c, int rep, double p95)
@@ -834,7 +816,7 @@ static void hj_free(hj *x)
 Test(results, builder_takes_best_path_and_means_from_the_reducer)
 {
     hj *x = hj_new(3);
-    kw_cand b = hj_cand(0, 0), a = hj_cand(1, 0), ab = hj_cand(1, 1);
+    kw_cand b = kw_tl_cand2(0, 0), a = kw_tl_cand2(1, 0), ab = kw_tl_cand2(1, 1);
     hj_eval(x, b, 0, 0.1);
     hj_eval(x, b, 1, 0.2);
     hj_eval(x, b, 2, 0.7);

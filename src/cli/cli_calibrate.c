@@ -90,6 +90,19 @@ static int kw_cal_open(const char *accel_path, xmlDocPtr *doc, char **buf)
     return rc != 0 ? kw_xml_problems_finish(&p) : 0;
 }
 
+/* The rewritten document saved (temp file, fsync, rename) and loaded back as
+ * an accelerator, so a fitted file the loader would refuse is an error here
+ * (both writers below). */
+static int kw_cal_save(xmlDocPtr doc, const char *out)
+{
+    int rc = kw_xml_save_atomic(doc, out);
+    if (rc == 0) {
+        kw_accel check;
+        rc = kw_load_accel(&check, out);
+    }
+    return rc;
+}
+
 /* The calibrated document: rates (and the shared level's bandwidth) changed. */
 static int kw_cal_write(const char *accel_path, const char *csv, const char *out, const kw_accel *a,
                         const kw_calib *cal, const kw_fid_set *set)
@@ -179,11 +192,7 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
         xmlFree(t);
         xmlNodeSetContent(s, BAD_CAST all);
     }
-    rc = kw_xml_save_atomic(doc, out);
-    if (rc == 0) {
-        kw_accel check;
-        rc = kw_load_accel(&check, out);
-    }
+    rc = kw_cal_save(doc, out);
 done:
     xmlFreeDoc(doc);
     free(buf);
@@ -243,11 +252,7 @@ static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char 
         kw_cal_attr(llc, "gb_s", cal->after[KW_CCAL_SHARED_BW], 2);
         xmlSetProp(llc, BAD_CAST "source", BAD_CAST src);
     }
-    rc = kw_xml_save_atomic(doc, out);
-    if (rc == 0) {
-        kw_accel check;
-        rc = kw_load_accel(&check, out);
-    }
+    rc = kw_cal_save(doc, out);
 done:
     xmlFreeDoc(doc);
     free(buf);

@@ -246,6 +246,22 @@ static int kw_model_eval_one(void *ctx, const kw_cand *c, int shape, int rep, kw
     return kw_eval_measured(ctx, c, shape, rep, NULL, out);
 }
 
+/* The model cannot run this mapping on this accelerator (e.g. more cores per
+ * request than it has): a guard failure the journal keeps, not a crash of the
+ * run. Every metric 0 and the latencies infinite, so no ranking prefers it;
+ * the model's message is dropped. Both places kw_eval_measured meets it
+ * (stage 1, continuous batching) use this one rule. */
+static void kw_eval_infeasible(kw_metrics *out)
+{
+    double *v = out->v;
+    snprintf(out->guards, sizeof out->guards, "infeasible");
+    snprintf(out->klass, sizeof out->klass, "infeasible");
+    for (int i = 0; i < KW_M_COUNT; i++)
+        v[i] = 0.0;
+    v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] = HUGE_VAL;
+    kw_error_clear();
+}
+
 int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int rep,
                      const kw_stage1_measured *ms, kw_metrics *out)
 {
@@ -265,15 +281,7 @@ int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int re
         return rc;
     rc = kw_eval_service(&svc, e, s, b, &m);
     if (rc == KW_EINPUT || rc == KW_EMODEL) {
-        /* The model cannot run this mapping on this accelerator (e.g. more
-         * cores per request than it has): a guard failure the journal keeps,
-         * not a crash of the run. */
-        snprintf(out->guards, sizeof out->guards, "infeasible");
-        snprintf(out->klass, sizeof out->klass, "infeasible");
-        for (int i = 0; i < KW_M_COUNT; i++)
-            v[i] = 0.0;
-        v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] = HUGE_VAL;
-        kw_error_clear();
+        kw_eval_infeasible(out);
         return 0;
     }
     if (rc != 0)
@@ -312,13 +320,7 @@ int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int re
         rc = kw_eval_cb(v, &served, &cfg->accel, b, s, &m, e->rate_per_s[shape], so.requests,
                         so.seed);
         if (rc == KW_EINPUT || rc == KW_EMODEL) {
-            snprintf(out->guards, sizeof out->guards, "infeasible");
-            snprintf(out->klass, sizeof out->klass, "infeasible");
-            for (int i = 0; i < KW_M_COUNT; i++)
-                v[i] = 0.0;
-            v[KW_M_P50_US] = v[KW_M_P95_US] = v[KW_M_P99_US] = v[KW_M_P999_US] = v[KW_M_MEAN_US] =
-                HUGE_VAL;
-            kw_error_clear();
+            kw_eval_infeasible(out);
             rc = 0;
             goto done;
         }
