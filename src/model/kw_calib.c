@@ -96,7 +96,7 @@ const char *kw_calib_param_name(int id)
     return id >= 0 && id < KW_CAL_COUNT ? kw_cal_names[id] : NULL;
 }
 
-static kw_level *kw_cal_shared(kw_accel *a)
+kw_level *kw_calib_shared_level(kw_accel *a)
 {
     kw_level *best = NULL;
     for (int i = 0; i < a->n_levels && i < KW_LEVEL_MAX; i++) {
@@ -131,7 +131,7 @@ static double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
     case KW_CAL_DRAM:
         return a->dram_fraction > 0.0 ? a->dram_fraction : 1.0;
     case KW_CAL_SHARED_BW: {
-        kw_level *l = kw_cal_shared((kw_accel *)a);
+        kw_level *l = kw_calib_shared_level((kw_accel *)a);
         return l ? l->bw_bytes_per_s / 1e9 : 0.0;
     }
     case KW_CAL_SOFTMAX_OPS:
@@ -165,7 +165,7 @@ void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set)
         a->dram_fraction = f;
         break;
     case KW_CAL_SHARED_BW: {
-        kw_level *l = kw_cal_shared(a);
+        kw_level *l = kw_calib_shared_level(a);
         if (l)
             l->bw_bytes_per_s = v * 1e9;
         break;
@@ -198,7 +198,7 @@ static int kw_cal_applicable(const kw_accel *a, int id)
 {
     switch (id) {
     case KW_CAL_SHARED_BW: {
-        kw_level *l = kw_cal_shared((kw_accel *)a);
+        kw_level *l = kw_calib_shared_level((kw_accel *)a);
         return l && l->bw_bytes_per_s > 0.0;
     }
     case KW_CAL_SOFTMAX_OPS:

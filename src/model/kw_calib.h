@@ -61,4 +61,10 @@ int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *u
 /* Set one parameter's value on a (value in the file's unit). */
 void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set);
 
+/* The storage level whose bandwidth "shared_gb_s" means: the largest shared
+ * level that holds operands (a CPU's last-level cache); NULL when a has
+ * none. Points into a. Both fits (this one and kw_calib_cpu's) use it, so
+ * they calibrate the same level. */
+kw_level *kw_calib_shared_level(kw_accel *a);
+
 #endif

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_calib.h"
 #include "kw_cost.h"
 #include "kw_error.h"
 #include "kw_load.h"
@@ -49,18 +50,6 @@ const char *kw_calib_cpu_name(int id)
     return id >= 0 && id < KW_CCAL_COUNT ? kw_ccal_names[id] : NULL;
 }
 
-static kw_level *kw_ccal_llc(kw_accel *a)
-{
-    kw_level *best = NULL;
-    for (int i = 0; i < a->n_levels && i < KW_LEVEL_MAX; i++) {
-        kw_level *l = &a->levels[i];
-        if (l->kind == KW_LEVEL_SHARED && (l->holds & KW_HOLD_OPERANDS) &&
-            (!best || l->bytes > best->bytes))
-            best = l;
-    }
-    return best;
-}
-
 /* The parameter's storage in a (NULL when the file has no such figure). */
 static double *kw_ccal_slot(kw_accel *a, int id)
 {
@@ -71,7 +60,7 @@ static double *kw_ccal_slot(kw_accel *a, int id)
     case KW_CCAL_FALLBACK: return &a->fallback_efficiency;
     case KW_CCAL_SRAM_BW: return a->sram_bw_bytes_per_s > 0.0 ? &a->sram_bw_bytes_per_s : NULL;
     case KW_CCAL_SHARED_BW:
-        l = kw_ccal_llc(a);
+        l = kw_calib_shared_level(a);
         return l && l->bw_bytes_per_s > 0.0 ? &l->bw_bytes_per_s : NULL;
     case KW_CCAL_EXP: return a->cpu_exp_per_s > 0.0 ? &a->cpu_exp_per_s : NULL;
     case KW_CCAL_L1_BW: return a->cpu_l1_bw_bytes_per_s > 0.0 ? &a->cpu_l1_bw_bytes_per_s : NULL;
