@@ -29,6 +29,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h" /* PACKAGE_VERSION: a journal from a newer knobwise is refused */
 #endif
+#include "kw_grow.h"
 #include "kw_journal.h"
 #include "kw_reduce.h"
 
@@ -612,18 +613,6 @@ static int kw_f_shape(kw_pstate *ps, const kw_rec *r)
     return (int)kw_f_int(ps, r, "s", 0, ps->j->h.n_shapes > 0 ? ps->j->h.n_shapes - 1 : 0);
 }
 
-/* Growable arrays of the journal. */
-static void *kw_grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return arr;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *r = realloc(arr, c * elem);
-    if (r)
-        *cap = c;
-    return r;
-}
-
 typedef struct kw_caps {
     size_t evals, steps, viols, done, crcs;
 } kw_caps;
@@ -982,7 +971,7 @@ static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
     kw_jpriv *p = j->priv;
     switch (r->type) {
     case 'E': {
-        kw_jeval *ev = kw_grow(j->evals, &caps->evals, j->n_evals, sizeof *j->evals);
+        kw_jeval *ev = kw_grow_array(j->evals, &caps->evals, j->n_evals, sizeof *j->evals);
         if (!ev)
             goto oom;
         j->evals = ev;
@@ -1002,7 +991,7 @@ static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
         break;
     }
     case 'T': {
-        kw_jstep *sv = kw_grow(j->steps, &caps->steps, j->n_steps, sizeof *j->steps);
+        kw_jstep *sv = kw_grow_array(j->steps, &caps->steps, j->n_steps, sizeof *j->steps);
         if (!sv)
             goto oom;
         j->steps = sv;
@@ -1017,7 +1006,7 @@ static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
         break;
     }
     case 'V': {
-        kw_jviol *vv = kw_grow(j->viols, &caps->viols, j->n_viols, sizeof *j->viols);
+        kw_jviol *vv = kw_grow_array(j->viols, &caps->viols, j->n_viols, sizeof *j->viols);
         if (!vv)
             goto oom;
         j->viols = vv;
@@ -1031,7 +1020,7 @@ static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
         break;
     }
     case 'D': {
-        kw_jdone *dv = kw_grow(j->done, &caps->done, j->n_done, sizeof *j->done);
+        kw_jdone *dv = kw_grow_array(j->done, &caps->done, j->n_done, sizeof *j->done);
         if (!dv)
             goto oom;
         j->done = dv;
@@ -1296,8 +1285,8 @@ static int kw_jread_lines(kw_jread *R, int follow)
                 return rc;
         }
         if (R->store) {
-            uint32_t *cv = kw_grow(R->p->crcs, &R->caps.crcs, (size_t)j->n_records,
-                                   sizeof *R->p->crcs);
+            uint32_t *cv = kw_grow_array(R->p->crcs, &R->caps.crcs, (size_t)j->n_records,
+                                         sizeof *R->p->crcs);
             if (!cv)
                 return kw_error_set(KW_ENOMEM, "out of memory loading the journal");
             R->p->crcs = cv;

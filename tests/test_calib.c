@@ -286,3 +286,48 @@ Test(calib, output_is_never_replaced_without_force)
     kw_tl_free(&r);
     free(dir);
 }
+
+/* shared_gb_s is written to the level the fit tuned (the largest shared level
+ * holding operands, kw_calib_shared_level), not to the first shared level the
+ * file lists: a small shared level put before the L2 keeps its figure. */
+Test(calib, shared_bandwidth_is_written_to_the_level_it_was_fitted_for)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    char in[1024], out[1024], cmd[4096];
+    snprintf(in, sizeof in, "%s/two_shared.xml", dir);
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    snprintf(cmd, sizeof cmd,
+             "sed 's|<level name=\"l2\" kind=\"shared\"|<level name=\"dsm\" kind=\"shared\" mib=\"1\" "
+             "gb_s=\"1000\" holds=\"operands\" source=\"test\"/><level name=\"l2\" kind=\"shared\"|' "
+             "'%s/spaces/accel/h100.xml' > '%s'",
+             kw_tl_src(), in);
+    cr_assert_eq(system(cmd), 0);
+    kw_accel before;
+    cr_assert_eq(kw_load_accel(&before, in), 0, "%s", kw_error_last());
+    cr_assert_eq(before.n_levels, 4, "the test file must list two shared levels");
+    snprintf(cmd, sizeof cmd, "calibrate --accel %s --measured %s/spaces/measured/h100_published.csv -o %s",
+             in, kw_tl_src(), out);
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "shared_gb_s") && !strstr(r.out, "shared_gb_s  (not determined"), "%s",
+              r.out);
+    kw_tl_free(&r);
+    kw_accel a;
+    cr_assert_eq(kw_load_accel(&a, out), 0, "%s", kw_error_last());
+    const kw_level *dsm = NULL, *l2 = NULL;
+    for (int i = 0; i < a.n_levels; i++) {
+        if (strcmp(a.levels[i].name, "dsm") == 0)
+            dsm = &a.levels[i];
+        if (strcmp(a.levels[i].name, "l2") == 0)
+            l2 = &a.levels[i];
+    }
+    cr_assert(dsm && l2);
+    cr_assert_float_eq(dsm->bw_bytes_per_s, 1000e9, 1.0, "the small level's figure was replaced");
+    char *xml = kw_tl_slurp(out);
+    const char *l2e = strstr(xml, "<level name=\"l2\"");
+    cr_assert(l2e, "%s", xml);
+    const char *end = strchr(l2e, '>'), *fit = strstr(l2e, "fitted to");
+    cr_assert(fit && end && fit < end, "the fitted level does not say it was fitted: %.300s", l2e);
+    free(xml);
+    free(dir);
+}

@@ -103,6 +103,25 @@ static int kw_cal_save(xmlDocPtr doc, const char *out)
     return rc;
 }
 
+
+/* The <storage><level name=NAME> element: where the fitted shared level's
+ * bandwidth is written, so the file gets the figure of the level the fit
+ * tuned (kw_calib_shared_level), not of the first or largest one listed. */
+static xmlNodePtr kw_cal_level(xmlNodePtr root, const char *name)
+{
+    xmlNodePtr st = kw_cal_child(root, "storage", NULL, NULL);
+    for (xmlNodePtr l = st ? st->children : NULL; l; l = l->next) {
+        if (l->type != XML_ELEMENT_NODE || !xmlStrEqual(l->name, BAD_CAST "level"))
+            continue;
+        xmlChar *n = xmlGetProp(l, BAD_CAST "name");
+        int same = n && strcmp((const char *)n, name) == 0;
+        xmlFree(n);
+        if (same)
+            return l;
+    }
+    return NULL;
+}
+
 /* The calibrated document: rates (and the shared level's bandwidth) changed. */
 static int kw_cal_write(const char *accel_path, const char *csv, const char *out, const kw_accel *a,
                         const kw_calib *cal, const kw_fid_set *set)
@@ -169,20 +188,11 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
         xmlFree(old);
         xmlSetProp(launch, BAD_CAST "source", BAD_CAST ls);
     }
-    if (pm[KW_CAL_SHARED_BW].fitted) {
-        xmlNodePtr st = kw_cal_child(root, "storage", NULL, NULL);
-        for (xmlNodePtr l = st ? st->children : NULL; l; l = l->next) {
-            if (l->type != XML_ELEMENT_NODE)
-                continue;
-            xmlChar *kind = xmlGetProp(l, BAD_CAST "kind");
-            int shared = kind && strcmp((const char *)kind, "shared") == 0;
-            xmlFree(kind);
-            if (shared) {
-                kw_cal_attr(l, "gb_s", pm[KW_CAL_SHARED_BW].after, 1);
-                xmlSetProp(l, BAD_CAST "source", BAD_CAST src);
-                break;
-            }
-        }
+    const kw_level *lv = pm[KW_CAL_SHARED_BW].fitted ? kw_calib_shared_level((kw_accel *)a) : NULL;
+    xmlNodePtr l = lv ? kw_cal_level(root, lv->name) : NULL;
+    if (l) {
+        kw_cal_attr(l, "gb_s", pm[KW_CAL_SHARED_BW].after, 1);
+        xmlSetProp(l, BAD_CAST "source", BAD_CAST src);
     }
     xmlNodePtr s = kw_cal_child(root, "source", NULL, NULL);
     if (s) {
@@ -202,7 +212,7 @@ done:
 /* --space: a CPU file fitted to measured mappings (kw_calib_cpu.c); the
  * fitted figures written where the file keeps them. */
 static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char *out,
-                            const kw_ccal *cal)
+                            const kw_ccal *cal, const char *level)
 {
     char *buf = NULL;
     xmlDocPtr doc = NULL;
@@ -233,21 +243,7 @@ static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char 
             xmlSetProp(n, BAD_CAST "source", BAD_CAST src);
         }
     }
-    xmlNodePtr st = cal->fitted[KW_CCAL_SHARED_BW] ? kw_cal_child(root, "storage", NULL, NULL) : NULL;
-    double best = -1.0;
-    xmlNodePtr llc = NULL;
-    for (xmlNodePtr l = st ? st->children : NULL; l; l = l->next) {
-        if (l->type != XML_ELEMENT_NODE)
-            continue;
-        xmlChar *kind = xmlGetProp(l, BAD_CAST "kind"), *mib = xmlGetProp(l, BAD_CAST "mib");
-        double size = mib ? atof((const char *)mib) : 0.0;
-        if (kind && strcmp((const char *)kind, "shared") == 0 && size > best) {
-            best = size;
-            llc = l;
-        }
-        xmlFree(kind);
-        xmlFree(mib);
-    }
+    xmlNodePtr llc = cal->fitted[KW_CCAL_SHARED_BW] && level ? kw_cal_level(root, level) : NULL;
     if (llc) {
         kw_cal_attr(llc, "gb_s", cal->after[KW_CCAL_SHARED_BW], 2);
         xmlSetProp(llc, BAD_CAST "source", BAD_CAST src);
@@ -275,6 +271,7 @@ static int kw_cal_cpu(const char *space, const char *accel, const char *csv, con
         goto done;
     }
     kw_accel fitted = cfg->accel;
+    const kw_level *shared = kw_calib_shared_level(&fitted); /* the level shared_gb_s fits */
     if ((rc = kw_calib_cpu_fit(&cal, &fitted, cfg, set)) != 0) {
         fprintf(stderr, "knobwise calibrate: %s\n", kw_error_last());
         status = kw_error_exit_status(rc);
@@ -293,7 +290,7 @@ static int kw_cal_cpu(const char *space, const char *accel, const char *csv, con
             printf("%-20s %12.4f %12s  (not determined by these mappings: kept)\n",
                    kw_calib_cpu_name(id), cal.before[id], "-");
     }
-    if ((rc = kw_cal_cpu_write(accel, csv, out, &cal)) != 0) {
+    if ((rc = kw_cal_cpu_write(accel, csv, out, &cal, shared ? shared->name : NULL)) != 0) {
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;
     }

@@ -872,23 +872,13 @@ static void kw_constraint_from_node(kw_constraint *c, xmlNode *n, const kw_knobs
                        c->name);
 }
 
-/* The first constraint the candidate breaks, or -1. (search/kw_knobs.c has
- * kw_knobs_cand_violates; the loader keeps its own copy so it does not need
- * the engine.) */
+/* The first constraint the space's baseline breaks, or -1. A baseline that
+ * did not parse (-1, already reported) matches no term. */
 static int kw_baseline_violates(const kw_knobspace *ks)
 {
-    for (int c = 0; c < ks->n_constraints; c++) {
-        const kw_constraint *k = &ks->constraints[c];
-        int all = k->n_terms > 0;
-        for (int t = 0; t < k->n_terms && all; t++) {
-            int b = ks->knobs[k->terms[t].knob].baseline;
-            if (b < 0 || !(k->terms[t].mask & (1ULL << b)))
-                all = 0;
-        }
-        if (all)
-            return c;
-    }
-    return -1;
+    kw_cand base;
+    kw_knobs_cand_baseline(&base, ks);
+    return kw_knobs_cand_violates(ks, &base);
 }
 
 static void kw_space_defaults(kw_space *s)

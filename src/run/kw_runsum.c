@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_grow.h"
 #include "kw_reduce.h" /* the journal reducer: statistics, best, the net path rule */
 #include "kw_run.h"    /* kw_run_attr_get: the journal's attribute keys */
 #include "kw_runsum.h"
@@ -678,18 +679,6 @@ static void kw_top_offer(kw_rs_key *top, int *n, int cap, const kw_rs_key *k,
         (*n)++;
 }
 
-/* Grow a plain array to hold n + 1 elements; NULL when out of memory. */
-static void *kw_grow_arr(void *arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return arr;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *r = realloc(arr, c * elem);
-    if (r)
-        *cap = c;
-    return r;
-}
-
 /* ---- the one builder of a run summary ----
  *
  * Every summary of a journal is built here, from its body records one at a
@@ -829,7 +818,7 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
         if (!kw_in(v->shape, B->map) ||
             !kw_build_keeps(B, v->shape, kw_knobs_cand_id(&h->space, &v->cand)))
             return 0;
-        kw_sviol *nv = kw_grow_arr(B->viols, &B->cap_viols, B->n_viols, sizeof *B->viols);
+        kw_sviol *nv = kw_grow_array(B->viols, &B->cap_viols, B->n_viols, sizeof *B->viols);
         if (!nv)
             return kw_build_oom();
         B->viols = nv;
@@ -841,7 +830,7 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
         const kw_jstep *t = &r->t;
         if (!kw_in(t->shape, B->map))
             return 0;
-        kw_sstep *ns = kw_grow_arr(B->steps, &B->cap_steps, B->n_steps, sizeof *B->steps);
+        kw_sstep *ns = kw_grow_array(B->steps, &B->cap_steps, B->n_steps, sizeof *B->steps);
         if (!ns)
             return kw_build_oom();
         B->steps = ns;
