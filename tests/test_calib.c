@@ -71,6 +71,43 @@ Test(calib, recovers_known_parameters_from_times_generated_with_them)
     free(set);
 }
 
+#define WANT_GATHER ((1u << KW_CAL_GATHER_DRAM) | (1u << KW_CAL_GATHER_FIXED))
+
+/* The paged-decode gather figures: only the decode rows (page 8) depend on
+ * them, so they are recovered from those alone, and a fit without those rows
+ * is refused as under-determined. */
+Test(calib, recovers_the_gather_figures_from_the_paged_decode_rows)
+{
+    load_shipped();
+    kw_accel truth = acc;
+    kw_calib_set(&truth, KW_CAL_GATHER_DRAM, 0.55, set);
+    kw_calib_set(&truth, KW_CAL_GATHER_FIXED, 9.0, set);
+    int use[KW_FID_MAX], ndec = 0;
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        set->c[i].measured_us = us;
+        use[i] = set->c[i].kind != KW_FID_DECODE;
+        ndec += !use[i];
+    }
+    cr_assert_geq(ndec, 3);
+    kw_calib cal;
+    kw_accel start = acc; /* unset: the ordinary DRAM fraction, no fixed time */
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT_GATHER, 1), 0, "%s", kw_error_last());
+    cr_assert(fabs(cal.p[KW_CAL_GATHER_DRAM].after - 0.55) < 1e-5, "%g",
+              cal.p[KW_CAL_GATHER_DRAM].after);
+    cr_assert(fabs(cal.p[KW_CAL_GATHER_FIXED].after - 9.0) < 1e-3, "%g",
+              cal.p[KW_CAL_GATHER_FIXED].after);
+    cr_assert(cal.chi2_after < 1e-10, "%g", cal.chi2_after);
+    cr_assert(fabs(cal.p[KW_CAL_GATHER_DRAM].before - acc.dram_fraction) < 1e-12, "%g",
+              cal.p[KW_CAL_GATHER_DRAM].before);
+    start = acc;
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, use, WANT_GATHER, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "under-determined"), "%s", kw_error_last());
+    free(set);
+}
+
 #define WANT_NEW                                                                               \
     ((1u << KW_CAL_HIDDEN_SERIAL) | (1u << KW_CAL_HIDDEN_OVERLAP) | (1u << KW_CAL_KERNEL_FIXED))
 

@@ -41,6 +41,8 @@ static void kw_calibrate_help(void)
            "                  dram_fraction shared_gb_s softmax_vector_ops\n"
            "                  softmax_hidden_serial softmax_hidden_overlap kernel_fixed_us\n"
            "                  graph_node_us (graph_node cases only)\n"
+           "                  gather_dram_fraction gather_fixed_us (decode cases whose\n"
+           "                  K/V cache is paged: page > 0)\n"
            "The eager launch and the graph replay's fixed cost are not fitted: no case\n"
            "measures them. A parameter named in --fit that no case depends on, or\n"
            "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n\n"
@@ -178,6 +180,10 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     }
     if (pm[KW_CAL_KERNEL_FIXED].fitted)
         kw_cal_attr(rates, "kernel_fixed_us", a->kernel_fixed_us, 4);
+    if (pm[KW_CAL_GATHER_DRAM].fitted)
+        kw_cal_attr(rates, "gather_dram_fraction", a->gather_dram_fraction, 6);
+    if (pm[KW_CAL_GATHER_FIXED].fitted)
+        kw_cal_attr(rates, "gather_fixed_us", a->gather_fixed_us, 4);
     xmlSetProp(rates, BAD_CAST "source", BAD_CAST src);
     xmlNodePtr launch = pm[KW_CAL_GRAPH_NODE].fitted ? kw_cal_child(root, "launch", NULL, NULL) : NULL;
     if (launch) { /* the eager and replay figures keep their sources: append, not replace */

@@ -67,7 +67,8 @@ static void kw_show_hier(const kw_accel *a)
     if (a->multicast_max > 1)
         printf("  multicast up to %d units share an operand tile\n", a->multicast_max);
     int any = a->dram_fraction > 0 || a->sync_matrix_fraction > 0 || a->special_ops_per_s > 0 ||
-              a->softmax_hidden_set || a->kernel_fixed_us > 0;
+              a->softmax_hidden_set || a->kernel_fixed_us > 0 || a->gather_dram_fraction > 0 ||
+              a->gather_fixed_us > 0;
     for (int p = 0; p < KW_PREC_COUNT; p++)
         any |= a->matrix_fraction[p] > 0;
     if (any) {
@@ -88,6 +89,10 @@ static void kw_show_hier(const kw_accel *a)
                    a->softmax_hidden_overlap);
         if (a->kernel_fixed_us > 0)
             printf("; kernel fixed %g us", a->kernel_fixed_us);
+        if (a->gather_dram_fraction > 0)
+            printf("; paged-KV gather DRAM %g", a->gather_dram_fraction);
+        if (a->gather_fixed_us > 0)
+            printf("; paged-KV gather fixed %g us", a->gather_fixed_us);
         printf("\n");
     }
     if (a->n_pairs > 0) {

@@ -37,7 +37,7 @@
 static const char *const kw_cal_names[KW_CAL_COUNT] = {
     "matrix_fraction", "matrix_fraction_fp8", "sync_matrix_fraction", "dram_fraction", "shared_gb_s",
     "softmax_vector_ops", "softmax_hidden_serial", "softmax_hidden_overlap", "kernel_fixed_us",
-    "graph_node_us"};
+    "graph_node_us", "gather_dram_fraction", "gather_fixed_us"};
 
 /* The precisions each matrix parameter sets. */
 static int kw_cal_prec_of(int id, int p)
@@ -54,7 +54,8 @@ static int kw_cal_prec_of(int id, int p)
 static int kw_cal_is_fraction(int id)
 {
     return id == KW_CAL_MATRIX || id == KW_CAL_MATRIX_FP8 || id == KW_CAL_SYNC_MATRIX ||
-           id == KW_CAL_DRAM || id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP;
+           id == KW_CAL_DRAM || id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP ||
+           id == KW_CAL_GATHER_DRAM;
 }
 
 /* Parameters whose file value may be 0 (a share hiding nothing, no fixed
@@ -62,7 +63,7 @@ static int kw_cal_is_fraction(int id)
 static int kw_cal_may_be_zero(int id)
 {
     return id == KW_CAL_HIDDEN_SERIAL || id == KW_CAL_HIDDEN_OVERLAP || id == KW_CAL_KERNEL_FIXED ||
-           id == KW_CAL_GRAPH_NODE;
+           id == KW_CAL_GRAPH_NODE || id == KW_CAL_GATHER_FIXED;
 }
 
 static double kw_cal_from_x(int id, double x)
@@ -79,8 +80,9 @@ static double kw_cal_from_x(int id, double x)
 static double kw_cal_to_x(int id, double v)
 {
     if (!kw_cal_is_fraction(id))
-        return log(id == KW_CAL_KERNEL_FIXED || id == KW_CAL_GRAPH_NODE ? fmax(v, KW_CAL_FIXED_START_US)
-                                                                        : v);
+        return log(id == KW_CAL_KERNEL_FIXED || id == KW_CAL_GRAPH_NODE || id == KW_CAL_GATHER_FIXED
+                       ? fmax(v, KW_CAL_FIXED_START_US)
+                       : v);
     v = fmax(fmin(v, KW_CAL_FRACTION_START_MAX), KW_CAL_FRACTION_START_MIN);
     return log(v / (1.0 - v));
 }
@@ -144,6 +146,11 @@ static double kw_calib_get(const kw_accel *a, int id, const kw_fid_set *set)
         return a->kernel_fixed_us;
     case KW_CAL_GRAPH_NODE:
         return a->graph_node_us;
+    case KW_CAL_GATHER_DRAM: /* unset: the ordinary DRAM fraction, as kw_cost.c charges it */
+        return a->gather_dram_fraction > 0.0 ? a->gather_dram_fraction
+                                             : kw_calib_get(a, KW_CAL_DRAM, set);
+    case KW_CAL_GATHER_FIXED:
+        return a->gather_fixed_us;
     }
     return 0.0;
 }
@@ -190,6 +197,12 @@ void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set)
         break;
     case KW_CAL_GRAPH_NODE:
         a->graph_node_us = v;
+        break;
+    case KW_CAL_GATHER_DRAM:
+        a->gather_dram_fraction = f;
+        break;
+    case KW_CAL_GATHER_FIXED:
+        a->gather_fixed_us = v;
         break;
     }
 }

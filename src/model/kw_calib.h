@@ -7,7 +7,9 @@
  * softmax share each attention schedule hides under its matrix work, and the
  * device-side fixed time of a kernel (grid dispatch, prologue, first fill, drain),
  * and the per-kernel cost inside a CUDA graph (graph_node_us), which only
- * graph_node cases depend on. The eager launch and the graph replay's fixed
+ * graph_node cases depend on; and the DRAM fraction and fixed time of a decode
+ * kernel that gathers a paged K/V cache (gather_dram_fraction, gather_fixed_us),
+ * which only decode cases with such a page size depend on. The eager launch and the graph replay's fixed
  * cost are not fitted: no case kind measures them (kernel times back to back
  * do not depend on them). */
 #ifndef KW_CALIB_H
@@ -26,6 +28,8 @@ enum {
     KW_CAL_HIDDEN_OVERLAP,   /* the same for the overlapped (ping-pong) schedule */
     KW_CAL_KERNEL_FIXED,     /* device-side fixed time per kernel, us */
     KW_CAL_GRAPH_NODE,       /* launch cost of a kernel inside a CUDA graph, us (graph_node rows) */
+    KW_CAL_GATHER_DRAM,      /* DRAM fraction of a decode kernel gathering paged K/V */
+    KW_CAL_GATHER_FIXED,     /* fixed time of such a kernel, us */
     KW_CAL_COUNT
 };
 

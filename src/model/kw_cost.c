@@ -137,6 +137,8 @@ typedef struct kw_ctx {
     double matrix_frac;   /* achievable fraction of the matrix peak, this precision */
     double dram_eff_bytes_per_us;  /* DRAM bandwidth times its achieved fraction */
     double kernel_fixed_us;        /* device-side fixed time per kernel (hierarchy only) */
+    double gather_eff_bytes_per_us; /* DRAM rate of a paged-KV gather (kw_flash) */
+    double gather_fixed_us;         /* fixed time of a kernel that gathers its paged K/V */
     double hidden_serial, hidden_overlap; /* softmax share hidden under matrix work */
 } kw_ctx;
 
@@ -160,6 +162,7 @@ typedef struct kw_attn {
     double inst, mq, lk, d;
     int causal;
     double table_bytes;   /* paged KV: the block table one K/V stream reads (kw_kv.h) */
+    double page;          /* paged KV: tokens per page (decode; 0 = contiguous) */
 } kw_attn;
 
 static double kw_rup(double x, double g) { return g > 1.0 ? ceil(x / g) * g : x; }
@@ -649,6 +652,19 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     kw_levels_time(c, k);
     if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
         k->epilogue_us = out * at->inst / c->dram_eff_bytes_per_us;
+    /* Paged K/V without a bulk tile copy (src/model-facts.md#paged-kv-gather):
+     * FlashAttention-3 copies a paged K/V block by TMA only when the page holds
+     * whole key blocks and the packed query rows fill more than one query block
+     * (Dao-AILab/flash-attention hopper/flash_api.cpp get_pagedkv_tma:
+     * page_size % kBlockN == 0 && seqlen_q * h / h_k > kBlockM); otherwise each
+     * row is gathered through the page table (cp.async). Such a kernel streams at
+     * the accelerator's gather DRAM fraction and pays its gather fixed time once;
+     * both default to the ordinary figures (dram_fraction, none). */
+    if (at->page > 0.0 && (fmod(at->page, bc) != 0.0 || at->mq <= br)) {
+        k->dram_us = k->dram_bytes / c->gather_eff_bytes_per_us;
+        k->memory_us = fmax(k->dram_us, k->shared_us) + c->lat_us;
+        k->epilogue_us += c->gather_fixed_us;
+    }
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce",
@@ -689,12 +705,14 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
         at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
         at.causal = 0;
         at.table_bytes = kw_kv_table_bytes(s->kv_len, c->m->kv_page_tokens);
+        at.page = c->m->kv_page_tokens;
     } else {
         at.inst = seqs * op->heads;
         at.mq = s->seq;
         at.lk = s->seq;
         at.causal = op->causal != 0;
         at.table_bytes = 0.0; /* a prompt's own K/V come from the QKV GEMM, not the cache */
+        at.page = 0.0;
     }
     const kw_tiling *t = kw_tiling_of(c, b, op);
     if (c->m->fuse_attention == KW_ATTN_FLASH)
@@ -993,6 +1011,10 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
     c.matrix_frac = a->matrix_fraction[m->precision] > 0.0 ? a->matrix_fraction[m->precision] : 1.0;
     c.dram_eff_bytes_per_us = c.bw_bytes_per_us * (a->dram_fraction > 0.0 ? a->dram_fraction : 1.0);
     c.kernel_fixed_us = c.hier ? a->kernel_fixed_us : 0.0;
+    c.gather_eff_bytes_per_us = a->gather_dram_fraction > 0.0
+                                    ? c.bw_bytes_per_us * a->gather_dram_fraction
+                                    : c.dram_eff_bytes_per_us;
+    c.gather_fixed_us = a->gather_fixed_us;
     c.hidden_serial = a->softmax_hidden_set ? a->softmax_hidden_serial : 0.0;
     c.hidden_overlap = a->softmax_hidden_set ? a->softmax_hidden_overlap : 1.0;
 

@@ -18,11 +18,11 @@
 
 #include "kw_error.h"
 
-#define KW_FID_COLS 22
+#define KW_FID_COLS 23
 #define KW_FID_LINE_MAX 4096
 
 static const char *const kw_fid_header =
-    "case,kind,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,tile_m,tile_n,tile_k,stages,"
+    "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,stages,"
     "cluster,schedule,precision,accum,measured_us,bound,source";
 
 static int kw_num(double *out, const char *t, double lo, double hi)
@@ -68,13 +68,13 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
                             "%s:%d: kind '%s' is not gemm, attention, decode or graph_node", path, ln,
                             f[1]);
     c->attention = c->kind == KW_FID_ATTENTION || c->kind == KW_FID_DECODE;
-    enum { NUMS = 14 };
+    enum { NUMS = 15 };
     double v[NUMS];
-    static const double hi[NUMS] = {1e9,  1e9, 1e9,   1e6,   1e9,   4096, 4096,
-                                    4096, 1,   65536, 65536, 65536, 64,   64};
-    static const char *const names[NUMS] = {"m",        "n",      "k",      "batch",  "seq",
-                                            "heads",    "kv_heads", "head_dim", "causal", "tile_m",
-                                            "tile_n",   "tile_k", "stages", "cluster"};
+    static const double hi[NUMS] = {1e9,  1e9,   1e9, 1e6,   1e9,   4096,  4096, 65536,
+                                    4096, 1,     65536, 65536, 65536, 64,  64};
+    static const char *const names[NUMS] = {"m",      "n",        "k",        "batch",  "seq",
+                                            "heads",  "kv_heads", "page",     "head_dim", "causal",
+                                            "tile_m", "tile_n",   "tile_k",   "stages", "cluster"};
     for (int i = 0; i < NUMS; i++)
         if (kw_num(&v[i], f[2 + i], 0.0, hi[i]) != 0 || v[i] != (double)(long)v[i])
             return kw_error_set(KW_EINPUT, "%s:%d: %s '%s' is not an integer in [0, %g]", path, ln,
@@ -86,16 +86,17 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     c->seq = (int)v[4];
     c->heads = (int)v[5];
     c->kv_heads = v[6] > 0.0 ? (int)v[6] : c->heads;
-    c->head_dim = (int)v[7];
-    c->causal = (int)v[8];
-    c->tiling.tile_m = (int)v[9];
-    c->tiling.tile_n = (int)v[10];
-    c->tiling.tile_k = (int)v[11];
+    c->page = (int)v[7];
+    c->head_dim = (int)v[8];
+    c->causal = (int)v[9];
+    c->tiling.tile_m = (int)v[10];
+    c->tiling.tile_n = (int)v[11];
+    c->tiling.tile_k = (int)v[12];
     c->tiling.split_k = 1;
     c->tiling.loop = KW_LOOP_MNK;
-    c->tiling.stages = (int)v[12];
+    c->tiling.stages = (int)v[13];
     c->tiling.double_buffer = c->tiling.stages >= 2;
-    c->tiling.cluster = (int)v[13];
+    c->tiling.cluster = (int)v[14];
     if (c->tiling.tile_m < 1 || c->tiling.tile_n < 1 || c->tiling.tile_k < 1 || c->tiling.stages < 1)
         return kw_error_set(KW_EINPUT, "%s:%d: tiles and stages must be >= 1", path, ln);
     if (c->kind == KW_FID_GRAPH_NODE ? 0
@@ -105,37 +106,40 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     if (c->attention && c->heads % c->kv_heads != 0)
         return kw_error_set(KW_EINPUT, "%s:%d: heads %d not a multiple of kv_heads %d", path, ln,
                             c->heads, c->kv_heads);
+    if (c->page > 0 && c->kind != KW_FID_DECODE)
+        return kw_error_set(KW_EINPUT, "%s:%d: page must be 0 for %s (only a decode reads a paged KV cache)",
+                            path, ln, f[1]);
     if (c->kind == KW_FID_DECODE && c->causal)
         return kw_error_set(KW_EINPUT, "%s:%d: causal must be 0 for decode (one new token attends to the whole cache)",
                             path, ln);
-    if (strcmp(f[16], "serial") == 0)
+    if (strcmp(f[17], "serial") == 0)
         c->overlap = 0;
-    else if (strcmp(f[16], "overlap") == 0)
+    else if (strcmp(f[17], "overlap") == 0)
         c->overlap = 1;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: schedule '%s' is not serial or overlap", path, ln,
-                            f[16]);
-    int pi = kw_prec_parse(f[17]), ai = kw_prec_parse(f[18]);
+                            f[17]);
+    int pi = kw_prec_parse(f[18]), ai = kw_prec_parse(f[19]);
     if (pi < 0 || ai < 0)
-        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[17], f[18]);
+        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[18], f[19]);
     c->precision = (kw_prec)pi;
     c->accum = (kw_prec)ai;
-    if (kw_num(&c->measured_us, f[19], 1e-9, 1e12) != 0)
+    if (kw_num(&c->measured_us, f[20], 1e-9, 1e12) != 0)
         return kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a positive number", path, ln,
-                            f[19]);
-    if (strcmp(f[20], "compute") == 0)
+                            f[20]);
+    if (strcmp(f[21], "compute") == 0)
         c->bound = KW_BOUND_COMPUTE;
-    else if (strcmp(f[20], "memory") == 0)
+    else if (strcmp(f[21], "memory") == 0)
         c->bound = KW_BOUND_MEMORY;
-    else if (strcmp(f[20], "launch") == 0)
+    else if (strcmp(f[21], "launch") == 0)
         c->bound = KW_BOUND_LAUNCH;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute, memory or launch", path, ln,
-                            f[20]);
-    size_t sl = strcspn(f[21], "\r\n");
-    f[21][sl] = '\0';
-    snprintf(c->source, sizeof c->source, "%s", f[21]);
-    c->fit = strstr(f[21], "FIT:") != NULL;
+                            f[21]);
+    size_t sl = strcspn(f[22], "\r\n");
+    f[22][sl] = '\0';
+    snprintf(c->source, sizeof c->source, "%s", f[22]);
+    c->fit = strstr(f[22], "FIT:") != NULL;
     return 0;
 }
 
@@ -232,6 +236,7 @@ int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw
             s.phase = KW_PHASE_DECODE;
             s.seq = 1;
             s.kv_len = c->seq;
+            m.kv_page_tokens = c->page;
         }
         m.fuse_attention = KW_ATTN_FLASH;
     } else {

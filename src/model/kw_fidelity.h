@@ -4,15 +4,16 @@
  *
  * A measurement file is CSV (spaces/measured/h100_published.csv): '#' comment
  * lines, a header naming the columns below in this order, one kernel a row:
- *   case,kind,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,tile_m,tile_n,
+ *   case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,
  *   tile_k,stages,cluster,schedule,precision,accum,measured_us,bound,source
  * kind is gemm (m x n x k), attention (flash prefill: batch sequences of seq
  * tokens, heads of head_dim, causal 0/1) or decode (flash decode: batch
  * sequences each adding one query token against a KV cache of seq tokens) or
  * graph_node (an empty kernel's marginal time inside a replayed CUDA graph);
- * kv_heads 0 means as many as heads (GQA: heads a multiple of it); schedule
+ * kv_heads 0 means as many as heads (GQA: heads a multiple of it); page the
+ * tokens per page of a paged KV cache (decode only; 0 = contiguous); schedule
  * serial|overlap; bound the measured kernel's class (compute|memory|launch); source
- * everything after the 21st comma. */
+ * everything after the 22nd comma. */
 #ifndef KW_FIDELITY_H
 #define KW_FIDELITY_H
 
@@ -30,6 +31,7 @@ typedef struct kw_fid_case {
     int attention;               /* kind is attention or decode */
     double m, n, k;
     int batch, seq, heads, kv_heads, head_dim, causal; /* decode: seq = KV-cache tokens */
+    int page;                    /* decode: KV-cache tokens per page; 0 = contiguous */
     kw_tiling tiling;
     int overlap;                 /* schedule=overlap */
     kw_prec precision, accum;

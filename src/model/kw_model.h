@@ -122,6 +122,13 @@ typedef struct kw_accel {
     int multicast_max;              /* units an operand tile may be multicast to; 0/1 = none */
     int n_pairs;                    /* 0 = every (input, accumulation) pair allowed */
     kw_prec_pair pairs[KW_PAIR_MAX];
+    /* a decode kernel that gathers its paged K/V (no bulk tile copy: FlashAttention-3
+     * uses TMA for a paged KV only when page_size % kBlockN == 0 and the packed query
+     * rows exceed kBlockM, Dao-AILab/flash-attention hopper/flash_api.cpp
+     * get_pagedkv_tma): its achieved DRAM fraction (0 = dram_fraction) and its own
+     * fixed time (0 = none). No shipped accelerator declares them: calibrate fits them. */
+    double gather_dram_fraction;
+    double gather_fixed_us;
     /* --- appended by the llm area: serving at scale (all zero = not declared) --- */
     uint64_t dram_capacity_bytes;   /* device memory (<memory dram_gib=>); 0 = not a bound */
     double link_bytes_per_s;        /* <interconnect>: per-device link bandwidth, one direction */

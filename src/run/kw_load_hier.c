@@ -199,6 +199,15 @@ int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_pr
             else
                 a->kernel_fixed_us = fixed;
         }
+        kw_fraction(&a->gather_dram_fraction, n, "gather_dram_fraction", file, p);
+        fixed = 0.0;
+        if (kw_xml_attr_double(&fixed, n, "gather_fixed_us", file, p) == 1) {
+            if (!(fixed >= 0.0 && fixed <= KW_KERNEL_FIXED_MAX_US))
+                kw_xml_problem(p, file, line, "gather_fixed_us must be in [0, %g], not %g",
+                               KW_KERNEL_FIXED_MAX_US, fixed);
+            else
+                a->gather_fixed_us = fixed;
+        }
         int seen[KW_PREC_COUNT] = {0};
         for (const xmlNode *c = kw_xml_elem(n->children); c; c = kw_xml_elem(c->next)) {
             kw_prec pr;
