@@ -1114,18 +1114,43 @@ static ssize_t kw_lr_next(kw_lreader *r, char *line, size_t cap, size_t *kept, i
     return (ssize_t)total;
 }
 
-/* The one reader behind kw_journal_load and kw_journal_scan: streams the file
- * line by line, checks the checksum chain, parses the header into j->h and
- * hands every good body record to fn (store: also keep each record's checksum
- * and build the eval index, as a load does). A bad record is judged only when
- * the next line arrives: followed by anything, it is corruption (refused with
- * its record number); last, it is a torn tail (left out, j->torn). Records
- * before a refused one have already been handed to fn: the caller discards
- * what it built when this returns an error. */
-static int kw_journal_read(kw_journal **out, const char *path, int allow_partial_header,
-                           int store, kw_journal_fn fn, void *ctx)
+/* The state of one read of a journal file: what kw_journal_read holds over
+ * its loop, kept in one place so the follower (kw_journal_follow) can run
+ * the same loop again over what was appended since. */
+typedef struct kw_jread {
+    const char *path;
+    int fd;
+    kw_journal *j;
+    kw_jpriv *p;
+    kw_lreader *lr;
+    char *line;
+    size_t cap;
+    kw_caps caps;
+    kw_pstate ps;
+    int store;
+    kw_journal_fn fn;
+    void *ctx;
+    int in_header;
+    uint32_t crc;
+    long offset;
+    long bad_record; /* a bad record seen: fine only if nothing follows */
+    char bad_msg[200];
+    kw_jrec rec_buf;
+    double mbuf[KW_METRIC_MAX];
+} kw_jread;
+
+/* Open path (a regular file, not through a symbolic link) and set up a read
+ * of it from its start. On failure R holds nothing to free but what
+ * kw_jread_close frees. */
+static int kw_jread_open(kw_jread *R, const char *path, int store, kw_journal_fn fn, void *ctx)
 {
-    *out = NULL;
+    memset(R, 0, sizeof *R);
+    R->fd = -1;
+    R->path = path;
+    R->store = store;
+    R->fn = fn;
+    R->ctx = ctx;
+    R->in_header = 1;
     /* regular files only: a FIFO would block open(), /dev/zero never ends
      * (reliability); never through a symbolic link out of the run folder */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
@@ -1145,163 +1170,257 @@ static int kw_journal_read(kw_journal **out, const char *path, int allow_partial
         close(fd);
         return kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(err));
     }
-    kw_journal *j = calloc(1, sizeof *j);
-    kw_jpriv *p = calloc(1, sizeof *p);
-    kw_lreader *lr = malloc(sizeof *lr);
-    size_t cap = KW_JOURNAL_RECORD_MAX + 2; /* the longest record, its newline, a NUL */
-    char *line = malloc(cap);
-    int rc = 0;
-    kw_caps caps = {0};
-    kw_pstate ps = {.j = j, .p = p};
-    int in_header = 1;
-    uint32_t crc = 0;
-    long offset = 0;
-    long bad_record = 0; /* a bad record seen: fine only if nothing follows */
-    char bad_msg[200] = "";
-    ssize_t n;
-    kw_jrec rec_buf;
-    double mbuf[KW_METRIC_MAX];
-    if (j)
-        j->priv = p;
+    R->fd = fd;
+    R->j = calloc(1, sizeof *R->j);
+    R->p = calloc(1, sizeof *R->p);
+    R->lr = malloc(sizeof *R->lr);
+    R->cap = KW_JOURNAL_RECORD_MAX + 2; /* the longest record, its newline, a NUL */
+    R->line = malloc(R->cap);
+    R->ps.j = R->j;
+    R->ps.p = R->p;
+    if (R->j)
+        R->j->priv = R->p;
     else
-        free(p);
-    if (!j || !p || !lr || !line || !(j->path = strdup(path))) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
-        goto done;
-    }
-    lr->fd = fd;
-    lr->start = lr->end = 0;
-    lr->eof = 0;
+        free(R->p);
+    if (!R->j || !R->p || !R->lr || !R->line || !(R->j->path = strdup(path)))
+        return kw_error_set(KW_ENOMEM, "out of memory loading the journal");
+    R->lr->fd = fd;
+    R->lr->start = R->lr->end = 0;
+    R->lr->eof = 0;
+    return 0;
+}
+
+static void kw_jread_close(kw_jread *R)
+{
+    free(R->line);
+    free(R->lr);
+    if (R->fd >= 0)
+        close(R->fd);
+    kw_journal_free(R->j);
+    R->line = NULL;
+    R->lr = NULL;
+    R->fd = -1;
+    R->j = NULL;
+}
+
+/* The records from R->offset to the end of the file, each good body record
+ * to R->fn (or stored). follow = 0 (load, scan): a bad record is judged
+ * only when the next line arrives: followed by anything, it is corruption
+ * (refused with its record number); last, it is a torn tail (left for
+ * kw_jread_finish). follow = 1: the file is still being appended to by
+ * its writer, so a last line without its newline is not read yet (the next
+ * call starts at it), and a bad whole line is refused at once. Records
+ * before a refused one have already been handed to fn: the caller discards
+ * what it built when this returns an error. */
+static int kw_jread_lines(kw_jread *R, int follow)
+{
+    kw_journal *j = R->j;
+    kw_pstate *ps = &R->ps;
+    ssize_t n;
     size_t kept;
     int has_nl;
-    while ((n = kw_lr_next(lr, line, cap - 1, &kept, &has_nl)) > 0) {
+    int rc = 0;
+    while ((n = kw_lr_next(R->lr, R->line, R->cap - 1, &kept, &has_nl)) > 0) {
+        char *line = R->line;
         long rec = j->n_records + 1;
-        if (bad_record) {
-            rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: %s (corruption in the middle of the "
-                              "journal; refusing to use it)", path, bad_record, bad_msg);
-            goto done;
-        }
+        if (follow && !has_nl)
+            break; /* the writer is not done with it: read again next time */
+        if (R->bad_record)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s (corruption in the middle of "
+                                "the journal; refusing to use it)", R->path, R->bad_record,
+                                R->bad_msg);
         size_t len = (size_t)n - (size_t)has_nl;
         uint32_t c = 0;
         if (len > KW_JOURNAL_RECORD_MAX) {
-            bad_record = rec;
-            snprintf(bad_msg, sizeof bad_msg, "%zu bytes, longer than a journal record may be "
-                     "(%d)", len, KW_JOURNAL_RECORD_MAX);
+            R->bad_record = rec;
+            snprintf(R->bad_msg, sizeof R->bad_msg, "%zu bytes, longer than a journal record "
+                     "may be (%d)", len, KW_JOURNAL_RECORD_MAX);
+            if (follow)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", R->path, rec, R->bad_msg);
             continue;
         }
-        long pl = has_nl ? kw_line_check(line, len, crc, &c) : -1;
+        long pl = has_nl ? kw_line_check(line, len, R->crc, &c) : -1;
         if (pl < 0) {
-            bad_record = rec;
-            snprintf(bad_msg, sizeof bad_msg, "%s",
+            R->bad_record = rec;
+            snprintf(R->bad_msg, sizeof R->bad_msg, "%s",
                      has_nl ? "checksum mismatch" : "torn record (no end of line)");
+            if (follow)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", R->path, rec, R->bad_msg);
             continue;
         }
         line[pl] = '\0';
         kw_rec r;
         int body = 0;
-        ps.record = rec;
+        ps->record = rec;
         if (kw_rec_split(&r, line) != 0) {
-            kw_perr(&ps, "malformed record");
+            kw_perr(ps, "malformed record");
         } else if (strchr("HAIKCMS", r.type)) {
-            if (!in_header)
-                kw_perr(&ps, "header record '%c' after the header", r.type);
+            if (!R->in_header)
+                kw_perr(ps, "header record '%c' after the header", r.type);
             else if (r.type != 'H' && j->h.format == 0)
-                kw_perr(&ps, "the journal does not start with a header record");
+                kw_perr(ps, "the journal does not start with a header record");
             else
-                kw_parse_header(&ps, &r);
+                kw_parse_header(ps, &r);
         } else {
-            if (in_header) {
-                kw_header_done(&ps);
-                in_header = 0;
+            if (R->in_header) {
+                kw_header_done(ps);
+                R->in_header = 0;
             }
             if (j->complete)
-                kw_perr(&ps, "record after the run-end record");
+                kw_perr(ps, "record after the run-end record");
             j->paused[0] = '\0'; /* a pause counts only as the last record */
-            kw_parse_body(&ps, &r, &rec_buf, mbuf);
+            kw_parse_body(ps, &r, &R->rec_buf, R->mbuf);
             body = 1;
         }
-        if (ps.err) {
-            rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", path, rec, ps.msg);
-            goto done;
-        }
+        if (ps->err)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", R->path, rec, ps->msg);
         if (body) {
-            if (rec_buf.type == 'Q')
-                snprintf(j->paused, sizeof j->paused, "%s", rec_buf.paused);
-            else if (rec_buf.type == 'Z')
+            if (R->rec_buf.type == 'Q')
+                snprintf(j->paused, sizeof j->paused, "%s", R->rec_buf.paused);
+            else if (R->rec_buf.type == 'Z')
                 j->complete = 1;
-            rc = store ? kw_store_rec(&caps, j, &rec_buf) : fn ? fn(ctx, j, &rec_buf) : 0;
+            rc = R->store ? kw_store_rec(&R->caps, j, &R->rec_buf)
+                          : R->fn ? R->fn(R->ctx, j, &R->rec_buf) : 0;
             if (rc != 0)
-                goto done;
+                return rc;
         }
-        if (store) {
-            uint32_t *cv = kw_grow_array(p->crcs, &caps.crcs, (size_t)j->n_records, sizeof *p->crcs);
-            if (!cv) {
-                rc = kw_error_set(KW_ENOMEM, "out of memory loading the journal");
-                goto done;
-            }
-            p->crcs = cv;
-            p->crcs[j->n_records] = c;
+        if (R->store) {
+            uint32_t *cv = kw_grow_array(R->p->crcs, &R->caps.crcs, (size_t)j->n_records,
+                                         sizeof *R->p->crcs);
+            if (!cv)
+                return kw_error_set(KW_ENOMEM, "out of memory loading the journal");
+            R->p->crcs = cv;
+            R->p->crcs[j->n_records] = c;
         }
-        crc = c;
+        R->crc = c;
         j->n_records++;
-        j->last_start = offset;
-        offset += (long)n;
-        j->good_bytes = offset;
+        j->last_start = R->offset;
+        R->offset += (long)n;
+        j->good_bytes = R->offset;
     }
-    if (n < 0) {
-        rc = kw_error_set(KW_EIO, "%s: read error: %s", path, strerror(errno));
-        goto done;
-    }
+    if (n < 0)
+        return kw_error_set(KW_EIO, "%s: read error: %s", R->path, strerror(errno));
+    return 0;
+}
+
+/* After the last line of a load or a scan: the torn tail, an empty or
+ * headerless file, the header of a journal without body records, the
+ * index. */
+static int kw_jread_finish(kw_jread *R, int allow_partial_header)
+{
+    kw_journal *j = R->j;
+    const char *path = R->path;
     struct stat st;
-    j->file_bytes = fstat(fd, &st) == 0 ? (long)st.st_size : j->good_bytes;
-    if (bad_record) {
+    j->file_bytes = fstat(R->fd, &st) == 0 ? (long)st.st_size : j->good_bytes;
+    if (R->bad_record) {
         j->torn = 1;
+        /* (every bad_msg is under 100 bytes) */
         snprintf(j->torn_msg, sizeof j->torn_msg,
-                 "%s: record %ld: %s; the last %ld bytes are dropped (last good record %ld)", path,
-                 bad_record, bad_msg, j->file_bytes - j->good_bytes, j->n_records);
+                 "%s: record %ld: %.100s; the last %ld bytes are dropped (last good record %ld)",
+                 path, R->bad_record, R->bad_msg, j->file_bytes - j->good_bytes, j->n_records);
     } else if (j->good_bytes < j->file_bytes) {
         j->torn = 1;
         snprintf(j->torn_msg, sizeof j->torn_msg, "%s: %ld trailing bytes after record %ld", path,
                  j->file_bytes - j->good_bytes, j->n_records);
     }
-    if (j->n_records == 0 && j->file_bytes == 0) {
+    if (j->n_records == 0 && j->file_bytes == 0)
         /* killed before its first byte: there is nothing to read or resume */
-        rc = kw_error_set(KW_EINPUT, "%s: the journal is empty: nothing was run; start again "
-                          "(a new tune into a new folder)", path);
-        goto done;
-    }
-    if (j->n_records == 0) {
-        rc = kw_error_set(KW_ECORRUPT, "%s: no journal record%s", path,
-                          j->torn ? " (the first record is torn)" : "");
-        goto done;
-    }
-    if (in_header) {
-        ps.record = j->n_records;
-        kw_header_done(&ps);
-        if (ps.err && allow_partial_header) {
+        return kw_error_set(KW_EINPUT, "%s: the journal is empty: nothing was run; start again "
+                            "(a new tune into a new folder)", path);
+    if (j->n_records == 0)
+        return kw_error_set(KW_ECORRUPT, "%s: no journal record%s", path,
+                            j->torn ? " (the first record is torn)" : "");
+    if (R->in_header) {
+        R->ps.record = j->n_records;
+        kw_header_done(&R->ps);
+        if (R->ps.err && allow_partial_header) {
             j->header_incomplete = 1;
-            ps.err = 0;
+            R->ps.err = 0;
         }
-        if (ps.err) {
-            rc = kw_error_set(KW_ECORRUPT, "%s: header: %s", path, ps.msg);
-            goto done;
-        }
+        if (R->ps.err)
+            return kw_error_set(KW_ECORRUPT, "%s: header: %s", path, R->ps.msg);
     }
-    if (store) {
+    if (R->store) {
         kw_index_build(j);
-        if (!p->index && j->n_evals > 0) {
-            rc = kw_error_set(KW_ENOMEM, "out of memory indexing the journal");
-            goto done;
-        }
+        if (!R->p->index && j->n_evals > 0)
+            return kw_error_set(KW_ENOMEM, "out of memory indexing the journal");
     }
-    *out = j;
-    j = NULL;
-done:
-    free(line);
-    free(lr);
-    close(fd);
-    kw_journal_free(j);
+    return 0;
+}
+
+/* The one reader behind kw_journal_load and kw_journal_scan: streams the file
+ * line by line, checks the checksum chain, parses the header into j->h and
+ * hands every good body record to fn (store: also keep each record's checksum
+ * and build the eval index, as a load does); see kw_jread_lines for the bad
+ * record rules. */
+static int kw_journal_read(kw_journal **out, const char *path, int allow_partial_header,
+                           int store, kw_journal_fn fn, void *ctx)
+{
+    *out = NULL;
+    kw_jread R;
+    int rc = kw_jread_open(&R, path, store, fn, ctx);
+    if (rc == 0)
+        rc = kw_jread_lines(&R, 0);
+    if (rc == 0)
+        rc = kw_jread_finish(&R, allow_partial_header);
+    if (rc == 0) {
+        *out = R.j;
+        R.j = NULL;
+    }
+    kw_jread_close(&R);
     return rc;
+}
+
+/* The follower: one kw_jread kept open, its loop run again from where it
+ * stopped. */
+struct kw_jfollow {
+    kw_jread R;
+    int failed; /* a read failed: every later call fails (R's state is unknown) */
+};
+
+int kw_journal_follow_open(kw_jfollow **out, const char *path, kw_journal_fn fn, void *ctx)
+{
+    *out = NULL;
+    kw_jfollow *f = calloc(1, sizeof *f);
+    if (!f)
+        return kw_error_set(KW_ENOMEM, "out of memory following the journal");
+    int rc = kw_jread_open(&f->R, path, 0, fn, ctx);
+    if (rc != 0) {
+        kw_jread_close(&f->R);
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+int kw_journal_follow(kw_jfollow *f)
+{
+    kw_jread *R = &f->R;
+    if (f->failed)
+        return kw_error_set(KW_ESTATE, "%s: following the journal failed before", R->path);
+    /* from the first byte not yet read as a whole line */
+    R->lr->start = R->lr->end = 0;
+    R->lr->eof = 0;
+    int rc = lseek(R->fd, R->offset, SEEK_SET) == (off_t)R->offset ? 0
+             : kw_error_set(KW_EIO, "%s: cannot seek: %s", R->path, strerror(errno));
+    if (rc == 0)
+        rc = kw_jread_lines(R, 1);
+    f->failed = rc != 0;
+    return rc;
+}
+
+const kw_journal *kw_journal_follow_journal(const kw_jfollow *f)
+{
+    return f->R.in_header ? NULL : f->R.j;
+}
+
+void kw_journal_follow_free(kw_jfollow *f)
+{
+    if (!f)
+        return;
+    kw_jread_close(&f->R);
+    free(f);
 }
 
 int kw_journal_load(kw_journal **out, const char *path)

@@ -303,6 +303,22 @@ typedef int (*kw_journal_fn)(void *ctx, const kw_journal *j, const kw_jrec *r);
  * kw_journal_free. A journal refused in the middle returns KW_ECORRUPT after
  * fn has seen the records before the bad one: discard what fn built. */
 int kw_journal_scan(kw_journal **out, const char *path, kw_journal_fn fn, void *ctx);
+/* The follower: the streaming reader of a journal that its writer is still
+ * appending to (the run's own summary, kw_runsum_live). Each
+ * kw_journal_follow call hands fn the good body records appended since the
+ * last call, through the same parsing and checksum chain as
+ * kw_journal_scan; a last line without its newline is left for the next
+ * call (the writer is not done with it); a bad whole line or a read error
+ * fails this call and every later one (KW_ECORRUPT, KW_EIO: the caller
+ * reads the journal afresh, kw_journal_scan, whose rules then judge it).
+ * kw_journal_follow_journal gives the header and counters of what was read
+ * (NULL while no body record has come: the header is finished by the
+ * first), owned by the follower. */
+typedef struct kw_jfollow kw_jfollow;
+int kw_journal_follow_open(kw_jfollow **out, const char *path, kw_journal_fn fn, void *ctx);
+int kw_journal_follow(kw_jfollow *f);
+const kw_journal *kw_journal_follow_journal(const kw_jfollow *f);
+void kw_journal_follow_free(kw_jfollow *f);
 /* Same; with allow_partial_header a file that ends inside its header (a run
  * killed while starting) loads with header_incomplete set (used by resume;
  * such a journal has no body records and an unusable header). */

@@ -1341,6 +1341,21 @@ void kw_results_set_limits(kw_runsum *rs, const kw_config *cfg)
         }
 }
 
+/* The tail both summaries share: the primary metric checked against the
+ * journal's, the space's limits, the owner. */
+static int kw_results_summary_end(kw_runsum *rs, const kw_journal *j, const char *path,
+                                  const kw_config *cfg, const char *owner, const char *metric)
+{
+    if (metric && strcmp(metric, j->h.metric) != 0)
+        return kw_error_set(KW_ESTATE, "%s: the journal's primary metric is %s, not %s", path,
+                            j->h.metric, metric);
+    if (cfg)
+        kw_results_set_limits(rs, cfg);
+    if (owner && owner[0])
+        snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
+    return 0;
+}
+
 int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cfg,
                        const char *owner, const char *metric)
 {
@@ -1356,19 +1371,39 @@ int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cf
      * of only what the files list: memory does not grow with the run. */
     if ((rc = kw_runsum_build_listed(&rs, &j, path, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP)) != 0)
         goto done;
-    if (metric && strcmp(metric, j->h.metric) != 0) {
-        rc = kw_error_set(KW_ESTATE, "%s: the journal's primary metric is %s, not %s", path,
-                          j->h.metric, metric);
+    if ((rc = kw_results_summary_end(rs, j, path, cfg, owner, metric)) != 0)
         goto done;
-    }
-    if (cfg)
-        kw_results_set_limits(rs, cfg);
-    if (owner && owner[0])
-        snprintf(rs->info.owner, sizeof rs->info.owner, "%s", owner);
     *out = rs;
     rs = NULL;
 done:
     kw_runsum_free(rs);
     kw_journal_free(j);
     return rc;
+}
+
+int kw_results_live_new(kw_runsum_live **out, const char *run_dir)
+{
+    char path[4096];
+    *out = NULL;
+    if (snprintf(path, sizeof path, "%s/%s", run_dir, KW_RUNFOLDER_JOURNAL_NAME) >=
+        (int)sizeof path)
+        return kw_error_set(KW_EINPUT, "%s: path too long", run_dir);
+    return kw_runsum_live_new(out, path, KW_RESULTS_TOP, KW_RESULTS_REJECTED_TOP);
+}
+
+int kw_results_summary_live(kw_runsum **out, kw_runsum_live *lv, const kw_config *cfg,
+                            const char *owner, const char *metric)
+{
+    const kw_journal *j = NULL;
+    kw_runsum *rs = NULL;
+    *out = NULL;
+    int rc = kw_runsum_live_summary(&rs, &j, lv);
+    if (rc == 0)
+        rc = kw_results_summary_end(rs, j, j->path, cfg, owner, metric);
+    if (rc != 0) {
+        kw_runsum_free(rs);
+        return rc;
+    }
+    *out = rs;
+    return 0;
 }

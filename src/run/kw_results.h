@@ -54,6 +54,17 @@
 int kw_results_summary(kw_runsum **out, const char *run_dir, const kw_config *cfg,
                        const char *owner, const char *metric);
 
+/* The same summary without reading the journal: the live summary
+ * (kw_runsum_live, kw_runsum.h) of run_dir's journal with the listings'
+ * lengths, made by kw_results_live_new once the journal exists and kept
+ * up to date by the run (kw_runsum_live_update); kw_results_summary_live
+ * reads what was appended since and gives the summary kw_results_summary
+ * would give (the same cfg, owner and metric rules). On any failure the
+ * caller reads the file (kw_results_summary). */
+int kw_results_live_new(kw_runsum_live **out, const char *run_dir);
+int kw_results_summary_live(kw_runsum **out, kw_runsum_live *lv, const kw_config *cfg,
+                            const char *owner, const char *metric);
+
 /* Guard thresholds, sample size, space name and input hashes from the run's config. */
 void kw_results_set_limits(kw_runsum *rs, const kw_config *cfg);
 

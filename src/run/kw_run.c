@@ -130,6 +130,13 @@ struct kw_run {
     const kw_run_ctl *ctl;       /* during kw_run_exec */
     double last_write;
     int write_failed;
+    /* the run summary kept live from the journal as the engine appends it
+     * (kw_runsum_live), during kw_run_exec: the stop path then writes the
+     * files without reading the journal; NULL before the first round or
+     * after a failure (the files are then made from the journal file) */
+    kw_runsum_live *live;
+    int live_failed;
+    int results_live; /* the last files were made from it (kw_run_outcome.live_results) */
 };
 
 static double kw_run_now(void)
@@ -144,6 +151,7 @@ void kw_run_free(kw_run *r)
     if (!r)
         return;
     kw_mpi_pool_free(r->mp);
+    kw_runsum_live_free(r->live);
     kw_exec_free(r->final_ex);
     kw_exec_free(r->port_ex);
     kw_exec_free(r->ex);
@@ -933,19 +941,49 @@ fail:
 
 /* ------------------------------------------------------------ results */
 
-int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, const char *metric,
-                   const kw_evaluator *port_ev, const kw_evaluator *final_ev,
-                   struct kw_evpool *pool, int width)
+/* The summary of the run's results: the live one when there is one (the
+ * same summary, kw_runsum_live, without reading the journal), else (none,
+ * or it failed: it is then dropped) from the journal file. */
+static int kw_run_summary(kw_runsum **rs, kw_runsum_live **live, int *from_live,
+                          const char *dir, const kw_config *cfg, const char *owner,
+                          const char *metric)
+{
+    *from_live = 0;
+    if (live && *live) {
+        if (kw_results_summary_live(rs, *live, cfg, owner, metric) == 0) {
+            *from_live = 1;
+            return 0;
+        }
+        kw_runsum_live_free(*live);
+        *live = NULL;
+        kw_error_clear();
+    }
+    return kw_results_summary(rs, dir, cfg, owner, metric);
+}
+
+static int kw_run_results_of(kw_runsum_live **live, int *from_live, const char *dir,
+                             const kw_config *cfg, const char *owner, const char *metric,
+                             const kw_evaluator *port_ev, const kw_evaluator *final_ev,
+                             struct kw_evpool *pool, int width)
 {
     kw_runsum *rs = NULL;
     kw_evidence_pool ep = {pool, width};
-    int rc = kw_results_summary(&rs, dir, cfg, owner, metric);
+    int rc = kw_run_summary(&rs, live, from_live, dir, cfg, owner, metric);
     if (rc == 0)
         rc = kw_evidence_run(rs, port_ev, final_ev, &ep);
     if (rc == 0)
         rc = kw_results_write_summary(dir, rs);
     kw_runsum_free(rs);
     return rc;
+}
+
+int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, const char *metric,
+                   const kw_evaluator *port_ev, const kw_evaluator *final_ev,
+                   struct kw_evpool *pool, int width)
+{
+    int from_live;
+    return kw_run_results_of(NULL, &from_live, dir, cfg, owner, metric, port_ev, final_ev, pool,
+                             width);
 }
 
 /* ------------------------------------------------------------ the engine */
@@ -964,6 +1002,22 @@ int kw_run_ranks(const kw_run *r, char *buf, size_t len)
     return 1;
 }
 
+/* After each round: the live summary reads the round's records (opened at
+ * the first round, when the journal exists). A failure drops it: the files
+ * are then made from the journal file, as they always could be. */
+static void kw_run_live_update(kw_run *r)
+{
+    if (r->live_failed)
+        return;
+    int rc = r->live ? kw_runsum_live_update(r->live) : kw_results_live_new(&r->live, r->dir);
+    if (rc != 0) {
+        kw_runsum_live_free(r->live);
+        r->live = NULL;
+        r->live_failed = 1;
+        kw_error_clear();
+    }
+}
+
 /* The engine's progress: the caller's, then the best-so-far results every
  * ctl->every_s, on the pool (idle between rounds) with the local threads. */
 static void kw_run_progress(void *ud, const kw_progress *p)
@@ -972,12 +1026,14 @@ static void kw_run_progress(void *ud, const kw_progress *p)
     const kw_run_ctl *ctl = r->ctl;
     if (ctl->progress)
         ctl->progress(ctl->ud, r, p);
+    kw_run_live_update(r);
     double now = kw_run_now();
     if (ctl->every_s > 0 && now - r->last_write >= ctl->every_s) {
         r->last_write = now;
         /* a stop cancels its portability evaluations: the pause writes the files */
-        int wrc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r), NULL,
-                                 &r->pool, r->eo.threads);
+        int from_live;
+        int wrc = kw_run_results_of(&r->live, &from_live, r->dir, r->cfg, r->owner, r->eo.metric,
+                                    kw_run_port_ev(r), NULL, &r->pool, r->eo.threads);
         if (wrc != 0 && wrc != KW_EINTERRUPTED && !r->write_failed) {
             r->write_failed = 1; /* said once; the run goes on */
             if (ctl->rewrite_failed)
@@ -998,11 +1054,12 @@ static int kw_run_write_results(kw_run *r)
 {
     int stopped = r->stop && *r->stop, rc = KW_EINTERRUPTED;
     if (!stopped)
-        rc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, kw_run_port_ev(r),
-                            kw_run_final_ev(r), &r->pool, r->eo.threads);
+        rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
+                               r->eo.metric, kw_run_port_ev(r), kw_run_final_ev(r), &r->pool,
+                               r->eo.threads);
     if (rc == KW_EINTERRUPTED && r->stop && *r->stop)
-        rc = kw_run_results(r->dir, r->cfg, r->owner, r->eo.metric, NULL, NULL, &r->pool,
-                            r->eo.threads);
+        rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
+                               r->eo.metric, NULL, NULL, &r->pool, r->eo.threads);
     return rc;
 }
 
@@ -1057,11 +1114,15 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
          * that comes while they are written counts (out->signal). */
         r->deadline_s = 0.0;
         rc = kw_run_write_results(r);
+        out->live_results = r->results_live;
         out->signal = r->stop ? *r->stop : 0;
         if (r->stop)
             *r->stop = 0;
     }
     kw_evpool_stop(&r->pool);
+    kw_runsum_live_free(r->live);
+    r->live = NULL;
+    r->live_failed = 0;
     r->ctl = NULL;
     return rc;
 }

@@ -709,6 +709,9 @@ typedef struct kw_sshape {
     kw_rs_key *top_r0;
     int n_r0;
     kw_idset refused, keep;
+    kw_idset picked; /* what kw_build_keep adds to keep: the tops, the
+                      * baseline, the best (a live summary makes it anew
+                      * each time; keep only grows with the records) */
     kw_cand base;
     uint64_t base_id;
     int base_seen;
@@ -730,6 +733,9 @@ typedef struct kw_build {
     int map[KW_JOURNAL_SHAPE_MAX];
     int n;                  /* summary shapes */
     int listed;             /* 1: only what the files list (two reads), 0: everything */
+    int live;               /* 1: a live summary (kw_runsum_live): one read, as the
+                             * journal grows; rs holds every configuration */
+    int keep_all;           /* live, while records come in: every record into rs */
     int top_ranked, top_rejected; /* listed: the listings' lengths */
     int read;               /* 1 or 2 (listed), 0 (everything: one read) */
     long limit;             /* records of read 1: read 2 stops there */
@@ -790,7 +796,8 @@ static int kw_build_scout(kw_build *B, const kw_jrec *r)
 /* Is the configuration (evaluator shape es, id) one the summary holds? */
 static int kw_build_keeps(const kw_build *B, int es, uint64_t id)
 {
-    return !B->listed || kw_idset_has(&B->ps[B->map[es]].keep, id);
+    const kw_sshape *p = B->listed ? &B->ps[B->map[es]] : NULL;
+    return !p || B->keep_all || kw_idset_has(&p->keep, id) || kw_idset_has(&p->picked, id);
 }
 
 /* A record into the summary: evaluations at once, refusals and steps
@@ -872,6 +879,15 @@ static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         int rc = kw_build_init(B, j);
         if (rc != 0)
             return rc;
+    }
+    if (B->live) {
+        /* read 1 and read 2 at once: the reducer and the scout as read 1,
+         * every record into rs; kw_runsum_live_summary keeps what read 2
+         * would have kept */
+        int rc = kw_reduce_add(B->red, r);
+        if (rc == 0)
+            rc = kw_build_scout(B, r);
+        return rc == 0 ? kw_build_replay(B, r) : rc;
     }
     if (B->limit > 0 && r->record > B->limit) {
         B->stopped = 1; /* the journal grew after read 1: read what read 1 read */
@@ -966,19 +982,18 @@ static int kw_build_keep(kw_build *B, int i, int es, uint64_t best)
         kw_top_offer(p->top_x, &p->n_x, B->top_rejected, &key, kw_rs_key_cmp);
     }
     kw_error_clear();
-    rc = kw_idset_add(&p->keep, p->base_id);
+    rc = kw_idset_add(&p->picked, p->base_id);
     for (int k = 0; k < p->n_r && rc == 0; k++)
-        rc = kw_idset_add(&p->keep, p->top_r[k].id);
+        rc = kw_idset_add(&p->picked, p->top_r[k].id);
     for (int k = 0; k < p->n_x && rc == 0; k++)
-        rc = kw_idset_add(&p->keep, p->top_x[k].id);
-    return rc == 0 ? kw_idset_add(&p->keep, best) : rc;
+        rc = kw_idset_add(&p->picked, p->top_x[k].id);
+    return rc == 0 ? kw_idset_add(&p->picked, best) : rc;
 }
 
 /* The summary's counts over every configuration, for a listed summary
  * (kw_runsum_finish counts only what it holds). */
-static void kw_build_totals(kw_build *B)
+static void kw_build_totals(kw_build *B, kw_runsum *rs)
 {
-    kw_runsum *rs = B->rs;
     rs->partial = 1;
     for (int i = 0; i < rs->n_shapes && i < B->n; i++) {
         kw_rs_shape *sh = &rs->shapes[i];
@@ -1001,12 +1016,62 @@ static void kw_build_free(kw_build *B)
         free(B->ps[i].top_x);
         kw_idset_free(&B->ps[i].refused);
         kw_idset_free(&B->ps[i].keep);
+        kw_idset_free(&B->ps[i].picked);
     }
     free(B->ps);
     kw_reduce_free(B->red);
     kw_runsum_free(B->rs);
     free(B->steps);
     free(B->viols);
+}
+
+/* The evaluator shapes with a summary shape, each once, in tuning order,
+ * and each one's best from the reducer. Returns 0 or a negative code. */
+static int kw_build_tuned(const kw_build *B, int *n_tuned, int tuned[KW_JOURNAL_SHAPE_MAX],
+                          uint64_t best[KW_JOURNAL_SHAPE_MAX])
+{
+    const kw_jheader *h = B->h;
+    unsigned char seen[KW_JOURNAL_SHAPE_MAX] = {0};
+    int rc = 0;
+    *n_tuned = 0;
+    for (int t = 0; t < h->n_tuned; t++)
+        if (kw_in(h->tuned[t], B->map) && !seen[h->tuned[t]]) {
+            seen[h->tuned[t]] = 1;
+            tuned[(*n_tuned)++] = h->tuned[t];
+        }
+    for (int t = 0; t < *n_tuned && rc == 0; t++) {
+        kw_jresult r;
+        if ((rc = kw_reduce_result(&r, B->red, tuned[t])) == 0)
+            best[t] = r.best_id;
+        kw_journal_result_clear(&r);
+    }
+    return rc;
+}
+
+/* After the evaluations are in rs: the (kept) refusals, every step, each
+ * tuned shape's best, the derived views, the totals of a listed summary. */
+static int kw_build_end(kw_build *B, kw_runsum *rs, int n_tuned, const int *tuned,
+                        const uint64_t *best)
+{
+    const kw_jheader *h = B->h;
+    int rc = 0;
+    for (size_t i = 0; i < B->n_viols && rc == 0; i++) {
+        if (!kw_build_keeps(B, B->viols[i].es,
+                            kw_knobs_cand_id(&h->space, &B->viols[i].cand)))
+            continue;
+        int c = kw_knobs_cand_violates(&h->space, &B->viols[i].cand);
+        if (c >= 0)
+            rc = kw_runsum_add_refused(rs, B->map[B->viols[i].es], &B->viols[i].cand, c);
+    }
+    for (size_t i = 0; i < B->n_steps && rc == 0; i++)
+        rc = kw_runsum_add_step(rs, B->map[B->steps[i].es], &B->steps[i].st);
+    for (int t = 0; t < n_tuned && rc == 0; t++)
+        kw_runsum_set_best(rs, B->map[tuned[t]], best[t]);
+    if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)
+        return rc;
+    if (B->listed)
+        kw_build_totals(B, rs);
+    return 0;
 }
 
 /* The builder behind both entries: j, or the file at path listed. */
@@ -1027,22 +1092,10 @@ static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j,
     if (rc != 0)
         goto done;
     const kw_journal *src = j ? j : hj;
-    const kw_jheader *h = &src->h;
-    /* the evaluator shapes with a summary shape, each once, in tuning order */
-    int n_tuned = 0, tuned[KW_JOURNAL_SHAPE_MAX];
-    unsigned char seen[KW_JOURNAL_SHAPE_MAX] = {0};
+    int n_tuned, tuned[KW_JOURNAL_SHAPE_MAX];
     uint64_t best[KW_JOURNAL_SHAPE_MAX];
-    for (int t = 0; t < h->n_tuned; t++)
-        if (kw_in(h->tuned[t], B.map) && !seen[h->tuned[t]]) {
-            seen[h->tuned[t]] = 1;
-            tuned[n_tuned++] = h->tuned[t];
-        }
-    for (int t = 0; t < n_tuned && rc == 0; t++) {
-        kw_jresult r;
-        if ((rc = kw_reduce_result(&r, B.red, tuned[t])) == 0)
-            best[t] = r.best_id;
-        kw_journal_result_clear(&r);
-    }
+    if ((rc = kw_build_tuned(&B, &n_tuned, tuned, best)) != 0)
+        goto done;
     if (B.listed) {
         for (int t = 0; t < n_tuned && rc == 0; t++)
             rc = kw_build_keep(&B, B.map[tuned[t]], tuned[t], best[t]);
@@ -1053,21 +1106,9 @@ static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j,
         if ((rc = kw_build_read(&B, NULL, path, NULL)) != 0)
             goto done;
     }
-    kw_runsum *rs = B.rs;
-    for (size_t i = 0; i < B.n_viols && rc == 0; i++) {
-        int c = kw_knobs_cand_violates(&h->space, &B.viols[i].cand);
-        if (c >= 0)
-            rc = kw_runsum_add_refused(rs, B.map[B.viols[i].es], &B.viols[i].cand, c);
-    }
-    for (size_t i = 0; i < B.n_steps && rc == 0; i++)
-        rc = kw_runsum_add_step(rs, B.map[B.steps[i].es], &B.steps[i].st);
-    for (int t = 0; t < n_tuned && rc == 0; t++)
-        kw_runsum_set_best(rs, B.map[tuned[t]], best[t]);
-    if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)
+    if ((rc = kw_build_end(&B, B.rs, n_tuned, tuned, best)) != 0)
         goto done;
-    if (B.listed)
-        kw_build_totals(&B);
-    *out = rs;
+    *out = B.rs;
     B.rs = NULL;
     if (jout) {
         *jout = hj;
@@ -1088,6 +1129,134 @@ int kw_runsum_build_listed(kw_runsum **out, kw_journal **hdr, const char *path, 
                            int top_rejected)
 {
     return kw_build_run(out, hdr, NULL, path, top_ranked, top_rejected);
+}
+
+/* ---- the live summary ----
+ *
+ * The stop path's summary without reading the journal: rank 0 (or the one
+ * process) follows its own journal as the engine appends it
+ * (kw_journal_follow: the same parser and checksum chain as the streamed
+ * reads), so each record is read once, during the run, by the same
+ * kw_build_fn as the two reads of kw_runsum_build_listed: to the reducer
+ * and the scout as read 1, and into a summary of every configuration (in
+ * place of read 2). kw_runsum_live_summary then picks what read 2 would
+ * have kept (the same kw_build_keep over the same reducer) and copies those
+ * configurations, in their order, into a new listed summary; the refusals,
+ * steps and the end are kw_build_end's, as for the file. Cost: one parse of
+ * every record during the run (the reads' cost, moved off the stop path)
+ * and a summary entry per configuration, not per evaluation, in memory;
+ * the stop path only copies and serialises. Rejected: feeding the engine's
+ * records to the builder as structures (a second path from the engine into
+ * the summary, with its own chance to differ from what the journal
+ * proves). */
+struct kw_runsum_live {
+    kw_jfollow *f;
+    kw_build B;
+};
+
+int kw_runsum_live_new(kw_runsum_live **out, const char *path, int top_ranked, int top_rejected)
+{
+    *out = NULL;
+    kw_runsum_live *lv = calloc(1, sizeof *lv);
+    if (!lv)
+        return kw_build_oom();
+    kw_build *B = &lv->B;
+    B->listed = 1;
+    B->live = 1;
+    B->keep_all = 1;
+    B->top_ranked = top_ranked > 0 ? top_ranked : 0;
+    B->top_rejected = top_rejected > 0 ? top_rejected : 0;
+    int rc = kw_journal_follow_open(&lv->f, path, kw_build_fn, B);
+    if (rc != 0) {
+        free(lv);
+        return rc;
+    }
+    *out = lv;
+    return 0;
+}
+
+int kw_runsum_live_update(kw_runsum_live *lv)
+{
+    return kw_journal_follow(lv->f);
+}
+
+/* A copy of configuration src into s (a new entry, found by id). */
+static int kw_rs_config_copy(kw_runsum *rs, kw_rs_shape *s, const kw_rs_config *src)
+{
+    int i = kw_rs_config_of(rs, s, &src->cand);
+    if (i < 0)
+        return i;
+    kw_rs_config *cf = &s->configs[i];
+    *cf = *src;
+    cf->sum = NULL;
+    cf->recheck = NULL;
+    if (src->sum) {
+        if (!(cf->sum = malloc((size_t)rs->n_metrics * sizeof *cf->sum)))
+            return kw_error_set(KW_ENOMEM, "out of memory for repetitions");
+        memcpy(cf->sum, src->sum, (size_t)rs->n_metrics * sizeof *cf->sum);
+    }
+    return 0;
+}
+
+int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_live *lv)
+{
+    *out = NULL;
+    *hdr = NULL;
+    kw_build *B = &lv->B;
+    int rc = kw_runsum_live_update(lv);
+    if (rc != 0)
+        return rc;
+    const kw_journal *j = kw_journal_follow_journal(lv->f);
+    if (!B->ready || !j)
+        return kw_error_set(KW_ESTATE, "the journal has no record after its header yet");
+    int n_tuned, tuned[KW_JOURNAL_SHAPE_MAX];
+    uint64_t best[KW_JOURNAL_SHAPE_MAX];
+    if ((rc = kw_build_tuned(B, &n_tuned, tuned, best)) != 0)
+        return rc;
+    /* what read 2 keeps, made anew from the records so far */
+    for (int i = 0; i < B->n; i++) {
+        kw_sshape *p = &B->ps[i];
+        p->evals = p->configs = p->ranked = 0;
+        p->n_r = p->n_x = p->n_r0 = 0;
+        kw_idset_free(&p->picked);
+    }
+    for (int t = 0; t < n_tuned && rc == 0; t++)
+        rc = kw_build_keep(B, B->map[tuned[t]], tuned[t], best[t]);
+    kw_runsum *rs = NULL;
+    int map[KW_JOURNAL_SHAPE_MAX];
+    if (rc == 0)
+        rc = kw_rs_begin(&rs, map, j);
+    /* the kept configurations in the order read 2 adds them: the order of
+     * their first evaluation, as in the summary of every one */
+    for (int i = 0; rc == 0 && i < rs->n_shapes && i < B->rs->n_shapes; i++) {
+        const kw_rs_shape *from = &B->rs->shapes[i];
+        const kw_sshape *p = &B->ps[i];
+        for (int c = 0; c < from->n_configs && rc == 0; c++)
+            if (kw_idset_has(&p->keep, from->configs[c].id) ||
+                kw_idset_has(&p->picked, from->configs[c].id))
+                rc = kw_rs_config_copy(rs, &rs->shapes[i], &from->configs[c]);
+    }
+    if (rc == 0) {
+        B->keep_all = 0;
+        rc = kw_build_end(B, rs, n_tuned, tuned, best);
+        B->keep_all = 1;
+    }
+    if (rc != 0) {
+        kw_runsum_free(rs);
+        return rc;
+    }
+    *out = rs;
+    *hdr = j;
+    return 0;
+}
+
+void kw_runsum_live_free(kw_runsum_live *lv)
+{
+    if (!lv)
+        return;
+    kw_journal_follow_free(lv->f);
+    kw_build_free(&lv->B);
+    free(lv);
 }
 
 int kw_runsum_winner(const kw_runsum *rs, int shape)

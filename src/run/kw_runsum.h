@@ -197,6 +197,23 @@ int kw_runsum_build(kw_runsum **out, const kw_journal *j);
 int kw_runsum_build_listed(kw_runsum **out, kw_journal **hdr, const char *path, int top_ranked,
                            int top_rejected);
 
+/* The live summary of a run's own journal (the stop path's: kw_run_exec).
+ * kw_runsum_live_new opens the journal at path (it must exist) and
+ * kw_runsum_live_update reads what its writer has appended since
+ * (kw_journal_follow), each record once, into the builder's state;
+ * kw_runsum_live_summary reads the rest and gives the summary
+ * kw_runsum_build_listed(path, top_ranked, top_rejected) would give of the
+ * records read, without reading the file again (*out owned by the caller;
+ * *hdr the journal's header and counters, owned by lv). A failed update
+ * fails every later call: the caller then reads the file
+ * (kw_runsum_build_listed). Memory: one summary entry per configuration
+ * evaluated, the steps and refusals, the reducer. */
+typedef struct kw_runsum_live kw_runsum_live;
+int kw_runsum_live_new(kw_runsum_live **out, const char *path, int top_ranked, int top_rejected);
+int kw_runsum_live_update(kw_runsum_live *lv);
+int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_live *lv);
+void kw_runsum_live_free(kw_runsum_live *lv);
+
 /* The shape's best configuration (the recommendation), as the journal
  * reducer says it (kw_runsum_build sets it for every tuned shape). */
 void kw_runsum_set_best(kw_runsum *rs, int shape, uint64_t id);

@@ -16,13 +16,18 @@
 #      baseline alone first, so the best possible at 8 ranks is
 #      144 / (1 + 143/8) = 7.66, 0.96 x N.
 #
-#   C  SIGTERM to mpirun during the default job (mpirun -n 2, --threads 1,
-#      mpirun's default odls_base_sigkill_timeout: the ranks get SIGTERM 1 s
-#      after mpirun and SIGKILL 1 s after that) at KW_BENCH_TERM_S (4 8 16)
-#      seconds in: the journal's size at the pause, when rank 0 journaled the
-#      pause and when results.xml was in place (file times, seconds after
-#      mpirun got the signal), or that the SIGKILL came first.
+#   C  SIGTERM during a large job (tests/data/mpi/overnight.xml, the default
+#      job over 7 shapes with --probes 64 --tabu 40: a 57 MB journal at its
+#      end), sent once the journal has grown past each of KW_BENCH_TERM_MB
+#      (2 7 20 50) megabytes: to mpirun -n 2 (--threads 1 per rank, mpirun's
+#      default odls_base_sigkill_timeout: the ranks get SIGTERM 1 s after
+#      mpirun and SIGKILL 1 s after that), and to one process without mpirun
+#      (--threads 1). The journal's size at the pause, when the pause was
+#      journaled and when results.xml was in place (file times, seconds after
+#      the signal was sent), or that the SIGKILL came first. Signalled at
+#      a size, not a time, so the rows mean the same on a loaded machine.
 #
+#   KW_BENCH_PARTS (default "A B C") picks the parts.
 #   tests/mpi/bench.sh KNOBWISE MPIRUN SRCDIR TWORKER
 set -u
 [ $# -eq 4 ] || { echo "usage: $0 KNOBWISE MPIRUN SRCDIR TWORKER" >&2; exit 2; }
@@ -37,6 +42,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kw-bench-mpi.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 cores=$(nproc)
 echo "bench-mpi: $cores cores online; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
+
+# part X: is part X of KW_BENCH_PARTS (default "A B C") to be run?
+part() {
+    case " ${KW_BENCH_PARTS:-A B C} " in *" $1 "*) return 0 ;; esac
+    return 1
+}
 
 # run LABEL CMD...: wall seconds, user+sys CPU seconds of CMD and its children
 run() {
@@ -55,6 +66,7 @@ run() {
     wall=$1
 }
 
+if part A; then
 echo "A. the default job (knobwise tune, --threads 1 per rank)"
 run "one process (no mpirun)" "$K" tune --threads 1 --quiet --out "$work/a0" || exit 1
 base=$wall
@@ -67,6 +79,8 @@ for n in 1 2 4; do
     echo "    wall vs one process: $(echo "scale=2; $wall / $base" | bc)x"
 done
 
+fi
+if part B; then
 echo "B. a device stand-in: the test worker sleeps $SLEEP s per measurement"
 echo "   (exhaustive, 144 configurations; evaluations/s over the engine's run, from rank 0)"
 printf "  %5s %10s %9s %9s %12s\n" ranks "evals/s" speedup ideal "vs ideal"
@@ -84,27 +98,46 @@ for n in 1 2 3 4 5 6 7 8; do
 done
 echo "target: >= 0.9 x N at 8 ranks"
 
-echo "C. SIGTERM to mpirun -n 2 during the default job (default odls_base_sigkill_timeout)"
-printf "  %8s %10s %9s %12s %s\n" "signal" "journal" "pause" "results.xml" "(seconds after the signal)"
-for t in ${KW_BENCH_TERM_S:-4 8 16}; do
-    (unset OMPI_MCA_odls_base_sigkill_timeout
-     exec "$MPIRUN" --oversubscribe -n 2 "$K" tune --threads 1 --quiet --out "$work/c$t" \
-         >"$work/c$t.out" 2>&1) &
+fi
+if part C; then
+echo "C. SIGTERM during a large job ($S/tests/data/mpi/overnight.xml --probes 64 --tabu 40)"
+echo "   once the journal is past N MB; seconds after the signal was sent"
+printf "  %-30s %8s %10s %9s %12s\n" "signalled" "at" "journal" "pause" "results.xml"
+# term LABEL MB DIR CMD...: CMD in the background, SIGTERM to it once DIR's
+# journal is past MB megabytes, then the row
+term() {
+    label=$1 mb=$2 d=$3
+    shift 3
+    (unset OMPI_MCA_odls_base_sigkill_timeout; exec "$@" >"$d.out" 2>&1) &
     cp=$!
-    sleep "$t"
+    want=$(echo "$mb * 1000000 / 1" | bc)
+    while kill -0 "$cp" 2>/dev/null; do
+        sz=$(stat -c %s "$d/journal" 2>/dev/null || echo 0)
+        [ "$sz" -ge "$want" ] && break
+        sleep 0.05
+    done
     ts=$(date +%s.%N)
-    kill -TERM "$cp"
+    kill -TERM "$cp" 2>/dev/null
     wait "$cp"
-    j=$work/c$t/journal
-    [ "$(tail -n 1 "$j" | cut -c1-17)" = "Q why=interrupted" ] ||
-        { echo "  ${t} s: the run did not pause ($(tail -n 1 "$j" | cut -c1-30))"; continue; }
-    mb=$(echo "scale=1; $(stat -c %s "$j") / 1000000" | bc)
+    j=$d/journal
+    [ "$(tail -n 1 "$j" | cut -c1-17)" = "Q why=interrupted" ] || {
+        printf "  %-30s %5s MB   the run did not pause (%s)\n" "$label" "$mb" \
+            "$(tail -n 1 "$j" | cut -c1-30)"
+        return 0; }
+    jmb=$(echo "scale=1; $(stat -c %s "$j") / 1000000" | bc)
     pause=$(echo "$(stat -c %.9Y "$j") - $ts" | bc)
-    if [ -f "$work/c$t/results.xml" ]; then
-        res=$(printf "%.2f" "$(echo "$(stat -c %.9Y "$work/c$t/results.xml") - $ts" | bc)")
+    if [ -f "$d/results.xml" ]; then
+        res=$(printf "%.2f" "$(echo "$(stat -c %.9Y "$d/results.xml") - $ts" | bc)")
     else
         res="killed first"
     fi
-    printf "  %6s s %7s MB %7.2f s %12s\n" "$t" "$mb" "$pause" "$res"
+    printf "  %-30s %5s MB %7s MB %7.2f s %12s\n" "$label" "$mb" "$jmb" "$pause" "$res"
+}
+OV="--space $S/tests/data/mpi/overnight.xml --probes 64 --tabu 40 --threads 1 --quiet"
+for mb in ${KW_BENCH_TERM_MB:-2 7 20 50}; do
+    term "mpirun -n 2 (default timeout)" "$mb" "$work/c$mb" \
+        "$MPIRUN" --oversubscribe -n 2 "$K" tune $OV --out "$work/c$mb"
+    term "one process" "$mb" "$work/p$mb" "$K" tune $OV --out "$work/p$mb"
 done
+fi
 echo "bench-mpi: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
