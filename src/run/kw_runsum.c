@@ -20,6 +20,13 @@
 #include "kw_run.h"    /* kw_run_attr_get: the journal's attribute keys */
 #include "kw_runsum.h"
 
+/* The most configurations a live summary holds (kw_runsum_live: ~0.8 KB
+ * each, so ~200 MB): an overnight OFAT journal of 57 MB holds 41,303; an
+ * exhaustive run of a million (KW_RUN_EXHAUSTIVE_MAX) would need 0.8 GB per
+ * shape, where the file's streamed summary keeps only what the files list.
+ * Past it the live summary gives up and the files are made from the file. */
+#define KW_RS_LIVE_CONFIGS_MAX 250000
+
 /* Lineage recursion bound: a lineage deeper than every knob changed this many
  * times over is a damaged journal, not a run (verify reports it). */
 #define KW_RS_LINEAGE_DEPTH 4096
@@ -261,7 +268,7 @@ int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constr
 
 /* A step; its ids given (ids: in's parent_id and id are its candidates'),
  * else computed: a candidate's id hashes every knob's name and value, the
- * largest cost of adding the ~80,000 steps of a 57 MB journal. */
+ * largest cost of adding the 94,383 steps of a 57 MB journal. */
 static int kw_rs_add_step(kw_runsum *rs, int shape, const kw_rs_step *in, int ids)
 {
     if (shape < 0 || shape >= rs->n_shapes)
@@ -752,6 +759,7 @@ typedef struct kw_build {
     int live;               /* 1: a live summary (kw_runsum_live): one read, as the
                              * journal grows; rs holds every configuration */
     int keep_all;           /* live, while records come in: every record into rs */
+    long live_configs;      /* live: configurations in rs */
     int top_ranked, top_rejected; /* listed: the listings' lengths */
     int read;               /* 1 or 2 (listed), 0 (everything: one read) */
     long limit;             /* records of read 1: read 2 stops there */
@@ -906,7 +914,17 @@ static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         int rc = kw_reduce_add(B->red, r);
         if (rc == 0)
             rc = kw_build_scout(B, r);
-        return rc == 0 ? kw_build_replay(B, r) : rc;
+        if (rc != 0 || r->type != 'E' || !kw_in(r->e.shape, B->map))
+            return rc == 0 ? kw_build_replay(B, r) : rc;
+        int had = B->rs->shapes[B->map[r->e.shape]].n_configs;
+        if ((rc = kw_build_replay(B, r)) != 0)
+            return rc;
+        B->live_configs += B->rs->shapes[B->map[r->e.shape]].n_configs - had;
+        if (B->live_configs > KW_RS_LIVE_CONFIGS_MAX)
+            return kw_error_set(KW_ENOMEM, "the live summary holds %d configurations: the result "
+                                "files are made from the journal file instead",
+                                KW_RS_LIVE_CONFIGS_MAX);
+        return 0;
     }
     if (B->limit > 0 && r->record > B->limit) {
         B->stopped = 1; /* the journal grew after read 1: read what read 1 read */
