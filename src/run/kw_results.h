@@ -90,7 +90,8 @@ int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_portability_csv(kw_sbuf *out, const kw_runsum *rs);
 
-/* The four result files from a finished summary, committed together. */
+/* The four result files from a finished summary: results.xml committed
+ * first on its own, then the three CSVs together (audit.csv last). */
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs);
 
 /* One output file for kw_results_commit. */

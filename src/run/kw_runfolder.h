@@ -34,7 +34,7 @@
 #define KW_RUNFOLDER_RESULTS_XML "results.xml"       /* tune's result files ... */
 #define KW_RUNFOLDER_RANKED_CSV "ranked.csv"
 #define KW_RUNFOLDER_AUDIT_CSV "audit.csv"
-#define KW_RUNFOLDER_PORTABILITY_CSV "portability.csv" /* ... committed together */
+#define KW_RUNFOLDER_PORTABILITY_CSV "portability.csv" /* ... (kw_results_write_summary) */
 #define KW_RUNFOLDER_WORKER_LOG "worker.log"         /* a measuring evaluator's worker's stderr */
 #define KW_RUNFOLDER_REPORT_HTML "report.html"       /* knobwise report */
 #define KW_RUNFOLDER_MAPPINGS_CSV "mappings.csv"     /* knobwise recommend */

@@ -20,6 +20,13 @@
 #include "kw_run.h"    /* kw_run_attr_get: the journal's attribute keys */
 #include "kw_runsum.h"
 
+/* The most configurations a live summary holds (kw_runsum_live: ~0.8 KB
+ * each, so ~200 MB): an overnight OFAT journal of 57 MB holds 41,303; an
+ * exhaustive run of a million (KW_RUN_EXHAUSTIVE_MAX) would need 0.8 GB per
+ * shape, where the file's streamed summary keeps only what the files list.
+ * Past it the live summary gives up and the files are made from the file. */
+#define KW_RS_LIVE_CONFIGS_MAX 250000
+
 /* Lineage recursion bound: a lineage deeper than every knob changed this many
  * times over is a damaged journal, not a run (verify reports it). */
 #define KW_RS_LINEAGE_DEPTH 4096
@@ -162,10 +169,10 @@ int kw_runsum_find_config(const kw_runsum *rs, int shape, uint64_t id)
     return kw_rs_lookup(&rs->shapes[shape], id);
 }
 
-/* Config index of c on s, adding an empty record when absent. */
-static int kw_rs_config_of(kw_runsum *rs, kw_rs_shape *s, const kw_cand *c)
+/* Config index of c (whose id is id) on s, adding an empty record when
+ * absent. */
+static int kw_rs_config_at(kw_rs_shape *s, const kw_cand *c, uint64_t id)
 {
-    uint64_t id = kw_knobs_cand_id(&rs->ks, c);
     int i = kw_rs_lookup(s, id);
     if (i >= 0)
         return i;
@@ -197,6 +204,12 @@ static int kw_rs_config_of(kw_runsum *rs, kw_rs_shape *s, const kw_cand *c)
         s->hash[k] = s->n_configs - 1;
     }
     return s->n_configs - 1;
+}
+
+/* Config index of c on s, adding an empty record when absent. */
+static int kw_rs_config_of(kw_runsum *rs, kw_rs_shape *s, const kw_cand *c)
+{
+    return kw_rs_config_at(s, c, kw_knobs_cand_id(&rs->ks, c));
 }
 
 int kw_runsum_add_eval(kw_runsum *rs, int shape, const kw_cand *c, const kw_metrics *m)
@@ -253,7 +266,10 @@ int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constr
     return 0;
 }
 
-int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
+/* A step; its ids given (ids: in's parent_id and id are its candidates'),
+ * else computed: a candidate's id hashes every knob's name and value, the
+ * largest cost of adding the 94,383 steps of a 57 MB journal. */
+static int kw_rs_add_step(kw_runsum *rs, int shape, const kw_rs_step *in, int ids)
 {
     if (shape < 0 || shape >= rs->n_shapes)
         return kw_error_set(KW_ESTATE, "step for unknown shape index %d", shape);
@@ -267,8 +283,10 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
         s->cap_steps = cap;
     }
     kw_rs_step st = *in;
-    st.parent_id = kw_knobs_cand_id(&rs->ks, &st.parent);
-    st.id = kw_knobs_cand_id(&rs->ks, &st.cand);
+    if (!ids) {
+        st.parent_id = kw_knobs_cand_id(&rs->ks, &st.parent);
+        st.id = kw_knobs_cand_id(&rs->ks, &st.cand);
+    }
     st.knob = -1;
     st.n_changed = 0;
     for (int k = 0; k < rs->ks.n_knobs; k++)
@@ -295,6 +313,11 @@ int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
         s->configs[st.after].step = s->n_steps;
     s->n_steps++;
     return 0;
+}
+
+int kw_runsum_add_step(kw_runsum *rs, int shape, const kw_rs_step *in)
+{
+    return kw_rs_add_step(rs, shape, in, 0);
 }
 
 /* ---- derived views ---- */
@@ -736,6 +759,7 @@ typedef struct kw_build {
     int live;               /* 1: a live summary (kw_runsum_live): one read, as the
                              * journal grows; rs holds every configuration */
     int keep_all;           /* live, while records come in: every record into rs */
+    long live_configs;      /* live: configurations in rs */
     int top_ranked, top_rejected; /* listed: the listings' lengths */
     int read;               /* 1 or 2 (listed), 0 (everything: one read) */
     long limit;             /* records of read 1: read 2 stops there */
@@ -837,6 +861,9 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
         kw_sstep *s = &B->steps[B->n_steps++];
         s->es = t->shape;
         kw_rs_step_of(&s->st, t);
+        /* the ids now, once (a live summary: during the run, not at the stop) */
+        s->st.parent_id = kw_knobs_cand_id(&h->space, &t->parent);
+        s->st.id = kw_knobs_cand_id(&h->space, &t->cand);
         return 0;
     }
     default:
@@ -887,7 +914,17 @@ static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         int rc = kw_reduce_add(B->red, r);
         if (rc == 0)
             rc = kw_build_scout(B, r);
-        return rc == 0 ? kw_build_replay(B, r) : rc;
+        if (rc != 0 || r->type != 'E' || !kw_in(r->e.shape, B->map))
+            return rc == 0 ? kw_build_replay(B, r) : rc;
+        int had = B->rs->shapes[B->map[r->e.shape]].n_configs;
+        if ((rc = kw_build_replay(B, r)) != 0)
+            return rc;
+        B->live_configs += B->rs->shapes[B->map[r->e.shape]].n_configs - had;
+        if (B->live_configs > KW_RS_LIVE_CONFIGS_MAX)
+            return kw_error_set(KW_ENOMEM, "the live summary holds %d configurations: the result "
+                                "files are made from the journal file instead",
+                                KW_RS_LIVE_CONFIGS_MAX);
+        return 0;
     }
     if (B->limit > 0 && r->record > B->limit) {
         B->stopped = 1; /* the journal grew after read 1: read what read 1 read */
@@ -1064,7 +1101,7 @@ static int kw_build_end(kw_build *B, kw_runsum *rs, int n_tuned, const int *tune
             rc = kw_runsum_add_refused(rs, B->map[B->viols[i].es], &B->viols[i].cand, c);
     }
     for (size_t i = 0; i < B->n_steps && rc == 0; i++)
-        rc = kw_runsum_add_step(rs, B->map[B->steps[i].es], &B->steps[i].st);
+        rc = kw_rs_add_step(rs, B->map[B->steps[i].es], &B->steps[i].st, 1);
     for (int t = 0; t < n_tuned && rc == 0; t++)
         kw_runsum_set_best(rs, B->map[tuned[t]], best[t]);
     if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)
@@ -1183,7 +1220,7 @@ int kw_runsum_live_update(kw_runsum_live *lv)
 /* A copy of configuration src into s (a new entry, found by id). */
 static int kw_rs_config_copy(kw_runsum *rs, kw_rs_shape *s, const kw_rs_config *src)
 {
-    int i = kw_rs_config_of(rs, s, &src->cand);
+    int i = kw_rs_config_at(s, &src->cand, src->id);
     if (i < 0)
         return i;
     kw_rs_config *cf = &s->configs[i];

@@ -207,7 +207,8 @@ int kw_runsum_build_listed(kw_runsum **out, kw_journal **hdr, const char *path, 
  * *hdr the journal's header and counters, owned by lv). A failed update
  * fails every later call: the caller then reads the file
  * (kw_runsum_build_listed). Memory: one summary entry per configuration
- * evaluated, the steps and refusals, the reducer. */
+ * evaluated (~0.8 KB), the steps and refusals, the reducer; past 250,000
+ * configurations an update fails (KW_ENOMEM) rather than grow further. */
 typedef struct kw_runsum_live kw_runsum_live;
 int kw_runsum_live_new(kw_runsum_live **out, const char *path, int top_ranked, int top_rejected);
 int kw_runsum_live_update(kw_runsum_live *lv);

@@ -23,9 +23,11 @@
 #      default odls_base_sigkill_timeout: the ranks get SIGTERM 1 s after
 #      mpirun and SIGKILL 1 s after that), and to one process without mpirun
 #      (--threads 1). The journal's size at the pause, when the pause was
-#      journaled and when results.xml was in place (file times, seconds after
-#      the signal was sent), or that the SIGKILL came first. Signalled at
-#      a size, not a time, so the rows mean the same on a loaded machine.
+#      journaled (its mtime), when results.xml and audit.csv (the last file
+#      written) were renamed into place (their ctime: a rename sets it, the
+#      mtime is when the temp file was last written), in seconds after the
+#      signal was sent, or that the SIGKILL came first. Signalled at a size,
+#      not a time, so the rows mean the same on a loaded machine.
 #
 #   KW_BENCH_PARTS (default "A B C") picks the parts.
 #   tests/mpi/bench.sh KNOBWISE MPIRUN SRCDIR TWORKER
@@ -102,7 +104,8 @@ fi
 if part C; then
 echo "C. SIGTERM during a large job ($S/tests/data/mpi/overnight.xml --probes 64 --tabu 40)"
 echo "   once the journal is past N MB; seconds after the signal was sent"
-printf "  %-30s %8s %10s %9s %12s\n" "signalled" "at" "journal" "pause" "results.xml"
+printf "  %-30s %8s %10s %9s %12s %12s\n" "signalled" "at" "journal" "pause" "results.xml" \
+    "audit.csv"
 # term LABEL MB DIR CMD...: CMD in the background, SIGTERM to it once DIR's
 # journal is past MB megabytes, then the row
 term() {
@@ -126,12 +129,15 @@ term() {
         return 0; }
     jmb=$(echo "scale=1; $(stat -c %s "$j") / 1000000" | bc)
     pause=$(echo "$(stat -c %.9Y "$j") - $ts" | bc)
-    if [ -f "$d/results.xml" ]; then
-        res=$(printf "%.2f" "$(echo "$(stat -c %.9Y "$d/results.xml") - $ts" | bc)")
-    else
-        res="killed first"
-    fi
-    printf "  %-30s %5s MB %7s MB %7.2f s %12s\n" "$label" "$mb" "$jmb" "$pause" "$res"
+    for f in results.xml audit.csv; do
+        if [ -f "$d/$f" ]; then
+            t=$(printf "%.2f" "$(echo "$(stat -c %.9Z "$d/$f") - $ts" | bc)")
+        else
+            t="killed first"
+        fi
+        [ "$f" = results.xml ] && res=$t || aud=$t
+    done
+    printf "  %-30s %5s MB %7s MB %7.2f s %12s %12s\n" "$label" "$mb" "$jmb" "$pause" "$res" "$aud"
 }
 OV="--space $S/tests/data/mpi/overnight.xml --probes 64 --tabu 40 --threads 1 --quiet"
 for mb in ${KW_BENCH_TERM_MB:-2 7 20 50}; do
