@@ -1459,3 +1459,35 @@ Test(engine, noisy_fix_still_drops_a_change_made_useless_by_a_later_one)
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }
+
+/* A noisy round runs and journals its evaluations repetition-major (every
+ * candidate's repetition 0, then every candidate's 1, ...), so that drift of a
+ * measured device during a round spreads over its candidates (README, "A real
+ * tuning run": in candidate-major order a measured sweep's ranking followed
+ * the order it measured in). Exhaustive over 24 configs: the baseline's round, then one
+ * round of the other 23. */
+Test(engine, noisy_round_is_journalled_repetition_major)
+{
+    int nv[] = {4, 3, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    kw_synth_noise(&s, 3.0, 5, 1);
+    kw_engine_opts o = opts_for(1);
+    o.strategy = KW_STRATEGY_EXHAUSTIVE;
+    o.repeats = 3;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->n_evals, 24 * 3);
+    /* the baseline's round first (one candidate), then the other 23 */
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(j->evals[i].rep, (int)i);
+    for (size_t i = 3; i < j->n_evals; i++) {
+        size_t k = i - 3;
+        cr_assert_eq(j->evals[i].rep, (int)(k / 23), "record %zu: rep %d", i, j->evals[i].rep);
+        if (k >= 23) /* the same candidate order in every repetition */
+            cr_assert_eq(j->evals[i].id, j->evals[i - 23].id);
+    }
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
