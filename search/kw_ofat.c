@@ -27,6 +27,7 @@
                                 * spent on the rest of the probe list (a fixed number, never
                                 * the thread count: the journal must not depend on it) */
 #define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
+#define KW_PROBE_FULL 8        /* other first steps paired with every neighbour (probe list (3)) */
 #define KW_PLIST_CAP0 256      /* first capacity of a probe list */
 #define KW_SEEN_CAP0 256       /* first capacity of settle's list of evaluated configs */
 #define KW_OFAT_PATH_MAX 64   /* main steps of the first descent kept for the restarts */
@@ -741,13 +742,18 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
     int knob[KW_PROBE_MAX];
     for (int i = 0; i < pr->n_first; i++)
         kw_engine_step_check(&knob[i], ks, &s->pos, &pr->first[i]);
-    for (int g = 0; g < pr->n_blocked && rc == 0; g++)
+    /* a restart's probes (kw_ofat_restart_decide): only (2), at most one pair per
+     * neighbour of the restart point (linear in the knob values; on the default
+     * space's 27 knobs the full list spent 2,617 evaluations in 5 restarts and found
+     * nothing, while both validate_small traps are left by a pair of first steps) */
+    int restart = pr->ban_knob >= 0;
+    for (int g = 0; g < pr->n_blocked && rc == 0 && !restart; g++)
         rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 0);
-    for (int g = pr->n_blocked; g < pr->n_blocked + pr->n_faded && rc == 0; g++)
+    for (int g = pr->n_blocked; g < pr->n_blocked + pr->n_faded && rc == 0 && !restart; g++)
         rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 1);
-    int lo = pr->n_blocked, hi = pr->n_first;
-    for (int sum = 2 * lo + 1; sum <= 2 * hi - 3 && rc == 0; sum++)
-        for (int i = lo; i < hi && rc == 0; i++) {
+    int lo = restart ? 0 : pr->n_blocked, hi = pr->n_first;
+    for (int sum = 2 * lo + 1; sum <= 2 * hi - 3 && rc == 0 && !(restart && pr->n_plist >= n_nb); sum++)
+        for (int i = lo; i < hi && rc == 0 && !(restart && pr->n_plist >= n_nb); i++) {
             int j = sum - i;
             if (j <= i)
                 break;
@@ -758,7 +764,12 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
             if (kw_idset_add(&seen, kw_knobs_cand_id(ks, &c)))
                 rc = kw_ofat_plist_push(E, pr, &c, i);
         }
-    for (int g = lo; g < hi && rc == 0; g++)
+    /* (3) only for the first KW_PROBE_FULL other first steps (the least bad): every
+     * neighbour of each of 32 first steps made the probe list quadratic in the knob
+     * values (27 knobs of the default space: 89% of the evaluations to converge
+     * were probes, ~2,700 pairs per local optimum) */
+    int hi3 = restart ? lo : lo + KW_PROBE_FULL < hi ? lo + KW_PROBE_FULL : hi;
+    for (int g = lo; g < hi3 && rc == 0; g++)
         rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 0);
     if (rc == 0)
         pr->plist_ready = 1;
