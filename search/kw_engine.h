@@ -24,6 +24,9 @@
  *     resume.
  *   - Evaluations are memoised per (config id, shape, repetition); each is
  *     evaluated and journalled once. The budget counts them per shape.
+ *     A noisy round runs and journals them repetition-major (every
+ *     candidate's repetition 0, then every candidate's 1, ...), so drift of
+ *     a measured device during the round hits its candidates alike.
  *
  * The OFAT strategy (per shape):
  *   1. evaluate the baseline; it is the incumbent;

@@ -29,6 +29,7 @@
 #define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
 #define KW_PLIST_CAP0 256      /* first capacity of a probe list */
 #define KW_SEEN_CAP0 256       /* first capacity of settle's list of evaluated configs */
+#define KW_OFAT_PATH_MAX 64   /* main steps of the first descent kept for the restarts */
 #define KW_MID_MAX 64          /* second steps of the three-knob repairs per local optimum */
 
 typedef enum {
@@ -38,6 +39,7 @@ typedef enum {
     KW_OFAT_BACKTRACK, /* walk back from a failed excursion */
     KW_OFAT_SETTLE,    /* noiseless: walk to the best config evaluated, then the fix */
     KW_OFAT_FIX,       /* bounded fix */
+    KW_OFAT_RESTART,   /* noiseless, converged: walk to a restart point, descend again */
     KW_OFAT_FINISH     /* nothing left: the shape-done record */
 } kw_ofat_phase;
 
@@ -58,6 +60,12 @@ typedef struct kw_ofat_main {
      * evaluator error); with a budget the sweep does not try it again
      * (kw_ofat_screen_order) */
     uint8_t poor[KW_KNOB_MAX][KW_VALUE_MAX];
+    /* restarts (kw_ofat_restart_decide): the first descent's main steps, each the
+     * incumbent it left and the knob value it took */
+    kw_cand path_from[KW_OFAT_PATH_MAX];
+    uint8_t path_knob[KW_OFAT_PATH_MAX], path_value[KW_OFAT_PATH_MAX];
+    int n_path, restarts_done;
+    kw_cand restart_from;     /* the first descent's optimum (progress shows it as the best) */
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -82,6 +90,10 @@ typedef struct kw_ofat_probe {
     int n_mid;
     kw_cand mid[KW_MID_MAX];
     int mid_first[KW_MID_MAX]; /* index of mid[i]'s first step */
+    /* a restart's probes (kw_ofat_restart_decide): while ban_knob >= 0 they plan no
+     * config with knob ban_knob at ban_value (the step the first descent took from
+     * here) and accept only a pair that beats restart_from; a win or settle lifts it */
+    int ban_knob, ban_value;
     int have_rep;             /* rep_*: the best guard-passing repair seen, and its path */
     double rep_mean;
     kw_cand rep_first, rep_mid, rep_best;
@@ -130,6 +142,13 @@ typedef struct kw_ofat {
 static int kw_ofat_frozen(const kw_eng *E, int k)
 {
     return k < 64 && (E->o.frozen >> k & 1u);
+}
+
+/* c takes a restart's tabu step (kw_ofat_restart_decide) */
+static int kw_ofat_banned(const kw_shape *s, const kw_cand *c)
+{
+    const kw_ofat_probe *pr = &((const kw_ofat *)s->st)->probe;
+    return pr->ban_knob >= 0 && c->v[pr->ban_knob] == pr->ban_value;
 }
 
 /* Every single-knob neighbour of `from`, knob by knob, values ascending
@@ -264,11 +283,25 @@ static void kw_ofat_enter_excursion(kw_eng *E, kw_shape *s)
     o->ph = KW_OFAT_EXCURSION;
 }
 
+#define KW_OFAT_RESTARTS 1 /* second descents per shape (kw_ofat_restart_decide) */
+
+/* Converged: finish, or (noiseless, no budget hit, a restart point left) restart. */
+static void kw_ofat_finish(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    const kw_ofat_main *m = &o->main;
+    if (o->settle.on && !s->budget_hit && E->o.policy == KW_POLICY_SWEEP &&
+        m->restarts_done < KW_OFAT_RESTARTS && m->restarts_done < m->n_path)
+        o->ph = KW_OFAT_RESTART;
+    else
+        o->ph = KW_OFAT_FINISH;
+}
+
 static void kw_ofat_after_main(kw_eng *E, kw_shape *s)
 {
     kw_ofat *o = s->st;
     if (o->fix.post_fix && o->fix.accepts_since == 0) {
-        o->ph = KW_OFAT_FINISH; /* nothing new after the fix: done */
+        kw_ofat_finish(E, s); /* nothing new after the fix: done */
         return;
     }
     o->fix.post_fix = 0;
@@ -476,6 +509,12 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     int win_knob = -1;
     if (rc == 0 && win >= 0) {
         kw_engine_step_check(&win_knob, E->ks, &s->pos, &s->items[win].cand);
+        if (m->restarts_done == 0 && m->n_path < KW_OFAT_PATH_MAX) {
+            m->path_from[m->n_path] = s->pos;
+            m->path_knob[m->n_path] = (uint8_t)win_knob;
+            m->path_value[m->n_path] = s->items[win].cand.v[win_knob];
+            m->n_path++;
+        }
         rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_MAIN, v[win].p,
                             -1, v[win].why);
         o->fix.accepts_since++;
@@ -555,7 +594,7 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
-            if (kw_knobs_cand_violates(E->ks, &c) >= 0)
+            if (kw_knobs_cand_violates(E->ks, &c) >= 0 || kw_ofat_banned(s, &c))
                 continue;
             kw_cst cs;
             int cl = kw_ofat_first_class(E, s, &c, k, &cs);
@@ -587,6 +626,8 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
 
 static int kw_ofat_plist_push(kw_eng *E, kw_ofat_probe *pr, const kw_cand *c, int group)
 {
+    if (pr->ban_knob >= 0 && c->v[pr->ban_knob] == pr->ban_value)
+        return 0; /* a restart's tabu step (kw_ofat_banned) */
     if (pr->n_plist == pr->cap_plist) {
         int nc = pr->cap_plist ? pr->cap_plist * 2 : KW_PLIST_CAP0;
         kw_item *a = realloc(pr->plist, (size_t)nc * sizeof *a);
@@ -780,7 +821,7 @@ static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
                     continue;
                 kw_cand mid = pr->first[g];
                 mid.v[a] = (uint8_t)va;
-                if (kw_knobs_cand_violates(ks, &mid) >= 0)
+                if (kw_knobs_cand_violates(ks, &mid) >= 0 || kw_ofat_banned(s, &mid))
                     continue;
                 kw_cst ms; /* a mid that passes the guard is a stepping stone too */
                 kw_engine_stats_c(E, s, &mid, &ms);
@@ -829,6 +870,11 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
         int rc = pr->n_first > 0 ? kw_ofat_probe_list(E, s) : 0;
         if (rc != 0)
             return rc;
+    }
+    if ((pr->n_first == 0 || pr->pcur >= pr->n_plist) && pr->ban_knob >= 0) {
+        pr->plist_ready = 0; /* a restart's probes found nothing: back to the best */
+        o->ph = KW_OFAT_RESTART;
+        return KW_OFAT_MOVED;
     }
     if (pr->n_first > 0 && pr->pcur >= pr->n_plist && pr->repair0 < 0) {
         int rc = kw_ofat_probe_repairs(E, s);
@@ -964,10 +1010,12 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     kw_ofat *o = s->st;
     kw_ofat_probe *pr = &o->probe;
     kw_cst inc;
-    kw_engine_stats_c(E, s, &s->pos, &inc);
+    int restart = pr->ban_knob >= 0;
+    kw_engine_stats_c(E, s, restart ? &o->main.restart_from : &s->pos, &inc);
     kw_cand start = s->pos;
     int m = kw_ofat_count_evaluated(s);
-    int win = kw_ofat_judge_items(E, s, &inc, "pair vs incumbent: ", m, v);
+    int win = kw_ofat_judge_items(E, s, &inc, restart ? "restart pair vs the best: "
+                                                      : "pair vs incumbent: ", m, v);
     int win_group = win >= 0 ? s->items[win].group : -1;
     for (int pass = 0; pass < 2; pass++) {
         for (int gi = 0; gi < pr->n_first + pr->n_mid; gi++) {
@@ -1013,6 +1061,7 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     }
     if (win >= 0) {
         pr->plist_ready = 0;
+        pr->ban_knob = -1;
         kw_ofat_resume_main(o);
         return 0;
     }
@@ -1160,29 +1209,21 @@ static int kw_ofat_settle_note(kw_eng *E, kw_shape *s)
  * No evaluation is spent. With a noisy evaluator the best mean of many
  * candidates is biased low (the winner's curse) and a difference below the
  * minimum effect is not evidence, so noisy runs do not settle. */
-static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
+/* Walk the incumbent one knob at a time through evaluated configs to seen[best]
+ * (breadth-first over the configs evaluated: the shortest such walk; one always
+ * exists because every evaluated config is a neighbour of a config the walk stood
+ * on): `way` on the way, `last` onto it, each step journalled with `phase`.
+ * *moved: the walk took at least one step. */
+static int kw_ofat_walk(kw_eng *E, kw_shape *s, int best, kw_decision way, kw_decision last,
+                        kw_step_phase phase, const char *why_way, const char *why_last, int *moved)
 {
     kw_ofat_settle *se = &((kw_ofat *)s->st)->settle;
     const kw_knobspace *ks = E->ks;
     int rc = 0;
-    se->moved = 0;
-    kw_cst inc;
-    kw_engine_stats_c(E, s, &s->pos, &inc);
-    int best = -1;
-    double best_mean = inc.ok && isfinite(inc.mean) ? inc.mean : INFINITY;
-    for (int i = 0; i < se->n_seen; i++) {
-        kw_cst c;
-        kw_engine_stats_c(E, s, &se->seen[i], &c);
-        if (c.n == E->reps && c.ok && isfinite(c.mean) && c.mean < best_mean) {
-            best = i;
-            best_mean = c.mean;
-        }
-    }
+    *moved = 0;
     int *from = NULL, *queue = NULL;
     kw_idset map = {NULL, 1};
     uint64_t *ids = NULL;
-    if (best < 0)
-        goto done;
     /* id -> index of seen[] (open addressing over indices + 1) */
     while (map.cap < (size_t)se->n_seen * 2 + 2)
         map.cap *= 2;
@@ -1191,7 +1232,7 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
     from = malloc((size_t)se->n_seen * sizeof *from);
     queue = malloc((size_t)se->n_seen * sizeof *queue);
     if (!map.t || !ids || !from || !queue) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory settling");
+        rc = kw_error_set(KW_ENOMEM, "out of memory walking to an evaluated config");
         goto done;
     }
     int start = -1;
@@ -1237,38 +1278,148 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
                 queue[qt++] = w;
             }
     }
-    if (from[best] == -2)
-        goto done; /* unreachable through evaluated configs; defensive */
+    if (from[best] == -2 || best == start)
+        goto done; /* unreachable through evaluated configs, or already there; defensive */
     int n_path = 0;
     for (int u = best; u != start; u = from[u])
         queue[n_path++] = u; /* reversed walk, reusing the queue */
-    double gain = kw_engine_gain_pct(inc.mean, best_mean);
     for (int i = n_path - 1; i >= 0 && rc == 0; i--) {
         char why[KW_REASON_LEN];
         if (i > 0) {
-            snprintf(why, sizeof why, "settle: on the way to the best config evaluated (%d of %d "
-                     "steps)", n_path - i, n_path);
-            rc = kw_engine_step(E, s, &se->seen[queue[i]], KW_DECIDE_EXPLORE, KW_STEP_SETTLE, NAN,
-                                -1, why);
+            snprintf(why, sizeof why, "%s (%d of %d steps)", why_way, n_path - i, n_path);
+            rc = kw_engine_step(E, s, &se->seen[queue[i]], way, phase, NAN, -1, why);
         } else {
-            snprintf(why, sizeof why, "settle: the best config evaluated, %.3f%% better than the "
-                     "incumbent (the evaluator is noiseless: every gain is real; steps below the "
-                     "minimum effect %.2f%% are not taken during the search)", gain,
-                     E->o.min_effect_pct);
-            rc = kw_engine_step(E, s, &se->seen[queue[i]], KW_DECIDE_ACCEPT, KW_STEP_SETTLE, NAN,
-                                -1, why);
+            rc = kw_engine_step(E, s, &se->seen[queue[i]], last, phase, NAN, -1, why_last);
         }
     }
     if (rc == 0)
-        se->moved = 1;
+        *moved = 1;
 done:
     free(map.t);
     free(ids);
     free(from);
     free(queue);
+    return rc;
+}
+
+/* Settle (noiseless evaluator): the best guard-passing config evaluated so far
+ * may beat the incumbent by less than the minimum effect (a step that small was
+ * never accepted) or sit one probe or excursion away. Walk there one knob at a
+ * time through evaluated configs (kw_ofat_walk), EXPLORE on the way, ACCEPT onto
+ * it. No evaluation is spent. With a noisy evaluator the best mean of many
+ * candidates is biased low (the winner's curse) and a difference below the
+ * minimum effect is not evidence, so noisy runs do not settle. */
+static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_settle *se = &((kw_ofat *)s->st)->settle;
+    int rc = 0;
+    se->moved = 0;
+    ((kw_ofat *)s->st)->probe.ban_knob = -1; /* a restart's probes end here (the budget) */
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    int best = -1;
+    double best_mean = inc.ok && isfinite(inc.mean) ? inc.mean : INFINITY;
+    for (int i = 0; i < se->n_seen; i++) {
+        kw_cst c;
+        kw_engine_stats_c(E, s, &se->seen[i], &c);
+        if (c.n == E->reps && c.ok && isfinite(c.mean) && c.mean < best_mean) {
+            best = i;
+            best_mean = c.mean;
+        }
+    }
+    if (best >= 0) {
+        char why[KW_REASON_LEN];
+        snprintf(why, sizeof why, "settle: the best config evaluated, %.3f%% better than the "
+                 "incumbent (the evaluator is noiseless: every gain is real; steps below the "
+                 "minimum effect %.2f%% are not taken during the search)",
+                 kw_engine_gain_pct(inc.mean, best_mean), E->o.min_effect_pct);
+        rc = kw_ofat_walk(E, s, best, KW_DECIDE_EXPLORE, KW_DECIDE_ACCEPT, KW_STEP_SETTLE,
+                          "settle: on the way to the best config evaluated", why, &se->moved);
+    }
     if (rc == 0)
         kw_ofat_enter_fix(s); /* the phase is settle: goes on to the fix */
     return rc;
+}
+
+/* ------------------------------------------------------------------ restart */
+
+/* Restart (noiseless, converged without a budget hit): the first descent may end
+ * in a local optimum that its probes, repairs and excursion do not leave because
+ * the way out starts before its last step. validate_small decode, seeds 10 and 17
+ * of 20 (+5.01% and +2.56%): seed 17 took placement=least_loaded, then
+ * launch_mode=graph; from least_loaded alone the pair qkv.tile_n=256 + fuse_qkv=on
+ * beats where it converged by 1.8% (from graph that pair loses), and qkv.tile_k=64
+ * then reaches the optimum; seed 10 took max_batch=1 first, and from the baseline
+ * the pair launch_mode=graph + placement=least_loaded beats its end by 2.5%.
+ * So: walk back one knob at a time through evaluated configs (kw_ofat_walk,
+ * EXPLORE) to where the first descent took its last main step (then, as a second
+ * restart, its first), and probe there with that step tabu, accepting only a pair
+ * that beats the first descent's best (restart_from); a win resumes the search
+ * from the pair; nothing found REVERTs back to the best along evaluated configs
+ * evaluated. No evaluation is spent on the walks; every move is a journalled
+ * one-knob step. */
+static int kw_ofat_restart_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_main *m = &o->main;
+    kw_ofat_settle *se = &o->settle;
+    if (o->probe.ban_knob >= 0) {
+        /* the restart's probes found nothing: REVERT back to the first descent's best */
+        o->probe.ban_knob = -1;
+        uint64_t bid = kw_knobs_cand_id(E->ks, &m->restart_from);
+        int at = -1, moved = 0, rc = 0;
+        for (int i = 0; i < se->n_seen && at < 0; i++)
+            if (kw_knobs_cand_id(E->ks, &se->seen[i]) == bid)
+                at = i;
+        if (at >= 0)
+            rc = kw_ofat_walk(E, s, at, KW_DECIDE_REVERT, KW_DECIDE_REVERT, KW_STEP_BACKTRACK,
+                              "the restart's probes found no pair that beats the best: back to it",
+                              "the restart's probes found no pair that beats the best: back to it",
+                              &moved);
+        if (rc == 0)
+            kw_ofat_enter_fix(s); /* settle (nothing better to walk to), the fix, finish */
+        return rc;
+    }
+    int r = m->restarts_done++;
+    int at_path = r == 0 ? m->n_path - 1 : 0; /* the last main step, then the first */
+    if (r > 0 && at_path == m->n_path - 1) {
+        kw_ofat_finish(E, s); /* one main step: the first restart was from there */
+        return 0;
+    }
+    m->restart_from = s->pos;
+    uint64_t id = kw_knobs_cand_id(E->ks, &m->path_from[at_path]);
+    int at = -1;
+    for (int i = 0; i < se->n_seen && at < 0; i++)
+        if (kw_knobs_cand_id(E->ks, &se->seen[i]) == id)
+            at = i;
+    const kw_knob *bk = &E->ks->knobs[m->path_knob[at_path]];
+    int moved = 0, rc = 0;
+    if (at >= 0) {
+        char why[KW_REASON_LEN];
+        snprintf(why, sizeof why, "restart %d: back where the first descent took %s=%s (main "
+                 "step %d of %d); a second descent with that value tabu", r + 1, bk->name,
+                 bk->values[m->path_value[at_path]], at_path + 1, m->n_path);
+        rc = kw_ofat_walk(E, s, at, KW_DECIDE_EXPLORE, KW_DECIDE_EXPLORE, KW_STEP_EXPLORE,
+                          "restart: on the way back along the first descent", why, &moved);
+    }
+    if (rc != 0)
+        return rc;
+    if (!moved) {
+        kw_ofat_finish(E, s);
+        return 0;
+    }
+    o->probe.ban_knob = m->path_knob[at_path];
+    o->probe.ban_value = m->path_value[at_path];
+    o->probe.plist_ready = 0;
+    o->probe.probed = 0;
+    o->ph = KW_OFAT_PROBE;
+    m->no_accept = 0;
+    m->cursor = 0;
+    m->ccur = m->n_compose;
+    m->last_knob_accepted = -1;
+    o->fix.post_fix = 0;
+    o->fix.accepts_since = 0;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ bounded fix */
@@ -1296,7 +1447,7 @@ static int kw_ofat_fix_plan(kw_eng *E, kw_shape *s)
             o->settle.moved = 0;
             return KW_OFAT_MOVED;
         }
-        o->ph = KW_OFAT_FINISH;
+        kw_ofat_finish(E, s);
         return KW_OFAT_PLANNED;
     }
     fx->knob = k;
@@ -1388,6 +1539,7 @@ static int kw_ofat_init(kw_eng *E, kw_shape *s)
     o->ph = KW_OFAT_MAIN;
     o->main.last_knob_accepted = -1;
     o->ex.last_knob = -1;
+    o->probe.ban_knob = -1;
     o->settle.on = !E->ev->noisy;
     return kw_ofat_settle_note(E, s); /* the baseline is the first config evaluated */
 }
@@ -1437,6 +1589,7 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
         case KW_OFAT_FIX: rc = kw_ofat_fix_plan(E, s); break;
         case KW_OFAT_BACKTRACK:
         case KW_OFAT_SETTLE:
+        case KW_OFAT_RESTART:
         case KW_OFAT_FINISH: rc = KW_OFAT_PLANNED; break; /* decide only */
         }
     }
@@ -1494,6 +1647,7 @@ static int kw_ofat_decide(kw_eng *E, kw_shape *s)
     case KW_OFAT_EXCURSION: rc = kw_ofat_excursion_decide(E, s, v); break;
     case KW_OFAT_BACKTRACK: rc = kw_ofat_backtrack_decide(E, s); break;
     case KW_OFAT_SETTLE: rc = kw_ofat_settle_decide(E, s); break;
+    case KW_OFAT_RESTART: rc = kw_ofat_restart_decide(E, s); break;
     case KW_OFAT_FIX: rc = kw_ofat_fix_decide(E, s); break;
     case KW_OFAT_FINISH: break;
     }
@@ -1530,15 +1684,20 @@ static const char *kw_ofat_phase_label(const kw_shape *s)
     case KW_OFAT_BACKTRACK: return "backtrack";
     case KW_OFAT_SETTLE: return "settle";
     case KW_OFAT_FIX: return "fix";
+    case KW_OFAT_RESTART: return "restart";
     case KW_OFAT_FINISH: return "finish";
     }
     return "?";
 }
 
-/* During an excursion the best config is where it started, not where it is. */
+/* During an excursion the best config is where it started, not where it is;
+ * during a second descent, where the first ended until the settle after it
+ * (which walks to the best of both). */
 static const kw_cand *kw_ofat_best(const kw_shape *s)
 {
     const kw_ofat *o = s->st;
+    if (o->main.restarts_done > 0 && o->ph != KW_OFAT_FINISH && o->ph != KW_OFAT_FIX)
+        return &o->main.restart_from;
     return o->ph == KW_OFAT_EXCURSION ? &o->ex.start : &s->pos;
 }
 

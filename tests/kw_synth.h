@@ -6,6 +6,8 @@
  * - separable part w[k][v];
  * - a planted pair (a=va, b=vb): each alone adds pair_single, both together add
  *   pair_both (e.g. +5 alone, -30 together: only a two-step probe finds it);
+ *   with pair_off_knob >= 0 the pair term vanishes while that knob has value
+ *   pair_off_value (a change that blocks the pair: a trap one knob off the path);
  * - a planted "masking" interaction: when knob dom has value dval, knob mask's
  *   w[] has no effect (a change that becomes useless: the bounded fix drops it);
  * - a planted guard: knob guard_knob at guard_value fails guard "drift";
@@ -38,6 +40,7 @@ typedef struct kw_synth {
     double w[KW_KNOB_MAX][KW_VALUE_MAX];
     int pair_a, pair_va, pair_b, pair_vb; /* pair_a < 0: none */
     double pair_single, pair_both;
+    int pair_off_knob, pair_off_value;    /* pair_off_knob < 0: the pair always counts */
     int mask_knob, dom_knob, dom_val;     /* mask_knob < 0: none */
     int guard_knob, guard_value;          /* guard_knob < 0: none */
     int err_knob, err_value, err_code;    /* err_knob < 0: none */
@@ -65,7 +68,7 @@ static inline double kw_synth_true(const kw_synth *s, const kw_cand *c, int shap
             continue;
         x += s->w[k][c->v[k]];
     }
-    if (s->pair_a >= 0) {
+    if (s->pair_a >= 0 && !(s->pair_off_knob >= 0 && c->v[s->pair_off_knob] == s->pair_off_value)) {
         int a = c->v[s->pair_a] == s->pair_va, b = c->v[s->pair_b] == s->pair_vb;
         x += a && b ? s->pair_both : (a || b ? s->pair_single : 0.0);
     }
@@ -112,7 +115,7 @@ static inline void kw_synth_init(kw_synth *s, int n_knobs, const int *n_values, 
     s->n_shapes = n_shapes;
     for (int i = 0; i < KW_SYNTH_SHAPES; i++)
         s->shape_scale[i] = 1.0 + 0.5 * i;
-    s->pair_a = s->mask_knob = s->guard_knob = s->err_knob = -1;
+    s->pair_a = s->pair_off_knob = s->mask_knob = s->guard_knob = s->err_knob = -1;
     s->ev.ctx = s;
     s->ev.n_metrics = 4;
     s->ev.metric_names = kw_synth_metrics;

@@ -872,6 +872,65 @@ Test(engine, compose_reaches_a_separable_optimum_at_a_budget_a_sweep_cannot)
     kw_synth_rmdir(dir);
 }
 
+/* A trap one step back (README "The trapped seed", validate_small decode seed 17):
+ * k0=v1 gains 3 and is the first round's winner; the pair k1=v1 + k2=v1 (+4 each
+ * alone, -10 together) counts only while k0 stays at v0. From k0=v1 (97) every
+ * pair gives 97 and k0 back gives 100: a local optimum the probes cannot leave,
+ * 7.2% above the exhaustive optimum 90 (k0=v0, k1=v1, k2=v1). k3=v1 costs 1.
+ * With the excursion off (tabu 0) the restart leaves it: it walks back where k0=v1
+ * was taken (the baseline), probes there with k0=v1 tabu, and accepts the pair
+ * because it beats the first descent's best (90 < 97). */
+Test(engine, a_restart_leaves_a_trap_the_first_step_led_into)
+{
+    kw_synth s;
+    int nv[] = {2, 2, 2, 2};
+    kw_synth_init(&s, 4, nv, 1);
+    s.w[0][1] = -3.0;
+    s.w[3][1] = 1.0;
+    s.pair_a = 1;
+    s.pair_va = 1;
+    s.pair_b = 2;
+    s.pair_vb = 1;
+    s.pair_single = 4.0;
+    s.pair_both = -10.0;
+    s.pair_off_knob = 0;
+    s.pair_off_value = 1;
+    kw_cand opt;
+    cr_assert_float_eq(kw_synth_optimum(&s, 0, &opt), 90.0, 1e-9, "closed form: 100 - 10");
+    cr_assert(opt.v[0] == 0 && opt.v[1] == 1 && opt.v[2] == 1 && opt.v[3] == 0);
+    kw_engine_opts o = opts_for(1);
+    o.tabu = 0;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
+    cr_assert_float_eq(r.best_primary, 90.0, 1e-9);
+    /* the first descent took k0=v1 and stood at 97; the restart stepped k0 back
+     * from there, and a probe pair was accepted after it */
+    size_t restart = j->n_steps, pair = j->n_steps;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (restart == j->n_steps && st->decision == KW_DECIDE_EXPLORE &&
+            strncmp(st->reason, "restart 1:", 10) == 0) {
+            restart = i;
+            cr_assert_eq(st->knob, 0);
+            cr_assert_float_eq(st->before, 97.0, 1e-9);
+            cr_assert_float_eq(st->after, 100.0, 1e-9);
+        }
+        if (i > restart && pair == j->n_steps && st->decision == KW_DECIDE_ACCEPT &&
+            st->phase == KW_STEP_PROBE)
+            pair = i;
+    }
+    cr_assert_lt(restart, j->n_steps, "no restart journalled");
+    cr_assert_lt(pair, j->n_steps, "no probe pair accepted after the restart");
+    cr_assert_float_eq(j->steps[pair].after, 90.0, 1e-9);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
 /* The trapped seed's landscape in miniature (README "The trapped seed"): blk.k=v2
  * gains 20 but fails the guard "fallback" unless blk.m=v0 and blk.n=v0 change with
  * it; each of those costs alone (+1, +2), each pair with blk.k still falls back,
@@ -1397,6 +1456,38 @@ Test(engine, noisy_fix_still_drops_a_change_made_useless_by_a_later_one)
     kw_journal_shape_result(&r, j, 0);
     cr_expect(r.best.v[0] == 0 && r.best.v[1] == 1 && r.best.v[2] == 1);
     kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* A noisy round runs and journals its evaluations repetition-major (every
+ * candidate's repetition 0, then every candidate's 1, ...), so that drift of a
+ * measured device during a round spreads over its candidates (README, "A real
+ * tuning run": in candidate-major order a measured sweep's ranking followed
+ * the order it measured in). Exhaustive over 24 configs: the baseline's round, then one
+ * round of the other 23. */
+Test(engine, noisy_round_is_journalled_repetition_major)
+{
+    int nv[] = {4, 3, 2};
+    kw_synth s;
+    kw_synth_init(&s, 3, nv, 1);
+    kw_synth_noise(&s, 3.0, 5, 1);
+    kw_engine_opts o = opts_for(1);
+    o.strategy = KW_STRATEGY_EXHAUSTIVE;
+    o.repeats = 3;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->n_evals, 24 * 3);
+    /* the baseline's round first (one candidate), then the other 23 */
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(j->evals[i].rep, (int)i);
+    for (size_t i = 3; i < j->n_evals; i++) {
+        size_t k = i - 3;
+        cr_assert_eq(j->evals[i].rep, (int)(k / 23), "record %zu: rep %d", i, j->evals[i].rep);
+        if (k >= 23) /* the same candidate order in every repetition */
+            cr_assert_eq(j->evals[i].id, j->evals[i - 23].id);
+    }
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }

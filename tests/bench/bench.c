@@ -30,7 +30,8 @@
  *
  * Not a test: nothing here asserts; the verdict column compares with the
  * targets of issues 3-6 and says PASS or MISS.
- * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate] [--quick]
+ * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate]
+ *              [--space NAME] [--quick]   (--space small: only spaces/validate_small.xml; a glob)
  *        bench --loop cost|sim|full N   (the fixed-work loops callgrind runs)
  */
 #include "config.h"
@@ -88,6 +89,7 @@ typedef struct kw_bench {
     int quick;
     int seeds;             /* quality: seeds per shape (0: KW_BENCH_QUALITY_SEEDS) */
     int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
+    const char *space;     /* quality: only spaces/validate_SPACE.xml (a glob; NULL: every one) */
     long tune_budget;
     kw_config *cfg;        /* spaces/default.xml */
     gsl_rng *rng;
@@ -1391,7 +1393,8 @@ done:
 static int kw_bench_screen(kw_bench *b)
 {
     char pat[KW_PATH_MAX + 64];
-    snprintf(pat, sizeof pat, "%s/spaces/validate_*.xml", b->srcdir);
+    snprintf(pat, sizeof pat, "%s/spaces/validate%s%s.xml", b->srcdir, b->space ? "_" : "_*",
+             b->space ? b->space : "");
     glob_t g;
     if (glob(pat, 0, NULL, &g) != 0)
         return 0;
@@ -1409,7 +1412,8 @@ static int kw_bench_screen(kw_bench *b)
 static int kw_bench_quality(kw_bench *b)
 {
     char pat[KW_PATH_MAX + 64];
-    snprintf(pat, sizeof pat, "%s/spaces/validate_*.xml", b->srcdir);
+    snprintf(pat, sizeof pat, "%s/spaces/validate%s%s.xml", b->srcdir, b->space ? "_" : "_*",
+             b->space ? b->space : "");
     glob_t g;
     if (glob(pat, 0, NULL, &g) != 0) {
         printf("\nno validation spaces matched %s\n", pat);
@@ -1548,12 +1552,14 @@ int main(int argc, char **argv)
             b.seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-estimate") == 0)
             b.no_estimate = 1;
+        else if (strcmp(argv[i], "--space") == 0 && i + 1 < argc)
+            b.space = argv[++i];
         else if (strcmp(argv[i], "--loop") == 0 && i + 2 < argc) {
             loop = argv[++i];
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--space NAME] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }

@@ -9,15 +9,22 @@ phase). Every round measures every mapping once (`reps` samples after
 `warmup` runs, one worker process for all, the order rotated each round so
 drift hits every mapping alike) and keeps each mapping's median sample; the
 report is, per mapping, the median of its round medians, their range, and its
-ratio to the first mapping's. Used by README's "A real tuning run" to hold a
-one-knob search's pick against an exhaustive sweep's best. Reports, asserts
-nothing.
+ratio to the first mapping's: the median of the per-round ratios (each round's
+two medians were measured next to each other, so load that changes between
+rounds cancels) with its distribution-free 95% interval (binomial order
+statistics of the rounds' ratios, Hahn & Meeker 1991, 5.2: needs 6 rounds or
+more; fewer print "-"), and the load average before and after. Used by README's
+"A real tuning run" to hold a one-knob search's pick against an exhaustive
+sweep's best. Reports, asserts nothing.
 
 usage: exec_ab.py --worker CMD --ops 'op.fc=gemm,n:3072,k:768,epilogue:1'
-                  [--rounds 10] [--reps 15] [--warmup 2] NAME=MAPPINGS.csv ...
+                  [--rounds 10] [--reps 15] [--warmup 2] [--json FILE] NAME=MAPPINGS.csv ...
 """
 import argparse
 import csv
+import json
+import math
+import os
 import shlex
 import statistics
 import subprocess
@@ -36,6 +43,34 @@ def read_mapping(path):
     return row["config_id"], shape, {k: row[k] for k in knobs}
 
 
+def median_ci(xs, conf=0.95):
+    """(median, lo, hi) of xs, lo/hi the distribution-free interval of the
+    median: order statistics x(k) and x(n+1-k), k the largest with
+    P(k <= B < n+1-k) >= conf, B ~ Binomial(n, 1/2); None, None when n is too
+    small for any such k."""
+    v = sorted(xs)
+    n = len(v)
+    m = statistics.median(v)
+    best = None
+    for k in range(1, n // 2 + 1):
+        cover = sum(math.comb(n, i) for i in range(k, n + 1 - k)) / 2.0 ** n
+        if cover >= conf:
+            best = k
+    if best is None:
+        return m, None, None
+    return m, v[best - 1], v[n - best]
+
+
+def ratio_line(meds, name, ref):
+    """Per-round ratio of name's medians to ref's: (median, lo, hi) in percent."""
+    r = [100.0 * (a / b - 1.0) for a, b in zip(meds[name], meds[ref])]
+    return median_ci(r)
+
+
+def fmt_ci(m, lo, hi):
+    return f"{m:+.1f}% [{lo:+.1f}, {hi:+.1f}]" if lo is not None else f"{m:+.1f}% [-]"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", required=True)
@@ -43,8 +78,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--json", help="write every round's median per mapping to FILE")
     ap.add_argument("runs", nargs="+", help="NAME=MAPPINGS.csv")
     a = ap.parse_args()
+    load0 = os.getloadavg()
     maps = []
     for r in a.runs:
         name, path = r.split("=", 1)
@@ -73,12 +110,22 @@ def main():
     w.stdin.write("quit\n")
     w.stdin.close()
     w.wait()
+    load1 = os.getloadavg()
     ref = statistics.median(meds[maps[0][0]])
-    print(f"{'run':12} {'config':18} {'median_us':>10} {'min_us':>10} {'max_us':>10} {'vs_first':>9}  knobs")
+    print(f"{'run':12} {'config':18} {'median_us':>10} {'min_us':>10} {'max_us':>10} {'vs_first':>9} "
+          f"{'paired vs first [95% CI]':>26}  knobs")
     for name, cid, shape, knobs in maps:
         m = statistics.median(meds[name])
         print(f"{name:12} {cid:18} {m:10.1f} {min(meds[name]):10.1f} {max(meds[name]):10.1f} "
-              f"{100.0 * (m / ref - 1.0):+8.1f}%  " + " ".join(f"{k}={v}" for k, v in knobs.items()))
+              f"{100.0 * (m / ref - 1.0):+8.1f}% {fmt_ci(*ratio_line(meds, name, maps[0][0])):>26}  "
+              + " ".join(f"{k}={v}" for k, v in knobs.items()))
+    print(f"{a.rounds} rounds of {a.reps} samples; load average {load0[0]:.1f} before, "
+          f"{load1[0]:.1f} after")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rounds": a.rounds, "reps": a.reps, "load": [load0[0], load1[0]],
+                       "maps": [{"name": n, "config_id": c, "knobs": k, "medians": meds[n]}
+                                for n, c, _, k in maps]}, f, indent=1)
 
 
 if __name__ == "__main__":

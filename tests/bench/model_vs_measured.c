@@ -9,9 +9,16 @@
  * their median). Out come Spearman's
  * rank correlation of predicted and measured time (gsl_stats_spearman) and the
  * regret of the model's choice: the model's best mapping measured against the
- * measured best of the same N, both re-measured A/B/A/B (interleaved, so drift
- * of a shared machine hits both) with more repetitions before the ratio is
- * taken. Nothing here asserts anything: it reports.
+ * measured best of the same N. The best of N noisy single measurements is a
+ * lucky one, so the reference is the best, re-measured, of the --top T
+ * mappings measured fastest: those and the model's pick are measured again in
+ * --ab-rounds R interleaved rounds (every mapping once per round, the order
+ * rotated, so load that changes between rounds hits all alike) with --recheck
+ * samples each; the reference is the one of the T with the lowest median over
+ * the rounds, and the regret is the median of the per-round paired ratios
+ * pick / reference with its distribution-free 95% interval (binomial order
+ * statistics, Hahn & Meeker 1991, 5.2). The load average before and after
+ * each shape is printed with it. Nothing here asserts anything: it reports.
  *
  * This is a bench driver, not the measuring evaluator: it speaks the protocol
  * only as far as the report needs (hello, measure, quit) and stops at the
@@ -30,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
@@ -40,7 +48,8 @@
 
 #define KW_B_LINE (1 << 17)
 #define KW_B_MAX_MAPPINGS 4096
-#define KW_B_RECHECK_ROUNDS 3 /* A/B rounds of the regret re-measure */
+#define KW_B_AB_MAX 64   /* most interleaved rounds of the regret re-measure */
+#define KW_B_TOP_MAX 8   /* most measured-fastest mappings re-measured as the reference */
 
 typedef struct kw_child {
     pid_t pid;
@@ -190,6 +199,25 @@ static int kw_col(const char *header, const char *name)
     return -1;
 }
 
+/* The median of the n values v (sorted in place) and its distribution-free 95%
+ * interval: order statistics v(k), v(n+1-k), k the largest with
+ * P(k <= B <= n-k) >= 0.95, B ~ Binomial(n, 1/2) (Hahn & Meeker 1991, 5.2);
+ * lo and hi are NAN when n is too small (below 6). */
+static double kw_median_ci(double *v, size_t n, double *lo, double *hi)
+{
+    gsl_sort(v, 1, n);
+    *lo = *hi = NAN;
+    for (size_t k = 1; k <= n / 2; k++) {
+        double cover = gsl_cdf_binomial_P((unsigned)(n - k), 0.5, (unsigned)n) -
+                       (k >= 1 ? gsl_cdf_binomial_P((unsigned)(k - 1), 0.5, (unsigned)n) : 0.0);
+        if (cover >= 0.95) {
+            *lo = v[k - 1];
+            *hi = v[n - k];
+        }
+    }
+    return gsl_stats_median_from_sorted_data(v, 1, n);
+}
+
 static const char *kw_field(char *row, int col)
 {
     char *p = row;
@@ -212,11 +240,12 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, 'e'},     {"warmup", required_argument, 0, 'u'},
         {"reps", required_argument, 0, 'r'},     {"recheck", required_argument, 0, 'c'},
         {"shape", required_argument, 0, 'S'},    {"median", no_argument, 0, 'M'},
-        {"csv", required_argument, 0, 'C'},
+        {"csv", required_argument, 0, 'C'},      {"ab-rounds", required_argument, 0, 'R'},
+        {"top", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     const char *kwbin = "./knobwise", *worker = "./knobwise-worker", *space = NULL, *only = NULL;
     const char *csv_path = NULL; /* every mapping's prediction and measurement, for calibration */
-    long n_map = 200, seed = 1, warmup = 2, reps = 7, recheck = 15;
+    long n_map = 200, seed = 1, warmup = 2, reps = 7, recheck = 15, ab_rounds = 7, top = 3;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -231,13 +260,17 @@ int main(int argc, char **argv)
         case 'S': only = optarg; break;
         case 'M': kw_use_median = 1; break;
         case 'C': csv_path = optarg; break;
+        case 'R': ab_rounds = atol(optarg); break;
+        case 'T': top = atol(optarg); break;
         default: return 2;
         }
     }
-    if (!space || n_map < 3 || n_map > KW_B_MAX_MAPPINGS || reps < 1 || recheck < 1) {
+    if (!space || n_map < 3 || n_map > KW_B_MAX_MAPPINGS || reps < 1 || recheck < 1 ||
+        ab_rounds < 1 || ab_rounds > KW_B_AB_MAX || top < 1 || top > KW_B_TOP_MAX) {
         fprintf(stderr, "usage: model_vs_measured --space F [--knobwise BIN] [--worker BIN] "
                         "[--mappings N<=%d] [--seed N] [--warmup W] [--reps R] [--recheck R] "
-                        "[--shape S]\n", KW_B_MAX_MAPPINGS);
+                        "[--ab-rounds R<=%d] [--top T<=%d] [--shape S] [--median] [--csv F]\n",
+                KW_B_MAX_MAPPINGS, KW_B_AB_MAX, KW_B_TOP_MAX);
         return 2;
     }
     gsl_set_error_handler_off();
@@ -275,7 +308,9 @@ int main(int argc, char **argv)
         const kw_shape *s = &cfg->workload.shapes[cfg->space.shapes[si]];
         if (only && strcmp(only, s->name) != 0)
             continue;
-        double t0 = kw_now_s();
+        double t0 = kw_now_s(), load0[1] = {NAN}, load1[1] = {NAN};
+        if (getloadavg(load0, 1) != 1)
+            load0[0] = NAN;
         gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
         gsl_rng_set(r, (unsigned long)seed + si);
         long n = 0;
@@ -358,28 +393,71 @@ int main(int argc, char **argv)
             continue;
         }
         double rho = gsl_stats_spearman(x, 1, y, 1, (size_t)ok, work);
-        /* regret: re-measure the model's pick and the measured best, A/B/A/B */
-        double pa[KW_B_RECHECK_ROUNDS], pb[KW_B_RECHECK_ROUNDS];
-        for (int k = 0; k < KW_B_RECHECK_ROUNDS; k++) {
-            pa[k] = kw_measure(&wk, &rid, head, ks, &cand[ipick], (int)warmup, (int)recheck, ans);
-            pb[k] = ipick == ibest ? pa[k]
-                                   : kw_measure(&wk, &rid, head, ks, &cand[ibest], (int)warmup,
-                                                (int)recheck, ans);
+        /* regret: the model's pick and the top measured-fastest mappings re-measured
+         * in interleaved rounds; the reference is the best of the top by median */
+        long sel[KW_B_TOP_MAX + 1];
+        int n_sel = 0, at_pick = -1;
+        for (int t = 0; t < top; t++) {
+            long b = -1;
+            for (long i = 0; i < n; i++) {
+                int taken = 0;
+                for (int u = 0; u < n_sel; u++)
+                    taken |= sel[u] == i;
+                if (!taken && pred[i] >= 0.0 && meas[i] >= 0.0 && (b < 0 || meas[i] < meas[b]))
+                    b = i;
+            }
+            if (b < 0)
+                break;
+            if (b == ipick)
+                at_pick = n_sel;
+            sel[n_sel++] = b;
         }
+        int n_top = n_sel;
+        if (at_pick < 0) {
+            at_pick = n_sel;
+            sel[n_sel++] = ipick;
+        }
+        static double ab[KW_B_TOP_MAX + 1][KW_B_AB_MAX], tmp[KW_B_AB_MAX];
+        for (int k = 0; k < ab_rounds; k++)
+            for (int u = 0; u < n_sel; u++) {
+                int j = (u + k) % n_sel;
+                ab[j][k] = kw_measure(&wk, &rid, head, ks, &cand[sel[j]], (int)warmup, (int)recheck, ans);
+            }
         kw_reap(&wk, "quit");
-        gsl_sort(pa, 1, KW_B_RECHECK_ROUNDS);
-        gsl_sort(pb, 1, KW_B_RECHECK_ROUNDS);
-        double mp = kw_use_median ? gsl_stats_median_from_sorted_data(pa, 1, KW_B_RECHECK_ROUNDS) : pa[0];
-        double mb = kw_use_median ? gsl_stats_median_from_sorted_data(pb, 1, KW_B_RECHECK_ROUNDS) : pb[0];
-        double regret = mb > 0.0 ? (mp / mb - 1.0) * 100.0 : NAN;
+        int iref = 0;
+        double ref_med = INFINITY;
+        for (int u = 0; u < n_top; u++) {
+            memcpy(tmp, ab[u], (size_t)ab_rounds * sizeof *tmp);
+            double lo, hi, m = kw_median_ci(tmp, (size_t)ab_rounds, &lo, &hi);
+            if (m < ref_med) {
+                ref_med = m;
+                iref = u;
+            }
+        }
+        size_t n_pair = 0; /* rounds where both were measured (a failed re-measure is left out) */
+        for (int k = 0; k < ab_rounds; k++)
+            if (ab[iref][k] > 0.0 && ab[at_pick][k] > 0.0)
+                tmp[n_pair++] = (ab[at_pick][k] / ab[iref][k] - 1.0) * 100.0;
+        double rlo = NAN, rhi = NAN, regret = n_pair ? kw_median_ci(tmp, n_pair, &rlo, &rhi) : NAN;
+        memcpy(tmp, ab[at_pick], (size_t)ab_rounds * sizeof *tmp);
+        double dlo, dhi, mp = kw_median_ci(tmp, (size_t)ab_rounds, &dlo, &dhi), mb = ref_med;
+        if (getloadavg(load1, 1) != 1)
+            load1[0] = NAN;
         printf("%-24s %5ld %9.3f %9.1f %12.1f %12.1f %9.1f\n", s->name, ok, rho, regret, mp, mb,
                kw_now_s() - t0);
+        printf("  regret %.1f%%, 95%% interval [%.1f%%, %.1f%%] over %ld interleaved rounds of %ld "
+               "samples (paired pick / reference per round, %zu usable; the reference the best of the %d "
+               "measured fastest, re-measured); load average %.1f before, %.1f after\n",
+               regret, rlo, rhi, ab_rounds, recheck, n_pair, n_top, load0[0], load1[0]);
         kw_knobs_cand_format(line, 4096, ks, &cand[ipick]);
         printf("  model's pick:  %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ipick],
                meas[ipick]);
         kw_knobs_cand_format(line, 4096, ks, &cand[ibest]);
         printf("  measured best: %s (predicted %.1f us, first measured %.1f us)\n", line, pred[ibest],
                meas[ibest]);
+        kw_knobs_cand_format(line, 4096, ks, &cand[sel[iref]]);
+        printf("  reference:     %s (predicted %.1f us, first measured %.1f us, re-measured %.1f us)\n",
+               line, pred[sel[iref]], meas[sel[iref]], mb);
         if (failed)
             printf("  %ld mappings the worker refused or failed\n", failed);
         /* Diagnostics, labelled as such: the same correlation within subsets that
