@@ -555,6 +555,25 @@ Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
     free(set);
 }
 
+/* The decode row of the two tests below: 32 sequences, 1024 cached tokens, 8
+ * query heads over 2 KV heads (GQA), head dim 128, bf16 with fp32 accumulation. */
+static void decode_row(kw_fid_case *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "dec");
+    c->kind = KW_FID_DECODE;
+    c->attention = 1;
+    c->batch = 32;
+    c->seq = 1024;
+    c->heads = 8;
+    c->kv_heads = 2;
+    c->head_dim = 128;
+    c->tiling = (kw_tiling){16, 64, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1};
+    c->precision = KW_PREC_BF16;
+    c->accum = KW_PREC_FP32;
+    c->measured_us = 1.0;
+}
+
 /* A decode row: 32 sequences, 1024 cached tokens, 8 query heads over 2 KV
  * heads (GQA), head dim 128, bf16. The KV cache is read once (the query heads
  * of a group share it): K and V 2 x 32 x 1024 x 2 x 128 x 2 B = 32 MiB; Q
@@ -565,19 +584,7 @@ Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
 Test(hier, decode_row_reads_its_kv_cache_once)
 {
     kw_fid_case c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "dec");
-    c.kind = KW_FID_DECODE;
-    c.attention = 1;
-    c.batch = 32;
-    c.seq = 1024;
-    c.heads = 8;
-    c.kv_heads = 2;
-    c.head_dim = 128;
-    c.tiling = (kw_tiling){16, 64, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1};
-    c.precision = KW_PREC_BF16;
-    c.accum = KW_PREC_FP32;
-    c.measured_us = 1.0;
+    decode_row(&c);
     double us;
     kw_bound b;
     kw_kernel k;
@@ -601,19 +608,7 @@ Test(hier, decode_row_reads_its_kv_cache_once)
 Test(hier, paged_decode_gathers_at_the_gather_fraction_and_pays_its_fixed_time)
 {
     kw_fid_case c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "dec");
-    c.kind = KW_FID_DECODE;
-    c.attention = 1;
-    c.batch = 32;
-    c.seq = 1024;
-    c.heads = 8;
-    c.kv_heads = 2;
-    c.head_dim = 128;
-    c.tiling = (kw_tiling){16, 64, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1};
-    c.precision = KW_PREC_BF16;
-    c.accum = KW_PREC_FP32;
-    c.measured_us = 1.0;
+    decode_row(&c);
     acc.gather_dram_fraction = 0.5;
     double us, us0;
     kw_bound b;
