@@ -1165,6 +1165,7 @@ typedef struct kw_bench_qtot {
     double worst_conv_pct;
     char worst_conv[256];
     char over1[2048];                      /* every (space, shape, seed) converged > 1% above */
+    char nofeas[1024];                     /* every (space, shape, seed) with no guard-passing config */
 } kw_bench_qtot;
 
 static int kw_bench_dcmp(const void *a, const void *b)
@@ -1247,8 +1248,16 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                 }
                 conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - 1)] = (double)evals;
                 tot->conv_within += in;
-                tot->conv_over1 += gap > KW_BENCH_CONVERGED_GAP_PCT;
-                if (gap > KW_BENCH_CONVERGED_GAP_PCT) {
+                /* a gap that is not a number is a miss too, unless no config of the space
+                 * passes every guard on this seed (then there is no optimum to miss) */
+                int over = isfinite(opt) && !(gap <= KW_BENCH_CONVERGED_GAP_PCT);
+                if (!isfinite(opt)) {
+                    size_t used = strlen(tot->nofeas);
+                    snprintf(tot->nofeas + used, sizeof tot->nofeas - used, "%s%s %s seed %d",
+                             used ? "; " : "", base, ev->shape_names[s], seed);
+                }
+                tot->conv_over1 += over;
+                if (over) {
                     size_t used = strlen(tot->over1);
                     snprintf(tot->over1 + used, sizeof tot->over1 - used, "%s%s %s seed %d (%+.2f%%)",
                              used ? "; " : "", base, ev->shape_names[s], seed, gap);
@@ -1465,6 +1474,9 @@ static int kw_bench_quality(kw_bench *b)
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
                tot.over1);
+    if (tot.nofeas[0])
+        printf("\nno config passes every guard (no optimum; counted as not within at every budget): %s\n",
+               tot.nofeas);
     return 0;
 }
 
