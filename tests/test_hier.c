@@ -470,6 +470,7 @@ Test(hier, bad_hierarchies_are_file_line_errors)
          "listed twice"},
         {"<accumulate input=\"fp32\" accum=\"bf16\"/>\n", "fewer bytes"},
         {"<rates kernel_fixed_us=\"5000\"/>\n", "kernel_fixed_us must be in"},
+        {"<rates gather_fixed_us=\"5000\"/>\n", "gather_fixed_us must be in"},
     };
     char *dir = kw_tl_tmpdir("kwtest");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -122,6 +122,21 @@ static void kw_fraction(double *out, const xmlNode *n, const char *attr, const c
         *out = v;
 }
 
+/* A fixed time per kernel in [0, KW_KERNEL_FIXED_MAX_US] us (kernel_fixed_us,
+ * gather_fixed_us); *out untouched when absent or out of range. */
+static void kw_fixed_us(double *out, const xmlNode *n, const char *attr, const char *file,
+                        kw_xml_problems *p)
+{
+    double v;
+    if (kw_xml_attr_double(&v, n, attr, file, p) != 1)
+        return;
+    if (!(v >= 0.0 && v <= KW_KERNEL_FIXED_MAX_US))
+        kw_xml_problem(p, file, kw_xml_line(n), "%s must be in [0, %g], not %g", attr,
+                       KW_KERNEL_FIXED_MAX_US, v);
+    else
+        *out = v;
+}
+
 /* A share in [0, 1] (0 allowed, unlike a fraction); 1 when the attribute was given. */
 static int kw_share(double *out, const xmlNode *n, const char *attr, const char *file,
                     kw_xml_problems *p)
@@ -191,23 +206,9 @@ int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_pr
         a->softmax_hidden_overlap = 1.0;
         int ho = kw_share(&a->softmax_hidden_overlap, n, "softmax_hidden_overlap", file, p);
         a->softmax_hidden_set = hs == 1 || ho == 1;
-        double fixed = 0.0;
-        if (kw_xml_attr_double(&fixed, n, "kernel_fixed_us", file, p) == 1) {
-            if (!(fixed >= 0.0 && fixed <= KW_KERNEL_FIXED_MAX_US))
-                kw_xml_problem(p, file, line, "kernel_fixed_us must be in [0, %g], not %g",
-                               KW_KERNEL_FIXED_MAX_US, fixed);
-            else
-                a->kernel_fixed_us = fixed;
-        }
+        kw_fixed_us(&a->kernel_fixed_us, n, "kernel_fixed_us", file, p);
         kw_fraction(&a->gather_dram_fraction, n, "gather_dram_fraction", file, p);
-        fixed = 0.0;
-        if (kw_xml_attr_double(&fixed, n, "gather_fixed_us", file, p) == 1) {
-            if (!(fixed >= 0.0 && fixed <= KW_KERNEL_FIXED_MAX_US))
-                kw_xml_problem(p, file, line, "gather_fixed_us must be in [0, %g], not %g",
-                               KW_KERNEL_FIXED_MAX_US, fixed);
-            else
-                a->gather_fixed_us = fixed;
-        }
+        kw_fixed_us(&a->gather_fixed_us, n, "gather_fixed_us", file, p);
         int seen[KW_PREC_COUNT] = {0};
         for (const xmlNode *c = kw_xml_elem(n->children); c; c = kw_xml_elem(c->next)) {
             kw_prec pr;
