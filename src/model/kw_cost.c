@@ -702,7 +702,9 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
          * with heads/kv_heads query rows. The cache is read from DRAM. */
         at.inst = seqs * kvh;
         at.mq = op->heads / kvh;
-        at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
+        /* whole pages, or up to the sequence end for a flash kernel (kw_kv.c) */
+        at.lk = kw_kv_read_tokens(s->kv_len, c->m->kv_page_tokens,
+                                  c->m->fuse_attention == KW_ATTN_FLASH);
         at.causal = 0;
         at.table_bytes = kw_kv_table_bytes(s->kv_len, c->m->kv_page_tokens);
         at.page = c->m->kv_page_tokens;
