@@ -647,6 +647,34 @@ Test(hier, paged_decode_gathers_at_the_gather_fraction_and_pays_its_fixed_time)
     cr_assert(CLOSE(k.epilogue_us, 3.0), "epilogue %g", k.epilogue_us);
 }
 
+/* FlashAttention-3's pipeline drains at every tile (its O tile shares V's
+ * shared memory, so the next tile's V waits for this tile's O store): a
+ * memory-bound overlapped tile of n key blocks runs its last block of maths
+ * after its last load, n m + c of the software pipeline, i.e. the kernel's
+ * memory time plus C / n, C its maths without the fill. The decode row above
+ * on a hierarchy: 1024 / 64 = 16 key blocks a tile, so the filled maths is
+ * C x 17 / 16 and the drain one seventeenth of it. The serial schedule
+ * (FlashAttention-2) keeps max(compute, memory). */
+Test(hier, overlapped_decode_drains_one_block_of_maths_after_its_loads)
+{
+    add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
+    kw_fid_case c;
+    decode_row(&c);
+    double us;
+    kw_bound b;
+    kw_kernel k;
+    cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
+    cr_assert_eq(b, KW_BOUND_MEMORY);
+    cr_assert(CLOSE(k.drain_us, 0.0), "serial drain %g", k.drain_us);
+    cr_assert(CLOSE(us, fmax(k.compute_us, k.memory_us) + k.epilogue_us), "serial %g", us);
+    c.overlap = 1;
+    cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
+    cr_assert_eq(b, KW_BOUND_MEMORY);
+    cr_assert(k.compute_us > 0.0 && k.memory_us > k.compute_us, "%g %g", k.compute_us, k.memory_us);
+    cr_assert(CLOSE(k.drain_us, k.compute_us / 17.0), "drain %g of %g", k.drain_us, k.compute_us);
+    cr_assert(CLOSE(us, k.memory_us + k.compute_us / 17.0 + k.epilogue_us), "overlap %g", us);
+}
+
 static void bad_row(const char *row, const char *want_msg)
 {
     char *dir = kw_tl_tmpdir("kwtest");
