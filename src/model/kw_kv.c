@@ -42,7 +42,8 @@
 #define KW_MOE_GATED_MATRICES 3.0
 #define KW_MOE_PLAIN_MATRICES 2.0
 
-double kw_kv_tokens(double ctx, int page_tokens)
+/* ctx tokens in pages of page_tokens (0 = contiguous: ctx itself). */
+static double kw_kv_tokens(double ctx, int page_tokens)
 {
     return page_tokens > 0 ? ceil(ctx / page_tokens) * page_tokens : ctx;
 }
