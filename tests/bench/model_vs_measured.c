@@ -357,10 +357,16 @@ int main(int argc, char **argv)
     uint64_t size = kw_knobs_size(ks);
     if ((uint64_t)n_map > size)
         n_map = (long)size;
-    printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
-           "each measured as the %s of %ld samples after %ld warm-up runs\n",
-           cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed,
-           kw_use_median ? "median" : "minimum", reps, warmup);
+    if (from_csv)
+        printf("space %s: %d knobs, %llu configurations; the mappings and first measurements of %s, "
+               "predicted with %s\n",
+               cfg->space.name, ks->n_knobs, (unsigned long long)size, from_csv,
+               accel ? accel : "the space's accelerator file");
+    else
+        printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
+               "each measured as the %s of %ld samples after %ld warm-up runs\n",
+               cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed,
+               kw_use_median ? "median" : "minimum", reps, warmup);
     printf("%-24s %5s %9s %9s %12s %12s %9s\n", "shape", "n", "spearman", "regret%",
            "pick_us", "best_us", "wall_s");
     int status = 0;
