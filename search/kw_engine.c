@@ -113,14 +113,106 @@ double kw_engine_gain_pct(double ref, double x)
     return (ref - x) / fabs(ref) * 100.0;
 }
 
-/* The acceptance rule: c against the reference config ref; m candidates are
- * compared in the decision (Bonferroni). prefix names the reference in reasons. */
-void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, int m, const char *prefix,
-                     kw_verdict *v)
+/* ------------------------------------------------------------------ the control
+ *
+ * A noisy OFAT round re-measures the config its challengers are judged
+ * against (the incumbent; an excursion's start; the fix's converged config)
+ * beside them, and each challenger measured in the round is judged against
+ * those same-round repetitions. Why: a measuring evaluator on a shared host
+ * drifts with the load, and an incumbent measured once, in the round that
+ * accepted it, and held against every later challenger blocks real gains
+ * whenever that round was a lucky one (README, "Why the one-knob search
+ * misses": its neighbours read 119-138% worse against its stale samples and
+ * 12-27% faster interleaved). The control's repetitions get fresh indices,
+ * block k = 1, 2, ... of the config being repetitions k*reps .. k*reps+reps-1
+ * (the memo key and the E record's rep=), so no record is overwritten, the
+ * mean rule (repetitions 0..reps-1) is untouched, and a resumed run finds
+ * the same block: k is the first block not yet journalled in this process,
+ * which during a replay is the journal's block of that round. The control's
+ * jobs come first in each repetition of the round (kw_interleave_reps), so
+ * control repetition r and a challenger's repetition r are measured in the
+ * same sweep. Controls are real measurements: they count against the budget
+ * (reserved with the round's first candidate) and are reported apart
+ * (kw_engine_summary.controls, the reducer's per-shape count). */
+
+/* The control block of s this round, or 0: only a noisy evaluator, only a
+ * round whose strategy named a reference and that measures something. */
+static int kw_ctl_on(const kw_eng *E, const kw_shape *s)
+{
+    return E->ev->noisy && !E->o.no_control && s->ctl_want && s->phase == KW_SHAPE_RUNNING;
+}
+
+int kw_engine_pair(kw_eng *E, const kw_shape *s, const kw_cand *ref, uint64_t id, kw_pair *out)
+{
+    if (s->ctl_k <= 0 || kw_knobs_cand_id(E->ks, ref) != s->ctl_id || id == s->ctl_id)
+        return 0;
+    kw_repstat st;
+    kw_reduce_repstat_init(&st);
+    for (int r = 0; r < E->reps; r++) {
+        const kw_memo_ent *a = kw_memo_find(&E->memo, s->shape, s->ctl_id, s->ctl_k * E->reps + r);
+        const kw_memo_ent *c = kw_memo_find(&E->memo, s->shape, id, r);
+        if (!a || !c || a->state != KW_MEMO_DONE || c->state != KW_MEMO_DONE ||
+            a->round != E->round || c->round != E->round || a->rc != 0 ||
+            (a->guards && a->guards[0]) || !isfinite(a->primary))
+            return 0;
+        out->a[r] = a->primary;
+        out->c[r] = c->primary;
+        kw_reduce_repstat_add(&st, a->primary, a->guards, a->rc);
+    }
+    out->n = E->reps;
+    out->k = s->ctl_k;
+    out->ref_id = s->ctl_id;
+    out->ref_mean = kw_reduce_repstat_mean(&st);
+    return 1;
+}
+
+/* Paired, not Welch on the same-round samples: pair r shares its
+ * repetition's sweep of the round, so load that changes between sweeps
+ * moves both of its members and cancels in their difference, where a
+ * two-sample test would carry it into both variances (the paired comparison
+ * design: Student 1908; Montgomery, Design and Analysis of Experiments, 8th
+ * ed., 2.5.1). The statistic is Student's t of the mean difference
+ * d_r = a_r + margin - c_r with n-1 degrees of freedom (GSL's CDF); margin 0
+ * tests a gain, margin > 0 non-inferiority (the bounded fix). */
+double kw_engine_paired_p(const kw_pair *pr, double margin)
+{
+    int n = pr->n;
+    if (n < 2)
+        return NAN;
+    double sum = 0;
+    for (int r = 0; r < n; r++)
+        sum += pr->a[r] + margin - pr->c[r];
+    double mean = sum / n, ss = 0;
+    for (int r = 0; r < n; r++) {
+        double d = pr->a[r] + margin - pr->c[r] - mean;
+        ss += d * d;
+    }
+    double sd = sqrt(ss / (n - 1));
+    if (!isfinite(mean) || !isfinite(sd))
+        return 1.0;
+    if (!(sd > 0))
+        return mean > 0 ? 0.0 : 1.0;
+    return gsl_cdf_tdist_Q(mean / (sd / sqrt((double)n)), n - 1);
+}
+
+/* The acceptance rule: c against the reference config ref (or, with pr, its
+ * control of this round); m candidates are compared in the decision
+ * (Bonferroni). prefix names the reference in reasons. */
+void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, const kw_pair *pr, int m,
+                     const char *prefix, kw_verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->p = NAN;
-    v->gain = kw_engine_gain_pct(ref->mean, c->mean);
+    v->ref_mean = NAN;
+    double ref_mean = ref->mean;
+    const char *tag = "";
+    if (pr) {
+        v->ctl = pr->k;
+        v->ref_id = pr->ref_id;
+        v->ref_mean = ref_mean = pr->ref_mean;
+        tag = "paired ";
+    }
+    v->gain = kw_engine_gain_pct(ref_mean, c->mean);
     if (c->n == 0) {
         snprintf(v->why, sizeof v->why, "not evaluated");
         return;
@@ -138,26 +230,28 @@ void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, int m, const
         snprintf(v->why, sizeof v->why, "%srepairs failing guards (%s)", prefix, ref->guards);
         return;
     }
+    const char *same = pr ? " against the control of the round" : "";
     if (!(v->gain >= E->o.min_effect_pct)) {
         if (v->gain < 0)
-            snprintf(v->why, sizeof v->why, "%sworse by %.2f%%", prefix, -v->gain);
+            snprintf(v->why, sizeof v->why, "%sworse by %.2f%%%s", prefix, -v->gain, same);
         else if (v->gain == 0)
-            snprintf(v->why, sizeof v->why, "%sno change", prefix);
+            snprintf(v->why, sizeof v->why, "%sno change%s", prefix, same);
         else
-            snprintf(v->why, sizeof v->why, "%sgain %.2f%% below the minimum effect %.2f%%", prefix,
-                     v->gain, E->o.min_effect_pct);
+            snprintf(v->why, sizeof v->why, "%sgain %.2f%% below the minimum effect %.2f%%%s",
+                     prefix, v->gain, E->o.min_effect_pct, same);
         return;
     }
     if (E->ev->noisy) {
-        double p = kw_engine_welch_p(ref->mean, ref->sd, ref->n, c->mean, c->sd, c->n);
+        double p = pr ? kw_engine_paired_p(pr, 0.0)
+                      : kw_engine_welch_p(ref->mean, ref->sd, ref->n, c->mean, c->sd, c->n);
         v->p = isnan(p) ? 1.0 : fmin(1.0, p * (m > 0 ? m : 1));
         if (!(v->p < E->o.alpha)) {
-            snprintf(v->why, sizeof v->why, "%sgain %.2f%% not significant (p %.3g >= alpha %.3g)",
-                     prefix, v->gain, v->p, E->o.alpha);
+            snprintf(v->why, sizeof v->why, "%sgain %.2f%% not significant (%sp %.3g >= alpha %.3g)",
+                     prefix, v->gain, tag, v->p, E->o.alpha);
             return;
         }
         v->ok = 1;
-        snprintf(v->why, sizeof v->why, "%sgain %.2f%% (p %.3g)", prefix, v->gain, v->p);
+        snprintf(v->why, sizeof v->why, "%sgain %.2f%% (%sp %.3g)", prefix, v->gain, tag, v->p);
         return;
     }
     v->ok = 1;
@@ -193,8 +287,9 @@ static int kw_emit_header(kw_eng *E)
     kw_journal_buf_str(b, "metric", E->o.metric);
     kw_journal_buf_dbl(b, "min_effect", E->o.min_effect_pct);
     kw_journal_buf_dbl(b, "alpha", E->o.alpha);
-    kw_journal_buf_printf(b, " repeats=%d noisy=%d tabu=%d probes=%d tuned=", E->reps,
-                          E->ev->noisy ? 1 : 0, E->o.tabu, E->o.probes);
+    kw_journal_buf_printf(b, " repeats=%d noisy=%d tabu=%d probes=%d%s tuned=", E->reps,
+                          E->ev->noisy ? 1 : 0, E->o.tabu, E->o.probes,
+                          E->ev->noisy && !E->o.no_control ? " control=1" : "");
     for (int i = 0; i < E->n_shapes; i++)
         kw_journal_buf_printf(b, i ? ",%d" : "%d", E->shapes[i]);
     if ((rc = kw_add(E)) != 0)
@@ -309,8 +404,8 @@ static int kw_is_move(kw_decision d)
  * (KW_ESTATE, nothing journalled) a step that does not change exactly one knob
  * of the incumbent, journals the decision, and moves the incumbent on ACCEPT,
  * EXPLORE and REVERT. */
-int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_step_phase ph,
-                   double p, int con, const char *why)
+static int kw_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_step_phase ph,
+                   double p, int con, const char *why, const kw_verdict *v)
 {
     int knob;
     int rc = kw_engine_step_check(&knob, E->ks, &s->pos, to);
@@ -355,11 +450,28 @@ int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_
     kw_journal_buf_str(b, "con", con >= 0 ? E->ks->constraints[con].name : "");
     kw_journal_buf_cand(b, "c", E->ks, to);
     kw_journal_buf_str(b, "why", why);
+    if (v && v->ctl > 0) {
+        kw_id(b, "ref", v->ref_id);
+        kw_journal_buf_printf(b, " ctl=%d", v->ctl);
+        kw_journal_buf_dbl(b, "rmean", v->ref_mean);
+    }
     if ((rc = kw_add(E)) != 0)
         return rc;
     if (kw_is_move(d))
         s->pos = *to;
     return 0;
+}
+
+int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_step_phase ph,
+                   double p, int con, const char *why)
+{
+    return kw_step(E, s, to, d, ph, p, con, why, NULL);
+}
+
+int kw_engine_step_judged(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d,
+                          kw_step_phase ph, const kw_verdict *v, const char *why)
+{
+    return kw_step(E, s, to, d, ph, v->p, -1, why, v);
 }
 
 int kw_engine_emit_viol(kw_eng *E, kw_shape *s, const kw_item *it, const char *why)
@@ -594,6 +706,57 @@ static void kw_mf_learn(kw_eng *E, kw_shape *s)
  * decided its ranking. A pure function of the plan: the journal stays the same
  * for any thread count and resume. Noiseless runs have one repetition and
  * keep their order. */
+static int kw_queue(kw_eng *E, const kw_cand *c, uint64_t id, int shape, int rep,
+                    const kw_memo_ent *e, int screened)
+{
+    if (E->n_jobs == E->cap_jobs) {
+        size_t cap = E->cap_jobs ? E->cap_jobs * 2 : 256;
+        kw_job *nj = realloc(E->jobs, cap * sizeof *nj);
+        if (!nj)
+            return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
+        E->jobs = nj;
+        E->cap_jobs = cap;
+    }
+    kw_job *j = &E->jobs[E->n_jobs++];
+    j->cand = *c;
+    j->id = id;
+    j->shape = shape;
+    j->rep = rep;
+    j->rc = 0;
+    j->live = e->state != KW_MEMO_JOURNAL;
+    j->je = e->state == KW_MEMO_JOURNAL ? e->je : NULL;
+    j->screened = j->live && screened;
+    j->primary = E->primary;
+    return 0;
+}
+
+/* The round's control (see "the control"): the reference's next block, the
+ * first one not journalled in this process (during a replay, the journal's
+ * block of this round). */
+static int kw_queue_control(kw_eng *E, kw_shape *s)
+{
+    uint64_t id = kw_knobs_cand_id(E->ks, &s->ctl_cand);
+    int k = 1;
+    for (;; k++) {
+        const kw_memo_ent *e = kw_memo_find(&E->memo, s->shape, id, k * E->reps);
+        if (!e || e->state == KW_MEMO_JOURNAL)
+            break;
+        if (k >= KW_CTL_BLOCK_MAX)
+            return kw_error_set(KW_ESTATE, "more than %d controls of one config", KW_CTL_BLOCK_MAX);
+    }
+    for (int r = 0; r < E->reps; r++) {
+        kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, id, k * E->reps + r);
+        if (!e)
+            return kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
+        int rc = kw_queue(E, &s->ctl_cand, id, s->shape, k * E->reps + r, e, 0);
+        if (rc != 0)
+            return rc;
+        e->state = KW_MEMO_PENDING; /* kw_queue inserts nothing: e is still valid */
+    }
+    s->ctl_k = k;
+    s->ctl_id = id;
+    return 0;
+}
 static int kw_interleave_reps(kw_eng *E, const kw_shape *s)
 {
     size_t n = s->job1 - s->job0;
@@ -603,11 +766,13 @@ static int kw_interleave_reps(kw_eng *E, const kw_shape *s)
     if (!tmp)
         return kw_error_set(KW_ENOMEM, "out of memory ordering evaluations");
     size_t k = 0;
+    /* the control's repetition r (rep k*reps + r) opens sweep r (see "the control") */
     for (int r = 0; r < E->reps; r++)
-        for (size_t i = s->job0; i < s->job1; i++)
-            if (E->jobs[i].rep == r)
-                tmp[k++] = E->jobs[i];
-    /* every job's rep is in [0, reps): the copy is a permutation */
+        for (int ctl = 1; ctl >= 0; ctl--)
+            for (size_t i = s->job0; i < s->job1; i++)
+                if (E->jobs[i].rep % E->reps == r && (E->jobs[i].rep >= E->reps) == ctl)
+                    tmp[k++] = E->jobs[i];
+    /* every job's rep modulo reps is in [0, reps): the copy is a permutation */
     memcpy(E->jobs + s->job0, tmp, k * sizeof *tmp);
     free(tmp);
     return 0;
@@ -616,8 +781,10 @@ static int kw_interleave_reps(kw_eng *E, const kw_shape *s)
 static int kw_build_jobs(kw_eng *E, kw_shape *s)
 {
     s->job0 = E->n_jobs;
+    s->ctl_k = 0;
     long limit = E->o.budget > 0 ? E->o.budget - s->reserve : -1;
-    long planned = 0;
+    long planned = 0, measured = 0;
+    long ctl_cost = kw_ctl_on(E, s) ? E->reps : 0; /* the control's, reserved with the first */
     unsigned char *keep = NULL;
     int *order = malloc((size_t)(s->n_items > 0 ? s->n_items : 1) * sizeof *order);
     if (!order)
@@ -644,12 +811,13 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
         if (it->con >= 0 || it->skipped)
             continue;
         int cost = kw_engine_cost(E, s, it->id);
-        if (limit >= 0 && cost > 0 && s->evals + planned + cost > limit) {
+        if (limit >= 0 && cost > 0 && s->evals + planned + cost + ctl_cost > limit) {
             it->dropped = 1;
             s->budget_hit = 1;
             continue;
         }
         planned += cost;
+        measured += cost > 0 && !(keep && !keep[i]);
         for (int r = 0; r < E->reps; r++) {
             kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, it->id, r);
             if (!e) {
@@ -659,32 +827,22 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
             }
             if (e->state == KW_MEMO_DONE || e->state == KW_MEMO_PENDING)
                 continue;
-            if (E->n_jobs == E->cap_jobs) {
-                size_t cap = E->cap_jobs ? E->cap_jobs * 2 : 256;
-                kw_job *nj = realloc(E->jobs, cap * sizeof *nj);
-                if (!nj) {
-                    free(keep);
-                    free(order);
-                    return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
-                }
-                E->jobs = nj;
-                E->cap_jobs = cap;
+            int rc = kw_queue(E, &it->cand, it->id, s->shape, r, e, keep && !keep[i]);
+            if (rc != 0) {
+                free(keep);
+                free(order);
+                return rc;
             }
-            kw_job *j = &E->jobs[E->n_jobs++];
-            j->cand = it->cand;
-            j->id = it->id;
-            j->shape = s->shape;
-            j->rep = r;
-            j->rc = 0;
-            j->live = e->state != KW_MEMO_JOURNAL;
-            j->je = e->state == KW_MEMO_JOURNAL ? e->je : NULL;
-            j->screened = j->live && keep && !keep[i];
-            j->primary = E->primary;
-            e->state = KW_MEMO_PENDING;
+            e->state = KW_MEMO_PENDING; /* kw_queue inserts nothing: e is still valid */
         }
     }
     free(keep);
     free(order);
+    if (ctl_cost > 0 && measured > 0) {
+        int rc = kw_queue_control(E, s);
+        if (rc != 0)
+            return rc;
+    }
     s->job1 = E->n_jobs;
     return kw_interleave_reps(E, s);
 }
@@ -734,7 +892,12 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
         e->rc = rc_eval;
         e->guards = g;
         e->primary = primary;
+        e->round = (int32_t)E->round;
         s->evals++;
+        if (j->rep >= E->reps) {
+            s->controls++;
+            E->sum.controls += j->live;
+        }
     }
     return 0;
 }
@@ -747,6 +910,7 @@ static int kw_plan(kw_eng *E, kw_shape *s)
     s->n_items = 0;
     s->reserve = 0;
     s->mf_round = 0;
+    s->ctl_want = 0;
     if (s->phase == KW_SHAPE_BASELINE)
         return kw_engine_item_add(E, s, &s->base, 0);
     return E->strat->plan(E, s);
@@ -807,6 +971,7 @@ void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jhe
     o->seed = h->seed;
     o->tabu = h->tabu;
     o->probes = h->probes;
+    o->no_control = h->noisy && !h->control;
     for (int i = 0; i < h->n_tuned; i++)
         shapes_buf[i] = h->tuned[i];
     o->n_shapes = h->n_tuned;
@@ -968,6 +1133,8 @@ static int kw_check_header(kw_eng *E, const kw_jheader *h)
         what = "repeats or noise";
     else if (h->tabu != o->tabu || h->probes != o->probes)
         what = "tabu or probes";
+    else if (h->control != (E->ev->noisy && !o->no_control ? 1 : 0))
+        what = "control setting";
     else if (!same_shapes)
         what = "shape list";
     if (what)
@@ -1155,6 +1322,7 @@ static int kw_loop(kw_eng *E)
             }
         }
         E->n_jobs = 0;
+        E->round++;
         for (int i = 0; i < E->n_shapes; i++) {
             kw_shape *s = &E->S[i];
             if (s->phase == KW_SHAPE_DONE)

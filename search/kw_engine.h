@@ -87,7 +87,10 @@
  * evaluator each candidate is evaluated `repeats` times and the improvement
  * must also be significant: one-sided Welch t-test (GSL's Student t CDF),
  * Bonferroni-adjusted for the number of candidates compared in the decision,
- * below alpha. An incumbent failing a guard is left for any guard-passing
+ * below alpha. With a noisy evaluator each round also re-measures the config
+ * it judges against (the control, kw_engine.c) and a challenger measured in
+ * the same round is judged against those repetitions by a paired t-test
+ * (kw_engine_paired_p) instead. An incumbent failing a guard is left for any guard-passing
  * neighbour ("repair"). Every step goes through ONE function that refuses (with
  * KW_ESTATE, nothing logged) a step that does not change exactly one knob of the
  * incumbent. Constraint-breaking neighbours are recorded as CONSTRAINT steps.
@@ -141,6 +144,7 @@ typedef struct kw_engine_summary {
     double elapsed_s;
     long estimates;    /* cheap estimates (evaluator predict(), P records) made or replayed */
     long screened_out; /* of them, candidates not evaluated because of it */
+    long controls;     /* of evals, the same-round control re-measurements (noisy OFAT) */
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,
@@ -180,5 +184,20 @@ int kw_engine_step_check(int *knob, const kw_knobspace *ks, const kw_cand *from,
 /* One-sided Welch t-test p-value that mean b < mean a (samples given by mean,
  * sd, n). 0/1 when both variances are zero; NAN when n < 2. */
 double kw_engine_welch_p(double mean_a, double sd_a, int n_a, double mean_b, double sd_b, int n_b);
+
+/* A challenger and its reference measured in the same round (the control):
+ * pair r is the reference's control repetition r and the challenger's
+ * repetition r, measured in the same repetition sweep of the round. */
+typedef struct kw_pair {
+    int n, k;                 /* pairs (reps); the control block */
+    uint64_t ref_id;
+    double ref_mean;          /* the control block's mean (the one mean rule) */
+    double a[KW_REPEATS_MAX]; /* the reference's primary, control repetition r */
+    double c[KW_REPEATS_MAX]; /* the challenger's primary, repetition r */
+} kw_pair;
+
+/* One-sided paired t-test p-value that the challenger's mean lies below the
+ * reference's + margin (NAN below two pairs; 0/1 when the differences do not vary). */
+double kw_engine_paired_p(const kw_pair *pr, double margin);
 
 #endif

@@ -643,6 +643,7 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         h->noisy = (int)kw_f_int(ps, r, "noisy", 0, 1);
         h->tabu = (int)kw_f_int(ps, r, "tabu", 0, KW_TABU_MAX);
         h->probes = (int)kw_f_int(ps, r, "probes", 0, KW_PROBE_MAX);
+        h->control = kw_rec_raw(r, "control") ? (int)kw_f_int(ps, r, "control", 0, 1) : 0;
         char *t = kw_rec_raw(r, "tuned");
         if (!t) {
             kw_perr(ps, "field 'tuned' missing");
@@ -803,6 +804,8 @@ static void kw_header_rules(kw_pstate *ps)
         kw_perr(ps, "written by knobwise %s, newer than this knobwise %s", h->version,
                 PACKAGE_VERSION);
 #endif
+    if (h->control && !h->noisy)
+        kw_perr(ps, "control=1 with noisy=0 (only a noisy run re-measures its reference)");
     if (h->noisy ? h->repeats < 2 : h->repeats != 1)
         kw_perr(ps, "repeats=%d with noisy=%d (the engine repeats only a noisy evaluator, "
                 "2..%d times)", h->repeats, h->noisy, KW_REPEATS_MAX);
@@ -851,7 +854,10 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         e->record = ps->record;
         e->shape = kw_f_shape(ps, r);
         e->id = kw_f_id(ps, r, "id");
-        e->rep = (int)kw_f_int(ps, r, "rep", 0, h->repeats - 1);
+        e->rep = (int)kw_f_int(ps, r, "rep", 0,
+                               h->control ? (long long)KW_CTL_BLOCK_MAX * h->repeats +
+                                                h->repeats - 1
+                                          : h->repeats - 1);
         kw_f_cand(ps, &e->cand, r, "c");
         e->rc = (int)kw_f_int(ps, r, "rc", -1000, 1000);
         double *m = mbuf;
@@ -912,6 +918,14 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         s->guards = kw_f_str(ps, r, "g");
         s->constraint = kw_f_str(ps, r, "con");
         s->reason = kw_f_str(ps, r, "why");
+        s->ref_mean = NAN;
+        if (kw_rec_raw(r, "ctl")) {
+            if (!h->control)
+                kw_perr(ps, "a control (ctl=) in a run without control=1");
+            s->ctl = (int)kw_f_int(ps, r, "ctl", 1, KW_CTL_BLOCK_MAX);
+            s->ref_id = kw_f_id(ps, r, "ref");
+            s->ref_mean = kw_f_dbl(ps, r, "rmean");
+        }
         break;
     }
     case 'V': {
@@ -1675,6 +1689,23 @@ static int kw_same_dbl(double a, double b)
     return (isnan(a) && isnan(b)) || a == b;
 }
 
+/* A step judged against a control: every repetition of the block is journalled
+ * before the step and passes, and the recorded mean is theirs by the one mean
+ * rule (kw_repstat). */
+static int kw_journal_control_check(const kw_journal *j, const kw_jstep *s)
+{
+    int R = j->h.repeats;
+    kw_repstat st;
+    kw_reduce_repstat_init(&st);
+    for (int r = 0; r < R; r++) {
+        const kw_jeval *e = kw_journal_eval_find(j, s->shape, s->ref_id, s->ctl * R + r);
+        if (!e || e->record > s->record || e->rc != 0 || (e->guards && e->guards[0]))
+            return -1;
+        kw_reduce_repstat_add(&st, e->m[j->h.primary], e->guards, e->rc);
+    }
+    return kw_same_dbl(kw_reduce_repstat_mean(&st), s->ref_mean) ? 0 : -1;
+}
+
 int kw_journal_check(const kw_journal *j)
 {
     const kw_jheader *h = &j->h;
@@ -1756,6 +1787,11 @@ int kw_journal_check(const kw_journal *j)
                     return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d: the metric before "
                                         "does not follow from the parent's evaluations", j->path,
                                         s->record, s->step);
+                if (s->ctl > 0 && kw_journal_control_check(j, s) != 0)
+                    return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d: its control (block "
+                                        "%d of %016llx) does not follow from the evaluations "
+                                        "before it", j->path, s->record, s->step, s->ctl,
+                                        (unsigned long long)s->ref_id);
                 if (kw_is_move(s->decision) && ra != 0)
                     return kw_error_set(KW_ECORRUPT, "%s: record %ld: step %d moves to a config "
                                         "never evaluated", j->path, s->record, s->step);

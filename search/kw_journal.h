@@ -21,7 +21,8 @@
  * Header records (before the first body record, in this order):
  *   H format=1 version=V seed=N strategy=ofat|random|exhaustive policy=sweep|greedy
  *     budget=N metric=NAME min_effect=PCT alpha=A repeats=R noisy=0|1 tabu=N probes=N
- *     tuned=I,J,...                      (evaluator shape indices tuned, in order)
+ *     [control=1] tuned=I,J,...          (evaluator shape indices tuned, in order; control=1:
+ *                                         noisy rounds re-measure their reference, below)
  *   A key=K value=V                      caller attributes (owner, input paths, ...)
  *   I name=N hash=H                      one per input file
  *   K i=N name=KNOB base=B values=V0,V1,...
@@ -30,13 +31,20 @@
  *   S i=N name=SHAPE                     every evaluator shape
  * Body records:
  *   E s=SHAPE id=ID rep=R c=CAND rc=RC m=V0,V1,... g=GUARDS k=KLASS
- *       one evaluation (written once per (shape, id, rep): the memo)
+ *       one evaluation (written once per (shape, id, rep): the memo). R is
+ *       0..repeats-1 for a candidate's own repetitions, the only ones any mean
+ *       is taken over; with control=1, R = K*repeats + r (K >= 1) is the
+ *       reference's K-th control block, re-measured in a later round beside
+ *       its challengers (kw_engine.c "the control")
  *   T s=SHAPE step=N phase=main|probe|explore|backtrack|fix|settle d=DECISION parent=ID id=ID
  *     knob=NAME old=TEXT new=TEXT before=P after=P delta=PCT p=P nb=N na=N g=GUARDS
  *     con=CONSTRAINT c=CAND why=REASON
  *       one step decision; before/after are the primary's mean over nb/na
  *       repetitions, delta = (after - before) / before * 100 (negative = faster),
- *       p = the Bonferroni-adjusted one-sided Welch p-value ("nan" when not tested)
+ *       p = the Bonferroni-adjusted one-sided Welch p-value ("nan" when not tested);
+ *       a step judged against a control adds ref=ID ctl=K rmean=P: the reference
+ *       config, its control block (repetitions K*repeats..) and that block's mean,
+ *       which the gain was taken against; p is then a paired t-test's
  *   V s=SHAPE id=ID c=CAND con=CONSTRAINT why=random|exhaustive
  *       a random/exhaustive draw that breaks a constraint (recorded, not evaluated)
  *   P s=SHAPE id=ID c=CAND est=P g=GUARDS skip=0|1|2
@@ -123,6 +131,8 @@ typedef struct kw_jheader {
     double alpha;
     int repeats;                 /* evaluations per candidate (1 when not noisy) */
     int noisy;
+    int control;                 /* control=1: noisy OFAT rounds re-measure their reference
+                                  * (E records with rep >= repeats; T fields ref/ctl/rmean) */
     int tabu, probes;
     int n_tuned;
     int tuned[KW_JOURNAL_SHAPE_MAX];                     /* evaluator shape indices, in order */
@@ -170,6 +180,10 @@ typedef struct kw_jstep {
     double delta_pct;     /* (after - before) / before * 100 (negative = improvement) */
     double p_value;       /* adjusted p-value, NAN when not tested */
     int n_before, n_after;
+    int ctl;              /* > 0: judged against control block ctl of config ref_id (its
+                           * repetitions ctl*repeats .. ctl*repeats+repeats-1), mean ref_mean */
+    uint64_t ref_id;
+    double ref_mean;      /* NAN when ctl is 0 */
     const char *guards;   /* cand's failed guards ("" = pass) */
     const char *constraint; /* constraint broken (CONSTRAINT), else "" */
     const char *reason;   /* why, for people */
@@ -264,6 +278,7 @@ typedef struct kw_jresult {
     int n_changes;
     kw_jchange changes[KW_KNOB_MAX]; /* knobs where best differs from baseline, knob order */
     long evals;           /* E records of the shape */
+    long controls;        /* of them, control re-measurements (rep >= repeats) */
     int steps;            /* T records of the shape */
 } kw_jresult;
 

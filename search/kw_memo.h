@@ -24,6 +24,7 @@ typedef struct kw_memo_ent {
     int32_t shape, rep;
     int32_t state;        /* KW_MEMO_* */
     int32_t rc;
+    int32_t round;        /* the engine round that journalled it (0: not yet in this process) */
     double primary;
     const char *guards;   /* effective guards ("" = pass), interned or journal-owned */
     const kw_jeval *je;   /* KW_MEMO_JOURNAL: the journal's record */

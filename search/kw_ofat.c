@@ -177,25 +177,30 @@ static int kw_ofat_add_neighbours(kw_eng *E, kw_shape *s, const kw_cand *from)
     return 0;
 }
 
-/* Judge items [from, to) (skipping constraint/dropped ones) against ref; the
- * winner is the acceptable one with the lowest mean (first on ties). */
-static int kw_ofat_judge_items(kw_eng *E, kw_shape *s, const kw_cst *ref, const char *prefix,
-                               int m, kw_verdict *v)
+/* Judge items [from, to) (skipping constraint/dropped ones) against ref, the
+ * statistics of config refc; an item measured in this round beside refc's
+ * control is judged against the control (kw_engine_pair). The winner is the
+ * acceptable one with the lowest mean (first on ties). */
+static int kw_ofat_judge_items(kw_eng *E, kw_shape *s, const kw_cand *refc, const kw_cst *ref,
+                               const char *prefix, int m, kw_verdict *v)
 {
     int win = -1;
     double win_mean = 0;
+    kw_pair *pr = s->ctl_k > 0 ? malloc(sizeof *pr) : NULL;
     for (int i = 0; i < s->n_items; i++) {
         kw_item *it = &s->items[i];
         if (it->con >= 0 || it->dropped)
             continue;
         kw_cst c;
         kw_engine_stats(E, s->shape, it->id, &c);
-        kw_engine_judge(E, ref, &c, m, prefix, &v[i]);
+        int paired = pr && kw_engine_pair(E, s, refc, it->id, pr);
+        kw_engine_judge(E, ref, &c, paired ? pr : NULL, m, prefix, &v[i]);
         if (v[i].ok && (win < 0 || c.mean < win_mean)) {
             win = i;
             win_mean = c.mean;
         }
     }
+    free(pr);
     return win;
 }
 
@@ -224,9 +229,9 @@ static int kw_ofat_emit_rejects(kw_eng *E, kw_shape *s, int win, kw_step_phase p
         } else if (v[i].ok) {
             char why[KW_REASON_LEN + 64];
             snprintf(why, sizeof why, "%s, but not the best of the step", v[i].why);
-            rc = kw_engine_step(E, s, &it->cand, KW_DECIDE_REJECT, ph, v[i].p, -1, why);
+            rc = kw_engine_step_judged(E, s, &it->cand, KW_DECIDE_REJECT, ph, &v[i], why);
         } else {
-            rc = kw_engine_step(E, s, &it->cand, KW_DECIDE_REJECT, ph, v[i].p, -1, v[i].why);
+            rc = kw_engine_step_judged(E, s, &it->cand, KW_DECIDE_REJECT, ph, &v[i], v[i].why);
         }
         if (rc != 0)
             return rc;
@@ -520,7 +525,7 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     kw_cst inc;
     kw_engine_stats_c(E, s, &s->pos, &inc);
     int n_cmp = kw_ofat_count_evaluated(s);
-    int win = kw_ofat_judge_items(E, s, &inc, "", n_cmp, v);
+    int win = kw_ofat_judge_items(E, s, &s->pos, &inc, "", n_cmp, v);
     for (int i = 0; i < s->n_items; i++) {
         int k;
         if (v[i].ok && kw_engine_step_check(&k, E->ks, &s->pos, &s->items[i].cand) == 0)
@@ -537,8 +542,8 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             m->path_value[m->n_path] = s->items[win].cand.v[win_knob];
             m->n_path++;
         }
-        rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_MAIN, v[win].p,
-                            -1, v[win].why);
+        rc = kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_MAIN,
+                                   &v[win], v[win].why);
         o->fix.accepts_since++;
     }
     if (rc != 0)
@@ -1034,8 +1039,8 @@ static int kw_ofat_repair_decide(kw_eng *E, kw_shape *s, int g, int win, const k
     if ((rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g)) != 0)
         return rc;
     if (win >= 0 && s->items[win].group == g)
-        return kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
-                              v[win].p, -1, v[win].why);
+        return kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
+                                     &v[win], v[win].why);
     rc = kw_engine_step(E, s, first, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
                         "probe: no third knob of the block repairs the guard with a gain: step back");
     if (rc == 0)
@@ -1152,12 +1157,13 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     kw_ofat_probe *pr = &o->probe;
     kw_cst inc;
     int restart = pr->ban_knob >= 0;
-    kw_engine_stats_c(E, s, restart ? &o->main.restart_from : &s->pos, &inc);
+    const kw_cand *refc = restart ? &o->main.restart_from : &s->pos;
+    kw_engine_stats_c(E, s, refc, &inc);
     kw_cand start = s->pos;
     kw_ofat_probe_learn(E, s);
     int m = kw_ofat_count_evaluated(s);
-    int win = kw_ofat_judge_items(E, s, &inc, restart ? "restart pair vs the best: "
-                                                      : "pair vs incumbent: ", m, v);
+    int win = kw_ofat_judge_items(E, s, refc, &inc, restart ? "restart pair vs the best: "
+                                                            : "pair vs incumbent: ", m, v);
     int win_group = win >= 0 ? s->items[win].group : -1;
     for (int pass = 0; pass < 2; pass++) {
         for (int gi = 0; gi < pr->n_first + pr->n_mid; gi++) {
@@ -1192,8 +1198,8 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             if (rc == 0)
                 rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
             if (rc == 0 && g == win_group)
-                rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
-                                    v[win].p, -1, v[win].why);
+                rc = kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT,
+                                           KW_STEP_PROBE, &v[win], v[win].why);
             if (rc == 0 && g != win_group)
                 rc = kw_engine_step(E, s, &start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
                                     "probe found no pair that beats the incumbent: step back");
@@ -1244,15 +1250,15 @@ static int kw_ofat_excursion_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     kw_cst best;
     kw_engine_stats_c(E, s, &ex->start, &best);
     int m = kw_ofat_count_evaluated(s);
-    int win = kw_ofat_judge_items(E, s, &best, "vs best: ", m, v);
+    int win = kw_ofat_judge_items(E, s, &ex->start, &best, "vs best: ", m, v);
     int rc;
     if (win >= 0) {
         if ((rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_EXPLORE, v, -1)) != 0)
             return rc;
         char why[KW_REASON_LEN + 64];
         snprintf(why, sizeof why, "%s after %d exploratory steps", v[win].why, ex->n_path - 1);
-        if ((rc = kw_engine_step(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_EXPLORE,
-                                 v[win].p, -1, why)) != 0)
+        if ((rc = kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT,
+                                        KW_STEP_EXPLORE, &v[win], why)) != 0)
             return rc;
         kw_ofat_resume_main(o);
         return 0;
@@ -1623,7 +1629,22 @@ static int kw_ofat_fix_decide(kw_eng *E, kw_shape *s)
     kw_cst f0, r;
     kw_engine_stats_c(E, s, &fx->f0, &f0);
     kw_engine_stats(E, s->shape, it->id, &r);
-    double loss = -kw_engine_gain_pct(f0.mean, r.mean); /* % the config gets worse without the change */
+    /* noisy: F0 re-measured beside r in this round (the control), when it was */
+    kw_verdict cv;
+    memset(&cv, 0, sizeof cv);
+    cv.ref_mean = NAN;
+    kw_pair *pr = E->ev->noisy && s->ctl_k > 0 ? malloc(sizeof *pr) : NULL;
+    if (pr && !kw_engine_pair(E, s, &fx->f0, it->id, pr)) {
+        free(pr);
+        pr = NULL;
+    }
+    if (pr) {
+        cv.ctl = pr->k;
+        cv.ref_id = pr->ref_id;
+        cv.ref_mean = pr->ref_mean;
+    }
+    double f0_mean = pr ? pr->ref_mean : f0.mean;
+    double loss = -kw_engine_gain_pct(f0_mean, r.mean); /* % the config gets worse without the change */
     double p = NAN;
     int earns;
     if (f0.ok && !r.ok) {
@@ -1649,23 +1670,30 @@ static int kw_ofat_fix_decide(kw_eng *E, kw_shape *s)
          * of r's mean below F0's mean + min_effect. Without that evidence the
          * change stays, however noisy r is: an overloaded r whose tail swings
          * over orders of magnitude is never "not significantly worse". */
-        double margin = fabs(f0.mean) * E->o.min_effect_pct / 100.0;
-        p = kw_engine_welch_p(f0.mean + margin, f0.sd, f0.n, r.mean, r.sd, r.n);
+        /* With F0's control of this round, the same test paired (kw_engine_paired_p:
+         * the pairs share their repetition's sweep). */
+        double margin = fabs(f0_mean) * E->o.min_effect_pct / 100.0;
+        p = pr ? kw_engine_paired_p(pr, margin)
+               : kw_engine_welch_p(f0.mean + margin, f0.sd, f0.n, r.mean, r.sd, r.n);
         if (isnan(p))
             p = 1.0;
+        const char *tag = pr ? "paired " : "";
         earns = !(loss < E->o.min_effect_pct && p < E->o.alpha);
         if (!earns)
             snprintf(why, sizeof why, "without the change the config is within %.2f%% "
-                     "(%.2f%%, p %.3g): dropped", E->o.min_effect_pct, loss, p);
+                     "(%.2f%%, %sp %.3g): dropped", E->o.min_effect_pct, loss, tag, p);
         else if (loss >= E->o.min_effect_pct)
             snprintf(why, sizeof why, "the change earns %.2f%% (>= %.2f%%): kept", loss,
                      E->o.min_effect_pct);
         else
             snprintf(why, sizeof why, "the change earns %.2f%%, but no evidence the config is "
-                     "within %.2f%% without it (p %.3g): kept", loss, E->o.min_effect_pct, p);
+                     "within %.2f%% without it (%sp %.3g): kept", loss, E->o.min_effect_pct, tag,
+                     p);
     }
-    rc = kw_engine_step(E, s, &it->cand, earns ? KW_DECIDE_KEEP : KW_DECIDE_REVERT, KW_STEP_FIX, p,
-                        -1, why);
+    free(pr);
+    cv.p = p;
+    rc = kw_engine_step_judged(E, s, &it->cand, earns ? KW_DECIDE_KEEP : KW_DECIDE_REVERT,
+                               KW_STEP_FIX, &cv, why);
     fx->reverts += !earns;
     return rc;
 }
@@ -1756,6 +1784,19 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
         s->reserve = kw_ofat_fix_cost(E, s, &o->ex.start);
     else
         s->reserve = 0;
+    /* the config this round's candidates are judged against, re-measured
+     * beside them when the evaluator is noisy (kw_engine.c "the control") */
+    s->ctl_want = 1;
+    if (o->ph == KW_OFAT_MAIN)
+        s->ctl_cand = s->pos;
+    else if (o->ph == KW_OFAT_PROBE)
+        s->ctl_cand = o->probe.ban_knob >= 0 ? o->main.restart_from : s->pos;
+    else if (o->ph == KW_OFAT_EXCURSION)
+        s->ctl_cand = o->ex.start;
+    else if (o->ph == KW_OFAT_FIX)
+        s->ctl_cand = o->fix.f0;
+    else
+        s->ctl_want = 0;
     return 0;
 }
 

@@ -73,7 +73,7 @@ typedef struct kw_rmove {
 } kw_rmove;
 
 typedef struct kw_rshape {
-    long evals;
+    long evals, controls;
     int steps;
     int has_done;
     kw_jdone done;
@@ -194,8 +194,12 @@ static int kw_r_oom(void)
 static int kw_r_eval(kw_reduce *r, const kw_jeval *e)
 {
     r->shapes[e->shape].evals++;
-    if (e->rep < 0 || e->rep >= r->repeats)
-        return 0; /* outside the statistics (kw_journal_stats reads 0..repeats-1) */
+    if (e->rep < 0 || e->rep >= r->repeats) {
+        /* a control re-measurement: outside the statistics (kw_journal_stats
+         * reads 0..repeats-1), counted apart */
+        r->shapes[e->shape].controls += e->rep >= r->repeats;
+        return 0;
+    }
     kw_rcfg *c = kw_r_get(r, e->shape, e->id, &e->cand);
     if (!c)
         return kw_r_oom();
@@ -351,6 +355,7 @@ int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
     const kw_rshape *s = &r->shapes[shape];
     out->shape = shape;
     out->evals = s->evals;
+    out->controls = s->controls;
     out->steps = s->steps;
     kw_knobs_cand_baseline(&out->baseline, ks);
     out->baseline_id = kw_knobs_cand_id(ks, &out->baseline);

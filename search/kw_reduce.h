@@ -18,7 +18,11 @@
  * Rules (journal format 1):
  * - A configuration's statistics are over its repetitions 0..repeats-1 found
  *   so far, summed in repetition order (kw_repstat); it passes when every
- *   repetition found passed every guard and returned 0.
+ *   repetition found passed every guard and returned 0. Control blocks
+ *   (repetitions >= repeats, kw_engine.c "the control") decide steps only
+ *   (their T records name them); they are counted apart (kw_jresult.controls)
+ *   and enter no reported figure, so every config's figure is over the same
+ *   number of repetitions measured the same way.
  * - The best of a shape with a D record is D's. Without one (a run cut
  *   short): OFAT takes the guard-passing position of lowest mean among the
  *   baseline and every configuration a moving step (accept, explore,

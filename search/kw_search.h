@@ -30,6 +30,8 @@
 #define KW_PROBE_MAX 64      /* probes per convergence (opts->probes cap) */
 #define KW_TABU_MAX 64       /* excursion length (opts->tabu cap) */
 #define KW_REPEATS_MAX 1024  /* evaluations per candidate of a noisy evaluator */
+#define KW_CTL_BLOCK_MAX (1 << 20) /* control blocks of one config (repetitions k*repeats..,
+                                    * kw_engine.c "the control"): rep= stays below 2^30 */
 
 /* One knob: a finite ordered domain of textual values and a baseline index. */
 typedef struct kw_knob {
@@ -212,6 +214,12 @@ typedef struct kw_engine_opts {
      * caller with `threads` threads and kept for the evaluations after the
      * search; NULL: the engine starts its own for the run. */
     struct kw_evpool *pool;
+    /* Noisy OFAT only: 1 turns the same-round control off (the incumbent is
+     * then judged by its repetitions of the round that accepted it, as before
+     * the control existed). 0 (kw_engine_opts_init): every round that measures
+     * a challenger re-measures the config it is judged against beside it
+     * (kw_engine.c, "the control"). Recorded in the journal header (control=1). */
+    int no_control;
 } kw_engine_opts;
 
 #endif

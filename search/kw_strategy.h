@@ -80,6 +80,15 @@ typedef struct kw_shape {
     kw_item *items;           /* this round's plan */
     int n_items, cap_items;
     size_t job0, job1;        /* this round's jobs for the shape, E->jobs[job0..job1) */
+    /* the control (noisy evaluator, kw_engine.c "the control"): plan sets ctl_want
+     * and ctl_cand, the config this round's challengers are judged against; the
+     * core then re-measures it in the round, repetitions ctl_k*reps ..
+     * ctl_k*reps + reps-1 of ctl_id (ctl_k 0: no control this round) */
+    int ctl_want;
+    kw_cand ctl_cand;
+    int ctl_k;
+    uint64_t ctl_id;
+    long controls;            /* control evaluations journalled for this shape */
     void *st;                 /* the strategy's state (init allocates, free releases) */
 } kw_shape;
 
@@ -124,6 +133,7 @@ struct kw_eng {
     size_t *live;
     size_t cap_live;
     kw_jbuf rec;
+    long round;               /* the current round, 1, 2, ... (replayed rounds included) */
     double t0;
     double shape_cost_s[KW_JOURNAL_SHAPE_MAX]; /* running mean of an evaluation's time */
     kw_engine_summary sum;
@@ -152,8 +162,14 @@ typedef struct kw_verdict {
     int ok;        /* acceptable */
     double gain;   /* % improvement of the primary over the reference (positive = better) */
     double p;      /* adjusted p-value or NAN */
+    int ctl;       /* > 0: judged against the reference's control block ctl of this round
+                    * (repetitions ctl*reps ..), whose mean is ref_mean; 0: against its
+                    * repetitions 0..reps-1 */
+    uint64_t ref_id;
+    double ref_mean;
     char why[KW_REASON_LEN];
 } kw_verdict;
+
 
 /* ---- what the core offers its strategies (kw_engine.c) ---- */
 
@@ -170,14 +186,26 @@ void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o
 /* % by which x improves on ref (lower is better; +-inf when ref is 0). */
 double kw_engine_gain_pct(double ref, double x);
 /* The acceptance rule: c against the reference ref; m candidates are compared
- * in the decision (Bonferroni); prefix names the reference in the reason. */
-void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, int m, const char *prefix,
-                     kw_verdict *v);
+ * in the decision (Bonferroni); prefix names the reference in the reason.
+ * pr (NULL: none) holds c and the reference measured in the same round (the
+ * control, kw_engine_pair): the gain is then against the control's mean and
+ * the test is paired; ref still says whether the reference passes its guards. */
+void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, const kw_pair *pr, int m,
+                     const char *prefix, kw_verdict *v);
+/* 1 and *out filled when this round re-measured `ref` as the shape's control
+ * and config id was measured (all its repetitions 0..reps-1) in the same round,
+ * every control repetition passing its guards; else 0. */
+int kw_engine_pair(kw_eng *E, const kw_shape *s, const kw_cand *ref, uint64_t id, kw_pair *out);
 /* THE step function: refuses (KW_ESTATE, nothing journalled) a step that does
  * not change exactly one knob of the incumbent, journals the decision, moves
  * the incumbent on ACCEPT, EXPLORE and REVERT. */
 int kw_engine_step(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d, kw_step_phase ph,
                    double p, int con, const char *why);
+/* The same for a judged step: p is v->p, and the record names the control
+ * the verdict used (ref=, ctl=, rmean=), so every reader knows which
+ * repetitions decided it. */
+int kw_engine_step_judged(kw_eng *E, kw_shape *s, const kw_cand *to, kw_decision d,
+                          kw_step_phase ph, const kw_verdict *v, const char *why);
 /* A constraint-breaking candidate of a sampling strategy (V record). */
 int kw_engine_emit_viol(kw_eng *E, kw_shape *s, const kw_item *it, const char *why);
 /* Append c to this round's plan. */

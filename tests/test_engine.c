@@ -495,10 +495,15 @@ Test(engine, significance_gating_rejects_noise_only_improvements)
                 gated += acc;
                 decisions += count_decision(j, KW_DECIDE_ACCEPT, KW_STEP_MAIN) +
                              count_decision(j, KW_DECIDE_REJECT, KW_STEP_MAIN);
-                for (size_t i = 0; i < j->n_steps; i++)
-                    if (j->steps[i].phase == KW_STEP_MAIN && j->steps[i].delta_pct < 0)
-                        cr_assert(!isnan(j->steps[i].p_value) || j->steps[i].delta_pct > -1.0,
-                                  "no p-value kept");
+                for (size_t i = 0; i < j->n_steps; i++) {
+                    /* the change the decision saw: against the step's control when it
+                     * had one (ref_mean), else against the parent's mean */
+                    const kw_jstep *st = &j->steps[i];
+                    double d = st->ctl > 0 ? (st->after - st->ref_mean) / fabs(st->ref_mean) * 100.0
+                                           : st->delta_pct;
+                    if (st->phase == KW_STEP_MAIN && d < 0)
+                        cr_assert(!isnan(st->p_value) || d > -1.0, "no p-value kept");
+                }
             } else {
                 ungated += acc;
             }
@@ -1529,4 +1534,144 @@ Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
     cr_assert_eq(n[0], 67, "without the cut every config two knobs away: %ld", n[0]);
     cr_assert_lt(n[1], 67, "the cut left no pair out: %ld evaluations", n[1]);
     cr_assert_geq(n[1], 31, "a knob pair was cut before 3 of its pairs were measured: %ld", n[1]);
+/* ------------------------------------------------------------------ the control */
+
+/* Student t's upper tail at df 4 in closed form: Q(t) = 1/2 - (3/8) u (1 - u^2/12 ...),
+ * here at t = 2: F(2) = 1/2 + (3/8) (2/sqrt 2)(1 - (1/12)(4/2)) = 1/2 + 5 sqrt(2)/16
+ * (Johnson, Kotz & Balakrishnan, Continuous Univariate Distributions 2, 28.2: the CDF
+ * of Student's t with an even number of degrees of freedom is a finite sum). */
+Test(engine, paired_p_value_matches_the_closed_form)
+{
+    kw_pair *pr = calloc(1, sizeof *pr);
+    pr->n = 5;
+    for (int r = 0; r < 5; r++) {
+        pr->a[r] = 10.0 + r; /* differences 0..4: sd sqrt(2.5), se sqrt(0.5) */
+        pr->c[r] = 10.0;
+    }
+    /* margin sqrt(2) - 2 moves the mean difference to sqrt(2): t = 2, df 4 */
+    cr_assert_float_eq(kw_engine_paired_p(pr, sqrt(2.0) - 2.0), 0.5 - 5.0 * sqrt(2.0) / 16.0,
+                       1e-9);
+    cr_assert_float_eq(kw_engine_paired_p(pr, -2.0), 0.5, 1e-12); /* mean difference 0 */
+    for (int r = 0; r < 5; r++)
+        pr->a[r] = 11.0; /* differences all 1: no spread */
+    cr_assert_float_eq(kw_engine_paired_p(pr, 0.0), 0.0, 0);
+    cr_assert_float_eq(kw_engine_paired_p(pr, -2.0), 1.0, 0);
+    pr->n = 1;
+    cr_assert(isnan(kw_engine_paired_p(pr, 0.0)));
+    free(pr);
+}
+
+/* A device that slows down as it works: evaluation number i (in call order, one
+ * thread) takes the config's time x (1 + 5% i), within +-0.1% by repetition.
+ * Configs (two knobs of two values): 0.0 = 100, 1.0 = 50, 0.1 = 90, 1.1 = 40.
+ * 1.1 is a real 20% gain over 1.0, but measured later than 1.0 it reads slower
+ * than 1.0's repetitions of the round that accepted it. */
+static const double kw_drift_jitter[5] = {-1.0, 0.5, 0.0, 1.0, -0.5};
+
+static int kw_drift_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    kw_synth *s = ctx;
+    long i = __atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+    double x = kw_synth_true(s, c, shape) * (1.0 + 0.05 * (double)i) *
+               (1.0 + 0.001 * kw_drift_jitter[rep % 5]);
+    out->v[0] = 0.8 * x;
+    out->v[1] = x;
+    out->v[2] = 1.2 * x;
+    out->v[3] = c->v[0];
+    return 0;
+}
+
+static kw_journal *drift_run(int no_control, char *dir, size_t dn, char *jp, size_t jn)
+{
+    int nv[] = {2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 2, nv, 1);
+    s.w[0][1] = -50.0;
+    s.w[1][1] = -10.0;
+    s.ev.eval = kw_drift_eval;
+    s.ev.noisy = 1;
+    kw_engine_opts o = opts_for(1);
+    o.repeats = 5;
+    o.no_control = no_control;
+    kw_journal *j = run_load(&s, &o, dir, dn, jp, jn, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->h.control, !no_control);
+    return j;
+}
+
+Test(engine, the_control_reveals_a_gain_a_stale_incumbent_blocks)
+{
+    char dir[64], jp[96];
+    /* without the control (the engine before it): 1.1 is judged against 1.0's
+     * samples of an earlier, faster moment and never accepted */
+    kw_journal *j = drift_run(1, dir, sizeof dir, jp, sizeof jp);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_expect(r.best.v[0] == 1 && r.best.v[1] == 0, "without the control: shipped %d.%d",
+              r.best.v[0], r.best.v[1]);
+    for (size_t i = 0; i < j->n_evals; i++)
+        cr_assert_lt(j->evals[i].rep, 5, "a control without control=1");
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+
+    /* with it: 1.0 is re-measured beside 1.1 and the gain is seen, paired */
+    j = drift_run(0, dir, sizeof dir, jp, sizeof jp);
+    kw_journal_shape_result(&r, j, 0);
+    cr_expect(r.best.v[0] == 1 && r.best.v[1] == 1, "with the control: shipped %d.%d",
+              r.best.v[0], r.best.v[1]);
+    int found = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->decision != KW_DECIDE_ACCEPT || st->cand.v[0] != 1 || st->cand.v[1] != 1)
+            continue;
+        found = 1;
+        cr_expect_gt(st->ctl, 0, "the accepting step names no control");
+        cr_expect_eq(st->ref_id, st->parent_id);
+        cr_expect_lt(st->p_value, 0.05);
+        /* the decision's gain is against the control, and the control read slower
+         * than the parent's own (earlier) repetitions */
+        cr_expect_gt(st->ref_mean, st->before);
+        cr_expect_lt(st->after, st->ref_mean);
+        cr_expect_gt(st->after, st->before, "measured later, 1.1 reads slower than 1.0 did");
+    }
+    cr_expect(found, "no step accepted 1.1");
+    /* every control block is the reference's: repetitions k*5..k*5+4, k >= 1, all
+     * five in, and the reported figures stay over repetitions 0..4 */
+    long controls = 0;
+    for (size_t i = 0; i < j->n_evals; i++)
+        controls += j->evals[i].rep >= 5;
+    cr_expect_gt(controls, 0);
+    cr_expect_eq(controls % 5, 0);
+    cr_expect_eq(r.controls, controls);
+    kw_jstats st;
+    cr_assert_eq(kw_journal_stats(&st, j, 0, r.best_id), 0);
+    cr_expect_eq(st.n, 5);
+    cr_expect(st.mean == r.best_primary);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* The control's record is checked: a step that names a control block the
+ * journal does not hold, or whose mean is not the block's, is corruption. */
+Test(engine, verify_checks_the_control_a_step_names)
+{
+    char dir[64], jp[96];
+    kw_journal *j = drift_run(0, dir, sizeof dir, jp, sizeof jp);
+    kw_jstep *st = NULL;
+    for (size_t i = 0; i < j->n_steps && !st; i++)
+        if (j->steps[i].ctl > 0)
+            st = &j->steps[i];
+    cr_assert(st, "no step judged against a control");
+    double keep = st->ref_mean;
+    st->ref_mean = keep * 1.5;
+    cr_expect_eq(kw_journal_check(j), KW_ECORRUPT, "a wrong control mean passed");
+    st->ref_mean = keep;
+    st->ctl += 1000;
+    cr_expect_eq(kw_journal_check(j), KW_ECORRUPT, "a missing control block passed");
+    st->ctl -= 1000;
+    cr_expect_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
 }

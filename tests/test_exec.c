@@ -327,6 +327,41 @@ Test(exec, a_pure_noise_step_is_accepted_at_about_alpha)
     fx_close(&f);
 }
 
+Test(exec, a_pure_noise_step_against_its_control_is_accepted_at_about_alpha)
+{
+    /* The same trials as a_pure_noise_step_is_accepted_at_about_alpha, decided
+     * as a round with a control decides them (kw_engine_paired_p): the control's
+     * repetition r and the challenger's repetition r form a pair, the two
+     * measured one after the other as the round's repetition sweep measures
+     * them. Zero true effect: about alpha = 5% of 400 trials significant,
+     * expected 20, accepted [8, 34] (+-3 binomial sd). */
+    fixture f;
+    cr_assert_eq(fx_open(&f, "--flat --noise 0.05 --seed 13", 0, 0, 5, 5), 0, "%s",
+                 kw_error_last());
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    kw_cand a;
+    kw_knobs_cand_baseline(&a, &f.cfg->space.knobs);
+    kw_pair *pr = calloc(1, sizeof *pr);
+    int hits = 0, trials = 400, reps = 5;
+    pr->n = reps;
+    for (int t = 0; t < trials; t++) {
+        for (int r = 0; r < reps; r++) {
+            kw_metrics m;
+            cr_assert_eq(ev->eval(ev->ctx, &a, 0, (2 * t + 1) * reps + r, &m), 0);
+            pr->a[r] = m.v[KW_M_P95_US];
+            cr_assert_eq(ev->eval(ev->ctx, &a, 0, 2 * t * reps + r, &m), 0);
+            pr->c[r] = m.v[KW_M_P95_US];
+        }
+        hits += kw_engine_paired_p(pr, 0.0) < f.cfg->space.alpha;
+    }
+    cr_expect(hits >= 8 && hits <= 34, "%d of %d pure-noise steps significant (paired) at alpha %g",
+              hits, trials, f.cfg->space.alpha);
+    cr_log_info("pure-noise steps significant against their control: %d of %d at alpha %g", hits,
+                trials, f.cfg->space.alpha);
+    free(pr);
+    fx_close(&f);
+}
+
 /* ------------------------------------------------------------------ the CLI */
 
 static long count_lines(const char *path, const char *needle)
@@ -520,6 +555,59 @@ Test(exec, resume_never_measures_twice)
     cr_expect_str_eq(a, b, "the resumed journal differs from the uninterrupted one");
     free(a);
     free(b);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+/* A run with controls cut in the middle of a round, right after a control
+ * repetition (the control opens each repetition sweep of its round): the
+ * resumed run measures exactly the evaluations the journal lacks, controls
+ * included, and its journal is byte-identical to the uninterrupted one's. */
+Test(exec, resume_mid_round_with_controls_measures_nothing_twice)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100],
+         j2[1100], sh[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(cnt, sizeof cnt, "%s/requests", dir);
+    worker_cmd(cmd, sizeof cmd, "--noise 0.05 --seed 3");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' --out '%s/full' "
+             "--quiet --budget 120", sp, cmd, cnt, dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    kw_tl_free(&r);
+    snprintf(j1, sizeof j1, "%s/full/journal", dir);
+    /* the noisy worker's evaluations take one or more requests (the adaptive
+     * sample size): each one's first is round=0 */
+    long evals = journal_evals(j1), measured = count_lines(cnt, "round=0 purpose=search");
+    cr_expect_eq(measured, evals, "%ld requests, %ld evaluations", measured, evals);
+    cr_assert_gt(count_lines(j1, " control=1 "), 0, "no control=1 in the header");
+    cr_assert_gt(count_lines(j1, " ctl="), 0, "no step judged against a control");
+    /* cut after the second repetition of the third control block in the journal:
+     * repetitions >= 5 (reps 5) are controls */
+    snprintf(sh, sizeof sh,
+             "mkdir '%s/cut' && n=$(grep -n '^E ' '%s' | grep -E ' rep=([5-9]|[1-9][0-9]+) ' | "
+             "sed -n 12p | cut -d: -f1) && [ -n \"$n\" ] && head -n $n '%s' > '%s/cut/journal'",
+             dir, j1, j1, dir);
+    cr_assert_eq(system(sh), 0, "no third control block to cut in");
+    snprintf(j2, sizeof j2, "%s/cut/journal", dir);
+    long kept = journal_evals(j2);
+    cr_assert(kept > 0 && kept < evals);
+    snprintf(args, sizeof args, "tune --resume '%s/cut' --quiet", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    cr_expect_eq(count_lines(cnt, "round=0 purpose=search"), measured + (evals - kept),
+                 "the resumed run measured %ld, the journal missed %ld",
+                 count_lines(cnt, "round=0 purpose=search") - measured, evals - kept);
+    char *a = kw_tl_slurp(j1), *b = kw_tl_slurp(j2);
+    cr_expect_str_eq(a, b, "the resumed journal differs from the uninterrupted one");
+    free(a);
+    free(b);
+    snprintf(args, sizeof args, "verify '%s/cut'", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
     cr_expect_eq(system(sh), 0);
     free(dir);

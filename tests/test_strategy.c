@@ -59,7 +59,7 @@ static int scan_decide(kw_eng *E, kw_shape *s)
     kw_verdict v;
     kw_engine_stats_c(E, s, &s->pos, &inc);
     kw_engine_stats(E, s->shape, it->id, &c);
-    kw_engine_judge(E, &inc, &c, 1, "", &v);
+    kw_engine_judge(E, &inc, &c, NULL, 1, "", &v);
     kw_cand to = it->cand;
     if (q->two_knobs)
         to.v[1] = (uint8_t)((to.v[1] + 1) % E->ks->knobs[1].n_values);

@@ -227,9 +227,12 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
         if (j->pred_n[s] > 0)
             snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld ruled out)", j->pred_n[s],
                      j->pred_skip[s]);
-        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals  %s%s\n",
+        char ctl[48] = ""; /* the same-round controls, counted in evals, reported apart */
+        if (r.controls > 0)
+            snprintf(ctl, sizeof ctl, " (%ld controls)", r.controls);
+        printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals%s  %s%s\n",
                j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
-               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals,
+               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals, ctl,
                r.done ? r.why : "incomplete: best so far", cheap);
         kw_journal_result_clear(&r);
     }
