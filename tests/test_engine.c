@@ -1534,6 +1534,8 @@ Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
     cr_assert_eq(n[0], 67, "without the cut every config two knobs away: %ld", n[0]);
     cr_assert_lt(n[1], 67, "the cut left no pair out: %ld evaluations", n[1]);
     cr_assert_geq(n[1], 31, "a knob pair was cut before 3 of its pairs were measured: %ld", n[1]);
+}
+
 /* ------------------------------------------------------------------ the control */
 
 /* Student t's upper tail at df 4 in closed form: Q(t) = 1/2 - (3/8) u (1 - u^2/12 ...),
