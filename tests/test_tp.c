@@ -133,8 +133,10 @@ Test(tp, refusals, .init = layer_setup)
 
 /* Paged KV cache: with pages that divide the KV length the decode attention
  * moves exactly the contiguous cache's bytes plus the block table; with a
- * partial last page it moves what a contiguous cache of the next whole page
- * would, plus the table. The table, by hand: 4 sequences x 4 KV heads = 16
+ * partial last page the unfused kernels move what a contiguous cache of the
+ * next whole page would (vLLM reads whole blocks), the flash kernel what a
+ * contiguous cache of the same length would (FlashAttention stops at the
+ * sequence end: kw_kv.c), plus the table. The table, by hand: 4 sequences x 4 KV heads = 16
  * instances (GQA packing: 4 query rows each, one query block of 64), each
  * K/V stream reading its sequence's row of int32 page numbers: 1024 / 16 =
  * 64 pages = 256 B per instance; flash streams K and V together (one read,
@@ -146,6 +148,7 @@ Test(tp, paged_traffic_is_contiguous_plus_block_table, .init = layer_setup)
     shp.batch = 4;
     static const kw_attn_fusion fus[] = {KW_ATTN_NONE, KW_ATTN_FLASH};
     static const double streams[] = {2.0, 1.0}; /* table reads per instance */
+    static const int read_len[] = {1008, 1000}; /* 63 whole pages; the sequence itself */
     for (int f = 0; f < 2; f++) {
         map.fuse_attention = fus[f];
         map.kv_page_tokens = 0;
@@ -160,7 +163,7 @@ Test(tp, paged_traffic_is_contiguous_plus_block_table, .init = layer_setup)
         cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
         double paged = cost.dram_bytes;
         map.kv_page_tokens = 0;
-        shp.kv_len = 1008;
+        shp.kv_len = read_len[f];
         cr_assert_eq(kw_cost_eval(&cost, &acc, &blk, &shp, &map, 1, 4), 0, "%s", kw_error_last());
         cr_expect_float_eq(paged - cost.dram_bytes, streams[f] * 16.0 * 63.0 * 4.0, 1e-6);
     }

@@ -156,7 +156,7 @@ static const kw_cat_knob kw_cat_table[KW_CAT_COUNT] = {
      KW_CAT_INT, 1, KW_CAT_TP_MAX, "devices", 0, NULL,
      "blocks without a conv (needs the accelerator's interconnect)"},
     {KW_CAT_KV_PAGE_TOKENS, "kv_page_tokens", 0, "runtime",
-     "paged KV cache: tokens per page (KV read in whole pages, one gather per page)",
+     "paged KV cache: tokens per page (unfused decode reads whole pages, flash stops at the sequence end)",
      KW_CAT_INT, 1, KW_CAT_PAGE_MAX, "tokens", 0, NULL, "blocks with an attention operator"},
     {KW_CAT_PREFILL_CHUNK_TOKENS, "prefill_chunk_tokens", 0, "runtime",
      "continuous batching: most prompt tokens of one request per iteration (0: the whole prompt)",

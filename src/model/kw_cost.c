@@ -41,7 +41,9 @@
  *     tile read; a cluster of tiles multicasts each B tile; memory time is
  *     the slower of DRAM (at its achieved fraction) and the shared level;
  *     matrix work runs at the precision's achievable fraction, a pipelined
- *     tile pays one chunk of fill and stores its output after its mainloop
+ *     tile pays one chunk of fill (and, on the overlapped attention schedule,
+ *     whose pipeline drains at every tile, a memory-bound tile's last block of
+ *     maths after its last load) and stores its output after its mainloop
  *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
@@ -209,7 +211,8 @@ static int kw_overflow(void)
 static void kw_finish(kw_ctx *c, kw_kernel *k, int overlap)
 {
     kw_cost *o = c->out;
-    double work = overlap ? fmax(k->compute_us, k->memory_us) : k->compute_us + k->memory_us;
+    double work = overlap ? fmax(k->compute_us, k->memory_us + k->drain_us)
+                          : k->compute_us + k->memory_us;
     work += k->epilogue_us + c->kernel_fixed_us;
     k->launch_us = c->launch_us;
     k->time_us = work + k->launch_us;
@@ -648,7 +651,20 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     double h = c->m->attn_overlap ? c->hidden_overlap : c->hidden_serial;
     k->compute_us = fmax(k->matrix_us, k->nonmatrix_us) +
                     (1.0 - h) * fmin(k->matrix_us, k->nonmatrix_us);
+    double unfilled_us = k->compute_us;
     k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
+    /* FlashAttention-3's forward (the overlap schedule) keeps its O tile in
+     * the shared memory of V (hopper/flash_fwd_kernel_sm90.h SharedStorage:
+     * smem_o lines up with smem_v) and its producer loads a tile's first V
+     * block only after the previous tile's O is stored (mainloop_fwd_sm90_
+     * tma_gmma_ws.hpp load(): barrier_O.wait), both at Dao-AILab/flash-attention
+     * 4d9ba4f018cca5c8ca6c6f1df08fea75f119b06d. So the pipeline drains at every
+     * tile: a memory-bound tile's last block of maths follows its last load
+     * (the memory-bound branch of a software pipeline's n m + c; the
+     * compute-bound branch, m + n c, is the fill above). One block per tile
+     * round: the fill factor's share, charged after the memory time. */
+    if (c->m->attn_overlap)
+        k->drain_us = k->compute_us - unfilled_us;
     kw_levels_time(c, k);
     if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
         k->epilogue_us = out * at->inst / c->dram_eff_bytes_per_us;
@@ -702,7 +718,9 @@ static int kw_attention(kw_ctx *c, const kw_block *b, const kw_op *op, const kw_
          * with heads/kv_heads query rows. The cache is read from DRAM. */
         at.inst = seqs * kvh;
         at.mq = op->heads / kvh;
-        at.lk = kw_kv_tokens(s->kv_len, c->m->kv_page_tokens); /* whole pages (kw_kv.c) */
+        /* whole pages, or up to the sequence end for a flash kernel (kw_kv.c) */
+        at.lk = kw_kv_read_tokens(s->kv_len, c->m->kv_page_tokens,
+                                  c->m->fuse_attention == KW_ATTN_FLASH);
         at.causal = 0;
         at.table_bytes = kw_kv_table_bytes(s->kv_len, c->m->kv_page_tokens);
         at.page = c->m->kv_page_tokens;

@@ -46,6 +46,7 @@ typedef struct kw_kernel {
     double nonmatrix_us;        /* non-matrix work of the kernel (attention's softmax) */
     uint64_t reg_bytes;         /* register working set per unit (accumulators, scores) */
     double epilogue_us;         /* output stores after each tile's mainloop, not overlapped */
+    double drain_us;            /* maths after a tile's last load, not overlapped (kw_flash) */
 } kw_kernel;
 
 typedef struct kw_cost {

@@ -18,12 +18,12 @@
 
 #include "kw_error.h"
 
-#define KW_FID_COLS 23
+#define KW_FID_COLS 24
 #define KW_FID_LINE_MAX 4096
 
 static const char *const kw_fid_header =
     "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,stages,"
-    "cluster,schedule,precision,accum,measured_us,bound,source";
+    "cluster,graph_nodes,schedule,precision,accum,measured_us,bound,source";
 
 static int kw_num(double *out, const char *t, double lo, double hi)
 {
@@ -68,13 +68,14 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
                             "%s:%d: kind '%s' is not gemm, attention, decode or graph_node", path, ln,
                             f[1]);
     c->attention = c->kind == KW_FID_ATTENTION || c->kind == KW_FID_DECODE;
-    enum { NUMS = 15 };
+    enum { NUMS = 16 };
     double v[NUMS];
     static const double hi[NUMS] = {1e9,  1e9,   1e9, 1e6,   1e9,   4096,  4096, 65536,
-                                    4096, 1,     65536, 65536, 65536, 64,  64};
+                                    4096, 1,     65536, 65536, 65536, 64,  64,   64};
     static const char *const names[NUMS] = {"m",      "n",        "k",        "batch",  "seq",
                                             "heads",  "kv_heads", "page",     "head_dim", "causal",
-                                            "tile_m", "tile_n",   "tile_k",   "stages", "cluster"};
+                                            "tile_m", "tile_n",   "tile_k",   "stages", "cluster",
+                                            "graph_nodes"};
     for (int i = 0; i < NUMS; i++)
         if (kw_num(&v[i], f[2 + i], 0.0, hi[i]) != 0 || v[i] != (double)(long)v[i])
             return kw_error_set(KW_EINPUT, "%s:%d: %s '%s' is not an integer in [0, %g]", path, ln,
@@ -97,6 +98,7 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     c->tiling.stages = (int)v[13];
     c->tiling.double_buffer = c->tiling.stages >= 2;
     c->tiling.cluster = (int)v[14];
+    c->graph_nodes = (int)v[15];
     if (c->tiling.tile_m < 1 || c->tiling.tile_n < 1 || c->tiling.tile_k < 1 || c->tiling.stages < 1)
         return kw_error_set(KW_EINPUT, "%s:%d: tiles and stages must be >= 1", path, ln);
     if (c->kind == KW_FID_GRAPH_NODE ? 0
@@ -112,34 +114,37 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     if (c->kind == KW_FID_DECODE && c->causal)
         return kw_error_set(KW_EINPUT, "%s:%d: causal must be 0 for decode (one new token attends to the whole cache)",
                             path, ln);
-    if (strcmp(f[17], "serial") == 0)
+    if (c->graph_nodes > 0 && c->kind == KW_FID_GRAPH_NODE)
+        return kw_error_set(KW_EINPUT, "%s:%d: graph_nodes must be 0 for graph_node (the row is one node)",
+                            path, ln);
+    if (strcmp(f[18], "serial") == 0)
         c->overlap = 0;
-    else if (strcmp(f[17], "overlap") == 0)
+    else if (strcmp(f[18], "overlap") == 0)
         c->overlap = 1;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: schedule '%s' is not serial or overlap", path, ln,
-                            f[17]);
-    int pi = kw_prec_parse(f[18]), ai = kw_prec_parse(f[19]);
+                            f[18]);
+    int pi = kw_prec_parse(f[19]), ai = kw_prec_parse(f[20]);
     if (pi < 0 || ai < 0)
-        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[18], f[19]);
+        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[19], f[20]);
     c->precision = (kw_prec)pi;
     c->accum = (kw_prec)ai;
-    if (kw_num(&c->measured_us, f[20], 1e-9, 1e12) != 0)
+    if (kw_num(&c->measured_us, f[21], 1e-9, 1e12) != 0)
         return kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a positive number", path, ln,
-                            f[20]);
-    if (strcmp(f[21], "compute") == 0)
+                            f[21]);
+    if (strcmp(f[22], "compute") == 0)
         c->bound = KW_BOUND_COMPUTE;
-    else if (strcmp(f[21], "memory") == 0)
+    else if (strcmp(f[22], "memory") == 0)
         c->bound = KW_BOUND_MEMORY;
-    else if (strcmp(f[21], "launch") == 0)
+    else if (strcmp(f[22], "launch") == 0)
         c->bound = KW_BOUND_LAUNCH;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute, memory or launch", path, ln,
-                            f[21]);
-    size_t sl = strcspn(f[22], "\r\n");
-    f[22][sl] = '\0';
-    snprintf(c->source, sizeof c->source, "%s", f[22]);
-    c->fit = strstr(f[22], "FIT:") != NULL;
+                            f[22]);
+    size_t sl = strcspn(f[23], "\r\n");
+    f[23][sl] = '\0';
+    snprintf(c->source, sizeof c->source, "%s", f[23]);
+    c->fit = strstr(f[23], "FIT:") != NULL;
     return 0;
 }
 
@@ -186,15 +191,20 @@ done:
     return rc;
 }
 
+/* An empty kernel replayed inside a CUDA graph: no work, so its time is what
+ * kw_cost.c charges every kernel in graph mode, the node cost plus the
+ * device-side fixed time (kw_finish: work + launch, with kernel_fixed_us
+ * where the accelerator has a hierarchy). */
+static double kw_fid_node_us(const kw_accel *a)
+{
+    return a->graph_node_us + (a->n_levels > 0 ? a->kernel_fixed_us : 0.0);
+}
+
 int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
                         const kw_fid_case *c)
 {
     if (c->kind == KW_FID_GRAPH_NODE) {
-        /* An empty kernel replayed inside a CUDA graph: no work, so its time
-         * is what kw_cost.c charges every kernel in graph mode, the node cost
-         * plus the device-side fixed time (kw_finish: work + launch, with
-         * kernel_fixed_us where the accelerator has a hierarchy). */
-        *us = a->graph_node_us + (a->n_levels > 0 ? a->kernel_fixed_us : 0.0);
+        *us = kw_fid_node_us(a);
         *bound = KW_BOUND_LAUNCH;
         if (detail) {
             memset(detail, 0, sizeof *detail);
@@ -260,6 +270,11 @@ int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw
     if (rc == 0) {
         const kw_kernel *k = &cost->kernels[0];
         *us = k->time_us - k->launch_us;
+        /* A call replayed in a CUDA graph of graph_nodes kernels: the modelled
+         * kernel's own node cost, and every other kernel of the call as an
+         * empty node (graph_node_us + kernel_fixed_us each). */
+        if (c->graph_nodes > 0)
+            *us += a->graph_node_us + (c->graph_nodes - 1) * kw_fid_node_us(a);
         if (detail)
             *detail = *k;
         *bound = k->fallback ? KW_BOUND_FALLBACK

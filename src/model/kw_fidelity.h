@@ -5,15 +5,18 @@
  * A measurement file is CSV (spaces/measured/h100_published.csv): '#' comment
  * lines, a header naming the columns below in this order, one kernel a row:
  *   case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,
- *   tile_k,stages,cluster,schedule,precision,accum,measured_us,bound,source
+ *   tile_k,stages,cluster,graph_nodes,schedule,precision,accum,measured_us,bound,source
  * kind is gemm (m x n x k), attention (flash prefill: batch sequences of seq
  * tokens, heads of head_dim, causal 0/1) or decode (flash decode: batch
  * sequences each adding one query token against a KV cache of seq tokens) or
  * graph_node (an empty kernel's marginal time inside a replayed CUDA graph);
  * kv_heads 0 means as many as heads (GQA: heads a multiple of it); page the
- * tokens per page of a paged KV cache (decode only; 0 = contiguous); schedule
+ * tokens per page of a paged KV cache (decode only; 0 = contiguous);
+ * graph_nodes the kernels of the timed call when the benchmark replays it in
+ * a CUDA graph (0: kernels timed back to back, or one launch between events;
+ * the graph_node kind is one node by itself and takes 0); schedule
  * serial|overlap; bound the measured kernel's class (compute|memory|launch); source
- * everything after the 22nd comma. */
+ * everything after the 23rd comma. */
 #ifndef KW_FIDELITY_H
 #define KW_FIDELITY_H
 
@@ -32,6 +35,7 @@ typedef struct kw_fid_case {
     double m, n, k;
     int batch, seq, heads, kv_heads, head_dim, causal; /* decode: seq = KV-cache tokens */
     int page;                    /* decode: KV-cache tokens per page; 0 = contiguous */
+    int graph_nodes;             /* kernels of the timed call replayed in a CUDA graph; 0 = none */
     kw_tiling tiling;
     int overlap;                 /* schedule=overlap */
     kw_prec precision, accum;
@@ -53,7 +57,8 @@ int kw_fidelity_load(kw_fid_set *out, const char *path);
 
 /* The model's kernel for one case on the whole of a (one request, every core):
  * its work time (launch excluded: the published figures time kernels back to
- * back; a graph_node case is the launch-side time itself) into *us, its bound
+ * back; a graph_node case is the launch-side time itself; a case with
+ * graph_nodes N adds the kernel's node cost and N - 1 empty nodes) into *us, its bound
  * class into *bound, the kernel into *detail (may be NULL). */
 int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
                         const kw_fid_case *c);

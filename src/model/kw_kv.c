@@ -3,9 +3,18 @@
  * Design choice: paging changes what the attention reads and what memory
  * holds, nothing else. A sequence's cache occupies whole pages (PagedAttention,
  * Kwon et al., SOSP 2023, sec. 4.1: KV blocks of a fixed number of tokens),
- * and the decode kernel reads and computes its last page whole, masking the
- * unused slots (vLLM's paged_attention kernel iterates over whole blocks), so
- * with pages that divide the context the traffic is the contiguous cache's;
+ * and vLLM's decode kernel reads and computes its last page whole, masking
+ * the unused slots (its paged_attention kernel iterates over whole blocks),
+ * so with pages that divide the context the traffic is the contiguous
+ * cache's. A flash decode kernel stops at the sequence end instead
+ * (kw_kv_read_tokens): FlashAttention-3 visits ceil(seqlen_k / kBlockN) key
+ * blocks (Dao-AILab/flash-attention hopper/block.h get_n_block_min_max at
+ * 4d9ba4f018cca5c8ca6c6f1df08fea75f119b06d, seqlen_k from cache_seqlens) and
+ * loads no row at or past seqlen_k (hopper/paged_kv.h, Seqlenk_mask: the
+ * page-table entry and the row copy are predicated off); FlashAttention-2's
+ * split-KV kernel does the same (csrc/flash_attn/src/flash_fwd_kernel.h,
+ * n_block_max = ceil_div(actual_seqlen_k, kBlockN), predicated copies). Its
+ * traffic is the contiguous cache's whatever the page size;
  * every key row stays one contiguous d-element run, so the model's per-row
  * DRAM burst rounding is unchanged by the page size. The block table: a
  * sequence's row of int32 physical page numbers (vLLM's paged-attention op
@@ -33,9 +42,15 @@
 #define KW_MOE_GATED_MATRICES 3.0
 #define KW_MOE_PLAIN_MATRICES 2.0
 
-double kw_kv_tokens(double ctx, int page_tokens)
+/* ctx tokens in pages of page_tokens (0 = contiguous: ctx itself). */
+static double kw_kv_tokens(double ctx, int page_tokens)
 {
     return page_tokens > 0 ? ceil(ctx / page_tokens) * page_tokens : ctx;
+}
+
+double kw_kv_read_tokens(double ctx, int page_tokens, int stops_at_end)
+{
+    return stops_at_end ? ctx : kw_kv_tokens(ctx, page_tokens);
 }
 
 double kw_kv_table_bytes(double ctx, int page_tokens)

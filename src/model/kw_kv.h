@@ -2,7 +2,9 @@
  * the kv_page_tokens knob) or contiguous, and whether a batch's KV cache and
  * the weights fit the device memory the accelerator file declares.
  *
- *   kw_kv_tokens      tokens a sequence's cache occupies (whole pages)
+ *   kw_kv_read_tokens tokens a decode kernel reads from a sequence's cache
+ *                     (whole pages, or up to the sequence end for a flash
+ *                     kernel; the cache itself occupies whole pages)
  *   kw_kv_table_bytes its block table's bytes
  *   kw_kv_batch_bytes KV bytes of a batch and the block's weight bytes
  *   kw_kv_check       KW_EINPUT when they do not fit (the candidate is refused)
@@ -12,8 +14,12 @@
 
 #include "kw_model.h"
 
-/* ctx tokens in pages of page_tokens (0 = contiguous: ctx itself). */
-double kw_kv_tokens(double ctx, int page_tokens);
+/* Tokens of a ctx-token cache (pages of page_tokens; 0 = contiguous) that a
+ * decode attention kernel reads: whole
+ * pages (vLLM's paged_attention iterates over whole blocks) unless
+ * stops_at_end, where the kernel stops at the sequence end inside its last
+ * page (FlashAttention-2/-3; see kw_kv.c). */
+double kw_kv_read_tokens(double ctx, int page_tokens, int stops_at_end);
 
 /* Bytes of one sequence's block table for ctx tokens: 4 B per page (0 when
  * contiguous). */
