@@ -1497,6 +1497,45 @@ Test(engine, noisy_round_is_journalled_repetition_major)
     kw_synth_rmdir(dir);
 }
 
+/* The probes' measured-interaction cut (issue 18, kw_ofat_probe_cut): 4 knobs of 4
+ * values, additive, every change worse (+10/+20/+30 each), so the baseline (100) is
+ * the optimum and a local optimum where the probes try pairs. Without the cut they
+ * evaluate every config two knobs away: 1 + 12 + C(4,2) x 3 x 3 = 67 evaluations in
+ * all (tabu 0: no excursion, nothing to fix). An additive pair's ratio to the product
+ * of its two changes alone is 1 - da db / ((100 + da)(100 + db)) >= 1 - 900/130^2, so
+ * for every pair fa fb x that least ratio >= 110^2 x 0.9467 > 100^2: once a knob pair
+ * has 3 measured pairs, none of its other pairs can gain 1%, and the probes leave them
+ * out. At least 3 pairs of each of the 6 knob pairs are measured first: >= 31. */
+Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
+{
+    long n[2];
+    for (int cut = 0; cut < 2; cut++) {
+        int nv[] = {4, 4, 4, 4};
+        kw_synth s;
+        kw_synth_init(&s, 4, nv, 1);
+        for (int k = 0; k < 4; k++)
+            for (int v = 1; v < 4; v++)
+                s.w[k][v] = 10.0 * v;
+        kw_engine_opts o = opts_for(1);
+        o.tabu = 0;
+        o.estimate = cut; /* --no-estimate turns the screening and the cut off */
+        char dir[64], jp[96];
+        kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+        kw_jresult r;
+        kw_journal_shape_result(&r, j, 0);
+        cr_assert_float_eq(r.best_primary, 100.0, 1e-9, "the baseline is the optimum");
+        cr_assert_eq(r.n_changes, 0);
+        kw_journal_result_clear(&r);
+        n[cut] = (long)j->n_evals;
+        kw_journal_free(j);
+        kw_synth_rmdir(dir);
+    }
+    cr_assert_eq(n[0], 67, "without the cut every config two knobs away: %ld", n[0]);
+    cr_assert_lt(n[1], 67, "the cut left no pair out: %ld evaluations", n[1]);
+    cr_assert_geq(n[1], 31, "a knob pair was cut before 3 of its pairs were measured: %ld", n[1]);
+}
+
 /* ------------------------------------------------------------------ the control */
 
 /* Student t's upper tail at df 4 in closed form: Q(t) = 1/2 - (3/8) u (1 - u^2/12 ...),
@@ -1599,6 +1638,15 @@ Test(engine, the_control_reveals_a_gain_a_stale_incumbent_blocks)
         cr_expect_gt(st->after, st->before, "measured later, 1.1 reads slower than 1.0 did");
     }
     cr_expect(found, "no step accepted 1.1");
+    /* and nothing is accepted on an earlier round's samples: with controls every
+     * accepting step names the control it was judged against (a memo hit of an
+     * earlier, faster moment would beat a stale or a fresh reference alike) */
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *t = &j->steps[i];
+        if (t->decision == KW_DECIDE_ACCEPT)
+            cr_expect_gt(t->ctl, 0, "step %d (%s) accepted without same-round evidence: %s",
+                         t->step, kw_journal_step_phase_name(t->phase), t->reason);
+    }
     /* every control block is the reference's: repetitions k*5..k*5+4, k >= 1, all
      * five in, and the reported figures stay over repetitions 0..4 */
     long controls = 0;
