@@ -826,8 +826,11 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
     /* (2) in two passes: first the pairs of two knobs of one block (a tile pair whose
      * product is what fits: validate_gqa_h100 prefill needs qkv.tile_m and qkv.tile_n
      * to change together, each alone giving exactly the incumbent's figure), ending
-     * their own round (kw_ofat_probe_plan, blk_end), then the rest by rank sum */
-    for (int pass = 0; pass < 2; pass++) {
+     * their own round (kw_ofat_probe_plan, blk_end), then the rest by rank sum. Not in
+     * a restart: its list is capped at one pair per neighbour, and block pairs first
+     * pushed the pair that leaves validate_small decode seed 17's trap past the cap */
+    pr->blk_end = pr->n_plist;
+    for (int pass = restart ? 1 : 0; pass < 2; pass++) {
         for (int sum = 2 * lo + 1; sum <= 2 * hi - 3 && rc == 0 && !(restart && pr->n_plist >= n_nb);
              sum++)
             for (int i = lo; i < hi && rc == 0 && !(restart && pr->n_plist >= n_nb); i++) {
