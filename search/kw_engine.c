@@ -144,20 +144,28 @@ static int kw_ctl_on(const kw_eng *E, const kw_shape *s)
 
 int kw_engine_pair(kw_eng *E, const kw_shape *s, const kw_cand *ref, uint64_t id, kw_pair *out)
 {
-    if (s->ctl_k <= 0 || kw_knobs_cand_id(E->ks, ref) != s->ctl_id || id == s->ctl_id)
+    if (s->ctl_k == 0 || kw_knobs_cand_id(E->ks, ref) != s->ctl_id || id == s->ctl_id)
         return 0;
+    if (s->ctl_k < 0)
+        return -1; /* a round that measured nothing: no control, no same-round evidence */
     kw_repstat st;
     kw_reduce_repstat_init(&st);
     for (int r = 0; r < E->reps; r++) {
         const kw_memo_ent *a = kw_memo_find(&E->memo, s->shape, s->ctl_id, s->ctl_k * E->reps + r);
-        const kw_memo_ent *c = kw_memo_find(&E->memo, s->shape, id, r);
-        if (!a || !c || a->state != KW_MEMO_DONE || c->state != KW_MEMO_DONE ||
-            a->round != E->round || c->round != E->round || a->rc != 0 ||
-            (a->guards && a->guards[0]) || !isfinite(a->primary))
-            return 0;
+        if (!a || a->state != KW_MEMO_DONE || a->round != E->round)
+            return 0; /* not reached: the round was planned without it */
+        if (a->rc != 0 || (a->guards && a->guards[0]) || !isfinite(a->primary))
+            return -1; /* the control failed: no same-round evidence this round */
         out->a[r] = a->primary;
-        out->c[r] = c->primary;
         kw_reduce_repstat_add(&st, a->primary, a->guards, a->rc);
+    }
+    for (int r = 0; r < E->reps; r++) {
+        const kw_memo_ent *c = kw_memo_find(&E->memo, s->shape, id, r);
+        if (!c || c->state != KW_MEMO_DONE)
+            return 0;
+        if (c->round != E->round)
+            return -1;
+        out->c[r] = c->primary;
     }
     out->n = E->reps;
     out->k = s->ctl_k;
@@ -842,6 +850,11 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
         int rc = kw_queue_control(E, s);
         if (rc != 0)
             return rc;
+    } else if (ctl_cost > 0) {
+        /* a round of memo hits only: nothing is measured beside the reference,
+         * so nothing of it has same-round evidence (kw_engine_pair: -1) */
+        s->ctl_k = -1;
+        s->ctl_id = kw_knobs_cand_id(E->ks, &s->ctl_cand);
     }
     s->job1 = E->n_jobs;
     return kw_interleave_reps(E, s);

@@ -83,7 +83,8 @@ typedef struct kw_shape {
     /* the control (noisy evaluator, kw_engine.c "the control"): plan sets ctl_want
      * and ctl_cand, the config this round's challengers are judged against; the
      * core then re-measures it in the round, repetitions ctl_k*reps ..
-     * ctl_k*reps + reps-1 of ctl_id (ctl_k 0: no control this round) */
+     * ctl_k*reps + reps-1 of ctl_id (ctl_k 0: no control this round; -1: one was
+ * wanted but the round measured nothing, so nothing has same-round evidence) */
     int ctl_want;
     kw_cand ctl_cand;
     int ctl_k;
@@ -194,7 +195,10 @@ void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, const kw_pai
                      const char *prefix, kw_verdict *v);
 /* 1 and *out filled when this round re-measured `ref` as the shape's control
  * and config id was measured (all its repetitions 0..reps-1) in the same round,
- * every control repetition passing its guards; else 0. */
+ * every control repetition passing its guards; -1 when the round wanted a
+ * control for ref but there is no same-round evidence: id was measured in an
+ * earlier round (a memo hit), the control failed a guard, or the round
+ * measured nothing; else 0 (no control for ref: the stale samples decide). */
 int kw_engine_pair(kw_eng *E, const kw_shape *s, const kw_cand *ref, uint64_t id, kw_pair *out);
 /* THE step function: refuses (KW_ESTATE, nothing journalled) a step that does
  * not change exactly one knob of the incumbent, journals the decision, moves

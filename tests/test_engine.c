@@ -1679,6 +1679,15 @@ Test(engine, the_control_reveals_a_gain_a_stale_incumbent_blocks)
         cr_expect_gt(st->after, st->before, "measured later, 1.1 reads slower than 1.0 did");
     }
     cr_expect(found, "no step accepted 1.1");
+    /* and nothing is accepted on an earlier round's samples: with controls every
+     * accepting step names the control it was judged against (a memo hit of an
+     * earlier, faster moment would beat a stale or a fresh reference alike) */
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *t = &j->steps[i];
+        if (t->decision == KW_DECIDE_ACCEPT)
+            cr_expect_gt(t->ctl, 0, "step %d (%s) accepted without same-round evidence: %s",
+                         t->step, kw_journal_step_phase_name(t->phase), t->reason);
+    }
     /* every control block is the reference's: repetitions k*5..k*5+4, k >= 1, all
      * five in, and the reported figures stay over repetitions 0..4 */
     long controls = 0;
