@@ -106,7 +106,6 @@ typedef struct kw_ofat_probe {
     uint16_t n_inter[KW_KNOB_MAX][KW_KNOB_MAX];
     int pairs0;               /* plist index where parts (2) and (3) begin */
     int blk_end;              /* and where (2)'s pairs within one block end */
-    long pairs_cut;           /* pairs the measured interactions left out */
 } kw_ofat_probe;
 
 typedef struct kw_ofat_excursion {
@@ -1027,7 +1026,6 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
         if (pr->chunk0 >= pr->pairs0 && pr->chunk0 < pr->blk_end && pr->pcur >= pr->blk_end)
             break;
         if (costs && kw_ofat_probe_cut(E, s, pr->pcur)) {
-            pr->pairs_cut++;
             pr->pcur++;
             continue;
         }
