@@ -9,16 +9,25 @@ calibrate --space S --accel A --measured FIT -o CAL), odd rows are held out.
 On the held-out rows of each shape it reports Spearman's rank correlation of
 predicted and measured time and the regret of the model's choice (the
 measured time of the held-out mapping the model ranks first, against the
-best measured held-out time), before (the CSV's own prediction, the
-uncalibrated file) and after (`knobwise eval --accel CAL --stdin`). The
-regret uses the CSV's single measurement of each mapping (minimum of R
-samples), not a re-measurement. Reports, asserts nothing.
+best measured held-out time), before (the uncalibrated file A) and after
+(the calibrated one). The regret is judged as model_vs_measured judges it, by
+model_vs_measured itself (--from-csv HELD --accel FILE: one home for the
+rule): the model's pick and the 3 held-out mappings the CSV measured fastest
+are measured again in interleaved rounds, the reference is the one of the 3
+with the lowest median, the regret the median of the per-round paired ratios
+with its 95% interval. The regret against the CSV's single measurements
+(the best of 100 noisy minima is a lucky one: biased upwards) is printed
+beside it. Reports, asserts nothing; it measures (seconds per shape), so run
+it under the same care as model_vs_measured.
 
 usage: calib_holdout.py --knobwise BIN --space S --accel A --csv MVM.csv [--keep DIR]
+       [--bench tests/bench/model_vs_measured] [--worker BIN] [--bench-flags "..."]
 """
 import argparse
 import csv
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -60,6 +69,10 @@ def main():
     ap.add_argument("--accel", required=True)
     ap.add_argument("--csv", required=True)
     ap.add_argument("--keep", help="folder for the fit CSV and the calibrated file")
+    ap.add_argument("--bench", default="./tests/bench/model_vs_measured")
+    ap.add_argument("--worker", default="./knobwise-worker")
+    ap.add_argument("--bench-flags", default="--warmup 1",
+                    help="more model_vs_measured options for the re-measure")
     a = ap.parse_args()
     with open(a.csv, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -67,10 +80,12 @@ def main():
     d = a.keep or tempfile.mkdtemp(prefix="kw-calib-")
     os.makedirs(d, exist_ok=True)
     fit_csv, cal = os.path.join(d, "fit.csv"), os.path.join(d, "calibrated.xml")
-    with open(fit_csv, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(fit)
+    held_csv = os.path.join(d, "held.csv")
+    for path, part in ((fit_csv, fit), (held_csv, held)):
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(part)
     if os.path.exists(cal):
         os.remove(cal)
     r = subprocess.run([a.knobwise, "calibrate", "--space", a.space, "--accel", a.accel,
@@ -86,15 +101,36 @@ def main():
     out = list(csv.DictReader(e.stdout.splitlines()))
     if len(out) != len(held):
         sys.exit(f"eval gave {len(out)} rows for {len(held)} mappings")
+    paired = {}
+    for when, accel in (("before", a.accel), ("after", cal)):
+        cmd = [a.bench, "--knobwise", a.knobwise, "--worker", a.worker, "--space", a.space,
+               "--accel", accel, "--from-csv", held_csv] + shlex.split(a.bench_flags)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(f"# {when}: {' '.join(cmd)}")
+        print(r.stdout, end="")
+        if r.returncode != 0:
+            sys.exit(f"{a.bench} failed: " + r.stderr)
+        shape = None
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if len(f) == 7 and not line.startswith(" ") and f[1].isdigit():
+                shape = f[0]
+            m = re.match(r"\s+regret (\S+)%, 95% interval \[(\S+)%, (\S+)%\]", line)
+            if m and shape:
+                paired[(shape, when)] = tuple(float(x) for x in m.groups())
     print(f"{len(fit)} mappings fitted, {len(held)} held out")
-    print(f"{'shape':26} {'n':>4} {'spearman before':>16} {'after':>7} {'regret% before':>15} {'after':>7}")
+    print(f"{'shape':26} {'n':>4} {'spearman before':>16} {'after':>7} "
+          f"{'paired regret% before [95%]':>30} {'after [95%]':>26} {'single before':>14} {'after':>7}")
     for shape in sorted(set(h["shape"] for h in held)):
         idx = [i for i, h in enumerate(held) if h["shape"] == shape]
         meas = [float(held[i]["measured_us"]) for i in idx]
         before = [float(held[i]["predicted_us"]) for i in idx]
         after = [float(out[i]["latency_us"]) for i in idx]
+        pb = paired.get((shape, "before"), (float("nan"),) * 3)
+        pa = paired.get((shape, "after"), (float("nan"),) * 3)
         print(f"{shape:26} {len(idx):4d} {spearman(before, meas):16.3f} {spearman(after, meas):7.3f} "
-              f"{regret(before, meas):15.1f} {regret(after, meas):7.1f}")
+              f"{pb[0]:9.1f} [{pb[1]:7.1f}, {pb[2]:7.1f}]    {pa[0]:9.1f} [{pa[1]:7.1f}, {pa[2]:7.1f}] "
+              f"{regret(before, meas):14.1f} {regret(after, meas):7.1f}")
 
 
 if __name__ == "__main__":

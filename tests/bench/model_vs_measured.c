@@ -20,6 +20,13 @@
  * statistics, Hahn & Meeker 1991, 5.2). The load average before and after
  * each shape is printed with it. Nothing here asserts anything: it reports.
  *
+ * With --from-csv F the mappings of each shape and their first measurements
+ * are F's rows (a --csv file of an earlier run, or the part of it a caller
+ * holds out) instead of a random draw measured here, and --accel A predicts
+ * them with another accelerator file (knobwise eval --accel A): that is how
+ * tests/bench/calib_holdout.py judges a calibrated file's pick on held-out
+ * mappings, re-measured and paired by this same code (one home for the rule).
+ *
  * This is a bench driver, not the measuring evaluator: it speaks the protocol
  * only as far as the report needs (hello, measure, quit) and stops at the
  * first worker error. Design choice: in C over the loaders (libkwrun: the space's knobs,
@@ -232,6 +239,62 @@ static const char *kw_field(char *row, int col)
     return p;
 }
 
+/* The rows of `shape` in a --csv file (shape,config_id,predicted_us,measured_us,knobs, the
+ * knobs "name=value;..."): their mappings and measurements; a row that does not parse is a
+ * FILE:LINE error. */
+static int kw_read_rows(const char *path, const kw_knobspace *ks, const char *shape, kw_cand *cand,
+                        double *meas, long *n)
+{
+    static char row[KW_B_LINE], copy[KW_B_LINE];
+    FILE *f = fopen(path, "r");
+    *n = 0;
+    if (!f)
+        return kw_error_set(KW_EIO, "%s: %s", path, strerror(errno));
+    int line = 0, rc = 0, c_shape = -1, c_meas = -1, c_knobs = -1;
+    while (rc == 0 && fgets(row, sizeof row, f)) {
+        line++;
+        row[strcspn(row, "\r\n")] = '\0';
+        if (line == 1) {
+            c_shape = kw_col(row, "shape");
+            c_meas = kw_col(row, "measured_us");
+            c_knobs = kw_col(row, "knobs");
+            if (c_shape < 0 || c_meas < 0 || c_knobs < 0)
+                rc = kw_error_set(KW_EINPUT, "%s:1: no shape, measured_us and knobs columns", path);
+            continue;
+        }
+        snprintf(copy, sizeof copy, "%s", row);
+        const char *sh = kw_field(copy, c_shape);
+        if (!sh || strcmp(sh, shape) != 0)
+            continue;
+        if (*n >= KW_B_MAX_MAPPINGS) {
+            rc = kw_error_set(KW_EINPUT, "%s:%d: more than %d rows of shape %s", path, line,
+                              KW_B_MAX_MAPPINGS, shape);
+            break;
+        }
+        snprintf(copy, sizeof copy, "%s", row);
+        const char *m = kw_field(copy, c_meas);
+        char *end = NULL;
+        double v = m ? strtod(m, &end) : 0.0;
+        if (!m || end == m || *end != '\0') {
+            rc = kw_error_set(KW_EINPUT, "%s:%d: measured_us is not a number", path, line);
+            break;
+        }
+        snprintf(copy, sizeof copy, "%s", row);
+        char *k = (char *)kw_field(copy, c_knobs);
+        for (char *p = k; p && *p; p++)
+            if (*p == ';')
+                *p = ' ';
+        if (!k || kw_knobs_cand_parse(&cand[*n], ks, k) != 0) {
+            rc = kw_error_set(KW_EINPUT, "%s:%d: knobs: %s", path, line,
+                              k ? kw_error_last() : "missing");
+            break;
+        }
+        meas[(*n)++] = v;
+    }
+    fclose(f);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -241,10 +304,13 @@ int main(int argc, char **argv)
         {"reps", required_argument, 0, 'r'},     {"recheck", required_argument, 0, 'c'},
         {"shape", required_argument, 0, 'S'},    {"median", no_argument, 0, 'M'},
         {"csv", required_argument, 0, 'C'},      {"ab-rounds", required_argument, 0, 'R'},
-        {"top", required_argument, 0, 'T'},
+        {"top", required_argument, 0, 'T'},      {"accel", required_argument, 0, 'A'},
+        {"from-csv", required_argument, 0, 'F'},
         {0, 0, 0, 0}};
     const char *kwbin = "./knobwise", *worker = "./knobwise-worker", *space = NULL, *only = NULL;
     const char *csv_path = NULL; /* every mapping's prediction and measurement, for calibration */
+    const char *accel = NULL;    /* another accelerator file for the predictions */
+    const char *from_csv = NULL; /* the mappings and first measurements from a --csv file */
     long n_map = 200, seed = 1, warmup = 2, reps = 7, recheck = 15, ab_rounds = 7, top = 3;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -262,6 +328,8 @@ int main(int argc, char **argv)
         case 'C': csv_path = optarg; break;
         case 'R': ab_rounds = atol(optarg); break;
         case 'T': top = atol(optarg); break;
+        case 'A': accel = optarg; break;
+        case 'F': from_csv = optarg; break;
         default: return 2;
         }
     }
@@ -269,7 +337,8 @@ int main(int argc, char **argv)
         ab_rounds < 1 || ab_rounds > KW_B_AB_MAX || top < 1 || top > KW_B_TOP_MAX) {
         fprintf(stderr, "usage: model_vs_measured --space F [--knobwise BIN] [--worker BIN] "
                         "[--mappings N<=%d] [--seed N] [--warmup W] [--reps R] [--recheck R] "
-                        "[--ab-rounds R<=%d] [--top T<=%d] [--shape S] [--median] [--csv F]\n",
+                        "[--ab-rounds R<=%d] [--top T<=%d] [--shape S] [--median] [--csv F] "
+                        "[--accel A] [--from-csv F]\n",
                 KW_B_MAX_MAPPINGS, KW_B_AB_MAX, KW_B_TOP_MAX);
         return 2;
     }
@@ -288,10 +357,16 @@ int main(int argc, char **argv)
     uint64_t size = kw_knobs_size(ks);
     if ((uint64_t)n_map > size)
         n_map = (long)size;
-    printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
-           "each measured as the %s of %ld samples after %ld warm-up runs\n",
-           cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed,
-           kw_use_median ? "median" : "minimum", reps, warmup);
+    if (from_csv)
+        printf("space %s: %d knobs, %llu configurations; the mappings and first measurements of %s, "
+               "predicted with %s\n",
+               cfg->space.name, ks->n_knobs, (unsigned long long)size, from_csv,
+               accel ? accel : "the space's accelerator file");
+    else
+        printf("space %s: %d knobs, %llu configurations; %ld random mappings per shape (seed %ld), "
+               "each measured as the %s of %ld samples after %ld warm-up runs\n",
+               cfg->space.name, ks->n_knobs, (unsigned long long)size, n_map, seed,
+               kw_use_median ? "median" : "minimum", reps, warmup);
     printf("%-24s %5s %9s %9s %12s %12s %9s\n", "shape", "n", "spearman", "regret%",
            "pick_us", "best_us", "wall_s");
     int status = 0;
@@ -311,10 +386,18 @@ int main(int argc, char **argv)
         double t0 = kw_now_s(), load0[1] = {NAN}, load1[1] = {NAN};
         if (getloadavg(load0, 1) != 1)
             load0[0] = NAN;
+        long n = 0;
+        if (from_csv) {
+            if (kw_read_rows(from_csv, ks, s->name, cand, meas, &n) != 0) {
+                fprintf(stderr, "%s\n", kw_error_last());
+                return 2;
+            }
+            if (n == 0)
+                continue;
+        }
         gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
         gsl_rng_set(r, (unsigned long)seed + si);
-        long n = 0;
-        while (n < n_map) {
+        while (!from_csv && n < n_map) {
             kw_cand cc;
             kw_knobs_cand_baseline(&cc, ks);
             for (int k = 0; k < ks->n_knobs; k++)
@@ -331,7 +414,8 @@ int main(int argc, char **argv)
         gsl_rng_free(r);
         /* the model: knobwise eval --stdin, one line in, one row out */
         kw_child ev;
-        char *eargv[] = {(char *)kwbin, "eval", "--space", (char *)space, "--stdin", NULL};
+        char *eargv[] = {(char *)kwbin, "eval", "--space", (char *)space, "--stdin",
+                         accel ? "--accel" : NULL, (char *)accel, NULL};
         if (kw_spawn(&ev, eargv) != 0 || !fgets(line, sizeof line, ev.from)) {
             fprintf(stderr, "cannot start %s eval --stdin\n", kwbin);
             return 1;
@@ -366,7 +450,7 @@ int main(int argc, char **argv)
         }
         kw_request_head(head, sizeof head, cfg, s);
         long rid = 0, ok = 0, failed = 0;
-        for (long i = 0; i < n; i++) {
+        for (long i = 0; !from_csv && i < n; i++) {
             meas[i] = kw_measure(&wk, &rid, head, ks, &cand[i], (int)warmup, (int)reps, ans);
             if (meas[i] < 0.0) {
                 failed++;
