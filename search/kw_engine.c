@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kw_grow.h"
 #include "kw_reduce.h"
 #include "kw_strategy.h"
 
@@ -717,14 +718,10 @@ static void kw_mf_learn(kw_eng *E, kw_shape *s)
 static int kw_queue(kw_eng *E, const kw_cand *c, uint64_t id, int shape, int rep,
                     const kw_memo_ent *e, int screened)
 {
-    if (E->n_jobs == E->cap_jobs) {
-        size_t cap = E->cap_jobs ? E->cap_jobs * 2 : 256;
-        kw_job *nj = realloc(E->jobs, cap * sizeof *nj);
-        if (!nj)
-            return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
-        E->jobs = nj;
-        E->cap_jobs = cap;
-    }
+    kw_job *nj = kw_grow_array(E->jobs, &E->cap_jobs, E->n_jobs, sizeof *nj);
+    if (!nj)
+        return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
+    E->jobs = nj;
     kw_job *j = &E->jobs[E->n_jobs++];
     j->cand = *c;
     j->id = id;

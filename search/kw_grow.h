@@ -1,5 +1,5 @@
-/* kw_grow.h - the one growth rule for the plain arrays that readers of a
- * journal append to (search/kw_journal.c, src/run/kw_runsum.c): double the
+/* kw_grow.h - the one growth rule for plain appended arrays: readers of a
+ * journal (search/kw_journal.c, src/run/kw_runsum.c) and the engine's job queue; double the
  * capacity, 64 elements first. Header-only so every layer above search/
  * can use it without a library of its own. */
 #ifndef KW_GROW_H
