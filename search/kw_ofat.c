@@ -679,7 +679,7 @@ static int kw_ofat_same_block(const kw_knobspace *ks, int a, int b)
                                * 3 and 4 keep all five recommendations; README) */
 
 /* A pair of one-knob changes a (knob ka, primary fa alone) and b (kb, fb) from the
- * incumbent (fx) that cannot gain (issue 18: the probes are 85% of the evaluations to
+ * incumbent (fx) that cannot gain (the probes were 85% of the evaluations to
  * converge on the default space's 27 knobs, n_first x the knob values per local
  * optimum, 4-7 local optima per shape). The product fa fb / fx is what the pair gives
  * when the two changes compose (no interaction); the knob pair's measured least
@@ -863,8 +863,8 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
      * steps with every neighbour lost 12% on attn_decode_kv2048_b32_c16 (13,448.5 us
      * against 11,981.8 us), so a search's probes keep all of it; a restart's skip it.
      * What (2) and (3) leave out is what the knob pairs' measured interactions rule
-     * out (kw_ofat_probe_cut, when each pair comes up: 16,031 -> 9,335 evaluations on
-     * the default job, the same five recommendations) */
+     * out (kw_ofat_probe_cut, when each pair comes up: 16,031 -> 10,889 evaluations on
+     * the default job (README) with block pairs first; the same five recommendations) */
     int hi3 = restart ? lo : hi;
     for (int g = lo; g < hi3 && rc == 0; g++)
         rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 0);
@@ -954,25 +954,38 @@ static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
 /* A planned pair of parts (2) and (3) (first[p->group] plus one change) that the
  * measured interactions rule out (kw_ofat_pair_composes); the blocked and faded
  * gains' pairs (1), (1b) and the repairs are never cut. */
+/* A probe pair item of group g, first[g] plus one change of another knob, taken
+ * apart: ka the knob first[g] changes from the incumbent, kb the other, fa and fb
+ * the figures of the two changes alone. 0 when it is such a pair and both changes
+ * alone have all their repetitions and pass every guard; else -1. The one reading
+ * of a pair for the cut (planning) and the learning (deciding). */
+static int kw_ofat_pair_parts(kw_eng *E, kw_shape *s, const kw_item *it, int *ka, int *kb,
+                              kw_cst *fa, kw_cst *fb)
+{
+    const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    if (it->con >= 0 || it->group < 0 || it->group >= pr->n_first ||
+        kw_engine_step_check(ka, E->ks, &s->pos, &pr->first[it->group]) != 0 ||
+        kw_engine_step_check(kb, E->ks, &pr->first[it->group], &it->cand) != 0) {
+        kw_error_clear();
+        return -1;
+    }
+    kw_cand second = s->pos;
+    second.v[*kb] = it->cand.v[*kb];
+    kw_engine_stats_c(E, s, &pr->first[it->group], fa);
+    kw_engine_stats_c(E, s, &second, fb);
+    return fa->n == E->reps && fa->ok && fb->n == E->reps && fb->ok ? 0 : -1;
+}
+
 static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
 {
     const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
-    const kw_item *p = &pr->plist[at];
     int ka, kb;
-    if (at < pr->pairs0 || (pr->repair0 >= 0 && at >= pr->repair0) || p->con >= 0 ||
-        p->group < 0 || p->group >= pr->n_first ||
-        kw_engine_step_check(&ka, E->ks, &s->pos, &pr->first[p->group]) != 0 ||
-        kw_engine_step_check(&kb, E->ks, &pr->first[p->group], &p->cand) != 0) {
-        kw_error_clear();
-        return 0;
-    }
-    kw_cand second = s->pos;
-    second.v[kb] = p->cand.v[kb];
     kw_cst fx, fa, fb;
+    if (at < pr->pairs0 || (pr->repair0 >= 0 && at >= pr->repair0) ||
+        kw_ofat_pair_parts(E, s, &pr->plist[at], &ka, &kb, &fa, &fb) != 0)
+        return 0;
     kw_engine_stats_c(E, s, &s->pos, &fx);
-    kw_engine_stats_c(E, s, &pr->first[p->group], &fa);
-    kw_engine_stats_c(E, s, &second, &fb);
-    if (!(fx.n == E->reps && fx.ok && fa.n == E->reps && fa.ok && fb.n == E->reps && fb.ok))
+    if (!(fx.n == E->reps && fx.ok))
         return 0;
     return kw_ofat_pair_composes(E, pr, ka, fa.mean, kb, fb.mean, fx.mean);
 }
@@ -1146,7 +1159,6 @@ static int kw_ofat_repair_excursion(kw_eng *E, kw_shape *s)
 static void kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
 {
     kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
-    const kw_knobspace *ks = E->ks;
     kw_cst fx;
     kw_engine_stats_c(E, s, &s->pos, &fx);
     if (!(fx.n == E->reps && fx.ok && isfinite(fx.mean) && fx.mean > 0))
@@ -1154,19 +1166,12 @@ static void kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
     for (int i = 0; i < s->n_items; i++) {
         const kw_item *it = &s->items[i];
         int ka, kb;
-        if (it->con >= 0 || it->dropped || it->group < 0 || it->group >= pr->n_first ||
-            kw_engine_step_check(&ka, ks, &s->pos, &pr->first[it->group]) != 0 ||
-            kw_engine_step_check(&kb, ks, &pr->first[it->group], &it->cand) != 0)
-            continue;
-        kw_cand second = s->pos;
-        second.v[kb] = it->cand.v[kb];
         kw_cst fa, fb, fp;
-        kw_engine_stats_c(E, s, &pr->first[it->group], &fa);
-        kw_engine_stats_c(E, s, &second, &fb);
+        if (it->dropped || kw_ofat_pair_parts(E, s, it, &ka, &kb, &fa, &fb) != 0)
+            continue;
         kw_engine_stats(E, s->shape, it->id, &fp);
-        if (!(fa.n == E->reps && fa.ok && fb.n == E->reps && fb.ok && fp.n == E->reps && fp.ok &&
-              isfinite(fa.mean) && isfinite(fb.mean) && isfinite(fp.mean) && fa.mean > 0 &&
-              fb.mean > 0))
+        if (!(fp.n == E->reps && fp.ok && isfinite(fa.mean) && isfinite(fb.mean) &&
+              isfinite(fp.mean) && fa.mean > 0 && fb.mean > 0))
             continue;
         float r = (float)(fp.mean * fx.mean / (fa.mean * fb.mean));
         for (int t = 0; t < 2; t++) {

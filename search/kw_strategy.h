@@ -84,7 +84,7 @@ typedef struct kw_shape {
      * and ctl_cand, the config this round's challengers are judged against; the
      * core then re-measures it in the round, repetitions ctl_k*reps ..
      * ctl_k*reps + reps-1 of ctl_id (ctl_k 0: no control this round; -1: one was
- * wanted but the round measured nothing, so nothing has same-round evidence) */
+     * wanted but the round measured nothing, so nothing has same-round evidence) */
     int ctl_want;
     kw_cand ctl_cand;
     int ctl_k;
