@@ -94,6 +94,9 @@ Test(calib, recovers_the_gather_figures_from_the_paged_decode_rows)
     cr_assert_geq(ndec, 3);
     kw_calib cal;
     kw_accel start = acc; /* unset: the ordinary DRAM fraction, no fixed time */
+    start.gather_dram_fraction = 0.0;
+    start.gather_fixed_us = 0.0;
+    kw_accel unset = start;
     cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT_GATHER, 1), 0, "%s", kw_error_last());
     cr_assert(fabs(cal.p[KW_CAL_GATHER_DRAM].after - 0.55) < 1e-5, "%g",
               cal.p[KW_CAL_GATHER_DRAM].after);
@@ -102,9 +105,40 @@ Test(calib, recovers_the_gather_figures_from_the_paged_decode_rows)
     cr_assert(cal.chi2_after < 1e-10, "%g", cal.chi2_after);
     cr_assert(fabs(cal.p[KW_CAL_GATHER_DRAM].before - acc.dram_fraction) < 1e-12, "%g",
               cal.p[KW_CAL_GATHER_DRAM].before);
-    start = acc;
+    start = unset;
     cr_assert_eq(kw_calib_fit(&cal, &start, set, use, WANT_GATHER, 1), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "under-determined"), "%s", kw_error_last());
+    free(set);
+}
+
+/* h100.xml's gather DRAM fraction is the one `calibrate` fits to its FIT
+ * rows (the FIT decode rows: the two long-context FA3 paged decode rows, whose
+ * sources say "FIT: h100.xml gather_dram_fraction"), from the unset start, all else as shipped:
+ * the file's figure agrees with that fit to its 1-sigma, and the fit leaves
+ * those rows within 1% (two rows, one parameter: the rate, not a fudge per row). */
+Test(calib, shipped_gather_fraction_is_the_fit_of_its_fit_rows)
+{
+    load_shipped();
+    int use[KW_FID_MAX], n = 0;
+    for (int i = 0; i < set->n; i++) {
+        use[i] = set->c[i].fit && set->c[i].kind == KW_FID_DECODE;
+        n += use[i];
+    }
+    cr_assert_eq(n, 2);
+    kw_accel start = acc;
+    start.gather_dram_fraction = 0.0;
+    kw_calib cal;
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, use, 1u << KW_CAL_GATHER_DRAM, 1), 0, "%s",
+                 kw_error_last());
+    double fit = cal.p[KW_CAL_GATHER_DRAM].after, sd = cal.p[KW_CAL_GATHER_DRAM].sigma;
+    cr_assert(acc.gather_dram_fraction > 0.0);
+    cr_assert(sd > 0.0 && isfinite(sd), "%g", sd);
+    cr_assert(fabs(acc.gather_dram_fraction - fit) <= sd, "file %g, fit %g +- %g",
+              acc.gather_dram_fraction, fit, sd);
+    for (int i = 0; i < set->n; i++)
+        if (use[i])
+            cr_assert(fabs(cal.after_ratio[i] - 1.0) < 0.01, "%s: %g", set->c[i].name,
+                      cal.after_ratio[i]);
     free(set);
 }
 
