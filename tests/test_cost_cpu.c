@@ -251,10 +251,12 @@ Test(cost_cpu, the_softmax_pass_is_exp_bound)
     cr_assert_float_eq(sm->time_us, want, 1e-9 * want, "memory %g", sm->memory_us);
 }
 
-/* Flash, one instance, 64 queries (one block) over 128 keys in KV blocks of
- * 64, head dim 64, in place: 2 blocks of QK^T (64 x 64 x 64) and PV (64 x
- * 64 x 64) MACs on vectors, one exp per score, the 64 x 64 O block
- * rescaled once per KV block in scalar code. */
+/* Flash, one instance, 128 queries (one block) over 128 keys in KV blocks of
+ * 64, head dim 64, in place: 2 blocks of QK^T (128 x 64 x 64) and PV (128 x
+ * 64 x 64) MACs on vectors; one exp per score and one per row and KV block
+ * (the rescale factor); per KV block the 128 x 64 O block rescaled (one
+ * scalar FLOP per element) and PV's partial added into it (one scalar MAC,
+ * two FLOPs, per element): 3 scalar FLOPs per element per block. */
 Test(cost_cpu, flash_in_closed_form)
 {
     kw_op *op = &blk.ops[blk.n_ops++];
@@ -274,8 +276,8 @@ Test(cost_cpu, flash_in_closed_form)
     eval(1);
     cr_assert_eq(cost.n_kernels, 1);
     double macs = 2.0 * (128.0 * 64 * 64) * 2.0; /* 2 KV blocks x (QK + PV) */
-    double want = us(2.0 * macs, P_CORE) + 128.0 * 128 / EXP_PER_S * 1e6 +
-                  2.0 * 128 * 64 / (P_CORE * FALLBACK) * 1e6;
+    double want = us(2.0 * macs, P_CORE) + 128.0 * (128 + 2) / EXP_PER_S * 1e6 +
+                  3.0 * 2 * 128 * 64 / (P_CORE * FALLBACK) * 1e6;
     cr_assert_float_eq(cost.kernels[0].compute_us, want, 1e-9 * want);
 }
 
