@@ -19,17 +19,17 @@
 
 TestSuite(docs, .timeout = 300);
 
+/* The tests run in temporary folders: the binary and the source tree as
+ * absolute paths (tests/lib), so the suite also runs outside make check. */
 static const char *bin(void)
 {
-    const char *b = getenv("KW_BIN");
-    return b ? b : "./knobwise";
+    return kw_tl_bin();
 }
 
 static char *src_file(const char *rel)
 {
-    const char *s = getenv("KW_SRCDIR");
     char p[4096];
-    snprintf(p, sizeof p, "%s/%s", s ? s : ".", rel);
+    snprintf(p, sizeof p, "%s/%s", kw_tl_src(), rel);
     size_t n;
     char *b = kw_tl_slurp_n(p, &n);
     cr_assert_not_null(b, "%s", p);
@@ -210,9 +210,8 @@ Test(docs, documented_headers_are_the_ones_written)
 {
     char *d = kw_tl_tmpdir("kwdocs");
     cr_assert_not_null(d);
-    const char *s = getenv("KW_SRCDIR");
     char space[4096];
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", s ? s : ".");
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
     kw_tl_opts po = {.timeout_s = 120, .cwd = d};
     kw_tl_proc r = kw_tl_run(&po, bin(), "tune", "--space", space, "--budget", "5", "--quiet", "--out",
                          "run", NULL);
