@@ -518,7 +518,7 @@ Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
 {
     /* the model's fidelity targets against the published times (not its own
      * output): within 25% on at least 90% of at least 15 independent (not FIT)
-     * cases, and the bound class right on every one but the one named below */
+     * cases, and the bound class right on every one */
     char path[1024], ap[1024];
     snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_tl_src());
     snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
@@ -536,17 +536,10 @@ Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
         cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &a, c), 0, "%s: %s", c->name,
                      kw_error_last());
         all++;
-        /* One documented bound-class miss, named so that a new one fails
-         * and a fix makes this test ask for README to be updated:
-         * decode_fa2_ort_b64_kv64 (onnxruntime PR 21414, 64 tokens, one
-         * key block per tile), where the fill rule doubles the padded
-         * maths of a one-block tile and the model calls it compute-bound
-         * (README, fidelity table). */
-        if (strcmp(c->name, "decode_fa2_ort_b64_kv64") == 0)
-            cr_expect_neq(b, c->bound, "%s is right now: update README and this test", c->name);
-        else
-            cr_expect_eq(b, c->bound, "%s: bound %s, measured %s", c->name, kw_cost_bound_name(b),
-                         kw_cost_bound_name(c->bound));
+        /* No bound-class miss is left (the last, decode_fa2_ort_b64_kv64,
+         * went with the one-block tile rule; README, fidelity table). */
+        cr_expect_eq(b, c->bound, "%s: bound %s, measured %s", c->name, kw_cost_bound_name(b),
+                     kw_cost_bound_name(c->bound));
         /* Every independent row counts, the paged decode rows included:
          * the two long-context FA3 rows (Dao-AILab/flash-attention issue
          * 1572) gave h100.xml its gather DRAM fraction and are FIT; the
@@ -678,6 +671,46 @@ Test(hier, overlapped_decode_drains_one_block_of_maths_after_its_loads)
     cr_assert(k.compute_us > 0.0 && k.memory_us > k.compute_us, "%g %g", k.compute_us, k.memory_us);
     cr_assert(CLOSE(k.drain_us, k.compute_us / 17.0), "drain %g of %g", k.drain_us, k.compute_us);
     cr_assert(CLOSE(us, k.memory_us + k.compute_us / 17.0 + k.epilogue_us), "overlap %g", us);
+}
+
+/* A tile of one key block is not a pipeline (FlashAttention-2's split-KV
+ * decode waits for its K copy before its first gemm and the block loop runs
+ * once): its load precedes all its maths, c + m, on either schedule, where
+ * the pipeline fill would have doubled the maths. The decode row above with
+ * 64 cached tokens on a hierarchy: one 64-key block a tile, 64 tiles
+ * (32 sequences x 2 KV heads) on 32 units, two whole waves. Maths: 64 x
+ * (16 x 64 x 128 + 16 x 128 x 64) MACs x 2 FLOP at 100 TFLOP/s = 0.33554432
+ * us. Memory: K and V 2 x 32 x 64 x 2 x 128 x 2 B = 2 MiB plus Q and O
+ * 128 KiB, compulsory with the 50 MiB level, at 1 TB/s = 2.228224 us. With
+ * 128 tokens (two blocks a tile) the fill is back: maths 2 x 0.33554432 us
+ * x 3 / 2, and the serial schedule's max(compute, memory). */
+Test(hier, one_block_decode_tile_pays_its_load_then_its_maths)
+{
+    add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
+    kw_fid_case c;
+    decode_row(&c);
+    c.seq = 64;
+    double us;
+    kw_bound b;
+    kw_kernel k;
+    const double maths = 64.0 * (16 * 64 * 128 + 16 * 128 * 64) * 2.0 / 100e12 * 1e6;
+    const double mem = (2.0 * 32 * 64 * 2 * 128 * 2 + 2.0 * 32 * 8 * 128 * 2) / 1e12 * 1e6;
+    for (int overlap = 0; overlap <= 1; overlap++) {
+        c.overlap = overlap;
+        cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
+        cr_assert(CLOSE(k.compute_us, maths), "compute %g, want %g (no fill)", k.compute_us, maths);
+        cr_assert(CLOSE(k.memory_us, mem), "memory %g, want %g", k.memory_us, mem);
+        cr_assert(CLOSE(k.drain_us, maths), "drain %g, want %g", k.drain_us, maths);
+        cr_assert_eq(b, KW_BOUND_MEMORY);
+        cr_assert(CLOSE(us, mem + maths + k.epilogue_us), "%g, want %g + %g + epilogue", us, mem,
+                  maths);
+    }
+    c.overlap = 0;
+    c.seq = 128;
+    cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
+    cr_assert(CLOSE(k.compute_us, 2.0 * maths * 1.5), "compute %g", k.compute_us);
+    cr_assert(CLOSE(k.drain_us, 0.0), "drain %g", k.drain_us);
+    cr_assert(CLOSE(us, fmax(k.compute_us, k.memory_us) + k.epilogue_us), "%g", us);
 }
 
 static void bad_row(const char *row, const char *want_msg)

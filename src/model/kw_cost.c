@@ -43,7 +43,8 @@
  *     matrix work runs at the precision's achievable fraction, a pipelined
  *     tile pays one chunk of fill (and, on the overlapped attention schedule,
  *     whose pipeline drains at every tile, a memory-bound tile's last block of
- *     maths after its last load) and stores its output after its mainloop
+ *     maths after its last load; a flash tile of one key block, no pipeline,
+ *     its load and then all its maths) and stores its output after its mainloop
  *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
@@ -652,7 +653,20 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     k->compute_us = fmax(k->matrix_us, k->nonmatrix_us) +
                     (1.0 - h) * fmin(k->matrix_us, k->nonmatrix_us);
     double unfilled_us = k->compute_us;
-    k->compute_us *= kw_fill(c, dbuf, blocks / (nq * s));
+    double tile_blocks = blocks / (nq * s);
+    /* A tile of one key block is not a pipeline: its one K/V load precedes
+     * all its maths (FlashAttention-2's split-KV decode,
+     * csrc/flash_attn/src/flash_fwd_kernel.h compute_attn_1rowblock_splitkv
+     * at Dao-AILab/flash-attention 3cea2fb6: Q and K are copied, then
+     * cp_async_wait<0> before the first gemm; V's copy is issued after it and
+     * waited for before the PV gemm; the block loop runs once when
+     * ceil(seqlen_k / kBlockN) = 1). Both branches of the pipeline's closed
+     * form, max(n m + c, n c + m), are then c + m: the kernel's memory time
+     * plus its maths, charged below as the drain on every schedule, not as a
+     * fill that doubles the maths. */
+    int one_block = c->hier && dbuf >= 2.0 && tile_blocks <= 1.0;
+    if (!one_block)
+        k->compute_us *= kw_fill(c, dbuf, tile_blocks);
     /* FlashAttention-3's forward (the overlap schedule) keeps its O tile in
      * the shared memory of V (hopper/flash_fwd_kernel_sm90.h SharedStorage:
      * smem_o lines up with smem_v) and its producer loads a tile's first V
@@ -663,7 +677,9 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
      * (the memory-bound branch of a software pipeline's n m + c; the
      * compute-bound branch, m + n c, is the fill above). One block per tile
      * round: the fill factor's share, charged after the memory time. */
-    if (c->m->attn_overlap)
+    if (one_block)
+        k->drain_us = unfilled_us;
+    else if (c->m->attn_overlap)
         k->drain_us = k->compute_us - unfilled_us;
     kw_levels_time(c, k);
     if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
