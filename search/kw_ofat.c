@@ -31,6 +31,7 @@
 #define KW_SEEN_CAP0 256       /* first capacity of settle's list of evaluated configs */
 #define KW_OFAT_PATH_MAX 64   /* main steps of the first descent kept for the restarts */
 #define KW_MID_MAX 64          /* second steps of the three-knob repairs per local optimum */
+#define KW_OFAT_PILOT_MISSES 2 /* pilot steps in a row not taken that end the pilot */
 
 typedef enum {
     KW_OFAT_MAIN,      /* sweep / greedy steps */
@@ -66,6 +67,11 @@ typedef struct kw_ofat_main {
     uint8_t path_knob[KW_OFAT_PATH_MAX], path_value[KW_OFAT_PATH_MAX];
     int n_path, restarts_done;
     kw_cand restart_from;     /* the first descent's optimum (progress shows it as the best) */
+    /* the pilot (kw_ofat_pilot_next): after the first round, one-knob steps in the
+     * order of the cheap estimate alone, each a one-candidate round judged on its
+     * full evaluation, until the estimate sees no gain or PILOT_MISSES in a row fail */
+    int piloted, piloting, pilot_misses;
+    uint8_t pilot_tried[KW_KNOB_MAX][KW_VALUE_MAX];
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -339,6 +345,57 @@ static void kw_ofat_after_main(kw_eng *E, kw_shape *s)
 
 /* ------------------------------------------------------------------ main */
 
+/* The pilot's next step (multi-fidelity screening; opts.estimate): of the
+ * incumbent's single-knob neighbours not tried by the pilot yet (frozen and
+ * inert knobs and constraint breakers left out), the one with the best cheap
+ * estimate, if its estimate gains the minimum effect over the incumbent's
+ * (an estimate failing a guard never does). 1 and c set when there is one.
+ * The pilot runs after the first round (which compares the best-estimated
+ * neighbours of the baseline on full evaluations, and so picks between
+ * basins the estimate ranks wrongly: placement against max_batch on
+ * validate_small decode) and before compose: at a budget below a sweep, it
+ * walks towards the estimate's optimum several changes away, one judged step
+ * per evaluation, where a sweep spends n_values - 1 evaluations per knob.
+ * Only the order comes from the estimate; each step is judged on its full
+ * evaluation. Estimates are pure functions of (candidate, shape), so a
+ * resumed run plans the same steps; they are counted with the estimates. */
+static int kw_ofat_pilot_next(kw_eng *E, kw_shape *s, kw_cand *c)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    kw_metrics mt;
+    int n = 0, found = 0;
+    double lim = INFINITY;
+    for (int k = -1; k < ks->n_knobs; k++)
+        for (int v = 0; v < (k < 0 ? 1 : ks->knobs[k].n_values); v++) {
+            kw_cand x = s->pos;
+            if (k >= 0) {
+                if (v == s->pos.v[k] || m->pilot_tried[k][v] || kw_ofat_frozen(E, k) || m->inert[k])
+                    continue;
+                x.v[k] = (uint8_t)v;
+                if (kw_knobs_cand_violates(ks, &x) >= 0)
+                    continue;
+            }
+            memset(&mt, 0, sizeof mt);
+            int rc = E->ev->predict(E->ev->ctx, &x, s->shape, &mt);
+            n++;
+            double e = rc == 0 && mt.guards[0] == '\0' ? mt.v[E->primary] : NAN;
+            kw_error_clear();
+            if (k < 0) { /* the incumbent's own estimate: the bar to pass */
+                lim = isfinite(e) ? e * (1.0 - E->o.min_effect_pct / 100.0) : INFINITY;
+                continue;
+            }
+            if (isfinite(e) && e < lim) {
+                lim = e;
+                *c = x;
+                found = 1;
+            }
+        }
+    s->estimates += n;
+    E->sum.estimates += n;
+    return found;
+}
+
 static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
 {
     kw_ofat *o = s->st;
@@ -352,6 +409,18 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
         return kw_ofat_add_neighbours(E, s, &s->pos);
     if (!m->screened && m->no_accept < ks->n_knobs)
         return kw_ofat_add_neighbours(E, s, &s->pos);
+    m->piloting = 0;
+    if (!m->piloted && E->o.estimate && E->ev->predict) {
+        kw_cand c;
+        if (kw_ofat_pilot_next(E, s, &c)) {
+            int k;
+            kw_engine_step_check(&k, ks, &s->pos, &c);
+            m->pilot_tried[k][c.v[k]] = 1;
+            m->piloting = 1;
+            return kw_engine_item_add(E, s, &c, 0);
+        }
+        m->piloted = 1;
+    }
     /* compose: the first round's other gains, one at a time on the incumbent, before
      * any sweep; at a small budget they are the likeliest gains left (a sweep spends
      * n_values - 1 evaluations on a knob to find the value the first round knew) */
@@ -536,7 +605,8 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     kw_cst inc;
     kw_engine_stats_c(E, s, &s->pos, &inc);
     int n_cmp = kw_ofat_count_evaluated(s);
-    int win = kw_ofat_judge_items(E, s, &s->pos, &inc, "", n_cmp, v);
+    const char *prefix = m->piloting ? "pilot (best estimate): " : m->composing ? "compose: " : "";
+    int win = kw_ofat_judge_items(E, s, &s->pos, &inc, prefix, n_cmp, v);
     for (int i = 0; i < s->n_items; i++) {
         int k;
         if (v[i].ok && kw_engine_step_check(&k, E->ks, &s->pos, &s->items[i].cand) == 0)
@@ -559,10 +629,23 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     }
     if (rc != 0)
         return rc;
+    if (m->piloting) {
+        m->piloting = 0;
+        m->pilot_misses = win >= 0 ? 0 : m->pilot_misses + 1;
+        m->piloted = m->pilot_misses >= KW_OFAT_PILOT_MISSES;
+        return 0;
+    }
     if (E->o.policy == KW_POLICY_SWEEP && !m->screened) {
         kw_ofat_screen_order(E, s, v, win_knob);
         m->last_knob_accepted = win_knob;
-        m->no_accept = win >= 0 ? 0 : E->ks->n_knobs;
+        /* nothing gained: the baseline is a local optimum, unless the screen
+         * deferred some of its neighbours (kw_mf.h), which the sweep then
+         * tries (it used to end the walk here: validate_small_mlp decode at
+         * 2%, seeds 2 and 4, +5.9% and +17.6%, never tried fuse_epilogue) */
+        int deferred = 0;
+        for (int i = 0; i < s->n_items; i++)
+            deferred |= s->items[i].skipped == KW_MF_DEFERRED;
+        m->no_accept = win >= 0 || deferred ? 0 : E->ks->n_knobs;
         if (win < 0)
             m->n_compose = 0; /* nothing moved: each gain alone was already judged */
         return 0;

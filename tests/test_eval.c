@@ -311,3 +311,41 @@ Test(eval, evaluator_applies_the_sla_and_fallback_bounds_to_its_own_figures,
     cr_expect(has_guard(&m, "fallback"), "fallback %g over %g: '%s'", fb, g->max_fallback_pct,
               m.guards);
 }
+
+/* predict() runs the same drift check as the full evaluation (exact, cached
+ * per numerics key), so its drift guards are the evaluation's: a precision
+ * the drift guards refuse is refused before its full evaluation. Every value
+ * of `precision` on the default space's first shape, drift on; at least one
+ * of them must fail (else the test shows nothing). */
+Test(eval, predict_judges_the_drift_guards_as_the_full_evaluation_does)
+{
+    gsl_set_error_handler_off();
+    kw_config *dc = NULL;
+    kw_model_eval *de = NULL;
+    cr_assert_eq(kw_load_config_default(&dc), 0, "%s", kw_error_last());
+    kw_model_opts o = {.sim_requests = 400, .drift = 1, .seed = 7};
+    cr_assert_eq(kw_eval_new(&de, dc, &o), 0, "%s", kw_error_last());
+    const kw_evaluator *it = kw_eval_iface(de);
+    cr_assert(it->predict != NULL);
+    const kw_knobspace *ks = &dc->space.knobs;
+    int k = kw_knobs_find(ks, "precision");
+    cr_assert(k >= 0);
+    int failed = 0;
+    for (int v = 0; v < ks->knobs[k].n_values; v++) {
+        kw_cand c;
+        kw_metrics full, est;
+        kw_knobs_cand_baseline(&c, ks);
+        c.v[k] = (uint8_t)v;
+        cr_assert_eq(it->eval(it->ctx, &c, 0, 0, &full), 0, "%s", kw_error_last());
+        cr_assert_eq(it->predict(it->ctx, &c, 0, &est), 0, "%s", kw_error_last());
+        const char *names[] = {"drift_cos", "drift_rel_rms"};
+        for (int i = 0; i < 2; i++)
+            cr_expect_eq(has_guard(&est, names[i]), has_guard(&full, names[i]),
+                         "precision %s: %s in the evaluation '%s', the estimate '%s'",
+                         ks->knobs[k].values[v], names[i], full.guards, est.guards);
+        failed += has_guard(&full, "drift_cos") || has_guard(&full, "drift_rel_rms");
+    }
+    cr_expect(failed > 0, "no precision of the default space fails the drift guards");
+    kw_eval_free(de);
+    kw_load_config_free(dc);
+}

@@ -194,6 +194,44 @@ void kw_eval_judge(kw_metrics *out, const kw_guards *g, const kw_eval_facts *f)
         snprintf(out->klass, sizeof out->klass, "saturated");
 }
 
+/* Stage 4 of (m, shape): quality drift against fp64, from the cache when the
+ * numerics key was seen, into v[] (quality_cos, quality_rel_rms,
+ * quality_max_abs, drift_fallback) and the facts the guards are judged on.
+ * with_fallback: a failing mapping also names the lowest precision that
+ * passes (drift_fallback; more drift checks, so predict() leaves it out).
+ * Off (opts.drift 0): cos 1, no fallback, nothing failed. */
+static int kw_eval_drift(const kw_model_eval *e, const kw_block *b, const kw_shape *s,
+                         const kw_mapping *m, double *v, kw_eval_facts *facts, int with_fallback)
+{
+    const kw_guards *g = &e->cfg->space.guards;
+    v[KW_M_DRIFT_FALLBACK] = -1.0;
+    v[KW_M_QUALITY_COS] = 1.0;
+    if (!e->opts.drift)
+        return 0;
+    kw_drift d;
+    uint64_t dseed = kw_mix_splitmix64(e->opts.seed ^ 0x64726966ULL);
+    kw_block moe_view; /* an MoE computes as one of its experts (kw_moe.c) */
+    const kw_block *db = kw_moe_numerics_view(&moe_view, b);
+    int rc = kw_drift_cache_get(&d, e->drift, db, s, m, g, dseed);
+    if (rc != 0)
+        return rc;
+    v[KW_M_QUALITY_COS] = d.cos;
+    v[KW_M_QUALITY_REL_RMS] = d.rel_rms;
+    v[KW_M_QUALITY_MAX_ABS] = d.max_abs;
+    facts->drift_failed = !d.pass;
+    facts->drift_cos = d.cos;
+    facts->drift_rel_rms = d.rel_rms;
+    if (!d.pass && with_fallback) {
+        kw_mapping fb;
+        kw_drift ev;
+        if (kw_drift_fallback(&fb, &ev, e->drift, db, s, m, g, dseed, e->prec_mask) == 0)
+            v[KW_M_DRIFT_FALLBACK] = fb.precision;
+        else
+            kw_error_clear(); /* nothing passes: recorded as no fallback (-1) */
+    }
+    return 0;
+}
+
 /* Rescale a service table to a measured one-request time (kw_stage1_measured). */
 static void kw_eval_rescale(kw_cost *svc, int n, double f)
 {
@@ -379,30 +417,8 @@ int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int re
     v[KW_M_ENERGY_MJ] = one->energy_j * 1e3;
 
     /* Stage 4: quality drift against fp64, from the cache when seen. */
-    v[KW_M_DRIFT_FALLBACK] = -1.0;
-    v[KW_M_QUALITY_COS] = 1.0;
-    if (e->opts.drift) {
-        kw_drift d;
-        uint64_t dseed = kw_mix_splitmix64(e->opts.seed ^ 0x64726966ULL);
-        kw_block moe_view; /* an MoE computes as one of its experts (kw_moe.c) */
-        const kw_block *db = kw_moe_numerics_view(&moe_view, b);
-        if ((rc = kw_drift_cache_get(&d, e->drift, db, s, &m, g, dseed)) != 0)
-            goto done;
-        v[KW_M_QUALITY_COS] = d.cos;
-        v[KW_M_QUALITY_REL_RMS] = d.rel_rms;
-        v[KW_M_QUALITY_MAX_ABS] = d.max_abs;
-        facts.drift_failed = !d.pass;
-        facts.drift_cos = d.cos;
-        facts.drift_rel_rms = d.rel_rms;
-        if (!d.pass) {
-            kw_mapping fb;
-            kw_drift ev;
-            if (kw_drift_fallback(&fb, &ev, e->drift, db, s, &m, g, dseed, e->prec_mask) == 0)
-                v[KW_M_DRIFT_FALLBACK] = fb.precision;
-            else
-                kw_error_clear(); /* nothing passes: recorded as no fallback (-1) */
-        }
-    }
+    if ((rc = kw_eval_drift(e, b, s, &m, v, &facts, 1)) != 0)
+        goto done;
 
     /* Stage 3: the long thermal window, for final rankings (it costs one
      * simulation per clock level visited). */
@@ -456,9 +472,14 @@ done:
 }
 
 /* predict(): the cheap stage (kw_estimate.h) - stage 1 and a closed-form
- * queue instead of the serving simulation and the drift check, about 1% of a
- * full evaluation's cost. Guards it can judge: infeasible, fallback,
- * saturated (drift and SLA need the full evaluation). */
+ * queue instead of the serving simulation, plus the drift check, which is
+ * exact and cached per numerics key (a few numerics keys per space, so the
+ * search pays each once, evaluated or only estimated). Guards it judges:
+ * infeasible, drift_cos / drift_rel_rms (as the full evaluation does, by
+ * kw_eval_judge), fallback, saturated; the SLA needs the simulated tail.
+ * Measured: without the drift check the screen ranked fp8/int8 neighbours
+ * best (their stage 1 is 2-3x faster) and the search spent 2 of
+ * validate_small_mlp's 12 evaluations at 1% of the space on drift failures. */
 static int kw_model_eval_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
     const kw_model_eval *e = ctx;
@@ -493,14 +514,20 @@ static int kw_model_eval_predict(void *ctx, const kw_cand *c, int shape, kw_metr
         v[KW_M_LAUNCHES] = svc[0].launches;
         v[KW_M_REUSE_RATIO] = svc[0].reuse_ratio;
         v[KW_M_DRAM_MB] = svc[0].dram_bytes / 1e6;
-        v[KW_M_QUALITY_COS] = 1.0;
-        v[KW_M_DRIFT_FALLBACK] = -1.0;
         int fb = 0;
         for (int i = 0; i < svc[0].n_kernels; i++)
             fb += svc[0].kernels[i].fallback;
         v[KW_M_FALLBACK_PCT] = fb > 0 ? 100.0 : 0.0; /* as the simulation counts it: every batch runs the fallback */
-        if (v[KW_M_FALLBACK_PCT] > e->cfg->space.guards.max_fallback_pct)
-            kw_guard_add(out, "fallback");
+        kw_eval_facts facts;
+        memset(&facts, 0, sizeof facts);
+        facts.fallback_pct = v[KW_M_FALLBACK_PCT];
+        /* the drift check is exact and cached per numerics key: a precision the
+         * drift guards refuse is known before its full evaluation */
+        if ((rc = kw_eval_drift(e, b, s, &m, v, &facts, 0)) != 0) {
+            free(svc);
+            return rc;
+        }
+        kw_eval_judge(out, &e->cfg->space.guards, &facts); /* drift, fallback (no SLA: p99 is 0) */
         if (est.saturated)
             kw_guard_add(out, "saturated");
         snprintf(out->klass, sizeof out->klass, "%s", est.saturated ? "saturated" : "estimate");
