@@ -358,7 +358,12 @@ static void kw_ofat_after_main(kw_eng *E, kw_shape *s)
  * per evaluation, where a sweep spends n_values - 1 evaluations per knob.
  * Only the order comes from the estimate; each step is judged on its full
  * evaluation. Estimates are pure functions of (candidate, shape), so a
- * resumed run plans the same steps; they are counted with the estimates. */
+ * resumed run plans the same steps; they are counted with the estimates.
+ * Noiseless evaluators only, as settle and the restart: a noisy round of one
+ * candidate measures the control beside it (twice the repetitions of a sweep
+ * candidate), and the measuring evaluator's estimate is the model of another
+ * device (on the test worker drifting 1% per request, the pilot's one-step
+ * rounds took the search from the optimum to the baseline). */
 static int kw_ofat_pilot_next(kw_eng *E, kw_shape *s, kw_cand *c)
 {
     kw_ofat_main *m = &((kw_ofat *)s->st)->main;
@@ -410,7 +415,7 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
     if (!m->screened && m->no_accept < ks->n_knobs)
         return kw_ofat_add_neighbours(E, s, &s->pos);
     m->piloting = 0;
-    if (!m->piloted && E->o.estimate && E->ev->predict) {
+    if (!m->piloted && E->o.estimate && E->ev->predict && !E->ev->noisy) {
         kw_cand c;
         if (kw_ofat_pilot_next(E, s, &c)) {
             int k;
