@@ -10,17 +10,22 @@
 static void suite_init(void) { gsl_set_error_handler_off(); }
 TestSuite(mfengine, .init = suite_init);
 
-/* The estimate: true x (1.2 + 0.3 u), u a pure function of the candidate. */
-static int est_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+/* An estimate's metrics for a primary (metric 1) of x. */
+static int est_out(kw_metrics *out, double x)
 {
-    kw_synth *s = ctx;
     memset(out, 0, sizeof *out);
-    double u = (double)(kw_synth_mix(kw_knobs_cand_id(&s->ks, c)) >> 11) / 9007199254740992.0;
-    double x = kw_synth_true(s, c, shape) * (1.2 + 0.3 * u);
     out->v[0] = 0.8 * x;
     out->v[1] = x;
     out->v[2] = 1.2 * x;
     return 0;
+}
+
+/* The estimate: true x (1.2 + 0.3 u), u a pure function of the candidate. */
+static int est_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    kw_synth *s = ctx;
+    double u = (double)(kw_synth_mix(kw_knobs_cand_id(&s->ks, c)) >> 11) / 9007199254740992.0;
+    return est_out(out, kw_synth_true(s, c, shape) * (1.2 + 0.3 * u));
 }
 
 /* 6 knobs of 5 values; k1 the big lever, k2 the next, k5 without effect. */
@@ -63,6 +68,17 @@ static char *run(kw_synth *s, const kw_engine_opts *o, long *len, char *dir, siz
     return kw_synth_slurp(jp, len);
 }
 
+/* run() with the default options, this estimate and this budget. */
+static char *run_budget(kw_synth *s, int (*predict)(void *, const kw_cand *, int, kw_metrics *),
+                        long budget, char *dir, size_t dn)
+{
+    s->ev.predict = predict;
+    kw_engine_opts o = opts();
+    o.budget = budget;
+    long len;
+    return run(s, &o, &len, dir, dn);
+}
+
 /* The value of key= in a journal line (into buf), or "" */
 static const char *field(const char *line, const char *key, char *buf, size_t n)
 {
@@ -91,6 +107,28 @@ static void cand_of(kw_cand *c, const char *text)
         if (*p == '.')
             p++;
     }
+}
+
+/* The run's recommendation (its D record's best_p) is the synthetic space's
+ * true optimum. */
+static void expect_the_optimum(kw_synth *s, const char *b)
+{
+    char f[256];
+    kw_cand opt_c;
+    double opt = kw_synth_optimum(s, 0, &opt_c);
+    const char *d = strstr(b, "\nD ");
+    cr_assert(d != NULL);
+    double got = strtod(field(d + 1, "best_p", f, sizeof f), NULL);
+    cr_expect(fabs(got - opt) < 1e-9 * opt, "recommended %g, the optimum is %g", got, opt);
+}
+
+/* n knobs of 2 values, all without effect until the test sets s->w. */
+static void two_valued(kw_synth *s, int n)
+{
+    int nv[KW_KNOB_MAX];
+    for (int k = 0; k < n; k++)
+        nv[k] = 2;
+    kw_synth_init(s, n, nv, 1);
 }
 
 Test(mfengine, the_screen_never_skips_a_candidate_that_could_gain)
@@ -124,12 +162,7 @@ Test(mfengine, the_screen_never_skips_a_candidate_that_could_gain)
     }
     cr_expect_gt(estimates, 0, "P records are written");
     cr_expect_gt(skipped, 0, "the screen skipped something (else this test proves nothing)");
-    /* the recommendation is the true optimum of this separable space */
-    kw_cand best;
-    double opt = kw_synth_optimum(&s, 0, &best);
-    char *d = strstr(b, "\nD ");
-    cr_assert(d != NULL);
-    cr_expect(fabs(strtod(field(d + 1, "best_p", f, sizeof f), NULL) - opt) < 1e-9 * opt);
+    expect_the_optimum(&s, b); /* of this separable space */
     free(b);
     kw_synth_rmdir(dir);
 }
@@ -242,13 +275,7 @@ Test(mfengine, a_frozen_knob_is_never_changed)
  * then exactly 1/1.3, and a deferred candidate's estimated gain is its true gain). */
 static int est_exact(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
-    kw_synth *s = ctx;
-    memset(out, 0, sizeof *out);
-    double x = kw_synth_true(s, c, shape) * 1.3;
-    out->v[0] = 0.8 * x;
-    out->v[1] = x;
-    out->v[2] = 1.2 * x;
-    return 0;
+    return est_out(out, kw_synth_true(ctx, c, shape) * 1.3);
 }
 
 /* The sweep order's tiers (issue 18, kw_ofat_screen_order): k0 gains 20, k1..k10 lose
@@ -260,10 +287,7 @@ static int est_exact(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 Test(mfengine, the_sweep_tries_deferred_knobs_before_knobs_measured_to_lose)
 {
     kw_synth s;
-    int nv[11];
-    for (int k = 0; k < 11; k++)
-        nv[k] = 2;
-    kw_synth_init(&s, 11, nv, 1);
+    two_valued(&s, 11);
     s.w[0][1] = -20.0;
     for (int k = 1; k < 11; k++)
         s.w[k][1] = (double)k;
@@ -322,12 +346,8 @@ Test(mfengine, the_pilot_walks_to_an_optimum_several_changes_away_within_a_small
         s.w[4][v] = -7.0 - 0.25 * v;
         s.w[5][v] = -9.0 - 0.75 * v;
     }
-    s.ev.predict = est_exact;
-    kw_engine_opts o = opts();
-    o.budget = 20;
-    long len;
     char dir[64];
-    char *b = run(&s, &o, &len, dir, sizeof dir);
+    char *b = run_budget(&s, est_exact, 20, dir, sizeof dir);
     char f[256];
     int pilot_steps = 0;
     kw_cand prev_p;
@@ -348,12 +368,7 @@ Test(mfengine, the_pilot_walks_to_an_optimum_several_changes_away_within_a_small
         line = nl ? nl + 1 : NULL;
     }
     cr_expect_geq(pilot_steps, 5, "%d pilot steps", pilot_steps);
-    kw_cand opt_c;
-    double opt = kw_synth_optimum(&s, 0, &opt_c);
-    char *d = strstr(b, "\nD ");
-    cr_assert(d != NULL);
-    double got = strtod(field(d + 1, "best_p", f, sizeof f), NULL);
-    cr_expect(fabs(got - opt) < 1e-9 * opt, "recommended %g, the optimum is %g", got, opt);
+    expect_the_optimum(&s, b);
     free(b);
     kw_synth_rmdir(dir);
 }
@@ -362,13 +377,7 @@ Test(mfengine, the_pilot_walks_to_an_optimum_several_changes_away_within_a_small
  * 1.2x its true figure (a loss of 8% where it gains 10%). */
 static int est_wrong_k10(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
-    kw_synth *s = ctx;
-    memset(out, 0, sizeof *out);
-    double x = kw_synth_true(s, c, shape) * (c->v[10] == 1 ? 1.2 : 1.0);
-    out->v[0] = 0.8 * x;
-    out->v[1] = x;
-    out->v[2] = 1.2 * x;
-    return 0;
+    return est_out(out, kw_synth_true(ctx, c, shape) * (c->v[10] == 1 ? 1.2 : 1.0));
 }
 
 /* A first round without a winner is not a local optimum while the screen
@@ -376,25 +385,19 @@ static int est_wrong_k10(void *ctx, const kw_cand *c, int shape, kw_metrics *out
  * values: k0..k9 lose 0.5..9.5 alone, k10 gains 10, but its estimate reads a
  * loss of 8, so the first round (8 best-estimated: k0..k7) finds no gain and
  * defers k8..k10 (within the estimate's bound, with its 25% margin, k10 may
- * still gain, so the screen does not skip it later). The sweep then tries them (the walk used to end
- * there, leaving the gain to the probes, which found only pairs with it),
- * and the run recommends the optimum within 14 evaluations. */
+ * still gain, so the screen does not skip it later). The sweep then tries
+ * them (the walk used to end there, leaving the gain to the probes, which
+ * found only pairs with it), and the run recommends the optimum within 14
+ * evaluations. */
 Test(mfengine, a_first_round_without_a_gain_goes_on_to_the_neighbours_it_deferred)
 {
     kw_synth s;
-    int nv[11];
-    for (int k = 0; k < 11; k++)
-        nv[k] = 2;
-    kw_synth_init(&s, 11, nv, 1);
+    two_valued(&s, 11);
     for (int k = 0; k < 10; k++)
         s.w[k][1] = 0.5 + k;
     s.w[10][1] = -10.0;
-    s.ev.predict = est_wrong_k10;
-    kw_engine_opts o = opts();
-    o.budget = 14;
-    long len;
     char dir[64];
-    char *b = run(&s, &o, &len, dir, sizeof dir);
+    char *b = run_budget(&s, est_wrong_k10, 14, dir, sizeof dir);
     char f[256];
     int main_k10 = 0, deferred = 0;
     for (char *line = b; line && *line;) {
@@ -407,12 +410,7 @@ Test(mfengine, a_first_round_without_a_gain_goes_on_to_the_neighbours_it_deferre
     }
     cr_assert_eq(deferred, 3, "the first round defers k8..k10 (else this test shows nothing)");
     cr_expect_gt(main_k10, 0, "the sweep never tried the deferred k10");
-    kw_cand opt_c;
-    double opt = kw_synth_optimum(&s, 0, &opt_c);
-    char *d = strstr(b, "\nD ");
-    cr_assert(d != NULL);
-    double got = strtod(field(d + 1, "best_p", f, sizeof f), NULL);
-    cr_expect(fabs(got - opt) < 1e-9 * opt, "recommended %g, the optimum is %g", got, opt);
+    expect_the_optimum(&s, b);
     free(b);
     kw_synth_rmdir(dir);
 }
