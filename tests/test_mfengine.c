@@ -228,8 +228,7 @@ Test(mfengine, the_sweep_learns_the_order_and_skips_a_knob_without_effect)
             int from_base = strcmp(field(line, "parent", f, sizeof f), base_id) == 0;
             if (first_accept_seen && next_knob < 0 && !from_base)
                 next_knob = knob;
-            /* k5 has no effect: after the first round no main step (the pilot's
-             * included) is spent on it */
+            /* k5 has no effect: after the first round no sweep step is spent on it */
             if (!from_base)
                 cr_expect_neq(knob, 5, "a main step on the knob without effect: %.*s",
                               (int)(nl ? nl - line : 80), line);
