@@ -85,8 +85,12 @@ typedef struct kw_evaluator {
     int noisy; /* repetitions differ: the engine repeats and tests significance */
     int (*eval)(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out);
     /* Optional (NULL: none): a cheap, deterministic prediction of c's metrics
-     * (e.g. a model beside a measurement), used only to rank a round's new
-     * candidates when kw_engine_opts.screen > 0. Called from one thread. */
+     * (e.g. a model beside a measurement). The engine uses it to rank a
+     * round's new candidates when kw_engine_opts.screen > 0, and, when
+     * kw_engine_opts.estimate is set, for multi-fidelity screening: the order
+     * and early stop of OFAT's rounds (search/kw_mf.h) and the pilot's
+     * steps (search/kw_ofat.c).
+     * Its guards must be judged as eval()'s are. Called from one thread. */
     int (*predict)(void *ctx, const kw_cand *c, int shape, kw_metrics *out);
 } kw_evaluator;
 
