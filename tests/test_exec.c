@@ -421,8 +421,12 @@ Test(exec, tune_journals_failed_candidates_and_goes_on)
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200];
     space_path(sp, sizeof sp, "small.xml");
     worker_cmd(cmd, sizeof cmd, "--crash-on qkv.tile_m=64 --hang-on qkv.tile_n=64 --stderr");
+    /* The timeout is recorded in the run and bounds verify's re-measure
+     * below too: 2 s, not 0.5, so that a healthy request of the sanitizer
+     * build on a loaded machine is not taken for a hang (CI's ASan run
+     * failed this test once at load ~8, 2026-12-05). */
     snprintf(args, sizeof args,
-             "tune --space '%s' --evaluator 'exec:%s' --timeout 0.5 --out '%s/run' --quiet "
+             "tune --space '%s' --evaluator 'exec:%s' --timeout 2 --out '%s/run' --quiet "
              "--threads 2 --budget 30",
              sp, cmd, dir);
     kw_tl_proc r = kw_tl_sh(args, NULL);
