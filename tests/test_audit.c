@@ -82,7 +82,17 @@ Test(audit, render_has_path_reproduction_and_bottlenecks)
     cr_assert(strstr(t, "launch -> memory") != NULL, "%s", t); /* fusing flash changes the class */
     cr_assert(strstr(t, "precision [precision]: ") != NULL);
     cr_assert(strstr(t, "(drift)") != NULL);
+    /* a noiseless run's sensitivity carries no warning; a measured one's does */
+    cr_assert(strstr(t, "\n  sensitivity: ") != NULL, "%s", t);
+    cr_assert(strstr(t, "(a measured run:") == NULL, "%s", t);
     kw_sbuf_free(&b);
+    rs->info.noisy = 1;
+    kw_sbuf m = {0};
+    cr_assert_eq(kw_audit_render(&m, rs, SY_S0, "knobwise eval --seed 1"), 0);
+    t = kw_sbuf_cstr(&m);
+    const char *sens = strstr(t, "\n  sensitivity: "), *warn = strstr(t, "(a measured run:");
+    cr_assert(sens && warn && warn > sens, "the warning follows the sensitivity heading: %s", t);
+    kw_sbuf_free(&m);
     kw_runsum_free(rs);
 }
 

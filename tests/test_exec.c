@@ -527,6 +527,10 @@ Test(exec, resume_never_measures_twice)
     r = kw_tl_sh(args, NULL);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "--evaluator 'exec:") != NULL, "%s", r.out);
+    /* ... and warns that its sensitivity cells come from other rounds than
+     * the recommendation's (a noisy run: unpaired) */
+    cr_expect(strstr(r.out, "(a measured run: each cell and the shipped figure come from different "
+                            "rounds and are not paired") != NULL, "%s", r.out);
     kw_tl_free(&r);
     long before_audit = count_lines(cnt, "purpose=search");
     cr_expect_eq(before_audit, measured, "audit measures nothing");

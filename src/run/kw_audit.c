@@ -335,6 +335,14 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
     if (kw_netpath_sensitivity(sn, rs, shape) == 0) {
         kw_sbuf_printf(out, "\n  sensitivity: %s when one knob of the recommendation moves one value "
                        "down / up (evaluations the run made)\n", pn);
+        /* A measured run's cells are means of repetitions taken in other
+         * rounds than the recommendation's: unpaired, so drift between rounds
+         * reads as an effect (a pick within 1.1% of the best, interleaved,
+         * read a neighbour as 11.6% better here; README, 2026-12-05). */
+        if (rs->info.noisy)
+            kw_sbuf_puts(out, "  (a measured run: each cell and the shipped figure come from different "
+                              "rounds and are not paired; a difference within the run's noise is no "
+                              "evidence until both configurations are measured again side by side)\n");
         kw_sbuf_printf(out, "  %-22s %-14s %-30s %s\n", "knob", "shipped", "down", "up");
         kw_sbuf inert = {0};
         for (int k = 0; k < ks->n_knobs; k++) {

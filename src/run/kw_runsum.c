@@ -617,6 +617,7 @@ static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_
     snprintf(in->strategy, sizeof in->strategy, "%s", kw_journal_strategy_name(h->strategy));
     in->seed = h->seed;
     in->budget = h->budget;
+    in->noisy = h->noisy;
     const char *a;
     if ((a = kw_run_attr_get(j, KW_RUN_OWNER)) != NULL)
         snprintf(in->owner, sizeof in->owner, "%s", a);

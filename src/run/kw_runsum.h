@@ -115,6 +115,8 @@ typedef struct kw_rs_info {
     char input_hash[3][17];         /* space, accelerator, workload */
     uint64_t seed;
     long budget;
+    int noisy;                      /* repetitions differed (a measured run): figures of
+                                     * different rounds are not paired */
 } kw_rs_info;
 
 /* Thresholds the recommendation must keep meeting after rollout. */
