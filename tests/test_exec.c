@@ -532,6 +532,14 @@ Test(exec, resume_never_measures_twice)
     cr_expect(strstr(r.out, "(a measured run: each cell and the shipped figure come from different "
                             "rounds and are not paired") != NULL, "%s", r.out);
     kw_tl_free(&r);
+    /* the report says the same under its sensitivity plot */
+    snprintf(args, sizeof args, "report '%s/full' -o '%s/report.html' --no-portability", dir, dir);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(sh, sizeof sh, "%s/report.html", dir);
+    cr_expect_eq(count_lines(sh, "A measured run: each bar and the shipped figure come from different "
+                                 "rounds"), 1);
     long before_audit = count_lines(cnt, "purpose=search");
     cr_expect_eq(before_audit, measured, "audit measures nothing");
 

@@ -867,6 +867,11 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
                           "inputs, seed and sample (the journal keeps percentiles, not requests).</p>\n"
                           "<h3>Sensitivity around the recommendation</h3>\n");
         kw_plot_sensitivity(out, rs, i);
+        if (rs->info.noisy) /* as the audit says it (kw_audit.c) */
+            kw_sbuf_puts(out, "<p class=\"note\">A measured run: each bar and the shipped figure come "
+                              "from different rounds and are not paired; a difference within the run's "
+                              "noise is no evidence until both configurations are measured again side "
+                              "by side.</p>\n");
         kw_sbuf_puts(out, "<h3>Guards and rollback</h3>\n");
         kw_guard_table(out, rs, i);
         kw_sbuf_puts(out, "</section>\n");
