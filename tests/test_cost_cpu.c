@@ -9,6 +9,7 @@
  * built by hand with round figures.
  */
 #include <criterion/criterion.h>
+#include <libxml/xpath.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "kw_cost.h"
 #include "kw_error.h"
 #include "kw_load.h"
+#include "kw_xml.h"
 #include "lib/kw_tl.h"
 #include "lib/kw_tl_model.h"
 
@@ -300,17 +302,25 @@ Test(cost_cpu, only_cpu_files_take_the_cpu_rules)
         if (want) {
             cr_assert(a.cpu_scalar_edges && a.cpu_exp_per_s > 0.0);
             /* <cpu l1_gb_s> in GB/s as the file writes it (whatever host
-             * `knobwise probe` last measured for it), loaded in bytes per s */
-            FILE *f = fopen(path, "r");
-            cr_assert(f);
-            static char text[16384];
-            size_t len = fread(text, 1, sizeof text - 1, f);
-            fclose(f);
-            text[len] = '\0';
-            const char *at = strstr(text, "l1_gb_s=\"");
-            cr_assert(at != NULL, "%s: no l1_gb_s", path);
-            double gb_s = atof(at + strlen("l1_gb_s=\""));
-            cr_assert_gt(gb_s, 0.0);
+             * `knobwise probe` last measured for it), read through libxml2
+             * (the project's one XML reader, kw_xml.h), loaded in bytes per s */
+            char *buf = NULL;
+            size_t len = 0;
+            kw_xml_problems p = {0};
+            xmlDocPtr doc = NULL;
+            cr_assert_eq(kw_xml_read_file(&buf, &len, path, &p), 0, "%s", path);
+            cr_assert_eq(kw_xml_parse(&doc, path, buf, len, &p), 0, "%s", path);
+            xmlXPathContextPtr xc = xmlXPathNewContext(doc);
+            cr_assert_not_null(xc);
+            xmlXPathObjectPtr r =
+                xmlXPathEvalExpression(BAD_CAST "number(//*[local-name()='cpu']/@l1_gb_s)", xc);
+            cr_assert_not_null(r);
+            double gb_s = r->floatval;
+            xmlXPathFreeObject(r);
+            xmlXPathFreeContext(xc);
+            xmlFreeDoc(doc);
+            free(buf);
+            cr_assert_gt(gb_s, 0.0, "%s: no positive <cpu l1_gb_s>", path);
             cr_assert_float_eq(a.cpu_l1_bw_bytes_per_s, gb_s * 1e9, 1.0);
         }
     }
