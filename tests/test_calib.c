@@ -44,9 +44,10 @@ static double chi2(const kw_accel *a)
 
 #define WANT3 ((1u << KW_CAL_MATRIX) | (1u << KW_CAL_SYNC_MATRIX) | (1u << KW_CAL_SOFTMAX_OPS))
 
-Test(calib, recovers_known_parameters_from_times_generated_with_them)
+/* The shipped cases' times replaced by the model's at matrix 0.71, sync MMA
+ * 0.58 and 7.5 softmax instructions (both recovery tests below). */
+static void generate_known3(void)
 {
-    load_shipped();
     kw_accel truth = acc;
     kw_calib_set(&truth, KW_CAL_MATRIX, 0.71, set);
     kw_calib_set(&truth, KW_CAL_SYNC_MATRIX, 0.58, set);
@@ -57,17 +58,142 @@ Test(calib, recovers_known_parameters_from_times_generated_with_them)
         cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
         set->c[i].measured_us = us;
     }
-    kw_calib cal;
-    kw_accel start = acc; /* 0.806, 0.667, 11: the shipped values */
-    cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT3, 1), 0, "%s", kw_error_last());
-    cr_assert(fabs(cal.p[KW_CAL_MATRIX].after - 0.71) < 1e-5, "%g", cal.p[KW_CAL_MATRIX].after);
-    cr_assert(fabs(cal.p[KW_CAL_SYNC_MATRIX].after - 0.58) < 1e-5, "%g",
-              cal.p[KW_CAL_SYNC_MATRIX].after);
-    cr_assert(fabs(cal.p[KW_CAL_SOFTMAX_OPS].after - 7.5) < 1e-3, "%g",
-              cal.p[KW_CAL_SOFTMAX_OPS].after);
-    cr_assert(cal.chi2_after < 1e-12, "%g", cal.chi2_after);
+}
+
+/* A fit of generate_known3's times came back to its parameters, every case exact. */
+static void assert_known3(const kw_calib *cal)
+{
+    cr_assert(fabs(cal->p[KW_CAL_MATRIX].after - 0.71) < 1e-5, "%g", cal->p[KW_CAL_MATRIX].after);
+    cr_assert(fabs(cal->p[KW_CAL_SYNC_MATRIX].after - 0.58) < 1e-5, "%g",
+              cal->p[KW_CAL_SYNC_MATRIX].after);
+    cr_assert(fabs(cal->p[KW_CAL_SOFTMAX_OPS].after - 7.5) < 1e-3, "%g",
+              cal->p[KW_CAL_SOFTMAX_OPS].after);
+    cr_assert(cal->chi2_after < 1e-12, "%g", cal->chi2_after);
     for (int i = 0; i < set->n; i++)
-        cr_assert(fabs(cal.after_ratio[i] - 1.0) < 1e-5);
+        cr_assert(fabs(cal->after_ratio[i] - 1.0) < 1e-5);
+}
+
+/* n copies of the shipped CSV's graph_node row (its time is the node cost),
+ * measured us[0..n-1]; the caller frees it. */
+static kw_fid_set *graph_rows(int n, const double *us)
+{
+    int g = -1;
+    for (int i = 0; i < set->n && g < 0; i++)
+        if (set->c[i].kind == KW_FID_GRAPH_NODE)
+            g = i;
+    cr_assert_geq(g, 0);
+    kw_fid_set *out = malloc(sizeof *out);
+    cr_assert_not_null(out);
+    out->n = n;
+    for (int i = 0; i < n; i++) {
+        out->c[i] = set->c[g];
+        out->c[i].measured_us = us[i];
+    }
+    return out;
+}
+
+Test(calib, recovers_known_parameters_from_times_generated_with_them)
+{
+    load_shipped();
+    generate_known3();
+    kw_calib cal;
+    kw_accel start = acc; /* the shipped values */
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT3, 1), 0, "%s", kw_error_last());
+    assert_known3(&cal);
+    free(set);
+}
+
+/* A prior of infinite width is no prior: the MAP fit recovers the
+ * parameters the times were generated with, as the plain fit does; so does a
+ * prior a million times wider than a case's weight (its rows are in the fit
+ * and pull by 1e-14 of a case). */
+Test(calib, a_prior_of_infinite_width_recovers_known_parameters)
+{
+    load_shipped();
+    generate_known3();
+    static const double widths[2] = {INFINITY, 1e6};
+    for (int k = 0; k < 2; k++) {
+        kw_calib_prior pr = {.row_width = KW_CAL_ROW_WIDTH};
+        for (int id = 0; id < KW_CAL_COUNT; id++)
+            pr.width[id] = widths[k];
+        kw_calib cal;
+        kw_accel start = acc;
+        cr_assert_eq(kw_calib_fit_prior(&cal, &start, set, NULL, WANT3, 1, &pr), 0, "%s",
+                     kw_error_last());
+        assert_known3(&cal);
+        cr_assert_eq(cal.p[KW_CAL_MATRIX].prior_width, k == 0 ? 0.0 : 1e6);
+    }
+    free(set);
+}
+
+/* One case, one parameter, a prior: the graph_node row's time is the node
+ * cost itself (no kernel fixed time), so its log residual is linear in
+ * log(graph_node_us), and the MAP solution is the weighted mean of the logs,
+ * by hand: log g = (log m / s^2 + log g0 / w^2) / (1 / s^2 + 1 / w^2), with
+ * m the measured time, s the case's width, g0 and w the prior's centre and
+ * width. It moved (log g - log g0) / w prior widths. Without the prior one
+ * case for one parameter is refused, as before. */
+Test(calib, one_case_and_a_prior_give_the_weighted_mean)
+{
+    load_shipped();
+    static const double m[1] = {1.5};
+    kw_fid_set *one = graph_rows(1, m);
+    kw_accel a = acc;
+    a.kernel_fixed_us = 0.0;
+    a.graph_node_us = 1.0;
+    double us;
+    kw_bound b;
+    cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &a, &one->c[0]), 0);
+    cr_assert_float_eq(us, 1.0, 1e-12, "the case is not the node cost alone: %g", us);
+    const double s = 0.1, w = 0.2;
+    kw_calib_prior pr = {.row_width = s};
+    pr.width[KW_CAL_GRAPH_NODE] = w;
+    kw_calib cal;
+    cr_assert_eq(kw_calib_fit_prior(&cal, &a, one, NULL, 1u << KW_CAL_GRAPH_NODE, 1, &pr), 0, "%s",
+                 kw_error_last());
+    double lg = (log(1.5) / (s * s) + log(1.0) / (w * w)) / (1.0 / (s * s) + 1.0 / (w * w));
+    cr_assert(fabs(log(cal.p[KW_CAL_GRAPH_NODE].after) - lg) < 1e-6, "%g, want %g",
+              cal.p[KW_CAL_GRAPH_NODE].after, exp(lg));
+    cr_assert(fabs(a.graph_node_us - exp(lg)) < 1e-6);
+    cr_assert(fabs(cal.p[KW_CAL_GRAPH_NODE].pull - lg / w) < 1e-5, "%g, want %g",
+              cal.p[KW_CAL_GRAPH_NODE].pull, lg / w);
+    cr_assert(cal.p[KW_CAL_GRAPH_NODE].sigma > 0.0 && isfinite(cal.p[KW_CAL_GRAPH_NODE].sigma));
+    a = acc;
+    a.kernel_fixed_us = 0.0;
+    cr_assert_eq(kw_calib_fit(&cal, &a, one, NULL, 1u << KW_CAL_GRAPH_NODE, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "more cases than parameters"), "%s", kw_error_last());
+    free(one);
+    free(set);
+}
+
+/* A parameter no case depends on stays at its prior's centre (the file's
+ * figure) when the fit is not strict, and is refused by name when it is: a
+ * prior makes the fit non-singular, not the parameter determined. */
+Test(calib, a_parameter_without_cases_stays_at_its_prior)
+{
+    load_shipped();
+    int bf16[KW_FID_MAX] = {0};
+    for (int i = 0; i < set->n; i++)
+        bf16[i] = set->c[i].precision == KW_PREC_BF16;
+    kw_calib_prior pr = {.row_width = KW_CAL_ROW_WIDTH};
+    for (int id = 0; id < KW_CAL_COUNT; id++)
+        pr.width[id] = kw_calib_class_width('D');
+    unsigned want = (1u << KW_CAL_MATRIX) | (1u << KW_CAL_MATRIX_FP8);
+    kw_calib cal;
+    kw_accel a = acc;
+    cr_assert_eq(kw_calib_fit_prior(&cal, &a, set, bf16, want, 0, &pr), 0, "%s", kw_error_last());
+    cr_assert(cal.p[KW_CAL_MATRIX].fitted);
+    cr_assert(!cal.p[KW_CAL_MATRIX_FP8].fitted);
+    cr_assert_eq(a.matrix_fraction[KW_PREC_FP8_E4M3], acc.matrix_fraction[KW_PREC_FP8_E4M3]);
+    cr_assert_eq(cal.p[KW_CAL_MATRIX_FP8].after, cal.p[KW_CAL_MATRIX_FP8].before);
+    a = acc;
+    cr_assert_eq(kw_calib_fit_prior(&cal, &a, set, bf16, want, 1, &pr), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "under-determined") &&
+                  strstr(kw_error_last(), "matrix_fraction_fp8"),
+              "%s", kw_error_last());
+    cr_assert_eq(kw_calib_class_width('S'), 0.10);
+    cr_assert_eq(kw_calib_class_width('F'), 0.0);
+    cr_assert_eq(kw_calib_class_width('x'), -1.0);
     free(set);
 }
 
@@ -248,18 +374,8 @@ Test(calib, recovers_the_graph_node_cost_beside_the_kernel_fixed_time)
 Test(calib, parameters_the_cases_cannot_tell_apart_are_named_and_kept)
 {
     load_shipped();
-    int g = -1;
-    for (int i = 0; i < set->n && g < 0; i++)
-        if (set->c[i].kind == KW_FID_GRAPH_NODE)
-            g = i;
-    cr_assert_geq(g, 0);
-    kw_fid_set *three = malloc(sizeof *three);
-    three->n = 3;
     static const double us[3] = {1.2, 1.3, 1.4};
-    for (int i = 0; i < 3; i++) {
-        three->c[i] = set->c[g];
-        three->c[i].measured_us = us[i];
-    }
+    kw_fid_set *three = graph_rows(3, us);
     unsigned want = (1u << KW_CAL_GRAPH_NODE) | (1u << KW_CAL_KERNEL_FIXED);
     kw_calib cal;
     kw_accel a = acc;
@@ -406,5 +522,121 @@ Test(calib, shared_bandwidth_is_written_to_the_level_it_was_fitted_for)
     const char *end = strchr(l2e, '>'), *fit = strstr(l2e, "fitted to");
     cr_assert(fit && end && fit < end, "the fitted level does not say it was fitted: %.300s", l2e);
     free(xml);
+    free(dir);
+}
+
+/* --prior on the command line: a width by number or by class; each prior's
+ * line prints its width and how far the parameter moved in widths,
+ * log(fitted / before) / width; a bad --prior is a usage error that writes
+ * nothing. */
+Test(calib, prior_option_prints_the_move_in_prior_widths)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    char out[1024], cmd[4096];
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    const char *args = "calibrate --accel %s/spaces/accel/h100.xml --measured "
+                       "%s/spaces/measured/h100_published.csv -o %s --prior %s";
+    snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out,
+             "softmax_vector_ops=D,graph_node_us=0.5");
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "prior-width"), "%s", r.out);
+    static const char *const names[2] = {"\nsoftmax_vector_ops", "\ngraph_node_us"};
+    static const double widths[2] = {0.25, 0.5};
+    for (int k = 0; k < 2; k++) {
+        const char *line = strstr(r.out, names[k]);
+        cr_assert_not_null(line, "%s", r.out);
+        char name[64];
+        double before, fitted, sigma, width, moved;
+        cr_assert_eq(sscanf(line, " %63s %lf %lf %lf %lf %lf", name, &before, &fitted, &sigma, &width,
+                            &moved),
+                     6, "%.120s", line);
+        cr_assert_float_eq(width, widths[k], 1e-9);
+        cr_assert(fabs(moved - log(fitted / before) / width) < 0.01, "%s moved %g, want %g", name,
+                  moved, log(fitted / before) / width);
+    }
+    cr_assert(strstr(r.out, "\ndram_fraction") && strstr(strstr(r.out, "\ndram_fraction"), "none"),
+              "a parameter without a prior says so: %s", r.out);
+    kw_tl_free(&r);
+    /* the written file marks every fitted figure's prior F (fitted): with
+     * --prior file it then has none */
+    kw_accel w;
+    cr_assert_eq(kw_load_accel(&w, out), 0, "%s", kw_error_last());
+    cr_assert_eq(w.prior_class[KW_CAL_GRAPH_NODE], 'F');
+    cr_assert_eq(w.prior_class[KW_CAL_DRAM], 'F');
+    cr_assert_eq(w.prior_width[KW_CAL_GRAPH_NODE], 0.0);
+    char out3[1024];
+    snprintf(out3, sizeof out3, "%s/cal3.xml", dir);
+    snprintf(cmd, sizeof cmd,
+             "calibrate --accel %s --measured %s/spaces/measured/h100_published.csv -o %s --prior file",
+             out, kw_tl_src(), out3);
+    r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *gl = strstr(r.out, "\ngraph_node_us");
+    cr_assert(gl && strstr(gl, "none") && strstr(gl, "none") < strchr(gl + 1, '\n'), "%s", r.out);
+    kw_tl_free(&r);
+    static const char *const bad[3] = {"nosuch=D", "graph_node_us=0", "graph_node_us"};
+    for (int k = 0; k < 3; k++) {
+        char out2[1024];
+        snprintf(out2, sizeof out2, "%s/bad%d.xml", dir, k);
+        snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out2, bad[k]);
+        r = kw_tl_sh(cmd, NULL);
+        cr_assert_eq(r.status, 2, "%s: %s", bad[k], r.out);
+        cr_assert(strstr(r.err, "--prior"), "%s", r.err);
+        cr_assert(!kw_tl_exists(out2));
+        kw_tl_free(&r);
+    }
+    free(dir);
+}
+
+/* The widths an accelerator states: its own width where it gives one, else
+ * its class's default; none for class F or where nothing is stated. */
+Test(calib, the_file_priors_give_class_defaults_and_overrides)
+{
+    kw_accel a;
+    memset(&a, 0, sizeof a);
+    a.prior_class[KW_CAL_MATRIX] = 'D';
+    a.prior_class[KW_CAL_DRAM] = 'F';
+    a.prior_class[KW_CAL_SHARED_BW] = 'F';
+    a.prior_width[KW_CAL_SHARED_BW] = 0.3;
+    a.prior_class[KW_CAL_SOFTMAX_OPS] = 'S';
+    a.prior_width[KW_CAL_SOFTMAX_OPS] = 0.05;
+    a.prior_class[KW_CAL_GRAPH_NODE] = 'U';
+    kw_calib_prior pr = {.row_width = 0.2};
+    kw_calib_prior_from_accel(&pr, &a);
+    cr_assert_eq(pr.width[KW_CAL_MATRIX], 0.25);
+    cr_assert_eq(pr.width[KW_CAL_DRAM], 0.0);
+    cr_assert_eq(pr.width[KW_CAL_SHARED_BW], 0.3);
+    cr_assert_eq(pr.width[KW_CAL_SOFTMAX_OPS], 0.05);
+    cr_assert_eq(pr.width[KW_CAL_GRAPH_NODE], 1.0);
+    cr_assert_eq(pr.width[KW_CAL_SYNC_MATRIX], 0.0);
+    cr_assert_eq(pr.row_width, 0.2);
+}
+
+/* <rates><prior>: an unknown parameter, a second prior for one parameter and
+ * a class outside S D U F are refused with the file's name and line. */
+Test(calib, bad_file_priors_are_refused_with_file_and_line)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    static const char *const bad[3][2] = {
+        {"<prior param=\"nosuch\" class=\"D\"/>", "unknown parameter"},
+        {"<prior param=\"graph_node_us\" class=\"U\"/>", "more than one prior"},
+        {"<prior param=\"dram_fraction\" class=\"X\"/>", "class"},
+    };
+    for (int k = 0; k < 3; k++) {
+        char in[1024], cmd[4096];
+        snprintf(in, sizeof in, "%s/bad%d.xml", dir, k);
+        snprintf(cmd, sizeof cmd,
+                 "sed 's|<prior param=\"graph_node_us\"|%s<prior param=\"graph_node_us\"|' "
+                 "'%s/spaces/accel/h100.xml' > '%s'",
+                 bad[k][0], kw_tl_src(), in);
+        cr_assert_eq(system(cmd), 0);
+        kw_accel a;
+        cr_assert_neq(kw_load_accel(&a, in), 0, "%s loaded", bad[k][0]);
+        char where[1100];
+        snprintf(where, sizeof where, "bad%d.xml:", k);
+        cr_assert(strstr(kw_error_last(), where) && strstr(kw_error_last(), bad[k][1]), "%s",
+                  kw_error_last());
+    }
     free(dir);
 }

@@ -29,7 +29,8 @@
 
 static void kw_calibrate_help(void)
 {
-    printf("usage: knobwise calibrate --accel F --measured CSV -o OUT [--force] [--fit P,P...]\n\n"
+    printf("usage: knobwise calibrate --accel F --measured CSV -o OUT [--force] [--fit P,P...]\n"
+           "                          [--prior [file,]P=W,...] [--row-width S]\n\n"
            "Fit the accelerator's rate parameters to measured kernel times by nonlinear\n"
            "least squares on log(predicted / measured), print each kernel's error before\n"
            "and after and the fitted values with their 1-sigma uncertainty, and write\n"
@@ -46,6 +47,18 @@ static void kw_calibrate_help(void)
            "The eager launch and the graph replay's fixed cost are not fitted: no case\n"
            "measures them. A parameter named in --fit that no case depends on, or\n"
            "fewer cases than parameters, is refused as an under-determined fit (exit 2).\n\n"
+           "  --prior [file,]P=W,...\n"
+           "                  a maximum a posteriori fit: parameter P keeps a prior centred\n"
+           "                  on the file's figure, W the relative width (sigma of\n"
+           "                  log(value / figure)) or the class of the figure's source:\n"
+           "                  S sourced 0.10, D derived 0.25, U unsourced 1.0, F fitted\n"
+           "                  (no prior); 'file': the classes and widths the accelerator\n"
+           "                  states (<rates><prior>), the P=W named after it replacing\n"
+           "                  them; prints how far each moved, in prior widths.\n"
+           "                  A parameter no case depends on is still refused (--fit)\n"
+           "                  or kept: a prior does not determine it.\n"
+           "  --row-width S   the weight of one case against the priors: the sigma of\n"
+           "                  its log(predicted / measured) (default 0.10)\n\n"
            "  --space S       a CPU accelerator file (<cpu>) against measured mappings of\n"
            "                  space S: the CSV tests/bench/model_vs_measured writes\n"
            "                  (shape,config_id,predicted_us,measured_us,knobs); fits\n"
@@ -185,6 +198,21 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     if (pm[KW_CAL_GATHER_FIXED].fitted)
         kw_cal_attr(rates, "gather_fixed_us", a->gather_fixed_us, 4);
     xmlSetProp(rates, BAD_CAST "source", BAD_CAST src);
+    /* a fitted figure's prior says so: class F, no width (a later --prior file
+     * then gives it none: the measurements it came from are in CSV) */
+    for (int id = 0; id < KW_CAL_COUNT; id++) {
+        if (!pm[id].fitted)
+            continue;
+        xmlNodePtr pr = kw_cal_child(rates, "prior", "param", kw_calib_param_name(id));
+        if (!pr) {
+            xmlAddChild(rates, xmlNewText(BAD_CAST "\n    "));
+            pr = xmlNewChild(rates, NULL, BAD_CAST "prior", NULL);
+            xmlSetProp(pr, BAD_CAST "param", BAD_CAST kw_calib_param_name(id));
+        }
+        xmlSetProp(pr, BAD_CAST "class", BAD_CAST "F");
+        xmlUnsetProp(pr, BAD_CAST "width");
+        xmlSetProp(pr, BAD_CAST "source", BAD_CAST src);
+    }
     xmlNodePtr launch = pm[KW_CAL_GRAPH_NODE].fitted ? kw_cal_child(root, "launch", NULL, NULL) : NULL;
     if (launch) { /* the eager and replay figures keep their sources: append, not replace */
         kw_cal_attr(launch, "graph_node_us", a->graph_node_us, 4);
@@ -313,15 +341,46 @@ static int kw_cal_parse_fit(unsigned *want, const char *text)
     snprintf(buf, sizeof buf, "%s", text);
     *want = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int id = 0; id < KW_CAL_COUNT; id++)
-            if (strcmp(t, kw_calib_param_name(id)) == 0)
-                found = id;
+        int found = kw_calib_param_id(t);
         if (found < 0)
             return kw_cli_usage_error(KW_CAL_VERB, "--fit: unknown parameter '%s'", t);
         *want |= 1u << found;
     }
     return *want ? 0 : kw_cli_usage_error(KW_CAL_VERB, "--fit names no parameter");
+}
+
+/* --prior [file,]NAME=W|CLASS,...: widths by number or by class
+ * (kw_calib_class_width) into given[] (negative: not named); "file": the
+ * accelerator's own <prior> classes first (*from_file). */
+static int kw_cal_parse_prior(double *given, int *from_file, const char *text)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "file") == 0) {
+            *from_file = 1;
+            continue;
+        }
+        char *eq = strchr(t, '=');
+        if (!eq)
+            return kw_cli_usage_error(KW_CAL_VERB, "--prior: '%s' is not NAME=WIDTH or NAME=CLASS", t);
+        *eq = '\0';
+        int found = kw_calib_param_id(t);
+        if (found < 0)
+            return kw_cli_usage_error(KW_CAL_VERB, "--prior: unknown parameter '%s'", t);
+        const char *v = eq + 1;
+        char *end = NULL;
+        double w = strtod(v, &end);
+        if (v[0] && !v[1] && kw_calib_class_width(v[0]) >= 0.0)
+            w = kw_calib_class_width(v[0]);
+        else if (end == v || *end || !(w > 0.0) || !isfinite(w))
+            return kw_cli_usage_error(KW_CAL_VERB,
+                                      "--prior: %s=%s: the width must be a positive number or "
+                                      "one of the classes S D U F",
+                                      t, v);
+        given[found] = w;
+    }
+    return 0;
 }
 
 int kw_cli_calibrate(int argc, char **argv)
@@ -330,7 +389,13 @@ int kw_cli_calibrate(int argc, char **argv)
         {"accel", required_argument, NULL, 'a'}, {"measured", required_argument, NULL, 'm'},
         {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
         {"fit", required_argument, NULL, 'F'},   {"help", no_argument, NULL, 'h'},
-        {"space", required_argument, NULL, 's'}, {NULL, 0, NULL, 0}};
+        {"space", required_argument, NULL, 's'}, {"prior", required_argument, NULL, 'P'},
+        {"row-width", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0}};
+    kw_calib_prior prior = {.row_width = KW_CAL_ROW_WIDTH};
+    double given[KW_CAL_COUNT];
+    int use_prior = 0, from_file = 0;
+    for (int id = 0; id < KW_CAL_COUNT; id++)
+        given[id] = -1.0;
     const char *accel = NULL, *csv = NULL, *out = NULL, *space = NULL;
     int force = 0, strict = 0, c, rc;
     unsigned want = (1u << KW_CAL_COUNT) - 1u;
@@ -348,6 +413,19 @@ int kw_cli_calibrate(int argc, char **argv)
                 return rc;
             strict = 1;
             break;
+        case 'P':
+            if ((rc = kw_cal_parse_prior(given, &from_file, optarg)) != 0)
+                return rc;
+            use_prior = 1;
+            break;
+        case 'R': {
+            char *end = NULL;
+            prior.row_width = strtod(optarg, &end);
+            if (end == optarg || *end || !(prior.row_width > 0.0) || !isfinite(prior.row_width))
+                return kw_cli_usage_error(KW_CAL_VERB, "--row-width: '%s' is not a positive number",
+                                          optarg);
+            break;
+        }
         case 'h': kw_calibrate_help(); return 0;
         default:
             return kw_cli_usage_error(KW_CAL_VERB, "unknown option or missing value: %s",
@@ -389,7 +467,12 @@ int kw_cli_calibrate(int argc, char **argv)
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;
     }
-    if ((rc = kw_calib_fit(cal, a, set, NULL, want, strict)) != 0) {
+    if (from_file)
+        kw_calib_prior_from_accel(&prior, a);
+    for (int id = 0; id < KW_CAL_COUNT; id++)
+        if (given[id] >= 0.0)
+            prior.width[id] = given[id];
+    if ((rc = kw_calib_fit_prior(cal, a, set, NULL, want, strict, use_prior ? &prior : NULL)) != 0) {
         fprintf(stderr, "knobwise calibrate: %s\n", kw_error_last());
         status = kw_error_exit_status(rc);
         goto done;
@@ -402,13 +485,21 @@ int kw_cli_calibrate(int argc, char **argv)
                100.0 * (cal->before_ratio[i] - 1.0), 100.0 * (cal->after_ratio[i] - 1.0));
     printf("sum of squared log errors: before %.5f, after %.5f\n", cal->chi2_before,
            cal->chi2_after);
-    printf("%-22s %12s %12s %12s\n", "parameter", "before", "fitted", "1-sigma");
+    if (use_prior)
+        printf("priors centred on the file's figures; one case weighs as a log error of %.3g\n",
+               prior.row_width);
+    printf("%-22s %12s %12s %12s%s\n", "parameter", "before", "fitted", "1-sigma",
+           use_prior ? "   prior-width  moved(widths)" : "");
     for (int id = 0; id < KW_CAL_COUNT; id++) {
         const kw_calib_param *p = &cal->p[id];
         if (!(want & (1u << id)))
             continue;
-        if (p->fitted)
-            printf("%-22s %12.4f %12.4f %12.4f\n", p->name, p->before, p->after, p->sigma);
+        if (p->fitted && use_prior && p->prior_width > 0.0)
+            printf("%-22s %12.4f %12.4f %12.4f %12.3f %+13.2f\n", p->name, p->before, p->after,
+                   p->sigma, p->prior_width, p->pull);
+        else if (p->fitted)
+            printf("%-22s %12.4f %12.4f %12.4f%s\n", p->name, p->before, p->after, p->sigma,
+                   use_prior ? "         none" : "");
         else
             printf("%-22s %12.4f %12s %12s  (%s: kept)\n", p->name, p->before, "-", "-",
                    p->applicable ? "not determined by these cases" : "not in this accelerator");

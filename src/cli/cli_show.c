@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kw_calib.h"
 #include "kw_cli.h"
 #include "kw_load_hier.h"
 #include "kw_load.h"
@@ -95,6 +96,16 @@ static void kw_show_hier(const kw_accel *a)
             printf("; paged-KV gather fixed %g us", a->gather_fixed_us);
         printf("\n");
     }
+    int n_prior = 0;
+    for (int id = 0; id < KW_CAL_COUNT; id++)
+        if (a->prior_class[id]) {
+            printf("%s %s %c", n_prior++ ? "," : "  priors   ", kw_calib_param_name(id),
+                   a->prior_class[id]);
+            if (a->prior_width[id] > 0)
+                printf(" width %g", a->prior_width[id]);
+        }
+    if (n_prior)
+        printf(" (calibrate --prior file)\n");
     if (a->n_pairs > 0) {
         printf("  accumulate");
         for (int i = 0; i < a->n_pairs; i++)

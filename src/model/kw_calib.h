@@ -11,7 +11,21 @@
  * kernel that gathers a paged K/V cache (gather_dram_fraction, gather_fixed_us),
  * which only decode cases with such a page size depend on. The eager launch and the graph replay's fixed
  * cost are not fitted: no case kind measures them (kernel times back to back
- * do not depend on them). */
+ * do not depend on them).
+ *
+ * Priors (kw_calib_fit_prior, a maximum a posteriori fit): each parameter may
+ * carry a prior centred on the accelerator file's figure, a Gaussian in the
+ * log of the value with a relative width set by how the file sources that
+ * figure (kw_calib_class_width: [S] sourced 0.10, [D] derived 0.25, [U]
+ * unsourced 1.0, fitted: none), overridable per parameter. The prior enters
+ * the least squares as one pseudo-residual per parameter,
+ * row_width * log(v / centre) / width, beside the cases' log(predicted /
+ * measured), each case weighing as a log error of row_width: so the fit
+ * minimises sum_i (r_i / row_width)^2 + sum_j (log(v_j / c_j) / w_j)^2.
+ * A prior makes no fit singular, so the refusal does not rest on it: a
+ * parameter no fitted case depends on is still refused (strict) or kept
+ * (not strict), prior or not; a prior stands in for missing cases only in
+ * the count of residuals against parameters. */
 #ifndef KW_CALIB_H
 #define KW_CALIB_H
 
@@ -39,6 +53,8 @@ typedef struct kw_calib_param {
     int determined;          /* some case's time depends on it */
     int fitted;
     double before, after, sigma; /* value in the file's unit; sigma: 1-sigma uncertainty */
+    double prior_width;      /* relative width of its prior (log of the value); 0: no prior */
+    double pull;             /* log(after / before) / prior_width: prior widths moved (0 without) */
 } kw_calib_param;
 
 typedef struct kw_calib {
@@ -52,6 +68,8 @@ typedef struct kw_calib {
 
 /* Name of parameter id ("matrix_fraction", ...), or NULL. */
 const char *kw_calib_param_name(int id);
+/* Id of the parameter called name, or -1. */
+int kw_calib_param_id(const char *name);
 
 /* Fit the parameters in `want` (bit set of 1 << KW_CAL_*) of *a to the cases
  * of set with use[i] != 0 (use NULL: all). On success *a holds the fitted
@@ -61,6 +79,31 @@ const char *kw_calib_param_name(int id);
  * fit. Without `strict` undetermined parameters are left as they are. */
 int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
                  int strict);
+
+/* The prior of a maximum a posteriori fit (see the top of this file). */
+typedef struct kw_calib_prior {
+    double width[KW_CAL_COUNT]; /* relative width, sigma of log(value / file figure); 0: none */
+    double row_width;           /* sigma of one case's log(predicted / measured); > 0 */
+} kw_calib_prior;
+
+/* Default relative width of a figure of class cls: 'S' sourced, 'D' derived
+ * from sourced figures, 'U' unsourced estimate, 'F' fitted to measurements
+ * (0: no prior: the measurements it came from are counted where they are
+ * given, not twice). -1 for an unknown class. */
+double kw_calib_class_width(char cls);
+#define KW_CAL_ROW_WIDTH 0.10 /* default row_width */
+
+/* The widths the accelerator states (<rates><prior>): its width, else its
+ * class's default; 0 (no prior) where none is stated or the class is F. The
+ * row width is left as it is. */
+void kw_calib_prior_from_accel(kw_calib_prior *pr, const kw_accel *a);
+
+/* kw_calib_fit with priors (prior NULL: kw_calib_fit). A parameter whose file
+ * value is 0 (an unset share or fixed time) has no relative prior: its width
+ * is ignored. Refusals as kw_calib_fit, except that a parameter with a prior
+ * counts as one residual when cases are counted against parameters. */
+int kw_calib_fit_prior(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use,
+                       unsigned want, int strict, const kw_calib_prior *prior);
 
 /* Set one parameter's value on a (value in the file's unit). */
 void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set);

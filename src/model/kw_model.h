@@ -69,6 +69,7 @@ typedef struct kw_prec_pair {
     kw_prec input, accum;
 } kw_prec_pair;
 
+#define KW_PRIOR_MAX 16 /* calibrate parameters an accelerator may state a prior for */
 typedef struct kw_accel {
     char name[KW_NAME_MAX];
     char source[KW_SOURCE_MAX];     /* datasheets the figures come from */
@@ -129,6 +130,12 @@ typedef struct kw_accel {
      * fixed time (0 = none). No shipped accelerator declares them: calibrate fits them. */
     double gather_dram_fraction;
     double gather_fixed_us;
+    /* <rates><prior param= class= width=>: how each figure calibrate may fit is
+     * sourced, indexed by calibrate's parameter id (kw_calib.h): 'S' sourced,
+     * 'D' derived, 'U' unsourced, 'F' fitted, 0 not stated; width 0 = the
+     * class's default (kw_calib_class_width) */
+    char prior_class[KW_PRIOR_MAX];
+    double prior_width[KW_PRIOR_MAX];
     /* --- appended by the llm area: serving at scale (all zero = not declared) --- */
     uint64_t dram_capacity_bytes;   /* device memory (<memory dram_gib=>); 0 = not a bound */
     double link_bytes_per_s;        /* <interconnect>: per-device link bandwidth, one direction */

@@ -11,6 +11,7 @@
  * replacing <memory> with the hierarchy (every old file and test would break).
  */
 #include "kw_load_hier.h"
+#include "kw_calib.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -178,6 +179,33 @@ static int kw_prec_attr(kw_prec *out, const xmlNode *n, const char *attr, const 
     return 0;
 }
 
+/* <rates><prior param= class= width=>: the class (and width) of a figure
+ * calibrate may fit; the parameter by calibrate's name, once each. */
+static void kw_prior_parse(kw_accel *a, const xmlNode *c, const char *file, kw_xml_problems *p)
+{
+    char name[KW_NAME_MAX] = "", cls[4] = "";
+    long line = kw_xml_line(c);
+    if (kw_xml_attr_str(name, sizeof name, c, "param", file, p) != 1 ||
+        kw_xml_attr_str(cls, sizeof cls, c, "class", file, p) != 1)
+        return;
+    int id = kw_calib_param_id(name);
+    if (id < 0) {
+        kw_xml_problem(p, file, line, "prior for unknown parameter '%s' (one of calibrate's --fit names)",
+                       name);
+        return;
+    }
+    if (cls[1] || kw_calib_class_width(cls[0]) < 0.0) {
+        kw_xml_problem(p, file, line, "prior class '%s' is not S, D, U or F", cls);
+        return;
+    }
+    if (a->prior_class[id]) {
+        kw_xml_problem(p, file, line, "parameter '%s' has more than one prior", name);
+        return;
+    }
+    a->prior_class[id] = cls[0];
+    kw_positive(&a->prior_width[id], c, "width", 1.0, file, p);
+}
+
 int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_problems *p)
 {
     long line = kw_xml_line(n);
@@ -212,6 +240,10 @@ int kw_load_hier_elem(kw_accel *a, const xmlNode *n, const char *file, kw_xml_pr
         int seen[KW_PREC_COUNT] = {0};
         for (const xmlNode *c = kw_xml_elem(n->children); c; c = kw_xml_elem(c->next)) {
             kw_prec pr;
+            if (kw_xml_is(c, "prior")) {
+                kw_prior_parse(a, c, file, p);
+                continue;
+            }
             if (!kw_xml_is(c, "matrix") || kw_prec_attr(&pr, c, "precision", file, p) != 0)
                 continue;
             if (seen[pr]++)

@@ -73,7 +73,7 @@ static int kw_fid_folds_by_source(int *fold, char names[][KW_NAME_MAX], const kw
 }
 
 static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold, int nfold,
-                      char names[][KW_NAME_MAX], const char *label)
+                      char names[][KW_NAME_MAX], const char *label, const kw_calib_prior *prior)
 {
     double after[KW_FID_MAX], before[KW_FID_MAX];
     int done[KW_FID_MAX] = {0};
@@ -95,7 +95,7 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
             snprintf(what, sizeof what, "%s", names[f]);
         else
             snprintf(what, sizeof what, "fold %d", f + 1);
-        if (kw_calib_fit(cal, &fitted, set, use, (1u << KW_CAL_COUNT) - 1u, 0) != 0) {
+        if (kw_calib_fit_prior(cal, &fitted, set, use, (1u << KW_CAL_COUNT) - 1u, 0, prior) != 0) {
             printf("  %-26s held out %2d: calibrate failed: %s\n", what, held, kw_error_last());
             continue;
         }
@@ -187,9 +187,24 @@ int main(int argc, char **argv)
     int fold[KW_FID_MAX];
     char names[KW_FID_SRC_MAX][KW_NAME_MAX];
     kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
-    kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold cross-validation");
+    kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold cross-validation", NULL);
     int ns = kw_fid_folds_by_source(fold, names, set);
-    kw_fid_cv(&a, set, fold, ns, names, "leave one source out");
+    kw_fid_cv(&a, set, fold, ns, names, "leave one source out", NULL);
+    /* the same two by the maximum a posteriori fit with the file's priors
+     * (calibrate --prior file): a figure of class F, fitted to rows of this
+     * CSV, has none, so no held-out row reaches a fold through a prior */
+    kw_calib_prior prior = {.row_width = KW_CAL_ROW_WIDTH};
+    kw_calib_prior_from_accel(&prior, &a);
+    printf("\npriors (calibrate --prior file):");
+    for (int id = 0; id < KW_CAL_COUNT; id++)
+        if (prior.width[id] > 0.0)
+            printf(" %s %.3g", kw_calib_param_name(id), prior.width[id]);
+    printf("; a case weighs %.3g\n", prior.row_width);
+    kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
+    kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, MAP with the file's priors",
+              &prior);
+    kw_fid_cv(&a, set, fold, kw_fid_folds_by_source(fold, names, set), names,
+              "leave one source out, MAP with the file's priors", &prior);
     /* the same two without the decode rows (their achieved DRAM rate, 1.8-1.9
      * TB/s, pulls the one DRAM fraction below what DeepGEMM's TMA streams reach) */
     kw_fid_set *pre = malloc(sizeof *pre);
@@ -199,9 +214,10 @@ int main(int argc, char **argv)
             if (set->c[i].kind != KW_FID_DECODE)
                 pre->c[pre->n++] = set->c[i];
         kw_fid_folds_stratified(fold, pre, KW_FID_FOLDS);
-        kw_fid_cv(&a, pre, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, without the decode rows");
+        kw_fid_cv(&a, pre, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, without the decode rows",
+                  NULL);
         ns = kw_fid_folds_by_source(fold, names, pre);
-        kw_fid_cv(&a, pre, fold, ns, names, "leave one source out, without the decode rows");
+        kw_fid_cv(&a, pre, fold, ns, names, "leave one source out, without the decode rows", NULL);
         free(pre);
     }
     free(set);
