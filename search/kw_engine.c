@@ -269,6 +269,12 @@ void kw_engine_judge(kw_eng *E, const kw_cst *ref, const kw_cst *c, const kw_pai
 
 /* ------------------------------------------------------------------ records */
 
+/* Pairing on for this run (kw_engine.c "the pairing"). */
+static int kw_pair_on(const kw_eng *E)
+{
+    return E->ev->noisy && E->o.pair > 0;
+}
+
 static int kw_add(kw_eng *E)
 {
     if (E->rec.oom)
@@ -301,6 +307,8 @@ static int kw_emit_header(kw_eng *E)
                           E->ev->noisy && !E->o.no_control ? " control=1" : "");
     for (int i = 0; i < E->n_shapes; i++)
         kw_journal_buf_printf(b, i ? ",%d" : "%d", E->shapes[i]);
+    if (kw_pair_on(E))
+        kw_journal_buf_printf(b, " pair=%ld", E->o.pair);
     if ((rc = kw_add(E)) != 0)
         return rc;
     for (int i = 0; i < E->info->n_attrs; i++) {
@@ -735,29 +743,44 @@ static int kw_queue(kw_eng *E, const kw_cand *c, uint64_t id, int shape, int rep
     return 0;
 }
 
-/* The round's control (see "the control"): the reference's next block, the
- * first one not journalled in this process (during a replay, the journal's
- * block of this round). */
-static int kw_queue_control(kw_eng *E, kw_shape *s)
+/* The next block k >= 1 of (shape, id): the first one not journalled in
+ * this process (during a replay, the journal's block of this round). */
+static int kw_next_block(kw_eng *E, int shape, uint64_t id, int *k_out)
 {
-    uint64_t id = kw_knobs_cand_id(E->ks, &s->ctl_cand);
     int k = 1;
     for (;; k++) {
-        const kw_memo_ent *e = kw_memo_find(&E->memo, s->shape, id, k * E->reps);
+        const kw_memo_ent *e = kw_memo_find(&E->memo, shape, id, k * E->reps);
         if (!e || e->state == KW_MEMO_JOURNAL)
             break;
         if (k >= KW_CTL_BLOCK_MAX)
-            return kw_error_set(KW_ESTATE, "more than %d controls of one config", KW_CTL_BLOCK_MAX);
+            return kw_error_set(KW_ESTATE, "more than %d re-measured blocks of one config",
+                                KW_CTL_BLOCK_MAX);
     }
-    for (int r = 0; r < E->reps; r++) {
-        kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, id, k * E->reps + r);
-        if (!e)
-            return kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
-        int rc = kw_queue(E, &s->ctl_cand, id, s->shape, k * E->reps + r, e, 0);
-        if (rc != 0)
-            return rc;
+    *k_out = k;
+    return 0;
+}
+
+/* Queue repetition r of block k of c (id) on shape. */
+static int kw_queue_block(kw_eng *E, const kw_cand *c, uint64_t id, int shape, int k, int r)
+{
+    kw_memo_ent *e = kw_memo_put(&E->memo, shape, id, k * E->reps + r);
+    if (!e)
+        return kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
+    int rc = kw_queue(E, c, id, shape, k * E->reps + r, e, 0);
+    if (rc == 0)
         e->state = KW_MEMO_PENDING; /* kw_queue inserts nothing: e is still valid */
-    }
+    return rc;
+}
+
+/* The round's control (see "the control"): the reference's next block. */
+static int kw_queue_control(kw_eng *E, kw_shape *s)
+{
+    uint64_t id = kw_knobs_cand_id(E->ks, &s->ctl_cand);
+    int k, rc = kw_next_block(E, s->shape, id, &k);
+    for (int r = 0; rc == 0 && r < E->reps; r++)
+        rc = kw_queue_block(E, &s->ctl_cand, id, s->shape, k, r);
+    if (rc != 0)
+        return rc;
     s->ctl_k = k;
     s->ctl_id = id;
     return 0;
@@ -904,12 +927,148 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
         e->primary = primary;
         e->round = (int32_t)E->round;
         s->evals++;
-        if (j->rep >= E->reps) {
+        if (j->rep >= E->reps && s->phase == KW_SHAPE_PAIR) {
+            s->pairs++;
+            E->sum.pairs += j->live;
+        } else if (j->rep >= E->reps) {
             s->controls++;
             E->sum.controls += j->live;
         }
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ the pairing
+ *
+ * A noisy run's figures of different configurations come from different
+ * rounds, so drift between rounds reads as an effect: on a measured run
+ * (README, 2026-12-05) the audit's sensitivity table, which compares the
+ * recommendation with each one-knob neighbour by their own means, read a
+ * neighbour as 11.6% better where an interleaved series put the
+ * recommendation within 1.1% of the best. So once a noisy shape is done (its
+ * D record written: the recommendation no longer moves), the pairing
+ * re-measures the recommendation P beside each of its one-knob neighbours N
+ * in turn, one neighbour per round: a fresh block of each (repetitions
+ * k*reps .., as the control's: no record is overwritten, no mean changes),
+ * alternating P N, N P, P N, ... so that a device drifting linearly over the
+ * pair adds as much to P as to N (the crossover order of the paired
+ * comparison design: Montgomery, Design and Analysis of Experiments, 8th ed.,
+ * 4.3). Pair r is P's and N's repetition r; the figure is the mean paired
+ * difference N - P in percent of P's mean, with its 95% Student t interval
+ * (kw_reduce_pair_delta: the same paired-t model as kw_engine_paired_p),
+ * journaled as an N record after its E records. Neighbours go in knob order,
+ * one value down then up; a frozen knob, the end of a domain and a
+ * constraint are skipped; the shape's pairing stops when the next pair
+ * would take it past opts.pair evaluations. It is a pure function of the
+ * recommendation, so a resumed run replays it byte for byte; the time limit
+ * pauses it between rounds like any round. It never moves the
+ * recommendation: it is evidence for the audit and the report, and a
+ * noiseless run (whose figures are exact) never pairs. */
+
+/* Move s->pair_next to the next neighbour to pair (see above): 1 with
+ * pair_nb and pair_knob set, 0 when none is left or the budget is spent. */
+static int kw_pair_next(kw_eng *E, kw_shape *s)
+{
+    const kw_knobspace *ks = E->ks;
+    for (; s->pair_next < 2 * ks->n_knobs; s->pair_next++) {
+        int k = s->pair_next / 2, v = s->pair_pick.v[k] + (s->pair_next % 2 ? 1 : -1);
+        if (v < 0 || v >= ks->knobs[k].n_values || (k < 64 && (E->o.frozen >> k & 1u)))
+            continue;
+        kw_cand c = s->pair_pick;
+        c.v[k] = (uint8_t)v;
+        if (kw_knobs_cand_violates(ks, &c) >= 0)
+            continue;
+        if (s->pair_spent + 2L * E->reps > E->o.pair)
+            return 0;
+        s->pair_nb = c;
+        s->pair_knob = k;
+        return 1;
+    }
+    return 0;
+}
+
+/* A finished shape: pair its recommendation when the run pairs and the
+ * recommendation passes its guards (else there is no figure to pair). */
+static void kw_pair_start(kw_eng *E, kw_shape *s, const kw_cand *best)
+{
+    kw_cst b;
+    kw_engine_stats_c(E, s, best, &b);
+    if (!kw_pair_on(E) || !b.ok)
+        return;
+    s->pair_pick = *best;
+    s->pair_next = 0;
+    s->pair_spent = 0;
+    if (kw_pair_next(E, s))
+        s->phase = KW_SHAPE_PAIR;
+}
+
+/* The round's jobs of a pairing shape: P and N alternating (see above). */
+static int kw_pair_jobs(kw_eng *E, kw_shape *s)
+{
+    s->job0 = E->n_jobs;
+    s->ctl_k = 0;
+    s->n_items = 0;
+    uint64_t pid = kw_knobs_cand_id(E->ks, &s->pair_pick), nid = kw_knobs_cand_id(E->ks, &s->pair_nb);
+    int rc = kw_next_block(E, s->shape, pid, &s->pair_kp);
+    if (rc == 0)
+        rc = kw_next_block(E, s->shape, nid, &s->pair_kn);
+    for (int r = 0; rc == 0 && r < E->reps; r++)
+        for (int t = 0; rc == 0 && t < 2; t++) {
+            int nb = (t == 1) == (r % 2 == 0); /* r even: P then N; odd: N then P */
+            rc = nb ? kw_queue_block(E, &s->pair_nb, nid, s->shape, s->pair_kn, r)
+                    : kw_queue_block(E, &s->pair_pick, pid, s->shape, s->pair_kp, r);
+        }
+    s->job1 = E->n_jobs;
+    return rc;
+}
+
+/* The N record of the round's pair (its E records are journalled). */
+static int kw_emit_pair(kw_eng *E, kw_shape *s)
+{
+    uint64_t pid = kw_knobs_cand_id(E->ks, &s->pair_pick), nid = kw_knobs_cand_id(E->ks, &s->pair_nb);
+    double a[KW_REPEATS_MAX], c[KW_REPEATS_MAX];
+    const char *g = "";
+    for (int r = 0; r < E->reps; r++) {
+        const kw_memo_ent *ea = kw_memo_find(&E->memo, s->shape, pid, s->pair_kp * E->reps + r);
+        const kw_memo_ent *ec = kw_memo_find(&E->memo, s->shape, nid, s->pair_kn * E->reps + r);
+        a[r] = ea->primary;
+        c[r] = ec->primary;
+        if (!g[0])
+            g = ea->guards[0] ? ea->guards : ec->guards;
+    }
+    kw_pairdelta pd;
+    kw_reduce_pair_delta(&pd, a, c, g[0] ? 0 : E->reps);
+    const kw_knob *kn = &E->ks->knobs[s->pair_knob];
+    kw_jbuf *b = &E->rec;
+    kw_journal_buf_printf(b, "N s=%d", s->shape);
+    kw_id(b, "id", pid);
+    kw_journal_buf_printf(b, " k=%d", s->pair_kp);
+    kw_id(b, "nb", nid);
+    kw_journal_buf_printf(b, " nk=%d", s->pair_kn);
+    kw_journal_buf_str(b, "knob", kn->name);
+    kw_journal_buf_str(b, "new", kn->values[s->pair_nb.v[s->pair_knob]]);
+    kw_journal_buf_cand(b, "c", E->ks, &s->pair_nb);
+    kw_journal_buf_printf(b, " n=%d", pd.n);
+    kw_journal_buf_dbl(b, "pm", pd.pick_mean);
+    kw_journal_buf_dbl(b, "nm", pd.nb_mean);
+    kw_journal_buf_dbl(b, "delta", pd.delta_pct);
+    kw_journal_buf_dbl(b, "lo", pd.lo_pct);
+    kw_journal_buf_dbl(b, "hi", pd.hi_pct);
+    kw_journal_buf_str(b, "g", g);
+    return kw_add(E);
+}
+
+/* A pairing shape's round: its evaluations, its N record, the next pair. */
+static int kw_pair_decide(kw_eng *E, kw_shape *s)
+{
+    int rc = kw_emit_evals(E, s);
+    if (rc == 0)
+        rc = kw_emit_pair(E, s);
+    s->pair_spent += 2L * E->reps;
+    s->pair_next++;
+    if (!kw_pair_next(E, s))
+        s->phase = KW_SHAPE_DONE;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ a shape's round */
@@ -930,6 +1089,8 @@ static int kw_plan(kw_eng *E, kw_shape *s)
  * says the shape is finished, write the shape-done record. */
 static int kw_decide(kw_eng *E, kw_shape *s)
 {
+    if (s->phase == KW_SHAPE_PAIR)
+        return kw_pair_decide(E, s);
     int rc = kw_emit_preds(E, s);
     if (rc == 0)
         rc = kw_emit_evals(E, s);
@@ -948,7 +1109,10 @@ static int kw_decide(kw_eng *E, kw_shape *s)
     const char *why;
     E->strat->done(E, s, &best, &why);
     s->phase = KW_SHAPE_DONE;
-    return kw_emit_done(E, s, &best, why);
+    if ((rc = kw_emit_done(E, s, &best, why)) != 0)
+        return rc;
+    kw_pair_start(E, s, &best);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ options */
@@ -967,6 +1131,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->tabu = 3;
     o->estimate = 1;
     o->probes = 32;
+    o->pair = KW_PAIR_DEFAULT;
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)
@@ -982,6 +1147,7 @@ void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jhe
     o->tabu = h->tabu;
     o->probes = h->probes;
     o->no_control = h->noisy && !h->control;
+    o->pair = h->pair;
     for (int i = 0; i < h->n_tuned; i++)
         shapes_buf[i] = h->tuned[i];
     o->n_shapes = h->n_tuned;
@@ -1030,9 +1196,10 @@ static int kw_check_inputs(kw_eng *E)
     E->strat = kw_strategies[o->strategy];
     if (o->budget < 0 || !(o->min_effect_pct >= 0) || !(o->alpha > 0 && o->alpha < 1) ||
         o->repeats < 0 || o->tabu < 0 || o->tabu > KW_TABU_MAX || o->probes < 0 ||
-        o->probes > KW_PROBE_MAX || !(o->time_limit_s >= 0))
+        o->probes > KW_PROBE_MAX || !(o->time_limit_s >= 0) || o->pair < 0 || o->pair > KW_PAIR_BUDGET_MAX)
         return kw_error_set(KW_EINPUT, "bad engine options (budget >= 0, min effect >= 0, "
-                            "0 < alpha < 1, tabu 0..%d, probes 0..%d)", KW_TABU_MAX, KW_PROBE_MAX);
+                            "0 < alpha < 1, tabu 0..%d, probes 0..%d, pair 0..%ld)", KW_TABU_MAX,
+                            KW_PROBE_MAX, KW_PAIR_BUDGET_MAX);
     E->reps = ev->noisy ? (o->repeats >= 2 ? o->repeats : (o->repeats == 0 ? KW_ENGINE_DEFAULT_REPEATS : 2)) : 1;
     if (E->reps > KW_REPEATS_MAX)
         return kw_error_set(KW_EINPUT, "at most %d repeats", KW_REPEATS_MAX);
@@ -1145,6 +1312,8 @@ static int kw_check_header(kw_eng *E, const kw_jheader *h)
         what = "tabu or probes";
     else if (h->control != (E->ev->noisy && !o->no_control ? 1 : 0))
         what = "control setting";
+    else if (h->pair != (kw_pair_on(E) ? o->pair : 0))
+        what = "pairing budget";
     else if (!same_shapes)
         what = "shape list";
     if (what)
@@ -1174,6 +1343,8 @@ static const char *kw_phase_label(const kw_eng *E, const kw_shape *s)
         return "baseline";
     if (s->phase == KW_SHAPE_DONE)
         return "done";
+    if (s->phase == KW_SHAPE_PAIR)
+        return "pairing";
     return E->strat->phase(s);
 }
 
@@ -1185,7 +1356,7 @@ static const char *kw_phase_label(const kw_eng *E, const kw_shape *s)
 static long kw_evals_est(const kw_eng *E, const kw_shape *s, double mean_ratio)
 {
     long budget = E->o.budget;
-    if (s->phase == KW_SHAPE_DONE)
+    if (s->phase >= KW_SHAPE_PAIR)
         return s->evals;
     long est = s->phase == KW_SHAPE_RUNNING ? E->strat->estimate(E, s, mean_ratio) : -1;
     if (budget > 0 && (est < 0 || est > budget))
@@ -1202,7 +1373,7 @@ static void kw_report(kw_eng *E, int replaying)
     double now = kw_now_s();
     int n_done = 0;
     for (int i = 0; i < E->n_shapes; i++)
-        n_done += E->S[i].phase == KW_SHAPE_DONE;
+        n_done += E->S[i].phase >= KW_SHAPE_PAIR;
     int refresh = E->last_report == 0 || now - E->last_report >= KW_REPORT_EST_S ||
                   n_done != E->last_done;
     if (refresh) {
@@ -1213,7 +1384,7 @@ static void kw_report(kw_eng *E, int replaying)
     memset(&p, 0, sizeof p);
     int at = E->n_shapes - 1;
     for (int i = 0; i < E->n_shapes; i++)
-        if (E->S[i].phase != KW_SHAPE_DONE) {
+        if (E->S[i].phase < KW_SHAPE_PAIR) {
             at = i;
             break;
         }
@@ -1221,7 +1392,7 @@ static void kw_report(kw_eng *E, int replaying)
     int n_ratio = 0;
     for (int i = 0; i < E->n_shapes; i++) {
         const kw_shape *s = &E->S[i];
-        if (s->phase == KW_SHAPE_DONE && s->evals_first_opt > 0) {
+        if (s->phase >= KW_SHAPE_PAIR && s->evals_first_opt > 0) {
             sum_ratio += (double)s->evals / (double)s->evals_first_opt;
             n_ratio++;
         }
@@ -1233,7 +1404,7 @@ static void kw_report(kw_eng *E, int replaying)
         kw_shape *s = &E->S[i];
         kw_progress_shape *q = &E->ps[i];
         q->shape = s->shape;
-        q->done = s->phase == KW_SHAPE_DONE;
+        q->done = s->phase >= KW_SHAPE_PAIR;
         q->step = s->step;
         q->evals = s->evals;
         q->phase = kw_phase_label(E, s);
@@ -1337,7 +1508,8 @@ static int kw_loop(kw_eng *E)
             kw_shape *s = &E->S[i];
             if (s->phase == KW_SHAPE_DONE)
                 continue;
-            if ((rc = kw_plan(E, s)) != 0 || (rc = kw_build_jobs(E, s)) != 0)
+            if (s->phase == KW_SHAPE_PAIR ? (rc = kw_pair_jobs(E, s)) != 0
+                                          : (rc = kw_plan(E, s)) != 0 || (rc = kw_build_jobs(E, s)) != 0)
                 return rc;
         }
         size_t n_live = 0;

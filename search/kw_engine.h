@@ -145,6 +145,7 @@ typedef struct kw_engine_summary {
     long estimates;    /* cheap estimates (evaluator predict(), P records) made or replayed */
     long screened_out; /* of them, candidates not evaluated because of it */
     long controls;     /* of evals, the same-round control re-measurements (noisy OFAT) */
+    long pairs;        /* of evals, the pairing's re-measurements (noisy, kw_engine.c) */
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,

@@ -614,7 +614,7 @@ static int kw_f_shape(kw_pstate *ps, const kw_rec *r)
 }
 
 typedef struct kw_caps {
-    size_t evals, steps, viols, done, crcs;
+    size_t evals, steps, viols, done, pairs, crcs;
 } kw_caps;
 
 static void kw_parse_header(kw_pstate *ps, kw_rec *r)
@@ -644,6 +644,7 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         h->tabu = (int)kw_f_int(ps, r, "tabu", 0, KW_TABU_MAX);
         h->probes = (int)kw_f_int(ps, r, "probes", 0, KW_PROBE_MAX);
         h->control = kw_rec_raw(r, "control") ? (int)kw_f_int(ps, r, "control", 0, 1) : 0;
+        h->pair = kw_rec_raw(r, "pair") ? (long)kw_f_int(ps, r, "pair", 1, KW_PAIR_BUDGET_MAX) : 0;
         char *t = kw_rec_raw(r, "tuned");
         if (!t) {
             kw_perr(ps, "field 'tuned' missing");
@@ -806,6 +807,8 @@ static void kw_header_rules(kw_pstate *ps)
 #endif
     if (h->control && !h->noisy)
         kw_perr(ps, "control=1 with noisy=0 (only a noisy run re-measures its reference)");
+    if (h->pair && !h->noisy)
+        kw_perr(ps, "pair=%ld with noisy=0 (only a noisy run pairs its recommendation)", h->pair);
     if (h->noisy ? h->repeats < 2 : h->repeats != 1)
         kw_perr(ps, "repeats=%d with noisy=%d (the engine repeats only a noisy evaluator, "
                 "2..%d times)", h->repeats, h->noisy, KW_REPEATS_MAX);
@@ -855,7 +858,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         e->shape = kw_f_shape(ps, r);
         e->id = kw_f_id(ps, r, "id");
         e->rep = (int)kw_f_int(ps, r, "rep", 0,
-                               h->control ? (long long)KW_CTL_BLOCK_MAX * h->repeats +
+                               h->control || h->pair ? (long long)KW_CTL_BLOCK_MAX * h->repeats +
                                                 h->repeats - 1
                                           : h->repeats - 1);
         kw_f_cand(ps, &e->cand, r, "c");
@@ -963,6 +966,37 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         pr->skip = (int)kw_f_int(ps, r, "skip", 0, 2);
         break;
     }
+    case 'N': {
+        kw_jpair *x = &out->n;
+        if (!h->pair)
+            kw_perr(ps, "a pair (N) in a run without pair=");
+        x->record = ps->record;
+        x->shape = kw_f_shape(ps, r);
+        x->id = kw_f_id(ps, r, "id");
+        x->k = (int)kw_f_int(ps, r, "k", 1, KW_CTL_BLOCK_MAX);
+        x->nb_id = kw_f_id(ps, r, "nb");
+        x->nk = (int)kw_f_int(ps, r, "nk", 1, KW_CTL_BLOCK_MAX);
+        kw_f_cand(ps, &x->cand, r, "c");
+        x->guards = "";
+        x->knob = kw_knobs_find(&h->space, kw_f_str(ps, r, "knob"));
+        if (x->knob < 0) {
+            kw_perr(ps, "unknown knob");
+            break;
+        }
+        x->value = kw_knobs_value(&h->space.knobs[x->knob], kw_f_str(ps, r, "new"));
+        if (x->value < 0 || x->value != x->cand.v[x->knob]) {
+            kw_perr(ps, "the knob value new= is not the neighbour's");
+            break;
+        }
+        x->n = (int)kw_f_int(ps, r, "n", 0, h->repeats);
+        x->pick_mean = kw_f_dbl(ps, r, "pm");
+        x->nb_mean = kw_f_dbl(ps, r, "nm");
+        x->delta_pct = kw_f_dbl(ps, r, "delta");
+        x->lo_pct = kw_f_dbl(ps, r, "lo");
+        x->hi_pct = kw_f_dbl(ps, r, "hi");
+        x->guards = kw_f_str(ps, r, "g");
+        break;
+    }
     case 'Q':
         kw_f_copy(ps, out->paused, sizeof out->paused, r, "why");
         break;
@@ -1039,6 +1073,19 @@ static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
             goto oom;
         j->done = dv;
         j->done[j->n_done++] = r->d;
+        break;
+    }
+    case 'N': {
+        kw_jpair *nv = kw_grow_array(j->pairs, &caps->pairs, j->n_pairs, sizeof *j->pairs);
+        if (!nv)
+            goto oom;
+        j->pairs = nv;
+        kw_jpair *x = &j->pairs[j->n_pairs];
+        *x = r->n;
+        x->guards = kw_arena_str(p, r->n.guards);
+        if (!x->guards)
+            goto oom;
+        j->n_pairs++;
         break;
     }
     default:
@@ -1477,6 +1524,7 @@ void kw_journal_free(kw_journal *j)
     free(j->steps);
     free(j->viols);
     free(j->done);
+    free(j->pairs);
     free(j);
 }
 
@@ -1608,8 +1656,8 @@ static const kw_jstep *kw_step_at(const kw_journal *j, long record)
  * interleaved: no rule of the reducer depends on the order between types. */
 int kw_journal_each(const kw_journal *j, kw_journal_fn fn, void *ctx)
 {
-    /* the four arrays are each in journal order: merge them by record number */
-    size_t ie = 0, it = 0, iv = 0, id = 0;
+    /* the five arrays are each in journal order: merge them by record number */
+    size_t ie = 0, it = 0, iv = 0, id = 0, in = 0;
     kw_jrec rec;
     memset(&rec, 0, sizeof rec);
     for (;;) {
@@ -1617,9 +1665,11 @@ int kw_journal_each(const kw_journal *j, kw_journal_fn fn, void *ctx)
         long rt = it < j->n_steps ? j->steps[it].record : LONG_MAX;
         long rv = iv < j->n_viols ? j->viols[iv].record : LONG_MAX;
         long rd = id < j->n_done ? j->done[id].record : LONG_MAX;
+        long rn = in < j->n_pairs ? j->pairs[in].record : LONG_MAX;
         long next = re < rt ? re : rt;
         next = rv < next ? rv : next;
         next = rd < next ? rd : next;
+        next = rn < next ? rn : next;
         if (next == LONG_MAX)
             return 0;
         if (next == re) {
@@ -1631,9 +1681,12 @@ int kw_journal_each(const kw_journal *j, kw_journal_fn fn, void *ctx)
         } else if (next == rv) {
             rec.type = 'V';
             rec.v = j->viols[iv++];
-        } else {
+        } else if (next == rd) {
             rec.type = 'D';
             rec.d = j->done[id++];
+        } else {
+            rec.type = 'N';
+            rec.n = j->pairs[in++];
         }
         rec.record = next;
         int rc = fn(ctx, j, &rec);
@@ -1704,6 +1757,43 @@ static int kw_journal_control_check(const kw_journal *j, const kw_jstep *s)
         kw_reduce_repstat_add(&st, e->m[j->h.primary], e->guards, e->rc);
     }
     return kw_same_dbl(kw_reduce_repstat_mean(&st), s->ref_mean) ? 0 : -1;
+}
+
+/* A pair (N record, kw_engine.c "the pairing"): id is the shape's
+ * recommendation (its D record, before the pair), the neighbour differs from
+ * it in the one knob named, both blocks are journalled before the pair, and
+ * every recorded figure is kw_reduce_pair_delta's of them, bit for bit. */
+static int kw_journal_pair_check(const kw_journal *j, const kw_jpair *x)
+{
+    const kw_jheader *h = &j->h;
+    const kw_knobspace *ks = &h->space;
+    int R = h->repeats;
+    const kw_jdone *d = NULL;
+    for (size_t i = 0; i < j->n_done; i++)
+        if (j->done[i].shape == x->shape && j->done[i].record < x->record)
+            d = &j->done[i];
+    if (!d || d->best_id != x->id || kw_knobs_cand_id(ks, &x->cand) != x->nb_id ||
+        kw_knobs_cand_distance(ks, &d->best, &x->cand) != 1 || x->cand.v[x->knob] == d->best.v[x->knob])
+        return -1;
+    double a[KW_REPEATS_MAX], c[KW_REPEATS_MAX];
+    const char *g = "";
+    for (int r = 0; r < R; r++) {
+        const kw_jeval *ea = kw_journal_eval_find(j, x->shape, x->id, x->k * R + r);
+        const kw_jeval *ec = kw_journal_eval_find(j, x->shape, x->nb_id, x->nk * R + r);
+        if (!ea || !ec || ea->record > x->record || ec->record > x->record)
+            return -1;
+        a[r] = ea->m[h->primary];
+        c[r] = ec->m[h->primary];
+        if (!g[0])
+            g = ea->guards[0] ? ea->guards : ec->guards;
+    }
+    kw_pairdelta pd;
+    kw_reduce_pair_delta(&pd, a, c, g[0] ? 0 : R);
+    return pd.n == x->n && strcmp(g, x->guards) == 0 && kw_same_dbl(pd.pick_mean, x->pick_mean) &&
+                   kw_same_dbl(pd.nb_mean, x->nb_mean) && kw_same_dbl(pd.delta_pct, x->delta_pct) &&
+                   kw_same_dbl(pd.lo_pct, x->lo_pct) && kw_same_dbl(pd.hi_pct, x->hi_pct)
+               ? 0
+               : -1;
 }
 
 int kw_journal_check(const kw_journal *j)
@@ -1817,6 +1907,15 @@ int kw_journal_check(const kw_journal *j)
                                     h->shape_names[shape]);
         }
     }
+    for (size_t i = 0; i < j->n_pairs; i++)
+        if (kw_journal_pair_check(j, &j->pairs[i]) != 0)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: the pair of %016llx and %016llx on "
+                                "shape %s does not follow from the shape's recommendation and "
+                                "the evaluations before it", j->path, j->pairs[i].record,
+                                (unsigned long long)j->pairs[i].id,
+                                (unsigned long long)j->pairs[i].nb_id,
+                                j->pairs[i].shape < h->n_shapes ? h->shape_names[j->pairs[i].shape]
+                                                                 : "?");
     kw_error_clear();
     return 0;
 }

@@ -21,8 +21,11 @@
  * Header records (before the first body record, in this order):
  *   H format=1 version=V seed=N strategy=ofat|random|exhaustive policy=sweep|greedy
  *     budget=N metric=NAME min_effect=PCT alpha=A repeats=R noisy=0|1 tabu=N probes=N
- *     [control=1] tuned=I,J,...          (evaluator shape indices tuned, in order; control=1:
- *                                         noisy rounds re-measure their reference, below)
+ *     [control=1] tuned=I,J,... [pair=N] (evaluator shape indices tuned, in order; control=1:
+ *                                         noisy rounds re-measure their reference, below;
+ *                                         pair=N: a noisy run pairs each finished shape's
+ *                                         recommendation with its neighbours, N records,
+ *                                         spending at most N evaluations per shape)
  *   A key=K value=V                      caller attributes (owner, input paths, ...)
  *   I name=N hash=H                      one per input file
  *   K i=N name=KNOB base=B values=V0,V1,...
@@ -56,6 +59,16 @@
  *       few pairs (the rest come in the knob-by-knob sweeps that follow)
  *   D s=SHAPE why=converged|budget|exhausted base=ID base_p=P best=ID best_p=P c=CAND
  *     evals=N steps=N                    shape done: its recommendation
+ *   N s=SHAPE id=ID k=K nb=ID nk=K knob=NAME new=TEXT c=CAND n=R pm=P nm=P delta=PCT
+ *     lo=PCT hi=PCT g=GUARDS
+ *       a pair (after the shape's D record, pair=N runs only; kw_engine.c "the
+ *       pairing"): the recommendation id= (block k=) and its one-knob neighbour
+ *       nb= with c= (block nk=, knob set to new=) re-measured side by side in
+ *       alternating order, their E records (repetitions K*repeats + r) before
+ *       it; pm/nm the two blocks' means, delta the mean paired difference
+ *       nb - id in percent of pm and lo..hi its 95% interval
+ *       (kw_reduce_pair_delta); n=0 and nan figures when a repetition failed
+ *       (g= its guards)
  *   Q why=time_limit|interrupted          pause (only ever last; resume drops it)
  *   Z why=complete                       run end
  *
@@ -133,6 +146,7 @@ typedef struct kw_jheader {
     int noisy;
     int control;                 /* control=1: noisy OFAT rounds re-measure their reference
                                   * (E records with rep >= repeats; T fields ref/ctl/rmean) */
+    long pair;                   /* pair=N: the pairing's evaluations per shape (0: none) */
     int tabu, probes;
     int n_tuned;
     int tuned[KW_JOURNAL_SHAPE_MAX];                     /* evaluator shape indices, in order */
@@ -211,6 +225,20 @@ typedef struct kw_jdone {
     int steps;
 } kw_jdone;
 
+/* A pair (N): a finished shape's recommendation and one of its one-knob
+ * neighbours re-measured side by side. */
+typedef struct kw_jpair {
+    long record;
+    int shape;
+    uint64_t id, nb_id;   /* the recommendation, the neighbour */
+    int k, nk;            /* their blocks: repetitions k*repeats .. k*repeats+repeats-1 */
+    kw_cand cand;         /* the neighbour */
+    int knob, value;      /* the knob it changes and its value index */
+    int n;                /* pairs (0: a repetition failed) */
+    double pick_mean, nb_mean, delta_pct, lo_pct, hi_pct;
+    const char *guards;   /* the first failing repetition's guards, else "" */
+} kw_jpair;
+
 /* A cheap estimate (P). */
 typedef struct kw_jpred {
     long record;
@@ -233,6 +261,8 @@ typedef struct kw_journal {
     kw_jviol *viols;
     size_t n_done;
     kw_jdone *done;
+    size_t n_pairs;
+    kw_jpair *pairs;
     int complete;         /* a Z record ends the journal */
     char paused[32];      /* the last record is a pause: its reason; else "" */
     long n_records;       /* good records */
@@ -278,7 +308,8 @@ typedef struct kw_jresult {
     int n_changes;
     kw_jchange changes[KW_KNOB_MAX]; /* knobs where best differs from baseline, knob order */
     long evals;           /* E records of the shape */
-    long controls;        /* of them, control re-measurements (rep >= repeats) */
+    long controls;        /* of them, control re-measurements (rep >= repeats, before D) */
+    long pairs;           /* of them, the pairing's re-measurements (rep >= repeats, after D) */
     int steps;            /* T records of the shape */
 } kw_jresult;
 
@@ -290,8 +321,8 @@ int kw_journal_load(kw_journal **out, const char *path);
 void kw_journal_free(kw_journal *j);
 
 /* One body record as kw_journal_scan hands it over: type is 'E', 'T', 'V',
- * 'D', 'Q' or 'Z' and the member of that letter is filled (e, t, v, d; a
- * pause's reason in paused). Its strings and metric vector live only during
+ * 'D', 'N', 'P', 'Q' or 'Z' and the member of that letter is filled (e, t, v,
+ * d, n, p; a pause's reason in paused). Its strings and metric vector live only during
  * the callback: copy what you keep. */
 typedef struct kw_jrec {
     char type;
@@ -302,6 +333,7 @@ typedef struct kw_jrec {
     kw_jdone d;
     char paused[32];
     kw_jpred p;
+    kw_jpair n;
 } kw_jrec;
 
 /* Called per body record in journal order; j holds the finished header (and
@@ -346,7 +378,7 @@ int kw_journal_stats(kw_jstats *out, const kw_journal *j, int shape, uint64_t id
  * guard-passing config visited so far. Free the path with kw_journal_result_clear. */
 int kw_journal_shape_result(kw_jresult *out, const kw_journal *j, int shape);
 void kw_journal_result_clear(kw_jresult *r);
-/* The body records of a loaded journal (E, T, V and D: kw_journal_load
+/* The body records of a loaded journal (E, T, V, D and N: kw_journal_load
  * keeps no others) to fn in journal order, as kw_journal_scan hands a
  * file's over, so one reader serves both. A non-zero return of fn stops the
  * walk and is returned. */

@@ -9,6 +9,8 @@
  * once: O(steps + configs log configs), paid once per shape per reader. */
 #include <math.h>
 #include <stddef.h>
+
+#include <gsl/gsl_cdf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,32 @@ double kw_reduce_repstat_sd(const kw_repstat *s)
     return sqrt(ss / (nv - 1));
 }
 
+void kw_reduce_pair_delta(kw_pairdelta *out, const double *pick, const double *nb, int n)
+{
+    memset(out, 0, sizeof *out);
+    out->pick_mean = out->nb_mean = out->delta_pct = out->lo_pct = out->hi_pct = NAN;
+    if (n <= 0)
+        return;
+    double sp = 0, sn = 0, sd = 0;
+    for (int r = 0; r < n; r++) {
+        sp += pick[r];
+        sn += nb[r];
+        sd += nb[r] - pick[r];
+    }
+    double md = sd / n, ss = 0;
+    for (int r = 0; r < n; r++)
+        ss += (nb[r] - pick[r] - md) * (nb[r] - pick[r] - md);
+    out->n = n;
+    out->pick_mean = sp / n;
+    out->nb_mean = sn / n;
+    out->delta_pct = md / out->pick_mean * 100.0;
+    if (n >= 2) {
+        double half = gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
+        out->lo_pct = (md - half) / out->pick_mean * 100.0;
+        out->hi_pct = (md + half) / out->pick_mean * 100.0;
+    }
+}
+
 /* ------------------------------------------------------------------ tables */
 
 /* One configuration of one shape. */
@@ -73,7 +101,7 @@ typedef struct kw_rmove {
 } kw_rmove;
 
 typedef struct kw_rshape {
-    long evals, controls;
+    long evals, controls, pairs;
     int steps;
     int has_done;
     kw_jdone done;
@@ -195,9 +223,14 @@ static int kw_r_eval(kw_reduce *r, const kw_jeval *e)
 {
     r->shapes[e->shape].evals++;
     if (e->rep < 0 || e->rep >= r->repeats) {
-        /* a control re-measurement: outside the statistics (kw_journal_stats
-         * reads 0..repeats-1), counted apart */
-        r->shapes[e->shape].controls += e->rep >= r->repeats;
+        /* a control re-measurement, or after the shape's D record the
+         * pairing's: outside the statistics (kw_journal_stats reads
+         * 0..repeats-1), counted apart */
+        kw_rshape *s = &r->shapes[e->shape];
+        if (s->has_done)
+            s->pairs += e->rep >= r->repeats;
+        else
+            s->controls += e->rep >= r->repeats;
         return 0;
     }
     kw_rcfg *c = kw_r_get(r, e->shape, e->id, &e->cand);
@@ -356,6 +389,7 @@ int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
     out->shape = shape;
     out->evals = s->evals;
     out->controls = s->controls;
+    out->pairs = s->pairs;
     out->steps = s->steps;
     kw_knobs_cand_baseline(&out->baseline, ks);
     out->baseline_id = kw_knobs_cand_id(ks, &out->baseline);

@@ -60,6 +60,24 @@ void kw_reduce_repstat_add(kw_repstat *s, double primary, const char *guards, in
 double kw_reduce_repstat_mean(const kw_repstat *s);
 double kw_reduce_repstat_sd(const kw_repstat *s);
 
+/* ---- the pairing's figure ---- */
+
+/* A neighbour N re-measured beside the recommendation P (kw_engine.c "the
+ * pairing"): pair r is P's repetition pick[r] and N's nb[r], measured next
+ * to each other. The figure is the mean paired difference d = N - P in
+ * percent of P's mean, with its 95% interval mean(d) +- t(0.975, n-1) x
+ * sd(d) / sqrt(n) (Student's t quantile from GSL; the paired t model of
+ * kw_engine_paired_p: Student 1908; Montgomery, Design and Analysis of
+ * Experiments, 8th ed., 2.5.1), also in percent of P's mean. Sums run in
+ * pair order, so the engine and verify get the same bits. n = 0: every
+ * figure NAN (a repetition failed); n = 1: no interval (NAN). */
+typedef struct kw_pairdelta {
+    int n;
+    double pick_mean, nb_mean;   /* the two blocks' means */
+    double delta_pct, lo_pct, hi_pct;
+} kw_pairdelta;
+void kw_reduce_pair_delta(kw_pairdelta *out, const double *pick, const double *nb, int n);
+
 /* ---- the reducer ---- */
 
 typedef struct kw_reduce kw_reduce;

@@ -32,6 +32,9 @@
 #define KW_REPEATS_MAX 1024  /* evaluations per candidate of a noisy evaluator */
 #define KW_CTL_BLOCK_MAX (1 << 20) /* control blocks of one config (repetitions k*repeats..,
                                     * kw_engine.c "the control"): rep= stays below 2^30 */
+#define KW_PAIR_DEFAULT 200  /* pairing evaluations per shape (opts->pair): 20 neighbours at
+                              * the default 5 repeats, every neighbour of the shipped CPU spaces */
+#define KW_PAIR_BUDGET_MAX (1L << 30)
 
 /* One knob: a finite ordered domain of textual values and a baseline index. */
 typedef struct kw_knob {
@@ -224,6 +227,13 @@ typedef struct kw_engine_opts {
      * a challenger re-measures the config it is judged against beside it
      * (kw_engine.c, "the control"). Recorded in the journal header (control=1). */
     int no_control;
+    /* Noisy runs only: the most evaluations per shape that the pairing may
+     * spend once the shape is done (kw_engine.c "the pairing": the
+     * recommendation and each one-knob neighbour re-measured side by side,
+     * N records); 0 turns it off. kw_engine_opts_init: KW_PAIR_DEFAULT.
+     * Recorded in the journal header (pair=N) of a noisy run; a noiseless
+     * run never pairs and its header has no pair field. */
+    long pair;
 } kw_engine_opts;
 
 #endif

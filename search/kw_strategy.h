@@ -59,7 +59,9 @@ typedef struct kw_item {
 typedef enum {
     KW_SHAPE_BASELINE, /* the core evaluates the baseline */
     KW_SHAPE_RUNNING,  /* the strategy plans and decides */
-    KW_SHAPE_DONE      /* its shape-done record is journalled */
+    KW_SHAPE_PAIR,     /* its shape-done record is journalled; noisy: the pairing
+                        * re-measures the recommendation beside its neighbours */
+    KW_SHAPE_DONE      /* finished: its shape-done record (and pairs) journalled */
 } kw_shape_phase;
 
 /* What the core keeps of one tuned shape; st is the strategy's. */
@@ -90,6 +92,14 @@ typedef struct kw_shape {
     int ctl_k;
     uint64_t ctl_id;
     long controls;            /* control evaluations journalled for this shape */
+    long pairs;               /* the pairing's evaluations journalled for this shape */
+    /* the pairing (kw_engine.c "the pairing"), phase KW_SHAPE_PAIR: the
+     * recommendation, the next neighbour to pair (knob * 2 + side, side 0
+     * one value down, 1 up), the evaluations spent, and this round's pair:
+     * the neighbour and the two blocks (repetitions k*reps ..) measured */
+    kw_cand pair_pick, pair_nb;
+    int pair_next, pair_knob, pair_kp, pair_kn;
+    long pair_spent;
     void *st;                 /* the strategy's state (init allocates, free releases) */
 } kw_shape;
 

@@ -10,6 +10,7 @@
 
 #include "kw_audit.h"
 #include "kw_engine.h"
+#include "kw_netpath.h"
 #include "kw_results.h"
 #include "kw_rsynth.h"
 #include "lib/kw_tl.h"
@@ -92,7 +93,45 @@ Test(audit, render_has_path_reproduction_and_bottlenecks)
     t = kw_sbuf_cstr(&m);
     const char *sens = strstr(t, "\n  sensitivity: "), *warn = strstr(t, "(a measured run:");
     cr_assert(sens && warn && warn > sens, "the warning follows the sensitivity heading: %s", t);
+    cr_assert(strstr(t, "not paired") != NULL, "%s", t);
     kw_sbuf_free(&m);
+
+    /* the pairing's pairs (N records) replace the unpaired cells: one pair
+     * first (its cell reads the pair's figure and interval, the note says
+     * which cells are paired), then one per evaluated neighbour (every cell
+     * paired, no "not paired") */
+    kw_sens sn[SY_NKNOBS];
+    cr_assert_eq(kw_netpath_sensitivity(sn, rs, SY_S0), 0);
+    int n_sides = 0;
+    for (int k = 0; k < rs->ks.n_knobs; k++)
+        for (int side = 0; side < 2; side++) {
+            if (sn[k].side[side].state != KW_SENS_EVALUATED)
+                continue;
+            kw_rs_pair p = {.knob = k, .value = sn[k].side[side].value, .n = 5,
+                            .delta_pct = 2.5 + n_sides, .lo_pct = 1.0 + n_sides,
+                            .hi_pct = 4.0 + n_sides};
+            cr_assert_eq(kw_runsum_add_pair(rs, SY_S0, &p), 0);
+            if (n_sides++ > 0)
+                continue;
+            kw_sbuf one = {0};
+            cr_assert_eq(kw_audit_render(&one, rs, SY_S0, "knobwise eval --seed 1"), 0);
+            t = kw_sbuf_cstr(&one);
+            char cell[200];
+            snprintf(cell, sizeof cell, " %s +2.50%% [+1.00%%, +4.00%%]",
+                     rs->ks.knobs[k].values[sn[k].side[side].value]);
+            cr_assert(strstr(t, cell) != NULL, "no cell '%s': %s", cell, t);
+            cr_assert(strstr(t, "the cells with an interval are paired") != NULL, "%s", t);
+            cr_assert(strstr(t, "the others come from different rounds and are not paired") != NULL,
+                      "%s", t);
+            kw_sbuf_free(&one);
+        }
+    cr_assert_gt(n_sides, 1);
+    kw_sbuf all = {0};
+    cr_assert_eq(kw_audit_render(&all, rs, SY_S0, "knobwise eval --seed 1"), 0);
+    t = kw_sbuf_cstr(&all);
+    cr_assert(strstr(t, "(a measured run: every cell is paired") != NULL, "%s", t);
+    cr_assert(strstr(t, "not paired") == NULL, "%s", t);
+    kw_sbuf_free(&all);
     kw_runsum_free(rs);
 }
 

@@ -146,8 +146,15 @@ Test(engine, one_knob_invariant_over_many_seeded_runs)
             long n = 0;
             for (size_t i = 0; i < j->n_evals; i++)
                 n += j->evals[i].shape == sh;
+            /* the search keeps to the budget; a noisy run's pairing, after the
+             * shape's D record, to its own (opts.pair) */
+            kw_jresult r;
+            cr_assert_eq(kw_journal_shape_result(&r, j, sh), 0);
             if (o.budget > 0)
-                cr_assert_leq(n, o.budget, "seed %llu: budget", (unsigned long long)seed);
+                cr_assert_leq(n - r.pairs, o.budget, "seed %llu: budget", (unsigned long long)seed);
+            cr_assert_leq(r.pairs, s.ev.noisy ? o.pair : 0, "seed %llu: pairing budget",
+                          (unsigned long long)seed);
+            kw_journal_result_clear(&r);
         }
         kw_journal_free(j);
         kw_synth_rmdir(dir);
@@ -1480,6 +1487,7 @@ Test(engine, noisy_round_is_journalled_repetition_major)
     kw_engine_opts o = opts_for(1);
     o.strategy = KW_STRATEGY_EXHAUSTIVE;
     o.repeats = 3;
+    o.pair = 0; /* the search's order only: no pairing after it */
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
     cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
@@ -1611,31 +1619,44 @@ Test(engine, paired_p_value_matches_the_closed_form)
  * than 1.0's repetitions of the round that accepted it. */
 static const double kw_drift_jitter[5] = {-1.0, 0.5, 0.0, 1.0, -0.5};
 
-static int kw_drift_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+/* The drifting devices' metrics from one primary x. */
+static void kw_drift_fill(kw_metrics *out, double x, const kw_cand *c)
 {
-    kw_synth *s = ctx;
-    long i = __atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
-    double x = kw_synth_true(s, c, shape) * (1.0 + 0.05 * (double)i) *
-               (1.0 + 0.001 * kw_drift_jitter[rep % 5]);
     out->v[0] = 0.8 * x;
     out->v[1] = x;
     out->v[2] = 1.2 * x;
     out->v[3] = c->v[0];
+}
+
+static int kw_drift_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    kw_synth *s = ctx;
+    long i = __atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+    kw_drift_fill(out, kw_synth_true(s, c, shape) * (1.0 + 0.05 * (double)i) *
+                           (1.0 + 0.001 * kw_drift_jitter[rep % 5]), c);
     return 0;
+}
+
+/* Two knobs of two values (0.0 = 100, 1.0 = 50, 0.1 = 90, 1.1 = 40) on a
+ * drifting device eval, reported noisy. */
+static void kw_drift_synth(kw_synth *s, int (*eval)(void *, const kw_cand *, int, int, kw_metrics *))
+{
+    int nv[] = {2, 2};
+    kw_synth_init(s, 2, nv, 1);
+    s->w[0][1] = -50.0;
+    s->w[1][1] = -10.0;
+    s->ev.eval = eval;
+    s->ev.noisy = 1;
 }
 
 static kw_journal *drift_run(int no_control, char *dir, size_t dn, char *jp, size_t jn)
 {
-    int nv[] = {2, 2};
     kw_synth s;
-    kw_synth_init(&s, 2, nv, 1);
-    s.w[0][1] = -50.0;
-    s.w[1][1] = -10.0;
-    s.ev.eval = kw_drift_eval;
-    s.ev.noisy = 1;
+    kw_drift_synth(&s, kw_drift_eval);
     kw_engine_opts o = opts_for(1);
     o.repeats = 5;
     o.no_control = no_control;
+    o.pair = 0; /* the search's controls only: no pairing after it */
     kw_journal *j = run_load(&s, &o, dir, dn, jp, jn, NULL);
     cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->h.control, !no_control);
@@ -1726,4 +1747,147 @@ Test(engine, verify_checks_the_control_a_step_names)
     cr_expect_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     kw_journal_free(j);
     kw_synth_rmdir(dir);
+}
+
+/* ------------------------------------------------------------------ the pairing */
+
+/* A device drifting additively: call i (one thread, in call order) reads the
+ * config's true time + 0.5 i. The true times (two knobs of two values):
+ * 0.0 = 100, 1.0 = 50, 0.1 = 90, 1.1 = 40. */
+static int kw_ramp_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    (void)rep;
+    kw_synth *s = ctx;
+    long i = __atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+    kw_drift_fill(out, kw_synth_true(s, c, shape) + 0.5 * (double)i, c);
+    return 0;
+}
+
+/* A noisy run pairs its recommendation F with each one-knob neighbour N
+ * after the search (kw_engine.c "the pairing"): P and N alternate (P N, N P,
+ * P N, N P), so on a device drifting by D per call the paired differences are
+ * (N - F) + D, (N - F) - D, ...: over 4 pairs their mean is the true
+ * N - F exactly, and their sample sd is D sqrt(4/3) (deviations +-D). The
+ * figures are checked against that closed form with Student's t quantile
+ * for 3 degrees of freedom (3.182446305284263, Student's t tables), not
+ * against the engine's own output; and verify recomputes every N record. */
+Test(engine, the_pairing_cancels_linear_drift_and_gives_the_true_difference)
+{
+    kw_synth s;
+    kw_drift_synth(&s, kw_ramp_eval);
+    kw_engine_opts o = opts_for(1);
+    o.repeats = 4;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->h.pair, KW_PAIR_DEFAULT);
+    cr_assert_eq(j->n_done, 1);
+    const kw_cand *F = &j->done[0].best;
+    /* one pair per neighbour, in knob order, after the D record */
+    cr_assert_eq(j->n_pairs, 2);
+    for (size_t i = 0; i < j->n_pairs; i++) {
+        const kw_jpair *x = &j->pairs[i];
+        cr_assert_eq(x->knob, (int)i);
+        cr_assert_eq(kw_knobs_cand_distance(&s.ks, F, &x->cand), 1);
+        cr_assert_neq(x->cand.v[x->knob], F->v[x->knob]);
+        cr_assert_gt(x->record, j->done[0].record);
+        cr_assert_eq(x->n, 4);
+        double truth = kw_synth_true(&s, &x->cand, 0) - kw_synth_true(&s, F, 0);
+        cr_expect(fabs((x->nb_mean - x->pick_mean) - truth) < 1e-9, "pair %zu: %g, truth %g", i,
+                  x->nb_mean - x->pick_mean, truth);
+        cr_expect(fabs(x->delta_pct - truth / x->pick_mean * 100.0) < 1e-9, "pair %zu: delta %g", i,
+                  x->delta_pct);
+        double half = 3.182446305284263 * 0.5 * sqrt(4.0 / 3.0) / 2.0 / x->pick_mean * 100.0;
+        cr_expect(fabs(x->lo_pct - (x->delta_pct - half)) < 1e-9, "pair %zu: lo %g", i, x->lo_pct);
+        cr_expect(fabs(x->hi_pct - (x->delta_pct + half)) < 1e-9, "pair %zu: hi %g", i, x->hi_pct);
+        /* its E records: blocks k / nk, in the order P N N P P N N P */
+        const kw_jeval *e[8];
+        for (int r = 0; r < 4; r++) {
+            e[2 * r] = kw_journal_eval_find(j, 0, x->id, x->k * 4 + r);
+            e[2 * r + 1] = kw_journal_eval_find(j, 0, x->nb_id, x->nk * 4 + r);
+            cr_assert(e[2 * r] && e[2 * r + 1]);
+        }
+        for (int r = 0; r < 4; r++) {
+            long p = e[2 * r]->record, n = e[2 * r + 1]->record;
+            cr_expect_eq(r % 2 ? p - n : n - p, 1, "pair %zu rep %d: P at %ld, N at %ld", i, r, p, n);
+        }
+    }
+    /* the reducer counts them apart from the search's controls */
+    kw_jresult r;
+    cr_assert_eq(kw_journal_shape_result(&r, j, 0), 0);
+    cr_expect_eq(r.pairs, 2 * 2 * 4);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* The pairing's budget bounds it (one pair here), 0 turns it off, and a
+ * noiseless run never pairs: no pair= in its header, no N record. */
+Test(engine, the_pairing_keeps_to_its_budget_and_a_noiseless_run_never_pairs)
+{
+    int nv[] = {2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 2, nv, 1);
+    s.w[0][1] = -50.0;
+    s.w[1][1] = -10.0;
+    kw_synth_noise(&s, 2.0, 3, 1);
+    kw_engine_opts o = opts_for(1);
+    o.repeats = 4;
+    o.pair = 2 * 4 + 7; /* room for one pair of two blocks of 4, not two */
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_expect_eq(j->n_pairs, 1);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    o.pair = 0;
+    j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_expect_eq(j->n_pairs, 0);
+    cr_expect_eq(j->h.pair, 0);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    kw_synth_init(&s, 2, nv, 1);
+    o.pair = KW_PAIR_DEFAULT;
+    j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_expect_eq(j->n_pairs, 0);
+    cr_expect_eq(j->h.pair, 0);
+    long len = 0;
+    char *b = kw_synth_slurp(jp, &len);
+    cr_expect(strstr(b, " pair=") == NULL && strstr(b, "\nN ") == NULL);
+    free(b);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* A noisy run killed at every record boundary and in the middle of every
+ * record of its pairing (after the first D record) resumes to the
+ * uninterrupted journal byte for byte, evaluating only what the prefix lacks
+ * (the synthetic noise is a pure function of id, shape and repetition). */
+Test(engine, an_interrupted_pairing_resumes_byte_identically)
+{
+    kw_synth s;
+    kw_synth_random(&s, 13, 2);
+    kw_synth_noise(&s, 3.0, 9, 1);
+    kw_engine_opts o = opts_for(2);
+    o.repeats = 3;
+    long ref_len;
+    char *ref = run_bytes(&s, &o, &ref_len);
+    long ref_evals = 0, first_d = -1, n_pairs = 0;
+    for (long i = 0; i < ref_len; i++)
+        if (i == 0 || ref[i - 1] == '\n') {
+            ref_evals += ref[i] == 'E';
+            n_pairs += ref[i] == 'N';
+            if (ref[i] == 'D' && first_d < 0)
+                first_d = i;
+        }
+    cr_assert_gt(first_d, 0);
+    cr_assert_gt(n_pairs, 2, "a pairing to interrupt");
+    long at = first_d;
+    for (long i = first_d; i < ref_len; i++)
+        if (ref[i] == '\n') {
+            resume_from_prefix(&s, &o, ref, ref_len, i + 1, ref_evals);
+            resume_from_prefix(&s, &o, ref, ref_len, at + (i + 1 - at) / 2, ref_evals);
+            at = i + 1;
+        }
+    free(ref);
 }

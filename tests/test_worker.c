@@ -210,9 +210,12 @@ Test(worker, other_protocol_versions_are_refused)
 /* A short real tuning run: the measuring evaluator (src/run/kw_exec.c) drives the
  * shipped worker over a 16-configuration space of a 16 x 64 x 64 GEMM. Asserted:
  * the run finishes, verify accepts its journal, and every audited step changes
- * one knob of the space. Nothing about times. The budget (20) buys the baseline
- * (5 repetitions) and one round of a candidate beside the baseline's control
- * (5 + 5): the controls count against it. */
+ * one knob of the space, and the audit's sensitivity is paired. Nothing about
+ * times (the worker's CPU clock, KW_WORKER_CLOCK=cpu, as the benches use, so
+ * the load of a shared host moves its samples less). The budget (20) buys
+ * the baseline (5 repetitions) and one round of a candidate beside the
+ * baseline's control (5 + 5): the controls count against it; the pairing
+ * after the search has its own budget (search/kw_search.h KW_PAIR_DEFAULT). */
 Test(worker, a_measured_tuning_run_with_the_shipped_worker, .timeout = 240)
 {
     const char *bd = getenv("KW_BUILDDIR"), *sd = getenv("KW_SRCDIR"), *bin = getenv("KW_BIN");
@@ -221,8 +224,8 @@ Test(worker, a_measured_tuning_run_with_the_shipped_worker, .timeout = 240)
     cr_assert_not_null(mkdtemp(dir));
     char cmd[8192];
     snprintf(cmd, sizeof cmd,
-             "'%s' tune --space '%s/tests/data/cpu_tune/space.xml' --evaluator 'exec:%s/knobwise-worker' "
-             "--budget 20 --out '%s/run' --quiet >'%s/out' 2>&1",
+             "KW_WORKER_CLOCK=cpu '%s' tune --space '%s/tests/data/cpu_tune/space.xml' "
+             "--evaluator 'exec:%s/knobwise-worker' --budget 20 --out '%s/run' --quiet >'%s/out' 2>&1",
              bin, sd, bd, dir, dir);
     int st = system(cmd);
     snprintf(cmd, sizeof cmd, "%s/out", dir);
@@ -257,6 +260,35 @@ Test(worker, a_measured_tuning_run_with_the_shipped_worker, .timeout = 240)
     }
     fclose(f);
     cr_expect_geq(rows, 1, "no step audited");
+    /* the audit's sensitivity table is paired: after the search each of the
+     * recommendation's four neighbours (four knobs of two values) was
+     * re-measured beside it in alternating order, so every cell reads a
+     * paired difference with its 95% interval "[lo%, hi%]" and the note says
+     * paired, not "not paired" (before the pairing it compared means of
+     * different rounds: README, "The audit on a measured run") */
+    snprintf(cmd, sizeof cmd, "'%s' audit '%s/run' >'%s/out' 2>&1", bin, dir, dir);
+    st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "audit failed");
+    snprintf(cmd, sizeof cmd, "%s/out", dir);
+    f = fopen(cmd, "r");
+    cr_assert_not_null(f);
+    n = fread(big, 1, sizeof big - 1, f);
+    big[n] = '\0';
+    fclose(f);
+    cr_expect(strstr(big, "(a measured run: every cell is paired") != NULL, "%s", big);
+    cr_expect(strstr(big, "not paired") == NULL, "%s", big);
+    const char *sens = strstr(big, "  sensitivity: ");
+    cr_assert_not_null(sens, "%s", big);
+    int intervals = 0;
+    for (const char *p = sens; (p = strstr(p, "% [")) != NULL; p++) {
+        const char *q = strchr(p, ']');
+        cr_assert_not_null(q);
+        cr_expect(strstr(p, "%, ") != NULL && strstr(p, "%, ") < q, "an interval without two ends: %.40s", p);
+        intervals++;
+    }
+    cr_expect_eq(intervals, 4, "four neighbours, four paired cells: %s", sens);
+    snprintf(cmd, sizeof cmd, "grep -c '^N ' '%s/run/journal' >'%s/out'", dir, dir);
+    cr_expect_eq(system(cmd), 0, "no pair journaled");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) { /* best effort */ }
 }

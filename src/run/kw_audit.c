@@ -242,26 +242,40 @@ static void kw_sens_cell(char *buf, size_t len, const kw_runsum *rs, const kw_rs
 {
     const kw_knobspace *ks = &rs->ks;
     char pct[40];
+    int paired = o->pair && o->pair->n > 0;
     switch (o->state) {
     case KW_SENS_EDGE: snprintf(buf, len, "(end)"); return;
     case KW_SENS_MISSING:
-        snprintf(buf, len, "%s not evaluated", kw_val_text(ks, k, o->value));
-        return;
+        if (!paired) {
+            snprintf(buf, len, "%s not evaluated", kw_val_text(ks, k, o->value));
+            return;
+        }
+        break;
     case KW_SENS_CONSTRAINT:
         snprintf(buf, len, "%s constraint", kw_val_text(ks, k, o->value));
         return;
     case KW_SENS_EVALUATED: break;
     }
-    const kw_rs_config *c = &s->configs[o->config];
-    if (kw_guards_saturated(c->m.guards))
+    const kw_rs_config *c = o->config >= 0 ? &s->configs[o->config] : NULL;
+    char lo[40], hi[40], ci[100] = "";
+    if (paired) {
+        /* the pair's mean difference with its 95% interval (kw_rs_pair) */
+        kw_pct_text(pct, sizeof pct, o->pair->delta_pct);
+        kw_pct_text(lo, sizeof lo, o->pair->lo_pct);
+        kw_pct_text(hi, sizeof hi, o->pair->hi_pct);
+        snprintf(ci, sizeof ci, " [%s, %s]", lo, hi);
+    } else if (c && kw_guards_saturated(c->m.guards))
         snprintf(pct, sizeof pct, "saturated");
     else if (o->same)
         snprintf(pct, sizeof pct, "no effect");
     else
         kw_pct_text(pct, sizeof pct, o->pct);
-    int other = c->m.guards[0] && strcmp(c->m.guards, "saturated") != 0;
-    snprintf(buf, len, "%s %s%s%s", kw_val_text(ks, k, o->value), pct, other ? " !" : "",
-             other ? c->m.guards : "");
+    const char *g = paired ? "" : c ? c->m.guards : "";
+    if (!paired && o->pair && o->pair->guards[0])
+        g = o->pair->guards; /* a failed pair: its guards, the unpaired figure beside them */
+    int other = g[0] && strcmp(g, "saturated") != 0;
+    snprintf(buf, len, "%s %s%s%s%s", kw_val_text(ks, k, o->value), pct, ci, other ? " !" : "",
+             other ? g : "");
 }
 
 /* The net path, the exploration line and the sensitivity of one shape. */
@@ -335,21 +349,18 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
     if (kw_netpath_sensitivity(sn, rs, shape) == 0) {
         kw_sbuf_printf(out, "\n  sensitivity: %s when one knob of the recommendation moves one value "
                        "down / up (evaluations the run made)\n", pn);
-        /* A measured run's cells are means of repetitions taken in other
-         * rounds than the recommendation's: unpaired, so drift between rounds
-         * reads as an effect (a pick within 1.1% of the best, interleaved,
-         * read a neighbour as 11.6% better here; README, 2026-12-05). */
-        if (rs->info.noisy)
-            kw_sbuf_puts(out, "  (a measured run: each cell and the shipped figure come from different "
-                              "rounds and are not paired; a difference within the run's noise is no "
-                              "evidence until both configurations are measured again side by side)\n");
-        kw_sbuf_printf(out, "  %-22s %-14s %-30s %s\n", "knob", "shipped", "down", "up");
+        if (rs->info.noisy) { /* unpaired figures of different rounds, or the pairing's */
+            char note[600];
+            kw_netpath_sens_note(note, sizeof note, sn, ks->n_knobs, "cell");
+            kw_sbuf_printf(out, "  (%s)\n", note);
+        }
+        kw_sbuf_printf(out, "  %-22s %-14s %-34s %s\n", "knob", "shipped", "down", "up");
         kw_sbuf inert = {0};
         for (int k = 0; k < ks->n_knobs; k++) {
             char dn[400], up[400];
             kw_sens_cell(dn, sizeof dn, rs, s, k, &sn[k].side[0]);
             kw_sens_cell(up, sizeof up, rs, s, k, &sn[k].side[1]);
-            kw_sbuf_printf(out, "  %-22s %-14s %-30s %s\n", ks->knobs[k].name,
+            kw_sbuf_printf(out, "  %-22s %-14s %-34s %s\n", ks->knobs[k].name,
                            kw_val_text(ks, k, s->configs[s->final].cand.v[k]), dn, up);
             if (kw_netpath_sens_inert(&sn[k]))
                 kw_sbuf_printf(&inert, "%s%s", inert.len ? ", " : "", ks->knobs[k].name);

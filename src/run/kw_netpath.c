@@ -601,6 +601,7 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
             }
             kw_cand c = F->cand;
             c.v[k] = (uint8_t)v;
+            o->pair = kw_runsum_find_pair(rs, shape, k, v);
             int ci = kw_runsum_find_config(rs, shape, kw_knobs_cand_id(ks, &c));
             /* configurations a step produced (or the evidence phase added):
              * a partial summary keeps exactly those, so it reads the same */
@@ -620,11 +621,53 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
             }
             o->state = KW_SENS_EVALUATED;
             o->evidence = s->configs[ci].evidence;
-            o->pct = kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
+            o->pct = o->pair && o->pair->n > 0
+                         ? o->pair->delta_pct
+                         : kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
             o->same = kw_np_same(rs, &s->configs[ci], F);
         }
     }
     return 0;
+}
+
+/* Sides with a figure (*cells) and of them the paired ones (kw_netpath_sens_note). */
+static void kw_netpath_sens_paired(int *paired, int *cells, const kw_sens *out, int n_knobs)
+{
+    *paired = *cells = 0;
+    for (int k = 0; k < n_knobs; k++)
+        for (int side = 0; side < 2; side++) {
+            const kw_sens_side *o = &out[k].side[side];
+            int has = o->pair && o->pair->n > 0;
+            if (o->state == KW_SENS_EVALUATED || (o->state == KW_SENS_MISSING && has)) {
+                (*cells)++;
+                *paired += has;
+            }
+        }
+}
+
+void kw_netpath_sens_note(char *buf, size_t len, const kw_sens *out, int n_knobs, const char *item)
+{
+    /* Unpaired, drift between rounds reads as an effect (a pick within 1.1%
+     * of the best, interleaved, read a neighbour as 11.6% better: README,
+     * 2026-12-05); the pairing (search/kw_engine.c) measures each neighbour
+     * beside the recommendation. */
+    int paired, cells;
+    kw_netpath_sens_paired(&paired, &cells, out, n_knobs);
+    if (paired == 0)
+        snprintf(buf, len, "a measured run: each %s and the shipped figure come from different "
+                 "rounds and are not paired; a difference within the run's noise is no evidence "
+                 "until both configurations are measured again side by side", item);
+    else if (paired == cells)
+        snprintf(buf, len, "a measured run: every %s is paired: the neighbour and the shipped "
+                 "configuration re-measured side by side after the search, in alternating order; "
+                 "the figure is their mean paired difference with its 95%% interval [low, high]",
+                 item);
+    else
+        snprintf(buf, len, "a measured run: the %ss with an interval are paired: the neighbour and "
+                 "the shipped configuration re-measured side by side after the search, in "
+                 "alternating order; the figure is their mean paired difference with its 95%% "
+                 "interval [low, high]; the others come from different rounds and are not paired, "
+                 "so a difference within the run's noise is no evidence", item);
 }
 
 int kw_netpath_sens_inert(const kw_sens *k)

@@ -95,6 +95,12 @@ typedef struct kw_sens_side {
     double pct;         /* primary effect against the recommendation, percent (NAN if not finite) */
     int same;           /* every metric and the guards equal the recommendation's: no effect */
     int evidence;       /* evaluated after the run (kw_evidence_neighbours), not by the journal */
+    /* the pairing's pair of this neighbour (a noisy run's N record), or NULL.
+     * With figures (pair->n > 0) an EVALUATED side's pct is the pair's
+     * delta_pct: the neighbour and the recommendation measured side by side,
+     * not their means from different rounds; a MISSING side may have a pair
+     * too (the pairing measures every neighbour, evaluated or not). */
+    const kw_rs_pair *pair;
 } kw_sens_side;
 
 typedef struct kw_sens {
@@ -109,6 +115,13 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape);
  * no effect (kw_netpath_sens_inert). A knob with measured[k] > 0 and inert[k] ==
  * measured[k] changed nothing anywhere. Arrays of rs->ks.n_knobs. */
 int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs);
+
+/* The note a measured (noisy) run's sensitivity carries, into buf (no
+ * trailing punctuation, lower case first: "a measured run: ..."), for audit
+ * ("cell") and the report ("bar"): of the sides with a figure (evaluated, or
+ * paired), paired when every one has a pair's figure (pair->n > 0), which
+ * when some do, and else that the figures are not paired. */
+void kw_netpath_sens_note(char *buf, size_t len, const kw_sens *out, int n_knobs, const char *item);
 
 /* A knob with no effect on the shape: at least one neighbour evaluated, and
  * every evaluated neighbour the same as the recommendation. */

@@ -579,6 +579,13 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
             kw_sbuf_html(b, ks->knobs[k].values[o->value]);
             kw_sbuf_puts(b, " ");
             kw_pct(b, pct);
+            if (o->pair && o->pair->n > 0) { /* paired: its 95% interval */
+                kw_sbuf_puts(b, " [");
+                kw_pct(b, o->pair->lo_pct);
+                kw_sbuf_puts(b, ", ");
+                kw_pct(b, o->pair->hi_pct);
+                kw_sbuf_puts(b, "]");
+            }
             if (guards[0])
                 kw_sbuf_puts(b, " (guard)");
             kw_sbuf_puts(b, "</text>\n");
@@ -867,11 +874,15 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
                           "inputs, seed and sample (the journal keeps percentiles, not requests).</p>\n"
                           "<h3>Sensitivity around the recommendation</h3>\n");
         kw_plot_sensitivity(out, rs, i);
-        if (rs->info.noisy) /* as the audit says it (kw_audit.c) */
-            kw_sbuf_puts(out, "<p class=\"note\">A measured run: each bar and the shipped figure come "
-                              "from different rounds and are not paired; a difference within the run's "
-                              "noise is no evidence until both configurations are measured again side "
-                              "by side.</p>\n");
+        kw_sens sn[KW_KNOB_MAX];
+        if (rs->info.noisy && kw_netpath_sensitivity(sn, rs, i) == 0) { /* as the audit says it */
+            char note[600];
+            kw_netpath_sens_note(note, sizeof note, sn, rs->ks.n_knobs, "bar");
+            note[0] = 'A';
+            kw_sbuf_puts(out, "<p class=\"note\">");
+            kw_sbuf_html(out, note);
+            kw_sbuf_puts(out, ".</p>\n");
+        }
         kw_sbuf_puts(out, "<h3>Guards and rollback</h3>\n");
         kw_guard_table(out, rs, i);
         kw_sbuf_puts(out, "</section>\n");

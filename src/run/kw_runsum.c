@@ -75,6 +75,7 @@ void kw_runsum_free(kw_runsum *rs)
         free(s->path);
         free(s->ranked);
         free(s->rejected);
+        free(s->pairs);
     }
     free(rs->shapes);
     free(rs->port);
@@ -264,6 +265,32 @@ int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constr
     snprintf(cf->m.guards, sizeof cf->m.guards, "constraint:%s",
              rs->ks.constraints[constraint].name);
     return 0;
+}
+
+int kw_runsum_add_pair(kw_runsum *rs, int shape, const kw_rs_pair *p)
+{
+    if (shape < 0 || shape >= rs->n_shapes)
+        return kw_error_set(KW_ESTATE, "pair for unknown shape index %d", shape);
+    kw_rs_shape *s = &rs->shapes[shape];
+    if (s->n_pairs == s->cap_pairs) {
+        int cap = s->cap_pairs ? 2 * s->cap_pairs : 16;
+        kw_rs_pair *q = realloc(s->pairs, (size_t)cap * sizeof *q);
+        if (!q)
+            return kw_error_set(KW_ENOMEM, "out of memory for the pairs");
+        s->pairs = q;
+        s->cap_pairs = cap;
+    }
+    s->pairs[s->n_pairs++] = *p;
+    return 0;
+}
+
+const kw_rs_pair *kw_runsum_find_pair(const kw_runsum *rs, int shape, int knob, int value)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    for (int i = s->n_pairs - 1; i >= 0; i--)
+        if (s->pairs[i].knob == knob && s->pairs[i].value == value)
+            return &s->pairs[i];
+    return NULL;
 }
 
 /* A step; its ids given (ids: in's parent_id and id are its candidates'),
@@ -751,8 +778,17 @@ typedef struct kw_sviol {
     kw_cand cand;
 } kw_sviol;
 
+typedef struct kw_spair {
+    int es;
+    kw_rs_pair p;
+} kw_spair;
+
 typedef struct kw_build {
     const kw_jheader *h;    /* the journal's header (set by kw_build_init) */
+    long done_rec[KW_JOURNAL_SHAPE_MAX]; /* per evaluator shape, its D record (0: none yet):
+                             * an E record after it is the pairing's, in no figure */
+    kw_spair *pairs;
+    size_t n_pairs, cap_pairs;
     int ready;
     int map[KW_JOURNAL_SHAPE_MAX];
     int n;                  /* summary shapes */
@@ -836,7 +872,32 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
         if (!kw_in(e->shape, B->map) ||
             !kw_build_keeps(B, e->shape, kw_knobs_cand_id(&h->space, &e->cand)))
             return 0;
+        /* the pairing's re-measurements (after the shape's D record) are
+         * figures of the pairs only, as the reducer's rule keeps them out */
+        if (e->rep >= h->repeats && B->done_rec[e->shape] > 0 && e->record > B->done_rec[e->shape])
+            return 0;
         return kw_rs_add_jeval(B->rs, B->map, e);
+    }
+    case 'N': {
+        const kw_jpair *x = &r->n;
+        if (!kw_in(x->shape, B->map))
+            return 0;
+        kw_spair *np = kw_grow_array(B->pairs, &B->cap_pairs, B->n_pairs, sizeof *B->pairs);
+        if (!np)
+            return kw_build_oom();
+        B->pairs = np;
+        kw_spair *q = &B->pairs[B->n_pairs++];
+        memset(q, 0, sizeof *q);
+        q->es = x->shape;
+        q->p.knob = x->knob;
+        q->p.value = x->value;
+        q->p.nb_id = x->nb_id;
+        q->p.n = x->n;
+        q->p.delta_pct = x->delta_pct;
+        q->p.lo_pct = x->lo_pct;
+        q->p.hi_pct = x->hi_pct;
+        snprintf(q->p.guards, sizeof q->p.guards, "%s", x->guards ? x->guards : "");
+        return 0;
     }
     case 'V': {
         const kw_jviol *v = &r->v;
@@ -908,6 +969,9 @@ static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         if (rc != 0)
             return rc;
     }
+    if (r->type == 'D' && r->d.shape >= 0 && r->d.shape < KW_JOURNAL_SHAPE_MAX &&
+        B->done_rec[r->d.shape] == 0)
+        B->done_rec[r->d.shape] = r->record;
     if (B->live) {
         /* read 1 and read 2 at once: the reducer and the scout as read 1,
          * every record into rs; kw_runsum_live_summary keeps what read 2
@@ -998,7 +1062,8 @@ static int kw_build_keep(kw_build *B, int i, int es, uint64_t best)
     kw_build_top t = {B, p};
     kw_jresult r;
     int rc = kw_reduce_result(&r, B->red, es);
-    p->evals += r.evals;
+    p->evals += r.evals - r.pairs; /* the configurations' repetitions: the pairing's are
+                                    * figures of its pairs only (kw_build_replay) */
     kw_journal_result_clear(&r);
     if (rc == 0)
         rc = kw_reduce_each(B->red, es, kw_build_offer, &t);
@@ -1061,6 +1126,7 @@ static void kw_build_free(kw_build *B)
     kw_runsum_free(B->rs);
     free(B->steps);
     free(B->viols);
+    free(B->pairs);
 }
 
 /* The evaluator shapes with a summary shape, each once, in tuning order,
@@ -1103,6 +1169,8 @@ static int kw_build_end(kw_build *B, kw_runsum *rs, int n_tuned, const int *tune
     }
     for (size_t i = 0; i < B->n_steps && rc == 0; i++)
         rc = kw_rs_add_step(rs, B->map[B->steps[i].es], &B->steps[i].st, 1);
+    for (size_t i = 0; i < B->n_pairs && rc == 0; i++)
+        rc = kw_runsum_add_pair(rs, B->map[B->pairs[i].es], &B->pairs[i].p);
     for (int t = 0; t < n_tuned && rc == 0; t++)
         kw_runsum_set_best(rs, B->map[tuned[t]], best[t]);
     if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)

@@ -69,6 +69,19 @@ typedef struct kw_rs_step {
     int after;       /* config index of cand, -1 when unknown */
 } kw_rs_step;
 
+/* A pair (the journal's N record, search/kw_engine.c "the pairing"): the
+ * recommendation and one of its one-knob neighbours re-measured side by side
+ * after the search, in alternating order. */
+typedef struct kw_rs_pair {
+    int knob, value;   /* the neighbour: the recommendation with knob at value */
+    uint64_t nb_id;
+    int n;             /* pairs (0: a repetition failed, guards says how) */
+    double delta_pct;  /* mean paired difference neighbour - recommendation, % of the
+                        * recommendation's mean (search/kw_reduce.h kw_reduce_pair_delta) */
+    double lo_pct, hi_pct; /* its 95% interval (NAN below two pairs) */
+    char guards[KW_GUARDS_LEN];
+} kw_rs_pair;
+
 typedef struct kw_rs_shape {
     char name[KW_NAME_MAX];
     int n_configs, cap_configs;
@@ -102,6 +115,9 @@ typedef struct kw_rs_shape {
      * (kw_run_results' streamed one) holds only some configurations, and its
      * totals still count them all: the results writers read these. */
     long evals_total, configs_total, ranked_total, rejected_total;
+    /* the pairing's pairs in journal order (a noisy run's; none otherwise) */
+    int n_pairs, cap_pairs;
+    kw_rs_pair *pairs;
 } kw_rs_shape;
 
 /* What the run was, recorded for the reader. */
@@ -172,6 +188,10 @@ double kw_runsum_value(const kw_runsum *rs, const kw_metrics *m, const char *nam
 int kw_runsum_add_eval(kw_runsum *rs, int shape, const kw_cand *c, const kw_metrics *m);
 /* Record that c was refused by constraint index `constraint` (not evaluated). */
 int kw_runsum_add_refused(kw_runsum *rs, int shape, const kw_cand *c, int constraint);
+/* Record a pair of shape (the pairing's, an N record). */
+int kw_runsum_add_pair(kw_runsum *rs, int shape, const kw_rs_pair *p);
+/* The last pair of shape whose neighbour sets knob to value, or NULL. */
+const kw_rs_pair *kw_runsum_find_pair(const kw_runsum *rs, int shape, int knob, int value);
 /* Record a step (parent, cand, decision, p_value, phase, reason, seq, num are
  * read from s, num 0 meaning "next"; ids, knob, n_changed, before and after
  * are recomputed). */
