@@ -32,6 +32,7 @@
 #define KW_OFAT_PATH_MAX 64   /* main steps of the first descent kept for the restarts */
 #define KW_MID_MAX 64          /* second steps of the three-knob repairs per local optimum */
 #define KW_OFAT_PILOT_MISSES 2 /* pilot steps in a row not taken that end the pilot */
+#define KW_TIE_MAX 16          /* first steps of a tie-pair round (kw_ofat_tie_find) */
 
 typedef enum {
     KW_OFAT_MAIN,      /* sweep / greedy steps */
@@ -72,6 +73,16 @@ typedef struct kw_ofat_main {
      * full evaluation, until the estimate sees no gain or PILOT_MISSES in a row fail */
     int piloted, piloting, pilot_misses;
     uint8_t pilot_tried[KW_KNOB_MAX][KW_VALUE_MAX];
+    /* tie pairs (kw_ofat_tie_find): noiseless, two knobs of one block each of whose
+     * changes alone gives exactly the incumbent's figure; the pairs of such changes
+     * are judged in a round of their own, each a first step (tie_first[g], group g)
+     * and one more change of the block */
+    kw_cand tie_first[KW_TIE_MAX];
+    int n_tie, tie_pending, tie_pairing;
+    uint64_t tie_at;          /* the incumbent whose tie pairs were planned, */
+    uint64_t tie_knobs;       /* and the knobs whose ties were first steps there */
+    int inert_rechecked;      /* the inert knobs of blocks were swept once from a local optimum */
+    int rechecking;           /* this round is that sweep */
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -157,6 +168,16 @@ typedef struct kw_ofat {
 static int kw_ofat_frozen(const kw_eng *E, int k)
 {
     return k < 64 && (E->o.frozen >> k & 1u);
+}
+
+/* Two knobs of one block: the same name up to its last '.' (conv3x3.tile_m and
+ * conv3x3.tile_k), the block's kernel tiles, buffers and stages, which share its
+ * on-chip resources. Knobs without a '.' belong to no block. */
+static int kw_ofat_same_block(const kw_knobspace *ks, int a, int b)
+{
+    const char *x = ks->knobs[a].name, *y = ks->knobs[b].name;
+    const char *dx = strrchr(x, '.'), *dy = strrchr(y, '.');
+    return dx && dy && dx - x == dy - y && strncmp(x, y, (size_t)(dx - x)) == 0;
 }
 
 /* c takes a restart's tabu step (kw_ofat_restart_decide) */
@@ -254,6 +275,25 @@ static int kw_ofat_emit_rejects(kw_eng *E, kw_shape *s, int win, kw_step_phase p
             return rc;
     }
     return 0;
+}
+
+/* One pair group's journaled steps (a probe's or a tie pair's; the one-knob rule
+ * holds throughout): EXPLORE onto its first step, its other items (group g)
+ * rejected from there, then the round's winner accepted when it is in the group,
+ * else a REVERT to start with `back` as the reason. */
+static int kw_ofat_pair_steps(kw_eng *E, kw_shape *s, const kw_cand *first, int g, int win,
+                              const kw_verdict *v, const kw_cand *start, const char *why,
+                              const char *back)
+{
+    int rc = kw_engine_step(E, s, first, KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why);
+    if (rc == 0)
+        rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
+    if (rc == 0 && win >= 0 && s->items[win].group == g)
+        return kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
+                                     &v[win], v[win].why);
+    if (rc == 0)
+        rc = kw_engine_step(E, s, start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1, back);
+    return rc;
 }
 
 /* A set of config ids (open addressing; 0 is never a config id in practice,
@@ -403,6 +443,156 @@ static int kw_ofat_pilot_next(kw_eng *E, kw_shape *s, kw_cand *c)
     return found;
 }
 
+/* 1 when c was evaluated, passes every guard and gives exactly the primary of
+ * the incumbent (inc); only a noiseless evaluator's figures tie. */
+static int kw_ofat_ties(kw_eng *E, const kw_shape *s, const kw_cand *c, const kw_cst *inc)
+{
+    kw_cst cs;
+    kw_engine_stats_c(E, s, c, &cs);
+    return cs.n == E->reps && cs.ok && cs.mean == inc->mean;
+}
+
+/* Tie pairs (noiseless): after a main round without a gain, each knob k the round
+ * changed (in_round[k]) whose changes alone give exactly the incumbent's figure,
+ * while a change of another knob of its block does too, becomes a first step of
+ * a tie-pair round: every such change of k paired with every such change of the
+ * block's other knobs (kw_ofat_main_plan), judged against the incumbent and
+ * journaled as probes are (kw_ofat_pair_steps). Two tiles of one block whose
+ * product is what fits on chip leave the figure unchanged one at a time and gain
+ * together (validate_gqa_h100 and validate_small prefill: qkv.tile_m = 64 with
+ * qkv.tile_n = 64); the probes pair them only once the walk has converged and
+ * their blocked and faded gains are spent, which a budget of 1-2% of the space
+ * does not reach. Each knob's ties are paired once per incumbent. */
+static void kw_ofat_tie_find(kw_eng *E, kw_shape *s, const uint8_t *in_round)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    kw_cst inc;
+    m->n_tie = 0;
+    m->tie_pending = 0;
+    if (E->ev->noisy)
+        return;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    if (!(inc.n == E->reps && inc.ok && isfinite(inc.mean)))
+        return;
+    uint64_t here = kw_knobs_cand_id(ks, &s->pos);
+    if (m->tie_at != here) {
+        m->tie_at = here;
+        m->tie_knobs = 0;
+    }
+    for (int k = 0; k < ks->n_knobs && k < 64; k++) {
+        if (!in_round[k] || kw_ofat_frozen(E, k) || (m->tie_knobs >> k & 1u))
+            continue;
+        int partner = 0;
+        for (int j = 0; j < ks->n_knobs && !partner; j++)
+            for (int w = 0; w < ks->knobs[j].n_values && !partner && j != k; w++) {
+                kw_cand c = s->pos;
+                c.v[j] = (uint8_t)w;
+                partner = w != s->pos.v[j] && !kw_ofat_frozen(E, j) &&
+                          kw_ofat_same_block(ks, k, j) && kw_ofat_ties(E, s, &c, &inc);
+            }
+        if (!partner)
+            continue;
+        m->tie_knobs |= (uint64_t)1 << k;
+        for (int v = 0; v < ks->knobs[k].n_values && m->n_tie < KW_TIE_MAX; v++) {
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)v;
+            if (v != s->pos.v[k] && kw_ofat_ties(E, s, &c, &inc))
+                m->tie_first[m->n_tie++] = c;
+        }
+    }
+    kw_error_clear();
+    m->tie_pending = m->n_tie > 0;
+}
+
+/* The tie-pair round (kw_ofat_tie_find): first step g plus each tied change of
+ * another knob of its block, each config once. */
+static int kw_ofat_tie_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    for (int g = 0; g < m->n_tie; g++) {
+        int ka;
+        kw_engine_step_check(&ka, ks, &s->pos, &m->tie_first[g]);
+        for (int j = 0; j < ks->n_knobs; j++)
+            for (int w = 0; w < ks->knobs[j].n_values && j != ka; w++) {
+                kw_cand b = s->pos, c = m->tie_first[g];
+                b.v[j] = (uint8_t)w;
+                c.v[j] = (uint8_t)w;
+                if (w == s->pos.v[j] || kw_ofat_frozen(E, j) || !kw_ofat_same_block(ks, ka, j) ||
+                    kw_ofat_banned(s, &c) || !kw_ofat_ties(E, s, &b, &inc))
+                    continue;
+                uint64_t id = kw_knobs_cand_id(ks, &c);
+                int dup = 0;
+                for (int i = 0; i < s->n_items && !dup; i++)
+                    dup = s->items[i].id == id;
+                int rc = dup ? 0 : kw_engine_item_add(E, s, &c, g);
+                if (rc != 0)
+                    return rc;
+            }
+    }
+    kw_error_clear();
+    m->tie_pairing = s->n_items > 0;
+    return KW_OFAT_PLANNED;
+}
+
+/* The tie-pair round's steps: per first step, EXPLORE onto it, its pairs judged
+ * against the incumbent, the winner accepted or a REVERT (the failed groups
+ * first, the winning one last, as the probes do). */
+static int kw_ofat_tie_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_main *m = &o->main;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    kw_cand start = s->pos;
+    int win = kw_ofat_judge_items(E, s, &s->pos, &inc, "tie pair vs incumbent: ",
+                                  kw_ofat_count_evaluated(s), v);
+    int win_group = win >= 0 ? s->items[win].group : -1;
+    m->tie_pairing = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int g = 0; g < m->n_tie; g++) {
+            if ((pass == 0) == (g == win_group))
+                continue;
+            int tried = 0;
+            for (int i = 0; i < s->n_items && !tried; i++)
+                tried = s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped;
+            if (!tried)
+                continue;
+            int rc = kw_ofat_pair_steps(E, s, &m->tie_first[g], g, win, v, &start,
+                                        "tie pair: first step (alone exactly the incumbent's figure) "
+                                        "tried with another knob of its block that ties too",
+                                        "no tie pair beats the incumbent: step back");
+            if (rc != 0)
+                return rc;
+        }
+    if (win >= 0) {
+        m->no_accept = 0;
+        m->last_knob_accepted = -1;
+        o->fix.accepts_since++;
+    }
+    return 0;
+}
+
+/* A sweep of knob k from the incumbent: its other values (not, under a budget,
+ * those that failed a guard alone in the first round: kw_ofat_screen_order). */
+static int kw_ofat_sweep_knob(kw_eng *E, kw_shape *s, int k)
+{
+    const kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
+        if (v == s->pos.v[k] || (E->o.budget > 0 && m->poor[k][v]))
+            continue;
+        kw_cand c = s->pos;
+        c.v[k] = (uint8_t)v;
+        int rc = kw_engine_item_add(E, s, &c, 0);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
 {
     kw_ofat *o = s->st;
@@ -441,6 +631,12 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
         m->composing = 1;
         return kw_engine_item_add(E, s, &c, 0);
     }
+    if (m->tie_pending) {
+        m->tie_pending = 0;
+        int rc = kw_ofat_tie_plan(E, s);
+        if (rc != 0 || s->n_items > 0)
+            return rc;
+    }
     /* the cursor skips at most n_knobs knobs: each skip counts as a knob
      * without an accepted step */
     while (m->no_accept < ks->n_knobs) {
@@ -451,21 +647,35 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
             m->no_accept++;
             continue;
         }
-        for (int v = 0; v < ks->knobs[k].n_values; v++) {
-            if (v == s->pos.v[k] || (E->o.budget > 0 && m->poor[k][v]))
-                continue;
-            kw_cand c = s->pos;
-            c.v[k] = (uint8_t)v;
-            int rc = kw_engine_item_add(E, s, &c, 0);
-            if (rc != 0)
-                return rc;
-        }
+        int rc = kw_ofat_sweep_knob(E, s, k);
+        if (rc != 0)
+            return rc;
         if (s->n_items == 0) { /* every other value is poor: a knob without a step */
             m->cursor = (m->cursor + 1) % ks->n_knobs;
             m->no_accept++;
             continue;
         }
         return KW_OFAT_PLANNED;
+    }
+    /* noiseless, the first local optimum: the inert knobs of blocks, once, from here
+     * (a tile that does nothing at the baseline may once another knob changed, and
+     * two that tie alone may gain together: kw_ofat_tie_find) */
+    if (!m->inert_rechecked && !E->ev->noisy) {
+        m->inert_rechecked = 1;
+        for (int k = 0; k < ks->n_knobs; k++) {
+            int blk = 0;
+            for (int j = 0; j < ks->n_knobs && !blk; j++)
+                blk = j != k && !kw_ofat_frozen(E, j) && kw_ofat_same_block(ks, k, j);
+            if (!m->inert[k] || !blk)
+                continue;
+            m->inert[k] = 0;
+            int rc = kw_ofat_sweep_knob(E, s, k);
+            if (rc != 0)
+                return rc;
+        }
+        m->rechecking = s->n_items > 0;
+        if (s->n_items > 0)
+            return KW_OFAT_PLANNED;
     }
     kw_ofat_after_main(E, s);
     return KW_OFAT_MOVED;
@@ -609,6 +819,8 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 {
     kw_ofat *o = s->st;
     kw_ofat_main *m = &o->main;
+    if (m->tie_pairing)
+        return kw_ofat_tie_decide(E, s, v);
     kw_cst inc;
     kw_engine_stats_c(E, s, &s->pos, &inc);
     int n_cmp = kw_ofat_count_evaluated(s);
@@ -668,6 +880,23 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             m->no_accept = win >= 0 ? 0 : m->no_accept + 1;
             m->cursor = (m->cursor + 1) % E->ks->n_knobs;
         }
+        if (win < 0) {
+            uint8_t in_round[KW_KNOB_MAX] = {0}, untied[KW_KNOB_MAX] = {0};
+            for (int i = 0; i < s->n_items; i++) {
+                int k;
+                if (kw_engine_step_check(&k, E->ks, &s->pos, &s->items[i].cand) == 0) {
+                    in_round[k] = 1;
+                    untied[k] |= !kw_ofat_ties(E, s, &s->items[i].cand, &inc);
+                }
+            }
+            kw_error_clear();
+            /* a rechecked knob every value of which ties here is inert still: the
+             * probes take no first step on it (kw_ofat_pick_firsts) */
+            for (int k = 0; k < E->ks->n_knobs && m->rechecking; k++)
+                m->inert[k] |= in_round[k] && !untied[k];
+            kw_ofat_tie_find(E, s, in_round);
+        }
+        m->rechecking = 0;
     } else if (win < 0) {
         kw_ofat_after_main(E, s);
     }
@@ -718,7 +947,7 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
     int want = E->o.probes < KW_PROBE_MAX ? E->o.probes : KW_PROBE_MAX;
     for (int k = 0; k < E->ks->n_knobs; k++)
         for (int v = 0; v < E->ks->knobs[k].n_values; v++) {
-            if (v == s->pos.v[k] || kw_ofat_frozen(E, k))
+            if (v == s->pos.v[k] || kw_ofat_frozen(E, k) || ((kw_ofat *)s->st)->main.inert[k])
                 continue;
             kw_cand c = s->pos;
             c.v[k] = (uint8_t)v;
@@ -750,16 +979,6 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
         pr->n_blocked += cls[i] == 0;
         pr->n_faded += cls[i] == 1;
     }
-}
-
-/* Two knobs of one block: the same name up to its last '.' (conv3x3.tile_m and
- * conv3x3.tile_k), the block's kernel tiles, buffers and stages, which share its
- * on-chip resources. Knobs without a '.' belong to no block. */
-static int kw_ofat_same_block(const kw_knobspace *ks, int a, int b)
-{
-    const char *x = ks->knobs[a].name, *y = ks->knobs[b].name;
-    const char *dx = strrchr(x, '.'), *dy = strrchr(y, '.');
-    return dx && dy && dx - x == dy - y && strncmp(x, y, (size_t)(dx - x)) == 0;
 }
 
 #define KW_INTER_MARGIN 0.01 /* kw_ofat_pair_composes: the measured least ratio is shrunk by
@@ -1317,16 +1536,8 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
                          "with a second knob that may repair the guard",
                          -kw_engine_gain_pct(inc.mean, fs.mean), fs.guards,
                          g < pr->n_blocked ? "; an earlier incumbent gained from it" : "");
-            int rc = kw_engine_step(E, s, &pr->first[g], KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1,
-                                    why);
-            if (rc == 0)
-                rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
-            if (rc == 0 && g == win_group)
-                rc = kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT,
-                                           KW_STEP_PROBE, &v[win], v[win].why);
-            if (rc == 0 && g != win_group)
-                rc = kw_engine_step(E, s, &start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
-                                    "probe found no pair that beats the incumbent: step back");
+            int rc = kw_ofat_pair_steps(E, s, &pr->first[g], g, win, v, &start, why,
+                                        "probe found no pair that beats the incumbent: step back");
             if (rc != 0)
                 return rc;
         }

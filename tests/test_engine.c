@@ -1544,26 +1544,35 @@ Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
     cr_assert_geq(n[1], 31, "a knob pair was cut before 3 of its pairs were measured: %ld", n[1]);
 }
 
-/* Pairs within one block first (issue 18, kw_ofat_probe_list (2)): x, y, z, blk.a,
- * blk.b are binary and every change alone gives exactly the baseline's 100; together
- * blk.a and blk.b give 70 (a tile pair whose product is what fits). By rank sum the
- * probes would pair x+y, x+z, ... first; the block's pair goes first, in a round of
- * its own. At a budget of 7 (the baseline, its 5 neighbours, one pair) only that
- * order reaches 70; unbudgeted both orders do (the control). */
-static double block_pair_run(long budget)
+/* The block pair of both tests below: knobs 3 and 4 (blk.a, blk.b) gain 30
+ * together. gated = 0: knobs x, y, z; each of the five alone costs 0.2 (x, y, z) or
+ * 0.5 (blk.a, blk.b); gated = 1: knobs mode, x, y, where mode = 1 gains 20, x and y
+ * lose 5 each, blk.a and blk.b alone change nothing, and the pair gains only once
+ * mode = 1. Returns the best primary, *evals the
+ * evaluations spent. */
+static double planted_block_pair_run(long budget, int gated, long *evals)
 {
     int nv[] = {2, 2, 2, 2, 2};
     kw_synth s;
     kw_synth_init(&s, 5, nv, 1);
-    const char *names[5] = {"x", "y", "z", "blk.a", "blk.b"};
+    const char *names[2][5] = {{"x", "y", "z", "blk.a", "blk.b"}, {"mode", "x", "y", "blk.a", "blk.b"}};
     for (int k = 0; k < 5; k++)
-        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[gated][k]);
     s.pair_a = 3;
     s.pair_va = 1;
     s.pair_b = 4;
     s.pair_vb = 1;
-    s.pair_single = 0.0;
+    s.pair_single = gated ? 0.0 : 0.5;
     s.pair_both = -30.0;
+    for (int k = 0; k < 3 && !gated; k++)
+        s.w[k][1] = 0.2;
+    if (gated) {
+        s.w[0][1] = -20.0;
+        s.w[1][1] = 5.0;
+        s.w[2][1] = 5.0;
+        s.pair_off_knob = 0;
+        s.pair_off_value = 0;
+    }
     kw_engine_opts o = opts_for(1);
     o.budget = budget;
     char dir[64], jp[96];
@@ -1572,10 +1581,24 @@ static double block_pair_run(long budget)
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     double best = r.best_primary;
+    *evals = (long)j->n_evals;
     kw_journal_result_clear(&r);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
     return best;
+}
+
+/* Pairs within one block first (issue 18, kw_ofat_probe_list (2)): x, y, z, blk.a,
+ * blk.b are binary; x, y and z alone cost 0.2, blk.a and blk.b alone 0.5 (not a tie,
+ * so no tie pair), together blk.a and blk.b give 70 (a tile pair whose product is
+ * what fits). By rank sum the probes would pair x+y, x+z, ... first; the block's pair
+ * goes first, in a round of its own. At a budget of 7 (the baseline, its 5
+ * neighbours, one pair) only that order reaches 70; unbudgeted both orders do (the
+ * control). */
+static double block_pair_run(long budget)
+{
+    long n;
+    return planted_block_pair_run(budget, 0, &n);
 }
 
 Test(engine, probes_pair_two_knobs_of_one_block_first)
@@ -1583,6 +1606,25 @@ Test(engine, probes_pair_two_knobs_of_one_block_first)
     cr_assert_float_eq(block_pair_run(0), 70.0, 1e-9, "unbudgeted the probes find the pair");
     cr_assert_float_eq(block_pair_run(7), 70.0, 1e-9,
                        "at 7 evaluations the one probe pair must be the block's");
+}
+
+/* Tie pairs (issue 18, kw_ofat_tie_find): mode, x, y, blk.a, blk.b binary; mode = 1
+ * gains 20 (100 -> 80), x and y lose 5 each; blk.a and blk.b change nothing alone
+ * anywhere, and together gain 30 once mode = 1 (a tile pair whose product fits only
+ * in the fused kernel): the optimum is mode = blk.a = blk.b = 1, 50. At the baseline
+ * the block's knobs are inert (their changes give exactly 100), so the sweep skips
+ * them; from the first local optimum (mode = 1, 80) they are swept once, tie, and
+ * their pair is judged in a round of its own: baseline, 5 neighbours, x and y from
+ * mode = 1, blk.a and blk.b from there, the pair = 11 evaluations, 12 with the fix's
+ * check of mode. Before, the probes started from x, y and mode's way back (the only
+ * evaluated neighbours) and 12 evaluations did not reach 50. Unbudgeted the run
+ * reaches 50 too. Every step of the journal is one knob (kw_journal_check). */
+Test(engine, a_block_pair_that_only_ties_alone_is_judged_within_a_small_budget)
+{
+    long n;
+    cr_assert_float_eq(planted_block_pair_run(0, 1, &n), 50.0, 1e-9, "unbudgeted: the optimum");
+    cr_assert_float_eq(planted_block_pair_run(12, 1, &n), 50.0, 1e-9, "12 evaluations: the tie pair");
+    cr_assert_leq(n, 12);
 }
 
 /* ------------------------------------------------------------------ the control */
