@@ -473,7 +473,7 @@ static int kw_rs_finish_shape(kw_runsum *rs, kw_rs_shape *s)
     /* Rejected configs are listed in the order they were first evaluated
      * (configs are stored in that order already). */
     if (!rs->partial) {
-        s->evals_total = 0;
+        s->evals_total = s->remeasured;
         for (int c = 0; c < s->n_configs; c++)
             s->evals_total += s->configs[c].reps;
         s->configs_total = s->n_configs;
@@ -785,8 +785,6 @@ typedef struct kw_spair {
 
 typedef struct kw_build {
     const kw_jheader *h;    /* the journal's header (set by kw_build_init) */
-    long done_rec[KW_JOURNAL_SHAPE_MAX]; /* per evaluator shape, its D record (0: none yet):
-                             * an E record after it is the pairing's, in no figure */
     kw_spair *pairs;
     size_t n_pairs, cap_pairs;
     int ready;
@@ -872,10 +870,14 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
         if (!kw_in(e->shape, B->map) ||
             !kw_build_keeps(B, e->shape, kw_knobs_cand_id(&h->space, &e->cand)))
             return 0;
-        /* the pairing's re-measurements (after the shape's D record) are
-         * figures of the pairs only, as the reducer's rule keeps them out */
-        if (e->rep >= h->repeats && B->done_rec[e->shape] > 0 && e->record > B->done_rec[e->shape])
+        /* the one mean rule (search/kw_reduce.h): a config's figures are over
+         * its repetitions 0..repeats-1; the re-measured blocks (the control's,
+         * which decide steps, and after the shape's D record the pairing's,
+         * figures of their pairs) enter no figure and count as evaluations only */
+        if (e->rep >= h->repeats) {
+            B->rs->shapes[B->map[e->shape]].remeasured++;
             return 0;
+        }
         return kw_rs_add_jeval(B->rs, B->map, e);
     }
     case 'N': {
@@ -969,9 +971,6 @@ static int kw_build_fn(void *ctx, const kw_journal *j, const kw_jrec *r)
         if (rc != 0)
             return rc;
     }
-    if (r->type == 'D' && r->d.shape >= 0 && r->d.shape < KW_JOURNAL_SHAPE_MAX &&
-        B->done_rec[r->d.shape] == 0)
-        B->done_rec[r->d.shape] = r->record;
     if (B->live) {
         /* read 1 and read 2 at once: the reducer and the scout as read 1,
          * every record into rs; kw_runsum_live_summary keeps what read 2
@@ -1062,8 +1061,7 @@ static int kw_build_keep(kw_build *B, int i, int es, uint64_t best)
     kw_build_top t = {B, p};
     kw_jresult r;
     int rc = kw_reduce_result(&r, B->red, es);
-    p->evals += r.evals - r.pairs; /* the configurations' repetitions: the pairing's are
-                                    * figures of its pairs only (kw_build_replay) */
+    p->evals += r.evals;
     kw_journal_result_clear(&r);
     if (rc == 0)
         rc = kw_reduce_each(B->red, es, kw_build_offer, &t);

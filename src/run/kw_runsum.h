@@ -10,7 +10,8 @@
  * kw_runsum_free).
  *
  * Per shape it keeps every distinct evaluated configuration (metrics averaged
- * over repetitions), every step in journal order, and, after
+ * over its repetitions 0..repeats-1, the one mean rule of search/kw_reduce.h:
+ * re-measured blocks are counted, not averaged in), every step in journal order, and, after
  * kw_runsum_finish(), the accepted path, the ranking and the rejected list.
  *
  * Ranking rule (documented in README and results.xsd): rank 1 is the engine's
@@ -115,6 +116,11 @@ typedef struct kw_rs_shape {
      * (kw_run_results' streamed one) holds only some configurations, and its
      * totals still count them all: the results writers read these. */
     long evals_total, configs_total, ranked_total, rejected_total;
+    /* evaluations of re-measured blocks (repetitions >= repeats: the
+     * controls, the pairing's) the builder counted but kept out of every
+     * config's figures (the one mean rule); kw_runsum_finish adds them to
+     * evals_total */
+    long remeasured;
     /* the pairing's pairs in journal order (a noisy run's; none otherwise) */
     int n_pairs, cap_pairs;
     kw_rs_pair *pairs;
