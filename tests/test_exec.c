@@ -535,6 +535,9 @@ Test(exec, resume_never_measures_twice)
     cr_expect(strstr(r.out, "%, +") != NULL || strstr(r.out, "%, -") != NULL, "no interval: %s", r.out);
     kw_tl_free(&r);
     cr_expect_gt(count_lines(j1, "\nN s="), 0, "no pair journaled");
+    /* results.xml's sensitivity carries the pairs' intervals (results.xsd) */
+    snprintf(sh, sizeof sh, "%s/full/results.xml", dir);
+    cr_expect_gt(count_lines(sh, " paired_lo_pct=\""), 0, "no paired interval in results.xml");
     /* the report says the same under its sensitivity plot */
     snprintf(args, sizeof args, "report '%s/full' -o '%s/report.html' --no-portability", dir, dir);
     r = kw_tl_sh(args, NULL);

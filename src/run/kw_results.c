@@ -780,6 +780,12 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
                     kw_x_attr(x, "saturated", kw_guards_saturated(c->m.guards) ? "true" : "false");
                     kw_x_attr(x, "guards", c->m.guards[0] ? c->m.guards : "pass");
                     kw_x_attr(x, "same", o->same ? "true" : "false");
+                    if (o->pair && o->pair->n > 0) { /* effect_pct is the pair's */
+                        if (isfinite(o->pair->lo_pct))
+                            kw_x_num(x, "paired_lo_pct", o->pair->lo_pct, 3);
+                        if (isfinite(o->pair->hi_pct))
+                            kw_x_num(x, "paired_hi_pct", o->pair->hi_pct, 3);
+                    }
                     kw_x_attr(x, "source", o->evidence ? "evidence" : "journal");
                 }
                 kw_x_end(x);
