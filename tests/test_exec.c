@@ -374,6 +374,14 @@ static long count_lines(const char *path, const char *needle)
     return n;
 }
 
+/* `knobwise ARGS` must exit 0. */
+static void knobwise_ok(const char *args)
+{
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    kw_tl_free(&r);
+}
+
 static long journal_evals(const char *path)
 {
     char *s = kw_tl_slurp(path);
@@ -666,9 +674,7 @@ Test(exec, a_measured_runs_figures_are_over_its_own_repetitions)
     worker_cmd(cmd, sizeof cmd, "--noise 0.05 --seed 3");
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet "
              "--budget 120", sp, cmd, dir);
-    kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-    kw_tl_free(&r);
+    knobwise_ok(args);
     snprintf(j1, sizeof j1, "%s/run/journal", dir);
     journal_field(best_p, sizeof best_p, j1, "D ", " best_p=");
     journal_field(best_id, sizeof best_id, j1, "D ", " best=");
