@@ -382,6 +382,18 @@ static void knobwise_ok(const char *args)
     kw_tl_free(&r);
 }
 
+/* A tune of small.xml on the test worker with 5% noise (seed 3) into
+ * DIR/NAME, with the extra options flags; it must exit 0. */
+static void noisy_tune(const char *dir, const char *name, const char *flags)
+{
+    char sp[1024], cmd[1024], args[4096];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--noise 0.05 --seed 3");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/%s' --quiet %s",
+             sp, cmd, dir, name, flags);
+    knobwise_ok(args);
+}
+
 static long journal_evals(const char *path)
 {
     char *s = kw_tl_slurp(path);
@@ -668,13 +680,8 @@ static void journal_field(char *out, size_t n, const char *path, const char *typ
  * for a recommendation whose D record says 714.5. */
 Test(exec, a_measured_runs_figures_are_over_its_own_repetitions)
 {
-    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], j1[1100], sh[1200],
-         best_p[256], best_id[256];
-    space_path(sp, sizeof sp, "small.xml");
-    worker_cmd(cmd, sizeof cmd, "--noise 0.05 --seed 3");
-    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run' --quiet "
-             "--budget 120", sp, cmd, dir);
-    knobwise_ok(args);
+    char *dir = kw_tl_tmpdir("kwtest"), j1[1100], sh[1200], best_p[256], best_id[256];
+    noisy_tune(dir, "run", "--budget 120");
     snprintf(j1, sizeof j1, "%s/run/journal", dir);
     journal_field(best_p, sizeof best_p, j1, "D ", " best_p=");
     journal_field(best_id, sizeof best_id, j1, "D ", " best=");
@@ -694,6 +701,37 @@ Test(exec, a_measured_runs_figures_are_over_its_own_repetitions)
     double shipped = atof(f), d = atof(best_p + strlen(" best_p="));
     cr_expect(fabs(shipped - d) < 0.0005 + 1e-9 * d, "ranked.csv p95 %.3f, D best_p %.6f", shipped, d);
     free(csv);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+/* --pair N bounds the pairing (10 evaluations: one neighbour at 5 repeats,
+ * the header says pair=10), --pair 0 turns it off (no pair=, no N record,
+ * and the audit says not paired), and the model refuses it (exit 2). */
+Test(exec, tune_pair_bounds_or_turns_off_the_pairing)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], args[4096], j[1100], sh[1200];
+    noisy_tune(dir, "one", "--budget 60 --pair 10");
+    snprintf(j, sizeof j, "%s/one/journal", dir);
+    cr_expect_eq(count_lines(j, "\nN s="), 1);
+    cr_expect_eq(count_lines(j, " pair=10 "), 1);
+    noisy_tune(dir, "none", "--budget 60 --pair 0");
+    snprintf(j, sizeof j, "%s/none/journal", dir);
+    cr_expect_eq(count_lines(j, "\nN s="), 0);
+    cr_expect_eq(count_lines(j, " pair="), 0);
+    snprintf(args, sizeof args, "audit '%s/none'", dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "are not paired") != NULL, "%s", r.out);
+    kw_tl_free(&r);
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator model --out '%s/model' --quiet "
+             "--pair 10", sp, dir);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "--pair needs a measuring evaluator") != NULL, "%s", r.err);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
     cr_expect_eq(system(sh), 0);
     free(dir);

@@ -48,7 +48,7 @@ static void kw_tune_help(void)
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
            "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
-           "                     [--screen K] [--no-estimate]\n"
+           "                     [--screen K] [--no-estimate] [--pair N]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
            "the baseline, and write DIR/journal, results.xml, ranked.csv, audit.csv and\n"
@@ -84,7 +84,11 @@ static void kw_tune_help(void)
            "  --no-estimate    evaluate every candidate of a round in plan order: no\n"
            "                   ordering or early stop by the evaluator's cheap estimate\n"
            "                   (default: ofat orders each sweep and probe round by it and\n"
-           "                   skips what cannot gain within its measured error; P records)\n\n"
+           "                   skips what cannot gain within its measured error; P records)\n"
+           "  --pair N         with a measuring evaluator: after the search, re-measure each\n"
+           "                   shape's recommendation beside its one-knob neighbours with at\n"
+           "                   most N evaluations per shape (default 200; 0: no pairing;\n"
+           "                   N records, the audit's paired sensitivity)\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
@@ -116,6 +120,7 @@ typedef struct kw_tune_args {
     double timeout_s;            /* --timeout: per-candidate worker timeout (0: the space's) */
     long screen;                 /* --screen K: measure only the model's best K per round */
     int no_estimate;             /* --no-estimate: no multi-fidelity screening */
+    long pair;                   /* --pair N: the pairing's evaluations per shape (-1: not given) */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -182,6 +187,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
                      .requests = a->requests, .time_limit_s = a->time_limit_s,
                      .metric = a->metric, .evaluator = a->evaluator, .timeout_s = a->timeout_s,
                      .screen = a->screen, .no_estimate = a->no_estimate, .seed = a->seed,
+                     .pair = a->pair < 0 ? 0 : a->pair, .no_pair = a->pair == 0,
                      .threads = a->threads, .repeats = a->repeats, .tabu = a->tabu,
                      .probes = a->probes, .thermal = a->thermal};
     kw_run *r = NULL;
@@ -205,7 +211,7 @@ static int kw_tune_main(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_NO_ESTIMATE, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_NO_ESTIMATE, O_PAIR, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -221,7 +227,7 @@ static int kw_tune_main(int argc, char **argv)
         {"evaluator", required_argument, 0, O_EVALUATOR},
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"screen", required_argument, 0, O_SCREEN},
-        {"no-estimate", no_argument, 0, O_NO_ESTIMATE},
+        {"no-estimate", no_argument, 0, O_NO_ESTIMATE}, {"pair", required_argument, 0, O_PAIR},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -235,6 +241,7 @@ static int kw_tune_main(int argc, char **argv)
     a.tabu = defaults.tabu;
     a.probes = defaults.probes;
     a.every_s = KW_TUNE_REWRITE_S;
+    a.pair = -1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a.threads = cpus < 1 ? 1 : (cpus > 64 ? 64 : (int)cpus);
     const char *user = getenv("USER");
@@ -348,6 +355,10 @@ static int kw_tune_main(int argc, char **argv)
                 return 2;
             break;
         case O_NO_ESTIMATE: a.no_estimate = 1; break;
+        case O_PAIR:
+            if (kw_cli_parse_long(&a.pair, "tune", "--pair", optarg, 0, KW_PAIR_BUDGET_MAX))
+                return 2;
+            break;
         case O_HELP: kw_tune_help(); return 0;
         default:
             return kw_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);

@@ -645,6 +645,9 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     if (o->screen > 0 && !cmd)
         return kw_run_usage(usage, "--screen needs a measuring evaluator (--evaluator exec:CMD "
                             "or the space's <evaluator>): the model is its screen");
+    if ((o->pair > 0 || o->no_pair) && !cmd)
+        return kw_run_usage(usage, "--pair needs a measuring evaluator (--evaluator exec:CMD or "
+                            "the space's <evaluator>): the model's figures are exact, it never pairs");
     if (cmd && (rc = kw_run_exec_new(r, cmd, o->timeout_s, NULL, scales, sizeof scales)) != 0)
         return rc;
     r->cmd = cmd;
@@ -695,6 +698,7 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     eo->screen = (int)o->screen;
     eo->estimate = !o->no_estimate;
     eo->frozen = frozen;
+    eo->pair = o->no_pair ? 0 : o->pair > 0 ? o->pair : KW_PAIR_DEFAULT;
     return 0;
 }
 

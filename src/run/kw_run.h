@@ -111,6 +111,8 @@ typedef struct kw_run_opts {
     double timeout_s;            /* the worker's per-candidate timeout (0: the space's) */
     long screen;                 /* measure only the model's best K per round (0: off) */
     int no_estimate;             /* no multi-fidelity screening */
+    long pair;                   /* the pairing's evaluations per shape (0: KW_PAIR_DEFAULT) */
+    int no_pair;                 /* no pairing (--pair 0) */
     uint64_t seed;
     int threads, repeats, tabu, probes, thermal;
 } kw_run_opts;
