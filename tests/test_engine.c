@@ -1627,6 +1627,35 @@ Test(engine, a_block_pair_that_only_ties_alone_is_judged_within_a_small_budget)
     cr_assert_leq(n, 12);
 }
 
+/* A noiseless run under a budget keeps no evaluations back for the bounded fix
+ * (kw_ofat_plan): four binary knobs, each change a gain (-40, -20, -10, -5, additive),
+ * the optimum all four at 25. The baseline, its four neighbours (the first round
+ * takes -40) and the three other gains composed one at a time are 8 evaluations.
+ * Kept back for the fix's checks (each changed knob back at its baseline value, not
+ * yet evaluated), the last compose did not fit: at (1,1,1,0) two checks are new, so
+ * 8 - 2 left no room for the eighth and the run shipped 30. */
+Test(engine, a_noiseless_budget_is_spent_on_the_search_not_the_fix)
+{
+    int nv[] = {2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 4, nv, 1);
+    const double gain[4] = {-40.0, -20.0, -10.0, -5.0};
+    for (int k = 0; k < 4; k++)
+        s.w[k][1] = gain[k];
+    kw_engine_opts o = opts_for(1);
+    o.budget = 8;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 25.0, 1e-9, "shipped %g", r.best_primary);
+    cr_assert_leq((long)j->n_evals, 8);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
 /* ------------------------------------------------------------------ the control */
 
 /* Student t's upper tail at df 4 in closed form: Q(t) = 1/2 - (3/8) u (1 - u^2/12 ...),
