@@ -131,7 +131,31 @@ Test(audit, render_has_path_reproduction_and_bottlenecks)
     t = kw_sbuf_cstr(&all);
     cr_assert(strstr(t, "(a measured run: every cell is paired") != NULL, "%s", t);
     cr_assert(strstr(t, "not paired") == NULL, "%s", t);
+    /* every interval above (lo 1.0 + i > 0): no neighbour is called faster */
+    cr_assert(strstr(t, "faster than the recommendation") == NULL, "%s", t);
     kw_sbuf_free(&all);
+    /* a later pair of the last neighbour, its interval wholly below 0 (the
+     * last pair of a neighbour counts): named as faster than what ships; one
+     * whose interval reaches 0 is not */
+    kw_rs_pair last = rs->shapes[SY_S0].pairs[rs->shapes[SY_S0].n_pairs - 1];
+    last.delta_pct = -6.0;
+    last.lo_pct = -9.0;
+    last.hi_pct = -3.0;
+    cr_assert_eq(kw_runsum_add_pair(rs, SY_S0, &last), 0);
+    kw_sbuf fast = {0};
+    cr_assert_eq(kw_audit_render(&fast, rs, SY_S0, "knobwise eval --seed 1"), 0);
+    t = kw_sbuf_cstr(&fast);
+    char named[200];
+    snprintf(named, sizeof named, "faster than the recommendation, paired (the whole 95%% interval "
+             "below 0): %s=%s;", rs->ks.knobs[last.knob].name, rs->ks.knobs[last.knob].values[last.value]);
+    cr_assert(strstr(t, named) != NULL, "no '%s': %s", named, t);
+    kw_sbuf_free(&fast);
+    last.hi_pct = 0.0;
+    cr_assert_eq(kw_runsum_add_pair(rs, SY_S0, &last), 0);
+    kw_sbuf edge = {0};
+    cr_assert_eq(kw_audit_render(&edge, rs, SY_S0, "knobwise eval --seed 1"), 0);
+    cr_assert(strstr(kw_sbuf_cstr(&edge), "faster than the recommendation") == NULL);
+    kw_sbuf_free(&edge);
     kw_runsum_free(rs);
 }
 

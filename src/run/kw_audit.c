@@ -355,7 +355,7 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
             kw_sbuf_printf(out, "  (%s)\n", note);
         }
         kw_sbuf_printf(out, "  %-22s %-14s %-34s %s\n", "knob", "shipped", "down", "up");
-        kw_sbuf inert = {0};
+        kw_sbuf inert = {0}, faster = {0};
         for (int k = 0; k < ks->n_knobs; k++) {
             char dn[400], up[400];
             kw_sens_cell(dn, sizeof dn, rs, s, k, &sn[k].side[0]);
@@ -364,11 +364,23 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
                            kw_val_text(ks, k, s->configs[s->final].cand.v[k]), dn, up);
             if (kw_netpath_sens_inert(&sn[k]))
                 kw_sbuf_printf(&inert, "%s%s", inert.len ? ", " : "", ks->knobs[k].name);
+            /* a paired neighbour whose whole 95% interval lies below zero:
+             * faster than what ships, on evidence measured side by side */
+            for (int side = 0; side < 2; side++) {
+                const kw_rs_pair *p = sn[k].side[side].pair;
+                if (p && p->n > 0 && p->hi_pct < 0)
+                    kw_sbuf_printf(&faster, "%s%s=%s", faster.len ? ", " : "", ks->knobs[k].name,
+                                   kw_val_text(ks, k, p->value));
+            }
         }
-        if (inert.failed)
+        if (inert.failed || faster.failed)
             out->failed = 1;
         kw_sbuf_printf(out, "  no effect on this shape: %s\n", inert.len ? kw_sbuf_cstr(&inert) : "(none)");
+        if (faster.len)
+            kw_sbuf_printf(out, "  faster than the recommendation, paired (the whole 95%% interval below "
+                           "0): %s; the search did not take it\n", kw_sbuf_cstr(&faster));
         kw_sbuf_free(&inert);
+        kw_sbuf_free(&faster);
     }
     free(sn);
     return kw_sbuf_status(out);
