@@ -1889,6 +1889,22 @@ Test(engine, the_pairing_cancels_linear_drift_and_gives_the_true_difference)
     cr_expect_eq(r.pairs, 2 * 2 * 4);
     kw_journal_result_clear(&r);
     kw_journal_free(j);
+    /* verify recomputes every pair: the first N record's delta= edited by one
+     * digit and the journal resealed is refused, naming the record */
+    long len = 0;
+    char *b = kw_synth_slurp(jp, &len), *n = strstr(b, "\nN "), *dl = n ? strstr(n, " delta=") : NULL;
+    cr_assert_not_null(dl);
+    dl += 7;
+    *dl = *dl == '9' ? '8' : (char)(*dl == '-' ? '-' : *dl + 1);
+    if (*dl == '-')
+        dl[1] = dl[1] == '9' ? '8' : (char)(dl[1] + 1);
+    cr_assert_eq(kw_synth_spit(jp, b, len), 0);
+    free(b);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    cr_expect_eq(kw_journal_check(j), KW_ECORRUPT);
+    cr_expect(strstr(kw_error_last(), "the pair of") != NULL, "%s", kw_error_last());
+    kw_journal_free(j);
     kw_synth_rmdir(dir);
 }
 
