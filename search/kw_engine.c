@@ -1523,9 +1523,16 @@ static int kw_loop(kw_eng *E)
         for (size_t i = 0; i < E->n_jobs; i++)
             if (E->jobs[i].live)
                 E->live[n_live++] = i;
-        if (E->pool->n > 0 && n_live > 1)
+        /* the pairing's crossover order (P N, N P, ...) is its point: a round
+         * with a pairing shape is evaluated by the calling thread alone, in
+         * job order (a measuring evaluator measures one job at a time anyway,
+         * under its worker's lock, but threads would race for the order) */
+        int pairing = 0;
+        for (int i = 0; i < E->n_shapes; i++)
+            pairing |= E->S[i].phase == KW_SHAPE_PAIR;
+        if (E->pool->n > 0 && n_live > 1 && !pairing)
             qsort_r(E->live, n_live, sizeof *E->live, kw_lpt_cmp, E);
-        kw_evpool_run(E->pool, E->ev, E->jobs, E->live, n_live);
+        kw_evpool_run_width(E->pool, E->ev, E->jobs, E->live, n_live, pairing ? 1 : 0);
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             double *c = &E->shape_cost_s[j->shape];

@@ -1822,13 +1822,16 @@ Test(engine, verify_checks_the_control_a_step_names)
 
 /* ------------------------------------------------------------------ the pairing */
 
-/* A device drifting additively: call i (one thread, in call order) reads the
- * config's true time + 0.5 i. The true times (two knobs of two values):
+/* A device drifting additively: call i (in the order the calls reach it)
+ * reads the config's true time + 0.5 i. The true times (two knobs of two values):
  * 0.0 = 100, 1.0 = 50, 0.1 = 90, 1.1 = 40. */
 static int kw_ramp_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
 {
-    (void)rep;
     kw_synth *s = ctx;
+    /* a call takes 0, 0.7 or 1.4 ms, different for a config and its
+     * neighbour: threads evaluating side by side would take their call
+     * numbers out of job order (a measuring worker's lock the same) */
+    usleep((useconds_t)((2 * c->v[0] + c->v[1] + rep) % 3) * 700u);
     long i = __atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
     kw_drift_fill(out, kw_synth_true(s, c, shape) + 0.5 * (double)i, c);
     return 0;
@@ -1841,13 +1844,16 @@ static int kw_ramp_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
  * N - F exactly, and their sample sd is D sqrt(4/3) (deviations +-D). The
  * figures are checked against that closed form with Student's t quantile
  * for 3 degrees of freedom (3.182446305284263, Student's t tables), not
- * against the engine's own output; and verify recomputes every N record. */
+ * against the engine's own output; and verify recomputes every N record.
+ * On 4 threads: the pairing's rounds are evaluated in job order whatever the
+ * thread count (the calls of a pair are consecutive). */
 Test(engine, the_pairing_cancels_linear_drift_and_gives_the_true_difference)
 {
     kw_synth s;
     kw_drift_synth(&s, kw_ramp_eval);
     kw_engine_opts o = opts_for(1);
     o.repeats = 4;
+    o.threads = 4; /* the pairing's rounds still run in job order */
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
     cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
