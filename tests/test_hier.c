@@ -809,6 +809,86 @@ Test(hier, bad_decode_rows_are_file_line_errors)
             "graph_nodes '65' is not an integer in [0, 64]");
 }
 
+/* Leave-one-source-out folds by kw_fidelity_source_key: the arXiv id, or
+ * owner/repo of a repository citation, else the citation's first clause.
+ * Checked on the shipped CSV's own source strings, and on those strings with
+ * the identity changed (a second arXiv paper, a repository whose name starts
+ * alike): the first word alone ("arXiv") put any second paper in the FA3
+ * paper's fold. */
+static const kw_fid_case *fid_case(const kw_fid_set *set, const char *name)
+{
+    for (int i = 0; i < set->n; i++)
+        if (strcmp(set->c[i].name, name) == 0)
+            return &set->c[i];
+    cr_assert_fail("no row %s", name);
+    return NULL;
+}
+
+Test(hier, sources_fold_by_arxiv_id_or_repository_not_first_word)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    kw_fid_set *set = malloc(sizeof *set);
+    cr_assert_eq(kw_fidelity_load(set, path), 0, "%s", kw_error_last());
+    /* the loader stores the key of every row */
+    for (int i = 0; i < set->n; i++) {
+        char k[KW_FID_KEY_MAX];
+        cr_assert_gt(kw_fidelity_source_key(k, sizeof k, set->c[i].source), 0);
+        cr_assert_str_eq(set->c[i].source_key, k, "%s", set->c[i].name);
+    }
+    cr_assert_str_eq(fid_case(set, "fa3_d128_8k")->source_key, "arXiv:2407.08608");
+    cr_assert_str_eq(fid_case(set, "fa2_d64_causal_2k")->source_key, "arXiv:2407.08608");
+    cr_assert_str_eq(fid_case(set, "gemm4096_cublas")->source_key, "pranjalssh/fast.cu");
+    cr_assert_str_eq(fid_case(set, "deepgemm_64x2112x7168")->source_key, "deepseek-ai/DeepGEMM");
+    cr_assert_str_eq(fid_case(set, "decode_fa2_ort_b64_kv64")->source_key, "microsoft/onnxruntime");
+    /* the FA3 paper rows also cite the repository's assets; their key is the paper */
+    cr_assert_str_eq(fid_case(set, "decode_fa3_b16_kv2000")->source_key,
+                     "Dao-AILab/flash-attention");
+    cr_assert_str_eq(fid_case(set, "graph_node_hazy_h100")->source_key,
+                     "Hazy Research, 'Look Ma, No Bubbles! Designing a Low-Latency Megakernel for "
+                     "Llama-1B'");
+    /* the tritonbench rows come from three pytorch/benchmark commits: one source */
+    const char *tb[] = {"fa3_d128_8k_torchbench", "fa2_d128_2k_torchbench",
+                        "fa2_d128_causal_8k_torchbench", "fa3_d64_2k_torchbench",
+                        "fa3_d64_8k_torchbench"};
+    for (size_t i = 0; i < sizeof tb / sizeof *tb; i++)
+        cr_assert_str_eq(fid_case(set, tb[i])->source_key, "pytorch/benchmark", "%s", tb[i]);
+
+    /* a second arXiv paper, cited the same way, is a different source; the
+     * same paper with a version suffix or "arXiv:" is the same one */
+    const char *fa3 = fid_case(set, "fa3_d128_8k")->source;
+    cr_assert(strncmp(fa3, "arXiv 2407.08608 ", 17) == 0, "%s", fa3);
+    char other[KW_SOURCE_MAX + 32], k[KW_FID_KEY_MAX];
+    snprintf(other, sizeof other, "arXiv 2205.14135%s", fa3 + 16);
+    kw_fidelity_source_key(k, sizeof k, other);
+    cr_assert_str_eq(k, "arXiv:2205.14135");
+    snprintf(other, sizeof other, "arXiv:2407.08608v2%s", fa3 + 16);
+    kw_fidelity_source_key(k, sizeof k, other);
+    cr_assert_str_eq(k, "arXiv:2407.08608");
+    /* repositories whose names start alike, cited the same way, stay apart */
+    const char *pb = fid_case(set, "fa3_d64_8k_torchbench")->source;
+    snprintf(other, sizeof other, "pytorch/benchmark-next%s", pb + strlen("pytorch/benchmark"));
+    kw_fidelity_source_key(k, sizeof k, other);
+    cr_assert_str_eq(k, "pytorch/benchmark-next");
+    snprintf(other, sizeof other, "pytorch/pytorch%s", pb + strlen("pytorch/benchmark"));
+    kw_fidelity_source_key(k, sizeof k, other);
+    cr_assert_str_eq(k, "pytorch/pytorch");
+    /* a second Hazy Research post is another source */
+    kw_fidelity_source_key(k, sizeof k, "Hazy Research, 'Another post' (hazyresearch.stanford.edu)");
+    cr_assert_str_eq(k, "Hazy Research, 'Another post'");
+    /* a key is cut to the buffer, never past it */
+    char small[8];
+    cr_assert_eq(kw_fidelity_source_key(small, sizeof small, fa3), 7);
+    cr_assert_str_eq(small, "arXiv:2");
+    free(set);
+}
+
+Test(hier, a_row_whose_source_names_nothing_is_refused)
+{
+    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,0,serial,bf16,fp32,1,compute, (no source)",
+            "source ' (no source)' names no source");
+}
+
 Test(hier, bad_measurement_rows_are_file_line_errors)
 {
     char *dir = kw_tl_tmpdir("kwtest");

@@ -36,6 +36,34 @@ static int kw_num(double *out, const char *t, double lo, double hi)
     return 0;
 }
 
+/* the rule is stated once, in kw_fidelity.h */
+size_t kw_fidelity_source_key(char *key, size_t n, const char *source)
+{
+    const char *s = source + strspn(source, " ");
+    size_t len;
+    if (strncmp(s, "arXiv", 5) == 0 && (s[5] == ' ' || s[5] == ':') &&
+        strspn(s + 6, "0123456789") > 0) {
+        const char *id = s + 6;
+        size_t il = strspn(id, "0123456789.");
+        while (il > 0 && id[il - 1] == '.')
+            il--;
+        len = (size_t)snprintf(key, n, "arXiv:%.*s", (int)il, id);
+    } else {
+        size_t wl = strcspn(s, " ;,(");
+        const char *slash = memchr(s, '/', wl);
+        size_t after = slash ? wl - (size_t)(slash + 1 - s) : 0; /* the word after the '/' */
+        if (slash && slash > s && after > 0 && !memchr(slash + 1, '/', after)) {
+            len = (size_t)snprintf(key, n, "%.*s", (int)wl, s);
+        } else {
+            size_t cl = strcspn(s, "(;");
+            while (cl > 0 && s[cl - 1] == ' ')
+                cl--;
+            len = (size_t)snprintf(key, n, "%.*s", (int)cl, s);
+        }
+    }
+    return len < n ? len : (n > 0 ? n - 1 : 0);
+}
+
 static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
 {
     char *f[KW_FID_COLS];
@@ -144,6 +172,9 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     size_t sl = strcspn(f[23], "\r\n");
     f[23][sl] = '\0';
     snprintf(c->source, sizeof c->source, "%s", f[23]);
+    if (kw_fidelity_source_key(c->source_key, sizeof c->source_key, c->source) == 0)
+        return kw_error_set(KW_EINPUT, "%s:%d: source '%s' names no source (an arXiv id, "
+                            "owner/repo or a citation before '(' or ';')", path, ln, f[23]);
     c->fit = strstr(f[23], "FIT:") != NULL;
     return 0;
 }

@@ -16,13 +16,22 @@
  * a CUDA graph (0: kernels timed back to back, or one launch between events;
  * the graph_node kind is one node by itself and takes 0); schedule
  * serial|overlap; bound the measured kernel's class (compute|memory|launch); source
- * everything after the 23rd comma. */
+ * everything after the 23rd comma.
+ *
+ * A row's source identity (kw_fidelity_source_key, the one home of the rule;
+ * leave-one-source-out cross-validation folds by it): "arXiv:ID" for a source
+ * that opens "arXiv ID" or "arXiv:ID" (the id without its version suffix); the
+ * repository "owner/repo" for one whose first word (up to a space, ';', ',' or
+ * '(') is owner/repo, whatever of it is cited (README, commit, issue, PR);
+ * otherwise the citation's first clause (up to the first '(' or ';', spaces
+ * trimmed: author and title). */
 #ifndef KW_FIDELITY_H
 #define KW_FIDELITY_H
 
 #include "kw_cost.h"
 
 #define KW_FID_MAX 128
+#define KW_FID_KEY_MAX 160 /* a source key: owner/repo is at most 39 + 1 + 100 */
 
 /* graph_node: one empty kernel inside a replayed CUDA graph, its marginal time
  * per kernel (the dimension and tile columns are not read; tiles and stages 1) */
@@ -43,6 +52,7 @@ typedef struct kw_fid_case {
     kw_bound bound;              /* measured class */
     int fit;                     /* the source says FIT: a figure of the accelerator file came from it */
     char source[KW_SOURCE_MAX];
+    char source_key[KW_FID_KEY_MAX]; /* kw_fidelity_source_key of source */
     int line;
 } kw_fid_case;
 
@@ -54,6 +64,11 @@ typedef struct kw_fid_set {
 /* Read path into out. KW_EINPUT with "FILE:LINE: message" for a bad row,
  * KW_EIO when the file cannot be read. */
 int kw_fidelity_load(kw_fid_set *out, const char *path);
+
+/* The source identity of a source column (the rule above) into key (n
+ * bytes, cut to fit); returns its length, 0 when the column has none (a row
+ * without one is refused by kw_fidelity_load). */
+size_t kw_fidelity_source_key(char *key, size_t n, const char *source);
 
 /* The model's kernel for one case on the whole of a (one request, every core):
  * its work time (launch excluded: the published figures time kernels back to

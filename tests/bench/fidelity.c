@@ -28,8 +28,9 @@
  *     order (which follows each source's own table: the old even/odd split put
  *     every DeepGEMM K = 7168 narrow-tile row on one side), and each fold
  *     sees every stratum that has k cases or more.
- *   - leave one source out: the fold is the source (the source column's first
- *     word: fast.cu, the FA3 paper, pytorch/benchmark, DeepGEMM, FA issue);
+ *   - leave one source out: the fold is the source's identity
+ *     (kw_fidelity_source_key: the arXiv id, or owner/repo of a repository
+ *     citation, else the citation's first clause);
  *     a parameter no remaining case depends on stays at the shipped value. */
 #define KW_FID_FOLDS 5
 #define KW_FID_SRC_MAX 16
@@ -55,25 +56,24 @@ static void kw_fid_folds_stratified(int *fold, const kw_fid_set *set, int k)
     }
 }
 
-/* returns the number of sources; names[f] the first word of fold f's source */
-static int kw_fid_folds_by_source(int *fold, char names[][KW_NAME_MAX], const kw_fid_set *set)
+/* returns the number of sources; names[f] fold f's source key */
+static int kw_fid_folds_by_source(int *fold, char names[][KW_FID_KEY_MAX], const kw_fid_set *set)
 {
     int n = 0;
     for (int i = 0; i < set->n; i++) {
-        char w[KW_NAME_MAX];
-        snprintf(w, sizeof w, "%.*s", (int)strcspn(set->c[i].source, " ;"), set->c[i].source);
+        const char *w = set->c[i].source_key;
         int f = 0;
         while (f < n && strcmp(names[f], w) != 0)
             f++;
         if (f == n && n < KW_FID_SRC_MAX)
-            snprintf(names[n++], KW_NAME_MAX, "%s", w);
+            snprintf(names[n++], KW_FID_KEY_MAX, "%s", w);
         fold[i] = f < n ? f : n - 1;
     }
     return n;
 }
 
 static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold, int nfold,
-                      char names[][KW_NAME_MAX], const char *label, const kw_calib_prior *prior)
+                      char names[][KW_FID_KEY_MAX], const char *label, const kw_calib_prior *prior)
 {
     double after[KW_FID_MAX], before[KW_FID_MAX];
     int done[KW_FID_MAX] = {0};
@@ -90,9 +90,9 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
         if (held == 0)
             continue;
         kw_accel fitted = *a;
-        char what[KW_NAME_MAX + 16];
+        char what[KW_FID_KEY_MAX + 16];
         if (names)
-            snprintf(what, sizeof what, "%s", names[f]);
+            snprintf(what, sizeof what, "%.26s", names[f]); /* the column's width */
         else
             snprintf(what, sizeof what, "fold %d", f + 1);
         if (kw_calib_fit_prior(cal, &fitted, set, use, (1u << KW_CAL_COUNT) - 1u, 0, prior) != 0) {
@@ -185,7 +185,7 @@ int main(int argc, char **argv)
     printf("independent cases %d (+%d FIT): within 25%% %d (%.0f%%), bound class right %d of %d\n", n,
            nfit, within, n ? 100.0 * within / n : 0.0, bound_ok, n);
     int fold[KW_FID_MAX];
-    char names[KW_FID_SRC_MAX][KW_NAME_MAX];
+    char names[KW_FID_SRC_MAX][KW_FID_KEY_MAX];
     kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
     kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold cross-validation", NULL);
     int ns = kw_fid_folds_by_source(fold, names, set);
