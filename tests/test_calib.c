@@ -237,35 +237,65 @@ Test(calib, recovers_the_gather_figures_from_the_paged_decode_rows)
     free(set);
 }
 
-/* h100.xml's gather DRAM fraction is the one `calibrate` fits to its FIT
- * rows (the FIT decode rows: the two long-context FA3 paged decode rows, whose
- * sources say "FIT: h100.xml gather_dram_fraction"), from the unset start, all else as shipped:
- * the file's figure agrees with that fit to its 1-sigma, and the fit leaves
- * those rows within 1% (two rows, one parameter: the rate, not a fudge per row). */
-Test(calib, shipped_gather_fraction_is_the_fit_of_its_fit_rows)
+/* The file's figures file[j] of parameters ids[j] (j < nid) are the fit of
+ * its FIT rows of one kind (kw_calib_fit of those parameters, each started at
+ * from[j], all else as shipped): each agrees with the fit to its 1-sigma, and
+ * the fit leaves those rows within 1%. load_shipped() first. */
+static void assert_file_is_the_fit(kw_fid_kind kind, int rows, const int *ids, const double *from,
+                                   const double *file, int nid)
 {
-    load_shipped();
     int use[KW_FID_MAX], n = 0;
+    unsigned want = 0;
     for (int i = 0; i < set->n; i++) {
-        use[i] = set->c[i].fit && set->c[i].kind == KW_FID_DECODE;
+        use[i] = set->c[i].fit && set->c[i].kind == kind;
         n += use[i];
     }
-    cr_assert_eq(n, 2);
+    cr_assert_eq(n, rows);
     kw_accel start = acc;
-    start.gather_dram_fraction = 0.0;
+    for (int j = 0; j < nid; j++) {
+        want |= 1u << ids[j];
+        kw_calib_set(&start, ids[j], from[j], set);
+    }
     kw_calib cal;
-    cr_assert_eq(kw_calib_fit(&cal, &start, set, use, 1u << KW_CAL_GATHER_DRAM, 1), 0, "%s",
-                 kw_error_last());
-    double fit = cal.p[KW_CAL_GATHER_DRAM].after, sd = cal.p[KW_CAL_GATHER_DRAM].sigma;
-    cr_assert(acc.gather_dram_fraction > 0.0);
-    cr_assert(sd > 0.0 && isfinite(sd), "%g", sd);
-    cr_assert(fabs(acc.gather_dram_fraction - fit) <= sd, "file %g, fit %g +- %g",
-              acc.gather_dram_fraction, fit, sd);
+    cr_assert_eq(kw_calib_fit(&cal, &start, set, use, want, 1), 0, "%s", kw_error_last());
+    for (int j = 0; j < nid; j++) {
+        double fit = cal.p[ids[j]].after, sd = cal.p[ids[j]].sigma;
+        cr_assert(file[j] > 0.0, "%d: %g", ids[j], file[j]);
+        cr_assert(sd > 0.0 && isfinite(sd), "%d: %g", ids[j], sd);
+        cr_assert(fabs(file[j] - fit) <= sd, "%d: file %g, fit %g +- %g", ids[j], file[j], fit,
+                  sd);
+    }
     for (int i = 0; i < set->n; i++)
         if (use[i])
             cr_assert(fabs(cal.after_ratio[i] - 1.0) < 0.01, "%s: %g", set->c[i].name,
                       cal.after_ratio[i]);
     free(set);
+}
+
+/* h100.xml's gather DRAM fraction is the one `calibrate` fits to its FIT
+ * rows (the FIT decode rows: the two long-context FA3 paged decode rows, whose
+ * sources say "FIT: h100.xml gather_dram_fraction"), from the unset start
+ * (two rows, one parameter: the rate, not a fudge per row). */
+Test(calib, shipped_gather_fraction_is_the_fit_of_its_fit_rows)
+{
+    load_shipped();
+    const int ids[] = {KW_CAL_GATHER_DRAM};
+    const double from[] = {0.0}, file[] = {acc.gather_dram_fraction};
+    assert_file_is_the_fit(KW_FID_DECODE, 2, ids, from, file, 1);
+}
+
+/* h100.xml's synchronous-MMA fraction and the two softmax hidden shares are
+ * the ones `calibrate` fits to their FIT rows (the four FA2/FA3 prefill rows
+ * at 8k, whose sources say "FIT: h100.xml sync_matrix_fraction and
+ * softmax_hidden_serial/overlap"), from a start away from the file's figures. */
+Test(calib, shipped_attention_rates_are_the_fit_of_their_fit_rows)
+{
+    load_shipped();
+    const int ids[] = {KW_CAL_SYNC_MATRIX, KW_CAL_HIDDEN_SERIAL, KW_CAL_HIDDEN_OVERLAP};
+    const double from[] = {0.3, 0.3, 0.5};
+    const double file[] = {acc.sync_matrix_fraction, acc.softmax_hidden_serial,
+                           acc.softmax_hidden_overlap};
+    assert_file_is_the_fit(KW_FID_ATTENTION, 4, ids, from, file, 3);
 }
 
 #define WANT_NEW                                                                               \
