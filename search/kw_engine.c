@@ -655,9 +655,12 @@ static int kw_mf_screen(kw_eng *E, kw_shape *s, int *order)
     kw_mf_order(order, est, fails, n);
     if (s->mf_round == KW_MF_ROUND_FIRST && s->mfb.n_pairs < KW_MF_MIN_PAIRS) {
         /* a round the strategy may cut (its first sweep): while the bound is not
-         * trusted, evaluate only the best-estimated candidates that make it so;
-         * the rest wait for the rounds that follow, screened */
+         * trusted, evaluate only the best-estimated candidates that make it so, and
+         * under a budget at most 1/KW_MF_FIRST_SHARE of it; the rest wait for the
+         * rounds that follow, screened */
         int room = KW_MF_MIN_PAIRS - s->mfb.n_pairs;
+        if (E->o.budget > 0 && room > E->o.budget / KW_MF_FIRST_SHARE)
+            room = (int)(E->o.budget / KW_MF_FIRST_SHARE);
         for (int oi = 0; oi < n; oi++) {
             kw_item *it = &s->items[order[oi]];
             if (!it->estimated || it->skipped)

@@ -372,6 +372,41 @@ Test(mfengine, the_pilot_walks_to_an_optimum_several_changes_away_within_a_small
     kw_synth_rmdir(dir);
 }
 
+/* Under a budget the untrusted first round takes at most half of it
+ * (KW_MF_FIRST_SHARE): 9 binary knobs, k0..k5 gain 10, 9, 8, 7, 6, 5 and k6..k8 lose 1,
+ * 2, 3 (additive, the estimate exact up to a factor); the optimum, every gain, is 55.
+ * At a budget of 12 the first round evaluates the 6 best-estimated neighbours (all the
+ * gains), takes k0, and the other five gains, composed one evaluation each, reach 55
+ * in 1 + 6 + 5 = 12. A first round of 8 (the bound's pairs) left 3: four changes, 66. */
+Test(mfengine, a_small_budget_keeps_half_of_it_for_the_changes_after_the_first_round)
+{
+    kw_synth s;
+    two_valued(&s, 9);
+    for (int k = 0; k < 6; k++)
+        s.w[k][1] = -10.0 + k;
+    for (int k = 6; k < 9; k++)
+        s.w[k][1] = (double)(k - 5);
+    char dir[64];
+    char *b = run_budget(&s, est_exact, 12, dir, sizeof dir);
+    char f[256];
+    int first_round = 0, skipped = 0;
+    for (char *line = b; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (line[0] == 'T')
+            break;
+        if (line[0] == 'E')
+            first_round++;
+        if (line[0] == 'P' && strcmp(field(line, "skip", f, sizeof f), "2") == 0)
+            skipped++;
+        line = nl ? nl + 1 : NULL;
+    }
+    cr_expect_eq(first_round, 1 + 6, "the baseline and %d neighbours", first_round - 1);
+    cr_expect_eq(skipped, 3, "%d neighbours deferred", skipped);
+    expect_the_optimum(&s, b);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
 /* An estimate that misjudges one change: exact, except that k10 at v1 reads
  * 1.2x its true figure (a loss of 8% where it gains 10%). */
 static int est_wrong_k10(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
@@ -386,8 +421,9 @@ static int est_wrong_k10(void *ctx, const kw_cand *c, int shape, kw_metrics *out
  * defers k8..k10 (within the estimate's bound, with its 25% margin, k10 may
  * still gain, so the screen does not skip it later). The sweep then tries
  * them (the walk used to end there, leaving the gain to the probes, which
- * found only pairs with it), and the run recommends the optimum within 14
- * evaluations. */
+ * found only pairs with it), and the run recommends the optimum within 16
+ * evaluations (a budget below 16 would cut the first round below 8:
+ * KW_MF_FIRST_SHARE). */
 Test(mfengine, a_first_round_without_a_gain_goes_on_to_the_neighbours_it_deferred)
 {
     kw_synth s;
@@ -396,7 +432,7 @@ Test(mfengine, a_first_round_without_a_gain_goes_on_to_the_neighbours_it_deferre
         s.w[k][1] = 0.5 + k;
     s.w[10][1] = -10.0;
     char dir[64];
-    char *b = run_budget(&s, est_wrong_k10, 14, dir, sizeof dir);
+    char *b = run_budget(&s, est_wrong_k10, 16, dir, sizeof dir);
     char f[256];
     int main_k10 = 0, deferred = 0;
     for (char *line = b; line && *line;) {
