@@ -132,7 +132,8 @@ double kw_engine_gain_pct(double ref, double x)
  * which during a replay is the journal's block of that round. The control's
  * jobs come first in each repetition of the round (kw_interleave_reps), so
  * control repetition r and a challenger's repetition r are measured in the
- * same sweep. Controls are real measurements: they count against the budget
+ * same sweep (on a drifting evaluator the round is measured in that order
+ * on one thread: kw_loop). Controls are real measurements: they count against the budget
  * (reserved with the round's first candidate) and are reported apart
  * (kw_engine_summary.controls, the reducer's per-shape count). */
 
@@ -806,6 +807,10 @@ static int kw_interleave_reps(kw_eng *E, const kw_shape *s)
     /* every job's rep modulo reps is in [0, reps): the copy is a permutation */
     memcpy(E->jobs + s->job0, tmp, k * sizeof *tmp);
     free(tmp);
+    /* a round with a control: pair r is the control's repetition r and a
+     * candidate's, measured in sweep r (kw_engine_paired_p) */
+    if (s->ctl_k > 0)
+        E->in_order = 1;
     return 0;
 }
 
@@ -1022,6 +1027,7 @@ static int kw_pair_jobs(kw_eng *E, kw_shape *s)
                     : kw_queue_block(E, &s->pair_pick, pid, s->shape, s->pair_kp, r);
         }
     s->job1 = E->n_jobs;
+    E->in_order = 1; /* the crossover order */
     return rc;
 }
 
@@ -1506,6 +1512,7 @@ static int kw_loop(kw_eng *E)
             }
         }
         E->n_jobs = 0;
+        E->in_order = 0;
         E->round++;
         for (int i = 0; i < E->n_shapes; i++) {
             kw_shape *s = &E->S[i];
@@ -1526,16 +1533,19 @@ static int kw_loop(kw_eng *E)
         for (size_t i = 0; i < E->n_jobs; i++)
             if (E->jobs[i].live)
                 E->live[n_live++] = i;
-        /* the pairing's crossover order (P N, N P, ...) is its point: a round
-         * with a pairing shape is evaluated by the calling thread alone, in
-         * job order (a measuring evaluator measures one job at a time anyway,
-         * under its worker's lock, but threads would race for the order) */
-        int pairing = 0;
-        for (int i = 0; i < E->n_shapes; i++)
-            pairing |= E->S[i].phase == KW_SHAPE_PAIR;
-        if (E->pool->n > 0 && n_live > 1 && !pairing)
+        /* A round whose job order is a design (E->in_order: the control's
+         * sweeps, "the control"; the pairing's crossover P N, N P, ..., "the
+         * pairing") on an evaluator whose readings depend on when they are
+         * taken (ev->drifts) is evaluated by the calling thread alone, in job
+         * order: neither sorted longest first nor raced for by the pool's
+         * threads (a measuring evaluator measures one job at a time anyway,
+         * under its worker's lock, but threads would race for the order; and
+         * under mpirun every evaluation then stays in rank 0's own slot, on
+         * its own device). A model, noisy or not, keeps every thread. */
+        int in_order = E->in_order && E->ev->drifts;
+        if (E->pool->n > 0 && n_live > 1 && !in_order)
             qsort_r(E->live, n_live, sizeof *E->live, kw_lpt_cmp, E);
-        kw_evpool_run_width(E->pool, E->ev, E->jobs, E->live, n_live, pairing ? 1 : 0);
+        kw_evpool_run_width(E->pool, E->ev, E->jobs, E->live, n_live, in_order ? 1 : 0);
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             double *c = &E->shape_cost_s[j->shape];

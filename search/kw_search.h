@@ -86,6 +86,13 @@ typedef struct kw_evaluator {
     int n_shapes;
     const char *const *shape_names;
     int noisy; /* repetitions differ: the engine repeats and tests significance */
+    /* A reading depends on when it is taken (a device measured in time, which
+     * drifts): a round whose job order is a design (the control's interleaved
+     * sweeps, the pairing's crossover) is then evaluated in job order by one
+     * thread, whatever opts.threads (kw_engine.c, kw_loop). 0 (a model, even
+     * a noisy one: deterministic in (candidate, shape, rep)): every round on
+     * the pool's threads. */
+    int drifts;
     int (*eval)(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out);
     /* Optional (NULL: none): a cheap, deterministic prediction of c's metrics
      * (e.g. a model beside a measurement). The engine uses it to rank a

@@ -145,6 +145,8 @@ struct kw_eng {
     size_t cap_live;
     kw_jbuf rec;
     long round;               /* the current round, 1, 2, ... (replayed rounds included) */
+    int in_order;             /* this round's job order is a design (the control's sweeps,
+                               * the pairing's crossover): see kw_loop */
     double t0;
     double shape_cost_s[KW_JOURNAL_SHAPE_MAX]; /* running mean of an evaluation's time */
     kw_engine_summary sum;

@@ -1718,6 +1718,7 @@ static void kw_drift_synth(kw_synth *s, int (*eval)(void *, const kw_cand *, int
     s->w[1][1] = -10.0;
     s->ev.eval = eval;
     s->ev.noisy = 1;
+    s->ev.drifts = 1; /* a device measured in time: a round's order is its design */
 }
 
 static kw_journal *drift_run(int no_control, char *dir, size_t dn, char *jp, size_t jn)
@@ -1910,6 +1911,55 @@ Test(engine, the_pairing_cancels_linear_drift_and_gives_the_true_difference)
     cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
     cr_expect_eq(kw_journal_check(j), KW_ECORRUPT);
     cr_expect(strstr(kw_error_last(), "the pair of") != NULL, "%s", kw_error_last());
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+/* The control's sweeps on 4 threads: the drifting device of the pairing's
+ * test (call i reads true + 0.5 i, calls of config-dependent length), the
+ * search alone (no pairing). The order the device saw is each E record's
+ * call number (true time known in closed form: i = 2 (x - true)). A round's
+ * E records are consecutive lines in job order (kw_interleave_reps: sweep r
+ * opens with the control's repetition r, then every candidate's repetition
+ * r), so from a round's first control record (repetition k*4) to the end of
+ * its lines the call numbers must follow the records one by one. Without the rule the pool's threads take a round's
+ * jobs in the order they race for them, so a control's repetition r need not
+ * share its sweep with the candidates paired with it. (A round without a
+ * control, here the baseline's first, keeps every thread: not asserted.) */
+Test(engine, the_controls_sweeps_are_measured_in_job_order_on_4_threads)
+{
+    kw_synth s;
+    kw_drift_synth(&s, kw_ramp_eval);
+    kw_engine_opts o = opts_for(1);
+    o.repeats = 4;
+    o.threads = 4;
+    o.pair = 0;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    cr_assert_eq(j->h.control, 1);
+    cr_assert_eq(j->n_pairs, 0);
+    cr_assert_eq((long)j->n_evals, s.calls, "a fresh run journals every call once");
+    long ctl_rounds = 0, checked = 0, out_of_order = 0;
+    for (size_t a = 0, b; a < j->n_evals; a = b) {
+        b = a + 1;
+        /* a round with a control opens with the control's repetition k*4 */
+        if (j->evals[a].rep < 4 || j->evals[a].rep % 4 != 0)
+            continue;
+        while (b < j->n_evals && j->evals[b].record == j->evals[a].record + (long)(b - a))
+            b++;
+        ctl_rounds++;
+        for (size_t i = a; i < b; i++) {
+            const kw_jeval *e = &j->evals[i];
+            double call = 2.0 * (e->m[1] - kw_synth_true(&s, &e->cand, 0));
+            checked++;
+            out_of_order += call != (double)i;
+            cr_expect_eq(call, (double)i, "E record %zu (rep %d) was call %g", i, e->rep, call);
+        }
+    }
+    cr_expect_gt(ctl_rounds, 0, "no round with a control");
+    cr_expect_eq(out_of_order, 0, "%ld of %ld calls in rounds with a control out of job order",
+                 out_of_order, checked);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
 }

@@ -19,6 +19,7 @@
 #include "kw_engine.h"
 #include "kw_eval.h"
 #include "kw_exec.h"
+#include "kw_journal.h"
 #include "kw_load.h"
 #include "kw_mstat.h"
 #include "lib/kw_tl.h"
@@ -771,6 +772,66 @@ Test(exec, a_drifting_device_with_controls_reaches_the_optimum)
     cr_expect_neq(system(sh), 0, "a step accepted without a control of its round");
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
     cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+/* A measured run on 4 threads: the worker slows 1% per request (--drift 1,
+ * --flat: every config the same 100 us, no noise, no anchor in small.xml),
+ * so each E record's measured latency_us grows with the order in which the
+ * worker saw its evaluation. A round's E records are consecutive lines in
+ * its job order; a round with a control (its sweeps) or a pair (its
+ * crossover) has an order by design and is measured in job order, so from
+ * its first block record (repetition k*repeats, k >= 1) to the end of its
+ * lines the figures must rise strictly from one E record to the next. Without the rule
+ * (kw_engine.c, kw_loop) the pool's threads take a round's evaluations in the
+ * order they win the worker's lock. (A round with neither keeps every
+ * thread: not asserted.) */
+Test(exec, a_measured_run_on_4_threads_measures_controls_and_pairs_in_job_order)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], jp[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--flat --drift 1");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --threads 4 "
+             "--out '%s/run' --quiet", sp, cmd, dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    kw_journal *j = NULL;
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    int lat = -1;
+    for (int i = 0; i < j->h.n_metrics; i++)
+        if (strcmp(j->h.metric_names[i], "latency_us") == 0)
+            lat = i;
+    cr_assert_geq(lat, 0);
+    long ordered = 0, checked = 0, out_of_order = 0;
+    const int R = j->h.repeats;
+    for (size_t a = 0, b; a < j->n_evals; a = b) {
+        b = a + 1;
+        /* a round with a control or a pair opens with a block's repetition k*R, k >= 1 */
+        if (j->evals[a].rep < R || j->evals[a].rep % R != 0)
+            continue;
+        while (b < j->n_evals && j->evals[b].record == j->evals[a].record + (long)(b - a))
+            b++;
+        ordered++;
+        for (size_t i = a + 1; i < b; i++) {
+            const kw_jeval *e = &j->evals[i];
+            cr_assert_eq(e->rc, 0, "E record %zu failed: %s", i, e->guards);
+            checked++;
+            if (!(e->m[lat] > j->evals[i - 1].m[lat])) {
+                out_of_order++;
+                cr_expect_gt(e->m[lat], j->evals[i - 1].m[lat], "E record %zu (rep %d) measured "
+                             "before E record %zu", i, e->rep, i - 1);
+            }
+        }
+    }
+    cr_expect_gt(ordered, 1, "no round with a control or a pair");
+    cr_expect_gt(j->n_pairs, 0, "no pair measured");
+    cr_expect_eq(out_of_order, 0, "%ld of %ld E records of ordered rounds measured out of order",
+                 out_of_order, checked);
+    kw_journal_free(j);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
     free(dir);
 }
 

@@ -586,6 +586,7 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.n_metrics = KW_X_COUNT;
     e->iface.metric_names = kw_exec_names;
     e->iface.noisy = 1;
+    e->iface.drifts = 1; /* a device measured in time */
     e->iface.eval = kw_exec_eval;
     e->iface.predict = kw_exec_predict;
     kw_knobs_cand_baseline(&e->base, &e->cfg->space.knobs);
