@@ -707,6 +707,63 @@ Test(exec, a_measured_runs_figures_are_over_its_own_repetitions)
     free(dir);
 }
 
+/* A measured run measures nothing outside its journal for its sensitivity: a
+ * random search of 10 evaluations leaves most neighbours of its pick
+ * unevaluated and --pair 10 pairs one of them. Every neighbour figure in
+ * results.xml is backed by a journal record (an E record of that id, or the
+ * N record of that neighbour, with the N record's delta), none comes from a
+ * measurement after the run (source="evidence"), and the others say they were
+ * not measured and why (results.xml, audit). Before, the results step
+ * measured all six neighbours again (18 worker requests) and showed them. */
+Test(exec, a_measured_runs_sensitivity_is_what_its_journal_holds)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), args[4096], j[1100], x[1100], sh[1200];
+    noisy_tune(dir, "run", "--strategy random --budget 10 --pair 10");
+    snprintf(j, sizeof j, "%s/run/journal", dir);
+    snprintf(x, sizeof x, "%s/run/results.xml", dir);
+    cr_assert_eq(count_lines(j, "\nN s="), 1, "one pair journaled");
+    cr_expect_eq(count_lines(x, " source=\"evidence\""), 0, "neighbours measured outside the journal");
+    char *xml = kw_tl_slurp(x), *jn = kw_tl_slurp(j);
+    int figures = 0, paired = 0;
+    for (char *p = xml; (p = strstr(p, "<neighbour ")) != NULL; p++) {
+        char *end = strchr(p, '>'), *ef = strstr(p, " effect_pct=\""), *id = strstr(p, " id=\"");
+        cr_assert_not_null(end);
+        if (!ef || ef > end)
+            continue;
+        figures++;
+        cr_assert(id && id < end, "a neighbour figure without an id: %.*s", (int)(end - p), p);
+        char key[40], nkey[40];
+        snprintf(key, sizeof key, " id=%.16s ", id + 5);
+        snprintf(nkey, sizeof nkey, " nb=%.16s ", id + 5);
+        char *n = strstr(jn, nkey);
+        if (n) { /* the pair's figure: its N record's delta */
+            paired++;
+            char *d = strstr(n, " delta=");
+            cr_assert_not_null(d);
+            double want = atof(d + 7), got = atof(ef + 13);
+            cr_expect(fabs(want - got) < 0.0005 + 1e-9, "effect_pct %g, N record delta %g", got, want);
+        } else
+            cr_expect(strstr(jn, key) != NULL, "neighbour %.16s: a figure no journal record backs",
+                      id + 5);
+    }
+    cr_expect_eq(paired, 1, "the paired neighbour shows its pair's figure");
+    cr_expect_gt(count_lines(x, " not_measured=\"not searched, not paired\""), 0);
+    free(xml);
+    free(jn);
+    snprintf(args, sizeof args, "audit '%s/run'", dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, " not measured: not searched, not paired") != NULL, "%s", r.out);
+    kw_tl_free(&r);
+    snprintf(args, sizeof args, "verify '%s/run'", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
 /* --pair N bounds the pairing (10 evaluations: one neighbour at 5 repeats,
  * the header says pair=10), --pair 0 turns it off (no pair=, no N record,
  * and the audit says not paired), and the model refuses it (exit 2). */

@@ -245,12 +245,18 @@ static void kw_sens_cell(char *buf, size_t len, const kw_runsum *rs, const kw_rs
     int paired = o->pair && o->pair->n > 0;
     switch (o->state) {
     case KW_SENS_EDGE: snprintf(buf, len, "(end)"); return;
-    case KW_SENS_MISSING:
+    case KW_SENS_MISSING: {
+        char why[KW_GUARDS_LEN + 20];
+        if (kw_netpath_sens_unmeasured(why, sizeof why, rs, o)) {
+            snprintf(buf, len, "%s not measured: %s", kw_val_text(ks, k, o->value), why);
+            return;
+        }
         if (!paired) {
             snprintf(buf, len, "%s not evaluated", kw_val_text(ks, k, o->value));
             return;
         }
         break;
+    }
     case KW_SENS_CONSTRAINT:
         snprintf(buf, len, "%s constraint", kw_val_text(ks, k, o->value));
         return;
@@ -356,8 +362,11 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
         }
         kw_sbuf_printf(out, "  %-22s %-14s %-34s %s\n", "knob", "shipped", "down", "up");
         kw_sbuf inert = {0}, faster = {0};
+        int unmeasured = 0;
         for (int k = 0; k < ks->n_knobs; k++) {
-            char dn[400], up[400];
+            char dn[400], up[400], why[KW_GUARDS_LEN + 20];
+            for (int side = 0; side < 2; side++)
+                unmeasured |= kw_netpath_sens_unmeasured(why, sizeof why, rs, &sn[k].side[side]);
             kw_sens_cell(dn, sizeof dn, rs, s, k, &sn[k].side[0]);
             kw_sens_cell(up, sizeof up, rs, s, k, &sn[k].side[1]);
             kw_sbuf_printf(out, "  %-22s %-14s %-34s %s\n", ks->knobs[k].name,
@@ -375,6 +384,8 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
         }
         if (inert.failed || faster.failed)
             out->failed = 1;
+        if (unmeasured)
+            kw_sbuf_printf(out, "  (%s)\n", KW_NETPATH_UNMEASURED_NOTE);
         kw_sbuf_printf(out, "  no effect on this shape: %s\n", inert.len ? kw_sbuf_cstr(&inert) : "(none)");
         if (faster.len)
             kw_sbuf_printf(out, "  faster than the recommendation, paired (the whole 95%% interval below "

@@ -190,6 +190,14 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
     size_t n = 0, cap = 0;
     kw_job *jobs = NULL;
     int *shape_of = NULL;
+    if (added)
+        *added = 0;
+    /* A measured neighbour would be a figure no journal record backs, that
+     * verify cannot check, from a round of its own (a drifting device reads
+     * it against the recommendation's figure of another round): the readers
+     * show the pairing's figure (N record) or say it was not measured. */
+    if (ev->drifts)
+        return 0;
     kw_sens *sn = calloc((size_t)(ks->n_knobs > 0 ? ks->n_knobs : 1), sizeof *sn);
     if (!sn) {
         rc = kw_error_set(KW_ENOMEM, "out of memory for the sensitivity");

@@ -6,7 +6,8 @@
  *   kw_evidence_recheck      the baseline and the first `top` ranked configs of
  *                            each shape re-measured (results.xml <recheck>)
  *   kw_evidence_neighbours   the neighbours of each recommendation the search
- *                            did not evaluate (results.xml's sensitivity)
+ *                            did not evaluate (results.xml's sensitivity; a
+ *                            model's only, never measured)
  *   kw_evidence_run          the three, as a finished run's results need them
  *
  * Design choice: the evaluations run on the process's one evaluation pool
@@ -49,7 +50,9 @@ int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw
  * (kw_netpath_sensitivity's MISSING sides), evaluated by ev and added as
  * configurations marked `evidence`, in knob order; *added (may be NULL) gets
  * the count. The first failing evaluation in that order fails it, with the
- * ones before it added (as evaluating them one by one would). */
+ * ones before it added (as evaluating them one by one would). An evaluator
+ * that drifts (kw_evaluator.drifts: the measuring one) evaluates none: what
+ * the files show of a measured run is journaled (the pairing's N records). */
 int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p,
                            int *added);
 

@@ -670,6 +670,17 @@ void kw_netpath_sens_note(char *buf, size_t len, const kw_sens *out, int n_knobs
                  "so a difference within the run's noise is no evidence", item);
 }
 
+int kw_netpath_sens_unmeasured(char *buf, size_t len, const kw_runsum *rs, const kw_sens_side *o)
+{
+    if (!rs->info.measured || o->state != KW_SENS_MISSING || (o->pair && o->pair->n > 0))
+        return 0;
+    if (o->pair && o->pair->guards[0])
+        snprintf(buf, len, "pair failed: %s", o->pair->guards);
+    else
+        snprintf(buf, len, "not searched, not paired");
+    return 1;
+}
+
 int kw_netpath_sens_inert(const kw_sens *k)
 {
     int any = 0;

@@ -123,6 +123,19 @@ int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs);
  * when some do, and else that the figures are not paired. */
 void kw_netpath_sens_note(char *buf, size_t len, const kw_sens *out, int n_knobs, const char *item);
 
+/* A measured run's side without a figure (kw_rs_info.measured; a MISSING side
+ * the pairing gave no figure): a measured run measures nothing outside its
+ * journal (kw_evidence_neighbours), so the side is shown as not measured, for
+ * a reason this writes into buf ("not searched, not paired", or "pair
+ * failed: GUARDS"); returns 1. Any other side (a model run's MISSING side
+ * reads "not evaluated"): 0, buf untouched. */
+int kw_netpath_sens_unmeasured(char *buf, size_t len, const kw_runsum *rs, const kw_sens_side *o);
+
+/* The sentence (no trailing punctuation) that explains "not measured". */
+#define KW_NETPATH_UNMEASURED_NOTE                                                             \
+    "not measured: a measured run shows no figure measured outside its journal; the search "   \
+    "did not evaluate that neighbour and the pairing (--pair) has no figure for it"
+
 /* A knob with no effect on the shape: at least one neighbour evaluated, and
  * every evaluated neighbour the same as the recommendation. */
 int kw_netpath_sens_inert(const kw_sens *k);

@@ -514,6 +514,9 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
             if (sn[k].side[d].state == KW_SENS_EVALUATED && isfinite(sn[k].side[d].pct) &&
                 !kw_saturated(&s->configs[sn[k].side[d].config]))
                 m = fmax(m, fabs(sn[k].side[d].pct));
+            else if (sn[k].side[d].state == KW_SENS_MISSING && sn[k].side[d].pair &&
+                     sn[k].side[d].pair->n > 0 && isfinite(sn[k].side[d].pair->delta_pct))
+                m = fmax(m, fabs(sn[k].side[d].pair->delta_pct));
     if (m > 100)
         m = 100; /* larger effects run to the edge, their number says how far */
     int w = KW_W, h = KW_MT + ks->n_knobs * KW_ROW_H + 40;
@@ -539,9 +542,16 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
             kw_sbuf_printf(b, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#ccc\"/>", xz, xz,
                            y + 2, y + KW_ROW_H - 2);
             const char *word = NULL;
+            char why[KW_GUARDS_LEN + 20], said[KW_GUARDS_LEN + 40];
+            int paired = o->pair && o->pair->n > 0;
             if (o->state == KW_SENS_EDGE)
                 word = "(end of domain)";
-            else if (o->state == KW_SENS_MISSING)
+            else if (o->state == KW_SENS_MISSING && paired)
+                word = NULL; /* the pairing's figure (its N record) */
+            else if (o->state == KW_SENS_MISSING && kw_netpath_sens_unmeasured(why, sizeof why, rs, o)) {
+                snprintf(said, sizeof said, "not measured: %s", why);
+                word = said;
+            } else if (o->state == KW_SENS_MISSING)
                 word = "not evaluated";
             else if (o->state == KW_SENS_CONSTRAINT)
                 word = "breaks a constraint";
@@ -560,8 +570,9 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
                 kw_sbuf_printf(b, "%s</text>\n", word);
                 continue;
             }
-            double pct = o->pct, len = fmin(fabs(pct), m) / m * half;
-            const char *guards = s->configs[o->config].m.guards;
+            double pct = o->state == KW_SENS_MISSING ? o->pair->delta_pct : o->pct,
+                   len = fmin(fabs(pct), m) / m * half;
+            const char *guards = o->state == KW_SENS_MISSING ? "" : s->configs[o->config].m.guards;
             kw_sbuf_printf(b, "<rect class=\"bar\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
                               "fill=\"%s\"><title>", pct < 0 ? xz - len : xz, y + 4, len < 0.5 ? 0.5 : len,
                            KW_ROW_H - 8, guards[0] ? "#ef9a9a" : pct < 0 ? "#2e7d32" : "#c62828");
@@ -579,7 +590,7 @@ static void kw_plot_sensitivity(kw_sbuf *b, const kw_runsum *rs, int si)
             kw_sbuf_html(b, ks->knobs[k].values[o->value]);
             kw_sbuf_puts(b, " ");
             kw_pct(b, pct);
-            if (o->pair && o->pair->n > 0) { /* paired: its 95% interval */
+            if (paired) { /* paired: its 95% interval */
                 kw_sbuf_puts(b, " [");
                 kw_pct(b, o->pair->lo_pct);
                 kw_sbuf_puts(b, ", ");
@@ -882,6 +893,16 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
             kw_sbuf_puts(out, "<p class=\"note\">");
             kw_sbuf_html(out, note);
             kw_sbuf_puts(out, ".</p>\n");
+            int unmeasured = 0;
+            char why[KW_GUARDS_LEN + 20];
+            for (int k = 0; k < rs->ks.n_knobs; k++)
+                for (int d = 0; d < 2; d++)
+                    unmeasured |= kw_netpath_sens_unmeasured(why, sizeof why, rs, &sn[k].side[d]);
+            if (unmeasured) { /* the audit's note, capitalised as the one above */
+                kw_sbuf_puts(out, "<p class=\"note\">N");
+                kw_sbuf_html(out, KW_NETPATH_UNMEASURED_NOTE + 1);
+                kw_sbuf_puts(out, ".</p>\n");
+            }
         }
         kw_sbuf_puts(out, "<h3>Guards and rollback</h3>\n");
         kw_guard_table(out, rs, i);

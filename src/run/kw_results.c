@@ -787,6 +787,21 @@ static void kw_x_netpath(kw_xw *x, const kw_runsum *rs, int shape)
                             kw_x_num(x, "paired_hi_pct", o->pair->hi_pct, 3);
                     }
                     kw_x_attr(x, "source", o->evidence ? "evidence" : "journal");
+                } else if (o->state == KW_SENS_MISSING && o->pair && o->pair->n > 0) {
+                    /* the search did not evaluate it, the pairing measured it
+                     * beside the recommendation: its N record's figure */
+                    kw_x_id(x, "id", o->pair->nb_id);
+                    if (isfinite(o->pair->delta_pct))
+                        kw_x_num(x, "effect_pct", o->pair->delta_pct, 3);
+                    if (isfinite(o->pair->lo_pct))
+                        kw_x_num(x, "paired_lo_pct", o->pair->lo_pct, 3);
+                    if (isfinite(o->pair->hi_pct))
+                        kw_x_num(x, "paired_hi_pct", o->pair->hi_pct, 3);
+                    kw_x_attr(x, "source", "pair");
+                } else if (o->state == KW_SENS_MISSING) {
+                    char why[KW_GUARDS_LEN + 20];
+                    if (kw_netpath_sens_unmeasured(why, sizeof why, rs, o))
+                        kw_x_attr(x, "not_measured", why);
                 }
                 kw_x_end(x);
             }

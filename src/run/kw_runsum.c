@@ -650,6 +650,7 @@ static int kw_rs_begin(kw_runsum **out, int map[KW_JOURNAL_SHAPE_MAX], const kw_
         snprintf(in->owner, sizeof in->owner, "%s", a);
     if ((a = kw_run_attr_get(j, KW_RUN_SPACE)) != NULL)
         snprintf(in->space_path, sizeof in->space_path, "%s", a);
+    in->measured = (a = kw_run_attr_get(j, KW_RUN_EVALUATOR)) != NULL && a[0] != '\0';
     for (int i = 0; i < 3; i++)
         in->input_hash[i][0] = '\0';
     for (int i = 0; i < h->n_inputs; i++) {

@@ -139,6 +139,9 @@ typedef struct kw_rs_info {
     long budget;
     int noisy;                      /* repetitions differed (a measured run): figures of
                                      * different rounds are not paired */
+    int measured;                   /* a worker measured it (the journal's evaluator
+                                     * attribute): re-measuring outside the journal
+                                     * would show figures no record backs */
 } kw_rs_info;
 
 /* Thresholds the recommendation must keep meeting after rollout. */
