@@ -1656,6 +1656,52 @@ Test(engine, a_noiseless_budget_is_spent_on_the_search_not_the_fix)
     kw_synth_rmdir(dir);
 }
 
+/* Once the search leaves its main phase, a noiseless run under a budget keeps back
+ * the bounded fix's checks again (kw_ofat_plan). Four binary knobs and two inert ones:
+ * k2 -40 (it masks k1's -10), k0 -2, k3 -5; with k3 on, k0 at its baseline and k1 on
+ * together add -4 and k1 on alone -0.3. The search goes (0,0,1,0) -> (0,0,1,1) ->
+ * (1,0,1,1) = 53 (k1 on was no change at (0,0,1,0), masked), where k1 on is 52.7,
+ * below the minimum effect: settle ships it, and the fix's check of k0 from there,
+ * (0,1,1,1) = 51, is the optimum. Without the reserve the probes spent the budget
+ * and the run shipped 52.7 (budgets 13-23 do; with it 19 and up ship 51). */
+Test(engine, a_noiseless_budget_keeps_the_fix_checks_once_the_main_phase_is_over)
+{
+    int nv[] = {2, 2, 2, 2, 3, 3};
+    kw_synth s;
+    kw_synth_init(&s, 6, nv, 1);
+    s.w[0][1] = -2.0;
+    s.w[1][1] = -10.0;
+    s.w[2][1] = -40.0;
+    s.w[3][1] = -5.0;
+    s.w[4][1] = 0.2; /* inert-ish knobs whose probes come before the fix */
+    s.w[4][2] = 0.4;
+    s.w[5][1] = 0.3;
+    s.w[5][2] = 0.5;
+    s.mask_knob = 1; /* k1's -10 counts only while k2 is at its baseline */
+    s.dom_knob = 2;
+    s.dom_val = 1;
+    s.pair_a = 0; /* k0 at baseline with k1 on: -4; one of them alone: -0.3 */
+    s.pair_va = 0;
+    s.pair_b = 1;
+    s.pair_vb = 1;
+    s.pair_single = -0.3;
+    s.pair_both = -4.0;
+    s.pair_off_knob = 3; /* the pair counts only with k3 on */
+    s.pair_off_value = 0;
+    kw_engine_opts o = opts_for(1);
+    o.budget = 20;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 51.0, 1e-9, "shipped %g", r.best_primary);
+    cr_assert_leq((long)j->n_evals, 20);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
 /* ------------------------------------------------------------------ the control */
 
 /* Student t's upper tail at df 4 in closed form: Q(t) = 1/2 - (3/8) u (1 - u^2/12 ...),
