@@ -1544,6 +1544,25 @@ Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
     cr_assert_geq(n[1], 31, "a knob pair was cut before 3 of its pairs were measured: %ld", n[1]);
 }
 
+/* One shape of S tuned under BUDGET (0: none) with the engine's defaults: its
+ * journal must check; returns the shipped primary, *evals the evaluations spent. */
+static double budgeted_best(kw_synth *s, long budget, long *evals)
+{
+    kw_engine_opts o = opts_for(1);
+    o.budget = budget;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    double best = r.best_primary;
+    *evals = (long)j->n_evals;
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    return best;
+}
+
 /* The block pair of both tests below: knobs 3 and 4 (blk.a, blk.b) gain 30
  * together. gated = 0: knobs x, y, z; each of the five alone costs 0.2 (x, y, z) or
  * 0.5 (blk.a, blk.b); gated = 1: knobs mode, x, y, where mode = 1 gains 20, x and y
@@ -1573,19 +1592,7 @@ static double planted_block_pair_run(long budget, int gated, long *evals)
         s.pair_off_knob = 0;
         s.pair_off_value = 0;
     }
-    kw_engine_opts o = opts_for(1);
-    o.budget = budget;
-    char dir[64], jp[96];
-    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
-    kw_jresult r;
-    kw_journal_shape_result(&r, j, 0);
-    double best = r.best_primary;
-    *evals = (long)j->n_evals;
-    kw_journal_result_clear(&r);
-    kw_journal_free(j);
-    kw_synth_rmdir(dir);
-    return best;
+    return budgeted_best(&s, budget, evals);
 }
 
 /* Pairs within one block first (issue 18, kw_ofat_probe_list (2)): x, y, z, blk.a,
@@ -1642,18 +1649,10 @@ Test(engine, a_noiseless_budget_is_spent_on_the_search_not_the_fix)
     const double gain[4] = {-40.0, -20.0, -10.0, -5.0};
     for (int k = 0; k < 4; k++)
         s.w[k][1] = gain[k];
-    kw_engine_opts o = opts_for(1);
-    o.budget = 8;
-    char dir[64], jp[96];
-    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
-    kw_jresult r;
-    kw_journal_shape_result(&r, j, 0);
-    cr_assert_float_eq(r.best_primary, 25.0, 1e-9, "shipped %g", r.best_primary);
-    cr_assert_leq((long)j->n_evals, 8);
-    kw_journal_result_clear(&r);
-    kw_journal_free(j);
-    kw_synth_rmdir(dir);
+    long n = 0;
+    double best = budgeted_best(&s, 8, &n);
+    cr_assert_float_eq(best, 25.0, 1e-9, "shipped %g", best);
+    cr_assert_leq(n, 8);
 }
 
 /* Once the search leaves its main phase, a noiseless run under a budget keeps back
@@ -1688,18 +1687,10 @@ Test(engine, a_noiseless_budget_keeps_the_fix_checks_once_the_main_phase_is_over
     s.pair_both = -4.0;
     s.pair_off_knob = 3; /* the pair counts only with k3 on */
     s.pair_off_value = 0;
-    kw_engine_opts o = opts_for(1);
-    o.budget = 20;
-    char dir[64], jp[96];
-    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
-    kw_jresult r;
-    kw_journal_shape_result(&r, j, 0);
-    cr_assert_float_eq(r.best_primary, 51.0, 1e-9, "shipped %g", r.best_primary);
-    cr_assert_leq((long)j->n_evals, 20);
-    kw_journal_result_clear(&r);
-    kw_journal_free(j);
-    kw_synth_rmdir(dir);
+    long n = 0;
+    double best = budgeted_best(&s, 20, &n);
+    cr_assert_float_eq(best, 51.0, 1e-9, "shipped %g", best);
+    cr_assert_leq(n, 20);
 }
 
 /* ------------------------------------------------------------------ the control */
