@@ -7,14 +7,16 @@
  * function of the knob values), never measured: tests assert behaviour, not
  * speed.
  *
- * usage: kw_tworker [--flat] [--noise SD_FRAC] [--seed N] [--drift PCT]
+ * usage: kw_tworker [--flat] [--per-shape] [--noise SD_FRAC] [--seed N] [--drift PCT]
  *                   [--unit kernel|request] [--count FILE] [--start-delay S]
  *                   [--no-ready] [--exit-at-start] [--stderr]
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
  *                   [--quality REL_RMS,COS] [--sleep S]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
- *   (--flat: 100 us for every config); each sample is that time times
+ *   (--flat: 100 us for every config; --per-shape: each token hashed after
+ *   the request's shape=NAME token, so each shape has its own best config);
+ *   each sample is that time times
  *   (1 + SD_FRAC x N(0,1)) from GSL's taus2 seeded by the request's text without
  *   its id (so the draw depends on the request, not on the order of requests)
  *   and --seed; --drift PCT multiplies request number i (from 0) by 1 + PCT/100 x i.
@@ -66,7 +68,7 @@ static long tw_int(const char *line, const char *key)
 
 int main(int argc, char **argv)
 {
-    int flat = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
+    int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
     long die_after = -1;
@@ -76,6 +78,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--flat")) flat = 1;
+        else if (!strcmp(a, "--per-shape")) per_shape = 1;
         else if (!strcmp(a, "--no-ready")) no_ready = 1;
         else if (!strcmp(a, "--exit-at-start")) exit_at_start = 1;
         else if (!strcmp(a, "--stderr")) to_stderr = 1;
@@ -155,11 +158,18 @@ int main(int argc, char **argv)
             usleep((useconds_t)(sleep_s * 1e6));
         /* the config's time from its knob tokens */
         double t = TW_BASE_US;
-        const char *p = line;
+        const char *p = line, *sh = strstr(line, " shape=");
+        char tok[512];
         while (!flat && (p = strstr(p, " knob.")) != NULL) {
             p += 6;
             size_t n = strcspn(p, " ");
-            t += (double)(tw_fnv(p, n) % 1000) / 10.0;
+            if (per_shape && sh) { /* "SHAPE-TOKEN KNOB-TOKEN" */
+                size_t m = strcspn(sh + 1, " ");
+                int len = snprintf(tok, sizeof tok, "%.*s %.*s", (int)m, sh + 1, (int)n, p);
+                t += (double)(tw_fnv(tok, (size_t)len < sizeof tok ? (size_t)len : sizeof tok - 1) % 1000) / 10.0;
+            } else {
+                t += (double)(tw_fnv(p, n) % 1000) / 10.0;
+            }
             p += n;
         }
         t *= 1.0 + drift_pct / 100.0 * (double)served;

@@ -395,6 +395,20 @@ static void noisy_tune(const char *dir, const char *name, const char *flags)
     knobwise_ok(args);
 }
 
+/* A tune of tests/data/exec/SPACE on the test worker started with
+ * worker_args, each request it gets appended to DIR/requests (--count), into
+ * DIR/NAME with the extra options flags; it must exit 0. */
+static void counted_tune(const char *dir, const char *space, const char *worker_args,
+                         const char *name, const char *flags)
+{
+    char sp[1024], cmd[1024], args[4096];
+    space_path(sp, sizeof sp, space);
+    worker_cmd(cmd, sizeof cmd, worker_args);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s/requests' "
+             "--out '%s/%s' --quiet %s", sp, cmd, dir, dir, name, flags);
+    knobwise_ok(args);
+}
+
 static long journal_evals(const char *path)
 {
     char *s = kw_tl_slurp(path);
@@ -527,16 +541,10 @@ Test(exec, resume_refuses_a_changed_worker_program)
 
 Test(exec, resume_never_measures_twice)
 {
-    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100], j2[1100],
-         sh[4096];
-    space_path(sp, sizeof sp, "small.xml");
+    char *dir = kw_tl_tmpdir("kwtest"), args[4096], cnt[1100], j1[1100], j2[1100], sh[4096];
     snprintf(cnt, sizeof cnt, "%s/requests", dir);
-    worker_cmd(cmd, sizeof cmd, "");
-    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' --out '%s/full' "
-             "--quiet --budget 60", sp, cmd, cnt, dir);
-    kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-    kw_tl_free(&r);
+    counted_tune(dir, "small.xml", "", "full", "--budget 60");
+    kw_tl_proc r;
     snprintf(j1, sizeof j1, "%s/full/journal", dir);
     long evals = journal_evals(j1), measured = count_lines(cnt, "purpose=search");
     cr_assert_gt(evals, 10);
@@ -608,16 +616,10 @@ Test(exec, resume_never_measures_twice)
  * included, and its journal is byte-identical to the uninterrupted one's. */
 Test(exec, resume_mid_round_with_controls_measures_nothing_twice)
 {
-    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], cnt[1100], j1[1100],
-         j2[1100], sh[4096];
-    space_path(sp, sizeof sp, "small.xml");
+    char *dir = kw_tl_tmpdir("kwtest"), args[4096], cnt[1100], j1[1100], j2[1100], sh[4096];
     snprintf(cnt, sizeof cnt, "%s/requests", dir);
-    worker_cmd(cmd, sizeof cmd, "--noise 0.05 --seed 3");
-    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s --count %s' --out '%s/full' "
-             "--quiet --budget 120", sp, cmd, cnt, dir);
-    kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
-    kw_tl_free(&r);
+    counted_tune(dir, "small.xml", "--noise 0.05 --seed 3", "full", "--budget 120");
+    kw_tl_proc r;
     snprintf(j1, sizeof j1, "%s/full/journal", dir);
     /* the noisy worker's evaluations take one or more requests (the adaptive
      * sample size): each one's first is round=0 */
@@ -755,6 +757,87 @@ Test(exec, a_measured_runs_sensitivity_is_what_its_journal_holds)
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, " not measured: not searched, not paired") != NULL, "%s", r.out);
     kw_tl_free(&r);
+    snprintf(args, sizeof args, "verify '%s/run'", dir);
+    knobwise_ok(args);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
+/* A measured run's portability cell without a figure (results.xsd, README). */
+#define KW_RESULTS_PORT_UNMEASURED_TEXT "not measured: not evaluated on this shape in the journal"
+
+/* The attribute NAME="..." of the element that starts at el, as a double
+ * (NAN when the element lacks it). */
+static double xml_attr_num(const char *el, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *end = strchr(el, '>'), *a = strstr(el, key);
+    return a && end && a < end ? atof(a + strlen(key)) : NAN;
+}
+
+/* On a measured run the portability matrix and the re-checks are the
+ * journal's or say they were not measured (kw_evidence_portability_journal,
+ * kw_evidence_recheck), as the sensitivity is. The worker (--per-shape: each
+ * shape has its own best config) gets no request after the search
+ * (purpose=results); each winner's cell on its own shape shows the figure
+ * results.xml shows for it; the first shape's winner, never evaluated on the
+ * second shape by a random search of 10, says it was not measured there and
+ * is not called portable; no <recheck> carries a figure; a resume writes the
+ * same files; the report shows the same and no model distribution. Before:
+ * 22 purpose=results requests, the winners' own cells -10.0% and -2.4%
+ * against their configs' -13.3% and 0.0%, every recheck a figure. */
+Test(exec, a_measured_runs_portability_and_recheck_are_what_its_journal_holds)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), args[4096], cnt[1100], x[1100], sh[4096];
+    snprintf(cnt, sizeof cnt, "%s/requests", dir);
+    counted_tune(dir, "two_shapes.xml", "--per-shape --noise 0.05 --seed 3", "run",
+                 "--strategy random --budget 10 --pair 10");
+    cr_assert_gt(count_lines(cnt, "purpose=search"), 0);
+    cr_expect_eq(count_lines(cnt, "purpose=results"), 0, "measured outside the journal");
+    snprintf(x, sizeof x, "%s/run/results.xml", dir);
+    char *xml = kw_tl_slurp(x);
+    int rechecks = 0, own = 0;
+    for (char *p = xml; (p = strstr(p, "<recheck ")) != NULL; p++) {
+        rechecks++;
+        cr_expect(isnan(xml_attr_num(p, "p95_us")), "a recheck figure: %.200s", p);
+        cr_expect(strncmp(p, "<recheck not_measured=\"", 23) == 0, "%.200s", p);
+    }
+    cr_expect_gt(rechecks, 0);
+    for (char *p = xml; (p = strstr(p, "<shape name=\"")) != NULL; p++) {
+        char name[200], on[240];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(p + 13, "\""), p + 13);
+        char *c = strstr(p, "<config rank=\"1\""), *port = c ? strstr(c, "<portability>") : NULL;
+        cr_assert_not_null(port);
+        snprintf(on, sizeof on, "<on shape=\"%s\"", name);
+        char *cell = strstr(port, on);
+        cr_assert_not_null(cell, "no own cell for %s", name);
+        double want = xml_attr_num(c, "vs_baseline_pct"), got = xml_attr_num(cell, "vs_baseline_pct");
+        cr_expect(fabs(want - got) < 1e-9, "%s: its own portability cell %g%%, results %g%%", name,
+                  got, want);
+        own++;
+    }
+    cr_expect_eq(own, 2);
+    cr_expect_eq(count_lines(x, "guards=\"" KW_RESULTS_PORT_UNMEASURED_TEXT "\""), 1);
+    cr_expect_eq(count_lines(x, " not_measured_on=\"attn_decode_kv4096_b4_c4_rate\""), 1);
+    snprintf(sh, sizeof sh, "%s/run/portability.csv", dir);
+    cr_expect_eq(count_lines(sh, ",," KW_RESULTS_PORT_UNMEASURED_TEXT "\n"), 1);
+    /* a resume of the finished run: the same files, nothing measured */
+    long before = count_lines(cnt, "purpose=");
+    snprintf(args, sizeof args, "tune --resume '%s/run' --quiet", dir);
+    knobwise_ok(args);
+    cr_expect_eq(count_lines(cnt, "purpose="), before, "the resume measured");
+    char *again = kw_tl_slurp(x);
+    cr_expect_str_eq(again, xml, "the resume rewrote results.xml differently");
+    free(again);
+    free(xml);
+    snprintf(args, sizeof args, "report '%s/run'", dir);
+    knobwise_ok(args);
+    snprintf(sh, sizeof sh, "%s/run/report.html", dir);
+    cr_expect_eq(count_lines(sh, "Distribution not measured"), 2);
+    cr_expect_eq(count_lines(sh, ": " KW_RESULTS_PORT_UNMEASURED_TEXT "</title>"), 1);
+    cr_expect_eq(count_lines(sh, "not measured on attn_decode_kv4096_b4_c4_rate"), 1);
     snprintf(args, sizeof args, "verify '%s/run'", dir);
     knobwise_ok(args);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);

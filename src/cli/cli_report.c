@@ -91,7 +91,14 @@ int kw_cli_report(int argc, char **argv)
     if (rc != 0)
         return kw_cli_fail("report", rc);
     int status = 0;
-    if (!no_port) {
+    if (!no_port && r->rs->info.measured) {
+        /* a measured run's portability is its journal's: nothing is measured
+         * or modelled here (kw_evidence_portability_journal) */
+        if ((rc = kw_evidence_portability_journal(r->rs)) != 0) {
+            status = kw_cli_fail("report", rc);
+            goto done;
+        }
+    } else if (!no_port) {
         const kw_evaluator *ev;
         if (r->inputs_changed)
             fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
@@ -103,7 +110,8 @@ int kw_cli_report(int argc, char **argv)
     }
     /* The latency distributions of each shape's baseline and recommendation:
      * re-simulated with the run's inputs (the journal keeps percentiles, not
-     * requests), so only when the portability evaluator is there. */
+     * requests), so only when the portability evaluator is there: never on
+     * a measured run, whose journal has no model's distribution. */
     int ns = r->rs->n_shapes;
     kw_report_dist *dists = calloc((size_t)(2 * (ns > 0 ? ns : 1)), sizeof *dists);
     double **samples = calloc((size_t)(2 * (ns > 0 ? ns : 1)), sizeof *samples);

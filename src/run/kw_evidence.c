@@ -16,6 +16,7 @@
 #include "kw_error.h"
 #include "kw_evidence.h"
 #include "kw_netpath.h"
+#include "kw_results.h"
 
 /* The message of a failed job as the evaluations before the pool kept it
  * (their buffer was 200 bytes). */
@@ -83,6 +84,10 @@ int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw
                 dup |= dst[k] == &s->configs[c];
             if (dup)
                 continue;
+            if (ev->drifts) { /* see kw_evidence.h */
+                s->configs[c].recheck_unmeasured = 1;
+                continue;
+            }
             jobs[n].cand = s->configs[c].cand;
             jobs[n].shape = es;
             dst[n++] = &s->configs[c];
@@ -109,16 +114,66 @@ done:
     return rc;
 }
 
-int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p)
+/* rs->port's cells allocated (emptied) for n shapes. */
+static int kw_evidence_port_alloc(kw_runsum *rs, int n)
 {
-    int n = rs->n_shapes, rc = 0;
     free(rs->port);
     free(rs->port_ok);
     rs->port = calloc((size_t)(n > 0 ? n * n : 1), sizeof *rs->port);
     rs->port_ok = calloc((size_t)(n > 0 ? n * n : 1), sizeof *rs->port_ok);
+    if (!rs->port || !rs->port_ok)
+        return kw_error_set(KW_ENOMEM, "out of memory for the portability matrix");
+    return 0;
+}
+
+/* The guard cell of winner c of a shape on another shape that breaks a
+ * constraint (evaluated nowhere), as *out; 1 when it breaks one. */
+static int kw_evidence_port_constraint(kw_metrics *out, const kw_runsum *rs, const kw_cand *c)
+{
+    int broken = kw_knobs_cand_violates(&rs->ks, c);
+    if (broken < 0)
+        return 0;
+    snprintf(out->guards, sizeof out->guards, "constraint:%s", rs->ks.constraints[broken].name);
+    return 1;
+}
+
+int kw_evidence_portability_journal(kw_runsum *rs)
+{
+    int n = rs->n_shapes, rc = kw_evidence_port_alloc(rs, n);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        int w = kw_runsum_winner(rs, i);
+        if (w < 0)
+            continue;
+        const kw_rs_config *wc = &rs->shapes[i].configs[w];
+        for (int j = 0; j < n; j++) {
+            kw_metrics *out = &rs->port[i * n + j];
+            if (kw_evidence_port_constraint(out, rs, &wc->cand))
+                continue;
+            int c = kw_runsum_find_config(rs, j, wc->id);
+            const kw_rs_config *jc = c >= 0 ? &rs->shapes[j].configs[c] : NULL;
+            if (!jc || jc->reps == 0 || jc->evidence) {
+                snprintf(out->guards, sizeof out->guards, "%s", KW_RESULTS_PORT_UNMEASURED);
+                continue;
+            }
+            *out = jc->m; /* the figure results.xml shows for it on shape j */
+            rs->port_ok[i * n + j] = isfinite(jc->m.v[rs->primary]);
+        }
+    }
+    return 0;
+}
+
+int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p)
+{
+    if (ev->drifts)
+        return kw_evidence_portability_journal(rs);
+    int n = rs->n_shapes, rc = 0;
     kw_job *jobs = calloc((size_t)(n > 0 ? n * n : 1), sizeof *jobs);
     int *slot = calloc((size_t)(n > 0 ? n * n : 1), sizeof *slot);
-    if (!rs->port || !rs->port_ok || !jobs || !slot) {
+    if ((rc = kw_evidence_port_alloc(rs, n)) != 0)
+        goto done;
+    if (!jobs || !slot) {
         rc = kw_error_set(KW_ENOMEM, "out of memory for the portability matrix");
         goto done;
     }
@@ -142,12 +197,8 @@ int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evid
                 continue;
             }
             const kw_cand *c = &rs->shapes[i].configs[w].cand;
-            int broken = kw_knobs_cand_violates(&rs->ks, c);
-            if (broken >= 0) {
-                snprintf(out->guards, sizeof out->guards, "constraint:%s",
-                         rs->ks.constraints[broken].name);
+            if (kw_evidence_port_constraint(out, rs, c))
                 continue;
-            }
             jobs[nj].cand = *c;
             jobs[nj].shape = ej;
             slot[nj++] = i * n + j;

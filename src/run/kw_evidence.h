@@ -2,9 +2,11 @@
  * search, on the summary the results are written from.
  *
  *   kw_evidence_portability  each shape's winner evaluated on every other shape
- *                            (portability.csv, results.xml <portability>)
+ *                            (portability.csv, results.xml <portability>; a
+ *                            measured run's from its journal)
  *   kw_evidence_recheck      the baseline and the first `top` ranked configs of
- *                            each shape re-measured (results.xml <recheck>)
+ *                            each shape re-measured (results.xml <recheck>; a
+ *                            model's only, never measured)
  *   kw_evidence_neighbours   the neighbours of each recommendation the search
  *                            did not evaluate (results.xml's sensitivity; a
  *                            model's only, never measured)
@@ -39,11 +41,24 @@ typedef struct kw_evidence_pool {
 /* rs->port / rs->port_ok: the winner (rank 1) of shape i evaluated by ev on
  * shape j; a constraint-breaking winner or a shape ev lacks is a guard cell.
  * KW_ENOMEM when an evaluation runs out of memory, KW_EINTERRUPTED when one
- * was stopped (other evaluator errors are "error:" cells). */
+ * was stopped (other evaluator errors are "error:" cells). An evaluator that
+ * drifts (the measuring one) evaluates none: kw_evidence_portability_journal. */
 int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p);
 
+/* A measured run's portability matrix, from its journal alone: cell (i, j) is
+ * the figure the summary holds for shape i's winner on shape j (its E
+ * records, as results.xml shows that configuration there), or, where the
+ * search never evaluated it on j, a KW_EVIDENCE_PORT_UNMEASURED cell.
+ * Design choice: a cell measured after the run is a figure no record backs,
+ * that verify cannot check and a resume would measure again, from a round of
+ * its own on a device that drifts; rejected, as for the neighbours. */
+int kw_evidence_portability_journal(kw_runsum *rs);
+
 /* configs[].recheck of each shape's baseline and first `top` ranked configs
- * (each once), by ev. The first failing evaluation in job order fails it. */
+ * (each once), by ev. The first failing evaluation in job order fails it. An
+ * evaluator that drifts evaluates none and marks them recheck_unmeasured
+ * instead (for the reason above: the figures a measured run shows are its
+ * journal's; the pairing's N records are its re-measurement). */
 int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw_evidence_pool *p);
 
 /* The neighbours of each shape's recommendation that the summary lacks

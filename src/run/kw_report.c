@@ -410,6 +410,12 @@ static void kw_plot_cdf(kw_sbuf *b, const kw_runsum *rs, int si, const kw_report
     int w = KW_HALF_W, h = KW_H;
     double x0 = KW_ML, x1 = w - KW_MR, y0 = KW_MT, y1 = h - KW_MB - 10;
     kw_svg_open(b, "cdf", w, h, label);
+    if (rs->info.measured) {
+        kw_sbuf_printf(b, "<text x=\"%d\" y=\"%d\">Distribution not measured: the journal of a measured "
+                          "run keeps percentiles, not requests.</text>\n", KW_ML, KW_MT + 20);
+        kw_sbuf_puts(b, "</svg>\n");
+        return;
+    }
     if (!bd || !rd || bd->n < 2 || rd->n < 2) {
         kw_sbuf_printf(b, "<text x=\"%d\" y=\"%d\">Distribution needs the run's inputs (re-simulated by "
                           "knobwise report).</text>\n", KW_ML, KW_MT + 20);
@@ -667,7 +673,8 @@ static void kw_plot_portability(kw_sbuf *b, const kw_runsum *rs)
                 kw_sbuf_puts(b, " vs best");
             }
             if (m->guards[0] && !sat) {
-                kw_sbuf_puts(b, ", guards ");
+                /* a measured run's cell its journal has no figure for says so alone */
+                kw_sbuf_puts(b, strcmp(m->guards, KW_RESULTS_PORT_UNMEASURED) ? ", guards " : "");
                 kw_sbuf_html(b, m->guards);
             }
             if (worse)
@@ -783,13 +790,20 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
         if (rs->port) {
             kw_rollback rb;
             kw_results_rollback(&rb, rs, i, s->final);
-            if (rb.n_worse == 0)
+            if (rb.n_worse == 0 && rb.n_unmeasured == 0)
                 kw_sbuf_puts(b, "<span class=\"pass\">yes</span>");
-            else {
+            else if (rb.n_worse > 0) {
                 kw_sbuf_puts(b, "<span class=\"fail\">no:</span> worse on");
                 for (int k = 0; k < rb.n_worse; k++) {
                     kw_sbuf_puts(b, " ");
                     kw_sbuf_html(b, rs->shapes[rb.worse[k]].name);
+                }
+            }
+            if (rb.n_unmeasured > 0) {
+                kw_sbuf_puts(b, rb.n_worse > 0 ? "; not measured on" : "not measured on");
+                for (int k = 0; k < rb.n_unmeasured; k++) {
+                    kw_sbuf_puts(b, " ");
+                    kw_sbuf_html(b, rs->shapes[rb.unmeasured[k]].name);
                 }
             }
         } else {

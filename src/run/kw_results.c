@@ -194,6 +194,8 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
             const kw_rs_shape *sj = &rs->shapes[j];
             int ok = rs->port_ok[shape * rs->n_shapes + j];
             const kw_metrics *pm = &rs->port[shape * rs->n_shapes + j];
+            if (!ok && strcmp(pm->guards, KW_RESULTS_PORT_UNMEASURED) == 0 && out->n_unmeasured < 64)
+                out->unmeasured[out->n_unmeasured++] = j;
             if (j == shape || sj->baseline < 0 || !ok)
                 continue;
             if (pm->v[pi] > sj->configs[sj->baseline].m.v[pi] || pm->guards[0] != '\0')
@@ -440,8 +442,18 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
 }
 
 /* <recheck>: the final re-measurement beside the journal's figures. */
+#define KW_RESULTS_RECHECK_UNMEASURED                                                          \
+    "a measured run shows no figure measured outside its journal; the pairing (--pair) "       \
+    "re-measures the recommendation beside its neighbours"
+
 static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
 {
+    if (c->recheck_unmeasured) { /* a measured run's (kw_evidence_recheck) */
+        kw_x_start(x, "recheck");
+        kw_x_attr(x, "not_measured", KW_RESULTS_RECHECK_UNMEASURED);
+        kw_x_end(x);
+        return;
+    }
     if (!c->recheck)
         return;
     const kw_metrics *m = c->recheck;
@@ -878,14 +890,20 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         if (r == 0 && rs->port) {
             kw_rollback rb;
             kw_results_rollback(&rb, rs, shape, c);
-            kw_x_attr(x, "portable", rb.n_worse == 0 ? "true" : "false");
-            if (rb.n_worse > 0) {
+            /* a measured run's unmeasured cell proves neither */
+            if (rb.n_worse > 0 || rb.n_unmeasured == 0)
+                kw_x_attr(x, "portable", rb.n_worse == 0 ? "true" : "false");
+            for (int w = 0; w < 2; w++) {
+                int nl = w ? rb.n_unmeasured : rb.n_worse;
+                const int *l = w ? rb.unmeasured : rb.worse;
+                if (nl == 0)
+                    continue;
                 kw_sbuf wb = {0};
-                for (int i = 0; i < rb.n_worse; i++)
-                    kw_sbuf_printf(&wb, "%s%s", i ? " " : "", rs->shapes[rb.worse[i]].name);
+                for (int i = 0; i < nl; i++)
+                    kw_sbuf_printf(&wb, "%s%s", i ? " " : "", rs->shapes[l[i]].name);
                 if (wb.failed)
                     x->bad = 1;
-                kw_x_attr(x, "worse_on", kw_sbuf_cstr(&wb));
+                kw_x_attr(x, w ? "not_measured_on" : "worse_on", kw_sbuf_cstr(&wb));
                 kw_sbuf_free(&wb);
             }
         }

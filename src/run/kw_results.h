@@ -79,7 +79,15 @@ typedef struct kw_rollback {
     double claimed_pct;         /* primary change against the baseline (negative = faster) */
     int n_worse;                /* shapes where the winner is worse than their baseline */
     int worse[64];
+    int n_unmeasured;           /* shapes a measured run's journal has no figure of it on */
+    int unmeasured[64];
 } kw_rollback;
+
+/* The guards of a measured run's portability cell its journal has no figure
+ * for (kw_evidence_portability_journal; results.xml <on guards=...>,
+ * portability.csv, the report's cell). */
+#define KW_RESULTS_PORT_UNMEASURED "not measured: not evaluated on this shape in the journal"
+
 
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config);
 

@@ -47,6 +47,10 @@ typedef struct kw_rs_config {
      * re-measured, so a pointer keeps the other configurations small. Owned
      * by the summary. */
     kw_metrics *recheck;
+    /* 1: kw_evidence_recheck would have re-measured it, but the run measures
+     * on a device that drifts: a figure outside the journal is not made
+     * (results.xml <recheck not_measured=...>). */
+    int recheck_unmeasured;
     /* 1: evaluated after the run, for the sensitivity around the
      * recommendation (kw_evidence_neighbours: a neighbour the journal lacks);
      * not in the journal, never ranked, never on a path. */
