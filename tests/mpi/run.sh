@@ -14,6 +14,9 @@
 #   4 the measuring evaluator: each rank starts its own worker, which sees its
 #     rank's local index in KW_WORKER_INDEX, and the files equal a
 #     one-process run's (the test worker's times are a function of the config);
+#     every repetition of a control or pairing block (rep >= the repeats:
+#     rounds whose order is a design) is measured by rank 0's worker alone
+#     (the counts per rank are printed);
 #   5 a rank whose input is not rank 0's (its worker program, found on its own
 #     $PATH) refuses to evaluate: the run fails naming the rank and the file,
 #     exit 2, no run folder made;
@@ -158,23 +161,34 @@ TW="$B/tests/kw_tworker"
 cat >"$work/w.sh" <<EOF
 #!/bin/sh
 echo "\$KW_WORKER_INDEX" >>"$work/ranks"
-exec "$TW" "\$@"
+exec "$TW" --count "$work/req.\$KW_WORKER_INDEX" "\$@"
 EOF
 chmod +x "$work/w.sh"
 xargs_="--space $S/tests/data/exec/small.xml --evaluator exec:$work/w.sh --budget 20 --seed 2 --threads 1 --quiet"
 mkdir -p "$work/x1" "$work/x3"
 "$K" tune $xargs_ --out "$work/x1/run" >"$work/x1.out" 2>&1 || { echo "# one-process exec run failed"; sed 's/^/#   /' "$work/x1.out"; ok=0; }
+reps=$(sed -n 's/^H .* repeats=\([0-9]*\) .*/\1/p' "$work/x1/run/journal")
 : >"$work/ranks"
+rm -f "$work"/req.*
 mpi 3 "$K" tune $xargs_ --out "$work/x3/run" >"$work/x3.out" 2>&1 || { echo "# mpirun -n 3 exec run failed"; sed 's/^/#   /' "$work/x3.out"; ok=0; }
 seen=$(sort -u "$work/ranks" | tr '\n' ' ')
 echo "# workers started with KW_WORKER_INDEX: $seen"
 [ "$seen" = "0 1 2 " ] || ok=0
+# requests per rank: all, and those of a re-measured block (rep >= repeats)
+blocks() { sed -n 's/.* rep=\([0-9]*\) .*/\1/p' "$1" 2>/dev/null | awk -v r="${reps:-0}" '$1 >= r' | wc -l; }
+for i in 0 1 2; do
+    n=$(cat "$work/req.$i" 2>/dev/null | grep -c '^measure')
+    eval "all$i=$n blk$i=$(blocks "$work/req.$i")"
+done
+echo "# requests by rank 0/1/2: $all0/$all1/$all2, of re-measured blocks (rep >= ${reps:-?}): $blk0/$blk1/$blk2"
+[ "${reps:-0}" -gt 0 ] && [ "$blk0" -gt 0 ] || { echo "# no control or pairing block measured"; ok=0; }
+[ "$blk1" = 0 ] && [ "$blk2" = 0 ] || { echo "# a control or pairing block measured off rank 0"; ok=0; }
 for f in journal results.xml ranked.csv; do
     sed -e "s#$work/x1/run#RUN#g" "$work/x1/run/$f" >"$work/x.a" 2>/dev/null
     sed -e "s#$work/x3/run#RUN#g" "$work/x3/run/$f" >"$work/x.b" 2>/dev/null
     cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
 done
-if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); files equal one process's"
+if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); controls and pairs on rank 0's alone; files equal one process's"
 else echo "not ok 4 - exec evaluator under mpirun"; fi
 
 # 5 -------------------------------------------------------------- inputs differ
