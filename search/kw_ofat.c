@@ -81,6 +81,13 @@ typedef struct kw_ofat_main {
     int n_tie, tie_pending, tie_pairing;
     uint64_t tie_at;          /* the incumbent whose tie pairs were planned, */
     uint64_t tie_knobs;       /* and the knobs whose ties were first steps there */
+    /* tie triples and their stepping stone (kw_ofat_tri_find): a path round's group g
+     * stands tp_len[g] one-knob EXPLORE steps away from the incumbent (tp_step[g]) and
+     * its items are one change from there; tp_kind 1: the tie triples, 2: the stone's
+     * neighbours */
+    kw_cand tp_step[KW_TIE_MAX][3];
+    int tp_len[KW_TIE_MAX];
+    int tp_n, tp_kind, tp_pending, tp_running;
     int inert_rechecked;      /* the inert knobs of blocks were swept once from a local optimum */
     int rechecking;           /* this round is that sweep */
 } kw_ofat_main;
@@ -294,6 +301,26 @@ static int kw_ofat_pair_steps(kw_eng *E, kw_shape *s, const kw_cand *first, int 
     if (rc == 0)
         rc = kw_engine_step(E, s, start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1, back);
     return rc;
+}
+
+/* c as an item of group g, unless this round already holds it (each config once) */
+static int kw_ofat_item_add_once(kw_eng *E, kw_shape *s, const kw_cand *c, int g)
+{
+    uint64_t id = kw_knobs_cand_id(E->ks, c);
+    for (int i = 0; i < s->n_items; i++)
+        if (s->items[i].id == id)
+            return 0;
+    return kw_engine_item_add(E, s, c, g);
+}
+
+/* 1 when an item of group g was evaluated this round (not cut by the budget or
+ * the screen, no constraint broken) */
+static int kw_ofat_group_tried(const kw_shape *s, int g)
+{
+    for (int i = 0; i < s->n_items; i++)
+        if (s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped)
+            return 1;
+    return 0;
 }
 
 /* A set of config ids (open addressing; 0 is never a config id in practice,
@@ -524,11 +551,7 @@ static int kw_ofat_tie_plan(kw_eng *E, kw_shape *s)
                 if (w == s->pos.v[j] || kw_ofat_frozen(E, j) || !kw_ofat_same_block(ks, ka, j) ||
                     kw_ofat_banned(s, &c) || !kw_ofat_ties(E, s, &b, &inc))
                     continue;
-                uint64_t id = kw_knobs_cand_id(ks, &c);
-                int dup = 0;
-                for (int i = 0; i < s->n_items && !dup; i++)
-                    dup = s->items[i].id == id;
-                int rc = dup ? 0 : kw_engine_item_add(E, s, &c, g);
+                int rc = kw_ofat_item_add_once(E, s, &c, g);
                 if (rc != 0)
                     return rc;
             }
@@ -536,6 +559,210 @@ static int kw_ofat_tie_plan(kw_eng *E, kw_shape *s)
     kw_error_clear();
     m->tie_pairing = s->n_items > 0;
     return KW_OFAT_PLANNED;
+}
+
+/* A third change of a tied pair (kw_ofat_tri_find): knob j of the pair's block, neither
+ * of the pair's knobs, at a value whose change alone from the incumbent was evaluated
+ * and either ties exactly or fails a guard (not an evaluator error). */
+static int kw_ofat_tri_third(kw_eng *E, const kw_shape *s, const kw_cst *inc, int ka, int kb,
+                             int j, int w)
+{
+    const kw_knobspace *ks = E->ks;
+    if (j == ka || j == kb || w == s->pos.v[j] || kw_ofat_frozen(E, j) ||
+        !kw_ofat_same_block(ks, ka, j))
+        return 0;
+    kw_cand c = s->pos;
+    c.v[j] = (uint8_t)w;
+    kw_cst cs;
+    kw_engine_stats_c(E, s, &c, &cs);
+    if (cs.n != E->reps)
+        return 0;
+    return kw_ofat_ties(E, s, &c, inc) || (!cs.ok && strncmp(cs.guards, "error", 5) != 0);
+}
+
+/* Tie triples (noiseless): a tie-pair round without a gain whose pairs give exactly
+ * the incumbent's figure again is on a plateau of its block, and a third tile of the
+ * block may gain there, or fit there where it failed a guard alone. Each such pair
+ * (two EXPLORE steps from the incumbent) becomes a group of a round of its own: the
+ * pair plus each change of a third knob of its block that ties alone or fails a guard
+ * alone (kw_ofat_tri_third). When no triple gains but one passes every guard, the
+ * best of those whose third change failed a guard alone is a stepping stone (tp_kind 2): its one-knob neighbours along the
+ * knobs outside the block, judged against the incumbent in one more round (three
+ * EXPLORE steps onto it, then ACCEPT or REVERT back, one knob per step). The trapped
+ * seed (validate_resnet_h100 conv_b8_c4 seed 5): conv3x3 tile_m 64 and tile_n 32 tie,
+ * tile_k 576 falls back alone, the three together pass at +1.0% and with
+ * placement=least_loaded give the exhaustive optimum (141.18 us against 142.21);
+ * the probes' three-knob repairs reach it only once the probe list is spent. */
+static void kw_ofat_tri_find(kw_eng *E, kw_shape *s, const kw_cst *inc)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    m->tp_n = 0;
+    m->tp_pending = 0;
+    /* a neighbour that gains, however little, is the probes' evidence of a gain
+     * nearby (a faded gain, paired first); a plateau is no evidence: the triples
+     * come first only when no evaluated one-knob neighbour gains at all */
+    for (int k = 0; k < ks->n_knobs; k++)
+        for (int w = 0; w < ks->knobs[k].n_values; w++) {
+            kw_cand c = s->pos;
+            c.v[k] = (uint8_t)w;
+            kw_cst cs;
+            if (w == s->pos.v[k])
+                continue;
+            kw_engine_stats_c(E, s, &c, &cs);
+            if (cs.n == E->reps && cs.ok && cs.mean < inc->mean) {
+                kw_error_clear();
+                return;
+            }
+        }
+    for (int i = 0; i < s->n_items && m->tp_n < KW_TIE_MAX; i++) {
+        const kw_item *it = &s->items[i];
+        int ka, kb, any = 0;
+        if (it->con >= 0 || it->dropped || !kw_ofat_ties(E, s, &it->cand, inc) ||
+            kw_engine_step_check(&ka, ks, &s->pos, &m->tie_first[it->group]) != 0 ||
+            kw_engine_step_check(&kb, ks, &m->tie_first[it->group], &it->cand) != 0)
+            continue;
+        for (int j = 0; j < ks->n_knobs && !any; j++)
+            for (int w = 0; w < ks->knobs[j].n_values && !any; w++)
+                any = kw_ofat_tri_third(E, s, inc, ka, kb, j, w);
+        if (!any)
+            continue;
+        int g = m->tp_n++;
+        m->tp_step[g][0] = m->tie_first[it->group];
+        m->tp_step[g][1] = it->cand;
+        m->tp_len[g] = 2;
+    }
+    kw_error_clear();
+    m->tp_kind = 1;
+    m->tp_pending = m->tp_n > 0;
+}
+
+/* A path round (kw_ofat_tri_find): tp_kind 1, each tied pair's third changes; 2, the
+ * stone's neighbours along the knobs outside its block. Each config once. */
+static int kw_ofat_path_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    for (int g = 0; g < m->tp_n; g++) {
+        const kw_cand *at = &m->tp_step[g][m->tp_len[g] - 1];
+        int ka, kb;
+        kw_engine_step_check(&ka, ks, &s->pos, &m->tp_step[g][0]);
+        kw_engine_step_check(&kb, ks, &m->tp_step[g][0], &m->tp_step[g][1]);
+        for (int j = 0; j < ks->n_knobs; j++)
+            for (int w = 0; w < ks->knobs[j].n_values; w++) {
+                int take = m->tp_kind == 1 ? kw_ofat_tri_third(E, s, &inc, ka, kb, j, w)
+                                           : w != at->v[j] && !kw_ofat_frozen(E, j) &&
+                                                 !kw_ofat_same_block(ks, ka, j) && j != ka;
+                kw_cand c = *at;
+                c.v[j] = (uint8_t)w;
+                if (!take || kw_ofat_banned(s, &c))
+                    continue;
+                int rc = kw_ofat_item_add_once(E, s, &c, g);
+                if (rc != 0)
+                    return rc;
+            }
+    }
+    kw_error_clear();
+    m->tp_running = s->n_items > 0;
+    return KW_OFAT_PLANNED;
+}
+
+/* A path round's steps: per group, EXPLORE along its path, its items judged against
+ * the incumbent, the winner accepted or REVERTs back along the path (failed groups
+ * first, the winning one last). Without a gain, a tie-triple round's best
+ * guard-passing triple whose third change failed a guard alone (the region the
+ * one-knob walk cannot enter) becomes the stone of the next round (kw_ofat_tri_find). */
+static int kw_ofat_path_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_main *m = &o->main;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    kw_cand start = s->pos;
+    int kind = m->tp_kind;
+    int win = kw_ofat_judge_items(E, s, &s->pos, &inc,
+                                  kind == 1 ? "tie triple vs incumbent: "
+                                            : "stone neighbour vs incumbent: ",
+                                  kw_ofat_count_evaluated(s), v);
+    int win_group = win >= 0 ? s->items[win].group : -1;
+    m->tp_running = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int g = 0; g < m->tp_n; g++) {
+            if ((pass == 0) == (g == win_group))
+                continue;
+            if (!kw_ofat_group_tried(s, g))
+                continue;
+            static const char *const there[2][3] = {
+                {"tie triple: first step of a tie pair that ties too",
+                 "tie triple: the tie pair (exactly the incumbent's figure), to try a third "
+                 "knob of its block that ties or fails a guard alone", ""},
+                {"stone: first step of a tie pair", "stone: the tie pair",
+                 "stone: the best tie triple that passes the guard its third change failed alone, "
+                 "to try the knobs outside its block"}};
+            int rc = 0;
+            for (int t = 0; t < m->tp_len[g] && rc == 0; t++)
+                rc = kw_engine_step(E, s, &m->tp_step[g][t], KW_DECIDE_EXPLORE, KW_STEP_PROBE,
+                                    NAN, -1, there[kind - 1][t]);
+            if (rc == 0)
+                rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
+            if (rc == 0 && win >= 0 && s->items[win].group == g)
+                rc = kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT,
+                                           KW_STEP_PROBE, &v[win], v[win].why);
+            else
+                for (int t = m->tp_len[g] - 2; t >= -1 && rc == 0; t--)
+                    rc = kw_engine_step(E, s, t >= 0 ? &m->tp_step[g][t] : &start,
+                                        KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
+                                        kind == 1 ? "no tie triple beats the incumbent: step back"
+                                                  : "no neighbour of the stone beats the "
+                                                    "incumbent: step back");
+            if (rc != 0)
+                return rc;
+        }
+    m->tp_pending = 0;
+    if (win >= 0) {
+        m->no_accept = 0;
+        m->last_knob_accepted = -1;
+        o->fix.accepts_since++;
+        return 0;
+    }
+    if (kind != 1)
+        return 0;
+    int best = -1;
+    double best_mean = 0;
+    for (int i = 0; i < s->n_items; i++) {
+        const kw_item *it = &s->items[i];
+        kw_cst c;
+        if (it->con >= 0 || it->dropped)
+            continue;
+        int j;
+        if (kw_engine_step_check(&j, E->ks, &m->tp_step[it->group][1], &it->cand) != 0)
+            continue;
+        kw_cand alone = s->pos;
+        alone.v[j] = it->cand.v[j];
+        kw_cst a;
+        kw_engine_stats_c(E, s, &alone, &a);
+        if (a.ok) /* a third change that ties alone leaves the plateau no further */
+            continue;
+        kw_engine_stats(E, s->shape, it->id, &c);
+        if (c.n == E->reps && c.ok && isfinite(c.mean) && (best < 0 || c.mean < best_mean)) {
+            best = i;
+            best_mean = c.mean;
+        }
+    }
+    kw_error_clear();
+    if (best < 0)
+        return 0;
+    int g = s->items[best].group;
+    m->tp_step[0][0] = m->tp_step[g][0];
+    m->tp_step[0][1] = m->tp_step[g][1];
+    m->tp_step[0][2] = s->items[best].cand;
+    m->tp_len[0] = 3;
+    m->tp_n = 1;
+    m->tp_kind = 2;
+    m->tp_pending = 1;
+    return 0;
 }
 
 /* The tie-pair round's steps: per first step, EXPLORE onto it, its pairs judged
@@ -556,10 +783,7 @@ static int kw_ofat_tie_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
         for (int g = 0; g < m->n_tie; g++) {
             if ((pass == 0) == (g == win_group))
                 continue;
-            int tried = 0;
-            for (int i = 0; i < s->n_items && !tried; i++)
-                tried = s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped;
-            if (!tried)
+            if (!kw_ofat_group_tried(s, g))
                 continue;
             int rc = kw_ofat_pair_steps(E, s, &m->tie_first[g], g, win, v, &start,
                                         "tie pair: first step (alone exactly the incumbent's figure) "
@@ -572,6 +796,8 @@ static int kw_ofat_tie_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
         m->no_accept = 0;
         m->last_knob_accepted = -1;
         o->fix.accepts_since++;
+    } else {
+        kw_ofat_tri_find(E, s, &inc);
     }
     return 0;
 }
@@ -634,6 +860,12 @@ static int kw_ofat_main_plan(kw_eng *E, kw_shape *s)
     if (m->tie_pending) {
         m->tie_pending = 0;
         int rc = kw_ofat_tie_plan(E, s);
+        if (rc != 0 || s->n_items > 0)
+            return rc;
+    }
+    if (m->tp_pending) {
+        m->tp_pending = 0;
+        int rc = kw_ofat_path_plan(E, s);
         if (rc != 0 || s->n_items > 0)
             return rc;
     }
@@ -821,6 +1053,8 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     kw_ofat_main *m = &o->main;
     if (m->tie_pairing)
         return kw_ofat_tie_decide(E, s, v);
+    if (m->tp_running)
+        return kw_ofat_path_decide(E, s, v);
     kw_cst inc;
     kw_engine_stats_c(E, s, &s->pos, &inc);
     int n_cmp = kw_ofat_count_evaluated(s);
@@ -1514,10 +1748,7 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             int g = gi < pr->n_first ? gi : KW_PROBE_MAX + gi - pr->n_first;
             if ((pass == 0) == (g == win_group))
                 continue; /* failed probes first, the winning one last */
-            int tried = 0;
-            for (int i = 0; i < s->n_items && !tried; i++)
-                tried = s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped;
-            if (!tried)
+            if (!kw_ofat_group_tried(s, g))
                 continue; /* the budget cut this probe before any evaluation */
             if (g >= KW_PROBE_MAX) {
                 int rc = kw_ofat_repair_decide(E, s, g, win, v, &start, &inc);
@@ -2121,7 +2352,7 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
     /* multi-fidelity screening: sweep and probe rounds (kw_mf.h); never an
      * excursion (it moves to the best neighbour whether or not it gains), the
      * fix or settle */
-    s->mf_round = (o->ph == KW_OFAT_MAIN && !o->main.composing) ||
+    s->mf_round = (o->ph == KW_OFAT_MAIN && !o->main.composing && !o->main.tp_running) ||
                   (o->ph == KW_OFAT_PROBE &&
                    !(o->probe.repair0 >= 0 && o->probe.chunk0 >= o->probe.repair0));
     if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)

@@ -1634,6 +1634,58 @@ Test(engine, a_block_pair_that_only_ties_alone_is_judged_within_a_small_budget)
     cr_assert_leq(n, 12);
 }
 
+/* Tie triples and their stepping stone (issue 18, kw_ofat_tri_find): blk.a, blk.b,
+ * blk.c, out, x, y binary. blk.a and blk.b change nothing alone or together; blk.c
+ * fails the guard "fallback" unless blk.a and blk.b are both on (a tile that fits
+ * only once the block's other two tiles shrank), and costs 1 there; out costs 1.4
+ * alone but gains 5.4 with blk.c on (the planted pair); x and y cost 2. So no
+ * one-knob neighbour of the baseline gains, the tie pair blk.a + blk.b ties, the
+ * triple with blk.c passes at 101, and its neighbour along out is the optimum, 97
+ * (every other config is 100 or worse, or fails the guard): validate_resnet_h100
+ * conv_b8_c4 seed 5 in small. The baseline and its 6 neighbours, the tie pair, the
+ * triple and out from there are 10 evaluations. Without the rule the probes and
+ * their three-knob repairs reach it only once their pair list is spent (unbudgeted,
+ * the control). Every step of the journal is one knob (kw_journal_check). */
+static int stone_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && c->v[2] == 1 && !(c->v[0] == 1 && c->v[1] == 1))
+        snprintf(out->guards, sizeof out->guards, "fallback");
+    return rc;
+}
+
+static double stone_run(long budget, long *evals)
+{
+    int nv[] = {2, 2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 6, nv, 1);
+    const char *names[6] = {"blk.a", "blk.b", "blk.c", "out", "x", "y"};
+    for (int k = 0; k < 6; k++)
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+    s.w[2][1] = 1.0;
+    s.w[3][1] = 1.4;
+    s.w[4][1] = 2.0;
+    s.w[5][1] = 2.0;
+    s.pair_a = 2;
+    s.pair_va = 1;
+    s.pair_b = 3;
+    s.pair_vb = 1;
+    s.pair_single = 0.0;
+    s.pair_both = -5.4;
+    s.ev.eval = stone_eval;
+    return budgeted_best(&s, budget, evals);
+}
+
+Test(engine, a_guard_failing_third_tile_of_a_tie_pair_is_a_stepping_stone)
+{
+    long n;
+    double b = stone_run(0, &n);
+    cr_assert_float_eq(b, 97.0, 1e-9, "unbudgeted: shipped %g, not the optimum", b);
+    b = stone_run(10, &n);
+    cr_assert_float_eq(b, 97.0, 1e-9, "10 evaluations: shipped %g, not the triple's neighbour", b);
+    cr_assert_leq(n, 10);
+}
+
 /* A noiseless run under a budget keeps no evaluations back for the bounded fix
  * (kw_ofat_plan): four binary knobs, each change a gain (-40, -20, -10, -5, additive),
  * the optimum all four at 25. The baseline, its four neighbours (the first round
