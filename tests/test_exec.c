@@ -785,7 +785,8 @@ static double xml_attr_num(const char *el, const char *name)
  * results.xml shows for it; the first shape's winner, never evaluated on the
  * second shape by a random search of 10, says it was not measured there and
  * is not called portable; no <recheck> carries a figure; a resume writes the
- * same files; the report shows the same and no model distribution. Before:
+ * same files; the report shows the same and no model distribution; recommend
+ * says a borrowed shape's figures are the model's. Before:
  * 22 purpose=results requests, the winners' own cells -10.0% and -2.4%
  * against their configs' -13.3% and 0.0%, every recheck a figure. */
 Test(exec, a_measured_runs_portability_and_recheck_are_what_its_journal_holds)
@@ -838,6 +839,13 @@ Test(exec, a_measured_runs_portability_and_recheck_are_what_its_journal_holds)
     cr_expect_eq(count_lines(sh, "Distribution not measured"), 2);
     cr_expect_eq(count_lines(sh, ": " KW_RESULTS_PORT_UNMEASURED_TEXT "</title>"), 1);
     cr_expect_eq(count_lines(sh, "not measured on attn_decode_kv4096_b4_c4_rate"), 1);
+    /* a shape the run did not tune: recommend's figures for it are the model's, and it says so */
+    snprintf(args, sizeof args, "recommend '%s/run' --batch 8 --seq 8192 --streams 8", dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "BORROWED from the nearest tuned shape attn_decode_kv4096_b4_c4_rate, "
+                            "evaluated here by the model (not measured") != NULL, "%s", r.out);
+    kw_tl_free(&r);
     snprintf(args, sizeof args, "verify '%s/run'", dir);
     knobwise_ok(args);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);

@@ -255,15 +255,19 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     const kw_knobspace *ks = &rs->ks;
     const char *name = r->cfg->workload.shapes[r->cfg->space.shapes[x->cfg_shape]].name;
     const char *pn = rs->metric_names[rs->primary];
+    /* a measured run's borrowed figures are the model's: the run measured
+     * only the shapes it tuned, and nothing is measured here */
+    const char *by = rs->info.measured ? " by the model (not measured: the run measured only the "
+                                         "shapes it tuned)" : "";
     printf("shape %s: ", name);
     if (x->tuned >= 0)
         printf("tuned in this run\n");
     else if (x->use_baseline)
-        printf("not tuned; %s -> the BASELINE is recommended (borrowing from %s was refused)\n",
-               x->why, rs->shapes[x->from].name);
+        printf("not tuned; %s%s -> the BASELINE is recommended (borrowing from %s was refused)\n",
+               x->why, by, rs->shapes[x->from].name);
     else
-        printf("not tuned: BORROWED from the nearest tuned shape %s, evaluated here\n",
-               rs->shapes[x->from].name);
+        printf("not tuned: BORROWED from the nearest tuned shape %s, evaluated here%s\n",
+               rs->shapes[x->from].name, by);
     if (x->tuned < 0) {
         printf("  distance to %s: %s\n", rs->shapes[x->from].name, x->borrow.dist);
         if (x->borrow.warn[0])
