@@ -786,7 +786,8 @@ static double xml_attr_num(const char *el, const char *name)
  * second shape by a random search of 10, says it was not measured there and
  * is not called portable; no <recheck> carries a figure; a resume writes the
  * same files; the report shows the same and no model distribution; recommend
- * says a borrowed shape's figures are the model's. Before:
+ * says a borrowed shape's figures are the model's; verify checks
+ * portability.csv against the journal. Before:
  * 22 purpose=results requests, the winners' own cells -10.0% and -2.4%
  * against their configs' -13.3% and 0.0%, every recheck a figure. */
 Test(exec, a_measured_runs_portability_and_recheck_are_what_its_journal_holds)
@@ -848,6 +849,14 @@ Test(exec, a_measured_runs_portability_and_recheck_are_what_its_journal_holds)
     kw_tl_free(&r);
     snprintf(args, sizeof args, "verify '%s/run'", dir);
     knobwise_ok(args);
+    /* ... and verify checks that matrix against the journal: one figure edited fails it */
+    snprintf(sh, sizeof sh, "sed -i '2s/,[0-9]/,9/' '%s/run/portability.csv'", dir);
+    cr_assert_eq(system(sh), 0);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_neq(r.status, 0, "verify passed an edited portability.csv: %s", r.out);
+    cr_expect(strstr(r.err, "portability.csv:2: differs from what the journal implies") != NULL, "%s",
+              r.err);
+    kw_tl_free(&r);
     snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
     cr_expect_eq(system(sh), 0);
     free(dir);

@@ -15,6 +15,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "kw_evidence.h"
 #include "kw_load.h"
 #include "kw_results.h"
 #include "kw_run.h"
@@ -196,9 +197,18 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         const char *name;
         int (*render)(kw_sbuf *, const kw_runsum *);
     } files[] = {{KW_RUNFOLDER_RANKED_CSV, kw_results_ranked_csv},
-                 {KW_RUNFOLDER_AUDIT_CSV, kw_results_audit_csv}};
+                 {KW_RUNFOLDER_AUDIT_CSV, kw_results_audit_csv},
+                 {KW_RUNFOLDER_PORTABILITY_CSV, kw_results_portability_csv}};
+    /* a measured run's portability matrix is its journal's (kw_evidence.h),
+     * so it is checked too; a model run's is an evaluation after the run */
+    size_t n_files = sizeof files / sizeof files[0] - (rs->info.measured ? 0 : 1);
+    if (rs->info.measured) {
+        int prc = kw_evidence_portability_journal(r->rs);
+        if (prc != 0)
+            return prc;
+    }
     int present = 0;
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    for (size_t i = 0; i < n_files; i++) {
         snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
         size_t len;
         kw_error_clear();
@@ -207,6 +217,11 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
             return KW_ENOMEM;
         if (!disk)
             continue;
+        if (files[i].render == kw_results_portability_csv && len == strlen(KW_PORTABILITY_HEADER "\n") &&
+            memcmp(disk, KW_PORTABILITY_HEADER "\n", len) == 0) {
+            free(disk); /* a run stopped by a signal writes no matrix: nothing to check */
+            continue;
+        }
         present++;
         kw_sbuf want = {0};
         int rc = files[i].render(&want, rs);
