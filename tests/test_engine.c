@@ -1686,6 +1686,28 @@ Test(engine, a_guard_failing_third_tile_of_a_tie_pair_is_a_stepping_stone)
     cr_assert_leq(n, 10);
 }
 
+/* Faded composes (issue 18, kw_ofat_main_plan): five binary knobs, additive; k0 gains
+ * 40, k1 and k2 gain 0.3 and 0.25 (0.50% and 0.42% from 60, below the minimum effect
+ * of 1%), k3 and k4 lose 2. The first round takes k0 (baseline and 5 neighbours), the
+ * composes try k1 and k2 on 60, each a gain too small to accept; the two together
+ * (59.45, the optimum) are the 9th evaluation, and settle ships them. Without the
+ * rule the 9th is the sweep's k3 and the run ships 59.7. */
+Test(engine, two_compose_gains_below_the_minimum_effect_are_tried_together)
+{
+    int nv[] = {2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 5, nv, 1);
+    s.w[0][1] = -40.0;
+    s.w[1][1] = -0.3;
+    s.w[2][1] = -0.25;
+    s.w[3][1] = 2.0;
+    s.w[4][1] = 2.0;
+    long n = 0;
+    double best = budgeted_best(&s, 9, &n);
+    cr_assert_float_eq(best, 59.45, 1e-9, "shipped %g, not the two faded gains together", best);
+    cr_assert_leq(n, 9);
+}
+
 /* A noiseless run under a budget keeps no evaluations back for the bounded fix
  * (kw_ofat_plan): four binary knobs, each change a gain (-40, -20, -10, -5, additive),
  * the optimum all four at 25. The baseline, its four neighbours (the first round
