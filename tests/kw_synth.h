@@ -124,6 +124,19 @@ static inline void kw_synth_init(kw_synth *s, int n_knobs, const int *n_values, 
     s->ev.eval = kw_synth_eval;
 }
 
+/* Plants the interaction: knob a at value va and knob b at value vb add `single`
+ * when one of them is set and `both` when both are (kw_synth_eval). */
+static inline void kw_synth_pair(kw_synth *s, int a, int va, int b, int vb, double single,
+                                 double both)
+{
+    s->pair_a = a;
+    s->pair_va = va;
+    s->pair_b = b;
+    s->pair_vb = vb;
+    s->pair_single = single;
+    s->pair_both = both;
+}
+
 static inline void kw_synth_noise(kw_synth *s, double pct, uint64_t seed, int report)
 {
     s->noise_pct = pct;
@@ -161,14 +174,8 @@ static inline void kw_synth_random(kw_synth *s, uint64_t seed, int n_shapes)
             s->w[k][v] = v == 0 ? 0.0 : ((double)(h % 2401) / 100.0 - 12.0);
         }
     h = kw_synth_mix(h);
-    if (h % 2) { /* a pair */
-        s->pair_a = 0;
-        s->pair_va = 1;
-        s->pair_b = nk - 1;
-        s->pair_vb = 1;
-        s->pair_single = 4.0;
-        s->pair_both = -20.0;
-    }
+    if (h % 2) /* a pair */
+        kw_synth_pair(s, 0, 1, nk - 1, 1, 4.0, -20.0);
     h = kw_synth_mix(h);
     if (h % 3 == 0) { /* a guard */
         s->guard_knob = 1;

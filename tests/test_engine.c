@@ -319,12 +319,7 @@ Test(engine, resume_after_kill_at_every_record_and_mid_record)
 {
     kw_synth s;
     kw_synth_random(&s, 11, 2);
-    s.pair_a = 0;
-    s.pair_va = 1;
-    s.pair_b = 2;
-    s.pair_vb = 1;
-    s.pair_single = 3;
-    s.pair_both = -25;
+    kw_synth_pair(&s, 0, 1, 2, 1, 3, -25);
     kw_engine_opts o = opts_for(2);
     o.probes = 2;
     o.tabu = 2;
@@ -582,12 +577,7 @@ Test(engine, bounded_fix_drops_a_change_made_useless_by_a_later_one)
     s.mask_knob = 0;
     s.dom_knob = 1;
     s.dom_val = 1;
-    s.pair_a = 1;
-    s.pair_va = 1;
-    s.pair_b = 2;
-    s.pair_vb = 1;
-    s.pair_single = 0;
-    s.pair_both = -20.0;
+    kw_synth_pair(&s, 1, 1, 2, 1, 0, -20.0);
     kw_engine_opts o = opts_for(1);
     o.probes = 0;
     o.tabu = 0;
@@ -621,12 +611,8 @@ static kw_jresult pair_run(int probes, int tabu, long *explores)
     int nv[] = {2, 2, 2};
     kw_synth s;
     kw_synth_init(&s, 3, nv, 1);
-    s.pair_a = 0;
-    s.pair_va = 1;
-    s.pair_b = 2;
-    s.pair_vb = 1;
-    s.pair_single = 5.0;   /* each alone: 5% worse */
-    s.pair_both = -30.0;   /* together: 30% better */
+    /* each alone: 5% worse; together: 30% better */
+    kw_synth_pair(&s, 0, 1, 2, 1, 5.0, -30.0);
     s.w[1][1] = 2.0;
     kw_engine_opts o = opts_for(1);
     o.probes = probes;
@@ -669,12 +655,7 @@ static kw_journal *excursion_run(int tabu, int pair, char *dir, char *jp)
     s.w[1][1] = 12;
     s.w[2][1] = 15;
     if (pair) {
-        s.pair_a = 0;
-        s.pair_va = 1;
-        s.pair_b = 2;
-        s.pair_vb = 1;
-        s.pair_single = 0;
-        s.pair_both = -40;
+        kw_synth_pair(&s, 0, 1, 2, 1, 0, -40);
     }
     kw_engine_opts o = opts_for(1);
     o.probes = 0;
@@ -899,12 +880,7 @@ Test(engine, a_restart_leaves_a_trap_the_first_step_led_into)
     kw_synth_init(&s, 4, nv, 1);
     s.w[0][1] = -3.0;
     s.w[3][1] = 1.0;
-    s.pair_a = 1;
-    s.pair_va = 1;
-    s.pair_b = 2;
-    s.pair_vb = 1;
-    s.pair_single = 4.0;
-    s.pair_both = -10.0;
+    kw_synth_pair(&s, 1, 1, 2, 1, 4.0, -10.0);
     s.pair_off_knob = 0;
     s.pair_off_value = 1;
     kw_cand opt;
@@ -1331,12 +1307,7 @@ static void faded_init(kw_synth *s)
     s->w[1][1] = -6.0;
     for (int k = 2; k <= 8; k++)
         s->w[k][1] = 0.1 * (k - 1);
-    s->pair_a = 0;
-    s->pair_va = 1;
-    s->pair_b = 1;
-    s->pair_vb = 1;
-    s->pair_single = 0.0;
-    s->pair_both = 16.0;
+    kw_synth_pair(s, 0, 1, 1, 1, 0.0, 16.0);
 }
 
 Test(engine, probe_pairs_a_faded_gain_with_the_knobs_changed_since)
@@ -1441,12 +1412,7 @@ Test(engine, noisy_fix_still_drops_a_change_made_useless_by_a_later_one)
     s.mask_knob = 0;
     s.dom_knob = 1;
     s.dom_val = 1;
-    s.pair_a = 1;
-    s.pair_va = 1;
-    s.pair_b = 2;
-    s.pair_vb = 1;
-    s.pair_single = 0;
-    s.pair_both = -20.0;
+    kw_synth_pair(&s, 1, 1, 2, 1, 0, -20.0);
     kw_synth_noise(&s, 0.3, 11, 1);
     kw_engine_opts o = opts_for(1);
     o.probes = 0;
@@ -1577,12 +1543,7 @@ static double planted_block_pair_run(long budget, int gated, long *evals)
     const char *names[2][5] = {{"x", "y", "z", "blk.a", "blk.b"}, {"mode", "x", "y", "blk.a", "blk.b"}};
     for (int k = 0; k < 5; k++)
         snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[gated][k]);
-    s.pair_a = 3;
-    s.pair_va = 1;
-    s.pair_b = 4;
-    s.pair_vb = 1;
-    s.pair_single = gated ? 0.0 : 0.5;
-    s.pair_both = -30.0;
+    kw_synth_pair(&s, 3, 1, 4, 1, gated ? 0.0 : 0.5, -30.0);
     for (int k = 0; k < 3 && !gated; k++)
         s.w[k][1] = 0.2;
     if (gated) {
@@ -1666,12 +1627,7 @@ static double stone_run(long budget, long *evals)
     s.w[3][1] = 1.4;
     s.w[4][1] = 2.0;
     s.w[5][1] = 2.0;
-    s.pair_a = 2;
-    s.pair_va = 1;
-    s.pair_b = 3;
-    s.pair_vb = 1;
-    s.pair_single = 0.0;
-    s.pair_both = -5.4;
+    kw_synth_pair(&s, 2, 1, 3, 1, 0.0, -5.4);
     s.ev.eval = stone_eval;
     return budgeted_best(&s, budget, evals);
 }
@@ -1753,12 +1709,8 @@ Test(engine, a_noiseless_budget_keeps_the_fix_checks_once_the_main_phase_is_over
     s.mask_knob = 1; /* k1's -10 counts only while k2 is at its baseline */
     s.dom_knob = 2;
     s.dom_val = 1;
-    s.pair_a = 0; /* k0 at baseline with k1 on: -4; one of them alone: -0.3 */
-    s.pair_va = 0;
-    s.pair_b = 1;
-    s.pair_vb = 1;
-    s.pair_single = -0.3;
-    s.pair_both = -4.0;
+    /* k0 at baseline with k1 on: -4; one of them alone: -0.3 */
+    kw_synth_pair(&s, 0, 0, 1, 1, -0.3, -4.0);
     s.pair_off_knob = 3; /* the pair counts only with k3 on */
     s.pair_off_value = 0;
     long n = 0;
