@@ -325,7 +325,8 @@ def main():
     ap.add_argument("--budgets", default="200,500", help="comma-separated evaluation budgets per shape")
     ap.add_argument("--shares", help="comma-separated budgets in %% of each shape's valid "
                                      "configurations (instead of --budgets; needs the exhaustive pass)")
-    ap.add_argument("--seeds", type=int, default=1, help="seeds 1..N for knobwise (and Optuna)")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="seeds 1..N for knobwise (and Optuna); 0: Optuna only")
     ap.add_argument("--optuna-seeds", type=int, help="seeds 1..N for Optuna (default: --seeds)")
     ap.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="Optuna's sampler")
     ap.add_argument("--threads", type=int, default=1, help="knobwise tune --threads")
@@ -361,10 +362,22 @@ def main():
             shares = []
             budgets = [int(b) for b in args.budgets.split(",")]
     except ValueError:
-        sys.exit("optuna_vs_knobwise: --shares takes percentages in (0, 100], --budgets integers")
+        ap.error("--shares takes percentages in (0, 100], --budgets integers")
     seeds = list(range(1, args.seeds + 1))
     op_seeds = list(range(1, (args.optuna_seeds if args.optuna_seeds is not None else args.seeds) + 1))
+    if not seeds and not op_seeds:
+        ap.error("--seeds and --optuna-seeds are both 0: nothing to run")
     all_seeds = list(range(1, max(seeds + op_seeds) + 1))
+    # each space's knobs and shapes; --shares needs every space small enough to count
+    # its valid configurations, checked before anything is printed
+    loaded = []
+    for space in spaces:
+        knobs, shapes = show_space(kw, space)
+        size = math.prod(len(values) for _, values, _ in knobs)
+        if shares and size > args.exhaustive_max:
+            ap.error("%s has %d configurations, more than --exhaustive-max %d: --shares needs its "
+                     "valid configurations counted" % (space, size, args.exhaustive_max))
+        loaded.append((space, knobs, shapes, size))
     work = tempfile.mkdtemp(prefix="kw-optuna-")
 
     print("## knobwise vs Optuna %s — %s" % (args.sampler, time.strftime("%Y-%m-%d %H:%M %Z")))
@@ -385,15 +398,11 @@ def main():
     print()
 
     rows = []
-    for space in spaces:
-        knobs, shapes = show_space(kw, space)
+    for space, knobs, shapes, size in loaded:
         if args.shape:
             shapes = [s for s in shapes if s in args.shape]
         if not shapes:
             continue
-        size = 1
-        for _, values, _ in knobs:
-            size *= len(values)
         exh = {}  # (shape, seed) -> optimum; the seed is the model's too (arrival streams)
         valid = {}  # shape -> configurations that break no space constraint
         if size <= args.exhaustive_max:
@@ -406,9 +415,6 @@ def main():
                 print("exhaustive optimum of %s seed %d (%d configurations x %d shapes) in %.1f s" %
                       (os.path.basename(space), seed, size, len(shapes), time.perf_counter() - t0),
                       file=sys.stderr)
-        elif shares:
-            sys.exit("optuna_vs_knobwise: %s has %d configurations, more than --exhaustive-max %d: "
-                     "--shares needs its valid configurations counted" % (space, size, args.exhaustive_max))
         for shape in shapes:
             # (label, evaluations): a share of this shape's valid configurations, or a fixed budget
             plan = [(x, max(1, int(math.floor(x / 100.0 * valid[shape])))) for x in shares] or \
