@@ -907,16 +907,12 @@ Test(exec, a_drifting_device_with_controls_reaches_the_optimum)
     worker_cmd(cmd, sizeof cmd, "");
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --strategy exhaustive "
              "--out '%s/truth' --quiet", sp, cmd, dir);
-    kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
+    knobwise_ok(args);
     worker_cmd(cmd, sizeof cmd, "--noise 0.05 --seed 2 --drift 1");
     /* one thread: the worker's drift follows the order of its requests */
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/drift' --quiet "
              "--threads 1", sp, cmd, dir);
-    r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
+    knobwise_ok(args);
     snprintf(j1, sizeof j1, "%s/truth/journal", dir);
     snprintf(j2, sizeof j2, "%s/drift/journal", dir);
     journal_field(best, sizeof best, j1, "D ", " c=");
@@ -948,9 +944,7 @@ Test(exec, a_measured_run_on_4_threads_measures_controls_and_pairs_in_job_order)
     worker_cmd(cmd, sizeof cmd, "--flat --drift 1");
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --threads 4 "
              "--out '%s/run' --quiet", sp, cmd, dir);
-    kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
+    knobwise_ok(args);
     snprintf(jp, sizeof jp, "%s/run/journal", dir);
     kw_journal *j = NULL;
     cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
@@ -1118,9 +1112,7 @@ Test(exec, journal_is_identical_for_one_and_two_threads)
     for (int t = 1; t <= 2; t++) {
         snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --threads %d "
                  "--out '%s/t%d' --quiet", sp, cmd, t, dir, t);
-        kw_tl_proc r = kw_tl_sh(args, NULL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        kw_tl_free(&r);
+        knobwise_ok(args);
     }
     snprintf(p1, sizeof p1, "%s/t1/journal", dir);
     snprintf(p2, sizeof p2, "%s/t2/journal", dir);
