@@ -348,7 +348,8 @@ static int kw_idset_add(kw_idset *set, uint64_t id)
     return 1;
 }
 
-/* main resumes (after an accepted probe pair or excursion step) */
+/* main resumes (after an accepted probe pair, excursion step, tie pair or path round;
+ * in the last two main never left, so only the counters move) */
 static void kw_ofat_resume_main(kw_ofat *o)
 {
     o->ph = KW_OFAT_MAIN;
@@ -793,9 +794,7 @@ static int kw_ofat_path_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
         }
     m->tp_pending = 0;
     if (win >= 0) {
-        m->no_accept = 0;
-        m->last_knob_accepted = -1;
-        o->fix.accepts_since++;
+        kw_ofat_resume_main(o);
         return 0;
     }
     if (kind != 1)
@@ -863,13 +862,10 @@ static int kw_ofat_tie_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             if (rc != 0)
                 return rc;
         }
-    if (win >= 0) {
-        m->no_accept = 0;
-        m->last_knob_accepted = -1;
-        o->fix.accepts_since++;
-    } else {
+    if (win >= 0)
+        kw_ofat_resume_main(o);
+    else
         kw_ofat_tri_find(E, s, &inc);
-    }
     return 0;
 }
 
