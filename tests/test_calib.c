@@ -670,3 +670,72 @@ Test(calib, bad_file_priors_are_refused_with_file_and_line)
     }
     free(dir);
 }
+
+static int case_index(const kw_fid_set *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->c[i].name, name) == 0)
+            return i;
+    cr_assert_fail("no case %s", name);
+    return -1;
+}
+
+/* The two campaigns' FA3 head-dim-64 2k rows run the same kernel shape and
+ * tiles (fp16 against bf16, one rate in h100.xml): one prediction serves both,
+ * and the best it can do is the closed form (hi - lo) / (hi + lo) of their
+ * published times, over the 10% held-out target. Their 8k rows form another
+ * group, and a row of another shape is in neither. */
+Test(calib, twins_share_one_prediction_and_their_spread_bounds_any_fit)
+{
+    load_shipped();
+    int group[KW_FID_MAX], lo, hi;
+    cr_assert_geq(kw_calib_find_twins(group, &acc, set), 2);
+    int p2 = case_index(set, "fa3_d64_2k"), t2 = case_index(set, "fa3_d64_2k_torchbench");
+    int p8 = case_index(set, "fa3_d64_8k"), t8 = case_index(set, "fa3_d64_8k_torchbench");
+    int other = case_index(set, "fa3_d128_2k");
+    cr_assert_eq(group[t2], group[p2]);
+    cr_assert_eq(group[t8], group[p8]);
+    cr_assert_neq(group[p2], group[p8]);
+    cr_assert_neq(group[other], group[p2]);
+    double e = kw_calib_bound_error(group, set, group[p2], &lo, &hi);
+    cr_assert_eq(lo, p2);
+    cr_assert_eq(hi, t2);
+    /* the CSV's figures: 597.561 us (the paper, 460 TFLOPS) and 732.287 us (tritonbench, 375.4) */
+    cr_assert(fabs(e - (732.287 - 597.561) / (732.287 + 597.561)) < 1e-12, "%g", e);
+    cr_assert_gt(e, 0.10);
+    free(set);
+}
+
+/* Three copies of one GEMM row measured 100, 130 and 120 us are one group
+ * whose least worst error is 30 / 230 (p = 2 * 100 * 130 / 230 = 113.04 us:
+ * 13.04% over the first, 13.04% under the second); a fourth copy with twice
+ * the K is a different kernel and stands alone. */
+Test(calib, least_worst_error_of_a_group_is_the_closed_form)
+{
+    load_shipped();
+    kw_fid_set *s = malloc(sizeof *s);
+    cr_assert_not_null(s);
+    s->n = 4;
+    int g = case_index(set, "gemm4096_cublas");
+    static const double us[4] = {100.0, 130.0, 120.0, 100.0};
+    for (int i = 0; i < 4; i++) {
+        s->c[i] = set->c[g];
+        s->c[i].measured_us = us[i];
+    }
+    s->c[3].k *= 2.0;
+    int group[KW_FID_MAX], lo, hi;
+    cr_assert_eq(kw_calib_find_twins(group, &acc, s), 1);
+    cr_assert_eq(group[0], 0);
+    cr_assert_eq(group[1], 0);
+    cr_assert_eq(group[2], 0);
+    cr_assert_eq(group[3], 3);
+    double e = kw_calib_bound_error(group, s, 0, &lo, &hi);
+    cr_assert(fabs(e - 30.0 / 230.0) < 1e-12, "%g", e);
+    cr_assert_eq(lo, 0);
+    cr_assert_eq(hi, 1);
+    double p = 2.0 * 100.0 * 130.0 / 230.0;
+    cr_assert(fabs((p / 100.0 - 1.0) - e) < 1e-12 && fabs((1.0 - p / 130.0) - e) < 1e-12);
+    cr_assert_eq(kw_calib_bound_error(group, s, 3, NULL, NULL), 0.0);
+    free(s);
+    free(set);
+}

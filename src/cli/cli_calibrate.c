@@ -383,6 +383,28 @@ static int kw_cal_parse_prior(double *given, int *from_file, const char *text)
     return 0;
 }
 
+/* Cases the model cannot tell apart (kw_calib_find_twins, on the fitted
+ * figures): one prediction serves each group, so the group's measured spread
+ * is an error no fit removes (kw_calib_bound_error). */
+static void kw_cal_print_twins(const kw_accel *a, const kw_fid_set *set)
+{
+    int group[KW_FID_MAX];
+    if (kw_calib_find_twins(group, a, set) == 0)
+        return;
+    printf("cases the model cannot tell apart (one prediction for each group; the least worst error "
+           "it leaves):\n");
+    for (int g = 0; g < set->n; g++) {
+        int lo, hi, members = 0;
+        for (int i = g; i < set->n; i++)
+            members += group[i] == g;
+        if (group[g] != g || members < 2)
+            continue;
+        double e = kw_calib_bound_error(group, set, g, &lo, &hi);
+        printf("  %d cases, %s %.1f us .. %s %.1f us: +-%.1f%%\n", members, set->c[lo].name,
+               set->c[lo].measured_us, set->c[hi].name, set->c[hi].measured_us, 100.0 * e);
+    }
+}
+
 int kw_cli_calibrate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -485,6 +507,7 @@ int kw_cli_calibrate(int argc, char **argv)
                100.0 * (cal->before_ratio[i] - 1.0), 100.0 * (cal->after_ratio[i] - 1.0));
     printf("sum of squared log errors: before %.5f, after %.5f\n", cal->chi2_before,
            cal->chi2_after);
+    kw_cal_print_twins(a, set);
     if (use_prior)
         printf("priors centred on the file's figures; one case weighs as a log error of %.3g\n",
                prior.row_width);

@@ -549,6 +549,89 @@ done:
     return rc;
 }
 
+/* Every case's prediction on a into us; 0 when all could be costed. */
+static int kw_cal_predict_all(double *us, const kw_accel *a, const kw_fid_set *set)
+{
+    for (int i = 0; i < set->n; i++) {
+        kw_bound b;
+        if (kw_fidelity_predict(&us[i], &b, NULL, a, &set->c[i]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int kw_calib_find_twins(int *group, const kw_accel *a, const kw_fid_set *set)
+{
+    double *base = malloc(sizeof(double) * KW_FID_MAX), *moved = malloc(sizeof(double) * KW_FID_MAX);
+    kw_accel *w = malloc(sizeof *w);
+    int *same = calloc((size_t)KW_FID_MAX * KW_FID_MAX, sizeof *same);
+    int groups = 0;
+    for (int i = 0; i < set->n; i++)
+        group[i] = i;
+    if (!base || !moved || !w || !same || kw_cal_predict_all(base, a, set) != 0)
+        goto done;
+    /* same[i][j]: i and j agreed at every point tried so far */
+    for (int i = 0; i < set->n; i++)
+        for (int j = 0; j < set->n; j++)
+            same[i * KW_FID_MAX + j] = fabs(base[i] - base[j]) <= 1e-9 * fmax(base[i], base[j]);
+    for (int id = 0; id < KW_CAL_COUNT; id++) {
+        double v = kw_calib_get(a, id, set);
+        if (!kw_cal_applicable(a, id) || (v <= 0.0 && !kw_cal_may_be_zero(id)))
+            continue;
+        for (int side = -1; side <= 1; side += 2) {
+            *w = *a;
+            kw_calib_set(w, id, kw_cal_from_x(id, kw_cal_to_x(id, v) + side * KW_CAL_TWIN_STEP), set);
+            if (kw_cal_predict_all(moved, w, set) != 0)
+                goto done;
+            for (int i = 0; i < set->n; i++)
+                for (int j = 0; j < set->n; j++)
+                    same[i * KW_FID_MAX + j] &=
+                        fabs(moved[i] - moved[j]) <= 1e-9 * fmax(moved[i], moved[j]);
+        }
+    }
+    for (int i = 0; i < set->n; i++) {
+        for (int j = 0; j < i; j++)
+            if (same[i * KW_FID_MAX + j] && group[j] == j) {
+                group[i] = j;
+                break;
+            }
+    }
+    for (int g = 0; g < set->n; g++) {
+        if (group[g] != g)
+            continue;
+        for (int i = g + 1; i < set->n; i++)
+            if (group[i] == g) {
+                groups++;
+                break;
+            }
+    }
+done:
+    free(base);
+    free(moved);
+    free(w);
+    free(same);
+    return groups;
+}
+
+double kw_calib_bound_error(const int *group, const kw_fid_set *set, int g, int *lo, int *hi)
+{
+    int l = g, h = g;
+    for (int i = g; i < set->n; i++) {
+        if (group[i] != g)
+            continue;
+        if (set->c[i].measured_us < set->c[l].measured_us)
+            l = i;
+        if (set->c[i].measured_us > set->c[h].measured_us)
+            h = i;
+    }
+    if (lo)
+        *lo = l;
+    if (hi)
+        *hi = h;
+    double a = set->c[l].measured_us, b = set->c[h].measured_us;
+    return (b - a) / (b + a);
+}
+
 int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
                  int strict)
 {

@@ -105,6 +105,26 @@ void kw_calib_prior_from_accel(kw_calib_prior *pr, const kw_accel *a);
 int kw_calib_fit_prior(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use,
                        unsigned want, int strict, const kw_calib_prior *prior);
 
+/* Cases the model cannot tell apart, and what that costs any fit. Two cases
+ * are twins when their predictions agree (relative 1e-9) at a's figures and
+ * with each parameter calibrate may fit on a moved in turn, one step of
+ * KW_CAL_TWIN_STEP either way in the fit's coordinate (logit of a fraction,
+ * log of anything else): a fit cannot separate them, so one prediction p
+ * serves them all. group[i] (set->n entries) is the index of the first case
+ * of i's group (i itself when it has no twin). Returns the number of groups
+ * of two or more cases. */
+#define KW_CAL_TWIN_STEP 0.3
+int kw_calib_find_twins(int *group, const kw_accel *a, const kw_fid_set *set);
+
+/* The least worst relative error |p / measured - 1| that one prediction p
+ * can give every case of group g (kw_calib_find_twins): with the group's
+ * fastest and slowest measured times lo < hi, p = 2 lo hi / (lo + hi) makes
+ * the two errors equal, (hi - lo) / (hi + lo), and any other p makes one of
+ * them larger. A group whose figure exceeds a target tolerance holds at least
+ * one case no calibration can bring within it: a disagreement of the data,
+ * not of the fit. *lo, *hi (may be NULL) get those cases' indices. */
+double kw_calib_bound_error(const int *group, const kw_fid_set *set, int g, int *lo, int *hi);
+
 /* Set one parameter's value on a (value in the file's unit). */
 void kw_calib_set(kw_accel *a, int id, double v, const kw_fid_set *set);
 

@@ -131,6 +131,34 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
     free(cal);
 }
 
+/* Rows the model cannot tell apart (kw_calib_find_twins) and the least worst
+ * error one prediction leaves them (kw_calib_bound_error): a group over the
+ * held-out target holds a row no calibration brings within it, whatever the
+ * folds, so the held-out counts below can reach at most the rows less one per
+ * such group. */
+static void kw_fid_twins(const kw_accel *a, const kw_fid_set *set)
+{
+    int group[KW_FID_MAX], over = 0;
+    int ng = kw_calib_find_twins(group, a, set);
+    printf("\nrows the model cannot tell apart: %d groups; least worst error of one prediction for "
+           "all\n", ng);
+    for (int g = 0; g < set->n; g++) {
+        int lo, hi, members = 0;
+        for (int i = g; i < set->n; i++)
+            members += group[i] == g;
+        if (group[g] != g || members < 2)
+            continue;
+        double e = kw_calib_bound_error(group, set, g, &lo, &hi);
+        int bad = e > KW_FID_HELD_TOL;
+        over += bad;
+        printf("  %-26s %8.1f us .. %-30s %8.1f us: %5.1f%%%s\n", set->c[lo].name,
+               set->c[lo].measured_us, set->c[hi].name, set->c[hi].measured_us, 100.0 * e,
+               bad ? "  CONTRADICTION: no fit puts both within 10%" : "");
+    }
+    printf("groups over the 10%% held-out target: %d (held-out within 10%% at most %d of %d)\n", over,
+           set->n - over, set->n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -184,6 +212,7 @@ int main(int argc, char **argv)
     }
     printf("independent cases %d (+%d FIT): within 25%% %d (%.0f%%), bound class right %d of %d\n", n,
            nfit, within, n ? 100.0 * within / n : 0.0, bound_ok, n);
+    kw_fid_twins(&a, set);
     int fold[KW_FID_MAX];
     char names[KW_FID_SRC_MAX][KW_FID_KEY_MAX];
     kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
