@@ -729,6 +729,9 @@ Test(calib, least_worst_error_of_a_group_is_the_closed_form)
     cr_assert_eq(group[1], 0);
     cr_assert_eq(group[2], 0);
     cr_assert_eq(group[3], 3);
+    cr_assert_eq(kw_calib_count_twins(group, 4, 0), 3);
+    cr_assert_eq(kw_calib_count_twins(group, 4, 1), 0); /* reported at its first case */
+    cr_assert_eq(kw_calib_count_twins(group, 4, 3), 1);
     double e = kw_calib_bound_error(group, s, 0, &lo, &hi);
     cr_assert(fabs(e - 30.0 / 230.0) < 1e-12, "%g", e);
     cr_assert_eq(lo, 0);

@@ -394,10 +394,8 @@ static void kw_cal_print_twins(const kw_accel *a, const kw_fid_set *set)
     printf("cases the model cannot tell apart (one prediction for each group; the least worst error "
            "it leaves):\n");
     for (int g = 0; g < set->n; g++) {
-        int lo, hi, members = 0;
-        for (int i = g; i < set->n; i++)
-            members += group[i] == g;
-        if (group[g] != g || members < 2)
+        int lo, hi, members = kw_calib_count_twins(group, set->n, g);
+        if (members < 2)
             continue;
         double e = kw_calib_bound_error(group, set, g, &lo, &hi);
         printf("  %d cases, %s %.1f us .. %s %.1f us: +-%.1f%%\n", members, set->c[lo].name,

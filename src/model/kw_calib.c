@@ -596,21 +596,24 @@ int kw_calib_find_twins(int *group, const kw_accel *a, const kw_fid_set *set)
                 break;
             }
     }
-    for (int g = 0; g < set->n; g++) {
-        if (group[g] != g)
-            continue;
-        for (int i = g + 1; i < set->n; i++)
-            if (group[i] == g) {
-                groups++;
-                break;
-            }
-    }
+    for (int g = 0; g < set->n; g++)
+        groups += kw_calib_count_twins(group, set->n, g) >= 2;
 done:
     free(base);
     free(moved);
     free(w);
     free(same);
     return groups;
+}
+
+int kw_calib_count_twins(const int *group, int n, int g)
+{
+    int members = 0;
+    if (group[g] != g)
+        return 0;
+    for (int i = g; i < n; i++)
+        members += group[i] == g;
+    return members;
 }
 
 double kw_calib_bound_error(const int *group, const kw_fid_set *set, int g, int *lo, int *hi)

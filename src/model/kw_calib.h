@@ -116,6 +116,10 @@ int kw_calib_fit_prior(kw_calib *out, kw_accel *a, const kw_fid_set *set, const 
 #define KW_CAL_TWIN_STEP 0.3
 int kw_calib_find_twins(int *group, const kw_accel *a, const kw_fid_set *set);
 
+/* The cases in g's group when g is its first case (group[g] == g), else 0
+ * (a group is reported once, at its first case). */
+int kw_calib_count_twins(const int *group, int n, int g);
+
 /* The least worst relative error |p / measured - 1| that one prediction p
  * can give every case of group g (kw_calib_find_twins): with the group's
  * fastest and slowest measured times lo < hi, p = 2 lo hi / (lo + hi) makes

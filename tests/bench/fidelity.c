@@ -143,10 +143,8 @@ static void kw_fid_twins(const kw_accel *a, const kw_fid_set *set)
     printf("\nrows the model cannot tell apart: %d groups; least worst error of one prediction for "
            "all\n", ng);
     for (int g = 0; g < set->n; g++) {
-        int lo, hi, members = 0;
-        for (int i = g; i < set->n; i++)
-            members += group[i] == g;
-        if (group[g] != g || members < 2)
+        int lo, hi;
+        if (kw_calib_count_twins(group, set->n, g) < 2)
             continue;
         double e = kw_calib_bound_error(group, set, g, &lo, &hi);
         int bad = e > KW_FID_HELD_TOL;
