@@ -1510,6 +1510,48 @@ Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
     cr_assert_geq(n[1], 31, "a knob pair was cut before 3 of its pairs were measured: %ld", n[1]);
 }
 
+/* Guard failures no other block repairs (issue 18, kw_ofat_probe_cut): 6 knobs of 4
+ * values without a block, additive, every change worse (+2/+4/+6 each, so every pair
+ * of passing changes stays within the 1% minimum effect of the product and the
+ * measured-interaction cut needs 3 pairs of each knob pair first), so the baseline is
+ * the optimum and the probes pair its neighbours. k5 = v3 fails the guard whatever
+ * the other knobs are: every pair with it fails. Once 3 such pairs with passing
+ * changes of other knobs failed, the rest are not planned; without the rule the probes
+ * pair it with every one of the 15 other changes. Counts the evaluated configs with
+ * k5 = v3 and one more change. */
+Test(engine, a_guard_failure_no_other_block_repairs_is_not_paired_again)
+{
+    int nv[] = {4, 4, 4, 4, 4, 4};
+    kw_synth s;
+    kw_synth_init(&s, 6, nv, 1);
+    for (int k = 0; k < 6; k++)
+        for (int v = 1; v < 4; v++)
+            s.w[k][v] = 2.0 * v;
+    s.guard_knob = 5;
+    s.guard_value = 3;
+    kw_engine_opts o = opts_for(1);
+    o.tabu = 0;
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
+    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 100.0, 1e-9, "the baseline is the optimum");
+    kw_journal_result_clear(&r);
+    int guarded_pairs = 0;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_cand *c = &j->evals[i].cand;
+        int changed = 0;
+        for (int k = 0; k < 5; k++)
+            changed += c->v[k] != 0;
+        guarded_pairs += c->v[5] == 3 && changed == 1;
+    }
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    cr_assert_geq(guarded_pairs, 3, "the rule needs 3 failed pairs first: %d", guarded_pairs);
+    cr_assert_lt(guarded_pairs, 15, "the failing change was paired with every other change: %d", guarded_pairs);
+}
+
 /* One shape of S tuned under BUDGET (0: none) with the engine's defaults: its
  * journal must check; returns the shipped primary, *evals the evaluations spent. */
 static double budgeted_best(kw_synth *s, long budget, long *evals)
