@@ -120,9 +120,10 @@ Test(audit, render_has_path_reproduction_and_bottlenecks)
             snprintf(cell, sizeof cell, " %s +2.50%% [+1.00%%, +4.00%%]",
                      rs->ks.knobs[k].values[sn[k].side[side].value]);
             cr_assert(strstr(t, cell) != NULL, "no cell '%s': %s", cell, t);
-            cr_assert(strstr(t, "the cells with an interval are paired") != NULL, "%s", t);
-            cr_assert(strstr(t, "the others come from different rounds and are not paired") != NULL,
+            cr_assert(strstr(t, "(a measured run: 1 of the ") != NULL, "%s", t);
+            cr_assert(strstr(t, " cells with a figure are paired (those with an interval)") != NULL,
                       "%s", t);
+            cr_assert(strstr(t, "come from different rounds and are not paired") != NULL, "%s", t);
             kw_sbuf_free(&one);
         }
     cr_assert_gt(n_sides, 1);
@@ -156,6 +157,75 @@ Test(audit, render_has_path_reproduction_and_bottlenecks)
     cr_assert_eq(kw_audit_render(&edge, rs, SY_S0, "knobwise eval --seed 1"), 0);
     cr_assert(strstr(kw_sbuf_cstr(&edge), "faster than the recommendation") == NULL);
     kw_sbuf_free(&edge);
+    kw_runsum_free(rs);
+}
+
+/* The note counts what it says: cells with a figure, of them the paired
+ * ones, and a measured run's cells without a figure (not measured) apart;
+ * an edge (no value that way) is no cell. Sides made by hand: 2 paired,
+ * 1 evaluated unpaired, 1 missing without a pair, 1 edge. */
+Test(audit, sensitivity_note_counts_paired_and_unmeasured_cells)
+{
+    kw_runsum *rs = sy_run();
+    rs->info.noisy = 1;
+    kw_rs_pair pr = {.knob = 0, .value = 1, .n = 5, .delta_pct = 1.0, .lo_pct = 0.5, .hi_pct = 1.5};
+    kw_sens sn[3];
+    memset(sn, 0, sizeof sn);
+    sn[0].side[0] = (kw_sens_side){.state = KW_SENS_EVALUATED, .pair = &pr};
+    sn[0].side[1] = (kw_sens_side){.state = KW_SENS_EVALUATED, .pair = &pr};
+    sn[1].side[0] = (kw_sens_side){.state = KW_SENS_MISSING, .config = -1};
+    sn[1].side[1] = (kw_sens_side){.state = KW_SENS_EDGE, .config = -1};
+    sn[2].side[0] = (kw_sens_side){.state = KW_SENS_EDGE, .config = -1};
+    sn[2].side[1] = (kw_sens_side){.state = KW_SENS_EDGE, .config = -1};
+    char note[600];
+    /* a model run's missing side is "not evaluated", not "not measured": every cell paired */
+    rs->info.measured = 0;
+    kw_netpath_sens_note(note, sizeof note, rs, sn, 3, "cell");
+    cr_assert(strstr(note, "a measured run: every cell is paired: ") == note, "%s", note);
+    cr_assert(strstr(note, "no figure") == NULL, "%s", note);
+    /* measured: the missing side has no figure and is counted apart */
+    rs->info.measured = 1;
+    kw_netpath_sens_note(note, sizeof note, rs, sn, 3, "cell");
+    cr_assert(strstr(note, "a measured run: every cell with a figure (2) is paired: ") == note, "%s",
+              note);
+    cr_assert(strstr(note, "; 1 cell has no figure (not measured)") != NULL, "%s", note);
+    cr_assert(strstr(note, "every cell is paired") == NULL, "%s", note);
+    /* one evaluated side without a pair: 2 of the 3 with a figure */
+    sn[2].side[0] = (kw_sens_side){.state = KW_SENS_EVALUATED, .config = 0};
+    kw_netpath_sens_note(note, sizeof note, rs, sn, 3, "bar");
+    cr_assert(strstr(note, "a measured run: 2 of the 3 bars with a figure are paired") == note, "%s",
+              note);
+    cr_assert(strstr(note, "the other 1 come from different rounds") != NULL, "%s", note);
+    cr_assert(strstr(note, "; 1 bar has no figure (not measured)") != NULL, "%s", note);
+    /* none paired: says so, and still counts the one without a figure */
+    sn[0].side[0].pair = sn[0].side[1].pair = NULL;
+    sn[1].side[1] = (kw_sens_side){.state = KW_SENS_MISSING, .config = -1};
+    kw_netpath_sens_note(note, sizeof note, rs, sn, 3, "cell");
+    cr_assert(strstr(note, "each cell with a figure and the shipped figure come from different "
+                           "rounds and are not paired") != NULL, "%s", note);
+    cr_assert(strstr(note, "; 2 cells have no figure (not measured)") != NULL, "%s", note);
+    kw_runsum_free(rs);
+}
+
+/* The exploration line counts a measured run's measurement-only evaluations
+ * (controls, pairing) apart from the search's; a model run's line is as before. */
+Test(audit, exploration_line_splits_measurement_only_evaluations)
+{
+    kw_runsum *rs = sy_run();
+    kw_explore_sum e;
+    memset(&e, 0, sizeof e);
+    e.evaluations = 100;
+    e.configs = 40;
+    e.best_pct = NAN;
+    char line[1024];
+    kw_netpath_explore_line(line, sizeof line, rs, &e);
+    cr_assert(strstr(line, "100 evaluations of 40 configurations in 0 steps") == line, "%s", line);
+    cr_assert(strstr(line, "measurement-only") == NULL, "%s", line);
+    e.remeasured = 30;
+    kw_netpath_explore_line(line, sizeof line, rs, &e);
+    cr_assert(strstr(line, "70 search evaluations of 40 configurations and 30 measurement-only (the "
+                           "controls' and the pairing's re-measurements) in 0 steps") == line,
+              "%s", line);
     kw_runsum_free(rs);
 }
 

@@ -562,6 +562,20 @@ Test(exec, resume_never_measures_twice)
     cr_expect(strstr(r.out, "(a measured run: every cell is paired") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "not paired") == NULL, "%s", r.out);
     cr_expect(strstr(r.out, "%, +") != NULL || strstr(r.out, "%, -") != NULL, "no interval: %s", r.out);
+    /* the exploration line counts the search's evaluations and the
+     * measurement-only ones (the controls, the pairing) apart: over the shapes
+     * they add up to the journal's E records, and the pairing made some */
+    long search = 0, only = 0;
+    for (const char *p = strstr(r.out, "  exploration: "); p; p = strstr(p + 1, "  exploration: ")) {
+        long a = -1, c = -1, b = -1;
+        cr_assert_eq(sscanf(p, "  exploration: %ld search evaluations of %ld configurations and %ld "
+                            "measurement-only (", &a, &c, &b), 3, "%.300s", p);
+        search += a;
+        only += b;
+    }
+    cr_expect_gt(only, 0, "%s", r.out);
+    cr_expect_eq(search + only, evals, "%ld search + %ld measurement-only, %ld E records", search,
+                 only, evals);
     kw_tl_free(&r);
     cr_expect_gt(count_lines(j1, "\nN s="), 0, "no pair journaled");
     /* results.xml's sensitivity carries the pairs' intervals (results.xsd) */
@@ -574,6 +588,7 @@ Test(exec, resume_never_measures_twice)
     kw_tl_free(&r);
     snprintf(sh, sizeof sh, "%s/report.html", dir);
     cr_expect_eq(count_lines(sh, "A measured run: every bar is paired"), 1);
+    cr_expect_gt(count_lines(sh, " measurement-only</td>"), 0, "the summary table splits the evaluations");
     long before_audit = count_lines(cnt, "purpose=search");
     cr_expect_eq(before_audit, measured, "audit measures nothing");
 

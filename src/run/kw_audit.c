@@ -357,7 +357,7 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
                        "down / up (evaluations the run made)\n", pn);
         if (rs->info.noisy) { /* unpaired figures of different rounds, or the pairing's */
             char note[600];
-            kw_netpath_sens_note(note, sizeof note, sn, ks->n_knobs, "cell");
+            kw_netpath_sens_note(note, sizeof note, rs, sn, ks->n_knobs, "cell");
             kw_sbuf_printf(out, "  (%s)\n", note);
         }
         kw_sbuf_printf(out, "  %-22s %-14s %-34s %s\n", "knob", "shipped", "down", "up");

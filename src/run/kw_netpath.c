@@ -514,6 +514,7 @@ void kw_netpath_explore_sum(kw_explore_sum *out, const kw_runsum *rs, int shape,
     const kw_rs_shape *s = &rs->shapes[shape];
     memset(out, 0, sizeof *out);
     out->evaluations = s->evals_total;
+    out->remeasured = s->remeasured;
     out->configs = s->configs_total;
     out->steps = s->n_steps;
     out->net = p ? p->n : 0;
@@ -555,12 +556,19 @@ void kw_netpath_explore_line(char *buf, size_t len, const kw_runsum *rs, const k
     char at[48] = "";
     if (e->best_step > 0)
         snprintf(at, sizeof at, ", first reached at step %d", e->best_step);
+    /* a measured run's controls and pairing re-measure configurations the
+     * search already has: counted apart, so the search's cost reads as such */
+    char only[160] = "";
+    if (e->remeasured > 0)
+        snprintf(only, sizeof only, " and %ld measurement-only (the controls' and the pairing's "
+                 "re-measurements)", e->remeasured);
     snprintf(buf, len,
-             "%ld evaluations of %ld configurations in %d steps (%d accepted, %d exploratory, "
+             "%ld %sevaluations of %ld configurations%s in %d steps (%d accepted, %d exploratory, "
              "%d reverted, %d rejected, %d refused by a constraint; %d in probes, %d in "
              "excursions); found %s%s, shipped in %d one-knob step%s",
-             e->evaluations, e->configs, e->steps, e->accepts, e->explores, e->reverts, e->rejects,
-             e->constraints, e->probes, e->excursions, found, at, e->net, e->net == 1 ? "" : "s");
+             e->evaluations - e->remeasured, e->remeasured > 0 ? "search " : "", e->configs, only,
+             e->steps, e->accepts, e->explores, e->reverts, e->rejects, e->constraints, e->probes,
+             e->excursions, found, at, e->net, e->net == 1 ? "" : "s");
 }
 
 static int kw_np_same(const kw_runsum *rs, const kw_rs_config *a, const kw_rs_config *b)
@@ -630,10 +638,14 @@ int kw_netpath_sensitivity(kw_sens *out, const kw_runsum *rs, int shape)
     return 0;
 }
 
-/* Sides with a figure (*cells) and of them the paired ones (kw_netpath_sens_note). */
-static void kw_netpath_sens_paired(int *paired, int *cells, const kw_sens *out, int n_knobs)
+/* Sides with a figure (*cells), of them the paired ones (*paired), and the
+ * sides a measured run shows as not measured (*unmeasured: no figure at all,
+ * kw_netpath_sens_unmeasured), for kw_netpath_sens_note. */
+static void kw_netpath_sens_paired(int *paired, int *cells, int *unmeasured, const kw_runsum *rs,
+                                   const kw_sens *out, int n_knobs)
 {
-    *paired = *cells = 0;
+    *paired = *cells = *unmeasured = 0;
+    char why[KW_GUARDS_LEN + 20];
     for (int k = 0; k < n_knobs; k++)
         for (int side = 0; side < 2; side++) {
             const kw_sens_side *o = &out[k].side[side];
@@ -642,32 +654,46 @@ static void kw_netpath_sens_paired(int *paired, int *cells, const kw_sens *out, 
                 (*cells)++;
                 *paired += has;
             }
+            *unmeasured += kw_netpath_sens_unmeasured(why, sizeof why, rs, o);
         }
 }
 
-void kw_netpath_sens_note(char *buf, size_t len, const kw_sens *out, int n_knobs, const char *item)
+void kw_netpath_sens_note(char *buf, size_t len, const kw_runsum *rs, const kw_sens *out, int n_knobs,
+                          const char *item)
 {
     /* Unpaired, drift between rounds reads as an effect (a pick within 1.1%
      * of the best, interleaved, read a neighbour as 11.6% better: README,
      * 2026-12-05); the pairing (search/kw_engine.c) measures each neighbour
-     * beside the recommendation. */
-    int paired, cells;
-    kw_netpath_sens_paired(&paired, &cells, out, n_knobs);
+     * beside the recommendation. "every" counts the cells with a figure; the
+     * cells without one (not measured) are counted apart, so the sentence
+     * stays true when some neighbours were never measured. */
+    int paired, cells, unmeasured;
+    kw_netpath_sens_paired(&paired, &cells, &unmeasured, rs, out, n_knobs);
+    char tail[160] = "";
+    if (unmeasured > 0)
+        snprintf(tail, sizeof tail, "; %d %s%s no figure (not measured)", unmeasured, item,
+                 unmeasured == 1 ? " has" : "s have");
     if (paired == 0)
-        snprintf(buf, len, "a measured run: each %s and the shipped figure come from different "
-                 "rounds and are not paired; a difference within the run's noise is no evidence "
-                 "until both configurations are measured again side by side", item);
-    else if (paired == cells)
+        snprintf(buf, len, "a measured run: each %s with a figure and the shipped figure come from "
+                 "different rounds and are not paired; a difference within the run's noise is no "
+                 "evidence until both configurations are measured again side by side%s", item, tail);
+    else if (paired == cells && unmeasured == 0)
         snprintf(buf, len, "a measured run: every %s is paired: the neighbour and the shipped "
                  "configuration re-measured side by side after the search, in alternating order; "
                  "the figure is their mean paired difference with its 95%% interval [low, high]",
                  item);
-    else
-        snprintf(buf, len, "a measured run: the %ss with an interval are paired: the neighbour and "
-                 "the shipped configuration re-measured side by side after the search, in "
+    else if (paired == cells)
+        snprintf(buf, len, "a measured run: every %s with a figure (%d) is paired: the neighbour "
+                 "and the shipped configuration re-measured side by side after the search, in "
                  "alternating order; the figure is their mean paired difference with its 95%% "
-                 "interval [low, high]; the others come from different rounds and are not paired, "
-                 "so a difference within the run's noise is no evidence", item);
+                 "interval [low, high]%s", item, paired, tail);
+    else
+        snprintf(buf, len, "a measured run: %d of the %d %ss with a figure are paired (those with "
+                 "an interval): the neighbour and the shipped configuration re-measured side by side "
+                 "after the search, in alternating order; the figure is their mean paired difference "
+                 "with its 95%% interval [low, high]; the other %d come from different rounds and are "
+                 "not paired, so a difference within the run's noise is no evidence%s", paired, cells,
+                 item, cells - paired, tail);
 }
 
 int kw_netpath_sens_unmeasured(char *buf, size_t len, const kw_runsum *rs, const kw_sens_side *o)

@@ -63,7 +63,9 @@ void kw_netpath_moved(char *buf, size_t len, const kw_runsum *rs, int shape, con
 
 /* What the exploration behind a shape's result cost and found. */
 typedef struct kw_explore_sum {
-    long evaluations;  /* evaluator calls on the shape (repetitions counted) */
+    long evaluations;  /* evaluator calls on the shape (repetitions counted), all of them */
+    long remeasured;   /* of them, measurement-only: a measured run's re-measured blocks (the
+                          controls, the pairing's), not the search's; 0 on a model run */
     long configs;      /* distinct configurations evaluated */
     int steps;         /* journaled steps */
     int taken;         /* steps that moved the incumbent (accept, explore, revert) */
@@ -76,7 +78,9 @@ typedef struct kw_explore_sum {
 } kw_explore_sum;
 
 void kw_netpath_explore_sum(kw_explore_sum *out, const kw_runsum *rs, int shape, const kw_netpath *p);
-/* One line (no newline): "1425 evaluations, 2495 steps (...); found ..." */
+/* One line (no newline): "1425 evaluations of 310 configurations in 2495 steps (...); found
+ * ..."; with measurement-only evaluations, "1203 search evaluations of 310 configurations and
+ * 222 measurement-only (the controls' and the pairing's re-measurements) in ...". */
 void kw_netpath_explore_line(char *buf, size_t len, const kw_runsum *rs, const kw_explore_sum *e);
 
 /* ---- sensitivity around the recommendation ---- */
@@ -119,9 +123,12 @@ int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs);
 /* The note a measured (noisy) run's sensitivity carries, into buf (no
  * trailing punctuation, lower case first: "a measured run: ..."), for audit
  * ("cell") and the report ("bar"): of the sides with a figure (evaluated, or
- * paired), paired when every one has a pair's figure (pair->n > 0), which
- * when some do, and else that the figures are not paired. */
-void kw_netpath_sens_note(char *buf, size_t len, const kw_sens *out, int n_knobs, const char *item);
+ * paired), paired when every one has a pair's figure (pair->n > 0), how many
+ * when some do, and else that the figures are not paired; the sides without
+ * a figure (kw_netpath_sens_unmeasured) are counted apart ("N cells have no
+ * figure (not measured)"), never as paired. */
+void kw_netpath_sens_note(char *buf, size_t len, const kw_runsum *rs, const kw_sens *out, int n_knobs,
+                          const char *item);
 
 /* A measured run's side without a figure (kw_rs_info.measured; a MISSING side
  * the pairing gave no figure): a measured run measures nothing outside its

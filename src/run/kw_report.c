@@ -781,8 +781,11 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
             kw_sbuf_puts(b, "from saturated");
         else
             kw_pct(b, base > 0 ? (fin - base) / base * 100.0 : NAN);
-        kw_sbuf_printf(b, "</td><td>%d</td><td>%ld</td><td class=\"l\">",
-                       kw_knobs_cand_distance(&rs->ks, &B->cand, &F->cand), s->evals_total);
+        kw_sbuf_printf(b, "</td><td>%d</td><td>%ld", kw_knobs_cand_distance(&rs->ks, &B->cand, &F->cand),
+                       s->evals_total - s->remeasured);
+        if (s->remeasured > 0) /* the audit's split (kw_netpath_explore_line) */
+            kw_sbuf_printf(b, " + %ld measurement-only", s->remeasured);
+        kw_sbuf_puts(b, "</td><td class=\"l\">");
         kw_sbuf_html(b, B->m.klass);
         kw_sbuf_puts(b, " &rarr; ");
         kw_sbuf_html(b, F->m.klass);
@@ -902,7 +905,7 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
         kw_sens sn[KW_KNOB_MAX];
         if (rs->info.noisy && kw_netpath_sensitivity(sn, rs, i) == 0) { /* as the audit says it */
             char note[600];
-            kw_netpath_sens_note(note, sizeof note, sn, rs->ks.n_knobs, "bar");
+            kw_netpath_sens_note(note, sizeof note, rs, sn, rs->ks.n_knobs, "bar");
             note[0] = 'A';
             kw_sbuf_puts(out, "<p class=\"note\">");
             kw_sbuf_html(out, note);

@@ -868,17 +868,19 @@ static int kw_build_replay(kw_build *B, const kw_jrec *r)
     switch (r->type) {
     case 'E': {
         const kw_jeval *e = &r->e;
-        if (!kw_in(e->shape, B->map) ||
-            !kw_build_keeps(B, e->shape, kw_knobs_cand_id(&h->space, &e->cand)))
+        if (!kw_in(e->shape, B->map))
             return 0;
         /* the one mean rule (search/kw_reduce.h): a config's figures are over
          * its repetitions 0..repeats-1; the re-measured blocks (the control's,
          * which decide steps, and after the shape's D record the pairing's,
-         * figures of their pairs) enter no figure and count as evaluations only */
+         * figures of their pairs) enter no figure and count as evaluations only,
+         * every one of them, whether or not a listed summary keeps the config */
         if (e->rep >= h->repeats) {
             B->rs->shapes[B->map[e->shape]].remeasured++;
             return 0;
         }
+        if (!kw_build_keeps(B, e->shape, kw_knobs_cand_id(&h->space, &e->cand)))
+            return 0;
         return kw_rs_add_jeval(B->rs, B->map, e);
     }
     case 'N': {
