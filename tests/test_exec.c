@@ -877,6 +877,65 @@ Test(exec, a_measured_runs_portability_and_recheck_are_what_its_journal_holds)
     free(dir);
 }
 
+/* mappings.csv says where each row's p95/p99 come from (figures_from): a
+ * measured run that tuned one of its two shapes has the tuned shape's row
+ * "measured" (its figures are results.xml's) and the other's "model" (the
+ * borrowed winner evaluated by the model: nothing is measured there), and
+ * the export carries the same. Before: no such column; the borrowed row's
+ * model p95 sat beside the measured one unflagged. */
+Test(exec, mappings_csv_says_which_figures_were_measured)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), args[4096], cnt[1100], m[1100], sh[4096];
+    snprintf(cnt, sizeof cnt, "%s/requests", dir);
+    counted_tune(dir, "two_shapes.xml", "--per-shape --seed 3", "run",
+                 "--strategy random --budget 10 --pair 10 --shape attn_decode_kv512_b1_c1");
+    long before = count_lines(cnt, "purpose=");
+    snprintf(args, sizeof args, "recommend '%s/run' --all", dir);
+    knobwise_ok(args);
+    cr_expect_eq(count_lines(cnt, "purpose="), before, "recommend measured");
+    snprintf(m, sizeof m, "%s/run/mappings.csv", dir);
+    char *csv = kw_tl_slurp(m);
+    const char *nl = strchr(csv, '\n');
+    const char *tail = ",p95_us,p99_us,borrow_warnings,figures_from\n";
+    cr_assert(nl && strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%s", csv);
+    const char *tuned = strstr(csv, "\nattn_decode_kv512_b1_c1,"),
+               *other = strstr(csv, "\nattn_decode_kv4096_b4_c4_rate,");
+    cr_assert(tuned && other, "%s", csv);
+    cr_expect(strncmp(strchr(tuned + 1, '\n') - 9, ",measured", 9) == 0, "%s", csv);
+    cr_expect(strncmp(strchr(other + 1, '\n') - 6, ",model", 6) == 0, "%s", csv);
+    /* the tuned row's p95 is results.xml's rank-1 p95 (another writer) */
+    snprintf(sh, sizeof sh, "%s/run/ranked.csv", dir);
+    char *ranked = kw_tl_slurp(sh);
+    const char *r1 = strstr(ranked, "\nattn_decode_kv512_b1_c1,1,");
+    cr_assert(r1 != NULL, "%s", ranked);
+    char p95[64];
+    const char *f = r1 + 1;
+    for (int c = 0; c < 4; c++)
+        f = strchr(f, ',') + 1; /* shape,rank,config_id,p50_us,p95_us */
+    snprintf(p95, sizeof p95, ",%.*s,", (int)strcspn(f, ","), f);
+    const char *row_end = strchr(tuned + 1, '\n');
+    const char *hit = strstr(tuned, p95);
+    cr_expect(hit && hit < row_end, "p95 %s not in the tuned row: %s", p95, csv);
+    free(ranked);
+    /* the export reads the column (a knob it is not) and carries it */
+    snprintf(args, sizeof args, "export '%s' --format json -o '%s/e.json'", m, dir);
+    knobwise_ok(args);
+    snprintf(sh, sizeof sh, "%s/e.json", dir);
+    cr_expect_eq(count_lines(sh, "\"figures_from\": \"measured\""), 1);
+    cr_expect_eq(count_lines(sh, "\"figures_from\": \"model\""), 1);
+    cr_expect_eq(count_lines(sh, "\"figures_from\": 0"), 0);
+    char *json = kw_tl_slurp(sh);
+    const char *knobs = strstr(json, "\"knobs\": [");
+    cr_assert(knobs != NULL, "%s", json);
+    cr_expect(strstr(knobs, "figures_from") == NULL || strstr(knobs, "figures_from") > strchr(knobs, ']'),
+              "figures_from read as a knob: %s", json);
+    free(json);
+    free(csv);
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_expect_eq(system(sh), 0);
+    free(dir);
+}
+
 /* --pair N bounds the pairing (10 evaluations: one neighbour at 5 repeats,
  * the header says pair=10), --pair 0 turns it off (no pair=, no N record,
  * and the audit says not paired), and the model refuses it (exit 2). */

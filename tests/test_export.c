@@ -100,9 +100,10 @@ static void kw_t_field(char *buf, size_t len, const char *line, int i)
     snprintf(buf, len, "%.*s", (int)strcspn(line, ",\n"), line);
 }
 
-/* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX):
- * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings */
-#define KW_T_TRAILING 8
+/* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX and
+ * KW_MAPPINGS_HEADER_FIGURES):
+ * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from */
+#define KW_T_TRAILING 9
 
 static int kw_t_ncols(void)
 {
@@ -168,6 +169,8 @@ Test(export, json_validates_against_the_shipped_schema_and_agrees_with_mappings)
     const char *attn = strstr(json, "{\"group\": \"attn\"");
     cr_assert(attn != NULL);
     cr_expect(strstr(attn, "block_k") == NULL || strstr(attn, "block_k") > strchr(attn, '}'));
+    /* a results.xml does not say where its figures come from (mappings.csv's figures_from) */
+    cr_expect(strstr(json, "figures_from") == NULL);
     free(json);
 }
 
@@ -210,13 +213,17 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     int ncols = kw_t_ncols();
     for (int s = 0; s < KW_T_NSHAPES; s++) {
         char want[256], p95[64];
-        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 3);
+        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 4);
         snprintf(want, sizeof want, "\"name\": \"%s\"", kw_t_shapes[s]);
         const char *blk = strstr(json, want), *pred = blk ? strstr(blk, "\"predicted\": ") : NULL;
         cr_assert(pred != NULL);
         cr_expect_float_eq(strtod(pred + strlen("\"predicted\": {\"p95_us\": "), NULL), strtod(p95, NULL),
                            1e-9, "%s: %.60s, csv %s", kw_t_shapes[s], pred, p95);
         cr_expect(strncmp(strstr(blk, "\"guards\": "), "\"guards\": []", 12) == 0);
+        /* a model run: mappings.csv's figures_from says model, and the export carries it */
+        cr_expect(strstr(pred, "\"figures_from\": \"model\"}") < strstr(blk, "\"guards\": ") &&
+                      strstr(pred, "\"figures_from\": \"model\"}") != NULL,
+                  "%s: %.120s", kw_t_shapes[s], pred);
     }
     free(json);
     /* the validator bites: a required field renamed, a stage count out of range */

@@ -329,6 +329,37 @@ Test(lib, mappings_csv_rows_quotes_and_what_it_lacks)
     cr_assert_eq(knobwise_table_lookup(&m, t, &q2, 0), KNOBWISE_ENODATA);
     cr_assert_eq(knobwise_table_find(&e, t, "a"), 0);
     cr_assert_eq(knobwise_entry_shape(&q2, e), KNOBWISE_ENODATA);
+    cr_assert_str_eq(knobwise_entry_figures_from(e), "", "the file does not say");
+    knobwise_table_free(t);
+}
+
+/* figures_from (added at the end): where each row's p95/p99 come from. It is
+ * no knob; a file without it (kw_t_prefill_only_csv) says "". */
+Test(lib, mappings_csv_figures_from)
+{
+    knobwise_table *t = kw_t_open_text(
+        "mappings.csv",
+        "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,streams,p95_us,p99_us,"
+        "borrow_warnings,figures_from\n"
+        "pa,00000000000000e1,,64,prefill,1,512,0,1,100.5,120.25,,measured\n"
+        "pb,00000000000000e1,pa,64,prefill,2,512,0,1,300,400,,model\n"
+        "pc,00000000000000e2,,32,prefill,4,512,0,1,,,,\n");
+    cr_assert_eq(knobwise_table_knob_count(t), 1, "figures_from is not a knob");
+    cr_assert_str_eq(knobwise_table_knob_name(t, 0), "g.tile_m");
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pa"), 0);
+    cr_assert_str_eq(knobwise_entry_figures_from(e), "measured");
+    double p95 = 0;
+    cr_assert_eq(knobwise_entry_latency(&p95, NULL, e), 0);
+    cr_assert_float_eq(p95, 100.5, 1e-12);
+    cr_assert_eq(knobwise_table_find(&e, t, "pb"), 0);
+    cr_assert_str_eq(knobwise_entry_figures_from(e), "model");
+    cr_assert_eq(knobwise_table_find(&e, t, "pc"), 0);
+    cr_assert_str_eq(knobwise_entry_figures_from(e), "");
+    knobwise_table_free(t);
+    /* a results.xml does not say */
+    t = kw_t_open_text("results.xml", kw_t_results_xml);
+    cr_assert_str_eq(knobwise_entry_figures_from(knobwise_table_entry(t, 0)), "");
     knobwise_table_free(t);
 }
 
@@ -428,6 +459,13 @@ Test(lib, damaged_files)
     kw_t_damaged("dims.csv", "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
                              "p95_us,p99_us,borrow_warnings\na,0123456789abcdef,,1,prefill,0,8,0,1,,,\n",
                  ":2: batch is '0'");
+    kw_t_damaged("figures.csv", "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
+                                "p95_us,p99_us,borrow_warnings,figures_from\n"
+                                "a,0123456789abcdef,,1,prefill,1,8,0,1,1,2,,guessed\n",
+                 ":2: figures_from is 'guessed', not measured or model");
+    kw_t_damaged("figures_alone.csv", "shape,config_id,borrowed_from,k,figures_from\n"
+                                      "a,0123456789abcdef,,1,model\n",
+                 ":1: column 'figures_from' without the figures it describes");
     kw_t_damaged("garbage.csv", "\x7f" "ELF\x02\x01\x01 not a table at all\n", ":1: not a results.xml");
     kw_t_damaged("empty.csv", "", ":1: not a results.xml");
     kw_t_damaged("header.csv", "shape,config_id,borrowed_from,k\n", ": no shape rows");

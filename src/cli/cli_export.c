@@ -277,6 +277,11 @@ static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
             kw_export_double(b, p95);
             kw_sbuf_puts(b, ", \"p99_us\": ");
             kw_export_double(b, p99);
+            const char *from = knobwise_entry_figures_from(e); /* mappings.csv's, when it says */
+            if (from[0]) {
+                kw_sbuf_puts(b, ", \"figures_from\": ");
+                kw_export_json_str(b, from);
+            }
             kw_sbuf_puts(b, "}");
         } else {
             kw_sbuf_puts(b, "null");
@@ -354,7 +359,9 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     " * are the knobs' values as the space spells them, indexed by the\n"
                     " * KNOBWISE_EXPORT_KNOB_* macros; config_id NULL when the file has no such\n"
                     " * target, values NULL when it has the target's id only. The nearest-shape\n"
-                    " * rule for shapes not in the table is libknobwise's (knobwise_table_lookup(3)). */\n"
+                    " * rule for shapes not in the table is libknobwise's (knobwise_table_lookup(3)).\n"
+                    " * figures_from: where p95_us/p99_us come from, \"measured\" or \"model\"\n"
+                    " * (mappings.csv's column; \"\" when the file does not say). */\n"
                     "#ifndef KNOBWISE_EXPORT_H\n#define KNOBWISE_EXPORT_H\n\n"
                     "#include <stddef.h>\n\n");
     kw_sbuf_printf(b, "#define KNOBWISE_EXPORT_FORMAT %d\n#define KNOBWISE_EXPORT_SOURCE ",
@@ -394,6 +401,7 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     "    int has_latency;\n"
                     "    double p95_us, p99_us;\n"
                     "    knobwise_export_config config, rollback_parent, rollback_baseline;\n"
+                    "    const char *figures_from;\n"
                     "} knobwise_export_entry;\n\n"
                     "static const knobwise_export_entry "
                     "knobwise_export_table[KNOBWISE_EXPORT_N_SHAPES] = {\n");
@@ -420,6 +428,8 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
         kw_export_c_config(b, t, rp);
         kw_sbuf_puts(b, ",\n     ");
         kw_export_c_config(b, t, rbase);
+        kw_sbuf_puts(b, ", ");
+        kw_export_c_str(b, knobwise_entry_figures_from(e));
         kw_sbuf_puts(b, "},\n");
     }
     kw_sbuf_puts(b, "};\n\n#endif\n");

@@ -20,7 +20,10 @@
  *                             runtime loads: shape,config_id,borrowed_from,
  *                             every knob, then (added at the end) phase,
  *                             batch, seq, kv_len, streams, the predicted
- *                             p95_us/p99_us and borrow_warnings
+ *                             p95_us/p99_us, borrow_warnings and
+ *                             figures_from (where p95_us/p99_us come from:
+ *                             "measured" on a measured run's tuned shapes,
+ *                             else "model")
  * A borrowed winner names its source shape, the distance in each dimension
  * (ratios) and warns when it extrapolates (a number outside the range the run
  * tuned for that phase) or crosses phase.
@@ -319,7 +322,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
     }
     /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
-    kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "\n");
+    kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "," KW_MAPPINGS_HEADER_FIGURES "\n");
     int rc = 0;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
@@ -344,7 +347,11 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
             kw_sbuf_printf(&b, "%.3f", x.m.v[i99]);
         kw_sbuf_puts(&b, ",");
         kw_sbuf_csv(&b, x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags);
-        kw_sbuf_puts(&b, "\n");
+        /* a measured run measured only the shapes it tuned: the others'
+         * figures are the model's (kw_recommend_one), and the file says so */
+        kw_sbuf_printf(&b, ",%s\n", i95 < 0 && i99 < 0                ? ""
+                                    : rs->info.measured && x.tuned >= 0 ? KW_MAPPINGS_MEASURED
+                                                                        : KW_MAPPINGS_MODEL);
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;

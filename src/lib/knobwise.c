@@ -54,6 +54,9 @@ enum { KNOBWISE_COL_PHASE, KNOBWISE_COL_BATCH, KNOBWISE_COL_SEQ, KNOBWISE_COL_KV
        KNOBWISE_CSV_NDIMS };
 static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
     "phase", "batch", "seq", "kv_len", "streams", "p95_us", "p99_us", "borrow_warnings"};
+/* After those, read when present (files from before it lack it): where
+ * p95_us/p99_us come from (KW_MAPPINGS_HEADER_FIGURES: "measured" or "model") */
+#define KNOBWISE_CSV_FIGURES KW_MAPPINGS_HEADER_FIGURES
 #define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
 /* Knobs a table may have: knobwise's own limit (KW_KNOB_MAX, search/kw_search.h)
  * with room to spare; it also bounds the duplicate-name checks at open. */
@@ -87,6 +90,7 @@ struct knobwise_entry {
     knobwise_config rollback[2];
     int has_latency;
     double p95_us, p99_us;
+    const char *figures_from;   /* "measured", "model", or "" when the file does not say */
     int n_watch;
     knobwise_watch *watch;
 };
@@ -162,6 +166,7 @@ static knobwise_entry *knobwise_new_entry(knobwise_table *t)
     memset(e, 0, sizeof *e);
     e->borrowed_from = "";
     e->owner = "";
+    e->figures_from = "";
     e->p95_us = e->p99_us = NAN;
     e->cfg.t = e->rollback[0].t = e->rollback[1].t = t;
     return e;
@@ -482,7 +487,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
     if (!(f = malloc((size_t)max * sizeof *f)))
         return knobwise_oom(t);
     n = knobwise_csv_record(&pos, f, max, &line);
-    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0;
+    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0, fig_col = -1;
     for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
         dim_col[d] = -1;
     if (n < KNOBWISE_CSV_FIXED + 1 || strcmp(f[0], "shape") || strcmp(f[1], "config_id") ||
@@ -513,13 +518,20 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 dim_col[d] = i;
                 n_dims++;
             }
+        if (strcmp(f[i], KNOBWISE_CSV_FIGURES) == 0)
+            fig_col = i;
     }
     if (n_dims != 0 && n_dims != KNOBWISE_CSV_NDIMS) {
         rc = kw_error_set(KW_EINPUT, "%s:1: the columns after the knobs go together (%s)", t->path,
                           KW_MAPPINGS_HEADER_SUFFIX);
         goto done;
     }
-    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims;
+    if (fig_col >= 0 && n_dims == 0) {
+        rc = kw_error_set(KW_EINPUT, "%s:1: column '" KNOBWISE_CSV_FIGURES "' without the figures "
+                          "it describes (%s)", t->path, KW_MAPPINGS_HEADER_SUFFIX);
+        goto done;
+    }
+    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims - (fig_col >= 0);
     int *knob_col = malloc((size_t)t->n_knobs * sizeof *knob_col);
     t->knobs = knobwise_alloc(t, (size_t)t->n_knobs * sizeof *t->knobs);
     if (!knob_col || !t->knobs) {
@@ -528,7 +540,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
         goto done;
     }
     for (int i = KNOBWISE_CSV_FIXED, k = 0; i < n; i++) {
-        int is_dim = 0;
+        int is_dim = i == fig_col;
         for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
             is_dim |= dim_col[d] == i;
         if (is_dim)
@@ -608,6 +620,17 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 e->p99_us = p99;
                 e->has_latency = isfinite(p95) && isfinite(p99);
             }
+        }
+        if (fig_col >= 0) {
+            const char *fg = f[fig_col];
+            if (fg[0] && strcmp(fg, KW_MAPPINGS_MEASURED) && strcmp(fg, KW_MAPPINGS_MODEL)) {
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: " KNOBWISE_CSV_FIGURES " is '%s', not "
+                                  KW_MAPPINGS_MEASURED " or " KW_MAPPINGS_MODEL, t->path, at, fg);
+                goto done_cols;
+            }
+            e->figures_from = strcmp(fg, KW_MAPPINGS_MEASURED) == 0 ? KW_MAPPINGS_MEASURED
+                              : fg[0]                                 ? KW_MAPPINGS_MODEL
+                                                                      : "";
         }
     }
     if (t->n_entries == 0)
@@ -841,6 +864,8 @@ int knobwise_entry_latency(double *p95_us, double *p99_us, const knobwise_entry 
         *p99_us = e->p99_us;
     return 0;
 }
+
+const char *knobwise_entry_figures_from(const knobwise_entry *e) { return e ? e->figures_from : NULL; }
 
 int knobwise_entry_watch_count(const knobwise_entry *e) { return e ? e->n_watch : 0; }
 

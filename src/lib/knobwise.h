@@ -155,6 +155,12 @@ KNOBWISE_API const knobwise_config *knobwise_entry_config(const knobwise_entry *
 /* Predicted tail latencies of the deployed configuration on this shape, in
  * microseconds; KNOBWISE_ENODATA when the file does not carry them. */
 KNOBWISE_API int knobwise_entry_latency(double *p95_us, double *p99_us, const knobwise_entry *e);
+/* Where those figures come from, as mappings.csv's figures_from says:
+ * "measured" (a shape the run tuned with a measuring evaluator: measured
+ * kernel times, simulated serving), "model" (the model's prediction: a model
+ * run, or a shape a measured run did not tune), or "" when the file does not
+ * say (a results.xml, a mappings.csv from before the column). Since 1.1. */
+KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
 /* Guard thresholds to watch after rollout, i in [0, count). */
 KNOBWISE_API int knobwise_entry_watch_count(const knobwise_entry *e);
 KNOBWISE_API int knobwise_entry_watch(knobwise_watch *out, const knobwise_entry *e, int i);

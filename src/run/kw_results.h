@@ -42,6 +42,13 @@
 #define KW_MAPPINGS_HEADER_PREFIX "shape,config_id,borrowed_from"
 /* mappings.csv after the knob columns (added at the end) */
 #define KW_MAPPINGS_HEADER_SUFFIX "phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings"
+/* and after those (added at the end, read when present): where the row's
+ * p95_us/p99_us come from, KW_MAPPINGS_MEASURED (a tuned shape of a measured
+ * run: measured kernels, simulated serving) or KW_MAPPINGS_MODEL (the model:
+ * a model run's rows, and on a measured run the rows it did not tune) */
+#define KW_MAPPINGS_HEADER_FIGURES "figures_from"
+#define KW_MAPPINGS_MEASURED "measured"
+#define KW_MAPPINGS_MODEL "model"
 
 /* The summary the result files of run folder run_dir are rendered from,
  * streamed from its journal (kw_runsum_build_listed: memory does not grow
