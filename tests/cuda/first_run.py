@@ -50,30 +50,26 @@ GEMMS = [("n:768,k:512,epilogue:1", "regular"), ("n:200,k:300,epilogue:1", "ragg
 ATTNS = ["heads:8,kv_heads:8,head_dim:64,causal:0", "heads:8,kv_heads:2,head_dim:64,causal:1"]
 
 
+def combos(base, knobs, n_random, rng):
+    """The baseline, each other value of each knob alone, then n_random draws."""
+    out = [dict(base)]
+    for k, vals in knobs.items():
+        out += [dict(base, **{k: v}) for v in vals if v != base[k]]
+    return out + [{k: rng.choice(v) for k, v in knobs.items()} for _ in range(n_random)]
+
+
 def plans():
     rng = random.Random(20261205)
     for name, phase, batch, seq, kv in SHAPES:
         kvl = kv if kv else 256
         head = f"shape={name} block=first_run phase={phase} batch={batch} seq={seq} kv_len={kvl} streams=1"
         for spec, tag in GEMMS:
-            combos = [dict(GEMM_BASE)]
-            for k, vals in GEMM_KNOBS.items():
-                for v in vals:
-                    if v != GEMM_BASE[k]:
-                        combos.append(dict(GEMM_BASE, **{k: v}))
-            combos += [{k: rng.choice(v) for k, v in GEMM_KNOBS.items()} for _ in range(24)]
-            for c in combos:
+            for c in combos(GEMM_BASE, GEMM_KNOBS, 24, rng):
                 yield head, f"op.fc=gemm,{spec}", c, f"gemm_{tag}"
         if phase == "decode" and not kv:
             continue  # attention: the prefill shapes and the ragged decode
         for spec in ATTNS:
-            combos = [dict(ATTN_BASE)]
-            for k, vals in ATTN_KNOBS.items():
-                for v in vals:
-                    if v != ATTN_BASE[k]:
-                        combos.append(dict(ATTN_BASE, **{k: v}))
-            combos += [{k: rng.choice(v) for k, v in ATTN_KNOBS.items()} for _ in range(8)]
-            for c in combos:
+            for c in combos(ATTN_BASE, ATTN_KNOBS, 8, rng):
                 yield head, f"op.attn=attention,{spec}", c, "attention"
 
 

@@ -51,26 +51,8 @@ KW="$ROOT/knobwise"
         echo "no knobwise runs here ($KW: $("$KW" --version 2>&1 | head -1)); carry it: tests/cuda/carry.sh"
         exit 0
     fi
-    # cpu_gemm_small's GEMM (16 x 3072 x 768 + bias + GELU) over the tiles
-    # the CUDA worker takes: 4 x 3 x 2 x 2 = 48 configurations
-    SP="$ROOT/spaces/.first_run_cuda.xml"
-    trap 'rm -rf "$T" "$SP"' EXIT
-    cat >"$SP" <<XML
-<?xml version="1.0" encoding="UTF-8"?>
-<!-- written by tests/cuda/first_run.sh; removed when it ends -->
-<space name="first_run_cuda" block="cpu_fc">
-  <accelerator file="accel/cpu_host.xml"/>
-  <workload file="workloads/cpu_kernels.xml"/>
-  <shape ref="fc_decode_b16"/>
-  <knob name="fc.tile_n" values="16 32 64 128" baseline="64"/>
-  <knob name="fc.tile_k" values="16 32 64" baseline="32"/>
-  <knob name="fuse_epilogue" values="off on" baseline="off"/>
-  <knob name="precision" values="fp32 bf16" baseline="fp32"/>
-  <guards drift_min_cos="0.999" drift_max_rel_rms="0.02" max_throttle_pct="5" max_fallback_pct="0"/>
-  <tuning sim_requests="1000" final_requests="4000"/>
-  <evaluator command="knobwise-worker-cuda" warmup="3" reps="10" max_reps="40" target_ci_pct="2" anchor="false" timeout_s="30"/>
-</space>
-XML
+    # cpu_gemm_small's GEMM over the tiles the CUDA worker takes (48 configurations)
+    SP="$ROOT/tests/cuda/gemm_space.xml"
     for mode in ofat exhaustive; do
         echo "== tune --strategy $mode"
         "$KW" tune --space "$SP" --evaluator "exec:$W" --strategy $mode --out "$T/$mode" --quiet 2>&1
