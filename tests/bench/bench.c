@@ -1166,6 +1166,7 @@ typedef struct kw_bench_qtot {
     char worst_conv[256];
     char over1[2048];                      /* every (space, shape, seed) converged > 1% above */
     char nofeas[1024];                     /* every (space, shape, seed) with no guard-passing config */
+    char miss[2][4096];                    /* every run not within at the 1% and 2% budgets */
 } kw_bench_qtot;
 
 static int kw_bench_dcmp(const void *a, const void *b)
@@ -1192,7 +1193,8 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
     double *conv_evals = calloc((size_t)n_shapes * (size_t)seeds, sizeof *conv_evals);
     long *n_valid = calloc((size_t)n_shapes, sizeof *n_valid);
     double *opt1 = calloc((size_t)n_shapes, sizeof *opt1);
-    if (!within || !worst || !conv_evals || !n_valid || !opt1) {
+    int *nofeas = calloc((size_t)n_shapes, sizeof *nofeas); /* seeds without an optimum */
+    if (!within || !worst || !conv_evals || !n_valid || !opt1 || !nofeas) {
         rc = kw_error_set(KW_ENOMEM, "out of memory");
         goto done;
     }
@@ -1226,6 +1228,15 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             o.shapes = &s;
             double rec, seen;
             long evals;
+            /* no config passes every guard on this seed: there is no optimum to miss, so
+             * the run is named apart and left out of every count */
+            if (!isfinite(opt)) {
+                size_t used = strlen(tot->nofeas);
+                snprintf(tot->nofeas + used, sizeof tot->nofeas - used, "%s%s %s seed %d",
+                         used ? "; " : "", base, ev->shape_names[s], seed);
+                nofeas[s]++;
+                continue;
+            }
             tot->runs++;
             for (int bi = 0; bi <= KW_BENCH_N_BUDGETS && rc == 0; bi++) {
                 kw_engine_opts ob = o; /* bi == KW_BENCH_N_BUDGETS: no budget (converged) */
@@ -1238,24 +1249,23 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                     break;
                 double gap = (rec - opt) / opt * 100.0;
                 double *w = &worst[(size_t)s * (KW_BENCH_N_BUDGETS + 1) + (size_t)bi];
-                if (seed == 1 || gap > *w)
+                if (seed - nofeas[s] == 1 || gap > *w) /* the first seed counted */
                     *w = gap;
                 int in = gap <= KW_BENCH_QUALITY_GAP_PCT;
                 within[s][bi] += in;
                 if (bi < KW_BENCH_N_BUDGETS) {
                     tot->within[bi] += in;
+                    if (!in && bi < 2) {
+                        size_t used = strlen(tot->miss[bi]);
+                        snprintf(tot->miss[bi] + used, sizeof tot->miss[bi] - used,
+                                 "%s%s %s seed %d (%+.2f%%)", used ? "; " : "", base,
+                                 ev->shape_names[s], seed, gap);
+                    }
                     continue;
                 }
-                conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - 1)] = (double)evals;
+                conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - 1 - nofeas[s])] = (double)evals;
                 tot->conv_within += in;
-                /* a gap that is not a number is a miss too, unless no config of the space
-                 * passes every guard on this seed (then there is no optimum to miss) */
-                int over = isfinite(opt) && !(gap <= KW_BENCH_CONVERGED_GAP_PCT);
-                if (!isfinite(opt)) {
-                    size_t used = strlen(tot->nofeas);
-                    snprintf(tot->nofeas + used, sizeof tot->nofeas - used, "%s%s %s seed %d",
-                             used ? "; " : "", base, ev->shape_names[s], seed);
-                }
+                int over = !(gap <= KW_BENCH_CONVERGED_GAP_PCT); /* not a number: a miss too */
                 tot->conv_over1 += over;
                 if (over) {
                     size_t used = strlen(tot->over1);
@@ -1288,14 +1298,19 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
     for (int s = 0; s < n_shapes; s++) {
         double *w = &worst[(size_t)s * (KW_BENCH_N_BUDGETS + 1)];
         double *ce = &conv_evals[(size_t)s * (size_t)seeds];
-        qsort(ce, (size_t)seeds, sizeof *ce, kw_bench_dcmp);
+        int n = seeds - nofeas[s]; /* the seeds counted */
         printf("| %s | %s | %ld | %.1f |", base, cfg->workload.shapes[cfg->space.shapes[s]].name,
                n_valid[s], opt1[s]);
+        if (n == 0) {
+            printf(" no seed has a guard-passing config |\n");
+            continue;
+        }
+        qsort(ce, (size_t)n, sizeof *ce, kw_bench_dcmp);
         for (int bi = 0; bi < KW_BENCH_N_BUDGETS; bi++)
-            printf(" %d/%d (%+.2f%%) |", within[s][bi], seeds, w[bi]);
-        printf(" %d/%d (%+.2f%%), %.0f-%.0f |", within[s][KW_BENCH_N_BUDGETS], seeds,
-               w[KW_BENCH_N_BUDGETS], ce[0], ce[seeds - 1]);
-        printf(" %d/%d |\n", within[s][KW_BENCH_N_BUDGETS + 1], seeds);
+            printf(" %d/%d (%+.2f%%) |", within[s][bi], n, w[bi]);
+        printf(" %d/%d (%+.2f%%), %.0f-%.0f |", within[s][KW_BENCH_N_BUDGETS], n,
+               w[KW_BENCH_N_BUDGETS], ce[0], ce[n - 1]);
+        printf(" %d/%d |\n", within[s][KW_BENCH_N_BUDGETS + 1], n);
     }
     rc = 0;
 done:
@@ -1306,6 +1321,7 @@ done:
     free(conv_evals);
     free(n_valid);
     free(opt1);
+    free(nofeas);
     kw_load_config_free(cfg);
     return rc;
 }
@@ -1474,8 +1490,12 @@ static int kw_bench_quality(kw_bench *b)
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
                tot.over1);
+    for (int bi = 0; bi < 2; bi++)
+        if (tot.miss[bi][0])
+            printf("\nnot within %.1f%% at a %.0f%% budget: %s\n", KW_BENCH_QUALITY_GAP_PCT,
+                   kw_bench_budget_pct[bi], tot.miss[bi]);
     if (tot.nofeas[0])
-        printf("\nno config passes every guard (no optimum; counted as not within at every budget): %s\n",
+        printf("\nno config passes every guard (no optimum to miss; left out of every count): %s\n",
                tot.nofeas);
     return 0;
 }
