@@ -1689,6 +1689,26 @@ static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
     return kw_ofat_pair_composes(E, pr, ka, fa.mean, kb, fb.mean, fx.mean);
 }
 
+/* The forecast of a probe pair item from full evaluations (noiseless): its two
+ * changes alone composed, fa fb / fx, times the knob pair's measured least ratio
+ * once KW_INTER_MIN_PAIRS pairs of the two knobs were measured (kw_ofat_pair_composes);
+ * NAN for an item that is no such pair or whose parts are not both guard-passing.
+ * The screen orders the round by it before the cheap estimate (kw_mf_screen). */
+static double kw_ofat_pair_forecast(kw_eng *E, kw_shape *s, const kw_item *it)
+{
+    const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    int ka, kb;
+    kw_cst fx, fa, fb;
+    if (E->ev->noisy || kw_ofat_pair_parts(E, s, it, &ka, &kb, &fa, &fb) != 0 ||
+        kw_ofat_same_block(E->ks, ka, kb))
+        return NAN;
+    kw_engine_stats_c(E, s, &s->pos, &fx);
+    if (!(fx.n == E->reps && fx.ok && isfinite(fx.mean) && fx.mean > 0))
+        return NAN;
+    double f = fa.mean * fb.mean / fx.mean;
+    return pr->n_inter[ka][kb] >= KW_INTER_MIN_PAIRS ? f * pr->inter[ka][kb] : f;
+}
+
 /* This round's share of the probe list: up to KW_PROBE_CHUNK configs not yet
  * evaluated (memo hits and constraint breakers ride along for free); the
  * list is built once per local optimum. */
@@ -1745,6 +1765,7 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
         int rc = kw_engine_item_add(E, s, &p->cand, p->group);
         if (rc != 0)
             return rc;
+        s->items[s->n_items - 1].known = kw_ofat_pair_forecast(E, s, &s->items[s->n_items - 1]);
         fresh += costs;
         pr->pcur++;
     }

@@ -54,6 +54,10 @@ typedef struct kw_item {
     int skipped;    /* not evaluated: 1 within its error bound the estimate cannot gain,
                      * KW_MF_DEFERRED the bound was not trusted yet (first round) */
     double est;
+    /* the strategy's forecast of the primary from full evaluations (noiseless OFAT
+     * probes: a pair's two changes composed, kw_ofat_pair_forecast), NAN when none;
+     * the screen orders a round by it before the estimate (kw_mf_screen) */
+    double known;
 } kw_item;
 
 typedef enum {
