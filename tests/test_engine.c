@@ -36,6 +36,8 @@ static kw_journal *run_load(kw_synth *s, const kw_engine_opts *o, char *dir, siz
     kw_journal *j = NULL;
     int lrc = kw_journal_load(&j, jpath);
     cr_assert_eq(lrc, 0, "load: %s", kw_error_last());
+    if (rc == 0)
+        cr_assert_eq(kw_journal_check(j), 0, "check: %s", kw_error_last());
     return j;
 }
 
@@ -66,7 +68,6 @@ Test(engine, sweep_and_greedy_find_separable_optimum)
         o.policy = pol ? KW_POLICY_GREEDY : KW_POLICY_SWEEP;
         char dir[64], jp[96];
         kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
         cr_assert(j->complete);
         cr_assert_eq(j->n_done, 2);
         for (int sh = 0; sh < 2; sh++) {
@@ -172,7 +173,6 @@ Test(engine, guard_failure_is_rejected_with_its_guard)
     kw_engine_opts o = opts_for(1);
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     int seen = 0;
     for (size_t i = 0; i < j->n_steps; i++) {
         const kw_jstep *st = &j->steps[i];
@@ -208,7 +208,6 @@ Test(engine, constraint_breaking_candidates_are_recorded_not_skipped)
     kw_engine_opts o = opts_for(1);
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     long n = 0;
     for (size_t i = 0; i < j->n_steps; i++) {
         const kw_jstep *st = &j->steps[i];
@@ -491,7 +490,6 @@ Test(engine, significance_gating_rejects_noise_only_improvements)
             o.tabu = 0;
             char dir[64], jp[96];
             kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-            cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
             long acc = count_decision(j, KW_DECIDE_ACCEPT, KW_STEP_MAIN);
             if (report) {
                 gated += acc;
@@ -583,7 +581,6 @@ Test(engine, bounded_fix_drops_a_change_made_useless_by_a_later_one)
     o.tabu = 0;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     int accepted_k0 = 0, reverted_k0 = 0, kept_k1 = 0;
     for (size_t i = 0; i < j->n_steps; i++) {
         const kw_jstep *st = &j->steps[i];
@@ -619,7 +616,6 @@ static kw_jresult pair_run(int probes, int tabu, long *explores)
     o.tabu = tabu;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     free(r.path);
@@ -661,7 +657,6 @@ static kw_journal *excursion_run(int tabu, int pair, char *dir, char *jp)
     o.probes = 0;
     o.tabu = tabu;
     kw_journal *j = run_load(&s, &o, dir, 64, jp, 96, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     return j;
 }
 
@@ -730,7 +725,6 @@ Test(engine, exhaustive_and_random_baselines)
     o.strategy = KW_STRATEGY_EXHAUSTIVE;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->n_evals, 2 * valid);
     cr_assert_eq(j->n_viols, 2 * (size - valid));
     cr_assert_eq(j->n_steps, 0);
@@ -758,7 +752,6 @@ Test(engine, exhaustive_and_random_baselines)
     free(c);
     o.seed = 7;
     j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->n_evals, 2 * 17, "exactly the budget per shape");
     for (size_t i = 0; i < j->n_evals; i++)
         cr_assert_lt(kw_knobs_cand_violates(&s.ks, &j->evals[i].cand), 0);
@@ -775,7 +768,6 @@ Test(engine, budget_caps_evaluations_and_keeps_room_for_the_fix)
         o.budget = budget;
         char dir[64], jp[96];
         kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
         cr_assert_leq((long)j->n_evals, budget);
         kw_jresult r;
         kw_journal_shape_result(&r, j, 0);
@@ -801,7 +793,6 @@ Test(engine, a_budget_run_does_not_sweep_a_guard_failing_value_again)
         o.budget = budgeted ? 1000 : 0; /* more than the run needs: only the mode differs */
         char dir[64], jp[96];
         kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
         int swept = 0;
         for (size_t i = 0; i < j->n_steps; i++)
             swept += j->steps[i].phase == KW_STEP_MAIN && j->steps[i].knob == 1 &&
@@ -839,7 +830,6 @@ Test(engine, compose_reaches_a_separable_optimum_at_a_budget_a_sweep_cannot)
     o.budget = 23;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_leq((long)j->n_evals, o.budget);
     /* the accepted main steps: k0 (the first round's winner), then k1, k2, k3 in the
      * order of their gains alone, each straight to its best value */
@@ -890,7 +880,6 @@ Test(engine, a_restart_leaves_a_trap_the_first_step_led_into)
     o.tabu = 0;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
@@ -957,7 +946,6 @@ Test(engine, a_three_knob_repair_leaves_a_guard_trapped_optimum)
         kw_engine_opts o = opts_for(1);
         char dir[64], jp[96];
         kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
         int accepted_repair = 0;
         for (size_t i = 0; i < j->n_steps; i++) {
             const kw_jstep *st = &j->steps[i];
@@ -994,7 +982,6 @@ Test(engine, evaluator_errors_are_recorded_fatal_ones_stop_the_run)
     kw_engine_opts o = opts_for(1);
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     int seen = 0;
     for (size_t i = 0; i < j->n_evals; i++)
         if (j->evals[i].cand.v[0] == 1) {
@@ -1181,7 +1168,6 @@ static kw_journal *blocked_run(kw_blocked *b, int probes, long budget, char *dir
     o.tabu = 0;
     o.budget = budget;
     kw_journal *j = run_load(&b->s, &o, dir, 64, jp, 96, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     return j;
 }
 
@@ -1248,7 +1234,6 @@ static kw_journal *settle_run(kw_synth *s, int noisy, char *dir, char *jp)
         kw_synth_noise(s, 0.2, 11, 1);
     kw_engine_opts o = opts_for(1);
     kw_journal *j = run_load(s, &o, dir, 64, jp, 96, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     return j;
 }
 
@@ -1322,7 +1307,6 @@ Test(engine, probe_pairs_a_faded_gain_with_the_knobs_changed_since)
     o.budget = 30;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     cr_assert_float_eq(r.best_primary, best, 1e-9, "found %g, optimum %g", r.best_primary, best);
@@ -1380,7 +1364,6 @@ Test(engine, noisy_fix_never_drops_a_change_whose_removal_may_be_far_worse)
     o.repeats = 5;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     int fix_k0 = -1;
     for (size_t i = 0; i < j->n_steps; i++) {
         const kw_jstep *st = &j->steps[i];
@@ -1420,7 +1403,6 @@ Test(engine, noisy_fix_still_drops_a_change_made_useless_by_a_later_one)
     o.repeats = 5;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     int accepted_k0 = 0, reverted_k0 = 0;
     for (size_t i = 0; i < j->n_steps; i++) {
         const kw_jstep *st = &j->steps[i];
@@ -1456,7 +1438,6 @@ Test(engine, noisy_round_is_journalled_repetition_major)
     o.pair = 0; /* the search's order only: no pairing after it */
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->n_evals, 24 * 3);
     /* the baseline's round first (one candidate), then the other 23 */
     for (size_t i = 0; i < 3; i++)
@@ -1495,7 +1476,6 @@ Test(engine, probes_leave_out_pairs_whose_knobs_are_measured_to_compose)
         o.estimate = cut; /* --no-estimate turns the screening and the cut off */
         char dir[64], jp[96];
         kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-        cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
         kw_jresult r;
         kw_journal_shape_result(&r, j, 0);
         cr_assert_float_eq(r.best_primary, 100.0, 1e-9, "the baseline is the optimum");
@@ -1533,7 +1513,6 @@ Test(engine, a_guard_failure_no_other_block_repairs_is_not_paired_again)
     o.tabu = 0;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     cr_assert_float_eq(r.best_primary, 100.0, 1e-9, "the baseline is the optimum");
@@ -1560,7 +1539,6 @@ static double budgeted_best(kw_synth *s, long budget, long *evals)
     o.budget = budget;
     char dir[64], jp[96];
     kw_journal *j = run_load(s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
     double best = r.best_primary;
@@ -1869,7 +1847,6 @@ static kw_journal *drift_run(int no_control, char *dir, size_t dn, char *jp, siz
     o.no_control = no_control;
     o.pair = 0; /* the search's controls only: no pairing after it */
     kw_journal *j = run_load(&s, &o, dir, dn, jp, jn, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->h.control, !no_control);
     return j;
 }
@@ -1996,7 +1973,6 @@ Test(engine, the_pairing_cancels_linear_drift_and_gives_the_true_difference)
     o.threads = 4; /* the pairing's rounds still run in job order */
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->h.pair, KW_PAIR_DEFAULT);
     cr_assert_eq(j->n_done, 1);
     const kw_cand *F = &j->done[0].best;
@@ -2075,7 +2051,6 @@ Test(engine, the_controls_sweeps_are_measured_in_job_order_on_4_threads)
     o.pair = 0;
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_assert_eq(j->h.control, 1);
     cr_assert_eq(j->n_pairs, 0);
     cr_assert_eq((long)j->n_evals, s.calls, "a fresh run journals every call once");
@@ -2118,7 +2093,6 @@ Test(engine, the_pairing_keeps_to_its_budget_and_a_noiseless_run_never_pairs)
     o.pair = 2 * 4 + 7; /* room for one pair of two blocks of 4, not two */
     char dir[64], jp[96];
     kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    cr_assert_eq(kw_journal_check(j), 0, "%s", kw_error_last());
     cr_expect_eq(j->n_pairs, 1);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
