@@ -1332,6 +1332,39 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
                                * (default job: 1 or 2 lost 0.7% on attn_decode_kv2048_b32_c16;
                                * 3 and 4 keep all five recommendations; README) */
 
+#define KW_INTER_KNOB_PARTNERS 5 /* kw_ofat_kernel_inter: distinct knobs of other op blocks
+                                   * a knob was measured with before its least ratio stands for
+                                   * its pairs not yet measured (5: growth 1,719 at 27 knobs,
+                                   * quality bench and the default job's five recommendations
+                                   * kept; 3 and 1 gave growth 1,702 and 1,679, their quality
+                                   * not measured; README) */
+
+/* Knob k belongs to an op block (kw_ofat_same_block: a '.' in its name, a kernel's
+ * tiles, buffers, stages). Knobs without one (queueing, placement, fusion, graph,
+ * precision) act across kernels or on the queue. */
+static int kw_ofat_in_block(const kw_knobspace *ks, int k)
+{
+    return strchr(ks->knobs[k].name, '.') != NULL;
+}
+
+/* Knob k's additivity with other kernels, learnt per knob (issue 18: 3 measured
+ * pairs per knob pair grow with the square of the knob count): its least measured
+ * ratio (kw_ofat_probe_learn) over its pairs with knobs of other op blocks, once they
+ * span KW_INTER_KNOB_PARTNERS distinct knobs: 0 with *r; else -1. */
+static int kw_ofat_kernel_inter(const kw_eng *E, const kw_ofat_probe *pr, int k, float *r)
+{
+    int n = 0;
+    float lo = INFINITY;
+    for (int j = 0; j < E->ks->n_knobs; j++)
+        if (j != k && pr->n_inter[k][j] > 0 && kw_ofat_in_block(E->ks, j) &&
+            !kw_ofat_same_block(E->ks, k, j)) {
+            n++;
+            lo = fminf(lo, pr->inter[k][j]);
+        }
+    *r = lo;
+    return n >= KW_INTER_KNOB_PARTNERS ? 0 : -1;
+}
+
 /* A pair of one-knob changes a (knob ka, primary fa alone) and b (kb, fb) from the
  * incumbent (fx) that cannot gain (the probes were 85% of the evaluations to
  * converge on the default space's 27 knobs, n_first x the knob values per local
@@ -1344,18 +1377,34 @@ static void kw_ofat_pick_firsts(kw_eng *E, kw_shape *s)
  * Two knobs of one block are never cut: their interaction is in the values (a tile
  * pair's product is what fits on chip; validate_small prefill at 2%: qkv.tile_m and
  * qkv.tile_n composed in three pairs, then the pair the optimum needs gained 0.9%,
- * and cutting it lost 2 of 20 seeds). A restart's probes are never cut: they look for the pairs a third knob's change
- * masked where the first descent measured them (its list is at most one pair per
- * neighbour anyway). Off with the screening (--no-estimate). Pure function of
+ * and cutting it lost 2 of 20 seeds). A pair of two op blocks' knobs with fewer than
+ * KW_INTER_MIN_PAIRS measured pairs takes the least of the two knobs' ratios with
+ * other kernels (kw_ofat_kernel_inter) and its own: the tiles of two kernels change
+ * two kernels' times, and the model sums kernel times into the service time (so
+ * they compose; default space, 27 knobs: growth 1,801 -> 1,719 evaluations per shape).
+ * A pair with a knob of no block never is: queueing knobs interact with each other
+ * (max_batch x batch_timeout_us) and a fusion knob with its op's tiles (fuse_qkv x
+ * qkv.tile_n), and cutting either lost a default-job recommendation. A restart's
+ * probes are never cut: they look for the pairs a third knob's change masked where
+ * the first descent measured them (its list is at most one pair per neighbour anyway). Off with the screening (--no-estimate). Pure function of
  * journaled evaluations, as every plan is. */
 static int kw_ofat_pair_composes(const kw_eng *E, const kw_ofat_probe *pr, int ka, double fa, int kb,
                                  double fb, double fx)
 {
-    if (!E->o.estimate || pr->ban_knob >= 0 || pr->n_inter[ka][kb] < KW_INTER_MIN_PAIRS ||
-        kw_ofat_same_block(E->ks, ka, kb) || !isfinite(fa) || !isfinite(fb) || !isfinite(fx) ||
-        fx <= 0)
+    if (!E->o.estimate || pr->ban_knob >= 0 || kw_ofat_same_block(E->ks, ka, kb) || !isfinite(fa) ||
+        !isfinite(fb) || !isfinite(fx) || fx <= 0)
         return 0;
-    double best = fa * fb / fx * pr->inter[ka][kb] * (1.0 - KW_INTER_MARGIN);
+    double r = pr->inter[ka][kb];
+    if (pr->n_inter[ka][kb] < KW_INTER_MIN_PAIRS) {
+        float ra, rb;
+        if (!kw_ofat_in_block(E->ks, ka) || !kw_ofat_in_block(E->ks, kb) ||
+            kw_ofat_kernel_inter(E, pr, ka, &ra) != 0 || kw_ofat_kernel_inter(E, pr, kb, &rb) != 0)
+            return 0;
+        r = fminf(ra, rb);
+        if (pr->n_inter[ka][kb] > 0)
+            r = fmin(r, pr->inter[ka][kb]);
+    }
+    double best = fa * fb / fx * r * (1.0 - KW_INTER_MARGIN);
     return best >= fx * (1.0 - E->o.min_effect_pct / 100.0);
 }
 
