@@ -295,23 +295,69 @@ static int kw_ofat_emit_rejects(kw_eng *E, kw_shape *s, int win, kw_step_phase p
     return 0;
 }
 
-/* One pair group's journaled steps (a probe's or a tie pair's; the one-knob rule
- * holds throughout): EXPLORE onto its first step, its other items (group g)
- * rejected from there, then the round's winner accepted when it is in the group,
- * else a REVERT to start with `back` as the reason. */
-static int kw_ofat_pair_steps(kw_eng *E, kw_shape *s, const kw_cand *first, int g, int win,
-                              const kw_verdict *v, const kw_cand *start, const char *why,
-                              const char *back)
+/* 1 when an item of group g was evaluated this round (not cut by the budget or
+ * the screen, no constraint broken) */
+static int kw_ofat_group_tried(const kw_shape *s, int g)
 {
-    int rc = kw_engine_step(E, s, first, KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why);
+    for (int i = 0; i < s->n_items; i++)
+        if (s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped)
+            return 1;
+    return 0;
+}
+
+/* One group's journaled steps (a probe's, a tie pair's or a path round's; the
+ * one-knob rule holds throughout): EXPLORE along its path (path[0..len), why[t]
+ * the reason of step t; a pair's path is its first step), its other items (group
+ * g) rejected from there, then the round's winner accepted when it is in the
+ * group, else REVERTs back along the path to start with `back` as the reason. */
+static int kw_ofat_path_steps(kw_eng *E, kw_shape *s, const kw_cand *path, int len,
+                              const char *const *why, int g, int win, const kw_verdict *v,
+                              const kw_cand *start, const char *back)
+{
+    int rc = 0;
+    for (int t = 0; t < len && rc == 0; t++)
+        rc = kw_engine_step(E, s, &path[t], KW_DECIDE_EXPLORE, KW_STEP_PROBE, NAN, -1, why[t]);
     if (rc == 0)
         rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
     if (rc == 0 && win >= 0 && s->items[win].group == g)
         return kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT, KW_STEP_PROBE,
                                      &v[win], v[win].why);
-    if (rc == 0)
-        rc = kw_engine_step(E, s, start, KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1, back);
+    for (int t = len - 2; t >= -1 && rc == 0; t--)
+        rc = kw_engine_step(E, s, t >= 0 ? &path[t] : start, KW_DECIDE_REVERT, KW_STEP_PROBE,
+                            NAN, -1, back);
     return rc;
+}
+
+/* A round of groups walked along their paths (the tie-pair round, each path its
+ * first step; the path rounds): its items judged against the incumbent (`judge`
+ * the verdicts' prefix), then per group g with an evaluated item its steps
+ * (kw_ofat_path_steps along path[g], len[g] steps), the failed groups first, the
+ * winning one last, as the probes do. *win: the winning item or -1; *inc: the
+ * incumbent's figures. */
+typedef struct kw_ofat_paths {
+    const char *judge, *back;
+    const char *const *why;
+    int n, len[KW_TIE_MAX];
+    const kw_cand *path[KW_TIE_MAX];
+} kw_ofat_paths;
+
+static int kw_ofat_paths_decide(kw_eng *E, kw_shape *s, kw_verdict *v, const kw_ofat_paths *w,
+                               int *win, kw_cst *inc)
+{
+    kw_engine_stats_c(E, s, &s->pos, inc);
+    kw_cand start = s->pos;
+    *win = kw_ofat_judge_items(E, s, &s->pos, inc, w->judge, kw_ofat_count_evaluated(s), v);
+    int win_group = *win >= 0 ? s->items[*win].group : -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int g = 0; g < w->n; g++) {
+            if ((pass == 0) == (g == win_group) || !kw_ofat_group_tried(s, g))
+                continue;
+            int rc = kw_ofat_path_steps(E, s, w->path[g], w->len[g], w->why, g, *win, v, &start,
+                                        w->back);
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
 }
 
 /* c as an item of group g, unless this round already holds it (each config once) */
@@ -322,16 +368,6 @@ static int kw_ofat_item_add_once(kw_eng *E, kw_shape *s, const kw_cand *c, int g
         if (s->items[i].id == id)
             return 0;
     return kw_engine_item_add(E, s, c, g);
-}
-
-/* 1 when an item of group g was evaluated this round (not cut by the budget or
- * the screen, no constraint broken) */
-static int kw_ofat_group_tried(const kw_shape *s, int g)
-{
-    for (int i = 0; i < s->n_items; i++)
-        if (s->items[i].group == g && s->items[i].con < 0 && !s->items[i].dropped)
-            return 1;
-    return 0;
 }
 
 /* A set of config ids (open addressing; 0 is never a config id in practice,
@@ -496,7 +532,7 @@ static int kw_ofat_ties(kw_eng *E, const kw_shape *s, const kw_cand *c, const kw
  * while a change of another knob of its block does too, becomes a first step of
  * a tie-pair round: every such change of k paired with every such change of the
  * block's other knobs (kw_ofat_main_plan), judged against the incumbent and
- * journaled as probes are (kw_ofat_pair_steps). Two tiles of one block whose
+ * journaled as probes are (kw_ofat_path_steps). Two tiles of one block whose
  * product is what fits on chip leave the figure unchanged one at a time and gain
  * together (validate_gqa_h100 and validate_small prefill: qkv.tile_m = 64 with
  * qkv.tile_n = 64); the probes pair them only once the walk has converged and
@@ -751,52 +787,33 @@ static int kw_ofat_path_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 {
     kw_ofat *o = s->st;
     kw_ofat_main *m = &o->main;
-    kw_cst inc;
-    kw_engine_stats_c(E, s, &s->pos, &inc);
-    kw_cand start = s->pos;
+    static const char *const there[3][3] = {
+        {"tie triple: first step of a tie pair that ties too",
+         "tie triple: the tie pair (exactly the incumbent's figure), to try a third "
+         "knob of its block that ties or fails a guard alone", ""},
+        {"stone: first step of a tie pair", "stone: the tie pair",
+         "stone: the best tie triple that passes the guard its third change failed alone, "
+         "to try the knobs outside its block"},
+        {"faded composes: the largest compose gain below the minimum effect, to try "
+         "the next one with it", "", ""}};
     int kind = m->tp_kind;
-    int win = kw_ofat_judge_items(E, s, &s->pos, &inc,
-                                  kind == 1 ? "tie triple vs incumbent: "
-                                            : "stone neighbour vs incumbent: ",
-                                  kw_ofat_count_evaluated(s), v);
-    int win_group = win >= 0 ? s->items[win].group : -1;
+    kw_ofat_paths w = {
+        .judge = kind == 1 ? "tie triple vs incumbent: " : "stone neighbour vs incumbent: ",
+        .back = kind == 1   ? "no tie triple beats the incumbent: step back"
+                : kind == 2 ? "no neighbour of the stone beats the incumbent: step back"
+                            : "the faded composes together do not beat the incumbent: step back",
+        .why = there[kind - 1],
+        .n = m->tp_n};
+    for (int g = 0; g < m->tp_n; g++) {
+        w.path[g] = m->tp_step[g];
+        w.len[g] = m->tp_len[g];
+    }
+    kw_cst inc;
+    int win;
     m->tp_running = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int g = 0; g < m->tp_n; g++) {
-            if ((pass == 0) == (g == win_group))
-                continue;
-            if (!kw_ofat_group_tried(s, g))
-                continue;
-            static const char *const there[3][3] = {
-                {"tie triple: first step of a tie pair that ties too",
-                 "tie triple: the tie pair (exactly the incumbent's figure), to try a third "
-                 "knob of its block that ties or fails a guard alone", ""},
-                {"stone: first step of a tie pair", "stone: the tie pair",
-                 "stone: the best tie triple that passes the guard its third change failed alone, "
-                 "to try the knobs outside its block"},
-                {"faded composes: the largest compose gain below the minimum effect, to try "
-                 "the next one with it", "", ""}};
-            int rc = 0;
-            for (int t = 0; t < m->tp_len[g] && rc == 0; t++)
-                rc = kw_engine_step(E, s, &m->tp_step[g][t], KW_DECIDE_EXPLORE, KW_STEP_PROBE,
-                                    NAN, -1, there[kind - 1][t]);
-            if (rc == 0)
-                rc = kw_ofat_emit_rejects(E, s, win, KW_STEP_PROBE, v, g);
-            if (rc == 0 && win >= 0 && s->items[win].group == g)
-                rc = kw_engine_step_judged(E, s, &s->items[win].cand, KW_DECIDE_ACCEPT,
-                                           KW_STEP_PROBE, &v[win], v[win].why);
-            else
-                for (int t = m->tp_len[g] - 2; t >= -1 && rc == 0; t--)
-                    rc = kw_engine_step(E, s, t >= 0 ? &m->tp_step[g][t] : &start,
-                                        KW_DECIDE_REVERT, KW_STEP_PROBE, NAN, -1,
-                                        kind == 1 ? "no tie triple beats the incumbent: step back"
-                                        : kind == 2 ? "no neighbour of the stone beats the "
-                                                      "incumbent: step back"
-                                                    : "the faded composes together do not beat "
-                                                      "the incumbent: step back");
-            if (rc != 0)
-                return rc;
-        }
+    int rc = kw_ofat_paths_decide(E, s, v, &w, &win, &inc);
+    if (rc != 0)
+        return rc;
     m->tp_pending = 0;
     if (win >= 0) {
         kw_ofat_resume_main(o);
@@ -847,26 +864,23 @@ static int kw_ofat_tie_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 {
     kw_ofat *o = s->st;
     kw_ofat_main *m = &o->main;
+    static const char *const why[1] = {
+        "tie pair: first step (alone exactly the incumbent's figure) "
+        "tried with another knob of its block that ties too"};
+    kw_ofat_paths w = {.judge = "tie pair vs incumbent: ",
+                      .back = "no tie pair beats the incumbent: step back",
+                      .why = why,
+                      .n = m->n_tie};
+    for (int g = 0; g < m->n_tie; g++) {
+        w.path[g] = &m->tie_first[g];
+        w.len[g] = 1;
+    }
     kw_cst inc;
-    kw_engine_stats_c(E, s, &s->pos, &inc);
-    kw_cand start = s->pos;
-    int win = kw_ofat_judge_items(E, s, &s->pos, &inc, "tie pair vs incumbent: ",
-                                  kw_ofat_count_evaluated(s), v);
-    int win_group = win >= 0 ? s->items[win].group : -1;
+    int win;
     m->tie_pairing = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int g = 0; g < m->n_tie; g++) {
-            if ((pass == 0) == (g == win_group))
-                continue;
-            if (!kw_ofat_group_tried(s, g))
-                continue;
-            int rc = kw_ofat_pair_steps(E, s, &m->tie_first[g], g, win, v, &start,
-                                        "tie pair: first step (alone exactly the incumbent's figure) "
-                                        "tried with another knob of its block that ties too",
-                                        "no tie pair beats the incumbent: step back");
-            if (rc != 0)
-                return rc;
-        }
+    int rc = kw_ofat_paths_decide(E, s, v, &w, &win, &inc);
+    if (rc != 0)
+        return rc;
     if (win >= 0)
         kw_ofat_resume_main(o);
     else
@@ -2003,7 +2017,8 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
                          "with a second knob that may repair the guard",
                          -kw_engine_gain_pct(inc.mean, fs.mean), fs.guards,
                          g < pr->n_blocked ? "; an earlier incumbent gained from it" : "");
-            int rc = kw_ofat_pair_steps(E, s, &pr->first[g], g, win, v, &start, why,
+            const char *const whys[1] = {why};
+            int rc = kw_ofat_path_steps(E, s, &pr->first[g], 1, whys, g, win, v, &start,
                                         "probe found no pair that beats the incumbent: step back");
             if (rc != 0)
                 return rc;
