@@ -1400,7 +1400,8 @@ static int kw_ofat_kernel_inter(const kw_eng *E, const kw_ofat_probe *pr, int k,
  * (max_batch x batch_timeout_us) and a fusion knob with its op's tiles (fuse_qkv x
  * qkv.tile_n), and cutting either lost a default-job recommendation. A restart's
  * probes are never cut: they look for the pairs a third knob's change masked where
- * the first descent measured them (its list is at most one pair per neighbour anyway). Off with the screening (--no-estimate). Pure function of
+ * the first descent measured them (its list is at most one pair per neighbour
+ * anyway). Off with the screening (--no-estimate). Pure function of
  * journaled evaluations, as every plan is. */
 static int kw_ofat_pair_composes(const kw_eng *E, const kw_ofat_probe *pr, int ka, double fa, int kb,
                                  double fb, double fx)
@@ -1949,15 +1950,15 @@ static void kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
         return;
     for (int i = 0; i < s->n_items; i++) {
         const kw_item *it = &s->items[i];
-        int ka, kb;
+        int ka, kb, gk, gv;
         kw_cst fa, fb, fp;
-        if (!it->dropped && kw_ofat_pair_guarded(E, s, it, &ka, &kb) == 0) {
+        if (!it->dropped && kw_ofat_pair_guarded(E, s, it, &gk, &gv) == 0) {
             kw_engine_stats(E, s->shape, it->id, &fp);
             if (fp.n == E->reps && fp.ok)
-                pr->g_repaired[ka][kb] = 1;
+                pr->g_repaired[gk][gv] = 1;
             else if (fp.n == E->reps && strncmp(fp.guards, "error", 5) != 0 &&
-                     pr->g_tried[ka][kb] < UINT8_MAX)
-                pr->g_tried[ka][kb]++;
+                     pr->g_tried[gk][gv] < UINT8_MAX)
+                pr->g_tried[gk][gv]++;
             continue;
         }
         if (it->dropped || kw_ofat_pair_parts(E, s, it, &ka, &kb, &fa, &fb) != 0)
