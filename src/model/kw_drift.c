@@ -1297,13 +1297,56 @@ static int kw_op_residual(kw_run *r, kw_tens *out, const kw_tens *branch, const 
 static int kw_op_dims(const kw_op *op, int *K, int *N)
 {
     if (op->kind == KW_OP_CONV) {
-        *K = op->kh * op->kw * op->in_c;
+        /* in 64 bits: kh x kw x in_c reaches 2^44 (the loader's bounds), which
+         * wrapped in an int to a K that looked valid */
+        int64_t k = (int64_t)op->kh * op->kw * op->in_c;
+        *K = k < 1 || k > KW_DRIFT_DIM_MAX ? 0 : (int)k;
         *N = op->out_c;
     } else {
         *K = (int)(op->k > KW_DRIFT_DIM_MAX ? 0 : op->k);
         *N = (int)(op->n > (1u << 24) ? 0 : op->n);
     }
     return *K >= 1 && *K <= KW_DRIFT_DIM_MAX && *N >= 1 ? 0 : -1;
+}
+
+int kw_drift_op_check(const kw_op *op, char *why, size_t n)
+{
+    int K, N;
+    switch (op->kind) {
+    case KW_OP_GEMM:
+    case KW_OP_CONV:
+        if (kw_op_dims(op, &K, &N) != 0) {
+            snprintf(why, n, "%s (the reduction length) must be 1..%d and %s 1..%d for the "
+                     "numerics stage", op->kind == KW_OP_CONV ? "kh x kw x in_c" : "k",
+                     KW_DRIFT_DIM_MAX, op->kind == KW_OP_CONV ? "out_c" : "n", 1 << 24);
+            return -1;
+        }
+        return 0;
+    case KW_OP_MOE: /* emulated as GEMMs of K = k and K = n, and an act of width n (kw_moe.c) */
+        if (op->k < 1 || op->k > KW_DRIFT_DIM_MAX || op->n < 1 || op->n > KW_DRIFT_DIM_MAX) {
+            snprintf(why, n, "n and k must be 1..%d for the numerics stage", KW_DRIFT_DIM_MAX);
+            return -1;
+        }
+        return 0;
+    case KW_OP_ATTENTION:
+        if (op->heads < 1 || op->head_dim < 1 || op->head_dim > KW_DRIFT_COLS_MAX) {
+            snprintf(why, n, "needs heads >= 1 and head_dim 1..%d for the numerics stage",
+                     KW_DRIFT_COLS_MAX);
+            return -1;
+        }
+        return 0;
+    case KW_OP_NORM:
+    case KW_OP_RESIDUAL:
+    case KW_OP_ACT:
+        if (op->width < 1 || op->width > KW_DRIFT_DIM_MAX) {
+            snprintf(why, n, "width must be 1..%d for the numerics stage", KW_DRIFT_DIM_MAX);
+            return -1;
+        }
+        return 0;
+    default:
+        snprintf(why, n, "an unknown kind of operator");
+        return -1;
+    }
 }
 
 static int kw_check_block(const kw_block *b, int *has_attn)
@@ -1313,31 +1356,13 @@ static int kw_check_block(const kw_block *b, int *has_attn)
         return kw_error_set(KW_EINPUT, "drift: block '%s' has no operators", b->name);
     for (int i = 0; i < b->n_ops; i++) {
         const kw_op *op = &b->ops[i];
-        int K, N;
-        switch (op->kind) {
-        case KW_OP_GEMM:
-        case KW_OP_CONV:
-            if (kw_op_dims(op, &K, &N) != 0)
-                return kw_error_set(KW_EINPUT, "drift: op '%s' of block '%s': K and N must be 1..%d",
-                                    op->name, b->name, KW_DRIFT_DIM_MAX);
-            break;
-        case KW_OP_ATTENTION:
-            if (op->heads < 1 || op->head_dim < 1 || op->head_dim > KW_DRIFT_COLS_MAX)
-                return kw_error_set(KW_EINPUT,
-                                    "drift: op '%s' of block '%s': needs heads >= 1 and head_dim 1..%d",
-                                    op->name, b->name, KW_DRIFT_COLS_MAX);
-            *has_attn = 1;
-            break;
-        case KW_OP_NORM:
-        case KW_OP_RESIDUAL:
-        case KW_OP_ACT:
-            if (op->width < 1 || op->width > KW_DRIFT_DIM_MAX)
-                return kw_error_set(KW_EINPUT, "drift: op '%s' of block '%s': width must be 1..%d",
-                                    op->name, b->name, KW_DRIFT_DIM_MAX);
-            break;
-        default:
+        char why[160];
+        if (op->kind == KW_OP_MOE) /* kw_moe_numerics_view expands it before this */
             return kw_error_set(KW_EINPUT, "drift: op '%s' has an unknown kind", op->name);
-        }
+        if (kw_drift_op_check(op, why, sizeof why) != 0)
+            return kw_error_set(KW_EINPUT, "drift: op '%s' of block '%s': %s", op->name, b->name,
+                                why);
+        *has_attn |= op->kind == KW_OP_ATTENTION;
     }
     return 0;
 }

@@ -9,6 +9,7 @@
  *
  * Table of contents
  *   kw_drift_eval       one check, everything regenerated from the seed
+ *   kw_drift_op_check   whether an operator's dimensions fit the emulation
  *   kw_drift_cache_*    the same, cached by the knobs that affect numerics
  *   kw_drift_fallback   the lowest precision setting that passes
  *   kw_drift_dot        the accumulation emulation on its own (for tests)
@@ -48,6 +49,13 @@ typedef struct kw_drift {
  * use the cache in a search). */
 int kw_drift_eval(kw_drift *out, const kw_block *b, const kw_shape *s, const kw_mapping *m,
                   const kw_guards *g, uint64_t seed);
+
+/* Whether the numerics stage can emulate op: its dimensions within the
+ * emulation's limits (K and widths up to 65536, head_dim up to 256; a moe by
+ * the GEMMs it is emulated as). 0, or -1 with the reason in why. The one home
+ * of these limits: kw_drift_eval refuses a block by it, and the workload
+ * loader refuses the operator at its FILE:LINE (kw_load.c). */
+int kw_drift_op_check(const kw_op *op, char *why, size_t n);
 
 /* Results cache, keyed by the block, the shape's context (phase and length),
  * the seed and the knobs that affect numerics: precision, accum_precision,

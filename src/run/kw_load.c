@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_drift.h"
 #include "kw_embed.h"
 #include "kw_hash.h"
 #include "kw_exec.h"
@@ -343,10 +344,13 @@ static int kw_op_has_group(kw_op_kind k)
     return k == KW_OP_GEMM || k == KW_OP_ATTENTION || k == KW_OP_CONV || k == KW_OP_MOE;
 }
 
+static const char *kw_op_kind_name(kw_op_kind k);
+
 static void kw_op_from_node(kw_op *op, kw_block *b, xmlNode *n, kw_op_kind kind,
                             const char *file, kw_xml_problems *p)
 {
     long line = kw_xml_line(n);
+    int problems = p->n;
     memset(op, 0, sizeof *op);
     op->kind = kind;
     op->line = (int)line;
@@ -412,6 +416,9 @@ static void kw_op_from_node(kw_op *op, kw_block *b, xmlNode *n, kw_op_kind kind,
             op->width = (uint64_t)v;
         break;
     }
+    char why[160];
+    if (p->n == problems && kw_drift_op_check(op, why, sizeof why) != 0)
+        kw_xml_problem(p, file, line, "%s '%s': %s", kw_op_kind_name(kind), op->name, why);
     if (kw_op_has_group(kind)) {
         kw_need(n, "group", file, p);
         kw_xml_attr_str(op->group, sizeof op->group, n, "group", file, p);
