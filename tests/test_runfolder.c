@@ -216,6 +216,33 @@ Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
 
 /* ---- 4. no symbolic link is followed out of the run folder ---- */
 
+/* A file-size limit as a shell's `ulimit -f` sets it (SIGXFSZ at its default)
+ * is a write error like a full disk: exit 1 naming the file, no temp file left
+ * beside the output, and a tune cut short by it resumes. SIGXFSZ used to kill
+ * knobwise mid-write (status 128 + 25, no message, .r.html.tmp.XXXXXX left). */
+Test(runfolder, file_size_limit_is_a_clean_write_error)
+{
+    char *dir = kw_rf_run();
+    kw_tl_opts o = kw_rf_opts(dir);
+    o.fsize_limit_kb = 8;
+    o.fsize_as_shell = 1;
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "report", "run", "-o", "r.html", "--no-portability",
+                             NULL);
+    cr_assert_eq(r.status, 1, "report under ulimit -f: exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "r.html") != NULL, "%s", r.err);
+    kw_tl_free(&r);
+    cr_assert_eq(kw_tl_entries(dir), 1, "report left files beside run/ in %s", dir);
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "40", "--out", "cut",
+                  "--quiet", NULL);
+    cr_assert_eq(r.status, 1, "tune under ulimit -f: exit %d: %s", r.status, r.err);
+    kw_tl_free(&r);
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "cut", "--quiet"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "cut", "--no-eval"));
+    kw_tl_rmrf(dir);
+}
+
 Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
 {
     char *dir = kw_tl_tmpdir("kwrunfolder");

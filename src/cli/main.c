@@ -1,6 +1,7 @@
 /* main.c - the knobwise command: dispatch to one function per verb.
  * Only main and the cli_*.c verb functions print or choose exit codes:
  * 0 success, 1 runtime failure, 2 bad input or usage (README, knobwise.1 EXIT STATUS). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,11 @@ int main(int argc, char **argv)
 {
     /* GSL's default handler aborts; every status is checked instead (STYLE.md 9). */
     gsl_set_error_handler_off();
+    /* A file-size limit (ulimit -f) is a write error like a full disk: by
+     * default SIGXFSZ killed the process mid-write, leaving a temp file beside
+     * the output and no message; ignored, the write fails with EFBIG and every
+     * writer's error path reports it and removes its temp file. */
+    signal(SIGXFSZ, SIG_IGN);
     xmlInitParser();
     int status;
     if (argc < 2) {

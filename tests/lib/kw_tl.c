@@ -190,7 +190,8 @@ pid_t kw_tl_spawn(const char *const *argv, const kw_tl_opts *o, int ofd, int efd
         setrlimit(RLIMIT_AS, &rl);
     }
     if (o->fsize_limit_kb > 0) {
-        signal(SIGXFSZ, SIG_IGN); /* stays ignored across exec: writes fail with EFBIG */
+        if (!o->fsize_as_shell)
+            signal(SIGXFSZ, SIG_IGN); /* stays ignored across exec: writes fail with EFBIG */
         struct rlimit rl = {(rlim_t)o->fsize_limit_kb << 10, (rlim_t)o->fsize_limit_kb << 10};
         setrlimit(RLIMIT_FSIZE, &rl);
     }

@@ -101,6 +101,8 @@ typedef struct kw_tl_opts {
     int timeout_s;          /* SIGKILL after this many seconds (0: KW_TL_TIMEOUT_S) */
     long as_limit_mb;       /* RLIMIT_AS in MiB (0: none; ignored in sanitizer builds) */
     long fsize_limit_kb;    /* RLIMIT_FSIZE in KiB (0: none), SIGXFSZ ignored */
+    int fsize_as_shell;     /* with fsize_limit_kb: SIGXFSZ left at its default, as a
+                               shell's `ulimit -f` leaves it */
     const char *cwd;        /* working folder of the child (NULL: inherit) */
     const char *stdin_path; /* NULL: /dev/null */
 } kw_tl_opts;
