@@ -110,6 +110,7 @@ void kw_knobs_cand_format(char *buf, size_t len, const kw_knobspace *ks, const k
 int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
 {
     kw_cand c;
+    char set[KW_KNOB_MAX] = {0};
     kw_knobs_cand_baseline(&c, ks);
     const char *p = text ? text : "";
     while (*p) {
@@ -143,6 +144,10 @@ int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
             kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], value);
             return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", name, value, hint);
         }
+        if (set[k] && c.v[k] != v) /* as kw_eval_set (cli_eval.c) and bisect's files */
+            return kw_error_set(KW_EINPUT, "knob '%s' is set twice ('%s', then '%s')", name,
+                                ks->knobs[k].values[c.v[k]], value);
+        set[k] = 1;
         c.v[k] = (uint8_t)v;
     }
     *out = c;

@@ -142,8 +142,10 @@ static void kw_eval_kernels(FILE *f, const kw_cost *c)
                 c->latency_us);
 }
 
-/* Apply whitespace-separated "knob=value" words in text to c (over its current values). */
-static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
+/* Apply whitespace-separated "knob=value" words in text to c (over its current
+ * values). set[k] marks knob k as given (by an earlier word or --set): giving it
+ * again with another value is refused, as in bisect's files, not last-wins. */
+static int kw_eval_set(kw_cand *c, char *set, const kw_knobspace *ks, const char *text)
 {
     char word[KW_NAME_MAX + KW_VALUE_LEN + 2];
     const char *p = text;
@@ -172,6 +174,10 @@ static int kw_eval_set(kw_cand *c, const kw_knobspace *ks, const char *text)
             kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
             return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", word, eq + 1, hint);
         }
+        if (set[k] && c->v[k] != v)
+            return kw_error_set(KW_EINPUT, "knob '%s' is set twice ('%s', then '%s')", word,
+                                ks->knobs[k].values[c->v[k]], eq + 1);
+        set[k] = 1;
         c->v[k] = (uint8_t)v;
     }
 }
@@ -289,13 +295,14 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         kw_cand c;
         kw_metrics m;
         int rc = 0, broken = -1;
+        char set[KW_KNOB_MAX] = {0};
         kw_knobs_cand_baseline(&c, &cfg->space.knobs);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, cfg, shape);
             rc = kw_error_set(KW_EINPUT, "unknown shape '%s'%s", shape, hint);
         }
-        else if ((rc = kw_eval_set(&c, &cfg->space.knobs, p + sl)) == 0 &&
+        else if ((rc = kw_eval_set(&c, set, &cfg->space.knobs, p + sl)) == 0 &&
                  (broken = kw_knobs_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
         if (rc == KW_ENOMEM || rc == KW_EIO) {
@@ -427,9 +434,10 @@ int kw_cli_eval(int argc, char **argv)
         goto done;
     }
     kw_cand c;
+    char set[KW_KNOB_MAX] = {0};
     kw_knobs_cand_baseline(&c, &cfg->space.knobs);
     for (int i = 0; i < n_sets; i++)
-        if ((rc = kw_eval_set(&c, &cfg->space.knobs, sets[i])) != 0) {
+        if ((rc = kw_eval_set(&c, set, &cfg->space.knobs, sets[i])) != 0) {
             fprintf(stderr, "knobwise eval: --set %s: %s\n", sets[i], kw_error_last());
             status = 2;
             goto done;
