@@ -463,6 +463,26 @@ Test(lib, damaged_files)
                                 "p95_us,p99_us,borrow_warnings,figures_from\n"
                                 "a,0123456789abcdef,,1,prefill,1,8,0,1,1,2,,guessed\n",
                  ":2: figures_from is 'guessed', not measured or model");
+    /* a latency that is not one (each used to be exported as given, or read as
+     * "no figures"), one figure without the other, a knob without a value */
+    static const char *const lat_bad[][2] = {
+        {"-1,2", ":2: p95_us is '-1', not a latency in us"},
+        {"1,nan", ":2: p99_us is 'nan', not a latency in us"},
+        {"inf,2", ":2: p95_us is 'inf'"},
+        {"1e400,2", ":2: p95_us is '1e400'"},
+        {"abc,2", ":2: p95_us is 'abc'"},
+        {"12us,2", ":2: p95_us is '12us'"},
+        {"1,", ":2: p99_us is '', not a latency in us"},
+    };
+    for (size_t i = 0; i < sizeof lat_bad / sizeof lat_bad[0]; i++) {
+        char csv[512];
+        snprintf(csv, sizeof csv, "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
+                                  "p95_us,p99_us,borrow_warnings\n"
+                                  "a,0123456789abcdef,,1,prefill,1,8,0,1,%s,\n", lat_bad[i][0]);
+        kw_t_damaged("latency.csv", csv, lat_bad[i][1]);
+    }
+    kw_t_damaged("noval.csv", "shape,config_id,borrowed_from,k,j\na,0123456789abcdef,,1,\n",
+                 ":2: knob 'j' has no value");
     kw_t_damaged("figures_alone.csv", "shape,config_id,borrowed_from,k,figures_from\n"
                                       "a,0123456789abcdef,,1,model\n",
                  ":1: column 'figures_from' without the figures it describes");

@@ -476,6 +476,17 @@ static int knobwise_parse_count(long *out, const char *s)
     return 0;
 }
 
+static int knobwise_parse_latency(double *out, const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < 0.0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int knobwise_read_csv(knobwise_table *t, char *buf)
 {
     int rc = 0, max = 0, n;
@@ -585,11 +596,17 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             goto done_cols;
         }
         memcpy(e->cfg.id, f[1], KNOBWISE_ID_HEX + 1);
-        for (int k = 0; k < t->n_knobs; k++)
+        for (int k = 0; k < t->n_knobs; k++) {
+            if (f[knob_col[k]][0] == '\0') { /* was exported as "" */
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value", t->path, at,
+                                  t->knobs[k]);
+                goto done_cols;
+            }
             if (!(e->cfg.values[k] = knobwise_strdup(t, f[knob_col[k]]))) {
                 rc = knobwise_oom(t);
                 goto done_cols;
             }
+        }
         if (n_dims) {
             const char *ph = f[dim_col[KNOBWISE_COL_PHASE]];
             int phase = strcmp(ph, "prefill") == 0 ? KNOBWISE_PREFILL
@@ -612,13 +629,23 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 }
             knobwise_set_dims(e, phase, v[0], v[1], v[2]);
             t->any_dims = 1;
-            char *end95, *end99;
+            /* both empty (no figures), else two latencies: a word, a negative, NaN or
+             * infinite figure was read as "no figures" or exported as it was */
+            const int lat_cols[2] = {KNOBWISE_COL_P95, KNOBWISE_COL_P99};
+            double lat[2];
             const char *s95 = f[dim_col[KNOBWISE_COL_P95]], *s99 = f[dim_col[KNOBWISE_COL_P99]];
-            double p95 = strtod(s95, &end95), p99 = strtod(s99, &end99);
-            if (*s95 && *s99 && !*end95 && !*end99) {
-                e->p95_us = p95;
-                e->p99_us = p99;
-                e->has_latency = isfinite(p95) && isfinite(p99);
+            for (int d = 0; (*s95 || *s99) && d < 2; d++)
+                if (knobwise_parse_latency(&lat[d], f[dim_col[lat_cols[d]]]) != 0) {
+                    rc = kw_error_set(KW_EINPUT, "%s:%ld: %s is '%s', not a latency in us (a "
+                                      "finite number >= 0; p95_us and p99_us both empty when "
+                                      "there are no figures)", t->path, at,
+                                      knobwise_csv_dims[lat_cols[d]], f[dim_col[lat_cols[d]]]);
+                    goto done_cols;
+                }
+            if (*s95 || *s99) {
+                e->p95_us = lat[0];
+                e->p99_us = lat[1];
+                e->has_latency = 1;
             }
         }
         if (fig_col >= 0) {
