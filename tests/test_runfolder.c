@@ -243,6 +243,24 @@ Test(runfolder, file_size_limit_is_a_clean_write_error)
     kw_tl_rmrf(dir);
 }
 
+/* A finished run with a result file deleted is not "verified" (it was: only the
+ * files present were compared); resume writes the file again. */
+Test(runfolder, complete_run_missing_a_result_file_does_not_verify)
+{
+    static const char *const names[] = {"results.xml", "ranked.csv", "audit.csv"};
+    char *dir = kw_rf_run();
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/run/%s", dir, names[i]);
+        cr_assert_eq(unlink(p), 0, "%s", p);
+        snprintf(p, sizeof p, "run/%s: missing from a complete run", names[i]);
+        kw_rf_expect(dir, 1, p, KW_RF_ARGS("verify", "run", "--no-eval"));
+        kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+        kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    }
+    kw_tl_rmrf(dir);
+}
+
 Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
 {
     char *dir = kw_tl_tmpdir("kwrunfolder");

@@ -208,6 +208,7 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
             return prc;
     }
     int present = 0;
+    const char *missing = NULL; /* the first result file a complete run lacks */
     for (size_t i = 0; i < n_files; i++) {
         snprintf(path, sizeof path, "%s/%s", r->dir, files[i].name);
         size_t len;
@@ -215,8 +216,11 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         char *disk = kw_v_slurp(path, &len);
         if (!disk && kw_error_code() == KW_ENOMEM)
             return KW_ENOMEM;
-        if (!disk)
+        if (!disk) {
+            if (!missing)
+                missing = files[i].name;
             continue;
+        }
         if (files[i].render == kw_results_portability_csv && len == strlen(KW_PORTABILITY_HEADER "\n") &&
             memcmp(disk, KW_PORTABILITY_HEADER "\n", len) == 0) {
             free(disk); /* a run stopped by a signal writes no matrix: nothing to check */
@@ -280,6 +284,8 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
             }
         }
         free(xml);
+    } else if (!missing) {
+        missing = KW_RUNFOLDER_RESULTS_XML;
     }
     if (present == 0) {
         if (r->j->complete) {
@@ -290,6 +296,12 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         }
         kw_sbuf_printf(log, "skip results follow from the journal: no result files yet\n");
         return 0;
+    }
+    if (r->j->complete && missing) { /* it used to verify with only the others checked */
+        int rc = kw_error_set(KW_ECORRUPT, "%s/%s: missing from a complete run ('knobwise tune "
+                              "--resume %s' writes it again)", r->dir, missing, r->dir);
+        kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+        return rc;
     }
     kw_sbuf_printf(log, "ok   results follow from the journal: %d result files agree with it\n", present);
     return 0;
