@@ -86,3 +86,21 @@ long kw_input_read(int fd, void *buf, size_t max_bytes)
     }
     return (long)n;
 }
+
+FILE *kw_input_fopen(const char *path, uint64_t max_bytes)
+{
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    int rc = kw_input_open(&fd, &size, path, max_bytes, why, sizeof why);
+    if (rc != 0) {
+        kw_error_set(rc, "%s: %s", path, why);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        kw_error_set(KW_ENOMEM, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}

@@ -12,6 +12,7 @@
 #define KW_INPUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define KW_INPUT_WHY_MAX 160 /* longest reason kw_input_open writes */
@@ -30,6 +31,10 @@
 int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, char *why,
                   size_t why_len);
 
+/* kw_input_open as a stdio stream for a line reader (a measured-times CSV):
+ * NULL with the error object set to "PATH: why" (KW_EINPUT for a FIFO, device,
+ * folder or a file over max_bytes; KW_EIO when it cannot be opened). */
+FILE *kw_input_fopen(const char *path, uint64_t max_bytes);
 /* Read at most max_bytes from fd into buf (short only at end of file);
  * retries EINTR. Returns the bytes read, or -1 with errno set. */
 long kw_input_read(int fd, void *buf, size_t max_bytes);

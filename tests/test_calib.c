@@ -449,6 +449,39 @@ Test(calib, under_determined_fits_are_refused)
     free(set);
 }
 
+/* A case listed twice is refused at its second line: the fit weighed it
+ * twice, silently. */
+Test(calib, a_case_listed_twice_is_refused_at_its_line)
+{
+    char mp[1024], *dir = kw_tl_tmpdir("kwcalib"), dup[1200];
+    cr_assert_not_null(dir);
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    snprintf(dup, sizeof dup, "%s/dup.csv", dir);
+    size_t n;
+    char *text = kw_tl_slurp_n(mp, &n);
+    cr_assert_not_null(text);
+    const char *row = strstr(text, "\ngemm4096_cublas,") + 1;
+    const char *end = strchr(row, '\n') + 1;
+    int line = 1;
+    for (const char *c = text; c < row; c++)
+        line += *c == '\n';
+    FILE *f = fopen(dup, "w");
+    cr_assert_not_null(f);
+    fwrite(text, 1, (size_t)(end - text), f);
+    fwrite(row, 1, (size_t)(end - row), f); /* the row again, right after itself */
+    fputs(end, f);
+    cr_assert_eq(fclose(f), 0);
+    kw_fid_set *s = malloc(sizeof *s);
+    cr_assert_eq(kw_fidelity_load(s, dup), KW_EINPUT);
+    char want[256];
+    snprintf(want, sizeof want, "dup.csv:%d: case 'gemm4096_cublas' is already listed (line %d)",
+             line + 1, line);
+    cr_assert(strstr(kw_error_last(), want) != NULL, "want '%s' in '%s'", want, kw_error_last());
+    free(s);
+    free(text);
+    kw_tl_rmrf(dir);
+}
+
 Test(calib, output_is_never_replaced_without_force)
 {
     char *dir = kw_tl_tmpdir("kwtest");

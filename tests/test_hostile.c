@@ -906,6 +906,25 @@ static void kw_h_special_refused(const char *name, const char *sub, const char *
     cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
     cr_assert_eq(kw_tl_entries(cwd), 0, "%s: wrote into its folder", what);
     kw_tl_free(&r);
+    /* calibrate's measured times, both kinds (a FIFO blocked its fopen forever);
+     * nothing written */
+    char accel[4300], cpu[4300], space[4300], out[4400];
+    snprintf(accel, sizeof accel, "%s/spaces/accel/h100.xml", kw_h_src());
+    snprintf(cpu, sizeof cpu, "%s/spaces/accel/cpu_host.xml", kw_h_src());
+    snprintf(space, sizeof space, "%s/spaces/cpu_gemm_small.xml", kw_h_src());
+    snprintf(out, sizeof out, "%s/cal.xml", cwd);
+    for (int cpu_form = 0; cpu_form < 2; cpu_form++) {
+        r = cpu_form ? kw_tl_run(&o, kw_tl_bin(), "calibrate", "--accel", cpu, "--space", space,
+                                 "--measured", path, "-o", out, NULL)
+                     : kw_tl_run(&o, kw_tl_bin(), "calibrate", "--accel", accel, "--measured", path,
+                                 "-o", out, NULL);
+        snprintf(what, sizeof what, "calibrate%s --measured %s", cpu_form ? " --space" : "", path);
+        kw_h_sane(&r, what);
+        cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert(strstr(r.err, sub), "%s: want '%s' in: %s", what, sub, r.err);
+        cr_assert_eq(kw_tl_entries(cwd), 0, "%s: wrote into its folder", what);
+        kw_tl_free(&r);
+    }
     /* a shape's trace */
     kw_h_trace_refused(path, sub, NULL);
     kw_tl_rmrf(dir);

@@ -17,6 +17,9 @@
 #include <string.h>
 
 #include "kw_error.h"
+#include "kw_input.h"
+
+#define KW_FID_BYTES_MAX (16u << 20) /* a measured CSV: 128 rows and their comments */
 
 #define KW_FID_COLS 24
 #define KW_FID_LINE_MAX 4096
@@ -181,9 +184,9 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
 
 int kw_fidelity_load(kw_fid_set *out, const char *path)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = kw_input_fopen(path, KW_FID_BYTES_MAX); /* a FIFO blocked fopen forever */
     if (!fp)
-        return kw_error_set(KW_EIO, "%s: cannot read: %s", path, strerror(errno));
+        return kw_error_code();
     int rc = 0, ln = 0, header = 0;
     char line[KW_FID_LINE_MAX];
     out->n = 0;
@@ -211,6 +214,12 @@ int kw_fidelity_load(kw_fid_set *out, const char *path)
         }
         if ((rc = kw_fid_row(&out->c[out->n], line, path, ln)) != 0)
             goto done;
+        for (int i = 0; i < out->n; i++) /* a repeated row weighed twice in the fit, silently */
+            if (strcmp(out->c[i].name, out->c[out->n].name) == 0) {
+                rc = kw_error_set(KW_EINPUT, "%s:%d: case '%s' is already listed (line %d)", path,
+                                  ln, out->c[i].name, out->c[i].line);
+                goto done;
+            }
         out->n++;
     }
     if (ferror(fp))

@@ -27,6 +27,7 @@
 #include "kw_calib.h"
 #include "kw_cost.h"
 #include "kw_error.h"
+#include "kw_input.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
 
@@ -37,6 +38,7 @@
 #define KW_CCAL_INFLUENCE 1e-7 /* below this change of every log ratio: not determined */
 #define KW_CCAL_FRACTION_MAX 0.999
 #define KW_CCAL_LINE 4096
+#define KW_CCAL_BYTES_MAX (64u << 20) /* a measured-mappings CSV */
 #define KW_CCAL_HEADER "shape,config_id,predicted_us,measured_us,knobs"
 
 static const char *const kw_ccal_names[KW_CCAL_COUNT] = {
@@ -84,9 +86,9 @@ static double kw_ccal_to_x(int id, double v)
 int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
 {
     out->n = 0;
-    FILE *f = fopen(path, "r");
+    FILE *f = kw_input_fopen(path, KW_CCAL_BYTES_MAX); /* a FIFO blocked fopen forever */
     if (!f)
-        return kw_error_set(KW_EIO, "%s: cannot read", path);
+        return kw_error_code();
     char line[KW_CCAL_LINE];
     int ln = 0, rc = 0, header = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
