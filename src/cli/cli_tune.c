@@ -306,8 +306,14 @@ static int kw_tune_main(int argc, char **argv)
             a.threads = (int)v;
             resume_ok = 1;
             break;
-        case O_OUT: a.out = optarg; break;
+        case O_OUT:
+            if (!optarg[0]) /* mkdir("") failed later, as a runtime failure (exit 1) */
+                return kw_cli_usage_error("tune", "--out takes a folder name, not ''");
+            a.out = optarg;
+            break;
         case O_RESUME:
+            if (!optarg[0])
+                return kw_cli_usage_error("tune", "--resume takes a run folder, not ''");
             a.resume = optarg;
             resume_ok = 1;
             break;
