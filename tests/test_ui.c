@@ -376,36 +376,36 @@ Test(ui, unknown_names_get_the_nearest_valid_ones)
     kw_tl_rmrf(d);
 }
 
-Test(ui, eval_stdin_names_the_nearest_knob_in_its_error_row)
+/* `knobwise eval --stdin` fed `input`; exit 0 asserted (an error row is a row). */
+static kw_tl_proc eval_stdin(const char *input)
 {
     char *d = kw_tl_tmpdir("kwui");
     cr_assert_not_null(d);
-    write_file(d, "in.txt", "attn_decode_kv512_b1_c1 fuse_atention=flash\n");
+    write_file(d, "in.txt", input);
     char in[4300];
     snprintf(in, sizeof in, "%s/in.txt", d);
     kw_tl_opts o = {.timeout_s = 120, .stdin_path = in};
     kw_tl_proc r = kw_tl_run(&o, bin(), "eval", "--stdin", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_rmrf(d);
+    return r;
+}
+
+Test(ui, eval_stdin_names_the_nearest_knob_in_its_error_row)
+{
+    kw_tl_proc r = eval_stdin("attn_decode_kv512_b1_c1 fuse_atention=flash\n");
     cr_assert(strstr(r.out, "attn_decode_kv512_b1_c1,error,") &&
                   strstr(r.out, "stdin:1: unknown knob 'fuse_atention' (did you mean "
                                 "'fuse_attention'?)"), "%s", r.out);
     kw_tl_free(&r);
-    kw_tl_rmrf(d);
 }
 
 /* A knob given twice with two values is an error row, not the last value
  * silently (bisect's files refuse it too); the same value twice is fine. */
 Test(ui, eval_stdin_refuses_a_knob_set_twice)
 {
-    char *d = kw_tl_tmpdir("kwui");
-    cr_assert_not_null(d);
-    write_file(d, "in.txt", "attn_decode_kv512_b1_c1 fuse_attention=flash fuse_attention=none\n"
-                            "attn_decode_kv512_b1_c1 fuse_attention=flash fuse_attention=flash\n");
-    char in[4300];
-    snprintf(in, sizeof in, "%s/in.txt", d);
-    kw_tl_opts o = {.timeout_s = 120, .stdin_path = in};
-    kw_tl_proc r = kw_tl_run(&o, bin(), "eval", "--stdin", NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_proc r = eval_stdin("attn_decode_kv512_b1_c1 fuse_attention=flash fuse_attention=none\n"
+                              "attn_decode_kv512_b1_c1 fuse_attention=flash fuse_attention=flash\n");
     cr_assert(strstr(r.out, "attn_decode_kv512_b1_c1,error,,") &&
                   strstr(r.out, "stdin:1: knob 'fuse_attention' is set twice ('flash', then "
                                 "'none')"), "%s", r.out);
@@ -413,7 +413,6 @@ Test(ui, eval_stdin_refuses_a_knob_set_twice)
     cr_assert(strncmp(second, "attn_decode_kv512_b1_c1,", 24) == 0 &&
                   strncmp(second + 24, "error", 5) != 0, "%s", r.out);
     kw_tl_free(&r);
-    kw_tl_rmrf(d);
 }
 
 Test(ui, show_catalogue_lists_every_knob_with_values_and_blocks)
