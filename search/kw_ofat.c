@@ -84,7 +84,7 @@ typedef struct kw_ofat_main {
     /* tie triples and their stepping stone (kw_ofat_tri_find): a path round's group g
      * stands tp_len[g] one-knob EXPLORE steps away from the incumbent (tp_step[g]) and
      * its items are one change from there; tp_kind 1: the tie triples, 2: the stone's
-     * neighbours */
+     * neighbours, 3: the faded composes, 4: fusion pairs (kw_ofat_fusion_find) */
     kw_cand tp_step[KW_TIE_MAX][3];
     int tp_len[KW_TIE_MAX];
     int tp_n, tp_kind, tp_pending, tp_running;
@@ -96,6 +96,8 @@ typedef struct kw_ofat_main {
     int n_faded;
     int inert_rechecked;      /* the inert knobs of blocks were swept once from a local optimum */
     int rechecking;           /* this round is that sweep */
+    uint64_t fusion_at;       /* the incumbent whose fusion pairs were planned (tp_kind 4, */
+    uint64_t fusion_knobs;    /* kw_ofat_fusion_find), and the fusion knobs paired there */
 } kw_ofat_main;
 
 typedef struct kw_ofat_probe {
@@ -685,6 +687,206 @@ static void kw_ofat_tri_find(kw_eng *E, kw_shape *s, const kw_cst *inc)
     m->tp_pending = m->tp_n > 0;
 }
 
+/* Fusion pairs (noiseless, under a budget). Knob f fuses knob j's block when f is
+ * named fuse_<B> and j is a knob of block B (kw_ofat_same_block's block): the
+ * catalogue's fuse_qkv and fuse_gate_up merge the GEMMs of merge group qkv /
+ * gate_up into one wider GEMM (src/model/kw_catalogue.c, kw_cost.c), whose tiles
+ * are that group's knobs qkv.* / gate_up.*, so the merged GEMM's best tiles are
+ * not the separate GEMMs' and each change can lose alone while the two gain
+ * together. validate_small_mlp decode, every seed of 20: the exhaustive optimum
+ * has fuse_gate_up = on with gate_up.tile_n = 64; seed 11 at 1% (12 evaluations)
+ * measured them +1.84% and +1.31% alone from its incumbent, 602.79 us together
+ * against its 685.86. The probes pair them only once the walk has converged. */
+static int kw_ofat_fuses_block(const kw_knobspace *ks, int f, int j)
+{
+    static const char pre[] = "fuse_";
+    const char *x = ks->knobs[f].name, *y = ks->knobs[j].name, *dy = strrchr(y, '.');
+    size_t n = sizeof pre - 1;
+    return dy && strncmp(x, pre, n) == 0 && strlen(x + n) == (size_t)(dy - y) &&
+           strncmp(x + n, y, (size_t)(dy - y)) == 0;
+}
+
+static int kw_ofat_fusion_knob(const kw_eng *E, int f)
+{
+    for (int j = 0; j < E->ks->n_knobs; j++)
+        if (!kw_ofat_frozen(E, j) && kw_ofat_fuses_block(E->ks, f, j))
+            return 1;
+    return 0;
+}
+
+/* The sweep order under a budget (noiseless): a fusion knob goes just ahead of the
+ * first knob of the block it fuses in its own tier (kw_ofat_screen_order), so that
+ * its change is measured from the incumbent before those tiles are swept, and its
+ * fusion pairs (kw_ofat_fusion_find) come while the budget lasts. A knob of an
+ * earlier tier keeps its place (validate_mlp_npu decode at 1%: 20 of 20 seeds lost
+ * when fuse_gate_up went ahead of a tile measured to gain). */
+static void kw_ofat_fusion_order(kw_eng *E, kw_ofat_main *m, const int *tier)
+{
+    int n = E->ks->n_knobs;
+    if (E->o.budget <= 0 || E->ev->noisy)
+        return;
+    for (int i = 0; i < n; i++) {
+        int f = m->order[i];
+        if (kw_ofat_frozen(E, f) || !kw_ofat_fusion_knob(E, f))
+            continue;
+        int at = 0;
+        while (at < i && (tier[m->order[at]] != tier[f] ||
+                          !kw_ofat_fuses_block(E->ks, f, m->order[at])))
+            at++;
+        for (int q = i; q > at; q--)
+            m->order[q] = m->order[q - 1];
+        m->order[at] = f;
+    }
+}
+
+/* The largest factor by which one change of a knob of the block fusion knob f fuses
+ * was measured to move the figure alone, from the incumbent or from the baseline
+ * (the first round): max(r, 1/r) of the ratio to its reference; 1 when none was. */
+static double kw_ofat_block_reach(kw_eng *E, kw_shape *s, int f)
+{
+    const kw_knobspace *ks = E->ks;
+    const kw_cand *ref[2] = {&s->pos, &s->base};
+    double reach = 1.0;
+    for (int t = 0; t < 2; t++) {
+        kw_cst r0;
+        kw_engine_stats_c(E, s, ref[t], &r0);
+        if (r0.n != E->reps || !r0.ok || !(r0.mean > 0))
+            continue;
+        for (int j = 0; j < ks->n_knobs; j++)
+            for (int w = 0; w < ks->knobs[j].n_values; w++) {
+                kw_cand c = *ref[t];
+                c.v[j] = (uint8_t)w;
+                kw_cst cs;
+                if (w == ref[t]->v[j] || !kw_ofat_fuses_block(ks, f, j))
+                    continue;
+                kw_engine_stats_c(E, s, &c, &cs);
+                if (cs.n != E->reps || !cs.ok || !(cs.mean > 0))
+                    continue;
+                double r = cs.mean / r0.mean;
+                reach = fmax(reach, fmax(r, 1.0 / r));
+            }
+    }
+    kw_error_clear();
+    return reach;
+}
+
+/* After a sweep round of a fusion knob without a gain (noiseless, under a budget):
+ * each of its changes that passes every guard becomes the first step of a group of
+ * a path round (tp_kind 4), its items that change plus one change of the block it
+ * fuses (kw_ofat_fusion_plan). Each fusion knob once per incumbent; a pending tie
+ * pair or path round goes first. */
+static void kw_ofat_fusion_find(kw_eng *E, kw_shape *s, const uint8_t *in_round)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    if (E->o.budget <= 0 || E->ev->noisy || m->tie_pending || m->tp_pending)
+        return;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    if (inc.n != E->reps || !inc.ok || !(inc.mean > 0))
+        return;
+    uint64_t here = kw_knobs_cand_id(ks, &s->pos);
+    if (m->fusion_at != here) {
+        m->fusion_at = here;
+        m->fusion_knobs = 0;
+    }
+    m->tp_n = 0;
+    for (int f = 0; f < ks->n_knobs && f < 64; f++) {
+        if (!in_round[f] || kw_ofat_frozen(E, f) || (m->fusion_knobs >> f & 1u) ||
+            !kw_ofat_fusion_knob(E, f))
+            continue;
+        m->fusion_knobs |= (uint64_t)1 << f;
+        if (s->pos.v[f] != s->base.v[f]) /* fused already: its block was swept fused */
+            continue;
+        for (int v = 0; v < ks->knobs[f].n_values && m->tp_n < KW_TIE_MAX; v++) {
+            kw_cand c = s->pos;
+            c.v[f] = (uint8_t)v;
+            kw_cst cs;
+            kw_engine_stats_c(E, s, &c, &cs);
+            if (v == s->pos.v[f] || cs.n != E->reps || !cs.ok || !isfinite(cs.mean))
+                continue;
+            /* retuning the block can win back at most what its knobs were seen to move:
+             * a fusion change that loses more is left (validate_small prefill seed 10
+             * at 1%: fuse_qkv +21% alone, the qkv tiles moved the figure 11% at most) */
+            if (cs.mean / inc.mean >= kw_ofat_block_reach(E, s, f))
+                continue;
+            m->tp_step[m->tp_n][0] = c;
+            m->tp_len[m->tp_n++] = 1;
+        }
+    }
+    kw_error_clear();
+    m->tp_kind = 4;
+    m->tp_pending = m->tp_n > 0;
+}
+
+#define KW_OFAT_FUSION_PAIRS 2 /* block changes tried with each fusion change */
+
+/* A fusion pair round (tp_kind 4): per group (a fusion knob's change), that change
+ * plus each of the KW_OFAT_FUSION_PAIRS least-bad changes of the block it fuses.
+ * Least bad: by a change's figure alone over its reference's, the reference the
+ * incumbent where the change was evaluated from it, else the baseline (the first
+ * round). Only changes measured to lose alone are paired: one that ties alone left
+ * the merged GEMM's figure unchanged too (validate_mlp_npu decode at 1%: pairs of
+ * fuse_gate_up with inert tiles took the evaluations its optimum needed, 20 of 20
+ * seeds lost), and one that gains alone is the sweep's. */
+static int kw_ofat_fusion_plan(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    kw_cst inc, base;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    kw_engine_stats_c(E, s, &s->base, &base);
+    for (int g = 0; g < m->tp_n; g++) {
+        int f, bj[KW_OFAT_FUSION_PAIRS], bw[KW_OFAT_FUSION_PAIRS], nb = 0;
+        double br[KW_OFAT_FUSION_PAIRS];
+        kw_engine_step_check(&f, ks, &s->pos, &m->tp_step[g][0]);
+        for (int j = 0; j < ks->n_knobs; j++)
+            for (int w = 0; w < ks->knobs[j].n_values; w++) {
+                if (w == s->pos.v[j] || kw_ofat_frozen(E, j) || !kw_ofat_fuses_block(ks, f, j) ||
+                    (E->o.budget > 0 && m->poor[j][w]))
+                    continue;
+                kw_cand a = s->pos, b = s->base;
+                a.v[j] = (uint8_t)w;
+                b.v[j] = (uint8_t)w;
+                kw_cst ca, cb;
+                kw_engine_stats_c(E, s, &a, &ca);
+                kw_engine_stats_c(E, s, &b, &cb);
+                double r = NAN;
+                if (ca.n == E->reps && ca.ok)
+                    r = ca.mean / inc.mean;
+                else if (ca.n != E->reps && cb.n == E->reps && cb.ok && base.n == E->reps &&
+                         w != s->base.v[j])
+                    r = cb.mean / base.mean;
+                if (!(r > 1.0)) /* measured to lose alone, the other half of the pair's case */
+                    continue;
+                int at = nb < KW_OFAT_FUSION_PAIRS ? nb++ : KW_OFAT_FUSION_PAIRS;
+                for (; at > 0 && br[at - 1] > r; at--)
+                    if (at < KW_OFAT_FUSION_PAIRS) {
+                        bj[at] = bj[at - 1];
+                        bw[at] = bw[at - 1];
+                        br[at] = br[at - 1];
+                    }
+                if (at < KW_OFAT_FUSION_PAIRS) {
+                    bj[at] = j;
+                    bw[at] = w;
+                    br[at] = r;
+                }
+            }
+        for (int i = 0; i < nb; i++) {
+            kw_cand c = m->tp_step[g][0];
+            c.v[bj[i]] = (uint8_t)bw[i];
+            if (kw_ofat_banned(s, &c))
+                continue;
+            int rc = kw_ofat_item_add_once(E, s, &c, g);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    kw_error_clear();
+    m->tp_running = s->n_items > 0;
+    return KW_OFAT_PLANNED;
+}
+
 /* A neighbour of the stone (knob j at value w) and its rank: the same change alone
  * from the incumbent, least-bad first as the probes' first steps go. Class 0: measured,
  * guard-passing, not an exact tie (by that figure); 1: not measured; 2: failed a
@@ -724,6 +926,8 @@ static int kw_ofat_path_plan(kw_eng *E, kw_shape *s)
     kw_ofat_main *m = &((kw_ofat *)s->st)->main;
     const kw_knobspace *ks = E->ks;
     kw_cst inc;
+    if (m->tp_kind == 4)
+        return kw_ofat_fusion_plan(E, s);
     kw_engine_stats_c(E, s, &s->pos, &inc);
     if (m->tp_kind == 3) {
         int k;
@@ -787,7 +991,7 @@ static int kw_ofat_path_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 {
     kw_ofat *o = s->st;
     kw_ofat_main *m = &o->main;
-    static const char *const there[3][3] = {
+    static const char *const there[4][3] = {
         {"tie triple: first step of a tie pair that ties too",
          "tie triple: the tie pair (exactly the incumbent's figure), to try a third "
          "knob of its block that ties or fails a guard alone", ""},
@@ -795,12 +999,17 @@ static int kw_ofat_path_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
          "stone: the best tie triple that passes the guard its third change failed alone, "
          "to try the knobs outside its block"},
         {"faded composes: the largest compose gain below the minimum effect, to try "
-         "the next one with it", "", ""}};
+         "the next one with it", "", ""},
+        {"fusion pair: a change of a fusion knob, to try the least-bad changes of the "
+         "block it fuses with it", "", ""}};
     int kind = m->tp_kind;
     kw_ofat_paths w = {
-        .judge = kind == 1 ? "tie triple vs incumbent: " : "stone neighbour vs incumbent: ",
+        .judge = kind == 1   ? "tie triple vs incumbent: "
+                 : kind == 4 ? "fusion pair vs incumbent: "
+                             : "stone neighbour vs incumbent: ",
         .back = kind == 1   ? "no tie triple beats the incumbent: step back"
                 : kind == 2 ? "no neighbour of the stone beats the incumbent: step back"
+                : kind == 4 ? "no fusion pair beats the incumbent: step back"
                             : "the faded composes together do not beat the incumbent: step back",
         .why = there[kind - 1],
         .n = m->tp_n};
@@ -1147,6 +1356,7 @@ static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v, in
             m->order[j] = m->order[j - 1];
             m->order[j - 1] = t;
         }
+    kw_ofat_fusion_order(E, m, tier);
     m->screened = 1;
     m->cursor = 0;
 }
@@ -1254,6 +1464,7 @@ static int kw_ofat_main_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             for (int k = 0; k < E->ks->n_knobs && m->rechecking; k++)
                 m->inert[k] |= in_round[k] && !untied[k];
             kw_ofat_tie_find(E, s, in_round);
+            kw_ofat_fusion_find(E, s, in_round);
         }
         m->rechecking = 0;
     } else if (win < 0) {

@@ -1671,6 +1671,44 @@ Test(engine, a_block_pair_that_only_ties_alone_is_judged_within_a_small_budget)
     cr_assert_leq(n, 12);
 }
 
+/* Fusion pairs (issue 18, kw_ofat_fusion_find): x, fuse_blk, blk.a, blk.b, y binary;
+ * x gains 20 (100 -> 80), fuse_blk loses 2 alone, blk.a 1, blk.b 10, y 3, and
+ * fuse_blk with blk.a gains 15 together (the merged GEMM's tile): the optimum is
+ * x = fuse_blk = blk.a = 1, 68 (every other config is 78 or worse). The first round
+ * (the baseline and its 5 neighbours) takes x; the sweep tries the fusion knob from
+ * 80 (7 evaluations), and its pair with blk.a, the least-bad change of the block it
+ * fuses, is the 8th. Without the rule the 7th and 8th are the sweep's blk.a and
+ * fuse_blk, and the run ships 80: validate_small_mlp decode at 1%, where
+ * fuse_gate_up and gate_up.tile_n = 64 each lose alone and give the optimum
+ * together. Named "merge" (no block of that name), the knob is no fusion knob and
+ * the run ships 80 (the control); unbudgeted the probes find 68 either way. */
+static double fusion_pair_run(const char *fuse_name, long budget, long *evals)
+{
+    int nv[] = {2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 5, nv, 1);
+    const char *names[5] = {"x", fuse_name, "blk.a", "blk.b", "y"};
+    const double w[5] = {-20.0, 2.0, 1.0, 10.0, 3.0};
+    for (int k = 0; k < 5; k++) {
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+        s.w[k][1] = w[k];
+    }
+    kw_synth_pair(&s, 1, 1, 2, 1, 0.0, -15.0);
+    return budgeted_best(&s, budget, evals);
+}
+
+Test(engine, a_fusion_knob_is_paired_with_the_block_it_fuses_within_a_small_budget)
+{
+    long n;
+    double b = fusion_pair_run("fuse_blk", 0, &n);
+    cr_assert_float_eq(b, 68.0, 1e-9, "unbudgeted: shipped %g, not the optimum", b);
+    b = fusion_pair_run("fuse_blk", 8, &n);
+    cr_assert_float_eq(b, 68.0, 1e-9, "8 evaluations: shipped %g, not the fusion pair", b);
+    cr_assert_leq(n, 8);
+    b = fusion_pair_run("merge", 8, &n);
+    cr_assert_float_eq(b, 80.0, 1e-9, "no fusion knob: shipped %g", b);
+}
+
 /* Tie triples and their stepping stone (issue 18, kw_ofat_tri_find): blk.a, blk.b,
  * blk.c, out, x, y binary. blk.a and blk.b change nothing alone or together; blk.c
  * fails the guard "fallback" unless blk.a and blk.b are both on (a tile that fits
