@@ -773,7 +773,7 @@ static double kw_ofat_block_reach(kw_eng *E, kw_shape *s, int f)
 /* After a sweep round of a fusion knob without a gain (noiseless, under a budget):
  * each of its changes that passes every guard becomes the first step of a group of
  * a path round (tp_kind 4), its items that change plus one change of the block it
- * fuses (kw_ofat_fusion_plan). Each fusion knob once per incumbent; a pending tie
+ * fuses (kw_ofat_fusion_items). Each fusion knob once per incumbent; a pending tie
  * pair or path round goes first. */
 static void kw_ofat_fusion_find(kw_eng *E, kw_shape *s, const uint8_t *in_round)
 {
@@ -821,7 +821,7 @@ static void kw_ofat_fusion_find(kw_eng *E, kw_shape *s, const uint8_t *in_round)
 
 #define KW_OFAT_FUSION_PAIRS 2 /* block changes tried with each fusion change */
 
-/* A fusion pair round (tp_kind 4): per group (a fusion knob's change), that change
+/* A fusion pair round's items (tp_kind 4): per group (a fusion knob's change), that change
  * plus each of the KW_OFAT_FUSION_PAIRS least-bad changes of the block it fuses.
  * Least bad: by a change's figure alone over its reference's, the reference the
  * incumbent where the change was evaluated from it, else the baseline (the first
@@ -829,7 +829,7 @@ static void kw_ofat_fusion_find(kw_eng *E, kw_shape *s, const uint8_t *in_round)
  * the merged GEMM's figure unchanged too (validate_mlp_npu decode at 1%: pairs of
  * fuse_gate_up with inert tiles took the evaluations its optimum needed, 20 of 20
  * seeds lost), and one that gains alone is the sweep's. */
-static int kw_ofat_fusion_plan(kw_eng *E, kw_shape *s)
+static int kw_ofat_fusion_items(kw_eng *E, kw_shape *s)
 {
     kw_ofat_main *m = &((kw_ofat *)s->st)->main;
     const kw_knobspace *ks = E->ks;
@@ -872,19 +872,14 @@ static int kw_ofat_fusion_plan(kw_eng *E, kw_shape *s)
                     br[at] = r;
                 }
             }
-        for (int i = 0; i < nb; i++) {
+        for (int i = 0, rc = 0; i < nb; i++) {
             kw_cand c = m->tp_step[g][0];
             c.v[bj[i]] = (uint8_t)bw[i];
-            if (kw_ofat_banned(s, &c))
-                continue;
-            int rc = kw_ofat_item_add_once(E, s, &c, g);
-            if (rc != 0)
+            if (!kw_ofat_banned(s, &c) && (rc = kw_ofat_item_add_once(E, s, &c, g)) != 0)
                 return rc;
         }
     }
-    kw_error_clear();
-    m->tp_running = s->n_items > 0;
-    return KW_OFAT_PLANNED;
+    return 0;
 }
 
 /* A neighbour of the stone (knob j at value w) and its rank: the same change alone
@@ -926,15 +921,17 @@ static int kw_ofat_path_plan(kw_eng *E, kw_shape *s)
     kw_ofat_main *m = &((kw_ofat *)s->st)->main;
     const kw_knobspace *ks = E->ks;
     kw_cst inc;
-    if (m->tp_kind == 4)
-        return kw_ofat_fusion_plan(E, s);
     kw_engine_stats_c(E, s, &s->pos, &inc);
-    if (m->tp_kind == 3) {
-        int k;
-        kw_engine_step_check(&k, ks, &s->pos, &m->faded[1]);
-        kw_cand c = m->faded[0];
-        c.v[k] = m->faded[1].v[k];
-        int rc = kw_ofat_item_add_once(E, s, &c, 0);
+    if (m->tp_kind >= 3) {
+        int k, rc;
+        if (m->tp_kind == 4) {
+            rc = kw_ofat_fusion_items(E, s);
+        } else {
+            kw_engine_step_check(&k, ks, &s->pos, &m->faded[1]);
+            kw_cand c = m->faded[0];
+            c.v[k] = m->faded[1].v[k];
+            rc = kw_ofat_item_add_once(E, s, &c, 0);
+        }
         kw_error_clear();
         m->tp_running = s->n_items > 0;
         return rc != 0 ? rc : KW_OFAT_PLANNED;
