@@ -1,6 +1,7 @@
 /* main.c - the knobwise command: dispatch to one function per verb.
  * Only main and the cli_*.c verb functions print or choose exit codes:
  * 0 success, 1 runtime failure, 2 bad input or usage (README, knobwise.1 EXIT STATUS). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,15 @@ int main(int argc, char **argv)
             kw_usage(stderr);
             status = 2;
         }
+    }
+    /* stdout is most verbs' output: a write error there (a full disk, a closed
+     * descriptor) fails the verb, where eval, audit, verify, recommend, bisect
+     * and validate exited 0 with their output lost */
+    int out_err = fflush(stdout) != 0 ? errno : 0;
+    if (status == 0 && (out_err || ferror(stdout))) {
+        fprintf(stderr, "knobwise %s: cannot write its output to stdout: %s\n",
+                argc >= 2 ? argv[1] : "", out_err ? strerror(out_err) : "write error");
+        status = 1;
     }
     kw_xml_cleanup(); /* the cached schemas first: they hold libxml2 dictionaries */
     xmlCleanupParser();
