@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kw_calib.h"
 #include "kw_error.h"
@@ -479,6 +480,50 @@ Test(calib, a_case_listed_twice_is_refused_at_its_line)
     cr_assert(strstr(kw_error_last(), want) != NULL, "want '%s' in '%s'", want, kw_error_last());
     free(s);
     free(text);
+    kw_tl_rmrf(dir);
+}
+
+/* -o naming one of calibrate's own inputs is refused even with --force, by
+ * device and inode (a hard link too): --force replaced the measured CSV with
+ * the accelerator file, or the accelerator file read. Both stay as they were. */
+Test(calib, output_never_replaces_its_own_inputs)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    cr_assert_not_null(dir);
+    char src_a[1200], src_m[1200], a[1200], m[1200], link_m[1200];
+    snprintf(src_a, sizeof src_a, "%s/spaces/accel/h100.xml", kw_tl_src());
+    snprintf(src_m, sizeof src_m, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    snprintf(a, sizeof a, "%s/a.xml", dir);
+    snprintf(m, sizeof m, "%s/m.csv", dir);
+    snprintf(link_m, sizeof link_m, "%s/m_link.csv", dir);
+    char *a0 = kw_tl_slurp(src_a), *m0 = kw_tl_slurp(src_m);
+    cr_assert(a0 && m0);
+    FILE *f = fopen(a, "w");
+    cr_assert(f && fputs(a0, f) >= 0 && fclose(f) == 0);
+    f = fopen(m, "w");
+    cr_assert(f && fputs(m0, f) >= 0 && fclose(f) == 0);
+    cr_assert_eq(link(m, link_m), 0);
+    static const char *const outs[][2] = {
+        {"m.csv", "is the --measured file itself"},
+        {"m_link.csv", "is the --measured file itself"},
+        {"a.xml", "is the --accel file itself"},
+        {"./a.xml", "is the --accel file itself"},
+    };
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "calibrate", "--accel", "a.xml", "--measured",
+                                 "m.csv", "-o", outs[i][0], "--force", NULL);
+        cr_assert_eq(r.status, 2, "-o %s: exit %d: %s", outs[i][0], r.status, r.err);
+        cr_assert(strstr(r.err, outs[i][1]), "-o %s: %s", outs[i][0], r.err);
+        kw_tl_free(&r);
+        char *a1 = kw_tl_slurp(a), *m1 = kw_tl_slurp(m);
+        cr_assert(strcmp(a0, a1) == 0 && strcmp(m0, m1) == 0, "-o %s changed an input",
+                  outs[i][0]);
+        free(a1);
+        free(m1);
+    }
+    free(a0);
+    free(m0);
     kw_tl_rmrf(dir);
 }
 

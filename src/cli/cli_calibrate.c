@@ -463,6 +463,18 @@ int kw_cli_calibrate(int argc, char **argv)
                             "write it\n", out);
             return 2;
         }
+        /* by device and inode (a hard link, ./x count): --force replaced the
+         * measured CSV itself, or the accelerator file read, with the result */
+        const char *inputs[][2] = {{"--accel", accel}, {"--measured", csv}, {"--space", space}};
+        for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+            struct stat in;
+            if (inputs[i][1] && stat(inputs[i][1], &in) == 0 && in.st_dev == st.st_dev &&
+                in.st_ino == st.st_ino) {
+                fprintf(stderr, "knobwise calibrate: -o %s is the %s file itself: calibrate never "
+                                "replaces its inputs (give another name)\n", out, inputs[i][0]);
+                return 2;
+            }
+        }
         if (!force) {
             fprintf(stderr, "knobwise calibrate: %s exists: refusing to replace it (--force to "
                             "replace)\n", out);
