@@ -261,6 +261,55 @@ Test(runfolder, complete_run_missing_a_result_file_does_not_verify)
     kw_tl_rmrf(dir);
 }
 
+/* -o naming a file the run read (its space, the accelerator and workload the
+ * space names) is refused by report, recommend and export even with --force:
+ * it was replaced, and the run could then neither resume nor verify. */
+Test(runfolder, outputs_never_replace_the_runs_inputs)
+{
+    char *dir = kw_tl_tmpdir("kwrunfolder");
+    cr_assert(dir);
+    static const char *const copies[][2] = {{"spaces/validate_small.xml", "s.xml"},
+                                            {"spaces/accel/h100.xml", "a.xml"},
+                                            {"spaces/workloads/llama7b.xml", "w.xml"}};
+    char *before[3];
+    for (int i = 0; i < 3; i++) {
+        char from[4300], to[4300];
+        snprintf(from, sizeof from, "%s/%s", kw_tl_src(), copies[i][0]);
+        snprintf(to, sizeof to, "%s/%s", dir, copies[i][1]);
+        char *text = kw_rf_slurp(from, &(size_t){0});
+        if (i == 0) { /* the space names the copies beside it */
+            char *t = strstr(text, "accel/h100.xml"), *u;
+            memmove(t, "a.xml\"/>", 8);
+            memmove(t + 8, strchr(t + 8, '\n'), strlen(strchr(t + 8, '\n')) + 1);
+            u = strstr(text, "workloads/llama7b.xml");
+            memmove(u, "w.xml\"/>", 8);
+            memmove(u + 8, strchr(u + 8, '\n'), strlen(strchr(u + 8, '\n')) + 1);
+        }
+        kw_rf_put(to, text);
+        before[i] = text;
+    }
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", "s.xml", "--budget", "10", "--out",
+                                          "run", "--quiet"));
+    for (int i = 0; i < 3; i++) {
+        const char *f = copies[i][1];
+        kw_rf_expect(dir, 2, "is an input of the run",
+                     KW_RF_ARGS("report", "run", "-o", f, "--force", "--no-portability"));
+        kw_rf_expect(dir, 2, "is an input of the run",
+                     KW_RF_ARGS("recommend", "run", "--all", "-o", f, "--force"));
+        kw_rf_expect(dir, 2, "is an input of the run",
+                     KW_RF_ARGS("export", "run", "--format", "json", "-o", f, "--force"));
+        char p[4300];
+        snprintf(p, sizeof p, "%s/%s", dir, f);
+        char *now = kw_rf_slurp(p, &(size_t){0});
+        cr_assert_str_eq(now, before[i], "%s changed", f);
+        free(now);
+    }
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    for (int i = 0; i < 3; i++)
+        free(before[i]);
+    kw_tl_rmrf(dir);
+}
+
 Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
 {
     char *dir = kw_tl_tmpdir("kwrunfolder");

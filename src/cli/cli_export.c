@@ -481,6 +481,10 @@ static int kw_export_check_out(char *dir, size_t dsize, char *name, size_t nsize
                     out);
             return 2;
         }
+        if (kw_runfolder_not_input(out, rdir) != 0) {
+            fprintf(stderr, "knobwise export: %s\n", kw_error_last());
+            return 2;
+        }
         if (!force) {
             fprintf(stderr, "knobwise export: -o %s: exists (--force replaces it)\n", out);
             return 2;

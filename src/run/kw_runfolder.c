@@ -16,7 +16,10 @@
 #include <unistd.h>
 
 #include "kw_error.h"
+#include "kw_journal.h"
+#include "kw_load.h"
 #include "kw_model.h"
+#include "kw_run.h"
 #include "kw_runfolder.h"
 
 /* What tune and the verbs write into a run folder: an output path naming one
@@ -192,6 +195,53 @@ static int kw_rf_same(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* 1 when the existing file pst is the file at path p ("" or NULL: never) */
+static int kw_rf_is(const struct stat *pst, const char *p)
+{
+    struct stat st;
+    return p && p[0] && stat(p, &st) == 0 && kw_rf_same(&st, pst);
+}
+
+int kw_runfolder_not_input(const char *path, const char *run_dir)
+{
+    struct stat pst;
+    char jp[KW_PATH_MAX + 32];
+    kw_journal *j = NULL;
+    if (!run_dir || stat(path, &pst) != 0 || !S_ISREG(pst.st_mode) ||
+        kw_runfolder_join(jp, sizeof jp, run_dir, KW_RUNFOLDER_JOURNAL_NAME) != 0 ||
+        kw_journal_load_ex(&j, jp, 1) != 0) {
+        kw_journal_free(j);
+        kw_error_clear(); /* no run to protect here; the reader says what is wrong with it */
+        return 0;
+    }
+    static const kw_run_attr given[] = {KW_RUN_SPACE, KW_RUN_ACCEL, KW_RUN_WORKLOAD, KW_RUN_TRACE};
+    const char *what = NULL, *file[4];
+    for (int i = 0; i < 4; i++) {
+        file[i] = kw_run_attr_get(j, given[i]);
+        if (!what && kw_rf_is(&pst, file[i]))
+            what = kw_run_attr_key(given[i]);
+    }
+    kw_config *c = NULL; /* and the files the space names, as the run resolved them */
+    if (!what && file[0] && file[0][0] &&
+        kw_load_config(&c, file[0], file[1] && file[1][0] ? file[1] : NULL,
+                       file[2] && file[2][0] ? file[2] : NULL) == 0) {
+        if (kw_rf_is(&pst, c->space.accel_path))
+            what = "accelerator";
+        else if (kw_rf_is(&pst, c->space.workload_path))
+            what = "workload";
+        for (int i = 0; !what && i < c->workload.n_shapes; i++)
+            if (kw_rf_is(&pst, c->workload.shapes[i].trace))
+                what = "a shape's trace";
+    }
+    kw_load_config_free(c);
+    kw_journal_free(j);
+    kw_error_clear();
+    if (what)
+        return kw_error_set(KW_EINPUT, "-o %s: is an input of the run (%s); refusing to overwrite "
+                            "it", path, what);
+    return 0;
+}
+
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                         const char *path, const char *run_dir, const char *own_name, int force)
 {
@@ -239,6 +289,8 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
             return kw_error_set(KW_EINPUT, "-o %s: is the run's own %s; refusing to overwrite it",
                                 path, f);
     }
+    if (exists && kw_runfolder_not_input(path, run_dir) != 0)
+        return KW_EINPUT;
     if (exists && !force)
         return kw_error_set(KW_EINPUT, "-o %s: exists; give --force to replace it", path);
     return 0;

@@ -13,6 +13,7 @@
  *                          write and rename left (under the lock only)
  *   kw_runfolder_output    check a user-named output path (-o) before anything
  *                          is computed or written
+ *   kw_runfolder_not_input is an existing path one of the files the run read?
  *
  * Design choice: the lock is an OFD lock (fcntl F_OFD_SETLK) on a lock file,
  * not flock() on the folder: a reader can test it (F_OFD_GETLK) without
@@ -73,9 +74,19 @@ int kw_runfolder_sweep(const char *dir, int *removed);
  *   - is one of the run's own files (the journal, the lock, the result files,
  *     compared by device and inode, so RUN/./journal and hard links count),
  *     except own_name (the verb's own file in the run folder, e.g. report.html),
+ *   - is an input of the run (kw_runfolder_not_input),
  *   - exists and force is 0.
  * On success dir_out/name_out hold the folder and the file name to commit. */
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                         const char *path, const char *run_dir, const char *own_name, int force);
+
+/* KW_EINPUT ("-o PATH: is an input of the run (space); ...") when the existing
+ * regular file path is one the run in run_dir read: its space, accelerator,
+ * workload or --trace as the journal records them, or a file the space names
+ * (its accelerator, workload, a shape's trace); --force never replaces one
+ * (it did: the run could then neither resume nor verify). 0 otherwise, also
+ * when run_dir holds no readable journal. kw_runfolder_output calls it; export
+ * too. */
+int kw_runfolder_not_input(const char *path, const char *run_dir);
 
 #endif
