@@ -672,9 +672,9 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     }
     if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
         return rc;
-    if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0)
-        return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
-                            s->name, kw_error_last());
+    if ((rc = kw_eval_service(&svc, e, s, b, &m)) != 0) /* at the shape's line, as the clock's */
+        return kw_error_set(rc, "%s:%d: shape '%s': the baseline mapping cannot be evaluated: %s",
+                            cfg->space.workload_path, s->line, s->name, kw_error_last());
     if (time_factor != 1.0)
         kw_eval_rescale(svc, m.max_batch, time_factor);
     rc = kw_sim_rate_for_load(&e->rate_per_s[i], &cfg->accel, s, &m, svc);
@@ -713,8 +713,8 @@ static int kw_eval_base_t1(double *t1_us, const kw_model_eval *e, int i)
     if ((rc = kw_mapping_decode(&m, &cfg->space, b, &base)) != 0)
         return rc;
     if ((rc = kw_cost_eval(&one, &cfg->accel, b, s, &m, 1, m.cores_per_request)) != 0)
-        return kw_error_set(rc, "shape '%s': the baseline mapping cannot be evaluated: %s",
-                            s->name, kw_error_last());
+        return kw_error_set(rc, "%s:%d: shape '%s': the baseline mapping cannot be evaluated: %s",
+                            cfg->space.workload_path, s->line, s->name, kw_error_last());
     *t1_us = one.latency_us;
     return 0;
 }
