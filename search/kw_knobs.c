@@ -107,11 +107,9 @@ void kw_knobs_cand_format(char *buf, size_t len, const kw_knobspace *ks, const k
     }
 }
 
-int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
+int kw_knobs_cand_apply(kw_cand *c, long *set_at, long at, const kw_knobspace *ks,
+                        const char *text)
 {
-    kw_cand c;
-    char set[KW_KNOB_MAX] = {0};
-    kw_knobs_cand_baseline(&c, ks);
     const char *p = text ? text : "";
     while (*p) {
         while (isspace((unsigned char)*p))
@@ -124,11 +122,11 @@ int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
         size_t n = (size_t)(p - tok);
         const char *eq = memchr(tok, '=', n);
         if (!eq || eq == tok)
-            return kw_error_set(KW_EINPUT, "'%.*s' is not knob=value", (int)n, tok);
+            return kw_error_set(KW_EINPUT, "'%.*s' is not knob=value", (int)(n < 60 ? n : 60), tok);
         char name[KW_NAME_MAX], value[KW_VALUE_LEN];
         size_t nn = (size_t)(eq - tok), vn = n - nn - 1;
         if (nn >= sizeof name || vn >= sizeof value)
-            return kw_error_set(KW_EINPUT, "'%.*s': name or value too long", (int)n, tok);
+            return kw_error_set(KW_EINPUT, "'%.40s...': name or value too long", tok);
         memcpy(name, tok, nn);
         name[nn] = '\0';
         memcpy(value, eq + 1, vn);
@@ -144,14 +142,28 @@ int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
             kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], value);
             return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", name, value, hint);
         }
-        if (set[k] && c.v[k] != v) /* as kw_eval_set (cli_eval.c) and bisect's files */
-            return kw_error_set(KW_EINPUT, "knob '%s' is set twice ('%s', then '%s')", name,
-                                ks->knobs[k].values[c.v[k]], value);
-        set[k] = 1;
-        c.v[k] = (uint8_t)v;
+        if (set_at[k] > 0 && c->v[k] != v) {
+            char first[48] = "";
+            if (set_at[k] != at)
+                snprintf(first, sizeof first, " on line %ld", set_at[k]);
+            return kw_error_set(KW_EINPUT, "knob '%s' is set twice ('%s'%s, then '%s')", name,
+                                ks->knobs[k].values[c->v[k]], first, value);
+        }
+        set_at[k] = at;
+        c->v[k] = (uint8_t)v;
     }
-    *out = c;
     return 0;
+}
+
+int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text)
+{
+    kw_cand c;
+    long set_at[KW_KNOB_MAX] = {0};
+    kw_knobs_cand_baseline(&c, ks);
+    int rc = kw_knobs_cand_apply(&c, set_at, 1, ks, text);
+    if (rc == 0)
+        *out = c;
+    return rc;
 }
 
 void kw_knobs_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name)

@@ -122,8 +122,17 @@ int kw_knobs_value(const kw_knob *k, const char *text);
 uint64_t kw_knobs_size(const kw_knobspace *ks);
 /* Write "knob=value knob=value ..." for every knob into buf (truncates). */
 void kw_knobs_cand_format(char *buf, size_t len, const kw_knobspace *ks, const kw_cand *c);
-/* Parse "knob=value ..." over the baseline; unknown knob/value -> KW_EINPUT with message
- * (with the nearest valid names). */
+/* The one parser of "knob=value" words (eval --set and --stdin, calibrate's knobs
+ * column, bisect's files and run references): apply text's whitespace-separated words
+ * onto c over its current values. set_at[k] is 0 while knob k is unset, else the line
+ * (>= 1) that set it; at is this text's line (1 where the caller has no lines). A knob
+ * set again to another value is refused, never last-wins ("knob 'k' is set twice ('a'
+ * on line N, then 'b')", the line only when it differs from at); the same value again is
+ * fine. Unknown knob/value, a word without '=' -> KW_EINPUT, the message with the
+ * nearest valid names and no FILE:LINE (the caller adds its own). */
+int kw_knobs_cand_apply(kw_cand *c, long *set_at, long at, const kw_knobspace *ks,
+                        const char *text);
+/* kw_knobs_cand_apply over the baseline, one line: *out is written only on success. */
 int kw_knobs_cand_parse(kw_cand *out, const kw_knobspace *ks, const char *text);
 /* " (did you mean 'a' or 'b'?)" with the space's knob names nearest to name, or "". */
 void kw_knobs_hint_name(char *buf, size_t size, const kw_knobspace *ks, const char *name);

@@ -63,37 +63,6 @@ static int kw_split_runref(char *dir, size_t dlen, const char **what, const char
     return 1;
 }
 
-/* Apply the knob=value words of one line onto c; errors name FILE:LINE. */
-static int kw_apply_line(kw_cand *c, long *set_at, const kw_knobspace *ks, const char *file,
-                         long lineno, char *line)
-{
-    char *save = NULL;
-    for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        char *eq = strchr(w, '=');
-        if (!eq || eq == w)
-            return kw_error_set(KW_EINPUT, "%s:%ld: '%.60s' is not knob=value", file, lineno, w);
-        *eq = '\0';
-        char hint[512];
-        int k = kw_knobs_find(ks, w);
-        if (k < 0) {
-            kw_knobs_hint_name(hint, sizeof hint, ks, w);
-            return kw_error_set(KW_EINPUT, "%s:%ld: unknown knob '%.60s'%s", file, lineno, w, hint);
-        }
-        int v = kw_knobs_value(&ks->knobs[k], eq + 1);
-        if (v < 0) {
-            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
-            return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value '%.60s'%s", file, lineno,
-                                w, eq + 1, hint);
-        }
-        if (set_at[k] > 0 && c->v[k] != v)
-            return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' is already set to '%s' on line %ld",
-                                file, lineno, w, ks->knobs[k].values[c->v[k]], set_at[k]);
-        c->v[k] = (uint8_t)v;
-        set_at[k] = lineno;
-    }
-    return 0;
-}
-
 /* Resolve one side (a file, a run reference or `baseline`) to a candidate of ks. */
 static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, const char *shape)
 {
@@ -176,7 +145,8 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
             break;
         }
         line[strcspn(line, "#\r\n")] = '\0';
-        rc = kw_apply_line(out, set_at, ks, ref, lineno, line);
+        if ((rc = kw_knobs_cand_apply(out, set_at, lineno, ks, line)) != 0)
+            rc = kw_error_set(rc, "%s:%ld: %s", ref, lineno, kw_error_last());
     }
     if (rc == 0 && ferror(f))
         rc = kw_error_set(KW_EINPUT, "%s: read error", ref);

@@ -142,46 +142,6 @@ static void kw_eval_kernels(FILE *f, const kw_cost *c)
                 c->latency_us);
 }
 
-/* Apply whitespace-separated "knob=value" words in text to c (over its current
- * values). set[k] marks knob k as given (by an earlier word or --set): giving it
- * again with another value is refused, as in bisect's files, not last-wins. */
-static int kw_eval_set(kw_cand *c, char *set, const kw_knobspace *ks, const char *text)
-{
-    char word[KW_NAME_MAX + KW_VALUE_LEN + 2];
-    const char *p = text;
-    for (;;) {
-        p += strspn(p, " \t");
-        if (*p == '\0')
-            return 0;
-        size_t n = strcspn(p, " \t");
-        if (n >= sizeof word)
-            return kw_error_set(KW_EINPUT, "'%.*s...' is too long", 20, p);
-        memcpy(word, p, n);
-        word[n] = '\0';
-        p += n;
-        char *eq = strchr(word, '=');
-        if (!eq)
-            return kw_error_set(KW_EINPUT, "'%s' is not knob=value", word);
-        *eq = '\0';
-        char hint[512];
-        int k = kw_knobs_find(ks, word);
-        if (k < 0) {
-            kw_knobs_hint_name(hint, sizeof hint, ks, word);
-            return kw_error_set(KW_EINPUT, "unknown knob '%s'%s", word, hint);
-        }
-        int v = kw_knobs_value(&ks->knobs[k], eq + 1);
-        if (v < 0) {
-            kw_knobs_hint_value(hint, sizeof hint, &ks->knobs[k], eq + 1);
-            return kw_error_set(KW_EINPUT, "knob '%s' has no value '%s'%s", word, eq + 1, hint);
-        }
-        if (set[k] && c->v[k] != v)
-            return kw_error_set(KW_EINPUT, "knob '%s' is set twice ('%s', then '%s')", word,
-                                ks->knobs[k].values[c->v[k]], eq + 1);
-        set[k] = 1;
-        c->v[k] = (uint8_t)v;
-    }
-}
-
 /* One CSV field per RFC 4180: as it is, or in double quotes (inner quotes
  * doubled) when it holds a comma, a quote or a line break. */
 static void kw_eval_csv_field(FILE *f, const char *s)
@@ -295,14 +255,14 @@ static int kw_eval_stdin(const kw_config *cfg, const kw_evaluator *ev)
         kw_cand c;
         kw_metrics m;
         int rc = 0, broken = -1;
-        char set[KW_KNOB_MAX] = {0};
+        long set_at[KW_KNOB_MAX] = {0};
         kw_knobs_cand_baseline(&c, &cfg->space.knobs);
         if (si < 0) {
             char hint[1024];
             kw_hint_shape(hint, sizeof hint, cfg, shape);
             rc = kw_error_set(KW_EINPUT, "unknown shape '%s'%s", shape, hint);
         }
-        else if ((rc = kw_eval_set(&c, set, &cfg->space.knobs, p + sl)) == 0 &&
+        else if ((rc = kw_knobs_cand_apply(&c, set_at, 1, &cfg->space.knobs, p + sl)) == 0 &&
                  (broken = kw_knobs_cand_violates(&cfg->space.knobs, &c)) < 0)
             rc = ev->eval(ev->ctx, &c, si, 0, &m);
         if (rc == KW_ENOMEM || rc == KW_EIO) {
@@ -434,10 +394,10 @@ int kw_cli_eval(int argc, char **argv)
         goto done;
     }
     kw_cand c;
-    char set[KW_KNOB_MAX] = {0};
+    long set_at[KW_KNOB_MAX] = {0}; /* every --set is "line 1": a repeat names no line */
     kw_knobs_cand_baseline(&c, &cfg->space.knobs);
     for (int i = 0; i < n_sets; i++)
-        if ((rc = kw_eval_set(&c, set, &cfg->space.knobs, sets[i])) != 0) {
+        if ((rc = kw_knobs_cand_apply(&c, set_at, 1, &cfg->space.knobs, sets[i])) != 0) {
             fprintf(stderr, "knobwise eval: --set %s: %s\n", sets[i], kw_error_last());
             status = 2;
             goto done;
