@@ -133,7 +133,8 @@ Test(exec, a_worker_that_cannot_start_is_a_clear_error)
     for (int i = 0; i < 3; i++) {
         fixture f;
         int rc = fx_open(&f, bad[i], 0, 0, 0, 0);
-        cr_expect_eq(rc, KW_EINPUT, "%s: rc %d", bad[i], rc);
+        /* a worker that runs and then fails the handshake: a runtime failure (exit 1) */
+        cr_expect_eq(rc, KW_EIO, "%s: rc %d", bad[i], rc);
         cr_expect(strstr(kw_error_last(), "did not start") != NULL, "%s", kw_error_last());
         cr_expect(strstr(kw_error_last(), says[i]) != NULL, "%s: %s", bad[i], kw_error_last());
         cr_expect_null(f.ex);
@@ -429,7 +430,9 @@ Test(exec, tune_cannot_start_worker_writes_nothing)
     snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s' --quiet", sp,
              cmd, out);
     kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect_eq(r.status, 1, "a worker that runs and fails its handshake is a runtime failure: "
+                 "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "knobwise tune: worker '") != NULL, "%s", r.err);
     cr_expect(strstr(r.err, "did not start") != NULL, "%s", r.err);
     cr_expect(!kw_tl_exists(out), "no run folder for a worker that cannot start");
     kw_tl_free(&r);

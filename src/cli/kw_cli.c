@@ -11,11 +11,19 @@
 #include "kw_load.h"
 #include "kw_run.h"
 
+/* Whether msg opens with where it is: a first word (no space or quote) that ends
+ * in ':', as "FILE:LINE: ", "FILE: " and "RUN:ID: " do. */
+static int kw_cli_located(const char *msg)
+{
+    size_t n = strcspn(msg, ": \t'\"");
+    return n > 0 && msg[n] == ':';
+}
+
 int kw_cli_fail(const char *verb, int code)
 {
     const char *msg = kw_error_last();
-    if (code == KW_EINPUT && msg[0] != '\0')
-        fprintf(stderr, "%s\n", msg); /* input errors already read FILE:LINE: message */
+    if (code == KW_EINPUT && kw_cli_located(msg))
+        fprintf(stderr, "%s\n", msg); /* input errors that name FILE:LINE stand alone */
     else
         fprintf(stderr, "knobwise %s: %s\n", verb, msg[0] ? msg : "failed");
     return kw_error_exit_status(code);

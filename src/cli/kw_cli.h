@@ -29,7 +29,8 @@ int kw_cli_calibrate(int argc, char **argv);
  * overrides; on failure print the error to stderr and return the exit status
  * (2 for bad input), else 0. */
 int kw_cli_load_config(kw_config **out, const char *space, const char *accel, const char *workload);
-/* Print "knobwise VERB: message" for the current error and return its exit status. */
+/* Print "knobwise VERB: message" for the current error and return its exit status;
+ * an input error that opens with its FILE:LINE (or FILE:) prints as it is. */
 int kw_cli_fail(const char *verb, int code);
 /* Print a usage error "knobwise VERB: msg" + "try 'knobwise VERB --help'" and return 2. */
 int kw_cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -60,7 +60,7 @@ static void kw_w_kill(kw_worker *w)
 }
 
 /* Status text of an exited worker, reaping it if it has exited. */
-static void kw_w_exit_text(kw_worker *w, char *buf, size_t len)
+static int kw_w_exit_text(kw_worker *w, char *buf, size_t len)
 {
     int st;
     snprintf(buf, len, "closed its output");
@@ -68,14 +68,17 @@ static void kw_w_exit_text(kw_worker *w, char *buf, size_t len)
         pid_t r = waitpid(w->pid, &st, WNOHANG);
         if (r == w->pid) {
             w->pid = -1;
-            if (WIFEXITED(st))
+            if (WIFEXITED(st)) {
                 snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
-            else if (WIFSIGNALED(st))
+                return WEXITSTATUS(st);
+            }
+            if (WIFSIGNALED(st))
                 snprintf(buf, len, "was killed by signal %d", WTERMSIG(st));
-            return;
+            return -1;
         }
         usleep(2000);
     }
+    return -1;
 }
 
 static kw_worker_fault kw_w_write(kw_worker *w, const char *line)
@@ -228,8 +231,13 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
     kw_worker_fault f = kw_w_write(w, "hello protocol=1");
     if (f == KW_WORKER_OK)
         f = kw_w_readline(w, ans, sizeof ans, o->start_timeout_s);
+    /* Exit statuses (README "The worker protocol", Start): a command /bin/sh cannot
+     * run (its status 127, not found, or 126, not executable) is bad input, exit 2; a
+     * worker that runs and then fails the handshake (exits, stays silent, answers
+     * anything but ready) is a runtime failure, exit 1. */
     if (f != KW_WORKER_OK) {
-        char why[128];
+        char why[160];
+        int code = KW_EIO;
         if (f == KW_WORKER_TIMEOUT)
             snprintf(why, sizeof why, "no answer to 'hello protocol=1' within %g s",
                      o->start_timeout_s);
@@ -237,16 +245,20 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
             snprintf(why, sizeof why, "its first line is not a protocol line");
         else {
             char st[64];
-            kw_w_exit_text(w, st, sizeof st);
-            snprintf(why, sizeof why, "it %s before answering 'ready'", st);
+            int x = kw_w_exit_text(w, st, sizeof st);
+            if (x == 126 || x == 127)
+                code = KW_EINPUT;
+            snprintf(why, sizeof why, "it %s before answering 'ready'%s", st,
+                     x == 127 ? " (/bin/sh: command not found)"
+                     : x == 126 ? " (/bin/sh: command not executable)" : "");
         }
-        rc = kw_error_set(KW_EINPUT, "worker '%s' did not start: %s", o->cmd, why);
+        rc = kw_error_set(code, "worker '%s' did not start: %s", o->cmd, why);
         goto fail;
     }
     char pv[16] = "";
     if (strncmp(ans, "ready ", 6) != 0 || !kw_w_get(ans, "protocol", pv, sizeof pv) ||
         strcmp(pv, "1") != 0) {
-        rc = kw_error_set(KW_EINPUT,
+        rc = kw_error_set(KW_EIO,
                           "worker '%s' did not start: it answered '%.120s' instead of "
                           "'ready protocol=1 name=NAME'", o->cmd, ans);
         goto fail;

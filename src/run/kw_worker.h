@@ -30,10 +30,11 @@ typedef struct kw_worker_opts {
     int log_fd;             /* the worker's stderr; -1: knobwise's own stderr */
 } kw_worker_opts;
 
-/* Start cmd and complete the handshake. KW_EINPUT when the worker cannot
- * start, exits, stays silent past the start timeout or answers anything but
- * `ready protocol=1 ...` (the message says which and quotes the answer);
- * KW_ENOMEM/KW_EIO for resources. On failure nothing is left running. */
+/* Start cmd and complete the handshake. KW_EINPUT (exit 2) when /bin/sh cannot
+ * run cmd (status 127 or 126 before any answer); KW_EIO (exit 1) when the worker
+ * runs and then exits, stays silent past the start timeout or answers anything
+ * but `ready protocol=1 ...` (the message says which and quotes the answer), and
+ * for resources; KW_ENOMEM. On failure nothing is left running. */
 int kw_worker_start(kw_worker **out, const kw_worker_opts *o);
 
 /* Send `line` (no newline) and read one answer line into ans (NUL-terminated,
