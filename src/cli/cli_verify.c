@@ -19,7 +19,8 @@ static void kw_verify_help(void)
            "shape's baseline and recommendation plus N sampled evaluations (default 10)\n"
            "with the run's inputs and model options to confirm they reproduce.\n"
            "--no-eval skips the re-evaluation; --space/--accel/--workload point at the\n"
-           "inputs when they moved (their content must be unchanged).\n"
+           "inputs when they moved (their content must be unchanged), for the\n"
+           "re-evaluation or --remeasure only: with --no-eval alone they are refused.\n"
            "A measured run (tune --evaluator exec:CMD) is not re-evaluated: --remeasure N\n"
            "measures N sampled evaluations again with its worker (or --evaluator exec:CMD)\n"
            "and reports the drift against the journal.\n"
@@ -74,8 +75,14 @@ int kw_cli_verify(int argc, char **argv)
     if (optind != argc - 1)
         return kw_cli_usage_error("verify", "give exactly one run folder");
     const char *dir = argv[optind];
-    if (vo.no_eval && remeasure == 0)
+    if (vo.no_eval && remeasure == 0) {
+        /* the inputs serve the re-evaluation and --remeasure only: not read, so refused */
+        const char *in = ro.space ? "--space" : ro.accel ? "--accel" : ro.workload ? "--workload" : NULL;
+        if (in)
+            return kw_cli_usage_error("verify", "--no-eval reads no inputs: %s serves the "
+                                      "re-evaluation or --remeasure only", in);
         ro.flags = 0;
+    }
     kw_sbuf log = {0};
     kw_rundir *r = NULL;
     int rc = kw_run_open(&r, dir, &ro);
