@@ -687,29 +687,25 @@ static void kw_ofat_tri_find(kw_eng *E, kw_shape *s, const kw_cst *inc)
     m->tp_pending = m->tp_n > 0;
 }
 
-/* Fusion pairs (noiseless, under a budget). Knob f fuses knob j's block when f is
- * named fuse_<B> and j is a knob of block B (kw_ofat_same_block's block): the
- * catalogue's fuse_qkv and fuse_gate_up merge the GEMMs of merge group qkv /
- * gate_up into one wider GEMM (src/model/kw_catalogue.c, kw_cost.c), whose tiles
- * are that group's knobs qkv.* / gate_up.*, so the merged GEMM's best tiles are
- * not the separate GEMMs' and each change can lose alone while the two gain
- * together. validate_small_mlp decode, every seed of 20: the exhaustive optimum
- * has fuse_gate_up = on with gate_up.tile_n = 64; seed 11 at 1% (12 evaluations)
- * measured them +1.84% and +1.31% alone from its incumbent, 602.79 us together
- * against its 685.86. The probes pair them only once the walk has converged. */
-static int kw_ofat_fuses_block(const kw_knobspace *ks, int f, int j)
+/* Fusion pairs (noiseless, under a budget). Knob f fuses knob j's block when the
+ * caller says so (opts.fuses: src/run/kw_knobuse.c from the catalogue's
+ * kw_catalogue_fuses): the catalogue's fuse_qkv and fuse_gate_up merge the block's
+ * GEMMs with merge="qkv" / "gate_up" into one wider GEMM (src/model/kw_cost.c), whose
+ * tiles are the knobs of those GEMMs' tiling group, whatever it is named, so the
+ * merged GEMM's best tiles are not the separate GEMMs' and each change can lose alone
+ * while the two gain together. validate_small_mlp decode, every seed of 20: the
+ * exhaustive optimum has fuse_gate_up = on with gate_up.tile_n = 64; seed 11 at 1%
+ * (12 evaluations) measured them +1.84% and +1.31% alone from its incumbent, 602.79 us
+ * together against its 685.86. The probes pair them only once the walk has converged. */
+static int kw_ofat_fuses_block(const kw_eng *E, int f, int j)
 {
-    static const char pre[] = "fuse_";
-    const char *x = ks->knobs[f].name, *y = ks->knobs[j].name, *dy = strrchr(y, '.');
-    size_t n = sizeof pre - 1;
-    return dy && strncmp(x, pre, n) == 0 && strlen(x + n) == (size_t)(dy - y) &&
-           strncmp(x + n, y, (size_t)(dy - y)) == 0;
+    return f < KW_KNOB_MAX && j < 64 && (E->o.fuses[f] >> j & 1u);
 }
 
 static int kw_ofat_fusion_knob(const kw_eng *E, int f)
 {
     for (int j = 0; j < E->ks->n_knobs; j++)
-        if (!kw_ofat_frozen(E, j) && kw_ofat_fuses_block(E->ks, f, j))
+        if (!kw_ofat_frozen(E, j) && kw_ofat_fuses_block(E, f, j))
             return 1;
     return 0;
 }
@@ -731,7 +727,7 @@ static void kw_ofat_fusion_order(kw_eng *E, kw_ofat_main *m, const int *tier)
             continue;
         int at = 0;
         while (at < i && (tier[m->order[at]] != tier[f] ||
-                          !kw_ofat_fuses_block(E->ks, f, m->order[at])))
+                          !kw_ofat_fuses_block(E, f, m->order[at])))
             at++;
         for (int q = i; q > at; q--)
             m->order[q] = m->order[q - 1];
@@ -757,7 +753,7 @@ static double kw_ofat_block_reach(kw_eng *E, kw_shape *s, int f)
                 kw_cand c = *ref[t];
                 c.v[j] = (uint8_t)w;
                 kw_cst cs;
-                if (w == ref[t]->v[j] || !kw_ofat_fuses_block(ks, f, j))
+                if (w == ref[t]->v[j] || !kw_ofat_fuses_block(E, f, j))
                     continue;
                 kw_engine_stats_c(E, s, &c, &cs);
                 if (cs.n != E->reps || !cs.ok || !(cs.mean > 0))
@@ -841,11 +837,11 @@ static int kw_ofat_fusion_items(kw_eng *E, kw_shape *s)
     kw_engine_stats_c(E, s, &s->base, &base);
     for (int g = 0; g < m->tp_n; g++) {
         int f, bj[KW_OFAT_FUSION_PAIRS], bw[KW_OFAT_FUSION_PAIRS], nb = 0;
-        double br[KW_OFAT_FUSION_PAIRS];
+        double br[KW_OFAT_FUSION_PAIRS] = {0}; /* gcc -Wmaybe-uninitialized: read only once set */
         kw_engine_step_check(&f, ks, &s->pos, &m->tp_step[g][0]);
         for (int j = 0; j < ks->n_knobs; j++)
             for (int w = 0; w < ks->knobs[j].n_values; w++) {
-                if (w == s->pos.v[j] || kw_ofat_frozen(E, j) || !kw_ofat_fuses_block(ks, f, j) ||
+                if (w == s->pos.v[j] || kw_ofat_frozen(E, j) || !kw_ofat_fuses_block(E, f, j) ||
                     (E->o.budget > 0 && m->poor[j][w]))
                     continue;
                 kw_cand a = s->pos, b = s->base;

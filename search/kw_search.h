@@ -233,6 +233,12 @@ typedef struct kw_engine_opts {
      * the block cannot use them (src/run/kw_knobuse.h). Not in the journal header:
      * the caller records and restores it. */
     uint64_t frozen;
+    /* Fusion knobs and the knobs of the tiling groups they fuse (OFAT under a budget,
+     * noiseless: kw_ofat.c's fusion pairs): bit j of fuses[f] = knob f merges the
+     * operators that knob j tiles. The caller's knowledge of its operators
+     * (src/run/kw_knobuse.h); all 0 (kw_engine_opts_init): no fusion pairs. Not in the
+     * journal header: the caller derives it again on resume from the same inputs. */
+    uint64_t fuses[KW_KNOB_MAX];
     /* The process's evaluation pool (search/kw_evpool.h), started by the
      * caller with `threads` threads and kept for the evaluations after the
      * search; NULL: the engine starts its own for the run. */

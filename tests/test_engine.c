@@ -1632,10 +1632,12 @@ Test(engine, a_guard_failure_no_other_block_repairs_is_not_paired_again)
 
 /* One shape of S tuned under BUDGET (0: none) with the engine's defaults: its
  * journal must check; returns the shipped primary, *evals the evaluations spent. */
-static double budgeted_best(kw_synth *s, long budget, long *evals)
+/* budgeted_best with the fusion link fuses[f] (opts.fuses; 0: none) */
+static double budgeted_best_fused(kw_synth *s, long budget, int f, uint64_t fuses, long *evals)
 {
     kw_engine_opts o = opts_for(1);
     o.budget = budget;
+    o.fuses[f] = fuses;
     char dir[64], jp[96];
     kw_journal *j = run_load(s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
     kw_jresult r;
@@ -1646,6 +1648,11 @@ static double budgeted_best(kw_synth *s, long budget, long *evals)
     kw_journal_free(j);
     kw_synth_rmdir(dir);
     return best;
+}
+
+static double budgeted_best(kw_synth *s, long budget, long *evals)
+{
+    return budgeted_best_fused(s, budget, 0, 0, evals);
 }
 
 /* The block pair of both tests below: knobs 3 and 4 (blk.a, blk.b) gain 30
@@ -1723,32 +1730,33 @@ Test(engine, a_block_pair_that_only_ties_alone_is_judged_within_a_small_budget)
  * fuses, is the 8th. Without the rule the 7th and 8th are the sweep's blk.a and
  * fuse_blk, and the run ships 80: validate_small_mlp decode at 1%, where
  * fuse_gate_up and gate_up.tile_n = 64 each lose alone and give the optimum
- * together. Named "merge" (no block of that name), the knob is no fusion knob and
- * the run ships 80 (the control); unbudgeted the probes find 68 either way. */
-static double fusion_pair_run(const char *fuse_name, long budget, long *evals)
+ * together. Not linked to the block (opts.fuses 0: a caller whose operators say
+ * nothing is merged), fuse_blk is no fusion knob and the run ships 80 (the control);
+ * unbudgeted the probes find 68 either way. */
+static double fusion_pair_run(int linked, long budget, long *evals)
 {
     int nv[] = {2, 2, 2, 2, 2};
     kw_synth s;
     kw_synth_init(&s, 5, nv, 1);
-    const char *names[5] = {"x", fuse_name, "blk.a", "blk.b", "y"};
+    const char *names[5] = {"x", "fuse_blk", "blk.a", "blk.b", "y"};
     const double w[5] = {-20.0, 2.0, 1.0, 10.0, 3.0};
     for (int k = 0; k < 5; k++) {
         snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
         s.w[k][1] = w[k];
     }
     kw_synth_pair(&s, 1, 1, 2, 1, 0.0, -15.0);
-    return budgeted_best(&s, budget, evals);
+    return budgeted_best_fused(&s, budget, 1, linked ? (1u << 2 | 1u << 3) : 0, evals);
 }
 
 Test(engine, a_fusion_knob_is_paired_with_the_block_it_fuses_within_a_small_budget)
 {
     long n;
-    double b = fusion_pair_run("fuse_blk", 0, &n);
+    double b = fusion_pair_run(1, 0, &n);
     cr_assert_float_eq(b, 68.0, 1e-9, "unbudgeted: shipped %g, not the optimum", b);
-    b = fusion_pair_run("fuse_blk", 8, &n);
+    b = fusion_pair_run(1, 8, &n);
     cr_assert_float_eq(b, 68.0, 1e-9, "8 evaluations: shipped %g, not the fusion pair", b);
     cr_assert_leq(n, 8);
-    b = fusion_pair_run("merge", 8, &n);
+    b = fusion_pair_run(0, 8, &n);
     cr_assert_float_eq(b, 80.0, 1e-9, "no fusion knob: shipped %g", b);
 }
 

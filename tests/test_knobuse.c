@@ -90,3 +90,64 @@ Test(knobuse, validate_warns_and_still_passes)
     cr_assert_null(strstr(r.err, "warning"), "%s", r.err);
     kw_tl_free(&r);
 }
+
+/* The knobs fuse_<knob> fuses (kw_knobuse_fuses, the search's fusion pairs) come
+ * from the block's operators, not from names: the default's attention block merges
+ * q, k and v (merge="qkv", the same K) tiled by group qkv, so fuse_qkv fuses exactly
+ * the space's qkv.* knobs. The same block with that tiling group renamed proj (a
+ * user's workload) keeps the link, now to the proj.* knobs; a rule by name
+ * (fuse_qkv with qkv.*) finds no knob there and links nothing. */
+static uint64_t group_knobs(const kw_knobspace *ks, const char *group)
+{
+    uint64_t m = 0;
+    size_t n = strlen(group);
+    for (int j = 0; j < ks->n_knobs; j++)
+        if (strncmp(ks->knobs[j].name, group, n) == 0 && ks->knobs[j].name[n] == '.')
+            m |= 1ULL << j;
+    return m;
+}
+
+Test(knobuse, fuse_qkv_fuses_the_group_of_the_qkv_gemms_whatever_its_name)
+{
+    kw_config *cfg = load("spaces/default.xml");
+    kw_knobspace *ks = &cfg->space.knobs;
+    int f = kw_knobs_find(ks, "fuse_qkv");
+    cr_assert_geq(f, 0);
+    uint64_t fuses[KW_KNOB_MAX];
+    kw_knobuse_fuses(fuses, cfg);
+    uint64_t qkv = group_knobs(ks, "qkv");
+    cr_assert_neq(qkv, 0, "the default tiles group qkv");
+    cr_assert_eq(fuses[f], qkv, "fuse_qkv fuses %#llx, the qkv.* knobs are %#llx",
+                 (unsigned long long)fuses[f], (unsigned long long)qkv);
+    for (int j = 0; j < ks->n_knobs; j++)
+        if (j != f)
+            cr_assert_eq(fuses[j], 0, "%s fuses nothing", ks->knobs[j].name);
+    /* rename the tiling group qkv to proj: in the block and in the space's knobs */
+    kw_block *b = NULL;
+    for (int i = 0; i < cfg->workload.n_blocks; i++)
+        if (strcmp(cfg->workload.blocks[i].name, cfg->space.block) == 0)
+            b = &cfg->workload.blocks[i];
+    cr_assert_not_null(b);
+    int merged = 0;
+    for (int i = 0; i < b->n_ops; i++)
+        if (strcmp(b->ops[i].group, "qkv") == 0) {
+            merged += strcmp(b->ops[i].merge, "qkv") == 0;
+            snprintf(b->ops[i].group, sizeof b->ops[i].group, "proj");
+        }
+    cr_assert_geq(merged, 2, "q, k and v carry merge=\"qkv\"");
+    for (int g = 0; g < b->n_groups; g++)
+        if (strcmp(b->groups[g], "qkv") == 0)
+            snprintf(b->groups[g], sizeof b->groups[g], "proj");
+    for (int j = 0; j < ks->n_knobs; j++)
+        if (qkv >> j & 1u) {
+            char field[KW_NAME_MAX];
+            snprintf(field, sizeof field, "%s", strchr(ks->knobs[j].name, '.') + 1);
+            snprintf(ks->knobs[j].name, sizeof ks->knobs[j].name, "proj.%s", field);
+        }
+    cr_assert_eq(group_knobs(ks, "qkv"), 0, "no knob is named qkv.* any more");
+    cr_assert_eq(group_knobs(ks, "proj"), qkv);
+    kw_knobuse_fuses(fuses, cfg);
+    cr_assert_eq(fuses[f], qkv, "fuse_qkv fuses %#llx, the proj.* knobs are %#llx",
+                 (unsigned long long)fuses[f], (unsigned long long)qkv);
+    kw_load_config_free(cfg);
+}

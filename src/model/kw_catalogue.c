@@ -238,6 +238,26 @@ static int kw_cat_count_merge(const kw_block *b, const char *merge, int same_k)
     return best;
 }
 
+/* The merge tag of the gemms a merge knob fuses (kw_cost.c: fuse_qkv merges the
+ * gemms with merge="qkv", fuse_gate_up those with merge="gate_up"), NULL for
+ * every other knob. */
+static const char *kw_cat_merge_tag(const kw_cat_knob *k)
+{
+    return k->id == KW_CAT_FUSE_QKV ? "qkv" : k->id == KW_CAT_FUSE_GATE_UP ? "gate_up" : NULL;
+}
+
+int kw_catalogue_fuses(const kw_cat_knob *k, const kw_block *b, const char *group)
+{
+    const char *tag = kw_cat_merge_tag(k);
+    if (!tag || !group || !kw_catalogue_uses(k, b, NULL))
+        return 0;
+    for (int i = 0; i < b->n_ops; i++)
+        if (b->ops[i].kind == KW_OP_GEMM && strcmp(b->ops[i].merge, tag) == 0 &&
+            strcmp(b->ops[i].group, group) == 0)
+            return 1;
+    return 0;
+}
+
 static int kw_cat_has(const kw_block *b, kw_op_kind kind)
 {
     for (int i = 0; i < b->n_ops; i++)
@@ -264,10 +284,8 @@ int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group
     case KW_CAT_LOOP_ORDER: case KW_CAT_DOUBLE_BUFFER: case KW_CAT_STAGES: case KW_CAT_SWIZZLE:
     case KW_CAT_CLUSTER:
         return group && kw_mapping_block_group(b, group) >= 0;
-    case KW_CAT_FUSE_QKV: /* kw_cost.c: merges gemms with merge="qkv" and equal K */
-        return kw_cat_count_merge(b, "qkv", 1) >= 2;
-    case KW_CAT_FUSE_GATE_UP: /* kw_cost.c: merges gemms with merge="gate_up" and equal K */
-        return kw_cat_count_merge(b, "gate_up", 1) >= 2;
+    case KW_CAT_FUSE_QKV: case KW_CAT_FUSE_GATE_UP: /* kw_cost.c: merges gemms of its tag, equal K */
+        return kw_cat_count_merge(b, kw_cat_merge_tag(k), 1) >= 2;
     case KW_CAT_FUSE_ATTENTION: case KW_CAT_SOFTMAX_PRECISION: /* kw_cost.c attention kernels */
     case KW_CAT_ATTENTION_SCHEDULE: case KW_CAT_KV_PAGE_TOKENS:
         return kw_cat_has(b, KW_OP_ATTENTION);

@@ -65,6 +65,11 @@ int kw_catalogue_value(const kw_cat_knob *k, const char *text, double *out);
  * For a per-group knob, group is the group's name. */
 int kw_catalogue_uses(const kw_cat_knob *k, const kw_block *b, const char *group);
 
+/* Does merge knob k (fuse_qkv, fuse_gate_up) fuse the gemms of b's tiling group
+ * `group`: b uses k and a gemm of that group carries k's merge tag, so the merged
+ * GEMM takes tiles from the knobs group.* (kw_cost.c). 0 for every other knob. */
+int kw_catalogue_fuses(const kw_cat_knob *k, const kw_block *b, const char *group);
+
 /* The valid values of k in words: "mnk|nmk|kmn" or "integer 1..65536". */
 void kw_catalogue_domain(char *buf, size_t size, const kw_cat_knob *k);
 

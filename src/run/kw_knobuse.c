@@ -60,14 +60,37 @@ static int kw_ku_only(const kw_knobspace *ks, const char *name, int value, int *
     return all;
 }
 
+/* The space's block in the workload, or NULL. */
+static const kw_block *kw_ku_block(const kw_config *cfg)
+{
+    for (int i = 0; i < cfg->workload.n_blocks; i++)
+        if (strcmp(cfg->workload.blocks[i].name, cfg->space.block) == 0)
+            return &cfg->workload.blocks[i];
+    return NULL;
+}
+
+void kw_knobuse_fuses(uint64_t *fuses, const kw_config *cfg)
+{
+    const kw_knobspace *ks = &cfg->space.knobs;
+    const kw_block *b = kw_ku_block(cfg);
+    memset(fuses, 0, KW_KNOB_MAX * sizeof *fuses);
+    for (int f = 0; b && f < ks->n_knobs && f < 64; f++) {
+        int gf = -1;
+        const kw_cat_knob *cf = kw_catalogue_find(ks->knobs[f].name, b, &gf);
+        for (int j = 0; cf && j < ks->n_knobs && j < 64; j++) {
+            int g = -1;
+            const kw_cat_knob *cj = kw_catalogue_find(ks->knobs[j].name, b, &g);
+            if (cj && cj->per_group && g >= 0 && kw_catalogue_fuses(cf, b, b->groups[g]))
+                fuses[f] |= 1ULL << j;
+        }
+    }
+}
+
 int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg)
 {
     const kw_space *sp = &cfg->space;
     const kw_knobspace *ks = &sp->knobs;
-    const kw_block *b = NULL;
-    for (int i = 0; i < cfg->workload.n_blocks; i++)
-        if (strcmp(cfg->workload.blocks[i].name, sp->block) == 0)
-            b = &cfg->workload.blocks[i];
+    const kw_block *b = kw_ku_block(cfg);
     if (!b)
         return kw_error_set(KW_EINPUT, "space '%s': block '%s' is not in the workload", sp->name,
                             sp->block);

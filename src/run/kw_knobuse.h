@@ -24,4 +24,11 @@ typedef struct kw_knobuse {
  * code when the space's block is not in the workload. */
 int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg);
 
+/* Which knobs each merge knob of cfg's space fuses (engine opts.fuses, search/kw_ofat.c's
+ * fusion pairs): bit j of fuses[f] is set when knob f (fuse_qkv, fuse_gate_up) merges the
+ * gemms of the tiling group whose knob j is (kw_catalogue_fuses: the block's gemms with
+ * f's merge tag, whatever their group is named). fuses has KW_KNOB_MAX entries; all 0
+ * when the space's block is not in the workload. */
+void kw_knobuse_fuses(uint64_t *fuses, const kw_config *cfg);
+
 #endif

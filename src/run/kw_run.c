@@ -698,6 +698,7 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     eo->screen = (int)o->screen;
     eo->estimate = !o->no_estimate;
     eo->frozen = frozen;
+    kw_knobuse_fuses(eo->fuses, r->cfg);
     eo->pair = o->no_pair ? 0 : o->pair > 0 ? o->pair : KW_PAIR_DEFAULT;
     return 0;
 }
@@ -771,6 +772,7 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     const char *est = kw_run_attr_get(r->j, KW_RUN_ESTIMATE);
     eo->estimate = est ? atoi(est) : 0;
     const char *fz = kw_run_attr_get(r->j, KW_RUN_FROZEN);
+    kw_knobuse_fuses(eo->fuses, r->cfg); /* from the inputs checked unchanged above */
     return kw_run_frozen_parse(&eo->frozen, fz ? fz : "", &h->space);
 }
 

@@ -60,6 +60,7 @@
 #include "kw_error.h"
 #include "kw_eval.h"
 #include "kw_journal.h"
+#include "kw_knobuse.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
 #include "kw_sim.h"
@@ -1226,6 +1227,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             o.min_effect_pct = cfg->space.min_effect_pct;
             o.n_shapes = 1;
             o.shapes = &s;
+            kw_knobuse_fuses(o.fuses, cfg);
             double rec, seen;
             long evals;
             /* no config passes every guard on this seed: there is no optimum to miss, so
