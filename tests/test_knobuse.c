@@ -142,7 +142,8 @@ Test(knobuse, fuse_qkv_fuses_the_group_of_the_qkv_gemms_whatever_its_name)
         if (qkv >> j & 1u) {
             char field[KW_NAME_MAX];
             snprintf(field, sizeof field, "%s", strchr(ks->knobs[j].name, '.') + 1);
-            snprintf(ks->knobs[j].name, sizeof ks->knobs[j].name, "proj.%s", field);
+            int n = snprintf(ks->knobs[j].name, sizeof ks->knobs[j].name, "proj.%s", field);
+            cr_assert(n > 0 && (size_t)n < sizeof ks->knobs[j].name, "proj.%s fits", field);
         }
     cr_assert_eq(group_knobs(ks, "qkv"), 0, "no knob is named qkv.* any more");
     cr_assert_eq(group_knobs(ks, "proj"), qkv);
