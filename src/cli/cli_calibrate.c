@@ -23,6 +23,7 @@
 #include "kw_calib_cpu.h"
 #include "kw_cli.h"
 #include "kw_load.h"
+#include "kw_runfolder.h"
 #include "kw_xml.h"
 
 #define KW_CAL_VERB "calibrate"
@@ -467,9 +468,7 @@ int kw_cli_calibrate(int argc, char **argv)
          * measured CSV itself, or the accelerator file read, with the result */
         const char *inputs[][2] = {{"--accel", accel}, {"--measured", csv}, {"--space", space}};
         for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
-            struct stat in;
-            if (inputs[i][1] && stat(inputs[i][1], &in) == 0 && in.st_dev == st.st_dev &&
-                in.st_ino == st.st_ino) {
+            if (kw_runfolder_is_file(&st, inputs[i][1])) {
                 fprintf(stderr, "knobwise calibrate: -o %s is the %s file itself: calibrate never "
                                 "replaces its inputs (give another name)\n", out, inputs[i][0]);
                 return 2;

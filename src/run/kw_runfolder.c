@@ -195,8 +195,7 @@ static int kw_rf_same(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* 1 when the existing file pst is the file at path p ("" or NULL: never) */
-static int kw_rf_is(const struct stat *pst, const char *p)
+int kw_runfolder_is_file(const struct stat *pst, const char *p)
 {
     struct stat st;
     return p && p[0] && stat(p, &st) == 0 && kw_rf_same(&st, pst);
@@ -218,19 +217,19 @@ int kw_runfolder_not_input(const char *path, const char *run_dir)
     const char *what = NULL, *file[4];
     for (int i = 0; i < 4; i++) {
         file[i] = kw_run_attr_get(j, given[i]);
-        if (!what && kw_rf_is(&pst, file[i]))
+        if (!what && kw_runfolder_is_file(&pst, file[i]))
             what = kw_run_attr_key(given[i]);
     }
     kw_config *c = NULL; /* and the files the space names, as the run resolved them */
     if (!what && file[0] && file[0][0] &&
         kw_load_config(&c, file[0], file[1] && file[1][0] ? file[1] : NULL,
                        file[2] && file[2][0] ? file[2] : NULL) == 0) {
-        if (kw_rf_is(&pst, c->space.accel_path))
+        if (kw_runfolder_is_file(&pst, c->space.accel_path))
             what = "accelerator";
-        else if (kw_rf_is(&pst, c->space.workload_path))
+        else if (kw_runfolder_is_file(&pst, c->space.workload_path))
             what = "workload";
         for (int i = 0; !what && i < c->workload.n_shapes; i++)
-            if (kw_rf_is(&pst, c->workload.shapes[i].trace))
+            if (kw_runfolder_is_file(&pst, c->workload.shapes[i].trace))
                 what = "a shape's trace";
     }
     kw_load_config_free(c);

@@ -14,6 +14,7 @@
  *   kw_runfolder_output    check a user-named output path (-o) before anything
  *                          is computed or written
  *   kw_runfolder_not_input is an existing path one of the files the run read?
+ *   kw_runfolder_is_file   is an existing file the file at a path (device, inode)?
  *
  * Design choice: the lock is an OFD lock (fcntl F_OFD_SETLK) on a lock file,
  * not flock() on the folder: a reader can test it (F_OFD_GETLK) without
@@ -27,6 +28,7 @@
 #define KW_RUNFOLDER_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* The run folder's layout: every file a run or a verb writes into it, by the
  * one name the writers and the readers use. */
@@ -88,5 +90,10 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
  * when run_dir holds no readable journal. kw_runfolder_output calls it; export
  * too. */
 int kw_runfolder_not_input(const char *path, const char *run_dir);
+
+/* 1 when the existing file pst (stat or lstat of it) is the file at path p, by
+ * device and inode, so ./x and hard links count ("" or NULL: never). Also
+ * calibrate's check that -o is none of its inputs. */
+int kw_runfolder_is_file(const struct stat *pst, const char *p);
 
 #endif
