@@ -141,6 +141,13 @@ typedef struct kw_ofat_probe {
      * passed, and the pair failed a guard too; g_repaired[k][v]: one such pair passed */
     uint8_t g_tried[KW_KNOB_MAX][KW_VALUE_MAX], g_repaired[KW_KNOB_MAX][KW_VALUE_MAX];
     uint8_t g_planned[KW_KNOB_MAX][KW_VALUE_MAX]; /* such pairs in this round's plan */
+    /* measured value pairs (kw_ofat_pair_recalls): the least ratio (as inter above) of
+     * each pair of two knob values measured from an incumbent, keyed by the two values
+     * and the incumbent's values of every knob outside other op blocks (the pair's own
+     * block or blocks and the block-less knobs); an open-addressed table, 0 = empty */
+    uint64_t *vp_key;
+    float *vp_r;
+    size_t vp_n, vp_cap;
     int pairs0;               /* plist index where parts (2) and (3) begin */
     int blk_end;              /* and where (2)'s pairs within one block end */
 } kw_ofat_probe;
@@ -1667,6 +1674,108 @@ static int kw_ofat_pair_bounded(const kw_eng *E, const kw_ofat_probe *pr, int ka
     return fa * fb / fx * r * (1.0 - KW_BOUND_MARGIN) >= fx * (1.0 - E->o.min_effect_pct / 100.0);
 }
 
+#define KW_RECALL_MARGIN 0.02 /* kw_ofat_pair_recalls: the value pair's least measured ratio
+                               * is shrunk by this share (over the default space's knob-count
+                               * sweep at 16 and 27 knobs, a value pair measured again in the
+                               * same context was at worst 0.9866 of its earlier least ratio
+                               * for one block's knobs, 0.9906 for a block-less knob with a
+                               * block's, 0.9673 for two block-less knobs; README) */
+#define KW_RECALL_CAP0 1024   /* first capacity of the value-pair table (a power of two) */
+
+/* The key of the pair of knob values ka=va, kb=vb from the incumbent s->pos: the two
+ * values and the incumbent's value of every knob that is block-less or in the block of
+ * ka or kb. Knobs of other op blocks are left out: their kernels' times add to the
+ * service time (kw_ofat_kernel_inter), so a change there moves the pair's figure and
+ * its two changes alone together. Never 0 (the table's empty slot). */
+static uint64_t kw_ofat_vpair_key(const kw_eng *E, const kw_shape *s, int ka, int va, int kb, int vb)
+{
+    const kw_knobspace *ks = E->ks;
+    if (ka > kb) {
+        int t = ka;
+        ka = kb;
+        kb = t;
+        t = va;
+        va = vb;
+        vb = t;
+    }
+    int head[4] = {ka, va, kb, vb};
+    uint64_t h = kw_mix_fnv1a(KW_FNV64_OFFSET, head, sizeof head);
+    for (int k = 0; k < ks->n_knobs; k++)
+        if (!kw_ofat_in_block(ks, k) || kw_ofat_same_block(ks, k, ka) || kw_ofat_same_block(ks, k, kb))
+            h = kw_mix_fnv1a(h, &s->pos.v[k], 1);
+    return h ? h : 1;
+}
+
+/* The slot of key in the value-pair table: where it is, or the empty slot it would
+ * take (the table is never full: kw_ofat_vpair_note grows it at half). */
+static size_t kw_ofat_vpair_slot(const kw_ofat_probe *pr, uint64_t key)
+{
+    size_t h = kw_mix_final(key) & (pr->vp_cap - 1);
+    while (pr->vp_key[h] && pr->vp_key[h] != key)
+        h = (h + 1) & (pr->vp_cap - 1);
+    return h;
+}
+
+/* Keep ratio r for key (the least of the ratios measured for it). */
+static int kw_ofat_vpair_note(kw_ofat_probe *pr, uint64_t key, float r)
+{
+    if (2 * (pr->vp_n + 1) > pr->vp_cap) {
+        kw_ofat_probe old = *pr;
+        size_t nc = pr->vp_cap ? 2 * pr->vp_cap : KW_RECALL_CAP0;
+        pr->vp_key = calloc(nc, sizeof *pr->vp_key);
+        pr->vp_r = malloc(nc * sizeof *pr->vp_r);
+        if (!pr->vp_key || !pr->vp_r) {
+            free(pr->vp_key);
+            free(pr->vp_r);
+            pr->vp_key = old.vp_key;
+            pr->vp_r = old.vp_r;
+            return kw_error_set(KW_ENOMEM, "out of memory learning probe pairs");
+        }
+        pr->vp_cap = nc;
+        for (size_t i = 0; i < old.vp_cap; i++)
+            if (old.vp_key[i]) {
+                size_t h = kw_ofat_vpair_slot(pr, old.vp_key[i]);
+                pr->vp_key[h] = old.vp_key[i];
+                pr->vp_r[h] = old.vp_r[i];
+            }
+        free(old.vp_key);
+        free(old.vp_r);
+    }
+    size_t h = kw_ofat_vpair_slot(pr, key);
+    if (!pr->vp_key[h]) {
+        pr->vp_key[h] = key;
+        pr->vp_r[h] = r;
+        pr->vp_n++;
+    } else if (r < pr->vp_r[h]) {
+        pr->vp_r[h] = r;
+    }
+    return 0;
+}
+
+/* A pair of two knob values measured before from an incumbent that differs from this
+ * one only in knobs of other op blocks (issue 18: one block's knobs are never cut by
+ * the knob-pair rules, their interaction being in the values, and their pairs were the
+ * fastest-growing part of the probes, 380 -> 1,683 evaluations from 16 to 27 knobs on
+ * the default space, none of them a gain; each new local optimum pairs the same values
+ * again). That pair's least measured ratio (kw_ofat_probe_learn) stands for this one:
+ * 1 when the forecast fa fb / fx times it, less KW_RECALL_MARGIN, cannot gain the
+ * minimum effect. Two block-less knobs are left to their own 3 measured pairs
+ * (kw_ofat_pair_composes: max_batch x batch_timeout_us; their value pairs moved most,
+ * 0.9673); nor in a restart's probes; off with the screening (--no-estimate). */
+static int kw_ofat_pair_recalls(const kw_eng *E, const kw_shape *s, const kw_ofat_probe *pr, int ka,
+                                int va, double fa, int kb, int vb, double fb, double fx)
+{
+    if (!E->o.estimate || pr->ban_knob >= 0 || pr->vp_n == 0 ||
+        (!kw_ofat_in_block(E->ks, ka) && !kw_ofat_in_block(E->ks, kb)) || !isfinite(fa) ||
+        !isfinite(fb) || !isfinite(fx) || fx <= 0)
+        return 0;
+    size_t h = kw_ofat_vpair_slot(pr, kw_ofat_vpair_key(E, s, ka, va, kb, vb));
+    if (!pr->vp_key[h])
+        return 0;
+    return fa * fb / fx * pr->vp_r[h] * (1.0 - KW_RECALL_MARGIN) >=
+           fx * (1.0 - E->o.min_effect_pct / 100.0);
+}
+
 static int kw_ofat_plist_push(kw_eng *E, kw_ofat_probe *pr, const kw_cand *c, int group)
 {
     if (pr->ban_knob >= 0 && c->v[pr->ban_knob] == pr->ban_value)
@@ -1994,8 +2103,10 @@ static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
     kw_engine_stats_c(E, s, &s->pos, &fx);
     if (!(fx.n == E->reps && fx.ok))
         return 0;
+    const kw_cand *c = &pr->plist[at].cand;
     return kw_ofat_pair_composes(E, pr, ka, fa.mean, kb, fb.mean, fx.mean) ||
-           kw_ofat_pair_bounded(E, pr, ka, fa.mean, kb, fb.mean, fx.mean);
+           kw_ofat_pair_bounded(E, pr, ka, fa.mean, kb, fb.mean, fx.mean) ||
+           kw_ofat_pair_recalls(E, s, pr, ka, c->v[ka], fa.mean, kb, c->v[kb], fb.mean, fx.mean);
 }
 
 /* The forecast of a probe pair item from full evaluations (noiseless): its two
@@ -2186,13 +2297,13 @@ static int kw_ofat_repair_excursion(kw_eng *E, kw_shape *s)
  * item of group g (not a repair) is first[g] plus one change of another knob; when
  * the incumbent, both changes alone and the pair pass every guard, its ratio to the
  * product of the changes alone (kw_ofat_pair_composes). */
-static void kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
+static int kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
 {
     kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
     kw_cst fx;
     kw_engine_stats_c(E, s, &s->pos, &fx);
     if (!(fx.n == E->reps && fx.ok && isfinite(fx.mean) && fx.mean > 0))
-        return;
+        return 0;
     for (int i = 0; i < s->n_items; i++) {
         const kw_item *it = &s->items[i];
         int ka, kb, gk, gv;
@@ -2213,6 +2324,9 @@ static void kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
               isfinite(fp.mean) && fa.mean > 0 && fb.mean > 0))
             continue;
         float r = (float)(fp.mean * fx.mean / (fa.mean * fb.mean));
+        if (E->o.estimate &&
+            kw_ofat_vpair_note(pr, kw_ofat_vpair_key(E, s, ka, it->cand.v[ka], kb, it->cand.v[kb]), r) != 0)
+            return -1;
         for (int t = 0; t < 2; t++) {
             int a = t ? kb : ka, b = t ? ka : kb;
             if (pr->n_inter[a][b] == 0 || r < pr->inter[a][b])
@@ -2222,6 +2336,7 @@ static void kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
         }
     }
     kw_error_clear();
+    return 0;
 }
 
 static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
@@ -2233,7 +2348,9 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
     const kw_cand *refc = restart ? &o->main.restart_from : &s->pos;
     kw_engine_stats_c(E, s, refc, &inc);
     kw_cand start = s->pos;
-    kw_ofat_probe_learn(E, s);
+    int rc0 = kw_ofat_probe_learn(E, s);
+    if (rc0 != 0)
+        return rc0;
     int m = kw_ofat_count_evaluated(s);
     int win = kw_ofat_judge_items(E, s, refc, &inc, restart ? "restart pair vs the best: "
                                                             : "pair vs incumbent: ", m, v);
@@ -2930,6 +3047,8 @@ static void kw_ofat_free(kw_shape *s)
     if (!o)
         return;
     free(o->probe.plist);
+    free(o->probe.vp_key);
+    free(o->probe.vp_r);
     free(o->settle.seen);
     free(o);
     s->st = NULL;
