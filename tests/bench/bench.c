@@ -30,6 +30,8 @@
  *
  * Not a test: nothing here asserts; the verdict column compares with the
  * targets of issues 3-6 and says PASS or MISS.
+ * KW_BENCH_KEEP=1 keeps the engine runs' journals (growth, quality) and names them on
+ * stderr (tests/bench/journal_rounds.py counts where their evaluations go).
  * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate]
  *              [--space NAME] [--quick]   (--space small: only spaces/validate_small.xml; a glob)
  *        bench --loop cost|sim|full N   (the fixed-work loops callgrind runs)
@@ -899,7 +901,10 @@ static int kw_bench_engine(kw_journal **j, double *wall_s, kw_bench *b, const kw
         rc = kw_journal_load(j, path);
     if (rc != 0)
         fprintf(stderr, "bench: engine (%s): %s\n", tag, kw_error_last());
-    unlink(path);
+    if (getenv("KW_BENCH_KEEP"))
+        fprintf(stderr, "bench: journal kept: %s\n", path); /* tests/bench/journal_rounds.py */
+    else
+        unlink(path);
     return rc;
 }
 
