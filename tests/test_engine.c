@@ -1456,7 +1456,10 @@ Test(engine, noisy_round_is_journalled_repetition_major)
  * screening on or off, where the baseline (100) is the optimum: asserts the shipped
  * result is the baseline unchanged and returns the journal (the probes' pairs are in
  * it); dir holds the run for kw_synth_rmdir. */
-static kw_journal *run_baseline_optimum(kw_synth *s, int estimate, char *dir, size_t dn)
+/* One shape of S tuned without a tabu excursion (estimate: the screening on or off):
+ * the loaded journal, *best its shipped primary, *changes the knobs it changed. */
+static kw_journal *run_no_tabu(kw_synth *s, int estimate, char *dir, size_t dn, double *best,
+                               int *changes)
 {
     kw_engine_opts o = opts_for(1);
     o.tabu = 0;
@@ -1465,9 +1468,19 @@ static kw_journal *run_baseline_optimum(kw_synth *s, int estimate, char *dir, si
     kw_journal *j = run_load(s, &o, dir, dn, jp, sizeof jp, NULL);
     kw_jresult r;
     kw_journal_shape_result(&r, j, 0);
-    cr_assert_float_eq(r.best_primary, 100.0, 1e-9, "the baseline is the optimum");
-    cr_assert_eq(r.n_changes, 0);
+    *best = r.best_primary;
+    *changes = r.n_changes;
     kw_journal_result_clear(&r);
+    return j;
+}
+
+static kw_journal *run_baseline_optimum(kw_synth *s, int estimate, char *dir, size_t dn)
+{
+    double best;
+    int changes;
+    kw_journal *j = run_no_tabu(s, estimate, dir, dn, &best, &changes);
+    cr_assert_float_eq(best, 100.0, 1e-9, "the baseline is the optimum");
+    cr_assert_eq(changes, 0);
     return j;
 }
 
@@ -1620,14 +1633,11 @@ static int block_pairs_at_second_optimum(int other_block)
         for (int v = 1; v < 4; v++)
             s.w[k][v] = 10.0 * v;
     kw_synth_pair(&s, 2, 1, 3, 1, 5.0, -30.0);
-    kw_engine_opts o = opts_for(1);
-    o.tabu = 0;
-    char dir[64], jp[96];
-    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    kw_jresult r;
-    kw_journal_shape_result(&r, j, 0);
-    cr_assert_float_eq(r.best_primary, 70.0, 1e-9, "x + y is the optimum");
-    kw_journal_result_clear(&r);
+    char dir[64];
+    double best;
+    int changes;
+    kw_journal *j = run_no_tabu(&s, 1, dir, sizeof dir, &best, &changes);
+    cr_assert_float_eq(best, 70.0, 1e-9, "x + y is the optimum");
     int n = 0;
     for (size_t i = 0; i < j->n_evals; i++) {
         const kw_cand *c = &j->evals[i].cand;
