@@ -129,6 +129,62 @@ Test(runfolder, report_and_recommend_refuse_the_runs_own_files)
     kw_tl_rmrf(dir);
 }
 
+/* A run folder's own files are never an output, whatever run the verb read
+ * and --force or not: probe and calibrate read no run (probe -o RUN/journal
+ * --force replaced the journal with an accelerator file, calibrate too), and
+ * report of one run wrote over another run's journal. The check is the one
+ * of every -o (kw_runfolder_output): a folder holding a journal is a run. */
+Test(runfolder, no_output_replaces_a_run_folders_own_files)
+{
+    char *dir = kw_rf_run();
+    char space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", space, "--budget", "10", "--out",
+                                          "other", "--quiet"));
+    char jp[4300], rp[4300], ap[4300], mp[4300], link_p[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    snprintf(rp, sizeof rp, "%s/run/results.xml", dir);
+    snprintf(ap, sizeof ap, "%s/spaces/accel/h100.xml", kw_tl_src());
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    size_t nj, nr;
+    char *journal = kw_rf_slurp(jp, &nj), *results = kw_rf_slurp(rp, &nr);
+    int run_entries;
+    snprintf(link_p, sizeof link_p, "%s/run", dir);
+    run_entries = kw_tl_entries(link_p);
+    static const char *const outs[] = {"run/journal", "run/./results.xml", "run/ranked.csv",
+                                       "run/report.html", "run/.lock"};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        const char *base = strrchr(outs[i], '/') + 1;
+        kw_rf_expect(dir, 2, base, KW_RF_ARGS("probe", "--quick", "-o", outs[i], "--force"));
+        kw_rf_expect(dir, 2, base, KW_RF_ARGS("calibrate", "--accel", ap, "--measured", mp, "-o",
+                                              outs[i], "--force"));
+        kw_rf_expect(dir, 2, base, KW_RF_ARGS("report", "other", "-o", outs[i], "--force",
+                                              "--no-portability"));
+        kw_rf_expect(dir, 2, base, KW_RF_ARGS("recommend", "other", "--all", "-o", outs[i],
+                                              "--force"));
+        kw_rf_expect(dir, 2, base, KW_RF_ARGS("export", "other", "--format", "json", "-o",
+                                              outs[i], "--force"));
+    }
+    /* a hard link to a run's journal in the run folder is its journal */
+    snprintf(link_p, sizeof link_p, "%s/run/j2", dir);
+    cr_assert_eq(link(jp, link_p), 0);
+    kw_rf_expect(dir, 2, "journal", KW_RF_ARGS("probe", "--quick", "-o", "run/j2", "--force"));
+    cr_assert_eq(unlink(link_p), 0);
+    size_t n;
+    char *now = kw_rf_slurp(jp, &n);
+    cr_assert(n == nj && memcmp(now, journal, n) == 0, "the journal changed");
+    free(now);
+    now = kw_rf_slurp(rp, &n);
+    cr_assert(n == nr && memcmp(now, results, n) == 0, "results.xml changed");
+    free(now);
+    free(journal);
+    free(results);
+    snprintf(link_p, sizeof link_p, "%s/run", dir);
+    cr_assert_eq(kw_tl_entries(link_p), run_entries, "something was written into the run");
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_tl_rmrf(dir);
+}
+
 Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
 {
     char *dir = kw_rf_run();

@@ -2,8 +2,9 @@
  * the accelerator's rate parameters to measured kernel times (kw_calib.c) and
  * write a calibrated accelerator file.
  *
- * Order of work: every input is read and checked, and OUT is checked (absent,
- * or a regular file with --force), before the fit; the fit must succeed and
+ * Order of work: every input is read and checked, and OUT is checked (none of
+ * the inputs, then the one check of every -o, kw_runfolder_output: absent, or
+ * a regular file with --force, never a run folder's own file), before the fit; the fit must succeed and
  * be determined before anything is written; the file is written through
  * libxml2 (the input document, its rates changed, each changed figure's
  * source saying "fitted to CSV") by kw_xml_save_atomic (temp file, fsync,
@@ -457,32 +458,21 @@ int kw_cli_calibrate(int argc, char **argv)
         return kw_cli_usage_error(KW_CAL_VERB, "unexpected argument '%s'", argv[optind]);
     if (!accel || !csv || !out)
         return kw_cli_usage_error(KW_CAL_VERB, "--accel, --measured and -o are all required");
+    /* by device and inode (a hard link, ./x count): --force replaced the
+     * measured CSV itself, or the accelerator file read, with the result */
     struct stat st;
-    if (lstat(out, &st) == 0) {
-        if (!S_ISREG(st.st_mode)) {
-            fprintf(stderr, "knobwise calibrate: %s exists and is not a regular file: refusing to "
-                            "write it\n", out);
+    const char *inputs[][2] = {{"--accel", accel}, {"--measured", csv}, {"--space", space}};
+    for (size_t i = 0; lstat(out, &st) == 0 && i < sizeof inputs / sizeof inputs[0]; i++) {
+        if (kw_runfolder_is_file(&st, inputs[i][1])) {
+            fprintf(stderr, "knobwise calibrate: -o %s is the %s file itself: calibrate never "
+                            "replaces its inputs (give another name)\n", out, inputs[i][0]);
             return 2;
         }
-        /* by device and inode (a hard link, ./x count): --force replaced the
-         * measured CSV itself, or the accelerator file read, with the result */
-        const char *inputs[][2] = {{"--accel", accel}, {"--measured", csv}, {"--space", space}};
-        for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
-            if (kw_runfolder_is_file(&st, inputs[i][1])) {
-                fprintf(stderr, "knobwise calibrate: -o %s is the %s file itself: calibrate never "
-                                "replaces its inputs (give another name)\n", out, inputs[i][0]);
-                return 2;
-            }
-        }
-        if (!force) {
-            fprintf(stderr, "knobwise calibrate: %s exists: refusing to replace it (--force to "
-                            "replace)\n", out);
-            return 2;
-        }
-    } else if (errno != ENOENT) {
-        fprintf(stderr, "knobwise calibrate: %s: %s\n", out, strerror(errno));
-        return 2;
     }
+    /* the one check of every -o: not a regular file, a run folder's own files */
+    char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
+    if (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, force) != 0)
+        return kw_cli_fail(KW_CAL_VERB, KW_EINPUT);
     if (space)
         return kw_cal_cpu(space, accel, csv, out);
     kw_accel *a = malloc(sizeof *a);

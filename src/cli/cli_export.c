@@ -51,12 +51,6 @@
 /* num_stages for double_buffer off / on (see the file comment). */
 #define KW_EXPORT_STAGES_SINGLE 1
 #define KW_EXPORT_STAGES_DOUBLE 2
-/* Files a run folder holds that an export must never replace. */
-static const char *const kw_export_run_files[] = {
-    KW_RUNFOLDER_JOURNAL_NAME, KW_RUNFOLDER_RESULTS_XML,     KW_RUNFOLDER_RANKED_CSV,
-    KW_RUNFOLDER_AUDIT_CSV,    KW_RUNFOLDER_PORTABILITY_CSV, KW_RUNFOLDER_MAPPINGS_CSV,
-    KW_RUNFOLDER_REPORT_HTML};
-
 static void kw_export_help(void)
 {
     printf("usage: knobwise export RUN --format json|c-header [-o FILE] [--force]\n\n"
@@ -437,68 +431,19 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
 
 /* ---- the output path -------------------------------------------------------------------- */
 
-/* Split -o into folder and name and refuse what must not be written (exit 2). */
-static int kw_export_check_out(char *dir, size_t dsize, char *name, size_t nsize, const char *out,
-                               const char *run, int force)
+/* The run folder of RUN: RUN itself, or the folder of the file RUN names. */
+static void kw_export_run_dir(char *rdir, size_t size, const char *run)
 {
-    const char *slash = strrchr(out, '/');
-    if (slash) {
-        snprintf(dir, dsize, "%.*s", (int)(slash - out), out);
-        snprintf(name, nsize, "%s", slash + 1);
-        if (dir[0] == '\0')
-            snprintf(dir, dsize, "/");
-    } else {
-        snprintf(dir, dsize, ".");
-        snprintf(name, nsize, "%s", out);
-    }
-    if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return kw_cli_usage_error("export", "-o %s is not a file name", out);
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "knobwise export: -o %s: folder %s does not exist\n", out, dir);
-        return 2;
-    }
-    /* the run folder: RUN itself, or the folder of the file RUN names */
-    char rdir[PATH_MAX], rreal[PATH_MAX], dreal[PATH_MAX];
     if (stat(run, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(rdir, sizeof rdir, "%s", run);
+        snprintf(rdir, size, "%s", run);
     } else {
         const char *rs = strrchr(run, '/');
         if (rs)
-            snprintf(rdir, sizeof rdir, "%.*s", rs == run ? 1 : (int)(rs - run), run);
+            snprintf(rdir, size, "%.*s", rs == run ? 1 : (int)(rs - run), run);
         else
-            snprintf(rdir, sizeof rdir, ".");
+            snprintf(rdir, size, ".");
     }
-    int in_run = realpath(rdir, rreal) && realpath(dir, dreal) && strcmp(rreal, dreal) == 0;
-    if (lstat(out, &st) == 0) {
-        if (!S_ISREG(st.st_mode)) {
-            fprintf(stderr, "knobwise export: -o %s: exists and is not a regular file\n", out);
-            return 2;
-        }
-        if (in_run) {
-            fprintf(stderr, "knobwise export: -o %s: a file of the run folder itself; an export "
-                            "never replaces one (give another name)\n",
-                    out);
-            return 2;
-        }
-        if (kw_runfolder_not_input(out, rdir) != 0) {
-            fprintf(stderr, "knobwise export: %s\n", kw_error_last());
-            return 2;
-        }
-        if (!force) {
-            fprintf(stderr, "knobwise export: -o %s: exists (--force replaces it)\n", out);
-            return 2;
-        }
-    } else if (in_run) {
-        for (size_t i = 0; i < sizeof kw_export_run_files / sizeof kw_export_run_files[0]; i++)
-            if (strcmp(name, kw_export_run_files[i]) == 0) {
-                fprintf(stderr, "knobwise export: -o %s: a name the run folder uses for its own "
-                                "files (give another name)\n",
-                        out);
-                return 2;
-            }
-    }
-    return 0;
 }
 
 int kw_cli_export(int argc, char **argv)
@@ -529,10 +474,13 @@ int kw_cli_export(int argc, char **argv)
     if (!json && strcmp(format, "c-header") != 0)
         return kw_cli_usage_error("export", "--format takes json or c-header, not '%s'", format);
     const char *run = argv[optind];
-    char dir[PATH_MAX], name[PATH_MAX];
+    char dir[PATH_MAX], name[PATH_MAX], rdir[PATH_MAX];
+    kw_export_run_dir(rdir, sizeof rdir, run);
+    /* the one check of every -o, before the run is read; no own name: an
+     * export replaces none of the run folder's files */
+    if (out && kw_runfolder_output(dir, sizeof dir, name, sizeof name, out, rdir, NULL, force) != 0)
+        return kw_cli_fail("export", KW_EINPUT);
     int status;
-    if (out && (status = kw_export_check_out(dir, sizeof dir, name, sizeof name, out, run, force)) != 0)
-        return status;
 
     knobwise_table *t = NULL;
     int rc = knobwise_table_open(&t, run);

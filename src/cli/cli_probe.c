@@ -3,13 +3,12 @@
  * validated against spaces/accelerator.xsd before anything is written.
  *
  * The output is checked before a single loop is timed (the measurement takes
- * seconds): an existing FILE is refused without --force (exit 2, the file
- * untouched), anything that is not a regular file is refused even with it
- * (rename over a device would replace the device), and its folder must
- * exist. The file is written through temp + fsync + rename
+ * seconds) by the one check of every -o (kw_runfolder_output): an existing
+ * FILE is refused without --force (exit 2, the file untouched); anything that
+ * is not a regular file, and a run folder's own files or inputs
+ * (RUN/journal), are refused even with it; its folder must exist. The file is written through temp + fsync + rename
  * (kw_xml_save_atomic); without -o the document goes to stdout. */
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "kw_cli.h"
 #include "kw_probe.h"
+#include "kw_runfolder.h"
 #include "kw_xml.h"
 
 static void kw_probe_help(void)
@@ -33,28 +33,6 @@ static void kw_probe_help(void)
            "  --force     replace an existing FILE\n"
            "  --name N    the accelerator's name (default cpu_host)\n"
            "  --quick     short timings (rough figures; for tests)\n");
-}
-
-/* 0 when path may be written, else a usage error (exit 2). */
-static int kw_probe_check_out(const char *path, int force)
-{
-    struct stat st;
-    if (path[0] == '\0')
-        return kw_cli_usage_error("probe", "-o needs a file name");
-    if (lstat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode))
-            return kw_cli_usage_error("probe", "-o %s: exists and is not a regular file", path);
-        if (!force)
-            return kw_cli_usage_error("probe", "-o %s: exists (--force replaces it)", path);
-    }
-    char *copy = strdup(path);
-    if (!copy)
-        return kw_cli_usage_error("probe", "out of memory");
-    const char *dir = dirname(copy);
-    int ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK) == 0;
-    int status = ok ? 0 : kw_cli_usage_error("probe", "-o %s: folder %s does not exist or is not writable", path, dir);
-    free(copy);
-    return status;
 }
 
 int kw_cli_probe(int argc, char **argv)
@@ -85,8 +63,10 @@ int kw_cli_probe(int argc, char **argv)
         return kw_cli_usage_error("probe", "--name %s: a letter or _ then letters, digits, _ or - "
                                            "(at most 63)", name);
     int status;
-    if (out && (status = kw_probe_check_out(out, force)) != 0)
-        return status;
+    char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
+    if (out && kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL,
+                                   force) != 0)
+        return kw_cli_fail("probe", KW_EINPUT);
 
     kw_probe_opts po = {.quick = quick, .name = name, .sysfs_cpu = getenv("KW_PROBE_SYSFS")};
     kw_probe_result r;

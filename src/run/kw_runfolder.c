@@ -201,7 +201,13 @@ int kw_runfolder_is_file(const struct stat *pst, const char *p)
     return p && p[0] && stat(p, &st) == 0 && kw_rf_same(&st, pst);
 }
 
-int kw_runfolder_not_input(const char *path, const char *run_dir)
+/* KW_EINPUT ("-o PATH: is an input of the run (space); ...") when the existing
+ * regular file path is one the run in run_dir read: its space, accelerator,
+ * workload or --trace as the journal records them, or a file the space names
+ * (its accelerator, workload, a shape's trace); --force never replaces one
+ * (it did: the run could then neither resume nor verify). 0 otherwise, also
+ * when run_dir holds no readable journal. */
+static int kw_rf_not_input(const char *path, const char *run_dir)
 {
     struct stat pst;
     char jp[KW_PATH_MAX + 32];
@@ -241,6 +247,43 @@ int kw_runfolder_not_input(const char *path, const char *run_dir)
     return 0;
 }
 
+/* 1 when folder dir is a run folder: it holds a journal or a lock file (a run
+ * cut before its first record, or with its journal torn, is still a run). */
+static int kw_rf_is_run(const char *dir)
+{
+    char p[KW_PATH_MAX + 32];
+    struct stat st;
+    int is = (kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_JOURNAL_NAME) == 0 &&
+              lstat(p, &st) == 0) ||
+             (kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_LOCK_NAME) == 0 &&
+              lstat(p, &st) == 0);
+    kw_error_clear();
+    return is;
+}
+
+/* KW_EINPUT when the output name (in folder dir_out; pst its lstat when it
+ * exists, else NULL) is one of run folder run's own files, except own_name:
+ * by name when the output's folder is run's (in_run), else by identity. */
+static int kw_rf_not_own(const char *path, const char *name, const struct stat *pst,
+                         const char *run, int in_run, const char *own_name)
+{
+    for (size_t i = 0; i < KW_RF_N_RUN_FILES; i++) {
+        const char *f = kw_rf_run_files[i];
+        if (own_name && strcmp(f, own_name) == 0)
+            continue;
+        char fp[KW_PATH_MAX + 32];
+        struct stat fst;
+        int hit = in_run && strcmp(name, f) == 0;
+        if (!hit && pst && kw_runfolder_join(fp, sizeof fp, run, f) == 0 && lstat(fp, &fst) == 0)
+            hit = kw_rf_same(&fst, pst);
+        kw_error_clear();
+        if (hit)
+            return kw_error_set(KW_EINPUT, "-o %s: is the run's own %s (run folder %s); "
+                                "refusing to overwrite it, --force or not", path, f, run);
+    }
+    return 0;
+}
+
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                         const char *path, const char *run_dir, const char *own_name, int force)
 {
@@ -269,26 +312,22 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
     if (exists && !S_ISREG(pst.st_mode))
         return kw_error_set(KW_EINPUT, "-o %s: is not a regular file (a device, FIFO or socket "
                             "is never replaced)", path);
-    /* one of the run's own files: by identity when it exists, else by folder + name */
+    if (stat(dir_out, &dst) != 0 || !S_ISDIR(dst.st_mode) || access(dir_out, W_OK) != 0)
+        return kw_error_set(KW_EINPUT, "-o %s: folder %s does not exist or is not writable", path,
+                            dir_out);
+    /* one of the run's own files: by identity when it exists, else by folder +
+     * name; the run read (run_dir), and any run whose folder the output is in
+     * (probe and calibrate read no run, but -o RUN/journal is still a journal) */
     struct stat rst;
-    int in_run = run_dir && stat(dir_out, &dst) == 0 && stat(run_dir, &rst) == 0 &&
-                 kw_rf_same(&dst, &rst);
-    for (size_t i = 0; run_dir && i < KW_RF_N_RUN_FILES; i++) {
-        const char *f = kw_rf_run_files[i];
-        if (own_name && strcmp(f, own_name) == 0)
-            continue;
-        char fp[KW_PATH_MAX + 32];
-        struct stat fst;
-        int hit = in_run && strcmp(name, f) == 0;
-        if (!hit && exists && kw_runfolder_join(fp, sizeof fp, run_dir, f) == 0 &&
-            lstat(fp, &fst) == 0)
-            hit = kw_rf_same(&fst, &pst);
-        kw_error_clear();
-        if (hit)
-            return kw_error_set(KW_EINPUT, "-o %s: is the run's own %s; refusing to overwrite it",
-                                path, f);
-    }
-    if (exists && kw_runfolder_not_input(path, run_dir) != 0)
+    int in_run = run_dir && stat(run_dir, &rst) == 0 && kw_rf_same(&dst, &rst);
+    if (run_dir && kw_rf_not_own(path, name, exists ? &pst : NULL, run_dir, in_run, own_name) != 0)
+        return KW_EINPUT;
+    int other_run = !in_run && kw_rf_is_run(dir_out);
+    if (other_run && kw_rf_not_own(path, name, exists ? &pst : NULL, dir_out, 1, NULL) != 0)
+        return KW_EINPUT;
+    if (exists && kw_rf_not_input(path, run_dir) != 0)
+        return KW_EINPUT;
+    if (exists && other_run && kw_rf_not_input(path, dir_out) != 0)
         return KW_EINPUT;
     if (exists && !force)
         return kw_error_set(KW_EINPUT, "-o %s: exists; give --force to replace it", path);

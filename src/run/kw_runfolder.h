@@ -13,7 +13,6 @@
  *                          write and rename left (under the lock only)
  *   kw_runfolder_output    check a user-named output path (-o) before anything
  *                          is computed or written
- *   kw_runfolder_not_input is an existing path one of the files the run read?
  *   kw_runfolder_is_file   is an existing file the file at a path (device, inode)?
  *
  * Design choice: the lock is an OFD lock (fcntl F_OFD_SETLK) on a lock file,
@@ -69,27 +68,25 @@ int kw_runfolder_writer(const char *dir, long *pid);
 int kw_runfolder_sweep(const char *dir, int *removed);
 
 /* The user named path (-o PATH) as the output of a verb reading run folder
- * run_dir (NULL when none). Refused with KW_EINPUT (exit 2) when path
+ * run_dir (NULL when none: probe, calibrate). The one check of every -o
+ * (report, recommend --all, export, probe, calibrate). Refused with KW_EINPUT
+ * (exit 2) when path
  *   - is empty or ends in '/', or does not fit (dir_out/name_out),
  *   - exists and is not a regular file (a folder, a FIFO, a device, a
  *     symbolic link: rename() would replace the link or the device itself),
+ *   - is in a folder that does not exist or is not writable,
  *   - is one of the run's own files (the journal, the lock, the result files,
  *     compared by device and inode, so RUN/./journal and hard links count),
  *     except own_name (the verb's own file in the run folder, e.g. report.html),
- *   - is an input of the run (kw_runfolder_not_input),
+ *   - is one of the own files of the run folder it is in, whatever run the
+ *     verb read (a folder holding a journal or a .lock is a run folder:
+ *     `probe -o RUN/journal --force` replaced a run's journal),
+ *   - is an input of the run, or of the run folder it is in
+ *     (the journal's space, accelerator, workload, traces),
  *   - exists and force is 0.
  * On success dir_out/name_out hold the folder and the file name to commit. */
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                         const char *path, const char *run_dir, const char *own_name, int force);
-
-/* KW_EINPUT ("-o PATH: is an input of the run (space); ...") when the existing
- * regular file path is one the run in run_dir read: its space, accelerator,
- * workload or --trace as the journal records them, or a file the space names
- * (its accelerator, workload, a shape's trace); --force never replaces one
- * (it did: the run could then neither resume nor verify). 0 otherwise, also
- * when run_dir holds no readable journal. kw_runfolder_output calls it; export
- * too. */
-int kw_runfolder_not_input(const char *path, const char *run_dir);
 
 /* 1 when the existing file pst (stat or lstat of it) is the file at path p, by
  * device and inode, so ./x and hard links count ("" or NULL: never). Also
