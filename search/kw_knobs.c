@@ -20,18 +20,28 @@ void kw_knobs_cand_baseline(kw_cand *out, const kw_knobspace *ks)
         out->v[i] = (uint8_t)ks->knobs[i].baseline;
 }
 
-uint64_t kw_knobs_cand_id(const kw_knobspace *ks, const kw_cand *c)
+uint64_t kw_knobs_id_text(int n, const char *const *names, const char *const *values)
 {
     uint64_t h = KW_FNV64_OFFSET;
-    for (int i = 0; i < ks->n_knobs; i++) {
-        const kw_knob *k = &ks->knobs[i];
-        int v = c->v[i] < k->n_values ? c->v[i] : 0;
-        h = kw_mix_fnv1a_str(h, k->name);
+    for (int i = 0; i < n; i++) {
+        h = kw_mix_fnv1a_str(h, names[i]);
         h = kw_mix_fnv1a_str(h, "=");
-        h = kw_mix_fnv1a_str(h, k->values[v]);
+        h = kw_mix_fnv1a_str(h, values[i]);
         h = kw_mix_fnv1a_str(h, ";");
     }
     return h;
+}
+
+uint64_t kw_knobs_cand_id(const kw_knobspace *ks, const kw_cand *c)
+{
+    const char *names[KW_KNOB_MAX], *values[KW_KNOB_MAX];
+    int n = ks->n_knobs < KW_KNOB_MAX ? ks->n_knobs : KW_KNOB_MAX;
+    for (int i = 0; i < n; i++) {
+        const kw_knob *k = &ks->knobs[i];
+        names[i] = k->name;
+        values[i] = k->values[c->v[i] < k->n_values ? c->v[i] : 0];
+    }
+    return kw_knobs_id_text(n, names, values);
 }
 
 int kw_knobs_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b)

@@ -110,6 +110,9 @@ typedef struct kw_evaluator {
 void kw_knobs_cand_baseline(kw_cand *out, const kw_knobspace *ks);
 /* Stable 64-bit id of a candidate: FNV-1a over "name=value;" in knob order. */
 uint64_t kw_knobs_cand_id(const kw_knobspace *ks, const kw_cand *c);
+/* The same id of n knobs given by name and value text (the one home of the id
+ * rule; `knobwise export` checks a file's config_id against its values). */
+uint64_t kw_knobs_id_text(int n, const char *const *names, const char *const *values);
 /* Number of knobs whose value differs between a and b. */
 int kw_knobs_cand_distance(const kw_knobspace *ks, const kw_cand *a, const kw_cand *b);
 /* Index of the first constraint c violates, or -1. */

@@ -377,3 +377,99 @@ Test(export, bad_input_exits_2_and_writes_nothing)
     cr_expect_eq(st, 2, "%s", out);
     free(out);
 }
+
+/* text with the span [from, to) replaced by with (a new string). */
+static char *kw_t_splice(const char *text, const char *from, const char *to, const char *with)
+{
+    size_t a = (size_t)(from - text), w = strlen(with), rest = strlen(to);
+    char *s = malloc(a + w + rest + 1);
+    cr_assert(s != NULL);
+    memcpy(s, text, a);
+    memcpy(s + a, with, w);
+    memcpy(s + a + w, to, rest + 1);
+    return s;
+}
+
+static int kw_t_line_of(const char *text, const char *at)
+{
+    int line = 1;
+    for (const char *c = text; c < at; c++)
+        line += *c == '\n';
+    return line;
+}
+
+static void kw_t_put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    cr_assert(fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/* Export one file; expect exit `want` and, when want is 2, FILE:LINE and `sub`
+ * on stderr and no -o file. */
+static void kw_t_export_expect(const char *file, int line, int want, const char *sub)
+{
+    char *out = NULL, o[4200], loc[4300];
+    snprintf(o, sizeof o, "%s/x.json", kw_t_fix);
+    remove(o);
+    int st = kw_t_sh(&out, "'%s' export '%s' --format json -o '%s'", kw_tl_bin(), file, o);
+    cr_expect_eq(st, want, "%s: exit %d: %s", file, st, out);
+    if (want == 2) {
+        snprintf(loc, sizeof loc, "%s:%d: ", file, line);
+        cr_expect(strstr(out, loc) != NULL, "want '%s' in: %s", loc, out);
+        cr_expect(strstr(out, sub) != NULL, "want '%s' in: %s", sub, out);
+        cr_expect(!kw_tl_exists(o), "written on bad input");
+    }
+    free(out);
+}
+
+/* A knob value that is not one of its knob's values in the run's space is
+ * refused at the configuration's FILE:LINE, exit 2, nothing written: in the
+ * run folder against the space its journal names; outside any run folder
+ * (the file carries no domains) because the config_id is no longer the id of
+ * its values. export took 'bogus' and wrote it out as the tile size. */
+/* The run's own file (run/NAME, holding text) with [from, to) set to 'bogus'
+ * (line: the configuration's): refused in the run folder against the space,
+ * and as a copy outside any run folder by its config id; restored after. */
+static void kw_t_bogus_value(const char *name, const char *text, const char *from, const char *to,
+                             int line)
+{
+    char path[4200], solo[4200];
+    snprintf(path, sizeof path, "%s/run/%s", kw_t_fix, name);
+    snprintf(solo, sizeof solo, "%s/solo-%s", kw_t_fix, name);
+    char *bad = kw_t_splice(text, from, to, "bogus");
+    kw_t_put(path, bad);
+    kw_t_export_expect(path, line, 2, "has no value 'bogus'");
+    kw_t_put(solo, bad);
+    kw_t_export_expect(solo, line, 2, "is not the id of its knob values");
+    kw_t_put(path, text);
+    free(bad);
+}
+
+Test(export, knob_values_outside_the_space_are_refused_at_their_line)
+{
+    char path[4200], clean[4200];
+    const char *shape = "attn_prefill_s128_b8_c4";
+    /* mappings.csv: the row's first knob (field 3) */
+    snprintf(path, sizeof path, "%s/run/mappings.csv", kw_t_fix);
+    char *csv = kw_tl_slurp(path);
+    cr_assert(csv != NULL);
+    snprintf(clean, sizeof clean, "%s/clean.csv", kw_t_fix);
+    kw_t_put(clean, csv);
+    kw_t_export_expect(clean, 0, 0, NULL); /* the control: an untouched copy exports */
+    const char *row = strstr(csv, shape), *f3 = row;
+    cr_assert(row != NULL && row[-1] == '\n');
+    for (int i = 0; i < 3; i++)
+        f3 = strchr(f3, ',') + 1;
+    kw_t_bogus_value("mappings.csv", csv, f3, f3 + strcspn(f3, ",\n"), kw_t_line_of(csv, row));
+    free(csv);
+    /* results.xml: the first recommended configuration's first knob */
+    snprintf(path, sizeof path, "%s/run/results.xml", kw_t_fix);
+    char *xml = kw_tl_slurp(path);
+    cr_assert(xml != NULL);
+    const char *rec = strstr(xml, "recommended=\"true\"");
+    cr_assert(rec != NULL);
+    const char *val = strstr(rec, "value=\"") + strlen("value=\"");
+    kw_t_bogus_value("results.xml", xml, val, strchr(val, '"'), kw_t_line_of(xml, rec));
+    free(xml);
+}

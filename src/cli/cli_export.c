@@ -14,10 +14,14 @@
  *
  * The run is read through libknobwise's own reader (src/lib/knobwise.c, in
  * libkwtable.a): what an export says is what the library answers, by
- * construction. Output goes to stdout, or with -o to FILE through a temp file
- * + fsync + rename (kw_results_commit). -o refuses an existing file unless
- * --force, refuses anything that is not a regular file, and never replaces a
- * file of the run folder itself (journal, results.xml, ...), --force or not.
+ * construction. Before anything is written, every configuration is checked
+ * (kw_export_check_configs): its knob values must be values of the run's
+ * space when the file is in a run folder, and its config_id the id of its
+ * values (the file carries no domains; an edited value breaks the id).
+ * Output goes to stdout, or with -o to FILE through a temp file + fsync +
+ * rename (kw_results_commit). -o is checked by the one check of every -o
+ * (kw_runfolder_output): an existing file only with --force, never anything
+ * that is not a regular file, a run folder's own file or a run's input.
  * Every check happens before anything is written.
  *
  * Mapping of knobs to kernel-library terms (the knob catalogue, src/model/kw_catalogue.c):
@@ -42,12 +46,16 @@
 #include "config.h"
 #include "knobwise.h"
 #include "kw_cli.h"
+#include "kw_knobwise.h"
 #include "kw_results.h"
+#include "kw_rundir.h"
 #include "kw_runfolder.h"
 #include "kw_sbuf.h"
 
 /* Version of the export formats (the JSON's format_version, the header's macro). */
 #define KW_EXPORT_FORMAT_VERSION 1
+/* config ids: a 64-bit hash in hex (kw_knobs_cand_id) */
+#define KW_EXPORT_ID_HEX 16
 /* num_stages for double_buffer off / on (see the file comment). */
 #define KW_EXPORT_STAGES_SINGLE 1
 #define KW_EXPORT_STAGES_DOUBLE 2
@@ -446,6 +454,96 @@ static void kw_export_run_dir(char *rdir, size_t size, const char *run)
     }
 }
 
+/* ---- the configurations' knob values ------------------------------------------------- */
+
+/* KW_EINPUT "FILE:LINE: shape 'S': ..." when configuration c (the shape's, or
+ * a roll-back target's: what) is not one the run can have written: a knob
+ * value that is not one of its knob's values in the run's space ks (NULL when
+ * the file is in no run folder whose space loads: the file carries no
+ * domains), or a config_id that is not the id of its knob values
+ * (kw_knobs_id_text, the search's own rule: a value edited after the run). */
+static int kw_export_check_config(const knobwise_table *t, const knobwise_entry *e,
+                                  const knobwise_config *c, const char *what,
+                                  const kw_knobspace *ks)
+{
+    int n = knobwise_table_knob_count(t);
+    if (!c || n <= 0 || !knobwise_config_value(c, 0))
+        return 0; /* a target known by id only */
+    const char **names = malloc((size_t)n * sizeof *names);
+    const char **values = malloc((size_t)n * sizeof *values);
+    kw_sbuf text = {0};
+    int rc = 0;
+    if (!names || !values) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < n; k++) {
+        names[k] = knobwise_table_knob_name(t, k);
+        values[k] = knobwise_config_value(c, k);
+        kw_sbuf_printf(&text, "%s%s=%s", k ? " " : "", names[k], values[k]);
+    }
+    if ((rc = kw_sbuf_status(&text)) != 0)
+        goto done;
+    uint64_t id = kw_knobs_id_text(n, names, values);
+    kw_cand cand;
+    if (ks && kw_knobs_cand_parse(&cand, ks, kw_sbuf_cstr(&text)) != 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", kw_error_last());
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s': %s is not in the run's space: %s",
+                          knobwise_table_path(t), kw_knobwise_config_line(c),
+                          knobwise_entry_name(e), what, why);
+        goto done;
+    }
+    if (ks)
+        id = kw_knobs_cand_id(ks, &cand); /* the space's knobs, in its order */
+    char hex[KW_EXPORT_ID_HEX + 1];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)id);
+    if (strcmp(hex, knobwise_config_id(c)) != 0)
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s': %s: config_id %s is not the id of its "
+                          "knob values (%s): the values were changed after the run; export only "
+                          "what a run recommended", knobwise_table_path(t),
+                          kw_knobwise_config_line(c), knobwise_entry_name(e), what,
+                          knobwise_config_id(c), hex);
+done:
+    kw_sbuf_free(&text);
+    free(names);
+    free(values);
+    return rc;
+}
+
+/* Every configuration the export carries, checked before anything is
+ * written; against the space of run folder rdir when it is one (its journal
+ * names the space) and the space loads. */
+static int kw_export_check_configs(const knobwise_table *t, const char *rdir)
+{
+    kw_rundir *r = NULL;
+    char jp[PATH_MAX + 16];
+    struct stat st;
+    kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
+    if (snprintf(jp, sizeof jp, "%s/" KW_RUNFOLDER_JOURNAL_NAME, rdir) < (int)sizeof jp &&
+        lstat(jp, &st) == 0 && kw_run_open(&r, rdir, &ro) != 0) {
+        fprintf(stderr, "knobwise export: note: %s: the run's space is not read (%s); knob "
+                        "values are checked against their config ids only\n", rdir,
+                kw_error_last());
+        r = NULL;
+    }
+    kw_error_clear();
+    const kw_knobspace *ks = r && r->cfg ? &r->cfg->space.knobs : NULL;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < knobwise_table_count(t); i++) {
+        const knobwise_entry *e = knobwise_table_entry(t, i);
+        const knobwise_config *rp = NULL, *rb = NULL;
+        knobwise_entry_rollback(&rp, e, KNOBWISE_ROLLBACK_PARENT);
+        knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_BASELINE);
+        if ((rc = kw_export_check_config(t, e, knobwise_entry_config(e), "the configuration",
+                                         ks)) == 0 &&
+            (rc = kw_export_check_config(t, e, rp, "the parent roll-back target", ks)) == 0)
+            rc = kw_export_check_config(t, e, rb, "the baseline roll-back target", ks);
+    }
+    kw_rundir_free(r);
+    return rc;
+}
+
 int kw_cli_export(int argc, char **argv)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
@@ -487,6 +585,10 @@ int kw_cli_export(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "knobwise export: %s\n", knobwise_error_last());
         return rc == KNOBWISE_EINPUT ? 2 : 1;
+    }
+    if ((rc = kw_export_check_configs(t, rdir)) != 0) {
+        knobwise_table_free(t);
+        return kw_cli_fail("export", rc);
     }
     kw_sbuf b = {0};
     if (json)

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "kw_error.h"
+#include "kw_knobwise.h"
 #include "kw_results.h"
 #include "kw_xml.h"
 
@@ -76,6 +77,7 @@ struct knobwise_config {
     char id[KNOBWISE_ID_HEX + 1];
     const char **values;          /* n_knobs strings, NULL when the file has no values */
     const knobwise_table *t;
+    long line;                    /* the file's line the values were read from (kw_knobwise.h) */
 };
 
 struct knobwise_entry {
@@ -237,6 +239,7 @@ static int knobwise_x_knobs(knobwise_table *t, knobwise_config *c, xmlNode *n, k
     c->values = knobwise_alloc(t, (size_t)count * sizeof *c->values);
     if (!c->values)
         return knobwise_oom(t);
+    c->line = kw_xml_line(n);
     for (xmlNode *m = kw_xml_elem(n->children); m; m = kw_xml_elem(m->next)) {
         if (!kw_xml_is(m, "knob"))
             continue;
@@ -596,6 +599,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             goto done_cols;
         }
         memcpy(e->cfg.id, f[1], KNOBWISE_ID_HEX + 1);
+        e->cfg.line = at;
         for (int k = 0; k < t->n_knobs; k++) {
             if (f[knob_col[k]][0] == '\0') { /* was exported as "" */
                 rc = kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value", t->path, at,
@@ -925,6 +929,8 @@ int knobwise_entry_rollback(const knobwise_config **out, const knobwise_entry *e
 }
 
 const char *knobwise_config_id(const knobwise_config *c) { return c ? c->id : NULL; }
+
+long kw_knobwise_config_line(const knobwise_config *c) { return c ? c->line : 0; }
 
 const char *knobwise_config_value(const knobwise_config *c, int k)
 {
