@@ -2353,3 +2353,50 @@ Test(engine, an_interrupted_pairing_resumes_byte_identically)
         }
     free(ref);
 }
+
+/* A rival basin (issue 18, kw_ofat_rival_note / kw_ofat_rival_go): a, b, c, d binary.
+ * a alone gives 55 and b alone 60 (the first round's winner and runner-up, gains 45%
+ * and 40%), together 70 (b loses on a); c costs 1, except with b and not a, where it
+ * gains 20: b + c = 40 is the optimum (b's basin), a's basin ends at 55 (a + c and
+ * a + d are 56, d costs 1 everywhere): validate_small decode seeds 7, 8, 10, whose
+ * first round took max_batch=1 while the optimum lies with placement=least_loaded.
+ * The baseline and its 4 neighbours, the compose a + b, and the sweep from a (c, d)
+ * are 8 evaluations; the 9th is c from b, once the walk has gone on from the rival.
+ * Without the rule the 9th is a probe from a and the run ships 55; unbudgeted the
+ * restart (pairs of first steps from the baseline) reaches 40 either way (the
+ * control). Every step of the journal is one knob (run_load's kw_journal_check). */
+static int rival_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc != 0)
+        return rc;
+    int a = c->v[0], b = c->v[1];
+    double x = a && b ? 70.0 : a ? 55.0 : b ? 60.0 : 100.0;
+    x += c->v[2] ? (b && !a ? -20.0 : 1.0) : 0.0;
+    x += c->v[3] ? 1.0 : 0.0;
+    out->v[0] = 0.8 * x;
+    out->v[1] = x;
+    out->v[2] = 1.2 * x;
+    return 0;
+}
+
+static double rival_run(long budget, long *evals)
+{
+    int nv[] = {2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 4, nv, 1);
+    s.ev.eval = rival_eval;
+    return budgeted_best(&s, budget, evals);
+}
+
+Test(engine, the_first_rounds_runner_up_that_loses_on_the_winner_is_descended_under_a_budget)
+{
+    long n;
+    double b = rival_run(0, &n);
+    cr_assert_float_eq(b, 40.0, 1e-9, "unbudgeted: shipped %g, not the optimum", b);
+    b = rival_run(9, &n);
+    cr_assert_float_eq(b, 40.0, 1e-9, "9 evaluations: shipped %g, not the rival's basin", b);
+    cr_assert_leq(n, 9);
+    b = rival_run(8, &n);
+    cr_assert_float_eq(b, 55.0, 1e-9, "8 evaluations: shipped %g, not the winner's basin", b);
+}
