@@ -124,3 +124,50 @@ Test(cli, bad_corpus_refused_with_file_and_line)
     cr_assert_geq(n, 25);
 }
 
+
+/* Every verb's --seed takes the range tune records (kw_cli_parse_seed): audit
+ * prints `knobwise eval --seed N ...` to reproduce each step, and eval refused
+ * N above 2^31 - 1 (exit 2) for a run tune had accepted. */
+/* knobwise ARGS must exit 0; its stdout (the caller frees it). */
+static char *kw_t_ok(const char *args)
+{
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    char *out = strdup(r.out ? r.out : "");
+    kw_tl_free(&r);
+    return out;
+}
+
+Test(cli, audits_reproduce_command_runs_for_every_seed_tune_takes)
+{
+    char *dir = kw_tl_tmpdir("kwcli");
+    cr_assert(dir != NULL);
+    char args[8192];
+    snprintf(args, sizeof args, "tune --space '%s/spaces/validate_small.xml' --budget 10 "
+             "--seed 4294967297 --out '%s/run' --quiet", kw_tl_src(), dir);
+    free(kw_t_ok(args));
+    snprintf(args, sizeof args, "audit '%s/run'", dir);
+    char *audit = kw_t_ok(args);
+    const char *rep = strstr(audit, "reproduce: knobwise eval ");
+    cr_assert(rep != NULL, "%s", audit);
+    rep += strlen("reproduce: knobwise ");
+    snprintf(args, sizeof args, "%.*s", (int)strcspn(rep, "\n"), rep);
+    free(audit);
+    cr_assert(strstr(args, "--seed 4294967297 ") != NULL, "%s", args);
+    free(kw_t_ok(args));
+    snprintf(args, sizeof args, "verify '%s/run' --seed 4294967297 --sample 2", dir);
+    free(kw_t_ok(args));
+    kw_tl_proc r;
+    /* one past the range is refused by every verb alike */
+    static const char *const verbs[] = {"tune --budget 1 --out x", "eval", "verify x",
+                                        "bisect baseline baseline --shape s"};
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+        snprintf(args, sizeof args, "%s --seed 9223372036854775808", verbs[i]);
+        r = kw_tl_sh(args, NULL);
+        cr_expect_eq(r.status, 2, "%s: %s", args, r.err);
+        cr_expect(strstr(r.err, "--seed takes a whole number from 0 to 9223372036854775807") != NULL,
+                  "%s: %s", args, r.err);
+        kw_tl_free(&r);
+    }
+    kw_tl_rmrf(dir);
+}

@@ -199,7 +199,7 @@ int kw_cli_bisect(int argc, char **argv)
                 return 2;
             break;
         case 'e':
-            if (kw_cli_parse_long(&seed, "bisect", "--seed", optarg, 0, 0x7fffffffL))
+            if (kw_cli_parse_seed(&seed, "bisect", optarg))
                 return 2;
             break;
         case 'r':

@@ -348,7 +348,7 @@ int kw_cli_eval(int argc, char **argv)
                 return 2;
             break;
         case 'e':
-            if (kw_cli_parse_long(&seed, "eval", "--seed", optarg, 0, 0x7fffffffL))
+            if (kw_cli_parse_seed(&seed, "eval", optarg))
                 return 2;
             break;
         case 'h': kw_eval_help(); return 0;

@@ -296,7 +296,7 @@ static int kw_tune_main(int argc, char **argv)
                 return kw_cli_usage_error("tune", "--metric takes p95 or p99, not '%s'", optarg);
             break;
         case O_SEED:
-            if (kw_cli_parse_long(&v, "tune", "--seed", optarg, 0, LONG_MAX))
+            if (kw_cli_parse_seed(&v, "tune", optarg))
                 return 2;
             a.seed = (uint64_t)v;
             break;

@@ -51,7 +51,7 @@ int kw_cli_verify(int argc, char **argv)
             vo.sample = (int)v;
             break;
         case 'e':
-            if (kw_cli_parse_long(&v, "verify", "--seed", optarg, 0, 0x7fffffffL))
+            if (kw_cli_parse_seed(&v, "verify", optarg))
                 return 2;
             vo.seed = (uint64_t)v;
             break;

@@ -67,6 +67,11 @@ int kw_cli_parse_long(long *out, const char *verb, const char *opt, const char *
     return 0;
 }
 
+int kw_cli_parse_seed(long *out, const char *verb, const char *text)
+{
+    return kw_cli_parse_long(out, verb, "--seed", text, 0, KW_CLI_SEED_MAX);
+}
+
 int kw_cli_parse_double(double *out, const char *verb, const char *opt, const char *text,
                         double min, double max)
 {

@@ -5,6 +5,8 @@
 #ifndef KW_CLI_H
 #define KW_CLI_H
 
+#include <limits.h>
+
 #include <stdio.h>
 
 #include "kw_model.h"
@@ -37,5 +39,10 @@ int kw_cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((fo
 /* Parse a non-negative integer / double option value; on error usage message, return 2. */
 int kw_cli_parse_long(long *out, const char *verb, const char *opt, const char *text, long min, long max);
 int kw_cli_parse_double(double *out, const char *verb, const char *opt, const char *text, double min, double max);
+/* --seed N of every verb: 0 to KW_CLI_SEED_MAX, the range tune records in the
+ * journal, so the `knobwise eval --seed N ...` that audit prints to reproduce
+ * a step is accepted by eval (it refused seeds above 2^31 - 1). */
+#define KW_CLI_SEED_MAX LONG_MAX
+int kw_cli_parse_seed(long *out, const char *verb, const char *text);
 
 #endif
