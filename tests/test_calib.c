@@ -820,3 +820,34 @@ Test(calib, least_worst_error_of_a_group_is_the_closed_form)
     free(s);
     free(set);
 }
+
+/* The calibrated accelerator file is for people and other tools to read, like
+ * every result file (KW_XML_OUTPUT_MODE 0644): kw_xml_save_atomic renamed
+ * mkstemp's 0600 file into place, so a new file was 0600 and --force turned a
+ * 0644 file into a 0600 one. */
+/* knobwise calibrate of the shipped H100 file and measurements into out,
+ * extra options after; must exit 0. */
+static void kw_t_calibrate_ok(const char *out, const char *extra)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "calibrate --accel %s/spaces/accel/h100.xml --measured "
+             "%s/spaces/measured/h100_published.csv -o %s%s", kw_tl_src(), kw_tl_src(), out, extra);
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
+    kw_tl_free(&r);
+}
+
+Test(calib, the_written_file_is_readable_by_others)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    char out[1024];
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    for (int force = 0; force < 2; force++) {
+        kw_t_calibrate_ok(out, force ? " --force" : "");
+        struct stat st;
+        cr_assert_eq(stat(out, &st), 0);
+        cr_assert_eq(st.st_mode & 0777, 0644, "%s: mode %o", force ? "replaced" : "new",
+                     (unsigned)(st.st_mode & 0777));
+    }
+    kw_tl_rmrf(dir);
+}

@@ -1268,7 +1268,7 @@ static int kw_results_commit_render(const char *dir, const kw_render *files, int
             goto fail;
         }
         /* mkstemp makes 0600; result files are for people to read */
-        if (fchmod(fd, 0644) != 0) { /* not fatal: the content is what matters */
+        if (fchmod(fd, KW_XML_OUTPUT_MODE) != 0) { /* not fatal: the content is what matters */
         }
         FILE *fp = fdopen(fd, "wb");
         if (!fp) {

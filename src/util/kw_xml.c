@@ -855,6 +855,8 @@ int kw_xml_save_atomic(xmlDocPtr doc, const char *path)
         return kw_error_set(KW_EIO, "%s: cannot create a temporary file: %s", path,
                             strerror(errno));
     int rc = KW_EIO;
+    if (fchmod(fd, KW_XML_OUTPUT_MODE) != 0) { /* not fatal: the content is what matters */
+    }
     FILE *f = fdopen(fd, "w");
     if (!f) {
         kw_error_set(KW_EIO, "%s: %s", tmp, strerror(errno));
