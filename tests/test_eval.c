@@ -349,3 +349,52 @@ Test(eval, predict_judges_the_drift_guards_as_the_full_evaluation_does)
     kw_eval_free(de);
     kw_load_config_free(dc);
 }
+
+/* tune's re-check evaluator borrows the search evaluator's drift cache
+ * (borrow_from): its drift figures and guards must be exactly those of an
+ * evaluator that runs its own checks, whichever of the two evaluated a
+ * candidate first, and freeing the borrower leaves the lender's cache whole.
+ * Every value of `precision` on the default space's first shape, drift on,
+ * the lender at 400 simulated requests, borrower and control at 200 with the
+ * thermal window (the re-check's options differ from the search's). */
+Test(eval, a_borrowed_drift_cache_answers_as_an_own_one)
+{
+    gsl_set_error_handler_off();
+    kw_config *dc = NULL;
+    kw_model_eval *lender = NULL, *borrower = NULL, *own = NULL;
+    cr_assert_eq(kw_load_config_default(&dc), 0, "%s", kw_error_last());
+    kw_model_opts o = {.sim_requests = 400, .drift = 1, .seed = 7};
+    cr_assert_eq(kw_eval_new(&lender, dc, &o), 0, "%s", kw_error_last());
+    kw_model_opts fo = o;
+    fo.sim_requests = 200;
+    fo.thermal = 1;
+    kw_model_opts bo = fo;
+    bo.borrow_from = lender;
+    cr_assert_eq(kw_eval_new(&borrower, dc, &bo), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_new(&own, dc, &fo), 0, "%s", kw_error_last());
+    const kw_knobspace *ks = &dc->space.knobs;
+    int k = kw_knobs_find(ks, "precision");
+    cr_assert(k >= 0);
+    for (int v = 0; v < ks->knobs[k].n_values; v++) {
+        kw_cand c;
+        kw_metrics a, b, want;
+        kw_knobs_cand_baseline(&c, ks);
+        c.v[k] = (uint8_t)v;
+        if (v % 2 == 0) /* the lender first: the borrower answers from the cache */
+            cr_assert_eq(kw_eval_measured(lender, &c, 0, 0, NULL, &a), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_eval_measured(borrower, &c, 0, 0, NULL, &b), 0, "%s", kw_error_last());
+        cr_assert_eq(kw_eval_measured(own, &c, 0, 0, NULL, &want), 0, "%s", kw_error_last());
+        cr_expect(memcmp(b.v, want.v, KW_M_COUNT * sizeof *b.v) == 0, "precision %s: figures differ",
+                  ks->knobs[k].values[v]);
+        cr_expect_str_eq(b.guards, want.guards, "precision %s", ks->knobs[k].values[v]);
+    }
+    kw_eval_free(borrower);
+    kw_cand c;
+    kw_metrics a;
+    kw_knobs_cand_baseline(&c, ks);
+    cr_assert_eq(kw_eval_measured(lender, &c, 0, 0, NULL, &a), 0, "%s", kw_error_last());
+    cr_expect(a.v[KW_M_QUALITY_COS] > 0.0 && a.v[KW_M_QUALITY_COS] <= 1.0);
+    kw_eval_free(own);
+    kw_eval_free(lender);
+    kw_load_config_free(dc);
+}

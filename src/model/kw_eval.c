@@ -56,7 +56,8 @@ struct kw_model_eval {
     int trace_shape[KW_SHAPE_MAX];
     kw_drift_cache *drift;                 /* thread-safe; the search pays once per numerics key */
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
-    int traces_borrowed;                   /* trace/shape_trace belong to opts.traces_from */
+    int traces_borrowed;                   /* trace/shape_trace belong to opts.borrow_from */
+    int drift_borrowed;                    /* drift belongs to opts.borrow_from */
 };
 
 static const kw_shape *kw_eval_shape(const kw_model_eval *e, int shape)
@@ -742,7 +743,7 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
         if (kw_eval_shape(e, i)->streams > max_streams)
             max_streams = kw_eval_shape(e, i)->streams;
     int rc;
-    const kw_model_eval *from = e->opts.traces_from;
+    const kw_model_eval *from = e->opts.borrow_from;
     if (from && from->cfg != cfg)
         return kw_error_set(KW_ESTATE, "traces borrowed from an evaluator of another configuration");
     if (from) {
@@ -809,7 +810,13 @@ int kw_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *
         if (cfg->accel.peak_flops[p] > 0.0 &&
             (pk < 0 || kw_knobs_value(&cfg->space.knobs.knobs[pk], kw_prec_name((kw_prec)p)) >= 0))
             e->prec_mask |= 1u << p;
-    int rc = kw_drift_cache_new(&e->drift);
+    int rc = 0;
+    if (e->opts.borrow_from) { /* a borrow from another cfg is refused below */
+        e->drift = e->opts.borrow_from->drift;
+        e->drift_borrowed = 1;
+    } else {
+        rc = kw_drift_cache_new(&e->drift);
+    }
     if (rc == 0)
         rc = kw_model_eval_arrivals(e);
     if (rc != 0) {
@@ -837,7 +844,8 @@ void kw_eval_free(kw_model_eval *e)
         for (int i = 0; i < KW_SHAPE_MAX; i++)
             kw_trace_free(e->shape_trace[i]);
     }
-    kw_drift_cache_free(e->drift);
+    if (!e->drift_borrowed)
+        kw_drift_cache_free(e->drift);
     free(e);
 }
 

@@ -24,9 +24,12 @@ typedef struct kw_model_opts {
     int no_contention;  /* counterfactual: unlimited DRAM bandwidth in the serving simulation */
     const char *trace_path; /* replayed arrivals (time_us,stream,shape) for the shapes it names */
     /* Borrow the traces (trace_path's and the shapes' own) that this evaluator,
-     * made over the same cfg with the same trace_path, loaded; it must outlive
-     * the new one. tune's re-check evaluator: a big trace is loaded once. */
-    const struct kw_model_eval *traces_from;
+     * made over the same cfg with the same trace_path, loaded, and its drift
+     * cache (keyed by block, context, numerics and seed, so a shared entry is
+     * the check either would run); it must outlive the new one. tune's
+     * re-check evaluator: a big trace is loaded once, and a shape's drift data
+     * is drawn once per run, not once per evaluator. */
+    const struct kw_model_eval *borrow_from;
     /* Cancellation inside an evaluation (tune: SIGINT/SIGTERM, --time-limit),
      * read by the serving simulation every KW_SIM_CHECK_EVERY events; an
      * evaluation stopped by them returns KW_EINTERRUPTED. NULL: never. */

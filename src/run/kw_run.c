@@ -366,7 +366,7 @@ static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_se
     fo.sim_requests = r->cfg->space.final_requests > 0 ? r->cfg->space.final_requests
                                                        : (int)requests;
     fo.thermal = 1;
-    fo.traces_from = r->me; /* the same traces: loaded once */
+    fo.borrow_from = r->me; /* the same traces and drift data: loaded and drawn once */
     return kw_eval_new(&r->final_me, r->cfg, &fo);
 }
 
