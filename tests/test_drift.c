@@ -559,6 +559,43 @@ Test(drift, cache_is_thread_safe)
     kw_drift_cache_free(c);
 }
 
+/* The gated MLP's tape (about half a million draws, requests of up to
+ * 11008 x 16 values) spans several of the tape's segments, and each GEMM gives
+ * its weight scratch back to the arena for the next: replaying the tape for
+ * candidates that take every GEMM kernel (float lanes for bf16/fp8, the double
+ * lanes for fp16 accumulation, exact int8 sums, fp32 operands), with split-K
+ * and 2:4 sparsity, gives bit-identical figures to a fresh draw, on a cache
+ * and in a thread whose arena earlier checks already used. */
+Test(drift, replayed_mlp_tape_matches_fresh_draws)
+{
+    kw_drift_cache *c = NULL;
+    cr_assert_eq(kw_drift_cache_new(&c), 0);
+    kw_block b;
+    tb_mlp_7b(&b);
+    kw_shape s;
+    tb_shape(&s, KW_PHASE_PREFILL, 512, 0);
+    const kw_prec ps[] = {KW_PREC_BF16, KW_PREC_FP8_E4M3, KW_PREC_FP16, KW_PREC_INT8, KW_PREC_FP32};
+    for (int i = 0; i < 5; i++)
+        for (int v = 0; v < 3; v++) {
+            kw_mapping m;
+            tb_mapping(&m, &b, ps[i]);
+            if (v == 1) {
+                m.tiling[1].split_k = 4;
+                m.accum_precision = KW_PREC_FP16;
+            }
+            m.sparsity_2_4 = v == 2;
+            kw_drift got, fresh;
+            cr_assert_eq(kw_drift_cache_get(&got, c, &b, &s, &m, &default_guards, 42), 0, "%s",
+                         kw_error_last());
+            fresh = eval_ok(&b, &s, &m);
+            cr_assert(memcmp(&fresh, &got, sizeof got) == 0, "%s variant %d", kw_prec_name(ps[i]), v);
+        }
+    uint64_t hits, misses;
+    kw_drift_cache_stats(c, &hits, &misses);
+    cr_assert_eq(misses, 15);
+    kw_drift_cache_free(c);
+}
+
 Test(drift, decode_shape_caps_the_context)
 {
     kw_block b;

@@ -121,16 +121,67 @@ enum { KW_ACC_EXACT = KW_PREC_COUNT }; /* int8 x int8 summed in int32 */
 
 /* ---------------- the tape of random numbers ---------------- */
 
+/* Memory that never moves: a list of chunks, each take contiguous in one
+ * chunk. A take that does not fit the rest of the current chunk moves on to
+ * the next chunk that holds it, or adds one at least twice the last; chunks
+ * are given back only with the list. Used twice: for the tape (a build draws
+ * straight onto it and hands out pointers into it, no scratch copy to fault
+ * in and copy over) and for the per-thread arena (see kw_arena). */
+#define KW_CHUNKS_MAX 24
+
+typedef struct kw_chunks {
+    struct {
+        char *base;
+        size_t cap, used; /* bytes */
+    } c[KW_CHUNKS_MAX];
+    int n, cur; /* chunks held; the one being filled */
+} kw_chunks;
+
+static void kw_chunks_free(kw_chunks *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->c[i].base);
+    memset(a, 0, sizeof *a);
+}
+
+/* bytes from the list, the first chunk `first` bytes (NULL: out of memory or chunks) */
+static void *kw_chunks_take(kw_chunks *a, size_t bytes, size_t first)
+{
+    for (; a->cur < a->n; a->cur++)
+        if (a->c[a->cur].used + bytes <= a->c[a->cur].cap) {
+            char *p = a->c[a->cur].base + a->c[a->cur].used;
+            a->c[a->cur].used += bytes;
+            return p;
+        }
+    if (a->n == KW_CHUNKS_MAX)
+        return NULL;
+    size_t cap = a->n ? 2 * a->c[a->n - 1].cap : first;
+    if (cap < bytes)
+        cap = bytes;
+    char *base = malloc(cap);
+    if (!base)
+        return NULL;
+    a->c[a->n].base = base;
+    a->c[a->n].cap = cap;
+    a->c[a->n].used = bytes;
+    a->cur = a->n++;
+    return base;
+}
+
+/* The draws are taken from chunks in request order; a replay, making the same
+ * requests in the same order, steps to the next chunk at the same points (a
+ * chunk's used bytes say where its requests end). */
+#define KW_TAPE_FIRST ((size_t)1 << 18) /* bytes: 64k draws */
+
 typedef struct kw_tape {
-    float *z; /* float halves the memory a check streams through; N(0,1) draws need no more */
-    size_t n, cap;
+    kw_chunks z; /* float draws: float halves the memory a check streams through; N(0,1) draws need no more */
     double *ref; /* the fp64 reference outputs of the GEMM and attention ops, in op order: */
     size_t nref, refcap; /* candidate-independent, so a replay skips computing them */
 } kw_tape;
 
 static void kw_tape_clear(kw_tape *t)
 {
-    free(t->z);
+    kw_chunks_free(&t->z);
     free(t->ref);
     memset(t, 0, sizeof *t);
 }
@@ -199,11 +250,15 @@ typedef struct kw_tens {
 } kw_tens;
 
 /* Per-thread scratch reused between runs: a check allocates a few MB of
- * arrays, and fresh pages from the kernel cost as much as the arithmetic. */
-typedef struct kw_arena {
-    double *base;
-    size_t cap, used, want; /* doubles */
-} kw_arena;
+ * arrays, and fresh pages from the kernel cost as much as the arithmetic (on
+ * the shared VM a first touch costs more than the check's sums: a run that
+ * reused nothing took 30 ms of CPU where one on touched pages took 1 ms). So
+ * the arena is a chunk list kept while the thread lives: a run takes its
+ * arrays from it in order, and every page is faulted in once per thread, not
+ * once per run or per growth. */
+#define KW_ARENA_FIRST ((size_t)1 << 20) /* bytes */
+
+typedef kw_chunks kw_arena;
 
 static pthread_key_t kw_arena_key;
 static pthread_once_t kw_arena_once = PTHREAD_ONCE_INIT;
@@ -211,10 +266,9 @@ static int kw_arena_ok;
 
 static void kw_arena_destroy(void *p)
 {
-    kw_arena *a = p;
-    if (a)
-        free(a->base);
-    free(a);
+    if (p)
+        kw_chunks_free(p);
+    free(p);
 }
 
 static void kw_arena_init(void)
@@ -238,17 +292,40 @@ static kw_arena *kw_arena_get(void)
     return a;
 }
 
-/* After a run: make the arena big enough for the next one of this size. */
+/* Where the arena stands, to give back what was taken after it (an op's
+ * scratch arrays, dead once the op's outputs are computed). */
+typedef struct kw_arena_mark {
+    int cur;
+    size_t used;
+} kw_arena_mark;
+
+static kw_arena_mark kw_arena_at(const kw_arena *a)
+{
+    kw_arena_mark m = {0, 0};
+    if (a) { /* chunks past cur are unused in this run: takes only move forward */
+        m.cur = a->cur;
+        m.used = a->cur < a->n ? a->c[a->cur].used : 0;
+    }
+    return m;
+}
+
+static void kw_arena_back(kw_arena *a, kw_arena_mark m)
+{
+    if (!a)
+        return;
+    for (int i = m.cur; i < a->n; i++)
+        a->c[i].used = i == m.cur ? m.used : 0;
+    a->cur = m.cur;
+}
+
+/* Before and after a run: every chunk free again, its pages kept. */
 static void kw_arena_reset(kw_arena *a)
 {
     if (!a)
         return;
-    if (a->want > a->cap) {
-        free(a->base);
-        a->base = malloc(a->want * sizeof *a->base);
-        a->cap = a->base ? a->want : 0;
-    }
-    a->used = a->want = 0;
+    for (int i = 0; i < a->n; i++)
+        a->c[i].used = 0;
+    a->cur = 0;
 }
 
 typedef struct kw_run {
@@ -256,6 +333,7 @@ typedef struct kw_run {
     const kw_block *b;
     const kw_mapping *m;
     const kw_tape *replay; /* replaying a built tape ... */
+    int seg;               /* at byte cur of draw chunk seg, reference value rcur */
     size_t cur, rcur;
     kw_tape *build;        /* ... or drawing a new one */
     kw_gstate zs; /* state of the Gaussian sequence when drawing */
@@ -278,20 +356,14 @@ static double *kw_alloc(kw_run *r, size_t n)
     if (r->failed)
         return NULL;
     n = (n + 7u) & ~(size_t)7u; /* 64-byte aligned blocks */
-    kw_arena *a = r->arena;
-    if (a) {
-        a->want += n;
-        if (a->used + n <= a->cap) {
-            double *p = a->base + a->used;
-            a->used += n;
-            return p;
-        }
-    }
+    double *p = r->arena ? kw_chunks_take(r->arena, n * sizeof *p, KW_ARENA_FIRST) : NULL;
+    if (p)
+        return p;
     if (r->n_allocs >= KW_DRIFT_RUN_ALLOCS) {
         r->failed = 1;
         return NULL;
     }
-    double *p = malloc(n * sizeof *p);
+    p = malloc(n * sizeof *p);
     if (!p) {
         r->failed = 1;
         return NULL;
@@ -300,41 +372,34 @@ static double *kw_alloc(kw_run *r, size_t n)
     return p;
 }
 
-/* n standard normals (stored as float): drawn (and appended to the tape) or replayed. */
+/* n standard normals (stored as float): drawn (onto the tape when building
+ * one) or replayed. */
 static const float *kw_z(kw_run *r, size_t n)
 {
     if (r->failed)
         return NULL;
     if (r->replay) {
-        if (r->cur + n > r->replay->n) {
+        const kw_chunks *t = &r->replay->z;
+        size_t bytes = n * sizeof(float);
+        if (r->seg < t->n && r->cur + bytes > t->c[r->seg].used && r->cur == t->c[r->seg].used) {
+            r->seg++; /* the build went on to the next chunk here */
+            r->cur = 0;
+        }
+        if (r->seg >= t->n || r->cur + bytes > t->c[r->seg].used) {
             r->failed = 2;
             return NULL;
         }
-        const float *p = r->replay->z + r->cur;
-        r->cur += n;
+        const float *p = (const float *)(t->c[r->seg].base + r->cur);
+        r->cur += bytes;
         return p;
     }
-    float *out = (float *)kw_alloc(r, (n + 1) / 2);
-    if (!out)
+    float *out = r->build ? kw_chunks_take(&r->build->z, n * sizeof *out, KW_TAPE_FIRST)
+                          : (float *)kw_alloc(r, (n + 1) / 2);
+    if (!out) {
+        r->failed = 1;
         return NULL;
-    kw_gauss_fill(out, n, &r->zs);
-    if (r->build) {
-        kw_tape *t = r->build;
-        if (t->n + n > t->cap) {
-            size_t cap = t->cap ? t->cap : 4096;
-            while (cap < t->n + n)
-                cap *= 2;
-            float *z = realloc(t->z, cap * sizeof *z);
-            if (!z) {
-                r->failed = 1;
-                return NULL;
-            }
-            t->z = z;
-            t->cap = cap;
-        }
-        memcpy(t->z + t->n, out, n * sizeof *out);
-        t->n += n;
     }
+    kw_gauss_fill(out, n, &r->zs);
     return out;
 }
 
@@ -1024,16 +1089,9 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
     if (kw_full(r, &a, in, R, K) != 0)
         return -1;
     const float *zw = kw_z(r, (size_t)K * nc);
-    double *w = kw_alloc(r, (size_t)K * nc), *qw = kw_alloc(r, (size_t)K * nc);
-    if (kw_tens_alloc(r, out, R, N, nc) != 0 || !zw || !w || !qw)
+    if (kw_tens_alloc(r, out, R, N, nc) != 0 || !zw)
         return -1;
-    kw_widen(w, zw, (size_t)K * nc, 1.0 / sqrt((double)K));
-    /* reference: fp64, dense */
-    if (!kw_ref_replay(r, out->ref, (size_t)R * nc)) {
-        kw_ref_rows(out->ref, a.ref, R, w, K, nc);
-        kw_ref_keep(r, out->ref, (size_t)R * nc);
-    }
-    /* candidate; q/k/v (gate/up) read the same input: round it once */
+    /* the candidate's input; q/k/v (gate/up) read the same input: round it once */
     if (r->qa_src != a.cand || r->qa_n != (size_t)R * K) {
         r->qa = kw_alloc(r, (size_t)R * K);
         if (!r->qa)
@@ -1043,6 +1101,34 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
         r->qa_n = (size_t)R * K;
     }
     const double *qa = r->qa, sa = r->qa_s;
+    int acc = r->in_p == KW_PREC_INT8 ? KW_ACC_EXACT : (int)r->acc_p;
+    /* float lanes where they give the same sums (kw_dot16f): operands of at
+     * most 11 significant bits, fp32 accumulation, and operands that are zero
+     * or within 2^-60..2^40, so that no nonzero product leaves float's normal
+     * range and no partial sum (at most K 2^80 <= 2^96) overflows */
+    int lanes = nc == KW_DRIFT_COLS && acc == KW_PREC_FP32 && r->in_p != KW_PREC_FP32 &&
+                kw_numfmt_unit_roundoff(r->in_p) >= 0x1p-11;
+    if (lanes && r->qa_f_src != qa) { /* the shared input, narrowed once */
+        r->qa_f = (float *)kw_alloc(r, ((size_t)R * K + 1) / 2);
+        if (!r->qa_f)
+            return -1;
+        r->qa_f_ok = kw_narrow(r->qa_f, qa, (size_t)R * K);
+        r->qa_f_src = qa;
+    }
+    /* the weights in their three forms are this op's scratch: given back at
+     * the end, so the next GEMM reuses the pages (fewer first touches) */
+    kw_arena_mark mark = kw_arena_at(r->arena);
+    int rc = -1;
+    double *w = kw_alloc(r, (size_t)K * nc), *qw = kw_alloc(r, (size_t)K * nc);
+    float *w32 = lanes ? (float *)kw_alloc(r, ((size_t)K * nc + 1) / 2) : NULL;
+    if (!w || !qw || (lanes && !w32))
+        goto done;
+    kw_widen(w, zw, (size_t)K * nc, 1.0 / sqrt((double)K));
+    /* reference: fp64, dense */
+    if (!kw_ref_replay(r, out->ref, (size_t)R * nc)) {
+        kw_ref_rows(out->ref, a.ref, R, w, K, nc);
+        kw_ref_keep(r, out->ref, (size_t)R * nc);
+    }
     if (r->m->sparsity_2_4)
         kw_prune_2_4(w, K, nc);
     double sw[KW_DRIFT_COLS];
@@ -1053,30 +1139,12 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
         for (int j = 0; j < nc; j++)
             sw[j] = s;
     }
-    int acc = r->in_p == KW_PREC_INT8 ? KW_ACC_EXACT : (int)r->acc_p;
     int tile_k, split_k, tile_n;
     kw_group_tiling(r, op, &tile_k, &split_k, &tile_n);
-    /* float lanes where they give the same sums (kw_dot16f): operands of at
-     * most 11 significant bits, fp32 accumulation, and operands that are zero
-     * or within 2^-60..2^40, so that no nonzero product leaves float's normal
-     * range and no partial sum (at most K 2^80 <= 2^96) overflows */
     const float *fa = NULL, *fw = NULL;
-    if (nc == KW_DRIFT_COLS && acc == KW_PREC_FP32 && r->in_p != KW_PREC_FP32 &&
-        kw_numfmt_unit_roundoff(r->in_p) >= 0x1p-11) {
-        if (r->qa_f_src != qa) { /* the shared input, narrowed once */
-            r->qa_f = (float *)kw_alloc(r, ((size_t)R * K + 1) / 2);
-            if (!r->qa_f)
-                return -1;
-            r->qa_f_ok = kw_narrow(r->qa_f, qa, (size_t)R * K);
-            r->qa_f_src = qa;
-        }
-        float *w32 = (float *)kw_alloc(r, ((size_t)K * nc + 1) / 2);
-        if (!w32)
-            return -1;
-        if (r->qa_f_ok && kw_narrow(w32, qw, (size_t)K * nc)) {
-            fa = r->qa_f;
-            fw = w32;
-        }
+    if (lanes && r->qa_f_ok && kw_narrow(w32, qw, (size_t)K * nc)) {
+        fa = r->qa_f;
+        fw = w32;
     }
     double acc_out[KW_DRIFT_COLS];
     for (int i = 0; i < R; i++) {
@@ -1087,7 +1155,10 @@ static int kw_op_gemm(kw_run *r, kw_tens *out, const kw_op *op, const kw_tens *i
         for (int j = 0; j < nc; j++)
             out->cand[(size_t)i * nc + j] = kw_store(r, acc_out[j] * sa * sw[j]);
     }
-    return 0;
+    rc = 0;
+done:
+    kw_arena_back(r->arena, mark);
+    return rc;
 }
 
 static inline double kw_sm(const kw_run *r, double x)
@@ -1440,8 +1511,7 @@ static int kw_drift_run(kw_drift *out, const kw_block *b, const kw_shape *s, con
     if (!r)
         return kw_error_set(KW_ENOMEM, "drift: out of memory");
     r->arena = kw_arena_get();
-    if (r->arena)
-        r->arena->used = r->arena->want = 0;
+    kw_arena_reset(r->arena);
     r->b = b;
     r->m = m;
     r->replay = replay;
@@ -1533,7 +1603,9 @@ static int kw_drift_run(kw_drift *out, const kw_block *b, const kw_shape *s, con
         }
         cur = o;
     }
-    if (r->replay && (r->cur != r->replay->n || r->rcur != r->replay->nref))
+    if (r->replay && (r->seg != (r->replay->z.n ? r->replay->z.n - 1 : 0) ||
+                      r->cur != (r->replay->z.n ? r->replay->z.c[r->seg].used : 0) ||
+                      r->rcur != r->replay->nref))
         r->failed = 2;
     if (r->failed)
         goto fail;
