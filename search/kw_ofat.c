@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_idmap.h"
 #include "kw_mix.h"
 #include "kw_strategy.h"
 
@@ -151,9 +152,9 @@ typedef struct kw_ofat_probe {
      * each pair of two knob values measured from an incumbent, keyed by the two values
      * and the incumbent's values of every knob outside other op blocks (the pair's own
      * block or blocks and the block-less knobs); an open-addressed table, 0 = empty */
-    uint64_t *vp_key;
+    kw_idmap vp;  /* key -> index of vp_r */
     float *vp_r;
-    size_t vp_n, vp_cap;
+    size_t vp_r_cap;
     int pairs0;               /* plist index where parts (2) and (3) begin */
     int blk_end;              /* and where (2)'s pairs within one block end */
 } kw_ofat_probe;
@@ -383,25 +384,6 @@ static int kw_ofat_item_add_once(kw_eng *E, kw_shape *s, const kw_cand *c, int g
         if (s->items[i].id == id)
             return 0;
     return kw_engine_item_add(E, s, c, g);
-}
-
-/* A set of config ids (open addressing; 0 is never a config id in practice,
- * and a collision with it only costs a duplicate probe). */
-typedef struct kw_idset {
-    uint64_t *t;
-    size_t cap;
-} kw_idset;
-
-static int kw_idset_add(kw_idset *set, uint64_t id)
-{
-    size_t h = kw_mix_final(id) & (set->cap - 1);
-    while (set->t[h]) {
-        if (set->t[h] == id)
-            return 0;
-        h = (h + 1) & (set->cap - 1);
-    }
-    set->t[h] = id;
-    return 1;
 }
 
 /* main resumes (after an accepted probe pair, excursion step, tie pair or path round;
@@ -1784,13 +1766,12 @@ static int kw_ofat_pair_bounded(const kw_eng *E, const kw_ofat_probe *pr, int ka
                                * same context was at worst 0.9866 of its earlier least ratio
                                * for one block's knobs, 0.9906 for a block-less knob with a
                                * block's, 0.9673 for two block-less knobs; README) */
-#define KW_RECALL_CAP0 1024   /* first capacity of the value-pair table (a power of two) */
 
 /* The key of the pair of knob values ka=va, kb=vb from the incumbent s->pos: the two
  * values and the incumbent's value of every knob that is block-less or in the block of
  * ka or kb. Knobs of other op blocks are left out: their kernels' times add to the
  * service time (kw_ofat_kernel_inter), so a change there moves the pair's figure and
- * its two changes alone together. Never 0 (the table's empty slot). */
+ * its two changes alone together. */
 static uint64_t kw_ofat_vpair_key(const kw_eng *E, const kw_shape *s, int ka, int va, int kb, int vb)
 {
     const kw_knobspace *ks = E->ks;
@@ -1807,53 +1788,28 @@ static uint64_t kw_ofat_vpair_key(const kw_eng *E, const kw_shape *s, int ka, in
     for (int k = 0; k < ks->n_knobs; k++)
         if (!kw_ofat_in_block(ks, k) || kw_ofat_same_block(ks, k, ka) || kw_ofat_same_block(ks, k, kb))
             h = kw_mix_fnv1a(h, &s->pos.v[k], 1);
-    return h ? h : 1;
-}
-
-/* The slot of key in the value-pair table: where it is, or the empty slot it would
- * take (the table is never full: kw_ofat_vpair_note grows it at half). */
-static size_t kw_ofat_vpair_slot(const kw_ofat_probe *pr, uint64_t key)
-{
-    size_t h = kw_mix_final(key) & (pr->vp_cap - 1);
-    while (pr->vp_key[h] && pr->vp_key[h] != key)
-        h = (h + 1) & (pr->vp_cap - 1);
     return h;
 }
 
 /* Keep ratio r for key (the least of the ratios measured for it). */
 static int kw_ofat_vpair_note(kw_ofat_probe *pr, uint64_t key, float r)
 {
-    if (2 * (pr->vp_n + 1) > pr->vp_cap) {
-        kw_ofat_probe old = *pr;
-        size_t nc = pr->vp_cap ? 2 * pr->vp_cap : KW_RECALL_CAP0;
-        pr->vp_key = calloc(nc, sizeof *pr->vp_key);
-        pr->vp_r = malloc(nc * sizeof *pr->vp_r);
-        if (!pr->vp_key || !pr->vp_r) {
-            free(pr->vp_key);
-            free(pr->vp_r);
-            pr->vp_key = old.vp_key;
-            pr->vp_r = old.vp_r;
+    size_t *at = kw_idmap_find(&pr->vp, key);
+    if (at) {
+        if (r < pr->vp_r[*at])
+            pr->vp_r[*at] = r;
+        return 0;
+    }
+    if (pr->vp.n == pr->vp_r_cap) {
+        size_t nc = pr->vp_r_cap ? 2 * pr->vp_r_cap : 64;
+        float *g = realloc(pr->vp_r, nc * sizeof *g);
+        if (!g)
             return kw_error_set(KW_ENOMEM, "out of memory learning probe pairs");
-        }
-        pr->vp_cap = nc;
-        for (size_t i = 0; i < old.vp_cap; i++)
-            if (old.vp_key[i]) {
-                size_t h = kw_ofat_vpair_slot(pr, old.vp_key[i]);
-                pr->vp_key[h] = old.vp_key[i];
-                pr->vp_r[h] = old.vp_r[i];
-            }
-        free(old.vp_key);
-        free(old.vp_r);
+        pr->vp_r = g;
+        pr->vp_r_cap = nc;
     }
-    size_t h = kw_ofat_vpair_slot(pr, key);
-    if (!pr->vp_key[h]) {
-        pr->vp_key[h] = key;
-        pr->vp_r[h] = r;
-        pr->vp_n++;
-    } else if (r < pr->vp_r[h]) {
-        pr->vp_r[h] = r;
-    }
-    return 0;
+    pr->vp_r[pr->vp.n] = r;
+    return kw_idmap_add(&pr->vp, key, pr->vp.n, NULL);
 }
 
 /* A pair of two knob values measured before from an incumbent that differs from this
@@ -1869,14 +1825,14 @@ static int kw_ofat_vpair_note(kw_ofat_probe *pr, uint64_t key, float r)
 static int kw_ofat_pair_recalls(const kw_eng *E, const kw_shape *s, const kw_ofat_probe *pr, int ka,
                                 int va, double fa, int kb, int vb, double fb, double fx)
 {
-    if (!E->o.estimate || pr->ban_knob >= 0 || pr->vp_n == 0 ||
+    if (!E->o.estimate || pr->ban_knob >= 0 || pr->vp.n == 0 ||
         (!kw_ofat_in_block(E->ks, ka) && !kw_ofat_in_block(E->ks, kb)) || !isfinite(fa) ||
         !isfinite(fb) || !isfinite(fx) || fx <= 0)
         return 0;
-    size_t h = kw_ofat_vpair_slot(pr, kw_ofat_vpair_key(E, s, ka, va, kb, vb));
-    if (!pr->vp_key[h])
+    const size_t *at = kw_idmap_find(&pr->vp, kw_ofat_vpair_key(E, s, ka, va, kb, vb));
+    if (!at)
         return 0;
-    return fa * fb / fx * pr->vp_r[h] * (1.0 - KW_RECALL_MARGIN) >=
+    return fa * fb / fx * pr->vp_r[*at] * (1.0 - KW_RECALL_MARGIN) >=
            fx * (1.0 - E->o.min_effect_pct / 100.0);
 }
 
@@ -1918,7 +1874,7 @@ static int kw_second_cmp(const void *a, const void *b)
  * change did alone from the incumbent (key[k][v], least bad first: a change
  * that costs nothing alone is the likeliest repair or partner). */
 static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][KW_VALUE_MAX],
-                                    kw_second *buf, kw_idset *seen, int changed_only)
+                                    kw_second *buf, kw_idmap *seen, int changed_only)
 {
     kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
     const kw_knobspace *ks = E->ks;
@@ -1942,9 +1898,9 @@ static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][
     for (int i = 0; i < n; i++) {
         kw_cand c = pr->first[g];
         c.v[buf[i].knob] = (uint8_t)buf[i].value;
-        if (!kw_idset_add(seen, kw_knobs_cand_id(ks, &c)))
-            continue;
-        int rc = kw_ofat_plist_push(E, pr, &c, g);
+        int added, rc = kw_idmap_add(seen, kw_knobs_cand_id(ks, &c), 0, &added);
+        if (rc == 0 && added)
+            rc = kw_ofat_plist_push(E, pr, &c, g);
         if (rc != 0)
             return rc;
     }
@@ -1985,12 +1941,9 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
             if (cs.n == E->reps && cs.ok && isfinite(cs.mean))
                 key[k][v] = cs.mean;
         }
-    kw_idset seen = {NULL, 1};
-    while (seen.cap < (size_t)(pr->n_first + 1) * (size_t)(n_nb + 1) * 2)
-        seen.cap *= 2;
-    seen.t = calloc(seen.cap, sizeof *seen.t);
+    kw_idmap seen = {0}; /* the configs already in the list (each once) */
     kw_second *buf = malloc((size_t)(n_nb + 1) * sizeof *buf);
-    if (!seen.t || !buf) {
+    if (kw_idmap_reserve(&seen, (size_t)(pr->n_first + 1) * (size_t)(n_nb + 1)) != 0 || !buf) {
         rc = kw_error_set(KW_ENOMEM, "out of memory planning probes");
         goto done;
     }
@@ -2027,7 +1980,9 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
                     continue;
                 kw_cand c = pr->first[i];
                 c.v[knob[j]] = pr->first[j].v[knob[j]];
-                if (kw_idset_add(&seen, kw_knobs_cand_id(ks, &c)))
+                int added;
+                rc = kw_idmap_add(&seen, kw_knobs_cand_id(ks, &c), 0, &added);
+                if (rc == 0 && added)
                     rc = kw_ofat_plist_push(E, pr, &c, i);
             }
         if (pass == 0)
@@ -2046,7 +2001,7 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
     if (rc == 0)
         pr->plist_ready = 1;
 done:
-    free(seen.t);
+    kw_idmap_free(&seen);
     free(buf);
     return rc;
 }
@@ -2654,29 +2609,21 @@ static int kw_ofat_walk(kw_eng *E, kw_shape *s, int best, kw_decision way, kw_de
     int rc = 0;
     *moved = 0;
     int *from = NULL, *queue = NULL;
-    kw_idset map = {NULL, 1};
-    uint64_t *ids = NULL;
-    /* id -> index of seen[] (open addressing over indices + 1) */
-    while (map.cap < (size_t)se->n_seen * 2 + 2)
-        map.cap *= 2;
-    map.t = calloc(map.cap, sizeof *map.t);
-    ids = malloc((size_t)se->n_seen * sizeof *ids);
+    kw_idmap map = {0}; /* config id -> its first index in seen[] */
     from = malloc((size_t)se->n_seen * sizeof *from);
     queue = malloc((size_t)se->n_seen * sizeof *queue);
-    if (!map.t || !ids || !from || !queue) {
+    if (kw_idmap_reserve(&map, (size_t)se->n_seen) != 0 || !from || !queue) {
         rc = kw_error_set(KW_ENOMEM, "out of memory walking to an evaluated config");
         goto done;
     }
     int start = -1;
     uint64_t here = kw_knobs_cand_id(ks, &s->pos);
     for (int i = 0; i < se->n_seen; i++) {
-        ids[i] = kw_knobs_cand_id(ks, &se->seen[i]);
-        size_t h = kw_mix_final(ids[i]) & (map.cap - 1);
-        while (map.t[h])
-            h = (h + 1) & (map.cap - 1);
-        map.t[h] = (uint64_t)i + 1;
+        uint64_t id = kw_knobs_cand_id(ks, &se->seen[i]);
+        if ((rc = kw_idmap_add(&map, id, (size_t)i, NULL)) != 0)
+            goto done;
         from[i] = -2; /* unvisited */
-        if (start < 0 && ids[i] == here)
+        if (start < 0 && id == here)
             start = i;
     }
     if (start < 0)
@@ -2692,14 +2639,8 @@ static int kw_ofat_walk(kw_eng *E, kw_shape *s, int best, kw_decision way, kw_de
                     continue;
                 kw_cand c = se->seen[u];
                 c.v[k] = (uint8_t)v;
-                uint64_t id = kw_knobs_cand_id(ks, &c);
-                size_t h = kw_mix_final(id) & (map.cap - 1);
-                int w = -1;
-                for (; map.t[h]; h = (h + 1) & (map.cap - 1))
-                    if (ids[map.t[h] - 1] == id) {
-                        w = (int)map.t[h] - 1;
-                        break;
-                    }
+                const size_t *at = kw_idmap_find(&map, kw_knobs_cand_id(ks, &c));
+                int w = at ? (int)*at : -1;
                 if (w < 0 || from[w] != -2)
                     continue;
                 kw_cst cs;
@@ -2727,8 +2668,7 @@ static int kw_ofat_walk(kw_eng *E, kw_shape *s, int best, kw_decision way, kw_de
     if (rc == 0)
         *moved = 1;
 done:
-    free(map.t);
-    free(ids);
+    kw_idmap_free(&map);
     free(from);
     free(queue);
     return rc;
@@ -3153,7 +3093,7 @@ static void kw_ofat_free(kw_shape *s)
     if (!o)
         return;
     free(o->probe.plist);
-    free(o->probe.vp_key);
+    kw_idmap_free(&o->probe.vp);
     free(o->probe.vp_r);
     free(o->settle.seen);
     free(o);

@@ -2,11 +2,12 @@
  * is known in closed form (kw_synth.h): one-knob invariant over many seeded
  * runs, guards, constraints, probes, excursions, bounded fix, significance
  * gating, budget, memo, thread-count determinism, and resume after a kill at
- * every record boundary and mid-record. */
+ * every record boundary and mid-record; the id map the engine keeps its sets in. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_errno.h>
 #include <signal.h>
 
+#include "kw_idmap.h"
 #include "kw_synth.h"
 
 static void suite_init(void) { gsl_set_error_handler_off(); }
@@ -2404,4 +2405,39 @@ Test(engine, the_first_rounds_runner_up_that_loses_on_the_winner_is_descended_un
         cr_assert(runs[i].budget == 0 || n <= runs[i].budget, "budget %ld: %ld evaluations",
                   runs[i].budget, n);
     }
+}
+
+/* kw_idmap, the one id table of the search and the journal readers: every id a
+ * key (0 and ids that collide in the low bits included), the first value of
+ * an id kept, values intact across growth, reserve a no-op when there is room. */
+Test(engine, the_id_map_keeps_every_id_and_its_first_value_across_growth)
+{
+    kw_idmap m = {0};
+    cr_assert_null(kw_idmap_find(&m, 0));
+    cr_assert_not(kw_idmap_has(&m, 7));
+    /* 0, and ids equal in their low 32 bits (one slot under the old id ^ id >> 32
+     * hash when the high halves match too) */
+    enum { N = 5000 };
+    for (size_t i = 0; i < N; i++) {
+        int added = -1;
+        uint64_t id = (uint64_t)i << 32;
+        cr_assert_eq(kw_idmap_add(&m, id, i + 100, &added), 0);
+        cr_assert_eq(added, 1);
+        cr_assert_eq(kw_idmap_add(&m, id, 1, &added), 0); /* again: not replaced */
+        cr_assert_eq(added, 0);
+    }
+    cr_assert_eq(m.n, (size_t)N);
+    cr_assert_geq(m.cap, 2 * m.n);
+    for (size_t i = 0; i < N; i++) {
+        const size_t *v = kw_idmap_find(&m, (uint64_t)i << 32);
+        cr_assert_not_null(v, "id %zu lost", i);
+        cr_assert_eq(*v, i + 100);
+    }
+    cr_assert_not(kw_idmap_has(&m, 1));
+    size_t cap = m.cap;
+    cr_assert_eq(kw_idmap_reserve(&m, m.cap / 2), 0);
+    cr_assert_eq(m.cap, cap);
+    kw_idmap_free(&m);
+    cr_assert_eq(m.cap, 0);
+    cr_assert_null(kw_idmap_find(&m, 0));
 }

@@ -20,6 +20,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kw_audit.h"
+#include "kw_idmap.h"
 #include "kw_netpath.h"
 #include "kw_journal.h"
 
@@ -550,9 +551,9 @@ int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
 
 /* ---------------------------------------------------------------- bisect */
 
-/* Memo of evaluations by config id (open addressing). */
+/* Memo of evaluations by config id: ids maps an id to its index in m. */
 typedef struct kw_bmemo {
-    uint64_t *ids;
+    kw_idmap ids;
     kw_metrics *m;
     int size, n;
 } kw_bmemo;
@@ -561,23 +562,20 @@ static int kw_bmemo_get(kw_bmemo *mm, const kw_knobspace *ks, const kw_evaluator
                         const kw_cand *c, const kw_metrics **out, int *evals)
 {
     uint64_t id = kw_knobs_cand_id(ks, c);
-    uint32_t k = (uint32_t)((id ^ (id >> 32)) & (uint64_t)(mm->size - 1));
-    while (mm->ids[k] != 0) {
-        if (mm->ids[k] == id) {
-            *out = &mm->m[k];
-            return 0;
-        }
-        k = (k + 1) & (uint32_t)(mm->size - 1);
+    const size_t *at = kw_idmap_find(&mm->ids, id);
+    if (at) {
+        *out = &mm->m[*at];
+        return 0;
     }
-    if (2 * (mm->n + 1) > mm->size)
+    if (mm->n == mm->size)
         return kw_error_set(KW_ENOMEM, "bisect memo full");
-    int rc = ev->eval(ev->ctx, c, shape, 0, &mm->m[k]);
+    int rc = ev->eval(ev->ctx, c, shape, 0, &mm->m[mm->n]);
     if (rc != 0)
         return rc;
     (*evals)++;
-    mm->ids[k] = id ? id : 1; /* 0 marks an empty slot; a zero id hash is harmless as 1 */
-    mm->n++;
-    *out = &mm->m[k];
+    if ((rc = kw_idmap_add(&mm->ids, id, (size_t)mm->n, NULL)) != 0)
+        return rc;
+    *out = &mm->m[mm->n++];
     return 0;
 }
 
@@ -602,15 +600,11 @@ int kw_audit_bisect(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *
     int rc = 0;
     gsl_rng *rng = NULL;
     kw_bmemo mm = {0};
-    /* distinct configs visited: at most orders * n + 1; the table stays half empty */
-    long need = 2L * ((long)orders * (n > 0 ? n : 1) + 2);
-    mm.size = 64;
-    while (mm.size < need)
-        mm.size *= 2;
-    mm.ids = calloc((size_t)mm.size, sizeof *mm.ids);
+    /* distinct configs visited: at most orders * n + 1 */
+    mm.size = orders * (n > 0 ? n : 1) + 2;
     mm.m = calloc((size_t)mm.size, sizeof *mm.m);
     rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!mm.ids || !mm.m || !rng) {
+    if (!mm.m || !rng || kw_idmap_reserve(&mm.ids, (size_t)mm.size) != 0) {
         rc = kw_error_set(KW_ENOMEM, "out of memory for bisect");
         goto done;
     }
@@ -693,7 +687,7 @@ int kw_audit_bisect(kw_bisect *out, const kw_knobspace *ks, const kw_evaluator *
     }
 done:
     gsl_rng_free(rng);
-    free(mm.ids);
+    kw_idmap_free(&mm.ids);
     free(mm.m);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kw_grow.h"
+#include "kw_idmap.h"
 #include "kw_reduce.h" /* the journal reducer: statistics, best, the net path rule */
 #include "kw_run.h"    /* kw_run_attr_get: the journal's attribute keys */
 #include "kw_runsum.h"
@@ -530,64 +531,6 @@ static int kw_input_slot(const char *name)
     return -1;
 }
 
-/* A set of configuration ids (open addressing, linear probing). */
-typedef struct kw_idset {
-    uint64_t *ids;
-    unsigned char *used;
-    size_t n, cap; /* cap: 0 or a power of two */
-} kw_idset;
-
-static int kw_idset_has(const kw_idset *s, uint64_t id)
-{
-    if (s->cap == 0)
-        return 0;
-    size_t k = (size_t)(id ^ (id >> 32)) & (s->cap - 1);
-    while (s->used[k]) {
-        if (s->ids[k] == id)
-            return 1;
-        k = (k + 1) & (s->cap - 1);
-    }
-    return 0;
-}
-
-/* 0, or KW_ENOMEM. */
-static int kw_idset_add(kw_idset *s, uint64_t id)
-{
-    if (kw_idset_has(s, id))
-        return 0;
-    if (2 * (s->n + 1) > s->cap) {
-        kw_idset g = {0};
-        g.cap = s->cap ? 2 * s->cap : 64;
-        g.ids = malloc(g.cap * sizeof *g.ids);
-        g.used = calloc(g.cap, 1);
-        if (!g.ids || !g.used) {
-            free(g.ids);
-            free(g.used);
-            return kw_error_set(KW_ENOMEM, "out of memory replaying the journal");
-        }
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->used[i])
-                kw_idset_add(&g, s->ids[i]);
-        free(s->ids);
-        free(s->used);
-        *s = g;
-    }
-    size_t k = (size_t)(id ^ (id >> 32)) & (s->cap - 1);
-    while (s->used[k])
-        k = (k + 1) & (s->cap - 1);
-    s->used[k] = 1;
-    s->ids[k] = id;
-    s->n++;
-    return 0;
-}
-
-static void kw_idset_free(kw_idset *s)
-{
-    free(s->ids);
-    free(s->used);
-    memset(s, 0, sizeof *s);
-}
-
 /* Summary shape index of every evaluator shape of j (-1: not tuned), in the
  * order kw_runsum_build adds the tuned shapes. Returns the number of tuned shapes. */
 static int kw_rs_map(int map[KW_JOURNAL_SHAPE_MAX], const kw_journal *j)
@@ -760,8 +703,8 @@ typedef struct kw_sshape {
      * count as 0) */
     kw_rs_key *top_r0;
     int n_r0;
-    kw_idset refused, keep;
-    kw_idset picked; /* what kw_build_keep adds to keep: the tops, the
+    kw_idmap refused, keep;
+    kw_idmap picked; /* what kw_build_keep adds to keep: the tops, the
                       * baseline, the best (a live summary makes it anew
                       * each time; keep only grows with the records) */
     kw_cand base;
@@ -827,7 +770,7 @@ static int kw_build_scout(kw_build *B, const kw_jrec *r)
         kw_sshape *p = &B->ps[B->map[v->shape]];
         uint64_t id = kw_knobs_cand_id(&h->space, &v->cand);
         p->base_seen |= id == p->base_id;
-        return kw_idset_add(&p->refused, id);
+        return kw_idmap_add(&p->refused, id, 0, NULL);
     }
     case 'E': {
         const kw_jeval *e = &r->e;
@@ -845,8 +788,8 @@ static int kw_build_scout(kw_build *B, const kw_jrec *r)
         if (t->decision == KW_DECIDE_CONSTRAINT && cid == p->base_id &&
             kw_knobs_cand_violates(&h->space, &t->cand) >= 0)
             p->base_seen = 1;
-        int rc = kw_idset_add(&p->keep, kw_knobs_cand_id(&h->space, &t->parent));
-        return rc != 0 ? rc : kw_idset_add(&p->keep, cid);
+        int rc = kw_idmap_add(&p->keep, kw_knobs_cand_id(&h->space, &t->parent), 0, NULL);
+        return rc != 0 ? rc : kw_idmap_add(&p->keep, cid, 0, NULL);
     }
     default:
         return 0;
@@ -857,7 +800,7 @@ static int kw_build_scout(kw_build *B, const kw_jrec *r)
 static int kw_build_keeps(const kw_build *B, int es, uint64_t id)
 {
     const kw_sshape *p = B->listed ? &B->ps[B->map[es]] : NULL;
-    return !p || B->keep_all || kw_idset_has(&p->keep, id) || kw_idset_has(&p->picked, id);
+    return !p || B->keep_all || kw_idmap_has(&p->keep, id) || kw_idmap_has(&p->picked, id);
 }
 
 /* A record into the summary: evaluations at once, refusals and steps
@@ -1041,7 +984,7 @@ static int kw_build_offer(void *ctx, const kw_rconfig *c)
     kw_build_top *t = ctx;
     kw_sshape *p = t->p;
     p->configs++;
-    if (c->ok && !kw_idset_has(&p->refused, c->id)) {
+    if (c->ok && !kw_idmap_has(&p->refused, c->id)) {
         p->ranked++;
         kw_rs_key k = {1, c->mean, c->id,
                        kw_knobs_cand_distance(&t->B->h->space, &p->base, c->cand)};
@@ -1076,22 +1019,23 @@ static int kw_build_keep(kw_build *B, int i, int es, uint64_t best)
         p->top_r0 = x;
         p->n_r = p->n_r0;
     }
-    /* refused draws never evaluated are rejected configurations too */
+    /* refused draws never evaluated are rejected configurations too (in slot order:
+     * kw_rs_key_cmp orders the tops totally, by id last) */
     for (size_t k = 0; k < p->refused.cap; k++) {
         kw_jstats st;
-        if (!p->refused.used[k] || kw_reduce_stats(&st, B->red, es, p->refused.ids[k]) == 0)
+        if (!p->refused.used[k] || kw_reduce_stats(&st, B->red, es, p->refused.id[k]) == 0)
             continue;
         p->configs++;
-        kw_rs_key key = {0, 0.0, p->refused.ids[k], 0};
+        kw_rs_key key = {0, 0.0, p->refused.id[k], 0};
         kw_top_offer(p->top_x, &p->n_x, B->top_rejected, &key, kw_rs_key_cmp);
     }
     kw_error_clear();
-    rc = kw_idset_add(&p->picked, p->base_id);
+    rc = kw_idmap_add(&p->picked, p->base_id, 0, NULL);
     for (int k = 0; k < p->n_r && rc == 0; k++)
-        rc = kw_idset_add(&p->picked, p->top_r[k].id);
+        rc = kw_idmap_add(&p->picked, p->top_r[k].id, 0, NULL);
     for (int k = 0; k < p->n_x && rc == 0; k++)
-        rc = kw_idset_add(&p->picked, p->top_x[k].id);
-    return rc == 0 ? kw_idset_add(&p->picked, best) : rc;
+        rc = kw_idmap_add(&p->picked, p->top_x[k].id, 0, NULL);
+    return rc == 0 ? kw_idmap_add(&p->picked, best, 0, NULL) : rc;
 }
 
 /* The summary's counts over every configuration, for a listed summary
@@ -1105,7 +1049,7 @@ static void kw_build_totals(kw_build *B, kw_runsum *rs)
         long only_steps = 0;
         for (int c = 0; c < sh->n_configs; c++)
             only_steps += sh->configs[c].reps == 0 &&
-                          !kw_idset_has(&B->ps[i].refused, sh->configs[c].id);
+                          !kw_idmap_has(&B->ps[i].refused, sh->configs[c].id);
         sh->configs_total = B->ps[i].configs + only_steps;
         sh->ranked_total = B->ps[i].ranked;
         sh->rejected_total = sh->configs_total - sh->ranked_total;
@@ -1118,9 +1062,9 @@ static void kw_build_free(kw_build *B)
         free(B->ps[i].top_r);
         free(B->ps[i].top_r0);
         free(B->ps[i].top_x);
-        kw_idset_free(&B->ps[i].refused);
-        kw_idset_free(&B->ps[i].keep);
-        kw_idset_free(&B->ps[i].picked);
+        kw_idmap_free(&B->ps[i].refused);
+        kw_idmap_free(&B->ps[i].keep);
+        kw_idmap_free(&B->ps[i].picked);
     }
     free(B->ps);
     kw_reduce_free(B->red);
@@ -1325,7 +1269,7 @@ int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_li
         kw_sshape *p = &B->ps[i];
         p->evals = p->configs = p->ranked = 0;
         p->n_r = p->n_x = p->n_r0 = 0;
-        kw_idset_free(&p->picked);
+        kw_idmap_free(&p->picked);
     }
     for (int t = 0; t < n_tuned && rc == 0; t++)
         rc = kw_build_keep(B, B->map[tuned[t]], tuned[t], best[t]);
@@ -1339,8 +1283,8 @@ int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_li
         const kw_rs_shape *from = &B->rs->shapes[i];
         const kw_sshape *p = &B->ps[i];
         for (int c = 0; c < from->n_configs && rc == 0; c++)
-            if (kw_idset_has(&p->keep, from->configs[c].id) ||
-                kw_idset_has(&p->picked, from->configs[c].id))
+            if (kw_idmap_has(&p->keep, from->configs[c].id) ||
+                kw_idmap_has(&p->picked, from->configs[c].id))
                 rc = kw_rs_config_copy(rs, &rs->shapes[i], &from->configs[c]);
     }
     if (rc == 0) {
