@@ -185,6 +185,41 @@ Test(runfolder, no_output_replaces_a_run_folders_own_files)
     kw_tl_rmrf(dir);
 }
 
+/* tune --out DIR into an existing folder that holds no run but a file by a
+ * name a run writes (the user's own results.xml, report.html): refused, exit
+ * 2, nothing written; tune renamed its results over them (exit 0). A folder
+ * with other files is still a fine --out. */
+Test(runfolder, a_new_run_never_replaces_files_it_did_not_write)
+{
+    char *dir = kw_tl_tmpdir("kwrunfolder");
+    char space[4200], p[4300];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    static const char *const names[] = {"results.xml", "ranked.csv", "report.html",
+                                        "mappings.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/mine", dir);
+        cr_assert_eq(mkdir(p, 0700), 0);
+        snprintf(p, sizeof p, "%s/mine/%s", dir, names[i]);
+        kw_rf_put(p, "the user's own\n");
+        kw_rf_expect(dir, 2, names[i], KW_RF_ARGS("tune", "--space", space, "--budget", "5",
+                                                  "--out", "mine", "--quiet"));
+        size_t n;
+        char *kept = kw_rf_slurp(p, &n);
+        cr_assert_str_eq(kept, "the user's own\n", "%s replaced", names[i]);
+        free(kept);
+        snprintf(p, sizeof p, "%s/mine", dir);
+        cr_assert_eq(kw_tl_entries(p), 1, "%s: something was written beside it", names[i]);
+        kw_tl_rm_tree(p);
+    }
+    snprintf(p, sizeof p, "%s/mine", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/mine/notes.txt", dir);
+    kw_rf_put(p, "x\n");
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
+                                          "mine", "--quiet"));
+    kw_tl_rmrf(dir);
+}
+
 Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
 {
     char *dir = kw_rf_run();

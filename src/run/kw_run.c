@@ -593,6 +593,11 @@ static int kw_run_pick_dir(kw_run *r, int *usage, const char *out)
         return kw_run_usage(usage, "%s is not a regular file (%s): refusing to write the journal "
                             "through it; choose another --out", r->journal,
                             S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
+    if (kw_runfolder_fresh(r->dir) != 0) {
+        char msg[KW_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", kw_error_last());
+        return kw_run_usage(usage, "%s", msg);
+    }
     return 0;
 }
 

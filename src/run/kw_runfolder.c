@@ -188,6 +188,24 @@ int kw_runfolder_sweep(const char *dir, int *removed)
     return rc;
 }
 
+int kw_runfolder_fresh(const char *dir)
+{
+    for (size_t i = 0; i < KW_RF_N_RUN_FILES; i++) {
+        const char *f = kw_rf_run_files[i];
+        char p[KW_PATH_MAX + 32];
+        struct stat st;
+        if (strcmp(f, KW_RUNFOLDER_JOURNAL_NAME) == 0 || strcmp(f, KW_RUNFOLDER_LOCK_NAME) == 0)
+            continue; /* the caller's: "already holds a run"; a lock file holds nothing */
+        if (kw_runfolder_join(p, sizeof p, dir, f) != 0)
+            return KW_EINPUT;
+        if (lstat(p, &st) == 0)
+            return kw_error_set(KW_EINPUT, "%s: exists, and %s holds no run (no journal): a new "
+                                "run never replaces a file it did not write; choose another --out",
+                                p, dir);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- output paths */
 
 static int kw_rf_same(const struct stat *a, const struct stat *b)

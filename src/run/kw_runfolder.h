@@ -11,6 +11,8 @@
  *                          without taking any lock, so they never block a writer)
  *   kw_runfolder_sweep     remove the .NAME.tmp.XXXXXX files a kill between
  *                          write and rename left (under the lock only)
+ *   kw_runfolder_fresh     may a new run be made in this folder (none of a
+ *                          run's file names taken by files it did not write)?
  *   kw_runfolder_output    check a user-named output path (-o) before anything
  *                          is computed or written
  *   kw_runfolder_is_file   is an existing file the file at a path (device, inode)?
@@ -66,6 +68,13 @@ int kw_runfolder_writer(const char *dir, long *pid);
  * portability.csv). Call only with the writer lock held. *removed (may be
  * NULL) gets the count. KW_EIO when one cannot be removed. */
 int kw_runfolder_sweep(const char *dir, int *removed);
+
+/* KW_EINPUT ("DIR/results.xml: exists, and DIR holds no run ...") when folder
+ * dir, where a new run is to be made (tune --out DIR, no journal there), holds
+ * a file by a name the run writes (results.xml, ranked.csv, audit.csv,
+ * portability.csv, report.html, mappings.csv): tune renamed its own over the
+ * user's files. 0 otherwise, also when dir does not exist. */
+int kw_runfolder_fresh(const char *dir);
 
 /* The user named path (-o PATH) as the output of a verb reading run folder
  * run_dir (NULL when none: probe, calibrate). The one check of every -o
