@@ -38,7 +38,7 @@ static void setup(void)
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "testblock");
     kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 1024);
-    kw_tl_mapping(&map, (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
+    kw_tl_mapping(&map, (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0}, KW_PREC_BF16);
     map.fuse_attention = KW_ATTN_NONE;
 }
 
@@ -104,7 +104,7 @@ Test(cost, tiled_gemm_traffic_closed_form)
     const int tms[] = {128, 64, 256}, tns[] = {128, 256, 64};
     for (int lo = KW_LOOP_MNK; lo <= KW_LOOP_NMK; lo++) {
         for (int i = 0; i < 3; i++) {
-            *tiling("g") = (kw_tiling){tms[i], tns[i], 32, 1, (kw_loop)lo, 1, 0, 0, 0};
+            *tiling("g") = (kw_tiling){tms[i], tns[i], 32, 1, (kw_loop)lo, 1, 0, 0, 0, 0, 0, 0};
             eval(1, acc.cores);
             double want = tiled_elems(M, N, K, tms[i], tns[i]) * 2.0; /* bf16 */
             cr_assert_eq(cost.n_kernels, 1);
@@ -125,7 +125,7 @@ Test(cost, resident_panel_follows_loop_order)
     const double M = 2048, N = 2048, K = 256, T = 128;
     add_gemm("proj", "g", (uint64_t)N, (uint64_t)K);
     shp.seq = (int)M;
-    *tiling("g") = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("g") = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     double want = (M * K + K * N * (M / T) + M * N) * 2.0;
     cr_assert(fabs(cost.dram_bytes - want) <= 1e-9 * want, "mnk %g vs %g", cost.dram_bytes, want);
@@ -162,7 +162,7 @@ Test(cost, no_mapping_beats_hong_kung_bound)
         acc.sram_bytes_per_unit = srams[gsl_rng_uniform_int(r, 4)];
         *tiling("g") = (kw_tiling){tiles[gsl_rng_uniform_int(r, 9)], tiles[gsl_rng_uniform_int(r, 9)],
                                    tiles[gsl_rng_uniform_int(r, 9)], splits[gsl_rng_uniform_int(r, 4)],
-                                   (kw_loop)gsl_rng_uniform_int(r, 3), (int)gsl_rng_uniform_int(r, 2), 0, 0, 0};
+                                   (kw_loop)gsl_rng_uniform_int(r, 3), (int)gsl_rng_uniform_int(r, 2), 0, 0, 0, 0, 0, 0};
         eval(1, acc.cores);
         fallbacks += cost.fallbacks;
         double m = shp.seq, n = (double)blk.ops[0].n, k = (double)blk.ops[0].k;
@@ -243,14 +243,14 @@ Test(cost, padding_waste_when_tiles_do_not_match_array)
     acc.dram_bw_bytes_per_s = 1e15;
     add_gemm("proj", "g", (uint64_t)N, (uint64_t)K);
     shp.seq = (int)M;
-    *tiling("g") = (kw_tiling){24, 24, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("g") = (kw_tiling){24, 24, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     double pad = (24.0 / 32.0) * (24.0 / 32.0);
     cr_assert(fabs(cost.kernels[0].pad_efficiency - pad) < 1e-12, "%g", cost.kernels[0].pad_efficiency);
     double want = 2 * M * N * K / (acc.peak_flops[KW_PREC_BF16] * pad) * 1e6;
     cr_assert(fabs(cost.kernels[0].compute_us - want) <= 1e-9 * want);
     /* matching tiles: no waste */
-    *tiling("g") = (kw_tiling){32, 32, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("g") = (kw_tiling){32, 32, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     cr_assert(fabs(cost.kernels[0].pad_efficiency - 1.0) < 1e-12);
 }
@@ -280,7 +280,7 @@ Test(cost, tile_over_sram_falls_back_fitting_tile_does_not)
 {
     add_gemm("proj", "g", 4096, 4096);
     /* 512x512 fp32 accumulator alone is 1 MiB > 256 KiB */
-    *tiling("g") = (kw_tiling){512, 512, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("g") = (kw_tiling){512, 512, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     cr_assert_eq(cost.fallbacks, 1);
     cr_assert_eq(cost.kernels[0].fallback, 1);
@@ -291,19 +291,19 @@ Test(cost, tile_over_sram_falls_back_fitting_tile_does_not)
     double want = 2.0 * 1024 * 4096 * 4096 / (acc.peak_flops[KW_PREC_BF16] * acc.fallback_efficiency) * 1e6;
     cr_assert(fabs(cost.kernels[0].compute_us - want) <= 1e-9 * want);
     /* 128x128x32 double-buffered: 64 KiB + 32 KiB fits */
-    *tiling("g") = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("g") = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     cr_assert_eq(cost.fallbacks, 0);
     cr_assert_eq(cost.kernels[0].sram_bytes, 128 * 128 * 4 + 32 * (128 + 128) * 2 * 2);
     /* double buffering is what tips it: 128x256x128 is 128 KiB + 96 KiB (single) / 192 KiB (double) */
-    *tiling("g") = (kw_tiling){128, 256, 128, 1, KW_LOOP_MNK, 0, 0, 0, 0};
+    *tiling("g") = (kw_tiling){128, 256, 128, 1, KW_LOOP_MNK, 0, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     cr_assert_eq(cost.fallbacks, 0);
     tiling("g")->double_buffer = 1;
     eval(1, acc.cores);
     cr_assert_eq(cost.fallbacks, 1);
     /* tile_k larger than K (per split) cannot serve the shape */
-    *tiling("g") = (kw_tiling){128, 128, 32, 256, KW_LOOP_MNK, 1, 0, 0, 0}; /* 4096/256 = 16 < 32 */
+    *tiling("g") = (kw_tiling){128, 128, 32, 256, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0}; /* 4096/256 = 16 < 32 */
     eval(1, acc.cores);
     cr_assert_eq(cost.fallbacks, 1);
 }
@@ -378,7 +378,7 @@ static void attn_only(int causal)
 Test(cost, unfused_attention_traffic_grows_as_n_squared_independent_of_sram)
 {
     attn_only(0);
-    *tiling("attn") = (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("attn") = (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     map.fuse_attention = KW_ATTN_NONE;
     double prev = 0.0;
     for (int n = 4096; n <= 16384; n *= 2) {
@@ -409,7 +409,7 @@ static int largest_flash_br(void)
 {
     int best = 0;
     for (int br = 16; br <= shp.seq; br += 16) {
-        *tiling("attn") = (kw_tiling){br, 16, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+        *tiling("attn") = (kw_tiling){br, 16, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
         eval(1, acc.cores);
         if (cost.fallbacks)
             break;
@@ -428,7 +428,7 @@ Test(cost, flash_traffic_falls_as_one_over_sram)
         acc.sram_bytes_per_unit = sram;
         int br = largest_flash_br();
         cr_assert(br > 0);
-        *tiling("attn") = (kw_tiling){br, 16, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+        *tiling("attn") = (kw_tiling){br, 16, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
         eval(1, acc.cores);
         cr_assert_eq(cost.launches, 1);
         /* Theorem 2 schedule: Q read and O written once, K and V once per query block */
@@ -447,7 +447,7 @@ Test(cost, flash_traffic_falls_as_one_over_sram)
 Test(cost, flash_beats_unfused_for_long_sequences)
 {
     attn_only(1);
-    *tiling("attn") = (kw_tiling){128, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("attn") = (kw_tiling){128, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     for (int n = 2048; n <= 16384; n *= 2) {
         shp.seq = n;
         map.fuse_attention = KW_ATTN_NONE;
@@ -479,7 +479,7 @@ Test(cost, decode_attention_reads_the_kv_cache)
     shp.batch = 3;
     shp.kv_len = 4096;
     map.fuse_attention = KW_ATTN_FLASH;
-    *tiling("attn") = (kw_tiling){16, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("attn") = (kw_tiling){16, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(2, acc.cores);
     double want = 2 * 3 * 8 * (2.0 * 4096 * 128 + 2.0 * 4 * 128) * 2.0;
     cr_assert(fabs(cost.dram_bytes - want) <= 1e-9 * want, "%g vs %g", cost.dram_bytes, want);
@@ -722,7 +722,7 @@ Test(cost, qk_softmax_needs_the_score_row_on_chip)
     attn_only(0);
     shp.seq = 1024;
     map.fuse_attention = KW_ATTN_QK_SOFTMAX;
-    *tiling("attn") = (kw_tiling){16, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    *tiling("attn") = (kw_tiling){16, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval(1, acc.cores);
     cr_assert_eq(cost.fallbacks, 0);
     cr_assert_eq(cost.launches, 2);

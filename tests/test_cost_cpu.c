@@ -75,7 +75,7 @@ static void setup(void)
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "b");
     kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 256);
-    kw_tl_mapping(&map, (kw_tiling){64, 64, 64, 1, KW_LOOP_MNK, 0, 0, 0, 0}, KW_PREC_FP32);
+    kw_tl_mapping(&map, (kw_tiling){64, 64, 64, 1, KW_LOOP_MNK, 0, 0, 0, 0, 0, 0, 0}, KW_PREC_FP32);
 }
 
 TestSuite(cost_cpu, .init = setup);

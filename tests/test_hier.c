@@ -35,7 +35,7 @@ static void setup(void)
     memset(&blk, 0, sizeof blk);
     snprintf(blk.name, sizeof blk.name, "b");
     kw_tl_shape(&shp, KW_PHASE_PREFILL, 1, 1024);
-    kw_tl_mapping(&map, (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
+    kw_tl_mapping(&map, (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0}, KW_PREC_BF16);
 }
 
 TestSuite(hier, .init = setup);
@@ -181,7 +181,7 @@ Test(hier, compulsory_traffic_is_a_lower_bound)
                 for (int w = 1; w <= 8; w *= 2) {
                     gemm(2048, 3072, 1536);
                     acc.levels[0].bytes = (uint64_t)caps[ci];
-                    map.tiling[0] = (kw_tiling){tiles[a], tiles[b], 32, 1, KW_LOOP_MNK, 1, 0, w, 0};
+                    map.tiling[0] = (kw_tiling){tiles[a], tiles[b], 32, 1, KW_LOOP_MNK, 1, 0, w, 0, 0, 0, 0};
                     eval();
                     if (cost.fallbacks)
                         continue;
@@ -204,6 +204,83 @@ Test(hier, multicast_divides_the_shared_operand_reads)
     cr_assert(CLOSE(cost.kernels[0].dram_bytes, COMP1024));
 }
 
+/* A cluster along N shares each A tile instead (DeepGEMM's cluster_n).
+ * Tiles 128x64 make the two differ: 1024^3, the A panel (128 x 1024 x 2 B =
+ * 256 KiB) overflows 256 KiB, so A is re-read per N tile (1024 / 64 = 16x) and
+ * B per M tile (8x): 16 MK + 8 KN + MN. Shared by 2 tiles along M: 16 MK + 4 KN
+ * + MN; along N: 8 MK + 8 KN + MN. */
+Test(hier, multicast_of_a_halves_the_a_reads_instead)
+{
+    gemm(1024, 1024, 1024);
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 0, KW_HOLD_OPERANDS);
+    acc.multicast_max = 2;
+    map.tiling[0].tile_n = 64;
+    map.tiling[0].cluster = 2;
+    eval();
+    double el = 1024.0 * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].shared_bytes, (16.0 + 4.0 + 1.0) * el), "%g",
+              cost.kernels[0].shared_bytes);
+    map.tiling[0].multicast_a = 1;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].shared_bytes, (8.0 + 8.0 + 1.0) * el), "%g",
+              cost.kernels[0].shared_bytes);
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, COMP1024));
+}
+
+/* Swizzle groups along N (DeepGEMM's grouping of N blocks). M = 4096, N =
+ * 8192, K = 1024, 128x64 tiles: 32 x 128 tiles in 128 waves of 32; A and B
+ * (8 + 16 MiB) overflow 8 MiB. Groups of 4 M tiles: a wave is 4 M tiles x 8
+ * N tiles, (4 x 128 + 8 x 64) x 1024 x 2 B = 2 MiB; groups of 4 N tiles: 8 M
+ * tiles x 4 N tiles, (8 x 128 + 4 x 64) x 1024 x 2 B = 2.5 MiB; row-major: 1
+ * M tile x 32 N tiles, (128 + 32 x 64) x 1024 x 2 B. Chunks in flight (at
+ * most 2176 rows x 32 x 2 B x 2 stages = 272 KiB) fit. Output 64 MiB. */
+Test(hier, swizzle_groups_along_n_change_the_wave)
+{
+    gemm(4096, 8192, 1024);
+    add_level(KW_LEVEL_SHARED, 8 * MIB, 0, KW_HOLD_OPERANDS);
+    map.tiling[0].tile_n = 64;
+    double c_out = 4096.0 * 8192 * 2;
+    eval();
+    double row = 128.0 * (128 + 32 * 64) * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, row + c_out), "%g vs %g",
+              cost.kernels[0].dram_bytes, row + c_out);
+    map.tiling[0].swizzle = 4;
+    eval();
+    double m4 = 128.0 * (4 * 128 + 8 * 64) * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, m4 + c_out), "%g vs %g",
+              cost.kernels[0].dram_bytes, m4 + c_out);
+    map.tiling[0].swizzle_n = 1;
+    eval();
+    double n4 = 128.0 * (8 * 128 + 4 * 64) * 1024 * 2;
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, n4 + c_out), "%g vs %g",
+              cost.kernels[0].dram_bytes, n4 + c_out);
+}
+
+/* A persistent kernel whose tile stores run under its next tile exposes
+ * one wave's stores: 4096 x 4096 x 1024, 128x128 tiles, 1024 tiles on 32
+ * units = 32 waves; the output, 32 MiB at 1 TB/s, is 33.55 us of epilogue,
+ * 1/32 of it overlapped. One wave (512 x 512: 16 tiles) exposes all of it
+ * either way. The DRAM bytes, and so the memory time, do not change. */
+Test(hier, overlapped_stores_expose_one_waves_output)
+{
+    gemm(4096, 4096, 1024);
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 0, KW_HOLD_OPERANDS);
+    eval();
+    kw_kernel serial = cost.kernels[0];
+    double epi = 4096.0 * 4096 * 2 / 1e12 * 1e6;
+    cr_assert(CLOSE(serial.epilogue_us, epi), "%g vs %g", serial.epilogue_us, epi);
+    map.tiling[0].store_overlap = 1;
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].epilogue_us, epi / 32.0), "%g", cost.kernels[0].epilogue_us);
+    cr_assert(CLOSE(cost.kernels[0].dram_bytes, serial.dram_bytes));
+    cr_assert(CLOSE(cost.kernels[0].time_us, serial.time_us - epi * 31.0 / 32.0), "%g",
+              cost.kernels[0].time_us);
+    gemm(512, 512, 1024);
+    eval();
+    cr_assert(CLOSE(cost.kernels[0].epilogue_us, 512.0 * 512 * 2 / 1e12 * 1e6), "%g",
+              cost.kernels[0].epilogue_us);
+}
+
 Test(hier, memory_time_is_the_slower_level)
 {
     gemm(1024, 1024, 1024);
@@ -223,7 +300,7 @@ Test(hier, accumulators_in_registers_free_sram)
      * 2 stages = 64 KiB. Without registers 320 KiB > 256 KiB: fallback. With a
      * 256 KiB register file holding accumulators: SRAM 64 KiB, registers 256 KiB. */
     gemm(4096, 4096, 4096);
-    map.tiling[0] = (kw_tiling){256, 256, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    map.tiling[0] = (kw_tiling){256, 256, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     eval();
     cr_assert_eq(cost.fallbacks, 1);
     add_level(KW_LEVEL_REGISTERS, 256 * 1024, 0, KW_HOLD_ACCUMULATORS | KW_HOLD_SCORES);
@@ -246,7 +323,7 @@ Test(hier, flash_attention_3_tiles_fit_with_registers)
      * all of it is SRAM: fallback. */
     acc.sram_bytes_per_unit = 228 * 1024;
     attention(16, 128, 0, 2, 8192);
-    map.tiling[0] = (kw_tiling){128, 176, 32, 1, KW_LOOP_MNK, 1, 2, 0, 0};
+    map.tiling[0] = (kw_tiling){128, 176, 32, 1, KW_LOOP_MNK, 1, 2, 0, 0, 0, 0, 0};
     eval();
     cr_assert_eq(cost.fallbacks, 1);
     add_level(KW_LEVEL_REGISTERS, 256 * 1024, 0, KW_HOLD_ACCUMULATORS | KW_HOLD_SCORES);
@@ -278,7 +355,7 @@ Test(hier, softmax_serial_adds_overlap_hides)
      * 2e12/s per score: 2^21 x (1 + 2) ps = 6.291456 us on the whole chip
      * (every unit given, 16 tiles over 32 units: wave efficiency 0.5). */
     attention(2, 64, 0, 1, 1024);
-    map.tiling[0] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0};
+    map.tiling[0] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0, 0, 0, 0};
     acc.special_ops_per_s = 1e12;
     acc.vector_ops_per_s = 2e12;
     acc.softmax_vector_ops = 4.0;
@@ -305,7 +382,7 @@ Test(hier, softmax_hidden_share_hides_that_share_of_the_shorter)
      * a schedule hiding a share h of the shorter of matrix M and softmax X runs
      * max(M, X) + (1 - h) min(M, X): h 0 = M + X, h 1 = max(M, X) */
     attention(2, 64, 0, 1, 1024);
-    map.tiling[0] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0};
+    map.tiling[0] = (kw_tiling){128, 128, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0, 0, 0, 0};
     acc.special_ops_per_s = 1e12;
     acc.vector_ops_per_s = 2e12;
     acc.softmax_vector_ops = 4.0;
@@ -357,7 +434,7 @@ Test(hier, fp8_gemm_writes_a_bf16_output)
      * 64 B along K: whole bursts): 8,388,608 B; C 512 x 512 in bf16: 524,288 B. */
     acc.peak_flops[KW_PREC_FP8_E4M3] = 200e12;
     gemm(512, 512, 4096);
-    map.tiling[0] = (kw_tiling){128, 128, 64, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    map.tiling[0] = (kw_tiling){128, 128, 64, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     map.precision = KW_PREC_FP8_E4M3;
     eval();
     cr_assert(CLOSE(cost.dram_bytes, 8388608.0 + 8388608.0 + 524288.0), "%.0f", cost.dram_bytes);
@@ -370,7 +447,7 @@ Test(hier, weight_tiles_round_to_bursts_along_k)
      * A = M K (N / Tn) x 2 B x 2 (bursts) either way; B = K N (M / Tm) x 2 B, x 2
      * more when B is a weight kept N x K (its rows run along K). */
     gemm(1024, 1024, 4096);
-    map.tiling[0] = (kw_tiling){128, 128, 16, 1, KW_LOOP_MNK, 1, 0, 0, 0};
+    map.tiling[0] = (kw_tiling){128, 128, 16, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
     double a = 1024.0 * 4096 * 8 * 2 * 2, b = 4096.0 * 1024 * 8 * 2, c = 1024.0 * 1024 * 2;
     eval();
     cr_assert(CLOSE(cost.dram_bytes, a + 2.0 * b + c), "%.0f", cost.dram_bytes);
@@ -572,7 +649,7 @@ static void decode_row(kw_fid_case *c)
     c->heads = 8;
     c->kv_heads = 2;
     c->head_dim = 128;
-    c->tiling = (kw_tiling){16, 64, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1};
+    c->tiling = (kw_tiling){16, 64, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1, 0, 0, 0};
     c->precision = KW_PREC_BF16;
     c->accum = KW_PREC_FP32;
     c->measured_us = 1.0;
@@ -726,7 +803,7 @@ static void bad_row(const char *row, const char *want_msg)
     FILE *f = fopen(p, "w");
     cr_assert(f);
     fprintf(f, "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,"
-               "stages,cluster,graph_nodes,schedule,precision,accum,measured_us,bound,source\n%s\n",
+               "stages,cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source\n%s\n",
             row);
     fclose(f);
     kw_fid_set *set = malloc(sizeof *set);
@@ -746,7 +823,7 @@ Test(hier, graph_node_row_is_the_node_cost_plus_the_fixed_time)
     kw_fid_case c;
     memset(&c, 0, sizeof c);
     c.kind = KW_FID_GRAPH_NODE;
-    c.tiling = (kw_tiling){1, 1, 1, 1, KW_LOOP_MNK, 0, 1, 0, 1};
+    c.tiling = (kw_tiling){1, 1, 1, 1, KW_LOOP_MNK, 0, 1, 0, 1, 0, 0, 0};
     c.precision = KW_PREC_BF16;
     c.accum = KW_PREC_FP32;
     acc.graph_node_us = 0.75;
@@ -779,7 +856,7 @@ Test(hier, graph_replayed_call_adds_its_kernel_nodes)
     c.heads = 8;
     c.kv_heads = 8;
     c.head_dim = 128;
-    c.tiling = (kw_tiling){64, 128, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1};
+    c.tiling = (kw_tiling){64, 128, 128, 1, KW_LOOP_MNK, 1, 2, 0, 1, 0, 0, 0};
     c.precision = KW_PREC_BF16;
     c.accum = KW_PREC_FP32;
     acc.graph_node_us = 0.75;
@@ -800,17 +877,17 @@ Test(hier, graph_replayed_call_adds_its_kernel_nodes)
 
 Test(hier, bad_decode_rows_are_file_line_errors)
 {
-    bad_row("d,decode,0,0,0,16,2000,32,5,0,128,0,128,128,128,2,1,0,overlap,bf16,fp32,292,memory,x",
+    bad_row("d,decode,0,0,0,16,2000,32,5,0,128,0,128,128,128,2,1,row,0,overlap,bf16,fp32,292,memory,x",
             "heads 32 not a multiple of kv_heads 5");
-    bad_row("d,decode,0,0,0,16,2000,32,32,0,128,1,128,128,128,2,1,0,overlap,bf16,fp32,292,memory,x",
+    bad_row("d,decode,0,0,0,16,2000,32,32,0,128,1,128,128,128,2,1,row,0,overlap,bf16,fp32,292,memory,x",
             "causal must be 0");
-    bad_row("d,prefill,0,0,0,16,2000,32,32,0,128,0,128,128,128,2,1,0,overlap,bf16,fp32,292,memory,x",
+    bad_row("d,prefill,0,0,0,16,2000,32,32,0,128,0,128,128,128,2,1,row,0,overlap,bf16,fp32,292,memory,x",
             "kind 'prefill' is not gemm, attention, decode or graph_node");
-    bad_row("g,gemm,64,64,64,1,64,0,0,16,0,0,64,64,32,2,1,0,serial,bf16,fp32,1,compute,x",
+    bad_row("g,gemm,64,64,64,1,64,0,0,16,0,0,64,64,32,2,1,row,0,serial,bf16,fp32,1,compute,x",
             "page must be 0 for gemm");
-    bad_row("n,graph_node,0,0,0,0,0,0,0,0,0,0,1,1,1,1,1,2,serial,bf16,fp32,1.3,launch,x",
+    bad_row("n,graph_node,0,0,0,0,0,0,0,0,0,0,1,1,1,1,1,row,2,serial,bf16,fp32,1.3,launch,x",
             "graph_nodes must be 0 for graph_node");
-    bad_row("d,decode,0,0,0,16,2000,32,32,0,128,0,128,128,128,2,1,65,overlap,bf16,fp32,292,memory,x",
+    bad_row("d,decode,0,0,0,16,2000,32,32,0,128,0,128,128,128,2,1,row,65,overlap,bf16,fp32,292,memory,x",
             "graph_nodes '65' is not an integer in [0, 64]");
 }
 
@@ -890,8 +967,47 @@ Test(hier, sources_fold_by_arxiv_id_or_repository_not_first_word)
 
 Test(hier, a_row_whose_source_names_nothing_is_refused)
 {
-    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,0,serial,bf16,fp32,1,compute, (no source)",
+    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,row,0,serial,bf16,fp32,1,compute, (no source)",
             "source ' (no source)' names no source");
+}
+
+/* The launch order, a cluster along N and a GEMM's overlap schedule as a
+ * measured row states them: DeepGEMM's 256x128 cluster_n 2 blocks, N grouped
+ * by 16, stores under the next tile. */
+Test(hier, measured_row_states_order_cluster_direction_and_store_overlap)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    char p[1024];
+    snprintf(p, sizeof p, "%s/m.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fprintf(f, "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,"
+               "stages,cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source\n"
+               "a,gemm,4096,4096,7168,1,4096,0,0,0,0,0,256,128,64,3,1x2,n16,0,overlap,bf16,fp32,1,"
+               "compute,x\n"
+               "b,gemm,4096,4096,7168,1,4096,0,0,0,0,0,128,240,64,3,2x1,m8,0,serial,bf16,fp32,1,"
+               "compute,x\n"
+               "c,gemm,4096,4096,7168,1,4096,0,0,0,0,0,128,240,64,3,2,row,0,serial,bf16,fp32,1,"
+               "compute,x\n");
+    fclose(f);
+    kw_fid_set *set = malloc(sizeof *set);
+    cr_assert_eq(kw_fidelity_load(set, p), 0, "%s", kw_error_last());
+    const kw_tiling *a = &set->c[0].tiling, *b = &set->c[1].tiling, *c = &set->c[2].tiling;
+    cr_assert(a->cluster == 2 && a->multicast_a == 1 && a->swizzle == 16 && a->swizzle_n == 1 &&
+              a->store_overlap == 1);
+    cr_assert(b->cluster == 2 && b->multicast_a == 0 && b->swizzle == 8 && b->swizzle_n == 0 &&
+              b->store_overlap == 0);
+    cr_assert(c->cluster == 2 && c->multicast_a == 0 && c->swizzle == 0 && c->swizzle_n == 0);
+    free(set);
+    free(dir);
+    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,k4,0,serial,bf16,fp32,1,compute,x",
+            "order 'k4' is not row, mG or nG");
+    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,m0,0,serial,bf16,fp32,1,compute,x",
+            "order 'm0' is not row, mG or nG");
+    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,2x2,row,0,serial,bf16,fp32,1,compute,x",
+            "cluster '2x2' is not an integer N or MxN with M or N 1");
+    bad_row("g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,2x,row,0,serial,bf16,fp32,1,compute,x",
+            "cluster '2x' is not an integer N or MxN with M or N 1");
 }
 
 Test(hier, bad_measurement_rows_are_file_line_errors)
@@ -902,8 +1018,8 @@ Test(hier, bad_measurement_rows_are_file_line_errors)
     FILE *f = fopen(p, "w");
     cr_assert(f);
     fprintf(f, "# c\ncase,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,stages,"
-               "cluster,graph_nodes,schedule,precision,accum,measured_us,bound,source\n"
-               "g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,0,serial,bf16,fp32,-1,compute,x\n");
+               "cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source\n"
+               "g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,row,0,serial,bf16,fp32,-1,compute,x\n");
     fclose(f);
     kw_fid_set *set = malloc(sizeof *set);
     cr_assert_eq(kw_fidelity_load(set, p), KW_EINPUT);

@@ -36,7 +36,7 @@ static void setup(void)
     blk.n_groups = 1;
     snprintf(blk.groups[0], KW_NAME_MAX, "experts");
     kw_tl_shape(&shp, KW_PHASE_DECODE, 64, 1);
-    kw_tl_mapping(&map, (kw_tiling){64, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
+    kw_tl_mapping(&map, (kw_tiling){64, 128, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0}, KW_PREC_BF16);
     map.n_groups = 1;
 }
 

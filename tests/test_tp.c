@@ -82,7 +82,7 @@ static void layer_setup(void)
     gemm("down", "down", "", 1024, 4096);
     op_add("res2", KW_OP_RESIDUAL, NULL)->width = 1024;
     kw_tl_shape(&shp, KW_PHASE_PREFILL, 2, 256);
-    kw_tl_mapping(&map, (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0}, KW_PREC_BF16);
+    kw_tl_mapping(&map, (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0}, KW_PREC_BF16);
     map.n_groups = blk.n_groups;
     map.fuse_attention = KW_ATTN_FLASH;
 }

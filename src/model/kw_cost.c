@@ -37,15 +37,19 @@
  *     pipeline stage (`stages`, double_buffer = 2); the units read their tiles
  *     from the largest shared level (L2, VMEM) and DRAM sees compulsory
  *     traffic when the operands in flight fit it, one read of each wave's
- *     panels when the wave's chunks in flight fit (kw_shared_ab), else every
- *     tile read; a cluster of tiles multicasts each B tile; memory time is
+ *     panels when the wave's chunks in flight fit (kw_shared_ab; the waves
+ *     follow the launch order: row-major, or swizzle groups of M tiles, or of
+ *     N tiles with swizzle_n), else every tile read; a cluster of tiles
+ *     multicasts each B tile (each A tile with multicast_a); memory time is
  *     the slower of DRAM (at its achieved fraction) and the shared level;
  *     matrix work runs at the precision's achievable fraction, a pipelined
  *     tile pays one chunk of fill (and, on the overlapped attention schedule,
  *     whose pipeline drains at every tile, a memory-bound tile's last block of
  *     maths after its last load; a flash tile of one key block, no pipeline,
  *     its load and then all its maths) and stores its output after its mainloop
- *     (the epilogue, C bytes / DRAM bandwidth, not overlapped); attention's softmax (exp on the special
+ *     (the epilogue, C bytes / DRAM bandwidth, not overlapped; with
+ *     store_overlap, a persistent kernel's stores under its next tile, only
+ *     one wave's C bytes exposed); attention's softmax (exp on the special
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
  *     offer is an input error, which the evaluator names `infeasible`;
@@ -366,8 +370,13 @@ static double kw_shared_ab(const kw_ctx *c, const kw_tiling *t, const kw_gemm *g
         return unit_ab;
     double p = fmax(1.0, fmin(tiles, floor(c->units / s)));
     double w = t->swizzle > 1 ? (double)t->swizzle : 1.0;
-    /* rows: the dimension the launch order walks slowest (M for mnk/kmn, N for nmk) */
-    int n_outer = t->loop == KW_LOOP_NMK;
+    /* rows: the dimension the launch order walks slowest (M for mnk/kmn, N for
+     * nmk or a kernel whose swizzle groups run along N: DeepGEMM's scheduler
+     * groups N blocks when it multicasts A, deep_gemm/include/deep_gemm/
+     * scheduler/gemm.cuh get_swizzled_block_idx at deepseek-ai/DeepGEMM
+     * 88965b078186ee7510ab9fc4f1d5ebc19adfa8d1, and always at a6d97a1c's
+     * scheduler.cuh, kNumNBlocksPerGroup) */
+    int n_outer = t->loop == KW_LOOP_NMK || t->swizzle_n;
     double rows = n_outer ? nn : nm, cols = n_outer ? nm : nn;
     double fr, fc;
     if (w * cols >= p) {
@@ -482,11 +491,14 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     if (c->shared_cap_bytes > 0.0) {
         /* Multicast (Hopper thread-block clusters, TMA multicast; CUDA
          * programming guide "Thread Block Clusters"): `cluster` tiles adjacent
-         * along M share each B tile, read once from the shared level for all. */
+         * along M share each B tile, read once from the shared level for all;
+         * with multicast_a the tiles lie along N and share each A tile
+         * (DeepGEMM's cluster_n, kIsTMAMulticastOnA: sm90_bf16_gemm.cuh at
+         * 88965b07 multicasts the A copy to kNumTMAMulticast CTAs). */
         double cl = t->cluster > 1 ? fmin((double)t->cluster, (double)c->a->multicast_max) : 1.0;
         if (cl < 1.0)
             cl = 1.0;
-        double unit_ab = a_unit + b_unit / cl;
+        double unit_ab = t->multicast_a ? a_unit / cl + b_unit : a_unit + b_unit / cl;
         k->shared_bytes = (unit_ab + rest) * g->count;
         k->dram_bytes = (kw_shared_ab(c, t, g, nm, nn, unit_ab, fa, fb) + rest) * g->count;
     }
@@ -506,11 +518,21 @@ static int kw_gemm_cost(kw_ctx *c, const kw_tiling *t, const kw_gemm *g, const c
     /* Epilogue (hierarchy only): a tile stores its output after its last K
      * chunk, and the next tile on the unit starts after it, so the stores of
      * every wave add C bytes / DRAM bandwidth to the kernel (CUTLASS's
-     * non-persistent mainloop + epilogue; a persistent kernel with TMA stores
-     * would hide part of it, which the model does not credit). */
-    if (c->hier)
+     * non-persistent mainloop + epilogue).
+     * store_overlap: a persistent kernel that waits for a tile's TMA store
+     * only before the next tile's epilogue reuses its staging buffer runs
+     * that store under the next tile's mainloop (DeepGEMM's bf16 GEMM,
+     * deep_gemm/include/deep_gemm/impls/sm90_bf16_gemm.cuh at 88965b07:
+     * tma_store_wait<0>() before the STSM writes of the next tile, none after
+     * tma_store_arrive(); its fp8 GEMM at a6d97a1c waits right after the
+     * arrive, fp8_gemm.cuh, so its stores stay exposed). Only each unit's
+     * last store is then exposed: one wave's C bytes, C / waves, with
+     * waves = ceil(tiles / units). The bytes still count in the DRAM time. */
+    if (c->hier) {
+        double waves = t->store_overlap ? ceil(k->tiles / c->units) : 1.0;
         k->epilogue_us = (s > 1.0 ? s * mn * acc * facc : g->m * g->out_n * g->c_bytes * fc) *
-                         g->count / c->dram_eff_bytes_per_us;
+                         g->count / c->dram_eff_bytes_per_us / fmax(waves, 1.0);
+    }
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
         return kw_elementwise(c, name, "_reduce", s * mn * acc * g->count,
@@ -706,7 +728,7 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
 }
 
 static const kw_tiling kw_default_tiling = {KW_DEFAULT_TILE_M, KW_DEFAULT_TILE_N, KW_DEFAULT_TILE_K,
-                                            1, KW_LOOP_MNK, 1, 0, 0, 0};
+                                            1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
 
 static const kw_tiling *kw_tiling_of(const kw_ctx *c, const kw_block *b, const kw_op *op)
 {

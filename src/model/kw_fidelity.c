@@ -21,12 +21,12 @@
 
 #define KW_FID_BYTES_MAX (16u << 20) /* a measured CSV: 128 rows and their comments */
 
-#define KW_FID_COLS 24
+#define KW_FID_COLS 25
 #define KW_FID_LINE_MAX 4096
 
 static const char *const kw_fid_header =
     "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,stages,"
-    "cluster,graph_nodes,schedule,precision,accum,measured_us,bound,source";
+    "cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source";
 
 static int kw_num(double *out, const char *t, double lo, double hi)
 {
@@ -99,6 +99,7 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
                             "%s:%d: kind '%s' is not gemm, attention, decode or graph_node", path, ln,
                             f[1]);
     c->attention = c->kind == KW_FID_ATTENTION || c->kind == KW_FID_DECODE;
+    /* columns 2..16 and 18 are integers (16, the cluster, may be written MxN); 17 is the order */
     enum { NUMS = 16 };
     double v[NUMS];
     static const double hi[NUMS] = {1e9,  1e9,   1e9, 1e6,   1e9,   4096,  4096, 65536,
@@ -107,10 +108,29 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
                                             "heads",  "kv_heads", "page",     "head_dim", "causal",
                                             "tile_m", "tile_n",   "tile_k",   "stages", "cluster",
                                             "graph_nodes"};
-    for (int i = 0; i < NUMS; i++)
-        if (kw_num(&v[i], f[2 + i], 0.0, hi[i]) != 0 || v[i] != (double)(long)v[i])
+    int multicast_a = 0;
+    for (int i = 0; i < NUMS; i++) {
+        const char *t = i == NUMS - 1 ? f[3 + i] : f[2 + i];
+        char buf[32];
+        if (i == 14 && strchr(t, 'x')) { /* cluster written cluster_m x cluster_n */
+            char *x;
+            snprintf(buf, sizeof buf, "%s", t);
+            x = strchr(buf, 'x');
+            *x = '\0';
+            double cm, cn;
+            if (kw_num(&cm, buf, 1.0, hi[i]) != 0 || kw_num(&cn, x + 1, 1.0, hi[i]) != 0 ||
+                cm != (double)(long)cm || cn != (double)(long)cn || (cm > 1.0 && cn > 1.0))
+                return kw_error_set(KW_EINPUT,
+                                    "%s:%d: cluster '%s' is not an integer N or MxN with M or N 1",
+                                    path, ln, t);
+            v[i] = cm * cn;
+            multicast_a = cn > 1.0;
+            continue;
+        }
+        if (kw_num(&v[i], t, 0.0, hi[i]) != 0 || v[i] != (double)(long)v[i])
             return kw_error_set(KW_EINPUT, "%s:%d: %s '%s' is not an integer in [0, %g]", path, ln,
-                                names[i], f[2 + i], hi[i]);
+                                names[i], t, hi[i]);
+    }
     c->m = v[0];
     c->n = v[1];
     c->k = v[2];
@@ -129,7 +149,19 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     c->tiling.stages = (int)v[13];
     c->tiling.double_buffer = c->tiling.stages >= 2;
     c->tiling.cluster = (int)v[14];
+    c->tiling.multicast_a = multicast_a;
     c->graph_nodes = (int)v[15];
+    /* order: row (row-major, M slowest), mG or nG (groups of G M or N tiles) */
+    if (strcmp(f[17], "row") != 0) {
+        double g;
+        if ((f[17][0] != 'm' && f[17][0] != 'n') || kw_num(&g, f[17] + 1, 1.0, 64.0) != 0 ||
+            g != (double)(long)g)
+            return kw_error_set(KW_EINPUT,
+                                "%s:%d: order '%s' is not row, mG or nG (G an integer in [1, 64])",
+                                path, ln, f[17]);
+        c->tiling.swizzle = (int)g;
+        c->tiling.swizzle_n = f[17][0] == 'n';
+    }
     if (c->tiling.tile_m < 1 || c->tiling.tile_n < 1 || c->tiling.tile_k < 1 || c->tiling.stages < 1)
         return kw_error_set(KW_EINPUT, "%s:%d: tiles and stages must be >= 1", path, ln);
     if (c->kind == KW_FID_GRAPH_NODE ? 0
@@ -148,37 +180,39 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
     if (c->graph_nodes > 0 && c->kind == KW_FID_GRAPH_NODE)
         return kw_error_set(KW_EINPUT, "%s:%d: graph_nodes must be 0 for graph_node (the row is one node)",
                             path, ln);
-    if (strcmp(f[18], "serial") == 0)
+    if (strcmp(f[19], "serial") == 0)
         c->overlap = 0;
-    else if (strcmp(f[18], "overlap") == 0)
+    else if (strcmp(f[19], "overlap") == 0)
         c->overlap = 1;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: schedule '%s' is not serial or overlap", path, ln,
-                            f[18]);
-    int pi = kw_prec_parse(f[19]), ai = kw_prec_parse(f[20]);
+                            f[19]);
+    /* a GEMM's overlap schedule: its tile stores overlap the next tile (kw_fidelity.h) */
+    c->tiling.store_overlap = c->kind == KW_FID_GEMM && c->overlap;
+    int pi = kw_prec_parse(f[20]), ai = kw_prec_parse(f[21]);
     if (pi < 0 || ai < 0)
-        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[19], f[20]);
+        return kw_error_set(KW_EINPUT, "%s:%d: unknown precision '%s' or '%s'", path, ln, f[20], f[21]);
     c->precision = (kw_prec)pi;
     c->accum = (kw_prec)ai;
-    if (kw_num(&c->measured_us, f[21], 1e-9, 1e12) != 0)
+    if (kw_num(&c->measured_us, f[22], 1e-9, 1e12) != 0)
         return kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a positive number", path, ln,
-                            f[21]);
-    if (strcmp(f[22], "compute") == 0)
+                            f[22]);
+    if (strcmp(f[23], "compute") == 0)
         c->bound = KW_BOUND_COMPUTE;
-    else if (strcmp(f[22], "memory") == 0)
+    else if (strcmp(f[23], "memory") == 0)
         c->bound = KW_BOUND_MEMORY;
-    else if (strcmp(f[22], "launch") == 0)
+    else if (strcmp(f[23], "launch") == 0)
         c->bound = KW_BOUND_LAUNCH;
     else
         return kw_error_set(KW_EINPUT, "%s:%d: bound '%s' is not compute, memory or launch", path, ln,
-                            f[22]);
-    size_t sl = strcspn(f[23], "\r\n");
-    f[23][sl] = '\0';
-    snprintf(c->source, sizeof c->source, "%s", f[23]);
+                            f[23]);
+    size_t sl = strcspn(f[24], "\r\n");
+    f[24][sl] = '\0';
+    snprintf(c->source, sizeof c->source, "%s", f[24]);
     if (kw_fidelity_source_key(c->source_key, sizeof c->source_key, c->source) == 0)
         return kw_error_set(KW_EINPUT, "%s:%d: source '%s' names no source (an arXiv id, "
-                            "owner/repo or a citation before '(' or ';')", path, ln, f[23]);
-    c->fit = strstr(f[23], "FIT:") != NULL;
+                            "owner/repo or a citation before '(' or ';')", path, ln, f[24]);
+    c->fit = strstr(f[24], "FIT:") != NULL;
     return 0;
 }
 

@@ -5,7 +5,7 @@
  * A measurement file is CSV (spaces/measured/h100_published.csv): '#' comment
  * lines, a header naming the columns below in this order, one kernel a row:
  *   case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,
- *   tile_k,stages,cluster,graph_nodes,schedule,precision,accum,measured_us,bound,source
+ *   tile_k,stages,cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source
  * kind is gemm (m x n x k), attention (flash prefill: batch sequences of seq
  * tokens, heads of head_dim, causal 0/1) or decode (flash decode: batch
  * sequences each adding one query token against a KV cache of seq tokens) or
@@ -15,8 +15,15 @@
  * graph_nodes the kernels of the timed call when the benchmark replays it in
  * a CUDA graph (0: kernels timed back to back, or one launch between events;
  * the graph_node kind is one node by itself and takes 0); schedule
- * serial|overlap; bound the measured kernel's class (compute|memory|launch); source
- * everything after the 23rd comma.
+ * serial|overlap (attention: softmax under the matrix work of the other
+ * warpgroup; gemm: a tile's output store runs under the unit's next tile, a
+ * persistent kernel that waits for its store only before the next epilogue);
+ * cluster N (N tiles along M share each B tile) or MxN written cluster_m x
+ * cluster_n (1xN: N tiles along N share each A tile); order the launch order
+ * of the output tiles: row (row-major, M walked slowest), mG (groups of G M
+ * tiles, the group's tiles launched before the next group's) or nG (the same
+ * along N); bound the measured kernel's class (compute|memory|launch); source
+ * everything after the 24th comma.
  *
  * A row's source identity (kw_fidelity_source_key, the one home of the rule;
  * leave-one-source-out cross-validation folds by it): "arXiv:ID" for a source

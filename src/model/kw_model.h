@@ -293,6 +293,10 @@ typedef struct kw_tiling {
     int stages;                 /* operand pipeline stages; 0 = from double_buffer (2 or 1) */
     int swizzle;                /* tile rows grouped in the launch order (rasterisation); 0/1 = row-major */
     int cluster;                /* units sharing one operand tile by multicast; 0/1 = none */
+    /* --- a kernel's own schedule, not knobs: set by a measured row (kw_fidelity) --- */
+    int swizzle_n;              /* the launch order walks N tiles slowest (swizzle groups of N tiles) */
+    int multicast_a;            /* the cluster's tiles lie along N and share each A tile (not B) */
+    int store_overlap;          /* a tile's output store overlaps the unit's next tile (persistent) */
 } kw_tiling;
 
 typedef struct kw_mapping {

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
         m[i].n_groups = b.n_groups;
         for (int g = 0; g < KW_GROUP_MAX; g++)
             m[i].tiling[g] = (kw_tiling){tiles[i & 3], tiles[(i >> 1) & 3], 32, 1 + (i & 1),
-                                         (kw_loop)(i % 3), (i >> 2) & 1, 0, 0, 0};
+                                         (kw_loop)(i % 3), (i >> 2) & 1, 0, 0, 0, 0, 0, 0};
         m[i].fuse_qkv = i & 1;
         m[i].fuse_attention = (kw_attn_fusion)(i % 3);
         m[i].fuse_epilogue = (i >> 1) & 1;
