@@ -583,7 +583,9 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         snprintf(path, sizeof path, "%s/spaces/measured/%s", kw_tl_src(), files[f]);
         cr_assert_eq(kw_fidelity_load(set, path), 0, "%s", kw_error_last());
-        cr_assert_geq(set->n, 15, "%s", files[f]);
+        /* the target set holds the issue's minimum of 15 published cases; the
+         * pending file at least one row (it shrinks as its rows are admitted) */
+        cr_assert_geq(set->n, f == 0 ? 15 : 1, "%s", files[f]);
         for (int i = 0; i < set->n; i++) {
             double us;
             kw_bound b;
