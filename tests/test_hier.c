@@ -797,17 +797,25 @@ Test(hier, one_block_decode_tile_pays_its_load_then_its_maths)
     cr_assert(CLOSE(us, fmax(k.compute_us, k.memory_us) + k.epilogue_us), "%g", us);
 }
 
-static void bad_row(const char *row, const char *want_msg)
+/* A measured CSV in a fresh folder: `before` (comment lines), the header,
+ * then `rows`; its path into p, the folder returned (the caller frees it). */
+static char *measured_csv(char *p, size_t n, const char *before, const char *rows)
 {
     char *dir = kw_tl_tmpdir("kwtest");
-    char p[1024];
-    snprintf(p, sizeof p, "%s/m.csv", dir);
+    snprintf(p, n, "%s/m.csv", dir);
     FILE *f = fopen(p, "w");
     cr_assert(f);
-    fprintf(f, "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,"
+    fprintf(f, "%scase,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,"
                "stages,cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source\n%s\n",
-            row);
+            before, rows);
     fclose(f);
+    return dir;
+}
+
+static void bad_row(const char *row, const char *want_msg)
+{
+    char p[1024];
+    char *dir = measured_csv(p, sizeof p, "", row);
     kw_fid_set *set = malloc(sizeof *set);
     cr_assert_eq(kw_fidelity_load(set, p), KW_EINPUT, "%s accepted", row);
     char want[1100];
@@ -978,20 +986,14 @@ Test(hier, a_row_whose_source_names_nothing_is_refused)
  * by 16, stores under the next tile. */
 Test(hier, measured_row_states_order_cluster_direction_and_store_overlap)
 {
-    char *dir = kw_tl_tmpdir("kwtest");
     char p[1024];
-    snprintf(p, sizeof p, "%s/m.csv", dir);
-    FILE *f = fopen(p, "w");
-    cr_assert(f);
-    fprintf(f, "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,"
-               "stages,cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source\n"
-               "a,gemm,4096,4096,7168,1,4096,0,0,0,0,0,256,128,64,3,1x2,n16,0,overlap,bf16,fp32,1,"
-               "compute,x\n"
-               "b,gemm,4096,4096,7168,1,4096,0,0,0,0,0,128,240,64,3,2x1,m8,0,serial,bf16,fp32,1,"
-               "compute,x\n"
-               "c,gemm,4096,4096,7168,1,4096,0,0,0,0,0,128,240,64,3,2,row,0,serial,bf16,fp32,1,"
-               "compute,x\n");
-    fclose(f);
+    char *dir = measured_csv(p, sizeof p, "",
+                             "a,gemm,4096,4096,7168,1,4096,0,0,0,0,0,256,128,64,3,1x2,n16,0,overlap,"
+                             "bf16,fp32,1,compute,x\n"
+                             "b,gemm,4096,4096,7168,1,4096,0,0,0,0,0,128,240,64,3,2x1,m8,0,serial,"
+                             "bf16,fp32,1,compute,x\n"
+                             "c,gemm,4096,4096,7168,1,4096,0,0,0,0,0,128,240,64,3,2,row,0,serial,"
+                             "bf16,fp32,1,compute,x");
     kw_fid_set *set = malloc(sizeof *set);
     cr_assert_eq(kw_fidelity_load(set, p), 0, "%s", kw_error_last());
     const kw_tiling *a = &set->c[0].tiling, *b = &set->c[1].tiling, *c = &set->c[2].tiling;
@@ -1014,15 +1016,10 @@ Test(hier, measured_row_states_order_cluster_direction_and_store_overlap)
 
 Test(hier, bad_measurement_rows_are_file_line_errors)
 {
-    char *dir = kw_tl_tmpdir("kwtest");
     char p[1024];
-    snprintf(p, sizeof p, "%s/m.csv", dir);
-    FILE *f = fopen(p, "w");
-    cr_assert(f);
-    fprintf(f, "# c\ncase,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,tile_m,tile_n,tile_k,stages,"
-               "cluster,order,graph_nodes,schedule,precision,accum,measured_us,bound,source\n"
-               "g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,row,0,serial,bf16,fp32,-1,compute,x\n");
-    fclose(f);
+    char *dir = measured_csv(p, sizeof p, "# c\n",
+                             "g,gemm,64,64,64,1,64,0,0,0,0,0,64,64,32,2,1,row,0,serial,bf16,fp32,-1,"
+                             "compute,x");
     kw_fid_set *set = malloc(sizeof *set);
     cr_assert_eq(kw_fidelity_load(set, p), KW_EINPUT);
     char want[1100];
