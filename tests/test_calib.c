@@ -360,6 +360,46 @@ Test(calib, fit_of_the_shipped_measurements_is_a_least_squares_minimum)
     free(set);
 }
 
+/* A share whose least-squares value is its end of range: times generated
+ * with the serial schedule hiding all of its softmax (share 1) and a sync
+ * fraction of 0.40. From the file's 0.553 the fit drives the share toward 1,
+ * where no case depends on it any more; it stays there (at_bound, no sigma)
+ * and the sync fraction comes back with every case exact. Kept at the file's
+ * 0.553 instead, the FA2 rows would be charged part of their softmax again
+ * and the sync fraction fitted to make up for it. Strict, the same share is
+ * refused by name. */
+Test(calib, a_share_the_fit_drives_to_one_stays_at_one)
+{
+    load_shipped();
+    kw_accel truth = acc;
+    kw_calib_set(&truth, KW_CAL_HIDDEN_SERIAL, 1.0, set);
+    kw_calib_set(&truth, KW_CAL_SYNC_MATRIX, 0.40, set);
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
+        set->c[i].measured_us = us;
+    }
+    unsigned want = (1u << KW_CAL_SYNC_MATRIX) | (1u << KW_CAL_HIDDEN_SERIAL);
+    kw_calib cal;
+    kw_accel a = acc;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, NULL, want, 0), 0, "%s", kw_error_last());
+    cr_assert(cal.p[KW_CAL_HIDDEN_SERIAL].at_bound && cal.p[KW_CAL_HIDDEN_SERIAL].fitted);
+    cr_assert_eq(cal.p[KW_CAL_HIDDEN_SERIAL].after, 1.0);
+    cr_assert_eq(a.softmax_hidden_serial, 1.0);
+    cr_assert(fabs(cal.p[KW_CAL_HIDDEN_SERIAL].before - 0.553) < 1e-12, "%g",
+              cal.p[KW_CAL_HIDDEN_SERIAL].before);
+    cr_assert(fabs(cal.p[KW_CAL_SYNC_MATRIX].after - 0.40) < 1e-5, "%g",
+              cal.p[KW_CAL_SYNC_MATRIX].after);
+    cr_assert(cal.chi2_after < 1e-10, "%g", cal.chi2_after);
+    /* before: the file's figures, not the bound */
+    cr_assert(fabs(cal.chi2_before - chi2(&acc)) <= 1e-9 * cal.chi2_before);
+    a = acc;
+    cr_assert_eq(kw_calib_fit(&cal, &a, set, NULL, want, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "softmax_hidden_serial"), "%s", kw_error_last());
+    free(set);
+}
+
 /* The graph-node cost is seen only by the graph_node row, where it adds to
  * the kernel fixed time; the fixed time is also seen by every other kernel,
  * so the two are told apart and both come back from times made with them. */

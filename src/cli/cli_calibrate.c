@@ -516,7 +516,10 @@ int kw_cli_calibrate(int argc, char **argv)
         const kw_calib_param *p = &cal->p[id];
         if (!(want & (1u << id)))
             continue;
-        if (p->fitted && use_prior && p->prior_width > 0.0)
+        if (p->at_bound)
+            printf("%-22s %12.4f %12.4f %12s  (driven to the end of its range, kept there)\n",
+                   p->name, p->before, p->after, "-");
+        else if (p->fitted && use_prior && p->prior_width > 0.0)
             printf("%-22s %12.4f %12.4f %12.4f %12.3f %+13.2f\n", p->name, p->before, p->after,
                    p->sigma, p->prior_width, p->pull);
         else if (p->fitted)
@@ -524,7 +527,9 @@ int kw_cli_calibrate(int argc, char **argv)
                    use_prior ? "         none" : "");
         else
             printf("%-22s %12.4f %12s %12s  (%s: kept)\n", p->name, p->before, "-", "-",
-                   p->applicable ? "not determined by these cases" : "not in this accelerator");
+                   !p->applicable ? "not in this accelerator"
+                   : p->determined ? "driven to where no case depends on it"
+                                   : "not determined by these cases");
     }
     printf("eager launch and graph replay cost: not fitted (no case measures them)\n");
     if ((rc = kw_cal_write(accel, csv, out, a, cal, set)) != 0) {

@@ -503,6 +503,9 @@ static int kw_calib_fit_once(kw_calib *out, kw_accel *a, const kw_fid_set *set, 
             if (!(norm > KW_CAL_INFLUENCE * KW_CAL_INFLUENCE)) {
                 flat = kw_cal_names[cx->ids[j]];
                 *flat_id = cx->ids[j];
+                /* where the fit left it, for kw_cal_flat_bound */
+                out->p[cx->ids[j]].after = kw_cal_from_x(
+                    cx->ids[j], gsl_vector_get(gsl_multifit_nlinear_position(w), (size_t)j));
             }
         }
         if (flat)
@@ -641,23 +644,70 @@ int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *u
     return kw_calib_fit_prior(out, a, set, use, want, strict, NULL);
 }
 
+/* A fraction or hidden share driven flat toward 1, where the least-squares
+ * minimum then lies: a share of 1 hides all of the shorter term, and no
+ * value between where the fit stopped and 1 changes any fitted case. *bound
+ * gets 1. Figures fitted through their log (times, counts, bandwidths) have no
+ * such end: one raised until nothing is bound by it has no finite figure, and
+ * a time driven to 0 can leave a case with no time at all (the graph row sees
+ * the node cost and the fixed time only as their sum): those keep the file's
+ * figure, as before. */
+static int kw_cal_flat_bound(int id, double before, double v, double *bound)
+{
+    if (kw_cal_is_fraction(id) && v > before && v > 0.5) {
+        *bound = 1.0;
+        return 1;
+    }
+    return 0;
+}
+
 int kw_calib_fit_prior(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use,
                        unsigned want, int strict, const kw_calib_prior *prior)
 {
     /* Without `strict`, a parameter the fit drives to where no case depends on
-     * it (a bandwidth raised until nothing is bound by it) is left at the
-     * file's value and the rest fitted again. */
+     * it is set aside and the rest fitted again: a fraction or share driven to
+     * 1 at 1 (kw_cal_flat_bound: the least-squares minimum lies there, and
+     * resetting it to the file's figure would make the others fit a point the
+     * cases moved away from), anything else (a bandwidth raised until nothing
+     * is bound by it, a time driven to 0, parameters the cases cannot tell
+     * apart) at the file's value. */
+    kw_accel base = *a;
+    double bound[KW_CAL_COUNT];
+    unsigned at_bound = 0, dropped = 0;
     for (;;) {
         int flat = -1;
-        kw_accel work = *a;
+        kw_accel work = base;
         int rc = kw_calib_fit_once(out, &work, set, use, want, strict, prior, &flat);
         if (rc == 0) {
+            if (at_bound) { /* report against the file's figures, not base's */
+                kw_cal_ratios(out->before_ratio, a, set);
+                out->chi2_before = 0.0;
+                for (int i = 0; i < set->n; i++)
+                    if (out->used[i] && isfinite(out->before_ratio[i]))
+                        out->chi2_before += log(out->before_ratio[i]) * log(out->before_ratio[i]);
+                for (int id = 0; id < KW_CAL_COUNT; id++) {
+                    out->p[id].before = kw_calib_get(a, id, set);
+                    if (at_bound & (1u << id)) {
+                        out->p[id].after = bound[id];
+                        out->p[id].fitted = out->p[id].at_bound = 1;
+                        out->p[id].sigma = 0.0;
+                    }
+                }
+            }
+            for (int id = 0; id < KW_CAL_COUNT; id++) /* fitted once, so determined then */
+                out->p[id].determined |= (dropped >> id) & 1u;
             *a = work;
             return 0;
         }
         if (strict || flat < 0)
             return rc;
         want &= ~(1u << flat);
+        dropped |= 1u << flat;
+        if (!(at_bound & (1u << flat)) &&
+            kw_cal_flat_bound(flat, out->p[flat].before, out->p[flat].after, &bound[flat])) {
+            kw_calib_set(&base, flat, bound[flat], set);
+            at_bound |= 1u << flat;
+        }
         kw_error_clear();
     }
 }

@@ -52,6 +52,7 @@ typedef struct kw_calib_param {
     int applicable;          /* the accelerator has the figure */
     int determined;          /* some case's time depends on it */
     int fitted;
+    int at_bound;            /* fitted, and at the end of its range the fit drove it to (no sigma) */
     double before, after, sigma; /* value in the file's unit; sigma: 1-sigma uncertainty */
     double prior_width;      /* relative width of its prior (log of the value); 0: no prior */
     double pull;             /* log(after / before) / prior_width: prior widths moved (0 without) */
