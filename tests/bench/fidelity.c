@@ -72,14 +72,52 @@ static int kw_fid_folds_by_source(int *fold, char names[][KW_FID_KEY_MAX], const
     return n;
 }
 
+/* What a held-out miss rests on: the fold's fitted parameters its prediction
+ * depends on (a 1% move of the value, down for a fraction at 1, changes it),
+ * each as file -> fold; into buf. A miss whose parameters sit near the file's
+ * figures is the model's (its rules cannot meet the case at any figures the
+ * other cases allow); one whose parameters moved far is the fold's fit. */
+#define KW_FID_DEPS_CHARS 320
+static void kw_fid_depends(char *buf, size_t cap, const kw_accel *fitted, const kw_calib *cal,
+                           const kw_fid_set *set, int i)
+{
+    double us0 = 0.0;
+    kw_bound b;
+    size_t len = 0;
+    buf[0] = '\0';
+    if (kw_fidelity_predict(&us0, &b, NULL, fitted, &set->c[i]) != 0 || !(us0 > 0.0))
+        return;
+    kw_accel *w = malloc(sizeof *w);
+    if (!w)
+        return;
+    for (int id = 0; id < KW_CAL_COUNT && len + 1 < cap; id++) {
+        const kw_calib_param *p = &cal->p[id];
+        double us1 = 0.0;
+        if (!p->fitted)
+            continue;
+        *w = *fitted;
+        kw_calib_set(w, id, p->after * (p->after >= 0.99 && p->after <= 1.0 ? 0.99 : 1.01), set);
+        if (kw_fidelity_predict(&us1, &b, NULL, w, &set->c[i]) != 0 ||
+            !(fabs(us1 / us0 - 1.0) > 1e-6))
+            continue;
+        int k = snprintf(buf + len, cap - len, " %s %.4g->%.4g", p->name, p->before, p->after);
+        len = k > 0 && (size_t)k < cap - len ? len + (size_t)k : cap - 1;
+    }
+    free(w);
+}
+
 static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold, int nfold,
                       char names[][KW_FID_KEY_MAX], const char *label, const kw_calib_prior *prior)
 {
     double after[KW_FID_MAX], before[KW_FID_MAX];
     int done[KW_FID_MAX] = {0};
     kw_calib *cal = malloc(sizeof *cal);
-    if (!cal)
+    char(*deps)[KW_FID_DEPS_CHARS] = malloc(sizeof(*deps) * KW_FID_MAX);
+    if (!cal || !deps) {
+        free(cal);
+        free(deps);
         return;
+    }
     printf("\n%s: calibrate on all folds but one, judge the held-out fold\n", label);
     for (int f = 0; f < nfold; f++) {
         int use[KW_FID_MAX] = {0}, held = 0;
@@ -104,11 +142,24 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
             if (cal->p[id].fitted)
                 printf(" %s %.4g", cal->p[id].name, cal->p[id].after);
         printf("\n");
+        /* the parameters this fold leaves at the file's figure: no case it
+         * fits depends on them, or the fit drove them to where none does
+         * (or the cases cannot tell them from the others), kw_calib_fit */
+        int kept = 0;
+        for (int id = 0; id < KW_CAL_COUNT; id++)
+            if (cal->p[id].applicable && (!cal->p[id].fitted || cal->p[id].at_bound))
+                printf("%s %s (%s)", kept++ ? "," : "    not fitted to a point:", cal->p[id].name,
+                       cal->p[id].at_bound     ? "driven to 1, kept there"
+                       : cal->p[id].determined ? "driven flat, kept at the file's figure"
+                                               : "no fitted case depends on it, file's figure");
+        if (kept)
+            printf("\n");
         for (int i = 0; i < set->n; i++)
             if (fold[i] == f) {
                 after[i] = cal->after_ratio[i];
                 before[i] = cal->before_ratio[i];
                 done[i] = 1;
+                kw_fid_depends(deps[i], KW_FID_DEPS_CHARS, &fitted, cal, set, i);
             }
     }
     int n = 0, in10 = 0, nind = 0, in10ind = 0;
@@ -125,10 +176,13 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
         if (!ok || getenv("KW_FID_VERBOSE"))
             printf("  %-26s before %7.3f after %7.3f %s%s\n", set->c[i].name, before[i], after[i],
                    ok ? "" : "MISS", set->c[i].fit ? " (FIT row)" : "");
+        if (!ok)
+            printf("    rests on (file->fold):%s\n", deps[i][0] ? deps[i] : " no fitted parameter");
     }
     printf("%s: held-out within 10%% %d of %d (independent rows %d of %d)\n", label, in10, n,
            in10ind, nind);
     free(cal);
+    free(deps);
 }
 
 /* Rows the model cannot tell apart (kw_calib_find_twins) and the least worst
