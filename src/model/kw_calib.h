@@ -77,7 +77,10 @@ int kw_calib_param_id(const char *name);
  * values. Refuses (KW_EINPUT, message names the reason) an under-determined
  * fit: a wanted parameter the accelerator lacks or no case depends on
  * (`strict`), none left to fit, fewer cases than parameters, or a singular
- * fit. Without `strict` undetermined parameters are left as they are. */
+ * fit. Without `strict` undetermined parameters are left as they are, and one
+ * the fit drives to where no case depends on it is set aside and the rest
+ * refitted: a fraction or share driven toward 1 at 1 (p[].at_bound; the
+ * least-squares minimum lies there), anything else at the file's figure. */
 int kw_calib_fit(kw_calib *out, kw_accel *a, const kw_fid_set *set, const int *use, unsigned want,
                  int strict);
 
