@@ -47,18 +47,24 @@ static double chi2(const kw_accel *a)
 
 /* The shipped cases' times replaced by the model's at matrix 0.71, sync MMA
  * 0.58 and 7.5 softmax instructions (both recovery tests below). */
+/* Every case's measured time replaced by the model's on truth. */
+static void times_from(const kw_accel *truth)
+{
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, truth, &set->c[i]), 0);
+        set->c[i].measured_us = us;
+    }
+}
+
 static void generate_known3(void)
 {
     kw_accel truth = acc;
     kw_calib_set(&truth, KW_CAL_MATRIX, 0.71, set);
     kw_calib_set(&truth, KW_CAL_SYNC_MATRIX, 0.58, set);
     kw_calib_set(&truth, KW_CAL_SOFTMAX_OPS, 7.5, set);
-    for (int i = 0; i < set->n; i++) {
-        double us;
-        kw_bound b;
-        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
-        set->c[i].measured_us = us;
-    }
+    times_from(&truth);
 }
 
 /* A fit of generate_known3's times came back to its parameters, every case exact. */
@@ -309,12 +315,7 @@ Test(calib, recovers_hidden_shares_and_the_kernel_fixed_time)
     kw_calib_set(&truth, KW_CAL_HIDDEN_SERIAL, 0.4, set);
     kw_calib_set(&truth, KW_CAL_HIDDEN_OVERLAP, 0.9, set);
     kw_calib_set(&truth, KW_CAL_KERNEL_FIXED, 1.5, set);
-    for (int i = 0; i < set->n; i++) {
-        double us;
-        kw_bound b;
-        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
-        set->c[i].measured_us = us;
-    }
+    times_from(&truth);
     kw_calib cal;
     kw_accel start = acc; /* the shipped shares and no fixed time */
     cr_assert_eq(kw_calib_fit(&cal, &start, set, NULL, WANT_NEW, 1), 0, "%s", kw_error_last());
@@ -374,12 +375,7 @@ Test(calib, a_share_the_fit_drives_to_one_stays_at_one)
     kw_accel truth = acc;
     kw_calib_set(&truth, KW_CAL_HIDDEN_SERIAL, 1.0, set);
     kw_calib_set(&truth, KW_CAL_SYNC_MATRIX, 0.40, set);
-    for (int i = 0; i < set->n; i++) {
-        double us;
-        kw_bound b;
-        cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &truth, &set->c[i]), 0);
-        set->c[i].measured_us = us;
-    }
+    times_from(&truth);
     unsigned want = (1u << KW_CAL_SYNC_MATRIX) | (1u << KW_CAL_HIDDEN_SERIAL);
     kw_calib cal;
     kw_accel a = acc;
