@@ -74,22 +74,18 @@ int kw_cli_report(int argc, char **argv)
         snprintf(odir, sizeof odir, "%s", dir);
         snprintf(name, sizeof name, KW_RUNFOLDER_REPORT_HTML);
     }
-    if (no_port)
-        ro.flags = 0;
+    /* inputs gone or unreadable: the report without portability is still
+     * worth having; a folder that is no run is one error, said once */
+    ro.flags = no_port ? 0 : KW_RUNDIR_CONFIG | KW_RUNDIR_INPUTS_OPTIONAL;
     kw_rundir *r = NULL;
     int rc = kw_run_open(&r, dir, &ro);
-    if ((rc == KW_EINPUT || rc == KW_EIO) && !no_port) {
-        /* inputs gone or unreadable: the report without portability is still
-         * worth having. Not on running out of memory (the fault sweep found
-         * that a failed allocation gave a silently smaller report, exit 0). */
-        fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
-                kw_error_last());
-        ro.flags = 0;
-        no_port = 1;
-        rc = kw_run_open(&r, dir, &ro);
-    }
     if (rc != 0)
         return kw_cli_fail("report", rc);
+    if (r->inputs_missing) {
+        fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
+                r->inputs_msg);
+        no_port = 1;
+    }
     int status = 0;
     if (!no_port && r->rs->info.measured) {
         /* a measured run's portability is its journal's: nothing is measured

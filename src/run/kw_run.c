@@ -868,6 +868,10 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         goto fail;
     }
     snprintf(r->dir, sizeof r->dir, "%s", dir);
+    if (dir[0] == '\0') { /* "/journal" would be read: the root's, not a run's */
+        rc = kw_error_set(KW_EINPUT, "'': not a run folder (the name is empty)");
+        goto fail;
+    }
     if ((rc = kw_runfolder_join(path, sizeof path, dir, KW_RUNFOLDER_JOURNAL_NAME)) != 0)
         goto fail;
     /* lstat, not open: opening a FIFO would block (reliability); a dangling
@@ -921,6 +925,16 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
             rc = kw_load_config_default(&r->cfg);
         else
             rc = kw_load_config(&r->cfg, space, accel, workload);
+        if (rc != 0 && (o->flags & KW_RUNDIR_INPUTS_OPTIONAL) &&
+            (rc == KW_EINPUT || rc == KW_EIO)) {
+            /* the run is there, its inputs are not: open it without them (never
+             * on running out of memory: a silently smaller result, exit 0) */
+            snprintf(r->inputs_msg, sizeof r->inputs_msg, "%s", kw_error_last());
+            kw_error_clear();
+            r->inputs_missing = 1;
+            *out = r;
+            return 0;
+        }
         if (rc != 0)
             goto fail;
         static const char *const slot_names[3] = {KW_RUN_INPUT_SPACE, KW_RUN_INPUT_ACCEL,

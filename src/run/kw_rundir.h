@@ -25,7 +25,10 @@
 #include "kw_runsum.h"
 
 enum {
-    KW_RUNDIR_CONFIG = 1 /* load the run's inputs (space, accelerator, workload) */
+    KW_RUNDIR_CONFIG = 1,         /* load the run's inputs (space, accelerator, workload) */
+    KW_RUNDIR_INPUTS_OPTIONAL = 2 /* with CONFIG: inputs that are gone or bad (KW_EINPUT,
+                                   * KW_EIO) open the run without them: cfg NULL,
+                                   * inputs_missing 1, the reason in inputs_msg */
 };
 
 typedef struct kw_rundir_opts {
@@ -42,6 +45,7 @@ typedef struct kw_rundir {
     char trace[KW_PATH_MAX];
     kw_model_eval *me;       /* created by kw_rundir_evaluator */
     int inputs_changed;      /* an input's hash differs from the journal's */
+    int inputs_missing;      /* KW_RUNDIR_INPUTS_OPTIONAL: the inputs did not load */
     int in_progress;         /* a writer (tune) holds the run folder's lock: the journal
                               * read is a consistent prefix, its torn tail the record
                               * being written */

@@ -23,12 +23,14 @@
 #include "kw_runfolder.h"
 
 /* What tune and the verbs write into a run folder: an output path naming one
- * of these (other than the verb's own) would destroy the run. */
+ * of these (other than the verb's own) would destroy the run. The first
+ * KW_RF_N_MARKS are what makes a folder a run folder (kw_rf_is_run). */
 static const char *const kw_rf_run_files[] = {
     KW_RUNFOLDER_JOURNAL_NAME,   KW_RUNFOLDER_LOCK_NAME,       KW_RUNFOLDER_RESULTS_XML,
     KW_RUNFOLDER_RANKED_CSV,     KW_RUNFOLDER_AUDIT_CSV,       KW_RUNFOLDER_PORTABILITY_CSV,
     KW_RUNFOLDER_REPORT_HTML,    KW_RUNFOLDER_MAPPINGS_CSV};
 #define KW_RF_N_RUN_FILES (sizeof kw_rf_run_files / sizeof kw_rf_run_files[0])
+#define KW_RF_N_MARKS 2 /* the journal and the lock */
 /* The files tune commits through temp + rename (kw_results_write_summary). */
 static const char *const kw_rf_tune_files[] = {KW_RUNFOLDER_RESULTS_XML, KW_RUNFOLDER_RANKED_CSV,
                                                KW_RUNFOLDER_AUDIT_CSV,
@@ -188,14 +190,30 @@ int kw_runfolder_sweep(const char *dir, int *removed)
     return rc;
 }
 
+/* 1 when folder dir is a run folder: it holds a journal or a lock file (a
+ * run cut before its first record, or with its journal torn, is still a run),
+ * by lstat (a FIFO or a link there counts, and is never opened). The one
+ * rule: an output never lands on such a folder's own files. */
+static int kw_rf_is_run(const char *dir)
+{
+    int is = 0;
+    for (size_t i = 0; i < KW_RF_N_MARKS && !is; i++) {
+        char p[KW_PATH_MAX + 32];
+        struct stat st;
+        is = kw_runfolder_join(p, sizeof p, dir, kw_rf_run_files[i]) == 0 && lstat(p, &st) == 0;
+    }
+    kw_error_clear();
+    return is;
+}
+
 int kw_runfolder_fresh(const char *dir)
 {
-    for (size_t i = 0; i < KW_RF_N_RUN_FILES; i++) {
+    /* past the marks: a journal is the caller's ("already holds a run"), a
+     * lock file left by a run cut before its first record holds nothing */
+    for (size_t i = KW_RF_N_MARKS; i < KW_RF_N_RUN_FILES; i++) {
         const char *f = kw_rf_run_files[i];
         char p[KW_PATH_MAX + 32];
         struct stat st;
-        if (strcmp(f, KW_RUNFOLDER_JOURNAL_NAME) == 0 || strcmp(f, KW_RUNFOLDER_LOCK_NAME) == 0)
-            continue; /* the caller's: "already holds a run"; a lock file holds nothing */
         if (kw_runfolder_join(p, sizeof p, dir, f) != 0)
             return KW_EINPUT;
         if (lstat(p, &st) == 0)
@@ -263,20 +281,6 @@ static int kw_rf_not_input(const char *path, const char *run_dir)
         return kw_error_set(KW_EINPUT, "-o %s: is an input of the run (%s); refusing to overwrite "
                             "it", path, what);
     return 0;
-}
-
-/* 1 when folder dir is a run folder: it holds a journal or a lock file (a run
- * cut before its first record, or with its journal torn, is still a run). */
-static int kw_rf_is_run(const char *dir)
-{
-    char p[KW_PATH_MAX + 32];
-    struct stat st;
-    int is = (kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_JOURNAL_NAME) == 0 &&
-              lstat(p, &st) == 0) ||
-             (kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_LOCK_NAME) == 0 &&
-              lstat(p, &st) == 0);
-    kw_error_clear();
-    return is;
 }
 
 /* KW_EINPUT when the output name (in folder dir_out; pst its lstat when it
