@@ -1243,7 +1243,20 @@ typedef struct kw_render {
 /* Render every file into a temp file in dir (streamed, fflush, fsync), then
  * rename them all into place and fsync dir. A failure before the renames
  * removes the temp files and leaves dir as it was. */
+static int kw_results_commit_held(const char *dir, const kw_render *files, int n);
+
+/* ... with the terminating signals held meanwhile (kw_xml_signals_hold): an
+ * interrupt leaves no temp file (SIGINT during `report` left one). */
 static int kw_results_commit_render(const char *dir, const kw_render *files, int n)
+{
+    kw_xml_sighold h;
+    kw_xml_signals_hold(&h);
+    int rc = kw_results_commit_held(dir, files, n);
+    kw_xml_signals_release(&h);
+    return rc;
+}
+
+static int kw_results_commit_held(const char *dir, const kw_render *files, int n)
 {
     int rc = 0;
     char (*tmp)[4096] = calloc((size_t)(n > 0 ? n : 1), sizeof *tmp);

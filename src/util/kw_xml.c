@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -844,7 +845,57 @@ int kw_xml_attr_bool(int *out, const xmlNode *n, const char *attr, const char *f
 
 /* ---------------- atomic write ---------------- */
 
+static const int kw_xml_held_signals[KW_XML_N_HELD_SIGNALS] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
+                                                               SIGUSR1, SIGUSR2, SIGALRM};
+static volatile sig_atomic_t kw_xml_held_signal; /* the first that arrived while held, or 0 */
+
+static void kw_xml_on_held_signal(int sig)
+{
+    if (kw_xml_held_signal == 0)
+        kw_xml_held_signal = sig;
+}
+
+void kw_xml_signals_hold(kw_xml_sighold *h)
+{
+    kw_xml_held_signal = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = kw_xml_on_held_signal;
+    sigfillset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* write, fsync and rename go on as if nothing came */
+    for (int i = 0; i < KW_XML_N_HELD_SIGNALS; i++) {
+        h->replaced[i] = 0;
+        if (sigaction(kw_xml_held_signals[i], NULL, &h->old[i]) != 0 ||
+            h->old[i].sa_handler == SIG_IGN)
+            continue;
+        h->replaced[i] = sigaction(kw_xml_held_signals[i], &sa, NULL) == 0;
+    }
+}
+
+void kw_xml_signals_release(kw_xml_sighold *h)
+{
+    for (int i = 0; i < KW_XML_N_HELD_SIGNALS; i++)
+        if (h->replaced[i])
+            sigaction(kw_xml_held_signals[i], &h->old[i], NULL);
+    int sig = kw_xml_held_signal;
+    kw_xml_held_signal = 0;
+    if (sig != 0)
+        raise(sig); /* as it would have been: the default ends the process, a
+                     * caller's handler (tune's) takes it as ever */
+}
+
+static int kw_xml_save_held(xmlDocPtr doc, const char *path);
+
 int kw_xml_save_atomic(xmlDocPtr doc, const char *path)
+{
+    kw_xml_sighold h;
+    kw_xml_signals_hold(&h);
+    int rc = kw_xml_save_held(doc, path);
+    kw_xml_signals_release(&h);
+    return rc;
+}
+
+static int kw_xml_save_held(xmlDocPtr doc, const char *path)
 {
     char tmp[PATH_MAX + 16], dir[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp ||

@@ -15,6 +15,7 @@
 #ifndef KW_XML_H
 #define KW_XML_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,8 +113,26 @@ void kw_xml_catch_end(kw_xml_catch *c);
 /* Write doc to path atomically: a temp file in the same folder (mode
  * KW_XML_OUTPUT_MODE), flushed, fsync'd, renamed over path, folder fsync'd.
  * KW_EIO with a message on failure; path is then untouched and no temp file
- * is left behind. */
+ * is left behind, whatever signal arrives meanwhile (kw_xml_signals_hold). */
 int kw_xml_save_atomic(xmlDocPtr doc, const char *path);
+
+/* The signals that end a process by default and that a user or a tester
+ * sends (SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM), held
+ * from a temp file's creation to its rename or removal: one arriving then is
+ * recorded, and kw_xml_signals_release restores the dispositions and raises
+ * it again, so the process ends as it would have, without a temp file left
+ * behind (SIGINT during `report` left RUN/.report.html.tmp.XXXXXX). A
+ * handler, not a signal mask: a mask holds the calling thread only, and an
+ * evaluation thread would take the signal and end the process. Signals
+ * ignored at hold stay ignored. Not nested; one thread commits at a time.
+ * Only SIGKILL still leaves a temp file (tune --resume sweeps its own). */
+#define KW_XML_N_HELD_SIGNALS 7
+typedef struct kw_xml_sighold {
+    struct sigaction old[KW_XML_N_HELD_SIGNALS];
+    int replaced[KW_XML_N_HELD_SIGNALS];
+} kw_xml_sighold;
+void kw_xml_signals_hold(kw_xml_sighold *h);
+void kw_xml_signals_release(kw_xml_sighold *h);
 
 /* Validate what a writer just wrote (its temp file at path, named `label` in
  * messages) against the embedded schema_name with root element `root`:

@@ -17,6 +17,8 @@
  *   KW_FAULT_IO=N      the Nth I/O call (write to a descriptor above 2,
  *                      fsync, rename, fwrite/fflush to a stream other than
  *                      stdout/stderr, ftruncate) fails with EIO
+ *   KW_FAULT_SIGNAL=S  with KW_FAULT_IO=N: the Nth I/O call raises signal S
+ *                      (a SIGINT typed at that moment), then goes on unfailed
  *   KW_FAULT_REPORT=1  at exit, "kw_fault: allocs=A io=I fired=F" on stderr:
  *                      the counts a clean run makes (the sweep's range) and
  *                      whether the fault was reached
@@ -24,6 +26,7 @@
  * runs with --threads 1 so that N names the same call every time.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +55,7 @@ size_t __wrap_fwrite(const void *buf, size_t size, size_t n, FILE *f);
 int __wrap_fflush(FILE *f);
 int __wrap_ftruncate(int fd, off_t len);
 
-static long kw_fault_alloc_at = -1, kw_fault_io_at = -1;
+static long kw_fault_alloc_at = -1, kw_fault_io_at = -1, kw_fault_signal = -1;
 static int kw_fault_report;
 static atomic_long kw_fault_allocs, kw_fault_ios;
 static atomic_int kw_fault_fired;
@@ -71,6 +74,7 @@ __attribute__((constructor)) static void kw_fault_init(void)
 {
     kw_fault_alloc_at = kw_fault_env("KW_FAULT_ALLOC");
     kw_fault_io_at = kw_fault_env("KW_FAULT_IO");
+    kw_fault_signal = kw_fault_env("KW_FAULT_SIGNAL");
     kw_fault_report = kw_fault_env("KW_FAULT_REPORT") > 0;
 }
 
@@ -102,6 +106,10 @@ static int kw_fault_io_hit(void)
     if (k != kw_fault_io_at)
         return 0;
     atomic_store(&kw_fault_fired, 1);
+    if (kw_fault_signal > 0) {
+        raise((int)kw_fault_signal);
+        return 0;
+    }
     errno = EIO;
     return 1;
 }
