@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "kw_error.h"
+#include "kw_num.h"
 #include "lib/kw_tl.h"
 #include "lib/kw_tl_model.h"
 #include "kw_sim.h"
@@ -666,4 +667,48 @@ Test(validation, resume_with_a_trace_turned_fifo_does_not_block)
     cr_assert(strstr(r.err, "is a FIFO, not a regular file"), "%s", r.err);
     kw_tl_free(&r);
     kw_tl_rmrf(dir);
+}
+
+/* The one syntax of a number read from a person (kw_num.h): strtod alone read
+ * "0x10" as 16 (--time-limit 0x10 ran 16 s), and " 5", "inf", "nan". */
+Test(validation, numbers_are_decimal_only_and_finite)
+{
+    static const struct {
+        const char *text;
+        double want; /* NAN: refused */
+    } d[] = {
+        {"5", 5},         {"-2.5", -2.5}, {"+7", 7},          {".5", 0.5},    {"5.", 5},
+        {"1e3", 1000},    {"2E-3", 2e-3}, {"1.5e+2", 150},    {"0", 0},       {"-0", 0},
+        {"0x10", NAN},    {" 5", NAN},    {"5 ", NAN},        {"", NAN},      {"nan", NAN},
+        {"inf", NAN},     {"-inf", NAN},  {"infinity", NAN},  {"1e400", NAN}, {"1e-400", NAN},
+        {"5s", NAN},      {".", NAN},     {"e5", NAN},        {"1e", NAN},    {"1e+", NAN},
+        {"--5", NAN},     {"1.2.3", NAN}, {"0x1p4", NAN},     {"1,5", NAN},   {"\t5", NAN},
+    };
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+        double v = 42;
+        int rc = kw_num_double(&v, d[i].text);
+        if (isnan(d[i].want)) {
+            cr_expect_eq(rc, -1, "'%s' accepted as %g", d[i].text, v);
+            cr_expect_eq(v, 42, "'%s': out written on refusal", d[i].text);
+        } else {
+            cr_expect_eq(rc, 0, "'%s' refused", d[i].text);
+            cr_expect_eq(v, d[i].want, "'%s' read as %g", d[i].text, v);
+            cr_expect(!signbit(v) || v != 0, "'%s' read as negative zero", d[i].text);
+        }
+    }
+    static const struct {
+        const char *text;
+        int ok;
+        long want;
+    } l[] = {
+        {"5", 1, 5},   {"-3", 1, -3},  {"+4", 1, 4},    {"0x10", 0, 0},  {"5.0", 0, 0},
+        {"1e3", 0, 0}, {" 5", 0, 0},   {"", 0, 0},      {"-", 0, 0},     {"9", 0, 0} /* > max */,
+        {"99999999999999999999", 0, 0}, {"-99999999999999999999", 0, 0}, {"08", 1, 8},
+    };
+    for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) {
+        long v = 42;
+        int rc = kw_num_long(&v, l[i].text, -8, 8);
+        cr_expect_eq(rc, l[i].ok ? 0 : -1, "'%s': %d", l[i].text, rc);
+        cr_expect_eq(v, l[i].ok ? l[i].want : 42, "'%s' read as %ld", l[i].text, v);
+    }
 }

@@ -24,6 +24,7 @@
 #include "kw_calib_cpu.h"
 #include "kw_cli.h"
 #include "kw_load.h"
+#include "kw_num.h"
 #include "kw_runfolder.h"
 #include "kw_xml.h"
 
@@ -371,11 +372,10 @@ static int kw_cal_parse_prior(double *given, int *from_file, const char *text)
         if (found < 0)
             return kw_cli_usage_error(KW_CAL_VERB, "--prior: unknown parameter '%s'", t);
         const char *v = eq + 1;
-        char *end = NULL;
-        double w = strtod(v, &end);
+        double w = 0.0;
         if (v[0] && !v[1] && kw_calib_class_width(v[0]) >= 0.0)
             w = kw_calib_class_width(v[0]);
-        else if (end == v || *end || !(w > 0.0) || !isfinite(w))
+        else if (kw_num_double(&w, v) != 0 || !(w > 0.0))
             return kw_cli_usage_error(KW_CAL_VERB,
                                       "--prior: %s=%s: the width must be a positive number or "
                                       "one of the classes S D U F",
@@ -441,9 +441,7 @@ int kw_cli_calibrate(int argc, char **argv)
             use_prior = 1;
             break;
         case 'R': {
-            char *end = NULL;
-            prior.row_width = strtod(optarg, &end);
-            if (end == optarg || *end || !(prior.row_width > 0.0) || !isfinite(prior.row_width))
+            if (kw_num_double(&prior.row_width, optarg) != 0 || !(prior.row_width > 0.0))
                 return kw_cli_usage_error(KW_CAL_VERB, "--row-width: '%s' is not a positive number",
                                           optarg);
             break;

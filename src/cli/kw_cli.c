@@ -9,6 +9,7 @@
 
 #include "kw_cli.h"
 #include "kw_load.h"
+#include "kw_num.h"
 #include "kw_run.h"
 
 /* Whether msg opens with where it is: a first word (no space or quote) that ends
@@ -57,13 +58,9 @@ int kw_cli_load_config(kw_config **out, const char *space, const char *accel, co
 int kw_cli_parse_long(long *out, const char *verb, const char *opt, const char *text, long min,
                       long max)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+    if (kw_num_long(out, text, min, max) != 0)
         return kw_cli_usage_error(verb, "%s takes a whole number from %ld to %ld, not '%s'", opt,
                                   min, max, text);
-    *out = v;
     return 0;
 }
 
@@ -75,10 +72,8 @@ int kw_cli_parse_seed(long *out, const char *verb, const char *text)
 int kw_cli_parse_double(double *out, const char *verb, const char *opt, const char *text,
                         double min, double max)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !isfinite(v) || v < min || v > max)
+    double v;
+    if (kw_num_double(&v, text) != 0 || v < min || v > max)
         return kw_cli_usage_error(verb, "%s takes a number from %g to %g, not '%s'", opt, min, max,
                                   text);
     *out = v;

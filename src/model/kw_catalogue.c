@@ -10,12 +10,14 @@
  * mapping (named next to each predicate below).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kw_catalogue.h"
 #include "kw_mapping.h"
+#include "kw_num.h"
 #include "kw_suggest.h"
 
 #define KW_CAT_TILE_MAX 65536       /* largest tile edge the decoder accepts */
@@ -213,10 +215,14 @@ int kw_catalogue_value(const kw_cat_knob *k, const char *text, double *out)
             }
         return -1;
     }
-    char *end;
-    errno = 0;
-    double v = k->kind == KW_CAT_INT ? (double)strtol(text, &end, 10) : strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !(v >= k->min && v <= k->max))
+    double v;
+    long w;
+    if (k->kind == KW_CAT_INT ? kw_num_long(&w, text, LONG_MIN, LONG_MAX) != 0
+                              : kw_num_double(&v, text) != 0)
+        return -1;
+    if (k->kind == KW_CAT_INT)
+        v = (double)w;
+    if (!(v >= k->min && v <= k->max))
         return -1;
     *out = v;
     return 0;

@@ -18,6 +18,7 @@
 
 #include "kw_error.h"
 #include "kw_input.h"
+#include "kw_num.h"
 
 #define KW_FID_BYTES_MAX (16u << 20) /* a measured CSV: 128 rows and their comments */
 
@@ -30,10 +31,8 @@ static const char *const kw_fid_header =
 
 static int kw_num(double *out, const char *t, double lo, double hi)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(t, &end);
-    if (errno != 0 || end == t || *end != '\0' || !(v >= lo && v <= hi))
+    double v;
+    if (kw_num_double(&v, t) != 0 || !(v >= lo && v <= hi))
         return -1;
     *out = v;
     return 0;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "kw_error.h"
 #include "kw_input.h"
+#include "kw_num.h"
 #include "kw_trace.h"
 
 #define KW_TRACE_HEADER "time_us,stream,shape"
@@ -85,24 +87,17 @@ static int kw_trace_row(kw_trace *t, char *line, const char *path, long ln, int 
     if (nf != 3)
         return kw_error_set(KW_EINPUT, "%s:%ld: %d field%s, expected 3 (%s)", path, ln, nf,
                             nf == 1 ? "" : "s", KW_TRACE_HEADER);
-    char *end;
-    /* strtod also reads hexadecimal ("0x10" = 16) and "infinity": a trace is
-     * decimal, so anything but digits, sign, point and exponent is refused */
-    if (f[0][strspn(f[0], "0123456789.eE+-")] != '\0')
+    double tu;
+    if (kw_num_double(&tu, f[0]) != 0) /* decimal only: not "0x10", "inf", " 5" */
         return kw_error_set(KW_EINPUT, "%s:%ld: time_us '%s' is not a finite number (decimal "
                             "microseconds, such as 125.5)", path, ln, f[0]);
-    errno = 0;
-    double tu = strtod(f[0], &end);
-    if (f[0][0] == '\0' || *end || errno || !isfinite(tu) || f[0][0] == ' ' || f[0][0] == '\t')
-        return kw_error_set(KW_EINPUT, "%s:%ld: time_us '%s' is not a finite number", path, ln, f[0]);
     if (tu < 0)
         return kw_error_set(KW_EINPUT, "%s:%ld: time_us %s is negative", path, ln, f[0]);
     if (t->n > 0 && tu < t->time_us[t->n - 1])
         return kw_error_set(KW_EINPUT, "%s:%ld: time_us %s goes back in time (previous row %.17g): "
                             "rows must be sorted by time", path, ln, f[0], t->time_us[t->n - 1]);
-    errno = 0;
-    long st = strtol(f[1], &end, 10);
-    if (f[1][0] == '\0' || *end || errno || f[1][0] == ' ' || f[1][0] == '\t' || f[1][0] == '+')
+    long st;
+    if (kw_num_long(&st, f[1], LONG_MIN, LONG_MAX) != 0)
         return kw_error_set(KW_EINPUT, "%s:%ld: stream '%s' is not an integer", path, ln, f[1]);
     if (st < 0 || st >= streams)
         return kw_error_set(KW_EINPUT, "%s:%ld: stream %ld outside [0, %d)", path, ln, st, streams);

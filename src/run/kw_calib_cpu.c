@@ -30,6 +30,7 @@
 #include "kw_input.h"
 #include "kw_load.h"
 #include "kw_mapping.h"
+#include "kw_num.h"
 
 #define KW_CCAL_MAX_ITER 200
 #define KW_CCAL_XTOL 1e-8
@@ -130,13 +131,12 @@ int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
         kw_ccal_row *r = &out->r[out->n];
         r->line = ln;
         r->shape = kw_load_config_shape(cfg, fld[0]);
-        char *end;
-        r->measured_us = strtod(fld[3], &end);
+        int num = kw_num_double(&r->measured_us, fld[3]);
         if (r->shape < 0) {
             rc = kw_error_set(KW_EINPUT, "%s:%d: shape '%s' is not one of the space's", path, ln, fld[0]);
             break;
         }
-        if (end == fld[3] || *end != '\0' || !(r->measured_us > 0.0) || !isfinite(r->measured_us)) {
+        if (num != 0 || !(r->measured_us > 0.0)) {
             rc = kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a positive number", path, ln,
                               fld[3]);
             break;

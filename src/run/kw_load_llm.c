@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_num.h"
 #include "kw_tp.h"
 
 #define KW_GIBI (1024.0 * 1024.0 * 1024.0)
@@ -105,17 +106,15 @@ static void kw_route_trace(kw_block *b, int experts, const char *path, const cha
         }
         if (!buf[0])
             continue;
-        char *end;
-        errno = 0;
-        long e = strtol(buf, &end, 10);
+        char *comma = strchr(buf, ',');
+        long e = -1;
         double t = -1.0;
-        if (*end == ',') {
-            char *end2;
-            t = strtod(end + 1, &end2);
-            if (*end2 != '\0' || end2 == end + 1)
-                t = -1.0;
+        if (comma) {
+            *comma = '\0';
+            if (kw_num_long(&e, buf, 0, experts - 1) != 0 || kw_num_double(&t, comma + 1) != 0)
+                e = -1;
         }
-        if (errno != 0 || end == buf || e < 0 || e >= experts || !(t >= 0.0) || t > 1e15) {
+        if (e < 0 || !(t >= 0.0) || t > 1e15) {
             kw_xml_problem(p, path, ln, "want 'expert,tokens' with expert 0..%d and tokens >= 0",
                            experts - 1);
             continue;

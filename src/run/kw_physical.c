@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_num.h"
+
 typedef struct kw_phys_range {
     const char *elem, *attr;
     double lo, hi;
@@ -55,10 +57,8 @@ void kw_physical_check_accel(const xmlNode *root, const char *file, kw_xml_probl
             xmlChar *v = xmlGetNoNsProp(n, BAD_CAST r->attr);
             if (!v)
                 continue;
-            char *end;
-            errno = 0;
-            double d = strtod((const char *)v, &end);
-            int num = errno == 0 && end != (char *)v && *end == '\0' && isfinite(d);
+            double d = 0.0;
+            int num = kw_num_double(&d, (const char *)v) == 0;
             if (num && !(r->zero_ok && d == 0.0) && !(d >= r->lo && d <= r->hi))
                 kw_xml_problem(p, file, kw_xml_line(n), "attribute '%s' of <%s> is %.3g, outside "
                                "the physical range [%g, %g] (%s)", r->attr, r->elem, d, r->lo,

@@ -53,6 +53,7 @@
 #include "kw_suggest.h"
 #include "kw_xsdhint.h"
 #include "kw_input.h"
+#include "kw_num.h"
 
 #define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 
@@ -785,11 +786,10 @@ int kw_xml_attr_double(double *out, const xmlNode *n, const char *attr, const ch
     xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST attr);
     if (!v)
         return 0;
-    char *s = kw_xml_trim((char *)v), *end;
-    errno = 0;
-    double d = strtod(s, &end);
+    char *s = kw_xml_trim((char *)v);
+    double d;
     int r = 1;
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d)) {
+    if (kw_num_double(&d, s) != 0) {
         kw_xml_problem(p, file, kw_xml_line(n), "attribute '%s': '%s' is not a finite number",
                        attr, s);
         r = -1;
@@ -806,11 +806,10 @@ int kw_xml_attr_long(long *out, const xmlNode *n, const char *attr, long min, lo
     xmlChar *v = xmlGetNoNsProp((xmlNodePtr)n, BAD_CAST attr);
     if (!v)
         return 0;
-    char *s = kw_xml_trim((char *)v), *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
+    char *s = kw_xml_trim((char *)v);
+    long x;
     int r = 1;
-    if (end == s || *end != '\0' || errno == ERANGE || x < min || x > max) {
+    if (kw_num_long(&x, s, min, max) != 0) {
         kw_xml_problem(p, file, kw_xml_line(n),
                        "attribute '%s': '%s' is not a whole number from %ld to %ld", attr, s, min,
                        max);
