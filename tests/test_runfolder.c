@@ -401,6 +401,53 @@ Test(runfolder, outputs_never_replace_the_runs_inputs)
     kw_tl_rmrf(dir);
 }
 
+/* Nor a file the verb itself reads through its own options: report and
+ * recommend --all with --space/--accel/--workload (recommend RUN --all
+ * --space S -o S --force replaced S), export of a mappings.csv outside any
+ * run folder onto itself. */
+Test(runfolder, outputs_never_replace_a_file_the_verb_reads)
+{
+    char *dir = kw_rf_run();
+    char src[4300];
+    static const char *const copies[][2] = {{"spaces/validate_small.xml", "s.xml"},
+                                            {"spaces/accel/h100.xml", "a.xml"},
+                                            {"spaces/workloads/llama7b.xml", "w.xml"}};
+    char *before[3];
+    for (int i = 0; i < 3; i++) {
+        char to[4300];
+        snprintf(src, sizeof src, "%s/%s", kw_tl_src(), copies[i][0]);
+        snprintf(to, sizeof to, "%s/%s", dir, copies[i][1]);
+        before[i] = kw_rf_slurp(src, &(size_t){0});
+        kw_rf_put(to, before[i]);
+    }
+    static const char *const opt[3] = {"--space", "--accel", "--workload"};
+    for (int i = 0; i < 3; i++) {
+        const char *f = copies[i][1];
+        kw_rf_expect(dir, 2, "file itself, read by this command",
+                     KW_RF_ARGS("report", "run", opt[i], f, "-o", f, "--force"));
+        kw_rf_expect(dir, 2, "file itself, read by this command",
+                     KW_RF_ARGS("recommend", "run", "--all", opt[i], f, "-o", f, "--force"));
+        char p[4300];
+        snprintf(p, sizeof p, "%s/%s", dir, f);
+        char *now = kw_rf_slurp(p, &(size_t){0});
+        cr_assert_str_eq(now, before[i], "%s changed", f);
+        free(now);
+        free(before[i]);
+    }
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("recommend", "run", "--all", "-o", "m.csv"));
+    char mp[4300];
+    snprintf(mp, sizeof mp, "%s/m.csv", dir);
+    size_t n0, n1;
+    char *m0 = kw_rf_slurp(mp, &n0);
+    kw_rf_expect(dir, 2, "file itself, read by this command",
+                 KW_RF_ARGS("export", "m.csv", "--format", "json", "-o", "m.csv", "--force"));
+    char *m1 = kw_rf_slurp(mp, &n1);
+    cr_assert(n0 == n1 && memcmp(m0, m1, n0) == 0, "export replaced the mappings.csv it read");
+    free(m0);
+    free(m1);
+    kw_tl_rmrf(dir);
+}
+
 Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
 {
     char *dir = kw_tl_tmpdir("kwrunfolder");

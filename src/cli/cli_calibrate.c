@@ -456,20 +456,13 @@ int kw_cli_calibrate(int argc, char **argv)
         return kw_cli_usage_error(KW_CAL_VERB, "unexpected argument '%s'", argv[optind]);
     if (!accel || !csv || !out)
         return kw_cli_usage_error(KW_CAL_VERB, "--accel, --measured and -o are all required");
-    /* by device and inode (a hard link, ./x count): --force replaced the
-     * measured CSV itself, or the accelerator file read, with the result */
-    struct stat st;
-    const char *inputs[][2] = {{"--accel", accel}, {"--measured", csv}, {"--space", space}};
-    for (size_t i = 0; lstat(out, &st) == 0 && i < sizeof inputs / sizeof inputs[0]; i++) {
-        if (kw_runfolder_is_file(&st, inputs[i][1])) {
-            fprintf(stderr, "knobwise calibrate: -o %s is the %s file itself: calibrate never "
-                            "replaces its inputs (give another name)\n", out, inputs[i][0]);
-            return 2;
-        }
-    }
-    /* the one check of every -o: not a regular file, a run folder's own files */
+    /* the one check of every -o: not a regular file, a run folder's own files,
+     * none of the files read (--force replaced the measured CSV itself, or the
+     * accelerator file read, with the result) */
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
-    if (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, force) != 0)
+    kw_runfolder_reads reads = {space, accel, NULL, {csv, NULL}, {"--measured", NULL}};
+    if (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, &reads, NULL,
+                            force) != 0)
         return kw_cli_fail(KW_CAL_VERB, KW_EINPUT);
     if (space)
         return kw_cal_cpu(space, accel, csv, out);

@@ -575,8 +575,11 @@ int kw_cli_export(int argc, char **argv)
     char dir[PATH_MAX], name[PATH_MAX], rdir[PATH_MAX];
     kw_export_run_dir(rdir, sizeof rdir, run);
     /* the one check of every -o, before the run is read; no own name: an
-     * export replaces none of the run folder's files */
-    if (out && kw_runfolder_output(dir, sizeof dir, name, sizeof name, out, rdir, NULL, force) != 0)
+     * export replaces none of the run folder's files, nor the file it reads
+     * (a mappings.csv outside any run folder) */
+    kw_runfolder_reads reads = {NULL, NULL, NULL, {run, NULL}, {"RUN", NULL}};
+    if (out && kw_runfolder_output(dir, sizeof dir, name, sizeof name, out, rdir, &reads, NULL,
+                                   force) != 0)
         return kw_cli_fail("export", KW_EINPUT);
     int status;
 

@@ -64,7 +64,7 @@ int kw_cli_probe(int argc, char **argv)
                                            "(at most 63)", name);
     int status;
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
-    if (out && kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL,
+    if (out && kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, NULL,
                                    force) != 0)
         return kw_cli_fail("probe", KW_EINPUT);
 

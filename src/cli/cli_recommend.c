@@ -427,8 +427,9 @@ int kw_cli_recommend(int argc, char **argv)
     /* checked before the run is read: nothing is computed for a refused path */
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
     if (out_path) {
+        kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
         int orc = kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out_path,
-                                      argv[optind], KW_RUNFOLDER_MAPPINGS_CSV, force);
+                                      argv[optind], &reads, KW_RUNFOLDER_MAPPINGS_CSV, force);
         if (orc != 0)
             return kw_cli_fail("recommend", orc);
     } else if (strlen(argv[optind]) >= sizeof odir) {

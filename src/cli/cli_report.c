@@ -64,7 +64,8 @@ int kw_cli_report(int argc, char **argv)
      * for a path that would be refused, nothing is written over the run */
     char odir[KW_PATH_MAX], name[KW_PATH_MAX];
     if (out_path) {
-        int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir,
+        kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
+        int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir, &reads,
                                       KW_RUNFOLDER_REPORT_HTML, force);
         if (orc != 0)
             return kw_cli_fail("report", orc);

@@ -231,55 +231,75 @@ static int kw_rf_same(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-int kw_runfolder_is_file(const struct stat *pst, const char *p)
+/* 1 when the existing file pst (stat or lstat of it) is the file at path p, by
+ * device and inode, so ./x and hard links count ("" or NULL: never). */
+static int kw_rf_is_file(const struct stat *pst, const char *p)
 {
     struct stat st;
     return p && p[0] && stat(p, &st) == 0 && kw_rf_same(&st, pst);
 }
 
-/* KW_EINPUT ("-o PATH: is an input of the run (space); ...") when the existing
- * regular file path is one the run in run_dir read: its space, accelerator,
- * workload or --trace as the journal records them, or a file the space names
- * (its accelerator, workload, a shape's trace); --force never replaces one
- * (it did: the run could then neither resume nor verify). 0 otherwise, also
- * when run_dir holds no readable journal. */
-static int kw_rf_not_input(const char *path, const char *run_dir)
+/* KW_EINPUT when the existing regular file path is one the verb reads: a file
+ * of reads ("-o PATH: is the --accel file itself ..."), or an input of the run
+ * in run_dir ("-o PATH: is an input of the run (space); ..."): its space,
+ * accelerator, workload or --trace as the journal records them (reads'
+ * --space, --accel, --workload in their place, as kw_run_open takes them), or
+ * a file that space names (its accelerator, workload, a shape's trace);
+ * --force never replaces one (it did: the run could then neither resume nor
+ * verify; `recommend RUN --all --space S -o S --force` replaced S). 0
+ * otherwise; run_dir and reads may be NULL. */
+static int kw_rf_not_input(const char *path, const char *run_dir, const kw_runfolder_reads *reads)
 {
     struct stat pst;
+    if (stat(path, &pst) != 0 || !S_ISREG(pst.st_mode))
+        return 0;
+    static const kw_runfolder_reads none = {0};
+    if (!reads)
+        reads = &none;
+    const char *const own[] = {reads->space, reads->accel, reads->workload, reads->other[0],
+                               reads->other[1]};
+    static const char *const own_opt[] = {"--space", "--accel", "--workload", "", ""};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (kw_rf_is_file(&pst, own[i]))
+            return kw_error_set(KW_EINPUT, "-o %s: is the %s file itself, read by this command; "
+                                "refusing to overwrite it", path,
+                                own_opt[i][0] ? own_opt[i] : reads->other_what[i - 3]);
     char jp[KW_PATH_MAX + 32];
     kw_journal *j = NULL;
-    if (!run_dir || stat(path, &pst) != 0 || !S_ISREG(pst.st_mode) ||
-        kw_runfolder_join(jp, sizeof jp, run_dir, KW_RUNFOLDER_JOURNAL_NAME) != 0 ||
-        kw_journal_load_ex(&j, jp, 1) != 0) {
+    if (run_dir && (kw_runfolder_join(jp, sizeof jp, run_dir, KW_RUNFOLDER_JOURNAL_NAME) != 0 ||
+                    kw_journal_load_ex(&j, jp, 1) != 0)) {
         kw_journal_free(j);
-        kw_error_clear(); /* no run to protect here; the reader says what is wrong with it */
-        return 0;
+        j = NULL; /* no run to protect here; the reader says what is wrong with it */
     }
+    kw_error_clear();
     static const kw_run_attr given[] = {KW_RUN_SPACE, KW_RUN_ACCEL, KW_RUN_WORKLOAD, KW_RUN_TRACE};
     const char *what = NULL, *file[4];
     for (int i = 0; i < 4; i++) {
-        file[i] = kw_run_attr_get(j, given[i]);
-        if (!what && kw_runfolder_is_file(&pst, file[i]))
+        file[i] = j ? kw_run_attr_get(j, given[i]) : NULL;
+        if (!what && kw_rf_is_file(&pst, file[i]))
             what = kw_run_attr_key(given[i]);
+        if (i < 3 && own[i])
+            file[i] = own[i];
     }
-    kw_config *c = NULL; /* and the files the space names, as the run resolved them */
+    kw_config *c = NULL; /* and the files the space names, as the verb resolves them */
     if (!what && file[0] && file[0][0] &&
         kw_load_config(&c, file[0], file[1] && file[1][0] ? file[1] : NULL,
                        file[2] && file[2][0] ? file[2] : NULL) == 0) {
-        if (kw_runfolder_is_file(&pst, c->space.accel_path))
+        if (kw_rf_is_file(&pst, c->space.accel_path))
             what = "accelerator";
-        else if (kw_runfolder_is_file(&pst, c->space.workload_path))
+        else if (kw_rf_is_file(&pst, c->space.workload_path))
             what = "workload";
         for (int i = 0; !what && i < c->workload.n_shapes; i++)
-            if (kw_runfolder_is_file(&pst, c->workload.shapes[i].trace))
+            if (kw_rf_is_file(&pst, c->workload.shapes[i].trace))
                 what = "a shape's trace";
     }
+    int of_run = j != NULL;
     kw_load_config_free(c);
     kw_journal_free(j);
     kw_error_clear();
     if (what)
-        return kw_error_set(KW_EINPUT, "-o %s: is an input of the run (%s); refusing to overwrite "
-                            "it", path, what);
+        return kw_error_set(KW_EINPUT, "-o %s: is an input of the %s (%s); refusing to overwrite "
+                            "it", path, of_run ? "run" : "--space read", what);
     return 0;
 }
 
@@ -307,7 +327,8 @@ static int kw_rf_not_own(const char *path, const char *name, const struct stat *
 }
 
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
-                        const char *path, const char *run_dir, const char *own_name, int force)
+                        const char *path, const char *run_dir, const kw_runfolder_reads *reads,
+                        const char *own_name, int force)
 {
     size_t len = strlen(path);
     if (len == 0 || path[len - 1] == '/')
@@ -347,9 +368,9 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
     int other_run = !in_run && kw_rf_is_run(dir_out);
     if (other_run && kw_rf_not_own(path, name, exists ? &pst : NULL, dir_out, 1, NULL) != 0)
         return KW_EINPUT;
-    if (exists && kw_rf_not_input(path, run_dir) != 0)
+    if (exists && kw_rf_not_input(path, run_dir, reads) != 0)
         return KW_EINPUT;
-    if (exists && other_run && kw_rf_not_input(path, dir_out) != 0)
+    if (exists && other_run && kw_rf_not_input(path, dir_out, NULL) != 0)
         return KW_EINPUT;
     if (exists && !force)
         return kw_error_set(KW_EINPUT, "-o %s: exists; give --force to replace it", path);

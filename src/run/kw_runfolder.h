@@ -15,7 +15,6 @@
  *                          run's file names taken by files it did not write)?
  *   kw_runfolder_output    check a user-named output path (-o) before anything
  *                          is computed or written
- *   kw_runfolder_is_file   is an existing file the file at a path (device, inode)?
  *
  * Design choice: the lock is an OFD lock (fcntl F_OFD_SETLK) on a lock file,
  * not flock() on the folder: a reader can test it (F_OFD_GETLK) without
@@ -90,16 +89,21 @@ int kw_runfolder_fresh(const char *dir);
  *   - is one of the own files of the run folder it is in, whatever run the
  *     verb read (a folder holding a journal or a .lock is a run folder:
  *     `probe -o RUN/journal --force` replaced a run's journal),
+ *   - is a file the verb itself reads (reads, may be NULL: its --space,
+ *     --accel, --workload, calibrate's --measured, export's results.xml or
+ *     mappings.csv),
  *   - is an input of the run, or of the run folder it is in
- *     (the journal's space, accelerator, workload, traces),
+ *     (the journal's space, accelerator, workload, traces; reads' --space,
+ *     --accel, --workload in place of the journal's, as the verb loads them),
  *   - exists and force is 0.
  * On success dir_out/name_out hold the folder and the file name to commit. */
+typedef struct kw_runfolder_reads {
+    const char *space, *accel, *workload; /* --space, --accel, --workload (NULL: the run's) */
+    const char *other[2];                 /* any other file the verb reads (NULL: none) ... */
+    const char *other_what[2];            /* ... and how to name it ("--measured") */
+} kw_runfolder_reads;
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
-                        const char *path, const char *run_dir, const char *own_name, int force);
-
-/* 1 when the existing file pst (stat or lstat of it) is the file at path p, by
- * device and inode, so ./x and hard links count ("" or NULL: never). Also
- * calibrate's check that -o is none of its inputs. */
-int kw_runfolder_is_file(const struct stat *pst, const char *p);
+                        const char *path, const char *run_dir, const kw_runfolder_reads *reads,
+                        const char *own_name, int force);
 
 #endif
