@@ -519,7 +519,7 @@ int kw_cli_calibrate(int argc, char **argv)
         else
             printf("%-22s %12.4f %12s %12s  (%s: kept)\n", p->name, p->before, "-", "-",
                    !p->applicable ? "not in this accelerator"
-                   : p->determined ? "driven to where no case depends on it"
+                   : p->determined ? "set aside by the fit: flat there, or not told apart"
                                    : "not determined by these cases");
     }
     printf("eager launch and graph replay cost: not fitted (no case measures them)\n");

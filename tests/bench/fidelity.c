@@ -142,15 +142,16 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
             if (cal->p[id].fitted)
                 printf(" %s %.4g", cal->p[id].name, cal->p[id].after);
         printf("\n");
-        /* the parameters this fold leaves at the file's figure: no case it
-         * fits depends on them, or the fit drove them to where none does
-         * (or the cases cannot tell them from the others), kw_calib_fit */
+        /* the parameters this fold did not fit to a point: driven to 1 and
+         * kept there, set aside at the file's figure (the fit drove them to
+         * where no case depends on them, or the cases cannot tell them from
+         * the others), or no case it fits depends on them (kw_calib_fit) */
         int kept = 0;
         for (int id = 0; id < KW_CAL_COUNT; id++)
             if (cal->p[id].applicable && (!cal->p[id].fitted || cal->p[id].at_bound))
                 printf("%s %s (%s)", kept++ ? "," : "    not fitted to a point:", cal->p[id].name,
                        cal->p[id].at_bound     ? "driven to 1, kept there"
-                       : cal->p[id].determined ? "driven flat, kept at the file's figure"
+                       : cal->p[id].determined ? "set aside: flat, or not told apart; file's figure"
                                                : "no fitted case depends on it, file's figure");
         if (kept)
             printf("\n");
