@@ -1657,6 +1657,50 @@ Test(engine, a_block_value_pair_measured_where_only_other_blocks_differ_is_not_p
                  "again (%d)", other);
 }
 
+/* Value pairs whose changes stood still (issue 18, kw_ofat_pair_unmoved): the space of
+ * block_pairs_at_second_optimum with x and y block-less (x + y = 70, a second local
+ * optimum where a block-less knob changed, so kw_ofat_pair_recalls stands aside) but
+ * the block's changes near-ties, +0.01/+0.02/+0.03 each. At x + y each block change's
+ * ratio to the incumbent, (70 + d) / 70, is within 0.05% of (100 + d) / 100 at the
+ * baseline, where its value pairs were measured, and (70 + da + db) / 70 >= 1 with the
+ * baseline's pair ratio: none can gain, and the 9 are not evaluated again. With the
+ * block's changes +10/+20/+30 the ratios move (110/100 against 80/70) and all 9 are
+ * (block_pairs_at_second_optimum(0)). Returns the evaluated configs changing both b0
+ * knobs with x and y set; *best the shipped primary. */
+static int near_tie_block_pairs_at_second_optimum(double *best)
+{
+    int nv[] = {4, 4, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 4, nv, 1);
+    const char *names[4] = {"b0.t0", "b0.t1", "x", "y"};
+    for (int k = 0; k < 4; k++)
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+    for (int k = 0; k < 2; k++)
+        for (int v = 1; v < 4; v++)
+            s.w[k][v] = 0.01 * v;
+    kw_synth_pair(&s, 2, 1, 3, 1, 5.0, -30.0);
+    char dir[64];
+    int changes;
+    kw_journal *j = run_no_tabu(&s, 1, dir, sizeof dir, best, &changes);
+    int n = 0;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_cand *c = &j->evals[i].cand;
+        n += j->evals[i].rep == 0 && c->v[0] != 0 && c->v[1] != 0 && c->v[2] == 1 && c->v[3] == 1;
+    }
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    return n;
+}
+
+Test(engine, a_value_pair_whose_changes_alone_stood_still_is_not_probed_again)
+{
+    double best;
+    int still = near_tie_block_pairs_at_second_optimum(&best), moved = block_pairs_at_second_optimum(0);
+    cr_assert_float_eq(best, 70.0, 1e-9, "x + y is the optimum (%g)", best);
+    cr_assert_eq(still, 0, "near-tie block pairs measured at the baseline evaluated again (%d)", still);
+    cr_assert_eq(moved, 9, "block changes whose ratios moved: pairs not re-measured (%d)", moved);
+}
+
 /* Guard failures no other block repairs (issue 18, kw_ofat_probe_cut): 6 knobs of 4
  * values without a block, additive, every change worse (+2/+4/+6 each, so every pair
  * of passing changes stays within the 1% minimum effect of the product and the
