@@ -927,6 +927,26 @@ static void kw_h_special_refused(const char *name, const char *sub, const char *
     }
     /* a shape's trace */
     kw_h_trace_refused(path, sub, NULL);
+    /* a mixture of experts' routing trace (a FIFO blocked its fopen forever,
+     * /dev/zero was read forever) */
+    char wl[4300], moe[4300];
+    snprintf(moe, sizeof moe, "%s/spaces/workloads/moe.xml", kw_h_src());
+    snprintf(wl, sizeof wl, "%s/moe.xml", dir);
+    char *text = kw_tl_slurp(moe), *at = text ? strstr(text, "routing=\"uniform\"") : NULL;
+    cr_assert(at, "%s: no moe with routing=\"uniform\"", moe);
+    FILE *f = fopen(wl, "w");
+    cr_assert(f);
+    fprintf(f, "%.*srouting=\"trace\" trace=\"%s\"%s", (int)(at - text), text, path,
+            at + strlen("routing=\"uniform\""));
+    cr_assert_eq(fclose(f), 0);
+    free(text);
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", wl, NULL);
+    snprintf(what, sizeof what, "validate a routing trace %s", path);
+    kw_h_sane(&r, what);
+    cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
+    cr_assert(strstr(r.err, "routing trace") && strstr(r.err, sub), "%s: want 'routing trace' "
+              "and '%s' in: %s", what, sub, r.err);
+    kw_tl_free(&r);
     kw_tl_rmrf(dir);
 }
 

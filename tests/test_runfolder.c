@@ -864,6 +864,24 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         cr_assert_eq(rename(p, q), 0);
         cr_assert_eq(symlink(q, p), 0);
         KW_RF_A("audit"), KW_RF_A("run");
+    } else if (strcmp(name, "rf_results_fifo") == 0 ||
+               strcmp(name, "rf_results_dev_zero") == 0) {
+        /* verify read the result files with fopen: it waited on the FIFO
+         * forever, and read /dev/zero until memory ran out */
+        snprintf(p, sizeof p, "%s/run/%s", dir,
+                 strcmp(name, "rf_results_fifo") == 0 ? "results.xml" : "ranked.csv");
+        cr_assert_eq(unlink(p), 0);
+        if (strcmp(name, "rf_results_fifo") == 0)
+            cr_assert_eq(mkfifo(p, 0600), 0);
+        else
+            cr_assert_eq(symlink("/dev/zero", p), 0);
+        *want = 1;
+        KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
+    } else if (strcmp(name, "rf_report_empty_space") == 0) {
+        /* an input the user named is no recorded input gone: report went on
+         * without it ("writing the report without portability", exit 0) */
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("--space"), KW_RF_A(""), KW_RF_A("-o"),
+            KW_RF_A("r.html");
     } else if (strcmp(name, "rf_journal_empty") == 0) {
         snprintf(p, sizeof p, "%s/run/journal", dir);
         kw_rf_put(p, "");
@@ -950,5 +968,5 @@ Test(runfolder, manifest_cases_give_their_message)
         cases++;
     }
     kw_tl_manifest_close(m);
-    cr_assert_geq(cases, 19, "only %d runfolder rows in the manifest", cases);
+    cr_assert_geq(cases, 22, "only %d runfolder rows in the manifest", cases);
 }

@@ -396,12 +396,17 @@ int kw_cli_eval(int argc, char **argv)
     kw_cand c;
     long set_at[KW_KNOB_MAX] = {0}; /* every --set is "line 1": a repeat names no line */
     kw_knobs_cand_baseline(&c, &cfg->space.knobs);
-    for (int i = 0; i < n_sets; i++)
+    for (int i = 0; i < n_sets; i++) {
+        if (sets[i][strspn(sets[i], " \t")] == '\0') { /* set nothing, and said nothing */
+            status = kw_cli_usage_error("eval", "--set '%s' is not knob=value", sets[i]);
+            goto done;
+        }
         if ((rc = kw_knobs_cand_apply(&c, set_at, 1, &cfg->space.knobs, sets[i])) != 0) {
             fprintf(stderr, "knobwise eval: --set %s: %s\n", sets[i], kw_error_last());
             status = 2;
             goto done;
         }
+    }
     int sel[KW_SHAPE_MAX], n_sel = 0;
     for (int i = 0; i < n_shapes; i++) {
         int si = kw_load_config_shape(cfg, shapes[i]);

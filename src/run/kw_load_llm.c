@@ -21,12 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_input.h"
 #include "kw_num.h"
 #include "kw_tp.h"
 
 #define KW_GIBI (1024.0 * 1024.0 * 1024.0)
 #define KW_GIGA 1e9
 #define KW_TRACE_LINE_MAX 256
+/* a routing trace: a line per expert (at most KW_EXPERT_MAX); 1 MiB is
+ * hundreds of times that, and bounds what a wrong file costs */
+#define KW_ROUTE_MAX_BYTES (1u << 20)
 #define KW_PATH_TEXT_MAX 1000
 
 static const char *const kw_allreduce_names[] = {"ring", "tree"}; /* kw_allreduce_algo order */
@@ -87,9 +91,11 @@ void kw_load_llm_memory(kw_accel *a, const xmlNode *n, const char *file, kw_xml_
 static void kw_route_trace(kw_block *b, int experts, const char *path, const char *file, long line,
                            kw_xml_problems *p)
 {
-    FILE *f = fopen(path, "r");
+    /* the one safe open: a FIFO blocked fopen, /dev/zero was read forever */
+    FILE *f = kw_input_fopen(path, KW_ROUTE_MAX_BYTES);
     if (!f) {
-        kw_xml_problem(p, file, line, "cannot read the routing trace %s: %s", path, strerror(errno));
+        kw_xml_problem(p, file, line, "cannot read the routing trace %s", kw_error_last());
+        kw_error_clear();
         return;
     }
     char buf[KW_TRACE_LINE_MAX];

@@ -74,7 +74,7 @@ int kw_run_load_config(kw_config **out, const char *space, const char *accel,
     /* --space NAME: a shipped space when no such file exists (kw_shipped.h) */
     char shipped[4096];
     *out = NULL;
-    if (space != NULL) {
+    if (space != NULL && space[0]) { /* "" is refused by kw_load_config */
         struct stat st;
         if ((rc = kw_shipped_space(shipped, sizeof shipped, space)) < 0)
             return rc;
@@ -914,7 +914,7 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
     if (o->flags & KW_RUNDIR_CONFIG) {
         const char *space = o->space ? o->space : kw_run_attr_or(j, KW_RUN_SPACE, NULL);
         char shipped[KW_PATH_MAX];
-        if (o->space) { /* --space NAME: a shipped space when no such file exists */
+        if (o->space && o->space[0]) { /* --space NAME: a shipped space when no such file exists */
             if ((rc = kw_shipped_space(shipped, sizeof shipped, o->space)) < 0)
                 goto fail;
             space = shipped;
@@ -925,8 +925,8 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
             rc = kw_load_config_default(&r->cfg);
         else
             rc = kw_load_config(&r->cfg, space, accel, workload);
-        if (rc != 0 && (o->flags & KW_RUNDIR_INPUTS_OPTIONAL) &&
-            (rc == KW_EINPUT || rc == KW_EIO)) {
+        if (rc != 0 && (o->flags & KW_RUNDIR_INPUTS_OPTIONAL) && !o->space && !o->accel &&
+            !o->workload && (rc == KW_EINPUT || rc == KW_EIO)) {
             /* the run is there, its inputs are not: open it without them (never
              * on running out of memory: a silently smaller result, exit 0) */
             snprintf(r->inputs_msg, sizeof r->inputs_msg, "%s", kw_error_last());

@@ -26,9 +26,11 @@
 
 enum {
     KW_RUNDIR_CONFIG = 1,         /* load the run's inputs (space, accelerator, workload) */
-    KW_RUNDIR_INPUTS_OPTIONAL = 2 /* with CONFIG: inputs that are gone or bad (KW_EINPUT,
-                                   * KW_EIO) open the run without them: cfg NULL,
-                                   * inputs_missing 1, the reason in inputs_msg */
+    KW_RUNDIR_INPUTS_OPTIONAL = 2 /* with CONFIG: recorded inputs that are gone or bad
+                                   * (KW_EINPUT, KW_EIO) open the run without them: cfg
+                                   * NULL, inputs_missing 1, the reason in inputs_msg;
+                                   * never an override the user gave (space, accel,
+                                   * workload below): that is an error */
 };
 
 typedef struct kw_rundir_opts {

@@ -8,15 +8,19 @@
  * model is a pure function of (candidate, shape, rep, seed), so metrics must
  * match to rounding.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "kw_evidence.h"
+#include "kw_input.h"
 #include "kw_load.h"
+#include "kw_xml.h"
 #include "kw_results.h"
 #include "kw_run.h"
 #include "kw_netpath.h"
@@ -118,9 +122,17 @@ int kw_verify_journal(kw_sbuf *log, const char *journal_path)
     return rc;
 }
 
+/* A result file read whole through the one safe open (kw_input_fopen: a FIFO
+ * at RUN/results.xml blocked verify's fopen forever, /dev/zero was read until
+ * memory ran out). NULL with no error when there is no such file (the caller
+ * counts it missing); NULL with the error set when it is there but cannot be
+ * read: not a regular file, over KW_XML_MAX_OUTPUT_BYTES, out of memory. */
 static char *kw_v_slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return NULL;
+    FILE *f = kw_input_fopen(path, KW_XML_MAX_OUTPUT_BYTES);
     if (!f)
         return NULL;
     kw_sbuf b = {0};
@@ -189,6 +201,18 @@ static int kw_v_xml_netpath(const char *path, const char *xml, const kw_runsum *
     return rc;
 }
 
+/* A result file that is there but cannot be read (kw_v_slurp's error): the
+ * run folder is damaged, said as such; running out of memory stays itself. */
+static int kw_v_unreadable(kw_sbuf *log)
+{
+    if (kw_error_code() == KW_ENOMEM)
+        return KW_ENOMEM;
+    char msg[KW_ERROR_MAX];
+    snprintf(msg, sizeof msg, "%s", kw_error_last());
+    kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", msg);
+    return kw_error_set(KW_ECORRUPT, "%s", msg);
+}
+
 static int kw_v_results(kw_sbuf *log, kw_rundir *r)
 {
     const kw_runsum *rs = r->rs;
@@ -214,8 +238,8 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         size_t len;
         kw_error_clear();
         char *disk = kw_v_slurp(path, &len);
-        if (!disk && kw_error_code() == KW_ENOMEM)
-            return KW_ENOMEM;
+        if (!disk && kw_error_code() != 0)
+            return kw_v_unreadable(log);
         if (!disk) {
             if (!missing)
                 missing = files[i].name;
@@ -241,25 +265,24 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
             return rc;
         }
     }
-    snprintf(path, sizeof path, "%s/results.xml", r->dir);
-    FILE *f = fopen(path, "rb");
-    if (f) {
-        fclose(f);
+    snprintf(path, sizeof path, "%s/%s", r->dir, KW_RUNFOLDER_RESULTS_XML);
+    size_t len;
+    kw_error_clear();
+    char *xml = kw_v_slurp(path, &len);
+    if (!xml && kw_error_code() != 0)
+        return kw_v_unreadable(log);
+    if (xml) {
         present++;
         int rc = kw_load_validate_file(path);
         if (rc != 0) {
+            free(xml);
             char msg[KW_ERROR_MAX];
             snprintf(msg, sizeof msg, "%s", kw_error_last());
             kw_sbuf_printf(log, "FAIL results.xml schema: %s\n", msg);
             return kw_error_set(KW_ECORRUPT, "%s", msg);
         }
         /* rank 1 of each shape is the journal's recommendation */
-        size_t len;
-        kw_error_clear();
-        char *xml = kw_v_slurp(path, &len);
-        if (!xml && kw_error_code() == KW_ENOMEM)
-            return KW_ENOMEM;
-        for (int s = 0; xml && s < rs->n_shapes; s++) {
+        for (int s = 0; s < rs->n_shapes; s++) {
             int w = kw_runsum_winner(rs, s);
             if (w < 0)
                 continue;
