@@ -70,6 +70,15 @@ int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes
     return 0;
 }
 
+int kw_input_named(const char *opt, const char *path)
+{
+    if (path == NULL || path[0] != '\0')
+        return 0;
+    if (opt == NULL)
+        return kw_error_set(KW_EINPUT, "'': names no file");
+    return kw_error_set(KW_EINPUT, "%s '': names no file", opt);
+}
+
 long kw_input_read(int fd, void *buf, size_t max_bytes)
 {
     size_t n = 0;

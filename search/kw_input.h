@@ -35,6 +35,14 @@ int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes
  * NULL with the error object set to "PATH: why" (KW_EINPUT for a FIFO, device,
  * folder or a file over max_bytes; KW_EIO when it cannot be opened). */
 FILE *kw_input_fopen(const char *path, uint64_t max_bytes);
+/* The one rule for an input a person names: "" names no file (opened as one, it
+ * said ": cannot open: No such file or directory", the name lost). NULL (not
+ * given) and any other name return 0; "" sets KW_EINPUT "OPT '': names no file"
+ * ("'': names no file" when opt is NULL: a positional argument) and returns it.
+ * Every verb's named inputs pass here: --space/--accel/--workload
+ * (kw_load_config), tune's --trace, calibrate's --accel/--measured, validate's
+ * files. */
+int kw_input_named(const char *opt, const char *path);
 /* Read at most max_bytes from fd into buf (short only at end of file);
  * retries EINTR. Returns the bytes read, or -1 with errno set. */
 long kw_input_read(int fd, void *buf, size_t max_bytes);

@@ -244,7 +244,7 @@ int kw_cli_bisect(int argc, char **argv)
         }
         cfg = NULL;
     } else {
-        if ((status = kw_cli_load_config(&cfg, space, accel, workload)) != 0)
+        if ((status = kw_cli_load_config(&cfg, "bisect", space, accel, workload)) != 0)
             goto done;
         kw_model_opts mo = {.sim_requests = (int)requests, .drift = 1, .seed = 1};
         if ((rc = kw_eval_new(&me, cfg, &mo)) != 0) {

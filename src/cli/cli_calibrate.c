@@ -23,6 +23,7 @@
 #include "kw_calib.h"
 #include "kw_calib_cpu.h"
 #include "kw_cli.h"
+#include "kw_input.h"
 #include "kw_load.h"
 #include "kw_num.h"
 #include "kw_runfolder.h"
@@ -456,6 +457,9 @@ int kw_cli_calibrate(int argc, char **argv)
         return kw_cli_usage_error(KW_CAL_VERB, "unexpected argument '%s'", argv[optind]);
     if (!accel || !csv || !out)
         return kw_cli_usage_error(KW_CAL_VERB, "--accel, --measured and -o are all required");
+    if ((rc = kw_input_named("--accel", accel)) != 0 ||
+        (rc = kw_input_named("--measured", csv)) != 0)
+        return kw_cli_fail(KW_CAL_VERB, rc);
     /* the one check of every -o: not a regular file, a run folder's own files,
      * none of the files read (--force replaced the measured CSV itself, or the
      * accelerator file read, with the result) */

@@ -363,7 +363,7 @@ int kw_cli_eval(int argc, char **argv)
     kw_model_eval *me = NULL;
     kw_exec *ex = NULL;
     const char *cmd = NULL;
-    int status = kw_cli_load_config(&cfg, space, accel, workload);
+    int status = kw_cli_load_config(&cfg, "eval", space, accel, workload);
     if (status != 0)
         return status;
     if (kw_exec_spec(&cmd, evaluator, &cfg->space) != 0) {

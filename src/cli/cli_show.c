@@ -291,7 +291,7 @@ int kw_cli_show(int argc, char **argv)
         return kw_show_list(strcmp(format, "csv") == 0);
     }
     kw_config *c = NULL;
-    int st = kw_cli_load_config(&c, space, accel, workload);
+    int st = kw_cli_load_config(&c, "show", space, accel, workload);
     if (st != 0)
         return st;
     if (catalogue)

@@ -13,6 +13,7 @@
 
 #include "kw_knobuse.h"
 #include "kw_eval.h"
+#include "kw_input.h"
 #include "kw_load.h"
 #include "kw_trace.h"
 
@@ -145,7 +146,13 @@ int kw_cli_validate(int argc, char **argv)
     for (int i = first; i < argc; i++) {
         if (first == 1 && strcmp(argv[i], "--") == 0)
             continue;
-        int rc = kw_load_validate_file(argv[i]);
+        int rc = kw_input_named(NULL, argv[i]);
+        if (rc != 0) { /* '' is no file: "knobwise validate: '': names no file" */
+            bad_input = 1;
+            kw_cli_fail("validate", rc);
+            continue;
+        }
+        rc = kw_load_validate_file(argv[i]);
         if (rc == 0 && kw_validate_deep(argv[i]) != 0) {
             bad_input = 1;
             continue;

@@ -41,18 +41,11 @@ int kw_cli_usage_error(const char *verb, const char *fmt, ...)
     return 2;
 }
 
-int kw_cli_load_config(kw_config **out, const char *space, const char *accel, const char *workload)
+int kw_cli_load_config(kw_config **out, const char *verb, const char *space, const char *accel,
+                       const char *workload)
 {
     int rc = kw_run_load_config(out, space, accel, workload);
-    if (rc != 0) {
-        const char *msg = kw_error_last();
-        if (rc == KW_EINPUT && msg[0])
-            fprintf(stderr, "%s\n", msg); /* FILE:LINE: message, one per problem */
-        else /* out of memory, I/O: not the file's fault, said as knobwise's own */
-            fprintf(stderr, "knobwise: %s\n", msg[0] ? msg : "cannot load the inputs");
-        return kw_error_exit_status(rc);
-    }
-    return 0;
+    return rc != 0 ? kw_cli_fail(verb, rc) : 0; /* "--space '': ..." had no "knobwise VERB:" */
 }
 
 int kw_cli_parse_long(long *out, const char *verb, const char *opt, const char *text, long min,

@@ -28,9 +28,11 @@ int kw_cli_export(int argc, char **argv);
 int kw_cli_calibrate(int argc, char **argv);
 
 /* Load the space (or the embedded default when space is NULL) with optional
- * overrides; on failure print the error to stderr and return the exit status
- * (2 for bad input), else 0. */
-int kw_cli_load_config(kw_config **out, const char *space, const char *accel, const char *workload);
+ * overrides; on failure print the error the kw_cli_fail way (FILE:LINE:
+ * message, else "knobwise VERB: message") and return the exit status (2 for
+ * bad input), else 0. */
+int kw_cli_load_config(kw_config **out, const char *verb, const char *space, const char *accel,
+                       const char *workload);
 /* Print "knobwise VERB: message" for the current error and return its exit status;
  * an input error that opens with its FILE:LINE (or FILE:) prints as it is. */
 int kw_cli_fail(const char *verb, int code);

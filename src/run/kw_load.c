@@ -28,6 +28,7 @@
 #include "kw_embed.h"
 #include "kw_hash.h"
 #include "kw_exec.h"
+#include "kw_input.h"
 #include "kw_limits.h"
 #include "kw_load_cpu.h"
 #include "kw_load_hier.h"
@@ -1294,13 +1295,12 @@ static int kw_config_load_any(kw_config **out, const char *space_path, int embed
 int kw_load_config(kw_config **out, const char *space_path, const char *accel_override,
                    const char *workload_override)
 {
-    /* "" is no file: it was opened as one (": cannot open"), and report went
-     * on without the input it was given */
+    /* "" is no file (kw_input_named): report went on without the input it was given */
     static const char *const opt[3] = {"--space", "--accel", "--workload"};
     const char *given[3] = {space_path, accel_override, workload_override};
     for (int i = 0; i < 3; i++)
-        if (given[i] && !given[i][0])
-            return kw_error_set(KW_EINPUT, "%s '': names no file", opt[i]);
+        if (kw_input_named(opt[i], given[i]) != 0)
+            return KW_EINPUT;
     if (space_path == NULL)
         return kw_config_load_any(out, KW_DEFAULT_SPACE, 1, accel_override, workload_override);
     return kw_config_load_any(out, space_path, 0, accel_override, workload_override);

@@ -31,6 +31,7 @@
 #include "kw_exec.h"
 #include "kw_hash.h"
 #include "kw_hint.h"
+#include "kw_input.h"
 #include "kw_knobuse.h"
 #include "kw_limits.h"
 #include "kw_load.h"
@@ -629,7 +630,8 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
                                 "run can cover; give --budget N or use --strategy ofat", size,
                                 KW_RUN_EXHAUSTIVE_MAX);
     }
-    if (o->trace && ((rc = kw_run_abs(r->trace, sizeof r->trace, o->trace)) != 0 ||
+    if (o->trace && ((rc = kw_input_named("--trace", o->trace)) != 0 ||
+                     (rc = kw_run_abs(r->trace, sizeof r->trace, o->trace)) != 0 ||
                      (rc = kw_hash_file(r->trace_hash, r->trace)) != 0))
         return rc;
     if ((rc = kw_run_pick_dir(r, usage, o->out)) != 0)
