@@ -236,6 +236,24 @@ Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
     rmrf(ref);
 }
 
+/* A SIGINT inherited as ignored stays ignored (the POSIX convention for a
+ * background job a script starts): tune installed its handler anyway, so a
+ * Ctrl-C meant for the script paused the run (exit 130). Now the run goes on
+ * to the end: exit 0, the journal closed as complete (Z why=complete). */
+Test(tune, sigint_inherited_as_ignored_stays_ignored)
+{
+    char *d = tmpdir(), *err = NULL;
+    signal(SIGINT, SIG_IGN); /* this test's own process: kept across fork and exec */
+    int st = signal_run(d, SIGINT, 400, "300", &err);
+    cr_assert_eq(st, 0, "exit %d: %s", st, err);
+    free(err);
+    char run[4200], last[256];
+    snprintf(run, sizeof run, "%s/run", d);
+    last_record(run, last, sizeof last);
+    cr_assert(strncmp(last, "Z why=complete", 14) == 0, "%s", last);
+    rmrf(d);
+}
+
 /* A SIGTERM while a finished search's results are being written: the final
  * re-checks of tests/data/signal/final_slow.xml (a million requests an
  * evaluation) take seconds, the signal is sent once the journal holds its end

@@ -17,6 +17,7 @@
  * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
  * survives too. After a signal the files say what the journal proves, with no
  * evaluation, and the handler stays until they are in place (kw_run_exec).
+ * A signal inherited as ignored stays ignored (kw_tune_catch).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -39,6 +40,23 @@
 static volatile sig_atomic_t kw_tune_sig;
 
 static void kw_tune_on_signal(int sig) { kw_tune_sig = sig; }
+
+/* Catch sig with kw_tune_on_signal (one-shot), the old disposition in *old for
+ * the caller to put back; a signal inherited as ignored stays ignored (the
+ * POSIX convention, as kw_xml_signals_hold: a background job a script
+ * started with SIGINT ignored was paused, exit 130, by a Ctrl-C meant for
+ * the script). */
+static void kw_tune_catch(int sig, struct sigaction *old)
+{
+    if (sigaction(sig, NULL, old) != 0 || old->sa_handler == SIG_IGN)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = kw_tune_on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
 
 static void kw_tune_help(void)
 {
@@ -149,13 +167,8 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s)
 {
     kw_tune_exec_ui x;
     kw_cli_tune_ui_start(&x.ui, r, quiet);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = kw_tune_on_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &x.old_int);
-    sigaction(SIGTERM, &sa, &x.old_term);
+    kw_tune_catch(SIGINT, &x.old_int);
+    kw_tune_catch(SIGTERM, &x.old_term);
     kw_run_ctl ctl = {.stop = &kw_tune_sig,
                       .every_s = every_s,
                       .progress = kw_cli_tune_ui_progress,
@@ -410,13 +423,9 @@ static int kw_tune_main(int argc, char **argv)
  * writes nothing. A signal stops its evaluations as it stops rank 0's. */
 static int kw_tune_mpi_rank(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = kw_tune_on_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    struct sigaction old_int, old_term;
+    kw_tune_catch(SIGINT, &old_int);
+    kw_tune_catch(SIGTERM, &old_term);
     kw_tune_sig = 0;
     int rank0_says = 0, rc = kw_run_serve(&kw_tune_sig, &rank0_says);
     if (rc != 0 && rank0_says)
