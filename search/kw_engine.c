@@ -649,7 +649,8 @@ static int kw_mf_screen(kw_eng *E, kw_shape *s, int *order)
         fails[i] = it->est_fails;
         s->estimates++;
         E->sum.estimates++;
-        if (!kw_mf_can_gain(&s->mfb, it->est, inc_p, E->o.min_effect_pct)) {
+        if (s->mf_round != KW_MF_ROUND_CHECK &&
+            !kw_mf_can_gain(&s->mfb, it->est, inc_p, E->o.min_effect_pct)) {
             it->skipped = 1;
             it->dropped = 1;
             E->sum.screened_out++;

@@ -39,6 +39,7 @@
 #define KW_REASON_LEN 256      /* a step's "why" text */
 #define KW_SHAPE_FINISHED 1    /* decide(): the shape is done, write its record */
 #define KW_MF_ROUND_FIRST 2    /* s->mf_round: see kw_shape */
+#define KW_MF_ROUND_CHECK 3    /* s->mf_round: estimated and ordered, nothing skipped (kw_shape) */
 #define KW_MF_DEFERRED 2       /* kw_item.skipped: see kw_item */
 
 /* One planned candidate. */
@@ -79,7 +80,9 @@ typedef struct kw_shape {
     int reserve;              /* plan: evaluations this round must leave unspent */
     int mf_round;             /* plan: screen this round's candidates by the cheap estimate
                                * (1; KW_MF_ROUND_FIRST: a round the strategy lets the screen
-                               * cut to the best-estimated few while the bound is untrusted) */
+                               * cut to the best-estimated few while the bound is untrusted;
+                               * KW_MF_ROUND_CHECK: estimated, ordered and learnt from, but
+                               * nothing skipped - the check before converging) */
     kw_mf_bound mfb;          /* the estimate's error on this shape, from its pairs */
     long estimates;           /* cheap estimates made (P records) */
     long evals_first_opt;     /* progress: evaluations at its first local optimum (0: not yet) */
