@@ -82,6 +82,12 @@
  *      When the fix dropped a change the incumbent moved: main resumes from
  *      there, and the shape finishes once a main phase after a fix accepts
  *      nothing (each such cycle gains at least min_effect^2, so it ends).
+ *   7. check before converging (screening on, kw_mf.h; budget left): every
+ *      single-knob neighbour of the incumbent not yet evaluated fully (the
+ *      screen may have skipped it) is evaluated in one unscreened round, best
+ *      estimate first, its pairs learnt into the shape's error bound; a gain
+ *      of min_effect is taken (ACCEPT, phase main) and main resumes, else the
+ *      shape has converged at a one-knob local optimum under full evaluation.
  * Acceptance (kw_engine_judge): every guard passes (metrics.guards == "") and
  * the primary metric's mean improves by at least min_effect_pct; with a noisy
  * evaluator each candidate is evaluated `repeats` times and the improvement
