@@ -1620,9 +1620,10 @@ Test(engine, a_pair_with_a_blockless_knob_is_left_out_once_both_knobs_bound_its_
  * db)) >= 0.9467, less 2%, leaves that above 69.3 (1% below 70): with x and y named as
  * another op block's knobs (b1.x, b1.y) the incumbent's block and block-less knobs are
  * as where they were measured, and the pairs are not evaluated again; named without a
- * block, x and y are block-less knobs that changed, so all 9 are. Returns the
- * evaluated configs changing both b0 knobs with x and y set. */
-static int block_pairs_at_second_optimum(int other_block)
+ * block, x and y are block-less knobs that changed, so all 9 are. `step` scales the
+ * block's changes (10: +10/+20/+30). Returns the evaluated configs changing both b0
+ * knobs with x and y set; *best the shipped primary. */
+static int block_pairs_at_second_optimum(int other_block, double step, double *best)
 {
     int nv[] = {4, 4, 2, 2};
     kw_synth s;
@@ -1632,52 +1633,7 @@ static int block_pairs_at_second_optimum(int other_block)
         snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[other_block][k]);
     for (int k = 0; k < 2; k++)
         for (int v = 1; v < 4; v++)
-            s.w[k][v] = 10.0 * v;
-    kw_synth_pair(&s, 2, 1, 3, 1, 5.0, -30.0);
-    char dir[64];
-    double best;
-    int changes;
-    kw_journal *j = run_no_tabu(&s, 1, dir, sizeof dir, &best, &changes);
-    cr_assert_float_eq(best, 70.0, 1e-9, "x + y is the optimum");
-    int n = 0;
-    for (size_t i = 0; i < j->n_evals; i++) {
-        const kw_cand *c = &j->evals[i].cand;
-        n += j->evals[i].rep == 0 && c->v[0] != 0 && c->v[1] != 0 && c->v[2] == 1 && c->v[3] == 1;
-    }
-    kw_journal_free(j);
-    kw_synth_rmdir(dir);
-    return n;
-}
-
-Test(engine, a_block_value_pair_measured_where_only_other_blocks_differ_is_not_probed_again)
-{
-    int blockless = block_pairs_at_second_optimum(0), other = block_pairs_at_second_optimum(1);
-    cr_assert_eq(blockless, 9, "x, y block-less: the block's pairs re-measured at x + y (%d)", blockless);
-    cr_assert_eq(other, 0, "x, y another block's: a block pair measured at the baseline evaluated "
-                 "again (%d)", other);
-}
-
-/* Value pairs whose changes stood still (issue 18, kw_ofat_pair_unmoved): the space of
- * block_pairs_at_second_optimum with x and y block-less (x + y = 70, a second local
- * optimum where a block-less knob changed, so kw_ofat_pair_recalls stands aside) but
- * the block's changes near-ties, +0.01/+0.02/+0.03 each. At x + y each block change's
- * ratio to the incumbent, (70 + d) / 70, is within 0.05% of (100 + d) / 100 at the
- * baseline, where its value pairs were measured, and (70 + da + db) / 70 >= 1 with the
- * baseline's pair ratio: none can gain, and the 9 are not evaluated again. With the
- * block's changes +10/+20/+30 the ratios move (110/100 against 80/70) and all 9 are
- * (block_pairs_at_second_optimum(0)). Returns the evaluated configs changing both b0
- * knobs with x and y set; *best the shipped primary. */
-static int near_tie_block_pairs_at_second_optimum(double *best)
-{
-    int nv[] = {4, 4, 2, 2};
-    kw_synth s;
-    kw_synth_init(&s, 4, nv, 1);
-    const char *names[4] = {"b0.t0", "b0.t1", "x", "y"};
-    for (int k = 0; k < 4; k++)
-        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
-    for (int k = 0; k < 2; k++)
-        for (int v = 1; v < 4; v++)
-            s.w[k][v] = 0.01 * v;
+            s.w[k][v] = step * v;
     kw_synth_pair(&s, 2, 1, 3, 1, 5.0, -30.0);
     char dir[64];
     int changes;
@@ -1692,10 +1648,32 @@ static int near_tie_block_pairs_at_second_optimum(double *best)
     return n;
 }
 
+Test(engine, a_block_value_pair_measured_where_only_other_blocks_differ_is_not_probed_again)
+{
+    double best_blockless, best_other;
+    int blockless = block_pairs_at_second_optimum(0, 10.0, &best_blockless),
+        other = block_pairs_at_second_optimum(1, 10.0, &best_other);
+    cr_assert_float_eq(best_blockless, 70.0, 1e-9, "x + y is the optimum (%g)", best_blockless);
+    cr_assert_float_eq(best_other, 70.0, 1e-9, "b1.x + b1.y is the optimum (%g)", best_other);
+    cr_assert_eq(blockless, 9, "x, y block-less: the block's pairs re-measured at x + y (%d)", blockless);
+    cr_assert_eq(other, 0, "x, y another block's: a block pair measured at the baseline evaluated "
+                 "again (%d)", other);
+}
+
+/* Value pairs whose changes stood still (issue 18, kw_ofat_pair_unmoved): the space of
+ * block_pairs_at_second_optimum with x and y block-less (x + y = 70, a second local
+ * optimum where a block-less knob changed, so kw_ofat_pair_recalls stands aside) but
+ * the block's changes near-ties, +0.01/+0.02/+0.03 each. At x + y each block change's
+ * ratio to the incumbent, (70 + d) / 70, is within 0.05% of (100 + d) / 100 at the
+ * baseline, where its value pairs were measured, and (70 + da + db) / 70 >= 1 with the
+ * baseline's pair ratio: none can gain, and the 9 are not evaluated again. With the
+ * block's changes +10/+20/+30 the ratios move (110/100 against 80/70) and all 9 are
+ * (block_pairs_at_second_optimum with step 10); the near ties are step 0.01. */
 Test(engine, a_value_pair_whose_changes_alone_stood_still_is_not_probed_again)
 {
-    double best;
-    int still = near_tie_block_pairs_at_second_optimum(&best), moved = block_pairs_at_second_optimum(0);
+    double best, best_moved;
+    int still = block_pairs_at_second_optimum(0, 0.01, &best),
+        moved = block_pairs_at_second_optimum(0, 10.0, &best_moved);
     cr_assert_float_eq(best, 70.0, 1e-9, "x + y is the optimum (%g)", best);
     cr_assert_eq(still, 0, "near-tie block pairs measured at the baseline evaluated again (%d)", still);
     cr_assert_eq(moved, 9, "block changes whose ratios moved: pairs not re-measured (%d)", moved);
