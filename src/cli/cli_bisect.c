@@ -14,7 +14,6 @@
  * different runs as long as their knobs exist in the space used. The space is
  * --space/--accel/--workload, else the inputs of the first run named, else the
  * embedded default. */
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +26,13 @@
 #include "kw_cli.h"
 #include "kw_eval.h"
 #include "kw_hint.h"
+#include "kw_input.h"
 #include "kw_load.h"
+
+/* A configuration file's size limit: one knob=value per line at most, lines of
+ * at most 4096 bytes (below) for KW_KNOB_MAX knobs, comments aside; a larger
+ * file is not a configuration (and /dev/zero-sized reads never end). */
+#define KW_BISECT_CONFIG_MAX_BYTES ((uint64_t)1 << 20)
 #include "kw_rundir.h"
 
 static void kw_bisect_help(void)
@@ -119,16 +124,11 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
             return kw_error_set(rc, "%s: %s", ref, kw_error_last());
         return 0;
     }
-    /* regular files only: a FIFO would block the open, /dev/zero never ends (reliability) */
-    int fd = open(ref, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat fst;
-    FILE *f = fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return kw_error_set(KW_EINPUT, "%s: cannot read it (a knob=value file, RUN_DIR:ID or baseline)",
-                            ref);
-    }
+    /* the one safe open (kw_input_fopen): a FIFO would block, /dev/zero never ends */
+    FILE *f = kw_input_fopen(ref, KW_BISECT_CONFIG_MAX_BYTES);
+    if (!f)
+        return kw_error_set(KW_EINPUT, "%s (a knob=value file, RUN_DIR:ID or baseline)",
+                            kw_error_last());
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -224,6 +224,9 @@ int kw_cli_bisect(int argc, char **argv)
     if (!shape)
         return kw_cli_usage_error("bisect", "--shape is required");
     const char *ra = argv[optind], *rb = argv[optind + 1];
+    /* '' names no file: checked first, as every verb's named inputs (kw_input_named) */
+    if (kw_input_named(NULL, ra) != 0 || kw_input_named(NULL, rb) != 0)
+        return kw_cli_fail("bisect", KW_EINPUT);
 
     int status = 0, rc;
     kw_rundir *run = NULL;
