@@ -1200,6 +1200,34 @@ typedef struct kw_jread {
     double mbuf[KW_METRIC_MAX];
 } kw_jread;
 
+/* The one open of an existing journal (the reader, kw_journal_reseal): a
+ * regular file only (a FIFO would block open(), /dev/zero never ends), never
+ * through a symbolic link out of the run folder. flags: O_RDONLY or O_RDWR;
+ * *fd blocking again on success. */
+static int kw_journal_open_file(int *fd, const char *path, int flags)
+{
+    *fd = -1;
+    int f = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (f < 0 && errno == ELOOP)
+        return kw_error_set(KW_EINPUT, "%s: the journal is a symbolic link; a run folder's "
+                            "journal is always a file of its own", path);
+    if (f < 0)
+        return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
+                            path, strerror(errno));
+    struct stat jst;
+    if (fstat(f, &jst) != 0 || !S_ISREG(jst.st_mode)) {
+        close(f);
+        return kw_error_set(KW_EINPUT, "%s: the journal is not a regular file", path);
+    }
+    if (fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK) != 0) {
+        int err = errno;
+        close(f);
+        return kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(err));
+    }
+    *fd = f;
+    return 0;
+}
+
 /* Open path (a regular file, not through a symbolic link) and set up a read
  * of it from its start. On failure R holds nothing to free but what
  * kw_jread_close frees. */
@@ -1212,25 +1240,9 @@ static int kw_jread_open(kw_jread *R, const char *path, int store, kw_journal_fn
     R->fn = fn;
     R->ctx = ctx;
     R->in_header = 1;
-    /* regular files only: a FIFO would block open(), /dev/zero never ends
-     * (reliability); never through a symbolic link out of the run folder */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ELOOP)
-        return kw_error_set(KW_EINPUT, "%s: the journal is a symbolic link; a run folder's "
-                            "journal is always a file of its own", path);
-    if (fd < 0)
-        return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
-                            path, strerror(errno));
-    struct stat jst;
-    if (fstat(fd, &jst) != 0 || !S_ISREG(jst.st_mode)) {
-        close(fd);
-        return kw_error_set(KW_EINPUT, "%s: the journal is not a regular file", path);
-    }
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
-        int err = errno;
-        close(fd);
-        return kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(err));
-    }
+    int fd, rc = kw_journal_open_file(&fd, path, O_RDONLY);
+    if (rc != 0)
+        return rc;
     R->fd = fd;
     R->j = calloc(1, sizeof *R->j);
     R->p = calloc(1, sizeof *R->p);
@@ -1924,9 +1936,14 @@ int kw_journal_check(const kw_journal *j)
 
 int kw_journal_reseal(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kw_error_set(KW_EIO, "%s: %s", path, strerror(errno));
+    int fd, rc = kw_journal_open_file(&fd, path, O_RDWR); /* one descriptor: read, then rewrite */
+    if (rc != 0)
+        return rc;
+    FILE *f = fdopen(fd, "r+b");
+    if (!f) {
+        close(fd);
+        return kw_error_set(KW_ENOMEM, "%s: cannot open: %s", path, strerror(errno));
+    }
     kw_jbuf out = {0};
     char *line = NULL;
     size_t cap = 0;
@@ -1948,14 +1965,14 @@ int kw_journal_reseal(const char *path)
         kw_journal_buf_printf(&out, " crc=%08x\n", (unsigned)crc);
     }
     free(line);
-    fclose(f);
-    if (out.oom) {
-        kw_journal_buf_free(&out);
-        return kw_error_set(KW_ENOMEM, "out of memory");
-    }
-    int rc = 0;
-    FILE *w = fopen(path, "wb");
-    if (!w || fwrite(out.s ? out.s : "", 1, out.len, w) != out.len || fclose(w) != 0)
+    if (out.oom)
+        rc = kw_error_set(KW_ENOMEM, "out of memory");
+    else if (ferror(f))
+        rc = kw_error_set(KW_EIO, "%s: cannot read: %s", path, strerror(errno));
+    else if (fseek(f, 0, SEEK_SET) != 0 || ftruncate(fd, 0) != 0 ||
+             fwrite(out.s ? out.s : "", 1, out.len, f) != out.len || fflush(f) != 0)
+        rc = kw_error_set(KW_EIO, "%s: cannot rewrite: %s", path, strerror(errno));
+    if (fclose(f) != 0 && rc == 0)
         rc = kw_error_set(KW_EIO, "%s: cannot rewrite: %s", path, strerror(errno));
     kw_journal_buf_free(&out);
     return rc;

@@ -415,7 +415,8 @@ int kw_journal_policy_parse(const char *s);
 uint32_t kw_journal_crc32(uint32_t crc, const void *buf, size_t len);
 /* Recompute every checksum of a journal in place (for tests that edit a journal
  * on purpose, e.g. to plant a two-knob step that `verify` must catch). */
-int kw_journal_reseal(const char *path);
+int kw_journal_reseal(const char *path); /* opened as the reader opens it: a regular
+                                            * file, never through a symbolic link */
 /* Truncate the file at path to bytes (used by resume to drop a torn tail). */
 int kw_journal_truncate(const char *path, long bytes);
 

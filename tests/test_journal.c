@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <float.h>
 #include <gsl/gsl_errno.h>
+#include <sys/stat.h>
 
 #include "kw_synth.h"
 
@@ -478,6 +479,32 @@ Test(journal, load_errors)
     cr_assert_eq(kw_journal_reseal(jp), 0);
     cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
     cr_assert(strstr(kw_error_last(), "no header"), "%s", kw_error_last());
+    kw_synth_rmdir(dir);
+}
+
+/* kw_journal_reseal opens the journal as the reader does (kw_journal_open_file):
+ * it used plain fopen, so a journal that was a symbolic link had its target
+ * outside the folder rewritten, and a FIFO blocked fopen forever. Both are
+ * refused now, the link's target byte for byte as it was. */
+Test(journal, reseal_never_follows_a_link_nor_waits_on_a_fifo, .timeout = 20)
+{
+    char dir[64], jp[96], outside[128], fifo[128];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    snprintf(outside, sizeof outside, "%s.outside", dir);
+    const char body[] = "H format=1 crc=00000000\n";
+    cr_assert_eq(kw_synth_spit(outside, body, (long)sizeof body - 1), 0);
+    cr_assert_eq(symlink(outside, jp), 0);
+    cr_assert_eq(kw_journal_reseal(jp), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "symbolic link"), "%s", kw_error_last());
+    long n;
+    char *kept = kw_synth_slurp(outside, &n);
+    cr_assert_str_eq(kept, body, "the file outside the run folder was rewritten");
+    free(kept);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(kw_journal_reseal(fifo), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "not a regular file"), "%s", kw_error_last());
+    unlink(outside);
     kw_synth_rmdir(dir);
 }
 
