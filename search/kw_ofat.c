@@ -3271,10 +3271,13 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
      * excursion) the fix's checks come before more exploration, so a noiseless
      * run keeps them back there too (20 seeds: 207 -> 208 of 240 at 1%, gqa decode
      * seed 4 back within 0.5%, no cell lost; unbudgeted runs unchanged) */
-    /* multi-fidelity screening: sweep and probe rounds (kw_mf.h); never an
-     * excursion (it moves to the best neighbour whether or not it gains), the
-     * fix or settle */
+    /* multi-fidelity screening: sweep and probe rounds (kw_mf.h), and a noiseless
+     * run's excursion rounds: a neighbour whose estimate cannot gain the minimum
+     * effect over the excursion's current config is not evaluated, and when none
+     * is left the excursion walks back (27 knobs seed 1, growth: 1,618 -> 1,559
+     * evaluations, the same best p95); never the fix or settle */
     s->mf_round = (o->ph == KW_OFAT_MAIN && !o->main.composing && !o->main.tp_running) ||
+                  (o->ph == KW_OFAT_EXCURSION && !E->ev->noisy) ||
                   (o->ph == KW_OFAT_PROBE &&
                    !(o->probe.repair0 >= 0 && o->probe.chunk0 >= o->probe.repair0));
     if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)

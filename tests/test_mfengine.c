@@ -219,6 +219,45 @@ Test(mfengine, fewer_evaluations_and_a_byte_identical_resume)
     kw_synth_rmdir(dir_off);
 }
 
+/* A noiseless run's excursion rounds are screened as the sweep's are: a
+ * neighbour of the excursion's config whose estimate cannot gain the minimum
+ * effect over it is journaled skipped (P skip=1) and not evaluated in that round
+ * (no E record of its id before the round's decisions); the excursion still moves
+ * one journaled knob at a time and the run still ends at the optimum. */
+Test(mfengine, an_excursion_round_is_screened_by_the_estimate)
+{
+    kw_synth s;
+    space(&s);
+    kw_engine_opts o = opts();
+    long len;
+    char dir[64];
+    char *b = run(&s, &o, &len, dir, sizeof dir);
+    int skipped = 0, explore_steps = 0;
+    char f[256], id[64];
+    for (char *line = b; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (line[0] == 'T' && strcmp(field(line, "phase", f, sizeof f), "explore") == 0)
+            explore_steps++;
+        if (line[0] == 'P' && strcmp(field(line, "skip", f, sizeof f), "1") == 0) {
+            char *t = nl ? strstr(nl, "\nT ") : NULL;
+            cr_assert(t != NULL);
+            if (strcmp(field(t + 1, "phase", f, sizeof f), "explore") == 0) {
+                skipped++;
+                field(line, "id", id, sizeof id);
+                for (char *e = nl + 1; e < t + 1; e = strchr(e, '\n') + 1)
+                    cr_expect(!(e[0] == 'E' && strcmp(field(e, "id", f, sizeof f), id) == 0),
+                              "skipped neighbour %s evaluated in its round", id);
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    cr_expect_gt(explore_steps, 0, "the run made an excursion (else this test proves nothing)");
+    cr_expect_gt(skipped, 0, "an excursion round skipped a neighbour by its estimate");
+    expect_the_optimum(&s, b);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
 Test(mfengine, the_sweep_learns_the_order_and_skips_a_knob_without_effect)
 {
     kw_synth s;
