@@ -2619,14 +2619,19 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
  * evaluated in plan order, knob by knob. validate_small_mlp decode seed 15 at 5%
  * (64 evaluations): the third excursion round's last evaluation went to
  * gate_up.tile_m=64 (+179%) while launch_mode=eager (+3.1% alone from the start)
- * reached the exhaustive optimum from there. */
+ * reached the exhaustive optimum from there. The round is screened (kw_mf_screen),
+ * which orders by the cheap estimate: each measured change's ratio times the
+ * excursion config's figure is handed to it as the item's forecast (kw_item.known),
+ * which the screen orders by before the estimate, so the least-bad order holds. */
 static void kw_ofat_excursion_order(kw_eng *E, kw_shape *s)
 {
     const kw_ofat_excursion *ex = &((kw_ofat *)s->st)->ex;
-    kw_cst st;
+    kw_cst st, at;
     kw_engine_stats_c(E, s, &ex->start, &st);
     if (!(st.n == E->reps && st.ok && st.mean > 0))
         return;
+    kw_engine_stats_c(E, s, &s->pos, &at);
+    double f_at = at.n == E->reps && at.ok && at.mean > 0 ? at.mean : NAN;
     double key[KW_ITEMS_MAX_ORDER];
     int n = s->n_items < KW_ITEMS_MAX_ORDER ? s->n_items : KW_ITEMS_MAX_ORDER;
     for (int i = 0; i < n; i++) {
@@ -2638,8 +2643,10 @@ static void kw_ofat_excursion_order(kw_eng *E, kw_shape *s)
         c.v[k] = s->items[i].cand.v[k];
         kw_cst cs;
         kw_engine_stats_c(E, s, &c, &cs);
-        if (cs.n == E->reps && cs.ok && isfinite(cs.mean))
+        if (cs.n == E->reps && cs.ok && isfinite(cs.mean)) {
             key[i] = cs.mean / st.mean;
+            s->items[i].known = f_at * key[i];
+        }
     }
     kw_error_clear();
     for (int i = 1; i < n; i++) /* stable insertion sort */
