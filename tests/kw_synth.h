@@ -186,6 +186,19 @@ static inline void kw_synth_random(kw_synth *s, uint64_t seed, int n_shapes)
         kw_synth_constraint(s, "no_last_pair", 1, 1ULL << (nv[1] - 1), 2, 1ULL << (nv[2] - 1));
 }
 
+/* The excursion's least-bad space (engine/ and mfengine/..._least_bad_changes_first):
+ * six binary knobs, the baseline (100) a local optimum; k0..k3 cost 50-80 alone, k4
+ * costs 2, k5 3, and k4 + k5 give 91, the optimum. */
+static inline void kw_synth_least_bad(kw_synth *s)
+{
+    int nv[] = {2, 2, 2, 2, 2, 2};
+    kw_synth_init(s, 6, nv, 1);
+    for (int k = 0; k < 4; k++)
+        s->w[k][1] = 50.0 + 10.0 * k;
+    s->w[5][1] = 1.0;
+    kw_synth_pair(s, 4, 1, 5, 1, 2.0, -10.0);
+}
+
 /* Brute force: the guard-passing, constraint-free optimum (noiseless). */
 static inline double kw_synth_optimum(const kw_synth *s, int shape, kw_cand *best)
 {

@@ -2430,7 +2430,7 @@ Test(engine, the_first_rounds_runner_up_that_loses_on_the_winner_is_descended_un
 }
 
 /* An excursion round under a budget goes least bad first (kw_ofat_excursion_order):
- * six binary knobs, the baseline (100) a local optimum; k0..k3 cost 50-80 alone, k4
+ * the space of kw_synth_least_bad: the baseline (100) a local optimum; k0..k3 cost 50-80 alone, k4
  * costs 2, k5 3, and k4 + k5 give 91 (the optimum). Probes off: the first round (7
  * evaluations) ends the walk, the excursion moves to k4 (the best neighbour) and its
  * next round, in plan order k0, k1, k2, k3, k5, is ordered by what each change did
@@ -2442,13 +2442,8 @@ Test(engine, the_first_rounds_runner_up_that_loses_on_the_winner_is_descended_un
  * (+3.1% alone) reached the exhaustive optimum. */
 static double least_bad_excursion_run(long budget)
 {
-    int nv[] = {2, 2, 2, 2, 2, 2};
     kw_synth s;
-    kw_synth_init(&s, 6, nv, 1);
-    for (int k = 0; k < 4; k++)
-        s.w[k][1] = 50.0 + 10.0 * k;
-    s.w[5][1] = 1.0;
-    kw_synth_pair(&s, 4, 1, 5, 1, 2.0, -10.0);
+    kw_synth_least_bad(&s);
     kw_engine_opts o = opts_for(1);
     o.budget = budget;
     o.probes = 0;

@@ -253,9 +253,8 @@ Test(mfengine, an_excursion_round_is_screened_by_the_estimate)
 
 /* A screened excursion round under a budget still goes least bad first
  * (kw_ofat_excursion_order hands each change's measured ratio to the screen as the
- * item's forecast). Six binary knobs, the baseline (100) a local optimum: k0..k3
- * cost 50-80 alone, k4 2, k5 3, k4 + k5 give 91 (the optimum); the estimate is
- * exact but reads 70 low wherever k0 is on, so from the excursion's first config
+ * item's forecast). The space of kw_synth_least_bad (k0..k3 cost 50-80 alone,
+ * k4 2, k5 3, k4 + k5 give 91, the optimum); the estimate is exact but reads 70 low wherever k0 is on, so from the excursion's first config
  * (k4, 102) it ranks k0 + k4 (true 152, read 82) above k5 + k4 (91). The baseline
  * and its 6 neighbours are 7 evaluations; at 8 the last one goes to k5 + k4 with
  * the measured order (ships 91) and to k0 + k4 by the estimate's (ships 100);
@@ -272,13 +271,8 @@ Test(mfengine, a_screened_excursion_round_under_a_budget_takes_the_least_bad_cha
 {
     static const long budgets[] = {8, 0};
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
-        int nv[] = {2, 2, 2, 2, 2, 2};
         kw_synth s;
-        kw_synth_init(&s, 6, nv, 1);
-        for (int k = 0; k < 4; k++)
-            s.w[k][1] = 50.0 + 10.0 * k;
-        s.w[5][1] = 1.0;
-        kw_synth_pair(&s, 4, 1, 5, 1, 2.0, -10.0);
+        kw_synth_least_bad(&s);
         s.ev.predict = est_k0_low;
         kw_engine_opts o = opts();
         o.budget = budgets[i];
