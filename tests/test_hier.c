@@ -426,6 +426,41 @@ Test(hier, kernel_fixed_time_adds_once_per_kernel_with_a_hierarchy)
     cr_assert(CLOSE(cost.latency_us, lat + 3.0 * cost.n_kernels));
 }
 
+/* Inside a CUDA graph a kernel costs its work plus the node cost, which its
+ * sources time on whole kernels (setup and teardown included: kw_cost.h), so
+ * the fixed time is inside it, never on top; a node never costs less than the
+ * fixed time. By hand, node 1 us and eager launch 5 us on a hierarchy: fixed
+ * 0.4 us leaves the graph kernel's time as it was; fixed 3 us makes its node
+ * 3 us, +2 us; eager, a host-side launch, pays the fixed time on top, +3 us.
+ * The rule before added the fixed time to the node: +0.4 and +3. */
+Test(hier, a_graph_node_includes_the_kernel_fixed_time)
+{
+    add_level(KW_LEVEL_SHARED, 64 * MIB, 0, KW_HOLD_OPERANDS);
+    gemm(1024, 1024, 1024);
+    acc.graph_node_us = 1.0;
+    acc.launch_eager_us = 5.0;
+    acc.graph_fixed_us = 0.0;
+    double graph[3], eager[3];
+    static const double fixed[3] = {0.0, 0.4, 3.0};
+    for (int i = 0; i < 3; i++) {
+        acc.kernel_fixed_us = fixed[i];
+        map.graph_mode = 1;
+        eval();
+        cr_assert_eq(cost.n_kernels, 1);
+        graph[i] = cost.kernels[0].time_us;
+        map.graph_mode = 0;
+        eval();
+        eager[i] = cost.kernels[0].time_us;
+    }
+    cr_assert(CLOSE(graph[1], graph[0]), "fixed 0.4 inside the 1 us node: %g vs %g", graph[1],
+              graph[0]);
+    cr_assert(CLOSE(graph[2], graph[0] + 2.0), "fixed 3 us: the node is 3 us: +%g",
+              graph[2] - graph[0]);
+    cr_assert(CLOSE(eager[1], eager[0] + 0.4), "eager: +%g", eager[1] - eager[0]);
+    cr_assert(CLOSE(eager[2], eager[0] + 3.0), "eager: +%g", eager[2] - eager[0]);
+    cr_assert(CLOSE(eager[0] - graph[0], 4.0), "eager 5 us against node 1 us");
+}
+
 Test(hier, fp8_gemm_writes_a_bf16_output)
 {
     /* M = N = 512, K = 4096, 128 x 128 x 64 tiles, fp8 inputs, no shared level:
@@ -825,10 +860,12 @@ static void bad_row(const char *row, const char *want_msg)
     free(dir);
 }
 
-/* An empty kernel in a graph: the node cost, plus the device-side fixed
- * time only where the accelerator has a hierarchy (kw_cost.c charges it
- * there); launch-bound. */
-Test(hier, graph_node_row_is_the_node_cost_plus_the_fixed_time)
+/* An empty kernel in a graph: the node cost, the device-side fixed time
+ * inside it (kw_cost_graph_node_us); the fixed time, charged only where the
+ * accelerator has a hierarchy, raises it only where it exceeds the node
+ * cost; launch-bound. By hand: node 0.75 us, fixed 0.5 us: 0.75 us with or
+ * without a hierarchy (the rule before: 1.25 us with one); fixed 1 us: 1 us. */
+Test(hier, graph_node_row_is_the_node_cost_the_fixed_time_inside_it)
 {
     kw_fid_case c;
     memset(&c, 0, sizeof c);
@@ -845,15 +882,20 @@ Test(hier, graph_node_row_is_the_node_cost_plus_the_fixed_time)
     cr_assert_eq(b, KW_BOUND_LAUNCH);
     add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
     cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &acc, &c), 0);
-    cr_assert(CLOSE(us, 1.25), "%g", us);
+    cr_assert(CLOSE(us, 0.75), "%g", us);
+    acc.kernel_fixed_us = 1.0;
+    cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &acc, &c), 0);
+    cr_assert(CLOSE(us, 1.0), "%g", us);
 }
 
 /* A call its benchmark replays in a CUDA graph of N kernels (FA3's paged
  * decode: prepare_varlen_num_blocks or the combine kernel beside the
  * attention kernel, hopper/flash_api.cpp): the attention kernel's work, its
- * own node cost, and N - 1 empty nodes, each the node cost plus the fixed
- * time. By hand, with node 0.75 us and fixed time 0.5 us on a hierarchy:
- * N = 3 adds 0.75 + 2 x (0.75 + 0.5) = 3.25 us to the kernel's work. */
+ * own node cost, and N - 1 empty nodes, each the node cost, the fixed time
+ * inside every node. By hand, with node 0.75 us and fixed time 0.5 us on a
+ * hierarchy, against the kernel timed alone (work + 0.5 us): N = 1 adds
+ * 0.75 - 0.5 = 0.25 us, N = 3 adds 0.25 + 2 x 0.75 = 1.75 us (the rule
+ * before: 0.75 and 0.75 + 2 x 1.25 = 3.25 us). */
 Test(hier, graph_replayed_call_adds_its_kernel_nodes)
 {
     add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
@@ -879,10 +921,10 @@ Test(hier, graph_replayed_call_adds_its_kernel_nodes)
     cr_assert(CLOSE(alone, k.time_us - k.launch_us), "%g vs %g", alone, k.time_us - k.launch_us);
     c.graph_nodes = 1;
     cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &acc, &c), 0);
-    cr_assert(CLOSE(us - alone, 0.75), "one node: +%g", us - alone);
+    cr_assert(CLOSE(us - alone, 0.25), "one node: +%g", us - alone);
     c.graph_nodes = 3;
     cr_assert_eq(kw_fidelity_predict(&us, &b, NULL, &acc, &c), 0);
-    cr_assert(CLOSE(us - alone, 3.25), "three nodes: +%g", us - alone);
+    cr_assert(CLOSE(us - alone, 1.75), "three nodes: +%g", us - alone);
 }
 
 Test(hier, bad_decode_rows_are_file_line_errors)

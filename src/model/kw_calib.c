@@ -257,6 +257,12 @@ typedef struct kw_cal_ctx {
     int failed;
 } kw_cal_ctx;
 
+/* A trial point where a figure overflows (exp(x) of a nearly flat fixed time
+ * stepped far by the trust region's scaling) and a time comes out infinite or
+ * not a number: that case's residual is this log ratio, worse than any real
+ * one, so the trust region rejects the step and shrinks. */
+#define KW_CAL_NONFINITE_RESIDUAL 1e3
+
 static int kw_cal_residuals(kw_cal_ctx *cx, const double *x, double *r)
 {
     for (int j = 0; j < cx->np; j++)
@@ -265,11 +271,11 @@ static int kw_cal_residuals(kw_cal_ctx *cx, const double *x, double *r)
         const kw_fid_case *c = &cx->set->c[cx->rows[i]];
         double us;
         kw_bound b;
-        if (kw_fidelity_predict(&us, &b, NULL, &cx->a, c) != 0 || !(us > 0.0)) {
+        if (kw_fidelity_predict(&us, &b, NULL, &cx->a, c) != 0 || us <= 0.0) {
             cx->failed = 1;
             return -1;
         }
-        r[i] = log(us / c->measured_us);
+        r[i] = isfinite(us) ? log(us / c->measured_us) : KW_CAL_NONFINITE_RESIDUAL;
     }
     return 0;
 }

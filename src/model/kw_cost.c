@@ -56,7 +56,9 @@
  *     attention's schedule hides a share h of the shorter of matrix and
  *     softmax time under the longer, max(M, X) + (1 - h) min(M, X), h per
  *     schedule from the accelerator (softmax_hidden_serial / _overlap; unset:
- *     0 and 1); every kernel pays the accelerator's kernel_fixed_us once.
+ *     0 and 1); every kernel pays the accelerator's kernel_fixed_us once
+ *     (timed alone or launched eagerly: added to its work; inside a CUDA
+ *     graph it is part of the node cost, kw_cost_graph_node_us).
  *   - a weight operand is kept N x K (PyTorch nn.Linear's weight is
  *     (out_features, in_features); DeepGEMM's rhs is [n, k]): its tile rows
  *     run along K and round to bursts there.
@@ -210,6 +212,18 @@ static kw_kernel *kw_emit(kw_ctx *c, const char *name, const char *suffix, kw_pr
 static int kw_overflow(void)
 {
     return kw_error_set(KW_EMODEL, "kernel plan needs more than %d kernels", KW_KERNEL_MAX);
+}
+
+/* The device-side fixed time of every kernel: kernel_fixed_us where the
+ * accelerator declares a storage hierarchy (the rates came with it), else 0. */
+static double kw_fixed_us(const kw_accel *a)
+{
+    return a->n_levels > 0 ? a->kernel_fixed_us : 0.0;
+}
+
+double kw_cost_graph_node_us(const kw_accel *a)
+{
+    return fmax(a->graph_node_us, kw_fixed_us(a));
 }
 
 /* Close a costed kernel: time, launch, bound class, batch totals. */
@@ -1042,8 +1056,12 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
     c.acc_bytes = kw_prec_bytes(m->accum_precision);
     c.sm_bytes = kw_prec_bytes(m->softmax_precision);
     /* Launch overhead (src/model-facts.md#launch): eager pays launch_eager_us per
-     * kernel; a captured graph pays graph_fixed_us per replay + graph_node_us per kernel. */
-    c.launch_us = m->graph_mode ? a->graph_node_us : a->launch_eager_us;
+     * kernel (a host-side figure) besides the kernel's fixed time; a captured
+     * graph pays graph_fixed_us per replay + the node cost per kernel, which
+     * includes the kernel's fixed time (kw_cost_graph_node_us): launch_us is
+     * what a kernel pays beyond the fixed time kw_finish adds to its work. */
+    c.kernel_fixed_us = kw_fixed_us(a);
+    c.launch_us = m->graph_mode ? fmax(a->graph_node_us - c.kernel_fixed_us, 0.0) : a->launch_eager_us;
     if (a->cpu && cores == 1)
         c.launch_us = 0.0; /* a CPU kernel on one thread runs on the caller: no wake-up */
     c.sparse = m->sparsity_2_4 && a->sparsity_2_4;
@@ -1066,7 +1084,6 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
     }
     c.matrix_frac = a->matrix_fraction[m->precision] > 0.0 ? a->matrix_fraction[m->precision] : 1.0;
     c.dram_eff_bytes_per_us = c.bw_bytes_per_us * (a->dram_fraction > 0.0 ? a->dram_fraction : 1.0);
-    c.kernel_fixed_us = c.hier ? a->kernel_fixed_us : 0.0;
     c.gather_eff_bytes_per_us = a->gather_dram_fraction > 0.0
                                     ? c.bw_bytes_per_us * a->gather_dram_fraction
                                     : c.dram_eff_bytes_per_us;
@@ -1286,7 +1303,7 @@ int kw_cost_hook_comm(kw_ctx *c, const char *name, double time_us, double buffer
     kw_finish(c, k, 1);
     c->out->comm_us += time_us;
     if (extra_launches > 0) { /* chunk kernels recorded on this line, each a launch */
-        double l = extra_launches * c->launch_us;
+        double l = extra_launches * (c->launch_us + c->kernel_fixed_us);
         k->launch_us += l;
         k->time_us += l;
         c->out->latency_us += l;

@@ -93,4 +93,14 @@ int kw_cost_eval(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_sh
 int kw_cost_eval_mixed(kw_cost *out, const kw_accel *a, const kw_block *b, const kw_shape *prefill,
                        const kw_shape *decode, const kw_mapping *m, int cores);
 
+/* What one kernel costs beside its work inside a replayed CUDA graph, us:
+ * graph_node_us, a whole kernel's cost in the graph, its device-side setup and
+ * teardown included (its sources time whole kernels: CUDA.jl's graphs page,
+ * 80 small kernels in 70 us; Hazy Research, about 1.3 us per kernel of setup
+ * and teardown with CUDA graphs; src/model-facts.md#launch). So the kernel's
+ * device-side fixed time (kernel_fixed_us, charged where the accelerator has a
+ * storage hierarchy) is part of it, never added to it, and a node never costs
+ * less than that fixed time: max(graph_node_us, kernel_fixed_us). */
+double kw_cost_graph_node_us(const kw_accel *a);
+
 #endif

@@ -6,8 +6,8 @@
  * so the table judges exactly the model the tuner uses; no second formula to
  * drift from it. Alternative rejected: a separate closed-form predictor per
  * kind. The one exception is graph_node (an empty kernel): it has no operator
- * to cost, so it reads the two figures kw_cost.c charges every kernel in graph
- * mode (graph_node_us, kernel_fixed_us) directly.
+ * to cost, so it reads what kw_cost.c charges every kernel in graph mode
+ * beside its work (kw_cost_graph_node_us) directly.
  */
 #include "kw_fidelity.h"
 
@@ -264,24 +264,17 @@ done:
     return rc;
 }
 
-/* An empty kernel replayed inside a CUDA graph: no work, so its time is what
- * kw_cost.c charges every kernel in graph mode, the node cost plus the
- * device-side fixed time (kw_finish: work + launch, with kernel_fixed_us
- * where the accelerator has a hierarchy). */
-static double kw_fid_node_us(const kw_accel *a)
-{
-    return a->graph_node_us + (a->n_levels > 0 ? a->kernel_fixed_us : 0.0);
-}
-
 int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw_accel *a,
                         const kw_fid_case *c)
 {
     if (c->kind == KW_FID_GRAPH_NODE) {
-        *us = kw_fid_node_us(a);
+        /* an empty kernel replayed inside a CUDA graph: no work, its time the
+         * node cost, the device-side fixed time included (kw_cost.h) */
+        *us = kw_cost_graph_node_us(a);
         *bound = KW_BOUND_LAUNCH;
         if (detail) {
             memset(detail, 0, sizeof *detail);
-            detail->launch_us = a->graph_node_us;
+            detail->launch_us = *us;
             detail->time_us = *us;
             detail->bound = KW_BOUND_LAUNCH;
         }
@@ -342,12 +335,14 @@ int kw_fidelity_predict(double *us, kw_bound *bound, kw_kernel *detail, const kw
     int rc = kw_cost_eval(cost, a, &b, &s, &m, 1, a->cores);
     if (rc == 0) {
         const kw_kernel *k = &cost->kernels[0];
-        *us = k->time_us - k->launch_us;
-        /* A call replayed in a CUDA graph of graph_nodes kernels: the modelled
-         * kernel's own node cost, and every other kernel of the call as an
-         * empty node (graph_node_us + kernel_fixed_us each). */
-        if (c->graph_nodes > 0)
-            *us += a->graph_node_us + (c->graph_nodes - 1) * kw_fid_node_us(a);
+        /* Timed alone (events around one launch, or back to back): its work
+         * and its device-side fixed time, the launch (the node's cost beyond
+         * that fixed time: graph_mode is on) excluded. A call replayed in a
+         * CUDA graph of graph_nodes kernels: the modelled kernel with its node
+         * (time_us: work + node cost, the fixed time inside it), and every
+         * other kernel of the call as an empty node. */
+        *us = c->graph_nodes > 0 ? k->time_us + (c->graph_nodes - 1) * kw_cost_graph_node_us(a)
+                                 : k->time_us - k->launch_us;
         if (detail)
             *detail = *k;
         *bound = k->fallback ? KW_BOUND_FALLBACK
