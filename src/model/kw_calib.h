@@ -6,8 +6,9 @@
  * shared level's bandwidth, the vector instructions per attention score, the
  * softmax share each attention schedule hides under its matrix work, and the
  * device-side fixed time of a kernel (grid dispatch, prologue, first fill, drain),
- * and the per-kernel cost inside a CUDA graph (graph_node_us), which only
- * graph_node cases depend on; and the DRAM fraction and fixed time of a decode
+ * and the per-kernel cost inside a CUDA graph (graph_node_us, the fixed time
+ * inside it: kw_cost_graph_node_us), which only graph_node cases and calls
+ * replayed in a graph (graph_nodes > 0) depend on; and the DRAM fraction and fixed time of a decode
  * kernel that gathers a paged K/V cache (gather_dram_fraction, gather_fixed_us),
  * which only decode cases with such a page size depend on. The eager launch and the graph replay's fixed
  * cost are not fitted: no case kind measures them (kernel times back to back
