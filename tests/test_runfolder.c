@@ -20,6 +20,9 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kw_journal.h"
 #include "lib/kw_tl.h"
@@ -498,6 +501,62 @@ Test(runfolder, resume_removes_stale_temp_files)
     cr_assert(lstat(p, &st) != 0, "the stale temp file is still there");
     cr_assert(lstat(keep, &st) == 0, "a file that is not ours was removed");
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_tl_rmrf(dir);
+}
+
+/* A temp file that a SIGKILL left beside report.html or mappings.csv (in the
+ * run folder or beside -o) is removed by the next write of the same output
+ * (kw_tmpfile_sweep); they stayed for ever (only tune --resume swept, its own
+ * four names). Planted as a kill leaves them: named .NAME.tmp.XXXXXX, no
+ * writer's lock on them. One a live writer holds (its OFD lock, as
+ * kw_tmpfile_open takes it) is kept, as are another output's temps and files
+ * that only look alike. */
+static int kw_rf_lock_temp(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    cr_assert(fd >= 0, "%s", path);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
+    return fd;
+}
+
+Test(runfolder, a_killed_writers_temp_is_swept_by_the_next_write_of_that_output)
+{
+    char *dir = kw_rf_run();
+    const char *stale[] = {"run/.report.html.tmp.Ab12Cd", "run/.mappings.csv.tmp.x9Y8z7",
+                           ".r.html.tmp.QwErTy", ".m.csv.tmp.000000"};
+    const char *kept[] = {"run/.report.html.tmp.Ab12C",  /* five random characters: not a temp */
+                          "run/.report.html.tmp.Ab12Cde", /* seven */
+                          "run/report.html.tmp.Ab12Cd",   /* not hidden */
+                          "run/.notes.tmp.Ab12Cd",        /* another name */
+                          ".report.html.tmp.Ab12Cd"};     /* report.html's, but -o is r.html */
+    char p[4400];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, stale[i]);
+        kw_rf_put(p, "half writ");
+    }
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, kept[i]);
+        kw_rf_put(p, "user's\n");
+    }
+    char live[4400];
+    snprintf(live, sizeof live, "%s/run/.report.html.tmp.L1veW7", dir);
+    int hold = kw_rf_lock_temp(live); /* a report writing now */
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "--no-portability"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("recommend", "run", "--all"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "r.html", "--no-portability"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("recommend", "run", "--all", "-o", "m.csv"));
+    struct stat st;
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, stale[i]);
+        cr_expect(lstat(p, &st) != 0, "%s: a killed writer's temp file is still there", stale[i]);
+    }
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, kept[i]);
+        cr_expect(lstat(p, &st) == 0, "%s: a file knobwise did not make was removed", kept[i]);
+    }
+    cr_expect(lstat(live, &st) == 0, "a live writer's temp file was removed");
+    close(hold);
     kw_tl_rmrf(dir);
 }
 

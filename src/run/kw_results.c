@@ -46,6 +46,7 @@
 #include "kw_results.h"
 #include "kw_runfolder.h"
 #include "kw_run.h"
+#include "kw_tmpfile.h"
 #include "kw_xml.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -1259,34 +1260,22 @@ static int kw_results_commit_render(const char *dir, const kw_render *files, int
 static int kw_results_commit_held(const char *dir, const kw_render *files, int n)
 {
     int rc = 0;
-    char (*tmp)[4096] = calloc((size_t)(n > 0 ? n : 1), sizeof *tmp);
+    kw_tmpfile *tmp = calloc((size_t)(n > 0 ? n : 1), sizeof *tmp);
     if (!tmp)
         return kw_error_set(KW_ENOMEM, "out of memory writing %s", dir);
     int made = 0;
     for (; made < n; made++) {
         const kw_render *f = &files[made];
-        if (strchr(f->name, '/') != NULL) {
-            rc = kw_error_set(KW_ESTATE, "output name '%s' must not contain '/'", f->name);
+        /* DIR/.NAME.tmp.XXXXXX, locked until renamed; NAME's stale ones swept */
+        if ((rc = kw_tmpfile_open(&tmp[made], dir, f->name)) != 0)
             goto fail;
-        }
-        int w = snprintf(tmp[made], sizeof tmp[made], "%s/.%s.tmp.XXXXXX", dir, f->name);
-        if (w < 0 || (size_t)w >= sizeof tmp[made]) {
-            rc = kw_error_set(KW_EINPUT, "%s: path too long", dir);
-            goto fail;
-        }
-        int fd = mkstemp(tmp[made]);
-        if (fd < 0) {
-            rc = kw_error_set(KW_EIO, "%s: cannot create a file there: %s", dir, strerror(errno));
-            tmp[made][0] = '\0';
-            goto fail;
-        }
         /* mkstemp makes 0600; result files are for people to read */
-        if (fchmod(fd, KW_XML_OUTPUT_MODE) != 0) { /* not fatal: the content is what matters */
+        if (fchmod(tmp[made].fd, KW_XML_OUTPUT_MODE) != 0) { /* not fatal: the content is what matters */
         }
-        FILE *fp = fdopen(fd, "wb");
+        FILE *fp = fdopen(tmp[made].fd, "wb");
         if (!fp) {
-            close(fd);
-            rc = kw_error_set(KW_EIO, "%s: %s", tmp[made], strerror(errno));
+            close(tmp[made].fd);
+            rc = kw_error_set(KW_EIO, "%s: %s", tmp[made].path, strerror(errno));
             made++;
             goto fail;
         }
@@ -1322,7 +1311,8 @@ static int kw_results_commit_held(const char *dir, const kw_render *files, int n
             made++;
             goto fail;
         }
-        if (f->schema && (rc = kw_xml_check_written(tmp[made], f->name, f->root, f->schema)) != 0) {
+        if (f->schema &&
+            (rc = kw_xml_check_written(tmp[made].path, f->name, f->root, f->schema)) != 0) {
             made++;
             goto fail;
         }
@@ -1330,11 +1320,10 @@ static int kw_results_commit_held(const char *dir, const kw_render *files, int n
     for (int i = 0; i < n; i++) {
         char final[4096];
         snprintf(final, sizeof final, "%s/%s", dir, files[i].name);
-        if (rename(tmp[i], final) != 0) {
-            rc = kw_error_set(KW_EIO, "%s: cannot rename into place: %s", final, strerror(errno));
+        if ((rc = kw_tmpfile_commit(&tmp[i], final)) != 0) {
             /* the files before i are already in place; remove the rest */
-            for (int j = i; j < n; j++)
-                unlink(tmp[j]);
+            for (int j = i + 1; j < n; j++)
+                kw_tmpfile_discard(&tmp[j]);
             free(tmp);
             return rc;
         }
@@ -1349,8 +1338,7 @@ static int kw_results_commit_held(const char *dir, const kw_render *files, int n
     return rc;
 fail:
     for (int j = 0; j < made; j++)
-        if (tmp[j][0])
-            unlink(tmp[j]);
+        kw_tmpfile_discard(&tmp[j]);
     free(tmp);
     return rc;
 }

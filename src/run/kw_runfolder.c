@@ -6,7 +6,6 @@
  * could be waiting): a symbolic link planted in a run folder is refused, never
  * followed out of it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "kw_model.h"
 #include "kw_run.h"
 #include "kw_runfolder.h"
+#include "kw_tmpfile.h"
 
 /* What tune and the verbs write into a run folder: an output path naming one
  * of these (other than the verb's own) would destroy the run. The first
@@ -36,9 +36,6 @@ static const char *const kw_rf_tune_files[] = {KW_RUNFOLDER_RESULTS_XML, KW_RUNF
                                                KW_RUNFOLDER_AUDIT_CSV,
                                                KW_RUNFOLDER_PORTABILITY_CSV};
 #define KW_RF_N_TUNE_FILES (sizeof kw_rf_tune_files / sizeof kw_rf_tune_files[0])
-/* mkstemp's template suffix: ".tmp." then six characters */
-#define KW_RF_TMP_TAG ".tmp."
-#define KW_RF_TMP_RANDOM 6
 
 int kw_runfolder_join(char *out, size_t n, const char *dir, const char *name)
 {
@@ -142,49 +139,14 @@ int kw_runfolder_writer(const char *dir, long *pid)
 
 /* ---------------------------------------------------------------- stale temp files */
 
-/* ".NAME.tmp.XXXXXX" for one of tune's NAMEs. */
-static int kw_rf_is_stale_tmp(const char *entry)
-{
-    if (entry[0] != '.')
-        return 0;
-    for (size_t i = 0; i < KW_RF_N_TUNE_FILES; i++) {
-        size_t nl = strlen(kw_rf_tune_files[i]), tl = strlen(KW_RF_TMP_TAG);
-        if (strncmp(entry + 1, kw_rf_tune_files[i], nl) == 0 &&
-            strncmp(entry + 1 + nl, KW_RF_TMP_TAG, tl) == 0 &&
-            strlen(entry + 1 + nl + tl) == KW_RF_TMP_RANDOM)
-            return 1;
-    }
-    return 0;
-}
-
 int kw_runfolder_sweep(const char *dir, int *removed)
 {
-    if (removed)
-        *removed = 0;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return kw_error_set(KW_EIO, "%s: cannot open the run folder: %s", dir, strerror(errno));
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return kw_error_set(KW_EIO, "%s: cannot list the run folder: %s", dir, strerror(errno));
-    }
     int rc = 0, n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!kw_rf_is_stale_tmp(e->d_name))
-            continue;
-        struct stat st;
-        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-            continue; /* not ours: a temp file is always a regular file */
-        if (unlinkat(dfd, e->d_name, 0) != 0) {
-            rc = kw_error_set(KW_EIO, "%s/%s: cannot remove the stale temp file: %s", dir,
-                              e->d_name, strerror(errno));
-            break;
-        }
-        n++;
+    for (size_t i = 0; i < KW_RF_N_TUNE_FILES && rc == 0; i++) {
+        int one = 0;
+        rc = kw_tmpfile_sweep(dir, kw_rf_tune_files[i], &one); /* the one temp-file rule */
+        n += one;
     }
-    closedir(d);
     if (removed)
         *removed = n;
     return rc;

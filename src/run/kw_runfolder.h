@@ -62,7 +62,7 @@ void kw_runfolder_unlock(kw_runlock *l);
  * knobwise's own, reports none). */
 int kw_runfolder_writer(const char *dir, long *pid);
 
-/* Remove every stale ".NAME.tmp.XXXXXX" regular file of dir whose NAME is one
+/* Remove every stale ".NAME.tmp.XXXXXX" file of dir (kw_tmpfile_sweep) whose NAME is one
  * of the files tune writes there (results.xml, ranked.csv, audit.csv,
  * portability.csv). Call only with the writer lock held. *removed (may be
  * NULL) gets the count. KW_EIO when one cannot be removed. */

@@ -54,6 +54,7 @@
 #include "kw_xsdhint.h"
 #include "kw_input.h"
 #include "kw_num.h"
+#include "kw_tmpfile.h"
 
 #define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 

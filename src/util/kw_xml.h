@@ -110,7 +110,7 @@ void kw_xml_catch_end(kw_xml_catch *c);
  * wrote 0600 files, and replaced a 0644 file with --force by a 0600 one). */
 #define KW_XML_OUTPUT_MODE 0644
 
-/* Write doc to path atomically: a temp file in the same folder (mode
+/* Write doc to path atomically: a temp file in the same folder (kw_tmpfile, mode
  * KW_XML_OUTPUT_MODE), flushed, fsync'd, renamed over path, folder fsync'd.
  * KW_EIO with a message on failure; path is then untouched and no temp file
  * is left behind, whatever signal arrives meanwhile (kw_xml_signals_hold). */
@@ -125,7 +125,8 @@ int kw_xml_save_atomic(xmlDocPtr doc, const char *path);
  * handler, not a signal mask: a mask holds the calling thread only, and an
  * evaluation thread would take the signal and end the process. Signals
  * ignored at hold stay ignored. Not nested; one thread commits at a time.
- * Only SIGKILL still leaves a temp file (tune --resume sweeps its own). */
+ * Only SIGKILL still leaves a temp file; the next write of the same output
+ * removes it (kw_tmpfile_sweep). */
 #define KW_XML_N_HELD_SIGNALS 7
 typedef struct kw_xml_sighold {
     struct sigaction old[KW_XML_N_HELD_SIGNALS];
