@@ -1410,8 +1410,13 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
             j->header_incomplete = 1;
             R->ps.err = 0;
         }
+        /* the file ends inside its header: a run stopped while starting, which
+         * evaluated nothing; not damage, and not readable yet */
         if (R->ps.err)
-            return kw_error_set(KW_ECORRUPT, "%s: header: %s", path, R->ps.msg);
+            return kw_error_set(KW_EINPUT, "%s: the run was stopped while writing its journal's "
+                                "header (%s), before any evaluation: nothing to read; `knobwise "
+                                "tune --resume` continues it or says how to start it again",
+                                path, R->ps.msg);
     }
     if (R->store) {
         kw_index_build(j);

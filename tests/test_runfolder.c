@@ -560,6 +560,64 @@ Test(runfolder, a_killed_writers_temp_is_swept_by_the_next_write_of_that_output)
     kw_tl_rmrf(dir);
 }
 
+/* A run killed while writing its journal's header (nothing evaluated yet):
+ * resume said "start it again in a new folder", exit 1. Once the header
+ * holds every A record (the run's options), resume rebuilds the rest from
+ * the run's inputs and the journal comes out byte for byte the uninterrupted
+ * run's; cut before that, it is exit 2 saying what happened and how to start
+ * again, with the journal untouched. */
+Test(runfolder, a_run_killed_while_writing_its_header_resumes_or_says_how_to_restart)
+{
+    char *dir = kw_rf_run();
+    char jp[4300], cut[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    size_t n;
+    char *full = kw_rf_slurp(jp, &n);
+    /* where the A records end, and the K record after them */
+    const char *last_a = NULL, *k = strstr(full, "\nK ");
+    for (const char *p = strstr(full, "\nA "); p; p = strstr(p + 1, "\nA "))
+        last_a = p;
+    cr_assert(last_a && k && k > last_a);
+    size_t after_a = (size_t)(strchr(last_a + 1, '\n') + 1 - full);
+    size_t cuts[] = {after_a, after_a + 7, (size_t)(k - full) + 1 + 9}; /* whole, torn I, torn K */
+    for (int i = 0; i < 3; i++) {
+        snprintf(cut, sizeof cut, "%s/cut%d", dir, i);
+        cr_assert_eq(mkdir(cut, 0755), 0);
+        snprintf(cut, sizeof cut, "%s/cut%d/journal", dir, i);
+        FILE *f = fopen(cut, "wb");
+        cr_assert(f && fwrite(full, 1, cuts[i], f) == cuts[i] && fclose(f) == 0);
+        char name[64];
+        snprintf(name, sizeof name, "cut%d", i);
+        kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", name, "--quiet"));
+        size_t m;
+        char *again = kw_rf_slurp(cut, &m);
+        cr_expect(m == n && memcmp(again, full, n) == 0, "cut at %zu: the resumed journal differs",
+                  cuts[i]);
+        free(again);
+        kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", name, "--no-eval"));
+    }
+    /* cut inside the A records: the options are not all there */
+    size_t early = (size_t)(strstr(full, "\nA ") - full) + 1;
+    cr_assert_eq(mkdir(strcat(strcpy(cut, dir), "/early"), 0755), 0);
+    strcat(cut, "/journal");
+    FILE *f = fopen(cut, "wb");
+    cr_assert(f && fwrite(full, 1, early, f) == early && fclose(f) == 0);
+    kw_rf_expect(dir, 2, "cannot be resumed and nothing is lost",
+                 KW_RF_ARGS("tune", "--resume", "early", "--quiet"));
+    size_t m;
+    char *kept = kw_rf_slurp(cut, &m);
+    cr_expect(m == early && memcmp(kept, full, early) == 0, "the cut journal was changed");
+    free(kept);
+    /* the readers say the same, exit 2 (they said "header: header names no knobs", exit 1) */
+    kw_rf_expect(dir, 2, "stopped while writing its journal's header", KW_RF_ARGS("audit", "early"));
+    kw_rf_expect(dir, 2, "stopped while writing its journal's header",
+                 KW_RF_ARGS("verify", "early", "--no-eval"));
+    snprintf(cut, sizeof cut, "%s/early", dir);
+    cr_expect_eq(kw_tl_entries(cut), 2, "resume left files beside the journal and the lock");
+    free(full);
+    kw_tl_rmrf(dir);
+}
+
 /* ---- 2. one writer per run folder ---- */
 
 Test(runfolder, second_writer_refused_readers_keep_working)

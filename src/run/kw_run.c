@@ -746,9 +746,18 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     if ((rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
         (rc = kw_journal_load_ex(&r->j, r->journal, 1)) != 0)
         return rc;
-    if (r->j->header_incomplete)
-        return kw_error_set(KW_ECORRUPT, "%s: the run stopped while writing its header, before "
-                            "any evaluation: start it again in a new folder", r->journal);
+    /* A run stopped while writing its header has evaluated nothing. Once the
+     * header holds every attribute (its last is `frozen`), the run's options
+     * are all there: the resume rebuilds the rest of the header from the
+     * run's inputs, the replay comparing each record already written. Before
+     * that it cannot know the options: said, exit 2, nothing touched. */
+    if (r->j->header_incomplete && !kw_run_attr_get(r->j, KW_RUN_ATTR_COUNT - 1))
+        return kw_error_set(KW_EINPUT, "%s: the run was stopped while writing its journal's "
+                            "header (after %ld records), before it held the run's options and before "
+                            "any evaluation, so it cannot be resumed and nothing is lost; start "
+                            "it again with the options first given, after removing %s (it holds "
+                            "no evaluation), or with another --out", r->journal,
+                            r->j->n_records, r->journal);
     const kw_jheader *h = &r->j->h;
     for (int i = 0; i < h->n_attrs; i++) {
         r->attr_keys[i] = h->attrs[i].key;
@@ -759,6 +768,11 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     r->owner = owner ? owner : "";
     if ((rc = kw_run_load_attrs(r, h->seed)) != 0)
         return rc;
+    for (int i = 0; r->j->header_incomplete && i < h->n_tuned; i++) /* no K, S records to check */
+        if (h->tuned[i] < 0 || h->tuned[i] >= r->cfg->space.n_shapes)
+            return kw_error_set(KW_EINPUT, "%s: the header (cut short) tunes shape %d, and the "
+                                "space has %d now: start the run again", r->journal, h->tuned[i],
+                                r->cfg->space.n_shapes);
     /* every input (the worker's program too) unchanged, before a worker is
      * started or anything is written */
     if ((rc = kw_run_inputs_unchanged(r)) != 0 || (rc = kw_runfolder_sweep(r->dir, NULL)) != 0)
@@ -780,7 +794,9 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     eo->estimate = est ? atoi(est) : 0;
     const char *fz = kw_run_attr_get(r->j, KW_RUN_FROZEN);
     kw_knobuse_fuses(eo->fuses, r->cfg); /* from the inputs checked unchanged above */
-    return kw_run_frozen_parse(&eo->frozen, fz ? fz : "", &h->space);
+    /* a header cut short may lack its K records: the space's own knobs, as the replay regenerates them */
+    return kw_run_frozen_parse(&eo->frozen, fz ? fz : "",
+                               r->j->header_incomplete ? &r->cfg->space.knobs : &h->space);
 }
 
 int kw_run_resume(kw_run **out, int *usage, const char *dir, int threads, double time_limit_s,
