@@ -2,7 +2,7 @@
  * spaces/accelerator.xsd and loads as an accelerator that the shipped CPU
  * spaces evaluate on; the cache sizes come from sysfs exactly (a fake sysfs
  * tree with known sizes, read back from the file); -o never replaces a file
- * without --force, never writes through a non-regular file, and a bad output
+ * without --force, with it only probe's own output, never writes through a non-regular file, and a bad output
  * or name is refused before anything is measured. Measured figures are only
  * checked to be positive numbers: they are rates of a shared machine. */
 #include <criterion/criterion.h>
@@ -136,13 +136,43 @@ Test(probe, refuses_to_replace_without_force)
     cr_expect_str_eq(text, "precious\n");
     free(text);
     kw_tl_free(&r);
+    /* --force replaces only probe's own output: "precious" and an accelerator
+     * file that runs read (a copy of the shipped h100.xml) are kept, as a
+     * file outside every run folder may be another run's input (probe -o
+     * ACCEL --force replaced it) */
     setenv("KW_PROBE_SYSFS", root, 1);
-    snprintf(args, sizeof args, "probe --quick --force -o '%s'", out);
+    char h100[600], *shipped = NULL;
+    snprintf(h100, sizeof h100, "%s/spaces/accel/h100.xml", kw_tl_src());
+    shipped = kw_tl_slurp(h100);
+    cr_assert_not_null(shipped);
+    char acc[600];
+    snprintf(acc, sizeof acc, "%s/h100.xml", dir);
+    put(acc, shipped);
+    const char *targets[] = {out, acc}, *before[] = {"precious\n", shipped};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "probe --quick --force -o '%s'", targets[i]);
+        r = kw_tl_sh(args, NULL);
+        cr_expect_eq(r.status, 2, "%s", r.err);
+        cr_expect(strstr(r.err, "not a file knobwise probe wrote") != NULL, "%s", r.err);
+        kw_tl_free(&r);
+        text = kw_tl_slurp(targets[i]);
+        cr_expect_str_eq(text, before[i]);
+        free(text);
+    }
+    free(shipped);
+    /* probe's own earlier output: replaced */
+    char mine[600];
+    snprintf(mine, sizeof mine, "%s/host.xml", dir);
+    snprintf(args, sizeof args, "probe --quick -o '%s' --name first", mine);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(args, sizeof args, "probe --quick --force -o '%s' --name second", mine);
     r = kw_tl_sh(args, NULL);
     unsetenv("KW_PROBE_SYSFS");
     cr_expect_eq(r.status, 0, "%s", r.err);
-    text = kw_tl_slurp(out);
-    cr_expect(strstr(text, "<accelerator") != NULL);
+    text = kw_tl_slurp(mine);
+    cr_expect(strstr(text, "<accelerator name=\"second\"") != NULL, "%.200s", text);
     free(text);
     kw_tl_free(&r);
 }

@@ -4,7 +4,9 @@
  *
  * The output is checked before a single loop is timed (the measurement takes
  * seconds) by the one check of every -o (kw_runfolder_output): an existing
- * FILE is refused without --force (exit 2, the file untouched); anything that
+ * FILE is refused without --force (exit 2, the file untouched), and with it
+ * unless probe wrote it (KW_PROBE_MARK: another run may read any other
+ * accelerator file, kw_runfolder_own_output); anything that
  * is not a regular file, and a run folder's own files or inputs
  * (RUN/journal), are refused even with it; its folder must exist. The file is written through temp + fsync + rename
  * (kw_xml_save_atomic); without -o the document goes to stdout. */
@@ -30,7 +32,7 @@ static void kw_probe_help(void)
            "the thread-team wake-up as the launch cost. Takes a few seconds; run it on\n"
            "an idle machine.\n\n"
            "  -o FILE     write FILE (refused when it exists, unless --force)\n"
-           "  --force     replace an existing FILE\n"
+           "  --force     replace an existing FILE that probe wrote\n"
            "  --name N    the accelerator's name (default cpu_host)\n"
            "  --quick     short timings (rough figures; for tests)\n");
 }
@@ -64,8 +66,9 @@ int kw_cli_probe(int argc, char **argv)
                                            "(at most 63)", name);
     int status;
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
-    if (out && kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, NULL,
-                                   force) != 0)
+    if (out && (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, NULL,
+                                    force) != 0 ||
+                kw_runfolder_own_output(out, "probe", KW_PROBE_MARK) != 0))
         return kw_cli_fail("probe", KW_EINPUT);
 
     kw_probe_opts po = {.quick = quick, .name = name, .sysfs_cpu = getenv("KW_PROBE_SYSFS")};

@@ -532,7 +532,7 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
         return kw_error_set(KW_ENOMEM, "probe: out of memory");
     char text[1024];
     snprintf(text, sizeof text,
-             " %s.xml - this host as knobwise probe measured it: %s, %d CPUs. Every figure\n"
+             " %s.xml - " KW_PROBE_MARK ": %s, %d CPUs. Every figure\n"
              "     is [S] measured here (kw_probe.c says how) or [U] an estimate probe cannot\n"
              "     measure. Rates are the best of %d timed repetitions. ",
              r->name, r->model, r->cpus, r->reps);

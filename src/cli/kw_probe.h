@@ -15,6 +15,9 @@
 #include <libxml/tree.h>
 
 #define KW_PROBE_CACHES 8
+/* What every file probe writes says in its opening comment: probe -o --force
+ * replaces only a file that holds it (kw_runfolder_own_output). */
+#define KW_PROBE_MARK "this host as knobwise probe measured it"
 
 typedef struct kw_probe_cache {
     int level;              /* 1, 2, 3 ... */

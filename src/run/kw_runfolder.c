@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kw_error.h"
+#include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_load.h"
 #include "kw_model.h"
@@ -337,4 +338,28 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
     if (exists && !force)
         return kw_error_set(KW_EINPUT, "-o %s: exists; give --force to replace it", path);
     return 0;
+}
+
+int kw_runfolder_own_output(const char *path, const char *verb, const char *mark)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0; /* a new name */
+    char why[KW_INPUT_WHY_MAX], head[KW_RUNFOLDER_MARK_BYTES + 1];
+    int fd;
+    uint64_t size;
+    long n = -1;
+    if (kw_input_open(&fd, &size, path, 0, why, sizeof why) == 0) {
+        n = kw_input_read(fd, head, KW_RUNFOLDER_MARK_BYTES);
+        close(fd);
+    }
+    if (n >= 0) {
+        head[n] = '\0';
+        if (memchr(head, '\0', (size_t)n) == NULL && strstr(head, mark) != NULL)
+            return 0;
+    }
+    return kw_error_set(KW_EINPUT, "-o %s: exists and is not a file knobwise %s wrote (no '%s' "
+                        "at its start); --force replaces only %s's own output, never a file that "
+                        "may be another run's input: remove it yourself if it should go", path,
+                        verb, mark, verb);
 }
