@@ -88,6 +88,14 @@
  *      estimate first, its pairs learnt into the shape's error bound; a gain
  *      of min_effect is taken (ACCEPT, phase main) and main resumes, else the
  *      shape has converged at a one-knob local optimum under full evaluation.
+ *   8. relink (noiseless, sweep policy, tabu > 0, no budget hit; at most twice per
+ *      shape): at a converged incumbent, the best guard-passing config evaluated
+ *      that no evaluated neighbour beats, 3-5 knobs away and off the incumbent's
+ *      plateau, is a target; the walk takes, one knob at a time (EXPLORE), the best
+ *      of the changes that set one more knob to the target's value, until two
+ *      changes are left; a config that beats the incumbent by min_effect is
+ *      accepted and main resumes, else the walk steps back (REVERT, phase
+ *      backtrack) and the shape goes through settle and the fix again.
  * Acceptance (kw_engine_judge): every guard passes (metrics.guards == "") and
  * the primary metric's mean improves by at least min_effect_pct; with a noisy
  * evaluator each candidate is evaluated `repeats` times and the improvement

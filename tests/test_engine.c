@@ -42,6 +42,15 @@ static kw_journal *run_load(kw_synth *s, const kw_engine_opts *o, char *dir, siz
     return j;
 }
 
+/* run_load, and the shape 0 result of the journal in *r */
+static kw_journal *run_result(kw_synth *s, const kw_engine_opts *o, char *dir, size_t dn,
+                              char *jpath, size_t jn, kw_jresult *r)
+{
+    kw_journal *j = run_load(s, o, dir, dn, jpath, jn, NULL);
+    kw_journal_shape_result(r, j, 0);
+    return j;
+}
+
 static long count_decision(const kw_journal *j, kw_decision d, int phase)
 {
     long n = 0;
@@ -880,9 +889,8 @@ Test(engine, a_restart_leaves_a_trap_the_first_step_led_into)
     kw_engine_opts o = opts_for(1);
     o.tabu = 0;
     char dir[64], jp[96];
-    kw_journal *j = run_load(&s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
     kw_jresult r;
-    kw_journal_shape_result(&r, j, 0);
+    kw_journal *j = run_result(&s, &o, dir, sizeof dir, jp, sizeof jp, &r);
     cr_assert_eq(r.best_id, kw_knobs_cand_id(&s.ks, &opt));
     cr_assert_float_eq(r.best_primary, 90.0, 1e-9);
     /* the first descent took k0=v1 and stood at 97; the restart stepped k0 back
@@ -2427,6 +2435,93 @@ Test(engine, the_first_rounds_runner_up_that_loses_on_the_winner_is_descended_un
         cr_assert(runs[i].budget == 0 || n <= runs[i].budget, "budget %ld: %ld evaluations",
                   runs[i].budget, n);
     }
+}
+
+/* Path relinking (issue 18, kw_ofat_relink_target): binary knobs a, b, m, p and three
+ * fillers. a alone gives 55 and b alone 60 (the first round's winner and runner-up),
+ * both 70; m costs 1 alone and gains with either: a + m 50, b + m 45 (the optimum),
+ * a + b + m 53; p gains 1.2% with a + m and not b (a + m + p = 49.4), costs 30% with
+ * b and 1% elsewhere; each filler adds 0.2. The descent takes a, m, p and converges at
+ * a + m + p = 49.4; the optimum b + m is three changes away (p back, b, a back) through
+ * worse configs (a + m 50, a + b + m 53). The tabu excursion walks the fillers (the
+ * least bad); the probes are off, as here the restart's pairs from a + m (where the
+ * descent took p) would reach b + m, which on the NPU space no pair from the first
+ * descent did. The relink
+ * walks from a + m + p one knob at a time towards b (evaluated in the first round, and
+ * a local optimum of its evaluated neighbours: the baseline, a + b), four changes away,
+ * the best change each step: p back (50), then b (53), then a back: 45. The
+ * validate_resnet_npu trap (README #18, seed 14) in small. Without the rule the run
+ * ships 49.4. Every step of the journal is one knob (run_load's kw_journal_check). */
+static double relink_primary(const kw_cand *c)
+{
+    static const double base[2][2][2] = {{{100.0, 101.0}, {60.0, 45.0}}, {{55.0, 50.0}, {70.0, 53.0}}};
+    int a = c->v[0], b = c->v[1], m = c->v[2];
+    double x = base[a][b][m];
+    if (c->v[3])
+        x *= a && m && !b ? 0.988 : b ? 1.3 : 1.01;
+    return x + 0.2 * (c->v[4] + c->v[5] + c->v[6]);
+}
+
+static int relink_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc != 0)
+        return rc;
+    double x = relink_primary(c);
+    out->v[0] = 0.8 * x;
+    out->v[1] = x;
+    out->v[2] = 1.2 * x;
+    return 0;
+}
+
+Test(engine, a_relink_reaches_an_optimum_three_changes_away_through_worse_configs)
+{
+    int nv[] = {2, 2, 2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 7, nv, 1);
+    const char *names[7] = {"a", "b", "m", "p", "f1", "f2", "f3"};
+    for (int k = 0; k < 7; k++)
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+    s.ev.eval = relink_eval;
+    /* the optimum by enumeration of the 128 configs, not by the engine */
+    double opt = INFINITY;
+    for (int i = 0; i < 128; i++) {
+        kw_cand c;
+        memset(&c, 0, sizeof c);
+        for (int k = 0; k < 7; k++)
+            c.v[k] = (uint8_t)((i >> k) & 1);
+        opt = fmin(opt, relink_primary(&c));
+    }
+    cr_assert_float_eq(opt, 45.0, 1e-9);
+    kw_engine_opts o = opts_for(1);
+    o.probes = 0;
+    char dir[64], jp[96];
+    kw_jresult r;
+    kw_journal *j = run_result(&s, &o, dir, sizeof dir, jp, sizeof jp, &r);
+    cr_expect_float_eq(r.best_primary, opt, 1e-9, "shipped %g, the optimum is %g",
+                       r.best_primary, opt);
+    /* the first relink's moves (rejections left out): p back, b, then a back accepted */
+    static const struct {
+        int knob, value;
+        kw_decision d;
+    } want[] = {{3, 0, KW_DECIDE_EXPLORE}, {1, 1, KW_DECIDE_EXPLORE}, {0, 0, KW_DECIDE_ACCEPT}};
+    size_t n = 0;
+    for (size_t i = 0; i < j->n_steps && n < 3; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->decision == KW_DECIDE_REJECT ||
+            (n == 0 && strncmp(st->reason, "relink:", 7) != 0))
+            continue;
+        cr_expect(st->knob == want[n].knob && st->new_v == want[n].value &&
+                  st->decision == want[n].d, "relink move %zu: knob %d=v%d (%s)", n, st->knob,
+                  st->new_v, st->reason);
+        n++;
+        if (n == 3)
+            cr_expect_float_eq(st->after, opt, 1e-9, "the relink accepted %g", st->after);
+    }
+    cr_expect_eq(n, 3, "the relink took %zu moves", n);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
 }
 
 /* An excursion round under a budget goes least bad first (kw_ofat_excursion_order):
