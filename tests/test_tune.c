@@ -159,8 +159,20 @@ Test(tune, runs_quietly_on_a_pipe_and_refuses_to_overwrite_a_run)
     rmrf(d);
 }
 
+/* Stop the run; 0 if it had ended instead (then reaped). */
+static int stop_run(pid_t pid)
+{
+    int st;
+    kill(pid, SIGSTOP);
+    return waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st);
+}
+
 /* Start an exhaustive run, signal it once its journal holds `records`
- * records, return its exit status and stderr. */
+ * records, return its exit status and stderr. The run goes on only in short
+ * slices (SIGCONT, 2 ms, SIGSTOP) between two looks at its journal, and the
+ * signal is sent while it is stopped: however late this process is scheduled
+ * under load, the run cannot finish between the look and the signal (it
+ * did, twice, under a loaded `make check`, when the run went on freely). */
 static int signal_run(const char *cwd, int sig, long records, const char *every, char **err)
 {
     char run[4200];
@@ -173,13 +185,14 @@ static int signal_run(const char *cwd, int sig, long records, const char *every,
     pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
     cr_assert_gt(pid, 0);
     double deadline = kw_tl_now() + 100;
+    cr_assert(stop_run(pid), "the run ended before it could be signalled");
     while (lines_of(run) < records && kw_tl_now() < deadline) {
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            cr_assert_fail("the run ended before it could be signalled");
+        kill(pid, SIGCONT);
         usleep(2000);
+        cr_assert(stop_run(pid), "the run ended before it could be signalled");
     }
-    kill(pid, sig);
+    kill(pid, sig); /* pending until it goes on (SIGKILL ends it stopped) */
+    kill(pid, SIGCONT);
     int timed_out = 0;
     long rss;
     int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
