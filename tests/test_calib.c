@@ -625,6 +625,22 @@ Test(calib, output_is_never_replaced_without_force)
     cr_assert_str_eq(kept, "keep me\n");
     free(kept);
     kw_tl_free(&r);
+    /* nor with --force: "keep me" is no file calibrate wrote (it may be
+     * another run's input) */
+    snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out, " --force");
+    r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.err, "not a file knobwise calibrate wrote"), "%s", r.err);
+    kept = kw_tl_slurp(out);
+    cr_assert_str_eq(kept, "keep me\n");
+    free(kept);
+    kw_tl_free(&r);
+    /* calibrate's own output: replaced with --force */
+    cr_assert_eq(unlink(out), 0);
+    snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out, "");
+    r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
     snprintf(cmd, sizeof cmd, args, kw_tl_src(), kw_tl_src(), out, " --force");
     r = kw_tl_sh(cmd, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);

@@ -334,6 +334,18 @@ Test(export, output_refusals_leave_every_file_as_it_was)
     char *kept = kw_tl_slurp(path);
     cr_expect_str_eq(kept, "mine\n");
     free(kept);
+    /* and with it only an export: "mine" may be another run's input */
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s' --force", kw_tl_bin(), kw_t_fix, path);
+    cr_expect_eq(st, 2, "%s", out);
+    cr_expect(strstr(out, "not a file knobwise export wrote") != NULL, "%s", out);
+    free(out);
+    kept = kw_tl_slurp(path);
+    cr_expect_str_eq(kept, "mine\n");
+    free(kept);
+    cr_assert_eq(unlink(path), 0);
+    st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s'", kw_tl_bin(), kw_t_fix, path);
+    cr_expect_eq(st, 0, "%s", out);
+    free(out);
     st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s' --force", kw_tl_bin(), kw_t_fix, path);
     cr_expect_eq(st, 0, "%s", out);
     free(out);

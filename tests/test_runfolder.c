@@ -268,15 +268,76 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
     cr_assert_str_eq(keep, "keep me\n");
     free(keep);
     cr_assert_eq(kw_tl_entries(dir), entries, "something was written");
-    /* --force replaces a regular file; a new name needs nothing */
-    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "old.html", "--force"));
+    /* --force replaces only the verb's own output: "keep me" stays (it may
+     * be another run's input); a report report wrote is replaced */
+    kw_rf_expect(dir, 2, "not a file knobwise report wrote",
+                 KW_RF_ARGS("report", "run", "-o", "old.html", "--force"));
     keep = kw_rf_slurp(p, &n);
-    cr_assert(strstr(keep, "<html") != NULL || strstr(keep, "<!DOCTYPE") != NULL, "%.80s", keep);
+    cr_assert_str_eq(keep, "keep me\n");
+    free(keep);
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "new.html"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run", "-o", "new.html", "--force"));
+    snprintf(p, sizeof p, "%s/new.html", dir);
+    keep = kw_rf_slurp(p, &n);
+    cr_assert(strstr(keep, "<!DOCTYPE") != NULL, "%.80s", keep);
     free(keep);
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("recommend", "run", "--all", "-o", "maps.csv"));
     /* the default outputs inside the run folder are the verbs' own: rewritten freely */
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run"));
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("report", "run"));
+    kw_tl_rmrf(dir);
+}
+
+/* -o FILE --force replaces only a file the verb wrote (a mark at its start,
+ * kw_runfolder_own_output): outside every run folder a file may be another
+ * run's input, and no registry of runs says which. `export run -o b.xml
+ * --force` replaced a copy of spaces/accel/h100.xml; so did report,
+ * recommend --all and calibrate. The copy is kept, exit 2; each verb's own
+ * earlier output is replaced. */
+Test(runfolder, force_replaces_only_the_verbs_own_output)
+{
+    char *dir = kw_rf_run();
+    char h100[4200], csv[4200], p[4300];
+    snprintf(h100, sizeof h100, "%s/spaces/accel/h100.xml", kw_tl_src());
+    snprintf(csv, sizeof csv, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    size_t n0;
+    char *shipped = kw_rf_slurp(h100, &n0);
+    const char *const *verbs[] = {
+        KW_RF_ARGS("export", "run", "--format", "json", "-o"),
+        KW_RF_ARGS("export", "run", "--format", "c-header", "-o"),
+        KW_RF_ARGS("report", "run", "-o"),
+        KW_RF_ARGS("recommend", "run", "--all", "-o"),
+        KW_RF_ARGS("calibrate", "--accel", h100, "--measured", csv, "-o")};
+    const char *said[] = {"knobwise export wrote", "knobwise export wrote",
+                          "knobwise report wrote", "knobwise recommend --all wrote",
+                          "knobwise calibrate wrote"};
+    for (int v = 0; v < 5; v++) {
+        const char *a[16];
+        int k = 0;
+        for (; verbs[v][k]; k++)
+            a[k] = verbs[v][k];
+        a[k] = "h100.xml";
+        a[k + 1] = "--force";
+        a[k + 2] = NULL;
+        snprintf(p, sizeof p, "%s/h100.xml", dir);
+        kw_rf_put(p, shipped);
+        int entries = kw_tl_entries(dir);
+        kw_rf_expect(dir, 2, said[v], a);
+        size_t n;
+        char *kept = kw_rf_slurp(p, &n);
+        cr_assert(n == n0 && memcmp(kept, shipped, n) == 0, "%s replaced h100.xml", said[v]);
+        free(kept);
+        cr_assert_eq(kw_tl_entries(dir), entries, "%s wrote something", said[v]);
+        /* the verb's own earlier output: replaced */
+        a[k] = "mine";
+        a[k + 1] = NULL;
+        kw_rf_expect(dir, 0, NULL, a);
+        a[k + 1] = "--force";
+        kw_rf_expect(dir, 0, NULL, a);
+        snprintf(p, sizeof p, "%s/mine", dir);
+        cr_assert_eq(unlink(p), 0);
+    }
+    free(shipped);
     kw_tl_rmrf(dir);
 }
 

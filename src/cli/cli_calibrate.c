@@ -4,7 +4,8 @@
  *
  * Order of work: every input is read and checked, and OUT is checked (none of
  * the inputs, then the one check of every -o, kw_runfolder_output: absent, or
- * a regular file with --force, never a run folder's own file), before the fit; the fit must succeed and
+ * with --force a file calibrate wrote (KW_CAL_MARK), never a run folder's own
+ * file), before the fit; the fit must succeed and
  * be determined before anything is written; the file is written through
  * libxml2 (the input document, its rates changed, each changed figure's
  * source saying "fitted to CSV") by kw_xml_save_atomic (temp file, fsync,
@@ -30,6 +31,10 @@
 #include "kw_xml.h"
 
 #define KW_CAL_VERB "calibrate"
+/* The comment every file calibrate writes opens with: -o OUT --force replaces
+ * only a file that holds it (kw_runfolder_own_output); the shipped accelerator
+ * files (whose comments mention calibrate) do not. */
+#define KW_CAL_MARK "accelerator file written by knobwise calibrate"
 
 static void kw_calibrate_help(void)
 {
@@ -40,7 +45,8 @@ static void kw_calibrate_help(void)
            "and after and the fitted values with their 1-sigma uncertainty, and write\n"
            "the calibrated accelerator file OUT (sources say 'fitted to CSV').\n\n"
            "  --measured CSV  kernel times (format: spaces/measured/h100_published.csv)\n"
-           "  -o OUT          never replaced unless --force; never a non-regular file\n"
+           "  -o OUT          never replaced unless --force, and then only a file\n"
+           "                  calibrate wrote; never a non-regular file\n"
            "  --fit P,...     parameters to fit (default: every one the cases determine):\n"
            "                  matrix_fraction matrix_fraction_fp8 sync_matrix_fraction\n"
            "                  dram_fraction shared_gb_s softmax_vector_ops\n"
@@ -115,6 +121,19 @@ static int kw_cal_open(const char *accel_path, xmlDocPtr *doc, char **buf)
  * (both writers below). */
 static int kw_cal_save(xmlDocPtr doc, const char *out)
 {
+    /* the mark, first in the file (once: the input may be calibrate's own output) */
+    xmlNodePtr first = doc->children;
+    xmlChar *said = first && first->type == XML_COMMENT_NODE ? xmlNodeGetContent(first) : NULL;
+    int marked = said && strstr((const char *)said, KW_CAL_MARK) != NULL;
+    xmlFree(said);
+    if (!marked) {
+        xmlNodePtr c = xmlNewDocComment(doc, BAD_CAST " " KW_CAL_MARK
+                                        " (the fitted figures' source attributes say from what) ");
+        if (!c || !first || !xmlAddPrevSibling(first, c)) {
+            xmlFreeNode(c);
+            return kw_error_set(KW_ENOMEM, "calibrate: out of memory");
+        }
+    }
     int rc = kw_xml_save_atomic(doc, out);
     if (rc == 0) {
         kw_accel check;
@@ -467,7 +486,8 @@ int kw_cli_calibrate(int argc, char **argv)
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
     kw_runfolder_reads reads = {space, accel, NULL, {csv, NULL}, {"--measured", NULL}};
     if (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, &reads, NULL,
-                            force) != 0)
+                            force) != 0 ||
+        kw_runfolder_own_output(out, KW_CAL_VERB, KW_CAL_MARK) != 0)
         return kw_cli_fail(KW_CAL_VERB, KW_EINPUT);
     if (space)
         return kw_cal_cpu(space, accel, csv, out);

@@ -63,8 +63,9 @@ static void kw_recommend_help(void)
            "                   phase, printed)\n"
            "  --all            every shape of the space: write mappings.csv\n"
            "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv):\n"
-           "                   a new file name, or an existing regular file with --force\n"
-           "  --force          replace an existing regular file; a folder, device, FIFO,\n"
+           "                   a new file name, or an existing mappings file with --force\n"
+           "  --force          replace an existing mappings file recommend --all wrote\n"
+           "                   (its header line); any other file, a folder, device, FIFO,\n"
            "                   symbolic link or one of the run's own files is refused (exit 2)\n"
            "  --space F        the space file instead of the one the run recorded\n"
            "  --accel F        the accelerator file instead of the recorded one\n"
@@ -322,7 +323,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
     }
     /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
-    kw_sbuf_puts(&b, "," KW_MAPPINGS_HEADER_SUFFIX "," KW_MAPPINGS_HEADER_FIGURES "\n");
+    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "\n");
     int rc = 0;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
@@ -430,6 +431,10 @@ int kw_cli_recommend(int argc, char **argv)
         kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
         int orc = kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out_path,
                                       argv[optind], &reads, KW_RUNFOLDER_MAPPINGS_CSV, force);
+        /* --force: only a mappings.csv recommend --all wrote (any other file
+         * may be another run's input) */
+        if (orc == 0)
+            orc = kw_runfolder_own_output(out_path, "recommend --all", KW_MAPPINGS_MARK);
         if (orc != 0)
             return kw_cli_fail("recommend", orc);
     } else if (strlen(argv[optind]) >= sizeof odir) {

@@ -28,7 +28,8 @@ static void kw_report_help(void)
            "the guard table and rollback; and the portability heat map. Offline: no\n"
            "script, no external resource. --no-portability skips the re-evaluations\n"
            "(heat map and distributions).\n"
-           "-o FILE must be a new file name, or an existing regular file with --force;\n"
+           "-o FILE must be a new file name, or with --force an existing report that\n"
+           "report wrote (any other file may be another run's input and is kept);\n"
            "a folder, device, FIFO, symbolic link or one of the run's own files is\n"
            "refused (exit 2) before anything is written.\n");
 }
@@ -67,6 +68,10 @@ int kw_cli_report(int argc, char **argv)
         kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
         int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir, &reads,
                                       KW_RUNFOLDER_REPORT_HTML, force);
+        /* --force: only a report report wrote (any other file may be another
+         * run's input) */
+        if (orc == 0)
+            orc = kw_runfolder_own_output(out_path, "report", KW_REPORT_MARK);
         if (orc != 0)
             return kw_cli_fail("report", orc);
     } else if (kw_runfolder_join(odir, sizeof odir, dir, KW_RUNFOLDER_REPORT_HTML) != 0) {

@@ -842,7 +842,7 @@ static void kw_inert_note(kw_sbuf *b, const kw_runsum *rs)
 
 int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *lat)
 {
-    kw_sbuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    kw_sbuf_puts(out, "<!DOCTYPE html>\n<!-- " KW_REPORT_MARK " -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                       "<meta name=\"viewport\" content=\"width=device-width\">\n<title>knobwise run ");
     kw_sbuf_html(out, rs->info.run_id);
     kw_sbuf_printf(out, "</title>\n<style>%s</style></head><body>\n<h1>knobwise run ", kw_css);

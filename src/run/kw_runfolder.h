@@ -109,11 +109,12 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
 /* With --force, may the existing file at path be replaced by a verb whose own
  * output always holds mark in its first KW_RUNFOLDER_MARK_BYTES bytes? 0 when
  * path does not exist or holds mark there; KW_EINPUT otherwise ("-o PATH: is
- * not a file VERB wrote ...", naming mark). For verbs that read no run
- * (probe): a file outside every run folder may still be another run's input
- * (`probe -o spaces/accel/h100.xml --force` replaced an accelerator file that
- * runs read, and no registry of runs says which), so --force replaces only
- * the verb's own earlier output. */
+ * not a file VERB wrote ...", naming mark). Every -o with --force (report,
+ * recommend --all, export, probe, calibrate), after kw_runfolder_output: a
+ * file outside every run folder may still be another run's input (`probe -o
+ * spaces/accel/h100.xml --force`, `export run -o h100.xml --force` replaced
+ * an accelerator file that runs read, and no registry of runs says which), so
+ * --force replaces only the verb's own earlier output. */
 #define KW_RUNFOLDER_MARK_BYTES 4096
 int kw_runfolder_own_output(const char *path, const char *verb, const char *mark);
 
