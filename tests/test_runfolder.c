@@ -1053,7 +1053,30 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
             cr_assert_eq(mkfifo(p, 0600), 0);
         else
             cr_assert_eq(symlink("/dev/zero", p), 0);
-        *want = 1;
+        /* no file verify can read: bad input, exit 2 (was 1, as for damage) */
+        KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
+    } else if (strcmp(name, "rf_results_symlink_out") == 0 ||
+               strcmp(name, "rf_export_results_symlink_out") == 0) {
+        /* verify and export read RUN/results.xml through a link out of the
+         * run folder (the journal reader refuses one) */
+        snprintf(p, sizeof p, "%s/run/results.xml", dir);
+        snprintf(q, sizeof q, "%s/elsewhere.xml", dir);
+        cr_assert_eq(rename(p, q), 0);
+        cr_assert_eq(symlink(q, p), 0);
+        if (strcmp(name, "rf_export_results_symlink_out") == 0)
+            KW_RF_A("export"), KW_RF_A("run"), KW_RF_A("--format"), KW_RF_A("json");
+        else
+            KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
+    } else if (strcmp(name, "rf_results_folder") == 0 ||
+               strcmp(name, "rf_results_not_xml") == 0) {
+        /* verify said exit 1 (damage) for both: bad input, exit 2, naming
+         * the file (and libxml2's line when it is not XML) */
+        snprintf(p, sizeof p, "%s/run/results.xml", dir);
+        cr_assert_eq(unlink(p), 0);
+        if (strcmp(name, "rf_results_folder") == 0)
+            cr_assert_eq(mkdir(p, 0700), 0);
+        else
+            kw_rf_put(p, "\nnot XML at all\n");
         KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
     } else if (strcmp(name, "rf_report_empty_space") == 0) {
         /* an input the user named is no recorded input gone: report went on

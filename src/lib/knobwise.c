@@ -710,6 +710,14 @@ int knobwise_table_open(knobwise_table **out, const char *path)
         }
         snprintf(full, n, "%s/results.xml", path);
         path = full;
+        /* never through a symbolic link (one planted at RUN/results.xml
+         * pointed export out of the run folder; the journal reader refuses
+         * the same) */
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+            rc = kw_error_set(KW_EINPUT, "%s: is a symbolic link; a run folder's results.xml is "
+                              "always a file of its own", path);
+            goto done;
+        }
     }
     if (!(t->path = knobwise_strdup(t, path))) {
         rc = knobwise_oom(t);

@@ -124,14 +124,23 @@ int kw_verify_journal(kw_sbuf *log, const char *journal_path)
 
 /* A result file read whole through the one safe open (kw_input_fopen: a FIFO
  * at RUN/results.xml blocked verify's fopen forever, /dev/zero was read until
- * memory ran out). NULL with no error when there is no such file (the caller
- * counts it missing); NULL with the error set when it is there but cannot be
- * read: not a regular file, over KW_XML_MAX_OUTPUT_BYTES, out of memory. */
+ * memory ran out), never through a symbolic link (one planted at
+ * RUN/results.xml pointed verify out of the run folder; the journal reader
+ * refuses the same). NULL with no error when there is no such file (the
+ * caller counts it missing); NULL with the error set when it is there but
+ * cannot be read: a symbolic link, not a regular file, over
+ * KW_XML_MAX_OUTPUT_BYTES (KW_EINPUT), out of memory. */
 static char *kw_v_slurp(const char *path, size_t *len)
 {
     struct stat st;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return NULL;
+    } else if (S_ISLNK(st.st_mode)) {
+        kw_error_set(KW_EINPUT, "%s: is a symbolic link; a run folder's result files are always "
+                     "files of its own", path);
         return NULL;
+    }
     FILE *f = kw_input_fopen(path, KW_XML_MAX_OUTPUT_BYTES);
     if (!f)
         return NULL;
@@ -203,14 +212,18 @@ static int kw_v_xml_netpath(const char *path, const char *xml, const kw_runsum *
 
 /* A result file that is there but cannot be read (kw_v_slurp's error): the
  * run folder is damaged, said as such; running out of memory stays itself. */
+/* A result file that is there but cannot be read: bad input (exit 2) when it
+ * is no file verify can read at all (a FIFO, a folder, a device, a symbolic
+ * link, over the size limit: KW_EINPUT from kw_v_slurp), else damage. */
 static int kw_v_unreadable(kw_sbuf *log)
 {
-    if (kw_error_code() == KW_ENOMEM)
+    int code = kw_error_code();
+    if (code == KW_ENOMEM)
         return KW_ENOMEM;
     char msg[KW_ERROR_MAX];
     snprintf(msg, sizeof msg, "%s", kw_error_last());
     kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", msg);
-    return kw_error_set(KW_ECORRUPT, "%s", msg);
+    return kw_error_set(code == KW_EINPUT ? KW_EINPUT : KW_ECORRUPT, "%s", msg);
 }
 
 static int kw_v_results(kw_sbuf *log, kw_rundir *r)
@@ -273,7 +286,19 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         return kw_v_unreadable(log);
     if (xml) {
         present++;
-        int rc = kw_load_validate_file(path);
+        /* not XML at all is bad input (exit 2, FILE:LINE as libxml2 says it);
+         * XML that breaks the schema or the journal is damage (exit 1) */
+        kw_xml_problems xp = {0};
+        xmlDocPtr wf = NULL;
+        int rc = kw_xml_parse(&wf, path, xml, len, &xp);
+        xmlFreeDoc(wf);
+        if (rc != 0) {
+            free(xml);
+            if (rc == KW_EINPUT)
+                kw_xml_problems_finish(&xp);
+            return kw_v_unreadable(log);
+        }
+        rc = kw_load_validate_file(path);
         if (rc != 0) {
             free(xml);
             char msg[KW_ERROR_MAX];
