@@ -210,8 +210,6 @@ static int kw_v_xml_netpath(const char *path, const char *xml, const kw_runsum *
     return rc;
 }
 
-/* A result file that is there but cannot be read (kw_v_slurp's error): the
- * run folder is damaged, said as such; running out of memory stays itself. */
 /* A result file that is there but cannot be read: bad input (exit 2) when it
  * is no file verify can read at all (a FIFO, a folder, a device, a symbolic
  * link, over the size limit: KW_EINPUT from kw_v_slurp), else damage. */
