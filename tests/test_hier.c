@@ -376,6 +376,46 @@ Test(hier, softmax_serial_adds_overlap_hides)
     cr_assert(CLOSE(cost.kernels[0].matrix_us, m_full / 0.5));
 }
 
+/* FlashAttention-2's serial schedule (arXiv 2307.08691 section 3.3): the
+ * query block of Br rows split over 4 warps (16 rows at least: mma.m16n8k16),
+ * each warp reading its Q rows and the whole K and V block from SRAM per key
+ * block, and the block's K and V written into SRAM once. Head dim 256 at
+ * Br = Bc = 64: 4 warps of 16 rows, (4 (16 x 256 + 2 x 64 x 256) + 2 x 64 x 256)
+ * x 2 B = 360448 B a block; seq 1024, one head: 16 x 16 = 256 blocks, 92274688
+ * B; an SRAM of 1 TB/s over 16 tiles on 32 units (wave efficiency 1/2):
+ * 184.549376 us. The maths, 256 x 2 x 64 x 64 x 256 MACs at 100 TFLOPS x 1/2,
+ * 21.47483648 us, run no faster. Head dim 64 at Br 128, Bc 64: warps of 32
+ * rows, (4 (32 x 64 + 2 x 64 x 64) + 2 x 64 x 64) x 2 B = 98304 B a block, 8 x
+ * 16 blocks over 8 tiles (wave efficiency 1/4): 50.331648 us. Fails on a model
+ * that gives the SRAM no bandwidth (matrix time from the FLOPs alone). */
+Test(hier, serial_flash_warps_read_their_operands_from_sram)
+{
+    attention(1, 256, 0, 1, 1024);
+    map.tiling[0] = (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0, 0, 0, 0};
+    add_level(KW_LEVEL_SRAM, 256.0 * 1024, 1e12, KW_HOLD_OPERANDS);
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    double maths = 256.0 * 2.0 * 64 * 64 * 256 * 2.0 / (100e12 * 0.5) * 1e6;
+    cr_assert(CLOSE(k->sram_us, 184.549376), "%.9g", k->sram_us);
+    cr_assert(CLOSE(k->matrix_us, 184.549376), "%.9g (maths %.9g)", k->matrix_us, maths);
+    attention(1, 64, 0, 1, 1024);
+    map.tiling[0] = (kw_tiling){128, 64, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0, 0, 0, 0};
+    eval();
+    cr_assert(CLOSE(k->sram_us, 50.331648), "%.9g", k->sram_us);
+    cr_assert(CLOSE(k->matrix_us, 50.331648), "%.9g", k->matrix_us);
+    /* the overlap schedule is not held to it; nor is an SRAM without a bandwidth */
+    attention(1, 256, 0, 1, 1024);
+    map.tiling[0] = (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 0, 1, 0, 0, 0, 0, 0};
+    map.attn_overlap = 1;
+    eval();
+    cr_assert(CLOSE(k->matrix_us, maths), "%.9g vs %.9g", k->matrix_us, maths);
+    map.attn_overlap = 0;
+    acc.levels[0].bw_bytes_per_s = 0.0;
+    eval();
+    cr_assert(CLOSE(k->matrix_us, maths), "%.9g vs %.9g", k->matrix_us, maths);
+    cr_assert(CLOSE(k->sram_us, 0.0));
+}
+
 Test(hier, softmax_hidden_share_hides_that_share_of_the_shorter)
 {
     /* the case of softmax_serial_adds_overlap_hides: X = 6.291456 us of softmax;

@@ -53,6 +53,9 @@
  *     units, vector instructions) adds to the matrix time (serial schedule)
  *     or hides under it (overlap); a precision pair the matrix units do not
  *     offer is an input error, which the evaluator names `infeasible`;
+ *     the serial (synchronous mma) attention schedule's matrix work is held
+ *     to the bytes its warps load from SRAM over the SRAM level's gb_s, where
+ *     the file gives one (each warp its Q rows and the whole K and V blocks);
  *     attention's schedule hides a share h of the shorter of matrix and
  *     softmax time under the longer, max(M, X) + (1 - h) min(M, X), h per
  *     schedule from the accelerator (softmax_hidden_serial / _overlap; unset:
@@ -113,6 +116,11 @@
 /* FlashAttention keeps two statistics per query row (running max m and sum l;
  * arXiv 2205.14135 Alg. 1), in accumulation precision. */
 #define KW_FLASH_ROW_STATS 2.0
+/* FlashAttention-2 splits the query block across 4 warps, K and V shared by all
+ * (Dao, arXiv 2307.08691 section 3.3); an mma.sync tile is 16 rows (PTX ISA,
+ * mma.m16n8k16), the fewest rows a warp takes. */
+#define KW_FLASH_SYNC_WARPS 4.0
+#define KW_FLASH_SYNC_MMA_M 16.0
 
 static const char *const kw_bound_names[KW_BOUND_COUNT] = {"compute", "memory", "launch",
                                                            "fallback"};
@@ -143,6 +151,7 @@ typedef struct kw_ctx {
     unsigned reg_holds;   /* what the registers may keep (KW_HOLD_*) */
     double shared_cap_bytes;       /* the shared operand level (L2, VMEM); 0 = none */
     double shared_bytes_per_us;    /* its bandwidth; 0 = not a bound */
+    double sram_bytes_per_us;      /* the units' SRAM, whole chip (<level kind="sram" gb_s>); 0 = not a bound */
     double matrix_frac;   /* achievable fraction of the matrix peak, this precision */
     double dram_eff_bytes_per_us;  /* DRAM bandwidth times its achieved fraction */
     double kernel_fixed_us;        /* device-side fixed time per kernel (hierarchy only) */
@@ -669,6 +678,29 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
     if (!c->m->attn_overlap && c->a->sync_matrix_fraction > 0.0)
         frac = fmin(frac, c->a->sync_matrix_fraction);
     k->matrix_us = k->exec_flops / (c->peak_flops * frac * k->wave_efficiency) * KW_US_PER_S;
+    /* A serial schedule's synchronous mma (mma.sync) takes its operands from
+     * registers, each warp loading its own from SRAM: FlashAttention-2 splits
+     * the query block over KW_FLASH_SYNC_WARPS warps that all read the whole
+     * K and V blocks (arXiv 2307.08691 section 3.3), and its kernels keep Q in
+     * shared memory, not registers (Flash_fwd_kernel_traits<..., Is_Q_in_regs
+     * = false, ...> in every run_mha_fwd_hdim* of Dao-AILab/flash-attention
+     * csrc/flash_attn/src/flash_fwd_launch_template.h). So per key block the
+     * SRAM serves each warp its Q rows, K block and V block, besides the K and
+     * V written into it (the copy takes the same banks). Where the accelerator
+     * gives its SRAM bandwidth, the matrix work runs no faster than those
+     * bytes: max(matrix, SRAM bytes / bandwidth). Fewer rows a warp, more
+     * bytes a FLOP: 16-row warps (head dim 256 at 64 x 64 on H100) move twice
+     * the bytes of 32-row ones. The overlap schedule (wgmma, a warpgroup of
+     * 64 rows reading its shared operands in place) is not held to it. */
+    if (!c->m->attn_overlap && c->sram_bytes_per_us > 0.0) {
+        double wrows = fmax(br / KW_FLASH_SYNC_WARPS, KW_FLASH_SYNC_MMA_M);
+        double warps = ceil(br / wrows);
+        double sram_block = (warps * (wrows * d + 2.0 * bc * d) + 2.0 * bc * d) * in;
+        double chip_units = (double)c->a->cores * c->a->units_per_core;
+        k->sram_us = blocks * at->inst * sram_block /
+                     (c->sram_bytes_per_us * c->units / chip_units * k->wave_efficiency);
+        k->matrix_us = fmax(k->matrix_us, k->sram_us);
+    }
     /* Softmax: one exp per executed score on the special-function units and
      * softmax_vector_ops fp32 instructions (scale, max, sum, convert) on the
      * vector units (FlashAttention-3 section 3.1: 3.9 TFLOPS of exp against
@@ -1070,11 +1102,14 @@ static int kw_cost_run(kw_cost *out, const kw_accel *a, const kw_block *b, const
     c.reg_holds = 0;
     c.shared_cap_bytes = 0.0;
     c.shared_bytes_per_us = 0.0;
+    c.sram_bytes_per_us = 0.0;
     for (int i = 0; i < a->n_levels && i < KW_LEVEL_MAX; i++) {
         const kw_level *l = &a->levels[i];
         if (l->kind == KW_LEVEL_REGISTERS) {
             c.reg_bytes = (double)l->bytes;
             c.reg_holds = l->holds;
+        } else if (l->kind == KW_LEVEL_SRAM) {
+            c.sram_bytes_per_us = l->bw_bytes_per_s / KW_US_PER_S;
         } else if (l->kind == KW_LEVEL_SHARED && (l->holds & KW_HOLD_OPERANDS) &&
                    (double)l->bytes > c.shared_cap_bytes) {
             /* the largest shared level that keeps operands decides reuse */

@@ -47,6 +47,8 @@ typedef struct kw_kernel {
     uint64_t reg_bytes;         /* register working set per unit (accumulators, scores) */
     double epilogue_us;         /* output stores after each tile's mainloop, not overlapped */
     double drain_us;            /* maths after a tile's last load, not overlapped (kw_flash) */
+    double sram_us;             /* operand bytes through the units' SRAM over its bandwidth;
+                                 * 0 where not modelled (kw_flash's serial schedule only) */
 } kw_kernel;
 
 typedef struct kw_cost {
