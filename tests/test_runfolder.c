@@ -289,7 +289,7 @@ Test(runfolder, outputs_that_are_not_new_regular_files_are_refused)
 }
 
 /* -o FILE --force replaces only a file the verb wrote (a mark at its start,
- * kw_runfolder_own_output): outside every run folder a file may be another
+ * checked by kw_runfolder_output): outside every run folder a file may be another
  * run's input, and no registry of runs says which. `export run -o b.xml
  * --force` replaced a copy of spaces/accel/h100.xml; so did report,
  * recommend --all and calibrate. The copy is kept, exit 2; each verb's own

@@ -32,7 +32,7 @@
 
 #define KW_CAL_VERB "calibrate"
 /* The comment every file calibrate writes opens with: -o OUT --force replaces
- * only a file that holds it (kw_runfolder_own_output); the shipped accelerator
+ * only a file that holds it (kw_runfolder_output); the shipped accelerator
  * files (whose comments mention calibrate) do not. */
 #define KW_CAL_MARK "accelerator file written by knobwise calibrate"
 
@@ -485,9 +485,9 @@ int kw_cli_calibrate(int argc, char **argv)
      * accelerator file read, with the result) */
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
     kw_runfolder_reads reads = {space, accel, NULL, {csv, NULL}, {"--measured", NULL}};
-    if (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, &reads, NULL,
-                            force) != 0 ||
-        kw_runfolder_own_output(out, KW_CAL_VERB, KW_CAL_MARK) != 0)
+    static const kw_runfolder_verb who = {KW_CAL_VERB, KW_CAL_MARK, NULL};
+    if (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, &reads, &who,
+                            force) != 0)
         return kw_cli_fail(KW_CAL_VERB, KW_EINPUT);
     if (space)
         return kw_cal_cpu(space, accel, csv, out);

@@ -6,7 +6,7 @@
  * seconds) by the one check of every -o (kw_runfolder_output): an existing
  * FILE is refused without --force (exit 2, the file untouched), and with it
  * unless probe wrote it (KW_PROBE_MARK: another run may read any other
- * accelerator file, kw_runfolder_own_output); anything that
+ * accelerator file, kw_runfolder_output); anything that
  * is not a regular file, and a run folder's own files or inputs
  * (RUN/journal), are refused even with it; its folder must exist. The file is written through temp + fsync + rename
  * (kw_xml_save_atomic); without -o the document goes to stdout. */
@@ -66,9 +66,9 @@ int kw_cli_probe(int argc, char **argv)
                                            "(at most 63)", name);
     int status;
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
-    if (out && (kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, NULL,
-                                    force) != 0 ||
-                kw_runfolder_own_output(out, "probe", KW_PROBE_MARK) != 0))
+    static const kw_runfolder_verb who = {"probe", KW_PROBE_MARK, NULL};
+    if (out && kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out, NULL, NULL, &who,
+                                   force) != 0)
         return kw_cli_fail("probe", KW_EINPUT);
 
     kw_probe_opts po = {.quick = quick, .name = name, .sysfs_cpu = getenv("KW_PROBE_SYSFS")};

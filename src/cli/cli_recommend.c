@@ -429,12 +429,10 @@ int kw_cli_recommend(int argc, char **argv)
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
     if (out_path) {
         kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
+        static const kw_runfolder_verb who = {"recommend --all", KW_MAPPINGS_MARK,
+                                              KW_RUNFOLDER_MAPPINGS_CSV};
         int orc = kw_runfolder_output(odir, sizeof odir, oname, sizeof oname, out_path,
-                                      argv[optind], &reads, KW_RUNFOLDER_MAPPINGS_CSV, force);
-        /* --force: only a mappings.csv recommend --all wrote (any other file
-         * may be another run's input) */
-        if (orc == 0)
-            orc = kw_runfolder_own_output(out_path, "recommend --all", KW_MAPPINGS_MARK);
+                                      argv[optind], &reads, &who, force);
         if (orc != 0)
             return kw_cli_fail("recommend", orc);
     } else if (strlen(argv[optind]) >= sizeof odir) {

@@ -66,12 +66,9 @@ int kw_cli_report(int argc, char **argv)
     char odir[KW_PATH_MAX], name[KW_PATH_MAX];
     if (out_path) {
         kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
+        static const kw_runfolder_verb who = {"report", KW_REPORT_MARK, KW_RUNFOLDER_REPORT_HTML};
         int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir, &reads,
-                                      KW_RUNFOLDER_REPORT_HTML, force);
-        /* --force: only a report report wrote (any other file may be another
-         * run's input) */
-        if (orc == 0)
-            orc = kw_runfolder_own_output(out_path, "report", KW_REPORT_MARK);
+                                      &who, force);
         if (orc != 0)
             return kw_cli_fail("report", orc);
     } else if (kw_runfolder_join(odir, sizeof odir, dir, KW_RUNFOLDER_REPORT_HTML) != 0) {

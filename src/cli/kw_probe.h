@@ -16,7 +16,7 @@
 
 #define KW_PROBE_CACHES 8
 /* What every file probe writes says in its opening comment: probe -o --force
- * replaces only a file that holds it (kw_runfolder_own_output). */
+ * replaces only a file that holds it (kw_runfolder_output). */
 #define KW_PROBE_MARK "this host as knobwise probe measured it"
 
 typedef struct kw_probe_cache {

@@ -20,7 +20,7 @@
 #include "kw_sbuf.h"
 
 /* What every report says in a comment after its DOCTYPE: report -o FILE
- * --force replaces only a file that holds it (kw_runfolder_own_output). */
+ * --force replaces only a file that holds it (kw_runfolder_output). */
 #define KW_REPORT_MARK "written by knobwise report"
 
 /* The simulated requests' latencies of one configuration, sorted ascending

@@ -49,7 +49,7 @@
 #define KW_MAPPINGS_HEADER_FIGURES "figures_from"
 /* What the header line of every mappings.csv recommend --all writes holds:
  * recommend --all -o FILE --force replaces only a file that holds it
- * (kw_runfolder_own_output). */
+ * (kw_runfolder_output). */
 #define KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_SUFFIX "," KW_MAPPINGS_HEADER_FIGURES
 #define KW_MAPPINGS_MEASURED "measured"
 #define KW_MAPPINGS_MODEL "model"

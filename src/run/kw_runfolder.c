@@ -289,10 +289,35 @@ static int kw_rf_not_own(const char *path, const char *name, const struct stat *
     return 0;
 }
 
+/* With --force, may the existing regular file at path be replaced by verb
+ * who? Only when it holds who->mark in its first KW_RUNFOLDER_MARK_BYTES bytes
+ * (kw_runfolder.h: any other file may be another run's input). */
+static int kw_rf_own_output(const char *path, const kw_runfolder_verb *who)
+{
+    char why[KW_INPUT_WHY_MAX], head[KW_RUNFOLDER_MARK_BYTES + 1];
+    int fd;
+    uint64_t size;
+    long n = -1;
+    if (kw_input_open(&fd, &size, path, 0, why, sizeof why) == 0) {
+        n = kw_input_read(fd, head, KW_RUNFOLDER_MARK_BYTES);
+        close(fd);
+    }
+    if (n >= 0) {
+        head[n] = '\0';
+        if (memchr(head, '\0', (size_t)n) == NULL && strstr(head, who->mark) != NULL)
+            return 0;
+    }
+    return kw_error_set(KW_EINPUT, "-o %s: exists and is not a file knobwise %s wrote (no '%s' "
+                        "at its start); --force replaces only %s's own output, never a file that "
+                        "may be another run's input: remove it yourself if it should go", path,
+                        who->verb, who->mark, who->verb);
+}
+
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                         const char *path, const char *run_dir, const kw_runfolder_reads *reads,
-                        const char *own_name, int force)
+                        const kw_runfolder_verb *who, int force)
 {
+    const char *own_name = who->own_name;
     size_t len = strlen(path);
     if (len == 0 || path[len - 1] == '/')
         return kw_error_set(KW_EINPUT, "-o '%s': not a file name", path);
@@ -337,29 +362,7 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
         return KW_EINPUT;
     if (exists && !force)
         return kw_error_set(KW_EINPUT, "-o %s: exists; give --force to replace it", path);
+    if (exists && kw_rf_own_output(path, who) != 0)
+        return KW_EINPUT;
     return 0;
-}
-
-int kw_runfolder_own_output(const char *path, const char *verb, const char *mark)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return 0; /* a new name */
-    char why[KW_INPUT_WHY_MAX], head[KW_RUNFOLDER_MARK_BYTES + 1];
-    int fd;
-    uint64_t size;
-    long n = -1;
-    if (kw_input_open(&fd, &size, path, 0, why, sizeof why) == 0) {
-        n = kw_input_read(fd, head, KW_RUNFOLDER_MARK_BYTES);
-        close(fd);
-    }
-    if (n >= 0) {
-        head[n] = '\0';
-        if (memchr(head, '\0', (size_t)n) == NULL && strstr(head, mark) != NULL)
-            return 0;
-    }
-    return kw_error_set(KW_EINPUT, "-o %s: exists and is not a file knobwise %s wrote (no '%s' "
-                        "at its start); --force replaces only %s's own output, never a file that "
-                        "may be another run's input: remove it yourself if it should go", path,
-                        verb, mark, verb);
 }

@@ -75,17 +75,27 @@ int kw_runfolder_sweep(const char *dir, int *removed);
  * user's files. 0 otherwise, also when dir does not exist. */
 int kw_runfolder_fresh(const char *dir);
 
-/* The user named path (-o PATH) as the output of a verb reading run folder
- * run_dir (NULL when none: probe, calibrate). The one check of every -o
- * (report, recommend --all, export, probe, calibrate). Refused with KW_EINPUT
- * (exit 2) when path
+/* Who writes an -o output: the verb (for messages), the mark its own output
+ * always holds in its first KW_RUNFOLDER_MARK_BYTES bytes, and its own file
+ * in a run folder (report.html, mappings.csv; NULL when none). */
+#define KW_RUNFOLDER_MARK_BYTES 4096
+typedef struct kw_runfolder_verb {
+    const char *verb;     /* "report", "recommend --all", "export", "probe", "calibrate" */
+    const char *mark;     /* KW_REPORT_MARK, KW_MAPPINGS_MARK, ... */
+    const char *own_name; /* KW_RUNFOLDER_REPORT_HTML, ...; NULL: none */
+} kw_runfolder_verb;
+
+/* The user named path (-o PATH) as the output of verb `who` reading run
+ * folder run_dir (NULL when none: probe, calibrate). The one check of every
+ * -o (report, recommend --all, export, probe, calibrate). Refused with
+ * KW_EINPUT (exit 2) when path
  *   - is empty or ends in '/', or does not fit (dir_out/name_out),
  *   - exists and is not a regular file (a folder, a FIFO, a device, a
  *     symbolic link: rename() would replace the link or the device itself),
  *   - is in a folder that does not exist or is not writable,
  *   - is one of the run's own files (the journal, the lock, the result files,
  *     compared by device and inode, so RUN/./journal and hard links count),
- *     except own_name (the verb's own file in the run folder, e.g. report.html),
+ *     except who->own_name (the verb's own file in the run folder),
  *   - is one of the own files of the run folder it is in, whatever run the
  *     verb read (a folder holding a journal or a .lock is a run folder:
  *     `probe -o RUN/journal --force` replaced a run's journal),
@@ -95,7 +105,14 @@ int kw_runfolder_fresh(const char *dir);
  *   - is an input of the run, or of the run folder it is in
  *     (the journal's space, accelerator, workload, traces; reads' --space,
  *     --accel, --workload in place of the journal's, as the verb loads them),
- *   - exists and force is 0.
+ *   - exists and force is 0,
+ *   - exists, force is 1, and it does not hold who->mark in its first
+ *     KW_RUNFOLDER_MARK_BYTES bytes ("-o PATH: exists and is not a file
+ *     knobwise VERB wrote ..."): a file outside every run folder may still be
+ *     another run's input (`probe -o spaces/accel/h100.xml --force`, `export
+ *     run -o h100.xml --force` replaced an accelerator file that runs read, and
+ *     no registry of runs says which), so --force replaces only the verb's own
+ *     earlier output.
  * On success dir_out/name_out hold the folder and the file name to commit. */
 typedef struct kw_runfolder_reads {
     const char *space, *accel, *workload; /* --space, --accel, --workload (NULL: the run's) */
@@ -104,18 +121,6 @@ typedef struct kw_runfolder_reads {
 } kw_runfolder_reads;
 int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                         const char *path, const char *run_dir, const kw_runfolder_reads *reads,
-                        const char *own_name, int force);
-
-/* With --force, may the existing file at path be replaced by a verb whose own
- * output always holds mark in its first KW_RUNFOLDER_MARK_BYTES bytes? 0 when
- * path does not exist or holds mark there; KW_EINPUT otherwise ("-o PATH: is
- * not a file VERB wrote ...", naming mark). Every -o with --force (report,
- * recommend --all, export, probe, calibrate), after kw_runfolder_output: a
- * file outside every run folder may still be another run's input (`probe -o
- * spaces/accel/h100.xml --force`, `export run -o h100.xml --force` replaced
- * an accelerator file that runs read, and no registry of runs says which), so
- * --force replaces only the verb's own earlier output. */
-#define KW_RUNFOLDER_MARK_BYTES 4096
-int kw_runfolder_own_output(const char *path, const char *verb, const char *mark);
+                        const kw_runfolder_verb *who, int force);
 
 #endif
