@@ -21,6 +21,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -413,6 +414,59 @@ Test(runfolder, complete_run_missing_a_result_file_does_not_verify)
         kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
         kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
     }
+    kw_tl_rmrf(dir);
+}
+
+/* How many times the files of folder dir named `name` were opened while
+ * `knobwise ARGS` ran there (inotify on the folder; the kernel queues the
+ * events, so the count is exact once the command has ended). */
+static int kw_rf_opens(const char *dir, const char *sub, const char *name, int want,
+                       const char *const *args)
+{
+    char d[4300];
+    snprintf(d, sizeof d, "%s/%s", dir, sub);
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    cr_assert(fd >= 0, "inotify_init1");
+    /* IN_CLOSE too: the kernel merges an event into an identical last one, so
+     * open, open with nothing between would count once */
+    cr_assert(inotify_add_watch(fd, d, IN_OPEN | IN_CLOSE) >= 0, "inotify_add_watch %s", d);
+    kw_rf_expect(dir, want, NULL, args);
+    int opens = 0;
+    char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *e = (const struct inotify_event *)p;
+            cr_assert(!(e->mask & IN_Q_OVERFLOW), "inotify queue overflow");
+            opens += (e->mask & IN_OPEN) && e->len > 0 && strcmp(e->name, name) == 0;
+            p += sizeof *e + e->len;
+        }
+    close(fd);
+    return opens;
+}
+
+/* verify reads results.xml once: the schema checks the document parsed from
+ * those bytes. It opened the file a second time by path for the schema
+ * (kw_load_validate_file), so a file swapped in between was the one the
+ * schema checked (2 opens on the old binary). A results.xml that is some
+ * other knobwise file is named as such (it was validated as that file). */
+Test(runfolder, verify_reads_results_xml_once)
+{
+    char *dir = kw_rf_run();
+    int opens = kw_rf_opens(dir, "run", "results.xml", 0, KW_RF_ARGS("verify", "run", "--no-eval"));
+    cr_assert_eq(opens, 1, "verify opened run/results.xml %d times", opens);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/run/results.xml", dir);
+    cr_assert_eq(unlink(p), 0);
+    char src[4300];
+    snprintf(src, sizeof src, "%s/spaces/accel/h100.xml", kw_tl_src());
+    size_t n;
+    char *acc = kw_rf_slurp(src, &n);
+    kw_rf_put(p, acc);
+    free(acc);
+    kw_rf_expect(dir, 1, "run/results.xml:", KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_rf_expect(dir, 1, "root element is 'accelerator', expected 'results'",
+                 KW_RF_ARGS("verify", "run", "--no-eval"));
     kw_tl_rmrf(dir);
 }
 

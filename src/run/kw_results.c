@@ -1382,7 +1382,7 @@ static int kw_port_cb(kw_rout *o, const void *rs) { return kw_port_render(o, rs)
 int kw_results_write_summary(const char *run_dir, const kw_runsum *rs)
 {
     const kw_render x[1] = {
-        {KW_RUNFOLDER_RESULTS_XML, kw_xml_cb, rs, "results", "results/results.xsd"},
+        {KW_RUNFOLDER_RESULTS_XML, kw_xml_cb, rs, KW_RESULTS_ROOT, KW_RESULTS_SCHEMA},
     };
     const kw_render f[3] = {
         {KW_RUNFOLDER_RANKED_CSV, kw_ranked_cb, rs, NULL, NULL},

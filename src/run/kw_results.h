@@ -38,6 +38,9 @@
 #define KW_AUDIT_HEADER                                                                       \
     "step,shape,parent_id,config_id,knob,old,new,p95_before_us,p95_after_us,delta_pct,"       \
     "p_value,guards,decision,reason"
+/* results.xml's root element and the schema every writer and reader holds it to */
+#define KW_RESULTS_ROOT "results"
+#define KW_RESULTS_SCHEMA "results/results.xsd"
 #define KW_PORTABILITY_HEADER "tuned_for,evaluated_on,p95_us,vs_best_pct,guards"
 #define KW_MAPPINGS_HEADER_PREFIX "shape,config_id,borrowed_from"
 /* mappings.csv after the knob columns (added at the end) */

@@ -19,7 +19,6 @@
 
 #include "kw_evidence.h"
 #include "kw_input.h"
-#include "kw_load.h"
 #include "kw_xml.h"
 #include "kw_results.h"
 #include "kw_run.h"
@@ -285,20 +284,34 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
     if (xml) {
         present++;
         /* not XML at all is bad input (exit 2, FILE:LINE as libxml2 says it);
-         * XML that breaks the schema or the journal is damage (exit 1) */
+         * XML that breaks the schema or the journal is damage (exit 1). The
+         * schema checks the document parsed from the bytes read above: the
+         * file is read once (it was opened again by path for the schema, so a
+         * file swapped in between was the one checked) */
         kw_xml_problems xp = {0};
-        xmlDocPtr wf = NULL;
-        int rc = kw_xml_parse(&wf, path, xml, len, &xp);
-        xmlFreeDoc(wf);
+        xmlDocPtr doc = NULL;
+        int rc = kw_xml_parse(&doc, path, xml, len, &xp);
         if (rc != 0) {
             free(xml);
             if (rc == KW_EINPUT)
                 kw_xml_problems_finish(&xp);
             return kw_v_unreadable(log);
         }
-        rc = kw_load_validate_file(path);
+        xmlNode *root = xmlDocGetRootElement(doc);
+        if (root->ns != NULL || xmlStrcmp(root->name, BAD_CAST KW_RESULTS_ROOT) != 0) {
+            kw_xml_problem(&xp, path, kw_xml_line(root), "root element is '%s', expected '%s'",
+                           (const char *)root->name, KW_RESULTS_ROOT);
+            rc = KW_EINPUT;
+        } else {
+            rc = kw_xml_validate(doc, path, KW_RESULTS_SCHEMA, &xp);
+        }
+        xmlFreeDoc(doc);
         if (rc != 0) {
             free(xml);
+            if (rc == KW_ENOMEM)
+                return rc;
+            if (rc == KW_EINPUT)
+                kw_xml_problems_finish(&xp);
             char msg[KW_ERROR_MAX];
             snprintf(msg, sizeof msg, "%s", kw_error_last());
             kw_sbuf_printf(log, "FAIL results.xml schema: %s\n", msg);
