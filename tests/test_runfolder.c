@@ -601,6 +601,39 @@ Test(runfolder, symlink_at_the_journal_is_refused_not_followed)
     kw_tl_rmrf(dir);
 }
 
+/* The one rule for links (kw_runfile.h): a run folder's own files are never
+ * read through one, by any verb and however named (the manifest rows
+ * rf_*_symlink*); a link a person made elsewhere to a run's files is an input
+ * like any other and is followed: export and validate of it work. */
+Test(runfolder, a_link_the_user_made_is_followed_a_run_folders_own_is_not)
+{
+    char *dir = kw_rf_run();
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("recommend", "run", "--all"));
+    char p[4300];
+    snprintf(p, sizeof p, "%s/current.xml", dir);
+    cr_assert_eq(symlink("run/results.xml", p), 0);
+    snprintf(p, sizeof p, "%s/current.csv", dir);
+    cr_assert_eq(symlink("run/mappings.csv", p), 0);
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("export", "current.xml", "--format", "json"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("export", "current.csv", "--format", "c-header"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("validate", "current.xml"));
+    /* the same files named in the run folder are read too: they are files */
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("export", "run/results.xml", "--format", "json"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("export", "run/mappings.csv", "--format", "json"));
+    /* a run folder's own file swapped for a link to another of its files is
+     * still a link: refused */
+    snprintf(p, sizeof p, "%s/run/results.xml", dir);
+    char q[4300];
+    snprintf(q, sizeof q, "%s/run/kept.xml", dir);
+    cr_assert_eq(rename(p, q), 0);
+    cr_assert_eq(symlink("kept.xml", p), 0);
+    kw_rf_expect(dir, 2, "run/results.xml: is a symbolic link",
+                 KW_RF_ARGS("export", "run", "--format", "json"));
+    kw_rf_expect(dir, 2, "run/results.xml: is a symbolic link",
+                 KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_tl_rmrf(dir);
+}
+
 /* ---- 5. stale temp files ---- */
 
 Test(runfolder, resume_removes_stale_temp_files)
@@ -1090,12 +1123,23 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         cr_assert_eq(symlink("../outside", p), 0);
         KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A("new"),
             KW_RF_A("--quiet");
-    } else if (strcmp(name, "rf_journal_symlink") == 0) {
+    } else if (strcmp(name, "rf_journal_symlink") == 0 ||
+               strcmp(name, "rf_report_journal_symlink") == 0 ||
+               strcmp(name, "rf_recommend_journal_symlink") == 0 ||
+               strcmp(name, "rf_verify_journal_symlink") == 0) {
+        /* every verb reading a run reads its journal through the one reader */
         snprintf(p, sizeof p, "%s/run/journal", dir);
         snprintf(q, sizeof q, "%s/moved", dir);
         cr_assert_eq(rename(p, q), 0);
         cr_assert_eq(symlink(q, p), 0);
-        KW_RF_A("audit"), KW_RF_A("run");
+        if (strcmp(name, "rf_report_journal_symlink") == 0)
+            KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
+        else if (strcmp(name, "rf_recommend_journal_symlink") == 0)
+            KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all");
+        else if (strcmp(name, "rf_verify_journal_symlink") == 0)
+            KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
+        else
+            KW_RF_A("audit"), KW_RF_A("run");
     } else if (strcmp(name, "rf_results_fifo") == 0 ||
                strcmp(name, "rf_results_dev_zero") == 0) {
         /* verify read the result files with fopen: it waited on the FIFO
@@ -1110,17 +1154,35 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         /* no file verify can read: bad input, exit 2 (was 1, as for damage) */
         KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
     } else if (strcmp(name, "rf_results_symlink_out") == 0 ||
-               strcmp(name, "rf_export_results_symlink_out") == 0) {
+               strcmp(name, "rf_export_results_symlink_out") == 0 ||
+               strcmp(name, "rf_export_results_file_symlink_out") == 0 ||
+               strcmp(name, "rf_validate_results_symlink_out") == 0) {
         /* verify and export read RUN/results.xml through a link out of the
-         * run folder (the journal reader refuses one) */
+         * run folder (the journal reader refuses one); named as a file (not
+         * as the run folder), export and validate still did */
         snprintf(p, sizeof p, "%s/run/results.xml", dir);
         snprintf(q, sizeof q, "%s/elsewhere.xml", dir);
         cr_assert_eq(rename(p, q), 0);
         cr_assert_eq(symlink(q, p), 0);
         if (strcmp(name, "rf_export_results_symlink_out") == 0)
             KW_RF_A("export"), KW_RF_A("run"), KW_RF_A("--format"), KW_RF_A("json");
+        else if (strcmp(name, "rf_export_results_file_symlink_out") == 0)
+            KW_RF_A("export"), KW_RF_A("run/results.xml"), KW_RF_A("--format"), KW_RF_A("json");
+        else if (strcmp(name, "rf_validate_results_symlink_out") == 0)
+            KW_RF_A("validate"), KW_RF_A("run/results.xml");
         else
             KW_RF_A("verify"), KW_RF_A("run"), KW_RF_A("--no-eval");
+    } else if (strcmp(name, "rf_export_mappings_symlink_out") == 0) {
+        /* a run folder's mappings.csv (recommend --all writes it there) as a
+         * link out of the folder to a mappings file elsewhere */
+        snprintf(p, sizeof p, "%s/elsewhere.csv", dir);
+        KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all"), KW_RF_A("-o"), KW_RF_A(p);
+        argv[n] = NULL;
+        kw_rf_expect(dir, 0, NULL, argv);
+        n = 0;
+        snprintf(q, sizeof q, "%s/run/mappings.csv", dir);
+        cr_assert_eq(symlink(p, q), 0);
+        KW_RF_A("export"), KW_RF_A("run/mappings.csv"), KW_RF_A("--format"), KW_RF_A("c-header");
     } else if (strcmp(name, "rf_results_folder") == 0 ||
                strcmp(name, "rf_results_not_xml") == 0) {
         /* verify said exit 1 (damage) for both: bad input, exit 2, naming

@@ -75,7 +75,8 @@ static void kw_export_help(void)
            "  c-header  the same table as static C data for runtimes that embed it\n"
            "Writes to stdout, or to FILE with -o (an existing FILE only with --force, and\n"
            "only an export of the same format; any other file may be another run's\n"
-           "input and is kept; a file of the run folder itself never).\n");
+           "input and is kept; a file of the run folder itself never). A run folder's\n"
+           "own results.xml or mappings.csv is never read through a symbolic link.\n");
 }
 
 /* ---- value formatting ------------------------------------------------------------ */

@@ -710,21 +710,18 @@ int knobwise_table_open(knobwise_table **out, const char *path)
         }
         snprintf(full, n, "%s/results.xml", path);
         path = full;
-        /* never through a symbolic link (one planted at RUN/results.xml
-         * pointed export out of the run folder; the journal reader refuses
-         * the same) */
-        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-            rc = kw_error_set(KW_EINPUT, "%s: is a symbolic link; a run folder's results.xml is "
-                              "always a file of its own", path);
-            goto done;
-        }
     }
     if (!(t->path = knobwise_strdup(t, path))) {
         rc = knobwise_oom(t);
         goto done;
     }
     kw_xml_problems p = {0};
-    if ((rc = kw_xml_read_file(&buf, &len, path, &p)) != 0) {
+    /* a run's results.xml, or a run folder's own mappings.csv, never through
+     * a symbolic link (one planted at RUN/results.xml pointed export out of
+     * the run folder); a file the caller names elsewhere may be a link they
+     * made (kw_runfile.h) */
+    rc = full ? kw_xml_read_run_file(&buf, &len, path, &p) : kw_xml_read_file(&buf, &len, path, &p);
+    if (rc != 0) {
         if (rc == KW_EINPUT)
             kw_xml_problems_finish(&p);
         goto done;

@@ -112,7 +112,9 @@ typedef struct knobwise_watch {
  * results schema), a mappings.csv (from `knobwise recommend --all`), or a run
  * folder (its results.xml). *out is owned by the caller (knobwise_table_free).
  * KNOBWISE_EINPUT with "FILE:LINE: message" when the file is missing, damaged
- * or of another kind; *out is then NULL. */
+ * or of another kind, or is a run folder's own file (its results.xml, or a
+ * mappings.csv in a folder holding a journal or .lock) that is a symbolic link
+ * (a link named anywhere else is followed); *out is then NULL. */
 KNOBWISE_API int knobwise_table_open(knobwise_table **out, const char *path);
 KNOBWISE_API void knobwise_table_free(knobwise_table *t);
 

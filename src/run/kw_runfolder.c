@@ -23,15 +23,6 @@
 #include "kw_runfolder.h"
 #include "kw_tmpfile.h"
 
-/* What tune and the verbs write into a run folder: an output path naming one
- * of these (other than the verb's own) would destroy the run. The first
- * KW_RF_N_MARKS are what makes a folder a run folder (kw_rf_is_run). */
-static const char *const kw_rf_run_files[] = {
-    KW_RUNFOLDER_JOURNAL_NAME,   KW_RUNFOLDER_LOCK_NAME,       KW_RUNFOLDER_RESULTS_XML,
-    KW_RUNFOLDER_RANKED_CSV,     KW_RUNFOLDER_AUDIT_CSV,       KW_RUNFOLDER_PORTABILITY_CSV,
-    KW_RUNFOLDER_REPORT_HTML,    KW_RUNFOLDER_MAPPINGS_CSV};
-#define KW_RF_N_RUN_FILES (sizeof kw_rf_run_files / sizeof kw_rf_run_files[0])
-#define KW_RF_N_MARKS 2 /* the journal and the lock */
 /* The files tune commits through temp + rename (kw_results_write_summary). */
 static const char *const kw_rf_tune_files[] = {KW_RUNFOLDER_RESULTS_XML, KW_RUNFOLDER_RANKED_CSV,
                                                KW_RUNFOLDER_AUDIT_CSV,
@@ -153,28 +144,12 @@ int kw_runfolder_sweep(const char *dir, int *removed)
     return rc;
 }
 
-/* 1 when folder dir is a run folder: it holds a journal or a lock file (a
- * run cut before its first record, or with its journal torn, is still a run),
- * by lstat (a FIFO or a link there counts, and is never opened). The one
- * rule: an output never lands on such a folder's own files. */
-static int kw_rf_is_run(const char *dir)
-{
-    int is = 0;
-    for (size_t i = 0; i < KW_RF_N_MARKS && !is; i++) {
-        char p[KW_PATH_MAX + 32];
-        struct stat st;
-        is = kw_runfolder_join(p, sizeof p, dir, kw_rf_run_files[i]) == 0 && lstat(p, &st) == 0;
-    }
-    kw_error_clear();
-    return is;
-}
-
 int kw_runfolder_fresh(const char *dir)
 {
     /* past the marks: a journal is the caller's ("already holds a run"), a
      * lock file left by a run cut before its first record holds nothing */
-    for (size_t i = KW_RF_N_MARKS; i < KW_RF_N_RUN_FILES; i++) {
-        const char *f = kw_rf_run_files[i];
+    for (int i = KW_RUNFILE_N_MARKS; i < KW_RUNFILE_N_NAMES; i++) {
+        const char *f = kw_runfile_names[i];
         char p[KW_PATH_MAX + 32];
         struct stat st;
         if (kw_runfolder_join(p, sizeof p, dir, f) != 0)
@@ -272,8 +247,8 @@ static int kw_rf_not_input(const char *path, const char *run_dir, const kw_runfo
 static int kw_rf_not_own(const char *path, const char *name, const struct stat *pst,
                          const char *run, int in_run, const char *own_name)
 {
-    for (size_t i = 0; i < KW_RF_N_RUN_FILES; i++) {
-        const char *f = kw_rf_run_files[i];
+    for (int i = 0; i < KW_RUNFILE_N_NAMES; i++) {
+        const char *f = kw_runfile_names[i];
         if (own_name && strcmp(f, own_name) == 0)
             continue;
         char fp[KW_PATH_MAX + 32];
@@ -298,7 +273,7 @@ static int kw_rf_own_output(const char *path, const kw_runfolder_verb *who)
     int fd;
     uint64_t size;
     long n = -1;
-    if (kw_input_open(&fd, &size, path, 0, why, sizeof why) == 0) {
+    if (kw_runfile_open(&fd, &size, path, 0, 1, why, sizeof why) == 0) {
         n = kw_input_read(fd, head, KW_RUNFOLDER_MARK_BYTES);
         close(fd);
     }
@@ -353,7 +328,7 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
     int in_run = run_dir && stat(run_dir, &rst) == 0 && kw_rf_same(&dst, &rst);
     if (run_dir && kw_rf_not_own(path, name, exists ? &pst : NULL, run_dir, in_run, own_name) != 0)
         return KW_EINPUT;
-    int other_run = !in_run && kw_rf_is_run(dir_out);
+    int other_run = !in_run && kw_runfile_in_run(dir_out);
     if (other_run && kw_rf_not_own(path, name, exists ? &pst : NULL, dir_out, 1, NULL) != 0)
         return KW_EINPUT;
     if (exists && kw_rf_not_input(path, run_dir, reads) != 0)

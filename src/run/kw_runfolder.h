@@ -30,17 +30,9 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-/* The run folder's layout: every file a run or a verb writes into it, by the
- * one name the writers and the readers use. */
-#define KW_RUNFOLDER_LOCK_NAME ".lock"   /* the lock file inside a run folder */
-#define KW_RUNFOLDER_JOURNAL_NAME "journal"
-#define KW_RUNFOLDER_RESULTS_XML "results.xml"       /* tune's result files ... */
-#define KW_RUNFOLDER_RANKED_CSV "ranked.csv"
-#define KW_RUNFOLDER_AUDIT_CSV "audit.csv"
-#define KW_RUNFOLDER_PORTABILITY_CSV "portability.csv" /* ... (kw_results_write_summary) */
-#define KW_RUNFOLDER_WORKER_LOG "worker.log"         /* a measuring evaluator's worker's stderr */
-#define KW_RUNFOLDER_REPORT_HTML "report.html"       /* knobwise report */
-#define KW_RUNFOLDER_MAPPINGS_CSV "mappings.csv"     /* knobwise recommend */
+/* The run folder's layout (KW_RUNFOLDER_*_NAME, the result files' names) and
+ * the rule that its own files are never read through a link: kw_runfile.h. */
+#include "kw_runfile.h"
 
 /* out = dir + "/" + name. KW_EINPUT "DIR/NAME: path too long (N bytes, at
  * most M)" when it does not fit in n bytes; out is then "". */

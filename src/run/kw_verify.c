@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "kw_evidence.h"
 #include "kw_input.h"
+#include "kw_runfile.h"
 #include "kw_xml.h"
 #include "kw_results.h"
 #include "kw_run.h"
@@ -121,28 +123,33 @@ int kw_verify_journal(kw_sbuf *log, const char *journal_path)
     return rc;
 }
 
-/* A result file read whole through the one safe open (kw_input_fopen: a FIFO
- * at RUN/results.xml blocked verify's fopen forever, /dev/zero was read until
- * memory ran out), never through a symbolic link (one planted at
- * RUN/results.xml pointed verify out of the run folder; the journal reader
- * refuses the same). NULL with no error when there is no such file (the
- * caller counts it missing); NULL with the error set when it is there but
- * cannot be read: a symbolic link, not a regular file, over
- * KW_XML_MAX_OUTPUT_BYTES (KW_EINPUT), out of memory. */
+/* A result file read whole through the one safe open of a run folder's own
+ * files (kw_runfile_open: a FIFO at RUN/results.xml blocked verify's fopen
+ * forever, /dev/zero was read until memory ran out; never through a symbolic
+ * link: one planted at RUN/results.xml pointed verify out of the run folder).
+ * NULL with no error when there is no such file (the caller counts it
+ * missing); NULL with the error set when it is there but cannot be read: a
+ * symbolic link, not a regular file, over KW_XML_MAX_OUTPUT_BYTES
+ * (KW_EINPUT), out of memory. */
 static char *kw_v_slurp(const char *path, size_t *len)
 {
     struct stat st;
-    if (lstat(path, &st) != 0) {
-        if (errno == ENOENT)
-            return NULL;
-    } else if (S_ISLNK(st.st_mode)) {
-        kw_error_set(KW_EINPUT, "%s: is a symbolic link; a run folder's result files are always "
-                     "files of its own", path);
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return NULL;
+    char why[KW_INPUT_WHY_MAX];
+    int fd;
+    uint64_t size;
+    int orc = kw_runfile_open(&fd, &size, path, KW_XML_MAX_OUTPUT_BYTES, 1, why, sizeof why);
+    if (orc != 0) {
+        kw_error_set(orc, "%s: %s", path, why);
         return NULL;
     }
-    FILE *f = kw_input_fopen(path, KW_XML_MAX_OUTPUT_BYTES);
-    if (!f)
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        kw_error_set(KW_ENOMEM, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
+    }
     kw_sbuf b = {0};
     char chunk[65536];
     size_t n;

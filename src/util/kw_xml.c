@@ -54,6 +54,7 @@
 #include "kw_xsdhint.h"
 #include "kw_input.h"
 #include "kw_num.h"
+#include "kw_runfile.h"
 #include "kw_tmpfile.h"
 
 #define KW_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
@@ -146,7 +147,7 @@ static void kw_xml_init(void) { pthread_once(&kw_xml_once, kw_xml_init_once); }
 
 /* ---------------- reading ---------------- */
 
-int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
+static int kw_xml_read(char **out, size_t *len, const char *path, int own, kw_xml_problems *p)
 {
     *out = NULL;
     *len = 0;
@@ -155,8 +156,9 @@ int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems 
     int fd;
     uint64_t size;
     /* kw_input_open: a FIFO does not block, a device or folder is refused, the
-     * size is checked on the open descriptor. */
-    int rc = kw_input_open(&fd, &size, path, KW_XML_MAX_BYTES, why, sizeof why);
+     * size is checked on the open descriptor; a run folder's own file is
+     * never read through a symbolic link (kw_runfile_open). */
+    int rc = kw_runfile_open(&fd, &size, path, KW_XML_MAX_BYTES, own, why, sizeof why);
     if (rc != 0) {
         if (rc == KW_EINPUT && size > KW_XML_MAX_BYTES)
             kw_xml_problem(p, path, 1, "file is %llu bytes, over the %u MiB limit for input files",
@@ -207,6 +209,16 @@ fail:
     free(buf);
     close(fd);
     return KW_EINPUT;
+}
+
+int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
+{
+    return kw_xml_read(out, len, path, 0, p);
+}
+
+int kw_xml_read_run_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
+{
+    return kw_xml_read(out, len, path, 1, p);
 }
 
 /* ---------------- parsing ---------------- */

@@ -45,8 +45,13 @@ int kw_xml_problems_finish(const kw_xml_problems *p);
 
 /* Read a whole file (regular files only, at most KW_XML_MAX_BYTES) into *out,
  * NUL-terminated, owned by the caller (free()). Problems: cannot open, not a
- * regular file, too large. Returns 0 or KW_EINPUT (recorded in p). */
+ * regular file, too large, a run folder's own file that is a symbolic link
+ * (kw_runfile_open). Returns 0 or KW_EINPUT (recorded in p). */
 int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p);
+/* kw_xml_read_file of a file the caller reads as a run folder's own (export
+ * RUN: RUN/results.xml), whether or not its folder holds a journal: never
+ * through a symbolic link. */
+int kw_xml_read_run_file(char **out, size_t *len, const char *path, kw_xml_problems *p);
 
 /* Parse buf safely; label names the input in messages. *out is owned by the
  * caller (xmlFreeDoc). Returns 0 or KW_EINPUT with the problems recorded. */
