@@ -634,6 +634,26 @@ Test(runfolder, a_link_the_user_made_is_followed_a_run_folders_own_is_not)
     kw_tl_rmrf(dir);
 }
 
+/* A run's results.xml over the 4 MiB limit for input files is still read by
+ * verify and export (a run of 49 shapes writes 4.4 MB; both said "over the 4
+ * MiB limit for input files", exit 2): the limit for files knobwise writes is
+ * KW_XML_MAX_OUTPUT_BYTES. Whitespace after the root element makes the file
+ * big without changing the document. */
+Test(runfolder, results_over_the_input_limit_are_still_read)
+{
+    char *dir = kw_rf_run();
+    char p[4300];
+    snprintf(p, sizeof p, "%s/run/results.xml", dir);
+    FILE *f = fopen(p, "ab");
+    cr_assert(f);
+    for (int i = 0; i < (5 << 20) / 64; i++)
+        fputs("                                                               \n", f);
+    cr_assert_eq(fclose(f), 0);
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("export", "run", "--format", "json", "-o", "e.json"));
+    kw_tl_rmrf(dir);
+}
+
 /* ---- 5. stale temp files ---- */
 
 Test(runfolder, resume_removes_stale_temp_files)

@@ -402,7 +402,7 @@ static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)
 {
     kw_xml_problems p = {0};
     xmlDocPtr doc = NULL;
-    int rc = kw_xml_load(&doc, t->path, buf, len, "results", "results/results.xsd", &p);
+    int rc = kw_xml_load_output(&doc, t->path, buf, len, "results", "results/results.xsd", &p);
     if (rc == 0) {
         xmlNode *root = xmlDocGetRootElement(doc);
         for (xmlNode *n = kw_xml_elem(root->children); n && rc == 0; n = kw_xml_elem(n->next))
@@ -720,7 +720,7 @@ int knobwise_table_open(knobwise_table **out, const char *path)
      * a symbolic link (one planted at RUN/results.xml pointed export out of
      * the run folder); a file the caller names elsewhere may be a link they
      * made (kw_runfile.h) */
-    rc = full ? kw_xml_read_run_file(&buf, &len, path, &p) : kw_xml_read_file(&buf, &len, path, &p);
+    rc = kw_xml_read_output(&buf, &len, path, full != NULL, &p);
     if (rc != 0) {
         if (rc == KW_EINPUT)
             kw_xml_problems_finish(&p);

@@ -297,7 +297,7 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
          * file swapped in between was the one checked) */
         kw_xml_problems xp = {0};
         xmlDocPtr doc = NULL;
-        int rc = kw_xml_parse(&doc, path, xml, len, &xp);
+        int rc = kw_xml_parse_output(&doc, path, xml, len, &xp);
         if (rc != 0) {
             free(xml);
             if (rc == KW_EINPUT)

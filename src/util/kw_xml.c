@@ -147,7 +147,14 @@ static void kw_xml_init(void) { pthread_once(&kw_xml_once, kw_xml_init_once); }
 
 /* ---------------- reading ---------------- */
 
-static int kw_xml_read(char **out, size_t *len, const char *path, int own, kw_xml_problems *p)
+/* The limit's name in messages: inputs people write, or files knobwise wrote. */
+static const char *kw_xml_limit_what(size_t max)
+{
+    return max > KW_XML_MAX_BYTES ? "files knobwise writes" : "input files";
+}
+
+static int kw_xml_read(char **out, size_t *len, const char *path, int own, size_t max,
+                       kw_xml_problems *p)
 {
     *out = NULL;
     *len = 0;
@@ -158,17 +165,17 @@ static int kw_xml_read(char **out, size_t *len, const char *path, int own, kw_xm
     /* kw_input_open: a FIFO does not block, a device or folder is refused, the
      * size is checked on the open descriptor; a run folder's own file is
      * never read through a symbolic link (kw_runfile_open). */
-    int rc = kw_runfile_open(&fd, &size, path, KW_XML_MAX_BYTES, own, why, sizeof why);
+    int rc = kw_runfile_open(&fd, &size, path, max, own, why, sizeof why);
     if (rc != 0) {
-        if (rc == KW_EINPUT && size > KW_XML_MAX_BYTES)
-            kw_xml_problem(p, path, 1, "file is %llu bytes, over the %u MiB limit for input files",
-                           (unsigned long long)size, KW_XML_MAX_BYTES >> 20);
+        if (rc == KW_EINPUT && size > max)
+            kw_xml_problem(p, path, 1, "file is %llu bytes, over the %zu MiB limit for %s",
+                           (unsigned long long)size, max >> 20, kw_xml_limit_what(max));
         else
             kw_xml_problem(p, path, 0, "%s", why);
         return KW_EINPUT;
     }
     /* Read at most one byte past the limit: a file growing under us is still bounded. */
-    size_t cap = (size_t)size + 1 > KW_XML_MAX_BYTES + 1 ? KW_XML_MAX_BYTES + 1 : (size_t)size + 1;
+    size_t cap = (size_t)size + 1 > max + 1 ? max + 1 : (size_t)size + 1;
     buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
@@ -179,25 +186,25 @@ static int kw_xml_read(char **out, size_t *len, const char *path, int own, kw_xm
         kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
         goto fail;
     }
-    if ((size_t)n == cap && cap <= KW_XML_MAX_BYTES) {
+    if ((size_t)n == cap && cap <= max) {
         /* the file grew since it was opened: read on up to the limit */
-        char *nb = realloc(buf, KW_XML_MAX_BYTES + 2);
+        char *nb = realloc(buf, max + 2);
         if (!nb) {
             free(buf);
             close(fd);
             return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
         }
         buf = nb;
-        long more = kw_input_read(fd, buf + n, KW_XML_MAX_BYTES + 1 - (size_t)n);
+        long more = kw_input_read(fd, buf + n, max + 1 - (size_t)n);
         if (more < 0) {
             kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
             goto fail;
         }
         n += more;
     }
-    if ((size_t)n > KW_XML_MAX_BYTES) {
-        kw_xml_problem(p, path, 1, "file is over the %u MiB limit for input files",
-                       KW_XML_MAX_BYTES >> 20);
+    if ((size_t)n > max) {
+        kw_xml_problem(p, path, 1, "file is over the %zu MiB limit for %s", max >> 20,
+                       kw_xml_limit_what(max));
         goto fail;
     }
     close(fd);
@@ -213,12 +220,12 @@ fail:
 
 int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
 {
-    return kw_xml_read(out, len, path, 0, p);
+    return kw_xml_read(out, len, path, 0, KW_XML_MAX_BYTES, p);
 }
 
-int kw_xml_read_run_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
+int kw_xml_read_output(char **out, size_t *len, const char *path, int own, kw_xml_problems *p)
 {
-    return kw_xml_read(out, len, path, 1, p);
+    return kw_xml_read(out, len, path, own, KW_XML_MAX_OUTPUT_BYTES, p);
 }
 
 /* ---------------- parsing ---------------- */
@@ -354,14 +361,14 @@ static long kw_xml_max_attrs(const char *buf, size_t len, long *line)
     return max;
 }
 
-int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
-                 kw_xml_problems *p)
+static int kw_xml_parse_max(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                            size_t max, kw_xml_problems *p)
 {
     *out = NULL;
     kw_xml_init();
-    if (len > KW_XML_MAX_BYTES) {
-        kw_xml_problem(p, label, 1, "file is over the %u MiB limit for input files",
-                       KW_XML_MAX_BYTES >> 20);
+    if (len > max) {
+        kw_xml_problem(p, label, 1, "file is over the %zu MiB limit for %s", max >> 20,
+                       kw_xml_limit_what(max));
         return KW_EINPUT;
     }
     if (len == 0) {
@@ -437,6 +444,18 @@ done:
     ctxt->_private = NULL;
     xmlFreeParserCtxt(ctxt);
     return rc;
+}
+
+int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                 kw_xml_problems *p)
+{
+    return kw_xml_parse_max(out, label, buf, len, KW_XML_MAX_BYTES, p);
+}
+
+int kw_xml_parse_output(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                        kw_xml_problems *p)
+{
+    return kw_xml_parse_max(out, label, buf, len, KW_XML_MAX_OUTPUT_BYTES, p);
 }
 
 /* ---------------- schema validation ---------------- */
@@ -725,11 +744,12 @@ done:
     return rc;
 }
 
-int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, const char *root,
-                const char *schema_name, kw_xml_problems *p)
+static int kw_xml_load_max(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                           const char *root, const char *schema_name, size_t max,
+                           kw_xml_problems *p)
 {
     xmlDocPtr doc = NULL;
-    int rc = kw_xml_parse(&doc, label, buf, len, p);
+    int rc = kw_xml_parse_max(&doc, label, buf, len, max, p);
     if (rc != 0)
         return rc;
     xmlNode *r = xmlDocGetRootElement(doc);
@@ -745,6 +765,18 @@ int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, 
     }
     *out = doc;
     return 0;
+}
+
+int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, const char *root,
+                const char *schema_name, kw_xml_problems *p)
+{
+    return kw_xml_load_max(out, label, buf, len, root, schema_name, KW_XML_MAX_BYTES, p);
+}
+
+int kw_xml_load_output(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                       const char *root, const char *schema_name, kw_xml_problems *p)
+{
+    return kw_xml_load_max(out, label, buf, len, root, schema_name, KW_XML_MAX_OUTPUT_BYTES, p);
 }
 
 /* ---------------- tree helpers ---------------- */
@@ -978,7 +1010,7 @@ int kw_xml_check_written(const char *path, const char *label, const char *root,
     buf[n] = '\0';
     kw_xml_problems p = {0};
     xmlDocPtr doc = NULL;
-    int rc = kw_xml_load(&doc, label, buf, (size_t)n, root, schema_name, &p);
+    int rc = kw_xml_load_output(&doc, label, buf, (size_t)n, root, schema_name, &p);
     free(buf);
     xmlFreeDoc(doc);
     if (rc == KW_EINPUT) {

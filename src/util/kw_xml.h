@@ -24,6 +24,8 @@
 #include "kw_error.h"
 
 #define KW_XML_MAX_BYTES (4u << 20) /* largest input file accepted: 4 MiB */
+/* largest file knobwise writes and reads back (results.xml, mappings.csv) */
+#define KW_XML_MAX_OUTPUT_BYTES (512u << 20)
 #define KW_XML_MAX_DEPTH 32         /* deepest element nesting accepted */
 #define KW_XML_MAX_PROBLEMS 25      /* problems reported per collection */
 
@@ -48,15 +50,22 @@ int kw_xml_problems_finish(const kw_xml_problems *p);
  * regular file, too large, a run folder's own file that is a symbolic link
  * (kw_runfile_open). Returns 0 or KW_EINPUT (recorded in p). */
 int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p);
-/* kw_xml_read_file of a file the caller reads as a run folder's own (export
- * RUN: RUN/results.xml), whether or not its folder holds a journal: never
- * through a symbolic link. */
-int kw_xml_read_run_file(char **out, size_t *len, const char *path, kw_xml_problems *p);
+/* kw_xml_read_file of a file knobwise wrote (results.xml, mappings.csv), up to
+ * KW_XML_MAX_OUTPUT_BYTES: a run tuning many shapes writes a results.xml over
+ * the input limit (49 shapes of spaces/validate_small.xml: 4.4 MB), which
+ * tune, verify and export must still read. own 1: a file the caller reads as
+ * a run folder's own (export RUN: RUN/results.xml), whether or not its folder
+ * holds a journal: never through a symbolic link. */
+int kw_xml_read_output(char **out, size_t *len, const char *path, int own, kw_xml_problems *p);
 
 /* Parse buf safely; label names the input in messages. *out is owned by the
  * caller (xmlFreeDoc). Returns 0 or KW_EINPUT with the problems recorded. */
 int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
                  kw_xml_problems *p);
+/* kw_xml_parse of a file knobwise wrote: up to KW_XML_MAX_OUTPUT_BYTES (every
+ * other rule the same). */
+int kw_xml_parse_output(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                        kw_xml_problems *p);
 
 /* Validate doc against the embedded schema called schema_name (e.g.
  * "spaces/space.xsd"). KW_EINPUT with every violation recorded, or KW_ESTATE
@@ -75,6 +84,9 @@ long kw_xml_schema_compilations(void);
 /* Parse, check the root element is `root`, validate against schema_name. */
 int kw_xml_load(xmlDocPtr *out, const char *label, const char *buf, size_t len, const char *root,
                 const char *schema_name, kw_xml_problems *p);
+/* kw_xml_load of a file knobwise wrote, up to KW_XML_MAX_OUTPUT_BYTES. */
+int kw_xml_load_output(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                       const char *root, const char *schema_name, kw_xml_problems *p);
 
 /* Line of a node in its file (big lines supported), 0 if unknown. */
 long kw_xml_line(const xmlNode *n);
@@ -145,7 +157,6 @@ void kw_xml_signals_release(kw_xml_sighold *h);
  * output is held to the same schema a reader applies. 0, or KW_EMODEL with
  * the first violation (the file must then not be renamed into place), KW_EIO,
  * KW_ENOMEM. Files up to KW_XML_MAX_OUTPUT_BYTES. */
-#define KW_XML_MAX_OUTPUT_BYTES (512u << 20)
 int kw_xml_check_written(const char *path, const char *label, const char *root,
                          const char *schema_name);
 
