@@ -651,6 +651,18 @@ Test(runfolder, results_over_the_input_limit_are_still_read)
     cr_assert_eq(fclose(f), 0);
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("export", "run", "--format", "json", "-o", "e.json"));
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("validate", "run/results.xml"));
+    /* any other file over the input limit is still refused unread */
+    char q[4300];
+    snprintf(q, sizeof q, "%s/big.xml", dir);
+    FILE *g = fopen(q, "wb");
+    cr_assert(g);
+    fputs("<?xml version=\"1.0\"?>\n<!-- <results> -->\n<space/>\n", g);
+    for (int i = 0; i < (5 << 20) / 64; i++)
+        fputs("                                                               \n", g);
+    cr_assert_eq(fclose(g), 0);
+    kw_rf_expect(dir, 2, "big.xml:1: file is", KW_RF_ARGS("validate", "big.xml"));
+    kw_rf_expect(dir, 2, "over the 4 MiB limit for input files", KW_RF_ARGS("validate", "big.xml"));
     kw_tl_rmrf(dir);
 }
 
