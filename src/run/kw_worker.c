@@ -229,8 +229,13 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
     sv[0] = -1;
     char ans[512];
     kw_worker_fault f = kw_w_write(w, "hello protocol=1");
-    if (f == KW_WORKER_OK)
-        f = kw_w_readline(w, ans, sizeof ans, o->start_timeout_s);
+    /* read its answer even when the hello could not be sent: a worker that
+     * answers and exits at once (`echo nope`) may be gone before the hello
+     * reaches it, its line still waiting in the socket; the message then
+     * depended on who ran first ("exited with status 0" or "answered 'nope'") */
+    kw_worker_fault fr = kw_w_readline(w, ans, sizeof ans, o->start_timeout_s);
+    if (f == KW_WORKER_OK || fr == KW_WORKER_OK)
+        f = fr;
     /* Exit statuses (README "The worker protocol", Start): a command /bin/sh cannot
      * run (its status 127, not found, or 126, not executable) is bad input, exit 2; a
      * worker that runs and then fails the handshake (exits, stays silent, answers
