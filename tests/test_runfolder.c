@@ -1261,6 +1261,13 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         cr_assert_eq(fclose(f), 0);
         *want = 1;
         KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
+    } else if (strcmp(name, "rf_lock_folder") == 0) {
+        /* a folder where the lock file goes: bad input like a FIFO there
+         * (exit 2); it said "cannot open ...: Is a directory", exit 1 */
+        snprintf(p, sizeof p, "%s/run/.lock", dir);
+        unlink(p);
+        cr_assert_eq(mkdir(p, 0700), 0);
+        KW_RF_A("tune"), KW_RF_A("--resume"), KW_RF_A("run"), KW_RF_A("--quiet");
     } else if (strcmp(name, "rf_second_writer") == 0) {
         /* this process holds the writer lock, as a running tune does */
         snprintf(p, sizeof p, "%s/run/.lock", dir);

@@ -64,6 +64,8 @@ int kw_runfolder_lock(kw_runlock **out, const char *dir)
     if (rc != 0)
         return rc;
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EISDIR) /* as a FIFO there: bad input, exit 2 (it was 1) */
+        return kw_error_set(KW_EINPUT, "%s: the lock file is not a regular file (a folder)", path);
     if (fd < 0)
         return kw_error_set(errno == ELOOP ? KW_EINPUT : KW_EIO, "%s: cannot open the run "
                             "folder's lock file: %s", path, errno == ELOOP ?
