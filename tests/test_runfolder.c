@@ -1261,6 +1261,18 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         cr_assert_eq(fclose(f), 0);
         *want = 1;
         KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
+    } else if (strcmp(name, "rf_report_own_folder") == 0 ||
+               strcmp(name, "rf_recommend_own_folder") == 0) {
+        /* a folder where the verb's own file goes (no -o): refused before
+         * anything is computed, exit 2; it computed everything, then said
+         * "cannot rename into place: Is a directory", exit 1 */
+        int rep = strcmp(name, "rf_report_own_folder") == 0;
+        snprintf(p, sizeof p, "%s/run/%s", dir, rep ? "report.html" : "mappings.csv");
+        cr_assert_eq(mkdir(p, 0700), 0);
+        if (rep)
+            KW_RF_A("report"), KW_RF_A("run");
+        else
+            KW_RF_A("recommend"), KW_RF_A("run"), KW_RF_A("--all");
     } else if (strcmp(name, "rf_lock_folder") == 0) {
         /* a folder where the lock file goes: bad input like a FIFO there
          * (exit 2); it said "cannot open ...: Is a directory", exit 1 */

@@ -435,11 +435,9 @@ int kw_cli_recommend(int argc, char **argv)
                                       argv[optind], &reads, &who, force);
         if (orc != 0)
             return kw_cli_fail("recommend", orc);
-    } else if (strlen(argv[optind]) >= sizeof odir) {
-        return kw_cli_usage_error("recommend", "%.200s...: path too long", argv[optind]);
-    } else {
-        snprintf(odir, sizeof odir, "%s", argv[optind]);
-        snprintf(oname, sizeof oname, KW_RUNFOLDER_MAPPINGS_CSV);
+    } else if (kw_runfolder_own_file(odir, sizeof odir, oname, sizeof oname, argv[optind],
+                                     KW_RUNFOLDER_MAPPINGS_CSV) != 0) {
+        return kw_cli_fail("recommend", KW_EINPUT);
     }
 
     kw_rundir *r = NULL;

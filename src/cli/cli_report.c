@@ -71,11 +71,9 @@ int kw_cli_report(int argc, char **argv)
                                       &who, force);
         if (orc != 0)
             return kw_cli_fail("report", orc);
-    } else if (kw_runfolder_join(odir, sizeof odir, dir, KW_RUNFOLDER_REPORT_HTML) != 0) {
+    } else if (kw_runfolder_own_file(odir, sizeof odir, name, sizeof name, dir,
+                                     KW_RUNFOLDER_REPORT_HTML) != 0) {
         return kw_cli_fail("report", KW_EINPUT);
-    } else {
-        snprintf(odir, sizeof odir, "%s", dir);
-        snprintf(name, sizeof name, KW_RUNFOLDER_REPORT_HTML);
     }
     /* inputs gone or unreadable: the report without portability is still
      * worth having; a folder that is no run is one error, said once */

@@ -266,6 +266,25 @@ static int kw_rf_not_own(const char *path, const char *name, const struct stat *
     return 0;
 }
 
+int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
+                          const char *run_dir, const char *name)
+{
+    char p[KW_PATH_MAX + 32];
+    int rc = kw_runfolder_join(p, sizeof p, run_dir, name);
+    if (rc != 0)
+        return rc;
+    if (strlen(run_dir) >= dir_len || strlen(name) >= name_len)
+        return kw_error_set(KW_EINPUT, "%.200s...: path too long (at most %zu bytes)", run_dir,
+                            dir_len - 1);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+        return kw_error_set(KW_EINPUT, "%s: is a folder, not a file; remove it, or write "
+                            "elsewhere with -o", p);
+    snprintf(dir_out, dir_len, "%s", run_dir);
+    snprintf(name_out, name_len, "%s", name);
+    return 0;
+}
+
 /* With --force, may the existing regular file at path be replaced by verb
  * who? Only when it holds who->mark in its first KW_RUNFOLDER_MARK_BYTES bytes
  * (kw_runfolder.h: any other file may be another run's input). */

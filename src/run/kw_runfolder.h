@@ -70,6 +70,16 @@ int kw_runfolder_fresh(const char *dir);
 /* Who writes an -o output: the verb (for messages), the mark its own output
  * always holds in its first KW_RUNFOLDER_MARK_BYTES bytes, and its own file
  * in a run folder (report.html, mappings.csv; NULL when none). */
+/* The verb's own file in run folder run_dir, written there without -o
+ * (report's report.html, recommend --all's mappings.csv): dir_out/name_out
+ * set to run_dir and name. KW_EINPUT when the path does not fit, or when a
+ * folder stands there ("RUN/report.html: is a folder, not a file ..."):
+ * rename() cannot replace one, and the verb computed everything first, then
+ * failed (exit 1). Anything else there is the verb's to replace (a link or a
+ * FIFO is replaced itself, nothing outside the run folder is touched). */
+int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
+                          const char *run_dir, const char *name);
+
 #define KW_RUNFOLDER_MARK_BYTES 4096
 typedef struct kw_runfolder_verb {
     const char *verb;     /* "report", "recommend --all", "export", "probe", "calibrate" */
