@@ -21,6 +21,31 @@ int kw_guards_saturated(const char *guards)
     return 0;
 }
 
+/* Is the name [p, p + len) a whole name of list? */
+static int kw_guards_has(const char *list, const char *p, size_t len)
+{
+    for (const char *q = list; *q;) {
+        size_t l = strcspn(q, ";");
+        if (l == len && strncmp(q, p, len) == 0)
+            return 1;
+        q += l + (q[l] == ';');
+    }
+    return 0;
+}
+
+int kw_guards_within(const char *guards, const char *within)
+{
+    if (!guards || !within || !guards[0] || !within[0] || strncmp(guards, "error", 5) == 0)
+        return 0;
+    for (const char *p = guards; *p;) {
+        size_t l = strcspn(p, ";");
+        if (l == 0 || !kw_guards_has(within, p, l))
+            return 0;
+        p += l + (p[l] == ';');
+    }
+    return 1;
+}
+
 const char *kw_guards_saturation(const char *before_guards, const char *after_guards)
 {
     if (kw_guards_saturated(after_guards))

@@ -16,4 +16,9 @@ int kw_guards_saturated(const char *guards);
  * only the first could not; NULL when neither (print the percentage). */
 const char *kw_guards_saturation(const char *before_guards, const char *after_guards);
 
+/* Does every guard named in guards appear, as a whole name, in within? Both
+ * non-empty; a list naming "error" (an evaluator failure, not a guard) is
+ * never within. */
+int kw_guards_within(const char *guards, const char *within);
+
 #endif

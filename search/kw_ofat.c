@@ -262,11 +262,12 @@ static int kw_ofat_add_neighbours(kw_eng *E, kw_shape *s, const kw_cand *from)
 /* Judge items [from, to) (skipping constraint/dropped ones) against ref, the
  * statistics of config refc; an item measured in this round beside refc's
  * control is judged against the control (kw_engine_pair). The winner is the
- * acceptable one with the lowest mean (first on ties). */
+ * acceptable one with the lowest mean (first on ties), a guard-passing one
+ * before any that fails guards (accepted toward the guards). */
 static int kw_ofat_judge_items(kw_eng *E, kw_shape *s, const kw_cand *refc, const kw_cst *ref,
                                const char *prefix, int m, kw_verdict *v)
 {
-    int win = -1;
+    int win = -1, win_ok = 0;
     double win_mean = 0;
     kw_pair *pr = s->ctl_k != 0 ? malloc(sizeof *pr) : NULL;
     for (int i = 0; i < s->n_items; i++) {
@@ -288,9 +289,12 @@ static int kw_ofat_judge_items(kw_eng *E, kw_shape *s, const kw_cand *refc, cons
                      "measurement, not beside the reference's control: not taken", prefix,
                      v[i].gain);
         }
-        if (v[i].ok && (win < 0 || c.mean < win_mean)) {
+        /* a repair (passes every guard) wins over any step toward the guards
+         * (kw_engine_judge: both fail) */
+        if (v[i].ok && (win < 0 || c.ok > win_ok || (c.ok == win_ok && c.mean < win_mean))) {
             win = i;
             win_mean = c.mean;
+            win_ok = c.ok;
         }
     }
     free(pr);

@@ -2595,3 +2595,70 @@ Test(engine, the_id_map_keeps_every_id_and_its_first_value_across_growth)
     cr_assert_eq(m.cap, 0);
     cr_assert_null(kw_idmap_find(&m, 0));
 }
+
+/* A baseline outside an SLA is left one knob at a time (kw_engine_judge: toward
+ * the guards). Knobs a, b, c each take 20 off the primary and the SLA guard
+ * passes only with all three set (primary <= 45), so every one-knob neighbour
+ * of the baseline and every pair fails it: on main's binary the run converged at
+ * the failing baseline (100). d takes 3 off, e adds 5; f takes 30 off but fails
+ * the drift guard, so a step to it trades one guard for another and is never
+ * taken toward the guards. The optimum by enumeration of the 64 configs: a, b,
+ * c and d set (37), guard-passing. validate_resnet_npu conv_b8_c4 (SLA p99
+ * 60 ms): 2 of 5 seeds converged at the failing baseline, +612% and +688%. */
+static int sla_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && c->v[0] + c->v[1] + c->v[2] < 3) {
+        size_t l = strlen(out->guards);
+        snprintf(out->guards + l, sizeof out->guards - l, "%ssla_p99", l ? ";" : "");
+    }
+    return rc;
+}
+
+Test(engine, a_baseline_failing_an_sla_is_left_one_knob_at_a_time_toward_the_guards)
+{
+    int nv[] = {2, 2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 6, nv, 1);
+    const double w1[6] = {-20, -20, -20, -3, 5, -30}; /* each knob's change from v0 to v1 */
+    for (int k = 0; k < 6; k++)
+        s.w[k][1] = w1[k];
+    s.guard_knob = 5;
+    s.guard_value = 1;
+    s.ev.eval = sla_eval;
+    double opt = INFINITY; /* over the 64 configs, bit k of i knob k's value */
+    kw_cand c = {0};
+    kw_metrics m;
+    for (int i = 0; i < 64; i++) {
+        for (int k = 0; k < 6; k++)
+            c.v[k] = (uint8_t)((i >> k) & 1);
+        memset(&m, 0, sizeof m);
+        cr_assert_eq(sla_eval(&s, &c, 0, 0, &m), 0);
+        opt = m.guards[0] ? opt : fmin(opt, m.v[1]);
+    }
+    cr_assert_float_eq(opt, 37.0, 1e-9);
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_jresult r;
+    kw_journal *j = run_result(&s, &o, dir, sizeof dir, jp, sizeof jp, &r);
+    cr_expect_float_eq(r.best_primary, opt, 1e-9, "shipped %g, the optimum is %g", r.best_primary,
+                       opt);
+    kw_jstats st;
+    cr_assert_eq(kw_journal_stats(&st, j, 0, r.best_id), 0, "%s", kw_error_last());
+    cr_expect(st.guards_ok, "the shipped config fails %s", st.guards);
+    /* the way out: accepted steps that still fail the SLA, then the repair; none to f */
+    int toward = 0, repair = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *t = &j->steps[i];
+        if (t->decision != KW_DECIDE_ACCEPT)
+            continue;
+        cr_expect(!(t->knob == 5 && t->new_v == 1), "accepted f=v1: %s", t->reason);
+        toward += strstr(t->reason, "toward the guards") != NULL;
+        repair += strstr(t->reason, "repairs failing guards") != NULL;
+    }
+    cr_expect_eq(toward, 2, "%d steps toward the guards", toward);
+    cr_expect_eq(repair, 1, "%d repairs", repair);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}

@@ -264,6 +264,21 @@ Test(netpath, saturated_guard_is_matched_by_name)
     cr_assert(!kw_guards_saturated(NULL));
 }
 
+/* toward the guards (kw_engine_judge): a list within another, by whole names */
+Test(netpath, a_guard_list_is_within_another_by_whole_names)
+{
+    cr_assert(kw_guards_within("sla_p99", "sla_p99"));
+    cr_assert(kw_guards_within("sla_p99", "drift_cos;sla_p99"));
+    cr_assert(kw_guards_within("drift_rel_rms;drift_cos", "drift_cos;drift_rel_rms;saturated"));
+    cr_assert(!kw_guards_within("sla_p99;drift_cos", "sla_p99"), "a guard traded for another");
+    cr_assert(!kw_guards_within("drift", "drift_cos"), "a prefix is not the name");
+    cr_assert(!kw_guards_within("drift_cos", "drift"));
+    cr_assert(!kw_guards_within("error:timeout", "error:timeout"), "an error is no guard");
+    cr_assert(!kw_guards_within("", "sla_p99"));
+    cr_assert(!kw_guards_within("sla_p99", ""));
+    cr_assert(!kw_guards_within(NULL, "sla_p99"));
+}
+
 Test(netpath, a_stepless_search_has_no_net_path_and_nothing_to_prove)
 {
     kw_cand inc;

@@ -1163,7 +1163,8 @@ fail:
                         (unsigned long long)size);
 }
 
-/* Best primary of shape s after an engine run with options o (one shape). */
+/* Best primary of shape s after an engine run with options o (one shape);
+ * INFINITY when the recommended config fails a guard. */
 static int kw_bench_run_best(double *rec, double *seen, long *evals, kw_bench *b,
                              const kw_knobspace *ks, const kw_evaluator *ev,
                              const kw_engine_opts *o, const char *tag)
@@ -1175,7 +1176,12 @@ static int kw_bench_run_best(double *rec, double *seen, long *evals, kw_bench *b
         return rc;
     kw_jresult res;
     if ((rc = kw_journal_shape_result(&res, j, s)) == 0) {
-        *rec = res.best_primary;
+        /* a recommendation that fails a guard (a run that never left a baseline
+         * outside the SLA, or stopped on its way toward the guards) is no
+         * optimum at any figure: infinitely far from it */
+        kw_jstats st;
+        int ok = kw_journal_stats(&st, j, s, res.best_id) == 0 && st.guards_ok;
+        *rec = ok ? res.best_primary : INFINITY;
         *evals = res.evals;
         kw_journal_result_clear(&res);
         *seen = kw_bench_best_seen(j, s);
