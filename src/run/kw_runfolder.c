@@ -138,7 +138,10 @@ int kw_runfolder_sweep(const char *dir, int *removed)
     int rc = 0, n = 0;
     for (size_t i = 0; i < KW_RF_N_TUNE_FILES && rc == 0; i++) {
         int one = 0;
-        rc = kw_tmpfile_sweep(dir, kw_rf_tune_files[i], &one); /* the one temp-file rule */
+        char d[KW_PATH_MAX], f[KW_PATH_MAX]; /* a folder there: refused before the run goes on */
+        rc = kw_runfolder_own_file(d, sizeof d, f, sizeof f, dir, kw_rf_tune_files[i]);
+        if (rc == 0)
+            rc = kw_tmpfile_sweep(dir, kw_rf_tune_files[i], &one); /* the one temp-file rule */
         n += one;
     }
     if (removed)
@@ -278,8 +281,8 @@ int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t 
                             dir_len - 1);
     struct stat st;
     if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-        return kw_error_set(KW_EINPUT, "%s: is a folder, not a file; remove it, or write "
-                            "elsewhere with -o", p);
+        return kw_error_set(KW_EINPUT, "%s: is a folder, not a file, and no file can be put "
+                            "in its place; remove it", p);
     snprintf(dir_out, dir_len, "%s", run_dir);
     snprintf(name_out, name_len, "%s", name);
     return 0;

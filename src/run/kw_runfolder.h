@@ -57,7 +57,10 @@ int kw_runfolder_writer(const char *dir, long *pid);
 /* Remove every stale ".NAME.tmp.XXXXXX" file of dir (kw_tmpfile_sweep) whose NAME is one
  * of the files tune writes there (results.xml, ranked.csv, audit.csv,
  * portability.csv). Call only with the writer lock held. *removed (may be
- * NULL) gets the count. KW_EIO when one cannot be removed. */
+ * NULL) gets the count. KW_EIO when one cannot be removed; KW_EINPUT when a
+ * folder stands where one of those files goes (kw_runfolder_own_file: tune
+ * --resume ran, then could not put its results in place, exit 1, and said to
+ * resume again). */
 int kw_runfolder_sweep(const char *dir, int *removed);
 
 /* KW_EINPUT ("DIR/results.xml: exists, and DIR holds no run ...") when folder
@@ -72,8 +75,9 @@ int kw_runfolder_fresh(const char *dir);
  * in a run folder (report.html, mappings.csv; NULL when none). */
 /* The verb's own file in run folder run_dir, written there without -o
  * (report's report.html, recommend --all's mappings.csv): dir_out/name_out
- * set to run_dir and name. KW_EINPUT when the path does not fit, or when a
- * folder stands there ("RUN/report.html: is a folder, not a file ..."):
+ * set to run_dir and name (tune's result files: kw_runfolder_sweep). KW_EINPUT
+ * when the path does not fit, or when a folder stands there
+ * ("RUN/report.html: is a folder, not a file ..."):
  * rename() cannot replace one, and the verb computed everything first, then
  * failed (exit 1). Anything else there is the verb's to replace (a link or a
  * FIFO is replaced itself, nothing outside the run folder is touched). */
