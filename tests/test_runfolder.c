@@ -1136,6 +1136,12 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         snprintf(p, sizeof p, "%s/old.html", dir);
         kw_rf_put(p, "keep\n");
         KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("old.html");
+    } else if (strcmp(name, "rf_output_name_too_long") == 0) {
+        /* a name the file system takes (250 bytes), but not with the 12 its
+         * temp file adds: report computed everything, then failed, exit 1 */
+        memset(longp, 'n', 250);
+        longp[250] = '\0';
+        KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A(longp);
     } else if (strcmp(name, "rf_out_is_a_file") == 0) {
         snprintf(p, sizeof p, "%s/afile", dir);
         kw_rf_put(p, "x\n");

@@ -345,6 +345,11 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
     if (stat(dir_out, &dst) != 0 || !S_ISDIR(dst.st_mode) || access(dir_out, W_OK) != 0)
         return kw_error_set(KW_EINPUT, "-o %s: folder %s does not exist or is not writable", path,
                             dir_out);
+    long name_max = kw_tmpfile_name_max(dir_out);
+    if ((long)strlen(name) > name_max)
+        return kw_error_set(KW_EINPUT, "-o %.200s%s: file name too long (%zu bytes; at most %ld "
+                            "in %s, with room for its temp file .NAME.tmp.XXXXXX)", path,
+                            strlen(path) > 200 ? "..." : "", strlen(name), name_max, dir_out);
     /* one of the run's own files: by identity when it exists, else by folder +
      * name; the run read (run_dir), and any run whose folder the output is in
      * (probe and calibrate read no run, but -o RUN/journal is still a journal) */

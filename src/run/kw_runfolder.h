@@ -99,6 +99,7 @@ typedef struct kw_runfolder_verb {
  *   - exists and is not a regular file (a folder, a FIFO, a device, a
  *     symbolic link: rename() would replace the link or the device itself),
  *   - is in a folder that does not exist or is not writable,
+ *   - has a file name too long for its temp file (kw_tmpfile_name_max),
  *   - is one of the run's own files (the journal, the lock, the result files,
  *     compared by device and inode, so RUN/./journal and hard links count),
  *     except who->own_name (the verb's own file in the run folder),

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,6 +81,15 @@ int kw_tmpfile_sweep(const char *dir, const char *name, int *removed)
     if (removed)
         *removed = n;
     return rc;
+}
+
+long kw_tmpfile_name_max(const char *dir)
+{
+    errno = 0;
+    long max = pathconf(dir, _PC_NAME_MAX);
+    if (max <= 0)
+        max = NAME_MAX;
+    return max - (long)(1 + strlen(KW_TMPFILE_TAG) + KW_TMPFILE_RANDOM); /* "." NAME ".tmp." XXXXXX */
 }
 
 int kw_tmpfile_open(kw_tmpfile *t, const char *dir, const char *name)

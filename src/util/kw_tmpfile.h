@@ -37,6 +37,12 @@ typedef struct kw_tmpfile {
     char path[KW_TMPFILE_PATH_MAX];   /* DIR/.NAME.tmp.XXXXXX */
 } kw_tmpfile;
 
+/* The longest output name whose temp file .NAME.tmp.XXXXXX fits in folder
+ * dir (its file system's name limit, pathconf _PC_NAME_MAX, else NAME_MAX,
+ * less the 12 bytes the temp name adds): a longer name can never be written
+ * (`report -o` of a 250-byte name computed the report, then failed, exit 1). */
+long kw_tmpfile_name_max(const char *dir);
+
 /* Sweep dir's stale temps of name (kw_tmpfile_sweep), then create
  * dir/.name.tmp.XXXXXX (mode 0600, as mkstemp makes it) and lock it. KW_EINPUT
  * when name holds '/' or the path does not fit, KW_EIO "DIR: cannot create a
