@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_guards.h"
 #include "kw_idmap.h"
 #include "kw_mix.h"
 #include "kw_strategy.h"
@@ -1383,6 +1384,8 @@ static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v, in
     int n = E->ks->n_knobs;
     for (int k = 0; k < n; k++)
         gain[k] = -INFINITY;
+    kw_cst base;
+    kw_engine_stats_c(E, s, &s->base, &base);
     for (int i = 0; i < s->n_items; i++) {
         const kw_item *it = &s->items[i];
         if (it->con >= 0 || it->dropped || !(isfinite(v[i].gain)))
@@ -1391,7 +1394,10 @@ static void kw_ofat_screen_order(kw_eng *E, kw_shape *s, const kw_verdict *v, in
         kw_engine_stats(E, s->shape, it->id, &c);
         int k;
         kw_engine_step_check(&k, E->ks, &s->base, &it->cand);
-        if (!c.ok) {
+        /* a baseline outside the guards: a value failing only what it fails did
+         * not fail alone (kw_engine_judge, toward the guards), and is ordered by
+         * its gain like a passing one */
+        if (!c.ok && !(!base.ok && kw_guards_within(c.guards, base.guards))) {
             /* with a budget the sweep skips it: a value that fails a guard alone
              * (precision fp8 the drift guards) failed it again from every later
              * incumbent on the validation spaces, and at 1% of the space one
