@@ -1136,6 +1136,13 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         snprintf(p, sizeof p, "%s/old.html", dir);
         kw_rf_put(p, "keep\n");
         KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("old.html");
+    } else if (strcmp(name, "rf_out_name_too_long") == 0) {
+        /* one folder name over the file system's 255 bytes: exit 1 as if the
+         * disk had failed; it is the name given */
+        memset(longp, 'o', 256);
+        longp[256] = '\0';
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A(longp),
+            KW_RF_A("--quiet");
     } else if (strcmp(name, "rf_output_name_too_long") == 0) {
         /* a name the file system takes (250 bytes), but not with the 12 its
          * temp file adds: report computed everything, then failed, exit 1 */

@@ -176,8 +176,10 @@ static int kw_run_mkdirs(const char *path)
             *p = '\0';
             struct stat st;
             if (stat(buf, &st) != 0) {
+                /* a name too long for the file system is bad input, exit 2 */
                 if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                    return kw_error_set(KW_EIO, "%s: cannot create the run folder: %s", buf,
+                    return kw_error_set(errno == ENAMETOOLONG ? KW_EINPUT : KW_EIO,
+                                        "%s: cannot create the run folder: %s", buf,
                                         strerror(errno));
             } else if (!S_ISDIR(st.st_mode)) {
                 /* --out names a file (or passes through one): bad input, exit 2 */
