@@ -416,6 +416,38 @@ Test(hier, serial_flash_warps_read_their_operands_from_sram)
     cr_assert(CLOSE(k->sram_us, 0.0));
 }
 
+/* Causal tiles run in launch order, lightest first (kw_cost.c
+ * kw_causal_list_eff): seq 256 at 64 x 64 tiles gives query blocks of
+ * L = 1, 2, 3, 4 key blocks (E[L] = 10/4, E[L^2] = 30/4); 16 heads make 64
+ * tiles, 160 blocks, on 32 units: W / P = 5 block-times, and when the last
+ * 4-block tile starts the others have 30 / 20 = 1.5 left on average, so the
+ * kernel spans 5 + 4 - 1.5 = 7.5 and the efficiency is 5 / 7.5 = 2/3 (equal
+ * tiles would give 64 / (2 x 32) = 1). Matrix time: 160 blocks x 2 x 64^3
+ * MACs x 2 FLOP at 100 TFLOPS x 2/3 = 2.5165824 us. With 4 heads (16 tiles,
+ * 40 blocks) W / P = 1.25 < 4: the heaviest tile alone, 1.25 / 4. Fails on
+ * main's binary, which keeps the equal-tile wave efficiency (1 and 1/2).
+ * Non-causal rows and a chip without a hierarchy keep the wave rule. */
+Test(hier, causal_tiles_in_launch_order_leave_a_tail)
+{
+    add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
+    attention(16, 64, 1, 1, 256);
+    map.tiling[0] = (kw_tiling){64, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    cr_assert(CLOSE(k->wave_efficiency, 2.0 / 3.0), "%.9g", k->wave_efficiency);
+    cr_assert(CLOSE(k->matrix_us, 2.5165824), "%.9g", k->matrix_us);
+    attention(4, 64, 1, 1, 256);
+    eval();
+    cr_assert(CLOSE(k->wave_efficiency, 1.25 / 4.0), "%.9g", k->wave_efficiency);
+    attention(16, 64, 0, 1, 256);
+    eval();
+    cr_assert(CLOSE(k->wave_efficiency, 1.0), "non-causal %.9g", k->wave_efficiency);
+    acc.n_levels = 0;
+    attention(16, 64, 1, 1, 256);
+    eval();
+    cr_assert(CLOSE(k->wave_efficiency, 1.0), "no hierarchy %.9g", k->wave_efficiency);
+}
+
 Test(hier, softmax_hidden_share_hides_that_share_of_the_shorter)
 {
     /* the case of softmax_serial_adds_overlap_hides: X = 6.291456 us of softmax;

@@ -77,7 +77,10 @@
  *     QK+softmax kernel holds its Tm x N score rows on chip (softmax needs
  *     whole rows) and falls back when they do not fit. Causal prefill skips
  *     tiles above the diagonal ((N+1)/2N of the work); the unfused path still
- *     materialises the full N x N scores. Prefill runs one instance per query
+ *     materialises the full N x N scores. On a hierarchy a flash kernel's
+ *     causal tiles, of unequal length, go to the units in launch order,
+ *     lightest first, and the last, heaviest one leaves a tail
+ *     (kw_causal_list_eff replaces the equal-tile wave efficiency). Prefill runs one instance per query
  *     head (GQA K/V re-read per query head); decode packs the query heads of a
  *     KV group into one instance so the KV cache is read once per KV head.
  *   - split-K has its own reduction kernel (one more launch); merging GEMMs
@@ -584,6 +587,40 @@ static void kw_attn_generic(kw_ctx *c, kw_kernel *k, const kw_attn *at, double m
  * the nq = ceil(N/Br) blocks, Br nq (nq - 1) / 2 + N keys (the last block is cut at N). */
 static double kw_causal_keys(double br, double nq, double n) { return br * nq * (nq - 1.0) / 2.0 + n; }
 
+/* Causal tiles differ in length: query block m (of Br rows) visits
+ * L_m = min(nkb, ceil((m + 1) Br / Bc)) key blocks. Both FlashAttention
+ * kernels hand them to the units in launch order, query blocks fastest, so
+ * each head's lightest tile first and the last head's heaviest tile last:
+ * FlashAttention-2's grid is (num_m_block, b, h) with m_block = blockIdx.x
+ * (csrc/flash_attn/src/flash_fwd_launch_template.h run_flash_fwd and
+ * flash_fwd_kernel.h compute_attn, Dao-AILab/flash-attention 7f67966c),
+ * and FlashAttention-3's causal kernel takes the next tile from an atomic
+ * counter whose index has m_block fastest (hopper/tile_scheduler.hpp
+ * DynamicPersistentTileScheduler, prefetch_next_work and get_block_coord,
+ * and flash_fwd_launch_template.h at 74b0761f). A unit that frees takes the
+ * next tile (list scheduling in launch order). When the last, heaviest tile
+ * starts, the other units are partway through tiles of the same mix, each
+ * with E[L^2] / (2 E[L]) blocks left on average (the mean residual life of
+ * a renewal process), so the kernel spans W / P + L_max - E[L^2] / (2 E[L])
+ * block-times, W the blocks of all inst instances and P the units, and at
+ * least L_max. Returned as the efficiency (W / P) / span, which replaces the
+ * equal-tile wave efficiency. */
+static double kw_causal_list_eff(double br, double bc, double nq, double nkb, double inst,
+                                 double units)
+{
+    double s1 = 0.0, s2 = 0.0, lmax = 0.0;
+    for (double m = 0.0; m < nq; m += 1.0) {
+        double l = fmin(nkb, ceil((m + 1.0) * br / bc));
+        s1 += l;
+        s2 += l * l;
+        lmax = fmax(lmax, l);
+    }
+    if (s1 <= 0.0 || units <= 0.0)
+        return 1.0;
+    double per_unit = s1 * inst / units;
+    return per_unit / fmax(lmax, per_unit + lmax - s2 / (2.0 * s1));
+}
+
 /* Flash attention: one kernel, FlashAttention-2 schedule (query block Br =
  * tile_m outer, K/V blocks of Bc = tile_n streamed, online softmax); split_k
  * splits the keys (Flash-Decoding, Dao et al. 2023) with a reduction kernel. */
@@ -669,6 +706,9 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
         exec_macs = macs; /* the causal approximation never claims less than the maths */
     k->tiles = nq * s * at->inst;
     k->wave_efficiency = kw_wave_eff(c, k->tiles);
+    /* causal tiles of unequal length, dispatched in launch order (hierarchy only) */
+    if (at->causal && s <= 1.0 && c->hier)
+        k->wave_efficiency = kw_causal_list_eff(br, bc, nq, nkb, at->inst, c->units);
     k->pad_efficiency = macs / exec_macs;
     k->exec_flops = 2.0 * exec_macs;
     /* Matrix work at the achievable fraction of the peak; a serial schedule
