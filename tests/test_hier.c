@@ -841,9 +841,11 @@ Test(hier, paged_decode_gathers_at_the_gather_fraction_and_pays_its_fixed_time)
  * memory-bound overlapped tile of n key blocks runs its last block of maths
  * after its last load, n m + c of the software pipeline, i.e. the kernel's
  * memory time plus C / n, C its maths without the fill. The decode row above
- * on a hierarchy: 1024 / 64 = 16 key blocks a tile, so the filled maths is
- * C x 17 / 16 and the drain one seventeenth of it. The serial schedule
- * (FlashAttention-2) keeps max(compute, memory). */
+ * on a hierarchy: 1024 / 64 = 16 key blocks a tile, so the drain is C / 16;
+ * the kernel is persistent, so its maths fill once per unit: 64 tiles (32
+ * sequences x 2 KV heads) on 32 units, 2 x 16 = 32 blocks a unit, C x 33 /
+ * 32, and the drain 2/33 of it (one seventeenth, with the fill per tile,
+ * before). The serial schedule (FlashAttention-2) keeps max(compute, memory). */
 Test(hier, overlapped_decode_drains_one_block_of_maths_after_its_loads)
 {
     add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
@@ -860,8 +862,39 @@ Test(hier, overlapped_decode_drains_one_block_of_maths_after_its_loads)
     cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
     cr_assert_eq(b, KW_BOUND_MEMORY);
     cr_assert(k.compute_us > 0.0 && k.memory_us > k.compute_us, "%g %g", k.compute_us, k.memory_us);
-    cr_assert(CLOSE(k.drain_us, k.compute_us / 17.0), "drain %g of %g", k.drain_us, k.compute_us);
-    cr_assert(CLOSE(us, k.memory_us + k.compute_us / 17.0 + k.epilogue_us), "overlap %g", us);
+    double drain = k.compute_us * 32.0 / 33.0 / 16.0;
+    cr_assert(CLOSE(k.drain_us, drain), "drain %g of %g", k.drain_us, k.compute_us);
+    cr_assert(CLOSE(us, k.memory_us + drain + k.epilogue_us), "overlap %g", us);
+}
+
+/* FlashAttention-3's forward is persistent (one CTA per SM looping over
+ * tiles) and loads the next tile's first K block and Q while this tile
+ * finishes (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp load() and mma() at
+ * Dao-AILab/flash-attention 7f67966c), so its pipeline fills once per unit:
+ * seq 1024, head dim 64, 8 heads at 128 x 64 tiles: 8 x 8 = 64 tiles on 32
+ * units, 16 key blocks a tile, 32 a unit. Maths: 1024 blocks x 2 x 128 x 64
+ * x 64 MACs x 2 FLOP at 100 TFLOPS = 21.47483648 us (no softmax rates on
+ * this chip), x 33 / 32 = 22.145925120 us; the serial schedule fills per
+ * tile, x 17 / 16 = 22.817013760 us. The O store stays per tile (the next
+ * tile's V waits for it): 8 x 1024 x 64 x 2 B at 1 TB/s = 1.048576 us on
+ * both. Fails on main's binary (the overlap schedule filled per tile). */
+Test(hier, persistent_overlap_flash_fills_once_per_unit)
+{
+    add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
+    attention(8, 64, 0, 1, 1024);
+    map.tiling[0] = (kw_tiling){128, 64, 32, 1, KW_LOOP_MNK, 1, 0, 0, 0, 0, 0, 0};
+    const double maths = 1024.0 * 2 * 128 * 64 * 64 * 2 / 100e12 * 1e6;
+    const double epi = 8.0 * 1024 * 64 * 2 / 1e12 * 1e6;
+    map.attn_overlap = 1;
+    eval();
+    const kw_kernel *k = &cost.kernels[0];
+    cr_assert(CLOSE(k->matrix_us, maths), "%.9g", k->matrix_us);
+    cr_assert(CLOSE(k->compute_us, maths * 33.0 / 32.0), "overlap %.9g", k->compute_us);
+    cr_assert(CLOSE(k->epilogue_us, epi), "overlap epilogue %.9g", k->epilogue_us);
+    map.attn_overlap = 0;
+    eval();
+    cr_assert(CLOSE(k->compute_us, maths * 17.0 / 16.0), "serial %.9g", k->compute_us);
+    cr_assert(CLOSE(k->epilogue_us, epi), "serial epilogue %.9g", k->epilogue_us);
 }
 
 /* A tile of one key block is not a pipeline (FlashAttention-2's split-KV

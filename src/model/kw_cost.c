@@ -43,7 +43,9 @@
  *     multicasts each B tile (each A tile with multicast_a); memory time is
  *     the slower of DRAM (at its achieved fraction) and the shared level;
  *     matrix work runs at the precision's achievable fraction, a pipelined
- *     tile pays one chunk of fill (and, on the overlapped attention schedule,
+ *     tile pays one chunk of fill (the overlapped attention schedule, a
+ *     persistent kernel that loads the next tile's first block under this
+ *     one, once per unit; and, on that schedule,
  *     whose pipeline drains at every tile, a memory-bound tile's last block of
  *     maths after its last load; a flash tile of one key block, no pipeline,
  *     its load and then all its maths) and stores its output after its mainloop
@@ -773,8 +775,26 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
      * plus its maths, charged below as the drain on every schedule, not as a
      * fill that doubles the maths. */
     int one_block = c->hier && dbuf >= 2.0 && tile_blocks <= 1.0;
+    /* FlashAttention-3's forward (the overlap schedule) is persistent: one CTA
+     * per SM loops over tiles (hopper/flash_fwd_launch_template.h: grid =
+     * Scheduler::get_grid_dim(..., 132) of StaticPersistentTileScheduler;
+     * tile_scheduler.hpp get_next_work: tile_idx + gridDim.x; Dao-AILab/
+     * flash-attention 7f67966c, the paper's release). Its producer warp loads
+     * the next tile's first K block as soon as a stage frees and its Q once
+     * the consumers say smem_q is free, which they do before the tile's last
+     * PV GEMM (mainloop_fwd_sm90_tma_gmma_ws.hpp load() lines 238-254, mma()
+     * lines 493-494), so a tile's first block is in shared memory when its
+     * maths start: the pipeline fills once per unit, not once per tile (the
+     * same order at 74b0761f and 4d9ba4f, whose consumer also fetches the next
+     * tile "before the epilogue so that the next tile is ready to go",
+     * flash_fwd_kernel_sm90.h). Its O store still precedes the next tile's
+     * other K and V loads (the producer waits on barrier_O, load() line 259,
+     * which the consumers arrive on only after tma_store_wait, mma() lines
+     * 399-408): the epilogue below stays per tile. */
+    double tile_fill = kw_fill(c, dbuf, tile_blocks);
+    double unit_chunks = tile_blocks * ceil(k->tiles / c->units);
     if (!one_block)
-        k->compute_us *= kw_fill(c, dbuf, tile_blocks);
+        k->compute_us *= c->m->attn_overlap ? kw_fill(c, dbuf, unit_chunks) : tile_fill;
     /* FlashAttention-3's forward (the overlap schedule) keeps its O tile in
      * the shared memory of V (hopper/flash_fwd_kernel_sm90.h SharedStorage:
      * smem_o lines up with smem_v) and its producer loads a tile's first V
@@ -784,11 +804,11 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
      * tile: a memory-bound tile's last block of maths follows its last load
      * (the memory-bound branch of a software pipeline's n m + c; the
      * compute-bound branch, m + n c, is the fill above). One block per tile
-     * round: the fill factor's share, charged after the memory time. */
+     * round: a tile's fill share, charged after the memory time. */
     if (one_block)
         k->drain_us = unfilled_us;
     else if (c->m->attn_overlap)
-        k->drain_us = k->compute_us - unfilled_us;
+        k->drain_us = unfilled_us * (tile_fill - 1.0);
     kw_levels_time(c, k);
     if (c->hier) /* the O tile's store after the last K/V block, as a GEMM's epilogue */
         k->epilogue_us = out * at->inst / c->dram_eff_bytes_per_us;
