@@ -1196,6 +1196,7 @@ typedef struct kw_jread {
     long offset;
     long bad_record; /* a bad record seen: fine only if nothing follows */
     char bad_msg[200];
+    int first_torn;  /* the file is one line, cut short, that begins as a header record does */
     kw_jrec rec_buf;
     double mbuf[KW_METRIC_MAX];
 } kw_jread;
@@ -1317,6 +1318,11 @@ static int kw_jread_lines(kw_jread *R, int follow)
             R->bad_record = rec;
             snprintf(R->bad_msg, sizeof R->bad_msg, "%s",
                      has_nl ? "checksum mismatch" : "torn record (no end of line)");
+            /* a first line cut short is the header record's beginning only
+             * if it begins as one ("H format="): any other text is another file */
+            static const char hstart[] = "H format=";
+            size_t hm = len < sizeof hstart - 1 ? len : sizeof hstart - 1;
+            R->first_torn = rec == 1 && !has_nl && len > 0 && memcmp(line, hstart, hm) == 0;
             if (follow)
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", R->path, rec, R->bad_msg);
             continue;
@@ -1400,13 +1406,17 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
         /* killed before its first byte: there is nothing to read or resume */
         return kw_error_set(KW_EINPUT, "%s: the journal is empty: nothing was run; start again "
                             "(a new tune into a new folder)", path);
-    if (j->n_records == 0)
-        return kw_error_set(KW_ECORRUPT, "%s: no journal record%s", path,
-                            j->torn ? " (the first record is torn)" : "");
+    /* the one line there is, cut short, begins as the header record does: a
+     * run killed while writing its first record, the case below with no
+     * record whole yet; any other first line is another file (or damage) */
+    if (j->n_records == 0 && !R->first_torn)
+        return kw_error_set(KW_ECORRUPT, "%s: no journal record: the first line is not one "
+                            "(%s); not a knobwise journal, or a damaged one", path,
+                            j->torn ? R->bad_msg : "no line");
     if (R->in_header) {
         R->ps.record = j->n_records;
         kw_header_done(&R->ps);
-        if (R->ps.err && allow_partial_header) {
+        if (R->ps.err && (allow_partial_header > 1 || (allow_partial_header && j->n_records))) {
             j->header_incomplete = 1;
             R->ps.err = 0;
         }
@@ -1416,7 +1426,7 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
             return kw_error_set(KW_EINPUT, "%s: the run was stopped while writing its journal's "
                                 "header (%s), before any evaluation: nothing to read; `knobwise "
                                 "tune --resume` continues it or says how to start it again",
-                                path, R->ps.msg);
+                                path, j->n_records ? R->ps.msg : "its first record is torn");
     }
     if (R->store) {
         kw_index_build(j);

@@ -368,7 +368,9 @@ const kw_journal *kw_journal_follow_journal(const kw_jfollow *f);
 void kw_journal_follow_free(kw_jfollow *f);
 /* Same; with allow_partial_header a file that ends inside its header (a run
  * killed while starting) loads with header_incomplete set (used by resume;
- * such a journal has no body records and an unusable header). */
+ * such a journal has no body records and an unusable header). 1: after at
+ * least one whole record; 2: also when the first record itself is torn
+ * (n_records 0; the caller must not resume from it). */
 int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header);
 /* The evaluation of (shape, id, rep), or NULL. O(1). */
 const kw_jeval *kw_journal_eval_find(const kw_journal *j, int shape, uint64_t id, int rep);

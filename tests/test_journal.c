@@ -470,10 +470,28 @@ Test(journal, load_errors)
     cr_assert_eq(kw_synth_spit(jp, "", 0), 0);
     cr_assert_eq(kw_journal_load(&j, jp), KW_EINPUT);
     cr_assert(strstr(kw_error_last(), "nothing was run; start again"), "%s", kw_error_last());
-    /* a first record cut short is damage */
-    cr_assert_eq(kw_synth_spit(jp, "H format=1", 10), 0);
-    cr_assert_eq(kw_journal_load(&j, jp), KW_ECORRUPT);
-    cr_assert(strstr(kw_error_last(), "no journal record"), "%s", kw_error_last());
+    /* a first record cut short (killed while writing it): nothing evaluated,
+     * as for a header cut later, exit 2 (it was "no journal record", exit 1);
+     * cut after one byte too; resume's load keeps it (header_incomplete) */
+    static const char *const cuts[] = {"H format=1", "H"};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(kw_synth_spit(jp, cuts[i], (long)strlen(cuts[i])), 0);
+        cr_assert_eq(kw_journal_load(&j, jp), KW_EINPUT);
+        cr_assert(strstr(kw_error_last(), "stopped while writing its journal's header (its first "
+                         "record is torn)"), "%s", kw_error_last());
+        cr_assert_eq(kw_journal_load_ex(&j, jp, 1), KW_EINPUT);
+        cr_assert_eq(kw_journal_load_ex(&j, jp, 2), 0, "%s", kw_error_last());
+        cr_assert(j->header_incomplete && j->torn && j->n_records == 0);
+        kw_journal_free(j);
+        j = NULL;
+    }
+    /* another file's one line, whole or cut, is not a journal: damage, exit 1 */
+    static const char *const other[] = {"shape,id\n", "shape,id", "Hello"};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(kw_synth_spit(jp, other[i], (long)strlen(other[i])), 0);
+        cr_assert_eq(kw_journal_load_ex(&j, jp, 2), KW_ECORRUPT, "%s", other[i]);
+        cr_assert(strstr(kw_error_last(), "not a knobwise journal"), "%s", kw_error_last());
+    }
     /* a well-checksummed file that does not start with a header */
     cr_assert_eq(kw_synth_spit(jp, "Z why=complete crc=00000000\n", 28), 0);
     cr_assert_eq(kw_journal_reseal(jp), 0);

@@ -798,6 +798,58 @@ Test(runfolder, a_run_killed_while_writing_its_header_resumes_or_says_how_to_res
     kw_tl_rmrf(dir);
 }
 
+/* A run killed while writing its journal's very first record (the file is
+ * one line, cut short): nothing was evaluated, as when the header is cut
+ * later, so every verb says so, exit 2, the journal untouched (they said "no
+ * journal record (the first record is torn)", exit 1). A one-line file that
+ * is not a journal's beginning stays damage, exit 1. */
+Test(runfolder, a_run_killed_while_writing_its_first_record_says_how_to_restart)
+{
+    char *dir = kw_rf_run();
+    char jp[4300], cut[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    size_t n;
+    char *full = kw_rf_slurp(jp, &n);
+    size_t first = (size_t)(strchr(full, '\n') - full);
+    size_t cuts[] = {1, first / 2, first}; /* "H", mid-line, all but its newline */
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "first%d", i);
+        snprintf(cut, sizeof cut, "%s/%s", dir, name);
+        cr_assert_eq(mkdir(cut, 0755), 0);
+        strcat(cut, "/journal");
+        FILE *f = fopen(cut, "wb");
+        cr_assert(f && fwrite(full, 1, cuts[i], f) == cuts[i] && fclose(f) == 0);
+        kw_rf_expect(dir, 2, "its first record is torn",
+                     KW_RF_ARGS("tune", "--resume", name, "--quiet"));
+        kw_rf_expect(dir, 2, "cannot be resumed and nothing is lost",
+                     KW_RF_ARGS("tune", "--resume", name, "--quiet"));
+        kw_rf_expect(dir, 2, "stopped while writing its journal's header",
+                     KW_RF_ARGS("audit", name));
+        kw_rf_expect(dir, 2, "stopped while writing its journal's header",
+                     KW_RF_ARGS("verify", name, "--no-eval"));
+        kw_rf_expect(dir, 2, "stopped while writing its journal's header",
+                     KW_RF_ARGS("report", name));
+        size_t m;
+        char *kept = kw_rf_slurp(cut, &m);
+        cr_expect(m == cuts[i] && memcmp(kept, full, m) == 0, "cut at %zu: the journal was changed",
+                  cuts[i]);
+        free(kept);
+        snprintf(cut, sizeof cut, "%s/%s", dir, name);
+        cr_expect_eq(kw_tl_entries(cut), 2, "files beside the journal and the lock");
+    }
+    /* another file's one line in a run folder's journal: not a journal, exit 1 */
+    snprintf(cut, sizeof cut, "%s/other", dir);
+    cr_assert_eq(mkdir(cut, 0755), 0);
+    strcat(cut, "/journal");
+    FILE *f = fopen(cut, "wb");
+    cr_assert(f && fputs("shape,id,time", f) >= 0 && fclose(f) == 0);
+    kw_rf_expect(dir, 1, "not a knobwise journal", KW_RF_ARGS("tune", "--resume", "other", "--quiet"));
+    kw_rf_expect(dir, 1, "not a knobwise journal", KW_RF_ARGS("audit", "other"));
+    free(full);
+    kw_tl_rmrf(dir);
+}
+
 /* ---- 2. one writer per run folder ---- */
 
 Test(runfolder, second_writer_refused_readers_keep_working)

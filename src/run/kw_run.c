@@ -746,20 +746,23 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
         return kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", r->dir);
     /* one writer: the lock before anything is read for writing, truncated or swept */
     if ((rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
-        (rc = kw_journal_load_ex(&r->j, r->journal, 1)) != 0)
+        (rc = kw_journal_load_ex(&r->j, r->journal, 2)) != 0)
         return rc;
     /* A run stopped while writing its header has evaluated nothing. Once the
      * header holds every attribute (its last is `frozen`), the run's options
      * are all there: the resume rebuilds the rest of the header from the
      * run's inputs, the replay comparing each record already written. Before
      * that it cannot know the options: said, exit 2, nothing touched. */
-    if (r->j->header_incomplete && !kw_run_attr_get(r->j, KW_RUN_ATTR_COUNT - 1))
+    if (r->j->header_incomplete && !kw_run_attr_get(r->j, KW_RUN_ATTR_COUNT - 1)) {
+        char when[64] = "its first record is torn"; /* killed while writing it */
+        if (r->j->n_records)
+            snprintf(when, sizeof when, "after %ld records", r->j->n_records);
         return kw_error_set(KW_EINPUT, "%s: the run was stopped while writing its journal's "
-                            "header (after %ld records), before it held the run's options and before "
-                            "any evaluation, so it cannot be resumed and nothing is lost; start "
-                            "it again with the options first given, after removing %s (it holds "
-                            "no evaluation), or with another --out", r->journal,
-                            r->j->n_records, r->journal);
+                            "header (%s), before it held the run's options and before any "
+                            "evaluation, so it cannot be resumed and nothing is lost; start it "
+                            "again with the options first given, after removing %s (it holds no "
+                            "evaluation), or with another --out", r->journal, when, r->journal);
+    }
     const kw_jheader *h = &r->j->h;
     for (int i = 0; i < h->n_attrs; i++) {
         r->attr_keys[i] = h->attrs[i].key;
