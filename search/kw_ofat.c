@@ -186,6 +186,7 @@ typedef struct kw_ofat_excursion {
     kw_cand target;
     kw_cand relinked[KW_OFAT_RELINKS];
     int n_relinked;
+    int relinking;            /* the walk is a relink's: its walk back says so */
 } kw_ofat_excursion;
 
 typedef struct kw_ofat_settle {
@@ -449,6 +450,7 @@ static void kw_ofat_enter_excursion(kw_eng *E, kw_shape *s)
     o->ex.path[0] = s->pos;
     o->ex.moves_left = E->o.tabu;
     o->ex.last_knob = -1;
+    o->ex.relinking = 0;
     o->ph = KW_OFAT_EXCURSION;
 }
 
@@ -540,6 +542,7 @@ static void kw_ofat_converged(kw_eng *E, kw_shape *s)
         for (int k = 0; k < E->ks->n_knobs; k++)
             ex->moves_left += ex->target.v[k] != s->pos.v[k];
         ex->last_knob = -1;
+        ex->relinking = 1;
         o->ph = KW_OFAT_RELINK;
     } else if (noiseless_sweep && m->restarts_done < KW_OFAT_RESTARTS &&
                m->restarts_done < m->n_path)
@@ -2890,9 +2893,11 @@ static int kw_ofat_excursion_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 static int kw_ofat_backtrack_decide(kw_eng *E, kw_shape *s)
 {
     kw_ofat_excursion *ex = &((kw_ofat *)s->st)->ex;
+    const char *why = ex->relinking ? "the relink walk found nothing better: step back towards the best"
+                                    : "the excursion found nothing better: step back towards the best";
     for (int i = ex->n_path - 1; i > 0; i--) {
         int rc = kw_engine_step(E, s, &ex->path[i - 1], KW_DECIDE_REVERT, KW_STEP_BACKTRACK, NAN,
-                                -1, "the excursion found nothing better: step back towards the best");
+                                -1, why);
         if (rc != 0)
             return rc;
     }

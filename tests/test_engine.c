@@ -2524,6 +2524,57 @@ Test(engine, a_relink_reaches_an_optimum_three_changes_away_through_worse_config
     kw_synth_rmdir(dir);
 }
 
+/* A relink walk that finds nothing walks back saying so (it used to give the tabu
+ * excursion's reason): the space of a_relink_reaches_an_optimum_... with b + m at 49.9
+ * instead of 45, so a + m + p (49.4) is the optimum. The first relink walks p back (50)
+ * and b (53), and a back (b + m, 49.9) does not beat 49.4: two changes from its target,
+ * the walk steps back twice to a + m + p. */
+static int relink_fail_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = relink_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && !c->v[0] && c->v[1] && c->v[2] && !c->v[3])
+        for (int i = 0; i < 3; i++)
+            out->v[i] += (0.8 + 0.2 * i) * 4.9;
+    return rc;
+}
+
+Test(engine, a_failed_relink_walks_back_with_its_own_reason)
+{
+    int nv[] = {2, 2, 2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 7, nv, 1);
+    s.ev.eval = relink_fail_eval;
+    kw_engine_opts o = opts_for(1);
+    o.probes = 0;
+    char dir[64], jp[96];
+    kw_jresult r;
+    kw_journal *j = run_result(&s, &o, dir, sizeof dir, jp, sizeof jp, &r);
+    cr_expect_float_eq(r.best_primary, 49.4, 1e-9, "shipped %g, the optimum is 49.4", r.best_primary);
+    /* from the first relink move on: two moves, then two steps back, each saying relink */
+    size_t first = j->n_steps, moves = 0, backs = 0;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (first == j->n_steps && strncmp(st->reason, "relink:", 7) == 0)
+            first = i;
+        if (i < first || st->decision == KW_DECIDE_REJECT)
+            continue;
+        if (st->phase == KW_STEP_BACKTRACK) {
+            backs++;
+            cr_expect(strstr(st->reason, "relink") != NULL && strstr(st->reason, "excursion") == NULL,
+                      "step back %zu after the relink: %s", backs, st->reason);
+        } else if (backs == 0) {
+            moves++;
+        }
+        if (backs == 2)
+            break;
+    }
+    cr_expect_eq(moves, 2, "the relink took %zu moves", moves);
+    cr_expect_eq(backs, 2, "the relink stepped back %zu times", backs);
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
 /* An excursion round under a budget goes least bad first (kw_ofat_excursion_order):
  * the space of kw_synth_least_bad: the baseline (100) a local optimum; k0..k3 cost 50-80 alone, k4
  * costs 2, k5 3, and k4 + k5 give 91 (the optimum). Probes off: the first round (7
