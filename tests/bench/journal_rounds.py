@@ -13,7 +13,9 @@ counts the ones after the shape's last improvement (the last ACCEPT that beat
 every earlier one). For the probe pairs it splits them by the two knobs' kinds
 (knob names with a '.' belong to the op block before it; the others to none):
 two knobs of one block, of two blocks, a block-less knob with a block's, two
-block-less knobs; and by probe list (one per local optimum probed).
+block-less knobs; by probe list (one per local optimum probed); and, for each pair
+taken, how many evaluations its list had spent when it was found (a per-list cap
+below that loses the pair).
 
 Usage: journal_rounds.py JOURNAL
 """
@@ -91,6 +93,7 @@ def main():
     for k, v in count.most_common():
         print(f'| {k} | {v} | {100.0 * v / total:.1f}% | {late[k]} |')
     first, pairs, lists, gains = {}, collections.Counter(), collections.Counter(), collections.Counter()
+    wins = []  # (shape, evaluations of its probe list up to and with the winning pair's round)
     for t in steps:
         s = t['s']
         if t['phase'] == 'probe' and t['d'] == 'explore' and t['why'].startswith('probe: first step'):
@@ -102,6 +105,8 @@ def main():
             pairs[c] += n
             lists[(s, first[s]['parent'])] += n
             gains[c] += t['d'] == 'accept'
+        if kind(t) == 'probe: pairs' and t['d'] == 'accept' and s in first:
+            wins.append((s, lists[(s, first[s]['parent'])]))
     print('\n| probe pairs: the two knobs | evaluations | pairs taken |\n|---|---|---|')
     for c, v in pairs.most_common():
         print(f'| {c} | {v} | {gains[c]} |')
@@ -111,6 +116,9 @@ def main():
     print('\nprobe lists (local optima probed) per shape, evaluations each:')
     for s in sorted(per_shape):
         print(f'  shape {s}: {len(per_shape[s])}: {sorted(per_shape[s], reverse=True)}')
+    print('\npairs taken: evaluations of their probe list up to and with the winning round:')
+    for s in sorted({w[0] for w in wins}):
+        print(f'  shape {s}: {[n for t, n in wins if t == s]}')
 
 
 if __name__ == '__main__':
