@@ -37,10 +37,32 @@ static const char *kw_input_kind(mode_t m)
 int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, char *why,
                   size_t why_len)
 {
+    return kw_input_open_as(fd, bytes, path, max_bytes, 0, why, why_len);
+}
+
+int kw_input_open_as(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, int how,
+                     char *why, size_t why_len)
+{
     *fd = -1;
     *bytes = 0;
     why[0] = '\0';
-    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    /* no-follow: the path is lstat'ed (a link is refused by what it is) and
+     * what is opened must be the file lstat saw (same device and inode): a
+     * link or another file swapped in between is refused, no window */
+    struct stat seen;
+    static const char link_why[] = KW_INPUT_LINK_WHY;
+    if (how & KW_INPUT_NOFOLLOW) {
+        if (lstat(path, &seen) != 0) {
+            snprintf(why, why_len, "cannot open: %s", strerror(errno));
+            return KW_EIO;
+        }
+        if (S_ISLNK(seen.st_mode)) {
+            snprintf(why, why_len, "%s", link_why);
+            return KW_EINPUT;
+        }
+    }
+    int f = open(path, ((how & KW_INPUT_RDWR) ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK |
+                       O_NOCTTY);
     if (f < 0) {
         snprintf(why, why_len, "cannot open: %s", strerror(errno));
         return KW_EIO;
@@ -60,6 +82,11 @@ int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes
     if (max_bytes > 0 && (uint64_t)st.st_size > max_bytes) {
         snprintf(why, why_len, "is %lld bytes, over the %llu-byte limit for this input",
                  (long long)st.st_size, (unsigned long long)max_bytes);
+        close(f);
+        return KW_EINPUT;
+    }
+    if ((how & KW_INPUT_NOFOLLOW) && (st.st_dev != seen.st_dev || st.st_ino != seen.st_ino)) {
+        snprintf(why, why_len, "%s (or was replaced while it was opened)", link_why);
         close(f);
         return KW_EINPUT;
     }

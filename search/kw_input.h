@@ -31,6 +31,21 @@
 int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, char *why,
                   size_t why_len);
 
+/* kw_input_open with options, how a mask of: KW_INPUT_NOFOLLOW, the path itself
+ * is never read through a symbolic link (a run folder's own files): lstat'ed
+ * first, KW_EINPUT "is a symbolic link; a run folder's own files are always
+ * files of its own" when it is one or when what was opened is not the file
+ * lstat saw (same device and inode: a link or another file swapped in between
+ * has another inode, so there is no window), KW_EIO "cannot open: ..." when
+ * there is no such file; KW_INPUT_RDWR, opened read-write (a journal resealed
+ * in place). The one implementation of both rules: kw_runfile_open and the
+ * journal's reader use it. */
+#define KW_INPUT_NOFOLLOW 1
+#define KW_INPUT_LINK_WHY "is a symbolic link; a run folder's own files are always files of its own"
+#define KW_INPUT_RDWR 2
+int kw_input_open_as(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, int how,
+                     char *why, size_t why_len);
+
 /* kw_input_open as a stdio stream for a line reader (a measured-times CSV):
  * NULL with the error object set to "PATH: why" (KW_EINPUT for a FIFO, device,
  * folder or a file over max_bytes; KW_EIO when it cannot be opened). */

@@ -30,6 +30,7 @@
 #include "config.h" /* PACKAGE_VERSION: a journal from a newer knobwise is refused */
 #endif
 #include "kw_grow.h"
+#include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_reduce.h"
 
@@ -1203,30 +1204,26 @@ typedef struct kw_jread {
 
 /* The one open of an existing journal (the reader, kw_journal_reseal): a
  * regular file only (a FIFO would block open(), /dev/zero never ends), never
- * through a symbolic link out of the run folder. flags: O_RDONLY or O_RDWR;
- * *fd blocking again on success. */
-static int kw_journal_open_file(int *fd, const char *path, int flags)
+ * through a symbolic link out of the run folder: kw_input_open_as with
+ * KW_INPUT_NOFOLLOW, the rule kw_runfile_open keeps for a run folder's other
+ * files. rdwr: read-write (reseal). *fd blocking on success. */
+static int kw_journal_open_file(int *fd, const char *path, int rdwr)
 {
-    *fd = -1;
-    int f = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-    if (f < 0 && errno == ELOOP)
-        return kw_error_set(KW_EINPUT, "%s: the journal is a symbolic link; a run folder's "
-                            "journal is always a file of its own", path);
-    if (f < 0)
-        return kw_error_set(errno == ENOENT ? KW_EINPUT : KW_EIO, "%s: cannot open the journal: %s",
-                            path, strerror(errno));
-    struct stat jst;
-    if (fstat(f, &jst) != 0 || !S_ISREG(jst.st_mode)) {
-        close(f);
-        return kw_error_set(KW_EINPUT, "%s: the journal is not a regular file", path);
-    }
-    if (fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK) != 0) {
-        int err = errno;
-        close(f);
-        return kw_error_set(KW_EIO, "%s: cannot open the journal: %s", path, strerror(err));
-    }
-    *fd = f;
-    return 0;
+    char why[KW_INPUT_WHY_MAX];
+    uint64_t bytes;
+    int rc = kw_input_open_as(fd, &bytes, path, 0, KW_INPUT_NOFOLLOW | (rdwr ? KW_INPUT_RDWR : 0),
+                              why, sizeof why);
+    if (rc == 0)
+        return 0;
+    if (rc == KW_EINPUT && strncmp(why, KW_INPUT_LINK_WHY, sizeof KW_INPUT_LINK_WHY - 1) == 0)
+        return kw_error_set(rc, "%s: the journal is a symbolic link; a run folder's journal is "
+                            "always a file of its own", path);
+    if (rc == KW_EINPUT) /* a FIFO, a device, a folder */
+        return kw_error_set(rc, "%s: the journal is not a regular file", path);
+    struct stat st; /* no journal at all is bad input (a folder that is no run), not an I/O fault */
+    if (rc == KW_EIO && lstat(path, &st) != 0 && errno == ENOENT)
+        rc = KW_EINPUT;
+    return kw_error_set(rc, "%s: cannot open the journal: %s", path, why);
 }
 
 /* Open path (a regular file, not through a symbolic link) and set up a read
@@ -1241,7 +1238,7 @@ static int kw_jread_open(kw_jread *R, const char *path, int store, kw_journal_fn
     R->fn = fn;
     R->ctx = ctx;
     R->in_header = 1;
-    int fd, rc = kw_journal_open_file(&fd, path, O_RDONLY);
+    int fd, rc = kw_journal_open_file(&fd, path, 0);
     if (rc != 0)
         return rc;
     R->fd = fd;
@@ -1951,7 +1948,7 @@ int kw_journal_check(const kw_journal *j)
 
 int kw_journal_reseal(const char *path)
 {
-    int fd, rc = kw_journal_open_file(&fd, path, O_RDWR); /* one descriptor: read, then rewrite */
+    int fd, rc = kw_journal_open_file(&fd, path, 1); /* one descriptor: read, then rewrite */
     if (rc != 0)
         return rc;
     FILE *f = fdopen(fd, "r+b");

@@ -7,6 +7,7 @@
 #include <gsl/gsl_errno.h>
 #include <sys/stat.h>
 
+#include "kw_input.h"
 #include "kw_synth.h"
 
 static void suite_init(void) { gsl_set_error_handler_off(); }
@@ -518,6 +519,23 @@ Test(journal, reseal_never_follows_a_link_nor_waits_on_a_fifo, .timeout = 20)
     char *kept = kw_synth_slurp(outside, &n);
     cr_assert_str_eq(kept, body, "the file outside the run folder was rewritten");
     free(kept);
+    cr_assert_eq(kw_journal_load(&(kw_journal *){NULL}, jp), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "the journal is a symbolic link"), "%s", kw_error_last());
+    /* the open behind it is kw_runfile_open's (kw_input_open_as, KW_INPUT_NOFOLLOW):
+     * the link refused, followed without the option; read-write opens for reseal */
+    int fd;
+    uint64_t bytes;
+    char why[KW_INPUT_WHY_MAX];
+    cr_assert_eq(kw_input_open_as(&fd, &bytes, jp, 0, KW_INPUT_NOFOLLOW, why, sizeof why),
+                 KW_EINPUT);
+    cr_assert(fd == -1 && strstr(why, "symbolic link"), "%s", why);
+    cr_assert_eq(kw_input_open_as(&fd, &bytes, jp, 0, 0, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(bytes, sizeof body - 1);
+    close(fd);
+    cr_assert_eq(kw_input_open_as(&fd, &bytes, outside, 0, KW_INPUT_NOFOLLOW | KW_INPUT_RDWR, why,
+                                  sizeof why), 0, "%s", why);
+    cr_assert_eq(write(fd, "H", 1), 1, "not opened for writing");
+    close(fd);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     cr_assert_eq(kw_journal_reseal(fifo), KW_EINPUT);

@@ -3,11 +3,12 @@
  *
  * Design choice: the no-follow open is kw_input_open plus an identity check,
  * not a second open with O_NOFOLLOW: the path is lstat'ed (a link is refused
- * by what it is), then opened by kw_input_open (which keeps every other rule
- * of an input: no FIFO wait, regular files only, the size limit), and what
- * was opened must be the file lstat saw (same device and inode). A link or
- * another file renamed in between gives another inode and is refused, so
- * there is no window, and kw_input_open's rules stay in one place.
+ * by what it is), then opened with every other rule of an input (no FIFO
+ * wait, regular files only, the size limit), and what was opened must be the
+ * file lstat saw (same device and inode). A link or another file renamed in
+ * between gives another inode and is refused, so there is no window. The
+ * open itself is kw_input_open_as(KW_INPUT_NOFOLLOW) in search/, so that the
+ * journal's reader (search/ never includes src/) uses the same one.
  * Rejected: realpath() and a prefix test (a link inside the run folder to
  * another of its files would pass, and the path is resolved twice).
  */
@@ -68,27 +69,5 @@ int kw_runfile_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_byt
 {
     if (!own && !kw_runfile_is_own(path))
         return kw_input_open(fd, bytes, path, max_bytes, why, why_len);
-    *fd = -1;
-    *bytes = 0;
-    struct stat seen, got;
-    if (lstat(path, &seen) != 0) {
-        snprintf(why, why_len, "cannot open: %s", strerror(errno));
-        return KW_EIO;
-    }
-    static const char link_why[] = "is a symbolic link; a run folder's own files are always "
-                                   "files of its own";
-    if (S_ISLNK(seen.st_mode)) {
-        snprintf(why, why_len, "%s", link_why);
-        return KW_EINPUT;
-    }
-    int rc = kw_input_open(fd, bytes, path, max_bytes, why, why_len);
-    if (rc != 0)
-        return rc;
-    if (fstat(*fd, &got) != 0 || got.st_dev != seen.st_dev || got.st_ino != seen.st_ino) {
-        close(*fd);
-        *fd = -1;
-        snprintf(why, why_len, "%s (or was replaced while it was opened)", link_why);
-        return KW_EINPUT;
-    }
-    return 0;
+    return kw_input_open_as(fd, bytes, path, max_bytes, KW_INPUT_NOFOLLOW, why, why_len);
 }
