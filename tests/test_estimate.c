@@ -141,3 +141,45 @@ Test(estimate, mdc_mean_wait_close_to_the_simulation)
               est_wait, r.wait_mean_us);
     kw_sim_result_clear(&r);
 }
+
+Test(estimate, a_greedy_batcher_queues_against_its_capacity)
+{
+    /* One group, no batch timeout, max_batch 8, a batch of any size served in
+     * T = 100 us (no DRAM demand: no contention), lambda T = 0.9. One request
+     * per batch keeps up (rho_1 = 0.9), but the batcher takes what has queued
+     * when the group frees (kw_sim.c, Batcher (c); N. T. J. Bailey, "On
+     * queueing processes with bulk service", J. R. Stat. Soc. B 16 (1954)), so
+     * its capacity is 8 requests per T and rho_B = 0.9 / 8. Kingman's G/G/1
+     * form at that utilisation (J. F. C. Kingman, Proc. Camb. Phil. Soc. 57
+     * (1961); ca2 = 1, cs2 = 0) with P(wait) = rho_1: W = 0.9 T / (2 (1 -
+     * 0.1125)) = 50.70 us, where the fixed batch of 1 (M/D/1, P-K) waits
+     * 0.9 T / (2 x 0.1) = 450 us. */
+    const double t = 100.0, lt = 0.9;
+    map.max_batch = 8;
+    for (int r = 1; r <= 8; r++)
+        set_service(r, t, 0.0);
+    kw_estimate e;
+    cr_assert_eq(kw_estimate_tail(&e, &acc, &shp, &map, svc, lt / t * 1e6), 0, "%s", kw_error_last());
+    double rho_b = lt / 8.0, kingman = lt * t / (2.0 * (1.0 - rho_b));
+    cr_expect(!e.saturated);
+    cr_expect(fabs(e.mean_us - (t + kingman)) <= 1e-9 * (t + kingman), "mean %g, Kingman at the capacity %g",
+              e.mean_us, t + kingman);
+    /* The batcher's exact mean wait here (renewal reward: busy a share u = lambda T
+     * / (lambda T + exp(-lambda T)); PASTA, R. W. Wolff, Oper. Res. 30 (1982): an
+     * arrival finds it busy with probability u and waits the residual, uniform on
+     * [0, T]; exact while the arrivals during a batch fit in it, P(N > 8) < 1e-6)
+     * is u T / 2 = 34.4 us: the estimate stays above it, within 1 / (1 - rho_B)
+     * x rho_1 / u of it, and so does the simulation. */
+    double u = lt / (lt + exp(-lt)), exact = u * t / 2.0;
+    cr_expect(kingman >= exact && kingman <= exact * lt / u / (1.0 - rho_b) * (1.0 + 1e-9),
+              "wait %g against the exact %g", kingman, exact);
+    kw_sim_input in = {.accel = &acc, .shape = &shp, .mapping = &map, .service = svc,
+                       .rate_per_s = lt / t * 1e6, .trace_shape = -1};
+    kw_sim_opts so = {.requests = 100000, .warmup = 2000, .seed = 5};
+    kw_sim_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(kw_sim_run(&r, &in, &so), 0, "%s", kw_error_last());
+    cr_expect(fabs(r.wait_mean_us - exact) <= 0.05 * exact, "simulated wait %g, exact %g", r.wait_mean_us,
+              exact);
+    kw_sim_result_clear(&r);
+}

@@ -13,10 +13,21 @@
  *   the share k P(k) / E[k] of the requests.
  * - Batching. The dynamic batcher grows batches only as far as the queue
  *   needs: the smallest r <= max_batch whose utilisation lambda T(r) / (r c)
- *   stays below 1 (else max_batch); with a batch timeout, the size the
- *   timeout fills (1 + lambda x timeout, capped) with its fill time added.
+ *   stays below 1 (else max_batch), T(r) with the other groups' DRAM
+ *   contention in it; with a batch timeout, the size the timeout fills
+ *   (1 + lambda x timeout, capped) with its fill time added.
  *   Batches then queue at lambda / r with ca2 = 1 / r (r Poisson arrivals
- *   merged: Erlang-r gaps).
+ *   merged: Erlang-r gaps). Without a timeout the batcher takes what has
+ *   queued when a group frees (kw_sim.c, Batcher (c); the bulk-service queue
+ *   of N. T. J. Bailey, J. R. Stat. Soc. B 16 (1954)), so a queue never
+ *   grows towards the utilisation at r but towards the one at the batcher's
+ *   capacity, rho_B = lambda T(max_batch) / (max_batch c), as the
+ *   simulation's offered load counts it: the wait is the smaller of the
+ *   fixed-batch one and Kingman's G/G/1 form with that utilisation,
+ *   P(wait) x T(r) / (2 (1 - rho_B)) per server (cs2 = 0, ca2 = 1: P-K when
+ *   batching gains nothing, rho_B = rho_r; when a batch costs no more than
+ *   one request, the batcher's exact wait u T / 2 (renewal reward and PASTA)
+ *   times at most 1 / (1 - rho_B)).
  * - Servers. c = cores / cores_per_request groups: one G/G/c queue for
  *   least_loaded (the simulation's join-least-work equals a central FCFS
  *   queue), c G/G/1 queues at lambda / c for round_robin and stream_affinity
@@ -75,6 +86,22 @@ static double kw_est_contended_us(const kw_cost *c, double others, const kw_acce
     return s > 0.0 ? s : t;
 }
 
+/* A batch of r's service time with the other groups contending: they are busy
+ * a share u of the time; two fixed-point passes (u from the contended time)
+ * settle it to a few percent. 0 for a zero service time. */
+static double kw_est_batch_us(const kw_accel *a, const kw_cost *svc, double lambda_per_us, int used,
+                              int r)
+{
+    double t_us = kw_est_service_us(&svc[r - 1]);
+    if (!(t_us > 0.0))
+        return 0.0;
+    for (int pass = 0; pass < KW_ESTIMATE_CONTENTION_PASSES; pass++) {
+        double u = fmin(1.0, lambda_per_us * t_us / (r * (double)used));
+        t_us = kw_est_contended_us(&svc[r - 1], u * (used - 1), a);
+    }
+    return t_us;
+}
+
 /* One arrival regime, solved. */
 typedef struct kw_est_regime {
     double weight;      /* share of requests */
@@ -85,36 +112,59 @@ typedef struct kw_est_regime {
     double rho;
 } kw_est_regime;
 
+/* Without a batch timeout, the greedy batcher's wait (file header, Batching):
+ * the fixed-batch queue's unless Kingman's form at the capacity's utilisation
+ * is smaller. */
+static void kw_est_greedy_wait(kw_queue_est *q, const kw_accel *a, const kw_mapping *m,
+                               const kw_cost *svc, double lambda_per_us, int used, int r, double t_us)
+{
+    if (q->saturated || m->max_batch < 2)
+        return;
+    double t_max = kw_est_batch_us(a, svc, lambda_per_us, used, m->max_batch);
+    double rho_cap = lambda_per_us * t_max / (m->max_batch * (double)used);
+    if (!(rho_cap < 1.0))
+        return;
+    /* an arrival waits when the servers are busy: P(wait) of the fixed-batch
+     * queue at r = 1, always once one request per batch cannot keep up */
+    double p_wait = r == 1 ? q->p_wait : 1.0;
+    double per = m->placement == KW_PLACE_LEAST_LOADED ? (double)used : 1.0;
+    double cond_us = t_us / (2.0 * per * (1.0 - rho_cap));
+    if (p_wait * cond_us < q->wait_mean_us) {
+        q->p_wait = p_wait;
+        q->cond_wait_mean_us = cond_us;
+        q->wait_mean_us = p_wait * cond_us;
+    }
+}
+
 static int kw_est_solve(kw_est_regime *g, const kw_accel *a, const kw_mapping *m, const kw_cost *svc,
                         double lambda_per_us, int used, double sojourn_us)
 {
     int shared = m->placement == KW_PLACE_LEAST_LOADED;
     int r = 1;
-    double fill_us = 0.0;
+    double fill_us = 0.0, t_us;
     if (m->batch_timeout_us > 0.0) {
         double want = 1.0 + lambda_per_us * m->batch_timeout_us;
         r = want >= m->max_batch ? m->max_batch : (int)want;
         /* the oldest request waits for r - 1 more arrivals or the timeout */
         fill_us = fmin(m->batch_timeout_us, (r - 1) / lambda_per_us);
+        t_us = kw_est_batch_us(a, svc, lambda_per_us, used, r);
     } else {
-        while (r < m->max_batch &&
-               lambda_per_us * kw_est_service_us(&svc[r - 1]) / (r * (double)used) >= 1.0)
-            r++;
+        /* the batch grows until the groups keep up at the contended service time:
+         * chosen on the uncontended time, busy decode regimes kept r = 1 and
+         * saturated once contention stretched the batch */
+        t_us = kw_est_batch_us(a, svc, lambda_per_us, used, r);
+        while (t_us > 0.0 && r < m->max_batch && lambda_per_us * t_us / (r * (double)used) >= 1.0)
+            t_us = kw_est_batch_us(a, svc, lambda_per_us, used, ++r);
     }
-    double t_us = kw_est_service_us(&svc[r - 1]);
     if (!(t_us > 0.0))
         return kw_error_set(KW_EINPUT, "estimate: zero service time");
-    /* contention: the other groups are busy a share u of the time; two fixed-
-     * point passes (u from the contended time) settle it to a few percent */
-    for (int pass = 0; pass < KW_ESTIMATE_CONTENTION_PASSES; pass++) {
-        double u = fmin(1.0, lambda_per_us * t_us / (r * (double)used));
-        t_us = kw_est_contended_us(&svc[r - 1], u * (used - 1), a);
-    }
     double batch_rate = lambda_per_us / r;
     int rc = shared ? kw_queue_ggc(&g->q, batch_rate, t_us, used, 1.0 / r, KW_ESTIMATE_CS2)
                     : kw_queue_ggc(&g->q, batch_rate / used, t_us, 1, 1.0 / r, KW_ESTIMATE_CS2);
     if (rc != 0)
         return rc;
+    if (m->batch_timeout_us <= 0.0)
+        kw_est_greedy_wait(&g->q, a, m, svc, lambda_per_us, used, r, t_us);
     g->batch = r;
     g->rho = g->q.rho;
     g->base_us = t_us + fill_us;
