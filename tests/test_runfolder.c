@@ -57,6 +57,16 @@ static void kw_rf_put(const char *path, const char *text)
     cr_assert(fputs(text, f) >= 0 && fclose(f) == 0);
 }
 
+/* Moves DIR/RUNFILE to DIR/MOVED and leaves a symbolic link to it in its place. */
+static void kw_rf_link_out(const char *dir, const char *runfile, const char *moved)
+{
+    char p[4300], q[4300];
+    snprintf(p, sizeof p, "%s/%s", dir, runfile);
+    snprintf(q, sizeof q, "%s/%s", dir, moved);
+    cr_assert_eq(rename(p, q), 0, "%s", p);
+    cr_assert_eq(symlink(q, p), 0, "%s", p);
+}
+
 /* A finished small run at DIR/run (returns DIR, a fresh temp folder). */
 static char *kw_rf_run(void)
 {
@@ -1225,10 +1235,7 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
                strcmp(name, "rf_recommend_journal_symlink") == 0 ||
                strcmp(name, "rf_verify_journal_symlink") == 0) {
         /* every verb reading a run reads its journal through the one reader */
-        snprintf(p, sizeof p, "%s/run/journal", dir);
-        snprintf(q, sizeof q, "%s/moved", dir);
-        cr_assert_eq(rename(p, q), 0);
-        cr_assert_eq(symlink(q, p), 0);
+        kw_rf_link_out(dir, "run/journal", "moved");
         if (strcmp(name, "rf_report_journal_symlink") == 0)
             KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
         else if (strcmp(name, "rf_recommend_journal_symlink") == 0)
@@ -1257,10 +1264,7 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         /* verify and export read RUN/results.xml through a link out of the
          * run folder (the journal reader refuses one); named as a file (not
          * as the run folder), export and validate still did */
-        snprintf(p, sizeof p, "%s/run/results.xml", dir);
-        snprintf(q, sizeof q, "%s/elsewhere.xml", dir);
-        cr_assert_eq(rename(p, q), 0);
-        cr_assert_eq(symlink(q, p), 0);
+        kw_rf_link_out(dir, "run/results.xml", "elsewhere.xml");
         if (strcmp(name, "rf_export_results_symlink_out") == 0)
             KW_RF_A("export"), KW_RF_A("run"), KW_RF_A("--format"), KW_RF_A("json");
         else if (strcmp(name, "rf_export_results_file_symlink_out") == 0)
