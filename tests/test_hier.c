@@ -937,6 +937,46 @@ Test(hier, one_block_decode_tile_pays_its_load_then_its_maths)
     cr_assert(CLOSE(us, fmax(k.compute_us, k.memory_us) + k.epilogue_us), "%g", us);
 }
 
+/* A paged decode CTA's first K block waits for two dependent reads, its
+ * sequence's length and then the page-table entry that length points to,
+ * before the block itself (FlashAttention-2's compute_attn_1rowblock_splitkv
+ * at Dao-AILab/flash-attention c92ca632; FlashAttention-3's producer load()
+ * at 4d9ba4f0): three first-byte latencies in a row, where a contiguous cache
+ * pays one. The decode row above on a hierarchy, pages of 16 tokens, latency
+ * 0.5 us: 32 sequences x 2 KV heads = 64 tiles (one query block each) on 32
+ * units. The serial schedule's kernel (FA2's split-KV grid) is not
+ * persistent and holds 2 CTAs a unit: 64 tiles are one round, 3 x 0.5 =
+ * 1.5 us; 64 sequences, 128 tiles, two rounds, 3 us. The overlap schedule's
+ * (FA3's) is persistent: once, 1.5 us, at either batch. The latency's share
+ * is memory_us with it less memory_us without it. Fails on main's binary
+ * (0.5 us in every case). */
+Test(hier, paged_decode_waits_for_length_and_page_table_each_round)
+{
+    add_level(KW_LEVEL_SHARED, 50 * MIB, 5e12, KW_HOLD_OPERANDS);
+    kw_fid_case c;
+    decode_row(&c);
+    const struct {
+        int page, batch, overlap;
+        double want;
+    } cases[] = {{16, 32, 0, 1.5}, {16, 64, 0, 3.0}, {16, 32, 1, 1.5},
+                 {16, 64, 1, 1.5}, {0, 64, 0, 0.5},  {0, 64, 1, 0.5}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        c.page = cases[i].page;
+        c.batch = cases[i].batch;
+        c.overlap = cases[i].overlap;
+        double us, m0;
+        kw_bound b;
+        kw_kernel k;
+        acc.dram_latency_us = 0.0;
+        cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
+        m0 = k.memory_us;
+        acc.dram_latency_us = 0.5;
+        cr_assert_eq(kw_fidelity_predict(&us, &b, &k, &acc, &c), 0, "%s", kw_error_last());
+        cr_assert(CLOSE(k.memory_us - m0, cases[i].want), "case %zu: latency share %g us, want %g",
+                  i, k.memory_us - m0, cases[i].want);
+    }
+}
+
 /* A measured CSV in a fresh folder: `before` (comment lines), the header,
  * then `rows`; its path into p, the folder returned (the caller frees it). */
 static char *measured_csv(char *p, size_t n, const char *before, const char *rows)

@@ -105,6 +105,24 @@
 #include "kw_moe.h"
 #include "kw_tp.h"
 
+/* Dependent reads before a paged decode CTA's first K block can be issued and
+ * arrive: the sequence length, the page-table entry, the block itself
+ * (Dao-AILab/flash-attention c92ca63268836a6ea519e9892eda4895fc31811d
+ * csrc/flash_attn/src/flash_fwd_kernel.h compute_attn_1rowblock_splitkv:
+ * BlockInfo reads cu_seqlens_k[bidb] (block_info.h; Varlen as the call gives
+ * per-sequence lengths), n_block_max follows from it, block_table
+ * [block_table_idx] from that, row_offset_k from the entry, and the first gemm
+ * waits for the K copy (cp_async_wait<0>); FlashAttention-3 at
+ * 4d9ba4f018cca5c8ca6c6f1df08fea75f119b06d hopper/mainloop_fwd_sm90_tma_gmma_ws
+ * .hpp load(): n_block_max from the sequence's length, load_page_table before
+ * load_K) [S]. */
+#define KW_PAGED_CHAIN_READS 3.0
+/* FlashAttention-2's split-KV decode CTAs resident per SM: "We multiply number
+ * of SMs by 2 to hard-code the fact that we're using 128 threads per block"
+ * (flash_api.cpp set_params_splitkv at c92ca632, the SM count its split
+ * heuristic fills) [S]. */
+#define KW_SPLITKV_CTAS_PER_UNIT 2.0
+
 #define KW_US_PER_S 1e6
 #define KW_J_PER_PJ 1e-12
 /* kw_model.h: pj_per_flop is given at bf16; other precisions scale with element bytes. */
@@ -824,6 +842,23 @@ static int kw_flash(kw_ctx *c, const kw_tiling *t, const kw_attn *at, const char
         k->dram_us = k->dram_bytes / c->gather_eff_bytes_per_us;
         k->memory_us = fmax(k->dram_us, k->shared_us) + c->lat_us;
         k->epilogue_us += c->gather_fixed_us;
+    }
+    /* Paged K/V: a decode CTA's first K block waits for two dependent reads
+     * (src/model-facts.md#paged-kv-chain): its sequence's length, which bounds
+     * its key blocks, then the page-table entry of its first block, whose
+     * index that bound gives; only then can the block's address be formed.
+     * So the first-byte latency is paid KW_PAGED_CHAIN_READS times in a row.
+     * The serial schedule's kernel (FlashAttention-2's split-KV decode) is not
+     * persistent: one CTA per tile, KW_SPLITKV_CTAS_PER_UNIT of them resident
+     * on a unit, so every round of tiles pays the chain again. The overlap
+     * schedule's (FlashAttention-3's) is persistent, and its producer fetches
+     * a later tile's length, page table and K while this tile computes (as it
+     * fills its pipeline once per unit, above): the chain once. */
+    if (c->hier && at->page > 0.0) {
+        double rounds = c->m->attn_overlap
+                            ? 1.0
+                            : ceil(k->tiles / (KW_SPLITKV_CTAS_PER_UNIT * c->units));
+        k->memory_us += (KW_PAGED_CHAIN_READS * rounds - 1.0) * c->lat_us;
     }
     kw_finish(c, k, dbuf >= 2.0);
     if (s > 1.0)
