@@ -503,6 +503,42 @@ Test(lib, damaged_files)
     cr_assert(strstr(knobwise_error_last(), "not a regular file") != NULL);
 }
 
+/* A shape listed twice is named with both of its lines, however many shapes
+ * the file has. The check compared each name with every earlier one: 200,000
+ * rows (8 MB, files knobwise writes are read up to 512 MiB) took minutes of
+ * CPU to open, so the timeout fails the old binary (a hang guard, not a
+ * figure). */
+Test(lib, many_shapes_open_and_a_late_duplicate_is_named, .timeout = 60)
+{
+    enum { N = 200000 };
+    char *csv = malloc((size_t)N * 40 + 256), *w = csv;
+    w += sprintf(w, "shape,config_id,borrowed_from,k\n");
+    for (int i = 0; i < N; i++)
+        w += sprintf(w, "s%07d,0123456789abcdef,,%d\n", i, i % 7);
+    knobwise_table *t = kw_t_open_text("many.csv", csv);
+    cr_assert_eq(knobwise_table_count(t), N);
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "s0123456"), 0);
+    char want[16];
+    snprintf(want, sizeof want, "%d", 123456 % 7);
+    cr_assert_str_eq(kw_t_val(knobwise_entry_config(e), "k"), want);
+    knobwise_table_free(t);
+    /* the header is line 1, shape s0000001 line 3, the repeat line N + 2 */
+    sprintf(w, "s0000001,0123456789abcdef,,1\n");
+    snprintf(want, sizeof want, ":%d:", N + 2);
+    kw_t_damaged("many_dup.csv", csv, want);
+    cr_assert(strstr(knobwise_error_last(), "shape 's0000001' listed twice (first at line 3)"),
+              "%s", knobwise_error_last());
+    free(csv);
+    /* results.xml: the second shape renamed as the first (its <shape> is at line 20) */
+    char *xml = strdup(kw_t_results_xml);
+    char *n2 = strstr(xml, "pre_b8_s2048_c4");
+    memcpy(n2, "pre_b1_s128_c1\"", strlen("pre_b1_s128_c1\""));
+    memset(n2 + strlen("pre_b1_s128_c1\""), ' ', 1); /* the name is one byte longer */
+    kw_t_damaged("dup.xml", xml, ":20: shape 'pre_b1_s128_c1' listed twice (first at line 5)");
+    free(xml);
+}
+
 Test(lib, bad_requests)
 {
     knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);

@@ -82,6 +82,7 @@ struct knobwise_config {
 
 struct knobwise_entry {
     const char *name;
+    long line;                  /* the file's line that names it */
     int has_dims;
     knobwise_shape shape;
     double batch_log2, len_log2, streams_log2;
@@ -345,11 +346,7 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
     e->name = knobwise_xattr(t, shape, "name", &oom);
     if (oom)
         return knobwise_oom(t);
-    for (int i = 0; i < t->n_entries - 1; i++)
-        if (strcmp(t->entries[i].name, e->name) == 0) {
-            kw_xml_problem(p, t->path, kw_xml_line(shape), "shape '%s' listed twice", e->name);
-            return KW_EINPUT;
-        }
+    e->line = kw_xml_line(shape); /* shapes listed twice: knobwise_dup_names */
     /* Dimensions (written since libknobwise; optional in the schema). */
     char phase[16] = "";
     long batch = 0, len = 0, streams = 0;
@@ -586,11 +583,6 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                               f[0][0] ? "config_id is not 16 hex digits" : "empty shape name");
             goto done_cols;
         }
-        for (int i = 0; i < t->n_entries; i++)
-            if (strcmp(t->entries[i].name, f[0]) == 0) {
-                rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s' listed twice", t->path, at, f[0]);
-                goto done_cols;
-            }
         knobwise_entry *e = knobwise_new_entry(t);
         if (!e || !(e->name = knobwise_strdup(t, f[0])) ||
             !(e->borrowed_from = knobwise_strdup(t, f[2])) ||
@@ -599,7 +591,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             goto done_cols;
         }
         memcpy(e->cfg.id, f[1], KNOBWISE_ID_HEX + 1);
-        e->cfg.line = at;
+        e->cfg.line = e->line = at;
         for (int k = 0; k < t->n_knobs; k++) {
             if (f[knob_col[k]][0] == '\0') { /* was exported as "" */
                 rc = kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value", t->path, at,
@@ -675,6 +667,45 @@ done:
 
 /* ---- the table ------------------------------------------------------------------------ */
 
+typedef struct knobwise_name_ref {
+    const char *name;
+    int i;
+} knobwise_name_ref;
+
+static int knobwise_name_cmp(const void *a, const void *b)
+{
+    const knobwise_name_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* A shape listed twice: the first repeat in file order, named with its line
+ * and the line of the first listing. Sorting the names is O(N log N); the
+ * comparison of each new name with every earlier one that it replaces was
+ * O(N^2) and hung on a large file (a 3.4 MB mappings.csv of 80,000 rows took
+ * 28 s of CPU to open, and files knobwise writes are read up to 512 MiB);
+ * a hash set would be linear but can be flooded by crafted names. */
+static int knobwise_dup_names(const knobwise_table *t)
+{
+    int n = t->n_entries, dup = -1, first = -1;
+    knobwise_name_ref *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    if (!r)
+        return knobwise_oom(t);
+    for (int i = 0; i < n; i++)
+        r[i] = (knobwise_name_ref){t->entries[i].name, i};
+    qsort(r, (size_t)n, sizeof *r, knobwise_name_cmp);
+    for (int i = 1; i < n; i++)
+        if (strcmp(r[i].name, r[i - 1].name) == 0 && (dup < 0 || r[i].i < dup)) {
+            dup = r[i].i;
+            first = r[i - 1].i; /* within a name, sorted by file order */
+        }
+    free(r);
+    if (dup < 0)
+        return 0;
+    return kw_error_set(KW_EINPUT, "%s:%ld: shape '%s' listed twice (first at line %ld)", t->path,
+                        t->entries[dup].line, t->entries[dup].name, t->entries[first].line);
+}
+
 void knobwise_table_free(knobwise_table *t)
 {
     if (!t)
@@ -741,6 +772,8 @@ int knobwise_table_open(knobwise_table **out, const char *path)
     }
     if (rc == 0 && t->n_entries == 0)
         rc = kw_error_set(KW_EINPUT, "%s: the run recommends no configuration for any shape", path);
+    if (rc == 0)
+        rc = knobwise_dup_names(t);
     if (rc == 0 && !(t->keys = malloc((size_t)t->n_entries * sizeof *t->keys)))
         rc = kw_error_set(KW_ENOMEM, "%s: out of memory", path);
     for (int i = 0; rc == 0 && i < t->n_entries; i++) {
