@@ -12,7 +12,7 @@
  *                   [--no-ready] [--exit-at-start] [--stderr]
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
- *                   [--quality REL_RMS,COS] [--sleep S]
+ *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -22,6 +22,8 @@
  *   and --seed; --drift PCT multiplies request number i (from 0) by 1 + PCT/100 x i.
  *   --sleep S: each measurement takes S seconds of wall time (a stand-in for a
  *   device: `make bench-mpi` measures how ranks share such waits).
+ *   --samples-on K=V:TEXT: every sample of a matching request is TEXT as given
+ *   (1e300, 0, nan: figures that cannot be measurements).
  */
 #include <math.h>
 #include <stdint.h>
@@ -58,6 +60,25 @@ static int tw_has(const char *line, const char *trig)
     return end == ' ' || end == '\0' || end == '\n';
 }
 
+/* spec "K=V:TEXT" (split at the colon find picks): 1 and TEXT into what when
+ * the line holds knob.K=V */
+static int tw_has_then(char *what, size_t len, const char *line, const char *spec,
+                       char *(*find)(const char *, int))
+{
+    if (!spec)
+        return 0;
+    char trig[256];
+    snprintf(trig, sizeof trig, "%s", spec);
+    char *colon = find(trig, ':');
+    if (!colon)
+        return 0;
+    *colon = '\0';
+    if (!tw_has(line, trig))
+        return 0;
+    snprintf(what, len, "%s", colon + 1);
+    return 1;
+}
+
 static long tw_int(const char *line, const char *key)
 {
     char k[64];
@@ -74,7 +95,7 @@ int main(int argc, char **argv)
     long die_after = -1;
     const char *quality = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
-               *short_on = NULL, *error_on = NULL;
+               *short_on = NULL, *error_on = NULL, *samples_on = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--flat")) flat = 1;
@@ -96,6 +117,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--die-after")) { die_after = atol(v); i++; }
         else if (v && !strcmp(a, "--quality")) { quality = v; i++; }
         else if (v && !strcmp(a, "--sleep")) { sleep_s = atof(v); i++; }
+        else if (v && !strcmp(a, "--samples-on")) { samples_on = v; i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
@@ -142,17 +164,17 @@ int main(int argc, char **argv)
             printf("ok id=%ld unit=kernel samples_us=fast,faster\n", id);
             continue;
         }
-        if (error_on) {
-            char trig[256];
-            snprintf(trig, sizeof trig, "%s", error_on);
-            char *colon = strrchr(trig, ':');
-            if (colon) {
-                *colon = '\0';
-                if (tw_has(line, trig)) {
-                    printf("error id=%ld reason=%s message=asked to fail here\n", id, colon + 1);
-                    continue;
-                }
-            }
+        char what[256];
+        if (tw_has_then(what, sizeof what, line, error_on, strrchr)) {
+            printf("error id=%ld reason=%s message=asked to fail here\n", id, what);
+            continue;
+        }
+        if (tw_has_then(what, sizeof what, line, samples_on, strchr)) {
+            printf("ok id=%ld unit=kernel samples_us=", id);
+            for (long k = 0; k < reps; k++)
+                printf("%s%s", k ? "," : "", what);
+            printf("\n");
+            continue;
         }
         if (sleep_s > 0)
             usleep((useconds_t)(sleep_s * 1e6));

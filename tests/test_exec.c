@@ -1225,6 +1225,55 @@ Test(exec, the_workers_own_quality_check_is_judged_against_the_budget)
     }
 }
 
+/* Figures that cannot be measurements are error:protocol and the worker is
+ * started afresh: a sample over the time the worker had to answer (small.xml's
+ * timeout, 5 s), a relative RMS error under 0 or over 1e6, a cosine outside
+ * [-1, 1]. On main they were taken: 1e308 us samples crashed the serving
+ * simulation (SIGSEGV in kw_finish_batch), and any figure past ~1e20 made
+ * results.xml fail its own schema, so the run could never write its results. */
+Test(exec, figures_that_cannot_be_measurements_are_protocol_errors)
+{
+    static const struct {
+        const char *args, *guard;
+    } cases[] = {
+        {"--samples-on qkv.tile_m=64:1e308", "error:protocol"},
+        {"--samples-on qkv.tile_m=64:1e300", "error:protocol"},
+        {"--samples-on qkv.tile_m=64:5000001", "error:protocol"},
+        {"--samples-on qkv.tile_m=64:4999999", NULL}, /* under 5 s: a (slow) measurement */
+        {"--quality 1e300,0.9999", "error:protocol"},
+        {"--quality -0.001,0.9999", "error:protocol"},
+        {"--quality 0.001,1.5", "error:protocol"},
+        {"--quality 0.001,-1.5", "error:protocol"},
+        {"--quality 0.001,nan", "error:protocol"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture f;
+        cr_assert_eq(fx_open(&f, cases[i].args, 0, 0, 0, 0), 0, "%s", kw_error_last());
+        const kw_evaluator *ev = kw_exec_iface(f.ex);
+        kw_cand c;
+        cand_set(&c, f.cfg, "qkv.tile_m=64");
+        kw_metrics m;
+        cr_assert_eq(ev->eval(ev->ctx, &c, 0, 0, &m), 0, "%s", kw_error_last());
+        if (cases[i].guard) {
+            cr_expect_str_eq(m.guards, cases[i].guard, "%s: guards '%s'", cases[i].args,
+                             m.guards);
+            cr_expect(isinf(m.v[KW_M_P95_US]), "%s: a failed candidate has no latency",
+                      cases[i].args);
+            kw_cand base;
+            kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
+            cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0, "%s", kw_error_last());
+            cr_expect_eq(kw_exec_restarts(f.ex), 1, "%s: the worker is started afresh",
+                         cases[i].args);
+        } else { /* judged (it saturates the queue), not refused */
+            cr_expect(strncmp(m.guards, "error:", 6) != 0, "%s: guards '%s'", cases[i].args,
+                      m.guards);
+            cr_expect(isfinite(m.v[KW_M_P95_US]) && m.v[KW_M_P95_US] >= 4999999.0,
+                      "%s: p95 %g", cases[i].args, m.v[KW_M_P95_US]);
+        }
+        fx_close(&f);
+    }
+}
+
 Test(exec, eval_stdin_streams_measured_rows)
 {
     char sp[1024], cmd[1024], args[4096];

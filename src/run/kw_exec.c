@@ -231,8 +231,15 @@ typedef struct kw_exec_ans {
     char guard[KW_GUARDS_LEN]; /* "" ok, else error:... */
 } kw_exec_ans;
 
-/* Parse an answer to request id expecting reps samples appended to x (n in/out). */
-static void kw_exec_parse(kw_exec_ans *a, const char *ans, long id, int reps, double *x, int *n)
+/* Parse an answer to request id expecting reps samples appended to x (n in/out).
+ * A sample is a time the worker measured before it answered: over 0 and at most
+ * the time it had (max_us, the timeout). A quality figure is a relative RMS error
+ * in [0, KW_EXEC_REL_RMS_MAX] or a cosine in [-1, 1]. Anything else is not a
+ * measurement: error:protocol. (1e300 us samples went on into the serving
+ * simulation, which crashed at 1e308, and every figure past ~1e20 broke the
+ * results' own schema, so the run could never write its results.) */
+static void kw_exec_parse(kw_exec_ans *a, const char *ans, long id, int reps, double max_us,
+                          double *x, int *n)
 {
     size_t l;
     const char *v;
@@ -274,7 +281,7 @@ static void kw_exec_parse(kw_exec_ans *a, const char *ans, long id, int reps, do
         while (t < l && v[t] != ',')
             t++;
         double d;
-        if (got >= reps || kw_exec_num(&d, v, t) != 0 || !(d > 0)) {
+        if (got >= reps || kw_exec_num(&d, v, t) != 0 || !(d > 0) || d > max_us) {
             snprintf(a->guard, sizeof a->guard, "error:protocol");
             return;
         }
@@ -290,10 +297,20 @@ static void kw_exec_parse(kw_exec_ans *a, const char *ans, long id, int reps, do
         return;
     }
     double q;
-    if ((v = kw_exec_val(ans, "quality_rel_rms", &l)) && kw_exec_num(&q, v, l) == 0)
+    if ((v = kw_exec_val(ans, "quality_rel_rms", &l))) {
+        if (kw_exec_num(&q, v, l) != 0 || !(q >= 0.0 && q <= KW_EXEC_REL_RMS_MAX)) {
+            snprintf(a->guard, sizeof a->guard, "error:protocol");
+            return;
+        }
         a->q_rel_rms = q;
-    if ((v = kw_exec_val(ans, "quality_cos", &l)) && kw_exec_num(&q, v, l) == 0)
+    }
+    if ((v = kw_exec_val(ans, "quality_cos", &l))) {
+        if (kw_exec_num(&q, v, l) != 0 || !(q >= -1.0 && q <= 1.0)) {
+            snprintf(a->guard, sizeof a->guard, "error:protocol");
+            return;
+        }
         a->q_cos = q;
+    }
 }
 
 /* One request on the device (mutex held): start the worker if needed. */
@@ -339,7 +356,7 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
         goto done;
     }
     int n0 = *n;
-    kw_exec_parse(a, ans, id, reps, x, n);
+    kw_exec_parse(a, ans, id, reps, fmin(d->o.timeout_s, KW_EXEC_TIMEOUT_MAX_S) * 1e6, x, n);
     if (strcmp(a->guard, "error:protocol") == 0) {
         /* garbage: the worker's state is unknown; start afresh */
         *n = n0;

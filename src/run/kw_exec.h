@@ -35,6 +35,13 @@
 #define KW_EXEC_DEF_WARMUP 3              /* discarded runs the worker makes first */
 #define KW_EXEC_DEF_REPS 10               /* samples of the first request */
 #define KW_EXEC_DEF_MAX_REPS 80           /* cap of samples per evaluation */
+/* A worker's figures that can be measurements (kw_exec_parse): a sample is at
+ * most the time the worker had to answer, the timeout, itself capped here (tune
+ * and eval's --timeout limit, 11.6 days); a relative RMS error is at most this
+ * (1e6: an output a million times its reference's size is a wrong result; the
+ * results' fixed-decimal figures hold ~1e20). */
+#define KW_EXEC_TIMEOUT_MAX_S 1e6
+#define KW_EXEC_REL_RMS_MAX 1e6
 #define KW_EXEC_DEF_TARGET_CI_PCT 1.0     /* stop when the median's 95% CI is within +-1% */
 #define KW_EXEC_CI_LEVEL 0.95
 #define KW_EXEC_SAMPLES_MAX 4096        /* cap of samples in one evaluation (schema: samples) */
