@@ -12,11 +12,13 @@
  * second) is shared by the tests through a fixture folder made once.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_search.h"
 #include "lib/kw_tl.h"
 
 static char kw_t_fix[1024]; /* the shared run: $dir/run with mappings.csv */
@@ -360,6 +362,39 @@ Test(export, output_refusals_leave_every_file_as_it_was)
     st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/nope/x.json'", kw_tl_bin(), kw_t_fix,
                  kw_t_fix);
     cr_expect_eq(st, 2, "%s", out);
+    free(out);
+}
+
+/* Two knobs that would be one C macro (a space may name knobs qkv.tile_m and
+ * qkv_tile_m): c-header is refused, exit 2, naming the file and line, nothing
+ * written; json exports both. On main the header defined
+ * KNOBWISE_EXPORT_KNOB_QKV_TILE_M twice (0, then 1), so a runtime indexing by it
+ * read the other knob's value. The config_id is made with the search's own
+ * rule (kw_knobs_id_text), so the file is one a run could have written. */
+Test(export, c_header_refuses_knobs_that_would_share_a_macro)
+{
+    const char *const names[2] = {"qkv.tile_m", "qkv_tile_m"}, *const values[2] = {"64", "128"};
+    char path[4200], hdr[4300], *out = NULL;
+    snprintf(path, sizeof path, "%s/twins.csv", kw_t_fix);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "shape,config_id,borrowed_from,qkv.tile_m,qkv_tile_m\ns,%016" PRIx64 ",,64,128\n",
+            kw_knobs_id_text(2, names, values));
+    fclose(f);
+    snprintf(hdr, sizeof hdr, "%s/twins.h", kw_t_fix);
+    int st = kw_t_sh(&out, "'%s' export '%s' --format c-header -o '%s'", kw_tl_bin(), path, hdr);
+    cr_expect_eq(st, 2, "%s", out);
+    char want[4400];
+    snprintf(want, sizeof want, "%s:1: knobs 'qkv.tile_m' and 'qkv_tile_m'", path);
+    cr_expect(strstr(out, want) != NULL, "want '%s' in: %s", want, out);
+    cr_expect(!kw_tl_exists(hdr), "nothing written");
+    free(out);
+    st = kw_t_sh(&out, "'%s' export '%s' --format c-header", kw_tl_bin(), path);
+    cr_expect_eq(st, 2, "stdout too: %s", out);
+    free(out);
+    snprintf(hdr, sizeof hdr, "%s/twins.json", kw_t_fix);
+    st = kw_t_sh(&out, "'%s' export '%s' --format json -o '%s'", kw_tl_bin(), path, hdr);
+    cr_expect_eq(st, 0, "json tells them apart: %s", out);
     free(out);
 }
 

@@ -349,6 +349,48 @@ static void kw_export_c_config(kw_sbuf *b, const knobwise_table *t, const knobwi
     kw_sbuf_puts(b, "}}");
 }
 
+/* KNOBWISE_EXPORT_KNOB_<NAME>: the knob's name upper-cased, any other byte '_'. */
+static char kw_export_c_macro_char(char ch)
+{
+    if (ch >= 'a' && ch <= 'z')
+        return (char)(ch - 'a' + 'A');
+    if ((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
+        return ch;
+    return '_';
+}
+
+static int kw_export_c_same_macro(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (kw_export_c_macro_char(*a) != kw_export_c_macro_char(*b))
+            return 0;
+    return *a == *b;
+}
+
+/* Two knobs whose macros are one name ("qkv.tile_m" and "qkv_tile_m", or
+ * "tile-m" and "TILE_M", all valid in a space): the header defined the macro
+ * twice, so a runtime indexing by it read the other knob's value. KW_EINPUT
+ * "FILE:LINE: ..." at the line the knob names were read from. */
+static int kw_export_c_names(const knobwise_table *t)
+{
+    int n = knobwise_table_knob_count(t);
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < k; j++) {
+            const char *a = knobwise_table_knob_name(t, j), *b = knobwise_table_knob_name(t, k);
+            if (!kw_export_c_same_macro(a, b))
+                continue;
+            const knobwise_entry *e = knobwise_table_entry(t, 0);
+            long line = strcmp(knobwise_table_kind(t), "mappings.csv") == 0
+                            ? 1
+                            : kw_knobwise_config_line(knobwise_entry_config(e));
+            return kw_error_set(KW_EINPUT, "%s:%ld: knobs '%s' and '%s' would both be the C "
+                                "macro KNOBWISE_EXPORT_KNOB_ + the name upper-cased (other bytes "
+                                "'_'), which could not tell them apart; export --format json",
+                                knobwise_table_path(t), line, a, b);
+        }
+    return 0;
+}
+
 static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
 {
     int n = knobwise_table_knob_count(t);
@@ -382,11 +424,7 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
     for (int k = 0; k < n; k++) {
         kw_sbuf_puts(b, "#define KNOBWISE_EXPORT_KNOB_");
         for (const char *p = knobwise_table_knob_name(t, k); *p; p++) {
-            char ch = *p;
-            if (ch >= 'a' && ch <= 'z')
-                ch = (char)(ch - 'a' + 'A');
-            else if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')))
-                ch = '_';
+            char ch = kw_export_c_macro_char(*p);
             kw_sbuf_putn(b, &ch, 1);
         }
         kw_sbuf_printf(b, " %d\n", k);
@@ -597,7 +635,8 @@ int kw_cli_export(int argc, char **argv)
         fprintf(stderr, "knobwise export: %s\n", knobwise_error_last());
         return rc == KNOBWISE_EINPUT ? 2 : 1;
     }
-    if ((rc = kw_export_check_configs(t, rdir)) != 0) {
+    if ((rc = kw_export_check_configs(t, rdir)) != 0 ||
+        (!json && (rc = kw_export_c_names(t)) != 0)) {
         knobwise_table_free(t);
         return kw_cli_fail("export", rc);
     }
