@@ -551,6 +551,16 @@ Test(lib, bad_requests)
     cr_assert_eq(knobwise_table_knob_index(t, "nope"), KNOBWISE_ENOTFOUND);
     cr_assert_null(knobwise_table_entry(t, 3));
     cr_assert_null(knobwise_table_entry(t, -1));
+    /* a NULL output is an error, as for every getter (get_long wrote through it:
+     * SIGSEGV on main) */
+    const knobwise_config *c = knobwise_entry_config(knobwise_table_entry(t, 0));
+    cr_assert_eq(knobwise_config_get_long(NULL, c, "g.tile_m"), KNOBWISE_EINPUT);
+    cr_assert(strstr(knobwise_error_last(), "NULL") != NULL, "%s", knobwise_error_last());
+    long v = 0;
+    cr_assert_eq(knobwise_config_get_long(&v, c, NULL), KNOBWISE_EINPUT);
+    cr_assert_eq(knobwise_config_get_long(&v, NULL, "g.tile_m"), KNOBWISE_EINPUT);
+    cr_assert_eq(knobwise_config_get_long(&v, c, "g.tile_m"), 0);
+    cr_assert_eq(v, 64); /* the fixture's first shape: g.tile_m 64 */
     knobwise_table_free(t);
 }
 

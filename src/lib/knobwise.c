@@ -995,6 +995,8 @@ int knobwise_config_get(const char **out, const knobwise_config *c, const char *
 
 int knobwise_config_get_long(long *out, const knobwise_config *c, const char *knob)
 {
+    if (!out) /* the other getters' rule: a NULL argument is an error, never a crash */
+        return kw_error_set(KW_EINPUT, "knobwise_config_get_long: a NULL argument");
     const char *v;
     int rc = knobwise_config_get(&v, c, knob);
     if (rc != 0)
