@@ -1219,6 +1219,24 @@ void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jhe
     o->shapes = shapes_buf;
 }
 
+/* The evaluations of one candidate: 1 for an exact evaluator, else the
+ * repeats asked (0: the default 5, 1: 2). */
+static int kw_engine_repeats(int repeats, int noisy)
+{
+    return noisy ? (repeats >= 2 ? repeats : (repeats == 0 ? KW_ENGINE_DEFAULT_REPEATS : 2)) : 1;
+}
+
+int kw_engine_budget_check(long budget, int repeats, int noisy)
+{
+    int reps = kw_engine_repeats(repeats, noisy);
+    if (reps > KW_REPEATS_MAX)
+        return kw_error_set(KW_EINPUT, "at most %d repeats", KW_REPEATS_MAX);
+    if (budget > 0 && budget < reps)
+        return kw_error_set(KW_EINPUT, "a budget of %ld evaluations cannot even evaluate the "
+                            "baseline (%d repeats)", budget, reps);
+    return 0;
+}
+
 static int kw_check_inputs(kw_eng *E)
 {
     const kw_knobspace *ks = E->ks;
@@ -1265,12 +1283,10 @@ static int kw_check_inputs(kw_eng *E)
         return kw_error_set(KW_EINPUT, "bad engine options (budget >= 0, min effect >= 0, "
                             "0 < alpha < 1, tabu 0..%d, probes 0..%d, pair 0..%ld)", KW_TABU_MAX,
                             KW_PROBE_MAX, KW_PAIR_BUDGET_MAX);
-    E->reps = ev->noisy ? (o->repeats >= 2 ? o->repeats : (o->repeats == 0 ? KW_ENGINE_DEFAULT_REPEATS : 2)) : 1;
-    if (E->reps > KW_REPEATS_MAX)
-        return kw_error_set(KW_EINPUT, "at most %d repeats", KW_REPEATS_MAX);
-    if (o->budget > 0 && o->budget < E->reps)
-        return kw_error_set(KW_EINPUT, "a budget of %ld evaluations cannot even evaluate the "
-                            "baseline (%d repeats)", o->budget, E->reps);
+    E->reps = kw_engine_repeats(o->repeats, ev->noisy);
+    int rc = kw_engine_budget_check(o->budget, o->repeats, ev->noisy);
+    if (rc != 0)
+        return rc;
     if (o->strategy == KW_STRATEGY_RANDOM && o->budget == 0)
         return kw_error_set(KW_EINPUT, "the random strategy needs a budget");
     if (o->n_shapes > 0) {

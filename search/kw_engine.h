@@ -168,6 +168,11 @@ typedef struct kw_engine_summary {
  * reached 30/30 within 0.5% of the optimum, 2 probes 18/30), all shapes. */
 void kw_engine_opts_init(kw_engine_opts *o);
 
+/* KW_EINPUT when a run with these options could not even evaluate the
+ * baseline (budget > 0 below its repeats) or asks too many repeats: what
+ * kw_engine_run refuses, for a caller to refuse before it writes anything. */
+int kw_engine_budget_check(long budget, int repeats, int noisy);
+
 /* Run from scratch; the journal must not exist or be empty (else KW_EINPUT).
  * Returns 0 when done or paused by the time limit (see out->stop),
  * KW_EINTERRUPTED when paused by opts->stop, KW_EINPUT for bad options,

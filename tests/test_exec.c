@@ -454,6 +454,29 @@ Test(exec, tune_cannot_start_worker_writes_nothing)
     free(dir);
 }
 
+/* A budget below a measured run's repeats (5 by default: the measuring
+ * evaluator is noisy) is refused before the run folder is made: exit 2, no
+ * folder. On main the engine refused it after the folder, its .lock and
+ * worker.log had been made. */
+Test(exec, tune_budget_below_the_repeats_writes_nothing)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], out[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--flat");
+    snprintf(out, sizeof out, "%s/run", dir);
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --budget 4 --out '%s' "
+             "--quiet", sp, cmd, out);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 2, "status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "a budget of 4 evaluations cannot even evaluate the baseline "
+                            "(5 repeats)") != NULL, "%s", r.err);
+    cr_expect(!kw_tl_exists(out), "no run folder for a budget that cannot run");
+    kw_tl_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+    free(dir);
+}
+
 Test(exec, tune_journals_failed_candidates_and_goes_on)
 {
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200];

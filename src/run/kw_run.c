@@ -684,6 +684,11 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     if (o->strategy == KW_STRATEGY_OFAT)
         kw_run_frozen(&frozen, frozen_names, sizeof frozen_names, r->cfg);
     kw_run_record(r, KW_RUN_FROZEN, "%s", frozen_names);
+    /* the engine's own refusal of a budget below the baseline's repeats (a
+     * measuring evaluator is noisy: 5 by default), before the run folder and
+     * its worker.log are made */
+    if ((rc = kw_engine_budget_check(o->budget, o->repeats, kw_run_search_ev(r)->noisy)) != 0)
+        return rc;
     if ((rc = kw_run_mpi_start(r, o->threads, o->time_limit_s, o->seed)) != 0 ||
         (rc = kw_run_mkdirs(r->dir)) != 0 || (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
         (rc = kw_runfolder_sweep(r->dir, NULL)) != 0 || (rc = kw_run_worker_log(r)) != 0)
