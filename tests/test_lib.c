@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "knobwise.h"
 #include "lib/kw_tl.h"
@@ -537,6 +540,77 @@ Test(lib, many_shapes_open_and_a_late_duplicate_is_named, .timeout = 60)
     memset(n2 + strlen("pre_b1_s128_c1\""), ' ', 1); /* the name is one byte longer */
     kw_t_damaged("dup.xml", xml, ":20: shape 'pre_b1_s128_c1' listed twice (first at line 5)");
     free(xml);
+}
+
+/* Peak resident set (KiB) of a child that opens path and checks what
+ * check_row says (-1 when it could not). */
+static long kw_t_child_peak(const char *path, int rows)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        knobwise_table *t = NULL;
+        int ok = knobwise_table_open(&t, path) == 0 && knobwise_table_count(t) == rows;
+        /* rows 0 and 97 have knob 3 at 2 (r % 97 == 0), row 98 at 1 */
+        for (int r = 0; ok && r < rows && r < 99; r += 97) {
+            const knobwise_config *c = knobwise_entry_config(knobwise_table_entry(t, r));
+            ok = strcmp(knobwise_config_value(c, 3), "2") == 0;
+        }
+        if (ok && rows > 98)
+            ok = strcmp(knobwise_config_value(knobwise_entry_config(knobwise_table_entry(t, 98)),
+                                              3), "1") == 0;
+        knobwise_table_free(t);
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    struct rusage ru;
+    cr_assert_eq(wait4(pid, &st, 0, &ru), pid);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? ru.ru_maxrss : -1;
+}
+
+/* A mappings.csv of ROWS rows of K one-digit knobs (knob k of row r is 2 when
+ * r % 97 == 0 and k % 3 == 0, else 1); its size into *len. */
+static char *kw_t_wide(const char *name, int rows, size_t *len)
+{
+    enum { K = 1000 };
+    size_t cap = (size_t)K * 12 + 64 + (size_t)rows * (2 * K + 40), n = 0;
+    char *csv = malloc(cap);
+    n += (size_t)sprintf(csv + n, "shape,config_id,borrowed_from");
+    for (int k = 0; k < K; k++)
+        n += (size_t)sprintf(csv + n, ",k%d", k);
+    n += (size_t)sprintf(csv + n, "\n");
+    for (int r = 0; r < rows; r++) {
+        n += (size_t)sprintf(csv + n, "s%d,0123456789abcdef,", r);
+        for (int k = 0; k < K; k++)
+            n += (size_t)sprintf(csv + n, ",%d", (r % 97 == 0 && k % 3 == 0) ? 2 : 1);
+        n += (size_t)sprintf(csv + n, "\n");
+    }
+    char *p = kw_t_write(name, csv);
+    free(csv);
+    *len = n;
+    return p;
+}
+
+/* A table of many one-byte knob values is held in a few times the file's size:
+ * each value's string was rounded up to 16 bytes and copied per row, so a
+ * mappings.csv took 21 times its size (40 MB, 1000 knobs x 20,000 rows: 843 MB
+ * peak), and files knobwise writes are read up to 512 MiB. Each table is opened
+ * in a child whose peak resident set wait4 reports; a one-row table's peak is
+ * the baseline (the process, the library; larger under a sanitizer). 10 MB:
+ * about 5 times its size now (the file, and a pointer per value), 21 on main;
+ * the bound is 8. */
+Test(lib, a_wide_table_is_held_in_a_few_times_its_size, .timeout = 120)
+{
+    size_t small_len, len;
+    char *small = kw_t_wide("one_row.csv", 1, &small_len), *p = kw_t_wide("wide.csv", 5000, &len);
+    long base = kw_t_child_peak(small, 1), peak = kw_t_child_peak(p, 5000);
+    cr_assert(base > 0 && peak > 0, "a child could not read the tables back");
+    double ratio = (double)(peak - base) * 1024.0 / (double)len;
+    cr_expect(ratio < 8.0, "peak %ld KiB (%ld KiB for one row) for a %zu-byte table: %.1f times "
+              "its size", peak, base, len, ratio);
+    free(small);
+    free(p);
 }
 
 Test(lib, bad_requests)
