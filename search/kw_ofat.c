@@ -2840,9 +2840,19 @@ static int kw_ofat_excursion_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
         kw_ofat_resume_main(o);
         return 0;
     }
-    /* next exploratory move: best guard-passing neighbour off the tabu list */
-    int mv = -1;
+    /* next exploratory move: best guard-passing neighbour off the tabu list. Noiseless,
+     * a neighbour with exactly the figure where the walk stands changed a knob inert
+     * there: its own neighbours repeat this round's figures, so the move spends a round
+     * without leaving the plateau, and a neighbour that changes the figure goes first
+     * (validate_llama3_tpu decode seed 3 at 2%: the excursion stepped onto
+     * gate_up.tile_n=256, a tie, and its round re-measured every figure of the last one
+     * until the budget ended, while down.split_k=2, +0.10% from there, had
+     * fuse_gate_up=on beside it, the exhaustive optimum) */
+    int mv = -1, mv_tie = 0;
     double mv_mean = 0;
+    kw_cst here;
+    kw_engine_stats_c(E, s, &s->pos, &here);
+    int tie_known = !E->ev->noisy && here.n == E->reps && here.ok && isfinite(here.mean);
     if (ex->moves_left > 0) {
         for (int i = 0; i < s->n_items; i++) {
             const kw_item *it = &s->items[i];
@@ -2856,12 +2866,15 @@ static int kw_ofat_excursion_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
             kw_engine_stats(E, s->shape, it->id, &c);
             if (c.n != E->reps || !c.ok || !isfinite(c.mean))
                 continue;
-            if (mv < 0 || c.mean < mv_mean) {
+            int tie = tie_known && c.mean == here.mean;
+            if (mv < 0 || (mv_tie && !tie) || (tie == mv_tie && c.mean < mv_mean)) {
                 mv = i;
                 mv_mean = c.mean;
+                mv_tie = tie;
             }
         }
     }
+    kw_error_clear();
     if ((rc = kw_ofat_emit_rejects(E, s, mv, KW_STEP_EXPLORE, v, -1)) != 0)
         return rc;
     if (mv < 0) {

@@ -1722,6 +1722,23 @@ Test(engine, a_guard_failure_no_other_block_repairs_is_not_paired_again)
     cr_assert_lt(guarded_pairs, 15, "the failing change was paired with every other change: %d", guarded_pairs);
 }
 
+/* One shape of S tuned with O: its journal must check; returns the shipped primary,
+ * *evals (when not NULL) the evaluations spent. */
+static double run_best(kw_synth *s, const kw_engine_opts *o, long *evals)
+{
+    char dir[64], jp[96];
+    kw_journal *j = run_load(s, o, dir, sizeof dir, jp, sizeof jp, NULL);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    double best = r.best_primary;
+    if (evals)
+        *evals = (long)j->n_evals;
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    return best;
+}
+
 /* One shape of S tuned under BUDGET (0: none) with the engine's defaults: its
  * journal must check; returns the shipped primary, *evals the evaluations spent. */
 /* budgeted_best with the fusion link fuses[f] (opts.fuses; 0: none) */
@@ -1730,16 +1747,7 @@ static double budgeted_best_fused(kw_synth *s, long budget, int f, uint64_t fuse
     kw_engine_opts o = opts_for(1);
     o.budget = budget;
     o.fuses[f] = fuses;
-    char dir[64], jp[96];
-    kw_journal *j = run_load(s, &o, dir, sizeof dir, jp, sizeof jp, NULL);
-    kw_jresult r;
-    kw_journal_shape_result(&r, j, 0);
-    double best = r.best_primary;
-    *evals = (long)j->n_evals;
-    kw_journal_result_clear(&r);
-    kw_journal_free(j);
-    kw_synth_rmdir(dir);
-    return best;
+    return run_best(s, &o, evals);
 }
 
 static double budgeted_best(kw_synth *s, long budget, long *evals)
@@ -2746,4 +2754,49 @@ Test(engine, a_value_failing_only_the_baselines_guard_is_swept_again_under_a_bud
     kw_journal_result_clear(&r);
     kw_journal_free(j);
     kw_synth_rmdir(dir);
+}
+
+/* An excursion's move goes to a neighbour that changes the figure before one that ties
+ * where the walk stands (kw_ofat_excursion_decide). Five binary knobs: a costs -0.5, b
+ * and c +1 each, t1 and t2 nothing (inert), and a + b + c together 3 less (98.5, the
+ * optimum; every pair of a, b, c loses or ties the baseline within the minimum effect,
+ * so the baseline is a local optimum and the probes' pairs do not leave it). Probes
+ * off, tabu 3: the excursion moves to a (99.5); from there a + t1 ties it, a + b and
+ * a + c cost 1. Moving onto the tie, the next round re-measures a's figures (a + t1 +
+ * b is a + b) and the third move is onto t2, another tie: the excursion ends at 99.5.
+ * Moving to a + b, its round holds a + b + c. validate_llama3_tpu decode seed 3 at 2%
+ * (the same walk: fuse_qkv, then gate_up.tile_n=256, a tie, and max_batch=4, another,
+ * while down.split_k=2 beside fuse_qkv had fuse_gate_up=on next to it, the exhaustive
+ * optimum). Every step of the journal is one knob (kw_journal_check in run_load). */
+static int tie_move_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && c->v[0] == 1 && c->v[1] == 1 && c->v[2] == 1)
+        for (int i = 0; i < 3; i++)
+            out->v[i] -= (i == 0 ? 0.8 : i == 1 ? 1.0 : 1.2) * 3.0;
+    return rc;
+}
+
+static double tie_move_run(int tabu)
+{
+    int nv[] = {2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 5, nv, 1);
+    static const char *const names[] = {"a", "b", "c", "t1", "t2"};
+    for (int k = 0; k < 5; k++)
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+    s.w[0][1] = -0.5;
+    s.w[1][1] = 1.0;
+    s.w[2][1] = 1.0;
+    s.ev.eval = tie_move_eval;
+    kw_engine_opts o = opts_for(1);
+    o.probes = 0;
+    o.tabu = tabu;
+    return run_best(&s, &o, NULL);
+}
+
+Test(engine, an_excursion_moves_off_a_plateau_before_along_it)
+{
+    cr_assert_float_eq(tie_move_run(3), 98.5, 1e-9, "the excursion stayed on the plateau");
+    cr_assert_float_eq(tie_move_run(0), 99.5, 1e-9, "without the excursion (the control)");
 }
