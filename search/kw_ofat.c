@@ -945,6 +945,76 @@ static void kw_ofat_fusion_find(kw_eng *E, kw_shape *s, const uint8_t *in_round)
  * 20 seeds 229 -> 230 of 239 at 2% with 1, no other cell moved) */
 #define KW_OFAT_FUSION_PAIRS 1
 
+/* The cheap estimate of c (opts.estimate), counted; NAN when there is none or it fails a
+ * guard. */
+static double kw_ofat_est_primary(kw_eng *E, kw_shape *s, const kw_cand *c)
+{
+    kw_metrics mt;
+    memset(&mt, 0, sizeof mt);
+    s->estimates++;
+    E->sum.estimates++;
+    int rc = E->ev->predict(E->ev->ctx, c, s->shape, &mt);
+    double e = rc == 0 && mt.guards[0] == '\0' ? mt.v[E->primary] : NAN;
+    kw_error_clear();
+    return e;
+}
+
+/* A fusion pair may take a change of the block that was never evaluated, from the
+ * incumbent nor from the baseline (the screen deferred it, kw_mf.h): of those, the one
+ * whose pair with the fusion change (group g, knob f) has the least cheap estimate,
+ * when that estimate is below the estimate of the pair with the measured change
+ * (bj[0], bw[0]; nb 0: none). The estimate ranks the block's tiles on the fused
+ * config, the kernel's own figure (stage 1, which it shares with the full
+ * evaluation), where a measured change alone ranks them on the unfused one.
+ * validate_small_mlp decode seeds 3 and 4 at 1% (12 evaluations): the optimum is
+ * fuse_gate_up = on with gate_up.tile_n = 64, which the first round deferred (its
+ * estimate alone the worst of the round, 6,059 us); the fusion pair took
+ * gate_up.tile_m = 256, measured +1.96% alone (its pair estimated 1,440 us, 553 us
+ * full), where tile_n = 64's pair is estimated 1,010 us and is the optimum, 495 us.
+ * Returns 1 + j x KW_VALUE_MAX + w for the change (j, w) that replaces the measured
+ * one, 0 for none. Estimates are pure functions of (candidate, shape): a resumed run
+ * plans the same pair. */
+static int kw_ofat_fusion_unmeasured(kw_eng *E, kw_shape *s, int g, int f, int nb,
+                                     const int *bj, const int *bw)
+{
+    kw_ofat_main *m = &((kw_ofat *)s->st)->main;
+    const kw_knobspace *ks = E->ks;
+    if (!E->o.estimate || !E->ev->predict)
+        return 0;
+    double lim = INFINITY;
+    if (nb > 0) {
+        kw_cand c = m->tp_step[g][0];
+        c.v[bj[0]] = (uint8_t)bw[0];
+        double e = kw_ofat_est_primary(E, s, &c);
+        if (isfinite(e))
+            lim = e;
+    }
+    int pick = 0;
+    for (int j = 0; j < ks->n_knobs; j++)
+        for (int w = 0; w < ks->knobs[j].n_values; w++) {
+            if (w == s->pos.v[j] || kw_ofat_frozen(E, j) || !kw_ofat_fuses_block(E, f, j) ||
+                (E->o.budget > 0 && m->poor[j][w]))
+                continue;
+            kw_cand a = s->pos, b = s->base, c = m->tp_step[g][0];
+            a.v[j] = (uint8_t)w;
+            b.v[j] = (uint8_t)w;
+            c.v[j] = (uint8_t)w;
+            kw_cst ca, cb;
+            kw_engine_stats_c(E, s, &a, &ca);
+            kw_engine_stats_c(E, s, &b, &cb);
+            if (ca.n == E->reps || cb.n == E->reps || kw_knobs_cand_violates(ks, &c) >= 0 ||
+                kw_ofat_banned(s, &c))
+                continue;
+            double e = kw_ofat_est_primary(E, s, &c);
+            if (isfinite(e) && e < lim) {
+                lim = e;
+                pick = 1 + j * KW_VALUE_MAX + w;
+            }
+        }
+    kw_error_clear();
+    return pick;
+}
+
 /* A fusion pair round's items (tp_kind 4): per group (a fusion knob's change), that change
  * plus each of the KW_OFAT_FUSION_PAIRS least-bad changes of the block it fuses.
  * Least bad: by a change's figure alone over its reference's, the reference the
@@ -961,7 +1031,7 @@ static int kw_ofat_fusion_items(kw_eng *E, kw_shape *s)
     kw_engine_stats_c(E, s, &s->pos, &inc);
     kw_engine_stats_c(E, s, &s->base, &base);
     for (int g = 0; g < m->tp_n; g++) {
-        int f, bj[KW_OFAT_FUSION_PAIRS], bw[KW_OFAT_FUSION_PAIRS], nb = 0;
+        int f, bj[KW_OFAT_FUSION_PAIRS] = {0}, bw[KW_OFAT_FUSION_PAIRS] = {0}, nb = 0;
         double br[KW_OFAT_FUSION_PAIRS] = {0}; /* gcc -Wmaybe-uninitialized: read only once set */
         kw_engine_step_check(&f, ks, &s->pos, &m->tp_step[g][0]);
         for (int j = 0; j < ks->n_knobs; j++)
@@ -996,6 +1066,12 @@ static int kw_ofat_fusion_items(kw_eng *E, kw_shape *s)
                     br[at] = r;
                 }
             }
+        int pick = kw_ofat_fusion_unmeasured(E, s, g, f, nb, bj, bw);
+        if (pick > 0) {
+            nb = 1;
+            bj[0] = (pick - 1) / KW_VALUE_MAX;
+            bw[0] = (pick - 1) % KW_VALUE_MAX;
+        }
         for (int i = 0, rc = 0; i < nb; i++) {
             kw_cand c = m->tp_step[g][0];
             c.v[bj[i]] = (uint8_t)bw[i];
