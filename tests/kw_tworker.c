@@ -13,6 +13,7 @@
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
  *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
+ *                   [--device-len N]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -24,6 +25,7 @@
  *   device: `make bench-mpi` measures how ranks share such waits).
  *   --samples-on K=V:TEXT: every sample of a matching request is TEXT as given
  *   (1e300, 0, nan: figures that cannot be measurements).
+ *   --device-len N: the ready line's device= text is N bytes long.
  */
 #include <math.h>
 #include <stdint.h>
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
     int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
-    long die_after = -1;
+    long die_after = -1, device_len = -1;
     const char *quality = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
                *short_on = NULL, *error_on = NULL, *samples_on = NULL;
@@ -118,6 +120,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--quality")) { quality = v; i++; }
         else if (v && !strcmp(a, "--sleep")) { sleep_s = atof(v); i++; }
         else if (v && !strcmp(a, "--samples-on")) { samples_on = v; i++; }
+        else if (v && !strcmp(a, "--device-len")) { device_len = atol(v); i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
@@ -132,7 +135,14 @@ int main(int argc, char **argv)
         printf("nope\n");
         return 0;
     }
-    printf("ready protocol=1 name=kw_tworker device=synthetic\n");
+    if (device_len >= 0) {
+        printf("ready protocol=1 name=kw_tworker device=");
+        for (long k = 0; k < device_len; k++)
+            putchar('d');
+        printf("\n");
+    } else {
+        printf("ready protocol=1 name=kw_tworker device=synthetic\n");
+    }
     gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
     long served = 0;
     while (fgets(line, sizeof line, stdin)) {

@@ -142,6 +142,28 @@ Test(exec, a_worker_that_cannot_start_is_a_clear_error)
     }
 }
 
+/* A ready line is a protocol line like any other, up to 65,536 bytes with its
+ * newline: a long device= text starts the worker (on main a ready line of 512
+ * bytes or more was "not a protocol line"), one past the limit does not. */
+Test(exec, a_long_ready_line_starts_the_worker)
+{
+    static const long lens[] = {600, 65000, 65600};
+    for (int i = 0; i < 3; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "--device-len %ld", lens[i]);
+        fixture f;
+        int rc = fx_open(&f, args, 0, 0, 0, 0);
+        if (lens[i] < 65536 - 64) {
+            cr_expect_eq(rc, 0, "%s: %s", args, kw_error_last());
+        } else {
+            cr_expect_eq(rc, KW_EIO, "%s: rc %d", args, rc);
+            cr_expect(strstr(kw_error_last(), "not a protocol line") != NULL, "%s",
+                      kw_error_last());
+        }
+        fx_close(&f);
+    }
+}
+
 Test(exec, crash_hang_garbage_and_worker_errors_fail_the_candidate_and_the_worker_restarts)
 {
     fixture f;

@@ -169,7 +169,7 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
 {
     *out = NULL;
     int rc = 0, sv[2] = {-1, -1};
-    char **envp = NULL;
+    char **envp = NULL, *ans = NULL;
     char proto[32], idx[32];
     kw_worker *w = calloc(1, sizeof *w);
     if (!w || !(w->buf = malloc(KW_WORKER_LINE_MAX + 1)))
@@ -227,13 +227,18 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
     sv[1] = -1;
     w->fd = sv[0];
     sv[0] = -1;
-    char ans[512];
+    /* a whole protocol line (README: up to 65,536 bytes): a ready line with a
+     * long device= text was refused as "not a protocol line" at 512 */
+    if (!(ans = malloc(KW_WORKER_LINE_MAX + 1))) {
+        rc = kw_error_set(KW_ENOMEM, "out of memory starting a worker");
+        goto fail;
+    }
     kw_worker_fault f = kw_w_write(w, "hello protocol=1");
     /* read its answer even when the hello could not be sent: a worker that
      * answers and exits at once (`echo nope`) may be gone before the hello
      * reaches it, its line still waiting in the socket; the message then
      * depended on who ran first ("exited with status 0" or "answered 'nope'") */
-    kw_worker_fault fr = kw_w_readline(w, ans, sizeof ans, o->start_timeout_s);
+    kw_worker_fault fr = kw_w_readline(w, ans, KW_WORKER_LINE_MAX + 1, o->start_timeout_s);
     if (f == KW_WORKER_OK || fr == KW_WORKER_OK)
         f = fr;
     /* Exit statuses (README "The worker protocol", Start): a command /bin/sh cannot
@@ -270,10 +275,12 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
     }
     if (!kw_w_get(ans, "name", w->name, sizeof w->name))
         snprintf(w->name, sizeof w->name, "unnamed");
+    free(ans);
     free(envp);
     *out = w;
     return 0;
 fail:
+    free(ans);
     if (sv[0] >= 0)
         close(sv[0]);
     if (sv[1] >= 0)
