@@ -72,9 +72,13 @@ typedef struct kw_src {
     char hash[KW_HASH_HEX_LEN];
 } kw_src;
 
-/* output 1: a file knobwise wrote (validate of a results.xml), read up to
- * KW_XML_MAX_OUTPUT_BYTES rather than the input limit. */
-static int kw_src_open_ex(kw_src *s, const char *name, int embedded, int output,
+/* output 1: a file that may be one knobwise wrote (validate's file): read as
+ * an input, or, when it is over the input limit and its root is <results> (a
+ * run's results.xml, which a run of many shapes writes over 4 MiB: 49 shapes
+ * of spaces/validate_small.xml, 4.4 MB), up to KW_XML_MAX_OUTPUT_BYTES as
+ * verify and export read it; *big says which (kw_xml_read_input_or: one open,
+ * the root found by libxml2). */
+static int kw_src_open_ex(kw_src *s, const char *name, int embedded, int output, int *big,
                           kw_xml_problems *p)
 {
     memset(s, 0, sizeof *s);
@@ -89,7 +93,7 @@ static int kw_src_open_ex(kw_src *s, const char *name, int embedded, int output,
         s->buf = (const char *)f->data;
         s->len = f->len;
     } else {
-        int rc = output ? kw_xml_read_output(&s->owned, &s->len, name, 0, p)
+        int rc = output ? kw_xml_read_input_or(&s->owned, &s->len, name, "results", big, p)
                         : kw_xml_read_file(&s->owned, &s->len, name, p);
         if (rc != 0)
             return rc;
@@ -101,40 +105,7 @@ static int kw_src_open_ex(kw_src *s, const char *name, int embedded, int output,
 
 static int kw_src_open(kw_src *s, const char *name, int embedded, kw_xml_problems *p)
 {
-    return kw_src_open_ex(s, name, embedded, 0, p);
-}
-
-/* 1 when the file at path is over the input limit and its first element, past
- * an XML declaration, comments and white space in its first
- * KW_LOAD_PEEK_BYTES, is <results>: a run's results.xml, which a run of many
- * shapes writes over 4 MiB (49 shapes of spaces/validate_small.xml: 4.4 MB),
- * so validate reads it with the limit of files knobwise writes, as verify and
- * export do. The parse still checks the root; any other file over 4 MiB is
- * refused unread, as before. */
-#define KW_LOAD_PEEK_BYTES 4096
-static int kw_load_big_results(const char *path)
-{
-    char why[KW_INPUT_WHY_MAX], head[KW_LOAD_PEEK_BYTES + 1];
-    int fd;
-    uint64_t size;
-    if (kw_input_open(&fd, &size, path, 0, why, sizeof why) != 0)
-        return 0;
-    long n = size > KW_XML_MAX_BYTES ? kw_input_read(fd, head, KW_LOAD_PEEK_BYTES) : -1;
-    close(fd);
-    if (n <= 0)
-        return 0;
-    head[n] = '\0';
-    const char *c = head;
-    for (;;) {
-        c += strspn(c, " \t\r\n");
-        const char *end = strncmp(c, "<?", 2) == 0      ? strstr(c + 2, "?>")
-                          : strncmp(c, "<!--", 4) == 0 ? strstr(c + 4, "-->")
-                                                        : NULL;
-        if (!end)
-            break;
-        c = end + (c[1] == '?' ? 2 : 3);
-    }
-    return strncmp(c, "<results", 8) == 0 && strchr(" \t\r\n>/", c[8]) != NULL && c[8] != '\0';
+    return kw_src_open_ex(s, name, embedded, 0, NULL, p);
 }
 
 static void kw_src_close(kw_src *s)
@@ -1368,13 +1339,17 @@ int kw_load_config_shape(const kw_config *c, const char *name)
     return -1;
 }
 
-int kw_load_validate_file(const char *path)
+int kw_load_validate_file(const char *path) { return kw_load_validate_file_root(path, NULL, 0); }
+
+int kw_load_validate_file_root(const char *path, char *root_out, size_t root_len)
 {
+    if (root_out && root_len > 0)
+        root_out[0] = '\0';
     kw_xml_problems p = {0};
     kw_src src;
     xmlDocPtr doc = NULL;
-    int output = kw_load_big_results(path);
-    int rc = kw_src_open_ex(&src, path, 0, output, &p);
+    int output = 0;
+    int rc = kw_src_open_ex(&src, path, 0, 1, &output, &p);
     if (rc == 0)
         rc = output ? kw_xml_parse_output(&doc, src.label, src.buf, src.len, &p)
                     : kw_xml_parse(&doc, src.label, src.buf, src.len, &p);
@@ -1385,11 +1360,13 @@ int kw_load_validate_file(const char *path)
     snprintf(rname, sizeof rname, "%s", (const char *)root->name);
     long rline = kw_xml_line(root);
     int has_ns = root->ns != NULL;
+    if (root_out && root_len > 0)
+        snprintf(root_out, root_len, "%s", rname);
     if (has_ns) {
         kw_xml_problem(&p, path, rline, "root element '%s' has a namespace: knobwise files use none",
                        rname);
         rc = KW_EINPUT;
-    } else if (output && strcmp(rname, "results") != 0) { /* NEVER: the peek saw <results */
+    } else if (output && strcmp(rname, "results") != 0) { /* NEVER: libxml2's peek saw <results> */
         kw_xml_problem(&p, path, 1, "file is over the %u MiB limit for input files",
                        KW_XML_MAX_BYTES >> 20);
         rc = KW_EINPUT;

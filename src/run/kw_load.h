@@ -19,6 +19,11 @@ void kw_load_config_free(kw_config *c);
 /* Validate any knobwise input file by its root element (space, accelerator,
  * workload, results); for a space, also the files it names. */
 int kw_load_validate_file(const char *path);
+/* kw_load_validate_file, and root_out (root_len bytes) gets the root
+ * element's name when the file parsed ("" when it did not): validate checks a
+ * space's or workload's traces and model from it, and reads nothing else
+ * again. */
+int kw_load_validate_file_root(const char *path, char *root_out, size_t root_len);
 
 /* Single-file loaders (used by the above and by tests). */
 int kw_load_accel(kw_accel *out, const char *path);

@@ -145,6 +145,12 @@ static void kw_xml_init_once(void)
 
 static void kw_xml_init(void) { pthread_once(&kw_xml_once, kw_xml_init_once); }
 
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *kw_xml_err_t;
+#else
+typedef xmlErrorPtr kw_xml_err_t;
+#endif
+
 /* ---------------- reading ---------------- */
 
 /* The limit's name in messages: inputs people write, or files knobwise wrote. */
@@ -153,39 +159,28 @@ static const char *kw_xml_limit_what(size_t max)
     return max > KW_XML_MAX_BYTES ? "files knobwise writes" : "input files";
 }
 
-static int kw_xml_read(char **out, size_t *len, const char *path, int own, size_t max,
-                       kw_xml_problems *p)
+/* The rest of a file opened by kw_xml_read*: `head` (head_n bytes already
+ * read from fd) first, then the rest, at most one byte past max (a file
+ * growing under us is still bounded). Closes fd. */
+static int kw_xml_read_rest(char **out, size_t *len, int fd, uint64_t size, size_t max,
+                            const char *path, const char *head, size_t head_n,
+                            kw_xml_problems *p)
 {
-    *out = NULL;
-    *len = 0;
-    char *buf = NULL;
-    char why[KW_INPUT_WHY_MAX];
-    int fd;
-    uint64_t size;
-    /* kw_input_open: a FIFO does not block, a device or folder is refused, the
-     * size is checked on the open descriptor; a run folder's own file is
-     * never read through a symbolic link (kw_runfile_open). */
-    int rc = kw_runfile_open(&fd, &size, path, max, own, why, sizeof why);
-    if (rc != 0) {
-        if (rc == KW_EINPUT && size > max)
-            kw_xml_problem(p, path, 1, "file is %llu bytes, over the %zu MiB limit for %s",
-                           (unsigned long long)size, max >> 20, kw_xml_limit_what(max));
-        else
-            kw_xml_problem(p, path, 0, "%s", why);
-        return KW_EINPUT;
-    }
-    /* Read at most one byte past the limit: a file growing under us is still bounded. */
     size_t cap = (size_t)size + 1 > max + 1 ? max + 1 : (size_t)size + 1;
-    buf = malloc(cap + 1);
+    if (cap < head_n + 1)
+        cap = head_n + 1;
+    char *buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
         return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
     }
-    long n = kw_input_read(fd, buf, cap);
+    memcpy(buf, head, head_n);
+    long n = kw_input_read(fd, buf + head_n, cap - head_n);
     if (n < 0) {
         kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
         goto fail;
     }
+    n += (long)head_n;
     if ((size_t)n == cap && cap <= max) {
         /* the file grew since it was opened: read on up to the limit */
         char *nb = realloc(buf, max + 2);
@@ -216,6 +211,137 @@ fail:
     free(buf);
     close(fd);
     return KW_EINPUT;
+}
+
+/* The open every read shares: kw_input_open (a FIFO does not block, a device
+ * or folder is refused, the size is checked on the open descriptor), a run
+ * folder's own file never through a symbolic link (kw_runfile_open). */
+static int kw_xml_open(int *fd, uint64_t *size, const char *path, int own, size_t max,
+                       kw_xml_problems *p)
+{
+    char why[KW_INPUT_WHY_MAX];
+    int rc = kw_runfile_open(fd, size, path, max, own, why, sizeof why);
+    if (rc == 0)
+        return 0;
+    if (rc == KW_EINPUT && max > 0 && *size > max)
+        kw_xml_problem(p, path, 1, "file is %llu bytes, over the %zu MiB limit for %s",
+                       (unsigned long long)*size, max >> 20, kw_xml_limit_what(max));
+    else
+        kw_xml_problem(p, path, 0, "%s", why);
+    return KW_EINPUT;
+}
+
+static int kw_xml_read(char **out, size_t *len, const char *path, int own, size_t max,
+                       kw_xml_problems *p)
+{
+    *out = NULL;
+    *len = 0;
+    int fd;
+    uint64_t size;
+    if (kw_xml_open(&fd, &size, path, own, max, p) != 0)
+        return KW_EINPUT;
+    return kw_xml_read_rest(out, len, fd, size, max, path, NULL, 0, p);
+}
+
+/* The first element's name, as libxml2's push parser sees it in the first
+ * head_n bytes of a file (name "" when it does not get that far: a DOCTYPE,
+ * malformed text, a prolog longer than the head). Nothing is kept. */
+typedef struct kw_xml_peek {
+    char name[64];
+} kw_xml_peek;
+
+static void kw_xml_peek_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                              const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                              int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+    (void)prefix;
+    (void)uri;
+    (void)nb_namespaces;
+    (void)namespaces;
+    (void)nb_attributes;
+    (void)nb_defaulted;
+    (void)attributes;
+    xmlParserCtxtPtr ctxt = ctx;
+    kw_xml_peek *pk = ctxt->_private;
+    if (pk->name[0] == '\0')
+        snprintf(pk->name, sizeof pk->name, "%s", (const char *)localname);
+    xmlStopParser(ctxt);
+}
+
+static void kw_xml_peek_doctype(void *ctx, const xmlChar *name, const xmlChar *ext_id,
+                                const xmlChar *sys_id)
+{
+    (void)name;
+    (void)ext_id;
+    (void)sys_id;
+    xmlStopParser(ctx);
+}
+
+static void kw_xml_peek_quiet(void *ctx, kw_xml_err_t err)
+{
+    (void)ctx;
+    (void)err;
+}
+
+static void kw_xml_peek_root(kw_xml_peek *pk, const char *head, size_t head_n, const char *label)
+{
+    pk->name[0] = '\0';
+    if (head_n < 4 || memchr(head, '\0', head_n) != NULL)
+        return;
+    kw_xml_init();
+    xmlSAXHandler sax;
+    memset(&sax, 0, sizeof sax);
+    sax.initialized = XML_SAX2_MAGIC;
+    sax.startElementNs = kw_xml_peek_start;
+    sax.internalSubset = kw_xml_peek_doctype;
+    sax.serror = (xmlStructuredErrorFunc)kw_xml_peek_quiet;
+    /* the first 4 bytes choose the encoding, as libxml2's push interface asks */
+    xmlParserCtxtPtr ctxt = xmlCreatePushParserCtxt(&sax, NULL, head, 4, label);
+    if (!ctxt)
+        return;
+    xmlCtxtUseOptions(ctxt, KW_XML_OPTIONS);
+    ctxt->_private = pk;
+    kw_xml_active = 1;
+    xmlParseChunk(ctxt, head + 4, (int)(head_n - 4), 0);
+    kw_xml_active = 0;
+    ctxt->_private = NULL;
+    if (ctxt->myDoc)
+        xmlFreeDoc(ctxt->myDoc);
+    ctxt->myDoc = NULL;
+    xmlFreeParserCtxt(ctxt);
+}
+
+#define KW_XML_PEEK_BYTES 4096
+int kw_xml_read_input_or(char **out, size_t *len, const char *path, const char *big_root,
+                         int *big, kw_xml_problems *p)
+{
+    *out = NULL;
+    *len = 0;
+    *big = 0;
+    int fd;
+    uint64_t size;
+    if (kw_xml_open(&fd, &size, path, 0, 0, p) != 0)
+        return KW_EINPUT;
+    if (size <= KW_XML_MAX_BYTES)
+        return kw_xml_read_rest(out, len, fd, size, KW_XML_MAX_BYTES, path, NULL, 0, p);
+    char head[KW_XML_PEEK_BYTES];
+    long n = kw_input_read(fd, head, sizeof head);
+    if (n < 0) {
+        kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
+        close(fd);
+        return KW_EINPUT;
+    }
+    kw_xml_peek pk;
+    kw_xml_peek_root(&pk, head, (size_t)n, path);
+    size_t max = strcmp(pk.name, big_root) == 0 ? KW_XML_MAX_OUTPUT_BYTES : KW_XML_MAX_BYTES;
+    if (size > max) {
+        kw_xml_problem(p, path, 1, "file is %llu bytes, over the %zu MiB limit for %s",
+                       (unsigned long long)size, max >> 20, kw_xml_limit_what(max));
+        close(fd);
+        return KW_EINPUT;
+    }
+    *big = 1;
+    return kw_xml_read_rest(out, len, fd, size, max, path, head, (size_t)n, p);
 }
 
 int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems *p)
@@ -297,12 +423,6 @@ static void kw_xml_sax_end(void *ctx, const xmlChar *localname, const xmlChar *p
     st->depth--;
     st->end(ctx, localname, prefix, uri);
 }
-
-#if LIBXML_VERSION >= 21200
-typedef const xmlError *kw_xml_err_t;
-#else
-typedef xmlErrorPtr kw_xml_err_t;
-#endif
 
 static void kw_xml_parse_error(void *ctx, kw_xml_err_t err)
 {

@@ -57,6 +57,14 @@ int kw_xml_read_file(char **out, size_t *len, const char *path, kw_xml_problems 
  * a run folder's own (export RUN: RUN/results.xml), whether or not its folder
  * holds a journal: never through a symbolic link. */
 int kw_xml_read_output(char **out, size_t *len, const char *path, int own, kw_xml_problems *p);
+/* One open of a file that is an input (read up to KW_XML_MAX_BYTES) unless it
+ * is over that limit and libxml2, reading its first 4 KiB, finds its first
+ * element is <big_root> (validate of a run's results.xml): then it is read up
+ * to KW_XML_MAX_OUTPUT_BYTES and *big is 1. Any other file over the input
+ * limit is refused after those 4 KiB, "over the 4 MiB limit for input files".
+ * The parse still checks the root. */
+int kw_xml_read_input_or(char **out, size_t *len, const char *path, const char *big_root,
+                         int *big, kw_xml_problems *p);
 
 /* Parse buf safely; label names the input in messages. *out is owned by the
  * caller (xmlFreeDoc). Returns 0 or KW_EINPUT with the problems recorded. */
