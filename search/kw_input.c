@@ -60,9 +60,15 @@ int kw_input_open_as(int *fd, uint64_t *bytes, const char *path, uint64_t max_by
             snprintf(why, why_len, "%s", link_why);
             return KW_EINPUT;
         }
+        if (!S_ISREG(seen.st_mode)) {
+            snprintf(why, why_len, "is %s, not a regular file", kw_input_kind(seen.st_mode));
+            return KW_EINPUT;
+        }
     }
-    int f = open(path, ((how & KW_INPUT_RDWR) ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK |
-                       O_NOCTTY);
+    int mode = (how & KW_INPUT_RDWR)     ? O_RDWR
+               : (how & KW_INPUT_APPEND) ? O_WRONLY | O_APPEND
+                                         : O_RDONLY;
+    int f = open(path, mode | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (f < 0) {
         snprintf(why, why_len, "cannot open: %s", strerror(errno));
         return KW_EIO;

@@ -37,12 +37,17 @@ int kw_input_open(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes
  * files of its own" when it is one or when what was opened is not the file
  * lstat saw (same device and inode: a link or another file swapped in between
  * has another inode, so there is no window), KW_EIO "cannot open: ..." when
- * there is no such file; KW_INPUT_RDWR, opened read-write (a journal resealed
- * in place). The one implementation of both rules: kw_runfile_open and the
+ * there is no such file, and anything lstat finds that is not a regular
+ * file is refused before it is opened (a FIFO opened for writing would wait
+ * for a reader); KW_INPUT_RDWR, opened read-write (a journal resealed
+ * in place); KW_INPUT_APPEND, below. The one implementation of both rules: kw_runfile_open and the
  * journal's reader use it. */
 #define KW_INPUT_NOFOLLOW 1
 #define KW_INPUT_LINK_WHY "is a symbolic link; a run folder's own files are always files of its own"
 #define KW_INPUT_RDWR 2
+/* opened write-only for appending (the journal writer of a resumed run, and
+ * its truncation of a torn record): the same checks, nothing created */
+#define KW_INPUT_APPEND 4
 int kw_input_open_as(int *fd, uint64_t *bytes, const char *path, uint64_t max_bytes, int how,
                      char *why, size_t why_len);
 

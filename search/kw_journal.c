@@ -250,6 +250,8 @@ void kw_journal_buf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, co
 
 /* ------------------------------------------------------------------ writer */
 
+static int kw_journal_open_file(int *fd, const char *path, int how);
+
 struct kw_jwriter {
     int fd;
     char *path;
@@ -281,14 +283,22 @@ int kw_journal_writer_open(kw_jwriter **out, const char *path, const uint32_t *o
     w->no_sync = no_sync;
     /* never through a symbolic link (a link planted at RUN/journal would put
      * the journal outside the run folder); a new journal is created, never
-     * taken over (O_EXCL), a resumed one must already be there */
-    int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (n_old == 0 ? O_CREAT | O_EXCL : 0);
-    w->fd = open(path, flags, 0644);
-    if (w->fd < 0) {
-        int err = errno;
-        int rc = kw_error_set(err == ELOOP || err == EEXIST ? KW_EINPUT : KW_EIO,
+     * taken over (O_EXCL: a link or anything else there is refused), a
+     * resumed one must already be there and is opened as its reader opened
+     * it (kw_journal_open_file: a regular file, not a link, the file lstat saw) */
+    int rc = 0;
+    if (n_old == 0) {
+        w->fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0644);
+        if (w->fd < 0) {
+            int err = errno;
+            rc = kw_error_set(err == ELOOP || err == EEXIST ? KW_EINPUT : KW_EIO,
                               "%s: cannot open the journal: %s", path,
                               err == ELOOP ? "it is a symbolic link" : strerror(err));
+        }
+    } else {
+        rc = kw_journal_open_file(&w->fd, path, KW_INPUT_APPEND);
+    }
+    if (rc != 0) {
         kw_journal_writer_free(w);
         return rc;
     }
@@ -359,10 +369,10 @@ void kw_journal_writer_free(kw_jwriter *w)
 
 int kw_journal_truncate(const char *path, long bytes)
 {
-    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return kw_error_set(KW_EIO, "%s: cannot open to truncate: %s", path, strerror(errno));
-    int rc = 0;
+    int fd;
+    int rc = kw_journal_open_file(&fd, path, KW_INPUT_APPEND);
+    if (rc != 0)
+        return rc;
     if (ftruncate(fd, (off_t)bytes) != 0 || fsync(fd) != 0)
         rc = kw_error_set(KW_EIO, "%s: cannot truncate: %s", path, strerror(errno));
     close(fd);
@@ -1202,17 +1212,18 @@ typedef struct kw_jread {
     double mbuf[KW_METRIC_MAX];
 } kw_jread;
 
-/* The one open of an existing journal (the reader, kw_journal_reseal): a
- * regular file only (a FIFO would block open(), /dev/zero never ends), never
- * through a symbolic link out of the run folder: kw_input_open_as with
- * KW_INPUT_NOFOLLOW, the rule kw_runfile_open keeps for a run folder's other
- * files. rdwr: read-write (reseal). *fd blocking on success. */
-static int kw_journal_open_file(int *fd, const char *path, int rdwr)
+/* The one open of an existing journal (the reader, kw_journal_reseal, the
+ * writer of a resumed run, kw_journal_truncate): a regular file only (a FIFO
+ * would block open(), /dev/zero never ends), never through a symbolic link
+ * out of the run folder: kw_input_open_as with KW_INPUT_NOFOLLOW, the rule
+ * kw_runfile_open keeps for a run folder's other files. how: 0 (read),
+ * KW_INPUT_RDWR (reseal) or KW_INPUT_APPEND (the writer, truncate). *fd
+ * blocking on success. */
+static int kw_journal_open_file(int *fd, const char *path, int how)
 {
     char why[KW_INPUT_WHY_MAX];
     uint64_t bytes;
-    int rc = kw_input_open_as(fd, &bytes, path, 0, KW_INPUT_NOFOLLOW | (rdwr ? KW_INPUT_RDWR : 0),
-                              why, sizeof why);
+    int rc = kw_input_open_as(fd, &bytes, path, 0, KW_INPUT_NOFOLLOW | how, why, sizeof why);
     if (rc == 0)
         return 0;
     if (rc == KW_EINPUT && strncmp(why, KW_INPUT_LINK_WHY, sizeof KW_INPUT_LINK_WHY - 1) == 0)
@@ -1948,7 +1959,7 @@ int kw_journal_check(const kw_journal *j)
 
 int kw_journal_reseal(const char *path)
 {
-    int fd, rc = kw_journal_open_file(&fd, path, 1); /* one descriptor: read, then rewrite */
+    int fd, rc = kw_journal_open_file(&fd, path, KW_INPUT_RDWR); /* one descriptor: read, then rewrite */
     if (rc != 0)
         return rc;
     FILE *f = fdopen(fd, "r+b");

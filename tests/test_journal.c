@@ -696,6 +696,51 @@ Test(journal, writer_replay_detects_a_diverging_record)
     kw_synth_rmdir(dir);
 }
 
+/* The writer of a resumed run and kw_journal_truncate open the journal as its
+ * reader does (kw_journal_open_file: kw_input_open_as, no-follow): a FIFO put
+ * at the journal is refused at once (the old open(O_WRONLY|O_NOFOLLOW) waited
+ * for a reader for ever: this test timed out on the old binary), and so is a
+ * folder (old: exit-1 "Is a directory" for the writer, I/O not input) and a
+ * link (old: the writer said "it is a symbolic link", truncate KW_EIO). */
+Test(journal, the_writer_and_truncate_open_the_journal_as_the_reader_does, .timeout = 20)
+{
+    char dir[64], jp[96], fifo[128], sub[128], link[128];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    cr_assert_eq(kw_synth_spit(jp, "H format=1 crc=00000000\n", 24), 0);
+    uint32_t crcs[1] = {0};
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(link, sizeof link, "%s/link", dir);
+    cr_assert_eq(symlink(jp, link), 0);
+    const char *bad[3] = {fifo, sub, link};
+    const char *say[3] = {"not a regular file", "not a regular file", "symbolic link"};
+    for (int i = 0; i < 3; i++) {
+        kw_jwriter *w = NULL;
+        cr_assert_eq(kw_journal_writer_open(&w, bad[i], crcs, 1, 1), KW_EINPUT, "%s", bad[i]);
+        cr_assert(strstr(kw_error_last(), say[i]), "%s", kw_error_last());
+        cr_assert_eq(kw_journal_truncate(bad[i], 0), KW_EINPUT, "%s", bad[i]);
+        cr_assert(strstr(kw_error_last(), say[i]), "%s", kw_error_last());
+    }
+    long n;
+    char *kept = kw_synth_slurp(jp, &n);
+    cr_assert_eq(n, 24, "the journal behind the link was truncated");
+    free(kept);
+    /* the journal itself still opens for appending, and truncates */
+    kw_jwriter *w = NULL;
+    cr_assert_eq(kw_journal_writer_open(&w, jp, crcs, 1, 1), 0, "%s", kw_error_last());
+    kw_journal_writer_free(w);
+    cr_assert_eq(kw_journal_truncate(jp, 2), 0, "%s", kw_error_last());
+    kept = kw_synth_slurp(jp, &n);
+    cr_assert_eq(n, 2);
+    free(kept);
+    unlink(fifo);
+    rmdir(sub);
+    unlink(link);
+    kw_synth_rmdir(dir);
+}
+
 Test(journal, names_round_trip)
 {
     for (int d = KW_DECIDE_ACCEPT; d <= KW_DECIDE_CONSTRAINT; d++)
