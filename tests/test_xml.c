@@ -176,6 +176,57 @@ Test(xml, big_line_numbers)
     free(s);
 }
 
+/* A file knobwise wrote (parsed with the 512 MiB limit) holds at most one
+ * element or attribute per KW_XML_OUTPUT_BYTES_PER_NODE bytes of any first
+ * part of it: a crafted run of <x/> (20 million of them, 80 MB, took 2.6 GB
+ * and 13 s before libxml2 gave up) is stopped in its first kilobytes, the
+ * line named. The old parser built the whole tree (rc 0 here). A file as
+ * dense as the writer's densest line, every line
+ * <knob name="fuse_qkv" value="on"/> indented (13.7 bytes a node), and one of
+ * 1,000 bare elements (the 1,024 allowance) are read; inputs (the 4 MiB
+ * limit) are not capped. */
+/* head, n copies of unit, tail: a malloc'd text of *len bytes. */
+static char *repeated(const char *head, const char *unit, int n, const char *tail, size_t *len)
+{
+    size_t h = strlen(head), u = strlen(unit), t = strlen(tail);
+    *len = h + u * (size_t)n + t;
+    char *s = malloc(*len + 1);
+    cr_assert(s);
+    memcpy(s, head, h);
+    for (int i = 0; i < n; i++)
+        memcpy(s + h + u * (size_t)i, unit, u);
+    memcpy(s + h + u * (size_t)n, tail, t + 1);
+    return s;
+}
+
+Test(xml, a_file_knobwise_wrote_holds_nodes_in_proportion_to_its_bytes)
+{
+    size_t n;
+    char *crafted = repeated("<results>\n", "<x/>", 100000, "\n</results>\n", &n);
+    xmlDocPtr doc = NULL;
+    kw_xml_problems p = {0};
+    cr_assert_eq(kw_xml_parse_output(&doc, "big.xml", crafted, n, &p), KW_EINPUT);
+    cr_assert_null(doc);
+    cr_assert(strstr(p.text, "big.xml:2: ") && strstr(p.text, "at most one per 8 bytes"), "%s",
+              p.text);
+    kw_xml_problems q = {0};
+    cr_assert_eq(kw_xml_parse(&doc, "in.xml", crafted, n, &q), 0, "%s", q.text);
+    xmlFreeDoc(doc);
+    free(crafted);
+    char *dense = repeated("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>\n",
+                           "      <knob name=\"fuse_qkv\" value=\"on\"/>\n", 100000,
+                           "</results>\n", &n);
+    kw_xml_problems r = {0};
+    cr_assert_eq(kw_xml_parse_output(&doc, "dense.xml", dense, n, &r), 0, "%s", r.text);
+    xmlFreeDoc(doc);
+    free(dense);
+    char *few = repeated("<results>", "<x/>", 1000, "</results>", &n);
+    kw_xml_problems t = {0};
+    cr_assert_eq(kw_xml_parse_output(&doc, "few.xml", few, n, &t), 0, "%s", t.text);
+    xmlFreeDoc(doc);
+    free(few);
+}
+
 Test(xml, read_file_limits)
 {
     char *dir = kw_tl_tmpdir("kwtest");
