@@ -102,10 +102,10 @@ static void kw_t_field(char *buf, size_t len, const char *line, int i)
     snprintf(buf, len, "%.*s", (int)strcspn(line, ",\n"), line);
 }
 
-/* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX and
- * KW_MAPPINGS_HEADER_FIGURES):
- * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from */
-#define KW_T_TRAILING 9
+/* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX,
+ * KW_MAPPINGS_HEADER_FIGURES and KW_MAPPINGS_HEADER_ROWS):
+ * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows */
+#define KW_T_TRAILING 10
 
 static int kw_t_ncols(void)
 {
@@ -215,7 +215,7 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     int ncols = kw_t_ncols();
     for (int s = 0; s < KW_T_NSHAPES; s++) {
         char want[256], p95[64];
-        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 4);
+        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 5);
         snprintf(want, sizeof want, "\"name\": \"%s\"", kw_t_shapes[s]);
         const char *blk = strstr(json, want), *pred = blk ? strstr(blk, "\"predicted\": ") : NULL;
         cr_assert(pred != NULL);

@@ -415,6 +415,35 @@ static void kw_t_damaged(const char *name, const char *text, const char *want)
     free(p);
 }
 
+/* file_rows (added at the end, after figures_from): the number of shape rows,
+ * the same on every row. CSV has no end mark: a mappings.csv cut exactly at a
+ * line end read as fewer shapes (the old reader opened the three files below
+ * whose rows disagree with file_rows: rc 0). A whole file opens, and one from
+ * before the column is read without the check (kw_t_prefill_only_csv and
+ * mappings_csv_figures_from's). */
+Test(lib, mappings_csv_cut_at_a_line_end_is_refused)
+{
+    static const char head[] = "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,"
+                               "streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows\n";
+    static const char r1[] = "pa,00000000000000e1,,64,prefill,1,512,0,1,100.5,120.25,,model,3\n";
+    static const char r2[] = "pb,00000000000000e1,pa,64,prefill,2,512,0,1,300,400,,model,3\n";
+    static const char r3[] = "pc,00000000000000e2,,32,prefill,4,512,0,1,,,,,3\n";
+    char whole[1024], cut[1024], odd[1024];
+    snprintf(whole, sizeof whole, "%s%s%s%s", head, r1, r2, r3);
+    snprintf(cut, sizeof cut, "%s%s%s", head, r1, r2);
+    knobwise_table *t = kw_t_open_text("mappings.csv", whole);
+    cr_assert_eq(knobwise_table_count(t), 3);
+    cr_assert_eq(knobwise_table_knob_count(t), 1, "file_rows is not a knob");
+    knobwise_table_free(t);
+    kw_t_damaged("cut.csv", cut, ":3: the file ends after 2 of its 3 shape rows (file_rows): cut short");
+    snprintf(odd, sizeof odd, "%s%s%s", head, r1,
+             "pb,00000000000000e1,pa,64,prefill,2,512,0,1,300,400,,model,2\n");
+    kw_t_damaged("odd.csv", odd, ":3: file_rows is '2', not the number of shape rows");
+    snprintf(odd, sizeof odd, "%s%s%s%s%s", head, r1, r2, r3,
+             "pd,00000000000000e2,,32,prefill,8,512,0,1,,,,,3\n");
+    kw_t_damaged("long.csv", odd, ":5: file_rows is '3', not the number of shape rows");
+}
+
 Test(lib, damaged_files)
 {
     /* truncated in the middle of the second shape */

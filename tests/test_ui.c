@@ -215,15 +215,26 @@ Test(ui, mappings_csv_ends_with_the_shape_and_its_predicted_tail)
     fclose(f);
     /* the contract's first columns, the knobs, then the added ones at the end */
     cr_assert(strncmp(csv, "shape,config_id,borrowed_from,", 30) == 0, "%.100s", csv);
-    const char *tail = ",phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from\n";
+    const char *tail =
+        ",phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows\n";
     const char *nl = strchr(csv, '\n');
     cr_assert(nl && (size_t)(nl + 1 - csv) > strlen(tail) &&
                   strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%.400s", csv);
-    /* a model run: every row's figures are the model's */
+    /* a model run: every row's figures are the model's; file_rows, last, is
+     * the number of rows on every row */
     int rows = 0;
-    for (const char *l = strchr(csv, '\n') + 1; *l; l = strchr(l, '\n') + 1, rows++)
-        cr_assert(strncmp(strchr(l, '\n') - 6, ",model", 6) == 0, "%.300s", l);
+    long said[64];
+    for (const char *l = strchr(csv, '\n') + 1; *l; l = strchr(l, '\n') + 1, rows++) {
+        const char *last = strchr(l, '\n');
+        while (last[-1] != ',')
+            last--;
+        cr_assert(strncmp(last - 7, ",model,", 7) == 0, "%.300s", l);
+        cr_assert_lt(rows, 64);
+        said[rows] = strtol(last, NULL, 10);
+    }
     cr_assert_gt(rows, 1);
+    for (int i = 0; i < rows; i++)
+        cr_assert_eq(said[i], rows, "row %d: file_rows %ld, the file has %d", i + 1, said[i], rows);
     int c_phase = header_col(csv, "phase"), c_batch = header_col(csv, "batch"),
         c_seq = header_col(csv, "seq"), c_kv = header_col(csv, "kv_len"),
         c_streams = header_col(csv, "streams"), c_p95 = header_col(csv, "p95_us"),

@@ -323,7 +323,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
     }
     /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
-    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "\n");
+    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "\n");
     int rc = 0;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
@@ -350,9 +350,10 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
         kw_sbuf_csv(&b, x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags);
         /* a measured run measured only the shapes it tuned: the others'
          * figures are the model's (kw_recommend_one), and the file says so */
-        kw_sbuf_printf(&b, ",%s\n", i95 < 0 && i99 < 0                ? ""
-                                    : rs->info.measured && x.tuned >= 0 ? KW_MAPPINGS_MEASURED
-                                                                        : KW_MAPPINGS_MODEL);
+        kw_sbuf_printf(&b, ",%s", i95 < 0 && i99 < 0                ? ""
+                                  : rs->info.measured && x.tuned >= 0 ? KW_MAPPINGS_MEASURED
+                                                                      : KW_MAPPINGS_MODEL);
+        kw_sbuf_printf(&b, ",%d\n", r->cfg->space.n_shapes);
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;

@@ -58,6 +58,9 @@ static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
 /* After those, read when present (files from before it lack it): where
  * p95_us/p99_us come from (KW_MAPPINGS_HEADER_FIGURES: "measured" or "model") */
 #define KNOBWISE_CSV_FIGURES KW_MAPPINGS_HEADER_FIGURES
+/* and then, read when present (files from before it lack it): the number of
+ * shape rows (KW_MAPPINGS_HEADER_ROWS), so a file cut at a line end is refused */
+#define KNOBWISE_CSV_ROWS KW_MAPPINGS_HEADER_ROWS
 #define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
 /* Knobs a table may have: knobwise's own limit (KW_KNOB_MAX, search/kw_search.h)
  * with room to spare; it also bounds the duplicate-name checks at open. */
@@ -507,7 +510,8 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
     if (!(f = malloc((size_t)max * sizeof *f)))
         return knobwise_oom(t);
     n = knobwise_csv_record(&pos, f, max, &line);
-    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0, fig_col = -1;
+    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0, fig_col = -1, rows_col = -1;
+    long rows = 0, last = 1; /* file_rows, and the line of the last row read */
     for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
         dim_col[d] = -1;
     if (n < KNOBWISE_CSV_FIXED + 1 || strcmp(f[0], "shape") || strcmp(f[1], "config_id") ||
@@ -540,6 +544,8 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             }
         if (strcmp(f[i], KNOBWISE_CSV_FIGURES) == 0)
             fig_col = i;
+        if (strcmp(f[i], KNOBWISE_CSV_ROWS) == 0)
+            rows_col = i;
     }
     if (n_dims != 0 && n_dims != KNOBWISE_CSV_NDIMS) {
         rc = kw_error_set(KW_EINPUT, "%s:1: the columns after the knobs go together (%s)", t->path,
@@ -551,7 +557,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                           "it describes (%s)", t->path, KW_MAPPINGS_HEADER_SUFFIX);
         goto done;
     }
-    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims - (fig_col >= 0);
+    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims - (fig_col >= 0) - (rows_col >= 0);
     int *knob_col = malloc((size_t)t->n_knobs * sizeof *knob_col);
     t->knobs = knobwise_alloc(t, (size_t)t->n_knobs * sizeof *t->knobs);
     if (!knob_col || !t->knobs) {
@@ -560,7 +566,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
         goto done;
     }
     for (int i = KNOBWISE_CSV_FIXED, k = 0; i < n; i++) {
-        int is_dim = i == fig_col;
+        int is_dim = i == fig_col || i == rows_col;
         for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
             is_dim |= dim_col[d] == i;
         if (is_dim)
@@ -669,9 +675,24 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                               : fg[0]                                 ? KW_MAPPINGS_MODEL
                                                                       : "";
         }
+        if (rows_col >= 0) {
+            long v;
+            if (knobwise_parse_count(&v, f[rows_col]) != 0 || (rows > 0 && v != rows) ||
+                (long)t->n_entries > v) {
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: " KNOBWISE_CSV_ROWS " is '%s', not the "
+                                  "number of shape rows in the file%s", t->path, at, f[rows_col],
+                                  rows > 0 ? " that the rows before it give" : "");
+                goto done_cols;
+            }
+            rows = v;
+        }
+        last = at;
     }
     if (t->n_entries == 0)
         rc = kw_error_set(KW_EINPUT, "%s: no shape rows after the header", t->path);
+    else if (rows_col >= 0 && (long)t->n_entries != rows)
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: the file ends after %d of its %ld shape rows ("
+                          KNOBWISE_CSV_ROWS "): cut short", t->path, last, t->n_entries, rows);
 done_cols:
     free(knob_col);
 done:

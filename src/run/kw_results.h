@@ -50,6 +50,11 @@
  * run: measured kernels, simulated serving) or KW_MAPPINGS_MODEL (the model:
  * a model run's rows, and on a measured run the rows it did not tune) */
 #define KW_MAPPINGS_HEADER_FIGURES "figures_from"
+/* and after that (added at the end, read when present): the number of shape
+ * rows in the file, the same on every row, so that a file cut at a line end
+ * (a copy or a disk that stopped early) is refused rather than read as fewer
+ * shapes: CSV has no end mark of its own */
+#define KW_MAPPINGS_HEADER_ROWS "file_rows"
 /* What the header line of every mappings.csv recommend --all writes holds:
  * recommend --all -o FILE --force replaces only a file that holds it
  * (kw_runfolder_output). */
