@@ -14,6 +14,7 @@
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
  *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
  *                   [--device-len N]
+ *                   [--deaf-on K=V]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -26,6 +27,10 @@
  *   --samples-on K=V:TEXT: every sample of a matching request is TEXT as given
  *   (1e300, 0, nan: figures that cannot be measurements).
  *   --device-len N: the ready line's device= text is N bytes long.
+ *   --deaf-on K=V: from a request holding K=V on, it reads nothing more and
+ *   answers blind, forever, the next ids with as many samples (a worker that
+ *   stops reading while it goes on answering: knobwise's requests fill the
+ *   socket until its writes must time out).
  */
 #include <math.h>
 #include <stdint.h>
@@ -97,7 +102,8 @@ int main(int argc, char **argv)
     long die_after = -1, device_len = -1;
     const char *quality = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
-               *short_on = NULL, *error_on = NULL, *samples_on = NULL;
+               *short_on = NULL, *error_on = NULL, *samples_on = NULL,
+               *deaf_on = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--flat")) flat = 1;
@@ -121,6 +127,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--sleep")) { sleep_s = atof(v); i++; }
         else if (v && !strcmp(a, "--samples-on")) { samples_on = v; i++; }
         else if (v && !strcmp(a, "--device-len")) { device_len = atol(v); i++; }
+        else if (v && !strcmp(a, "--deaf-on")) { deaf_on = v; i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
@@ -170,6 +177,14 @@ int main(int argc, char **argv)
         if (tw_has(line, hang_on))
             for (;;)
                 pause();
+        if (tw_has(line, deaf_on))
+            for (long k = id;; k++) {
+                printf("ok id=%ld unit=kernel samples_us=", k);
+                for (long j = 0; j < reps; j++)
+                    printf("%s%.4f", j ? "," : "", TW_BASE_US);
+                if (printf("\n") < 0)
+                    return 3;
+            }
         if (tw_has(line, garbage_on)) {
             printf("ok id=%ld unit=kernel samples_us=fast,faster\n", id);
             continue;

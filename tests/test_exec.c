@@ -199,6 +199,37 @@ Test(exec, crash_hang_garbage_and_worker_errors_fail_the_candidate_and_the_worke
     fx_close(&f);
 }
 
+/* A worker that stops reading its input and goes on answering (--deaf-on):
+ * knobwise's requests fill the socket, and the next write must end with the
+ * request's timeout (error:timeout, the worker restarted), not block: the old
+ * send() waited for ever (a tune stuck, deaf to SIGTERM; this test timed out
+ * on the old binary). */
+Test(exec, a_worker_that_stops_reading_times_out_the_write, .timeout = 120)
+{
+    fixture f;
+    cr_assert_eq(fx_open(&f, "--deaf-on fuse_qkv=on", 2.0, 0, 3, 3), 0, "%s", kw_error_last());
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    kw_cand base, deaf;
+    kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
+    cand_set(&deaf, f.cfg, "fuse_qkv=on");
+    kw_metrics m;
+    cr_assert_eq(ev->eval(ev->ctx, &deaf, 0, 0, &m), 0, "%s", kw_error_last());
+    cr_assert_str_eq(m.guards, "", "the first blind answer is a good one");
+    /* each request is a few hundred bytes: the socket holds a few hundred */
+    int i = 0;
+    for (; i < 20000; i++) {
+        cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0, "%s", kw_error_last());
+        if (strcmp(m.guards, "") != 0)
+            break;
+    }
+    cr_assert_str_eq(m.guards, "error:timeout", "after %d requests", i);
+    cr_assert_eq(kw_exec_restarts(f.ex), 0, "restarted before the next request");
+    cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0, "%s", kw_error_last());
+    cr_assert_str_eq(m.guards, "", "a fresh worker measures again: %s", m.guards);
+    cr_assert_eq(kw_exec_restarts(f.ex), 1);
+    fx_close(&f);
+}
+
 Test(exec, measured_kernel_time_replaces_stage_one)
 {
     /* the test worker's time for the baseline: 100 us + sum over its knob tokens of

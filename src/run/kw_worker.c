@@ -81,7 +81,12 @@ static int kw_w_exit_text(kw_worker *w, char *buf, size_t len)
     return -1;
 }
 
-static kw_worker_fault kw_w_write(kw_worker *w, const char *line)
+/* Send one line by the deadline (kw_w_now() seconds): the socket is written
+ * without blocking and polled for room, so a worker that stops reading its
+ * input while it goes on answering (its socket buffer full, ~200 KB of
+ * requests) is a timeout, not a send() that never returns (a tune stuck for
+ * good, deaf to SIGTERM: its handler only asks the run to stop). */
+static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadline)
 {
     size_t n = strlen(line);
     char *msg = malloc(n + 2);
@@ -90,18 +95,33 @@ static kw_worker_fault kw_w_write(kw_worker *w, const char *line)
     memcpy(msg, line, n);
     msg[n++] = '\n';
     size_t off = 0;
+    kw_worker_fault f = KW_WORKER_OK;
     while (off < n) {
-        ssize_t k = send(w->fd, msg + off, n - off, MSG_NOSIGNAL);
+        ssize_t k = send(w->fd, msg + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k > 0) {
+            off += (size_t)k;
+            continue;
+        }
         if (k < 0 && errno == EINTR)
             continue;
-        if (k <= 0) {
-            free(msg);
-            return KW_WORKER_CRASH;
+        if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            f = KW_WORKER_CRASH;
+            break;
         }
-        off += (size_t)k;
+        double left = deadline - kw_w_now();
+        if (left <= 0) {
+            f = KW_WORKER_TIMEOUT;
+            break;
+        }
+        struct pollfd p = {.fd = w->fd, .events = POLLOUT};
+        int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+        if (poll(&p, 1, ms) < 0 && errno != EINTR) {
+            f = KW_WORKER_CRASH;
+            break;
+        }
     }
     free(msg);
-    return KW_WORKER_OK;
+    return f;
 }
 
 static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double timeout_s)
@@ -233,7 +253,7 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
         rc = kw_error_set(KW_ENOMEM, "out of memory starting a worker");
         goto fail;
     }
-    kw_worker_fault f = kw_w_write(w, "hello protocol=1");
+    kw_worker_fault f = kw_w_write(w, "hello protocol=1", kw_w_now() + o->start_timeout_s);
     /* read its answer even when the hello could not be sent: a worker that
      * answers and exits at once (`echo nope`) may be gone before the hello
      * reaches it, its line still waiting in the socket; the message then
@@ -299,9 +319,11 @@ kw_worker_fault kw_worker_request(kw_worker *w, const char *line, char *ans, siz
 {
     if (w->dead)
         return KW_WORKER_CRASH;
-    kw_worker_fault f = kw_w_write(w, line);
+    /* one deadline for the request and its answer */
+    double deadline = kw_w_now() + timeout_s;
+    kw_worker_fault f = kw_w_write(w, line, deadline);
     if (f == KW_WORKER_OK)
-        f = kw_w_readline(w, ans, cap, timeout_s);
+        f = kw_w_readline(w, ans, cap, deadline - kw_w_now());
     if (f != KW_WORKER_OK)
         kw_w_kill(w);
     return f;
@@ -314,8 +336,8 @@ void kw_worker_free(kw_worker *w)
     if (!w)
         return;
     if (!w->dead && w->pid > 0) {
-        kw_w_write(w, "quit");
         double end = kw_w_now() + KW_WORKER_QUIT_GRACE_S;
+        kw_w_write(w, "quit", end);
         while (kw_w_now() < end) {
             if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
                 w->pid = -1;
