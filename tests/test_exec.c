@@ -474,6 +474,79 @@ static long journal_evals(const char *path)
     return n;
 }
 
+/* SIGTERM while the worker hangs on a request: tune stops at once (the
+ * request watches the stop flag), drops the round as it does for the model
+ * (nothing of it journaled: no candidate failed by the interruption), pauses
+ * the journal and leaves a run that verifies. The old binary waited out the
+ * worker's timeout on every hanging request of the round (600 s here; 299 s
+ * for five hanging requests of validate_cpu_gemm at its 60 s): killed by this
+ * test's 60 s bound, exit 137. */
+Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once, .timeout = 120)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2200], count[1100], run[1100];
+    /* tests/data/exec/small.xml with a 600 s request timeout */
+    snprintf(sp, sizeof sp, "%s/slow.xml", dir);
+    char xml[8192];
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<space name=\"exec_slow\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <shape ref=\"attn_decode_kv512_b1_c1\"/>\n"
+             "  <knob name=\"qkv.tile_m\" values=\"64 128 256\" baseline=\"128\"/>\n"
+             "  <knob name=\"qkv.tile_n\" values=\"64 128 256\" baseline=\"128\"/>\n"
+             "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
+             "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
+             "  <evaluator command=\"kw_tworker\" timeout_s=\"600\" start_timeout_s=\"5\" "
+             "warmup=\"2\" reps=\"5\" max_reps=\"20\" target_ci_pct=\"1\" anchor=\"false\"/>\n"
+             "</space>\n",
+             kw_tl_src(), kw_tl_src());
+    cr_assert_eq(kw_tl_write(sp, xml), 0);
+    snprintf(count, sizeof count, "%s/requests", dir);
+    worker_cmd(cmd, sizeof cmd, "--hang-on qkv.tile_m=256 --count");
+    snprintf(ev, sizeof ev, "exec:%s '%s'", cmd, count);
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
+                          "--quiet", NULL};
+    kw_tl_opts o = {.timeout_s = 100, .cwd = dir};
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    /* wait until the worker holds the request it hangs on */
+    double until = kw_tl_now() + 60;
+    for (;;) {
+        char *req = kw_tl_exists(count) ? kw_tl_slurp(count) : NULL;
+        int hung = req && strstr(req, "knob.qkv.tile_m=256") != NULL;
+        free(req);
+        if (hung)
+            break;
+        cr_assert(kw_tl_now() < until, "the run never asked for qkv.tile_m=256");
+        usleep(20000);
+    }
+    kill(pid, SIGTERM);
+    int timed_out = 0;
+    long rss;
+    int st = kw_tl_wait(pid, kw_tl_now() + 60, &timed_out, &rss);
+    char *err = kw_tl_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    cr_assert(!timed_out, "tune waited on the hanging worker after SIGTERM: %s", err);
+    cr_assert_eq(st, 143, "exit %d: %s", st, err);
+    cr_assert(strstr(err, "resume with: knobwise tune --resume"), "%s", err);
+    free(err);
+    char jp[1200];
+    snprintf(jp, sizeof jp, "%s/journal", run);
+    char *j = kw_tl_slurp(jp);
+    cr_assert(strstr(j, "error:stopped") == NULL && strstr(j, "error:timeout") == NULL,
+              "the interruption was journaled as a failed candidate");
+    cr_assert(strstr(j, "\nQ why=interrupted") != NULL, "%s", j);
+    free(j);
+    char args[1400];
+    snprintf(args, sizeof args, "verify '%s' --no-eval", run);
+    knobwise_ok(args);
+    kw_tl_rmrf(dir);
+}
+
 Test(exec, tune_cannot_start_worker_writes_nothing)
 {
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], out[1100];

@@ -227,6 +227,7 @@ static int kw_exec_num(double *out, const char *v, size_t len)
 typedef struct kw_exec_ans {
     int unit_request;   /* unit=request */
     int fatal;          /* the worker could not be started again (dev->fatal says why) */
+    int stopped;        /* the stop flag ended it (o.stop): nothing to journal */
     double q_rel_rms, q_cos;
     char guard[KW_GUARDS_LEN]; /* "" ok, else error:... */
 } kw_exec_ans;
@@ -323,6 +324,11 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
         snprintf(a->guard, sizeof a->guard, "error:resource");
         goto done;
     }
+    if (d->o.stop && *d->o.stop) {
+        a->stopped = 1;
+        snprintf(a->guard, sizeof a->guard, "error:stopped");
+        goto done;
+    }
     if (!d->w) {
         kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
                              .index = d->o.index, .log_fd = d->log_fd};
@@ -346,7 +352,15 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
         goto done;
     }
     d->requests++;
-    kw_worker_fault f = kw_worker_request(d->w, line, ans, KW_WORKER_LINE_MAX, d->o.timeout_s);
+    kw_worker_fault f =
+        kw_worker_request(d->w, line, ans, KW_WORKER_LINE_MAX, d->o.timeout_s, d->o.stop);
+    if (f == KW_WORKER_STOPPED) { /* killed mid-request: a fresh one for what comes next */
+        a->stopped = 1;
+        snprintf(a->guard, sizeof a->guard, "error:stopped");
+        kw_worker_free(d->w);
+        d->w = NULL;
+        goto done;
+    }
     if (f != KW_WORKER_OK) {
         snprintf(a->guard, sizeof a->guard, "%s",
                  f == KW_WORKER_TIMEOUT ? "error:timeout"
@@ -450,13 +464,14 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
     }
     /* every measurement is bracketed, the baseline's own too, so all of them
      * carry the same correction and keep their own noise */
-    int anchored = d->o.anchor;
+    int anchored = d->o.anchor, stopped = 0;
     pthread_mutex_lock(&d->mu);
     double a1 = 0, a2 = 0, ci;
     if (anchored) {
         kw_exec_ans aa = {0};
         int an = 0;
         kw_exec_measure(e, &e->base, shape, rep, "anchor", ax, &an, &aa);
+        stopped |= aa.stopped;
         if (!aa.guard[0])
             a1 = kw_exec_median(ax, an, &ci);
     }
@@ -465,9 +480,11 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         kw_exec_ans aa = {0};
         int an = 0;
         kw_exec_measure(e, &e->base, shape, rep, "anchor", ax, &an, &aa);
+        stopped |= aa.stopped;
         if (!aa.guard[0])
             a2 = kw_exec_median(ax, an, &ci);
     }
+    stopped |= a.stopped;
     if (anchored && a1 > 0 && a2 > 0) {
         double now = (a1 + a2) / 2.0;
         if (!(d->anchor_ref[shape] > 0))
@@ -478,6 +495,10 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
     snprintf(fatal, sizeof fatal, "%s", d->fatal);
     pthread_mutex_unlock(&d->mu);
 
+    if (stopped) { /* not a failed candidate: an interrupted evaluation, never journaled */
+        rc = kw_error_set(KW_EINTERRUPTED, "measurement stopped: interrupted");
+        goto done;
+    }
     if (a.fatal || fatal[0]) {
         rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", fatal);
         goto done;
@@ -540,7 +561,9 @@ static int kw_exec_baseline_ratio(double *ratio, char *why, size_t why_len, kw_e
     pthread_mutex_unlock(&d->mu);
     kw_cost one;
     int rc = 0;
-    if (a.fatal) {
+    if (a.stopped) {
+        rc = kw_error_set(KW_EINTERRUPTED, "interrupted while measuring the baseline");
+    } else if (a.fatal) {
         rc = kw_error_set(KW_EIO, "the worker cannot be started again: %s", e->dev->fatal);
     } else if (a.guard[0]) {
         snprintf(why, why_len, "%s", a.guard);

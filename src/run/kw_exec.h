@@ -26,6 +26,7 @@
 #ifndef KW_EXEC_H
 #define KW_EXEC_H
 
+#include <signal.h>
 #include "kw_eval.h"
 #include "kw_model.h"
 
@@ -62,6 +63,11 @@ typedef struct kw_exec_opts {
     double target_ci_pct;
     int anchor;        /* bracket each measurement with the shape's baseline */
     int index;         /* KW_WORKER_INDEX */
+    /* tune's stop flag (SIGINT/SIGTERM; NULL: never): a request waiting on
+     * the worker ends once it is set, and the evaluation returns
+     * KW_EINTERRUPTED (the engine drops the round, as for the model) instead
+     * of waiting out the worker's timeout */
+    const volatile sig_atomic_t *stop;
 } kw_exec_opts;
 
 /* Options from the space's <evaluator> (cmd: the space's command unless

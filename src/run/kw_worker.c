@@ -86,7 +86,23 @@ static int kw_w_exit_text(kw_worker *w, char *buf, size_t len)
  * input while it goes on answering (its socket buffer full, ~200 KB of
  * requests) is a timeout, not a send() that never returns (a tune stuck for
  * good, deaf to SIGTERM: its handler only asks the run to stop). */
-static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadline)
+/* The poll wait until deadline, at most KW_WORKER_STOP_POLL_MS when a stop
+ * flag is watched; KW_WORKER_STOPPED once it is set. */
+static kw_worker_fault kw_w_wait_ms(int *ms, double deadline, const volatile sig_atomic_t *stop)
+{
+    if (stop && *stop)
+        return KW_WORKER_STOPPED;
+    double left = deadline - kw_w_now();
+    if (left <= 0)
+        return KW_WORKER_TIMEOUT;
+    *ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+    if (stop && *ms > KW_WORKER_STOP_POLL_MS)
+        *ms = KW_WORKER_STOP_POLL_MS;
+    return KW_WORKER_OK;
+}
+
+static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadline,
+                                  const volatile sig_atomic_t *stop)
 {
     size_t n = strlen(line);
     char *msg = malloc(n + 2);
@@ -108,13 +124,10 @@ static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadlin
             f = KW_WORKER_CRASH;
             break;
         }
-        double left = deadline - kw_w_now();
-        if (left <= 0) {
-            f = KW_WORKER_TIMEOUT;
+        int ms;
+        if ((f = kw_w_wait_ms(&ms, deadline, stop)) != KW_WORKER_OK)
             break;
-        }
         struct pollfd p = {.fd = w->fd, .events = POLLOUT};
-        int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
         if (poll(&p, 1, ms) < 0 && errno != EINTR) {
             f = KW_WORKER_CRASH;
             break;
@@ -124,7 +137,8 @@ static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadlin
     return f;
 }
 
-static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double timeout_s)
+static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double timeout_s,
+                                     const volatile sig_atomic_t *stop)
 {
     double deadline = kw_w_now() + timeout_s;
     for (;;) {
@@ -146,11 +160,11 @@ static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double
         }
         if (w->len >= KW_WORKER_LINE_MAX)
             return KW_WORKER_PROTOCOL_ERR;
-        double left = deadline - kw_w_now();
-        if (left <= 0)
-            return KW_WORKER_TIMEOUT;
+        int ms;
+        kw_worker_fault f = kw_w_wait_ms(&ms, deadline, stop);
+        if (f != KW_WORKER_OK)
+            return f;
         struct pollfd p = {.fd = w->fd, .events = POLLIN};
-        int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
         int r = poll(&p, 1, ms);
         if (r < 0 && errno == EINTR)
             continue;
@@ -253,12 +267,13 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
         rc = kw_error_set(KW_ENOMEM, "out of memory starting a worker");
         goto fail;
     }
-    kw_worker_fault f = kw_w_write(w, "hello protocol=1", kw_w_now() + o->start_timeout_s);
+    kw_worker_fault f = kw_w_write(w, "hello protocol=1", kw_w_now() + o->start_timeout_s, NULL);
     /* read its answer even when the hello could not be sent: a worker that
      * answers and exits at once (`echo nope`) may be gone before the hello
      * reaches it, its line still waiting in the socket; the message then
      * depended on who ran first ("exited with status 0" or "answered 'nope'") */
-    kw_worker_fault fr = kw_w_readline(w, ans, KW_WORKER_LINE_MAX + 1, o->start_timeout_s);
+    kw_worker_fault fr = kw_w_readline(w, ans, KW_WORKER_LINE_MAX + 1, o->start_timeout_s,
+                                       NULL);
     if (f == KW_WORKER_OK || fr == KW_WORKER_OK)
         f = fr;
     /* Exit statuses (README "The worker protocol", Start): a command /bin/sh cannot
@@ -315,15 +330,15 @@ fail:
 }
 
 kw_worker_fault kw_worker_request(kw_worker *w, const char *line, char *ans, size_t cap,
-                                  double timeout_s)
+                                  double timeout_s, const volatile sig_atomic_t *stop)
 {
     if (w->dead)
         return KW_WORKER_CRASH;
     /* one deadline for the request and its answer */
     double deadline = kw_w_now() + timeout_s;
-    kw_worker_fault f = kw_w_write(w, line, deadline);
+    kw_worker_fault f = kw_w_write(w, line, deadline, stop);
     if (f == KW_WORKER_OK)
-        f = kw_w_readline(w, ans, cap, deadline - kw_w_now());
+        f = kw_w_readline(w, ans, cap, deadline - kw_w_now(), stop);
     if (f != KW_WORKER_OK)
         kw_w_kill(w);
     return f;
@@ -337,7 +352,7 @@ void kw_worker_free(kw_worker *w)
         return;
     if (!w->dead && w->pid > 0) {
         double end = kw_w_now() + KW_WORKER_QUIT_GRACE_S;
-        kw_w_write(w, "quit", end);
+        kw_w_write(w, "quit", end, NULL);
         while (kw_w_now() < end) {
             if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
                 w->pid = -1;

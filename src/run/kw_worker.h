@@ -9,6 +9,8 @@
 #ifndef KW_WORKER_H
 #define KW_WORKER_H
 
+#include <signal.h>
+
 #include <stddef.h>
 
 #define KW_WORKER_LINE_MAX 65536 /* protocol: a line is at most this many bytes */
@@ -18,7 +20,8 @@ typedef enum {
     KW_WORKER_OK = 0,
     KW_WORKER_TIMEOUT,  /* no full line before the deadline */
     KW_WORKER_CRASH,    /* the worker exited or closed its stdout */
-    KW_WORKER_PROTOCOL_ERR /* a line too long or not text */
+    KW_WORKER_PROTOCOL_ERR, /* a line too long or not text */
+    KW_WORKER_STOPPED       /* *stop was set while waiting (tune: SIGINT/SIGTERM) */
 } kw_worker_fault;
 
 typedef struct kw_worker kw_worker;
@@ -39,9 +42,12 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o);
 
 /* Send `line` (no newline) and read one answer line into ans (NUL-terminated,
  * newline stripped) within timeout_s. Returns a kw_worker_fault; on a fault
- * the worker is killed and must be freed (kw_worker_free) and started again. */
+ * the worker is killed and must be freed (kw_worker_free) and started again.
+ * stop (NULL: never): looked at every KW_WORKER_STOP_POLL_MS while waiting;
+ * once it is non-zero the request ends, KW_WORKER_STOPPED. */
+#define KW_WORKER_STOP_POLL_MS 100
 kw_worker_fault kw_worker_request(kw_worker *w, const char *line, char *ans, size_t cap,
-                                  double timeout_s);
+                                  double timeout_s, const volatile sig_atomic_t *stop);
 
 /* The worker's `name=` from its ready line (static storage of w). */
 const char *kw_worker_name(const kw_worker *w);
