@@ -112,6 +112,14 @@ int kw_input_named(const char *opt, const char *path)
     return kw_error_set(KW_EINPUT, "%s '': names no file", opt);
 }
 
+size_t kw_input_bom(const char *s)
+{
+    return s && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
+                   (unsigned char)s[2] == 0xBF
+               ? 3
+               : 0;
+}
+
 long kw_input_read(int fd, void *buf, size_t max_bytes)
 {
     size_t n = 0;

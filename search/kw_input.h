@@ -63,6 +63,12 @@ FILE *kw_input_fopen(const char *path, uint64_t max_bytes);
  * (kw_load_config), tune's --trace, calibrate's --accel/--measured, validate's
  * files. */
 int kw_input_named(const char *opt, const char *path);
+/* The length of a UTF-8 byte order mark at the start of s (3), else 0: a CSV
+ * saved by a spreadsheet starts with one, invisible to the person who then
+ * reads "header must be ..." over the very header they see. Every CSV reader
+ * skips it on its first line (trace, routing trace, measured kernels, CPU
+ * calibration rows, mappings.csv). */
+size_t kw_input_bom(const char *s);
 /* Read at most max_bytes from fd into buf (short only at end of file);
  * retries EINTR. Returns the bytes read, or -1 with errno set. */
 long kw_input_read(int fd, void *buf, size_t max_bytes);

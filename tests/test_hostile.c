@@ -484,6 +484,16 @@ Test(hostile, valid_trace_is_accepted)
     kw_h_sane(&r, "eval with a good trace");
     cr_assert_eq(r.status, 0, "a shape replaying a good trace is refused: %s", r.err);
     kw_tl_free(&r);
+    /* saved by a spreadsheet: a UTF-8 byte order mark and CRLF line ends are
+     * read as the same trace (the old binary: "header must be
+     * 'time_us,stream,shape'" over the very header, exit 2) */
+    f = fopen(tr, "w");
+    fputs("\xEF\xBB\xBFtime_us,stream,shape\r\n0,0,t\r\n10,1,t\r\n20,2,t\r\n30,3,t\r\n", f);
+    fclose(f);
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_h_sane(&r, "eval with a spreadsheet's trace");
+    cr_assert_eq(r.status, 0, "a trace with a byte order mark is refused: %s", r.err);
+    kw_tl_free(&r);
     kw_tl_rmrf(dir);
 }
 

@@ -436,6 +436,14 @@ Test(lib, mappings_csv_cut_at_a_line_end_is_refused)
     cr_assert_eq(knobwise_table_knob_count(t), 1, "file_rows is not a knob");
     knobwise_table_free(t);
     kw_t_damaged("cut.csv", cut, ":3: the file ends after 2 of its 3 shape rows (file_rows): cut short");
+    /* saved again by a spreadsheet (a UTF-8 byte order mark): the same table
+     * (the old reader: "not a results.xml nor a mappings.csv") */
+    char bom[1100];
+    snprintf(bom, sizeof bom, "\xEF\xBB\xBF%s", whole);
+    t = kw_t_open_text("mappings.csv", bom);
+    cr_assert_eq(knobwise_table_count(t), 3);
+    cr_assert_str_eq(knobwise_table_knob_name(t, 0), "g.tile_m");
+    knobwise_table_free(t);
     snprintf(odd, sizeof odd, "%s%s%s", head, r1,
              "pb,00000000000000e1,pa,64,prefill,2,512,0,1,300,400,,model,2\n");
     kw_t_damaged("odd.csv", odd, ":3: file_rows is '2', not the number of shape rows");

@@ -38,6 +38,7 @@
 #include "kw_error.h"
 #include "kw_knobwise.h"
 #include "kw_results.h"
+#include "kw_input.h"
 #include "kw_xml.h"
 
 _Static_assert((int)KNOBWISE_EINPUT == (int)KW_EINPUT && (int)KNOBWISE_ENOMEM == (int)KW_ENOMEM &&
@@ -503,8 +504,8 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
 {
     int rc = 0, max = 0, n;
     long line = 1;
-    char **f = NULL, *pos = buf;
-    for (const char *c = buf; *c && *c != '\n'; c++)
+    char **f = NULL, *pos = buf + kw_input_bom(buf);
+    for (const char *c = pos; *c && *c != '\n'; c++)
         max += *c == ',';
     max += 1;
     if (!(f = malloc((size_t)max * sizeof *f)))
@@ -792,7 +793,7 @@ int knobwise_table_open(knobwise_table **out, const char *path)
             kw_xml_problems_finish(&p);
         goto done;
     }
-    const char *c = buf;
+    const char *c = buf + kw_input_bom(buf); /* libxml2 reads the mark; the CSV reader skips it */
     while (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n')
         c++;
     if (strlen(buf) != len) {

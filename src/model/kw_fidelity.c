@@ -230,6 +230,8 @@ int kw_fidelity_load(kw_fid_set *out, const char *path)
                               KW_FID_LINE_MAX - 1);
             goto done;
         }
+        if (ln == 1 && kw_input_bom(line)) /* a spreadsheet's byte order mark */
+            memmove(line, line + 3, strlen(line + 3) + 1);
         if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
             continue;
         if (!header) {

@@ -182,7 +182,7 @@ int kw_trace_load(kw_trace **out, const char *path, int streams,
             goto fail;
         }
         if (ln == 1) {
-            if (strcmp(line, KW_TRACE_HEADER) != 0) {
+            if (strcmp(line + kw_input_bom(line), KW_TRACE_HEADER) != 0) {
                 rc = kw_error_set(KW_EINPUT, "%s:1: header must be '%s'", path, KW_TRACE_HEADER);
                 goto fail;
             }

@@ -100,6 +100,8 @@ int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
             break;
         }
         line[len] = '\0';
+        if (ln == 1 && kw_input_bom(line)) /* a spreadsheet's byte order mark */
+            memmove(line, line + 3, strlen(line + 3) + 1);
         if (line[0] == '#' || line[0] == '\0')
             continue;
         if (!header) {

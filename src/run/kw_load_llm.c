@@ -106,7 +106,7 @@ static void kw_route_trace(kw_block *b, int experts, const char *path, const cha
         ln++;
         buf[strcspn(buf, "\r\n")] = '\0';
         if (ln == 1) {
-            if (strcmp(buf, "expert,tokens") != 0)
+            if (strcmp(buf + kw_input_bom(buf), "expert,tokens") != 0)
                 kw_xml_problem(p, path, ln, "the routing trace's header must be 'expert,tokens'");
             continue;
         }
