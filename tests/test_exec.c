@@ -547,6 +547,36 @@ Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once, .timeout = 120)
     kw_tl_rmrf(dir);
 }
 
+/* RUN/worker.log is a run folder's own file: a FIFO, a folder or a link put
+ * there is refused by tune --resume, exit 2, naming it, before anything of the
+ * run is written (the old binary: the FIFO's open waited for a reader for
+ * ever, so this test timed out; a folder or a link was exit 1). */
+Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run, .timeout = 60)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), log[1100], jp[1100], out[1100], args[2400];
+    counted_tune(dir, "small.xml", "", "run", "--time-limit 1");
+    snprintf(log, sizeof log, "%s/run/worker.log", dir);
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    snprintf(out, sizeof out, "%s/outside.log", dir);
+    char *before = kw_tl_slurp(jp);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(unlink(log) == 0 || rmdir(log) == 0, 1, "%s", log);
+        cr_assert_eq(i == 0 ? mkfifo(log, 0600) : i == 1 ? mkdir(log, 0700) : symlink(out, log), 0);
+        snprintf(args, sizeof args, "tune --resume '%s/run' --quiet", dir);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
+        cr_assert_eq(r.status, 2, "%d: status %d: %s", i, r.status, r.err);
+        cr_assert(strstr(r.err, "run/worker.log: cannot open the worker log: it is ") != NULL, "%s",
+                  r.err);
+        kw_tl_free(&r);
+        char *now = kw_tl_slurp(jp);
+        cr_assert_str_eq(now, before, "the journal changed");
+        free(now);
+    }
+    cr_assert(!kw_tl_exists(out), "the log was written through the link");
+    free(before);
+    kw_tl_rmrf(dir);
+}
+
 Test(exec, tune_cannot_start_worker_writes_nothing)
 {
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], out[1100];

@@ -39,6 +39,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gsl/gsl_sort.h>
@@ -697,9 +698,29 @@ int kw_exec_new_sibling(kw_exec **out, kw_exec *first, const kw_model_eval *mode
 int kw_exec_log(kw_exec *e, const char *path)
 {
     kw_exec_dev *d = e->dev;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return kw_error_set(KW_EIO, "%s: cannot open the worker log: %s", path, strerror(errno));
+    /* a run folder's own file: never through a link (O_NOFOLLOW), and only a
+     * regular file: opened without blocking (a FIFO there waited for a reader
+     * for ever; with none it is ENXIO now) and checked on the descriptor; each
+     * is bad input (exit 2) before anything of the run is written */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        close(fd);
+        fd = -1;
+        errno = ENXIO;
+    }
+    if (fd < 0) {
+        int err = errno;
+        int bad = err == ELOOP || err == EISDIR || err == ENXIO;
+        return kw_error_set(bad ? KW_EINPUT : KW_EIO, "%s: cannot open the worker log: %s", path,
+                            err == ELOOP ? "it is a symbolic link; a run folder's own files are "
+                                           "always files of its own"
+                            : bad ? "it is not a regular file"
+                                  : strerror(err));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     pthread_mutex_lock(&d->mu);
     if (d->log_fd >= 0)
         close(d->log_fd);
