@@ -65,7 +65,9 @@
  *      configs on the shortest such walk, ACCEPT onto it (phase settle), no
  *      evaluation spent. Noisy runs do not settle: the best of many noisy
  *      means is biased low and a sub-threshold difference is no evidence.
- *      After a settle that moved, main resumes when budget remains;
+ *      After a settle that moved, main resumes when budget remains; at a
+ *      local optimum a settle reached by less than min_effect the probes pair
+ *      only what the hop can have changed (kw_ofat_settle_filter);
  *   6. bounded fix: for each knob that differs from the baseline, in knob
  *      order, evaluate the incumbent with that knob back at its baseline value;
  *      the change is dropped (REVERT) only on evidence that the config

@@ -1285,6 +1285,75 @@ Test(engine, noiseless_run_settles_on_the_best_config_evaluated)
     kw_synth_rmdir(dir);
 }
 
+/* In a probe round from config `at`, the second steps pairing two knobs of op blocks:
+ * each EXPLORE from `at` is a first step, and the steps after it whose parent is that
+ * first step are its pairs. */
+static long block_pairs_from(const kw_journal *j, uint64_t at, const kw_knobspace *ks)
+{
+    long n = 0;
+    const kw_jstep *first = NULL;
+    for (size_t i = 0; i < j->n_steps; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->phase != KW_STEP_PROBE)
+            continue;
+        if (st->decision == KW_DECIDE_EXPLORE) {
+            first = st->parent_id == at ? st : NULL;
+            continue;
+        }
+        if (first && st->parent_id == first->id && st->knob >= 0 && first->knob >= 0)
+            n += strchr(ks->knobs[st->knob].name, '.') && strchr(ks->knobs[first->knob].name, '.');
+    }
+    return n;
+}
+
+/* The probe list of a local optimum settle reached by less than the minimum effect keeps
+ * only the pairs the hop can have changed (issue 18: at 27 knobs a third of the
+ * evaluations to converge came after a shape's first settle). settle_run's three knobs
+ * (k2=v1 gains 30%, k0=v1 0.5%) plus three op-block knobs that each cost 1-3% alone
+ * and add up (a.x, a.y of block a, b.z of block b): the search converges at k2=v1
+ * (70), probes it (pairs of two block knobs among them), settles onto k0=v1 k2=v1
+ * (69.5, 0.71% better, the exhaustive optimum); the hop changed k0, a knob of no block,
+ * so from 69.5 no pair of two block knobs is probed. Main's binary probed them there. */
+Test(engine, a_local_optimum_settle_reached_below_the_minimum_effect_probes_the_hops_pairs)
+{
+    kw_synth s;
+    char dir[64], jp[96];
+    int nv[] = {2, 2, 2, 3, 3, 2};
+    kw_synth_init(&s, 6, nv, 1);
+    snprintf(s.ks.knobs[3].name, sizeof s.ks.knobs[3].name, "a.x");
+    snprintf(s.ks.knobs[4].name, sizeof s.ks.knobs[4].name, "a.y");
+    snprintf(s.ks.knobs[5].name, sizeof s.ks.knobs[5].name, "b.z");
+    s.w[0][1] = -0.5;
+    s.w[1][1] = 5.0;
+    s.w[2][1] = -30.0;
+    s.w[3][1] = 1.0;
+    s.w[3][2] = 2.0;
+    s.w[4][1] = 1.5;
+    s.w[4][2] = 2.5;
+    s.w[5][1] = 3.0;
+    kw_engine_opts o = opts_for(1);
+    kw_journal *j = run_load(&s, &o, dir, 64, jp, 96, NULL);
+    kw_jresult r;
+    kw_journal_shape_result(&r, j, 0);
+    cr_assert_float_eq(r.best_primary, 69.5, 1e-9, "closed form: 100 - 0.5 - 30");
+    const kw_jstep *settle = NULL, *before = NULL;
+    for (size_t i = 0; i < j->n_steps && !settle; i++) {
+        const kw_jstep *st = &j->steps[i];
+        if (st->phase == KW_STEP_SETTLE && st->decision == KW_DECIDE_ACCEPT)
+            settle = st;
+        else if (st->decision == KW_DECIDE_ACCEPT)
+            before = st;
+    }
+    cr_assert(settle && before, "the run converges, then settles");
+    cr_assert(settle->delta_pct < 0 && settle->delta_pct > -1.0, "delta %g", settle->delta_pct);
+    cr_assert_eq(settle->knob, 0, "the hop changes k0, a knob of no block");
+    cr_assert_gt(block_pairs_from(j, before->id, &s.ks), 0, "the optimum it left pairs block knobs");
+    cr_assert_eq(block_pairs_from(j, settle->id, &s.ks), 0, "the settled optimum does not");
+    kw_journal_result_clear(&r);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
 /* A "faded gain": k1=v1 gains 6 alone, but after the sweep takes k0=v1 (-10)
  * it costs 10 (k0=v1 with k1=v1 adds +16): the later change destroyed it. With
  * k0 at its other value v2 (-8 alone) the two add up: 100 - 8 - 6 = 86, the
