@@ -174,7 +174,8 @@ static int kw_xml_read_rest(char **out, size_t *len, int fd, uint64_t size, size
         close(fd);
         return kw_error_set(KW_ENOMEM, "%s: out of memory", path);
     }
-    memcpy(buf, head, head_n);
+    if (head_n)
+        memcpy(buf, head, head_n);
     long n = kw_input_read(fd, buf + head_n, cap - head_n);
     if (n < 0) {
         kw_xml_problem(p, path, 0, "cannot read: %s", strerror(errno));
