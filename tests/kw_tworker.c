@@ -14,7 +14,7 @@
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
  *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
  *                   [--device-len N]
- *                   [--deaf-on K=V]
+ *                   [--deaf-on K=V] [--stderr-flood N] [--escape FILE]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -31,12 +31,18 @@
  *   answers blind, forever, the next ids with as many samples (a worker that
  *   stops reading while it goes on answering: knobwise's requests fill the
  *   socket until its writes must time out).
+ *   --stderr-flood N: N bytes of 64-byte lines on stderr before the ready
+ *   line (blocking until they are read), so a worker.log cap can be seen.
+ *   --escape FILE: at start a child leaves the process group and session
+ *   (setsid) and sleeps 120 s holding the worker's stdin, stdout and stderr
+ *   (a daemon a worker script starts); the worker appends its pid to FILE.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <gsl/gsl_randist.h>
@@ -99,7 +105,8 @@ int main(int argc, char **argv)
     int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
-    long die_after = -1, device_len = -1;
+    long die_after = -1, device_len = -1, flood = 0;
+    const char *escape = NULL;
     const char *quality = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
                *short_on = NULL, *error_on = NULL, *samples_on = NULL,
@@ -128,10 +135,27 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--samples-on")) { samples_on = v; i++; }
         else if (v && !strcmp(a, "--device-len")) { device_len = atol(v); i++; }
         else if (v && !strcmp(a, "--deaf-on")) { deaf_on = v; i++; }
+        else if (v && !strcmp(a, "--stderr-flood")) { flood = atol(v); i++; }
+        else if (v && !strcmp(a, "--escape")) { escape = v; i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
         return 1;
+    if (escape) {
+        pid_t c = fork();
+        if (c == 0) {
+            setsid();
+            sleep(120);
+            _exit(0);
+        }
+        FILE *pf = c > 0 ? fopen(escape, "a") : NULL; /* one line per worker started */
+        if (pf) {
+            fprintf(pf, "%ld\n", (long)c);
+            fclose(pf);
+        }
+    }
+    for (long k = 0; k < flood; k += 64)
+        fprintf(stderr, "kw_tworker: flooding stderr %021ld of %-10ld\n", k, flood);
     if (start_delay > 0)
         usleep((useconds_t)(start_delay * 1e6));
     static char line[TW_LINE_MAX + 2];

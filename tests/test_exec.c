@@ -10,11 +10,16 @@
  * copied from the implementation's output.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kw_engine.h"
 #include "kw_eval.h"
@@ -22,6 +27,7 @@
 #include "kw_journal.h"
 #include "kw_load.h"
 #include "kw_mstat.h"
+#include "kw_worker.h"
 #include "lib/kw_tl.h"
 
 static const char *builddir(void)
@@ -574,6 +580,113 @@ Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run, .timeout = 60
     }
     cr_assert(!kw_tl_exists(out), "the log was written through the link");
     free(before);
+    kw_tl_rmrf(dir);
+}
+
+/* A worker flooding its stderr (12 MiB before its ready line, at each of its
+ * two starts, then a line per request): worker.log holds at most the cap
+ * (KW_WORKER_LOG_CAP, 4 MiB) and the notes saying so, knobwise's own stderr
+ * at most KW_WORKER_STDERR_CAP of it (the start check, before the folder),
+ * the run finishes, and its journal and tables are those of a run whose
+ * worker says nothing. On main's binary worker.log held all 12.6 MB and the
+ * stderr all 12 MiB (a worker writing for ever filled the disk). */
+Test(exec, a_worker_flooding_its_stderr_is_capped, .timeout = 120)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200], q[1200];
+    space_path(sp, sizeof sp, "small.xml");
+    const char *runs[2] = {"--stderr", "--stderr-flood 12582912 --stderr"};
+    for (int i = 0; i < 2; i++) {
+        worker_cmd(cmd, sizeof cmd, runs[i]);
+        snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --out '%s/run%d' "
+                 "--quiet --budget 20", sp, cmd, dir, i);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
+        cr_assert_eq(r.status, 0, "status %d: %.300s", r.status, r.err);
+        if (i == 1) {
+            cr_expect_leq(strlen(r.err), (size_t)KW_WORKER_STDERR_CAP + 512,
+                          "%zu bytes of the worker's stderr on knobwise's", strlen(r.err));
+            cr_expect(strstr(r.err, "knobwise: forwarding cap of 65536 bytes reached")
+                      != NULL, "%.200s", r.err + (strlen(r.err) > 200 ? strlen(r.err) - 200 : 0));
+        }
+        kw_tl_free(&r);
+    }
+    struct stat st;
+    snprintf(p, sizeof p, "%s/run1/worker.log", dir);
+    cr_assert_eq(stat(p, &st), 0);
+    cr_expect_leq((long long)st.st_size, KW_WORKER_LOG_CAP + 512, "worker.log is %lld bytes",
+                  (long long)st.st_size);
+    cr_expect_eq(count_lines(p, "knobwise: worker.log cap of 4194304 bytes reached"), 1);
+    cr_expect_eq(count_lines(p, "kw_tworker: request"), 0, "lines past the cap were kept");
+    /* the journals differ in the worker's command only */
+    const char *same[3] = {"audit.csv", "ranked.csv", "portability.csv"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/run0/%s", dir, same[k]);
+        snprintf(q, sizeof q, "%s/run1/%s", dir, same[k]);
+        char *a = kw_tl_slurp(p), *b = kw_tl_slurp(q);
+        cr_expect(a && b && strcmp(a, b) == 0, "%s differs", same[k]);
+        free(a);
+        free(b);
+    }
+    kw_tl_rmrf(dir);
+}
+
+/* A worker that starts a daemon (setsid: out of its process group, so never
+ * killed with it) does not keep knobwise's stderr: a caller capturing it
+ * sees its end once knobwise has exited. On main's binary the daemon held
+ * the caller's pipe for its 120 s, so this test's 60 s wait ran out. The
+ * wait is a bound, not a speed: EOF has to arrive, not arrive fast. */
+Test(exec, a_worker_daemon_does_not_hold_knobwise_stderr, .timeout = 120)
+{
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[2400], ev[2600], out[1100], pids[1100];
+    space_path(sp, sizeof sp, "small.xml");
+    snprintf(pids, sizeof pids, "%s/daemons", dir);
+    char wargs[1200];
+    snprintf(wargs, sizeof wargs, "--escape %s", pids);
+    worker_cmd(cmd, sizeof cmd, wargs);
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    snprintf(out, sizeof out, "%s/run", dir);
+    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", out,
+                          "--quiet", "--budget", "20", NULL};
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    int devnull = open("/dev/null", O_WRONLY);
+    kw_tl_opts o = {.timeout_s = 60};
+    pid_t pid = kw_tl_spawn(argv, &o, devnull, pfd[1]);
+    close(pfd[1]);
+    close(devnull);
+    cr_assert_gt(pid, 0);
+    int to = 0;
+    long rss = 0;
+    int st = kw_tl_wait(pid, kw_tl_now() + 60, &to, &rss);
+    /* read the capture to its end, for at most 60 s */
+    double end = kw_tl_now() + 60;
+    int eof = 0;
+    char buf[4096];
+    while (!eof && kw_tl_now() < end) {
+        struct pollfd pp = {.fd = pfd[0], .events = POLLIN};
+        if (poll(&pp, 1, 200) > 0) {
+            ssize_t k = read(pfd[0], buf, sizeof buf);
+            eof = k == 0;
+        }
+    }
+    close(pfd[0]);
+    /* the daemons (one per worker started) go */
+    char *list = kw_tl_slurp(pids);
+    int n = 0;
+    for (char *s = list; s && *s; n++) {
+        char *e;
+        long d = strtol(s, &e, 10);
+        if (e == s)
+            break;
+        s = e;
+        if (d > 1)
+            kill((pid_t)d, SIGKILL);
+        while (*s == '\n')
+            s++;
+    }
+    free(list);
+    cr_expect_eq(st, 0, "tune: status %d", st);
+    cr_expect_gt(n, 0, "the worker started no daemon");
+    cr_expect(eof, "knobwise's stderr was still open 60 s after it exited");
     kw_tl_rmrf(dir);
 }
 

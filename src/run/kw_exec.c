@@ -56,6 +56,7 @@ typedef struct kw_exec_dev {
     kw_exec_opts o;
     char *cmd;
     int log_fd;              /* -1: knobwise's stderr */
+    kw_worker_sink err;      /* the workers' stderr: knobwise's (capped), then the log's */
     long next_id, requests, restarts;
     double anchor_ref[KW_SHAPE_MAX]; /* the first anchor bracket's mean per shape, 0 = none yet */
     char fatal[KW_ERROR_MAX];        /* why the worker could not be started again ("" = fine) */
@@ -332,7 +333,7 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
     }
     if (!d->w) {
         kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
-                             .index = d->o.index, .log_fd = d->log_fd};
+                             .index = d->o.index, .err = &d->err};
         if (kw_worker_start(&d->w, &wo) != 0) {
             /* A worker that started once and now cannot: nothing more can be
              * measured, so the run stops (resumable) instead of journaling
@@ -655,9 +656,12 @@ int kw_exec_new(kw_exec **out, const kw_config *cfg, const kw_model_eval *model,
     d->o = *o;
     d->o.cmd = d->cmd;
     d->log_fd = -1;
+    /* until the run folder exists (and for eval, verify --remeasure): a
+     * bounded amount on knobwise's stderr, never the descriptor itself */
+    d->err = (kw_worker_sink){.fd = 2, .cap = KW_WORKER_STDERR_CAP, .what = "forwarding"};
     pthread_mutex_init(&d->mu, NULL);
     kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = o->start_timeout_s, .index = o->index,
-                         .log_fd = -1};
+                         .err = &d->err};
     if ((rc = kw_worker_start(&d->w, &wo)) != 0) {
         pthread_mutex_destroy(&d->mu);
         goto fail;
@@ -722,13 +726,20 @@ int kw_exec_log(kw_exec *e, const char *path)
     if (fl >= 0)
         (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     pthread_mutex_lock(&d->mu);
+    /* the old worker's last stderr still goes where it went */
+    kw_worker_free(d->w);
+    d->w = NULL;
+    kw_worker_sink_close(&d->err);
     if (d->log_fd >= 0)
         close(d->log_fd);
     d->log_fd = fd;
-    kw_worker_free(d->w);
-    d->w = NULL;
+    /* the cap counts the file, so a resume adds nothing to a full log but
+     * its notes (README: worker.log holds at most KW_WORKER_LOG_CAP bytes of
+     * the worker's stderr) */
+    d->err = (kw_worker_sink){.fd = fd, .used = (long long)st.st_size, .cap = KW_WORKER_LOG_CAP,
+                              .what = "worker.log"};
     kw_worker_opts wo = {.cmd = d->cmd, .start_timeout_s = d->o.start_timeout_s,
-                         .index = d->o.index, .log_fd = fd};
+                         .index = d->o.index, .err = &d->err};
     int rc = kw_worker_start(&d->w, &wo);
     pthread_mutex_unlock(&d->mu);
     return rc;
@@ -741,6 +752,7 @@ void kw_exec_free(kw_exec *e)
     if (e->owns_dev) {
         kw_exec_dev *d = e->dev;
         kw_worker_free(d->w);
+        kw_worker_sink_close(&d->err);
         if (d->log_fd >= 0)
             close(d->log_fd);
         pthread_mutex_destroy(&d->mu);

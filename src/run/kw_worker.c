@@ -10,6 +10,13 @@
  * - The environment is built before fork and handed to execve: between fork
  *   and exec in a threaded process only async-signal-safe calls are allowed.
  * - Deadlines use CLOCK_MONOTONIC and poll(); nothing blocks without one.
+ * - The worker's stderr is a pipe of knobwise's, drained into a capped sink
+ *   (kw_worker_sink) wherever knobwise waits on the worker and when it is
+ *   reaped, then closed. Rejected: handing the worker knobwise's stderr (a
+ *   grandchild that leaves the process group with setsid held a caller's
+ *   capture pipe open after knobwise exited, and the caller waited) or the
+ *   log file itself (a worker flooding stderr filled the disk, the journal's
+ *   next write failed, and every resume filled it again).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,10 +37,14 @@
 extern char **environ;
 
 #define KW_WORKER_QUIT_GRACE_S 1.0 /* a worker told to quit gets this long to exit */
+#define KW_WORKER_DRAIN_MAX (1 << 20) /* stderr bytes one drain reads before the
+                                       * channel gets its turn again */
 
 struct kw_worker {
     pid_t pid;
     int fd;
+    int errfd;            /* the read end of the worker's stderr; -1: closed */
+    kw_worker_sink *sink; /* NULL: the stderr is read and dropped */
     char *buf; /* bytes read past the last line */
     size_t len;
     int dead;
@@ -47,6 +58,102 @@ static double kw_w_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Write all of buf to fd; a failure (a full disk) only loses log text. */
+static void kw_w_put(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, buf, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;
+        buf += k;
+        n -= (size_t)k;
+    }
+}
+
+static void kw_w_sink(kw_worker_sink *s, const char *buf, size_t n)
+{
+    if (!s || n == 0)
+        return;
+    long long room = s->cap - s->used;
+    size_t m = room <= 0 ? 0 : (long long)n < room ? n : (size_t)room;
+    kw_w_put(s->fd, buf, m);
+    s->used += (long long)m;
+    if (m < n) {
+        if (s->dropped == 0) {
+            char note[200];
+            int l = snprintf(note, sizeof note, "%sknobwise: %s cap of %lld bytes reached; the "
+                             "worker's further stderr is dropped\n",
+                             m > 0 && buf[m - 1] != '\n' ? "\n" : "", s->what, s->cap);
+            kw_w_put(s->fd, note, (size_t)l);
+        }
+        s->dropped += (long long)(n - m);
+    }
+}
+
+void kw_worker_sink_close(kw_worker_sink *s)
+{
+    if (!s || s->dropped == 0)
+        return;
+    char note[200];
+    int l = snprintf(note, sizeof note, "knobwise: %lld bytes of the worker's stderr dropped over "
+                     "the %s cap (%lld bytes)\n", s->dropped, s->what, s->cap);
+    kw_w_put(s->fd, note, (size_t)l);
+    s->dropped = 0;
+}
+
+/* Read what the worker's stderr holds now (at most KW_WORKER_DRAIN_MAX bytes)
+ * into the sink; at its end (every writer gone) close it. */
+static void kw_w_drain(kw_worker *w)
+{
+    char buf[16384];
+    size_t total = 0;
+    while (w->errfd >= 0 && total < KW_WORKER_DRAIN_MAX) {
+        ssize_t k = read(w->errfd, buf, sizeof buf);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (k <= 0) {
+            close(w->errfd);
+            w->errfd = -1;
+            return;
+        }
+        kw_w_sink(w->sink, buf, (size_t)k);
+        total += (size_t)k;
+    }
+}
+
+/* The worker is gone (or killed): what it left in the pipe goes to the sink,
+ * and the pipe is closed, so nothing it started keeps anything of knobwise's
+ * (a descendant still writing gets EPIPE). */
+static void kw_w_close_err(kw_worker *w)
+{
+    kw_w_drain(w);
+    if (w->errfd >= 0) {
+        close(w->errfd);
+        w->errfd = -1;
+    }
+}
+
+/* poll() the channel for events and the stderr pipe for input: > 0 when the
+ * channel is ready, 0 when not, < 0 on a poll error; stderr is drained on the
+ * way. */
+static int kw_w_poll(kw_worker *w, short events, int ms)
+{
+    /* events 0: the channel is not watched (a hung-up socket would wake
+     * poll at once, every time) */
+    struct pollfd p[2] = {{.fd = events ? w->fd : -1, .events = events},
+                          {.fd = w->errfd, .events = POLLIN}};
+    int r = poll(p, w->errfd >= 0 ? 2 : 1, ms);
+    if (r < 0)
+        return errno == EINTR ? 0 : -1;
+    if (w->errfd >= 0 && p[1].revents)
+        kw_w_drain(w);
+    return p[0].revents != 0;
+}
+
 static void kw_w_kill(kw_worker *w)
 {
     if (w->pid > 0) {
@@ -56,6 +163,7 @@ static void kw_w_kill(kw_worker *w)
             ;
         w->pid = -1;
     }
+    kw_w_close_err(w);
     w->dead = 1;
 }
 
@@ -76,6 +184,7 @@ static int kw_w_exit_text(kw_worker *w, char *buf, size_t len)
                 snprintf(buf, len, "was killed by signal %d", WTERMSIG(st));
             return -1;
         }
+        kw_w_drain(w);
         usleep(2000);
     }
     return -1;
@@ -127,8 +236,7 @@ static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadlin
         int ms;
         if ((f = kw_w_wait_ms(&ms, deadline, stop)) != KW_WORKER_OK)
             break;
-        struct pollfd p = {.fd = w->fd, .events = POLLOUT};
-        if (poll(&p, 1, ms) < 0 && errno != EINTR) {
+        if (kw_w_poll(w, POLLOUT, ms) < 0) {
             f = KW_WORKER_CRASH;
             break;
         }
@@ -164,10 +272,7 @@ static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double
         kw_worker_fault f = kw_w_wait_ms(&ms, deadline, stop);
         if (f != KW_WORKER_OK)
             return f;
-        struct pollfd p = {.fd = w->fd, .events = POLLIN};
-        int r = poll(&p, 1, ms);
-        if (r < 0 && errno == EINTR)
-            continue;
+        int r = kw_w_poll(w, POLLIN, ms);
         if (r < 0)
             return KW_WORKER_CRASH;
         if (r == 0)
@@ -202,7 +307,7 @@ static int kw_w_get(const char *line, const char *key, char *out, size_t cap)
 int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
 {
     *out = NULL;
-    int rc = 0, sv[2] = {-1, -1};
+    int rc = 0, sv[2] = {-1, -1}, ep[2] = {-1, -1};
     char **envp = NULL, *ans = NULL;
     char proto[32], idx[32];
     kw_worker *w = calloc(1, sizeof *w);
@@ -210,6 +315,8 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
         return free(w), kw_error_set(KW_ENOMEM, "out of memory starting a worker");
     w->pid = -1;
     w->fd = -1;
+    w->errfd = -1;
+    w->sink = o->err;
     size_t ne = 0;
     while (environ && environ[ne])
         ne++;
@@ -233,6 +340,24 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
                           strerror(errno));
         goto fail;
     }
+    /* the stderr pipe: its write end above 2, so that the child's dup2 onto
+     * 0 and 1 cannot overwrite it (knobwise started with those closed) */
+    if (pipe2(ep, O_CLOEXEC) != 0) {
+        rc = kw_error_set(KW_EIO, "worker '%s': cannot make its stderr pipe: %s", o->cmd,
+                          strerror(errno));
+        goto fail;
+    }
+    for (int i = 0; i < 2; i++)
+        if (ep[i] < 3) {
+            int nfd = fcntl(ep[i], F_DUPFD_CLOEXEC, 3);
+            if (nfd < 0) {
+                rc = kw_error_set(KW_EIO, "worker '%s': cannot make its stderr pipe: %s",
+                                  o->cmd, strerror(errno));
+                goto fail;
+            }
+            close(ep[i]);
+            ep[i] = nfd;
+        }
     pid_t pid = fork();
     if (pid < 0) {
         rc = kw_error_set(KW_EIO, "worker '%s': cannot fork: %s", o->cmd, strerror(errno));
@@ -243,8 +368,7 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
         setpgid(0, 0);
         dup2(sv[1], 0);
         dup2(sv[1], 1);
-        if (o->log_fd >= 0)
-            dup2(o->log_fd, 2);
+        dup2(ep[1], 2);
         /* nothing of knobwise's but stdin, stdout and stderr (a journal or
          * another worker's channel opened without O_CLOEXEC stays ours) */
         close_range(3, ~0U, 0);
@@ -261,6 +385,11 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
     sv[1] = -1;
     w->fd = sv[0];
     sv[0] = -1;
+    close(ep[1]);
+    ep[1] = -1;
+    (void)fcntl(ep[0], F_SETFL, O_NONBLOCK);
+    w->errfd = ep[0];
+    ep[0] = -1;
     /* a whole protocol line (README: up to 65,536 bytes): a ready line with a
      * long device= text was refused as "not a protocol line" at 512 */
     if (!(ans = malloc(KW_WORKER_LINE_MAX + 1))) {
@@ -320,6 +449,9 @@ fail:
         close(sv[0]);
     if (sv[1] >= 0)
         close(sv[1]);
+    for (int i = 0; i < 2; i++)
+        if (ep[i] >= 0)
+            close(ep[i]);
     free(envp);
     kw_w_kill(w);
     if (w->fd >= 0)
@@ -358,7 +490,10 @@ void kw_worker_free(kw_worker *w)
                 w->pid = -1;
                 break;
             }
-            usleep(1000);
+            if (w->errfd >= 0)
+                (void)kw_w_poll(w, 0, 1); /* its last words while it exits */
+            else
+                usleep(1000);
         }
     }
     kw_w_kill(w);

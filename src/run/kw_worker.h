@@ -26,11 +26,30 @@ typedef enum {
 
 typedef struct kw_worker kw_worker;
 
+/* Where a worker's stderr goes. The worker never gets knobwise's own stderr:
+ * it writes into a pipe that knobwise drains while it waits on the worker
+ * (and when it reaps it), writing at most cap bytes into fd in all; the rest
+ * is counted, not kept. One sink outlives the workers restarted into it. */
+#define KW_WORKER_LOG_CAP (4LL << 20)       /* RUN/worker.log: 4 MiB */
+#define KW_WORKER_STDERR_CAP (64LL << 10)   /* forwarded to knobwise's stderr: 64 KiB */
+typedef struct kw_worker_sink {
+    int fd;            /* RUN/worker.log, or 2 (knobwise's stderr) */
+    long long used;    /* bytes in fd so far (a log's size when it was opened) */
+    long long cap;     /* no more than this (used may start above it) */
+    long long dropped; /* bytes read past the cap */
+    const char *what;  /* for the notes: "worker.log", "forwarding" (to stderr) */
+} kw_worker_sink;
+
+/* The closing note of a sink that dropped bytes ("knobwise: worker.log cap of
+ * N bytes reached, M bytes of the worker's stderr dropped"), written into it;
+ * then dropped is 0 again. Nothing when none were dropped. */
+void kw_worker_sink_close(kw_worker_sink *s);
+
 typedef struct kw_worker_opts {
     const char *cmd;        /* run through /bin/sh -c */
     double start_timeout_s; /* for the `ready` answer */
     int index;              /* KW_WORKER_INDEX */
-    int log_fd;             /* the worker's stderr; -1: knobwise's own stderr */
+    kw_worker_sink *err;    /* the worker's stderr (borrowed, outlives the worker); NULL: dropped */
 } kw_worker_opts;
 
 /* Start cmd and complete the handshake. KW_EINPUT (exit 2) when /bin/sh cannot
