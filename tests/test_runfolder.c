@@ -21,8 +21,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kw_journal.h"
@@ -82,15 +84,21 @@ static char *kw_rf_run(void)
     return dir;
 }
 
-/* Run `knobwise ARGS` in dir; expect exit `want`, and `sub` (if any) on stderr. */
-static void kw_rf_expect(const char *dir, int want, const char *sub, const char *const *args)
+/* argv (KW_TL_MAXARGS + 2 entries) = knobwise ARGS, NULL-terminated. */
+static void kw_rf_argv(const char **argv, const char *const *args)
 {
-    const char *argv[KW_TL_MAXARGS + 2];
     int n = 0;
     argv[n++] = kw_tl_bin();
     for (int i = 0; args[i] && n < KW_TL_MAXARGS; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
+}
+
+/* Run `knobwise ARGS` in dir; expect exit `want`, and `sub` (if any) on stderr. */
+static void kw_rf_expect(const char *dir, int want, const char *sub, const char *const *args)
+{
+    const char *argv[KW_TL_MAXARGS + 2];
+    kw_rf_argv(argv, args);
     kw_tl_opts o = kw_rf_opts(dir);
     kw_tl_proc r = kw_tl_runv(&o, argv);
     char what[1024] = "";
@@ -195,6 +203,71 @@ Test(runfolder, no_output_replaces_a_run_folders_own_files)
     free(results);
     snprintf(link_p, sizeof link_p, "%s/run", dir);
     cr_assert_eq(kw_tl_entries(link_p), run_entries, "something was written into the run");
+    kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_tl_rmrf(dir);
+}
+
+/* `knobwise ARGS` as a user who cannot write dir/run (made read-only; as
+ * root, the test runs it as nobody, uid 65534, for whom root's 0555 is read-
+ * only); exit status, stderr into err. */
+static int kw_rf_readonly(const char *dir, char *err, size_t len, const char *const *args)
+{
+    const char *argv[KW_TL_MAXARGS + 2];
+    kw_rf_argv(argv, args);
+    int efd = kw_tl_tmpfile();
+    cr_assert(efd >= 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        dup2(efd, 2);
+        if (chdir(dir) != 0)
+            _exit(126);
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+                               setuid(65534) != 0))
+            _exit(125);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int to = 0;
+    long rss = 0;
+    int st = kw_tl_wait(pid, kw_tl_now() + KW_RF_TIMEOUT_S, &to, &rss);
+    lseek(efd, 0, SEEK_SET);
+    char *e = kw_tl_slurp_fd(efd);
+    close(efd);
+    snprintf(err, len, "%s", e ? e : "");
+    free(e);
+    cr_assert(!to, "%s: hung", args[0]);
+    return st;
+}
+
+/* report and recommend --all without -o on a run folder the user cannot
+ * write: exit 2 naming the folder and the file, before any work, nothing
+ * written. The old binary computed the report, then failed to create its
+ * temp file: exit 1 ("cannot create a file there: Permission denied"). */
+Test(runfolder, a_run_folder_the_user_cannot_write_is_bad_input)
+{
+    char *dir = kw_rf_run();
+    char run[4300], err[4096];
+    snprintf(run, sizeof run, "%s/run", dir);
+    int before = kw_tl_entries(run);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    cr_assert_eq(chmod(run, 0555), 0);
+    static const char *const want[2] = {"report.html", "mappings.csv"};
+    const char *const *cmds[2] = {KW_RF_ARGS("report", "run"),
+                                  KW_RF_ARGS("recommend", "run", "--all")};
+    for (int i = 0; i < 2; i++) {
+        int st = kw_rf_readonly(dir, err, sizeof err, cmds[i]);
+        cr_expect_eq(st, 2, "%s: exit %d: %s", cmds[i][0], st, err);
+        char sub[200];
+        snprintf(sub, sizeof sub, "run: the run folder is not writable (Permission denied), so "
+                 "%s cannot be put there", want[i]);
+        cr_expect(strstr(err, sub) != NULL, "%s: want '%s' in: %s", cmds[i][0], sub, err);
+    }
+    cr_assert_eq(chmod(run, 0755), 0);
+    cr_expect_eq(kw_tl_entries(run), before, "something was written into the run");
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
     kw_tl_rmrf(dir);
 }

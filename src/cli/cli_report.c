@@ -31,7 +31,8 @@ static void kw_report_help(void)
            "-o FILE must be a new file name, or with --force an existing report that\n"
            "report wrote (any other file may be another run's input and is kept);\n"
            "a folder, device, FIFO, symbolic link or one of the run's own files is\n"
-           "refused (exit 2) before anything is written.\n");
+           "refused (exit 2) before anything is written; so, without -o, is a run\n"
+           "folder you cannot write.\n");
 }
 
 int kw_cli_report(int argc, char **argv)

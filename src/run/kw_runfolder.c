@@ -29,6 +29,14 @@ static const char *const kw_rf_tune_files[] = {KW_RUNFOLDER_RESULTS_XML, KW_RUNF
                                                KW_RUNFOLDER_PORTABILITY_CSV};
 #define KW_RF_N_TUNE_FILES (sizeof kw_rf_tune_files / sizeof kw_rf_tune_files[0])
 
+static int kw_rf_is_tune_file(const char *name)
+{
+    for (size_t i = 0; i < KW_RF_N_TUNE_FILES; i++)
+        if (strcmp(name, kw_rf_tune_files[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int kw_runfolder_join(char *out, size_t n, const char *dir, const char *name)
 {
     int w = snprintf(out, n, "%s/%s", dir, name);
@@ -283,6 +291,17 @@ int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t 
     if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
         return kw_error_set(KW_EINPUT, "%s: is a folder, not a file, and no file can be put "
                             "in its place; remove it", p);
+    /* a folder the user cannot write (read-only, or on a read-only file
+     * system): bad input said before any work, not a write that fails after
+     * it (report and recommend --all computed everything, then exit 1). A
+     * folder that is not there is left to the run's reader to name. */
+    if (stat(run_dir, &st) == 0 && S_ISDIR(st.st_mode) && access(run_dir, W_OK | X_OK) != 0) {
+        int err = errno;
+        if (err == EACCES || err == EROFS || err == EPERM)
+            return kw_error_set(KW_EINPUT, "%s: the run folder is not writable (%s), so %s "
+                                "cannot be put there%s", run_dir, strerror(err), name,
+                                kw_rf_is_tune_file(name) ? "" : "; -o FILE writes it elsewhere");
+    }
     snprintf(dir_out, dir_len, "%s", run_dir);
     snprintf(name_out, name_len, "%s", name);
     return 0;

@@ -76,7 +76,9 @@ int kw_runfolder_fresh(const char *dir);
 /* The verb's own file in run folder run_dir, written there without -o
  * (report's report.html, recommend --all's mappings.csv): dir_out/name_out
  * set to run_dir and name (tune's result files: kw_runfolder_sweep). KW_EINPUT
- * when the path does not fit, or when a folder stands there
+ * when the path does not fit, when run_dir is a folder the user cannot write
+ * ("RUN: the run folder is not writable (Permission denied), so report.html
+ * cannot be put there; -o FILE writes it elsewhere"), or when a folder stands there
  * ("RUN/report.html: is a folder, not a file ..."):
  * rename() cannot replace one, and the verb computed everything first, then
  * failed (exit 1). Anything else there is the verb's to replace (a link or a
