@@ -637,7 +637,7 @@ static char *kw_t_wide(const char *name, int rows, size_t *len)
  * the baseline (the process, the library; larger under a sanitizer). 10 MB:
  * about 5 times its size now (the file, and a pointer per value), 21 on main;
  * the bound is 8. */
-Test(lib, a_wide_table_is_held_in_a_few_times_its_size, .timeout = 120)
+Test(lib, a_wide_table_is_held_in_a_few_times_its_size)
 {
     size_t small_len, len;
     char *small = kw_t_wide("one_row.csv", 1, &small_len), *p = kw_t_wide("wide.csv", 5000, &len);
