@@ -135,6 +135,14 @@ typedef struct kw_ofat_probe {
     /* repairs (kw_ofat_probe_repairs): once the list is spent, a guard-failing first step
      * F is walked through a second change of a knob of its block (mid[i], group
      * KW_PROBE_MAX + i) to every third change of another knob of the block */
+    /* faded pairs (noiseless, kw_ofat_faded_pairs): per first step of a probe round that
+     * found no winner, its two best pairs (second knobs distinct) that gained on the
+     * incumbent below the minimum effect, tried together in a round of their own
+     * (fp_path[g]: the first step, then the better pair; fp_third[g]: that pair with
+     * the other's second change) */
+    int fp_pending, fp_running, fp_n;
+    kw_cand fp_path[KW_TIE_MAX][2];
+    kw_cand fp_third[KW_TIE_MAX];
     int repair0;              /* plist index where the repairs begin, -1 not added yet */
     int chunk0;               /* plist index of this round's first item */
     int n_mid;
@@ -2579,8 +2587,20 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
     kw_ofat_probe *pr = &o->probe;
     if (s->budget_hit) {
         pr->plist_ready = 0;
+        pr->fp_pending = 0;
         kw_ofat_enter_fix(s);
         return KW_OFAT_MOVED;
+    }
+    if (pr->fp_pending) {
+        pr->fp_pending = 0;
+        for (int g = 0; g < pr->fp_n; g++) {
+            int rc = kw_ofat_item_add_once(E, s, &pr->fp_third[g], g);
+            if (rc != 0)
+                return rc;
+        }
+        pr->fp_running = s->n_items > 0;
+        if (pr->fp_running)
+            return KW_OFAT_PLANNED;
     }
     if (!pr->plist_ready) {
         kw_ofat_pick_firsts(E, s);
@@ -2784,10 +2804,105 @@ static int kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
     return 0;
 }
 
+/* Faded pairs (noiseless): two probe pairs from one first step F, F+A and F+B (A, B
+ * changes of two knobs), each gaining on the incumbent below the minimum effect, may
+ * reach it together: F+A+B. validate_llama3_tpu decode seed 3 at 1%: F fuse_qkv=on
+ * (-0.31%), A down.split_k=2 (-0.20% with F), B fuse_gate_up=on (-0.07% with F); F+A+B
+ * is the exhaustive optimum, -1.01%. Per first step of the round the two best such
+ * pairs of distinct second knobs (a pair that gives exactly F's figure is a change
+ * inert at F: left out); the triple is planned for the next probe round
+ * (kw_ofat_probe_plan), walked to as EXPLORE steps F, F+A (kw_ofat_faded_decide). */
+static void kw_ofat_faded_pairs(kw_eng *E, kw_shape *s, const kw_cst *inc)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    const kw_knobspace *ks = E->ks;
+    pr->fp_n = 0;
+    for (int g = 0; g < pr->n_first && pr->fp_n < KW_TIE_MAX; g++) {
+        kw_cst fs;
+        kw_engine_stats_c(E, s, &pr->first[g], &fs);
+        int a = -1, b = -1, ka = -1, kb = -1;
+        double ma = 0, mb = 0;
+        for (int i = 0; i < s->n_items; i++) {
+            const kw_item *it = &s->items[i];
+            kw_cst c;
+            int k;
+            if (it->group != g || it->dropped || it->con >= 0 ||
+                kw_engine_step_check(&k, ks, &pr->first[g], &it->cand) != 0)
+                continue;
+            kw_engine_stats(E, s->shape, it->id, &c);
+            if (!(c.n == E->reps && c.ok && isfinite(c.mean) && c.mean < inc->mean) ||
+                (fs.n == E->reps && c.mean == fs.mean))
+                continue;
+            if (a < 0 || c.mean < ma) {
+                if (k != ka) {
+                    b = a;
+                    kb = ka;
+                    mb = ma;
+                }
+                a = i;
+                ka = k;
+                ma = c.mean;
+            } else if (k != ka && (b < 0 || c.mean < mb)) {
+                b = i;
+                kb = k;
+                mb = c.mean;
+            }
+        }
+        if (a < 0 || b < 0)
+            continue;
+        kw_cand t = s->items[a].cand;
+        t.v[kb] = s->items[b].cand.v[kb];
+        if (kw_ofat_banned(s, &t))
+            continue;
+        pr->fp_path[pr->fp_n][0] = pr->first[g];
+        pr->fp_path[pr->fp_n][1] = s->items[a].cand;
+        pr->fp_third[pr->fp_n] = t;
+        pr->fp_n++;
+    }
+    kw_error_clear();
+    pr->fp_pending = pr->fp_n > 0;
+}
+
+/* The faded-pairs round's steps (kw_ofat_faded_pairs): per group EXPLORE onto the
+ * first step and onto the better pair, the triple judged against the incumbent,
+ * the winner accepted (main resumes) or REVERTs back; then the probe list goes on. */
+static int kw_ofat_faded_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_probe *pr = &o->probe;
+    static const char *const why[2] = {
+        "faded pairs: a first step two of whose pairs gained below the minimum effect",
+        "faded pairs: the better of them, to try the other's change with it"};
+    kw_ofat_paths w = {.judge = "faded pairs together vs incumbent: ",
+                      .back = "the faded pairs together do not beat the incumbent: step back",
+                      .why = why,
+                      .n = pr->fp_n};
+    for (int g = 0; g < pr->fp_n; g++) {
+        w.path[g] = pr->fp_path[g];
+        w.len[g] = 2;
+    }
+    kw_cst inc;
+    int win;
+    pr->fp_running = 0;
+    int rc = kw_ofat_paths_decide(E, s, v, &w, &win, &inc);
+    if (rc != 0)
+        return rc;
+    if (win >= 0) {
+        pr->plist_ready = 0;
+        kw_ofat_resume_main(o);
+        return 0;
+    }
+    if (pr->pcur >= pr->n_plist && pr->have_rep && E->o.tabu > 0 && !s->budget_hit)
+        return kw_ofat_repair_excursion(E, s);
+    return 0;
+}
+
 static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
 {
     kw_ofat *o = s->st;
     kw_ofat_probe *pr = &o->probe;
+    if (pr->fp_running)
+        return kw_ofat_faded_decide(E, s, v);
     kw_cst inc;
     int restart = pr->ban_knob >= 0;
     const kw_cand *refc = restart ? &o->main.restart_from : &s->pos;
@@ -2839,6 +2954,11 @@ static int kw_ofat_probe_decide(kw_eng *E, kw_shape *s, kw_verdict *v)
         return 0;
     }
     kw_ofat_note_repairs(E, s);
+    if (!restart && !E->ev->noisy && !s->budget_hit) {
+        kw_ofat_faded_pairs(E, s, &inc);
+        if (pr->fp_pending)
+            return 0;
+    }
     if (pr->pcur >= pr->n_plist && pr->have_rep && E->o.tabu > 0 && !s->budget_hit)
         return kw_ofat_repair_excursion(E, s);
     /* else: the next round plans the list's next chunk, or leaves the phase */
@@ -3586,7 +3706,7 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
      * evaluations, the same best p95); never the fix or settle */
     s->mf_round = (o->ph == KW_OFAT_MAIN && !o->main.composing && !o->main.tp_running) ||
                   (o->ph == KW_OFAT_EXCURSION && !E->ev->noisy) ||
-                  (o->ph == KW_OFAT_PROBE &&
+                  (o->ph == KW_OFAT_PROBE && !o->probe.fp_running &&
                    !(o->probe.repair0 >= 0 && o->probe.chunk0 >= o->probe.repair0));
     if (o->ph == KW_OFAT_MAIN && E->o.policy == KW_POLICY_SWEEP && !o->main.screened)
         s->mf_round = KW_MF_ROUND_FIRST;

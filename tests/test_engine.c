@@ -2032,6 +2032,54 @@ Test(engine, two_compose_gains_below_the_minimum_effect_are_tried_together)
     cr_assert_leq(n, 9);
 }
 
+/* Faded pairs (issue 18, kw_ofat_faded_pairs): five binary knobs, additive but for a
+ * triple. k0 gains 40; from 60, k1 gains 0.3 (0.50%, below the minimum effect of 1%),
+ * k2 and k3 lose 0.12 and 0.18 alone, k4 loses 2; k1, k2 and k3 together gain 1.0
+ * more: 60 - 0.3 + 0.12 + 0.18 - 1.0 = 59.0, the optimum (-1.67%). The probe of k1
+ * (a faded gain) pairs it with k2 (59.82, -0.30%) and k3 (59.88, -0.20%): two pairs
+ * that gain on the incumbent below the minimum effect; together they are the
+ * optimum. The shape of validate_llama3_tpu decode seed 3 at 1% (fuse_qkv, then
+ * down.split_k=2 and fuse_gate_up: -0.31%, -0.20%, -0.07%, together -1.01%). The
+ * excursion is off (tabu 0) so that the probes alone are judged: without the rule
+ * they ship k1's 59.7 (settle) at every budget and unbudgeted. */
+static int fpair_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && c->v[1] == 1 && c->v[2] == 1 && c->v[3] == 1)
+        for (int i = 0; i < 3; i++)
+            out->v[i] -= (i == 0 ? 0.8 : i == 1 ? 1.0 : 1.2) * 1.0;
+    return rc;
+}
+
+static double fpair_run(long budget, long *n)
+{
+    int nv[] = {2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 5, nv, 1);
+    s.w[0][1] = -40.0;
+    s.w[1][1] = -0.3;
+    s.w[2][1] = 0.12;
+    s.w[3][1] = 0.18;
+    s.w[4][1] = 2.0;
+    s.ev.eval = fpair_eval;
+    kw_engine_opts o = opts_for(1);
+    o.budget = budget;
+    o.tabu = 0;
+    return run_best(&s, &o, n);
+}
+
+Test(engine, two_probe_pairs_gaining_below_the_minimum_effect_are_tried_together)
+{
+    long n = 0;
+    double best = fpair_run(0, &n);
+    cr_assert_float_eq(best, 59.0, 1e-9, "unbudgeted: shipped %g, not the two faded pairs together",
+                       best);
+    best = fpair_run(20, &n);
+    cr_assert_float_eq(best, 59.0, 1e-9, "20 evaluations: shipped %g, not the faded pairs together",
+                       best);
+    cr_assert_leq(n, 20);
+}
+
 /* A noiseless run under a budget keeps no evaluations back for the bounded fix
  * (kw_ofat_plan): four binary knobs, each change a gain (-40, -20, -10, -5, additive),
  * the optimum all four at 25. The baseline, its four neighbours (the first round
@@ -2869,3 +2917,4 @@ Test(engine, an_excursion_moves_off_a_plateau_before_along_it)
     cr_assert_float_eq(tie_move_run(3), 98.5, 1e-9, "the excursion stayed on the plateau");
     cr_assert_float_eq(tie_move_run(0), 99.5, 1e-9, "without the excursion (the control)");
 }
+
