@@ -210,10 +210,35 @@ Test(runfolder, no_output_replaces_a_run_folders_own_files)
 /* `knobwise ARGS` as a user who cannot write dir/run (made read-only; as
  * root, the test runs it as nobody, uid 65534, for whom root's 0555 is read-
  * only); exit status, stderr into err. */
+/* A copy of the knobwise binary in dir (mode 0755), for a child that drops to
+ * uid 65534: the build tree may sit in a folder only root can enter (a clone
+ * under /root: execv then fails with exit 127, not the behaviour tested). */
+static void kw_rf_copy_bin(const char *dir, char *out, size_t len)
+{
+    snprintf(out, len, "%s/knobwise-bin", dir);
+    if (access(out, X_OK) == 0)
+        return;
+    int in = open(kw_tl_bin(), O_RDONLY);
+    int fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0755);
+    cr_assert(in >= 0 && fd >= 0, "cannot copy %s to %s", kw_tl_bin(), out);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        cr_assert_eq(write(fd, buf, (size_t)n), n);
+    cr_assert_eq(n, 0);
+    close(in);
+    cr_assert_eq(close(fd), 0);
+}
+
 static int kw_rf_readonly(const char *dir, char *err, size_t len, const char *const *args)
 {
     const char *argv[KW_TL_MAXARGS + 2];
     kw_rf_argv(argv, args);
+    char bin[4300];
+    if (geteuid() == 0) {
+        kw_rf_copy_bin(dir, bin, sizeof bin);
+        argv[0] = bin;
+    }
     int efd = kw_tl_tmpfile();
     cr_assert(efd >= 0);
     pid_t pid = fork();
