@@ -210,8 +210,9 @@ Test(exec, crash_hang_garbage_and_worker_errors_fail_the_candidate_and_the_worke
  * request's timeout (error:timeout, the worker restarted), not block: the old
  * send() waited for ever (a tune stuck, deaf to SIGTERM; this test timed out
  * on the old binary). */
-Test(exec, a_worker_that_stops_reading_times_out_the_write, .timeout = 120)
+Test(exec, a_worker_that_stops_reading_times_out_the_write)
 {
+    KW_TL_HANG_GUARD(120);
     fixture f;
     cr_assert_eq(fx_open(&f, "--deaf-on fuse_qkv=on", 2.0, 0, 3, 3), 0, "%s", kw_error_last());
     const kw_evaluator *ev = kw_exec_iface(f.ex);
@@ -487,8 +488,9 @@ static long journal_evals(const char *path)
  * worker's timeout on every hanging request of the round (600 s here; 299 s
  * for five hanging requests of validate_cpu_gemm at its 60 s): killed by this
  * test's 60 s bound, exit 137. */
-Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once, .timeout = 120)
+Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once)
 {
+    KW_TL_HANG_GUARD(120);
     char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2200], count[1100], run[1100];
     /* tests/data/exec/small.xml with a 600 s request timeout */
     snprintf(sp, sizeof sp, "%s/slow.xml", dir);
@@ -557,8 +559,9 @@ Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once, .timeout = 120)
  * there is refused by tune --resume, exit 2, naming it, before anything of the
  * run is written (the old binary: the FIFO's open waited for a reader for
  * ever, so this test timed out; a folder or a link was exit 1). */
-Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run, .timeout = 60)
+Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run)
 {
+    KW_TL_HANG_GUARD(60);
     char *dir = kw_tl_tmpdir("kwtest"), log[1100], jp[1100], out[1100], args[2400];
     counted_tune(dir, "small.xml", "", "run", "--time-limit 1");
     snprintf(log, sizeof log, "%s/run/worker.log", dir);
@@ -590,8 +593,9 @@ Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run, .timeout = 60
  * the run finishes, and its journal and tables are those of a run whose
  * worker says nothing. On main's binary worker.log held all 12.6 MB and the
  * stderr all 12 MiB (a worker writing for ever filled the disk). */
-Test(exec, a_worker_flooding_its_stderr_is_capped, .timeout = 120)
+Test(exec, a_worker_flooding_its_stderr_is_capped)
 {
+    KW_TL_HANG_GUARD(120);
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200], q[1200];
     space_path(sp, sizeof sp, "small.xml");
     const char *runs[2] = {"--stderr", "--stderr-flood 12582912 --stderr"};
@@ -634,8 +638,9 @@ Test(exec, a_worker_flooding_its_stderr_is_capped, .timeout = 120)
  * sees its end once knobwise has exited. On main's binary the daemon held
  * the caller's pipe for its 120 s, so this test's 60 s wait ran out. The
  * wait is a bound, not a speed: EOF has to arrive, not arrive fast. */
-Test(exec, a_worker_daemon_does_not_hold_knobwise_stderr, .timeout = 120)
+Test(exec, a_worker_daemon_does_not_hold_knobwise_stderr)
 {
+    KW_TL_HANG_GUARD(120);
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[2400], ev[2600], out[1100], pids[1100];
     space_path(sp, sizeof sp, "small.xml");
     snprintf(pids, sizeof pids, "%s/daemons", dir);
