@@ -190,11 +190,6 @@ static int kw_w_exit_text(kw_worker *w, char *buf, size_t len)
     return -1;
 }
 
-/* Send one line by the deadline (kw_w_now() seconds): the socket is written
- * without blocking and polled for room, so a worker that stops reading its
- * input while it goes on answering (its socket buffer full, ~200 KB of
- * requests) is a timeout, not a send() that never returns (a tune stuck for
- * good, deaf to SIGTERM: its handler only asks the run to stop). */
 /* The poll wait until deadline, at most KW_WORKER_STOP_POLL_MS when a stop
  * flag is watched; KW_WORKER_STOPPED once it is set. */
 static kw_worker_fault kw_w_wait_ms(int *ms, double deadline, const volatile sig_atomic_t *stop)
@@ -210,6 +205,11 @@ static kw_worker_fault kw_w_wait_ms(int *ms, double deadline, const volatile sig
     return KW_WORKER_OK;
 }
 
+/* Send one line by the deadline (kw_w_now() seconds): the socket is written
+ * without blocking and polled for room, so a worker that stops reading its
+ * input while it goes on answering (its socket buffer full, ~200 KB of
+ * requests) is a timeout, not a send() that never returns (a tune stuck for
+ * good, deaf to SIGTERM: its handler only asks the run to stop). */
 static kw_worker_fault kw_w_write(kw_worker *w, const char *line, double deadline,
                                   const volatile sig_atomic_t *stop)
 {
