@@ -196,6 +196,7 @@ int main(void)
     kw_check(cudaGetDevice(&dev_id), "cudaGetDevice");
     kw_check(cudaGetDeviceProperties(&p, dev_id), "cudaGetDeviceProperties");
     sms = p.multiProcessorCount;
+    setvbuf(stdout, nullptr, _IOLBF, 0); /* rows survive a run cut short by the timeout */
     fprintf(stderr, "drain: %s, %d SMs, sm_%d%d\n", p.name, sms, p.major, p.minor);
     unsigned long long *dev = nullptr;
     kw_check(cudaMalloc(&dev, 3 * sms * sizeof *dev), "cudaMalloc");
