@@ -695,6 +695,82 @@ Test(exec, a_worker_daemon_does_not_hold_knobwise_stderr)
     kw_tl_rmrf(dir);
 }
 
+/* Run knobwise with argv[1..] whose stderr is a pipe its reader has closed,
+ * stdout into a file read back into *out (malloc'ed). The exit status, or
+ * 128 + the signal that ended it. */
+static int with_stderr_closed(char **out, const char *const *argv)
+{
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    close(pfd[0]);
+    int ofd = kw_tl_tmpfile();
+    cr_assert_geq(ofd, 0);
+    kw_tl_opts o = {.timeout_s = 60};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, pfd[1]);
+    close(pfd[1]);
+    cr_assert_gt(pid, 0);
+    int to = 0;
+    long rss = 0;
+    int st = kw_tl_wait(pid, kw_tl_now() + 60, &to, &rss);
+    *out = kw_tl_slurp_fd(ofd);
+    close(ofd);
+    return st;
+}
+
+/* A caller that closed the read end of knobwise's stderr (a log reader gone)
+ * costs knobwise only that text: the worker's stderr it forwards there (the
+ * start check before the run folder exists, eval, verify --remeasure) and its
+ * own progress lines fail with EPIPE, the verb runs to its end with its own
+ * exit status. Its stdout stays a filter's: a reader gone from stdout still
+ * ends it by SIGPIPE. On main's binary tune (its first forwarded line) and
+ * eval died of SIGPIPE, status 141, with no run and no table. */
+Test(exec, a_closed_stderr_loses_no_run)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], ev[1100], run[1100], p[1200];
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--stderr");
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    snprintf(run, sizeof run, "%s/run", dir);
+    char *out;
+    /* tune without --quiet: the worker's stderr and tune's own lines */
+    const char *tune[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
+                          "--budget", "20", NULL};
+    int st = with_stderr_closed(&out, tune);
+    cr_expect_eq(st, 0, "tune: status %d", st);
+    free(out);
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    cr_expect(kw_tl_exists(p), "tune left no results.xml");
+    const char *eval[] = {kw_tl_bin(), "eval", "--space", sp, "--evaluator", ev, "--format", "csv",
+                          NULL};
+    st = with_stderr_closed(&out, eval);
+    cr_expect_eq(st, 0, "eval: status %d", st);
+    cr_expect(strncmp(out, "shape,config_id,", 16) == 0 && strchr(out, '\n') &&
+              strchr(out, '\n')[1] != '\0', "eval's table: %.200s", out);
+    free(out);
+    const char *verify[] = {kw_tl_bin(), "verify", run, "--remeasure", "2", "--evaluator", ev,
+                            NULL};
+    st = with_stderr_closed(&out, verify);
+    cr_expect_eq(st, 0, "verify --remeasure: status %d", st);
+    cr_expect(strstr(out, "verified: ") != NULL, "%.300s", out);
+    free(out);
+    /* stdout's reader gone: SIGPIPE, as a filter ends */
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    close(pfd[0]);
+    int efd = kw_tl_tmpfile();
+    const char *show[] = {kw_tl_bin(), "show", "--space", sp, NULL};
+    kw_tl_opts o = {.timeout_s = 60};
+    pid_t pid = kw_tl_spawn(show, &o, pfd[1], efd);
+    close(pfd[1]);
+    int to = 0;
+    long rss = 0;
+    st = kw_tl_wait(pid, kw_tl_now() + 60, &to, &rss);
+    close(efd);
+    cr_expect_eq(st, 128 + SIGPIPE, "show into a closed stdout: status %d", st);
+    kw_tl_rmrf(dir);
+}
+
 Test(exec, tune_cannot_start_worker_writes_nothing)
 {
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], out[1100];

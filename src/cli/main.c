@@ -2,6 +2,7 @@
  * Only main and the cli_*.c verb functions print or choose exit codes:
  * 0 success, 1 runtime failure, 2 bad input or usage (README, knobwise.1 EXIT STATUS). */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,30 @@ static const kw_verb kw_verbs[] = {
 };
 #define KW_N_VERBS (sizeof kw_verbs / sizeof kw_verbs[0])
 
+/* SIGPIPE: a write to a pipe nobody reads. When that pipe is stdout (the
+ * verb's output: `knobwise audit RUN | head`), knobwise ends of it as any
+ * filter does. Any other (stderr, where knobwise forwards a worker's stderr
+ * before the run folder exists, in eval, verify --remeasure and MPI ranks
+ * other than 0, and writes its own progress and messages) only loses text:
+ * the write fails with EPIPE and the verb goes on to its own exit status.
+ * Before, a caller that closed the read end of knobwise's stderr killed a
+ * tune mid-run (exit 141, no results) or an eval before its table. The
+ * signal is synchronous, so the handler runs in the writing thread; poll()
+ * and sigaction() are async-signal-safe. Rejected: SIG_IGN (inherited
+ * across exec by every worker, and stdout's reader closing would no longer
+ * stop a long verb). */
+static void kw_main_on_sigpipe(int sig)
+{
+    struct pollfd p = {.fd = 1, .events = 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP))) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigaction(sig, &sa, NULL);
+        raise(sig); /* delivered when this handler returns */
+    }
+}
+
 static void kw_usage(FILE *f)
 {
     fprintf(f, "usage: knobwise VERB [options]   (knobwise VERB --help for a verb's options)\n\n");
@@ -54,6 +79,12 @@ int main(int argc, char **argv)
      * the output and no message; ignored, the write fails with EFBIG and every
      * writer's error path reports it and removes its temp file. */
     signal(SIGXFSZ, SIG_IGN);
+    struct sigaction pipe_sa;
+    memset(&pipe_sa, 0, sizeof pipe_sa);
+    pipe_sa.sa_handler = kw_main_on_sigpipe;
+    pipe_sa.sa_flags = SA_RESTART;
+    sigemptyset(&pipe_sa.sa_mask);
+    sigaction(SIGPIPE, &pipe_sa, NULL);
     xmlInitParser();
     int status;
     if (argc < 2) {
