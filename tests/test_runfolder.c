@@ -297,6 +297,54 @@ Test(runfolder, a_run_folder_the_user_cannot_write_is_bad_input)
     kw_tl_rmrf(dir);
 }
 
+/* Make dir/run/NAME one the user of kw_rf_readonly cannot write while the
+ * rest of the run is its own: as root, the run is chowned to uid 65534 and
+ * NAME stays root's (0644); as anyone else NAME is made 0444. */
+static void kw_rf_not_yours(const char *dir, const char *name)
+{
+    char p[4300];
+    const char *f[] = {"", "/journal", "/results.xml", "/ranked.csv", "/audit.csv",
+                       "/portability.csv", "/.lock"};
+    for (size_t i = 0; geteuid() == 0 && i < sizeof f / sizeof f[0]; i++) {
+        snprintf(p, sizeof p, "%s/run%s", dir, f[i]);
+        if (access(p, F_OK) == 0)
+            cr_assert_eq(chown(p, 65534, 65534), 0, "%s", p);
+    }
+    snprintf(p, sizeof p, "%s/run/%s", dir, name);
+    if (access(p, F_OK) != 0)
+        kw_rf_put(p, "");
+    cr_assert_eq(geteuid() == 0 ? chown(p, 0, 0) : chmod(p, 0444), 0, "%s", p);
+}
+
+/* tune --resume of a run whose lock file or journal the user cannot write:
+ * exit 2 naming the file, before the lock is taken or anything is written.
+ * The old binary: an unwritable .lock was exit 1 ("cannot open the run
+ * folder's lock file: Permission denied"); an unwritable journal exit 1
+ * after creating the .lock. */
+Test(runfolder, a_resume_the_user_cannot_write_is_bad_input)
+{
+    static const char *const names[2] = {".lock", "journal"};
+    for (int i = 0; i < 2; i++) {
+        char *dir = kw_rf_run();
+        char run[4300], p[4400], err[4096], want[256];
+        snprintf(run, sizeof run, "%s/run", dir);
+        cr_assert_eq(chmod(dir, 0755), 0);
+        snprintf(p, sizeof p, "%s/.lock", run);
+        unlink(p);
+        kw_rf_not_yours(dir, names[i]);
+        int before = kw_tl_entries(run);
+        int st = kw_rf_readonly(dir, err, sizeof err, KW_RF_ARGS("tune", "--resume", "run",
+                                                                 "--quiet"));
+        cr_expect_eq(st, 2, "%s: exit %d: %s", names[i], st, err);
+        snprintf(want, sizeof want, "run/%s: the run's %s is not writable (Permission denied), "
+                 "so the run cannot be resumed", names[i], i == 0 ? "lock file" : "journal");
+        cr_expect(strstr(err, want) != NULL, "want '%s' in: %s", want, err);
+        cr_expect_eq(kw_tl_entries(run), before, "%s: something was written into the run",
+                     names[i]);
+        kw_tl_rmrf(dir);
+    }
+}
+
 /* tune --out DIR into an existing folder that holds no run but a file by a
  * name a run writes (the user's own results.xml, report.html): refused, exit
  * 2, nothing written; tune renamed its results over them (exit 0). A folder

@@ -751,7 +751,8 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     if (lstat(r->journal, &st) != 0)
         return kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", r->dir);
     /* one writer: the lock before anything is read for writing, truncated or swept */
-    if ((rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
+    if ((rc = kw_runfolder_resumable(r->dir)) != 0 ||
+        (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
         (rc = kw_journal_load_ex(&r->j, r->journal, 2)) != 0)
         return rc;
     /* A run stopped while writing its header has evaluated nothing. Once the

@@ -277,6 +277,38 @@ static int kw_rf_not_own(const char *path, const char *name, const struct stat *
     return 0;
 }
 
+/* The errno (EACCES, EROFS, EPERM) saying the user cannot write path (a
+ * folder: nor enter it), 0 when it can or when anything else is wrong with it
+ * (not there: the caller's reader names that). */
+static int kw_rf_unwritable(const char *path, int is_dir)
+{
+    if (access(path, is_dir ? W_OK | X_OK : W_OK) == 0)
+        return 0;
+    int err = errno;
+    return err == EACCES || err == EROFS || err == EPERM ? err : 0;
+}
+
+int kw_runfolder_resumable(const char *run_dir)
+{
+    char p[KW_PATH_MAX + 32];
+    int err = kw_rf_unwritable(run_dir, 1), rc;
+    if (err)
+        return kw_error_set(KW_EINPUT, "%s: the run folder is not writable (%s), so the run "
+                            "cannot be resumed there", run_dir, strerror(err));
+    static const char *const own[2] = {KW_RUNFOLDER_LOCK_NAME, KW_RUNFOLDER_JOURNAL_NAME};
+    static const char *const role[2] = {"lock file", "journal"};
+    for (int i = 0; i < 2; i++) {
+        if ((rc = kw_runfolder_join(p, sizeof p, run_dir, own[i])) != 0)
+            return rc;
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (err = kw_rf_unwritable(p, 0)) != 0)
+            return kw_error_set(KW_EINPUT, "%s: the run's %s is not writable (%s), so the run "
+                                "cannot be resumed; its owner can resume it, or make it "
+                                "writable", p, role[i], strerror(err));
+    }
+    return 0;
+}
+
 int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
                           const char *run_dir, const char *name)
 {
@@ -295,13 +327,11 @@ int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t 
      * system): bad input said before any work, not a write that fails after
      * it (report and recommend --all computed everything, then exit 1). A
      * folder that is not there is left to the run's reader to name. */
-    if (stat(run_dir, &st) == 0 && S_ISDIR(st.st_mode) && access(run_dir, W_OK | X_OK) != 0) {
-        int err = errno;
-        if (err == EACCES || err == EROFS || err == EPERM)
-            return kw_error_set(KW_EINPUT, "%s: the run folder is not writable (%s), so %s "
-                                "cannot be put there%s", run_dir, strerror(err), name,
-                                kw_rf_is_tune_file(name) ? "" : "; -o FILE writes it elsewhere");
-    }
+    int err = stat(run_dir, &st) == 0 && S_ISDIR(st.st_mode) ? kw_rf_unwritable(run_dir, 1) : 0;
+    if (err)
+        return kw_error_set(KW_EINPUT, "%s: the run folder is not writable (%s), so %s "
+                            "cannot be put there%s", run_dir, strerror(err), name,
+                            kw_rf_is_tune_file(name) ? "" : "; -o FILE writes it elsewhere");
     snprintf(dir_out, dir_len, "%s", run_dir);
     snprintf(name_out, name_len, "%s", name);
     return 0;
