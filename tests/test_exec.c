@@ -771,6 +771,58 @@ Test(exec, a_closed_stderr_loses_no_run)
     kw_tl_rmrf(dir);
 }
 
+/* 1 while pid is a process that has not ended (a zombie has ended). */
+static int still_running(pid_t pid)
+{
+    char p[64], st[512] = "";
+    snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(st, 1, sizeof st - 1, f);
+    fclose(f);
+    st[n] = '\0';
+    const char *e = strrchr(st, ')'); /* "pid (comm) S ..." */
+    return e && e[1] == ' ' && e[2] != 'Z' && e[2] != 'X';
+}
+
+/* A test ended by its hang guard takes the command it was waiting for with
+ * it: a process started through kw_tl_sh (here a shell that records its pid
+ * and becomes a 60 s sleep) ends with the test process, not 60 s later. On
+ * main's tests/lib (system()) the sleep outlived the test (kw_tworker
+ * --hang-on workers of a timed-out test were found still sleeping). The
+ * 20 s wait is a bound, not a speed. */
+Test(exec, a_test_ended_by_its_hang_guard_takes_its_children)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), pidf[1100], args[1400];
+    snprintf(pidf, sizeof pidf, "%s/pid", dir);
+    snprintf(args, sizeof args, "--version >/dev/null; echo $$ >'%s'; exec sleep 60", pidf);
+    pid_t t = fork();
+    cr_assert_geq(t, 0);
+    if (t == 0) { /* the test process: its guard ends it while kw_tl_sh waits */
+        KW_TL_HANG_GUARD(2);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
+        kw_tl_free(&r);
+        _exit(0);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(t, &st, 0), t);
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM, "the guard did not end the test");
+    char *text = kw_tl_slurp(pidf);
+    long child = atol(text);
+    free(text);
+    cr_assert_gt(child, 1, "the child never started");
+    double end = kw_tl_now() + 20;
+    while (still_running((pid_t)child) && kw_tl_now() < end)
+        usleep(50000);
+    int alive = still_running((pid_t)child);
+    if (alive)
+        kill((pid_t)child, SIGKILL);
+    cr_expect(!alive, "the test's child (pid %ld) outlived it", child);
+    kw_tl_rmrf(dir);
+}
+
 Test(exec, tune_cannot_start_worker_writes_nothing)
 {
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], out[1100];

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -26,6 +27,7 @@
 #define KW_TL_POLL_US 2000     /* how often kw_tl_wait looks at its child */
 #define KW_TL_NFTW_FDS 16      /* folders kw_tl_rmrf keeps open at once */
 #define KW_TL_LINE_MAX 8192    /* longest manifest line */
+#define KW_TL_LIVE_MAX 64      /* children a test holds at once (kw_tl_live) */
 
 int kw_tl_valgrind(void)
 {
@@ -172,9 +174,73 @@ int kw_tl_tmpfile(void)
     return fd;
 }
 
+/* ------------------------------------------------- children die with the test
+ *
+ * A test ended by its hang guard (SIGALRM, KW_TL_HANG_GUARD) or killed
+ * otherwise left the knobwise it was waiting for running (a hung tune, its
+ * shell, a worker's sleep) until someone killed it. Each child is started in
+ * a process group of its own and kept in kw_tl_live until reaped: SIGALRM
+ * kills those groups before it ends the test as before; and each child gets
+ * SIGKILL when the test process dies of anything (PR_SET_PDEATHSIG), which
+ * also covers a process group the child's own children left. */
+static volatile sig_atomic_t kw_tl_live[KW_TL_LIVE_MAX]; /* process groups; 0: free slot */
+
+static void kw_tl_on_alarm(int sig)
+{
+    for (int i = 0; i < KW_TL_LIVE_MAX; i++)
+        if (kw_tl_live[i] > 0)
+            kill(-(pid_t)kw_tl_live[i], SIGKILL);
+    signal(sig, SIG_DFL);
+    raise(sig); /* the test ends as the guard ends it: a crash */
+}
+
+static void kw_tl_live_add(pid_t pid)
+{
+    struct sigaction old;
+    if (sigaction(SIGALRM, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+        signal(SIGALRM, kw_tl_on_alarm);
+    for (int i = 0; i < KW_TL_LIVE_MAX; i++)
+        if (kw_tl_live[i] == 0) {
+            kw_tl_live[i] = (sig_atomic_t)pid;
+            return;
+        }
+}
+
+static void kw_tl_live_drop(pid_t pid)
+{
+    for (int i = 0; i < KW_TL_LIVE_MAX; i++)
+        if (kw_tl_live[i] == (sig_atomic_t)pid)
+            kw_tl_live[i] = 0;
+}
+
+/* In a child just forked: its own process group, and SIGKILL when the test
+ * (pid parent) dies. */
+static void kw_tl_child_tie(pid_t parent)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the test died before prctl */
+        _exit(125);
+}
+
+/* fork, the child tied to the test (kw_tl_child_tie), the parent keeping it
+ * in kw_tl_live; setpgid in both, so the group exists whichever runs first. */
+static pid_t kw_tl_fork(void)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        kw_tl_child_tie(parent);
+    } else if (pid > 0) {
+        setpgid(pid, pid);
+        kw_tl_live_add(pid);
+    }
+    return pid;
+}
+
 pid_t kw_tl_spawn(const char *const *argv, const kw_tl_opts *o, int ofd, int efd)
 {
-    pid_t pid = fork();
+    pid_t pid = kw_tl_fork();
     if (pid != 0)
         return pid;
     /* child */
@@ -195,7 +261,6 @@ pid_t kw_tl_spawn(const char *const *argv, const kw_tl_opts *o, int ofd, int efd
         struct rlimit rl = {(rlim_t)o->fsize_limit_kb << 10, (rlim_t)o->fsize_limit_kb << 10};
         setrlimit(RLIMIT_FSIZE, &rl);
     }
-    setpgid(0, 0);
     execv(argv[0], (char *const *)argv);
     _exit(127);
 }
@@ -209,8 +274,10 @@ int kw_tl_wait(pid_t pid, double deadline, int *timed_out, long *maxrss_kb)
         pid_t r = wait4(pid, &st, WNOHANG, &ru);
         if (r == pid)
             break;
-        if (r < 0 && errno != EINTR)
+        if (r < 0 && errno != EINTR) {
+            kw_tl_live_drop(pid);
             return -1;
+        }
         if (kw_tl_now() > deadline) {
             kill(pid, SIGKILL);
             *timed_out = 1;
@@ -219,6 +286,7 @@ int kw_tl_wait(pid_t pid, double deadline, int *timed_out, long *maxrss_kb)
         }
         usleep(KW_TL_POLL_US);
     }
+    kw_tl_live_drop(pid);
     *maxrss_kb = ru.ru_maxrss;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -275,8 +343,19 @@ kw_tl_proc kw_tl_sh(const char *args, const char *stdin_text)
     snprintf(i, sizeof i, "%s/in", dir);
     if (kw_tl_write(i, stdin_text ? stdin_text : "") != 0) { /* read as empty */ }
     snprintf(cmd, sizeof cmd, "'%s' %s <'%s' >'%s' 2>'%s'", kw_tl_bin(), args, i, o, e);
-    int st = system(cmd);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    /* system(), but the shell tied to the test (kw_tl_fork): a test ended
+     * by its hang guard took none of what the shell started with it */
+    int st = -1;
+    pid_t pid = kw_tl_fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (pid > 0)
+        kw_tl_live_drop(pid);
+    r.status = pid < 0 || st < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r.out = kw_tl_slurp(o);
     r.err = kw_tl_slurp(e);
     kw_tl_rmrf(dir);

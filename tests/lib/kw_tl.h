@@ -133,7 +133,12 @@ kw_tl_proc kw_tl_runv(const kw_tl_opts *o, const char *const *argv);
 /* Run `bin ARG...` (a NULL-terminated list) with the options. */
 kw_tl_proc kw_tl_run(const kw_tl_opts *o, const char *bin, ...);
 /* Run `knobwise ARGS` through /bin/sh (args are shell words), stdin from
- * stdin_text (NULL: empty). Only status, out and err are set. */
+ * stdin_text (NULL: empty). Only status, out and err are set.
+ * Every child these start (kw_tl_spawn, kw_tl_runv, kw_tl_run, kw_tl_sh) is
+ * in a process group of its own and dies with the test: SIGKILL to its group
+ * when the hang guard's SIGALRM ends the test, SIGKILL to it when the test
+ * process dies otherwise (PR_SET_PDEATHSIG). Start them from the test's own
+ * thread (the death signal follows the thread that forked). */
 kw_tl_proc kw_tl_sh(const char *args, const char *stdin_text);
 /* Free a run's output (the struct itself is the caller's). */
 void kw_tl_free(kw_tl_proc *r);
