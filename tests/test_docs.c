@@ -17,7 +17,9 @@
 #include "kw_journal.h"
 #include "kw_results.h"
 
-TestSuite(docs, .timeout = 300);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_docs_guard(void) { KW_TL_HANG_GUARD(300); }
+TestSuite(docs, .init = kw_docs_guard);
 
 /* The tests run in temporary folders: the binary and the source tree as
  * absolute paths (tests/lib), so the suite also runs outside make check. */

@@ -18,8 +18,11 @@
 #include "kw_error.h"
 #include "kw_eval.h"
 #include "kw_load.h"
+#include "lib/kw_tl.h"
 
-TestSuite(eval, .timeout = 120);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_eval_guard(void) { KW_TL_HANG_GUARD(120); }
+TestSuite(eval, .init = kw_eval_guard);
 
 /* Space-like thresholds, none of them special values. */
 static kw_guards guards(void)

@@ -48,7 +48,14 @@ static void kw_t_teardown(void)
     if (system(cmd) != 0) { /* best effort */ }
 }
 
-TestSuite(export, .init = kw_t_setup, .fini = kw_t_teardown, .timeout = 120);
+/* the hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout), then the setup */
+static void kw_t_setup_guarded(void)
+{
+    KW_TL_HANG_GUARD(120);
+    kw_t_setup();
+}
+
+TestSuite(export, .init = kw_t_setup_guarded, .fini = kw_t_teardown);
 
 static int kw_t_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int kw_t_sh(char **out, const char *fmt, ...)

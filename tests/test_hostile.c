@@ -17,7 +17,9 @@
 
 #include "lib/kw_tl.h"
 
-TestSuite(hostile, .timeout = 240);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_hostile_guard(void) { KW_TL_HANG_GUARD(240); }
+TestSuite(hostile, .init = kw_hostile_guard);
 
 #define KW_H_AS_MB 512        /* address-space limit of every hostile run */
 #define KW_H_TIMEOUT_S 30     /* wall clock per run; a hang is a failure */

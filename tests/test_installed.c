@@ -112,8 +112,9 @@ static int kw_t_check_knobs(const char *out, const char *csv, const char *shape)
     return n;
 }
 
-Test(installed, example_built_through_pkg_config_against_the_staged_install, .timeout = 300)
+Test(installed, example_built_through_pkg_config_against_the_staged_install)
 {
+    KW_TL_HANG_GUARD(300);
     const char *make = kw_t_env("KW_MAKE"), *cc = kw_t_env("KW_CC"),
                *build = kw_t_env("KW_BUILDDIR"), *src = kw_t_env("KW_SRCDIR"),
                *libdir = kw_t_env("KW_LIBDIR"), *incdir = kw_t_env("KW_INCLUDEDIR"),

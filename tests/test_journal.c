@@ -9,6 +9,7 @@
 
 #include "kw_input.h"
 #include "kw_synth.h"
+#include "lib/kw_tl.h"
 
 static void suite_init(void) { gsl_set_error_handler_off(); }
 TestSuite(journal, .init = suite_init);
@@ -505,8 +506,9 @@ Test(journal, load_errors)
  * it used plain fopen, so a journal that was a symbolic link had its target
  * outside the folder rewritten, and a FIFO blocked fopen forever. Both are
  * refused now, the link's target byte for byte as it was. */
-Test(journal, reseal_never_follows_a_link_nor_waits_on_a_fifo, .timeout = 20)
+Test(journal, reseal_never_follows_a_link_nor_waits_on_a_fifo)
 {
+    KW_TL_HANG_GUARD(20);
     char dir[64], jp[96], outside[128], fifo[128];
     kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
     snprintf(outside, sizeof outside, "%s.outside", dir);
@@ -704,7 +706,7 @@ Test(journal, writer_replay_detects_a_diverging_record)
  * link (old: the writer said "it is a symbolic link", truncate KW_EIO). */
 Test(journal, the_writer_and_truncate_open_the_journal_as_the_reader_does)
 {
-    alarm(20); /* a hang guard, not .timeout: see KW_TL_HANG_GUARD in tests/lib/kw_tl.h */
+    KW_TL_HANG_GUARD(20);
     char dir[64], jp[96], fifo[128], sub[128], link[128];
     kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
     cr_assert_eq(kw_synth_spit(jp, "H format=1 crc=00000000\n", 24), 0);

@@ -13,7 +13,9 @@
 
 #include "lib/kw_tl.h"
 
-TestSuite(manifest, .timeout = 300);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_manifest_guard(void) { KW_TL_HANG_GUARD(300); }
+TestSuite(manifest, .init = kw_manifest_guard);
 
 #define KW_M_TIMEOUT_S 120  /* one case; the slowest is a validate of every shipped file */
 #define KW_M_CASES_MIN 20   /* the manifest holds at least this many rows */

@@ -207,8 +207,9 @@ static long rp_field(const char *text, const char *key)
  * tick, and the screenshot is not blank. Skips (as before) when chromium is
  * not installed, except where KW_REQUIRE_CHROMIUM=1 (.ci/run installs it and
  * sets that), where it fails. */
-Test(report, renders_in_headless_chromium, .timeout = 180)
+Test(report, renders_in_headless_chromium)
 {
+    KW_TL_HANG_GUARD(180);
     const char *chromium = "/usr/bin/chromium";
     if (access(chromium, X_OK) != 0) {
         /* .ci/run sets KW_REQUIRE_CHROMIUM: there a missing browser fails */
@@ -450,8 +451,9 @@ static int have_bin(void)
     return access(kw_tl_bin(), X_OK) == 0;
 }
 
-Test(results_cli, verbs_on_a_model_run, .timeout = 300)
+Test(results_cli, verbs_on_a_model_run)
 {
+    KW_TL_HANG_GUARD(300);
     cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
     char *dir = model_run(40);
     char args[8192];
@@ -540,8 +542,9 @@ Test(results_cli, verbs_on_a_model_run, .timeout = 300)
     free(dir);
 }
 
-Test(results_cli, verify_fails_on_corrupted_run, .timeout = 300)
+Test(results_cli, verify_fails_on_corrupted_run)
 {
+    KW_TL_HANG_GUARD(300);
     cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
     char *dir = model_run(30);
     char jp[4200], args[8192];

@@ -30,7 +30,9 @@
 #include "kw_journal.h"
 #include "lib/kw_tl.h"
 
-TestSuite(runfolder, .timeout = 240);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_runfolder_guard(void) { KW_TL_HANG_GUARD(240); }
+TestSuite(runfolder, .init = kw_runfolder_guard);
 
 #define KW_RF_TIMEOUT_S 60
 #define KW_RF_BIG_RECORD_BYTES (48u << 20) /* one hostile journal record */

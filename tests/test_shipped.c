@@ -31,7 +31,14 @@ static void kw_t_teardown(void)
     if (system(cmd) != 0) { /* best effort */ }
 }
 
-TestSuite(shipped, .init = kw_t_setup, .fini = kw_t_teardown, .timeout = 60);
+/* the hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout), then the setup */
+static void kw_t_setup_guarded(void)
+{
+    KW_TL_HANG_GUARD(60);
+    kw_t_setup();
+}
+
+TestSuite(shipped, .init = kw_t_setup_guarded, .fini = kw_t_teardown);
 
 /* Run `knobwise ARGS` in the empty folder; stdout+stderr into *out. */
 static int kw_t_in_cwd(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -10,7 +10,9 @@
 
 #include "lib/kw_tl.h"
 
-TestSuite(tune, .timeout = 300);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_tune_guard(void) { KW_TL_HANG_GUARD(300); }
+TestSuite(tune, .init = kw_tune_guard);
 
 static const char *bin(void)
 {

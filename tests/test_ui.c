@@ -11,7 +11,9 @@
 
 #include "lib/kw_tl.h"
 
-TestSuite(ui, .timeout = 300);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_ui_guard(void) { KW_TL_HANG_GUARD(300); }
+TestSuite(ui, .init = kw_ui_guard);
 
 static const char *bin(void)
 {

@@ -22,7 +22,9 @@
 #include "kw_sim.h"
 #include "kw_xml.h"
 
-TestSuite(validation, .timeout = 120);
+/* each test's hang guard (KW_TL_HANG_GUARD, not Criterion's .timeout) */
+static void kw_validation_guard(void) { KW_TL_HANG_GUARD(120); }
+TestSuite(validation, .init = kw_validation_guard);
 
 #define KW_V_TIMEOUT_S 20 /* wall clock per run: every refusal here takes well under 1 s */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/kw_tl.h"
 
 typedef struct worker {
     pid_t pid;
@@ -216,8 +217,9 @@ Test(worker, other_protocol_versions_are_refused)
  * the baseline (5 repetitions) and one round of a candidate beside the
  * baseline's control (5 + 5): the controls count against it; the pairing
  * after the search has its own budget (search/kw_search.h KW_PAIR_DEFAULT). */
-Test(worker, a_measured_tuning_run_with_the_shipped_worker, .timeout = 240)
+Test(worker, a_measured_tuning_run_with_the_shipped_worker)
 {
+    KW_TL_HANG_GUARD(240);
     const char *bd = getenv("KW_BUILDDIR"), *sd = getenv("KW_SRCDIR"), *bin = getenv("KW_BIN");
     cr_assert(bd && sd && bin, "KW_BUILDDIR, KW_SRCDIR and KW_BIN come from make check");
     char dir[] = "/tmp/kwworker.XXXXXX";
