@@ -1690,12 +1690,12 @@ static int kw_resume_load(kw_eng *E, const uint32_t **old, size_t *n_old)
     if (j->torn) {
         E->sum.torn = 1;
         snprintf(E->sum.torn_msg, sizeof E->sum.torn_msg, "%s", j->torn_msg);
-        if ((rc = kw_journal_truncate(path, j->good_bytes)) != 0)
+        if ((rc = kw_journal_truncate(path, j->good_bytes, j)) != 0)
             return rc;
     }
     *n_old = (size_t)j->n_records;
     if (j->paused[0]) {
-        if ((rc = kw_journal_truncate(path, j->last_start)) != 0)
+        if ((rc = kw_journal_truncate(path, j->last_start, j)) != 0)
             return rc;
         (*n_old)--;
     }
@@ -1758,7 +1758,9 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     const uint32_t *old = NULL;
     if ((rc = resume ? kw_resume_load(E, &old, &n_old) : kw_fresh_check(E)) != 0)
         goto done;
-    if ((rc = kw_journal_writer_open(&E->w, path, old, n_old, info->no_sync)) != 0)
+    /* a resume appends to the file it read and checked, not to one put in its place since */
+    if ((rc = kw_journal_writer_open(&E->w, path, resume ? E->j : NULL, old, n_old,
+                                     info->no_sync)) != 0)
         goto done;
     E->replay_total = (long)n_old;
     E->S = calloc((size_t)E->n_shapes, sizeof *E->S);

@@ -250,7 +250,7 @@ void kw_journal_buf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, co
 
 /* ------------------------------------------------------------------ writer */
 
-static int kw_journal_open_file(int *fd, const char *path, int how);
+static int kw_journal_open_file(int *fd, const char *path, int how, const kw_journal *read);
 
 struct kw_jwriter {
     int fd;
@@ -263,8 +263,8 @@ struct kw_jwriter {
     kw_jbuf pending;     /* new records not yet written */
 };
 
-int kw_journal_writer_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs,
-                           size_t n_old, int no_sync)
+int kw_journal_writer_open(kw_jwriter **out, const char *path, const kw_journal *read,
+                           const uint32_t *old_crcs, size_t n_old, int no_sync)
 {
     kw_jwriter *w = calloc(1, sizeof *w);
     if (!w)
@@ -296,7 +296,7 @@ int kw_journal_writer_open(kw_jwriter **out, const char *path, const uint32_t *o
                               err == ELOOP ? "it is a symbolic link" : strerror(err));
         }
     } else {
-        rc = kw_journal_open_file(&w->fd, path, KW_INPUT_APPEND);
+        rc = kw_journal_open_file(&w->fd, path, KW_INPUT_APPEND, read);
     }
     if (rc != 0) {
         kw_journal_writer_free(w);
@@ -367,10 +367,10 @@ void kw_journal_writer_free(kw_jwriter *w)
     free(w);
 }
 
-int kw_journal_truncate(const char *path, long bytes)
+int kw_journal_truncate(const char *path, long bytes, const kw_journal *read)
 {
     int fd;
-    int rc = kw_journal_open_file(&fd, path, KW_INPUT_APPEND);
+    int rc = kw_journal_open_file(&fd, path, KW_INPUT_APPEND, read);
     if (rc != 0)
         return rc;
     if (ftruncate(fd, (off_t)bytes) != 0 || fsync(fd) != 0)
@@ -1219,13 +1219,23 @@ typedef struct kw_jread {
  * kw_runfile_open keeps for a run folder's other files. how: 0 (read),
  * KW_INPUT_RDWR (reseal) or KW_INPUT_APPEND (the writer, truncate). *fd
  * blocking on success. */
-static int kw_journal_open_file(int *fd, const char *path, int how)
+static int kw_journal_open_file(int *fd, const char *path, int how, const kw_journal *read)
 {
     char why[KW_INPUT_WHY_MAX];
     uint64_t bytes;
     int rc = kw_input_open_as(fd, &bytes, path, 0, KW_INPUT_NOFOLLOW | how, why, sizeof why);
-    if (rc == 0)
+    if (rc == 0) {
+        struct stat st;
+        if (read && (fstat(*fd, &st) != 0 || (unsigned long long)st.st_dev != read->file_dev ||
+                     (unsigned long long)st.st_ino != read->file_ino)) {
+            close(*fd);
+            *fd = -1;
+            return kw_error_set(KW_EINPUT, "%s: the journal was replaced after it was read (it "
+                                "is another file now); nothing was written to it: resume again",
+                                path);
+        }
         return 0;
+    }
     if (rc == KW_EINPUT && strncmp(why, KW_INPUT_LINK_WHY, sizeof KW_INPUT_LINK_WHY - 1) == 0)
         return kw_error_set(rc, "%s: the journal is a symbolic link; a run folder's journal is "
                             "always a file of its own", path);
@@ -1249,10 +1259,13 @@ static int kw_jread_open(kw_jread *R, const char *path, int store, kw_journal_fn
     R->fn = fn;
     R->ctx = ctx;
     R->in_header = 1;
-    int fd, rc = kw_journal_open_file(&fd, path, 0);
+    int fd, rc = kw_journal_open_file(&fd, path, 0, NULL);
     if (rc != 0)
         return rc;
     R->fd = fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return kw_error_set(KW_EIO, "%s: cannot stat the journal: %s", path, strerror(errno));
     R->j = calloc(1, sizeof *R->j);
     R->p = calloc(1, sizeof *R->p);
     R->lr = malloc(sizeof *R->lr);
@@ -1266,6 +1279,8 @@ static int kw_jread_open(kw_jread *R, const char *path, int store, kw_journal_fn
         free(R->p);
     if (!R->j || !R->p || !R->lr || !R->line || !(R->j->path = strdup(path)))
         return kw_error_set(KW_ENOMEM, "out of memory loading the journal");
+    R->j->file_dev = (unsigned long long)st.st_dev;
+    R->j->file_ino = (unsigned long long)st.st_ino;
     R->lr->fd = fd;
     R->lr->start = R->lr->end = 0;
     R->lr->eof = 0;
@@ -1959,7 +1974,7 @@ int kw_journal_check(const kw_journal *j)
 
 int kw_journal_reseal(const char *path)
 {
-    int fd, rc = kw_journal_open_file(&fd, path, KW_INPUT_RDWR); /* one descriptor: read, then rewrite */
+    int fd, rc = kw_journal_open_file(&fd, path, KW_INPUT_RDWR, NULL); /* one descriptor: read, then rewrite */
     if (rc != 0)
         return rc;
     FILE *f = fdopen(fd, "r+b");

@@ -272,6 +272,8 @@ typedef struct kw_journal {
     int torn;             /* a torn/corrupt last record was left out */
     int header_incomplete;/* kw_journal_load_ex(..., 1) only: the file ends inside the header */
     char torn_msg[256];
+    unsigned long long file_dev, file_ino; /* the file read (fstat of the reader's descriptor):
+                                            * the writer and truncate open no other */
     void *priv;           /* private: string pool, indexes */
     /* cheap estimates (P records) per evaluator shape: made, and screened out */
     long pred_n[KW_JOURNAL_SHAPE_MAX];
@@ -419,8 +421,11 @@ uint32_t kw_journal_crc32(uint32_t crc, const void *buf, size_t len);
  * on purpose, e.g. to plant a two-knob step that `verify` must catch). */
 int kw_journal_reseal(const char *path); /* opened as the reader opens it: a regular
                                             * file, never through a symbolic link */
-/* Truncate the file at path to bytes (used by resume to drop a torn tail). */
-int kw_journal_truncate(const char *path, long bytes);
+/* Truncate the file at path to bytes (used by resume to drop a torn tail).
+ * read: the journal as loaded from path (NULL: any file there): when the file
+ * at path is no longer the one read (replaced since: another inode), KW_EINPUT
+ * and nothing is truncated. */
+int kw_journal_truncate(const char *path, long bytes, const kw_journal *read);
 
 /* A growable text buffer for building record payloads. */
 typedef struct kw_jbuf {
@@ -443,9 +448,12 @@ void kw_journal_buf_cand(kw_jbuf *b, const char *key, const kw_knobspace *ks, co
  * ones, so a resumed run proves it regenerates the same journal. */
 typedef struct kw_jwriter kw_jwriter;
 /* Open path for appending (created if missing). old_crcs: the chained checksums
- * of the records already in the file (n_old of them), copied. */
-int kw_journal_writer_open(kw_jwriter **out, const char *path, const uint32_t *old_crcs,
-                           size_t n_old, int no_sync);
+ * of the records already in the file (n_old of them), copied. read: the
+ * journal as loaded from path (a resume; NULL: no check): the file opened
+ * must be the one read, else KW_EINPUT and nothing is written (a journal
+ * swapped between the read and the append is not written into). */
+int kw_journal_writer_open(kw_jwriter **out, const char *path, const kw_journal *read,
+                           const uint32_t *old_crcs, size_t n_old, int no_sync);
 /* Add one record (payload without the checksum); buffered until commit.
  * KW_ECORRUPT when a replayed record differs from the journal's. */
 int kw_journal_writer_add(kw_jwriter *w, const char *payload);

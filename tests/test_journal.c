@@ -187,9 +187,49 @@ Test(journal, torn_last_record_is_left_out_and_reported)
     b[last + 4] ^= 1;
     /* and the truncation helper drops exactly the tail */
     cr_assert_eq(kw_synth_spit(jp, b, last + 10), 0);
-    cr_assert_eq(kw_journal_truncate(jp, last), 0);
+    cr_assert_eq(kw_journal_truncate(jp, last, NULL), 0);
     cr_assert_eq(kw_journal_load(&j, jp), 0);
     cr_assert_not(j->torn);
+    kw_journal_free(j);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
+/* A resume appends to the journal it read, not to a file put at its path
+ * since (renamed over it): the writer and truncate, handed the journal as
+ * read, refuse the other file (KW_EINPUT, naming the path) and leave it as
+ * it is; the file read, back in place, opens as before. On main's search/
+ * nothing compared the file (the writer took any regular file there). */
+Test(journal, a_journal_swapped_after_it_was_read_is_not_written)
+{
+    char dir[64], jp[96], other[128], keep[128];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    kw_journal *j;
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    snprintf(other, sizeof other, "%s/other", dir);
+    snprintf(keep, sizeof keep, "%s/kept", dir);
+    cr_assert_eq(kw_synth_spit(other, b, len), 0); /* the same bytes, another file */
+    cr_assert_eq(rename(jp, keep), 0);
+    cr_assert_eq(rename(other, jp), 0);
+    uint32_t crcs[1] = {0};
+    kw_jwriter *w = NULL;
+    cr_assert_eq(kw_journal_writer_open(&w, jp, j, crcs, 1, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "the journal was replaced after it was read") &&
+              strstr(kw_error_last(), jp), "%s", kw_error_last());
+    cr_assert_null(w);
+    cr_assert_eq(kw_journal_truncate(jp, 10, j), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "replaced"), "%s", kw_error_last());
+    long n;
+    char *now = kw_synth_slurp(jp, &n);
+    cr_assert(n == len && memcmp(now, b, (size_t)len) == 0, "the other file was changed");
+    free(now);
+    /* the file read, back at its path */
+    cr_assert_eq(rename(keep, jp), 0);
+    cr_assert_eq(kw_journal_writer_open(&w, jp, j, crcs, 1, 1), 0, "%s", kw_error_last());
+    kw_journal_writer_free(w);
+    cr_assert_eq(kw_journal_truncate(jp, len, j), 0, "%s", kw_error_last());
     kw_journal_free(j);
     free(b);
     kw_synth_rmdir(dir);
@@ -675,7 +715,7 @@ Test(journal, writer_replay_detects_a_diverging_record)
     char dir[64], jp[96];
     kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
     kw_jwriter *w;
-    cr_assert_eq(kw_journal_writer_open(&w, jp, NULL, 0, 1), 0);
+    cr_assert_eq(kw_journal_writer_open(&w, jp, NULL, NULL, 0, 1), 0);
     cr_assert_eq(kw_journal_writer_add(w, "Q why=a"), 0);
     cr_assert_eq(kw_journal_writer_add(w, "Q why=b"), 0);
     cr_assert_eq(kw_journal_writer_commit(w), 0);
@@ -689,7 +729,7 @@ Test(journal, writer_replay_detects_a_diverging_record)
     snprintf(want, sizeof want, "Q why=a crc=%08x\nQ why=b crc=%08x\n", crcs[0], crcs[1]);
     cr_assert_str_eq(b, want);
     free(b);
-    cr_assert_eq(kw_journal_writer_open(&w, jp, crcs, 2, 1), 0);
+    cr_assert_eq(kw_journal_writer_open(&w, jp, NULL, crcs, 2, 1), 0);
     cr_assert(kw_journal_writer_replaying(w));
     cr_assert_eq(kw_journal_writer_add(w, "Q why=a"), 0);
     cr_assert_eq(kw_journal_writer_add(w, "Q why=c"), KW_ECORRUPT);
@@ -721,9 +761,9 @@ Test(journal, the_writer_and_truncate_open_the_journal_as_the_reader_does)
     const char *say[3] = {"not a regular file", "not a regular file", "symbolic link"};
     for (int i = 0; i < 3; i++) {
         kw_jwriter *w = NULL;
-        cr_assert_eq(kw_journal_writer_open(&w, bad[i], crcs, 1, 1), KW_EINPUT, "%s", bad[i]);
+        cr_assert_eq(kw_journal_writer_open(&w, bad[i], NULL, crcs, 1, 1), KW_EINPUT, "%s", bad[i]);
         cr_assert(strstr(kw_error_last(), say[i]), "%s", kw_error_last());
-        cr_assert_eq(kw_journal_truncate(bad[i], 0), KW_EINPUT, "%s", bad[i]);
+        cr_assert_eq(kw_journal_truncate(bad[i], 0, NULL), KW_EINPUT, "%s", bad[i]);
         cr_assert(strstr(kw_error_last(), say[i]), "%s", kw_error_last());
     }
     long n;
@@ -732,9 +772,9 @@ Test(journal, the_writer_and_truncate_open_the_journal_as_the_reader_does)
     free(kept);
     /* the journal itself still opens for appending, and truncates */
     kw_jwriter *w = NULL;
-    cr_assert_eq(kw_journal_writer_open(&w, jp, crcs, 1, 1), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_journal_writer_open(&w, jp, NULL, crcs, 1, 1), 0, "%s", kw_error_last());
     kw_journal_writer_free(w);
-    cr_assert_eq(kw_journal_truncate(jp, 2), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_journal_truncate(jp, 2, NULL), 0, "%s", kw_error_last());
     kept = kw_synth_slurp(jp, &n);
     cr_assert_eq(n, 2);
     free(kept);
