@@ -415,8 +415,16 @@ static int kw_tune_main(int argc, char **argv)
     return kw_tune_fresh(&a);
 }
 
+/* A rank other than 0 whose options are not rank 0's says so (it ignores
+ * them: the results stay rank 0's); before, nothing told the user. */
+static void kw_tune_mpi_note(const char *msg)
+{
+    fprintf(stderr, "knobwise tune: warning: %s\n", msg);
+}
+
 /* A rank other than 0 of `mpirun -n N knobwise tune`: rank 0 parses the
- * command line and sends the run's recorded attributes and input hashes;
+ * command line and sends the run's recorded attributes and input hashes (and
+ * its options, which this rank compares with its own: kw_tune_mpi_note);
  * this rank builds the same evaluator from them (as a resume does from its
  * journal), refuses inputs that hash differently from rank 0's, and
  * evaluates what rank 0 sends until the run is over (kw_run_serve). It
@@ -427,7 +435,7 @@ static int kw_tune_mpi_rank(void)
     kw_tune_catch(SIGINT, &old_int);
     kw_tune_catch(SIGTERM, &old_term);
     kw_tune_sig = 0;
-    int rank0_says = 0, rc = kw_run_serve(&kw_tune_sig, &rank0_says);
+    int rank0_says = 0, rc = kw_run_serve(&kw_tune_sig, &rank0_says, kw_tune_mpi_note);
     if (rc != 0 && rank0_says)
         return kw_error_exit_status(rc);
     return rc != 0 ? kw_cli_fail("tune", rc) : 0;
@@ -437,6 +445,7 @@ int kw_cli_tune(int argc, char **argv)
 {
     /* mpirun: every rank runs this; rank 0 is the run, the others evaluate */
     int rc = kw_mpi_init();
+    kw_mpi_set_args(argc - 1, argv + 1); /* rank 0 sends them; the others compare */
     int status = rc != 0 ? kw_cli_fail("tune", rc)
                  : kw_mpi_rank() == 0 ? kw_tune_main(argc, argv) : kw_tune_mpi_rank();
     kw_mpi_finish();

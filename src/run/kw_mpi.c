@@ -33,6 +33,18 @@
 #ifndef KW_HAVE_MPI
 
 int kw_mpi_init(void) { return 0; }
+void kw_mpi_set_args(int argc, char *const *argv)
+{
+    (void)argc;
+    (void)argv;
+}
+int kw_mpi_args_differ(const kw_mpi_job_spec *js, char *msg, size_t len)
+{
+    (void)js;
+    if (len)
+        msg[0] = '\0';
+    return 0;
+}
 int kw_mpi_rank(void) { return 0; }
 int kw_mpi_launched(void) { return 0; }
 int kw_mpi_local_rank(void) { return 0; }
@@ -124,7 +136,7 @@ typedef struct kw_mpi_hello {
 } kw_mpi_hello;
 
 typedef struct kw_mpi_whead {
-    int32_t n_attrs, n_inputs, threads, pad;
+    int32_t n_attrs, n_inputs, threads, n_args; /* n_args: rank 0's options, after the pairs */
     double time_limit_s;
     uint64_t seed;
 } kw_mpi_whead;
@@ -133,6 +145,8 @@ static int kw_mpi_on;      /* MPI_Init was called (started by mpirun) */
 static int kw_mpi_me, kw_mpi_n = 1;
 static int kw_mpi_local;   /* index among the ranks of this node */
 static int kw_mpi_sent;    /* rank 0: the run description went out */
+static int kw_mpi_argc;    /* this rank's options (kw_mpi_set_args) */
+static char *const *kw_mpi_argv;
 
 static int kw_mpi_err(int mpi_rc, const char *what, int peer)
 {
@@ -185,6 +199,12 @@ int kw_mpi_init(void)
         MPI_Comm_free(&node);
     }
     return 0;
+}
+
+void kw_mpi_set_args(int argc, char *const *argv)
+{
+    kw_mpi_argc = argc > 0 && argv ? argc : 0;
+    kw_mpi_argv = argv;
 }
 
 int kw_mpi_rank(void) { return kw_mpi_me; }
@@ -415,11 +435,13 @@ static char *kw_mpi_pack(const kw_mpi_spec *s, size_t *len_out)
         len += strlen(s->attr_keys[i]) + strlen(s->attr_values[i]) + 2;
     for (int i = 0; i < s->n_inputs; i++)
         len += strlen(s->input_names[i]) + strlen(s->input_hashes[i]) + 2;
+    for (int i = 0; i < kw_mpi_argc; i++)
+        len += strlen(kw_mpi_argv[i]) + 1;
     char *buf = malloc(len);
     if (!buf)
         return NULL;
     kw_mpi_whead h = {.n_attrs = s->n_attrs, .n_inputs = s->n_inputs, .threads = s->threads,
-                      .time_limit_s = s->time_limit_s, .seed = s->seed};
+                      .n_args = kw_mpi_argc, .time_limit_s = s->time_limit_s, .seed = s->seed};
     memcpy(buf, &h, sizeof h);
     char *w = buf + sizeof h;
     for (int i = 0; i < s->n_attrs + s->n_inputs; i++) {
@@ -429,6 +451,11 @@ static char *kw_mpi_pack(const kw_mpi_spec *s, size_t *len_out)
         memcpy(w, a, la);
         memcpy(w + la, b, lb);
         w += la + lb;
+    }
+    for (int i = 0; i < kw_mpi_argc; i++) {
+        size_t la = strlen(kw_mpi_argv[i]) + 1;
+        memcpy(w, kw_mpi_argv[i], la);
+        w += la;
     }
     *len_out = len;
     return buf;
@@ -596,6 +623,8 @@ struct kw_mpi_job_spec {
     kw_mpi_spec s;
     char *buf;
     const char **strs;
+    int n_args;        /* rank 0's options */
+    const char **args;
 };
 
 int kw_mpi_spec_recv(kw_mpi_job_spec **out)
@@ -634,7 +663,8 @@ int kw_mpi_spec_recv(kw_mpi_job_spec **out)
     memcpy(&h, buf, sizeof h);
     int n_str = 2 * (h.n_attrs + h.n_inputs);
     js->strs = calloc(n_str > 0 ? (size_t)n_str : 1, sizeof *js->strs);
-    if (!js->strs || h.n_attrs < 0 || h.n_inputs < 0) {
+    js->args = calloc(h.n_args > 0 ? (size_t)h.n_args : 1, sizeof *js->args);
+    if (!js->strs || !js->args || h.n_attrs < 0 || h.n_inputs < 0 || h.n_args < 0) {
         kw_mpi_spec_free(js);
         return kw_error_set(KW_ENOMEM, "out of memory receiving the run");
     }
@@ -647,6 +677,15 @@ int kw_mpi_spec_recv(kw_mpi_job_spec **out)
         js->strs[i] = r;
         r += strlen(r) + 1;
     }
+    for (int i = 0; i < h.n_args; i++) {
+        if (r >= end) {
+            kw_mpi_spec_free(js);
+            return kw_error_set(KW_ECORRUPT, "MPI: rank 0's run description is cut short");
+        }
+        js->args[i] = r;
+        r += strlen(r) + 1;
+    }
+    js->n_args = h.n_args;
     /* keys and values alternate: split into the spec's parallel arrays */
     const char **keys = calloc((size_t)(n_str > 0 ? n_str : 1), sizeof *keys);
     if (!keys) {
@@ -680,8 +719,42 @@ void kw_mpi_spec_free(kw_mpi_job_spec *js)
     if (!js)
         return;
     free(js->strs);
+    free(js->args);
     free(js->buf);
     free(js);
+}
+
+/* "'--budget 30'": argument i of v (n of them) with its option when it is an
+ * option's value, or "no option" past the end. */
+static void kw_mpi_arg_at(char *out, size_t len, const char *const *v, int n, int i)
+{
+    if (i >= n)
+        snprintf(out, len, "no option there");
+    else if (i > 0 && v[i][0] != '-' && v[i - 1][0] == '-' && !strchr(v[i - 1], '='))
+        snprintf(out, len, "'%.200s %.200s'", v[i - 1], v[i]);
+    else if (v[i][0] == '-' && i + 1 < n && v[i + 1][0] != '-' && !strchr(v[i], '='))
+        snprintf(out, len, "'%.200s %.200s'", v[i], v[i + 1]);
+    else
+        snprintf(out, len, "'%.200s'", v[i]);
+}
+
+int kw_mpi_args_differ(const kw_mpi_job_spec *js, char *msg, size_t len)
+{
+    const char *const *mine = (const char *const *)kw_mpi_argv;
+    int i = 0;
+    while (i < js->n_args && i < kw_mpi_argc && strcmp(js->args[i], mine[i]) == 0)
+        i++;
+    if (i == js->n_args && i == kw_mpi_argc) {
+        if (len)
+            msg[0] = '\0';
+        return 0;
+    }
+    char a[420], b[420];
+    kw_mpi_arg_at(a, sizeof a, mine, kw_mpi_argc, i);
+    kw_mpi_arg_at(b, sizeof b, js->args, js->n_args, i);
+    snprintf(msg, len, "rank %d: its option %s is not rank 0's (%s): the run follows rank 0's "
+             "options, this rank's are ignored", kw_mpi_me, a, b);
+    return 1;
 }
 
 typedef struct kw_mpi_server {

@@ -41,6 +41,10 @@
 /* Start MPI when built with it and started by mpirun (else nothing). 0 or
  * KW_EIO. */
 int kw_mpi_init(void);
+/* The verb's options on this rank (argv[0..argc-1], after the verb's name;
+ * kept, not copied: valid for the process). Rank 0 sends its own with the
+ * run; another rank compares them with its own (kw_mpi_args_differ). */
+void kw_mpi_set_args(int argc, char *const *argv);
 /* This process's rank (0 without MPI). */
 int kw_mpi_rank(void);
 /* 1 when started by mpirun (even with -n 1: rank 0 then reports its rate). */
@@ -97,6 +101,11 @@ int kw_mpi_spec_recv(kw_mpi_job_spec **out);
 /* The received description (pointers into js). */
 const kw_mpi_spec *kw_mpi_spec_of(const kw_mpi_job_spec *js);
 void kw_mpi_spec_free(kw_mpi_job_spec *js);
+/* 1 with msg ("rank 1: its option '--budget 30' is not rank 0's ('--budget
+ * 20') ...") when this rank's options (kw_mpi_set_args) are not the ones rank
+ * 0 sent with js: a rank other than 0 follows rank 0's run and never reads
+ * its own, so they are ignored, and the user is told so; 0 when the same. */
+int kw_mpi_args_differ(const kw_mpi_job_spec *js, char *msg, size_t len);
 /* Tell rank 0 this rank's setup status (setup_rc != 0: kw_error_last()
  * says why, and the function returns at once); then evaluate what rank 0
  * sends on ev with `threads` threads until it ends the run. 0 or KW_EIO. */

@@ -1184,7 +1184,7 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
 
 /* ------------------------------------------------------------ MPI ranks */
 
-int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says)
+int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says, void (*note)(const char *msg))
 {
     *rank0_says = 0;
     kw_mpi_job_spec *js = NULL;
@@ -1194,6 +1194,9 @@ int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says)
     if (rc != 0)
         return rc;
     const kw_mpi_spec *sp = kw_mpi_spec_of(js);
+    char differ[1024];
+    if (note && kw_mpi_args_differ(js, differ, sizeof differ))
+        note(differ);
     kw_run *r = calloc(1, sizeof *r);
     if (!r) {
         kw_mpi_spec_free(js);

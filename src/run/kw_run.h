@@ -204,7 +204,9 @@ int kw_run_open(struct kw_rundir **out, const char *dir, const struct kw_rundir_
 /* An MPI rank other than 0: receive the run from rank 0, build its
  * evaluator, check its inputs, serve evaluations until the run ends. Returns
  * 0 or a negative code (its message in kw_error_last); *rank0_says is 1 when
- * the failure is an input that differs from rank 0's, which rank 0 reports. */
-int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says);
+ * the failure is an input that differs from rank 0's, which rank 0 reports.
+ * note (NULL: none) is handed a warning before serving: the rank's own
+ * options differ from rank 0's (kw_mpi_args_differ), which it ignores. */
+int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says, void (*note)(const char *msg));
 
 #endif

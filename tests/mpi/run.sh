@@ -27,7 +27,11 @@
 #     journals the pause and writes the results the journal proves, evaluating
 #     nothing more (no <recheck>), before the SIGKILL; the files are valid
 #     (verify, xmllint), the journal verifies, and the resumed run's files
-#     equal an uninterrupted run's.
+#     equal an uninterrupted run's;
+#   8 a rank other than 0 given other options (mpirun's MPMD form: --budget
+#     30 where rank 0 has 20) follows rank 0's run, as before, and says so on
+#     its stderr, naming its rank and the option; the files equal a
+#     one-process run with rank 0's options (before: nothing was said).
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -54,7 +58,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..7"
+echo "1..8"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -271,4 +275,20 @@ else
 fi
 if [ $ok = 1 ]; then echo "ok 7 - SIGTERM to mpirun (default sigkill timeout): results so far valid, journal verifies, resume equals an uninterrupted run"
 else echo "not ok 7 - SIGTERM to mpirun mid-run"; fi
+lap
+
+# 8 -------------------------------------------------------------- options differ
+ok=1
+mkdir -p "$work/o1" "$work/o2"
+oa="--space $S/spaces/validate_small.xml --seed 3 --threads 1 --quiet"
+"$K" tune $oa --budget 20 --out "$work/o1/run" >/dev/null 2>&1 || { echo "# one-process run failed"; ok=0; }
+$T "$KW_MPIRUN" --oversubscribe -n 1 "$K" tune $oa --budget 20 --out "$work/o2/run" : \
+    -n 1 "$K" tune $oa --budget 30 --out "$work/o2/run" >"$work/o2.out" 2>&1 ||
+    { echo "# mpirun failed"; sed 's/^/#   /' "$work/o2.out"; ok=0; }
+grep "warning" "$work/o2.out" | sed 's/^/# /'
+n=$(grep -c "^knobwise tune: warning: rank 1: its option '--budget 30' is not rank 0's ('--budget 20')" "$work/o2.out")
+[ "$n" = 1 ] || { echo "# $n warnings naming rank 1 and --budget, not 1"; ok=0; }
+same_dirs "$work/o1/run" "$work/o2/run" || ok=0
+if [ $ok = 1 ]; then echo "ok 8 - a rank given other options follows rank 0's and says so, naming its rank and the option"
+else echo "not ok 8 - a rank given other options"; fi
 lap
