@@ -1226,6 +1226,16 @@ static int kw_journal_open_file(int *fd, const char *path, int how, const kw_jou
     int rc = kw_input_open_as(fd, &bytes, path, 0, KW_INPUT_NOFOLLOW | how, why, sizeof why);
     if (rc == 0) {
         struct stat st;
+        /* appended to or truncated through another name (a hard link), a
+         * file outside the run folder would change with the journal */
+        if (how == KW_INPUT_APPEND && fstat(*fd, &st) == 0 && st.st_nlink > 1) {
+            close(*fd);
+            *fd = -1;
+            return kw_error_set(KW_EINPUT, "%s: the journal has other names (%lu hard links), "
+                                "and writing it would change those files too; a run folder's "
+                                "journal is always a file of its own (cp makes one)", path,
+                                (unsigned long)st.st_nlink);
+        }
         if (read && (fstat(*fd, &st) != 0 || (unsigned long long)st.st_dev != read->file_dev ||
                      (unsigned long long)st.st_ino != read->file_ino)) {
             close(*fd);

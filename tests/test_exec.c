@@ -586,6 +586,56 @@ Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run)
     kw_tl_rmrf(dir);
 }
 
+/* tune --resume of a run whose worker.log or journal has another name (a
+ * hard link, here beside the run folder): exit 2 naming the file, before the
+ * lock or anything else is written, the other name's file untouched. On
+ * main's binary the resume appended the worker's stderr to the file linked
+ * at worker.log (exit 0: a write outside the run folder); a linked journal
+ * was appended to as well. */
+Test(exec, a_run_file_with_other_names_is_refused_before_the_resume)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), run[1100], f[1200], out[1100], args[2400];
+    /* a run stopped by its time limit: the resume has evaluations to do */
+    counted_tune(dir, "small.xml", "--stderr --sleep 0.05", "run", "--budget 20 --time-limit 1");
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(out, sizeof out, "%s/outside", dir);
+    snprintf(args, sizeof args, "tune --resume '%s' --quiet", run);
+    static const char *const names[2] = {"worker.log", "journal"};
+    static const char *const roles[2] = {"worker log", "journal"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(f, sizeof f, "%s/%s", run, names[i]);
+        if (i == 0) {
+            cr_assert_eq(kw_tl_write(out, "the user's own\n"), 0);
+            cr_assert_eq(unlink(f), 0);
+            cr_assert_eq(link(out, f), 0);
+        } else {
+            cr_assert_eq(unlink(out), 0);
+            cr_assert_eq(link(f, out), 0);
+        }
+        char *before = kw_tl_slurp(out);
+        int entries = kw_tl_entries(run);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
+        cr_expect_eq(r.status, 2, "%s: status %d: %s", names[i], r.status, r.err);
+        char want[200];
+        snprintf(want, sizeof want, "run/%s: the run's %s has other names (2 hard links)",
+                 names[i], roles[i]);
+        cr_expect(strstr(r.err, want) != NULL, "want '%s' in: %s", want, r.err);
+        kw_tl_free(&r);
+        char *now = kw_tl_slurp(out);
+        cr_expect_str_eq(now, before, "%s: the file by the other name was written", names[i]);
+        cr_expect_eq(kw_tl_entries(run), entries, "%s: something was added to the run",
+                     names[i]);
+        free(now);
+        free(before);
+        if (i == 0) { /* worker.log a file of its own again */
+            cr_assert_eq(unlink(f), 0);
+            cr_assert_eq(kw_tl_write(f, ""), 0);
+        }
+    }
+    kw_tl_rmrf(dir);
+}
+
 /* A worker flooding its stderr (12 MiB before its ready line, at each of its
  * two starts, then a line per request): worker.log holds at most the cap
  * (KW_WORKER_LOG_CAP, 4 MiB) and the notes saying so, knobwise's own stderr

@@ -198,8 +198,10 @@ Test(journal, torn_last_record_is_left_out_and_reported)
 /* A resume appends to the journal it read, not to a file put at its path
  * since (renamed over it): the writer and truncate, handed the journal as
  * read, refuse the other file (KW_EINPUT, naming the path) and leave it as
- * it is; the file read, back in place, opens as before. On main's search/
- * nothing compared the file (the writer took any regular file there). */
+ * it is; the file read, back in place, opens as before. Nor do they write a
+ * journal that has another name (a hard link: that file would change too).
+ * On main's search/ nothing compared the file (the writer took any regular
+ * file there). */
 Test(journal, a_journal_swapped_after_it_was_read_is_not_written)
 {
     char dir[64], jp[96], other[128], keep[128];
@@ -230,6 +232,15 @@ Test(journal, a_journal_swapped_after_it_was_read_is_not_written)
     cr_assert_eq(kw_journal_writer_open(&w, jp, j, crcs, 1, 1), 0, "%s", kw_error_last());
     kw_journal_writer_free(w);
     cr_assert_eq(kw_journal_truncate(jp, len, j), 0, "%s", kw_error_last());
+    /* nor through a journal with another name (a hard link) */
+    cr_assert_eq(link(jp, other), 0);
+    cr_assert_eq(kw_journal_writer_open(&w, jp, j, crcs, 1, 1), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "other names (2 hard links)"), "%s", kw_error_last());
+    cr_assert_eq(kw_journal_truncate(jp, 10, NULL), KW_EINPUT);
+    now = kw_synth_slurp(jp, &n);
+    cr_assert_eq(n, len, "truncated through a hard link");
+    free(now);
+    unlink(other);
     kw_journal_free(j);
     free(b);
     kw_synth_rmdir(dir);

@@ -708,17 +708,22 @@ int kw_exec_log(kw_exec *e, const char *path)
      * is bad input (exit 2) before anything of the run is written */
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (fd >= 0 && fstat(fd, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
         close(fd);
         fd = -1;
-        errno = ENXIO;
+        errno = S_ISREG(st.st_mode) ? EMLINK : ENXIO;
     }
     if (fd < 0) {
         int err = errno;
-        int bad = err == ELOOP || err == EISDIR || err == ENXIO;
+        int bad = err == ELOOP || err == EISDIR || err == ENXIO || err == EMLINK;
+        /* a hard link: appending to it wrote the worker's stderr into a file
+         * by another name, outside the run folder (exit 0 before) */
         return kw_error_set(bad ? KW_EINPUT : KW_EIO, "%s: cannot open the worker log: %s", path,
                             err == ELOOP ? "it is a symbolic link; a run folder's own files are "
                                            "always files of its own"
+                            : err == EMLINK ? "it has other names (hard links), and appending "
+                                              "to it would write those files too; a run "
+                                              "folder's own files are always files of its own"
                             : bad ? "it is not a regular file"
                                   : strerror(err));
     }

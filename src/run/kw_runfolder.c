@@ -295,16 +295,28 @@ int kw_runfolder_resumable(const char *run_dir)
     if (err)
         return kw_error_set(KW_EINPUT, "%s: the run folder is not writable (%s), so the run "
                             "cannot be resumed there", run_dir, strerror(err));
-    static const char *const own[2] = {KW_RUNFOLDER_LOCK_NAME, KW_RUNFOLDER_JOURNAL_NAME};
-    static const char *const role[2] = {"lock file", "journal"};
-    for (int i = 0; i < 2; i++) {
+    /* the files a resume writes into (the others it replaces by rename) */
+    static const char *const own[3] = {KW_RUNFOLDER_LOCK_NAME, KW_RUNFOLDER_JOURNAL_NAME,
+                                       KW_RUNFOLDER_WORKER_LOG};
+    static const char *const role[3] = {"lock file", "journal", "worker log"};
+    for (int i = 0; i < 3; i++) {
         if ((rc = kw_runfolder_join(p, sizeof p, run_dir, own[i])) != 0)
             return rc;
         struct stat st;
-        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (err = kw_rf_unwritable(p, 0)) != 0)
+        if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if ((err = kw_rf_unwritable(p, 0)) != 0)
             return kw_error_set(KW_EINPUT, "%s: the run's %s is not writable (%s), so the run "
                                 "cannot be resumed; its owner can resume it, or make it "
                                 "writable", p, role[i], strerror(err));
+        /* another name of the file (a hard link), maybe outside the run
+         * folder, would change with it: the journal and worker.log are
+         * appended to (the lock file is never written) */
+        if (i > 0 && st.st_nlink > 1)
+            return kw_error_set(KW_EINPUT, "%s: the run's %s has other names (%lu hard links), "
+                                "and resuming would write those files too; a run folder's own "
+                                "files are always files of its own (cp makes one)", p, role[i],
+                                (unsigned long)st.st_nlink);
     }
     return 0;
 }

@@ -84,12 +84,14 @@ int kw_runfolder_fresh(const char *dir);
  * failed (exit 1). Anything else there is the verb's to replace (a link or a
  * FIFO is replaced itself, nothing outside the run folder is touched). */
 /* KW_EINPUT (exit 2) when tune --resume could not write run folder run_dir:
- * the folder, its .lock or its journal not writable by the user (read-only,
- * another user's, a read-only file system), said before the lock is taken
- * or anything is written; before, a .lock the user could not open was exit
- * 1 ("cannot open the run folder's lock file"). The folder test is the one
- * kw_runfolder_own_file makes for report and recommend --all. 0 otherwise
- * (what is missing or no regular file is left to the lock and the reader). */
+ * the folder, its .lock, journal or worker.log not writable by the user
+ * (read-only, another user's, a read-only file system), or the journal or
+ * worker.log with other names (hard links: appending wrote a file outside
+ * the run folder too); said before the lock is taken or anything is written.
+ * Before, a .lock the user could not open was exit 1 ("cannot open the run
+ * folder's lock file"). The folder test is the one kw_runfolder_own_file
+ * makes for report and recommend --all. 0 otherwise (what is missing or no
+ * regular file is left to the lock and the reader). */
 int kw_runfolder_resumable(const char *run_dir);
 
 int kw_runfolder_own_file(char *dir_out, size_t dir_len, char *name_out, size_t name_len,
