@@ -587,15 +587,16 @@ Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run)
 }
 
 /* tune --resume of a run whose worker.log or journal has another name (a
- * hard link, here beside the run folder): exit 2 naming the file, before the
- * lock or anything else is written, the other name's file untouched. On
- * main's binary the resume appended the worker's stderr to the file linked
- * at worker.log (exit 0: a write outside the run folder); a linked journal
- * was appended to as well. */
+ * hard link, here beside the run folder), and a new run into a folder whose
+ * worker.log has: exit 2 naming the file, before the lock or anything else
+ * is written, the other name's file untouched. On main's binary the resume
+ * and the new run appended the worker's stderr to the file linked at
+ * worker.log (exit 0: a write outside the run folder); a linked journal was
+ * appended to as well. */
 Test(exec, a_run_file_with_other_names_is_refused_before_the_resume)
 {
     KW_TL_HANG_GUARD(120);
-    char *dir = kw_tl_tmpdir("kwtest"), run[1100], f[1200], out[1100], args[2400];
+    char *dir = kw_tl_tmpdir("kwtest"), run[1100], f[1300], out[1100], args[2400];
     /* a run stopped by its time limit: the resume has evaluations to do */
     counted_tune(dir, "small.xml", "--stderr --sleep 0.05", "run", "--budget 20 --time-limit 1");
     snprintf(run, sizeof run, "%s/run", dir);
@@ -633,6 +634,28 @@ Test(exec, a_run_file_with_other_names_is_refused_before_the_resume)
             cr_assert_eq(kw_tl_write(f, ""), 0);
         }
     }
+    /* a new run into a folder whose worker.log is another name of a file:
+     * refused before the lock file is made (main's binary appended to it) */
+    char fresh[1200], sp[1024], cmd[1024], targs[4096];
+    snprintf(fresh, sizeof fresh, "%s/fresh", dir);
+    cr_assert_eq(mkdir(fresh, 0755), 0);
+    snprintf(f, sizeof f, "%s/worker.log", fresh);
+    cr_assert_eq(unlink(out), 0);
+    cr_assert_eq(kw_tl_write(out, "the user's own\n"), 0);
+    cr_assert_eq(link(out, f), 0);
+    space_path(sp, sizeof sp, "small.xml");
+    worker_cmd(cmd, sizeof cmd, "--stderr");
+    snprintf(targs, sizeof targs, "tune --space '%s' --evaluator 'exec:%s' --out '%s' --quiet "
+             "--budget 20", sp, cmd, fresh);
+    kw_tl_proc r = kw_tl_sh(targs, NULL);
+    cr_expect_eq(r.status, 2, "fresh: status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "fresh/worker.log: exists, and is another name of a file (a hard "
+                     "link)") != NULL, "%s", r.err);
+    kw_tl_free(&r);
+    cr_expect_eq(kw_tl_entries(fresh), 1, "fresh: something was written beside worker.log");
+    char *kept = kw_tl_slurp(out);
+    cr_expect_str_eq(kept, "the user's own\n", "fresh: the file by the other name was written");
+    free(kept);
     kw_tl_rmrf(dir);
 }
 

@@ -172,6 +172,18 @@ int kw_runfolder_fresh(const char *dir)
                                 "run never replaces a file it did not write; choose another --out",
                                 p, dir);
     }
+    /* worker.log is appended to (a measuring run's): one that is no file of
+     * its own (a link, a FIFO, a folder, another name of a file elsewhere) is
+     * refused here, before the lock file is made, not when it is opened */
+    char p[KW_PATH_MAX + 32];
+    struct stat st;
+    if (kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_WORKER_LOG) != 0)
+        return KW_EINPUT;
+    if (lstat(p, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_nlink > 1))
+        return kw_error_set(KW_EINPUT, "%s: exists, and is %s; a run folder's own files are "
+                            "always files of its own: choose another --out", p,
+                            S_ISREG(st.st_mode) ? "another name of a file (a hard link)"
+                                                : "not a regular file");
     return 0;
 }
 

@@ -67,7 +67,9 @@ int kw_runfolder_sweep(const char *dir, int *removed);
  * dir, where a new run is to be made (tune --out DIR, no journal there), holds
  * a file by a name the run writes (results.xml, ranked.csv, audit.csv,
  * portability.csv, report.html, mappings.csv): tune renamed its own over the
- * user's files. 0 otherwise, also when dir does not exist. */
+ * user's files; also when its worker.log (appended to, not replaced) is not a
+ * regular file or has other names (hard links). 0 otherwise, also when dir
+ * does not exist. */
 int kw_runfolder_fresh(const char *dir);
 
 /* Who writes an -o output: the verb (for messages), the mark its own output
