@@ -602,3 +602,75 @@ Test(results_cli, verify_fails_on_corrupted_run)
     rm_rf(dir);
     free(dir);
 }
+
+/* A space whose SLA no configuration meets (p99 <= 1 us; every figure of the
+ * model is tens of microseconds): the run finishes, its results list nothing
+ * and recommend/export refuse, so the verbs that print the run must say that
+ * nothing passes instead of presenting the best failing configuration as the
+ * recommendation. Before: tune printed "-24.8%" and "converged", the report's
+ * summary and shape section showed it as "The mapping to deploy", audit as
+ * "recommended", and recommend said "the run has no recommendation to
+ * borrow". */
+Test(results_cli, a_run_where_no_configuration_passes_the_guards_recommends_none)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char p[4200], args[8192];
+    snprintf(p, sizeof p, "%s/sla.xml", dir);
+    char space[4096];
+    snprintf(space, sizeof space,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<space name=\"sla_unmet\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
+             "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
+             "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
+             "  <guards sla_p99_us=\"1\"/>\n"
+             "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
+             "</space>\n",
+             kw_tl_src(), kw_tl_src());
+    cr_assert_eq(kw_tl_write(p, space), 0);
+    snprintf(args, sizeof args, "tune --space '%s/sla.xml' --out '%s/run'", dir, dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "(fails guards)") != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "no configuration evaluated passes the guards: nothing to recommend"),
+              "%s", r.out);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/run/ranked.csv", dir);
+    char *ranked = kw_tl_slurp(p);
+    cr_assert_eq(count(ranked, "\n"), 1, "ranked.csv lists a failing config: %s", ranked);
+    free(ranked);
+
+    snprintf(args, sizeof args, "report '%s/run' -o '%s/r.html'", dir, dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/r.html", dir);
+    char *html = kw_tl_slurp(p);
+    cr_assert(strstr(html, "none: no configuration evaluated passes the guards</span> (the best fails "
+                           "sla_p99)"), "the summary row");
+    cr_assert(strstr(html, "<h3>Nothing to deploy</h3>"), "the shape section");
+    cr_assert_null(strstr(html, "The mapping to deploy"));
+    free(html);
+
+    snprintf(args, sizeof args, "audit '%s/run'", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "us -> best evaluated ") && !strstr(r.out, "-> recommended"), "%s", r.out);
+    cr_assert(strstr(r.out, "no configuration evaluated passes the guards: nothing to recommend "
+                            "(the best evaluated fails sla_p99)"), "%s", r.out);
+    kw_tl_free(&r);
+
+    snprintf(args, sizeof args, "recommend '%s/run' --all -o '%s/m.csv'", dir, dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "no configuration the run evaluated for shape attn_decode_kv2048_b32_c16 "
+                            "passes the guards"), "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/m.csv", dir);
+    cr_assert_not(kw_tl_exists(p));
+    kw_tl_rmrf(dir);
+}

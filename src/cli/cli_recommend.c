@@ -213,9 +213,14 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
     memset(out, 0, sizeof *out);
     out->cfg_shape = cfg_shape;
     out->tuned = kw_runsum_find_shape(rs, sh->name);
-    if (out->tuned >= 0 && kw_runsum_winner(rs, out->tuned) < 0)
+    int failed = out->tuned >= 0 && kw_runsum_winner(rs, out->tuned) < 0;
+    if (failed)
         out->tuned = -1; /* tuned but nothing passed: borrow */
     out->from = out->tuned >= 0 ? out->tuned : kw_nearest(r, sh);
+    if (out->from < 0 && failed)
+        return kw_error_set(KW_EINPUT, "no configuration the run evaluated for shape %s passes the "
+                                       "guards, and no other shape has a recommendation to borrow "
+                                       "(knobwise report shows which guards fail)", sh->name);
     if (out->from < 0)
         return kw_error_set(KW_EINPUT, "the run has no recommendation to borrow for shape %s", sh->name);
     const kw_rs_shape *fs = &rs->shapes[out->from];

@@ -196,6 +196,16 @@ static const char *kw_tune_sat_guards(const kw_tune_sum *S, int shape, uint64_t 
     return "";
 }
 
+/* Whether any configuration of a shape passed every guard (kw_reduce_each). */
+static int kw_tune_any_passes(void *ctx, const kw_rconfig *c)
+{
+    if (c->n > 0 && c->ok) {
+        *(int *)ctx = 1;
+        return 1; /* stop: one is enough */
+    }
+    return 0;
+}
+
 static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
 {
     kw_tune_sum S;
@@ -216,7 +226,14 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
         char effect[40];
         const char *sat = kw_guards_saturation(kw_tune_sat_guards(&S, s, r.baseline_id),
                                                 kw_tune_sat_guards(&S, s, r.best_id));
-        if (sat)
+        /* nothing evaluated passes the guards (an SLA no config meets, a
+         * kernel that always falls back): the best figure is no
+         * recommendation, and ranked.csv, recommend and export have none */
+        int passes = 0;
+        kw_reduce_each(S.red, s, kw_tune_any_passes, &passes);
+        if (!passes)
+            snprintf(effect, sizeof effect, "fails guards");
+        else if (sat)
             snprintf(effect, sizeof effect, "%s", sat);
         else
             snprintf(effect, sizeof effect, "%+6.1f%%",
@@ -234,6 +251,10 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
                j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
                r.n_changes, r.n_changes == 1 ? "" : "s", r.evals, ctl,
                r.done ? r.why : "incomplete: best so far", cheap);
+        if (!passes && r.evals > 0)
+            printf("  %-32s no configuration evaluated passes the guards: nothing to recommend "
+                   "(the guards table of 'knobwise report %s' shows which fail)\n",
+                   "", dir);
         kw_journal_result_clear(&r);
     }
 done:

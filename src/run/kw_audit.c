@@ -419,9 +419,15 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
         double fin = s->configs[s->final].m.v[rs->primary];
         kw_sbuf_fmt_num(b, sizeof b, fin, 3);
         kw_pct_text(c, sizeof c, (fin - base) / base * 100.0);
-        kw_sbuf_printf(out, "  %s: baseline %s us -> recommended %s us (%s), %016llx -> %016llx\n",
-                       pn, a, b, c, (unsigned long long)s->configs[s->baseline].id,
+        /* nothing passed: the best evaluated is no recommendation (results list none) */
+        int none = kw_runsum_winner(rs, shape) < 0;
+        kw_sbuf_printf(out, "  %s: baseline %s us -> %s %s us (%s), %016llx -> %016llx\n", pn, a,
+                       none ? "best evaluated" : "recommended", b, c,
+                       (unsigned long long)s->configs[s->baseline].id,
                        (unsigned long long)s->configs[s->final].id);
+        if (none)
+            kw_sbuf_printf(out, "  no configuration evaluated passes the guards: nothing to recommend "
+                                "(the best evaluated fails %s)\n", s->configs[s->final].m.guards);
         kw_sbuf_printf(out, "  bottleneck: %s -> %s\n",
                        s->configs[s->baseline].m.klass[0] ? s->configs[s->baseline].m.klass : "-",
                        s->configs[s->final].m.klass[0] ? s->configs[s->final].m.klass : "-");

@@ -774,6 +774,13 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
             kw_sbuf_puts(b, "saturated");
         else
             kw_n(b, base, 3);
+        if (kw_runsum_winner(rs, i) < 0) { /* the best evaluated fails a guard, as every other */
+            kw_sbuf_puts(b, "</td><td colspan=\"6\" class=\"l\"><span class=\"fail\">none: no "
+                            "configuration evaluated passes the guards</span> (the best fails ");
+            kw_sbuf_html(b, F->m.guards);
+            kw_sbuf_puts(b, ")</td></tr>\n");
+            continue;
+        }
         kw_sbuf_puts(b, "</td><td>");
         kw_n(b, fin, 3);
         kw_sbuf_puts(b, "</td><td>");
@@ -885,7 +892,15 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
         char line[1024];
         kw_netpath_explore_sum(&e, rs, i, &np);
         kw_netpath_explore_line(line, sizeof line, rs, &e);
-        kw_sbuf_puts(out, "<h3>The mapping to deploy</h3>\n");
+        if (kw_runsum_winner(rs, i) < 0) {
+            kw_sbuf_puts(out, "<h3>Nothing to deploy</h3>\n<p class=\"fail\">No configuration "
+                              "evaluated for this shape passes the guards (nor does the "
+                              "baseline): relax a guard or widen the space. Below, for diagnosis, the best evaluated, which fails ");
+            kw_sbuf_html(out, s->configs[s->final].m.guards);
+            kw_sbuf_puts(out, ".</p>\n");
+        } else {
+            kw_sbuf_puts(out, "<h3>The mapping to deploy</h3>\n");
+        }
         kw_mapping_table(out, rs, s);
         kw_sbuf_puts(out, "<p class=\"exploration\">Exploration: ");
         kw_sbuf_html(out, line);
