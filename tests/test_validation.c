@@ -195,6 +195,33 @@ Test(validation, tiny_rate_refused_with_the_range)
     kw_tl_rmrf(dir);
 }
 
+/* A shape's rate_per_s is the user's arrival rate, served as given: one
+ * Poisson stream at 1000 requests/s on a memory-bound baseline (a batch-1
+ * decode through a 4096 x 4096 GEMM, ~18 us a request, so ~2% busy) is
+ * served at 1000/s within the sampling error of 20,000 arrivals (~1%).
+ * Before: the rule that makes `load` mean utilisation of DRAM when the
+ * baseline is memory-bound scaled the given rate too, to ~450/s. */
+Test(validation, an_explicit_rate_is_served_as_given)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwval"), sp[4300];
+    kw_v_files(dir, "<gemm name=\"q\" group=\"qkv\" n=\"4096\" k=\"4096\"/>",
+               "phase=\"decode\" kv_len=\"128\" batch=\"1\" streams=\"1\" arrival=\"poisson\" "
+               "rate_per_s=\"1000\"",
+               NULL, "<tuning sim_requests=\"20000\" final_requests=\"20000\"/>");
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "eval", "--space", sp, NULL);
+    kw_v_sane(&r, "eval");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "bottleneck memory"), "the baseline must be memory-bound: %s", r.out);
+    const char *v = strstr(r.out, "serving ");
+    cr_assert(v != NULL, "%s", r.out);
+    double rps = strtod(v + strlen("serving "), NULL);
+    cr_assert(fabs(rps - 1000.0) <= 50.0, "served %g requests/s for a rate of 1000/s", rps);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+}
+
 /* The simulator's own loop, in process: a lost on-period is an error, not a
  * spin (Criterion's timeout fails the test if it hangs). */
 Test(validation, sim_bursty_generator_is_progress_checked)

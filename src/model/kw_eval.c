@@ -679,7 +679,7 @@ static int kw_eval_base_rate(kw_model_eval *e, int i, double time_factor)
     if (time_factor != 1.0)
         kw_eval_rescale(svc, m.max_batch, time_factor);
     rc = kw_sim_rate_for_load(&e->rate_per_s[i], &cfg->accel, s, &m, svc);
-    if (rc == 0) {
+    if (rc == 0 && s->load > 0) { /* a rate_per_s is the user's own: taken as given */
         /* kw_sim_rate_for_load counts compute capacity with every core
          * busy; when those cores together would ask DRAM for more than it
          * delivers, the chip's real capacity is the bandwidth's. Scale the
