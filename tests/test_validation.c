@@ -195,6 +195,27 @@ Test(validation, tiny_rate_refused_with_the_range)
     kw_tl_rmrf(dir);
 }
 
+/* Bursts so sparse that an on-period holds 1e-7 arrivals on average (rate_per_s
+ * 1e-7 x burst_factor 1 x a 1 s on-period): the span passes the clock check
+ * (the request takes ~1 s on the H100, so 110 arrivals over ~1e7 cycles each
+ * stay under 4.5e9 of it), but the generator gives up after 1e6 empty on/off
+ * cycles in a row. Before: validate said ok and eval / tune failed in the
+ * simulation with exit 1 (tune after creating its run folder). */
+Test(validation, bursts_too_sparse_for_the_generator_are_refused_up_front)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwval");
+    kw_v_files(dir, "<gemm name=\"q\" group=\"qkv\" n=\"16384\" k=\"16384\"/>",
+               "phase=\"prefill\" seq=\"65536\" batch=\"16\" streams=\"1\" arrival=\"bursty\" "
+               "rate_per_s=\"0.0000001\" burst_on_ms=\"1000\" burst_off_ms=\"0.001\" "
+               "burst_factor=\"1\"",
+               NULL, "<tuning sim_requests=\"50\" final_requests=\"100\"/>");
+    kw_v_refused_everywhere(dir, "space.xml", "wl.xml:5:",
+                            "its bursts are too sparse for the simulation: an on-period holds 1e-07 "
+                            "arrivals on average");
+    kw_tl_rmrf(dir);
+}
+
 /* A shape's rate_per_s is the user's arrival rate, served as given: one
  * Poisson stream at 1000 requests/s on a memory-bound baseline (a batch-1
  * decode through a 4096 x 4096 GEMM, ~18 us a request, so ~2% busy) is

@@ -622,6 +622,23 @@ static int kw_eval_clock_check(const kw_model_eval *e, int i, const kw_shape *s,
         cycle_us = (s->burst_on_ms + s->burst_off_ms) * 1e3;
         mean_rate = rate * s->burst_factor * s->burst_on_ms / (s->burst_on_ms + s->burst_off_ms);
     }
+    if (s->arrival == KW_ARRIVAL_BURSTY) {
+        /* the simulator gives up on a stream after KW_SIM_MAX_EMPTY_CYCLES
+         * on/off cycles in a row without an arrival (kw_limits.h): the mean
+         * arrivals of one on-period must make that unlikely over the n
+         * arrivals of the run, or a run stops half-way with exit 1 */
+        double a = rate * s->burst_factor * on_us * 1e-6;
+        double a_min = expm1(log(n / KW_SIM_EMPTY_RISK) / (double)KW_SIM_MAX_EMPTY_CYCLES);
+        if (a < a_min)
+            return kw_error_set(KW_EINPUT, "%s:%d: shape '%s': its bursts are too sparse for the "
+                                "simulation: an on-period holds %.3g arrivals on average (%.3g per "
+                                "s per stream x burst_factor %.3g x burst_on_ms %.3g), and the "
+                                "simulation gives up after %ld on/off cycles in a row without an "
+                                "arrival; it needs at least %.3g at this sample size: burst_on_ms "
+                                "must be at least %.3g ms here (or burst_factor or the rate higher)",
+                                wl, s->line, s->name, a, rate, s->burst_factor, s->burst_on_ms,
+                                KW_SIM_MAX_EMPTY_CYCLES, a_min, s->burst_on_ms * a_min / a);
+    }
     double h_us = n / ((double)s->streams * mean_rate) * 1e6;
     double d_us = fmin(t1_us, on_us);
     double span_us = fmax(h_us, cycle_us);

@@ -40,6 +40,13 @@
  * shorter than its gaps (the expected count is gap / period, so 1e6 empty
  * cycles means a ratio the model was never meant for). */
 #define KW_SIM_MAX_EMPTY_CYCLES 1000000L
+/* The chance, over a whole run, that some arrival waits KW_SIM_MAX_EMPTY_CYCLES
+ * empty cycles which validate accepts: a shape whose bursts are sparser is
+ * refused up front (kw_eval.c, the clock check), not after its run folder
+ * exists. An on-period of exponential length with mean `on` ends empty with
+ * probability 1 / (1 + a), a = the arrivals it holds on average, so M cycles
+ * in a row come with probability (1 + a)^-M per arrival. */
+#define KW_SIM_EMPTY_RISK 1e-6
 
 /* Arrivals one simulation draws for `requests` measured ones (warm-up included). */
 static inline long kw_sim_total_requests(long requests)
