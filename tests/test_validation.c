@@ -216,6 +216,33 @@ Test(validation, bursts_too_sparse_for_the_generator_are_refused_up_front)
     kw_tl_rmrf(dir);
 }
 
+/* A long bursty run (1 s on-periods holding 1e-3 arrivals each, 1 us
+ * off-periods, ~1.1e6 cycles to t ~ 1e12 us, where one ulp is ~1e-4 us): one
+ * exponential off-period draw in ~1e4 is shorter than an ulp and is lost in
+ * rounding, though its mean is not. Before: the generator took that draw for
+ * a clock that cannot represent the period and stopped the run, exit 1
+ * ("an off-period (mean 1 us) is lost in rounding"), on a shape validate
+ * accepts. Now the lost draw is an empty off-period and the run finishes. */
+Test(validation, a_short_draw_lost_in_rounding_does_not_stop_a_bursty_run)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwval"), sp[4300];
+    kw_v_files(dir, "<gemm name=\"q\" group=\"qkv\" n=\"16384\" k=\"16384\"/>",
+               "phase=\"prefill\" seq=\"65536\" batch=\"16\" streams=\"1\" arrival=\"bursty\" "
+               "rate_per_s=\"0.001\" burst_on_ms=\"1000\" burst_off_ms=\"0.001\" "
+               "burst_factor=\"1\"",
+               NULL, "<tuning sim_requests=\"1000\" final_requests=\"1000\"/>");
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    kw_tl_proc r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "validate", sp, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&kw_v_opts, kw_tl_bin(), "eval", "--space", sp, "--format", "csv", NULL);
+    kw_v_sane(&r, "eval");
+    cr_assert_eq(r.status, 0, "validate accepts the shape, so eval must run it: %s", r.err);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+}
+
 /* A shape's rate_per_s is the user's arrival rate, served as given: one
  * Poisson stream at 1000 requests/s on a memory-bound baseline (a batch-1
  * decode through a 4096 x 4096 GEMM, ~18 us a request, so ~2% busy) is

@@ -304,8 +304,9 @@ static inline double kw_exp(gsl_rng *r, double mean)
 }
 
 /* Next arrival of a Poisson or MMPP-2 stream after time t, into *next.
- * Progress-checked: every on/off period must move the clock (a period lost in
- * rounding, t + on == t, would loop forever), and a stream whose cycles keep
+ * Progress-checked: every on/off period's mean must move the clock (a period
+ * lost in rounding, t + on == t, would loop forever; a single short draw lost
+ * so is a zero-length period, not an error), and a stream whose cycles keep
  * ending empty is refused after KW_SIM_MAX_EMPTY_CYCLES (kw_limits.h).
  * Returns 0 or KW_EINPUT. */
 static int kw_src_next(kw_src *s, double t, double *next)
@@ -324,7 +325,10 @@ static int kw_src_next(kw_src *s, double t, double *next)
             t = s->state_end_us;
             s->on = 1;
             s->state_end_us = t + kw_exp(s->rng, s->on_mean_us);
-            if (!(s->state_end_us > t))
+            /* judged by the mean: one short draw lost in rounding is an
+             * empty on-period, which the empty-cycle bound counts; only a
+             * mean the clock cannot hold would spin */
+            if (!(t + s->on_mean_us > t))
                 return kw_error_set(KW_EINPUT, "simulation: bursty arrivals: an on-period (mean %g us) "
                                     "is lost in rounding at t = %g us: the clock cannot represent it",
                                     s->on_mean_us, t);
@@ -337,7 +341,7 @@ static int kw_src_next(kw_src *s, double t, double *next)
         t = s->state_end_us;
         s->on = 0;
         s->state_end_us = t + kw_exp(s->rng, s->off_mean_us);
-        if (!(s->state_end_us > t) && s->off_mean_us > 0)
+        if (!(t + s->off_mean_us > t) && s->off_mean_us > 0)
             return kw_error_set(KW_EINPUT, "simulation: bursty arrivals: an off-period (mean %g us) "
                                 "is lost in rounding at t = %g us: the clock cannot represent it",
                                 s->off_mean_us, t);
