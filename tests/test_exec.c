@@ -587,9 +587,10 @@ Test(exec, a_worker_log_that_is_no_file_is_refused_before_the_run)
 }
 
 /* tune --resume of a run whose worker.log or journal has another name (a
- * hard link, here beside the run folder), and a new run into a folder whose
- * worker.log has: exit 2 naming the file, before the lock or anything else
- * is written, the other name's file untouched. On main's binary the resume
+ * hard link, here beside the run folder), and a new measured run into a
+ * folder whose worker.log has, or is the user's own (no .lock there): exit 2
+ * naming the file, before the lock or anything else is written, the other
+ * name's file untouched. On main's binary the resume
  * and the new run appended the worker's stderr to the file linked at
  * worker.log (exit 0: a write outside the run folder); a linked journal was
  * appended to as well. */
@@ -655,6 +656,30 @@ Test(exec, a_run_file_with_other_names_is_refused_before_the_resume)
     cr_expect_eq(kw_tl_entries(fresh), 1, "fresh: something was written beside worker.log");
     char *kept = kw_tl_slurp(out);
     cr_expect_str_eq(kept, "the user's own\n", "fresh: the file by the other name was written");
+    free(kept);
+    /* nor into the user's own worker.log in a folder no run has locked
+     * (main's binary appended the worker's stderr to it, exit 0); a run
+     * without a worker leaves it alone and goes on */
+    cr_assert_eq(unlink(f), 0);
+    cr_assert_eq(kw_tl_write(f, "the user's own\n"), 0);
+    r = kw_tl_sh(targs, NULL);
+    cr_expect_eq(r.status, 2, "user's log: status %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "fresh/worker.log: exists, and ") != NULL &&
+              strstr(r.err, "holds no run (no journal, no lock file)") != NULL, "%s", r.err);
+    kw_tl_free(&r);
+    cr_expect_eq(kw_tl_entries(fresh), 1, "user's log: something was written beside it");
+    kept = kw_tl_slurp(f);
+    cr_expect_str_eq(kept, "the user's own\n", "the user's worker.log was written");
+    free(kept);
+    char model[4096];
+    snprintf(model, sizeof model, "tune --space '%s/spaces/validate_small.xml' --budget 5 "
+             "--out '%s' --quiet", kw_tl_src(), fresh);
+    r = kw_tl_sh(model, NULL);
+    cr_expect_eq(r.status, 0, "a model run beside the user's worker.log: status %d: %s", r.status,
+                 r.err);
+    kw_tl_free(&r);
+    kept = kw_tl_slurp(f);
+    cr_expect_str_eq(kept, "the user's own\n", "the model run wrote the user's worker.log");
     free(kept);
     kw_tl_rmrf(dir);
 }

@@ -658,6 +658,8 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     if ((o->pair > 0 || o->no_pair) && !cmd)
         return kw_run_usage(usage, "--pair needs a measuring evaluator (--evaluator exec:CMD or "
                             "the space's <evaluator>): the model's figures are exact, it never pairs");
+    if (cmd && kw_runfolder_fresh_log(r->dir) != 0) /* before the worker starts */
+        return kw_run_usage(usage, "%s", kw_error_last());
     if (cmd && (rc = kw_run_exec_new(r, cmd, o->timeout_s, NULL, scales, sizeof scales)) != 0)
         return rc;
     r->cmd = cmd;

@@ -172,18 +172,35 @@ int kw_runfolder_fresh(const char *dir)
                                 "run never replaces a file it did not write; choose another --out",
                                 p, dir);
     }
-    /* worker.log is appended to (a measuring run's): one that is no file of
-     * its own (a link, a FIFO, a folder, another name of a file elsewhere) is
-     * refused here, before the lock file is made, not when it is opened */
+    return 0;
+}
+
+int kw_runfolder_fresh_log(const char *dir)
+{
+    /* worker.log is appended to (a measuring run's, not replaced): one that
+     * is no file of its own (a link, a FIFO, a folder, another name of a file
+     * elsewhere) is refused here, before the lock file is made, not when it
+     * is opened */
     char p[KW_PATH_MAX + 32];
     struct stat st;
-    if (kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_WORKER_LOG) != 0)
-        return KW_EINPUT;
+    int rc = kw_runfolder_join(p, sizeof p, dir, KW_RUNFOLDER_WORKER_LOG);
+    if (rc != 0)
+        return rc;
     if (lstat(p, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_nlink > 1))
         return kw_error_set(KW_EINPUT, "%s: exists, and is %s; a run folder's own files are "
                             "always files of its own: choose another --out", p,
                             S_ISREG(st.st_mode) ? "another name of a file (a hard link)"
                                                 : "not a regular file");
+    /* and one in a folder no knobwise has locked is the user's own (a run
+     * stopped before its journal's first byte left its .lock beside its
+     * worker.log: that one is the run's to append to) */
+    char lp[KW_PATH_MAX + 32];
+    struct stat lst;
+    if (lstat(p, &st) == 0 && kw_runfolder_join(lp, sizeof lp, dir, KW_RUNFOLDER_LOCK_NAME) == 0 &&
+        lstat(lp, &lst) != 0)
+        return kw_error_set(KW_EINPUT, "%s: exists, and %s holds no run (no journal, no lock "
+                            "file): a new run never writes into a file it did not make; choose "
+                            "another --out", p, dir);
     return 0;
 }
 

@@ -67,10 +67,14 @@ int kw_runfolder_sweep(const char *dir, int *removed);
  * dir, where a new run is to be made (tune --out DIR, no journal there), holds
  * a file by a name the run writes (results.xml, ranked.csv, audit.csv,
  * portability.csv, report.html, mappings.csv): tune renamed its own over the
- * user's files; also when its worker.log (appended to, not replaced) is not a
- * regular file or has other names (hard links). 0 otherwise, also when dir
- * does not exist. */
+ * user's files. 0 otherwise, also when dir does not exist. */
 int kw_runfolder_fresh(const char *dir);
+/* The same for a new measured run's worker.log (appended to, not replaced):
+ * KW_EINPUT when it is not a regular file, has other names (hard links: the
+ * worker's stderr went into the file by the other name), or is there while
+ * no .lock is (the user's own file, which the run appended to; a run stopped
+ * before its journal's first byte leaves its .lock beside its worker.log). */
+int kw_runfolder_fresh_log(const char *dir);
 
 /* Who writes an -o output: the verb (for messages), the mark its own output
  * always holds in its first KW_RUNFOLDER_MARK_BYTES bytes, and its own file
