@@ -695,7 +695,7 @@ Test(exec, a_worker_flooding_its_stderr_is_capped)
 {
     KW_TL_HANG_GUARD(120);
     char *dir = kw_tl_tmpdir("kwtest"), sp[1024], cmd[1024], args[4096], p[1200], q[1200];
-    space_path(sp, sizeof sp, "small.xml");
+    space_path(sp, sizeof sp, "flood.xml"); /* small.xml, 30 s to start under the flood */
     const char *runs[2] = {"--stderr", "--stderr-flood 12582912 --stderr"};
     for (int i = 0; i < 2; i++) {
         worker_cmd(cmd, sizeof cmd, runs[i]);
