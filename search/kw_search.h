@@ -242,6 +242,12 @@ typedef struct kw_engine_opts {
      * (src/run/kw_knobuse.h); all 0 (kw_engine_opts_init): no fusion pairs. Not in the
      * journal header: the caller derives it again on resume from the same inputs. */
     uint64_t fuses[KW_KNOB_MAX];
+    /* Knobs of the serving queue (OFAT's probes: kw_ofat.c's queue pairs): bit k = knob
+     * k changes only how requests are batched and placed (max_batch, batch_timeout_us,
+     * placement, cores_per_request), not a kernel. The caller's knowledge of its
+     * evaluator (src/run/kw_knobuse.h); 0 (kw_engine_opts_init): no queue pairs. Not in
+     * the journal header: the caller derives it again on resume from the same inputs. */
+    uint64_t queue;
     /* The process's evaluation pool (search/kw_evpool.h), started by the
      * caller with `threads` threads and kept for the evaluations after the
      * search; NULL: the engine starts its own for the run. */

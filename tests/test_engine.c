@@ -1871,6 +1871,47 @@ Test(engine, probes_pair_two_knobs_of_one_block_first)
                        "at 7 evaluations the one probe pair must be the block's");
 }
 
+/* Queue pairs first (issue 18, kw_ofat_queue_pair): blk.a, blk.b, blk.c, q1, q2 are
+ * binary; the block's three cost 0.2, 0.3 and 0.4 alone (and add up), q1 and q2 cost
+ * 3.5 and 3 alone and gain 4.5 together (two serving knobs, each worse alone, better
+ * together: max_batch 1 -> 4 with placement least_loaded on validate_resnet_h100
+ * conv_b32_c2 seed 1). The optimum is q1 = q2 = 1, 95.5. The baseline and its 5
+ * neighbours are 6 evaluations; the probes' first steps are the block's three (least
+ * bad) and then q2, q1, so the block's pairs (3) come first and the queue pair last
+ * by rank sum: at a budget of 9 the run shipped the baseline's 100. With the queue
+ * pairs' round ahead of the block's it is the 7th evaluation. Unbudgeted both orders
+ * find it (the control). */
+static double queue_pair_run(long budget, int queue, long *n)
+{
+    int nv[] = {2, 2, 2, 2, 2};
+    kw_synth s;
+    kw_synth_init(&s, 5, nv, 1);
+    const char *names[5] = {"blk.a", "blk.b", "blk.c", "q1", "q2"};
+    for (int k = 0; k < 5; k++)
+        snprintf(s.ks.knobs[k].name, sizeof s.ks.knobs[k].name, "%s", names[k]);
+    s.w[0][1] = 0.2;
+    s.w[1][1] = 0.3;
+    s.w[2][1] = 0.4;
+    s.w[3][1] = 0.5;
+    kw_synth_pair(&s, 3, 1, 4, 1, 3.0, -5.0);
+    kw_engine_opts o = opts_for(1);
+    o.budget = budget;
+    o.queue = queue ? 1ULL << 3 | 1ULL << 4 : 0;
+    return run_best(&s, &o, n);
+}
+
+Test(engine, probes_pair_two_queue_knobs_first)
+{
+    long n = 0;
+    cr_assert_float_eq(queue_pair_run(0, 1, &n), 95.5, 1e-9, "unbudgeted the probes find the pair");
+    cr_assert_float_eq(queue_pair_run(0, 0, &n), 95.5, 1e-9, "control: unbudgeted without the rule");
+    double best = queue_pair_run(9, 1, &n);
+    cr_assert_float_eq(best, 95.5, 1e-9, "9 evaluations: shipped %g, not the queue pair", best);
+    cr_assert_leq(n, 9);
+    best = queue_pair_run(9, 0, &n);
+    cr_assert_float_eq(best, 100.0, 1e-9, "control: q1, q2 not queue knobs, shipped %g", best);
+}
+
 /* Tie pairs (issue 18, kw_ofat_tie_find): mode, x, y, blk.a, blk.b binary; mode = 1
  * gains 20 (100 -> 80), x and y lose 5 each; blk.a and blk.b change nothing alone
  * anywhere, and together gain 30 once mode = 1 (a tile pair whose product fits only

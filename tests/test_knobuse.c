@@ -152,3 +152,17 @@ Test(knobuse, fuse_qkv_fuses_the_group_of_the_qkv_gemms_whatever_its_name)
                  (unsigned long long)fuses[f], (unsigned long long)qkv);
     kw_load_config_free(cfg);
 }
+
+/* The serving queue's knobs (kw_knobuse_queue, the search's queue pairs): on
+ * validate_resnet_h100 the batcher's max_batch and the dispatcher's placement, and
+ * nothing else (not precision, fuse_epilogue or a tile). */
+Test(knobuse, the_queue_knobs_are_the_batcher_and_dispatcher_ones)
+{
+    kw_config *cfg = load("spaces/validate_resnet_h100.xml");
+    const kw_knobspace *ks = &cfg->space.knobs;
+    int mb = kw_knobs_find(ks, "max_batch"), pl = kw_knobs_find(ks, "placement");
+    cr_assert(mb >= 0 && pl >= 0);
+    uint64_t q = kw_knobuse_queue(cfg);
+    cr_assert_eq(q, 1ULL << mb | 1ULL << pl, "queue knobs %#llx", (unsigned long long)q);
+    kw_load_config_free(cfg);
+}

@@ -86,6 +86,29 @@ void kw_knobuse_fuses(uint64_t *fuses, const kw_config *cfg)
     }
 }
 
+uint64_t kw_knobuse_queue(const kw_config *cfg)
+{
+    const kw_knobspace *ks = &cfg->space.knobs;
+    const kw_block *b = kw_ku_block(cfg);
+    uint64_t q = 0;
+    for (int k = 0; b && k < ks->n_knobs && k < 64; k++) {
+        int g = -1;
+        const kw_cat_knob *c = kw_catalogue_find(ks->knobs[k].name, b, &g);
+        if (!c)
+            continue;
+        switch (c->id) {
+        case KW_CAT_MAX_BATCH: case KW_CAT_BATCH_TIMEOUT_US: case KW_CAT_PLACEMENT:
+        case KW_CAT_CORES_PER_REQUEST: case KW_CAT_PREFILL_CHUNK_TOKENS: case KW_CAT_TOKEN_BUDGET:
+        case KW_CAT_MAX_SEQS:
+            q |= 1ULL << k;
+            break;
+        default:
+            break;
+        }
+    }
+    return q;
+}
+
 int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg)
 {
     const kw_space *sp = &cfg->space;

@@ -31,4 +31,12 @@ int kw_knobuse_check(kw_knobuse *out, int max, const kw_config *cfg);
  * when the space's block is not in the workload. */
 void kw_knobuse_fuses(uint64_t *fuses, const kw_config *cfg);
 
+/* The knobs of cfg's space that the serving simulation reads and no kernel does
+ * (engine opts.queue, search/kw_ofat.c's queue pairs): bit k is set when knob k is
+ * max_batch, batch_timeout_us, placement or cores_per_request (the batcher and the
+ * dispatcher of src/model/kw_sim.c), or the continuous batcher's prefill_chunk_tokens,
+ * token_budget or max_seqs (kw_sim_cb.c). 0 when the space's block is not in the
+ * workload. */
+uint64_t kw_knobuse_queue(const kw_config *cfg);
+
 #endif

@@ -716,6 +716,7 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     eo->estimate = !o->no_estimate;
     eo->frozen = frozen;
     kw_knobuse_fuses(eo->fuses, r->cfg);
+    eo->queue = kw_knobuse_queue(r->cfg);
     eo->pair = o->no_pair ? 0 : o->pair > 0 ? o->pair : KW_PAIR_DEFAULT;
     return 0;
 }
@@ -808,6 +809,7 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     eo->estimate = est ? atoi(est) : 0;
     const char *fz = kw_run_attr_get(r->j, KW_RUN_FROZEN);
     kw_knobuse_fuses(eo->fuses, r->cfg); /* from the inputs checked unchanged above */
+    eo->queue = kw_knobuse_queue(r->cfg);
     /* a header cut short may lack its K records: the space's own knobs, as the replay regenerates them */
     return kw_run_frozen_parse(&eo->frozen, fz ? fz : "",
                                r->j->header_incomplete ? &r->cfg->space.knobs : &h->space);

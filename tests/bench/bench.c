@@ -1266,6 +1266,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             o.n_shapes = 1;
             o.shapes = &s;
             kw_knobuse_fuses(o.fuses, cfg);
+            o.queue = kw_knobuse_queue(cfg);
             double rec, seen;
             long evals;
             /* no config passes every guard on this seed: there is no optimum to miss, so
