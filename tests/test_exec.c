@@ -869,6 +869,37 @@ Test(exec, a_closed_stderr_loses_no_run)
     kw_tl_rmrf(dir);
 }
 
+/* A caller that started knobwise with SIGPIPE ignored (`trap '' PIPE`, or a
+ * parent's SIG_IGN, inherited across exec) keeps it ignored: a closed stdout
+ * is a failed write, not a death by the signal the caller turned off. Before,
+ * main's handler replaced the inherited SIG_IGN and show died of SIGPIPE. */
+Test(exec, an_inherited_ignored_sigpipe_stays_ignored)
+{
+    KW_TL_HANG_GUARD(60);
+    char sp[1024];
+    space_path(sp, sizeof sp, "small.xml");
+    int pfd[2];
+    cr_assert_eq(pipe(pfd), 0);
+    close(pfd[0]);
+    int efd = kw_tl_tmpfile();
+    const char *show[] = {kw_tl_bin(), "show", "--space", sp, NULL};
+    kw_tl_opts o = {.timeout_s = 30};
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    cr_assert_eq(sigaction(SIGPIPE, &ign, &old), 0);
+    pid_t pid = kw_tl_spawn(show, &o, pfd[1], efd); /* inherits SIG_IGN */
+    sigaction(SIGPIPE, &old, NULL);
+    close(pfd[1]);
+    cr_assert_gt(pid, 0);
+    int to = 0;
+    long rss = 0;
+    int st = kw_tl_wait(pid, kw_tl_now() + 30, &to, &rss);
+    close(efd);
+    cr_expect(!to, "show did not end");
+    cr_expect_neq(st, 128 + SIGPIPE, "show died of the SIGPIPE its caller ignored");
+    cr_expect_eq(st, 1, "a write that fails is a runtime failure: status %d", st);
+}
+
 /* 1 while pid is a process that has not ended (a zombie has ended). */
 static int still_running(pid_t pid)
 {
