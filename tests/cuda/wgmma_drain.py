@@ -27,10 +27,14 @@ list names each accumulator register (N/2 of them). Usage:
 import sys
 
 # (input type, K per instruction, Ns): e4m3 at DeepGEMM's one-wave BLOCK_N
-# (16, 32), its 7168-wide 56, and wider; bf16 for the bf16 rows. N stops at
-# 128: the promotion's second accumulator doubles the registers (N at 256
-# would need 256 per thread and spill).
-SHAPES = [("e4m3", 32, [16, 32, 56, 64, 128]), ("bf16", 16, [16, 64, 128])]
+# (16, 32), its 7168-wide 56, its 4096x2112x7168 block 112, and wider; bf16
+# for the bf16 rows, with the 128x144 and 128x176 blocks of DeepGEMM's bf16
+# GEMM (4096x576x7168 and 4096x2112x7168): with two warpgroups one's wait
+# hides under the other's batch of 4 x N/2 cycles unless it is longer
+# (README #15, the two-warpgroup reading), so 144 against 176 is its test.
+# N stops at 176: the promotion's second accumulator doubles the registers
+# (N at 256 would need 256 per thread and spill).
+SHAPES = [("e4m3", 32, [16, 32, 56, 64, 112, 128]), ("bf16", 16, [16, 64, 128, 144, 176])]
 
 
 def wgmma_fn(dtype, k, n):
