@@ -667,10 +667,143 @@ Test(results_cli, a_run_where_no_configuration_passes_the_guards_recommends_none
     snprintf(args, sizeof args, "recommend '%s/run' --all -o '%s/m.csv'", dir, dir);
     r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "no configuration the run evaluated for shape attn_decode_kv2048_b32_c16 "
+    cr_assert(strstr(r.err, "shape attn_decode_kv2048_b32_c16: no configuration the run evaluated "
                             "passes the guards"), "%s", r.err);
+    cr_assert(strstr(r.err, "no shape of the run has a configuration that passes the guards: "
+                            "nothing to deploy, m.csv not written"), "%s", r.err);
     kw_tl_free(&r);
     snprintf(p, sizeof p, "%s/m.csv", dir);
     cr_assert_not(kw_tl_exists(p));
+    kw_tl_rmrf(dir);
+}
+
+/* The field of a CSV line, by 0-based column (no quoted fields here). */
+static char *rp_csv_field(const char *line, int col)
+{
+    const char *a = line;
+    for (int i = 0; i < col; i++) {
+        a = strchr(a, ',');
+        cr_assert_not_null(a, "column %d of %s", col, line);
+        a++;
+    }
+    return strndup(a, strcspn(a, ",\n"));
+}
+
+/* One shape where nothing passes (an SLA its decode tail cannot meet) beside
+ * one that tunes: recommend --all writes both rows. The failing shape's row is
+ * its baseline, flagged fails_guards in borrow_warnings, and stderr names the
+ * shape and the guards; main's binary wrote the row unflagged and said
+ * nothing. A table where every row fails is still refused (test above). */
+Test(results_cli, recommend_all_writes_every_shape_and_flags_the_one_that_fails_guards)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char p[4200], args[8192], space[4096];
+    snprintf(p, sizeof p, "%s/sla.xml", dir);
+    snprintf(space, sizeof space,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<space name=\"sla_one_unmet\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <shape ref=\"attn_prefill_s2048_b1_c2\"/>\n"
+             "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
+             "  <knob name=\"fuse_attention\" values=\"none qk_softmax flash\" baseline=\"none\"/>\n"
+             "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
+             "  <guards sla_p99_us=\"10000\"/>\n"
+             "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
+             "</space>\n",
+             kw_tl_src(), kw_tl_src());
+    cr_assert_eq(kw_tl_write(p, space), 0);
+    snprintf(args, sizeof args, "tune --space '%s/sla.xml' --out '%s/run'", dir, dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count(r.out, "(fails guards)"), 1, "one shape fails, one tunes: %s", r.out);
+    kw_tl_free(&r);
+
+    snprintf(args, sizeof args, "recommend '%s/run' --all -o '%s/m.csv'", dir, dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "warning: shape attn_decode_kv2048_b32_c16: no configuration the run "
+                            "evaluated passes the guards"), "%s", r.err);
+    cr_assert(strstr(r.err, "(sla_p99"), "the guards it fails: %s", r.err);
+    cr_assert_null(strstr(r.err, "attn_prefill_s2048_b1_c2"), "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/m.csv", dir);
+    char *csv = kw_tl_slurp(p);
+    cr_assert_not_null(csv);
+    cr_assert_eq(count(csv, "\n"), 3, "header and both shapes: %s", csv);
+    int wcol = -1, n = 0; /* borrow_warnings' column, from the header */
+    for (const char *c = csv; *c != '\n'; c++)
+        if (*c == ',' && ++n && strncmp(c + 1, "borrow_warnings,", 16) == 0)
+            wcol = n;
+    cr_assert_geq(wcol, 0, "%s", csv);
+    const char *ok = strstr(csv, "\nattn_prefill_s2048_b1_c2,"), *bad = strstr(csv, "\nattn_decode_kv2048_b32_c16,");
+    cr_assert(ok && bad, "%s", csv);
+    char *f;
+    cr_assert_str_empty((f = rp_csv_field(ok + 1, 2)), "the prefill shape keeps its own winner: %s", csv);
+    free(f);
+    cr_assert_str_empty((f = rp_csv_field(ok + 1, wcol)), "%s", csv);
+    free(f);
+    cr_assert_str_eq((f = rp_csv_field(bad + 1, 2)), "baseline", "%s", csv);
+    free(f);
+    cr_assert_str_eq((f = rp_csv_field(bad + 1, wcol)), "fails_guards", "%s", csv);
+    free(f);
+    free(csv);
+    kw_tl_rmrf(dir);
+}
+
+/* A shape the run did not tune, whose baseline (fp8) fails the drift guard
+ * and whose borrowed winner (bf16) passes it but is slower: the borrowed
+ * winner is the recommendation. main's binary recommended the faster
+ * baseline, which fails the guards ("the borrowed winner is slower than the
+ * baseline here"). */
+Test(results_cli, a_passing_borrowed_winner_beats_a_faster_baseline_that_fails)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char p[4200], args[8192], text[8192];
+    char *wl = NULL;
+    snprintf(p, sizeof p, "%s/spaces/workloads/llama7b.xml", kw_tl_src());
+    cr_assert_not_null((wl = kw_tl_slurp(p)));
+    char *end = strstr(wl, "</workload>");
+    cr_assert_not_null(end);
+    *end = '\0';
+    size_t n = strlen(wl) + 1024;
+    char *w2 = malloc(n);
+    snprintf(w2, n, "%s"
+             "  <shape name=\"p_a\" block=\"llama7b_attn\" phase=\"prefill\" seq=\"2048\" batch=\"1\" "
+             "streams=\"2\" arrival=\"poisson\" load=\"0.1\"/>\n"
+             "  <shape name=\"p_b\" block=\"llama7b_attn\" phase=\"prefill\" seq=\"1024\" batch=\"2\" "
+             "streams=\"2\" arrival=\"poisson\" load=\"0.1\"/>\n</workload>\n", wl);
+    snprintf(p, sizeof p, "%s/wl.xml", dir);
+    cr_assert_eq(kw_tl_write(p, w2), 0);
+    free(w2);
+    free(wl);
+    snprintf(text, sizeof text,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<space name=\"fp8_baseline\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"wl.xml\"/>\n"
+             "  <shape ref=\"p_a\"/>\n  <shape ref=\"p_b\"/>\n"
+             "  <knob name=\"precision\" values=\"bf16 fp8_e4m3\" baseline=\"fp8_e4m3\"/>\n"
+             "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
+             "  <guards drift_min_cos=\"0.9999\"/>\n"
+             "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
+             "</space>\n", kw_tl_src());
+    snprintf(p, sizeof p, "%s/sp.xml", dir);
+    cr_assert_eq(kw_tl_write(p, text), 0);
+    snprintf(args, sizeof args, "tune --space '%s/sp.xml' --shape p_a --out '%s/run'", dir, dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(args, sizeof args, "recommend '%s/run' --shape p_b", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "BORROWED from the nearest tuned shape p_a"), "%s", r.out);
+    cr_assert(strstr(r.out, "precision                bf16"), "%s", r.out);
+    cr_assert(strstr(r.out, "guards pass"), "%s", r.out);
+    kw_tl_free(&r);
     kw_tl_rmrf(dir);
 }

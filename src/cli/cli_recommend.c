@@ -23,7 +23,11 @@
  *                             p95_us/p99_us, borrow_warnings and
  *                             figures_from (where p95_us/p99_us come from:
  *                             "measured" on a measured run's tuned shapes,
- *                             else "model")
+ *                             else "model"). A shape where nothing passes
+ *                             the guards (tuned or borrowed) gets its
+ *                             baseline, flagged fails_guards, named on
+ *                             stderr; the other rows are still written. A
+ *                             table where every row fails is refused.
  * A borrowed winner names its source shape, the distance in each dimension
  * (ratios) and warns when it extrapolates (a number outside the range the run
  * tuned for that phase) or crosses phase.
@@ -45,6 +49,10 @@
 #include "kw_rundir.h"
 #include "kw_runfolder.h"
 
+/* mappings.csv borrow_warnings token of a row whose configuration fails the
+ * guards on its shape (README "knobwise recommend", results/formats.md) */
+#define KW_MAPPINGS_FAILS_GUARDS "fails_guards"
+
 static void kw_recommend_help(void)
 {
     printf("usage: knobwise recommend RUN_DIR (--shape NAME | --batch B --seq L --streams C\n"
@@ -61,7 +69,9 @@ static void kw_recommend_help(void)
            "  --phase P        prefill or decode; required with --batch/--seq/--streams\n"
            "                   when the run tuned both phases (default: the run's only\n"
            "                   phase, printed)\n"
-           "  --all            every shape of the space: write mappings.csv\n"
+           "  --all            every shape of the space: write mappings.csv (a shape where\n"
+           "                   nothing passes the guards gets its baseline, flagged\n"
+           "                   fails_guards and named on stderr; none passing: exit 2)\n"
            "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv):\n"
            "                   a new file name, or an existing mappings file with --force;\n"
            "                   without it a run folder you cannot write is refused (exit 2)\n"
@@ -201,12 +211,17 @@ typedef struct kw_rec {
     int from;                /* summary shape the winner comes from */
     kw_cand cand;            /* what to deploy */
     int use_baseline;        /* borrowed winner refused: the baseline is recommended */
+    int failed;              /* tuned, but nothing the run evaluated passes the guards */
     kw_metrics m, base_m;    /* on the requested shape (evaluated when borrowed) */
     char why[256];
     kw_borrow borrow;        /* not tuned: how far the source shape is */
 } kw_rec;
 
-static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
+/* nothing_ok: what a shape with nothing to recommend and nothing to borrow
+ * gets. 0 (--shape, numbers): an error, the user asked for that one shape.
+ * 1 (--all): the baseline, evaluated on it, with why[] saying so, so the other
+ * shapes' rows are still written (kw_write_mappings flags the row). */
+static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothing_ok)
 {
     const kw_runsum *rs = r->rs;
     const kw_shape *sh = &r->cfg->workload.shapes[r->cfg->space.shapes[cfg_shape]];
@@ -216,28 +231,40 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
     int failed = out->tuned >= 0 && kw_runsum_winner(rs, out->tuned) < 0;
     if (failed)
         out->tuned = -1; /* tuned but nothing passed: borrow */
+    out->failed = failed;
     out->from = out->tuned >= 0 ? out->tuned : kw_nearest(r, sh);
-    if (out->from < 0 && failed)
+    if (out->from < 0 && failed && !nothing_ok)
         return kw_error_set(KW_EINPUT, "no configuration the run evaluated for shape %s passes the "
                                        "guards, and no other shape has a recommendation to borrow "
                                        "(knobwise report shows which guards fail)", sh->name);
-    if (out->from < 0)
+    if (out->from < 0 && !nothing_ok)
         return kw_error_set(KW_EINPUT, "the run has no recommendation to borrow for shape %s", sh->name);
-    const kw_rs_shape *fs = &rs->shapes[out->from];
-    out->cand = fs->configs[kw_runsum_winner(rs, out->from)].cand;
-    if (out->tuned >= 0) {
+    if (out->from >= 0 && out->tuned >= 0) {
+        const kw_rs_shape *fs = &rs->shapes[out->from];
+        out->cand = fs->configs[kw_runsum_winner(rs, out->from)].cand;
         out->m = fs->configs[fs->ranked[0]].m;
         if (fs->baseline >= 0)
             out->base_m = fs->configs[fs->baseline].m;
         return 0;
     }
-    kw_borrow_info(&out->borrow, r, sh, out->from);
     const kw_evaluator *ev;
     int rc = kw_rundir_evaluator(&ev, r);
     if (rc != 0)
         return rc;
     kw_cand base;
     kw_knobs_cand_baseline(&base, &rs->ks);
+    if (out->from < 0) { /* --all: nothing passed and nothing to borrow */
+        out->use_baseline = 1;
+        out->cand = base;
+        snprintf(out->why, sizeof out->why, "%s, and no shape of the run has a recommendation "
+                 "to borrow", failed ? "no configuration the run evaluated passes the guards"
+                                     : "not tuned");
+        rc = ev->eval(ev->ctx, &base, cfg_shape, 0, &out->base_m);
+        out->m = out->base_m;
+        return rc;
+    }
+    out->cand = rs->shapes[out->from].configs[kw_runsum_winner(rs, out->from)].cand;
+    kw_borrow_info(&out->borrow, r, sh, out->from);
     if ((rc = ev->eval(ev->ctx, &out->cand, cfg_shape, 0, &out->m)) != 0 ||
         (rc = ev->eval(ev->ctx, &base, cfg_shape, 0, &out->base_m)) != 0)
         return rc;
@@ -246,7 +273,9 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape)
         out->use_baseline = 1;
         snprintf(out->why, sizeof out->why, "the borrowed winner fails guards (%.160s) on this shape",
                  out->m.guards);
-    } else if (out->m.v[p] > out->base_m.v[p]) {
+    } else if (!out->base_m.guards[0] && out->m.v[p] > out->base_m.v[p]) {
+        /* only a baseline that passes the guards beats a borrowed winner
+         * that does: a faster baseline that fails them is no rollback */
         out->use_baseline = 1;
         snprintf(out->why, sizeof out->why,
                  "the borrowed winner is slower than the baseline here (%s %.3f us vs %.3f us)",
@@ -270,14 +299,16 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     const char *by = rs->info.measured ? " by the model (not measured: the run measured only the "
                                          "shapes it tuned)" : "";
     printf("shape %s: ", name);
+    if (x->failed)
+        printf("tuned, but no configuration the run evaluated passes the guards; ");
     if (x->tuned >= 0)
         printf("tuned in this run\n");
     else if (x->use_baseline)
-        printf("not tuned; %s%s -> the BASELINE is recommended (borrowing from %s was refused)\n",
-               x->why, by, rs->shapes[x->from].name);
+        printf("%s%s%s -> the BASELINE is recommended (borrowing from %s was refused)\n",
+               x->failed ? "" : "not tuned; ", x->why, by, rs->shapes[x->from].name);
     else
-        printf("not tuned: BORROWED from the nearest tuned shape %s, evaluated here%s\n",
-               rs->shapes[x->from].name, by);
+        printf("%sBORROWED from the nearest tuned shape %s, evaluated here%s\n",
+               x->failed ? "" : "not tuned: ", rs->shapes[x->from].name, by);
     if (x->tuned < 0) {
         printf("  distance to %s: %s\n", rs->shapes[x->from].name, x->borrow.dist);
         if (x->borrow.warn[0])
@@ -332,10 +363,28 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
     kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "\n");
     int rc = 0;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
+    int n_failing = 0;
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
         kw_rec x;
-        if ((rc = kw_recommend_one(&x, r, i)) != 0)
+        if ((rc = kw_recommend_one(&x, r, i, 1)) != 0)
             goto done;
+        /* A row whose configuration fails the guards on its shape (nothing
+         * the run evaluated passed, and no borrowed winner did): the
+         * baseline, what a runtime without this table runs, flagged
+         * fails_guards and named on stderr; the other shapes' rows are
+         * still written. Refusing the whole table for one shape left every
+         * shape without a mapping (until 2026-12-06). */
+        int fails = x.m.guards[0] != '\0';
+        if (fails) {
+            n_failing++;
+            fprintf(stderr, "knobwise recommend: warning: shape %s: %s%s%s; its row is the "
+                    "baseline, which fails the guards there too (%s): nothing to deploy for it "
+                    "(borrow_warnings " KW_MAPPINGS_FAILS_GUARDS ")\n",
+                    r->cfg->workload.shapes[r->cfg->space.shapes[i]].name,
+                    x.failed && x.from >= 0 ? "no configuration the run evaluated passes the guards"
+                                            : "",
+                    x.failed && x.from >= 0 && x.why[0] ? ", and " : "", x.why, x.m.guards);
+        }
         kw_sbuf_csv(&b, r->cfg->workload.shapes[r->cfg->space.shapes[i]].name);
         kw_sbuf_printf(&b, ",%016llx,", (unsigned long long)kw_knobs_cand_id(ks, &x.cand));
         kw_sbuf_csv(&b, x.tuned >= 0 ? "" : x.use_baseline ? "baseline" : rs->shapes[x.from].name);
@@ -353,7 +402,9 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
         if (i99 >= 0)
             kw_sbuf_printf(&b, "%.3f", x.m.v[i99]);
         kw_sbuf_puts(&b, ",");
-        kw_sbuf_csv(&b, x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags);
+        const char *flags = x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags;
+        kw_sbuf_printf(&b, "%s%s%s", flags, fails && flags[0] ? ";" : "",
+                       fails ? KW_MAPPINGS_FAILS_GUARDS : ""); /* tokens: never quoted */
         /* a measured run measured only the shapes it tuned: the others'
          * figures are the model's (kw_recommend_one), and the file says so */
         kw_sbuf_printf(&b, ",%s", i95 < 0 && i99 < 0                ? ""
@@ -363,6 +414,12 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;
+    if (n_failing == r->cfg->space.n_shapes) { /* a table of baselines that fail: nothing to deploy */
+        rc = kw_error_set(KW_EINPUT, "no shape of the run has a configuration that passes the "
+                          "guards: nothing to deploy, %s not written (knobwise report shows which "
+                          "guards fail)", name);
+        goto done;
+    }
     kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};
     if ((rc = kw_results_commit(dir, &f, 1)) == 0)
         printf("wrote %s/%s (%d shapes)\n", dir, name, r->cfg->space.n_shapes);
@@ -536,7 +593,7 @@ int kw_cli_recommend(int argc, char **argv)
         }
     }
     kw_rec x;
-    if ((rc = kw_recommend_one(&x, r, si)) != 0) {
+    if ((rc = kw_recommend_one(&x, r, si, 0)) != 0) {
         status = kw_cli_fail("recommend", rc);
         goto done;
     }
