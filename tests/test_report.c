@@ -654,6 +654,9 @@ Test(results_cli, a_run_where_no_configuration_passes_the_guards_recommends_none
                            "sla_p99)"), "the summary row");
     cr_assert(strstr(html, "<h3>Nothing to deploy</h3>"), "the shape section");
     cr_assert_null(strstr(html, "The mapping to deploy"));
+    /* its table's column is not "deploy" either (main's binary: it was) */
+    cr_assert(strstr(html, "<th class=\"l\">knob</th><th class=\"l\">best evaluated</th>"), "the mapping table");
+    cr_assert_null(strstr(html, ">deploy</th>"));
     free(html);
 
     snprintf(args, sizeof args, "audit '%s/run'", dir);

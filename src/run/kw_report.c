@@ -218,11 +218,13 @@ static int kw_saturated(const kw_rs_config *c) { return kw_guards_saturated(c->m
 /* ---------------------------------------------------------------- sections */
 
 /* Every knob of the recommendation, the changed ones marked. */
-static void kw_mapping_table(kw_sbuf *b, const kw_runsum *rs, const kw_rs_shape *s)
+/* head: the column of the shape's final config, "deploy", or "best evaluated"
+ * under "Nothing to deploy" (a config that fails the guards is not one to deploy) */
+static void kw_mapping_table(kw_sbuf *b, const kw_runsum *rs, const kw_rs_shape *s, const char *head)
 {
     const kw_cand *B = &s->configs[s->baseline].cand, *F = &s->configs[s->final].cand;
-    kw_sbuf_printf(b, "<table class=\"mapping\"><tr><th class=\"l\">knob</th><th class=\"l\">deploy</th>"
-                      "<th class=\"l\">baseline</th><th class=\"l\">changed</th></tr>\n");
+    kw_sbuf_printf(b, "<table class=\"mapping\"><tr><th class=\"l\">knob</th><th class=\"l\">%s</th>"
+                      "<th class=\"l\">baseline</th><th class=\"l\">changed</th></tr>\n", head);
     for (int k = 0; k < rs->ks.n_knobs; k++) {
         int ch = B->v[k] != F->v[k];
         kw_sbuf_printf(b, "<tr%s><td class=\"l\">", ch ? " class=\"changed\"" : "");
@@ -901,7 +903,7 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
         } else {
             kw_sbuf_puts(out, "<h3>The mapping to deploy</h3>\n");
         }
-        kw_mapping_table(out, rs, s);
+        kw_mapping_table(out, rs, s, kw_runsum_winner(rs, i) < 0 ? "best evaluated" : "deploy");
         kw_sbuf_puts(out, "<p class=\"exploration\">Exploration: ");
         kw_sbuf_html(out, line);
         kw_sbuf_puts(out, ".</p>\n<h3>Net path: each shipped one-knob step (baseline &rarr; recommendation)</h3>\n");
