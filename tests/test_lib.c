@@ -450,6 +450,19 @@ Test(lib, mappings_csv_cut_at_a_line_end_is_refused)
     snprintf(odd, sizeof odd, "%s%s%s%s%s", head, r1, r2, r3,
              "pd,00000000000000e2,,32,prefill,8,512,0,1,,,,,3\n");
     kw_t_damaged("long.csv", odd, ":5: file_rows is '3', not the number of shape rows");
+    /* numbers in decimal (search/kw_num.c, as every reader): a leading blank
+     * or hexadecimal is refused (main's reader took ' 1', ' 2' and '0x1p3' as
+     * numbers) */
+    static const struct { const char *row, *want; } bad[] = {
+        {"pa,00000000000000e1,,64,prefill,1,512,0,1,100.5,120.25,,model, 1\n", ":2: file_rows is ' 1'"},
+        {"pa,00000000000000e1,,64,prefill, 2,512,0,1,100.5,120.25,,model,1\n", ":2: batch is ' 2'"},
+        {"pa,00000000000000e1,,64,prefill,1,512,0,1,0x1p3,120.25,,model,1\n", ":2: p95_us is '0x1p3'"},
+        {"pa,00000000000000e1,,64,prefill,1,512,0,1,100.5, 120.25,,model,1\n", ":2: p99_us is ' 120.25'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(odd, sizeof odd, "%s%s", head, bad[i].row);
+        kw_t_damaged("blank.csv", odd, bad[i].want);
+    }
 }
 
 Test(lib, damaged_files)

@@ -37,6 +37,7 @@
 
 #include "kw_error.h"
 #include "kw_knobwise.h"
+#include "kw_num.h"
 #include "kw_results.h"
 #include "kw_input.h"
 #include "kw_xml.h"
@@ -478,23 +479,19 @@ static int knobwise_csv_record(char **pos, char **fields, int max, long *line)
     }
 }
 
+/* Numbers through the one parser every reader of a person's numbers uses
+ * (search/kw_num.c: decimal only): strtol and strtod skipped leading blanks
+ * and strtod took hexadecimal, so " 3" and "0x1p3" were read as numbers
+ * (left by stop 37). */
 static int knobwise_parse_count(long *out, const char *s)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < 1 || v > KNOBWISE_COUNT_MAX)
-        return -1;
-    *out = v;
-    return 0;
+    return kw_num_long(out, s, 1, KNOBWISE_COUNT_MAX);
 }
 
 static int knobwise_parse_latency(double *out, const char *s)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) || v < 0.0)
+    double v;
+    if (kw_num_double(&v, s) != 0 || v < 0.0)
         return -1;
     *out = v;
     return 0;
