@@ -869,6 +869,12 @@ static void kw_h_clock_refused(const char *wl, const char *sub, const char *line
         cr_assert_eq(r.status, 2, "%s: exit %d: %s", what, r.status, r.err);
         cr_assert(strstr(r.err, pre) && strstr(r.err, sub), "%s: want '%s' and '%s' in: %s", what,
                   pre, sub, r.err);
+        /* the bound is "at this sample size": whose, and where it is set
+         * (main's binary named only the workload's line) */
+        char ss[4500];
+        snprintf(ss, sizeof ss, "(the sample size: %s (no <tuning>: the default) ", sp);
+        cr_assert(!strstr(r.err, "at this sample size") || strstr(r.err, ss),
+                  "%s: want '%s' in: %s", what, ss, r.err);
         cr_assert_eq(kw_tl_entries(cwd), 0, "%s: wrote into its folder", what);
         kw_tl_free(&r);
         cr_assert_eq(rmdir(cwd), 0);

@@ -749,6 +749,31 @@ int kw_eval_rescale_load(kw_model_eval *e, int shape, double time_factor)
     return rc != 0 ? rc : 1;
 }
 
+/* A clock refusal names the workload's shape line and ends "at this sample
+ * size"; the sample size is the space's (or the command's --requests): say
+ * which and where, "SPACE:LINE: final_requests 5000 (+500 warm-up)", so the
+ * other way out (a smaller sample) is found without reading the source
+ * (validate named only the workload's line until 2026-12-06). Returns rc. */
+static int kw_eval_sample_note(const kw_model_eval *e, int rc)
+{
+    const kw_space *sp = &e->cfg->space;
+    int req = e->opts.sim_requests > 0 ? e->opts.sim_requests : sp->sim_requests;
+    const char *attr = req == sp->sim_requests     ? "sim_requests"
+                       : req == sp->final_requests ? "final_requests"
+                                                   : NULL;
+    char msg[2048], where[KW_PATH_MAX + 64];
+    snprintf(msg, sizeof msg, "%s", kw_error_last());
+    if (sp->tuning_line > 0)
+        snprintf(where, sizeof where, "%s:%d", sp->path, sp->tuning_line);
+    else
+        snprintf(where, sizeof where, "%s (no <tuning>: the default)", sp->path);
+    if (attr)
+        return kw_error_set(rc, "%s (the sample size: %s %s %d, +%d warm-up)", msg, where, attr,
+                            req, (int)(kw_sim_total_requests(req) - req));
+    return kw_error_set(rc, "%s (the sample size: --requests %d, +%d warm-up)", msg, req,
+                        (int)(kw_sim_total_requests(req) - req));
+}
+
 /* Resolve each shape's arrivals: its trace (the --trace file when it names the
  * shape, else its own), and its per-stream rate from load under the baseline;
  * then check the clock can simulate it (kw_eval_clock_check). */
@@ -800,13 +825,13 @@ static int kw_model_eval_arrivals(kw_model_eval *e)
             return rc;
         if (e->use_trace[i]) {
             if ((rc = kw_eval_clock_check(e, i, s, t1_us)) != 0)
-                return rc;
+                return kw_eval_sample_note(e, rc);
             continue; /* replayed arrivals: no rate to derive */
         }
         if ((rc = kw_eval_base_rate(e, i, 1.0)) != 0)
             return rc;
         if ((rc = kw_eval_clock_check(e, i, s, t1_us)) != 0)
-            return rc;
+            return kw_eval_sample_note(e, rc);
     }
     return 0;
 }

@@ -269,6 +269,7 @@ typedef struct kw_space {
     int exec_warmup, exec_reps, exec_max_reps;
     double exec_target_ci_pct;
     int exec_anchor;                 /* bracket each measurement with the baseline */
+    int tuning_line;                 /* line of <tuning> (0: none, the default sample sizes) */
 } kw_space;
 
 /* Everything one run reads: owned together, freed by kw_load_config_free (kw_load.h). */

@@ -1030,6 +1030,7 @@ static void kw_space_from_doc(kw_space *s, xmlNode *root, const char *file, cons
             kw_get_nonneg(&g->sla_ttft_p99_us, n, "sla_ttft_p99_us", file, p);
             kw_get_nonneg(&g->sla_tpot_p99_us, n, "sla_tpot_p99_us", file, p);
         } else if (kw_xml_is(n, "tuning")) {
+            s->tuning_line = (int)line;
             kw_get_range(&s->min_effect_pct, n, "min_effect_pct", 0.0, 100.0, 0, file, p);
             double alpha = s->alpha;
             if (kw_xml_attr_double(&alpha, n, "alpha", file, p) == 1) {
