@@ -887,6 +887,49 @@ Test(hostile, clock_range_refused_before_any_run)
     cr_assert_geq(kw_h_each("clock", kw_h_clock_refused), 4);
 }
 
+/* A load the clock cannot represent at the space's final_requests (5,000) but
+ * can at its sim_requests (500): tune refuses with the binding bound, the same
+ * message validate gives, so the fix it names passes both. main's binary named
+ * the 500-request bound first (ten times looser), then after that fix the
+ * 5,000-request one. */
+Test(hostile, tune_names_the_binding_sample_sizes_clock_bound)
+{
+    char *dir = kw_h_tmpdir(), p[4300], sp[4300], run[4400], cwd[4300];
+    snprintf(p, sizeof p, "%s/wl.xml", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workload name=\"w\">\n"
+               "  <source>a load the clock resolves at 500 requests, not at 5,000</source>\n"
+               "  <block name=\"b\"><gemm name=\"q\" group=\"qkv\" n=\"256\" k=\"256\"/></block>\n"
+               "  <shape name=\"t\" block=\"b\" phase=\"prefill\" seq=\"512\" batch=\"1\" "
+               "streams=\"1\" arrival=\"poisson\" load=\"0.0000001\"/>\n</workload>\n");
+    cr_assert_eq(fclose(f), 0);
+    snprintf(sp, sizeof sp, "%s/space.xml", dir);
+    f = fopen(sp, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<space name=\"clock\" block=\"b\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n  <workload file=\"wl.xml\"/>\n"
+               "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"64\"/>\n"
+               "  <tuning sim_requests=\"500\" final_requests=\"5000\"/>\n</space>\n", kw_h_src());
+    cr_assert_eq(fclose(f), 0);
+    kw_tl_proc v = kw_tl_run(&kw_h_opts, kw_tl_bin(), "validate", sp, NULL);
+    kw_h_sane(&v, "validate");
+    cr_assert_eq(v.status, 2, "validate: exit %d: %s", v.status, v.err);
+    cr_assert(strstr(v.err, "space.xml:6 final_requests 5000"), "%s", v.err);
+    snprintf(cwd, sizeof cwd, "%s/cwd", dir);
+    cr_assert_eq(mkdir(cwd, 0700), 0);
+    snprintf(run, sizeof run, "%s/run", cwd);
+    kw_tl_proc t = kw_tl_run(&kw_h_opts, kw_tl_bin(), "tune", "--space", sp, "--out", run, "--quiet",
+                             NULL);
+    kw_h_sane(&t, "tune");
+    cr_assert_eq(t.status, 2, "tune: exit %d: %s", t.status, t.err);
+    cr_assert(strstr(t.err, v.err), "tune's refusal is not validate's:\n%s\nvs\n%s", t.err, v.err);
+    cr_assert_eq(kw_tl_entries(cwd), 0, "tune wrote into its folder");
+    kw_tl_free(&v);
+    kw_tl_free(&t);
+    kw_tl_rmrf(dir);
+}
+
 /* HOW special: made at run time; every input role refuses it with the
  * manifest's text, exit 2, within the timeout. */
 static void kw_h_special_refused(const char *name, const char *sub, const char *line)

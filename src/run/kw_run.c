@@ -360,14 +360,29 @@ static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_se
                         .stop = r->stop,
                         .deadline_s = &r->deadline_s};
     int rc = kw_eval_new(&r->me, r->cfg, &mo);
+    int final_n = r->cfg->space.final_requests > 0 ? r->cfg->space.final_requests : (int)requests;
+    if (rc == KW_EINPUT && final_n > mo.sim_requests) {
+        /* The larger sample's bounds (the simulation's clock) are the
+         * binding ones: refuse with its message, as validate does, so the
+         * fix it names passes both (it named the search sample's looser
+         * bound, then after that fix the final one's). */
+        char first[2048];
+        snprintf(first, sizeof first, "%s", kw_error_last());
+        kw_model_eval *big = NULL;
+        kw_model_opts bo = mo;
+        bo.sim_requests = final_n;
+        bo.deadline_s = NULL;
+        if (kw_eval_new(&big, r->cfg, &bo) != KW_EINPUT)
+            kw_error_set(rc, "%s", first);
+        kw_eval_free(big);
+    }
     if (rc != 0)
         return rc;
     kw_model_opts fo = mo;
     /* The final re-check runs after a time limit's pause too (it writes the
      * results so far): only a stop cancels it (kw_run_write_results). */
     fo.deadline_s = NULL;
-    fo.sim_requests = r->cfg->space.final_requests > 0 ? r->cfg->space.final_requests
-                                                       : (int)requests;
+    fo.sim_requests = final_n;
     fo.thermal = 1;
     fo.borrow_from = r->me; /* the same traces and drift data: loaded and drawn once */
     return kw_eval_new(&r->final_me, r->cfg, &fo);
