@@ -293,7 +293,26 @@ Test(runfolder, a_run_folder_the_user_cannot_write_is_bad_input)
                  "%s cannot be put there", want[i]);
         cr_expect(strstr(err, sub) != NULL, "%s: want '%s' in: %s", cmds[i][0], sub, err);
     }
+    /* a new run under it, or into it (an empty folder the user cannot
+     * write): exit 2 before anything is made, as report says it (main:
+     * exit 1, "cannot create the run folder: Permission denied") */
+    char empty[4400];
+    snprintf(empty, sizeof empty, "%s/empty", run);
     cr_assert_eq(chmod(run, 0755), 0);
+    cr_assert_eq(mkdir(empty, 0555), 0);
+    cr_assert_eq(chmod(run, 0555), 0);
+    const char *const *tunes[2] = {KW_RF_ARGS("tune", "--budget", "2", "--out", "run/new", "--quiet"),
+                                   KW_RF_ARGS("tune", "--budget", "2", "--out", "run/empty", "--quiet")};
+    static const char *const twant[2] = {"run/new: cannot create the run folder: Permission denied",
+                                         "run/empty: cannot write into the run folder: Permission denied"};
+    for (int i = 0; i < 2; i++) {
+        int st = kw_rf_readonly(dir, err, sizeof err, tunes[i]);
+        cr_expect_eq(st, 2, "%s: exit %d: %s", tunes[i][4], st, err);
+        cr_expect(strstr(err, twant[i]) != NULL, "want '%s' in: %s", twant[i], err);
+    }
+    cr_assert_eq(chmod(run, 0755), 0);
+    cr_assert_eq(kw_tl_entries(empty), 0, "something was written into run/empty");
+    cr_assert_eq(rmdir(empty), 0);
     cr_expect_eq(kw_tl_entries(run), before, "something was written into the run");
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
     kw_tl_rmrf(dir);
@@ -1388,6 +1407,16 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
         for (int i = 100; i < 1100; i += 101)
             longp[i] = '/';
         KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A(longp),
+            KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_out_dangling_symlink") == 0 ||
+               strcmp(name, "rf_out_through_dangling_symlink") == 0) {
+        /* --out a symbolic link to nothing, or a folder under one: exit 2
+         * naming the link (main: exit 1, "cannot write into the run folder:
+         * No such file or directory" / "cannot create the run folder") */
+        snprintf(p, sizeof p, "%s/gone", dir);
+        cr_assert_eq(symlink("outside", p), 0);
+        KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"),
+            KW_RF_A(strcmp(name, "rf_out_dangling_symlink") == 0 ? "gone" : "gone/run"),
             KW_RF_A("--quiet");
     } else if (strcmp(name, "rf_journal_dangling_symlink") == 0) {
         snprintf(p, sizeof p, "%s/new", dir);

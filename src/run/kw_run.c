@@ -176,11 +176,24 @@ static int kw_run_mkdirs(const char *path)
             *p = '\0';
             struct stat st;
             if (stat(buf, &st) != 0) {
-                /* a name too long for the file system is bad input, exit 2 */
-                if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                    return kw_error_set(errno == ENAMETOOLONG ? KW_EINPUT : KW_EIO,
-                                        "%s: cannot create the run folder: %s", buf,
-                                        strerror(errno));
+                /* a name too long for the file system, a folder the user
+                 * cannot write (as report -o and resume say) is bad input,
+                 * exit 2 */
+                if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+                    int e = errno;
+                    return kw_error_set(e == ENAMETOOLONG || e == EACCES || e == EPERM ||
+                                                e == EROFS || e == ENOENT
+                                            ? KW_EINPUT
+                                            : KW_EIO,
+                                        "%s: cannot create the run folder: %s", buf, strerror(e));
+                }
+                /* EEXIST where stat found nothing: a symbolic link to
+                 * nothing, which mkdir will not follow (exit 1, "cannot
+                 * write into the run folder: No such file or directory",
+                 * until 2026-12-06) */
+                if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) && stat(buf, &st) != 0)
+                    return kw_error_set(KW_EINPUT, "%s: a symbolic link to nothing: cannot create "
+                                        "the run folder %s there", buf, path);
             } else if (!S_ISDIR(st.st_mode)) {
                 /* --out names a file (or passes through one): bad input, exit 2 */
                 return kw_error_set(KW_EINPUT, "%s: cannot create the run folder %s: %s", buf,
@@ -193,8 +206,8 @@ static int kw_run_mkdirs(const char *path)
     }
     /* a folder we cannot write into is refused now, not after the first round */
     if (access(path, W_OK) != 0)
-        return kw_error_set(KW_EIO, "%s: cannot write into the run folder: %s", path,
-                            strerror(errno));
+        return kw_error_set(errno == EIO ? KW_EIO : KW_EINPUT,
+                            "%s: cannot write into the run folder: %s", path, strerror(errno));
     return 0;
 }
 
