@@ -684,6 +684,56 @@ Test(calib, output_is_never_replaced_without_force)
     free(dir);
 }
 
+/* A fit to times the model cannot reach (five copies of the 4096^3 cuBLAS row
+ * at 1e12 us: the fitted matrix fraction is 1.6e-10, written as 0.000000)
+ * gives a file the loader refuses: exit 2, naming it, and nothing written; an
+ * earlier calibrate output given with --force is kept as it was. main's
+ * binary renamed the refused file over OUT first (exit 2, OUT left holding a
+ * file its own schema refuses). */
+Test(calib, a_fit_the_loader_would_refuse_writes_nothing)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest");
+    char out[1024], csv[1024], mp[1024], cmd[4096];
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    snprintf(csv, sizeof csv, "%s/absurd.csv", dir);
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    char *all = kw_tl_slurp(mp);
+    cr_assert_not_null(all);
+    char *head = strstr(all, "\ncase,"), *row = head ? strstr(head + 1, "\ngemm4096_cublas,") : NULL;
+    cr_assert(head && row, "%s: no header or gemm4096_cublas row", mp);
+    char *at = strstr(row, ",191.954,");
+    cr_assert_not_null(at, "gemm4096_cublas measures 191.954 us");
+    FILE *f = fopen(csv, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*s\n", (int)(strchr(head + 1, '\n') - head - 1), head + 1);
+    for (int i = 0; i < 5; i++)
+        fprintf(f, "c%d%.*s,1e12,%.*s\n", i, (int)(at - row - 1 - strlen("gemm4096_cublas")),
+                row + 1 + strlen("gemm4096_cublas"), (int)strcspn(at + 9, "\n"), at + 9);
+    cr_assert_eq(fclose(f), 0);
+    free(all);
+    /* an earlier output of calibrate, then the absurd fit over it with --force */
+    snprintf(cmd, sizeof cmd, "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s",
+             kw_tl_src(), mp, out);
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    char *before = kw_tl_slurp(out);
+    cr_assert_not_null(before);
+    snprintf(cmd, sizeof cmd, "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s "
+             "--fit matrix_fraction --force", kw_tl_src(), csv, out);
+    r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "the calibrated file would not load, so ") &&
+              strstr(r.err, "cal.xml is not written"), "%s", r.err);
+    kw_tl_free(&r);
+    char *after = kw_tl_slurp(out);
+    cr_assert_str_eq(after, before, "the earlier output was replaced");
+    free(after);
+    free(before);
+    kw_tl_rmrf(dir);
+}
+
 /* shared_gb_s is written to the level the fit tuned (the largest shared level
  * holding operands, kw_calib_shared_level), not to the first shared level the
  * file lists: a small shared level put before the L2 keeps its figure. */

@@ -116,9 +116,12 @@ static int kw_cal_open(const char *accel_path, xmlDocPtr *doc, char **buf)
     return rc != 0 ? kw_xml_problems_finish(&p) : 0;
 }
 
-/* The rewritten document saved (temp file, fsync, rename) and loaded back as
- * an accelerator, so a fitted file the loader would refuse is an error here
- * (both writers below). */
+/* The rewritten document checked as an accelerator from its bytes, then
+ * saved (temp file, fsync, rename), so a fitted file the loader would refuse
+ * is an error here and nothing is written (both writers below). It was
+ * checked after the rename: a fit to absurd times (measured_us 1e12: matrix
+ * fraction 1.6e-10, written as 0.000000) left at OUT a file its own schema
+ * refuses, with exit 2, until 2026-12-06. */
 static int kw_cal_save(xmlDocPtr doc, const char *out)
 {
     /* the mark, first in the file (once: the input may be calibrate's own output) */
@@ -134,12 +137,24 @@ static int kw_cal_save(xmlDocPtr doc, const char *out)
             return kw_error_set(KW_ENOMEM, "calibrate: out of memory");
         }
     }
-    int rc = kw_xml_save_atomic(doc, out);
-    if (rc == 0) {
-        kw_accel check;
-        rc = kw_load_accel(&check, out);
+    xmlChar *bytes = NULL;
+    int len = 0;
+    xmlDocDumpFormatMemory(doc, &bytes, &len, 1);
+    if (!bytes || len <= 0) {
+        xmlFree(bytes);
+        return kw_error_set(KW_ENOMEM, "calibrate: out of memory");
     }
-    return rc;
+    kw_accel check;
+    int rc = kw_load_accel_buf(&check, out, (const char *)bytes, (size_t)len);
+    xmlFree(bytes);
+    if (rc != 0) {
+        char why[KW_ERROR_MAX];
+        snprintf(why, sizeof why, "%s", kw_error_last());
+        return kw_error_set(rc, "the calibrated file would not load, so %s is not written (a fit "
+                            "to times the model cannot reach; the table above shows the fitted "
+                            "figures):\n%s", out, why);
+    }
+    return kw_xml_save_atomic(doc, out);
 }
 
 

@@ -1244,6 +1244,18 @@ int kw_load_accel(kw_accel *out, const char *path)
     return kw_load_finish(rc, &p);
 }
 
+int kw_load_accel_buf(kw_accel *out, const char *label, const char *buf, size_t len)
+{
+    kw_xml_problems p = {0};
+    kw_src src;
+    memset(&src, 0, sizeof src);
+    snprintf(src.label, sizeof src.label, "%s", label);
+    src.buf = buf;
+    src.len = len;
+    kw_hash_hex_of(src.hash, buf, len);
+    return kw_load_finish(kw_accel_load_src(out, &src, &p), &p);
+}
+
 int kw_load_workload(kw_workload *out, const char *path)
 {
     kw_xml_problems p = {0};

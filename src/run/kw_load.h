@@ -27,6 +27,9 @@ int kw_load_validate_file_root(const char *path, char *root_out, size_t root_len
 
 /* Single-file loaders (used by the above and by tests). */
 int kw_load_accel(kw_accel *out, const char *path);
+/* The same checks on an accelerator file's bytes (buf, len), named `label` in
+ * messages: calibrate checks the file it would write before writing it. */
+int kw_load_accel_buf(kw_accel *out, const char *label, const char *buf, size_t len);
 int kw_load_workload(kw_workload *out, const char *path);
 /* A space needs its accelerator and workload for semantic checks. */
 int kw_load_space(kw_space *out, const char *path, const kw_accel *a, const kw_workload *w);
