@@ -33,6 +33,7 @@
 #include "kw_metric.h"
 #include "kw_mpi.h"
 #include "kw_run.h"
+#include "kw_runsum.h"
 
 #define KW_TUNE_REWRITE_S 300.0   /* best-so-far results rewritten this often by default */
 #define KW_TUNE_THREADS_MAX 256
@@ -84,7 +85,8 @@ static void kw_tune_help(void)
            "  --out DIR        run folder (default results/tune-DATE-TIME)\n"
            "  --resume DIR     continue an interrupted run; evaluations in its journal\n"
            "                   are not repeated and the result equals an uninterrupted run\n"
-           "  --owner NAME     recorded in every rollback boundary (default $USER)\n"
+           "  --owner NAME     recorded in every rollback boundary (default $USER; at\n"
+           "                   most 127 bytes)\n"
            "  --repeats N      evaluations per candidate when the evaluator is noisy (5)\n"
            "  --tabu N         exploratory steps to leave a local optimum (default 3, 0 off)\n"
            "  --probes N       two-step probes of knob pairs per convergence (32, 0 off)\n"
@@ -330,7 +332,14 @@ static int kw_tune_main(int argc, char **argv)
             a.resume = optarg;
             resume_ok = 1;
             break;
-        case O_OWNER: a.owner = optarg; break;
+        case O_OWNER:
+            /* the summary keeps KW_RS_TEXT_LEN - 1 bytes: a longer owner was
+             * cut there without a word (results.xml held its first 127) */
+            if (strlen(optarg) >= KW_RS_TEXT_LEN)
+                return kw_cli_usage_error("tune", "--owner takes at most %d bytes, not %zu",
+                                          KW_RS_TEXT_LEN - 1, strlen(optarg));
+            a.owner = optarg;
+            break;
         case O_QUIET:
             a.quiet = 1;
             resume_ok = 1;
