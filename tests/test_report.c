@@ -468,6 +468,14 @@ Test(results_cli, verbs_on_a_model_run)
     cr_assert_eq(r.status, 0, "verify: %s%s", r.out, r.err);
     cr_assert(strstr(r.out, "ok   re-evaluation") != NULL, "%s", r.out);
     kw_tl_free(&r);
+    /* --remeasure on a model run: a usage error before any verdict line
+     * (main's binary printed every "ok" line, then refused) */
+    snprintf(args, sizeof args, "verify '%s' --remeasure 2", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 2, "verify --remeasure: %s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "not a measured run (its journal names no worker)"), "%s", r.err);
+    cr_assert_str_empty(r.out, "a verdict was printed before the refusal: %s", r.out);
+    kw_tl_free(&r);
 
     snprintf(args, sizeof args, "audit '%s'", dir);
     r = kw_tl_sh(args, NULL);

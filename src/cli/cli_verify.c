@@ -7,6 +7,7 @@
 
 #include "kw_cli.h"
 #include "kw_remeasure.h"
+#include "kw_run.h"
 #include "kw_verify.h"
 
 static void kw_verify_help(void)
@@ -96,6 +97,17 @@ int kw_cli_verify(int argc, char **argv)
             status = kw_cli_fail("verify", rc);
         }
         return status;
+    }
+    if (remeasure > 0 && !xcmd) {
+        /* a usage error before any line of the verification (it printed every
+         * "ok" of the re-evaluation first, then refused, exit 2) */
+        const char *cmd = kw_run_attr_get(r->j, KW_RUN_EVALUATOR);
+        if (!cmd || !cmd[0]) {
+            kw_rundir_free(r);
+            return kw_cli_usage_error("verify", "%s: not a measured run (its journal names no "
+                                      "worker): --remeasure needs one; use verify's "
+                                      "re-evaluation", dir);
+        }
     }
     rc = kw_verify_run(&log, r, &vo);
     if (rc == 0 && remeasure > 0)
