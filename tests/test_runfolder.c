@@ -1408,6 +1408,12 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
             longp[i] = '/';
         KW_RF_A("tune"), KW_RF_A("--budget"), KW_RF_A("5"), KW_RF_A("--out"), KW_RF_A(longp),
             KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_resume_the_journal_file") == 0) {
+        /* the journal named instead of its folder (main: "run/journal: not a
+         * run folder (no journal to resume)", as if it were missing) */
+        KW_RF_A("tune"), KW_RF_A("--resume"), KW_RF_A("run/journal"), KW_RF_A("--quiet");
+    } else if (strcmp(name, "rf_audit_the_results_file") == 0) {
+        KW_RF_A("audit"), KW_RF_A("run/results.xml");
     } else if (strcmp(name, "rf_out_dangling_symlink") == 0 ||
                strcmp(name, "rf_out_through_dangling_symlink") == 0) {
         /* --out a symbolic link to nothing, or a folder under one: exit 2

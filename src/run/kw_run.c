@@ -767,6 +767,22 @@ int kw_run_create(kw_run **out, int *usage, const kw_run_opts *o, volatile sig_a
     return 0;
 }
 
+/* A run folder without a journal: KW_EINPUT naming it, and when the name is a
+ * file of a run (its journal, results.xml), the folder to give instead
+ * ("RUN/journal: not a run folder (no journal)" read as if the journal were
+ * missing until 2026-12-06). what: "no journal" or "no journal to resume". */
+static int kw_run_no_journal(const char *dir, const char *what)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        const char *slash = strrchr(dir, '/');
+        int n = slash ? (int)(slash - dir) : 1;
+        return kw_error_set(KW_EINPUT, "%s: a file, not a run folder: give the folder that holds "
+                            "it (%.*s)", dir, n > 0 ? n : 1, slash ? (n > 0 ? dir : "/") : ".");
+    }
+    return kw_error_set(KW_EINPUT, "%s: not a run folder (%s)", dir, what);
+}
+
 static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
                          double time_limit_s)
 {
@@ -780,7 +796,7 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
         return rc;
     struct stat st;
     if (lstat(r->journal, &st) != 0)
-        return kw_error_set(KW_EINPUT, "%s: not a run folder (no journal to resume)", r->dir);
+        return kw_run_no_journal(r->dir, "no journal to resume");
     /* one writer: the lock before anything is read for writing, truncated or swept */
     if ((rc = kw_runfolder_resumable(r->dir)) != 0 ||
         (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
@@ -940,7 +956,7 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
      * link is a journal refused by the reader, not a missing one */
     struct stat probe;
     if (lstat(path, &probe) != 0) {
-        rc = kw_error_set(KW_EINPUT, "%s: not a run folder (no journal)", dir);
+        rc = kw_run_no_journal(dir, "no journal");
         goto fail;
     }
     if ((rc = kw_journal_load(&r->j, path)) != 0)
