@@ -196,6 +196,16 @@ Test(ui, recommend_infers_a_single_phase_and_warns_when_it_crosses)
     cr_assert(strstr(r.out, "crosses phase: the winner was tuned for prefill and is used for decode "
                             "(the run tuned no shape of this phase)"), "%s", r.out);
     kw_tl_free(&r);
+    /* numbers the model refuses (a KV cache beyond the device): the message
+     * names the options, not a line 0 of the workload file the made shape is
+     * not in (main's binary: "spaces/workloads/llama7b.xml:0: shape ...") */
+    r = kw_tl_run(&o, bin(), "recommend", "pre", "--batch", "4096", "--seq", "2048", "--streams",
+                  "16", NULL);
+    cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "knobwise recommend: --batch 4096 --seq 2048 --streams 16: shape "
+                            "'prefill_b4096_s2048_c16': "), "%s", r.err);
+    cr_assert_null(strstr(r.err, ".xml:0:"), "%s", r.err);
+    kw_tl_free(&r);
     kw_tl_rmrf(d);
 }
 

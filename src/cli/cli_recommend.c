@@ -594,6 +594,16 @@ int kw_cli_recommend(int argc, char **argv)
     }
     kw_rec x;
     if ((rc = kw_recommend_one(&x, r, si, 0)) != 0) {
+        /* a shape made from the numbers is in no file: its messages name the
+         * options, not "WORKLOAD:0:" (the line a made shape does not have) */
+        const kw_shape *made = &r->cfg->workload.shapes[r->cfg->space.shapes[si]];
+        char pre[KW_PATH_MAX + 16];
+        snprintf(pre, sizeof pre, "%s:0: ", r->cfg->space.workload_path);
+        if (made->line == 0 && strncmp(kw_error_last(), pre, strlen(pre)) == 0) {
+            char msg[KW_ERROR_MAX];
+            snprintf(msg, sizeof msg, "%s", kw_error_last() + strlen(pre));
+            kw_error_set(rc, "--batch %ld --seq %ld --streams %ld: %s", batch, seq, streams, msg);
+        }
         status = kw_cli_fail("recommend", rc);
         goto done;
     }
