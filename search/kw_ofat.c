@@ -167,6 +167,11 @@ typedef struct kw_ofat_probe {
      * (as inter above) to the estimate's (kw_ofat_est_interaction); n_est_miss counts them */
     double est_miss_lo;
     int n_est_miss;
+    /* and per knob (kw_ofat_pair_uncoupled): over this shape's measured probe pairs of
+     * knob k with any other knob (of its block, of another, block-less), the least such
+     * ratio; n_kmiss counts them */
+    double kmiss_lo[KW_KNOB_MAX];
+    int n_kmiss[KW_KNOB_MAX];
     /* guard repairs across blocks (kw_ofat_probe_cut): knob k at value v failed a guard
      * alone in g_tried[k][v] probe pairs with a knob of another block whose change alone
      * passed, and the pair failed a guard too; g_repaired[k][v]: one such pair passed */
@@ -2625,48 +2630,58 @@ static double kw_ofat_pair_forecast(kw_eng *E, kw_shape *s, const kw_item *it)
 
 #define KW_COUPLE_INTER 0.02 /* kw_ofat_pair_uncoupled: an estimated interaction this far
                               * from 1 (|ln|) plans the pair whatever its forecast */
-#define KW_COUPLE_MIN_PAIRS 5 /* measured pairs across blocks before the estimate's miss
-                               * stands for this shape's pairs not yet measured */
+#define KW_COUPLE_MIN_PAIRS 5 /* measured pairs (of each of the two knobs, or of the shape
+                               * across blocks) before the estimate's miss stands for this
+                               * shape's pairs not yet measured */
 #define KW_COUPLE_MARGIN 0.01 /* the least measured miss is shrunk by this share */
 
-/* A pair across op blocks (two blocks' knobs, or a block-less knob with a block's)
- * whose cheap estimate sees no interaction and whose forecast, corrected by the most
- * the estimate has missed an interaction on this shape, cannot gain (issue 18: such
- * pairs were 436 of the 763 probe pairs evaluated per shape to converge at 27 knobs,
- * each first step pairing with every other knob's values, so their count grows with
- * the square of the knob values; the measured bounds of kw_ofat_pair_composes and
- * kw_ofat_pair_bounded come only after each knob's own pairs are measured, and one
- * strong interaction, say a fusion with its op's tile, loosens them for every pair of
- * that knob). The estimate's interaction I (kw_ofat_est_interaction) says what the
- * two changes do together beyond what each does alone; est_miss_lo, the least ratio
- * of measured to estimated interaction over this shape's measured cross-block pairs
- * (kw_ofat_probe_learn), how far the estimate has been wrong in a pair's favour.
- * 1 when |ln I| < KW_COUPLE_INTER and the pair's best case fa fb / fx I est_miss_lo,
- * less KW_COUPLE_MARGIN, misses the minimum effect: not planned. Both conditions
- * matter: the growth bench's 27-knob seed 4 took attn.double_buffer=on with
- * placement=least_loaded (each alone +1.5% and +23%, gaining together: a measured
- * interaction below 0.80 where the estimate's is 0.949: it sees the coupling, not
- * its size); validate_llama3_tpu decode seed 3 at 1% needs fuse_qkv=on with
- * down.split_k=2 (alone -0.31% and +1.81%, together -0.20%: a measured interaction of
- * 0.983 where the estimate's is 1.0002) before its faded pairs (kw_ofat_faded_pairs)
- * reach the optimum, and a cut by the estimate alone (|ln I| < 0.005 and a forecast
- * gaining less than half the minimum effect) lost it (+0.71%). Pairs of one
- * block, of two block-less knobs, a restart's, before KW_COUPLE_MIN_PAIRS misses are
- * measured, with a change never evaluated alone or failing a guard: planned as before;
- * off with the screening (--no-estimate) and on a noisy evaluator. */
+/* A probe pair with a knob of an op block whose forecast from the cheap estimate,
+ * corrected by the most the estimate has missed an interaction of either knob on this
+ * shape, cannot gain (issue 18: at 27 knobs 763 of the 1,249 evaluations per shape to
+ * converge were probe pairs, each first step pairing with every other knob's values, so
+ * their count grows with the square of the knob values). The estimate's interaction I
+ * (kw_ofat_est_interaction) says what the two changes do together beyond what each does
+ * alone; the miss of a measured pair is its measured interaction f(x+a+b) f(x) /
+ * (f(x+a) f(x+b)) over I (kw_ofat_probe_learn), a knob's least miss over its measured
+ * pairs with any knob (kmiss_lo, once KW_COUPLE_MIN_PAIRS of them) how far the estimate
+ * has been wrong in favour of a pair with that knob. 1 when |ln I| < KW_COUPLE_INTER and
+ * the pair's best case fa fb / fx I times the least of its two knobs' least misses, less
+ * KW_COUPLE_MARGIN, misses the minimum effect: not planned. Per knob, not per shape: the
+ * shape's least miss (est_miss_lo) is set by a few knobs (the growth bench's 27 knobs,
+ * least miss over all runs: max_batch and placement 0.14, batch_timeout_us 0.16,
+ * o.loop_order and attn.double_buffer 0.35; the median miss 1.0, 95% of them >= 0.978)
+ * and left every near-neutral pair of the other knobs planned. So pairs of one block (a
+ * tile pair whose product is what fits is an interaction stage 1, in the estimate, sees:
+ * |ln I| large) are screened as pairs across blocks are. A pair across blocks with a
+ * knob of fewer measured misses falls back on the shape's least miss over its measured
+ * pairs across blocks (the rule of 16f019a). Pairs of two block-less knobs never: the
+ * closed-form queue misses their interactions, and screening them by the bound lost
+ * 7.7% on the growth bench's 27 knobs seed 4 attn_decode_kv2048_b32_c16 (a changed path
+ * that never reached attn.double_buffer=off with placement=least_loaded; README). A
+ * restart's pairs, a change never evaluated alone or failing a guard: planned as before;
+ * off with the screening (--no-estimate) and on a noisy evaluator. The |ln I| bound is
+ * 16f019a's: that pair's estimate saw the coupling (I 0.949) but not its size (measured
+ * below 0.80); a cut by the estimate alone (no measured miss) lost validate_llama3_tpu
+ * decode seed 3 at 1% (README). */
 static int kw_ofat_pair_uncoupled(kw_eng *E, kw_shape *s, const kw_item *it, int ka, double fa,
                                   int kb, double fb, double fx)
 {
     const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
     if (!E->o.estimate || E->ev->noisy || pr->ban_knob >= 0 ||
-        pr->n_est_miss < KW_COUPLE_MIN_PAIRS || kw_ofat_same_block(E->ks, ka, kb) ||
         (!kw_ofat_in_block(E->ks, ka) && !kw_ofat_in_block(E->ks, kb)) || !isfinite(fa) ||
         !isfinite(fb) || !isfinite(fx) || fx <= 0)
+        return 0;
+    double lo;
+    if (pr->n_kmiss[ka] >= KW_COUPLE_MIN_PAIRS && pr->n_kmiss[kb] >= KW_COUPLE_MIN_PAIRS)
+        lo = fmin(pr->kmiss_lo[ka], pr->kmiss_lo[kb]);
+    else if (!kw_ofat_same_block(E->ks, ka, kb) && pr->n_est_miss >= KW_COUPLE_MIN_PAIRS)
+        lo = pr->est_miss_lo;
+    else
         return 0;
     double r = kw_ofat_est_interaction(E, s, &pr->first[it->group], kb, &it->cand);
     if (!isfinite(r) || fabs(log(r)) >= KW_COUPLE_INTER)
         return 0;
-    return fa * fb / fx * r * pr->est_miss_lo * (1.0 - KW_COUPLE_MARGIN) >=
+    return fa * fb / fx * r * lo * (1.0 - KW_COUPLE_MARGIN) >=
            fx * (1.0 - E->o.min_effect_pct / 100.0);
 }
 
@@ -2879,15 +2894,22 @@ static int kw_ofat_probe_learn(kw_eng *E, kw_shape *s)
               isfinite(fp.mean) && fa.mean > 0 && fb.mean > 0))
             continue;
         float r = (float)(fp.mean * fx.mean / (fa.mean * fb.mean));
-        if (E->o.estimate && !E->ev->noisy && pr->ban_knob < 0 &&
-            !kw_ofat_same_block(E->ks, ka, kb) &&
-            (kw_ofat_in_block(E->ks, ka) || kw_ofat_in_block(E->ks, kb))) {
+        if (E->o.estimate && !E->ev->noisy && pr->ban_knob < 0) {
             double ei = kw_ofat_est_interaction(E, s, &pr->first[it->group], kb, &it->cand);
             if (isfinite(ei)) {
                 double miss = fp.mean * fx.mean / (fa.mean * fb.mean) / ei;
-                if (pr->n_est_miss == 0 || miss < pr->est_miss_lo)
-                    pr->est_miss_lo = miss;
-                pr->n_est_miss++;
+                if (!kw_ofat_same_block(E->ks, ka, kb) &&
+                    (kw_ofat_in_block(E->ks, ka) || kw_ofat_in_block(E->ks, kb))) {
+                    if (pr->n_est_miss == 0 || miss < pr->est_miss_lo)
+                        pr->est_miss_lo = miss;
+                    pr->n_est_miss++;
+                }
+                for (int t = 0; t < 2; t++) {
+                    int k = t ? kb : ka;
+                    if (pr->n_kmiss[k] == 0 || miss < pr->kmiss_lo[k])
+                        pr->kmiss_lo[k] = miss;
+                    pr->n_kmiss[k]++;
+                }
             }
         }
         if (E->o.estimate &&
