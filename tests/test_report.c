@@ -611,6 +611,60 @@ Test(results_cli, verify_fails_on_corrupted_run)
     free(dir);
 }
 
+/* A knob value of results.xml edited after the run: the recommendation's (what
+ * libknobwise hands a runtime to deploy), a roll-back target's, the
+ * baseline's. Each keeps its id, so the schema and verify's id checks passed
+ * (exit 0, "verified") while `export` refused the same file; now verify
+ * names the file, the line of the configuration and its shape, exit 1. */
+Test(results_cli, verify_catches_a_knob_value_edited_in_results_xml)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = model_run(30);
+    char p[4200], args[8192];
+    snprintf(p, sizeof p, "%s/results.xml", dir);
+    char *orig = kw_tl_slurp(p);
+    static const char *const where[] = {"<config rank=\"1\"", "<target kind=\"parent\"",
+                                        "<target kind=\"baseline\"", "<baseline "};
+    for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
+        char *xml = strdup(orig);
+        char *el = strstr(xml, where[w]);
+        cr_assert_not_null(el, "no %s in results.xml", where[w]);
+        long line = 1;
+        for (const char *c = xml; c < el; c++)
+            line += *c == '\n';
+        /* its first knob's value, one character changed (still a plain value) */
+        char *v = strstr(strstr(el, "<knob name=\""), " value=\"");
+        cr_assert_not_null(v);
+        v += strlen(" value=\"");
+        *v = *v == '1' ? '2' : '1';
+        FILE *f = fopen(p, "w");
+        fputs(xml, f);
+        fclose(f);
+        free(xml);
+        snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
+        char want[4300];
+        snprintf(want, sizeof want, "%s:%ld: shape ", p, line);
+        cr_assert_eq(r.status, 1, "%s: %s%s", where[w], r.out, r.err);
+        cr_assert(strstr(r.err, want) && strstr(r.err, "its knob values are not those of its id"),
+                  "%s: %s", where[w], r.err);
+        cr_assert(strstr(r.out, "FAIL results follow from the journal"), "%s", r.out);
+        kw_tl_free(&r);
+    }
+    /* the file as written verifies */
+    FILE *f = fopen(p, "w");
+    fputs(orig, f);
+    fclose(f);
+    free(orig);
+    snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    kw_tl_free(&r);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* A space whose SLA no configuration meets (p99 <= 1 us; every figure of the
  * model is tens of microseconds): the run finishes, its results list nothing
  * and recommend/export refuse, so the verbs that print the run must say that

@@ -216,6 +216,63 @@ static int kw_v_xml_netpath(const char *path, const char *xml, const kw_runsum *
     return rc;
 }
 
+/* Every configuration results.xml spells out (a shape's baseline, its ranked
+ * configs, their roll-back targets) carries the knob values its id is the id
+ * of (kw_knobs_id_text, the search's rule). The rank-1 check above compares
+ * ids only, so a value edited after the run (the one libknobwise hands a
+ * runtime to deploy) passed verify while `export` refused it. 0, or
+ * KW_ECORRUPT "FILE:LINE: ..." naming the first configuration that differs. */
+static int kw_v_xml_config_ids(const char *path, xmlNode *n, const char *shape)
+{
+    for (xmlNode *m = kw_xml_elem(n->children); m; m = kw_xml_elem(m->next)) {
+        int is_shape = kw_xml_is(m, "shape");
+        if (is_shape || kw_xml_is(m, "config") || kw_xml_is(m, "rollback")) {
+            xmlChar *name = is_shape ? xmlGetNoNsProp(m, BAD_CAST "name") : NULL;
+            int rc = kw_v_xml_config_ids(path, m, name ? (const char *)name : shape);
+            xmlFree(name);
+            if (rc != 0)
+                return rc;
+        }
+        if (!kw_xml_is(m, "baseline") && !kw_xml_is(m, "config") && !kw_xml_is(m, "target"))
+            continue;
+        const char *names[KW_KNOB_MAX];
+        xmlChar *own[2 * KW_KNOB_MAX];
+        const char *values[KW_KNOB_MAX];
+        int k = 0, over = 0;
+        for (xmlNode *c = kw_xml_elem(m->children); c; c = kw_xml_elem(c->next)) {
+            if (!kw_xml_is(c, "knob"))
+                continue;
+            if (k == KW_KNOB_MAX) {
+                over = 1;
+                break;
+            }
+            own[2 * k] = xmlGetNoNsProp(c, BAD_CAST "name");
+            own[2 * k + 1] = xmlGetNoNsProp(c, BAD_CAST "value");
+            names[k] = own[2 * k] ? (const char *)own[2 * k] : "";
+            values[k] = own[2 * k + 1] ? (const char *)own[2 * k + 1] : "";
+            k++;
+        }
+        xmlChar *id = xmlGetNoNsProp(m, BAD_CAST "id");
+        char want[17] = "";
+        if (k > 0)
+            snprintf(want, sizeof want, "%016llx",
+                     (unsigned long long)kw_knobs_id_text(k, names, values));
+        int bad = over || (k > 0 && (!id || strcmp((const char *)id, want) != 0));
+        int rc = 0;
+        if (bad)
+            rc = kw_error_set(KW_ECORRUPT, "%s:%ld: shape %s: %s %s: its knob values are not "
+                              "those of its id (their id is %s): changed after the run",
+                              path, kw_xml_line(m), shape ? shape : "?", (const char *)m->name,
+                              id ? (const char *)id : "(no id)", over ? "?" : want);
+        xmlFree(id);
+        for (int i = 0; i < 2 * k; i++)
+            xmlFree(own[i]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* A result file that is there but cannot be read: bad input (exit 2) when it
  * is no file verify can read at all (a FIFO, a folder, a device, a symbolic
  * link, over the size limit: KW_EINPUT from kw_v_slurp), else damage. */
@@ -311,6 +368,12 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
             rc = KW_EINPUT;
         } else {
             rc = kw_xml_validate(doc, path, KW_RESULTS_SCHEMA, &xp);
+        }
+        if (rc == 0 && (rc = kw_v_xml_config_ids(path, root, NULL)) != 0) {
+            xmlFreeDoc(doc);
+            free(xml);
+            kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+            return rc;
         }
         xmlFreeDoc(doc);
         if (rc != 0) {
