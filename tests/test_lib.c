@@ -194,6 +194,47 @@ Test(lib, exact_by_dimensions_and_by_name)
     knobwise_table_free(t);
 }
 
+/* dec_none (decode, batch 1, kv 64, streams 1) was tuned and nothing passed
+ * its guards. A request for that very shape used to borrow the nearest decode
+ * winner (dec_b4_kv1024_c2: exact 0, borrowed 1, return 0), a configuration
+ * the run never showed passing there and that `recommend` refuses for such a
+ * shape when it fails there (it keeps the baseline); now it is refused with
+ * the file, the shape's line and why, so the runtime keeps its production
+ * mapping. A request near it (kv 128) still borrows: the run has no figure
+ * there. */
+Test(lib, a_tuned_shape_with_nothing_to_deploy_is_refused_not_borrowed)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    long line = 1;
+    for (const char *c = kw_t_results_xml; c < strstr(kw_t_results_xml, "<shape name=\"dec_none\"");
+         c++)
+        line += *c == '\n';
+    char want[128];
+    snprintf(want, sizeof want, "results.xml:%ld: shape 'dec_none' was tuned, but no configuration",
+             line);
+    knobwise_shape q = {KNOBWISE_DECODE, 1, 64, 1};
+    knobwise_match m;
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0), KNOBWISE_ENOTFOUND, "borrowed %s",
+                 m.entry ? knobwise_entry_name(m.entry) : "-");
+    cr_assert_null(m.entry);
+    cr_assert(strstr(knobwise_error_last(), want) && strstr(knobwise_error_last(), "nothing to deploy"),
+              "%s", knobwise_error_last());
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_CROSS_PHASE), KNOBWISE_ENOTFOUND);
+    /* by name: the same reason, not just "no entry" */
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "dec_none"), KNOBWISE_ENOTFOUND);
+    cr_assert(strstr(knobwise_error_last(), want), "%s", knobwise_error_last());
+    /* the same dimensions in the other phase, and a shape next to it, borrow */
+    knobwise_shape near = {KNOBWISE_DECODE, 1, 128, 1};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &near, 0), 0, "%s", knobwise_error_last());
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "dec_b4_kv1024_c2");
+    cr_assert_eq(m.borrowed, 1);
+    knobwise_shape pre = {KNOBWISE_PREFILL, 1, 64, 1};
+    cr_assert_eq(knobwise_table_lookup(&m, t, &pre, 0), 0, "%s", knobwise_error_last());
+    cr_assert_str_eq(knobwise_entry_name(m.entry), "pre_b1_s128_c1");
+    knobwise_table_free(t);
+}
+
 Test(lib, latency_watches_and_rollback)
 {
     knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);

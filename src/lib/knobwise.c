@@ -111,6 +111,15 @@ typedef struct knobwise_key {
     int phase;      /* -1: the entry has no dimensions */
 } knobwise_key;
 
+/* A shape results.xml lists with no configuration: the run tuned it and
+ * nothing it evaluated passes the guards. Not an entry; a request for that
+ * very shape is refused instead of borrowing a winner the run saw fail there. */
+typedef struct knobwise_unmet {
+    const char *name;
+    long line;
+    knobwise_key key;     /* phase -1: no dimensions in the file */
+} knobwise_unmet;
+
 struct knobwise_table {
     const char *path;
     const char *kind;
@@ -120,6 +129,8 @@ struct knobwise_table {
     knobwise_entry *entries;
     int any_dims;
     knobwise_key *keys;   /* n_entries rows, built once the file is read */
+    int n_unmet, cap_unmet;
+    knobwise_unmet *unmet; /* tuned shapes with nothing to deploy, file order */
     knobwise_chunk *arena;
 };
 
@@ -337,6 +348,41 @@ static int knobwise_x_rollback(knobwise_table *t, knobwise_entry *e, xmlNode *sh
     return oom ? knobwise_oom(t) : 0;
 }
 
+/* A shape with no guard-passing configuration, kept by name and dimensions
+ * so that a lookup of it says so (knobwise_unmet_refuse). */
+static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *p)
+{
+    if (t->n_unmet == t->cap_unmet) {
+        int cap = t->cap_unmet ? t->cap_unmet * 2 : 4;
+        knobwise_unmet *nu = realloc(t->unmet, (size_t)cap * sizeof *nu);
+        if (!nu)
+            return knobwise_oom(t);
+        t->unmet = nu;
+        t->cap_unmet = cap;
+    }
+    knobwise_unmet *u = &t->unmet[t->n_unmet];
+    int oom = 0;
+    memset(u, 0, sizeof *u);
+    u->key.phase = -1;
+    u->line = kw_xml_line(shape);
+    u->name = knobwise_xattr(t, shape, "name", &oom);
+    if (oom || !u->name)
+        return oom ? knobwise_oom(t) : 0;
+    char phase[16] = "";
+    long batch = 0, len = 0, streams = 0;
+    if (kw_xml_attr_str(phase, sizeof phase, shape, "phase", t->path, p) == 1) {
+        int dec = strcmp(phase, "decode") == 0;
+        if (kw_xml_attr_long(&batch, shape, "batch", 1, KNOBWISE_COUNT_MAX, t->path, p) == 1 &&
+            kw_xml_attr_long(&len, shape, dec ? "kv_len" : "seq", 1, KNOBWISE_COUNT_MAX, t->path,
+                             p) == 1 &&
+            kw_xml_attr_long(&streams, shape, "streams", 1, KNOBWISE_COUNT_MAX, t->path, p) == 1)
+            u->key = (knobwise_key){.batch = batch, .len = len, .streams = streams,
+                                    .phase = dec ? KNOBWISE_DECODE : KNOBWISE_PREFILL};
+    }
+    t->n_unmet++;
+    return 0;
+}
+
 static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *p)
 {
     int oom = 0, rc;
@@ -353,7 +399,7 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
         }
     }
     if (!rec)
-        return 0; /* nothing passed the guards: not an entry, lookups borrow */
+        return knobwise_x_unmet(t, shape, p); /* nothing passed the guards: not an entry */
     knobwise_entry *e = knobwise_new_entry(t);
     if (!e)
         return knobwise_oom(t);
@@ -749,6 +795,7 @@ void knobwise_table_free(knobwise_table *t)
     }
     free(t->entries);
     free(t->keys);
+    free(t->unmet);
     free(t);
 }
 
@@ -853,6 +900,16 @@ int knobwise_table_knob_index(const knobwise_table *t, const char *knob)
 const char *knobwise_table_path(const knobwise_table *t) { return t ? t->path : NULL; }
 const char *knobwise_table_kind(const knobwise_table *t) { return t ? t->kind : NULL; }
 
+/* The refusal of a request for a shape the run tuned without finding
+ * anything that passes the guards (recommend says the same and keeps the
+ * baseline; a borrowed winner is what the run saw fail there). */
+static int knobwise_unmet_refuse(const knobwise_table *t, int i)
+{
+    return kw_error_set(KNOBWISE_ENOTFOUND, "%s:%ld: shape '%s' was tuned, but no configuration "
+                        "the run evaluated passes its guards: nothing to deploy (keep the "
+                        "production mapping)", t->path, t->unmet[i].line, t->unmet[i].name);
+}
+
 int knobwise_table_find(const knobwise_entry **out, const knobwise_table *t, const char *shape_name)
 {
     if (!out || !t || !shape_name)
@@ -863,6 +920,9 @@ int knobwise_table_find(const knobwise_entry **out, const knobwise_table *t, con
             *out = &t->entries[i];
             return 0;
         }
+    for (int i = 0; i < t->n_unmet; i++)
+        if (strcmp(t->unmet[i].name, shape_name) == 0)
+            return knobwise_unmet_refuse(t, i);
     return kw_error_set(KNOBWISE_ENOTFOUND, "%s: no entry for shape '%s'", t->path, shape_name);
 }
 
@@ -913,6 +973,14 @@ int knobwise_table_lookup(knobwise_match *out, const knobwise_table *t,
     if (i < 0 && (flags & KNOBWISE_LOOKUP_CROSS_PHASE) && !(flags & KNOBWISE_LOOKUP_EXACT)) {
         i = knobwise_nearest(t, q, 1 - q->phase, lb, ll, ls, &exact);
         crossed = i >= 0;
+    }
+    /* the request is a shape the run tuned and found nothing for: refused,
+     * not borrowed (recommend keeps its baseline) */
+    for (int u = 0; !exact && u < t->n_unmet; u++) {
+        const knobwise_key *k = &t->unmet[u].key;
+        if (k->phase == q->phase && k->batch == q->batch && k->len == q->len &&
+            k->streams == q->streams)
+            return knobwise_unmet_refuse(t, u);
     }
     const char *ph = q->phase == KNOBWISE_DECODE ? "decode" : "prefill";
     if (i < 0)

@@ -131,14 +131,18 @@ KNOBWISE_API int knobwise_table_knob_index(const knobwise_table *t, const char *
 KNOBWISE_API const char *knobwise_table_path(const knobwise_table *t);
 KNOBWISE_API const char *knobwise_table_kind(const knobwise_table *t);
 
-/* The entry of a shape by name: KNOBWISE_ENOTFOUND when the run has none. */
+/* The entry of a shape by name: KNOBWISE_ENOTFOUND when the run has none
+ * (the message says so when the run tuned the shape and nothing it evaluated
+ * passes the guards: nothing to deploy). */
 KNOBWISE_API int knobwise_table_find(const knobwise_entry **out, const knobwise_table *t,
                                      const char *shape_name);
 /* The entry for a request shape: the shape itself when the table has it, else
  * the nearest entry of the same phase (borrowed), else with
  * KNOBWISE_LOOKUP_CROSS_PHASE the nearest of the other phase. KNOBWISE_ENOTFOUND
  * when nothing qualifies (an exact-only lookup that misses, a phase with no
- * entry), KNOBWISE_ENODATA when the file carries no shape dimensions (an older
+ * entry, or the request is a shape the run tuned where nothing passed the
+ * guards: not borrowed, "FILE:LINE: shape 'S' was tuned, but ... nothing to
+ * deploy"), KNOBWISE_ENODATA when the file carries no shape dimensions (an older
  * mappings.csv: look up by name), KNOBWISE_EINPUT for a shape out of range.
  * No allocation, no lock. */
 KNOBWISE_API int knobwise_table_lookup(knobwise_match *out, const knobwise_table *t,
