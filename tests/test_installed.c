@@ -258,6 +258,39 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
     free(out);
     free(csv);
 
+    /* 9. a runtime that loads the library as a plugin (dlopen), reads a run,
+     * unloads it (dlclose) and then parses XML of its own: the library set
+     * libxml2's process-wide external entity loader to a function of its own,
+     * so the host's next xmlReadFile called unmapped code (SIGSEGV) until the
+     * library was linked -z nodelete */
+    snprintf(path, sizeof path, "%s/host.c", tmp);
+    cr_assert_eq(kw_tl_write(path,
+        "#include <dlfcn.h>\n#include <stdio.h>\n#include <libxml/parser.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "    (void)argc;\n"
+        "    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);\n"
+        "    if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 3; }\n"
+        "    int (*op)(void **, const char *) = (int (*)(void **, const char *))dlsym(h, "
+        "\"knobwise_table_open\");\n"
+        "    void (*fr)(void *) = (void (*)(void *))dlsym(h, \"knobwise_table_free\");\n"
+        "    void *t = NULL;\n"
+        "    if (!op || !fr || op(&t, argv[2]) != 0) return 4;\n"
+        "    fr(t);\n"
+        "    if (dlclose(h) != 0) return 5;\n"
+        "    xmlDocPtr d = xmlReadFile(argv[2], NULL, XML_PARSE_NONET);\n"
+        "    printf(\"host parse %s\\n\", d ? \"ok\" : \"failed\");\n"
+        "    xmlFreeDoc(d);\n"
+        "    return d ? 0 : 6;\n"
+        "}\n"), 0);
+    st = kw_t_sh(tmp, "%s %s '%s/host.c' $(%s --cflags --libs libxml-2.0) -ldl -o '%s/host' && "
+                      "'%s/host' '%s%s/libknobwise.so' '%s/run/results.xml'",
+                 cc, san, tmp, pkgconf, tmp, tmp, root, libdir, tmp);
+    out = kw_t_log(tmp);
+    cr_expect_eq(st, 0, "a host that dlclose()d the library cannot parse XML (status %d):\n%s", st,
+                 out);
+    cr_expect(strstr(out, "host parse ok") != NULL, "%s", out);
+    free(out);
+
     snprintf(path, sizeof path, "rm -rf '%s'", tmp);
     if (system(path) != 0) { /* best effort */ }
     free(tmp);
