@@ -10,6 +10,7 @@
  * output. Distances are log2 ratios: batch 1 against a request of 2 is -1.
  */
 #include <criterion/criterion.h>
+#include <locale.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -233,6 +234,60 @@ Test(lib, a_tuned_shape_with_nothing_to_deploy_is_refused_not_borrowed)
     cr_assert_eq(knobwise_table_lookup(&m, t, &pre, 0), 0, "%s", knobwise_error_last());
     cr_assert_str_eq(knobwise_entry_name(m.entry), "pre_b1_s128_c1");
     knobwise_table_free(t);
+}
+
+/* A runtime that set a locale of its own where the decimal point is a comma
+ * (setlocale(LC_ALL, "") under LANG=de_DE.UTF-8): the files are written in
+ * the C locale, and strtod stopped at the '.', so no results.xml opened
+ * ("'100.5' is not a finite number") and no mappings.csv with figures either.
+ * The locale is built here with localedef (glibc's libc-bin) from a
+ * 128-character ASCII map and an LC_NUMERIC whose decimal point is ',', so
+ * the test needs no locale package. The caller's locale must stay its own. */
+Test(lib, a_caller_with_a_decimal_comma_locale_opens_tables)
+{
+    char *cm = kw_t_write("kw_ascii.cm", "");
+    FILE *f = fopen(cm, "w");
+    fputs("<code_set_name> KW_ASCII\n<comment_char> %\n<escape_char> /\n<mb_cur_max> 1\n"
+          "<mb_cur_min> 1\nCHARMAP\n", f);
+    for (int i = 0; i < 128; i++)
+        fprintf(f, "<U%04X> /x%02x\n", i, i);
+    fputs("END CHARMAP\n", f);
+    fclose(f);
+    char *src = kw_t_write("kw_comma.src", "LC_NUMERIC\ndecimal_point \"<U002C>\"\n"
+                                           "thousands_sep \"\"\ngrouping -1\nEND LC_NUMERIC\n");
+    char cmd[4096];
+    /* -c: the source defines LC_NUMERIC only (warnings, exit 1, the locale is written) */
+    snprintf(cmd, sizeof cmd, "localedef -c -i '%s' -f '%s' '%s/kw_COMMA' >/dev/null 2>&1", src, cm,
+             kw_t_dir);
+    if (system(cmd) == -1) { /* the check below says what is missing */ }
+    cr_assert_eq(setenv("LOCPATH", kw_t_dir, 1), 0);
+    cr_assert_not_null(setlocale(LC_ALL, "kw_COMMA"), "localedef (libc-bin) made no locale: %s", cmd);
+    char one[16];
+    snprintf(one, sizeof one, "%.1f", 1.5);
+    cr_assert_str_eq(one, "1,5", "the locale's decimal point is not a comma");
+
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    double p95 = 0, p99 = 0;
+    cr_assert_eq(knobwise_entry_latency(&p95, &p99, e), 0, "%s", knobwise_error_last());
+    cr_assert(p95 == 100.5 && p99 == 120.25, "p95 %g p99 %g", p95, p99);
+    knobwise_watch w;
+    cr_assert_eq(knobwise_entry_watch(&w, e, 0), 0);
+    cr_assert(w.max == 110.5, "watch max %g", w.max);
+    knobwise_table_free(t);
+    t = kw_t_open_text("comma.csv", "shape,config_id,borrowed_from,k,phase,batch,seq,kv_len,streams,"
+                                    "p95_us,p99_us,borrow_warnings\n"
+                                    "a,0123456789abcdef,,1,prefill,1,8,0,1,12.5,13.75,\n");
+    cr_assert_eq(knobwise_entry_latency(&p95, &p99, knobwise_table_entry(t, 0)), 0);
+    cr_assert(p95 == 12.5 && p99 == 13.75, "p95 %g p99 %g", p95, p99);
+    knobwise_table_free(t);
+    /* the caller's locale is its own again */
+    snprintf(one, sizeof one, "%.1f", 1.5);
+    cr_assert_str_eq(one, "1,5");
+    setlocale(LC_ALL, "C");
+    free(cm);
+    free(src);
 }
 
 Test(lib, latency_watches_and_rollback)

@@ -27,6 +27,7 @@
 #include "knobwise.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -799,7 +800,29 @@ void knobwise_table_free(knobwise_table *t)
     free(t);
 }
 
+static int knobwise_table_open_c(knobwise_table **out, const char *path);
+
+/* The files are written in the C locale ("527.086"); a runtime that set its
+ * own (setlocale(LC_ALL, "") under LANG=de_DE.UTF-8: decimal comma) made
+ * strtod stop at the '.', and no table opened ("'527.086' is not a finite
+ * number"). The open runs in the C locale on this thread only (uselocale),
+ * so the caller's other threads and its own locale are untouched. */
 int knobwise_table_open(knobwise_table **out, const char *path)
+{
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (!c) {
+        if (out)
+            *out = NULL;
+        return kw_error_set(KW_ENOMEM, "%s: out of memory", path ? path : "knobwise");
+    }
+    locale_t old = uselocale(c);
+    int rc = knobwise_table_open_c(out, path);
+    uselocale(old);
+    freelocale(c);
+    return rc;
+}
+
+static int knobwise_table_open_c(knobwise_table **out, const char *path)
 {
     if (!out)
         return kw_error_set(KW_EINPUT, "knobwise_table_open: no output given");

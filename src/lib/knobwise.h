@@ -15,7 +15,10 @@
  *     the message, "FILE:LINE: message" for a damaged file, is kept per
  *     thread and read with knobwise_error_last();
  *   - the output parameter comes first; every _free accepts NULL;
- *   - the library never prints and never exits.
+ *   - the library never prints and never exits;
+ *   - numbers in the files are read in the C locale ("527.086") whatever
+ *     locale the caller set (the open switches its own thread to C with
+ *     uselocale and back).
  *
  * Threads: a table is immutable once knobwise_table_open() has returned, so
  * any number of threads may look up and read it at once without locks; free
