@@ -527,3 +527,67 @@ Test(export, knob_values_outside_the_space_are_refused_at_their_line)
     kw_t_bogus_value("results.xml", xml, val, strchr(val, '"'), kw_t_line_of(xml, rec));
     free(xml);
 }
+
+/* A run where one of its two shapes has nothing to deploy (an SLA its
+ * configurations meet on attn_decode_kv512_b1_c1 and miss on the 32-batch,
+ * 16-stream shape). Neither format has a place for that shape; export left it
+ * out without a word (exit 0, nothing on stderr), so a runtime embedding the
+ * table took the shape for one the run never tuned. Now each format's export
+ * names it on stderr with its results.xml line; the output still validates
+ * and holds the other shape only. */
+Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
+{
+    char path[4200], *out = NULL;
+    snprintf(path, sizeof path, "%s/sla.xml", kw_t_fix);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<space name=\"sla_half\" block=\"llama7b_attn\">\n"
+               "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+               "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+               "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
+               "  <shape ref=\"attn_decode_kv512_b1_c1\"/>\n"
+               "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
+               "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
+               "  <guards sla_p99_us=\"2000\"/>\n"
+               "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
+               "</space>\n",
+            kw_tl_src(), kw_tl_src());
+    fclose(f);
+    int st = kw_t_sh(&out, "'%s' tune --space '%s' --out '%s/sla' --quiet", kw_tl_bin(), path,
+                     kw_t_fix);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/sla/results.xml", kw_t_fix);
+    char *xml = kw_tl_slurp(path);
+    const char *at = strstr(xml, "<shape name=\"attn_decode_kv2048_b32_c16\"");
+    cr_assert_not_null(at);
+    const char *next = strstr(at + 1, "<shape "), *cfg = strstr(at, "<config ");
+    cr_assert(next && cfg > next, "the SLA is met there after all: pick another");
+    long line = 1;
+    for (const char *c = xml; c < at; c++)
+        line += *c == '\n';
+    free(xml);
+    char want[4400];
+    snprintf(want, sizeof want, "note: %s:%ld: shape 'attn_decode_kv2048_b32_c16' has nothing to "
+             "deploy", path, line);
+    static const char *const fmt[] = {"json", "c-header"};
+    for (int i = 0; i < 2; i++) {
+        st = kw_t_sh(NULL, "'%s' export '%s/sla' --format %s -o '%s/sla.%d' 2>'%s/err'",
+                     kw_tl_bin(), kw_t_fix, fmt[i], kw_t_fix, i, kw_t_fix);
+        snprintf(path, sizeof path, "%s/err", kw_t_fix);
+        char *err = kw_tl_slurp(path);
+        cr_assert_eq(st, 0, "%s: %s", fmt[i], err);
+        cr_assert(strstr(err, want) != NULL, "%s: the shape is not named: %s", fmt[i], err);
+        free(err);
+        snprintf(path, sizeof path, "%s/sla.%d", kw_t_fix, i);
+        char *body = kw_tl_slurp(path);
+        cr_assert(strstr(body, "attn_decode_kv512_b1_c1") != NULL, "%s", fmt[i]);
+        cr_assert_null(strstr(body, "attn_decode_kv2048_b32_c16"), "%s", fmt[i]);
+        free(body);
+    }
+    snprintf(path, sizeof path, "%s/sla.0", kw_t_fix);
+    st = kw_t_validate(path, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+}

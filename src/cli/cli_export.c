@@ -640,6 +640,13 @@ int kw_cli_export(int argc, char **argv)
         knobwise_table_free(t);
         return kw_cli_fail("export", rc);
     }
+    /* a shape the run tuned with nothing to deploy is in neither format: say so */
+    long uline = 0;
+    for (int i = 0; kw_knobwise_unmet(t, i, &uline); i++)
+        fprintf(stderr, "knobwise export: note: %s:%ld: shape '%s' has nothing to deploy (no "
+                "configuration the run evaluated passes its guards): it is not in the export; "
+                "keep its production mapping\n", knobwise_table_path(t), uline,
+                kw_knobwise_unmet(t, i, NULL));
     kw_sbuf b = {0};
     if (json)
         kw_export_json(&b, t);

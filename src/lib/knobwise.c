@@ -1094,6 +1094,15 @@ const char *knobwise_config_id(const knobwise_config *c) { return c ? c->id : NU
 
 long kw_knobwise_config_line(const knobwise_config *c) { return c ? c->line : 0; }
 
+const char *kw_knobwise_unmet(const knobwise_table *t, int i, long *line)
+{
+    if (!t || i < 0 || i >= t->n_unmet)
+        return NULL;
+    if (line)
+        *line = t->unmet[i].line;
+    return t->unmet[i].name;
+}
+
 const char *knobwise_config_value(const knobwise_config *c, int k)
 {
     if (!c || !c->values || k < 0 || k >= c->t->n_knobs)
