@@ -448,6 +448,12 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
                     e->p99_us = v;
             }
             e->has_latency = isfinite(e->p95_us) && isfinite(e->p99_us);
+            /* the mappings.csv rule (knobwise_parse_latency): a tail latency is >= 0 */
+            if (e->p95_us < 0.0 || e->p99_us < 0.0) {
+                kw_xml_problem(p, t->path, kw_xml_line(m), "shape '%s': p95_us %g, p99_us %g: a "
+                               "latency in us is a number >= 0", e->name, e->p95_us, e->p99_us);
+                return KW_EINPUT;
+            }
         } else if (kw_xml_is(m, "rollback")) {
             if ((rc = knobwise_x_rollback(t, e, shape, m, p)) != 0)
                 return rc;
