@@ -202,6 +202,52 @@ static long rp_field(const char *text, const char *key)
     return strtol(p + strlen(k), NULL, 10);
 }
 
+/* Each shape's section ends with the disproof criteria of the shipped claim,
+ * the ones results.xml carries under its rank-1 rollback (DESIGN: every
+ * recommended configuration carries its disproof criteria). The report, what a
+ * person reads, showed the guards and the roll-back targets but none of them:
+ * they were only in results.xml. */
+Test(report, each_shape_lists_the_disproof_criteria_of_its_claim)
+{
+    kw_runsum *rs = sy_run();
+    kw_report_lat lat = rp_lat_of(rs);
+    kw_sbuf b = {0}, x = {0};
+    cr_assert_eq(kw_report_html_lat(&b, rs, &lat), 0);
+    cr_assert_eq(kw_results_xml(&x, rs), 0);
+    const char *h = kw_sbuf_cstr(&b), *xml = kw_sbuf_cstr(&x);
+    cr_assert_eq(count(h, "<ul class=\"disproof\">"), SY_NSHAPES);
+    const char *sec = h, *cfg = xml;
+    for (int si = 0; si < rs->n_shapes; si++) {
+        sec = strstr(sec + 1, "<section class=\"shape\">");
+        cr_assert_not_null(sec);
+        char *list = rp_between(sec, "<ul class=\"disproof\">", "</ul>");
+        cfg = strstr(cfg + 1, "<config rank=\"1\"");
+        cr_assert_not_null(cfg);
+        char *dis = rp_between(cfg, "<disproof ", "</disproof>");
+        int n = 0;
+        for (const char *c = dis; (c = strstr(c, "<criterion>")) != NULL; n++) {
+            c += strlen("<criterion>");
+            /* the XML's text (no markup in the criteria; a quote stays a quote
+             * there) as the report escapes it */
+            char text[4096];
+            size_t w = (size_t)snprintf(text, sizeof text, "<li>");
+            for (const char *e = strstr(c, "</criterion>"); c < e && w < sizeof text - 16; c++)
+                w += (size_t)snprintf(text + w, sizeof text - w, "%s",
+                                      *c == '\'' ? "&#39;" : *c == '"' ? "&quot;" : (char[2]){*c, 0});
+            snprintf(text + w, sizeof text - w, "</li>");
+            cr_assert(strstr(list, text) != NULL, "shape %s: %s not in the report's list",
+                      rs->shapes[si].name, text);
+        }
+        cr_assert_gt(n, 2, "shape %s: %d criteria", rs->shapes[si].name, n);
+        cr_assert_eq(count(list, "<li>"), n, "shape %s", rs->shapes[si].name);
+        free(list);
+        free(dis);
+    }
+    kw_sbuf_free(&b);
+    kw_sbuf_free(&x);
+    kw_runsum_free(rs);
+}
+
 /* Renders the report in headless Chromium at a laptop's width (1366 px):
  * every section is in the DOM, nothing is wider than the page, no negative
  * tick, and the screenshot is not blank. Skips (as before) when chromium is
@@ -715,6 +761,7 @@ Test(results_cli, a_run_where_no_configuration_passes_the_guards_recommends_none
     cr_assert(strstr(html, "none: no configuration evaluated passes the guards</span> (the best fails "
                            "sla_p99)"), "the summary row");
     cr_assert(strstr(html, "<h3>Nothing to deploy</h3>"), "the shape section");
+    cr_assert_null(strstr(html, "<ul class=\"disproof\">"), "no claim, no disproof criteria");
     cr_assert_null(strstr(html, "The mapping to deploy"));
     /* its table's column is not "deploy" either (main's binary: it was) */
     cr_assert(strstr(html, "<th class=\"l\">knob</th><th class=\"l\">best evaluated</th>"), "the mapping table");

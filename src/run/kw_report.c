@@ -381,7 +381,7 @@ static void kw_plot_convergence(kw_sbuf *b, const kw_runsum *rs, int si, const k
     }
     kw_sbuf_printf(b, "</svg>\n<p class=\"note\">Blue: the best guard-passing %s found so far, against "
                       "the evaluations spent (%ld). Green, numbered: where each configuration of the net "
-                      "path below was first evaluated (the numbers are the waterfall's).</p>\n",
+                      "path above was first evaluated (the numbers are the waterfall's).</p>\n",
                    rs->metric_names[p], evals);
 }
 
@@ -749,6 +749,24 @@ static void kw_guard_table(kw_sbuf *b, const kw_runsum *rs, int si)
                    (unsigned long long)s->configs[s->baseline].id);
     kw_sbuf_html(b, rs->info.owner[0] ? rs->info.owner : "unassigned");
     kw_sbuf_puts(b, ".</p>\n");
+    if (kw_runsum_winner(rs, si) != s->final)
+        return; /* nothing to deploy: no claim to disprove */
+    /* results.xml's criteria, from the one function that writes them there */
+    kw_sbuf crit = {0};
+    if (kw_results_disproof(&crit, rs, si, s->final) != 0) {
+        b->failed = 1; /* out of memory: the report fails, never shrinks */
+        kw_sbuf_free(&crit);
+        return;
+    }
+    kw_sbuf_puts(b, "<p class=\"note\">The claim is disproved, and the mapping rolled back, when:</p>\n"
+                    "<ul class=\"disproof\">\n");
+    for (size_t o = 0; o < crit.len; o += strlen(kw_sbuf_cstr(&crit) + o) + 1) {
+        kw_sbuf_puts(b, "<li>");
+        kw_sbuf_html(b, kw_sbuf_cstr(&crit) + o);
+        kw_sbuf_puts(b, "</li>\n");
+    }
+    kw_sbuf_puts(b, "</ul>\n");
+    kw_sbuf_free(&crit);
 }
 
 static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)

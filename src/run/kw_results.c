@@ -549,13 +549,95 @@ static void kw_guard_list(char *buf, size_t len, const kw_runsum *rs)
              l->sla_p99_us > 0 ? e : "", l->sla_p99_us > 0 ? " us" : "");
 }
 
+/* One criterion into the list kw_results_disproof builds: its text and a NUL. */
+static void kw_results_crit(kw_sbuf *out, const char *t)
+{
+    kw_sbuf_putn(out, t, strlen(t) + 1);
+}
+
+int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_rs_limits *l = &rs->limits;
+    kw_rollback rb;
+    kw_results_rollback(&rb, rs, shape, config);
+    const char *pname = rs->metric_names[rs->primary];
+    char t[1024], a[64], b[64], c[64];
+    int changed = s->baseline >= 0 ? kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                                            &s->configs[config].cand)
+                                   : 0;
+    char req[64];
+    if (rb.requests > 0)
+        snprintf(req, sizeof req, "%ld requests", rb.requests);
+    else
+        snprintf(req, sizeof req, "the run's sample size");
+    kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
+    kw_sbuf_fmt_num(b, sizeof b, isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 2);
+    kw_sbuf_fmt_num(c, sizeof c,
+                    s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN, 3);
+    if (changed > 0)
+        snprintf(t, sizeof t,
+                 "re-measured on shape %s with %s, the %s improvement over the baseline (%s us) is "
+                 "below %s%% (claimed %s%%)",
+                 s->name, req, pname, c, a, b[0] ? b : "?");
+    else
+        snprintf(t, sizeof t,
+                 "re-measured on shape %s with %s, some single-knob change improves %s over the "
+                 "baseline (%s us) by at least %s%% with every guard passing (the run found none)",
+                 s->name, req, pname, c, a);
+    kw_results_crit(out, t);
+    kw_sbuf_fmt_num(a, sizeof a, rb.p95_ceiling_us, 3);
+    kw_sbuf_fmt_num(b, sizeof b, rb.p99_ceiling_us, 3);
+    snprintf(t, sizeof t, "after rollout on shape %s, p95 above %s us or p99 above %s us", s->name,
+             a, b);
+    kw_results_crit(out, t);
+    kw_guard_list(t, sizeof t, rs);
+    kw_results_crit(out, t);
+    if (changed > 1) {
+        kw_sbuf kb = {0};
+        kw_results_changed(&kb, rs, shape, config, ", ");
+        kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
+        snprintf(t, sizeof t,
+                 "reverting any one of its changes alone (%s) costs less than %s%% of %s: that "
+                 "change does not earn its place",
+                 kw_sbuf_cstr(&kb), a, pname);
+        if (kb.failed) /* scratch text lost to out of memory: the file fails, never shrinks */
+            out->failed = 1;
+        kw_sbuf_free(&kb);
+        kw_results_crit(out, t);
+    }
+    if (rs->port && kw_runsum_winner(rs, shape) == config) {
+        for (int i = 0; i < rb.n_worse; i++) {
+            int j = rb.worse[i];
+            const kw_metrics *pm = &rs->port[shape * rs->n_shapes + j];
+            const kw_rs_shape *sj = &rs->shapes[j];
+            kw_sbuf_fmt_num(a, sizeof a,
+                            kw_pct(pm->v[rs->primary], sj->configs[sj->baseline].m.v[rs->primary]),
+                            2);
+            if (pm->guards[0])
+                snprintf(t, sizeof t,
+                         "portability check already fails on shape %s (guards: %s): do not deploy "
+                         "it there; use that shape's own recommendation",
+                         sj->name, pm->guards);
+            else
+                snprintf(t, sizeof t,
+                         "portability check already worse than baseline on shape %s (%s +%s%%): "
+                         "do not deploy it there; use that shape's own recommendation",
+                         sj->name, pname, a);
+            kw_results_crit(out, t);
+        }
+        if (rs->n_shapes > 1)
+            kw_results_crit(out, "deployed on any other shape, portability check worse than "
+                                 "that shape's baseline");
+    }
+    return kw_sbuf_status(out);
+}
+
 static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
     kw_rollback rb;
     kw_results_rollback(&rb, rs, shape, config);
-    const char *pname = rs->metric_names[rs->primary];
-    char t[1024], a[64], b[64], c[64];
     kw_x_start(x, "rollback");
     /* Each target carries its knob values, so the roll-back configuration is
      * in the file even when it is not among the listed configs (libknobwise). */
@@ -598,74 +680,12 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
     kw_x_long(x, "requests", rb.requests);
     kw_x_num(x, "min_improvement_pct", l->min_effect_pct, 3);
     kw_x_num(x, "claimed_improvement_pct", isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 3);
-    int changed = s->baseline >= 0 ? kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
-                                                            &s->configs[config].cand)
-                                   : 0;
-    char req[64];
-    if (rb.requests > 0)
-        snprintf(req, sizeof req, "%ld requests", rb.requests);
-    else
-        snprintf(req, sizeof req, "the run's sample size");
-    kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
-    kw_sbuf_fmt_num(b, sizeof b, isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 2);
-    kw_sbuf_fmt_num(c, sizeof c,
-                    s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN, 3);
-    if (changed > 0)
-        snprintf(t, sizeof t,
-                 "re-measured on shape %s with %s, the %s improvement over the baseline (%s us) is "
-                 "below %s%% (claimed %s%%)",
-                 s->name, req, pname, c, a, b[0] ? b : "?");
-    else
-        snprintf(t, sizeof t,
-                 "re-measured on shape %s with %s, some single-knob change improves %s over the "
-                 "baseline (%s us) by at least %s%% with every guard passing (the run found none)",
-                 s->name, req, pname, c, a);
-    kw_x_text_el(x, "criterion", t);
-    kw_sbuf_fmt_num(a, sizeof a, rb.p95_ceiling_us, 3);
-    kw_sbuf_fmt_num(b, sizeof b, rb.p99_ceiling_us, 3);
-    snprintf(t, sizeof t, "after rollout on shape %s, p95 above %s us or p99 above %s us", s->name,
-             a, b);
-    kw_x_text_el(x, "criterion", t);
-    kw_guard_list(t, sizeof t, rs);
-    kw_x_text_el(x, "criterion", t);
-    if (changed > 1) {
-        kw_sbuf kb = {0};
-        kw_results_changed(&kb, rs, shape, config, ", ");
-        kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
-        snprintf(t, sizeof t,
-                 "reverting any one of its changes alone (%s) costs less than %s%% of %s: that "
-                 "change does not earn its place",
-                 kw_sbuf_cstr(&kb), a, pname);
-        if (kb.failed) /* scratch text lost to out of memory: the file fails, never shrinks */
-            x->bad = 1;
-        kw_sbuf_free(&kb);
-        kw_x_text_el(x, "criterion", t);
-    }
-    if (rs->port && kw_runsum_winner(rs, shape) == config) {
-        for (int i = 0; i < rb.n_worse; i++) {
-            int j = rb.worse[i];
-            const kw_metrics *pm = &rs->port[shape * rs->n_shapes + j];
-            const kw_rs_shape *sj = &rs->shapes[j];
-            kw_sbuf_fmt_num(a, sizeof a,
-                            kw_pct(pm->v[rs->primary], sj->configs[sj->baseline].m.v[rs->primary]),
-                            2);
-            if (pm->guards[0])
-                snprintf(t, sizeof t,
-                         "portability check already fails on shape %s (guards: %s): do not deploy "
-                         "it there; use that shape's own recommendation",
-                         sj->name, pm->guards);
-            else
-                snprintf(t, sizeof t,
-                         "portability check already worse than baseline on shape %s (%s +%s%%): "
-                         "do not deploy it there; use that shape's own recommendation",
-                         sj->name, pname, a);
-            kw_x_text_el(x, "criterion", t);
-        }
-        if (rs->n_shapes > 1)
-            kw_x_text_el(x, "criterion",
-                         "deployed on any other shape, portability check worse than that "
-                         "shape's baseline");
-    }
+    kw_sbuf crit = {0};
+    if (kw_results_disproof(&crit, rs, shape, config) != 0)
+        x->bad = 1; /* out of memory: the file fails, never shrinks */
+    for (size_t o = 0; !x->bad && o < crit.len; o += strlen(kw_sbuf_cstr(&crit) + o) + 1)
+        kw_x_text_el(x, "criterion", kw_sbuf_cstr(&crit) + o);
+    kw_sbuf_free(&crit);
     kw_x_end(x); /* disproof */
     kw_x_text_el(x, "owner", rs->info.owner[0] ? rs->info.owner : "unassigned");
     kw_x_end(x); /* rollback */

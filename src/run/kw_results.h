@@ -110,6 +110,11 @@ typedef struct kw_rollback {
 
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config);
 
+/* The disproof criteria of configuration `config` of `shape` (results.xml's
+ * <disproof><criterion>s; the report lists them under its rollback): appended
+ * to out as texts each ended by a NUL. 0, or KW_ENOMEM (out is then failed). */
+int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config);
+
 /* Renderers: append one file's bytes to out. rs must be finished
  * (kw_runsum_finish); portability is left empty unless kw_evidence_portability ran. */
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);
