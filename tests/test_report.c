@@ -711,6 +711,51 @@ Test(results_cli, verify_catches_a_knob_value_edited_in_results_xml)
     free(dir);
 }
 
+/* A model run's portability.csv (each winner evaluated on every shape after
+ * the search) with one cell edited: a vs_best_pct made 0. verify compared
+ * ranked.csv and audit.csv with the journal but left this file out ("a model
+ * run's is an evaluation after the run"), so it verified (exit 0); now it is
+ * evaluated again and compared (FILE:LINE, exit 1), and not with --no-eval. */
+Test(results_cli, verify_catches_an_edited_portability_csv)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = model_run(30);
+    char p[4200], args[8192];
+    snprintf(args, sizeof args, "verify '%s'", dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "ok   portability: portability.csv agrees"), "%s", r.out);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/portability.csv", dir);
+    char *csv = kw_tl_slurp(p);
+    /* line 3: shape 0's winner on shape 1 (not its own shape: 0.000 there) */
+    char *l3 = strchr(strchr(csv, '\n') + 1, '\n') + 1;
+    char *guards = strchr(l3, '\n');
+    while (guards[-1] != ',')
+        guards--;
+    char *vs = guards - 1;
+    while (vs[-1] != ',')
+        vs--;
+    cr_assert(strncmp(vs, "0.000,", 6) != 0, "line 3 is already 0.000: %.80s", l3);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "%.*s0.000%s", (int)(vs - csv), csv, guards - 1);
+    fclose(f);
+    free(csv);
+    r = kw_tl_sh(args, NULL);
+    char want[4300];
+    snprintf(want, sizeof want, "%s:3: differs from each shape's winner evaluated again", p);
+    cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, want), "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "--no-eval evaluates nothing: %s%s", r.out, r.err);
+    kw_tl_free(&r);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* A space whose SLA no configuration meets (p99 <= 1 us; every figure of the
  * model is tens of microseconds): the run finishes, its results list nothing
  * and recommend/export refuse, so the verbs that print the run must say that

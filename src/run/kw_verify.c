@@ -445,6 +445,46 @@ static int kw_v_same(double a, double b, double tol)
     return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
+/* A model run's portability.csv is an evaluation after the search (each
+ * shape's winner on every shape), so kw_v_results cannot derive it from the
+ * journal: it is evaluated again here and compared byte for byte. A value
+ * edited in it (a winner "pass"ing where it fails) verified before. 0, or
+ * KW_ECORRUPT "RUN/portability.csv:LINE: ...". */
+static int kw_v_portability(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
+{
+    char path[KW_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", r->dir, KW_RUNFOLDER_PORTABILITY_CSV);
+    size_t len;
+    kw_error_clear();
+    char *disk = kw_v_slurp(path, &len);
+    if (!disk && kw_error_code() != 0)
+        return kw_v_unreadable(log);
+    if (!disk || (len == strlen(KW_PORTABILITY_HEADER "\n") &&
+                  memcmp(disk, KW_PORTABILITY_HEADER "\n", len) == 0)) {
+        free(disk); /* none, or a run stopped by a signal: no matrix to check */
+        return 0;
+    }
+    kw_sbuf want = {0};
+    int rc = kw_evidence_portability(r->rs, ev, NULL);
+    if (rc == 0)
+        rc = kw_results_portability_csv(&want, r->rs);
+    int same = rc == 0 && want.len == len && memcmp(kw_sbuf_cstr(&want), disk, len) == 0;
+    long line = same || rc != 0 ? 0 : kw_v_first_diff_line(kw_sbuf_cstr(&want), want.len, disk, len);
+    kw_sbuf_free(&want);
+    free(disk);
+    if (rc != 0)
+        return rc;
+    if (!same) {
+        rc = kw_error_set(KW_ECORRUPT, "%s:%ld: differs from each shape's winner evaluated again on "
+                          "every shape", path, line);
+        kw_sbuf_printf(log, "FAIL portability: %s\n", kw_error_last());
+        return rc;
+    }
+    kw_sbuf_printf(log, "ok   portability: %s agrees with the winners evaluated again on every shape\n",
+                   KW_RUNFOLDER_PORTABILITY_CSV);
+    return 0;
+}
+
 static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
 {
     const kw_journal *j = r->j;
@@ -541,7 +581,7 @@ static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
     }
     free(pick);
     kw_sbuf_printf(log, "ok   re-evaluation: %ld evaluations reproduce their recorded metrics\n", checked);
-    return 0;
+    return kw_v_portability(log, r, ev);
 }
 
 int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
