@@ -715,8 +715,10 @@ Test(results_cli, verify_catches_a_knob_value_edited_in_results_xml)
  * the search) with one cell edited: a vs_best_pct made 0. verify compared
  * ranked.csv and audit.csv with the journal but left this file out ("a model
  * run's is an evaluation after the run"), so it verified (exit 0); now it is
- * evaluated again and compared (FILE:LINE, exit 1), and not with --no-eval. */
-Test(results_cli, verify_catches_an_edited_portability_csv)
+ * evaluated again and compared (FILE:LINE, exit 1), and not with --no-eval.
+ * The same for a figure of results.xml (its ids and net path were all verify
+ * read of it): the file is rendered again with its evidence and compared. */
+Test(results_cli, verify_catches_an_edited_portability_csv_and_results_xml_figure)
 {
     KW_TL_HANG_GUARD(300);
     cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
@@ -751,6 +753,35 @@ Test(results_cli, verify_catches_an_edited_portability_csv)
     snprintf(args, sizeof args, "verify '%s' --no-eval", dir);
     r = kw_tl_sh(args, NULL);
     cr_assert_eq(r.status, 0, "--no-eval evaluates nothing: %s%s", r.out, r.err);
+    kw_tl_free(&r);
+    rm_rf(dir);
+    free(dir);
+    /* results.xml: the recommendation's p95_us (what libknobwise hands a
+     * runtime as the predicted tail) edited; ids and net path untouched */
+    dir = model_run(30);
+    snprintf(args, sizeof args, "verify '%s'", dir);
+    r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "ok   results.xml: byte for byte what the journal implies"), "%s", r.out);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/results.xml", dir);
+    char *xml = kw_tl_slurp(p);
+    char *m = strstr(strstr(xml, "<config rank=\"1\""), "<metric name=\"p95_us\" value=\"");
+    cr_assert_not_null(m);
+    long line = 1;
+    for (const char *c = xml; c < m; c++)
+        line += *c == '\n';
+    m += strlen("<metric name=\"p95_us\" value=\"");
+    *m = *m == '1' ? '2' : '1';
+    f = fopen(p, "w");
+    fputs(xml, f);
+    fclose(f);
+    free(xml);
+    r = kw_tl_sh(args, NULL);
+    snprintf(want, sizeof want, "%s:%ld: differs from the results the journal and its evidence", p,
+             line);
+    cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, want), "%s", r.err);
     kw_tl_free(&r);
     rm_rf(dir);
     free(dir);

@@ -445,44 +445,113 @@ static int kw_v_same(double a, double b, double tol)
     return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
-/* A model run's portability.csv is an evaluation after the search (each
- * shape's winner on every shape), so kw_v_results cannot derive it from the
- * journal: it is evaluated again here and compared byte for byte. A value
- * edited in it (a winner "pass"ing where it fails) verified before. 0, or
- * KW_ECORRUPT "RUN/portability.csv:LINE: ...". */
-static int kw_v_portability(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
+/* A model run's evidence, made again as tune makes it and compared byte for
+ * byte: portability.csv (each winner evaluated on every shape after the
+ * search: kw_v_results cannot derive it from the journal, and a cell edited
+ * by hand verified) and results.xml whole (the checks above read its ids and
+ * net paths only: an edited metric, watch threshold or disproof criterion
+ * verified). results.xml holds all of the evidence (kw_evidence_run with the
+ * search's evaluator and the re-check's: a finished or paused run), the
+ * portability matrix only (a --results-every rewrite, a run written without
+ * re-checks) or none (stopped by a signal); which one is not recorded, so the
+ * file must be exactly one of the three. 0, or KW_ECORRUPT "FILE:LINE: ...". */
+/* want's text is disk's; else *line becomes the first line they differ at
+ * when that is further down than it was. */
+static int kw_v_same_text(kw_sbuf *want, const char *disk, size_t len, long *line)
 {
-    char path[KW_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", r->dir, KW_RUNFOLDER_PORTABILITY_CSV);
-    size_t len;
-    kw_error_clear();
-    char *disk = kw_v_slurp(path, &len);
-    if (!disk && kw_error_code() != 0)
-        return kw_v_unreadable(log);
-    if (!disk || (len == strlen(KW_PORTABILITY_HEADER "\n") &&
-                  memcmp(disk, KW_PORTABILITY_HEADER "\n", len) == 0)) {
-        free(disk); /* none, or a run stopped by a signal: no matrix to check */
-        return 0;
-    }
-    kw_sbuf want = {0};
-    int rc = kw_evidence_portability(r->rs, ev, NULL);
-    if (rc == 0)
-        rc = kw_results_portability_csv(&want, r->rs);
-    int same = rc == 0 && want.len == len && memcmp(kw_sbuf_cstr(&want), disk, len) == 0;
-    long line = same || rc != 0 ? 0 : kw_v_first_diff_line(kw_sbuf_cstr(&want), want.len, disk, len);
-    kw_sbuf_free(&want);
-    free(disk);
-    if (rc != 0)
-        return rc;
-    if (!same) {
-        rc = kw_error_set(KW_ECORRUPT, "%s:%ld: differs from each shape's winner evaluated again on "
-                          "every shape", path, line);
-        kw_sbuf_printf(log, "FAIL portability: %s\n", kw_error_last());
-        return rc;
-    }
-    kw_sbuf_printf(log, "ok   portability: %s agrees with the winners evaluated again on every shape\n",
-                   KW_RUNFOLDER_PORTABILITY_CSV);
+    if (want->len == len && memcmp(kw_sbuf_cstr(want), disk, len) == 0)
+        return 1;
+    long l = kw_v_first_diff_line(kw_sbuf_cstr(want), want->len, disk, len);
+    if (l > *line)
+        *line = l;
     return 0;
+}
+
+static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
+{
+    char pp[KW_PATH_MAX + 32], xp[KW_PATH_MAX + 32];
+    snprintf(pp, sizeof pp, "%s/%s", r->dir, KW_RUNFOLDER_PORTABILITY_CSV);
+    snprintf(xp, sizeof xp, "%s/%s", r->dir, KW_RUNFOLDER_RESULTS_XML);
+    size_t plen = 0, xlen = 0;
+    kw_error_clear();
+    char *pdisk = kw_v_slurp(pp, &plen);
+    if (!pdisk && kw_error_code() != 0)
+        return kw_v_unreadable(log);
+    char *xdisk = kw_v_slurp(xp, &xlen);
+    if (!xdisk && kw_error_code() != 0) {
+        free(pdisk);
+        return kw_v_unreadable(log);
+    }
+    if (pdisk && plen == strlen(KW_PORTABILITY_HEADER "\n") &&
+        memcmp(pdisk, KW_PORTABILITY_HEADER "\n", plen) == 0) {
+        free(pdisk); /* a run stopped by a signal writes no matrix: nothing to check */
+        pdisk = NULL;
+    }
+    /* the run's name is its folder's when the file was written: a folder
+     * copied or renamed since keeps the recorded one */
+    const char *rn = xdisk ? strstr(xdisk, " run=\"") : NULL;
+    const char *rq = rn ? strchr(rn + 6, '"') : NULL;
+    if (rq && (size_t)(rq - rn - 6) < sizeof r->rs->info.run_id &&
+        memchr(rn, '\n', (size_t)(rq - rn)) == NULL)
+        snprintf(r->rs->info.run_id, sizeof r->rs->info.run_id, "%.*s", (int)(rq - rn - 6), rn + 6);
+    kw_sbuf want = {0};
+    kw_model_eval *final_me = NULL;
+    const char *held = NULL;
+    long line = 0;
+    int rc = 0;
+    /* 1. no evidence */
+    if (xdisk && !r->rs->port && (rc = kw_results_xml(&want, r->rs)) == 0 &&
+        kw_v_same_text(&want, xdisk, xlen, &line))
+        held = "no evidence (a stopped run)";
+    /* 2. the portability matrix, and portability.csv against it */
+    kw_sbuf_free(&want);
+    if (rc == 0 && (pdisk || (xdisk && !held)))
+        rc = kw_evidence_portability(r->rs, ev, NULL);
+    if (rc == 0 && pdisk) {
+        rc = kw_results_portability_csv(&want, r->rs);
+        if (rc == 0 && (want.len != plen || memcmp(kw_sbuf_cstr(&want), pdisk, plen) != 0)) {
+            rc = kw_error_set(KW_ECORRUPT, "%s:%ld: differs from each shape's winner evaluated "
+                              "again on every shape", pp,
+                              kw_v_first_diff_line(kw_sbuf_cstr(&want), want.len, pdisk, plen));
+            kw_sbuf_printf(log, "FAIL portability: %s\n", kw_error_last());
+        } else if (rc == 0) {
+            kw_sbuf_printf(log, "ok   portability: %s agrees with the winners evaluated again on "
+                                "every shape\n", KW_RUNFOLDER_PORTABILITY_CSV);
+        }
+        kw_sbuf_free(&want);
+    }
+    if (rc == 0 && xdisk && !held && (rc = kw_results_xml(&want, r->rs)) == 0 &&
+        kw_v_same_text(&want, xdisk, xlen, &line))
+        held = "the portability matrix evaluated again, no re-checks (a rewrite during the run)";
+    /* 3. all of it: the re-checks with the final sample and the long thermal
+     * window, and the neighbours */
+    if (rc == 0 && xdisk && !held) {
+        kw_sbuf_free(&want);
+        kw_model_opts fo = r->mopts;
+        fo.sim_requests = r->cfg->space.final_requests > 0 ? r->cfg->space.final_requests
+                                                           : r->mopts.sim_requests;
+        fo.thermal = 1;
+        fo.borrow_from = r->me;
+        if ((rc = kw_eval_new(&final_me, r->cfg, &fo)) == 0 &&
+            (rc = kw_evidence_run(r->rs, ev, kw_eval_iface(final_me), NULL)) == 0 &&
+            (rc = kw_results_xml(&want, r->rs)) == 0 && kw_v_same_text(&want, xdisk, xlen, &line))
+            held = "every piece of evidence evaluated again";
+    }
+    kw_sbuf_free(&want);
+    kw_eval_free(final_me);
+    free(pdisk);
+    free(xdisk);
+    if (rc != 0 || held || !xdisk) {
+        if (rc == 0 && held)
+            kw_sbuf_printf(log, "ok   results.xml: byte for byte what the journal implies, with "
+                                "%s\n", held);
+        return rc;
+    }
+    /* the line where it leaves the rendering it follows longest */
+    rc = kw_error_set(KW_ECORRUPT, "%s:%ld: differs from the results the journal and its evidence "
+                      "evaluated again imply", xp, line);
+    kw_sbuf_printf(log, "FAIL results.xml: %s\n", kw_error_last());
+    return rc;
 }
 
 static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
@@ -581,7 +650,7 @@ static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
     }
     free(pick);
     kw_sbuf_printf(log, "ok   re-evaluation: %ld evaluations reproduce their recorded metrics\n", checked);
-    return kw_v_portability(log, r, ev);
+    return kw_v_evidence(log, r, ev);
 }
 
 int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
