@@ -316,6 +316,57 @@ Test(sim, placement_round_robin_vs_least_loaded)
               rr_p95);
 }
 
+/* With one deterministic service time the cyclic split IS the shared queue: the
+ * group that started a batch first frees first, so least_loaded's choice (the idle
+ * group idle longest, else the earliest free) is the next group in turn, and
+ * request n goes to group n mod c either way. The two placements then give the same
+ * run, request for request: at max_batch 1, and with a batcher that waits for the
+ * group it would bind to (no timeout) when a batch of any size takes the same time.
+ * When a batch of r takes r T, round_robin's batcher waits for its one group while
+ * others idle (kw_sim.c, Batcher (c)): head-of-line waits least_loaded never has.
+ * (kw_estimate.c takes round_robin as c separate queues; README, issue 18 notes.) */
+static kw_sim_result rr_ll_run(kw_placement p, int max_batch, double growth)
+{
+    for (int r = 1; r <= max_batch; r++)
+        set_service(r, 1, 0.0, 100.0 * (1.0 + growth * (r - 1)), 0.0);
+    acc.cores = 4;
+    shp.streams = 4;
+    shp.rate_per_s = 0.4 * 4 / 100.0 * 1e6 / 4; /* 0.4 of each group at one request per batch */
+    map.max_batch = max_batch;
+    map.placement = p;
+    opt.requests = 100000;
+    opt.warmup = 1000;
+    kw_sim_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(kw_sim_run(&r, &in, &opt), 0, "%s", kw_error_last());
+    return r;
+}
+
+Test(sim, deterministic_service_round_robin_is_the_shared_queue)
+{
+    const struct {
+        int max_batch;
+        double growth;
+    } cases[] = {{1, 0.0}, {4, 0.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kw_sim_result rr = rr_ll_run(KW_PLACE_ROUND_ROBIN, cases[i].max_batch, cases[i].growth);
+        kw_sim_result ll = rr_ll_run(KW_PLACE_LEAST_LOADED, cases[i].max_batch, cases[i].growth);
+        cr_expect(rr.mean_us == ll.mean_us && rr.p95_us == ll.p95_us && rr.wait_mean_us == ll.wait_mean_us,
+                  "max_batch %d: round_robin mean %.3f p95 %.3f, least_loaded %.3f %.3f", cases[i].max_batch,
+                  rr.mean_us, rr.p95_us, ll.mean_us, ll.p95_us);
+        cr_expect(rr.wait_mean_us > 0.0);
+        kw_sim_result_clear(&rr);
+        kw_sim_result_clear(&ll);
+    }
+    kw_sim_result rr = rr_ll_run(KW_PLACE_ROUND_ROBIN, 4, 1.0);
+    kw_sim_result ll = rr_ll_run(KW_PLACE_LEAST_LOADED, 4, 1.0);
+    cr_expect(rr.wait_mean_us > 3.0 * ll.wait_mean_us,
+              "batches of r cost r T: round_robin waits %.2f us, least_loaded %.2f us", rr.wait_mean_us,
+              ll.wait_mean_us);
+    kw_sim_result_clear(&rr);
+    kw_sim_result_clear(&ll);
+}
+
 /* ---------------- fairness ---------------- */
 
 Test(sim, fairness_symmetric_streams)
