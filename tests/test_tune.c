@@ -323,6 +323,29 @@ Test(tune, sigterm_while_the_results_are_written_keeps_them)
     rmrf(d);
 }
 
+/* With --time-limit, the phase after the search (the final re-check and the
+ * portability matrix, which the limit does not cut) is announced on stderr:
+ * main's binary said nothing, its progress line left at "ETA ~0s" for as long
+ * as that phase takes (final_requests 3,000,000: 58 s past --time-limit 3).
+ * Not said with --quiet, nor without a time limit. */
+Test(tune, the_evidence_after_a_time_limited_search_is_announced)
+{
+    char *d = tmpdir();
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "3",
+                             "--time-limit", "600", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "knobwise tune: search done; now the evidence: each shape's "
+                            "recommendation re-checked at the space's final sample, and the "
+                            "portability matrix (not cut by --time-limit"), "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "3", "--out", "run2", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.err, "now the evidence"), "%s", r.err);
+    kw_tl_free(&r);
+    rmrf(d);
+}
+
 Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)
 {
     char *d = tmpdir();

@@ -152,6 +152,7 @@ typedef struct kw_tune_args {
 typedef struct kw_tune_exec_ui {
     kw_cli_tune_ui ui;
     struct sigaction old_int, old_term;
+    double time_limit_s; /* --time-limit (0: none) */
 } kw_tune_exec_ui;
 
 static void kw_tune_engine_done(void *ud, const kw_run *r, const kw_run_outcome *out)
@@ -162,13 +163,22 @@ static void kw_tune_engine_done(void *ud, const kw_run *r, const kw_run_outcome 
     if (out->sum.torn)
         fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n",
                 out->sum.torn_msg);
+    /* With a time limit, say that what follows is not cut by it: the
+     * evidence phase ran to its end in silence, the progress line left at
+     * "ETA ~0s" (final_requests 3,000,000: 58 s past --time-limit 3). */
+    if (x->time_limit_s > 0 && (x->ui.draw || x->ui.plain) && out->engine_rc == 0 && !kw_tune_sig)
+        fprintf(stderr, "knobwise tune: search %s; now the evidence: each shape's "
+                "recommendation re-checked at the space's final sample, and the portability "
+                "matrix (not cut by --time-limit; SIGTERM stops it, a resume adds it)\n",
+                out->sum.stop == KW_STOP_TIME ? "paused by the time limit" : "done");
 }
 
 /* Run r (made by kw_run_create or kw_run_resume) and say how it ended. */
-static int kw_tune_exec(kw_run *r, int quiet, double every_s)
+static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_s)
 {
     kw_tune_exec_ui x;
     kw_cli_tune_ui_start(&x.ui, r, quiet);
+    x.time_limit_s = time_limit_s;
     kw_tune_catch(SIGINT, &x.old_int);
     kw_tune_catch(SIGTERM, &x.old_term);
     kw_run_ctl ctl = {.stop = &kw_tune_sig,
@@ -207,7 +217,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
                      .probes = a->probes, .thermal = a->thermal};
     kw_run *r = NULL;
     int usage = 0, rc = kw_run_create(&r, &usage, &o, &kw_tune_sig);
-    int status = rc != 0 ? kw_tune_failed(rc, usage) : kw_tune_exec(r, a->quiet, a->every_s);
+    int status = rc != 0 ? kw_tune_failed(rc, usage) : kw_tune_exec(r, a->quiet, a->every_s, a->time_limit_s);
     kw_run_free(r);
     return status;
 }
@@ -217,7 +227,7 @@ static int kw_tune_resume(const kw_tune_args *a)
     kw_run *r = NULL;
     int usage = 0,
         rc = kw_run_resume(&r, &usage, a->resume, a->threads, a->time_limit_s, &kw_tune_sig);
-    int status = rc != 0 ? kw_tune_failed(rc, usage) : kw_tune_exec(r, a->quiet, a->every_s);
+    int status = rc != 0 ? kw_tune_failed(rc, usage) : kw_tune_exec(r, a->quiet, a->every_s, a->time_limit_s);
     kw_run_free(r);
     return status;
 }
