@@ -9,9 +9,10 @@
  * --threads, --time-limit, --results-every and --quiet may differ on resume,
  * because they cannot change the results.
  *
- * Signals: SIGINT/SIGTERM set a flag the engine reads between rounds and the
- * serving simulation reads inside an evaluation (every 65,536 events, as it
- * reads the --time-limit deadline); a round cut short is dropped, not
+ * Signals: SIGINT/SIGTERM set a flag the
+ * engine reads between rounds and the serving simulation reads inside an
+ * evaluation (every 65,536 events, as it reads the --time-limit deadline,
+ * which cuts the evidence phase the same way); a round cut short is dropped, not
  * journaled; the journal gets a pause record, the results so far are written
  * and the command exits 130/143 saying how to resume. The handler
  * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
@@ -77,7 +78,8 @@ static void kw_tune_help(void)
            "                   (every single-knob neighbour, take the best)\n"
            "  --budget N       evaluations per shape (default 0: until convergence;\n"
            "                   random needs one)\n"
-           "  --time-limit S   stop the whole run after S seconds (resumable)\n"
+           "  --time-limit S   stop the whole run after S seconds, the evidence after the\n"
+           "                   search included (resumable)\n"
            "  --metric M       primary metric: p95 (default) or p99, lower is better\n"
            "  --seed N         every random stream of the run (default 1)\n"
            "  --threads N      evaluation threads (default: the CPUs; never more than\n"
@@ -163,14 +165,15 @@ static void kw_tune_engine_done(void *ud, const kw_run *r, const kw_run_outcome 
     if (out->sum.torn)
         fprintf(stderr, "knobwise tune: %s; truncated to the last good record\n",
                 out->sum.torn_msg);
-    /* With a time limit, say that what follows is not cut by it: the
-     * evidence phase ran to its end in silence, the progress line left at
-     * "ETA ~0s" (final_requests 3,000,000: 58 s past --time-limit 3). */
-    if (x->time_limit_s > 0 && (x->ui.draw || x->ui.plain) && out->engine_rc == 0 && !kw_tune_sig)
-        fprintf(stderr, "knobwise tune: search %s; now the evidence: each shape's "
+    /* With a time limit, say what follows the search: the evidence phase
+     * can take long (final_requests 3,000,000: 58 s), and the progress line
+     * is gone. The limit cuts it as a stop does (kw_run.c). */
+    if (x->time_limit_s > 0 && (x->ui.draw || x->ui.plain) && out->engine_rc == 0 &&
+        !kw_tune_sig && out->sum.stop != KW_STOP_TIME)
+        fprintf(stderr, "knobwise tune: search done; now the evidence: each shape's "
                 "recommendation re-checked at the space's final sample, and the portability "
-                "matrix (not cut by --time-limit; SIGTERM stops it, a resume adds it)\n",
-                out->sum.stop == KW_STOP_TIME ? "paused by the time limit" : "done");
+                "matrix (within --time-limit: when it runs out, or on SIGTERM, the files say "
+                "what the journal proves and a resume adds the evidence)\n");
 }
 
 /* Run r (made by kw_run_create or kw_run_resume) and say how it ended. */

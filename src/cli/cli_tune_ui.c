@@ -303,10 +303,18 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
                 out->signal == SIGTERM ? "SIGTERM" : "SIGINT", dir, dir);
         return out->signal == SIGTERM ? 143 : 130;
     }
-    if (out->sum.stop == KW_STOP_TIME) {
-        fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in %s\n"
-                        "continue with: knobwise tune --resume %s\n",
-                out->sum.elapsed_s, dir, dir);
+    if (out->sum.stop == KW_STOP_TIME || out->evidence_cut) {
+        if (out->sum.stop == KW_STOP_TIME)
+            fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in "
+                            "%s\n", out->sum.elapsed_s, dir);
+        else
+            fprintf(stderr, "knobwise tune: time limit reached during the evidence (the search "
+                            "is done); results so far in %s\n", dir);
+        if (out->evidence_cut)
+            fprintf(stderr, "knobwise tune: without the evidence (each shape's re-check at the "
+                            "final sample, the portability matrix): the resume adds it, from its "
+                            "start, so give it the time it takes\n");
+        fprintf(stderr, "continue with: knobwise tune --resume %s\n", dir);
         /* the limit stops a run inside an evaluation and drops that round:
          * a limit shorter than one round never gets further */
         if (out->sum.evals == 0)

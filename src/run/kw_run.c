@@ -7,12 +7,14 @@
  * before a worker starts or anything is written. Only the thread count and
  * the time limit may differ on resume: they cannot change the results.
  *
- * The time limit cancels the search's evaluations only: the engine returns,
- * the deadline is cleared, and the evidence phase and the result files are
- * written in full (the results so far), so a paused run's folder is complete.
- * A stop (the caller's signal handler) also cancels the evidence phase: after
- * it the files say what the journal proves and nothing more is evaluated
- * (kw_run_write_results), since whoever sent the signal may kill soon after.
+ * The time limit bounds the whole run (DESIGN.md): it pauses the search, and
+ * when it passes before or during the evidence phase (the re-checks at the
+ * final sample, the portability matrix) that phase is cancelled as a stop
+ * cancels it: the files say what the journal proves and nothing more is
+ * evaluated (kw_run_write_results), and a resume adds the evidence. The
+ * evidence is not journaled: a resume computes all of it again, so its files
+ * equal an uninterrupted run's. A stop (the caller's signal handler) cancels
+ * it the same way, since whoever sent the signal may kill soon after.
  */
 #include <errno.h>
 #include <limits.h>
@@ -392,9 +394,8 @@ static int kw_run_model(kw_run *r, long requests, int thermal, uint64_t model_se
     if (rc != 0)
         return rc;
     kw_model_opts fo = mo;
-    /* The final re-check runs after a time limit's pause too (it writes the
-     * results so far): only a stop cancels it (kw_run_write_results). */
-    fo.deadline_s = NULL;
+    /* The final re-check reads the deadline too: the time limit bounds the
+     * evidence phase as it bounds the search (kw_run_write_results). */
     fo.sim_requests = final_n;
     fo.thermal = 1;
     fo.borrow_from = r->me; /* the same traces and drift data: loaded and drawn once */
@@ -1145,24 +1146,34 @@ static void kw_run_progress(void *ud, const kw_progress *p)
     }
 }
 
-/* The result files of a run that is done or paused. Done or paused by the
- * time limit: with the evidence (re-checks, portability, neighbours). Stopped,
- * before or during that evidence (the model evaluators read r->stop, so an
- * evaluation in progress returns KW_EINTERRUPTED): the files say what the
- * journal already proves and nothing more is evaluated. mpirun (Open MPI
- * 4.1) SIGKILLs the ranks odls_base_sigkill_timeout (1 s) after it passes
- * SIGTERM on (README "--time-limit and SIGTERM"); a resume adds the
- * evidence. */
-static int kw_run_write_results(kw_run *r)
+/* 1 when the time limit has passed (r->deadline_s, 0: none). */
+static int kw_run_out_of_time(const kw_run *r)
 {
-    int stopped = r->stop && *r->stop, rc = KW_EINTERRUPTED;
-    if (!stopped)
+    return r->deadline_s > 0 && kw_run_now() >= r->deadline_s;
+}
+
+/* The result files of a run that is done or paused, with the evidence
+ * (re-checks, portability, neighbours). Stopped or out of time, before or
+ * during that evidence (the model evaluators read r->stop and the deadline,
+ * so an evaluation in progress returns KW_EINTERRUPTED): the files say what
+ * the journal already proves and nothing more is evaluated; *cut is then 1.
+ * mpirun (Open MPI 4.1) SIGKILLs the ranks odls_base_sigkill_timeout (1 s)
+ * after it passes SIGTERM on (README "--time-limit and SIGTERM"); a resume
+ * adds the evidence. */
+static int kw_run_write_results(kw_run *r, int *cut)
+{
+    int rc = KW_EINTERRUPTED;
+    *cut = 0;
+    if (!(r->stop && *r->stop) && !kw_run_out_of_time(r))
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
                                r->eo.metric, kw_run_port_ev(r), kw_run_final_ev(r), &r->pool,
                                r->eo.threads);
-    if (rc == KW_EINTERRUPTED && r->stop && *r->stop)
+    if (rc == KW_EINTERRUPTED && ((r->stop && *r->stop) || kw_run_out_of_time(r))) {
+        *cut = 1;
+        kw_error_clear();
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
                                r->eo.metric, NULL, NULL, &r->pool, r->eo.threads);
+    }
     return rc;
 }
 
@@ -1211,14 +1222,14 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
     if (ctl->engine_done)
         ctl->engine_done(ctl->ud, r, out);
     if (rc == 0 || rc == KW_EINTERRUPTED) {
-        /* The deadline cancels the search's evaluations only: the evidence
-         * phase runs after a time limit's pause, so it is cleared once the
-         * engine has returned. Done or paused: the results so far. A stop
-         * that comes while they are written counts (out->signal). */
-        r->deadline_s = 0.0;
-        rc = kw_run_write_results(r);
+        /* Done or paused: the results so far, with the evidence when
+         * neither a stop nor the deadline cuts it. A stop that comes while
+         * they are written counts (out->signal). */
+        int cut;
+        rc = kw_run_write_results(r, &cut);
         out->live_results = r->results_live;
         out->signal = r->stop ? *r->stop : 0;
+        out->evidence_cut = cut && !out->signal;
         if (r->stop)
             *r->stop = 0;
     }

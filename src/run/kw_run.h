@@ -157,6 +157,8 @@ void kw_run_free(kw_run *r);
 typedef struct kw_run_outcome {
     int engine_rc;               /* 0 done or paused by the time limit, KW_EINTERRUPTED */
     int signal;                  /* the stop flag's value once the files were written */
+    int evidence_cut;            /* 1: the time limit passed before the evidence phase
+                                  * ended: the files hold no evidence (as after a stop) */
     int live_results;            /* 1: the files were made from the live summary (no
                                   * journal re-read: kw_runsum_live), 0: from the file */
     kw_engine_summary sum;
