@@ -1,5 +1,5 @@
 /* test_tune.c - `knobwise tune` end to end on the built binary: usage errors,
- * SIGINT/SIGTERM pause with results and a resume hint (exit 130/143), a
+ * SIGINT/SIGTERM/SIGHUP pause with results and a resume hint (exit 130/143/129), a
  * SIGTERM while the results are written, the time limit (the evidence phase included), the periodic best-so-far rewrite, plain lines instead of the
  * progress line when stderr is not a terminal, and a resume that equals the
  * uninterrupted run. */
@@ -204,7 +204,7 @@ static int signal_run(const char *cwd, int sig, long records, const char *every,
     return status;
 }
 
-Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
+Test(tune, sigint_sigterm_and_sighup_pause_write_results_and_resume_identically)
 {
     char *ref = tmpdir();
     kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
@@ -218,12 +218,16 @@ Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
     char *ref_j = slurp(refrun, "journal", &ref_len);
     char *ref_x = slurp(refrun, "results.xml", NULL);
 
-    int sigs[] = {SIGINT, SIGTERM};
-    for (int i = 0; i < 2; i++) {
+    /* SIGHUP too (an ssh session dropped under an interactive run): main's
+     * binary died of it, no pause record, no word on how to resume */
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    const char *names[] = {"(SIGINT)", "(SIGTERM)", "(SIGHUP)"};
+    for (int i = 0; i < 3; i++) {
         char *d = tmpdir(), *err = NULL;
         int st = signal_run(d, sigs[i], 400, "300", &err);
-        cr_assert_eq(st, sigs[i] == SIGINT ? 130 : 143, "exit %d: %s", st, err);
-        cr_assert(strstr(err, "resume with: knobwise tune --resume run"), "%s", err);
+        cr_assert_eq(st, 128 + sigs[i], "exit %d: %s", st, err);
+        cr_assert(strstr(err, names[i]) && strstr(err, "resume with: knobwise tune --resume run"),
+                  "%s", err);
         free(err);
         char run[4200], last[256];
         snprintf(run, sizeof run, "%s/run", d);
@@ -254,19 +258,23 @@ Test(tune, sigint_and_sigterm_pause_write_results_and_resume_identically)
 /* A SIGINT inherited as ignored stays ignored (the POSIX convention for a
  * background job a script starts): tune installed its handler anyway, so a
  * Ctrl-C meant for the script paused the run (exit 130). Now the run goes on
- * to the end: exit 0, the journal closed as complete (Z why=complete). */
-Test(tune, sigint_inherited_as_ignored_stays_ignored)
+ * to the end: exit 0, the journal closed as complete (Z why=complete). So
+ * does a SIGHUP under nohup, now that tune catches SIGHUP. */
+Test(tune, sigint_and_sighup_inherited_as_ignored_stay_ignored)
 {
-    char *d = tmpdir(), *err = NULL;
-    signal(SIGINT, SIG_IGN); /* this test's own process: kept across fork and exec */
-    int st = signal_run(d, SIGINT, 400, "300", &err);
-    cr_assert_eq(st, 0, "exit %d: %s", st, err);
-    free(err);
-    char run[4200], last[256];
-    snprintf(run, sizeof run, "%s/run", d);
-    last_record(run, last, sizeof last);
-    cr_assert(strncmp(last, "Z why=complete", 14) == 0, "%s", last);
-    rmrf(d);
+    int sigs[] = {SIGINT, SIGHUP};
+    for (int i = 0; i < 2; i++) {
+        char *d = tmpdir(), *err = NULL;
+        signal(sigs[i], SIG_IGN); /* this test's own process: kept across fork and exec */
+        int st = signal_run(d, sigs[i], 400, "300", &err);
+        cr_assert_eq(st, 0, "exit %d: %s", st, err);
+        free(err);
+        char run[4200], last[256];
+        snprintf(run, sizeof run, "%s/run", d);
+        last_record(run, last, sizeof last);
+        cr_assert(strncmp(last, "Z why=complete", 14) == 0, "%s", last);
+        rmrf(d);
+    }
 }
 
 /* A SIGTERM while a finished search's results are being written: the final

@@ -9,12 +9,12 @@
  * --threads, --time-limit, --results-every and --quiet may differ on resume,
  * because they cannot change the results.
  *
- * Signals: SIGINT/SIGTERM set a flag the
+ * Signals: SIGINT/SIGTERM/SIGHUP (an ssh session that drops) set a flag the
  * engine reads between rounds and the serving simulation reads inside an
  * evaluation (every 65,536 events, as it reads the --time-limit deadline,
  * which cuts the evidence phase the same way); a round cut short is dropped, not
  * journaled; the journal gets a pause record, the results so far are written
- * and the command exits 130/143 saying how to resume. The handler
+ * and the command exits 130/143/129 saying how to resume. The handler
  * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
  * survives too. After a signal the files say what the journal proves, with no
  * evaluation, and the handler stays until they are in place (kw_run_exec).
@@ -121,8 +121,9 @@ static void kw_tune_help(void)
            "lower bound) and from the budget; with room on an ANSI terminal, each running\n"
            "shape gets its own line. When stderr is not a terminal it gets one plain line\n"
            "per finished shape instead; a resume says when it replays its journal.\n"
-           "SIGINT/SIGTERM stop within a fraction of a second (a round cut short is\n"
-           "evaluated again on resume), write the results so far and exit 130/143;\n"
+           "SIGINT/SIGTERM/SIGHUP stop within a fraction of a second (a round cut short\n"
+           "is evaluated again on resume), write the results so far and exit 130/143/129\n"
+           "(a signal inherited as ignored, as under nohup, stays ignored);\n"
            "resume with --resume DIR. Exit status: 0 done (or time limit\n"
            "reached), 1 runtime failure, 2 bad input or usage.\n");
 }
@@ -153,7 +154,7 @@ typedef struct kw_tune_args {
  * signal then cancels the evidence instead of killing the writer. */
 typedef struct kw_tune_exec_ui {
     kw_cli_tune_ui ui;
-    struct sigaction old_int, old_term;
+    struct sigaction old_int, old_term, old_hup;
     double time_limit_s; /* --time-limit (0: none) */
 } kw_tune_exec_ui;
 
@@ -184,6 +185,7 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_
     x.time_limit_s = time_limit_s;
     kw_tune_catch(SIGINT, &x.old_int);
     kw_tune_catch(SIGTERM, &x.old_term);
+    kw_tune_catch(SIGHUP, &x.old_hup);
     kw_run_ctl ctl = {.stop = &kw_tune_sig,
                       .every_s = every_s,
                       .progress = kw_cli_tune_ui_progress,
@@ -194,6 +196,7 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_
     int rc = kw_run_exec(r, &out, &ctl);
     sigaction(SIGINT, &x.old_int, NULL);
     sigaction(SIGTERM, &x.old_term, NULL);
+    sigaction(SIGHUP, &x.old_hup, NULL);
     return kw_cli_tune_ui_end(r, &out, rc, quiet);
 }
 

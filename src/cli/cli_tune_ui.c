@@ -298,10 +298,11 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
     if (!quiet && out->ranks[0])
         printf("knobwise tune: %s\n", out->ranks);
     if (out->engine_rc == KW_EINTERRUPTED || out->signal) { /* during the search or the writing */
+        int sig = out->signal ? out->signal : SIGINT;
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
                         "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
-                out->signal == SIGTERM ? "SIGTERM" : "SIGINT", dir, dir);
-        return out->signal == SIGTERM ? 143 : 130;
+                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT", dir, dir);
+        return 128 + sig;
     }
     if (out->sum.stop == KW_STOP_TIME || out->evidence_cut) {
         if (out->sum.stop == KW_STOP_TIME)
