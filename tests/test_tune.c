@@ -1,6 +1,6 @@
 /* test_tune.c - `knobwise tune` end to end on the built binary: usage errors,
  * SIGINT/SIGTERM/SIGHUP pause with results and a resume hint (exit 130/143/129), a
- * SIGTERM while the results are written, the time limit (the evidence phase included), the periodic best-so-far rewrite, plain lines instead of the
+ * SIGTERM while the results are written, the time limit (the evidence phase included), the periodic best-so-far rewrite, plain lines (and a periodic progress line) instead of the
  * progress line when stderr is not a terminal, and a resume that equals the
  * uninterrupted run. */
 #include <criterion/criterion.h>
@@ -121,6 +121,51 @@ Test(tune, usage_errors_exit_2_and_write_nothing)
     char x[4200];
     snprintf(x, sizeof x, "%s/x", d);
     cr_assert(access(x, F_OK) != 0, "a refused run created its folder");
+    rmrf(d);
+}
+
+/* A log (stderr not a terminal) gets a progress line every
+ * KNOBWISE_PROGRESS_EVERY seconds while shapes run: shapes run in
+ * interleaved rounds and finish together, so main's binary wrote nothing
+ * before the first shape's line (default job at --budget 1500: 45 s of an
+ * empty log). With the interval at a nanosecond every round writes one, so
+ * the first comes before any shape is done; its content is the terminal
+ * line's (evaluations against the budget, best against the baseline) and
+ * the elapsed time; never in a result file; 0 turns it off. */
+Test(tune, a_log_gets_a_periodic_progress_line)
+{
+    char *d = tmpdir();
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    setenv("KNOBWISE_PROGRESS_EVERY", "1e-9", 1);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "30", "--seed", "3",
+                             "--threads", "1", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *first = strstr(r.err, "knobwise tune: progress: shapes 0/2 done  evals ");
+    const char *done = strstr(r.err, " done: p95 ");
+    cr_assert(first && done && first < done, "%s", r.err);
+    cr_assert(strstr(first, "attn_prefill_s2048_b1_c2 ") && strstr(first, "/30 evals p95 ") &&
+              strstr(first, " | elapsed "), "%s", r.err);
+    kw_tl_free(&r);
+    const char *files[] = {"journal", "results.xml", "ranked.csv", "audit.csv", "portability.csv"};
+    char run[4200];
+    snprintf(run, sizeof run, "%s/run", d);
+    for (int i = 0; i < 5; i++) {
+        char *x = slurp(run, files[i], NULL);
+        cr_assert(x && !strstr(x, "progress:") && !strstr(x, "elapsed"), "%s", files[i]);
+        free(x);
+    }
+    setenv("KNOBWISE_PROGRESS_EVERY", "0", 1);
+    r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "30", "--seed", "3",
+                  "--threads", "1", "--out", "run0", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.err, "progress:"), "%s", r.err);
+    kw_tl_free(&r);
+    setenv("KNOBWISE_PROGRESS_EVERY", "0x10", 1);
+    r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "3", "--out", "run1", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "warning: KNOBWISE_PROGRESS_EVERY=0x10 is not a number of seconds"),
+              "%s", r.err);
+    kw_tl_free(&r);
     rmrf(d);
 }
 

@@ -21,12 +21,19 @@
 #include "kw_guards.h"
 #include "kw_journal.h"
 #include "kw_metric.h"
+#include "kw_num.h"
 #include "kw_progline.h"
 #include "kw_reduce.h"
 
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
 #define KW_TUNE_BLOCK_SPARE_ROWS 3 /* rows the block leaves free on the screen */
+/* A log's periodic progress line, this often by default: shapes run in
+ * interleaved rounds and finish together, so the per-shape lines alone left
+ * a log empty until the end (default job at --budget 1500: 45 s, then five
+ * lines at once). A minute keeps an overnight log short (~500 lines a night). */
+#define KW_TUNE_PLAIN_EVERY_S 60.0
+#define KW_TUNE_PLAIN_ENV "KNOBWISE_PROGRESS_EVERY" /* seconds; 0: off */
 
 static double kw_tune_ui_now(void)
 {
@@ -103,7 +110,8 @@ static void kw_tune_draw(kw_cli_tune_ui *ui, const kw_progress *p)
 }
 
 /* Plain progress for logs (stderr not a terminal): a line when a resume
- * starts and ends its replay, and one per shape as it finishes. */
+ * starts and ends its replay, one per shape as it finishes, and a progress
+ * line every plain_every_s while shapes run (KNOBWISE_PROGRESS_EVERY). */
 static void kw_tune_plain(kw_cli_tune_ui *ui, const kw_progress *p)
 {
     const char *label = kw_tune_metric_label(ui->metric);
@@ -125,6 +133,19 @@ static void kw_tune_plain(kw_cli_tune_ui *ui, const kw_progress *p)
         ui->said_done[i] = 1;
         if (ui->mpi && kw_run_ranks(ui->mpi, line, sizeof line))
             fprintf(stderr, "knobwise tune: %s\n", line);
+    }
+    /* every plain_every_s while shapes run: the terminal line's content
+     * (evaluations, each running shape against its estimate or budget and
+     * its best against the baseline, rate, ETA) and the time since start */
+    double now = kw_tune_ui_now();
+    if (!p->replaying && ui->plain_every_s > 0 && p->n_done < p->n_shapes &&
+        now - ui->last_plain >= ui->plain_every_s) {
+        char line[KW_PROGLINE_WIDTH_MAX + 1], el[32];
+        ui->last_plain = now;
+        kw_progline_summary(line, sizeof line, p, ui->shape_names, label, KW_PROGLINE_WIDTH_MAX,
+                            1);
+        kw_progline_duration(el, sizeof el, now - ui->t0);
+        fprintf(stderr, "knobwise tune: progress: %s | elapsed %s\n", line, el);
     }
     fflush(stderr);
 }
@@ -272,6 +293,16 @@ void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet)
     ui->draw = !quiet && tty;
     ui->ansi = term && term[0] && strcmp(term, "dumb") != 0;
     ui->plain = !quiet && !tty;
+    ui->t0 = ui->last_plain = kw_tune_ui_now();
+    ui->plain_every_s = KW_TUNE_PLAIN_EVERY_S;
+    const char *every = getenv(KW_TUNE_PLAIN_ENV);
+    double v;
+    if (ui->plain && every && (kw_num_double(&v, every) != 0 || v < 0 || v > 1e9))
+        fprintf(stderr, "knobwise tune: warning: %s=%s is not a number of seconds in [0, 1e9]; "
+                        "progress every %.0f s\n", KW_TUNE_PLAIN_ENV, every,
+                KW_TUNE_PLAIN_EVERY_S);
+    else if (every)
+        ui->plain_every_s = v;
     ui->shape_names = kw_run_shape_names(r);
     ui->metric = kw_run_metric(r);
     if (ui->plain && kw_run_replay_records(r) >= 0) {

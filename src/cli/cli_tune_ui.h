@@ -4,6 +4,7 @@
  *                                  replay said at once on a log)
  *   kw_cli_tune_ui_progress        kw_run_ctl.progress: the terminal's block or
  *                                  line, or a log's plain line per finished shape
+ *                                  and every KNOBWISE_PROGRESS_EVERY s (60)
  *   kw_cli_tune_ui_rewrite_failed  kw_run_ctl.rewrite_failed: said once
  *   kw_cli_tune_ui_clear           the progress off the screen
  *   kw_cli_tune_ui_end             how the run ended (kw_run_exec's outcome and
@@ -19,7 +20,8 @@
 
 typedef struct kw_cli_tune_ui {
     int draw;                    /* progress line on stderr (a terminal) */
-    int plain;                   /* stderr is not a terminal: one plain line per finished shape */
+    int plain;                   /* stderr is not a terminal: plain lines (per finished shape,
+                                  * and every plain_every_s) */
     int drawn;                   /* the first line on screen is this many columns wide */
     int lines;                   /* lines of progress on screen (0: none) */
     int ansi;                    /* the terminal takes ANSI cursor control (TERM not dumb) */
@@ -29,6 +31,9 @@ typedef struct kw_cli_tune_ui {
     int replay_said;             /* plain: the replay's start (1) and end (2) were said */
     char said_done[KW_JOURNAL_SHAPE_MAX]; /* plain: this tuned shape's line is written */
     int n_said;
+    double t0;                   /* when the progress started (CLOCK_MONOTONIC s) */
+    double plain_every_s;        /* plain: a progress line this often (0: none) */
+    double last_plain;           /* plain: when the last one was written */
     const kw_run *mpi;           /* mpirun: the run whose ranks' rates are shown (NULL: none) */
 } kw_cli_tune_ui;
 
