@@ -295,9 +295,9 @@ void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet)
     ui->plain = !quiet && !tty;
     ui->t0 = ui->last_plain = kw_tune_ui_now();
     ui->plain_every_s = KW_TUNE_PLAIN_EVERY_S;
-    const char *every = getenv(KW_TUNE_PLAIN_ENV);
-    double v;
-    if (ui->plain && every && (kw_num_double(&v, every) != 0 || v < 0 || v > 1e9))
+    const char *every = ui->plain ? getenv(KW_TUNE_PLAIN_ENV) : NULL;
+    double v = KW_TUNE_PLAIN_EVERY_S;
+    if (every && (kw_num_double(&v, every) != 0 || v < 0 || v > 1e9))
         fprintf(stderr, "knobwise tune: warning: %s=%s is not a number of seconds in [0, 1e9]; "
                         "progress every %.0f s\n", KW_TUNE_PLAIN_ENV, every,
                 KW_TUNE_PLAIN_EVERY_S);
