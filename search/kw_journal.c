@@ -463,6 +463,8 @@ static int kw_unescape(char *s)
     return 0;
 }
 
+int kw_journal_unescape(char *s) { return kw_unescape(s); }
+
 /* Split a payload in place into type and key=value fields (values still escaped). */
 static int kw_rec_split(kw_rec *r, char *payload)
 {

@@ -438,6 +438,8 @@ void kw_journal_buf_free(kw_jbuf *b);
 void kw_journal_buf_printf(kw_jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* " key=" + escaped string (key NULL: the escaped string alone) */
 void kw_journal_buf_str(kw_jbuf *b, const char *key, const char *value);
+/* Undo kw_journal_buf_str's escaping in place; -1 on a bad %XX. */
+int kw_journal_unescape(char *s);
 /* " key=" + shortest round-trip double (key NULL: the number alone) */
 void kw_journal_buf_dbl(kw_jbuf *b, const char *key, double v);
 /* " key=" + candidate indices joined by '.' */

@@ -41,7 +41,7 @@ Test(evidence, portability_is_the_closed_form_on_any_number_of_threads)
     cr_assert_eq(kw_evpool_start(&pool, TE_THREADS), 0);
     for (int width = 0; width <= TE_THREADS; width++) {
         kw_runsum *rp = sy_run();
-        kw_evidence_pool p = {&pool, width};
+        kw_evidence_pool p = {.pool = &pool, .width = width};
         cr_assert_eq(kw_evidence_portability(rp, &ev, &p), 0, "%s", kw_error_last());
         te_check_portability(rp);
         int n = rs->n_shapes;
@@ -62,7 +62,7 @@ Test(evidence, recheck_measures_the_baseline_and_the_top_of_each_ranking)
     kw_runsum *rs = sy_run();
     kw_evpool pool;
     cr_assert_eq(kw_evpool_start(&pool, TE_THREADS), 0);
-    kw_evidence_pool p = {&pool, 0};
+    kw_evidence_pool p = {.pool = &pool, .width = 0};
     cr_assert_eq(kw_evidence_recheck(rs, &ev, 2, &p), 0, "%s", kw_error_last());
     kw_evpool_stop(&pool);
     for (int i = 0; i < rs->n_shapes; i++) {
@@ -100,7 +100,7 @@ Test(evidence, the_first_failure_in_job_order_is_reported_on_a_pool)
     snprintf(want, sizeof want, "failing shape 1 tile %d", s1->configs[s1->baseline].cand.v[SY_TILE_M]);
     kw_evpool pool;
     cr_assert_eq(kw_evpool_start(&pool, TE_THREADS), 0);
-    kw_evidence_pool p = {&pool, 0};
+    kw_evidence_pool p = {.pool = &pool, .width = 0};
     for (int round = 0; round < 20; round++) {
         cr_assert_eq(kw_evidence_recheck(rs, &ev, 3, &p), KW_EMODEL);
         cr_assert_str_eq(kw_error_last(), want);
@@ -133,7 +133,7 @@ Test(evidence, neighbours_are_added_in_knob_order_whatever_the_threads)
     cr_assert_eq(kw_evidence_neighbours(one, &ev, NULL, &added_one), 0, "%s", kw_error_last());
     kw_evpool pool;
     cr_assert_eq(kw_evpool_start(&pool, TE_THREADS), 0);
-    kw_evidence_pool p = {&pool, 3};
+    kw_evidence_pool p = {.pool = &pool, .width = 3};
     cr_assert_eq(kw_evidence_neighbours(many, &ev, &p, &added_many), 0, "%s", kw_error_last());
     kw_evpool_stop(&pool);
     /* 3 knobs with both neighbours, 3 with an upper one only, per shape */

@@ -480,6 +480,74 @@ Test(tune, a_resume_completes_the_evidence_the_time_limit_cut)
     rmrf(d);
 }
 
+/* The evidence is kept as it is evaluated (RUN/evidence), so a resume
+ * continues it where a cut fell: before, every resume started the re-checks
+ * over, and a resume under the same too-short --time-limit never finished.
+ * Where a cut falls is timing, so the test plants the cut: the run folder of
+ * a time-limited run gets the first two kept evaluations of an
+ * uninterrupted run's RUN/evidence and a torn third (a kill mid-write); the
+ * resume must say it read two back, cut the torn tail, and end with result
+ * files and a RUN/evidence byte for byte the uninterrupted run's (at another
+ * thread count). A log also sees the evidence's progress
+ * (KNOBWISE_PROGRESS_EVERY). main's binary keeps no RUN/evidence, says
+ * nothing of the evidence's progress and reads nothing back. */
+Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
+{
+    char *ref = tmpdir(), *d = tmpdir(), sp[4096], refrun[4200], run[4200], path[4300];
+    const char *shape = "attn_prefill_s2048_b1_c2";
+    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    snprintf(refrun, sizeof refrun, "%s/run", ref);
+    snprintf(run, sizeof run, "%s/run", d);
+    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
+    setenv("KNOBWISE_PROGRESS_EVERY", "1e-9", 1);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape", shape, "--budget", "30",
+                             "--seed", "5", "--threads", "1", "--out", "run", NULL);
+    unsetenv("KNOBWISE_PROGRESS_EVERY");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "knobwise tune: evidence: re-checks 0/4 evaluations") &&
+                  strstr(r.err, "knobwise tune: evidence: re-checks 4/4 evaluations"),
+              "the log shows no progress of the evidence:\n%s", r.err);
+    kw_tl_free(&r);
+    long ev_len = -1;
+    char *ev = slurp(refrun, "evidence", &ev_len);
+    cr_assert_not_null(ev, "no RUN/evidence kept");
+    o.cwd = d;
+    r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape", shape, "--budget", "30", "--seed",
+                  "5", "--threads", "1", "--time-limit", "0.5", "--out", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    /* the cut: header + two records, and half of the third */
+    char *p = ev;
+    for (int line = 0; line < 3; line++)
+        p = strchr(p, '\n') + 1;
+    const char *third_end = strchr(p, '\n');
+    cr_assert_not_null(third_end);
+    snprintf(path, sizeof path, "%s/evidence", run);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fwrite(ev, 1, (size_t)(p - ev) + (size_t)(third_end - p) / 2, f);
+    fclose(f);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "2", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "evidence: 2 evaluations read back from run/evidence"), "%s", r.err);
+    kw_tl_free(&r);
+    const char *files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv",
+                           "evidence"};
+    for (int i = 0; i < 5; i++) {
+        long a_len = -1, b_len = -2;
+        char *a = slurp(refrun, files[i], &a_len), *b = slurp(run, files[i], &b_len);
+        cr_assert(a && b && a_len == b_len && memcmp(a, b, (size_t)a_len) == 0,
+                  "%s: the resumed run's differs from the uninterrupted run's", files[i]);
+        if (i == 0)
+            cr_assert_not_null(strstr(b, "<recheck"), "the resume did not add the re-checks");
+        free(a);
+        free(b);
+    }
+    free(ev);
+    rmrf(ref);
+    rmrf(d);
+}
+
 Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)
 {
     char *d = tmpdir();

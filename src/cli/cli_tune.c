@@ -79,7 +79,8 @@ static void kw_tune_help(void)
            "  --budget N       evaluations per shape (default 0: until convergence;\n"
            "                   random needs one)\n"
            "  --time-limit S   stop the whole run after S seconds, the evidence after the\n"
-           "                   search included (resumable)\n"
+           "                   search included (resumable: a resume continues the\n"
+           "                   evidence from RUN/evidence)\n"
            "  --metric M       primary metric: p95 (default) or p99, lower is better\n"
            "  --seed N         every random stream of the run (default 1)\n"
            "  --threads N      evaluation threads (default: the CPUs; never more than\n"
@@ -176,7 +177,13 @@ static void kw_tune_engine_done(void *ud, const kw_run *r, const kw_run_outcome 
         fprintf(stderr, "knobwise tune: search done; now the evidence: each shape's "
                 "recommendation re-checked at the space's final sample, and the portability "
                 "matrix (within --time-limit: when it runs out, or on SIGTERM, the files say "
-                "what the journal proves and a resume adds the evidence)\n");
+                "what the journal proves and a resume continues the evidence)\n");
+}
+
+static void kw_tune_evidence(void *ud, const kw_run *r, const char *what, long done, long total)
+{
+    kw_tune_exec_ui *x = ud;
+    kw_cli_tune_ui_evidence(&x->ui, r, what, done, total);
 }
 
 /* Run r (made by kw_run_create or kw_run_resume) and say how it ended. */
@@ -193,6 +200,7 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_
                       .progress = kw_cli_tune_ui_progress,
                       .rewrite_failed = kw_cli_tune_ui_rewrite_failed,
                       .engine_done = kw_tune_engine_done,
+                      .evidence = kw_tune_evidence,
                       .ud = &x};
     kw_run_outcome out;
     int rc = kw_run_exec(r, &out, &ctl);

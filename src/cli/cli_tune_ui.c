@@ -163,6 +163,41 @@ void kw_cli_tune_ui_progress(void *ud, const kw_run *r, const kw_progress *p)
     }
 }
 
+void kw_cli_tune_ui_evidence(void *ud, const kw_run *r, const char *what, long done, long total)
+{
+    kw_cli_tune_ui *ui = ud;
+    (void)r;
+    double now = kw_tune_ui_now();
+    char el[32], line[KW_PROGLINE_WIDTH_MAX + 1];
+    kw_progline_duration(el, sizeof el, now - ui->t0);
+    int len = snprintf(line, sizeof line, "evidence: %s %ld/%ld evaluations | elapsed %s", what,
+                       done, total, el);
+    if (len < 0)
+        return;
+    if (ui->plain && ui->plain_every_s > 0 && now - ui->last_plain >= ui->plain_every_s) {
+        ui->last_plain = now;
+        fprintf(stderr, "knobwise tune: %s\n", line);
+        fflush(stderr);
+    }
+    if (ui->draw && (now - ui->last_draw >= KW_TUNE_DRAW_S || done == total)) {
+        int width = kw_progline_width(STDERR_FILENO) - 1;
+        ui->last_draw = now;
+        if (width > 0 && len > width)
+            line[len = width] = '\0';
+        if (ui->ansi) {
+            fprintf(stderr, "\r%s\033[K", line);
+        } else {
+            int pad = ui->drawn > len ? ui->drawn - len : 0;
+            fprintf(stderr, "\r%s%*s", line, pad, "");
+            if (pad)
+                fprintf(stderr, "\r%s", line);
+        }
+        ui->drawn = len;
+        ui->lines = 1;
+        fflush(stderr);
+    }
+}
+
 void kw_cli_tune_ui_rewrite_failed(void *ud, const kw_run *r)
 {
     (void)r;
@@ -324,6 +359,12 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
                         "'knobwise tune --resume %s'\n", dir);
         return 1;
     }
+    if (out->evidence_note[0])
+        fprintf(stderr, "knobwise tune: warning: the evidence evaluations are not kept (%s): a "
+                        "resume after a cut would make them again\n", out->evidence_note);
+    if (!quiet && out->evidence_kept > 0)
+        fprintf(stderr, "knobwise tune: evidence: %ld evaluations read back from %s/%s (made "
+                        "before the cut)\n", out->evidence_kept, dir, KW_RUNFOLDER_EVIDENCE);
     if (!quiet)
         kw_cli_tune_ui_summary(dir, kw_run_journal(r));
     if (!quiet && out->ranks[0])
@@ -344,12 +385,19 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
                             "is done); results so far in %s\n", dir);
         if (out->evidence_cut)
             fprintf(stderr, "knobwise tune: without the evidence (each shape's re-check at the "
-                            "final sample, the portability matrix): the resume adds it, from its "
-                            "start, so give it the time it takes\n");
+                            "final sample, the portability matrix): a resume continues it, every "
+                            "evidence evaluation made so far kept in %s/%s\n", dir,
+                    KW_RUNFOLDER_EVIDENCE);
         fprintf(stderr, "continue with: knobwise tune --resume %s\n", dir);
+        /* as below for the search: an evidence evaluation longer than the
+         * limit is cut each time, and a resume under the same limit with it */
+        if (out->evidence_cut && out->evidence_started && out->evidence_added == 0 &&
+            !out->evidence_note[0])
+            fprintf(stderr, "knobwise tune: no evidence evaluation finished within the time limit "
+                            "(one takes longer): give the resume a longer --time-limit\n");
         /* the limit stops a run inside an evaluation and drops that round:
          * a limit shorter than one round never gets further */
-        if (out->sum.evals == 0)
+        if (out->sum.stop == KW_STOP_TIME && out->sum.evals == 0)
             fprintf(stderr, "knobwise tune: no evaluation finished within the time limit (one "
                             "round takes longer): give a longer --time-limit\n");
     }

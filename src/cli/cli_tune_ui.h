@@ -5,6 +5,7 @@
  *   kw_cli_tune_ui_progress        kw_run_ctl.progress: the terminal's block or
  *                                  line, or a log's plain line per finished shape
  *                                  and every KNOBWISE_PROGRESS_EVERY s (60)
+ *   kw_cli_tune_ui_evidence        kw_run_ctl.evidence: the evidence phase's count
  *   kw_cli_tune_ui_rewrite_failed  kw_run_ctl.rewrite_failed: said once
  *   kw_cli_tune_ui_clear           the progress off the screen
  *   kw_cli_tune_ui_end             how the run ended (kw_run_exec's outcome and
@@ -39,6 +40,9 @@ typedef struct kw_cli_tune_ui {
 
 void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet);
 void kw_cli_tune_ui_progress(void *ud, const kw_run *r, const kw_progress *p);
+/* kw_run_ctl.evidence: the evidence phase's part and count, on the
+ * terminal's line, and in a log every KNOBWISE_PROGRESS_EVERY s */
+void kw_cli_tune_ui_evidence(void *ud, const kw_run *r, const char *what, long done, long total);
 void kw_cli_tune_ui_rewrite_failed(void *ud, const kw_run *r);
 void kw_cli_tune_ui_clear(kw_cli_tune_ui *ui);
 int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int quiet);

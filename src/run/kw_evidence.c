@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kw_error.h"
+#include "kw_evcache.h"
 #include "kw_evidence.h"
 #include "kw_netpath.h"
 #include "kw_results.h"
@@ -22,26 +23,81 @@
  * (their buffer was 200 bytes). */
 #define KW_EVIDENCE_ERR_LEN 199
 
-/* Run jobs[0..n) through ev on p (NULL: a one-thread pool, the caller). */
-static int kw_evidence_jobs(const kw_evidence_pool *p, const kw_evaluator *ev, kw_job *jobs,
-                            size_t n)
+/* Run live[0..n_live) of jobs through ev on p (NULL: a one-thread pool, the
+ * caller). */
+static void kw_evidence_run_live(const kw_evidence_pool *p, const kw_evaluator *ev, kw_job *jobs,
+                                 const size_t *live, size_t n_live)
+{
+    if (n_live == 0)
+        return;
+    if (p && p->pool) {
+        kw_evpool_run_width(p->pool, ev, jobs, live, n_live, p->width);
+    } else {
+        kw_evpool one;
+        kw_evpool_start(&one, 1); /* no thread to start: cannot fail */
+        kw_evpool_run(&one, ev, jobs, live, n_live);
+        kw_evpool_stop(&one);
+    }
+}
+
+/* Run jobs[0..n) through ev on p: those p's cache keeps (evaluator `which`)
+ * are read from it; with a cache or a progress hook the rest run in slices,
+ * each slice's successful evaluations kept in job order as it ends, up to
+ * the first one stopped or out of memory (a resume makes those again): the
+ * file stays a prefix of the uninterrupted run's, in job order. After a
+ * stopped slice the jobs not yet run are marked stopped too. */
+static int kw_evidence_jobs(const kw_evidence_pool *p, const kw_evaluator *ev, char which,
+                            const char *what, kw_job *jobs, size_t n)
 {
     if (n == 0)
         return 0;
     size_t *live = malloc(n * sizeof *live);
     if (!live)
         return kw_error_set(KW_ENOMEM, "out of memory queueing the evidence evaluations");
+    struct kw_evcache *cache = p ? p->cache : NULL;
+    size_t n_live = 0;
+    long done = 0;
     for (size_t i = 0; i < n; i++) {
-        live[i] = i;
+        if (kw_evcache_get(cache, which, jobs[i].shape, &jobs[i].cand, &jobs[i].m)) {
+            jobs[i].rc = 0;
+            jobs[i].live = 0;
+            done++;
+            continue;
+        }
+        live[n_live++] = i;
         jobs[i].live = 1;
     }
-    if (p && p->pool) {
-        kw_evpool_run_width(p->pool, ev, jobs, live, n, p->width);
-    } else {
-        kw_evpool one;
-        kw_evpool_start(&one, 1); /* no thread to start: cannot fail */
-        kw_evpool_run(&one, ev, jobs, live, n);
-        kw_evpool_stop(&one);
+    size_t slice = n_live;
+    if (p && (p->cache || p->progress)) {
+        int w = p->width > 0 ? p->width : p->pool ? p->pool->n + 1 : 1;
+        slice = (size_t)(2 * (w > 0 ? w : 1));
+    }
+    if (p && p->progress)
+        p->progress(p->ud, what, done, (long)n);
+    int keep = 1; /* no evaluation stopped yet */
+    for (size_t at = 0; at < n_live; at += slice) {
+        size_t len = n_live - at < slice ? n_live - at : slice;
+        kw_evidence_run_live(p, ev, jobs, live + at, len);
+        for (size_t k = at; k < at + len; k++) {
+            kw_job *j = &jobs[live[k]];
+            if (j->rc == KW_EINTERRUPTED || j->rc == KW_ENOMEM) {
+                keep = 0;
+                continue;
+            }
+            done++;
+            if (keep && j->rc == 0)
+                kw_evcache_put(cache, which, j->shape, &j->cand, &j->m, ev->n_metrics);
+        }
+        kw_evcache_sync(cache);
+        if (p && p->progress)
+            p->progress(p->ud, what, done, (long)n);
+        if (!keep) { /* stopped: what was not run is stopped too, as the model would say */
+            for (size_t k = at + len; k < n_live; k++) {
+                jobs[live[k]].rc = KW_EINTERRUPTED;
+                snprintf(jobs[live[k]].err, sizeof jobs[live[k]].err, "stopped");
+            }
+            break;
+        }
     }
     free(live);
     return 0;
@@ -93,7 +149,7 @@ int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw
             dst[n++] = &s->configs[c];
         }
     }
-    if ((rc = kw_evidence_jobs(p, ev, jobs, (size_t)n)) != 0)
+    if ((rc = kw_evidence_jobs(p, ev, KW_EVCACHE_FINAL, "re-checks", jobs, (size_t)n)) != 0)
         goto done;
     for (int k = 0; k < n; k++) {
         if (jobs[k].rc != 0) { /* the first failure in job order, as one thread would report it */
@@ -204,7 +260,7 @@ int kw_evidence_portability(kw_runsum *rs, const kw_evaluator *ev, const kw_evid
             slot[nj++] = i * n + j;
         }
     }
-    if ((rc = kw_evidence_jobs(p, ev, jobs, (size_t)nj)) != 0)
+    if ((rc = kw_evidence_jobs(p, ev, KW_EVCACHE_SEARCH, "portability", jobs, (size_t)nj)) != 0)
         goto done;
     for (int k = 0; k < nj; k++) {
         kw_metrics *out = &rs->port[slot[k]];
@@ -291,7 +347,7 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
             }
     }
     kw_error_clear(); /* kw_netpath_sensitivity's refusals skip a shape, as before */
-    if ((rc = kw_evidence_jobs(p, ev, jobs, n)) != 0)
+    if ((rc = kw_evidence_jobs(p, ev, KW_EVCACHE_SEARCH, "neighbours", jobs, n)) != 0)
         goto done;
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].rc != 0) {

@@ -31,11 +31,22 @@
 /* Ranked configurations re-measured per shape by a finished run. */
 #define KW_EVIDENCE_RECHECK_TOP 3
 
+struct kw_evcache;
+
 /* Where the evaluations run: pool (NULL: the caller alone), on at most
- * width of its threads (<= 0: all). */
+ * width of its threads (<= 0: all). With a cache (the run's evidence file,
+ * kw_evcache.h) an evaluation kept there is read, not made, and the others
+ * run in slices of twice the width, each slice's evaluations kept (in job
+ * order) as it ends: a cut loses one slice at most. progress (may be NULL)
+ * is called on the calling thread after each slice: `what` the part of the
+ * evidence ("portability", "re-checks", "neighbours"), done of total
+ * evaluations of that part (kept ones counted done). */
 typedef struct kw_evidence_pool {
     kw_evpool *pool;
     int width;
+    struct kw_evcache *cache;
+    void (*progress)(void *ud, const char *what, long done, long total);
+    void *ud;
 } kw_evidence_pool;
 
 /* rs->port / rs->port_ok: the winner (rank 1) of shape i evaluated by ev on

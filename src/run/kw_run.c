@@ -11,10 +11,13 @@
  * when it passes before or during the evidence phase (the re-checks at the
  * final sample, the portability matrix) that phase is cancelled as a stop
  * cancels it: the files say what the journal proves and nothing more is
- * evaluated (kw_run_write_results), and a resume adds the evidence. The
- * evidence is not journaled: a resume computes all of it again, so its files
- * equal an uninterrupted run's. A stop (the caller's signal handler) cancels
- * it the same way, since whoever sent the signal may kill soon after.
+ * evaluated (kw_run_write_results), and a resume adds the evidence. Each
+ * evidence evaluation is kept in RUN/evidence as it ends (kw_evcache.h), so
+ * a resume continues where the cut fell (before 2026-12-06 it started over,
+ * and a resume under the same short limit never finished); the figures read
+ * back are the ones evaluated, bit for bit, so the files equal an
+ * uninterrupted run's. A stop (the caller's signal handler) cancels it the
+ * same way, since whoever sent the signal may kill soon after.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +31,7 @@
 
 #include "config.h"
 #include "kw_eval.h"
+#include "kw_evcache.h"
 #include "kw_evidence.h"
 #include "kw_evpool.h"
 #include "kw_exec.h"
@@ -1068,13 +1072,12 @@ static int kw_run_summary(kw_runsum **rs, kw_runsum_live **live, int *from_live,
 static int kw_run_results_of(kw_runsum_live **live, int *from_live, const char *dir,
                              const kw_config *cfg, const char *owner, const char *metric,
                              const kw_evaluator *port_ev, const kw_evaluator *final_ev,
-                             struct kw_evpool *pool, int width)
+                             const kw_evidence_pool *ep)
 {
     kw_runsum *rs = NULL;
-    kw_evidence_pool ep = {pool, width};
     int rc = kw_run_summary(&rs, live, from_live, dir, cfg, owner, metric);
     if (rc == 0)
-        rc = kw_evidence_run(rs, port_ev, final_ev, &ep);
+        rc = kw_evidence_run(rs, port_ev, final_ev, ep);
     if (rc == 0)
         rc = kw_results_write_summary(dir, rs);
     kw_runsum_free(rs);
@@ -1086,8 +1089,8 @@ int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, con
                    struct kw_evpool *pool, int width)
 {
     int from_live;
-    return kw_run_results_of(NULL, &from_live, dir, cfg, owner, metric, port_ev, final_ev, pool,
-                             width);
+    kw_evidence_pool ep = {.pool = pool, .width = width};
+    return kw_run_results_of(NULL, &from_live, dir, cfg, owner, metric, port_ev, final_ev, &ep);
 }
 
 /* ------------------------------------------------------------ the engine */
@@ -1136,8 +1139,9 @@ static void kw_run_progress(void *ud, const kw_progress *p)
         r->last_write = now;
         /* a stop cancels its portability evaluations: the pause writes the files */
         int from_live;
+        kw_evidence_pool ep = {.pool = &r->pool, .width = r->eo.threads};
         int wrc = kw_run_results_of(&r->live, &from_live, r->dir, r->cfg, r->owner, r->eo.metric,
-                                    kw_run_port_ev(r), NULL, &r->pool, r->eo.threads);
+                                    kw_run_port_ev(r), NULL, &ep);
         if (wrc != 0 && wrc != KW_EINTERRUPTED && !r->write_failed) {
             r->write_failed = 1; /* said once; the run goes on */
             if (ctl->rewrite_failed)
@@ -1152,27 +1156,51 @@ static int kw_run_out_of_time(const kw_run *r)
     return r->deadline_s > 0 && kw_run_now() >= r->deadline_s;
 }
 
+/* The evidence phase's progress, passed on to the caller's hook. */
+static void kw_run_evidence_progress(void *ud, const char *what, long done, long total)
+{
+    kw_run *r = ud;
+    if (r->ctl && r->ctl->evidence)
+        r->ctl->evidence(r->ctl->ud, r, what, done, total);
+}
+
 /* The result files of a run that is done or paused, with the evidence
- * (re-checks, portability, neighbours). Stopped or out of time, before or
- * during that evidence (the model evaluators read r->stop and the deadline,
- * so an evaluation in progress returns KW_EINTERRUPTED): the files say what
- * the journal already proves and nothing more is evaluated; *cut is then 1.
- * mpirun (Open MPI 4.1) SIGKILLs the ranks odls_base_sigkill_timeout (1 s)
- * after it passes SIGTERM on (README "--time-limit and SIGTERM"); a resume
- * adds the evidence. */
-static int kw_run_write_results(kw_run *r, int *cut)
+ * (re-checks, portability, neighbours), each evaluation kept in RUN/evidence
+ * as it ends (kw_evcache.h) and read from there when a cut run kept it.
+ * Stopped or out of time, before or during that evidence (the model
+ * evaluators read r->stop and the deadline, so an evaluation in progress
+ * returns KW_EINTERRUPTED): the files say what the journal already proves
+ * and nothing more is evaluated; *cut is then 1. mpirun (Open MPI 4.1)
+ * SIGKILLs the ranks odls_base_sigkill_timeout (1 s) after it passes SIGTERM
+ * on (README "--time-limit and SIGTERM"); a resume continues the evidence. */
+static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
 {
     int rc = KW_EINTERRUPTED;
     *cut = 0;
-    if (!(r->stop && *r->stop) && !kw_run_out_of_time(r))
+    kw_evidence_pool ep = {.pool = &r->pool, .width = r->eo.threads};
+    if (!(r->stop && *r->stop) && !kw_run_out_of_time(r)) {
+        kw_evcache *cache = NULL;
+        if (kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0) {
+            snprintf(out->evidence_note, sizeof out->evidence_note, "%s", kw_error_last());
+            kw_error_clear(); /* the evidence is still evaluated, only not kept */
+        }
+        out->evidence_kept = kw_evcache_kept(cache);
+        out->evidence_started = 1;
+        kw_evidence_pool fp = {.pool = &r->pool, .width = r->eo.threads, .cache = cache,
+                               .progress = kw_run_evidence_progress, .ud = r};
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
-                               r->eo.metric, kw_run_port_ev(r), kw_run_final_ev(r), &r->pool,
-                               r->eo.threads);
+                               r->eo.metric, kw_run_port_ev(r), kw_run_final_ev(r), &fp);
+        out->evidence_added = kw_evcache_added(cache);
+        if (cache && kw_evcache_failed(cache)[0])
+            snprintf(out->evidence_note, sizeof out->evidence_note, "%s",
+                     kw_evcache_failed(cache));
+        kw_evcache_free(cache);
+    }
     if (rc == KW_EINTERRUPTED && ((r->stop && *r->stop) || kw_run_out_of_time(r))) {
         *cut = 1;
         kw_error_clear();
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
-                               r->eo.metric, NULL, NULL, &r->pool, r->eo.threads);
+                               r->eo.metric, NULL, NULL, &ep);
     }
     return rc;
 }
@@ -1226,7 +1254,7 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
          * neither a stop nor the deadline cuts it. A stop that comes while
          * they are written counts (out->signal). */
         int cut;
-        rc = kw_run_write_results(r, &cut);
+        rc = kw_run_write_results(r, &cut, out);
         out->live_results = r->results_live;
         out->signal = r->stop ? *r->stop : 0;
         out->evidence_cut = cut && !out->signal;

@@ -135,6 +135,10 @@ typedef struct kw_run_ctl {
     /* the engine has returned (out->sum, out->engine_rc set); the evidence
      * phase and the files follow */
     void (*engine_done)(void *ud, const kw_run *r, const struct kw_run_outcome *out);
+    /* the evidence phase's progress (may be NULL): after each slice of its
+     * evaluations, `what` its part ("portability", "re-checks",
+     * "neighbours"), done of total evaluations of that part */
+    void (*evidence)(void *ud, const kw_run *r, const char *what, long done, long total);
     void *ud;
 } kw_run_ctl;
 
@@ -159,6 +163,10 @@ typedef struct kw_run_outcome {
     int signal;                  /* the stop flag's value once the files were written */
     int evidence_cut;            /* 1: the time limit passed before the evidence phase
                                   * ended: the files hold no evidence (as after a stop) */
+    long evidence_kept;          /* evidence evaluations read back from RUN/evidence */
+    long evidence_added;         /* ... and made and kept there by this run */
+    int evidence_started;        /* the evidence phase began (not cut before it) */
+    char evidence_note[256];     /* why RUN/evidence could not be kept ("" when it was) */
     int live_results;            /* 1: the files were made from the live summary (no
                                   * journal re-read: kw_runsum_live), 0: from the file */
     kw_engine_summary sum;

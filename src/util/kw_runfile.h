@@ -33,12 +33,14 @@
 #define KW_RUNFOLDER_WORKER_LOG "worker.log"         /* a measuring evaluator's worker's stderr */
 #define KW_RUNFOLDER_REPORT_HTML "report.html"       /* knobwise report */
 #define KW_RUNFOLDER_MAPPINGS_CSV "mappings.csv"     /* knobwise recommend */
+#define KW_RUNFOLDER_EVIDENCE "evidence"             /* the evidence phase's kept evaluations
+                                                      * (kw_evcache.h) */
 
 /* What tune and the verbs write into a run folder (an output path naming one
  * of these, other than the verb's own, would destroy the run; a reader never
  * reads one through a link). The first KW_RUNFILE_N_MARKS make a folder a run
  * folder: the journal and the lock. */
-#define KW_RUNFILE_N_NAMES 8
+#define KW_RUNFILE_N_NAMES 9
 #define KW_RUNFILE_N_MARKS 2
 extern const char *const kw_runfile_names[KW_RUNFILE_N_NAMES];
 
