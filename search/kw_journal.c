@@ -1334,10 +1334,14 @@ static int kw_jread_lines(kw_jread *R, int follow)
         long rec = j->n_records + 1;
         if (follow && !has_nl)
             break; /* the writer is not done with it: read again next time */
-        if (R->bad_record)
-            return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s (corruption in the middle of "
-                                "the journal; refusing to use it)", R->path, R->bad_record,
+        if (R->bad_record == 1) /* another file's lines, or damage from the start */
+            return kw_error_set(KW_EINPUT, "%s:1: not a knobwise journal: its first line is no "
+                                "journal record (%s), and more lines follow", R->path,
                                 R->bad_msg);
+        if (R->bad_record)
+            return kw_error_set(KW_ECORRUPT, "%s:%ld: record %ld: %s (corruption in the middle "
+                                "of the journal; refusing to use it)", R->path, R->bad_record,
+                                R->bad_record, R->bad_msg);
         size_t len = (size_t)n - (size_t)has_nl;
         uint32_t c = 0;
         if (len > KW_JOURNAL_RECORD_MAX) {
@@ -1387,7 +1391,8 @@ static int kw_jread_lines(kw_jread *R, int follow)
             body = 1;
         }
         if (ps->err)
-            return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s", R->path, rec, ps->msg);
+            return kw_error_set(KW_ECORRUPT, "%s:%ld: record %ld: %s", R->path, rec, rec,
+                                ps->msg);
         if (body) {
             if (R->rec_buf.type == 'Q')
                 snprintf(j->paused, sizeof j->paused, "%s", R->rec_buf.paused);
@@ -1445,7 +1450,7 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
      * run killed while writing its first record, the case below with no
      * record whole yet; any other first line is another file (or damage) */
     if (j->n_records == 0 && !R->first_torn)
-        return kw_error_set(KW_ECORRUPT, "%s: no journal record: the first line is not one "
+        return kw_error_set(KW_EINPUT, "%s:1: no journal record: the first line is not one "
                             "(%s); not a knobwise journal, or a damaged one", path,
                             j->torn ? R->bad_msg : "no line");
     if (R->in_header) {

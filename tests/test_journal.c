@@ -538,11 +538,14 @@ Test(journal, load_errors)
         kw_journal_free(j);
         j = NULL;
     }
-    /* another file's one line, whole or cut, is not a journal: damage, exit 1 */
-    static const char *const other[] = {"shape,id\n", "shape,id", "Hello"};
-    for (int i = 0; i < 3; i++) {
+    /* another file, one line whole or cut or many lines, is not a journal:
+     * bad input naming its first line (exit 2; was KW_ECORRUPT, exit 1, and
+     * many lines read as "corruption in the middle") */
+    static const char *const other[] = {"shape,id\n", "shape,id", "Hello", "a,b\n1,2\n3,4\n"};
+    for (int i = 0; i < 4; i++) {
         cr_assert_eq(kw_synth_spit(jp, other[i], (long)strlen(other[i])), 0);
-        cr_assert_eq(kw_journal_load_ex(&j, jp, 2), KW_ECORRUPT, "%s", other[i]);
+        cr_assert_eq(kw_journal_load_ex(&j, jp, 2), KW_EINPUT, "%s", other[i]);
+        cr_assert(strstr(kw_error_last(), "/journal:1: "), "%s", kw_error_last());
         cr_assert(strstr(kw_error_last(), "not a knobwise journal"), "%s", kw_error_last());
     }
     /* a well-checksummed file that does not start with a header */

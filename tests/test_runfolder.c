@@ -997,7 +997,7 @@ Test(runfolder, a_run_killed_while_writing_its_header_resumes_or_says_how_to_res
  * one line, cut short): nothing was evaluated, as when the header is cut
  * later, so every verb says so, exit 2, the journal untouched (they said "no
  * journal record (the first record is torn)", exit 1). A one-line file that
- * is not a journal's beginning stays damage, exit 1. */
+ * is not a journal's beginning: the test below. */
 Test(runfolder, a_run_killed_while_writing_its_first_record_says_how_to_restart)
 {
     char *dir = kw_rf_run();
@@ -1033,15 +1033,57 @@ Test(runfolder, a_run_killed_while_writing_its_first_record_says_how_to_restart)
         snprintf(cut, sizeof cut, "%s/%s", dir, name);
         cr_expect_eq(kw_tl_entries(cut), 2, "files beside the journal and the lock");
     }
-    /* another file's one line in a run folder's journal: not a journal, exit 1 */
-    snprintf(cut, sizeof cut, "%s/other", dir);
-    cr_assert_eq(mkdir(cut, 0755), 0);
-    strcat(cut, "/journal");
-    FILE *f = fopen(cut, "wb");
-    cr_assert(f && fputs("shape,id,time", f) >= 0 && fclose(f) == 0);
-    kw_rf_expect(dir, 1, "not a knobwise journal", KW_RF_ARGS("tune", "--resume", "other", "--quiet"));
-    kw_rf_expect(dir, 1, "not a knobwise journal", KW_RF_ARGS("audit", "other"));
     free(full);
+    kw_tl_rmrf(dir);
+}
+
+/* A journal that is another file, or a damaged one, is bad input: every verb
+ * names the file and its line, exit 2, and nothing is written (not even the
+ * lock file). main's binary said exit 1, read another file's many lines as
+ * "record 1: ... corruption in the middle of the journal", and tune --resume
+ * left a .lock in a folder that held no run. verify keeps its verdict on a
+ * damaged journal of a run (FAIL, exit 1); on another file it is exit 2. */
+Test(runfolder, a_foreign_or_damaged_journal_is_bad_input_naming_its_line)
+{
+    char *dir = kw_rf_run();
+    static const char *const other[] = {"shape,id,time", "shape,id,time\n1,2,3\n4,5,6\n"};
+    for (int i = 0; i < 2; i++) {
+        char name[32], p[4300];
+        snprintf(name, sizeof name, "other%d", i);
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        cr_assert_eq(mkdir(p, 0755), 0);
+        strcat(p, "/journal");
+        FILE *f = fopen(p, "wb");
+        cr_assert(f && fputs(other[i], f) >= 0 && fclose(f) == 0);
+        const char *want = i ? "/journal:1: not a knobwise journal" : "/journal:1: no journal record";
+        kw_rf_expect(dir, 2, want, KW_RF_ARGS("tune", "--resume", name, "--quiet"));
+        kw_rf_expect(dir, 2, want, KW_RF_ARGS("audit", name));
+        kw_rf_expect(dir, 2, want, KW_RF_ARGS("report", name));
+        kw_rf_expect(dir, 2, want, KW_RF_ARGS("recommend", name, "--all"));
+        kw_rf_expect(dir, 2, want, KW_RF_ARGS("verify", name, "--no-eval"));
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        cr_expect_eq(kw_tl_entries(p), 1, "%s: files written beside the file", name);
+    }
+    /* a run's journal damaged at its 5th line */
+    char jp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    size_t n;
+    char *b = kw_rf_slurp(jp, &n);
+    char *at = b;
+    for (int line = 1; line < 5; line++)
+        at = strchr(at, '\n') + 1;
+    at[2] ^= 0x01;
+    FILE *f = fopen(jp, "wb");
+    cr_assert(f && fwrite(b, 1, n, f) == n && fclose(f) == 0);
+    kw_rf_expect(dir, 2, "run/journal:5: ", KW_RF_ARGS("tune", "--resume", "run", "--quiet"));
+    kw_rf_expect(dir, 2, "run/journal:5: ", KW_RF_ARGS("audit", "run"));
+    kw_rf_expect(dir, 2, "run/journal:5: ", KW_RF_ARGS("recommend", "run", "--all"));
+    kw_rf_expect(dir, 1, "run/journal:5: ", KW_RF_ARGS("verify", "run", "--no-eval"));
+    size_t m;
+    char *kept = kw_rf_slurp(jp, &m);
+    cr_expect(m == n && memcmp(kept, b, n) == 0, "the damaged journal was changed");
+    free(kept);
+    free(b);
     kw_tl_rmrf(dir);
 }
 
@@ -1160,9 +1202,11 @@ static void kw_rf_edit_header(const char *jp, const char *key, const char *value
     cr_assert_eq(kw_journal_reseal(jp), 0);
 }
 
-static void kw_rf_every_reader(const char *dir, int want, const char *sub)
+/* want: every reader's exit status but verify's; a damaged journal (want 2
+ * with verify_fails) is verify's FAIL verdict, exit 1. */
+static void kw_rf_every_reader(const char *dir, int want, int verify_fails, const char *sub)
 {
-    kw_rf_expect(dir, want == 2 ? 2 : 1, sub, KW_RF_ARGS("verify", "run", "--no-eval"));
+    kw_rf_expect(dir, verify_fails ? 1 : want, sub, KW_RF_ARGS("verify", "run", "--no-eval"));
     kw_rf_expect(dir, want, sub, KW_RF_ARGS("audit", "run"));
     kw_rf_expect(dir, want, sub, KW_RF_ARGS("report", "run", "-o", "r.html"));
     kw_rf_expect(dir, want, sub, KW_RF_ARGS("recommend", "run", "--all", "-o", "m.csv"));
@@ -1182,7 +1226,8 @@ Test(runfolder, resealed_header_edits_refused_by_every_reader)
         char jp[4300];
         snprintf(jp, sizeof jp, "%s/run/journal", dir);
         kw_rf_edit_header(jp, edits[i][0], edits[i][1]);
-        kw_rf_every_reader(dir, 1, edits[i][2]);
+        /* damage: exit 2 since 2026-12-06 (was 1), verify's verdict FAIL */
+        kw_rf_every_reader(dir, 2, 1, edits[i][2]);
         struct stat st;
         char p[4300];
         snprintf(p, sizeof p, "%s/r.html", dir);
@@ -1197,7 +1242,7 @@ Test(runfolder, empty_journal_says_nothing_was_run)
     char jp[4300];
     snprintf(jp, sizeof jp, "%s/run/journal", dir);
     kw_rf_put(jp, "");
-    kw_rf_every_reader(dir, 2, "nothing was run; start again");
+    kw_rf_every_reader(dir, 2, 0, "nothing was run; start again");
     kw_tl_rmrf(dir);
 }
 
@@ -1519,7 +1564,7 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
             }
         if (!found)
             return 0;
-        *want = 1; /* damage, not bad input */
+        *want = 2; /* a damaged journal is bad input (exit 1 until 2026-12-06) */
         KW_RF_A("audit"), KW_RF_A("run");
     } else if (strcmp(name, "rf_journal_huge_record") == 0) {
         snprintf(p, sizeof p, "%s/run/journal", dir);
@@ -1529,7 +1574,7 @@ static int kw_rf_case(const char *name, const char *dir, const char **argv, int 
             fputc('E', f);
         fputs("\nZ why=complete crc=00000000\n", f);
         cr_assert_eq(fclose(f), 0);
-        *want = 1;
+        *want = 2; /* damage in the middle: bad input (exit 1 until 2026-12-06) */
         KW_RF_A("report"), KW_RF_A("run"), KW_RF_A("-o"), KW_RF_A("r.html");
     } else if (strcmp(name, "rf_resume_results_folder") == 0) {
         /* tune --resume ran, then said "cannot rename into place: Is a

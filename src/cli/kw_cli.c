@@ -27,7 +27,9 @@ int kw_cli_fail(const char *verb, int code)
         fprintf(stderr, "%s\n", msg); /* input errors that name FILE:LINE stand alone */
     else
         fprintf(stderr, "knobwise %s: %s\n", verb, msg[0] ? msg : "failed");
-    return kw_error_exit_status(code);
+    /* a damaged journal (or other run file) is bad input, as a file that is
+     * no journal is: exit 2, the message naming FILE:LINE (was exit 1) */
+    return code == KW_ECORRUPT ? 2 : kw_error_exit_status(code);
 }
 
 int kw_cli_usage_error(const char *verb, const char *fmt, ...)

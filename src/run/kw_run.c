@@ -802,6 +802,20 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     struct stat st;
     if (lstat(r->journal, &st) != 0)
         return kw_run_no_journal(r->dir, "no journal to resume");
+    /* A folder without a lock file was never a run's (tune makes the lock
+     * first): its journal is read before the lock is made, so a file that is
+     * no journal, or a damaged one, is refused with nothing written (the
+     * lock file was left behind, 2026-12-06). */
+    char lockp[KW_PATH_MAX + 16];
+    if ((rc = kw_runfolder_join(lockp, sizeof lockp, r->dir, KW_RUNFOLDER_LOCK_NAME)) != 0)
+        return rc;
+    if (lstat(lockp, &st) != 0) {
+        kw_journal *pre = NULL;
+        rc = kw_journal_load_ex(&pre, r->journal, 2);
+        kw_journal_free(pre);
+        if (rc != 0)
+            return rc;
+    }
     /* one writer: the lock before anything is read for writing, truncated or swept */
     if ((rc = kw_runfolder_resumable(r->dir)) != 0 ||
         (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
