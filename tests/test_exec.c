@@ -481,19 +481,11 @@ static long journal_evals(const char *path)
     return n;
 }
 
-/* SIGTERM while the worker hangs on a request: tune stops at once (the
- * request watches the stop flag), drops the round as it does for the model
- * (nothing of it journaled: no candidate failed by the interruption), pauses
- * the journal and leaves a run that verifies. The old binary waited out the
- * worker's timeout on every hanging request of the round (600 s here; 299 s
- * for five hanging requests of validate_cpu_gemm at its 60 s): killed by this
- * test's 60 s bound, exit 137. */
-Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once)
+/* tests/data/exec/small.xml with a 600 s request timeout, written to
+ * DIR/slow.xml (its path into sp). */
+static void slow_space(char *sp, size_t len, const char *dir)
 {
-    KW_TL_HANG_GUARD(120);
-    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2200], count[1100], run[1100];
-    /* tests/data/exec/small.xml with a 600 s request timeout */
-    snprintf(sp, sizeof sp, "%s/slow.xml", dir);
+    snprintf(sp, len, "%s/slow.xml", dir);
     char xml[8192];
     snprintf(xml, sizeof xml,
              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -510,6 +502,20 @@ Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once)
              "</space>\n",
              kw_tl_src(), kw_tl_src());
     cr_assert_eq(kw_tl_write(sp, xml), 0);
+}
+
+/* SIGTERM while the worker hangs on a request: tune stops at once (the
+ * request watches the stop flag), drops the round as it does for the model
+ * (nothing of it journaled: no candidate failed by the interruption), pauses
+ * the journal and leaves a run that verifies. The old binary waited out the
+ * worker's timeout on every hanging request of the round (600 s here; 299 s
+ * for five hanging requests of validate_cpu_gemm at its 60 s): killed by this
+ * test's 60 s bound, exit 137. */
+Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2200], count[1100], run[1100];
+    slow_space(sp, sizeof sp, dir);
     snprintf(count, sizeof count, "%s/requests", dir);
     worker_cmd(cmd, sizeof cmd, "--hang-on qkv.tile_m=256 --count");
     snprintf(ev, sizeof ev, "exec:%s '%s'", cmd, count);
@@ -548,6 +554,39 @@ Test(exec, sigterm_while_the_worker_hangs_stops_the_run_at_once)
     cr_assert(strstr(j, "error:stopped") == NULL && strstr(j, "error:timeout") == NULL,
               "the interruption was journaled as a failed candidate");
     cr_assert(strstr(j, "\nQ why=interrupted") != NULL, "%s", j);
+    free(j);
+    char args[1400];
+    snprintf(args, sizeof args, "verify '%s' --no-eval", run);
+    knobwise_ok(args);
+    kw_tl_rmrf(dir);
+}
+
+/* --time-limit bounds a measurement too: the worker hangs on a request (its
+ * timeout_s 600), and the run must end by its 2 s limit as a stop ends it:
+ * exit 0, the round dropped (nothing journaled as a failed candidate), the
+ * journal paused for the time limit, a run that verifies. main's binary
+ * waited the worker's timeout out (killed at this test's 60 s bound; with a
+ * worker taking 3 s per measurement, --time-limit 2 took 18 s). */
+Test(exec, the_time_limit_cuts_a_measurement_in_progress)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2200], run[1100], jp[1200];
+    slow_space(sp, sizeof sp, dir);
+    worker_cmd(cmd, sizeof cmd, "--hang-on qkv.tile_m=256");
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out",
+                             run, "--time-limit", "2", NULL);
+    cr_assert(!r.timed_out, "tune waited on the hanging worker past --time-limit: %s", r.err);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "time limit reached"), "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(jp, sizeof jp, "%s/journal", run);
+    char *j = kw_tl_slurp(jp);
+    cr_assert(strstr(j, "error:stopped") == NULL && strstr(j, "error:timeout") == NULL,
+              "the cut measurement was journaled as a failed candidate");
+    cr_assert(strstr(j, "\nQ why=time_limit") != NULL, "%s", j);
     free(j);
     char args[1400];
     snprintf(args, sizeof args, "verify '%s' --no-eval", run);

@@ -39,6 +39,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -353,10 +354,27 @@ static void kw_exec_request(kw_exec *e, const kw_cand *c, int shape, int rep, in
         snprintf(a->guard, sizeof a->guard, "error:protocol");
         goto done;
     }
+    /* the run's time limit bounds the wait too: a measurement it cuts is a
+     * stop (the round is dropped, a resume measures it), not a timeout (it
+     * ran on to the worker's timeout_s past --time-limit until 2026-12-06:
+     * --sleep 3 measurements, --time-limit 2: 18 s) */
+    double wait_s = d->o.timeout_s;
+    int by_limit = 0;
+    if (d->o.deadline_s && *d->o.deadline_s > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double left = *d->o.deadline_s - ((double)ts.tv_sec + ts.tv_nsec * 1e-9);
+        if (left < wait_s) {
+            wait_s = left > 0 ? left : 0;
+            by_limit = 1;
+        }
+    }
     d->requests++;
     kw_worker_fault f =
-        kw_worker_request(d->w, line, ans, KW_WORKER_LINE_MAX, d->o.timeout_s, d->o.stop);
-    if (f == KW_WORKER_STOPPED) { /* killed mid-request: a fresh one for what comes next */
+        wait_s > 0 ? kw_worker_request(d->w, line, ans, KW_WORKER_LINE_MAX, wait_s, d->o.stop)
+                   : KW_WORKER_TIMEOUT;
+    if (f == KW_WORKER_STOPPED || (by_limit && f == KW_WORKER_TIMEOUT)) {
+        /* killed mid-request: a fresh one for what comes next */
         a->stopped = 1;
         snprintf(a->guard, sizeof a->guard, "error:stopped");
         kw_worker_free(d->w);

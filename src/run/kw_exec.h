@@ -68,6 +68,10 @@ typedef struct kw_exec_opts {
      * KW_EINTERRUPTED (the engine drops the round, as for the model) instead
      * of waiting out the worker's timeout */
     const volatile sig_atomic_t *stop;
+    /* the run's time limit as a CLOCK_MONOTONIC deadline (NULL, or 0 in
+     * it: none): a request never waits past it; one it cuts ends as a stop
+     * does (KW_EINTERRUPTED, nothing journaled), not as a timeout */
+    const double *deadline_s;
 } kw_exec_opts;
 
 /* Options from the space's <evaluator> (cmd: the space's command unless

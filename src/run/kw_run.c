@@ -418,6 +418,7 @@ static int kw_run_exec_new(kw_run *r, const char *cmd, double timeout_s, const c
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &r->cfg->space, cmd, timeout_s);
     xo.stop = r->stop;
+    xo.deadline_s = &r->deadline_s; /* 0 until kw_run_exec sets the time limit */
     xo.index = kw_mpi_local_rank(); /* mpirun: the rank's device on its node */
     int rc = kw_exec_new(&r->ex, r->cfg, r->me, &xo);
     if (rc == 0)
