@@ -594,6 +594,52 @@ Test(exec, the_time_limit_cuts_a_measurement_in_progress)
     kw_tl_rmrf(dir);
 }
 
+/* An anchored measurement whose bracket failed is journaled as failed
+ * (error:anchor), never kept without the drift correction. The worker dies
+ * at its 4th request (--die-after 3; --flat: one request per measurement,
+ * one thread), so the requests of a worker's life fall on brackets in a
+ * fixed order: some evaluation's anchor is the request that dies. main's
+ * binary journaled those measurements uncorrected, as if bracketed (g= empty,
+ * no error:anchor anywhere). Every E record either passes, or names its
+ * failure: the candidate's own request (error:crash) or the bracket. */
+Test(exec, a_measurement_whose_anchor_failed_is_journaled_as_failed)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], xml[8192], args[4096], cmd[1024], jp[1200];
+    snprintf(sp, sizeof sp, "%s/anchored.xml", dir);
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<space name=\"exec_anchored\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <shape ref=\"attn_decode_kv512_b1_c1\"/>\n"
+             "  <knob name=\"qkv.tile_m\" values=\"64 128 256\" baseline=\"128\"/>\n"
+             "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
+             "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
+             "  <evaluator command=\"kw_tworker\" timeout_s=\"5\" start_timeout_s=\"5\" "
+             "warmup=\"2\" reps=\"5\" max_reps=\"20\" target_ci_pct=\"1\" anchor=\"true\"/>\n"
+             "</space>\n",
+             kw_tl_src(), kw_tl_src());
+    cr_assert_eq(kw_tl_write(sp, xml), 0);
+    worker_cmd(cmd, sizeof cmd, "--flat --die-after 3");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --budget 8 --threads 1 "
+             "--out '%s/run' --quiet", sp, cmd, dir);
+    knobwise_ok(args);
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    char *j = kw_tl_slurp(jp);
+    long anchor_failed = 0;
+    for (char *p = j; (p = strstr(p, "\nE ")) != NULL; p++) {
+        char *end = strchr(p + 1, '\n'), *g = strstr(p, " g=");
+        cr_assert(end && g && g < end, "an E record without g=");
+        anchor_failed += strncmp(g, " g=error:anchor ", 16) == 0;
+    }
+    cr_assert_gt(anchor_failed, 0, "no measurement with a failed bracket was said: %s", j);
+    free(j);
+    snprintf(args, sizeof args, "verify '%s/run' --no-eval", dir);
+    knobwise_ok(args);
+    kw_tl_rmrf(dir);
+}
+
 /* RUN/worker.log is a run folder's own file: a FIFO, a folder or a link put
  * there is refused by tune --resume, exit 2, naming it, before anything of the
  * run is written (the old binary: the FIFO's open waited for a reader for

@@ -527,6 +527,15 @@ static int kw_exec_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metr
         kw_exec_fail(out, a.guard);
         goto done;
     }
+    if (anchored && !(a1 > 0 && a2 > 0)) {
+        /* a bracket that failed (its anchor timed out, crashed, answered
+         * garbage): the measurement cannot carry the drift correction every
+         * other one carries, so it is not set beside them; the E record says
+         * why (it was kept uncorrected with nothing in the journal until
+         * 2026-12-06) */
+        kw_exec_fail(out, KW_EXEC_ANCHOR_FAILED);
+        goto done;
+    }
     kw_stage1_measured ms = {.quality_rel_rms = a.q_rel_rms, .quality_cos = a.q_cos};
     double lo, hi, med;
     size_t kept = (size_t)n;

@@ -74,6 +74,11 @@ typedef struct kw_exec_opts {
     const double *deadline_s;
 } kw_exec_opts;
 
+/* The guard of a measurement whose anchor bracket failed (an anchor request
+ * timed out, crashed or answered garbage): journaled as a failed
+ * evaluation, never kept without the drift correction. */
+#define KW_EXEC_ANCHOR_FAILED "error:anchor"
+
 /* Options from the space's <evaluator> (cmd: the space's command unless
  * cmd_override is non-NULL; timeout_override > 0 replaces the timeout). */
 void kw_exec_opts_from_space(kw_exec_opts *o, const kw_space *s, const char *cmd_override,
