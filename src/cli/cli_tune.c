@@ -466,9 +466,13 @@ static void kw_tune_mpi_note(const char *msg)
  * writes nothing. A signal stops its evaluations as it stops rank 0's. */
 static int kw_tune_mpi_rank(void)
 {
-    struct sigaction old_int, old_term;
+    /* the signals rank 0 stops on (kw_tune_exec), SIGHUP too: a closed
+     * terminal's SIGHUP reaches every rank of its process group, and one that
+     * died of it made mpirun end the job while rank 0 wrote its pause */
+    struct sigaction old_int, old_term, old_hup;
     kw_tune_catch(SIGINT, &old_int);
     kw_tune_catch(SIGTERM, &old_term);
+    kw_tune_catch(SIGHUP, &old_hup);
     kw_tune_sig = 0;
     int rank0_says = 0, rc = kw_run_serve(&kw_tune_sig, &rank0_says, kw_tune_mpi_note);
     if (rc != 0 && rank0_says)

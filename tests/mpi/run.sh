@@ -31,7 +31,13 @@
 #   8 a rank other than 0 given other options (mpirun's MPMD form: --budget
 #     30 where rank 0 has 20) follows rank 0's run, as before, and says so on
 #     its stderr, naming its rank and the option; the files equal a
-#     one-process run with rank 0's options (before: nothing was said).
+#     one-process run with rank 0's options (before: nothing was said);
+#   9 SIGHUP to every rank mid-run (a closed terminal's hangup reaches each
+#     process of its group): rank 0 journals the pause and writes the results
+#     the journal proves, exit 129; no rank dies of it (main's ranks other than
+#     0 did, and mpirun then aborted the job while rank 0 wrote its pause: no
+#     Q record, no result files), the run verifies, and the resumed run's
+#     files equal an uninterrupted run's.
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -58,7 +64,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..8"
+echo "1..9"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -291,4 +297,50 @@ n=$(grep -c "^knobwise tune: warning: rank 1: its option '--budget 30' is not ra
 same_dirs "$work/o1/run" "$work/o2/run" || ok=0
 if [ $ok = 1 ]; then echo "ok 8 - a rank given other options follows rank 0's and says so, naming its rank and the option"
 else echo "not ok 8 - a rank given other options"; fi
+lap
+
+# 9 -------------------------------------------------------------- SIGHUP to the ranks
+ok=1
+mkdir -p "$work/hup"
+# run under nohup (CI), the ranks would inherit SIGHUP ignored, and keep it:
+# mpirun starts with it at its default (a shell cannot undo an inherited ignore)
+dfl="env --default-signal=HUP"
+$dfl true 2>/dev/null || dfl=env
+$T $dfl "$KW_MPIRUN" --oversubscribe -n 2 "$K" tune $targs --out "$work/hup/run" >"$work/hup.out" 2>&1 &
+tp=$!
+ranks=
+for i in $(seq 1 400); do
+    lines=0
+    [ -f "$work/hup/run/journal" ] && lines=$(wc -l <"$work/hup/run/journal")
+    if [ "${lines:-0}" -gt 40 ]; then
+        for p in $(pgrep -f "tune $targs --out $work/hup/run" 2>/dev/null); do
+            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q '^OMPI_COMM_WORLD_RANK=' &&
+                ranks="$ranks $p"
+        done
+        [ -n "$ranks" ] && break
+    fi
+    sleep 0.05
+done
+if [ -n "$ranks" ]; then
+    kill -HUP $ranks
+    wait "$tp"
+    echo "# SIGHUP to the ranks ($ranks) after $lines journal lines; mpirun exit $?"
+    grep -i 'interrupted\|aborted' "$work/hup.out" | head -3 | sed 's/^/# tune: /'
+    last=$(tail -n 1 "$work/hup/run/journal" | cut -c1-17)
+    [ "$last" = "Q why=interrupted" ] || { echo "# the journal does not end with the pause: $last"; ok=0; }
+    grep -q 'interrupted (SIGHUP)' "$work/hup.out" || { echo "# rank 0 did not say the SIGHUP"; ok=0; }
+    for f in results.xml ranked.csv audit.csv portability.csv; do
+        [ -f "$work/hup/run/$f" ] || { echo "# no $f after the signal"; ok=0; }
+    done
+    "$K" verify "$work/hup/run" >"$work/hverify.out" 2>&1 || { echo "# verify failed"; ok=0; }
+    "$K" tune --resume "$work/hup/run" --quiet >"$work/hresume.out" 2>&1 ||
+        { echo "# resume failed"; sed 's/^/#   /' "$work/hresume.out"; ok=0; }
+    same_dirs "$work/tref/run" "$work/hup/run" || ok=0
+else
+    echo "# could not find the ranks while the run was going"
+    wait "$tp"
+    ok=0
+fi
+if [ $ok = 1 ]; then echo "ok 9 - SIGHUP to every rank: rank 0 pauses and writes the results, no rank dies of it, resume equals an uninterrupted run"
+else echo "not ok 9 - SIGHUP to every rank mid-run"; fi
 lap
