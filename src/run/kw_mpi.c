@@ -158,9 +158,22 @@ static int kw_mpi_err(int mpi_rc, const char *what, int peer)
                         what, peer, s);
 }
 
+/* The poll waits are timed on CLOCK_MONOTONIC (kw_mpi_cond_init): on the
+ * wall clock a step back (NTP, a VM resumed, date -s) made every wait last
+ * the step, so a run stalled as long (an hour back: an hour without
+ * evaluations) until 2026-12-06. */
+static void kw_mpi_cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+}
+
 static void kw_mpi_deadline(struct timespec *ts, long ns)
 {
-    clock_gettime(CLOCK_REALTIME, ts);
+    clock_gettime(CLOCK_MONOTONIC, ts);
     ts->tv_nsec += ns;
     while (ts->tv_nsec >= 1000000000L) {
         ts->tv_nsec -= 1000000000L;
@@ -482,8 +495,8 @@ int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evalu
         goto fail;
     }
     pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->kick, NULL);
-    pthread_cond_init(&p->done, NULL);
+    kw_mpi_cond_init(&p->kick);
+    kw_mpi_cond_init(&p->done);
     kw_mpi_sent = 1;
     for (int r = 1; r < p->n; r++) {
         int mrc = MPI_Send(buf, (int)len, MPI_BYTE, r, KW_MPI_TAG_SPEC, MPI_COMM_WORLD);
@@ -820,8 +833,8 @@ int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc)
     s.outs = calloc((size_t)s.cap, sizeof *s.outs);
     pthread_t *tids = calloc((size_t)s.cap, sizeof *tids);
     pthread_mutex_init(&s.mu, NULL);
-    pthread_cond_init(&s.work, NULL);
-    pthread_cond_init(&s.res, NULL);
+    kw_mpi_cond_init(&s.work);
+    kw_mpi_cond_init(&s.res);
     if (!s.jobs || !s.outs || !tids) {
         rc = kw_error_set(KW_ENOMEM, "out of memory starting the evaluation threads");
         goto done;

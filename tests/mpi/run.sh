@@ -37,7 +37,12 @@
 #     the journal proves, exit 129; no rank dies of it (main's ranks other than
 #     0 did, and mpirun then aborted the job while rank 0 wrote its pause: no
 #     Q record, no result files), the run verifies, and the resumed run's
-#     files equal an uninterrupted run's.
+#     files equal an uninterrupted run's;
+#  10 the wall clock stepped an hour back (tests/mpi/clock_back.c, an
+#     LD_PRELOAD shim built here with $CC: CLOCK_REALTIME read an hour ahead):
+#     mpirun -n 2 finishes and its files equal a one-process run's (main's
+#     ranks timed their poll waits on the wall clock: each lasted the hour,
+#     killed at the 120 s bound with nothing but the journal's header).
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -64,7 +69,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..9"
+echo "1..10"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -343,4 +348,26 @@ else
 fi
 if [ $ok = 1 ]; then echo "ok 9 - SIGHUP to every rank: rank 0 pauses and writes the results, no rank dies of it, resume equals an uninterrupted run"
 else echo "not ok 9 - SIGHUP to every rank mid-run"; fi
+lap
+
+# 10 ------------------------------------------------------------- the wall clock stepped back
+ok=1
+mkdir -p "$work/cb1" "$work/cb2"
+ca="--space $S/spaces/validate_small.xml --budget 20 --seed 3 --threads 1 --quiet"
+if ${CC:-cc} -shared -fPIC -o "$work/clock_back.so" "$S/tests/mpi/clock_back.c" -ldl \
+    >"$work/cc.out" 2>&1; then
+    "$K" tune $ca --out "$work/cb1/run" >/dev/null 2>&1 || { echo "# one-process run failed"; ok=0; }
+    # an AddressSanitizer build wants its runtime first: the shim comes first here
+    as="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+    timeout 120 "$KW_MPIRUN" --oversubscribe -x LD_PRELOAD="$work/clock_back.so" \
+        -x ASAN_OPTIONS="$as" -n 2 "$K" tune $ca --out "$work/cb2/run" >"$work/cb.out" 2>&1
+    st=$?
+    [ $st = 0 ] || { echo "# mpirun exit $st (124: timed out, a wait on the wall clock)"; \
+        sed 's/^/#   /' "$work/cb.out" | head -5; ok=0; }
+    same_dirs "$work/cb1/run" "$work/cb2/run" || ok=0
+else
+    echo "# cannot build the shim with ${CC:-cc}:"; sed 's/^/#   /' "$work/cc.out" | head -3; ok=0
+fi
+if [ $ok = 1 ]; then echo "ok 10 - the wall clock an hour back: the ranks' waits are on the monotonic clock, the files equal a one-process run's"
+else echo "not ok 10 - the wall clock stepped back"; fi
 lap
