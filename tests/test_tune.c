@@ -543,6 +543,17 @@ Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
         free(a);
         free(b);
     }
+    /* a file larger than any run's evidence (sparse, 300 MiB) is not read
+     * into memory: emptied, the evidence made again, the same bytes */
+    cr_assert_eq(truncate(path, 300L << 20), 0);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long b_len = -1;
+    char *b = slurp(run, "evidence", &b_len);
+    cr_assert(b && b_len == ev_len && memcmp(b, ev, (size_t)ev_len) == 0,
+              "RUN/evidence after a 300 MiB file: %ld bytes, not the run's %ld", b_len, ev_len);
+    free(b);
     free(ev);
     rmrf(ref);
     rmrf(d);

@@ -21,6 +21,12 @@
 #include "kw_runfile.h"
 
 #define KW_EVCACHE_PATH_MAX 4160
+/* The most of the file read back: the evidence of 256 shapes (the journal's
+ * KW_JOURNAL_SHAPE_MAX) is 65,536 portability cells, 1,024 re-checks and the
+ * neighbours, ~600 bytes a record: ~45 MB. A larger file is no evidence file
+ * of a run (a planted 10 GB one was read whole into memory): it is emptied
+ * and the evidence made again. */
+#define KW_EVCACHE_MAX_BYTES (256L << 20)
 
 typedef struct kw_evc_ent {
     char which;
@@ -171,8 +177,8 @@ static int kw_evcache_read(kw_evcache *c, uint32_t tag, off_t *good)
     *good = 0;
     if (fstat(c->fd, &st) != 0)
         return kw_error_set(KW_EIO, "evidence: %s", strerror(errno));
-    if (st.st_size == 0)
-        return 0;
+    if (st.st_size == 0 || st.st_size > KW_EVCACHE_MAX_BYTES)
+        return 0; /* nothing good: the file is cut to nothing */
     char *buf = malloc((size_t)st.st_size + 1);
     if (!buf)
         return kw_error_set(KW_ENOMEM, "out of memory reading the evidence file");
