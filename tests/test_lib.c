@@ -836,3 +836,41 @@ Test(lib, concurrent_reads_agree)
     cr_assert_eq(jobs[0].bad + jobs[1].bad, 0);
     knobwise_table_free(t);
 }
+
+/* knobwise_config_get_long reads a value as the rest of knobwise reads a
+ * person's number (kw_num_long): strtol took " 64" and "\t64" (leading
+ * blanks) as 64 on main, so a value the space never spelled passed as an
+ * integer. Trailing junk, hexadecimal, a fraction, an exponent and a value
+ * past long are refused too; "-3" and "+5" are integers. The message names
+ * the file and the row. */
+Test(lib, get_long_takes_decimal_digits_only)
+{
+    static const struct {
+        const char *value;
+        int ok;
+        long want;
+    } cases[] = {{"64", 1, 64},       {"-3", 1, -3},    {"+5", 1, 5},     {" 64", 0, 0},
+                 {"\t64", 0, 0},      {"64 ", 0, 0},    {"64x", 0, 0},    {"0x40", 0, 0},
+                 {"6.4e1", 0, 0},     {"64.0", 0, 0},   {"-", 0, 0},
+                 {"99999999999999999999", 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char csv[256];
+        snprintf(csv, sizeof csv, "shape,config_id,borrowed_from,g.tile_m\n"
+                                  "a,0123456789abcdef,,\"%s\"\n", cases[i].value);
+        knobwise_table *t = kw_t_open_text("v.csv", csv);
+        const knobwise_entry *e = NULL;
+        cr_assert_eq(knobwise_table_find(&e, t, "a"), 0);
+        long v = 12345;
+        int rc = knobwise_config_get_long(&v, knobwise_entry_config(e), "g.tile_m");
+        if (cases[i].ok) {
+            cr_assert_eq(rc, 0, "'%s': %s", cases[i].value, knobwise_error_last());
+            cr_assert_eq(v, cases[i].want, "'%s'", cases[i].value);
+        } else {
+            cr_assert_eq(rc, KNOBWISE_EINPUT, "'%s' read as %ld", cases[i].value, v);
+            cr_assert_eq(v, 12345, "'%s': the output is left alone", cases[i].value);
+            cr_assert(strstr(knobwise_error_last(), "v.csv:2: knob 'g.tile_m'") != NULL, "%s",
+                      knobwise_error_last());
+        }
+        knobwise_table_free(t);
+    }
+}

@@ -27,6 +27,7 @@
 #include "knobwise.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <stddef.h>
@@ -1140,11 +1141,14 @@ int knobwise_config_get_long(long *out, const knobwise_config *c, const char *kn
     int rc = knobwise_config_get(&v, c, knob);
     if (rc != 0)
         return rc;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || errno == ERANGE)
-        return kw_error_set(KW_EINPUT, "knob '%s' is '%s', not an integer", knob, v);
+    /* the one parser of a person's numbers (kw_num_long: an optional sign and
+     * decimal digits, nothing before or after, within long's range, in no
+     * locale): strtol took " 64" and "\t64" as 64 */
+    long x;
+    if (kw_num_long(&x, v, LONG_MIN, LONG_MAX) != 0)
+        return kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' is '%s', not an integer (decimal "
+                            "digits with an optional sign, nothing around them, within a long)",
+                            c->t->path, c->line, knob, v);
     *out = x;
     return 0;
 }
