@@ -995,3 +995,46 @@ Test(results_cli, a_passing_borrowed_winner_beats_a_faster_baseline_that_fails)
     kw_tl_free(&r);
     kw_tl_rmrf(dir);
 }
+
+/* `-o -` is standard output to everyone: report, export and recommend --all
+ * write their file there (main's report and recommend --all wrote a file
+ * named "-" in the working folder, "wrote ./-"); a verb that cannot (probe)
+ * refuses it, exit 2, and writes nothing. */
+Test(results_cli, o_dash_is_standard_output_never_a_file_named_dash)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = model_run(40);
+    kw_tl_opts o = {.cwd = dir};
+    char dash[4200];
+    snprintf(dash, sizeof dash, "%s/-", dir);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "report", ".", "-o", "-", "--no-portability", NULL);
+    cr_assert_eq(r.status, 0, "report -o -: %s", r.err);
+    cr_assert(strncmp(r.out, "<!DOCTYPE html>", 15) == 0, "report -o - stdout: %.80s", r.out);
+    cr_assert(strstr(r.out, "</html>") != NULL, "the whole report on stdout");
+    cr_assert(!kw_tl_exists(dash), "report -o - wrote a file named '-'");
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, kw_tl_bin(), "recommend", ".", "--all", "-o", "-", NULL);
+    cr_assert_eq(r.status, 0, "recommend --all -o -: %s", r.err);
+    cr_assert(strncmp(r.out, "shape,config_id,borrowed_from,", 30) == 0, "%.80s", r.out);
+    cr_assert_null(strstr(r.out, "wrote "), "only the table on stdout: %s", r.out);
+    cr_assert(!kw_tl_exists(dash), "recommend --all -o - wrote a file named '-'");
+    kw_tl_free(&r);
+    kw_tl_proc plain = kw_tl_run(&o, kw_tl_bin(), "export", ".", "--format", "json", NULL);
+    r = kw_tl_run(&o, kw_tl_bin(), "export", ".", "--format", "json", "-o", "-", NULL);
+    cr_assert_eq(r.status, 0, "export -o -: %s", r.err);
+    cr_assert_str_eq(r.out, plain.out, "export -o - is export's stdout");
+    cr_assert(!kw_tl_exists(dash), "export -o - wrote a file named '-'");
+    kw_tl_free(&r);
+    kw_tl_free(&plain);
+    r = kw_tl_run(&o, kw_tl_bin(), "report", ".", "-o", "-", "--force", NULL);
+    cr_assert_eq(r.status, 2, "--force with -o -: %s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, kw_tl_bin(), "probe", "-o", "-", NULL);
+    cr_assert_eq(r.status, 2, "probe -o -: %s", r.err);
+    cr_assert(strstr(r.err, "-o -: probe does not write standard output") != NULL, "%s", r.err);
+    cr_assert(!kw_tl_exists(dash), "probe -o - wrote a file named '-'");
+    kw_tl_free(&r);
+    rm_rf(dir);
+    free(dir);
+}

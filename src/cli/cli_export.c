@@ -73,7 +73,7 @@ static void kw_export_help(void)
            "            tile sizes, stages and split-K, predicted p95/p99, guard thresholds\n"
            "            and the roll-back configurations (schema: export.schema.json)\n"
            "  c-header  the same table as static C data for runtimes that embed it\n"
-           "Writes to stdout, or to FILE with -o (an existing FILE only with --force, and\n"
+           "Writes to stdout (also -o -), or to FILE with -o (an existing FILE only with --force, and\n"
            "only an export of the same format; any other file may be another run's\n"
            "input and is kept; a file of the run folder itself never). A run folder's\n"
            "own results.xml or mappings.csv is never read through a symbolic link.\n");
@@ -616,6 +616,12 @@ int kw_cli_export(int argc, char **argv)
     int json = strcmp(format, "json") == 0;
     if (!json && strcmp(format, "c-header") != 0)
         return kw_cli_usage_error("export", "--format takes json or c-header, not '%s'", format);
+    if (out && strcmp(out, KW_CLI_STDOUT) == 0) {
+        if (force)
+            return kw_cli_usage_error("export", "--force replaces a file; -o - writes standard "
+                                      "output");
+        out = NULL; /* standard output, the default */
+    }
     const char *run = argv[optind];
     char dir[PATH_MAX], name[PATH_MAX], rdir[PATH_MAX];
     kw_export_run_dir(rdir, sizeof rdir, run);
@@ -656,10 +662,7 @@ int kw_cli_export(int argc, char **argv)
     if ((rc = kw_sbuf_status(&b)) != 0) {
         status = kw_cli_fail("export", rc);
     } else if (!out) {
-        if (fwrite(kw_sbuf_cstr(&b), 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
-            fprintf(stderr, "knobwise export: writing stdout: %s\n", strerror(errno));
-            status = 1;
-        }
+        status = kw_cli_stdout("export", kw_sbuf_cstr(&b), b.len);
     } else {
         kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};
         if ((rc = kw_results_commit(dir, &f, 1)) != 0)

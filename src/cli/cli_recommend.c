@@ -35,6 +35,7 @@
  * same phase first (a prefill winner is a poor guess for decode). A borrowed
  * winner that fails a guard or is slower than the shape's baseline there is
  * not recommended: the baseline is, and borrowed_from reads "baseline". */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +73,8 @@ static void kw_recommend_help(void)
            "  --all            every shape of the space: write mappings.csv (a shape where\n"
            "                   nothing passes the guards gets its baseline, flagged\n"
            "                   fails_guards and named on stderr; none passing: exit 2)\n"
-           "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv):\n"
+           "  -o, --out FILE   with --all: where to write it (default RUN_DIR/mappings.csv;\n"
+           "                   - for standard output):\n"
            "                   a new file name, or an existing mappings file with --force;\n"
            "                   without it a run folder you cannot write is refused (exit 2)\n"
            "  --force          replace an existing mappings file recommend --all wrote\n"
@@ -420,6 +422,11 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
                           "guards fail)", name);
         goto done;
     }
+    if (!name[0]) { /* -o -: the table alone on standard output */
+        if (fwrite(kw_sbuf_cstr(&b), 1, b.len, stdout) != b.len || fflush(stdout) != 0)
+            rc = kw_error_set(KW_EIO, "writing standard output: %s", strerror(errno));
+        goto done;
+    }
     kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};
     if ((rc = kw_results_commit(dir, &f, 1)) == 0)
         printf("wrote %s/%s (%d shapes)\n", dir, name, r->cfg->space.n_shapes);
@@ -491,7 +498,13 @@ int kw_cli_recommend(int argc, char **argv)
         return kw_cli_usage_error("recommend", "--force goes with -o");
     /* checked before the run is read: nothing is computed for a refused path */
     char odir[KW_PATH_MAX], oname[KW_PATH_MAX];
-    if (out_path) {
+    int to_stdout = out_path && strcmp(out_path, KW_CLI_STDOUT) == 0;
+    if (to_stdout && force)
+        return kw_cli_usage_error("recommend", "--force replaces a file; -o - writes standard "
+                                  "output");
+    if (to_stdout) {
+        odir[0] = oname[0] = '\0'; /* kw_write_mappings: standard output */
+    } else if (out_path) {
         kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
         static const kw_runfolder_verb who = {"recommend --all", KW_MAPPINGS_MARK,
                                               KW_RUNFOLDER_MAPPINGS_CSV};

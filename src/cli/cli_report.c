@@ -32,7 +32,7 @@ static void kw_report_help(void)
            "report wrote (any other file may be another run's input and is kept);\n"
            "a folder, device, FIFO, symbolic link or one of the run's own files is\n"
            "refused (exit 2) before anything is written; so, without -o, is a run\n"
-           "folder you cannot write.\n");
+           "folder you cannot write. -o - writes the HTML to standard output.\n");
 }
 
 int kw_cli_report(int argc, char **argv)
@@ -65,7 +65,12 @@ int kw_cli_report(int argc, char **argv)
     /* the output is checked before the run is even read: nothing is computed
      * for a path that would be refused, nothing is written over the run */
     char odir[KW_PATH_MAX], name[KW_PATH_MAX];
-    if (out_path) {
+    int to_stdout = out_path && strcmp(out_path, KW_CLI_STDOUT) == 0;
+    if (to_stdout && force)
+        return kw_cli_usage_error("report", "--force replaces a file; -o - writes standard output");
+    if (to_stdout) {
+        odir[0] = name[0] = '\0'; /* nothing is checked: nothing is replaced */
+    } else if (out_path) {
         kw_runfolder_reads reads = {ro.space, ro.accel, ro.workload, {NULL, NULL}, {NULL, NULL}};
         static const kw_runfolder_verb who = {"report", KW_REPORT_MARK, KW_RUNFOLDER_REPORT_HTML};
         int orc = kw_runfolder_output(odir, sizeof odir, name, sizeof name, out_path, dir, &reads,
@@ -142,6 +147,11 @@ int kw_cli_report(int argc, char **argv)
     if (rc != 0) {
         kw_sbuf_free(&b);
         status = kw_cli_fail("report", rc);
+        goto done;
+    }
+    if (to_stdout) {
+        status = kw_cli_stdout("report", kw_sbuf_cstr(&b), b.len);
+        kw_sbuf_free(&b);
         goto done;
     }
     kw_outfile f = {name, kw_sbuf_cstr(&b), b.len};

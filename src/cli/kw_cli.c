@@ -32,6 +32,15 @@ int kw_cli_fail(const char *verb, int code)
     return code == KW_ECORRUPT ? 2 : kw_error_exit_status(code);
 }
 
+int kw_cli_stdout(const char *verb, const char *data, size_t len)
+{
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+        fprintf(stderr, "knobwise %s: writing standard output: %s\n", verb, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 int kw_cli_usage_error(const char *verb, const char *fmt, ...)
 {
     va_list ap;

@@ -46,5 +46,11 @@ int kw_cli_parse_double(double *out, const char *verb, const char *opt, const ch
  * a step is accepted by eval (it refused seeds above 2^31 - 1). */
 #define KW_CLI_SEED_MAX LONG_MAX
 int kw_cli_parse_seed(long *out, const char *verb, const char *text);
+/* `-o -` (KW_CLI_STDOUT): the verb writes its file to standard output instead
+ * (report, export, recommend --all); the others refuse it in
+ * kw_runfolder_output. kw_cli_stdout writes len bytes and flushes: 0, or
+ * "knobwise VERB: writing standard output: ..." printed and 1. */
+#define KW_CLI_STDOUT "-"
+int kw_cli_stdout(const char *verb, const char *data, size_t len);
 
 #endif

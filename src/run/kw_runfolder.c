@@ -410,6 +410,12 @@ int kw_runfolder_output(char *dir_out, size_t dir_len, char *name_out, size_t na
     size_t len = strlen(path);
     if (len == 0 || path[len - 1] == '/')
         return kw_error_set(KW_EINPUT, "-o '%s': not a file name", path);
+    /* "-" reads as standard output to everyone; a verb that can write there
+     * (report, export, recommend --all) handles it before this check, the
+     * others wrote a file named "-" */
+    if (strcmp(path, "-") == 0)
+        return kw_error_set(KW_EINPUT, "-o -: %s does not write standard output; name a file "
+                            "(./- for a file named '-')", who->verb);
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
     int w = slash ? snprintf(dir_out, dir_len, "%.*s", (int)(slash - path), path)
