@@ -162,9 +162,10 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
     cr_expect(!kw_tl_exists(path), "a static libknobwise.a would export the internals: %s", path);
 
     /* 2. only the API is exported: every defined dynamic symbol is knobwise_* (or a version
-     * node: KNOBWISE_1.0, KNOBWISE_1.1 for knobwise_entry_figures_from, src/lib/knobwise.map) */
+     * node: KNOBWISE_1.0, KNOBWISE_1.1 for knobwise_entry_figures_from, KNOBWISE_1.2 for
+     * knobwise_entry_warnings and _disproof*, src/lib/knobwise.map) */
     st = kw_t_sh(tmp, "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
-                      "grep -v -e '^knobwise_' -e '^KNOBWISE_1\\.[01]$'",
+                      "grep -v -e '^knobwise_' -e '^KNOBWISE_1\\.[012]$'",
                  root, libdir);
     cr_assert_eq(st, 1, "exported beyond the API (or nm failed):\n%s", kw_t_log(tmp));
     /* the 1.1 call is in its own node, the 1.0 calls stay in theirs (a runtime linked
@@ -172,8 +173,10 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
     st = kw_t_sh(tmp, "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
                       "grep -qx 'knobwise_entry_figures_from@@KNOBWISE_1.1' && "
                       "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
+                      "grep -qx 'knobwise_entry_warnings@@KNOBWISE_1.2' && "
+                      "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
                       "grep -qx 'knobwise_entry_owner@@KNOBWISE_1.0'",
-                 root, libdir, root, libdir);
+                 root, libdir, root, libdir, root, libdir);
     cr_expect_eq(st, 0, "version nodes:\n%s", kw_t_log(tmp));
 
     /* 3. compile the example with the .pc file's flags only */

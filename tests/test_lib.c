@@ -874,3 +874,155 @@ Test(lib, get_long_takes_decimal_digits_only)
         knobwise_table_free(t);
     }
 }
+
+/* The fixture results.xml with its root start tag's attributes extended by
+ * root_extra and, when stop is given, that shape marked search="stopped". */
+static char *kw_t_results_with(const char *root_extra, const char *stop)
+{
+    const char *x = kw_t_results_xml;
+    size_t n = strlen(x) + strlen(root_extra) + 64;
+    char *s = malloc(n);
+    const char *owner = strstr(x, "owner=\"team-a\"") + strlen("owner=\"team-a\"");
+    snprintf(s, n, "%.*s%s%s", (int)(owner - x), x, root_extra, owner);
+    if (stop) {
+        char at[128];
+        snprintf(at, sizeof at, "<shape name=\"%s\"", stop);
+        char *p = strstr(s, at);
+        cr_assert(p != NULL);
+        char *t = malloc(n);
+        p += strlen(at);
+        snprintf(t, n, "%.*s search=\"stopped\"%s", (int)(p - s), s, p);
+        free(s);
+        s = t;
+    }
+    return s;
+}
+
+/* A mappings.csv of the fixture run as `recommend --all` writes it: dec_none,
+ * where nothing passes the guards, is its baseline row flagged fails_guards. */
+static const char *kw_t_mappings_csv =
+    "shape,config_id,borrowed_from,g.tile_m,fuse_attention,phase,batch,seq,kv_len,streams,"
+    "p95_us,p99_us,borrow_warnings,figures_from,file_rows\n"
+    "pre_b1_s128_c1,00000000000000a1,,64,flash,prefill,1,128,0,1,100.5,120.25,,model,4\n"
+    "pre_b8_s2048_c4,00000000000000c2,,256,qk_softmax,prefill,8,2048,0,4,2000,2500,,model,4\n"
+    "dec_b4_kv1024_c2,00000000000000d1,,32,flash,decode,4,0,1024,2,50,60,,model,4\n"
+    "dec_none,00000000000000c0,,128,none,decode,1,0,64,1,70,80,fails_guards,model,4\n";
+
+/* A shape with nothing to deploy gets one answer from both files a run gives
+ * a runtime: results.xml lists it with no configuration, mappings.csv as its
+ * baseline row flagged fails_guards. On main the CSV served that baseline
+ * (return 0) and borrowed it for the shapes next to it, where results.xml
+ * refused the shape and borrowed another's winner. */
+Test(lib, nothing_to_deploy_is_the_same_answer_from_results_xml_and_mappings_csv)
+{
+    knobwise_table *x = kw_t_open_text("results.xml", kw_t_results_xml);
+    knobwise_table *c = kw_t_open_text("mappings.csv", kw_t_mappings_csv);
+    cr_assert_eq(knobwise_table_count(c), knobwise_table_count(x), "csv %d entries, xml %d",
+                 knobwise_table_count(c), knobwise_table_count(x));
+    knobwise_shape q = {KNOBWISE_DECODE, 1, 64, 1};
+    knobwise_shape near = {KNOBWISE_DECODE, 1, 128, 1};
+    knobwise_match mx, mc;
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_lookup(&mc, c, &q, 0), KNOBWISE_ENOTFOUND, "served %s",
+                 mc.entry ? knobwise_entry_name(mc.entry) : "-");
+    cr_assert(strstr(knobwise_error_last(), "mappings.csv:5: shape 'dec_none'") &&
+              strstr(knobwise_error_last(), "nothing to deploy"), "%s", knobwise_error_last());
+    cr_assert_eq(knobwise_table_find(&e, c, "dec_none"), KNOBWISE_ENOTFOUND);
+    cr_assert_null(e);
+    cr_assert_eq(knobwise_table_lookup(&mx, x, &q, 0), KNOBWISE_ENOTFOUND);
+    /* next to it, both borrow the same tuned winner (not the failing baseline) */
+    cr_assert_eq(knobwise_table_lookup(&mc, c, &near, 0), 0, "%s", knobwise_error_last());
+    cr_assert_eq(knobwise_table_lookup(&mx, x, &near, 0), 0, "%s", knobwise_error_last());
+    cr_assert_str_eq(knobwise_entry_name(mc.entry), knobwise_entry_name(mx.entry));
+    cr_assert_str_eq(knobwise_entry_name(mc.entry), "dec_b4_kv1024_c2");
+    knobwise_table_free(x);
+    knobwise_table_free(c);
+}
+
+/* What a stopped run did not finish reaches a runtime (main had no way to
+ * tell: borrow_warnings was not read, results.xml did not say): mappings.csv's
+ * borrow_warnings tokens as written, and the same tokens from a results.xml
+ * whose root says evidence="none" and whose shape says search="stopped".
+ * A borrow_warnings that is not ';'-joined tokens is refused, file and line. */
+Test(lib, warnings_say_what_a_stopped_run_did_not_finish)
+{
+    knobwise_table *t = kw_t_open_text("m.csv",
+        "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,streams,p95_us,p99_us,"
+        "borrow_warnings\n"
+        "a,0123456789abcdef,,64,prefill,1,8,0,1,,,search_stopped;no_evidence\n"
+        "b,0123456789abcdef,a,64,prefill,4,8,0,1,,,extrapolates;no_evidence\n"
+        "c,0123456789abcdef,,64,prefill,16,8,0,1,,,\n");
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "a"), 0);
+    cr_assert_str_eq(knobwise_entry_warnings(e), "search_stopped;no_evidence");
+    cr_assert_eq(knobwise_table_find(&e, t, "b"), 0);
+    cr_assert_str_eq(knobwise_entry_warnings(e), "extrapolates;no_evidence");
+    cr_assert_eq(knobwise_table_find(&e, t, "c"), 0);
+    cr_assert_str_eq(knobwise_entry_warnings(e), "");
+    cr_assert_null(knobwise_entry_warnings(NULL));
+    knobwise_table_free(t);
+
+    char *x = kw_t_results_with(" evidence=\"none\"", "pre_b8_s2048_c4");
+    t = kw_t_open_text("stopped.xml", x);
+    free(x);
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b8_s2048_c4"), 0);
+    cr_assert_str_eq(knobwise_entry_warnings(e), "search_stopped;no_evidence");
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    cr_assert_str_eq(knobwise_entry_warnings(e), "no_evidence");
+    knobwise_table_free(t);
+    t = kw_t_open_text("whole.xml", kw_t_results_xml);
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    cr_assert_str_eq(knobwise_entry_warnings(e), "", "a finished run's entry has no warning");
+    knobwise_table_free(t);
+
+    static const char *bad[] = {"Search_stopped", "a;", ";a", "a;;b", "a b", "a,b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char csv[512];
+        snprintf(csv, sizeof csv, "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,"
+                 "streams,p95_us,p99_us,borrow_warnings\n"
+                 "a,0123456789abcdef,,64,prefill,1,8,0,1,,,\"%s\"\n", bad[i]);
+        char *p = kw_t_write("bad.csv", csv);
+        knobwise_table *b = NULL;
+        cr_assert_eq(knobwise_table_open(&b, p), KNOBWISE_EINPUT, "'%s' accepted", bad[i]);
+        cr_assert(strstr(knobwise_error_last(), "bad.csv:2: borrow_warnings is") != NULL, "%s",
+                  knobwise_error_last());
+        free(p);
+    }
+}
+
+/* The claim's disproof criteria reach a runtime (DESIGN: every recommended
+ * configuration carries them; main's library did not read them). */
+Test(lib, disproof_criteria_are_read_from_results_xml)
+{
+    knobwise_table *t = kw_t_open_text("results.xml", kw_t_results_xml);
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    cr_assert_eq(knobwise_entry_disproof_count(e), 1);
+    cr_assert_str_eq(knobwise_entry_disproof(e, 0), "c");
+    cr_assert_null(knobwise_entry_disproof(e, 1));
+    cr_assert_null(knobwise_entry_disproof(e, -1));
+    cr_assert_eq(knobwise_entry_disproof_count(NULL), 0);
+    knobwise_table_free(t);
+    t = kw_t_open_text("mappings.csv", kw_t_mappings_csv);
+    cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+    cr_assert_eq(knobwise_entry_disproof_count(e), 0, "mappings.csv carries none");
+    knobwise_table_free(t);
+}
+
+/* A results.xml of a format this library does not know is refused with the
+ * formats named (main read format="2" as if it were 1). */
+Test(lib, a_results_format_it_does_not_know_is_refused)
+{
+    const char *x = kw_t_results_xml;
+    const char *f = strstr(x, "format=\"1\"");
+    char *s = malloc(strlen(x) + 1);
+    sprintf(s, "%.*sformat=\"2\"%s", (int)(f - x), x, f + strlen("format=\"1\""));
+    char *p = kw_t_write("v2.xml", s);
+    knobwise_table *t = NULL;
+    cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT);
+    cr_assert_null(t);
+    cr_assert(strstr(knobwise_error_last(), "v2.xml:2: results format 2: this libknobwise") &&
+              strstr(knobwise_error_last(), "reads format 1 only"), "%s", knobwise_error_last());
+    free(p);
+    free(s);
+}

@@ -66,6 +66,10 @@ static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
  * shape rows (KW_MAPPINGS_HEADER_ROWS), so a file cut at a line end is refused */
 #define KNOBWISE_CSV_ROWS KW_MAPPINGS_HEADER_ROWS
 #define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
+/* borrow_warnings tokens (cli_recommend.c writes them; knobwise_entry_warnings) */
+#define KNOBWISE_W_FAILS_GUARDS "fails_guards"
+#define KNOBWISE_W_STOPPED "search_stopped"
+#define KNOBWISE_W_NO_EVIDENCE "no_evidence"
 /* Knobs a table may have: knobwise's own limit (KW_KNOB_MAX, search/kw_search.h)
  * with room to spare; it also bounds the duplicate-name checks at open. */
 #define KNOBWISE_KNOBS_MAX 1024
@@ -103,6 +107,9 @@ struct knobwise_entry {
     const char *figures_from;   /* "measured", "model", or "" when the file does not say */
     int n_watch;
     knobwise_watch *watch;
+    const char *warnings;       /* tokens joined by ';' (knobwise_entry_warnings), "" when none */
+    int n_disproof;
+    const char **disproof;      /* the claim's disproof criteria (results.xml only) */
 };
 
 /* What a lookup compares, one compact row per entry (40 bytes against the
@@ -133,6 +140,7 @@ struct knobwise_table {
     knobwise_key *keys;   /* n_entries rows, built once the file is read */
     int n_unmet, cap_unmet;
     knobwise_unmet *unmet; /* tuned shapes with nothing to deploy, file order */
+    int no_evidence;       /* results.xml <results evidence=...>: stopped before the evidence */
     knobwise_chunk *arena;
 };
 
@@ -197,6 +205,7 @@ static knobwise_entry *knobwise_new_entry(knobwise_table *t)
     e->borrowed_from = "";
     e->owner = "";
     e->figures_from = "";
+    e->warnings = "";
     e->p95_us = e->p99_us = NAN;
     e->cfg.t = e->rollback[0].t = e->rollback[1].t = t;
     return e;
@@ -338,6 +347,22 @@ static int knobwise_x_rollback(knobwise_table *t, knobwise_entry *e, xmlNode *sh
             w->max = w->min = NAN;
             kw_xml_attr_double(&w->max, m, "max", t->path, p);
             kw_xml_attr_double(&w->min, m, "min", t->path, p);
+        } else if (kw_xml_is(m, "disproof")) {
+            int n = 0;
+            for (xmlNode *c = kw_xml_elem(m->children); c; c = kw_xml_elem(c->next))
+                n += kw_xml_is(c, "criterion");
+            if (n > 0 && !(e->disproof = knobwise_alloc(t, (size_t)n * sizeof *e->disproof)))
+                return knobwise_oom(t);
+            for (xmlNode *c = kw_xml_elem(m->children); c; c = kw_xml_elem(c->next)) {
+                if (!kw_xml_is(c, "criterion"))
+                    continue;
+                xmlChar *v = xmlNodeGetContent(c);
+                const char *s = knobwise_strdup(t, v ? (const char *)v : "");
+                xmlFree(v);
+                if (!s)
+                    return knobwise_oom(t);
+                e->disproof[e->n_disproof++] = s;
+            }
         } else if (kw_xml_is(m, "owner")) {
             xmlChar *v = xmlNodeGetContent(m);
             if (v) {
@@ -352,7 +377,8 @@ static int knobwise_x_rollback(knobwise_table *t, knobwise_entry *e, xmlNode *sh
 
 /* A shape with no guard-passing configuration, kept by name and dimensions
  * so that a lookup of it says so (knobwise_unmet_refuse). */
-static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *p)
+/* A new nothing-to-deploy record at the end of t's list (*out), zeroed, no dimensions. */
+static int knobwise_unmet_add(knobwise_table *t, knobwise_unmet **out)
 {
     if (t->n_unmet == t->cap_unmet) {
         int cap = t->cap_unmet ? t->cap_unmet * 2 : 4;
@@ -362,14 +388,39 @@ static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *
         t->unmet = nu;
         t->cap_unmet = cap;
     }
-    knobwise_unmet *u = &t->unmet[t->n_unmet];
-    int oom = 0;
+    knobwise_unmet *u = &t->unmet[t->n_unmet++];
     memset(u, 0, sizeof *u);
     u->key.phase = -1;
+    *out = u;
+    return 0;
+}
+
+/* Whether the ';'-joined list has token tok. */
+static int knobwise_has_token(const char *list, const char *tok)
+{
+    size_t n = strlen(tok);
+    for (const char *c = list; c && *c;) {
+        if (strncmp(c, tok, n) == 0 && (c[n] == '\0' || c[n] == ';'))
+            return 1;
+        c = strchr(c, ';');
+        c = c ? c + 1 : NULL;
+    }
+    return 0;
+}
+
+static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *p)
+{
+    knobwise_unmet *u;
+    int rc = knobwise_unmet_add(t, &u);
+    if (rc != 0)
+        return rc;
+    int oom = 0;
     u->line = kw_xml_line(shape);
     u->name = knobwise_xattr(t, shape, "name", &oom);
-    if (oom || !u->name)
+    if (oom || !u->name) {
+        t->n_unmet--; /* (the schema requires the name) */
         return oom ? knobwise_oom(t) : 0;
+    }
     char phase[16] = "";
     long batch = 0, len = 0, streams = 0;
     if (kw_xml_attr_str(phase, sizeof phase, shape, "phase", t->path, p) == 1) {
@@ -381,7 +432,6 @@ static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *
             u->key = (knobwise_key){.batch = batch, .len = len, .streams = streams,
                                     .phase = dec ? KNOBWISE_DECODE : KNOBWISE_PREFILL};
     }
-    t->n_unmet++;
     return 0;
 }
 
@@ -427,6 +477,14 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
             return KW_EINPUT;
         }
     }
+    /* what the run did not finish, as mappings.csv's borrow_warnings tokens */
+    char search[16] = "";
+    int stopped = kw_xml_attr_str(search, sizeof search, shape, "search", t->path, p) == 1 &&
+                  strcmp(search, "stopped") == 0;
+    e->warnings = stopped && t->no_evidence ? KNOBWISE_W_STOPPED ";" KNOBWISE_W_NO_EVIDENCE
+                  : stopped                 ? KNOBWISE_W_STOPPED
+                  : t->no_evidence          ? KNOBWISE_W_NO_EVIDENCE
+                                            : "";
     knobwise_x_id(&e->cfg, rec);
     if ((rc = knobwise_x_knobs(t, &e->cfg, rec, p)) != 0)
         return rc;
@@ -468,6 +526,20 @@ static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)
     kw_xml_problems p = {0};
     xmlDocPtr doc = NULL;
     int rc = kw_xml_load_output(&doc, t->path, buf, len, "results", "results/results.xsd", &p);
+    if (rc == 0) {
+        xmlNode *root = xmlDocGetRootElement(doc);
+        /* a format this library does not know may mean anything: refused, not guessed */
+        long format = 0;
+        if (kw_xml_attr_long(&format, root, "format", 1, LONG_MAX, t->path, &p) == 1 &&
+            format != KW_RESULTS_FORMAT) {
+            kw_xml_problem(&p, t->path, kw_xml_line(root), "results format %ld: this "
+                           "libknobwise (%s) reads format %d only; use the libknobwise of the "
+                           "knobwise that wrote it", format, PACKAGE_VERSION, KW_RESULTS_FORMAT);
+            rc = KW_EINPUT;
+        }
+        char ev[16] = "";
+        t->no_evidence = kw_xml_attr_str(ev, sizeof ev, root, "evidence", t->path, &p) == 1;
+    }
     if (rc == 0) {
         xmlNode *root = xmlDocGetRootElement(doc);
         for (xmlNode *n = kw_xml_elem(root->children); n && rc == 0; n = kw_xml_elem(n->next))
@@ -564,6 +636,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
     n = knobwise_csv_record(&pos, f, max, &line);
     int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0, fig_col = -1, rows_col = -1;
     long rows = 0, last = 1; /* file_rows, and the line of the last row read */
+    long n_rows = 0;         /* shape rows read: entries and nothing-to-deploy rows */
     for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
         dim_col[d] = -1;
     if (n < KNOBWISE_CSV_FIXED + 1 || strcmp(f[0], "shape") || strcmp(f[1], "config_id") ||
@@ -715,6 +788,22 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 e->p99_us = lat[1];
                 e->has_latency = 1;
             }
+            /* tokens joined by ';' (recommend writes them unquoted): a word of
+             * [a-z0-9_] each; anything else is not a file recommend wrote */
+            const char *w = f[dim_col[KNOBWISE_COL_WARNINGS]];
+            int ok = 1;
+            for (const char *c = w; *c && ok; c++)
+                ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                     (*c == ';' && c > w && c[1] != '\0' && c[1] != ';');
+            if (!ok) {
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: borrow_warnings is '%s', not tokens of "
+                                  "[a-z0-9_] joined by ';'", t->path, at, w);
+                goto done_cols;
+            }
+            if (w[0] && !(e->warnings = knobwise_strdup(t, w))) {
+                rc = knobwise_oom(t);
+                goto done_cols;
+            }
         }
         if (fig_col >= 0) {
             const char *fg = f[fig_col];
@@ -730,7 +819,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
         if (rows_col >= 0) {
             long v;
             if (knobwise_parse_count(&v, f[rows_col]) != 0 || (rows > 0 && v != rows) ||
-                (long)t->n_entries > v) {
+                n_rows + 1 > v) {
                 rc = kw_error_set(KW_EINPUT, "%s:%ld: " KNOBWISE_CSV_ROWS " is '%s', not the "
                                   "number of shape rows in the file%s", t->path, at, f[rows_col],
                                   rows > 0 ? " that the rows before it give" : "");
@@ -738,13 +827,28 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             }
             rows = v;
         }
+        n_rows++;
         last = at;
+        /* a row whose configuration fails the guards on its shape (recommend
+         * --all's baseline row: nothing to deploy): refused as results.xml's
+         * shape with no configuration is, never served nor borrowed from */
+        if (knobwise_has_token(e->warnings, KNOBWISE_W_FAILS_GUARDS)) {
+            knobwise_unmet *u;
+            if ((rc = knobwise_unmet_add(t, &u)) != 0)
+                goto done_cols;
+            u->name = e->name;
+            u->line = at;
+            u->key = (knobwise_key){e->batch_log2, e->len_log2, e->streams_log2, e->shape.batch,
+                                    e->shape.len, e->shape.streams,
+                                    e->has_dims ? e->shape.phase : -1};
+            t->n_entries--;
+        }
     }
-    if (t->n_entries == 0)
+    if (n_rows == 0)
         rc = kw_error_set(KW_EINPUT, "%s: no shape rows after the header", t->path);
-    else if (rows_col >= 0 && (long)t->n_entries != rows)
-        rc = kw_error_set(KW_EINPUT, "%s:%ld: the file ends after %d of its %ld shape rows ("
-                          KNOBWISE_CSV_ROWS "): cut short", t->path, last, t->n_entries, rows);
+    else if (rows_col >= 0 && n_rows != rows)
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: the file ends after %ld of its %ld shape rows ("
+                          KNOBWISE_CSV_ROWS "): cut short", t->path, last, n_rows, rows);
 done_cols:
     free(knob_col);
 done:
@@ -935,6 +1039,11 @@ const char *knobwise_table_kind(const knobwise_table *t) { return t ? t->kind : 
  * baseline; a borrowed winner is what the run saw fail there). */
 static int knobwise_unmet_refuse(const knobwise_table *t, int i)
 {
+    if (strcmp(t->kind, "mappings.csv") == 0) /* a fails_guards row: tuned, or borrowed */
+        return kw_error_set(KNOBWISE_ENOTFOUND, "%s:%ld: shape '%s': no configuration the run "
+                            "evaluated passes its guards there (borrow_warnings "
+                            KNOBWISE_W_FAILS_GUARDS "): nothing to deploy (keep the production "
+                            "mapping)", t->path, t->unmet[i].line, t->unmet[i].name);
     return kw_error_set(KNOBWISE_ENOTFOUND, "%s:%ld: shape '%s' was tuned, but no configuration "
                         "the run evaluated passes its guards: nothing to deploy (keep the "
                         "production mapping)", t->path, t->unmet[i].line, t->unmet[i].name);
@@ -1067,6 +1176,15 @@ int knobwise_entry_latency(double *p95_us, double *p99_us, const knobwise_entry 
 
 const char *knobwise_entry_figures_from(const knobwise_entry *e) { return e ? e->figures_from : NULL; }
 
+const char *knobwise_entry_warnings(const knobwise_entry *e) { return e ? e->warnings : NULL; }
+
+int knobwise_entry_disproof_count(const knobwise_entry *e) { return e ? e->n_disproof : 0; }
+
+const char *knobwise_entry_disproof(const knobwise_entry *e, int i)
+{
+    return e && i >= 0 && i < e->n_disproof ? e->disproof[i] : NULL;
+}
+
 int knobwise_entry_watch_count(const knobwise_entry *e) { return e ? e->n_watch : 0; }
 
 int knobwise_entry_watch(knobwise_watch *out, const knobwise_entry *e, int i)
@@ -1108,6 +1226,15 @@ const char *kw_knobwise_unmet(const knobwise_table *t, int i, long *line)
     if (line)
         *line = t->unmet[i].line;
     return t->unmet[i].name;
+}
+
+int kw_knobwise_unmet_shape(knobwise_shape *out, const knobwise_table *t, int i)
+{
+    if (!t || i < 0 || i >= t->n_unmet || t->unmet[i].key.phase < 0)
+        return KNOBWISE_ENODATA;
+    const knobwise_key *k = &t->unmet[i].key;
+    *out = (knobwise_shape){k->phase, k->batch, k->len, k->streams};
+    return 0;
 }
 
 const char *knobwise_config_value(const knobwise_config *c, int k)

@@ -115,7 +115,8 @@ typedef struct knobwise_watch {
  * results schema), a mappings.csv (from `knobwise recommend --all`), or a run
  * folder (its results.xml). *out is owned by the caller (knobwise_table_free).
  * KNOBWISE_EINPUT with "FILE:LINE: message" when the file is missing, damaged
- * or of another kind, or is a run folder's own file (its results.xml, or a
+ * or of another kind, is a results.xml of a format this library does not
+ * read (results format N), or is a run folder's own file (its results.xml, or a
  * mappings.csv in a folder holding a journal or .lock) that is a symbolic link
  * (a link named anywhere else is followed); *out is then NULL. */
 KNOBWISE_API int knobwise_table_open(knobwise_table **out, const char *path);
@@ -170,6 +171,27 @@ KNOBWISE_API int knobwise_entry_latency(double *p95_us, double *p99_us, const kn
  * run, or a shape a measured run did not tune), or "" when the file does not
  * say (a results.xml, a mappings.csv from before the column). Since 1.1. */
 KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
+/* What the deployer must know about this entry, as tokens joined by ';' ("" when
+ * none; the string is owned by the table). Since 1.2. From mappings.csv's
+ * borrow_warnings column as written; from a results.xml, the last two:
+ *   extrapolates    a borrowed row: a number outside the range the run tuned
+ *   crosses_phase   a borrowed row: tuned for the other phase
+ *   search_stopped  the run was stopped (signal, --time-limit) before this
+ *                   shape's search finished: the best configuration so far
+ *   no_evidence     the run was stopped before its evidence: no re-check at
+ *                   the final sample and long thermal window, no portability
+ *                   matrix, fewer disproof criteria (`knobwise tune --resume`
+ *                   makes them)
+ * (fails_guards rows are not entries: knobwise_table_find and _lookup refuse
+ * their shape, as they refuse a results.xml shape with nothing to deploy.)
+ * Unknown tokens may be added; a runtime that deploys only clean entries
+ * checks for "". */
+KNOBWISE_API const char *knobwise_entry_warnings(const knobwise_entry *e);
+/* The claim's disproof criteria (results.xml's <disproof><criterion>s: what
+ * observation after rollout proves the recommendation wrong), i in [0, count);
+ * count 0 for a mappings.csv. NULL for i out of range. Since 1.2. */
+KNOBWISE_API int knobwise_entry_disproof_count(const knobwise_entry *e);
+KNOBWISE_API const char *knobwise_entry_disproof(const knobwise_entry *e, int i);
 /* Guard thresholds to watch after rollout, i in [0, count). */
 KNOBWISE_API int knobwise_entry_watch_count(const knobwise_entry *e);
 KNOBWISE_API int knobwise_entry_watch(knobwise_watch *out, const knobwise_entry *e, int i);

@@ -5,9 +5,10 @@
  *   kw_knobwise_config_line   the line of the table's file a configuration's
  *                             knob values were read from (`knobwise export`
  *                             names it when a value is refused)
- *   kw_knobwise_unmet         the shapes a results.xml lists with nothing to
- *                             deploy (tuned, no configuration passes the
- *                             guards; not entries: export names them)
+ *   kw_knobwise_unmet         the shapes with nothing to deploy (a results.xml's
+ *                             shape with no configuration, a mappings.csv's
+ *                             fails_guards row; not entries: export names
+ *                             them), and kw_knobwise_unmet_shape their dimensions
  */
 #ifndef KW_KNOBWISE_H
 #define KW_KNOBWISE_H
@@ -19,9 +20,10 @@
  * has no values. */
 long kw_knobwise_config_line(const knobwise_config *c);
 
-/* The name of the i-th shape (file order) the table's results.xml lists
- * with no configuration, and the line of its <shape>; NULL once i is past
- * the last (a mappings.csv has none). */
+/* The name of the i-th shape (file order) with nothing to deploy, and the
+ * line of its <shape> or row; NULL once i is past the last. */
 const char *kw_knobwise_unmet(const knobwise_table *t, int i, long *line);
+/* Its dimensions: 0, or KNOBWISE_ENODATA when the file does not carry them. */
+int kw_knobwise_unmet_shape(knobwise_shape *out, const knobwise_table *t, int i);
 
 #endif

@@ -63,6 +63,10 @@ int main(int argc, char **argv)
     if (!m.exact)
         printf("distance log2: batch %+.3f len %+.3f streams %+.3f%s\n", m.batch_log2, m.len_log2,
                m.streams_log2, m.phase_crossed ? " (other phase)" : "");
+    /* a stopped run's entry says so (search_stopped, no_evidence): deploy it
+     * knowingly, or keep the default until the run is resumed */
+    if (knobwise_entry_warnings(m.entry)[0])
+        printf("warnings %s\n", knobwise_entry_warnings(m.entry));
     const knobwise_config *c = knobwise_entry_config(m.entry);
     printf("config %s\n", knobwise_config_id(c));
     print_config(t, c, "  ");
