@@ -583,7 +583,18 @@ Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
         snprintf(path, sizeof path, "%s/sla.%d", kw_t_fix, i);
         char *body = kw_tl_slurp(path);
         cr_assert(strstr(body, "attn_decode_kv512_b1_c1") != NULL, "%s", fmt[i]);
-        cr_assert_null(strstr(body, "attn_decode_kv2048_b32_c16"), "%s", fmt[i]);
+        /* format 2: not among the shapes to deploy, listed after them as a
+         * shape with nothing to deploy (format 1 had no place for it) */
+        const char *list = strstr(body, i ? "knobwise_export_nothing_to_deploy[" :
+                                            "\"nothing_to_deploy\": [");
+        cr_assert_not_null(list, "%s: no nothing_to_deploy list", fmt[i]);
+        const char *named = strstr(body, "\"attn_decode_kv2048_b32_c16\"");
+        cr_assert(named && named > list, "%s: the shape is among those to deploy", fmt[i]);
+        cr_assert_null(strstr(named + 1, "\"attn_decode_kv2048_b32_c16\""), "%s", fmt[i]);
+        if (!i)
+            cr_assert(strstr(list, "{\"name\": \"attn_decode_kv2048_b32_c16\", \"phase\": "
+                                   "\"decode\", \"batch\": 32, \"len\": 2048, \"streams\": 16}"),
+                      "%s", list);
         free(body);
     }
     snprintf(path, sizeof path, "%s/sla.0", kw_t_fix);

@@ -1038,3 +1038,68 @@ Test(results_cli, o_dash_is_standard_output_never_a_file_named_dash)
     rm_rf(dir);
     free(dir);
 }
+
+/* A run stopped by its --time-limit before its search finished and before
+ * its evidence: recommend, recommend --all and export say so on stderr and
+ * carry it (mappings.csv borrow_warnings search_stopped/no_evidence, the
+ * export's warnings), and results.xml records it (<results evidence="none">,
+ * <shape search="stopped">). main's binary printed "tuned in this run" and
+ * wrote a clean table and export: nothing told a deployer that the mapping
+ * is the best so far, with no re-check and no portability matrix. */
+Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char run[4200], p[4300];
+    snprintf(run, sizeof run, "%s/run", dir);
+    /* the default job takes seconds to search: one second stops it */
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--out", run, "--time-limit", "1",
+                             "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "tune: %s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(p);
+    cr_assert(strstr(xml, "evidence=\"none\""), "results.xml does not say: %.300s", xml);
+    cr_assert_gt(count(xml, "search=\"stopped\""), 0, "no shape said stopped");
+    /* the shape asked for: the first that says stopped */
+    const char *st = strstr(xml, "search=\"stopped\"");
+    const char *nm = st;
+    while (nm > xml && strncmp(nm, "<shape name=\"", 13) != 0)
+        nm--;
+    char shape[128];
+    cr_assert_eq(sscanf(nm, "<shape name=\"%127[^\"]\"", shape), 1);
+    free(xml);
+
+    r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "warning:") && strstr(r.err, "stopped before its evidence was made"),
+              "%s", r.err);
+    cr_assert(strstr(r.err, "stopped before its search finished"), "%s", r.err);
+    cr_assert(strstr(r.out, "STOPPED before its search finished"), "%s", r.out);
+    kw_tl_free(&r);
+
+    r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--all", "-o", "-", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "stopped before its evidence was made"), "%s", r.err);
+    int rows = 0, stopped = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(r.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save), rows++) {
+        if (rows == 0)
+            continue; /* the header */
+        cr_assert(strstr(l, "no_evidence"), "a row without no_evidence: %s", l);
+        stopped += strstr(l, "search_stopped") != NULL;
+    }
+    cr_assert_gt(rows, 1);
+    cr_assert_gt(stopped, 0);
+    kw_tl_free(&r);
+
+    r = kw_tl_run(NULL, kw_tl_bin(), "export", run, "--format", "json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "warning:") && strstr(r.err, "stopped before its evidence"), "%s",
+              r.err);
+    cr_assert(strstr(r.out, "\"format_version\": 2"), "%.200s", r.out);
+    cr_assert(strstr(r.out, "\"warnings\": [\"search_stopped\", \"no_evidence\"]"), "%s", r.out);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+}

@@ -53,8 +53,11 @@
 #include "kw_runfolder.h"
 #include "kw_sbuf.h"
 
-/* Version of the export formats (the JSON's format_version, the header's macro). */
-#define KW_EXPORT_FORMAT_VERSION 1
+/* Version of the export formats (the JSON's format_version, the header's
+ * macro). 2 added what 1 had no place for (README "Exports"): each shape's
+ * warnings (borrow_warnings tokens: search_stopped, no_evidence, ...) and
+ * disproof criteria, and the shapes with nothing to deploy. */
+#define KW_EXPORT_FORMAT_VERSION 2
 /* config ids: a 64-bit hash in hex (kw_knobs_cand_id) */
 #define KW_EXPORT_ID_HEX 16
 /* num_stages for double_buffer off / on (see the file comment). */
@@ -242,6 +245,22 @@ static void kw_export_json_config(kw_sbuf *b, const knobwise_table *t, const kno
     kw_sbuf_printf(b, "\n%s}", ind);
 }
 
+/* The ';'-joined tokens of list as a JSON array of strings. */
+static void kw_export_json_tokens(kw_sbuf *b, const char *list)
+{
+    kw_sbuf_puts(b, "[");
+    for (const char *c = list; c && *c;) {
+        size_t n = strcspn(c, ";");
+        char tok[128];
+        snprintf(tok, sizeof tok, "%.*s", (int)n, c);
+        kw_sbuf_puts(b, c == list ? "" : ", ");
+        kw_export_json_str(b, tok);
+        c += n;
+        c += *c == ';';
+    }
+    kw_sbuf_puts(b, "]");
+}
+
 static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
 {
     kw_sbuf_printf(b, "{\n  " KW_EXPORT_MARK_JSON ",\n  \"format_version\": %d,\n"
@@ -329,9 +348,31 @@ static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
             kw_export_json_str(b, own);
         else
             kw_sbuf_puts(b, "null");
+        kw_sbuf_puts(b, ",\n      \"warnings\": ");
+        kw_export_json_tokens(b, knobwise_entry_warnings(e));
+        kw_sbuf_puts(b, ",\n      \"disproof\": [");
+        for (int d = 0; d < knobwise_entry_disproof_count(e); d++) {
+            kw_sbuf_puts(b, d ? ",\n        " : "\n        ");
+            kw_export_json_str(b, knobwise_entry_disproof(e, d));
+        }
+        kw_sbuf_puts(b, knobwise_entry_disproof_count(e) ? "\n      ]" : "]");
         kw_sbuf_puts(b, "\n    }");
     }
-    kw_sbuf_puts(b, "\n  ]\n}\n");
+    kw_sbuf_puts(b, "\n  ],\n  \"nothing_to_deploy\": [");
+    for (int i = 0; kw_knobwise_unmet(t, i, NULL); i++) {
+        knobwise_shape s;
+        kw_sbuf_puts(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        kw_export_json_str(b, kw_knobwise_unmet(t, i, NULL));
+        if (kw_knobwise_unmet_shape(&s, t, i) == 0)
+            kw_sbuf_printf(b, ", \"phase\": \"%s\", \"batch\": %ld, \"len\": %ld, "
+                              "\"streams\": %ld}",
+                           s.phase == KNOBWISE_DECODE ? "decode" : "prefill", s.batch, s.len,
+                           s.streams);
+        else
+            kw_sbuf_puts(b, ", \"phase\": null, \"batch\": null, \"len\": null, "
+                            "\"streams\": null}");
+    }
+    kw_sbuf_puts(b, kw_knobwise_unmet(t, 0, NULL) ? "\n  ]\n}\n" : "]\n}\n");
 }
 
 /* ---- c-header ------------------------------------------------------------------------- */
@@ -412,7 +453,14 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     " * target, values NULL when it has the target's id only. The nearest-shape\n"
                     " * rule for shapes not in the table is libknobwise's (knobwise_table_lookup(3)).\n"
                     " * figures_from: where p95_us/p99_us come from, \"measured\" or \"model\"\n"
-                    " * (mappings.csv's column; \"\" when the file does not say). */\n"
+                    " * (mappings.csv's column; \"\" when the file does not say).\n"
+                    " * Since format 2: warnings, the entry's tokens joined by ';' (\"\" when\n"
+                    " * none; search_stopped: the run was stopped before this shape's search\n"
+                    " * finished; no_evidence: before its evidence; extrapolates, crosses_phase:\n"
+                    " * a borrowed row), its claim's disproof criteria (n_disproof strings),\n"
+                    " * and knobwise_export_nothing_to_deploy: the shapes where no configuration\n"
+                    " * the run evaluated passes the guards (keep the production mapping there),\n"
+                    " * KNOBWISE_EXPORT_N_NOTHING_TO_DEPLOY of them, then a NULL shape. */\n"
                     "#ifndef KNOBWISE_EXPORT_H\n#define KNOBWISE_EXPORT_H\n\n"
                     "#include <stddef.h>\n\n");
     kw_sbuf_printf(b, "#define KNOBWISE_EXPORT_FORMAT %d\n#define KNOBWISE_EXPORT_SOURCE ",
@@ -449,8 +497,23 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     "    double p95_us, p99_us;\n"
                     "    knobwise_export_config config, rollback_parent, rollback_baseline;\n"
                     "    const char *figures_from;\n"
-                    "} knobwise_export_entry;\n\n"
-                    "static const knobwise_export_entry "
+                    "    const char *warnings;\n"
+                    "    int n_disproof;\n"
+                    "    const char *const *disproof;\n"
+                    "} knobwise_export_entry;\n\n");
+    for (int i = 0; i < knobwise_table_count(t); i++) {
+        const knobwise_entry *e = knobwise_table_entry(t, i);
+        if (knobwise_entry_disproof_count(e) == 0)
+            continue;
+        kw_sbuf_printf(b, "static const char *const knobwise_export_disproof_%d[] = {\n", i);
+        for (int d = 0; d < knobwise_entry_disproof_count(e); d++) {
+            kw_sbuf_puts(b, "    ");
+            kw_export_c_str(b, knobwise_entry_disproof(e, d));
+            kw_sbuf_puts(b, ",\n");
+        }
+        kw_sbuf_puts(b, "    NULL};\n\n");
+    }
+    kw_sbuf_puts(b, "static const knobwise_export_entry "
                     "knobwise_export_table[KNOBWISE_EXPORT_N_SHAPES] = {\n");
     for (int i = 0; i < knobwise_table_count(t); i++) {
         const knobwise_entry *e = knobwise_table_entry(t, i);
@@ -477,9 +540,34 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
         kw_export_c_config(b, t, rbase);
         kw_sbuf_puts(b, ", ");
         kw_export_c_str(b, knobwise_entry_figures_from(e));
-        kw_sbuf_puts(b, "},\n");
+        kw_sbuf_puts(b, ",\n     ");
+        kw_export_c_str(b, knobwise_entry_warnings(e));
+        int nd = knobwise_entry_disproof_count(e);
+        if (nd)
+            kw_sbuf_printf(b, ", %d, knobwise_export_disproof_%d},\n", nd, i);
+        else
+            kw_sbuf_puts(b, ", 0, NULL},\n");
     }
-    kw_sbuf_puts(b, "};\n\n#endif\n");
+    int nu = 0;
+    while (kw_knobwise_unmet(t, nu, NULL))
+        nu++;
+    kw_sbuf_printf(b, "};\n\n#define KNOBWISE_EXPORT_N_NOTHING_TO_DEPLOY %d\n\n"
+                      "typedef struct knobwise_export_unmet {\n"
+                      "    const char *shape;\n"
+                      "    int has_dims, phase;\n"
+                      "    long batch, len, streams;\n"
+                      "} knobwise_export_unmet;\n\n"
+                      "static const knobwise_export_unmet\n"
+                      "    knobwise_export_nothing_to_deploy[KNOBWISE_EXPORT_N_NOTHING_TO_DEPLOY + 1] = {\n",
+                   nu);
+    for (int i = 0; i < nu; i++) {
+        knobwise_shape s = {0, 0, 0, 0};
+        int dims = kw_knobwise_unmet_shape(&s, t, i) == 0;
+        kw_sbuf_puts(b, "    {");
+        kw_export_c_str(b, kw_knobwise_unmet(t, i, NULL));
+        kw_sbuf_printf(b, ", %d, %d, %ld, %ld, %ld},\n", dims, s.phase, s.batch, s.len, s.streams);
+    }
+    kw_sbuf_puts(b, "    {NULL, 0, 0, 0, 0, 0}};\n\n#endif\n");
 }
 
 /* ---- the output path -------------------------------------------------------------------- */
@@ -653,6 +741,23 @@ int kw_cli_export(int argc, char **argv)
                 "configuration the run evaluated passes its guards): it is not in the export; "
                 "keep its production mapping\n", knobwise_table_path(t), uline,
                 kw_knobwise_unmet(t, i, NULL));
+    /* what a stopped run did not finish: said here, carried in the export
+     * (each shape's warnings) so a runtime can tell */
+    int no_ev = 0;
+    for (int i = 0; i < knobwise_table_count(t); i++) {
+        const knobwise_entry *e = knobwise_table_entry(t, i);
+        const char *w = knobwise_entry_warnings(e);
+        if (strstr(w, "search_stopped"))
+            fprintf(stderr, "knobwise export: warning: shape '%s': the run was stopped before its "
+                    "search finished: the best configuration so far (warnings search_stopped)\n",
+                    knobwise_entry_name(e));
+        no_ev |= strstr(w, "no_evidence") != NULL;
+    }
+    if (no_ev)
+        fprintf(stderr, "knobwise export: warning: %s: the run was stopped before its evidence "
+                "was made: no re-check at the final sample and long thermal window, no "
+                "portability matrix, fewer disproof criteria (warnings no_evidence); `knobwise "
+                "tune --resume` on the run folder makes them\n", knobwise_table_path(t));
     kw_sbuf b = {0};
     if (json)
         kw_export_json(&b, t);

@@ -53,6 +53,37 @@
 /* mappings.csv borrow_warnings token of a row whose configuration fails the
  * guards on its shape (README "knobwise recommend", results/formats.md) */
 #define KW_MAPPINGS_FAILS_GUARDS "fails_guards"
+/* ... of a row whose configuration comes from a shape whose search the run
+ * did not finish (stopped by a signal or --time-limit: the best so far) */
+#define KW_MAPPINGS_SEARCH_STOPPED "search_stopped"
+/* ... of every row of a run stopped before its evidence was made (no
+ * re-check at the final sample, no portability matrix, fewer disproof
+ * criteria: results.xml <results evidence=...>) */
+#define KW_MAPPINGS_NO_EVIDENCE "no_evidence"
+
+/* What a stopped run lacks, said once on stderr before any recommendation
+ * (recommend and recommend --all): the evidence (state from
+ * kw_results_evidence_read; "" = all of it) and each tuned shape's search
+ * that did not finish (only `only` when >= 0: the shape asked for). Returns
+ * whether the evidence is missing. */
+static int kw_rec_warn_stopped(const kw_rundir *r, const char *state, int only)
+{
+    int missing = state[0] != '\0';
+    if (missing)
+        fprintf(stderr, "knobwise recommend: warning: %s: the run was stopped before its evidence "
+                "was made (%s%s%s): no re-check at the final sample and long thermal window, no "
+                "portability matrix, and without them fewer disproof criteria; the mapping rests "
+                "on the search alone. `knobwise tune --resume %s` makes the evidence\n",
+                r->dir, strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "results.xml evidence=\"",
+                state, strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "\"", r->dir);
+    for (int i = 0; i < r->rs->n_shapes; i++)
+        if (r->rs->shapes[i].stopped && (only < 0 || only == i))
+            fprintf(stderr, "knobwise recommend: warning: shape %s: the run was stopped before "
+                    "its search finished: its configuration is the best so far, not the search's "
+                    "answer (borrow_warnings " KW_MAPPINGS_SEARCH_STOPPED "); `knobwise tune "
+                    "--resume %s` finishes it\n", r->rs->shapes[i].name, r->dir);
+    return missing;
+}
 
 static void kw_recommend_help(void)
 {
@@ -304,7 +335,9 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     if (x->failed)
         printf("tuned, but no configuration the run evaluated passes the guards; ");
     if (x->tuned >= 0)
-        printf("tuned in this run\n");
+        printf("tuned in this run%s\n", rs->shapes[x->tuned].stopped
+                                            ? " (STOPPED before its search finished: the best so far)"
+                                            : "");
     else if (x->use_baseline)
         printf("%s%s%s -> the BASELINE is recommended (borrowing from %s was refused)\n",
                x->failed ? "" : "not tuned; ", x->why, by, rs->shapes[x->from].name);
@@ -350,7 +383,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
     printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
 }
 
-static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
+static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, int no_evidence)
 {
     const kw_runsum *rs = r->rs;
     const kw_knobspace *ks = &rs->ks;
@@ -405,8 +438,17 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name)
             kw_sbuf_printf(&b, "%.3f", x.m.v[i99]);
         kw_sbuf_puts(&b, ",");
         const char *flags = x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags;
-        kw_sbuf_printf(&b, "%s%s%s", flags, fails && flags[0] ? ";" : "",
-                       fails ? KW_MAPPINGS_FAILS_GUARDS : ""); /* tokens: never quoted */
+        /* the shape the configuration was tuned on stopped before its search finished */
+        int from = x.use_baseline ? -1 : x.tuned >= 0 ? x.tuned : x.from;
+        int stopped = from >= 0 && rs->shapes[from].stopped;
+        const char *tok[4] = {flags, fails ? KW_MAPPINGS_FAILS_GUARDS : "",
+                              stopped ? KW_MAPPINGS_SEARCH_STOPPED : "",
+                              no_evidence ? KW_MAPPINGS_NO_EVIDENCE : ""};
+        for (int t = 0, first = 1; t < 4; t++) /* tokens: never quoted */
+            if (tok[t][0]) {
+                kw_sbuf_printf(&b, "%s%s", first ? "" : ";", tok[t]);
+                first = 0;
+            }
         /* a measured run measured only the shapes it tuned: the others'
          * figures are the model's (kw_recommend_one), and the file says so */
         kw_sbuf_printf(&b, ",%s", i95 < 0 && i99 < 0                ? ""
@@ -524,8 +566,11 @@ int kw_cli_recommend(int argc, char **argv)
     int status = 0;
     if (r->inputs_changed)
         fprintf(stderr, "knobwise recommend: warning: %s\n", r->inputs_msg);
+    char evidence[64];
+    kw_results_evidence_read(evidence, sizeof evidence, r->dir);
     if (all) {
-        if ((rc = kw_write_mappings(r, odir, oname)) != 0)
+        int no_ev = kw_rec_warn_stopped(r, evidence, -1);
+        if ((rc = kw_write_mappings(r, odir, oname, no_ev)) != 0)
             status = kw_cli_fail("recommend", rc);
         goto done;
     }
@@ -620,6 +665,7 @@ int kw_cli_recommend(int argc, char **argv)
         status = kw_cli_fail("recommend", rc);
         goto done;
     }
+    kw_rec_warn_stopped(r, evidence, x.use_baseline ? -2 : x.tuned >= 0 ? x.tuned : x.from);
     kw_print_rec(r, &x);
 done:
     kw_rundir_free(r);

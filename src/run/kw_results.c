@@ -887,6 +887,8 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_long(x, s->phase_decode ? "kv_len" : "seq", s->len);
         kw_x_long(x, "streams", s->streams);
     }
+    if (s->stopped)
+        kw_x_attr(x, "search", KW_RESULTS_SEARCH_STOPPED);
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
@@ -1015,6 +1017,9 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
     kw_x_long(&x, "budget", rs->info.budget > 0 ? rs->info.budget : 0);
     kw_x_attr(&x, "metric", rs->metric_names[rs->primary]);
     kw_x_attr(&x, "owner", rs->info.owner[0] ? rs->info.owner : "unassigned");
+    const char *ev = kw_results_evidence(rs);
+    if (ev)
+        kw_x_attr(&x, "evidence", ev);
 
     kw_x_start(&x, "inputs");
     kw_x_attr(&x, "space", rs->info.input_hash[0]);
@@ -1050,6 +1055,53 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
         rc = kw_error_set(KW_ENOMEM, "libxml2 could not write results.xml%s%s",
                           quiet.n ? ": " : "", quiet.n ? quiet.first : "");
     return rc;
+}
+
+const char *kw_results_evidence(const kw_runsum *rs)
+{
+    if (!rs->port)
+        return KW_RESULTS_EVIDENCE_NONE;
+    /* the re-check measures every evaluated baseline first (kw_evidence_recheck,
+     * r = -1), or marks it not measured on a drifting device */
+    for (int i = 0; i < rs->n_shapes; i++) {
+        const kw_rs_shape *s = &rs->shapes[i];
+        if (s->baseline >= 0 && (s->configs[s->baseline].recheck ||
+                                 s->configs[s->baseline].recheck_unmeasured))
+            return NULL;
+    }
+    for (int i = 0; i < rs->n_shapes; i++)
+        if (rs->shapes[i].baseline >= 0)
+            return KW_RESULTS_EVIDENCE_PORTABILITY;
+    return NULL; /* nothing evaluated: nothing to re-check */
+}
+
+void kw_results_evidence_read(char *state, size_t size, const char *run_dir)
+{
+    char path[KW_PATH_MAX + 32], head[4097];
+    snprintf(state, size, "%s", KW_RESULTS_EVIDENCE_NO_FILE);
+    if (snprintf(path, sizeof path, "%s/" KW_RUNFOLDER_RESULTS_XML, run_dir) >= (int)sizeof path)
+        return;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    head[n] = '\0';
+    const char *root = strstr(head, "<results ");
+    const char *end = root ? strchr(root, '>') : NULL;
+    if (!end)
+        return;
+    state[0] = '\0';
+    const char *a = strstr(root, " evidence=\"");
+    if (a && a < end) {
+        a += strlen(" evidence=\"");
+        if (strncmp(a, KW_RESULTS_EVIDENCE_NONE "\"", strlen(KW_RESULTS_EVIDENCE_NONE) + 1) == 0)
+            snprintf(state, size, "%s", KW_RESULTS_EVIDENCE_NONE);
+        else
+            snprintf(state, size, "%s", KW_RESULTS_EVIDENCE_PORTABILITY);
+    }
 }
 
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)

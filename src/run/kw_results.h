@@ -115,6 +115,31 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
  * to out as texts each ended by a NUL. 0, or KW_ENOMEM (out is then failed). */
 int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config);
 
+/* What a run's results rest on beyond its journal (results.xml's
+ * <results evidence=...>, absent when all of it is there): the evidence
+ * (kw_evidence_run) is not journaled, and a run stopped by a signal or its
+ * --time-limit before or during it keeps the search's recommendation without
+ * the re-check at the final sample and long thermal window, without the
+ * portability matrix and the disproof criteria it gives. recommend, export
+ * and libknobwise say so (README "Evidence").
+ *   NULL                              all of it (or nothing was evaluated)
+ *   KW_RESULTS_EVIDENCE_PORTABILITY   the portability matrix, no re-check
+ *                                     (a --results-every rewrite during the run)
+ *   KW_RESULTS_EVIDENCE_NONE          none of it
+ * A shape whose search the run did not finish (no D record: kw_rs_shape
+ * stopped) is <shape search="stopped">. */
+#define KW_RESULTS_EVIDENCE_NONE "none"
+#define KW_RESULTS_EVIDENCE_PORTABILITY "portability"
+#define KW_RESULTS_SEARCH_STOPPED "stopped"
+const char *kw_results_evidence(const kw_runsum *rs);
+/* The evidence state the run folder's results.xml records (its root start
+ * tag, which the writer puts at the file's start): *state "" when all of it
+ * is there (or the file predates the attribute), KW_RESULTS_EVIDENCE_NONE or
+ * _PORTABILITY, or KW_RESULTS_EVIDENCE_NO_FILE when the folder has no
+ * readable results.xml (a run killed before it wrote one). Reads at most 4 KiB. */
+#define KW_RESULTS_EVIDENCE_NO_FILE "no results.xml"
+void kw_results_evidence_read(char *state, size_t size, const char *run_dir);
+
 /* Renderers: append one file's bytes to out. rs must be finished
  * (kw_runsum_finish); portability is left empty unless kw_evidence_portability ran. */
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);

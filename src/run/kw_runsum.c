@@ -1077,7 +1077,7 @@ static void kw_build_free(kw_build *B)
 /* The evaluator shapes with a summary shape, each once, in tuning order,
  * and each one's best from the reducer. Returns 0 or a negative code. */
 static int kw_build_tuned(const kw_build *B, int *n_tuned, int tuned[KW_JOURNAL_SHAPE_MAX],
-                          uint64_t best[KW_JOURNAL_SHAPE_MAX])
+                          uint64_t best[KW_JOURNAL_SHAPE_MAX], unsigned char done[KW_JOURNAL_SHAPE_MAX])
 {
     const kw_jheader *h = B->h;
     unsigned char seen[KW_JOURNAL_SHAPE_MAX] = {0};
@@ -1090,8 +1090,10 @@ static int kw_build_tuned(const kw_build *B, int *n_tuned, int tuned[KW_JOURNAL_
         }
     for (int t = 0; t < *n_tuned && rc == 0; t++) {
         kw_jresult r;
-        if ((rc = kw_reduce_result(&r, B->red, tuned[t])) == 0)
+        if ((rc = kw_reduce_result(&r, B->red, tuned[t])) == 0) {
             best[t] = r.best_id;
+            done[t] = (unsigned char)(r.done != 0);
+        }
         kw_journal_result_clear(&r);
     }
     return rc;
@@ -1100,7 +1102,7 @@ static int kw_build_tuned(const kw_build *B, int *n_tuned, int tuned[KW_JOURNAL_
 /* After the evaluations are in rs: the (kept) refusals, every step, each
  * tuned shape's best, the derived views, the totals of a listed summary. */
 static int kw_build_end(kw_build *B, kw_runsum *rs, int n_tuned, const int *tuned,
-                        const uint64_t *best)
+                        const uint64_t *best, const unsigned char *done)
 {
     const kw_jheader *h = B->h;
     int rc = 0;
@@ -1116,8 +1118,10 @@ static int kw_build_end(kw_build *B, kw_runsum *rs, int n_tuned, const int *tune
         rc = kw_rs_add_step(rs, B->map[B->steps[i].es], &B->steps[i].st, 1);
     for (size_t i = 0; i < B->n_pairs && rc == 0; i++)
         rc = kw_runsum_add_pair(rs, B->map[B->pairs[i].es], &B->pairs[i].p);
-    for (int t = 0; t < n_tuned && rc == 0; t++)
+    for (int t = 0; t < n_tuned && rc == 0; t++) {
         kw_runsum_set_best(rs, B->map[tuned[t]], best[t]);
+        rs->shapes[B->map[tuned[t]]].stopped = !done[t];
+    }
     if (rc != 0 || (rc = kw_runsum_finish(rs)) != 0)
         return rc;
     if (B->listed)
@@ -1145,7 +1149,8 @@ static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j,
     const kw_journal *src = j ? j : hj;
     int n_tuned, tuned[KW_JOURNAL_SHAPE_MAX];
     uint64_t best[KW_JOURNAL_SHAPE_MAX];
-    if ((rc = kw_build_tuned(&B, &n_tuned, tuned, best)) != 0)
+    unsigned char done[KW_JOURNAL_SHAPE_MAX];
+    if ((rc = kw_build_tuned(&B, &n_tuned, tuned, best, done)) != 0)
         goto done;
     if (B.listed) {
         for (int t = 0; t < n_tuned && rc == 0; t++)
@@ -1157,7 +1162,7 @@ static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j,
         if ((rc = kw_build_read(&B, NULL, path, NULL)) != 0)
             goto done;
     }
-    if ((rc = kw_build_end(&B, B.rs, n_tuned, tuned, best)) != 0)
+    if ((rc = kw_build_end(&B, B.rs, n_tuned, tuned, best, done)) != 0)
         goto done;
     *out = B.rs;
     B.rs = NULL;
@@ -1262,7 +1267,8 @@ int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_li
         return kw_error_set(KW_ESTATE, "the journal has no record after its header yet");
     int n_tuned, tuned[KW_JOURNAL_SHAPE_MAX];
     uint64_t best[KW_JOURNAL_SHAPE_MAX];
-    if ((rc = kw_build_tuned(B, &n_tuned, tuned, best)) != 0)
+    unsigned char done[KW_JOURNAL_SHAPE_MAX];
+    if ((rc = kw_build_tuned(B, &n_tuned, tuned, best, done)) != 0)
         return rc;
     /* what read 2 keeps, made anew from the records so far */
     for (int i = 0; i < B->n; i++) {
@@ -1289,7 +1295,7 @@ int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_li
     }
     if (rc == 0) {
         B->keep_all = 0;
-        rc = kw_build_end(B, rs, n_tuned, tuned, best);
+        rc = kw_build_end(B, rs, n_tuned, tuned, best, done);
         B->keep_all = 1;
     }
     if (rc != 0) {

@@ -101,6 +101,10 @@ typedef struct kw_rs_shape {
      * config and ends the accepted path on it */
     int has_best;
     uint64_t best_id;
+    /* 1: a tuned shape whose search the run did not finish (the journal has
+     * no D record for it: stopped by a signal or --time-limit); its
+     * recommendation is the incumbent so far (results.xml search="stopped") */
+    int stopped;
     /* the shape's dimensions (kw_results_set_limits, from the space), written
      * to results.xml for libknobwise's nearest-shape lookup; has_dims 0 when
      * the summary was made without the space */
