@@ -22,14 +22,7 @@ void kw_knobs_cand_baseline(kw_cand *out, const kw_knobspace *ks)
 
 uint64_t kw_knobs_id_text(int n, const char *const *names, const char *const *values)
 {
-    uint64_t h = KW_FNV64_OFFSET;
-    for (int i = 0; i < n; i++) {
-        h = kw_mix_fnv1a_str(h, names[i]);
-        h = kw_mix_fnv1a_str(h, "=");
-        h = kw_mix_fnv1a_str(h, values[i]);
-        h = kw_mix_fnv1a_str(h, ";");
-    }
-    return h;
+    return kw_mix_config_id(n, names, values);
 }
 
 uint64_t kw_knobs_cand_id(const kw_knobspace *ks, const kw_cand *c)

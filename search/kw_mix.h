@@ -54,4 +54,20 @@ static inline uint64_t kw_mix_fnv1a_str(uint64_t h, const char *s)
     return h;
 }
 
+/* A configuration's id: FNV-1a 64 over "name=value;" of its n knobs in the
+ * space's order. The one home of the rule: kw_knobs_id_text (the search)
+ * and libknobwise (which checks every file's config_id against its values,
+ * without linking the search) both call it. */
+static inline uint64_t kw_mix_config_id(int n, const char *const *names, const char *const *values)
+{
+    uint64_t h = KW_FNV64_OFFSET;
+    for (int i = 0; i < n; i++) {
+        h = kw_mix_fnv1a_str(h, names[i]);
+        h = kw_mix_fnv1a_str(h, "=");
+        h = kw_mix_fnv1a_str(h, values[i]);
+        h = kw_mix_fnv1a_str(h, ";");
+    }
+    return h;
+}
+
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_mix.h"
 #include "kw_search.h"
 #include "lib/kw_tl.h"
 
@@ -452,6 +453,43 @@ static int kw_t_line_of(const char *text, const char *at)
     return line;
 }
 
+/* The mappings.csv row holding `at` (in text, a whole file) gets the config_id
+ * of its knob values (FNV-1a over "name=value;", kw_mix_config_id): the
+ * knobs are the header's columns from the fourth up to "phase". */
+static void kw_t_reid_row(char *text, const char *at)
+{
+    const char *names[256], *values[256];
+    char nb[256][64], vb[256][64];
+    char *row = (char *)at;
+    while (row > text && row[-1] != '\n')
+        row--;
+    const char *h = text;
+    int col = 0, nk = 0;
+    const char *r = row;
+    char *id = NULL;
+    while (*h && *h != '\n' && nk < 256) {
+        size_t hn = strcspn(h, ",\n"), rn = strcspn(r, ",\n");
+        if (col == 1)
+            id = (char *)r;
+        if (hn == 5 && strncmp(h, "phase", 5) == 0)
+            break;
+        if (col >= 3) {
+            snprintf(nb[nk], sizeof nb[nk], "%.*s", (int)hn, h);
+            snprintf(vb[nk], sizeof vb[nk], "%.*s", (int)rn, r);
+            names[nk] = nb[nk];
+            values[nk] = vb[nk];
+            nk++;
+        }
+        h += hn + (h[hn] == ',');
+        r += rn + (r[rn] == ',');
+        col++;
+    }
+    cr_assert(id != NULL && nk > 0);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)kw_mix_config_id(nk, names, values));
+    memcpy(id, hex, 16);
+}
+
 static void kw_t_put(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -492,10 +530,19 @@ static void kw_t_bogus_value(const char *name, const char *text, const char *fro
     snprintf(path, sizeof path, "%s/run/%s", kw_t_fix, name);
     snprintf(solo, sizeof solo, "%s/solo-%s", kw_t_fix, name);
     char *bad = kw_t_splice(text, from, to, "bogus");
+    /* libknobwise, which export reads through, refuses the edited values at
+     * open: their config_id is no longer theirs (stop 39) */
     kw_t_put(path, bad);
-    kw_t_export_expect(path, line, 2, "has no value 'bogus'");
+    kw_t_export_expect(path, line, 2, "changed after the run");
     kw_t_put(solo, bad);
-    kw_t_export_expect(solo, line, 2, "is not the id of its knob values");
+    kw_t_export_expect(solo, line, 2, "changed after the run");
+    /* a mappings.csv row whose id was made again for the bogus value passes
+     * that check; in the run folder the space refuses the value */
+    if (strcmp(name, "mappings.csv") == 0) {
+        kw_t_reid_row(bad, bad + (from - text));
+        kw_t_put(path, bad);
+        kw_t_export_expect(path, line, 2, "has no value 'bogus'");
+    }
     kw_t_put(path, text);
     free(bad);
 }

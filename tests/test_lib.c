@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "knobwise.h"
+#include "kw_mix.h"
 #include "lib/kw_tl.h"
 
 static char *kw_t_dir; /* this test's fixture folder (each test runs in its own process) */
@@ -119,7 +120,193 @@ static const char *kw_t_results_xml =
     "streams=\"1\"/>\n"
     "</results>\n";
 
+/* ---- config ids ----
+ * The library refuses a configuration whose config_id is not the id of its
+ * knob values (FNV-1a over "name=value;", kw_mix_config_id, the search's own
+ * rule). The fixtures are written by hand with placeholder ids (any 16 hex
+ * digits) and kw_t_write puts each configuration's own id in their place, so
+ * a fixture reads as the values it means; kw_t_write_raw keeps the text as
+ * it is (the mismatch test). */
+static void kw_t_hex(char out[17], int n, const char *const *names, const char *const *values)
+{
+    snprintf(out, 17, "%016llx", (unsigned long long)kw_mix_config_id(n, names, values));
+}
+
+/* 1 when s starts with 16 lowercase hex digits followed by end (a CSV field). */
+static int kw_t_is_id(const char *s, size_t n)
+{
+    if (n != 16)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* One CSV record at *pos (RFC 4180 quotes), its fields unquoted into
+ * vals[0..max) (malloc'ed), and where field 1 starts into *f1; *pos moves
+ * past it. Returns the field count, or -1 for an open quote. */
+static int kw_t_record(char **pos, char **vals, int max, char **f1)
+{
+    char *c = *pos;
+    int n = 0;
+    for (;;) {
+        /* the field's bytes at most (a quoted field, in the small fixtures only:
+         * up to the end of the text) */
+        size_t w = 0, cap = (*c == '"' ? strlen(c) : strcspn(c, ",\n")) + 1;
+        char *v = malloc(cap);
+        cr_assert(v != NULL);
+        if (n == 1)
+            *f1 = c;
+        if (*c == '"') {
+            for (c++;; c++) {
+                if (*c == '\0') {
+                    free(v);
+                    return -1;
+                }
+                if (*c == '"' && c[1] == '"')
+                    v[w++] = *c++;
+                else if (*c == '"') {
+                    c++;
+                    break;
+                } else
+                    v[w++] = *c;
+            }
+        }
+        while (*c && *c != ',' && *c != '\n')
+            v[w++] = *c++;
+        v[w] = '\0';
+        if (n < max)
+            vals[n] = v;
+        else
+            free(v);
+        n++;
+        if (*c == ',') {
+            c++;
+            continue;
+        }
+        if (*c == '\n')
+            c++;
+        *pos = c;
+        return n;
+    }
+}
+
+/* mappings.csv: each row's config_id from its knob columns (not shape,
+ * config_id, borrowed_from nor the columns after the knobs). A row whose
+ * config_id is not 16 hex digits, or whose field count is not the header's,
+ * is left as it is (the damaged-file tests). */
+static void kw_t_fix_csv(char *text)
+{
+    static const char *const fixed[] = {"shape", "config_id", "borrowed_from", "phase", "batch",
+                                        "seq", "kv_len", "streams", "p95_us", "p99_us",
+                                        "borrow_warnings", "figures_from", "file_rows"};
+    enum { MAXC = 4096 };
+    char **hdr = calloc(MAXC, sizeof *hdr), **vals = calloc(MAXC, sizeof *vals), *f1 = NULL;
+    const char **names = calloc(MAXC, sizeof *names), **values = calloc(MAXC, sizeof *values);
+    cr_assert(hdr && vals && names && values);
+    char *pos = text;
+    int nc = kw_t_record(&pos, hdr, MAXC, &f1);
+    while (nc > 0 && nc <= MAXC && *pos) {
+        int n = kw_t_record(&pos, vals, MAXC, &f1);
+        if (n < 0)
+            break;
+        int nk = 0;
+        for (int c = 0; c < n && c < nc && n == nc; c++) {
+            int knob = 1;
+            for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++)
+                knob &= strcmp(hdr[c], fixed[f]) != 0;
+            if (knob) {
+                names[nk] = hdr[c];
+                values[nk++] = vals[c];
+            }
+        }
+        if (n == nc && nk > 0 && kw_t_is_id(vals[1], strlen(vals[1])) && kw_t_is_id(f1, 16)) {
+            char hex[17];
+            kw_t_hex(hex, nk, names, values);
+            memcpy(f1, hex, 16);
+        }
+        for (int c = 0; c < n && c < MAXC; c++)
+            free(vals[c]);
+    }
+    for (int c = 0; c < nc && c < MAXC; c++)
+        free(hdr[c]);
+    free(hdr);
+    free(vals);
+    free(names);
+    free(values);
+}
+
+/* results.xml: every element with an id and <knob> children right after its
+ * start tag gets the id of those values, and every other mention of the
+ * placeholder (a roll-back target known by id only) follows it. */
+static void kw_t_fix_xml(char *text)
+{
+    enum { MAXK = 64 };
+    for (char *a = strstr(text, " id=\""); a; a = strstr(a + 1, " id=\"")) {
+        char *v = a + 5;
+        if (!kw_t_is_id(v, 16) || v[16] != '"')
+            continue;
+        char *gt = strchr(v, '>');
+        if (!gt || gt[-1] == '/')
+            continue; /* no children */
+        const char *names[MAXK], *values[MAXK];
+        char nb[MAXK][64], vb[MAXK][64];
+        int n = 0;
+        char *c = gt + 1;
+        for (;;) {
+            c += strspn(c, " \n");
+            if (strncmp(c, "<knob name=\"", 12) != 0 || n == MAXK)
+                break;
+            if (sscanf(c, "<knob name=\"%63[^\"]\" value=\"%63[^\"]\"/>", nb[n], vb[n]) != 2)
+                break;
+            names[n] = nb[n];
+            values[n] = vb[n];
+            n++;
+            c = strchr(c, '>') + 1;
+        }
+        if (n == 0)
+            continue;
+        char old[17], hex[17];
+        memcpy(old, v, 16);
+        old[16] = '\0';
+        kw_t_hex(hex, n, names, values);
+        if (strcmp(old, hex) == 0)
+            continue;
+        for (char *o = strstr(text, old); o; o = strstr(o + 16, old))
+            memcpy(o, hex, 16);
+    }
+}
+
+static char *kw_t_write_raw(const char *name, const char *text);
+
 static char *kw_t_write(const char *name, const char *text)
+{
+    char *fixed = strdup(text);
+    cr_assert(fixed != NULL);
+    char *c = fixed + (strncmp(fixed, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0); /* a byte order mark */
+    c += strspn(c, " \t\r\n");
+    if (*c == '<')
+        kw_t_fix_xml(c);
+    else if (strncmp(c, "shape,config_id,", 16) == 0)
+        kw_t_fix_csv(c);
+    char *p = kw_t_write_raw(name, fixed);
+    free(fixed);
+    return p;
+}
+
+/* The id kw_t_write gives the fixture's configuration of g.tile_m, fuse_attention. */
+static const char *kw_t_id2(const char *tile_m, const char *fuse)
+{
+    static char hex[8][17];
+    static int next;
+    const char *names[] = {"g.tile_m", "fuse_attention"}, *values[] = {tile_m, fuse};
+    char *h = hex[next++ % 8];
+    kw_t_hex(h, 2, names, values);
+    return h;
+}
+
+static char *kw_t_write_raw(const char *name, const char *text)
 {
     if (!kw_t_dir)
         kw_t_dir = kw_tl_tmpdir("kwtest");
@@ -170,7 +357,7 @@ Test(lib, exact_by_dimensions_and_by_name)
     cr_assert_eq(m.streams_log2, 0.0);
     cr_assert_str_eq(knobwise_entry_name(m.entry), "pre_b8_s2048_c4");
     const knobwise_config *c = knobwise_entry_config(m.entry);
-    cr_assert_str_eq(knobwise_config_id(c), "00000000000000c2");
+    cr_assert_str_eq(knobwise_config_id(c), kw_t_id2("256", "qk_softmax"));
     cr_assert_str_eq(kw_t_val(c, "fuse_attention"), "qk_softmax");
     long tm = 0;
     cr_assert_eq(knobwise_config_get_long(&tm, c, "g.tile_m"), 0);
@@ -314,12 +501,12 @@ Test(lib, latency_watches_and_rollback)
 
     const knobwise_config *rb = NULL;
     cr_assert_eq(knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_PARENT), 0);
-    cr_assert_str_eq(knobwise_config_id(rb), "00000000000000c1");
+    cr_assert_str_eq(knobwise_config_id(rb), kw_t_id2("256", "none"));
     cr_assert_str_eq(kw_t_val(rb, "g.tile_m"), "256");
     cr_assert_str_eq(kw_t_val(rb, "fuse_attention"), "none");
     /* the baseline target has no knobs in the file: they come from <baseline> */
     cr_assert_eq(knobwise_entry_rollback(&rb, e, KNOBWISE_ROLLBACK_BASELINE), 0);
-    cr_assert_str_eq(knobwise_config_id(rb), "00000000000000c0");
+    cr_assert_str_eq(knobwise_config_id(rb), kw_t_id2("128", "none"));
     cr_assert_str_eq(kw_t_val(rb, "g.tile_m"), "128");
     cr_assert_eq(knobwise_entry_rollback(&rb, e, 7), KNOBWISE_EINPUT);
 
@@ -1025,4 +1212,77 @@ Test(lib, a_results_format_it_does_not_know_is_refused)
               strstr(knobwise_error_last(), "reads format 1 only"), "%s", knobwise_error_last());
     free(p);
     free(s);
+}
+
+/* A configuration whose config_id is not the id of its knob values (FNV-1a
+ * over "name=value;", the search's rule) is refused at open, file and line:
+ * a value edited after the run would be deployed as if the run had evaluated
+ * it (main's library served it; export and verify refused the same file).
+ * Each place a configuration's values are read: mappings.csv's row, a
+ * results.xml recommendation, a roll-back target's own knobs. */
+Test(lib, a_config_id_that_is_not_its_values_id_is_refused)
+{
+    /* the row as recommend writes it opens; one value changed, it is refused */
+    char csv[512];
+    const char *names[] = {"g.tile_m"}, *v64[] = {"64"};
+    char id[17];
+    kw_t_hex(id, 1, names, v64);
+    snprintf(csv, sizeof csv, "shape,config_id,borrowed_from,g.tile_m\na,%s,,64\n", id);
+    char *p = kw_t_write_raw("ok.csv", csv);
+    knobwise_table *t = NULL;
+    cr_assert_eq(knobwise_table_open(&t, p), 0, "%s", knobwise_error_last());
+    knobwise_table_free(t);
+    free(p);
+    snprintf(csv, sizeof csv, "shape,config_id,borrowed_from,g.tile_m\na,%s,,128\n", id);
+    p = kw_t_write_raw("edited.csv", csv);
+    t = (knobwise_table *)&t;
+    cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT);
+    cr_assert_null(t);
+    char want[256];
+    snprintf(want, sizeof want, "edited.csv:2: config_id %s is not the id of the row's knob values",
+             id);
+    cr_assert(strstr(knobwise_error_last(), want), "%s", knobwise_error_last());
+    free(p);
+
+    /* results.xml: the recommendation's tile_m edited 256 -> 512, and
+     * separately the first parent target's 128 -> 512 */
+    char *fixed = strdup(kw_t_results_xml);
+    kw_t_fix_xml(fixed);
+    static const struct {
+        const char *from, *to;
+        long line;
+    } edits[] = {{"<knob name=\"g.tile_m\" value=\"256\"/><knob name=\"fuse_attention\" "
+                  "value=\"qk_softmax\"/>",
+                  "<knob name=\"g.tile_m\" value=\"512\"/><knob name=\"fuse_attention\" "
+                  "value=\"qk_softmax\"/>", 0},
+                 {"<target kind=\"parent\" id=\"", NULL, 0}};
+    for (int i = 0; i < 2; i++) {
+        char *x = strdup(fixed);
+        char *at = strstr(x, edits[i].from);
+        cr_assert_not_null(at);
+        if (edits[i].to) {
+            memcpy(at, edits[i].to, strlen(edits[i].to));
+        } else { /* the first parent target's tile_m 128 -> 512 */
+            at = strstr(at, "value=\"128\"");
+            cr_assert_not_null(at);
+            memcpy(at, "value=\"512\"", strlen("value=\"512\""));
+        }
+        /* the line of the element the values are children of */
+        const char *el = at;
+        while (el > x && strncmp(el, "<config ", 8) && strncmp(el, "<target ", 8))
+            el--;
+        long line = 1;
+        for (const char *c = x; c < el; c++)
+            line += *c == '\n';
+        p = kw_t_write_raw("edited.xml", x);
+        t = NULL;
+        cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT, "edit %d accepted", i);
+        snprintf(want, sizeof want, "edited.xml:%ld: configuration ", line);
+        cr_assert(strstr(knobwise_error_last(), want) &&
+                  strstr(knobwise_error_last(), "its knob values are not those of its id"),
+                  "edit %d: %s", i, knobwise_error_last());
+        free(p);
+        free(x);
+    }
+    free(fixed);
 }

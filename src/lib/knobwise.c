@@ -39,6 +39,7 @@
 
 #include "kw_error.h"
 #include "kw_knobwise.h"
+#include "kw_mix.h"
 #include "kw_num.h"
 #include "kw_results.h"
 #include "kw_input.h"
@@ -233,6 +234,20 @@ static int knobwise_is_id(const char *s)
     return 1;
 }
 
+/* 0 when c's config_id is the id of its knob values (kw_mix_config_id, the
+ * search's rule), else the id they have in *has (hex): a value edited after
+ * the run would be deployed as if the run had evaluated it (export refuses
+ * such a file; the library served it until stop 39). */
+static int knobwise_id_mismatch(const knobwise_table *t, const knobwise_config *c,
+                                char has[KNOBWISE_ID_HEX + 1])
+{
+    if (!c->values)
+        return 0;
+    uint64_t id = kw_mix_config_id(t->n_knobs, t->knobs, c->values);
+    snprintf(has, KNOBWISE_ID_HEX + 1, "%016llx", (unsigned long long)id);
+    return strcmp(has, c->id) != 0;
+}
+
 /* ---- results.xml ------------------------------------------------------------------ */
 
 /* Attribute as an arena string, or NULL when absent. */
@@ -297,6 +312,13 @@ static int knobwise_x_knobs(knobwise_table *t, knobwise_config *c, xmlNode *n, k
             return KW_EINPUT;
         }
         c->values[k++] = value;
+    }
+    char has[KNOBWISE_ID_HEX + 1];
+    if (c->id[0] && knobwise_id_mismatch(t, c, has)) {
+        kw_xml_problem(p, t->path, c->line, "configuration %s: its knob values are not those of "
+                       "its id (their id is %s): changed after the run; knobwise deploys only "
+                       "what a run evaluated", c->id, has);
+        return KW_EINPUT;
     }
     return 0;
 }
@@ -732,6 +754,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
         }
         memcpy(e->cfg.id, f[1], KNOBWISE_ID_HEX + 1);
         e->cfg.line = e->line = at;
+        int id_col = 1; /* checked once the values are read */
         for (int k = 0; k < t->n_knobs; k++) {
             if (f[knob_col[k]][0] == '\0') { /* was exported as "" */
                 rc = kw_error_set(KW_EINPUT, "%s:%ld: knob '%s' has no value", t->path, at,
@@ -747,6 +770,13 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                 rc = knobwise_oom(t);
                 goto done_cols;
             }
+        }
+        char has[KNOBWISE_ID_HEX + 1];
+        if (knobwise_id_mismatch(t, &e->cfg, has)) {
+            rc = kw_error_set(KW_EINPUT, "%s:%ld: config_id %s is not the id of the row's knob "
+                              "values (%s): changed after the run; knobwise deploys only what a "
+                              "run evaluated", t->path, at, f[id_col], has);
+            goto done_cols;
         }
         if (n_dims) {
             const char *ph = f[dim_col[KNOBWISE_COL_PHASE]];

@@ -30,6 +30,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "knobwise.h"
+#include "kw_mix.h"
 
 #define KW_BL_KNOBS 27           /* knobs of the embedded default space */
 #define KW_BL_REQUESTS 4096      /* distinct request shapes per run */
@@ -87,9 +88,19 @@ static int kw_bl_write_table(const char *path, int n, gsl_rng *r)
         long batch = 1L << gsl_rng_uniform_int(r, 7);        /* 1..64 */
         long len = 128L << gsl_rng_uniform_int(r, 7);        /* 128..8192 */
         long streams = 1L << gsl_rng_uniform_int(r, 5);      /* 1..16 */
-        fprintf(f, "s%d,%016x,", i, (unsigned)i + 1);
+        /* the row's config_id is the id of its values (libknobwise checks it) */
+        char names[KW_BL_KNOBS][16], values[KW_BL_KNOBS][16];
+        const char *np[KW_BL_KNOBS], *vp[KW_BL_KNOBS];
+        for (int k = 0; k < KW_BL_KNOBS; k++) {
+            snprintf(names[k], sizeof names[k], "g%d.tile_m", k);
+            snprintf(values[k], sizeof values[k], "%lu", 16UL << gsl_rng_uniform_int(r, 5));
+            np[k] = names[k];
+            vp[k] = values[k];
+        }
+        fprintf(f, "s%d,%016llx,", i,
+                (unsigned long long)kw_mix_config_id(KW_BL_KNOBS, np, vp));
         for (int k = 0; k < KW_BL_KNOBS; k++)
-            fprintf(f, ",%lu", 16UL << gsl_rng_uniform_int(r, 5));
+            fprintf(f, ",%s", values[k]);
         fprintf(f, ",%s,%ld,%ld,%ld,%ld,%.3f,%.3f,\n", phase ? "decode" : "prefill", batch,
                 phase ? 0 : len, phase ? len : 0, streams, 100.0 + i, 120.0 + i);
     }
