@@ -1094,6 +1094,19 @@ Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
     cr_assert_gt(stopped, 0);
     kw_tl_free(&r);
 
+    /* audit and the report say it where the shape's net path starts */
+    r = kw_tl_run(NULL, kw_tl_bin(), "audit", run, "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "STOPPED: the run was stopped before this shape's search finished"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "STOPPED") < strstr(r.out, "net path:"), "%s", r.out);
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", "--no-portability", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "<strong>Stopped:</strong> the run was stopped before this shape's "
+                            "search finished"), "the report does not say it");
+    kw_tl_free(&r);
+
     r = kw_tl_run(NULL, kw_tl_bin(), "export", run, "--format", "json", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "warning:") && strstr(r.err, "stopped before its evidence"), "%s",

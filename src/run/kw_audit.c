@@ -428,6 +428,10 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
         if (none)
             kw_sbuf_printf(out, "  no configuration evaluated passes the guards: nothing to recommend "
                                 "(the best evaluated fails %s)\n", s->configs[s->final].m.guards);
+        if (s->stopped) /* no D record: the net path leads to the best so far */
+            kw_sbuf_puts(out, "  STOPPED: the run was stopped before this shape's search finished; "
+                              "the recommendation and its net path are the best so far "
+                              "(knobwise tune --resume finishes it)\n");
         kw_sbuf_printf(out, "  bottleneck: %s -> %s\n",
                        s->configs[s->baseline].m.klass[0] ? s->configs[s->baseline].m.klass : "-",
                        s->configs[s->final].m.klass[0] ? s->configs[s->final].m.klass : "-");

@@ -901,6 +901,10 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
         kw_sbuf_puts(out, "\">Shape ");
         kw_sbuf_html(out, s->name);
         kw_sbuf_puts(out, "</h2>\n");
+        if (s->stopped) /* no D record (kw_rs_shape): the best so far, said first */
+            kw_sbuf_puts(out, "<p><strong>Stopped:</strong> the run was stopped before this "
+                              "shape's search finished; its recommendation and net path are the "
+                              "best so far (<code>knobwise tune --resume</code> finishes it).</p>\n");
         if (s->baseline < 0 || s->final < 0) {
             kw_sbuf_puts(out, "<p>No guard-passing result for this shape.</p></section>\n");
             continue;
