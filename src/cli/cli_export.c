@@ -245,6 +245,19 @@ static void kw_export_json_config(kw_sbuf *b, const knobwise_table *t, const kno
     kw_sbuf_printf(b, "\n%s}", ind);
 }
 
+/* A shape's dimensions as the JSON's "phase", "batch", "len", "streams"
+ * members after sep (all null when s is NULL: the file does not carry them). */
+static void kw_export_json_dims(kw_sbuf *b, const char *sep, const knobwise_shape *s)
+{
+    if (s)
+        kw_sbuf_printf(b, "%s\"phase\": \"%s\", \"batch\": %ld, \"len\": %ld, \"streams\": %ld",
+                       sep, s->phase == KNOBWISE_DECODE ? "decode" : "prefill", s->batch, s->len,
+                       s->streams);
+    else
+        kw_sbuf_printf(b, "%s\"phase\": null, \"batch\": null, \"len\": null, \"streams\": null",
+                       sep);
+}
+
 /* The ';'-joined tokens of list as a JSON array of strings. */
 static void kw_export_json_tokens(kw_sbuf *b, const char *list)
 {
@@ -282,14 +295,7 @@ static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
         knobwise_shape s;
         kw_sbuf_printf(b, "%s\n    {\n      \"name\": ", i ? "," : "");
         kw_export_json_str(b, knobwise_entry_name(e));
-        if (knobwise_entry_shape(&s, e) == 0)
-            kw_sbuf_printf(b, ",\n      \"phase\": \"%s\", \"batch\": %ld, \"len\": %ld, "
-                              "\"streams\": %ld",
-                           s.phase == KNOBWISE_DECODE ? "decode" : "prefill", s.batch, s.len,
-                           s.streams);
-        else
-            kw_sbuf_puts(b, ",\n      \"phase\": null, \"batch\": null, \"len\": null, "
-                            "\"streams\": null");
+        kw_export_json_dims(b, ",\n      ", knobwise_entry_shape(&s, e) == 0 ? &s : NULL);
         const char *bf = knobwise_entry_borrowed_from(e);
         kw_sbuf_puts(b, ",\n      \"borrowed_from\": ");
         if (bf[0])
@@ -363,14 +369,8 @@ static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
         knobwise_shape s;
         kw_sbuf_puts(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
         kw_export_json_str(b, kw_knobwise_unmet(t, i, NULL));
-        if (kw_knobwise_unmet_shape(&s, t, i) == 0)
-            kw_sbuf_printf(b, ", \"phase\": \"%s\", \"batch\": %ld, \"len\": %ld, "
-                              "\"streams\": %ld}",
-                           s.phase == KNOBWISE_DECODE ? "decode" : "prefill", s.batch, s.len,
-                           s.streams);
-        else
-            kw_sbuf_puts(b, ", \"phase\": null, \"batch\": null, \"len\": null, "
-                            "\"streams\": null}");
+        kw_export_json_dims(b, ", ", kw_knobwise_unmet_shape(&s, t, i) == 0 ? &s : NULL);
+        kw_sbuf_puts(b, "}");
     }
     kw_sbuf_puts(b, kw_knobwise_unmet(t, 0, NULL) ? "\n  ]\n}\n" : "]\n}\n");
 }
