@@ -981,6 +981,25 @@ static int kw_x_close_cb(void *ctx)
     return 0;
 }
 
+/* The <results evidence=...> state of rs (kw_results.h), NULL when complete. */
+static const char *kw_results_evidence(const kw_runsum *rs)
+{
+    if (!rs->port)
+        return KW_RESULTS_EVIDENCE_NONE;
+    /* the re-check measures every evaluated baseline first (kw_evidence_recheck,
+     * r = -1), or marks it not measured on a drifting device */
+    for (int i = 0; i < rs->n_shapes; i++) {
+        const kw_rs_shape *s = &rs->shapes[i];
+        if (s->baseline >= 0 && (s->configs[s->baseline].recheck ||
+                                 s->configs[s->baseline].recheck_unmeasured))
+            return NULL;
+    }
+    for (int i = 0; i < rs->n_shapes; i++)
+        if (rs->shapes[i].baseline >= 0)
+            return KW_RESULTS_EVIDENCE_PORTABILITY;
+    return NULL; /* nothing evaluated: nothing to re-check */
+}
+
 /* results.xml through libxml2's text writer, element by element into o (a
  * file or memory): the document never exists whole, as a tree or as text. */
 static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
@@ -1057,23 +1076,6 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
     return rc;
 }
 
-const char *kw_results_evidence(const kw_runsum *rs)
-{
-    if (!rs->port)
-        return KW_RESULTS_EVIDENCE_NONE;
-    /* the re-check measures every evaluated baseline first (kw_evidence_recheck,
-     * r = -1), or marks it not measured on a drifting device */
-    for (int i = 0; i < rs->n_shapes; i++) {
-        const kw_rs_shape *s = &rs->shapes[i];
-        if (s->baseline >= 0 && (s->configs[s->baseline].recheck ||
-                                 s->configs[s->baseline].recheck_unmeasured))
-            return NULL;
-    }
-    for (int i = 0; i < rs->n_shapes; i++)
-        if (rs->shapes[i].baseline >= 0)
-            return KW_RESULTS_EVIDENCE_PORTABILITY;
-    return NULL; /* nothing evaluated: nothing to re-check */
-}
 
 void kw_results_evidence_read(char *state, size_t size, const char *run_dir)
 {

@@ -116,7 +116,8 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
 int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config);
 
 /* What a run's results rest on beyond its journal (results.xml's
- * <results evidence=...>, absent when all of it is there): the evidence
+ * <results evidence=...>, absent when all of it is there; the writer's
+ * kw_results_evidence): the evidence
  * (kw_evidence_run) is not journaled, and a run stopped by a signal or its
  * --time-limit before or during it keeps the search's recommendation without
  * the re-check at the final sample and long thermal window, without the
@@ -131,7 +132,6 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
 #define KW_RESULTS_EVIDENCE_NONE "none"
 #define KW_RESULTS_EVIDENCE_PORTABILITY "portability"
 #define KW_RESULTS_SEARCH_STOPPED "stopped"
-const char *kw_results_evidence(const kw_runsum *rs);
 /* The evidence state the run folder's results.xml records (its root start
  * tag, which the writer puts at the file's start): *state "" when all of it
  * is there (or the file predates the attribute), KW_RESULTS_EVIDENCE_NONE or
