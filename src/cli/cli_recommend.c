@@ -69,19 +69,29 @@
 static int kw_rec_warn_stopped(const kw_rundir *r, const char *state, int only)
 {
     int missing = state[0] != '\0';
+    /* a run tune is writing now (it holds the lock) is not stopped: not yet finished */
+    int live = r->in_progress;
+    char fix[KW_PATH_MAX + 64];
+    if (live)
+        snprintf(fix, sizeof fix, "ask again when the run has finished");
+    else
+        snprintf(fix, sizeof fix, "`knobwise tune --resume %s` finishes it", r->dir);
     if (missing)
-        fprintf(stderr, "knobwise recommend: warning: %s: the run was stopped before its evidence "
-                "was made (%s%s%s): no re-check at the final sample and long thermal window, no "
-                "portability matrix, and without them fewer disproof criteria; the mapping rests "
-                "on the search alone. `knobwise tune --resume %s` makes the evidence\n",
-                r->dir, strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "results.xml evidence=\"",
-                state, strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "\"", r->dir);
+        fprintf(stderr, "knobwise recommend: warning: %s: the run %s (%s%s%s): no re-check at the "
+                "final sample and long thermal window, no portability matrix, and without them "
+                "fewer disproof criteria; the mapping rests on the search alone; %s\n", r->dir,
+                live ? "is still running (a tune holds its lock): its evidence is not made yet"
+                     : "was stopped before its evidence was made",
+                strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "results.xml evidence=\"",
+                state, strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "\"", fix);
     for (int i = 0; i < r->rs->n_shapes; i++)
         if (r->rs->shapes[i].stopped && (only < 0 || only == i))
-            fprintf(stderr, "knobwise recommend: warning: shape %s: the run was stopped before "
-                    "its search finished: its configuration is the best so far, not the search's "
-                    "answer (borrow_warnings " KW_MAPPINGS_SEARCH_STOPPED "); `knobwise tune "
-                    "--resume %s` finishes it\n", r->rs->shapes[i].name, r->dir);
+            fprintf(stderr, "knobwise recommend: warning: shape %s: %s: its configuration is the "
+                    "best so far, not the search's answer (borrow_warnings "
+                    KW_MAPPINGS_SEARCH_STOPPED "); %s\n", r->rs->shapes[i].name,
+                    live ? "the run is still running and this shape's search has not finished"
+                         : "the run was stopped before its search finished",
+                    fix);
     return missing;
 }
 
