@@ -648,4 +648,13 @@ Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
     st = kw_t_validate(path, &out);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
+    /* bisect to that shape's 'best' says why there is none (main: "no
+     * recommendation for shape ... in that run", the same words as for a
+     * shape the run never tuned) */
+    st = kw_t_sh(&out, "'%s' bisect '%s/sla:baseline' '%s/sla:best' --shape "
+                 "attn_decode_kv2048_b32_c16", kw_tl_bin(), kw_t_fix, kw_t_fix);
+    cr_assert_eq(st, 2, "%s", out);
+    cr_assert(strstr(out, "it was tuned, but no configuration it evaluated passes the guards") &&
+              strstr(out, "nothing to deploy"), "%s", out);
+    free(out);
 }

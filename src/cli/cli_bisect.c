@@ -91,9 +91,21 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
             int s = shape ? kw_runsum_find_shape(rs, shape) : -1;
             int w = s >= 0 ? kw_runsum_winner(rs, s) : -1;
             if (w < 0) {
+                /* say why: a shape the run did not tune, or one where nothing passed */
+                int tuned = s >= 0 && rs->shapes[s].final >= 0;
+                char guards[KW_GUARDS_LEN + 1] = "";
+                if (tuned)
+                    snprintf(guards, sizeof guards, "%s",
+                             rs->shapes[s].configs[rs->shapes[s].final].m.guards);
                 kw_rundir_free(r);
-                return kw_error_set(KW_EINPUT, "%s: no recommendation for shape '%s' in that run",
-                                    ref, shape ? shape : "?");
+                if (tuned)
+                    return kw_error_set(KW_EINPUT, "%s: no recommendation for shape '%s' in that "
+                                        "run: it was tuned, but no configuration it evaluated "
+                                        "passes the guards (the best evaluated fails %s): nothing "
+                                        "to deploy, so no 'best' to bisect to", ref, shape, guards);
+                return kw_error_set(KW_EINPUT, "%s: no recommendation for shape '%s' in that run%s",
+                                    ref, shape ? shape : "?",
+                                    s < 0 ? ": the run did not tune it" : "");
             }
             c = &rs->shapes[s].configs[w].cand;
         } else {
