@@ -55,7 +55,9 @@
  *      failed probes are stepped back (REVERT, phase probe);
  *   4. excursion (opts->tabu > 0): from the local optimum B take up to `tabu`
  *      exploratory moves (EXPLORE) to the best neighbour not yet visited in the
- *      excursion and not along the knob just changed; as soon as a neighbour
+ *      excursion and not along the knob just changed (noiseless, screening on:
+ *      a neighbour whose change measured at B bounds it out of beating B is not
+ *      evaluated, kw_ofat_excursion_cut); as soon as a neighbour
  *      beats B it is accepted and main resumes; otherwise walk back to B one
  *      knob at a time (REVERT, phase backtrack);
  *   5. settle (noiseless evaluator only): walk to the best guard-passing
