@@ -1111,7 +1111,13 @@ Test(runfolder, second_writer_refused_readers_keep_working)
     snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
     kw_rf_expect(dir, 2, NULL, KW_RF_ARGS("tune", "--out", "run", "--quiet"));
     int reads = 0;
-    while (kill(pid, 0) == 0 && waitpid(pid, NULL, WNOHANG) == 0 && reads < 6) {
+    /* WNOWAIT: the writer is only looked at here, reaped by kw_tl_wait below
+     * (a plain WNOHANG reaped a writer that had just ended, and the wait then
+     * returned -1) */
+    siginfo_t si;
+    while (reads < 6 && (memset(&si, 0, sizeof si),
+                         waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) &&
+           si.si_pid == 0) {
         kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("verify", "run", "--no-eval"));
         kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("audit", "run"));
         reads++;
