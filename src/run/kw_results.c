@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libxml/xmlreader.h>
 #include <libxml/xmlstring.h>
 #include <libxml/xmlwriter.h>
 
@@ -1079,31 +1080,41 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
 
 void kw_results_evidence_read(char *state, size_t size, const char *run_dir)
 {
-    char path[KW_PATH_MAX + 32], head[4097];
+    char path[KW_PATH_MAX + 32];
     snprintf(state, size, "%s", KW_RESULTS_EVIDENCE_NO_FILE);
     if (snprintf(path, sizeof path, "%s/" KW_RUNFOLDER_RESULTS_XML, run_dir) >= (int)sizeof path)
         return;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return;
-    ssize_t n = read(fd, head, sizeof head - 1);
-    close(fd);
-    if (n <= 0)
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return;
-    head[n] = '\0';
-    const char *root = strstr(head, "<results ");
-    const char *end = root ? strchr(root, '>') : NULL;
-    if (!end)
-        return;
-    state[0] = '\0';
-    const char *a = strstr(root, " evidence=\"");
-    if (a && a < end) {
-        a += strlen(" evidence=\"");
-        if (strncmp(a, KW_RESULTS_EVIDENCE_NONE "\"", strlen(KW_RESULTS_EVIDENCE_NONE) + 1) == 0)
-            snprintf(state, size, "%s", KW_RESULTS_EVIDENCE_NONE);
-        else
-            snprintf(state, size, "%s", KW_RESULTS_EVIDENCE_PORTABILITY);
     }
+    /* libxml2's streaming reader: only the bytes up to the root start tag
+     * are read (the writer puts it first), never the whole file */
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
+    xmlTextReaderPtr rd = xmlReaderForFd(fd, path, NULL,
+                                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    int ret = rd ? xmlTextReaderRead(rd) : -1;
+    while (ret == 1 && xmlTextReaderNodeType(rd) != XML_READER_TYPE_ELEMENT)
+        ret = xmlTextReaderRead(rd);
+    if (ret == 1 && xmlStrEqual(xmlTextReaderConstLocalName(rd), BAD_CAST "results")) {
+        state[0] = '\0';
+        xmlChar *a = xmlTextReaderGetAttribute(rd, BAD_CAST "evidence");
+        if (a)
+            snprintf(state, size, "%s",
+                     xmlStrEqual(a, BAD_CAST KW_RESULTS_EVIDENCE_NONE)
+                         ? KW_RESULTS_EVIDENCE_NONE
+                         : KW_RESULTS_EVIDENCE_PORTABILITY);
+        xmlFree(a);
+    }
+    if (rd)
+        xmlFreeTextReader(rd);
+    kw_xml_catch_end(&quiet);
+    close(fd);
 }
 
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)

@@ -136,7 +136,8 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
  * tag, which the writer puts at the file's start): *state "" when all of it
  * is there (or the file predates the attribute), KW_RESULTS_EVIDENCE_NONE or
  * _PORTABILITY, or KW_RESULTS_EVIDENCE_NO_FILE when the folder has no
- * readable results.xml (a run killed before it wrote one). Reads at most 4 KiB. */
+ * readable results.xml (a run killed before it wrote one). Read with libxml2's
+ * streaming reader up to the root start tag only. */
 #define KW_RESULTS_EVIDENCE_NO_FILE "no results.xml"
 void kw_results_evidence_read(char *state, size_t size, const char *run_dir);
 
