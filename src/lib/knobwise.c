@@ -245,6 +245,12 @@ static int knobwise_id_mismatch(const knobwise_table *t, const knobwise_config *
         return 0;
     uint64_t id = kw_mix_config_id(t->n_knobs, t->knobs, c->values);
     snprintf(has, KNOBWISE_ID_HEX + 1, "%016llx", (unsigned long long)id);
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    /* make fuzz only (libFuzzer's convention for checksums): a mutated row
+     * cannot carry its values' 64-bit id, so every mutation stopped here and
+     * the rest of the reader went unfuzzed. The id is still computed above. */
+    return 0;
+#endif
     return strcmp(has, c->id) != 0;
 }
 
