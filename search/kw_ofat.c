@@ -463,10 +463,17 @@ static void kw_ofat_enter_fix(kw_shape *s)
     o->ph = KW_OFAT_FIX;
 }
 
+/* No excursion from a local optimum that settle reached by less than the minimum effect
+ * (kw_ofat_settle_decide: pr->settled_at, noiseless): the local optimum it hopped from
+ * had its excursion, which walked the same configs but for the hop's one or two
+ * sub-threshold changes, and the probes here pair only what the hop can have changed
+ * (kw_ofat_settle_filter) for the same reason. Issue 18: on the growth bench's 27 knobs
+ * such optima were most of the 3 excursions per shape. */
 static void kw_ofat_enter_excursion(kw_eng *E, kw_shape *s)
 {
     kw_ofat *o = s->st;
-    if (E->o.tabu <= 0 || s->budget_hit) {
+    if (E->o.tabu <= 0 || s->budget_hit ||
+        (o->probe.settled && o->probe.settled_at == kw_knobs_cand_id(E->ks, &s->pos))) {
         kw_ofat_enter_fix(s);
         return;
     }

@@ -1002,3 +1002,43 @@ Test(mfengine, an_excursion_neighbour_whose_measured_change_cannot_beat_the_star
     free(b);
     kw_synth_rmdir(dir);
 }
+
+/* No excursion leaves a local optimum that settle reached by less than the minimum effect
+ * (kw_ofat_enter_excursion, issue 18). Four knobs of three values, every change losing
+ * but k3 = 1, 0.5% better than the baseline (below the 1% minimum effect): the walk
+ * stays at the baseline, its probes and excursion find nothing, and settle hops onto
+ * k3 = 1, the best config evaluated and the optimum. Read from the journal: no
+ * exploratory step (why "exploratory: ...") leaves that settled config. Main's binary
+ * journaled 23 exploratory steps from it (its excursion, again at each return there). */
+Test(mfengine, no_excursion_leaves_a_local_optimum_settled_by_less_than_the_minimum_effect)
+{
+    kw_synth s;
+    int nv[4] = {3, 3, 3, 3};
+    kw_synth_init(&s, 4, nv, 1);
+    for (int k = 0; k < 4; k++)
+        for (int v = 1; v < 3; v++)
+            s.w[k][v] = 2.0 + k + v;
+    s.w[3][1] = -0.5;
+    kw_engine_opts o = opts();
+    char dir[64], f[256], settled[64] = "";
+    long len;
+    char *b = run(&s, &o, &len, dir, sizeof dir);
+    int moves = 0, from_settled = 0;
+    for (const char *line = b; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        if (line[0] == 'T' && strstr(line, " phase=settle d=accept "))
+            field(line, "id", settled, sizeof settled);
+        if (line[0] == 'T' && strstr(line, " why=exploratory")) {
+            moves++;
+            from_settled += settled[0] && strcmp(field(line, "parent", f, sizeof f), settled) == 0;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    cr_expect(settled[0] != '\0', "settle hopped (else this test proves nothing)");
+    cr_expect_gt(moves, 0, "an excursion left the first local optimum");
+    cr_expect_eq(from_settled, 0, "exploratory moves from the settled optimum: %d, want none",
+                 from_settled);
+    cr_expect_float_eq(shipped(b), 99.5, 1e-9, "shipped %g, the optimum is 99.5", shipped(b));
+    free(b);
+    kw_synth_rmdir(dir);
+}
