@@ -385,6 +385,23 @@ Test(tune, sigterm_while_the_results_are_written_keeps_them)
  * before 1bea20a, its progress line left at "ETA ~0s" for as long as that
  * phase takes (final_requests 3,000,000: 58 s past --time-limit 3). Not said
  * with --quiet, nor without a time limit. */
+/* Each of files in run is byte for byte the same file in refrun (an
+ * uninterrupted run), results.xml (files[0]) with its re-checks. */
+static void same_as_uninterrupted(const char *refrun, const char *run, const char *const *files,
+                                  int n)
+{
+    for (int i = 0; i < n; i++) {
+        long a_len = -1, b_len = -2;
+        char *a = slurp(refrun, files[i], &a_len), *b = slurp(run, files[i], &b_len);
+        cr_assert(a && b && a_len == b_len && memcmp(a, b, (size_t)a_len) == 0,
+                  "%s: the resumed run's differs from the uninterrupted run's", files[i]);
+        if (i == 0)
+            cr_assert_not_null(strstr(b, "<recheck"), "the resume did not add the re-checks");
+        free(a);
+        free(b);
+    }
+}
+
 Test(tune, the_evidence_after_a_time_limited_search_is_announced)
 {
     char *d = tmpdir();
@@ -465,17 +482,8 @@ Test(tune, a_resume_completes_the_evidence_the_time_limit_cut)
     r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "2", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     kw_tl_free(&r);
-    const char *files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv"};
-    for (int i = 0; i < 4; i++) {
-        long a_len = -1, b_len = -2;
-        char *a = slurp(refrun, files[i], &a_len), *b = slurp(run, files[i], &b_len);
-        cr_assert(a && b && a_len == b_len && memcmp(a, b, (size_t)a_len) == 0,
-                  "%s: the resumed run's differs from the uninterrupted run's", files[i]);
-        if (i == 0)
-            cr_assert_not_null(strstr(b, "<recheck"), "the resume did not add the re-checks");
-        free(a);
-        free(b);
-    }
+    const char *const files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv"};
+    same_as_uninterrupted(refrun, run, files, 4);
     rmrf(ref);
     rmrf(d);
 }
@@ -531,18 +539,9 @@ Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "evidence: 2 evaluations read back from run/evidence"), "%s", r.err);
     kw_tl_free(&r);
-    const char *files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv",
-                           "evidence"};
-    for (int i = 0; i < 5; i++) {
-        long a_len = -1, b_len = -2;
-        char *a = slurp(refrun, files[i], &a_len), *b = slurp(run, files[i], &b_len);
-        cr_assert(a && b && a_len == b_len && memcmp(a, b, (size_t)a_len) == 0,
-                  "%s: the resumed run's differs from the uninterrupted run's", files[i]);
-        if (i == 0)
-            cr_assert_not_null(strstr(b, "<recheck"), "the resume did not add the re-checks");
-        free(a);
-        free(b);
-    }
+    const char *const files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv",
+                                 "evidence"};
+    same_as_uninterrupted(refrun, run, files, 5);
     /* a file larger than any run's evidence (sparse, 300 MiB) is not read
      * into memory: emptied, the evidence made again, the same bytes */
     cr_assert_eq(truncate(path, 300L << 20), 0);
