@@ -582,29 +582,38 @@ Test(export, knob_values_outside_the_space_are_refused_at_their_line)
  * table took the shape for one the run never tuned. Now each format's export
  * names it on stderr with its results.xml line; the output still validates
  * and holds the other shape only. */
-Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
+/* Tune run folder $fix/NAME on a two-knob space whose p99 SLA (2000 us) the
+ * configurations meet on attn_decode_kv512_b1_c1 and miss on
+ * attn_decode_kv2048_b32_c16; `both` 0: that shape alone. */
+static void kw_t_sla_run(const char *name, int both)
 {
     char path[4200], *out = NULL;
-    snprintf(path, sizeof path, "%s/sla.xml", kw_t_fix);
+    snprintf(path, sizeof path, "%s/%s.xml", kw_t_fix, name);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<space name=\"sla_half\" block=\"llama7b_attn\">\n"
                "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
                "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
-               "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
-               "  <shape ref=\"attn_decode_kv512_b1_c1\"/>\n"
+               "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n%s"
                "  <knob name=\"fuse_qkv\" values=\"off on\" baseline=\"off\"/>\n"
                "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
                "  <guards sla_p99_us=\"2000\"/>\n"
                "  <tuning sim_requests=\"200\" final_requests=\"400\"/>\n"
                "</space>\n",
-            kw_tl_src(), kw_tl_src());
+            kw_tl_src(), kw_tl_src(), both ? "  <shape ref=\"attn_decode_kv512_b1_c1\"/>\n" : "");
     fclose(f);
-    int st = kw_t_sh(&out, "'%s' tune --space '%s' --out '%s/sla' --quiet", kw_tl_bin(), path,
-                     kw_t_fix);
+    int st = kw_t_sh(&out, "'%s' tune --space '%s' --out '%s/%s' --quiet", kw_tl_bin(), path,
+                     kw_t_fix, name);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
+}
+
+Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
+{
+    char path[4200], *out = NULL;
+    kw_t_sla_run("sla", 1);
+    int st;
     snprintf(path, sizeof path, "%s/sla/results.xml", kw_t_fix);
     char *xml = kw_tl_slurp(path);
     const char *at = strstr(xml, "<shape name=\"attn_decode_kv2048_b32_c16\"");
@@ -657,4 +666,27 @@ Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
     cr_assert(strstr(out, "it was tuned, but no configuration it evaluated passes the guards") &&
               strstr(out, "nothing to deploy"), "%s", out);
     free(out);
+}
+
+/* A run where no shape has anything to deploy (the SLA run's failing shape
+ * alone): libknobwise opens its results.xml (each shape answered
+ * KNOBWISE_ENOTFOUND, test_lib), and export refuses it at the first such
+ * shape's line, exit 2, nothing written: an export would carry no
+ * configuration, and a C header could not declare its empty arrays. main
+ * refused it through the library's open ("the run recommends no
+ * configuration for any shape", no line, no reason). */
+Test(export, a_run_with_nothing_to_deploy_anywhere_is_refused_at_its_shape)
+{
+    kw_t_sla_run("none", 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/none/results.xml", kw_t_fix);
+    char *xml = kw_tl_slurp(path);
+    cr_assert(xml != NULL);
+    const char *at = strstr(xml, "<shape name=\"attn_decode_kv2048_b32_c16\"");
+    cr_assert(at != NULL && strstr(at, "<config ") == NULL, "the SLA is met there after all");
+    int line = kw_t_line_of(xml, at);
+    free(xml);
+    kw_t_export_expect(path, line, 2, "no shape of the run has a configuration to deploy (shape "
+                       "'attn_decode_kv2048_b32_c16': no configuration the run evaluated passes its "
+                       "guards): nothing to export");
 }

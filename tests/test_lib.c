@@ -1126,6 +1126,97 @@ Test(lib, nothing_to_deploy_is_the_same_answer_from_results_xml_and_mappings_csv
     knobwise_table_free(c);
 }
 
+/* A table where every shape has nothing to deploy answers each shape as it
+ * answers one such shape among others: KNOBWISE_ENOTFOUND naming the file,
+ * the shape's line and why, for its name and its dimensions; a shape it does
+ * not list is ENOTFOUND too (nothing to borrow). From both files a run gives a
+ * runtime. main refused to open either (KNOBWISE_EINPUT, "the run recommends
+ * no configuration for any shape"), so a runtime could not tell a table of
+ * such shapes from a damaged file. A file with no shape at all is still no
+ * table. */
+Test(lib, a_table_where_every_shape_has_nothing_to_deploy_answers_per_shape)
+{
+    const char *csv =
+        "shape,config_id,borrowed_from,g.tile_m,fuse_attention,phase,batch,seq,kv_len,streams,"
+        "p95_us,p99_us,borrow_warnings,figures_from,file_rows\n"
+        "pre_x,00000000000000c0,baseline,128,none,prefill,1,128,0,1,70,80,fails_guards,model,2\n"
+        "dec_none,00000000000000c0,,128,none,decode,1,0,64,1,70,80,fails_guards,model,2\n";
+    /* results.xml: the fixture with only its dec_none shape */
+    const char *x0 = strstr(kw_t_results_xml, "  <shape name=\"pre_b1_s128_c1\"");
+    const char *x1 = strstr(kw_t_results_xml, "  <shape name=\"dec_none\"");
+    cr_assert(x0 && x1);
+    size_t n = strlen(kw_t_results_xml);
+    char *xml = malloc(n + 1);
+    cr_assert_not_null(xml);
+    snprintf(xml, n + 1, "%.*s%s", (int)(x0 - kw_t_results_xml), kw_t_results_xml, x1);
+    long xline = 1;
+    for (const char *c = xml; c < strstr(xml, "<shape name=\"dec_none\""); c++)
+        xline += *c == '\n';
+    struct {
+        const char *name, *text;
+        long line;
+    } files[2] = {{"mappings.csv", csv, 3}, {"results.xml", xml, xline}};
+    for (int f = 0; f < 2; f++) {
+        char *p = kw_t_write(files[f].name, files[f].text);
+        knobwise_table *t = NULL;
+        cr_assert_eq(knobwise_table_open(&t, p), 0, "%s: %s", files[f].name, knobwise_error_last());
+        cr_assert_eq(knobwise_table_count(t), 0);
+        char want[160];
+        snprintf(want, sizeof want, "%s:%ld: shape 'dec_none'", p, files[f].line);
+        const knobwise_entry *e = NULL;
+        cr_assert_eq(knobwise_table_find(&e, t, "dec_none"), KNOBWISE_ENOTFOUND);
+        cr_assert_null(e);
+        cr_assert(strstr(knobwise_error_last(), want) &&
+                  strstr(knobwise_error_last(), "nothing to deploy"), "%s: %s", files[f].name,
+                  knobwise_error_last());
+        knobwise_shape q = {KNOBWISE_DECODE, 1, 64, 1};
+        knobwise_match m;
+        cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0), KNOBWISE_ENOTFOUND, "%s: %s",
+                     files[f].name, knobwise_error_last());
+        cr_assert(strstr(knobwise_error_last(), want), "%s", knobwise_error_last());
+        cr_assert_null(m.entry);
+        knobwise_shape other = {KNOBWISE_DECODE, 8, 512, 2};
+        cr_assert_eq(knobwise_table_lookup(&m, t, &other, KNOBWISE_LOOKUP_CROSS_PHASE),
+                     KNOBWISE_ENOTFOUND, "%s", files[f].name);
+        cr_assert(strstr(knobwise_error_last(), "nothing to borrow"), "%s", knobwise_error_last());
+        cr_assert_null(m.entry);
+        cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), KNOBWISE_ENOTFOUND);
+        knobwise_table_free(t);
+        free(p);
+    }
+    free(xml);
+    /* no shape at all: no table */
+    char *p = kw_t_write_raw("empty.xml", "<?xml version=\"1.0\"?>\n<results format=\"1\" "
+                             "knobwise=\"0.1.0\" run=\"r\" space=\"s\" strategy=\"ofat\" seed=\"1\" "
+                             "budget=\"1\" metric=\"p95\" owner=\"o\">\n<inputs space=\"\" "
+                             "accelerator=\"\" workload=\"\"/>\n</results>\n");
+    knobwise_table *t = NULL;
+    cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT);
+    cr_assert_null(t);
+    free(p);
+}
+
+/* A shape listed twice is refused when one of the listings has nothing to
+ * deploy, as two served listings are: main compared only served rows, so a
+ * fails_guards row beside a served row of the same name opened, and the name
+ * was served by find and refused by the exact lookup of its dimensions. */
+Test(lib, a_shape_listed_twice_is_refused_when_one_listing_has_nothing_to_deploy)
+{
+    char *p = kw_t_write("twice.csv",
+        "shape,config_id,borrowed_from,g.tile_m,fuse_attention,phase,batch,seq,kv_len,streams,"
+        "p95_us,p99_us,borrow_warnings,figures_from,file_rows\n"
+        "dec_a,00000000000000d1,,32,flash,decode,4,0,1024,2,50,60,,model,3\n"
+        "pre_b,00000000000000a1,,64,flash,prefill,1,128,0,1,100.5,120.25,,model,3\n"
+        "dec_a,00000000000000c0,,128,none,decode,1,0,64,1,70,80,fails_guards,model,3\n");
+    knobwise_table *t = NULL;
+    cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT, "opened with %d entries",
+                 knobwise_table_count(t));
+    char want[160];
+    snprintf(want, sizeof want, "%s:4: shape 'dec_a' listed twice (first at line 2)", p);
+    cr_assert(strstr(knobwise_error_last(), want), "%s", knobwise_error_last());
+    free(p);
+}
+
 /* What a stopped run did not finish reaches a runtime (main had no way to
  * tell: borrow_warnings was not read, results.xml did not say): mappings.csv's
  * borrow_warnings tokens as written, and the same tokens from a results.xml

@@ -734,8 +734,23 @@ int kw_cli_export(int argc, char **argv)
         knobwise_table_free(t);
         return kw_cli_fail("export", rc);
     }
-    /* a shape the run tuned with nothing to deploy is in neither format: say so */
+    /* a table whose every shape has nothing to deploy opens (libknobwise
+     * answers each shape so); an export of it would carry no configuration
+     * (and a C header could not declare its empty arrays): refused */
     long uline = 0;
+    if (knobwise_table_count(t) == 0 && kw_knobwise_unmet(t, 0, &uline)) {
+        int nu = 0;
+        while (kw_knobwise_unmet(t, nu, NULL))
+            nu++;
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: no shape of the run has a configuration to deploy "
+                          "(shape '%s'%s: no configuration the run evaluated passes its guards): "
+                          "nothing to export; keep the production mapping",
+                          knobwise_table_path(t), uline, kw_knobwise_unmet(t, 0, NULL),
+                          nu > 1 ? " and every other one" : "");
+        knobwise_table_free(t);
+        return kw_cli_fail("export", rc);
+    }
+    /* a shape the run tuned with nothing to deploy is in neither format: say so */
     for (int i = 0; kw_knobwise_unmet(t, i, &uline); i++)
         fprintf(stderr, "knobwise export: note: %s:%ld: shape '%s' has nothing to deploy (no "
                 "configuration the run evaluated passes its guards): it is not in the export; "

@@ -459,6 +459,7 @@ static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *
             kw_xml_attr_long(&streams, shape, "streams", 1, KNOBWISE_COUNT_MAX, t->path, p) == 1)
             u->key = (knobwise_key){.batch = batch, .len = len, .streams = streams,
                                     .phase = dec ? KNOBWISE_DECODE : KNOBWISE_PREFILL};
+        t->any_dims |= u->key.phase >= 0; /* a table of such shapes alone is looked up too */
     }
     return 0;
 }
@@ -896,41 +897,45 @@ done:
 
 typedef struct knobwise_name_ref {
     const char *name;
-    int i;
+    long line;
 } knobwise_name_ref;
 
 static int knobwise_name_cmp(const void *a, const void *b)
 {
     const knobwise_name_ref *x = a, *y = b;
     int c = strcmp(x->name, y->name);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
+    return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
-/* A shape listed twice: the first repeat in file order, named with its line
- * and the line of the first listing. Sorting the names is O(N log N); the
- * comparison of each new name with every earlier one that it replaces was
- * O(N^2) and hung on a large file (a 3.4 MB mappings.csv of 80,000 rows took
- * 28 s of CPU to open, and files knobwise writes are read up to 512 MiB);
- * a hash set would be linear but can be flooded by crafted names. */
+/* A shape listed twice, as an entry or as a shape with nothing to deploy
+ * (until 2026-12-07 the latter were not compared: a fails_guards row beside
+ * a served row of the same name opened, and the name was answered both
+ * ways): the first repeat in file order, named with its line and the line
+ * of the first listing. Sorting the names is O(N log N); the comparison of
+ * each new name with every earlier one that it replaces was O(N^2) and hung
+ * on a large file (a 3.4 MB mappings.csv of 80,000 rows took 28 s of CPU to
+ * open, and files knobwise writes are read up to 512 MiB); a hash set would
+ * be linear but can be flooded by crafted names. */
 static int knobwise_dup_names(const knobwise_table *t)
 {
-    int n = t->n_entries, dup = -1, first = -1;
+    int n = t->n_entries + t->n_unmet, dup = -1;
     knobwise_name_ref *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
     if (!r)
         return knobwise_oom(t);
-    for (int i = 0; i < n; i++)
-        r[i] = (knobwise_name_ref){t->entries[i].name, i};
+    for (int i = 0; i < t->n_entries; i++)
+        r[i] = (knobwise_name_ref){t->entries[i].name, t->entries[i].line};
+    for (int i = 0; i < t->n_unmet; i++)
+        r[t->n_entries + i] = (knobwise_name_ref){t->unmet[i].name, t->unmet[i].line};
     qsort(r, (size_t)n, sizeof *r, knobwise_name_cmp);
-    for (int i = 1; i < n; i++)
-        if (strcmp(r[i].name, r[i - 1].name) == 0 && (dup < 0 || r[i].i < dup)) {
-            dup = r[i].i;
-            first = r[i - 1].i; /* within a name, sorted by file order */
-        }
+    for (int i = 1; i < n; i++) /* within a name, sorted by file order */
+        if (strcmp(r[i].name, r[i - 1].name) == 0 && (dup < 0 || r[i].line < r[dup].line))
+            dup = i;
+    int rc = 0;
+    if (dup >= 0)
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s' listed twice (first at line %ld)",
+                          t->path, r[dup].line, r[dup].name, r[dup - 1].line);
     free(r);
-    if (dup < 0)
-        return 0;
-    return kw_error_set(KW_EINPUT, "%s:%ld: shape '%s' listed twice (first at line %ld)", t->path,
-                        t->entries[dup].line, t->entries[dup].name, t->entries[first].line);
+    return rc;
 }
 
 void knobwise_table_free(knobwise_table *t)
@@ -1020,11 +1025,18 @@ static int knobwise_table_open_c(knobwise_table **out, const char *path)
         t->kind = "mappings.csv";
         rc = knobwise_read_csv(t, buf);
     }
-    if (rc == 0 && t->n_entries == 0)
+    /* A table whose every shape has nothing to deploy (no configuration the
+     * run evaluated passes the guards there) opens: each of its shapes is
+     * answered KNOBWISE_ENOTFOUND with its reason, as one such shape among
+     * others is (until 2026-12-07 the whole table was KNOBWISE_EINPUT, "no
+     * configuration for any shape", from either file). A file with no shape
+     * at all is no table. */
+    if (rc == 0 && t->n_entries == 0 && t->n_unmet == 0)
         rc = kw_error_set(KW_EINPUT, "%s: the run recommends no configuration for any shape", path);
     if (rc == 0)
         rc = knobwise_dup_names(t);
-    if (rc == 0 && !(t->keys = malloc((size_t)t->n_entries * sizeof *t->keys)))
+    if (rc == 0 && !(t->keys = malloc((size_t)(t->n_entries > 0 ? t->n_entries : 1) *
+                                      sizeof *t->keys)))
         rc = kw_error_set(KW_ENOMEM, "%s: out of memory", path);
     for (int i = 0; rc == 0 && i < t->n_entries; i++) {
         const knobwise_entry *e = &t->entries[i];
@@ -1158,6 +1170,11 @@ int knobwise_table_lookup(knobwise_match *out, const knobwise_table *t,
             return knobwise_unmet_refuse(t, u);
     }
     const char *ph = q->phase == KNOBWISE_DECODE ? "decode" : "prefill";
+    if (i < 0 && t->n_entries == 0)
+        return kw_error_set(KNOBWISE_ENOTFOUND, "%s: no shape the run tuned has a configuration "
+                            "to deploy (none that it evaluated passes the guards): nothing to "
+                            "borrow for %s batch %ld len %ld streams %ld (keep the production "
+                            "mapping)", t->path, ph, q->batch, q->len, q->streams);
     if (i < 0)
         return kw_error_set(KNOBWISE_ENOTFOUND,
                             "%s: no %s entry to borrow from (borrowing across phases needs "
