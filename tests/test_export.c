@@ -668,6 +668,99 @@ Test(export, a_shape_with_nothing_to_deploy_is_named_not_dropped_silently)
     free(out);
 }
 
+/* text (a mappings.csv without quoted fields) with its knob columns edited:
+ * swap 1 swaps the first two knob columns, else the last knob column is
+ * dropped; every row is then given the config_id of its values in the
+ * file's new column order (what libknobwise checks at open). */
+static char *kw_t_knob_columns(const char *text, int swap)
+{
+    size_t n = strlen(text);
+    char *out = malloc(n + 1), *o = out;
+    cr_assert(out != NULL);
+    int first = 3, last = -1; /* knob columns: 3 .. the one before "phase" */
+    for (int c = 0, at = 0; text[at] != '\n'; c++) {
+        size_t w = strcspn(text + at, ",\n");
+        if (w == 5 && strncmp(text + at, "phase", 5) == 0) {
+            last = c - 1;
+            break;
+        }
+        at += (int)w + (text[at + w] == ',');
+    }
+    cr_assert(last > first, "fewer than two knob columns");
+    for (const char *line = text; *line; line = strchr(line, '\n') + 1) {
+        const char *f[512];
+        size_t fl[512];
+        int nf = 0;
+        for (const char *c = line; nf < 512;) {
+            size_t w = strcspn(c, ",\n");
+            f[nf] = c;
+            fl[nf++] = w;
+            if (c[w] != ',')
+                break;
+            c += w + 1;
+        }
+        for (int i = 0; i < nf; i++) {
+            int src = i;
+            if (swap && i == first)
+                src = first + 1;
+            else if (swap && i == first + 1)
+                src = first;
+            else if (!swap && i == last)
+                continue;
+            if (o != out && o[-1] != '\n')
+                *o++ = ',';
+            memcpy(o, f[src], fl[src]);
+            o += fl[src];
+        }
+        *o++ = '\n';
+    }
+    *o = '\0';
+    for (char *row = strchr(out, '\n') + 1; *row; row = strchr(row, '\n') + 1)
+        kw_t_reid_row(out, row);
+    return out;
+}
+
+/* export's own check of a configuration against the run's space: the
+ * table's knobs must be the space's knobs, in its order (a config_id is the
+ * id of "name=value;" in that order). A mappings.csv whose knob columns were
+ * swapped or dropped, each row re-id'd in the file's order, passes
+ * libknobwise's id check (a copy outside any run folder exports: nothing to
+ * check it against); in the run folder it is refused at its first row,
+ * naming the knob that differs. main's export recomputed the id a second
+ * time, after the library had, and reached its comparison only here, saying
+ * "the values were changed after the run": not what was wrong. */
+Test(export, a_table_whose_knobs_are_not_the_spaces_in_its_order_is_refused_in_the_run_folder)
+{
+    char path[4200], solo[4200];
+    snprintf(path, sizeof path, "%s/run/mappings.csv", kw_t_fix);
+    char *csv = kw_tl_slurp(path);
+    cr_assert(csv != NULL);
+    char k1[64], k2[64], klast[64];
+    kw_t_field(k1, sizeof k1, csv, 3);
+    kw_t_field(k2, sizeof k2, csv, 4);
+    kw_t_field(klast, sizeof klast, csv, kw_t_ncols() - KW_T_TRAILING - 1);
+    for (int swap = 1; swap >= 0; swap--) {
+        char *edited = kw_t_knob_columns(csv, swap);
+        snprintf(solo, sizeof solo, "%s/solo-%d.csv", kw_t_fix, swap);
+        kw_t_put(solo, edited);
+        kw_t_export_expect(solo, 0, 0, NULL); /* the library's id check passes */
+        snprintf(path, sizeof path, "%s/run/edited-%d.csv", kw_t_fix, swap);
+        kw_t_put(path, edited);
+        char want[512];
+        if (swap)
+            snprintf(want, sizeof want, "its knobs are not the run's space's knobs in the space's "
+                     "order (knob 1 is '%s', the space's is '%s')", k2, k1);
+        else
+            snprintf(want, sizeof want, "its knobs are not the run's space's knobs in the space's "
+                     "order (knob %d is none (the file has %d knobs), the space's is '%s')",
+                     kw_t_ncols() - KW_T_TRAILING - 3, kw_t_ncols() - KW_T_TRAILING - 4, klast);
+        kw_t_export_expect(path, 2, 2, want);
+        remove(path);
+        free(edited);
+    }
+    free(csv);
+}
+
 /* A run where no shape has anything to deploy (the SLA run's failing shape
  * alone): libknobwise opens its results.xml (each shape answered
  * KNOBWISE_ENOTFOUND, test_lib), and export refuses it at the first such

@@ -14,10 +14,11 @@
  *
  * The run is read through libknobwise's own reader (src/lib/knobwise.c, in
  * libkwtable.a): what an export says is what the library answers, by
- * construction. Before anything is written, every configuration is checked
- * (kw_export_check_configs): its knob values must be values of the run's
- * space when the file is in a run folder, and its config_id the id of its
- * values (the file carries no domains; an edited value breaks the id).
+ * construction. Before anything is written, every configuration is checked:
+ * its config_id must be the id of its knob values (the library's check at
+ * open; the file carries no domains, an edited value breaks the id), and when
+ * the file is in a run folder whose space loads, its knobs the space's, in
+ * its order, with values of their domains (kw_export_check_configs).
  * Output goes to stdout, or with -o to FILE through a temp file + fsync +
  * rename (kw_results_commit). -o is checked by the one check of every -o
  * (kw_runfolder_output): an existing file only with --force and only an
@@ -590,11 +591,16 @@ static void kw_export_run_dir(char *rdir, size_t size, const char *run)
 /* ---- the configurations' knob values ------------------------------------------------- */
 
 /* KW_EINPUT "FILE:LINE: shape 'S': ..." when configuration c (the shape's, or
- * a roll-back target's: what) is not one the run can have written: a knob
- * value that is not one of its knob's values in the run's space ks (NULL when
- * the file is in no run folder whose space loads: the file carries no
- * domains), or a config_id that is not the id of its knob values
- * (kw_knobs_id_text, the search's own rule: a value edited after the run). */
+ * a roll-back target's: what) is not one run space ks can have: the table's
+ * knobs are not the space's knobs in the space's order, or a knob value is
+ * not one of its knob's values there.
+ * The config_id needs no check of its own here: libknobwise refused at open
+ * every configuration whose config_id is not the id of its knob values in the
+ * file's knob order (kw_mix_config_id), so with the space's knobs in the
+ * space's order it is the id the run gave them. (Until 2026-12-07 export
+ * recomputed that id after the library and compared it again: reached only
+ * by a table whose knob columns were reordered or dropped, and then said
+ * "the values were changed after the run", not what was wrong.) */
 static int kw_export_check_config(const knobwise_table *t, const knobwise_entry *e,
                                   const knobwise_config *c, const char *what,
                                   const kw_knobspace *ks)
@@ -602,45 +608,40 @@ static int kw_export_check_config(const knobwise_table *t, const knobwise_entry 
     int n = knobwise_table_knob_count(t);
     if (!c || n <= 0 || !knobwise_config_value(c, 0))
         return 0; /* a target known by id only */
-    const char **names = malloc((size_t)n * sizeof *names);
-    const char **values = malloc((size_t)n * sizeof *values);
+    for (int k = 0; k < n || k < ks->n_knobs; k++) {
+        const char *have = k < n ? knobwise_table_knob_name(t, k) : NULL;
+        const char *want = k < ks->n_knobs ? ks->knobs[k].name : NULL;
+        if (have && want && strcmp(have, want) == 0)
+            continue;
+        char got[KW_NAME_MAX + 64], space[KW_NAME_MAX + 64];
+        if (have)
+            snprintf(got, sizeof got, "'%s'", have);
+        else
+            snprintf(got, sizeof got, "none (the file has %d knobs)", n);
+        if (want)
+            snprintf(space, sizeof space, "'%s'", want);
+        else
+            snprintf(space, sizeof space, "none (it has %d knobs)", ks->n_knobs);
+        return kw_error_set(KW_EINPUT, "%s:%ld: shape '%s': %s: its knobs are not the run's "
+                            "space's knobs in the space's order (knob %d is %s, the space's is "
+                            "%s): its config_id is not the id the run gave it; export only what "
+                            "a run wrote", knobwise_table_path(t), kw_knobwise_config_line(c),
+                            knobwise_entry_name(e), what, k + 1, got, space);
+    }
     kw_sbuf text = {0};
-    int rc = 0;
-    if (!names || !values) {
-        rc = kw_error_set(KW_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (int k = 0; k < n; k++) {
-        names[k] = knobwise_table_knob_name(t, k);
-        values[k] = knobwise_config_value(c, k);
-        kw_sbuf_printf(&text, "%s%s=%s", k ? " " : "", names[k], values[k]);
-    }
-    if ((rc = kw_sbuf_status(&text)) != 0)
-        goto done;
-    uint64_t id = kw_knobs_id_text(n, names, values);
+    for (int k = 0; k < n; k++)
+        kw_sbuf_printf(&text, "%s%s=%s", k ? " " : "", knobwise_table_knob_name(t, k),
+                       knobwise_config_value(c, k));
+    int rc = kw_sbuf_status(&text);
     kw_cand cand;
-    if (ks && kw_knobs_cand_parse(&cand, ks, kw_sbuf_cstr(&text)) != 0) {
+    if (rc == 0 && kw_knobs_cand_parse(&cand, ks, kw_sbuf_cstr(&text)) != 0) {
         char why[512];
         snprintf(why, sizeof why, "%s", kw_error_last());
         rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s': %s is not in the run's space: %s",
                           knobwise_table_path(t), kw_knobwise_config_line(c),
                           knobwise_entry_name(e), what, why);
-        goto done;
     }
-    if (ks)
-        id = kw_knobs_cand_id(ks, &cand); /* the space's knobs, in its order */
-    char hex[KW_EXPORT_ID_HEX + 1];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)id);
-    if (strcmp(hex, knobwise_config_id(c)) != 0)
-        rc = kw_error_set(KW_EINPUT, "%s:%ld: shape '%s': %s: config_id %s is not the id of its "
-                          "knob values (%s): the values were changed after the run; export only "
-                          "what a run recommended", knobwise_table_path(t),
-                          kw_knobwise_config_line(c), knobwise_entry_name(e), what,
-                          knobwise_config_id(c), hex);
-done:
     kw_sbuf_free(&text);
-    free(names);
-    free(values);
     return rc;
 }
 
@@ -663,7 +664,7 @@ static int kw_export_check_configs(const knobwise_table *t, const char *rdir)
     kw_error_clear();
     const kw_knobspace *ks = r && r->cfg ? &r->cfg->space.knobs : NULL;
     int rc = 0;
-    for (int i = 0; rc == 0 && i < knobwise_table_count(t); i++) {
+    for (int i = 0; ks && rc == 0 && i < knobwise_table_count(t); i++) {
         const knobwise_entry *e = knobwise_table_entry(t, i);
         const knobwise_config *rp = NULL, *rb = NULL;
         knobwise_entry_rollback(&rp, e, KNOBWISE_ROLLBACK_PARENT);
