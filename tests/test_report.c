@@ -19,6 +19,7 @@
 #include "kw_results.h"
 #include "kw_rsynth.h"
 #include "kw_run.h"
+#include "kw_runfolder.h"
 #include "lib/kw_tl.h"
 #include "kw_verify.h"
 
@@ -1046,14 +1047,13 @@ Test(results_cli, o_dash_is_standard_output_never_a_file_named_dash)
  * <shape search="stopped">). main's binary printed "tuned in this run" and
  * wrote a clean table and export: nothing told a deployer that the mapping
  * is the best so far, with no re-check and no portability matrix. */
-Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
+/* A run of the default job stopped by --time-limit 1 in dir/run (the
+ * search takes seconds: one second stops it); shape: the first shape its
+ * results.xml says stopped. */
+static void stopped_run(char run[4200], char shape[128], const char *dir)
 {
-    KW_TL_HANG_GUARD(300);
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
-    char *dir = kw_tl_tmpdir("kwtest");
-    char run[4200], p[4300];
-    snprintf(run, sizeof run, "%s/run", dir);
-    /* the default job takes seconds to search: one second stops it */
+    char p[4300];
+    snprintf(run, 4200, "%s/run", dir);
     kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--out", run, "--time-limit", "1",
                              "--quiet", NULL);
     cr_assert_eq(r.status, 0, "tune: %s", r.err);
@@ -1062,16 +1062,22 @@ Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
     char *xml = kw_tl_slurp(p);
     cr_assert(strstr(xml, "evidence=\"none\""), "results.xml does not say: %.300s", xml);
     cr_assert_gt(count(xml, "search=\"stopped\""), 0, "no shape said stopped");
-    /* the shape asked for: the first that says stopped */
-    const char *st = strstr(xml, "search=\"stopped\"");
-    const char *nm = st;
+    const char *nm = strstr(xml, "search=\"stopped\"");
     while (nm > xml && strncmp(nm, "<shape name=\"", 13) != 0)
         nm--;
-    char shape[128];
     cr_assert_eq(sscanf(nm, "<shape name=\"%127[^\"]\"", shape), 1);
     free(xml);
+}
 
-    r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
+Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char run[4200], shape[128];
+    stopped_run(run, shape, dir);
+
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "warning:") && strstr(r.err, "stopped before its evidence was made"),
               "%s", r.err);
@@ -1114,5 +1120,92 @@ Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
     cr_assert(strstr(r.out, "\"format_version\": 2"), "%.200s", r.out);
     cr_assert(strstr(r.out, "\"warnings\": [\"search_stopped\", \"no_evidence\"]"), "%s", r.out);
     kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+}
+
+/* recommend takes what a run's evidence lacks from its journal, the run's
+ * source of truth, before results.xml: a stopped run whose results.xml was
+ * edited to say nothing (evidence="none" and search="stopped" dropped, as a
+ * stale copy of a finished run's would) is still said stopped before its
+ * evidence, and --all still flags every row no_evidence. main read the state
+ * from results.xml alone: silent, and rows without no_evidence. */
+Test(results_cli, what_the_evidence_lacks_comes_from_the_journal_not_an_edited_results_xml)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char run[4200], shape[128], p[4300];
+    stopped_run(run, shape, dir);
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(p);
+    static const char *const drop[] = {" evidence=\"none\"", " search=\"stopped\""};
+    for (int d = 0; d < 2; d++)
+        for (char *at; (at = strstr(xml, drop[d])) != NULL;)
+            memmove(at, at + strlen(drop[d]), strlen(at + strlen(drop[d])) + 1);
+    cr_assert(kw_tl_write(p, xml) == 0);
+    free(xml);
+
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "the run was stopped before its evidence was made (its journal ends "
+                            "before its search finished)"), "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--all", "-o", "-", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    int rows = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(r.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save), rows++)
+        cr_assert(rows == 0 || strstr(l, "no_evidence"), "a row without no_evidence: %s", l);
+    cr_assert_gt(rows, 1);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+}
+
+/* A run a tune is writing (it holds the run folder's writer lock: taken here
+ * on a stopped run, so that the readers' answers do not depend on timing):
+ * recommend, audit and the report say it is still running and to ask again
+ * when it has finished, not that it was stopped and `tune --resume` finishes
+ * it (which would be refused: the lock is held). Once the lock is let go the
+ * same run is said stopped again. main said "stopped" in audit and the
+ * report (recommend's wording, bfc27b2, had no test). */
+Test(results_cli, a_run_a_tune_is_writing_is_said_still_running_not_stopped)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char run[4200], shape[128];
+    stopped_run(run, shape, dir);
+    kw_runlock *lock = NULL;
+    cr_assert_eq(kw_runfolder_lock(&lock, run), 0, "%s", kw_error_last());
+    for (int held = 1; held >= 0; held--) {
+        kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        int live = strstr(r.err, "the run is still running: its evidence is not made yet (a tune "
+                                 "holds its lock)") != NULL &&
+                   strstr(r.err, "the run is still running and this shape's search has not "
+                                 "finished") != NULL &&
+                   strstr(r.err, "ask again when the run has finished") != NULL;
+        cr_assert_eq(live, held, "held %d: %s", held, r.err);
+        cr_assert_eq(strstr(r.err, "tune --resume") == NULL, held, "held %d: %s", held, r.err);
+        kw_tl_free(&r);
+        r = kw_tl_run(NULL, kw_tl_bin(), "audit", run, "--shape", shape, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_eq(strstr(r.out, "RUNNING: the run is still running (a tune holds its lock) and "
+                                   "this shape's search has not finished") != NULL, held,
+                     "held %d: %s", held, r.out);
+        cr_assert_eq(strstr(r.out, "STOPPED:") == NULL, held, "held %d: %s", held, r.out);
+        cr_assert_eq(strstr(r.out, "(run still running)") != NULL, held, "held %d", held);
+        kw_tl_free(&r);
+        r = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", "--no-portability", NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_eq(strstr(r.out, "<strong>Running:</strong> the run is still running") != NULL,
+                     held, "held %d: the report does not say it", held);
+        cr_assert_eq(strstr(r.out, "<strong>Stopped:</strong>") == NULL, held, "held %d", held);
+        kw_tl_free(&r);
+        if (held) {
+            kw_runfolder_unlock(lock);
+            lock = NULL;
+        }
+    }
     kw_tl_rmrf(dir);
 }

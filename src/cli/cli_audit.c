@@ -77,7 +77,7 @@ int kw_cli_audit(int argc, char **argv)
     printf("run %s: %s search, primary %s, seed %llu, owner %s%s\n\n", rs->info.run_id,
            rs->info.strategy, rs->metric_names[rs->primary], (unsigned long long)rs->info.seed,
            rs->info.owner[0] ? rs->info.owner : "unassigned",
-           r->j->complete ? "" : " (run not complete)");
+           r->j->complete ? "" : r->in_progress ? " (run still running)" : " (run not complete)");
     for (int i = 0; i < n_sel; i++) {
         kw_sbuf b = {0};
         rc = exploration ? kw_audit_render_exploration(&b, rs, sel[i], prefix)

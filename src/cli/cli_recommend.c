@@ -61,14 +61,52 @@
  * criteria: results.xml <results evidence=...>) */
 #define KW_MAPPINGS_NO_EVIDENCE "no_evidence"
 
-/* What a stopped run lacks, said once on stderr before any recommendation
- * (recommend and recommend --all): the evidence (state from
- * kw_results_evidence_read; "" = all of it) and each tuned shape's search
- * that did not finish (only `only` when >= 0: the shape asked for). Returns
- * whether the evidence is missing. */
-static int kw_rec_warn_stopped(const kw_rundir *r, const char *state, int only)
+/* Whether run r's evidence (the re-checks at the final sample and long
+ * thermal window, the portability matrix, the disproof criteria they give:
+ * kw_evidence_run, after the search) is missing, and how that is known, in
+ * why[]. In order of authority:
+ *   a tune holds the run folder's lock: the run is still running
+ *   the journal (the run's source of truth) has no end record (Z): the
+ *     search did not finish, and the evidence follows the search, so it was
+ *     not made, whatever results.xml says
+ *   the journal is complete: results.xml's <results evidence=...>
+ *     (kw_results_evidence_read), the one record of the evidence phase (the
+ *     evidence is not journaled; a --time-limit or a signal there leaves a
+ *     complete journal), or its absence (killed before it was written)
+ * Until 2026-12-07 recommend read results.xml alone, so a stale or edited
+ * results.xml of a stopped run (its evidence attribute dropped) silenced the
+ * warning. Still read from results.xml: a cut after the journal's end (see
+ * the report of stop 40: RUN/evidence keeps the evaluations, not whether
+ * the phase finished). */
+static int kw_rec_evidence_missing(char *why, size_t n, const kw_rundir *r)
 {
-    int missing = state[0] != '\0';
+    if (r->in_progress) {
+        snprintf(why, n, "a tune holds its lock");
+        return 1;
+    }
+    if (!r->j->complete) {
+        snprintf(why, n, "its journal ends before its search finished");
+        return 1;
+    }
+    char state[64];
+    kw_results_evidence_read(state, sizeof state, r->dir);
+    if (!state[0])
+        return 0;
+    if (strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0)
+        snprintf(why, n, "%s", state);
+    else
+        snprintf(why, n, "results.xml evidence=\"%s\"", state);
+    return 1;
+}
+
+/* What a stopped run lacks, said once on stderr before any recommendation
+ * (recommend and recommend --all): the evidence (kw_rec_evidence_missing)
+ * and each tuned shape's search that did not finish (only `only` when >= 0:
+ * the shape asked for). Returns whether the evidence is missing. */
+static int kw_rec_warn_stopped(const kw_rundir *r, int only)
+{
+    char why[128] = "";
+    int missing = kw_rec_evidence_missing(why, sizeof why, r);
     /* a run tune is writing now (it holds the lock) is not stopped: not yet finished */
     int live = r->in_progress;
     char fix[KW_PATH_MAX + 64];
@@ -77,13 +115,12 @@ static int kw_rec_warn_stopped(const kw_rundir *r, const char *state, int only)
     else
         snprintf(fix, sizeof fix, "`knobwise tune --resume %s` finishes it", r->dir);
     if (missing)
-        fprintf(stderr, "knobwise recommend: warning: %s: the run %s (%s%s%s): no re-check at the "
+        fprintf(stderr, "knobwise recommend: warning: %s: the run %s (%s): no re-check at the "
                 "final sample and long thermal window, no portability matrix, and without them "
                 "fewer disproof criteria; the mapping rests on the search alone; %s\n", r->dir,
-                live ? "is still running (a tune holds its lock): its evidence is not made yet"
+                live ? "is still running: its evidence is not made yet"
                      : "was stopped before its evidence was made",
-                strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "results.xml evidence=\"",
-                state, strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0 ? "" : "\"", fix);
+                why, fix);
     for (int i = 0; i < r->rs->n_shapes; i++)
         if (r->rs->shapes[i].stopped && (only < 0 || only == i))
             fprintf(stderr, "knobwise recommend: warning: shape %s: %s: its configuration is the "
@@ -576,10 +613,8 @@ int kw_cli_recommend(int argc, char **argv)
     int status = 0;
     if (r->inputs_changed)
         fprintf(stderr, "knobwise recommend: warning: %s\n", r->inputs_msg);
-    char evidence[64];
-    kw_results_evidence_read(evidence, sizeof evidence, r->dir);
     if (all) {
-        int no_ev = kw_rec_warn_stopped(r, evidence, -1);
+        int no_ev = kw_rec_warn_stopped(r, -1);
         if ((rc = kw_write_mappings(r, odir, oname, no_ev)) != 0)
             status = kw_cli_fail("recommend", rc);
         goto done;
@@ -675,7 +710,7 @@ int kw_cli_recommend(int argc, char **argv)
         status = kw_cli_fail("recommend", rc);
         goto done;
     }
-    kw_rec_warn_stopped(r, evidence, x.use_baseline ? -2 : x.tuned >= 0 ? x.tuned : x.from);
+    kw_rec_warn_stopped(r, x.use_baseline ? -2 : x.tuned >= 0 ? x.tuned : x.from);
     kw_print_rec(r, &x);
 done:
     kw_rundir_free(r);

@@ -428,7 +428,11 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
         if (none)
             kw_sbuf_printf(out, "  no configuration evaluated passes the guards: nothing to recommend "
                                 "(the best evaluated fails %s)\n", s->configs[s->final].m.guards);
-        if (s->stopped) /* no D record: the net path leads to the best so far */
+        if (s->stopped && rs->info.live) /* no D record yet: a tune is writing the run */
+            kw_sbuf_puts(out, "  RUNNING: the run is still running (a tune holds its lock) and this "
+                              "shape's search has not finished; the recommendation and its net "
+                              "path are the best so far (ask again when the run has finished)\n");
+        else if (s->stopped) /* no D record: the net path leads to the best so far */
             kw_sbuf_puts(out, "  STOPPED: the run was stopped before this shape's search finished; "
                               "the recommendation and its net path are the best so far "
                               "(knobwise tune --resume finishes it)\n");

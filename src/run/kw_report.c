@@ -901,7 +901,12 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
         kw_sbuf_puts(out, "\">Shape ");
         kw_sbuf_html(out, s->name);
         kw_sbuf_puts(out, "</h2>\n");
-        if (s->stopped) /* no D record (kw_rs_shape): the best so far, said first */
+        if (s->stopped && rs->info.live) /* no D record yet: a tune is writing the run */
+            kw_sbuf_puts(out, "<p><strong>Running:</strong> the run is still running (a tune holds "
+                              "its lock) and this shape's search has not finished; its "
+                              "recommendation and net path are the best so far (make the report "
+                              "again when the run has finished).</p>\n");
+        else if (s->stopped) /* no D record (kw_rs_shape): the best so far, said first */
             kw_sbuf_puts(out, "<p><strong>Stopped:</strong> the run was stopped before this "
                               "shape's search finished; its recommendation and net path are the "
                               "best so far (<code>knobwise tune --resume</code> finishes it).</p>\n");

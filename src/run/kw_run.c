@@ -998,6 +998,7 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
     }
     if ((rc = kw_runsum_build(&r->rs, r->j)) != 0)
         goto fail;
+    r->rs->info.live = r->in_progress; /* audit and report say "still running" */
 
     const kw_journal *j = r->j;
     r->mopts.seed = strtoull(kw_run_attr_or(j, KW_RUN_MODEL_SEED, "0"), NULL, 10);

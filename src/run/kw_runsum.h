@@ -150,6 +150,9 @@ typedef struct kw_rs_info {
     int measured;                   /* a worker measured it (the journal's evaluator
                                      * attribute): re-measuring outside the journal
                                      * would show figures no record backs */
+    int live;                       /* a tune holds the run folder's lock now (set by
+                                     * kw_run_open): a shape with no D record is not
+                                     * finished yet rather than stopped */
 } kw_rs_info;
 
 /* Thresholds the recommendation must keep meeting after rollout. */
