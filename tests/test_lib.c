@@ -841,7 +841,8 @@ Test(lib, damaged_files)
     fclose(f);
     knobwise_table *t = NULL;
     cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT);
-    cr_assert(strstr(knobwise_error_last(), "NUL byte") != NULL);
+    cr_assert(strstr(knobwise_error_last(), "nul.csv:1: contains a NUL byte") != NULL, "%s",
+              knobwise_error_last());
     free(p);
     /* not a regular file */
     cr_assert_eq(knobwise_table_open(&t, "/dev/null"), KNOBWISE_EINPUT);
@@ -1215,6 +1216,40 @@ Test(lib, a_shape_listed_twice_is_refused_when_one_listing_has_nothing_to_deploy
     snprintf(want, sizeof want, "%s:4: shape 'dec_a' listed twice (first at line 2)", p);
     cr_assert(strstr(knobwise_error_last(), want), "%s", knobwise_error_last());
     free(p);
+}
+
+/* A mappings.csv that is not UTF-8 text (a shape name saved in Latin-1, an
+ * overlong form, a UTF-16 surrogate, a code point above U+10FFFF) is refused
+ * at its line, as libxml2 refuses such a results.xml; a UTF-8 name opens.
+ * main opened them, and export wrote the bytes into its JSON, which was then
+ * no JSON (RFC 8259 section 8.1; Python's json.load failed on it). */
+Test(lib, a_mappings_csv_that_is_not_utf8_text_is_refused_at_its_line)
+{
+    static const char *const bad[] = {"pr\xe9", "pr\xc0\xaf", "pr\xed\xa0\x80", "pr\xf4\x90\x80\x80",
+                                      "pr\xc3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char csv[512];
+        snprintf(csv, sizeof csv,
+                 "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,streams,p95_us,"
+                 "p99_us,borrow_warnings\n"
+                 "a,0123456789abcdef,,64,prefill,1,8,0,1,,,\n"
+                 "%s,0123456789abcdef,,64,prefill,2,8,0,1,,,\n", bad[i]);
+        char *p = kw_t_write("enc.csv", csv);
+        knobwise_table *t = NULL;
+        cr_assert_eq(knobwise_table_open(&t, p), KNOBWISE_EINPUT, "case %zu opened", i);
+        char want[128];
+        snprintf(want, sizeof want, "enc.csv:3: byte 0x%02X is not UTF-8 text",
+                 (unsigned char)bad[i][2]);
+        cr_assert(strstr(knobwise_error_last(), want), "case %zu: %s", i, knobwise_error_last());
+        free(p);
+    }
+    knobwise_table *t = kw_t_open_text("utf8.csv",
+        "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,streams,p95_us,p99_us,"
+        "borrow_warnings\n"
+        "pr\xc3\xa9_\xf0\x9f\x99\x82,0123456789abcdef,,64,prefill,1,8,0,1,,,\n");
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pr\xc3\xa9_\xf0\x9f\x99\x82"), 0);
+    knobwise_table_free(t);
 }
 
 /* What a stopped run did not finish reaches a runtime (main had no way to

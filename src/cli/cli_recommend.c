@@ -72,7 +72,8 @@
  *   the journal is complete: results.xml's <results evidence=...>
  *     (kw_results_evidence_read), the one record of the evidence phase (the
  *     evidence is not journaled; a --time-limit or a signal there leaves a
- *     complete journal), or its absence (killed before it was written)
+ *     complete journal), or its absence (killed before it was written, or
+ *     not a file of its own: 2, "no record", not "stopped")
  * Until 2026-12-07 recommend read results.xml alone, so a stale or edited
  * results.xml of a stopped run (its evidence attribute dropped) silenced the
  * warning. Still read from results.xml: a cut after the journal's end (see
@@ -92,10 +93,11 @@ static int kw_rec_evidence_missing(char *why, size_t n, const kw_rundir *r)
     kw_results_evidence_read(state, sizeof state, r->dir);
     if (!state[0])
         return 0;
-    if (strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0)
-        snprintf(why, n, "%s", state);
-    else
-        snprintf(why, n, "results.xml evidence=\"%s\"", state);
+    if (strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0) {
+        snprintf(why, n, "its journal is complete, but it has no results.xml of its own");
+        return 2;
+    }
+    snprintf(why, n, "results.xml evidence=\"%s\"", state);
     return 1;
 }
 
@@ -118,8 +120,9 @@ static int kw_rec_warn_stopped(const kw_rundir *r, int only)
         fprintf(stderr, "knobwise recommend: warning: %s: the run %s (%s): no re-check at the "
                 "final sample and long thermal window, no portability matrix, and without them "
                 "fewer disproof criteria; the mapping rests on the search alone; %s\n", r->dir,
-                live ? "is still running: its evidence is not made yet"
-                     : "was stopped before its evidence was made",
+                live           ? "is still running: its evidence is not made yet"
+                : missing == 2 ? "has no record of its evidence"
+                               : "was stopped before its evidence was made",
                 why, fix);
     for (int i = 0; i < r->rs->n_shapes; i++)
         if (r->rs->shapes[i].stopped && (only < 0 || only == i))

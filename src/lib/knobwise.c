@@ -974,6 +974,41 @@ int knobwise_table_open(knobwise_table **out, const char *path)
     return rc;
 }
 
+/* The offset of the first byte of s[0..n) that does not begin a well-formed
+ * UTF-8 sequence (RFC 3629 section 4: no overlong form, no surrogate, nothing
+ * above U+10FFFF), or n when all of it is UTF-8. knobwise writes its files in
+ * UTF-8 (libxml2 refuses a results.xml that is not); a mappings.csv in
+ * another encoding went through to export, whose JSON was then no JSON
+ * (RFC 8259 section 8.1: UTF-8). */
+static size_t knobwise_utf8_bad(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+                                   : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (len == 0 || i + len > n || (len == 2 && c < 0xC2) || (len == 4 && c > 0xF4))
+            return i;
+        for (size_t k = 1; k < len; k++)
+            if ((s[i + k] & 0xC0) != 0x80)
+                return i;
+        if ((c == 0xE0 && s[i + 1] < 0xA0) || (c == 0xED && s[i + 1] >= 0xA0) ||
+            (c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90))
+            return i; /* overlong, surrogate, above U+10FFFF */
+        i += len;
+    }
+    return n;
+}
+
+/* The line (from 1) of offset at in buf. */
+static long knobwise_line_at(const char *buf, size_t at)
+{
+    long line = 1;
+    for (size_t i = 0; i < at; i++)
+        line += buf[i] == '\n';
+    return line;
+}
+
 static int knobwise_table_open_c(knobwise_table **out, const char *path)
 {
     if (!out)
@@ -1015,12 +1050,18 @@ static int knobwise_table_open_c(knobwise_table **out, const char *path)
     const char *c = buf + kw_input_bom(buf); /* libxml2 reads the mark; the CSV reader skips it */
     while (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n')
         c++;
+    size_t bad;
     if (strlen(buf) != len) {
-        rc = kw_error_set(KW_EINPUT, "%s: contains a NUL byte: not a results.xml nor a mappings.csv",
-                          path);
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: contains a NUL byte: not a results.xml nor a "
+                          "mappings.csv%s", path, knobwise_line_at(buf, strlen(buf)),
+                          strlen(buf) < 4 ? " (a UTF-16 or UTF-32 file?)" : "");
     } else if (*c == '<') {
         t->kind = "results.xml";
         rc = knobwise_read_xml(t, buf, len);
+    } else if ((bad = knobwise_utf8_bad((const unsigned char *)buf, len)) < len) {
+        rc = kw_error_set(KW_EINPUT, "%s:%ld: byte 0x%02X is not UTF-8 text: knobwise writes "
+                          "mappings.csv in UTF-8 (was the file saved in another encoding?)", path,
+                          knobwise_line_at(buf, bad), (unsigned char)buf[bad]);
     } else {
         t->kind = "mappings.csv";
         rc = knobwise_read_csv(t, buf);
