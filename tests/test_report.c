@@ -1159,6 +1159,28 @@ Test(results_cli, what_the_evidence_lacks_comes_from_the_journal_not_an_edited_r
     cr_assert_gt(rows, 1);
     kw_tl_free(&r);
     kw_tl_rmrf(dir);
+
+    /* a complete journal: results.xml's state (model_run's: the portability
+     * matrix without the re-check); without a results.xml of its own the
+     * evidence has no record (the run was not stopped, as main said) */
+    char *done = model_run(10);
+    for (int gone = 0; gone < 2; gone++) {
+        if (gone) {
+            snprintf(p, sizeof p, "%s/results.xml", done);
+            cr_assert_eq(unlink(p), 0);
+        }
+        r = kw_tl_run(NULL, kw_tl_bin(), "recommend", done, "--shape", "attn_prefill_s128_b8_c4",
+                      NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        if (gone)
+            cr_assert(strstr(r.err, "the run has no record of its evidence (its journal is "
+                                    "complete, but it has no results.xml of its own)") &&
+                      !strstr(r.err, "stopped"), "%s", r.err);
+        else /* model_run makes the evidence without the re-check: results.xml says so */
+            cr_assert(strstr(r.err, "(results.xml evidence=\"portability\")"), "%s", r.err);
+        kw_tl_free(&r);
+    }
+    kw_tl_rmrf(done);
 }
 
 /* A run a tune is writing (it holds the run folder's writer lock: taken here
