@@ -594,6 +594,58 @@ Test(exec, the_time_limit_cuts_a_measurement_in_progress)
     kw_tl_rmrf(dir);
 }
 
+/* The time limit counts from the start: the baseline measurements that
+ * scale the arrival rates (made before the run folder) are inside it. The
+ * worker hangs on every request holding the baseline's qkv.tile_m=128, so
+ * the first baseline measurement never ends: tune must end by its 2 s limit
+ * with exit 1, say the limit ran out while measuring the baselines and that
+ * nothing was written, and leave no run folder. main's binary waited the
+ * worker's timeout_s (600) out: killed at this test's 60 s bound. */
+Test(exec, the_time_limit_bounds_the_baseline_measurement_before_the_run)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2200], run[1100];
+    slow_space(sp, sizeof sp, dir);
+    worker_cmd(cmd, sizeof cmd, "--hang-on qkv.tile_m=128");
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out",
+                             run, "--time-limit", "2", NULL);
+    cr_assert(!r.timed_out, "tune waited on the baseline measurement past --time-limit: %s",
+              r.err);
+    cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "time limit") && strstr(r.err, "baselines") &&
+                  strstr(r.err, "nothing was written"), "%s", r.err);
+    kw_tl_free(&r);
+    struct stat st;
+    cr_assert_neq(lstat(run, &st), 0, "a run folder was made");
+    kw_tl_rmrf(dir);
+}
+
+/* A measured run's evidence evaluates nothing (its portability and
+ * re-checks come from the journal), so it keeps no RUN/evidence. main's
+ * binary left one holding only its header line. */
+Test(exec, a_measured_run_keeps_no_evidence_file)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], args[4096], ep[1200];
+    slow_space(sp, sizeof sp, dir);
+    worker_cmd(cmd, sizeof cmd, "");
+    snprintf(args, sizeof args, "tune --space '%s' --evaluator 'exec:%s' --budget 8 --threads 1 "
+             "--out '%s/run' --quiet", sp, cmd, dir);
+    knobwise_ok(args);
+    snprintf(ep, sizeof ep, "%s/run/results.xml", dir);
+    struct stat st;
+    cr_assert_eq(lstat(ep, &st), 0, "no results.xml");
+    snprintf(ep, sizeof ep, "%s/run/evidence", dir);
+    cr_assert_neq(lstat(ep, &st), 0, "a measured run left %s (%lld bytes)", ep,
+                  (long long)st.st_size);
+    snprintf(args, sizeof args, "verify '%s/run' --no-eval", dir);
+    knobwise_ok(args);
+    kw_tl_rmrf(dir);
+}
+
 /* An anchored measurement whose bracket failed is journaled as failed
  * (error:anchor), never kept without the drift correction. The worker dies
  * at its 4th request (--die-after 3; --flat: one request per measurement,

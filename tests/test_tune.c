@@ -558,6 +558,57 @@ Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
     rmrf(d);
 }
 
+/* A --time-limit shorter than one evidence evaluation still ends the run
+ * over resumes: each resume keeps the first evidence evaluation it makes
+ * (made whole past the limit) and says so. The cut is planted: the journal
+ * of an uninterrupted run (its search done) alone in a folder, resumed under
+ * --time-limit 0.001 (shorter than any evaluation, and than the replay)
+ * until the evidence is whole. main's binary started no evidence past the
+ * limit and kept nothing: never ended (no RUN/evidence after 40 resumes).
+ * The files and RUN/evidence are byte for byte the uninterrupted run's. */
+Test(tune, a_time_limit_shorter_than_one_evidence_evaluation_still_ends_over_resumes)
+{
+    char *ref = tmpdir(), *d = tmpdir(), sp[4096], refrun[4200], run[4200], path[4300];
+    const char *shape = "attn_prefill_s2048_b1_c2";
+    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    snprintf(refrun, sizeof refrun, "%s/run", ref);
+    snprintf(run, sizeof run, "%s/run", d);
+    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape", shape, "--budget", "30",
+                             "--seed", "5", "--threads", "1", "--out", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long j_len = -1;
+    char *j = slurp(refrun, "journal", &j_len);
+    cr_assert_not_null(j);
+    cr_assert_eq(mkdir(run, 0755), 0);
+    snprintf(path, sizeof path, "%s/journal", run);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(j, 1, (size_t)j_len, f) == (size_t)j_len && fclose(f) == 0);
+    free(j);
+    o.cwd = d;
+    int resumes = 0, whole = 0;
+    for (;;) {
+        r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "2", "--time-limit",
+                      "0.001", NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        resumes++;
+        int cut = strstr(r.err, "without the evidence") != NULL;
+        whole += strstr(r.err, "first evidence evaluation was finished") != NULL;
+        kw_tl_free(&r);
+        if (!cut)
+            break;
+        cr_assert(resumes < 40, "40 resumes under --time-limit 0.001 and the evidence is not done");
+    }
+    cr_assert(resumes > 2 && whole >= resumes - 1, "%d resumes, %d said the whole evaluation",
+              resumes, whole);
+    const char *const files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv",
+                                 "evidence"};
+    same_as_uninterrupted(refrun, run, files, 5);
+    rmrf(ref);
+    rmrf(d);
+}
+
 Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)
 {
     char *d = tmpdir();

@@ -379,22 +379,30 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
     if (out->sum.stop == KW_STOP_TIME || out->evidence_cut) {
         if (out->sum.stop == KW_STOP_TIME)
             fprintf(stderr, "knobwise tune: time limit reached after %.0f s; results so far in "
-                            "%s\n", out->sum.elapsed_s, dir);
+                            "%s\n", out->elapsed_s, dir);
         else
             fprintf(stderr, "knobwise tune: time limit reached during the evidence (the search "
                             "is done); results so far in %s\n", dir);
         if (out->evidence_cut)
             fprintf(stderr, "knobwise tune: without the evidence (each shape's re-check at the "
-                            "final sample, the portability matrix): a resume continues it, every "
-                            "evidence evaluation made so far kept in %s/%s\n", dir,
-                    KW_RUNFOLDER_EVIDENCE);
+                            "final sample, the portability matrix): a resume continues it%s%s%s\n",
+                    out->evidence_file ? ", every evidence evaluation made so far kept in " : "",
+                    out->evidence_file ? dir : "",
+                    out->evidence_file ? "/" KW_RUNFOLDER_EVIDENCE : "");
         fprintf(stderr, "continue with: knobwise tune --resume %s\n", dir);
-        /* as below for the search: an evidence evaluation longer than the
-         * limit is cut each time, and a resume under the same limit with it */
+        /* the evidence's first evaluation of a process is made whole, so
+         * each resume keeps one (kw_evidence_pool.deadline_s); without a
+         * RUN/evidence (its note) nothing is kept, and a cut loses it */
+        if (out->evidence_past_s > 0)
+            fprintf(stderr, "knobwise tune: this resume's first evidence evaluation was "
+                            "finished %.3g s past the time limit, so that each resume keeps one "
+                            "more and the run ends under any limit (SIGTERM still cuts it)\n",
+                    out->evidence_past_s);
         if (out->evidence_cut && out->evidence_started && out->evidence_added == 0 &&
-            !out->evidence_note[0])
-            fprintf(stderr, "knobwise tune: no evidence evaluation finished within the time limit "
-                            "(one takes longer): give the resume a longer --time-limit\n");
+            out->evidence_note[0])
+            fprintf(stderr, "knobwise tune: no evidence evaluation was kept (%s/%s cannot be "
+                            "written): give the resume a --time-limit longer than the evidence, "
+                            "or none\n", dir, KW_RUNFOLDER_EVIDENCE);
         /* the limit stops a run inside an evaluation and drops that round:
          * a limit shorter than one round never gets further */
         if (out->sum.stop == KW_STOP_TIME && out->sum.evals == 0)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kw_error.h"
 #include "kw_evcache.h"
@@ -74,10 +75,25 @@ static int kw_evidence_jobs(const kw_evidence_pool *p, const kw_evaluator *ev, c
     }
     if (p && p->progress)
         p->progress(p->ud, what, done, (long)n);
+    /* the one evaluation made whole (kw_evidence_pool.deadline_s) */
+    int whole = p && cache && p->deadline_s && *p->deadline_s > 0 &&
+                kw_evcache_added(cache) == 0 && n_live > 0;
     int keep = 1; /* no evaluation stopped yet */
-    for (size_t at = 0; at < n_live; at += slice) {
-        size_t len = n_live - at < slice ? n_live - at : slice;
-        kw_evidence_run_live(p, ev, jobs, live + at, len);
+    for (size_t at = 0, len; at < n_live; at += len) {
+        len = n_live - at < slice ? n_live - at : slice;
+        if (whole && at == 0) {
+            double deadline = *p->deadline_s;
+            *p->deadline_s = 0; /* no other thread reads it: the pool is idle */
+            kw_evidence_run_live(p, ev, jobs, live, len = 1);
+            *p->deadline_s = deadline;
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double past = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - deadline;
+            if (p->past_s)
+                *p->past_s = past > 0 ? past : 0;
+        } else {
+            kw_evidence_run_live(p, ev, jobs, live + at, len);
+        }
         for (size_t k = at; k < at + len; k++) {
             kw_job *j = &jobs[live[k]];
             if (j->rc == KW_EINTERRUPTED || j->rc == KW_ENOMEM) {

@@ -47,6 +47,17 @@ typedef struct kw_evidence_pool {
     struct kw_evcache *cache;
     void (*progress)(void *ud, const char *what, long done, long total);
     void *ud;
+    /* The time limit's deadline the evaluators read (NULL: none). With a
+     * cache that has kept nothing new yet in this process, the first
+     * evaluation not kept is made alone, with *deadline_s set to 0 while it
+     * runs (a stop still cuts it), and kept: so every resume keeps one more
+     * evaluation, and a limit shorter than one evidence evaluation still
+     * reaches the end over resumes (each such resume cut nothing kept
+     * before 2026-12-07, and the run could never finish). *past_s (may be
+     * NULL) is then how far past the deadline that evaluation ended (0:
+     * within it, or not made so). */
+    double *deadline_s;
+    double *past_s;
 } kw_evidence_pool;
 
 /* rs->port / rs->port_ok: the winner (rank 1) of shape i evaluated by ev on

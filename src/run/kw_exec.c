@@ -620,8 +620,13 @@ int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
             p = *end == ',' ? end + 1 : end;
         } else {
             char why[KW_GUARDS_LEN];
-            if ((rc = kw_exec_baseline_ratio(&f, why, sizeof why, e, i)) != 0)
+            if ((rc = kw_exec_baseline_ratio(&f, why, sizeof why, e, i)) != 0) {
+                if (rc == KW_EINTERRUPTED) /* the stop or the time limit (kw_run_fresh) */
+                    kw_error_set(rc, "interrupted while measuring the baseline of shape '%s', "
+                                 "%d of %d", e->cfg->workload.shapes[e->cfg->space.shapes[i]].name,
+                                 i + 1, e->cfg->space.n_shapes);
                 return rc;
+            }
             if (!(f > 0))
                 return kw_error_set(KW_EINPUT,
                                     "worker '%s' could not measure the baseline of shape '%s' (%s)",

@@ -54,6 +54,9 @@
  * would take about 170 years. */
 #define KW_RUN_EXHAUSTIVE_MAX 1e6
 #define KW_RUN_THREADS_MAX 256 /* the engine's own cap (kw_engine.c) */
+/* the engine's time limit when the limit has already run out before it
+ * starts (its option must be > 0 to be a limit): a pause at its first check */
+#define KW_RUN_LEFT_MIN_S 1e-6
 #define KW_RUN_N_ATTRS 16
 
 /* ------------------------------------------------------------ the table */
@@ -131,8 +134,11 @@ struct kw_run {
     int resume;
     volatile sig_atomic_t *stop; /* the caller's stop flag (the model reads it) */
     /* the time limit as a CLOCK_MONOTONIC deadline (0: none), read by the
-     * search's evaluations so one long evaluation cannot outlive the limit */
+     * search's evaluations so one long evaluation cannot outlive the limit;
+     * set when kw_run_create / kw_run_resume starts, so the limit counts the
+     * baseline measurement that scales the arrival rates too */
     double deadline_s;
+    double t_start; /* when kw_run_create / kw_run_resume began (CLOCK_MONOTONIC) */
     kw_evpool pool;              /* the process's one evaluation pool, during kw_run_exec */
     const kw_run_ctl *ctl;       /* during kw_run_exec */
     double last_write;
@@ -151,6 +157,12 @@ static double kw_run_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* 1 when the time limit has passed (r->deadline_s, 0: none). */
+static int kw_run_out_of_time(const kw_run *r)
+{
+    return r->deadline_s > 0 && kw_run_now() >= r->deadline_s;
 }
 
 void kw_run_free(kw_run *r)
@@ -418,7 +430,7 @@ static int kw_run_exec_new(kw_run *r, const char *cmd, double timeout_s, const c
     kw_exec_opts xo;
     kw_exec_opts_from_space(&xo, &r->cfg->space, cmd, timeout_s);
     xo.stop = r->stop;
-    xo.deadline_s = &r->deadline_s; /* 0 until kw_run_exec sets the time limit */
+    xo.deadline_s = &r->deadline_s; /* the time limit bounds the baselines measured here */
     xo.index = kw_mpi_local_rank(); /* mpirun: the rank's device on its node */
     int rc = kw_exec_new(&r->ex, r->cfg, r->me, &xo);
     if (rc == 0)
@@ -694,8 +706,17 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
                             "the space's <evaluator>): the model's figures are exact, it never pairs");
     if (cmd && kw_runfolder_fresh_log(r->dir) != 0) /* before the worker starts */
         return kw_run_usage(usage, "%s", kw_error_last());
-    if (cmd && (rc = kw_run_exec_new(r, cmd, o->timeout_s, NULL, scales, sizeof scales)) != 0)
+    if (cmd && (rc = kw_run_exec_new(r, cmd, o->timeout_s, NULL, scales, sizeof scales)) != 0) {
+        /* the limit counts from the start (it let the baselines run past it
+         * until 2026-12-07: a 3 s measurement, --time-limit 2: 5.1 s) */
+        if (rc == KW_EINTERRUPTED && kw_run_out_of_time(r))
+            return kw_error_set(KW_EINTERRUPTED, "the time limit (--time-limit %g) ran out while "
+                                "the worker measured the baselines that scale the arrival rates "
+                                "(%s), before the run folder was made: nothing was written; "
+                                "give a --time-limit longer than those measurements",
+                                o->time_limit_s, kw_error_last());
         return rc;
+    }
     r->cmd = cmd;
     if ((rc = kw_run_inputs(r)) != 0)
         return rc;
@@ -764,6 +785,8 @@ int kw_run_create(kw_run **out, int *usage, const kw_run_opts *o, volatile sig_a
     if (!r)
         return kw_error_set(KW_ENOMEM, "out of memory starting the run");
     r->stop = stop;
+    r->t_start = kw_run_now();
+    r->deadline_s = o->time_limit_s > 0 ? r->t_start + o->time_limit_s : 0.0;
     int rc = kw_run_fresh(r, usage, o);
     if (rc != 0) {
         kw_run_free(r);
@@ -890,6 +913,8 @@ int kw_run_resume(kw_run **out, int *usage, const char *dir, int threads, double
         return kw_error_set(KW_ENOMEM, "out of memory resuming %s", dir);
     r->stop = stop;
     r->resume = 1;
+    r->t_start = kw_run_now();
+    r->deadline_s = time_limit_s > 0 ? r->t_start + time_limit_s : 0.0;
     int rc = kw_run_reopen(r, usage, dir, threads, time_limit_s);
     if (rc != 0) {
         kw_run_free(r);
@@ -1166,12 +1191,6 @@ static void kw_run_progress(void *ud, const kw_progress *p)
     }
 }
 
-/* 1 when the time limit has passed (r->deadline_s, 0: none). */
-static int kw_run_out_of_time(const kw_run *r)
-{
-    return r->deadline_s > 0 && kw_run_now() >= r->deadline_s;
-}
-
 /* The evidence phase's progress, passed on to the caller's hook. */
 static void kw_run_evidence_progress(void *ud, const char *what, long done, long total)
 {
@@ -1194,18 +1213,31 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
     int rc = KW_EINTERRUPTED;
     *cut = 0;
     kw_evidence_pool ep = {.pool = &r->pool, .width = r->eo.threads};
-    if (!(r->stop && *r->stop) && !kw_run_out_of_time(r)) {
+    /* A process whose search had nothing left to evaluate (a resume of a
+     * finished search) starts the evidence even past the limit, and its
+     * first evaluation is made whole (kw_evidence_pool.deadline_s): each
+     * such resume keeps one more, so the run ends under any limit. Before
+     * 2026-12-07 a resume whose replay alone outlasted the limit, or whose
+     * one evidence evaluation did, kept nothing and never ended. */
+    int nothing_new = out->sum.stop == KW_STOP_DONE && out->sum.evals == 0;
+    const kw_evaluator *port_ev = kw_run_port_ev(r), *final_ev = kw_run_final_ev(r);
+    /* a measured run's evidence evaluates nothing (kw_evidence.h: it drifts):
+     * no RUN/evidence (it was left holding only its header until 2026-12-07) */
+    int evaluates = !port_ev->drifts || (final_ev && !final_ev->drifts);
+    out->evidence_file = evaluates;
+    if (!(r->stop && *r->stop) && (!kw_run_out_of_time(r) || nothing_new)) {
         kw_evcache *cache = NULL;
-        if (kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0) {
+        if (evaluates && kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0) {
             snprintf(out->evidence_note, sizeof out->evidence_note, "%s", kw_error_last());
             kw_error_clear(); /* the evidence is still evaluated, only not kept */
         }
         out->evidence_kept = kw_evcache_kept(cache);
         out->evidence_started = 1;
         kw_evidence_pool fp = {.pool = &r->pool, .width = r->eo.threads, .cache = cache,
-                               .progress = kw_run_evidence_progress, .ud = r};
+                               .progress = kw_run_evidence_progress, .ud = r,
+                               .deadline_s = &r->deadline_s, .past_s = &out->evidence_past_s};
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
-                               r->eo.metric, kw_run_port_ev(r), kw_run_final_ev(r), &fp);
+                               r->eo.metric, port_ev, final_ev, &fp);
         out->evidence_added = kw_evcache_added(cache);
         if (cache && kw_evcache_failed(cache)[0])
             snprintf(out->evidence_note, sizeof out->evidence_note, "%s",
@@ -1230,7 +1262,16 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
     if (r->stop)
         *r->stop = 0;
     o.stop = r->stop;
-    r->deadline_s = o.time_limit_s > 0 ? kw_run_now() + o.time_limit_s : 0.0;
+    if (o.time_limit_s > 0) {
+        /* the limit counts from kw_run_create / kw_run_resume: the engine
+         * gets what is left (at least KW_RUN_LEFT_MIN_S, so it still writes
+         * the header, with the measured rate scales, and pauses at once) */
+        double now = kw_run_now();
+        if (!(r->deadline_s > 0))
+            r->deadline_s = now + o.time_limit_s;
+        o.time_limit_s = r->deadline_s - now > KW_RUN_LEFT_MIN_S ? r->deadline_s - now
+                                                                 : KW_RUN_LEFT_MIN_S;
+    }
     o.progress = kw_run_progress;
     o.progress_ud = r;
     kw_run_info info = {.journal_path = r->journal,
@@ -1274,6 +1315,7 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
         out->live_results = r->results_live;
         out->signal = r->stop ? *r->stop : 0;
         out->evidence_cut = cut && !out->signal;
+        out->elapsed_s = kw_run_now() - r->t_start;
         if (r->stop)
             *r->stop = 0;
     }

@@ -166,6 +166,13 @@ typedef struct kw_run_outcome {
     long evidence_kept;          /* evidence evaluations read back from RUN/evidence */
     long evidence_added;         /* ... and made and kept there by this run */
     int evidence_started;        /* the evidence phase began (not cut before it) */
+    int evidence_file;           /* 1: the run keeps its evidence in RUN/evidence (a
+                                  * measured run's evaluates nothing: 0) */
+    double elapsed_s;            /* seconds since kw_run_create / kw_run_resume began (the
+                                  * time the limit counts) */
+    double evidence_past_s;      /* > 0: the evidence's first evaluation, made whole so
+                                  * that each resume keeps one, ended this far past the
+                                  * time limit (kw_evidence_pool.deadline_s) */
     char evidence_note[256];     /* why RUN/evidence could not be kept ("" when it was) */
     int live_results;            /* 1: the files were made from the live summary (no
                                   * journal re-read: kw_runsum_live), 0: from the file */
