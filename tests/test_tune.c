@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <ftw.h>
+#include <stdint.h>
 
 #include "lib/kw_tl.h"
 
@@ -605,6 +606,116 @@ Test(tune, a_time_limit_shorter_than_one_evidence_evaluation_still_ends_over_res
     const char *const files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv",
                                  "evidence"};
     same_as_uninterrupted(refrun, run, files, 5);
+    rmrf(ref);
+    rmrf(d);
+}
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32()) chained from crc: the
+ * checksum of RUN/evidence's records (src/run/kw_evcache.h). */
+static uint32_t crc32_of(uint32_t crc, const char *p, size_t n)
+{
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (unsigned char)p[i];
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* Write lines (each a record's payload) as an evidence file at path, each
+ * followed by its chained " crc=XXXXXXXX". */
+static void write_sealed(const char *path, const char *const *lines, int n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    uint32_t crc = 0;
+    for (int i = 0; i < n; i++) {
+        crc = crc32_of(crc32_of(crc, lines[i], strlen(lines[i])), "\n", 1);
+        fprintf(f, "%s crc=%08x\n", lines[i], (unsigned)crc);
+    }
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The best-so-far rewrites (--results-every) read the portability cells
+ * RUN/evidence keeps instead of evaluating them again. Planted: the journal
+ * of a finished search and an evidence file holding only its portability
+ * cell, resealed with a p95 of 7777.25 us that no evaluation gives. The
+ * resume (--results-every 1e-9: a rewrite after every replayed round) is
+ * run in 2 ms slices, stopped between them; once it says the evidence
+ * begins (the rewrites are over, the re-checks not yet made), its
+ * portability.csv must hold the kept figure. main's binary evaluated the
+ * cell in each rewrite (1940.81 us there). */
+Test(tune, the_best_so_far_rewrites_read_the_kept_evidence)
+{
+    char *ref = tmpdir(), *d = tmpdir(), sp[4096], refrun[4200], run[4200], path[4300];
+    const char *shape = "attn_prefill_s2048_b1_c2";
+    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    snprintf(refrun, sizeof refrun, "%s/run", ref);
+    snprintf(run, sizeof run, "%s/run", d);
+    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape", shape, "--budget", "30",
+                             "--seed", "5", "--threads", "1", "--out", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long j_len = -1;
+    char *j = slurp(refrun, "journal", &j_len), *ev = slurp(refrun, "evidence", NULL);
+    cr_assert(j && ev);
+    cr_assert_eq(mkdir(run, 0755), 0);
+    snprintf(path, sizeof path, "%s/journal", run);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(j, 1, (size_t)j_len, f) == (size_t)j_len && fclose(f) == 0);
+    /* the header and the p record (the portability cell), its p95 (m's
+     * second figure) planted */
+    char *hdr = ev, *rec = strstr(ev, "\nR e=p s=0 ");
+    cr_assert_not_null(rec, "no portability record in %s", ev);
+    *strstr(hdr, " crc=") = '\0';
+    rec++;
+    *strstr(rec, " crc=") = '\0';
+    char *m = strstr(rec, " m="), *c1 = strchr(m, ','), *c2 = strchr(c1 + 1, ',');
+    char planted[4096];
+    snprintf(planted, sizeof planted, "%.*s7777.25%s", (int)(c1 + 1 - rec), rec, c2);
+    const char *const lines[] = {hdr, planted};
+    snprintf(path, sizeof path, "%s/evidence", run);
+    write_sealed(path, lines, 2);
+    free(ev);
+    free(j);
+
+    char errp[4300];
+    snprintf(errp, sizeof errp, "%s/err.txt", d);
+    int efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644), ofd = kw_tl_tmpfile();
+    cr_assert(efd >= 0);
+    o.cwd = d;
+    const char *argv[] = {bin(), "tune", "--resume", "run", "--threads", "1", "--results-every",
+                          "1e-9", "--time-limit", "600", NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double deadline = kw_tl_now() + 100;
+    char *err = NULL;
+    cr_assert(stop_run(pid), "the resume ended before it could be stopped");
+    for (;;) {
+        free(err);
+        err = kw_tl_slurp(errp);
+        if (err && strstr(err, "now the evidence"))
+            break;
+        cr_assert(kw_tl_now() < deadline, "the resume never began the evidence: %s", err);
+        kill(pid, SIGCONT);
+        usleep(2000);
+        cr_assert(stop_run(pid), "the resume ended before its evidence was seen: %s", err);
+    }
+    char *port = slurp(run, "portability.csv", NULL);
+    kill(pid, SIGKILL);
+    kill(pid, SIGCONT);
+    int timed_out = 0;
+    long rss;
+    kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
+    close(efd);
+    close(ofd);
+    cr_assert_not_null(port, "no best-so-far rewrite before the evidence");
+    cr_assert_not_null(strstr(port, "7777.2"), "the rewrite evaluated the kept cell again:\n%s",
+                       port);
+    free(port);
+    free(err);
     rmrf(ref);
     rmrf(d);
 }

@@ -47,6 +47,7 @@ struct kw_evcache {
     long kept;
     long added, pend_n; /* written since open; put since the last sync */
     char failed[256];
+    int read_only;      /* kw_evcache_open_read: puts and syncs do nothing */
 };
 
 /* The chained checksum of journal path's last header record (H A I K C M S),
@@ -304,6 +305,48 @@ int kw_evcache_open(kw_evcache **out, const char *dir, const kw_knobspace *ks)
     return 0;
 }
 
+int kw_evcache_open_read(kw_evcache **out, const char *dir, const kw_knobspace *ks)
+{
+    char path[KW_EVCACHE_PATH_MAX], journal[KW_EVCACHE_PATH_MAX];
+    *out = NULL;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, KW_RUNFOLDER_EVIDENCE) >= sizeof path ||
+        (size_t)snprintf(journal, sizeof journal, "%s/%s", dir, KW_RUNFOLDER_JOURNAL_NAME) >=
+            sizeof journal)
+        return 0;
+    int ok;
+    uint32_t tag = kw_evcache_run_tag(journal, &ok);
+    if (!ok)
+        return 0;
+    /* never through a link; a FIFO must not block the run: non-blocking,
+     * and only a regular file is read */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    kw_evcache *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return kw_error_set(KW_ENOMEM, "out of memory reading the evidence file");
+    }
+    c->fd = fd;
+    c->ks = ks;
+    c->read_only = 1;
+    off_t good;
+    int rc = kw_evcache_read(c, tag, &good);
+    close(c->fd);
+    c->fd = -1;
+    if (rc != 0) {
+        kw_evcache_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
 int kw_evcache_get(const kw_evcache *c, char which, int shape, const kw_cand *cand,
                    kw_metrics *m)
 {
@@ -333,7 +376,7 @@ int kw_evcache_get(const kw_evcache *c, char which, int shape, const kw_cand *ca
 void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
                     const kw_metrics *m, int n_metrics)
 {
-    if (!c || c->failed[0])
+    if (!c || c->failed[0] || c->read_only)
         return;
     size_t start = c->pend.len;
     kw_journal_buf_printf(&c->pend, "R e=%c s=%d id=%016llx m=", which, shape,
@@ -353,7 +396,7 @@ void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
 
 void kw_evcache_sync(kw_evcache *c)
 {
-    if (!c || c->failed[0])
+    if (!c || c->failed[0] || c->read_only)
         return;
     if (c->pend.oom) {
         snprintf(c->failed, sizeof c->failed, "out of memory keeping the evidence");

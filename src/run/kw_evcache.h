@@ -6,6 +6,8 @@
  *   kw_evcache_open   RUN/evidence read (its good records kept, a torn or
  *                     damaged tail cut off, a file of another run emptied)
  *                     and opened for appending
+ *   kw_evcache_open_read  what RUN/evidence keeps, read only (the best-so-far
+ *                     rewrites during the search: they read it, never add)
  *   kw_evcache_get    the figures of (evaluator, shape, configuration), if kept
  *   kw_evcache_put    keep one (buffered)
  *   kw_evcache_sync   write what was kept since the last sync, fsync
@@ -61,6 +63,13 @@ typedef struct kw_evcache kw_evcache;
  * when it cannot be opened (the caller goes on without it). *out owned by
  * the caller (kw_evcache_free). */
 int kw_evcache_open(kw_evcache **out, const char *dir, const kw_knobspace *ks);
+
+/* What dir's evidence file keeps, read only: nothing is created, cut or
+ * written (kw_evcache_put and _sync do nothing), so the file stays the
+ * uninterrupted run's prefix whatever a timed rewrite reads. *out NULL (and
+ * 0 returned) when there is no file of this run to read: a missing file, no
+ * journal header, a link or a non-regular file. KW_ENOMEM. */
+int kw_evcache_open_read(kw_evcache **out, const char *dir, const kw_knobspace *ks);
 
 /* 1 and *m filled (its first n_metrics figures, the rest 0) when the
  * evaluation of c on shape by evaluator `which` is kept, else 0. */

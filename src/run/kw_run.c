@@ -150,6 +150,10 @@ struct kw_run {
     kw_runsum_live *live;
     int live_failed;
     int results_live; /* the last files were made from it (kw_run_outcome.live_results) */
+    /* RUN/evidence read once, at the first best-so-far rewrite, for the
+     * rewrites' portability (kw_evcache_open_read); `kept_read` 1 once tried */
+    kw_evcache *kept;
+    int kept_read;
 };
 
 static double kw_run_now(void)
@@ -1178,9 +1182,19 @@ static void kw_run_progress(void *ud, const kw_progress *p)
     double now = kw_run_now();
     if (ctl->every_s > 0 && now - r->last_write >= ctl->every_s) {
         r->last_write = now;
-        /* a stop cancels its portability evaluations: the pause writes the files */
+        /* a stop cancels its portability evaluations: the pause writes the
+         * files. A portability cell RUN/evidence keeps (a resume's replay
+         * after a cut evidence) is read, not evaluated again (each rewrite
+         * evaluated every cell until 2026-12-07); the rewrite adds nothing
+         * to the file, whose order is the final evidence's */
+        if (!r->kept_read) {
+            r->kept_read = 1;
+            if (!kw_run_port_ev(r)->drifts &&
+                kw_evcache_open_read(&r->kept, r->dir, &r->cfg->space.knobs) != 0)
+                kw_error_clear(); /* a cache: without it, the cells are evaluated */
+        }
         int from_live;
-        kw_evidence_pool ep = {.pool = &r->pool, .width = r->eo.threads};
+        kw_evidence_pool ep = {.pool = &r->pool, .width = r->eo.threads, .cache = r->kept};
         int wrc = kw_run_results_of(&r->live, &from_live, r->dir, r->cfg, r->owner, r->eo.metric,
                                     kw_run_port_ev(r), NULL, &ep);
         if (wrc != 0 && wrc != KW_EINTERRUPTED && !r->write_failed) {
@@ -1320,6 +1334,9 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
             *r->stop = 0;
     }
     kw_evpool_stop(&r->pool);
+    kw_evcache_free(r->kept);
+    r->kept = NULL;
+    r->kept_read = 0;
     kw_runsum_live_free(r->live);
     r->live = NULL;
     r->live_failed = 0;
