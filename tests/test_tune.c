@@ -305,6 +305,80 @@ Test(tune, sigint_sigterm_and_sighup_pause_write_results_and_resume_identically)
     rmrf(ref);
 }
 
+/* The signal bit of sig in field ("SigCgt:", "ShdPnd:", "SigPnd:") of
+ * /proc/PID/status. */
+static int proc_sig_bit(pid_t pid, const char *field, int sig)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    unsigned long long mask = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, strlen(field)) == 0)
+            mask = strtoull(line + strlen(field), NULL, 16);
+    fclose(f);
+    return (int)((mask >> (sig - 1)) & 1);
+}
+
+/* A terminal that closes sends SIGHUP twice (the kernel to the foreground
+ * process group, then the interactive shell to its jobs): the second must
+ * not kill the pause the first began. The run is stopped, sent one SIGHUP,
+ * let go only until that one is delivered, stopped again: it must still
+ * catch SIGHUP; then the second, and the run ends as after one: exit 129, a
+ * pause record, every result file. main's handler was one-shot
+ * (SA_RESETHAND): SIGHUP no longer caught, and by hand (two SIGHUPs 10 ms
+ * apart, search_slow.xml) the second killed it after results.xml, before
+ * ranked.csv, audit.csv and portability.csv. */
+Test(tune, a_second_sighup_does_not_kill_the_pause)
+{
+    char *d = tmpdir(), run[4200], last[256];
+    snprintf(run, sizeof run, "%s/run/journal", d);
+    signal(SIGHUP, SIG_DFL); /* not inherited as ignored (CI may run under nohup) */
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    const char *argv[] = {bin(), "tune", "--space", space(), "--strategy", "exhaustive",
+                          "--seed", "5", "--threads", "1", "--out", "run", NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double deadline = kw_tl_now() + 100;
+    cr_assert(stop_run(pid), "the run ended before it could be signalled");
+    while (lines_of(run) < 400 && kw_tl_now() < deadline) {
+        kill(pid, SIGCONT);
+        usleep(2000);
+        cr_assert(stop_run(pid), "the run ended before it could be signalled");
+    }
+    kill(pid, SIGHUP);
+    while (proc_sig_bit(pid, "ShdPnd:", SIGHUP) || proc_sig_bit(pid, "SigPnd:", SIGHUP)) {
+        cr_assert(kw_tl_now() < deadline, "the SIGHUP was never delivered");
+        kill(pid, SIGCONT);
+        cr_assert(stop_run(pid), "the run ended before the second SIGHUP");
+    }
+    int caught = proc_sig_bit(pid, "SigCgt:", SIGHUP);
+    kill(pid, caught ? SIGHUP : SIGKILL); /* never a stopped run left behind */
+    kill(pid, SIGCONT);
+    int timed_out = 0;
+    long rss;
+    int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
+    cr_assert(caught, "after one SIGHUP the run no longer catches SIGHUP: a second kills its pause");
+    char *err = kw_tl_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    cr_assert_eq(status, 128 + SIGHUP, "exit %d: %s", status, err);
+    cr_assert(strstr(err, "interrupted (SIGHUP)"), "%s", err);
+    free(err);
+    snprintf(run, sizeof run, "%s/run", d);
+    last_record(run, last, sizeof last);
+    cr_assert(strncmp(last, "Q why=interrupted", 17) == 0, "%s", last);
+    const char *const files[] = {"results.xml", "ranked.csv", "audit.csv", "portability.csv"};
+    for (int i = 0; i < 4; i++) {
+        char *x = slurp(run, files[i], NULL);
+        cr_assert_not_null(x, "no %s after the pause", files[i]);
+        free(x);
+    }
+    rmrf(d);
+}
+
 /* A SIGINT inherited as ignored stays ignored (the POSIX convention for a
  * background job a script starts): tune installed its handler anyway, so a
  * Ctrl-C meant for the script paused the run (exit 130). Now the run goes on

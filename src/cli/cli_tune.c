@@ -14,9 +14,14 @@
  * evaluation (every 65,536 events, as it reads the --time-limit deadline,
  * which cuts the evidence phase the same way); a round cut short is dropped, not
  * journaled; the journal gets a pause record, the results so far are written
- * and the command exits 130/143/129 saying how to resume. The handler
- * is one-shot (SA_RESETHAND): a second Ctrl-C kills at once, which the journal
- * survives too. After a signal the files say what the journal proves, with no
+ * and the command exits 130/143/129 saying how to resume. The SIGINT and
+ * SIGTERM handlers are one-shot (SA_RESETHAND): a second Ctrl-C kills at once,
+ * which the journal survives too. SIGHUP's is not: a terminal that closes
+ * sends it twice (the kernel to the foreground process group, then the
+ * interactive shell resends it to its jobs), and a one-shot handler let the
+ * second kill the run before its pause and files (exit by SIGHUP, no Q
+ * record, no results: 2026-12-07). The first signal is the one said and
+ * exited with. After a signal the files say what the journal proves, with no
  * evaluation, and the handler stays until they are in place (kw_run_exec).
  * A signal inherited as ignored stays ignored (kw_tune_catch).
  */
@@ -41,7 +46,13 @@
 
 static volatile sig_atomic_t kw_tune_sig;
 
-static void kw_tune_on_signal(int sig) { kw_tune_sig = sig; }
+/* the first signal wins: a SIGTERM after SIGHUP (mpirun forwards one) does
+ * not change what is said and exited with */
+static void kw_tune_on_signal(int sig)
+{
+    if (!kw_tune_sig)
+        kw_tune_sig = sig;
+}
 
 /* Catch sig with kw_tune_on_signal (one-shot), the old disposition in *old for
  * the caller to put back; a signal inherited as ignored stays ignored (the
@@ -55,7 +66,7 @@ static void kw_tune_catch(int sig, struct sigaction *old)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = kw_tune_on_signal;
-    sa.sa_flags = SA_RESETHAND;
+    sa.sa_flags = sig == SIGHUP ? 0 : SA_RESETHAND; /* SIGHUP comes twice (above) */
     sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, NULL);
 }
