@@ -10,6 +10,7 @@
  * copied from the implementation's output.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -620,6 +621,95 @@ Test(exec, the_time_limit_bounds_the_baseline_measurement_before_the_run)
     kw_tl_free(&r);
     struct stat st;
     cr_assert_neq(lstat(run, &st), 0, "a run folder was made");
+    kw_tl_rmrf(dir);
+}
+
+/* How many live processes have tag (NAME=VALUE) in their environment;
+ * each is sent sig when sig is not 0. */
+static int tagged_processes(const char *tag, int sig)
+{
+    DIR *d = opendir("/proc");
+    cr_assert_not_null(d);
+    struct dirent *e;
+    int found = 0;
+    size_t tl = strlen(tag);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char p[300], buf[65536];
+        snprintf(p, sizeof p, "/proc/%s/environ", e->d_name);
+        FILE *f = fopen(p, "rb");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        int has = 0;
+        for (size_t i = 0; i + tl <= n && !has; i += strlen(buf + i) + 1)
+            has = strncmp(buf + i, tag, tl) == 0 && buf[i + tl] == '\0';
+        if (!has)
+            continue;
+        snprintf(p, sizeof p, "/proc/%s/stat", e->d_name); /* a zombie is not alive */
+        char st[1024] = "";
+        if ((f = fopen(p, "r")) != NULL) {
+            if (!fgets(st, sizeof st, f))
+                st[0] = '\0';
+            fclose(f);
+        }
+        char *rp = strrchr(st, ')');
+        if (rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X') {
+            found++;
+            if (sig)
+                kill((pid_t)atol(e->d_name), sig);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* SIGTERM while the worker measures the baselines (before the run folder):
+ * tune stops that measurement and its worker, says so, writes nothing, exits
+ * 143. The worker hangs on the baseline (tagged by an environment variable
+ * naming this test's folder). main's binary had no handler yet there: it died
+ * of the signal saying nothing, and the hanging worker was left running. */
+Test(exec, sigterm_while_the_baselines_are_measured_stops_the_worker_and_writes_nothing)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2400], run[1100], tag[1200];
+    slow_space(sp, sizeof sp, dir);
+    signal(SIGTERM, SIG_DFL);
+    worker_cmd(cmd, sizeof cmd, "--hang-on qkv.tile_m=128");
+    snprintf(tag, sizeof tag, "KW_TEST_TAG=%s", dir);
+    snprintf(ev, sizeof ev, "exec:env %s %s", tag, cmd);
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
+                          NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double until = kw_tl_now() + 30;
+    while (!tagged_processes(tag, 0) && kw_tl_now() < until)
+        usleep(10000);
+    kill(pid, SIGTERM);
+    int timed_out = 0;
+    long rss;
+    int status = kw_tl_wait(pid, kw_tl_now() + 50, &timed_out, &rss);
+    char *err = kw_tl_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    until = kw_tl_now() + 10; /* the worker is killed as tune ends */
+    while (tagged_processes(tag, 0) && kw_tl_now() < until)
+        usleep(10000);
+    int orphan = tagged_processes(tag, SIGKILL); /* none left behind, whatever the outcome */
+    cr_assert(!timed_out, "%s", err);
+    cr_assert_eq(status, 128 + SIGTERM, "exit %d: %s", status, err);
+    cr_assert(strstr(err, "SIGTERM") && strstr(err, "baseline") &&
+                  strstr(err, "nothing was written"), "%s", err);
+    cr_assert(!orphan, "the worker hanging on the baseline was left running");
+    struct stat st;
+    cr_assert_neq(lstat(run, &st), 0, "a run folder was made");
+    free(err);
     kw_tl_rmrf(dir);
 }
 

@@ -169,9 +169,31 @@ typedef struct kw_tune_args {
  * signal then cancels the evidence instead of killing the writer. */
 typedef struct kw_tune_exec_ui {
     kw_cli_tune_ui ui;
-    struct sigaction old_int, old_term, old_hup;
     double time_limit_s; /* --time-limit (0: none) */
 } kw_tune_exec_ui;
+
+/* The stop signals' handlers, from before the run is made or reopened until
+ * its files are in place: a signal while a measuring worker measures the
+ * baselines (kw_run_create) stops that measurement and the worker, as one
+ * during the search does (it killed tune there, and a worker hanging on its
+ * request was left running, orphaned: 2026-12-07). */
+typedef struct kw_tune_sigs {
+    struct sigaction old_int, old_term, old_hup;
+} kw_tune_sigs;
+
+static void kw_tune_sigs_on(kw_tune_sigs *s)
+{
+    kw_tune_catch(SIGINT, &s->old_int);
+    kw_tune_catch(SIGTERM, &s->old_term);
+    kw_tune_catch(SIGHUP, &s->old_hup);
+}
+
+static void kw_tune_sigs_off(const kw_tune_sigs *s)
+{
+    sigaction(SIGINT, &s->old_int, NULL);
+    sigaction(SIGTERM, &s->old_term, NULL);
+    sigaction(SIGHUP, &s->old_hup, NULL);
+}
 
 static void kw_tune_engine_done(void *ud, const kw_run *r, const kw_run_outcome *out)
 {
@@ -204,9 +226,6 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_
     kw_tune_exec_ui x;
     kw_cli_tune_ui_start(&x.ui, r, quiet);
     x.time_limit_s = time_limit_s;
-    kw_tune_catch(SIGINT, &x.old_int);
-    kw_tune_catch(SIGTERM, &x.old_term);
-    kw_tune_catch(SIGHUP, &x.old_hup);
     kw_run_ctl ctl = {.stop = &kw_tune_sig,
                       .every_s = every_s,
                       .progress = kw_cli_tune_ui_progress,
@@ -216,9 +235,6 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_
                       .ud = &x};
     kw_run_outcome out;
     int rc = kw_run_exec(r, &out, &ctl);
-    sigaction(SIGINT, &x.old_int, NULL);
-    sigaction(SIGTERM, &x.old_term, NULL);
-    sigaction(SIGHUP, &x.old_hup, NULL);
     return kw_cli_tune_ui_end(r, &out, rc, quiet);
 }
 
@@ -228,6 +244,13 @@ static int kw_tune_failed(int rc, int usage)
 {
     if (usage)
         return kw_cli_usage_error("tune", "%s", kw_error_last());
+    if (rc == KW_EINTERRUPTED && kw_tune_sig) { /* the baselines' measurement, cut */
+        int sig = kw_tune_sig;
+        fprintf(stderr, "knobwise tune: %s: %s; nothing was written\n",
+                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT",
+                kw_error_last());
+        return 128 + sig;
+    }
     return kw_cli_fail("tune", rc);
 }
 
@@ -244,8 +267,11 @@ static int kw_tune_fresh(const kw_tune_args *a)
                      .threads = a->threads, .repeats = a->repeats, .tabu = a->tabu,
                      .probes = a->probes, .thermal = a->thermal};
     kw_run *r = NULL;
+    kw_tune_sigs sigs;
+    kw_tune_sigs_on(&sigs);
     int usage = 0, rc = kw_run_create(&r, &usage, &o, &kw_tune_sig);
     int status = rc != 0 ? kw_tune_failed(rc, usage) : kw_tune_exec(r, a->quiet, a->every_s, a->time_limit_s);
+    kw_tune_sigs_off(&sigs);
     kw_run_free(r);
     return status;
 }
@@ -253,9 +279,12 @@ static int kw_tune_fresh(const kw_tune_args *a)
 static int kw_tune_resume(const kw_tune_args *a)
 {
     kw_run *r = NULL;
+    kw_tune_sigs sigs;
+    kw_tune_sigs_on(&sigs);
     int usage = 0,
         rc = kw_run_resume(&r, &usage, a->resume, a->threads, a->time_limit_s, &kw_tune_sig);
     int status = rc != 0 ? kw_tune_failed(rc, usage) : kw_tune_exec(r, a->quiet, a->every_s, a->time_limit_s);
+    kw_tune_sigs_off(&sigs);
     kw_run_free(r);
     return status;
 }

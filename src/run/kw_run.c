@@ -1273,8 +1273,9 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
     r->ctl = ctl;
     r->last_write = kw_run_now();
     kw_engine_opts o = r->eo;
-    if (r->stop)
-        *r->stop = 0;
+    /* a stop already set (a signal while kw_run_create / kw_run_resume ran:
+     * the caller's handlers are on by then) pauses the run at once; it was
+     * cleared here, and the signal lost, until 2026-12-07 */
     o.stop = r->stop;
     if (o.time_limit_s > 0) {
         /* the limit counts from kw_run_create / kw_run_resume: the engine
