@@ -633,6 +633,31 @@ Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
     rmrf(d);
 }
 
+/* An uninterrupted run of final_slow.xml's one shape in ref/run (--threads 1,
+ * seed 5, budget 30), and d/run holding only its journal: a finished search
+ * whose evidence is still to make (a resume's planted cut). */
+static void finished_search_only(const char *ref, const char *d)
+{
+    char sp[4096], refrun[4200], path[4300];
+    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    snprintf(refrun, sizeof refrun, "%s/run", ref);
+    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape",
+                             "attn_prefill_s2048_b1_c2", "--budget", "30", "--seed", "5",
+                             "--threads", "1", "--out", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long j_len = -1;
+    char *j = slurp(refrun, "journal", &j_len);
+    cr_assert_not_null(j);
+    snprintf(path, sizeof path, "%s/run", d);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/run/journal", d);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(j, 1, (size_t)j_len, f) == (size_t)j_len && fclose(f) == 0);
+    free(j);
+}
+
 /* A --time-limit shorter than one evidence evaluation still ends the run
  * over resumes: each resume keeps the first evidence evaluation it makes
  * (made whole past the limit) and says so. The cut is planted: the journal
@@ -643,25 +668,12 @@ Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
  * The files and RUN/evidence are byte for byte the uninterrupted run's. */
 Test(tune, a_time_limit_shorter_than_one_evidence_evaluation_still_ends_over_resumes)
 {
-    char *ref = tmpdir(), *d = tmpdir(), sp[4096], refrun[4200], run[4200], path[4300];
-    const char *shape = "attn_prefill_s2048_b1_c2";
-    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    char *ref = tmpdir(), *d = tmpdir(), refrun[4200], run[4200];
     snprintf(refrun, sizeof refrun, "%s/run", ref);
     snprintf(run, sizeof run, "%s/run", d);
-    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
-    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape", shape, "--budget", "30",
-                             "--seed", "5", "--threads", "1", "--out", "run", "--quiet", NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
-    long j_len = -1;
-    char *j = slurp(refrun, "journal", &j_len);
-    cr_assert_not_null(j);
-    cr_assert_eq(mkdir(run, 0755), 0);
-    snprintf(path, sizeof path, "%s/journal", run);
-    FILE *f = fopen(path, "wb");
-    cr_assert(f && fwrite(j, 1, (size_t)j_len, f) == (size_t)j_len && fclose(f) == 0);
-    free(j);
-    o.cwd = d;
+    finished_search_only(ref, d);
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r;
     int resumes = 0, whole = 0;
     for (;;) {
         r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "2", "--time-limit",
@@ -722,23 +734,13 @@ static void write_sealed(const char *path, const char *const *lines, int n)
  * cell in each rewrite (1940.81 us there). */
 Test(tune, the_best_so_far_rewrites_read_the_kept_evidence)
 {
-    char *ref = tmpdir(), *d = tmpdir(), sp[4096], refrun[4200], run[4200], path[4300];
-    const char *shape = "attn_prefill_s2048_b1_c2";
-    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    char *ref = tmpdir(), *d = tmpdir(), refrun[4200], run[4200], path[4300];
     snprintf(refrun, sizeof refrun, "%s/run", ref);
     snprintf(run, sizeof run, "%s/run", d);
-    kw_tl_opts o = {.timeout_s = 200, .cwd = ref};
-    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--shape", shape, "--budget", "30",
-                             "--seed", "5", "--threads", "1", "--out", "run", "--quiet", NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
-    long j_len = -1;
-    char *j = slurp(refrun, "journal", &j_len), *ev = slurp(refrun, "evidence", NULL);
-    cr_assert(j && ev);
-    cr_assert_eq(mkdir(run, 0755), 0);
-    snprintf(path, sizeof path, "%s/journal", run);
-    FILE *f = fopen(path, "wb");
-    cr_assert(f && fwrite(j, 1, (size_t)j_len, f) == (size_t)j_len && fclose(f) == 0);
+    finished_search_only(ref, d);
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    char *ev = slurp(refrun, "evidence", NULL);
+    cr_assert_not_null(ev);
     /* the header and the p record (the portability cell), its p95 (m's
      * second figure) planted */
     char *hdr = ev, *rec = strstr(ev, "\nR e=p s=0 ");
@@ -753,13 +755,11 @@ Test(tune, the_best_so_far_rewrites_read_the_kept_evidence)
     snprintf(path, sizeof path, "%s/evidence", run);
     write_sealed(path, lines, 2);
     free(ev);
-    free(j);
 
     char errp[4300];
     snprintf(errp, sizeof errp, "%s/err.txt", d);
     int efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644), ofd = kw_tl_tmpfile();
     cr_assert(efd >= 0);
-    o.cwd = d;
     const char *argv[] = {bin(), "tune", "--resume", "run", "--threads", "1", "--results-every",
                           "1e-9", "--time-limit", "600", NULL};
     pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
