@@ -1047,11 +1047,14 @@ Test(results_cli, o_dash_is_standard_output_never_a_file_named_dash)
  * <shape search="stopped">). main's binary printed "tuned in this run" and
  * wrote a clean table and export: nothing told a deployer that the mapping
  * is the best so far, with no re-check and no portability matrix. */
-/* A run of the default job stopped by --time-limit 1 in dir/run (the
- * search takes seconds: one second stops it); shape: the first shape its
- * results.xml says stopped. */
-static void stopped_run(char run[4200], char shape[128], const char *dir)
+/* A run of the default job stopped by --time-limit 1 in DIR/run, DIR a new
+ * temporary folder (returned: kw_tl_rmrf it); the search takes seconds, one
+ * second stops it. shape: the first shape its results.xml says stopped. */
+static char *stopped_run(char run[4200], char shape[128])
 {
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    cr_assert_not_null(dir);
     char p[4300];
     snprintf(run, 4200, "%s/run", dir);
     kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--out", run, "--time-limit", "1",
@@ -1067,15 +1070,14 @@ static void stopped_run(char run[4200], char shape[128], const char *dir)
         nm--;
     cr_assert_eq(sscanf(nm, "<shape name=\"%127[^\"]\"", shape), 1);
     free(xml);
+    return dir;
 }
 
 Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
 {
     KW_TL_HANG_GUARD(300);
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
-    char *dir = kw_tl_tmpdir("kwtest");
     char run[4200], shape[128];
-    stopped_run(run, shape, dir);
+    char *dir = stopped_run(run, shape);
 
     kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -1132,10 +1134,8 @@ Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
 Test(results_cli, what_the_evidence_lacks_comes_from_the_journal_not_an_edited_results_xml)
 {
     KW_TL_HANG_GUARD(300);
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
-    char *dir = kw_tl_tmpdir("kwtest");
     char run[4200], shape[128], p[4300];
-    stopped_run(run, shape, dir);
+    char *dir = stopped_run(run, shape);
     snprintf(p, sizeof p, "%s/results.xml", run);
     char *xml = kw_tl_slurp(p);
     static const char *const drop[] = {" evidence=\"none\"", " search=\"stopped\""};
@@ -1193,10 +1193,8 @@ Test(results_cli, what_the_evidence_lacks_comes_from_the_journal_not_an_edited_r
 Test(results_cli, a_run_a_tune_is_writing_is_said_still_running_not_stopped)
 {
     KW_TL_HANG_GUARD(300);
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
-    char *dir = kw_tl_tmpdir("kwtest");
     char run[4200], shape[128];
-    stopped_run(run, shape, dir);
+    char *dir = stopped_run(run, shape);
     kw_runlock *lock = NULL;
     cr_assert_eq(kw_runfolder_lock(&lock, run), 0, "%s", kw_error_last());
     for (int held = 1; held >= 0; held--) {
