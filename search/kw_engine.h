@@ -46,7 +46,9 @@
  *      failures. The probe list (built once per local optimum) holds every
  *      neighbour of each blocked gain, then each faded gain combined with
  *      every other value of the knobs already changed from the baseline (one
- *      of them faded it), then pairs of two other first steps (by rank sum),
+ *      of them faded it; screened only by what was measured of the same value
+ *      pair and by the estimate's interaction, kw_ofat_probe_cut), then pairs
+ *      of two other first steps (by rank sum),
  *      then every other neighbour of the other first steps; second changes are
  *      ordered by what the same change did alone from the incumbent. It is evaluated in
  *      rounds of KW_PROBE_CHUNK new configs; as soon as a round holds a

@@ -2352,7 +2352,8 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
     for (int g = pr->n_blocked; g < pr->n_blocked + pr->n_faded && rc == 0 && !restart; g++)
         rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 1);
     int lo = restart ? 0 : pr->n_blocked, hi = pr->n_first;
-    pr->pairs0 = pr->n_plist; /* (2) and (3): kw_ofat_probe_cut may leave them out */
+    pr->pairs0 = pr->n_plist; /* (2) and (3): kw_ofat_probe_cut may leave them out ((1b): fewer
+                               * of its rules) */
     /* (2) in three passes: first the queue pairs (kw_ofat_queue_pair: a few, the
      * product of the serving knobs' values, whose interaction the estimate misses),
      * then the pairs of two knobs of one block (a tile pair whose
@@ -2488,8 +2489,8 @@ static int kw_ofat_probe_repairs(kw_eng *E, kw_shape *s)
 
 /* A planned pair of parts (2) and (3) (first[p->group] plus one change) that the
  * measured interactions (kw_ofat_pair_composes) or a guard failure no other block
- * repaired (kw_ofat_probe_cut) rule out; the blocked and faded
- * gains' pairs (1), (1b) and the repairs are never cut. */
+ * repaired (kw_ofat_probe_cut) rule out; the faded gains' pairs (1b) by the rules that
+ * read the pair itself; the blocked gains' pairs (1) and the repairs are never cut. */
 /* A probe pair item of group g, first[g] plus one change of another knob, taken
  * apart: ka the knob first[g] changes from the incumbent, kb the other, fa and fb
  * the figures of the two changes alone. 0 when it is such a pair; else -1. The one
@@ -2543,12 +2544,25 @@ static int kw_ofat_pair_guarded(kw_eng *E, kw_shape *s, const kw_item *it, int *
 static int kw_ofat_pair_uncoupled(kw_eng *E, kw_shape *s, const kw_item *it, int ka, double fa,
                                   int kb, double fb, double fx);
 
+/* The faded gains' pairs (1b) are screened too (issue 18: at 27 knobs they were 108 of
+ * the 1,059 evaluations per shape to converge, x2.8 from 16 knobs, every knob changed
+ * from the baseline pairing with each faded gain at each local optimum, and never cut),
+ * but only by the rules that read the pair itself: the same value pair measured in the
+ * same context (kw_ofat_pair_recalls) or where both its changes stood still
+ * (kw_ofat_pair_unmoved), the estimate's interaction of the pair bounded by its knobs'
+ * measured misses (kw_ofat_pair_uncoupled), and the guard rule below. Not the knob
+ * pairs' least ratios learnt from other pairs (kw_ofat_pair_composes,
+ * kw_ofat_pair_bounded): a faded gain is one a later change masked, a coupling of
+ * that value pair which the knobs' other pairs do not show (composes cut the faded pair
+ * that left growth's 27 knobs seed 4 attn_decode_kv2048_b32_c16, which converged 13.12%
+ * worse; README). The blocked gains (1) and the repairs are never cut. */
 static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
 {
     kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
     int ka, kb, gk, gv;
     kw_cst fx, fa, fb;
-    if (at < pr->pairs0 || (pr->repair0 >= 0 && at >= pr->repair0))
+    int faded = at < pr->pairs0;
+    if ((faded && pr->plist[at].group < pr->n_blocked) || (pr->repair0 >= 0 && at >= pr->repair0))
         return 0;
     /* a guard failure no knob of another block has repaired: a change that fails a guard
      * alone and still failed it in KW_INTER_MIN_PAIRS pairs with passing changes of other
@@ -2571,8 +2585,8 @@ static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
     if (!(fx.n == E->reps && fx.ok))
         return 0;
     const kw_cand *c = &pr->plist[at].cand;
-    return kw_ofat_pair_composes(E, pr, ka, fa.mean, kb, fb.mean, fx.mean) ||
-           kw_ofat_pair_bounded(E, pr, ka, fa.mean, kb, fb.mean, fx.mean) ||
+    return (!faded && (kw_ofat_pair_composes(E, pr, ka, fa.mean, kb, fb.mean, fx.mean) ||
+                       kw_ofat_pair_bounded(E, pr, ka, fa.mean, kb, fb.mean, fx.mean))) ||
            kw_ofat_pair_recalls(E, s, pr, ka, c->v[ka], fa.mean, kb, c->v[kb], fb.mean, fx.mean) ||
            kw_ofat_pair_unmoved(E, pr, ka, c->v[ka], fa.mean, kb, c->v[kb], fb.mean, fx.mean) ||
            kw_ofat_pair_uncoupled(E, s, &pr->plist[at], ka, fa.mean, kb, fb.mean, fx.mean);
