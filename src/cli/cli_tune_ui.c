@@ -394,9 +394,10 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
          * each resume keeps one (kw_evidence_pool.deadline_s); without a
          * RUN/evidence (its note) nothing is kept, and a cut loses it */
         if (out->evidence_past_s > 0)
-            fprintf(stderr, "knobwise tune: this resume's first evidence evaluation was "
-                            "finished %.3g s past the time limit, so that each resume keeps one "
-                            "more and the run ends under any limit (SIGTERM still cuts it)\n",
+            fprintf(stderr, "knobwise tune: the first evidence evaluation was finished %.3g s "
+                            "past the time limit (one is made whole each time, so that each "
+                            "resume keeps one more and the run ends under any limit; SIGTERM "
+                            "still cuts it)\n",
                     out->evidence_past_s);
         if (out->evidence_cut && out->evidence_started && out->evidence_added == 0 &&
             out->evidence_note[0])
