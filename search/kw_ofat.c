@@ -2543,6 +2543,8 @@ static int kw_ofat_pair_guarded(kw_eng *E, kw_shape *s, const kw_item *it, int *
 
 static int kw_ofat_pair_uncoupled(kw_eng *E, kw_shape *s, const kw_item *it, int ka, double fa,
                                   int kb, double fb, double fx);
+static int kw_ofat_pair_below(kw_eng *E, kw_shape *s, const kw_item *it, int ka, double fa, int kb,
+                              double fb, double fx, double need);
 
 /* The faded gains' pairs (1b) are screened too (issue 18: at 27 knobs they were 108 of
  * the 1,059 evaluations per shape to converge, x2.8 from 16 knobs, every knob changed
@@ -2584,6 +2586,17 @@ static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
     kw_engine_stats_c(E, s, &s->pos, &fx);
     if (!(fx.n == E->reps && fx.ok))
         return 0;
+    if (pr->ban_knob >= 0) {
+        /* a restart's pair: taken only if it beats the first descent's best
+         * (kw_ofat_restart_decide), so bounded against that, by the estimate's
+         * interaction and the knobs' misses only (kw_ofat_pair_uncoupled) */
+        kw_cst fbst;
+        kw_engine_stats_c(E, s, &((kw_ofat *)s->st)->main.restart_from, &fbst);
+        if (!(fbst.n == E->reps && fbst.ok && isfinite(fbst.mean)))
+            return 0;
+        return kw_ofat_pair_below(E, s, &pr->plist[at], ka, fa.mean, kb, fb.mean, fx.mean,
+                                  fbst.mean * (1.0 - E->o.min_effect_pct / 100.0));
+    }
     const kw_cand *c = &pr->plist[at].cand;
     return (!faded && (kw_ofat_pair_composes(E, pr, ka, fa.mean, kb, fb.mean, fx.mean) ||
                        kw_ofat_pair_bounded(E, pr, ka, fa.mean, kb, fb.mean, fx.mean))) ||
@@ -2688,7 +2701,8 @@ static double kw_ofat_pair_forecast(kw_eng *E, kw_shape *s, const kw_item *it)
  * closed-form queue misses their interactions, and screening them by the bound lost
  * 7.7% on the growth bench's 27 knobs seed 4 attn_decode_kv2048_b32_c16 (a changed path
  * that never reached attn.double_buffer=off with placement=least_loaded; README). A
- * restart's pairs, a change never evaluated alone or failing a guard: planned as before;
+ * restart's pairs are bounded against the first descent's best instead (kw_ofat_pair_below); a
+ * change never evaluated alone or failing a guard: planned as before;
  * off with the screening (--no-estimate) and on a noisy evaluator. The |ln I| bound is
  * 16f019a's: that pair's estimate saw the coupling (I 0.949) but not its size (measured
  * below 0.80); a cut by the estimate alone (no measured miss) lost validate_llama3_tpu
@@ -2697,7 +2711,20 @@ static int kw_ofat_pair_uncoupled(kw_eng *E, kw_shape *s, const kw_item *it, int
                                   int kb, double fb, double fx)
 {
     const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
-    if (!E->o.estimate || E->ev->noisy || pr->ban_knob >= 0 ||
+    return pr->ban_knob < 0 &&
+           kw_ofat_pair_below(E, s, it, ka, fa, kb, fb, fx, fx * (1.0 - E->o.min_effect_pct / 100.0));
+}
+
+/* kw_ofat_pair_uncoupled's bound against a figure of the caller's (need): 1 when the pair's
+ * best case fa fb / fx I lo (1 - KW_COUPLE_MARGIN) is at least need. A restart's pairs
+ * are bounded so against the first descent's best, the only figure they are taken for
+ * beating (kw_ofat_probe_cut; issue 18: a restart's probes were never cut, 42 of the
+ * 1,041 evaluations per shape to converge at 27 knobs, none of them a gain there). */
+static int kw_ofat_pair_below(kw_eng *E, kw_shape *s, const kw_item *it, int ka, double fa, int kb,
+                              double fb, double fx, double need)
+{
+    const kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    if (!E->o.estimate || E->ev->noisy ||
         (!kw_ofat_in_block(E->ks, ka) && !kw_ofat_in_block(E->ks, kb)) || !isfinite(fa) ||
         !isfinite(fb) || !isfinite(fx) || fx <= 0)
         return 0;
@@ -2711,8 +2738,7 @@ static int kw_ofat_pair_uncoupled(kw_eng *E, kw_shape *s, const kw_item *it, int
     double r = kw_ofat_est_interaction(E, s, &pr->first[it->group], kb, &it->cand);
     if (!isfinite(r) || fabs(log(r)) >= KW_COUPLE_INTER)
         return 0;
-    return fa * fb / fx * r * lo * (1.0 - KW_COUPLE_MARGIN) >=
-           fx * (1.0 - E->o.min_effect_pct / 100.0);
+    return fa * fb / fx * r * lo * (1.0 - KW_COUPLE_MARGIN) >= need;
 }
 
 /* This round's share of the probe list: up to KW_PROBE_CHUNK configs not yet
