@@ -98,6 +98,14 @@ static const char *field(const char *line, const char *key, char *buf, size_t n)
     return buf;
 }
 
+/* pat occurs in the journal line that starts at line and ends at nl (NULL: at the buffer's end);
+ * strstr alone would find it on any later line */
+static int line_has(const char *line, const char *nl, const char *pat)
+{
+    const char *p = strstr(line, pat);
+    return p && (!nl || p < nl);
+}
+
 static void cand_of(kw_cand *c, const char *text)
 {
     memset(c, 0, sizeof *c);
@@ -1008,8 +1016,9 @@ Test(mfengine, an_excursion_neighbour_whose_measured_change_cannot_beat_the_star
  * but k3 = 1, 0.5% better than the baseline (below the 1% minimum effect): the walk
  * stays at the baseline, its probes and excursion find nothing, and settle hops onto
  * k3 = 1, the best config evaluated and the optimum. Read from the journal: no
- * exploratory step (why "exploratory: ...") leaves that settled config. Main's binary
- * journaled 23 exploratory steps from it (its excursion, again at each return there). */
+ * exploratory step (why "exploratory: ...") leaves that settled config. The code before
+ * 17e9536 journals 1 (of its 6 exploratory steps; read line by line, line_has: the 23 this
+ * comment said before counted matches past each line's end). */
 Test(mfengine, no_excursion_leaves_a_local_optimum_settled_by_less_than_the_minimum_effect)
 {
     kw_synth s;
@@ -1026,9 +1035,9 @@ Test(mfengine, no_excursion_leaves_a_local_optimum_settled_by_less_than_the_mini
     int moves = 0, from_settled = 0;
     for (const char *line = b; line && *line;) {
         const char *nl = strchr(line, '\n');
-        if (line[0] == 'T' && strstr(line, " phase=settle d=accept "))
+        if (line[0] == 'T' && line_has(line, nl, " phase=settle d=accept "))
             field(line, "id", settled, sizeof settled);
-        if (line[0] == 'T' && strstr(line, " why=exploratory")) {
+        if (line[0] == 'T' && line_has(line, nl, " why=exploratory")) {
             moves++;
             from_settled += settled[0] && strcmp(field(line, "parent", f, sizeof f), settled) == 0;
         }
@@ -1105,8 +1114,7 @@ Test(mfengine, a_faded_gains_pair_that_cannot_gain_is_not_evaluated)
     int pairs = 0, at_opt = 0;
     for (const char *line = b; line && *line;) {
         const char *nl = strchr(line, '\n');
-        const char *acc = line[0] == 'T' ? strstr(line, " phase=probe d=accept ") : NULL;
-        at_opt |= acc && (!nl || acc < nl);
+        at_opt |= line[0] == 'T' && line_has(line, nl, " phase=probe d=accept ");
         if (line[0] == 'E' && at_opt) {
             kw_cand c;
             cand_of(&c, field(line, "c", f, sizeof f));
