@@ -544,6 +544,13 @@ Test(lib, nearest_is_borrowed_with_its_distances)
     cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_EXACT), KNOBWISE_ENOTFOUND);
     cr_assert_null(m.entry);
     cr_assert(strstr(knobwise_error_last(), "exact") != NULL, "%s", knobwise_error_last());
+    /* a flag bit the library does not know is refused, not ignored (it might narrow the
+     * answer, as EXACT does): the lookup that succeeds with 0 fails with 0x4 */
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, 0x4u), KNOBWISE_EINPUT);
+    cr_assert_null(m.entry);
+    cr_assert(strstr(knobwise_error_last(), "0x4") != NULL, "%s", knobwise_error_last());
+    cr_assert_eq(knobwise_table_lookup(&m, t, &q, KNOBWISE_LOOKUP_EXACT | 0x80000000u),
+                 KNOBWISE_EINPUT);
     /* the decode entry is never borrowed for prefill while prefill has entries */
     knobwise_shape q3 = {KNOBWISE_PREFILL, 4, 1024, 2};
     cr_assert_eq(knobwise_table_lookup(&m, t, &q3, KNOBWISE_LOOKUP_CROSS_PHASE), 0);

@@ -1184,6 +1184,16 @@ int knobwise_table_lookup(knobwise_match *out, const knobwise_table *t,
     if (!out || !t || !q)
         return kw_error_set(KW_EINPUT, "knobwise_table_lookup: a NULL argument");
     memset(out, 0, sizeof *out);
+    /* a flag this library does not know is refused, not ignored: a later flag may narrow
+     * what may be answered (as KNOBWISE_LOOKUP_EXACT does), and ignoring it would hand a
+     * caller built against a newer header an answer it asked not to get */
+    if (flags & ~(KNOBWISE_LOOKUP_EXACT | KNOBWISE_LOOKUP_CROSS_PHASE))
+        return kw_error_set(KW_EINPUT,
+                            "knobwise_table_lookup: flags 0x%x: bits 0x%x are not flags this "
+                            "library (%s) knows (KNOBWISE_LOOKUP_EXACT, "
+                            "KNOBWISE_LOOKUP_CROSS_PHASE)",
+                            flags, flags & ~(KNOBWISE_LOOKUP_EXACT | KNOBWISE_LOOKUP_CROSS_PHASE),
+                            PACKAGE_VERSION);
     if ((q->phase != KNOBWISE_PREFILL && q->phase != KNOBWISE_DECODE) || q->batch < 1 ||
         q->len < 1 || q->streams < 1)
         return kw_error_set(KW_EINPUT,

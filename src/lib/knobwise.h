@@ -147,7 +147,8 @@ KNOBWISE_API int knobwise_table_find(const knobwise_entry **out, const knobwise_
  * entry, or the request is a shape the run tuned where nothing passed the
  * guards: not borrowed, "FILE:LINE: shape 'S' was tuned, but ... nothing to
  * deploy"), KNOBWISE_ENODATA when the file carries no shape dimensions (an older
- * mappings.csv: look up by name), KNOBWISE_EINPUT for a shape out of range.
+ * mappings.csv: look up by name), KNOBWISE_EINPUT for a shape out of range or a
+ * flag bit this library does not know (refused, never ignored).
  * No allocation, no lock. */
 KNOBWISE_API int knobwise_table_lookup(knobwise_match *out, const knobwise_table *t,
                                        const knobwise_shape *request, unsigned flags);
