@@ -495,6 +495,26 @@ Test(tune, the_evidence_after_a_time_limited_search_is_announced)
     rmrf(d);
 }
 
+/* A run the time limit stops before a shape's first evaluation: the summary says the
+ * shape was not evaluated, not "p95 nan -> nan us (fails guards)" (what it printed
+ * before: no figure, and no guard had failed). */
+Test(tune, a_shape_stopped_before_its_first_evaluation_is_said_not_evaluated)
+{
+    char *d = tmpdir();
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "3",
+                             "--time-limit", "0.000001", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "no evaluation finished within the time limit"), "%s", r.err);
+    cr_assert(strstr(r.out, "not evaluated yet: the run stopped before this shape's first "
+                            "evaluation"),
+              "%s", r.out);
+    cr_assert_null(strstr(r.out, "nan"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "fails guards"), "%s", r.out);
+    kw_tl_free(&r);
+    rmrf(d);
+}
+
 /* --time-limit bounds the whole run (DESIGN.md), the evidence phase after
  * the search included. tests/data/signal/final_huge.xml re-checks each
  * recommendation at 45 million requests (the whole evidence phase would take

@@ -279,6 +279,15 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
         kw_jresult r;
         if (kw_reduce_result(&r, S.red, s) != 0)
             continue;
+        if (r.evals == 0) {
+            /* stopped before the shape's first evaluation: no figure to show (not nan), and
+             * nothing failed a guard */
+            printf("  %-32s %s not evaluated yet: the run stopped before this shape's first "
+                   "evaluation\n",
+                   j->h.shape_names[s], label);
+            kw_journal_result_clear(&r);
+            continue;
+        }
         char effect[40];
         const char *sat = kw_guards_saturation(kw_tune_sat_guards(&S, s, r.baseline_id),
                                                 kw_tune_sat_guards(&S, s, r.best_id));
