@@ -821,18 +821,22 @@ static double prod_true(const kw_synth *s, const kw_cand *c)
     return x;
 }
 
+/* The landscape prod_eval evaluates and prod_predict estimates exactly: prod_true, or a
+ * test's variant of it (faded_true, restart_true). Each test runs in a process of its own
+ * (Criterion forks), so a test that sets it changes no other test's. */
+static double (*landscape)(const kw_synth *s, const kw_cand *c) = prod_true;
+
 static int prod_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
 {
     (void)shape;
     (void)rep;
-    memset(out, 0, sizeof *out);
-    return est_out(out, prod_true(ctx, c));
+    return est_out(out, landscape(ctx, c));
 }
 
 static int prod_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
     (void)shape;
-    return est_out(out, prod_true(ctx, c));
+    return est_out(out, landscape(ctx, c));
 }
 
 /* A pair across op blocks whose estimate sees no interaction and whose forecast, by the
@@ -1066,19 +1070,6 @@ static double faded_true(const kw_synth *s, const kw_cand *c)
     return x;
 }
 
-static int faded_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
-{
-    (void)shape;
-    (void)rep;
-    return est_out(out, faded_true(ctx, c));
-}
-
-static int faded_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
-{
-    (void)shape;
-    return est_out(out, faded_true(ctx, c));
-}
-
 /* A faded gain's pairs whose forecast cannot gain, by the same value pair measured where
  * both its changes stood still (kw_ofat_pair_unmoved) or by the estimate's interaction and
  * the knobs' measured misses (kw_ofat_pair_uncoupled), are not evaluated
@@ -1102,8 +1093,7 @@ Test(mfengine, a_faded_gains_pair_that_cannot_gain_is_not_evaluated)
     s.w[0][1] = -20.0;
     s.w[1][1] = -10.0;
     s.w[2][1] = -5.0;
-    s.ev.eval = faded_eval;
-    s.ev.predict = faded_predict;
+    landscape = faded_true; /* one_block's prod_eval and prod_predict read it */
     kw_engine_opts o = opts();
     o.tabu = 0;
     char dir[64], f[256];
@@ -1143,19 +1133,6 @@ static double restart_true(const kw_synth *s, const kw_cand *c)
     return x;
 }
 
-static int restart_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
-{
-    (void)shape;
-    (void)rep;
-    return est_out(out, restart_true(ctx, c));
-}
-
-static int restart_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
-{
-    (void)shape;
-    return est_out(out, restart_true(ctx, c));
-}
-
 /* A restart's pair whose best case, by the estimate's interaction and the knobs' measured
  * misses, cannot beat the first descent's best is not evaluated (kw_ofat_probe_cut,
  * kw_ofat_pair_below; issue 18). On restart_true the first descent takes a.t0 = 1 (80)
@@ -1175,8 +1152,7 @@ Test(mfengine, a_restarts_pair_that_cannot_beat_the_best_is_not_evaluated)
     s.w[0][1] = -20.0;
     s.w[1][1] = -10.0;
     s.w[4][1] = -5.0;
-    s.ev.eval = restart_eval;
-    s.ev.predict = restart_predict;
+    landscape = restart_true; /* one_block's prod_eval and prod_predict read it */
     kw_engine_opts o = opts();
     o.tabu = 0;
     char dir[64];
