@@ -92,12 +92,16 @@
  * drains in about one busy period, a small fraction of any window of
  * KW_SIM_SATURATION_MIN_REQUESTS or more requests), the queue grew.
  *
- * Confidence intervals of p95/p99: distribution-free order-statistic interval
- * [x_(l), x_(u)] with l, u = n p -/+ 1.96 sqrt(n p (1 - p)) (normal
- * approximation of Binomial(n, p); Hahn & Meeker, Statistical Intervals,
- * 1991). It assumes independent samples; queueing latencies are positively
- * correlated, so the true interval is wider: read it as a lower bound on
- * the uncertainty (that is why final rankings re-run with more requests).
+ * Confidence intervals of p95/p99 (kw_simci.h): the union of the
+ * distribution-free order-statistic interval [x_(l), x_(u)], l, u =
+ * n p -/+ 1.96 sqrt(n p (1 - p)) (Hahn & Meeker, Statistical Intervals,
+ * 1991), which assumes independent samples, and the batch-quantile interval
+ * (Seila 1982; Asmussen & Glynn 2007, sectioning and batch means): the
+ * measured latencies in completion order cut into k contiguous batches, the
+ * quantile of each, the whole sample's quantile -/+ t_{k-1} S / sqrt(k).
+ * Queueing latencies are positively correlated (a backlog delays a run of
+ * requests), which only the batches see: on a bursty shape the batch interval
+ * is many times the order-statistic one, on independent samples about equal.
  */
 #define HAVE_INLINE 1 /* GSL's inline gsl_rng_uniform_pos on the arrival path */
 #include <math.h>
@@ -113,9 +117,9 @@
 #include "kw_error.h"
 #include "kw_mix.h"
 #include "kw_sim.h"
+#include "kw_simci.h"
 
 #define KW_SIM_DEFAULT_REQUESTS 20000
-#define KW_SIM_Z95 1.959963984540054 /* standard normal 97.5% quantile */
 #define KW_US_PER_S 1e6
 #define KW_US_PER_MS 1e3
 #define KW_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -842,21 +846,38 @@ static double kw_q(const uint64_t *sorted, size_t n, double p)
     return kw_q_mix(n, p, kw_key_value(sorted[l]), l + 1 < n ? kw_key_value(sorted[l + 1]) : 0.0);
 }
 
-/* Order-statistic confidence interval of the p-quantile (see the file comment). */
+/* Order-statistic confidence interval of the p-quantile (kw_simci_iid_ranks). */
 static void kw_ci(const uint64_t *sorted, size_t n, double p, double *lo, double *hi)
 {
     if (n == 0) {
         *lo = *hi = 0;
         return;
     }
-    double c = n * p, h = KW_SIM_Z95 * sqrt(n * p * (1 - p));
-    double l = floor(c - h) - 1, u = ceil(c + h) - 1; /* 1-based ranks to 0-based */
-    if (l < 0)
-        l = 0;
-    if (u > (double)(n - 1))
-        u = (double)(n - 1);
-    *lo = kw_key_value(sorted[(size_t)l]);
-    *hi = kw_key_value(sorted[(size_t)u]);
+    size_t l, u;
+    kw_simci_iid_ranks(&l, &u, n, p);
+    *lo = kw_key_value(sorted[l]);
+    *hi = kw_key_value(sorted[u]);
+}
+
+/* Half-width of the batch-quantile interval of the p-quantile of keys[0..n)
+ * in completion order (kw_simci.h): each batch's keys copied to work and
+ * radix-sorted with tmp (both hold n / KW_SIMCI_MIN_BATCHES + 1 keys),
+ * the batch count halved while the batch quantiles are serially correlated
+ * (kw_simci_correlated); keys are left as they are. 0 when the sample is
+ * too small for batches. */
+static double kw_ci_batch_half(const uint64_t *keys, size_t n, double p, uint64_t *work, uint64_t *tmp)
+{
+    int k = kw_simci_batches(n, p);
+    double bq[KW_SIMCI_MAX_BATCHES];
+    for (int next = k; next > 0; next = kw_simci_correlated(bq, k) ? kw_simci_fewer(k) : 0) {
+        k = next;
+        for (int j = 0; j < k; j++) {
+            size_t s = kw_simci_batch_start(n, k, j), m = kw_simci_batch_start(n, k, j + 1) - s;
+            memcpy(work, keys + s, m * sizeof *work);
+            bq[j] = kw_q(kw_sort(work, tmp, m), m, p);
+        }
+    }
+    return kw_simci_halfwidth(bq, k);
 }
 
 /* Per-stream quantiles read in one pass over the overall sorted keys: a
@@ -899,6 +920,12 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     out->wait_mean_us = st->wait_sum / R;
     out->fallback_pct = 100.0 * st->nfb / R;
     memcpy(out->wait_hist, st->wait_hist, sizeof out->wait_hist);
+
+    /* batch quantiles first, from the keys in completion order (the sort
+     * below reorders them); tmp's two halves hold one batch and its sort */
+    size_t half_n = (size_t)R / 2;
+    double h95 = kw_ci_batch_half(st->lat_key, (size_t)R, 0.95, tmp, tmp + half_n);
+    double h99 = kw_ci_batch_half(st->lat_key, (size_t)R, 0.99, tmp, tmp + half_n);
 
     /* latencies: one keyed sort; per-stream order statistics picked on the way */
     const uint64_t *sk = kw_sort(st->lat_key, tmp, (size_t)R);
@@ -948,6 +975,8 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     out->p999_us = kw_q(sk, (size_t)R, 0.999);
     kw_ci(sk, (size_t)R, 0.95, &out->p95_ci_lo_us, &out->p95_ci_hi_us);
     kw_ci(sk, (size_t)R, 0.99, &out->p99_ci_lo_us, &out->p99_ci_hi_us);
+    kw_simci_join(&out->p95_ci_lo_us, &out->p95_ci_hi_us, out->p95_us, h95);
+    kw_simci_join(&out->p99_ci_lo_us, &out->p99_ci_hi_us, out->p99_us, h99);
     out->max_us = kw_key_value(sk[R - 1]);
     if (keep) {
         out->lat_sorted_us = malloc((size_t)R * sizeof *out->lat_sorted_us);

@@ -72,7 +72,8 @@ typedef struct kw_sim_result {
     int samples;                /* measured requests */
     /* latency = completion - arrival */
     double mean_us, p50_us, p95_us, p99_us, p999_us, max_us;
-    double p95_ci_lo_us, p95_ci_hi_us;  /* 95% order-statistic intervals (kw_sim.c) */
+    double p95_ci_lo_us, p95_ci_hi_us;  /* 95% intervals: order statistics joined with batch
+                                         * quantiles (kw_simci.h: honest under correlation) */
     double p99_ci_lo_us, p99_ci_hi_us;
     /* queue wait = start of service - arrival */
     double wait_mean_us, wait_p50_us, wait_p95_us, wait_p99_us;

@@ -1,0 +1,136 @@
+/* kw_simci.c - a correlation-honest interval of a simulated latency quantile
+ * (see kw_simci.h for the method and its sources).
+ *
+ * Design: the batch count is a pure function of (n, p), so the interval is a
+ * pure function of the sample: same seed, same bytes. The simulation reads
+ * its batches from its own sort keys (kw_sim.c, radix sort, O(n)); this file
+ * holds the rules both use (batch count, ranks, half-width, union) and a
+ * double-array form for tests and other samples.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "kw_error.h"
+#include "kw_simci.h"
+
+#define KW_SIMCI_Z95 1.959963984540054 /* standard normal 97.5% quantile */
+#define KW_SIMCI_UPPER 0.975            /* two-sided 95% */
+#define KW_SIMCI_Z95_ONE_SIDED 1.644853626951472 /* standard normal 95% quantile (Young's test) */
+
+int kw_simci_batches(size_t n, double p)
+{
+    if (n < (size_t)KW_SIMCI_MIN_BATCHES * KW_SIMCI_MIN_BATCH_SIZE)
+        return 0;
+    double k = floor((double)n * (1.0 - p) / KW_SIMCI_MIN_TAIL);
+    if (k > KW_SIMCI_MAX_BATCHES)
+        k = KW_SIMCI_MAX_BATCHES;
+    if (k < KW_SIMCI_MIN_BATCHES)
+        k = KW_SIMCI_MIN_BATCHES;
+    if (k > (double)(n / KW_SIMCI_MIN_BATCH_SIZE))
+        k = (double)(n / KW_SIMCI_MIN_BATCH_SIZE);
+    return (int)k;
+}
+
+size_t kw_simci_batch_start(size_t n, int k, int j)
+{
+    return (size_t)((unsigned long long)n * (unsigned)j / (unsigned)k);
+}
+
+void kw_simci_iid_ranks(size_t *l, size_t *u, size_t n, double p)
+{
+    double c = n * p, h = KW_SIMCI_Z95 * sqrt(n * p * (1 - p));
+    double lo = floor(c - h) - 1, hi = ceil(c + h) - 1; /* 1-based ranks to 0-based */
+    if (lo < 0)
+        lo = 0;
+    if (hi > (double)(n - 1))
+        hi = (double)(n - 1);
+    if (hi < 0)
+        hi = 0;
+    *l = (size_t)lo;
+    *u = (size_t)hi;
+}
+
+int kw_simci_correlated(const double *bq, int k)
+{
+    if (k < 3)
+        return 0;
+    double mean = gsl_stats_mean(bq, 1, (size_t)k), ss = 0, sd = 0;
+    for (int i = 0; i < k; i++)
+        ss += (bq[i] - mean) * (bq[i] - mean);
+    for (int i = 0; i + 1 < k; i++)
+        sd += (bq[i] - bq[i + 1]) * (bq[i] - bq[i + 1]);
+    if (!(ss > 0))
+        return 0;
+    double c = 1.0 - sd / (2.0 * ss), var = (double)(k - 2) / ((double)k * k - 1.0);
+    return c > KW_SIMCI_Z95_ONE_SIDED * sqrt(var);
+}
+
+int kw_simci_fewer(int k)
+{
+    return k / 2 >= KW_SIMCI_MIN_BATCHES ? k / 2 : 0;
+}
+
+double kw_simci_halfwidth(const double *bq, int k)
+{
+    if (k < 2)
+        return 0.0;
+    double s = gsl_stats_sd(bq, 1, (size_t)k);
+    return gsl_cdf_tdist_Pinv(KW_SIMCI_UPPER, (double)(k - 1)) * s / sqrt((double)k);
+}
+
+void kw_simci_join(double *lo, double *hi, double q, double half)
+{
+    if (!(half > 0))
+        return;
+    double a = q - half, b = q + half;
+    if (a < 0)
+        a = 0;
+    if (a < *lo)
+        *lo = a;
+    if (b > *hi)
+        *hi = b;
+}
+
+void kw_simci_iid(double *lo, double *hi, const double *sorted, size_t n, double p)
+{
+    if (n == 0) {
+        *lo = *hi = 0;
+        return;
+    }
+    size_t l, u;
+    kw_simci_iid_ranks(&l, &u, n, p);
+    *lo = sorted[l];
+    *hi = sorted[u];
+}
+
+int kw_simci_interval(double *lo, double *hi, const double *seq, size_t n, double p)
+{
+    *lo = *hi = 0;
+    if (n == 0)
+        return 0;
+    int k = kw_simci_batches(n, p);
+    double *x = malloc(n * sizeof *x);
+    if (!x)
+        return kw_error_set(KW_ENOMEM, "out of memory for %zu latencies", n);
+    double bq[KW_SIMCI_MAX_BATCHES];
+    for (int next = k; next > 0; next = kw_simci_correlated(bq, k) ? kw_simci_fewer(k) : 0) {
+        k = next;
+        for (int j = 0; j < k; j++) { /* each batch sorted in place in the copy */
+            size_t s = kw_simci_batch_start(n, k, j), e = kw_simci_batch_start(n, k, j + 1);
+            memcpy(x + s, seq + s, (e - s) * sizeof *x);
+            gsl_sort(x + s, 1, e - s);
+            bq[j] = gsl_stats_quantile_from_sorted_data(x + s, 1, e - s, p);
+        }
+    }
+    memcpy(x, seq, n * sizeof *x);
+    gsl_sort(x, 1, n);
+    kw_simci_iid(lo, hi, x, n, p);
+    kw_simci_join(lo, hi, gsl_stats_quantile_from_sorted_data(x, 1, n, p), kw_simci_halfwidth(bq, k));
+    free(x);
+    return 0;
+}

@@ -1,0 +1,106 @@
+/* kw_simci.h - the 95% confidence interval of a simulated latency quantile
+ * (p95, p99) that stays honest when the samples are correlated, as queueing
+ * latencies are: a request that waits behind a backlog is followed by others
+ * that wait behind the same backlog.
+ *
+ * The interval is the union of two:
+ *   - the distribution-free order-statistic interval [x_(l), x_(u)],
+ *     l, u = n p -/+ z sqrt(n p (1 - p)) (Hahn & Meeker, Statistical
+ *     Intervals, 1991): exact for independent samples, too narrow for
+ *     correlated ones (kw_simci_iid);
+ *   - batch quantiles (sectioning): the time-ordered sample cut into k
+ *     contiguous batches, the p-quantile Q_j of each, and the interval
+ *     Q -/+ t_{k-1, 0.975} S / sqrt(k) around the whole sample's quantile Q,
+ *     S the standard deviation of the Q_j (A. F. Seila, "A batching approach
+ *     to quantile estimation in regenerative simulations", Management Science
+ *     28(5), 1982; S. Asmussen & P. W. Glynn, Stochastic Simulation:
+ *     Algorithms and Analysis, Springer 2007, ch. III (sectioning) and ch. IV
+ *     (batch means for steady-state simulation)). Batches much longer than
+ *     the correlation time are nearly independent, so S sees the correlation
+ *     that the order-statistic interval ignores.
+ * On independent samples both estimate the same spread (a batch quantile's
+ * variance is k times the whole sample's), so the union is the order-statistic
+ * interval widened only by the t quantile and the noise of S; on correlated
+ * samples the batch interval is the wider one. The union never reports less
+ * uncertainty than the order-statistic interval, which stays a lower bound.
+ *
+ * Rejected: the order-statistic interval with the binomial variance replaced
+ * by a spectral estimate at the quantile (Heidelberger & Lewis, Operations
+ * Research 32(1), 1984): one more estimator to tune (window, lag) for what the
+ * batches give with one constant.
+ */
+#ifndef KW_SIMCI_H
+#define KW_SIMCI_H
+
+#include <stddef.h>
+
+/* Batch count (Schmeiser, "Batch size effects in the analysis of simulation
+ * output", Operations Research 30(3), 1982: 10 to 30 batches; fewer batches
+ * widen t, more shorten them below the correlation time). */
+#define KW_SIMCI_MAX_BATCHES 20
+/* Fewest batches: t_{4, 0.975} = 2.78 against z = 1.96; fewer makes the
+ * interval mostly the t quantile's. */
+#define KW_SIMCI_MIN_BATCHES 5
+/* Samples above the quantile each batch should hold: a batch's p-quantile
+ * reads the order statistics near rank m p, and with fewer than this many
+ * above it the batch quantile is nearly the batch maximum (biased low, its
+ * spread the maximum's); the batch count falls to keep it, down to
+ * KW_SIMCI_MIN_BATCHES (the rule of thumb n p >= 5 of the binomial's normal
+ * approximation). */
+#define KW_SIMCI_MIN_TAIL 5.0
+/* Fewest samples per batch: below KW_SIMCI_MIN_BATCHES batches of this size
+ * the sample gets the order-statistic interval alone. */
+#define KW_SIMCI_MIN_BATCH_SIZE 20
+
+/* How many batches an n-sample p-quantile is cut into:
+ * clamp(floor(n (1 - p) / KW_SIMCI_MIN_TAIL), MIN_BATCHES, MAX_BATCHES),
+ * at most n / KW_SIMCI_MIN_BATCH_SIZE; 0 when even MIN_BATCHES batches would
+ * be shorter than KW_SIMCI_MIN_BATCH_SIZE (no batch interval). */
+int kw_simci_batches(size_t n, double p);
+
+/* First sample of batch j of k over n samples: n j / k (batch j spans
+ * [start(j), start(j + 1)); start(k) = n). */
+size_t kw_simci_batch_start(size_t n, int k, int j);
+
+/* The 0-based ranks [l, u] of the order-statistic interval of the p-quantile
+ * of n >= 1 independent samples (95%). */
+void kw_simci_iid_ranks(size_t *l, size_t *u, size_t n, double p);
+
+/* Whether the batch quantiles bq[0..k) are positively serially correlated:
+ * Young's test at 5% (L. C. Young, "On randomness in ordered sequences",
+ * Annals of Mathematical Statistics 12(3), 1941): the von Neumann statistic
+ * C = 1 - sum (x_i - x_{i+1})^2 / (2 sum (x_i - mean)^2) has mean 0 and
+ * variance (k - 2) / (k^2 - 1) for independent x; C above 1.645 of its
+ * standard deviations says the batches are shorter than the correlation
+ * time. Batch-size rules built on this test: G. S. Fishman, "Grouping
+ * observations in digital simulation", Management Science 24(5), 1978;
+ * Law & Carson, Operations Research 27(5), 1979. */
+int kw_simci_correlated(const double *bq, int k);
+
+/* The next batch count after kw_simci_correlated said k batches were too
+ * short: k / 2 (pairs merged), or 0 when that falls below
+ * KW_SIMCI_MIN_BATCHES (keep k: the sample is shorter than the correlation
+ * time, and only a longer sample helps). */
+int kw_simci_fewer(int k);
+
+/* Half-width t_{k-1, 0.975} S / sqrt(k) of the batch interval from the k >= 2
+ * batch quantiles bq[0..k) (GSL: gsl_stats_sd, gsl_cdf_tdist_Pinv). */
+double kw_simci_halfwidth(const double *bq, int k);
+
+/* Widen [*lo, *hi] (the order-statistic interval) to hold q -/+ half (the
+ * batch interval around the whole sample's quantile q); the lower end is
+ * never below 0 (a latency). */
+void kw_simci_join(double *lo, double *hi, double q, double half);
+
+/* The order-statistic interval of the p-quantile of sorted[0..n). */
+void kw_simci_iid(double *lo, double *hi, const double *sorted, size_t n, double p);
+
+/* The interval of the p-quantile of seq[0..n) (in time order: batches are
+ * contiguous stretches of it), the union above, with the batch count halved
+ * while kw_simci_correlated; the quantile itself is GSL's
+ * (gsl_stats_quantile_from_sorted_data). Sorts copies (gsl_sort): O(n log n).
+ * Returns 0 or KW_ENOMEM. The simulation computes the same from its sort keys
+ * (kw_sim.c); this is the form tests and other sources of samples call. */
+int kw_simci_interval(double *lo, double *hi, const double *seq, size_t n, double p);
+
+#endif
