@@ -932,7 +932,10 @@ Test(results_cli, recommend_all_writes_every_shape_and_flags_the_one_that_fails_
     char *f;
     cr_assert_str_empty((f = rp_csv_field(ok + 1, 2)), "the prefill shape keeps its own winner: %s", csv);
     free(f);
-    cr_assert_str_empty((f = rp_csv_field(ok + 1, wcol)), "%s", csv);
+    /* no flag of failure; at final_requests 400 its ranking may be
+     * unresolved (ranking_unresolved: the re-check's intervals, not guards) */
+    f = rp_csv_field(ok + 1, wcol);
+    cr_assert(strcmp(f, "") == 0 || strcmp(f, "ranking_unresolved") == 0, "%s", csv);
     free(f);
     cr_assert_str_eq((f = rp_csv_field(bad + 1, 2)), "baseline", "%s", csv);
     free(f);

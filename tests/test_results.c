@@ -864,3 +864,88 @@ Test(results, builder_takes_best_path_and_means_from_the_reducer)
     kw_runsum_free(rs);
     hj_free(x);
 }
+
+/* The final re-check's verdict on the ranking (<shape ranking="unresolved">):
+ * rank 1 against the best-ranked configuration with a different re-checked
+ * figure, on the primary percentile's interval at the final sample.
+ * Closed-form cases on the synthetic run (min_effect_pct 1.0): shape 0's rank
+ * 2 ties rank 1 exactly (equal, skipped) and rank 3's interval overlaps rank
+ * 1's; shape 1's are apart but rank 1's half-width is 3% (> 1%); shape 2's
+ * are apart and 0.5% wide: resolved, no attribute. */
+static void set_recheck(kw_rs_shape *s, int rank, double p95, double half_pct)
+{
+    kw_rs_config *c = &s->configs[s->ranked[rank]];
+    kw_metrics *m = malloc(sizeof *m);
+    cr_assert_not_null(m);
+    *m = c->m;
+    m->v[SYM_P95] = p95;
+    m->v[SYM_SAMPLES] = 5000;
+    m->v[SYM_CILO] = p95 * (1 - half_pct / 100);
+    m->v[SYM_CIHI] = p95 * (1 + half_pct / 100);
+    free(c->recheck);
+    c->recheck = m;
+}
+
+Test(results, an_unresolved_final_ranking_is_said_in_words)
+{
+    kw_runsum *rs = sy_run();
+    cr_assert_not_null(rs);
+    for (int i = 0; i < SY_NSHAPES; i++)
+        cr_assert_geq(rs->shapes[i].n_ranked, 2);
+    cr_assert_geq(rs->shapes[0].n_ranked, 3);
+    set_recheck(&rs->shapes[0], 0, 100.0, 0.5); /* [99.5, 100.5] */
+    set_recheck(&rs->shapes[0], 1, 100.0, 0.5); /* a tie: equal, not a rival */
+    set_recheck(&rs->shapes[0], 2, 100.8, 0.5); /* [100.296, 101.304]: overlaps */
+    set_recheck(&rs->shapes[1], 0, 100.0, 3.0); /* [97, 103] */
+    set_recheck(&rs->shapes[1], 1, 110.0, 0.5); /* [109.45, 110.55]: apart, but 3% > 1% */
+    set_recheck(&rs->shapes[2], 0, 100.0, 0.5);
+    set_recheck(&rs->shapes[2], 1, 102.0, 0.5); /* [101.49, 102.51]: apart, 0.5% <= 1% */
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    char q[256];
+    for (int i = 0; i < SY_NSHAPES; i++) {
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking", sy_shape_names[i]);
+        char *r = xpath_attr(doc, q);
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_note", sy_shape_names[i]);
+        char *note = xpath_attr(doc, q);
+        cr_log_info("shape %s: ranking '%s' note '%s'", sy_shape_names[i], r, note);
+        if (i == 2) {
+            cr_expect_str_empty(r, "shape 2 is resolved");
+            cr_expect_str_empty(note);
+        } else {
+            cr_expect_str_eq(r, "unresolved", "shape %d", i);
+            cr_expect(strstr(note, "not resolved") && strstr(note, "5000 requests"), "%s", note);
+            cr_expect((strstr(note, "overlap") != NULL) == (i == 0), "shape %d: %s", i, note);
+            cr_expect((strstr(note, "rank 3 100.8 us") && strstr(note, "(1 re-checked configuration ranked between has rank 1's figure exactly)")) ||
+                          i != 0, "shape %d: %s", i, note);
+            cr_expect(strstr(note, "rank 2 110.0 us") || i != 1, "shape %d: %s", i, note);
+            cr_expect((strstr(note, "wider than the effect") != NULL) == (i == 1), "shape %d: %s", i, note);
+        }
+        free(r);
+        free(note);
+    }
+    xmlFreeDoc(doc);
+    free(xml);
+    /* what recommend reads back (its RANKING line, mappings.csv's
+     * ranking_unresolved token): the notes of shapes 0 and 1 only */
+    char *dir = kw_tl_tmpdir("kwtest");
+    char **notes = NULL;
+    cr_assert_eq(kw_results_ranking_read(&notes, dir, rs), 0, "%s", kw_error_last());
+    for (int i = 0; i < SY_NSHAPES; i++)
+        cr_expect_null(notes[i], "no results.xml: no verdict on shape %d", i);
+    kw_results_ranking_free(notes, rs->n_shapes);
+    cr_assert_eq(kw_results_write_summary(dir, rs), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_results_ranking_read(&notes, dir, rs), 0, "%s", kw_error_last());
+    cr_expect(notes[0] && strstr(notes[0], "the intervals overlap"));
+    cr_expect(notes[1] && strstr(notes[1], "half-width 3.0%"));
+    cr_expect_null(notes[2]);
+    kw_results_ranking_free(notes, rs->n_shapes);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    kw_runsum_free(rs);
+}

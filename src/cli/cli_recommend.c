@@ -60,6 +60,11 @@
  * re-check at the final sample, no portability matrix, fewer disproof
  * criteria: results.xml <results evidence=...>) */
 #define KW_MAPPINGS_NO_EVIDENCE "no_evidence"
+/* ... of a row whose configuration comes from a shape whose final re-check
+ * could not rank it apart from its rival (results.xml <shape
+ * ranking="unresolved">: the intervals overlap, or one is wider than the
+ * minimum effect) */
+#define KW_MAPPINGS_RANKING_UNRESOLVED "ranking_unresolved"
 
 /* Whether run r's evidence (the re-checks at the final sample and long
  * thermal window, the portability matrix, the disproof criteria they give:
@@ -371,7 +376,7 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothin
     return 0;
 }
 
-static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
+static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes)
 {
     const kw_runsum *rs = r->rs;
     const kw_knobspace *ks = &rs->ks;
@@ -399,6 +404,10 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x)
         if (x->borrow.warn[0])
             printf("  WARNING: %s\n", x->borrow.warn);
     }
+    int from = x->use_baseline ? -1 : x->tuned >= 0 ? x->tuned : x->from;
+    if (from >= 0 && notes && notes[from])
+        printf("  RANKING%s%s: %s\n", x->tuned >= 0 ? "" : " of ", x->tuned >= 0 ? "" : rs->shapes[from].name,
+               notes[from]);
     printf("  config %016llx\n", (unsigned long long)kw_knobs_cand_id(ks, &x->cand));
     for (int k = 0; k < ks->n_knobs; k++) {
         const kw_knob *kb = &ks->knobs[k];
@@ -446,7 +455,10 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
     /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
     kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "\n");
-    int rc = 0;
+    char **notes = NULL; /* the tuned shapes' unresolved rankings (results.xml) */
+    int rc = kw_results_ranking_read(&notes, r->dir, rs);
+    if (rc != 0)
+        goto done;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     int n_failing = 0;
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
@@ -491,10 +503,11 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
         /* the shape the configuration was tuned on stopped before its search finished */
         int from = x.use_baseline ? -1 : x.tuned >= 0 ? x.tuned : x.from;
         int stopped = from >= 0 && rs->shapes[from].stopped;
-        const char *tok[4] = {flags, fails ? KW_MAPPINGS_FAILS_GUARDS : "",
+        const char *tok[5] = {flags, fails ? KW_MAPPINGS_FAILS_GUARDS : "",
                               stopped ? KW_MAPPINGS_SEARCH_STOPPED : "",
-                              no_evidence ? KW_MAPPINGS_NO_EVIDENCE : ""};
-        for (int t = 0, first = 1; t < 4; t++) /* tokens: never quoted */
+                              no_evidence ? KW_MAPPINGS_NO_EVIDENCE : "",
+                              from >= 0 && notes && notes[from] ? KW_MAPPINGS_RANKING_UNRESOLVED : ""};
+        for (int t = 0, first = 1; t < 5; t++) /* tokens: never quoted */
             if (tok[t][0]) {
                 kw_sbuf_printf(&b, "%s%s", first ? "" : ";", tok[t]);
                 first = 0;
@@ -523,6 +536,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
     if ((rc = kw_results_commit(dir, &f, 1)) == 0)
         printf("wrote %s/%s (%d shapes)\n", dir, name, r->cfg->space.n_shapes);
 done:
+    kw_results_ranking_free(notes, rs->n_shapes);
     kw_sbuf_free(&b);
     return rc;
 }
@@ -714,7 +728,13 @@ int kw_cli_recommend(int argc, char **argv)
         goto done;
     }
     kw_rec_warn_stopped(r, x.use_baseline ? -2 : x.tuned >= 0 ? x.tuned : x.from);
-    kw_print_rec(r, &x);
+    char **notes = NULL;
+    if ((rc = kw_results_ranking_read(&notes, r->dir, r->rs)) != 0) {
+        status = kw_cli_fail("recommend", rc);
+        goto done;
+    }
+    kw_print_rec(r, &x, notes);
+    kw_results_ranking_free(notes, r->rs->n_shapes);
 done:
     kw_rundir_free(r);
     return status;

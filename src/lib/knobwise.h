@@ -183,6 +183,9 @@ KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
  *                   the final sample and long thermal window, no portability
  *                   matrix, fewer disproof criteria (`knobwise tune --resume`
  *                   makes them)
+ *   ranking_unresolved (mappings.csv only) the final re-check could not rank
+ *                   this configuration apart from the next one (results.xml
+ *                   <shape ranking="unresolved">)
  * (fails_guards rows are not entries: knobwise_table_find and _lookup refuse
  * their shape, as they refuse a results.xml shape with nothing to deploy.)
  * Unknown tokens may be added; a runtime that deploys only clean entries

@@ -474,6 +474,90 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     kw_x_end(x);
 }
 
+/* Whether the final re-check resolves shape's ranking: rank 1 against its
+ * rival, the best-ranked re-checked configuration whose re-checked primary
+ * figure differs from rank 1's (configurations the simulation cannot tell
+ * apart at all, e.g. through a knob that changes nothing, are equal, not
+ * unresolved), else the baseline; on the primary percentile's 95% interval
+ * at the final sample (kw_simci.h: honest under correlation). Not resolved
+ * when the two intervals overlap, or when rank 1's half-width exceeds the
+ * run's minimum effect (the sample cannot tell an effect of that size).
+ * Returns 1 resolved, 0 not (why in note: figures and what to do), -1
+ * unknown (no re-check of rank 1, no rival with a different figure, or a
+ * primary without an interval). */
+static int kw_results_resolution(char *note, size_t n, const kw_runsum *rs, int shape)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    note[0] = '\0';
+    if (s->n_ranked < 1 || !s->configs[s->ranked[0]].recheck)
+        return -1;
+    const char *pn = rs->metric_names[rs->primary];
+    int p99 = strcmp(pn, KW_METRIC_NAME(KW_M_P99_US)) == 0;
+    if (!p99 && strcmp(pn, KW_METRIC_NAME(KW_M_P95_US)) != 0)
+        return -1;
+    /* the re-checked configurations in rank order (the top ones and the
+     * baseline, which may be ranked too), then the baseline if unranked */
+    int c1 = s->ranked[0], c2 = -1, rank2 = 0, ties = 0;
+    const kw_metrics *m1 = s->configs[c1].recheck;
+    double v1 = kw_val(rs, m1, pn);
+    for (int r = 1; r <= s->n_ranked && c2 < 0; r++) {
+        int c = r < s->n_ranked ? s->ranked[r] : s->baseline;
+        if (c < 0 || c == c1 || !s->configs[c].recheck || (r == s->n_ranked && rank2 < 0))
+            continue;
+        if (kw_val(rs, s->configs[c].recheck, pn) == v1) {
+            ties++;
+            if (c == s->baseline)
+                rank2 = -1; /* the baseline seen, ranked: not again */
+            continue;
+        }
+        c2 = c;
+        rank2 = r < s->n_ranked ? r + 1 : 0;
+    }
+    if (c2 < 0)
+        return -1;
+    const char *lon = p99 ? KW_METRIC_NAME(KW_M_P99_CI_LO_US) : KW_METRIC_NAME(KW_M_P_CI_LO_US);
+    const char *hin = p99 ? KW_METRIC_NAME(KW_M_P99_CI_HI_US) : KW_METRIC_NAME(KW_M_P_CI_HI_US);
+    const kw_metrics *m2 = s->configs[c2].recheck;
+    double lo1 = kw_val(rs, m1, lon), hi1 = kw_val(rs, m1, hin);
+    double v2 = kw_val(rs, m2, pn), lo2 = kw_val(rs, m2, lon), hi2 = kw_val(rs, m2, hin);
+    double nreq = kw_val(rs, m1, KW_METRIC_NAME(KW_M_SAMPLES));
+    if (!isfinite(v1) || !isfinite(v2) || !(hi1 > 0) || !(hi2 > 0) || !(v1 > 0))
+        return -1;
+    int overlap = lo1 <= hi2 && lo2 <= hi1;
+    double half_pct = (hi1 - lo1) / 2.0 / v1 * 100.0;
+    int wide = half_pct > rs->limits.min_effect_pct;
+    if (!overlap && !wide)
+        return 1;
+    char a[6][40], h[40], e[40];
+    const double f[6] = {v1, lo1, hi1, v2, lo2, hi2};
+    for (int i = 0; i < 6; i++)
+        kw_sbuf_fmt_num(a[i], sizeof a[i], f[i], 1);
+    kw_sbuf_fmt_num(h, sizeof h, half_pct, 1);
+    kw_sbuf_fmt_num(e, sizeof e, rs->limits.min_effect_pct, 2);
+    char who[48];
+    if (c2 == s->baseline)
+        snprintf(who, sizeof who, rank2 > 0 ? "the baseline (rank %d)" : "the baseline", rank2);
+    else
+        snprintf(who, sizeof who, "rank %d", rank2);
+    const char *why = overlap && wide ? "the intervals overlap, and rank 1's interval is wider than "
+                                        "the effect the run must resolve"
+                      : overlap         ? "the intervals overlap"
+                                        : "rank 1's interval is wider than the effect the run must resolve";
+    char tie[96] = "";
+    if (ties > 0)
+        snprintf(tie, sizeof tie, " (%d re-checked configuration%s ranked between ha%s rank 1's figure exactly)",
+                 ties, ties > 1 ? "s" : "", ties > 1 ? "ve" : "s");
+    snprintf(note, n,
+             "not resolved: at the final re-check (%.0f requests) rank 1 has %s %s us [95%% interval "
+             "%s, %s], %s %s us [%s, %s]%s: %s (rank 1's half-width %s%%, the run's minimum effect %s%%): "
+             "%s, or tune with a larger final_requests",
+             nreq, p99 ? "p99" : "p95", a[0], a[1], a[2], who, a[3], a[4], a[5], tie, why, h, e,
+             overlap ? "the simulation cannot rank these apart at this sample; read them as equal"
+                     : "rank 1 is ahead, but its figure is uncertain by more than that effect; read "
+                       "its gain with this margin");
+    return 0;
+}
+
 /* <change> elements for every knob of config differing from the baseline. */
 static void kw_x_changes(kw_xw *x, const kw_runsum *rs, int shape, int config)
 {
@@ -890,6 +974,11 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
     }
     if (s->stopped)
         kw_x_attr(x, "search", KW_RESULTS_SEARCH_STOPPED);
+    char note[1024];
+    if (kw_results_resolution(note, sizeof note, rs, shape) == 0) {
+        kw_x_attr(x, "ranking", KW_RESULTS_RANKING_UNRESOLVED);
+        kw_x_attr(x, "ranking_note", note);
+    }
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);
@@ -1115,6 +1204,64 @@ void kw_results_evidence_read(char *state, size_t size, const char *run_dir)
         xmlFreeTextReader(rd);
     kw_xml_catch_end(&quiet);
     close(fd);
+}
+
+int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs)
+{
+    *out = NULL;
+    if (rs->n_shapes < 1)
+        return 0;
+    char **notes = calloc((size_t)rs->n_shapes, sizeof *notes);
+    if (!notes)
+        return kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
+    *out = notes;
+    char path[KW_PATH_MAX + 32];
+    if (snprintf(path, sizeof path, "%s/" KW_RUNFOLDER_RESULTS_XML, run_dir) >= (int)sizeof path)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    int rc = 0;
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
+    xmlTextReaderPtr rd = xmlReaderForFd(fd, path, NULL,
+                                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    /* the shapes' start tags only: each shape's subtree is skipped */
+    int ret = rd ? xmlTextReaderRead(rd) : -1;
+    while (ret == 1 && rc == 0) {
+        if (xmlTextReaderNodeType(rd) != XML_READER_TYPE_ELEMENT ||
+            xmlTextReaderDepth(rd) != 1 || !xmlStrEqual(xmlTextReaderConstLocalName(rd), BAD_CAST "shape")) {
+            ret = xmlTextReaderRead(rd);
+            continue;
+        }
+        xmlChar *name = xmlTextReaderGetAttribute(rd, BAD_CAST "name");
+        xmlChar *note = xmlTextReaderGetAttribute(rd, BAD_CAST "ranking_note");
+        int i = name ? kw_runsum_find_shape(rs, (const char *)name) : -1;
+        if (i >= 0 && note && !notes[i] && !(notes[i] = strdup((const char *)note)))
+            rc = kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
+        xmlFree(name);
+        xmlFree(note);
+        ret = xmlTextReaderNext(rd);
+    }
+    if (rd)
+        xmlFreeTextReader(rd);
+    kw_xml_catch_end(&quiet);
+    close(fd);
+    return rc;
+}
+
+void kw_results_ranking_free(char **notes, int n)
+{
+    if (!notes)
+        return;
+    for (int i = 0; i < n; i++)
+        free(notes[i]);
+    free(notes);
 }
 
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs)

@@ -132,6 +132,12 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
 #define KW_RESULTS_EVIDENCE_NONE "none"
 #define KW_RESULTS_EVIDENCE_PORTABILITY "portability"
 #define KW_RESULTS_SEARCH_STOPPED "stopped"
+/* <shape ranking=...>: the final re-check cannot tell rank 1 from its rival
+ * (the best-ranked re-checked configuration with a different figure, else
+ * the baseline) on the primary percentile's interval (overlap, or
+ * a half-width over the minimum effect); ranking_note says it in words.
+ * Absent: resolved, or no re-check to judge by. */
+#define KW_RESULTS_RANKING_UNRESOLVED "unresolved"
 /* The evidence state the run folder's results.xml records (its root start
  * tag, which the writer puts at the file's start): *state "" when all of it
  * is there (or the file predates the attribute), KW_RESULTS_EVIDENCE_NONE or
@@ -143,6 +149,13 @@ void kw_results_evidence_read(char *state, size_t size, const char *run_dir);
 
 /* Renderers: append one file's bytes to out. rs must be finished
  * (kw_runsum_finish); portability is left empty unless kw_evidence_portability ran. */
+/* Each of rs's shapes' <shape ranking_note> from run_dir's results.xml
+ * (KW_RESULTS_RANKING_UNRESOLVED), read with libxml2's streaming reader over
+ * the shapes' start tags: *out[rs->n_shapes], NULL where the ranking is
+ * resolved or not judged (no file, an older file, no re-check). Free with
+ * kw_results_ranking_free. Returns 0 or KW_ENOMEM. */
+int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs);
+void kw_results_ranking_free(char **notes, int n);
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs);
