@@ -97,7 +97,7 @@
  * n p -/+ 1.96 sqrt(n p (1 - p)) (Hahn & Meeker, Statistical Intervals,
  * 1991), which assumes independent samples, and the batch-quantile interval
  * (Seila 1982; Asmussen & Glynn 2007, sectioning and batch means): the
- * measured latencies in completion order cut into k contiguous batches, the
+ * measured latencies in arrival order cut into k contiguous batches, the
  * quantile of each, the whole sample's quantile -/+ t_{k-1} S / sqrt(k).
  * Queueing latencies are positively correlated (a backlog delays a run of
  * requests), which only the batches see: on a bursty shape the batch interval
@@ -210,7 +210,7 @@ typedef struct kw_st {
     /* measurement */
     double t_warm, lost_us, contended_us, flop_w, dram_bytes;
     uint64_t *lat_key, *wait_key;  /* [R] kw_key of each measured latency (payload: its
-                                     * stream) and queue wait, in completion order */
+                                     * stream) and queue wait, in arrival order (index id - warm) */
     double lat_sum, wait_sum;       /* full precision, for the means */
     double stream_sum[KW_SIM_STREAM_MAX];
     int stream_n[KW_SIM_STREAM_MAX];
@@ -561,7 +561,10 @@ static int kw_finish_batch(kw_st *st, int g, int tail)
     for (int id = bt->head; id >= 0; id = st->next[id]) {
         st->ndone++;
         if (id >= st->warm) {
-            int m = st->nmeas++;
+            /* kept in arrival order (the batch-quantile interval's time
+             * order, aligned across mappings: common random numbers) */
+            int m = id - st->warm;
+            st->nmeas++;
             unsigned sid = st->strm[id];
             double lat = t - st->arr[id], wait = bt->start_us - st->arr[id];
             st->lat_key[m] = kw_key(lat, sid);
@@ -860,7 +863,7 @@ static void kw_ci(const uint64_t *sorted, size_t n, double p, double *lo, double
 }
 
 /* Half-width of the batch-quantile interval of the p-quantile of keys[0..n)
- * in completion order (kw_simci.h): each batch's keys copied to work and
+ * in arrival order (kw_simci.h): each batch's keys copied to work and
  * radix-sorted with tmp (both hold n / KW_SIMCI_MIN_BATCHES + 1 keys),
  * the batch count halved while the batch quantiles are serially correlated
  * (kw_simci_correlated); keys are left as they are. 0 when the sample is
@@ -921,7 +924,7 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     out->fallback_pct = 100.0 * st->nfb / R;
     memcpy(out->wait_hist, st->wait_hist, sizeof out->wait_hist);
 
-    /* batch quantiles first, from the keys in completion order (the sort
+    /* batch quantiles first, from the keys in arrival order (the sort
      * below reorders them); tmp's two halves hold one batch and its sort */
     size_t half_n = (size_t)R / 2;
     double h95 = kw_ci_batch_half(st->lat_key, (size_t)R, 0.95, tmp, tmp + half_n);
