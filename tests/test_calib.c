@@ -1000,3 +1000,65 @@ Test(calib, the_written_file_is_readable_by_others)
     }
     kw_tl_rmrf(dir);
 }
+
+/* The fitted figures' source notes quote the --measured path and keep the
+ * file's own citations: a path holding '&' emptied the file's <source> (its
+ * datasheets lost; libxml2 printed "unterminated entity reference"), and a
+ * Latin-1 byte in the path or an accelerator whose <source> holds a UTF-8
+ * character across byte 300 (cut in two by "%.300s") made a file the loader
+ * refuses: exit 2, "a fit to times the model cannot reach". Each case is
+ * written, loads, and keeps the beginning of its <source>; fails on the code
+ * before 2026-12-07 in all three. */
+Test(calib, source_notes_keep_the_citations_whatever_bytes_the_paths_hold)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest");
+    cr_assert_not_null(dir);
+    char p[1200], *shipped_m, *shipped_a;
+    snprintf(p, sizeof p, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    shipped_m = kw_tl_slurp(p);
+    snprintf(p, sizeof p, "%s/spaces/accel/h100.xml", kw_tl_src());
+    shipped_a = kw_tl_slurp(p);
+    cr_assert(shipped_m && shipped_a);
+    /* an accelerator whose <source> is 299 ASCII bytes, then 'é' (2 bytes) */
+    const char *open_tag = strstr(shipped_a, "<source>"), *close_tag = strstr(shipped_a, "</source>");
+    cr_assert(open_tag && close_tag);
+    char *long_a = malloc(strlen(shipped_a) + 400);
+    cr_assert_not_null(long_a);
+    int head = (int)(open_tag - shipped_a) + (int)strlen("<source>");
+    snprintf(long_a, strlen(shipped_a) + 400, "%.*s%0299d\xc3\xa9 and more%s", head, shipped_a, 0,
+             close_tag);
+    static const struct {
+        const char *csv, *accel, *source_starts, *path_as;
+    } cases[] = {
+        {"m&x.csv", "a.xml", "NVIDIA H100 Tensor Core GPU datasheet", "fitted to m&x.csv"},
+        {"m\xe9.csv", "a.xml", "NVIDIA H100 Tensor Core GPU datasheet", "fitted to m?.csv"},
+        {"m.csv", "long.xml", "0000000000", "fitted to m.csv"},
+    };
+    snprintf(p, sizeof p, "%s/a.xml", dir);
+    cr_assert_eq(kw_tl_write(p, shipped_a), 0);
+    snprintf(p, sizeof p, "%s/long.xml", dir);
+    cr_assert_eq(kw_tl_write(p, long_a), 0);
+    kw_tl_opts o = {.timeout_s = 100, .cwd = dir};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, cases[i].csv);
+        cr_assert_eq(kw_tl_write(p, shipped_m), 0);
+        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "calibrate", "--accel", cases[i].accel,
+                                 "--measured", cases[i].csv, "-o", "out.xml", NULL);
+        cr_assert_eq(r.status, 0, "case %zu: exit %d: %s", i, r.status, r.err);
+        cr_assert(strstr(r.err, "entity") == NULL, "case %zu: libxml2 spoke: %s", i, r.err);
+        kw_tl_free(&r);
+        snprintf(p, sizeof p, "%s/out.xml", dir);
+        kw_accel a;
+        cr_assert_eq(kw_load_accel(&a, p), 0, "case %zu: %s", i, kw_error_last());
+        cr_assert(strncmp(a.source, cases[i].source_starts, strlen(cases[i].source_starts)) == 0,
+                  "case %zu: the file's own <source> is lost: '%s'", i, a.source);
+        cr_assert(strstr(a.source, cases[i].path_as) != NULL, "case %zu: no '%s' in '%s'", i,
+                  cases[i].path_as, a.source);
+        cr_assert_eq(unlink(p), 0);
+    }
+    free(long_a);
+    free(shipped_a);
+    free(shipped_m);
+    kw_tl_rmrf(dir);
+}

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <libxml/chvalid.h>
 #include <libxml/tree.h>
 
 #include "kw_calib.h"
@@ -76,6 +77,49 @@ static void kw_calibrate_help(void)
            "                  fp32_tflops bf16_tflops fallback sram_gb_s shared_gb_s\n"
            "                  exp_mops_per_core l1_gb_s (those some mapping depends on;\n"
            "                  --fit does not apply)\n");
+}
+
+/* s copied into dst (at most n - 1 bytes, NUL-terminated) as text an XML
+ * file can hold: each well-formed UTF-8 character that is an XML Char (XML
+ * 1.0 section 2.2) is kept whole, any other byte becomes '?', and the copy
+ * stops before a character that would not fit. A source note is built from
+ * the --measured path and the file's earlier sources: a path with a Latin-1
+ * byte or a control character XML has no place for, or a cut through a character (the old
+ * "%.300s"), made a file the loader refuses, and calibrate said the fit was
+ * to blame. Cost: one pass over at most n bytes. */
+static void kw_cal_text(char *dst, size_t n, const char *s)
+{
+    size_t used = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && n > 0) {
+        int len = (int)strnlen((const char *)p, 4);
+        int c = xmlGetUTF8Char(p, &len);
+        int shortest = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (c < 0 || !xmlIsCharQ(c) || len != shortest) { /* len: an overlong form */
+            c = '?';
+            len = 1;
+        }
+        size_t w = c == '?' ? 1 : (size_t)len;
+        if (used + w >= n)
+            break;
+        if (c == '?')
+            dst[used] = '?';
+        else
+            memcpy(dst + used, p, w);
+        used += w;
+        p += len;
+    }
+    if (n > 0)
+        dst[used] = '\0';
+}
+
+/* The source note of a fitted figure: "fitted to CSV by knobwise calibrate"
+ * and a suffix, the path as kw_cal_text keeps it (at most 400 bytes). */
+static void kw_cal_source(char *dst, size_t n, const char *csv, const char *suffix)
+{
+    char path[401];
+    kw_cal_text(path, sizeof path, csv);
+    snprintf(dst, n, "fitted to %s by knobwise calibrate%s", path, suffix);
 }
 
 /* Set attribute `name` of n to a decimal (the schema takes no exponents). */
@@ -187,7 +231,7 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
         goto done;
     xmlNodePtr root = xmlDocGetRootElement(doc);
     char src[KW_SOURCE_MAX];
-    snprintf(src, sizeof src, "fitted to %.400s by knobwise calibrate", csv);
+    kw_cal_source(src, sizeof src, csv, "");
     xmlNodePtr rates = kw_cal_child(root, "rates", NULL, NULL);
     if (!rates) {
         rates = xmlNewNode(NULL, BAD_CAST "rates");
@@ -256,8 +300,10 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     if (launch) { /* the eager and replay figures keep their sources: append, not replace */
         kw_cal_attr(launch, "graph_node_us", a->graph_node_us, 4);
         xmlChar *old = xmlGetProp(launch, BAD_CAST "source");
-        char ls[2 * KW_SOURCE_MAX];
-        snprintf(ls, sizeof ls, "%.300s; graph_node_us %.200s", old ? (const char *)old : "", src);
+        char ls[2 * KW_SOURCE_MAX], was[301], now[201];
+        kw_cal_text(was, sizeof was, old ? (const char *)old : "");
+        kw_cal_text(now, sizeof now, src);
+        snprintf(ls, sizeof ls, "%s; graph_node_us %s", was, now);
         xmlFree(old);
         xmlSetProp(launch, BAD_CAST "source", BAD_CAST ls);
     }
@@ -270,10 +316,15 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     xmlNodePtr s = kw_cal_child(root, "source", NULL, NULL);
     if (s) {
         xmlChar *t = xmlNodeGetContent(s);
-        char all[2 * KW_SOURCE_MAX];
-        snprintf(all, sizeof all, "%.300s; rates %.200s", t ? (const char *)t : "", src);
+        char all[2 * KW_SOURCE_MAX], was[301], now[201];
+        kw_cal_text(was, sizeof was, t ? (const char *)t : "");
+        kw_cal_text(now, sizeof now, src);
+        snprintf(all, sizeof all, "%s; rates %s", was, now);
         xmlFree(t);
-        xmlNodeSetContent(s, BAD_CAST all);
+        /* as text: xmlNodeSetContent reads '&' as the start of an entity, so
+         * a path holding one emptied <source> (the file's citations lost) */
+        xmlNodeSetContent(s, NULL);
+        xmlNodeAddContent(s, BAD_CAST all);
     }
     rc = kw_cal_save(doc, out);
 done:
@@ -294,7 +345,7 @@ static int kw_cal_cpu_write(const char *accel_path, const char *csv, const char 
         goto done;
     xmlNodePtr root = xmlDocGetRootElement(doc);
     char src[KW_SOURCE_MAX];
-    snprintf(src, sizeof src, "fitted to %.400s by knobwise calibrate --space", csv);
+    kw_cal_source(src, sizeof src, csv, " --space");
     struct {
         int id;
         const char *elem, *key, *val, *attr;
