@@ -120,6 +120,32 @@ size_t kw_input_bom(const char *s)
                : 0;
 }
 
+int kw_input_line(FILE *f, char *line, size_t cap, size_t *len, int *flags)
+{
+    size_t n = 0;
+    int c, any = 0;
+    *flags = 0;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        any = 1;
+        if (c == '\0')
+            *flags |= KW_INPUT_LINE_NUL;
+        if (n + 1 < cap)
+            line[n++] = (char)c;
+        else
+            *flags |= KW_INPUT_LINE_LONG;
+    }
+    if (cap > 0)
+        line[n] = '\0';
+    if (c == EOF && !any) {
+        *len = 0;
+        return 0;
+    }
+    if (n > 0 && line[n - 1] == '\r' && !(*flags & KW_INPUT_LINE_LONG))
+        line[--n] = '\0';
+    *len = n;
+    return 1;
+}
+
 long kw_input_read(int fd, void *buf, size_t max_bytes)
 {
     size_t n = 0;

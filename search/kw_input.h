@@ -69,6 +69,19 @@ int kw_input_named(const char *opt, const char *path);
  * skips it on its first line (trace, routing trace, measured kernels, CPU
  * calibration rows, mappings.csv). */
 size_t kw_input_bom(const char *s);
+/* One line of a text input read into line[0..cap) for a CSV reader: returns
+ * 1 with the line NUL-terminated and its length in *len ('\n' and one '\r'
+ * before it removed), 0 at the end of the file (or a read error: ferror).
+ * *flags gets KW_INPUT_LINE_LONG when the line had more than cap - 1 bytes
+ * (the rest of it is read past, so the next call reads the next line and the
+ * caller's line count stays true) and KW_INPUT_LINE_NUL when it held a NUL
+ * byte. fgets tells neither apart: a long line came back as two lines (an
+ * error named the line after it), and a NUL ended the line there (the rest
+ * silently dropped, or "line longer than" said of a short line). The trace
+ * reader (kw_trace.c) reads the same way by hand. */
+#define KW_INPUT_LINE_LONG 1
+#define KW_INPUT_LINE_NUL 2
+int kw_input_line(FILE *f, char *line, size_t cap, size_t *len, int *flags);
 /* Read at most max_bytes from fd into buf (short only at end of file);
  * retries EINTR. Returns the bytes read, or -1 with errno set. */
 long kw_input_read(int fd, void *buf, size_t max_bytes);

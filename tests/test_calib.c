@@ -563,6 +563,45 @@ Test(calib, a_case_listed_twice_is_refused_at_its_line)
     kw_tl_rmrf(dir);
 }
 
+/* A measured row holding a NUL byte is refused at its line as such: fgets
+ * ended the line at the NUL and the reader said "line longer than 4095
+ * bytes" of a 200-byte row (and a last row without a final newline was taken
+ * cut at the NUL). Fails on the code before 2026-12-07 (the message). */
+Test(calib, a_row_holding_a_nul_byte_is_refused_as_such_at_its_line)
+{
+    char mp[1024], *dir = kw_tl_tmpdir("kwcalib"), bad[1200];
+    cr_assert_not_null(dir);
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    snprintf(bad, sizeof bad, "%s/nul.csv", dir);
+    size_t n;
+    char *text = kw_tl_slurp_n(mp, &n);
+    cr_assert_not_null(text);
+    const char *row = strstr(text, "\ngemm4096_cublas,") + 1;
+    const char *end = strchr(row, '\n');
+    int line = 1;
+    for (const char *c = text; c < row; c++)
+        line += *c == '\n';
+    kw_fid_set *s = malloc(sizeof *s);
+    cr_assert_not_null(s);
+    for (int last = 0; last < 2; last++) { /* the row inside the file, then last without '\n' */
+        FILE *f = fopen(bad, "w");
+        cr_assert_not_null(f);
+        fwrite(text, 1, (size_t)(end - text), f);
+        fwrite("\0junk", 1, 5, f);
+        if (!last)
+            fputs(end, f);
+        cr_assert_eq(fclose(f), 0);
+        cr_assert_eq(kw_fidelity_load(s, bad), KW_EINPUT, "last %d: accepted", last);
+        char want[256];
+        snprintf(want, sizeof want, "nul.csv:%d: NUL byte in line", line);
+        cr_assert(strstr(kw_error_last(), want) != NULL, "want '%s' in '%s'", want,
+                  kw_error_last());
+    }
+    free(s);
+    free(text);
+    kw_tl_rmrf(dir);
+}
+
 /* -o naming one of calibrate's own inputs is refused even with --force, by
  * device and inode (a hard link too): --force replaced the measured CSV with
  * the accelerator file, or the accelerator file read. Both stay as they were. */

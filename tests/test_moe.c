@@ -238,6 +238,52 @@ static char *write_tmp(const char *dir, const char *name, const char *text)
     return path;
 }
 
+/* A routing trace is read line by line as the other CSV readers read: an
+ * empty file is named at line 1 (it said "no row for expert 0" at no line),
+ * a line holding a NUL byte is refused (fgets ended it at the NUL: the row
+ * "3,1\0junk" was taken as "3,1"), and a line over 255 bytes is refused at
+ * its own line (fgets split it in two and the error named the line after
+ * it). Fails on the code before 2026-12-07 in all three. */
+Test(moe, a_routing_trace_that_is_no_text_is_refused_at_its_line)
+{
+    char *dir = kw_tl_tmpdir("kwtest");
+    char long_row[400];
+    snprintf(long_row, sizeof long_row, "expert,tokens\n0,%0300d\n1,1\n2,1\n3,1\n", 1);
+    static const char nul_row[] = "expert,tokens\n0,1\n1,1\n2,1\n3,1\0junk\n";
+    const struct {
+        const char *text;
+        size_t len;
+        const char *want;
+    } cases[] = {
+        {"", 0, "route.csv:1: empty file"},
+        {nul_row, sizeof nul_row - 1, "route.csv:5: NUL byte in line"},
+        {long_row, strlen(long_row), "route.csv:2: line longer than 255 bytes"},
+    };
+    char *wl = write_tmp(dir, "w.xml",
+        "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>t</source>\n"
+        "  <block name=\"ffn\">\n"
+        "    <moe name=\"moe\" group=\"experts\" experts=\"4\" top_k=\"1\" n=\"256\" k=\"128\" "
+        "routing=\"trace\" trace=\"route.csv\"/></block>\n"
+        "  <shape name=\"d\" block=\"ffn\" phase=\"decode\" batch=\"4\" load=\"0.5\"/>\n"
+        "</workload>\n");
+    kw_workload *w = malloc(sizeof *w);
+    cr_assert_not_null(w);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/route.csv", dir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(cases[i].text, 1, cases[i].len, f), cases[i].len);
+        cr_assert_eq(fclose(f), 0);
+        cr_assert_eq(kw_load_workload(w, wl), KW_EINPUT, "case %zu accepted", i);
+        cr_assert(strstr(kw_error_last(), cases[i].want) != NULL, "case %zu: want '%s' in: %s", i,
+                  cases[i].want, kw_error_last());
+    }
+    free(w);
+    free(wl);
+    kw_tl_rmrf(dir);
+}
+
 Test(moe, loader_moe_trace_and_layer)
 {
     char *dir = kw_tl_tmpdir("kwtest");

@@ -220,14 +220,19 @@ int kw_fidelity_load(kw_fid_set *out, const char *path)
     FILE *fp = kw_input_fopen(path, KW_FID_BYTES_MAX); /* a FIFO blocked fopen forever */
     if (!fp)
         return kw_error_code();
-    int rc = 0, ln = 0, header = 0;
+    int rc = 0, ln = 0, header = 0, flags;
     char line[KW_FID_LINE_MAX];
+    size_t len;
     out->n = 0;
-    while (fgets(line, sizeof line, fp)) {
+    while (kw_input_line(fp, line, sizeof line, &len, &flags) == 1) {
         ln++;
-        if (!strchr(line, '\n') && !feof(fp)) {
+        if (flags & KW_INPUT_LINE_LONG) {
             rc = kw_error_set(KW_EINPUT, "%s:%d: line longer than %d bytes", path, ln,
                               KW_FID_LINE_MAX - 1);
+            goto done;
+        }
+        if (flags & KW_INPUT_LINE_NUL) { /* fgets said "line longer than" of it */
+            rc = kw_error_set(KW_EINPUT, "%s:%d: NUL byte in line (not a text file?)", path, ln);
             goto done;
         }
         if (ln == 1 && kw_input_bom(line)) /* a spreadsheet's byte order mark */

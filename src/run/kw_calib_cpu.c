@@ -91,15 +91,19 @@ int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
     if (!f)
         return kw_error_code();
     char line[KW_CCAL_LINE];
-    int ln = 0, rc = 0, header = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    int ln = 0, rc = 0, header = 0, flags;
+    size_t len;
+    while (rc == 0 && kw_input_line(f, line, sizeof line, &len, &flags) == 1) {
         ln++;
-        size_t len = strcspn(line, "\r\n");
-        if (line[len] == '\0' && !feof(f)) {
-            rc = kw_error_set(KW_EINPUT, "%s:%d: line longer than %d bytes", path, ln, KW_CCAL_LINE);
+        if (flags & KW_INPUT_LINE_LONG) {
+            rc = kw_error_set(KW_EINPUT, "%s:%d: line longer than %d bytes", path, ln,
+                              KW_CCAL_LINE - 1);
             break;
         }
-        line[len] = '\0';
+        if (flags & KW_INPUT_LINE_NUL) { /* fgets said "line longer than" of it */
+            rc = kw_error_set(KW_EINPUT, "%s:%d: NUL byte in line (not a text file?)", path, ln);
+            break;
+        }
         if (ln == 1 && kw_input_bom(line)) /* a spreadsheet's byte order mark */
             memmove(line, line + 3, strlen(line + 3) + 1);
         if (line[0] == '#' || line[0] == '\0')

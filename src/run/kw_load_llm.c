@@ -100,11 +100,21 @@ static void kw_route_trace(kw_block *b, int experts, const char *path, const cha
     }
     char buf[KW_TRACE_LINE_MAX];
     long ln = 0;
-    int seen[KW_EXPERT_MAX] = {0};
+    int seen[KW_EXPERT_MAX] = {0}, flags;
+    size_t len;
     double tok[KW_EXPERT_MAX] = {0}, sum = 0.0;
-    while (fgets(buf, sizeof buf, f)) {
+    /* fgets split a long line in two (the error named the line after it) and
+     * ended a line at a NUL byte (the rest dropped, the row accepted) */
+    while (kw_input_line(f, buf, sizeof buf, &len, &flags) == 1) {
         ln++;
-        buf[strcspn(buf, "\r\n")] = '\0';
+        if (flags & KW_INPUT_LINE_NUL) {
+            kw_xml_problem(p, path, ln, "NUL byte in line (not a text file?)");
+            continue;
+        }
+        if (flags & KW_INPUT_LINE_LONG) {
+            kw_xml_problem(p, path, ln, "line longer than %d bytes", KW_TRACE_LINE_MAX - 1);
+            continue;
+        }
         if (ln == 1) {
             if (strcmp(buf + kw_input_bom(buf), "expert,tokens") != 0)
                 kw_xml_problem(p, path, ln, "the routing trace's header must be 'expert,tokens'");
@@ -131,6 +141,11 @@ static void kw_route_trace(kw_block *b, int experts, const char *path, const cha
         sum += t;
     }
     fclose(f);
+    if (ln == 0) { /* said "no row for expert 0" at no line */
+        kw_xml_problem(p, path, 1, "empty file (want the header 'expert,tokens', then a row "
+                       "per expert)");
+        return;
+    }
     for (int e = 0; e < experts; e++)
         if (!seen[e]) {
             kw_xml_problem(p, path, ln, "the routing trace has no row for expert %d", e);
