@@ -4,7 +4,11 @@
  * and line. The simple cases (exit codes, messages, help, usage errors) are
  * rows of tests/cli.manifest, run by tests/test_manifest.c. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "kw_sbuf.h"
 #include "lib/kw_tl.h"
 
 TestSuite(cli);
@@ -169,5 +173,66 @@ Test(cli, audits_reproduce_command_runs_for_every_seed_tune_takes)
                   "%s: %s", args, r.err);
         kw_tl_free(&r);
     }
+    kw_tl_rmrf(dir);
+}
+
+/* The commands audit and results.xml print to reproduce a step are shell
+ * words whatever the recorded paths hold, and audit's header carries no
+ * control byte: a space file under "my runs;touch pwned'" was printed as it
+ * was, so the pasted reproduce line ran `touch` (here: failed on the split
+ * words), and --owner $'\e]0;...\a' went to the terminal as an escape
+ * sequence. Fails on main ee68dbf's binary (the reproduce line exits 2). */
+Test(cli, reproduce_commands_are_shell_words_whatever_the_paths_hold)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwcli");
+    cr_assert(dir != NULL);
+    char sub[1200], args[8192];
+    cr_assert(strlen(dir) < 1000);
+    snprintf(sub, sizeof sub, "%.1000s/my runs;touch pwned'", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    /* the space and the two files it names, copied under the hostile folder */
+    snprintf(args, sizeof args, "mkdir \"%s/accel\" \"%s/workloads\" && cp '%s/spaces/validate_small.xml' "
+             "\"%s/s.xml\" && cp '%s/spaces/accel/h100.xml' \"%s/accel/\" && cp "
+             "'%s/spaces/workloads/llama7b.xml' \"%s/workloads/\"", sub, sub, kw_tl_src(), sub,
+             kw_tl_src(), sub, kw_tl_src(), sub);
+    cr_assert_eq(system(args), 0, "%s", args);
+    snprintf(args, sizeof args, "tune --space \"%s/s.xml\" --budget 10 --out '%s/run' --quiet "
+             "--owner 'ops\033]0;owned\007'", sub, dir);
+    free(kw_t_ok(args));
+    snprintf(args, sizeof args, "audit '%s/run'", dir);
+    char *audit = kw_t_ok(args);
+    cr_assert(strchr(audit, '\033') == NULL && strchr(audit, '\007') == NULL,
+              "a control byte reaches the terminal: %s", audit);
+    cr_assert(strstr(audit, "owner ops?]0;owned?") != NULL, "%.200s", audit);
+    const char *rep = strstr(audit, "reproduce: knobwise eval ");
+    cr_assert(rep != NULL, "%s", audit);
+    rep += strlen("reproduce: knobwise ");
+    snprintf(args, sizeof args, "%.*s", (int)strcspn(rep, "\n"), rep);
+    free(audit);
+    free(kw_t_ok(args));
+    /* results.xml's reproduce attribute: the same rule (read back as text) */
+    snprintf(args, sizeof args, "%s/run/results.xml", dir);
+    char *xml = kw_tl_slurp(args);
+    cr_assert_not_null(xml);
+    rep = strstr(xml, "reproduce=\"knobwise eval ");
+    cr_assert(rep != NULL);
+    rep += strlen("reproduce=\"knobwise ");
+    kw_sbuf cmd = {0};
+    for (const char *p = rep; *p && *p != '"'; p++) { /* the writer's five entities */
+        static const char *const ent[][2] = {
+            {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"}};
+        size_t k = 0;
+        while (k < 5 && strncmp(p, ent[k][0], strlen(ent[k][0])) != 0)
+            k++;
+        if (k < 5) {
+            kw_sbuf_puts(&cmd, ent[k][1]);
+            p += strlen(ent[k][0]) - 1;
+        } else
+            kw_sbuf_putn(&cmd, p, 1);
+    }
+    free(kw_t_ok(kw_sbuf_cstr(&cmd)));
+    kw_sbuf_free(&cmd);
+    free(xml);
     kw_tl_rmrf(dir);
 }

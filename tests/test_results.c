@@ -443,6 +443,44 @@ Test(sbuf, numbers_have_fixed_decimals_and_no_negative_zero)
     kw_sbuf_free(&b);
 }
 
+/* kw_sbuf_shell: each word, read back by the shell, is the string itself
+ * (bash: the $'...' form is bash's and zsh's, in POSIX since 2024; dash reads
+ * the other two forms), and no control byte appears in the word. */
+Test(sbuf, shell_words_read_back_as_the_string)
+{
+    static const char *const words[] = {
+        "/runs/space.xml", "my runs/s.xml", "a;touch x'b", "$(id)`id`\\*?~#", "",
+        "ctl\033]0;t\007x", "c1\xc2\x9b" "31m'\\", "caf\xc3\xa9 \xe2\x82\xac",
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        kw_sbuf w = {0}, cmd = {0};
+        kw_sbuf_shell(&w, words[i]);
+        const char *t = kw_sbuf_cstr(&w);
+        for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+            cr_assert(*p >= 0x20 && *p != 0x7f && !(p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f),
+                      "word %zu holds control byte 0x%02x: %s", i, *p, t);
+        if (i == 0)
+            cr_assert_str_eq(t, words[i], "a plain word is quoted: %s", t);
+        kw_sbuf_puts(&cmd, "printf %s ");
+        kw_sbuf_puts(&cmd, t);
+        kw_sbuf q = {0};
+        kw_sbuf_shell(&q, kw_sbuf_cstr(&cmd));
+        kw_sbuf_free(&cmd);
+        kw_sbuf_puts(&cmd, "bash -c ");
+        kw_sbuf_puts(&cmd, kw_sbuf_cstr(&q));
+        FILE *f = popen(kw_sbuf_cstr(&cmd), "r");
+        cr_assert_not_null(f);
+        char back[256] = {0};
+        size_t n = fread(back, 1, sizeof back - 1, f);
+        cr_assert_eq(pclose(f), 0, "word %zu: %s", i, t);
+        cr_assert_eq(n, strlen(words[i]), "word %zu: %s read back as '%s'", i, t, back);
+        cr_assert(memcmp(back, words[i], n) == 0, "word %zu: %s read back as '%s'", i, t, back);
+        kw_sbuf_free(&q);
+        kw_sbuf_free(&cmd);
+        kw_sbuf_free(&w);
+    }
+}
+
 /* ---- through the real engine and its journal ---- */
 #include "kw_engine.h"
 

@@ -25,6 +25,18 @@ static void kw_audit_help(void)
            "Every step, one row each, is in RUN_DIR/audit.csv.\n");
 }
 
+/* s copied into dst with each control byte (C0, DEL) as '?': the journal's
+ * owner and run name are printed to a terminal, and an owner given as
+ * --owner $'\e]0;...' (or a journal written by anyone) printed its escape
+ * sequences to the terminal that ran audit. */
+static void kw_audit_terminal_text(char *dst, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    dst[i] = '\0';
+}
+
 int kw_cli_audit(int argc, char **argv)
 {
     static const struct option opts[] = {{"shape", required_argument, 0, 'S'},
@@ -50,6 +62,7 @@ int kw_cli_audit(int argc, char **argv)
     if (optind != argc - 1)
         return kw_cli_usage_error("audit", "give exactly one run folder");
     kw_rundir *r = NULL;
+    kw_sbuf pb = {0}; /* the eval command's prefix */
     int rc = kw_run_open(&r, argv[optind], NULL);
     if (rc != 0)
         return kw_cli_fail("audit", rc);
@@ -72,11 +85,18 @@ int kw_cli_audit(int argc, char **argv)
     if (n_sel == 0)
         for (int i = 0; i < rs->n_shapes && n_sel < KW_SHAPE_MAX; i++)
             sel[n_sel++] = i;
-    char prefix[4096];
-    kw_rundir_eval_prefix(prefix, sizeof prefix, r);
-    printf("run %s: %s search, primary %s, seed %llu, owner %s%s\n\n", rs->info.run_id,
+    kw_rundir_eval_prefix(&pb, r);
+    if ((rc = kw_sbuf_status(&pb)) != 0) {
+        status = kw_cli_fail("audit", rc);
+        goto done;
+    }
+    const char *prefix = kw_sbuf_cstr(&pb);
+    char run_id[sizeof rs->info.run_id], owner[sizeof rs->info.owner];
+    kw_audit_terminal_text(run_id, sizeof run_id, rs->info.run_id);
+    kw_audit_terminal_text(owner, sizeof owner, rs->info.owner[0] ? rs->info.owner : "unassigned");
+    printf("run %s: %s search, primary %s, seed %llu, owner %s%s\n\n", run_id,
            rs->info.strategy, rs->metric_names[rs->primary], (unsigned long long)rs->info.seed,
-           rs->info.owner[0] ? rs->info.owner : "unassigned",
+           owner,
            r->j->complete ? "" : r->in_progress ? " (run still running)" : " (run not complete)");
     for (int i = 0; i < n_sel; i++) {
         kw_sbuf b = {0};
@@ -91,6 +111,7 @@ int kw_cli_audit(int argc, char **argv)
         }
     }
 done:
+    kw_sbuf_free(&pb);
     kw_rundir_free(r);
     return status;
 }

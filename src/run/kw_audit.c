@@ -189,7 +189,12 @@ void kw_audit_set_words(kw_sbuf *out, const kw_knobspace *ks, const kw_cand *c)
         const kw_knob *kb = &ks->knobs[k];
         if (c->v[k] == kb->baseline || c->v[k] >= kb->n_values)
             continue;
-        kw_sbuf_printf(out, "%s--set %s=%s", first ? "" : " ", kb->name, kb->values[c->v[k]]);
+        kw_sbuf word = {0}; /* knob=value, one shell word */
+        kw_sbuf_printf(&word, "%s=%s", kb->name, kb->values[c->v[k]]);
+        kw_sbuf_printf(out, "%s--set ", first ? "" : " ");
+        kw_sbuf_shell(out, kw_sbuf_cstr(&word));
+        out->failed |= word.failed;
+        kw_sbuf_free(&word);
         first = 0;
     }
 }
@@ -213,7 +218,8 @@ static void kw_pct_text(char *buf, size_t len, double pct)
 static void kw_repro(kw_sbuf *out, const kw_runsum *rs, const kw_rs_shape *s, const kw_cand *c,
                      const char *prefix)
 {
-    kw_sbuf_printf(out, "         reproduce: %s --shape %s", prefix, s->name);
+    kw_sbuf_printf(out, "         reproduce: %s --shape ", prefix);
+    kw_sbuf_shell(out, s->name);
     kw_sbuf words = {0};
     kw_audit_set_words(&words, &rs->ks, c);
     if (words.failed) /* a reproduce line without its --set words is a wrong command */

@@ -782,9 +782,12 @@ static void kw_x_reproduce(kw_xw *x, const kw_runsum *rs, const kw_rs_shape *s, 
 {
     kw_sbuf b = {0};
     kw_sbuf_puts(&b, "knobwise eval");
-    if (rs->info.space_path[0])
-        kw_sbuf_printf(&b, " --space %s", rs->info.space_path);
-    kw_sbuf_printf(&b, " --seed %llu --shape %s", (unsigned long long)rs->info.seed, s->name);
+    if (rs->info.space_path[0]) { /* one shell word (kw_sbuf_shell) */
+        kw_sbuf_puts(&b, " --space ");
+        kw_sbuf_shell(&b, rs->info.space_path);
+    }
+    kw_sbuf_printf(&b, " --seed %llu --shape ", (unsigned long long)rs->info.seed);
+    kw_sbuf_shell(&b, s->name);
     kw_sbuf words = {0};
     kw_audit_set_words(&words, &rs->ks, c);
     if (words.len)

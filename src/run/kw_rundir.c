@@ -44,32 +44,36 @@ int kw_rundir_cfg_shape(const kw_rundir *r, const char *name)
     return kw_load_config_shape(r->cfg, name);
 }
 
-void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r)
+void kw_rundir_eval_prefix(kw_sbuf *out, const kw_rundir *r)
 {
     const kw_journal *j = r->j;
-    size_t used = 0;
-    used += (size_t)snprintf(buf, len, "knobwise eval");
-    /* the eval options are named as the attributes */
+    kw_sbuf_puts(out, "knobwise eval");
+    /* the eval options are named as the attributes; each path one shell
+     * word (kw_sbuf_shell): the journal records what the person typed */
     static const kw_run_attr keys[] = {KW_RUN_SPACE, KW_RUN_ACCEL, KW_RUN_WORKLOAD};
-    for (int i = 0; i < 3 && used < len; i++) {
+    for (int i = 0; i < 3; i++) {
         const char *v = kw_run_attr_get(j, keys[i]);
-        if (v && v[0])
-            used += (size_t)snprintf(buf + used, len - used, " --%s %s", kw_run_attr_key(keys[i]), v);
+        if (v && v[0]) {
+            kw_sbuf_printf(out, " --%s ", kw_run_attr_key(keys[i]));
+            kw_sbuf_shell(out, v);
+        }
     }
-    if (used < len && r->mopts.sim_requests > 0)
-        used += (size_t)snprintf(buf + used, len - used, " --requests %d", r->mopts.sim_requests);
-    if (used < len)
-        used += (size_t)snprintf(buf + used, len - used, " --seed %llu",
-                                 (unsigned long long)r->mopts.seed);
-    if (used < len && r->mopts.thermal)
-        used += (size_t)snprintf(buf + used, len - used, " --thermal");
+    if (r->mopts.sim_requests > 0)
+        kw_sbuf_printf(out, " --requests %d", r->mopts.sim_requests);
+    kw_sbuf_printf(out, " --seed %llu", (unsigned long long)r->mopts.seed);
+    if (r->mopts.thermal)
+        kw_sbuf_puts(out, " --thermal");
     /* a measured run: the same worker, quoted for the shell */
     const char *x = kw_run_attr_get(j, KW_RUN_EVALUATOR);
-    if (x && x[0] && used < len) {
-        used += (size_t)snprintf(buf + used, len - used, " --evaluator 'exec:");
-        for (const char *p = x; *p && used < len; p++)
-            used += (size_t)snprintf(buf + used, len - used, *p == '\'' ? "'\\''" : "%c", *p);
-        if (used < len)
-            snprintf(buf + used, len - used, "'");
+    if (x && x[0]) {
+        char *word = malloc(strlen(x) + 6);
+        if (!word) {
+            out->failed = 1;
+            return;
+        }
+        sprintf(word, "exec:%s", x);
+        kw_sbuf_puts(out, " --evaluator ");
+        kw_sbuf_shell(out, word);
+        free(word);
     }
 }

@@ -23,6 +23,7 @@
 #include "kw_model.h"
 #include "kw_run.h"
 #include "kw_runsum.h"
+#include "kw_sbuf.h"
 
 enum {
     KW_RUNDIR_CONFIG = 1,         /* load the run's inputs (space, accelerator, workload) */
@@ -62,8 +63,10 @@ void kw_rundir_free(kw_rundir *r);
 int kw_rundir_evaluator(const kw_evaluator **out, kw_rundir *r);
 
 /* "knobwise eval" plus the options that reproduce the run's evaluations
- * (--space/--accel/--workload as recorded, --requests, --seed, --thermal). */
-void kw_rundir_eval_prefix(char *buf, size_t len, const kw_rundir *r);
+ * (--space/--accel/--workload as recorded, --requests, --seed, --thermal),
+ * appended to out, each recorded path one shell word (kw_sbuf_shell). It
+ * wrote into a 4,096-byte buffer: three long paths cut the command short. */
+void kw_rundir_eval_prefix(kw_sbuf *out, const kw_rundir *r);
 
 /* Index of the evaluator shape (space shape) named name in r->cfg, or -1. */
 int kw_rundir_cfg_shape(const kw_rundir *r, const char *name);

@@ -125,6 +125,37 @@ void kw_sbuf_html(kw_sbuf *b, const char *s)
     }
 }
 
+void kw_sbuf_shell(kw_sbuf *b, const char *s)
+{
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                "_./:=,+@%-";
+    size_t n = strlen(s);
+    if (n > 0 && strspn(s, plain) == n) {
+        kw_sbuf_putn(b, s, n);
+        return;
+    }
+    /* C0 controls, DEL, and C1 controls as UTF-8 (U+0080..U+009F: C2 80..9F) */
+#define KW_SH_CONTROL(p) ((p)[0] < 0x20 || (p)[0] == 0x7f || ((p)[0] == 0xc2 && (p)[1] >= 0x80 && (p)[1] <= 0x9f))
+    int control = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        control |= KW_SH_CONTROL(p);
+    kw_sbuf_puts(b, control ? "$'" : "'");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\'')
+            kw_sbuf_puts(b, control ? "\\'" : "'\\''");
+        else if (control && *p == '\\')
+            kw_sbuf_puts(b, "\\\\");
+        else if (KW_SH_CONTROL(p)) {
+            kw_sbuf_printf(b, "\\x%02x", *p);
+            if (*p == 0xc2) /* its second byte too */
+                kw_sbuf_printf(b, "\\x%02x", *++p);
+        } else
+            kw_sbuf_putn(b, (const char *)p, 1);
+    }
+    kw_sbuf_puts(b, "'");
+#undef KW_SH_CONTROL
+}
+
 const char *kw_sbuf_cstr(kw_sbuf *b)
 {
     if (!b->data)

@@ -27,6 +27,15 @@ void kw_sbuf_num(kw_sbuf *b, double v, int decimals);
 void kw_sbuf_csv(kw_sbuf *b, const char *s);
 /* Text escaped for HTML/SVG element content and attribute values. */
 void kw_sbuf_html(kw_sbuf *b, const char *s);
+/* s as one word of a POSIX shell command line, for the commands knobwise
+ * prints to be pasted (audit's and results.xml's "reproduce"): unchanged
+ * when it is made of letters, digits and _./:=,+@%- only (every path and
+ * name knobwise writes itself), else in single quotes ('\'' for a quote), and
+ * $'...' with \xHH escapes when it holds a control byte, so no byte of it
+ * reaches a terminal as a control sequence. A space file at "my runs/s.xml"
+ * or "a;touch x/s.xml" printed as it was gave a command that failed or ran
+ * another one. */
+void kw_sbuf_shell(kw_sbuf *b, const char *s);
 /* The text (never NULL; "" when empty). Owned by b. */
 const char *kw_sbuf_cstr(kw_sbuf *b);
 /* 0, or KW_ENOMEM (with message) when an append failed. */
