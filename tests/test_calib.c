@@ -13,6 +13,7 @@
 #include "kw_calib.h"
 #include "kw_error.h"
 #include "kw_load.h"
+#include "kw_sbuf.h"
 #include "lib/kw_tl.h"
 
 TestSuite(calib);
@@ -1099,5 +1100,46 @@ Test(calib, source_notes_keep_the_citations_whatever_bytes_the_paths_hold)
     free(long_a);
     free(shipped_a);
     free(shipped_m);
+    kw_tl_rmrf(dir);
+}
+
+/* A measured case the model cannot cost (a GEMM of 409,600 cubed: 312 GiB of
+ * weights on an 80 GiB H100) is refused at its line with the model's reason;
+ * every trial step of the fit failed on it, and calibrate said
+ * "under-determined fit: no wanted parameter is determined by the 74
+ * measured cases" of the whole file (main ee68dbf's binary). */
+Test(calib, a_case_the_model_cannot_cost_is_refused_at_its_line)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwcalib");
+    cr_assert_not_null(dir);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    char *text = kw_tl_slurp(p);
+    cr_assert_not_null(text);
+    int lines = 0;
+    for (const char *c = text; *c; c++)
+        lines += *c == '\n';
+    kw_sbuf b = {0};
+    kw_sbuf_puts(&b, text);
+    kw_sbuf_puts(&b, "gemm_huge,gemm,409600,409600,409600,1,4096,0,0,0,0,0,128,256,64,4,2,row,0,"
+                     "serial,bf16,fp32,191.954,compute,pranjalssh/fast.cu README\n");
+    snprintf(p, sizeof p, "%s/huge.csv", dir);
+    cr_assert_eq(kw_tl_write(p, kw_sbuf_cstr(&b)), 0);
+    kw_sbuf_free(&b);
+    free(text);
+    char accel_path[1200];
+    snprintf(accel_path, sizeof accel_path, "%s/spaces/accel/h100.xml", kw_tl_src());
+    kw_tl_opts o = {.timeout_s = 100, .cwd = dir};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "calibrate", "--accel", accel_path, "--measured", "huge.csv",
+                             "-o", "out.xml", NULL);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    char want[200];
+    snprintf(want, sizeof want, "huge.csv:%d: case 'gemm_huge': the model cannot cost it", lines + 1);
+    cr_assert(strstr(r.err, want) != NULL, "want '%s' in: %s", want, r.err);
+    cr_assert(strstr(r.err, "GiB of weights") != NULL, "the model's reason is lost: %s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/out.xml", dir);
+    cr_assert(!kw_tl_exists(p), "written");
     kw_tl_rmrf(dir);
 }

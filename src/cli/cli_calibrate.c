@@ -570,6 +570,22 @@ int kw_cli_calibrate(int argc, char **argv)
         status = kw_cli_fail(KW_CAL_VERB, rc);
         goto done;
     }
+    /* Every case must be one the model can cost at the file's figures: a
+     * row it cannot (a GEMM of 409,600 cubed) failed every trial step of the
+     * fit, which then said "under-determined fit: no wanted parameter is
+     * determined by the 74 measured cases" of the whole file. */
+    for (int i = 0; i < set->n; i++) {
+        double us;
+        kw_bound b;
+        if ((rc = kw_fidelity_predict(&us, &b, NULL, a, &set->c[i])) != 0 || !(us > 0.0)) {
+            char why[KW_ERROR_MAX];
+            snprintf(why, sizeof why, "%s", rc != 0 ? kw_error_last() : "no positive time");
+            rc = kw_error_set(KW_EINPUT, "%s:%d: case '%s': the model cannot cost it on %s (%s)",
+                              csv, set->c[i].line, set->c[i].name, accel, why);
+            status = kw_cli_fail(KW_CAL_VERB, rc);
+            goto done;
+        }
+    }
     if (from_file)
         kw_calib_prior_from_accel(&prior, a);
     for (int id = 0; id < KW_CAL_COUNT; id++)
