@@ -603,6 +603,30 @@ Test(calib, a_row_holding_a_nul_byte_is_refused_as_such_at_its_line)
     kw_tl_rmrf(dir);
 }
 
+/* A cluster written MxN longer than the reader's 31-byte copy with its 'x'
+ * past the cut: the copy held no 'x' and the reader stored through NULL
+ * (SIGSEGV, exit 139, in calibrate and the fidelity bench). Found by
+ * fuzz/fuzz_measured; the load crashes on main ee68dbf's code. */
+Test(calib, a_long_cluster_field_is_refused_at_its_line)
+{
+    char *dir = kw_tl_tmpdir("kwcalib");
+    cr_assert_not_null(dir);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/cluster.csv", dir);
+    cr_assert_eq(kw_tl_write(p, "case,kind,m,n,k,batch,seq,heads,kv_heads,page,head_dim,causal,"
+                                "tile_m,tile_n,tile_k,stages,cluster,order,graph_nodes,schedule,"
+                                "precision,accum,measured_us,bound,source\n"
+                                "g,gemm,4096,4096,4096,1,4096,0,0,0,0,0,128,256,64,4,"
+                                "00000000000000000000000000000000001x1,row,0,serial,bf16,fp32,"
+                                "191.954,compute,pranjalssh/fast.cu README\n"), 0);
+    kw_fid_set *s = malloc(sizeof *s);
+    cr_assert_not_null(s);
+    cr_assert_eq(kw_fidelity_load(s, p), KW_EINPUT);
+    cr_assert(strstr(kw_error_last(), "cluster.csv:2: cluster '000") != NULL, "%s", kw_error_last());
+    free(s);
+    kw_tl_rmrf(dir);
+}
+
 /* -o naming one of calibrate's own inputs is refused even with --force, by
  * device and inode (a hard link too): --force replaced the measured CSV with
  * the accelerator file, or the accelerator file read. Both stay as they were. */

@@ -113,11 +113,15 @@ static int kw_fid_row(kw_fid_case *c, char *line, const char *path, int ln)
         char buf[32];
         if (i == 14 && strchr(t, 'x')) { /* cluster written cluster_m x cluster_n */
             char *x;
-            snprintf(buf, sizeof buf, "%s", t);
-            x = strchr(buf, 'x');
-            *x = '\0';
+            /* the copy holds the 'x' (a longer field cut it off, and the store
+             * below went through NULL: calibrate died of SIGSEGV, found by
+             * fuzz/fuzz_measured) */
+            int fits = snprintf(buf, sizeof buf, "%s", t) < (int)sizeof buf;
+            x = fits ? strchr(buf, 'x') : NULL;
+            if (x)
+                *x = '\0';
             double cm, cn;
-            if (kw_num(&cm, buf, 1.0, hi[i]) != 0 || kw_num(&cn, x + 1, 1.0, hi[i]) != 0 ||
+            if (!x || kw_num(&cm, buf, 1.0, hi[i]) != 0 || kw_num(&cn, x + 1, 1.0, hi[i]) != 0 ||
                 cm != (double)(long)cm || cn != (double)(long)cn || (cm > 1.0 && cn > 1.0))
                 return kw_error_set(KW_EINPUT,
                                     "%s:%d: cluster '%s' is not an integer N or MxN with M or N 1",
