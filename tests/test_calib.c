@@ -531,22 +531,32 @@ Test(calib, under_determined_fits_are_refused)
     free(set);
 }
 
+/* The shipped measured CSV (the caller frees it), its gemm4096_cublas row
+ * and that row's line. */
+static char *kw_t_shipped_row(const char **row, int *line)
+{
+    char mp[1024];
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    char *text = kw_tl_slurp(mp);
+    cr_assert_not_null(text);
+    *row = strstr(text, "\ngemm4096_cublas,") + 1;
+    *line = 1;
+    for (const char *c = text; c < *row; c++)
+        *line += *c == '\n';
+    return text;
+}
+
 /* A case listed twice is refused at its second line: the fit weighed it
  * twice, silently. */
 Test(calib, a_case_listed_twice_is_refused_at_its_line)
 {
-    char mp[1024], *dir = kw_tl_tmpdir("kwcalib"), dup[1200];
+    char *dir = kw_tl_tmpdir("kwcalib"), dup[1200];
     cr_assert_not_null(dir);
-    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
     snprintf(dup, sizeof dup, "%s/dup.csv", dir);
-    size_t n;
-    char *text = kw_tl_slurp_n(mp, &n);
-    cr_assert_not_null(text);
-    const char *row = strstr(text, "\ngemm4096_cublas,") + 1;
+    const char *row;
+    int line;
+    char *text = kw_t_shipped_row(&row, &line);
     const char *end = strchr(row, '\n') + 1;
-    int line = 1;
-    for (const char *c = text; c < row; c++)
-        line += *c == '\n';
     FILE *f = fopen(dup, "w");
     cr_assert_not_null(f);
     fwrite(text, 1, (size_t)(end - text), f);
@@ -570,18 +580,13 @@ Test(calib, a_case_listed_twice_is_refused_at_its_line)
  * cut at the NUL). Fails on the code before 2026-12-07 (the message). */
 Test(calib, a_row_holding_a_nul_byte_is_refused_as_such_at_its_line)
 {
-    char mp[1024], *dir = kw_tl_tmpdir("kwcalib"), bad[1200];
+    char *dir = kw_tl_tmpdir("kwcalib"), bad[1200];
     cr_assert_not_null(dir);
-    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
     snprintf(bad, sizeof bad, "%s/nul.csv", dir);
-    size_t n;
-    char *text = kw_tl_slurp_n(mp, &n);
-    cr_assert_not_null(text);
-    const char *row = strstr(text, "\ngemm4096_cublas,") + 1;
+    const char *row;
+    int line;
+    char *text = kw_t_shipped_row(&row, &line);
     const char *end = strchr(row, '\n');
-    int line = 1;
-    for (const char *c = text; c < row; c++)
-        line += *c == '\n';
     kw_fid_set *s = malloc(sizeof *s);
     cr_assert_not_null(s);
     for (int last = 0; last < 2; last++) { /* the row inside the file, then last without '\n' */

@@ -238,6 +238,15 @@ static char *write_tmp(const char *dir, const char *name, const char *text)
     return path;
 }
 
+/* A workload whose one MoE block routes by the trace route.csv beside it. */
+static const char kw_t_route_workload[] =
+    "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>t</source>\n"
+    "  <block name=\"ffn\">\n"
+    "    <moe name=\"moe\" group=\"experts\" experts=\"4\" top_k=\"1\" n=\"256\" k=\"128\" "
+    "routing=\"trace\" trace=\"route.csv\"/></block>\n"
+    "  <shape name=\"d\" block=\"ffn\" phase=\"decode\" batch=\"4\" load=\"0.5\"/>\n"
+    "</workload>\n";
+
 /* A routing trace is read line by line as the other CSV readers read: an
  * empty file is named at line 1 (it said "no row for expert 0" at no line),
  * a line holding a NUL byte is refused (fgets ended it at the NUL: the row
@@ -259,13 +268,7 @@ Test(moe, a_routing_trace_that_is_no_text_is_refused_at_its_line)
         {nul_row, sizeof nul_row - 1, "route.csv:5: NUL byte in line"},
         {long_row, strlen(long_row), "route.csv:2: line longer than 255 bytes"},
     };
-    char *wl = write_tmp(dir, "w.xml",
-        "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>t</source>\n"
-        "  <block name=\"ffn\">\n"
-        "    <moe name=\"moe\" group=\"experts\" experts=\"4\" top_k=\"1\" n=\"256\" k=\"128\" "
-        "routing=\"trace\" trace=\"route.csv\"/></block>\n"
-        "  <shape name=\"d\" block=\"ffn\" phase=\"decode\" batch=\"4\" load=\"0.5\"/>\n"
-        "</workload>\n");
+    char *wl = write_tmp(dir, "w.xml", kw_t_route_workload);
     kw_workload *w = malloc(sizeof *w);
     cr_assert_not_null(w);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -315,13 +318,7 @@ Test(moe, loader_moe_trace_and_layer)
     free(wl);
     /* a bad trace row is reported at the CSV's own line */
     free(write_tmp(dir, "route.csv", "expert,tokens\n0,30\n9,10\n"));
-    wl = write_tmp(dir, "w2.xml",
-        "<?xml version=\"1.0\"?>\n<workload name=\"w\">\n  <source>t</source>\n"
-        "  <block name=\"ffn\">\n"
-        "    <moe name=\"moe\" group=\"experts\" experts=\"4\" top_k=\"1\" n=\"256\" k=\"128\" "
-        "routing=\"trace\" trace=\"route.csv\"/></block>\n"
-        "  <shape name=\"d\" block=\"ffn\" phase=\"decode\" batch=\"4\" load=\"0.5\"/>\n"
-        "</workload>\n");
+    wl = write_tmp(dir, "w2.xml", kw_t_route_workload);
     cr_assert_eq(kw_load_workload(w, wl), KW_EINPUT);
     char want[4300];
     snprintf(want, sizeof want, "%s:3: ", tr);
