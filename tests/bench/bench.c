@@ -927,7 +927,10 @@ static double kw_bench_best_seen(const kw_journal *j, int shape)
 /* The knob-count sweep (issue 18: evaluations to converge at most linear in the knob
  * values): each row runs the engine on the knobs, all shapes, for seeds 1..N (the seed
  * drives the model's arrivals and drift data and the engine's, as in the quality table;
- * one seed's count moves by tens of percent with the landscape it draws). */
+ * one seed's count moves by tens of percent with the landscape it draws). Two readings
+ * of each row: the ratio to the line through the origin and the first row (the target's
+ * reading: it moves with the first row), and the marginal evaluations per knob value
+ * added since the row before (a linear growth keeps it flat, whatever the first row). */
 static int kw_bench_growth_knobs(kw_bench *b)
 {
     kw_model_eval *me = NULL;
@@ -942,9 +945,11 @@ static int kw_bench_growth_knobs(kw_bench *b)
            "all %d shapes, seeds 1-%d, one thread, no budget)\n\n", n_shapes, seeds);
     printf("| knobs | values over all domains | space size | evaluations to converge per shape, mean "
            "over the seeds (seeds' range) | seed 1 (all shapes) | linear from the first row | "
-           "engine wall, all seeds | per evaluation |\n|---|---|---|---|---|---|---|---|\n");
+           "added evaluations per added knob value, from the row before | engine wall, all seeds | "
+           "per evaluation |\n|---|---|---|---|---|---|---|---|---|\n");
     const int counts[] = {4, 8, 16, full->n_knobs};
-    double first_per_value = 0;
+    double first_per_value = 0, prev_mean = 0;
+    int prev_values = 0;
     for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
         int n = counts[ci] < full->n_knobs ? counts[ci] : full->n_knobs;
         if (ci > 0 && n == counts[ci - 1])
@@ -990,9 +995,20 @@ static int kw_bench_growth_knobs(kw_bench *b)
             first_per_value = mean / values;
         snprintf(lin, sizeof lin, "%.0f (%.1fx)", first_per_value * values,
                  mean / (first_per_value * values));
-        printf("| %d | %d | %s | %.0f (%.0f-%.0f) | %zu | %s | %.2f s | %.0f us |\n", n, values,
+        /* the marginal cost (issue 18): linear growth keeps it flat; the first row's
+         * mean per value is its own (from no knobs) */
+        char marg[64];
+        if (ci == 0)
+            snprintf(marg, sizeof marg, "%.1f (%.0f / %d, from none)", mean / values, mean, values);
+        else
+            snprintf(marg, sizeof marg, "%.1f ((%.0f - %.0f) / (%d - %d))",
+                     (mean - prev_mean) / (values - prev_values), mean, prev_mean, values,
+                     prev_values);
+        prev_mean = mean;
+        prev_values = values;
+        printf("| %d | %d | %s | %.0f (%.0f-%.0f) | %zu | %s | %s | %.2f s | %.0f us |\n", n, values,
                size == UINT64_MAX ? "> 1.8e19" : kw_bench_count(c1, sizeof c1, (double)size), mean,
-               lo, hi, evals1, lin, wall, sum > 0 ? 1e6 * wall / sum : 0.0);
+               lo, hi, evals1, lin, marg, wall, sum > 0 ? 1e6 * wall / sum : 0.0);
     }
     rc = 0;
 done:
