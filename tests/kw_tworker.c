@@ -15,6 +15,7 @@
  *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
  *                   [--device-len N]
  *                   [--deaf-on K=V] [--stderr-flood N] [--escape FILE]
+ *                   [--killed-once FILE]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -36,8 +37,12 @@
  *   --escape FILE: at start a child leaves the process group and session
  *   (setsid) and sleeps 120 s holding the worker's stdin, stdout and stderr
  *   (a daemon a worker script starts); the worker appends its pid to FILE.
+ *   --killed-once FILE: on its first measure request while FILE does not
+ *   exist, it creates FILE and SIGKILLs itself (as the OOM killer would): a
+ *   crash the next worker started does not meet again.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +111,7 @@ int main(int argc, char **argv)
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
     long die_after = -1, device_len = -1, flood = 0;
-    const char *escape = NULL;
+    const char *escape = NULL, *killed_once = NULL;
     const char *quality = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
                *short_on = NULL, *error_on = NULL, *samples_on = NULL,
@@ -137,6 +142,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--deaf-on")) { deaf_on = v; i++; }
         else if (v && !strcmp(a, "--stderr-flood")) { flood = atol(v); i++; }
         else if (v && !strcmp(a, "--escape")) { escape = v; i++; }
+        else if (v && !strcmp(a, "--killed-once")) { killed_once = v; i++; }
         else { fprintf(stderr, "kw_tworker: unknown option %s\n", a); return 2; }
     }
     if (exit_at_start)
@@ -196,6 +202,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "kw_tworker: request %ld\n", id);
         if (die_after >= 0 && served >= die_after)
             return 3;
+        if (killed_once) {
+            FILE *f = fopen(killed_once, "wx"); /* only the first one creates it */
+            if (f) {
+                fclose(f);
+                fflush(stdout);
+                raise(SIGKILL);
+            }
+            killed_once = NULL;
+        }
         if (tw_has(line, crash_on))
             return 3;
         if (tw_has(line, hang_on))

@@ -624,6 +624,66 @@ Test(exec, the_time_limit_bounds_the_baseline_measurement_before_the_run)
     kw_tl_rmrf(dir);
 }
 
+/* A worker that crashes on the baseline measurement (exits or is killed:
+ * the OOM killer) is not bad input: a fresh worker measures it again.
+ * Killed once (SIGKILL on its first request): the run goes on and ends.
+ * Crashing each time: exit 1 after KW_EXEC_BASELINE_TRIES requests, saying
+ * so, nothing written. An error answer (wrong_result) stays bad input: exit
+ * 2 after one request. main's binary said exit 2 ("could not measure the
+ * baseline ... (error:crash)") after the first crash, transient or not. */
+Test(exec, a_crash_on_the_baseline_is_measured_again_not_bad_input)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1800], ev[1900], run[1100], aux[1200];
+    slow_space(sp, sizeof sp, dir);
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+
+    snprintf(aux, sizeof aux, "%s/killed", dir);
+    char w[1300];
+    snprintf(w, sizeof w, "--killed-once '%s'", aux);
+    worker_cmd(cmd, sizeof cmd, w);
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out",
+                             run, "--budget", "8", "--threads", "1", "--quiet", NULL);
+    cr_assert(!r.timed_out, "%s", r.err);
+    cr_assert_eq(r.status, 0, "a worker killed once on the baseline: exit %d: %s", r.status,
+                 r.err);
+    kw_tl_free(&r);
+    struct stat st;
+    cr_assert_eq(lstat(aux, &st), 0, "the worker was never killed");
+    snprintf(aux, sizeof aux, "%s/results.xml", run);
+    cr_assert_eq(lstat(aux, &st), 0, "the run wrote no results.xml");
+    cr_assert_eq(kw_tl_rm_tree(run), 0);
+
+    snprintf(aux, sizeof aux, "%s/count", dir);
+    snprintf(w, sizeof w, "--crash-on qkv.tile_m=128 --count '%s'", aux);
+    worker_cmd(cmd, sizeof cmd, w);
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run, NULL);
+    cr_assert(!r.timed_out, "%s", r.err);
+    cr_assert_eq(r.status, 1, "a worker crashing on every baseline try: exit %d: %s", r.status,
+                 r.err);
+    cr_assert(strstr(r.err, "crashed") && strstr(r.err, "3 tries") &&
+                  strstr(r.err, "attn_decode_kv512_b1_c1"), "%s", r.err);
+    kw_tl_free(&r);
+    cr_assert_eq(count_lines(aux, "measure "), 3, "baseline requests: %ld, want 3 tries",
+                 count_lines(aux, "measure "));
+    cr_assert_neq(lstat(run, &st), 0, "a run folder was made");
+    unlink(aux);
+
+    snprintf(w, sizeof w, "--error-on qkv.tile_m=128:wrong_result --count '%s'", aux);
+    worker_cmd(cmd, sizeof cmd, w);
+    snprintf(ev, sizeof ev, "exec:%s", cmd);
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run, NULL);
+    cr_assert_eq(r.status, 2, "a wrong result on the baseline: exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "error:wrong_result"), "%s", r.err);
+    kw_tl_free(&r);
+    cr_assert_eq(count_lines(aux, "measure "), 1, "an error answer was asked again");
+    cr_assert_neq(lstat(run, &st), 0, "a run folder was made");
+    kw_tl_rmrf(dir);
+}
+
 /* How many live processes have tag (NAME=VALUE) in their environment;
  * each is sent sig when sig is not 0. */
 static int tagged_processes(const char *tag, int sig)

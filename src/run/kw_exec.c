@@ -620,18 +620,32 @@ int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
             p = *end == ',' ? end + 1 : end;
         } else {
             char why[KW_GUARDS_LEN];
-            if ((rc = kw_exec_baseline_ratio(&f, why, sizeof why, e, i)) != 0) {
-                if (rc == KW_EINTERRUPTED) /* the stop or the time limit (kw_run_fresh) */
-                    kw_error_set(rc, "interrupted while measuring the baseline of shape '%s', "
-                                 "%d of %d", e->cfg->workload.shapes[e->cfg->space.shapes[i]].name,
-                                 i + 1, e->cfg->space.n_shapes);
-                return rc;
-            }
+            const char *name = e->cfg->workload.shapes[e->cfg->space.shapes[i]].name;
+            /* a worker that exited or was killed (error:crash: the OOM
+             * killer, a signal) is measured again by a fresh one, up to
+             * KW_EXEC_BASELINE_TRIES in all; an answer it gave (its own
+             * error, garbage, a timeout) is not retried */
+            int tries = 0;
+            do {
+                if ((rc = kw_exec_baseline_ratio(&f, why, sizeof why, e, i)) != 0) {
+                    if (rc == KW_EINTERRUPTED) /* the stop or the time limit (kw_run_fresh) */
+                        kw_error_set(rc, "interrupted while measuring the baseline of shape "
+                                     "'%s', %d of %d", name, i + 1, e->cfg->space.n_shapes);
+                    return rc;
+                }
+            } while (!(f > 0) && strcmp(why, "error:crash") == 0 &&
+                     ++tries < KW_EXEC_BASELINE_TRIES);
+            if (!(f > 0) && strcmp(why, "error:crash") == 0)
+                /* not bad input: the worker died each time (exit 1, not 2) */
+                return kw_error_set(KW_EIO,
+                                    "worker '%s' crashed (exited or was killed by a signal, "
+                                    "e.g. the OOM killer) on each of %d tries to measure the "
+                                    "baseline of shape '%s' (error:crash); see its stderr above",
+                                    e->dev->cmd, KW_EXEC_BASELINE_TRIES, name);
             if (!(f > 0))
                 return kw_error_set(KW_EINPUT,
                                     "worker '%s' could not measure the baseline of shape '%s' (%s)",
-                                    e->dev->cmd,
-                                    e->cfg->workload.shapes[e->cfg->space.shapes[i]].name, why);
+                                    e->dev->cmd, name, why);
         }
         for (int m = 0; m < n_models; m++)
             if (models[m] && (rc = kw_eval_rescale_load(models[m], i, f)) < 0)

@@ -43,6 +43,13 @@
  * results' fixed-decimal figures hold ~1e20). */
 #define KW_EXEC_TIMEOUT_MAX_S 1e6
 #define KW_EXEC_REL_RMS_MAX 1e6
+/* Measurements of a shape's baseline (before the run folder) a crashing
+ * worker gets: a crash (the worker exited or was killed: the OOM killer, a
+ * signal) may be transient, so a fresh worker measures it again; a worker
+ * that crashed on every try ends tune with exit 1 (it was exit 2, bad input,
+ * after one crash until 2026-12-07). Its own error answers, garbage and
+ * timeouts are not retried (exit 2). */
+#define KW_EXEC_BASELINE_TRIES 3
 #define KW_EXEC_DEF_TARGET_CI_PCT 1.0     /* stop when the median's 95% CI is within +-1% */
 #define KW_EXEC_CI_LEVEL 0.95
 #define KW_EXEC_SAMPLES_MAX 4096        /* cap of samples in one evaluation (schema: samples) */
@@ -115,7 +122,8 @@ const kw_evaluator *kw_exec_iface(const kw_exec *e);
  * one. recorded: the factors a run used ("f1,f2,..." per space shape, from its
  * journal) or NULL to measure the baselines now (purpose=calibrate); the
  * factors used are written to out. KW_EINPUT when a baseline cannot be
- * measured (the worker's guard in the message). */
+ * measured (the worker's guard in the message); KW_EIO when the worker
+ * crashed on each of KW_EXEC_BASELINE_TRIES tries. */
 int kw_exec_calibrate(kw_exec *e, kw_model_eval *const *models, int n_models,
                       const char *recorded, char *out, size_t out_len);
 
