@@ -743,6 +743,112 @@ static void write_sealed(const char *path, const char *const *lines, int n)
     cr_assert_eq(fclose(f), 0);
 }
 
+/* RUN/evidence says whether the evidence phase ended (its end record, F,
+ * written after results.xml), so recommend need not trust results.xml for
+ * it. A finished search resumed under --time-limit 0.001 keeps one evidence
+ * evaluation and is cut: its results.xml edited to drop evidence="..." (a
+ * stale or copied file), recommend still says the evidence is missing, from
+ * RUN/evidence. Resumed to the end: the file is the uninterrupted run's byte
+ * for byte (its end record included), and a resume of the finished run adds
+ * no second one. A format-1 file (before the end record) says nothing: a
+ * finished run's results.xml is read as before, no warning. verify refuses
+ * the cut run's results.xml put in the finished run's folder. main's binary:
+ * no end record, recommend silent on the edited cut run, verify passes the
+ * cut results.xml (it matches the journal with no evidence). */
+Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
+{
+    char *ref = tmpdir(), *d = tmpdir(), refrun[4200], run[4200], path[4300];
+    const char *shape = "attn_prefill_s2048_b1_c2";
+    snprintf(refrun, sizeof refrun, "%s/run", ref);
+    snprintf(run, sizeof run, "%s/run", d);
+    finished_search_only(ref, d);
+    long ev_len = -1;
+    char *ev = slurp(refrun, "evidence", &ev_len);
+    cr_assert(ev && ev_len > 0 && ev[ev_len - 1] == '\n');
+    char *last = ev + ev_len - 1;
+    while (last > ev && last[-1] != '\n')
+        last--;
+    int n_r = 0;
+    for (char *q = ev; (q = strstr(q, "\nR e=")) != NULL; q++)
+        n_r++;
+    char want_end[64];
+    snprintf(want_end, sizeof want_end, "F n=%d crc=", n_r);
+    cr_assert(strncmp(ev, "X format=2 ", 11) == 0, "header: %.40s", ev);
+    cr_assert(strncmp(last, want_end, strlen(want_end)) == 0,
+              "the finished run's evidence ends with %.60s, not '%s...'", last, want_end);
+
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "1",
+                             "--time-limit", "0.001", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "without the evidence"), "the resume was not cut: %s", r.err);
+    kw_tl_free(&r);
+    char *cut = slurp(run, "evidence", NULL);
+    cr_assert(cut && !strstr(cut, "\nF "), "a cut evidence has an end record: %s", cut);
+    free(cut);
+    snprintf(path, sizeof path, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(path), *at, *cut_xml = strdup(xml);
+    cr_assert(xml && (at = strstr(xml, " evidence=\"")) != NULL, "results.xml says no cut");
+    char *close_q = strchr(at + 11, '"');
+    memmove(at, close_q + 1, strlen(close_q + 1) + 1);
+    cr_assert_eq(kw_tl_write(path, xml), 0);
+    free(xml);
+    r = kw_tl_run(&o, bin(), "recommend", "run", "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "stopped before its evidence was made") &&
+                  strstr(r.err, "RUN/evidence has no end record"),
+              "recommend trusted the edited results.xml: %s", r.err);
+    kw_tl_free(&r);
+
+    for (int again = 0; again < 2; again++) { /* to the end, then once more */
+        r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "2", "--quiet", NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        kw_tl_free(&r);
+        long b_len = -1;
+        char *b = slurp(run, "evidence", &b_len);
+        cr_assert(b && b_len == ev_len && memcmp(b, ev, (size_t)ev_len) == 0,
+                  "resume %d: RUN/evidence is not the uninterrupted run's:\n%s", again + 1, b);
+        free(b);
+    }
+    r = kw_tl_run(&o, bin(), "recommend", "run", "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strstr(r.err, "evidence"), "the finished run: %s", r.err);
+    kw_tl_free(&r);
+    /* verify: the cut run's results.xml in the finished run's folder */
+    snprintf(path, sizeof path, "%s/results.xml", run);
+    cr_assert_eq(kw_tl_write(path, cut_xml), 0);
+    free(cut_xml);
+    r = kw_tl_run(&o, bin(), "verify", "run", NULL);
+    cr_assert_eq(r.status, 1, "verify took a cut run's results.xml for a finished run's: %s%s",
+                 r.out, r.err);
+    cr_assert(strstr(r.out, "end record") || strstr(r.err, "end record"), "%s%s", r.out, r.err);
+    kw_tl_free(&r);
+
+    /* format 1: the same records, header format=1, no end record */
+    const char *lines[64];
+    int n = 0;
+    for (char *q = ev, *next; q < last && n < 64; q = next) {
+        next = strchr(q, '\n') + 1;
+        *strstr(q, " crc=") = '\0';
+        lines[n++] = q;
+    }
+    cr_assert(n < 64);
+    char *hdr = strdup(lines[0]);
+    hdr[9] = '1'; /* "X format=2" */
+    lines[0] = hdr;
+    snprintf(path, sizeof path, "%s/evidence", refrun);
+    write_sealed(path, lines, n);
+    o.cwd = ref;
+    r = kw_tl_run(&o, bin(), "recommend", "run", "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strstr(r.err, "evidence"), "a format-1 file of a finished run: %s", r.err);
+    kw_tl_free(&r);
+    free(hdr);
+    free(ev);
+    rmrf(ref);
+    rmrf(d);
+}
+
 /* The best-so-far rewrites (--results-every) read the portability cells
  * RUN/evidence keeps instead of evaluating them again. Planted: the journal
  * of a finished search and an evidence file holding only its portability

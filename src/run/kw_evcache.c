@@ -48,6 +48,10 @@ struct kw_evcache {
     long added, pend_n; /* written since open; put since the last sync */
     char failed[256];
     int read_only;      /* kw_evcache_open_read: puts and syncs do nothing */
+    int format;         /* the header's format (1 or 2; 0 before one is read) */
+    int ended;          /* the file's last record is the end record (F) */
+    off_t end_at;       /* where the end record starts (ended) */
+    uint32_t end_crc;   /* the chained checksum before it (ended) */
 };
 
 /* The chained checksum of journal path's last header record (H A I K C M S),
@@ -207,12 +211,25 @@ static int kw_evcache_read(kw_evcache *c, uint32_t tag, off_t *good)
         if (memcmp(line + len - 8, hex, 8) != 0)
             break;
         line[plen] = '\0';
-        if (*good == 0) { /* the header: this run's, format 1 */
+        if (c->ended)
+            break; /* nothing follows the end record: what does is cut */
+        if (*good == 0) { /* the header: this run's, format 1 (no end record) or 2 */
             char want_hdr[64];
-            snprintf(want_hdr, sizeof want_hdr, "X format=%d run=%08x", KW_EVCACHE_FORMAT,
-                     (unsigned)tag);
-            if (strcmp(line, want_hdr) != 0)
+            for (int f = 1; f <= KW_EVCACHE_FORMAT && !c->format; f++) {
+                snprintf(want_hdr, sizeof want_hdr, "X format=%d run=%08x", f, (unsigned)tag);
+                if (strcmp(line, want_hdr) == 0)
+                    c->format = f;
+            }
+            if (!c->format)
                 break;
+        } else if (line[0] == 'F') { /* the end record: as many R records as read */
+            char want_end[64];
+            snprintf(want_end, sizeof want_end, "F n=%zu", c->n);
+            if (strcmp(line, want_end) != 0)
+                break;
+            c->ended = 1;
+            c->end_at = (off_t)(line - buf);
+            c->end_crc = crc;
         } else {
             if (c->n == cap) {
                 size_t nc = cap ? 2 * cap : 256;
@@ -291,6 +308,7 @@ int kw_evcache_open(kw_evcache **out, const char *dir, const kw_knobspace *ks)
     }
     if (good == 0) {
         c->crc = 0;
+        c->format = KW_EVCACHE_FORMAT;
         kw_journal_buf_printf(&c->pend, "X format=%d run=%08x", KW_EVCACHE_FORMAT,
                               (unsigned)tag);
         kw_evcache_add(c, c->pend.s, c->pend.len);
@@ -378,6 +396,18 @@ void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
 {
     if (!c || c->failed[0] || c->read_only)
         return;
+    if (c->ended) {
+        /* an evaluation the finished evidence did not make (the evidence
+         * asks for another set): the end record goes, and comes back at
+         * the next kw_evcache_end */
+        if (ftruncate(c->fd, c->end_at) != 0 || lseek(c->fd, c->end_at, SEEK_SET) < 0) {
+            snprintf(c->failed, sizeof c->failed, "evidence: cannot cut its end record: %s",
+                     strerror(errno));
+            return;
+        }
+        c->ended = 0;
+        c->crc = c->end_crc;
+    }
     size_t start = c->pend.len;
     kw_journal_buf_printf(&c->pend, "R e=%c s=%d id=%016llx m=", which, shape,
                           (unsigned long long)kw_knobs_cand_id(c->ks, cand));
@@ -421,6 +451,45 @@ void kw_evcache_sync(kw_evcache *c)
     kw_journal_buf_reset(&c->pend);
     c->added += c->pend_n;
     c->pend_n = 0;
+}
+
+void kw_evcache_end(kw_evcache *c)
+{
+    if (!c || c->failed[0] || c->read_only || c->ended)
+        return;
+    kw_evcache_sync(c); /* the R records first: the end record counts them */
+    if (c->failed[0])
+        return;
+    off_t at = lseek(c->fd, 0, SEEK_CUR);
+    uint32_t before = c->crc;
+    kw_journal_buf_printf(&c->pend, "F n=%ld", c->kept + c->added);
+    kw_evcache_add(c, c->pend.s, c->pend.len);
+    kw_evcache_sync(c);
+    if (!c->failed[0]) {
+        c->ended = 1;
+        c->end_at = at;
+        c->end_crc = before;
+    }
+}
+
+/* 1 ended, 0 format 2 without the end record, -1 cannot say (kw_evcache_read_ended) */
+static int kw_evcache_ended(const kw_evcache *c)
+{
+    if (!c)
+        return -1;
+    return c->ended ? 1 : c->format >= 2 ? 0 : -1;
+}
+
+int kw_evcache_read_ended(const char *dir)
+{
+    kw_evcache *c = NULL;
+    if (kw_evcache_open_read(&c, dir, NULL) != 0) {
+        kw_error_clear();
+        return -1;
+    }
+    int ended = kw_evcache_ended(c);
+    kw_evcache_free(c);
+    return ended;
 }
 
 long kw_evcache_kept(const kw_evcache *c) { return c ? c->kept : 0; }

@@ -11,14 +11,16 @@
  *   kw_evcache_get    the figures of (evaluator, shape, configuration), if kept
  *   kw_evcache_put    keep one (buffered)
  *   kw_evcache_sync   write what was kept since the last sync, fsync
+ *   kw_evcache_end    write the end record: the evidence phase finished
+ *   kw_evcache_read_ended  whether the file says it finished (format 2)
  *   kw_evcache_free   close (accepts NULL)
  *
- * FILE FORMAT (format 1), the journal's conventions (kw_journal.h): one
+ * FILE FORMAT (format 2), the journal's conventions (kw_journal.h): one
  * record per line, space-separated key=value fields, strings
  * percent-escaped, doubles in the shortest form that reads back to the
  * identical double, and a chained CRC-32 " crc=XXXXXXXX" over every payload
  * + "\n" from the first record:
- *   X format=1 run=HHHHHHHH     HHHHHHHH: the chained checksum of the run
+ *   X format=2 run=HHHHHHHH     HHHHHHHH: the chained checksum of the run
  *                               journal's last header record, so a file
  *                               of another run (or another header) is
  *                               never read as this run's
@@ -27,6 +29,15 @@
  *       space's final sample, the long thermal window), e=p by the search's
  *       (portability, neighbours); s= the evaluator's shape index, id= the
  *       configuration's id (kw_knobs_cand_id)
+ *   F n=N
+ *       the end record, last: the evidence phase finished (every
+ *       evaluation made, the results written from them), N the R records
+ *       before it. Written after results.xml, so a kill between the two
+ *       reads as a cut (a resume writes it: nothing is evaluated again).
+ *       Format 1 (before 2026-12-07) had none: a format-1 file without it
+ *       says nothing about the phase's end (readers fall back to
+ *       results.xml); a format-2 file without it is a cut evidence phase
+ *       (a --time-limit, a signal, a kill), whatever results.xml says.
  * Records are appended in the evidence's job order (kw_evidence.c), failed
  * evaluations never: the file is a pure function of the run, whatever the
  * thread count or where a cut fell.
@@ -50,7 +61,7 @@
 
 #include "kw_search.h"
 
-#define KW_EVCACHE_FORMAT 1
+#define KW_EVCACHE_FORMAT 2
 #define KW_EVCACHE_FINAL 'f'  /* the final evaluator's (re-checks) */
 #define KW_EVCACHE_SEARCH 'p' /* the search evaluator's (portability, neighbours) */
 
@@ -84,6 +95,18 @@ void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
 /* Write and fsync what was put since the last sync. A failure gives the file
  * up for the rest of the run (said by kw_evcache_failed), never the run. */
 void kw_evcache_sync(kw_evcache *c);
+
+/* Write the end record (after a sync of what was put): the evidence phase
+ * finished. Nothing when the file already ends so or was given up. A put
+ * after it (a later run's evidence asking for more) cuts it off first. */
+void kw_evcache_end(kw_evcache *c);
+
+/* Whether dir's evidence file, read only (kw_evcache_open_read), says the
+ * evidence phase ended: 1 it ends with the end record; 0 a format-2 file
+ * without it (the phase was cut, or is being made); -1 it cannot say (no
+ * file of this run, or a format-1 file). What a reader of a finished run
+ * (recommend, verify) asks. */
+int kw_evcache_read_ended(const char *dir);
 
 /* Evaluations read back at open. */
 long kw_evcache_kept(const kw_evcache *c);

@@ -1252,10 +1252,22 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
                                .deadline_s = &r->deadline_s, .past_s = &out->evidence_past_s};
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
                                r->eo.metric, port_ev, final_ev, &fp);
+        /* the phase finished and results.xml says so: the end record, so
+         * its readers need not trust results.xml for it (kw_evcache.h) */
+        if (rc == 0 && final_ev)
+            kw_evcache_end(cache);
         out->evidence_added = kw_evcache_added(cache);
         if (cache && kw_evcache_failed(cache)[0])
             snprintf(out->evidence_note, sizeof out->evidence_note, "%s",
                      kw_evcache_failed(cache));
+        kw_evcache_free(cache);
+    } else if (evaluates && final_ev && out->sum.stop == KW_STOP_DONE) {
+        /* a finished search cut before its evidence began: the header
+         * alone, so the file says the phase did not end (a file without
+         * the end record); a resume goes on from it */
+        kw_evcache *cache = NULL;
+        if (kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0)
+            kw_error_clear();
         kw_evcache_free(cache);
     }
     if (rc == KW_EINTERRUPTED && ((r->stop && *r->stop) || kw_run_out_of_time(r))) {

@@ -18,6 +18,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "kw_evcache.h"
 #include "kw_evidence.h"
 #include "kw_input.h"
 #include "kw_runfile.h"
@@ -453,8 +454,12 @@ static int kw_v_same(double a, double b, double tol)
  * verified). results.xml holds all of the evidence (kw_evidence_run with the
  * search's evaluator and the re-check's: a finished or paused run), the
  * portability matrix only (a --results-every rewrite, a run written without
- * re-checks) or none (stopped by a signal); which one is not recorded, so the
- * file must be exactly one of the three. 0, or KW_ECORRUPT "FILE:LINE: ...". */
+ * re-checks) or none (stopped by a signal); which one is not recorded in
+ * results.xml, so the file must be exactly one of the three, and the first
+ * when RUN/evidence's end record says the phase finished (kw_evcache.h: a
+ * cut run's results.xml put in a finished run's place verified until
+ * 2026-12-07). Its absence proves nothing (a kill between results.xml and the
+ * end record). 0, or KW_ECORRUPT "FILE:LINE: ...". */
 /* want's text is disk's; else *line becomes the first line they differ at
  * when that is further down than it was. */
 static int kw_v_same_text(kw_sbuf *want, const char *disk, size_t len, long *line)
@@ -541,6 +546,15 @@ static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
     kw_eval_free(final_me);
     free(pdisk);
     free(xdisk);
+    if (rc == 0 && held && strncmp(held, "every piece", 11) != 0 &&
+        kw_evcache_read_ended(r->dir) == 1) {
+        rc = kw_error_set(KW_ECORRUPT, "%s:1: holds %s, but %s/%s ends with the end record of a "
+                          "finished evidence phase (a stopped run's results.xml in a finished "
+                          "run's folder?); `knobwise tune --resume %s` writes it again", xp, held,
+                          r->dir, KW_RUNFOLDER_EVIDENCE, r->dir);
+        kw_sbuf_printf(log, "FAIL results.xml: %s\n", kw_error_last());
+        return rc;
+    }
     if (rc != 0 || held || !xdisk) {
         if (rc == 0 && held)
             kw_sbuf_printf(log, "ok   results.xml: byte for byte what the journal implies, with "
