@@ -849,6 +849,72 @@ Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
     rmrf(d);
 }
 
+/* A run folder renamed and replaced by a symbolic link while tune runs (here
+ * in its evidence phase, the run stopped while it is done): tune writes
+ * nothing through the link (exit 1, saying the folder was moved or
+ * replaced), and the folder as moved resumes to the uninterrupted run's
+ * files. The run goes on in 2 ms slices between looks at the folder, so the
+ * swap lands in the evidence however this process is scheduled. main's
+ * binary wrote results.xml, ranked.csv, audit.csv and portability.csv into
+ * the link's target, outside the run, and exited 0; the run folder had none. */
+Test(tune, a_run_folder_replaced_by_a_link_while_tune_runs_gets_nothing_written_through_it)
+{
+    char *d = tmpdir(), sp[4096], path[4300], moved[4300], outside[4300];
+    snprintf(sp, sizeof sp, "%s/tests/data/signal/final_slow.xml", kw_tl_src());
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    snprintf(outside, sizeof outside, "%s/outside", d);
+    cr_assert_eq(mkdir(outside, 0755), 0);
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    const char *argv[] = {bin(), "tune", "--space", sp, "--shape", "attn_prefill_s2048_b1_c2",
+                          "--budget", "30", "--seed", "5", "--threads", "1", "--out", "run",
+                          "--quiet", NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double deadline = kw_tl_now() + 100;
+    snprintf(path, sizeof path, "%s/run/evidence", d);
+    struct stat st;
+    cr_assert(stop_run(pid), "the run ended before it could be stopped");
+    while (lstat(path, &st) != 0) {
+        cr_assert(kw_tl_now() < deadline, "the run never began its evidence");
+        kill(pid, SIGCONT);
+        usleep(2000);
+        cr_assert(stop_run(pid), "the run ended before its evidence was seen");
+    }
+    snprintf(path, sizeof path, "%s/run", d);
+    snprintf(moved, sizeof moved, "%s/moved", d);
+    cr_assert_eq(rename(path, moved), 0);
+    cr_assert_eq(symlink("outside", path), 0);
+    kill(pid, SIGCONT);
+    int timed_out = 0;
+    long rss;
+    int status = kw_tl_wait(pid, kw_tl_now() + 150, &timed_out, &rss);
+    char *err = kw_tl_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    cr_assert(!timed_out, "%s", err);
+    cr_assert_eq(status, 1, "exit %d: %s", status, err);
+    cr_assert(strstr(err, "moved or replaced"), "%s", err);
+    free(err);
+    DIR *dd = opendir(outside);
+    cr_assert_not_null(dd);
+    for (struct dirent *e; (e = readdir(dd)) != NULL;)
+        cr_assert(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
+                  "%s was written through the link, outside the run", e->d_name);
+    closedir(dd);
+
+    cr_assert_eq(unlink(path), 0);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--resume", "moved", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "verify", "moved", "--no-eval", NULL);
+    cr_assert_eq(r.status, 0, "the folder as moved, resumed: %s%s", r.out, r.err);
+    kw_tl_free(&r);
+    char *ev = slurp(moved, "evidence", NULL);
+    cr_assert(ev && strstr(ev, "\nF n="), "the resumed evidence did not end: %s", ev);
+    free(ev);
+    rmrf(d);
+}
+
 /* The best-so-far rewrites (--results-every) read the portability cells
  * RUN/evidence keeps instead of evaluating them again. Planted: the journal
  * of a finished search and an evidence file holding only its portability

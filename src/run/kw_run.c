@@ -1114,15 +1114,20 @@ static int kw_run_summary(kw_runsum **rs, kw_runsum_live **live, int *from_live,
     return kw_results_summary(rs, dir, cfg, owner, metric);
 }
 
+/* lock (NULL: none held) is tune's on dir: the files are written only while
+ * dir still names the folder it locked (kw_runfolder_same), checked after
+ * the evidence, which can take hours */
 static int kw_run_results_of(kw_runsum_live **live, int *from_live, const char *dir,
                              const kw_config *cfg, const char *owner, const char *metric,
                              const kw_evaluator *port_ev, const kw_evaluator *final_ev,
-                             const kw_evidence_pool *ep)
+                             const kw_evidence_pool *ep, const kw_runlock *lock)
 {
     kw_runsum *rs = NULL;
     int rc = kw_run_summary(&rs, live, from_live, dir, cfg, owner, metric);
     if (rc == 0)
         rc = kw_evidence_run(rs, port_ev, final_ev, ep);
+    if (rc == 0)
+        rc = kw_runfolder_same(lock, dir);
     if (rc == 0)
         rc = kw_results_write_summary(dir, rs);
     kw_runsum_free(rs);
@@ -1135,7 +1140,8 @@ int kw_run_results(const char *dir, const kw_config *cfg, const char *owner, con
 {
     int from_live;
     kw_evidence_pool ep = {.pool = pool, .width = width};
-    return kw_run_results_of(NULL, &from_live, dir, cfg, owner, metric, port_ev, final_ev, &ep);
+    return kw_run_results_of(NULL, &from_live, dir, cfg, owner, metric, port_ev, final_ev, &ep,
+                             NULL);
 }
 
 /* ------------------------------------------------------------ the engine */
@@ -1196,7 +1202,7 @@ static void kw_run_progress(void *ud, const kw_progress *p)
         int from_live;
         kw_evidence_pool ep = {.pool = &r->pool, .width = r->eo.threads, .cache = r->kept};
         int wrc = kw_run_results_of(&r->live, &from_live, r->dir, r->cfg, r->owner, r->eo.metric,
-                                    kw_run_port_ev(r), NULL, &ep);
+                                    kw_run_port_ev(r), NULL, &ep, r->lock);
         if (wrc != 0 && wrc != KW_EINTERRUPTED && !r->write_failed) {
             r->write_failed = 1; /* said once; the run goes on */
             if (ctl->rewrite_failed)
@@ -1241,7 +1247,8 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
     out->evidence_file = evaluates;
     if (!(r->stop && *r->stop) && (!kw_run_out_of_time(r) || nothing_new)) {
         kw_evcache *cache = NULL;
-        if (evaluates && kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0) {
+        if (evaluates && (kw_runfolder_same(r->lock, r->dir) != 0 ||
+                          kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0)) {
             snprintf(out->evidence_note, sizeof out->evidence_note, "%s", kw_error_last());
             kw_error_clear(); /* the evidence is still evaluated, only not kept */
         }
@@ -1251,7 +1258,7 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
                                .progress = kw_run_evidence_progress, .ud = r,
                                .deadline_s = &r->deadline_s, .past_s = &out->evidence_past_s};
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
-                               r->eo.metric, port_ev, final_ev, &fp);
+                               r->eo.metric, port_ev, final_ev, &fp, r->lock);
         /* the phase finished and results.xml says so: the end record, so
          * its readers need not trust results.xml for it (kw_evcache.h) */
         if (rc == 0 && final_ev)
@@ -1266,7 +1273,8 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
          * alone, so the file says the phase did not end (a file without
          * the end record); a resume goes on from it */
         kw_evcache *cache = NULL;
-        if (kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0)
+        if (kw_runfolder_same(r->lock, r->dir) != 0 ||
+            kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0)
             kw_error_clear();
         kw_evcache_free(cache);
     }
@@ -1274,7 +1282,7 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
         *cut = 1;
         kw_error_clear();
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,
-                               r->eo.metric, NULL, NULL, &ep);
+                               r->eo.metric, NULL, NULL, &ep, r->lock);
     }
     return rc;
 }

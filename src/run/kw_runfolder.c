@@ -53,6 +53,8 @@ int kw_runfolder_join(char *out, size_t n, const char *dir, const char *name)
 
 struct kw_runlock {
     int fd;
+    dev_t dev; /* the folder's, when the lock was taken (kw_runfolder_same) */
+    ino_t ino;
 };
 
 static void kw_rf_whole_file(struct flock *fl, short type)
@@ -105,8 +107,30 @@ int kw_runfolder_lock(kw_runlock **out, const char *dir)
         return kw_error_set(KW_ENOMEM, "out of memory locking %s", dir);
     }
     l->fd = fd;
+    if (stat(dir, &st) != 0) {
+        int err = errno;
+        kw_runfolder_unlock(l);
+        return kw_error_set(KW_EIO, "%s: %s", dir, strerror(err));
+    }
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
     *out = l;
     return 0;
+}
+
+int kw_runfolder_same(const kw_runlock *l, const char *dir)
+{
+    struct stat st;
+    if (!l)
+        return 0;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == l->dev && st.st_ino == l->ino)
+        return 0;
+    return kw_error_set(KW_EIO, "%s: the run folder was moved or replaced while this tune ran "
+                        "(the name now leads %s): nothing more is written there; the journal "
+                        "is in the folder as moved, and `knobwise tune --resume` on it writes "
+                        "the results", dir, lstat(dir, &st) != 0 ? "nowhere"
+                        : S_ISLNK(st.st_mode) ? "through a symbolic link elsewhere"
+                                               : "to another folder");
 }
 
 void kw_runfolder_unlock(kw_runlock *l)

@@ -48,6 +48,14 @@ typedef struct kw_runlock kw_runlock;
 int kw_runfolder_lock(kw_runlock **out, const char *dir);
 void kw_runfolder_unlock(kw_runlock *l);
 
+/* 0 when dir (the path the lock was taken with) still names the folder l
+ * locked (its device and inode then, symbolic links followed), else KW_EIO
+ * saying the folder was moved or replaced. tune writes its files by path:
+ * until 2026-12-07 a run folder renamed and replaced by a symbolic link
+ * while tune ran got its results written into the link's target (outside
+ * the run), the run folder none. l NULL: 0. */
+int kw_runfolder_same(const kw_runlock *l, const char *dir);
+
 /* 1 when a process holds dir's writer lock now, else 0 (no lock file, or
  * nobody holds it). Takes no lock. *pid (may be NULL) gets the holder's pid
  * when the kernel tells it (a classic fcntl lock), else 0 (an OFD lock, as
