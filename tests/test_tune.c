@@ -750,7 +750,8 @@ static void write_sealed(const char *path, const char *const *lines, int n)
  * stale or copied file), recommend still says the evidence is missing, from
  * RUN/evidence. Resumed to the end: the file is the uninterrupted run's byte
  * for byte (its end record included), and a resume of the finished run adds
- * no second one. A format-1 file (before the end record) says nothing: a
+ * no second one; one killed after its first partial rewrite of results.xml
+ * (--results-every) leaves none. A format-1 file (before the end record) says nothing: a
  * finished run's results.xml is read as before, no warning. verify refuses
  * the cut run's results.xml put in the finished run's folder. main's binary:
  * no end record, recommend silent on the edited cut run, verify passes the
@@ -823,6 +824,51 @@ Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
                  r.out, r.err);
     cr_assert(strstr(r.out, "end record") || strstr(r.err, "end record"), "%s%s", r.out, r.err);
     kw_tl_free(&r);
+
+    /* a resume of the finished run cuts the end record before it rewrites
+     * results.xml (--results-every: the portability matrix alone), so a kill
+     * after such a rewrite leaves no file saying the phase ended; the next
+     * resume puts it back, nothing evaluated again */
+    snprintf(path, sizeof path, "%s/results.xml", run);
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    const char *argv[] = {bin(), "tune", "--resume", "run", "--threads", "1", "--results-every",
+                          "1e-9", "--quiet", NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double deadline = kw_tl_now() + 100;
+    cr_assert(stop_run(pid), "the resume ended before it could be stopped");
+    for (;;) {
+        char *x = kw_tl_slurp(path);
+        int partial = x && strstr(x, " evidence=\"portability\"") != NULL;
+        free(x);
+        if (partial)
+            break;
+        cr_assert(kw_tl_now() < deadline, "the resume never rewrote results.xml");
+        kill(pid, SIGCONT);
+        usleep(2000);
+        cr_assert(stop_run(pid), "the resume ended before its first rewrite was seen");
+    }
+    kill(pid, SIGKILL);
+    int timed_out = 0;
+    long rss;
+    kw_tl_wait(pid, kw_tl_now() + 30, &timed_out, &rss);
+    close(efd);
+    close(ofd);
+    cut = slurp(run, "evidence", NULL);
+    cr_assert(cut && !strstr(cut, "\nF "), "killed after a partial rewrite, RUN/evidence still "
+              "says the phase ended");
+    free(cut);
+    r = kw_tl_run(&o, bin(), "recommend", "run", "--shape", shape, NULL);
+    cr_assert(strstr(r.err, "RUN/evidence has no end record"), "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long e_len = -1;
+    char *e2 = slurp(run, "evidence", &e_len);
+    cr_assert(e2 && e_len == ev_len && memcmp(e2, ev, (size_t)ev_len) == 0,
+              "RUN/evidence after the kill and a resume is not the uninterrupted run's");
+    free(e2);
 
     /* format 1: the same records, header format=1, no end record */
     const char *lines[64];

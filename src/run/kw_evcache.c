@@ -480,6 +480,24 @@ static int kw_evcache_ended(const kw_evcache *c)
     return c->ended ? 1 : c->format >= 2 ? 0 : -1;
 }
 
+int kw_evcache_reopen(const char *dir, const kw_knobspace *ks)
+{
+    char path[KW_EVCACHE_PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, KW_RUNFOLDER_EVIDENCE) >= sizeof path ||
+        lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0; /* no file of its own: nothing says the phase ended */
+    kw_evcache *c = NULL;
+    int rc = kw_evcache_open(&c, dir, ks);
+    if (rc == 0 && c->ended) {
+        if (ftruncate(c->fd, c->end_at) != 0 || fsync(c->fd) != 0)
+            rc = kw_error_set(KW_EIO, "%s: cannot cut its end record: %s", path,
+                              strerror(errno));
+    }
+    kw_evcache_free(c);
+    return rc;
+}
+
 int kw_evcache_read_ended(const char *dir)
 {
     kw_evcache *c = NULL;

@@ -12,6 +12,7 @@
  *   kw_evcache_put    keep one (buffered)
  *   kw_evcache_sync   write what was kept since the last sync, fsync
  *   kw_evcache_end    write the end record: the evidence phase finished
+ *   kw_evcache_reopen a resume cuts the end record off before it rewrites
  *   kw_evcache_read_ended  whether the file says it finished (format 2)
  *   kw_evcache_free   close (accepts NULL)
  *
@@ -100,6 +101,14 @@ void kw_evcache_sync(kw_evcache *c);
  * finished. Nothing when the file already ends so or was given up. A put
  * after it (a later run's evidence asking for more) cuts it off first. */
 void kw_evcache_end(kw_evcache *c);
+
+/* A tune that takes the run over (a resume) cuts the end record off dir's
+ * evidence file, if it has one, before it writes anything: until its own
+ * evidence ends (kw_evcache_end writes the record again, nothing evaluated
+ * again) its rewrites of results.xml hold less than the whole evidence, and
+ * a kill among them must not leave a file that says the phase ended. No file
+ * of its own: nothing done. KW_EIO when the record cannot be cut. */
+int kw_evcache_reopen(const char *dir, const kw_knobspace *ks);
 
 /* Whether dir's evidence file, read only (kw_evcache_open_read), says the
  * evidence phase ended: 1 it ends with the end record; 0 a format-2 file

@@ -920,6 +920,11 @@ int kw_run_resume(kw_run **out, int *usage, const char *dir, int threads, double
     r->t_start = kw_run_now();
     r->deadline_s = time_limit_s > 0 ? r->t_start + time_limit_s : 0.0;
     int rc = kw_run_reopen(r, usage, dir, threads, time_limit_s);
+    /* the lock is held and the inputs checked: from here this process
+     * rewrites the files, so RUN/evidence stops saying the phase ended
+     * until this process's evidence ends (kw_evcache_reopen) */
+    if (rc == 0)
+        rc = kw_evcache_reopen(r->dir, &r->cfg->space.knobs);
     if (rc != 0) {
         kw_run_free(r);
         return rc;
