@@ -215,6 +215,23 @@ static int stop_run(pid_t pid)
     return waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st);
 }
 
+/* Wait (at most bound_s) for a run kw_tl_spawn started with stdout ofd and
+ * stderr efd; its exit status, its stderr in *err (when err is not NULL),
+ * whether the bound passed in *timed_out (when not NULL); both closed. */
+static int run_ended(pid_t pid, int ofd, int efd, double bound_s, char **err, int *timed_out)
+{
+    int to = 0;
+    long rss;
+    int status = kw_tl_wait(pid, kw_tl_now() + bound_s, &to, &rss);
+    if (err)
+        *err = kw_tl_slurp_fd(efd);
+    close(efd);
+    close(ofd);
+    if (timed_out)
+        *timed_out = to;
+    return status;
+}
+
 /* Start an exhaustive run, signal it once its journal holds `records`
  * records, return its exit status and stderr. The run goes on only in short
  * slices (SIGCONT, 2 ms, SIGSTOP) between two looks at its journal, and the
@@ -241,13 +258,7 @@ static int signal_run(const char *cwd, int sig, long records, const char *every,
     }
     kill(pid, sig); /* pending until it goes on (SIGKILL ends it stopped) */
     kill(pid, SIGCONT);
-    int timed_out = 0;
-    long rss;
-    int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
-    *err = kw_tl_slurp_fd(efd);
-    close(efd);
-    close(ofd);
-    return status;
+    return run_ended(pid, ofd, efd, 100, err, NULL);
 }
 
 Test(tune, sigint_sigterm_and_sighup_pause_write_results_and_resume_identically)
@@ -357,13 +368,9 @@ Test(tune, a_second_sighup_does_not_kill_the_pause)
     int caught = proc_sig_bit(pid, "SigCgt:", SIGHUP);
     kill(pid, caught ? SIGHUP : SIGKILL); /* never a stopped run left behind */
     kill(pid, SIGCONT);
-    int timed_out = 0;
-    long rss;
-    int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
+    char *err;
+    int status = run_ended(pid, ofd, efd, 100, &err, NULL);
     cr_assert(caught, "after one SIGHUP the run no longer catches SIGHUP: a second kills its pause");
-    char *err = kw_tl_slurp_fd(efd);
-    close(efd);
-    close(ofd);
     cr_assert_eq(status, 128 + SIGHUP, "exit %d: %s", status, err);
     cr_assert(strstr(err, "interrupted (SIGHUP)"), "%s", err);
     free(err);
@@ -434,12 +441,8 @@ Test(tune, sigterm_while_the_results_are_written_keeps_them)
     }
     cr_assert(strncmp(last, "Z why=", 6) == 0, "the search did not end: %s", last);
     kill(pid, SIGTERM);
-    int timed_out = 0;
-    long rss;
-    int status = kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
-    char *err = kw_tl_slurp_fd(efd);
-    close(efd);
-    close(ofd);
+    char *err;
+    int status = run_ended(pid, ofd, efd, 100, &err, NULL);
     cr_assert_eq(status, 143, "exit %d: %s", status, err);
     cr_assert(strstr(err, "interrupted (SIGTERM)") && strstr(err, "--resume run"), "%s", err);
     free(err);
@@ -462,6 +465,22 @@ Test(tune, sigterm_while_the_results_are_written_keeps_them)
  * with --quiet, nor without a time limit. */
 /* Each of files in run is byte for byte the same file in refrun (an
  * uninterrupted run), results.xml (files[0]) with its re-checks. */
+/* `tune --resume run --quiet --threads T` in o->cwd must exit 0 and leave
+ * run_dir/evidence byte for byte ev (what: the case, for the message). */
+static void resume_keeps_evidence(const kw_tl_opts *o, const char *threads, const char *run_dir,
+                                  const char *ev, long ev_len, const char *what)
+{
+    kw_tl_proc r = kw_tl_run(o, bin(), "tune", "--resume", "run", "--quiet", "--threads", threads,
+                             NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long b_len = -1;
+    char *b = slurp(run_dir, "evidence", &b_len);
+    cr_assert(b && b_len == ev_len && memcmp(b, ev, (size_t)ev_len) == 0,
+              "RUN/evidence %s: %ld bytes, not the uninterrupted run's %ld", what, b_len, ev_len);
+    free(b);
+}
+
 static void same_as_uninterrupted(const char *refrun, const char *run, const char *const *files,
                                   int n)
 {
@@ -640,14 +659,7 @@ Test(tune, a_resume_continues_the_evidence_from_its_kept_evaluations)
     /* a file larger than any run's evidence (sparse, 300 MiB) is not read
      * into memory: emptied, the evidence made again, the same bytes */
     cr_assert_eq(truncate(path, 300L << 20), 0);
-    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
-    long b_len = -1;
-    char *b = slurp(run, "evidence", &b_len);
-    cr_assert(b && b_len == ev_len && memcmp(b, ev, (size_t)ev_len) == 0,
-              "RUN/evidence after a 300 MiB file: %ld bytes, not the run's %ld", b_len, ev_len);
-    free(b);
+    resume_keeps_evidence(&o, "1", run, ev, ev_len, "after a 300 MiB file");
     free(ev);
     rmrf(ref);
     rmrf(d);
@@ -801,16 +813,8 @@ Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
               "recommend trusted the edited results.xml: %s", r.err);
     kw_tl_free(&r);
 
-    for (int again = 0; again < 2; again++) { /* to the end, then once more */
-        r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--threads", "2", "--quiet", NULL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        kw_tl_free(&r);
-        long b_len = -1;
-        char *b = slurp(run, "evidence", &b_len);
-        cr_assert(b && b_len == ev_len && memcmp(b, ev, (size_t)ev_len) == 0,
-                  "resume %d: RUN/evidence is not the uninterrupted run's:\n%s", again + 1, b);
-        free(b);
-    }
+    resume_keeps_evidence(&o, "2", run, ev, ev_len, "resumed to the end");
+    resume_keeps_evidence(&o, "2", run, ev, ev_len, "after one more resume");
     r = kw_tl_run(&o, bin(), "recommend", "run", "--shape", shape, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(!strstr(r.err, "evidence"), "the finished run: %s", r.err);
@@ -849,11 +853,7 @@ Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
         cr_assert(stop_run(pid), "the resume ended before its first rewrite was seen");
     }
     kill(pid, SIGKILL);
-    int timed_out = 0;
-    long rss;
-    kw_tl_wait(pid, kw_tl_now() + 30, &timed_out, &rss);
-    close(efd);
-    close(ofd);
+    run_ended(pid, ofd, efd, 30, NULL, NULL);
     cut = slurp(run, "evidence", NULL);
     cr_assert(cut && !strstr(cut, "\nF "), "killed after a partial rewrite, RUN/evidence still "
               "says the phase ended");
@@ -861,14 +861,7 @@ Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
     r = kw_tl_run(&o, bin(), "recommend", "run", "--shape", shape, NULL);
     cr_assert(strstr(r.err, "RUN/evidence has no end record"), "%s", r.err);
     kw_tl_free(&r);
-    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
-    long e_len = -1;
-    char *e2 = slurp(run, "evidence", &e_len);
-    cr_assert(e2 && e_len == ev_len && memcmp(e2, ev, (size_t)ev_len) == 0,
-              "RUN/evidence after the kill and a resume is not the uninterrupted run's");
-    free(e2);
+    resume_keeps_evidence(&o, "1", run, ev, ev_len, "after the kill and a resume");
 
     /* format 1: the same records, header format=1, no end record */
     const char *lines[64];
@@ -931,12 +924,9 @@ Test(tune, a_run_folder_replaced_by_a_link_while_tune_runs_gets_nothing_written_
     cr_assert_eq(rename(path, moved), 0);
     cr_assert_eq(symlink("outside", path), 0);
     kill(pid, SIGCONT);
-    int timed_out = 0;
-    long rss;
-    int status = kw_tl_wait(pid, kw_tl_now() + 150, &timed_out, &rss);
-    char *err = kw_tl_slurp_fd(efd);
-    close(efd);
-    close(ofd);
+    char *err;
+    int timed_out;
+    int status = run_ended(pid, ofd, efd, 150, &err, &timed_out);
     cr_assert(!timed_out, "%s", err);
     cr_assert_eq(status, 1, "exit %d: %s", status, err);
     cr_assert(strstr(err, "moved or replaced"), "%s", err);
@@ -1018,11 +1008,7 @@ Test(tune, the_best_so_far_rewrites_read_the_kept_evidence)
     char *port = slurp(run, "portability.csv", NULL);
     kill(pid, SIGKILL);
     kill(pid, SIGCONT);
-    int timed_out = 0;
-    long rss;
-    kw_tl_wait(pid, kw_tl_now() + 100, &timed_out, &rss);
-    close(efd);
-    close(ofd);
+    run_ended(pid, ofd, efd, 100, NULL, NULL);
     cr_assert_not_null(port, "no best-so-far rewrite before the evidence");
     cr_assert_not_null(strstr(port, "7777.2"), "the rewrite evaluated the kept cell again:\n%s",
                        port);
