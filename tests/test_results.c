@@ -987,3 +987,61 @@ Test(results, an_unresolved_final_ranking_is_said_in_words)
     free(dir);
     kw_runsum_free(rs);
 }
+
+/* The rollback's ceiling margin reads the PRIMARY percentile's interval: under
+ * --metric p99, p99's (before, p95's upper end was compared with p99, so p99's
+ * own interval never widened the margin: main's binary wrote "+ 1.00% (the
+ * run's minimum effect)" beside a p99 interval reaching 10.3% above p99). The
+ * expected margin is computed from the same file's figures: (p99_ci_hi_us -
+ * p99_us) / p99_us, the rule README states for the ceiling. A bursty decode
+ * shape: its p99 interval is wider than the 1% minimum effect. */
+Test(results, the_ceiling_margin_under_metric_p99_is_p99s_own_interval)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(access(kw_tl_bin(), X_OK) == 0, "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char p[4200], args[8192], space[4096];
+    snprintf(p, sizeof p, "%s/p99.xml", dir);
+    snprintf(space, sizeof space,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<space name=\"p99_margin\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
+             "  <knob name=\"fuse_attention\" values=\"none qk_softmax flash\" baseline=\"none\"/>\n"
+             "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
+             "  <tuning sim_requests=\"500\" final_requests=\"1000\"/>\n"
+             "</space>\n",
+             kw_tl_src(), kw_tl_src());
+    cr_assert_eq(kw_tl_write(p, space), 0);
+    snprintf(args, sizeof args, "tune --space '%s' --metric p99 --quiet --out '%s/run'", p, dir);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/run/results.xml", dir);
+    char *xml = kw_tl_slurp(p);
+    cr_assert_not_null(xml);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    char *v = xpath_attr(doc, "/results/shape/config[@rank='1']/metrics/metric[@name='p99_us']/@value");
+    char *hi = xpath_attr(doc, "/results/shape/config[@rank='1']/metrics/metric[@name='p99_ci_hi_us']/@value");
+    char *basis = xpath_attr(doc, "/results/shape/config[@rank='1']/rollback/watch[@guard='p99_ceiling']/@basis");
+    double p99 = atof(v), p99_hi = atof(hi), want = (p99_hi - p99) / p99 * 100.0;
+    cr_log_info("p99 %s, its interval's upper end %s (+%.2f%%); basis '%s'", v, hi, want, basis);
+    cr_assert(p99 > 0 && want > 1.0, "a bursty shape's p99 interval is wider than 1%%: %s %s", v, hi);
+    /* "measured P us + M% (upper end of the primary interval)": M to 2 decimals,
+     * from the unrounded figures (the file's are rounded to 3) */
+    const char *plus = strstr(basis, " us + ");
+    cr_assert_not_null(plus, "%s", basis);
+    double got = atof(plus + 6);
+    cr_expect(fabs(got - want) <= 0.011, "margin %.2f%%, p99's interval gives %.3f%%: %s", got, want, basis);
+    cr_expect(strstr(basis, "(upper end of the primary interval)") != NULL, "%s", basis);
+    free(v);
+    free(hi);
+    free(basis);
+    xmlFreeDoc(doc);
+    free(xml);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_assert_eq(system(args), 0);
+    free(dir);
+}

@@ -62,6 +62,15 @@ static double kw_val(const kw_runsum *rs, const kw_metrics *m, const char *name)
     return kw_runsum_value(rs, m, name);
 }
 
+/* The names of the primary percentile's interval ends: p99's for a run
+ * ranked on p99_us (--metric p99), else p95's (the simulation's two). */
+static void kw_primary_ci(const kw_runsum *rs, const char **lo, const char **hi)
+{
+    int p99 = strcmp(rs->metric_names[rs->primary], KW_METRIC_NAME(KW_M_P99_US)) == 0;
+    *lo = p99 ? KW_METRIC_NAME(KW_M_P99_CI_LO_US) : KW_METRIC_NAME(KW_M_P_CI_LO_US);
+    *hi = p99 ? KW_METRIC_NAME(KW_M_P99_CI_HI_US) : KW_METRIC_NAME(KW_M_P_CI_HI_US);
+}
+
 static double kw_pct(double after, double before)
 {
     if (!isfinite(after) || !isfinite(before) || before == 0.0)
@@ -147,7 +156,9 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     double p95 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P95_US)), p99 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P99_US));
     double b95 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P95_US)) : NAN, b99 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P99_US)) : NAN;
     double prim = m->v[rs->primary];
-    double hi = kw_val(rs, m, KW_METRIC_NAME(KW_M_P_CI_HI_US));
+    const char *lon, *hin; /* the primary's own interval (p99's under --metric p99) */
+    kw_primary_ci(rs, &lon, &hin);
+    double hi = kw_val(rs, m, hin);
     double ci_pct = (isfinite(hi) && hi > prim && prim > 0) ? (hi - prim) / prim * 100.0 : 0.0;
     const char *why;
     if (ci_pct > rs->limits.min_effect_pct) {
@@ -419,9 +430,9 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
         kw_x_num(x, "value", m->v[rs->primary], kw_metric_decimals(rs->metric_names[rs->primary]));
         kw_x_num(x, KW_METRIC_NAME(KW_M_SAMPLES), kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES)), 0);
         /* the interval of the primary percentile: p95's, or p99's for --metric p99 */
-        int p99 = strcmp(rs->metric_names[rs->primary], KW_METRIC_NAME(KW_M_P99_US)) == 0;
-        double lo = kw_val(rs, m, p99 ? KW_METRIC_NAME(KW_M_P99_CI_LO_US) : KW_METRIC_NAME(KW_M_P_CI_LO_US)),
-               hi = kw_val(rs, m, p99 ? KW_METRIC_NAME(KW_M_P99_CI_HI_US) : KW_METRIC_NAME(KW_M_P_CI_HI_US));
+        const char *lon, *hin;
+        kw_primary_ci(rs, &lon, &hin);
+        double lo = kw_val(rs, m, lon), hi = kw_val(rs, m, hin);
         if (hi > 0) {
             kw_x_num(x, "ci_lo_us", lo, 3);
             kw_x_num(x, "ci_hi_us", hi, 3);
@@ -515,8 +526,8 @@ static int kw_results_resolution(char *note, size_t n, const kw_runsum *rs, int 
     }
     if (c2 < 0)
         return -1;
-    const char *lon = p99 ? KW_METRIC_NAME(KW_M_P99_CI_LO_US) : KW_METRIC_NAME(KW_M_P_CI_LO_US);
-    const char *hin = p99 ? KW_METRIC_NAME(KW_M_P99_CI_HI_US) : KW_METRIC_NAME(KW_M_P_CI_HI_US);
+    const char *lon, *hin;
+    kw_primary_ci(rs, &lon, &hin);
     const kw_metrics *m2 = s->configs[c2].recheck;
     double lo1 = kw_val(rs, m1, lon), hi1 = kw_val(rs, m1, hin);
     double v2 = kw_val(rs, m2, pn), lo2 = kw_val(rs, m2, lon), hi2 = kw_val(rs, m2, hin);
