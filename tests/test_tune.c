@@ -534,6 +534,31 @@ Test(tune, a_shape_stopped_before_its_first_evaluation_is_said_not_evaluated)
     rmrf(d);
 }
 
+/* The resume command tune prints is pasted into a shell: the run folder is
+ * one shell word (kw_sbuf_shell) whatever its name holds. The code before
+ * printed "knobwise tune --resume my run;x", which a shell runs as a resume
+ * of "my" and a command "x". The printed command, pasted, resumes the run. */
+Test(tune, the_resume_command_it_prints_is_one_shell_word_for_the_folder)
+{
+    char *d = tmpdir();
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "3",
+                             "--time-limit", "0.000001", "--out", "my run;x", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *c = strstr(r.err, "continue with: knobwise tune --resume 'my run;x'\n");
+    cr_assert_not_null(c, "%s", r.err);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' %.*s --time-limit 0.000001", bin(),
+             (int)strcspn(c + strlen("continue with: knobwise "), "\n"),
+             c + strlen("continue with: knobwise "));
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, "/bin/sh", "-c", cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
+    cr_assert(strstr(r.err, "continue with: knobwise tune --resume 'my run;x'"), "%s", r.err);
+    kw_tl_free(&r);
+    rmrf(d);
+}
+
 /* --time-limit bounds the whole run (DESIGN.md), the evidence phase after
  * the search included. tests/data/signal/final_huge.xml re-checks each
  * recommendation at 45 million requests (the whole evidence phase would take

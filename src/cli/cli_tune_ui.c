@@ -24,6 +24,7 @@
 #include "kw_num.h"
 #include "kw_progline.h"
 #include "kw_reduce.h"
+#include "kw_sbuf.h"
 
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
 #define KW_TUNE_BLOCK_MAX 16      /* running shapes given a line each, at most */
@@ -357,6 +358,18 @@ void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet)
     }
 }
 
+/* "LEAD knobwise tune --resume DIR\n" on stderr, DIR one shell word
+ * (kw_sbuf_shell): a run folder named "my runs;x" printed as it was gave a
+ * command that failed or ran another one when pasted. */
+static void kw_resume_hint(const char *lead, const char *dir)
+{
+    kw_sbuf w = {0};
+    kw_sbuf_shell(&w, dir);
+    fprintf(stderr, "%sknobwise tune --resume %s\n", lead,
+            kw_sbuf_status(&w) == 0 ? kw_sbuf_cstr(&w) : dir);
+    kw_sbuf_free(&w);
+}
+
 int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int quiet)
 {
     const char *dir = kw_run_dir(r);
@@ -364,8 +377,7 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
         return kw_cli_fail("tune", rc);
     if (rc != 0) {
         kw_cli_fail("tune", rc);
-        fprintf(stderr, "knobwise tune: the journal is intact; rewrite the results with "
-                        "'knobwise tune --resume %s'\n", dir);
+        kw_resume_hint("knobwise tune: the journal is intact; rewrite the results with: ", dir);
         return 1;
     }
     if (out->evidence_note[0])
@@ -381,8 +393,9 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
     if (out->engine_rc == KW_EINTERRUPTED || out->signal) { /* during the search or the writing */
         int sig = out->signal ? out->signal : SIGINT;
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
-                        "it; results so far in %s\nresume with: knobwise tune --resume %s\n",
-                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT", dir, dir);
+                        "it; results so far in %s\n",
+                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT", dir);
+        kw_resume_hint("resume with: ", dir);
         return 128 + sig;
     }
     if (out->sum.stop == KW_STOP_TIME || out->evidence_cut) {
@@ -398,7 +411,7 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
                     out->evidence_file ? ", every evidence evaluation made so far kept in " : "",
                     out->evidence_file ? dir : "",
                     out->evidence_file ? "/" KW_RUNFOLDER_EVIDENCE : "");
-        fprintf(stderr, "continue with: knobwise tune --resume %s\n", dir);
+        kw_resume_hint("continue with: ", dir);
         /* the evidence's first evaluation of a process is made whole, so
          * each resume keeps one (kw_evidence_pool.deadline_s); without a
          * RUN/evidence (its note) nothing is kept, and a cut loses it */
