@@ -112,6 +112,38 @@ Test(probe, writes_a_valid_accelerator_from_the_sysfs_it_reads)
     kw_tl_free(&r);
 }
 
+/* The CPU's model name (from /proc/cpuinfo; KW_PROBE_CPUINFO points the test
+ * elsewhere) is text in the file's <source>, not markup: a name holding "&"
+ * and "<" comes back as it was (the code before passed it to xmlNewChild,
+ * which parses its content as markup: "&" began an entity reference and the
+ * name was mangled), and "--" cannot end the file's comment early. */
+Test(probe, a_cpu_model_name_with_markup_characters_is_kept_as_text)
+{
+    char root[512], info[512], out[512], args[2048];
+    snprintf(root, sizeof root, "%s/sys", dir);
+    snprintf(info, sizeof info, "%s/cpuinfo", dir);
+    snprintf(out, sizeof out, "%s/host.xml", dir);
+    fake_sysfs(root);
+    put(info, "processor\t: 0\nmodel name\t: Acme & Co <R> -- 9000\ncpu MHz\t\t: 2000.000\n");
+    setenv("KW_PROBE_SYSFS", root, 1);
+    setenv("KW_PROBE_CPUINFO", info, 1);
+    snprintf(args, sizeof args, "probe --quick --name amp_host -o '%s'", out);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    unsetenv("KW_PROBE_SYSFS");
+    unsetenv("KW_PROBE_CPUINFO");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_null(strstr(r.err, "error"), "%s", r.err);
+    kw_tl_free(&r);
+    char *xml = kw_tl_slurp(out);
+    cr_expect(strstr(xml, "<source>knobwise probe on Acme &amp; Co &lt;R&gt; -- 9000 (") != NULL,
+              "%s", xml);
+    free(xml);
+    snprintf(args, sizeof args, "validate '%s'", out);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+}
+
 Test(probe, this_host_to_stdout)
 {
     kw_tl_proc r = kw_tl_sh("probe --quick", NULL);

@@ -71,7 +71,8 @@ int kw_cli_probe(int argc, char **argv)
                                    force) != 0)
         return kw_cli_fail("probe", KW_EINPUT);
 
-    kw_probe_opts po = {.quick = quick, .name = name, .sysfs_cpu = getenv("KW_PROBE_SYSFS")};
+    kw_probe_opts po = {.quick = quick, .name = name, .sysfs_cpu = getenv("KW_PROBE_SYSFS"),
+                         .cpuinfo = getenv("KW_PROBE_CPUINFO")};
     kw_probe_result r;
     xmlDocPtr doc = NULL;
     kw_xml_problems p = {0};

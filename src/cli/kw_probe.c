@@ -190,10 +190,10 @@ static int kw_probe_caches(kw_probe_result *out, const char *sysfs_cpu)
     return 0;
 }
 
-static void kw_cpu_model(kw_probe_result *r)
+static void kw_cpu_model(kw_probe_result *r, const char *cpuinfo)
 {
     snprintf(r->model, sizeof r->model, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
+    FILE *f = fopen(cpuinfo ? cpuinfo : "/proc/cpuinfo", "r");
     char line[512];
     double mhz = 0.0;
     while (f && fgets(line, sizeof line, f)) {
@@ -391,7 +391,7 @@ int kw_probe_measure(kw_probe_result *out, const kw_probe_opts *o)
     if (rc != 0)
         return rc;
     snprintf(out->name, sizeof out->name, "%s", o->name ? o->name : "cpu_host");
-    kw_cpu_model(out);
+    kw_cpu_model(out, o->cpuinfo);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     out->cpus = ncpu > 0 && ncpu <= 4096 ? (int)ncpu : 1;
     char buf[64], path[1024];
@@ -544,7 +544,8 @@ int kw_probe_accel_doc(xmlDocPtr *out, const kw_probe_result *r)
              "knobwise probe on %s (%d CPUs): FMA loops, streaming bandwidth per cache level "
              "(sysfs sizes), pointer chase, thread-team wake-up; power and thermal [U]",
              r->model, r->cpus);
-    xmlNewChild(root, NULL, BAD_CAST "source", BAD_CAST text);
+    /* text, not markup: a model name holding "&" or "<" is escaped, not parsed */
+    xmlNewTextChild(root, NULL, BAD_CAST "source", BAD_CAST text);
 
     /* one scheduling core per CPU, one compute unit each */
     xmlNodePtr n = kw_el(root, "compute", "online CPUs [S sysconf]; clock [S cpuinfo]");

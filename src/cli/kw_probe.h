@@ -29,6 +29,7 @@ typedef struct kw_probe_cache {
 
 typedef struct kw_probe_opts {
     const char *sysfs_cpu;  /* default /sys/devices/system/cpu (tests point elsewhere) */
+    const char *cpuinfo;    /* default /proc/cpuinfo (tests point elsewhere) */
     int quick;              /* short timings (tests): the figures are rougher */
     const char *name;       /* accelerator name, default cpu_host */
 } kw_probe_opts;
