@@ -15,7 +15,7 @@
  *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
  *                   [--device-len N]
  *                   [--deaf-on K=V] [--stderr-flood N] [--escape FILE]
- *                   [--killed-once FILE]
+ *                   [--killed-once FILE] [--ramp]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -27,6 +27,8 @@
  *   device: `make bench-mpi` measures how ranks share such waits).
  *   --samples-on K=V:TEXT: every sample of a matching request is TEXT as given
  *   (1e300, 0, nan: figures that cannot be measurements).
+ *   --ramp: sample k (from 0) is (k + 1) x the config's time: a sample whose
+ *   order statistics are known exactly (tests of the interval rules).
  *   --device-len N: the ready line's device= text is N bytes long.
  *   --deaf-on K=V: from a request holding K=V on, it reads nothing more and
  *   answers blind, forever, the next ids with as many samples (a worker that
@@ -107,7 +109,8 @@ static long tw_int(const char *line, const char *key)
 
 int main(int argc, char **argv)
 {
-    int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0;
+    int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0,
+        ramp = 0;
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
     long die_after = -1, device_len = -1, flood = 0;
@@ -123,6 +126,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-ready")) no_ready = 1;
         else if (!strcmp(a, "--exit-at-start")) exit_at_start = 1;
         else if (!strcmp(a, "--stderr")) to_stderr = 1;
+        else if (!strcmp(a, "--ramp")) ramp = 1;
         else if (v && !strcmp(a, "--noise")) { noise = atof(v); i++; }
         else if (v && !strcmp(a, "--seed")) { seed = strtoul(v, NULL, 10); i++; }
         else if (v && !strcmp(a, "--drift")) { drift_pct = atof(v); i++; }
@@ -270,6 +274,8 @@ int main(int argc, char **argv)
             double x = t * (1.0 + noise * gsl_ran_gaussian(r, 1.0));
             if (unit_request)
                 x = t * (1.0 + gsl_ran_exponential(r, 0.5));
+            if (ramp)
+                x = t * (double)(k + 1);
             printf("%s%.4f", k ? "," : "", x > 0.01 ? x : 0.01);
         }
         if (quality) {

@@ -293,6 +293,32 @@ Test(exec, whole_request_latencies_are_the_distribution)
     fx_close(&f);
 }
 
+/* The interval of a measured whole-request p95/p99 is the order-statistic
+ * one kw_sim states (Hahn & Meeker 1991, normal approximation of the
+ * binomial): 1-based ranks floor(n p - 1.96 sqrt(n p q)) and
+ * ceil(n p + 1.96 sqrt(n p q)), capped at n. The worker's --ramp sample is
+ * 100, 200, ..., 10000 us (x_(k) = 100 k), so for n = 100: p95 95 -/+ 4.27
+ * gives [x_(90), x_(100)] = [9000, 10000]; p99 99 -/+ 1.95 gives
+ * [x_(97), x_(100)] = [9700, 10000]. The evaluator's own copy of the rule
+ * took each rank one too high (9100 and 9800). */
+Test(exec, whole_request_intervals_are_the_order_statistic_ranks)
+{
+    fixture f;
+    cr_assert_eq(fx_open(&f, "--unit request --flat --ramp", 0, 0, 100, 100), 0, "%s",
+                 kw_error_last());
+    kw_cand base;
+    kw_knobs_cand_baseline(&base, &f.cfg->space.knobs);
+    kw_metrics m;
+    const kw_evaluator *ev = kw_exec_iface(f.ex);
+    cr_assert_eq(ev->eval(ev->ctx, &base, 0, 0, &m), 0, "%s", kw_error_last());
+    cr_assert_eq(m.v[KW_M_SAMPLES], 100);
+    cr_expect_float_eq(m.v[KW_M_P_CI_LO_US], 9000.0, 1e-9, "%g", m.v[KW_M_P_CI_LO_US]);
+    cr_expect_float_eq(m.v[KW_M_P_CI_HI_US], 10000.0, 1e-9, "%g", m.v[KW_M_P_CI_HI_US]);
+    cr_expect_float_eq(m.v[KW_M_P99_CI_LO_US], 9700.0, 1e-9, "%g", m.v[KW_M_P99_CI_LO_US]);
+    cr_expect_float_eq(m.v[KW_M_P99_CI_HI_US], 10000.0, 1e-9, "%g", m.v[KW_M_P99_CI_HI_US]);
+    fx_close(&f);
+}
+
 Test(exec, adaptive_samples_grow_to_the_cap_under_noise)
 {
     fixture f;

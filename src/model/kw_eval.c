@@ -41,6 +41,7 @@
 #include "kw_mapping.h"
 #include "kw_mix.h"
 #include "kw_sim.h"
+#include "kw_simci.h"
 #include "kw_thermal.h"
 #include "kw_trace.h"
 
@@ -254,8 +255,8 @@ static void kw_eval_rescale(kw_cost *svc, int n, double f)
 }
 
 /* Percentiles of measured whole-request latencies (sorted), with the 95%
- * order-statistic interval of p95 and p99 (kw_sim's rule, from the binomial
- * distribution of the number of samples below the true quantile). */
+ * order-statistic interval of p95 and p99 (kw_sim's rule, kw_simci_iid_ranks:
+ * its own copy here took each rank one too high). */
 static void kw_eval_from_requests(double *v, const double *x, int n)
 {
     size_t N = (size_t)n;
@@ -268,13 +269,8 @@ static void kw_eval_from_requests(double *v, const double *x, int n)
     const double q[2] = {0.95, 0.99};
     const int lo[2] = {KW_M_P_CI_LO_US, KW_M_P99_CI_LO_US}, hi[2] = {KW_M_P_CI_HI_US, KW_M_P99_CI_HI_US};
     for (int t = 0; t < 2; t++) {
-        /* normal approximation of Binomial(n, q): ranks n q -/+ 1.96 sqrt(n q (1-q)) */
-        double mid = n * q[t], half = 1.959964 * sqrt(n * q[t] * (1.0 - q[t]));
-        long l = (long)floor(mid - half), h = (long)ceil(mid + half);
-        if (l < 0)
-            l = 0;
-        if (h > n - 1)
-            h = n - 1;
+        size_t l, h;
+        kw_simci_iid_ranks(&l, &h, N, q[t]);
         v[lo[t]] = x[l];
         v[hi[t]] = x[h];
     }
