@@ -316,6 +316,13 @@ typedef struct kw_rec {
     kw_borrow borrow;        /* not tuned: how far the source shape is */
 } kw_rec;
 
+/* The summary shape whose configuration x recommends (tuned or borrowed), or
+ * -1 when it recommends the baseline. */
+static int kw_rec_source(const kw_rec *x)
+{
+    return x->use_baseline ? -1 : x->tuned >= 0 ? x->tuned : x->from;
+}
+
 /* nothing_ok: what a shape with nothing to recommend and nothing to borrow
  * gets. 0 (--shape, numbers): an error, the user asked for that one shape.
  * 1 (--all): the baseline, evaluated on it, with why[] saying so, so the other
@@ -415,7 +422,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
         if (x->borrow.warn[0])
             printf("  WARNING: %s\n", x->borrow.warn);
     }
-    int from = x->use_baseline ? -1 : x->tuned >= 0 ? x->tuned : x->from;
+    int from = kw_rec_source(x);
     if (from >= 0 && notes && notes[from])
         printf("  RANKING%s%s: %s\n", x->tuned >= 0 ? "" : " of ", x->tuned >= 0 ? "" : rs->shapes[from].name,
                notes[from]);
@@ -512,7 +519,7 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
         kw_sbuf_puts(&b, ",");
         const char *flags = x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags;
         /* the shape the configuration was tuned on stopped before its search finished */
-        int from = x.use_baseline ? -1 : x.tuned >= 0 ? x.tuned : x.from;
+        int from = kw_rec_source(&x);
         int stopped = from >= 0 && rs->shapes[from].stopped;
         const char *tok[5] = {flags, fails ? KW_MAPPINGS_FAILS_GUARDS : "",
                               stopped ? KW_MAPPINGS_SEARCH_STOPPED : "",
