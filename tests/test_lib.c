@@ -1310,6 +1310,41 @@ Test(lib, warnings_say_what_a_stopped_run_did_not_finish)
     }
 }
 
+/* A shape whose final re-check could not rank its recommendation apart from
+ * its rival (results.xml <shape ranking="unresolved">) is flagged
+ * ranking_unresolved from a results.xml as from the mappings.csv that
+ * `recommend --all` writes for the same run, after the stopped-run tokens in
+ * recommend's order. Main's library read the token from mappings.csv only, so
+ * the run folder, its results.xml and `export` of either answered "" where
+ * the run's mappings.csv warned. */
+Test(lib, an_unresolved_ranking_is_a_warning_from_results_xml_too)
+{
+    static const char *const attr = " ranking=\"unresolved\" ranking_note=\"not resolved\"";
+    struct { const char *root, *stop, *want_b8, *want_b1; } c[] = {
+        {"", NULL, "ranking_unresolved", ""},
+        {" evidence=\"none\"", "pre_b8_s2048_c4", "search_stopped;no_evidence;ranking_unresolved",
+         "no_evidence"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char *x = kw_t_results_with(c[i].root, c[i].stop);
+        const char *at = strstr(x, "<shape name=\"pre_b8_s2048_c4\"");
+        cr_assert_not_null(at);
+        at += strlen("<shape name=\"pre_b8_s2048_c4\"");
+        size_t n = strlen(x) + strlen(attr) + 1;
+        char *y = malloc(n);
+        snprintf(y, n, "%.*s%s%s", (int)(at - x), x, attr, at);
+        knobwise_table *t = kw_t_open_text("ranked.xml", y);
+        const knobwise_entry *e = NULL;
+        cr_assert_eq(knobwise_table_find(&e, t, "pre_b8_s2048_c4"), 0);
+        cr_assert_str_eq(knobwise_entry_warnings(e), c[i].want_b8, "case %zu", i);
+        cr_assert_eq(knobwise_table_find(&e, t, "pre_b1_s128_c1"), 0);
+        cr_assert_str_eq(knobwise_entry_warnings(e), c[i].want_b1, "case %zu", i);
+        knobwise_table_free(t);
+        free(y);
+        free(x);
+    }
+}
+
 /* The claim's disproof criteria reach a runtime (DESIGN: every recommended
  * configuration carries them; main's library did not read them). */
 Test(lib, disproof_criteria_are_read_from_results_xml)

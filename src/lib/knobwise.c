@@ -71,6 +71,19 @@ static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
 #define KNOBWISE_W_FAILS_GUARDS "fails_guards"
 #define KNOBWISE_W_STOPPED "search_stopped"
 #define KNOBWISE_W_NO_EVIDENCE "no_evidence"
+#define KNOBWISE_W_UNRESOLVED "ranking_unresolved"
+/* A results.xml entry's tokens, in recommend --all's order, indexed by
+ * stopped | no_evidence << 1 | ranking unresolved << 2 */
+static const char *const knobwise_x_warnings[8] = {
+    "",
+    KNOBWISE_W_STOPPED,
+    KNOBWISE_W_NO_EVIDENCE,
+    KNOBWISE_W_STOPPED ";" KNOBWISE_W_NO_EVIDENCE,
+    KNOBWISE_W_UNRESOLVED,
+    KNOBWISE_W_STOPPED ";" KNOBWISE_W_UNRESOLVED,
+    KNOBWISE_W_NO_EVIDENCE ";" KNOBWISE_W_UNRESOLVED,
+    KNOBWISE_W_STOPPED ";" KNOBWISE_W_NO_EVIDENCE ";" KNOBWISE_W_UNRESOLVED,
+};
 /* Knobs a table may have: knobwise's own limit (KW_KNOB_MAX, search/kw_search.h)
  * with room to spare; it also bounds the duplicate-name checks at open. */
 #define KNOBWISE_KNOBS_MAX 1024
@@ -506,14 +519,16 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
             return KW_EINPUT;
         }
     }
-    /* what the run did not finish, as mappings.csv's borrow_warnings tokens */
-    char search[16] = "";
+    /* what the run did not finish, and a final re-check that could not rank
+     * the configuration apart from its rival, as mappings.csv's
+     * borrow_warnings tokens (until stop 42 the ranking reached a runtime
+     * only through mappings.csv: the two files of one run answered apart) */
+    char search[16] = "", ranking[16] = "";
     int stopped = kw_xml_attr_str(search, sizeof search, shape, "search", t->path, p) == 1 &&
                   strcmp(search, "stopped") == 0;
-    e->warnings = stopped && t->no_evidence ? KNOBWISE_W_STOPPED ";" KNOBWISE_W_NO_EVIDENCE
-                  : stopped                 ? KNOBWISE_W_STOPPED
-                  : t->no_evidence          ? KNOBWISE_W_NO_EVIDENCE
-                                            : "";
+    int unresolved = kw_xml_attr_str(ranking, sizeof ranking, shape, "ranking", t->path, p) == 1 &&
+                     strcmp(ranking, KW_RESULTS_RANKING_UNRESOLVED) == 0;
+    e->warnings = knobwise_x_warnings[(stopped ? 1 : 0) | (t->no_evidence ? 2 : 0) | (unresolved ? 4 : 0)];
     knobwise_x_id(&e->cfg, rec);
     if ((rc = knobwise_x_knobs(t, &e->cfg, rec, p)) != 0)
         return rc;

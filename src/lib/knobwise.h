@@ -174,7 +174,7 @@ KNOBWISE_API int knobwise_entry_latency(double *p95_us, double *p99_us, const kn
 KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
 /* What the deployer must know about this entry, as tokens joined by ';' ("" when
  * none; the string is owned by the table). Since 1.2. From mappings.csv's
- * borrow_warnings column as written; from a results.xml, the last two:
+ * borrow_warnings column as written; from a results.xml, the last three:
  *   extrapolates    a borrowed row: a number outside the range the run tuned
  *   crosses_phase   a borrowed row: tuned for the other phase
  *   search_stopped  the run was stopped (signal, --time-limit) before this
@@ -183,9 +183,10 @@ KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
  *                   the final sample and long thermal window, no portability
  *                   matrix, fewer disproof criteria (`knobwise tune --resume`
  *                   makes them)
- *   ranking_unresolved (mappings.csv only) the final re-check could not rank
- *                   this configuration apart from the next one (results.xml
- *                   <shape ranking="unresolved">)
+ *   ranking_unresolved the final re-check could not rank this configuration
+ *                   apart from the next one (results.xml <shape
+ *                   ranking="unresolved">; until stop 42 read from a
+ *                   mappings.csv only)
  * (fails_guards rows are not entries: knobwise_table_find and _lookup refuse
  * their shape, as they refuse a results.xml shape with nothing to deploy.)
  * Unknown tokens may be added; a runtime that deploys only clean entries
