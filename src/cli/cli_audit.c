@@ -7,6 +7,7 @@
 
 #include "kw_audit.h"
 #include "kw_cli.h"
+#include "kw_results.h"
 #include "kw_rundir.h"
 
 static void kw_audit_help(void)
@@ -63,6 +64,7 @@ int kw_cli_audit(int argc, char **argv)
         return kw_cli_usage_error("audit", "give exactly one run folder");
     kw_rundir *r = NULL;
     kw_sbuf pb = {0}; /* the eval command's prefix */
+    char **notes = NULL; /* the shapes' unresolved rankings (results.xml), as recommend reads them */
     int rc = kw_run_open(&r, argv[optind], NULL);
     if (rc != 0)
         return kw_cli_fail("audit", rc);
@@ -91,6 +93,10 @@ int kw_cli_audit(int argc, char **argv)
         goto done;
     }
     const char *prefix = kw_sbuf_cstr(&pb);
+    if ((rc = kw_results_ranking_read(&notes, r->dir, rs)) != 0) {
+        status = kw_cli_fail("audit", rc);
+        goto done;
+    }
     char run_id[sizeof rs->info.run_id], owner[sizeof rs->info.owner];
     kw_audit_terminal_text(run_id, sizeof run_id, rs->info.run_id);
     kw_audit_terminal_text(owner, sizeof owner, rs->info.owner[0] ? rs->info.owner : "unassigned");
@@ -100,8 +106,8 @@ int kw_cli_audit(int argc, char **argv)
            r->j->complete ? "" : r->in_progress ? " (run still running)" : " (run not complete)");
     for (int i = 0; i < n_sel; i++) {
         kw_sbuf b = {0};
-        rc = exploration ? kw_audit_render_exploration(&b, rs, sel[i], prefix)
-                         : kw_audit_render(&b, rs, sel[i], prefix);
+        rc = kw_audit_render_note(&b, rs, sel[i], prefix, exploration,
+                                  notes ? notes[sel[i]] : NULL);
         if (rc == 0)
             fputs(kw_sbuf_cstr(&b), stdout);
         kw_sbuf_free(&b);
@@ -111,6 +117,7 @@ int kw_cli_audit(int argc, char **argv)
         }
     }
 done:
+    kw_results_ranking_free(notes, rs->n_shapes);
     kw_sbuf_free(&pb);
     kw_rundir_free(r);
     return status;

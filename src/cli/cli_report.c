@@ -138,8 +138,12 @@ int kw_cli_report(int argc, char **argv)
         }
     }
     kw_sbuf b = {0};
+    char **notes = NULL; /* the shapes' unresolved rankings (results.xml), as recommend reads them */
     if (rc == 0)
-        rc = kw_report_html_lat(&b, r->rs, r->me ? &lat : NULL);
+        rc = kw_results_ranking_read(&notes, r->dir, r->rs);
+    if (rc == 0)
+        rc = kw_report_html_notes(&b, r->rs, r->me ? &lat : NULL, notes);
+    kw_results_ranking_free(notes, ns);
     for (int i = 0; i < 2 * ns; i++)
         free(samples[i]);
     free(samples);

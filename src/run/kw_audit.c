@@ -405,7 +405,7 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
 }
 
 static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix,
-                                int exploration)
+                                int exploration, const char *ranking_note)
 {
     if (shape < 0 || shape >= rs->n_shapes)
         return kw_error_set(KW_EINPUT, "no shape %d in the run", shape);
@@ -442,6 +442,8 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
             kw_sbuf_puts(out, "  STOPPED: the run was stopped before this shape's search finished; "
                               "the recommendation and its net path are the best so far "
                               "(knobwise tune --resume finishes it)\n");
+        if (ranking_note && !none)
+            kw_sbuf_printf(out, "  RANKING: %s\n", ranking_note);
         kw_sbuf_printf(out, "  bottleneck: %s -> %s\n",
                        s->configs[s->baseline].m.klass[0] ? s->configs[s->baseline].m.klass : "-",
                        s->configs[s->final].m.klass[0] ? s->configs[s->final].m.klass : "-");
@@ -560,13 +562,19 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
 
 int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix)
 {
-    return kw_audit_render_view(out, rs, shape, eval_prefix, 0);
+    return kw_audit_render_view(out, rs, shape, eval_prefix, 0, NULL);
 }
 
 int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
                                 const char *eval_prefix)
 {
-    return kw_audit_render_view(out, rs, shape, eval_prefix, 1);
+    return kw_audit_render_view(out, rs, shape, eval_prefix, 1, NULL);
+}
+
+int kw_audit_render_note(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix,
+                         int exploration, const char *ranking_note)
+{
+    return kw_audit_render_view(out, rs, shape, eval_prefix, exploration != 0, ranking_note);
 }
 
 /* ---------------------------------------------------------------- bisect */

@@ -59,6 +59,14 @@ int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *ev
  * rejected step under its knob. */
 int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
                                 const char *eval_prefix);
+/* Either of the two (exploration 0 or 1), with the shape's ranking note from
+ * the run's results.xml (kw_results_ranking_read; NULL: resolved, or not
+ * judged) as a "RANKING: ..." line under the header, the line `recommend`
+ * prints: the final re-check could not rank the recommendation apart from its
+ * rival, so the gain above it is uncertain by more than the run's minimum
+ * effect (the journal alone does not know it). */
+int kw_audit_render_note(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix,
+                         int exploration, const char *ranking_note);
 
 /* "--set k=v" words for the knobs of c that differ from the baseline ("" when none). */
 void kw_audit_set_words(kw_sbuf *out, const kw_knobspace *ks, const kw_cand *c);

@@ -869,6 +869,12 @@ static void kw_inert_note(kw_sbuf *b, const kw_runsum *rs)
 
 int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *lat)
 {
+    return kw_report_html_notes(out, rs, lat, NULL);
+}
+
+int kw_report_html_notes(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *lat,
+                         char *const *ranking_notes)
+{
     kw_sbuf_puts(out, "<!DOCTYPE html>\n<!-- " KW_REPORT_MARK " -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                       "<meta name=\"viewport\" content=\"width=device-width\">\n<title>knobwise run ");
     kw_sbuf_html(out, rs->info.run_id);
@@ -929,6 +935,11 @@ int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *l
             kw_sbuf_puts(out, ".</p>\n");
         } else {
             kw_sbuf_puts(out, "<h3>The mapping to deploy</h3>\n");
+            if (ranking_notes && ranking_notes[i]) { /* results.xml <shape ranking_note> */
+                kw_sbuf_puts(out, "<p class=\"fail\"><strong>Ranking:</strong> ");
+                kw_sbuf_html(out, ranking_notes[i]);
+                kw_sbuf_puts(out, ".</p>\n");
+            }
         }
         kw_mapping_table(out, rs, s, kw_runsum_winner(rs, i) < 0 ? "best evaluated" : "deploy");
         kw_sbuf_puts(out, "<p class=\"exploration\">Exploration: ");

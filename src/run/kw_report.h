@@ -43,5 +43,11 @@ typedef struct kw_report_lat {
 int kw_report_html_lat(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *lat);
 /* The same without distributions. */
 int kw_report_html(kw_sbuf *out, const kw_runsum *rs);
+/* kw_report_html_lat with each shape's ranking note from the run's
+ * results.xml (notes[rs->n_shapes], kw_results_ranking_read; notes or an
+ * entry NULL: resolved, or not judged), said before the mapping to deploy:
+ * the final re-check could not rank it apart from its rival. */
+int kw_report_html_notes(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat *lat,
+                         char *const *ranking_notes);
 
 #endif
