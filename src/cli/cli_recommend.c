@@ -159,7 +159,9 @@ static void kw_recommend_help(void)
            "The mapping to deploy for a shape: the run's winner for a tuned shape, else the\n"
            "nearest tuned shape's winner (marked borrowed, with its distance in each\n"
            "dimension and a warning when it extrapolates or crosses phase), evaluated on\n"
-           "the shape and compared with its baseline.\n\n"
+           "the shape and compared with its baseline. For a tuned shape, also its rollback\n"
+           "and guards, and its claim as results.xml states it: the re-check at the final\n"
+           "sample (recommendation and baseline) and the disproof criteria.\n\n"
            "  --shape NAME     a shape of the run's space\n"
            "  --batch B        sequences per request (with --seq and --streams)\n"
            "  --seq L          tokens per sequence (prefill) or KV length (decode)\n"
@@ -394,7 +396,47 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothin
     return 0;
 }
 
-static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes)
+/* The claim's evidence and disproof criteria as results.xml states them
+ * (the numbers as the file spells them): the re-check at the final sample of
+ * the recommendation and the baseline, then each criterion. */
+static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
+{
+    const char *pn = rs->metric_names[rs->primary];
+    const kw_results_recheck *a = &c->rec, *b = &c->base;
+    if (!c->found || !c->recommended) {
+        printf("  evidence: none in results.xml (%s)\n",
+               c->found ? "it lists no recommended configuration for the shape"
+                        : "the run folder has no results.xml holding the shape");
+        return;
+    }
+    if (a->present && a->samples[0]) {
+        printf("  evidence: re-checked at %s requests: p95 %s us [95%% interval %s, %s], p99 %s us "
+               "[%s, %s]; guards %s\n", a->samples, a->p95_us, a->p95_lo_us, a->p95_hi_us, a->p99_us,
+               a->p99_lo_us, a->p99_hi_us, a->guards[0] ? a->guards : "pass");
+        int p99 = strcmp(pn, KW_METRIC_NAME(KW_M_P99_US)) == 0;
+        double ra = strtod(p99 ? a->p99_us : a->p95_us, NULL);
+        double rb = b->present && b->samples[0] ? strtod(p99 ? b->p99_us : b->p95_us, NULL) : NAN;
+        if (isfinite(rb) && rb > 0)
+            printf("            the baseline there: p95 %s us, p99 %s us (%s %+.2f%% at the "
+                   "re-check); long-window p99 %s us, throttle %s%%\n", b->p95_us, b->p99_us, pn,
+                   (ra - rb) / rb * 100.0, a->long_p99_us, a->throttle_pct);
+        else
+            printf("            long-window p99 %s us, throttle %s%%\n", a->long_p99_us,
+                   a->throttle_pct);
+    } else if (a->present && a->not_measured[0]) {
+        printf("  evidence: not re-checked: %s\n", a->not_measured);
+    } else {
+        printf("  evidence: no re-check at the final sample in results.xml\n");
+    }
+    if (c->n_criteria > 0)
+        printf("  disproof: the claim is disproved, and the mapping rolled back, when\n");
+    const char *t = c->criteria.data; /* n_criteria > 0: NUL-ended texts */
+    for (int i = 0; i < c->n_criteria; i++, t += strlen(t) + 1)
+        printf("    - %s\n", t);
+}
+
+static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes,
+                         const kw_results_claim *claim)
 {
     const kw_runsum *rs = r->rs;
     const kw_knobspace *ks = &rs->ks;
@@ -456,6 +498,8 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                (unsigned long long)s->configs[rb.parent].id,
                (unsigned long long)(s->baseline >= 0 ? s->configs[s->baseline].id : 0),
                rb.p95_ceiling_us, rb.p99_ceiling_us);
+        if (claim)
+            kw_print_claim(rs, claim);
     }
     printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
 }
@@ -751,7 +795,15 @@ int kw_cli_recommend(int argc, char **argv)
         status = kw_cli_fail("recommend", rc);
         goto done;
     }
-    kw_print_rec(r, &x, notes);
+    kw_results_claim claim;
+    if (x.tuned >= 0 && (rc = kw_results_claim_read(&claim, r->dir, r->rs->shapes[x.tuned].name)) != 0) {
+        kw_results_ranking_free(notes, r->rs->n_shapes);
+        status = kw_cli_fail("recommend", rc);
+        goto done;
+    }
+    kw_print_rec(r, &x, notes, x.tuned >= 0 ? &claim : NULL);
+    if (x.tuned >= 0)
+        kw_results_claim_free(&claim);
     kw_results_ranking_free(notes, r->rs->n_shapes);
 done:
     kw_rundir_free(r);

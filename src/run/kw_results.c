@@ -1220,6 +1220,45 @@ void kw_results_evidence_read(char *state, size_t size, const char *run_dir)
     close(fd);
 }
 
+/* A streaming reader over run_dir's own results.xml (never through a
+ * symbolic link, a regular file only), errors kept quiet (a damaged or
+ * missing file reads as saying nothing): NULL when there is none. *fd and
+ * *quiet are closed and ended by kw_results_reader_close. */
+static xmlTextReaderPtr kw_results_reader_open(int *fd, kw_xml_catch *quiet, const char *run_dir)
+{
+    char path[KW_PATH_MAX + 32];
+    *fd = -1;
+    if (snprintf(path, sizeof path, "%s/" KW_RUNFOLDER_RESULTS_XML, run_dir) >= (int)sizeof path)
+        return NULL;
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (*fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        *fd = -1;
+        return NULL;
+    }
+    kw_xml_catch_begin(quiet);
+    xmlTextReaderPtr rd = xmlReaderForFd(*fd, path, NULL,
+                                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!rd) {
+        kw_xml_catch_end(quiet);
+        close(*fd);
+        *fd = -1;
+    }
+    return rd;
+}
+
+static void kw_results_reader_close(xmlTextReaderPtr rd, int fd, kw_xml_catch *quiet)
+{
+    if (!rd)
+        return;
+    xmlFreeTextReader(rd);
+    kw_xml_catch_end(quiet);
+    close(fd);
+}
+
 int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs)
 {
     *out = NULL;
@@ -1229,22 +1268,9 @@ int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *r
     if (!notes)
         return kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
     *out = notes;
-    char path[KW_PATH_MAX + 32];
-    if (snprintf(path, sizeof path, "%s/" KW_RUNFOLDER_RESULTS_XML, run_dir) >= (int)sizeof path)
-        return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return 0;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return 0;
-    }
-    int rc = 0;
+    int rc = 0, fd = -1;
     kw_xml_catch quiet;
-    kw_xml_catch_begin(&quiet);
-    xmlTextReaderPtr rd = xmlReaderForFd(fd, path, NULL,
-                                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
     /* the shapes' start tags only: each shape's subtree is skipped */
     int ret = rd ? xmlTextReaderRead(rd) : -1;
     while (ret == 1 && rc == 0) {
@@ -1262,11 +1288,100 @@ int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *r
         xmlFree(note);
         ret = xmlTextReaderNext(rd);
     }
-    if (rd)
-        xmlFreeTextReader(rd);
-    kw_xml_catch_end(&quiet);
-    close(fd);
+    kw_results_reader_close(rd, fd, &quiet);
     return rc;
+}
+
+/* One <recheck>'s attributes, as the file spells them. */
+static void kw_results_recheck_attrs(kw_results_recheck *out, xmlTextReaderPtr rd)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } a[] = {{"samples", offsetof(kw_results_recheck, samples)},
+             {"p95_us", offsetof(kw_results_recheck, p95_us)},
+             {"p99_us", offsetof(kw_results_recheck, p99_us)},
+             {"p_ci_lo_us", offsetof(kw_results_recheck, p95_lo_us)},
+             {"p_ci_hi_us", offsetof(kw_results_recheck, p95_hi_us)},
+             {"p99_ci_lo_us", offsetof(kw_results_recheck, p99_lo_us)},
+             {"p99_ci_hi_us", offsetof(kw_results_recheck, p99_hi_us)},
+             {"long_p99_us", offsetof(kw_results_recheck, long_p99_us)},
+             {"throttle_pct", offsetof(kw_results_recheck, throttle_pct)},
+             {"guards", offsetof(kw_results_recheck, guards)},
+             {"not_measured", offsetof(kw_results_recheck, not_measured)}};
+    memset(out, 0, sizeof *out);
+    out->present = 1;
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+        xmlChar *v = xmlTextReaderGetAttribute(rd, BAD_CAST a[i].name);
+        if (v)
+            snprintf((char *)out + a[i].off, KW_RESULTS_RECHECK_TEXT, "%s", (const char *)v);
+        xmlFree(v);
+    }
+}
+
+int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char *shape)
+{
+    memset(out, 0, sizeof *out);
+    int rc = 0, fd = -1;
+    kw_xml_catch quiet;
+    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
+    /* where the reader is inside the shape: 0 elsewhere, 1 in its baseline,
+     * 2 in its recommended configuration */
+    int in = 0, ret = rd ? xmlTextReaderRead(rd) : -1;
+    while (ret == 1 && rc == 0) {
+        int type = xmlTextReaderNodeType(rd), depth = xmlTextReaderDepth(rd);
+        const xmlChar *el = xmlTextReaderConstLocalName(rd);
+        if (type != XML_READER_TYPE_ELEMENT) {
+            ret = xmlTextReaderRead(rd);
+            continue;
+        }
+        if (depth == 1) { /* a shape: ours, or skipped whole */
+            if (out->found)
+                break;
+            xmlChar *name = xmlStrEqual(el, BAD_CAST "shape")
+                                ? xmlTextReaderGetAttribute(rd, BAD_CAST "name") : NULL;
+            int ours = name && strcmp((const char *)name, shape) == 0;
+            xmlFree(name);
+            if (!ours) {
+                ret = xmlTextReaderNext(rd);
+                continue;
+            }
+            out->found = 1;
+        } else if (depth == 2 && out->found) {
+            xmlChar *recd = xmlTextReaderGetAttribute(rd, BAD_CAST "recommended");
+            in = xmlStrEqual(el, BAD_CAST "baseline") ? 1
+                 : xmlStrEqual(el, BAD_CAST "config") && recd &&
+                           xmlStrEqual(recd, BAD_CAST "true") ? 2 : 0;
+            xmlFree(recd);
+            out->recommended |= in == 2;
+            if (!in) {
+                ret = xmlTextReaderNext(rd);
+                continue;
+            }
+        } else if (depth == 3 && in && xmlStrEqual(el, BAD_CAST "recheck")) {
+            kw_results_recheck_attrs(in == 1 ? &out->base : &out->rec, rd);
+        } else if (depth == 5 && in == 2 && xmlStrEqual(el, BAD_CAST "criterion")) {
+            xmlChar *t = xmlTextReaderReadString(rd);
+            if (t) {
+                kw_sbuf_putn(&out->criteria, (const char *)t, strlen((const char *)t) + 1);
+                out->n_criteria++;
+            }
+            xmlFree(t);
+            if ((rc = kw_sbuf_status(&out->criteria)) != 0)
+                break;
+        }
+        ret = xmlTextReaderRead(rd);
+    }
+    kw_results_reader_close(rd, fd, &quiet);
+    if (rc != 0)
+        kw_results_claim_free(out);
+    return rc;
+}
+
+void kw_results_claim_free(kw_results_claim *c)
+{
+    if (c)
+        kw_sbuf_free(&c->criteria);
 }
 
 void kw_results_ranking_free(char **notes, int n)

@@ -156,6 +156,33 @@ void kw_results_evidence_read(char *state, size_t size, const char *run_dir);
  * kw_results_ranking_free. Returns 0 or KW_ENOMEM. */
 int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs);
 void kw_results_ranking_free(char **notes, int n);
+/* A shape's claim as run_dir's results.xml states it, for `recommend` to
+ * print beside the mapping: the re-check at the final sample of the
+ * recommended configuration and of the baseline (attribute text as the file
+ * spells it, "" where absent; present 0 when there is no <recheck>), and
+ * the recommendation's disproof criteria, n_criteria texts each ended by a
+ * NUL in criteria. found 0 when the file or the shape is not there.
+ * Streamed (libxml2's reader; other shapes skipped whole). Returns 0 or
+ * KW_ENOMEM; free with kw_results_claim_free. */
+#define KW_RESULTS_RECHECK_TEXT 256
+typedef struct kw_results_recheck {
+    int present;
+    char samples[KW_RESULTS_RECHECK_TEXT], p95_us[KW_RESULTS_RECHECK_TEXT],
+        p99_us[KW_RESULTS_RECHECK_TEXT], p95_lo_us[KW_RESULTS_RECHECK_TEXT],
+        p95_hi_us[KW_RESULTS_RECHECK_TEXT], p99_lo_us[KW_RESULTS_RECHECK_TEXT],
+        p99_hi_us[KW_RESULTS_RECHECK_TEXT], long_p99_us[KW_RESULTS_RECHECK_TEXT],
+        throttle_pct[KW_RESULTS_RECHECK_TEXT], guards[KW_RESULTS_RECHECK_TEXT],
+        not_measured[KW_RESULTS_RECHECK_TEXT];
+} kw_results_recheck;
+typedef struct kw_results_claim {
+    int found;       /* the shape is in the file */
+    int recommended; /* ... with a recommended configuration */
+    kw_results_recheck rec, base;
+    kw_sbuf criteria;
+    int n_criteria;
+} kw_results_claim;
+int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char *shape);
+void kw_results_claim_free(kw_results_claim *c);
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_audit_csv(kw_sbuf *out, const kw_runsum *rs);
