@@ -627,6 +627,29 @@ Test(tune, a_resume_completes_the_evidence_the_time_limit_cut)
     rmrf(d);
 }
 
+/* A resume of a run that was never cut (its evidence finished: RUN/evidence
+ * ends with its end record) reads the evidence back and says where it came
+ * from without claiming a cut: main's binary said "(made before the cut)"
+ * for a run nothing had cut. */
+Test(tune, a_resume_of_a_finished_run_does_not_speak_of_a_cut)
+{
+    char *d = tmpdir(), sp[4096];
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", sp, "--budget", "30", "--out", "run",
+                             "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *l = strstr(r.err, "knobwise tune: evidence: ");
+    cr_assert(l && strstr(l, " evaluations read back from run/evidence (kept by an earlier tune "
+                             "of this run, not evaluated again)\n"), "%s", r.err);
+    cr_assert_null(strstr(r.err, "cut"), "%s", r.err);
+    kw_tl_free(&r);
+    rmrf(d);
+}
+
 /* The evidence is kept as it is evaluated (RUN/evidence), so a resume
  * continues it where a cut fell: before, every resume started the re-checks
  * over, and a resume under the same too-short --time-limit never finished.

@@ -384,8 +384,9 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
         fprintf(stderr, "knobwise tune: warning: the evidence evaluations are not kept (%s): a "
                         "resume after a cut would make them again\n", out->evidence_note);
     if (!quiet && out->evidence_kept > 0)
-        fprintf(stderr, "knobwise tune: evidence: %ld evaluations read back from %s/%s (made "
-                        "before the cut)\n", out->evidence_kept, dir, KW_RUNFOLDER_EVIDENCE);
+        fprintf(stderr, "knobwise tune: evidence: %ld evaluations read back from %s/%s (kept by "
+                        "an earlier tune of this run, not evaluated again)\n", out->evidence_kept,
+                dir, KW_RUNFOLDER_EVIDENCE);
     if (!quiet)
         kw_cli_tune_ui_summary(dir, kw_run_journal(r));
     if (!quiet && out->ranks[0])
