@@ -40,7 +40,7 @@
 static void kw_calibrate_help(void)
 {
     printf("usage: knobwise calibrate --accel F --measured CSV -o OUT [--force] [--fit P,P...]\n"
-           "                          [--prior [file,]P=W,...] [--row-width S]\n\n"
+           "                          [--prior [file,]P=W,...] [--row-width S] [--space S]\n\n"
            "Fit the accelerator's rate parameters to measured kernel times by nonlinear\n"
            "least squares on log(predicted / measured), print each kernel's error before\n"
            "and after and the fitted values with their 1-sigma uncertainty, and write\n"
