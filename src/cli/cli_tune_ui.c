@@ -24,6 +24,7 @@
 #include "kw_num.h"
 #include "kw_progline.h"
 #include "kw_reduce.h"
+#include "kw_results.h"
 #include "kw_sbuf.h"
 
 #define KW_TUNE_DRAW_S 0.2        /* progress line refresh */
@@ -263,6 +264,37 @@ static int kw_tune_any_passes(void *ctx, const kw_rconfig *c)
     return 0;
 }
 
+/* Under a shape's summary line, its claim at the final re-check as
+ * results.xml states it (the search's figure comes from its smaller sample:
+ * on the default job's bursty decode shape -46.3% there, -31.5% at the
+ * re-check), and whether the re-check left its ranking unresolved. Nothing
+ * when results.xml has no re-check of the recommendation and the baseline
+ * (a stopped run, a measured run). */
+static void kw_cli_tune_ui_recheck(const char *dir, const char *shape, const char *label)
+{
+    kw_results_claim c;
+    if (kw_results_claim_read(&c, dir, shape) != 0)
+        return;
+    const kw_results_recheck *a = &c.rec, *b = &c.base;
+    int p99 = strcmp(label, "p99") == 0;
+    double ra = strtod(p99 ? a->p99_us : a->p95_us, NULL);
+    double rb = strtod(p99 ? b->p99_us : b->p95_us, NULL);
+    if (c.recommended && a->samples[0] && b->samples[0] && isfinite(ra) && isfinite(rb) && rb > 0) {
+        kw_sbuf cmd = {0};
+        if (c.unresolved) {
+            kw_sbuf_puts(&cmd, "; ranking not resolved: knobwise recommend ");
+            kw_sbuf_shell(&cmd, dir);
+            kw_sbuf_puts(&cmd, " --shape ");
+            kw_sbuf_shell(&cmd, shape);
+        }
+        printf("  %-32s %s at the re-check (%s requests): %.1f -> %.1f us (%+.1f%%)%s\n", "", label,
+               a->samples, rb, ra, (ra - rb) / rb * 100.0,
+               kw_sbuf_status(&cmd) == 0 && c.unresolved ? kw_sbuf_cstr(&cmd) : "");
+        kw_sbuf_free(&cmd);
+    }
+    kw_results_claim_free(&c);
+}
+
 static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
 {
     kw_tune_sum S;
@@ -321,6 +353,8 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
             printf("  %-32s no configuration evaluated passes the guards: nothing to recommend "
                    "(the guards table of 'knobwise report %s' shows which fail)\n",
                    "", dir);
+        else
+            kw_cli_tune_ui_recheck(dir, j->h.shape_names[s], label);
         kw_journal_result_clear(&r);
     }
 done:

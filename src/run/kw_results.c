@@ -1347,6 +1347,9 @@ int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char
                 continue;
             }
             out->found = 1;
+            xmlChar *rk = xmlTextReaderGetAttribute(rd, BAD_CAST "ranking");
+            out->unresolved = rk && xmlStrEqual(rk, BAD_CAST KW_RESULTS_RANKING_UNRESOLVED);
+            xmlFree(rk);
         } else if (depth == 2 && out->found) {
             xmlChar *recd = xmlTextReaderGetAttribute(rd, BAD_CAST "recommended");
             in = xmlStrEqual(el, BAD_CAST "baseline") ? 1

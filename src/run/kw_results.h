@@ -177,6 +177,7 @@ typedef struct kw_results_recheck {
 typedef struct kw_results_claim {
     int found;       /* the shape is in the file */
     int recommended; /* ... with a recommended configuration */
+    int unresolved;  /* ... and ranking="unresolved" (KW_RESULTS_RANKING_UNRESOLVED) */
     kw_results_recheck rec, base;
     kw_sbuf criteria;
     int n_criteria;
