@@ -1202,7 +1202,39 @@ Test(results_cli, recommend_gives_the_claims_evidence_and_disproof_from_results_
             cr_assert(l && l < strstr(r.out, "  owner: "), "criterion %d not printed: %s\n%s", k, c,
                       r.out);
         }
+        /* a re-check above the rollback ceilings (the search's sample)
+         * is warned about, and only then */
+        kw_sbuf w = {0};
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/config[@recommended='true']/rollback/"
+                 "watch[@guard='p95_ceiling' or @guard='p99_ceiling']/@max", shape);
+        cr_assert_eq(rp_xpath_texts(&w, doc, q), 2, "%s", q);
+        double c95 = strtod(w.data, NULL), c99 = strtod(w.data + strlen(w.data) + 1, NULL);
+        int over = strtod(f[1], NULL) > c95 || strtod(f[4], NULL) > c99;
+        cr_assert_eq(strstr(r.out, "  WARNING: at the re-check its ") != NULL, over,
+                     "p95 %s (ceiling %g), p99 %s (ceiling %g): %s", f[1], c95, f[4], c99, r.out);
         kw_tl_free(&r);
+        if (i == 0) { /* the file's re-check put far above the ceiling */
+            char *x = kw_tl_slurp(p);
+            snprintf(q, sizeof q, "<shape name=\"%s\"", shape);
+            char *rk = strstr(strstr(strstr(strstr(x, q), "recommended=\"true\""), "<recheck "),
+                              " p95_us=\"");
+            cr_assert_not_null(rk);
+            rk += strlen(" p95_us=\"");
+            size_t nx = strlen(x) + 64;
+            char *y = malloc(nx);
+            snprintf(y, nx, "%.*s99999999.000%s", (int)(rk - x), x, strchr(rk, '"'));
+            cr_assert_eq(kw_tl_write(p, y), 0);
+            r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
+            cr_assert_eq(r.status, 0, "%s", r.err);
+            snprintf(want, sizeof want, "  WARNING: at the re-check its p95 99999999.000 us %s above "
+                     "the rollback ceiling", strtod(f[4], NULL) > c99 ? "and p99" : "is");
+            cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+            kw_tl_free(&r);
+            cr_assert_eq(kw_tl_write(p, x), 0);
+            free(y);
+            free(x);
+        }
+        kw_sbuf_free(&w);
         kw_sbuf_free(&crit);
         kw_sbuf_free(&b);
         kw_sbuf_free(&v);

@@ -399,7 +399,8 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothin
 /* The claim's evidence and disproof criteria as results.xml states them
  * (the numbers as the file spells them): the re-check at the final sample of
  * the recommendation and the baseline, then each criterion. */
-static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
+static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c, const kw_rollback *lim,
+                           const kw_metrics *m)
 {
     const char *pn = rs->metric_names[rs->primary];
     const kw_results_recheck *a = &c->rec, *b = &c->base;
@@ -423,6 +424,32 @@ static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
         else
             printf("            long-window p99 %s us, throttle %s%%\n", a->long_p99_us,
                    a->throttle_pct);
+        /* the ceilings come from the search's sample; a bursty shape's tail
+         * at the final sample can lie above them: its own evidence then
+         * meets the disproof criterion "after rollout, p95 above ..." */
+        double r95 = strtod(a->p95_us, NULL), r99 = strtod(a->p99_us, NULL);
+        int over95 = r95 > lim->p95_ceiling_us, over99 = r99 > lim->p99_ceiling_us;
+        if (over95 || over99) {
+            int is = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES));
+            double n = is >= 0 ? m->v[is] : NAN;
+            char sample[64] = "";
+            if (isfinite(n) && n > 0)
+                snprintf(sample, sizeof sample, " (%.0f requests)", n);
+            char what[4 * KW_RESULTS_RECHECK_TEXT];
+            if (over95 && over99)
+                snprintf(what, sizeof what, "p95 %s us and p99 %s us are above the rollback "
+                         "ceilings %.3f us and %.3f us", a->p95_us, a->p99_us, lim->p95_ceiling_us,
+                         lim->p99_ceiling_us);
+            else
+                snprintf(what, sizeof what, "%s %s us is above the rollback ceiling %.3f us",
+                         over95 ? "p95" : "p99", over95 ? a->p95_us : a->p99_us,
+                         over95 ? lim->p95_ceiling_us : lim->p99_ceiling_us);
+            printf("  WARNING: at the re-check its %s: the ceilings come from the search's "
+                   "sample%s, so deployed as it is the mapping meets its own disproof criterion; "
+                   "read the re-check's figures, or tune with more requests per evaluation "
+                   "(--requests N, or the space's sim_requests)\n", what,
+                   sample);
+        }
     } else if (a->present && a->not_measured[0]) {
         printf("  evidence: not re-checked: %s\n", a->not_measured);
     } else {
@@ -499,7 +526,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                (unsigned long long)(s->baseline >= 0 ? s->configs[s->baseline].id : 0),
                rb.p95_ceiling_us, rb.p99_ceiling_us);
         if (claim)
-            kw_print_claim(rs, claim);
+            kw_print_claim(rs, claim, &rb, &x->m);
     }
     printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
 }
