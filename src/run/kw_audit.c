@@ -565,12 +565,6 @@ int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *ev
     return kw_audit_render_view(out, rs, shape, eval_prefix, 0, NULL);
 }
 
-int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
-                                const char *eval_prefix)
-{
-    return kw_audit_render_view(out, rs, shape, eval_prefix, 1, NULL);
-}
-
 int kw_audit_render_note(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix,
                          int exploration, const char *ranking_note)
 {

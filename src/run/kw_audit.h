@@ -54,12 +54,9 @@ int kw_audit_worst_knob(const kw_runsum *rs, int shape, int *step);
  * eval_prefix: the command prefix that reproduces an evaluation, e.g.
  * "knobwise eval --space s.xml --seed 1" (the shape and --set words are added). */
 int kw_audit_render(kw_sbuf *out, const kw_runsum *rs, int shape, const char *eval_prefix);
-/* The same, with the exploration behind it (`audit --exploration`): the
- * whole accepted path (probes, excursions, reverts, with p-values) and every
- * rejected step under its knob. */
-int kw_audit_render_exploration(kw_sbuf *out, const kw_runsum *rs, int shape,
-                                const char *eval_prefix);
-/* Either of the two (exploration 0 or 1), with the shape's ranking note from
+/* The same (exploration 0), or with the exploration behind it (1: `audit
+ * --exploration`: the whole accepted path (probes, excursions, reverts, with
+ * p-values) and every rejected step under its knob), with the shape's ranking note from
  * the run's results.xml (kw_results_ranking_read; NULL: resolved, or not
  * judged) as a "RANKING: ..." line under the header, the line `recommend`
  * prints: the final re-check could not rank the recommendation apart from its
