@@ -598,9 +598,13 @@ int kw_cli_calibrate(int argc, char **argv)
     }
     printf("calibrate: %s against %s (%d cases, %d iterations)\n", accel, csv, cal->n_used,
            cal->iterations);
-    printf("%-26s %12s %10s %10s\n", "case", "measured_us", "before", "after");
+    int w = 26; /* the case column fits the longest name (the shipped h100 set has 31 bytes) */
     for (int i = 0; i < set->n; i++)
-        printf("%-26s %12.1f %+9.1f%% %+9.1f%%\n", set->c[i].name, set->c[i].measured_us,
+        if ((int)strlen(set->c[i].name) > w)
+            w = (int)strlen(set->c[i].name);
+    printf("%-*s %12s %10s %10s\n", w, "case", "measured_us", "before", "after");
+    for (int i = 0; i < set->n; i++)
+        printf("%-*s %12.1f %+9.1f%% %+9.1f%%\n", w, set->c[i].name, set->c[i].measured_us,
                100.0 * (cal->before_ratio[i] - 1.0), 100.0 * (cal->after_ratio[i] - 1.0));
     printf("sum of squared log errors: before %.5f, after %.5f\n", cal->chi2_before,
            cal->chi2_after);
