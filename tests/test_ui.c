@@ -399,6 +399,34 @@ Test(ui, unknown_names_get_the_nearest_valid_ones)
     kw_tl_rmrf(d);
 }
 
+/* bisect's table of every metric names each knob whole, its column as wide
+ * as the name: main cut names at 14 bytes ("attn.double_bu",
+ * "cores_per_requ"), two knobs sharing 14 bytes read the same. Every row is
+ * as long as the header, so the figures stand under their names. */
+Test(ui, bisect_names_each_knob_whole_over_its_column)
+{
+    char *d = kw_tl_tmpdir("kwui");
+    cr_assert_not_null(d);
+    write_file(d, "cfg.txt", "attn.double_buffer=on\ncores_per_request=4\nfuse_qkv=on\n");
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "bisect", "baseline", "cfg.txt", "--shape",
+                             "attn_prefill_s128_b8_c4", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *h = strstr(r.out, "\n  metric ");
+    cr_assert_not_null(h, "%s", r.out);
+    h++;
+    const char *e = strchr(h, '\n');
+    cr_assert(strstr(h, " attn.double_buffer ") && strstr(h, " cores_per_request\n") &&
+                  strstr(h, " attn.double_buffer ") < e, "%.*s", (int)(e - h), h);
+    int rows = 0;
+    for (const char *l = e + 1; *l == ' '; l = strchr(l, '\n') + 1, rows++)
+        cr_assert_eq(strchr(l, '\n') - l, e - h, "row %d is not as long as the header:\n%.*s\n%s",
+                     rows, (int)(e - h), h, l);
+    cr_assert_gt(rows, 5);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
+}
+
 /* `knobwise eval --stdin` fed `input`; exit 0 asserted (an error row is a row). */
 static kw_tl_proc eval_stdin(const char *input)
 {

@@ -351,13 +351,17 @@ int kw_cli_bisect(int argc, char **argv)
     printf("contribution to every metric (mean over orders; each column sums to B - A)\n");
     printf("  %-18s", "metric");
     printf(" %12s %12s", "A", "B");
+    /* a column as wide as its knob's name (at least 14): names cut at 14
+     * bytes read "attn.double_bu" and "cores_per_requ" */
     for (int i = 0; i < r->n_knobs; i++)
-        printf(" %14.14s", ks->knobs[r->knobs[i]].name);
+        printf(" %14s", ks->knobs[r->knobs[i]].name);
     printf("\n");
     for (int m = 0; m < r->n_metrics; m++) {
         printf("  %-18s %12.4f %12.4f", ev->metric_names[m], r->a[m], r->b[m]);
-        for (int i = 0; i < r->n_knobs; i++)
-            printf(" %+14.4f", r->mean[i][m]);
+        for (int i = 0; i < r->n_knobs; i++) {
+            int w = (int)strlen(ks->knobs[r->knobs[i]].name);
+            printf(" %+*.4f", w > 14 ? w : 14, r->mean[i][m]);
+        }
         printf("\n");
     }
     free(r);
