@@ -768,6 +768,10 @@ int kw_cli_export(int argc, char **argv)
                     "search finished: the best configuration so far (warnings search_stopped)\n",
                     knobwise_entry_name(e));
         no_ev |= strstr(w, "no_evidence") != NULL;
+        if (strstr(w, "ranking_unresolved"))
+            fprintf(stderr, "knobwise export: note: shape '%s': the final re-check could not rank "
+                    "its configuration apart from its rival (warnings ranking_unresolved; "
+                    "`knobwise recommend` gives the figures)\n", knobwise_entry_name(e));
     }
     if (no_ev)
         fprintf(stderr, "knobwise export: warning: %s: the run was stopped before its evidence "
