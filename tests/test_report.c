@@ -1116,6 +1116,47 @@ Test(results_cli, an_unresolved_ranking_is_said_by_audit_report_and_export)
     kw_tl_rmrf(run);
 }
 
+/* A borrowed recommendation (a shape the run did not tune) says what to roll
+ * back to and what to watch on that shape (its baseline, evaluated there),
+ * and that the source shape's rollback and claim do not carry over. main's
+ * binary printed the mapping and the owner only: no rollback, no guards. */
+Test(results_cli, a_borrowed_recommendation_gives_its_rollback_and_says_the_claim_does_not_carry)
+{
+    KW_TL_HANG_GUARD(300);
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *run = model_run(10);
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--batch", "16", "--seq", "4096",
+                             "--streams", "4", "--phase", "decode", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "BORROWED from the nearest tuned shape "), "%s", r.out);
+    char base_id[32] = "", src[128] = "";
+    double b95 = NAN, w95 = NAN, w99 = NAN;
+    const char *l = strstr(r.out, "  p95_us: baseline ");
+    cr_assert(l && sscanf(l, "  p95_us: baseline %lf us", &b95) == 1, "%s", r.out);
+    l = strstr(r.out, "  rollback: to the baseline ");
+    cr_assert(l && sscanf(l, "  rollback: to the baseline %16s", base_id) == 1, "%s", r.out);
+    cr_assert(strstr(l, "(borrowed, the mapping has no accepted path on this shape);\n"), "%s", r.out);
+    l = strstr(r.out, "            watch p95 and p99 against the baseline's here (");
+    cr_assert(l && sscanf(l, "            watch p95 and p99 against the baseline's here (%lf us, %lf us)",
+                          &w95, &w99) == 2, "%s", r.out);
+    cr_assert_float_eq(w95, b95, 1e-9, "the p95 to watch is the baseline's here: %s", r.out);
+    cr_assert_gt(w99, 0.0);
+    l = strstr(r.out, "  evidence: one evaluation on this shape at the space's sample, no re-check; "
+                      "the rollback and disproof criteria of ");
+    cr_assert(l && sscanf(strstr(l, " of ") + 4, "%127[^']", src) == 1, "%s", r.out);
+    cr_assert(strstr(r.out, src) < l, "names the source shape named above: %s", r.out);
+    /* the baseline's id is the run's (every shape's <baseline id>) */
+    char p[4300];
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(p);
+    char want[64];
+    snprintf(want, sizeof want, "<baseline id=\"%s\">", base_id);
+    cr_assert(strstr(xml, want), "%s is not the run's baseline", base_id);
+    free(xml);
+    kw_tl_free(&r);
+    kw_tl_rmrf(run);
+}
+
 /* The text of every node xpath q selects in doc, each ended by a NUL, into
  * out; returns how many. */
 static int rp_xpath_texts(kw_sbuf *out, xmlDocPtr doc, const char *q)

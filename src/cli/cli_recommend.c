@@ -527,6 +527,25 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                rb.p95_ceiling_us, rb.p99_ceiling_us);
         if (claim)
             kw_print_claim(rs, claim, &rb, &x->m);
+    } else if (!x->use_baseline) {
+        /* borrowed: the source shape's rollback and claim do not carry over;
+         * the baseline here is what runs without the mapping */
+        kw_cand base;
+        kw_knobs_cand_baseline(&base, ks);
+        printf("  rollback: to the baseline %016llx (borrowed, the mapping has no accepted path on "
+               "this shape);\n", (unsigned long long)kw_knobs_cand_id(ks, &base));
+        if (i95 >= 0 && i99 >= 0)
+            printf("            watch p95 and p99 against the baseline's here (%.3f us, %.3f us), "
+                   "the drift, throttle and fallback guards\n", x->base_m.v[i95], x->base_m.v[i99]);
+        kw_sbuf cmd = {0};
+        kw_sbuf_shell(&cmd, r->dir);
+        kw_sbuf_puts(&cmd, " --shape ");
+        kw_sbuf_shell(&cmd, rs->shapes[x->from].name);
+        printf("  evidence: one evaluation on this shape at the space's sample, no re-check; the "
+               "rollback and disproof criteria of %s's recommendation do not carry over "
+               "(knobwise recommend %s gives them)\n", rs->shapes[x->from].name,
+               kw_sbuf_status(&cmd) == 0 ? kw_sbuf_cstr(&cmd) : "RUN");
+        kw_sbuf_free(&cmd);
     }
     printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
 }
