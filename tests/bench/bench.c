@@ -27,7 +27,8 @@
  *   quality   on spaces/validate_*.xml: the one-knob search's best p95 against
  *             the exhaustive optimum (enumerated here, independently of the
  *             engine), the share of the space it evaluated, and random search
- *             at the same budget
+ *             at the same budget; a shape with bursty arrivals judged on a long
+ *             sample of the same arrivals (KW_BENCH_LONG_REQUESTS)
  *
  * Not a test: nothing here asserts; the verdict column compares with the
  * targets of issues 3-6 and says PASS or MISS.
@@ -75,6 +76,13 @@
 #define KW_BENCH_DRIFT_CACHED_TARGET_US 1.0   /* one cached drift check */
 #define KW_BENCH_SPEEDUP_TARGET 1.8           /* 2 threads over 1 */
 #define KW_BENCH_QUALITY_GAP_PCT 0.5          /* within this of the exhaustive optimum ... */
+/* ... judged, for a shape with bursty arrivals, on this many simulated requests (issue 18):
+ * the search's own sample (a validation space's sim_requests, 500) cannot rank such a shape's
+ * configs (validate_small attn_decode_kv2048_b32_c16 seed 8: the p95's honest half-width is
+ * 28-41% at 500 requests, 12% at 500,000; stop 41's hci report), so its exhaustive optimum
+ * there is picked on noise. The optimum and the run's recommendation are both evaluated again
+ * on this longer sample of the same arrival streams (same seed), and the gap is theirs. */
+#define KW_BENCH_LONG_REQUESTS 1000000 /* 2,000x the validation spaces' sim_requests */
 
 /* Measurement settings. */
 #define KW_BENCH_REPEATS 5          /* timed repetitions; the median is reported */
@@ -1088,6 +1096,7 @@ typedef struct kw_bench_tab {
     int *rc;             /* evaluator status of each cell (1: constraint, not evaluated) */
     long *n_valid;       /* per shape */
     double *opt;         /* per shape: exhaustive best guard-passing primary */
+    size_t *opt_cell;    /* per shape: its cell (first in enumeration order among ties) */
     kw_evaluator iface;
 } kw_bench_tab;
 
@@ -1124,6 +1133,7 @@ static void kw_bench_tab_free(kw_bench_tab *t)
     free(t->rc);
     free(t->n_valid);
     free(t->opt);
+    free(t->opt_cell);
     free(t);
 }
 
@@ -1143,7 +1153,8 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
     t->rc = calloc(t->n_cells * (size_t)t->n_shapes, sizeof *t->rc);
     t->n_valid = calloc((size_t)t->n_shapes, sizeof *t->n_valid);
     t->opt = calloc((size_t)t->n_shapes, sizeof *t->opt);
-    if (!t->m || !t->rc || !t->n_valid || !t->opt)
+    t->opt_cell = calloc((size_t)t->n_shapes, sizeof *t->opt_cell);
+    if (!t->m || !t->rc || !t->n_valid || !t->opt || !t->opt_cell)
         goto fail;
     for (int s = 0; s < t->n_shapes; s++) {
         kw_cand c;
@@ -1158,8 +1169,10 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
                 if (rc != 0)
                     goto fail;
                 t->n_valid[s]++;
-                if (t->m[cell].guards[0] == '\0' && t->m[cell].v[primary] < t->opt[s])
+                if (t->m[cell].guards[0] == '\0' && t->m[cell].v[primary] < t->opt[s]) {
                     t->opt[s] = t->m[cell].v[primary];
+                    t->opt_cell[s] = i;
+                }
             }
             int k = ks->n_knobs - 1;
             while (k >= 0 && ++c.v[k] == ks->knobs[k].n_values)
@@ -1181,7 +1194,7 @@ fail:
 
 /* Best primary of shape s after an engine run with options o (one shape);
  * INFINITY when the recommended config fails a guard. */
-static int kw_bench_run_best(double *rec, double *seen, long *evals, kw_bench *b,
+static int kw_bench_run_best(double *rec, kw_cand *rec_c, double *seen, long *evals, kw_bench *b,
                              const kw_knobspace *ks, const kw_evaluator *ev,
                              const kw_engine_opts *o, const char *tag)
 {
@@ -1198,6 +1211,7 @@ static int kw_bench_run_best(double *rec, double *seen, long *evals, kw_bench *b
         kw_jstats st;
         int ok = kw_journal_stats(&st, j, s, res.best_id) == 0 && st.guards_ok;
         *rec = ok ? res.best_primary : INFINITY;
+        *rec_c = res.best;
         *evals = res.evals;
         kw_journal_result_clear(&res);
         *seen = kw_bench_best_seen(j, s);
@@ -1222,12 +1236,74 @@ typedef struct kw_bench_qtot {
     char over1[2048];                      /* every (space, shape, seed) converged > 1% above */
     char nofeas[1024];                     /* every (space, shape, seed) with no guard-passing config */
     char miss[2][4096];                    /* every run not within at the 1% and 2% budgets */
+    int long_runs;                         /* (bursty shape, seed) pairs judged on the long sample */
+    int moved_in[KW_BENCH_N_BUDGETS + 1];  /* of their runs: within only on the long sample */
+    int moved_out[KW_BENCH_N_BUDGETS + 1]; /* within only on the search's own sample */
+    int conv_over1_short;                  /* of their converged runs: over 1% on the search's own sample */
 } kw_bench_qtot;
 
 static int kw_bench_dcmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* A shape of the space has bursty arrivals (judged on the long sample). */
+static int kw_bench_bursty(const kw_config *cfg, int s)
+{
+    return cfg->workload.shapes[cfg->space.shapes[s]].arrival == KW_ARRIVAL_BURSTY;
+}
+
+/* The long-sample judge of one (bursty shape, seed): the primary of each config it was asked
+ * for, on KW_BENCH_LONG_REQUESTS requests of the same arrival streams, each config simulated
+ * once (most runs recommend the optimum itself). */
+typedef struct kw_bench_long {
+    kw_model_eval *me;    /* the seed's long evaluator (NULL until a bursty shape needs it) */
+    int shape, n;
+    uint64_t id[16];
+    double v[16];
+} kw_bench_long;
+
+static int kw_bench_long_primary(double *out, kw_bench_long *L, const kw_config *cfg,
+                                 const kw_model_eval *borrow, uint64_t seed, int primary,
+                                 const kw_knobspace *ks, const kw_cand *c, int s)
+{
+    if (!L->me) {
+        kw_model_opts mo = {.drift = 1, .seed = seed, .sim_requests = KW_BENCH_LONG_REQUESTS,
+                            .borrow_from = borrow};
+        int rc = kw_eval_new(&L->me, cfg, &mo);
+        if (rc != 0)
+            return rc;
+    }
+    if (L->shape != s)
+        L->n = 0, L->shape = s;
+    uint64_t id = kw_knobs_cand_id(ks, c);
+    for (int i = 0; i < L->n; i++)
+        if (L->id[i] == id) {
+            *out = L->v[i];
+            return 0;
+        }
+    const kw_evaluator *ev = kw_eval_iface(L->me);
+    kw_metrics m;
+    int rc = ev->eval(ev->ctx, c, s, 0, &m);
+    if (rc != 0)
+        return rc;
+    *out = m.v[primary];
+    if (L->n < (int)(sizeof L->id / sizeof L->id[0])) {
+        L->id[L->n] = id;
+        L->v[L->n++] = *out;
+    }
+    return 0;
+}
+
+/* The config of cell i of the table (mixed radix, last knob fastest). */
+static void kw_bench_tab_cand(kw_cand *c, const kw_knobspace *ks, size_t i)
+{
+    memset(c, 0, sizeof *c);
+    for (int k = ks->n_knobs - 1; k >= 0; k--) {
+        c->v[k] = (uint8_t)(i % (size_t)ks->knobs[k].n_values);
+        i /= (size_t)ks->knobs[k].n_values;
+    }
 }
 
 static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *tot)
@@ -1256,6 +1332,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
     for (int seed = 1; seed <= seeds; seed++) {
         kw_model_eval *me = NULL;
         kw_bench_tab *tab = NULL;
+        kw_bench_long L = {.shape = -1};
         kw_model_opts mo = {.drift = 1, .seed = (uint64_t)seed};
         if ((rc = kw_eval_new(&me, cfg, &mo)) != 0)
             goto done;
@@ -1284,7 +1361,10 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_knobuse_fuses(o.fuses, cfg);
             o.queue = kw_knobuse_queue(cfg);
             double rec, seen;
+            kw_cand rec_c;
             long evals;
+            int bursty = kw_bench_bursty(cfg, s);
+            double opt_long = NAN; /* the optimum on the long sample (bursty shapes) */
             /* no config passes every guard on this seed: there is no optimum to miss, so
              * the run is named apart and left out of every count */
             if (!isfinite(opt)) {
@@ -1295,6 +1375,14 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                 continue;
             }
             tot->runs++;
+            if (bursty) {
+                kw_cand oc;
+                kw_bench_tab_cand(&oc, ks, tab->opt_cell[s]);
+                if ((rc = kw_bench_long_primary(&opt_long, &L, cfg, me, (uint64_t)seed, primary, ks,
+                                                &oc, s)) != 0)
+                    break;
+                tot->long_runs++;
+            }
             for (int bi = 0; bi <= KW_BENCH_N_BUDGETS && rc == 0; bi++) {
                 kw_engine_opts ob = o; /* bi == KW_BENCH_N_BUDGETS: no budget (converged) */
                 if (bi < KW_BENCH_N_BUDGETS) {
@@ -1302,9 +1390,24 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                     if (ob.budget < 1)
                         ob.budget = 1;
                 }
-                if ((rc = kw_bench_run_best(&rec, &seen, &evals, b, ks, &tab->iface, &ob, "ofat")) != 0)
+                if ((rc = kw_bench_run_best(&rec, &rec_c, &seen, &evals, b, ks, &tab->iface, &ob, "ofat")) != 0)
                     break;
                 double gap = (rec - opt) / opt * 100.0;
+                if (bursty && isfinite(rec)) {
+                    /* judged on the long sample; the search's own sample's verdict is
+                     * counted beside it (kw_bench_qtot short_within, moved_*) */
+                    double rec_long;
+                    if ((rc = kw_bench_long_primary(&rec_long, &L, cfg, me, (uint64_t)seed, primary,
+                                                    ks, &rec_c, s)) != 0)
+                        break;
+                    int in_short = gap <= KW_BENCH_QUALITY_GAP_PCT;
+                    gap = (rec_long - opt_long) / opt_long * 100.0;
+                    int in_long = gap <= KW_BENCH_QUALITY_GAP_PCT;
+                    tot->moved_in[bi] += !in_short && in_long;
+                    tot->moved_out[bi] += in_short && !in_long;
+                    if (bi == KW_BENCH_N_BUDGETS)
+                        tot->conv_over1_short += !(rec <= opt * (1.0 + KW_BENCH_CONVERGED_GAP_PCT / 100.0));
+                }
                 double *w = &worst[(size_t)s * (KW_BENCH_N_BUDGETS + 1) + (size_t)bi];
                 if (seed - nofeas[s] == 1 || gap > *w) /* the first seed counted */
                     *w = gap;
@@ -1341,13 +1444,22 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_engine_opts ro = o;
             ro.strategy = KW_STRATEGY_RANDOM;
             ro.budget = (long)floor(2.0 / 100.0 * (double)tab->n_valid[s]);
-            if ((rc = kw_bench_run_best(&rec, &seen, &evals, b, ks, &tab->iface, &ro, "random")) != 0)
+            if ((rc = kw_bench_run_best(&rec, &rec_c, &seen, &evals, b, ks, &tab->iface, &ro, "random")) != 0)
                 break;
-            int rin = (rec - opt) / opt * 100.0 <= KW_BENCH_QUALITY_GAP_PCT;
+            double rgap = (rec - opt) / opt * 100.0;
+            if (bursty && isfinite(rec)) {
+                double rec_long;
+                if ((rc = kw_bench_long_primary(&rec_long, &L, cfg, me, (uint64_t)seed, primary, ks,
+                                                &rec_c, s)) != 0)
+                    break;
+                rgap = (rec_long - opt_long) / opt_long * 100.0;
+            }
+            int rin = rgap <= KW_BENCH_QUALITY_GAP_PCT;
             within[s][KW_BENCH_N_BUDGETS + 1] += rin;
             tot->rnd_within += rin;
         }
         kw_bench_tab_free(tab);
+        kw_eval_free(L.me); /* borrows me's drift cache: freed first */
         kw_eval_free(me);
         if (rc != 0)
             goto done;
@@ -1356,8 +1468,9 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
         double *w = &worst[(size_t)s * (KW_BENCH_N_BUDGETS + 1)];
         double *ce = &conv_evals[(size_t)s * (size_t)seeds];
         int n = seeds - nofeas[s]; /* the seeds counted */
-        printf("| %s | %s | %ld | %.1f |", base, cfg->workload.shapes[cfg->space.shapes[s]].name,
-               n_valid[s], opt1[s]);
+        printf("| %s | %s%s | %ld | %.1f |", base, cfg->workload.shapes[cfg->space.shapes[s]].name,
+               kw_bench_bursty(cfg, s) ? " (bursty: judged on the long sample)" : "", n_valid[s],
+               opt1[s]);
         if (n == 0) {
             printf(" no seed has a guard-passing config |\n");
             continue;
@@ -1512,8 +1625,15 @@ static int kw_bench_quality(kw_bench *b)
            "fix, min effect from the space) at budgets of 1/2/5/10%% of the shape's valid configs "
            "and without a budget (converged). A cell: seeds whose recommendation is within %.1f%% "
            "of the optimum (worst gap over the seeds); converged also gives the range of "
-           "evaluations it took. random = `--strategy random` at the 2%% budget.\n\n",
-           seeds, kw_journal_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT);
+           "evaluations it took. random = `--strategy random` at the 2%% budget. A shape with "
+           "bursty arrivals is judged on a long sample: the search runs on the space's own "
+           "sample (as tune does), then its recommendation and the exhaustive optimum (the "
+           "config the enumeration picked on that sample) are both simulated again on %d "
+           "requests of the same arrival streams (the same seed), and the gap is theirs: a run "
+           "is a miss when its recommendation's p95 there is more than %.1f%% above the "
+           "optimum's (the search's own sample cannot rank such a shape's configs).\n\n",
+           seeds, kw_journal_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT,
+           KW_BENCH_LONG_REQUESTS, KW_BENCH_QUALITY_GAP_PCT);
     printf("| space | shape | valid configs | optimum p95 us (seed 1) |");
     for (int bi = 0; bi < KW_BENCH_N_BUDGETS; bi++)
         printf(" ofat %.0f%% |", kw_bench_budget_pct[bi]);
@@ -1544,6 +1664,26 @@ static int kw_bench_quality(kw_bench *b)
            tot.conv_within, tot.runs, KW_BENCH_QUALITY_GAP_PCT, kw_bench_verdict(tot.conv_over1 == 0));
     printf("| random at 2%% (for comparison) | %d/%d within %.1f%% | - |\n", tot.rnd_within, tot.runs,
            KW_BENCH_QUALITY_GAP_PCT);
+    if (tot.long_runs > 0) {
+        printf("\nbursty shapes: %d of the %d (shape, seed) runs judged on %d requests; verdicts "
+               "that differ from the search's own sample's (within there, a miss here / a miss "
+               "there, within here):", tot.long_runs, tot.runs, KW_BENCH_LONG_REQUESTS);
+        for (int bi = 0; bi <= KW_BENCH_N_BUDGETS; bi++) {
+            if (bi < KW_BENCH_N_BUDGETS)
+                printf(" %.0f%% %d / %d;", kw_bench_budget_pct[bi], tot.moved_out[bi], tot.moved_in[bi]);
+            else
+                printf(" converged %d / %d.", tot.moved_out[bi], tot.moved_in[bi]);
+        }
+        /* the table as the judge before it read (every shape on the search's own sample) */
+        printf(" Every shape on the search's own sample instead:");
+        for (int bi = 0; bi < KW_BENCH_N_BUDGETS; bi++)
+            printf(" %d/%d at %.0f%%;", tot.within[bi] - tot.moved_in[bi] + tot.moved_out[bi], tot.runs,
+                   kw_bench_budget_pct[bi]);
+        int conv_short = tot.conv_within - tot.moved_in[KW_BENCH_N_BUDGETS] +
+                         tot.moved_out[KW_BENCH_N_BUDGETS];
+        printf(" converged %d/%d within, %d over %.0f%% among the bursty shapes' runs\n", conv_short,
+               tot.runs, tot.conv_over1_short, KW_BENCH_CONVERGED_GAP_PCT);
+    }
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
                tot.over1);
