@@ -206,3 +206,170 @@ Test(simci, half_width_is_the_t_interval_of_the_batch_quantiles)
     kw_simci_join(&lo, &hi, 1.0, 5.0); /* never below 0 */
     cr_expect(lo == 0.0);
 }
+
+/* ---- the paired comparison (kw_simci_paired) ----
+ * Two M/M/1 FIFO queues fed the same arrivals, the second's service times the
+ * first's scaled by s (common random numbers: the same Exp draws): each is an
+ * M/M/1, service rates 1 and 1/s, so the true difference of their p-quantiles
+ * is -ln(1 - p) (1 / (1 - rho) - 1 / (1/s - rho)) (sojourn ~ Exp(mu - lambda),
+ * Kleinrock 1975 eq. 3.26). Started empty, the first PAIR_WARM sojourns
+ * dropped (relaxation time of M/M/1 at rho 0.7: 1 / (1 - sqrt(rho))^2 ~ 38
+ * mean services, Kleinrock 1975 sec. 2.9). */
+#define PAIR_WARM 2000
+
+static void mm1_pair(double *a, double *b, size_t n, double rho, double s, gsl_rng *r)
+{
+    double wa = 0, wb = 0;
+    for (size_t i = 0; i < n + PAIR_WARM; i++) {
+        double sv = gsl_ran_exponential(r, 1.0), gap = gsl_ran_exponential(r, 1.0 / rho);
+        if (i >= PAIR_WARM) {
+            a[i - PAIR_WARM] = wa + sv;
+            b[i - PAIR_WARM] = wb + s * sv;
+        }
+        wa = fmax(0.0, wa + sv - gap);
+        wb = fmax(0.0, wb + s * sv - gap);
+    }
+}
+
+/* The interval of Q(a) - Q(b) that two separate intervals imply (what a
+ * verdict by their overlap reads): [lo_a - hi_b, hi_a - lo_b]. */
+static void unpaired(double *lo, double *hi, const double *a, const double *b, size_t n, double p)
+{
+    double alo, ahi, blo, bhi;
+    cr_assert_eq(kw_simci_interval(&alo, &ahi, a, n, p), 0);
+    cr_assert_eq(kw_simci_interval(&blo, &bhi, b, n, p), 0);
+    *lo = alo - bhi;
+    *hi = ahi - blo;
+}
+
+/* Coverage of the true difference over reps[] replications at the samples
+ * where kw_simci_pair_batches gives p95 10 batches (20,000) and p99 5
+ * (50,000): measured 91% and 95% over 400 replications (the rule's comment);
+ * Binomial(100, 0.91) has sd 2.9, so >= 84% is 2.4 sd below (50
+ * replications of p99: sd 1.5 at 95%, 84% is 3.6 sd below). Narrower: on
+ * average (with 5 batches t_4 = 2.78 and S's own noise make single p99
+ * intervals wider than the separate ones now and then). */
+
+Test(simci, the_paired_interval_covers_a_known_mm1_difference_and_is_narrower)
+{
+    const double rho = 0.7, s = 0.8;
+    const double p[2] = {0.95, 0.99};
+    const size_t nn[2] = {20000, 50000};
+    const int reps[2] = {100, 50};
+    double *a = malloc(2 * nn[1] * sizeof *a);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    cr_assert(a && r);
+    gsl_rng_set(r, 41);
+    for (int t = 0; t < 2; t++) {
+        const size_t n = nn[t];
+        double *b = a + n;
+        const double truth = -log(1.0 - p[t]) * (1.0 / (1.0 - rho) - 1.0 / (1.0 / s - rho));
+        int cov = 0, ucov = 0, narrower = 0;
+        double w = 0, uw = 0;
+        for (int k = 0; k < reps[t]; k++) {
+            mm1_pair(a, b, n, rho, s, r);
+            double d, h, ulo, uhi;
+            int nb;
+            cr_assert_eq(kw_simci_paired(&d, &h, &nb, a, b, n, p[t]), 0, "%s", kw_error_last());
+            cr_assert(nb >= KW_SIMCI_MIN_BATCHES && isfinite(h) && h > 0);
+            unpaired(&ulo, &uhi, a, b, n, p[t]);
+            cov += d - h <= truth && truth <= d + h;
+            ucov += ulo <= truth && truth <= uhi;
+            narrower += 2 * h < uhi - ulo;
+            w += 2 * h;
+            uw += uhi - ulo;
+        }
+        cr_log_info("M/M/1 pair rho %.1f s %.1f p%.0f n %zu: truth %.3f; paired covers %d/%d (width %.3f), "
+                    "separate %d/%d (width %.3f), paired narrower in %d",
+                    rho, s, 100 * p[t], n, truth, cov, reps[t], w / reps[t], ucov, reps[t], uw / reps[t], narrower);
+        cr_expect_geq(cov, (int)(0.84 * reps[t]), "p%.0f: paired interval covers %d of %d", 100 * p[t], cov, reps[t]);
+        cr_expect_leq(cov, reps[t] - 1, "p%.0f: a 95%% interval that never misses is too wide", 100 * p[t]);
+        cr_expect_lt(w, 0.9 * uw, "p%.0f: paired width %.3f against the separate intervals' %.3f", 100 * p[t],
+                     w / reps[t], uw / reps[t]);
+        cr_expect_geq(narrower, reps[t] / 2, "p%.0f: paired narrower in %d of %d", 100 * p[t], narrower, reps[t]);
+    }
+    gsl_rng_free(r);
+    free(a);
+}
+
+/* A deterministic shift of every latency by c: every batch difference is c,
+ * so the difference is c with no spread at all; swapping the samples flips
+ * its sign. */
+Test(simci, a_constant_shift_is_the_difference_with_zero_width)
+{
+    const size_t n = 20000;
+    const double c = 12.5;
+    double *a = malloc(2 * n * sizeof *a), *b = a + n;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    cr_assert(a && r);
+    gsl_rng_set(r, 5);
+    mm1_pair(a, b, n, 0.7, 1.0, r);
+    for (size_t i = 0; i < n; i++)
+        b[i] = a[i] + c;
+    double d, h;
+    int nb;
+    cr_assert_eq(kw_simci_paired(&d, &h, &nb, b, a, n, 0.95), 0);
+    cr_expect_float_eq(d, c, 1e-9);
+    cr_expect_float_eq(h, 0.0, 1e-9);
+    cr_expect_eq(nb, kw_simci_pair_batches(n, 0.95), "a constant difference is never correlated: no halving");
+    cr_expect_eq(nb, 10, "20,000 samples hold 1,000 above p95: 10 batches of 100");
+    cr_assert_eq(kw_simci_paired(&d, &h, &nb, a, b, n, 0.95), 0);
+    cr_expect_float_eq(d, -c, 1e-9);
+    /* too short for paired batches (fewer than 5 x 100 above p95): no interval */
+    cr_expect_eq(kw_simci_pair_batches(9999, 0.95), 0);
+    cr_expect_eq(kw_simci_pair_batches(10000, 0.95), 5);
+    cr_expect_eq(kw_simci_pair_batches(1000000, 0.99), KW_SIMCI_MAX_BATCHES);
+    cr_assert_eq(kw_simci_paired(&d, &h, &nb, a, b, 9999, 0.95), 0);
+    cr_expect(isnan(h) && nb == 0);
+    gsl_rng_free(r);
+    free(a);
+}
+
+/* The serving simulation's own pairing: one core, max_batch 1, exponential
+ * service of mean 100 us and 80 us under the same seed (the same arrivals
+ * and the same Exp draws, kw_sim's common random numbers), latencies kept
+ * in arrival order: the paired interval of p95(100 us) - p95(80 us) covers
+ * ln(20) (100 / (1 - rho) - 80 / (1 - 0.8 rho)) near nominally. */
+Test(simci, the_simulation_pairs_two_mappings_on_the_same_arrivals)
+{
+    kw_accel acc;
+    kw_shape shp;
+    kw_mapping map;
+    kw_cost svc[2][1];
+    kw_tl_queue(&acc, &shp, &map);
+    memset(svc, 0, sizeof svc);
+    const double mean_us[2] = {100.0, 80.0}, rho = 0.7;
+    for (int i = 0; i < 2; i++) {
+        svc[i][0].n_kernels = 1;
+        snprintf(svc[i][0].kernels[0].name, sizeof svc[i][0].kernels[0].name, "k0");
+        svc[i][0].kernels[0].time_us = mean_us[i];
+        svc[i][0].kernels[0].prec = KW_PREC_BF16;
+        svc[i][0].latency_us = mean_us[i];
+        svc[i][0].launches = 1;
+    }
+    shp.rate_per_s = rho / mean_us[0] * 1e6;
+    const double lam_us = rho / mean_us[0];
+    const double truth = log(20.0) * (1.0 / (1.0 / mean_us[0] - lam_us) - 1.0 / (1.0 / mean_us[1] - lam_us));
+    kw_sim_opts opt = {.requests = 10000, .warmup = 2000, .exp_service = 1, .keep_order = 1};
+    const int reps = 100;
+    int covered = 0;
+    for (int k = 0; k < reps; k++) {
+        kw_sim_result res[2];
+        opt.seed = 3000 + (uint64_t)k;
+        for (int i = 0; i < 2; i++) {
+            kw_sim_input in = {.accel = &acc, .shape = &shp, .mapping = &map, .service = svc[i], .trace_shape = -1};
+            cr_assert_eq(kw_sim_run(&res[i], &in, &opt), 0, "%s", kw_error_last());
+            cr_assert(res[i].lat_seq_us);
+        }
+        double d, h;
+        int nb;
+        cr_assert_eq(kw_simci_paired(&d, &h, &nb, res[0].lat_seq_us, res[1].lat_seq_us, 10000, 0.95), 0);
+        cr_expect_float_eq(d, res[0].p95_us - res[1].p95_us, 1e-6, "the paired estimate is the figures' difference");
+        covered += d - h <= truth && truth <= d + h;
+        kw_sim_result_clear(&res[0]);
+        kw_sim_result_clear(&res[1]);
+    }
+    cr_log_info("kw_sim M/M/1 pair rho %.1f, 10000 requests: paired interval covers %.1f in %d of %d", rho, truth,
+                covered, reps);
+    cr_expect_geq(covered, (int)(0.88 * reps), "the paired interval covers %d of %d", covered, reps);
+}

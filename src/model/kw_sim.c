@@ -909,7 +909,7 @@ static size_t kw_sq_next(const kw_sq *q, size_t from)
     return best;
 }
 
-static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
+static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep, int keep_order)
 {
     uint64_t *tmp = malloc((size_t)R * sizeof *tmp);
     kw_sq *sq = calloc((size_t)st->S, sizeof *sq);
@@ -924,6 +924,15 @@ static int kw_stats(kw_sim_result *out, kw_st *st, int R, int keep)
     out->fallback_pct = 100.0 * st->nfb / R;
     memcpy(out->wait_hist, st->wait_hist, sizeof out->wait_hist);
 
+    if (keep_order) { /* before the sort below reorders the keys */
+        out->lat_seq_us = malloc((size_t)R * sizeof *out->lat_seq_us);
+        if (!out->lat_seq_us) {
+            rc = kw_error_set(KW_ENOMEM, "out of memory for %d simulated latencies", R);
+            goto done;
+        }
+        for (int i = 0; i < R; i++)
+            out->lat_seq_us[i] = kw_key_value(st->lat_key[i]);
+    }
     /* batch quantiles first, from the keys in arrival order (the sort
      * below reorders them); tmp's two halves hold one batch and its sort */
     size_t half_n = (size_t)R / 2;
@@ -1318,7 +1327,7 @@ int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *op
         goto done;
 
     int R = st.ntot - st.warm;
-    rc = kw_stats(out, &st, R, opts->keep_latencies);
+    rc = kw_stats(out, &st, R, opts->keep_latencies, opts->keep_order);
     if (rc)
         goto done;
     out->n_groups = st.G;
@@ -1350,6 +1359,8 @@ void kw_sim_result_clear(kw_sim_result *r)
         return;
     free(r->lat_sorted_us);
     r->lat_sorted_us = NULL;
+    free(r->lat_seq_us);
+    r->lat_seq_us = NULL;
 }
 
 int kw_sim_rate_for_load(double *rate_per_s, const kw_accel *a, const kw_shape *s,

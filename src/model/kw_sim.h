@@ -54,6 +54,10 @@ typedef struct kw_sim_opts {
     int n_service_scale;
     int no_contention;          /* counterfactual: unlimited DRAM bandwidth */
     int keep_latencies;         /* also return the sorted latencies (lat_sorted_us) */
+    int keep_order;             /* also return the latencies in arrival order (lat_seq_us):
+                                 * two mappings simulated with the same seed and sample see
+                                 * the same arrivals, so element i of both is one request
+                                 * (the paired comparison, kw_simci_paired) */
     /* Cancellation of a long run (tune's SIGINT/SIGTERM and --time-limit):
      * checked every KW_SIM_CHECK_EVERY events; the run then returns
      * KW_EINTERRUPTED. NULL / 0: never. */
@@ -95,6 +99,7 @@ typedef struct kw_sim_result {
     double flop_rate_per_s;     /* executed FLOPs, weighted by element bytes / 2 (bf16 = 1) */
     double dram_rate_bytes_per_s;
     double *lat_sorted_us;      /* [samples] when opts.keep_latencies; free with kw_sim_result_clear */
+    double *lat_seq_us;         /* [samples] in arrival order when opts.keep_order (same values) */
     /* Saturation (kw_sim.c "Saturation"): can the mapping keep up at all? */
     double offered_rps;         /* measured arrivals per second over their span */
     double capacity_rps;        /* uncontended: groups x max over r <= max_batch of r / T(r) */
@@ -110,7 +115,7 @@ typedef struct kw_sim_result {
  * O(N) statistics (radix sort); one allocation pass per run, none per event. */
 int kw_sim_run(kw_sim_result *out, const kw_sim_input *in, const kw_sim_opts *opts);
 
-/* Free what kw_sim_run allocated in r (lat_sorted_us); NULL ok. */
+/* Free what kw_sim_run allocated in r (lat_sorted_us, lat_seq_us); NULL ok. */
 void kw_sim_result_clear(kw_sim_result *r);
 
 /* Lower edge of queue-wait histogram bin k (0 for k = 0, else 2^(k-1) us). */

@@ -134,3 +134,49 @@ int kw_simci_interval(double *lo, double *hi, const double *seq, size_t n, doubl
     free(x);
     return 0;
 }
+
+int kw_simci_pair_batches(size_t n, double p)
+{
+    double k = floor((double)n * (1.0 - p) / KW_SIMCI_PAIR_MIN_TAIL);
+    if (k > KW_SIMCI_MAX_BATCHES)
+        k = KW_SIMCI_MAX_BATCHES;
+    return k < KW_SIMCI_MIN_BATCHES ? 0 : (int)k;
+}
+
+/* The p-quantile of x[s..e) sorted in place (a copy of seq's batch). */
+static double kw_simci_batch_q(double *x, const double *seq, size_t s, size_t e, double p)
+{
+    memcpy(x + s, seq + s, (e - s) * sizeof *x);
+    gsl_sort(x + s, 1, e - s);
+    return gsl_stats_quantile_from_sorted_data(x + s, 1, e - s, p);
+}
+
+int kw_simci_paired(double *diff, double *half, int *batches, const double *a, const double *b,
+                    size_t n, double p)
+{
+    *diff = 0;
+    *half = NAN;
+    *batches = 0;
+    if (n == 0)
+        return 0;
+    double *x = malloc(2 * n * sizeof *x);
+    if (!x)
+        return kw_error_set(KW_ENOMEM, "out of memory for %zu paired latencies", n);
+    double *y = x + n;
+    int k = kw_simci_pair_batches(n, p);
+    double d[KW_SIMCI_MAX_BATCHES];
+    for (int next = k; next > 0; next = kw_simci_correlated(d, k) ? kw_simci_fewer(k) : 0) {
+        k = next;
+        for (int j = 0; j < k; j++) {
+            size_t s = kw_simci_batch_start(n, k, j), e = kw_simci_batch_start(n, k, j + 1);
+            d[j] = kw_simci_batch_q(x, a, s, e, p) - kw_simci_batch_q(y, b, s, e, p);
+        }
+    }
+    if (k > 0) {
+        *half = kw_simci_halfwidth(d, k);
+        *batches = k;
+    }
+    *diff = kw_simci_batch_q(x, a, 0, n, p) - kw_simci_batch_q(y, b, 0, n, p);
+    free(x);
+    return 0;
+}
