@@ -76,6 +76,17 @@ typedef struct kw_metrics {
     char klass[32];             /* bottleneck class, free text for the engine */
 } kw_metrics;
 
+/* A paired comparison of two candidates (kw_evaluator.paired): the
+ * difference a - b of one percentile of the two, both evaluated on the same
+ * random numbers (common random numbers), and the half-width of its 95%
+ * interval. */
+typedef struct kw_paired {
+    double a, b;        /* each candidate's percentile at this sample */
+    double half;        /* 95% half-width of a - b; NAN: the sample is too short to say */
+    int batches;        /* batches the interval was read from (0 with half NAN) */
+    long samples;       /* the sample each was evaluated on */
+} kw_paired;
+
 /* The evaluator interface. The engine does not care whether it is the model
  * (src/) or an external command measuring real hardware.
  * eval() must be thread-safe and deterministic in (candidate, shape, rep). */
@@ -102,6 +113,14 @@ typedef struct kw_evaluator {
      * steps (search/kw_ofat.c).
      * Its guards must be judged as eval()'s are. Called from one thread. */
     int (*predict)(void *ctx, const kw_cand *c, int shape, kw_metrics *out);
+    /* Optional (NULL: none): a and b compared on common random numbers, the
+     * primary percentile p (0.95 or 0.99) of each at `samples` (> 0), as
+     * eval() would figure it with that sample, and the 95% interval of their
+     * difference. Deterministic in its arguments; thread-safe. Returns 0,
+     * 1 when this evaluator cannot pair them (nothing in *out), or an error.
+     * The results' ranking verdict reads it (src/run/kw_evidence.c). */
+    int (*paired)(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p, long samples,
+                  kw_paired *out);
 } kw_evaluator;
 
 /* ---- knob space and candidates (kw_knobs.c) ---- */

@@ -18,6 +18,7 @@
 #include <libxml/xmlschemas.h>
 #include <libxml/xpath.h>
 
+#include "kw_evidence.h"
 #include "kw_results.h"
 #include "kw_rsynth.h"
 #include "kw_run.h"
@@ -985,6 +986,103 @@ Test(results, an_unresolved_final_ranking_is_said_in_words)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
     free(dir);
+    kw_runsum_free(rs);
+}
+
+/* The paired verdict (kw_evidence_verdict, kw_results_paired_resolved) on
+ * the synthetic run, with an evaluator whose paired comparison is a closed
+ * form: rank 1 100 us, its rival 104 us, the difference's half-width
+ * H_shape sqrt(5000 / n) (the 1/sqrt(n) of a batch interval; 5000 the final
+ * re-check's sample). Rule: resolved when the interval of -4 us lies below 0
+ * and its half-width is at most 1% (min_effect_pct) of 104 us = 1.04 us:
+ *   shape 0, H 0.5: resolved at 5,000 (0.5 <= 1.04) although the separate
+ *     intervals (+-3%) overlap: main's rule said unresolved;
+ *   shape 1, H 4: 4 sqrt(5000/n) <= 1.04 needs n >= 73,965: compared at
+ *     5,000, 10,000, 20,000, 40,000, 80,000, resolved there;
+ *   shape 2, H 100: needs n >= 4.6e7: doubled to 640,000, then 1,000,000
+ *     (the cap), still unresolved: the interval there is -4 +- 7.07 us. */
+typedef struct pv_log { long n[3][16]; int calls[3]; } pv_log;
+
+static int pv_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p, long samples,
+                     kw_paired *out)
+{
+    (void)a;
+    (void)b;
+    static const double h0[3] = {0.5, 4.0, 100.0};
+    pv_log *lg = ctx;
+    cr_assert(shape >= 0 && shape < 3 && lg->calls[shape] < 16);
+    cr_assert_float_eq(p, 0.95, 1e-12);
+    lg->n[shape][lg->calls[shape]++] = samples;
+    out->a = 100.0;
+    out->b = 104.0;
+    out->half = h0[shape] * sqrt(5000.0 / (double)samples);
+    out->batches = 20;
+    out->samples = samples;
+    return 0;
+}
+
+Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_doubles_to_the_cap)
+{
+    kw_runsum *rs = sy_run();
+    cr_assert_not_null(rs);
+    cr_assert_eq(SY_NSHAPES, 3);
+    for (int i = 0; i < SY_NSHAPES; i++) {
+        set_recheck(&rs->shapes[i], 0, 100.0, 3.0); /* [97, 103] */
+        set_recheck(&rs->shapes[i], 1, 104.0, 3.0); /* [100.88, 107.12]: overlaps */
+    }
+    pv_log lg;
+    memset(&lg, 0, sizeof lg);
+    kw_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    ev.ctx = &lg;
+    ev.paired = pv_paired;
+    cr_assert_eq(kw_evidence_verdict(rs, &ev), 0, "%s", kw_error_last());
+    static const long want1[] = {5000, 10000, 20000, 40000, 80000};
+    static const long want2[] = {5000, 10000, 20000, 40000, 80000, 160000, 320000, 640000, 1000000};
+    cr_expect_eq(lg.calls[0], 1);
+    cr_expect_eq(lg.n[0][0], 5000);
+    cr_expect_eq(lg.calls[1], 5);
+    for (int k = 0; k < 5 && k < lg.calls[1]; k++)
+        cr_expect_eq(lg.n[1][k], want1[k], "shape 1 call %d: %ld", k, lg.n[1][k]);
+    cr_expect_eq(lg.calls[2], 9);
+    for (int k = 0; k < 9 && k < lg.calls[2]; k++)
+        cr_expect_eq(lg.n[2][k], want2[k], "shape 2 call %d: %ld", k, lg.n[2][k]);
+    char *xml = render_xml(rs);
+    char err[512];
+    cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    static const char *const req[3] = {"5000", "80000", "1000000"};
+    char q[256];
+    for (int i = 0; i < SY_NSHAPES; i++) {
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking", sy_shape_names[i]);
+        char *r = xpath_attr(doc, q);
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_note", sy_shape_names[i]);
+        char *note = xpath_attr(doc, q);
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_requests", sy_shape_names[i]);
+        char *n = xpath_attr(doc, q);
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_diff_us", sy_shape_names[i]);
+        char *d = xpath_attr(doc, q);
+        cr_log_info("shape %d: ranking '%s' requests %s diff %s note '%s'", i, r, n, d, note);
+        cr_expect_str_eq(n, req[i], "shape %d", i);
+        cr_expect_str_eq(d, "-4.000", "shape %d", i);
+        if (i < 2) {
+            cr_expect_str_empty(r, "shape %d is resolved by pairing", i);
+        } else {
+            cr_expect_str_eq(r, "unresolved");
+            cr_expect(strstr(note, "paired on the same arrivals (1000000 requests, raised from the final "
+                                   "re-check's 5000 by doubling up to 1000000)") &&
+                          strstr(note, "rank 1 minus rank 2 is -4.0 us [95% interval -11.1, 3.1]") &&
+                          strstr(note, "the interval holds 0"),
+                      "%s", note);
+        }
+        free(r);
+        free(note);
+        free(n);
+        free(d);
+    }
+    xmlFreeDoc(doc);
+    free(xml);
     kw_runsum_free(rs);
 }
 

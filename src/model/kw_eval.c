@@ -567,6 +567,70 @@ done:
     return rc;
 }
 
+/* The serving simulation of c on shape at `samples` measured requests (the
+ * evaluation's seed and arrivals: only the sample size is the caller's), its
+ * latencies kept in arrival order (sim->lat_seq_us). 1 when c is no
+ * mapping the model can serve (its evaluation is infeasible). */
+static int kw_eval_seq(kw_sim_result *sim, const kw_model_eval *e, const kw_cand *c, int shape,
+                       long samples)
+{
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &e->cfg->workload.blocks[s->block];
+    kw_cost *svc = NULL;
+    kw_mapping m;
+    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
+    if (rc == 0)
+        rc = kw_eval_service(&svc, e, s, b, &m);
+    if (rc == KW_EINPUT || rc == KW_EMODEL) {
+        kw_error_clear();
+        return 1;
+    }
+    if (rc != 0)
+        return rc;
+    kw_sim_input in = kw_eval_sim_input(e, shape, &m, svc);
+    kw_sim_opts so = kw_eval_sim_opts(e, shape);
+    so.requests = (int)samples;
+    so.warmup = so.requests / KW_SIM_WARMUP_DIV;
+    so.keep_order = 1;
+    rc = kw_sim_run(sim, &in, &so);
+    free(svc);
+    return rc;
+}
+
+/* kw_evaluator.paired: a and b simulated on the same arrivals (the seed is
+ * the shape's, not the candidate's), their latencies paired request by
+ * request (kw_simci_paired). Not for shapes served by continuous batching
+ * (kw_eval_cb.c keeps no per-request sequence) nor a noisy model (each
+ * figure carries its own seeded noise, which the pairing would not see). */
+static int kw_model_eval_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
+                                long samples, kw_paired *out)
+{
+    const kw_model_eval *e = ctx;
+    if (e->cfg->space.noise_pct > 0.0 || kw_eval_shape(e, shape)->continuous || samples <= 0 ||
+        samples > KW_SIM_MAX_REQUESTS)
+        return 1;
+    kw_sim_result *sim = calloc(2, sizeof *sim);
+    if (!sim)
+        return kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
+    int rc = kw_eval_seq(&sim[0], e, a, shape, samples);
+    if (rc == 0)
+        rc = kw_eval_seq(&sim[1], e, b, shape, samples);
+    if (rc == 0 && sim[0].samples != sim[1].samples)
+        rc = 1; /* not one request per element: nothing to pair */
+    if (rc == 0) {
+        double d;
+        rc = kw_simci_paired(&d, &out->half, &out->batches, sim[0].lat_seq_us, sim[1].lat_seq_us,
+                             (size_t)sim[0].samples, p);
+        out->a = p >= 0.99 ? sim[0].p99_us : sim[0].p95_us;
+        out->b = p >= 0.99 ? sim[1].p99_us : sim[1].p95_us;
+        out->samples = sim[0].samples;
+    }
+    kw_sim_result_clear(&sim[0]);
+    kw_sim_result_clear(&sim[1]);
+    free(sim);
+    return rc;
+}
+
 /* The clock check (kw_limits.h): the span a shape's simulation covers must
  * keep its shortest duration (one request's baseline service time t1_us, a
  * burst's on-period) exact to KW_SIM_CLOCK_REL_TOL. Refused as
@@ -869,6 +933,7 @@ int kw_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *
     e->iface.noisy = cfg->space.noise_pct > 0.0;
     e->iface.eval = kw_model_eval_one;
     e->iface.predict = kw_model_eval_predict;
+    e->iface.paired = kw_model_eval_paired;
     *out = e;
     return 0;
 }

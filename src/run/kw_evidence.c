@@ -387,6 +387,39 @@ done:
     return rc;
 }
 
+int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev)
+{
+    double p = kw_results_primary_p(rs);
+    if (!ev->paired || !(p > 0))
+        return 0;
+    for (int i = 0; i < rs->n_shapes; i++) {
+        kw_rs_shape *s = &rs->shapes[i];
+        s->verdict_rival = -1;
+        int rank2, ties, c2 = kw_results_rival(rs, i, &rank2, &ties);
+        if (c2 < 0)
+            continue;
+        const kw_rs_config *c1 = &s->configs[s->ranked[0]];
+        double n0 = kw_runsum_value(rs, c1->recheck, KW_METRIC_NAME(KW_M_SAMPLES));
+        if (!(n0 >= 1) || n0 > KW_RESULTS_VERDICT_CAP)
+            continue;
+        for (long n = (long)n0;; n = n > KW_RESULTS_VERDICT_CAP / 2 ? KW_RESULTS_VERDICT_CAP : 2 * n) {
+            kw_paired v = {.half = NAN};
+            int rc = ev->paired(ev->ctx, &c1->cand, &s->configs[c2].cand, i, p, n, &v);
+            if (rc == 1)
+                break; /* cannot pair these: the separate intervals judge */
+            if (rc != 0)
+                return rc;
+            if (isfinite(v.half)) {
+                s->verdict = v;
+                s->verdict_rival = c2;
+            }
+            if (kw_results_paired_resolved(&v, rs->limits.min_effect_pct) || n >= KW_RESULTS_VERDICT_CAP)
+                break;
+        }
+    }
+    return 0;
+}
+
 int kw_evidence_run(kw_runsum *rs, const kw_evaluator *port_ev, const kw_evaluator *final_ev,
                     const kw_evidence_pool *p)
 {
@@ -394,6 +427,8 @@ int kw_evidence_run(kw_runsum *rs, const kw_evaluator *port_ev, const kw_evaluat
     if (port_ev && (rc = kw_evidence_portability(rs, port_ev, p)) != 0)
         return rc;
     if (final_ev && (rc = kw_evidence_recheck(rs, final_ev, KW_EVIDENCE_RECHECK_TOP, p)) != 0)
+        return rc;
+    if (final_ev && (rc = kw_evidence_verdict(rs, final_ev)) != 0)
         return rc;
     /* none after an OFAT search (it evaluates every neighbour); an
      * interrupted run's files show what the journal has */

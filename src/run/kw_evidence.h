@@ -93,9 +93,22 @@ int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw
 int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p,
                            int *added);
 
+/* Each shape's ranking verdict (kw_rs_shape verdict, verdict_rival): rank 1
+ * against its rival (kw_results_rival) compared by ev->paired on common
+ * random numbers at the final re-check's sample (rank 1's re-checked
+ * `samples`); while that does not resolve it (kw_results_paired_resolved),
+ * again at twice the sample, up to KW_RESULTS_VERDICT_CAP. The last
+ * comparison is kept. Nothing for an evaluator without pairing (the shape
+ * keeps the separate intervals' verdict), a shape it cannot pair, or a
+ * primary other than p95/p99. Made on the calling thread, shape by shape:
+ * a pure function of the run (same bytes at any thread count; a resume
+ * makes it again, the same). Needs the re-checks (kw_evidence_recheck). */
+int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev);
+
 /* A run's evidence: the portability matrix by port_ev, and when final_ev is
  * given (a run's final results, not a rewrite of the results so far) the
- * re-checks by final_ev and the neighbours by port_ev. Either may be NULL. */
+ * re-checks and the ranking verdicts by final_ev and the neighbours by
+ * port_ev. Either may be NULL. */
 int kw_evidence_run(kw_runsum *rs, const kw_evaluator *port_ev, const kw_evaluator *final_ev,
                     const kw_evidence_pool *p);
 

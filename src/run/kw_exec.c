@@ -677,6 +677,7 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.drifts = 1; /* a device measured in time */
     e->iface.eval = kw_exec_eval;
     e->iface.predict = kw_exec_predict;
+    e->iface.paired = NULL; /* a measured figure is the device's, not a seeded simulation's */
     kw_knobs_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 

@@ -439,6 +439,15 @@ static int kw_mpi_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *ou
     return p->local->predict(p->local->ctx, c, shape, out);
 }
 
+/* On rank 0 (a pure function of its arguments: the same as a single
+ * process's). */
+static int kw_mpi_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
+                         long samples, kw_paired *out)
+{
+    const kw_mpi_pool *p0 = ctx;
+    return p0->local->paired(p0->local->ctx, a, b, shape, p, samples, out);
+}
+
 /* The run description as bytes: kw_mpi_whead, then every string with its NUL
  * (attribute key, value, ..., input name, hash, ...). */
 static char *kw_mpi_pack(const kw_mpi_spec *s, size_t *len_out)
@@ -543,6 +552,7 @@ int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evalu
     p->iface.ctx = p;
     p->iface.eval = kw_mpi_eval;
     p->iface.predict = local->predict ? kw_mpi_predict : NULL;
+    p->iface.paired = local->paired ? kw_mpi_paired : NULL;
     p->t0 = kw_mpi_now_s();
     if (pthread_create(&p->tid, NULL, kw_mpi_dispatch, p) != 0) {
         rc = kw_error_set(KW_ENOMEM, "cannot start the MPI dispatcher thread");

@@ -485,53 +485,129 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     kw_x_end(x);
 }
 
+int kw_results_rival(const kw_runsum *rs, int shape, int *rank2, int *ties)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    *rank2 = 0;
+    *ties = 0;
+    if (s->n_ranked < 1 || !s->configs[s->ranked[0]].recheck)
+        return -1;
+    const char *pn = rs->metric_names[rs->primary];
+    /* the re-checked configurations in rank order (the top ones and the
+     * baseline, which may be ranked too), then the baseline if unranked */
+    int c1 = s->ranked[0], c2 = -1, r2 = 0;
+    double v1 = kw_val(rs, s->configs[c1].recheck, pn);
+    for (int r = 1; r <= s->n_ranked && c2 < 0; r++) {
+        int c = r < s->n_ranked ? s->ranked[r] : s->baseline;
+        if (c < 0 || c == c1 || !s->configs[c].recheck || (r == s->n_ranked && r2 < 0))
+            continue;
+        if (kw_val(rs, s->configs[c].recheck, pn) == v1) {
+            (*ties)++;
+            if (c == s->baseline)
+                r2 = -1; /* the baseline seen, ranked: not again */
+            continue;
+        }
+        c2 = c;
+        r2 = r < s->n_ranked ? r + 1 : 0;
+    }
+    *rank2 = c2 >= 0 ? r2 : 0;
+    return c2;
+}
+
+double kw_results_primary_p(const kw_runsum *rs)
+{
+    const char *pn = rs->metric_names[rs->primary];
+    return strcmp(pn, KW_METRIC_NAME(KW_M_P99_US)) == 0   ? 0.99
+           : strcmp(pn, KW_METRIC_NAME(KW_M_P95_US)) == 0 ? 0.95
+                                                          : 0.0;
+}
+
+int kw_results_paired_resolved(const kw_paired *v, double min_effect_pct)
+{
+    if (!isfinite(v->half) || !isfinite(v->a) || !(v->b > 0))
+        return 0;
+    return v->a - v->b + v->half < 0 && v->half / v->b * 100.0 <= min_effect_pct;
+}
+
+/* Who the rival is, in words. */
+static void kw_results_who(char *who, size_t n, const kw_rs_shape *s, int c2, int rank2)
+{
+    if (c2 == s->baseline)
+        snprintf(who, n, rank2 > 0 ? "the baseline (rank %d)" : "the baseline", rank2);
+    else
+        snprintf(who, n, "rank %d", rank2);
+}
+
+/* The paired verdict's note (kw_evidence_verdict's last comparison). */
+static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int shape, const char *who,
+                                  const char *tie, long final_n)
+{
+    const kw_paired *v = &rs->shapes[shape].verdict;
+    if (kw_results_paired_resolved(v, rs->limits.min_effect_pct))
+        return 1;
+    double d = v->a - v->b, half_pct = v->half / v->b * 100.0;
+    int p99 = kw_results_primary_p(rs) > 0.98;
+    char a[5][40], h[40], e[40], more[160] = "";
+    const double f[5] = {d, d - v->half, d + v->half, v->a, v->b};
+    for (int i = 0; i < 5; i++)
+        kw_sbuf_fmt_num(a[i], sizeof a[i], f[i], 1);
+    kw_sbuf_fmt_num(h, sizeof h, half_pct, 1);
+    kw_sbuf_fmt_num(e, sizeof e, rs->limits.min_effect_pct, 2);
+    if (v->samples > final_n)
+        snprintf(more, sizeof more, ", raised from the final re-check's %ld by doubling up to %ld", final_n,
+                 (long)KW_RESULTS_VERDICT_CAP);
+    int ahead = d + v->half < 0, behind = d - v->half > 0;
+    const char *why = behind ? "the interval lies above 0: at this sample rank 1 is the slower"
+                      : !ahead ? "the interval holds 0"
+                               : "rank 1 is ahead, but the difference is uncertain by more than the "
+                                 "effect the run must resolve";
+    snprintf(note, n,
+             "not resolved: paired on the same arrivals (%ld requests%s), rank 1 minus %s is %s us "
+             "[95%% interval %s, %s] on %s (rank 1 %s us, the rival %s us)%s: %s (half-width %s%% of the "
+             "rival's figure, the run's minimum effect %s%%): %s",
+             v->samples, more, who, a[0], a[1], a[2], p99 ? "p99" : "p95", a[3], a[4], tie, why, h, e,
+             ahead ? "read its gain with this margin"
+                   : "the simulation cannot rank these apart at this sample; read them as equal");
+    return 0;
+}
+
 /* Whether the final re-check resolves shape's ranking: rank 1 against its
- * rival, the best-ranked re-checked configuration whose re-checked primary
- * figure differs from rank 1's (configurations the simulation cannot tell
- * apart at all, e.g. through a knob that changes nothing, are equal, not
- * unresolved), else the baseline; on the primary percentile's 95% interval
- * at the final sample (kw_simci.h: honest under correlation). Not resolved
- * when the two intervals overlap, or when rank 1's half-width exceeds the
- * run's minimum effect (the sample cannot tell an effect of that size).
- * Returns 1 resolved, 0 not (why in note: figures and what to do), -1
- * unknown (no re-check of rank 1, no rival with a different figure, or a
- * primary without an interval). */
+ * rival (kw_results_rival), by the paired verdict when kw_evidence_verdict
+ * made one (kw_results_paired_resolved), else on the primary percentile's
+ * separate 95% intervals at the final sample (kw_simci.h: honest under
+ * correlation): not resolved when the two intervals overlap, or when rank
+ * 1's half-width exceeds the run's minimum effect (the sample cannot tell
+ * an effect of that size). Returns 1 resolved, 0 not (why in note: figures
+ * and what to do), -1 unknown (no re-check of rank 1, no rival with a
+ * different figure, or a primary without an interval). */
 static int kw_results_resolution(char *note, size_t n, const kw_runsum *rs, int shape)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
     note[0] = '\0';
-    if (s->n_ranked < 1 || !s->configs[s->ranked[0]].recheck)
+    int rank2, ties;
+    int c2 = kw_results_rival(rs, shape, &rank2, &ties);
+    double pp = kw_results_primary_p(rs);
+    if (c2 < 0 || !(pp > 0))
         return -1;
     const char *pn = rs->metric_names[rs->primary];
-    int p99 = strcmp(pn, KW_METRIC_NAME(KW_M_P99_US)) == 0;
-    if (!p99 && strcmp(pn, KW_METRIC_NAME(KW_M_P95_US)) != 0)
-        return -1;
-    /* the re-checked configurations in rank order (the top ones and the
-     * baseline, which may be ranked too), then the baseline if unranked */
-    int c1 = s->ranked[0], c2 = -1, rank2 = 0, ties = 0;
+    int p99 = pp > 0.98;
+    int c1 = s->ranked[0];
     const kw_metrics *m1 = s->configs[c1].recheck;
     double v1 = kw_val(rs, m1, pn);
-    for (int r = 1; r <= s->n_ranked && c2 < 0; r++) {
-        int c = r < s->n_ranked ? s->ranked[r] : s->baseline;
-        if (c < 0 || c == c1 || !s->configs[c].recheck || (r == s->n_ranked && rank2 < 0))
-            continue;
-        if (kw_val(rs, s->configs[c].recheck, pn) == v1) {
-            ties++;
-            if (c == s->baseline)
-                rank2 = -1; /* the baseline seen, ranked: not again */
-            continue;
-        }
-        c2 = c;
-        rank2 = r < s->n_ranked ? r + 1 : 0;
-    }
-    if (c2 < 0)
-        return -1;
+    char who[48];
+    kw_results_who(who, sizeof who, s, c2, rank2);
+    char tie[96] = "";
+    if (ties > 0)
+        snprintf(tie, sizeof tie, " (%d re-checked configuration%s ranked between ha%s rank 1's figure exactly)",
+                 ties, ties > 1 ? "s" : "", ties > 1 ? "ve" : "s");
+    double nreq = kw_val(rs, m1, KW_METRIC_NAME(KW_M_SAMPLES));
+    if (s->verdict_rival == c2 && isfinite(s->verdict.half))
+        return kw_results_paired_note(note, n, rs, shape, who, tie, (long)nreq);
     const char *lon, *hin;
     kw_primary_ci(rs, &lon, &hin);
     const kw_metrics *m2 = s->configs[c2].recheck;
     double lo1 = kw_val(rs, m1, lon), hi1 = kw_val(rs, m1, hin);
     double v2 = kw_val(rs, m2, pn), lo2 = kw_val(rs, m2, lon), hi2 = kw_val(rs, m2, hin);
-    double nreq = kw_val(rs, m1, KW_METRIC_NAME(KW_M_SAMPLES));
     if (!isfinite(v1) || !isfinite(v2) || !(hi1 > 0) || !(hi2 > 0) || !(v1 > 0))
         return -1;
     int overlap = lo1 <= hi2 && lo2 <= hi1;
@@ -545,19 +621,10 @@ static int kw_results_resolution(char *note, size_t n, const kw_runsum *rs, int 
         kw_sbuf_fmt_num(a[i], sizeof a[i], f[i], 1);
     kw_sbuf_fmt_num(h, sizeof h, half_pct, 1);
     kw_sbuf_fmt_num(e, sizeof e, rs->limits.min_effect_pct, 2);
-    char who[48];
-    if (c2 == s->baseline)
-        snprintf(who, sizeof who, rank2 > 0 ? "the baseline (rank %d)" : "the baseline", rank2);
-    else
-        snprintf(who, sizeof who, "rank %d", rank2);
     const char *why = overlap && wide ? "the intervals overlap, and rank 1's interval is wider than "
                                         "the effect the run must resolve"
                       : overlap         ? "the intervals overlap"
                                         : "rank 1's interval is wider than the effect the run must resolve";
-    char tie[96] = "";
-    if (ties > 0)
-        snprintf(tie, sizeof tie, " (%d re-checked configuration%s ranked between ha%s rank 1's figure exactly)",
-                 ties, ties > 1 ? "s" : "", ties > 1 ? "ve" : "s");
     snprintf(note, n,
              "not resolved: at the final re-check (%.0f requests) rank 1 has %s %s us [95%% interval "
              "%s, %s], %s %s us [%s, %s]%s: %s (rank 1's half-width %s%%, the run's minimum effect %s%%): "
@@ -992,6 +1059,12 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
     if (kw_results_resolution(note, sizeof note, rs, shape) == 0) {
         kw_x_attr(x, "ranking", KW_RESULTS_RANKING_UNRESOLVED);
         kw_x_attr(x, "ranking_note", note);
+    }
+    if (s->verdict_rival >= 0 && isfinite(s->verdict.half)) { /* the paired verdict's figures */
+        kw_x_id(x, "ranking_rival", s->configs[s->verdict_rival].id);
+        kw_x_num(x, "ranking_diff_us", s->verdict.a - s->verdict.b, 3);
+        kw_x_num(x, "ranking_half_us", s->verdict.half, 3);
+        kw_x_long(x, "ranking_requests", s->verdict.samples);
     }
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");

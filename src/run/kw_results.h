@@ -133,11 +133,43 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
 #define KW_RESULTS_EVIDENCE_PORTABILITY "portability"
 #define KW_RESULTS_SEARCH_STOPPED "stopped"
 /* <shape ranking=...>: the final re-check cannot tell rank 1 from its rival
- * (the best-ranked re-checked configuration with a different figure, else
- * the baseline) on the primary percentile's interval (overlap, or
- * a half-width over the minimum effect); ranking_note says it in words.
- * Absent: resolved, or no re-check to judge by. */
+ * (kw_results_rival). With a paired verdict (kw_evidence_verdict, the
+ * model's): the 95% interval of rank 1 minus the rival on the same arrivals
+ * reaches 0 or above, or its half-width is over the minimum effect
+ * (kw_results_paired_resolved). Without one (an evaluator that cannot pair,
+ * a continuous-batching shape, a noisy model): the two separate intervals
+ * of the primary percentile overlap, or rank 1's half-width is over the
+ * minimum effect. ranking_note says it in words. Absent: resolved, or no
+ * re-check to judge by. */
 #define KW_RESULTS_RANKING_UNRESOLVED "unresolved"
+
+/* Rank 1's rival in shape's final ranking: the best-ranked re-checked
+ * configuration whose re-checked primary figure differs from rank 1's
+ * (configurations the simulation cannot tell apart at all, e.g. through a
+ * knob that changes nothing, are equal, not rivals), else the baseline.
+ * Returns its configuration index, or -1 (no re-check of rank 1, no rival
+ * with a different figure); *rank2 its rank (0: the baseline, unranked),
+ * *ties the re-checked configurations passed over for an exact tie. */
+int kw_results_rival(const kw_runsum *rs, int shape, int *rank2, int *ties);
+
+/* The primary percentile as a probability (0.95 for p95_us, 0.99 for
+ * p99_us), 0 for any other primary (no interval to judge by). */
+double kw_results_primary_p(const kw_runsum *rs);
+
+/* Whether a paired comparison v (rank 1 = a, its rival = b) resolves the
+ * ranking: the 95% interval of a - b lies below 0 (rank 1 is better) and
+ * its half-width is at most min_effect_pct of the rival's figure (the gain
+ * is known to within the effect the run must resolve). 0 when v has no
+ * interval (half NAN). The one home of the rule: kw_evidence_verdict's
+ * sequence stops on it, the writer judges by it. */
+int kw_results_paired_resolved(const kw_paired *v, double min_effect_pct);
+
+/* The largest sample kw_evidence_verdict raises a comparison to: a shape
+ * still unresolved at the final re-check's sample is compared again at
+ * twice that, and so on, up to this many measured requests (the last step
+ * clipped to it). About one second of simulation per mapping on the bursty
+ * default decode shape (`knobwise eval --requests 1000000`: 0.38 s user). */
+#define KW_RESULTS_VERDICT_CAP 1000000L
 /* The evidence state the run folder's results.xml records (its root start
  * tag, which the writer puts at the file's start): *state "" when all of it
  * is there (or the file predates the attribute), KW_RESULTS_EVIDENCE_NONE or

@@ -107,6 +107,7 @@ int kw_runsum_shape(kw_runsum *rs, const char *name)
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
     s->baseline = s->final = -1;
+    s->verdict_rival = -1;
     return rs->n_shapes++;
 }
 

@@ -132,6 +132,12 @@ typedef struct kw_rs_shape {
     /* the pairing's pairs in journal order (a noisy run's; none otherwise) */
     int n_pairs, cap_pairs;
     kw_rs_pair *pairs;
+    /* kw_evidence_verdict: rank 1 against its rival (kw_results_rival) on
+     * common random numbers (kw_evaluator.paired), the last comparison of
+     * its sequence; verdict_rival -1 when none was made (no final evidence,
+     * an evaluator that cannot pair, no rival) */
+    int verdict_rival;
+    kw_paired verdict;
 } kw_rs_shape;
 
 /* What the run was, recorded for the reader. */

@@ -891,6 +891,7 @@ static void kw_bench_sub_init(kw_bench_sub *s, const kw_knobspace *full, const k
     s->iface.ctx = s;
     s->iface.eval = kw_bench_sub_eval;
     s->iface.predict = inner->predict ? kw_bench_sub_predict : NULL;
+    s->iface.paired = NULL; /* the inner evaluator's ctx, not this one's */
 }
 
 /* One engine run into a fresh journal under tmpdir; *j loaded afterwards. */
@@ -1183,6 +1184,7 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
     t->iface.ctx = t;
     t->iface.eval = kw_bench_tab_eval;
     t->iface.predict = ev->predict ? kw_bench_tab_predict : NULL;
+    t->iface.paired = NULL; /* the inner evaluator's ctx, not this one's */
     t->iface.noisy = 0;
     *out = t;
     return 0;
