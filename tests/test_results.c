@@ -1000,7 +1000,12 @@ Test(results, an_unresolved_final_ranking_is_said_in_words)
  *   shape 1, H 4: 4 sqrt(5000/n) <= 1.04 needs n >= 73,965: compared at
  *     5,000, 10,000, 20,000, 40,000, 80,000, resolved there;
  *   shape 2, H 100: needs n >= 4.6e7: doubled to 640,000, then 1,000,000
- *     (the cap), still unresolved: the interval there is -4 +- 7.07 us. */
+ *     (the cap), still unresolved: the interval there is -4 +- 7.07 us.
+ * Each shape's search is set to 10,000 evaluations of 500 requests (5e6
+ * simulated: more than the 2 x 2,275,000 the longest sequence costs). Then
+ * shape 2's search is set to 20 evaluations (10,000 requests): the first
+ * comparison (2 x 5,000) is made, the next (2 x 10,000 more) would exceed
+ * it: unresolved at 5,000 (-4 +- 100 us). */
 typedef struct pv_log { long n[3][16]; int calls[3]; } pv_log;
 
 static int pv_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p, long samples,
@@ -1029,14 +1034,18 @@ Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_dou
     for (int i = 0; i < SY_NSHAPES; i++) {
         set_recheck(&rs->shapes[i], 0, 100.0, 3.0); /* [97, 103] */
         set_recheck(&rs->shapes[i], 1, 104.0, 3.0); /* [100.88, 107.12]: overlaps */
+        rs->shapes[i].evals_total = 10000;
+        rs->shapes[i].configs[rs->shapes[i].ranked[0]].m.v[SYM_SAMPLES] = 500;
     }
     pv_log lg;
     memset(&lg, 0, sizeof lg);
     kw_evaluator ev;
     memset(&ev, 0, sizeof ev);
     ev.ctx = &lg;
+    ev.n_shapes = SY_NSHAPES;
+    ev.shape_names = sy_shape_names;
     ev.paired = pv_paired;
-    cr_assert_eq(kw_evidence_verdict(rs, &ev), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_evidence_verdict(rs, &ev, NULL), 0, "%s", kw_error_last());
     static const long want1[] = {5000, 10000, 20000, 40000, 80000};
     static const long want2[] = {5000, 10000, 20000, 40000, 80000, 160000, 320000, 640000, 1000000};
     cr_expect_eq(lg.calls[0], 1);
@@ -1071,7 +1080,8 @@ Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_dou
         } else {
             cr_expect_str_eq(r, "unresolved");
             cr_expect(strstr(note, "paired on the same arrivals (1000000 requests, raised from the final "
-                                   "re-check's 5000 by doubling up to 1000000)") &&
+                                   "re-check's 5000 by doubling, up to 1000000 and to the requests the "
+                                   "search simulated on this shape)") &&
                           strstr(note, "rank 1 minus rank 2 is -4.0 us [95% interval -11.1, 3.1]") &&
                           strstr(note, "the interval holds 0"),
                       "%s", note);
@@ -1083,6 +1093,14 @@ Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_dou
     }
     xmlFreeDoc(doc);
     free(xml);
+    /* a small search: one comparison */
+    rs->shapes[2].evals_total = 20;
+    memset(&lg, 0, sizeof lg);
+    cr_assert_eq(kw_evidence_verdict(rs, &ev, NULL), 0, "%s", kw_error_last());
+    cr_expect_eq(lg.calls[2], 1);
+    cr_expect_eq(lg.calls[1], 5, "the other shapes as before");
+    cr_expect_eq(rs->shapes[2].verdict.samples, 5000);
+    cr_expect_float_eq(rs->shapes[2].verdict.half, 100.0, 1e-9);
     kw_runsum_free(rs);
 }
 

@@ -127,7 +127,8 @@ static int kw_evcache_parse(kw_evc_ent *e, char *payload)
         if (!eq)
             return -1;
         *eq++ = '\0';
-        if (strcmp(tok, "e") == 0 && (eq[0] == KW_EVCACHE_FINAL || eq[0] == KW_EVCACHE_SEARCH) &&
+        if (strcmp(tok, "e") == 0 &&
+            (eq[0] == KW_EVCACHE_FINAL || eq[0] == KW_EVCACHE_SEARCH || eq[0] == KW_EVCACHE_VERDICT) &&
             eq[1] == '\0') {
             e->which = eq[0];
             have |= 1;
@@ -370,7 +371,13 @@ int kw_evcache_get(const kw_evcache *c, char which, int shape, const kw_cand *ca
 {
     if (!c || c->n == 0)
         return 0;
-    uint64_t id = kw_knobs_cand_id(c->ks, cand);
+    return kw_evcache_get_id(c, which, shape, kw_knobs_cand_id(c->ks, cand), m);
+}
+
+int kw_evcache_get_id(const kw_evcache *c, char which, int shape, uint64_t id, kw_metrics *m)
+{
+    if (!c || c->n == 0)
+        return 0;
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -396,6 +403,14 @@ void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
 {
     if (!c || c->failed[0] || c->read_only)
         return;
+    kw_evcache_put_id(c, which, shape, kw_knobs_cand_id(c->ks, cand), m, n_metrics);
+}
+
+void kw_evcache_put_id(kw_evcache *c, char which, int shape, uint64_t id, const kw_metrics *m,
+                       int n_metrics)
+{
+    if (!c || c->failed[0] || c->read_only)
+        return;
     if (c->ended) {
         /* an evaluation the finished evidence did not make (the evidence
          * asks for another set): the end record goes, and comes back at
@@ -409,8 +424,7 @@ void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
         c->crc = c->end_crc;
     }
     size_t start = c->pend.len;
-    kw_journal_buf_printf(&c->pend, "R e=%c s=%d id=%016llx m=", which, shape,
-                          (unsigned long long)kw_knobs_cand_id(c->ks, cand));
+    kw_journal_buf_printf(&c->pend, "R e=%c s=%d id=%016llx m=", which, shape, (unsigned long long)id);
     for (int i = 0; i < n_metrics && i < KW_METRIC_MAX; i++) {
         if (i)
             kw_journal_buf_printf(&c->pend, ",");

@@ -29,7 +29,11 @@
  *       one evaluation: e=f by the final evaluator (the re-checks: the
  *       space's final sample, the long thermal window), e=p by the search's
  *       (portability, neighbours); s= the evaluator's shape index, id= the
- *       configuration's id (kw_knobs_cand_id)
+ *       configuration's id (kw_knobs_cand_id); e=v a ranking verdict's
+ *       paired comparison (kw_evidence_verdict): id= its key (the two
+ *       configurations' ids and the sample, mixed), m=A,B,HALF,BATCHES,
+ *       SAMPLES (kw_paired; since 2026-12-07: an older build reads the
+ *       file up to the first such record and evaluates the rest again)
  *   F n=N
  *       the end record, last: the evidence phase finished (every
  *       evaluation made, the results written from them), N the R records
@@ -65,6 +69,7 @@
 #define KW_EVCACHE_FORMAT 2
 #define KW_EVCACHE_FINAL 'f'  /* the final evaluator's (re-checks) */
 #define KW_EVCACHE_SEARCH 'p' /* the search evaluator's (portability, neighbours) */
+#define KW_EVCACHE_VERDICT 'v' /* the ranking verdicts' paired comparisons (kw_evidence_verdict) */
 
 typedef struct kw_evcache kw_evcache;
 
@@ -92,6 +97,12 @@ int kw_evcache_get(const kw_evcache *c, char which, int shape, const kw_cand *ca
  * kw_evcache_sync. */
 void kw_evcache_put(kw_evcache *c, char which, int shape, const kw_cand *cand,
                     const kw_metrics *m, int n_metrics);
+
+/* kw_evcache_get and _put by a record id the caller makes (a paired
+ * comparison's key is no one configuration's id). */
+int kw_evcache_get_id(const kw_evcache *c, char which, int shape, uint64_t id, kw_metrics *m);
+void kw_evcache_put_id(kw_evcache *c, char which, int shape, uint64_t id, const kw_metrics *m,
+                       int n_metrics);
 
 /* Write and fsync what was put since the last sync. A failure gives the file
  * up for the rest of the run (said by kw_evcache_failed), never the run. */

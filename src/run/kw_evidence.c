@@ -17,6 +17,7 @@
 #include "kw_error.h"
 #include "kw_evcache.h"
 #include "kw_evidence.h"
+#include "kw_mix.h"
 #include "kw_netpath.h"
 #include "kw_results.h"
 
@@ -387,24 +388,71 @@ done:
     return rc;
 }
 
-int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev)
+/* One paired comparison of the verdict's sequence: from p's cache when kept
+ * there, else made (whole, without the deadline, when it is the first
+ * evidence evaluation this process keeps: kw_evidence_pool) and kept. */
+static int kw_evidence_pair(kw_paired *v, const kw_evaluator *ev, const kw_evidence_pool *p, int shape,
+                            double pq, const kw_cand *a, uint64_t ida, const kw_cand *b, uint64_t idb, long n)
 {
-    double p = kw_results_primary_p(rs);
-    if (!ev->paired || !(p > 0))
+    struct kw_evcache *cache = p ? p->cache : NULL;
+    uint64_t key = kw_mix_splitmix64(ida ^ kw_mix_splitmix64(idb ^ kw_mix_splitmix64((uint64_t)n)));
+    kw_metrics m;
+    if (kw_evcache_get_id(cache, KW_EVCACHE_VERDICT, shape, key, &m)) {
+        *v = (kw_paired){.a = m.v[0], .b = m.v[1], .half = m.v[2], .batches = (int)m.v[3],
+                         .samples = (long)m.v[4]};
+        return 0;
+    }
+    int whole = cache && p->deadline_s && *p->deadline_s > 0 && kw_evcache_added(cache) == 0;
+    double deadline = whole ? *p->deadline_s : 0;
+    if (whole)
+        *p->deadline_s = 0; /* no other thread reads it: the pool is idle */
+    int rc = ev->paired(ev->ctx, a, b, shape, pq, n, v);
+    if (whole) {
+        *p->deadline_s = deadline;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double past = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - deadline;
+        if (p->past_s)
+            *p->past_s = past > 0 ? past : 0;
+    }
+    if (rc != 0)
+        return rc;
+    memset(&m, 0, sizeof m);
+    m.v[0] = v->a;
+    m.v[1] = v->b;
+    m.v[2] = v->half;
+    m.v[3] = v->batches;
+    m.v[4] = (double)v->samples;
+    kw_evcache_put_id(cache, KW_EVCACHE_VERDICT, shape, key, &m, 5);
+    kw_evcache_sync(cache);
+    return 0;
+}
+
+int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p)
+{
+    double pq = kw_results_primary_p(rs);
+    if (!ev->paired || !(pq > 0))
         return 0;
     for (int i = 0; i < rs->n_shapes; i++) {
         kw_rs_shape *s = &rs->shapes[i];
         s->verdict_rival = -1;
         int rank2, ties, c2 = kw_results_rival(rs, i, &rank2, &ties);
-        if (c2 < 0)
+        int es = kw_evidence_shape(ev, s->name);
+        if (c2 < 0 || es < 0)
             continue;
-        const kw_rs_config *c1 = &s->configs[s->ranked[0]];
+        const kw_rs_config *c1 = &s->configs[s->ranked[0]], *cr = &s->configs[c2];
         double n0 = kw_runsum_value(rs, c1->recheck, KW_METRIC_NAME(KW_M_SAMPLES));
         if (!(n0 >= 1) || n0 > KW_RESULTS_VERDICT_CAP)
             continue;
+        /* what the search simulated on this shape: the extension's budget */
+        double budget = (double)s->evals_total * kw_runsum_value(rs, &c1->m, KW_METRIC_NAME(KW_M_SAMPLES));
+        double spent = 0;
         for (long n = (long)n0;; n = n > KW_RESULTS_VERDICT_CAP / 2 ? KW_RESULTS_VERDICT_CAP : 2 * n) {
+            if (n > (long)n0 && !(spent + 2.0 * (double)n <= budget))
+                break;
+            spent += 2.0 * (double)n;
             kw_paired v = {.half = NAN};
-            int rc = ev->paired(ev->ctx, &c1->cand, &s->configs[c2].cand, i, p, n, &v);
+            int rc = kw_evidence_pair(&v, ev, p, es, pq, &c1->cand, c1->id, &cr->cand, cr->id, n);
             if (rc == 1)
                 break; /* cannot pair these: the separate intervals judge */
             if (rc != 0)
@@ -428,7 +476,7 @@ int kw_evidence_run(kw_runsum *rs, const kw_evaluator *port_ev, const kw_evaluat
         return rc;
     if (final_ev && (rc = kw_evidence_recheck(rs, final_ev, KW_EVIDENCE_RECHECK_TOP, p)) != 0)
         return rc;
-    if (final_ev && (rc = kw_evidence_verdict(rs, final_ev)) != 0)
+    if (final_ev && (rc = kw_evidence_verdict(rs, final_ev, p)) != 0)
         return rc;
     /* none after an OFAT search (it evaluates every neighbour); an
      * interrupted run's files show what the journal has */

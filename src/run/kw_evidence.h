@@ -97,13 +97,22 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
  * against its rival (kw_results_rival) compared by ev->paired on common
  * random numbers at the final re-check's sample (rank 1's re-checked
  * `samples`); while that does not resolve it (kw_results_paired_resolved),
- * again at twice the sample, up to KW_RESULTS_VERDICT_CAP. The last
- * comparison is kept. Nothing for an evaluator without pairing (the shape
+ * again at twice the sample, up to KW_RESULTS_VERDICT_CAP, and only while
+ * the comparisons (2 n requests each) simulate no more requests in all than
+ * the shape's search did (evaluations x rank 1's search sample): the
+ * verdict never costs more than the search it judges (a 20-evaluation
+ * test run stays a test run; the default job's bursty shape, 2,430
+ * evaluations of 2,000 requests, reaches the cap). The last comparison is
+ * kept. Nothing for an evaluator without pairing (the shape
  * keeps the separate intervals' verdict), a shape it cannot pair, or a
- * primary other than p95/p99. Made on the calling thread, shape by shape:
- * a pure function of the run (same bytes at any thread count; a resume
- * makes it again, the same). Needs the re-checks (kw_evidence_recheck). */
-int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev);
+ * primary other than p95/p99. Made on the calling thread, shape by shape,
+ * in that order: a pure function of the run (same bytes at any thread
+ * count). With p's cache each comparison is kept as it ends (e=v records)
+ * and read back by a resume, and the first one not kept is made whole
+ * under a deadline as kw_evidence_pool says (so a short --time-limit still
+ * reaches the end over resumes); p may be NULL. Needs the re-checks
+ * (kw_evidence_recheck). KW_EINTERRUPTED when a comparison was stopped. */
+int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p);
 
 /* A run's evidence: the portability matrix by port_ev, and when final_ev is
  * given (a run's final results, not a rewrite of the results so far) the

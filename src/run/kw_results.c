@@ -554,8 +554,10 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
     kw_sbuf_fmt_num(h, sizeof h, half_pct, 1);
     kw_sbuf_fmt_num(e, sizeof e, rs->limits.min_effect_pct, 2);
     if (v->samples > final_n)
-        snprintf(more, sizeof more, ", raised from the final re-check's %ld by doubling up to %ld", final_n,
-                 (long)KW_RESULTS_VERDICT_CAP);
+        snprintf(more, sizeof more,
+                 ", raised from the final re-check's %ld by doubling, up to %ld and to the requests the "
+                 "search simulated on this shape",
+                 final_n, (long)KW_RESULTS_VERDICT_CAP);
     int ahead = d + v->half < 0, behind = d - v->half > 0;
     const char *why = behind ? "the interval lies above 0: at this sample rank 1 is the slower"
                       : !ahead ? "the interval holds 0"

@@ -167,8 +167,10 @@ int kw_results_paired_resolved(const kw_paired *v, double min_effect_pct);
 /* The largest sample kw_evidence_verdict raises a comparison to: a shape
  * still unresolved at the final re-check's sample is compared again at
  * twice that, and so on, up to this many measured requests (the last step
- * clipped to it). About one second of simulation per mapping on the bursty
- * default decode shape (`knobwise eval --requests 1000000`: 0.38 s user). */
+ * clipped to it), within the search's own simulated requests on the shape
+ * (kw_evidence_verdict). About 0.4 s of simulation per mapping on the
+ * bursty default decode shape (`knobwise eval --requests 1000000`: 0.38 s
+ * user). */
 #define KW_RESULTS_VERDICT_CAP 1000000L
 /* The evidence state the run folder's results.xml records (its root start
  * tag, which the writer puts at the file's start): *state "" when all of it
