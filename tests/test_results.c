@@ -117,6 +117,14 @@ static char *xpath_attr(xmlDocPtr doc, const char *xpath)
     return r ? r : strdup("");
 }
 
+/* Attribute attr of <shape name=shape> (xpath_attr: "" when absent). */
+static char *shape_attr(xmlDocPtr doc, const char *shape, const char *attr)
+{
+    char q[256];
+    snprintf(q, sizeof q, "/results/shape[@name='%s']/@%s", shape, attr);
+    return xpath_attr(doc, q);
+}
+
 Test(results, xml_is_valid_against_the_shipped_schema)
 {
     kw_runsum *rs = sy_run();
@@ -944,12 +952,9 @@ Test(results, an_unresolved_final_ranking_is_said_in_words)
     cr_assert(xsd_valid(xml, strlen(xml), err, sizeof err), "results.xml invalid: %s", err);
     xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
     cr_assert_not_null(doc);
-    char q[256];
     for (int i = 0; i < SY_NSHAPES; i++) {
-        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking", sy_shape_names[i]);
-        char *r = xpath_attr(doc, q);
-        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_note", sy_shape_names[i]);
-        char *note = xpath_attr(doc, q);
+        char *r = shape_attr(doc, sy_shape_names[i], "ranking");
+        char *note = shape_attr(doc, sy_shape_names[i], "ranking_note");
         cr_log_info("shape %s: ranking '%s' note '%s'", sy_shape_names[i], r, note);
         if (i == 2) {
             cr_expect_str_empty(r, "shape 2 is resolved");
@@ -1062,16 +1067,11 @@ Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_dou
     xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
     cr_assert_not_null(doc);
     static const char *const req[3] = {"5000", "80000", "1000000"};
-    char q[256];
     for (int i = 0; i < SY_NSHAPES; i++) {
-        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking", sy_shape_names[i]);
-        char *r = xpath_attr(doc, q);
-        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_note", sy_shape_names[i]);
-        char *note = xpath_attr(doc, q);
-        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_requests", sy_shape_names[i]);
-        char *n = xpath_attr(doc, q);
-        snprintf(q, sizeof q, "/results/shape[@name='%s']/@ranking_diff_us", sy_shape_names[i]);
-        char *d = xpath_attr(doc, q);
+        char *r = shape_attr(doc, sy_shape_names[i], "ranking");
+        char *note = shape_attr(doc, sy_shape_names[i], "ranking_note");
+        char *n = shape_attr(doc, sy_shape_names[i], "ranking_requests");
+        char *d = shape_attr(doc, sy_shape_names[i], "ranking_diff_us");
         cr_log_info("shape %d: ranking '%s' requests %s diff %s note '%s'", i, r, n, d, note);
         cr_expect_str_eq(n, req[i], "shape %d", i);
         cr_expect_str_eq(d, "-4.000", "shape %d", i);
