@@ -15,7 +15,7 @@
  *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
  *                   [--device-len N]
  *                   [--deaf-on K=V] [--stderr-flood N] [--escape FILE]
- *                   [--killed-once FILE] [--ramp]
+ *                   [--killed-once FILE] [--ramp] [--immortal]
  *   time of a config: 100 us + sum over its knobs of (FNV-1a("name=value") % 1000) / 10 us
  *   (--flat: 100 us for every config; --per-shape: each token hashed after
  *   the request's shape=NAME token, so each shape has its own best config);
@@ -42,6 +42,9 @@
  *   --killed-once FILE: on its first measure request while FILE does not
  *   exist, it creates FILE and SIGKILLs itself (as the OOM killer would): a
  *   crash the next worker started does not meet again.
+ *   --immortal: ignores SIGTERM and quit, and at the end of its input does not
+ *   exit but sleeps 120 s (a kernel process stuck on its device, or one that
+ *   breaks the protocol's "exit at end of input").
  */
 #include <math.h>
 #include <signal.h>
@@ -110,7 +113,7 @@ static long tw_int(const char *line, const char *key)
 int main(int argc, char **argv)
 {
     int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0,
-        ramp = 0;
+        ramp = 0, immortal = 0;
     double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
     unsigned long seed = 1;
     long die_after = -1, device_len = -1, flood = 0;
@@ -127,6 +130,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--exit-at-start")) exit_at_start = 1;
         else if (!strcmp(a, "--stderr")) to_stderr = 1;
         else if (!strcmp(a, "--ramp")) ramp = 1;
+        else if (!strcmp(a, "--immortal")) immortal = 1;
         else if (v && !strcmp(a, "--noise")) { noise = atof(v); i++; }
         else if (v && !strcmp(a, "--seed")) { seed = strtoul(v, NULL, 10); i++; }
         else if (v && !strcmp(a, "--drift")) { drift_pct = atof(v); i++; }
@@ -151,6 +155,8 @@ int main(int argc, char **argv)
     }
     if (exit_at_start)
         return 1;
+    if (immortal)
+        signal(SIGTERM, SIG_IGN);
     if (escape) {
         pid_t c = fork();
         if (c == 0) {
@@ -188,8 +194,11 @@ int main(int argc, char **argv)
     long served = 0;
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\n")] = '\0';
-        if (!strcmp(line, "quit"))
+        if (!strcmp(line, "quit")) {
+            if (immortal)
+                continue;
             break;
+        }
         if (strncmp(line, "measure ", 8) != 0) {
             printf("error id=0 reason=internal message=unknown request\n");
             continue;
@@ -291,5 +300,7 @@ int main(int argc, char **argv)
         served++;
     }
     gsl_rng_free(r);
+    if (immortal)
+        sleep(120);
     return 0;
 }

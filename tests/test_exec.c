@@ -799,6 +799,48 @@ Test(exec, sigterm_while_the_baselines_are_measured_stops_the_worker_and_writes_
     kw_tl_rmrf(dir);
 }
 
+/* A worker that ignores the end of its input and SIGTERM (kw_tworker
+ * --immortal, here hanging on the baseline) does not outlive a tune killed
+ * with SIGKILL: the guardian knobwise forks as the worker's process group
+ * leader kills the group once knobwise is gone. main's binary left the
+ * worker running (for 120 s here; for ever a kernel process that never reads
+ * its input), holding the device. The 20 s wait is a bound, not a speed. */
+Test(exec, a_worker_that_ignores_eof_and_sigterm_dies_with_a_killed_tune)
+{
+    KW_TL_HANG_GUARD(120);
+    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2400], run[1100], tag[1200];
+    slow_space(sp, sizeof sp, dir);
+    worker_cmd(cmd, sizeof cmd, "--immortal --hang-on qkv.tile_m=128");
+    snprintf(tag, sizeof tag, "KW_TEST_TAG=%s", dir);
+    snprintf(ev, sizeof ev, "exec:env %s %s", tag, cmd);
+    snprintf(run, sizeof run, "%s/run", dir);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
+    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
+                          NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    cr_assert_gt(pid, 0);
+    double until = kw_tl_now() + 30;
+    while (!tagged_processes(tag, 0) && kw_tl_now() < until)
+        usleep(10000);
+    int started = tagged_processes(tag, 0);
+    usleep(200000); /* the worker has its request: it hangs in it */
+    kill(pid, SIGKILL);
+    int timed_out = 0;
+    long rss;
+    int status = kw_tl_wait(pid, kw_tl_now() + 50, &timed_out, &rss);
+    close(efd);
+    close(ofd);
+    until = kw_tl_now() + 20;
+    while (tagged_processes(tag, 0) && kw_tl_now() < until)
+        usleep(10000);
+    int orphan = tagged_processes(tag, SIGKILL); /* none left behind, whatever the outcome */
+    cr_assert(started, "the worker never started");
+    cr_assert_eq(status, 128 + SIGKILL, "tune: exit %d", status);
+    cr_assert(!orphan, "the worker outlived the killed tune (%d process(es) left)", orphan);
+    kw_tl_rmrf(dir);
+}
+
 /* A measured run's evidence evaluates nothing (its portability and
  * re-checks come from the journal), so it keeps no RUN/evidence. main's
  * binary left one holding only its header line. */

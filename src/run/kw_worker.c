@@ -17,6 +17,24 @@
  *   capture pipe open after knobwise exited, and the caller waited) or the
  *   log file itself (a worker flooding stderr filled the disk, the journal's
  *   next write failed, and every resume filled it again).
+ * - The worker dies with knobwise (Linux): the process knobwise forks is a
+ *   small guardian, the process group's leader, which forks /bin/sh -c CMD and
+ *   waits. It asks the kernel (prctl PR_SET_PDEATHSIG) for a signal when its
+ *   parent goes and then checks getppid(): if knobwise died (SIGKILL, the OOM
+ *   killer) it kills its whole group, the worker and whatever the worker
+ *   started in it. Why not PR_SET_PDEATHSIG on the worker itself: the death
+ *   signal is cleared at fork, so it reaches /bin/sh only (dash 0.5.12 does not
+ *   exec the last command of `sh -c`: the kernel process a worker runs is a
+ *   grandchild), and it follows the THREAD that forked (workers are started
+ *   from evaluation threads, which end before the process does): the
+ *   guardian tells the two apart by getppid() (a thread's end leaves the
+ *   process as its parent). The death signal survives execve (the guardian
+ *   does not exec) but is cleared by a set-user-ID program's exec or a change
+ *   of credentials; processes that leave the group (setsid) are not reached:
+ *   the protocol asks a worker to exit at the end of its input (README, Stop).
+ *   The guardian passes the worker's exit status or signal on as its own, so
+ *   knobwise reads it as before. Measured with a worker that ignores EOF and
+ *   SIGTERM: main left it running after `kill -9` of tune.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,11 +43,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "kw_error.h"
 #include "kw_worker.h"
@@ -304,6 +326,111 @@ static int kw_w_get(const char *line, const char *key, char *out, size_t cap)
     return 0;
 }
 
+/* In the forked child (async-signal-safe calls only): exec /bin/sh -c cmd. */
+static void kw_w_exec(const char *cmd, char **envp)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    char *argv[] = {(char *)"sh", (char *)"-c", (char *)cmd, NULL};
+    execve("/bin/sh", argv, envp);
+    _exit(127);
+}
+
+#ifdef PR_SET_PDEATHSIG
+#define KW_WORKER_PDEATH_SIG SIGUSR1 /* the guardian's "parent gone" signal (blocked, waited for) */
+
+/* Make the guardian's own death say what the worker's said: its exit status,
+ * or its signal (raised again with the default action, no core file). */
+static void kw_w_guard_mirror(int st)
+{
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    int sig = WTERMSIG(st);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig); /* a signal whose default is to go on (SIGCHLD, SIGUSR1 blocked) */
+}
+#endif
+
+/* The forked child, leader of the worker's process group (see the file's
+ * comment): start the worker, wait for it, and kill the group when knobwise
+ * (parent) has died. Async-signal-safe calls only; never returns. Without
+ * PR_SET_PDEATHSIG (not Linux): exec the worker directly. */
+static void kw_w_guard(const char *cmd, char **envp, pid_t parent)
+{
+#ifdef PR_SET_PDEATHSIG
+    /* knobwise's handlers (SIGTERM, SIGINT, SIGHUP) are not the guardian's;
+     * ignored signals stay ignored for the worker (nohup) */
+    int chld_ignored = 0;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0)
+            continue;
+        if (sig == SIGCHLD && sa.sa_handler == SIG_IGN)
+            chld_ignored = 1; /* SIG_IGN would reap the worker for us */
+        if (sa.sa_handler != SIG_IGN || sig == SIGCHLD) {
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            sigaction(sig, &dfl, NULL);
+        }
+    }
+    sigset_t watch;
+    sigemptyset(&watch);
+    sigaddset(&watch, SIGCHLD);
+    sigaddset(&watch, KW_WORKER_PDEATH_SIG);
+    sigprocmask(SIG_SETMASK, &watch, NULL);
+    /* the signal follows the thread that forked; checked against the
+     * process below. The check after prctl closes the race with a parent
+     * that died before it. */
+    if (prctl(PR_SET_PDEATHSIG, KW_WORKER_PDEATH_SIG) != 0)
+        kw_w_exec(cmd, envp); /* no guardian possible: the worker as before */
+    if (getppid() != parent)
+        _exit(1);
+    (void)prctl(PR_SET_NAME, "knobwise-guard");
+    pid_t b = fork(); /* single-threaded here: glibc reset its locks at our fork */
+    if (b < 0) {
+        static const char msg[] = "knobwise: cannot fork the worker\n";
+        ssize_t wr = write(2, msg, sizeof msg - 1);
+        (void)wr;
+        _exit(1);
+    }
+    if (b == 0) {
+        if (chld_ignored) {
+            struct sigaction ign = {.sa_handler = SIG_IGN};
+            sigaction(SIGCHLD, &ign, NULL);
+        }
+        kw_w_exec(cmd, envp);
+    }
+    /* the channel and the stderr pipe are the worker's alone: its EOF is
+     * knobwise's, as without a guardian */
+    close(0);
+    close(1);
+    close(2);
+    for (;;) {
+        int sig = sigwaitinfo(&watch, NULL);
+        if (sig == KW_WORKER_PDEATH_SIG) {
+            if (getppid() == parent)
+                continue; /* only the thread that started us ended */
+            kill(0, SIGKILL); /* knobwise is gone: the group, this process too */
+            _exit(1);
+        }
+        int st;
+        if (sig == SIGCHLD && waitpid(b, &st, WNOHANG) == b)
+            kw_w_guard_mirror(st);
+    }
+#else
+    (void)parent;
+    kw_w_exec(cmd, envp);
+#endif
+}
+
 int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
 {
     *out = NULL;
@@ -358,6 +485,7 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
             close(ep[i]);
             ep[i] = nfd;
         }
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         rc = kw_error_set(KW_EIO, "worker '%s': cannot fork: %s", o->cmd, strerror(errno));
@@ -372,12 +500,7 @@ int kw_worker_start(kw_worker **out, const kw_worker_opts *o)
         /* nothing of knobwise's but stdin, stdout and stderr (a journal or
          * another worker's channel opened without O_CLOEXEC stays ours) */
         close_range(3, ~0U, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        char *argv[] = {(char *)"sh", (char *)"-c", (char *)o->cmd, NULL};
-        execve("/bin/sh", argv, envp);
-        _exit(127);
+        kw_w_guard(o->cmd, envp, parent);
     }
     setpgid(pid, pid); /* both sides set it: no race with an early kill */
     w->pid = pid;
