@@ -399,8 +399,7 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothin
 /* The claim's evidence and disproof criteria as results.xml states them
  * (the numbers as the file spells them): the re-check at the final sample of
  * the recommendation and the baseline, then each criterion. */
-static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c, const kw_rollback *lim,
-                           const kw_metrics *m)
+static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
 {
     const char *pn = rs->metric_names[rs->primary];
     const kw_results_recheck *a = &c->rec, *b = &c->base;
@@ -424,31 +423,30 @@ static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c, const
         else
             printf("            long-window p99 %s us, throttle %s%%\n", a->long_p99_us,
                    a->throttle_pct);
-        /* the ceilings come from the search's sample; a bursty shape's tail
-         * at the final sample can lie above them: its own evidence then
-         * meets the disproof criterion "after rollout, p95 above ..." */
+        /* the file's own ceilings below its re-check: a results.xml written
+         * by a knobwise before stop 42 (ceilings from the search's sample; a
+         * bursty shape's tail at the final sample can lie far above them) or
+         * edited: deployed with them the mapping meets its own disproof
+         * criterion "after rollout, p95 above ..." */
         double r95 = strtod(a->p95_us, NULL), r99 = strtod(a->p99_us, NULL);
-        int over95 = r95 > lim->p95_ceiling_us, over99 = r99 > lim->p99_ceiling_us;
+        double c95 = c->p95_ceiling[0] ? strtod(c->p95_ceiling, NULL) : NAN;
+        double c99 = c->p99_ceiling[0] ? strtod(c->p99_ceiling, NULL) : NAN;
+        int over95 = r95 > c95, over99 = r99 > c99;
         if (over95 || over99) {
-            int is = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES));
-            double n = is >= 0 ? m->v[is] : NAN;
-            char sample[64] = "";
-            if (isfinite(n) && n > 0)
-                snprintf(sample, sizeof sample, " (%.0f requests)", n);
-            char what[4 * KW_RESULTS_RECHECK_TEXT];
+            char what[6 * KW_RESULTS_RECHECK_TEXT];
             if (over95 && over99)
-                snprintf(what, sizeof what, "p95 %s us and p99 %s us are above the rollback "
-                         "ceilings %.3f us and %.3f us", a->p95_us, a->p99_us, lim->p95_ceiling_us,
-                         lim->p99_ceiling_us);
+                snprintf(what, sizeof what, "p95 %s us and p99 %s us are above the file's rollback "
+                         "ceilings %s us and %s us", a->p95_us, a->p99_us, c->p95_ceiling,
+                         c->p99_ceiling);
             else
-                snprintf(what, sizeof what, "%s %s us is above the rollback ceiling %.3f us",
+                snprintf(what, sizeof what, "%s %s us is above the file's rollback ceiling %s us",
                          over95 ? "p95" : "p99", over95 ? a->p95_us : a->p99_us,
-                         over95 ? lim->p95_ceiling_us : lim->p99_ceiling_us);
-            printf("  WARNING: at the re-check its %s: the ceilings come from the search's "
-                   "sample%s, so deployed as it is the mapping meets its own disproof criterion; "
-                   "read the re-check's figures, or tune with more requests per evaluation "
-                   "(--requests N, or the space's sim_requests)\n", what,
-                   sample);
+                         over95 ? c->p95_ceiling : c->p99_ceiling);
+            printf("  WARNING: at the re-check its %s: results.xml was written by an older knobwise, "
+                   "which took the ceilings from the search's sample (or edited), so a runtime "
+                   "watching them rolls the mapping back on its own evidence; the watch line above "
+                   "is derived from the re-check: rewrite the results with knobwise tune --resume "
+                   "on the run folder\n", what);
         }
     } else if (a->present && a->not_measured[0]) {
         printf("  evidence: not re-checked: %s\n", a->not_measured);
@@ -526,7 +524,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                (unsigned long long)(s->baseline >= 0 ? s->configs[s->baseline].id : 0),
                rb.p95_ceiling_us, rb.p99_ceiling_us);
         if (claim)
-            kw_print_claim(rs, claim, &rb, &x->m);
+            kw_print_claim(rs, claim);
     } else if (!x->use_baseline) {
         /* borrowed: the source shape's rollback and claim do not carry over;
          * the baseline here is what runs without the mapping */
@@ -735,6 +733,11 @@ int kw_cli_recommend(int argc, char **argv)
     int rc = kw_run_open(&r, argv[optind], &ro);
     if (rc != 0)
         return kw_cli_fail("recommend", rc);
+    /* results.xml's re-check: the ceilings and criteria derived below are the file's */
+    if ((rc = kw_results_recheck_load(r->rs, r->dir)) != 0) {
+        kw_rundir_free(r);
+        return kw_cli_fail("recommend", rc);
+    }
     int status = 0;
     if (r->inputs_changed)
         fprintf(stderr, "knobwise recommend: warning: %s\n", r->inputs_msg);

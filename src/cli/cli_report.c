@@ -88,6 +88,11 @@ int kw_cli_report(int argc, char **argv)
     int rc = kw_run_open(&r, dir, &ro);
     if (rc != 0)
         return kw_cli_fail("report", rc);
+    /* results.xml's re-check: the rollback ceilings and criteria are the file's */
+    if ((rc = kw_results_recheck_load(r->rs, r->dir)) != 0) {
+        kw_rundir_free(r);
+        return kw_cli_fail("report", rc);
+    }
     if (r->inputs_missing) {
         fprintf(stderr, "knobwise report: %s; writing the report without portability\n",
                 r->inputs_msg);

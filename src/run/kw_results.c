@@ -24,7 +24,9 @@
  *   never %g, and no timestamps: the same run gives byte-identical files.
  * - The rollback boundary is derived here from the evidence: ceilings are the
  *   measured percentile plus the larger of its interval and the run's minimum
- *   effect, capped at the baseline (worse than the baseline means roll back).
+ *   effect, capped at the baseline (worse than the baseline means roll back);
+ *   measured at the final re-check where the evidence made one (its larger
+ *   sample), else in the search.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -151,8 +153,17 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     if (out->parent < 0)
         out->parent = config;
 
-    const kw_metrics *m = &kw_cfg(rs, shape, config)->m;
-    const kw_metrics *bm = s->baseline >= 0 ? &kw_cfg(rs, shape, s->baseline)->m : NULL;
+    /* The final re-check's figures where the evidence made one (a larger
+     * sample than the search's: on a bursty shape the search's tail can lie
+     * far below it, and ceilings from it would be broken by the run's own
+     * evidence), else the search's. The baseline's from the same source, so
+     * the cap and the claim compare like with like. */
+    const kw_rs_config *cc = kw_cfg(rs, shape, config);
+    const kw_rs_config *bc = s->baseline >= 0 ? kw_cfg(rs, shape, s->baseline) : NULL;
+    int rechecked = cc->recheck && (!bc || bc->recheck);
+    const kw_metrics *m = rechecked ? cc->recheck : &cc->m;
+    const kw_metrics *bm = bc ? (rechecked ? bc->recheck : &bc->m) : NULL;
+    const char *measured = rechecked ? "re-checked" : "measured";
     double p95 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P95_US)), p99 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P99_US));
     double b95 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P95_US)) : NAN, b99 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P99_US)) : NAN;
     double prim = m->v[rs->primary];
@@ -172,7 +183,7 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     out->p95_ceiling_us = p95 * (1.0 + out->margin_pct / 100.0);
     kw_sbuf_fmt_num(a, sizeof a, p95, 3);
     kw_sbuf_fmt_num(b, sizeof b, out->margin_pct, 2);
-    snprintf(out->p95_basis, sizeof out->p95_basis, "measured %s us + %s%% (%s)", a, b, why);
+    snprintf(out->p95_basis, sizeof out->p95_basis, "%s %s us + %s%% (%s)", measured, a, b, why);
     if (isfinite(b95) && p95 < b95 && out->p95_ceiling_us > b95) {
         out->p95_ceiling_us = b95;
         kw_sbuf_fmt_num(c, sizeof c, b95, 3);
@@ -181,7 +192,7 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     }
     out->p99_ceiling_us = p99 * (1.0 + out->margin_pct / 100.0);
     kw_sbuf_fmt_num(a, sizeof a, p99, 3);
-    snprintf(out->p99_basis, sizeof out->p99_basis, "measured %s us + %s%% (%s)", a, b, why);
+    snprintf(out->p99_basis, sizeof out->p99_basis, "%s %s us + %s%% (%s)", measured, a, b, why);
     if (isfinite(b99) && p99 < b99 && out->p99_ceiling_us > b99) {
         out->p99_ceiling_us = b99;
         kw_sbuf_fmt_num(c, sizeof c, b99, 3);
@@ -195,11 +206,14 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
     }
 
     double samples = kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES));
-    if (rs->limits.final_requests > 0)
+    if (rechecked && isfinite(samples) && samples > 0)
+        out->requests = lround(samples);
+    else if (rs->limits.final_requests > 0)
         out->requests = rs->limits.final_requests;
     else if (isfinite(samples) && samples > 0)
         out->requests = lround(samples);
     out->claimed_pct = bm ? kw_pct(prim, bm->v[rs->primary]) : NAN;
+    out->baseline_us = bm ? bm->v[rs->primary] : NAN;
 
     if (rs->port && kw_runsum_winner(rs, shape) == config) {
         int pi = rs->primary;
@@ -459,6 +473,25 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     "a measured run shows no figure measured outside its journal; the pairing (--pair) "       \
     "re-measures the recommendation beside its neighbours"
 
+/* The figures a <recheck> shows, each with its metric's decimals. */
+static const int kw_recheck_shown[] = {
+    KW_M_SAMPLES,      KW_M_P50_US,      KW_M_P95_US,       KW_M_P99_US,        KW_M_P999_US,
+    KW_M_P_CI_LO_US,   KW_M_P_CI_HI_US,  KW_M_P99_CI_LO_US, KW_M_P99_CI_HI_US,  KW_M_LONG_P99_US,
+    KW_M_THROTTLE_PCT, KW_M_STEADY_TEMP_C, KW_M_CONTENTION_PCT};
+
+void kw_results_recheck_round(const kw_runsum *rs, kw_metrics *m)
+{
+    for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
+        const kw_metric_info *mi = &kw_metric_table[kw_recheck_shown[i]];
+        int k = kw_runsum_metric(rs, mi->name);
+        char t[64];
+        if (k < 0 || !isfinite(m->v[k]))
+            continue;
+        kw_sbuf_fmt_num(t, sizeof t, m->v[k], mi->decimals);
+        m->v[k] = strtod(t, NULL); /* what kw_results_recheck_load reads back */
+    }
+}
+
 static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
 {
     if (c->recheck_unmeasured) { /* a measured run's (kw_evidence_recheck) */
@@ -470,13 +503,9 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     if (!c->recheck)
         return;
     const kw_metrics *m = c->recheck;
-    static const int shown[] = {KW_M_SAMPLES,      KW_M_P50_US,       KW_M_P95_US,    KW_M_P99_US,
-                                KW_M_P999_US,      KW_M_P_CI_LO_US,   KW_M_P_CI_HI_US, KW_M_P99_CI_LO_US,
-                                KW_M_P99_CI_HI_US, KW_M_LONG_P99_US,  KW_M_THROTTLE_PCT,
-                                KW_M_STEADY_TEMP_C, KW_M_CONTENTION_PCT};
     kw_x_start(x, "recheck");
-    for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
-        const kw_metric_info *mi = &kw_metric_table[shown[i]];
+    for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
+        const kw_metric_info *mi = &kw_metric_table[kw_recheck_shown[i]];
         double v = kw_val(rs, m, mi->name);
         if (isfinite(v))
             kw_x_num(x, mi->name, v, mi->decimals);
@@ -738,8 +767,7 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
         snprintf(req, sizeof req, "the run's sample size");
     kw_sbuf_fmt_num(a, sizeof a, l->min_effect_pct, 2);
     kw_sbuf_fmt_num(b, sizeof b, isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 2);
-    kw_sbuf_fmt_num(c, sizeof c,
-                    s->baseline >= 0 ? s->configs[s->baseline].m.v[rs->primary] : NAN, 3);
+    kw_sbuf_fmt_num(c, sizeof c, rb.baseline_us, 3);
     if (changed > 0)
         snprintf(t, sizeof t,
                  "re-measured on shape %s with %s, the %s improvement over the baseline (%s us) is "
@@ -1438,6 +1466,16 @@ int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char
             }
         } else if (depth == 3 && in && xmlStrEqual(el, BAD_CAST "recheck")) {
             kw_results_recheck_attrs(in == 1 ? &out->base : &out->rec, rd);
+        } else if (depth == 4 && in == 2 && xmlStrEqual(el, BAD_CAST "watch")) {
+            xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guard");
+            char *dst = !g ? NULL
+                        : xmlStrEqual(g, BAD_CAST "p95_ceiling") ? out->p95_ceiling
+                        : xmlStrEqual(g, BAD_CAST "p99_ceiling") ? out->p99_ceiling : NULL;
+            xmlChar *max = dst ? xmlTextReaderGetAttribute(rd, BAD_CAST "max") : NULL;
+            if (max)
+                snprintf(dst, KW_RESULTS_RECHECK_TEXT, "%s", (const char *)max);
+            xmlFree(max);
+            xmlFree(g);
         } else if (depth == 5 && in == 2 && xmlStrEqual(el, BAD_CAST "criterion")) {
             xmlChar *t = xmlTextReaderReadString(rd);
             if (t) {
@@ -1453,6 +1491,80 @@ int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char
     kw_results_reader_close(rd, fd, &quiet);
     if (rc != 0)
         kw_results_claim_free(out);
+    return rc;
+}
+
+int kw_results_recheck_load(kw_runsum *rs, const char *run_dir)
+{
+    int rc = 0, fd = -1, si = -1, ci = -1;
+    kw_xml_catch quiet;
+    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
+    int ret = rd ? xmlTextReaderRead(rd) : -1;
+    while (ret == 1 && rc == 0) {
+        int depth = xmlTextReaderDepth(rd);
+        const xmlChar *el = xmlTextReaderConstLocalName(rd);
+        if (xmlTextReaderNodeType(rd) != XML_READER_TYPE_ELEMENT) {
+            ret = xmlTextReaderRead(rd);
+            continue;
+        }
+        if (depth == 1) { /* a shape of rs's, else skipped whole */
+            xmlChar *name = xmlStrEqual(el, BAD_CAST "shape")
+                                ? xmlTextReaderGetAttribute(rd, BAD_CAST "name") : NULL;
+            si = name ? kw_runsum_find_shape(rs, (const char *)name) : -1;
+            xmlFree(name);
+            if (si < 0) {
+                ret = xmlTextReaderNext(rd);
+                continue;
+            }
+        } else if (depth == 2) { /* its baseline or a listed config, by id */
+            ci = -1;
+            if (xmlStrEqual(el, BAD_CAST "baseline") || xmlStrEqual(el, BAD_CAST "config")) {
+                xmlChar *id = xmlTextReaderGetAttribute(rd, BAD_CAST "id");
+                char *end = NULL;
+                unsigned long long v = id ? strtoull((const char *)id, &end, 16) : 0;
+                if (id && end && *end == '\0' && end - (const char *)id == 16)
+                    ci = kw_runsum_find_config(rs, si, (uint64_t)v);
+                xmlFree(id);
+            }
+            if (ci < 0) {
+                ret = xmlTextReaderNext(rd);
+                continue;
+            }
+        } else if (depth == 3 && ci >= 0 && xmlStrEqual(el, BAD_CAST "recheck")) {
+            kw_rs_config *c = &rs->shapes[si].configs[ci];
+            xmlChar *nm = xmlTextReaderGetAttribute(rd, BAD_CAST "not_measured");
+            if (nm && !c->recheck)
+                c->recheck_unmeasured = 1;
+            xmlFree(nm);
+            if (!nm && !c->recheck) {
+                kw_metrics *m = malloc(sizeof *m);
+                if (!m) {
+                    rc = kw_error_set(KW_ENOMEM, "out of memory reading the re-checks");
+                    break;
+                }
+                memset(m, 0, sizeof *m);
+                for (int k = 0; k < KW_METRIC_MAX; k++)
+                    m->v[k] = NAN;
+                for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
+                    const char *mn = kw_metric_table[kw_recheck_shown[i]].name;
+                    int k = kw_runsum_metric(rs, mn);
+                    xmlChar *t = k >= 0 ? xmlTextReaderGetAttribute(rd, BAD_CAST mn) : NULL;
+                    char *end = NULL;
+                    double v = t ? strtod((const char *)t, &end) : NAN;
+                    if (t && end && *end == '\0')
+                        m->v[k] = v;
+                    xmlFree(t);
+                }
+                xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guards");
+                if (g && !xmlStrEqual(g, BAD_CAST "pass"))
+                    snprintf(m->guards, sizeof m->guards, "%s", (const char *)g);
+                xmlFree(g);
+                c->recheck = m;
+            }
+        }
+        ret = xmlTextReaderRead(rd);
+    }
+    kw_results_reader_close(rd, fd, &quiet);
     return rc;
 }
 

@@ -96,6 +96,7 @@ typedef struct kw_rollback {
     double margin_pct;          /* evidence margin used for the ceilings */
     long requests;              /* re-measure with this many requests (0 = unknown) */
     double claimed_pct;         /* primary change against the baseline (negative = faster) */
+    double baseline_us;         /* the baseline's primary figure it is claimed against (NAN: none) */
     int n_worse;                /* shapes where the winner is worse than their baseline */
     int worse[64];
     int n_unmeasured;           /* shapes a measured run's journal has no figure of it on */
@@ -213,10 +214,25 @@ typedef struct kw_results_claim {
     int recommended; /* ... with a recommended configuration */
     int unresolved;  /* ... and ranking="unresolved" (KW_RESULTS_RANKING_UNRESOLVED) */
     kw_results_recheck rec, base;
+    /* the recommendation's rollback <watch> p95_ceiling/p99_ceiling max, "" where absent */
+    char p95_ceiling[KW_RESULTS_RECHECK_TEXT], p99_ceiling[KW_RESULTS_RECHECK_TEXT];
     kw_sbuf criteria;
     int n_criteria;
 } kw_results_claim;
 int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char *shape);
+/* The final re-check's figures run_dir's results.xml states (each <recheck>
+ * of a shape's baseline and listed configs, the figures as the file spells
+ * them) into rs's configurations (configs[].recheck, recheck_unmeasured),
+ * for a command that reads a run folder: the rollback ceilings and disproof
+ * criteria it derives (kw_results_rollback) are then the file's, since tune
+ * keeps its re-check at the file's decimals (kw_evidence_recheck).
+ * Configurations that already have one, shapes or ids rs lacks, and a
+ * missing or unreadable file are left as they are. Returns 0 or KW_ENOMEM. */
+int kw_results_recheck_load(kw_runsum *rs, const char *run_dir);
+/* Rounds a re-check's figures to the decimals results.xml writes them with
+ * (kw_evidence_recheck, as it stores them), so what tune derives from them
+ * and what a reader derives from the file (kw_results_recheck_load) agree. */
+void kw_results_recheck_round(const kw_runsum *rs, kw_metrics *m);
 void kw_results_claim_free(kw_results_claim *c);
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);
 int kw_results_ranked_csv(kw_sbuf *out, const kw_runsum *rs);
