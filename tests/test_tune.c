@@ -556,6 +556,11 @@ Test(tune, the_resume_command_it_prints_is_one_shell_word_for_the_folder)
     cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
     cr_assert(strstr(r.err, "continue with: knobwise tune --resume 'my run;x'"), "%s", r.err);
     kw_tl_free(&r);
+    /* recommend's warning about the stopped run gives the same command (main:
+     * "`knobwise tune --resume my run;x` finishes it") */
+    r = kw_tl_run(&o, bin(), "recommend", "my run;x", "--all", "-o", "-", NULL);
+    cr_assert(strstr(r.err, "`knobwise tune --resume 'my run;x'` finishes it"), "%s", r.err);
+    kw_tl_free(&r);
     rmrf(d);
 }
 
@@ -950,6 +955,17 @@ Test(tune, the_evidence_file_says_whether_the_evidence_phase_ended)
                  r.out, r.err);
     cr_assert(strstr(r.out, "end record") || strstr(r.err, "end record"), "%s%s", r.out, r.err);
     kw_tl_free(&r);
+    /* ... its advice names the folder as one shell word (main printed
+     * `knobwise tune --resume my run;x`, which runs x when pasted) */
+    char moved[4300];
+    snprintf(moved, sizeof moved, "%s/my run;x", d);
+    cr_assert_eq(rename(run, moved), 0);
+    r = kw_tl_run(&o, bin(), "verify", "my run;x", NULL);
+    cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "`knobwise tune --resume 'my run;x'` writes it again"), "%s%s",
+              r.out, r.err);
+    kw_tl_free(&r);
+    cr_assert_eq(rename(moved, run), 0);
 
     /* a resume of the finished run cuts the end record before it rewrites
      * results.xml (--results-every: the portability matrix alone), so a kill

@@ -127,11 +127,17 @@ static int kw_rec_warn_stopped(const kw_rundir *r, int only)
     int missing = kw_rec_evidence_missing(why, sizeof why, r);
     /* a run tune is writing now (it holds the lock) is not stopped: not yet finished */
     int live = r->in_progress;
-    char fix[KW_PATH_MAX + 64];
+    /* the command as a user would paste it: the folder one shell word
+     * (kw_sbuf_shell; "my run;x" printed as it was ran x when pasted) */
+    kw_sbuf w = {0};
+    kw_sbuf_shell(&w, r->dir);
+    char fix[2 * KW_PATH_MAX + 64];
     if (live)
         snprintf(fix, sizeof fix, "ask again when the run has finished");
     else
-        snprintf(fix, sizeof fix, "`knobwise tune --resume %s` finishes it", r->dir);
+        snprintf(fix, sizeof fix, "`knobwise tune --resume %s` finishes it",
+                 kw_sbuf_status(&w) == 0 ? kw_sbuf_cstr(&w) : r->dir);
+    kw_sbuf_free(&w);
     if (missing)
         fprintf(stderr, "knobwise recommend: warning: %s: the run %s (%s): no re-check at the "
                 "final sample and long thermal window, no portability matrix, and without them "

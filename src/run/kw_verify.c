@@ -548,10 +548,14 @@ static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
     free(xdisk);
     if (rc == 0 && held && strncmp(held, "every piece", 11) != 0 &&
         kw_evcache_read_ended(r->dir) == 1) {
+        kw_sbuf w = {0}; /* the folder one shell word in the command to paste */
+        kw_sbuf_shell(&w, r->dir);
         rc = kw_error_set(KW_ECORRUPT, "%s:1: holds %s, but %s/%s ends with the end record of a "
                           "finished evidence phase (a stopped run's results.xml in a finished "
                           "run's folder?); `knobwise tune --resume %s` writes it again", xp, held,
-                          r->dir, KW_RUNFOLDER_EVIDENCE, r->dir);
+                          r->dir, KW_RUNFOLDER_EVIDENCE,
+                          kw_sbuf_status(&w) == 0 ? kw_sbuf_cstr(&w) : r->dir);
+        kw_sbuf_free(&w);
         kw_sbuf_printf(log, "FAIL results.xml: %s\n", kw_error_last());
         return rc;
     }
