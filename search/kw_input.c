@@ -180,3 +180,26 @@ FILE *kw_input_fopen(const char *path, uint64_t max_bytes)
     }
     return f;
 }
+
+int kw_input_sync_dir_of(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) >= sizeof dir)
+        return kw_error_set(KW_EIO, "%s: path too long to sync its folder", path);
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return kw_error_set(KW_EIO, "%s: cannot open the folder to sync it: %s", dir,
+                            strerror(errno));
+    int rc = 0;
+    if (fsync(fd) != 0 && errno != EINVAL)
+        rc = kw_error_set(KW_EIO, "%s: cannot sync the folder: %s", dir, strerror(errno));
+    close(fd);
+    return rc;
+}

@@ -86,4 +86,12 @@ int kw_input_line(FILE *f, char *line, size_t cap, size_t *len, int *flags);
  * retries EINTR. Returns the bytes read, or -1 with errno set. */
 long kw_input_read(int fd, void *buf, size_t max_bytes);
 
+/* fsync the folder holding path, so that path's directory entry (a file or
+ * folder just created in it) survives a power loss or a kernel crash, not
+ * only a kill: fsync of the file itself does not persist its name (Linux
+ * fsync(2)). For a new run's folder (its parent), a new journal and a new
+ * RUN/evidence. A file system that cannot sync a folder (EINVAL) is let be;
+ * any other failure is KW_EIO "FOLDER: cannot sync the folder: ...". */
+int kw_input_sync_dir_of(const char *path);
+
 #endif

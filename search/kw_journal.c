@@ -294,6 +294,10 @@ int kw_journal_writer_open(kw_jwriter **out, const char *path, const kw_journal 
             rc = kw_error_set(err == ELOOP || err == EEXIST ? KW_EINPUT : KW_EIO,
                               "%s: cannot open the journal: %s", path,
                               err == ELOOP ? "it is a symbolic link" : strerror(err));
+        } else {
+            /* the new journal's name in its folder survives a power loss:
+             * its records are fsync'd, its directory entry was not */
+            rc = kw_input_sync_dir_of(path);
         }
     } else {
         rc = kw_journal_open_file(&w->fd, path, KW_INPUT_APPEND, read);

@@ -17,6 +17,7 @@
 
 #include "kw_error.h"
 #include "kw_evcache.h"
+#include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_runfile.h"
 
@@ -296,6 +297,13 @@ int kw_evcache_open(kw_evcache **out, const char *dir, const kw_knobspace *ks)
         kw_evcache_free(c);
         return kw_error_set(KW_EIO, "%s: cannot open: %s", path,
                             e == EEXIST ? "not a file of its own" : strerror(e));
+    }
+    /* its name in the run folder survives a power loss (its records are
+     * fsync'd by kw_evcache_sync, its directory entry was not): once per
+     * opening process, never in the evidence loop */
+    if (kw_input_sync_dir_of(path) != 0) {
+        kw_evcache_free(c);
+        return KW_EIO;
     }
     off_t good = 0;
     int rc = kw_evcache_read(c, tag, &good);

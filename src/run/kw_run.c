@@ -209,6 +209,11 @@ static int kw_run_mkdirs(const char *path)
                                             : KW_EIO,
                                         "%s: cannot create the run folder: %s", buf, strerror(e));
                 }
+                /* the new folder's name survives a power loss (its files'
+                 * fsyncs do not persist it) */
+                int rc = kw_input_sync_dir_of(buf);
+                if (rc != 0)
+                    return rc;
                 /* EEXIST where stat found nothing: a symbolic link to
                  * nothing, which mkdir will not follow (exit 1, "cannot
                  * write into the run folder: No such file or directory",

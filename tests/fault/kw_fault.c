@@ -19,6 +19,9 @@
  *                      stdout/stderr, ftruncate) fails with EIO
  *   KW_FAULT_SIGNAL=S  with KW_FAULT_IO=N: the Nth I/O call raises signal S
  *                      (a SIGINT typed at that moment), then goes on unfailed
+ *   KW_FAULT_TRACE=FILE  append "fsync-dir PATH" for each fsync of a folder
+ *                      and "rename TO" for each rename to FILE, in call order
+ *                      (tests/fault/syncdir.sh: which folders are synced when)
  *   KW_FAULT_REPORT=1  at exit, "kw_fault: allocs=A io=I fired=F" on stderr:
  *                      the counts a clean run makes (the sweep's range) and
  *                      whether the fault was reached
@@ -26,11 +29,13 @@
  * runs with --threads 1 so that N names the same call every time.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void *__real_malloc(size_t n);
@@ -70,8 +75,25 @@ static long kw_fault_env(const char *name)
     return *end == '\0' && x > 0 ? x : -1;
 }
 
+static int kw_fault_trace_fd = -1;
+
+/* One line "WHAT PATH\n" to the trace file (a single write: O_APPEND keeps
+ * the lines of threads whole). */
+static void kw_fault_trace(const char *what, const char *path)
+{
+    if (kw_fault_trace_fd < 0)
+        return;
+    char line[4200];
+    int n = snprintf(line, sizeof line, "%s %s\n", what, path);
+    if (n > 0 && (size_t)n < sizeof line && __real_write(kw_fault_trace_fd, line, (size_t)n) < 0) {
+    }
+}
+
 __attribute__((constructor)) static void kw_fault_init(void)
 {
+    const char *tr = getenv("KW_FAULT_TRACE");
+    if (tr && *tr)
+        kw_fault_trace_fd = open(tr, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     kw_fault_alloc_at = kw_fault_env("KW_FAULT_ALLOC");
     kw_fault_io_at = kw_fault_env("KW_FAULT_IO");
     kw_fault_signal = kw_fault_env("KW_FAULT_SIGNAL");
@@ -128,9 +150,21 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
         return -1;
     return __real_write(fd, buf, n);
 }
-int __wrap_fsync(int fd) { return kw_fault_io_hit() ? -1 : __real_fsync(fd); }
+int __wrap_fsync(int fd)
+{
+    struct stat st;
+    if (kw_fault_trace_fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        char link[64], path[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, path, sizeof path - 1);
+        path[n > 0 ? n : 0] = '\0';
+        kw_fault_trace("fsync-dir", path);
+    }
+    return kw_fault_io_hit() ? -1 : __real_fsync(fd);
+}
 int __wrap_rename(const char *from, const char *to)
 {
+    kw_fault_trace("rename", to);
     return kw_fault_io_hit() ? -1 : __real_rename(from, to);
 }
 size_t __wrap_fwrite(const void *buf, size_t size, size_t n, FILE *f)
