@@ -36,35 +36,12 @@
 
 /* ------------------------------------------------------------------ CRC-32 */
 
-/* Reflected CRC-32 of IEEE 802.3 / zlib (polynomial 0x04C11DB7 reversed). */
-static uint32_t kw_crc_table[256];
-static int kw_crc_ready;
-
-static void kw_crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        kw_crc_table[i] = c;
-    }
-    __atomic_store_n(&kw_crc_ready, 1, __ATOMIC_RELEASE);
-}
-
-uint32_t kw_journal_crc32(uint32_t crc, const void *buf, size_t len)
-{
-    if (!__atomic_load_n(&kw_crc_ready, __ATOMIC_ACQUIRE))
-        kw_crc_init(); /* idempotent: racing threads compute the same table */
-    const unsigned char *p = buf;
-    crc = ~crc;
-    while (len--)
-        crc = kw_crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
-    return ~crc;
-}
+/* kw_crc_32: search/kw_crc.c (linked into libknobwise too, which reads
+ * RUN/evidence's end: src/run/kw_evend.c; until 2026-12-07 kw_journal_crc32 here) */
 
 static uint32_t kw_crc_record(uint32_t prev, const char *payload, size_t len)
 {
-    return kw_journal_crc32(kw_journal_crc32(prev, payload, len), "\n", 1);
+    return kw_crc_32(kw_crc_32(prev, payload, len), "\n", 1);
 }
 
 /* ------------------------------------------------------------------ names */

@@ -104,6 +104,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kw_crc.h"
+
 #include "kw_search.h"
 
 #define KW_JOURNAL_FORMAT 1
@@ -414,9 +416,7 @@ int kw_journal_policy_parse(const char *s);
 
 /* ---- low level (the engine writes through these; tests use them to plant records) ---- */
 
-/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), zlib-compatible: kw_journal_crc32(0, ...) starts;
- * kw_journal_crc32(kw_journal_crc32(0, a), b) == CRC of a followed by b. */
-uint32_t kw_journal_crc32(uint32_t crc, const void *buf, size_t len);
+/* The checksums' CRC-32: kw_crc_32 (kw_crc.h, included above). */
 /* Recompute every checksum of a journal in place (for tests that edit a journal
  * on purpose, e.g. to plant a two-knob step that `verify` must catch). */
 int kw_journal_reseal(const char *path); /* opened as the reader opens it: a regular

@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include "kw_cli.h"
-#include "kw_evcache.h"
+#include "kw_evend.h"
 #include "kw_hint.h"
 #include "kw_load.h"
 #include "kw_netpath.h"
@@ -67,64 +67,14 @@
  * minimum effect) */
 #define KW_MAPPINGS_RANKING_UNRESOLVED "ranking_unresolved"
 
-/* Whether run r's evidence (the re-checks at the final sample and long
- * thermal window, the portability matrix, the disproof criteria they give:
- * kw_evidence_run, after the search) is missing, and how that is known, in
- * why[]. In order of authority:
- *   a tune holds the run folder's lock: the run is still running
- *   the journal (the run's source of truth) has no end record (Z): the
- *     search did not finish, and the evidence follows the search, so it was
- *     not made, whatever results.xml says
- *   the journal is complete: RUN/evidence's end record (kw_evcache.h,
- *     format 2: written when the evidence phase finished, after results.xml):
- *     without it the phase was cut (a --time-limit or a signal after the
- *     search), whatever results.xml says; with it the evidence was made
- *     (2, "no record", when results.xml is gone)
- *   no such file (a measured run keeps none; a run older than the format, or
- *     one killed before its evidence began): results.xml's <results evidence=...>
- *     (kw_results_evidence_read), the one record of the evidence phase (the
- *     evidence is not journaled; a --time-limit or a signal there leaves a
- *     complete journal), or its absence (killed before it was written, or
- *     not a file of its own: 2, "no record", not "stopped")
- * Until 2026-12-07 recommend read results.xml alone, so a stale or edited
- * results.xml of a stopped run (its evidence attribute dropped) silenced the
- * warning; until the end record (2026-12-07) a cut after the journal's end
- * was known from results.xml alone. */
-static int kw_rec_evidence_missing(char *why, size_t n, const kw_rundir *r)
-{
-    if (r->in_progress) {
-        snprintf(why, n, "a tune holds its lock");
-        return 1;
-    }
-    if (!r->j->complete) {
-        snprintf(why, n, "its journal ends before its search finished");
-        return 1;
-    }
-    int ended = kw_evcache_read_ended(r->dir);
-    if (ended == 0) {
-        snprintf(why, n, "its journal is complete, but RUN/evidence has no end record");
-        return 1;
-    }
-    char state[64];
-    kw_results_evidence_read(state, sizeof state, r->dir);
-    if (strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0) {
-        snprintf(why, n, "its journal is complete, but it has no results.xml of its own");
-        return 2;
-    }
-    if (!state[0] || ended == 1)
-        return 0;
-    snprintf(why, n, "results.xml evidence=\"%s\"", state);
-    return 1;
-}
-
 /* What a stopped run lacks, said once on stderr before any recommendation
- * (recommend and recommend --all): the evidence (kw_rec_evidence_missing)
+ * (recommend and recommend --all): the evidence (kw_rundir_evidence_missing)
  * and each tuned shape's search that did not finish (only `only` when >= 0:
  * the shape asked for). Returns whether the evidence is missing. */
 static int kw_rec_warn_stopped(const kw_rundir *r, int only)
 {
     char why[128] = "";
-    int missing = kw_rec_evidence_missing(why, sizeof why, r);
+    int missing = kw_rundir_evidence_missing(why, sizeof why, r);
     /* a run tune is writing now (it holds the lock) is not stopped: not yet finished */
     int live = r->in_progress;
     /* the command as a user would paste it: the folder one shell word

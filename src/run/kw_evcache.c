@@ -17,17 +17,12 @@
 
 #include "kw_error.h"
 #include "kw_evcache.h"
+#include "kw_evend.h"
 #include "kw_input.h"
 #include "kw_journal.h"
 #include "kw_runfile.h"
 
 #define KW_EVCACHE_PATH_MAX 4160
-/* The most of the file read back: the evidence of 256 shapes (the journal's
- * KW_JOURNAL_SHAPE_MAX) is 65,536 portability cells, 1,024 re-checks and the
- * neighbours, ~600 bytes a record: ~45 MB. A larger file is no evidence file
- * of a run (a planted 10 GB one was read whole into memory): it is emptied
- * and the evidence made again. */
-#define KW_EVCACHE_MAX_BYTES (256L << 20)
 
 typedef struct kw_evc_ent {
     char which;
@@ -55,41 +50,6 @@ struct kw_evcache {
     uint32_t end_crc;   /* the chained checksum before it (ended) */
 };
 
-/* The chained checksum of journal path's last header record (H A I K C M S),
- * read from its " crc=" field; 0 with *ok 0 when there is none. */
-static uint32_t kw_evcache_run_tag(const char *journal, int *ok)
-{
-    *ok = 0;
-    int fd = open(journal, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        close(fd);
-        return 0;
-    }
-    uint32_t tag = 0;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while ((len = getline(&line, &cap, f)) > 0 && len <= KW_JOURNAL_RECORD_MAX + 1) {
-        if (!strchr("HAIKCMS", line[0]) || line[1] != ' ')
-            break;
-        if (line[len - 1] == '\n')
-            line[--len] = '\0';
-        if (len < KW_JOURNAL_CRC_TAG_LEN || strncmp(line + len - 13, " crc=", 5) != 0)
-            break;
-        char *end;
-        unsigned long v = strtoul(line + len - 8, &end, 16);
-        if (*end != '\0')
-            break;
-        tag = (uint32_t)v;
-        *ok = 1;
-    }
-    free(line);
-    fclose(f);
-    return tag;
-}
 
 static int kw_evc_cmp_key(char wa, int sa, uint64_t ia, char wb, int sb, uint64_t ib)
 {
@@ -177,6 +137,30 @@ bad:
     return -1;
 }
 
+typedef struct kw_evcache_read_ctx {
+    kw_evcache *c;
+    size_t cap;
+} kw_evcache_read_ctx;
+
+/* kw_evend_walk's callback: one R record into c's array. */
+static int kw_evcache_rec(void *ud, char *payload)
+{
+    kw_evcache_read_ctx *x = ud;
+    kw_evcache *c = x->c;
+    if (c->n == x->cap) {
+        size_t nc = x->cap ? 2 * x->cap : 256;
+        kw_evc_ent *ne = realloc(c->e, nc * sizeof *ne);
+        if (!ne)
+            return kw_error_set(KW_ENOMEM, "out of memory reading the evidence file");
+        c->e = ne;
+        x->cap = nc;
+    }
+    if (kw_evcache_parse(&c->e[c->n], payload) != 0)
+        return 1;
+    c->n++;
+    return 0;
+}
+
 /* Read fd's records into c (sorted); the offset after the last good one in *good. */
 static int kw_evcache_read(kw_evcache *c, uint32_t tag, off_t *good)
 {
@@ -184,7 +168,7 @@ static int kw_evcache_read(kw_evcache *c, uint32_t tag, off_t *good)
     *good = 0;
     if (fstat(c->fd, &st) != 0)
         return kw_error_set(KW_EIO, "evidence: %s", strerror(errno));
-    if (st.st_size == 0 || st.st_size > KW_EVCACHE_MAX_BYTES)
+    if (st.st_size == 0 || st.st_size > KW_EVEND_MAX_BYTES)
         return 0; /* nothing good: the file is cut to nothing */
     char *buf = malloc((size_t)st.st_size + 1);
     if (!buf)
@@ -197,61 +181,16 @@ static int kw_evcache_read(kw_evcache *c, uint32_t tag, off_t *good)
         got += (size_t)r;
     }
     buf[got] = '\0';
-    size_t cap = 0;
-    uint32_t crc = 0;
-    int rc = 0;
-    for (char *line = buf, *nl; (nl = memchr(line, '\n', got - (size_t)(line - buf))) != NULL;
-         line = nl + 1) {
-        size_t len = (size_t)(nl - line);
-        if (len < KW_JOURNAL_CRC_TAG_LEN || memchr(line, '\0', len) ||
-            strncmp(line + len - 13, " crc=", 5) != 0)
-            break;
-        size_t plen = len - KW_JOURNAL_CRC_TAG_LEN;
-        uint32_t want = kw_journal_crc32(kw_journal_crc32(crc, line, plen), "\n", 1);
-        char hex[9];
-        snprintf(hex, sizeof hex, "%08x", (unsigned)want);
-        if (memcmp(line + len - 8, hex, 8) != 0)
-            break;
-        line[plen] = '\0';
-        if (c->ended)
-            break; /* nothing follows the end record: what does is cut */
-        if (*good == 0) { /* the header: this run's, format 1 (no end record) or 2 */
-            char want_hdr[64];
-            for (int f = 1; f <= KW_EVCACHE_FORMAT && !c->format; f++) {
-                snprintf(want_hdr, sizeof want_hdr, "X format=%d run=%08x", f, (unsigned)tag);
-                if (strcmp(line, want_hdr) == 0)
-                    c->format = f;
-            }
-            if (!c->format)
-                break;
-        } else if (line[0] == 'F') { /* the end record: as many R records as read */
-            char want_end[64];
-            snprintf(want_end, sizeof want_end, "F n=%zu", c->n);
-            if (strcmp(line, want_end) != 0)
-                break;
-            c->ended = 1;
-            c->end_at = (off_t)(line - buf);
-            c->end_crc = crc;
-        } else {
-            if (c->n == cap) {
-                size_t nc = cap ? 2 * cap : 256;
-                kw_evc_ent *ne = realloc(c->e, nc * sizeof *ne);
-                if (!ne) {
-                    rc = kw_error_set(KW_ENOMEM, "out of memory reading the evidence file");
-                    break;
-                }
-                c->e = ne;
-                cap = nc;
-            }
-            if (kw_evcache_parse(&c->e[c->n], line) != 0)
-                break;
-            c->n++;
-        }
-        crc = want;
-        *good = (off_t)(nl + 1 - buf);
-    }
+    kw_evcache_read_ctx x = {c, 0};
+    kw_evend e;
+    int rc = kw_evend_walk(&e, buf, got, tag, kw_evcache_rec, &x);
+    c->format = e.format;
+    c->ended = e.ended;
+    c->end_at = e.end_at;
+    c->end_crc = e.end_crc;
+    *good = e.good;
     free(buf);
-    c->crc = crc;
+    c->crc = e.crc;
     c->kept = (long)c->n;
     if (c->n > 1)
         qsort(c->e, c->n, sizeof *c->e, kw_evc_cmp);
@@ -261,7 +200,7 @@ static int kw_evcache_read(kw_evcache *c, uint32_t tag, off_t *good)
 /* Append payload's record (checksummed) to c->pend. */
 static void kw_evcache_add(kw_evcache *c, const char *payload, size_t len)
 {
-    c->crc = kw_journal_crc32(kw_journal_crc32(c->crc, payload, len), "\n", 1);
+    c->crc = kw_crc_32(kw_crc_32(c->crc, payload, len), "\n", 1);
     kw_journal_buf_printf(&c->pend, " crc=%08x\n", (unsigned)c->crc);
 }
 
@@ -274,7 +213,7 @@ int kw_evcache_open(kw_evcache **out, const char *dir, const kw_knobspace *ks)
             sizeof journal)
         return kw_error_set(KW_EIO, "%s: path too long", dir);
     int ok;
-    uint32_t tag = kw_evcache_run_tag(journal, &ok);
+    uint32_t tag = kw_evend_run_tag(journal, &ok);
     if (!ok)
         return kw_error_set(KW_EIO, "%s: no journal header to tie the evidence to", journal);
     kw_evcache *c = calloc(1, sizeof *c);
@@ -341,7 +280,7 @@ int kw_evcache_open_read(kw_evcache **out, const char *dir, const kw_knobspace *
             sizeof journal)
         return 0;
     int ok;
-    uint32_t tag = kw_evcache_run_tag(journal, &ok);
+    uint32_t tag = kw_evend_run_tag(journal, &ok);
     if (!ok)
         return 0;
     /* never through a link; a FIFO must not block the run: non-blocking,
@@ -494,14 +433,6 @@ void kw_evcache_end(kw_evcache *c)
     }
 }
 
-/* 1 ended, 0 format 2 without the end record, -1 cannot say (kw_evcache_read_ended) */
-static int kw_evcache_ended(const kw_evcache *c)
-{
-    if (!c)
-        return -1;
-    return c->ended ? 1 : c->format >= 2 ? 0 : -1;
-}
-
 int kw_evcache_reopen(const char *dir, const kw_knobspace *ks)
 {
     char path[KW_EVCACHE_PATH_MAX];
@@ -518,18 +449,6 @@ int kw_evcache_reopen(const char *dir, const kw_knobspace *ks)
     }
     kw_evcache_free(c);
     return rc;
-}
-
-int kw_evcache_read_ended(const char *dir)
-{
-    kw_evcache *c = NULL;
-    if (kw_evcache_open_read(&c, dir, NULL) != 0) {
-        kw_error_clear();
-        return -1;
-    }
-    int ended = kw_evcache_ended(c);
-    kw_evcache_free(c);
-    return ended;
 }
 
 long kw_evcache_kept(const kw_evcache *c) { return c ? c->kept : 0; }

@@ -13,7 +13,7 @@
  *   kw_evcache_sync   write what was kept since the last sync, fsync
  *   kw_evcache_end    write the end record: the evidence phase finished
  *   kw_evcache_reopen a resume cuts the end record off before it rewrites
- *   kw_evcache_read_ended  whether the file says it finished (format 2)
+ *   (whether the file says the phase ended, read only: kw_evend_read, kw_evend.h)
  *   kw_evcache_free   close (accepts NULL)
  *
  * FILE FORMAT (format 2), the journal's conventions (kw_journal.h): one
@@ -121,12 +121,6 @@ void kw_evcache_end(kw_evcache *c);
  * of its own: nothing done. KW_EIO when the record cannot be cut. */
 int kw_evcache_reopen(const char *dir, const kw_knobspace *ks);
 
-/* Whether dir's evidence file, read only (kw_evcache_open_read), says the
- * evidence phase ended: 1 it ends with the end record; 0 a format-2 file
- * without it (the phase was cut, or is being made); -1 it cannot say (no
- * file of this run, or a format-1 file). What a reader of a finished run
- * (recommend, verify) asks. */
-int kw_evcache_read_ended(const char *dir);
 
 /* Evaluations read back at open. */
 long kw_evcache_kept(const kw_evcache *c);

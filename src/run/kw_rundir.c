@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kw_evend.h"
+#include "kw_journal.h"
 #include "kw_load.h"
+#include "kw_results.h"
 #include "kw_run.h"
 #include "kw_rundir.h"
 
@@ -77,3 +80,32 @@ void kw_rundir_eval_prefix(kw_sbuf *out, const kw_rundir *r)
         free(word);
     }
 }
+
+/* (see kw_rundir.h; moved from cli_recommend.c, 2026-12-07) */
+int kw_rundir_evidence_missing(char *why, size_t n, const kw_rundir *r)
+{
+    if (r->in_progress) {
+        snprintf(why, n, "a tune holds its lock");
+        return 1;
+    }
+    if (!r->j->complete) {
+        snprintf(why, n, "its journal ends before its search finished");
+        return 1;
+    }
+    int ended = kw_evend_read(r->dir);
+    if (ended == 0) {
+        snprintf(why, n, "its journal is complete, but RUN/evidence has no end record");
+        return 1;
+    }
+    char state[64];
+    kw_results_evidence_read(state, sizeof state, r->dir);
+    if (strcmp(state, KW_RESULTS_EVIDENCE_NO_FILE) == 0) {
+        snprintf(why, n, "its journal is complete, but it has no results.xml of its own");
+        return 2;
+    }
+    if (!state[0] || ended == 1)
+        return 0;
+    snprintf(why, n, "results.xml evidence=\"%s\"", state);
+    return 1;
+}
+

@@ -71,4 +71,32 @@ void kw_rundir_eval_prefix(kw_sbuf *out, const kw_rundir *r);
 /* Index of the evaluator shape (space shape) named name in r->cfg, or -1. */
 int kw_rundir_cfg_shape(const kw_rundir *r, const char *name);
 
+/* 1 when run r's evidence (the re-checks at the final sample and long
+ * thermal window, the portability matrix, the disproof criteria they give:
+ * kw_evidence_run, after the search) is missing, and how that is known, in
+ * why[]. In order of authority:
+ *   a tune holds the run folder's lock: the run is still running
+ *   the journal (the run's source of truth) has no end record (Z): the
+ *     search did not finish, and the evidence follows the search, so it was
+ *     not made, whatever results.xml says
+ *   the journal is complete: RUN/evidence's end record (kw_evcache.h,
+ *     format 2: written when the evidence phase finished, after results.xml):
+ *     without it the phase was cut (a --time-limit or a signal after the
+ *     search), whatever results.xml says; with it the evidence was made
+ *     (2, "no record", when results.xml is gone)
+ *   no such file (a measured run keeps none; a run older than the format, or
+ *     one killed before its evidence began): results.xml's <results evidence=...>
+ *     (kw_results_evidence_read), the one record of the evidence phase (the
+ *     evidence is not journaled; a --time-limit or a signal there leaves a
+ *     complete journal), or its absence (killed before it was written, or
+ *     not a file of its own: 2, "no record", not "stopped")
+ * Returns 1 missing, 2 no record of it, 0 made. One rule for every reader of
+ * a run (recommend, audit, report; libknobwise and export apply its
+ * end-record and results.xml part: they read no journal). Until 2026-12-07
+ * recommend read results.xml alone, so a stale or edited
+ * results.xml of a stopped run (its evidence attribute dropped) silenced the
+ * warning; until the end record (2026-12-07) a cut after the journal's end
+ * was known from results.xml alone. */
+int kw_rundir_evidence_missing(char *why, size_t n, const kw_rundir *r);
+
 #endif

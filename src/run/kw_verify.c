@@ -19,6 +19,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kw_evcache.h"
+#include "kw_evend.h"
 #include "kw_evidence.h"
 #include "kw_input.h"
 #include "kw_runfile.h"
@@ -547,7 +548,7 @@ static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
     free(pdisk);
     free(xdisk);
     if (rc == 0 && held && strncmp(held, "every piece", 11) != 0 &&
-        kw_evcache_read_ended(r->dir) == 1) {
+        kw_evend_read(r->dir) == 1) {
         kw_sbuf w = {0}; /* the folder one shell word in the command to paste */
         kw_sbuf_shell(&w, r->dir);
         rc = kw_error_set(KW_ECORRUPT, "%s:1: holds %s, but %s/%s ends with the end record of a "
