@@ -1093,6 +1093,57 @@ static char *kw_t_results_with(const char *root_extra, const char *stop)
     return s;
 }
 
+/* A results.xml read in its run folder whose RUN/evidence (format 2) has no
+ * end record: the evidence phase was cut (here between results.xml and the
+ * end record, as a kill there leaves it), so every entry says no_evidence,
+ * as `knobwise recommend` warns; the same file read outside the run folder
+ * says what it holds; the end record written back (a resume), nothing. main's
+ * library read results.xml's evidence= alone: no warning. */
+Test(lib, a_results_xml_beside_an_evidence_file_without_its_end_record_says_no_evidence)
+{
+    char *d = kw_tl_tmpdir("kwtest"), run[4200], sp[4200], p[4300], copy[4300];
+    snprintf(run, sizeof run, "%s/run", d);
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--space", sp, "--budget", "6", "--out",
+                             run, "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "tune: %s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/evidence", run);
+    char *ev = kw_tl_slurp(p);
+    size_t n = strlen(ev);
+    cr_assert(n > 2 && ev[n - 1] == '\n');
+    char *last = ev + n - 1;
+    while (last > ev && last[-1] != '\n')
+        last--;
+    cr_assert(strncmp(last, "F n=", 4) == 0, "the finished run's evidence ends with %s", last);
+    *last = '\0';
+    cr_assert_eq(kw_tl_write(p, ev), 0);
+    free(ev);
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(p);
+    snprintf(copy, sizeof copy, "%s/results.xml", d); /* outside the run folder */
+    cr_assert_eq(kw_tl_write(copy, xml), 0);
+    free(xml);
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 2) { /* the end record written back */
+            r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--resume", run, "--quiet", NULL);
+            cr_assert_eq(r.status, 0, "%s", r.err);
+            kw_tl_free(&r);
+        }
+        knobwise_table *t = NULL;
+        cr_assert_eq(knobwise_table_open(&t, pass == 1 ? copy : run), 0, "%s",
+                     knobwise_error_last());
+        cr_assert_gt(knobwise_table_count(t), 0);
+        for (int i = 0; i < knobwise_table_count(t); i++) {
+            const char *w = knobwise_entry_warnings(knobwise_table_entry(t, i));
+            cr_assert_eq(strstr(w, "no_evidence") != NULL, pass == 0,
+                         "pass %d, entry %d: warnings '%s'", pass, i, w);
+        }
+        knobwise_table_free(t);
+    }
+    kw_tl_rmrf(d);
+}
+
 /* A mappings.csv of the fixture run as `recommend --all` writes it: dec_none,
  * where nothing passes the guards, is its baseline row flagged fails_guards. */
 static const char *kw_t_mappings_csv =

@@ -1415,6 +1415,72 @@ Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
     kw_tl_rmrf(dir);
 }
 
+/* A finished search whose RUN/evidence has no end record (format 2): the
+ * evidence phase was cut, here between results.xml and the end record (the
+ * F line cut off, as a kill there leaves it), whatever results.xml says.
+ * recommend and verify have read it so since 2026-12-07 (hrel11); audit,
+ * report and export now say it too. main's binary: audit and report silent,
+ * export's entries without no_evidence (they read results.xml alone). */
+Test(results_cli, a_finished_search_whose_evidence_has_no_end_record_is_said_so_by_every_reader)
+{
+    KW_TL_HANG_GUARD(300);
+    char *dir = kw_tl_tmpdir("kwtest"), run[4200], sp[4200], p[4300];
+    cr_assert_not_null(dir);
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--space", sp, "--budget", "6", "--out",
+                             run, "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "tune: %s", r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/evidence", run);
+    char *ev = kw_tl_slurp(p);
+    size_t n = strlen(ev);
+    cr_assert(n > 2 && ev[n - 1] == '\n');
+    char *last = ev + n - 1;
+    while (last > ev && last[-1] != '\n')
+        last--;
+    cr_assert(strncmp(last, "F n=", 4) == 0, "the finished run's evidence ends with %s", last);
+    *last = '\0'; /* the end record cut off */
+    cr_assert_eq(kw_tl_write(p, ev), 0);
+    free(ev);
+
+    r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--all", "-o", "-", NULL);
+    cr_assert(strstr(r.err, "RUN/evidence has no end record"), "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "audit", run, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "EVIDENCE NOT MADE: the search finished, but the run was stopped "
+                            "before its evidence was made (its journal is complete, but "
+                            "RUN/evidence has no end record)"), "%s", r.out);
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", "--no-portability", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "<strong>Evidence not made:</strong>"), "the report does not say it");
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "export", run, "--format", "json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "warning:") && strstr(r.err, "stopped before its evidence"), "%s",
+              r.err);
+    cr_assert(strstr(r.out, "\"no_evidence\""), "%s", r.out);
+    kw_tl_free(&r);
+
+    /* the end record written back (a resume does): every reader is quiet again */
+    r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--resume", run, "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "audit", run, NULL);
+    cr_assert_null(strstr(r.out, "EVIDENCE NOT MADE"), "%s", r.out);
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", "--no-portability", NULL);
+    cr_assert_null(strstr(r.out, "Evidence not made"), "the finished run's report");
+    kw_tl_free(&r);
+    r = kw_tl_run(NULL, kw_tl_bin(), "export", run, "--format", "json", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.out, "no_evidence"), "%s", r.out);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+}
+
 /* recommend takes what a run's evidence lacks from its journal, the run's
  * source of truth, before results.xml: a stopped run whose results.xml was
  * edited to say nothing (evidence="none" and search="stopped" dropped, as a

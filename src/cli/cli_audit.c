@@ -104,6 +104,14 @@ int kw_cli_audit(int argc, char **argv)
            rs->info.strategy, rs->metric_names[rs->primary], (unsigned long long)rs->info.seed,
            owner,
            r->j->complete ? "" : r->in_progress ? " (run still running)" : " (run not complete)");
+    /* a finished search whose evidence was cut (recommend's rule): until
+     * 2026-12-07 audit printed it as a finished run */
+    char why[128];
+    if (r->j->complete && !r->in_progress && kw_rundir_evidence_missing(why, sizeof why, r) == 1)
+        printf("EVIDENCE NOT MADE: the search finished, but the run was stopped before its "
+               "evidence was made (%s): no re-check at the final sample and long thermal window, "
+               "no portability matrix, fewer disproof criteria (knobwise tune --resume makes "
+               "them)\n\n", why);
     for (int i = 0; i < n_sel; i++) {
         kw_sbuf b = {0};
         rc = kw_audit_render_note(&b, rs, sel[i], prefix, exploration,

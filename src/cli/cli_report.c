@@ -99,6 +99,11 @@ int kw_cli_report(int argc, char **argv)
         no_port = 1;
     }
     int status = 0;
+    /* a finished search whose evidence was cut is said on the page (until
+     * 2026-12-07 it read as a finished run): recommend's rule */
+    char why[128];
+    if (r->j->complete && !r->in_progress && kw_rundir_evidence_missing(why, sizeof why, r) == 1)
+        snprintf(r->rs->info.evidence_missing, sizeof r->rs->info.evidence_missing, "%s", why);
     if (!no_port && r->rs->info.measured) {
         /* a measured run's portability is its journal's: nothing is measured
          * or modelled here (kw_evidence_portability_journal) */

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 
 #include "kw_error.h"
+#include "kw_evend.h"
 #include "kw_knobwise.h"
 #include "kw_mix.h"
 #include "kw_num.h"
@@ -565,6 +566,31 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
     return 0;
 }
 
+/* 1 when the folder holding results.xml at path is a run folder whose
+ * RUN/evidence says the evidence phase was cut (format 2 without its end
+ * record: kw_evend_read), whatever the file says: the rule `knobwise
+ * recommend` and `verify` follow (src/cli/cli_recommend.c
+ * kw_rec_evidence_missing). A results.xml of a finished run's evidence is
+ * written before the end record, and a resume cuts the record before it
+ * rewrites results.xml, so a complete-looking results.xml beside a cut
+ * evidence file is a kill in between or a stale or edited file. Until
+ * 2026-12-07 the library read results.xml's evidence= alone. A results.xml
+ * outside a run folder (no journal, no evidence file of its run): 0. */
+static int knobwise_evidence_cut(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else
+        return 0;
+    return kw_evend_read(dir) == 0;
+}
+
 static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)
 {
     kw_xml_problems p = {0};
@@ -582,7 +608,8 @@ static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)
             rc = KW_EINPUT;
         }
         char ev[16] = "";
-        t->no_evidence = kw_xml_attr_str(ev, sizeof ev, root, "evidence", t->path, &p) == 1;
+        t->no_evidence = kw_xml_attr_str(ev, sizeof ev, root, "evidence", t->path, &p) == 1 ||
+                         knobwise_evidence_cut(t->path);
     }
     if (rc == 0) {
         xmlNode *root = xmlDocGetRootElement(doc);

@@ -182,7 +182,9 @@ KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
  *   no_evidence     the run was stopped before its evidence: no re-check at
  *                   the final sample and long thermal window, no portability
  *                   matrix, fewer disproof criteria (`knobwise tune --resume`
- *                   makes them)
+ *                   makes them); results.xml <results evidence=...>, or, read
+ *                   in its run folder, RUN/evidence without its end record
+ *                   (since 2026-12-07)
  *   ranking_unresolved the final re-check could not rank this configuration
  *                   apart from the next one (results.xml <shape
  *                   ranking="unresolved">; until stop 42 read from a

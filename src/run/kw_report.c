@@ -890,6 +890,14 @@ int kw_report_html_notes(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat 
     kw_sbuf_html(out, rs->info.owner[0] ? rs->info.owner : "unassigned");
     kw_sbuf_puts(out, ". Every step changed exactly one knob; <code>knobwise audit</code> prints the net path, "
                       "<code>knobwise audit --exploration</code> every step.</p>\n");
+    if (rs->info.evidence_missing[0]) { /* a finished search is not a finished run */
+        kw_sbuf_puts(out, "<p><strong>Evidence not made:</strong> the search finished, but the run "
+                          "was stopped before its evidence was made (");
+        kw_sbuf_html(out, rs->info.evidence_missing);
+        kw_sbuf_puts(out, "): the recommendations have no re-check at the final sample and long "
+                          "thermal window, and fewer disproof criteria; they rest on the search "
+                          "alone (<code>knobwise tune --resume</code> makes the evidence).</p>\n");
+    }
     kw_sbuf_puts(out, "<section class=\"summary\"><h2>Recommendations</h2>\n");
     kw_summary_table(out, rs);
     kw_inert_note(out, rs);

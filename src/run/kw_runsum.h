@@ -159,6 +159,9 @@ typedef struct kw_rs_info {
     int live;                       /* a tune holds the run folder's lock now (set by
                                      * kw_run_open): a shape with no D record is not
                                      * finished yet rather than stopped */
+    char evidence_missing[128];     /* a finished search whose evidence was not made:
+                                     * why (kw_rundir_evidence_missing), set by the
+                                     * reader (report); "" otherwise */
 } kw_rs_info;
 
 /* Thresholds the recommendation must keep meeting after rollout. */
