@@ -181,18 +181,25 @@ FILE *kw_input_fopen(const char *path, uint64_t max_bytes)
     return f;
 }
 
+int kw_input_dir_of(char *dir, size_t n, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, n, ".");
+    else if (slash == path)
+        snprintf(dir, n, "/");
+    else if ((size_t)(slash - path) >= n)
+        return -1;
+    else
+        snprintf(dir, n, "%.*s", (int)(slash - path), path);
+    return 0;
+}
+
 int kw_input_sync_dir_of(const char *path)
 {
     char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) >= sizeof dir)
+    if (kw_input_dir_of(dir, sizeof dir, path) != 0)
         return kw_error_set(KW_EIO, "%s: path too long to sync its folder", path);
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return kw_error_set(KW_EIO, "%s: cannot open the folder to sync it: %s", dir,

@@ -86,6 +86,10 @@ int kw_input_line(FILE *f, char *line, size_t cap, size_t *len, int *flags);
  * retries EINTR. Returns the bytes read, or -1 with errno set. */
 long kw_input_read(int fd, void *buf, size_t max_bytes);
 
+/* The folder holding path into dir (n bytes): "." for a bare name, "/" for a
+ * name at the root. -1 when it does not fit, else 0. */
+int kw_input_dir_of(char *dir, size_t n, const char *path);
+
 /* fsync the folder holding path, so that path's directory entry (a file or
  * folder just created in it) survives a power loss or a kernel crash, not
  * only a kill: fsync of the file itself does not persist its name (Linux

@@ -578,17 +578,8 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
  * outside a run folder (no journal, no evidence file of its run): 0. */
 static int knobwise_evidence_cut(const char *path)
 {
-    const char *slash = strrchr(path, '/');
     char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
-        return 0;
-    return kw_evend_read(dir) == 0;
+    return kw_input_dir_of(dir, sizeof dir, path) == 0 && kw_evend_read(dir) == 0;
 }
 
 static int knobwise_read_xml(knobwise_table *t, const char *buf, size_t len)

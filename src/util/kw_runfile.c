@@ -53,13 +53,7 @@ static int kw_runfile_is_own(const char *path)
     if (!own_name)
         return 0;
     char dir[KW_RUNFILE_PATH_MAX];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
+    if (kw_input_dir_of(dir, sizeof dir, path) != 0)
         return 1; /* a folder too long to look at: the safe side */
     return kw_runfile_in_run(dir);
 }

@@ -165,6 +165,26 @@ int kw_tl_write(const char *path, const char *text)
     return bad ? -1 : 0;
 }
 
+int kw_tl_cut_last_line(const char *path, const char *prefix)
+{
+    char *text = kw_tl_slurp(path);
+    if (!text)
+        return -1;
+    size_t n = strlen(text);
+    int rc = -1;
+    if (n > 0 && text[n - 1] == '\n') {
+        char *last = text + n - 1;
+        while (last > text && last[-1] != '\n')
+            last--;
+        if (strncmp(last, prefix, strlen(prefix)) == 0) {
+            *last = '\0';
+            rc = kw_tl_write(path, text);
+        }
+    }
+    free(text);
+    return rc;
+}
+
 int kw_tl_tmpfile(void)
 {
     char t[] = "/tmp/kwproc.XXXXXX";

@@ -4,7 +4,8 @@
  *   paths      kw_tl_bin, kw_tl_src       the built knobwise, the source tree
  *   folders    kw_tl_tmpdir, kw_tl_rm_tree, kw_tl_rmrf, kw_tl_entries,
  *              kw_tl_exists
- *   files      kw_tl_slurp, kw_tl_slurp_n, kw_tl_slurp_fd, kw_tl_write, kw_tl_tmpfile
+ *   files      kw_tl_slurp, kw_tl_slurp_n, kw_tl_slurp_fd, kw_tl_write, kw_tl_tmpfile,
+ *              kw_tl_cut_last_line
  *   processes  kw_tl_run, kw_tl_runv      fork/exec, no shell: exit status,
  *                                         stdout, stderr, timeout, limits
  *              kw_tl_sh                   `knobwise ARGS` through /bin/sh
@@ -101,6 +102,11 @@ char *kw_tl_slurp_n(const char *path, size_t *n);
 char *kw_tl_slurp_fd(int fd);
 /* Write text to path (created or truncated): 0, or -1 with errno. */
 int kw_tl_write(const char *path, const char *text);
+/* Cut path's last line off when it begins with prefix (the last record a
+ * kill would have kept the writer from writing: RUN/evidence's "F n="). 0
+ * when cut; -1 when the file cannot be read or written, or its last line is
+ * another one. */
+int kw_tl_cut_last_line(const char *path, const char *prefix);
 /* An unlinked temporary file open for read and write (-1 on failure). */
 int kw_tl_tmpfile(void);
 
