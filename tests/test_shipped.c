@@ -161,3 +161,33 @@ Test(shipped, a_run_tuned_by_name_records_the_file)
     cr_expect(strstr(out, "tuned in this run") != NULL, "%s", out);
     free(out);
 }
+
+/* A build that is not installed yet finds the shipped spaces in the source
+ * tree it was configured from, without KNOBWISE_DATADIR: `--space NAME` and
+ * `show --list` from an empty folder (main's binary looked only in
+ * $(pkgdatadir): "no shipped spaces in /usr/local/share/knobwise/spaces",
+ * exit 1, and every README example `--space NAME` failed before `make
+ * install`). Where $(pkgdatadir)/spaces exists it wins and the same commands
+ * read it. */
+Test(shipped, a_build_not_installed_reads_its_source_trees_spaces)
+{
+    const char *dd = getenv("KNOBWISE_DATADIR");
+    cr_assert(dd && dd[0], "make check sets KNOBWISE_DATADIR to the source tree");
+    char *list = NULL, *by_name = NULL, *by_path = NULL;
+    int st = kw_t_in_cwd(&by_path, "show --space '%s/spaces/bert_attn_tpu.xml' --format csv", dd);
+    cr_assert_eq(st, 0, "%s", by_path);
+    char *keep = strdup(dd); /* the test's own process: restored after */
+    cr_assert_not_null(keep);
+    cr_assert_eq(unsetenv("KNOBWISE_DATADIR"), 0);
+    st = kw_t_in_cwd(&list, "show --list");
+    int st2 = kw_t_in_cwd(&by_name, "show --space bert_attn_tpu --format csv");
+    setenv("KNOBWISE_DATADIR", keep, 1);
+    free(keep);
+    cr_assert_eq(st, 0, "%s", list);
+    cr_expect(strstr(list, "\n  bert_attn_tpu\n") != NULL, "%s", list);
+    cr_assert_eq(st2, 0, "%s", by_name);
+    cr_expect_str_eq(by_name, by_path);
+    free(list);
+    free(by_name);
+    free(by_path);
+}

@@ -22,10 +22,28 @@
 #define KW_SHIPPED_SPACES "spaces"
 #define KW_SHIPPED_EXT ".xml"
 
+#ifndef KW_SRCDATADIR
+#error "KW_SRCDATADIR must name the source tree (Makefile.am)"
+#endif
+
+static int kw_shipped_has_spaces(const char *dir)
+{
+    char p[4096];
+    struct stat st;
+    return (size_t)snprintf(p, sizeof p, "%s/%s", dir, KW_SHIPPED_SPACES) < sizeof p &&
+           stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 const char *kw_shipped_datadir(void)
 {
     const char *e = getenv(KW_SHIPPED_ENV);
-    return e && e[0] ? e : KW_PKGDATADIR;
+    if (e && e[0])
+        return e;
+    /* a build not yet installed reads its own source tree's spaces, as the
+     * installed one will (the installed folder wins once it exists) */
+    if (!kw_shipped_has_spaces(KW_PKGDATADIR) && kw_shipped_has_spaces(KW_SRCDATADIR))
+        return KW_SRCDATADIR;
+    return KW_PKGDATADIR;
 }
 
 static int kw_shipped_is_file(const char *p)

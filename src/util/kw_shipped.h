@@ -4,7 +4,10 @@
  *
  * The data folder is $(pkgdatadir) (compiled in as KW_PKGDATADIR), or
  * $KNOBWISE_DATADIR when set: the build tree's tests point it at the source
- * tree, and a relocated install can point it at its share/knobwise. A path
+ * tree, and a relocated install can point it at its share/knobwise. While
+ * $(pkgdatadir)/spaces does not exist (built, not installed) the source tree
+ * the build was configured from (KW_SRCDATADIR) stands in, when it has
+ * spaces/. A path
  * the user gives always wins over a shipped name: a file that exists is
  * read as it is, and an argument with a '/' is never looked up.
  */
