@@ -137,18 +137,54 @@ int kw_simci_interval(double *lo, double *hi, const double *seq, size_t n, doubl
 
 int kw_simci_pair_batches(size_t n, double p)
 {
+    if ((double)n * (1.0 - p) < KW_SIMCI_PAIR_MIN_ABOVE)
+        return 0;
     double k = floor((double)n * (1.0 - p) / KW_SIMCI_PAIR_MIN_TAIL);
     if (k > KW_SIMCI_MAX_BATCHES)
         k = KW_SIMCI_MAX_BATCHES;
     return k < KW_SIMCI_MIN_BATCHES ? 0 : (int)k;
 }
 
-/* The p-quantile of x[s..e) sorted in place (a copy of seq's batch). */
+double kw_simci_pair_half_looks(double half95, int batches, int looks)
+{
+    if (batches < 2)
+        return NAN;
+    if (looks <= 1)
+        return half95;
+    double df = (double)(batches - 1);
+    return half95 * gsl_cdf_tdist_Pinv(1.0 - (1.0 - KW_SIMCI_UPPER) / looks, df) /
+           gsl_cdf_tdist_Pinv(KW_SIMCI_UPPER, df);
+}
+
+double kw_simci_select_quantile(double *x, size_t n, double p)
+{
+    if (n == 0)
+        return 0.0;
+    /* gsl_stats_quantile_from_sorted_data's ranks and weights, term for term */
+    const double index = p * (double)(n - 1);
+    const size_t lhs = (size_t)(int)index;
+    const double delta = index - (double)lhs;
+    double lo = gsl_stats_select(x, 1, n, lhs);
+    if (lhs == n - 1)
+        return lo;
+    /* the next order statistic: lo again when more than lhs + 1 values are
+     * at most lo, else the smallest value above lo */
+    size_t le = 0;
+    double hi = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] <= lo)
+            le++;
+        else if (x[i] < hi)
+            hi = x[i];
+    }
+    return (1 - delta) * lo + delta * (le > lhs + 1 ? lo : hi);
+}
+
+/* The p-quantile of seq[s..e), selected in x[s..e) (a copy of seq's batch). */
 static double kw_simci_batch_q(double *x, const double *seq, size_t s, size_t e, double p)
 {
     memcpy(x + s, seq + s, (e - s) * sizeof *x);
-    gsl_sort(x + s, 1, e - s);
-    return gsl_stats_quantile_from_sorted_data(x + s, 1, e - s, p);
+    return kw_simci_select_quantile(x + s, e - s, p);
 }
 
 int kw_simci_paired(double *diff, double *half, int *batches, const double *a, const double *b,

@@ -20,6 +20,7 @@
 #include "kw_mix.h"
 #include "kw_netpath.h"
 #include "kw_results.h"
+#include "kw_simci.h"
 
 /* The message of a failed job as the evaluations before the pool kept it
  * (their buffer was 200 bytes). */
@@ -429,6 +430,32 @@ static int kw_evidence_pair(kw_paired *v, const kw_evaluator *ev, const kw_evide
     return 0;
 }
 
+/* The verdict's planned looks from the final re-check's n0 requests: n0,
+ * 2 n0, 4 n0, ... (the last clipped to KW_RESULTS_VERDICT_CAP), those after
+ * the first only while the comparisons made (2 n requests each) stay within
+ * the search's `budget` of simulated requests; a sample too short for a
+ * paired interval (kw_simci_pair_batches 0: it could never resolve) is
+ * neither made nor counted. ns[] gets them (at most KW_EVIDENCE_LOOKS_MAX);
+ * returns their count. A pure function of (n0, budget, p): the looks are
+ * fixed before any is read, as the Bonferroni bound needs. */
+#define KW_EVIDENCE_LOOKS_MAX 64
+static int kw_evidence_looks(long *ns, long n0, double budget, double p)
+{
+    int k = 0;
+    double spent = 0;
+    for (long n = n0;; n = n > KW_RESULTS_VERDICT_CAP / 2 ? KW_RESULTS_VERDICT_CAP : 2 * n) {
+        if (n > n0 && !(spent + 2.0 * (double)n <= budget))
+            break;
+        if (kw_simci_pair_batches((size_t)n, p) > 0 && k < KW_EVIDENCE_LOOKS_MAX) {
+            spent += 2.0 * (double)n;
+            ns[k++] = n;
+        }
+        if (n >= KW_RESULTS_VERDICT_CAP)
+            break;
+    }
+    return k;
+}
+
 int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence_pool *p)
 {
     double pq = kw_results_primary_p(rs);
@@ -437,6 +464,7 @@ int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence
     for (int i = 0; i < rs->n_shapes; i++) {
         kw_rs_shape *s = &rs->shapes[i];
         s->verdict_rival = -1;
+        s->verdict_looks = 0;
         int rank2, ties, c2 = kw_results_rival(rs, i, &rank2, &ties);
         int es = kw_evidence_shape(ev, s->name);
         if (c2 < 0 || es < 0)
@@ -447,22 +475,24 @@ int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence
             continue;
         /* what the search simulated on this shape: the extension's budget */
         double budget = (double)s->evals_total * kw_runsum_value(rs, &c1->m, KW_METRIC_NAME(KW_M_SAMPLES));
-        double spent = 0;
-        for (long n = (long)n0;; n = n > KW_RESULTS_VERDICT_CAP / 2 ? KW_RESULTS_VERDICT_CAP : 2 * n) {
-            if (n > (long)n0 && !(spent + 2.0 * (double)n <= budget))
-                break;
-            spent += 2.0 * (double)n;
+        long ns[KW_EVIDENCE_LOOKS_MAX];
+        int looks = kw_evidence_looks(ns, (long)n0, budget, pq);
+        for (int l = 0; l < looks; l++) {
             kw_paired v = {.half = NAN};
-            int rc = kw_evidence_pair(&v, ev, p, es, pq, &c1->cand, c1->id, &cr->cand, cr->id, n);
+            int rc = kw_evidence_pair(&v, ev, p, es, pq, &c1->cand, c1->id, &cr->cand, cr->id, ns[l]);
             if (rc == 1)
                 break; /* cannot pair these: the separate intervals judge */
             if (rc != 0)
                 return rc;
+            /* the look's interval widened to its share of the sequence's
+             * 95% (kw_simci_pair_half_looks); the record keeps the 95% */
+            v.half = kw_simci_pair_half_looks(v.half, v.batches, looks);
             if (isfinite(v.half)) {
                 s->verdict = v;
                 s->verdict_rival = c2;
+                s->verdict_looks = looks;
             }
-            if (kw_results_paired_resolved(&v, rs->limits.min_effect_pct) || n >= KW_RESULTS_VERDICT_CAP)
+            if (kw_results_paired_resolved(&v, rs->limits.min_effect_pct))
                 break;
         }
     }

@@ -102,8 +102,16 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
  * the shape's search did (evaluations x rank 1's search sample): the
  * verdict never costs more than the search it judges (a 20-evaluation
  * test run stays a test run; the default job's bursty shape, 2,430
- * evaluations of 2,000 requests, reaches the cap). The last comparison is
- * kept. Nothing for an evaluator without pairing (the shape
+ * evaluations of 2,000 requests, reaches the cap). A sample too short for
+ * a paired interval (kw_simci_pair_batches: p95 below 40,000, p99 below
+ * 200,000) is skipped, not compared. The looks are planned before the
+ * first is read (a pure function of the re-check's sample, the budget and
+ * p), and each comparison's 95% half-width is widened to its Bonferroni
+ * share of them (kw_simci_pair_half_looks): the sequence resolves a rank 1
+ * that is not faster with probability at most 2.5%, as one look would
+ * (measured: tests/test_results.c, the A/A sequence). The last comparison is
+ * kept, widened (verdict_looks says over how many looks); its record keeps
+ * the comparison's own 95%. Nothing for an evaluator without pairing (the shape
  * keeps the separate intervals' verdict), a shape it cannot pair, or a
  * primary other than p95/p99. Made on the calling thread, shape by shape,
  * in that order: a pure function of the run (same bytes at any thread

@@ -576,7 +576,7 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
         return 1;
     double d = v->a - v->b, half_pct = v->half / v->b * 100.0;
     int p99 = kw_results_primary_p(rs) > 0.98;
-    char a[5][40], h[40], e[40], more[160] = "";
+    char a[5][40], h[40], e[40], more[160] = "", level[96] = "95% interval";
     const double f[5] = {d, d - v->half, d + v->half, v->a, v->b};
     for (int i = 0; i < 5; i++)
         kw_sbuf_fmt_num(a[i], sizeof a[i], f[i], 1);
@@ -587,6 +587,9 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
                  ", raised from the final re-check's %ld by doubling, up to %ld and to the requests the "
                  "search simulated on this shape",
                  final_n, (long)KW_RESULTS_VERDICT_CAP);
+    int looks = rs->shapes[shape].verdict_looks;
+    if (looks > 1) /* kw_simci_pair_half_looks */
+        snprintf(level, sizeof level, "95%% interval over the %d looks the sequence planned", looks);
     int ahead = d + v->half < 0, behind = d - v->half > 0;
     const char *why = behind ? "the interval lies above 0: at this sample rank 1 is the slower"
                       : !ahead ? "the interval holds 0"
@@ -594,9 +597,9 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
                                  "effect the run must resolve";
     snprintf(note, n,
              "not resolved: paired on the same arrivals (%ld requests%s), rank 1 minus %s is %s us "
-             "[95%% interval %s, %s] on %s (rank 1 %s us, the rival %s us)%s: %s (half-width %s%% of the "
+             "[%s: %s, %s] on %s (rank 1 %s us, the rival %s us)%s: %s (half-width %s%% of the "
              "rival's figure, the run's minimum effect %s%%): %s",
-             v->samples, more, who, a[0], a[1], a[2], p99 ? "p99" : "p95", a[3], a[4], tie, why, h, e,
+             v->samples, more, who, a[0], level, a[1], a[2], p99 ? "p99" : "p95", a[3], a[4], tie, why, h, e,
              ahead ? "read its gain with this margin"
                    : "the simulation cannot rank these apart at this sample; read them as equal");
     return 0;

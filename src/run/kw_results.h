@@ -135,10 +135,11 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
 #define KW_RESULTS_SEARCH_STOPPED "stopped"
 /* <shape ranking=...>: the final re-check cannot tell rank 1 from its rival
  * (kw_results_rival). With a paired verdict (kw_evidence_verdict, the
- * model's): the 95% interval of rank 1 minus the rival on the same arrivals
- * reaches 0 or above, or its half-width is over the minimum effect
+ * model's): the interval of rank 1 minus the rival on the same arrivals
+ * (95% over the sequence's looks: kw_simci_pair_half_looks) reaches 0 or
+ * above, or its half-width is over the minimum effect
  * (kw_results_paired_resolved). Without one (an evaluator that cannot pair,
- * a continuous-batching shape, a noisy model): the two separate intervals
+ * a noisy model, a sample too short to pair): the two separate intervals
  * of the primary percentile overlap, or rank 1's half-width is over the
  * minimum effect. ranking_note says it in words. Absent: resolved, or no
  * re-check to judge by. */
