@@ -401,3 +401,49 @@ Test(eval, a_borrowed_drift_cache_answers_as_an_own_one)
     kw_eval_free(lender);
     kw_load_config_free(dc);
 }
+
+/* The model's paired comparison on a continuous-batching shape (kw_evaluator
+ * paired): both mappings serve the same requests (arrivals and lengths from
+ * the shape's seed), so it gives an interval (main: 1, cannot pair, and the
+ * ranking verdict fell back to the continuous shape's separate intervals,
+ * which have zero width), and its two figures are exactly what eval() gives
+ * each mapping at that sample. Llama-3-8B layer's served shape, max_seqs 32
+ * (the baseline) against 128, 40,000 requests (p95's paired minimum). */
+Test(eval, a_continuous_batching_shape_is_paired_on_the_same_requests)
+{
+    gsl_set_error_handler_off();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spaces/llama3_8b_layer.xml", kw_tl_src());
+    kw_config *c = NULL;
+    cr_assert_eq(kw_load_config(&c, path, NULL, NULL), 0, "%s", kw_error_last());
+    int sh = kw_load_config_shape(c, "serve_cb_p256_1024_o64_256");
+    cr_assert_geq(sh, 0);
+    kw_model_opts o = {.sim_requests = 40000, .drift = 0, .seed = 7};
+    kw_model_eval *me = NULL;
+    cr_assert_eq(kw_eval_new(&me, c, &o), 0, "%s", kw_error_last());
+    const kw_evaluator *it = kw_eval_iface(me);
+    cr_assert_not_null(it->paired);
+    kw_cand a, b;
+    kw_knobs_cand_baseline(&a, &c->space.knobs);
+    b = a;
+    int k = 0;
+    while (k < c->space.knobs.n_knobs && strcmp(c->space.knobs.knobs[k].name, "max_seqs") != 0)
+        k++;
+    cr_assert_lt(k, c->space.knobs.n_knobs);
+    cr_assert_str_eq(c->space.knobs.knobs[k].values[2], "128");
+    b.v[k] = 2;
+    kw_paired v;
+    memset(&v, 0, sizeof v);
+    cr_assert_eq(it->paired(it->ctx, &a, &b, sh, 0.95, 40000, &v), 0, "%s", kw_error_last());
+    kw_metrics ma, mb;
+    cr_assert_eq(kw_eval_measured(me, &a, sh, 0, NULL, &ma), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_eval_measured(me, &b, sh, 0, NULL, &mb), 0, "%s", kw_error_last());
+    cr_log_info("continuous: p95 %.1f vs %.1f us, paired difference %.1f +- %.1f us (%d batches)", v.a, v.b,
+                v.a - v.b, v.half, v.batches);
+    cr_expect_eq(v.samples, 40000);
+    cr_expect_eq(v.a, ma.v[KW_M_P95_US], "rank 1's figure is eval's: %.6f vs %.6f", v.a, ma.v[KW_M_P95_US]);
+    cr_expect_eq(v.b, mb.v[KW_M_P95_US], "the rival's figure is eval's: %.6f vs %.6f", v.b, mb.v[KW_M_P95_US]);
+    cr_expect(isfinite(v.half) && v.half > 0 && v.batches >= 5, "half %g, %d batches", v.half, v.batches);
+    kw_eval_free(me);
+    kw_load_config_free(c);
+}

@@ -3,11 +3,17 @@
  * 10 x decoding sequences (us), so every TTFT, TPOT, latency and throughput
  * below is arithmetic on that schedule, written out next to each case. */
 #include <criterion/criterion.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kw_error.h"
 #include "kw_sim_cb.h"
+#include "kw_simci.h"
 
 TestSuite(sim_cb);
 
@@ -125,4 +131,105 @@ Test(sim_cb, kv_capacity_queues_admission)
     cr_expect_eq(o.iterations, 6); /* one at a time: 3 x (prefill + decode) */
     c.kv_tokens_max = 100; /* a request that can never fit is an input error */
     cr_expect_eq(kw_sim_cb_run(&o, r, 3, &c, linear, &calls), KW_EINPUT);
+}
+
+/* ---- pairing two schedules on the same requests (kw_sim_cb_run_seq) ----
+ * One sequence at a time (max_seqs 1), every request one prompt token and one
+ * output token, each iteration D us: the scheduler is then a FIFO M/D/1
+ * queue (a request's only iteration emits its one token). Its waiting time
+ * W (in units of D, load rho) has Erlang's distribution
+ *   P(W <= t) = (1 - rho) sum_{k=0}^{floor(t)} (rho (k - t))^k / k! e^{-rho (k - t)}
+ * (A. K. Erlang 1909; J. G. Franx, "A simple solution for the M/D/c waiting
+ * time distribution", Operations Research Letters 29(5), 2001, with c = 1),
+ * and a request's latency is D (W + 1). Two schedules on the same Poisson
+ * arrivals, D = 100 us and 80 us (loads 0.7 and 0.56): the paired interval
+ * of their p95 difference covers 100 (w95(0.7) + 1) - 80 (w95(0.56) + 1). */
+static double md1_wait_cdf(double t, double rho)
+{
+    double f = 0;
+    for (int k = 0; k <= (int)floor(t); k++) {
+        double x = rho * (k - t);
+        f += pow(x, k) / tgamma(k + 1.0) * exp(-x);
+    }
+    return (1 - rho) * f;
+}
+
+static double md1_wait_quantile(double q, double rho)
+{
+    double lo = 0, hi = 200;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (md1_wait_cdf(mid, rho) < q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static double constant_iter(void *ctx, int pf_tokens, int pf_seqs, double pf_ctx, int dec, double dec_ctx)
+{
+    (void)pf_tokens;
+    (void)pf_seqs;
+    (void)pf_ctx;
+    (void)dec;
+    (void)dec_ctx;
+    return *(const double *)ctx;
+}
+
+Test(sim_cb, two_schedules_pair_on_the_same_requests_and_cover_the_md1_difference)
+{
+    /* Erlang's formula checked against its mean, rho / (2 (1 - rho)) (its
+     * alternating sum loses digits as t grows: e^{2 rho t} over its terms,
+     * so the check stops at t = 16, where under 1e-3 of the mean is left) */
+    double mean = 0;
+    for (double t = 0.0005; t < 16; t += 0.001)
+        mean += (1 - md1_wait_cdf(t, 0.7)) * 0.001;
+    cr_assert(fabs(mean - 0.7 / 0.6) < 2e-3, "M/D/1 mean wait %.4f, want %.4f", mean, 0.7 / 0.6);
+    const double d[2] = {100.0, 80.0}, rho = 0.7, lam = rho / d[0];
+    const double truth = d[0] * (md1_wait_quantile(0.95, rho) + 1) -
+                         d[1] * (md1_wait_quantile(0.95, rho * d[1] / d[0]) + 1);
+    const int n = 40000, reps = 100;
+    kw_cb_request *r = malloc(sizeof *r * n);
+    double *lat = malloc(2 * sizeof *lat * n);
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_taus2);
+    cr_assert(r && lat && g);
+    kw_cb_config c = {.token_budget = 1000, .chunk_tokens = 0, .max_seqs = 1};
+    int covered = 0;
+    for (int k = 0; k < reps; k++) {
+        gsl_rng_set(g, 500 + (unsigned long)k);
+        double t = 0;
+        for (int i = 0; i < n; i++) {
+            t += gsl_ran_exponential(g, 1.0 / lam);
+            r[i] = (kw_cb_request){t, 1, 1};
+        }
+        kw_cb_result o[2];
+        for (int j = 0; j < 2; j++)
+            cr_assert_eq(kw_sim_cb_run_seq(&o[j], lat + j * n, r, n, &c, constant_iter, (void *)&d[j]), 0, "%s",
+                         kw_error_last());
+        double sorted[2] = {o[0].latency_p95_us, o[1].latency_p95_us};
+        for (int j = 0; j < 2 && k == 0; j++) { /* element i is request i's latency: its p95 is the run's */
+            double *x = malloc(sizeof *x * n);
+            cr_assert_not_null(x);
+            memcpy(x, lat + j * n, sizeof *x * n);
+            gsl_sort(x, 1, n);
+            sorted[j] = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.95);
+            free(x);
+            cr_assert_float_eq(sorted[j], o[j].latency_p95_us, 1e-9);
+        }
+        double diff, half;
+        int nb;
+        cr_assert_eq(kw_simci_paired(&diff, &half, &nb, lat, lat + n, n, 0.95), 0);
+        cr_assert(isfinite(half) && nb > 0);
+        cr_assert_float_eq(diff, sorted[0] - sorted[1], 1e-6);
+        covered += fabs(diff - truth) <= half;
+    }
+    cr_log_info("M/D/1 pair, D 100 vs 80 us, rho 0.7, %d requests: truth %.2f us, covered in %d of %d", n, truth,
+                covered, reps);
+    /* Binomial(100, 0.95): sd 2.2; 88 is 3.2 sd below */
+    cr_expect_geq(covered, 88, "the paired interval covers %d of %d", covered, reps);
+    cr_expect_leq(covered, 99, "a 95%% interval that never misses is too wide");
+    gsl_rng_free(g);
+    free(lat);
+    free(r);
 }

@@ -353,7 +353,7 @@ int kw_eval_measured(const kw_model_eval *e, const kw_cand *c, int shape, int re
         /* continuous (iteration-level) batching: kw_eval_cb.c */
         double served = 1.0;
         rc = kw_eval_cb(v, &served, &cfg->accel, b, s, &m, e->rate_per_s[shape], so.requests,
-                        so.seed);
+                        so.seed, NULL);
         if (rc == KW_EINPUT || rc == KW_EMODEL) {
             kw_eval_infeasible(out);
             rc = 0;
@@ -597,18 +597,68 @@ static int kw_eval_seq(kw_sim_result *sim, const kw_model_eval *e, const kw_cand
     return rc;
 }
 
+/* The continuous-batching simulation of c on shape at `samples` requests
+ * (the evaluation's seed, so the same requests for every mapping), its
+ * latencies in arrival order into lat[0..samples) and its metrics into v.
+ * 1 when c is no mapping the model can serve. */
+static int kw_eval_cb_seq(double *v, double *lat, const kw_model_eval *e, const kw_cand *c, int shape,
+                          long samples)
+{
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &e->cfg->workload.blocks[s->block];
+    kw_mapping m;
+    double served;
+    int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
+    if (rc == 0)
+        rc = kw_eval_cb(v, &served, &e->cfg->accel, b, s, &m, e->rate_per_s[shape], (int)samples,
+                        kw_eval_sim_opts(e, shape).seed, lat);
+    if (rc == KW_EINPUT || rc == KW_EMODEL) {
+        kw_error_clear();
+        return 1;
+    }
+    return rc;
+}
+
+/* kw_evaluator.paired on a continuous-batching shape: both mappings serve
+ * the same requests (arrivals and lengths from the shape's seed), paired
+ * request by request in arrival order. The sample is the whole run (the
+ * evaluation keeps no warm-up here either: kw_eval_cb). */
+static int kw_model_eval_paired_cb(const kw_model_eval *e, const kw_cand *a, const kw_cand *b, int shape,
+                                   double p, long samples, kw_paired *out)
+{
+    double *lat = malloc(2 * (size_t)samples * sizeof *lat);
+    double va[KW_METRIC_MAX], vb[KW_METRIC_MAX];
+    if (!lat)
+        return kw_error_set(KW_ENOMEM, "out of memory for %ld paired latencies", samples);
+    memset(va, 0, sizeof va);
+    memset(vb, 0, sizeof vb);
+    int rc = kw_eval_cb_seq(va, lat, e, a, shape, samples);
+    if (rc == 0)
+        rc = kw_eval_cb_seq(vb, lat + samples, e, b, shape, samples);
+    if (rc == 0) {
+        double d;
+        rc = kw_simci_paired(&d, &out->half, &out->batches, lat, lat + samples, (size_t)samples, p);
+        out->a = p >= 0.99 ? va[KW_M_P99_US] : va[KW_M_P95_US];
+        out->b = p >= 0.99 ? vb[KW_M_P99_US] : vb[KW_M_P95_US];
+        out->samples = samples;
+    }
+    free(lat);
+    return rc;
+}
+
 /* kw_evaluator.paired: a and b simulated on the same arrivals (the seed is
  * the shape's, not the candidate's), their latencies paired request by
- * request (kw_simci_paired). Not for shapes served by continuous batching
- * (kw_eval_cb.c keeps no per-request sequence) nor a noisy model (each
- * figure carries its own seeded noise, which the pairing would not see). */
+ * request (kw_simci_paired); a continuous-batching shape's on the same
+ * requests (kw_model_eval_paired_cb). Not for a noisy model (each figure
+ * carries its own seeded noise, which the pairing would not see). */
 static int kw_model_eval_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
                                 long samples, kw_paired *out)
 {
     const kw_model_eval *e = ctx;
-    if (e->cfg->space.noise_pct > 0.0 || kw_eval_shape(e, shape)->continuous || samples <= 0 ||
-        samples > KW_SIM_MAX_REQUESTS)
+    if (e->cfg->space.noise_pct > 0.0 || samples <= 0 || samples > KW_SIM_MAX_REQUESTS)
         return 1;
+    if (kw_eval_shape(e, shape)->continuous)
+        return kw_model_eval_paired_cb(e, a, b, shape, p, samples, out);
     kw_sim_result *sim = calloc(2, sizeof *sim);
     if (!sim)
         return kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");

@@ -64,7 +64,7 @@ static double kw_cb_iter(void *vctx, int pf_tokens, int pf_seqs, double pf_ctx, 
 
 int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block *b,
                const kw_shape *s, const kw_mapping *m, double rate_per_s, int requests,
-               uint64_t seed)
+               uint64_t seed, double *lat_seq)
 {
     *served_frac = 1.0;
     if (!(rate_per_s > 0.0) || requests < 1)
@@ -124,7 +124,7 @@ int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block
     }
     *ctx = (kw_cb_ctx){.a = a, .b = b, .s = s, .m = m};
     kw_cb_result o;
-    if ((rc = kw_sim_cb_run(&o, reqs, requests, &cfg, kw_cb_iter, ctx)) != 0)
+    if ((rc = kw_sim_cb_run_seq(&o, lat_seq, reqs, requests, &cfg, kw_cb_iter, ctx)) != 0)
         goto done;
     v[KW_M_P50_US] = o.latency_p50_us;
     v[KW_M_P95_US] = o.latency_p95_us;

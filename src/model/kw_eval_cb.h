@@ -25,9 +25,13 @@
  * KW_EINPUT/KW_EMODEL when an iteration cannot be costed (the candidate is
  * infeasible: e.g. its KV cache does not fit). *served_frac: requests served
  * per second over what an unsaturated server would (see below). Deterministic
- * in seed. */
+ * in seed: the arrivals and lengths are drawn from it alone, request by
+ * request, so two mappings with one seed serve the same requests (common
+ * random numbers) and a run of n requests is the first n of a longer one.
+ * lat_seq (NULL: none): the caller's `requests` doubles, each request's
+ * latency in arrival order (kw_sim_cb_run_seq; the paired comparison). */
 int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block *b,
                const kw_shape *s, const kw_mapping *m, double rate_per_s, int requests,
-               uint64_t seed);
+               uint64_t seed, double *lat_seq);
 
 #endif

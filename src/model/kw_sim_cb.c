@@ -58,6 +58,12 @@ static double kw_q(double *v, int n, double f)
 int kw_sim_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_cb_config *cfg,
                   kw_cb_iter_fn fn, void *ctx)
 {
+    return kw_sim_cb_run_seq(out, NULL, reqs, n, cfg, fn, ctx);
+}
+
+int kw_sim_cb_run_seq(kw_cb_result *out, double *lat_seq, const kw_cb_request *reqs, int n,
+                      const kw_cb_config *cfg, kw_cb_iter_fn fn, void *ctx)
+{
     memset(out, 0, sizeof *out);
     if (n < 1 || cfg->token_budget < 1 || cfg->max_seqs < 1 || cfg->chunk_tokens < 0)
         return kw_error_set(KW_EINPUT, "continuous batching: needs requests, a token budget and "
@@ -162,6 +168,8 @@ int kw_sim_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_
             }
             if (sq.prefilled == r->prompt_tokens && sq.generated >= r->output_tokens) {
                 lat[done_n] = t - r->arrival_us;
+                if (lat_seq)
+                    lat_seq[sq.req] = lat[done_n];
                 if (r->output_tokens > 1)
                     tpot[ntpot++] = (t - sq.first_us) / (r->output_tokens - 1);
                 done_n++;

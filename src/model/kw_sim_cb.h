@@ -53,4 +53,12 @@ typedef struct kw_cb_result {
 int kw_sim_cb_run(kw_cb_result *out, const kw_cb_request *reqs, int n, const kw_cb_config *cfg,
                   kw_cb_iter_fn fn, void *ctx);
 
+/* kw_sim_cb_run, and each request's latency by its index: lat_seq[i] (the
+ * caller's n doubles) is request i's completion minus its arrival, so two
+ * runs on the same requests (two mappings, the same arrivals and lengths)
+ * give element i of both for one request: the paired comparison's input
+ * (kw_simci_paired). lat_seq NULL: kw_sim_cb_run. */
+int kw_sim_cb_run_seq(kw_cb_result *out, double *lat_seq, const kw_cb_request *reqs, int n,
+                      const kw_cb_config *cfg, kw_cb_iter_fn fn, void *ctx);
+
 #endif
