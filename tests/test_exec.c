@@ -1808,14 +1808,16 @@ Test(exec, mappings_csv_says_which_figures_were_measured)
     snprintf(m, sizeof m, "%s/run/mappings.csv", dir);
     char *csv = kw_tl_slurp(m);
     const char *nl = strchr(csv, '\n');
-    const char *tail = ",p95_us,p99_us,borrow_warnings,figures_from,file_rows\n";
+    const char *tail = ",p95_us,p99_us,borrow_warnings,figures_from,file_rows,figures_basis\n";
     cr_assert(nl && strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%s", csv);
     const char *tuned = strstr(csv, "\nattn_decode_kv512_b1_c1,"),
                *other = strstr(csv, "\nattn_decode_kv4096_b4_c4_rate,");
     cr_assert(tuned && other, "%s", csv);
-    /* figures_from, then file_rows (the run's space has 2 shapes) */
-    cr_expect(strncmp(strchr(tuned + 1, '\n') - 11, ",measured,2", 11) == 0, "%s", csv);
-    cr_expect(strncmp(strchr(other + 1, '\n') - 8, ",model,2", 8) == 0, "%s", csv);
+    /* figures_from, file_rows (the run's space has 2 shapes), then
+     * figures_basis: a measured run's journal, and recommend's own
+     * evaluation of the row it did not tune */
+    cr_expect(strncmp(strchr(tuned + 1, '\n') - 20, ",measured,2,measured", 20) == 0, "%s", csv);
+    cr_expect(strncmp(strchr(other + 1, '\n') - 18, ",model,2,evaluated", 18) == 0, "%s", csv);
     /* the tuned row's p95 is results.xml's rank-1 p95 (another writer) */
     snprintf(sh, sizeof sh, "%s/run/ranked.csv", dir);
     char *ranked = kw_tl_slurp(sh);

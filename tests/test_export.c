@@ -111,9 +111,10 @@ static void kw_t_field(char *buf, size_t len, const char *line, int i)
 }
 
 /* mappings.csv's columns after the knobs (KW_MAPPINGS_HEADER_SUFFIX,
- * KW_MAPPINGS_HEADER_FIGURES and KW_MAPPINGS_HEADER_ROWS):
- * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows */
-#define KW_T_TRAILING 10
+ * KW_MAPPINGS_HEADER_FIGURES, KW_MAPPINGS_HEADER_ROWS and _BASIS):
+ * phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows,
+ * figures_basis */
+#define KW_T_TRAILING 11
 
 static int kw_t_ncols(void)
 {
@@ -223,17 +224,18 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     int ncols = kw_t_ncols();
     for (int s = 0; s < KW_T_NSHAPES; s++) {
         char want[256], p95[64];
-        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 5);
+        kw_t_field(p95, sizeof p95, kw_t_row(kw_t_shapes[s]), ncols - 6);
         snprintf(want, sizeof want, "\"name\": \"%s\"", kw_t_shapes[s]);
         const char *blk = strstr(json, want), *pred = blk ? strstr(blk, "\"predicted\": ") : NULL;
         cr_assert(pred != NULL);
         cr_expect_float_eq(strtod(pred + strlen("\"predicted\": {\"p95_us\": "), NULL), strtod(p95, NULL),
                            1e-9, "%s: %.60s, csv %s", kw_t_shapes[s], pred, p95);
         cr_expect(strncmp(strstr(blk, "\"guards\": "), "\"guards\": []", 12) == 0);
-        /* a model run: mappings.csv's figures_from says model, and the export carries it */
-        cr_expect(strstr(pred, "\"figures_from\": \"model\"}") < strstr(blk, "\"guards\": ") &&
-                      strstr(pred, "\"figures_from\": \"model\"}") != NULL,
-                  "%s: %.120s", kw_t_shapes[s], pred);
+        /* a model run: mappings.csv's figures_from says model, its
+         * figures_basis which sample (a tuned shape's re-check), and the
+         * export carries both */
+        const char *fb = strstr(pred, "\"figures_from\": \"model\", \"figures_basis\": \"recheck\"}");
+        cr_expect(fb != NULL && fb < strstr(blk, "\"guards\": "), "%s: %.120s", kw_t_shapes[s], pred);
     }
     free(json);
     /* the validator bites: a required field renamed, a stage count out of range */

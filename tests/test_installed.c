@@ -163,9 +163,10 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
 
     /* 2. only the API is exported: every defined dynamic symbol is knobwise_* (or a version
      * node: KNOBWISE_1.0, KNOBWISE_1.1 for knobwise_entry_figures_from, KNOBWISE_1.2 for
-     * knobwise_entry_warnings and _disproof*, src/lib/knobwise.map) */
+     * knobwise_entry_warnings and _disproof*, KNOBWISE_1.3 for knobwise_entry_figures_basis,
+     * src/lib/knobwise.map) */
     st = kw_t_sh(tmp, "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
-                      "grep -v -e '^knobwise_' -e '^KNOBWISE_1\\.[012]$'",
+                      "grep -v -e '^knobwise_' -e '^KNOBWISE_1\\.[0123]$'",
                  root, libdir);
     cr_assert_eq(st, 1, "exported beyond the API (or nm failed):\n%s", kw_t_log(tmp));
     /* the 1.1 call is in its own node, the 1.0 calls stay in theirs (a runtime linked
@@ -175,8 +176,10 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
                       "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
                       "grep -qx 'knobwise_entry_warnings@@KNOBWISE_1.2' && "
                       "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
+                      "grep -qx 'knobwise_entry_figures_basis@@KNOBWISE_1.3' && "
+                      "nm -D --defined-only '%s%s/libknobwise.so' | awk '{print $3}' | "
                       "grep -qx 'knobwise_entry_owner@@KNOBWISE_1.0'",
-                 root, libdir, root, libdir, root, libdir);
+                 root, libdir, root, libdir, root, libdir, root, libdir);
     cr_expect_eq(st, 0, "version nodes:\n%s", kw_t_log(tmp));
 
     /* 3. compile the example with the .pc file's flags only */
@@ -217,7 +220,9 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
     snprintf(line, sizeof line, "\nconfig %s\n", id);
     cr_expect(strstr(out, line) != NULL, "config id %s (mappings.csv) not in:\n%s", id, out);
     cr_expect_eq(kw_t_check_knobs(out, csv, sh), kw_t_knob_columns(csv));
-    cr_expect(strstr(out, "predicted p95_us=") != NULL && strstr(out, "watch p95_ceiling") &&
+    /* a finished run: the predicted tail is the final re-check's (knobwise_entry_figures_basis) */
+    cr_expect(strstr(out, "predicted p95_us=") != NULL && strstr(out, " (recheck)\n") &&
+                  strstr(out, "watch p95_ceiling") &&
                   strstr(out, "\nrollback "),
               "%s", out);
     free(out);

@@ -200,7 +200,8 @@ static void kw_t_fix_csv(char *text)
 {
     static const char *const fixed[] = {"shape", "config_id", "borrowed_from", "phase", "batch",
                                         "seq", "kv_len", "streams", "p95_us", "p99_us",
-                                        "borrow_warnings", "figures_from", "file_rows"};
+                                        "borrow_warnings", "figures_from", "file_rows",
+                                        "figures_basis"};
     enum { MAXC = 4096 };
     char **hdr = calloc(MAXC, sizeof *hdr), **vals = calloc(MAXC, sizeof *vals), *f1 = NULL;
     const char **names = calloc(MAXC, sizeof *names), **values = calloc(MAXC, sizeof *values);

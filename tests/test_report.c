@@ -1131,8 +1131,9 @@ Test(results_cli, a_borrowed_recommendation_gives_its_rollback_and_says_the_clai
     cr_assert(strstr(r.out, "BORROWED from the nearest tuned shape "), "%s", r.out);
     char base_id[32] = "", src[128] = "";
     double b95 = NAN, w95 = NAN, w99 = NAN;
-    const char *l = strstr(r.out, "  p95_us: baseline ");
-    cr_assert(l && sscanf(l, "  p95_us: baseline %lf us", &b95) == 1, "%s", r.out);
+    /* the figures say their source: one evaluation here, at the space's sample */
+    const char *l = strstr(r.out, "  p95_us at one evaluation on this shape (");
+    cr_assert(l && sscanf(strstr(l, "): baseline ") + 2, " baseline %lf us", &b95) == 1, "%s", r.out);
     l = strstr(r.out, "  rollback: to the baseline ");
     cr_assert(l && sscanf(l, "  rollback: to the baseline %16s", base_id) == 1, "%s", r.out);
     cr_assert(strstr(l, "(borrowed, the mapping has no accepted path on this shape);\n"), "%s", r.out);
@@ -1185,17 +1186,27 @@ static int rp_xpath_texts(kw_sbuf *out, xmlDocPtr doc, const char *q)
  * the owner only: the re-check and the criteria were in results.xml alone
  * (on the default job's bursty decode shape the claimed -46.31% is -31.46% at
  * the re-check). A tune of validate_small (budget 30: a fraction of a second). */
+/* validate_small tuned with budget 30 into DIR/run (run), DIR a new
+ * temporary folder (returned: kw_tl_rmrf it); *tune: what tune printed. */
+static char *rp_small_run(char run[4200], kw_tl_proc *tune)
+{
+    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
+    char *dir = kw_tl_tmpdir("kwtest");
+    char space[4200];
+    snprintf(run, 4200, "%s/run", dir);
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    *tune = kw_tl_run(NULL, kw_tl_bin(), "tune", "--space", space, "--budget", "30", "--out", run,
+                      NULL);
+    cr_assert_eq(tune->status, 0, "tune: %s", tune->err);
+    return dir;
+}
+
 Test(results_cli, recommend_gives_the_claims_evidence_and_disproof_from_results_xml)
 {
     KW_TL_HANG_GUARD(300);
-    cr_assert(have_bin(), "no knobwise binary at %s", kw_tl_bin());
-    char *dir = kw_tl_tmpdir("kwtest");
-    char run[4200], space[4200], p[4300];
-    snprintf(run, sizeof run, "%s/run", dir);
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
-    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--space", space, "--budget", "30",
-                             "--out", run, "--quiet", NULL);
-    cr_assert_eq(r.status, 0, "tune: %s", r.err);
+    char run[4200], p[4300];
+    kw_tl_proc r;
+    char *dir = rp_small_run(run, &r);
     kw_tl_free(&r);
     snprintf(p, sizeof p, "%s/results.xml", run);
     xmlDocPtr doc = xmlReadFile(p, NULL, XML_PARSE_NONET);
@@ -1286,7 +1297,7 @@ Test(results_cli, recommend_gives_the_claims_evidence_and_disproof_from_results_
         cr_assert(strstr(r.out, watch), "no '%s' in:\n%s", watch, r.out);
         cr_assert_null(strstr(r.out, "  WARNING: at the re-check its "), "%s", r.out);
         kw_tl_free(&r);
-        /* the report states the same criteria (kw_results_recheck_load) */
+        /* the report states the same criteria (kw_results_read) */
         char html[4300], crit2[700];
         snprintf(html, sizeof html, "%s/r.html", dir);
         r = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", html, "--force", NULL);
@@ -1325,6 +1336,196 @@ Test(results_cli, recommend_gives_the_claims_evidence_and_disproof_from_results_
         kw_sbuf_free(&b);
         kw_sbuf_free(&v);
     }
+    kw_sbuf_free(&names);
+    xmlFreeDoc(doc);
+    kw_tl_rmrf(dir);
+}
+
+/* A line of text (up to its newline) holding needle, as a new string ("" when none). */
+static char *rp_line_with(const char *text, const char *needle)
+{
+    const char *at = text ? strstr(text, needle) : NULL;
+    if (!at)
+        return strdup("");
+    const char *b = at;
+    while (b > text && b[-1] != '\n')
+        b--;
+    return strndup(b, strcspn(b, "\n"));
+}
+
+/* Every output leads with the headline figure, decided in one place
+ * (kw_results_headline): the final re-check where the run made one, and
+ * names its source. On validate_small (budget 30) each shape's
+ * recommendation and baseline are re-checked at the space's final sample:
+ * tune's summary, recommend, audit, recommend --all (mappings.csv p95_us and
+ * figures_basis), ranked.csv (headline_p95_us, figures_basis), export
+ * (libknobwise's knobwise_entry_latency and _figures_basis) and the report
+ * give results.xml's <recheck> p95 of the recommendation and of the
+ * baseline, each saying "the re-check (N requests)" or "recheck". main's
+ * binary led every one of them with the search's sample (<metrics>), and on
+ * the default job's bursty decode shape that was 6,182 us against the
+ * re-check's 20,971 us (seed 3). verify still passes: ranked.csv's headline
+ * columns are checked against results.xml's re-check, and an edited one is
+ * caught. */
+Test(results_cli, every_output_leads_with_the_recheck_and_names_its_source)
+{
+    KW_TL_HANG_GUARD(300);
+    char run[4200], p[4300];
+    kw_tl_proc tune;
+    char *dir = rp_small_run(run, &tune);
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    xmlDocPtr doc = xmlReadFile(p, NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    kw_tl_proc rall = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--all", "-o", "-", NULL);
+    cr_assert_eq(rall.status, 0, "%s", rall.err);
+    kw_tl_proc aud = kw_tl_run(NULL, kw_tl_bin(), "audit", run, NULL);
+    cr_assert_eq(aud.status, 0, "%s", aud.err);
+    kw_tl_proc exp = kw_tl_run(NULL, kw_tl_bin(), "export", run, "--format", "json", NULL);
+    cr_assert_eq(exp.status, 0, "%s", exp.err);
+    kw_tl_proc rep = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", NULL);
+    cr_assert_eq(rep.status, 0, "%s", rep.err);
+    snprintf(p, sizeof p, "%s/ranked.csv", run);
+    char *ranked = kw_tl_slurp(p);
+    cr_assert_not_null(ranked);
+    cr_assert(strstr(ranked, ",rollback_to,headline_p95_us,headline_p99_us,figures_basis\n"),
+              "%.300s", ranked);
+    kw_sbuf names = {0};
+    int n_shapes = rp_xpath_texts(&names, doc, "/results/shape/@name");
+    cr_assert_gt(n_shapes, 0);
+    const char *shape = names.data;
+    for (int i = 0; i < n_shapes; i++, shape += strlen(shape) + 1) {
+        char want[1024], key[300];
+        kw_sbuf rs = {0}, bs = {0}, ss = {0}, ms = {0};
+        char qq[512];
+        snprintf(qq, sizeof qq, "/results/shape[@name='%s']/config[@recommended='true']/recheck/@p95_us", shape);
+        cr_assert_eq(rp_xpath_texts(&rs, doc, qq), 1, "%s", qq);
+        snprintf(qq, sizeof qq, "/results/shape[@name='%s']/baseline/recheck/@p95_us", shape);
+        cr_assert_eq(rp_xpath_texts(&bs, doc, qq), 1, "%s", qq);
+        snprintf(qq, sizeof qq, "/results/shape[@name='%s']/config[@recommended='true']/recheck/@samples", shape);
+        cr_assert_eq(rp_xpath_texts(&ss, doc, qq), 1, "%s", qq);
+        snprintf(qq, sizeof qq, "/results/shape[@name='%s']/config[@recommended='true']/metrics/"
+                 "metric[@name='p95_us']/@value", shape);
+        cr_assert_eq(rp_xpath_texts(&ms, doc, qq), 1, "%s", qq);
+        const char *R = rs.data, *B = bs.data, *N = ss.data;
+        /* the search's sample differs from the re-check's here, so leading
+         * with the one or the other is told apart */
+        cr_assert_str_neq(R, ms.data, "shape %s: re-check and search give the same p95", shape);
+
+        /* recommend --shape */
+        kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shape, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        snprintf(want, sizeof want, "  p95_us at the re-check (%s requests): baseline %s us -> %s us (",
+                 N, B, R);
+        const char *hl = strstr(r.out, want), *cfg = strstr(r.out, "  config ");
+        cr_assert(hl && cfg && hl > cfg && hl < strstr(r.out, "  rollback: "), "no '%s' after the "
+                  "config in:\n%s", want, r.out);
+        snprintf(want, sizeof want, "    (ranked on the search's sample (");
+        cr_assert(strstr(hl, want), "%s", r.out);
+        kw_tl_free(&r);
+
+        /* audit */
+        snprintf(want, sizeof want, "  p95_us at the re-check (%s requests): baseline %s us -> "
+                 "recommended %s us (", N, B, R);
+        snprintf(key, sizeof key, "shape %s\n", shape);
+        const char *as = strstr(aud.out, key);
+        cr_assert(as && strstr(as, want) == as + strlen(key), "no '%s' under '%s' in:\n%s", want,
+                  key, aud.out);
+
+        /* mappings.csv: p95_us, and figures_basis last */
+        snprintf(key, sizeof key, "\n%s,", shape);
+        char *row = rp_line_with(strstr(rall.out, key) ? strstr(rall.out, key) + 1 : NULL, shape);
+        int nf = 1;
+        for (const char *c = row; *c; c++)
+            nf += *c == ',';
+        char *p95 = rp_csv_field(row, nf - 6), *basis = rp_csv_field(row, nf - 1);
+        cr_assert_str_eq(p95, R, "shape %s: mappings.csv row %s", shape, row);
+        cr_assert_str_eq(basis, "recheck", "shape %s: mappings.csv row %s", shape, row);
+        free(p95);
+        free(basis);
+        free(row);
+
+        /* ranked.csv rank 1: headline_p95_us (third to last) and figures_basis */
+        snprintf(key, sizeof key, "\n%s,1,", shape);
+        row = rp_line_with(strstr(ranked, key) ? strstr(ranked, key) + 1 : NULL, shape);
+        nf = 1;
+        for (const char *c = row; *c; c++)
+            nf += *c == ',';
+        p95 = rp_csv_field(row, nf - 3);
+        basis = rp_csv_field(row, nf - 1);
+        char *search = rp_csv_field(row, 4);
+        cr_assert_str_eq(p95, R, "shape %s: ranked.csv row %s", shape, row);
+        cr_assert_str_eq(basis, "recheck", "shape %s: ranked.csv row %s", shape, row);
+        cr_assert_str_eq(search, ms.data, "shape %s: ranked.csv p95_us stays the search's: %s",
+                         shape, row);
+        free(search);
+        free(p95);
+        free(basis);
+        free(row);
+
+        /* export (libknobwise) */
+        snprintf(key, sizeof key, "\"name\": \"%s\"", shape);
+        const char *blk = strstr(exp.out, key);
+        const char *pred = blk ? strstr(blk, "\"predicted\": {\"p95_us\": ") : NULL;
+        cr_assert_not_null(pred, "%s", exp.out);
+        cr_assert_float_eq(strtod(pred + strlen("\"predicted\": {\"p95_us\": "), NULL),
+                           strtod(R, NULL), 1e-9, "shape %s: %.120s", shape, pred);
+        cr_assert(strstr(pred, "\"figures_basis\": \"recheck\"}") &&
+                      strstr(pred, "\"figures_basis\": \"recheck\"}") < strstr(pred, "\"guards\""),
+                  "shape %s: %.200s", shape, pred);
+
+        /* the report's summary table */
+        snprintf(key, sizeof key, "\">%s</a></td><td>%s</td><td>%s</td>", shape, B, R);
+        const char *tr = strstr(rep.out, key);
+        snprintf(want, sizeof want, "<td class=\"l\">the re-check (%s requests); the search's sample: ", N);
+        cr_assert(tr && strstr(tr, want) && strstr(tr, want) < strstr(tr, "</tr>"),
+                  "report: no '%s' ... '%s'", key, want);
+
+        /* its guard table: the rollback ceilings against the re-check they come from */
+        snprintf(want, sizeof want, "<td class=\"l\">p95_us (rollback ceiling; at the re-check (%s "
+                 "requests))</td><td>%s</td>", N, R);
+        cr_assert(strstr(tr, want), "report: no '%s'", want);
+        /* tune's summary line: baseline -> recommendation at the re-check */
+        snprintf(key, sizeof key, "  %s ", shape);
+        char *line = rp_line_with(tune.out, key);
+        double tb = NAN, tr2 = NAN;
+        const char *num = strstr(line, "p95");
+        cr_assert(num && sscanf(num, "p95 %lf -> %lf us", &tb, &tr2) == 2, "%s", tune.out);
+        cr_assert_float_eq(tb, strtod(B, NULL), 0.051, "%s", line);
+        cr_assert_float_eq(tr2, strtod(R, NULL), 0.051, "%s", line);
+        snprintf(want, sizeof want, "(p95 at the re-check (%s requests); on the search's sample (", N);
+        cr_assert(strstr(strstr(tune.out, line), want), "%s", tune.out);
+        free(line);
+        kw_sbuf_free(&rs);
+        kw_sbuf_free(&bs);
+        kw_sbuf_free(&ss);
+        kw_sbuf_free(&ms);
+    }
+    /* verify agrees, and catches a headline figure edited in ranked.csv */
+    kw_tl_proc vf = kw_tl_run(NULL, kw_tl_bin(), "verify", run, "--no-eval", NULL);
+    cr_assert_eq(vf.status, 0, "%s%s", vf.out, vf.err);
+    kw_tl_free(&vf);
+    char *nl = strchr(ranked, '\n') + 1, *eol = strchr(nl, '\n');
+    char *c = eol;
+    for (int k = 0; k < 3; k++) /* the row's headline_p95_us */
+        while (*--c != ',')
+            ;
+    size_t n = strlen(ranked) + 8;
+    char *edited = malloc(n);
+    snprintf(edited, n, "%.*s1%s", (int)(c + 1 - ranked), ranked, c + 1);
+    cr_assert_eq(kw_tl_write(p, edited), 0);
+    vf = kw_tl_run(NULL, kw_tl_bin(), "verify", run, "--no-eval", NULL);
+    cr_assert_eq(vf.status, 1, "%s%s", vf.out, vf.err);
+    cr_assert(strstr(vf.out, "FAIL ranked.csv headline figures: ") &&
+                  strstr(vf.out, "ranked.csv:2: its headline figures"), "%s%s", vf.out,
+              vf.err);
+    kw_tl_free(&vf);
+    free(edited);
+    free(ranked);
+    kw_tl_free(&rep);
+    kw_tl_free(&exp);
+    kw_tl_free(&aud);
+    kw_tl_free(&rall);
+    kw_tl_free(&tune);
     kw_sbuf_free(&names);
     xmlFreeDoc(doc);
     kw_tl_rmrf(dir);

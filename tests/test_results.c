@@ -33,7 +33,8 @@ TestSuite(results);
 /* The contract, typed from results/formats.md (not from kw_results.h). */
 static const char ranked_header[] =
     "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"
-    "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to";
+    "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to,"
+    "headline_p95_us,headline_p99_us,figures_basis";
 static const char audit_header[] =
     "step,shape,parent_id,config_id,knob,old,new,p95_before_us,p95_after_us,delta_pct,p_value,"
     "guards,decision,reason";

@@ -228,16 +228,23 @@ Test(ui, mappings_csv_ends_with_the_shape_and_its_predicted_tail)
     /* the contract's first columns, the knobs, then the added ones at the end */
     cr_assert(strncmp(csv, "shape,config_id,borrowed_from,", 30) == 0, "%.100s", csv);
     const char *tail =
-        ",phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows\n";
+        ",phase,batch,seq,kv_len,streams,p95_us,p99_us,borrow_warnings,figures_from,file_rows,"
+        "figures_basis\n";
     const char *nl = strchr(csv, '\n');
     cr_assert(nl && (size_t)(nl + 1 - csv) > strlen(tail) &&
                   strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%.400s", csv);
-    /* a model run: every row's figures are the model's; file_rows, last, is
-     * the number of rows on every row */
+    /* a model run: every row's figures are the model's; file_rows, next to
+     * last, is the number of rows on every row; figures_basis, last, names
+     * the sample */
     int rows = 0;
     long said[64];
     for (const char *l = strchr(csv, '\n') + 1; *l; l = strchr(l, '\n') + 1, rows++) {
-        const char *last = strchr(l, '\n');
+        const char *basis = strchr(l, '\n');
+        while (basis[-1] != ',')
+            basis--;
+        cr_assert(strncmp(basis, "recheck\n", 8) == 0 || strncmp(basis, "search\n", 7) == 0 ||
+                      strncmp(basis, "evaluated\n", 10) == 0, "%.300s", l);
+        const char *last = basis - 1;
         while (last[-1] != ',')
             last--;
         cr_assert(strncmp(last - 7, ",model,", 7) == 0, "%.300s", l);

@@ -93,7 +93,9 @@ int kw_cli_audit(int argc, char **argv)
         goto done;
     }
     const char *prefix = kw_sbuf_cstr(&pb);
-    if ((rc = kw_results_ranking_read(&notes, r->dir, rs)) != 0) {
+    /* results.xml read once: its re-checks (the headline figures) and the rankings */
+    kw_results_want w = {.load = r->rs, .notes = &notes};
+    if ((rc = kw_results_read(&w, r->dir)) != 0) {
         status = kw_cli_fail("audit", rc);
         goto done;
     }

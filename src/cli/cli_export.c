@@ -317,6 +317,11 @@ static void kw_export_json(kw_sbuf *b, const knobwise_table *t)
                 kw_sbuf_puts(b, ", \"figures_from\": ");
                 kw_export_json_str(b, from);
             }
+            const char *basis = knobwise_entry_figures_basis(e); /* which sample, when said */
+            if (basis[0]) {
+                kw_sbuf_puts(b, ", \"figures_basis\": ");
+                kw_export_json_str(b, basis);
+            }
             kw_sbuf_puts(b, "}");
         } else {
             kw_sbuf_puts(b, "null");
@@ -455,6 +460,10 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     " * rule for shapes not in the table is libknobwise's (knobwise_table_lookup(3)).\n"
                     " * figures_from: where p95_us/p99_us come from, \"measured\" or \"model\"\n"
                     " * (mappings.csv's column; \"\" when the file does not say).\n"
+                    " * figures_basis (added at the end): which sample they come from,\n"
+                    " * \"recheck\" (the run's final re-check), \"search\" (the search's sample),\n"
+                    " * \"measured\", \"evaluated\" (recommend's evaluation of a borrowed or\n"
+                    " * baseline row), \"\" when the file does not say.\n"
                     " * Since format 2: warnings, the entry's tokens joined by ';' (\"\" when\n"
                     " * none; search_stopped: the run was stopped before this shape's search\n"
                     " * finished; no_evidence: before its evidence; extrapolates, crosses_phase:\n"
@@ -503,6 +512,7 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     "    const char *warnings;\n"
                     "    int n_disproof;\n"
                     "    const char *const *disproof;\n"
+                    "    const char *figures_basis;\n"
                     "} knobwise_export_entry;\n\n");
     for (int i = 0; i < knobwise_table_count(t); i++) {
         const knobwise_entry *e = knobwise_table_entry(t, i);
@@ -547,9 +557,11 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
         kw_export_c_str(b, knobwise_entry_warnings(e));
         int nd = knobwise_entry_disproof_count(e);
         if (nd)
-            kw_sbuf_printf(b, ", %d, knobwise_export_disproof_%d},\n", nd, i);
+            kw_sbuf_printf(b, ", %d, knobwise_export_disproof_%d, ", nd, i);
         else
-            kw_sbuf_puts(b, ", 0, NULL},\n");
+            kw_sbuf_puts(b, ", 0, NULL, ");
+        kw_export_c_str(b, knobwise_entry_figures_basis(e));
+        kw_sbuf_puts(b, "},\n");
     }
     int nu = 0;
     while (kw_knobwise_unmet(t, nu, NULL))

@@ -269,7 +269,9 @@ typedef struct kw_rec {
     kw_cand cand;            /* what to deploy */
     int use_baseline;        /* borrowed winner refused: the baseline is recommended */
     int failed;              /* tuned, but nothing the run evaluated passes the guards */
-    kw_metrics m, base_m;    /* on the requested shape (evaluated when borrowed) */
+    kw_metrics m, base_m;    /* on the requested shape (evaluated when borrowed): the search's */
+    int has_hl;              /* tuned: hl is the headline (kw_results_headline) */
+    kw_headline hl;          /* ... the re-check's figures where results.xml has them */
     char why[256];
     kw_borrow borrow;        /* not tuned: how far the source shape is */
 } kw_rec;
@@ -309,6 +311,8 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothin
         out->m = fs->configs[fs->ranked[0]].m;
         if (fs->baseline >= 0)
             out->base_m = fs->configs[fs->baseline].m;
+        out->has_hl = 1;
+        kw_results_headline(&out->hl, rs, out->from, kw_runsum_winner(rs, out->from));
         return 0;
     }
     const kw_evaluator *ev;
@@ -416,13 +420,47 @@ static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
         printf("    - %s\n", t);
 }
 
+/* The requests behind figures m (0: not said). */
+static long kw_rec_samples(const kw_runsum *rs, const kw_metrics *m)
+{
+    int k = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES));
+    return k >= 0 && isfinite(m->v[k]) && m->v[k] > 0 ? lround(m->v[k]) : 0;
+}
+
+/* One figures line: the primary's change against the baseline, p95 and p99,
+ * the guards. src: where they come from, leading the line ("the re-check
+ * (20000 requests)"); NULL: a continuation ending the line opened before. */
+static void kw_print_figures(const kw_runsum *rs, const char *src, const kw_metrics *m,
+                             const kw_metrics *base)
+{
+    const char *pn = rs->metric_names[rs->primary];
+    int p = rs->primary;
+    int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
+    const char *sat = kw_guards_saturation(base ? base->guards : "", m->guards);
+    if (src)
+        printf("  %s at %s: ", pn, src);
+    else
+        printf(" ");
+    if (base) {
+        printf("baseline %.3f us -> %.3f us (", base->v[p], m->v[p]);
+        if (sat)
+            printf("%s)", sat);
+        else
+            printf("%+.2f%%)", base->v[p] > 0 ? (m->v[p] - base->v[p]) / base->v[p] * 100.0 : 0.0);
+    } else {
+        printf("%.3f us", m->v[p]);
+    }
+    if (i95 >= 0 && i99 >= 0)
+        printf("; p95 %.3f us, p99 %.3f us", m->v[i95], m->v[i99]);
+    printf("; guards %s%s\n", m->guards[0] ? m->guards : "pass", src ? "" : ")");
+}
+
 static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes,
                          const kw_results_claim *claim)
 {
     const kw_runsum *rs = r->rs;
     const kw_knobspace *ks = &rs->ks;
     const char *name = r->cfg->workload.shapes[r->cfg->space.shapes[x->cfg_shape]].name;
-    const char *pn = rs->metric_names[rs->primary];
     /* a measured run's borrowed figures are the model's: the run measured
      * only the shapes it tuned, and nothing is measured here */
     const char *by = rs->info.measured ? " by the model (not measured: the run measured only the "
@@ -457,18 +495,27 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                changed ? "  (baseline " : "", changed ? kb->values[kb->baseline] : "",
                changed ? ")" : "");
     }
-    int p = rs->primary;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
-    const char *sat = kw_guards_saturation(x->base_m.guards, x->m.guards);
-    printf("  %s: baseline %.3f us -> %.3f us (", pn, x->base_m.v[p], x->m.v[p]);
-    if (sat)
-        printf("%s)", sat);
-    else
-        printf("%+.2f%%)", x->base_m.v[p] > 0 ? (x->m.v[p] - x->base_m.v[p]) / x->base_m.v[p] * 100.0
-                                              : 0.0);
-    if (i95 >= 0 && i99 >= 0)
-        printf("; p95 %.3f us, p99 %.3f us", x->m.v[i95], x->m.v[i99]);
-    printf("; guards %s\n", x->m.guards[0] ? x->m.guards : "pass");
+    /* the headline first (kw_results_headline: the re-check where results.xml
+     * has one), then the search's own figures when they are another source */
+    char src[96];
+    if (x->has_hl) {
+        kw_results_basis_words(src, sizeof src, &x->hl);
+        kw_print_figures(rs, src, x->hl.m, x->hl.base);
+        if (x->hl.basis == KW_BASIS_RECHECK) {
+            kw_headline sh = {KW_BASIS_SEARCH, &x->m, &x->base_m, kw_rec_samples(rs, &x->m)};
+            kw_results_basis_words(src, sizeof src, &sh);
+            printf("    (ranked on %s:", src);
+            kw_print_figures(rs, NULL, &x->m, &x->base_m);
+        }
+    } else {
+        long n = kw_rec_samples(rs, &x->m);
+        if (n > 0)
+            snprintf(src, sizeof src, "one evaluation on this shape (%ld requests)", n);
+        else
+            snprintf(src, sizeof src, "one evaluation on this shape");
+        kw_print_figures(rs, src, &x->m, &x->base_m);
+    }
     if (x->tuned >= 0) {
         kw_rollback rb;
         int w = kw_runsum_winner(rs, x->tuned);
@@ -504,7 +551,8 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
     printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
 }
 
-static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, int no_evidence)
+static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, int no_evidence,
+                             char *const *notes)
 {
     const kw_runsum *rs = r->rs;
     const kw_knobspace *ks = &rs->ks;
@@ -516,11 +564,8 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
     }
     /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
-    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "\n");
-    char **notes = NULL; /* the tuned shapes' unresolved rankings (results.xml) */
-    int rc = kw_results_ranking_read(&notes, r->dir, rs);
-    if (rc != 0)
-        goto done;
+    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "," KW_MAPPINGS_HEADER_BASIS "\n");
+    int rc = 0;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     int n_failing = 0;
     for (int i = 0; i < r->cfg->space.n_shapes; i++) {
@@ -555,11 +600,15 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
         kw_sbuf_printf(&b, ",%s,%d,%d,%d,%d,", kw_phase_name(sh->phase), sh->batch,
                        sh->phase == KW_PHASE_PREFILL ? sh->seq : 0,
                        sh->phase == KW_PHASE_DECODE ? sh->kv_len : 0, sh->streams);
+        /* a tuned shape's headline figures (kw_results_headline: the
+         * re-check where results.xml has one), a borrowed or baseline row's
+         * from recommend's own evaluation on the shape */
+        const kw_metrics *fm = x.has_hl ? x.hl.m : &x.m;
         if (i95 >= 0)
-            kw_sbuf_printf(&b, "%.3f", x.m.v[i95]);
+            kw_sbuf_printf(&b, "%.3f", fm->v[i95]);
         kw_sbuf_puts(&b, ",");
         if (i99 >= 0)
-            kw_sbuf_printf(&b, "%.3f", x.m.v[i99]);
+            kw_sbuf_printf(&b, "%.3f", fm->v[i99]);
         kw_sbuf_puts(&b, ",");
         const char *flags = x.tuned >= 0 || x.use_baseline ? "" : x.borrow.flags;
         /* the shape the configuration was tuned on stopped before its search finished */
@@ -579,7 +628,10 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
         kw_sbuf_printf(&b, ",%s", i95 < 0 && i99 < 0                ? ""
                                   : rs->info.measured && x.tuned >= 0 ? KW_MAPPINGS_MEASURED
                                                                       : KW_MAPPINGS_MODEL);
-        kw_sbuf_printf(&b, ",%d\n", r->cfg->space.n_shapes);
+        kw_sbuf_printf(&b, ",%d,%s\n", r->cfg->space.n_shapes,
+                       i95 < 0 && i99 < 0 ? ""
+                       : x.has_hl         ? kw_results_basis_token(x.hl.basis)
+                                          : KW_BASIS_EVALUATED);
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;
@@ -598,7 +650,6 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
     if ((rc = kw_results_commit(dir, &f, 1)) == 0)
         printf("wrote %s/%s (%d shapes)\n", dir, name, r->cfg->space.n_shapes);
 done:
-    kw_results_ranking_free(notes, rs->n_shapes);
     kw_sbuf_free(&b);
     return rc;
 }
@@ -689,17 +740,24 @@ int kw_cli_recommend(int argc, char **argv)
     int rc = kw_run_open(&r, argv[optind], &ro);
     if (rc != 0)
         return kw_cli_fail("recommend", rc);
-    /* results.xml's re-check: the ceilings and criteria derived below are the file's */
-    if ((rc = kw_results_recheck_load(r->rs, r->dir)) != 0) {
-        kw_rundir_free(r);
-        return kw_cli_fail("recommend", rc);
-    }
     int status = 0;
+    /* results.xml read once (kw_results_read): its re-checks into the summary
+     * (the headline figures, ceilings and criteria derived below are the
+     * file's), the tuned shapes' unresolved rankings, and with --shape the
+     * shape's claim */
+    char **notes = NULL;
+    kw_results_claim claim;
+    memset(&claim, 0, sizeof claim);
     if (r->inputs_changed)
         fprintf(stderr, "knobwise recommend: warning: %s\n", r->inputs_msg);
     if (all) {
+        kw_results_want w = {.load = r->rs, .notes = &notes};
+        if ((rc = kw_results_read(&w, r->dir)) != 0) {
+            status = kw_cli_fail("recommend", rc);
+            goto done;
+        }
         int no_ev = kw_rec_warn_stopped(r, -1);
-        if ((rc = kw_write_mappings(r, odir, oname, no_ev)) != 0)
+        if ((rc = kw_write_mappings(r, odir, oname, no_ev, notes)) != 0)
             status = kw_cli_fail("recommend", rc);
         goto done;
     }
@@ -779,6 +837,13 @@ int kw_cli_recommend(int argc, char **argv)
                    ns.phase == KW_PHASE_PREFILL ? "sequence" : "KV length", seq, streams);
         }
     }
+    kw_results_want w = {.load = r->rs, .notes = &notes,
+                         .claim_shape = r->cfg->workload.shapes[r->cfg->space.shapes[si]].name,
+                         .claim = &claim};
+    if ((rc = kw_results_read(&w, r->dir)) != 0) {
+        status = kw_cli_fail("recommend", rc);
+        goto done;
+    }
     kw_rec x;
     if ((rc = kw_recommend_one(&x, r, si, 0)) != 0) {
         /* a shape made from the numbers is in no file: its messages name the
@@ -795,22 +860,11 @@ int kw_cli_recommend(int argc, char **argv)
         goto done;
     }
     kw_rec_warn_stopped(r, x.use_baseline ? -2 : x.tuned >= 0 ? x.tuned : x.from);
-    char **notes = NULL;
-    if ((rc = kw_results_ranking_read(&notes, r->dir, r->rs)) != 0) {
-        status = kw_cli_fail("recommend", rc);
-        goto done;
-    }
-    kw_results_claim claim;
-    if (x.tuned >= 0 && (rc = kw_results_claim_read(&claim, r->dir, r->rs->shapes[x.tuned].name)) != 0) {
-        kw_results_ranking_free(notes, r->rs->n_shapes);
-        status = kw_cli_fail("recommend", rc);
-        goto done;
-    }
     kw_print_rec(r, &x, notes, x.tuned >= 0 ? &claim : NULL);
-    if (x.tuned >= 0)
-        kw_results_claim_free(&claim);
-    kw_results_ranking_free(notes, r->rs->n_shapes);
 done:
+    kw_results_claim_free(&claim);
+    if (r)
+        kw_results_ranking_free(notes, r->rs->n_shapes);
     kw_rundir_free(r);
     return status;
 }

@@ -88,8 +88,13 @@ int kw_cli_report(int argc, char **argv)
     int rc = kw_run_open(&r, dir, &ro);
     if (rc != 0)
         return kw_cli_fail("report", rc);
-    /* results.xml's re-check: the rollback ceilings and criteria are the file's */
-    if ((rc = kw_results_recheck_load(r->rs, r->dir)) != 0) {
+    /* results.xml read once (kw_results_read): its re-checks (the headline
+     * figures, rollback ceilings and criteria are the file's) and the
+     * shapes' unresolved rankings, as recommend reads them */
+    char **notes = NULL;
+    kw_results_want w = {.load = r->rs, .notes = &notes};
+    if ((rc = kw_results_read(&w, r->dir)) != 0) {
+        kw_results_ranking_free(notes, r->rs->n_shapes);
         kw_rundir_free(r);
         return kw_cli_fail("report", rc);
     }
@@ -148,12 +153,8 @@ int kw_cli_report(int argc, char **argv)
         }
     }
     kw_sbuf b = {0};
-    char **notes = NULL; /* the shapes' unresolved rankings (results.xml), as recommend reads them */
-    if (rc == 0)
-        rc = kw_results_ranking_read(&notes, r->dir, r->rs);
     if (rc == 0)
         rc = kw_report_html_notes(&b, r->rs, r->me ? &lat : NULL, notes);
-    kw_results_ranking_free(notes, ns);
     for (int i = 0; i < 2 * ns; i++)
         free(samples[i]);
     free(samples);
@@ -176,6 +177,7 @@ int kw_cli_report(int argc, char **argv)
     else
         printf("wrote %s/%s\n", odir, name);
 done:
+    kw_results_ranking_free(notes, r->rs->n_shapes);
     kw_rundir_free(r);
     return status;
 }

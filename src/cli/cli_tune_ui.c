@@ -264,46 +264,41 @@ static int kw_tune_any_passes(void *ctx, const kw_rconfig *c)
     return 0;
 }
 
-/* Under a shape's summary line, its claim at the final re-check as
- * results.xml states it (the search's figure comes from its smaller sample:
- * on the default job's bursty decode shape -46.3% there, -31.5% at the
- * re-check), and whether the re-check left its ranking unresolved. Nothing
- * when results.xml has no re-check of the recommendation and the baseline
- * (a stopped run, a measured run). */
-static void kw_cli_tune_ui_recheck(const char *dir, const char *shape, const char *label)
+/* A shape's headline (kw_results_headline: the final re-check where
+ * results.xml has one, read back as recommend reads it) when it comes from
+ * another sample than the search's: *out then holds baseline and
+ * recommendation and returns 1. rs NULL (results.xml unreadable): 0. */
+static int kw_cli_tune_ui_headline(kw_headline *out, const kw_runsum *rs, const char *shape)
 {
-    kw_results_claim c;
-    if (kw_results_claim_read(&c, dir, shape) != 0)
-        return;
-    const kw_results_recheck *a = &c.rec, *b = &c.base;
-    int p99 = strcmp(label, "p99") == 0;
-    double ra = strtod(p99 ? a->p99_us : a->p95_us, NULL);
-    double rb = strtod(p99 ? b->p99_us : b->p95_us, NULL);
-    if (c.recommended && a->samples[0] && b->samples[0] && isfinite(ra) && isfinite(rb) && rb > 0) {
-        kw_sbuf cmd = {0};
-        if (c.unresolved) {
-            kw_sbuf_puts(&cmd, "; ranking not resolved: knobwise recommend ");
-            kw_sbuf_shell(&cmd, dir);
-            kw_sbuf_puts(&cmd, " --shape ");
-            kw_sbuf_shell(&cmd, shape);
-        }
-        printf("  %-32s %s at the re-check (%s requests): %.1f -> %.1f us (%+.1f%%)%s\n", "", label,
-               a->samples, rb, ra, (ra - rb) / rb * 100.0,
-               kw_sbuf_status(&cmd) == 0 && c.unresolved ? kw_sbuf_cstr(&cmd) : "");
-        kw_sbuf_free(&cmd);
-    }
-    kw_results_claim_free(&c);
+    int si = rs ? kw_runsum_find_shape(rs, shape) : -1;
+    int w = si >= 0 ? kw_runsum_winner(rs, si) : -1;
+    if (w < 0)
+        return 0;
+    kw_results_headline(out, rs, si, w);
+    return out->basis == KW_BASIS_RECHECK && out->base;
 }
 
 static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
 {
     kw_tune_sum S;
     memset(&S, 0, sizeof S);
+    kw_runsum *rs = NULL; /* the run's summary with results.xml's re-checks */
+    char **notes = NULL;  /* its unresolved rankings */
     kw_journal *j = NULL;
     if (kw_journal_scan(&j, journal, kw_tune_summary_rec, &S) != 0 ||
         (!S.red && kw_reduce_new(&S.red, &j->h) != 0))
         goto done;
     const char *label = kw_tune_metric_label(j->h.metric);
+    /* the headline figures: results.xml's re-check, read back into the
+     * run's summary in one pass (as recommend and report read them) */
+    if (kw_results_summary(&rs, dir, NULL, NULL, NULL) == 0) {
+        kw_results_want w = {.load = rs, .notes = &notes};
+        if (kw_results_read(&w, dir) != 0) {
+            kw_runsum_free(rs);
+            rs = NULL;
+            notes = NULL;
+        }
+    }
     printf("knobwise tune: %s (seed %llu, %s%s%s)\n", dir, (unsigned long long)j->h.seed,
            kw_journal_strategy_name(j->h.strategy), j->h.strategy == KW_STRATEGY_OFAT ? "/" : "",
            j->h.strategy == KW_STRATEGY_OFAT ? kw_journal_policy_name(j->h.policy) : "");
@@ -345,19 +340,53 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
         char ctl[48] = ""; /* the same-round controls, counted in evals, reported apart */
         if (r.controls > 0)
             snprintf(ctl, sizeof ctl, " (%ld controls)", r.controls);
+        /* the headline first: the re-check's figures where the run made
+         * one (on a bursty shape the search's sample lies far below them),
+         * then the search's own on the line below */
+        kw_headline h;
+        int hl = passes && kw_cli_tune_ui_headline(&h, rs, j->h.shape_names[s]);
+        int pk = rs ? rs->primary : 0;
+        double hb = hl ? h.base->v[pk] : r.baseline_primary, ha = hl ? h.m->v[pk] : r.best_primary;
+        if (hl && !sat)
+            snprintf(effect, sizeof effect, "%+6.1f%%", hb > 0 ? (ha - hb) / hb * 100.0 : 0.0);
         printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals%s  %s%s\n",
-               j->h.shape_names[s], label, r.baseline_primary, r.best_primary, effect,
+               j->h.shape_names[s], label, hb, ha, effect,
                r.n_changes, r.n_changes == 1 ? "" : "s", r.evals, ctl,
                r.done ? r.why : "incomplete: best so far", cheap);
-        if (!passes && r.evals > 0)
+        int si = rs ? kw_runsum_find_shape(rs, j->h.shape_names[s]) : -1;
+        if (!passes && r.evals > 0) {
             printf("  %-32s no configuration evaluated passes the guards: nothing to recommend "
                    "(the guards table of 'knobwise report %s' shows which fail)\n",
                    "", dir);
-        else
-            kw_cli_tune_ui_recheck(dir, j->h.shape_names[s], label);
+        } else if (hl) {
+            char src[96], srch[96];
+            kw_results_basis_words(src, sizeof src, &h);
+            kw_headline sh = {KW_BASIS_SEARCH, NULL, NULL, 0};
+            int ks = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES));
+            const kw_rs_shape *rsh = &rs->shapes[si];
+            double n = ks >= 0 ? rsh->configs[kw_runsum_winner(rs, si)].m.v[ks] : NAN;
+            sh.requests = isfinite(n) && n > 0 ? lround(n) : 0;
+            kw_results_basis_words(srch, sizeof srch, &sh);
+            kw_sbuf cmd = {0};
+            if (notes && notes[si]) {
+                kw_sbuf_puts(&cmd, "; ranking not resolved: knobwise recommend ");
+                kw_sbuf_shell(&cmd, dir);
+                kw_sbuf_puts(&cmd, " --shape ");
+                kw_sbuf_shell(&cmd, j->h.shape_names[s]);
+            }
+            printf("  %-32s (%s at %s; on %s: %.1f -> %.1f us (%+.1f%%))%s\n", "", label, src,
+                   srch, r.baseline_primary, r.best_primary,
+                   r.baseline_primary > 0 ? (r.best_primary - r.baseline_primary) /
+                                                r.baseline_primary * 100.0 : 0.0,
+                   kw_sbuf_status(&cmd) == 0 && cmd.len ? kw_sbuf_cstr(&cmd) : "");
+            kw_sbuf_free(&cmd);
+        }
         kw_journal_result_clear(&r);
     }
 done:
+    if (rs)
+        kw_results_ranking_free(notes, rs->n_shapes);
+    kw_runsum_free(rs);
     kw_reduce_free(S.red);
     free(S.sat);
     free(S.sat_shape);

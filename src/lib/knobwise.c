@@ -67,6 +67,10 @@ static const char *const knobwise_csv_dims[KNOBWISE_CSV_NDIMS] = {
 /* and then, read when present (files from before it lack it): the number of
  * shape rows (KW_MAPPINGS_HEADER_ROWS), so a file cut at a line end is refused */
 #define KNOBWISE_CSV_ROWS KW_MAPPINGS_HEADER_ROWS
+/* and then, read when present: which sample p95_us/p99_us come from
+ * (KW_MAPPINGS_HEADER_BASIS) */
+#define KNOBWISE_CSV_BASIS KW_MAPPINGS_HEADER_BASIS
+static const char *const knobwise_bases[] = {"recheck", "search", "measured", KW_BASIS_EVALUATED};
 #define KNOBWISE_ID_HEX 16      /* config ids: 64-bit hash in hex */
 /* borrow_warnings tokens (cli_recommend.c writes them; knobwise_entry_warnings) */
 #define KNOBWISE_W_FAILS_GUARDS "fails_guards"
@@ -120,6 +124,7 @@ struct knobwise_entry {
     int has_latency;
     double p95_us, p99_us;
     const char *figures_from;   /* "measured", "model", or "" when the file does not say */
+    const char *figures_basis;  /* which sample (knobwise_entry_figures_basis), "" when not said */
     int n_watch;
     knobwise_watch *watch;
     const char *warnings;       /* tokens joined by ';' (knobwise_entry_warnings), "" when none */
@@ -220,6 +225,7 @@ static knobwise_entry *knobwise_new_entry(knobwise_table *t)
     e->borrowed_from = "";
     e->owner = "";
     e->figures_from = "";
+    e->figures_basis = "";
     e->warnings = "";
     e->p95_us = e->p99_us = NAN;
     e->cfg.t = e->rollback[0].t = e->rollback[1].t = t;
@@ -478,6 +484,51 @@ static int knobwise_x_unmet(knobwise_table *t, xmlNode *shape, kw_xml_problems *
     return 0;
 }
 
+/* The <recheck> child of config node c with figures (not not_measured), or NULL. */
+static xmlNode *knobwise_x_recheck(xmlNode *c)
+{
+    for (xmlNode *m = c ? kw_xml_elem(c->children) : NULL; m; m = kw_xml_elem(m->next))
+        if (kw_xml_is(m, "recheck"))
+            return xmlHasProp(m, BAD_CAST "not_measured") ? NULL : m;
+    return NULL;
+}
+
+/* The entry's headline figures, knobwise's one rule (kw_results_headline):
+ * the final re-check's p95/p99 when the recommendation and the shape's
+ * baseline were both re-checked ("recheck"), else the <metrics> already read:
+ * a measured run's ("measured": its re-check says not_measured) or the
+ * search's sample ("search"). */
+static int knobwise_x_headline(knobwise_table *t, knobwise_entry *e, xmlNode *shape, xmlNode *rec,
+                               kw_xml_problems *p)
+{
+    xmlNode *base = NULL;
+    for (xmlNode *m = kw_xml_elem(shape->children); m && !base; m = kw_xml_elem(m->next))
+        if (kw_xml_is(m, "baseline"))
+            base = m;
+    xmlNode *rr = knobwise_x_recheck(rec);
+    int unmeasured = 0;
+    for (xmlNode *m = kw_xml_elem(rec->children); m; m = kw_xml_elem(m->next))
+        if (kw_xml_is(m, "recheck") && xmlHasProp(m, BAD_CAST "not_measured"))
+            unmeasured = 1;
+    double a = NAN, b = NAN;
+    if (rr && (!base || knobwise_x_recheck(base)) &&
+        kw_xml_attr_double(&a, rr, "p95_us", t->path, p) == 1 &&
+        kw_xml_attr_double(&b, rr, "p99_us", t->path, p) == 1) {
+        if (!(a >= 0.0) || !(b >= 0.0)) {
+            kw_xml_problem(p, t->path, kw_xml_line(rr), "shape '%s': re-check p95_us %g, p99_us "
+                           "%g: a latency in us is a number >= 0", e->name, a, b);
+            return KW_EINPUT;
+        }
+        e->p95_us = a;
+        e->p99_us = b;
+        e->has_latency = 1;
+        e->figures_basis = knobwise_bases[0];
+    } else if (e->has_latency) {
+        e->figures_basis = knobwise_bases[unmeasured ? 2 : 1];
+    }
+    return 0;
+}
+
 static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *p)
 {
     int oom = 0, rc;
@@ -563,7 +614,7 @@ static int knobwise_x_shape(knobwise_table *t, xmlNode *shape, kw_xml_problems *
                 return rc;
         }
     }
-    return 0;
+    return knobwise_x_headline(t, e, shape, rec, p);
 }
 
 /* 1 when the folder holding results.xml at path is a run folder whose
@@ -696,7 +747,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
     if (!(f = malloc((size_t)max * sizeof *f)))
         return knobwise_oom(t);
     n = knobwise_csv_record(&pos, f, max, &line);
-    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0, fig_col = -1, rows_col = -1;
+    int dim_col[KNOBWISE_CSV_NDIMS], n_dims = 0, fig_col = -1, rows_col = -1, basis_col = -1;
     long rows = 0, last = 1; /* file_rows, and the line of the last row read */
     long n_rows = 0;         /* shape rows read: entries and nothing-to-deploy rows */
     for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
@@ -733,6 +784,13 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             fig_col = i;
         if (strcmp(f[i], KNOBWISE_CSV_ROWS) == 0)
             rows_col = i;
+        if (strcmp(f[i], KNOBWISE_CSV_BASIS) == 0)
+            basis_col = i;
+    }
+    if (basis_col >= 0 && n_dims == 0) {
+        rc = kw_error_set(KW_EINPUT, "%s:1: column '" KNOBWISE_CSV_BASIS "' without the figures "
+                          "it describes (%s)", t->path, KW_MAPPINGS_HEADER_SUFFIX);
+        goto done;
     }
     if (n_dims != 0 && n_dims != KNOBWISE_CSV_NDIMS) {
         rc = kw_error_set(KW_EINPUT, "%s:1: the columns after the knobs go together (%s)", t->path,
@@ -744,7 +802,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                           "it describes (%s)", t->path, KW_MAPPINGS_HEADER_SUFFIX);
         goto done;
     }
-    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims - (fig_col >= 0) - (rows_col >= 0);
+    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims - (fig_col >= 0) - (rows_col >= 0) - (basis_col >= 0);
     int *knob_col = malloc((size_t)t->n_knobs * sizeof *knob_col);
     t->knobs = knobwise_alloc(t, (size_t)t->n_knobs * sizeof *t->knobs);
     if (!knob_col || !t->knobs) {
@@ -753,7 +811,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
         goto done;
     }
     for (int i = KNOBWISE_CSV_FIXED, k = 0; i < n; i++) {
-        int is_dim = i == fig_col || i == rows_col;
+        int is_dim = i == fig_col || i == rows_col || i == basis_col;
         for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
             is_dim |= dim_col[d] == i;
         if (is_dim)
@@ -885,6 +943,18 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
             e->figures_from = strcmp(fg, KW_MAPPINGS_MEASURED) == 0 ? KW_MAPPINGS_MEASURED
                               : fg[0]                                 ? KW_MAPPINGS_MODEL
                                                                       : "";
+        }
+        if (basis_col >= 0 && f[basis_col][0]) {
+            const char *bs = f[basis_col];
+            size_t b = 0, nb = sizeof knobwise_bases / sizeof knobwise_bases[0];
+            while (b < nb && strcmp(bs, knobwise_bases[b]) != 0)
+                b++;
+            if (b == nb) {
+                rc = kw_error_set(KW_EINPUT, "%s:%ld: " KNOBWISE_CSV_BASIS " is '%s', not recheck, "
+                                  "search, measured or " KW_BASIS_EVALUATED, t->path, at, bs);
+                goto done_cols;
+            }
+            e->figures_basis = knobwise_bases[b];
         }
         if (rows_col >= 0) {
             long v;
@@ -1312,6 +1382,7 @@ int knobwise_entry_latency(double *p95_us, double *p99_us, const knobwise_entry 
 }
 
 const char *knobwise_entry_figures_from(const knobwise_entry *e) { return e ? e->figures_from : NULL; }
+const char *knobwise_entry_figures_basis(const knobwise_entry *e) { return e ? e->figures_basis : NULL; }
 
 const char *knobwise_entry_warnings(const knobwise_entry *e) { return e ? e->warnings : NULL; }
 

@@ -172,6 +172,23 @@ KNOBWISE_API int knobwise_entry_latency(double *p95_us, double *p99_us, const kn
  * run, or a shape a measured run did not tune), or "" when the file does not
  * say (a results.xml, a mappings.csv from before the column). Since 1.1. */
 KNOBWISE_API const char *knobwise_entry_figures_from(const knobwise_entry *e);
+/* Which sample those figures come from (knobwise's headline rule: the
+ * largest sample the run has for the configuration):
+ *   "recheck"    the run's final re-check (results.xml <recheck>, 20,000
+ *                requests on the default job), the recommendation and its
+ *                baseline both re-checked
+ *   "search"     the search's sample (results.xml <metrics>, 2,000 requests
+ *                on the default job): a run without a re-check
+ *   "measured"   a measured run's journal figures (measured kernels)
+ *   "evaluated"  a mappings.csv row recommend evaluated itself on the shape
+ *                (borrowed, or the baseline), at the space's sample
+ *   ""           the file does not say (a mappings.csv from before the
+ *                column, or an entry without figures)
+ * On a bursty shape the search's sample can lie far below the re-check
+ * (default job seed 3, attn_decode_kv2048_b32_c16: p95 6,182 us searched,
+ * 20,971 us re-checked): a results.xml entry's knobwise_entry_latency is
+ * the re-check's since 1.3, the search's before. Since 1.3. */
+KNOBWISE_API const char *knobwise_entry_figures_basis(const knobwise_entry *e);
 /* What the deployer must know about this entry, as tokens joined by ';' ("" when
  * none; the string is owned by the table). Since 1.2. From mappings.csv's
  * borrow_warnings column as written; from a results.xml, the last three:

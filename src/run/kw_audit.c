@@ -22,6 +22,7 @@
 #include "kw_audit.h"
 #include "kw_idmap.h"
 #include "kw_netpath.h"
+#include "kw_results.h"
 #include "kw_journal.h"
 
 /* ---------------------------------------------------------------- families */
@@ -427,10 +428,36 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
         kw_pct_text(c, sizeof c, (fin - base) / base * 100.0);
         /* nothing passed: the best evaluated is no recommendation (results list none) */
         int none = kw_runsum_winner(rs, shape) < 0;
-        kw_sbuf_printf(out, "  %s: baseline %s us -> %s %s us (%s), %016llx -> %016llx\n", pn, a,
-                       none ? "best evaluated" : "recommended", b, c,
-                       (unsigned long long)s->configs[s->baseline].id,
-                       (unsigned long long)s->configs[s->final].id);
+        /* the headline first (kw_results_headline: results.xml's re-check
+         * where the run made one), then the search's sample, which the
+         * steps and the net path below are measured on */
+        kw_headline h;
+        kw_results_headline(&h, rs, shape, s->final);
+        char src[96];
+        kw_results_basis_words(src, sizeof src, &h);
+        if (!none && h.basis == KW_BASIS_RECHECK && h.base) {
+            char ha[64], hb[64], hc[64];
+            double hx = h.base->v[rs->primary], hy = h.m->v[rs->primary];
+            kw_sbuf_fmt_num(ha, sizeof ha, hx, 3);
+            kw_sbuf_fmt_num(hb, sizeof hb, hy, 3);
+            kw_pct_text(hc, sizeof hc, (hy - hx) / hx * 100.0);
+            kw_sbuf_printf(out, "  %s at %s: baseline %s us -> recommended %s us (%s), %016llx -> "
+                           "%016llx\n", pn, src, ha, hb, hc,
+                           (unsigned long long)s->configs[s->baseline].id,
+                           (unsigned long long)s->configs[s->final].id);
+            kw_headline sh = {KW_BASIS_SEARCH, &s->configs[s->final].m, NULL, 0};
+            double n = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES)) >= 0
+                           ? sh.m->v[kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES))] : NAN;
+            sh.requests = isfinite(n) && n > 0 ? lround(n) : 0;
+            kw_results_basis_words(src, sizeof src, &sh);
+            kw_sbuf_printf(out, "  %s at %s: baseline %s us -> %s us (%s); the steps below are "
+                           "measured on it\n", pn, src, a, b, c);
+        } else {
+            kw_sbuf_printf(out, "  %s at %s: baseline %s us -> %s %s us (%s), %016llx -> %016llx\n",
+                           pn, src, a, none ? "best evaluated" : "recommended", b, c,
+                           (unsigned long long)s->configs[s->baseline].id,
+                           (unsigned long long)s->configs[s->final].id);
+        }
         if (none)
             kw_sbuf_printf(out, "  no configuration evaluated passes the guards: nothing to recommend "
                                 "(the best evaluated fails %s)\n", s->configs[s->final].m.guards);

@@ -180,7 +180,7 @@ int kw_evidence_recheck(kw_runsum *rs, const kw_evaluator *ev, int top, const kw
             goto done;
         }
         *m = jobs[k].m;
-        kw_results_recheck_round(rs, m); /* the file's figures (kw_results_recheck_load) */
+        kw_results_recheck_round(rs, m); /* the file's figures (kw_results_read) */
         dst[k]->recheck = m;
     }
 done:

@@ -741,8 +741,16 @@ static void kw_guard_table(kw_sbuf *b, const kw_runsum *rs, int si)
                       "<td class=\"%s\">%s</td></tr>\n", kw_guards_saturated(m->guards) ? "yes" : "no",
                    kw_guards_saturated(m->guards) ? "fail" : "pass",
                    kw_guards_saturated(m->guards) ? "FAIL" : "pass");
-    kw_guard_row(b, rs, m, KW_M_P95_US, " (rollback ceiling)", rb.p95_ceiling_us);
-    kw_guard_row(b, rs, m, KW_M_P99_US, " (rollback ceiling)", rb.p99_ceiling_us);
+    /* the ceilings against the figures they are derived from (the headline:
+     * the re-check where the run made one; until stop 43 the search's
+     * sample, which on a bursty shape lay far below the re-checked ceiling) */
+    kw_headline h;
+    kw_results_headline(&h, rs, si, s->final);
+    char src[96], why[160];
+    kw_results_basis_words(src, sizeof src, &h);
+    snprintf(why, sizeof why, " (rollback ceiling; at %s)", src);
+    kw_guard_row(b, rs, h.m, KW_M_P95_US, why, rb.p95_ceiling_us);
+    kw_guard_row(b, rs, h.m, KW_M_P99_US, why, rb.p99_ceiling_us);
     kw_sbuf_printf(b, "</table>\n<p class=\"note\">Roll back to %016llx (previous on the accepted path) or "
                       "the baseline %016llx. Owner: ",
                    (unsigned long long)s->configs[rb.parent].id,
@@ -773,7 +781,8 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
 {
     int p = rs->primary;
     kw_sbuf_printf(b, "<table class=\"summary\"><tr><th class=\"l\">shape</th><th>baseline %s</th>"
-                      "<th>recommended</th><th>change</th><th>knobs changed</th><th>evaluations</th>"
+                      "<th>recommended</th><th>change</th><th class=\"l\">figures from</th>"
+                      "<th>knobs changed</th><th>evaluations</th>"
                       "<th class=\"l\">bottleneck</th><th class=\"l\">portable</th></tr>\n",
                    rs->metric_names[p]);
     for (int i = 0; i < rs->n_shapes; i++) {
@@ -784,18 +793,23 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
         kw_sbuf_html(b, s->name);
         kw_sbuf_puts(b, "</a></td>");
         if (s->baseline < 0 || s->final < 0) {
-            kw_sbuf_puts(b, "<td colspan=\"7\" class=\"l\">no guard-passing result</td></tr>\n");
+            kw_sbuf_puts(b, "<td colspan=\"8\" class=\"l\">no guard-passing result</td></tr>\n");
             continue;
         }
         const kw_rs_config *B = &s->configs[s->baseline], *F = &s->configs[s->final];
-        double base = B->m.v[p], fin = F->m.v[p];
+        /* the headline (kw_results_headline: the re-check where the run made
+         * one), the search's sample beside it */
+        kw_headline h;
+        kw_results_headline(&h, rs, i, s->final);
+        int hl = h.basis == KW_BASIS_RECHECK && h.base && kw_runsum_winner(rs, i) >= 0;
+        double base = hl ? h.base->v[p] : B->m.v[p], fin = hl ? h.m->v[p] : F->m.v[p];
         kw_sbuf_puts(b, "<td>");
         if (kw_saturated(B))
             kw_sbuf_puts(b, "saturated");
         else
             kw_n(b, base, 3);
         if (kw_runsum_winner(rs, i) < 0) { /* the best evaluated fails a guard, as every other */
-            kw_sbuf_puts(b, "</td><td colspan=\"6\" class=\"l\"><span class=\"fail\">none: no "
+            kw_sbuf_puts(b, "</td><td colspan=\"7\" class=\"l\"><span class=\"fail\">none: no "
                             "configuration evaluated passes the guards</span> (the best fails ");
             kw_sbuf_html(b, F->m.guards);
             kw_sbuf_puts(b, ")</td></tr>\n");
@@ -808,6 +822,20 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
             kw_sbuf_puts(b, "from saturated");
         else
             kw_pct(b, base > 0 ? (fin - base) / base * 100.0 : NAN);
+        char src[96];
+        kw_results_basis_words(src, sizeof src, &h);
+        kw_sbuf_puts(b, "</td><td class=\"l\">");
+        kw_sbuf_html(b, src);
+        if (hl) { /* the search's own figures, which ranked it */
+            double sb = B->m.v[p], sf = F->m.v[p];
+            kw_sbuf_puts(b, "; the search's sample: ");
+            kw_n(b, sb, 3);
+            kw_sbuf_puts(b, " &rarr; ");
+            kw_n(b, sf, 3);
+            kw_sbuf_puts(b, " (");
+            kw_pct(b, sb > 0 ? (sf - sb) / sb * 100.0 : NAN);
+            kw_sbuf_puts(b, ")");
+        }
         kw_sbuf_printf(b, "</td><td>%d</td><td>%ld", kw_knobs_cand_distance(&rs->ks, &B->cand, &F->cand),
                        s->evals_total - s->remeasured);
         if (s->remeasured > 0) /* the audit's split (kw_netpath_explore_line) */

@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,39 @@ static int kw_results_step_order(int **out, const kw_runsum *rs)
     return (int)n;
 }
 
+/* ---------------------------------------------------------------- headline */
+
+void kw_results_headline(kw_headline *out, const kw_runsum *rs, int shape, int config)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_rs_config *cc = kw_cfg(rs, shape, config);
+    const kw_rs_config *bc = s->baseline >= 0 ? kw_cfg(rs, shape, s->baseline) : NULL;
+    int rechecked = cc->recheck && (!bc || bc->recheck);
+    out->basis = rechecked ? KW_BASIS_RECHECK : rs->info.measured ? KW_BASIS_MEASURED : KW_BASIS_SEARCH;
+    out->m = rechecked ? cc->recheck : &cc->m;
+    out->base = bc ? (rechecked ? bc->recheck : &bc->m) : NULL;
+    double n = kw_val(rs, out->m, KW_METRIC_NAME(KW_M_SAMPLES));
+    out->requests = isfinite(n) && n > 0 ? lround(n) : 0;
+}
+
+const char *kw_results_basis_token(kw_basis b)
+{
+    return b == KW_BASIS_RECHECK ? "recheck" : b == KW_BASIS_MEASURED ? "measured" : "search";
+}
+
+void kw_results_basis_words(char *buf, size_t n, const kw_headline *h)
+{
+    if (h->basis == KW_BASIS_MEASURED) {
+        snprintf(buf, n, "the run's measurements (its journal)");
+        return;
+    }
+    const char *what = h->basis == KW_BASIS_RECHECK ? "the re-check" : "the search's sample";
+    if (h->requests > 0)
+        snprintf(buf, n, "%s (%ld requests)", what, h->requests);
+    else
+        snprintf(buf, n, "%s", what);
+}
+
 /* ---------------------------------------------------------------- rollback */
 
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config)
@@ -158,11 +192,10 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
      * far below it, and ceilings from it would be broken by the run's own
      * evidence), else the search's. The baseline's from the same source, so
      * the cap and the claim compare like with like. */
-    const kw_rs_config *cc = kw_cfg(rs, shape, config);
-    const kw_rs_config *bc = s->baseline >= 0 ? kw_cfg(rs, shape, s->baseline) : NULL;
-    int rechecked = cc->recheck && (!bc || bc->recheck);
-    const kw_metrics *m = rechecked ? cc->recheck : &cc->m;
-    const kw_metrics *bm = bc ? (rechecked ? bc->recheck : &bc->m) : NULL;
+    kw_headline h;
+    kw_results_headline(&h, rs, shape, config);
+    int rechecked = h.basis == KW_BASIS_RECHECK;
+    const kw_metrics *m = h.m, *bm = h.base;
     const char *measured = rechecked ? "re-checked" : "measured";
     double p95 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P95_US)), p99 = kw_val(rs, m, KW_METRIC_NAME(KW_M_P99_US));
     double b95 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P95_US)) : NAN, b99 = bm ? kw_val(rs, bm, KW_METRIC_NAME(KW_M_P99_US)) : NAN;
@@ -488,7 +521,7 @@ void kw_results_recheck_round(const kw_runsum *rs, kw_metrics *m)
         if (k < 0 || !isfinite(m->v[k]))
             continue;
         kw_sbuf_fmt_num(t, sizeof t, m->v[k], mi->decimals);
-        m->v[k] = strtod(t, NULL); /* what kw_results_recheck_load reads back */
+        m->v[k] = strtod(t, NULL); /* what kw_results_read reads back */
     }
 }
 
@@ -1365,39 +1398,6 @@ static void kw_results_reader_close(xmlTextReaderPtr rd, int fd, kw_xml_catch *q
     close(fd);
 }
 
-int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs)
-{
-    *out = NULL;
-    if (rs->n_shapes < 1)
-        return 0;
-    char **notes = calloc((size_t)rs->n_shapes, sizeof *notes);
-    if (!notes)
-        return kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
-    *out = notes;
-    int rc = 0, fd = -1;
-    kw_xml_catch quiet;
-    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
-    /* the shapes' start tags only: each shape's subtree is skipped */
-    int ret = rd ? xmlTextReaderRead(rd) : -1;
-    while (ret == 1 && rc == 0) {
-        if (xmlTextReaderNodeType(rd) != XML_READER_TYPE_ELEMENT ||
-            xmlTextReaderDepth(rd) != 1 || !xmlStrEqual(xmlTextReaderConstLocalName(rd), BAD_CAST "shape")) {
-            ret = xmlTextReaderRead(rd);
-            continue;
-        }
-        xmlChar *name = xmlTextReaderGetAttribute(rd, BAD_CAST "name");
-        xmlChar *note = xmlTextReaderGetAttribute(rd, BAD_CAST "ranking_note");
-        int i = name ? kw_runsum_find_shape(rs, (const char *)name) : -1;
-        if (i >= 0 && note && !notes[i] && !(notes[i] = strdup((const char *)note)))
-            rc = kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
-        xmlFree(name);
-        xmlFree(note);
-        ret = xmlTextReaderNext(rd);
-    }
-    kw_results_reader_close(rd, fd, &quiet);
-    return rc;
-}
-
 /* One <recheck>'s attributes, as the file spells them. */
 static void kw_results_recheck_attrs(kw_results_recheck *out, xmlTextReaderPtr rd)
 {
@@ -1425,150 +1425,193 @@ static void kw_results_recheck_attrs(kw_results_recheck *out, xmlTextReaderPtr r
     }
 }
 
-int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char *shape)
+/* A <recheck>'s figures into configuration c of rs: a not_measured one
+ * marks it (recheck_unmeasured), else its figures as the file spells them;
+ * a configuration that already has one is left as it is. */
+static int kw_results_recheck_into(kw_rs_config *c, const kw_runsum *rs, xmlTextReaderPtr rd)
 {
-    memset(out, 0, sizeof *out);
-    int rc = 0, fd = -1;
-    kw_xml_catch quiet;
-    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
-    /* where the reader is inside the shape: 0 elsewhere, 1 in its baseline,
-     * 2 in its recommended configuration */
-    int in = 0, ret = rd ? xmlTextReaderRead(rd) : -1;
-    while (ret == 1 && rc == 0) {
-        int type = xmlTextReaderNodeType(rd), depth = xmlTextReaderDepth(rd);
-        const xmlChar *el = xmlTextReaderConstLocalName(rd);
-        if (type != XML_READER_TYPE_ELEMENT) {
-            ret = xmlTextReaderRead(rd);
-            continue;
-        }
-        if (depth == 1) { /* a shape: ours, or skipped whole */
-            if (out->found)
-                break;
-            xmlChar *name = xmlStrEqual(el, BAD_CAST "shape")
-                                ? xmlTextReaderGetAttribute(rd, BAD_CAST "name") : NULL;
-            int ours = name && strcmp((const char *)name, shape) == 0;
-            xmlFree(name);
-            if (!ours) {
-                ret = xmlTextReaderNext(rd);
-                continue;
-            }
-            out->found = 1;
-            xmlChar *rk = xmlTextReaderGetAttribute(rd, BAD_CAST "ranking");
-            out->unresolved = rk && xmlStrEqual(rk, BAD_CAST KW_RESULTS_RANKING_UNRESOLVED);
-            xmlFree(rk);
-        } else if (depth == 2 && out->found) {
-            xmlChar *recd = xmlTextReaderGetAttribute(rd, BAD_CAST "recommended");
-            in = xmlStrEqual(el, BAD_CAST "baseline") ? 1
-                 : xmlStrEqual(el, BAD_CAST "config") && recd &&
-                           xmlStrEqual(recd, BAD_CAST "true") ? 2 : 0;
-            xmlFree(recd);
-            out->recommended |= in == 2;
-            if (!in) {
-                ret = xmlTextReaderNext(rd);
-                continue;
-            }
-        } else if (depth == 3 && in && xmlStrEqual(el, BAD_CAST "recheck")) {
-            kw_results_recheck_attrs(in == 1 ? &out->base : &out->rec, rd);
-        } else if (depth == 4 && in == 2 && xmlStrEqual(el, BAD_CAST "watch")) {
-            xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guard");
-            char *dst = !g ? NULL
-                        : xmlStrEqual(g, BAD_CAST "p95_ceiling") ? out->p95_ceiling
-                        : xmlStrEqual(g, BAD_CAST "p99_ceiling") ? out->p99_ceiling : NULL;
-            xmlChar *max = dst ? xmlTextReaderGetAttribute(rd, BAD_CAST "max") : NULL;
-            if (max)
-                snprintf(dst, KW_RESULTS_RECHECK_TEXT, "%s", (const char *)max);
-            xmlFree(max);
-            xmlFree(g);
-        } else if (depth == 5 && in == 2 && xmlStrEqual(el, BAD_CAST "criterion")) {
-            xmlChar *t = xmlTextReaderReadString(rd);
-            if (t) {
-                kw_sbuf_putn(&out->criteria, (const char *)t, strlen((const char *)t) + 1);
-                out->n_criteria++;
-            }
-            xmlFree(t);
-            if ((rc = kw_sbuf_status(&out->criteria)) != 0)
-                break;
-        }
-        ret = xmlTextReaderRead(rd);
+    xmlChar *nm = xmlTextReaderGetAttribute(rd, BAD_CAST "not_measured");
+    int unmeasured = nm != NULL;
+    xmlFree(nm);
+    if (unmeasured && !c->recheck)
+        c->recheck_unmeasured = 1;
+    if (unmeasured || c->recheck)
+        return 0;
+    kw_metrics *m = malloc(sizeof *m);
+    if (!m)
+        return kw_error_set(KW_ENOMEM, "out of memory reading the re-checks");
+    memset(m, 0, sizeof *m);
+    for (int k = 0; k < KW_METRIC_MAX; k++)
+        m->v[k] = NAN;
+    for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
+        const char *mn = kw_metric_table[kw_recheck_shown[i]].name;
+        int k = kw_runsum_metric(rs, mn);
+        xmlChar *t = k >= 0 ? xmlTextReaderGetAttribute(rd, BAD_CAST mn) : NULL;
+        char *end = NULL;
+        double v = t ? strtod((const char *)t, &end) : NAN;
+        if (t && end && *end == '\0')
+            m->v[k] = v;
+        xmlFree(t);
     }
-    kw_results_reader_close(rd, fd, &quiet);
-    if (rc != 0)
-        kw_results_claim_free(out);
-    return rc;
+    xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guards");
+    if (g && !xmlStrEqual(g, BAD_CAST "pass"))
+        snprintf(m->guards, sizeof m->guards, "%s", (const char *)g);
+    xmlFree(g);
+    c->recheck = m;
+    return 0;
 }
 
-int kw_results_recheck_load(kw_runsum *rs, const char *run_dir)
+/* A <watch>'s max into the claim's ceiling of its guard (p95/p99_ceiling). */
+static void kw_results_watch_into(kw_results_claim *out, xmlTextReaderPtr rd)
 {
-    int rc = 0, fd = -1, si = -1, ci = -1;
-    kw_xml_catch quiet;
-    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
+    xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guard");
+    char *dst = !g ? NULL
+                : xmlStrEqual(g, BAD_CAST "p95_ceiling") ? out->p95_ceiling
+                : xmlStrEqual(g, BAD_CAST "p99_ceiling") ? out->p99_ceiling : NULL;
+    xmlChar *max = dst ? xmlTextReaderGetAttribute(rd, BAD_CAST "max") : NULL;
+    if (max)
+        snprintf(dst, KW_RESULTS_RECHECK_TEXT, "%s", (const char *)max);
+    xmlFree(max);
+    xmlFree(g);
+}
+
+/* The id attribute of the reader's element as configuration index of shape
+ * si in rs, -1 when it names none. */
+static int kw_results_config_at(const kw_runsum *rs, int si, xmlTextReaderPtr rd)
+{
+    xmlChar *id = xmlTextReaderGetAttribute(rd, BAD_CAST "id");
+    char *end = NULL;
+    unsigned long long v = id ? strtoull((const char *)id, &end, 16) : 0;
+    int ci = id && end && *end == '\0' && end - (const char *)id == 16
+                 ? kw_runsum_find_config(rs, si, (uint64_t)v) : -1;
+    xmlFree(id);
+    return ci;
+}
+
+/* kw_results_read over reader rd (NULL: no file, nothing read). */
+static int kw_results_read_rd(const kw_results_want *w, xmlTextReaderPtr rd)
+{
+    const kw_runsum *rs = w->load ? w->load : w->names;
+    char **notes = NULL;
+    kw_results_claim *claim = w->claim_shape ? w->claim : NULL;
+    if (claim)
+        memset(claim, 0, sizeof *claim);
+    if (w->notes) {
+        *w->notes = NULL;
+        if (rs && rs->n_shapes > 0 && !(notes = calloc((size_t)rs->n_shapes, sizeof *notes)))
+            return kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
+        *w->notes = notes;
+    }
+    int rc = 0, si = -1, ci = -1;
+    /* the claim's shape: ours 1 inside it; in 1 inside its baseline, 2
+     * inside its recommended configuration, else 0 */
+    int ours = 0, in = 0;
     int ret = rd ? xmlTextReaderRead(rd) : -1;
     while (ret == 1 && rc == 0) {
-        int depth = xmlTextReaderDepth(rd);
-        const xmlChar *el = xmlTextReaderConstLocalName(rd);
         if (xmlTextReaderNodeType(rd) != XML_READER_TYPE_ELEMENT) {
             ret = xmlTextReaderRead(rd);
             continue;
         }
-        if (depth == 1) { /* a shape of rs's, else skipped whole */
+        int depth = xmlTextReaderDepth(rd);
+        const xmlChar *el = xmlTextReaderConstLocalName(rd);
+        if (depth == 1) { /* a shape: read into only for what is asked of it */
             xmlChar *name = xmlStrEqual(el, BAD_CAST "shape")
                                 ? xmlTextReaderGetAttribute(rd, BAD_CAST "name") : NULL;
-            si = name ? kw_runsum_find_shape(rs, (const char *)name) : -1;
+            si = name && rs ? kw_runsum_find_shape(rs, (const char *)name) : -1;
+            ours = name && claim && !claim->found && strcmp((const char *)name, w->claim_shape) == 0;
             xmlFree(name);
-            if (si < 0) {
-                ret = xmlTextReaderNext(rd);
-                continue;
-            }
-        } else if (depth == 2) { /* its baseline or a listed config, by id */
             ci = -1;
-            if (xmlStrEqual(el, BAD_CAST "baseline") || xmlStrEqual(el, BAD_CAST "config")) {
-                xmlChar *id = xmlTextReaderGetAttribute(rd, BAD_CAST "id");
-                char *end = NULL;
-                unsigned long long v = id ? strtoull((const char *)id, &end, 16) : 0;
-                if (id && end && *end == '\0' && end - (const char *)id == 16)
-                    ci = kw_runsum_find_config(rs, si, (uint64_t)v);
-                xmlFree(id);
+            in = 0;
+            if (notes && si >= 0 && !notes[si]) {
+                xmlChar *note = xmlTextReaderGetAttribute(rd, BAD_CAST "ranking_note");
+                if (note && !(notes[si] = strdup((const char *)note)))
+                    rc = kw_error_set(KW_ENOMEM, "out of memory reading the rankings");
+                xmlFree(note);
             }
-            if (ci < 0) {
+            if (ours) {
+                claim->found = 1;
+                xmlChar *rk = xmlTextReaderGetAttribute(rd, BAD_CAST "ranking");
+                claim->unresolved = rk && xmlStrEqual(rk, BAD_CAST KW_RESULTS_RANKING_UNRESOLVED);
+                xmlFree(rk);
+            }
+            if (!ours && !w->load && !notes && claim && claim->found)
+                break; /* the claim alone was asked, and it is read */
+            if (!ours && !(w->load && si >= 0)) {
                 ret = xmlTextReaderNext(rd);
                 continue;
             }
-        } else if (depth == 3 && ci >= 0 && xmlStrEqual(el, BAD_CAST "recheck")) {
-            kw_rs_config *c = &rs->shapes[si].configs[ci];
-            xmlChar *nm = xmlTextReaderGetAttribute(rd, BAD_CAST "not_measured");
-            if (nm && !c->recheck)
-                c->recheck_unmeasured = 1;
-            xmlFree(nm);
-            if (!nm && !c->recheck) {
-                kw_metrics *m = malloc(sizeof *m);
-                if (!m) {
-                    rc = kw_error_set(KW_ENOMEM, "out of memory reading the re-checks");
-                    break;
-                }
-                memset(m, 0, sizeof *m);
-                for (int k = 0; k < KW_METRIC_MAX; k++)
-                    m->v[k] = NAN;
-                for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
-                    const char *mn = kw_metric_table[kw_recheck_shown[i]].name;
-                    int k = kw_runsum_metric(rs, mn);
-                    xmlChar *t = k >= 0 ? xmlTextReaderGetAttribute(rd, BAD_CAST mn) : NULL;
-                    char *end = NULL;
-                    double v = t ? strtod((const char *)t, &end) : NAN;
-                    if (t && end && *end == '\0')
-                        m->v[k] = v;
-                    xmlFree(t);
-                }
-                xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guards");
-                if (g && !xmlStrEqual(g, BAD_CAST "pass"))
-                    snprintf(m->guards, sizeof m->guards, "%s", (const char *)g);
-                xmlFree(g);
-                c->recheck = m;
+        } else if (depth == 2) { /* its baseline or a listed config */
+            int cfg = xmlStrEqual(el, BAD_CAST "baseline") || xmlStrEqual(el, BAD_CAST "config");
+            ci = cfg && w->load && si >= 0 ? kw_results_config_at(w->load, si, rd) : -1;
+            in = 0;
+            if (ours && xmlStrEqual(el, BAD_CAST "baseline")) {
+                in = 1;
+            } else if (ours && xmlStrEqual(el, BAD_CAST "config")) {
+                xmlChar *recd = xmlTextReaderGetAttribute(rd, BAD_CAST "recommended");
+                in = recd && xmlStrEqual(recd, BAD_CAST "true") ? 2 : 0;
+                xmlFree(recd);
+                claim->recommended |= in == 2;
             }
+            if (ci < 0 && !in) {
+                ret = xmlTextReaderNext(rd);
+                continue;
+            }
+        } else if (depth == 3 && xmlStrEqual(el, BAD_CAST "recheck")) {
+            if (ci >= 0)
+                rc = kw_results_recheck_into(&w->load->shapes[si].configs[ci], w->load, rd);
+            if (in)
+                kw_results_recheck_attrs(in == 1 ? &claim->base : &claim->rec, rd);
+        } else if (depth == 3 && in != 2) {
+            ret = xmlTextReaderNext(rd); /* knobs, metrics, changes: nothing asked */
+            continue;
+        } else if (depth == 4 && in == 2 && xmlStrEqual(el, BAD_CAST "watch")) {
+            kw_results_watch_into(claim, rd);
+        } else if (depth == 5 && in == 2 && xmlStrEqual(el, BAD_CAST "criterion")) {
+            xmlChar *t = xmlTextReaderReadString(rd);
+            if (t) {
+                kw_sbuf_putn(&claim->criteria, (const char *)t, strlen((const char *)t) + 1);
+                claim->n_criteria++;
+            }
+            xmlFree(t);
+            rc = kw_sbuf_status(&claim->criteria);
         }
         ret = xmlTextReaderRead(rd);
     }
+    if (rc != 0 && claim)
+        kw_results_claim_free(claim);
+    return rc;
+}
+
+int kw_results_read(const kw_results_want *w, const char *run_dir)
+{
+    int fd = -1;
+    kw_xml_catch quiet;
+    xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
+    int rc = kw_results_read_rd(w, rd);
     kw_results_reader_close(rd, fd, &quiet);
     return rc;
+}
+
+int kw_results_read_mem(const kw_results_want *w, const char *xml, size_t len, const char *path)
+{
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
+    xmlTextReaderPtr rd = len <= (size_t)INT_MAX
+                              ? xmlReaderForMemory(xml, (int)len, path, NULL,
+                                                   XML_PARSE_NONET | XML_PARSE_NOERROR |
+                                                       XML_PARSE_NOWARNING)
+                              : NULL;
+    int rc = kw_results_read_rd(w, rd);
+    if (rd)
+        xmlFreeTextReader(rd);
+    kw_xml_catch_end(&quiet);
+    return rc;
+}
+
+int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs)
+{
+    kw_results_want w = {.names = rs, .notes = out};
+    return kw_results_read(&w, run_dir);
 }
 
 void kw_results_claim_free(kw_results_claim *c)
@@ -1609,7 +1652,7 @@ static void kw_csv_metrics(kw_sbuf *b, const kw_runsum *rs, const kw_metrics *m)
 static int kw_ranked_render(kw_rout *o, const kw_runsum *rs)
 {
     kw_sbuf *out = o->b;
-    kw_sbuf_puts(out, KW_RANKED_HEADER "\n");
+    kw_sbuf_puts(out, KW_RANKED_HEADER "," KW_RANKED_HEADER_ADDED "\n");
     for (int i = 0; i < rs->n_shapes; i++) {
         const kw_rs_shape *s = &rs->shapes[i];
         int listed = kw_results_ranked_listed(s);
@@ -1630,7 +1673,15 @@ static int kw_ranked_render(kw_rout *o, const kw_runsum *rs)
                 out->failed = 1;
             kw_sbuf_csv(out, kw_sbuf_cstr(&ch));
             kw_sbuf_free(&ch);
-            kw_sbuf_printf(out, ",%s\n", pid);
+            kw_sbuf_printf(out, ",%s,", pid);
+            kw_headline h;
+            kw_results_headline(&h, rs, i, c);
+            kw_sbuf_num(out, kw_val(rs, h.m, KW_METRIC_NAME(KW_M_P95_US)),
+                        kw_metric_decimals(KW_METRIC_NAME(KW_M_P95_US)));
+            kw_sbuf_puts(out, ",");
+            kw_sbuf_num(out, kw_val(rs, h.m, KW_METRIC_NAME(KW_M_P99_US)),
+                        kw_metric_decimals(KW_METRIC_NAME(KW_M_P99_US)));
+            kw_sbuf_printf(out, ",%s\n", kw_results_basis_token(h.basis));
             kw_rout_drain(o, 0);
         }
     }

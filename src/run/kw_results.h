@@ -35,6 +35,11 @@
 #define KW_RANKED_HEADER                                                                      \
     "shape,rank,config_id,p50_us,p95_us,p99_us,launches,reuse_ratio,dram_mb,quality_cos,"     \
     "quality_rel_rms,throttle_pct,fallback_pct,knobs_changed,rollback_to"
+/* ranked.csv's columns added at the end (results/formats.md): each row's
+ * headline p95/p99 (kw_results_headline: the final re-check where the run
+ * made one, else the search's sample, as p95_us/p99_us before them) and
+ * their basis (kw_results_basis_token) */
+#define KW_RANKED_HEADER_ADDED "headline_p95_us,headline_p99_us,figures_basis"
 #define KW_AUDIT_HEADER                                                                       \
     "step,shape,parent_id,config_id,knob,old,new,p95_before_us,p95_after_us,delta_pct,"       \
     "p_value,guards,decision,reason"
@@ -55,6 +60,11 @@
  * (a copy or a disk that stopped early) is refused rather than read as fewer
  * shapes: CSV has no end mark of its own */
 #define KW_MAPPINGS_HEADER_ROWS "file_rows"
+/* and after that (added at the end, read when present): which sample the
+ * row's p95_us/p99_us come from, kw_results_basis_token's ("recheck",
+ * "search", "measured") for a tuned shape, KW_BASIS_EVALUATED for a row
+ * recommend evaluated on its shape (borrowed, or the baseline) */
+#define KW_MAPPINGS_HEADER_BASIS "figures_basis"
 /* What the header line of every mappings.csv recommend --all writes holds:
  * recommend --all -o FILE --force replaces only a file that holds it
  * (kw_runfolder_output). */
@@ -108,6 +118,39 @@ typedef struct kw_rollback {
  * portability.csv, the report's cell). */
 #define KW_RESULTS_PORT_UNMEASURED "not measured: not evaluated on this shape in the journal"
 
+
+/* Where a configuration's headline figures come from: the one rule every
+ * output follows (tune's summary, recommend, audit, report, ranked.csv's
+ * headline columns, mappings.csv, and through them export and libknobwise),
+ * and the source of the rollback ceilings and claim (kw_results_rollback).
+ *   KW_BASIS_RECHECK   the final re-check at the final sample and long
+ *                      thermal window (kw_evidence_recheck; results.xml
+ *                      <recheck>): 20,000 requests on the default job
+ *   KW_BASIS_SEARCH    the search's sample (the journal's figures: the
+ *                      space's sim_requests, 2,000 on the default job): a
+ *                      run without a re-check (stopped, --results-every)
+ *   KW_BASIS_MEASURED  the journal's figures of a measured run (measured
+ *                      kernel times, simulated serving): a measured run is
+ *                      not re-checked outside its journal
+ * The baseline's figures always come from the same source as the
+ * configuration's (a claim compares like with like): the re-check only when
+ * both were re-checked. */
+typedef enum kw_basis { KW_BASIS_RECHECK, KW_BASIS_SEARCH, KW_BASIS_MEASURED } kw_basis;
+typedef struct kw_headline {
+    kw_basis basis;
+    const kw_metrics *m;    /* the configuration's figures (owned by the summary) */
+    const kw_metrics *base; /* its shape's baseline's, same source (NULL: no baseline) */
+    long requests;          /* the requests behind m (0: unknown) */
+} kw_headline;
+void kw_results_headline(kw_headline *out, const kw_runsum *rs, int shape, int config);
+/* The CSV token of a basis (ranked.csv and mappings.csv's figures_basis):
+ * "recheck", "search", "measured"; mappings.csv adds KW_BASIS_EVALUATED for
+ * a row `recommend` evaluated itself (a borrowed or baseline row). */
+#define KW_BASIS_EVALUATED "evaluated"
+const char *kw_results_basis_token(kw_basis b);
+/* The same in words, with the sample: "the re-check (20000 requests)", "the
+ * search's sample (2000 requests)", "the run's measurements (its journal)" (each reads after "at"). */
+void kw_results_basis_words(char *buf, size_t n, const kw_headline *h);
 
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config);
 
@@ -192,14 +235,13 @@ void kw_results_evidence_read(char *state, size_t size, const char *run_dir);
  * kw_results_ranking_free. Returns 0 or KW_ENOMEM. */
 int kw_results_ranking_read(char ***out, const char *run_dir, const kw_runsum *rs);
 void kw_results_ranking_free(char **notes, int n);
-/* A shape's claim as run_dir's results.xml states it, for `recommend` to
- * print beside the mapping: the re-check at the final sample of the
- * recommended configuration and of the baseline (attribute text as the file
- * spells it, "" where absent; present 0 when there is no <recheck>), and
- * the recommendation's disproof criteria, n_criteria texts each ended by a
- * NUL in criteria. found 0 when the file or the shape is not there.
- * Streamed (libxml2's reader; other shapes skipped whole). Returns 0 or
- * KW_ENOMEM; free with kw_results_claim_free. */
+/* A shape's claim as run_dir's results.xml states it (kw_results_read's
+ * claim), for `recommend` to print beside the mapping: the re-check at the
+ * final sample of the recommended configuration and of the baseline
+ * (attribute text as the file spells it, "" where absent; present 0 when
+ * there is no <recheck>), and the recommendation's disproof criteria,
+ * n_criteria texts each ended by a NUL in criteria. found 0 when the file
+ * or the shape is not there. Free with kw_results_claim_free. */
 #define KW_RESULTS_RECHECK_TEXT 256
 typedef struct kw_results_recheck {
     int present;
@@ -220,19 +262,36 @@ typedef struct kw_results_claim {
     kw_sbuf criteria;
     int n_criteria;
 } kw_results_claim;
-int kw_results_claim_read(kw_results_claim *out, const char *run_dir, const char *shape);
-/* The final re-check's figures run_dir's results.xml states (each <recheck>
- * of a shape's baseline and listed configs, the figures as the file spells
- * them) into rs's configurations (configs[].recheck, recheck_unmeasured),
- * for a command that reads a run folder: the rollback ceilings and disproof
- * criteria it derives (kw_results_rollback) are then the file's, since tune
- * keeps its re-check at the file's decimals (kw_evidence_recheck).
- * Configurations that already have one, shapes or ids rs lacks, and a
- * missing or unreadable file are left as they are. Returns 0 or KW_ENOMEM. */
-int kw_results_recheck_load(kw_runsum *rs, const char *run_dir);
+/* Everything a command takes from run_dir's results.xml, in one streamed
+ * pass (libxml2's reader; what nothing asks for is skipped whole; a missing
+ * or unreadable file says nothing). Until stop 43 recommend --shape read
+ * the file three times (rankings, re-checks, claim), report twice.
+ *   load   the final re-check's figures (each <recheck> of a shape's
+ *          baseline and listed configs, as the file spells them) into its
+ *          configurations (configs[].recheck, recheck_unmeasured): the
+ *          headline figures (kw_results_headline), rollback ceilings and
+ *          disproof criteria a reader derives are then the file's, since
+ *          tune keeps its re-check at the file's decimals. Configurations
+ *          that already have one, shapes and ids it lacks are left as they
+ *          are.
+ *   notes  the rankings (kw_results_ranking_read's), indexed by load's
+ *          shapes, else by names'
+ *   claim  the claim of shape claim_shape (kw_results_claim above)
+ * Returns 0 or KW_ENOMEM (the claim then freed). */
+typedef struct kw_results_want {
+    kw_runsum *load;         /* the re-checks into it, or NULL */
+    const kw_runsum *names;  /* the shapes notes are indexed by when load is NULL */
+    char ***notes;           /* the rankings, or NULL */
+    const char *claim_shape; /* the claim of this shape into */
+    kw_results_claim *claim; /* ..., or NULL */
+} kw_results_want;
+int kw_results_read(const kw_results_want *w, const char *run_dir);
+/* The same over a results.xml already read (xml, len bytes; path names it):
+ * verify reads the file once. */
+int kw_results_read_mem(const kw_results_want *w, const char *xml, size_t len, const char *path);
 /* Rounds a re-check's figures to the decimals results.xml writes them with
  * (kw_evidence_recheck, as it stores them), so what tune derives from them
- * and what a reader derives from the file (kw_results_recheck_load) agree. */
+ * and what a reader derives from the file (kw_results_read) agree. */
 void kw_results_recheck_round(const kw_runsum *rs, kw_metrics *m);
 void kw_results_claim_free(kw_results_claim *c);
 int kw_results_xml(kw_sbuf *out, const kw_runsum *rs);

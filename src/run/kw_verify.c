@@ -289,7 +289,12 @@ static int kw_v_unreadable(kw_sbuf *log)
     return kw_error_set(code == KW_EINPUT ? KW_EINPUT : KW_ECORRUPT, "%s", msg);
 }
 
-static int kw_v_results(kw_sbuf *log, kw_rundir *r)
+/* kw_v_results's checks but ranked.csv's comparison: its bytes are handed
+ * back (*ranked, *ranked_len; NULL when the file is absent), and results.xml's
+ * once it passed its checks (*kept_xml), for kw_v_results and kw_v_headline.
+ * *n_present: the result files found (0: none; said in log). */
+static int kw_v_results_files(kw_sbuf *log, kw_rundir *r, char **ranked, size_t *ranked_len,
+                              int *n_present, char **kept_xml, size_t *kept_xml_len)
 {
     const kw_runsum *rs = r->rs;
     char path[KW_PATH_MAX + 32];
@@ -327,6 +332,11 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
             continue;
         }
         present++;
+        if (files[i].render == kw_results_ranked_csv) { /* compared after results.xml */
+            *ranked = disk;
+            *ranked_len = len;
+            continue;
+        }
         kw_sbuf want = {0};
         int rc = files[i].render(&want, rs);
         int same = rc == 0 && want.len == len && memcmp(kw_sbuf_cstr(&want), disk, len) == 0;
@@ -414,7 +424,10 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
                 return rc;
             }
         }
-        free(xml);
+        /* kept for ranked.csv's headline columns, checked against its
+         * re-check last (kw_v_headline): the file is read once */
+        *kept_xml = xml;
+        *kept_xml_len = len;
     } else if (!missing) {
         missing = KW_RUNFOLDER_RESULTS_XML;
     }
@@ -434,10 +447,118 @@ static int kw_v_results(kw_sbuf *log, kw_rundir *r)
         kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
         return rc;
     }
-    kw_sbuf_printf(log, "ok   results follow from the journal: %d result files agree with it\n", present);
+    *n_present = present;
     return 0;
 }
 
+/* What check 4 keeps for the last check (kw_v_headline): ranked.csv's and
+ * results.xml's bytes as read (each NULL when absent or not checked). */
+typedef struct kw_v_kept {
+    char *ranked, *xml;
+    size_t ranked_len, xml_len;
+} kw_v_kept;
+
+/* text (n bytes) with each line's last three fields cut (ranked.csv's
+ * headline columns, KW_RANKED_HEADER_ADDED: numbers and a token, no comma
+ * inside), into out. */
+static void kw_v_cut_headline(kw_sbuf *out, const char *text, size_t n)
+{
+    for (size_t a = 0; a < n;) {
+        const char *nl = memchr(text + a, '\n', n - a);
+        size_t e = nl ? (size_t)(nl - text) : n, cut = e;
+        for (int k = 0; k < 3 && cut > a; k++)
+            while (cut > a && text[--cut] != ',')
+                ;
+        kw_sbuf_putn(out, text + a, cut - a);
+        if (nl)
+            kw_sbuf_puts(out, "\n");
+        a = e + 1;
+    }
+}
+
+static int kw_v_results(kw_sbuf *log, kw_rundir *r, kw_v_kept *keep)
+{
+    int present = 0;
+    int rc = kw_v_results_files(log, r, &keep->ranked, &keep->ranked_len, &present, &keep->xml,
+                                &keep->xml_len);
+    /* ranked.csv here without its headline columns: the journal's figures
+     * alone; those columns are results.xml's re-check where it has one
+     * (kw_results_headline), compared last (kw_v_headline), once results.xml
+     * itself was checked (and on a model run made again) */
+    size_t old_len = strlen(KW_RANKED_HEADER "\n");
+    if (rc == 0 && keep->ranked && keep->ranked_len >= old_len &&
+        memcmp(keep->ranked, KW_RANKED_HEADER "\n", old_len) == 0) {
+        /* the header before its headline columns: an older knobwise's file */
+        kw_sbuf w = {0};
+        kw_sbuf_shell(&w, r->dir);
+        rc = kw_error_set(KW_ECORRUPT, "%s/%s:1: written by a knobwise before the headline columns "
+                          "(" KW_RANKED_HEADER_ADDED "): `knobwise tune --resume %s` writes it again",
+                          r->dir, KW_RUNFOLDER_RANKED_CSV,
+                          kw_sbuf_status(&w) == 0 ? kw_sbuf_cstr(&w) : r->dir);
+        kw_sbuf_free(&w);
+        kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+    }
+    if (rc == 0 && keep->ranked) {
+        char path[KW_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", r->dir, KW_RUNFOLDER_RANKED_CSV);
+        kw_sbuf want = {0}, a = {0}, b = {0};
+        rc = kw_results_ranked_csv(&want, r->rs);
+        if (rc == 0) {
+            kw_v_cut_headline(&a, kw_sbuf_cstr(&want), want.len);
+            kw_v_cut_headline(&b, keep->ranked, keep->ranked_len);
+            rc = kw_sbuf_status(&a) != 0 ? kw_sbuf_status(&a) : kw_sbuf_status(&b);
+        }
+        int same = rc == 0 && a.len == b.len && memcmp(kw_sbuf_cstr(&a), kw_sbuf_cstr(&b), a.len) == 0;
+        long line = same || rc != 0 ? 0 : kw_v_first_diff_line(kw_sbuf_cstr(&a), a.len, kw_sbuf_cstr(&b), b.len);
+        kw_sbuf_free(&want);
+        kw_sbuf_free(&a);
+        kw_sbuf_free(&b);
+        if (rc == 0 && !same) {
+            rc = kw_error_set(KW_ECORRUPT, "%s:%ld: differs from what the journal implies", path,
+                              line);
+            kw_sbuf_printf(log, "FAIL results follow from the journal: %s\n", kw_error_last());
+        }
+    }
+    if (rc == 0 && present > 0)
+        kw_sbuf_printf(log, "ok   results follow from the journal: %d result files agree with it\n",
+                       present);
+    return rc;
+}
+
+/* The last check: ranked.csv's headline columns are results.xml's re-check
+ * (kw_results_headline), the file verify read in check 4: its figures fill
+ * the configurations the checks before did not re-check again (a model run's
+ * evidence check made the re-check anew and found results.xml byte for byte
+ * what it gives; --no-eval and a measured run read the file's). 0, or
+ * KW_ECORRUPT naming ranked.csv's line. */
+static int kw_v_headline(kw_sbuf *log, kw_rundir *r, const kw_v_kept *keep)
+{
+    if (!keep->ranked)
+        return 0;
+    char path[KW_PATH_MAX + 32], xpath[KW_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", r->dir, KW_RUNFOLDER_RANKED_CSV);
+    snprintf(xpath, sizeof xpath, "%s/%s", r->dir, KW_RUNFOLDER_RESULTS_XML);
+    kw_results_want w = {.load = r->rs};
+    int rc = keep->xml ? kw_results_read_mem(&w, keep->xml, keep->xml_len, xpath) : 0;
+    kw_sbuf want = {0};
+    if (rc == 0)
+        rc = kw_results_ranked_csv(&want, r->rs);
+    int same = rc == 0 && want.len == keep->ranked_len &&
+               memcmp(kw_sbuf_cstr(&want), keep->ranked, want.len) == 0;
+    long line = same || rc != 0 ? 0
+                : kw_v_first_diff_line(kw_sbuf_cstr(&want), want.len, keep->ranked, keep->ranked_len);
+    kw_sbuf_free(&want);
+    if (rc != 0)
+        return rc;
+    if (!same) {
+        rc = kw_error_set(KW_ECORRUPT, "%s:%ld: its headline figures (headline_p95_us, "
+                          "headline_p99_us, figures_basis) are not results.xml's re-check", path, line);
+        kw_sbuf_printf(log, "FAIL ranked.csv headline figures: %s\n", kw_error_last());
+        return rc;
+    }
+    kw_sbuf_printf(log, "ok   ranked.csv headline figures: results.xml's re-check where it has one\n");
+    return 0;
+}
 static int kw_v_same(double a, double b, double tol)
 {
     if (isnan(a) || isnan(b))
@@ -687,8 +808,9 @@ int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
         kw_sbuf_printf(log, "skip results follow from the journal: a tune is writing this run "
                             "now (the %ld records written so far were checked)\n",
                        r->j->n_records);
-    else if (rc == 0)
-        rc = kw_v_results(log, r);
+    kw_v_kept keep = {NULL, NULL, 0, 0};
+    if (rc == 0 && !r->in_progress)
+        rc = kw_v_results(log, r, &keep);
     const char *measured = kw_run_attr_get(r->j, KW_RUN_EVALUATOR);
     if (rc == 0 && !opt.no_eval && measured && measured[0])
         /* A measured run does not reproduce bit for bit: it is re-measured on
@@ -697,5 +819,9 @@ int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
                        "re-measures a sample and reports the drift\n", measured);
     else if (rc == 0 && !opt.no_eval)
         rc = kw_v_reeval(log, r, &opt);
+    if (rc == 0)
+        rc = kw_v_headline(log, r, &keep);
+    free(keep.ranked);
+    free(keep.xml);
     return rc;
 }

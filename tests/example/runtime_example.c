@@ -72,8 +72,12 @@ int main(int argc, char **argv)
     print_config(t, c, "  ");
 
     double p95, p99;
-    if (knobwise_entry_latency(&p95, &p99, m.entry) == 0)
-        printf("predicted p95_us=%.3f p99_us=%.3f\n", p95, p99);
+    if (knobwise_entry_latency(&p95, &p99, m.entry) == 0) {
+        /* which sample: "recheck" (the run's final re-check), "search", ... */
+        const char *basis = knobwise_entry_figures_basis(m.entry);
+        printf("predicted p95_us=%.3f p99_us=%.3f%s%s%s\n", p95, p99, basis[0] ? " (" : "", basis,
+               basis[0] ? ")" : "");
+    }
     for (int i = 0; i < knobwise_entry_watch_count(m.entry); i++) {
         knobwise_watch w;
         if (knobwise_entry_watch(&w, m.entry, i) != 0)
