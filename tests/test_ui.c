@@ -434,6 +434,50 @@ Test(ui, bisect_names_each_knob_whole_over_its_column)
     kw_tl_rmrf(d);
 }
 
+/* bisect RUN:baseline RUN:best --requests N walks in the run's own space at
+ * N requests, and says the sample its figures come from. main loaded the
+ * embedded default's inputs whenever --requests was given: a validate_small
+ * run was bisected in the default space (A was the default's baseline
+ * 157e72970fa01090, not the run's), and nothing said that the figures were
+ * the search's sample, not the re-check recommend leads with. */
+Test(ui, bisect_with_requests_walks_in_the_runs_space_and_names_its_sample)
+{
+    char *d = kw_tl_tmpdir("kwui");
+    cr_assert_not_null(d);
+    kw_tl_opts o = {.timeout_s = 240, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"),
+                             "--budget", "30", "--quiet", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/run/results.xml", d);
+    char *xml = kw_tl_slurp(p);
+    cr_assert_not_null(xml);
+    char shape[128] = "", base[17] = "";
+    const char *sh = strstr(xml, "<shape name=\"");
+    cr_assert(sh && sscanf(sh, "<shape name=\"%127[^\"]\"", shape) == 1);
+    const char *bl = strstr(sh, "<baseline id=\"");
+    cr_assert(bl && sscanf(bl, "<baseline id=\"%16[0-9a-f]\"", base) == 1);
+    r = kw_tl_run(&o, bin(), "bisect", "run:baseline", "run:best", "--shape", shape, "--requests",
+                  "5000", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char want[256];
+    snprintf(want, sizeof want, "bisect on shape %s: A %s -> B ", shape, base);
+    cr_assert(strncmp(r.out, want, strlen(want)) == 0, "want '%s' in:\n%.400s", want, r.out);
+    cr_assert(strstr(r.out, "\n  figures: each evaluation simulates 5000 requests (--requests)\n"),
+              "%.400s", r.out);
+    kw_tl_free(&r);
+    /* without --requests: the space's sample, and the run's re-check beside it */
+    r = kw_tl_run(&o, bin(), "bisect", "run:baseline", "run:best", "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\n  figures: each evaluation simulates ") &&
+                  strstr(r.out, " requests (the space's sample, the search's); the run's re-check, "
+                                "which recommend leads with, used "), "%.500s", r.out);
+    kw_tl_free(&r);
+    free(xml);
+    kw_tl_rmrf(d);
+}
+
 /* `knobwise eval --stdin` fed `input`; exit 0 asserted (an error row is a row). */
 static kw_tl_proc eval_stdin(const char *input)
 {

@@ -250,10 +250,15 @@ int kw_cli_bisect(int argc, char **argv)
     const char *what;
     const char *runref = kw_split_runref(dir, sizeof dir, &what, ra) ? ra
                          : kw_split_runref(dir, sizeof dir, &what, rb) ? rb : NULL;
-    if (runref && !space && !accel && !workload && requests == 0) {
+    if (runref && !space && !accel && !workload) {
         kw_split_runref(dir, sizeof dir, &what, runref);
         kw_rundir_opts ro = {.flags = KW_RUNDIR_CONFIG};
-        if ((rc = kw_run_open(&run, dir, &ro)) != 0 || (rc = kw_rundir_evaluator(&ev, run)) != 0) {
+        /* --requests with a run: the run's inputs and model options at that
+         * sample (until stop 43 the embedded default's inputs were loaded
+         * instead, and a run of another space was bisected in the wrong one) */
+        if ((rc = kw_run_open(&run, dir, &ro)) == 0 && requests > 0)
+            run->mopts.sim_requests = (int)requests;
+        if (rc != 0 || (rc = kw_rundir_evaluator(&ev, run)) != 0) {
             status = kw_cli_fail("bisect", rc);
             goto done;
         }
@@ -318,8 +323,25 @@ int kw_cli_bisect(int argc, char **argv)
            shape, (unsigned long long)kw_knobs_cand_id(ks, &a),
            (unsigned long long)kw_knobs_cand_id(ks, &b), r->n_knobs, r->n_knobs == 1 ? "" : "s",
            r->orders, r->orders == 1 ? "" : "s", seed, r->evals);
-    printf("  guards: A %s, B %s\n\n", r->a_guards[0] ? r->a_guards : "pass",
+    printf("  guards: A %s, B %s\n", r->a_guards[0] ? r->a_guards : "pass",
            r->b_guards[0] ? r->b_guards : "pass");
+    /* the sample every figure below comes from: a bursty shape's tail
+     * differs a lot between the search's sample and the run's re-check
+     * (recommend's headline), so it is said */
+    int ms = -1;
+    for (int m = 0; m < ev->n_metrics; m++)
+        if (strcmp(ev->metric_names[m], KW_METRIC_NAME(KW_M_SAMPLES)) == 0)
+            ms = m;
+    if (ms >= 0 && isfinite(r->a[ms]) && r->a[ms] > 0) {
+        int fin = run ? run->rs->limits.final_requests : 0;
+        printf("  figures: each evaluation simulates %.0f requests%s", r->a[ms],
+               requests ? " (--requests)" : " (the space's sample, the search's)");
+        if (fin > 0 && fin != (int)r->a[ms])
+            printf("; the run's re-check, which recommend leads with, used %d (--requests %d)", fin,
+                   fin);
+        printf("\n");
+    }
+    printf("\n");
     char pct[32];
     if (p95 >= 0) {
         double tot = r->b[p95] - r->a[p95];
