@@ -407,7 +407,8 @@ Test(eval, a_borrowed_drift_cache_answers_as_an_own_one)
  * the shape's seed), so it gives an interval (main: 1, cannot pair, and the
  * ranking verdict fell back to the continuous shape's separate intervals,
  * which have zero width), and its two figures are exactly what eval() gives
- * each mapping at that sample. Llama-3-8B layer's served shape, max_seqs 32
+ * each mapping at that sample; and each figure has an interval of its own
+ * (main: zero width). Llama-3-8B layer's served shape, max_seqs 32
  * (the baseline) against 128, 40,000 requests (p95's paired minimum). */
 Test(eval, a_continuous_batching_shape_is_paired_on_the_same_requests)
 {
@@ -444,6 +445,12 @@ Test(eval, a_continuous_batching_shape_is_paired_on_the_same_requests)
     cr_expect_eq(v.a, ma.v[KW_M_P95_US], "rank 1's figure is eval's: %.6f vs %.6f", v.a, ma.v[KW_M_P95_US]);
     cr_expect_eq(v.b, mb.v[KW_M_P95_US], "the rival's figure is eval's: %.6f vs %.6f", v.b, mb.v[KW_M_P95_US]);
     cr_expect(isfinite(v.half) && v.half > 0 && v.batches >= 5, "half %g, %d batches", v.half, v.batches);
+    /* each figure's own interval has a width (main: both ends were the figure) */
+    const int q[2][3] = {{KW_M_P_CI_LO_US, KW_M_P95_US, KW_M_P_CI_HI_US},
+                         {KW_M_P99_CI_LO_US, KW_M_P99_US, KW_M_P99_CI_HI_US}};
+    for (int i = 0; i < 2; i++)
+        cr_expect(ma.v[q[i][0]] < ma.v[q[i][1]] && ma.v[q[i][1]] < ma.v[q[i][2]], "p%d interval [%g, %g] around %g",
+                  i ? 99 : 95, ma.v[q[i][0]], ma.v[q[i][2]], ma.v[q[i][1]]);
     kw_eval_free(me);
     kw_load_config_free(c);
 }

@@ -195,7 +195,8 @@ Test(sim_cb, two_schedules_pair_on_the_same_requests_and_cover_the_md1_differenc
     gsl_rng *g = gsl_rng_alloc(gsl_rng_taus2);
     cr_assert(r && lat && g);
     kw_cb_config c = {.token_budget = 1000, .chunk_tokens = 0, .max_seqs = 1};
-    int covered = 0;
+    int covered = 0, own = 0;
+    const double p95_100 = d[0] * (md1_wait_quantile(0.95, rho) + 1);
     for (int k = 0; k < reps; k++) {
         gsl_rng_set(g, 500 + (unsigned long)k);
         double t = 0;
@@ -223,7 +224,12 @@ Test(sim_cb, two_schedules_pair_on_the_same_requests_and_cover_the_md1_differenc
         cr_assert(isfinite(half) && nb > 0);
         cr_assert_float_eq(diff, sorted[0] - sorted[1], 1e-6);
         covered += fabs(diff - truth) <= half;
+        double lo, hi; /* the D = 100 schedule's own p95 interval (kw_eval_cb's since stop 43) */
+        cr_assert_eq(kw_simci_interval(&lo, &hi, lat, n, 0.95), 0);
+        own += lo <= p95_100 && p95_100 <= hi;
     }
+    cr_log_info("M/D/1 D 100 us: its own p95 interval covers %.2f us in %d of %d", p95_100, own, reps);
+    cr_expect_geq(own, 88, "the p95 interval covers %d of %d", own, reps);
     cr_log_info("M/D/1 pair, D 100 vs 80 us, rho 0.7, %d requests: truth %.2f us, covered in %d of %d", n, truth,
                 covered, reps);
     /* Binomial(100, 0.95): sd 2.2; 88 is 3.2 sd below */

@@ -25,6 +25,7 @@
 #include "kw_eval_cb.h"
 #include "kw_kv.h"
 #include "kw_sim_cb.h"
+#include "kw_simci.h"
 #include "kw_tp.h"
 
 #define KW_US_PER_S 1e6
@@ -73,8 +74,10 @@ int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block
     kw_cb_request *reqs = malloc(sizeof *reqs * (size_t)requests);
     kw_cb_ctx *ctx = malloc(sizeof *ctx);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    double *own = lat_seq ? NULL : malloc(sizeof *own * (size_t)requests);
+    double *lat = lat_seq ? lat_seq : own;
     int rc = 0;
-    if (!reqs || !ctx || !r) {
+    if (!reqs || !ctx || !r || !lat) {
         rc = kw_error_set(KW_ENOMEM, "out of memory for %d continuous-batching requests", requests);
         goto done;
     }
@@ -124,15 +127,24 @@ int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block
     }
     *ctx = (kw_cb_ctx){.a = a, .b = b, .s = s, .m = m};
     kw_cb_result o;
-    if ((rc = kw_sim_cb_run_seq(&o, lat_seq, reqs, requests, &cfg, kw_cb_iter, ctx)) != 0)
+    if ((rc = kw_sim_cb_run_seq(&o, lat, reqs, requests, &cfg, kw_cb_iter, ctx)) != 0)
         goto done;
+    /* the p95 and p99 intervals as the static simulation's (kw_simci.h:
+     * order statistics joined with batch quantiles over the requests in
+     * arrival order); until stop 43 both ends were the figure itself */
+    double ci[2][2];
+    for (int q = 0; q < 2; q++)
+        if ((rc = kw_simci_interval(&ci[q][0], &ci[q][1], lat, (size_t)requests, q ? 0.99 : 0.95)) != 0)
+            goto done;
     v[KW_M_P50_US] = o.latency_p50_us;
     v[KW_M_P95_US] = o.latency_p95_us;
     v[KW_M_P99_US] = o.latency_p99_us;
     v[KW_M_P999_US] = o.latency_p99_us;
     v[KW_M_MEAN_US] = o.latency_mean_us;
-    v[KW_M_P_CI_LO_US] = v[KW_M_P_CI_HI_US] = o.latency_p95_us;
-    v[KW_M_P99_CI_LO_US] = v[KW_M_P99_CI_HI_US] = o.latency_p99_us;
+    v[KW_M_P_CI_LO_US] = ci[0][0];
+    v[KW_M_P_CI_HI_US] = ci[0][1];
+    v[KW_M_P99_CI_LO_US] = ci[1][0];
+    v[KW_M_P99_CI_HI_US] = ci[1][1];
     v[KW_M_THROUGHPUT_RPS] = o.requests_per_s;
     v[KW_M_SAMPLES] = requests;
     v[KW_M_TTFT_P50_US] = o.ttft_p50_us;
@@ -147,5 +159,6 @@ done:
     gsl_rng_free(r);
     free(ctx);
     free(reqs);
+    free(own);
     return rc;
 }
