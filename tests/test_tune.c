@@ -583,6 +583,10 @@ Test(tune, the_time_limit_cuts_the_evidence_phase)
     cr_assert(strstr(r.err, "knobwise tune: time limit reached") &&
               strstr(r.err, "without the evidence") &&
               strstr(r.err, "continue with: knobwise tune --resume run"), "%s", r.err);
+    /* the summary's figures are the search's, and it says so (no re-check to lead with) */
+    cr_assert(strstr(r.out, "(p95 at the search's sample (") &&
+                  strstr(r.out, " requests): no re-check at the final sample in results.xml)\n"),
+              "%s", r.out);
     kw_tl_free(&r);
     char *x = slurp(run, "results.xml", NULL);
     cr_assert_not_null(x, "no results after the time limit");

@@ -265,9 +265,10 @@ static int kw_tune_any_passes(void *ctx, const kw_rconfig *c)
 }
 
 /* A shape's headline (kw_results_headline: the final re-check where
- * results.xml has one, read back as recommend reads it) when it comes from
- * another sample than the search's: *out then holds baseline and
- * recommendation and returns 1. rs NULL (results.xml unreadable): 0. */
+ * results.xml has one, read back as recommend reads it) into *out: 2 when it
+ * is the re-check (baseline and recommendation), 1 when it is the journal's
+ * own figures (no re-check: a stopped or measured run), 0 when there is
+ * none (rs NULL: results.xml unreadable; nothing recommended). */
 static int kw_cli_tune_ui_headline(kw_headline *out, const kw_runsum *rs, const char *shape)
 {
     int si = rs ? kw_runsum_find_shape(rs, shape) : -1;
@@ -275,7 +276,7 @@ static int kw_cli_tune_ui_headline(kw_headline *out, const kw_runsum *rs, const 
     if (w < 0)
         return 0;
     kw_results_headline(out, rs, si, w);
-    return out->basis == KW_BASIS_RECHECK && out->base;
+    return out->basis == KW_BASIS_RECHECK && out->base ? 2 : 1;
 }
 
 static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
@@ -344,7 +345,8 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
          * one (on a bursty shape the search's sample lies far below them),
          * then the search's own on the line below */
         kw_headline h;
-        int hl = passes && kw_cli_tune_ui_headline(&h, rs, j->h.shape_names[s]);
+        int said = passes ? kw_cli_tune_ui_headline(&h, rs, j->h.shape_names[s]) : 0;
+        int hl = said == 2;
         int pk = rs ? rs->primary : 0;
         double hb = hl ? h.base->v[pk] : r.baseline_primary, ha = hl ? h.m->v[pk] : r.best_primary;
         if (hl && !sat)
@@ -380,6 +382,11 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
                                                 r.baseline_primary * 100.0 : 0.0,
                    kw_sbuf_status(&cmd) == 0 && cmd.len ? kw_sbuf_cstr(&cmd) : "");
             kw_sbuf_free(&cmd);
+        } else if (said == 1) { /* no re-check: the figures above are the journal's, said so */
+            char src[96];
+            kw_results_basis_words(src, sizeof src, &h);
+            printf("  %-32s (%s at %s: no re-check at the final sample in results.xml)\n", "",
+                   label, src);
         }
         kw_journal_result_clear(&r);
     }
