@@ -23,7 +23,11 @@
  *                             p95_us/p99_us, borrow_warnings and
  *                             figures_from (where p95_us/p99_us come from:
  *                             "measured" on a measured run's tuned shapes,
- *                             else "model"). A shape where nothing passes
+ *                             else "model"), file_rows, figures_basis
+ *                             (which sample: a tuned shape's headline,
+ *                             kw_results_headline, "recheck" where the run
+ *                             made one; "evaluated" for a row recommend
+ *                             evaluated). A shape where nothing passes
  *                             the guards (tuned or borrowed) gets its
  *                             baseline, flagged fails_guards, named on
  *                             stderr; the other rows are still written. A
@@ -115,7 +119,9 @@ static void kw_recommend_help(void)
            "The mapping to deploy for a shape: the run's winner for a tuned shape, else the\n"
            "nearest tuned shape's winner (marked borrowed, with its distance in each\n"
            "dimension and a warning when it extrapolates or crosses phase), evaluated on\n"
-           "the shape and compared with its baseline. For a tuned shape, also its rollback\n"
+           "the shape and compared with its baseline, with the figures' source (a tuned\n"
+           "shape's are the final re-check's where the run made one, then the search's\n"
+           "sample it was ranked on). For a tuned shape, also its rollback\n"
            "and guards, and its claim as results.xml states it: the re-check at the final\n"
            "sample (recommendation and baseline) and the disproof criteria.\n\n"
            "  --shape NAME     a shape of the run's space\n"
