@@ -990,8 +990,15 @@ int kw_report_html_notes(kw_sbuf *out, const kw_runsum *rs, const kw_report_lat 
         kw_plot_families(out, rs, i, &np);
         kw_sbuf_puts(out, "</div></div>\n<p class=\"note\">Latency: the cumulative distribution of the "
                           "requests the model's serving simulation gives each configuration with the run's "
-                          "inputs, seed and sample (the journal keeps percentiles, not requests).</p>\n"
-                          "<h3>Sensitivity around the recommendation</h3>\n");
+                          "inputs, seed and sample (the journal keeps percentiles, not requests)");
+        /* which sample: the search's, not the re-check the summary leads with */
+        int nlat = lat ? lat->base[i].n : 0;
+        if (nlat > 0 && rs->limits.final_requests > 0 && rs->limits.final_requests != nlat)
+            kw_sbuf_printf(out, ": %d requests, the search's sample; the figures above are the "
+                           "re-check's at %d where the run made one", nlat, rs->limits.final_requests);
+        else if (nlat > 0)
+            kw_sbuf_printf(out, ": %d requests", nlat);
+        kw_sbuf_puts(out, ".</p>\n<h3>Sensitivity around the recommendation</h3>\n");
         kw_plot_sensitivity(out, rs, i);
         kw_sens sn[KW_KNOB_MAX];
         if (rs->info.noisy && kw_netpath_sensitivity(sn, rs, i) == 0) { /* as the audit says it */
