@@ -256,6 +256,27 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     st = kw_t_validate(path, &out);
     cr_expect_eq(st, 1, "%s", out);
     free(out);
+    /* figures_basis is format 3's: the same file labelled format 2 fails (a
+     * strict format 2 consumer does not know the field), and without the
+     * field the format 2 label validates */
+    snprintf(path, sizeof path, "%s/m.json", kw_t_fix);
+    json = kw_tl_slurp(path);
+    cr_assert(strstr(json, "\"format_version\": 3,") != NULL, "%.120s", json);
+    free(json);
+    st = kw_t_sh(&out, "sed 's/\"format_version\": 3,/\"format_version\": 2,/' '%s' > '%s/old2.json'", path,
+                 kw_t_fix);
+    cr_assert_eq(st, 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/old2.json", kw_t_fix);
+    st = kw_t_validate(path, &out);
+    cr_expect_eq(st, 1, "a format 2 file with figures_basis validated: %s", out);
+    free(out);
+    st = kw_t_sh(&out, "sed -i 's/, \"figures_basis\": \"[a-z]*\"//' '%s'", path);
+    cr_assert_eq(st, 0);
+    free(out);
+    st = kw_t_validate(path, &out);
+    cr_expect_eq(st, 0, "a format 2 file without figures_basis: %s", out);
+    free(out);
 }
 
 Test(export, c_header_compiles_and_reads_back)

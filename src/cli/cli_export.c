@@ -57,8 +57,13 @@
 /* Version of the export formats (the JSON's format_version, the header's
  * macro). 2 added what 1 had no place for (README "Exports"): each shape's
  * warnings (borrow_warnings tokens: search_stopped, no_evidence, ...) and
- * disproof criteria, and the shapes with nothing to deploy. */
-#define KW_EXPORT_FORMAT_VERSION 2
+ * disproof criteria, and the shapes with nothing to deploy. 3 (stop 43)
+ * added predicted.figures_basis and the header entry's figures_basis: which
+ * sample p95/p99 come from, since the headline became the final re-check
+ * (kw_results_headline) where format 2 gave the search's sample. The schema
+ * is strict (additionalProperties false), so a field a format 2 consumer
+ * does not know needs a new number. */
+#define KW_EXPORT_FORMAT_VERSION 3
 /* config ids: a 64-bit hash in hex (kw_knobs_cand_id) */
 #define KW_EXPORT_ID_HEX 16
 /* num_stages for double_buffer off / on (see the file comment). */
@@ -460,7 +465,7 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     " * rule for shapes not in the table is libknobwise's (knobwise_table_lookup(3)).\n"
                     " * figures_from: where p95_us/p99_us come from, \"measured\" or \"model\"\n"
                     " * (mappings.csv's column; \"\" when the file does not say).\n"
-                    " * figures_basis (added at the end): which sample they come from,\n"
+                    " * Since format 3: figures_basis, which sample they come from,\n"
                     " * \"recheck\" (the run's final re-check), \"search\" (the search's sample),\n"
                     " * \"measured\", \"evaluated\" (recommend's evaluation of a borrowed or\n"
                     " * baseline row), \"\" when the file does not say.\n"
