@@ -212,9 +212,9 @@ static void kw_t_fix_csv(char *text)
         int n = kw_t_record(&pos, vals, MAXC, &f1);
         if (n < 0)
             break;
-        int nk = 0;
+        int nk = 0, seen_phase = 0; /* the knobs end where phase, ... begin (knobwise_read_csv) */
         for (int c = 0; c < n && c < nc && n == nc; c++) {
-            int knob = 1;
+            int knob = !(seen_phase |= strcmp(hdr[c], "phase") == 0);
             for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++)
                 knob &= strcmp(hdr[c], fixed[f]) != 0;
             if (knob) {
@@ -754,6 +754,43 @@ Test(lib, mappings_csv_cut_at_a_line_end_is_refused)
         snprintf(odd, sizeof odd, "%s%s", head, bad[i].row);
         kw_t_damaged("blank.csv", odd, bad[i].want);
     }
+}
+
+/* A column a later knobwise adds at the end of mappings.csv (results/formats.md:
+ * added at the end, the format kept) is not a knob here: the table opens with
+ * the same knobs and entries (main's reader took every column it did not know
+ * for a knob, so a runtime linked with it would be handed a "knob" named after
+ * the new column). A column it does not know among the ones after the knobs,
+ * or one of those among the knobs, is refused at line 1. */
+Test(lib, a_column_a_later_knobwise_adds_at_the_end_is_not_a_knob)
+{
+    knobwise_table *t = kw_t_open_text(
+        "mappings.csv",
+        "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,streams,p95_us,p99_us,"
+        "borrow_warnings,figures_from,file_rows,figures_basis,later_column\n"
+        "pa,00000000000000e1,,64,prefill,1,512,0,1,100.5,120.25,,model,2,recheck,x\n"
+        "pb,00000000000000e2,,32,prefill,4,512,0,1,300,400,,model,2,search,y\n");
+    cr_assert_eq(knobwise_table_knob_count(t), 1, "a later column read as a knob");
+    cr_assert_str_eq(knobwise_table_knob_name(t, 0), "g.tile_m");
+    cr_assert_eq(knobwise_table_count(t), 2);
+    const knobwise_entry *e = NULL;
+    cr_assert_eq(knobwise_table_find(&e, t, "pb"), 0);
+    cr_assert_str_eq(kw_t_val(knobwise_entry_config(e), "g.tile_m"), "32");
+    cr_assert_str_eq(knobwise_entry_figures_basis(e), "search");
+    double p95 = 0;
+    cr_assert_eq(knobwise_entry_latency(&p95, NULL, e), 0);
+    cr_assert_float_eq(p95, 300.0, 1e-12);
+    knobwise_table_free(t);
+    kw_t_damaged("among.csv",
+                 "shape,config_id,borrowed_from,g.tile_m,phase,batch,seq,kv_len,streams,p95_us,"
+                 "stray,p99_us,borrow_warnings\n"
+                 "pa,00000000000000e1,,64,prefill,1,512,0,1,100.5,z,120.25,\n",
+                 ":1: column 'stray' among the columns after the knobs");
+    kw_t_damaged("before.csv",
+                 "shape,config_id,borrowed_from,g.tile_m,figures_from,phase,batch,seq,kv_len,"
+                 "streams,p95_us,p99_us,borrow_warnings\n"
+                 "pa,00000000000000e1,,64,model,prefill,1,512,0,1,100.5,120.25,\n",
+                 ":1: column 'figures_from' comes before phase");
 }
 
 Test(lib, damaged_files)

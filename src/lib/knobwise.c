@@ -802,7 +802,38 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
                           "it describes (%s)", t->path, KW_MAPPINGS_HEADER_SUFFIX);
         goto done;
     }
-    t->n_knobs = n - KNOBWISE_CSV_FIXED - n_dims - (fig_col >= 0) - (rows_col >= 0) - (basis_col >= 0);
+    /* The knobs are the columns before the first of the figures' (phase,
+     * ...): every knobwise writes them there. After the knobs, the columns
+     * this library knows; a column after the last of those is a later
+     * knobwise's (added at the end, results/formats.md) and is not read, so
+     * a newer mappings.csv opens here with the same knobs. A column it does
+     * not know among them, or one of them among the knobs, is refused. */
+    int first = n, last_known = -1;
+    for (int i = KNOBWISE_CSV_FIXED; i < n; i++) {
+        int known = i == fig_col || i == rows_col || i == basis_col;
+        for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
+            known |= dim_col[d] == i;
+        if (known && first == n && n_dims > 0 && i != dim_col[KNOBWISE_COL_PHASE]) {
+            rc = kw_error_set(KW_EINPUT, "%s:1: column '%s' comes before phase: the columns after "
+                              "the knobs go together (%s)", t->path, f[i], KW_MAPPINGS_HEADER_SUFFIX);
+            goto done;
+        }
+        if (known && first == n)
+            first = i;
+        if (known)
+            last_known = i;
+    }
+    for (int i = first; i < last_known; i++) {
+        int known = i == fig_col || i == rows_col || i == basis_col;
+        for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
+            known |= dim_col[d] == i;
+        if (!known) {
+            rc = kw_error_set(KW_EINPUT, "%s:1: column '%s' among the columns after the knobs (%s) "
+                              "is none of them", t->path, f[i], KW_MAPPINGS_HEADER_SUFFIX);
+            goto done;
+        }
+    }
+    t->n_knobs = first - KNOBWISE_CSV_FIXED;
     int *knob_col = malloc((size_t)t->n_knobs * sizeof *knob_col);
     t->knobs = knobwise_alloc(t, (size_t)t->n_knobs * sizeof *t->knobs);
     if (!knob_col || !t->knobs) {
@@ -810,12 +841,7 @@ static int knobwise_read_csv(knobwise_table *t, char *buf)
         rc = knobwise_oom(t);
         goto done;
     }
-    for (int i = KNOBWISE_CSV_FIXED, k = 0; i < n; i++) {
-        int is_dim = i == fig_col || i == rows_col || i == basis_col;
-        for (int d = 0; d < KNOBWISE_CSV_NDIMS; d++)
-            is_dim |= dim_col[d] == i;
-        if (is_dim)
-            continue;
+    for (int i = KNOBWISE_CSV_FIXED, k = 0; i < first; i++) {
         if (f[i][0] == '\0' || !(t->knobs[k] = knobwise_strdup(t, f[i]))) {
             rc = f[i][0] ? knobwise_oom(t)
                          : kw_error_set(KW_EINPUT, "%s:1: column %d has no name", t->path, i + 1);
