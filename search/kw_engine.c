@@ -1546,10 +1546,41 @@ static void kw_report(kw_eng *E, int replaying)
     E->o.progress(E->o.progress_ud, &p);
 }
 
+/* 1 once this process has added a record past the header and past the
+ * records it replayed: it kept a round. */
+static int kw_kept_round(const kw_eng *E)
+{
+    long n = E->w ? kw_journal_writer_records(E->w) : 0;
+    return n > E->replay_total && n > E->rec0;
+}
+
+/* The limit and progress: the time limit drops a round it cuts (its records
+ * are written only whole), so a limit shorter than one round would pause
+ * every resume with nothing kept, for ever: an unattended job resuming the
+ * run under the same limit never finishes. The evidence phase already makes
+ * its first evaluation of each process whole for that reason (kw_run.c). The
+ * search's rule: a time_limit pause records idle=K, the processes in a row
+ * (this one included) that the limit stopped before they kept a round; a
+ * resume of a run paused with idle >= 1 makes its first round whole (the
+ * limit neither pauses before it nor cuts its evaluations: the engine lifts
+ * the evaluators' deadline, opts.deadline_s, for that round) and then keeps
+ * the limit again. So the limit holds to the second on every process after
+ * one that made progress, and a run still ends under any limit; a stop
+ * (SIGINT/SIGTERM) still cuts the round. The pause record is dropped when
+ * the run resumes, so the journal of a finished run holds none of this. */
+static int kw_whole_round(const kw_eng *E)
+{
+    return E->idle_in > 0 && !kw_kept_round(E);
+}
+
 static int kw_pause(kw_eng *E, const char *why)
 {
     kw_journal_buf_printf(&E->rec, "Q");
     kw_journal_buf_str(&E->rec, "why", why);
+    if (strcmp(why, "time_limit") == 0) {
+        E->sum.idle = kw_kept_round(E) ? 0 : E->idle_in + 1;
+        kw_journal_buf_printf(&E->rec, " idle=%d", E->sum.idle);
+    }
     int rc = kw_add(E);
     return rc ? rc : kw_journal_writer_commit(E->w);
 }
@@ -1559,6 +1590,7 @@ static int kw_loop(kw_eng *E)
     int rc;
     if ((rc = kw_emit_header(E)) != 0 || (rc = kw_journal_writer_commit(E->w)) != 0)
         return rc;
+    E->rec0 = kw_journal_writer_records(E->w);
     for (;;) {
         int active = 0;
         for (int i = 0; i < E->n_shapes; i++)
@@ -1578,7 +1610,8 @@ static int kw_loop(kw_eng *E)
                 return kw_error_set(KW_EINTERRUPTED, "interrupted: the journal is complete up to "
                                     "the last step; resume to continue");
             }
-            if (E->o.time_limit_s > 0 && kw_now_s() - E->t0 >= E->o.time_limit_s) {
+            if (E->o.time_limit_s > 0 && kw_now_s() - E->t0 >= E->o.time_limit_s &&
+                !kw_whole_round(E)) {
                 E->sum.stop = KW_STOP_TIME;
                 return kw_pause(E, "time_limit");
             }
@@ -1617,7 +1650,15 @@ static int kw_loop(kw_eng *E)
         int in_order = E->in_order && E->ev->drifts;
         if (E->pool->n > 0 && n_live > 1 && !in_order)
             qsort_r(E->live, n_live, sizeof *E->live, kw_lpt_cmp, E);
+        int whole = kw_whole_round(E) && E->o.deadline_s && *E->o.deadline_s > 0;
+        if (whole) { /* kw_pause: this round is made whole */
+            E->held_deadline = *E->o.deadline_s;
+            *E->o.deadline_s = 0;
+            E->sum.whole = 1;
+        }
         kw_evpool_run_width(E->pool, E->ev, E->jobs, E->live, n_live, in_order ? 1 : 0);
+        if (whole)
+            *E->o.deadline_s = E->held_deadline;
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             double *c = &E->shape_cost_s[j->shape];
@@ -1694,6 +1735,8 @@ static int kw_resume_load(kw_eng *E, const uint32_t **old, size_t *n_old)
             return rc;
     }
     *n_old = (size_t)j->n_records;
+    if (strcmp(j->paused, "time_limit") == 0)
+        E->idle_in = j->paused_idle;
     if (j->paused[0]) {
         if ((rc = kw_journal_truncate(path, j->last_start, j)) != 0)
             return rc;

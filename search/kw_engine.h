@@ -166,6 +166,9 @@ typedef struct kw_engine_summary {
     long screened_out; /* of them, candidates not evaluated because of it */
     long controls;     /* of evals, the same-round control re-measurements (noisy OFAT) */
     long pairs;        /* of evals, the pairing's re-measurements (noisy, kw_engine.c) */
+    int idle;          /* KW_STOP_TIME: the pause's idle=K (0: this process kept a round;
+                        * K: the K-th process in a row that kept none, kw_pause) */
+    int whole;         /* this process made its first round whole past the limit (kw_pause) */
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,

@@ -993,6 +993,8 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
     }
     case 'Q':
         kw_f_copy(ps, out->paused, sizeof out->paused, r, "why");
+        /* idle=K since 2026-12-07 (kw_pause, search/kw_engine.c): optional */
+        out->paused_idle = kw_rec_raw(r, "idle") ? (int)kw_f_int(ps, r, "idle", 0, 1000000) : 0;
         break;
     case 'Z':
         break;
@@ -1368,6 +1370,7 @@ static int kw_jread_lines(kw_jread *R, int follow)
             if (j->complete)
                 kw_perr(ps, "record after the run-end record");
             j->paused[0] = '\0'; /* a pause counts only as the last record */
+            j->paused_idle = 0;
             kw_parse_body(ps, &r, &R->rec_buf, R->mbuf);
             body = 1;
         }
@@ -1375,8 +1378,10 @@ static int kw_jread_lines(kw_jread *R, int follow)
             return kw_error_set(KW_ECORRUPT, "%s:%ld: record %ld: %s", R->path, rec, rec,
                                 ps->msg);
         if (body) {
-            if (R->rec_buf.type == 'Q')
+            if (R->rec_buf.type == 'Q') {
                 snprintf(j->paused, sizeof j->paused, "%s", R->rec_buf.paused);
+                j->paused_idle = R->rec_buf.paused_idle;
+            }
             else if (R->rec_buf.type == 'Z')
                 j->complete = 1;
             rc = R->store ? kw_store_rec(&R->caps, j, &R->rec_buf)
@@ -1426,7 +1431,8 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
     if (j->n_records == 0 && j->file_bytes == 0)
         /* killed before its first byte: there is nothing to read or resume */
         return kw_error_set(KW_EINPUT, "%s: the journal is empty: nothing was run; start again "
-                            "(a new tune into a new folder)", path);
+                            "with the command first given (the same --out: an empty journal "
+                            "is replaced) or another --out", path);
     /* the one line there is, cut short, begins as the header record does: a
      * run killed while writing its first record, the case below with no
      * record whole yet; any other first line is another file (or damage) */

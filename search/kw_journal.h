@@ -69,7 +69,9 @@
  *       nb - id in percent of pm and lo..hi its 95% interval
  *       (kw_reduce_pair_delta); n=0 and nan figures when a repetition failed
  *       (g= its guards)
- *   Q why=time_limit|interrupted          pause (only ever last; resume drops it)
+ *   Q why=time_limit|interrupted [idle=K] pause (only ever last; resume drops it); idle=K
+ *                                          (time_limit, 2026-12-07): the tunes in a row it
+ *                                          kept no round of (kw_pause, kw_engine.c)
  *   Z why=complete                       run end
  *
  * Records of different shapes interleave in a fixed order (the engine works in
@@ -267,6 +269,9 @@ typedef struct kw_journal {
     kw_jpair *pairs;
     int complete;         /* a Z record ends the journal */
     char paused[32];      /* the last record is a pause: its reason; else "" */
+    int paused_idle;      /* that pause's idle=K (a time_limit pause: the processes in a
+                           * row the limit stopped before any round of theirs was kept;
+                           * 0 when absent, as in journals before 2026-12-07) */
     long n_records;       /* good records */
     long good_bytes;      /* file offset just after the last good record */
     long last_start;      /* file offset where the last good record starts */
@@ -336,6 +341,7 @@ typedef struct kw_jrec {
     kw_jviol v;
     kw_jdone d;
     char paused[32];
+    int paused_idle;      /* 'Q': its idle=K (0 when absent) */
     kw_jpred p;
     kw_jpair n;
 } kw_jrec;

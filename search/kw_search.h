@@ -224,6 +224,10 @@ typedef struct kw_engine_opts {
     kw_policy policy;
     long budget;            /* evaluations per shape (0 = unlimited) */
     double time_limit_s;    /* whole run (0 = unlimited) */
+    /* The evaluators' deadline (CLOCK_MONOTONIC seconds, 0: none), read by them
+     * during long evaluations; the engine sets it to 0 while it makes a round
+     * whole (kw_engine.c, kw_pause) and puts it back. NULL: no such deadline. */
+    double *deadline_s;
     const char *metric;     /* primary metric name, e.g. "p95_us" (lower is better) */
     double min_effect_pct;  /* a step must improve the primary by at least this */
     double alpha;           /* significance level when the evaluator is noisy */

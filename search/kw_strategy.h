@@ -165,6 +165,12 @@ struct kw_eng {
     double last_report;
     int last_done;
     long replay_total;        /* resume: journal records to replay */
+    /* the limit-vs-progress rule (kw_pause): idle=K of the time_limit pause this
+     * resume dropped (0: none), the journal's records once the header was
+     * written, and the evaluators' deadline while a round is made whole */
+    int idle_in;
+    long rec0;
+    double held_deadline;
     kw_eta eta;               /* OFAT's convergence estimate, fed every live report */
 };
 

@@ -534,6 +534,83 @@ Test(tune, a_shape_stopped_before_its_first_evaluation_is_said_not_evaluated)
     rmrf(d);
 }
 
+/* Lines of DIR/journal: the records kept (a run's journal is one record a line). */
+static long journal_lines(const char *dir, char *last, size_t n_last)
+{
+    long len = -1, lines = 0;
+    char *b = slurp(dir, "journal", &len);
+    cr_assert_not_null(b, "%s/journal", dir);
+    const char *from = b;
+    for (long i = 0; i < len; i++)
+        if (b[i] == '\n') {
+            lines++;
+            if (i + 1 < len)
+                from = b + i + 1;
+        }
+    snprintf(last, n_last, "%.*s", (int)strcspn(from, "\n"), from);
+    free(b);
+    return lines;
+}
+
+/* The limit and progress (kw_pause, search/kw_engine.c): a --time-limit
+ * shorter than one round drops every round it cuts, so before 2026-12-07 each
+ * `tune --resume RUN --time-limit S` under the same limit paused with nothing
+ * kept, for ever (an unattended job resuming it nightly never finished: main
+ * 093310e kept no record on any resume). A pause records idle=K, the tunes in
+ * a row that kept nothing; the resume after one with idle >= 1 makes its first
+ * round whole, the next keeps the limit to the second again, and the run
+ * still ends, its files those of an uninterrupted run. */
+Test(tune, a_time_limit_shorter_than_a_round_still_lets_each_second_resume_progress, .timeout = 400)
+{
+    char *d = tmpdir();
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    char run[4200], ref[4200], last[512];
+    snprintf(run, sizeof run, "%s/run", d);
+    snprintf(ref, sizeof ref, "%s/ref", d);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "3", "--quiet",
+                             "--time-limit", "0.000001", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "no evaluation finished within the time limit"), "%s", r.err);
+    kw_tl_free(&r);
+    long n0 = journal_lines(run, last, sizeof last);
+    cr_assert(strncmp(last, "Q why=time_limit idle=1 ", 24) == 0, "last record: %s", last);
+    /* the resume after a pause that kept nothing keeps a round */
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", "--time-limit", "0.000001",
+                  NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long n1 = journal_lines(run, last, sizeof last);
+    cr_assert_gt(n1, n0 + 1, "the resume kept no round (%ld records, %ld before it)", n1, n0);
+    cr_assert(strncmp(last, "Q why=time_limit idle=0 ", 24) == 0, "last record: %s", last);
+    /* the next one keeps the limit: nothing kept, idle=1 again */
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", "--time-limit", "0.000001",
+                  NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    cr_assert_eq(journal_lines(run, last, sizeof last), n1, "a strict resume kept a record");
+    cr_assert(strncmp(last, "Q why=time_limit idle=1 ", 24) == 0, "last record: %s", last);
+    /* and the run ends (47 tunes on 093310e's search + evidence, 2026-12-07) */
+    int done = 0;
+    for (int i = 0; i < 200 && !done; i++) {
+        r = kw_tl_run(&o, bin(), "tune", "--resume", "run", "--quiet", "--time-limit",
+                      "0.000001", NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        done = !strstr(r.err, "continue with");
+        kw_tl_free(&r);
+    }
+    cr_assert(done, "200 resumes under the limit did not end the run");
+    cr_assert_eq(mkdir(ref, 0755), 0);
+    kw_tl_opts ro = {.timeout_s = 200, .cwd = ref}; /* the same folder name: results.xml names it */
+    r = kw_tl_run(&ro, bin(), "tune", "--space", space(), "--budget", "3", "--quiet", "--out",
+                  "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    strcat(ref, "/run");
+    const char *files[] = {"results.xml", "journal", "evidence", "ranked.csv", "audit.csv"};
+    same_as_uninterrupted(ref, run, files, 5);
+    rmrf(d);
+}
+
 /* The resume command tune prints is pasted into a shell: the run folder is
  * one shell word (kw_sbuf_shell) whatever its name holds. The code before
  * printed "knobwise tune --resume my run;x", which a shell runs as a resume

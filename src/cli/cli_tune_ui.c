@@ -497,11 +497,17 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
             fprintf(stderr, "knobwise tune: no evidence evaluation was kept (%s/%s cannot be "
                             "written): give the resume a --time-limit longer than the evidence, "
                             "or none\n", dir, KW_RUNFOLDER_EVIDENCE);
-        /* the limit stops a run inside an evaluation and drops that round:
-         * a limit shorter than one round never gets further */
-        if (out->sum.stop == KW_STOP_TIME && out->sum.evals == 0)
+        /* the limit stops a run inside an evaluation and drops that round;
+         * the resume after such a pause makes its first round whole (kw_pause,
+         * search/kw_engine.c), so a limit shorter than one round still ends */
+        if (out->sum.stop == KW_STOP_TIME && out->sum.idle > 0)
             fprintf(stderr, "knobwise tune: no evaluation finished within the time limit (one "
-                            "round takes longer): give a longer --time-limit\n");
+                            "round takes longer): the next resume finishes its first round "
+                            "whole, past the limit if it must, so that the run goes on; or give "
+                            "a longer --time-limit\n");
+        else if (out->sum.stop == KW_STOP_TIME && out->sum.whole)
+            fprintf(stderr, "knobwise tune: its first round was made whole whatever the limit "
+                            "(the tune before it kept none), and kept\n");
     }
     return 0;
 }

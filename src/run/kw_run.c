@@ -890,8 +890,13 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
         return rc;
     if (r->cmd && ((rc = kw_run_exec_attrs(r)) != 0 || (rc = kw_run_worker_log(r)) != 0))
         return rc;
-    /* mpirun: the other ranks check the same inputs and start their workers */
-    if ((rc = kw_run_mpi_start(r, threads, time_limit_s, h->seed)) != 0)
+    /* mpirun: the other ranks check the same inputs and start their workers;
+     * after a time_limit pause that kept no round (idle=K >= 1) the engine
+     * makes this process's first round whole (kw_pause, kw_engine.c), so the
+     * other ranks get no limit of their own to cut its evaluations with
+     * (rank 0 keeps the limit between rounds and over its own evaluations) */
+    int whole = strcmp(r->j->paused, "time_limit") == 0 && r->j->paused_idle > 0;
+    if ((rc = kw_run_mpi_start(r, threads, whole ? 0 : time_limit_s, h->seed)) != 0)
         return rc;
     kw_engine_opts *eo = &r->eo;
     kw_engine_opts_init(eo);
@@ -1317,6 +1322,7 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
         o.time_limit_s = r->deadline_s - now > KW_RUN_LEFT_MIN_S ? r->deadline_s - now
                                                                  : KW_RUN_LEFT_MIN_S;
     }
+    o.deadline_s = &r->deadline_s; /* lifted for a round the engine makes whole (kw_pause) */
     o.progress = kw_run_progress;
     o.progress_ud = r;
     kw_run_info info = {.journal_path = r->journal,
