@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +149,24 @@ Test(exec, a_worker_that_cannot_start_is_a_clear_error)
         cr_expect_null(f.ex);
         fx_close(&f);
     }
+}
+
+/* Starting a worker runs no pthread_atfork handler (kw_worker.c: both forks are
+ * _Fork). Under mpirun Open MPI registers one that warns of fork() where its
+ * transport cannot survive one, and UCX and libfabric register their own that
+ * take their locks; a worker started from an evaluation thread ran them all
+ * (main 093310e: the prepare and parent handlers ran, 2 calls here). */
+static atomic_int atfork_calls;
+static void count_atfork(void) { atomic_fetch_add(&atfork_calls, 1); }
+
+Test(exec, starting_a_worker_runs_no_atfork_handler)
+{
+    cr_assert_eq(pthread_atfork(count_atfork, count_atfork, count_atfork), 0);
+    fixture f;
+    cr_assert_eq(fx_open(&f, "", 0, 0, 0, 0), 0, "%s", kw_error_last());
+    fx_close(&f);
+    cr_assert_eq(atomic_load(&atfork_calls), 0, "%d atfork handler calls",
+                 atomic_load(&atfork_calls));
 }
 
 /* A ready line is a protocol line like any other, up to 65,536 bytes with its
