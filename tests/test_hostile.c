@@ -1025,3 +1025,60 @@ Test(hostile, special_files_refused_in_every_input_role)
 {
     cr_assert_geq(kw_h_each("special", kw_h_special_refused), 3);
 }
+
+/* A damaged results.xml (a quote turned into '<' at 5 points spread over the
+ * file: a disk error, a hand edit) is refused by the readers that take its
+ * re-checks and rankings: recommend and report exit 2 naming the file and
+ * line, and write nothing. Before 2026-12-07 the reader stopped at the damage
+ * and read what lay past it as nothing: `recommend RUN --all` exit 0 wrote a
+ * mappings.csv without the ranking_unresolved token and printed no re-check,
+ * no ranking warning and no disproof criteria for the shapes past it (main
+ * 093310e). `tune --resume RUN` writes the file again from the journal. */
+Test(hostile, a_damaged_results_xml_is_refused_by_its_readers_with_file_and_line)
+{
+    kw_h_need_tune();
+    char *dir = kw_h_tmpdir(), run[4200], xml[4300], map[4300], html[4300], space[4300];
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(xml, sizeof xml, "%s/results.xml", run);
+    snprintf(map, sizeof map, "%s/mappings.csv", run);
+    snprintf(html, sizeof html, "%s/out.html", dir);
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    kw_tl_opts o = kw_h_opts;
+    o.timeout_s = 200;
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "3",
+                             "--quiet", "--out", run, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    size_t n = 0;
+    char *good = kw_tl_slurp_n(xml, &n);
+    cr_assert(good && n > 1000);
+    for (int k = 1; k <= 5; k++) {
+        char *bad = malloc(n + 1);
+        memcpy(bad, good, n + 1);
+        char *q = memchr(bad + n * k / 6, '"', n - n * k / 6);
+        cr_assert_not_null(q);
+        *q = '<';
+        cr_assert_eq(kw_tl_write(xml, bad), 0);
+        free(bad);
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", run, "--all", NULL);
+        kw_h_refused_with_line(&r, xml, "recommend --all on a damaged results.xml");
+        cr_assert(strstr(r.err, "damaged"), "%s", r.err);
+        kw_tl_free(&r);
+        cr_assert(!kw_tl_exists(map), "point %d: recommend wrote %s", k, map);
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "report", run, "-o", html, NULL);
+        kw_h_refused_with_line(&r, xml, "report on a damaged results.xml");
+        kw_tl_free(&r);
+        cr_assert(!kw_tl_exists(html), "point %d: report wrote %s", k, html);
+    }
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", run, "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    char *again = kw_tl_slurp(xml);
+    cr_assert(again && strcmp(again, good) == 0, "the resume did not write results.xml again");
+    free(again);
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", run, "--all", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    free(good);
+    kw_tl_rmrf(dir);
+}

@@ -1360,8 +1360,9 @@ void kw_results_evidence_read(char *state, size_t size, const char *run_dir)
 }
 
 /* A streaming reader over run_dir's own results.xml (never through a
- * symbolic link, a regular file only), errors kept quiet (a damaged or
- * missing file reads as saying nothing): NULL when there is none. *fd and
+ * symbolic link, a regular file only), libxml2's reports kept quiet (a
+ * missing file reads as saying nothing; kw_results_read says a damaged one):
+ * NULL when there is none. *fd and
  * *quiet are closed and ended by kw_results_reader_close. */
 static xmlTextReaderPtr kw_results_reader_open(int *fd, kw_xml_catch *quiet, const char *run_dir)
 {
@@ -1488,8 +1489,9 @@ static int kw_results_config_at(const kw_runsum *rs, int si, xmlTextReaderPtr rd
     return ci;
 }
 
-/* kw_results_read over reader rd (NULL: no file, nothing read). */
-static int kw_results_read_rd(const kw_results_want *w, xmlTextReaderPtr rd)
+/* kw_results_read over reader rd (NULL: no file, nothing read); *last gets
+ * the reader's last answer (-1: it stopped on damage). */
+static int kw_results_read_rd(const kw_results_want *w, xmlTextReaderPtr rd, int *last)
 {
     const kw_runsum *rs = w->load ? w->load : w->names;
     char **notes = NULL;
@@ -1577,6 +1579,7 @@ static int kw_results_read_rd(const kw_results_want *w, xmlTextReaderPtr rd)
         }
         ret = xmlTextReaderRead(rd);
     }
+    *last = ret;
     if (rc != 0 && claim)
         kw_results_claim_free(claim);
     return rc;
@@ -1587,7 +1590,22 @@ int kw_results_read(const kw_results_want *w, const char *run_dir)
     int fd = -1;
     kw_xml_catch quiet;
     xmlTextReaderPtr rd = kw_results_reader_open(&fd, &quiet, run_dir);
-    int rc = kw_results_read_rd(w, rd);
+    int last = 0, rc = kw_results_read_rd(w, rd, &last);
+    /* a damaged file: what lay past the damage read as nothing, so recommend
+     * printed no re-check or ranking warning for those shapes and wrote a
+     * mappings.csv without the ranking_unresolved token, exit 0 (until
+     * 2026-12-07); now said, with the fix (tune writes the file through a
+     * temp file and a rename: a kill never leaves it damaged, a disk error
+     * or an edit can) */
+    if (rc == 0 && rd && last == -1) {
+        if (w->claim_shape && w->claim)
+            kw_results_claim_free(w->claim);
+        rc = kw_error_set(KW_EINPUT, "%s/" KW_RUNFOLDER_RESULTS_XML ":%d: damaged (%s): its "
+                          "re-checks and rankings cannot be read; `knobwise tune --resume %s` "
+                          "writes it again from the journal", run_dir,
+                          xmlTextReaderGetParserLineNumber(rd),
+                          quiet.n ? quiet.first : "not well-formed", run_dir);
+    }
     kw_results_reader_close(rd, fd, &quiet);
     return rc;
 }
@@ -1601,7 +1619,7 @@ int kw_results_read_mem(const kw_results_want *w, const char *xml, size_t len, c
                                                    XML_PARSE_NONET | XML_PARSE_NOERROR |
                                                        XML_PARSE_NOWARNING)
                               : NULL;
-    int rc = kw_results_read_rd(w, rd);
+    int last = 0, rc = kw_results_read_rd(w, rd, &last);
     if (rd)
         xmlFreeTextReader(rd);
     kw_xml_catch_end(&quiet);
