@@ -1082,3 +1082,29 @@ Test(hostile, a_damaged_results_xml_is_refused_by_its_readers_with_file_and_line
     free(good);
     kw_tl_rmrf(dir);
 }
+
+/* A run folder named with characters results.xml writes as references (&, <,
+ * ", a tab, a newline) verifies: verify took the name as results.xml spells
+ * it (run="a&amp;b..."), rendered it escaped again, and failed with
+ * "results.xml:2: differs from the results the journal ... imply" on an
+ * untouched run (main 093310e); a plain name verified. */
+Test(hostile, a_run_folder_named_with_xml_special_characters_verifies)
+{
+    kw_h_need_tune();
+    static const char *const names[] = {"a&b<c>d\"e'f", "tab\there", "new\nline"};
+    char *dir = kw_h_tmpdir(), space[4300];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    kw_tl_opts o = kw_h_opts;
+    o.timeout_s = 200;
+    o.cwd = dir;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "3",
+                                 "--quiet", "--out", names[i], NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        kw_tl_free(&r);
+        r = kw_tl_run(&o, kw_tl_bin(), "verify", names[i], NULL);
+        cr_assert_eq(r.status, 0, "verify of a folder named '%s': %s%s", names[i], r.out, r.err);
+        kw_tl_free(&r);
+    }
+    kw_tl_rmrf(dir);
+}

@@ -594,6 +594,54 @@ static int kw_v_same_text(kw_sbuf *want, const char *disk, size_t len, long *lin
     return 0;
 }
 
+/* An attribute's value as results.xml spells it (src, len bytes between its
+ * quotes) into dst as text: the references libxml2 writes (&amp; &lt; &gt;
+ * &quot; &apos;, &#N; and &#xN; below 128: a folder named with a tab or a
+ * newline is written &#9; &#10;) undone. Until 2026-12-07 verify took the
+ * spelling as the name, and a run folder named with &, <, ", a tab or a
+ * newline failed verify ("results.xml:2: differs"). dst is left as it was
+ * when the value does not fit or holds another reference. */
+static void kw_v_attr_value(char *dst, size_t n, const char *src, size_t len)
+{
+    static const struct {
+        const char *ref;
+        char c;
+    } named[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    char out[1024];
+    size_t o = 0;
+    for (size_t i = 0; i < len; o++) {
+        if (o + 1 >= sizeof out || o + 1 >= n)
+            return;
+        if (src[i] != '&') {
+            out[o] = src[i++];
+            continue;
+        }
+        size_t k = 0;
+        for (; k < sizeof named / sizeof named[0]; k++) {
+            size_t rl = strlen(named[k].ref);
+            if (len - i >= rl && memcmp(src + i, named[k].ref, rl) == 0) {
+                out[o] = named[k].c;
+                i += rl;
+                break;
+            }
+        }
+        if (k < sizeof named / sizeof named[0])
+            continue;
+        const char *semi = memchr(src + i, ';', len - i);
+        int hex = len - i > 3 && src[i + 1] == '#' && src[i + 2] == 'x';
+        if (!semi || len - i < 4 || src[i + 1] != '#')
+            return;
+        char *end = NULL;
+        long c = strtol(src + i + (hex ? 3 : 2), &end, hex ? 16 : 10);
+        if (end != semi || c <= 0 || c >= 128)
+            return;
+        out[o] = (char)c;
+        i = (size_t)(semi - src) + 1;
+    }
+    memcpy(dst, out, o);
+    dst[o] = '\0';
+}
+
 static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
 {
     char pp[KW_PATH_MAX + 32], xp[KW_PATH_MAX + 32];
@@ -618,9 +666,9 @@ static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
      * copied or renamed since keeps the recorded one */
     const char *rn = xdisk ? strstr(xdisk, " run=\"") : NULL;
     const char *rq = rn ? strchr(rn + 6, '"') : NULL;
-    if (rq && (size_t)(rq - rn - 6) < sizeof r->rs->info.run_id &&
-        memchr(rn, '\n', (size_t)(rq - rn)) == NULL)
-        snprintf(r->rs->info.run_id, sizeof r->rs->info.run_id, "%.*s", (int)(rq - rn - 6), rn + 6);
+    if (rq && memchr(rn, '\n', (size_t)(rq - rn)) == NULL)
+        kw_v_attr_value(r->rs->info.run_id, sizeof r->rs->info.run_id, rn + 6,
+                        (size_t)(rq - rn - 6));
     kw_sbuf want = {0};
     kw_model_eval *final_me = NULL;
     const char *held = NULL;
