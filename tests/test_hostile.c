@@ -1079,6 +1079,20 @@ Test(hostile, a_damaged_results_xml_is_refused_by_its_readers_with_file_and_line
     r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", run, "--all", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     kw_tl_free(&r);
+    /* the command the message gives is one shell word for a folder named
+     * with a blank and a quote (main printed it raw: pasted, it resumed
+     * "DIR/it" and failed) */
+    char odd[4300], oddxml[4400], want[9000];
+    snprintf(odd, sizeof odd, "%s/it's run", dir);
+    cr_assert_eq(rename(run, odd), 0);
+    snprintf(oddxml, sizeof oddxml, "%s/results.xml", odd);
+    good[n / 2 + strcspn(good + n / 2, "\"")] = '<';
+    cr_assert_eq(kw_tl_write(oddxml, good), 0);
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", odd, "--all", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    snprintf(want, sizeof want, "`knobwise tune --resume '%s/it'\\''s run'`", dir);
+    cr_assert(strstr(r.err, want), "want %s in: %s", want, r.err);
+    kw_tl_free(&r);
     free(good);
     kw_tl_rmrf(dir);
 }

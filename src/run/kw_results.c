@@ -1600,11 +1600,15 @@ int kw_results_read(const kw_results_want *w, const char *run_dir)
     if (rc == 0 && rd && last == -1) {
         if (w->claim_shape && w->claim)
             kw_results_claim_free(w->claim);
-        rc = kw_error_set(KW_EINPUT, "%s/" KW_RUNFOLDER_RESULTS_XML ":%d: damaged (%s): its "
+        kw_sbuf cmd = {0}; /* the command to paste: the folder as one shell word */
+        kw_sbuf_shell(&cmd, run_dir);
+        rc = kw_error_set(kw_sbuf_status(&cmd) ? KW_ENOMEM : KW_EINPUT,
+                          "%s/" KW_RUNFOLDER_RESULTS_XML ":%d: damaged (%s): its "
                           "re-checks and rankings cannot be read; `knobwise tune --resume %s` "
                           "writes it again from the journal", run_dir,
                           xmlTextReaderGetParserLineNumber(rd),
-                          quiet.n ? quiet.first : "not well-formed", run_dir);
+                          quiet.n ? quiet.first : "not well-formed", kw_sbuf_cstr(&cmd));
+        kw_sbuf_free(&cmd);
     }
     kw_results_reader_close(rd, fd, &quiet);
     return rc;
