@@ -169,6 +169,9 @@ typedef struct kw_engine_summary {
     int idle;          /* KW_STOP_TIME: the pause's idle=K (0: this process kept a round;
                         * K: the K-th process in a row that kept none, kw_pause) */
     int whole;         /* this process made its first round whole past the limit (kw_pause) */
+    long reranks;      /* the re-rank's paired comparisons (R records) made or replayed */
+    long rerank_requests; /* the requests they simulated (2 n each), beside evals: the
+                       * budget counts evals only */
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,

@@ -49,7 +49,7 @@ static uint32_t kw_crc_record(uint32_t prev, const char *payload, size_t len)
 static const char *const kw_decision_names[] = {"accept", "reject", "explore",
                                                 "revert", "keep",   "constraint"};
 static const char *const kw_phase_names[] = {"main", "probe", "explore", "backtrack", "fix",
-                                             "settle"};
+                                             "settle", "rerank"};
 static const char *const kw_strategy_names[] = {"ofat", "random", "exhaustive"};
 static const char *const kw_policy_names[] = {"sweep", "greedy"};
 
@@ -608,7 +608,7 @@ static int kw_f_shape(kw_pstate *ps, const kw_rec *r)
 }
 
 typedef struct kw_caps {
-    size_t evals, steps, viols, done, pairs, crcs;
+    size_t evals, steps, viols, done, pairs, reranks, crcs;
 } kw_caps;
 
 static void kw_parse_header(kw_pstate *ps, kw_rec *r)
@@ -639,6 +639,7 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         h->probes = (int)kw_f_int(ps, r, "probes", 0, KW_PROBE_MAX);
         h->control = kw_rec_raw(r, "control") ? (int)kw_f_int(ps, r, "control", 0, 1) : 0;
         h->pair = kw_rec_raw(r, "pair") ? (long)kw_f_int(ps, r, "pair", 1, KW_PAIR_BUDGET_MAX) : 0;
+        h->rerank = kw_rec_raw(r, "rerank") ? (int)kw_f_int(ps, r, "rerank", 2, KW_RERANK_MAX) : 0;
         char *t = kw_rec_raw(r, "tuned");
         if (!t) {
             kw_perr(ps, "field 'tuned' missing");
@@ -803,6 +804,9 @@ static void kw_header_rules(kw_pstate *ps)
         kw_perr(ps, "control=1 with noisy=0 (only a noisy run re-measures its reference)");
     if (h->pair && !h->noisy)
         kw_perr(ps, "pair=%ld with noisy=0 (only a noisy run pairs its recommendation)", h->pair);
+    if (h->rerank && (h->noisy || h->strategy != KW_STRATEGY_OFAT))
+        kw_perr(ps, "rerank=%d in a run that is not a noiseless ofat run (only such a run re-ranks "
+                "its top configs)", h->rerank);
     if (h->noisy ? h->repeats < 2 : h->repeats != 1)
         kw_perr(ps, "repeats=%d with noisy=%d (the engine repeats only a noisy evaluator, "
                 "2..%d times)", h->repeats, h->noisy, KW_REPEATS_MAX);
@@ -991,6 +995,23 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         x->guards = kw_f_str(ps, r, "g");
         break;
     }
+    case 'R': {
+        kw_jrerank *x = &out->rr;
+        if (!h->rerank)
+            kw_perr(ps, "a re-rank comparison (R) in a run without rerank=");
+        x->record = ps->record;
+        x->shape = kw_f_shape(ps, r);
+        x->id = kw_f_id(ps, r, "id");
+        x->rid = kw_f_id(ps, r, "rid");
+        x->n = (long)kw_f_int(ps, r, "n", 1, 1LL << 40);
+        x->a = kw_f_dbl(ps, r, "a");
+        x->b = kw_f_dbl(ps, r, "b");
+        x->half = kw_f_dbl(ps, r, "half");
+        x->batches = (int)kw_f_int(ps, r, "k", 0, 1 << 20);
+        if (x->id == x->rid)
+            kw_perr(ps, "a re-rank comparison of a config with itself");
+        break;
+    }
     case 'Q':
         kw_f_copy(ps, out->paused, sizeof out->paused, r, "why");
         /* idle=K since 2026-12-07 (kw_pause, search/kw_engine.c): optional */
@@ -1006,6 +1027,8 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         j->pred_n[out->p.shape]++;
         j->pred_skip[out->p.shape] += out->p.skip == 1; /* 2 (deferred) comes back later */
     }
+    if (r->type == 'R' && out->rr.shape >= 0 && out->rr.shape < KW_JOURNAL_SHAPE_MAX)
+        j->rerank_req[out->rr.shape] += 2 * out->rr.n;
 }
 
 /* kw_journal_load's keeper: a parsed body record into the journal's arrays,
@@ -1082,6 +1105,14 @@ static int kw_store_rec(kw_caps *caps, kw_journal *j, const kw_jrec *r)
         if (!x->guards)
             goto oom;
         j->n_pairs++;
+        break;
+    }
+    case 'R': {
+        kw_jrerank *rv = kw_grow_array(j->reranks, &caps->reranks, j->n_reranks, sizeof *j->reranks);
+        if (!rv)
+            goto oom;
+        j->reranks = rv;
+        j->reranks[j->n_reranks++] = r->rr;
         break;
     }
     default:
@@ -1579,6 +1610,7 @@ void kw_journal_free(kw_journal *j)
     free(j->viols);
     free(j->done);
     free(j->pairs);
+    free(j->reranks);
     free(j);
 }
 
@@ -1850,6 +1882,49 @@ static int kw_journal_pair_check(const kw_journal *j, const kw_jpair *x)
                : -1;
 }
 
+int kw_journal_rerank_wins(double a, double b, double half, double min_effect_pct)
+{
+    return isfinite(half) && a - b + half < 0 && b - a >= min_effect_pct / 100.0 * fabs(b);
+}
+
+/* The re-rank of one shape (R records, kw_ofat.c "the re-rank"): each
+ * comparison is of two configs evaluated on the shape before it, guard-passing,
+ * the leader being the last leader (the first comparison's, where the search
+ * stood); a challenger's last comparison decides (kw_journal_rerank_wins). *winner:
+ * the last leader (0 when the shape has no R record). -1 and *bad: the first
+ * record breaking that. */
+static int kw_journal_rerank_winner(const kw_journal *j, int shape, uint64_t *winner, long *bad)
+{
+    uint64_t lead = 0;
+    const kw_jrerank *prev = NULL;
+    *winner = 0;
+    for (size_t i = 0; i <= j->n_reranks; i++) {
+        const kw_jrerank *x = i < j->n_reranks ? &j->reranks[i] : NULL;
+        if (x && x->shape != shape)
+            continue;
+        /* prev's sequence ends here: its last record decides */
+        if (prev && (!x || x->id != prev->id) &&
+            kw_journal_rerank_wins(prev->a, prev->b, prev->half, j->h.min_effect_pct))
+            lead = prev->id;
+        if (!x)
+            break;
+        if (!prev)
+            lead = x->rid;
+        *bad = x->record;
+        if (x->rid != lead)
+            return -1;
+        kw_jstats a, b;
+        if (kw_journal_stats(&a, j, shape, x->id) != 0 || kw_journal_stats(&b, j, shape, x->rid) != 0 ||
+            a.first->record > x->record || b.first->record > x->record || !a.guards_ok || !b.guards_ok) {
+            kw_error_clear();
+            return -1;
+        }
+        prev = x;
+    }
+    *winner = lead;
+    return 0;
+}
+
 int kw_journal_check(const kw_journal *j)
 {
     const kw_jheader *h = &j->h;
@@ -1954,6 +2029,16 @@ int kw_journal_check(const kw_journal *j)
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: the recommended config of shape %s "
                                     "is not where its steps lead", j->path, d->record,
                                     h->shape_names[shape]);
+            uint64_t won;
+            long bad = d->record;
+            if (kw_journal_rerank_winner(j, shape, &won, &bad) != 0)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: shape %s: a re-rank comparison "
+                                    "that does not follow from the evaluations and the comparisons "
+                                    "before it", j->path, bad, h->shape_names[shape]);
+            if (won && won != d->best_id)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: the recommended config of shape %s "
+                                    "is not the re-rank's winner %016llx", j->path, d->record,
+                                    h->shape_names[shape], (unsigned long long)won);
             kw_jstats st;
             if (kw_journal_stats(&st, j, shape, d->best_id) != 0 || !kw_same_dbl(st.mean, d->best_primary))
                 return kw_error_set(KW_ECORRUPT, "%s: record %ld: the best primary of shape %s does "

@@ -21,7 +21,7 @@
  * Header records (before the first body record, in this order):
  *   H format=1 version=V seed=N strategy=ofat|random|exhaustive policy=sweep|greedy
  *     budget=N metric=NAME min_effect=PCT alpha=A repeats=R noisy=0|1 tabu=N probes=N
- *     [control=1] tuned=I,J,... [pair=N] (evaluator shape indices tuned, in order; control=1:
+ *     [control=1] tuned=I,J,... [pair=N] [rerank=K] (evaluator shape indices tuned, in order; control=1:
  *                                         noisy rounds re-measure their reference, below;
  *                                         pair=N: a noisy run pairs each finished shape's
  *                                         recommendation with its neighbours, N records,
@@ -69,6 +69,15 @@
  *       nb - id in percent of pm and lo..hi its 95% interval
  *       (kw_reduce_pair_delta); n=0 and nan figures when a repetition failed
  *       (g= its guards)
+ *   R s=SHAPE id=ID rid=ID n=N a=P b=P half=H k=K
+ *       a re-rank comparison (rerank=K runs only; kw_ofat.c "the re-rank"), after the
+ *       shape's search and before its D record: the challenger id= against the
+ *       leader rid= on the same arrivals at N requests each (the evaluator's
+ *       paired comparison, common random numbers), a and b their primary
+ *       percentiles, half the 95% half-width of a - b ("nan": too short to say)
+ *       from k batches. A challenger's records run at doubling N until one
+ *       decides; the last decides (kw_journal_rerank_wins: below 0 by the minimum effect) whether the challenger leads. The
+ *       shape's D record recommends the last leader (kw_journal_check)
  *   Q why=time_limit|interrupted [idle=K] pause (only ever last; resume drops it); idle=K
  *                                          (time_limit, 2026-12-07): the tunes in a row it
  *                                          kept no round of (kw_pause, kw_engine.c)
@@ -130,8 +139,11 @@ typedef enum {
     KW_STEP_EXPLORE,   /* tabu excursion from a local optimum */
     KW_STEP_BACKTRACK, /* undoing an excursion that found nothing (REVERT steps) */
     KW_STEP_FIX,       /* bounded fix after convergence (REVERT / KEEP) */
-    KW_STEP_SETTLE     /* noiseless evaluator: walk to the best config evaluated
+    KW_STEP_SETTLE,    /* noiseless evaluator: walk to the best config evaluated
                         * (EXPLORE on the way, ACCEPT onto it) before the fix */
+    KW_STEP_RERANK     /* the re-rank (kw_ofat.c): walk to the winner of the long paired
+                        * sample (its R records; EXPLORE on the way, ACCEPT onto it),
+                        * which the search's own sample may rank below the incumbent */
 } kw_step_phase;
 
 /* The header: how the run was made. */
@@ -151,6 +163,8 @@ typedef struct kw_jheader {
     int control;                 /* control=1: noisy OFAT rounds re-measure their reference
                                   * (E records with rep >= repeats; T fields ref/ctl/rmean) */
     long pair;                   /* pair=N: the pairing's evaluations per shape (0: none) */
+    int rerank;                  /* rerank=K: a noiseless OFAT run re-ranks each shape's top K
+                                  * configs on a long paired sample (R records; 0: none) */
     int tabu, probes;
     int n_tuned;
     int tuned[KW_JOURNAL_SHAPE_MAX];                     /* evaluator shape indices, in order */
@@ -243,6 +257,18 @@ typedef struct kw_jpair {
     const char *guards;   /* the first failing repetition's guards, else "" */
 } kw_jpair;
 
+/* A re-rank comparison (R): the challenger id against the leader rid on the
+ * same arrivals at n requests (kw_evaluator.paired): a, b their primary
+ * percentiles, half the 95% half-width of a - b (NAN: too short to say). */
+typedef struct kw_jrerank {
+    long record;
+    int shape;
+    uint64_t id, rid;     /* the challenger, the leader */
+    long n;               /* requests asked of each (the sample) */
+    double a, b, half;
+    int batches;
+} kw_jrerank;
+
 /* A cheap estimate (P). */
 typedef struct kw_jpred {
     long record;
@@ -267,6 +293,8 @@ typedef struct kw_journal {
     kw_jdone *done;
     size_t n_pairs;
     kw_jpair *pairs;
+    size_t n_reranks;
+    kw_jrerank *reranks;  /* R records, in journal order */
     int complete;         /* a Z record ends the journal */
     char paused[32];      /* the last record is a pause: its reason; else "" */
     int paused_idle;      /* that pause's idle=K (a time_limit pause: the processes in a
@@ -285,6 +313,8 @@ typedef struct kw_journal {
     /* cheap estimates (P records) per evaluator shape: made, and screened out */
     long pred_n[KW_JOURNAL_SHAPE_MAX];
     long pred_skip[KW_JOURNAL_SHAPE_MAX]; /* skip=1 only: ruled out by the bound */
+    /* the re-rank's requests (R records: 2 n each) per evaluator shape; both readers count */
+    long rerank_req[KW_JOURNAL_SHAPE_MAX];
 } kw_journal;
 
 /* Statistics of one config on one shape over its repetitions. */
@@ -322,6 +352,12 @@ typedef struct kw_jresult {
     int steps;            /* T records of the shape */
 } kw_jresult;
 
+/* The re-rank's rule (kw_ofat.c "the re-rank", kw_journal_check): a challenger whose
+ * last comparison reads a (its figure), b (the leader's) and half (the 95% half-width
+ * of a - b) takes the lead when the interval lies below 0 and its gain is at least the
+ * minimum effect, the rule every step of the search meets: b - a >= min_effect% of b. */
+int kw_journal_rerank_wins(double a, double b, double half, double min_effect_pct);
+
 /* ---- reading ---- */
 
 /* Load and checksum-verify a journal. *out owned by the caller (kw_journal_free).
@@ -330,8 +366,8 @@ int kw_journal_load(kw_journal **out, const char *path);
 void kw_journal_free(kw_journal *j);
 
 /* One body record as kw_journal_scan hands it over: type is 'E', 'T', 'V',
- * 'D', 'N', 'P', 'Q' or 'Z' and the member of that letter is filled (e, t, v,
- * d, n, p; a pause's reason in paused). Its strings and metric vector live only during
+ * 'D', 'N', 'P', 'R', 'Q' or 'Z' and the member of that letter is filled (e, t, v,
+ * d, n, p, rr; a pause's reason in paused). Its strings and metric vector live only during
  * the callback: copy what you keep. */
 typedef struct kw_jrec {
     char type;
@@ -344,6 +380,7 @@ typedef struct kw_jrec {
     int paused_idle;      /* 'Q': its idle=K (0 when absent) */
     kw_jpred p;
     kw_jpair n;
+    kw_jrerank rr;
 } kw_jrec;
 
 /* Called per body record in journal order; j holds the finished header (and

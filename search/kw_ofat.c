@@ -231,6 +231,7 @@ typedef struct kw_ofat_fix {
 
 typedef struct kw_ofat {
     kw_ofat_phase ph;
+    int reranked;             /* the re-rank ran (kw_ofat_rerank: once, at the finish) */
     kw_ofat_main main;
     kw_ofat_probe probe;
     kw_ofat_excursion ex;
@@ -3600,6 +3601,113 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
     return rc;
 }
 
+/* ------------------------------------------------------------------ the re-rank */
+
+/* The re-rank (noiseless evaluator with a paired comparison, p95/p99 primary,
+ * opts.rerank = K; kw_engine_rerank_p): once the search of a shape is over, the
+ * incumbent and the K - 1 best other guard-passing configs it evaluated (by its
+ * own sample; one per figure, the first evaluated: configs with the incumbent's
+ * figure or another's are ties of a knob that does not change the service, equal
+ * on any sample) are compared again on the same
+ * arrivals at a longer sample, each rival in turn against the leader (the
+ * incumbent, then the last winner): KW_RERANK_N0 requests (x5 for p99, where
+ * paired batches need it: kw_simci.h), doubling up to KW_RERANK_CAP, until the
+ * 95% interval of the difference excludes 0 or is within the minimum effect of
+ * the leader's figure; the rival leads when that interval lies below 0 and it
+ * gains at least the minimum effect (kw_journal_rerank_wins: the rule of every
+ * step). Moving on the lower figure alone (any gain) was measured and dropped:
+ * on Poisson shapes it traded the search's own sample for sub-1% long-sample
+ * gains (validate_bert_npu bert_s384_b1_c1, 5 seeds: one converged +1.21% over
+ * the optimum on the bench's judge, the search's sample; README #18). Every comparison is journalled (R records) and the incumbent walks to
+ * the winner one knob at a time through evaluated configs (kw_ofat_walk, phase
+ * rerank): no evaluation is spent and the budget, which counts evaluations, is
+ * untouched; the requests simulated are counted beside it (kw_engine_summary
+ * rerank_requests). Why: on bursty arrivals the search's sample (500 requests on
+ * the validation spaces) cannot rank configs that differ by less than a burst's
+ * swing: validate_small attn_decode_kv2048_b32_c16 seed 13 converged +0.51% over
+ * the exhaustive optimum on 500 requests and +30.44% on 1,000,000 (README #18).
+ * Rejected: searching on from the winner (its neighbours judged on the short
+ * sample lead back to the short sample's optimum; judged on the long one, each
+ * step costs a paired comparison per neighbour: see README #18). */
+static int kw_ofat_rerank(kw_eng *E, kw_shape *s)
+{
+    kw_ofat_settle *se = &((kw_ofat *)s->st)->settle;
+    const kw_knobspace *ks = E->ks;
+    double p = kw_engine_rerank_p(E);
+    if (!(p > 0) || !se->on)
+        return 0;
+    kw_cst inc;
+    kw_engine_stats_c(E, s, &s->pos, &inc);
+    if (!(inc.n == E->reps && inc.ok && isfinite(inc.mean)))
+        return 0;
+    int want = (E->o.rerank > KW_RERANK_MAX ? KW_RERANK_MAX : E->o.rerank) - 1;
+    int top[KW_RERANK_MAX];
+    double top_m[KW_RERANK_MAX];
+    int nt = 0;
+    uint64_t here = kw_knobs_cand_id(ks, &s->pos);
+    for (int i = 0; i < se->n_seen; i++) {
+        uint64_t id = kw_knobs_cand_id(ks, &se->seen[i]);
+        kw_cst c;
+        kw_engine_stats_c(E, s, &se->seen[i], &c);
+        if (id == here || c.n != E->reps || !c.ok || !isfinite(c.mean) || c.mean == inc.mean ||
+            (nt == want && !(c.mean < top_m[nt - 1])))
+            continue;
+        int dup = 0; /* the same figure: a knob that does not change the service (a tie) */
+        for (int t = 0; t < nt && !dup; t++)
+            dup = top_m[t] == c.mean;
+        if (dup)
+            continue;
+        int at = nt < want ? nt++ : nt - 1;
+        while (at > 0 && c.mean < top_m[at - 1]) {
+            top[at] = top[at - 1];
+            top_m[at] = top_m[at - 1];
+            at--;
+        }
+        top[at] = i;
+        top_m[at] = c.mean;
+    }
+    kw_error_clear();
+    int lead = -1, rc = 0;
+    kw_paired won = {.half = NAN};
+    long won_n = 0, n_last = 0;
+    long n0 = p > 0.98 ? 5 * KW_RERANK_N0 : KW_RERANK_N0;
+    for (int t = 0; t < nt; t++) {
+        const kw_cand *L = lead >= 0 ? &se->seen[lead] : &s->pos;
+        kw_paired v;
+        for (long n = n0 < KW_RERANK_CAP ? n0 : KW_RERANK_CAP;; n = 2 * n < KW_RERANK_CAP ? 2 * n : KW_RERANK_CAP) {
+            rc = kw_engine_rerank_pair(E, s, &se->seen[top[t]], L, n, &v);
+            n_last = n;
+            if (rc != 0)
+                break;
+            int decided = isfinite(v.half) && (fabs(v.a - v.b) > v.half ||
+                                               v.half <= E->o.min_effect_pct / 100.0 * fabs(v.b));
+            if (decided || n >= KW_RERANK_CAP)
+                break;
+        }
+        if (rc == 1) {
+            kw_error_clear();
+            rc = 0;
+            break; /* the evaluator cannot pair these: the leader so far stands */
+        }
+        if (rc != 0)
+            return rc;
+        if (kw_journal_rerank_wins(v.a, v.b, v.half, E->o.min_effect_pct)) {
+            lead = top[t];
+            won = v;
+            won_n = n_last;
+        }
+    }
+    if (lead < 0)
+        return 0;
+    char why[KW_REASON_LEN];
+    snprintf(why, sizeof why, "re-rank: on %ld requests of the same arrivals this config's primary "
+             "is %.6g against %.6g (paired 95%% half-width %.3g), the best of the %d best configs "
+             "by the search's own sample", won_n, won.a, won.b, won.half, nt + 1);
+    int moved = 0;
+    return kw_ofat_walk(E, s, lead, KW_DECIDE_EXPLORE, KW_DECIDE_ACCEPT, KW_STEP_RERANK,
+                        "re-rank: on the way to the winner of the long paired sample", why, &moved);
+}
+
 /* ------------------------------------------------------------------ restart */
 
 /* Restart (noiseless, converged without a budget hit): the first descent may end
@@ -4021,6 +4129,11 @@ static int kw_ofat_decide(kw_eng *E, kw_shape *s)
         return rc;
     if (o->ph == KW_OFAT_FINISH) {
         kw_ofat_first_opt(s);
+        if (!o->reranked) {
+            o->reranked = 1;
+            if ((rc = kw_ofat_rerank(E, s)) != 0)
+                return rc;
+        }
         return KW_SHAPE_FINISHED;
     }
     kw_verdict *v = NULL;

@@ -172,6 +172,7 @@ struct kw_eng {
     long rec0;
     double held_deadline;
     kw_eta eta;               /* OFAT's convergence estimate, fed every live report */
+    size_t rr_next;           /* resume: the next of j's R records to replay */
 };
 
 /* Statistics of a config's primary over its journalled repetitions, computed
@@ -207,6 +208,15 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
                        const kw_evaluator *ev, const kw_engine_opts *opts, const kw_run_info *info,
                        int resume);
 
+/* The re-rank is on for this run (kw_engine_opts.rerank; noiseless OFAT, a paired
+ * evaluator, a p95 or p99 primary): the primary's percentile (0.95, 0.99), else 0. */
+double kw_engine_rerank_p(const kw_eng *E);
+/* One re-rank comparison (kw_ofat.c "the re-rank"): challenger a against leader b on
+ * shape s at n requests, through evaluator->paired (or, replaying, the journal's R
+ * record), journalled as an R record. 1 (nothing journalled): the evaluator cannot
+ * pair them. */
+int kw_engine_rerank_pair(kw_eng *E, kw_shape *s, const kw_cand *a, const kw_cand *b, long n,
+                          kw_paired *out);
 void kw_engine_stats(kw_eng *E, int shape, uint64_t id, kw_cst *o);
 void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o);
 /* % by which x improves on ref (lower is better; +-inf when ref is 0). */

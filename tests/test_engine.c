@@ -2959,3 +2959,169 @@ Test(engine, an_excursion_moves_off_a_plateau_before_along_it)
     cr_assert_float_eq(tie_move_run(0), 99.5, 1e-9, "without the excursion (the control)");
 }
 
+
+/* ---- the re-rank (kw_ofat.c): the search's own sample ranks A over B, a long paired
+ * sample of the same arrivals says B ---- */
+
+/* Two knobs of 3 values; true primary 100 + w0 + w1 (kw_synth_true): A = (v2, v1) 89,
+ * B = (v2, v2) 87, the optimum, every other config 90 and above. The search's own
+ * sample reads B 4 above its truth (91: a burst its 500 requests caught), everything
+ * else exactly, so it converges at A: from (v2, v0) 90, A gains 1.1% and B loses 1.1%.
+ * paired() gives the true figures with zero width: two configs whose service differs
+ * by a constant, on common random numbers, differ by exactly that constant at any
+ * sample long enough to wash the burst out (tests/test_simci.c: "a constant shift is
+ * exact, zero width"). */
+typedef struct rr_synth {
+    kw_synth s; /* first: the evaluator's ctx is this struct and the kw_synth alike */
+    long paired_calls;
+} rr_synth;
+
+static int rr_is_b(const kw_cand *c) { return c->v[0] == 2 && c->v[1] == 2; }
+
+static int rr_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc == 0 && rr_is_b(c))
+        for (int i = 0; i < 3; i++)
+            out->v[i] += 4.0 * (i == 0 ? 0.8 : i == 1 ? 1.0 : 1.2);
+    return rc;
+}
+
+static int rr_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p, long samples,
+                     kw_paired *out)
+{
+    rr_synth *r = ctx;
+    __atomic_fetch_add(&r->paired_calls, 1, __ATOMIC_RELAXED);
+    cr_assert_float_eq(p, 0.95, 1e-12);
+    *out = (kw_paired){.a = kw_synth_true(&r->s, a, shape), .b = kw_synth_true(&r->s, b, shape),
+                       .half = 0.0, .batches = 5, .samples = samples};
+    return 0;
+}
+
+static void rr_init(rr_synth *r)
+{
+    int nv[] = {3, 3};
+    kw_synth_init(&r->s, 2, nv, 1);
+    r->s.w[0][1] = -3;
+    r->s.w[0][2] = -10;
+    r->s.w[1][1] = -1;
+    r->s.w[1][2] = -3;
+    r->s.ev.ctx = r;
+    r->s.ev.eval = rr_eval;
+    r->s.ev.paired = rr_paired;
+    r->paired_calls = 0;
+}
+
+Test(engine, a_long_paired_sample_that_ranks_b_over_a_makes_b_the_recommendation)
+{
+    rr_synth r;
+    rr_init(&r);
+    kw_cand a = {{2, 1}}, b = {{2, 2}};
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_jresult res;
+    kw_journal *j = run_result(&r.s, &o, dir, sizeof dir, jp, sizeof jp, &res);
+    cr_assert(j->complete);
+    cr_assert_eq(res.best_id, kw_knobs_cand_id(&r.s.ks, &b), "the recommendation is not B (A: %d)",
+                 res.best_id == kw_knobs_cand_id(&r.s.ks, &a));
+    /* B was evaluated by the search itself (its short figure 91 above A's 89): no new evaluation */
+    cr_assert_float_eq(res.best_primary, 91.0, 1e-9);
+    cr_assert(r.paired_calls > 0);
+    kw_journal_result_clear(&res);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, the_rerank_is_journalled_verified_and_reached_by_one_knob_steps)
+{
+    rr_synth r;
+    rr_init(&r);
+    kw_cand a = {{2, 1}}, b = {{2, 2}};
+    uint64_t ida = kw_knobs_cand_id(&r.s.ks, &a), idb = kw_knobs_cand_id(&r.s.ks, &b);
+    kw_engine_opts o = opts_for(1);
+    char dir[64], jp[96];
+    kw_journal *j = run_load(&r.s, &o, dir, sizeof dir, jp, sizeof jp, NULL); /* checks the journal */
+    cr_assert_eq(j->h.rerank, KW_RERANK_DEFAULT);
+    /* the comparisons: every one decided at the first sample (zero width), B against A among them */
+    cr_assert_geq(j->n_reranks, 1);
+    cr_assert_eq((long)j->n_reranks, r.paired_calls);
+    int b_vs_a = 0;
+    for (size_t i = 0; i < j->n_reranks; i++) {
+        cr_assert_eq(j->reranks[i].n, KW_RERANK_N0);
+        b_vs_a += j->reranks[i].id == idb && j->reranks[i].rid == ida;
+    }
+    cr_assert_eq(b_vs_a, 1);
+    cr_assert_eq(j->rerank_req[0], 2 * KW_RERANK_N0 * (long)j->n_reranks);
+    /* the last step walks A -> B, one knob, phase rerank, after the comparisons */
+    const kw_jstep *last = &j->steps[j->n_steps - 1];
+    cr_assert_eq(last->phase, KW_STEP_RERANK);
+    cr_assert_eq(last->decision, KW_DECIDE_ACCEPT);
+    cr_assert_eq(last->parent_id, ida);
+    cr_assert_eq(last->id, idb);
+    cr_assert_gt(last->record, j->reranks[j->n_reranks - 1].record);
+    kw_journal_free(j);
+
+    /* a comparison edited to say A won (and the journal resealed) is refused by the check */
+    long len = 0;
+    char *buf = kw_synth_slurp(jp, &len);
+    char *rec = strstr(buf, "\nR s=0 id=");
+    while (rec && !strstr(rec, "a=87 b=89"))
+        rec = strstr(rec + 1, "\nR s=0 id=");
+    cr_assert_not_null(rec, "no R record of B (87) against A (89)");
+    char *fig = strstr(rec, "a=87 b=89");
+    memcpy(fig, "a=97", 4);
+    cr_assert_eq(kw_synth_spit(jp, buf, len), 0);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+    cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+    cr_assert_eq(kw_journal_check(j), KW_ECORRUPT);
+    /* the next comparison names B as its leader, or the recommendation is B: both refused */
+    cr_assert(strstr(kw_error_last(), "re-rank"), "%s", kw_error_last());
+    kw_journal_free(j);
+    free(buf);
+    kw_synth_rmdir(dir);
+
+    /* off: A, and no rerank= in the header */
+    o.rerank = 0;
+    kw_jresult res;
+    j = run_result(&r.s, &o, dir, sizeof dir, jp, sizeof jp, &res);
+    cr_assert_eq(res.best_id, ida);
+    cr_assert_eq(j->h.rerank, 0);
+    cr_assert_eq(j->n_reranks, 0);
+    kw_journal_result_clear(&res);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+}
+
+Test(engine, the_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
+{
+    rr_synth r;
+    rr_init(&r);
+    kw_engine_opts o = opts_for(1);
+    o.threads = 1;
+    long l1, l2;
+    char *b1 = run_bytes(&r.s, &o, &l1);
+    long ref_paired = r.paired_calls;
+    o.threads = 2;
+    char *b2 = run_bytes(&r.s, &o, &l2);
+    cr_assert(l1 == l2 && memcmp(b1, b2, (size_t)l1) == 0, "1 vs 2 threads differ");
+    cr_assert(strstr(b1, "\nR s=0 "));
+    long ref_evals = 0;
+    for (long i = 0; i < l1; i++)
+        if (i == 0 || b1[i - 1] == '\n')
+            ref_evals += b1[i] == 'E';
+    /* killed at every record boundary: byte-identical, and the comparisons the kept
+     * prefix holds are read back from it, never simulated again */
+    for (long at = 1; at <= l1; at++) {
+        if (b1[at - 1] != '\n')
+            continue;
+        long kept_r = 0;
+        for (long i = 0; i < at; i++)
+            if (i == 0 || b1[i - 1] == '\n')
+                kept_r += b1[i] == 'R';
+        long calls0 = r.paired_calls;
+        resume_from_prefix(&r.s, &o, b1, l1, at, ref_evals);
+        cr_assert_eq(r.paired_calls - calls0, ref_paired - kept_r, "resume at byte %ld", at);
+    }
+    free(b1);
+    free(b2);
+}

@@ -101,6 +101,11 @@ typedef struct kw_bench {
     int quick;
     int seeds;             /* growth, quality: seeds per shape (0: KW_BENCH_SEEDS) */
     int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
+    int no_rerank;         /* quality: engine without the re-rank (kw_ofat.c; the before) */
+    int long_all;          /* quality: every shape judged on the long sample, not only bursty ones */
+    long rr_runs, rr_with, rr_moved; /* quality: ofat runs, of them re-ranked, of them moved */
+    long rr_requests;      /* quality: the requests their re-ranks simulated (journals' R records) */
+    long rr_evals;         /* quality: the evaluations of those ofat runs */
     const char *space;     /* quality: only spaces/validate_SPACE.xml (a glob; NULL: every one) */
     long tune_budget;
     kw_config *cfg;        /* spaces/default.xml */
@@ -1099,6 +1104,16 @@ typedef struct kw_bench_tab {
     double *opt;         /* per shape: exhaustive best guard-passing primary */
     size_t *opt_cell;    /* per shape: its cell (first in enumeration order among ties) */
     kw_evaluator iface;
+    /* the inner evaluator's paired comparisons (the search's re-rank), kept: the budgets
+     * of one (shape, seed) mostly compare the same configs */
+    struct kw_bench_pk {
+        int shape;
+        uint64_t a, b;
+        long n;
+        kw_paired v;
+    } *pk;
+    size_t n_pk, cap_pk;
+    long pk_made, pk_requests; /* comparisons simulated (not taken from pk), their requests */
 } kw_bench_tab;
 
 static size_t kw_bench_tab_index(const kw_knobspace *ks, const kw_cand *c)
@@ -1126,10 +1141,38 @@ static int kw_bench_tab_predict(void *ctx, const kw_cand *c, int shape, kw_metri
     return t->inner->predict(t->inner->ctx, c, shape, out);
 }
 
+static int kw_bench_tab_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
+                               long samples, kw_paired *out)
+{
+    kw_bench_tab *t = ctx;
+    uint64_t ia = kw_knobs_cand_id(t->ks, a), ib = kw_knobs_cand_id(t->ks, b);
+    for (size_t i = 0; i < t->n_pk; i++)
+        if (t->pk[i].shape == shape && t->pk[i].a == ia && t->pk[i].b == ib && t->pk[i].n == samples) {
+            *out = t->pk[i].v;
+            return 0;
+        }
+    int rc = t->inner->paired(t->inner->ctx, a, b, shape, p, samples, out);
+    if (rc != 0)
+        return rc;
+    t->pk_made++;
+    t->pk_requests += 2 * samples;
+    if (t->n_pk == t->cap_pk) {
+        size_t cap = t->cap_pk ? 2 * t->cap_pk : 64;
+        struct kw_bench_pk *n = realloc(t->pk, cap * sizeof *n);
+        if (!n)
+            return 0; /* not kept: made again when asked again */
+        t->pk = n;
+        t->cap_pk = cap;
+    }
+    t->pk[t->n_pk++] = (struct kw_bench_pk){shape, ia, ib, samples, *out};
+    return 0;
+}
+
 static void kw_bench_tab_free(kw_bench_tab *t)
 {
     if (!t)
         return;
+    free(t->pk);
     free(t->m);
     free(t->rc);
     free(t->n_valid);
@@ -1184,7 +1227,8 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
     t->iface.ctx = t;
     t->iface.eval = kw_bench_tab_eval;
     t->iface.predict = ev->predict ? kw_bench_tab_predict : NULL;
-    t->iface.paired = NULL; /* the inner evaluator's ctx, not this one's */
+    /* the search's re-rank (kw_ofat.c) on the inner evaluator's long samples */
+    t->iface.paired = ev->paired ? kw_bench_tab_paired : NULL;
     t->iface.noisy = 0;
     *out = t;
     return 0;
@@ -1211,6 +1255,16 @@ static int kw_bench_run_best(double *rec, kw_cand *rec_c, double *seen, long *ev
          * outside the SLA, or stopped on its way toward the guards) is no
          * optimum at any figure: infinitely far from it */
         kw_jstats st;
+        if (o->strategy == KW_STRATEGY_OFAT) {
+            b->rr_runs++;
+            b->rr_evals += res.evals;
+            b->rr_with += j->rerank_req[s] > 0;
+            b->rr_requests += j->rerank_req[s];
+            int moved = 0;
+            for (size_t i = 0; i < j->n_steps && !moved; i++)
+                moved = j->steps[i].shape == s && strncmp(j->steps[i].reason, "re-rank:", 8) == 0;
+            b->rr_moved += moved;
+        }
         int ok = kw_journal_stats(&st, j, s, res.best_id) == 0 && st.guards_ok;
         *rec = ok ? res.best_primary : INFINITY;
         *rec_c = res.best;
@@ -1357,6 +1411,8 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_engine_opts_init(&o);
             o.seed = (uint64_t)seed;
             o.estimate = !b->no_estimate;
+            if (b->no_rerank)
+                o.rerank = 0;
             o.min_effect_pct = cfg->space.min_effect_pct;
             o.n_shapes = 1;
             o.shapes = &s;
@@ -1365,7 +1421,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             double rec, seen;
             kw_cand rec_c;
             long evals;
-            int bursty = kw_bench_bursty(cfg, s);
+            int bursty = kw_bench_bursty(cfg, s) || b->long_all;
             double opt_long = NAN; /* the optimum on the long sample (bursty shapes) */
             /* no config passes every guard on this seed: there is no optimum to miss, so
              * the run is named apart and left out of every count */
@@ -1471,7 +1527,10 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
         double *ce = &conv_evals[(size_t)s * (size_t)seeds];
         int n = seeds - nofeas[s]; /* the seeds counted */
         printf("| %s | %s%s | %ld | %.1f |", base, cfg->workload.shapes[cfg->space.shapes[s]].name,
-               kw_bench_bursty(cfg, s) ? " (bursty: judged on the long sample)" : "", n_valid[s],
+               kw_bench_bursty(cfg, s) ? " (bursty: judged on the long sample)"
+               : b->long_all           ? " (judged on the long sample: --long-all)"
+                                       : "",
+               n_valid[s],
                opt1[s]);
         if (n == 0) {
             printf(" no seed has a guard-passing config |\n");
@@ -1686,6 +1745,12 @@ static int kw_bench_quality(kw_bench *b)
         printf(" converged %d/%d within, %d over %.0f%% among the bursty shapes' runs\n", conv_short,
                tot.runs, tot.conv_over1_short, KW_BENCH_CONVERGED_GAP_PCT);
     }
+    printf("\nre-rank (kw_ofat.c, %s): %ld of %ld ofat runs compared their top configs on a long "
+           "paired sample, %ld of them moved the recommendation; %ld requests simulated for it "
+           "(%.0f per run re-ranked), beside %ld evaluations of the space's sample (the budget "
+           "counts those only)\n",
+           b->no_rerank ? "off: --no-rerank" : "on", b->rr_with, b->rr_runs, b->rr_moved,
+           b->rr_requests, b->rr_with ? (double)b->rr_requests / (double)b->rr_with : 0.0, b->rr_evals);
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
                tot.over1);
@@ -1783,6 +1848,10 @@ int main(int argc, char **argv)
             b.seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-estimate") == 0)
             b.no_estimate = 1;
+        else if (strcmp(argv[i], "--no-rerank") == 0)
+            b.no_rerank = 1;
+        else if (strcmp(argv[i], "--long-all") == 0)
+            b.long_all = 1;
         else if (strcmp(argv[i], "--space") == 0 && i + 1 < argc)
             b.space = argv[++i];
         else if (strcmp(argv[i], "--loop") == 0 && i + 2 < argc) {
@@ -1790,7 +1859,7 @@ int main(int argc, char **argv)
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--space NAME] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--no-rerank] [--long-all] [--space NAME] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
