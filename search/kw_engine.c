@@ -317,35 +317,36 @@ double kw_engine_rerank_p(const kw_eng *E)
     return strcmp(E->o.metric, "p95_us") == 0 ? 0.95 : strcmp(E->o.metric, "p99_us") == 0 ? 0.99 : 0;
 }
 
-int kw_engine_rerank_pair(kw_eng *E, kw_shape *s, const kw_cand *a, const kw_cand *b, long n,
-                          kw_paired *out)
+int kw_engine_rerank_get(kw_eng *E, const kw_shape *s, const kw_cand *a, const kw_cand *b, long n,
+                         kw_paired *out)
 {
     uint64_t ida = kw_knobs_cand_id(E->ks, a), idb = kw_knobs_cand_id(E->ks, b);
-    const kw_jrerank *old = NULL;
-    if (E->j && E->rr_next < E->j->n_reranks && kw_journal_writer_replaying(E->w)) {
+    if (E->j && E->rr_next < E->j->n_reranks) {
         const kw_jrerank *x = &E->j->reranks[E->rr_next];
-        if (x->shape == s->shape && x->id == ida && x->rid == idb && x->n == n)
-            old = x; /* the writer compares the record with the journal's all the same */
+        if (x->shape == s->shape && x->id == ida && x->rid == idb && x->n == n) {
+            /* resume: the journal's figures (the writer compares the record all the same) */
+            E->rr_next++;
+            *out = (kw_paired){.a = x->a, .b = x->b, .half = x->half, .batches = x->batches,
+                               .samples = n};
+            return 0;
+        }
     }
-    if (old) {
-        E->rr_next++;
-        *out = (kw_paired){.a = old->a, .b = old->b, .half = old->half, .batches = old->batches,
-                           .samples = n};
-    } else {
-        memset(out, 0, sizeof *out);
-        int rc = E->ev->paired(E->ev->ctx, a, b, s->shape, kw_engine_rerank_p(E), n, out);
-        if (rc != 0)
-            return rc;
-    }
+    memset(out, 0, sizeof *out);
+    return E->ev->paired(E->ev->ctx, a, b, s->shape, kw_engine_rerank_p(E), n, out);
+}
+
+int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t idb, long n,
+                          const kw_paired *v)
+{
     kw_jbuf *bf = &E->rec;
     kw_journal_buf_printf(bf, "R s=%d", s->shape);
     kw_id(bf, "id", ida);
     kw_id(bf, "rid", idb);
     kw_journal_buf_printf(bf, " n=%ld", n);
-    kw_journal_buf_dbl(bf, "a", out->a);
-    kw_journal_buf_dbl(bf, "b", out->b);
-    kw_journal_buf_dbl(bf, "half", out->half);
-    kw_journal_buf_printf(bf, " k=%d", out->batches);
+    kw_journal_buf_dbl(bf, "a", v->a);
+    kw_journal_buf_dbl(bf, "b", v->b);
+    kw_journal_buf_dbl(bf, "half", v->half);
+    kw_journal_buf_printf(bf, " k=%d", v->batches);
     E->sum.reranks++;
     E->sum.rerank_requests += 2 * n;
     return kw_add(E);
@@ -1669,14 +1670,21 @@ static int kw_loop(kw_eng *E)
         E->n_jobs = 0;
         E->in_order = 0;
         E->round++;
-        for (int i = 0; i < E->n_shapes; i++) {
+        int interrupted = 0;
+        for (int i = 0; i < E->n_shapes && !interrupted; i++) {
             kw_shape *s = &E->S[i];
             if (s->phase == KW_SHAPE_DONE)
                 continue;
-            if (s->phase == KW_SHAPE_PAIR ? (rc = kw_pair_jobs(E, s)) != 0
-                                          : (rc = kw_plan(E, s)) != 0 || (rc = kw_build_jobs(E, s)) != 0)
+            rc = s->phase == KW_SHAPE_PAIR ? kw_pair_jobs(E, s) : kw_plan(E, s);
+            if (rc == 0 && s->phase != KW_SHAPE_PAIR)
+                rc = kw_build_jobs(E, s);
+            if (rc == KW_EINTERRUPTED)
+                interrupted = 1; /* a plan's own simulation (the re-rank's, kw_ofat.c) stopped */
+            else if (rc != 0)
                 return rc;
         }
+        if (interrupted)
+            E->n_jobs = 0; /* the round is dropped whole, as an interrupted evaluation drops it */
         size_t n_live = 0;
         if (E->n_jobs > E->cap_live) {
             size_t *nl = realloc(E->live, E->n_jobs * sizeof *nl);
@@ -1714,7 +1722,6 @@ static int kw_loop(kw_eng *E)
             double *c = &E->shape_cost_s[j->shape];
             *c = *c == 0 ? j->dur_s : 0.8 * *c + 0.2 * j->dur_s;
         }
-        int interrupted = 0;
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             if (j->rc == KW_EINTERRUPTED) {
@@ -1727,9 +1734,10 @@ static int kw_loop(kw_eng *E)
         }
         if (interrupted) {
             /* An evaluation stopped inside (the evaluator reads the stop flag
-             * and the time limit during long evaluations): the round is
-             * dropped whole, nothing of it journaled, and the run pauses as it
-             * would between rounds; resume evaluates the round again. */
+             * and the time limit during long evaluations), or a plan's paired
+             * simulation (the re-rank): the round is dropped whole, nothing of
+             * it journaled, and the run pauses as it would between rounds;
+             * resume evaluates the round again. */
             if (E->o.stop && *E->o.stop) {
                 E->sum.stop = KW_STOP_SIGNAL;
                 if ((rc = kw_pause(E, "interrupted")) != 0)

@@ -229,9 +229,26 @@ typedef struct kw_ofat_fix {
     int accepts_since;        /* steps accepted since main resumed */
 } kw_ofat_fix;
 
+/* The re-rank's comparisons, made while planning the finish (kw_ofat_rerank_plan) and
+ * journalled by its decide. */
+#define KW_OFAT_RERANK_CMP_MAX (KW_RERANK_MAX * 8) /* doublings per rival: n0 .. CAP, at most 6 */
+typedef struct kw_ofat_rerank_cmp {
+    int cand, lead;           /* seen[] indices of the challenger and the leader (-1: the incumbent) */
+    long n;
+    kw_paired v;
+} kw_ofat_rerank_cmp;
+
+typedef struct kw_ofat_rerank {
+    int planned, done;
+    int n_top;                /* rivals compared */
+    int n, lead, won;         /* comparisons; the winner (seen[] index, -1: the incumbent) and
+                               * the comparison it won */
+    kw_ofat_rerank_cmp cmp[KW_OFAT_RERANK_CMP_MAX];
+} kw_ofat_rerank;
+
 typedef struct kw_ofat {
     kw_ofat_phase ph;
-    int reranked;             /* the re-rank ran (kw_ofat_rerank: once, at the finish) */
+    kw_ofat_rerank rr;        /* the re-rank (once, at the finish) */
     kw_ofat_main main;
     kw_ofat_probe probe;
     kw_ofat_excursion ex;
@@ -3629,11 +3646,16 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
  * Rejected: searching on from the winner (its neighbours judged on the short
  * sample lead back to the short sample's optimum; judged on the long one, each
  * step costs a paired comparison per neighbour: see README #18). */
-static int kw_ofat_rerank(kw_eng *E, kw_shape *s)
+static int kw_ofat_rerank_plan(kw_eng *E, kw_shape *s)
 {
-    kw_ofat_settle *se = &((kw_ofat *)s->st)->settle;
+    kw_ofat *o = s->st;
+    kw_ofat_settle *se = &o->settle;
+    kw_ofat_rerank *rr = &o->rr;
     const kw_knobspace *ks = E->ks;
     double p = kw_engine_rerank_p(E);
+    memset(rr, 0, sizeof *rr);
+    rr->lead = -1;
+    rr->planned = 1;
     if (!(p > 0) || !se->on)
         return 0;
     kw_cst inc;
@@ -3667,44 +3689,62 @@ static int kw_ofat_rerank(kw_eng *E, kw_shape *s)
         top_m[at] = c.mean;
     }
     kw_error_clear();
-    int lead = -1, rc = 0;
-    kw_paired won = {.half = NAN};
-    long won_n = 0, n_last = 0;
+    rr->n_top = nt;
     long n0 = p > 0.98 ? 5 * KW_RERANK_N0 : KW_RERANK_N0;
+    if (n0 > KW_RERANK_CAP)
+        n0 = KW_RERANK_CAP;
     for (int t = 0; t < nt; t++) {
-        const kw_cand *L = lead >= 0 ? &se->seen[lead] : &s->pos;
+        const kw_cand *L = rr->lead >= 0 ? &se->seen[rr->lead] : &s->pos;
         kw_paired v;
-        for (long n = n0 < KW_RERANK_CAP ? n0 : KW_RERANK_CAP;; n = 2 * n < KW_RERANK_CAP ? 2 * n : KW_RERANK_CAP) {
-            rc = kw_engine_rerank_pair(E, s, &se->seen[top[t]], L, n, &v);
-            n_last = n;
+        for (long n = n0;; n = 2 * n < KW_RERANK_CAP ? 2 * n : KW_RERANK_CAP) {
+            int rc = kw_engine_rerank_get(E, s, &se->seen[top[t]], L, n, &v);
+            if (rc == 1) {
+                kw_error_clear();
+                return 0; /* the evaluator cannot pair these: the leader so far stands */
+            }
             if (rc != 0)
-                break;
+                return rc; /* KW_EINTERRUPTED: the loop pauses, nothing of the round journalled */
+            if (rr->n == KW_OFAT_RERANK_CMP_MAX)
+                return kw_error_set(KW_ESTATE, "re-rank: more than %d comparisons",
+                                    KW_OFAT_RERANK_CMP_MAX);
+            rr->cmp[rr->n++] = (kw_ofat_rerank_cmp){top[t], rr->lead, n, v};
             int decided = isfinite(v.half) && (fabs(v.a - v.b) > v.half ||
                                                v.half <= E->o.min_effect_pct / 100.0 * fabs(v.b));
             if (decided || n >= KW_RERANK_CAP)
                 break;
         }
-        if (rc == 1) {
-            kw_error_clear();
-            rc = 0;
-            break; /* the evaluator cannot pair these: the leader so far stands */
-        }
-        if (rc != 0)
-            return rc;
         if (kw_journal_rerank_wins(v.a, v.b, v.half, E->o.min_effect_pct)) {
-            lead = top[t];
-            won = v;
-            won_n = n_last;
+            rr->lead = top[t];
+            rr->won = rr->n - 1;
         }
     }
-    if (lead < 0)
-        return 0;
+    return 0;
+}
+
+/* The re-rank's decision: its comparisons journalled (R records), then the walk to
+ * the winner. */
+static int kw_ofat_rerank_decide(kw_eng *E, kw_shape *s)
+{
+    kw_ofat *o = s->st;
+    kw_ofat_settle *se = &o->settle;
+    kw_ofat_rerank *rr = &o->rr;
+    const kw_knobspace *ks = E->ks;
+    int rc = 0;
+    for (int i = 0; i < rr->n && rc == 0; i++) {
+        const kw_ofat_rerank_cmp *c = &rr->cmp[i];
+        rc = kw_engine_rerank_emit(E, s, kw_knobs_cand_id(ks, &se->seen[c->cand]),
+                                   kw_knobs_cand_id(ks, c->lead >= 0 ? &se->seen[c->lead] : &s->pos),
+                                   c->n, &c->v);
+    }
+    if (rc != 0 || rr->lead < 0)
+        return rc;
+    const kw_ofat_rerank_cmp *w = &rr->cmp[rr->won];
     char why[KW_REASON_LEN];
     snprintf(why, sizeof why, "re-rank: on %ld requests of the same arrivals this config's primary "
              "is %.6g against %.6g (paired 95%% half-width %.3g), the best of the %d best configs "
-             "by the search's own sample", won_n, won.a, won.b, won.half, nt + 1);
+             "by the search's own sample", w->n, w->v.a, w->v.b, w->v.half, rr->n_top + 1);
     int moved = 0;
-    return kw_ofat_walk(E, s, lead, KW_DECIDE_EXPLORE, KW_DECIDE_ACCEPT, KW_STEP_RERANK,
+    return kw_ofat_walk(E, s, rr->lead, KW_DECIDE_EXPLORE, KW_DECIDE_ACCEPT, KW_STEP_RERANK,
                         "re-rank: on the way to the winner of the long paired sample", why, &moved);
 }
 
@@ -4063,6 +4103,9 @@ static int kw_ofat_plan(kw_eng *E, kw_shape *s)
     if (rc == KW_OFAT_MOVED)
         return kw_error_set(KW_ESTATE, "OFAT planning visited more than %d phases (phase %d)",
                             KW_OFAT_PLAN_VISITS, (int)o->ph);
+    /* the finish (however a phase got there): the re-rank's comparisons, before its decide */
+    if (rc == 0 && o->ph == KW_OFAT_FINISH && !o->rr.planned)
+        rc = kw_ofat_rerank_plan(E, s);
     if (rc != 0)
         return rc;
     /* with a noisy evaluator the budget keeps back what the bounded fix will need:
@@ -4129,9 +4172,9 @@ static int kw_ofat_decide(kw_eng *E, kw_shape *s)
         return rc;
     if (o->ph == KW_OFAT_FINISH) {
         kw_ofat_first_opt(s);
-        if (!o->reranked) {
-            o->reranked = 1;
-            if ((rc = kw_ofat_rerank(E, s)) != 0)
+        if (o->rr.planned && !o->rr.done) {
+            o->rr.done = 1;
+            if ((rc = kw_ofat_rerank_decide(E, s)) != 0)
                 return rc;
         }
         return KW_SHAPE_FINISHED;

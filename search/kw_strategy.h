@@ -212,11 +212,15 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
  * evaluator, a p95 or p99 primary): the primary's percentile (0.95, 0.99), else 0. */
 double kw_engine_rerank_p(const kw_eng *E);
 /* One re-rank comparison (kw_ofat.c "the re-rank"): challenger a against leader b on
- * shape s at n requests, through evaluator->paired (or, replaying, the journal's R
- * record), journalled as an R record. 1 (nothing journalled): the evaluator cannot
- * pair them. */
-int kw_engine_rerank_pair(kw_eng *E, kw_shape *s, const kw_cand *a, const kw_cand *b, long n,
-                          kw_paired *out);
+ * shape s at n requests, through evaluator->paired or, resuming, the journal's next R
+ * record when it is this comparison. Made while planning, so an interrupted one
+ * (KW_EINTERRUPTED: a signal, the time limit) leaves nothing of its round journalled;
+ * 1: the evaluator cannot pair them. */
+int kw_engine_rerank_get(kw_eng *E, const kw_shape *s, const kw_cand *a, const kw_cand *b, long n,
+                         kw_paired *out);
+/* Its R record (in the decide, journal order) and the summary's counts. */
+int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t idb, long n,
+                          const kw_paired *v);
 void kw_engine_stats(kw_eng *E, int shape, uint64_t id, kw_cst *o);
 void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o);
 /* % by which x improves on ref (lower is better; +-inf when ref is 0). */

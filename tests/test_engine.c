@@ -3125,3 +3125,61 @@ Test(engine, the_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
     free(b1);
     free(b2);
 }
+
+/* A signal (or the time limit) that stops one of the re-rank's paired simulations pauses the
+ * run with nothing of that round journalled (the comparisons are made while planning the
+ * finish); the resume makes them again and gives the uninterrupted journal. */
+static volatile sig_atomic_t rr_stop;
+static long rr_stop_at; /* the paired call that "is interrupted" (1-based; 0: none) */
+
+static int rr_paired_stoppable(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
+                               long samples, kw_paired *out)
+{
+    rr_synth *r = ctx;
+    if (rr_stop_at > 0 && r->paired_calls + 1 == rr_stop_at) {
+        rr_stop_at = 0;
+        rr_stop = 1;
+        return kw_error_set(KW_EINTERRUPTED, "simulation stopped: interrupted or out of time");
+    }
+    return rr_paired(ctx, a, b, shape, p, samples, out);
+}
+
+Test(engine, a_stop_inside_the_rerank_pauses_and_the_resume_is_byte_identical)
+{
+    rr_synth r;
+    rr_init(&r);
+    kw_engine_opts o = opts_for(1);
+    long ref_len;
+    char *ref = run_bytes(&r.s, &o, &ref_len);
+    long calls = r.paired_calls;
+    cr_assert_geq(calls, 2);
+    r.s.ev.paired = rr_paired_stoppable;
+    for (long at = 1; at <= calls; at++) {
+        char dir[64], jp[96];
+        kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+        kw_run_info in = kw_synth_info(jp);
+        rr_stop = 0;
+        rr_stop_at = at;
+        r.paired_calls = 0;
+        kw_engine_opts os = o;
+        os.stop = &rr_stop;
+        kw_engine_summary sum;
+        int rc = kw_engine_run(&sum, &r.s.ks, &r.s.ev, &os, &in);
+        cr_assert_eq(rc, KW_EINTERRUPTED, "paired call %ld: %s", at, kw_error_last());
+        kw_journal *j = NULL;
+        cr_assert_eq(kw_journal_load(&j, jp), 0, "%s", kw_error_last());
+        cr_assert_str_eq(j->paused, "interrupted");
+        cr_assert_eq(j->n_reranks, 0, "a comparison of the interrupted round was journalled");
+        cr_assert_eq(j->n_done, 0);
+        kw_journal_free(j);
+        rr_stop = 0;
+        cr_assert_eq(kw_engine_resume(&sum, &r.s.ks, &r.s.ev, &o, &in), 0, "%s", kw_error_last());
+        long len = 0;
+        char *b = kw_synth_slurp(jp, &len);
+        cr_assert(len == ref_len && memcmp(b, ref, (size_t)len) == 0,
+                  "stopped at paired call %ld, the resumed journal differs", at);
+        free(b);
+        kw_synth_rmdir(dir);
+    }
+    free(ref);
+}
