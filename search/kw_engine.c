@@ -1244,7 +1244,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->estimate = 1;
     o->probes = 32;
     o->pair = KW_PAIR_DEFAULT;
-    o->rerank = KW_RERANK_DEFAULT;
+    o->rerank = 0; /* off: measured and not enabled (README #18, the re-rank) */
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)

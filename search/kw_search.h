@@ -35,10 +35,11 @@
 #define KW_PAIR_DEFAULT 200  /* pairing evaluations per shape (opts->pair): 20 neighbours at
                               * the default 5 repeats, every neighbour of the shipped CPU spaces */
 #define KW_PAIR_BUDGET_MAX (1L << 30)
-/* The re-rank (noiseless OFAT with a paired evaluator, kw_ofat.c "the re-rank"): a
- * shape's KW_RERANK_DEFAULT best configs by the search's own sample compared again on
- * the same arrivals at a longer sample, KW_RERANK_N0 requests (x5 for p99) doubling to
- * at most KW_RERANK_CAP. */
+/* The re-rank (noiseless OFAT with a paired evaluator, kw_ofat.c "the re-rank"; off
+ * unless kw_engine_opts.rerank is set, e.g. to KW_RERANK_DEFAULT by the quality bench's
+ * --rerank): a shape's best configs by the search's own sample compared again on the
+ * same arrivals at a longer sample, KW_RERANK_N0 requests (x5 for p99) doubling to at
+ * most KW_RERANK_CAP. */
 #define KW_RERANK_DEFAULT 4
 #define KW_RERANK_MAX 16
 #define KW_RERANK_N0 10000L
@@ -300,8 +301,8 @@ typedef struct kw_engine_opts {
      * configs of a shape (the search's recommendation and its best rivals by the
      * search's sample) re-ranked on a long paired sample of the same arrivals before
      * the shape-done record (kw_ofat.c "the re-rank", R records); 0 turns it off.
-     * kw_engine_opts_init: KW_RERANK_DEFAULT. Recorded in the journal header
-     * (rerank=K) of a run that re-ranks. */
+     * kw_engine_opts_init: 0 (measured and not enabled: README #18). Recorded in the
+     * journal header (rerank=K) of a run that re-ranks. */
     int rerank;
 } kw_engine_opts;
 

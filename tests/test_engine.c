@@ -3018,6 +3018,7 @@ Test(engine, a_long_paired_sample_that_ranks_b_over_a_makes_b_the_recommendation
     rr_init(&r);
     kw_cand a = {{2, 1}}, b = {{2, 2}};
     kw_engine_opts o = opts_for(1);
+    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
     char dir[64], jp[96];
     kw_jresult res;
     kw_journal *j = run_result(&r.s, &o, dir, sizeof dir, jp, sizeof jp, &res);
@@ -3039,6 +3040,7 @@ Test(engine, the_rerank_is_journalled_verified_and_reached_by_one_knob_steps)
     kw_cand a = {{2, 1}}, b = {{2, 2}};
     uint64_t ida = kw_knobs_cand_id(&r.s.ks, &a), idb = kw_knobs_cand_id(&r.s.ks, &b);
     kw_engine_opts o = opts_for(1);
+    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
     char dir[64], jp[96];
     kw_journal *j = run_load(&r.s, &o, dir, sizeof dir, jp, sizeof jp, NULL); /* checks the journal */
     cr_assert_eq(j->h.rerank, KW_RERANK_DEFAULT);
@@ -3097,6 +3099,7 @@ Test(engine, the_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
     rr_synth r;
     rr_init(&r);
     kw_engine_opts o = opts_for(1);
+    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
     o.threads = 1;
     long l1, l2;
     char *b1 = run_bytes(&r.s, &o, &l1);
@@ -3149,6 +3152,7 @@ Test(engine, a_stop_inside_the_rerank_pauses_and_the_resume_is_byte_identical)
     rr_synth r;
     rr_init(&r);
     kw_engine_opts o = opts_for(1);
+    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
     long ref_len;
     char *ref = run_bytes(&r.s, &o, &ref_len);
     long calls = r.paired_calls;

@@ -334,13 +334,10 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
                      r.baseline_primary != 0 && isfinite(r.baseline_primary)
                          ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
                          : 0.0);
-        char cheap[112] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
+        char cheap[64] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
         if (j->pred_n[s] > 0)
             snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld ruled out)", j->pred_n[s],
                      j->pred_skip[s]);
-        if (j->rerank_req[s] > 0) /* the re-rank's paired requests (kw_ofat.c), beside them too */
-            snprintf(cheap + strlen(cheap), sizeof cheap - strlen(cheap),
-                     "  (+%ld requests re-ranked)", j->rerank_req[s]);
         char ctl[48] = ""; /* the same-round controls, counted in evals, reported apart */
         if (r.controls > 0)
             snprintf(ctl, sizeof ctl, " (%ld controls)", r.controls);

@@ -35,7 +35,9 @@
  * KW_BENCH_KEEP=1 keeps the engine runs' journals (growth, quality) and names them on
  * stderr (tests/bench/journal_rounds.py counts where their evaluations go).
  * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate]
- *              [--space NAME] [--quick]   (--space small: only spaces/validate_small.xml; a glob)
+ *              [--rerank] [--long-all] [--space NAME] [--quick]
+ *   (quality: --rerank turns the search's re-rank on, kw_ofat.c; --long-all judges every
+ *   shape on the long sample, not only the bursty ones)   (--space small: only spaces/validate_small.xml; a glob)
  *        bench --loop cost|sim|full N   (the fixed-work loops callgrind runs)
  */
 #include "config.h"
@@ -101,7 +103,7 @@ typedef struct kw_bench {
     int quick;
     int seeds;             /* growth, quality: seeds per shape (0: KW_BENCH_SEEDS) */
     int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
-    int no_rerank;         /* quality: engine without the re-rank (kw_ofat.c; the before) */
+    int rerank;            /* quality: engine with the re-rank (kw_ofat.c; off by default) */
     int long_all;          /* quality: every shape judged on the long sample, not only bursty ones */
     long rr_runs, rr_with, rr_moved; /* quality: ofat runs, of them re-ranked, of them moved */
     long rr_requests;      /* quality: the requests their re-ranks simulated (journals' R records) */
@@ -1411,8 +1413,8 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_engine_opts_init(&o);
             o.seed = (uint64_t)seed;
             o.estimate = !b->no_estimate;
-            if (b->no_rerank)
-                o.rerank = 0;
+            if (b->rerank)
+                o.rerank = KW_RERANK_DEFAULT;
             o.min_effect_pct = cfg->space.min_effect_pct;
             o.n_shapes = 1;
             o.shapes = &s;
@@ -1745,11 +1747,12 @@ static int kw_bench_quality(kw_bench *b)
         printf(" converged %d/%d within, %d over %.0f%% among the bursty shapes' runs\n", conv_short,
                tot.runs, tot.conv_over1_short, KW_BENCH_CONVERGED_GAP_PCT);
     }
-    printf("\nre-rank (kw_ofat.c, %s): %ld of %ld ofat runs compared their top configs on a long "
+    if (b->rerank)
+        printf("\nre-rank (kw_ofat.c, %s): %ld of %ld ofat runs compared their top configs on a long "
            "paired sample, %ld of them moved the recommendation; %ld requests simulated for it "
            "(%.0f per run re-ranked), beside %ld evaluations of the space's sample (the budget "
            "counts those only)\n",
-           b->no_rerank ? "off: --no-rerank" : "on", b->rr_with, b->rr_runs, b->rr_moved,
+           b->rerank ? "on: --rerank" : "off", b->rr_with, b->rr_runs, b->rr_moved,
            b->rr_requests, b->rr_with ? (double)b->rr_requests / (double)b->rr_with : 0.0, b->rr_evals);
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
@@ -1848,8 +1851,8 @@ int main(int argc, char **argv)
             b.seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-estimate") == 0)
             b.no_estimate = 1;
-        else if (strcmp(argv[i], "--no-rerank") == 0)
-            b.no_rerank = 1;
+        else if (strcmp(argv[i], "--rerank") == 0)
+            b.rerank = 1;
         else if (strcmp(argv[i], "--long-all") == 0)
             b.long_all = 1;
         else if (strcmp(argv[i], "--space") == 0 && i + 1 < argc)
@@ -1859,7 +1862,7 @@ int main(int argc, char **argv)
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--no-rerank] [--long-all] [--space NAME] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--rerank] [--long-all] [--space NAME] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
