@@ -3652,7 +3652,10 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
  * 0.5% at 1/2/5/10%, seed 13 +30.44% converged), and on Poisson shapes, which the
  * bench judges on the search's own sample, its moves read as misses (5 seeds, every
  * space: 106/109/109/109 of 110 against 109/110/110/110 without; judged on the long
- * sample, validate_gqa_h100 was the same with it and without). README #18. Not
+ * sample, validate_gqa_h100 was the same with it and without). Where it helps:
+ * validate_small_mlp's bursty decode shape under a budget (20 seeds: 17/20 and 19/20
+ * within at 1% and 2%, 16/20 and 18/20 without), so the next step is to turn it on
+ * where the sample cannot rank a shape, which the evaluator knows. README #18. Not
  * searching on from the winner: judged on the short sample its neighbours lead back
  * to the short sample's optimum; judged on the long one, each step costs a paired
  * comparison per neighbour and an evaluation of each neighbour not yet evaluated. */
