@@ -1671,6 +1671,12 @@ static int kw_loop(kw_eng *E)
         E->in_order = 0;
         E->round++;
         int interrupted = 0;
+        /* a round made whole (kw_pause) is whole from its plans: the re-rank's paired
+         * simulations (kw_ofat.c) run there */
+        int whole_plan = kw_whole_round(E) && E->o.deadline_s && *E->o.deadline_s > 0;
+        double plan_deadline = whole_plan ? *E->o.deadline_s : 0;
+        if (whole_plan)
+            *E->o.deadline_s = 0;
         for (int i = 0; i < E->n_shapes && !interrupted; i++) {
             kw_shape *s = &E->S[i];
             if (s->phase == KW_SHAPE_DONE)
@@ -1681,8 +1687,12 @@ static int kw_loop(kw_eng *E)
             if (rc == KW_EINTERRUPTED)
                 interrupted = 1; /* a plan's own simulation (the re-rank's, kw_ofat.c) stopped */
             else if (rc != 0)
-                return rc;
+                break;
         }
+        if (whole_plan)
+            *E->o.deadline_s = plan_deadline;
+        if (rc != 0 && rc != KW_EINTERRUPTED)
+            return rc;
         if (interrupted)
             E->n_jobs = 0; /* the round is dropped whole, as an interrupted evaluation drops it */
         size_t n_live = 0;
