@@ -773,6 +773,31 @@ static int tagged_processes(const char *tag, int sig)
     return found;
 }
 
+/* tune in dir on slow_space with a worker (kw_tworker with worker_args)
+ * tagged by an environment variable naming dir (tag: KW_TEST_TAG=dir, for
+ * tagged_processes), its stdout and stderr to *ofd and *efd, the run folder at
+ * run; waits up to 30 s for the worker to start. The tune's pid. */
+static pid_t spawn_tagged_tune(const char *dir, const char *worker_args, char *tag, size_t taglen,
+                               char *run, size_t runlen, int *ofd, int *efd)
+{
+    char sp[1100], cmd[1024], ev[2400];
+    slow_space(sp, sizeof sp, dir);
+    worker_cmd(cmd, sizeof cmd, worker_args);
+    snprintf(tag, taglen, "KW_TEST_TAG=%s", dir);
+    snprintf(ev, sizeof ev, "exec:env %s %s", tag, cmd);
+    snprintf(run, runlen, "%s/run", dir);
+    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
+    *efd = kw_tl_tmpfile();
+    *ofd = kw_tl_tmpfile();
+    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
+                          NULL};
+    pid_t pid = kw_tl_spawn(argv, &o, *ofd, *efd);
+    double until = kw_tl_now() + 30;
+    while (pid > 0 && !tagged_processes(tag, 0) && kw_tl_now() < until)
+        usleep(10000);
+    return pid;
+}
+
 /* SIGTERM while the worker measures the baselines (before the run folder):
  * tune stops that measurement and its worker, says so, writes nothing, exits
  * 143. The worker hangs on the baseline (tagged by an environment variable
@@ -781,22 +806,12 @@ static int tagged_processes(const char *tag, int sig)
 Test(exec, sigterm_while_the_baselines_are_measured_stops_the_worker_and_writes_nothing)
 {
     KW_TL_HANG_GUARD(120);
-    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2400], run[1100], tag[1200];
-    slow_space(sp, sizeof sp, dir);
+    char *dir = kw_tl_tmpdir("kwtest"), run[1100], tag[1200];
     signal(SIGTERM, SIG_DFL);
-    worker_cmd(cmd, sizeof cmd, "--hang-on qkv.tile_m=128");
-    snprintf(tag, sizeof tag, "KW_TEST_TAG=%s", dir);
-    snprintf(ev, sizeof ev, "exec:env %s %s", tag, cmd);
-    snprintf(run, sizeof run, "%s/run", dir);
-    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
-    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
-    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
-                          NULL};
-    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    int efd, ofd;
+    pid_t pid = spawn_tagged_tune(dir, "--hang-on qkv.tile_m=128", tag, sizeof tag, run, sizeof run,
+                                  &ofd, &efd);
     cr_assert_gt(pid, 0);
-    double until = kw_tl_now() + 30;
-    while (!tagged_processes(tag, 0) && kw_tl_now() < until)
-        usleep(10000);
     kill(pid, SIGTERM);
     int timed_out = 0;
     long rss;
@@ -804,7 +819,7 @@ Test(exec, sigterm_while_the_baselines_are_measured_stops_the_worker_and_writes_
     char *err = kw_tl_slurp_fd(efd);
     close(efd);
     close(ofd);
-    until = kw_tl_now() + 10; /* the worker is killed as tune ends */
+    double until = kw_tl_now() + 10; /* the worker is killed as tune ends */
     while (tagged_processes(tag, 0) && kw_tl_now() < until)
         usleep(10000);
     int orphan = tagged_processes(tag, SIGKILL); /* none left behind, whatever the outcome */
@@ -828,21 +843,11 @@ Test(exec, sigterm_while_the_baselines_are_measured_stops_the_worker_and_writes_
 Test(exec, a_worker_that_ignores_eof_and_sigterm_dies_with_a_killed_tune)
 {
     KW_TL_HANG_GUARD(120);
-    char *dir = kw_tl_tmpdir("kwtest"), sp[1100], cmd[1024], ev[2400], run[1100], tag[1200];
-    slow_space(sp, sizeof sp, dir);
-    worker_cmd(cmd, sizeof cmd, "--immortal --hang-on qkv.tile_m=128");
-    snprintf(tag, sizeof tag, "KW_TEST_TAG=%s", dir);
-    snprintf(ev, sizeof ev, "exec:env %s %s", tag, cmd);
-    snprintf(run, sizeof run, "%s/run", dir);
-    kw_tl_opts o = {.timeout_s = 60, .cwd = dir};
-    int efd = kw_tl_tmpfile(), ofd = kw_tl_tmpfile();
-    const char *argv[] = {kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--out", run,
-                          NULL};
-    pid_t pid = kw_tl_spawn(argv, &o, ofd, efd);
+    char *dir = kw_tl_tmpdir("kwtest"), run[1100], tag[1200];
+    int efd, ofd;
+    pid_t pid = spawn_tagged_tune(dir, "--immortal --hang-on qkv.tile_m=128", tag, sizeof tag, run,
+                                  sizeof run, &ofd, &efd);
     cr_assert_gt(pid, 0);
-    double until = kw_tl_now() + 30;
-    while (!tagged_processes(tag, 0) && kw_tl_now() < until)
-        usleep(10000);
     int started = tagged_processes(tag, 0);
     usleep(200000); /* the worker has its request: it hangs in it */
     kill(pid, SIGKILL);
@@ -851,7 +856,7 @@ Test(exec, a_worker_that_ignores_eof_and_sigterm_dies_with_a_killed_tune)
     int status = kw_tl_wait(pid, kw_tl_now() + 50, &timed_out, &rss);
     close(efd);
     close(ofd);
-    until = kw_tl_now() + 20;
+    double until = kw_tl_now() + 20;
     while (tagged_processes(tag, 0) && kw_tl_now() < until)
         usleep(10000);
     int orphan = tagged_processes(tag, SIGKILL); /* none left behind, whatever the outcome */

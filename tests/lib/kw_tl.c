@@ -185,6 +185,21 @@ int kw_tl_cut_last_line(const char *path, const char *prefix)
     return rc;
 }
 
+int kw_tl_tune_evidence_cut(const char *run, char *err, size_t n)
+{
+    char sp[4200], p[4200];
+    snprintf(sp, sizeof sp, "%s/spaces/validate_small.xml", kw_tl_src());
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "tune", "--space", sp, "--budget", "6", "--out",
+                             run, "--quiet", NULL);
+    int rc = r.status == 0 ? 0 : -1;
+    snprintf(err, n, "tune: exit %d: %s", r.status, r.err);
+    kw_tl_free(&r);
+    snprintf(p, sizeof p, "%s/evidence", run);
+    if (rc == 0 && (rc = kw_tl_cut_last_line(p, "F n=")) != 0)
+        snprintf(err, n, "the finished run's evidence %s does not end with its end record", p);
+    return rc;
+}
+
 int kw_tl_tmpfile(void)
 {
     char t[] = "/tmp/kwproc.XXXXXX";

@@ -5,7 +5,7 @@
  *   folders    kw_tl_tmpdir, kw_tl_rm_tree, kw_tl_rmrf, kw_tl_entries,
  *              kw_tl_exists
  *   files      kw_tl_slurp, kw_tl_slurp_n, kw_tl_slurp_fd, kw_tl_write, kw_tl_tmpfile,
- *              kw_tl_cut_last_line
+ *              kw_tl_cut_last_line, kw_tl_tune_evidence_cut
  *   processes  kw_tl_run, kw_tl_runv      fork/exec, no shell: exit status,
  *                                         stdout, stderr, timeout, limits
  *              kw_tl_sh                   `knobwise ARGS` through /bin/sh
@@ -107,6 +107,10 @@ int kw_tl_write(const char *path, const char *text);
  * when cut; -1 when the file cannot be read or written, or its last line is
  * another one. */
 int kw_tl_cut_last_line(const char *path, const char *prefix);
+/* A finished run of spaces/validate_small.xml (--budget 6) made at run whose
+ * RUN/evidence lost its end record (F n=), as a kill just before writing it
+ * leaves it: 0, or -1 with what failed in err. */
+int kw_tl_tune_evidence_cut(const char *run, char *err, size_t n);
 /* An unlinked temporary file open for read and write (-1 on failure). */
 int kw_tl_tmpfile(void);
 
