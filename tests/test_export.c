@@ -8,7 +8,7 @@
  * folder's own files even with --force, non-regular files) leaving every file
  * as it was.
  *
- * One tune of the embedded default (5 shapes, 27 knobs, budget 40, about a
+ * One tune of the embedded default (5 shapes, 26 knobs, budget 40, about a
  * second) is shared by the tests through a fixture folder made once.
  */
 #include <criterion/criterion.h>
@@ -301,7 +301,7 @@ Test(export, c_header_compiles_and_reads_back)
           "               e->streams, e->has_latency, e->p95_us > 0, e->rollback_baseline.config_id\n"
           "               ? e->rollback_baseline.values[KNOBWISE_EXPORT_KNOB_QKV_TILE_M] : \"-\");\n"
           "    }\n"
-          "    return KNOBWISE_EXPORT_N_KNOBS == 27 ? 0 : 1;\n}\n",
+          "    return KNOBWISE_EXPORT_N_KNOBS == 26 ? 0 : 1;\n}\n",
           f);
     fclose(f);
     const char *cc = getenv("KW_CC") ? getenv("KW_CC") : "cc";

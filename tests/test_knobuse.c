@@ -1,10 +1,12 @@
 /* test_knobuse.c - knobs a space's block cannot use (kw_knobuse.h) and the
  * warning `knobwise validate` prints for each. The shipped default tunes the
- * Llama attention block, whose only residual is its last operator (nothing to
- * fuse it with), so fuse_residual_norm is the one knob it cannot use; a copy
- * restricted to max_batch 1 adds batch_timeout_us; the MLP block with a
- * gate/up pair can use fuse_gate_up, the attention block has no such pair. */
+ * Llama attention block and lists only knobs it can use; its only residual is
+ * its last operator (nothing to fuse it with), so a copy that adds
+ * fuse_residual_norm is flagged for it; a copy restricted to max_batch 1 adds
+ * batch_timeout_us; the MLP block with a gate/up pair can use fuse_gate_up, the
+ * attention block has no such pair. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,21 +36,93 @@ static kw_config *load(const char *rel)
     return cfg;
 }
 
-Test(knobuse, the_default_cannot_use_fuse_residual_norm)
+/* A copy of the shipped default with fuse_residual_norm added after
+ * fuse_attention and its accelerator and workload named by absolute path;
+ * returns the file's path (in DIR) and the added knob's line. */
+static char *default_with_residual_norm(const char *dir, int *line)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/spaces/default.xml", kw_tl_src());
+    char *text = kw_tl_slurp(p);
+    cr_assert(text, "%s", p);
+    size_t cap = strlen(text) + 8192, n = 0;
+    char *out = malloc(cap);
+    cr_assert(out);
+    *line = 0;
+    int ln = 1;
+    for (const char *s = text; *s;) {
+        const char *e = strchr(s, '\n');
+        size_t len = e ? (size_t)(e - s + 1) : strlen(s);
+        const char *f = strstr(s, "file=\"");
+        if (f && f < s + len) {
+            n += (size_t)snprintf(out + n, cap - n, "%.*s%s/spaces/%.*s", (int)(f + 6 - s), s,
+                                  kw_tl_src(), (int)(len - (size_t)(f + 6 - s)), f + 6);
+        } else {
+            memcpy(out + n, s, len);
+            n += len;
+        }
+        ln++;
+        static const char fa[] = "  <knob name=\"fuse_attention\"";
+        if (strncmp(s, fa, sizeof fa - 1) == 0) {
+            n += (size_t)snprintf(out + n, cap - n,
+                                  "  <knob name=\"fuse_residual_norm\" values=\"off on\" "
+                                  "baseline=\"off\"/>\n");
+            *line = ln++;
+        }
+        s += len;
+    }
+    out[n] = 0;
+    cr_assert_gt(*line, 0, "no fuse_attention knob in %s", p);
+    char *path = malloc(strlen(dir) + 32);
+    cr_assert(path);
+    sprintf(path, "%s/default_rn.xml", dir);
+    cr_assert_eq(kw_tl_write(path, out), 0);
+    free(out);
+    free(text);
+    return path;
+}
+
+Test(knobuse, the_default_uses_every_knob_it_lists)
 {
     kw_config *cfg = load("spaces/default.xml");
+    kw_knobuse ku[KW_KNOB_MAX];
+    int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
+    cr_assert_eq(n, 0, "%d knobs flagged, the first %s",
+                 n, n > 0 ? cfg->space.knobs.knobs[ku[0].knob].name : "");
+    kw_load_config_free(cfg);
+}
+
+Test(knobuse, the_default_block_cannot_use_fuse_residual_norm)
+{
+    char *dir = kw_tl_tmpdir("knobuse");
+    int line = 0;
+    char *path = default_with_residual_norm(dir, &line);
+    kw_config *cfg = NULL;
+    cr_assert_eq(kw_load_config(&cfg, path, NULL, NULL), 0, "%s", kw_error_last());
     kw_knobuse ku[KW_KNOB_MAX];
     int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
     cr_assert_eq(n, 1, "%d knobs flagged", n);
     cr_assert(!uses(cfg, ku, n, "fuse_residual_norm"));
     cr_assert(strstr(ku[0].why, "no residual followed by a norm") != NULL, "%s", ku[0].why);
-    cr_assert_gt(ku[0].line, 0);
+    cr_assert_eq(ku[0].line, line);
     /* everything else of the catalogue it lists is used by the attention block */
     cr_assert(uses(cfg, ku, n, "fuse_qkv"));
     cr_assert(uses(cfg, ku, n, "fuse_attention"));
     cr_assert(uses(cfg, ku, n, "batch_timeout_us"));
     cr_assert(uses(cfg, ku, n, "placement"));
     kw_load_config_free(cfg);
+    /* validate names the file and the knob's line, warns and still passes */
+    char args[8400], want[4300];
+    snprintf(args, sizeof args, "validate '%s'", path);
+    kw_tl_proc r = kw_tl_sh(args, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(want, sizeof want, "%s:%d: warning: knob 'fuse_residual_norm' has no effect here", path,
+             line);
+    cr_assert(strstr(r.err, want), "%s\nwanted %s", r.err, want);
+    cr_assert(strstr(r.out, "default_rn.xml: ok") != NULL, "%s", r.out);
+    kw_tl_free(&r);
+    free(path);
+    kw_tl_rmrf(dir);
 }
 
 Test(knobuse, max_batch_one_makes_the_timeout_useless)
@@ -62,7 +136,7 @@ Test(knobuse, max_batch_one_makes_the_timeout_useless)
     ks->knobs[mb].baseline = 0;
     kw_knobuse ku[KW_KNOB_MAX];
     int n = kw_knobuse_check(ku, KW_KNOB_MAX, cfg);
-    cr_assert_eq(n, 2);
+    cr_assert_eq(n, 1);
     cr_assert(!uses(cfg, ku, n, "batch_timeout_us"));
     /* one group of cores: every cores_per_request value equal to the core count */
     int cp = kw_knobs_find(ks, "cores_per_request");
@@ -73,22 +147,30 @@ Test(knobuse, max_batch_one_makes_the_timeout_useless)
     kw_load_config_free(cfg);
 }
 
-Test(knobuse, validate_warns_and_still_passes)
+/* Every shipped space tunes only knobs its block can use: a knob it cannot use
+ * doubles the space's nominal size (and the quality bench's "% of the space"
+ * budgets) without a configuration the model can tell apart. */
+Test(knobuse, every_shipped_space_uses_every_knob_it_lists)
 {
-    char args[4200];
-    snprintf(args, sizeof args, "validate '%s/spaces/default.xml'", kw_tl_src());
-    kw_tl_proc r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert(strstr(r.err, "default.xml:") && strstr(r.err, ": warning: knob 'fuse_residual_norm' "
-                                                             "has no effect here"), "%s", r.err);
-    cr_assert(strstr(r.out, "default.xml: ok") != NULL, "%s", r.out);
-    kw_tl_free(&r);
-    /* the bert space tunes a block that uses every knob it lists: no warning */
-    snprintf(args, sizeof args, "validate '%s/spaces/bert_attn_tpu.xml'", kw_tl_src());
-    r = kw_tl_sh(args, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_null(strstr(r.err, "warning"), "%s", r.err);
-    kw_tl_free(&r);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/spaces", kw_tl_src());
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
+            continue;
+        char args[8400];
+        snprintf(args, sizeof args, "validate '%s/%s'", dir, e->d_name);
+        kw_tl_proc r = kw_tl_sh(args, NULL);
+        cr_assert_eq(r.status, 0, "%s: %s", e->d_name, r.err);
+        cr_assert_null(strstr(r.err, "warning"), "%s: %s", e->d_name, r.err);
+        kw_tl_free(&r);
+        n++;
+    }
+    closedir(d);
+    cr_assert_geq(n, 20, "%d spaces", n);
 }
 
 /* The knobs fuse_<knob> fuses (kw_knobuse_fuses, the search's fusion pairs) come

@@ -158,7 +158,7 @@ Test(load, default_space_content)
     static const char *const names[] = {
         "qkv.tile_m",   "qkv.tile_n",     "qkv.tile_k",        "qkv.split_k",  "qkv.loop_order",
         "qkv.double_buffer", "o.tile_m",  "fuse_qkv",          "fuse_attention",
-        "fuse_residual_norm", "precision", "accum_precision",  "softmax_precision", "sparsity",
+        "precision", "accum_precision",  "softmax_precision", "sparsity",
         "launch_mode",  "max_batch",      "batch_timeout_us",  "placement",    "cores_per_request"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int found = 0;
