@@ -1026,6 +1026,49 @@ Test(hostile, special_files_refused_in_every_input_role)
     cr_assert_geq(kw_h_each("special", kw_h_special_refused), 3);
 }
 
+/* The run the results.xml readers' tests damage: validate_small --budget 3
+ * in dir/run; run, xml, map and html (dir/out.html) are its paths;
+ * returns its results.xml (*len bytes). */
+typedef struct kw_h_small {
+    char run[4200], xml[4300], map[4300], html[4300];
+} kw_h_small;
+
+static char *kw_h_small_run(kw_h_small *k, const char *dir, size_t *len)
+{
+    kw_tl_opts slow = kw_h_opts;
+    slow.timeout_s = 200;
+    const kw_tl_opts *o = &slow;
+    char space[4300];
+    snprintf(k->run, sizeof k->run, "%s/run", dir);
+    snprintf(k->xml, sizeof k->xml, "%s/results.xml", k->run);
+    snprintf(k->map, sizeof k->map, "%s/mappings.csv", k->run);
+    snprintf(k->html, sizeof k->html, "%s/out.html", dir);
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    kw_tl_proc r = kw_tl_run(o, kw_tl_bin(), "tune", "--space", space, "--budget", "3",
+                             "--quiet", "--out", k->run, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    char *xml = kw_tl_slurp_n(k->xml, len);
+    cr_assert(xml && *len > 1000);
+    return xml;
+}
+
+/* recommend --all and report on sr's damaged results.xml: each exits 2
+ * naming RUN/results.xml:LINE (recommend's message holding want) and writes
+ * nothing (point: which damage, for the messages). */
+static void kw_h_readers_refuse(const kw_h_small *sr, const char *want, int point)
+{
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", sr->run, "--all", NULL);
+    kw_h_refused_with_line(&r, sr->xml, "recommend --all on a damaged results.xml");
+    cr_assert(strstr(r.err, want), "point %d: no '%s' in: %s", point, want, r.err);
+    kw_tl_free(&r);
+    cr_assert(!kw_tl_exists(sr->map), "point %d: recommend wrote %s", point, sr->map);
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "report", sr->run, "-o", sr->html, NULL);
+    kw_h_refused_with_line(&r, sr->xml, "report on a damaged results.xml");
+    kw_tl_free(&r);
+    cr_assert(!kw_tl_exists(sr->html), "point %d: report wrote %s", point, sr->html);
+}
+
 /* A damaged results.xml (a quote turned into '<' at 5 points spread over the
  * file: a disk error, a hand edit) is refused by the readers that take its
  * re-checks and rankings: recommend and report exit 2 naming the file and
@@ -1037,21 +1080,14 @@ Test(hostile, special_files_refused_in_every_input_role)
 Test(hostile, a_damaged_results_xml_is_refused_by_its_readers_with_file_and_line)
 {
     kw_h_need_tune();
-    char *dir = kw_h_tmpdir(), run[4200], xml[4300], map[4300], html[4300], space[4300];
-    snprintf(run, sizeof run, "%s/run", dir);
-    snprintf(xml, sizeof xml, "%s/results.xml", run);
-    snprintf(map, sizeof map, "%s/mappings.csv", run);
-    snprintf(html, sizeof html, "%s/out.html", dir);
-    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    char *dir = kw_h_tmpdir();
+    kw_h_small sr;
+    size_t n = 0;
+    char *good = kw_h_small_run(&sr, dir, &n);
+    const char *run = sr.run, *xml = sr.xml;
     kw_tl_opts o = kw_h_opts;
     o.timeout_s = 200;
-    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--budget", "3",
-                             "--quiet", "--out", run, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    kw_tl_free(&r);
-    size_t n = 0;
-    char *good = kw_tl_slurp_n(xml, &n);
-    cr_assert(good && n > 1000);
+    kw_tl_proc r;
     for (int k = 1; k <= 5; k++) {
         char *bad = malloc(n + 1);
         memcpy(bad, good, n + 1);
@@ -1060,15 +1096,7 @@ Test(hostile, a_damaged_results_xml_is_refused_by_its_readers_with_file_and_line
         *q = '<';
         cr_assert_eq(kw_tl_write(xml, bad), 0);
         free(bad);
-        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", run, "--all", NULL);
-        kw_h_refused_with_line(&r, xml, "recommend --all on a damaged results.xml");
-        cr_assert(strstr(r.err, "damaged"), "%s", r.err);
-        kw_tl_free(&r);
-        cr_assert(!kw_tl_exists(map), "point %d: recommend wrote %s", k, map);
-        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "report", run, "-o", html, NULL);
-        kw_h_refused_with_line(&r, xml, "report on a damaged results.xml");
-        kw_tl_free(&r);
-        cr_assert(!kw_tl_exists(html), "point %d: report wrote %s", k, html);
+        kw_h_readers_refuse(&sr, "damaged", k);
     }
     r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", run, "--quiet", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -1093,6 +1121,50 @@ Test(hostile, a_damaged_results_xml_is_refused_by_its_readers_with_file_and_line
     snprintf(want, sizeof want, "`knobwise tune --resume '%s/it'\\''s run'`", dir);
     cr_assert(strstr(r.err, want), "want %s in: %s", want, r.err);
     kw_tl_free(&r);
+    free(good);
+    kw_tl_rmrf(dir);
+}
+
+/* A results.xml that declares a DOCTYPE is refused by every reader, as every
+ * other knobwise file is (STYLE.md rule 8): recommend, report and audit read
+ * it with libxml2's streaming reader, which expanded its internal entities
+ * (a shape named "&x;" read as the entity's text) and took a DOCTYPE naming
+ * an outside DTD, exit 0, while verify and export refused the file (main
+ * 493b482: exit 0 and a mappings.csv written). */
+Test(hostile, a_results_xml_with_a_doctype_is_refused_by_its_streaming_readers)
+{
+    kw_h_need_tune();
+    char *dir = kw_h_tmpdir();
+    kw_h_small sr;
+    size_t len = 0;
+    char *good = kw_h_small_run(&sr, dir, &len);
+    const char *run = sr.run, *xml = sr.xml;
+    kw_tl_proc r;
+    const char *decl_end = strstr(good, "?>\n"), *shape = "shape name=\"attn_prefill_s2048_b1_c2\"";
+    cr_assert(decl_end && strstr(good, shape));
+    static const char *doctypes[] = {
+        "<!DOCTYPE results [<!ENTITY x \"attn_prefill_s2048_b1_c2\">]>\n",
+        "<!DOCTYPE results SYSTEM \"http://127.0.0.1:9/results.dtd\">\n",
+    };
+    for (size_t k = 0; k < sizeof doctypes / sizeof doctypes[0]; k++) {
+        size_t head = (size_t)(decl_end + 3 - good), n = strlen(good);
+        const char *at = strstr(good, shape);
+        char *bad = malloc(n + 256);
+        cr_assert_not_null(bad);
+        snprintf(bad, n + 256, "%.*s%s%.*s%s%s", (int)head, good, doctypes[k],
+                 (int)(at - good - (ptrdiff_t)head), good + head,
+                 k == 0 ? "shape name=\"&x;\"" : shape, at + strlen(shape));
+        cr_assert_eq(kw_tl_write(xml, bad), 0);
+        free(bad);
+        kw_h_readers_refuse(&sr, "DOCTYPE is not allowed", (int)k);
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "audit", run, NULL);
+        kw_h_refused_with_line(&r, xml, "audit on a results.xml with a DOCTYPE");
+        kw_tl_free(&r);
+        r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "recommend", run, "--shape",
+                      "attn_prefill_s2048_b1_c2", NULL);
+        kw_h_refused_with_line(&r, xml, "recommend --shape on a results.xml with a DOCTYPE");
+        kw_tl_free(&r);
+    }
     free(good);
     kw_tl_rmrf(dir);
 }

@@ -1491,6 +1491,10 @@ static int kw_results_config_at(const kw_runsum *rs, int si, xmlTextReaderPtr rd
 
 /* kw_results_read over reader rd (NULL: no file, nothing read); *last gets
  * the reader's last answer (-1: it stopped on damage). */
+/* kw_results_read_rd's *last for a file that declares a DOCTYPE (libxml2's
+ * reader returns 1, 0 or -1) */
+#define KW_RESULTS_READ_DOCTYPE (-2)
+
 static int kw_results_read_rd(const kw_results_want *w, xmlTextReaderPtr rd, int *last)
 {
     const kw_runsum *rs = w->load ? w->load : w->names;
@@ -1510,7 +1514,16 @@ static int kw_results_read_rd(const kw_results_want *w, xmlTextReaderPtr rd, int
     int ours = 0, in = 0;
     int ret = rd ? xmlTextReaderRead(rd) : -1;
     while (ret == 1 && rc == 0) {
-        if (xmlTextReaderNodeType(rd) != XML_READER_TYPE_ELEMENT) {
+        int type = xmlTextReaderNodeType(rd);
+        if (type == XML_READER_TYPE_DOCUMENT_TYPE) {
+            /* no entity of it is ever read: the root comes after it (until
+             * 2026-12-07 its internal entities were expanded into what
+             * recommend, report and audit read, while verify and export
+             * refused the file) */
+            ret = KW_RESULTS_READ_DOCTYPE;
+            break;
+        }
+        if (type != XML_READER_TYPE_ELEMENT) {
             ret = xmlTextReaderRead(rd);
             continue;
         }
@@ -1597,17 +1610,19 @@ int kw_results_read(const kw_results_want *w, const char *run_dir)
      * 2026-12-07); now said, with the fix (tune writes the file through a
      * temp file and a rename: a kill never leaves it damaged, a disk error
      * or an edit can) */
-    if (rc == 0 && rd && last == -1) {
+    if (rc == 0 && rd && (last == -1 || last == KW_RESULTS_READ_DOCTYPE)) {
         if (w->claim_shape && w->claim)
             kw_results_claim_free(w->claim);
         kw_sbuf cmd = {0}; /* the command to paste: the folder as one shell word */
         kw_sbuf_shell(&cmd, run_dir);
+        const char *why = last == KW_RESULTS_READ_DOCTYPE ? KW_XML_DOCTYPE_REFUSED
+                          : quiet.n                          ? quiet.first
+                                                             : "not well-formed";
         rc = kw_error_set(kw_sbuf_status(&cmd) ? KW_ENOMEM : KW_EINPUT,
                           "%s/" KW_RUNFOLDER_RESULTS_XML ":%d: damaged (%s): its "
                           "re-checks and rankings cannot be read; `knobwise tune --resume %s` "
                           "writes it again from the journal", run_dir,
-                          xmlTextReaderGetParserLineNumber(rd),
-                          quiet.n ? quiet.first : "not well-formed", kw_sbuf_cstr(&cmd));
+                          xmlTextReaderGetParserLineNumber(rd), why, kw_sbuf_cstr(&cmd));
         kw_sbuf_free(&cmd);
     }
     kw_results_reader_close(rd, fd, &quiet);

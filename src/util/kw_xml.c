@@ -390,8 +390,7 @@ static void kw_xml_sax_doctype(void *ctx, const xmlChar *name, const xmlChar *ex
     (void)ext_id;
     (void)sys_id;
     xmlParserCtxtPtr ctxt = ctx;
-    kw_xml_stop(ctxt, ctxt->_private,
-                "DOCTYPE is not allowed: knobwise files take no DTD, entities or external references");
+    kw_xml_stop(ctxt, ctxt->_private, KW_XML_DOCTYPE_REFUSED);
 }
 
 static void kw_xml_sax_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,

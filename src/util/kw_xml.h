@@ -36,6 +36,10 @@
  * of <x/> reached 2.6 GB of tree) stops within its first kilobytes. */
 #define KW_XML_OUTPUT_BYTES_PER_NODE 8
 #define KW_XML_MAX_PROBLEMS 25      /* problems reported per collection */
+/* What every reader says of a DOCTYPE (kw_xml's parser, results.xml's
+ * streaming reader): STYLE.md rule 8, no DTD and no entity of any kind. */
+#define KW_XML_DOCTYPE_REFUSED \
+    "DOCTYPE is not allowed: knobwise files take no DTD, entities or external references"
 
 /* A collection of "FILE:LINE: message" problems, one per line. Plain data
  * (a fixed buffer), so it lives on the stack; initialise with = {0}. */
