@@ -181,7 +181,8 @@ Test(cli, audits_reproduce_command_runs_for_every_seed_tune_takes)
  * control byte: a space file under "my runs;touch pwned'" was printed as it
  * was, so the pasted reproduce line ran `touch` (here: failed on the split
  * words), and --owner $'\e]0;...\a' went to the terminal as an escape
- * sequence. Fails on main ee68dbf's binary (the reproduce line exits 2). */
+ * sequence (recommend's "owner:" line still did on main 493b482). Fails on
+ * main ee68dbf's binary (the reproduce line exits 2). */
 Test(cli, reproduce_commands_are_shell_words_whatever_the_paths_hold)
 {
     KW_TL_HANG_GUARD(120);
@@ -205,6 +206,13 @@ Test(cli, reproduce_commands_are_shell_words_whatever_the_paths_hold)
     cr_assert(strchr(audit, '\033') == NULL && strchr(audit, '\007') == NULL,
               "a control byte reaches the terminal: %s", audit);
     cr_assert(strstr(audit, "owner ops?]0;owned?") != NULL, "%.200s", audit);
+    /* recommend prints the owner too (main 493b482 printed it raw) */
+    snprintf(args, sizeof args, "recommend '%s/run' --shape attn_prefill_s2048_b1_c2", dir);
+    char *rec = kw_t_ok(args);
+    cr_assert(strchr(rec, '\033') == NULL && strchr(rec, '\007') == NULL,
+              "a control byte reaches the terminal: %s", rec);
+    cr_assert(strstr(rec, "owner: ops?]0;owned?\n") != NULL, "%s", rec);
+    free(rec);
     const char *rep = strstr(audit, "reproduce: knobwise eval ");
     cr_assert(rep != NULL, "%s", audit);
     rep += strlen("reproduce: knobwise ");

@@ -26,18 +26,6 @@ static void kw_audit_help(void)
            "Every step, one row each, is in RUN_DIR/audit.csv.\n");
 }
 
-/* s copied into dst with each control byte (C0, DEL) as '?': the journal's
- * owner and run name are printed to a terminal, and an owner given as
- * --owner $'\e]0;...' (or a journal written by anyone) printed its escape
- * sequences to the terminal that ran audit. */
-static void kw_audit_terminal_text(char *dst, size_t n, const char *s)
-{
-    size_t i = 0;
-    for (; s[i] && i + 1 < n; i++)
-        dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    dst[i] = '\0';
-}
-
 int kw_cli_audit(int argc, char **argv)
 {
     static const struct option opts[] = {{"shape", required_argument, 0, 'S'},
@@ -100,8 +88,8 @@ int kw_cli_audit(int argc, char **argv)
         goto done;
     }
     char run_id[sizeof rs->info.run_id], owner[sizeof rs->info.owner];
-    kw_audit_terminal_text(run_id, sizeof run_id, rs->info.run_id);
-    kw_audit_terminal_text(owner, sizeof owner, rs->info.owner[0] ? rs->info.owner : "unassigned");
+    kw_cli_terminal_text(run_id, sizeof run_id, rs->info.run_id);
+    kw_cli_terminal_text(owner, sizeof owner, rs->info.owner[0] ? rs->info.owner : "unassigned");
     printf("run %s: %s search, primary %s, seed %llu, owner %s%s\n\n", run_id,
            rs->info.strategy, rs->metric_names[rs->primary], (unsigned long long)rs->info.seed,
            owner,

@@ -554,7 +554,9 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                kw_sbuf_status(&cmd) == 0 ? kw_sbuf_cstr(&cmd) : "RUN");
         kw_sbuf_free(&cmd);
     }
-    printf("  owner: %s\n", rs->info.owner[0] ? rs->info.owner : "unassigned");
+    char owner[sizeof rs->info.owner]; /* recorded by whoever ran tune */
+    kw_cli_terminal_text(owner, sizeof owner, rs->info.owner[0] ? rs->info.owner : "unassigned");
+    printf("  owner: %s\n", owner);
 }
 
 static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, int no_evidence,

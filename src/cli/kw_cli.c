@@ -83,3 +83,12 @@ int kw_cli_parse_double(double *out, const char *verb, const char *opt, const ch
     *out = v;
     return 0;
 }
+
+void kw_cli_terminal_text(char *dst, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    if (n > 0)
+        dst[i] = '\0';
+}

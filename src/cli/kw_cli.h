@@ -51,6 +51,11 @@ int kw_cli_parse_seed(long *out, const char *verb, const char *text);
  * kw_runfolder_output. kw_cli_stdout writes len bytes and flushes: 0, or
  * "knobwise VERB: writing standard output: ..." printed and 1. */
 #define KW_CLI_STDOUT "-"
+/* s copied into dst (n bytes with its NUL) with each control byte (C0, DEL)
+ * as '?': text a run recorded (its owner, its name) printed to a terminal,
+ * where --owner $'\e]0;...' (or a journal written by anyone) printed its
+ * escape sequences to whoever ran audit or recommend. */
+void kw_cli_terminal_text(char *dst, size_t n, const char *s);
 int kw_cli_stdout(const char *verb, const char *data, size_t len);
 
 #endif
