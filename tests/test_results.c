@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <libxml/parser.h>
@@ -1041,27 +1042,35 @@ static int pv_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, d
     return 0;
 }
 
+/* The synthetic run's shapes set for pv_paired: rank 1 re-checked at 100 +- 3
+ * us and its rival at 104 +- 3 (overlapping), rank 1's re-check on n0[i]
+ * requests, each search evals x 500 requests; ev pairs through lg. */
+static void pv_setup(kw_runsum *rs, const double *n0, int evals, pv_log *lg, kw_evaluator *ev)
+{
+    for (int i = 0; i < SY_NSHAPES; i++) {
+        set_recheck(&rs->shapes[i], 0, 100.0, 3.0); /* [97, 103] */
+        set_recheck(&rs->shapes[i], 1, 104.0, 3.0); /* [100.88, 107.12]: overlaps */
+        rs->shapes[i].configs[rs->shapes[i].ranked[0]].recheck->v[SYM_SAMPLES] = n0[i];
+        rs->shapes[i].evals_total = evals;
+        rs->shapes[i].configs[rs->shapes[i].ranked[0]].m.v[SYM_SAMPLES] = 500;
+    }
+    memset(lg, 0, sizeof *lg);
+    memset(ev, 0, sizeof *ev);
+    ev->ctx = lg;
+    ev->n_shapes = SY_NSHAPES;
+    ev->shape_names = sy_shape_names;
+    ev->paired = pv_paired;
+}
+
 Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_doubles_to_the_cap)
 {
     kw_runsum *rs = sy_run();
     cr_assert_not_null(rs);
     cr_assert_eq(SY_NSHAPES, 3);
     static const double n0[3] = {40000, 40000, 10000};
-    for (int i = 0; i < SY_NSHAPES; i++) {
-        set_recheck(&rs->shapes[i], 0, 100.0, 3.0); /* [97, 103] */
-        set_recheck(&rs->shapes[i], 1, 104.0, 3.0); /* [100.88, 107.12]: overlaps */
-        rs->shapes[i].configs[rs->shapes[i].ranked[0]].recheck->v[SYM_SAMPLES] = n0[i];
-        rs->shapes[i].evals_total = 10000;
-        rs->shapes[i].configs[rs->shapes[i].ranked[0]].m.v[SYM_SAMPLES] = 500;
-    }
     pv_log lg;
-    memset(&lg, 0, sizeof lg);
     kw_evaluator ev;
-    memset(&ev, 0, sizeof ev);
-    ev.ctx = &lg;
-    ev.n_shapes = SY_NSHAPES;
-    ev.shape_names = sy_shape_names;
-    ev.paired = pv_paired;
+    pv_setup(rs, n0, 10000, &lg, &ev);
     cr_assert_eq(kw_evidence_verdict(rs, &ev, NULL), 0, "%s", kw_error_last());
     static const long want1[] = {40000, 80000, 160000, 320000};
     static const long want2[] = {40000, 80000, 160000, 320000, 640000, 1000000};
@@ -1124,6 +1133,53 @@ Test(results, the_paired_verdict_ranks_what_overlapping_intervals_cannot_and_dou
     cr_expect_eq(rs->shapes[2].verdict.samples, 40000);
     cr_expect_eq(rs->shapes[2].verdict_looks, 1);
     cr_expect_float_eq(rs->shapes[2].verdict.half, 100.0, 1e-9, "one look: its own 95%%");
+    kw_runsum_free(rs);
+}
+
+/* The verdict's level is the run's 1 - alpha (the space's <tuning alpha>,
+ * results.xml <limits alpha>), not 95% whatever the run said (main 493b482).
+ * The closed-form comparison above at alpha 0.10: one look (shape 2
+ * re-checked on 40,000, a 20-evaluation search) is the t table's 90%
+ * column, 100 x t_{19, 0.95} / t_{19, 0.975} = 100 x 1.729 / 2.093 = 82.6;
+ * six looks (shape 2 re-checked on 10,000, a 10,000-evaluation search)
+ * 20 x t_{19, 1 - 0.05 / 6} / t_{19, 0.975}; and the note names the level. */
+Test(results, the_paired_verdict_is_at_the_runs_level_one_minus_alpha)
+{
+    kw_runsum *rs = sy_run();
+    cr_assert_not_null(rs);
+    rs->limits.alpha = 0.10;
+    static const double n0[3] = {40000, 40000, 40000};
+    pv_log lg;
+    kw_evaluator ev;
+    pv_setup(rs, n0, 20, &lg, &ev);
+    cr_assert_eq(kw_evidence_verdict(rs, &ev, NULL), 0, "%s", kw_error_last());
+    cr_expect_eq(rs->shapes[2].verdict_looks, 1);
+    cr_expect(fabs(rs->shapes[2].verdict.half - 100.0 * 1.729 / 2.093) < 0.05,
+              "one look at 90%%: %.4f", rs->shapes[2].verdict.half);
+    char *xml = render_xml(rs);
+    xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    char *note = shape_attr(doc, sy_shape_names[2], "ranking_note");
+    cr_expect(strstr(note, "rank 1 minus rank 2 is -4.0 us [90% interval: -86.6, 78.6]"), "%s", note);
+    free(note);
+    xmlFreeDoc(doc);
+    free(xml);
+    rs->shapes[2].configs[rs->shapes[2].ranked[0]].recheck->v[SYM_SAMPLES] = 10000;
+    rs->shapes[2].evals_total = 10000;
+    memset(&lg, 0, sizeof lg);
+    cr_assert_eq(kw_evidence_verdict(rs, &ev, NULL), 0, "%s", kw_error_last());
+    cr_expect_eq(rs->shapes[2].verdict_looks, 6);
+    double want = 20.0 * gsl_cdf_tdist_Pinv(1.0 - 0.05 / 6, 19.0) / gsl_cdf_tdist_Pinv(0.975, 19.0);
+    cr_expect(fabs(rs->shapes[2].verdict.half - want) < 1e-9, "six looks at 90%%: %.4f, want %.4f",
+              rs->shapes[2].verdict.half, want);
+    xml = render_xml(rs);
+    doc = xmlReadMemory(xml, (int)strlen(xml), "results.xml", NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    note = shape_attr(doc, sy_shape_names[2], "ranking_note");
+    cr_expect(strstr(note, "[90% interval over the 6 looks the sequence planned:"), "%s", note);
+    free(note);
+    xmlFreeDoc(doc);
+    free(xml);
     kw_runsum_free(rs);
 }
 

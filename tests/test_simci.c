@@ -319,17 +319,36 @@ Test(simci, the_paired_interval_covers_a_known_mm1_difference_and_is_narrower)
  * and the normal's for many batches); one look is the 95% itself. */
 Test(simci, repeated_looks_widen_each_interval_to_its_bonferroni_share)
 {
-    cr_expect_float_eq(kw_simci_pair_half_looks(1.0, 20, 1), 1.0, 1e-12);
+    cr_expect_float_eq(kw_simci_pair_half_looks(1.0, 20, 1, 0.05), 1.0, 1e-12);
     double t975 = gsl_cdf_tdist_Pinv(0.975, 19.0);
     for (int looks = 2; looks <= 8; looks++) {
         double want = gsl_cdf_tdist_Pinv(1.0 - 0.025 / looks, 19.0) / t975;
-        cr_expect_float_eq(kw_simci_pair_half_looks(2.0, 20, looks), 2.0 * want, 1e-9, "%d looks", looks);
+        cr_expect_float_eq(kw_simci_pair_half_looks(2.0, 20, looks, 0.05), 2.0 * want, 1e-9, "%d looks", looks);
     }
     /* 5 looks: each at 1 - 0.025 / 5 = 0.995, the t table's 99% two-sided
      * column: t_{19, 0.995} = 2.861 over t_{19, 0.975} = 2.093 (any printed
      * t table, e.g. Abramowitz & Stegun 1964, table 26.10) */
-    cr_expect(fabs(kw_simci_pair_half_looks(1.0, 20, 5) - 2.861 / 2.093) < 0.001);
-    cr_expect(isnan(kw_simci_pair_half_looks(1.0, 1, 3)), "no batches: no interval");
+    cr_expect(fabs(kw_simci_pair_half_looks(1.0, 20, 5, 0.05) - 2.861 / 2.093) < 0.001);
+    cr_expect(isnan(kw_simci_pair_half_looks(1.0, 1, 3, 0.05)), "no batches: no interval");
+    /* the run's level, 1 - alpha (the space's <tuning alpha>; main 493b482
+     * had no alpha: 95% whatever the run's): one look at alpha 0.10 is the
+     * t table's 90% two-sided column, t_{19, 0.95} = 1.729 over
+     * t_{19, 0.975} = 2.093; at alpha 0.01, 99%: t_{19, 0.995} = 2.861;
+     * 5 looks at alpha 0.10 share it at 1 - 0.05 / 5 = 0.99, the 98%
+     * column: t_{19, 0.99} = 2.539 (Abramowitz & Stegun 1964, table 26.10) */
+    cr_expect(fabs(kw_simci_pair_half_looks(1.0, 20, 1, 0.10) - 1.729 / 2.093) < 0.001);
+    cr_expect(fabs(kw_simci_pair_half_looks(1.0, 20, 1, 0.01) - 2.861 / 2.093) < 0.001);
+    cr_expect(fabs(kw_simci_pair_half_looks(1.0, 20, 5, 0.10) - 2.539 / 2.093) < 0.001);
+    /* alpha 0.05 is the 95% code's figure bit for bit (1 - 0.05 / 2 is the
+     * double 0.975): the default job's files do not move */
+    for (int looks = 1; looks <= 8; looks++)
+        cr_expect(kw_simci_pair_half_looks(3.25, 20, looks, 0.05) ==
+                      (looks == 1 ? 3.25
+                                  : 3.25 * gsl_cdf_tdist_Pinv(1.0 - (1.0 - 0.975) / looks, 19.0) /
+                                        gsl_cdf_tdist_Pinv(0.975, 19.0)),
+                  "%d looks", looks);
+    cr_expect(isnan(kw_simci_pair_half_looks(1.0, 20, 2, 0.0)) &&
+              isnan(kw_simci_pair_half_looks(1.0, 20, 2, 1.0)), "alpha outside (0, 1)");
 }
 
 /* A deterministic shift of every latency by c: every batch difference is c,

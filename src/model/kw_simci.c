@@ -145,14 +145,19 @@ int kw_simci_pair_batches(size_t n, double p)
     return k < KW_SIMCI_MIN_BATCHES ? 0 : (int)k;
 }
 
-double kw_simci_pair_half_looks(double half95, int batches, int looks)
+double kw_simci_pair_half_looks(double half95, int batches, int looks, double alpha)
 {
-    if (batches < 2)
+    if (batches < 2 || !(alpha > 0.0 && alpha < 1.0))
         return NAN;
-    if (looks <= 1)
+    /* 1 - 0.05 / 2 is the double 0.975 itself: at the default level every
+     * figure is the one the 95% code gave, bit for bit */
+    double upper = 1.0 - alpha / 2.0;
+    if (looks < 1)
+        looks = 1;
+    if (looks == 1 && upper == KW_SIMCI_UPPER)
         return half95;
     double df = (double)(batches - 1);
-    return half95 * gsl_cdf_tdist_Pinv(1.0 - (1.0 - KW_SIMCI_UPPER) / looks, df) /
+    return half95 * gsl_cdf_tdist_Pinv(1.0 - (1.0 - upper) / looks, df) /
            gsl_cdf_tdist_Pinv(KW_SIMCI_UPPER, df);
 }
 

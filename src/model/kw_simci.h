@@ -149,25 +149,28 @@ int kw_simci_pair_batches(size_t n, double p);
 
 /* The half-width each of `looks` planned looks at a paired difference must
  * use so that the intervals of ALL the looks hold the true difference
- * together with probability at least 95% (Bonferroni's inequality: each at
- * level 1 - 0.05 / looks; O. J. Dunn, "Multiple comparisons among means",
+ * together with probability at least 1 - alpha (Bonferroni's inequality:
+ * each at level 1 - alpha / looks; O. J. Dunn, "Multiple comparisons among means",
  * JASA 56(293), 1961; for repeated looks at accumulating data,
  * C. Jennison & B. W. Turnbull, Group Sequential Methods with Applications
  * to Clinical Trials, Chapman & Hall 2000, sec. 2.2 and ch. 9 (repeated
  * confidence intervals): the union bound holds whatever the looks'
  * correlation, nested samples included, and is conservative for them).
  * Given a 95% half-width half95 read from k batches
- * (t_{k-1, 0.975} S / sqrt(k)): half95 x t_{k-1, 1 - 0.025 / looks} /
- * t_{k-1, 0.975}; half95 itself for looks <= 1, NAN for k < 2. So a
- * sequence that declares rank 1 the faster the first time a look's
- * interval lies below 0 does so falsely (rank 1 not faster) with
- * probability at most 2.5% over all its looks, as one look would.
+ * (t_{k-1, 0.975} S / sqrt(k)) and the run's level 1 - alpha (the space's
+ * <tuning alpha>, 0.05 by default): half95 x t_{k-1, 1 - alpha / (2 looks)}
+ * / t_{k-1, 0.975}; half95 itself for one look at alpha 0.05 (bit for bit),
+ * NAN for k < 2 or alpha outside (0, 1). So a sequence that declares rank 1
+ * the faster the first time a look's interval lies below 0 does so falsely
+ * (rank 1 not faster) with probability at most alpha / 2 over all its
+ * looks, as one look at level 1 - alpha would (until 2026-12-07 the level
+ * was 95% whatever the run's alpha).
  * Rejected: Pocock's and O'Brien & Fleming's boundaries (Biometrika 64(2),
  * 1977; Biometrics 35(3), 1979): tabulated for equally spaced looks and a
  * normal statistic, where ours double the sample and read a t with 5-20
  * batches; the Lan-DeMets spending function that handles unequal spacing
  * needs the looks' joint distribution, which the batch t does not give. */
-double kw_simci_pair_half_looks(double half95, int batches, int looks);
+double kw_simci_pair_half_looks(double half95, int batches, int looks, double alpha);
 
 /* The p-quantile of x[0..n) exactly as gsl_stats_quantile_from_sorted_data
  * reads it from the sorted x (the same order statistics, the same weights:

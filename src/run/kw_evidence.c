@@ -485,8 +485,9 @@ int kw_evidence_verdict(kw_runsum *rs, const kw_evaluator *ev, const kw_evidence
             if (rc != 0)
                 return rc;
             /* the look's interval widened to its share of the sequence's
-             * 95% (kw_simci_pair_half_looks); the record keeps the 95% */
-            v.half = kw_simci_pair_half_looks(v.half, v.batches, looks);
+             * level, the run's 1 - alpha (kw_simci_pair_half_looks); the
+             * record keeps the look's own 95% */
+            v.half = kw_simci_pair_half_looks(v.half, v.batches, looks, rs->limits.alpha);
             if (isfinite(v.half)) {
                 s->verdict = v;
                 s->verdict_rival = c2;

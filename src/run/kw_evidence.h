@@ -107,8 +107,10 @@ int kw_evidence_neighbours(kw_runsum *rs, const kw_evaluator *ev, const kw_evide
  * 200,000) is skipped, not compared. The looks are planned before the
  * first is read (a pure function of the re-check's sample, the budget and
  * p), and each comparison's 95% half-width is widened to its Bonferroni
- * share of them (kw_simci_pair_half_looks): the sequence resolves a rank 1
- * that is not faster with probability at most 2.5%, as one look would
+ * share of the run's level 1 - alpha (rs->limits.alpha, the space's
+ * <tuning alpha>; kw_simci_pair_half_looks): the sequence resolves a rank 1
+ * that is not faster with probability at most alpha / 2 (2.5% by default),
+ * as one look would
  * (measured: tests/test_results.c, the A/A sequence). The last comparison is
  * kept, widened (verdict_looks says over how many looks); its record keeps
  * the comparison's own 95%. Nothing for an evaluator without pairing (the shape

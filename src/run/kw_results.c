@@ -609,7 +609,7 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
         return 1;
     double d = v->a - v->b, half_pct = v->half / v->b * 100.0;
     int p99 = kw_results_primary_p(rs) > 0.98;
-    char a[5][40], h[40], e[40], more[160] = "", level[96] = "95% interval";
+    char a[5][40], h[40], e[40], more[160] = "", level[96];
     const double f[5] = {d, d - v->half, d + v->half, v->a, v->b};
     for (int i = 0; i < 5; i++)
         kw_sbuf_fmt_num(a[i], sizeof a[i], f[i], 1);
@@ -621,8 +621,13 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
                  "search simulated on this shape",
                  final_n, (long)KW_RESULTS_VERDICT_CAP);
     int looks = rs->shapes[shape].verdict_looks;
-    if (looks > 1) /* kw_simci_pair_half_looks */
-        snprintf(level, sizeof level, "95%% interval over the %d looks the sequence planned", looks);
+    /* the run's level (kw_simci_pair_half_looks): "95%" at alpha 0.05 */
+    double pct = (1.0 - rs->limits.alpha) * 100.0;
+    if (looks > 1)
+        snprintf(level, sizeof level, "%.4g%% interval over the %d looks the sequence planned", pct,
+                 looks);
+    else
+        snprintf(level, sizeof level, "%.4g%% interval", pct);
     int ahead = d + v->half < 0, behind = d - v->half > 0;
     const char *why = behind ? "the interval lies above 0: at this sample rank 1 is the slower"
                       : !ahead ? "the interval holds 0"

@@ -179,7 +179,8 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
 /* <shape ranking=...>: the final re-check cannot tell rank 1 from its rival
  * (kw_results_rival). With a paired verdict (kw_evidence_verdict, the
  * model's): the interval of rank 1 minus the rival on the same arrivals
- * (95% over the sequence's looks: kw_simci_pair_half_looks) reaches 0 or
+ * (the run's 1 - alpha, 95% by default, over the sequence's looks:
+ * kw_simci_pair_half_looks) reaches 0 or
  * above, or its half-width is over the minimum effect
  * (kw_results_paired_resolved). Without one (an evaluator that cannot pair,
  * a noisy model, a sample too short to pair): the two separate intervals
@@ -202,7 +203,8 @@ int kw_results_rival(const kw_runsum *rs, int shape, int *rank2, int *ties);
 double kw_results_primary_p(const kw_runsum *rs);
 
 /* Whether a paired comparison v (rank 1 = a, its rival = b) resolves the
- * ranking: the 95% interval of a - b lies below 0 (rank 1 is better) and
+ * ranking: the interval of a - b (v->half: the run's level over its looks,
+ * kw_evidence_verdict) lies below 0 (rank 1 is better) and
  * its half-width is at most min_effect_pct of the rival's figure (the gain
  * is known to within the effect the run must resolve). 0 when v has no
  * interval (half NAN). The one home of the rule: kw_evidence_verdict's

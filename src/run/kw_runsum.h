@@ -138,7 +138,7 @@ typedef struct kw_rs_shape {
      * an evaluator that cannot pair, no rival) */
     int verdict_rival;
     kw_paired verdict;  /* its half-width widened over verdict_looks (kw_simci_pair_half_looks) */
-    int verdict_looks;  /* the looks its sequence planned (1: one, at the 95% of its record) */
+    int verdict_looks;  /* the looks its sequence planned (1: one, at the run's 1 - alpha) */
 } kw_rs_shape;
 
 /* What the run was, recorded for the reader. */
