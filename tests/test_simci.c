@@ -464,3 +464,67 @@ Test(simci, selection_reads_the_same_quantile_as_the_sorted_sample)
             }
     gsl_rng_free(r);
 }
+
+/* kw_simci_interval as it read the sorted sample until 2026-12-07 (gsl_sort
+ * of each batch's copy and of the whole sample): the reference the selection
+ * must equal double for double. */
+static void ref_interval(double *lo, double *hi, const double *seq, size_t n, double p)
+{
+    *lo = *hi = 0;
+    if (n == 0)
+        return;
+    int k = kw_simci_batches(n, p);
+    double *x = malloc(n * sizeof *x), bq[KW_SIMCI_MAX_BATCHES];
+    cr_assert_not_null(x);
+    for (int next = k; next > 0; next = kw_simci_correlated(bq, k) ? kw_simci_fewer(k) : 0) {
+        k = next;
+        for (int j = 0; j < k; j++) {
+            size_t s = kw_simci_batch_start(n, k, j), e = kw_simci_batch_start(n, k, j + 1);
+            memcpy(x + s, seq + s, (e - s) * sizeof *x);
+            gsl_sort(x + s, 1, e - s);
+            bq[j] = gsl_stats_quantile_from_sorted_data(x + s, 1, e - s, p);
+        }
+    }
+    memcpy(x, seq, n * sizeof *x);
+    gsl_sort(x, 1, n);
+    kw_simci_iid(lo, hi, x, n, p);
+    kw_simci_join(lo, hi, gsl_stats_quantile_from_sorted_data(x, 1, n, p), kw_simci_halfwidth(bq, k));
+    free(x);
+}
+
+/* kw_simci_interval selects instead of sorting (continuous batching's p95/p99
+ * intervals, 18bf327, and the tests' own): the same doubles as the sorted
+ * read on M/M/1 waits (correlated: the batch count halves), independent
+ * exponentials, a sample with many ties, and sizes from below the batch
+ * minimum to 40,000. */
+Test(simci, the_interval_by_selection_is_the_sorted_reads_bit_for_bit)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    cr_assert_not_null(r);
+    gsl_rng_set(r, 23);
+    const size_t sizes[] = {1, 2, 7, 499, 500, 1000, 5001, 20000, 40000};
+    const size_t nmax = 40000;
+    double *a = malloc(2 * nmax * sizeof *a), *b = a + nmax;
+    cr_assert_not_null(a);
+    for (int kind = 0; kind < 3; kind++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n = sizes[z];
+            if (kind == 0)
+                mm1_pair(a, b, n, 0.8, 1.0, r);
+            for (size_t i = 0; i < n; i++) {
+                if (kind == 1)
+                    a[i] = gsl_ran_exponential(r, 1.0);
+                else if (kind == 2)
+                    a[i] = floor(gsl_ran_exponential(r, 1.0) * 2.0);
+            }
+            for (int t = 0; t < 2; t++) {
+                double p = t ? 0.99 : 0.95, lo, hi, wlo, whi;
+                cr_assert_eq(kw_simci_interval(&lo, &hi, a, n, p), 0);
+                ref_interval(&wlo, &whi, a, n, p);
+                cr_assert(lo == wlo && hi == whi, "kind %d n %zu p %.2f: [%.17g, %.17g] vs [%.17g, %.17g]",
+                          kind, n, p, lo, hi, wlo, whi);
+            }
+        }
+    free(a);
+    gsl_rng_free(r);
+}

@@ -98,8 +98,9 @@ void kw_simci_iid(double *lo, double *hi, const double *sorted, size_t n, double
 /* The interval of the p-quantile of seq[0..n) (in time order: batches are
  * contiguous stretches of it), the union above, with the batch count halved
  * while kw_simci_correlated; the quantile itself is GSL's
- * (gsl_stats_quantile_from_sorted_data). Sorts copies (gsl_sort): O(n log n).
- * Returns 0 or KW_ENOMEM. The simulation computes the same from its sort keys
+ * (gsl_stats_quantile_from_sorted_data's double, read by selection:
+ * kw_simci_select_quantile, gsl_stats_select): O(n) on average, one copy of
+ * seq (until 2026-12-07 it sorted copies, O(n log n)). Returns 0 or KW_ENOMEM. The simulation computes the same from its sort keys
  * (kw_sim.c); this is the form tests and other sources of samples call. */
 int kw_simci_interval(double *lo, double *hi, const double *seq, size_t n, double p);
 
