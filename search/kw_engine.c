@@ -89,6 +89,18 @@ void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o
     kw_engine_stats(E, s->shape, kw_knobs_cand_id(E->ks, c), o);
 }
 
+double kw_engine_half(kw_eng *E, const kw_shape *s, const kw_cand *c)
+{
+    const kw_memo_ent *e = kw_memo_find(&E->memo, s->shape, kw_knobs_cand_id(E->ks, c), 0);
+    return e && e->state == KW_MEMO_DONE ? e->half : NAN;
+}
+
+/* The primary's interval half-width from an evaluation's metrics (kw_eng ci_lo/ci_hi). */
+static double kw_half_of(const kw_eng *E, const double *m)
+{
+    return E->ci_lo >= 0 ? (m[E->ci_hi] - m[E->ci_lo]) / 2.0 : NAN;
+}
+
 /* ------------------------------------------------------------------ judging */
 
 double kw_engine_welch_p(double mean_a, double sd_a, int n_a, double mean_b, double sd_b, int n_b)
@@ -1006,7 +1018,7 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
         int rc;
         int rc_eval;
         const char *g;
-        double primary;
+        double primary, half;
         if (j->live) {
             char eg[KW_GUARDS_LEN];
             if (j->rc != 0 && !j->m.guards[0])
@@ -1019,6 +1031,7 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
                 return kw_error_set(KW_ENOMEM, "out of memory");
             rc_eval = j->rc;
             primary = j->m.v[E->primary];
+            half = kw_half_of(E, j->m.v);
             E->sum.evals++;
         } else {
             const kw_jeval *je = j->je;
@@ -1027,6 +1040,7 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
             g = je->guards;
             rc_eval = je->rc;
             primary = je->m[E->primary];
+            half = kw_half_of(E, je->m);
             E->sum.replayed++;
         }
         if (rc != 0)
@@ -1036,6 +1050,7 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
         e->rc = rc_eval;
         e->guards = g;
         e->primary = primary;
+        e->half = half;
         e->round = (int32_t)E->round;
         s->evals++;
         if (j->rep >= E->reps && s->phase == KW_SHAPE_PAIR) {
@@ -1244,7 +1259,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->estimate = 1;
     o->probes = 32;
     o->pair = KW_PAIR_DEFAULT;
-    o->rerank = 0; /* off: measured and not enabled (README #18, the re-rank) */
+    o->rerank = KW_RERANK_DEFAULT; /* where the sample cannot rank a shape (kw_ofat.c, README #18) */
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)
@@ -1322,6 +1337,18 @@ static int kw_check_inputs(kw_eng *E)
             E->primary = i;
     if (E->primary < 0)
         return kw_error_set(KW_EINPUT, "the evaluator has no metric '%s'", o->metric ? o->metric : "");
+    E->ci_lo = E->ci_hi = -1;
+    {
+        int p99 = strcmp(o->metric, "p99_us") == 0;
+        const char *lo = p99 ? "p99_ci_lo_us" : "p_ci_lo_us", *hi = p99 ? "p99_ci_hi_us" : "p_ci_hi_us";
+        int il = -1, ih = -1;
+        for (int i = 0; (p99 || strcmp(o->metric, "p95_us") == 0) && i < ev->n_metrics; i++) {
+            il = strcmp(ev->metric_names[i], lo) == 0 ? i : il;
+            ih = strcmp(ev->metric_names[i], hi) == 0 ? i : ih;
+        }
+        if (il >= 0 && ih >= 0)
+            E->ci_lo = il, E->ci_hi = ih;
+    }
     if ((int)o->strategy < 0 || (int)o->strategy >= KW_N_STRATEGIES ||
         !kw_strategies[o->strategy] || o->policy < KW_POLICY_SWEEP || o->policy > KW_POLICY_GREEDY)
         return kw_error_set(KW_EINPUT, "unknown strategy or policy");

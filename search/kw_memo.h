@@ -26,6 +26,8 @@ typedef struct kw_memo_ent {
     int32_t rc;
     int32_t round;        /* the engine round that journalled it (0: not yet in this process) */
     double primary;
+    double half;          /* the primary's 95% interval half-width as the evaluator read it
+                           * (kw_engine_half; NAN: the evaluator gives none) */
     const char *guards;   /* effective guards ("" = pass), interned or journal-owned */
     const kw_jeval *je;   /* KW_MEMO_JOURNAL: the journal's record */
 } kw_memo_ent;

@@ -35,14 +35,15 @@
 #define KW_PAIR_DEFAULT 200  /* pairing evaluations per shape (opts->pair): 20 neighbours at
                               * the default 5 repeats, every neighbour of the shipped CPU spaces */
 #define KW_PAIR_BUDGET_MAX (1L << 30)
-/* The re-rank (noiseless OFAT with a paired evaluator, kw_ofat.c "the re-rank"; off
- * unless kw_engine_opts.rerank is set, e.g. to KW_RERANK_DEFAULT by the quality bench's
- * --rerank): a shape's best configs by the search's own sample compared again on the
- * same arrivals at a longer sample, KW_RERANK_N0 requests (x5 for p99) doubling to at
- * most KW_RERANK_CAP. */
+/* The re-rank (noiseless OFAT with a paired evaluator, kw_ofat.c "the re-rank";
+ * kw_engine_opts.rerank, KW_RERANK_DEFAULT unless set): where the search's own sample
+ * cannot rank a shape, its best configs by that sample compared again on the same
+ * arrivals at a longer sample, KW_RERANK_N0 requests (x5 for p99) doubling to at most
+ * KW_RERANK_CAP. N0: the shortest sample the paired interval reads (2,000 requests above
+ * the p95, src/model/kw_simci.h KW_SIMCI_PAIR_MIN_ABOVE; 200,000 for the p99). */
 #define KW_RERANK_DEFAULT 4
 #define KW_RERANK_MAX 16
-#define KW_RERANK_N0 10000L
+#define KW_RERANK_N0 40000L
 #define KW_RERANK_CAP 262144L
 
 /* One knob: a finite ordered domain of textual values and a baseline index. */
@@ -300,9 +301,9 @@ typedef struct kw_engine_opts {
     /* Noiseless OFAT with evaluator->paired and a p95/p99 primary only: the most
      * configs of a shape (the search's recommendation and its best rivals by the
      * search's sample) re-ranked on a long paired sample of the same arrivals before
-     * the shape-done record (kw_ofat.c "the re-rank", R records); 0 turns it off.
-     * kw_engine_opts_init: 0 (measured and not enabled: README #18). Recorded in the
-     * journal header (rerank=K) of a run that re-ranks. */
+     * the shape-done record, where that sample cannot rank the shape (kw_ofat.c "the
+     * re-rank", R records); 0 turns it off. kw_engine_opts_init: KW_RERANK_DEFAULT
+     * (README #18). Recorded in the journal header (rerank=K) of a run that may re-rank. */
     int rerank;
 } kw_engine_opts;
 

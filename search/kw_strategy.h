@@ -136,6 +136,9 @@ struct kw_eng {
     kw_engine_opts o;
     const kw_run_info *info;
     int primary, reps;
+    int ci_lo, ci_hi;         /* the evaluator's metrics bounding the primary's 95% interval on
+                               * its own sample (p_ci_lo_us/p_ci_hi_us for p95_us, p99_ci_* for
+                               * p99_us), -1 when it has none (kw_engine_half) */
     int n_shapes;
     int shapes[KW_JOURNAL_SHAPE_MAX];
     kw_shape *S;
@@ -223,6 +226,10 @@ int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t i
                           const kw_paired *v);
 void kw_engine_stats(kw_eng *E, int shape, uint64_t id, kw_cst *o);
 void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o);
+/* The 95% interval half-width of c's primary on the evaluator's own sample, as its
+ * evaluation (repetition 0) read it: NAN when the evaluator gives no interval for the
+ * primary (E->ci_lo < 0) or c was not evaluated. */
+double kw_engine_half(kw_eng *E, const kw_shape *s, const kw_cand *c);
 /* % by which x improves on ref (lower is better; +-inf when ref is 0). */
 double kw_engine_gain_pct(double ref, double x);
 /* The acceptance rule: c against the reference ref; m candidates are compared

@@ -3018,7 +3018,7 @@ Test(engine, a_long_paired_sample_that_ranks_b_over_a_makes_b_the_recommendation
     rr_init(&r);
     kw_cand a = {{2, 1}}, b = {{2, 2}};
     kw_engine_opts o = opts_for(1);
-    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
+    o.rerank = KW_RERANK_DEFAULT; /* the default; the evaluator gives no interval: every shape */
     char dir[64], jp[96];
     kw_jresult res;
     kw_journal *j = run_result(&r.s, &o, dir, sizeof dir, jp, sizeof jp, &res);
@@ -3040,7 +3040,7 @@ Test(engine, the_rerank_is_journalled_verified_and_reached_by_one_knob_steps)
     kw_cand a = {{2, 1}}, b = {{2, 2}};
     uint64_t ida = kw_knobs_cand_id(&r.s.ks, &a), idb = kw_knobs_cand_id(&r.s.ks, &b);
     kw_engine_opts o = opts_for(1);
-    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
+    o.rerank = KW_RERANK_DEFAULT; /* the default; the evaluator gives no interval: every shape */
     char dir[64], jp[96];
     kw_journal *j = run_load(&r.s, &o, dir, sizeof dir, jp, sizeof jp, NULL); /* checks the journal */
     cr_assert_eq(j->h.rerank, KW_RERANK_DEFAULT);
@@ -3099,7 +3099,7 @@ Test(engine, the_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
     rr_synth r;
     rr_init(&r);
     kw_engine_opts o = opts_for(1);
-    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
+    o.rerank = KW_RERANK_DEFAULT; /* the default; the evaluator gives no interval: every shape */
     o.threads = 1;
     long l1, l2;
     char *b1 = run_bytes(&r.s, &o, &l1);
@@ -3129,6 +3129,153 @@ Test(engine, the_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
     free(b2);
 }
 
+/* ---- where the re-rank runs, and the ties it breaks (stop 44): the same two knobs, the
+ * evaluator now also reading the primary's 95% interval on its own sample (p_ci_lo_us,
+ * p_ci_hi_us: primary -+ half[c]). The search's sample reads each config short_off[c]
+ * above its truth (kw_synth_true), the long paired sample long_off[c] above it, zero
+ * width. ---- */
+static const char *const rrc_metrics[] = {"p50_us", "p95_us", "p99_us", "launches", "p_ci_lo_us",
+                                          "p_ci_hi_us"};
+typedef struct rrc_synth {
+    rr_synth r; /* first: the evaluator's ctx is this struct, the rr_synth and the kw_synth alike */
+    double short_off[3][3], long_off[3][3], half[3][3];
+} rrc_synth;
+
+static int rrc_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    rrc_synth *x = ctx;
+    int rc = kw_synth_eval(ctx, c, shape, rep, out);
+    if (rc != 0)
+        return rc;
+    double d = x->short_off[c->v[0]][c->v[1]];
+    for (int i = 0; i < 3; i++)
+        out->v[i] += d * (i == 0 ? 0.8 : i == 1 ? 1.0 : 1.2);
+    out->v[4] = out->v[1] - x->half[c->v[0]][c->v[1]];
+    out->v[5] = out->v[1] + x->half[c->v[0]][c->v[1]];
+    return 0;
+}
+
+static int rrc_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p, long samples,
+                      kw_paired *out)
+{
+    rrc_synth *x = ctx;
+    int rc = rr_paired(ctx, a, b, shape, p, samples, out);
+    out->a += x->long_off[a->v[0]][a->v[1]];
+    out->b += x->long_off[b->v[0]][b->v[1]];
+    return rc;
+}
+
+/* Every config's interval half-width `half`; rr_init's weights (A = (v2, v1) 89, B =
+ * (v2, v2) 87, every other config 90 and above). */
+static void rrc_init(rrc_synth *x, double half)
+{
+    memset(x, 0, sizeof *x);
+    rr_init(&x->r);
+    x->r.s.ev.ctx = x;
+    x->r.s.ev.eval = rrc_eval;
+    x->r.s.ev.paired = rrc_paired;
+    x->r.s.ev.n_metrics = 6;
+    x->r.s.ev.metric_names = rrc_metrics;
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            x->half[i][k] = half;
+}
+
+/* The tie: (v2, v1) and (v2, v2) both read 89 on the search's sample, which (from (v2, v0),
+ * 90) ends at (v2, v2): A. The long sample reads A 89 and B = (v2, v1) 87; B's interval on
+ * the short sample has half-width half_b (A's: 5). */
+static void rrc_init_tie(rrc_synth *x, double half_b)
+{
+    rrc_init(x, 5.0);
+    x->short_off[2][2] = 2.0;
+    x->long_off[2][2] = 2.0;
+    x->long_off[2][1] = -2.0;
+    x->half[2][1] = half_b;
+}
+
+static uint64_t rrc_best(rrc_synth *x, const kw_engine_opts *o, size_t *n_reranks)
+{
+    char dir[64], jp[96];
+    kw_jresult res;
+    kw_journal *j = run_result(&x->r.s, o, dir, sizeof dir, jp, sizeof jp, &res); /* checked */
+    cr_assert(j->complete);
+    uint64_t best = res.best_id;
+    *n_reranks = j->n_reranks;
+    kw_journal_result_clear(&res);
+    kw_journal_free(j);
+    kw_synth_rmdir(dir);
+    return best;
+}
+
+/* B reads 91 on the search's sample (A 89): with the interval of that sample within the
+ * minimum effect (half 0.1 us < 1% of 89) the sample ranks the shape and nothing is
+ * re-ranked (no paired call, no R record: A); with it wider (half 5 us), the default
+ * options re-rank and B leads. Fails on main (re-rank off by default: A both times). */
+Test(engine, the_rerank_runs_by_default_where_the_sample_cannot_rank_the_shape)
+{
+    kw_cand a = {{2, 1}}, b = {{2, 2}};
+    kw_engine_opts o = opts_for(1);
+    rrc_synth x;
+    size_t nr;
+    rrc_init(&x, 0.1);
+    x.short_off[2][2] = 4.0;
+    cr_assert_eq(rrc_best(&x, &o, &nr), kw_knobs_cand_id(&x.r.s.ks, &a));
+    cr_assert_eq(nr, 0);
+    cr_assert_eq(x.r.paired_calls, 0, "the sample resolves the minimum effect, yet paired");
+    rrc_init(&x, 5.0);
+    x.short_off[2][2] = 4.0;
+    cr_assert_eq(rrc_best(&x, &o, &nr), kw_knobs_cand_id(&x.r.s.ks, &b),
+                 "a sample that cannot rank the shape was not re-ranked");
+    cr_assert_geq(nr, 1);
+}
+
+/* B reads exactly A's 89 on the search's sample, with another interval (half 6 against
+ * 5): not the same service, a tie of the sample, which the re-rank breaks (B, 87 on the
+ * long paired sample). A config reading the same primary AND interval as the incumbent is
+ * the same service and no rival (half_b 5: nothing to compare B with, A stays). Fails on
+ * main even with the re-rank on (ties of the incumbent's figure were never rivals: A). */
+Test(engine, the_rerank_breaks_a_tie_of_the_search_sample_between_different_services)
+{
+    kw_cand a = {{2, 2}}, b = {{2, 1}};
+    kw_engine_opts o = opts_for(1);
+    rrc_synth x;
+    size_t nr;
+    rrc_init_tie(&x, 6.0);
+    o.rerank = 0; /* the control: without the re-rank the search stops at A */
+    cr_assert_eq(rrc_best(&x, &o, &nr), kw_knobs_cand_id(&x.r.s.ks, &a));
+    o.rerank = KW_RERANK_DEFAULT;
+    cr_assert_eq(rrc_best(&x, &o, &nr), kw_knobs_cand_id(&x.r.s.ks, &b), "the tie was not broken");
+    rrc_init_tie(&x, 5.0);
+    uint64_t best = rrc_best(&x, &o, &nr);
+    cr_assert_eq(best, kw_knobs_cand_id(&x.r.s.ks, &a), "a same-reading config became a rival (B: %d)",
+                 best == kw_knobs_cand_id(&x.r.s.ks, &b));
+}
+
+/* The gate reads the incumbent's interval from its evaluation, which a resume takes from
+ * the journal: 1 vs 2 threads and a kill at every record boundary give the same bytes. */
+Test(engine, the_gated_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
+{
+    rrc_synth x;
+    rrc_init_tie(&x, 6.0);
+    kw_engine_opts o = opts_for(1);
+    o.threads = 1;
+    long l1, l2;
+    char *b1 = run_bytes(&x.r.s, &o, &l1);
+    o.threads = 2;
+    char *b2 = run_bytes(&x.r.s, &o, &l2);
+    cr_assert(l1 == l2 && memcmp(b1, b2, (size_t)l1) == 0, "1 vs 2 threads differ");
+    cr_assert(strstr(b1, "\nR s=0 "));
+    long ref_evals = 0;
+    for (long i = 0; i < l1; i++)
+        if (i == 0 || b1[i - 1] == '\n')
+            ref_evals += b1[i] == 'E';
+    for (long at = 1; at <= l1; at++)
+        if (b1[at - 1] == '\n')
+            resume_from_prefix(&x.r.s, &o, b1, l1, at, ref_evals);
+    free(b1);
+    free(b2);
+}
+
 /* A signal (or the time limit) that stops one of the re-rank's paired simulations pauses the
  * run with nothing of that round journalled (the comparisons are made while planning the
  * finish); the resume makes them again and gives the uninterrupted journal. */
@@ -3152,7 +3299,7 @@ Test(engine, a_stop_inside_the_rerank_pauses_and_the_resume_is_byte_identical)
     rr_synth r;
     rr_init(&r);
     kw_engine_opts o = opts_for(1);
-    o.rerank = KW_RERANK_DEFAULT; /* off by default (README #18) */
+    o.rerank = KW_RERANK_DEFAULT; /* the default; the evaluator gives no interval: every shape */
     long ref_len;
     char *ref = run_bytes(&r.s, &o, &ref_len);
     long calls = r.paired_calls;

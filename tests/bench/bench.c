@@ -36,8 +36,9 @@
  * KW_BENCH_KEEP=1 keeps the engine runs' journals (growth, quality) and names them on
  * stderr (tests/bench/journal_rounds.py counts where their evaluations go).
  * Usage: bench [--srcdir DIR] [--knobwise PATH] [--only SECTION] [--seeds N] [--no-estimate]
- *              [--rerank] [--bursty-long] [--space NAME] [--quick]
- *   (quality: --rerank turns the search's re-rank on, kw_ofat.c; every shape is judged on
+ *              [--no-rerank] [--bursty-long] [--space NAME] [--quick]
+ *   (quality: --no-rerank turns the search's re-rank off, kw_ofat.c, on by default since
+ *   stop 44; --rerank is accepted and is the default; every shape is judged on
  *   the long sample (the 500-request judge called bert_tpu bert_s128_b8_c4 seed 4 within
  *   while it converged +2.05% above on 1,000,000: stop 43); --bursty-long judges only the
  *   bursty ones there, as stop 42 did; --long-all is accepted and is the default)   (--space small: only spaces/validate_small.xml; a glob)
@@ -106,7 +107,7 @@ typedef struct kw_bench {
     int quick;
     int seeds;             /* growth, quality: seeds per shape (0: KW_BENCH_SEEDS) */
     int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
-    int rerank;            /* quality: engine with the re-rank (kw_ofat.c; off by default) */
+    int no_rerank;         /* quality: engine without the re-rank (kw_ofat.c; the before) */
     int long_all;          /* quality: every shape judged on the long sample (the default), not only bursty ones */
     long rr_runs, rr_with, rr_moved; /* quality: ofat runs, of them re-ranked, of them moved */
     long rr_requests;      /* quality: the requests their re-ranks simulated (journals' R records) */
@@ -1416,8 +1417,8 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             kw_engine_opts_init(&o);
             o.seed = (uint64_t)seed;
             o.estimate = !b->no_estimate;
-            if (b->rerank)
-                o.rerank = KW_RERANK_DEFAULT;
+            if (b->no_rerank)
+                o.rerank = 0;
             o.min_effect_pct = cfg->space.min_effect_pct;
             o.n_shapes = 1;
             o.shapes = &s;
@@ -1752,12 +1753,13 @@ static int kw_bench_quality(kw_bench *b)
         printf(" converged %d/%d within, %d over %.0f%% among the long-judged runs\n", conv_short,
                tot.runs, tot.conv_over1_short, KW_BENCH_CONVERGED_GAP_PCT);
     }
-    if (b->rerank)
-        printf("\nre-rank (kw_ofat.c, %s): %ld of %ld ofat runs compared their top configs on a long "
+    if (!b->no_rerank)
+        printf("\nre-rank (kw_ofat.c, on where the search's sample cannot rank a shape): %ld of %ld "
+           "ofat runs compared their top configs on a long "
            "paired sample, %ld of them moved the recommendation; %ld requests simulated for it "
            "(%.0f per run re-ranked), beside %ld evaluations of the space's sample (the budget "
            "counts those only)\n",
-           b->rerank ? "on: --rerank" : "off", b->rr_with, b->rr_runs, b->rr_moved,
+           b->rr_with, b->rr_runs, b->rr_moved,
            b->rr_requests, b->rr_with ? (double)b->rr_requests / (double)b->rr_with : 0.0, b->rr_evals);
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
@@ -1858,7 +1860,9 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--no-estimate") == 0)
             b.no_estimate = 1;
         else if (strcmp(argv[i], "--rerank") == 0)
-            b.rerank = 1;
+            b.no_rerank = 0;
+        else if (strcmp(argv[i], "--no-rerank") == 0)
+            b.no_rerank = 1;
         else if (strcmp(argv[i], "--long-all") == 0)
             b.long_all = 1;
         else if (strcmp(argv[i], "--bursty-long") == 0)
@@ -1870,7 +1874,7 @@ int main(int argc, char **argv)
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--rerank] [--bursty-long] [--space NAME] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--no-rerank] [--bursty-long] [--space NAME] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
