@@ -20,7 +20,7 @@
 #include "kw_input.h"
 #include "kw_num.h"
 
-#define KW_FID_BYTES_MAX (16u << 20) /* a measured CSV: 128 rows and their comments */
+#define KW_FID_BYTES_MAX (16u << 20) /* a measured CSV: KW_FID_MAX rows and their comments */
 
 #define KW_FID_COLS 25
 #define KW_FID_LINE_MAX 4096

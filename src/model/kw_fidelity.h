@@ -37,7 +37,7 @@
 
 #include "kw_cost.h"
 
-#define KW_FID_MAX 128
+#define KW_FID_MAX 256
 #define KW_FID_KEY_MAX 160 /* a source key: owner/repo is at most 39 + 1 + 100 */
 
 /* graph_node: one empty kernel inside a replayed CUDA graph, its marginal time
