@@ -705,6 +705,25 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
     free(set);
 }
 
+/* make bench-fidelity's second table joins both shipped CSVs into one file
+ * (mk/model.am), which one load must hold: 73 + 98 rows since stop 44's
+ * out-of-sample rows, more than the 128 cases the loader took before. */
+Test(hier, shipped_measurements_fit_one_load_together)
+{
+    static const char *const files[] = {"h100_published.csv", "h100_pending.csv"};
+    char path[1024];
+    int total = 0;
+    kw_fid_set *set = malloc(sizeof *set);
+    cr_assert_not_null(set);
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        snprintf(path, sizeof path, "%s/spaces/measured/%s", kw_tl_src(), files[f]);
+        cr_assert_eq(kw_fidelity_load(set, path), 0, "%s", kw_error_last());
+        total += set->n;
+    }
+    cr_assert_leq(total, KW_FID_MAX, "%d shipped cases, the loader takes %d", total, KW_FID_MAX);
+    free(set);
+}
+
 Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
 {
     /* the model's fidelity targets against the published times (not its own
