@@ -706,7 +706,7 @@ Test(hier, shipped_measurements_load_and_every_case_costs)
 }
 
 /* make bench-fidelity's second table joins both shipped CSVs into one file
- * (mk/model.am), which one load must hold: 73 + 98 rows since stop 44's
+ * (mk/model.am), which one load must hold: 73 + 104 rows since stop 44's
  * out-of-sample rows, more than the 128 cases the loader took before. */
 Test(hier, shipped_measurements_fit_one_load_together)
 {
