@@ -12,7 +12,8 @@
  *                   [--no-ready] [--exit-at-start] [--stderr]
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
- *                   [--quality REL_RMS,COS] [--sleep S] [--samples-on K=V:TEXT]
+ *                   [--quality REL_RMS,COS] [--sleep S] [--sleep-after T,S]
+ *                   [--samples-on K=V:TEXT]
  *                   [--device-len N]
  *                   [--deaf-on K=V] [--stderr-flood N] [--escape FILE]
  *                   [--killed-once FILE] [--ramp] [--immortal]
@@ -25,6 +26,9 @@
  *   and --seed; --drift PCT multiplies request number i (from 0) by 1 + PCT/100 x i.
  *   --sleep S: each measurement takes S seconds of wall time (a stand-in for a
  *   device: `make bench-mpi` measures how ranks share such waits).
+ *   --sleep-after T,S: a measurement requested T seconds or more after the
+ *   worker started takes S seconds (one that is fast at first and then is
+ *   caught by a deadline: tests/mpi/run.sh's whole-round resume).
  *   --samples-on K=V:TEXT: every sample of a matching request is TEXT as given
  *   (1e300, 0, nan: figures that cannot be measurements).
  *   --ramp: sample k (from 0) is (k + 1) x the config's time: a sample whose
@@ -53,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gsl/gsl_randist.h>
@@ -110,11 +115,20 @@ static long tw_int(const char *line, const char *key)
     return p ? strtol(p + strlen(k), NULL, 10) : -1;
 }
 
+static double tw_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int main(int argc, char **argv)
 {
+    const double t_start = tw_now();
     int flat = 0, per_shape = 0, no_ready = 0, exit_at_start = 0, to_stderr = 0, unit_request = 0,
         ramp = 0, immortal = 0;
-    double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0;
+    double noise = 0.0, drift_pct = 0.0, start_delay = 0.0, sleep_s = 0.0, late_t = -1.0,
+           late_s = 0.0;
     unsigned long seed = 1;
     long die_after = -1, device_len = -1, flood = 0;
     const char *escape = NULL, *killed_once = NULL;
@@ -145,6 +159,11 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--die-after")) { die_after = atol(v); i++; }
         else if (v && !strcmp(a, "--quality")) { quality = v; i++; }
         else if (v && !strcmp(a, "--sleep")) { sleep_s = atof(v); i++; }
+        else if (v && !strcmp(a, "--sleep-after")) {
+            if (sscanf(v, "%lf,%lf", &late_t, &late_s) != 2)
+                return 2;
+            i++;
+        }
         else if (v && !strcmp(a, "--samples-on")) { samples_on = v; i++; }
         else if (v && !strcmp(a, "--device-len")) { device_len = atol(v); i++; }
         else if (v && !strcmp(a, "--deaf-on")) { deaf_on = v; i++; }
@@ -255,6 +274,8 @@ int main(int argc, char **argv)
         }
         if (sleep_s > 0)
             usleep((useconds_t)(sleep_s * 1e6));
+        if (late_t >= 0 && tw_now() - t_start >= late_t)
+            usleep((useconds_t)(late_s * 1e6));
         /* the config's time from its knob tokens */
         double t = TW_BASE_US;
         const char *p = line, *sh = strstr(line, " shape=");

@@ -88,11 +88,12 @@ const kw_mpi_spec *kw_mpi_spec_of(const kw_mpi_job_spec *js)
     return NULL;
 }
 void kw_mpi_spec_free(kw_mpi_job_spec *js) { (void)js; }
-int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc)
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s)
 {
     (void)ev;
     (void)threads;
     (void)setup_rc;
+    (void)deadline_s;
     return kw_error_set(KW_ESTATE, "knobwise was built without MPI (./configure --with-mpi)");
 }
 
@@ -118,10 +119,17 @@ enum {
 #define KW_MPI_HOST_LEN 64
 #define KW_MPI_MSG_LEN 1024
 
+/* left_s: the seconds rank 0's deadline leaves when the job is sent
+ * (KW_MPI_LEFT_NONE: no deadline, KW_MPI_LEFT_KEEP: the rank keeps its own) */
 typedef struct kw_mpi_wjob {
     int32_t id, shape, rep, pad;
+    double left_s;
     kw_cand cand;
 } kw_mpi_wjob;
+#define KW_MPI_LEFT_NONE 0.0
+#define KW_MPI_LEFT_KEEP (-1.0)
+/* a deadline already past when the job is sent: the rank stops at once */
+#define KW_MPI_LEFT_PAST 1e-9
 
 typedef struct kw_mpi_wres {
     int32_t id, rc;
@@ -251,6 +259,7 @@ struct kw_mpi_pool {
     kw_evaluator iface;
     const kw_evaluator *local;
     const volatile sig_atomic_t *stop;
+    const double *deadline_s; /* kw_mpi_spec.deadline_s */
     int n;                   /* ranks */
     int *slots, *busy;       /* per rank */
     long *evals;             /* per rank, finished */
@@ -306,6 +315,18 @@ static int kw_mpi_free_rank(kw_mpi_pool *p)
     return -1;
 }
 
+/* What a job carries of rank 0's deadline (kw_mpi_wjob.left_s). */
+static double kw_mpi_left(const double *deadline_s)
+{
+    if (!deadline_s)
+        return KW_MPI_LEFT_KEEP;
+    double d = *deadline_s;
+    if (!(d > 0))
+        return KW_MPI_LEFT_NONE;
+    double left = d - kw_mpi_now_s();
+    return left > KW_MPI_LEFT_PAST ? left : KW_MPI_LEFT_PAST;
+}
+
 static void *kw_mpi_dispatch(void *arg)
 {
     kw_mpi_pool *p = arg;
@@ -334,7 +355,8 @@ static void *kw_mpi_dispatch(void *arg)
             q->rank = r;
             p->inflight[id] = q;
             p->busy[r]++;
-            kw_mpi_wjob w = {.id = id, .shape = q->shape, .rep = q->rep, .cand = *q->cand};
+            kw_mpi_wjob w = {.id = id, .shape = q->shape, .rep = q->rep,
+                             .left_s = kw_mpi_left(p->deadline_s), .cand = *q->cand};
             pthread_mutex_unlock(&p->mu);
             int mrc = MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, KW_MPI_TAG_JOB, MPI_COMM_WORLD);
             pthread_mutex_lock(&p->mu);
@@ -548,6 +570,7 @@ int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evalu
     }
     p->local = local;
     p->stop = stop;
+    p->deadline_s = spec->deadline_s;
     p->iface = *local;
     p->iface.ctx = p;
     p->iface.eval = kw_mpi_eval;
@@ -818,7 +841,7 @@ static void *kw_mpi_server_thread(void *arg)
     return NULL;
 }
 
-int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc)
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s)
 {
     kw_mpi_hello h;
     memset(&h, 0, sizeof h);
@@ -871,6 +894,12 @@ int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc)
                 rc = kw_mpi_err(mrc, "receiving a candidate from", 0);
                 goto done;
             }
+            /* rank 0's deadline as this rank's clock reads it; a job comes
+             * only between or within rounds, never while a job of another
+             * round runs here (the engine's rounds end when every result is
+             * in), so a round's jobs share one deadline */
+            if (deadline_s && j.left_s >= 0)
+                *deadline_s = j.left_s > 0 ? kw_mpi_now_s() + j.left_s : 0.0;
             pthread_mutex_lock(&s.mu);
             if (s.j_n == s.cap) {
                 pthread_mutex_unlock(&s.mu);

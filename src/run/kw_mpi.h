@@ -71,6 +71,15 @@ typedef struct kw_mpi_spec {
     int threads;
     double time_limit_s;
     uint64_t seed;   /* the run's seed (the model's when no model_seed attribute) */
+    /* rank 0's deadline (CLOCK_MONOTONIC seconds, 0: none; NULL: the ranks
+     * keep time_limit_s from their start), read as each candidate is sent:
+     * the time it leaves goes with the candidate and becomes the rank's own
+     * deadline, so a round the engine makes whole (kw_pause: *deadline_s 0
+     * for its length) is whole on every rank and the rounds after it are cut
+     * at the limit on every rank (until 2026-12-07 the other ranks of a
+     * whole-round resume had no limit at all: each could run one evaluation
+     * past it) */
+    const double *deadline_s;
 } kw_mpi_spec;
 
 typedef struct kw_mpi_pool kw_mpi_pool;
@@ -108,7 +117,9 @@ void kw_mpi_spec_free(kw_mpi_job_spec *js);
 int kw_mpi_args_differ(const kw_mpi_job_spec *js, char *msg, size_t len);
 /* Tell rank 0 this rank's setup status (setup_rc != 0: kw_error_last()
  * says why, and the function returns at once); then evaluate what rank 0
- * sends on ev with `threads` threads until it ends the run. 0 or KW_EIO. */
-int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc);
+ * sends on ev with `threads` threads until it ends the run, setting
+ * *deadline_s (the deadline ev's evaluations stop at; NULL: none) from the
+ * time each candidate brings (kw_mpi_spec.deadline_s). 0 or KW_EIO. */
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s);
 
 #endif

@@ -531,7 +531,8 @@ static int kw_run_mpi_start(kw_run *r, int threads, double time_limit_s, uint64_
     kw_mpi_spec ms = {.n_attrs = r->n_attrs, .attr_keys = r->attr_keys,
                       .attr_values = r->attr_vals, .n_inputs = r->n_inputs,
                       .input_names = r->in_names, .input_hashes = r->in_hashes,
-                      .threads = threads, .time_limit_s = time_limit_s, .seed = seed};
+                      .threads = threads, .time_limit_s = time_limit_s, .seed = seed,
+                      .deadline_s = &r->deadline_s};
     return kw_mpi_pool_start(&r->mp, &ms, kw_run_search_ev(r), threads, r->stop);
 }
 
@@ -892,11 +893,12 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
         return rc;
     /* mpirun: the other ranks check the same inputs and start their workers;
      * after a time_limit pause that kept no round (idle=K >= 1) the engine
-     * makes this process's first round whole (kw_pause, kw_engine.c), so the
-     * other ranks get no limit of their own to cut its evaluations with
-     * (rank 0 keeps the limit between rounds and over its own evaluations) */
-    int whole = strcmp(r->j->paused, "time_limit") == 0 && r->j->paused_idle > 0;
-    if ((rc = kw_run_mpi_start(r, threads, whole ? 0 : time_limit_s, h->seed)) != 0)
+     * makes this process's first round whole (kw_pause, kw_engine.c) by
+     * lifting r->deadline_s for it, and every candidate sent to another
+     * rank carries what r->deadline_s leaves (kw_mpi_spec.deadline_s): that
+     * round is whole on every rank, the next is cut at the limit on every
+     * rank */
+    if ((rc = kw_run_mpi_start(r, threads, time_limit_s, h->seed)) != 0)
         return rc;
     kw_engine_opts *eo = &r->eo;
     kw_engine_opts_init(eo);
@@ -1421,7 +1423,7 @@ int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says, void (*note)(cons
     r->deadline_s = sp->time_limit_s > 0 ? kw_run_now() + sp->time_limit_s : 0.0;
     const kw_evaluator *ev = r->ex ? kw_exec_iface(r->ex) : r->me ? kw_eval_iface(r->me)
                                                                 : NULL;
-    rc = kw_mpi_serve(ev, sp->threads, setup);
+    rc = kw_mpi_serve(ev, sp->threads, setup, &r->deadline_s);
     if (setup != 0)
         rc = kw_error_set(setup, "%s", why);
     kw_run_free(r);

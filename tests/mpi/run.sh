@@ -42,7 +42,15 @@
 #     LD_PRELOAD shim built here with $CC: CLOCK_REALTIME read an hour ahead):
 #     mpirun -n 2 finishes and its files equal a one-process run's (main's
 #     ranks timed their poll waits on the wall clock: each lasted the hour,
-#     killed at the 120 s bound with nothing but the journal's header).
+#     killed at the 120 s bound with nothing but the journal's header);
+#  11 a resume after a time-limit pause that kept nothing (idle=1) makes its
+#     first round whole on every rank, and the rounds after it end at the
+#     limit on every rank: each rank's worker measures fast until 0.6 s, then
+#     takes 40 s a measurement (tests/kw_tworker.c --sleep-after); with
+#     --time-limit 2.5 the job ends in seconds and keeps its progress (main
+#     52bf866's other ranks had no limit after a whole round: the job ran
+#     41 s, one measurement past the limit on rank 1); the run then ends
+#     with files equal to an uninterrupted one-process run's.
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -69,7 +77,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..10"
+echo "1..11"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -370,4 +378,37 @@ else
 fi
 if [ $ok = 1 ]; then echo "ok 10 - the wall clock an hour back: the ranks' waits are on the monotonic clock, the files equal a one-process run's"
 else echo "not ok 10 - the wall clock stepped back"; fi
+lap
+
+# 11 ------------------------------------------------------------- the whole round and the limit
+ok=1
+mkdir -p "$work/wr1" "$work/wr2"
+cat >"$work/w11.sh" <<EOF
+#!/bin/sh
+case "\${KW_T_SLOW:-}" in
+fresh) set -- --sleep 0.5 "\$@" ;;
+resume) set -- --sleep 0.05 --sleep-after 0.6,40 "\$@" ;;
+esac
+exec "$TW" "\$@"
+EOF
+chmod +x "$work/w11.sh"
+wa="--space $S/tests/data/exec/small.xml --evaluator exec:$work/w11.sh --timeout 60 --budget 60 --seed 2 --threads 1 --quiet --no-estimate --strategy random"
+"$K" tune $wa --out "$work/wr1/run" >/dev/null 2>&1 || { echo "# one-process run failed"; ok=0; }
+# the baselines (one 0.5 s measurement) fit in 1.5 s, the first round (5 x 0.5 s) does not
+KW_T_SLOW=fresh "$K" tune $wa --time-limit 1.5 --out "$work/wr2/run" >"$work/wr.out" 2>&1
+tail -n 1 "$work/wr2/run/journal" 2>/dev/null | grep -q '^Q why=time_limit idle=1 ' ||
+    { echo "# the first tune did not pause idle:"; sed 's/^/#   /' "$work/wr.out" | head -5; ok=0; }
+timeout 25 "$KW_MPIRUN" --oversubscribe -x KW_T_SLOW=resume -n 2 "$K" tune --resume "$work/wr2/run" \
+    --threads 1 --time-limit 2.5 >"$work/wr2.out" 2>&1
+st=$?
+[ $st = 0 ] || { echo "# mpirun exit $st (124: still measuring 25 s after a 2.5 s limit)"; \
+    sed 's/^/#   /' "$work/wr2.out" | tail -5; ok=0; }
+grep -q 'first round was made whole' "$work/wr2.out" || { echo "# no whole first round"; ok=0; }
+tail -n 1 "$work/wr2/run/journal" | grep -q '^Q why=time_limit idle=0 ' ||
+    { echo "# the resume did not keep a round: $(tail -n 1 "$work/wr2/run/journal" | cut -c1-40)"; ok=0; }
+"$K" tune --resume "$work/wr2/run" --quiet >"$work/wr3.out" 2>&1 ||
+    { echo "# the last resume failed"; sed 's/^/#   /' "$work/wr3.out" | head -3; ok=0; }
+same_dirs "$work/wr1/run" "$work/wr2/run" || ok=0
+if [ $ok = 1 ]; then echo "ok 11 - a whole-round resume under mpirun: whole on every rank, then the limit on every rank; files equal a one-process run's"
+else echo "not ok 11 - the whole-round resume under mpirun and the time limit"; fi
 lap
