@@ -3251,6 +3251,26 @@ Test(engine, the_rerank_breaks_a_tie_of_the_search_sample_between_different_serv
                  best == kw_knobs_cand_id(&x.r.s.ks, &b));
 }
 
+/* The long sample's optimum is C = (v0, v2): 80 there, 97 on the search's sample, so not
+ * among the 3 best by that sample (90, 91 and 94), but the best the search evaluated with
+ * k0 = v0, a value the incumbent A = (v2, v1) does not have: a rival as the best of its
+ * basin, and the recommendation (B, 87, wins first). Fails on main and on the re-rank of
+ * the 3 best alone (B). */
+Test(engine, the_rerank_compares_the_best_config_of_each_other_basin)
+{
+    kw_cand c = {{0, 2}};
+    kw_engine_opts o = opts_for(1);
+    rrc_synth x;
+    size_t nr;
+    rrc_init(&x, 5.0);
+    x.short_off[2][2] = 4.0;
+    x.long_off[0][2] = -17.0;
+    uint64_t best = rrc_best(&x, &o, &nr);
+    kw_cand b = {{2, 2}};
+    cr_assert_eq(best, kw_knobs_cand_id(&x.r.s.ks, &c), "not the other basin's best (B: %d)",
+                 best == kw_knobs_cand_id(&x.r.s.ks, &b));
+}
+
 /* The gate reads the incumbent's interval from its evaluation, which a resume takes from
  * the journal: 1 vs 2 threads and a kill at every record boundary give the same bytes. */
 Test(engine, the_gated_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
