@@ -98,7 +98,9 @@ int kw_exec_spec(const char **cmd, const char *spec, const kw_space *s)
     }
     if (strcmp(spec, "model") == 0)
         return 0;
-    if (strncmp(spec, "exec:", 5) == 0 && spec[5]) {
+    /* a command of blanks alone is none (it reached the worker start and
+     * failed there, exit 1, while 'exec:' was a usage error, exit 2) */
+    if (strncmp(spec, "exec:", 5) == 0 && spec[5 + strspn(spec + 5, " \t\n")]) {
         *cmd = spec + 5;
         return 0;
     }
