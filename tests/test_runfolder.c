@@ -1186,6 +1186,22 @@ Test(runfolder, changed_workload_trace_stops_resume_naming_it)
 /* Set field KEY of record 1 (the H record) to value and reseal the checksums
  * (kw_journal_reseal: the edit is then invisible to the checksums, only the
  * header checks can catch it). */
+/* The journal jp written again as b (n bytes, freed here) with [at, end)
+ * replaced by value, then resealed (kw_journal_reseal). */
+static void kw_rf_splice_reseal(const char *jp, char *b, size_t n, const char *at, const char *end,
+                                const char *value)
+{
+    cr_assert(end);
+    FILE *f = fopen(jp, "wb");
+    cr_assert(f);
+    fwrite(b, 1, (size_t)(at - b), f);
+    fputs(value, f);
+    fwrite(end, 1, n - (size_t)(end - b), f);
+    cr_assert_eq(fclose(f), 0);
+    free(b);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+}
+
 static void kw_rf_edit_header(const char *jp, const char *key, const char *value)
 {
     size_t n;
@@ -1197,15 +1213,7 @@ static void kw_rf_edit_header(const char *jp, const char *key, const char *value
     char *at = strstr(b, pat);
     cr_assert(at && at < nl, "no '%s' in the header", key);
     at += strlen(pat);
-    char *end = strchr(at, ' ');
-    FILE *f = fopen(jp, "wb");
-    cr_assert(f);
-    fwrite(b, 1, (size_t)(at - b), f);
-    fputs(value, f);
-    fwrite(end, 1, n - (size_t)(end - b), f);
-    cr_assert_eq(fclose(f), 0);
-    free(b);
-    cr_assert_eq(kw_journal_reseal(jp), 0);
+    kw_rf_splice_reseal(jp, b, n, at, strchr(at, ' '), value);
 }
 
 /* want: every reader's exit status but verify's; a damaged journal (want 2
@@ -1238,6 +1246,43 @@ Test(runfolder, resealed_header_edits_refused_by_every_reader)
         char p[4300];
         snprintf(p, sizeof p, "%s/r.html", dir);
         cr_assert(stat(p, &st) != 0, "report wrote a file from a refused journal");
+        kw_tl_rmrf(dir);
+    }
+}
+
+/* An A record's value replaced (the journal resealed): "A key=KEY value=V". */
+static void kw_rf_edit_attr(const char *jp, const char *key, const char *value)
+{
+    size_t n;
+    char *b = kw_rf_slurp(jp, &n);
+    char pat[96];
+    snprintf(pat, sizeof pat, "\nA key=%s value=", key);
+    char *at = strstr(b, pat);
+    cr_assert(at, "no attribute '%s' in the journal", key);
+    at += strlen(pat);
+    char *end = strstr(at, " crc=");
+    cr_assert(end);
+    kw_rf_splice_reseal(jp, b, n, at, end, value);
+}
+
+/* The run's numeric attributes follow the header's rule: a value tune never
+ * writes, resealed, is refused by every reader and by resume (main 52bf866
+ * read them with atoi: sim_requests 'abc', -1 or 2^31 as the space's own
+ * sample, verify "verified" and resume went on; 10^11 wrapped). */
+Test(runfolder, resealed_attribute_edits_refused_by_every_reader)
+{
+    static const char *const edits[][2] = {
+        {"sim_requests", "abc"}, {"sim_requests", "-1"}, {"sim_requests", "2147483648"},
+        {"thermal", "2"},        {"drift", "x"},         {"model_seed", "-5"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *dir = kw_rf_run();
+        char jp[4300], want[128];
+        snprintf(jp, sizeof jp, "%s/run/journal", dir);
+        kw_rf_edit_attr(jp, edits[i][0], edits[i][1]);
+        snprintf(want, sizeof want, "attribute %s=%s is not a whole number", edits[i][0],
+                 edits[i][1]);
+        kw_rf_every_reader(dir, 2, 0, want);
         kw_tl_rmrf(dir);
     }
 }

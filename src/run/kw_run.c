@@ -42,6 +42,7 @@
 #include "kw_limits.h"
 #include "kw_load.h"
 #include "kw_mpi.h"
+#include "kw_num.h"
 #include "kw_results.h"
 #include "kw_run.h"
 #include "kw_rundir.h"
@@ -73,6 +74,34 @@ const char *kw_run_attr_key(kw_run_attr a)
 const char *kw_run_attr_get(const kw_journal *j, kw_run_attr a)
 {
     return kw_journal_attr(j, kw_run_attr_key(a));
+}
+
+/* The numeric attributes' rules, as the journal reader checks the header's
+ * fields (kw_header_rules): a value tune never writes is an edited journal,
+ * refused by every reader and by resume. Until 2026-12-07 they were read
+ * with atoi: 'abc', -1 or 2^31 as sim_requests read as the space's own
+ * sample (verify said "verified") and 10^11 wrapped. */
+static int kw_run_attr_rules(const kw_journal *j, const char *path)
+{
+    static const struct {
+        kw_run_attr a;
+        long min, max;
+    } t[] = {{KW_RUN_MODEL_SEED, 0, LONG_MAX}, {KW_RUN_THERMAL, 0, 1}, {KW_RUN_DRIFT, 0, 1},
+             {KW_RUN_SCREEN, 0, 100000},       {KW_RUN_ESTIMATE, 0, 1}};
+    long v;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const char *s = kw_run_attr_get(j, t[i].a);
+        if (s && kw_num_long(&v, s, t[i].min, t[i].max) != 0)
+            return kw_error_set(KW_EINPUT, "%s: attribute %s=%s is not a whole number from %ld to "
+                                "%ld (tune never writes one): the journal was edited", path,
+                                kw_run_attr_key(t[i].a), s, t[i].min, t[i].max);
+    }
+    const char *s = kw_run_attr_get(j, KW_RUN_SIM_REQUESTS); /* 0: the space's */
+    if (s && kw_num_long(&v, s, 0, kw_sim_max_sample()) != 0)
+        return kw_error_set(KW_EINPUT, "%s: attribute %s=%s is not a whole number from 0 to %ld "
+                            "(tune never writes one): the journal was edited", path,
+                            kw_run_attr_key(KW_RUN_SIM_REQUESTS), s, kw_sim_max_sample());
+    return 0;
 }
 
 /* ------------------------------------------------------------ inputs */
@@ -853,7 +882,8 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
     /* one writer: the lock before anything is read for writing, truncated or swept */
     if ((rc = kw_runfolder_resumable(r->dir)) != 0 ||
         (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
-        (rc = kw_journal_load_ex(&r->j, r->journal, 2)) != 0)
+        (rc = kw_journal_load_ex(&r->j, r->journal, 2)) != 0 ||
+        (rc = kw_run_attr_rules(r->j, r->journal)) != 0)
         return rc;
     /* A run stopped while writing its header has evaluated nothing. Once the
      * header holds every attribute (its last is `frozen`), the run's options
@@ -1025,7 +1055,7 @@ int kw_run_open(kw_rundir **out, const char *dir, const kw_rundir_opts *o)
         rc = kw_run_no_journal(dir, "no journal");
         goto fail;
     }
-    if ((rc = kw_journal_load(&r->j, path)) != 0)
+    if ((rc = kw_journal_load(&r->j, path)) != 0 || (rc = kw_run_attr_rules(r->j, path)) != 0)
         goto fail;
     /* A writer appending now (tune holds the lock) leaves a last record half
      * written: what came before it is a consistent prefix, not damage. Asked
