@@ -3814,8 +3814,9 @@ static int kw_ofat_rerank_decide(kw_eng *E, kw_shape *s)
     const kw_ofat_rerank_cmp *w = &rr->cmp[rr->won];
     char why[KW_REASON_LEN];
     snprintf(why, sizeof why, "re-rank: on %ld requests of the same arrivals this config's primary "
-             "is %.6g against %.6g (paired 95%% half-width %.3g), the best of the %d best configs "
-             "by the search's own sample", w->n, w->v.a, w->v.b, w->v.half, rr->n_top + 1);
+             "is %.6g against %.6g (paired 95%% half-width %.3g), the best of %d configs: the best "
+             "by the search's own sample and each other basin's best", w->n, w->v.a, w->v.b, w->v.half,
+             rr->n_top + 1);
     int moved = 0;
     return kw_ofat_walk(E, s, rr->lead, KW_DECIDE_EXPLORE, KW_DECIDE_ACCEPT, KW_STEP_RERANK,
                         "re-rank: on the way to the winner of the long paired sample", why, &moved);
