@@ -3669,6 +3669,24 @@ static int kw_ofat_same_reading(double m1, double h1, double m2, double h2)
     return m1 == m2 && (h1 == h2 || (isnan(h1) && isnan(h2)));
 }
 
+/* Puts rival I (reading M, half-width H) in its place in the list TOP/TOP_M/TOP_H
+ * sorted by M, which holds *NT of at most LIM: the last one drops out when it is full
+ * (the caller has checked that M beats it). */
+static void kw_ofat_rerank_insert(int *top, double *top_m, double *top_h, int *nt, int lim, int i,
+                                  double m, double h)
+{
+    int at = *nt < lim ? (*nt)++ : *nt - 1;
+    while (at > 0 && m < top_m[at - 1]) {
+        top[at] = top[at - 1];
+        top_m[at] = top_m[at - 1];
+        top_h[at] = top_h[at - 1];
+        at--;
+    }
+    top[at] = i;
+    top_m[at] = m;
+    top_h[at] = h;
+}
+
 static int kw_ofat_rerank_plan(kw_eng *E, kw_shape *s)
 {
     kw_ofat *o = s->st;
@@ -3736,29 +3754,11 @@ static int kw_ofat_rerank_plan(kw_eng *E, kw_shape *s)
                     best_h = h;
                     continue;
                 }
-                int at = nt < lim ? nt++ : nt - 1;
-                while (at > 0 && c.mean < top_m[at - 1]) {
-                    top[at] = top[at - 1];
-                    top_m[at] = top_m[at - 1];
-                    top_h[at] = top_h[at - 1];
-                    at--;
-                }
-                top[at] = i;
-                top_m[at] = c.mean;
-                top_h[at] = h;
+                kw_ofat_rerank_insert(top, top_m, top_h, &nt, lim, i, c.mean, h);
             }
             if (best < 0 || (nt == lim && !(best_m < top_m[nt - 1])))
                 continue;
-            int at = nt < lim ? nt++ : nt - 1;
-            while (at > 0 && best_m < top_m[at - 1]) {
-                top[at] = top[at - 1];
-                top_m[at] = top_m[at - 1];
-                top_h[at] = top_h[at - 1];
-                at--;
-            }
-            top[at] = best;
-            top_m[at] = best_m;
-            top_h[at] = best_h;
+            kw_ofat_rerank_insert(top, top_m, top_h, &nt, lim, best, best_m, best_h);
         }
     }
     kw_error_clear();
