@@ -43,6 +43,8 @@ static int kw_num_decimal(const char *s, int fraction)
     return *s == '\0';
 }
 
+int kw_num_syntax_decimal(const char *s) { return s && kw_num_decimal(s, 1); }
+
 int kw_num_double(double *out, const char *s)
 {
     if (!s || !kw_num_decimal(s, 1))

@@ -18,6 +18,11 @@
  * underflows a double ("1e400", "1e-400"). */
 int kw_num_double(double *out, const char *s);
 
+/* 1 when s is written as a decimal number (above), whatever its value: a
+ * refused "1e-400" is decimal, a refused "0x10" is not (so a message can say
+ * which rule a refused value broke). */
+int kw_num_syntax_decimal(const char *s);
+
 /* *out = the whole number s writes: an optional sign and decimal digits, in
  * [min, max]. 0 on success; -1, *out untouched, otherwise (no fraction, no
  * exponent, not out of long's range). */

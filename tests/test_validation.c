@@ -784,6 +784,10 @@ Test(validation, numbers_are_decimal_only_and_finite)
             cr_expect(!signbit(v) || v != 0, "'%s' read as negative zero", d[i].text);
         }
     }
+    /* a refusal's rule: "1e-400" is decimal and out of range, "0x10" is not decimal */
+    cr_expect(kw_num_syntax_decimal("1e-400") && kw_num_syntax_decimal("4.9e-324"));
+    cr_expect(!kw_num_syntax_decimal("0x10") && !kw_num_syntax_decimal(" 5") &&
+              !kw_num_syntax_decimal("inf") && !kw_num_syntax_decimal(NULL));
     static const struct {
         const char *text;
         int ok;

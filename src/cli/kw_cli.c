@@ -77,6 +77,11 @@ int kw_cli_parse_double(double *out, const char *verb, const char *opt, const ch
                         double min, double max)
 {
     double v;
+    if (kw_num_double(&v, text) != 0 && kw_num_syntax_decimal(text))
+        return kw_cli_usage_error(verb,
+                                  "%s takes a number from %g to %g, not '%s' (beyond what a double "
+                                  "holds: too large, or too near zero)",
+                                  opt, min, max, text);
     if (kw_num_double(&v, text) != 0 || v < min || v > max)
         return kw_cli_usage_error(verb, "%s takes a number from %g to %g, not '%s'", opt, min, max,
                                   text);
