@@ -1271,3 +1271,138 @@ Test(tune, time_limit_pauses_with_exit_0_and_periodic_results_appear)
     free(x);
     rmrf(d);
 }
+
+/* ---- --rerank K|off (the re-rank: search/kw_ofat.c; the journal header's rerank=K) ---- */
+
+/* The journal in RUN/journal, each line without its checksum, into a buffer. */
+static char *journal_nocrc(const char *run)
+{
+    long len;
+    char *b = slurp(run, "journal", &len);
+    cr_assert_not_null(b, "%s: no journal", run);
+    char *o = malloc((size_t)len + 1), *w = o;
+    for (char *p = b; *p;) {
+        char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char *c = memmem(p, n, " crc=", 5);
+        size_t keep = c ? (size_t)(c - p) : n;
+        memcpy(w, p, keep);
+        w += keep;
+        *w++ = '\n';
+        p += n + (nl ? 1 : 0);
+    }
+    *w = '\0';
+    free(b);
+    return o;
+}
+
+/* Drops from journal text J (journal_nocrc) the lines that start with one of the
+ * prefixes DROP or contain NEEDLE, and the header's " rerank=K". */
+static void journal_drop(char *j, const char *const *drop, int n_drop, const char *needle)
+{
+    char *w = j;
+    for (char *p = j; *p;) {
+        char *nl = strchr(p, '\n');
+        size_t n = (size_t)(nl - p) + 1;
+        int skip = needle && memmem(p, n, needle, strlen(needle)) != NULL;
+        for (int i = 0; i < n_drop && !skip; i++)
+            skip = strncmp(p, drop[i], strlen(drop[i])) == 0;
+        if (!skip) {
+            memmove(w, p, n);
+            w += n;
+        }
+        p += n;
+    }
+    *w = '\0';
+    char *rr = strstr(j, " rerank=");
+    if (rr && rr < strchr(j, '\n')) {
+        size_t k = strspn(rr + 8, "0123456789");
+        memmove(rr, rr + 8 + k, strlen(rr + 8 + k) + 1);
+    }
+}
+
+static int count_lines_starting(const char *j, const char *prefix)
+{
+    int n = 0;
+    for (const char *p = j; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+/* validate_small at a budget of 40: its decode shape's sample (p95 interval far wider
+ * than 1%) cannot rank it, so the default re-ranks it (R records, rerank=4). --rerank
+ * off gives the search without the re-rank: no rerank= in the header, no R record, no
+ * re-rank step, and every other record (evaluations, steps) as the default's (the
+ * re-rank adds no evaluation; the D records, which say where each shape ended, may
+ * differ). --rerank 3 is recorded as rerank=3 and a resume from a journal cut after
+ * its first R record takes it from there: byte-identical to the uninterrupted run. An
+ * explicit --rerank on a resume is refused (exit 2), the journal untouched. Fails on
+ * main (no --rerank: unknown option). */
+Test(tune, the_rerank_option_is_recorded_off_gives_the_search_without_it_and_resume_keeps_it)
+{
+    char *d = tmpdir();
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    const char *runs[] = {"on", "off", "r3"}, *vals[] = {NULL, "off", "3"};
+    for (int i = 0; i < 3; i++) {
+        kw_tl_proc r = vals[i]
+            ? kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "40", "--threads", "1",
+                        "--quiet", "--out", runs[i], "--rerank", vals[i], NULL)
+            : kw_tl_run(&o, bin(), "tune", "--space", space(), "--budget", "40", "--threads", "1",
+                        "--quiet", "--out", runs[i], NULL);
+        cr_assert_eq(r.status, 0, "%s: %s", runs[i], r.err);
+        kw_tl_free(&r);
+    }
+    char p_on[4200], p_off[4200], p_r3[4200];
+    snprintf(p_on, sizeof p_on, "%s/on", d);
+    snprintf(p_off, sizeof p_off, "%s/off", d);
+    snprintf(p_r3, sizeof p_r3, "%s/r3", d);
+    char *on = journal_nocrc(p_on), *off = journal_nocrc(p_off), *r3 = journal_nocrc(p_r3);
+    cr_assert(strstr(on, " rerank=4\n") && strstr(on, " rerank=4\n") < strchr(on, '\n') + 1,
+              "the default's header has no rerank=4:\n%.300s", on);
+    cr_assert_gt(count_lines_starting(on, "R "), 0, "the default re-ranked nothing");
+    cr_assert(strstr(r3, " rerank=3\n") && strstr(r3, " rerank=3\n") < strchr(r3, '\n') + 1,
+              "--rerank 3 is not in the header:\n%.300s", r3);
+    cr_assert_gt(count_lines_starting(r3, "R "), 0);
+    cr_assert_null(strstr(off, "rerank="), "--rerank off: rerank= in the journal");
+    cr_assert_eq(count_lines_starting(off, "R "), 0, "--rerank off: R records");
+    cr_assert_null(strstr(off, "phase=rerank"));
+    const char *drop[] = {"R ", "D "};
+    journal_drop(on, drop, 2, "phase=rerank");
+    journal_drop(off, drop + 1, 1, NULL);
+    cr_assert_str_eq(off, on, "--rerank off is not the default's search without its re-rank");
+
+    /* a resume takes rerank=3 from the journal: cut after the first R record */
+    long len;
+    char *full = slurp(p_r3, "journal", &len);
+    char *cut = strstr(full, "\nR ");
+    cr_assert_not_null(cut);
+    cut = strchr(cut + 1, '\n') + 1;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/journal", p_r3);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fwrite(full, 1, (size_t)(cut - full), f);
+    fclose(f);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--resume", "r3", "--rerank", "4", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "--resume takes only"), "%s", r.err);
+    kw_tl_free(&r);
+    long cut_len;
+    char *after = slurp(p_r3, "journal", &cut_len);
+    cr_assert(cut_len == (long)(cut - full) && memcmp(after, full, (size_t)cut_len) == 0,
+              "a refused resume wrote to the journal");
+    free(after);
+    r = kw_tl_run(&o, bin(), "tune", "--resume", "r3", "--threads", "2", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    long len2;
+    char *again = slurp(p_r3, "journal", &len2);
+    cr_assert(len2 == len && memcmp(again, full, (size_t)len) == 0,
+              "the resumed --rerank 3 journal differs from the uninterrupted one");
+    free(again);
+    free(full);
+    free(on);
+    free(off);
+    free(r3);
+    rmrf(d);
+}

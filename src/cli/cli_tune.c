@@ -38,6 +38,7 @@
 #include "kw_limits.h"
 #include "kw_metric.h"
 #include "kw_mpi.h"
+#include "kw_num.h"
 #include "kw_run.h"
 #include "kw_runsum.h"
 
@@ -79,7 +80,7 @@ static void kw_tune_help(void)
            "                     [--threads N] [--out DIR] [--owner NAME] [--quiet]\n"
            "                     [--repeats N] [--tabu N] [--probes N] [--requests N] [--thermal]\n"
            "                     [--results-every S] [--evaluator model|exec:CMD] [--timeout S]\n"
-           "                     [--screen K] [--no-estimate] [--pair N]\n"
+           "                     [--screen K] [--no-estimate] [--pair N] [--rerank K|off]\n"
            "       knobwise tune --resume DIR [--threads N] [--time-limit S] [--results-every S]\n"
            "                     [--quiet]\n\n"
            "Tune every shape of the space (or the --shape ones) one knob per step, from\n"
@@ -124,7 +125,13 @@ static void kw_tune_help(void)
            "  --pair N         with a measuring evaluator: after the search, re-measure each\n"
            "                   shape's recommendation beside its one-knob neighbours with at\n"
            "                   most N evaluations per shape (default 200; 0: no pairing;\n"
-           "                   N records, the audit's paired sensitivity)\n\n"
+           "                   N records, the audit's paired sensitivity)\n"
+           "  --rerank K|off   ofat on the model: where the search's own sample cannot rank\n"
+           "                   a shape, compare its recommendation with the K - 1 next best\n"
+           "                   configs and each other basin's best on a long paired sample\n"
+           "                   of the same arrivals, and move to a faster one (default %d,\n"
+           "                   2 to %d; off or 0: no re-rank, the search's own sample\n"
+           "                   decides; R records)\n\n"
            "On a terminal a progress line on stderr, fitted to its width (TIOCGWINSZ,\n"
            "else $COLUMNS), shows shapes done, total evaluations, each running shape's\n"
            "evaluations against its estimate and its best primary against the baseline,\n"
@@ -141,7 +148,7 @@ static void kw_tune_help(void)
            "is evaluated again on resume), write the results so far and exit 130/143/129\n"
            "(a signal inherited as ignored, as under nohup, stays ignored);\n"
            "resume with --resume DIR. Exit status: 0 done (or time limit\n"
-           "reached), 1 runtime failure, 2 bad input or usage.\n");
+           "reached), 1 runtime failure, 2 bad input or usage.\n", KW_RERANK_DEFAULT, KW_RERANK_MAX);
 }
 
 /* ------------------------------------------------------------------ the run */
@@ -160,6 +167,7 @@ typedef struct kw_tune_args {
     long screen;                 /* --screen K: measure only the model's best K per round */
     int no_estimate;             /* --no-estimate: no multi-fidelity screening */
     long pair;                   /* --pair N: the pairing's evaluations per shape (-1: not given) */
+    long rerank;                 /* --rerank K|off: the re-rank's K (-1: not given, 0: off) */
     uint64_t seed;
     int threads, quiet, repeats, tabu, probes, thermal;
     int only_resume_opts;        /* an option that --resume does not take was given */
@@ -265,6 +273,7 @@ static int kw_tune_fresh(const kw_tune_args *a)
                      .metric = a->metric, .evaluator = a->evaluator, .timeout_s = a->timeout_s,
                      .screen = a->screen, .no_estimate = a->no_estimate, .seed = a->seed,
                      .pair = a->pair < 0 ? 0 : a->pair, .no_pair = a->pair == 0,
+                     .rerank = a->rerank < 0 ? 0 : (int)a->rerank, .no_rerank = a->rerank == 0,
                      .threads = a->threads, .repeats = a->repeats, .tabu = a->tabu,
                      .probes = a->probes, .thermal = a->thermal};
     kw_run *r = NULL;
@@ -294,7 +303,7 @@ static int kw_tune_main(int argc, char **argv)
 {
     enum { O_SPACE = 1000, O_ACCEL, O_WORKLOAD, O_TRACE, O_SHAPE, O_STRATEGY, O_POLICY, O_BUDGET,
            O_TIME, O_METRIC, O_SEED, O_THREADS, O_OUT, O_RESUME, O_OWNER, O_QUIET, O_REPEATS,
-           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_NO_ESTIMATE, O_PAIR, O_HELP };
+           O_TABU, O_PROBES, O_REQUESTS, O_THERMAL, O_EVERY, O_EVALUATOR, O_TIMEOUT, O_SCREEN, O_NO_ESTIMATE, O_PAIR, O_RERANK, O_HELP };
     static const struct option opts[] = {
         {"space", required_argument, 0, O_SPACE},     {"accel", required_argument, 0, O_ACCEL},
         {"workload", required_argument, 0, O_WORKLOAD}, {"trace", required_argument, 0, O_TRACE},
@@ -311,6 +320,7 @@ static int kw_tune_main(int argc, char **argv)
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"screen", required_argument, 0, O_SCREEN},
         {"no-estimate", no_argument, 0, O_NO_ESTIMATE}, {"pair", required_argument, 0, O_PAIR},
+        {"rerank", required_argument, 0, O_RERANK},
         {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
     kw_engine_opts defaults;
     kw_engine_opts_init(&defaults);
@@ -325,6 +335,7 @@ static int kw_tune_main(int argc, char **argv)
     a.probes = defaults.probes;
     a.every_s = KW_TUNE_REWRITE_S;
     a.pair = -1;
+    a.rerank = -1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a.threads = cpus < 1 ? 1 : (cpus > 64 ? 64 : (int)cpus);
     const char *user = getenv("USER");
@@ -454,6 +465,15 @@ static int kw_tune_main(int argc, char **argv)
         case O_PAIR:
             if (kw_cli_parse_long(&a.pair, "tune", "--pair", optarg, 0, KW_PAIR_BUDGET_MAX))
                 return 2;
+            break;
+        case O_RERANK:
+            /* off or 0, else K: the recommendation and its K - 1 next best (1 would
+             * compare the basins alone, which the journal's rerank=K cannot say) */
+            if (strcmp(optarg, "off") == 0)
+                a.rerank = 0;
+            else if (kw_num_long(&a.rerank, optarg, 0, KW_RERANK_MAX) != 0 || a.rerank == 1)
+                return kw_cli_usage_error("tune", "--rerank takes off (or 0) or a whole number "
+                                          "from 2 to %d, not '%s'", KW_RERANK_MAX, optarg);
             break;
         case O_HELP: kw_tune_help(); return 0;
         default:

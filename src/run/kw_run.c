@@ -743,6 +743,10 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     if ((o->pair > 0 || o->no_pair) && !cmd)
         return kw_run_usage(usage, "--pair needs a measuring evaluator (--evaluator exec:CMD or "
                             "the space's <evaluator>): the model's figures are exact, it never pairs");
+    if ((o->rerank > 0 || o->no_rerank) && (cmd || o->strategy != KW_STRATEGY_OFAT))
+        return kw_run_usage(usage, "--rerank needs --strategy ofat and the model evaluator: only "
+                            "an ofat search on the model's exact figures re-ranks its best configs "
+                            "on a long paired sample");
     if (cmd && kw_runfolder_fresh_log(r->dir) != 0) /* before the worker starts */
         return kw_run_usage(usage, "%s", kw_error_last());
     if (cmd && (rc = kw_run_exec_new(r, cmd, o->timeout_s, NULL, scales, sizeof scales)) != 0) {
@@ -812,6 +816,7 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
     kw_knobuse_fuses(eo->fuses, r->cfg);
     eo->queue = kw_knobuse_queue(r->cfg);
     eo->pair = o->no_pair ? 0 : o->pair > 0 ? o->pair : KW_PAIR_DEFAULT;
+    eo->rerank = o->no_rerank ? 0 : o->rerank > 0 ? o->rerank : KW_RERANK_DEFAULT;
     return 0;
 }
 

@@ -113,6 +113,8 @@ typedef struct kw_run_opts {
     int no_estimate;             /* no multi-fidelity screening */
     long pair;                   /* the pairing's evaluations per shape (0: KW_PAIR_DEFAULT) */
     int no_pair;                 /* no pairing (--pair 0) */
+    int rerank;                  /* the re-rank's K (0: KW_RERANK_DEFAULT; kw_engine_opts.rerank) */
+    int no_rerank;               /* no re-rank (--rerank off) */
     uint64_t seed;
     int threads, repeats, tabu, probes, thermal;
 } kw_run_opts;
