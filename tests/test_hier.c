@@ -724,6 +724,68 @@ Test(hier, shipped_measurements_fit_one_load_together)
     free(set);
 }
 
+/* The measured bound class of every gemm, attention and decode row of both
+ * shipped CSVs follows one stated rule (src/model-facts.md#bound-class): the
+ * roofline against achieved ceilings, compute when FLOPs / C >= compulsory
+ * bytes / W. C: the best published dense GEMM rate of an H100 SXM-class part
+ * at the precision (bf16/fp16 cuBLAS 12288^3, pranjalssh/fast.cu README at
+ * a3d3dba: 815 TFLOPS; fp8 DeepGEMM 4096x7168x16384, README at a9967bc: 1520);
+ * W: cub's device reduction, the pure stream (fast.cu README at 38eb642: 3193
+ * GB/s). The classes written before it (fractions of datasheet peaks) put the
+ * 512-token and causal 1k flash rows, intensity 256 FLOP/B, on the memory
+ * side of a 295 FLOP/B ridge. */
+#define KW_TEST_CEIL_BF16_TFLOPS 815.0
+#define KW_TEST_CEIL_FP8_TFLOPS 1520.0
+#define KW_TEST_CEIL_DRAM_GB_S 3193.0
+
+static double kw_test_elem_bytes(kw_prec p)
+{
+    return p == KW_PREC_FP8_E4M3 || p == KW_PREC_FP8_E5M2 ? 1.0 : 2.0;
+}
+
+Test(hier, shipped_bound_classes_follow_the_achieved_ceilings_rule)
+{
+    static const char *const files[] = {"h100_published.csv", "h100_pending.csv"};
+    char path[1024];
+    kw_fid_set *set = malloc(sizeof *set);
+    cr_assert_not_null(set);
+    int checked = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        snprintf(path, sizeof path, "%s/spaces/measured/%s", kw_tl_src(), files[f]);
+        cr_assert_eq(kw_fidelity_load(set, path), 0, "%s", kw_error_last());
+        for (int i = 0; i < set->n; i++) {
+            const kw_fid_case *c = &set->c[i];
+            double e = kw_test_elem_bytes(c->precision), flops, bytes;
+            int fp8 = e == 1.0;
+            if (c->kind == KW_FID_GRAPH_NODE) {
+                cr_expect_eq(c->bound, KW_BOUND_LAUNCH, "%s", c->name);
+                continue;
+            }
+            double b = c->batch, s = c->seq, h = c->heads, d = c->head_dim;
+            double kvh = c->kv_heads > 0 ? c->kv_heads : c->heads;
+            if (c->kind == KW_FID_GEMM) {
+                flops = 2.0 * c->m * c->n * c->k;
+                /* an fp8 GEMM writes bf16 (DeepGEMM gemm_fp8_fp8_bf16_nt) */
+                bytes = (c->m * c->k + c->n * c->k) * e + c->m * c->n * (fp8 ? 2.0 : e);
+            } else if (c->kind == KW_FID_ATTENTION) {
+                flops = 4.0 * s * s * d * h * b * (c->causal ? 0.5 : 1.0);
+                bytes = (2.0 * b * s * h * d + 2.0 * b * s * kvh * d) * e;
+            } else {
+                flops = 4.0 * s * d * h * b;
+                bytes = (2.0 * b * s * kvh * d + 2.0 * b * h * d) * e;
+            }
+            double ceil = (fp8 ? KW_TEST_CEIL_FP8_TFLOPS : KW_TEST_CEIL_BF16_TFLOPS) * 1e12;
+            kw_bound want = flops / ceil >= bytes / (KW_TEST_CEIL_DRAM_GB_S * 1e9) ? KW_BOUND_COMPUTE
+                                                                                 : KW_BOUND_MEMORY;
+            cr_expect_eq(c->bound, want, "%s:%d: %s is %s, the rule says %s", files[f], c->line,
+                         c->name, kw_cost_bound_name(c->bound), kw_cost_bound_name(want));
+            checked++;
+        }
+    }
+    cr_expect_geq(checked, 170, "%d rows checked", checked);
+    free(set);
+}
+
 Test(hier, shipped_model_meets_the_fidelity_targets_on_independent_cases)
 {
     /* the model's fidelity targets against the published times (not its own
