@@ -64,6 +64,59 @@ static int kw_lpt_cmp(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
+/* A designed round (in_order) on an evaluator whose readings come from several
+ * devices (ev->devices > 1: mpirun, a worker per rank): live's jobs regrouped
+ * into one lane per device, shape s's on device s % devices for the whole
+ * run, each lane in job order (a counting sort: stable), and the lanes run
+ * at once. A shape's pairs and controls then compare readings of one device,
+ * as on one machine, while the other shapes' designed rounds use the other
+ * devices (until 2026-12-07 every designed round ran on rank 0's device
+ * alone: on a measured one-knob run the other ranks idled, 4 of 81 requests).
+ * Which device a shape gets never shows in a decision: the decisions are this
+ * process's, from the readings; with a worker whose readings are a function
+ * of the request the files equal a one-process run's. 1: run; 0: no lanes
+ * here (one device), the caller runs the round in order on one thread; or an
+ * error. */
+static int kw_run_lanes(kw_eng *E, size_t n_live)
+{
+    int nd = E->ev->devices;
+    if (nd <= 1 || !E->ev->eval_on || n_live == 0)
+        return 0;
+    size_t *at = calloc((size_t)nd + 1, sizeof *at), *tmp = malloc(n_live * sizeof *tmp);
+    if (!at || !tmp) {
+        free(at);
+        free(tmp);
+        return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
+    }
+    for (size_t i = 0; i < n_live; i++) {
+        kw_job *j = &E->jobs[E->live[i]];
+        j->device = j->shape % nd;
+        at[j->device + 1]++;
+    }
+    for (int d = 0; d < nd; d++)
+        at[d + 1] += at[d];
+    size_t *put = malloc(((size_t)nd + 1) * sizeof *put);
+    if (!put) {
+        free(at);
+        free(tmp);
+        return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
+    }
+    memcpy(put, at, (size_t)nd * sizeof *put);
+    for (size_t i = 0; i < n_live; i++)
+        tmp[put[E->jobs[E->live[i]].device]++] = E->live[i];
+    memcpy(E->live, tmp, n_live * sizeof *tmp);
+    /* the lanes that hold a job, as offsets into live */
+    size_t n_lanes = 0;
+    for (int d = 0; d < nd; d++)
+        if (at[d + 1] > at[d])
+            put[n_lanes++] = at[d];
+    put[n_lanes] = n_live;
+    kw_evpool_run_lanes(E->pool, E->ev, E->jobs, E->live, put, n_lanes);
+    free(put);
+    free(at);
+    free(tmp);
+    return 1;
+}
 
 /* The one mean rule (kw_repstat, search/kw_reduce.h), which verify and the
  * journal readers use too, over the memo's finished repetitions in order. */
@@ -1739,9 +1792,10 @@ static int kw_loop(kw_eng *E)
          * taken (ev->drifts) is evaluated by the calling thread alone, in job
          * order: neither sorted longest first nor raced for by the pool's
          * threads (a measuring evaluator measures one job at a time anyway,
-         * under its worker's lock, but threads would race for the order; and
-         * under mpirun every evaluation then stays in rank 0's own slot, on
-         * its own device). A model, noisy or not, keeps every thread. */
+         * under its worker's lock, but threads would race for the order).
+         * Under mpirun (ev->devices > 1) it runs as one such lane per device,
+         * a shape's jobs always on the same device (kw_run_lanes). A model,
+         * noisy or not, keeps every thread. */
         int in_order = E->in_order && E->ev->drifts;
         if (E->pool->n > 0 && n_live > 1 && !in_order)
             qsort_r(E->live, n_live, sizeof *E->live, kw_lpt_cmp, E);
@@ -1751,9 +1805,13 @@ static int kw_loop(kw_eng *E)
             *E->o.deadline_s = 0;
             E->sum.whole = 1;
         }
-        kw_evpool_run_width(E->pool, E->ev, E->jobs, E->live, n_live, in_order ? 1 : 0);
+        int laned = in_order ? kw_run_lanes(E, n_live) : 0;
+        if (laned == 0)
+            kw_evpool_run_width(E->pool, E->ev, E->jobs, E->live, n_live, in_order ? 1 : 0);
         if (whole)
             *E->o.deadline_s = E->held_deadline;
+        if (laned < 0)
+            return laned;
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             double *c = &E->shape_cost_s[j->shape];

@@ -13,7 +13,8 @@
 
 #include "kw_evpool.h"
 
-static void kw_job_run(kw_job *j, const kw_evaluator *ev)
+/* Run j through ev: on device `device` (ev->eval_on) when it is >= 0. */
+static void kw_job_run(kw_job *j, const kw_evaluator *ev, int device)
 {
     memset(&j->m, 0, sizeof j->m);
     kw_error_clear();
@@ -28,7 +29,9 @@ static void kw_job_run(kw_job *j, const kw_evaluator *ev)
         j->dur_s = 0;
         return;
     }
-    j->rc = ev->eval(ev->ctx, &j->cand, j->shape, j->rep, &j->m);
+    j->rc = device >= 0 && ev->eval_on
+                ? ev->eval_on(ev->ctx, device, &j->cand, j->shape, j->rep, &j->m)
+                : ev->eval(ev->ctx, &j->cand, j->shape, j->rep, &j->m);
     clock_gettime(CLOCK_MONOTONIC, &b);
     j->dur_s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
     j->m.guards[KW_GUARDS_LEN - 1] = '\0';
@@ -39,11 +42,18 @@ static void kw_job_run(kw_job *j, const kw_evaluator *ev)
 
 static void kw_evpool_drain(kw_evpool *p)
 {
+    while (p->lane_at) { /* a lane at a time, its jobs in order */
+        size_t l = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (l >= p->n_lanes)
+            return;
+        for (size_t i = p->lane_at[l]; i < p->lane_at[l + 1]; i++)
+            kw_job_run(&p->jobs[p->live[i]], p->ev, p->jobs[p->live[i]].device);
+    }
     for (;;) {
         size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
         if (i >= p->n_live)
             return;
-        kw_job_run(&p->jobs[p->live[i]], p->ev);
+        kw_job_run(&p->jobs[p->live[i]], p->ev, -1);
     }
 }
 
@@ -93,6 +103,17 @@ void kw_evpool_run(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const siz
                    size_t n_live)
 {
     kw_evpool_run_width(p, ev, jobs, live, n_live, 0);
+}
+
+void kw_evpool_run_lanes(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
+                         const size_t *lane_at, size_t n_lanes)
+{
+    p->lane_at = lane_at;
+    p->n_lanes = n_lanes;
+    /* as many threads as lanes (the caller one of them): n_live > 1 wakes them */
+    kw_evpool_run_width(p, ev, jobs, live, n_lanes, n_lanes > 0 ? (int)n_lanes : 1);
+    p->lane_at = NULL;
+    p->n_lanes = 0;
 }
 
 void kw_evpool_run_width(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,

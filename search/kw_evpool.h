@@ -28,6 +28,7 @@ typedef struct kw_job {
     uint64_t id;
     int shape, rep;
     int live;                 /* call the evaluator (else replayed from je) */
+    int device;               /* the device its lane runs it on (read by kw_evpool_run_lanes only) */
     int screened;             /* live, but screened out: recorded as guard "screened" */
     int primary;              /* the primary metric's index (for a screened job) */
     const kw_jeval *je;
@@ -51,6 +52,8 @@ typedef struct kw_evpool {
     const kw_evaluator *ev;   /* this run's evaluator */
     int width;                /* this run's threads, the caller included (0: all) */
     int joined;               /* atomic: threads that took part in this run */
+    const size_t *lane_at;    /* lanes: lane i is live[lane_at[i] .. lane_at[i + 1]); NULL: none */
+    size_t n_lanes;
 } kw_evpool;
 
 /* Start threads-1 workers (none for threads <= 1: the caller runs every job).
@@ -67,6 +70,12 @@ void kw_evpool_run(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const siz
  * in this process only (the evidence phase) takes the local --threads. */
 void kw_evpool_run_width(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
                          size_t n_live, int width);
+
+/* Run lanes: lane i is jobs[live[lane_at[i]]] .. jobs[live[lane_at[i + 1] - 1]],
+ * run in that order by one thread, the lanes at once (each job's `device` set
+ * for ev->eval_on). Returns when every lane is done. */
+void kw_evpool_run_lanes(kw_evpool *p, const kw_evaluator *ev, kw_job *jobs, const size_t *live,
+                         const size_t *lane_at, size_t n_lanes);
 
 /* Stop and join the workers, release the pool. */
 void kw_evpool_stop(kw_evpool *p);

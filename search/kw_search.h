@@ -131,6 +131,15 @@ typedef struct kw_evaluator {
      * The results' ranking verdict reads it (src/run/kw_evidence.c). */
     int (*paired)(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p, long samples,
                   kw_paired *out);
+    /* Optional (devices <= 1 or eval_on NULL: one device): readings come from
+     * `devices` devices (mpirun: a rank's worker each), and eval_on() takes
+     * c's reading on device d (0 .. devices - 1) as eval() would, on that
+     * device only. A drifting evaluator's designed round (above) then runs as
+     * one job-ordered lane per device, at once, shape s's jobs on device
+     * s % devices for the whole run (kw_engine.c, kw_loop): a shape's pairs
+     * and controls stay on one device while other shapes use the others. */
+    int devices;
+    int (*eval_on)(void *ctx, int device, const kw_cand *c, int shape, int rep, kw_metrics *out);
 } kw_evaluator;
 
 /* ---- knob space and candidates (kw_knobs.c) ---- */

@@ -251,6 +251,7 @@ typedef struct kw_mpi_req {
     int shape, rep;
     kw_metrics *out;
     int rc, done, rank;
+    int pin; /* the rank that must evaluate it (kw_mpi_eval_on), else -1 */
     char err[KW_GUARDS_LEN];
     struct kw_mpi_req *next;
 } kw_mpi_req;
@@ -342,16 +343,27 @@ static void *kw_mpi_dispatch(void *arg)
             pthread_cond_broadcast(&p->done);
         }
         while (p->head && !p->failed) {
-            int r = kw_mpi_free_rank(p);
-            if (r < 0)
+            /* the oldest queued request a rank can take now: a pinned one
+             * waits for its own rank's slot, without holding up the others */
+            kw_mpi_req *q = p->head, *before = NULL;
+            int r = -1;
+            for (; q; before = q, q = q->next) {
+                r = q->pin > 0 ? (p->busy[q->pin] < p->slots[q->pin] ? q->pin : -1)
+                               : kw_mpi_free_rank(p);
+                if (r > 0)
+                    break;
+            }
+            if (!q)
                 break;
             int id = 0;
             while (p->inflight[id])
                 id++; /* a free entry exists: busy < slots for r */
-            kw_mpi_req *q = p->head;
-            p->head = q->next;
-            if (!p->head)
-                p->tail = NULL;
+            if (before)
+                before->next = q->next;
+            else
+                p->head = q->next;
+            if (p->tail == q)
+                p->tail = before;
             q->rank = r;
             p->inflight[id] = q;
             p->busy[r]++;
@@ -422,17 +434,23 @@ static void *kw_mpi_dispatch(void *arg)
     return NULL;
 }
 
-static int kw_mpi_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+/* c on rank `pin` (0: rank 0's own slot, waiting for one; > 0: that rank's,
+ * queued for it), or on any rank (pin < 0: rank 0's own slot when one is
+ * free, else queued for the first free slot of any rank). */
+static int kw_mpi_eval_pinned(kw_mpi_pool *p, int pin, const kw_cand *c, int shape, int rep,
+                              kw_metrics *out)
 {
-    kw_mpi_pool *p = ctx;
     pthread_mutex_lock(&p->mu);
-    if (p->local_free > 0) {
+    while (pin == 0 && p->local_free == 0 && !p->failed)
+        pthread_cond_wait(&p->done, &p->mu);
+    if (pin <= 0 && p->local_free > 0) {
         p->local_free--;
         pthread_mutex_unlock(&p->mu);
         int rc = p->local->eval(p->local->ctx, c, shape, rep, out);
         pthread_mutex_lock(&p->mu);
         p->local_free++;
         p->evals[0]++;
+        pthread_cond_broadcast(&p->done); /* a slot for a pinned caller waiting */
         pthread_mutex_unlock(&p->mu);
         return rc;
     }
@@ -440,7 +458,7 @@ static int kw_mpi_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metri
         pthread_mutex_unlock(&p->mu);
         return kw_error_set(KW_EIO, "%s", p->fail_msg);
     }
-    kw_mpi_req q = {.cand = c, .shape = shape, .rep = rep, .out = out};
+    kw_mpi_req q = {.cand = c, .shape = shape, .rep = rep, .out = out, .pin = pin};
     if (p->tail)
         p->tail->next = &q;
     else
@@ -453,6 +471,21 @@ static int kw_mpi_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metri
     if (q.rc != 0)
         return kw_error_set(q.rc, "%s", q.err);
     return 0;
+}
+
+static int kw_mpi_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    return kw_mpi_eval_pinned(ctx, -1, c, shape, rep, out);
+}
+
+/* Device d is rank d (every rank evaluates: one that cannot fails the start). */
+static int kw_mpi_eval_on(void *ctx, int device, const kw_cand *c, int shape, int rep,
+                          kw_metrics *out)
+{
+    kw_mpi_pool *p = ctx;
+    if (device < 0 || device >= p->n)
+        return kw_error_set(KW_ESTATE, "MPI: no rank %d of %d to evaluate on", device, p->n);
+    return kw_mpi_eval_pinned(p, device, c, shape, rep, out);
 }
 
 static int kw_mpi_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
@@ -574,6 +607,10 @@ int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evalu
     p->iface = *local;
     p->iface.ctx = p;
     p->iface.eval = kw_mpi_eval;
+    /* readings that drift: a shape's designed rounds stay on one rank's
+     * device, the shapes spread over the ranks (kw_evaluator.devices) */
+    p->iface.devices = local->drifts && p->n > 1 ? p->n : 0;
+    p->iface.eval_on = p->iface.devices ? kw_mpi_eval_on : NULL;
     p->iface.predict = local->predict ? kw_mpi_predict : NULL;
     p->iface.paired = local->paired ? kw_mpi_paired : NULL;
     p->t0 = kw_mpi_now_s();

@@ -29,7 +29,14 @@
 #      signal was sent, or that the SIGKILL came first. Signalled at a size,
 #      not a time, so the rows mean the same on a loaded machine.
 #
-#   KW_BENCH_PARTS (default "A B C") picks the parts.
+#   D  a measured one-knob run (the default strategy, whose controls and
+#      pairs are designed rounds, each shape's kept on one rank's device)
+#      of tests/data/mpi/shapes4.xml (four shapes, --budget 20), the worker
+#      sleeping KW_BENCH_SLEEP_S per measurement, at 1, 2 and 4 ranks: wall
+#      seconds, the speedup against 1 rank, and the measurements each rank's
+#      worker took (journals identical in every row, checked).
+#
+#   KW_BENCH_PARTS (default "A B C D") picks the parts.
 #   tests/mpi/bench.sh KNOBWISE MPIRUN SRCDIR TWORKER
 set -u
 [ $# -eq 4 ] || { echo "usage: $0 KNOBWISE MPIRUN SRCDIR TWORKER" >&2; exit 2; }
@@ -45,9 +52,9 @@ trap 'rm -rf "$work"' EXIT
 cores=$(nproc)
 echo "bench-mpi: $cores cores online; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 
-# part X: is part X of KW_BENCH_PARTS (default "A B C") to be run?
+# part X: is part X of KW_BENCH_PARTS (default "A B C D") to be run?
 part() {
-    case " ${KW_BENCH_PARTS:-A B C} " in *" $1 "*) return 0 ;; esac
+    case " ${KW_BENCH_PARTS:-A B C D} " in *" $1 "*) return 0 ;; esac
     return 1
 }
 
@@ -144,6 +151,31 @@ for mb in ${KW_BENCH_TERM_MB:-2 7 20 50}; do
     term "mpirun -n 2 (default timeout)" "$mb" "$work/c$mb" \
         "$MPIRUN" --oversubscribe -n 2 "$K" tune $OV --out "$work/c$mb"
     term "one process" "$mb" "$work/p$mb" "$K" tune $OV --out "$work/p$mb"
+done
+fi
+if part D; then
+echo "D. a measured one-knob run over 4 shapes ($S/tests/data/mpi/shapes4.xml, --budget 20):"
+echo "   the test worker sleeps $SLEEP s per measurement; measurements by rank"
+printf "  %5s %9s %9s  %s\n" ranks "wall s" speedup "measurements by rank 0/1/.."
+printf '#!/bin/sh\nexec "%s" --count "%s/d.$KW_WORKER_INDEX" --sleep %s "$@"\n' "$TW" "$work" \
+    "$SLEEP" >"$work/dw.sh"
+chmod +x "$work/dw.sh"
+w1=
+for n in 1 2 4; do
+    rm -f "$work"/d.*
+    t0=$(date +%s.%N)
+    "$MPIRUN" --oversubscribe -n "$n" "$K" tune --space "$S/tests/data/mpi/shapes4.xml" \
+        --evaluator "exec:$work/dw.sh" --budget 20 --seed 1 --threads 1 --quiet \
+        --out "$work/d$n" >"$work/d$n.out" 2>"$work/d$n.err" || {
+        echo "  $n: FAILED"; tail -5 "$work/d$n.err"; exit 1; }
+    wall=$(echo "$(date +%s.%N) - $t0" | bc)
+    [ -n "$w1" ] || w1=$wall
+    by=
+    for i in $(seq 0 $((n - 1))); do by="$by$(grep -c '^measure' "$work/d.$i" 2>/dev/null || echo 0) "; done
+    sed "s#$work/d$n#RUN#g" "$work/d$n/journal" >"$work/dj$n"
+    same=same
+    cmp -s "$work/dj1" "$work/dj$n" || same="JOURNAL DIFFERS from 1 rank's"
+    printf "  %5d %9.2f %9.2f  %s %s\n" "$n" "$wall" "$(echo "scale=2; $w1 / $wall" | bc)" "$by" "$same"
 done
 fi
 echo "bench-mpi: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"

@@ -77,7 +77,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..11"
+echo "1..12"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -211,7 +211,7 @@ for f in journal results.xml ranked.csv; do
     sed -e "s#$work/x3/run#RUN#g" "$work/x3/run/$f" >"$work/x.b" 2>/dev/null
     cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
 done
-if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); controls and pairs on rank 0's alone; files equal one process's"
+if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); a one-shape run's controls and pairs all on rank 0's (shape 0's device); files equal one process's"
 else echo "not ok 4 - exec evaluator under mpirun"; fi
 
 # 5 -------------------------------------------------------------- inputs differ
@@ -411,4 +411,42 @@ tail -n 1 "$work/wr2/run/journal" | grep -q '^Q why=time_limit idle=0 ' ||
 same_dirs "$work/wr1/run" "$work/wr2/run" || ok=0
 if [ $ok = 1 ]; then echo "ok 11 - a whole-round resume under mpirun: whole on every rank, then the limit on every rank; files equal a one-process run's"
 else echo "not ok 11 - the whole-round resume under mpirun and the time limit"; fi
+lap
+
+# 12 ------------------------------------------------------------- designed rounds spread by shape
+# A measured one-knob run's controls and pairs (the re-measured blocks, rep >= the
+# repeats) ran on rank 0's device alone until 2026-12-07, the other ranks idle; now
+# each shape's designed rounds keep to one rank's device (shape i on rank i % N):
+# every block of a shape from one rank, the two shapes' from two ranks, the files
+# a one-process run's.
+ok=1
+mkdir -p "$work/d1" "$work/d2"
+cat >"$work/w12.sh" <<EOF
+#!/bin/sh
+exec "$TW" --count "$work/q12.\$KW_WORKER_INDEX" "\$@"
+EOF
+chmod +x "$work/w12.sh"
+da="--space $S/tests/data/exec/two_shapes.xml --evaluator exec:$work/w12.sh --budget 20 --seed 2 --threads 1 --quiet"
+"$K" tune $da --out "$work/d1/run" >"$work/d1.out" 2>&1 || { echo "# one-process run failed"; sed 's/^/#   /' "$work/d1.out"; ok=0; }
+reps12=$(sed -n 's/^H .* repeats=\([0-9]*\) .*/\1/p' "$work/d1/run/journal")
+rm -f "$work"/q12.*
+mpi 2 "$K" tune $da --out "$work/d2/run" >"$work/d2.out" 2>&1 || { echo "# mpirun -n 2 run failed"; sed 's/^/#   /' "$work/d2.out"; ok=0; }
+# "RANK SHAPE" for each request of a re-measured block
+for i in 0 1; do
+    sed -n 's/.* shape=\([^ ]*\) .* rep=\([0-9]*\) .*/\2 \1/p' "$work/q12.$i" 2>/dev/null |
+        awk -v r="${reps12:-0}" -v k="$i" '$1 >= r { print k, $2 }'
+done | sort | uniq -c >"$work/blocks12"
+sed 's/^/#   blocks by rank and shape: /' "$work/blocks12"
+nshapes=$(awk '{ print $3 }' "$work/blocks12" | sort -u | wc -l)
+nranks=$(awk '{ print $2 }' "$work/blocks12" | sort -u | wc -l)
+[ "${reps12:-0}" -gt 0 ] && [ "$nshapes" = 2 ] || { echo "# not both shapes had a re-measured block"; ok=0; }
+[ "$(wc -l <"$work/blocks12")" = "$nshapes" ] || { echo "# a shape's blocks came from two ranks"; ok=0; }
+[ "$nranks" = 2 ] || { echo "# the blocks came from $nranks rank(s), not 2"; ok=0; }
+for f in journal results.xml ranked.csv; do
+    sed -e "s#$work/d1/run#RUN#g" "$work/d1/run/$f" >"$work/x.a" 2>/dev/null
+    sed -e "s#$work/d2/run#RUN#g" "$work/d2/run/$f" >"$work/x.b" 2>/dev/null
+    cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
+done
+if [ $ok = 1 ]; then echo "ok 12 - a measured run's designed rounds: each shape's on one rank's device, the shapes on two; files equal one process's"
+else echo "not ok 12 - a measured run's designed rounds under mpirun -n 2"; fi
 lap
