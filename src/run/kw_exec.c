@@ -680,6 +680,8 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.eval = kw_exec_eval;
     e->iface.predict = kw_exec_predict;
     e->iface.paired = NULL; /* a measured figure is the device's, not a seeded simulation's */
+    e->iface.devices = 0; /* one worker, one device (mpirun's pool gives several) */
+    e->iface.eval_on = NULL;
     kw_knobs_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 
