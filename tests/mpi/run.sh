@@ -114,6 +114,18 @@ same_dirs() {
     return $st
 }
 
+# the measured runs' journal, results.xml and ranked.csv (their other files
+# name the worker's requests, which may differ by rank), the same way
+same_measured() {
+    st=0
+    for f in journal results.xml ranked.csv; do
+        sed -e "s#$1#RUN#g" "$1/$f" >"$work/x.a" 2>/dev/null
+        sed -e "s#$2#RUN#g" "$2/$f" >"$work/x.b" 2>/dev/null
+        cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; st=1; }
+    done
+    return $st
+}
+
 lap
 # 2 -------------------------------------------------------------- a rank killed
 ok=1
@@ -206,11 +218,7 @@ done
 echo "# requests by rank 0/1/2: $all0/$all1/$all2, of re-measured blocks (rep >= ${reps:-?}): $blk0/$blk1/$blk2"
 [ "${reps:-0}" -gt 0 ] && [ "$blk0" -gt 0 ] || { echo "# no control or pairing block measured"; ok=0; }
 [ "$blk1" = 0 ] && [ "$blk2" = 0 ] || { echo "# a control or pairing block measured off rank 0"; ok=0; }
-for f in journal results.xml ranked.csv; do
-    sed -e "s#$work/x1/run#RUN#g" "$work/x1/run/$f" >"$work/x.a" 2>/dev/null
-    sed -e "s#$work/x3/run#RUN#g" "$work/x3/run/$f" >"$work/x.b" 2>/dev/null
-    cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
-done
+same_measured "$work/x1/run" "$work/x3/run" || ok=0
 if [ $ok = 1 ]; then echo "ok 4 - exec evaluator: a worker per rank, told its local rank (KW_WORKER_INDEX); a one-shape run's controls and pairs all on rank 0's (shape 0's device); files equal one process's"
 else echo "not ok 4 - exec evaluator under mpirun"; fi
 
@@ -442,11 +450,7 @@ nranks=$(awk '{ print $2 }' "$work/blocks12" | sort -u | wc -l)
 [ "${reps12:-0}" -gt 0 ] && [ "$nshapes" = 2 ] || { echo "# not both shapes had a re-measured block"; ok=0; }
 [ "$(wc -l <"$work/blocks12")" = "$nshapes" ] || { echo "# a shape's blocks came from two ranks"; ok=0; }
 [ "$nranks" = 2 ] || { echo "# the blocks came from $nranks rank(s), not 2"; ok=0; }
-for f in journal results.xml ranked.csv; do
-    sed -e "s#$work/d1/run#RUN#g" "$work/d1/run/$f" >"$work/x.a" 2>/dev/null
-    sed -e "s#$work/d2/run#RUN#g" "$work/d2/run/$f" >"$work/x.b" 2>/dev/null
-    cmp -s "$work/x.a" "$work/x.b" || { echo "# $f differs"; ok=0; }
-done
+same_measured "$work/d1/run" "$work/d2/run" || ok=0
 if [ $ok = 1 ]; then echo "ok 12 - a measured run's designed rounds: each shape's on one rank's device, the shapes on two; files equal one process's"
 else echo "not ok 12 - a measured run's designed rounds under mpirun -n 2"; fi
 lap
