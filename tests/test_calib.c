@@ -1172,3 +1172,170 @@ Test(calib, a_case_the_model_cannot_cost_is_refused_at_its_line)
     cr_assert(!kw_tl_exists(p), "written");
     kw_tl_rmrf(dir);
 }
+
+/* Robust loss (kw_calib_fit_loss). n copies of the shipped graph_node row,
+ * whose time is the node cost g itself (kernel fixed time 0, as
+ * one_case_and_a_prior_give_the_weighted_mean checks), so each residual is
+ * log(g / g_true) + log(g_true / m_i): a location problem in
+ * t = log(g / g_true). Times generated at g_true 1.3 us, the last copy
+ * measured twice as slow (L = log 2): the outlier.
+ *   ls:     n t - L = 0, t = L / n (the outlier pulls g up by e^(L/n) - 1).
+ *   huber:  the inliers' residuals agree (t), so the MAD is 0 and the scale
+ *           its floor s; (n - 1) t / s - c = 0, t = c s / (n - 1).
+ *   cauchy: the outlier's influence is at most c / 2, t <= c s / (2 (n - 1)).
+ * Fails on main: no kw_calib_fit_loss. */
+#define ROBUST_N 8
+#define ROBUST_TRUE 1.3
+static kw_fid_set *robust_rows(kw_accel *a)
+{
+    double us[ROBUST_N];
+    for (int i = 0; i < ROBUST_N; i++)
+        us[i] = i == ROBUST_N - 1 ? 2.0 * ROBUST_TRUE : ROBUST_TRUE;
+    kw_fid_set *out = graph_rows(ROBUST_N, us);
+    *a = acc;
+    a->kernel_fixed_us = 0.0;
+    a->graph_node_us = 1.0;
+    double p;
+    kw_bound b;
+    cr_assert_eq(kw_fidelity_predict(&p, &b, NULL, a, &out->c[0]), 0);
+    cr_assert_float_eq(p, 1.0, 1e-12, "the case is not the node cost alone: %g", p);
+    for (int i = 0; i < ROBUST_N; i++)
+        snprintf(out->c[i].name, sizeof out->c[i].name, "robust_g%d", i);
+    return out;
+}
+
+Test(calib, a_robust_loss_recovers_known_parameters_despite_one_gross_outlier)
+{
+    load_shipped();
+    kw_accel start;
+    kw_fid_set *rows = robust_rows(&start);
+    const double L = log(2.0), n = ROBUST_N, s = KW_CAL_SCALE_MIN;
+    for (int loss = 0; loss < KW_CAL_LOSS_COUNT; loss++) {
+        kw_accel a = start;
+        kw_calib cal;
+        cr_assert_eq(kw_calib_fit_loss(&cal, &a, rows, NULL, 1u << KW_CAL_GRAPH_NODE, 1, NULL,
+                                       (kw_calib_loss)loss),
+                     0, "%s", kw_error_last());
+        double t = log(cal.p[KW_CAL_GRAPH_NODE].after / ROBUST_TRUE), c = kw_calib_loss_tuning(loss);
+        if (loss == KW_CAL_LOSS_LS) {
+            cr_assert(fabs(t - L / n) < 1e-6, "ls: t %g, want L / n %g", t, L / n);
+            cr_assert_eq(cal.n_outliers, 0);
+            continue;
+        }
+        double bound = loss == KW_CAL_LOSS_HUBER ? c * s / (n - 1.0) : c * s / (2.0 * (n - 1.0));
+        cr_assert(t >= -1e-9 && t <= bound * (1.0 + 1e-3) + 1e-9, "%s: t %g, bound %g",
+                  kw_calib_loss_name(loss), t, bound);
+        if (loss == KW_CAL_LOSS_HUBER) /* the closed form itself */
+            cr_assert(fabs(t - bound) < 1e-3 * bound + 1e-9, "huber: t %g, want %g", t, bound);
+        cr_assert(fabs(cal.scale - s) < 1e-12, "the scale is the floor: %g", cal.scale);
+        cr_assert(cal.converged);
+        cr_assert_eq(cal.n_outliers, 1, "%s: %d outliers", kw_calib_loss_name(loss), cal.n_outliers);
+        cr_assert(cal.outlier[ROBUST_N - 1]);
+        cr_assert(cal.weight[ROBUST_N - 1] < 0.01, "%g", cal.weight[ROBUST_N - 1]);
+        if (loss == KW_CAL_LOSS_HUBER)
+            for (int i = 0; i < ROBUST_N - 1; i++)
+                cr_assert_eq(cal.weight[i], 1.0, "inlier %d weight %g", i, cal.weight[i]);
+        cr_assert(isfinite(cal.p[KW_CAL_GRAPH_NODE].sigma) && cal.p[KW_CAL_GRAPH_NODE].sigma > 0.0);
+    }
+    free(rows);
+    free(set);
+}
+
+/* Without an outlier the robust fits are the least-squares fit: times
+ * generated at known figures come back, nothing is down-weighted. */
+Test(calib, a_robust_loss_on_clean_data_recovers_the_parameters_and_names_no_case)
+{
+    load_shipped();
+    generate_known3();
+    for (int loss = KW_CAL_LOSS_HUBER; loss < KW_CAL_LOSS_COUNT; loss++) {
+        kw_calib cal;
+        kw_accel start = acc;
+        cr_assert_eq(kw_calib_fit_loss(&cal, &start, set, NULL, WANT3, 1, NULL, (kw_calib_loss)loss),
+                     0, "%s", kw_error_last());
+        assert_known3(&cal);
+        cr_assert_eq(cal.n_outliers, 0, "%s: %d", kw_calib_loss_name(loss), cal.n_outliers);
+    }
+    free(set);
+}
+
+/* Holland & Welsch's weights at their tuning constants, by hand. */
+Test(calib, robust_weights_are_the_closed_forms)
+{
+    cr_assert_float_eq(kw_calib_loss_tuning(KW_CAL_LOSS_HUBER), 1.345, 1e-12);
+    cr_assert_float_eq(kw_calib_loss_tuning(KW_CAL_LOSS_CAUCHY), 2.385, 1e-12);
+    cr_assert_eq(kw_calib_loss_weight(KW_CAL_LOSS_HUBER, 1.0), 1.0);
+    cr_assert_float_eq(kw_calib_loss_weight(KW_CAL_LOSS_HUBER, -2.69), 0.5, 1e-12);
+    cr_assert_float_eq(kw_calib_loss_weight(KW_CAL_LOSS_CAUCHY, 2.385), 0.5, 1e-12);
+    cr_assert_float_eq(kw_calib_loss_weight(KW_CAL_LOSS_CAUCHY, 0.0), 1.0, 1e-12);
+    cr_assert_eq(kw_calib_loss_weight(KW_CAL_LOSS_LS, 100.0), 1.0);
+    cr_assert_eq(kw_calib_loss_id("huber"), KW_CAL_LOSS_HUBER);
+    cr_assert_eq(kw_calib_loss_id("Huber"), -1);
+}
+
+/* `calibrate --loss huber` names the case it cannot explain (the outlier
+ * above, written as a CSV with an accelerator whose kernel fixed time is 0),
+ * with its line, and no other, and fits the node cost back; the default loss
+ * (ls) prints no such list; the written file's sources say the loss. A bad
+ * --loss is exit 2 with nothing written (tests/cli.manifest). */
+Test(calib, loss_option_names_the_case_the_model_cannot_explain)
+{
+    load_shipped();
+    kw_accel start;
+    kw_fid_set *rows = robust_rows(&start);
+    char *dir = kw_tl_tmpdir("kwtest");
+    char csv[1024], out[1024], out2[1024], mp[1024], cmd[4096];
+    snprintf(csv, sizeof csv, "%s/robust.csv", dir);
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    snprintf(out2, sizeof out2, "%s/cal2.xml", dir);
+    snprintf(mp, sizeof mp, "%s/spaces/measured/h100_published.csv", kw_tl_src());
+    char *text = kw_tl_slurp(mp);
+    cr_assert_not_null(text);
+    const char *hdr = strstr(text, "\ncase,") + 1, *row = strstr(text, "\ngraph_node_");
+    cr_assert(hdr && row, "no header or graph_node row");
+    row++;
+    FILE *f = fopen(csv, "w");
+    cr_assert_not_null(f);
+    fwrite(hdr, 1, (size_t)(strchr(hdr, '\n') + 1 - hdr), f);
+    /* the row's fields 2..22 (kind .. accum), then measured, bound, source */
+    const char *kind = strchr(row, ',') + 1, *p = kind;
+    for (int k = 0; k < 21; k++)
+        p = strchr(p, ',') + 1;
+    const char *bound = strchr(p, ',') + 1;
+    for (int i = 0; i < ROBUST_N; i++)
+        fprintf(f, "robust_g%d,%.*s%.6f,%.*sgenerated at 1.3 us%s\n", i, (int)(p - kind), kind,
+                rows->c[i].measured_us, (int)(strchr(bound, ',') + 1 - bound), bound,
+                i == ROBUST_N - 1 ? " then doubled" : "");
+    cr_assert_eq(fclose(f), 0);
+    free(text);
+    snprintf(cmd, sizeof cmd,
+             "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s --fit graph_node_us "
+             "--loss huber",
+             kw_tl_src(), csv, out);
+    kw_tl_proc r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *list = strstr(r.out, "cases the model cannot explain at the fitted figures");
+    cr_assert_not_null(list, "%s", r.out);
+    cr_assert(strstr(list, "): 1\n"), "%s", list);
+    char want[64];
+    snprintf(want, sizeof want, "robust_g%d (line %d)", ROBUST_N - 1, ROBUST_N + 1);
+    cr_assert(strstr(list, want), "want '%s' in %s", want, list);
+    cr_assert(!strstr(list, "robust_g0 ("), "%s", list);
+    double fitted = 0.0;
+    const char *gl = strstr(r.out, "\ngraph_node_us ");
+    cr_assert(gl && sscanf(gl, " graph_node_us %*f %lf", &fitted) == 1, "%s", r.out);
+    cr_assert(fabs(fitted - ROBUST_TRUE) < 1e-3, "%g", fitted);
+    kw_tl_free(&r);
+    char *written = kw_tl_slurp(out);
+    cr_assert(written && strstr(written, "by knobwise calibrate --loss huber"), "%s", written);
+    free(written);
+    snprintf(cmd, sizeof cmd,
+             "calibrate --accel %s/spaces/accel/h100.xml --measured %s -o %s --fit graph_node_us",
+             kw_tl_src(), csv, out2);
+    r = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strstr(r.out, "cannot explain"), "%s", r.out);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+    free(rows);
+    free(set);
+}

@@ -40,7 +40,8 @@
 static void kw_calibrate_help(void)
 {
     printf("usage: knobwise calibrate --accel F --measured CSV -o OUT [--force] [--fit P,P...]\n"
-           "                          [--prior [file,]P=W,...] [--row-width S] [--space S]\n\n"
+           "                          [--prior [file,]P=W,...] [--row-width S] [--space S]\n"
+           "                          [--loss ls|huber|cauchy]\n\n"
            "Fit the accelerator's rate parameters to measured kernel times by nonlinear\n"
            "least squares on log(predicted / measured), print each kernel's error before\n"
            "and after and the fitted values with their 1-sigma uncertainty, and write\n"
@@ -70,7 +71,14 @@ static void kw_calibrate_help(void)
            "                  A parameter no case depends on is still refused (--fit)\n"
            "                  or kept: a prior does not determine it.\n"
            "  --row-width S   the weight of one case against the priors: the sigma of\n"
-           "                  its log(predicted / measured) (default 0.10)\n\n"
+           "                  its log(predicted / measured) (default 0.10)\n"
+           "  --loss L        ls (default): least squares; huber or cauchy: a robust fit\n"
+           "                  (reweighted least squares, scale 1.4826 x the median absolute\n"
+           "                  deviation of the log errors, Holland & Welsch's constants\n"
+           "                  1.345 and 2.385), so a case the model cannot explain pulls\n"
+           "                  the figures less; prints each case's weight and names the\n"
+           "                  cases it down-weighted (log error over constant x scale).\n"
+           "                  The 1-sigma is then the weighted estimate at the final weights\n\n"
            "  --space S       a CPU accelerator file (<cpu>) against measured mappings of\n"
            "                  space S: the CSV tests/bench/model_vs_measured writes\n"
            "                  (shape,config_id,predicted_us,measured_us,knobs); fits\n"
@@ -230,8 +238,10 @@ static int kw_cal_write(const char *accel_path, const char *csv, const char *out
     if (rc != 0)
         goto done;
     xmlNodePtr root = xmlDocGetRootElement(doc);
-    char src[KW_SOURCE_MAX];
-    kw_cal_source(src, sizeof src, csv, "");
+    char src[KW_SOURCE_MAX], how[32] = "";
+    if (cal->loss != KW_CAL_LOSS_LS) /* a robust fit says so: its figures weigh the cases unequally */
+        snprintf(how, sizeof how, " --loss %s", kw_calib_loss_name(cal->loss));
+    kw_cal_source(src, sizeof src, csv, how);
     xmlNodePtr rates = kw_cal_child(root, "rates", NULL, NULL);
     if (!rates) {
         rates = xmlNewNode(NULL, BAD_CAST "rates");
@@ -492,6 +502,29 @@ static void kw_cal_print_twins(const kw_accel *a, const kw_fid_set *set)
     }
 }
 
+/* The robust fit's account: its scale and rounds, and the cases it
+ * down-weighted (|log error| > c s, kw_calib.h), the ones the model cannot
+ * explain at the figures the other cases give. */
+static void kw_cal_print_outliers(const kw_calib *cal, const kw_fid_set *set, kw_calib_loss loss)
+{
+    double c = kw_calib_loss_tuning(loss);
+    printf("loss %s (c %.3f, Holland & Welsch 1977): scale %.4f (1.4826 x median absolute "
+           "deviation of the log errors, at least %.3f), %d reweighting rounds%s\n",
+           kw_calib_loss_name(loss), c, cal->scale, KW_CAL_SCALE_MIN, cal->rounds,
+           cal->converged ? "" : " (the weights had not settled: stopped at the cap)");
+    if (cal->n_outliers == 0) {
+        printf("cases the model cannot explain: none (every log error within %.3f x scale)\n", c);
+        return;
+    }
+    printf("cases the model cannot explain at the fitted figures (log error over %.3f x scale "
+           "= %.1f%%, down-weighted): %d\n",
+           c, 100.0 * (exp(c * cal->scale) - 1.0), cal->n_outliers);
+    for (int i = 0; i < set->n; i++)
+        if (cal->outlier[i])
+            printf("  %s (line %d): %+.1f%% after, weight %.3f\n", set->c[i].name, set->c[i].line,
+                   100.0 * (cal->after_ratio[i] - 1.0), cal->weight[i]);
+}
+
 int kw_cli_calibrate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -499,7 +532,9 @@ int kw_cli_calibrate(int argc, char **argv)
         {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
         {"fit", required_argument, NULL, 'F'},   {"help", no_argument, NULL, 'h'},
         {"space", required_argument, NULL, 's'}, {"prior", required_argument, NULL, 'P'},
-        {"row-width", required_argument, NULL, 'R'}, {NULL, 0, NULL, 0}};
+        {"row-width", required_argument, NULL, 'R'}, {"loss", required_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0}};
+    kw_calib_loss loss = KW_CAL_LOSS_DEFAULT;
     kw_calib_prior prior = {.row_width = KW_CAL_ROW_WIDTH};
     double given[KW_CAL_COUNT];
     int use_prior = 0, from_file = 0;
@@ -533,6 +568,14 @@ int kw_cli_calibrate(int argc, char **argv)
                                           optarg);
             break;
         }
+        case 'L': {
+            int l = kw_calib_loss_id(optarg);
+            if (l < 0)
+                return kw_cli_usage_error(KW_CAL_VERB, "--loss: '%s' is not one of ls huber cauchy",
+                                          optarg);
+            loss = (kw_calib_loss)l;
+            break;
+        }
         case 'h': kw_calibrate_help(); return 0;
         default:
             return kw_cli_usage_error(KW_CAL_VERB, "unknown option or missing value: %s",
@@ -543,6 +586,9 @@ int kw_cli_calibrate(int argc, char **argv)
         return kw_cli_usage_error(KW_CAL_VERB, "unexpected argument '%s'", argv[optind]);
     if (!accel || !csv || !out)
         return kw_cli_usage_error(KW_CAL_VERB, "--accel, --measured and -o are all required");
+    if (space && loss != KW_CAL_LOSS_LS)
+        return kw_cli_usage_error(KW_CAL_VERB, "--loss %s: the --space fit is least squares only",
+                                  kw_calib_loss_name(loss));
     if ((rc = kw_input_named("--accel", accel)) != 0 ||
         (rc = kw_input_named("--measured", csv)) != 0)
         return kw_cli_fail(KW_CAL_VERB, rc);
@@ -591,7 +637,8 @@ int kw_cli_calibrate(int argc, char **argv)
     for (int id = 0; id < KW_CAL_COUNT; id++)
         if (given[id] >= 0.0)
             prior.width[id] = given[id];
-    if ((rc = kw_calib_fit_prior(cal, a, set, NULL, want, strict, use_prior ? &prior : NULL)) != 0) {
+    if ((rc = kw_calib_fit_loss(cal, a, set, NULL, want, strict, use_prior ? &prior : NULL, loss)) !=
+        0) {
         fprintf(stderr, "knobwise calibrate: %s\n", kw_error_last());
         status = kw_error_exit_status(rc);
         goto done;
@@ -602,12 +649,20 @@ int kw_cli_calibrate(int argc, char **argv)
     for (int i = 0; i < set->n; i++)
         if ((int)strlen(set->c[i].name) > w)
             w = (int)strlen(set->c[i].name);
-    printf("%-*s %12s %10s %10s\n", w, "case", "measured_us", "before", "after");
-    for (int i = 0; i < set->n; i++)
-        printf("%-*s %12.1f %+9.1f%% %+9.1f%%\n", w, set->c[i].name, set->c[i].measured_us,
+    int robust = loss != KW_CAL_LOSS_LS;
+    printf("%-*s %12s %10s %10s%s\n", w, "case", "measured_us", "before", "after",
+           robust ? "   weight" : "");
+    for (int i = 0; i < set->n; i++) {
+        printf("%-*s %12.1f %+9.1f%% %+9.1f%%", w, set->c[i].name, set->c[i].measured_us,
                100.0 * (cal->before_ratio[i] - 1.0), 100.0 * (cal->after_ratio[i] - 1.0));
+        if (robust)
+            printf(" %8.3f%s", cal->weight[i], cal->outlier[i] ? "  down-weighted" : "");
+        printf("\n");
+    }
     printf("sum of squared log errors: before %.5f, after %.5f\n", cal->chi2_before,
            cal->chi2_after);
+    if (robust)
+        kw_cal_print_outliers(cal, set, loss);
     kw_cal_print_twins(a, set);
     if (use_prior)
         printf("priors centred on the file's figures; one case weighs as a log error of %.3g\n",

@@ -106,8 +106,24 @@ static void kw_fid_depends(char *buf, size_t cap, const kw_accel *fitted, const 
     free(w);
 }
 
-static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold, int nfold,
-                      char names[][KW_FID_KEY_MAX], const char *label, const kw_calib_prior *prior)
+/* The fold's cases the robust loss down-weighted (kw_calib.h: |log error| >
+ * c s), each with its weight: the rows this fold's fit could not explain. */
+static void kw_fid_outliers(const kw_calib *cal, const kw_fid_set *set)
+{
+    int k = 0;
+    for (int i = 0; i < set->n; i++)
+        if (cal->outlier[i])
+            printf("%s %s %.3f (w %.2f)", k++ ? "," : "    down-weighted (ratio, weight):",
+                   set->c[i].name, cal->after_ratio[i], cal->weight[i]);
+    if (k)
+        printf("; scale %.4f\n", cal->scale);
+}
+
+/* Cross-validation by loss; quiet: the summary line alone. Returns the
+ * held-out rows within 10%. */
+static int kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold, int nfold,
+                     char names[][KW_FID_KEY_MAX], const char *label, const kw_calib_prior *prior,
+                     kw_calib_loss loss, int quiet)
 {
     double after[KW_FID_MAX], before[KW_FID_MAX];
     int done[KW_FID_MAX] = {0};
@@ -116,9 +132,11 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
     if (!cal || !deps) {
         free(cal);
         free(deps);
-        return;
+        return 0;
     }
-    printf("\n%s: calibrate on all folds but one, judge the held-out fold\n", label);
+    if (!quiet)
+        printf("\n%s (loss %s): calibrate on all folds but one, judge the held-out fold\n", label,
+               kw_calib_loss_name(loss));
     for (int f = 0; f < nfold; f++) {
         int use[KW_FID_MAX] = {0}, held = 0;
         for (int i = 0; i < set->n; i++) {
@@ -133,15 +151,27 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
             snprintf(what, sizeof what, "%.26s", names[f]); /* the column's width */
         else
             snprintf(what, sizeof what, "fold %d", f + 1);
-        if (kw_calib_fit_prior(cal, &fitted, set, use, (1u << KW_CAL_COUNT) - 1u, 0, prior) != 0) {
+        if (kw_calib_fit_loss(cal, &fitted, set, use, (1u << KW_CAL_COUNT) - 1u, 0, prior, loss) !=
+            0) {
             printf("  %-26s held out %2d: calibrate failed: %s\n", what, held, kw_error_last());
             continue;
         }
+        for (int i = 0; i < set->n; i++)
+            if (fold[i] == f) {
+                after[i] = cal->after_ratio[i];
+                before[i] = cal->before_ratio[i];
+                done[i] = 1;
+                if (!quiet)
+                    kw_fid_depends(deps[i], KW_FID_DEPS_CHARS, &fitted, cal, set, i);
+            }
+        if (quiet)
+            continue;
         printf("  %-26s held out %2d, fitted on %2d:", what, held, cal->n_used);
         for (int id = 0; id < KW_CAL_COUNT; id++)
             if (cal->p[id].fitted)
                 printf(" %s %.4g", cal->p[id].name, cal->p[id].after);
         printf("\n");
+        kw_fid_outliers(cal, set);
         /* the parameters this fold did not fit to a point: driven to 1 and
          * kept there, set aside at the file's figure (the fit drove them to
          * where no case depends on them, or the cases cannot tell them from
@@ -155,13 +185,6 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
                                                : "no fitted case depends on it, file's figure");
         if (kept)
             printf("\n");
-        for (int i = 0; i < set->n; i++)
-            if (fold[i] == f) {
-                after[i] = cal->after_ratio[i];
-                before[i] = cal->before_ratio[i];
-                done[i] = 1;
-                kw_fid_depends(deps[i], KW_FID_DEPS_CHARS, &fitted, cal, set, i);
-            }
     }
     int n = 0, in10 = 0, nind = 0, in10ind = 0;
     for (int i = 0; i < set->n; i++) {
@@ -174,16 +197,19 @@ static void kw_fid_cv(const kw_accel *a, const kw_fid_set *set, const int *fold,
             nind++;
             in10ind += ok;
         }
+        if (quiet)
+            continue;
         if (!ok || getenv("KW_FID_VERBOSE"))
             printf("  %-26s before %7.3f after %7.3f %s%s\n", set->c[i].name, before[i], after[i],
                    ok ? "" : "MISS", set->c[i].fit ? " (FIT row)" : "");
         if (!ok)
             printf("    rests on (file->fold):%s\n", deps[i][0] ? deps[i] : " no fitted parameter");
     }
-    printf("%s: held-out within 10%% %d of %d (independent rows %d of %d)\n", label, in10, n,
-           in10ind, nind);
+    printf("%s%s (loss %s): held-out within 10%% %d of %d (independent rows %d of %d)\n",
+           quiet ? "  " : "", label, kw_calib_loss_name(loss), in10, n, in10ind, nind);
     free(cal);
     free(deps);
+    return in10;
 }
 
 /* Rows the model cannot tell apart (kw_calib_find_twins) and the least worst
@@ -268,10 +294,19 @@ int main(int argc, char **argv)
     kw_fid_twins(&a, set);
     int fold[KW_FID_MAX];
     char names[KW_FID_SRC_MAX][KW_FID_KEY_MAX];
+    const kw_calib_loss dl = KW_CAL_LOSS_DEFAULT; /* calibrate's default --loss */
     kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
-    kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold cross-validation", NULL);
+    kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold cross-validation", NULL, dl, 0);
     int ns = kw_fid_folds_by_source(fold, names, set);
-    kw_fid_cv(&a, set, fold, ns, names, "leave one source out", NULL);
+    kw_fid_cv(&a, set, fold, ns, names, "leave one source out", NULL, dl, 0);
+    /* the same two by every loss (calibrate --loss; how the default was chosen: kw_calib.h) */
+    printf("\nby each loss (calibrate --loss):\n");
+    for (int l = 0; l < KW_CAL_LOSS_COUNT; l++) {
+        kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
+        kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold", NULL, (kw_calib_loss)l, 1);
+        kw_fid_folds_by_source(fold, names, set);
+        kw_fid_cv(&a, set, fold, ns, names, "leave one source out", NULL, (kw_calib_loss)l, 1);
+    }
     /* the same two by the maximum a posteriori fit with the file's priors
      * (calibrate --prior file): a figure of class F, fitted to rows of this
      * CSV, has none, so no held-out row reaches a fold through a prior */
@@ -284,9 +319,9 @@ int main(int argc, char **argv)
     printf("; a case weighs %.3g\n", prior.row_width);
     kw_fid_folds_stratified(fold, set, KW_FID_FOLDS);
     kw_fid_cv(&a, set, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, MAP with the file's priors",
-              &prior);
+              &prior, dl, 0);
     kw_fid_cv(&a, set, fold, kw_fid_folds_by_source(fold, names, set), names,
-              "leave one source out, MAP with the file's priors", &prior);
+              "leave one source out, MAP with the file's priors", &prior, dl, 0);
     /* the same two without the decode rows (their achieved DRAM rate, 1.8-1.9
      * TB/s, pulls the one DRAM fraction below what DeepGEMM's TMA streams reach) */
     kw_fid_set *pre = malloc(sizeof *pre);
@@ -297,9 +332,10 @@ int main(int argc, char **argv)
                 pre->c[pre->n++] = set->c[i];
         kw_fid_folds_stratified(fold, pre, KW_FID_FOLDS);
         kw_fid_cv(&a, pre, fold, KW_FID_FOLDS, NULL, "stratified 5-fold, without the decode rows",
-                  NULL);
+                  NULL, dl, 0);
         ns = kw_fid_folds_by_source(fold, names, pre);
-        kw_fid_cv(&a, pre, fold, ns, names, "leave one source out, without the decode rows", NULL);
+        kw_fid_cv(&a, pre, fold, ns, names, "leave one source out, without the decode rows", NULL,
+                  dl, 0);
         free(pre);
     }
     free(set);
