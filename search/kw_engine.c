@@ -392,7 +392,7 @@ int kw_engine_rerank_get(kw_eng *E, const kw_shape *s, const kw_cand *a, const k
             /* resume: the journal's figures (the writer compares the record all the same) */
             E->rr_next++;
             *out = (kw_paired){.a = x->a, .b = x->b, .half = x->half, .batches = x->batches,
-                               .samples = n};
+                               .samples = n, .a_guard = x->a_guard, .b_guard = x->b_guard};
             return 0;
         }
     }
@@ -412,6 +412,10 @@ int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t i
     kw_journal_buf_dbl(bf, "b", v->b);
     kw_journal_buf_dbl(bf, "half", v->half);
     kw_journal_buf_printf(bf, " k=%d", v->batches);
+    if (v->a_guard)
+        kw_journal_buf_printf(bf, " ga=1");
+    if (v->b_guard)
+        kw_journal_buf_printf(bf, " gb=1");
     E->sum.reranks++;
     E->sum.rerank_requests += 2 * n;
     return kw_add(E);

@@ -1008,6 +1008,9 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         x->b = kw_f_dbl(ps, r, "b");
         x->half = kw_f_dbl(ps, r, "half");
         x->batches = (int)kw_f_int(ps, r, "k", 0, 1 << 20);
+        /* ga=1 / gb=1 since stop 45 (a guard the long sample decides fails): optional */
+        x->a_guard = kw_rec_raw(r, "ga") ? (int)kw_f_int(ps, r, "ga", 1, 1) : 0;
+        x->b_guard = kw_rec_raw(r, "gb") ? (int)kw_f_int(ps, r, "gb", 1, 1) : 0;
         if (x->id == x->rid)
             kw_perr(ps, "a re-rank comparison of a config with itself");
         break;
@@ -1882,9 +1885,9 @@ static int kw_journal_pair_check(const kw_journal *j, const kw_jpair *x)
                : -1;
 }
 
-int kw_journal_rerank_wins(double a, double b, double half, double min_effect_pct)
+int kw_journal_rerank_wins(double a, double b, double half, double min_effect_pct, int a_guard)
 {
-    return isfinite(half) && a - b + half < 0 && b - a >= min_effect_pct / 100.0 * fabs(b);
+    return !a_guard && isfinite(half) && a - b + half < 0 && b - a >= min_effect_pct / 100.0 * fabs(b);
 }
 
 /* The re-rank of one shape (R records, kw_ofat.c "the re-rank"): each
@@ -1904,7 +1907,7 @@ static int kw_journal_rerank_winner(const kw_journal *j, int shape, uint64_t *wi
             continue;
         /* prev's sequence ends here: its last record decides */
         if (prev && (!x || x->id != prev->id) &&
-            kw_journal_rerank_wins(prev->a, prev->b, prev->half, j->h.min_effect_pct))
+            kw_journal_rerank_wins(prev->a, prev->b, prev->half, j->h.min_effect_pct, prev->a_guard))
             lead = prev->id;
         if (!x)
             break;

@@ -69,7 +69,7 @@
  *       nb - id in percent of pm and lo..hi its 95% interval
  *       (kw_reduce_pair_delta); n=0 and nan figures when a repetition failed
  *       (g= its guards)
- *   R s=SHAPE id=ID rid=ID n=N a=P b=P half=H k=K
+ *   R s=SHAPE id=ID rid=ID n=N a=P b=P half=H k=K [ga=1] [gb=1]
  *       a re-rank comparison (rerank=K runs only; kw_ofat.c "the re-rank"), after the
  *       shape's search and before its D record: the challenger id= against the
  *       leader rid= on the same arrivals at N requests each (the evaluator's
@@ -77,6 +77,9 @@
  *       percentiles, half the 95% half-width of a - b ("nan": too short to say)
  *       from k batches. A challenger's records run at doubling N until one
  *       decides; the last decides (kw_journal_rerank_wins: below 0 by the minimum effect) whether the challenger leads. The
+ *       ga=1 / gb=1 (stop 45; absent: 0): the challenger / leader fails, on that
+ *       sample, a guard the sample decides (the SLA, the fallback share, saturation);
+ *       a challenger with ga=1 on its last record does not lead. The
  *       shape's D record recommends the last leader (kw_journal_check)
  *   Q why=time_limit|interrupted [idle=K] pause (only ever last; resume drops it); idle=K
  *                                          (time_limit, 2026-12-07): the tunes in a row it
@@ -267,6 +270,7 @@ typedef struct kw_jrerank {
     long n;               /* requests asked of each (the sample) */
     double a, b, half;
     int batches;
+    int a_guard, b_guard; /* ga=1 / gb=1: fails a guard this sample decides (kw_paired) */
 } kw_jrerank;
 
 /* A cheap estimate (P). */
@@ -355,8 +359,14 @@ typedef struct kw_jresult {
 /* The re-rank's rule (kw_ofat.c "the re-rank", kw_journal_check): a challenger whose
  * last comparison reads a (its figure), b (the leader's) and half (the 95% half-width
  * of a - b) takes the lead when the interval lies below 0 and its gain is at least the
- * minimum effect, the rule every step of the search meets: b - a >= min_effect% of b. */
-int kw_journal_rerank_wins(double a, double b, double half, double min_effect_pct);
+ * minimum effect, the rule every step of the search meets: b - a >= min_effect% of b;
+ * and when it passes, on that long sample, every guard the sample decides (a_guard 0:
+ * kw_paired). A challenger failing one there never leads, whether the leader passes
+ * them or not (stop 45: validate_resnet_h100 conv_b8_c4 seed 18 moved between two
+ * configs that both fail sla_p99 on every long sample, and landed +1.32% above the
+ * optimum on 1,000,000 requests): where the long sample rejects both, the search's own
+ * sample, on which the leader passes, decides. */
+int kw_journal_rerank_wins(double a, double b, double half, double min_effect_pct, int a_guard);
 
 /* ---- reading ---- */
 

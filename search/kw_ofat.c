@@ -3630,7 +3630,9 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
  * minimum sample, kw_simci.h), doubling up to KW_RERANK_CAP, until the 95% interval
  * of the difference excludes 0 or is within the minimum effect of the leader's
  * figure; the rival leads when that interval lies below 0 and it gains at least the
- * minimum effect (kw_journal_rerank_wins: the rule of every step).
+ * minimum effect (kw_journal_rerank_wins: the rule of every step), and passes on that
+ * sample every guard the sample decides (the SLA, the fallback share, saturation:
+ * kw_paired a_guard; where the leader fails one too, the search's own sample decides).
  *
  * Where: the incumbent's own 95% interval on the search's sample (the evaluator's
  * p_ci_lo_us/p_ci_hi_us, p99_ci_* for p99; kw_engine_half) is wider than the minimum
@@ -3786,7 +3788,7 @@ static int kw_ofat_rerank_plan(kw_eng *E, kw_shape *s)
             if (decided || n >= KW_RERANK_CAP)
                 break;
         }
-        if (kw_journal_rerank_wins(v.a, v.b, v.half, E->o.min_effect_pct)) {
+        if (kw_journal_rerank_wins(v.a, v.b, v.half, E->o.min_effect_pct, v.a_guard)) {
             rr->lead = top[t];
             rr->won = rr->n - 1;
         }

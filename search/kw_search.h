@@ -95,6 +95,9 @@ typedef struct kw_paired {
     double half;        /* 95% half-width of a - b; NAN: the sample is too short to say */
     int batches;        /* batches the interval was read from (0 with half NAN) */
     long samples;       /* the sample each was evaluated on */
+    int a_guard, b_guard; /* 1: a / b fails on this sample a guard that the sample decides
+                           * (the model: the latency SLAs, the fallback share, saturation);
+                           * 0: passes them, or the evaluator does not say */
 } kw_paired;
 
 /* The evaluator interface. The engine does not care whether it is the model

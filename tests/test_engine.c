@@ -3208,6 +3208,7 @@ static const char *const rrc_metrics[] = {"p50_us", "p95_us", "p99_us", "launche
 typedef struct rrc_synth {
     rr_synth r; /* first: the evaluator's ctx is this struct, the rr_synth and the kw_synth alike */
     double short_off[3][3], long_off[3][3], half[3][3];
+    int long_guard[3][3]; /* fails a guard the long paired sample decides (kw_paired a/b_guard) */
 } rrc_synth;
 
 static int rrc_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
@@ -3231,6 +3232,8 @@ static int rrc_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, 
     int rc = rr_paired(ctx, a, b, shape, p, samples, out);
     out->a += x->long_off[a->v[0]][a->v[1]];
     out->b += x->long_off[b->v[0]][b->v[1]];
+    out->a_guard = x->long_guard[a->v[0]][a->v[1]];
+    out->b_guard = x->long_guard[b->v[0]][b->v[1]];
     return rc;
 }
 
@@ -3340,6 +3343,57 @@ Test(engine, the_rerank_compares_the_best_config_of_each_other_basin)
                  best == kw_knobs_cand_id(&x.r.s.ks, &b));
 }
 
+/* The journal b1 (l1 bytes) of a run of s with o, cut at every record boundary and
+ * resumed: byte-identical each time (resume_from_prefix). */
+static void resume_at_every_record(kw_synth *s, const kw_engine_opts *o, const char *b1, long l1)
+{
+    long ref_evals = 0;
+    for (long i = 0; i < l1; i++)
+        if (i == 0 || b1[i - 1] == '\n')
+            ref_evals += b1[i] == 'E';
+    for (long at = 1; at <= l1; at++)
+        if (b1[at - 1] == '\n')
+            resume_from_prefix(s, o, b1, l1, at, ref_evals);
+}
+
+/* Guards on the long sample (stop 45): B = (v2, v2) leads A = (v2, v1) on the long paired
+ * sample (87 against 89; the search's sample reads B 91), as in
+ * the_rerank_runs_by_default_where_the_sample_cannot_rank_the_shape. B failing a guard the
+ * long sample decides (the SLA there: validate_resnet_h100 conv_b8_c4 seed 18) does not
+ * lead: A, its R records saying ga=1, and the journal's check agreeing (run_result checks
+ * it); nor where A fails it too (both rejected by the long sample: the search's sample,
+ * on which A passes, decides); B passing where A fails still leads. A resume at every
+ * record boundary reads the flags back: byte-identical. Fails with main's rule
+ * (kw_journal_rerank_wins without the guard: B each time). */
+Test(engine, the_rerank_never_leads_with_a_config_that_fails_a_guard_on_the_long_sample)
+{
+    kw_cand a = {{2, 1}}, b = {{2, 2}};
+    kw_engine_opts o = opts_for(1);
+    rrc_synth x;
+    size_t nr;
+    const int fails[3][2] = {{0, 1}, {1, 1}, {1, 0}}; /* A's, B's long-sample guard */
+    for (int i = 0; i < 3; i++) {
+        rrc_init(&x, 5.0);
+        x.short_off[2][2] = 4.0;
+        x.long_guard[2][1] = fails[i][0];
+        x.long_guard[2][2] = fails[i][1];
+        uint64_t best = rrc_best(&x, &o, &nr);
+        cr_assert_geq(nr, 1, "case %d: not re-ranked", i);
+        cr_assert_eq(best, kw_knobs_cand_id(&x.r.s.ks, fails[i][1] ? &a : &b),
+                     "case %d (A fails %d, B fails %d): the recommendation is %s", i, fails[i][0],
+                     fails[i][1], best == kw_knobs_cand_id(&x.r.s.ks, &b) ? "B" : "not B");
+    }
+    rrc_init(&x, 5.0);
+    x.short_off[2][2] = 4.0;
+    x.long_guard[2][2] = 1;
+    o.threads = 1;
+    long l1;
+    char *b1 = run_bytes(&x.r.s, &o, &l1);
+    cr_assert(strstr(b1, " ga=1"), "no R record says the challenger fails a guard");
+    resume_at_every_record(&x.r.s, &o, b1, l1);
+    free(b1);
+}
+
 /* The gate reads the incumbent's interval from its evaluation, which a resume takes from
  * the journal: 1 vs 2 threads and a kill at every record boundary give the same bytes. */
 Test(engine, the_gated_rerank_is_the_same_for_any_thread_count_and_after_a_resume)
@@ -3354,13 +3408,7 @@ Test(engine, the_gated_rerank_is_the_same_for_any_thread_count_and_after_a_resum
     char *b2 = run_bytes(&x.r.s, &o, &l2);
     cr_assert(l1 == l2 && memcmp(b1, b2, (size_t)l1) == 0, "1 vs 2 threads differ");
     cr_assert(strstr(b1, "\nR s=0 "));
-    long ref_evals = 0;
-    for (long i = 0; i < l1; i++)
-        if (i == 0 || b1[i - 1] == '\n')
-            ref_evals += b1[i] == 'E';
-    for (long at = 1; at <= l1; at++)
-        if (b1[at - 1] == '\n')
-            resume_from_prefix(&x.r.s, &o, b1, l1, at, ref_evals);
+    resume_at_every_record(&x.r.s, &o, b1, l1);
     free(b1);
     free(b2);
 }

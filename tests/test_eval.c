@@ -454,3 +454,50 @@ Test(eval, a_continuous_batching_shape_is_paired_on_the_same_requests)
     kw_eval_free(me);
     kw_load_config_free(c);
 }
+
+/* The model's paired comparison says which side fails, on its own sample, a guard that
+ * sample decides (kw_paired a_guard / b_guard; the re-rank leads with no config failing
+ * one there, stop 45): the SLA on p99 read at that sample. The default job's first shape,
+ * the baseline against max_batch's last value, 40,000 requests, p99 (so a and b are the
+ * sample's p99s): with no SLA neither fails; with the SLA between the two p99s only the
+ * slower fails; below both, both. Fails on main (no such fields). */
+Test(eval, a_paired_comparison_says_which_side_fails_the_sla_on_its_sample)
+{
+    gsl_set_error_handler_off();
+    kw_config *c = NULL;
+    cr_assert_eq(kw_load_config_default(&c), 0, "%s", kw_error_last());
+    kw_model_opts o = {.sim_requests = 2000, .drift = 0, .seed = 3};
+    kw_model_eval *me = NULL;
+    cr_assert_eq(kw_eval_new(&me, c, &o), 0, "%s", kw_error_last());
+    const kw_evaluator *it = kw_eval_iface(me);
+    kw_cand a, b;
+    kw_knobs_cand_baseline(&a, &c->space.knobs);
+    b = a;
+    int k = 0;
+    while (k < c->space.knobs.n_knobs && strcmp(c->space.knobs.knobs[k].name, "max_batch") != 0)
+        k++;
+    cr_assert_lt(k, c->space.knobs.n_knobs);
+    b.v[k] = (uint8_t)(c->space.knobs.knobs[k].n_values - 1);
+    double sla[3];
+    kw_paired v;
+    for (int i = 0; i < 3; i++) {
+        if (i == 0)
+            c->space.guards.sla_p99_us = 0.0;
+        else
+            c->space.guards.sla_p99_us = sla[i];
+        memset(&v, 0, sizeof v);
+        cr_assert_eq(it->paired(it->ctx, &a, &b, 0, 0.99, 40000, &v), 0, "%s", kw_error_last());
+        if (i == 0) {
+            cr_assert(v.a != v.b, "the two configs read the same p99 (%g): pick another", v.a);
+            cr_expect(!v.a_guard && !v.b_guard, "no SLA, yet a fails %d, b fails %d", v.a_guard,
+                      v.b_guard);
+            sla[1] = 0.5 * (v.a + v.b);
+            sla[2] = 0.5 * (v.a < v.b ? v.a : v.b);
+            continue;
+        }
+        cr_expect_eq(v.a_guard, v.a > sla[i], "SLA %g: a (p99 %g) fails %d", sla[i], v.a, v.a_guard);
+        cr_expect_eq(v.b_guard, v.b > sla[i], "SLA %g: b (p99 %g) fails %d", sla[i], v.b, v.b_guard);
+    }
+    kw_eval_free(me);
+    kw_load_config_free(c);
+}

@@ -597,17 +597,28 @@ static int kw_eval_seq(kw_sim_result *sim, const kw_model_eval *e, const kw_cand
     return rc;
 }
 
+/* Whether a paired comparison's simulation of one side fails a guard its sample decides
+ * (kw_eval_judge on the sample's facts alone: the fallback share, the latency SLAs,
+ * saturation; the drift and thermal guards are the config's, judged by its evaluation):
+ * the re-rank leads with no config that fails one on the long sample (kw_paired). */
+static int kw_eval_sample_fails(const kw_model_eval *e, const kw_eval_facts *f)
+{
+    kw_metrics m;
+    kw_eval_judge(&m, &e->cfg->space.guards, f);
+    return m.guards[0] != '\0';
+}
+
 /* The continuous-batching simulation of c on shape at `samples` requests
  * (the evaluation's seed, so the same requests for every mapping), its
  * latencies in arrival order into lat[0..samples) and its metrics into v.
  * 1 when c is no mapping the model can serve. */
-static int kw_eval_cb_seq(double *v, double *lat, const kw_model_eval *e, const kw_cand *c, int shape,
-                          long samples)
+static int kw_eval_cb_seq(double *v, double *lat, int *fails, const kw_model_eval *e,
+                          const kw_cand *c, int shape, long samples)
 {
     const kw_shape *s = kw_eval_shape(e, shape);
     const kw_block *b = &e->cfg->workload.blocks[s->block];
     kw_mapping m;
-    double served;
+    double served = 1.0;
     int rc = kw_mapping_decode(&m, &e->cfg->space, b, c);
     if (rc == 0)
         rc = kw_eval_cb(v, &served, &e->cfg->accel, b, s, &m, e->rate_per_s[shape], (int)samples,
@@ -616,6 +627,15 @@ static int kw_eval_cb_seq(double *v, double *lat, const kw_model_eval *e, const 
         kw_error_clear();
         return 1;
     }
+    if (rc == 0)
+        *fails = kw_eval_sample_fails(e, &(kw_eval_facts){
+                                              .fallback_pct = v[KW_M_FALLBACK_PCT],
+                                              .p99_us = v[KW_M_P99_US],
+                                              .simulated = 1,
+                                              .saturated = served < KW_CB_SATURATED_FRACTION,
+                                              .continuous = 1,
+                                              .ttft_p99_us = v[KW_M_TTFT_P99_US],
+                                              .tpot_p99_us = v[KW_M_TPOT_P99_US]});
     return rc;
 }
 
@@ -632,9 +652,9 @@ static int kw_model_eval_paired_cb(const kw_model_eval *e, const kw_cand *a, con
         return kw_error_set(KW_ENOMEM, "out of memory for %ld paired latencies", samples);
     memset(va, 0, sizeof va);
     memset(vb, 0, sizeof vb);
-    int rc = kw_eval_cb_seq(va, lat, e, a, shape, samples);
+    int rc = kw_eval_cb_seq(va, lat, &out->a_guard, e, a, shape, samples);
     if (rc == 0)
-        rc = kw_eval_cb_seq(vb, lat + samples, e, b, shape, samples);
+        rc = kw_eval_cb_seq(vb, lat + samples, &out->b_guard, e, b, shape, samples);
     if (rc == 0) {
         double d;
         rc = kw_simci_paired(&d, &out->half, &out->batches, lat, lat + samples, (size_t)samples, p);
@@ -674,6 +694,10 @@ static int kw_model_eval_paired(void *ctx, const kw_cand *a, const kw_cand *b, i
         out->a = p >= 0.99 ? sim[0].p99_us : sim[0].p95_us;
         out->b = p >= 0.99 ? sim[1].p99_us : sim[1].p95_us;
         out->samples = sim[0].samples;
+        for (int i = 0; i < 2; i++)
+            (i ? &out->b_guard : &out->a_guard)[0] = kw_eval_sample_fails(
+                e, &(kw_eval_facts){.fallback_pct = sim[i].fallback_pct, .p99_us = sim[i].p99_us,
+                                    .simulated = 1, .saturated = sim[i].saturated});
     }
     kw_sim_result_clear(&sim[0]);
     kw_sim_result_clear(&sim[1]);

@@ -74,6 +74,7 @@
 #include "kw_load.h"
 #include "kw_mapping.h"
 #include "kw_sim.h"
+#include "kw_simci.h"
 
 /* Targets: the speed of each stage and the search quality `make bench` checks. */
 #define KW_BENCH_COST_TARGET_PER_S 500000.0   /* stage-1 evaluations per second per core */
@@ -112,6 +113,18 @@ typedef struct kw_bench {
     long rr_runs, rr_with, rr_moved; /* quality: ofat runs, of them re-ranked, of them moved */
     long rr_requests;      /* quality: the requests their re-ranks simulated (journals' R records) */
     long rr_evals;         /* quality: the evaluations of those ofat runs */
+    /* quality: where the re-rank's requests go, one rival's sequence of paired looks at a
+     * time (kw_bench_rerank_seqs): sequences, looks and requests by how the last look
+     * ended (0 won, 1 lost: the interval above 0, 2 resolved within the minimum effect,
+     * 3 undecided at the cap); the leader's simulations that repeat one already made at
+     * the same sample (the same config on the same arrivals) */
+    long rr_seq[4], rr_looks[4], rr_seq_req[4];
+    long rr_lead_again_req;
+    /* ... and what a futility stop would have saved: a sequence stopped at the first look
+     * whose interval (widened over the planned looks, kw_simci_pair_half_looks) puts the
+     * rival's gain below the minimum effect; the requests after it, and the sequences
+     * that stop would have cut short of a win */
+    long rr_fut_saved, rr_fut_cut_win, rr_fut_seq;
     const char *space;     /* quality: only spaces/validate_SPACE.xml (a glob; NULL: every one) */
     long tune_budget;
     kw_config *cfg;        /* spaces/default.xml */
@@ -1244,6 +1257,63 @@ fail:
                         (unsigned long long)size);
 }
 
+/* The re-rank's R records of shape s in j, one rival's sequence of looks at a time,
+ * counted into b (kw_bench rr_seq...). */
+static void kw_bench_rerank_seqs(kw_bench *b, const kw_journal *j, int s, double min_effect_pct)
+{
+    const kw_jrerank *first = NULL;
+    for (size_t i = 0; i <= j->n_reranks; i++) {
+        const kw_jrerank *x = i < j->n_reranks ? &j->reranks[i] : NULL;
+        if (x && x->shape != s)
+            continue;
+        if (first && (!x || x->id != first->id || x->rid != first->rid)) {
+            const kw_jrerank *last = x ? x - 1 : &j->reranks[j->n_reranks - 1];
+            while (last->shape != s)
+                last--;
+            int v = kw_journal_rerank_wins(last->a, last->b, last->half, min_effect_pct,
+                                           last->a_guard) ? 0
+                    : isfinite(last->half) && last->a - last->b > last->half          ? 1
+                    : isfinite(last->half) &&
+                            last->half <= min_effect_pct / 100.0 * fabs(last->b)      ? 2
+                                                                                      : 3;
+            b->rr_seq[v]++;
+            int looks = 0;
+            for (long n = first->n;; n = 2 * n < KW_RERANK_CAP ? 2 * n : KW_RERANK_CAP) {
+                looks++;
+                if (n >= KW_RERANK_CAP)
+                    break;
+            }
+            for (const kw_jrerank *y = first; y < last; y++) {
+                double hl = kw_simci_pair_half_looks(y->half, y->batches, looks, 0.05);
+                if (y->shape != s || !isfinite(hl) ||
+                    !(y->b - y->a + hl < min_effect_pct / 100.0 * fabs(y->b)))
+                    continue;
+                b->rr_fut_seq++;
+                b->rr_fut_cut_win += v == 0;
+                for (const kw_jrerank *z = y + 1; z <= last; z++)
+                    b->rr_fut_saved += z->shape == s ? 2 * z->n : 0;
+                break;
+            }
+            for (const kw_jrerank *y = first; y <= last; y++)
+                if (y->shape == s) {
+                    b->rr_looks[v]++;
+                    b->rr_seq_req[v] += 2 * y->n;
+                }
+        }
+        if (!x)
+            break;
+        if (!first || x->id != first->id || x->rid != first->rid)
+            first = x;
+
+        /* the leader simulated again at a sample it was simulated at before */
+        for (const kw_jrerank *y = j->reranks; y < x; y++)
+            if (y->shape == s && y->n == x->n && (y->rid == x->rid || y->id == x->rid)) {
+                b->rr_lead_again_req += x->n;
+                break;
+            }
+    }
+}
+
 /* Best primary of shape s after an engine run with options o (one shape);
  * INFINITY when the recommended config fails a guard. */
 static int kw_bench_run_best(double *rec, kw_cand *rec_c, double *seen, long *evals, kw_bench *b,
@@ -1266,6 +1336,7 @@ static int kw_bench_run_best(double *rec, kw_cand *rec_c, double *seen, long *ev
             b->rr_evals += res.evals;
             b->rr_with += j->rerank_req[s] > 0;
             b->rr_requests += j->rerank_req[s];
+            kw_bench_rerank_seqs(b, j, s, o->min_effect_pct);
             int moved = 0;
             for (size_t i = 0; i < j->n_steps && !moved; i++)
                 moved = j->steps[i].shape == s && strncmp(j->steps[i].reason, "re-rank:", 8) == 0;
@@ -1302,6 +1373,11 @@ typedef struct kw_bench_qtot {
     int moved_in[KW_BENCH_N_BUDGETS + 1];  /* of their runs: within only on the long sample */
     int moved_out[KW_BENCH_N_BUDGETS + 1]; /* within only on the search's own sample */
     int conv_over1_short;                  /* of their converged runs: over 1% on the search's own sample */
+    /* recommendations that fail a guard on the judge's long sample (the search's sample
+     * passed them): per budget, of them where the short-sample optimum passes there */
+    int long_fails[KW_BENCH_N_BUDGETS + 1], long_fails_opt_ok[KW_BENCH_N_BUDGETS + 1];
+    int long_opt_fails;                    /* (shape, seed) whose optimum fails one there */
+    char long_fails_conv[2048];            /* the converged ones, named */
 } kw_bench_qtot;
 
 static int kw_bench_dcmp(const void *a, const void *b)
@@ -1324,9 +1400,10 @@ typedef struct kw_bench_long {
     int shape, n;
     uint64_t id[16];
     double v[16];
+    int fails[16];        /* fails a guard on the long sample (its guards list not empty) */
 } kw_bench_long;
 
-static int kw_bench_long_primary(double *out, kw_bench_long *L, const kw_config *cfg,
+static int kw_bench_long_primary(double *out, int *fails, kw_bench_long *L, const kw_config *cfg,
                                  const kw_model_eval *borrow, uint64_t seed, int primary,
                                  const kw_knobspace *ks, const kw_cand *c, int s)
 {
@@ -1343,6 +1420,7 @@ static int kw_bench_long_primary(double *out, kw_bench_long *L, const kw_config 
     for (int i = 0; i < L->n; i++)
         if (L->id[i] == id) {
             *out = L->v[i];
+            *fails = L->fails[i];
             return 0;
         }
     const kw_evaluator *ev = kw_eval_iface(L->me);
@@ -1351,8 +1429,10 @@ static int kw_bench_long_primary(double *out, kw_bench_long *L, const kw_config 
     if (rc != 0)
         return rc;
     *out = m.v[primary];
+    *fails = m.guards[0] != '\0';
     if (L->n < (int)(sizeof L->id / sizeof L->id[0])) {
         L->id[L->n] = id;
+        L->fails[L->n] = *fails;
         L->v[L->n++] = *out;
     }
     return 0;
@@ -1429,6 +1509,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             long evals;
             int bursty = kw_bench_bursty(cfg, s) || b->long_all;
             double opt_long = NAN; /* the optimum on the long sample (bursty shapes) */
+            int opt_fails = 0;     /* ... fails a guard there */
             /* no config passes every guard on this seed: there is no optimum to miss, so
              * the run is named apart and left out of every count */
             if (!isfinite(opt)) {
@@ -1442,10 +1523,11 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             if (bursty) {
                 kw_cand oc;
                 kw_bench_tab_cand(&oc, ks, tab->opt_cell[s]);
-                if ((rc = kw_bench_long_primary(&opt_long, &L, cfg, me, (uint64_t)seed, primary, ks,
+                if ((rc = kw_bench_long_primary(&opt_long, &opt_fails, &L, cfg, me, (uint64_t)seed, primary, ks,
                                                 &oc, s)) != 0)
                     break;
                 tot->long_runs++;
+                tot->long_opt_fails += opt_fails;
             }
             for (int bi = 0; bi <= KW_BENCH_N_BUDGETS && rc == 0; bi++) {
                 kw_engine_opts ob = o; /* bi == KW_BENCH_N_BUDGETS: no budget (converged) */
@@ -1461,10 +1543,19 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                     /* judged on the long sample; the search's own sample's verdict is
                      * counted beside it (kw_bench_qtot short_within, moved_*) */
                     double rec_long;
-                    if ((rc = kw_bench_long_primary(&rec_long, &L, cfg, me, (uint64_t)seed, primary,
+                    int rec_fails;
+                    if ((rc = kw_bench_long_primary(&rec_long, &rec_fails, &L, cfg, me, (uint64_t)seed, primary,
                                                     ks, &rec_c, s)) != 0)
                         break;
                     int in_short = gap <= KW_BENCH_QUALITY_GAP_PCT;
+                    tot->long_fails[bi] += rec_fails;
+                    tot->long_fails_opt_ok[bi] += rec_fails && !opt_fails;
+                    if (rec_fails && bi == KW_BENCH_N_BUDGETS) {
+                        size_t used = strlen(tot->long_fails_conv);
+                        snprintf(tot->long_fails_conv + used, sizeof tot->long_fails_conv - used,
+                                 "%s%s %s seed %d%s", used ? "; " : "", base, ev->shape_names[s],
+                                 seed, opt_fails ? " (the optimum fails there too)" : "");
+                    }
                     gap = (rec_long - opt_long) / opt_long * 100.0;
                     int in_long = gap <= KW_BENCH_QUALITY_GAP_PCT;
                     tot->moved_in[bi] += !in_short && in_long;
@@ -1513,7 +1604,8 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
             double rgap = (rec - opt) / opt * 100.0;
             if (bursty && isfinite(rec)) {
                 double rec_long;
-                if ((rc = kw_bench_long_primary(&rec_long, &L, cfg, me, (uint64_t)seed, primary, ks,
+                int rec_fails;
+                if ((rc = kw_bench_long_primary(&rec_long, &rec_fails, &L, cfg, me, (uint64_t)seed, primary, ks,
                                                 &rec_c, s)) != 0)
                     break;
                 rgap = (rec_long - opt_long) / opt_long * 100.0;
@@ -1753,6 +1845,16 @@ static int kw_bench_quality(kw_bench *b)
         printf(" converged %d/%d within, %d over %.0f%% among the long-judged runs\n", conv_short,
                tot.runs, tot.conv_over1_short, KW_BENCH_CONVERGED_GAP_PCT);
     }
+    if (tot.long_runs) {
+        printf("\nrecommendations failing a guard on the judge's long sample (they pass on the "
+               "search's; the optimum judged is the short sample's, failing there too in %d of "
+               "the %d (shape, seed)):", tot.long_opt_fails, tot.long_runs);
+        for (int bi = 0; bi <= KW_BENCH_N_BUDGETS; bi++)
+            printf("%s %d (%d where the optimum passes)", bi ? "," : "", tot.long_fails[bi],
+                   tot.long_fails_opt_ok[bi]);
+        printf(" at 1/2/5/10%%/converged%s%s\n", tot.long_fails_conv[0] ? "; converged: " : "",
+               tot.long_fails_conv);
+    }
     if (!b->no_rerank)
         printf("\nre-rank (kw_ofat.c, on where the search's sample cannot rank a shape): %ld of %ld "
            "ofat runs compared their top configs on a long "
@@ -1761,6 +1863,19 @@ static int kw_bench_quality(kw_bench *b)
            "counts those only)\n",
            b->rr_with, b->rr_runs, b->rr_moved,
            b->rr_requests, b->rr_with ? (double)b->rr_requests / (double)b->rr_with : 0.0, b->rr_evals);
+    if (!b->no_rerank) {
+        static const char *const verdict[] = {"won", "lost (slower beyond the interval)",
+                                              "resolved within the minimum effect",
+                                              "undecided at the cap"};
+        printf("re-rank rivals (one sequence of paired looks each):");
+        for (int v = 0; v < 4; v++)
+            printf("%s %ld %s: %ld looks, %ld requests", v ? ";" : "", b->rr_seq[v], verdict[v],
+                   b->rr_looks[v], b->rr_seq_req[v]);
+        printf(". Leaders simulated again at a sample already simulated: %ld requests. A "
+               "futility stop would have ended %ld sequences early, saving %ld requests, %ld of "
+               "them short of a win\n", b->rr_lead_again_req, b->rr_fut_seq, b->rr_fut_saved,
+               b->rr_fut_cut_win);
+    }
     if (tot.over1[0])
         printf("\nconverged more than %.0f%% above the optimum: %s\n", KW_BENCH_CONVERGED_GAP_PCT,
                tot.over1);
