@@ -501,3 +501,47 @@ Test(eval, a_paired_comparison_says_which_side_fails_the_sla_on_its_sample)
     kw_eval_free(me);
     kw_load_config_free(c);
 }
+
+/* The paired comparisons keep their last sides (kw_eval_seq_kept): the re-rank compares one
+ * leader B with each rival in turn at the same sample. A against B, C against B, A against
+ * B again at 40,000 requests: the figures are those of a fresh evaluator's comparison of
+ * each pair (bit for bit: the simulation is a pure function of config, shape and sample),
+ * and the requests simulated are 2 x 40,000, then 40,000 (B kept), then none. */
+Test(eval, a_paired_side_simulated_before_at_the_same_sample_is_read_not_simulated)
+{
+    gsl_set_error_handler_off();
+    kw_config *c = NULL;
+    cr_assert_eq(kw_load_config_default(&c), 0, "%s", kw_error_last());
+    kw_model_opts o = {.sim_requests = 2000, .drift = 0, .seed = 5};
+    kw_model_eval *me = NULL;
+    cr_assert_eq(kw_eval_new(&me, c, &o), 0, "%s", kw_error_last());
+    const kw_evaluator *it = kw_eval_iface(me);
+    kw_cand a, b, x;
+    kw_knobs_cand_baseline(&b, &c->space.knobs);
+    a = x = b;
+    int k = kw_knobs_find(&c->space.knobs, "max_batch");
+    cr_assert_geq(k, 0);
+    a.v[k] = (uint8_t)(b.v[k] ? 0 : 1);
+    x.v[k] = (uint8_t)(c->space.knobs.knobs[k].n_values - 1);
+    const kw_cand *rival[3] = {&a, &x, &a};
+    const long want[3] = {80000, 120000, 120000};
+    for (int i = 0; i < 3; i++) {
+        kw_paired v, fresh;
+        memset(&v, 0, sizeof v);
+        memset(&fresh, 0, sizeof fresh);
+        cr_assert_eq(it->paired(it->ctx, rival[i], &b, 1, 0.95, 40000, &v), 0, "%s", kw_error_last());
+        cr_expect_eq(kw_eval_paired_requests(me), want[i], "comparison %d: %ld requests simulated",
+                     i, kw_eval_paired_requests(me));
+        kw_model_eval *f = NULL;
+        cr_assert_eq(kw_eval_new(&f, c, &o), 0, "%s", kw_error_last());
+        const kw_evaluator *fi = kw_eval_iface(f);
+        cr_assert_eq(fi->paired(fi->ctx, rival[i], &b, 1, 0.95, 40000, &fresh), 0, "%s",
+                     kw_error_last());
+        cr_expect(memcmp(&v, &fresh, sizeof v) == 0,
+                  "comparison %d: %.17g %.17g %.17g vs a fresh evaluator's %.17g %.17g %.17g", i, v.a,
+                  v.b, v.half, fresh.a, fresh.b, fresh.half);
+        kw_eval_free(f);
+    }
+    kw_eval_free(me);
+    kw_load_config_free(c);
+}

@@ -25,6 +25,7 @@
  *   engine may call it from any thread.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,27 @@
 #include "kw_thermal.h"
 #include "kw_trace.h"
 
+/* A paired comparison's side kept for the next (kw_eval_seq_kept): one config's
+ * simulation of a shape at a sample, what the comparison reads of it. */
+typedef struct kw_eval_kept {
+    int shape;
+    long samples;
+    uint64_t id;
+    unsigned long used;                    /* last use (0: empty) */
+    double *lat;                           /* [n] latencies in arrival order */
+    int n, saturated;
+    double p95_us, p99_us, fallback_pct;
+} kw_eval_kept;
+
+/* The sides kept: the re-rank compares one leader with each rival in turn at its first
+ * look, and a rival that does not decide there doubles its sample up to KW_RERANK_CAP
+ * (kw_ofat.c "the re-rank": 4 looks for p95, each with both sides), after which the next
+ * rival meets the leader's first look again: 8 sides hold a whole sequence. Sides longer
+ * than the re-rank's cap (the evidence's verdict looks go to 1,000,000) are not kept:
+ * at most 8 x 262,144 latencies (16 MiB) per evaluator. */
+#define KW_EVAL_KEPT_SEQS 8
+#define KW_EVAL_KEPT_MAX_SAMPLES KW_RERANK_CAP
+
 struct kw_model_eval {
     const kw_config *cfg;
     kw_model_opts opts;
@@ -59,6 +81,10 @@ struct kw_model_eval {
     unsigned prec_mask;                    /* precisions the space offers and the chip supports */
     int traces_borrowed;                   /* trace/shape_trace belong to opts.borrow_from */
     int drift_borrowed;                    /* drift belongs to opts.borrow_from */
+    pthread_mutex_t kept_mu;               /* guards kept, kept_tick, paired_requests */
+    kw_eval_kept kept[KW_EVAL_KEPT_SEQS];
+    unsigned long kept_tick;
+    long paired_requests;                  /* requests the paired comparisons simulated */
 };
 
 static const kw_shape *kw_eval_shape(const kw_model_eval *e, int shape)
@@ -666,6 +692,72 @@ static int kw_model_eval_paired_cb(const kw_model_eval *e, const kw_cand *a, con
     return rc;
 }
 
+/* One side of a paired comparison, c on shape at `samples` requests, into *out (its
+ * latencies a copy the caller frees): from the kept sides when the same config was
+ * simulated at the same sample (the simulation is a pure function of the config, the
+ * shape and the sample: the arrivals are the shape's), else simulated and kept in place
+ * of the least recently used. The same figures bit for bit, and the leader that the
+ * re-rank compares with each rival in turn is simulated once per sample, not once per
+ * rival (stop 45: on the validation spaces that leader's repeats were ~40% of the
+ * re-rank's requests). 1 when c is no mapping the model can serve. */
+static int kw_eval_seq_kept(kw_eval_kept *out, kw_model_eval *e, const kw_cand *c, int shape,
+                            long samples)
+{
+    uint64_t id = kw_knobs_cand_id(&e->cfg->space.knobs, c);
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&e->kept_mu);
+    for (int i = 0; i < KW_EVAL_KEPT_SEQS; i++) {
+        kw_eval_kept *k = &e->kept[i];
+        if (!k->used || k->shape != shape || k->samples != samples || k->id != id)
+            continue;
+        *out = *k;
+        out->lat = malloc((size_t)k->n * sizeof *out->lat);
+        if (out->lat)
+            memcpy(out->lat, k->lat, (size_t)k->n * sizeof *out->lat);
+        k->used = ++e->kept_tick;
+        pthread_mutex_unlock(&e->kept_mu);
+        return out->lat ? 0 : kw_error_set(KW_ENOMEM, "out of memory for %d paired latencies", k->n);
+    }
+    pthread_mutex_unlock(&e->kept_mu);
+    kw_sim_result sim;
+    memset(&sim, 0, sizeof sim);
+    int rc = kw_eval_seq(&sim, e, c, shape, samples);
+    if (rc == 0) {
+        *out = (kw_eval_kept){.shape = shape, .samples = samples, .id = id, .lat = sim.lat_seq_us,
+                              .n = sim.samples, .saturated = sim.saturated, .p95_us = sim.p95_us,
+                              .p99_us = sim.p99_us, .fallback_pct = sim.fallback_pct};
+        sim.lat_seq_us = NULL; /* the caller's now */
+    }
+    kw_sim_result_clear(&sim);
+    if (rc != 0)
+        return rc;
+    double *keep = samples <= KW_EVAL_KEPT_MAX_SAMPLES /* not kept when it fails: made again */
+                       ? malloc((size_t)out->n * sizeof *keep)
+                       : NULL;
+    pthread_mutex_lock(&e->kept_mu);
+    e->paired_requests += samples;
+    if (keep) {
+        kw_eval_kept *k = &e->kept[0];
+        for (int i = 1; i < KW_EVAL_KEPT_SEQS; i++)
+            if (e->kept[i].used < k->used)
+                k = &e->kept[i];
+        free(k->lat);
+        *k = *out;
+        k->lat = memcpy(keep, out->lat, (size_t)out->n * sizeof *keep);
+        k->used = ++e->kept_tick;
+    }
+    pthread_mutex_unlock(&e->kept_mu);
+    return 0;
+}
+
+long kw_eval_paired_requests(const kw_model_eval *e)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&e->kept_mu);
+    long n = e->paired_requests;
+    pthread_mutex_unlock((pthread_mutex_t *)&e->kept_mu);
+    return n;
+}
+
 /* kw_evaluator.paired: a and b simulated on the same arrivals (the seed is
  * the shape's, not the candidate's), their latencies paired request by
  * request (kw_simci_paired); a continuous-batching shape's on the same
@@ -674,34 +766,32 @@ static int kw_model_eval_paired_cb(const kw_model_eval *e, const kw_cand *a, con
 static int kw_model_eval_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
                                 long samples, kw_paired *out)
 {
-    const kw_model_eval *e = ctx;
+    kw_model_eval *e = ctx;
     if (e->cfg->space.noise_pct > 0.0 || samples <= 0 || samples > KW_SIM_MAX_REQUESTS)
         return 1;
     if (kw_eval_shape(e, shape)->continuous)
         return kw_model_eval_paired_cb(e, a, b, shape, p, samples, out);
-    kw_sim_result *sim = calloc(2, sizeof *sim);
-    if (!sim)
-        return kw_error_set(KW_ENOMEM, "out of memory for the serving simulation");
-    int rc = kw_eval_seq(&sim[0], e, a, shape, samples);
+    kw_eval_kept sim[2];
+    memset(sim, 0, sizeof sim);
+    int rc = kw_eval_seq_kept(&sim[0], e, a, shape, samples);
     if (rc == 0)
-        rc = kw_eval_seq(&sim[1], e, b, shape, samples);
-    if (rc == 0 && sim[0].samples != sim[1].samples)
+        rc = kw_eval_seq_kept(&sim[1], e, b, shape, samples);
+    if (rc == 0 && sim[0].n != sim[1].n)
         rc = 1; /* not one request per element: nothing to pair */
     if (rc == 0) {
         double d;
-        rc = kw_simci_paired(&d, &out->half, &out->batches, sim[0].lat_seq_us, sim[1].lat_seq_us,
-                             (size_t)sim[0].samples, p);
+        rc = kw_simci_paired(&d, &out->half, &out->batches, sim[0].lat, sim[1].lat,
+                             (size_t)sim[0].n, p);
         out->a = p >= 0.99 ? sim[0].p99_us : sim[0].p95_us;
         out->b = p >= 0.99 ? sim[1].p99_us : sim[1].p95_us;
-        out->samples = sim[0].samples;
+        out->samples = sim[0].n;
         for (int i = 0; i < 2; i++)
             (i ? &out->b_guard : &out->a_guard)[0] = kw_eval_sample_fails(
                 e, &(kw_eval_facts){.fallback_pct = sim[i].fallback_pct, .p99_us = sim[i].p99_us,
                                     .simulated = 1, .saturated = sim[i].saturated});
     }
-    kw_sim_result_clear(&sim[0]);
-    kw_sim_result_clear(&sim[1]);
-    free(sim);
+    free(sim[0].lat);
+    free(sim[1].lat);
     return rc;
 }
 
@@ -977,6 +1067,7 @@ int kw_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *
     if (!e)
         return kw_error_set(KW_ENOMEM, "out of memory creating the evaluator");
     e->cfg = cfg;
+    pthread_mutex_init(&e->kept_mu, NULL);
     if (opts)
         e->opts = *opts;
     for (int i = 0; i < cfg->space.n_shapes; i++)
@@ -1023,6 +1114,9 @@ void kw_eval_free(kw_model_eval *e)
     }
     if (!e->drift_borrowed)
         kw_drift_cache_free(e->drift);
+    for (int i = 0; i < KW_EVAL_KEPT_SEQS; i++)
+        free(e->kept[i].lat);
+    pthread_mutex_destroy(&e->kept_mu);
     free(e);
 }
 

@@ -45,6 +45,10 @@ void kw_eval_free(kw_model_eval *e);
 /* The engine-facing interface (owned by e). */
 const kw_evaluator *kw_eval_iface(const kw_model_eval *e);
 
+/* The requests e's paired comparisons simulated (kw_evaluator.paired: a side read from
+ * the kept ones counts nothing), for the bench's cost of the re-rank. */
+long kw_eval_paired_requests(const kw_model_eval *e);
+
 /* The simulated requests' latencies, sorted ascending, of the serving
  * simulation an evaluation of c on shape runs (the same arrivals, seed and
  * sample; without measurement noise): *out malloc'ed (caller frees), *n

@@ -120,6 +120,7 @@ typedef struct kw_bench {
      * the same sample (the same config on the same arrivals) */
     long rr_seq[4], rr_looks[4], rr_seq_req[4];
     long rr_lead_again_req;
+    long rr_sim_req;       /* ... the requests simulated, sides kept as the model keeps them */
     /* ... and what a futility stop would have saved: a sequence stopped at the first look
      * whose interval (widened over the planned looks, kw_simci_pair_half_looks) puts the
      * rival's gain below the minimum effect; the requests after it, and the sequences
@@ -1262,6 +1263,9 @@ fail:
 static void kw_bench_rerank_seqs(kw_bench *b, const kw_journal *j, int s, double min_effect_pct)
 {
     const kw_jrerank *first = NULL;
+    uint64_t kept_id[8] = {0};
+    long kept_n[8] = {0};
+    unsigned long kept_used[8] = {0}, tick = 0;
     for (size_t i = 0; i <= j->n_reranks; i++) {
         const kw_jrerank *x = i < j->n_reranks ? &j->reranks[i] : NULL;
         if (x && x->shape != s)
@@ -1304,7 +1308,27 @@ static void kw_bench_rerank_seqs(kw_bench *b, const kw_journal *j, int s, double
             break;
         if (!first || x->id != first->id || x->rid != first->rid)
             first = x;
-
+        /* the model's kept sides (kw_eval.c kw_eval_seq_kept: the 8 last used, up to the
+         * re-rank's cap), from empty at the run's start */
+        for (int side = 0; side < 2; side++) {
+            uint64_t id = side ? x->rid : x->id;
+            int at = -1, lru = 0;
+            for (int k = 0; k < 8; k++) {
+                if (kept_used[k] && kept_id[k] == id && kept_n[k] == x->n)
+                    at = k;
+                if (kept_used[k] < kept_used[lru])
+                    lru = k;
+            }
+            if (at < 0) {
+                b->rr_sim_req += x->n;
+                if (x->n > KW_RERANK_CAP)
+                    continue;
+                at = lru;
+                kept_id[at] = id;
+                kept_n[at] = x->n;
+            }
+            kept_used[at] = ++tick;
+        }
         /* the leader simulated again at a sample it was simulated at before */
         for (const kw_jrerank *y = j->reranks; y < x; y++)
             if (y->shape == s && y->n == x->n && (y->rid == x->rid || y->id == x->rid)) {
@@ -1871,9 +1895,11 @@ static int kw_bench_quality(kw_bench *b)
         for (int v = 0; v < 4; v++)
             printf("%s %ld %s: %ld looks, %ld requests", v ? ";" : "", b->rr_seq[v], verdict[v],
                    b->rr_looks[v], b->rr_seq_req[v]);
-        printf(". Leaders simulated again at a sample already simulated: %ld requests. A "
+        printf(". Leaders simulated again at a sample already simulated: %ld requests; "
+               "simulated with the sides the model keeps (kw_eval.c): %ld (%.0f per run re-ranked). A "
                "futility stop would have ended %ld sequences early, saving %ld requests, %ld of "
-               "them short of a win\n", b->rr_lead_again_req, b->rr_fut_seq, b->rr_fut_saved,
+               "them short of a win\n", b->rr_lead_again_req, b->rr_sim_req,
+               b->rr_with ? (double)b->rr_sim_req / (double)b->rr_with : 0.0, b->rr_fut_seq, b->rr_fut_saved,
                b->rr_fut_cut_win);
     }
     if (tot.over1[0])
