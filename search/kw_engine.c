@@ -82,12 +82,12 @@ static int kw_run_lanes(kw_eng *E, size_t n_live)
     int nd = E->ev->devices;
     if (nd <= 1 || !E->ev->eval_on || n_live == 0)
         return 0;
-    size_t *at = calloc((size_t)nd + 1, sizeof *at), *tmp = malloc(n_live * sizeof *tmp);
-    if (!at || !tmp) {
-        free(at);
-        free(tmp);
+    /* at: each device's first job in the regrouped live (a prefix sum);
+     * put: where the next one goes, then the lanes' offsets; tmp: live regrouped */
+    size_t *at = calloc(2 * ((size_t)nd + 1) + n_live, sizeof *at);
+    if (!at)
         return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
-    }
+    size_t *put = at + nd + 1, *tmp = put + nd + 1;
     for (size_t i = 0; i < n_live; i++) {
         kw_job *j = &E->jobs[E->live[i]];
         j->device = j->shape % nd;
@@ -95,26 +95,17 @@ static int kw_run_lanes(kw_eng *E, size_t n_live)
     }
     for (int d = 0; d < nd; d++)
         at[d + 1] += at[d];
-    size_t *put = malloc(((size_t)nd + 1) * sizeof *put);
-    if (!put) {
-        free(at);
-        free(tmp);
-        return kw_error_set(KW_ENOMEM, "out of memory queueing evaluations");
-    }
     memcpy(put, at, (size_t)nd * sizeof *put);
     for (size_t i = 0; i < n_live; i++)
         tmp[put[E->jobs[E->live[i]].device]++] = E->live[i];
     memcpy(E->live, tmp, n_live * sizeof *tmp);
-    /* the lanes that hold a job, as offsets into live */
-    size_t n_lanes = 0;
+    size_t n_lanes = 0; /* the lanes that hold a job, as offsets into live */
     for (int d = 0; d < nd; d++)
         if (at[d + 1] > at[d])
             put[n_lanes++] = at[d];
     put[n_lanes] = n_live;
     kw_evpool_run_lanes(E->pool, E->ev, E->jobs, E->live, put, n_lanes);
-    free(put);
     free(at);
-    free(tmp);
     return 1;
 }
 
