@@ -22,20 +22,38 @@ static void np_space(kw_knobspace *ks)
 
 static double np_p95(const kw_cand *c) { return 100.0 + 10.0 * c->v[0] - 5.0 * c->v[1]; }
 
-static void np_eval(kw_runsum *rs, const kw_cand *c)
+/* Evaluate c on the hand-built run with the given p95, launches and guards. */
+static void np_put(kw_runsum *rs, const kw_cand *c, double p, double launches, const char *guards)
 {
     kw_metrics m;
     memset(&m, 0, sizeof m);
-    double p = np_p95(c);
     for (int i = 0; i < SY_NMETRICS; i++)
         m.v[i] = 1.0;
     m.v[SYM_P95] = p;
     m.v[SYM_P50] = 0.5 * p;
     m.v[SYM_P99] = 2.0 * p;
-    m.v[SYM_LAUNCHES] = 10 - c->v[1];
-    if (c->v[0] == 3)
-        snprintf(m.guards, sizeof m.guards, "drift");
+    m.v[SYM_LAUNCHES] = launches;
+    snprintf(m.guards, sizeof m.guards, "%s", guards);
     cr_assert_eq(kw_runsum_add_eval(rs, 0, c, &m), 0);
+}
+
+static void np_eval(kw_runsum *rs, const kw_cand *c)
+{
+    np_put(rs, c, np_p95(c), 10 - c->v[1], c->v[0] == 3 ? "drift" : "");
+}
+
+/* A journaled step from parent to c (evaluated before). */
+static void np_add_step(kw_runsum *rs, const kw_cand *parent, const kw_cand *c, kw_decision d,
+                        const char *phase)
+{
+    kw_rs_step st;
+    memset(&st, 0, sizeof st);
+    st.parent = *parent;
+    st.cand = *c;
+    st.decision = d;
+    st.p_value = NAN;
+    snprintf(st.phase, sizeof st.phase, "%s", phase);
+    cr_assert_eq(kw_runsum_add_step(rs, 0, &st), 0);
 }
 
 /* Step from *inc to inc with knob k = v, evaluated; taken ones move *inc. */
@@ -44,14 +62,7 @@ static void np_step(kw_runsum *rs, kw_cand *inc, int k, int v, kw_decision d, co
     kw_cand c = *inc;
     c.v[k] = (uint8_t)v;
     np_eval(rs, &c);
-    kw_rs_step st;
-    memset(&st, 0, sizeof st);
-    st.parent = *inc;
-    st.cand = c;
-    st.decision = d;
-    st.p_value = NAN;
-    snprintf(st.phase, sizeof st.phase, "%s", phase);
-    cr_assert_eq(kw_runsum_add_step(rs, 0, &st), 0);
+    np_add_step(rs, inc, &c, d, phase);
     if (kw_journal_decision_taken(d))
         *inc = c;
 }
@@ -64,7 +75,9 @@ static void np_finish(kw_runsum *rs, const kw_cand *inc)
     cr_assert_eq(kw_runsum_finish(rs), 0);
 }
 
-static kw_runsum *np_new(kw_cand *inc)
+/* The hand-built run of one shape "s" over np_space, minimum effect 1%;
+ * *inc its baseline (not evaluated). */
+static kw_runsum *np_empty(kw_cand *inc)
 {
     kw_knobspace ks;
     np_space(&ks);
@@ -73,6 +86,12 @@ static kw_runsum *np_new(kw_cand *inc)
     rs->limits.min_effect_pct = 1.0;
     cr_assert_geq(kw_runsum_shape(rs, "s"), 0);
     kw_knobs_cand_baseline(inc, &rs->ks);
+    return rs;
+}
+
+static kw_runsum *np_new(kw_cand *inc)
+{
+    kw_runsum *rs = np_empty(inc);
     np_eval(rs, inc);
     return rs;
 }
@@ -376,5 +395,99 @@ Test(netpath, the_shortest_chain_skips_a_detour)
     cr_assert_eq(p.steps[0].step, -1, "b 0->2 was never a journaled step");
     cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
     kw_netpath_free(&p);
+    kw_runsum_free(rs);
+}
+
+/* ---- changes that do not earn their place (kw_netpath_unearned) ---- */
+
+/* A rejected step from inc to inc with knob k = v (the revert's evaluation). */
+static void ue_probe(kw_runsum *rs, const kw_cand *inc, int k, int v, double p95, const char *guards)
+{
+    kw_cand c = *inc;
+    c.v[k] = (uint8_t)v;
+    np_put(rs, &c, p95, 1.0, guards);
+    np_add_step(rs, inc, &c, KW_DECIDE_REJECT, "main");
+}
+
+/* Baseline a=0 b=0 c=1 (p95 100) ships a=1 b=2 c=2 (p95 79.2). Reverting
+ * one knob alone: a -> 0 reads 79.6 (+0.505%: under the 1% minimum effect,
+ * the change does not earn its place), b -> 0 reads 99 (+25%: it does),
+ * c -> 1 reads 79.3 but fails a guard (keeping the guard is its place).
+ * Built the way a search leaves it: accepted steps, then the neighbours. */
+static kw_runsum *ue_run(kw_cand *F)
+{
+    kw_cand inc;
+    kw_runsum *rs = np_empty(&inc);
+    np_put(rs, &inc, 100.0, 1.0, "");
+    const struct { int k, v; double p95; } path[] = {{1, 2, 80.0}, {0, 1, 79.6}, {2, 2, 79.2}};
+    for (int i = 0; i < 3; i++) {
+        kw_cand c = inc;
+        c.v[path[i].k] = (uint8_t)path[i].v;
+        np_put(rs, &c, path[i].p95, 1.0, "");
+        np_add_step(rs, &inc, &c, KW_DECIDE_ACCEPT, "main");
+        inc = c;
+    }
+    ue_probe(rs, &inc, 0, 0, 79.6, "");
+    ue_probe(rs, &inc, 1, 0, 99.0, "");
+    ue_probe(rs, &inc, 2, 1, 79.3, "drift");
+    np_finish(rs, &inc);
+    *F = inc;
+    return rs;
+}
+
+Test(netpath, a_change_whose_revert_costs_less_than_the_minimum_effect_does_not_earn_its_place)
+{
+    kw_cand F;
+    kw_runsum *rs = ue_run(&F);
+    const kw_rs_shape *s = &rs->shapes[0];
+    cr_assert_eq(kw_runsum_find_config(rs, 0, kw_knobs_cand_id(&rs->ks, &F)), s->final);
+    kw_unearned u[3];
+    int n = kw_netpath_unearned(u, rs, 0, s->final);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(u[0].knob, 0);
+    cr_assert_float_eq(u[0].pct, (79.6 - 79.2) / 79.2 * 100.0, 1e-9);
+    cr_assert_null(u[0].pair);
+    char t[1024];
+    kw_netpath_unearned_text(t, sizeof t, rs, 0, s->final, u, n);
+    cr_assert(strstr(t, "reverting it alone costs less than the run's minimum effect of 1.00% on "
+                        "p95_us"), "%s", t);
+    cr_assert(strstr(t, "a=1 +0.51%; the baseline's a=0 serves as well"), "%s", t);
+    /* a larger minimum effect takes in b's +25% too; a smaller one none */
+    rs->limits.min_effect_pct = 30.0;
+    cr_assert_eq(kw_netpath_unearned(u, rs, 0, s->final), 2);
+    cr_assert_eq(u[1].knob, 1);
+    cr_assert_float_eq(u[1].pct, (99.0 - 79.2) / 79.2 * 100.0, 1e-9);
+    rs->limits.min_effect_pct = 0.5;
+    cr_assert_eq(kw_netpath_unearned(u, rs, 0, s->final), 0);
+    /* the baseline has no change to judge */
+    rs->limits.min_effect_pct = 1.0;
+    cr_assert_eq(kw_netpath_unearned(u, rs, 0, s->baseline), 0);
+    kw_runsum_free(rs);
+}
+
+Test(netpath, a_measured_run_judges_unearned_changes_by_the_pairing_only)
+{
+    kw_cand F;
+    kw_runsum *rs = ue_run(&F);
+    rs->info.noisy = 1;
+    const kw_rs_shape *s = &rs->shapes[0];
+    kw_unearned u[3];
+    /* unpaired figures of different rounds: no evidence of a small effect */
+    cr_assert_eq(kw_netpath_unearned(u, rs, 0, s->final), 0);
+    /* a's revert paired: +0.4% [-0.2%, +0.9%], wholly under 1%: unearned;
+     * c's revert paired +0.3% [-0.6%, +1.2%]: the interval reaches 1% */
+    kw_rs_pair pa = {.knob = 0, .value = 0, .n = 8, .delta_pct = 0.4, .lo_pct = -0.2, .hi_pct = 0.9};
+    kw_rs_pair pc = {.knob = 2, .value = 1, .n = 8, .delta_pct = 0.3, .lo_pct = -0.6, .hi_pct = 1.2};
+    cr_assert_eq(kw_runsum_add_pair(rs, 0, &pa), 0);
+    cr_assert_eq(kw_runsum_add_pair(rs, 0, &pc), 0);
+    int n = kw_netpath_unearned(u, rs, 0, s->final);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(u[0].knob, 0);
+    cr_assert_float_eq(u[0].pct, 0.4, 1e-12);
+    cr_assert_not_null(u[0].pair);
+    char t[1024];
+    kw_netpath_unearned_text(t, sizeof t, rs, 0, s->final, u, n);
+    cr_assert(strstr(t, "(paired with the recommendation, 95% intervals): a=1 +0.40% [-0.20%, +0.90%]"),
+              "%s", t);
     kw_runsum_free(rs);
 }

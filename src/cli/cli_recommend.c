@@ -362,10 +362,31 @@ static int kw_recommend_one(kw_rec *out, kw_rundir *r, int cfg_shape, int nothin
     return 0;
 }
 
+/* The changes of config the run's own evaluations already show do not earn
+ * their place (kw_netpath_unearned): the disproof criterion "reverting any
+ * one of its changes alone costs less than the minimum effect" met for
+ * them, said under the criteria. */
+static void kw_print_unearned(const kw_runsum *rs, int shape, int config)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    if (config < 0 || s->baseline < 0)
+        return;
+    kw_unearned *u = calloc((size_t)(rs->ks.n_knobs > 0 ? rs->ks.n_knobs : 1), sizeof *u);
+    int n = u ? kw_netpath_unearned(u, rs, shape, config) : 0;
+    if (n > 0) {
+        char t[2048];
+        kw_netpath_unearned_text(t, sizeof t, rs, shape, config, u, n);
+        printf("  already met for %d of its %d changes, which do not earn their place: %s\n", n,
+               kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand, &s->configs[config].cand),
+               t);
+    }
+    free(u);
+}
+
 /* The claim's evidence and disproof criteria as results.xml states them
  * (the numbers as the file spells them): the re-check at the final sample of
  * the recommendation and the baseline, then each criterion. */
-static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
+static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c, int shape, int config)
 {
     const char *pn = rs->metric_names[rs->primary];
     const kw_results_recheck *a = &c->rec, *b = &c->base;
@@ -424,6 +445,7 @@ static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c)
     const char *t = c->criteria.data; /* n_criteria > 0: NUL-ended texts */
     for (int i = 0; i < c->n_criteria; i++, t += strlen(t) + 1)
         printf("    - %s\n", t);
+    kw_print_unearned(rs, shape, config);
 }
 
 /* The requests behind figures m (0: not said). */
@@ -533,7 +555,7 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
                (unsigned long long)(s->baseline >= 0 ? s->configs[s->baseline].id : 0),
                rb.p95_ceiling_us, rb.p99_ceiling_us);
         if (claim)
-            kw_print_claim(rs, claim);
+            kw_print_claim(rs, claim, x->tuned, w);
     } else if (!x->use_baseline) {
         /* borrowed: the source shape's rollback and claim do not carry over;
          * the baseline here is what runs without the mapping */

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kw_error.h"
+#include "kw_metric.h"
 #include "kw_mix.h"
 #include "kw_netpath.h"
 
@@ -756,4 +757,103 @@ int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
     }
     free(sn);
     return 0;
+}
+
+/* ---- changes that do not earn their place ---- */
+
+int kw_netpath_unearned(kw_unearned *out, const kw_runsum *rs, int shape, int config)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_knobspace *ks = &rs->ks;
+    double min_pct = rs->limits.min_effect_pct;
+    if (s->baseline < 0 || config < 0 || !(min_pct > 0))
+        return 0;
+    const kw_rs_config *B = &s->configs[s->baseline], *F = &s->configs[config];
+    int n = 0;
+    for (int k = 0; k < ks->n_knobs; k++) {
+        if (F->cand.v[k] == B->cand.v[k])
+            continue;
+        kw_unearned u = {.knob = k, .config = -1, .pct = NAN, .pair = NULL};
+        if (rs->info.noisy) {
+            /* figures of different rounds are no evidence of a small
+             * effect: only the pairing's, measured side by side with the
+             * recommendation it pairs (the shape's final) */
+            const kw_rs_pair *p = config == s->final ? kw_runsum_find_pair(rs, shape, k, B->cand.v[k])
+                                                     : NULL;
+            if (!p || p->n <= 0 || p->guards[0] || !isfinite(p->hi_pct) || !(p->hi_pct < min_pct))
+                continue;
+            u.pair = p;
+            u.pct = p->delta_pct;
+        } else {
+            kw_cand c = F->cand;
+            c.v[k] = B->cand.v[k];
+            int ci = kw_runsum_find_config(rs, shape, kw_knobs_cand_id(ks, &c));
+            if (ci < 0 || s->configs[ci].reps <= 0 || s->configs[ci].constraint >= 0 ||
+                s->configs[ci].m.guards[0] || F->m.guards[0])
+                continue; /* not evaluated, or reverting fails a guard: it earns its place */
+            double pct = kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
+            if (!isfinite(pct) || !(pct < min_pct))
+                continue;
+            u.config = ci;
+            u.pct = pct;
+        }
+        out[n++] = u;
+    }
+    return n;
+}
+
+void kw_netpath_unearned_text(char *buf, size_t len, const kw_runsum *rs, int shape, int config,
+                              const kw_unearned *u, int n)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    const kw_knobspace *ks = &rs->ks;
+    size_t at = 0;
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    if (n <= 0)
+        return;
+#define KW_UE_PUT(...)                                                                             \
+    do {                                                                                           \
+        if (at < len) {                                                                            \
+            int w_ = snprintf(buf + at, len - at, __VA_ARGS__);                                    \
+            at = w_ < 0 ? len : at + (size_t)w_;                                                   \
+        }                                                                                          \
+    } while (0)
+    const kw_cand *F = &s->configs[config].cand, *B = &s->configs[s->baseline].cand;
+    int ks_i = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_SAMPLES));
+    double nreq = u[0].config >= 0 && ks_i >= 0 ? s->configs[u[0].config].m.v[ks_i] : NAN;
+    KW_UE_PUT("reverting %s alone costs less than the run's minimum effect of %.2f%% on %s (",
+              n == 1 ? "it" : "each one", rs->limits.min_effect_pct, rs->metric_names[rs->primary]);
+    if (u[0].pair)
+        KW_UE_PUT("paired with the recommendation, 95%% intervals");
+    else if (isfinite(nreq) && nreq > 0)
+        KW_UE_PUT("the search's sample, %.0f requests", nreq);
+    else
+        KW_UE_PUT("the search's sample");
+    KW_UE_PUT("): ");
+    for (int i = 0; i < n; i++) {
+        const kw_knob *kb = &ks->knobs[u[i].knob];
+        int v = F->v[u[i].knob];
+        double x = u[i].pct;
+        KW_UE_PUT("%s%s=%s ", i ? ", " : "", kb->name, v < kb->n_values ? kb->values[v] : "?");
+        if (x != 0 && fabs(x) < 0.005) /* not "+0.00%": a difference there is, below the decimals */
+            KW_UE_PUT("%s<0.01%%", x > 0 ? "+" : "-");
+        else if (x == 0)
+            KW_UE_PUT("0.00%%");
+        else
+            KW_UE_PUT("%+.2f%%", x);
+        if (u[i].pair && isfinite(u[i].pair->lo_pct))
+            KW_UE_PUT(" [%+.2f%%, %+.2f%%]", u[i].pair->lo_pct, u[i].pair->hi_pct);
+    }
+    KW_UE_PUT("; the baseline's ");
+    for (int i = 0; i < n; i++) {
+        const kw_knob *kb = &ks->knobs[u[i].knob];
+        int v = B->v[u[i].knob];
+        KW_UE_PUT("%s%s=%s", i ? ", " : "", kb->name, v < kb->n_values ? kb->values[v] : "?");
+    }
+    KW_UE_PUT(" serve%s as well within that effect", n == 1 ? "s" : "");
+#undef KW_UE_PUT
+    if (at >= len && len > 4)
+        memcpy(buf + len - 4, "...", 4);
 }

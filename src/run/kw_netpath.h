@@ -149,4 +149,34 @@ int kw_netpath_sens_inert(const kw_sens *k);
 /* Largest |effect| of the two sides (NAN when neither was evaluated). */
 double kw_netpath_sens_magnitude(const kw_sens *k);
 
+/* ---- changes that do not earn their place ---- */
+
+/* A change of a recommendation (a knob where it differs from the shape's
+ * baseline) that the run's own evaluations show does not earn its place:
+ * the recommendation with that one knob back at the baseline's value was
+ * evaluated, passes every guard, and reads less than the run's minimum
+ * effect (kw_rs_limits.min_effect_pct) worse on the primary metric, or
+ * better. The claim's disproof criterion "reverting any one of its changes
+ * alone costs less than the minimum effect" already holds for it. */
+typedef struct kw_unearned {
+    int knob;
+    int config;                /* the configuration with the knob reverted */
+    double pct;                /* its primary against the recommendation's, percent */
+    const kw_rs_pair *pair;    /* a measured run's: the pair pct comes from, else NULL */
+} kw_unearned;
+
+/* out[0..n) (room for rs->ks.n_knobs) for config of shape, in knob order;
+ * returns n. A model run judges by the two evaluations (deterministic, on
+ * common random numbers); a measured (noisy) run only by the pairing's
+ * figures of the recommendation's neighbours (kw_rs_pair), and only where
+ * the pair's whole 95% interval lies below the minimum effect. 0 when the
+ * shape has no baseline. */
+int kw_netpath_unearned(kw_unearned *out, const kw_runsum *rs, int shape, int config);
+
+/* The one sentence audit, recommend and the report print for them (no
+ * trailing punctuation): "reverting qkv.tile_k=16 alone costs +0.30%, ...
+ * less than the run's minimum effect (1.00%) ...". "" when n is 0. */
+void kw_netpath_unearned_text(char *buf, size_t len, const kw_runsum *rs, int shape, int config,
+                              const kw_unearned *u, int n);
+
 #endif

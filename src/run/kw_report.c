@@ -223,18 +223,38 @@ static int kw_saturated(const kw_rs_config *c) { return kw_guards_saturated(c->m
 static void kw_mapping_table(kw_sbuf *b, const kw_runsum *rs, const kw_rs_shape *s, const char *head)
 {
     const kw_cand *B = &s->configs[s->baseline].cand, *F = &s->configs[s->final].cand;
+    int si = (int)(s - rs->shapes);
+    /* the changes that do not earn their place (kw_netpath_unearned), said
+     * beside each: the deployed mapping's only */
+    kw_unearned *ue = calloc((size_t)(rs->ks.n_knobs > 0 ? rs->ks.n_knobs : 1), sizeof *ue);
+    int n_ue = ue && kw_runsum_winner(rs, si) == s->final ? kw_netpath_unearned(ue, rs, si, s->final)
+                                                         : 0;
+    if (!ue)
+        b->failed = 1;
     kw_sbuf_printf(b, "<table class=\"mapping\"><tr><th class=\"l\">knob</th><th class=\"l\">%s</th>"
                       "<th class=\"l\">baseline</th><th class=\"l\">changed</th></tr>\n", head);
-    for (int k = 0; k < rs->ks.n_knobs; k++) {
+    for (int k = 0, u = 0; k < rs->ks.n_knobs; k++) {
         int ch = B->v[k] != F->v[k];
+        int idle = u < n_ue && ue[u].knob == k;
         kw_sbuf_printf(b, "<tr%s><td class=\"l\">", ch ? " class=\"changed\"" : "");
         kw_sbuf_html(b, kw_knob_name(rs, k));
         kw_sbuf_puts(b, "</td><td class=\"l\">");
         kw_sbuf_html(b, kw_knob_val(rs, k, F));
         kw_sbuf_puts(b, "</td><td class=\"l\">");
         kw_sbuf_html(b, kw_knob_val(rs, k, B));
-        kw_sbuf_printf(b, "</td><td class=\"l\">%s</td></tr>\n", ch ? "&#9679; changed" : "");
+        kw_sbuf_printf(b, "</td><td class=\"l\">%s", ch ? "&#9679; changed" : "");
+        if (idle) {
+            char pc[32];
+            if (ue[u].pct != 0 && fabs(ue[u].pct) < 0.005)
+                snprintf(pc, sizeof pc, "%s&lt;0.01%%", ue[u].pct > 0 ? "+" : "-");
+            else
+                snprintf(pc, sizeof pc, "%+.2f%%", ue[u].pct);
+            kw_sbuf_printf(b, " (does not earn its place: reverting it alone %s)", pc);
+            u++;
+        }
+        kw_sbuf_puts(b, "</td></tr>\n");
     }
+    free(ue);
     kw_sbuf_printf(
         b,
         "</table>\n<p class=\"note\">Configuration %016llx; %d of %d knobs differ from the "
@@ -775,6 +795,21 @@ static void kw_guard_table(kw_sbuf *b, const kw_runsum *rs, int si)
     }
     kw_sbuf_puts(b, "</ul>\n");
     kw_sbuf_free(&crit);
+    kw_unearned *ue = calloc((size_t)(rs->ks.n_knobs > 0 ? rs->ks.n_knobs : 1), sizeof *ue);
+    int n_ue = ue ? kw_netpath_unearned(ue, rs, si, s->final) : 0;
+    if (!ue)
+        b->failed = 1;
+    if (n_ue > 0) {
+        char t[2048];
+        kw_netpath_unearned_text(t, sizeof t, rs, si, s->final, ue, n_ue);
+        kw_sbuf_printf(b, "<p class=\"note unearned\">Already met for %d of its %d changes, which do "
+                          "not earn their place: ", n_ue,
+                       kw_knobs_cand_distance(&rs->ks, &s->configs[s->baseline].cand,
+                                              &s->configs[s->final].cand));
+        kw_sbuf_html(b, t);
+        kw_sbuf_puts(b, ".</p>\n");
+    }
+    free(ue);
 }
 
 static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
