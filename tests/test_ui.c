@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <ftw.h>
 
 #include "lib/kw_tl.h"
@@ -430,6 +431,102 @@ Test(ui, bisect_names_each_knob_whole_over_its_column)
         cr_assert_eq(strchr(l, '\n') - l, e - h, "row %d is not as long as the header:\n%.*s\n%s",
                      rows, (int)(e - h), h, l);
     cr_assert_gt(rows, 5);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
+}
+
+/* bisect's text says which knobs caused the change and no more: a knob that
+ * changed nothing reads 0.00% and 0.0% of the change (main printed "-0.0%",
+ * a negative zero), one too small for the decimals "+<0.01%" (main:
+ * "+0.00%"); the knobs whose contribution is below the minimum effect (the
+ * space's 1%) are named in one line, checked against the CSV's figures;
+ * metrics that did not move (zero at A and B, the sample size) are named
+ * once instead of a row of zeros each; and no line is wider than 120
+ * columns (main's table of every metric was 200 wide for ten knobs).
+ * The default job's attn_decode_kv2048_b32_c16 recommendation (seed 1). */
+Test(ui, bisect_names_the_knobs_below_the_minimum_effect_and_fits_120_columns)
+{
+    char *d = kw_tl_tmpdir("kwui");
+    cr_assert_not_null(d);
+    write_file(d, "b.txt", "qkv.tile_n=256\nqkv.tile_k=16\nattn.tile_m=32\nattn.double_buffer=on\n"
+                           "o.tile_k=16\nfuse_qkv=on\nfuse_attention=flash\nlaunch_mode=graph\n"
+                           "batch_timeout_us=1000\ncores_per_request=2\n");
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    const char *shape = "attn_decode_kv2048_b32_c16";
+    kw_tl_proc r = kw_tl_run(&o, bin(), "bisect", "baseline", "b.txt", "--shape", shape, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_proc c = kw_tl_run(&o, bin(), "bisect", "baseline", "b.txt", "--shape", shape, "--format",
+                             "csv", NULL);
+    cr_assert_eq(c.status, 0, "%s", c.err);
+    for (const char *l = r.out; *l; l = strchr(l, '\n') + 1)
+        cr_assert_leq(strchr(l, '\n') - l, 120, "%.*s", (int)(strchr(l, '\n') - l), l);
+    cr_assert(strstr(r.out, "-0.0%") == NULL && strstr(r.out, " +0.00%") == NULL &&
+                  strstr(r.out, " -0.00%") == NULL, "%s", r.out);
+    /* from the CSV: p95's A, each knob's contribution, the all-zero metrics */
+    double a95 = NAN;
+    const char *t = strstr(c.out, "\ntotal,,,p95_us,");
+    cr_assert_not_null(t);
+    char want[2048] = "  below the minimum effect (1.00% of A, the space's) each: ";
+    int n_small = 0;
+    char zero_rows[2048] = "";
+    for (const char *l = strchr(c.out, '\n') + 1; *l; l = strchr(l, '\n') + 1) {
+        char knob[64], from[64], to[64], metric[64];
+        double mean, mn, mx;
+        if (sscanf(l, "%63[^,],%63[^,],%63[^,],%63[^,],%lf,%lf,%lf", knob, from, to, metric, &mean,
+                   &mn, &mx) != 7)
+            continue;
+        if (strcmp(metric, "p95_us") == 0 && strcmp(knob, "total") != 0) {
+            /* A's p95: from the text's first figure */
+            if (isnan(a95))
+                cr_assert_eq(sscanf(strstr(r.out, "contribution to p95_us: A "),
+                                    "contribution to p95_us: A %lf", &a95), 1);
+            if (fabs(mean) / a95 * 100.0 < 1.0)
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s",
+                         n_small++ ? ", " : "", knob);
+            if (mean == 0) {
+                char row[200];
+                snprintf(row, sizeof row, " %s ", knob);
+                const char *kl = strstr(r.out, row);
+                cr_assert(kl && strstr(kl, " 0.00% ") && strstr(kl, " 0.00% ") < strchr(kl, '\n') &&
+                              strstr(kl, "0.0%\n") && strstr(kl, "0.0%\n") < strchr(kl, '\n') + 1,
+                          "%.100s", kl);
+            }
+        }
+    }
+    for (const char *l = strstr(c.out, "\ntotal,,,") + 1; l && *l; l = strchr(l, '\n') + 1) {
+        char metric[64];
+        double v;
+        if (sscanf(l, "total,,,%63[^,],%lf", metric, &v) != 2 || v != 0)
+            continue;
+        int moved = 0; /* any knob's contribution to it */
+        char key[80];
+        snprintf(key, sizeof key, ",%s,", metric);
+        for (const char *k = strstr(c.out, key); k && !moved; k = strstr(k + 1, key)) {
+            double mean = strtod(k + strlen(key), NULL);
+            moved = mean != 0;
+        }
+        if (!moved)
+            snprintf(zero_rows + strlen(zero_rows), sizeof zero_rows - strlen(zero_rows), "%s%s",
+                     zero_rows[0] ? ", " : "", metric);
+    }
+    cr_assert_gt(n_small, 0);
+    strcat(want, "\n");
+    cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+    cr_assert(zero_rows[0]);
+    /* the paragraph, its wrapped lines joined */
+    const char *u = strstr(r.out, "\n\n  unchanged (equal at A and B, no knob moved them): ");
+    cr_assert_not_null(u, "%s", r.out);
+    char joined[2200] = "";
+    for (const char *q = u + strlen("\n\n  unchanged (equal at A and B, no knob moved them): "); *q; q++)
+        if (*q == '\n' && strncmp(q, "\n    ", 5) == 0)
+            q += 3; /* the wrap: a newline and the indent stand for one space */
+        else if (*q != '\n' && strlen(joined) + 1 < sizeof joined)
+            strncat(joined, q, 1);
+        else
+            break;
+    cr_assert_str_eq(joined, zero_rows, "%s", r.out);
+    cr_assert(strstr(r.out, "\n  samples ") == NULL, "%s", r.out);
+    kw_tl_free(&c);
     kw_tl_free(&r);
     kw_tl_rmrf(d);
 }

@@ -181,14 +181,34 @@ static int kw_resolve(kw_cand *out, const kw_knobspace *ks, const char *ref, con
     return rc;
 }
 
-static void kw_pct(char *buf, size_t len, double d, double base)
+/* d as a percentage of base with 2 decimals (1 for a share): exactly 0 as
+ * "0.00%" (not "+0.00%" or a negative zero's "-0.0%"), and a change too
+ * small for the decimals as "+<0.01%" rather than rounded to nothing. */
+static void kw_pct_dec(char *buf, size_t len, double d, double base, int dec)
 {
     if (!isfinite(d) || !isfinite(base) || base == 0) {
         snprintf(buf, len, "-");
         return;
     }
-    snprintf(buf, len, "%+.2f%%", d / fabs(base) * 100.0);
+    double x = d / fabs(base) * 100.0, unit = dec == 1 ? 0.05 : 0.005;
+    if (x == 0)
+        snprintf(buf, len, "%.*f%%", dec, 0.0);
+    else if (fabs(x) < unit)
+        snprintf(buf, len, "%s<%s%%", x > 0 ? "+" : "-", dec == 1 ? "0.1" : "0.01");
+    else
+        snprintf(buf, len, "%+.*f%%", dec, x);
 }
+
+static void kw_pct(char *buf, size_t len, double d, double base)
+{
+    kw_pct_dec(buf, len, d, base, 2);
+}
+
+/* The widest line the table of every metric is laid out for: knob columns
+ * go into blocks of as many as fit (the metric, A and B repeated in each),
+ * so ten knobs no longer make 200-column lines that wrap on a terminal.
+ * Fixed, not the terminal's width: the same inputs print the same text. */
+#define KW_BISECT_TABLE_COLS 120
 
 int kw_cli_bisect(int argc, char **argv)
 {
@@ -318,7 +338,7 @@ int kw_cli_bisect(int argc, char **argv)
         free(r);
         goto done;
     }
-    printf("bisect on shape %s: A %016llx -> B %016llx, %d knob%s differ, %d order%s (seed %ld), "
+    printf("bisect on shape %s: A %016llx -> B %016llx\n  %d knob%s differ, %d order%s (seed %ld), "
            "%d evaluations\n",
            shape, (unsigned long long)kw_knobs_cand_id(ks, &a),
            (unsigned long long)kw_knobs_cand_id(ks, &b), r->n_knobs, r->n_knobs == 1 ? "" : "s",
@@ -357,10 +377,17 @@ int kw_cli_bisect(int argc, char **argv)
                      k->values[b.v[r->knobs[i]]]);
             kw_pct(pct, sizeof pct, r->mean[i][p95], r->a[p95]);
             if (tot != 0)
-                snprintf(share, sizeof share, "%.1f%%", r->mean[i][p95] / tot * 100.0);
+                kw_pct_dec(share, sizeof share, r->mean[i][p95], tot, 1);
             else
                 snprintf(share, sizeof share, "-");
-            printf("  %-24s %-28s %+11.3f us %9s %9s", k->name, ab, r->mean[i][p95], pct, share);
+            /* the share's sign: the knob's contribution against the change's
+             * direction (kw_pct_dec takes |base|) */
+            if (tot < 0 && share[0] == '+')
+                share[0] = '-';
+            else if (tot < 0 && share[0] == '-')
+                share[0] = '+';
+            printf("  %-24s %-28s %+11.3f us %9s %9s", k->name, ab, r->mean[i][p95], pct,
+                   share[0] == '+' ? share + 1 : share);
             if (r->orders > 1)
                 printf("  [%+.3f .. %+.3f]%s", r->min[i][p95], r->max[i][p95],
                        r->max[i][p95] - r->min[i][p95] > 1e-9 * (1 + fabs(r->a[p95]))
@@ -368,24 +395,86 @@ int kw_cli_bisect(int argc, char **argv)
                            : "");
             printf("\n");
         }
-        printf("  %-24s %-28s %+11.3f us\n\n", "total", "", tot);
-    }
-    printf("contribution to every metric (mean over orders; each column sums to B - A)\n");
-    printf("  %-18s", "metric");
-    printf(" %12s %12s", "A", "B");
-    /* a column as wide as its knob's name (at least 14): names cut at 14
-     * bytes read "attn.double_bu" and "cores_per_requ" */
-    for (int i = 0; i < r->n_knobs; i++)
-        printf(" %14s", ks->knobs[r->knobs[i]].name);
-    printf("\n");
-    for (int m = 0; m < r->n_metrics; m++) {
-        printf("  %-18s %12.4f %12.4f", ev->metric_names[m], r->a[m], r->b[m]);
-        for (int i = 0; i < r->n_knobs; i++) {
-            int w = (int)strlen(ks->knobs[r->knobs[i]].name);
-            printf(" %+*.4f", w > 14 ? w : 14, r->mean[i][m]);
+        printf("  %-24s %-28s %+11.3f us\n", "total", "", tot);
+        /* the knobs whose contribution is below the minimum effect (the
+         * run's, else the space's): "which knob caused the change" has them
+         * apart; with several orders, by the largest magnitude over them */
+        double min_eff = run ? run->rs->limits.min_effect_pct : c->space.min_effect_pct;
+        if (min_eff > 0 && isfinite(r->a[p95]) && r->a[p95] != 0) {
+            int n_small = 0;
+            for (int i = 0; i < r->n_knobs; i++) {
+                double big = fmax(fabs(r->min[i][p95]), fabs(r->max[i][p95]));
+                big = fmax(big, fabs(r->mean[i][p95]));
+                if (!(big / fabs(r->a[p95]) * 100.0 < min_eff))
+                    continue;
+                if (n_small++ == 0)
+                    printf("  below the minimum effect (%.2f%% of A, %s) each: ", min_eff,
+                           run ? "the run's" : "the space's");
+                else
+                    printf(", ");
+                printf("%s", ks->knobs[r->knobs[i]].name);
+            }
+            if (n_small)
+                printf("\n");
         }
         printf("\n");
     }
+    printf("contribution to every metric (mean over orders; each column sums to B - A)\n");
+    /* rows that moved: a metric equal at A and B with every contribution 0
+     * (one the space does not produce, the sample size) is named once below */
+    int n_same = 0;
+    for (int i0 = 0; i0 < r->n_knobs;) {
+        /* a block of knob columns, each as wide as its name (at least 14:
+         * names cut at 14 bytes read "attn.double_bu" and "cores_per_requ") */
+        int width = 2 + 18 + 2 * 13, i1 = i0;
+        while (i1 < r->n_knobs) {
+            int w = (int)strlen(ks->knobs[r->knobs[i1]].name);
+            w = (w > 14 ? w : 14) + 1;
+            if (i1 > i0 && width + w > KW_BISECT_TABLE_COLS)
+                break;
+            width += w;
+            i1++;
+        }
+        if (i0 > 0)
+            printf("\n");
+        printf("  %-18s", "metric");
+        printf(" %12s %12s", "A", "B");
+        for (int i = i0; i < i1; i++)
+            printf(" %14s", ks->knobs[r->knobs[i]].name);
+        printf("\n");
+        for (int m = 0; m < r->n_metrics; m++) {
+            int moved = r->a[m] != r->b[m];
+            for (int i = 0; i < r->n_knobs && !moved; i++)
+                moved = r->mean[i][m] != 0;
+            if (!moved)
+                continue;
+            printf("  %-18s %12.4f %12.4f", ev->metric_names[m], r->a[m], r->b[m]);
+            for (int i = i0; i < i1; i++) {
+                int w = (int)strlen(ks->knobs[r->knobs[i]].name);
+                printf(" %+*.4f", w > 14 ? w : 14, r->mean[i][m]);
+            }
+            printf("\n");
+        }
+        i0 = i1;
+    }
+    int col = 0; /* the line's width so far, wrapped at KW_BISECT_TABLE_COLS */
+    for (int m = 0; m < r->n_metrics; m++) {
+        int moved = r->a[m] != r->b[m];
+        for (int i = 0; i < r->n_knobs && !moved; i++)
+            moved = r->mean[i][m] != 0;
+        if (moved)
+            continue;
+        const char *name = ev->metric_names[m];
+        if (n_same++ == 0)
+            col = printf("\n  unchanged (equal at A and B, no knob moved them):");
+        else
+            col += printf(",");
+        if (col + 1 + (int)strlen(name) + 1 > KW_BISECT_TABLE_COLS)
+            col = printf("\n   ") - 1;
+        col += printf(" %s", name);
+    }
+    if (n_same)
+        printf("\n");
     free(r);
 done:
     kw_eval_free(me);
