@@ -1108,10 +1108,10 @@ Test(results_cli, an_unresolved_ranking_is_said_by_audit_report_and_export)
     cr_assert_eq(count(r.out, "ranking_unresolved"), 1, "%s", r.out);
     cr_assert(strstr(r.out, "\"warnings\": [\"no_evidence\", \"ranking_unresolved\"]"), "%s", r.out);
     /* and says so on stderr, as for a stopped run (main: nothing) */
-    cr_assert_eq(count(r.err, "the final re-check could not rank"), 1, "%s", r.err);
+    cr_assert_eq(count(r.err, "the final re-check did not resolve"), 1, "%s", r.err);
     cr_assert(strstr(r.err, "knobwise export: note: shape 'attn_prefill_s128_b8_c4': the final "
-                            "re-check could not rank its configuration apart from its rival "
-                            "(warnings ranking_unresolved"), "%s", r.err);
+                            "re-check did not resolve its configuration's rank, or its gain, to "
+                            "the run's minimum effect (warnings ranking_unresolved"), "%s", r.err);
     kw_tl_free(&r);
     kw_tl_rmrf(run);
 }

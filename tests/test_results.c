@@ -972,6 +972,12 @@ Test(results, an_unresolved_final_ranking_is_said_in_words)
                           i != 0, "shape %d: %s", i, note);
             cr_expect(strstr(note, "rank 2 110.0 us") || i != 1, "shape %d: %s", i, note);
             cr_expect((strstr(note, "wider than the effect") != NULL) == (i == 1), "shape %d: %s", i, note);
+            /* shape 0's intervals overlap: not ranked; shape 1's lie apart,
+             * rank 1 below: ahead, only its gain wider than 1% (main began
+             * both "not resolved:") */
+            cr_expect(strncmp(note, i == 1 ? "rank 1 ahead, its gain not resolved: at the final "
+                                             "re-check" : "not resolved: at the final re-check",
+                              i == 1 ? 55 : 34) == 0, "shape %d: %s", i, note);
         }
         free(r);
         free(note);

@@ -788,9 +788,10 @@ int kw_cli_export(int argc, char **argv)
                     knobwise_entry_name(e));
         no_ev |= strstr(w, "no_evidence") != NULL;
         if (strstr(w, "ranking_unresolved"))
-            fprintf(stderr, "knobwise export: note: shape '%s': the final re-check could not rank "
-                    "its configuration apart from its rival (warnings ranking_unresolved; "
-                    "`knobwise recommend` gives the figures)\n", knobwise_entry_name(e));
+            fprintf(stderr, "knobwise export: note: shape '%s': the final re-check did not resolve "
+                    "its configuration's rank, or its gain, to the run's minimum effect (warnings "
+                    "ranking_unresolved; `knobwise recommend` gives the figures)\n",
+                    knobwise_entry_name(e));
     }
     if (no_ev)
         fprintf(stderr, "knobwise export: warning: %s: the run was stopped before its evidence "

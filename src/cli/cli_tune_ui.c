@@ -371,7 +371,12 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
             kw_results_basis_words(srch, sizeof srch, &sh);
             kw_sbuf cmd = {0};
             if (notes && notes[si]) {
-                kw_sbuf_puts(&cmd, "; ranking not resolved: knobwise recommend ");
+                /* the note's own lead: the ranking, or only the gain's precision */
+                kw_sbuf_printf(&cmd, "; %s: knobwise recommend ",
+                               strncmp(notes[si], KW_RESULTS_NOTE_AHEAD,
+                                       strlen(KW_RESULTS_NOTE_AHEAD)) == 0
+                                   ? KW_RESULTS_NOTE_AHEAD
+                                   : "ranking " KW_RESULTS_NOTE_UNRESOLVED);
                 kw_sbuf_shell(&cmd, dir);
                 kw_sbuf_puts(&cmd, " --shape ");
                 kw_sbuf_shell(&cmd, j->h.shape_names[s]);

@@ -203,8 +203,10 @@ KNOBWISE_API const char *knobwise_entry_figures_basis(const knobwise_entry *e);
  *                   in its run folder, RUN/evidence without its end record
  *                   (since 2026-12-07)
  *   ranking_unresolved the final re-check could not rank this configuration
- *                   apart from the next one (results.xml <shape
- *                   ranking="unresolved">; until stop 42 read from a
+ *                   apart from the next one, or ranked it ahead with its
+ *                   gain less precise than the run's minimum effect
+ *                   (results.xml <shape ranking="unresolved">, its
+ *                   ranking_note says which; until stop 42 read from a
  *                   mappings.csv only)
  * (fails_guards rows are not entries: knobwise_table_find and _lookup refuse
  * their shape, as they refuse a results.xml shape with nothing to deploy.)

@@ -634,10 +634,11 @@ static int kw_results_paired_note(char *note, size_t n, const kw_runsum *rs, int
                                : "rank 1 is ahead, but the difference is uncertain by more than the "
                                  "effect the run must resolve";
     snprintf(note, n,
-             "not resolved: paired on the same arrivals (%ld requests%s), rank 1 minus %s is %s us "
+             "%s: paired on the same arrivals (%ld requests%s), rank 1 minus %s is %s us "
              "[%s: %s, %s] on %s (rank 1 %s us, the rival %s us)%s: %s (half-width %s%% of the "
              "rival's figure, the run's minimum effect %s%%): %s",
-             v->samples, more, who, a[0], level, a[1], a[2], p99 ? "p99" : "p95", a[3], a[4], tie, why, h, e,
+             ahead ? KW_RESULTS_NOTE_AHEAD : KW_RESULTS_NOTE_UNRESOLVED, v->samples, more, who,
+             a[0], level, a[1], a[2], p99 ? "p99" : "p95", a[3], a[4], tie, why, h, e,
              ahead ? "read its gain with this margin"
                    : "the simulation cannot rank these apart at this sample; read them as equal");
     return 0;
@@ -698,10 +699,11 @@ static int kw_results_resolution(char *note, size_t n, const kw_runsum *rs, int 
                       : overlap         ? "the intervals overlap"
                                         : "rank 1's interval is wider than the effect the run must resolve";
     snprintf(note, n,
-             "not resolved: at the final re-check (%.0f requests) rank 1 has %s %s us [95%% interval "
+             "%s: at the final re-check (%.0f requests) rank 1 has %s %s us [95%% interval "
              "%s, %s], %s %s us [%s, %s]%s: %s (rank 1's half-width %s%%, the run's minimum effect %s%%): "
              "%s, or tune with a larger final_requests",
-             nreq, p99 ? "p99" : "p95", a[0], a[1], a[2], who, a[3], a[4], a[5], tie, why, h, e,
+             !overlap && hi1 < lo2 ? KW_RESULTS_NOTE_AHEAD : KW_RESULTS_NOTE_UNRESOLVED, nreq,
+             p99 ? "p99" : "p95", a[0], a[1], a[2], who, a[3], a[4], a[5], tie, why, h, e,
              overlap ? "the simulation cannot rank these apart at this sample; read them as equal"
                      : "rank 1 is ahead, but its figure is uncertain by more than that effect; read "
                        "its gain with this margin");

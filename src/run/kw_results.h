@@ -188,6 +188,15 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
  * minimum effect. ranking_note says it in words. Absent: resolved, or no
  * re-check to judge by. */
 #define KW_RESULTS_RANKING_UNRESOLVED "unresolved"
+/* How ranking_note begins: rank 1 cannot be told from its rival (the
+ * interval of the difference holds 0, or the separate intervals overlap),
+ * or rank 1 is ahead of it (the interval lies below 0) and only its gain is
+ * known less precisely than the minimum effect. Before stop 46 every note
+ * began "not resolved", which read as "the ranking is in doubt" on the
+ * default job's attn_decode_kv2048_b32_c16, ahead of the baseline by
+ * 7,339 us [6,403, 8,275] (-30%). */
+#define KW_RESULTS_NOTE_UNRESOLVED "not resolved"
+#define KW_RESULTS_NOTE_AHEAD "rank 1 ahead, its gain not resolved"
 
 /* Rank 1's rival in shape's final ranking: the best-ranked re-checked
  * configuration whose re-checked primary figure differs from rank 1's
