@@ -117,3 +117,75 @@ Test(summary, a_run_cut_short_prints_each_shapes_best_so_far)
     kw_tl_free(&r);
     kw_tl_rmrf(d);
 }
+
+/* A measured run whose device drifts (the test worker's --drift 2: request
+ * i takes 1 + 0.02 i times as long) measures its configurations in the
+ * search at one speed and re-measures them after it, for the pairing, much
+ * slower, where the serving simulation saturates. Figures and guards are
+ * over repetitions 0..repeats-1 (the one mean rule, search/kw_reduce.h):
+ * recommend says the recommendation's guards pass, and tune's summary must
+ * not call it saturated from the pairing's re-measurements (main printed
+ * "352.4 -> 352.4 us (saturated)" beside recommend's "+0.00% ... guards
+ * pass"). Its evaluation count says where the evaluations beyond the budget
+ * went: the controls and the pairing (main: "120 evals (10 controls)" at
+ * --budget 60, 60 not accounted for). Checked against the journal: the
+ * saturated E records of repetition 5 and up, and the counts of E records
+ * by repetition. */
+Test(summary, the_pairings_remeasurements_neither_saturate_the_summary_nor_go_uncounted)
+{
+    char *d = kw_tl_tmpdir("kwsum");
+    cr_assert_not_null(d);
+    const char *b = getenv("KW_BUILDDIR");
+    char ev[4400], sp[4200];
+    snprintf(ev, sizeof ev, "exec:%s/tests/kw_tworker --noise 0.05 --seed 3 --drift 2", b ? b : ".");
+    snprintf(sp, sizeof sp, "%s", src("tests/data/exec/small.xml"));
+    kw_tl_opts o = {.timeout_s = 200, .cwd = d};
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", sp, "--evaluator", ev, "--budget",
+                             "60", "--out", "run", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char jp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", d);
+    char *j = kw_tl_slurp(jp);
+    cr_assert_not_null(j);
+    int repeats = 0;
+    const char *h = strstr(j, " repeats=");
+    cr_assert(h && sscanf(h, " repeats=%d", &repeats) == 1 && repeats > 0);
+    long search = 0, re = 0, re_sat = 0;
+    for (const char *l = j; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        int rep;
+        const char *e = strchr(l, '\n');
+        if (l[0] != 'E' || l[1] != ' ' || !strstr(l, " rep=") || strstr(l, " rep=") > e ||
+            sscanf(strstr(l, " rep="), " rep=%d", &rep) != 1)
+            continue;
+        int sat = strstr(l, " g=saturated") && strstr(l, " g=saturated") < e;
+        if (rep < repeats)
+            search++;
+        else
+            re++, re_sat += sat;
+    }
+    cr_assert_gt(re_sat, 0, "the drift saturates no re-measurement: the test shows nothing");
+    char *l = line_of(r.out, "attn_decode_kv512_b1_c1");
+    cr_assert_not_null(l, "%s", r.out);
+    kw_tl_proc q = kw_tl_run(&o, kw_tl_bin(), "recommend", "run", "--shape",
+                             "attn_decode_kv512_b1_c1", NULL);
+    cr_assert_eq(q.status, 0, "%s", q.err);
+    /* recommend and the summary agree on saturation */
+    int rec_sat = strstr(q.out, "saturated") != NULL;
+    cr_assert_eq(strstr(l, "saturated") != NULL, rec_sat, "summary: %s\nrecommend: %s", l, q.out);
+    /* every evaluation accounted for */
+    long controls = 0, pairs = 0, total = 0;
+    const char *c = strstr(l, " evals (");
+    cr_assert_not_null(c, "%s", l);
+    const char *n = c;
+    while (n > l && n[-1] >= '0' && n[-1] <= '9')
+        n--;
+    total = strtol(n, NULL, 10);
+    cr_assert(sscanf(c, " evals (%ld controls, %ld for the pairing)", &controls, &pairs) == 2, "%s", l);
+    cr_assert_eq(total, search + re, "%s", l);
+    cr_assert_eq(controls + pairs, re, "%s", l);
+    free(l);
+    free(j);
+    kw_tl_free(&q);
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
+}

@@ -228,7 +228,12 @@ static int kw_tune_summary_rec(void *ctx, const kw_journal *j, const kw_jrec *r)
     kw_tune_sum *S = ctx;
     if (!S->red && kw_reduce_new(&S->red, &j->h) != 0)
         return KW_ENOMEM;
-    if (r->type == 'E' && kw_guards_saturated(r->e.guards)) {
+    /* the one mean rule (search/kw_reduce.h): a configuration's figures and
+     * guards are over its repetitions 0..repeats-1; the re-measured blocks
+     * (a measured run's controls, and its pairing after the search, on a
+     * device that may have drifted since) enter none, so they do not make it
+     * "saturated" here while recommend and results.xml say its guards pass */
+    if (r->type == 'E' && r->e.rep < j->h.repeats && kw_guards_saturated(r->e.guards)) {
         if (S->n_sat == S->cap_sat) {
             size_t cap = S->cap_sat ? 2 * S->cap_sat : 64;
             uint64_t *ids = realloc(S->sat, cap * sizeof *ids);
@@ -338,9 +343,16 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
         if (j->pred_n[s] > 0)
             snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld ruled out)", j->pred_n[s],
                      j->pred_skip[s]);
-        char ctl[48] = ""; /* the same-round controls, counted in evals, reported apart */
-        if (r.controls > 0)
+        /* the same-round controls and the pairing's re-measurements, counted
+         * in evals, reported apart (before stop 46 only the controls: a
+         * --budget 60 run read "120 evals (10 controls)", 60 unexplained) */
+        char ctl[80] = "";
+        if (r.controls > 0 && r.pairs > 0)
+            snprintf(ctl, sizeof ctl, " (%ld controls, %ld for the pairing)", r.controls, r.pairs);
+        else if (r.controls > 0)
             snprintf(ctl, sizeof ctl, " (%ld controls)", r.controls);
+        else if (r.pairs > 0)
+            snprintf(ctl, sizeof ctl, " (%ld for the pairing)", r.pairs);
         /* the headline first: the re-check's figures where the run made
          * one (on a bursty shape the search's sample lies far below them),
          * then the search's own on the line below */
