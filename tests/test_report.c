@@ -1201,6 +1201,17 @@ static char *rp_small_run(char run[4200], kw_tl_proc *tune)
     return dir;
 }
 
+/* rp_small_run, and its results.xml parsed into *doc (xmlFreeDoc it). */
+static char *rp_small_run_xml(char run[4200], kw_tl_proc *tune, xmlDocPtr *doc)
+{
+    char *dir = rp_small_run(run, tune);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/results.xml", run);
+    *doc = xmlReadFile(p, NULL, XML_PARSE_NONET);
+    cr_assert_not_null(*doc);
+    return dir;
+}
+
 Test(results_cli, recommend_gives_the_claims_evidence_and_disproof_from_results_xml)
 {
     KW_TL_HANG_GUARD(300);
@@ -1372,10 +1383,8 @@ Test(results_cli, every_output_leads_with_the_recheck_and_names_its_source)
     KW_TL_HANG_GUARD(300);
     char run[4200], p[4300];
     kw_tl_proc tune;
-    char *dir = rp_small_run(run, &tune);
-    snprintf(p, sizeof p, "%s/results.xml", run);
-    xmlDocPtr doc = xmlReadFile(p, NULL, XML_PARSE_NONET);
-    cr_assert_not_null(doc);
+    xmlDocPtr doc;
+    char *dir = rp_small_run_xml(run, &tune, &doc);
     kw_tl_proc rall = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--all", "-o", "-", NULL);
     cr_assert_eq(rall.status, 0, "%s", rall.err);
     kw_tl_proc aud = kw_tl_run(NULL, kw_tl_bin(), "audit", run, NULL);
@@ -1904,12 +1913,10 @@ Test(results_cli, the_changes_that_do_not_earn_their_place_are_named_with_their_
 Test(results_cli, the_reports_net_path_says_its_sample_and_titles_its_ends_by_their_figure)
 {
     KW_TL_HANG_GUARD(300);
-    char run[4200], p[4300];
+    char run[4200];
     kw_tl_proc tune;
-    char *dir = rp_small_run(run, &tune);
-    snprintf(p, sizeof p, "%s/results.xml", run);
-    xmlDocPtr doc = xmlReadFile(p, NULL, XML_PARSE_NONET);
-    cr_assert_not_null(doc);
+    xmlDocPtr doc;
+    char *dir = rp_small_run_xml(run, &tune, &doc);
     kw_tl_proc rep = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", NULL);
     cr_assert_eq(rep.status, 0, "%s", rep.err);
     cr_assert(strstr(rep.out, ": 0.000 \xe2\x86\x92 ") == NULL, "a bar titled from 0");
