@@ -142,9 +142,10 @@ Test(installed, example_built_through_pkg_config_against_the_staged_install)
     /* the docs, the shipped spaces and the export schema */
     const char *docdir = kw_t_env("KW_DOCDIR"), *datadir = kw_t_env("KW_PKGDATADIR_INST"),
                *bindir = kw_t_env("KW_BINDIR");
-    const char *more[] = {"%s%s/README.md", "%s%s/formats.md", "%s%s/spaces/bert_attn_tpu.xml",
+    const char *more[] = {"%s%s/README.md", "%s%s/formats.md", "%s%s/doc/search-log.md",
+                          "%s%s/doc/fidelity.md", "%s%s/spaces/bert_attn_tpu.xml",
                           "%s%s/results/export.schema.json"};
-    const char *mbase[] = {docdir, docdir, datadir, datadir};
+    const char *mbase[] = {docdir, docdir, docdir, docdir, datadir, datadir};
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
         snprintf(path, sizeof path, more[i], root, mbase[i]);
         cr_expect(kw_tl_exists(path), "not installed: %s", path);
