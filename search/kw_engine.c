@@ -179,7 +179,7 @@ double kw_engine_gain_pct(double ref, double x)
  * those same-round repetitions. Why: a measuring evaluator on a shared host
  * drifts with the load, and an incumbent measured once, in the round that
  * accepted it, and held against every later challenger blocks real gains
- * whenever that round was a lucky one (README, "Why the one-knob search
+ * whenever that round was a lucky one (doc/measuring-log.md, "Why the one-knob search
  * misses": its neighbours read 119-138% worse against its stale samples and
  * 12-27% faster interleaved). The control's repetitions get fresh indices,
  * block k = 1, 2, ... of the config being repetitions k*reps .. k*reps+reps-1
@@ -884,7 +884,7 @@ static void kw_mf_learn(kw_eng *E, kw_shape *s)
  * evaluator on a drifting device measures the round's candidates A/B/A/B
  * rather than each one's repetitions back to back: load that changes during
  * the round spreads over all of them instead of deciding which candidate
- * reads fast. Measured (README, "A real tuning run"): in candidate-major
+ * reads fast. Measured (doc/measuring-log.md, "A real tuning run"): in candidate-major
  * order an exhaustive measured sweep read the configs it measured first, at
  * load 2.7, up to 3x faster than those it measured last, at load 4.9, which
  * decided its ranking. A pure function of the plan: the journal stays the same
@@ -1307,7 +1307,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->estimate = 1;
     o->probes = 32;
     o->pair = KW_PAIR_DEFAULT;
-    o->rerank = KW_RERANK_DEFAULT; /* where the sample cannot rank a shape (kw_ofat.c, README #18) */
+    o->rerank = KW_RERANK_DEFAULT; /* where the sample cannot rank a shape (kw_ofat.c, doc/search-log.md) */
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)

@@ -518,7 +518,7 @@ static void kw_ofat_enter_excursion(kw_eng *E, kw_shape *s)
  * relinking", Artificial Evolution 1997, LNCS 1363, sec. 4): the configs between two
  * elite solutions of different basins hold optima neither descent reaches; the walk
  * (kw_ofat_relink_plan) sets one more of the target's values per step, each a
- * journaled one-knob step judged on its full evaluation. Why (README #18): the
+ * journaled one-knob step judged on its full evaluation. Why (doc/search-log.md): the
  * edge NPU's ResNet conv_b8_c4, seed 14, converged +1.69% over the exhaustive
  * optimum at a true one-knob local optimum; the optimum is three changes away
  * (max_batch=2, batch_timeout_us=500, placement=round_robin; alone +8.1%, +0%,
@@ -2440,7 +2440,7 @@ static int kw_ofat_in_plist(const kw_ofat_probe *pr, uint64_t id)
 }
 
 /* Three-knob repairs, appended once the probe list is spent without a gain (the
- * trapped seed of validate_resnet_h100, README "The trapped seed": conv3x3.tile_k
+ * trapped seed of validate_resnet_h100, doc/search-log.md "The trapped seed": conv3x3.tile_k
  * 64 -> 576 fails the fallback guard unless tile_m and tile_n change with it, each
  * pair still falls back, and the three together leave the local optimum by 2.5%).
  * For each guard-failing first step F on knob f: every second change a of another
@@ -3663,7 +3663,7 @@ static int kw_ofat_settle_decide(kw_eng *E, kw_shape *s)
  * It does not reach an optimum the search never evaluated (seed 13 above). Not searching
  * on from the winner: judged on the short sample its neighbours lead back to the
  * short sample's optimum; judged on the long one, each step costs a paired comparison
- * per neighbour and an evaluation of each neighbour not yet evaluated. README #18. */
+ * per neighbour and an evaluation of each neighbour not yet evaluated. doc/search-log.md. */
 /* Two evaluations read the same: equal primaries and equal interval half-widths (both
  * NAN where the evaluator gives none). */
 static int kw_ofat_same_reading(double m1, double h1, double m2, double h2)
@@ -4047,7 +4047,7 @@ static int kw_ofat_fix_decide(kw_eng *E, kw_shape *s)
  * shape's error bound (kw_mf_learn). The screen skips a neighbour whose
  * estimate, within the bound learnt so far, cannot gain; on a device the bound
  * did not cover, that left a converged config that was no one-knob local
- * optimum (README #18: ResNet conv_b8_c4 on the edge NPU, seed 14 converged
+ * optimum (doc/search-log.md: ResNet conv_b8_c4 on the edge NPU, seed 14 converged
  * +1.69% over the exhaustive optimum; the screen skipped conv3x3.tile_m=256
  * from every incumbent, its estimate 1.66x its full figure where the
  * incumbent's was 0.33x). At most one sweep per incumbent converged at. */

@@ -315,7 +315,7 @@ typedef struct kw_engine_opts {
      * search's sample) re-ranked on a long paired sample of the same arrivals before
      * the shape-done record, where that sample cannot rank the shape (kw_ofat.c "the
      * re-rank", R records); 0 turns it off. kw_engine_opts_init: KW_RERANK_DEFAULT
-     * (README #18). Recorded in the journal header (rerank=K) of a run that may re-rank. */
+     * (doc/search-log.md). Recorded in the journal header (rerank=K) of a run that may re-rank. */
     int rerank;
 } kw_engine_opts;
 

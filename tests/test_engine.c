@@ -865,7 +865,7 @@ Test(engine, compose_reaches_a_separable_optimum_at_a_budget_a_sweep_cannot)
     kw_synth_rmdir(dir);
 }
 
-/* A trap one step back (README "The trapped seed", validate_small decode seed 17):
+/* A trap one step back (doc/search-log.md "The trapped seed", validate_small decode seed 17):
  * k0=v1 gains 3 and is the first round's winner; the pair k1=v1 + k2=v1 (+4 each
  * alone, -10 together) counts only while k0 stays at v0. From k0=v1 (97) every
  * pair gives 97 and k0 back gives 100: a local optimum the probes cannot leave,
@@ -917,7 +917,7 @@ Test(engine, a_restart_leaves_a_trap_the_first_step_led_into)
     kw_synth_rmdir(dir);
 }
 
-/* The trapped seed's landscape in miniature (README "The trapped seed"): blk.k=v2
+/* The trapped seed's landscape in miniature (doc/search-log.md "The trapped seed"): blk.k=v2
  * gains 20 but fails the guard "fallback" unless blk.m=v0 and blk.n=v0 change with
  * it; each of those costs alone (+1, +2), each pair with blk.k still falls back,
  * and three cheap distractors (o1..o3, +0.1/+0.2/+0.3) lead the tabu excursion
@@ -2685,7 +2685,7 @@ Test(engine, the_first_rounds_runner_up_that_loses_on_the_winner_is_descended_un
  * walks from a + m + p one knob at a time towards b (evaluated in the first round, and
  * a local optimum of its evaluated neighbours: the baseline, a + b), four changes away,
  * the best change each step: p back (50), then b (53), then a back: 45. The
- * validate_resnet_npu trap (README #18, seed 14) in small. Without the rule the run
+ * validate_resnet_npu trap (doc/search-log.md, seed 14) in small. Without the rule the run
  * ships 49.4. Every step of the journal is one knob (run_load's kw_journal_check). */
 static double relink_primary(const kw_cand *c)
 {

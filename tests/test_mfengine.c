@@ -696,7 +696,7 @@ Test(mfengine, a_block_pair_is_forecast_from_its_tiles_alone_and_the_estimates_i
 }
 
 /* The estimate of est_hides_k10: exact, but any config with k10 changed reads three
- * times what it is (an accelerator the bound was not learnt on: README #18, the
+ * times what it is (an accelerator the bound was not learnt on: doc/search-log.md, the
  * edge NPU's conv3x3.tile_m=256 read 1.66x its full figure). */
 static int est_hides_k10(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {

@@ -324,7 +324,7 @@ Test(sim, placement_round_robin_vs_least_loaded)
  * group it would bind to (no timeout) when a batch of any size takes the same time.
  * When a batch of r takes r T, round_robin's batcher waits for its one group while
  * others idle (kw_sim.c, Batcher (c)): head-of-line waits least_loaded never has.
- * (kw_estimate.c takes round_robin as c separate queues; README, issue 18 notes.) */
+ * (kw_estimate.c takes round_robin as c separate queues; doc/search-log.md.) */
 static kw_sim_result rr_ll_run(kw_placement p, int max_batch, double growth)
 {
     for (int r = 1; r <= max_batch; r++)

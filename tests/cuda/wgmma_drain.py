@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """wgmma_drain.py - writes the CUDA source of the per-K-block drain
-measurement (README, issue #15: the DeepGEMM one-wave rows) to stdout.
+measurement (doc/fidelity-log.md, issue #15: the DeepGEMM one-wave rows) to stdout.
 
 What it measures: one warpgroup per SM (one CTA on every SM, 128 threads,
 sm_90a), both operands resident in shared memory (zeros: no operand load, no
@@ -31,7 +31,7 @@ import sys
 # for the bf16 rows, with the 128x144 and 128x176 blocks of DeepGEMM's bf16
 # GEMM (4096x576x7168 and 4096x2112x7168): with two warpgroups one's wait
 # hides under the other's batch of 4 x N/2 cycles unless it is longer
-# (README #15, the two-warpgroup reading), so 144 against 176 is its test.
+# (doc/fidelity-log.md, the two-warpgroup reading), so 144 against 176 is its test.
 # N stops at 176: the promotion's second accumulator doubles the registers
 # (N at 256 would need 256 per thread and spill).
 SHAPES = [("e4m3", 32, [16, 32, 56, 64, 112, 128]), ("bf16", 16, [16, 64, 128, 144, 176])]

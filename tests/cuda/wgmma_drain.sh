@@ -1,6 +1,6 @@
 #!/bin/sh
 # wgmma_drain.sh - the per-K-block drain of a waited WGMMA chain on an H100,
-# in one call (README, issue #15: what the one-wave DeepGEMM rows need and no
+# in one call (doc/fidelity-log.md, issue #15: what the one-wave DeepGEMM rows need and no
 # published figure gives). Run from the repository root on a machine with
 # nvcc and an sm_90 device; it needs nothing else built. Writes under $OUT
 # (default /tmp/kw-wgmma-drain):
