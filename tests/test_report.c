@@ -1805,7 +1805,7 @@ Test(results_cli, the_changes_that_do_not_earn_their_place_are_named_with_their_
     kw_tl_proc rep = kw_tl_run(NULL, kw_tl_bin(), "report", run, "-o", "-", NULL);
     cr_assert_eq(rep.status, 0, "%s", rep.err);
     const char *shapes[] = {"attn_prefill_s2048_b1_c2", "attn_decode_kv2048_b32_c16"};
-    int named_total = 0;
+    int named_total = 0, reverted_total = 0;
     for (int si = 0; si < 2; si++) {
         kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", shapes[si], NULL);
         cr_assert_eq(r.status, 0, "%s", r.err);
@@ -1814,9 +1814,9 @@ Test(results_cli, the_changes_that_do_not_earn_their_place_are_named_with_their_
         int n_ch = 0;
         const char *l = strstr(r.out, "  config ");
         cr_assert_not_null(l, "%s", r.out);
-        for (l = strchr(l, '\n') + 1; strncmp(l, "    ", 4) == 0; l = strchr(l, '\n') + 1) {
+        for (l = strchr(l, '\n') + 1; strncmp(l, "    ", 4) == 0 && l[4] != '('; l = strchr(l, '\n') + 1) {
             char k[64], v[64], b[64];
-            int got = sscanf(l, " %63s %63s (baseline %63[^)])", k, v, b);
+            int got = sscanf(l, " %63s %63s (baseline %63[^);]", k, v, b);
             cr_assert_geq(got, 2, "%.80s", l);
             snprintf(words + strlen(words), sizeof words - strlen(words), " %s=%s", k, v);
             if (got == 3 && n_ch < 40) {
@@ -1858,6 +1858,22 @@ Test(results_cli, the_changes_that_do_not_earn_their_place_are_named_with_their_
             char *p95 = rp_csv_field(row, 3), *guards = rp_csv_field(row, 12);
             double pct = (strtod(p95, NULL) - rec_p95) / rec_p95 * 100.0;
             int earns = !(pct < 1.0) || strcmp(guards, "pass") != 0;
+            /* recommend's listing: the revert's figure beside the change,
+             * where the run has it, as eval gives it */
+            char lead[200], fig[64];
+            snprintf(lead, sizeof lead, "\n    %-24s %-14s  (baseline %s", knob[i], to[i], from[i]);
+            const char *kl = strstr(r.out, lead);
+            cr_assert_not_null(kl, "recommend: no '%s' in %s", lead, r.out);
+            kl += strlen(lead);
+            if (strcmp(guards, "pass") != 0)
+                snprintf(fig, sizeof fig, "; reverted alone fails %s)\n", guards);
+            else if (pct != 0 && fabs(pct) < 0.005)
+                snprintf(fig, sizeof fig, "; reverted alone %s<0.01%%)\n", pct > 0 ? "+" : "-");
+            else
+                snprintf(fig, sizeof fig, "; reverted alone %+.2f%%)\n", pct);
+            cr_assert(strncmp(kl, ")\n", 2) == 0 || strncmp(kl, fig, strlen(fig)) == 0,
+                      "%s %s: '%.80s', eval says '%s'", shapes[si], knob[i], kl, fig);
+            reverted_total += strncmp(kl, fig, strlen(fig)) == 0;
             char named[200];
             snprintf(named, sizeof named, " %s=%s %+.2f%%", knob[i], to[i], pct);
             int said = line && strstr(line, named) && strstr(line, named) < strchr(line, '\n');
@@ -1897,6 +1913,7 @@ Test(results_cli, the_changes_that_do_not_earn_their_place_are_named_with_their_
         kw_tl_free(&r);
     }
     cr_assert_gt(named_total, 0, "no change named on validate_small: %s", aud.out);
+    cr_assert_gt(reverted_total, 0, "no revert figure in recommend's listing");
     kw_tl_free(&rep);
     kw_tl_free(&aud);
     kw_tl_free(&tune);

@@ -516,13 +516,36 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
         printf("  RANKING%s%s: %s\n", x->tuned >= 0 ? "" : " of ", x->tuned >= 0 ? "" : rs->shapes[from].name,
                notes[from]);
     printf("  config %016llx\n", (unsigned long long)kw_knobs_cand_id(ks, &x->cand));
+    /* a tuned shape's changes: what reverting each alone reads in the run's
+     * own evaluations (kw_netpath_revert), the per-knob "why" beside it */
+    int wcfg = x->tuned >= 0 ? kw_runsum_winner(rs, x->tuned) : -1;
+    int n_rev = 0;
     for (int k = 0; k < ks->n_knobs; k++) {
         const kw_knob *kb = &ks->knobs[k];
         int changed = x->cand.v[k] != kb->baseline;
-        printf("    %-24s %-14s%s%s%s\n", kb->name, kb->values[x->cand.v[k]],
-               changed ? "  (baseline " : "", changed ? kb->values[kb->baseline] : "",
+        char why[160] = "";
+        kw_unearned u;
+        const char *g;
+        int rv = wcfg >= 0 && changed ? kw_netpath_revert(&u, &g, rs, x->tuned, wcfg, k) : KW_REVERT_NONE;
+        if (rv == KW_REVERT_FIGURE && u.pair && isfinite(u.pair->lo_pct))
+            snprintf(why, sizeof why, "; reverted alone %+.2f%% [%+.2f%%, %+.2f%%]", u.pct,
+                     u.pair->lo_pct, u.pair->hi_pct);
+        else if (rv == KW_REVERT_FIGURE && u.pct != 0 && fabs(u.pct) < 0.005)
+            snprintf(why, sizeof why, "; reverted alone %s<0.01%%", u.pct > 0 ? "+" : "-");
+        else if (rv == KW_REVERT_FIGURE)
+            snprintf(why, sizeof why, u.pct == 0 ? "; reverted alone 0.00%%" : "; reverted alone %+.2f%%",
+                     u.pct);
+        else if (rv == KW_REVERT_GUARD)
+            snprintf(why, sizeof why, "; reverted alone fails %.100s", g);
+        n_rev += rv != KW_REVERT_NONE;
+        printf("    %-24s %-14s%s%s%s%s\n", kb->name, kb->values[x->cand.v[k]],
+               changed ? "  (baseline " : "", changed ? kb->values[kb->baseline] : "", why,
                changed ? ")" : "");
     }
+    if (n_rev > 0)
+        printf("    (reverted alone: %s of this configuration with that one knob back at its baseline "
+               "value, against its own, from the run's %s)\n", rs->metric_names[rs->primary],
+               rs->info.noisy ? "pairing (95% intervals)" : "evaluations on the search's sample");
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     /* the headline first (kw_results_headline: the re-check where results.xml
      * has one), then the search's own figures when they are another source */

@@ -761,42 +761,64 @@ int kw_netpath_knob_effects(int *measured, int *inert, const kw_runsum *rs)
 
 /* ---- changes that do not earn their place ---- */
 
+int kw_netpath_revert(kw_unearned *u, const char **guards, const kw_runsum *rs, int shape, int config,
+                      int k)
+{
+    const kw_rs_shape *s = &rs->shapes[shape];
+    *u = (kw_unearned){.knob = k, .config = -1, .pct = NAN, .pair = NULL};
+    *guards = "";
+    if (s->baseline < 0 || config < 0 || k < 0 || k >= rs->ks.n_knobs)
+        return KW_REVERT_NONE;
+    const kw_rs_config *B = &s->configs[s->baseline], *F = &s->configs[config];
+    if (F->cand.v[k] == B->cand.v[k])
+        return KW_REVERT_NONE;
+    if (rs->info.noisy) {
+        /* figures of different rounds are no evidence of a small effect:
+         * only the pairing's, measured side by side with the recommendation
+         * it pairs (the shape's final) */
+        const kw_rs_pair *p = config == s->final ? kw_runsum_find_pair(rs, shape, k, B->cand.v[k]) : NULL;
+        if (!p)
+            return KW_REVERT_NONE;
+        if (p->guards[0]) {
+            *guards = p->guards;
+            return KW_REVERT_GUARD;
+        }
+        if (p->n <= 0 || !isfinite(p->delta_pct))
+            return KW_REVERT_NONE;
+        u->pair = p;
+        u->pct = p->delta_pct;
+        return KW_REVERT_FIGURE;
+    }
+    kw_cand c = F->cand;
+    c.v[k] = B->cand.v[k];
+    int ci = kw_runsum_find_config(rs, shape, kw_knobs_cand_id(&rs->ks, &c));
+    if (ci < 0 || s->configs[ci].reps <= 0 || s->configs[ci].constraint >= 0)
+        return KW_REVERT_NONE;
+    u->config = ci;
+    if (s->configs[ci].m.guards[0]) {
+        *guards = s->configs[ci].m.guards;
+        return KW_REVERT_GUARD;
+    }
+    u->pct = kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
+    return isfinite(u->pct) ? KW_REVERT_FIGURE : KW_REVERT_NONE;
+}
+
 int kw_netpath_unearned(kw_unearned *out, const kw_runsum *rs, int shape, int config)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
-    const kw_knobspace *ks = &rs->ks;
     double min_pct = rs->limits.min_effect_pct;
-    if (s->baseline < 0 || config < 0 || !(min_pct > 0))
+    if (s->baseline < 0 || config < 0 || !(min_pct > 0) || s->configs[config].m.guards[0])
         return 0;
-    const kw_rs_config *B = &s->configs[s->baseline], *F = &s->configs[config];
     int n = 0;
-    for (int k = 0; k < ks->n_knobs; k++) {
-        if (F->cand.v[k] == B->cand.v[k])
+    for (int k = 0; k < rs->ks.n_knobs; k++) {
+        kw_unearned u;
+        const char *g;
+        if (kw_netpath_revert(&u, &g, rs, shape, config, k) != KW_REVERT_FIGURE)
+            continue; /* no figure, or reverting fails a guard: it earns its place */
+        /* a measured run: the pair's whole 95% interval below the minimum effect */
+        double worst = u.pair ? u.pair->hi_pct : u.pct;
+        if (!isfinite(worst) || !(worst < min_pct))
             continue;
-        kw_unearned u = {.knob = k, .config = -1, .pct = NAN, .pair = NULL};
-        if (rs->info.noisy) {
-            /* figures of different rounds are no evidence of a small
-             * effect: only the pairing's, measured side by side with the
-             * recommendation it pairs (the shape's final) */
-            const kw_rs_pair *p = config == s->final ? kw_runsum_find_pair(rs, shape, k, B->cand.v[k])
-                                                     : NULL;
-            if (!p || p->n <= 0 || p->guards[0] || !isfinite(p->hi_pct) || !(p->hi_pct < min_pct))
-                continue;
-            u.pair = p;
-            u.pct = p->delta_pct;
-        } else {
-            kw_cand c = F->cand;
-            c.v[k] = B->cand.v[k];
-            int ci = kw_runsum_find_config(rs, shape, kw_knobs_cand_id(ks, &c));
-            if (ci < 0 || s->configs[ci].reps <= 0 || s->configs[ci].constraint >= 0 ||
-                s->configs[ci].m.guards[0] || F->m.guards[0])
-                continue; /* not evaluated, or reverting fails a guard: it earns its place */
-            double pct = kw_np_pct(s->configs[ci].m.v[rs->primary], F->m.v[rs->primary]);
-            if (!isfinite(pct) || !(pct < min_pct))
-                continue;
-            u.config = ci;
-            u.pct = pct;
-        }
         out[n++] = u;
     }
     return n;

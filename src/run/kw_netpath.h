@@ -165,6 +165,17 @@ typedef struct kw_unearned {
     const kw_rs_pair *pair;    /* a measured run's: the pair pct comes from, else NULL */
 } kw_unearned;
 
+/* What reverting one change of config alone reads, from the run's own
+ * evaluations (the rule kw_netpath_unearned judges by): KW_REVERT_FIGURE
+ * with u->pct (a measured run: the pairing's pair, u->pair, its figure and
+ * interval), KW_REVERT_GUARD when the reverted configuration fails a guard
+ * (*guards: which; the change keeps it passing), KW_REVERT_NONE when the
+ * run has no figure for it (not evaluated; a measured run: not paired) or
+ * knob is no change of config. */
+enum { KW_REVERT_NONE, KW_REVERT_FIGURE, KW_REVERT_GUARD };
+int kw_netpath_revert(kw_unearned *u, const char **guards, const kw_runsum *rs, int shape, int config,
+                      int knob);
+
 /* out[0..n) (room for rs->ks.n_knobs) for config of shape, in knob order;
  * returns n. A model run judges by the two evaluations (deterministic, on
  * common random numbers); a measured (noisy) run only by the pairing's
