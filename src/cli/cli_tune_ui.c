@@ -21,6 +21,7 @@
 #include "kw_guards.h"
 #include "kw_journal.h"
 #include "kw_metric.h"
+#include "kw_netpath.h"
 #include "kw_num.h"
 #include "kw_progline.h"
 #include "kw_reduce.h"
@@ -382,6 +383,22 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
             sh.requests = isfinite(n) && n > 0 ? lround(n) : 0;
             kw_results_basis_words(srch, sizeof srch, &sh);
             kw_sbuf cmd = {0};
+            /* the changes the run's own evaluations show do not earn their
+             * place (kw_netpath_unearned, as recommend and audit name them) */
+            int w = kw_runsum_winner(rs, si), n_ue = 0;
+            kw_unearned *ue = w >= 0 ? calloc((size_t)rs->ks.n_knobs + 1, sizeof *ue) : NULL;
+            if (ue)
+                n_ue = kw_netpath_unearned(ue, rs, si, w);
+            free(ue);
+            if (n_ue > 0)
+                kw_sbuf_printf(&cmd, "; %d of the %d changes do not earn their place", n_ue,
+                               r.n_changes);
+            if (n_ue > 0 && !(notes && notes[si])) {
+                kw_sbuf_puts(&cmd, ": knobwise recommend ");
+                kw_sbuf_shell(&cmd, dir);
+                kw_sbuf_puts(&cmd, " --shape ");
+                kw_sbuf_shell(&cmd, j->h.shape_names[s]);
+            }
             if (notes && notes[si]) {
                 /* the note's own lead: the ranking, or only the gain's precision */
                 kw_sbuf_printf(&cmd, "; %s: knobwise recommend ",
