@@ -51,7 +51,9 @@ static const char *const shipped[] = {
     "spaces/accel/h100.xml",      "spaces/accel/tpu_v5e.xml",     "spaces/accel/edge_npu.xml",
     "spaces/workloads/llama7b.xml", "spaces/workloads/bert_base.xml",
     "spaces/workloads/resnet50.xml", "spaces/validate_moe_h100.xml", "spaces/validate_llama3_tpu.xml",
-    "spaces/validate_cpu_gemm.xml", "spaces/validate_resnet_npu.xml",
+    "spaces/validate_cpu_gemm.xml", "spaces/validate_resnet_npu.xml", "spaces/validate_moe_tpu.xml",
+    "spaces/validate_long_h100.xml", "spaces/validate_llama3_npu.xml",
+    "spaces/validate_bert_fusion_h100.xml",
 };
 
 Test(load, every_shipped_file_validates)
