@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "kw_audit.h"
 #include "kw_netpath.h"
+#include "kw_sbuf.h"
 #include "kw_rsynth.h"
 
 /* Three knobs with four values each; p95 = 100 + 10 a - 5 b (knob c inert). */
@@ -177,6 +179,16 @@ Test(netpath, without_a_direct_chain_the_shortest_evaluated_chain_ships)
         cr_assert_geq(p.steps[i].step, 0, "each link is a journaled step");
     cr_assert_eq(kw_netpath_check(rs, 0, &p), 0, "%s", kw_error_last());
     kw_netpath_free(&p);
+    /* audit says a step's effect on such a chain is the order's (b set
+     * twice here), and where each change's own is read (main: nothing) */
+    kw_sbuf b = {0};
+    cr_assert_eq(kw_audit_render(&b, rs, 0, "knobwise eval"), 0, "%s", kw_error_last());
+    cr_assert(strstr(kw_sbuf_cstr(&b), "shortest chain through configurations it evaluated.\n  A step's "
+                                      "effect here depends on the chain's order; each change's own, "
+                                      "reverted alone at the recommendation: knobwise recommend RUN "
+                                      "--shape NAME; each knob walked once: knobwise bisect "
+                                      "RUN:baseline RUN:best --shape NAME\n"), "%s", kw_sbuf_cstr(&b));
+    kw_sbuf_free(&b);
     kw_runsum_free(rs);
 }
 
@@ -215,6 +227,11 @@ Test(netpath, a_direct_chain_sets_each_knob_once)
     cr_assert_eq(kw_netpath_check(rs, 0, &p), KW_ECORRUPT);
     cr_assert(strstr(kw_error_last(), "net step 2") != NULL, "%s", kw_error_last());
     kw_netpath_free(&p);
+    /* a direct chain: each step's effect is its knob's on that path, no caveat */
+    kw_sbuf b = {0};
+    cr_assert_eq(kw_audit_render(&b, rs, 0, "knobwise eval"), 0, "%s", kw_error_last());
+    cr_assert(strstr(kw_sbuf_cstr(&b), "depends on the chain's order") == NULL, "%s", kw_sbuf_cstr(&b));
+    kw_sbuf_free(&b);
     kw_runsum_free(rs);
 }
 

@@ -311,7 +311,7 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
     kw_sbuf_printf(out, "  exploration: %s (every step: --exploration)\n\n", line);
 
     kw_sbuf_printf(out, "  net path: the %d one-knob step%s from the baseline to the recommendation as "
-                   "it ships (effect on %s, cumulative against the baseline)%s\n", np.n,
+                   "it ships (effect on %s, cumulative against the baseline)%s%s\n", np.n,
                    np.n == 1 ? "" : "s", pn,
                    np.kind == KW_NET_SHORTEST
                        ? "; the run evaluated no chain setting each knob once, so this is the "
@@ -319,6 +319,15 @@ static int kw_audit_net(kw_sbuf *out, const kw_runsum *rs, int shape, const char
                    : np.kind == KW_NET_ACCEPTED
                        ? "; no chain setting each knob once was evaluated, so this is the "
                          "accepted path with its loops cut"
+                       : "",
+                   /* on such a chain a step's effect is the chain's order's (a knob
+                    * set twice, a step that costs before one that pays), not the
+                    * knob's own: say where that is read */
+                   np.kind == KW_NET_SHORTEST || np.kind == KW_NET_ACCEPTED
+                       ? ".\n  A step's effect here depends on the chain's order; each change's own, "
+                         "reverted alone at the recommendation: knobwise recommend RUN --shape "
+                         "NAME; each knob walked once: knobwise bisect RUN:baseline RUN:best --shape "
+                         "NAME"
                        : "");
     kw_sbuf_printf(out, "  %3s %-22s %-25s %11s %11s %10s %10s  %-27s %s\n", "#", "knob",
                    "old -> new", "before us", "after us", "effect", "cumulative",
