@@ -1040,9 +1040,9 @@ Test(calib, least_worst_error_of_a_group_is_the_closed_form)
 }
 
 /* The calibrated accelerator file is for people and other tools to read, like
- * every result file (KW_XML_OUTPUT_MODE 0644): kw_xml_save_atomic renamed
- * mkstemp's 0600 file into place, so a new file was 0600 and --force turned a
- * 0644 file into a 0600 one. */
+ * every result file (0644 less the umask, as the journal): kw_xml_save_atomic
+ * renamed mkstemp's 0600 file into place, so a new file was 0600 and --force
+ * turned a 0644 file into a 0600 one. */
 /* knobwise calibrate of the shipped H100 file and measurements into out,
  * extra options after; must exit 0. */
 static void kw_t_calibrate_ok(const char *out, const char *extra)
@@ -1060,6 +1060,7 @@ Test(calib, the_written_file_is_readable_by_others)
     char *dir = kw_tl_tmpdir("kwtest");
     char out[1024];
     snprintf(out, sizeof out, "%s/cal.xml", dir);
+    mode_t um = umask(022); /* the usual one; hostile/outputs_follow_the_umask tries 077 */
     for (int force = 0; force < 2; force++) {
         kw_t_calibrate_ok(out, force ? " --force" : "");
         struct stat st;
@@ -1067,6 +1068,7 @@ Test(calib, the_written_file_is_readable_by_others)
         cr_assert_eq(st.st_mode & 0777, 0644, "%s: mode %o", force ? "replaced" : "new",
                      (unsigned)(st.st_mode & 0777));
     }
+    umask(um);
     kw_tl_rmrf(dir);
 }
 

@@ -1194,3 +1194,90 @@ Test(hostile, a_run_folder_named_with_xml_special_characters_verifies)
     }
     kw_tl_rmrf(dir);
 }
+
+/* Every file a verb writes takes the umask, as the journal always did: the
+ * result files, report.html, mappings.csv, an export and calibrate's file were
+ * made by mkstemp (0600) and then set to 0644 whatever the umask, so under
+ * umask 077 they were readable by every user while the journal beside them
+ * was not. Fails on main 099d4d6 (results.xml 644). */
+static void kw_h_modes_within(const char *dir, mode_t allowed, int *n)
+{
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[4300];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        cr_assert_eq(lstat(p, &st), 0, "%s", p);
+        if (S_ISDIR(st.st_mode)) {
+            kw_h_modes_within(p, allowed, n);
+            continue;
+        }
+        cr_assert_eq(st.st_mode & 0777 & ~allowed, 0, "%s: mode %o under umask 077", p,
+                     (unsigned)(st.st_mode & 0777));
+        (*n)++;
+    }
+    closedir(d);
+}
+
+Test(hostile, every_file_written_takes_the_umask)
+{
+    kw_h_need_tune();
+    char *dir = kw_h_tmpdir(), space[4300], accel[4300], measured[4300];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    snprintf(accel, sizeof accel, "%s/spaces/accel/h100.xml", kw_h_src());
+    snprintf(measured, sizeof measured, "%s/spaces/measured/h100_published.csv", kw_h_src());
+    kw_tl_opts o = kw_h_opts;
+    o.timeout_s = 200;
+    o.cwd = dir;
+    mode_t old = umask(077); /* the children inherit it */
+    const char *const runs[][12] = {
+        {"tune", "--space", space, "--budget", "3", "--quiet", "--out", "run", NULL},
+        {"report", "run", NULL},
+        {"report", "run", "-o", "r.html", NULL},
+        {"recommend", "run", "--all", NULL},
+        {"recommend", "run", "--all", "-o", "m.csv", NULL},
+        {"export", "run", "--format", "json", "-o", "e.json", NULL},
+        {"export", "run", "--format", "c-header", "-o", "e.h", NULL},
+        {"calibrate", "--accel", accel, "--measured", measured, "-o", "c.xml", NULL},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        const char *argv[14] = {kw_tl_bin()};
+        for (int k = 0; runs[i][k]; k++)
+            argv[k + 1] = runs[i][k];
+        kw_tl_proc r = kw_tl_runv(&o, argv);
+        cr_assert_eq(r.status, 0, "%s: %s", runs[i][0], r.err);
+        kw_tl_free(&r);
+    }
+    umask(old);
+    int n = 0;
+    kw_h_modes_within(dir, 0700, &n);
+    cr_assert_geq(n, 13, "%d files", n); /* 6 run files, .lock, 2 of its own, 5 -o */
+    kw_tl_rmrf(dir);
+}
+
+/* A temp file that a kill left beside calibrate's (or probe's) -o file is
+ * removed by the next write of that file, as report's and export's are: they
+ * made OUT.tmp.XXXXXX with mkstemp of their own, which no write ever swept
+ * (a SIGKILL, the OOM killer or a power cut mid-write left it for ever).
+ * Fails on main 099d4d6 (the planted temp is still there). */
+Test(hostile, a_temp_file_a_kill_left_beside_calibrates_output_is_swept)
+{
+    char *dir = kw_h_tmpdir(), accel[4300], measured[4300], stale[4400], out[4400];
+    snprintf(accel, sizeof accel, "%s/spaces/accel/h100.xml", kw_h_src());
+    snprintf(measured, sizeof measured, "%s/spaces/measured/h100_published.csv", kw_h_src());
+    snprintf(out, sizeof out, "%s/c.xml", dir);
+    /* the name a killed write leaves (kw_tmpfile.h), and no lock on it */
+    snprintf(stale, sizeof stale, "%s/.c.xml.tmp.AbC123", dir);
+    cr_assert_eq(kw_tl_write(stale, "<accelerator half written"), 0);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "calibrate", "--accel", accel,
+                             "--measured", measured, "-o", out, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    cr_assert(!kw_tl_exists(stale), "the stale temp file is still beside the output");
+    cr_assert_eq(kw_tl_entries(dir), 1, "c.xml alone");
+    kw_tl_rmrf(dir);
+}

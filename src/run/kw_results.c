@@ -1918,9 +1918,6 @@ static int kw_results_commit_held(const char *dir, const kw_render *files, int n
         /* DIR/.NAME.tmp.XXXXXX, locked until renamed; NAME's stale ones swept */
         if ((rc = kw_tmpfile_open(&tmp[made], dir, f->name)) != 0)
             goto fail;
-        /* mkstemp makes 0600; result files are for people to read */
-        if (fchmod(tmp[made].fd, KW_XML_OUTPUT_MODE) != 0) { /* not fatal: the content is what matters */
-        }
         FILE *fp = fdopen(tmp[made].fd, "wb");
         if (!fp) {
             close(tmp[made].fd);

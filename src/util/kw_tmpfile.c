@@ -1,7 +1,7 @@
 /* kw_tmpfile.c - temp files of atomic writes, locked while written, swept
  * when a kill left them (see kw_tmpfile.h for the rules and why a lock).
  *
- * The race a sweep must lose: a writer between mkstemp and its lock. The sweep
+ * The race a sweep must lose: a writer between creating its file and its lock. The sweep
  * locks a candidate before removing it and removes it while holding the lock;
  * the writer, once it holds its lock, checks that its name still names its
  * file, and starts again under a new name when a sweep took it meanwhile.
@@ -15,7 +15,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kw_error.h"
@@ -23,6 +25,13 @@
 #define KW_TMPFILE_TAG ".tmp."   /* .NAME.tmp.XXXXXX */
 #define KW_TMPFILE_RANDOM 6      /* mkstemp's XXXXXX */
 #define KW_TMPFILE_TRIES 8       /* new names tried when sweeps keep taking ours */
+#define KW_TMPFILE_NAME_TRIES 100 /* names tried when one exists (mkstemp tries more) */
+/* The temp file's mode before the umask, as the journal's and RUN/evidence's
+ * (open 0644): the umask decides, as for any file a program creates. mkstemp
+ * makes 0600 and the writers then set 0644 whatever the umask, so under
+ * umask 077 results.xml, the CSVs, report.html and -o outputs were readable
+ * by everyone while the journal beside them was not (until 2026-12-07). */
+#define KW_TMPFILE_MODE 0644
 
 /* Take the whole-file OFD write lock on fd without waiting: 0, or -1. */
 static int kw_tmpfile_lock(int fd)
@@ -83,6 +92,34 @@ int kw_tmpfile_sweep(const char *dir, const char *name, int *removed)
     return rc;
 }
 
+/* Replace the last KW_TMPFILE_RANDOM characters of path by random ones and
+ * create it (O_EXCL, KW_TMPFILE_MODE less the umask); another name when one
+ * exists. The fd, or -1 with errno set. */
+static int kw_tmpfile_create(char *path)
+{
+    static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    char *x = path + strlen(path) - KW_TMPFILE_RANDOM;
+    for (int tries = 0; tries < KW_TMPFILE_NAME_TRIES; tries++) {
+        unsigned char r[KW_TMPFILE_RANDOM];
+        if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            /* no entropy yet (early boot): the clock and the pid, as mkstemp */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            unsigned long v = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16) ^
+                              (unsigned long)tries * 2654435761UL;
+            for (int i = 0; i < KW_TMPFILE_RANDOM; i++, v >>= 5)
+                r[i] = (unsigned char)v;
+        }
+        for (int i = 0; i < KW_TMPFILE_RANDOM; i++)
+            x[i] = set[r[i] % (sizeof set - 1)];
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, KW_TMPFILE_MODE);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 long kw_tmpfile_name_max(const char *dir)
 {
     errno = 0;
@@ -106,7 +143,7 @@ int kw_tmpfile_open(kw_tmpfile *t, const char *dir, const char *name)
             t->path[0] = '\0';
             return kw_error_set(KW_EINPUT, "%s/%s: path too long", dir, name);
         }
-        int fd = mkostemp(t->path, O_CLOEXEC);
+        int fd = kw_tmpfile_create(t->path);
         if (fd < 0) {
             int err = errno;
             t->path[0] = '\0';

@@ -44,7 +44,7 @@ typedef struct kw_tmpfile {
 long kw_tmpfile_name_max(const char *dir);
 
 /* Sweep dir's stale temps of name (kw_tmpfile_sweep), then create
- * dir/.name.tmp.XXXXXX (mode 0600, as mkstemp makes it) and lock it. KW_EINPUT
+ * dir/.name.tmp.XXXXXX (mode 0644 less the umask, as the journal) and lock it. KW_EINPUT
  * when name holds '/' or the path does not fit, KW_EIO "DIR: cannot create a
  * file there: ..." otherwise. On failure nothing is left and t->fd, t->hold
  * are -1. */

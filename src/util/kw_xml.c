@@ -1079,21 +1079,26 @@ int kw_xml_save_atomic(xmlDocPtr doc, const char *path)
 
 static int kw_xml_save_held(xmlDocPtr doc, const char *path)
 {
-    char tmp[PATH_MAX + 16], dir[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp ||
-        snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+    /* kw_tmpfile, as every other output: DIR/.NAME.tmp.XXXXXX, locked while
+     * written, swept by the next write of NAME. Until 2026-12-07 probe and
+     * calibrate made PATH.tmp.XXXXXX with mkstemp: a SIGKILL, the OOM killer
+     * or a power cut between its creation and the rename left it beside the
+     * user's -o file for ever, and the file was 0644 whatever the umask. */
+    char dir[PATH_MAX], base[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir ||
+        snprintf(base, sizeof base, "%s", path) >= (int)sizeof base)
         return kw_error_set(KW_EIO, "%s: path too long", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return kw_error_set(KW_EIO, "%s: cannot create a temporary file: %s", path,
-                            strerror(errno));
-    int rc = KW_EIO;
-    if (fchmod(fd, KW_XML_OUTPUT_MODE) != 0) { /* not fatal: the content is what matters */
-    }
-    FILE *f = fdopen(fd, "w");
+    kw_tmpfile t;
+    const char *folder = dirname(dir); /* "." (not in dir) for a bare name */
+    int rc = kw_tmpfile_open(&t, folder, basename(base));
+    if (rc != 0)
+        return kw_error_set(rc == KW_EINPUT ? KW_EINPUT : KW_EIO, "%s: cannot create a temporary "
+                            "file: %s", path, kw_error_last());
+    rc = KW_EIO;
+    FILE *f = fdopen(t.fd, "w");
     if (!f) {
-        kw_error_set(KW_EIO, "%s: %s", tmp, strerror(errno));
-        close(fd);
+        kw_error_set(KW_EIO, "%s: %s", t.path, strerror(errno));
+        close(t.fd);
         goto fail;
     }
     if (xmlDocFormatDump(f, doc, 1) < 0 || fflush(f) != 0 || ferror(f)) {
@@ -1110,19 +1115,17 @@ static int kw_xml_save_held(xmlDocPtr doc, const char *path)
         kw_error_set(KW_EIO, "%s: cannot close: %s", path, strerror(errno));
         goto fail;
     }
-    if (rename(tmp, path) != 0) {
-        kw_error_set(KW_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
-        goto fail;
-    }
+    if ((rc = kw_tmpfile_commit(&t, path)) != 0)
+        return rc;
     /* The rename is durable only once the folder itself is synced. */
-    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         (void)fsync(dfd);
         close(dfd);
     }
     return 0;
 fail:
-    unlink(tmp);
+    kw_tmpfile_discard(&t);
     return rc;
 }
 

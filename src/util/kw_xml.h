@@ -141,14 +141,8 @@ typedef struct kw_xml_catch {
 void kw_xml_catch_begin(kw_xml_catch *c);
 void kw_xml_catch_end(kw_xml_catch *c);
 
-/* The mode of every file knobwise writes through a temp file for people and
- * other tools to read (results, reports, exports, accelerator files):
- * mkstemp makes its file 0600, and a rename kept that (probe and calibrate
- * wrote 0600 files, and replaced a 0644 file with --force by a 0600 one). */
-#define KW_XML_OUTPUT_MODE 0644
-
-/* Write doc to path atomically: a temp file in the same folder (kw_tmpfile, mode
- * KW_XML_OUTPUT_MODE), flushed, fsync'd, renamed over path, folder fsync'd.
+/* Write doc to path atomically: a temp file in the same folder (kw_tmpfile:
+ * mode 0644 less the umask, swept by the next write when a kill left it), flushed, fsync'd, renamed over path, folder fsync'd.
  * KW_EIO with a message on failure; path is then untouched and no temp file
  * is left behind, whatever signal arrives meanwhile (kw_xml_signals_hold). */
 int kw_xml_save_atomic(xmlDocPtr doc, const char *path);
