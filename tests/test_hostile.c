@@ -14,6 +14,10 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/kw_tl.h"
 
@@ -1279,5 +1283,42 @@ Test(hostile, a_temp_file_a_kill_left_beside_calibrates_output_is_swept)
     kw_tl_free(&r);
     cr_assert(!kw_tl_exists(stale), "the stale temp file is still beside the output");
     cr_assert_eq(kw_tl_entries(dir), 1, "c.xml alone");
+    kw_tl_rmrf(dir);
+}
+
+/* A run folder tune made but cannot write into (the umask took its owner's
+ * write or search bit) is removed again, with the folders made on the way:
+ * exit 2 leaves nothing. It stayed, empty and unwritable, and a second try
+ * said the same. The owner's bits decide only for a user other than root, so
+ * as root the test process becomes nobody (65534) first. Fails on main
+ * 099d4d6 (the folders stay). */
+Test(hostile, a_run_folder_the_umask_makes_unwritable_is_removed_again)
+{
+    kw_h_need_tune();
+    if (geteuid() == 0) /* this test's own process (Criterion forks one per test) */
+        cr_assert(setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0,
+                  "cannot become nobody: %s", strerror(errno));
+    char *dir = kw_h_tmpdir();
+    kw_tl_opts o = kw_h_opts;
+    o.cwd = dir;
+    static const struct {
+        mode_t umask;
+        const char *out, *why;
+    } t[] = {{0222, "run", "cannot write into the run folder"},
+             {0777, "run", "cannot write into the run folder"},
+             {0222, "a/b/run", "a/b: cannot create the run folder"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        mode_t old = umask(t[i].umask);
+        /* the embedded default job: nothing to read that nobody may not */
+        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--budget", "3", "--quiet", "--out",
+                                 t[i].out, NULL);
+        umask(old);
+        cr_assert_eq(r.status, 2, "umask %03o --out %s: %d %s", (unsigned)t[i].umask, t[i].out,
+                     r.status, r.err);
+        cr_assert(strstr(r.err, t[i].why), "%s", r.err);
+        cr_assert_eq(kw_tl_entries(dir), 0, "umask %03o --out %s: a folder was left",
+                     (unsigned)t[i].umask, t[i].out);
+        kw_tl_free(&r);
+    }
     kw_tl_rmrf(dir);
 }

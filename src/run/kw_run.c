@@ -215,10 +215,36 @@ void kw_run_free(kw_run *r)
     free(r);
 }
 
-/* mkdir -p; errors name the path that could not be made. */
+/* Remove the folders kw_run_mkdirs made on the way to path: its first
+ * made bytes name the first, its first deepest bytes the last; deepest first,
+ * each still empty. */
+static void kw_run_unmake(const char *path, size_t made, size_t deepest)
+{
+    char buf[KW_PATH_MAX];
+    if (made == 0 || deepest >= sizeof buf)
+        return;
+    memcpy(buf, path, deepest);
+    buf[deepest] = '\0';
+    for (size_t n = deepest; n >= made;) {
+        if (rmdir(buf) != 0)
+            return;
+        while (n > 0 && buf[n - 1] != '/') /* up one: "a/b/c" -> "a/b" */
+            buf[--n] = '\0';
+        while (n > 0 && buf[n - 1] == '/')
+            buf[--n] = '\0';
+    }
+}
+
+/* mkdir -p; errors name the path that could not be made. A folder it made
+ * is removed again (with the ones made on the way to it) when the path
+ * cannot be finished or written into, as under a umask of 0222 or more (the
+ * folder made 0555, 0000...): exit 2 leaves nothing behind (the empty,
+ * unwritable folders stayed, and a second try said the same). */
 static int kw_run_mkdirs(const char *path)
 {
     char buf[KW_PATH_MAX];
+    size_t made = 0, deepest = 0; /* the first and the last folder made (lengths) */
+    int rc = 0;
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return kw_error_set(KW_EINPUT, "%s: path too long", path);
     for (char *p = buf + 1;; p++) {
@@ -230,30 +256,38 @@ static int kw_run_mkdirs(const char *path)
                 /* a name too long for the file system, a folder the user
                  * cannot write (as report -o and resume say) is bad input,
                  * exit 2 */
-                if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+                int mk = mkdir(buf, 0755);
+                if (mk == 0) {
+                    deepest = strlen(buf);
+                    made = made ? made : deepest;
+                }
+                if (mk != 0 && errno != EEXIST) {
                     int e = errno;
-                    return kw_error_set(e == ENAMETOOLONG || e == EACCES || e == EPERM ||
-                                                e == EROFS || e == ENOENT
-                                            ? KW_EINPUT
-                                            : KW_EIO,
-                                        "%s: cannot create the run folder: %s", buf, strerror(e));
+                    rc = kw_error_set(e == ENAMETOOLONG || e == EACCES || e == EPERM ||
+                                              e == EROFS || e == ENOENT
+                                          ? KW_EINPUT
+                                          : KW_EIO,
+                                      "%s: cannot create the run folder: %s", buf, strerror(e));
+                    break;
                 }
                 /* the new folder's name survives a power loss (its files'
                  * fsyncs do not persist it) */
-                int rc = kw_input_sync_dir_of(buf);
-                if (rc != 0)
-                    return rc;
+                if ((rc = kw_input_sync_dir_of(buf)) != 0)
+                    break;
                 /* EEXIST where stat found nothing: a symbolic link to
                  * nothing, which mkdir will not follow (exit 1, "cannot
                  * write into the run folder: No such file or directory",
                  * until 2026-12-06) */
-                if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) && stat(buf, &st) != 0)
-                    return kw_error_set(KW_EINPUT, "%s: a symbolic link to nothing: cannot create "
-                                        "the run folder %s there", buf, path);
+                if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) && stat(buf, &st) != 0) {
+                    rc = kw_error_set(KW_EINPUT, "%s: a symbolic link to nothing: cannot "
+                                      "create the run folder %s there", buf, path);
+                    break;
+                }
             } else if (!S_ISDIR(st.st_mode)) {
                 /* --out names a file (or passes through one): bad input, exit 2 */
-                return kw_error_set(KW_EINPUT, "%s: cannot create the run folder %s: %s", buf,
-                                    path, strerror(ENOTDIR));
+                rc = kw_error_set(KW_EINPUT, "%s: cannot create the run folder %s: %s", buf,
+                                  path, strerror(ENOTDIR));
+                break;
             }
             *p = c;
             if (c == '\0')
@@ -261,10 +295,16 @@ static int kw_run_mkdirs(const char *path)
         }
     }
     /* a folder we cannot write into is refused now, not after the first round */
-    if (access(path, W_OK) != 0)
-        return kw_error_set(errno == EIO ? KW_EIO : KW_EINPUT,
-                            "%s: cannot write into the run folder: %s", path, strerror(errno));
-    return 0;
+    if (rc == 0 && access(path, W_OK | X_OK) != 0) {
+        int e = errno;
+        rc = kw_error_set(e == EIO ? KW_EIO : KW_EINPUT, "%s: cannot write into the run "
+                          "folder: %s%s", path, strerror(e),
+                          made ? " (made under a umask that leaves its owner no write or search "
+                                 "permission; removed again)" : "");
+    }
+    if (rc != 0)
+        kw_run_unmake(path, made, deepest);
+    return rc;
 }
 
 /* Absolute path of an existing file (recorded so resume works from anywhere).
