@@ -1268,21 +1268,36 @@ static void kw_rf_edit_attr(const char *jp, const char *key, const char *value)
 /* The run's numeric attributes follow the header's rule: a value tune never
  * writes, resealed, is refused by every reader and by resume (main 52bf866
  * read them with atoi: sim_requests 'abc', -1 or 2^31 as the space's own
- * sample, verify "verified" and resume went on; 10^11 wrapped). */
+ * sample, verify "verified" and resume went on; 10^11 wrapped). The same
+ * for a measured run's timeout and rate factors, read with atof and strtod
+ * until 2026-12-07 (the rows from exec_timeout_s on fail on main 099d4d6):
+ * exec_timeout_s=1e300 took the worker's timeout away on resume, -5 or abc
+ * read as the space's, and every reader passed them. Values as the journal
+ * holds them (%2C a comma). */
 Test(runfolder, resealed_attribute_edits_refused_by_every_reader)
 {
-    static const char *const edits[][2] = {
-        {"sim_requests", "abc"}, {"sim_requests", "-1"}, {"sim_requests", "2147483648"},
-        {"thermal", "2"},        {"drift", "x"},         {"model_seed", "-5"},
+    static const char *const edits[][3] = {
+        {"sim_requests", "abc", "attribute sim_requests=abc is not a whole number"},
+        {"sim_requests", "-1", "attribute sim_requests=-1 is not a whole number"},
+        {"sim_requests", "2147483648", "attribute sim_requests=2147483648 is not a whole number"},
+        {"thermal", "2", "attribute thermal=2 is not a whole number"},
+        {"drift", "x", "attribute drift=x is not a whole number"},
+        {"model_seed", "-5", "attribute model_seed=-5 is not a whole number"},
+        {"exec_timeout_s", "1e300", "exec_timeout_s=1e300 is not 0 nor a number of seconds"},
+        {"exec_timeout_s", "-5", "exec_timeout_s=-5 is not 0 nor a number of seconds"},
+        {"exec_timeout_s", "abc", "exec_timeout_s=abc is not 0 nor a number of seconds"},
+        {"exec_timeout_s", "0x10", "exec_timeout_s=0x10 is not 0 nor a number of seconds"},
+        {"exec_rate_scale", "abc", "exec_rate_scale=abc is not decimal numbers over 0"},
+        {"exec_rate_scale", "1%2C-1", "exec_rate_scale=1,-1 is not decimal numbers over 0"},
+        {"exec_rate_scale", "1%2C", "exec_rate_scale=1, is not decimal numbers over 0"},
+        {"exec_rate_scale", "nan", "exec_rate_scale=nan is not decimal numbers over 0"},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         char *dir = kw_rf_run();
-        char jp[4300], want[128];
+        char jp[4300];
         snprintf(jp, sizeof jp, "%s/run/journal", dir);
         kw_rf_edit_attr(jp, edits[i][0], edits[i][1]);
-        snprintf(want, sizeof want, "attribute %s=%s is not a whole number", edits[i][0],
-                 edits[i][1]);
-        kw_rf_every_reader(dir, 2, 0, want);
+        kw_rf_every_reader(dir, 2, 0, edits[i][2]);
         kw_tl_rmrf(dir);
     }
 }

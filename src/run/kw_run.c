@@ -76,6 +76,44 @@ const char *kw_run_attr_get(const kw_journal *j, kw_run_attr a)
     return kw_journal_attr(j, kw_run_attr_key(a));
 }
 
+/* A measured run's timeout and rate factors, as tune writes them: the
+ * timeout 0 (the space's) or --timeout's range, the factors none (the model)
+ * or decimals over 0 separated by commas (their count is the space's shapes,
+ * checked where they are used). Until 2026-12-07 they were read with atof and
+ * strtod: a resealed exec_timeout_s=1e300 took the timeout away (a hung
+ * worker held the resume for ever), -5 or abc read as the space's, and verify
+ * said nothing of either. */
+static int kw_run_attr_exec_rules(const kw_journal *j, const char *path)
+{
+    double d;
+    const char *s = kw_run_attr_get(j, KW_RUN_EXEC_TIMEOUT_S);
+    if (s && (kw_num_double(&d, s) != 0 || (d != 0 && (d < 0.001 || d > KW_EXEC_TIMEOUT_MAX_S))))
+        return kw_error_set(KW_EINPUT, "%s: attribute %s=%s is not 0 nor a number of seconds "
+                            "from 0.001 to %g (tune never writes one): the journal was edited",
+                            path, kw_run_attr_key(KW_RUN_EXEC_TIMEOUT_S), s,
+                            KW_EXEC_TIMEOUT_MAX_S);
+    s = kw_run_attr_get(j, KW_RUN_EXEC_RATE_SCALE);
+    for (const char *p = s; p && *p; p++) { /* each factor, then its comma */
+        char one[64];
+        size_t n = strcspn(p, ",");
+        d = 0;
+        if (n > 0 && n < sizeof one) {
+            memcpy(one, p, n);
+            one[n] = '\0';
+            if (kw_num_double(&d, one) != 0)
+                d = 0;
+        }
+        p += n;
+        if (!(d > 0) || (*p == ',' && p[1] == '\0'))
+            return kw_error_set(KW_EINPUT, "%s: attribute %s=%s is not decimal numbers over 0 "
+                                "separated by commas (tune never writes one): the journal was "
+                                "edited", path, kw_run_attr_key(KW_RUN_EXEC_RATE_SCALE), s);
+        if (*p == '\0')
+            break;
+    }
+    return 0;
+}
+
 /* The numeric attributes' rules, as the journal reader checks the header's
  * fields (kw_header_rules): a value tune never writes is an edited journal,
  * refused by every reader and by resume. Until 2026-12-07 they were read
@@ -101,7 +139,7 @@ static int kw_run_attr_rules(const kw_journal *j, const char *path)
         return kw_error_set(KW_EINPUT, "%s: attribute %s=%s is not a whole number from 0 to %ld "
                             "(tune never writes one): the journal was edited", path,
                             kw_run_attr_key(KW_RUN_SIM_REQUESTS), s, kw_sim_max_sample());
-    return 0;
+    return kw_run_attr_exec_rules(j, path);
 }
 
 /* ------------------------------------------------------------ inputs */
