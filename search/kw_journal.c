@@ -240,6 +240,26 @@ struct kw_jwriter {
     kw_jbuf pending;     /* new records not yet written */
 };
 
+/* The writer's own lock on the journal (an OFD write lock on fd, held until
+ * fd is closed), besides the run folder's RUN/.lock: a user who removes a
+ * .lock as a stale one (git's index.lock habit) while the run goes on let a
+ * second `tune --resume` write the same journal, and both appended to it
+ * (record 423: checksum mismatch, the run lost; until 2026-12-07). KW_EINPUT
+ * when another open file holds it; 0 also where the file system has no
+ * locks (RUN/.lock's own lock then failed first). */
+static int kw_journal_lock(int fd, const char *path)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_SETLK, &fl) == 0 || (errno != EAGAIN && errno != EACCES))
+        return 0;
+    return kw_error_set(KW_EINPUT, "%s: another knobwise is writing this journal (the run "
+                        "folder's .lock was removed or replaced while it ran); wait for it to "
+                        "finish", path);
+}
+
 int kw_journal_writer_open(kw_jwriter **out, const char *path, const kw_journal *read,
                            const uint32_t *old_crcs, size_t n_old, int no_sync)
 {
@@ -279,6 +299,8 @@ int kw_journal_writer_open(kw_jwriter **out, const char *path, const kw_journal 
     } else {
         rc = kw_journal_open_file(&w->fd, path, KW_INPUT_APPEND, read);
     }
+    if (rc == 0)
+        rc = kw_journal_lock(w->fd, path);
     if (rc != 0) {
         kw_journal_writer_free(w);
         return rc;
@@ -354,6 +376,10 @@ int kw_journal_truncate(const char *path, long bytes, const kw_journal *read)
     int rc = kw_journal_open_file(&fd, path, KW_INPUT_APPEND, read);
     if (rc != 0)
         return rc;
+    if ((rc = kw_journal_lock(fd, path)) != 0) { /* never cut a journal being written */
+        close(fd);
+        return rc;
+    }
     if (ftruncate(fd, (off_t)bytes) != 0 || fsync(fd) != 0)
         rc = kw_error_set(KW_EIO, "%s: cannot truncate: %s", path, strerror(errno));
     close(fd);

@@ -474,7 +474,10 @@ int kw_journal_policy_parse(const char *s);
  * on purpose, e.g. to plant a two-knob step that `verify` must catch). */
 int kw_journal_reseal(const char *path); /* opened as the reader opens it: a regular
                                             * file, never through a symbolic link */
-/* Truncate the file at path to bytes (used by resume to drop a torn tail).
+/* Truncate the file at path to bytes (used by resume to drop a torn tail),
+ * under the journal writer's own lock (kw_journal_lock in kw_journal.c, which
+ * the writer takes too: KW_EINPUT "another knobwise is writing this journal"
+ * when another open file holds it).
  * read: the journal as loaded from path (NULL: any file there): when the file
  * at path is no longer the one read (replaced since: another inode), KW_EINPUT
  * and nothing is truncated. */

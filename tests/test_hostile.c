@@ -15,8 +15,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/kw_tl.h"
@@ -1320,5 +1323,58 @@ Test(hostile, a_run_folder_the_umask_makes_unwritable_is_removed_again)
                      (unsigned)t[i].umask, t[i].out);
         kw_tl_free(&r);
     }
+    kw_tl_rmrf(dir);
+}
+
+/* A run's RUN/.lock removed while it goes on (taken for a stale lock, as
+ * git's index.lock is) does not let a second writer in: the journal carries
+ * the writer's own lock. On main 099d4d6 the second `tune --resume` wrote the
+ * journal the first was writing (both appended: "record 423: checksum
+ * mismatch", the run lost); with the first stopped it ran to the end, exit 0.
+ * Now it is refused, exit 2, and once the first is gone the run resumes and
+ * verifies. The first is held by SIGSTOP right after its first journal byte,
+ * so nothing here depends on timing. */
+Test(hostile, a_removed_lock_file_does_not_let_a_second_writer_in)
+{
+    kw_h_need_tune();
+    char *dir = kw_h_tmpdir(), jp[4300], lockp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    snprintf(lockp, sizeof lockp, "%s/run/.lock", dir);
+    kw_tl_opts o = kw_h_opts;
+    o.timeout_s = 200;
+    o.cwd = dir;
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    cr_assert(devnull >= 0);
+    /* a small run, held (SIGSTOP) within its first journal records */
+    char space[4300];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_h_src());
+    const char *const argv[] = {kw_tl_bin(), "tune", "--space", space, "--budget", "60",
+                                "--out", "run", "--quiet", "--threads", "1", NULL};
+    pid_t first = kw_tl_spawn(argv, &o, devnull, devnull);
+    cr_assert(first > 0);
+    struct stat st;
+    double until = kw_tl_now() + 60;
+    while ((stat(jp, &st) != 0 || st.st_size == 0) && kw_tl_now() < until)
+        usleep(200);
+    cr_assert_eq(kill(first, SIGSTOP), 0);
+    cr_assert(stat(jp, &st) == 0 && st.st_size > 0, "the first tune wrote no journal");
+    int to = 0;
+    cr_assert_eq(waitpid(first, &to, WUNTRACED), first); /* stopped (or ended) */
+    cr_assert(WIFSTOPPED(to), "the first tune ended before its journal was read");
+    cr_assert_eq(unlink(lockp), 0);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 2, "a second writer ran beside the first: %d %s", r.status, r.err);
+    cr_assert(strstr(r.err, "another knobwise is writing"), "%s", r.err);
+    kw_tl_free(&r);
+    kill(first, SIGKILL);
+    long rss = 0;
+    kw_tl_wait(first, kw_tl_now() + 30, &to, &rss);
+    close(devnull);
+    r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", "run", "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    kw_tl_free(&r);
+    r = kw_tl_run(&o, kw_tl_bin(), "verify", "run", "--no-eval", NULL);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    kw_tl_free(&r);
     kw_tl_rmrf(dir);
 }

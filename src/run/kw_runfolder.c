@@ -66,6 +66,26 @@ static void kw_rf_whole_file(struct flock *fl, short type)
     fl->l_len = 0; /* to the end, however long */
 }
 
+/* 1 when another open file holds the journal writer's lock on RUN/journal
+ * (kw_journal_lock): a run goes on there whose RUN/.lock is gone, so the
+ * lock just taken on a new .lock guards nothing. */
+static int kw_rf_journal_written(const char *dir)
+{
+    char path[KW_PATH_MAX + 16];
+    if (kw_runfolder_join(path, sizeof path, dir, KW_RUNFOLDER_JOURNAL_NAME) != 0)
+        return 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    struct flock fl;
+    kw_rf_whole_file(&fl, F_WRLCK);
+    int held = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_OFD_GETLK, &fl) == 0 &&
+               fl.l_type != F_UNLCK;
+    close(fd);
+    return held;
+}
+
 int kw_runfolder_lock(kw_runlock **out, const char *dir)
 {
     *out = NULL;
@@ -100,6 +120,12 @@ int kw_runfolder_lock(kw_runlock **out, const char *dir)
                                 "for it to finish or use another folder", dir);
         }
         return kw_error_set(KW_EIO, "%s: cannot lock: %s", path, strerror(err));
+    }
+    if (kw_rf_journal_written(dir)) {
+        close(fd);
+        return kw_error_set(KW_EINPUT, "%s: another knobwise is writing this run folder (it "
+                            "holds the journal's lock; the folder's .lock was removed or replaced "
+                            "while it ran); wait for it to finish or use another folder", dir);
     }
     kw_runlock *l = malloc(sizeof *l);
     if (!l) {
