@@ -1378,3 +1378,41 @@ Test(hostile, a_removed_lock_file_does_not_let_a_second_writer_in)
     kw_tl_free(&r);
     kw_tl_rmrf(dir);
 }
+
+/* calibrate's --fit and --prior lists are read whole, however long: they were
+ * copied into 256 and 512 bytes, so what passed the end was cut unsaid
+ * (--fit '...,matrix_fraction_fp8' past byte 255 fitted matrix_fraction
+ * alone, --prior '...,softmax_vector_ops=0.25' past byte 511 a width of 0.2;
+ * exit 0 both). Fails on main 099d4d6. */
+Test(hostile, calibrate_reads_a_long_fit_or_prior_list_whole)
+{
+    char *dir = kw_h_tmpdir(), accel[4300], measured[4300], out[4400];
+    snprintf(accel, sizeof accel, "%s/spaces/accel/h100.xml", kw_h_src());
+    snprintf(measured, sizeof measured, "%s/spaces/measured/h100_published.csv", kw_h_src());
+    char fit[1024] = "", prior[1024] = "";
+    while (strlen(fit) < 240) /* the same name again: allowed, and 16 bytes each */
+        strcat(fit, "matrix_fraction,");
+    strcat(fit, "matrix_fraction_fp8");
+    while (strlen(prior) < 485) /* "file" again: allowed, and 5 bytes each */
+        strcat(prior, "file,");
+    strcat(prior, ",,,,softmax_vector_ops=0.25"); /* ",,": empty words, skipped */
+    const char *const opts[][2] = {{"--fit", fit}, {"--prior", prior}};
+    const char *const want[] = {"\nmatrix_fraction_fp8 ", "0.250"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof out, "%s/c%d.xml", dir, i);
+        kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "calibrate", "--accel", accel,
+                                 "--measured", measured, "-o", out, opts[i][0], opts[i][1], NULL);
+        cr_assert_eq(r.status, 0, "%s (%zu bytes): %s", opts[i][0], strlen(opts[i][1]), r.err);
+        char *row = strstr(r.out, i ? "\nsoftmax_vector_ops " : want[0]);
+        cr_assert(row, "%s (%zu bytes): its last word was not read:\n%s", opts[i][0],
+                  strlen(opts[i][1]), r.out);
+        if (i == 1) {
+            char *eol = strchr(row + 1, '\n');
+            if (eol)
+                *eol = '\0';
+            cr_assert(strstr(row, want[1]), "the prior width read: %s", row);
+        }
+        kw_tl_free(&r);
+    }
+    kw_tl_rmrf(dir);
+}

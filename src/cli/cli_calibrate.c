@@ -435,51 +435,83 @@ done:
     return status;
 }
 
+/* The option's words in a copy of their own, whatever their length: --fit
+ * and --prior were copied into 256 and 512 bytes, so the end of a long list
+ * was cut off unsaid (--fit '...,matrix_fraction_fp8' past byte 255 fitted
+ * matrix_fraction instead; --prior '...,softmax_vector_ops=0.25' past byte
+ * 511 fitted a prior of 0.2; until 2026-12-07). NULL: out of memory, said
+ * (exit 1). */
+static char *kw_cal_words(const char *opt, const char *text)
+{
+    char *buf = strdup(text);
+    if (!buf)
+        fprintf(stderr, "knobwise %s: %s: out of memory\n", KW_CAL_VERB, opt);
+    return buf;
+}
+
 static int kw_cal_parse_fit(unsigned *want, const char *text)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
+    char *buf = kw_cal_words("--fit", text);
+    if (!buf)
+        return 1; /* exit status: a runtime failure */
+    int rc = 0;
     *want = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && rc == 0;
+         t = strtok_r(NULL, ",", &save)) {
         int found = kw_calib_param_id(t);
         if (found < 0)
-            return kw_cli_usage_error(KW_CAL_VERB, "--fit: unknown parameter '%s'", t);
-        *want |= 1u << found;
+            rc = kw_cli_usage_error(KW_CAL_VERB, "--fit: unknown parameter '%s'", t);
+        else
+            *want |= 1u << found;
     }
-    return *want ? 0 : kw_cli_usage_error(KW_CAL_VERB, "--fit names no parameter");
+    free(buf);
+    return rc != 0 ? rc : *want ? 0 : kw_cli_usage_error(KW_CAL_VERB, "--fit names no parameter");
 }
 
 /* --prior [file,]NAME=W|CLASS,...: widths by number or by class
  * (kw_calib_class_width) into given[] (negative: not named); "file": the
- * accelerator's own <prior> classes first (*from_file). */
+ * accelerator's own <prior> classes first (*from_file). A parameter named
+ * twice (in one --prior or two) is refused, as --set's knobs are: the last
+ * width silently won. */
 static int kw_cal_parse_prior(double *given, int *from_file, const char *text)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *buf = kw_cal_words("--prior", text);
+    if (!buf)
+        return 1; /* exit status: a runtime failure */
+    int rc = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && rc == 0;
+         t = strtok_r(NULL, ",", &save)) {
         if (strcmp(t, "file") == 0) {
             *from_file = 1;
             continue;
         }
         char *eq = strchr(t, '=');
-        if (!eq)
-            return kw_cli_usage_error(KW_CAL_VERB, "--prior: '%s' is not NAME=WIDTH or NAME=CLASS", t);
+        if (!eq) {
+            rc = kw_cli_usage_error(KW_CAL_VERB, "--prior: '%s' is not NAME=WIDTH or NAME=CLASS", t);
+            break;
+        }
         *eq = '\0';
         int found = kw_calib_param_id(t);
-        if (found < 0)
-            return kw_cli_usage_error(KW_CAL_VERB, "--prior: unknown parameter '%s'", t);
+        if (found < 0) {
+            rc = kw_cli_usage_error(KW_CAL_VERB, "--prior: unknown parameter '%s'", t);
+            break;
+        }
         const char *v = eq + 1;
         double w = 0.0;
         if (v[0] && !v[1] && kw_calib_class_width(v[0]) >= 0.0)
             w = kw_calib_class_width(v[0]);
-        else if (kw_num_double(&w, v) != 0 || !(w > 0.0))
-            return kw_cli_usage_error(KW_CAL_VERB,
-                                      "--prior: %s=%s: the width must be a positive number or "
-                                      "one of the classes S D U F",
-                                      t, v);
+        else if (kw_num_double(&w, v) != 0 || !(w > 0.0)) {
+            rc = kw_cli_usage_error(KW_CAL_VERB, "--prior: %s=%s: the width must be a positive "
+                                    "number or one of the classes S D U F", t, v);
+            break;
+        }
+        if (given[found] >= 0.0)
+            rc = kw_cli_usage_error(KW_CAL_VERB, "--prior: %s is given a width twice (%g, then "
+                                    "%s)", t, given[found], v);
         given[found] = w;
     }
-    return 0;
+    free(buf);
+    return rc;
 }
 
 /* Cases the model cannot tell apart (kw_calib_find_twins, on the fitted
