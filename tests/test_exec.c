@@ -2167,7 +2167,9 @@ Test(exec, the_workers_own_quality_check_is_judged_against_the_budget)
  * timeout, 5 s), a relative RMS error under 0 or over 1e6, a cosine outside
  * [-1, 1]. On main they were taken: 1e308 us samples crashed the serving
  * simulation (SIGSEGV in kw_finish_batch), and any figure past ~1e20 made
- * results.xml fail its own schema, so the run could never write its results. */
+ * results.xml fail its own schema, so the run could never write its results.
+ * A figure not written in decimal, or a key given twice, is no measurement
+ * either. */
 Test(exec, figures_that_cannot_be_measurements_are_protocol_errors)
 {
     static const struct {
@@ -2182,6 +2184,11 @@ Test(exec, figures_that_cannot_be_measurements_are_protocol_errors)
         {"--quality 0.001,1.5", "error:protocol"},
         {"--quality 0.001,-1.5", "error:protocol"},
         {"--quality 0.001,nan", "error:protocol"},
+        /* decimal only, and no key twice (main 099d4d6 took a sample "0x10"
+         * as 16 us, and the first of two quality_cos) */
+        {"--samples-on qkv.tile_m=64:0x10", "error:protocol"},
+        {"--quality 0x0p0,0.9999", "error:protocol"},
+        {"--quality '0.001,0.9999 quality_cos=0.5'", "error:protocol"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fixture f;

@@ -47,6 +47,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "kw_exec.h"
+#include "kw_num.h"
 #include "kw_mstat.h"
 #include "kw_worker.h"
 
@@ -219,13 +220,9 @@ static int kw_exec_num(double *out, const char *v, size_t len)
         return -1;
     memcpy(tmp, v, len);
     tmp[len] = '\0';
-    char *end;
-    errno = 0;
-    double d = strtod(tmp, &end);
-    if (*end || errno || !isfinite(d))
-        return -1;
-    *out = d;
-    return 0;
+    /* decimal, as every number knobwise reads (kw_num.h): strtod also took
+     * "0x10" (16 us) and "0x1p4" from a worker until 2026-12-07 */
+    return kw_num_double(out, tmp);
 }
 
 /* What one measure request brought back. */
@@ -236,6 +233,23 @@ typedef struct kw_exec_ans {
     double q_rel_rms, q_cos;
     char guard[KW_GUARDS_LEN]; /* "" ok, else error:... */
 } kw_exec_ans;
+
+/* 1 when an ok answer gives one of the keys knobwise reads twice: which one
+ * is meant? (The first was taken: `samples_us=100,... samples_us=1` measured
+ * the first list; until 2026-12-07.) An error answer's message runs to the
+ * end of the line and may hold any words, so only ok answers are checked. */
+static int kw_exec_key_twice(const char *ans)
+{
+    static const char *const keys[] = {"id", "unit", "samples_us", "quality_rel_rms",
+                                       "quality_cos"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        size_t l;
+        const char *v = kw_exec_val(ans, keys[i], &l);
+        if (v && kw_exec_val(v + l, keys[i], &l))
+            return 1;
+    }
+    return 0;
+}
 
 /* Parse an answer to request id expecting reps samples appended to x (n in/out).
  * A sample is a time the worker measured before it answered: over 0 and at most
@@ -267,7 +281,7 @@ static void kw_exec_parse(kw_exec_ans *a, const char *ans, long id, int reps, do
         snprintf(a->guard, sizeof a->guard, "error:protocol");
         return;
     }
-    if (strncmp(ans, "ok ", 3) != 0) {
+    if (strncmp(ans, "ok ", 3) != 0 || kw_exec_key_twice(ans)) {
         snprintf(a->guard, sizeof a->guard, "error:protocol");
         return;
     }
