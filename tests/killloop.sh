@@ -7,9 +7,10 @@
 #      times (up to 6 tries), then one --resume to the end: the run's five
 #      files must be byte-identical to an uninterrupted run with the same
 #      seed, and no temp file may be left in the run folder;
-#   2. report -o, recommend --all -o, export -o, each killed at a random time
-#      and run again (--force): the output byte-identical to an uninterrupted
-#      one, no temp file left beside it.
+#   2. report -o, recommend --all -o, export -o and calibrate -o (its temp
+#      file was its own, OUT.tmp.XXXXXX, never swept, until 2026-12-07),
+#      each killed at a random time and run again (--force): the output
+#      byte-identical to an uninterrupted one, no temp file left beside it.
 # A journal the first kill left empty or cut in its header record is a run
 # that never started: it is removed and started again, as the message for it
 # says (README).
@@ -71,8 +72,11 @@ rm -rf "$out"
 mkdir -p "$out/ref" || exit 1
 cd "$out" || exit 1
 (cd ref && fresh >/dev/null 2>&1) || { echo "killloop: the reference run failed"; exit 1; }
+accel=$src/spaces/accel/h100.xml
+measured=$src/spaces/measured/h100_published.csv
 (cd ref && "$bin" report k -o r.html >/dev/null && "$bin" recommend k --all -o m.csv >/dev/null &&
-    "$bin" export k --format json -o e.json >/dev/null 2>&1) ||
+    "$bin" export k --format json -o e.json >/dev/null 2>&1 &&
+    "$bin" calibrate --accel "$accel" --measured "$measured" -o c.xml >/dev/null) ||
     { echo "killloop: the reference outputs failed"; exit 1; }
 
 i=0
@@ -111,11 +115,12 @@ cp -r ref/k k
 i=0
 while [ "$i" -lt "$loops" ]; do
     i=$((i + 1))
-    for v in report recommend export; do
+    for v in report recommend export calibrate; do
         case $v in
         report) o=r.html; set -- report k -o r.html --force ;;
         recommend) o=m.csv; set -- recommend k --all -o m.csv --force ;;
         export) o=e.json; set -- export k --format json -o e.json --force ;;
+        calibrate) o=c.xml; set -- calibrate --accel "$accel" --measured "$measured" -o c.xml --force ;;
         esac
         rm -f "$o"
         killed_after "$(rand 0.15)" "$bin" "$@"
@@ -125,5 +130,5 @@ while [ "$i" -lt "$loops" ]; do
     done
 done
 echo "killloop: $kills kills of tune ($late after its search ended: in the evidence or the final files)"
-echo "killloop: $loops tune runs killed and resumed, $loops kills of each of report, recommend, export: $([ $bad -eq 0 ] && echo all identical || echo FAILED)"
+echo "killloop: $loops tune runs killed and resumed, $loops kills of each of report, recommend, export, calibrate: $([ $bad -eq 0 ] && echo all identical || echo FAILED)"
 exit $bad
