@@ -43,7 +43,9 @@ typedef struct kw_runlock kw_runlock;
 /* Take the exclusive writer lock of run folder dir (which must exist). When
  * another process holds it: KW_EINPUT "DIR: another knobwise is writing this
  * run folder; wait for it to finish or use another folder", with nothing
- * written. KW_EIO when the lock file cannot be opened. *out owned by the
+ * written; the same when another open file holds the journal writer's lock
+ * on DIR/journal (a run goes on whose .lock was removed). KW_EIO when the
+ * lock file cannot be opened. *out owned by the
  * caller: kw_runfolder_unlock (accepts NULL) releases it. */
 int kw_runfolder_lock(kw_runlock **out, const char *dir);
 void kw_runfolder_unlock(kw_runlock *l);
