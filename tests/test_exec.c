@@ -1435,6 +1435,19 @@ Test(exec, tune_journals_failed_candidates_and_goes_on)
     cr_expect(strstr(r.out, "drift median +10.00%, range [+0.00%, +20.00%]") != NULL,
               "drift reported: %s", r.out);
     kw_tl_free(&r);
+    /* ... and a worker that can measure none of them (each request outlasts
+     * the run's 2 s timeout) fails the verification, exit 1: main 099d4d6
+     * printed "FAIL re-measure", then "verified: RUN", exit 0 */
+    worker_cmd(cmd, sizeof cmd, "--sleep 3");
+    snprintf(slow, sizeof slow, "exec:%s", cmd);
+    snprintf(args, sizeof args, "verify '%s/run' --remeasure 1 --evaluator '%s'", dir, slow);
+    r = kw_tl_sh(args, NULL);
+    cr_expect_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "FAIL re-measure") != NULL && strstr(r.out, "verified") == NULL,
+              "%s", r.out);
+    cr_expect(strstr(r.err, "none of the 1 sampled evaluations could be measured again"), "%s",
+              r.err);
+    kw_tl_free(&r);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
     free(dir);

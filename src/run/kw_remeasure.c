@@ -106,7 +106,13 @@ int kw_remeasure_run(kw_sbuf *log, kw_rundir *r, int n, uint64_t seed, const cha
         done_n++;
     }
     if (done_n == 0) {
+        /* a FAIL line is a failed verification: exit 1, never "verified"
+         * (it printed this line, then "verified: RUN", exit 0, when the
+         * worker timed out on every sampled evaluation; until 2026-12-07) */
         kw_sbuf_printf(log, "FAIL re-measure: no sampled evaluation could be measured again\n");
+        rc = kw_error_set(KW_EIO, "re-measure: none of the %d sampled evaluations could be "
+                          "measured again with '%s' (each failed; the lines above say how)", k,
+                          cmd);
         goto done;
     }
     double p = kw_mstat_mann_whitney_p(was, (size_t)done_n, now, (size_t)done_n);
