@@ -392,10 +392,10 @@ Test(runfolder, a_new_run_never_replaces_files_it_did_not_write)
         cr_assert_eq(kw_tl_entries(p), 1, "%s: something was written beside it", names[i]);
         kw_tl_rm_tree(p);
     }
+    /* an existing empty folder is taken (a folder holding any other file of
+     * the user's is refused: out_into_a_folder_holding_the_users_files_...) */
     snprintf(p, sizeof p, "%s/mine", dir);
     cr_assert_eq(mkdir(p, 0700), 0);
-    snprintf(p, sizeof p, "%s/mine/notes.txt", dir);
-    kw_rf_put(p, "x\n");
     kw_rf_expect(dir, 0, NULL, KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                           "mine", "--quiet"));
     kw_tl_rmrf(dir);
@@ -544,6 +544,32 @@ Test(runfolder, out_naming_a_file_or_too_long_is_bad_input)
     kw_rf_expect(dir, 2, "too long", KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out",
                                                 longp, "--quiet"));
     cr_assert_eq(kw_tl_entries(dir), 1, "a folder was created for a path that does not fit");
+    kw_tl_rmrf(dir);
+}
+
+/* A new run goes into a new or empty folder: --out . in a folder of the
+ * user's (a source tree, /etc as root) used to scatter a run's seven files
+ * among the user's, since none of their names collided. Refused, exit 2,
+ * nothing added; the stub a run cut before its first record leaves (its
+ * .lock and an empty journal) is still taken. */
+Test(runfolder, out_into_a_folder_holding_the_users_files_is_refused)
+{
+    char *dir = kw_tl_tmpdir("kwrunfolder");
+    char p[4300], space[4200];
+    snprintf(space, sizeof space, "%s/spaces/validate_small.xml", kw_tl_src());
+    snprintf(p, sizeof p, "%s/notes.txt", dir);
+    kw_rf_put(p, "mine\n");
+    kw_rf_expect(dir, 2, "'notes.txt', which no run writes",
+                 KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out", ".", "--quiet"));
+    cr_assert_eq(kw_tl_entries(dir), 1, "the refused run left something beside the user's file");
+    snprintf(p, sizeof p, "%s/stub", dir);
+    cr_assert_eq(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/stub/.lock", dir);
+    kw_rf_put(p, "");
+    snprintf(p, sizeof p, "%s/stub/journal", dir);
+    kw_rf_put(p, "");
+    kw_rf_expect(dir, 0, NULL,
+                 KW_RF_ARGS("tune", "--space", space, "--budget", "5", "--out", "stub", "--quiet"));
     kw_tl_rmrf(dir);
 }
 

@@ -6,6 +6,7 @@
  * could be waiting): a symbolic link planted in a run folder is refused, never
  * followed out of it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -207,6 +208,48 @@ int kw_runfolder_sweep(const char *dir, int *removed)
     return rc;
 }
 
+/* 1 when name is a run's own entry: one of kw_runfile_names, worker.log, or
+ * the temp file .NAME.tmp.XXXXXX of one of them (a write a kill cut). */
+static int kw_runfolder_own_entry(const char *name)
+{
+    if (strcmp(name, KW_RUNFOLDER_WORKER_LOG) == 0)
+        return 1;
+    for (int i = 0; i < KW_RUNFILE_N_NAMES; i++) {
+        const char *f = kw_runfile_names[i];
+        size_t n = strlen(f);
+        if (strcmp(name, f) == 0)
+            return 1;
+        if (name[0] == '.' && strncmp(name + 1, f, n) == 0 && strncmp(name + 1 + n, ".tmp.", 5) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A new run goes into a new folder, an empty one, or one a run cut before
+ * its first record left (its .lock, an empty journal, worker.log): a folder
+ * holding anything else is the user's (--out . in a source tree, --out /etc)
+ * and is refused, as git clone refuses a non-empty destination. A folder that
+ * cannot be listed (none there, not a folder, no permission) is left to the
+ * checks that make and lock it. */
+static int kw_runfolder_only_own(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            kw_runfolder_own_entry(e->d_name))
+            continue;
+        rc = kw_error_set(KW_EINPUT, "%s: exists and holds '%.200s', which no run writes: a new "
+                          "run goes into a new or empty folder; choose another --out", dir,
+                          e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
 int kw_runfolder_fresh(const char *dir)
 {
     /* past the marks: a journal is the caller's ("already holds a run"), a
@@ -222,7 +265,7 @@ int kw_runfolder_fresh(const char *dir)
                                 "run never replaces a file it did not write; choose another --out",
                                 p, dir);
     }
-    return 0;
+    return kw_runfolder_only_own(dir);
 }
 
 int kw_runfolder_fresh_log(const char *dir)

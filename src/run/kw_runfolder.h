@@ -77,7 +77,9 @@ int kw_runfolder_sweep(const char *dir, int *removed);
  * dir, where a new run is to be made (tune --out DIR, no journal there), holds
  * a file by a name the run writes (results.xml, ranked.csv, audit.csv,
  * portability.csv, report.html, mappings.csv): tune renamed its own over the
- * user's files. 0 otherwise, also when dir does not exist. */
+ * user's files; also ("DIR: exists and holds 'NAME', which no run writes")
+ * when it holds anything but a run's own names and their temp files (a
+ * folder of the user's). 0 otherwise, also when dir does not exist. */
 int kw_runfolder_fresh(const char *dir);
 /* The same for a new measured run's worker.log (appended to, not replaced):
  * KW_EINPUT when it is not a regular file, has other names (hard links: the
