@@ -1295,12 +1295,46 @@ Test(hostile, a_temp_file_a_kill_left_beside_calibrates_output_is_swept)
  * said the same. The owner's bits decide only for a user other than root, so
  * as root the test process becomes nobody (65534) first. Fails on main
  * 099d4d6 (the folders stay). */
+/* Copy file from to to (mode 0755, owner uid): 0 or -1. */
+static int kw_h_copy_as(const char *from, const char *to, uid_t uid)
+{
+    size_t n = 0;
+    char *b = kw_tl_slurp_n(from, &n);
+    int fd = b ? open(to, O_WRONLY | O_CREAT | O_EXCL, 0755) : -1;
+    int ok = fd >= 0 && write(fd, b, n) == (ssize_t)n && fchown(fd, uid, uid) == 0;
+    if (fd >= 0)
+        ok = close(fd) == 0 && ok;
+    free(b);
+    return ok ? 0 : -1;
+}
+
 Test(hostile, a_run_folder_the_umask_makes_unwritable_is_removed_again)
 {
     kw_h_need_tune();
-    if (geteuid() == 0) /* this test's own process (Criterion forks one per test) */
+    const char *bin = kw_tl_bin();
+    char *stage = NULL;
+    char stage_bin[4200];
+    if (geteuid() == 0) {
+        /* the binary, and LeakSanitizer's suppressions in a sanitizer build,
+         * copied where nobody can run and read them: a build tree under a
+         * folder of root's (CI clones into /root) is closed to nobody */
+        stage = kw_h_tmpdir();
+        char supp[4200], from[4200];
+        snprintf(stage_bin, sizeof stage_bin, "%s/knobwise", stage);
+        snprintf(supp, sizeof supp, "%s/lsan.supp", stage);
+        snprintf(from, sizeof from, "%s/tests/lsan.supp", kw_tl_src());
+        cr_assert(chmod(stage, 0755) == 0 && chown(stage, 65534, 65534) == 0 &&
+                      kw_h_copy_as(bin, stage_bin, 65534) == 0 &&
+                      kw_h_copy_as(from, supp, 65534) == 0,
+                  "cannot stage the binary for nobody: %s", strerror(errno));
+        char lsan[4300];
+        snprintf(lsan, sizeof lsan, "suppressions=%s", supp);
+        setenv("LSAN_OPTIONS", lsan, 1); /* this test's process only, and its children */
+        bin = stage_bin;
+        /* this test's own process (Criterion forks one per test) */
         cr_assert(setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0,
                   "cannot become nobody: %s", strerror(errno));
+    }
     char *dir = kw_h_tmpdir();
     kw_tl_opts o = kw_h_opts;
     o.cwd = dir;
@@ -1313,8 +1347,8 @@ Test(hostile, a_run_folder_the_umask_makes_unwritable_is_removed_again)
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         mode_t old = umask(t[i].umask);
         /* the embedded default job: nothing to read that nobody may not */
-        kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--budget", "3", "--quiet", "--out",
-                                 t[i].out, NULL);
+        kw_tl_proc r = kw_tl_run(&o, bin, "tune", "--budget", "3", "--quiet", "--out", t[i].out,
+                                 NULL);
         umask(old);
         cr_assert_eq(r.status, 2, "umask %03o --out %s: %d %s", (unsigned)t[i].umask, t[i].out,
                      r.status, r.err);
@@ -1324,6 +1358,8 @@ Test(hostile, a_run_folder_the_umask_makes_unwritable_is_removed_again)
         kw_tl_free(&r);
     }
     kw_tl_rmrf(dir);
+    if (stage)
+        kw_tl_rmrf(stage);
 }
 
 /* A run's RUN/.lock removed while it goes on (taken for a stale lock, as
