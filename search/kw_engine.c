@@ -1638,12 +1638,15 @@ static void kw_report(kw_eng *E, int replaying)
         if (E->o.budget > 0 && !q->done)
             left_budget += E->o.budget > s->evals ? E->o.budget - s->evals : 0;
     }
+    int eta_bound = 0; /* before any first optimum: a lower bound (kw_eta_evidence) */
     if (!replaying && E->o.strategy == KW_STRATEGY_OFAT) {
         left_est = 0;
+        eta_bound = !kw_eta_evidence(&E->eta);
         for (int i = 0; i < E->n_shapes; i++) {
             kw_progress_shape *q = &E->ps[i];
             long more = kw_eta_shape_left(&E->eta, i, E->o.budget);
             q->evals_est = q->done ? q->evals : q->evals + more;
+            q->evals_est_bound = eta_bound && !q->done;
             left_est += q->done ? 0 : more;
         }
     }
@@ -1665,7 +1668,7 @@ static void kw_report(kw_eng *E, int replaying)
     p.evals_per_s = !replaying && el > 0 ? live_evals / el : 0;
     p.eta_budget_s = p.evals_per_s > 0 && E->o.budget > 0 ? left_budget / p.evals_per_s : -1;
     p.eta_converge_s = p.evals_per_s > 0 && est_known ? left_est / p.evals_per_s : -1;
-    p.eta_converge_bound = 0; /* an estimate (kw_eta.h), no longer only a lower bound */
+    p.eta_converge_bound = eta_bound;
     p.eta_s = p.eta_converge_s >= 0 ? p.eta_converge_s : p.eta_budget_s;
     if (p.eta_budget_s >= 0 && p.eta_s > p.eta_budget_s)
         p.eta_s = p.eta_budget_s;

@@ -93,3 +93,11 @@ long kw_eta_left(const kw_eta *e, long budget)
         left += kw_eta_one(&e->s[i], k, mean_cost, budget);
     return (long)(left + 0.5);
 }
+
+int kw_eta_evidence(const kw_eta *e)
+{
+    for (int i = 0; i < e->n; i++)
+        if (e->s[i].done || e->s[i].cycle_cost > 0)
+            return 1;
+    return 0;
+}

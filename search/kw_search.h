@@ -213,6 +213,9 @@ typedef struct kw_progress_shape {
     const char *phase;        /* what the strategy is doing: "baseline", "sweep", "probe",
                                * "excursion", "backtrack", "settle", "fix", "random",
                                * "exhaustive", "finish", "done" (static string) */
+    int evals_est_bound;      /* evals_est is only a lower bound: no shape has found its first
+                               * local optimum yet, so the cost of the proofs to come is
+                               * unknown (kw_eta_evidence; stop 47) */
 } kw_progress_shape;
 
 /* What the engine reports after a round (and every so often while a resume
@@ -237,8 +240,8 @@ typedef struct kw_progress {
     int replaying;            /* resume: journal records are being replayed, not evaluated */
     long replay_done, replay_total; /* journal records replayed / to replay */
     double eta_budget_s, eta_converge_s;
-    int eta_converge_bound;   /* eta_converge_s is only a lower bound, not an estimate (the
-                               * engine now always gives an estimate: 0) */
+    int eta_converge_bound;   /* eta_converge_s is only a lower bound, not an estimate: OFAT
+                               * before any shape's first local optimum (kw_eta_evidence) */
 } kw_progress;
 
 typedef struct kw_engine_opts {

@@ -151,13 +151,34 @@ Test(progline, replay_is_named_not_zero_rate)
     }
 }
 
-Test(progline, eta_before_any_shape_finished_is_a_lower_bound)
+/* Before any shape's first local optimum the estimate is only the first
+ * sweeps' remainder (kw_eta_evidence): it read "ETA ~2s" at 5% of a default
+ * job that had 8 s left. Said as a lower bound, up to the budget where there
+ * is one, and each running shape's estimate as ">=": fails on main ("ETA
+ * >=1m20s (convergence)", "/~E" per shape). */
+Test(progline, eta_before_any_first_optimum_is_a_lower_bound_up_to_the_budget)
 {
     kw_progress p = make(5, 0);
     p.eta_converge_bound = 1;
+    for (int i = 0; i < p.n_shapes; i++)
+        ps[i].evals_est_bound = 1;
     char line[512];
-    kw_progline_format(line, sizeof line, &p, names, "p95", 200);
-    cr_assert(strstr(line, "ETA >=1m20s (convergence)"), "%s", line);
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert(strstr(line, "ETA 1m20s-2m15s (first sweeps: from there to the budget)"), "%s", line);
+    cr_assert_null(strstr(line, "~"), "no estimate shown: %s", line);
+    cr_assert_null(strstr(line, "(convergence)"), "%s", line);
+    cr_assert(strstr(line, "/>="), "each shape's a lower bound: %s", line);
+    p.eta_budget_s = -1;
+    p.budget = 0;
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert(strstr(line, "ETA unknown, >=1m20s (first sweeps)"), "%s", line);
+    kw_progline_shape_line(line, sizeof line, &p, 0, names, "p95", 200);
+    cr_assert(strstr(line, "/>="), "%s", line);
+    /* with evidence: the estimate as before */
+    p.eta_converge_bound = 0;
+    ps[0].evals_est_bound = 0;
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert(strstr(line, "ETA ~1m20s (convergence)"), "%s", line);
 }
 
 Test(progline, eta_without_estimates)

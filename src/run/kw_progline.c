@@ -104,6 +104,18 @@ static const char *kw_pl_change(char *buf, size_t size, const kw_progress_shape 
     return buf;
 }
 
+/* A running shape's "/~E" (its estimate at convergence), "/B" (the budget
+ * bounds it) or "/>=E" (before any first optimum: a lower bound), "" when
+ * the strategy gives none. */
+static void kw_pl_of(char *of, size_t n, const kw_progress *p, const kw_progress_shape *s)
+{
+    of[0] = '\0';
+    if (s->evals_est >= 0 && p->budget > 0 && s->evals_est >= p->budget)
+        snprintf(of, n, "/%ld", p->budget);
+    else if (s->evals_est >= 0)
+        snprintf(of, n, "/%s%ld", s->evals_est_bound ? ">=" : "~", s->evals_est);
+}
+
 static const char *kw_pl_name(const char *const *names, int shape)
 {
     return names && shape >= 0 && names[shape] ? names[shape] : "?";
@@ -226,11 +238,8 @@ size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
         const kw_progress_shape *s = &p->per_shape[i];
         if (s->done)
             continue;
-        char of[40] = "";
-        if (s->evals_est >= 0 && p->budget > 0 && s->evals_est >= p->budget)
-            snprintf(of, sizeof of, "/%ld", p->budget);
-        else if (s->evals_est >= 0)
-            snprintf(of, sizeof of, "/~%ld", s->evals_est);
+        char of[40];
+        kw_pl_of(of, sizeof of, p, s);
         char ch[32];
         kw_pl_add(f, &n, first_shape ? 3 : 6 + k, 1, "%s %ld%s evals %s %s",
                   kw_pl_name(shape_names, s->shape), s->evals, of, metric,
@@ -243,13 +252,21 @@ size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
     kw_progline_duration(t2, sizeof t2, p->eta_budget_s);
     /* every estimate capped by the budget: the budget is the ETA */
     int by_budget = p->eta_budget_s >= 0 && p->eta_converge_s >= p->eta_budget_s;
-    if (p->eta_converge_s >= 0 && !by_budget)
-        kw_pl_add(f, &n, 0, 0, "ETA %s%s (convergence)", p->eta_converge_bound ? ">=" : "~", t1);
+    /* before any shape's first local optimum the estimate is the first
+     * sweeps' remainder only, a lower bound (kw_eta_evidence: on the default
+     * job it read 0.25-0.6 of the time left): said as one, with the budget
+     * as the upper end where there is one (stop 47; it read "ETA ~2s") */
+    if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound && p->eta_budget_s >= 0)
+        kw_pl_add(f, &n, 0, 0, "ETA %s-%s (first sweeps: from there to the budget)", t1, t2);
+    else if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound)
+        kw_pl_add(f, &n, 0, 0, "ETA unknown, >=%s (first sweeps)", t1);
+    else if (p->eta_converge_s >= 0 && !by_budget)
+        kw_pl_add(f, &n, 0, 0, "ETA ~%s (convergence)", t1);
     else if (p->eta_budget_s >= 0)
         kw_pl_add(f, &n, 0, 0, "ETA %s (budget)", t2);
     else
         kw_pl_add(f, &n, 0, 0, "ETA - (measuring)");
-    if (p->eta_converge_s >= 0 && p->eta_budget_s >= 0 && !by_budget)
+    if (p->eta_converge_s >= 0 && p->eta_budget_s >= 0 && !by_budget && !p->eta_converge_bound)
         kw_pl_add(f, &n, 5, 0, "<=%s (budget)", t2);
     return kw_pl_layout(buf, size, f, n, width);
 }
@@ -280,11 +297,8 @@ size_t kw_progline_shape_line(char *buf, size_t size, const kw_progress *p, int 
         width = KW_PROGLINE_WIDTH_MIN;
     if (width > KW_PROGLINE_WIDTH_MAX)
         width = KW_PROGLINE_WIDTH_MAX;
-    char of[40] = "";
-    if (s->evals_est >= 0 && p->budget > 0 && s->evals_est >= p->budget)
-        snprintf(of, sizeof of, "/%ld", p->budget);
-    else if (s->evals_est >= 0)
-        snprintf(of, sizeof of, "/~%ld", s->evals_est);
+    char of[40];
+    kw_pl_of(of, sizeof of, p, s);
     kw_pl_add(f, &n, 0, 0, "  %s", kw_pl_name(shape_names, s->shape));
     kw_pl_add(f, &n, 1, 0, "%ld%s evals", s->evals, of);
     char ch[32];
