@@ -410,6 +410,11 @@ static void kw_print_claim(const kw_runsum *rs, const kw_results_claim *c, int s
         else
             printf("            long-window p99 %s us, throttle %s%%\n", a->long_p99_us,
                    a->throttle_pct);
+        if (a->ttft_p99_us[0] && a->tpot_p99_us[0]) /* continuous batching, as the file says it */
+            printf("            TTFT p99 %s us, TPOT p99 %s us (the baseline there: %s us, %s us); "
+                   "rollback ceilings %s us, %s us\n", a->ttft_p99_us, a->tpot_p99_us,
+                   b->ttft_p99_us[0] ? b->ttft_p99_us : "?", b->tpot_p99_us[0] ? b->tpot_p99_us : "?",
+                   c->ttft_ceiling[0] ? c->ttft_ceiling : "none", c->tpot_ceiling[0] ? c->tpot_ceiling : "none");
         /* the file's own ceilings below its re-check: a results.xml written
          * by a knobwise before stop 42 (ceilings from the search's sample; a
          * bursty shape's tail at the final sample can lie far above them) or
@@ -480,6 +485,13 @@ static void kw_print_figures(const kw_runsum *rs, const char *src, const kw_metr
     }
     if (i95 >= 0 && i99 >= 0)
         printf("; p95 %.3f us, p99 %.3f us", m->v[i95], m->v[i99]);
+    /* continuous batching: TTFT and TPOT p99, what a serving engineer
+     * watches beside the request latency (a configuration that cuts the
+     * latency can lengthen the time to first token) */
+    char llm[256];
+    kw_results_llm_words(llm, sizeof llm, rs, m, base);
+    if (llm[0])
+        printf("; %s", llm);
     printf("; guards %s%s\n", m->guards[0] ? m->guards : "pass", src ? "" : ")");
 }
 
@@ -512,9 +524,21 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
             printf("  WARNING: %s\n", x->borrow.warn);
     }
     int from = kw_rec_source(x);
-    if (from >= 0 && notes && notes[from])
-        printf("  RANKING%s%s: %s\n", x->tuned >= 0 ? "" : " of ", x->tuned >= 0 ? "" : rs->shapes[from].name,
-               notes[from]);
+    if (from >= 0 && notes && notes[from]) {
+        /* one ~600-character sentence before stop 47: now its verdict, then
+         * labelled, wrapped lines (kw_results_note_block) */
+        kw_sbuf head = {0}, block = {0};
+        kw_sbuf_printf(&head, "  RANKING%s%s", x->tuned >= 0 ? "" : " of ",
+                       x->tuned >= 0 ? "" : rs->shapes[from].name);
+        kw_results_note_block(&block, kw_sbuf_status(&head) == 0 ? kw_sbuf_cstr(&head) : "  RANKING",
+                              notes[from]);
+        if (kw_sbuf_status(&block) == 0)
+            fputs(kw_sbuf_cstr(&block), stdout);
+        else
+            printf("  RANKING: %s\n", notes[from]);
+        kw_sbuf_free(&head);
+        kw_sbuf_free(&block);
+    }
     printf("  config %016llx\n", (unsigned long long)kw_knobs_cand_id(ks, &x->cand));
     /* a tuned shape's changes: what reverting each alone reads in the run's
      * own evaluations (kw_netpath_revert), the per-knob "why" beside it */
@@ -573,10 +597,16 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
         kw_results_rollback(&rb, rs, x->tuned, w);
         const kw_rs_shape *s = &rs->shapes[x->tuned];
         printf("  rollback: to %016llx (previous on the accepted path) or the baseline %016llx;\n"
-               "            watch p95 <= %.3f us, p99 <= %.3f us, the drift, throttle and fallback guards\n",
+               "            watch p95 <= %.3f us, p99 <= %.3f us, ",
                (unsigned long long)s->configs[rb.parent].id,
                (unsigned long long)(s->baseline >= 0 ? s->configs[s->baseline].id : 0),
                rb.p95_ceiling_us, rb.p99_ceiling_us);
+        if (isfinite(rb.ttft_ceiling_us) && isfinite(rb.tpot_ceiling_us))
+            printf("TTFT p99 <= %.3f us, TPOT p99 <= %.3f us,\n            ", rb.ttft_ceiling_us,
+                   rb.tpot_ceiling_us);
+        printf("the drift, throttle and fallback guards%s\n",
+               rs->limits.sla_ttft_p99_us > 0 || rs->limits.sla_tpot_p99_us > 0
+                   ? " and the TTFT/TPOT SLAs" : "");
         if (claim)
             kw_print_claim(rs, claim, x->tuned, w);
     } else if (!x->use_baseline) {

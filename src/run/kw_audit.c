@@ -481,6 +481,11 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
                            (unsigned long long)s->configs[s->baseline].id,
                            (unsigned long long)s->configs[s->final].id);
         }
+        char llm[256]; /* continuous batching: TTFT and TPOT p99 from the headline's source */
+        kw_results_llm_words(llm, sizeof llm, rs, h.m, h.base);
+        kw_results_basis_words(src, sizeof src, &h);
+        if (!none && llm[0])
+            kw_sbuf_printf(out, "  %s at %s\n", llm, src);
         if (none)
             kw_sbuf_printf(out, "  no configuration evaluated passes the guards: nothing to recommend "
                                 "(the best evaluated fails %s)\n", s->configs[s->final].m.guards);
@@ -493,7 +498,7 @@ static int kw_audit_render_view(kw_sbuf *out, const kw_runsum *rs, int shape, co
                               "the recommendation and its net path are the best so far "
                               "(knobwise tune --resume finishes it)\n");
         if (ranking_note && !none)
-            kw_sbuf_printf(out, "  RANKING: %s\n", ranking_note);
+            kw_results_note_block(out, "  RANKING", ranking_note);
         kw_sbuf_printf(out, "  bottleneck: %s -> %s\n",
                        s->configs[s->baseline].m.klass[0] ? s->configs[s->baseline].m.klass : "-",
                        s->configs[s->final].m.klass[0] ? s->configs[s->final].m.klass : "-");

@@ -773,6 +773,16 @@ static void kw_guard_table(kw_sbuf *b, const kw_runsum *rs, int si)
     snprintf(why, sizeof why, " (rollback ceiling; at %s)", src);
     kw_guard_row(b, rs, h.m, KW_M_P95_US, why, rb.p95_ceiling_us);
     kw_guard_row(b, rs, h.m, KW_M_P99_US, why, rb.p99_ceiling_us);
+    /* continuous batching: what a serving engineer watches beside the
+     * request latency, against the space's SLAs and the rollback's ceilings */
+    if (kw_results_llm(rs, h.m)) {
+        if (l->sla_ttft_p99_us > 0)
+            kw_guard_row(b, rs, h.m, KW_M_TTFT_P99_US, " (SLA)", l->sla_ttft_p99_us);
+        if (l->sla_tpot_p99_us > 0)
+            kw_guard_row(b, rs, h.m, KW_M_TPOT_P99_US, " (SLA)", l->sla_tpot_p99_us);
+        kw_guard_row(b, rs, h.m, KW_M_TTFT_P99_US, why, rb.ttft_ceiling_us);
+        kw_guard_row(b, rs, h.m, KW_M_TPOT_P99_US, why, rb.tpot_ceiling_us);
+    }
     kw_sbuf_printf(b, "</table>\n<p class=\"note\">Roll back to %016llx (previous on the accepted path) or "
                       "the baseline %016llx. Owner: ",
                    (unsigned long long)s->configs[rb.parent].id,
@@ -812,6 +822,33 @@ static void kw_guard_table(kw_sbuf *b, const kw_runsum *rs, int si)
         kw_sbuf_puts(b, ".</p>\n");
     }
     free(ue);
+}
+
+/* "FROM &rarr; TO[unit] (+P%)": a figure's change, 3 decimals each. */
+static void kw_report_change(kw_sbuf *b, double from, double to, const char *unit)
+{
+    kw_n(b, from, 3);
+    kw_sbuf_puts(b, " &rarr; ");
+    kw_n(b, to, 3);
+    kw_sbuf_printf(b, "%s (", unit);
+    kw_pct(b, from > 0 ? (to - from) / from * 100.0 : NAN);
+    kw_sbuf_puts(b, ")");
+}
+
+/* A continuous-batching shape's TTFT and TPOT p99, baseline -> recommended
+ * from the headline's source (kw_results_llm; nothing on other shapes). */
+static void kw_report_llm_figures(kw_sbuf *b, const kw_runsum *rs, const kw_metrics *m,
+                                  const kw_metrics *base)
+{
+    if (!kw_results_llm(rs, m) || !base || !kw_results_llm(rs, base))
+        return;
+    const int id[2] = {KW_M_TTFT_P99_US, KW_M_TPOT_P99_US};
+    for (int i = 0; i < 2; i++) {
+        double v = kw_runsum_value(rs, m, KW_METRIC_NAME(id[i]));
+        double bv = kw_runsum_value(rs, base, KW_METRIC_NAME(id[i]));
+        kw_sbuf_printf(b, "; %s p99 ", i ? "TPOT" : "TTFT");
+        kw_report_change(b, bv, v, " us");
+    }
 }
 
 static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
@@ -866,13 +903,9 @@ static void kw_summary_table(kw_sbuf *b, const kw_runsum *rs)
         if (hl) { /* the search's own figures, which ranked it */
             double sb = B->m.v[p], sf = F->m.v[p];
             kw_sbuf_puts(b, "; the search's sample: ");
-            kw_n(b, sb, 3);
-            kw_sbuf_puts(b, " &rarr; ");
-            kw_n(b, sf, 3);
-            kw_sbuf_puts(b, " (");
-            kw_pct(b, sb > 0 ? (sf - sb) / sb * 100.0 : NAN);
-            kw_sbuf_puts(b, ")");
+            kw_report_change(b, sb, sf, "");
         }
+        kw_report_llm_figures(b, rs, h.m, h.base);
         kw_sbuf_printf(b, "</td><td>%d</td><td>%ld", kw_knobs_cand_distance(&rs->ks, &B->cand, &F->cand),
                        s->evals_total - s->remeasured);
         if (s->remeasured > 0) /* the audit's split (kw_netpath_explore_line) */

@@ -174,6 +174,117 @@ void kw_results_basis_words(char *buf, size_t n, const kw_headline *h)
 
 /* ---------------------------------------------------------------- rollback */
 
+int kw_results_llm(const kw_runsum *rs, const kw_metrics *m)
+{
+    return m && kw_val(rs, m, KW_METRIC_NAME(KW_M_TTFT_P99_US)) > 0;
+}
+
+void kw_results_llm_words(char *buf, size_t n, const kw_runsum *rs, const kw_metrics *m,
+                          const kw_metrics *base)
+{
+    buf[0] = '\0';
+    if (!kw_results_llm(rs, m))
+        return;
+    const int id[2] = {KW_M_TTFT_P99_US, KW_M_TPOT_P99_US};
+    size_t len = 0;
+    for (int i = 0; i < 2 && len < n; i++) {
+        double v = kw_val(rs, m, KW_METRIC_NAME(id[i]));
+        double b = base && kw_results_llm(rs, base) ? kw_val(rs, base, KW_METRIC_NAME(id[i])) : NAN;
+        int w = isfinite(b) && b > 0
+                    ? snprintf(buf + len, n - len, "%s%s p99 %.3f us (baseline %.3f us, %+.2f%%)",
+                               i ? ", " : "", i ? "TPOT" : "TTFT", v, b, (v - b) / b * 100.0)
+                    : snprintf(buf + len, n - len, "%s%s p99 %.3f us", i ? ", " : "",
+                               i ? "TPOT" : "TTFT", v);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
+/* Words of text (len bytes) into out, lines at most KW_RESULTS_NOTE_WIDTH
+ * columns, the first after `first` columns already on the line, the others
+ * indented by indent; a word longer than a line stands alone. */
+static void kw_results_wrap(kw_sbuf *out, const char *text, size_t len, int first, int indent)
+{
+    int col = first, empty = 1; /* empty: no word on this line yet */
+    size_t i = 0;
+    while (i < len) {
+        size_t w = 0;
+        while (i + w < len && text[i + w] != ' ')
+            w++;
+        if (!empty && col + 1 + (int)w > KW_RESULTS_NOTE_WIDTH) {
+            kw_sbuf_printf(out, "\n%*s", indent, "");
+            col = indent;
+            empty = 1;
+        }
+        if (!empty) {
+            kw_sbuf_putn(out, " ", 1);
+            col++;
+        }
+        kw_sbuf_putn(out, text + i, w);
+        col += (int)w;
+        empty = 0;
+        i += w;
+        while (i < len && text[i] == ' ')
+            i++;
+    }
+    kw_sbuf_putn(out, "\n", 1);
+}
+
+void kw_results_note_block(kw_sbuf *out, const char *head, const char *note)
+{
+    /* the note's parts: split at ": " outside brackets and parentheses (the
+     * paired note's "[95% interval: lo, hi]" stays whole) */
+    const char *part[8];
+    size_t plen[8];
+    int n = 0, depth = 0;
+    const char *start = note;
+    for (const char *c = note; *c; c++) {
+        depth += (*c == '(' || *c == '[') - (*c == ')' || *c == ']');
+        if (depth == 0 && c[0] == ':' && c[1] == ' ' && n < 7) {
+            part[n] = start;
+            plen[n++] = (size_t)(c - start);
+            start = c + 2;
+        }
+    }
+    part[n] = start;
+    plen[n++] = strlen(start);
+    /* the rankings' own shape (kw_results_resolution, kw_results_paired_note):
+     * verdict, figures, why, what to read; else the parts unlabelled */
+    static const char *const label[4] = {NULL, "figures: ", "why:     ", "read:    "};
+    int labelled = n == 4;
+    kw_sbuf_printf(out, "%s: %.*s\n", head, (int)plen[0], part[0]);
+    for (int i = 1; i < n; i++) {
+        const char *lb = labelled ? label[i] : "";
+        kw_sbuf_printf(out, "    %s", lb);
+        int at = 4 + (int)strlen(lb);
+        kw_results_wrap(out, part[i], plen[i], at, at);
+    }
+}
+
+/* A rollback ceiling: figure v plus margin_pct, capped at the baseline's
+ * figure base when v lies below it (the mapping must stay better than what
+ * it replaces) and at sla when sla > 0; how it was derived into basis. */
+static double kw_results_ceiling(char *basis, size_t n, double v, double base, double margin_pct,
+                                 const char *measured, const char *why, double sla)
+{
+    char a[40], b[40];
+    double c = v * (1.0 + margin_pct / 100.0);
+    kw_sbuf_fmt_num(a, sizeof a, v, 3);
+    kw_sbuf_fmt_num(b, sizeof b, margin_pct, 2);
+    snprintf(basis, n, "%s %s us + %s%% (%s)", measured, a, b, why);
+    if (isfinite(base) && v < base && c > base) {
+        c = base;
+        kw_sbuf_fmt_num(a, sizeof a, base, 3);
+        snprintf(basis + strlen(basis), n - strlen(basis), ", capped at the baseline's %s us", a);
+    }
+    if (sla > 0 && c > sla) {
+        c = sla;
+        snprintf(basis + strlen(basis), n - strlen(basis), ", capped at the SLA");
+    }
+    return c;
+}
+
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config)
 {
     memset(out, 0, sizeof *out);
@@ -212,30 +323,23 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
         out->margin_pct = rs->limits.min_effect_pct;
         why = "the run's minimum effect";
     }
-    char a[40], b[40], c[40];
-    out->p95_ceiling_us = p95 * (1.0 + out->margin_pct / 100.0);
-    kw_sbuf_fmt_num(a, sizeof a, p95, 3);
-    kw_sbuf_fmt_num(b, sizeof b, out->margin_pct, 2);
-    snprintf(out->p95_basis, sizeof out->p95_basis, "%s %s us + %s%% (%s)", measured, a, b, why);
-    if (isfinite(b95) && p95 < b95 && out->p95_ceiling_us > b95) {
-        out->p95_ceiling_us = b95;
-        kw_sbuf_fmt_num(c, sizeof c, b95, 3);
-        snprintf(out->p95_basis + strlen(out->p95_basis), sizeof out->p95_basis - strlen(out->p95_basis),
-                 ", capped at the baseline's %s us", c);
-    }
-    out->p99_ceiling_us = p99 * (1.0 + out->margin_pct / 100.0);
-    kw_sbuf_fmt_num(a, sizeof a, p99, 3);
-    snprintf(out->p99_basis, sizeof out->p99_basis, "%s %s us + %s%% (%s)", measured, a, b, why);
-    if (isfinite(b99) && p99 < b99 && out->p99_ceiling_us > b99) {
-        out->p99_ceiling_us = b99;
-        kw_sbuf_fmt_num(c, sizeof c, b99, 3);
-        snprintf(out->p99_basis + strlen(out->p99_basis), sizeof out->p99_basis - strlen(out->p99_basis),
-                 ", capped at the baseline's %s us", c);
-    }
-    if (rs->limits.sla_p99_us > 0 && out->p99_ceiling_us > rs->limits.sla_p99_us) {
-        out->p99_ceiling_us = rs->limits.sla_p99_us;
-        snprintf(out->p99_basis + strlen(out->p99_basis), sizeof out->p99_basis - strlen(out->p99_basis),
-                 ", capped at the SLA");
+    out->p95_ceiling_us = kw_results_ceiling(out->p95_basis, sizeof out->p95_basis, p95, b95,
+                                             out->margin_pct, measured, why, 0);
+    out->p99_ceiling_us = kw_results_ceiling(out->p99_basis, sizeof out->p99_basis, p99, b99,
+                                             out->margin_pct, measured, why,
+                                             rs->limits.sla_p99_us);
+    /* continuous batching: TTFT and TPOT p99 beside the request latency,
+     * from the same source with the same margin (they have no interval of
+     * their own) */
+    out->ttft_ceiling_us = out->tpot_ceiling_us = NAN;
+    if (kw_results_llm(rs, m)) {
+        const char *tn = KW_METRIC_NAME(KW_M_TTFT_P99_US), *pn = KW_METRIC_NAME(KW_M_TPOT_P99_US);
+        out->ttft_ceiling_us = kw_results_ceiling(
+            out->ttft_basis, sizeof out->ttft_basis, kw_val(rs, m, tn), bm ? kw_val(rs, bm, tn) : NAN,
+            out->margin_pct, measured, why, rs->limits.sla_ttft_p99_us);
+        out->tpot_ceiling_us = kw_results_ceiling(
+            out->tpot_basis, sizeof out->tpot_basis, kw_val(rs, m, pn), bm ? kw_val(rs, bm, pn) : NAN,
+            out->margin_pct, measured, why, rs->limits.sla_tpot_p99_us);
     }
 
     double samples = kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES));
@@ -510,7 +614,10 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
 static const int kw_recheck_shown[] = {
     KW_M_SAMPLES,      KW_M_P50_US,      KW_M_P95_US,       KW_M_P99_US,        KW_M_P999_US,
     KW_M_P_CI_LO_US,   KW_M_P_CI_HI_US,  KW_M_P99_CI_LO_US, KW_M_P99_CI_HI_US,  KW_M_LONG_P99_US,
-    KW_M_THROTTLE_PCT, KW_M_STEADY_TEMP_C, KW_M_CONTENTION_PCT};
+    KW_M_THROTTLE_PCT, KW_M_STEADY_TEMP_C, KW_M_CONTENTION_PCT,
+    /* continuous batching only (stop 47): written where above 0, so the
+     * other shapes' <recheck> is as before */
+    KW_M_TTFT_P99_US, KW_M_TPOT_P99_US};
 
 void kw_results_recheck_round(const kw_runsum *rs, kw_metrics *m)
 {
@@ -540,7 +647,8 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
     for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
         const kw_metric_info *mi = &kw_metric_table[kw_recheck_shown[i]];
         double v = kw_val(rs, m, mi->name);
-        if (isfinite(v))
+        int llm_only = kw_recheck_shown[i] == KW_M_TTFT_P99_US || kw_recheck_shown[i] == KW_M_TPOT_P99_US;
+        if (isfinite(v) && (!llm_only || kw_results_llm(rs, m)))
             kw_x_num(x, mi->name, v, mi->decimals);
     }
     kw_x_attr(x, "guards", m->guards[0] ? m->guards : "pass");
@@ -779,11 +887,36 @@ static void kw_guard_list(char *buf, size_t len, const kw_runsum *rs)
     kw_sbuf_fmt_num(c, sizeof c, l->max_throttle_pct, 3);
     kw_sbuf_fmt_num(d, sizeof d, l->max_fallback_pct, 3);
     kw_sbuf_fmt_num(e, sizeof e, l->sla_p99_us, 3);
-    snprintf(buf, len,
-             "any guard fails: quality_cos below %s, quality_rel_rms above %s, throttle_pct above "
-             "%s, fallback_pct above %s%s%s%s",
-             a, b, c, d, l->sla_p99_us > 0 ? ", p99 above the SLA of " : "",
-             l->sla_p99_us > 0 ? e : "", l->sla_p99_us > 0 ? " us" : "");
+    int n = snprintf(buf, len,
+                     "any guard fails: quality_cos below %s, quality_rel_rms above %s, throttle_pct "
+                     "above %s, fallback_pct above %s%s%s%s",
+                     a, b, c, d, l->sla_p99_us > 0 ? ", p99 above the SLA of " : "",
+                     l->sla_p99_us > 0 ? e : "", l->sla_p99_us > 0 ? " us" : "");
+    /* the space's continuous-batching SLAs (guards sla_ttft, sla_tpot: the
+     * search judged every candidate by them; before stop 47 not listed) */
+    const double sla[2] = {l->sla_ttft_p99_us, l->sla_tpot_p99_us};
+    const char *what[2] = {"TTFT p99", "TPOT p99"};
+    for (int i = 0; i < 2 && n > 0 && (size_t)n < len; i++)
+        if (sla[i] > 0) {
+            kw_sbuf_fmt_num(e, sizeof e, sla[i], 3);
+            n += snprintf(buf + n, len - (size_t)n, ", %s above the SLA of %s us", what[i], e);
+        }
+}
+
+/* The criterion of a continuous-batching shape's TTFT/TPOT ceilings (the
+ * rollback's ttft/tpot_p99_ceiling watches) into t; 0 when the shape is
+ * not one (no ceilings). */
+static int kw_results_llm_criterion(char *t, size_t n, const kw_rollback *rb, const char *shape)
+{
+    if (!isfinite(rb->ttft_ceiling_us) || !isfinite(rb->tpot_ceiling_us))
+        return 0;
+    char a[64], b[64];
+    kw_sbuf_fmt_num(a, sizeof a, rb->ttft_ceiling_us, 3);
+    kw_sbuf_fmt_num(b, sizeof b, rb->tpot_ceiling_us, 3);
+    snprintf(t, n, "after rollout on shape %s, time to first token p99 above %s us or time per "
+                   "output token p99 above %s us",
+             shape, a, b);
+    return 1;
 }
 
 /* One criterion into the list kw_results_disproof builds: its text and a NUL. */
@@ -866,6 +999,9 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
             kw_results_crit(out, "deployed on any other shape, portability check worse than "
                                  "that shape's baseline");
     }
+    /* last, as the output contract adds (stop 47): a serving engineer's p99s */
+    if (kw_results_llm_criterion(t, sizeof t, &rb, s->name))
+        kw_results_crit(out, t);
     return kw_sbuf_status(out);
 }
 
@@ -901,8 +1037,14 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
         {"drift", KW_METRIC_NAME(KW_M_QUALITY_REL_RMS), l->drift_max_rel_rms, NAN, "the space's drift budget"},
         {"throttle", KW_METRIC_NAME(KW_M_THROTTLE_PCT), l->max_throttle_pct, NAN, "the space's throttle guard"},
         {"fallback", KW_METRIC_NAME(KW_M_FALLBACK_PCT), l->max_fallback_pct, NAN, "the space's fallback guard"},
+        /* continuous batching (stop 47): after the others, as the output contract adds */
+        {KW_RESULTS_TTFT_CEILING, KW_METRIC_NAME(KW_M_TTFT_P99_US), rb.ttft_ceiling_us, NAN, rb.ttft_basis},
+        {KW_RESULTS_TPOT_CEILING, KW_METRIC_NAME(KW_M_TPOT_P99_US), rb.tpot_ceiling_us, NAN, rb.tpot_basis},
     };
+    enum { KW_RESULTS_WATCH_ALWAYS = 6 }; /* the rows before the TTFT/TPOT ones */
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        if (i >= KW_RESULTS_WATCH_ALWAYS && isnan(w[i].max))
+            continue; /* a shape that is not continuous batching */
         kw_x_start(x, "watch");
         kw_x_attr(x, "guard", w[i].guard);
         kw_x_attr(x, "metric", w[i].metric);
@@ -1308,6 +1450,11 @@ static int kw_xml_render(kw_rout *o, const kw_runsum *rs)
     kw_x_num(&x, "max_fallback_pct", l->max_fallback_pct, 3);
     kw_x_num(&x, "sla_p99_us", l->sla_p99_us, 3);
     kw_x_long(&x, "final_requests", l->final_requests);
+    /* stop 47, only where the space sets them (every other file as before) */
+    if (l->sla_ttft_p99_us > 0)
+        kw_x_num(&x, "sla_ttft_p99_us", l->sla_ttft_p99_us, 3);
+    if (l->sla_tpot_p99_us > 0)
+        kw_x_num(&x, "sla_tpot_p99_us", l->sla_tpot_p99_us, 3);
     kw_x_end(&x);
 
     for (int i = 0; i < rs->n_shapes; i++)
@@ -1422,7 +1569,9 @@ static void kw_results_recheck_attrs(kw_results_recheck *out, xmlTextReaderPtr r
              {"long_p99_us", offsetof(kw_results_recheck, long_p99_us)},
              {"throttle_pct", offsetof(kw_results_recheck, throttle_pct)},
              {"guards", offsetof(kw_results_recheck, guards)},
-             {"not_measured", offsetof(kw_results_recheck, not_measured)}};
+             {"not_measured", offsetof(kw_results_recheck, not_measured)},
+             {"ttft_p99_us", offsetof(kw_results_recheck, ttft_p99_us)},
+             {"tpot_p99_us", offsetof(kw_results_recheck, tpot_p99_us)}};
     memset(out, 0, sizeof *out);
     out->present = 1;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
@@ -1475,7 +1624,9 @@ static void kw_results_watch_into(kw_results_claim *out, xmlTextReaderPtr rd)
     xmlChar *g = xmlTextReaderGetAttribute(rd, BAD_CAST "guard");
     char *dst = !g ? NULL
                 : xmlStrEqual(g, BAD_CAST "p95_ceiling") ? out->p95_ceiling
-                : xmlStrEqual(g, BAD_CAST "p99_ceiling") ? out->p99_ceiling : NULL;
+                : xmlStrEqual(g, BAD_CAST "p99_ceiling") ? out->p99_ceiling
+                : xmlStrEqual(g, BAD_CAST KW_RESULTS_TTFT_CEILING) ? out->ttft_ceiling
+                : xmlStrEqual(g, BAD_CAST KW_RESULTS_TPOT_CEILING) ? out->tpot_ceiling : NULL;
     xmlChar *max = dst ? xmlTextReaderGetAttribute(rd, BAD_CAST "max") : NULL;
     if (max)
         snprintf(dst, KW_RESULTS_RECHECK_TEXT, "%s", (const char *)max);
@@ -2047,6 +2198,8 @@ void kw_results_set_limits(kw_runsum *rs, const kw_config *cfg)
     rs->limits.max_throttle_pct = sp->guards.max_throttle_pct;
     rs->limits.max_fallback_pct = sp->guards.max_fallback_pct;
     rs->limits.sla_p99_us = sp->guards.sla_p99_us;
+    rs->limits.sla_ttft_p99_us = sp->guards.sla_ttft_p99_us;
+    rs->limits.sla_tpot_p99_us = sp->guards.sla_tpot_p99_us;
     rs->limits.final_requests = sp->final_requests > 0 ? sp->final_requests : sp->sim_requests;
     if (rs->info.space[0] == '\0')
         snprintf(rs->info.space, sizeof rs->info.space, "%s", sp->name);

@@ -111,6 +111,12 @@ typedef struct kw_rollback {
     int worse[64];
     int n_unmeasured;           /* shapes a measured run's journal has no figure of it on */
     int unmeasured[64];
+    /* a continuous-batching shape (LLM serving, kw_results_llm): the p99 of
+     * time to first token and of time per output token, ceilings as p99's
+     * (the headline's figure plus the same margin, capped at the baseline's
+     * when below it and at the space's SLA); NAN on other shapes */
+    double ttft_ceiling_us, tpot_ceiling_us;
+    char ttft_basis[256], tpot_basis[256];
 } kw_rollback;
 
 /* The guards of a measured run's portability cell its journal has no figure
@@ -154,6 +160,27 @@ void kw_results_basis_words(char *buf, size_t n, const kw_headline *h);
 
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config);
 
+/* A ranking note (kw_results_ranking_read's, results.xml's ranking_note:
+ * one sentence of some 600 characters) as recommend and audit print it:
+ * "HEAD: VERDICT" then its parts on labelled lines ("figures:", "why:",
+ * "read:"), each wrapped to KW_RESULTS_NOTE_WIDTH columns. The parts are
+ * the note's text between its ": " separators outside brackets: nothing is
+ * dropped (joined again with ": ", and the wrapped lines with " ", they
+ * give the note). A note of another shape gets its parts unlabelled. */
+#define KW_RESULTS_NOTE_WIDTH 100
+void kw_results_note_block(kw_sbuf *out, const char *head, const char *note);
+
+/* Whether figures m are a continuous-batching shape's (LLM serving): a TTFT
+ * p99 above 0 (the evaluator writes 0 on every other shape, and a <recheck>
+ * from before stop 47 has none). What a serving engineer watches beside the
+ * request latency, TTFT and TPOT p99, then joins the headline, the rollback
+ * watches and the disproof criteria. */
+int kw_results_llm(const kw_runsum *rs, const kw_metrics *m);
+/* "TTFT p99 X us (baseline B us, +P%), TPOT p99 ..." of figures m against
+ * base (NULL: no baseline part) into buf; "" unless kw_results_llm(m). */
+void kw_results_llm_words(char *buf, size_t n, const kw_runsum *rs, const kw_metrics *m,
+                          const kw_metrics *base);
+
 /* The disproof criteria of configuration `config` of `shape` (results.xml's
  * <disproof><criterion>s; the report lists them under its rollback): appended
  * to out as texts each ended by a NUL. 0, or KW_ENOMEM (out is then failed). */
@@ -196,6 +223,10 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
  * default job's attn_decode_kv2048_b32_c16, ahead of the baseline by
  * 7,339 us [6,403, 8,275] (-30%). */
 #define KW_RESULTS_NOTE_UNRESOLVED "not resolved"
+/* The rollback <watch> guards of a continuous-batching shape (stop 47):
+ * TTFT and TPOT p99 ceilings (kw_rollback.ttft/tpot_ceiling_us). */
+#define KW_RESULTS_TTFT_CEILING "ttft_p99_ceiling"
+#define KW_RESULTS_TPOT_CEILING "tpot_p99_ceiling"
 #define KW_RESULTS_NOTE_AHEAD "rank 1 ahead, its gain not resolved"
 
 /* Rank 1's rival in shape's final ranking: the best-ranked re-checked
@@ -262,6 +293,9 @@ typedef struct kw_results_recheck {
         p99_hi_us[KW_RESULTS_RECHECK_TEXT], long_p99_us[KW_RESULTS_RECHECK_TEXT],
         throttle_pct[KW_RESULTS_RECHECK_TEXT], guards[KW_RESULTS_RECHECK_TEXT],
         not_measured[KW_RESULTS_RECHECK_TEXT];
+    /* continuous batching: TTFT and TPOT p99 ("" on other shapes and in files
+     * from before stop 47) */
+    char ttft_p99_us[KW_RESULTS_RECHECK_TEXT], tpot_p99_us[KW_RESULTS_RECHECK_TEXT];
 } kw_results_recheck;
 typedef struct kw_results_claim {
     int found;       /* the shape is in the file */
@@ -270,6 +304,8 @@ typedef struct kw_results_claim {
     kw_results_recheck rec, base;
     /* the recommendation's rollback <watch> p95_ceiling/p99_ceiling max, "" where absent */
     char p95_ceiling[KW_RESULTS_RECHECK_TEXT], p99_ceiling[KW_RESULTS_RECHECK_TEXT];
+    /* ... and ttft_p99_ceiling/tpot_p99_ceiling's (continuous batching, stop 47) */
+    char ttft_ceiling[KW_RESULTS_RECHECK_TEXT], tpot_ceiling[KW_RESULTS_RECHECK_TEXT];
     kw_sbuf criteria;
     int n_criteria;
 } kw_results_claim;

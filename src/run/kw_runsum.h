@@ -175,6 +175,8 @@ typedef struct kw_rs_limits {
     double max_fallback_pct;
     double sla_p99_us;         /* 0 = none */
     int final_requests;        /* sample size a re-measurement should use (0 = unknown) */
+    /* continuous batching (LLM serving): the space's TTFT/TPOT p99 SLAs, 0 = none */
+    double sla_ttft_p99_us, sla_tpot_p99_us;
 } kw_rs_limits;
 
 typedef struct kw_runsum {
