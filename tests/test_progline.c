@@ -218,9 +218,32 @@ Test(progline, shape_done_line)
     kw_progline_shape_done(line, sizeof line, &p, 1, names, "p95");
     char want[256];
     snprintf(want, sizeof want,
-             "knobwise tune: shape %s done: p95 1000.0 -> 900.0 us (-10.0%%), 101 evals, 11 steps",
+             "knobwise tune: shape %s done: p95 1000.0 -> 900.0 us (-10.0%%), 101 evals, 11 decisions",
              names[1]);
     cr_assert_str_eq(line, want);
+}
+
+/* A running shape's journal steps are its decisions (each candidate accepted,
+ * rejected, explored or reverted, judged on an evaluation, an earlier one, an
+ * estimate or a constraint): more than its evaluations. Named so, they read
+ * right beside "evals"; "probe  step 3140" beside "1675/~3943 evals" read as
+ * a step count behind the evaluations. Fails on main. */
+Test(progline, a_shapes_steps_are_named_decisions_beside_its_evaluations)
+{
+    kw_progress p = make(5, 0);
+    ps[0].evals = 1675;
+    ps[0].evals_est = 3943;
+    ps[0].step = 3140;
+    ps[0].phase = "probe";
+    p.budget = 0;
+    char line[512];
+    kw_progline_shape_line(line, sizeof line, &p, 0, names, "p95", 200);
+    cr_assert(strstr(line, "1675/~3943 evals"), "%s", line);
+    cr_assert(strstr(line, "probe  3140 decisions"), "%s", line);
+    cr_assert_null(strstr(line, "step"), "%s", line);
+    ps[0].step = 1;
+    kw_progline_shape_line(line, sizeof line, &p, 0, names, "p95", 200);
+    cr_assert(strstr(line, "  1 decision") && !strstr(line, "decisions"), "%s", line);
 }
 
 /* A shape whose baseline or best cannot keep up with its arrivals: the lines
@@ -287,7 +310,7 @@ Test(progline, block_summary_and_shape_lines_fit)
     cr_assert(strstr(line, "  4 running  "), "%s", line);
     kw_progline_shape_line(line, sizeof line, &p, 2, names, "p95", 200);
     char want[256];
-    snprintf(want, sizeof want, "  %s  102/~302 evals  p95 -10.0%%  (1000.0 -> 900.0 us)  sweep  step 12",
+    snprintf(want, sizeof want, "  %s  102/~302 evals  p95 -10.0%%  (1000.0 -> 900.0 us)  sweep  12 decisions",
              names[2]);
     cr_assert_str_eq(line, want);
 }
