@@ -718,3 +718,54 @@ Test(ui, progress_on_a_terminal_never_exceeds_its_width)
     cr_assert(strstr(out, "  attn_prefill_s2048_b1_c2 "), "each running shape has a line: %.800s", out);
     kw_tl_rmrf(d);
 }
+
+/* The evidence after the search (the re-checks, the portability matrix: on an
+ * LLM space minutes after the search's ETA read 0s) says what is left of the
+ * part it is in, from that part's own rate since its first report: never on
+ * its first line (no rate yet) nor its last (nothing left). A log at every
+ * report (KNOBWISE_PROGRESS_EVERY=1e-9, --threads 1: a report every two
+ * evaluations); only the words are checked, never a time. The result files
+ * never hold it. Fails on main (no such words). */
+Test(ui, the_evidence_says_what_is_left_of_its_part)
+{
+    char *d = kw_tl_tmpdir("kwui");
+    cr_assert_not_null(d);
+    kw_tl_opts o = {.timeout_s = 120, .cwd = d};
+    setenv("KNOBWISE_PROGRESS_EVERY", "1e-9", 1);
+    kw_tl_proc r = kw_tl_run(&o, bin(), "tune", "--space", src("spaces/validate_small.xml"), "--budget",
+                             "30", "--threads", "1", "--out", "run", NULL);
+    unsetenv("KNOBWISE_PROGRESS_EVERY");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *parts[2] = {"re-checks", "portability"};
+    for (int k = 0; k < 2; k++) {
+        char lead[64];
+        snprintf(lead, sizeof lead, "knobwise tune: evidence: %s ", parts[k]);
+        int lines = 0, left = 0;
+        for (const char *l = strstr(r.err, lead); l; l = strstr(l + 1, lead)) {
+            long done, total;
+            cr_assert_eq(sscanf(l + strlen(lead), "%ld/%ld", &done, &total), 2, "%.120s", l);
+            const char *e = strchr(l, '\n');
+            const char *w = strstr(l, " left in this part | elapsed ");
+            int has = w && w < e;
+            if (lines == 0 || done == total)
+                cr_expect(!has, "the first and last line: no estimate: %.*s", (int)(e - l), l);
+            else
+                cr_expect(has && strstr(l, ", ~") < w, "%.*s", (int)(e - l), l);
+            left += has;
+            lines++;
+        }
+        cr_expect_geq(lines, 3, "%s: %d lines in %s", parts[k], lines, r.err);
+        cr_expect_geq(left, 1, "%s", r.err);
+    }
+    const char *files[] = {"run/journal", "run/results.xml", "run/ranked.csv", "run/audit.csv"};
+    for (int i = 0; i < 4; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", d, files[i]);
+        char *x = kw_tl_slurp(p);
+        cr_assert_not_null(x, "%s", p);
+        cr_expect_null(strstr(x, "left in this part"), "%s", files[i]);
+        free(x);
+    }
+    kw_tl_free(&r);
+    kw_tl_rmrf(d);
+}

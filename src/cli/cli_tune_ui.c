@@ -171,10 +171,23 @@ void kw_cli_tune_ui_evidence(void *ud, const kw_run *r, const char *what, long d
     kw_cli_tune_ui *ui = ud;
     (void)r;
     double now = kw_tune_ui_now();
-    char el[32], line[KW_PROGLINE_WIDTH_MAX + 1];
+    char el[32], left[64] = "", line[KW_PROGLINE_WIDTH_MAX + 1];
     kw_progline_duration(el, sizeof el, now - ui->t0);
-    int len = snprintf(line, sizeof line, "evidence: %s %ld/%ld evaluations | elapsed %s", what,
-                       done, total, el);
+    /* the part's own rate since its first report: what is left of this part
+     * (the search's ETA read 0s while the evidence, minutes on an LLM space,
+     * had not started; the parts after this one are not counted) */
+    if (strncmp(ui->ev_what, what, sizeof ui->ev_what - 1) != 0 || done < ui->ev_done0) {
+        snprintf(ui->ev_what, sizeof ui->ev_what, "%s", what);
+        ui->ev_t0 = now;
+        ui->ev_done0 = done;
+    } else if (done > ui->ev_done0 && done < total && now > ui->ev_t0) {
+        char d[32];
+        kw_progline_duration(d, sizeof d,
+                             (now - ui->ev_t0) / (double)(done - ui->ev_done0) * (double)(total - done));
+        snprintf(left, sizeof left, ", ~%s left in this part", d);
+    }
+    int len = snprintf(line, sizeof line, "evidence: %s %ld/%ld evaluations%s | elapsed %s", what,
+                       done, total, left, el);
     if (len < 0)
         return;
     if (ui->plain && ui->plain_every_s > 0 && now - ui->last_plain >= ui->plain_every_s) {

@@ -36,6 +36,12 @@ typedef struct kw_cli_tune_ui {
     double plain_every_s;        /* plain: a progress line this often (0: none) */
     double last_plain;           /* plain: when the last one was written */
     const kw_run *mpi;           /* mpirun: the run whose ranks' rates are shown (NULL: none) */
+    /* the evidence's part now (kw_cli_tune_ui_evidence): its name, when it
+     * was first reported and its count then (evaluations kept by an earlier
+     * tune are read back, not timed) */
+    char ev_what[32];
+    double ev_t0;
+    long ev_done0;
 } kw_cli_tune_ui;
 
 void kw_cli_tune_ui_start(kw_cli_tune_ui *ui, const kw_run *r, int quiet);
