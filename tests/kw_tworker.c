@@ -13,7 +13,7 @@
  *                   [--crash-on K=V] [--hang-on K=V] [--garbage-on K=V]
  *                   [--short-on K=V] [--error-on K=V:REASON] [--die-after N]
  *                   [--quality REL_RMS,COS] [--sleep S] [--sleep-after T,S]
- *                   [--samples-on K=V:TEXT]
+ *                   [--samples-on K=V:TEXT] [--end-on K=V:cr|nul]
  *                   [--device-len N]
  *                   [--deaf-on K=V] [--stderr-flood N] [--escape FILE]
  *                   [--killed-once FILE] [--ramp] [--immortal]
@@ -31,6 +31,8 @@
  *   caught by a deadline: tests/mpi/run.sh's whole-round resume).
  *   --samples-on K=V:TEXT: every sample of a matching request is TEXT as given
  *   (1e300, 0, nan: figures that cannot be measurements).
+ *   --end-on K=V:cr|nul: a matching request's ok answer ends with a CR, or a NUL
+ *   and more text, before its LF (not a protocol line: README "Lines").
  *   --ramp: sample k (from 0) is (k + 1) x the config's time: a sample whose
  *   order statistics are known exactly (tests of the interval rules).
  *   --device-len N: the ready line's device= text is N bytes long.
@@ -132,7 +134,7 @@ int main(int argc, char **argv)
     unsigned long seed = 1;
     long die_after = -1, device_len = -1, flood = 0;
     const char *escape = NULL, *killed_once = NULL;
-    const char *quality = NULL;
+    const char *quality = NULL, *end_on = NULL;
     const char *count = NULL, *crash_on = NULL, *hang_on = NULL, *garbage_on = NULL,
                *short_on = NULL, *error_on = NULL, *samples_on = NULL,
                *deaf_on = NULL;
@@ -165,6 +167,7 @@ int main(int argc, char **argv)
             i++;
         }
         else if (v && !strcmp(a, "--samples-on")) { samples_on = v; i++; }
+        else if (v && !strcmp(a, "--end-on")) { end_on = v; i++; }
         else if (v && !strcmp(a, "--device-len")) { device_len = atol(v); i++; }
         else if (v && !strcmp(a, "--deaf-on")) { deaf_on = v; i++; }
         else if (v && !strcmp(a, "--stderr-flood")) { flood = atol(v); i++; }
@@ -315,6 +318,14 @@ int main(int argc, char **argv)
             if (comma) {
                 *comma = '\0';
                 printf(" quality_rel_rms=%s quality_cos=%s", q, comma + 1);
+            }
+        }
+        if (tw_has_then(what, sizeof what, line, end_on, strchr)) {
+            if (!strcmp(what, "cr"))
+                putchar('\r');
+            else {
+                putchar('\0');
+                printf(" samples_us=1");
             }
         }
         printf("\n");

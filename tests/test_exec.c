@@ -2202,6 +2202,10 @@ Test(exec, figures_that_cannot_be_measurements_are_protocol_errors)
         {"--samples-on qkv.tile_m=64:0x10", "error:protocol"},
         {"--quality 0x0p0,0.9999", "error:protocol"},
         {"--quality '0.001,0.9999 quality_cos=0.5'", "error:protocol"},
+        /* ASCII up to the LF: main 880a621 dropped a CR before it and ended
+         * the line at a NUL, the rest unread */
+        {"--end-on qkv.tile_m=64:cr", "error:protocol"},
+        {"--end-on qkv.tile_m=64:nul", "error:protocol"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fixture f;

@@ -310,11 +310,13 @@ static kw_worker_fault kw_w_readline(kw_worker *w, char *ans, size_t cap, double
                 return KW_WORKER_PROTOCOL_ERR;
             memcpy(ans, w->buf, l);
             ans[l] = '\0';
-            if (l > 0 && ans[l - 1] == '\r')
-                ans[l - 1] = '\0';
             memmove(w->buf, nl + 1, w->len - l - 1);
             w->len -= l + 1;
-            for (size_t i = 0; ans[i]; i++)
+            /* every byte up to the LF (README: ASCII, LF-terminated): a CR
+             * before it was dropped and a NUL ended the line, the rest unread
+             * (`ok ... samples_us=100\0 junk` measured 100 us; until
+             * 2026-12-07) */
+            for (size_t i = 0; i < l; i++)
                 if ((unsigned char)ans[i] < 0x20 && ans[i] != '\t')
                     return KW_WORKER_PROTOCOL_ERR;
             return KW_WORKER_OK;
