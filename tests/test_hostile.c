@@ -1452,3 +1452,45 @@ Test(hostile, calibrate_reads_a_long_fit_or_prior_list_whole)
     }
     kw_tl_rmrf(dir);
 }
+
+/* The owner tune records by default ($USER) is held to --owner's rule (at
+ * most 127 bytes): a 300-byte $USER was recorded whole in the journal while
+ * results.xml cut it at 127, and the same text as --owner was refused (main
+ * 880a621: exit 0 with the two owners differing). Fails on main. */
+Test(hostile, a_user_name_over_the_owner_limit_is_refused_as_owner_is)
+{
+    kw_h_need_tune();
+    char *dir = kw_h_tmpdir(), out[4200], user[301];
+    memset(user, 'u', 300);
+    user[300] = '\0';
+    cr_assert_eq(setenv("USER", user, 1), 0);
+    snprintf(out, sizeof out, "%s/run", dir);
+    kw_tl_proc r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "tune", "--out", out, "--budget", "1",
+                             "--quiet", NULL);
+    kw_h_sane(&r, "tune with a 300-byte $USER");
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "$USER is 300 bytes") && strstr(r.err, "--owner"), "%s", r.err);
+    cr_assert_eq(kw_tl_entries(dir), 0, "nothing written");
+    kw_tl_free(&r);
+    /* --owner NAME takes its place; a $USER of 127 bytes is recorded whole */
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "tune", "--out", out, "--budget", "1", "--quiet",
+                  "--owner", "ops", NULL);
+    cr_assert_eq(r.status, 0, "with --owner: %s", r.err);
+    kw_tl_free(&r);
+    kw_tl_rmrf(dir);
+    dir = kw_h_tmpdir();
+    snprintf(out, sizeof out, "%s/run", dir);
+    user[127] = '\0';
+    cr_assert_eq(setenv("USER", user, 1), 0);
+    r = kw_tl_run(&kw_h_opts, kw_tl_bin(), "tune", "--out", out, "--budget", "1", "--quiet",
+                  NULL);
+    cr_assert_eq(r.status, 0, "a 127-byte $USER: %s", r.err);
+    kw_tl_free(&r);
+    char path[4300], want[400];
+    snprintf(path, sizeof path, "%s/results.xml", out);
+    snprintf(want, sizeof want, "owner=\"%s\"", user);
+    char *xml = kw_tl_slurp(path);
+    cr_assert(xml && strstr(xml, want), "results.xml does not hold the whole 127-byte owner");
+    free(xml);
+    kw_tl_rmrf(dir);
+}
