@@ -190,6 +190,12 @@ struct kw_run {
     const char *cmd;             /* the measuring evaluator's command (NULL: the model) */
     char worker_path[PATH_MAX], worker_hash[KW_HASH_HEX_LEN];
     kw_runlock *lock;            /* the run folder's writer lock, held to the end */
+    /* what a fresh run made before its journal could be resumed, removed
+     * again when it fails there (kw_run_discard): the folders kw_run_mkdirs
+     * made (kw_run_unmake's lengths), and whether .lock and worker.log were
+     * there before */
+    size_t made, deepest;
+    int had_lock, had_log;
     kw_mpi_pool *mp;             /* mpirun: the other ranks' slots (NULL: one process) */
     const char *attr_keys[KW_JOURNAL_ATTR_MAX];
     const char *attr_vals[KW_JOURNAL_ATTR_MAX];
@@ -278,7 +284,7 @@ static void kw_run_unmake(const char *path, size_t made, size_t deepest)
  * cannot be finished or written into, as under a umask of 0222 or more (the
  * folder made 0555, 0000...): exit 2 leaves nothing behind (the empty,
  * unwritable folders stayed, and a second try said the same). */
-static int kw_run_mkdirs(const char *path)
+static int kw_run_mkdirs(const char *path, size_t *made_out, size_t *deepest_out)
 {
     char buf[KW_PATH_MAX];
     size_t made = 0, deepest = 0; /* the first and the last folder made (lengths) */
@@ -340,8 +346,12 @@ static int kw_run_mkdirs(const char *path)
                           made ? " (made under a umask that leaves its owner no write or search "
                                  "permission; removed again)" : "");
     }
-    if (rc != 0)
+    if (rc != 0) {
         kw_run_unmake(path, made, deepest);
+        made = deepest = 0;
+    }
+    *made_out = made;
+    *deepest_out = deepest;
     return rc;
 }
 
@@ -768,6 +778,64 @@ static int kw_run_pick_dir(kw_run *r, int *usage, const char *out)
     return 0;
 }
 
+/* 1 when a fresh run's journal holds nothing a resume could use: none, an
+ * empty one, or one cut before its header held the run's options (the
+ * resume refuses those: kw_run_reopen). A journal that cannot be read is
+ * kept. */
+static int kw_run_stub_journal(const kw_run *r)
+{
+    struct stat st;
+    if (lstat(r->journal, &st) != 0)
+        return errno == ENOENT;
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    if (st.st_size == 0)
+        return 1;
+    kw_journal *j = NULL;
+    int stub = kw_journal_load_ex(&j, r->journal, 2) == 0 &&
+               (j->n_records == 0 ||
+                (j->header_incomplete && !kw_run_attr_get(j, KW_RUN_ATTR_COUNT - 1)));
+    kw_journal_free(j);
+    return stub;
+}
+
+/* A fresh run that failed before its journal could be resumed (it could not
+ * start its evaluation threads, open a file, sync the folder) removes what
+ * it made: its journal, worker.log and .lock (each unless it was there
+ * before), the folders it made (each if empty). They were left, and the next
+ * `tune --resume` said "not a run folder" (ulimit -v 50 MB: only .lock;
+ * ulimit -n 5: an empty journal; until 2026-12-07). 1 when it removed the
+ * stub; the error message (kw_error_last) is kept. */
+static int kw_run_discard(kw_run *r)
+{
+    if (r->resume || !r->lock)
+        return 0;
+    char msg[KW_ERROR_MAX];
+    snprintf(msg, sizeof msg, "%s", kw_error_last());
+    int code = kw_error_code();
+    int stub = kw_run_stub_journal(r);
+    if (stub) {
+        char p[KW_PATH_MAX + 16];
+        (void)unlink(r->journal);
+        if (!r->had_log &&
+            kw_runfolder_join(p, sizeof p, r->dir, KW_RUNFOLDER_WORKER_LOG) == 0)
+            (void)unlink(p);
+        (void)kw_runfolder_sweep(r->dir, NULL);
+        if (!r->had_lock && kw_runfolder_join(p, sizeof p, r->dir, KW_RUNFOLDER_LOCK_NAME) == 0)
+            (void)unlink(p);
+        kw_runfolder_unlock(r->lock);
+        r->lock = NULL;
+        kw_run_unmake(r->dir, r->made, r->deepest);
+    }
+    if (stub)
+        kw_error_set(code, "%s; the run had evaluated nothing and its journal held no header "
+                     "yet: what it made in %s is removed, so the same command can be run "
+                     "again", msg, r->dir);
+    else
+        kw_error_set(code, "%s", msg);
+    return stub;
+}
+
 /* The worker's stderr into the run folder (a measuring evaluator only). */
 static int kw_run_worker_log(kw_run *r)
 {
@@ -868,8 +936,16 @@ static int kw_run_fresh(kw_run *r, int *usage, const kw_run_opts *o)
      * its worker.log are made */
     if ((rc = kw_engine_budget_check(o->budget, o->repeats, kw_run_search_ev(r)->noisy)) != 0)
         return rc;
+    char lockp[KW_PATH_MAX + 16], logp[KW_PATH_MAX + 16];
+    struct stat st;
+    if ((rc = kw_runfolder_join(lockp, sizeof lockp, r->dir, KW_RUNFOLDER_LOCK_NAME)) != 0 ||
+        (rc = kw_runfolder_join(logp, sizeof logp, r->dir, KW_RUNFOLDER_WORKER_LOG)) != 0)
+        return rc;
+    r->had_lock = lstat(lockp, &st) == 0;
+    r->had_log = lstat(logp, &st) == 0;
     if ((rc = kw_run_mpi_start(r, o->threads, o->time_limit_s, o->seed)) != 0 ||
-        (rc = kw_run_mkdirs(r->dir)) != 0 || (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
+        (rc = kw_run_mkdirs(r->dir, &r->made, &r->deepest)) != 0 ||
+        (rc = kw_runfolder_lock(&r->lock, r->dir)) != 0 ||
         (rc = kw_runfolder_sweep(r->dir, NULL)) != 0 || (rc = kw_run_worker_log(r)) != 0)
         return rc;
     kw_engine_opts *eo = &r->eo;
@@ -911,6 +987,10 @@ int kw_run_create(kw_run **out, int *usage, const kw_run_opts *o, volatile sig_a
     r->deadline_s = o->time_limit_s > 0 ? r->t_start + o->time_limit_s : 0.0;
     int rc = kw_run_fresh(r, usage, o);
     if (rc != 0) {
+        if (r->lock)
+            kw_run_discard(r);
+        else /* the folders it made, each if empty (another run may have the lock) */
+            kw_run_unmake(r->dir, r->made, r->deepest);
         kw_run_free(r);
         return rc;
     }
@@ -1469,6 +1549,8 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
         kw_mpi_pool_free(r->mp); /* the other ranks are done: the results are rank 0's */
         r->mp = NULL;
     }
+    if (rc != 0 && rc != KW_EINTERRUPTED)
+        kw_run_discard(r);
     out->engine_rc = rc;
     if (ctl->engine_done)
         ctl->engine_done(ctl->ud, r, out);
