@@ -499,3 +499,38 @@ Test(xml, save_atomic_replaces_and_leaves_no_temp)
     cr_assert_eq(system(cmd), 0);
     free(dir);
 }
+
+/* libxml2's allocator failing at its Nth allocation (xmlMemSetup): a parse
+ * short of memory is KW_ENOMEM (exit 1), never a fault of the file. Under
+ * `ulimit -v 45000` tune said "spaces/default.xml:29: XML error", exit 2, of
+ * a well-formed file (main 880a621: KW_EINPUT at some N). */
+static long kw_txml_left = -1;
+static void *kw_txml_malloc(size_t n) { return kw_txml_left >= 0 && kw_txml_left-- == 0 ? NULL : malloc(n); }
+static void *kw_txml_realloc(void *p, size_t n)
+{
+    return kw_txml_left >= 0 && kw_txml_left-- == 0 ? NULL : realloc(p, n);
+}
+static char *kw_txml_strdup(const char *s) { return kw_txml_left >= 0 && kw_txml_left-- == 0 ? NULL : strdup(s); }
+
+Test(xml, a_parse_short_of_memory_is_out_of_memory_not_bad_input)
+{
+    static const char text[] = "<?xml version=\"1.0\"?>\n<space name=\"s\">\n"
+                               "  <knob name=\"tile_m\" values=\"16 32 64\" baseline=\"32\"/>\n"
+                               "  <knob name=\"tile_n\" values=\"16 32\" baseline=\"16\"/>\n"
+                               "  <!-- a comment -->\n  <shape name=\"a\" batch=\"1\">text</shape>\n"
+                               "</space>\n";
+    cr_assert_eq(xmlMemSetup(free, kw_txml_malloc, kw_txml_realloc, kw_txml_strdup), 0);
+    int nomem = 0;
+    for (long n = 0; n < 400; n++) {
+        kw_xml_problems p = {0};
+        xmlDocPtr doc = NULL;
+        kw_txml_left = n;
+        int rc = parse(text, &doc, &p);
+        kw_txml_left = -1;
+        cr_assert(rc == 0 || rc == KW_ENOMEM, "allocation %ld failing: rc %d (%s)", n, rc,
+                  p.n ? p.text : kw_error_last());
+        nomem += rc == KW_ENOMEM;
+        xmlFreeDoc(doc);
+    }
+    cr_assert(nomem > 0, "no allocation of the parse was made to fail");
+}

@@ -365,6 +365,7 @@ typedef struct kw_xml_pstate {
     int reported;  /* problems recorded during this parse */
     size_t nodes;  /* elements and attributes opened so far */
     int dense;     /* cap nodes by the bytes read so far (files knobwise wrote) */
+    int nomem;     /* libxml2 ran out of memory: not the file's fault */
     startElementNsSAX2Func start;
     endElementNsSAX2Func end;
 } kw_xml_pstate;
@@ -441,6 +442,8 @@ static void kw_xml_parse_error(void *ctx, kw_xml_err_t err)
 {
     xmlParserCtxtPtr ctxt = ctx;
     kw_xml_pstate *st = ctxt->_private;
+    if (err && err->code == XML_ERR_NO_MEMORY)
+        st->nomem = 1;
     if (st->stopped || err == NULL || err->level < XML_ERR_ERROR)
         return;
     kw_xml_problem(st->p, st->label, err->line, "%s", err->message ? err->message : "XML error");
@@ -553,6 +556,12 @@ static int kw_xml_parse_max(xmlDocPtr *out, const char *label, const char *buf, 
     kw_xml_active = 0;
     doc = ctxt->myDoc;
     ctxt->myDoc = NULL;
+    /* short of memory (ulimit -v): exit 1, not "FILE:29: XML error", exit 2,
+     * as a well-formed file read until 2026-12-07 */
+    if (st.nomem || ctxt->errNo == XML_ERR_NO_MEMORY) {
+        rc = kw_error_set(KW_ENOMEM, "%s: out of memory while reading it", label);
+        goto done;
+    }
     if (st.reported > 0 || st.stopped || !ctxt->wellFormed || doc == NULL) {
         if (st.reported == 0)
             kw_xml_problem(p, label, ctxt->input ? ctxt->input->line : 0, "malformed XML");
