@@ -1450,12 +1450,18 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
      * 2026-12-07 a resume whose replay alone outlasted the limit, or whose
      * one evidence evaluation did, kept nothing and never ended. */
     int nothing_new = out->sum.stop == KW_STOP_DONE && out->sum.evals == 0;
+    /* a search that did not finish has no evidence yet, whatever paused it:
+     * a stop, the time limit, or an evaluation stopped on another MPI rank
+     * (SIGTERM to rank 1 alone: the engine paused with neither, and the
+     * evidence of the search so far went into RUN/evidence, whose resumed
+     * file then differed from an uninterrupted run's; until 2026-12-07) */
+    int paused = out->engine_rc != 0 || out->sum.stop != KW_STOP_DONE;
     const kw_evaluator *port_ev = kw_run_port_ev(r), *final_ev = kw_run_final_ev(r);
     /* a measured run's evidence evaluates nothing (kw_evidence.h: it drifts):
      * no RUN/evidence (it was left holding only its header until 2026-12-07) */
     int evaluates = !port_ev->drifts || (final_ev && !final_ev->drifts);
     out->evidence_file = evaluates;
-    if (!(r->stop && *r->stop) && (!kw_run_out_of_time(r) || nothing_new)) {
+    if (!paused && !(r->stop && *r->stop) && (!kw_run_out_of_time(r) || nothing_new)) {
         kw_evcache *cache = NULL;
         if (evaluates && (kw_runfolder_same(r->lock, r->dir) != 0 ||
                           kw_evcache_open(&cache, r->dir, &r->cfg->space.knobs) != 0)) {
@@ -1478,7 +1484,7 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
             snprintf(out->evidence_note, sizeof out->evidence_note, "%s",
                      kw_evcache_failed(cache));
         kw_evcache_free(cache);
-    } else if (evaluates && final_ev && out->sum.stop == KW_STOP_DONE) {
+    } else if (evaluates && final_ev && !paused) {
         /* a finished search cut before its evidence began: the header
          * alone, so the file says the phase did not end (a file without
          * the end record); a resume goes on from it */
@@ -1488,7 +1494,7 @@ static int kw_run_write_results(kw_run *r, int *cut, kw_run_outcome *out)
             kw_error_clear();
         kw_evcache_free(cache);
     }
-    if (rc == KW_EINTERRUPTED && ((r->stop && *r->stop) || kw_run_out_of_time(r))) {
+    if (rc == KW_EINTERRUPTED && ((r->stop && *r->stop) || kw_run_out_of_time(r) || paused)) {
         *cut = 1;
         kw_error_clear();
         rc = kw_run_results_of(&r->live, &r->results_live, r->dir, r->cfg, r->owner,

@@ -51,6 +51,13 @@
 #     52bf866's other ranks had no limit after a whole round: the job ran
 #     41 s, one measurement past the limit on rank 1); the run then ends
 #     with files equal to an uninterrupted one-process run's.
+#  13 SIGTERM to rank 1 alone mid-search (a batch system signalling one
+#     process, a user's kill of the wrong pid): rank 0 pauses, its search not
+#     finished, and makes no evidence of it (main 880a621 ran the evidence
+#     phase on the search so far and kept it in RUN/evidence; the resumed
+#     run's evidence then held those stale records first and differed from an
+#     uninterrupted run's); the resume without MPI gives an uninterrupted
+#     run's files.
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -77,7 +84,7 @@ for n in 1 2 4; do
         >"$work/mpi$n"
     chmod +x "$work/mpi$n"
 done
-echo "1..12"
+echo "1..13"
 t0=$(date +%s)
 lap() { t1=$(date +%s); echo "# ($((t1 - t0)) s)"; t0=$t1; }
 
@@ -453,4 +460,47 @@ nranks=$(awk '{ print $2 }' "$work/blocks12" | sort -u | wc -l)
 same_measured "$work/d1/run" "$work/d2/run" || ok=0
 if [ $ok = 1 ]; then echo "ok 12 - a measured run's designed rounds: each shape's on one rank's device, the shapes on two; files equal one process's"
 else echo "not ok 12 - a measured run's designed rounds under mpirun -n 2"; fi
+lap
+
+# 13 ------------------------------------------------------------- SIGTERM to one rank
+ok=1
+args="--space $S/spaces/validate_small.xml --budget 3000 --strategy random --no-estimate --seed 5 --threads 1 --quiet"
+mkdir -p "$work/t13ref" "$work/t13"
+"$K" tune $args --out "$work/t13ref/run" >/dev/null 2>&1 || { echo "# reference run failed"; ok=0; }
+mpi 3 "$K" tune $args --out "$work/t13/run" >"$work/t13.out" 2>&1 &
+mp=$!
+victim=
+for i in $(seq 1 400); do
+    lines=0
+    [ -f "$work/t13/run/journal" ] && lines=$(wc -l <"$work/t13/run/journal")
+    if [ "${lines:-0}" -gt 300 ]; then
+        for p in $(pgrep -f "tune $args --out $work/t13/run" 2>/dev/null); do
+            if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+                victim=$p
+                break
+            fi
+        done
+        [ -n "$victim" ] && break
+    fi
+    sleep 0.05
+done
+if [ -n "$victim" ]; then
+    kill -TERM "$victim"
+    wait "$mp"
+    st=$?
+    echo "# SIGTERM to rank 1 (pid $victim) after $lines journal lines; mpirun exit $st"
+    if grep -q '^Z ' "$work/t13/run/journal"; then
+        echo "# the search finished before the signal: the test proves nothing"; ok=0
+    elif [ -s "$work/t13/run/evidence" ]; then
+        echo "# RUN/evidence made of a search that did not finish"; ok=0
+    fi
+    "$K" tune --resume "$work/t13/run" --quiet >"$work/t13r.out" 2>&1 || { echo "# resume failed"; sed 's/^/#   /' "$work/t13r.out"; ok=0; }
+    same_dirs "$work/t13ref/run" "$work/t13/run" || ok=0
+else
+    echo "# could not find rank 1 while the run was going"
+    wait "$mp"
+    ok=0
+fi
+if [ $ok = 1 ]; then echo "ok 13 - SIGTERM to one rank: no evidence of an unfinished search; the resumed run's files equal an uninterrupted run's"
+else echo "not ok 13 - SIGTERM to one rank mid-search"; fi
 lap
