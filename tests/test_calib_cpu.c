@@ -168,3 +168,48 @@ Test(calib_cpu, a_gpu_file_is_refused)
     cr_assert(strstr(kw_error_last(), "not a CPU file") != NULL, "%s", kw_error_last());
     free(set);
 }
+
+/* measured_us in the kernel cases' range (1e-9 to 1e12 us, as calibrate
+ * without --space reads them): main 880a621 took 1e300 on every second row of
+ * the 120 mappings, and the fit drove a rate to 0 (exp underflowing), whose
+ * storage then read as "no such figure" (NULL): `calibrate --space`
+ * segfaulted. Now exit 2 naming the file and line, nothing written. */
+Test(calib_cpu, a_time_no_kernel_takes_is_refused_with_its_line)
+{
+    kw_accel truth = cfg->accel;
+    char csv[512], big[512], out[512], cmd[4096];
+    snprintf(csv, sizeof csv, "%s/m.csv", dir);
+    snprintf(big, sizeof big, "%s/big.csv", dir);
+    snprintf(out, sizeof out, "%s/cal.xml", dir);
+    write_csv(csv, &truth);
+    FILE *in = fopen(csv, "r"), *f = fopen(big, "w");
+    cr_assert(in && f);
+    char line[4096];
+    for (int ln = 1; fgets(line, sizeof line, in); ln++) {
+        char *c[4] = {NULL}, *p = line; /* the 4th comma ends measured_us */
+        for (int i = 0; i < 4 && p; i++)
+            p = c[i] = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+        if (ln > 1 && ln % 2 == 0 && c[3]) /* rows 2, 4, ...: 1e300 */
+            fprintf(f, "%.*s1e300,%s", (int)(c[2] - line), line, c[3]);
+        else
+            fputs(line, f);
+    }
+    fclose(in);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "'%s' calibrate --space '%s/spaces/cpu_gemm_epilogue.xml' --accel "
+             "'%s/spaces/accel/cpu_host.xml' --measured '%s' -o '%s' >/dev/null 2>'%s/err'",
+             kw_tl_bin(), kw_tl_src(), kw_tl_src(), big, out, dir);
+    int st = system(cmd);
+    char errp[600], msg[1024] = "";
+    snprintf(errp, sizeof errp, "%s/err", dir);
+    FILE *e = fopen(errp, "r");
+    if (e) {
+        size_t n = fread(msg, 1, sizeof msg - 1, e);
+        msg[n] = '\0';
+        fclose(e);
+    }
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, msg);
+    cr_assert(strstr(msg, "big.csv:2: measured_us '1e300'") != NULL, "%s", msg);
+    cr_assert_eq(access(out, F_OK), -1, "nothing written");
+}

@@ -41,6 +41,8 @@
 #define KW_CCAL_LINE 4096
 #define KW_CCAL_BYTES_MAX (64u << 20) /* a measured-mappings CSV */
 #define KW_CCAL_HEADER "shape,config_id,predicted_us,measured_us,knobs"
+#define KW_CCAL_US_MIN 1e-9 /* measured_us, as a kernel case's (kw_fidelity.c) */
+#define KW_CCAL_US_MAX 1e12
 
 static const char *const kw_ccal_names[KW_CCAL_COUNT] = {
     "fp32_tflops", "bf16_tflops", "fallback", "sram_gb_s", "shared_gb_s", "exp_mops_per_core",
@@ -138,13 +140,17 @@ int kw_calib_cpu_load(kw_ccal_set *out, const char *path, const kw_config *cfg)
         r->line = ln;
         r->shape = kw_load_config_shape(cfg, fld[0]);
         int num = kw_num_double(&r->measured_us, fld[3]);
+        /* the kernel cases' range (kw_fidelity.c): 1e300 us crashed the fit,
+         * which drove a rate to 0 (until 2026-12-07) */
+        if (num == 0 && !(r->measured_us >= KW_CCAL_US_MIN && r->measured_us <= KW_CCAL_US_MAX))
+            num = -1;
         if (r->shape < 0) {
             rc = kw_error_set(KW_EINPUT, "%s:%d: shape '%s' is not one of the space's", path, ln, fld[0]);
             break;
         }
         if (num != 0 || !(r->measured_us > 0.0)) {
-            rc = kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a positive number", path, ln,
-                              fld[3]);
+            rc = kw_error_set(KW_EINPUT, "%s:%d: measured_us '%s' is not a number of microseconds "
+                              "from %g to %g", path, ln, fld[3], KW_CCAL_US_MIN, KW_CCAL_US_MAX);
             break;
         }
         for (char *q = fld[4]; *q; q++)
@@ -205,8 +211,15 @@ static double kw_ccal_chi2(kw_ccal_ctx *cx, gsl_vector *f)
 static int kw_ccal_f(const gsl_vector *x, void *params, gsl_vector *f)
 {
     kw_ccal_ctx *cx = params;
-    for (int j = 0; j < cx->np; j++)
-        *kw_ccal_slot(&cx->a, cx->ids[j]) = kw_ccal_from_x(cx->ids[j], gsl_vector_get(x, (size_t)j));
+    for (int j = 0; j < cx->np; j++) {
+        /* a step to a rate of 0 or infinity (exp under- or overflowing) is
+         * outside the model's domain: stored, its slot read as "no such
+         * figure" (NULL) at the next step, a segfault (until 2026-12-07) */
+        double v = kw_ccal_from_x(cx->ids[j], gsl_vector_get(x, (size_t)j));
+        if (!(v > 0.0 && isfinite(v)))
+            return GSL_EDOM;
+        *kw_ccal_slot(&cx->a, cx->ids[j]) = v;
+    }
     return isfinite(kw_ccal_chi2(cx, f)) ? GSL_SUCCESS : GSL_EDOM;
 }
 
@@ -270,6 +283,13 @@ int kw_calib_cpu_fit(kw_ccal *out, kw_accel *a, const kw_config *cfg, const kw_c
     }
     out->iterations = (int)gsl_multifit_nlinear_niter(w);
     gsl_vector *x = gsl_multifit_nlinear_position(w);
+    for (int j = 0; j < cx->np; j++) /* the same domain at the end */
+        if (!(kw_ccal_from_x(cx->ids[j], gsl_vector_get(x, (size_t)j)) > 0.0 &&
+              isfinite(kw_ccal_from_x(cx->ids[j], gsl_vector_get(x, (size_t)j))))) {
+            rc = kw_error_set(KW_EMODEL, "the fit failed: %s went to 0 or infinity",
+                              kw_ccal_names[cx->ids[j]]);
+            goto done;
+        }
     for (int j = 0; j < cx->np; j++) {
         int id = cx->ids[j];
         double v = kw_ccal_from_x(id, gsl_vector_get(x, (size_t)j));
