@@ -133,6 +133,27 @@ same_measured() {
     return $st
 }
 
+# victim= the pid of rank RANK of `tune ARGS --out RUN` once RUN/journal
+# holds more than LINES lines (empty when not found in TRIES polls of 50 ms);
+# lines= the journal's lines then
+rank_once_journaled() {
+    victim=
+    for i in $(seq 1 "$5"); do
+        lines=0
+        [ -f "$3/journal" ] && lines=$(wc -l <"$3/journal")
+        if [ "${lines:-0}" -gt "$2" ]; then
+            for p in $(pgrep -f "tune $4 --out $3" 2>/dev/null); do
+                if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+                    victim=$p
+                    break
+                fi
+            done
+            [ -n "$victim" ] && break
+        fi
+        sleep 0.05
+    done
+}
+
 lap
 # 2 -------------------------------------------------------------- a rank killed
 ok=1
@@ -142,21 +163,7 @@ mkdir -p "$work/ref" "$work/kill"
 mpi 3 "$K" tune $args --out "$work/kill/run" >"$work/kill.out" 2>&1 &
 mp=$!
 # wait for evaluations in the journal, then SIGKILL rank 1
-victim=
-for i in $(seq 1 200); do
-    lines=0
-    [ -f "$work/kill/run/journal" ] && lines=$(wc -l <"$work/kill/run/journal")
-    if [ "${lines:-0}" -gt 200 ]; then
-        for p in $(pgrep -P "$mp" 2>/dev/null) $(pgrep -f "tune $args --out $work/kill/run" 2>/dev/null); do
-            if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-                victim=$p
-                break
-            fi
-        done
-        [ -n "$victim" ] && break
-    fi
-    sleep 0.05
-done
+rank_once_journaled 1 200 "$work/kill/run" "$args" 200
 if [ -n "$victim" ]; then
     kill -KILL "$victim"
     wait "$mp"
@@ -469,21 +476,7 @@ mkdir -p "$work/t13ref" "$work/t13"
 "$K" tune $args --out "$work/t13ref/run" >/dev/null 2>&1 || { echo "# reference run failed"; ok=0; }
 mpi 3 "$K" tune $args --out "$work/t13/run" >"$work/t13.out" 2>&1 &
 mp=$!
-victim=
-for i in $(seq 1 400); do
-    lines=0
-    [ -f "$work/t13/run/journal" ] && lines=$(wc -l <"$work/t13/run/journal")
-    if [ "${lines:-0}" -gt 300 ]; then
-        for p in $(pgrep -f "tune $args --out $work/t13/run" 2>/dev/null); do
-            if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-                victim=$p
-                break
-            fi
-        done
-        [ -n "$victim" ] && break
-    fi
-    sleep 0.05
-done
+rank_once_journaled 1 300 "$work/t13/run" "$args" 400
 if [ -n "$victim" ]; then
     kill -TERM "$victim"
     wait "$mp"
