@@ -261,9 +261,9 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
      * field the format 2 label validates */
     snprintf(path, sizeof path, "%s/m.json", kw_t_fix);
     json = kw_tl_slurp(path);
-    cr_assert(strstr(json, "\"format_version\": 3,") != NULL, "%.120s", json);
+    cr_assert(strstr(json, "\"format_version\": 4,") != NULL, "%.120s", json);
     free(json);
-    st = kw_t_sh(&out, "sed 's/\"format_version\": 3,/\"format_version\": 2,/' '%s' > '%s/old2.json'", path,
+    st = kw_t_sh(&out, "sed 's/\"format_version\": 4,/\"format_version\": 2,/' '%s' > '%s/old2.json'", path,
                  kw_t_fix);
     cr_assert_eq(st, 0);
     free(out);
@@ -327,6 +327,72 @@ Test(export, c_header_compiles_and_reads_back)
     /* the decode shapes' dimensions: phase 1, batch 32, len (kv) 2048, 16 streams;
      * the baseline's qkv.tile_m is 128 (spaces/default.xml) */
     cr_expect(strstr(out, "|1 1 32 2048 16 1 1 128\n") != NULL, "%s", out);
+    free(out);
+}
+
+/* Format 4: the header's entries carry the guard thresholds a runtime
+ * watches after rollout, each as libknobwise (and the JSON's guards) give
+ * it: the same guards, metrics and limits in the same order, entry by entry.
+ * Before, a runtime embedding the header had the disproof criteria's words
+ * but no threshold to watch. Fails on main (no n_watch). */
+Test(export, c_header_entries_carry_the_guard_thresholds_the_json_gives)
+{
+    char *out = NULL;
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format c-header -o '%s/kw_watch.h' && "
+                           "'%s' export '%s/run' --format json -o '%s/kw_watch.json'",
+                     kw_tl_bin(), kw_t_fix, kw_t_fix, kw_tl_bin(), kw_t_fix, kw_t_fix);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    char prog[4200];
+    snprintf(prog, sizeof prog, "%s/watch.c", kw_t_fix);
+    FILE *f = fopen(prog, "w");
+    cr_assert(f != NULL);
+    fputs("#include <stdio.h>\n#include \"kw_watch.h\"\n"
+          "int main(void)\n{\n"
+          "    for (int i = 0; i < KNOBWISE_EXPORT_N_SHAPES; i++)\n"
+          "        for (int w = 0; w < knobwise_export_table[i].n_watch; w++) {\n"
+          "            const knobwise_export_watch *g = &knobwise_export_table[i].watch[w];\n"
+          "            printf(\"%s %s %s\", knobwise_export_table[i].shape, g->guard, g->metric);\n"
+          "            if (g->has_max)\n                printf(\" max %.17g\", g->max);\n"
+          "            if (g->has_min)\n                printf(\" min %.17g\", g->min);\n"
+          "            printf(\"\\n\");\n"
+          "        }\n"
+          "    return KNOBWISE_EXPORT_FORMAT == 4 ? 0 : 1;\n}\n",
+          f);
+    fclose(f);
+    const char *cc = getenv("KW_CC") ? getenv("KW_CC") : "cc";
+    const char *san = getenv("KW_SAN_CFLAGS") ? getenv("KW_SAN_CFLAGS") : "";
+    st = kw_t_sh(&out, "%s -std=c99 -Wall -Wextra -Werror %s -I'%s' '%s' -o '%s/watch' && '%s/watch'", cc,
+                 san, kw_t_fix, prog, kw_t_fix, kw_t_fix);
+    cr_assert_eq(st, 0, "the header does not compile or run:\n%s", out);
+    /* the JSON's guards, shape by shape, in the same words */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/kw_watch.json", kw_t_fix);
+    char *json = kw_tl_slurp(path);
+    cr_assert_not_null(json);
+    int n = 0;
+    const char *at = json;
+    for (const char *l = out; *l; l = strchr(l, '\n') + 1, n++) {
+        char shape[128], guard[64], metric[64], w1[8], w2[8];
+        double v1 = 0, v2 = 0;
+        int got = sscanf(l, "%127s %63s %63s %7s %lf %7s %lf", shape, guard, metric, w1, &v1, w2, &v2);
+        cr_assert_geq(got, 5, "%.100s", l);
+        char key[300];
+        snprintf(key, sizeof key, "\"name\": \"%s\"", shape);
+        const char *sh = strstr(json, key);
+        cr_assert_not_null(sh, "%s", key);
+        if (sh > at)
+            at = sh;
+        snprintf(key, sizeof key, "{\"guard\": \"%s\", \"metric\": \"%s\", \"%s\": ", guard, metric, w1);
+        const char *g = strstr(at, key);
+        cr_assert_not_null(g, "%s after shape %s", key, shape);
+        double d = strtod(g + strlen(key), NULL) - v1;
+        cr_expect(d * d <= 1e-18 * v1 * v1, "%s: %.17g", key, v1);
+        at = g + 1;
+    }
+    cr_expect_geq(n, 6 * KW_T_NSHAPES, "every shape's p95/p99 ceilings, drift, throttle, fallback:\n%s",
+                  out);
+    free(json);
     free(out);
 }
 

@@ -1619,7 +1619,7 @@ Test(results_cli, a_stopped_run_is_said_stopped_by_recommend_and_export)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "warning:") && strstr(r.err, "stopped before its evidence"), "%s",
               r.err);
-    cr_assert(strstr(r.out, "\"format_version\": 3"), "%.200s", r.out);
+    cr_assert(strstr(r.out, "\"format_version\": 4"), "%.200s", r.out);
     cr_assert(strstr(r.out, "\"warnings\": [\"search_stopped\", \"no_evidence\"]"), "%s", r.out);
     kw_tl_free(&r);
     kw_tl_rmrf(dir);

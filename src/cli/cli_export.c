@@ -62,8 +62,12 @@
  * sample p95/p99 come from, since the headline became the final re-check
  * (kw_results_headline) where format 2 gave the search's sample. The schema
  * is strict (additionalProperties false), so a field a format 2 consumer
- * does not know needs a new number. */
-#define KW_EXPORT_FORMAT_VERSION 3
+ * does not know needs a new number. 4 (stop 47) added the header entry's
+ * guard thresholds (n_watch, watch: knobwise_entry_watch's, which the JSON
+ * has had as guards since format 1; a runtime embedding the header had no
+ * threshold to watch, and LLM serving shapes' TTFT/TPOT ceilings joined
+ * them); the JSON is format 3's under the new number. */
+#define KW_EXPORT_FORMAT_VERSION 4
 /* config ids: a 64-bit hash in hex (kw_knobs_cand_id) */
 #define KW_EXPORT_ID_HEX 16
 /* num_stages for double_buffer off / on (see the file comment). */
@@ -443,6 +447,34 @@ static int kw_export_c_names(const knobwise_table *t)
     return 0;
 }
 
+/* Entry i's guard thresholds as a static array (format 4), none when it
+ * has none: {guard, metric, has_max, has_min, max, min, basis}. */
+static void kw_export_c_watches(kw_sbuf *b, const knobwise_entry *e, int i)
+{
+    int nw = knobwise_entry_watch_count(e);
+    if (nw == 0)
+        return;
+    kw_sbuf_printf(b, "static const knobwise_export_watch knobwise_export_watch_%d[] = {\n", i);
+    for (int w = 0; w < nw; w++) {
+        knobwise_watch g;
+        if (knobwise_entry_watch(&g, e, w) != 0)
+            continue;
+        int hmax = isfinite(g.max), hmin = isfinite(g.min);
+        kw_sbuf_puts(b, "    {");
+        kw_export_c_str(b, g.guard);
+        kw_sbuf_puts(b, ", ");
+        kw_export_c_str(b, g.metric);
+        kw_sbuf_printf(b, ", %d, %d, ", hmax, hmin);
+        kw_export_double(b, hmax ? g.max : 0);
+        kw_sbuf_puts(b, ", ");
+        kw_export_double(b, hmin ? g.min : 0);
+        kw_sbuf_puts(b, ", ");
+        kw_export_c_str(b, g.basis);
+        kw_sbuf_puts(b, "},\n");
+    }
+    kw_sbuf_puts(b, "};\n\n");
+}
+
 static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
 {
     int n = knobwise_table_knob_count(t);
@@ -469,6 +501,10 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     " * \"recheck\" (the run's final re-check), \"search\" (the search's sample),\n"
                     " * \"measured\", \"evaluated\" (recommend's evaluation of a borrowed or\n"
                     " * baseline row), \"\" when the file does not say.\n"
+                    " * Since format 4: the guard thresholds to watch after rollout (n_watch\n"
+                    " * of them in watch: metric <= max where has_max, >= min where has_min;\n"
+                    " * p95_ceiling, p99_ceiling, drift, throttle, fallback, and on a\n"
+                    " * continuous-batching shape ttft_p99_ceiling and tpot_p99_ceiling).\n"
                     " * Since format 2: warnings, the entry's tokens joined by ';' (\"\" when\n"
                     " * none; search_stopped: the run was stopped before this shape's search\n"
                     " * finished; no_evidence: before its evidence; extrapolates, crosses_phase:\n"
@@ -505,6 +541,12 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     "    const char *config_id;\n"
                     "    const char *values[KNOBWISE_EXPORT_N_KNOBS];\n"
                     "} knobwise_export_config;\n\n"
+                    "typedef struct knobwise_export_watch {\n"
+                    "    const char *guard, *metric;\n"
+                    "    int has_max, has_min;\n"
+                    "    double max, min;\n"
+                    "    const char *basis;\n"
+                    "} knobwise_export_watch;\n\n"
                     "typedef struct knobwise_export_entry {\n"
                     "    const char *shape;\n"
                     "    int has_dims, phase;\n"
@@ -518,7 +560,11 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
                     "    int n_disproof;\n"
                     "    const char *const *disproof;\n"
                     "    const char *figures_basis;\n"
+                    "    int n_watch;\n"
+                    "    const knobwise_export_watch *watch;\n"
                     "} knobwise_export_entry;\n\n");
+    for (int i = 0; i < knobwise_table_count(t); i++)
+        kw_export_c_watches(b, knobwise_table_entry(t, i), i);
     for (int i = 0; i < knobwise_table_count(t); i++) {
         const knobwise_entry *e = knobwise_table_entry(t, i);
         if (knobwise_entry_disproof_count(e) == 0)
@@ -566,6 +612,11 @@ static void kw_export_c_header(kw_sbuf *b, const knobwise_table *t)
         else
             kw_sbuf_puts(b, ", 0, NULL, ");
         kw_export_c_str(b, knobwise_entry_figures_basis(e));
+        int nw = knobwise_entry_watch_count(e);
+        if (nw)
+            kw_sbuf_printf(b, ", %d, knobwise_export_watch_%d", nw, i);
+        else
+            kw_sbuf_puts(b, ", 0, NULL");
         kw_sbuf_puts(b, "},\n");
     }
     int nu = 0;
