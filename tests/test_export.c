@@ -279,18 +279,34 @@ Test(export, mappings_csv_export_validates_and_a_broken_one_does_not)
     free(out);
 }
 
-Test(export, c_header_compiles_and_reads_back)
+/* The fixture run's c-header export as FIX/NAME.h, compiled with FIX/NAME.c
+ * (stdio.h and the header included, then main_text) by $KW_CC (cc) with
+ * -std=c99 -Wall -Wextra -Werror and run: its output (the test fails when
+ * any step does). */
+static char *kw_t_header_run(const char *name, const char *main_text)
 {
     char *out = NULL;
-    int st = kw_t_sh(&out, "'%s' export '%s/run' --format c-header -o '%s/knobwise_export.h'",
-                     kw_tl_bin(), kw_t_fix, kw_t_fix);
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format c-header -o '%s/%s.h'", kw_tl_bin(),
+                     kw_t_fix, kw_t_fix, name);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
     char prog[4200];
-    snprintf(prog, sizeof prog, "%s/read.c", kw_t_fix);
+    snprintf(prog, sizeof prog, "%s/%s.c", kw_t_fix, name);
     FILE *f = fopen(prog, "w");
     cr_assert(f != NULL);
-    fputs("#include <stdio.h>\n#include \"knobwise_export.h\"\n"
+    fprintf(f, "#include <stdio.h>\n#include \"%s.h\"\n%s", name, main_text);
+    fclose(f);
+    const char *cc = getenv("KW_CC") ? getenv("KW_CC") : "cc";
+    const char *san = getenv("KW_SAN_CFLAGS") ? getenv("KW_SAN_CFLAGS") : "";
+    st = kw_t_sh(&out, "%s -std=c99 -Wall -Wextra -Werror %s -I'%s' '%s' -o '%s/%s' && '%s/%s'", cc, san,
+                 kw_t_fix, prog, kw_t_fix, name, kw_t_fix, name);
+    cr_assert_eq(st, 0, "the header does not compile or run:\n%s", out);
+    return out;
+}
+
+Test(export, c_header_compiles_and_reads_back)
+{
+    char *out = kw_t_header_run("knobwise_export",
           "int main(void)\n{\n"
           "    for (int i = 0; i < KNOBWISE_EXPORT_N_SHAPES; i++) {\n"
           "        const knobwise_export_entry *e = &knobwise_export_table[i];\n"
@@ -301,14 +317,7 @@ Test(export, c_header_compiles_and_reads_back)
           "               e->streams, e->has_latency, e->p95_us > 0, e->rollback_baseline.config_id\n"
           "               ? e->rollback_baseline.values[KNOBWISE_EXPORT_KNOB_QKV_TILE_M] : \"-\");\n"
           "    }\n"
-          "    return KNOBWISE_EXPORT_N_KNOBS == 26 ? 0 : 1;\n}\n",
-          f);
-    fclose(f);
-    const char *cc = getenv("KW_CC") ? getenv("KW_CC") : "cc";
-    const char *san = getenv("KW_SAN_CFLAGS") ? getenv("KW_SAN_CFLAGS") : "";
-    st = kw_t_sh(&out, "%s -std=c99 -Wall -Wextra -Werror %s -I'%s' '%s' -o '%s/read' && '%s/read'", cc,
-                 san, kw_t_fix, prog, kw_t_fix, kw_t_fix);
-    cr_assert_eq(st, 0, "the header does not compile or run:\n%s", out);
+          "    return KNOBWISE_EXPORT_N_KNOBS == 26 ? 0 : 1;\n}\n");
     int ncols = kw_t_ncols();
     for (int s = 0; s < KW_T_NSHAPES; s++) {
         /* shape,config_id,knobs... from mappings.csv, without borrowed_from */
@@ -338,16 +347,11 @@ Test(export, c_header_compiles_and_reads_back)
 Test(export, c_header_entries_carry_the_guard_thresholds_the_json_gives)
 {
     char *out = NULL;
-    int st = kw_t_sh(&out, "'%s' export '%s/run' --format c-header -o '%s/kw_watch.h' && "
-                           "'%s' export '%s/run' --format json -o '%s/kw_watch.json'",
-                     kw_tl_bin(), kw_t_fix, kw_t_fix, kw_tl_bin(), kw_t_fix, kw_t_fix);
+    int st = kw_t_sh(&out, "'%s' export '%s/run' --format json -o '%s/kw_watch.json'", kw_tl_bin(),
+                     kw_t_fix, kw_t_fix);
     cr_assert_eq(st, 0, "%s", out);
     free(out);
-    char prog[4200];
-    snprintf(prog, sizeof prog, "%s/watch.c", kw_t_fix);
-    FILE *f = fopen(prog, "w");
-    cr_assert(f != NULL);
-    fputs("#include <stdio.h>\n#include \"kw_watch.h\"\n"
+    out = kw_t_header_run("kw_watch",
           "int main(void)\n{\n"
           "    for (int i = 0; i < KNOBWISE_EXPORT_N_SHAPES; i++)\n"
           "        for (int w = 0; w < knobwise_export_table[i].n_watch; w++) {\n"
@@ -357,14 +361,7 @@ Test(export, c_header_entries_carry_the_guard_thresholds_the_json_gives)
           "            if (g->has_min)\n                printf(\" min %.17g\", g->min);\n"
           "            printf(\"\\n\");\n"
           "        }\n"
-          "    return KNOBWISE_EXPORT_FORMAT == 4 ? 0 : 1;\n}\n",
-          f);
-    fclose(f);
-    const char *cc = getenv("KW_CC") ? getenv("KW_CC") : "cc";
-    const char *san = getenv("KW_SAN_CFLAGS") ? getenv("KW_SAN_CFLAGS") : "";
-    st = kw_t_sh(&out, "%s -std=c99 -Wall -Wextra -Werror %s -I'%s' '%s' -o '%s/watch' && '%s/watch'", cc,
-                 san, kw_t_fix, prog, kw_t_fix, kw_t_fix);
-    cr_assert_eq(st, 0, "the header does not compile or run:\n%s", out);
+          "    return KNOBWISE_EXPORT_FORMAT == 4 ? 0 : 1;\n}\n");
     /* the JSON's guards, shape by shape, in the same words */
     char path[4200];
     snprintf(path, sizeof path, "%s/kw_watch.json", kw_t_fix);
