@@ -412,8 +412,22 @@ int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t i
     return kw_add(E);
 }
 
+int kw_engine_predict(kw_eng *E, const kw_cand *c, int shape, kw_metrics *m)
+{
+    int rc = E->ev->predict(E->ev->ctx, c, shape, m);
+    if ((rc == KW_ENOMEM || rc == KW_EIO || rc == KW_EINTERRUPTED) && !E->predict_rc) {
+        E->predict_rc = rc;
+        snprintf(E->predict_err, sizeof E->predict_err, "%s", kw_error_last());
+    }
+    return rc;
+}
+
 static int kw_add(kw_eng *E)
 {
+    if (E->predict_rc) {
+        kw_journal_buf_reset(&E->rec);
+        return kw_error_set(E->predict_rc, "estimating a candidate: %s", E->predict_err);
+    }
     if (E->rec.oom)
         return kw_error_set(KW_ENOMEM, "out of memory formatting a journal record");
     int rc = kw_journal_writer_add(E->w, E->rec.s);
@@ -724,7 +738,7 @@ static int kw_screen_items(kw_eng *E, kw_shape *s, unsigned char *keep)
             continue;
         kw_metrics m;
         memset(&m, 0, sizeof m);
-        int rc = E->ev->predict(E->ev->ctx, &it->cand, s->shape, &m);
+        int rc = kw_engine_predict(E, &it->cand, s->shape, &m);
         v[n].item = i;
         v[n].fails = rc != 0 || m.guards[0] != '\0';
         v[n].pred = rc == 0 && isfinite(m.v[E->primary]) ? m.v[E->primary] : HUGE_VAL;
@@ -774,7 +788,7 @@ static int kw_mf_screen(kw_eng *E, kw_shape *s, int *order)
             continue;
         kw_metrics m;
         memset(&m, 0, sizeof m);
-        int rc = E->ev->predict(E->ev->ctx, &it->cand, s->shape, &m);
+        int rc = kw_engine_predict(E, &it->cand, s->shape, &m);
         if (rc != 0) {
             kw_error_clear(); /* no estimate: the candidate is evaluated, last */
             est[i] = INFINITY;

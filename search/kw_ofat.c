@@ -677,7 +677,7 @@ static int kw_ofat_pilot_next(kw_eng *E, kw_shape *s, kw_cand *c)
                     continue;
             }
             memset(&mt, 0, sizeof mt);
-            int rc = E->ev->predict(E->ev->ctx, &x, s->shape, &mt);
+            int rc = kw_engine_predict(E, &x, s->shape, &mt);
             n++;
             double e = rc == 0 && mt.guards[0] == '\0' ? mt.v[E->primary] : NAN;
             kw_error_clear();
@@ -1004,7 +1004,7 @@ static double kw_ofat_est_primary(kw_eng *E, kw_shape *s, const kw_cand *c)
     memset(&mt, 0, sizeof mt);
     s->estimates++;
     E->sum.estimates++;
-    int rc = E->ev->predict(E->ev->ctx, c, s->shape, &mt);
+    int rc = kw_engine_predict(E, c, s->shape, &mt);
     double e = rc == 0 && mt.guards[0] == '\0' ? mt.v[E->primary] : NAN;
     kw_error_clear();
     return e;
@@ -2606,7 +2606,7 @@ static int kw_ofat_est_repairs(kw_eng *E, kw_shape *s, const kw_item *it, int k,
         memset(&mt, 0, sizeof mt);
         s->estimates++;
         E->sum.estimates++;
-        int rc = E->ev->predict(E->ev->ctx, c[i], s->shape, &mt);
+        int rc = kw_engine_predict(E, c[i], s->shape, &mt);
         kw_error_clear();
         if (rc != 0)
             return 0;
@@ -2697,7 +2697,7 @@ static double kw_ofat_est_inter4(kw_eng *E, kw_shape *s, const kw_cand *x, const
         E->sum.estimates++;
         kw_metrics mt;
         memset(&mt, 0, sizeof mt);
-        int rc = E->ev->predict(E->ev->ctx, c[i], s->shape, &mt);
+        int rc = kw_engine_predict(E, c[i], s->shape, &mt);
         e[i] = rc == 0 && mt.guards[0] == '\0' ? mt.v[E->primary] : NAN;
         kw_error_clear();
         if (!(isfinite(e[i]) && e[i] > 0))

@@ -132,6 +132,11 @@ extern const kw_strategy_ops kw_sample_exhaustive_ops;
 struct kw_eng {
     const kw_knobspace *ks;
     const kw_evaluator *ev;
+    /* an estimate that failed for want of memory or I/O (kw_engine_predict):
+     * no record is journaled after it (kw_add returns it), as a screen or a
+     * plan that went on without the estimate is not the run's */
+    int predict_rc;
+    char predict_err[256];
     const kw_strategy_ops *strat;
     kw_engine_opts o;
     const kw_run_info *info;
@@ -230,6 +235,13 @@ void kw_engine_stats_c(kw_eng *E, const kw_shape *s, const kw_cand *c, kw_cst *o
  * evaluation (repetition 0) read it: NAN when the evaluator gives no interval for the
  * primary (E->ci_lo < 0) or c was not evaluated. */
 double kw_engine_half(kw_eng *E, const kw_shape *s, const kw_cand *c);
+/* The evaluator's cheap estimate of c on shape (E->ev->predict). A failure
+ * of the estimate itself (KW_ENOMEM, KW_EIO, KW_EINTERRUPTED) is kept in
+ * E->predict_rc and ends the run at its next record: before 2026-12-07 every
+ * caller read it as "no estimate" and went on, so an allocation that failed
+ * once (fault/knobwise-fault KW_FAULT_ALLOC=132) left a journal no resume
+ * could regenerate (exit 0, the shape's P records missing). */
+int kw_engine_predict(kw_eng *E, const kw_cand *c, int shape, kw_metrics *m);
 /* % by which x improves on ref (lower is better; +-inf when ref is 0). */
 double kw_engine_gain_pct(double ref, double x);
 /* The acceptance rule: c against the reference ref; m candidates are compared

@@ -1238,3 +1238,54 @@ Test(mfengine, a_guard_failure_the_estimate_says_one_knob_repairs_is_paired_with
     free(b);
     kw_synth_rmdir(dir);
 }
+
+/* An estimate that fails for want of memory ends the run (KW_ENOMEM) before
+ * any record that depends on it, so the resume gives the uninterrupted run's
+ * journal byte for byte. Main fdfc5db read it as "no estimate" and went on:
+ * exit 0 with the shape's P records missing, a journal no resume regenerates
+ * ("record 61: the resumed run does not regenerate the journal's record"
+ * once a kill cut it; found with fault/knobwise-fault KW_FAULT_ALLOC=132 on
+ * validate_small --budget 10). Each of the first 60 estimates fails in turn. */
+static long oom_at, oom_calls;
+static int est_oom_once(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
+{
+    if (++oom_calls == oom_at)
+        return kw_error_set(KW_ENOMEM, "out of memory (estimate %ld)", oom_at);
+    return est_predict(ctx, c, shape, out);
+}
+
+Test(mfengine, an_estimate_out_of_memory_ends_the_run_and_the_resume_is_the_run)
+{
+    kw_synth s;
+    space(&s);
+    kw_engine_opts o = opts();
+    long len;
+    char dir[64];
+    char *b = run(&s, &o, &len, dir, sizeof dir);
+    int ended = 0;
+    for (oom_at = 1; oom_at <= 60; oom_at++) {
+        char rdir[64], jp[128];
+        kw_synth_tmp(rdir, sizeof rdir, jp, sizeof jp);
+        kw_run_info in = kw_synth_info(jp);
+        oom_calls = 0;
+        s.ev.predict = est_oom_once;
+        int rc = kw_engine_run(NULL, &s.ks, &s.ev, &o, &in);
+        s.ev.predict = est_predict;
+        cr_assert(rc == KW_ENOMEM || (rc == 0 && oom_calls < oom_at),
+                  "estimate %ld out of memory: rc %d (%s)", oom_at, rc, kw_error_last());
+        if (rc == KW_ENOMEM) {
+            ended++;
+            cr_assert_eq(kw_engine_resume(NULL, &s.ks, &s.ev, &o, &in), 0, "resume: %s",
+                         kw_error_last());
+        }
+        long rl = 0;
+        char *r = kw_synth_slurp(jp, &rl);
+        cr_assert(rl == len && memcmp(r, b, (size_t)len) == 0,
+                  "estimate %ld out of memory: the journal is not the uninterrupted run's", oom_at);
+        free(r);
+        kw_synth_rmdir(rdir);
+    }
+    cr_assert_gt(ended, 10, "only %d runs met the failing estimate", ended);
+    free(b);
+    kw_synth_rmdir(dir);
+}
