@@ -185,6 +185,7 @@ typedef struct kw_ofat_probe {
     float *vp_r;
     size_t vp_r_cap;
     int pairs0;               /* plist index where parts (2) and (3) begin */
+    int rep_end;              /* plist index where part (0), the estimated repairs, ends */
     /* value pairs whose changes stood still (kw_ofat_pair_unmoved): per pair of two knob
      * values, keyed by the values alone, the last incumbent's two one-knob ratios
      * f(x+a) / f(x), f(x+b) / f(x) and the pair's ratio there (as inter above) */
@@ -2210,6 +2211,25 @@ static int kw_second_cmp(const void *a, const void *b)
     return x->order - y->order;
 }
 
+/* Plans first step g with each second change of buf[0 .. n-1] (knob, value), in
+ * the order of their keys (kw_second_cmp), each config once (seen). */
+static int kw_ofat_push_seconds(kw_eng *E, kw_shape *s, int g, kw_second *buf, int n,
+                                kw_idmap *seen)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    qsort(buf, (size_t)n, sizeof *buf, kw_second_cmp);
+    for (int i = 0; i < n; i++) {
+        kw_cand c = pr->first[g];
+        c.v[buf[i].knob] = (uint8_t)buf[i].value;
+        int added, rc = kw_idmap_add(seen, kw_knobs_cand_id(E->ks, &c), 0, &added);
+        if (rc == 0 && added)
+            rc = kw_ofat_plist_push(E, pr, &c, g);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Every neighbour of first step g along another knob, ordered by what the same
  * change did alone from the incumbent (key[k][v], least bad first: a change
  * that costs nothing alone is the likeliest repair or partner). */
@@ -2234,17 +2254,7 @@ static int kw_ofat_probe_neighbours(kw_eng *E, kw_shape *s, int g, double key[][
             n++;
         }
     }
-    qsort(buf, (size_t)n, sizeof *buf, kw_second_cmp);
-    for (int i = 0; i < n; i++) {
-        kw_cand c = pr->first[g];
-        c.v[buf[i].knob] = (uint8_t)buf[i].value;
-        int added, rc = kw_idmap_add(seen, kw_knobs_cand_id(ks, &c), 0, &added);
-        if (rc == 0 && added)
-            rc = kw_ofat_plist_push(E, pr, &c, g);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return kw_ofat_push_seconds(E, s, g, buf, n, seen);
 }
 
 /* Knob k is one a settle's walk changed (pr->hop) or of such a knob's op block. */
@@ -2318,6 +2328,52 @@ static int kw_ofat_queue_pair(kw_eng *E, kw_shape *s, int i, int j, int a, int b
     return ci.n == E->reps && ci.ok && cj.n == E->reps && cj.ok;
 }
 
+static double kw_ofat_est_repair_forecast(kw_eng *E, kw_shape *s, const kw_cand *pair, int k,
+                                          int v);
+
+/* Part (0) of a probe list: the pairs of a guard-failing first step g on a block-less
+ * knob with one change of another block-less knob that the cheap estimate says
+ * repairs the guard and gains (kw_ofat_est_repair_forecast), best forecast first.
+ * Planned at the front of the list, in a round of their own, never cut (issue 18:
+ * validate_llama3_npu decode seed 1 at 2% of the space, 69 evaluations: int8 + fp16
+ * accumulation, forecast -23%, came 64th, after the fusion knobs' pairs, and the
+ * budget ended before the next sweep found down.tile_k = 128, -8.6% more: +8.0%
+ * above the optimum; stop 46's kw_ofat_est_repairs only kept the pair from the
+ * guard count's cut). */
+static int kw_ofat_probe_est_repairs(kw_eng *E, kw_shape *s, int g, int k, kw_second *buf,
+                                     kw_idmap *seen)
+{
+    kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
+    const kw_knobspace *ks = E->ks;
+    kw_cst fs;
+    kw_engine_stats_c(E, s, &pr->first[g], &fs);
+    if (!E->o.estimate || E->ev->noisy || fs.n != E->reps || fs.ok ||
+        strncmp(fs.guards, "error", 5) == 0 || kw_ofat_in_block(ks, k))
+        return 0;
+    int n = 0;
+    for (int b = 0; b < ks->n_knobs; b++) {
+        if (b == k || kw_ofat_in_block(ks, b) || kw_ofat_frozen(E, b))
+            continue;
+        for (int v = 0; v < ks->knobs[b].n_values; v++) {
+            if (v == s->pos.v[b])
+                continue;
+            kw_cand c = pr->first[g];
+            c.v[b] = (uint8_t)v;
+            if (kw_knobs_cand_violates(ks, &c) >= 0 || kw_ofat_banned(s, &c))
+                continue;
+            double f = kw_ofat_est_repair_forecast(E, s, &c, k, pr->first[g].v[k]);
+            if (!isfinite(f))
+                continue;
+            buf[n].knob = b;
+            buf[n].value = v;
+            buf[n].order = n;
+            buf[n].key = f;
+            n++;
+        }
+    }
+    return kw_ofat_push_seconds(E, s, g, buf, n, seen);
+}
+
 /* The probe list of a local optimum, most promising first, so that the budget
  * (spent KW_PROBE_CHUNK evaluations per round) goes to the likeliest pairs:
  * (1) every neighbour of each blocked gain (the repair of a guard that a later
@@ -2326,7 +2382,8 @@ static int kw_ofat_queue_pair(kw_eng *E, kw_shape *s, int i, int j, int a, int b
  * (2) pairs of two other first steps (two near-neutral
  * changes combined: the typical interaction, one evaluation per pair), by rank
  * sum; (3) every other neighbour of each other first step. Items carry their
- * first step's group. */
+ * first step's group. Before them all, (0): a guard-failing first step's pairs that
+ * the estimate says repair it and gain (kw_ofat_probe_est_repairs). */
 static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
 {
     kw_ofat_probe *pr = &((kw_ofat *)s->st)->probe;
@@ -2334,6 +2391,7 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
     int rc = 0;
     pr->n_plist = 0;
     pr->pcur = 0;
+    pr->rep_end = 0;
     pr->repair0 = -1;
     pr->n_mid = 0;
     pr->have_rep = 0;
@@ -2366,6 +2424,9 @@ static int kw_ofat_probe_list(kw_eng *E, kw_shape *s)
      * space's 27 knobs the full list spent 2,617 evaluations in 5 restarts and found
      * nothing, while both validate_small traps are left by a pair of first steps) */
     int restart = pr->ban_knob >= 0;
+    for (int g = 0; g < pr->n_first && rc == 0 && !restart; g++)
+        rc = kw_ofat_probe_est_repairs(E, s, g, knob[g], buf, &seen);
+    pr->rep_end = pr->n_plist;
     for (int g = 0; g < pr->n_blocked && rc == 0 && !restart; g++)
         rc = kw_ofat_probe_neighbours(E, s, g, key, buf, &seen, 0);
     for (int g = pr->n_blocked; g < pr->n_blocked + pr->n_faded && rc == 0 && !restart; g++)
@@ -2567,8 +2628,8 @@ static int kw_ofat_pair_guarded(kw_eng *E, kw_shape *s, const kw_item *it, int *
  * exactly the guards its full evaluation failed (so the estimate judges them: drift,
  * fallback, infeasible are the full evaluation's own functions), the estimate of the
  * pair fails none, and the pair's forecast, k = v's full figure alone times the
- * estimate's ratio of the pair to it, gains the minimum effect on the incumbent.
- * 1: plan it. The count learns that a failure is the change's own, and it is, for
+ * estimate's ratio of the pair to it, gains the minimum effect on the incumbent:
+ * that forecast (else NAN; kw_ofat_est_repairs: 1, plan it). The count learns that a failure is the change's own, and it is, for
  * every second knob but the one or two that move the failing figure back; the
  * estimate names those. validate_llama3_npu decode seed 1 (stop 46): int8 fails the
  * drift budget alone (rel RMS 0.0259-0.0267 against 0.0255) and with flash attention,
@@ -2582,14 +2643,15 @@ static int kw_ofat_pair_guarded(kw_eng *E, kw_shape *s, const kw_item *it, int *
  * (12,070 against 11,353 us), the fusion's tile repairs being the fusion pairs' and
  * the three-knob repairs' to find. Counted as estimates; a pure function of the
  * candidates and the journaled figures, so a resume plans the same. */
-static int kw_ofat_est_repairs(kw_eng *E, kw_shape *s, const kw_item *it, int k, int v)
+static double kw_ofat_est_repair_forecast(kw_eng *E, kw_shape *s, const kw_cand *pair, int k,
+                                          int v)
 {
     int kb = -1;
     for (int j = 0; j < E->ks->n_knobs; j++)
-        if (j != k && it->cand.v[j] != s->pos.v[j])
+        if (j != k && pair->v[j] != s->pos.v[j])
             kb = j;
     if (!E->ev->predict || kb < 0 || kw_ofat_in_block(E->ks, k) || kw_ofat_in_block(E->ks, kb))
-        return 0;
+        return NAN;
     kw_cand alone = s->pos;
     alone.v[k] = (uint8_t)v;
     kw_cst fa, fx;
@@ -2597,8 +2659,8 @@ static int kw_ofat_est_repairs(kw_eng *E, kw_shape *s, const kw_item *it, int k,
     kw_engine_stats_c(E, s, &s->pos, &fx);
     if (!fa.guards || !fa.guards[0] || !(fx.n == E->reps && fx.ok && isfinite(fx.mean)) ||
         !(isfinite(fa.mean) && fa.mean > 0))
-        return 0;
-    const kw_cand *c[2] = {&alone, &it->cand};
+        return NAN;
+    const kw_cand *c[2] = {&alone, pair};
     char g[2][sizeof ((kw_metrics *)0)->guards];
     double e[2];
     for (int i = 0; i < 2; i++) {
@@ -2609,15 +2671,21 @@ static int kw_ofat_est_repairs(kw_eng *E, kw_shape *s, const kw_item *it, int k,
         int rc = kw_engine_predict(E, c[i], s->shape, &mt);
         kw_error_clear();
         if (rc != 0)
-            return 0;
+            return NAN;
         memcpy(g[i], mt.guards, sizeof g[i]);
         g[i][sizeof g[i] - 1] = '\0';
         e[i] = mt.v[E->primary];
     }
     if (strcmp(g[0], fa.guards) != 0 || g[1][0] != '\0' || !(isfinite(e[0]) && e[0] > 0) ||
         !isfinite(e[1]))
-        return 0;
-    return fa.mean * e[1] / e[0] <= fx.mean * (1.0 - E->o.min_effect_pct / 100.0);
+        return NAN;
+    double f = fa.mean * e[1] / e[0];
+    return f <= fx.mean * (1.0 - E->o.min_effect_pct / 100.0) ? f : NAN;
+}
+
+static int kw_ofat_est_repairs(kw_eng *E, kw_shape *s, const kw_item *it, int k, int v)
+{
+    return isfinite(kw_ofat_est_repair_forecast(E, s, &it->cand, k, v));
 }
 
 static int kw_ofat_pair_uncoupled(kw_eng *E, kw_shape *s, const kw_item *it, int ka, double fa,
@@ -2643,7 +2711,8 @@ static int kw_ofat_probe_cut(kw_eng *E, kw_shape *s, int at)
     int ka, kb, gk, gv;
     kw_cst fx, fa, fb;
     int faded = at < pr->pairs0;
-    if ((faded && pr->plist[at].group < pr->n_blocked) || (pr->repair0 >= 0 && at >= pr->repair0))
+    if (at < pr->rep_end || (faded && pr->plist[at].group < pr->n_blocked) ||
+        (pr->repair0 >= 0 && at >= pr->repair0))
         return 0;
     /* a guard failure no knob of another block has repaired: a change that fails a guard
      * alone and still failed it in KW_INTER_MIN_PAIRS pairs with passing changes of other
@@ -2879,6 +2948,8 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
          * budget takes a round best estimate first, and the estimate ranks these pairs
          * low (validate_gqa_h100 prefill at 1%: 4 pairs with placement, all exactly the
          * incumbent's figure, took the last 4 evaluations; 0/5 -> 4/5 within 0.5%) */
+        if (pr->chunk0 < pr->rep_end && pr->pcur >= pr->rep_end)
+            break; /* part (0), the estimated repairs, is a round of its own */
         if (pr->chunk0 >= pr->pairs0 && pr->chunk0 < pr->q_end && pr->pcur >= pr->q_end)
             break; /* and so does one of queue pairs (kw_ofat_queue_pair) */
         if (pr->chunk0 >= pr->q_end && pr->chunk0 < pr->blk_end && pr->pcur >= pr->blk_end)
