@@ -107,6 +107,7 @@ typedef struct kw_bench {
     const char *only;
     int quick;
     int seeds;             /* growth, quality: seeds per shape (0: KW_BENCH_SEEDS) */
+    int seed0;             /* quality: the first seed (--first-seed; 1), to rerun a few */
     int no_estimate;       /* quality: engine without multi-fidelity screening (the before) */
     int no_rerank;         /* quality: engine without the re-rank (kw_ofat.c; the before) */
     int long_all;          /* quality: every shape judged on the long sample (the default), not only bursty ones */
@@ -1476,6 +1477,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_SEEDS;
+    int seed0 = b->seed0 > 1 && b->seed0 <= seeds ? b->seed0 : 1; /* seeds seed0 .. seeds */
     kw_config *cfg = NULL;
     int rc = kw_load_config(&cfg, path, NULL, NULL);
     if (rc != 0) {
@@ -1495,7 +1497,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
         rc = kw_error_set(KW_ENOMEM, "out of memory");
         goto done;
     }
-    for (int seed = 1; seed <= seeds; seed++) {
+    for (int seed = seed0; seed <= seeds; seed++) {
         kw_model_eval *me = NULL;
         kw_bench_tab *tab = NULL;
         kw_bench_long L = {.shape = -1};
@@ -1513,7 +1515,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
         }
         for (int s = 0; s < n_shapes && rc == 0; s++) {
             double opt = tab->opt[s];
-            if (seed == 1) {
+            if (seed == seed0) {
                 n_valid[s] = tab->n_valid[s];
                 opt1[s] = opt;
             }
@@ -1602,7 +1604,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
                     }
                     continue;
                 }
-                conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - 1 - nofeas[s])] = (double)evals;
+                conv_evals[(size_t)s * (size_t)seeds + (size_t)(seed - seed0 - nofeas[s])] = (double)evals;
                 tot->conv_within += in;
                 int over = !(gap <= KW_BENCH_CONVERGED_GAP_PCT); /* not a number: a miss too */
                 tot->conv_over1 += over;
@@ -1647,7 +1649,7 @@ static int kw_bench_quality_space(kw_bench *b, const char *path, kw_bench_qtot *
     for (int s = 0; s < n_shapes; s++) {
         double *w = &worst[(size_t)s * (KW_BENCH_N_BUDGETS + 1)];
         double *ce = &conv_evals[(size_t)s * (size_t)seeds];
-        int n = seeds - nofeas[s]; /* the seeds counted */
+        int n = seeds - seed0 + 1 - nofeas[s]; /* the seeds counted */
         printf("| %s | %s%s | %ld | %.1f |", base, cfg->workload.shapes[cfg->space.shapes[s]].name,
                kw_bench_bursty(cfg, s) ? " (bursty: judged on the long sample)"
                : b->long_all           ? " (judged on the long sample)"
@@ -1798,6 +1800,8 @@ static int kw_bench_quality(kw_bench *b)
         return 0;
     }
     int seeds = b->seeds > 0 ? b->seeds : b->quick ? 2 : KW_BENCH_SEEDS;
+    if (b->seed0 > 1 && b->seed0 <= seeds) /* --first-seed: seeds seed0 .. seeds */
+        seeds -= b->seed0 - 1;
     kw_engine_opts d;
     kw_engine_opts_init(&d);
     printf("\n### Search quality against the exhaustive optimum (primary p95; one thread)\n\n"
@@ -1818,7 +1822,7 @@ static int kw_bench_quality(kw_bench *b)
            seeds, kw_journal_policy_name(d.policy), d.tabu, d.probes, KW_BENCH_QUALITY_GAP_PCT,
            b->long_all ? "Every shape is" : "A shape with bursty arrivals (--bursty-long) is",
            KW_BENCH_LONG_REQUESTS, KW_BENCH_QUALITY_GAP_PCT);
-    printf("| space | shape | valid configs | optimum p95 us (seed 1) |");
+    printf("| space | shape | valid configs | optimum p95 us (seed %d) |", b->seed0 > 1 ? b->seed0 : 1);
     for (int bi = 0; bi < KW_BENCH_N_BUDGETS; bi++)
         printf(" ofat %.0f%% |", kw_bench_budget_pct[bi]);
     printf(" ofat converged, evaluations | random 2%% |\n|---|---|---|---|");
@@ -1998,6 +2002,8 @@ int main(int argc, char **argv)
             b.quick = 1;
         else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
             b.seeds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--first-seed") == 0 && i + 1 < argc)
+            b.seed0 = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-estimate") == 0)
             b.no_estimate = 1;
         else if (strcmp(argv[i], "--rerank") == 0)
@@ -2015,7 +2021,7 @@ int main(int argc, char **argv)
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--no-estimate] [--no-rerank] [--bursty-long] [--space NAME] [--quick]\n"
+                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--first-seed N] [--no-estimate] [--no-rerank] [--bursty-long] [--space NAME] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
