@@ -1991,7 +1991,7 @@ static double rp_after(const char *text, const char *key)
 /* A run of a small continuous-batching space (LLM serving): the shape
  * serve_cb_p256_1024_o64_256 beside the static decode_kv1024_b16, four knobs,
  * the TTFT/TPOT SLAs of spaces/llama3_8b_layer.xml, 200 requests searched and
- * 1000 re-checked (a second to tune). Its space in space, the run in run;
+ * 1000 re-checked (about 5 s of CPU to tune). Its space in space, the run in run;
  * returns the folder holding both (kw_tl_rmrf it). */
 static char *rp_cb_run(char space[4200], char run[4200], kw_tl_proc *tune)
 {
@@ -2012,7 +2012,10 @@ static char *rp_cb_run(char space[4200], char run[4200], kw_tl_proc *tune)
              "  <tuning sim_requests=\"200\" final_requests=\"1000\"/>\n</space>\n",
              kw_tl_src(), kw_tl_src());
     cr_assert_eq(kw_tl_write(space, text), 0);
-    *tune = kw_tl_run(NULL, kw_tl_bin(), "tune", "--space", space, "--out", run, "--quiet", NULL);
+    /* about 5 s of CPU plain, several times that under ASan on a loaded
+     * host: the default 60 s timeout killed it there (CI at load 20) */
+    kw_tl_opts o = {.timeout_s = 240};
+    *tune = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--out", run, "--quiet", NULL);
     cr_assert_eq(tune->status, 0, "%s", tune->err);
     return dir;
 }
