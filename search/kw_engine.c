@@ -462,6 +462,8 @@ static int kw_emit_header(kw_eng *E)
         kw_journal_buf_printf(b, " pair=%ld", E->o.pair);
     if (kw_engine_rerank_p(E) > 0)
         kw_journal_buf_printf(b, " rerank=%d", E->o.rerank);
+    if (E->alias_on)
+        kw_journal_buf_printf(b, " alias=1");
     if ((rc = kw_add(E)) != 0)
         return rc;
     for (int i = 0; i < E->info->n_attrs; i++) {
@@ -523,7 +525,8 @@ static int kw_emit_header(kw_eng *E)
 }
 
 static int kw_emit_eval(kw_eng *E, int shape, uint64_t id, int rep, const kw_cand *c, int rc_eval,
-                        const double *m, const char *guards, const char *klass)
+                        const double *m, const char *guards, const char *klass,
+                        const uint64_t *alias_of)
 {
     kw_jbuf *b = &E->rec;
     kw_journal_buf_printf(b, "E s=%d", shape);
@@ -538,6 +541,8 @@ static int kw_emit_eval(kw_eng *E, int shape, uint64_t id, int rep, const kw_can
     }
     kw_journal_buf_str(b, "g", guards);
     kw_journal_buf_str(b, "k", klass);
+    if (alias_of)
+        kw_id(b, "a", *alias_of);
     return kw_add(E);
 }
 
@@ -669,6 +674,8 @@ static int kw_emit_done(kw_eng *E, kw_shape *s, const kw_cand *best, const char 
     kw_journal_buf_dbl(b, "best_p", bb.mean);
     kw_journal_buf_cand(b, "c", E->ks, best);
     kw_journal_buf_printf(b, " evals=%ld steps=%d", s->evals, s->step);
+    if (E->alias_on) /* since stop 47: evals counts full evaluations, aliases beside */
+        kw_journal_buf_printf(b, " aliases=%ld", s->aliases);
     return kw_add(E);
 }
 
@@ -921,6 +928,86 @@ static int kw_queue(kw_eng *E, const kw_cand *c, uint64_t id, int shape, int rep
     j->je = e->state == KW_MEMO_JOURNAL ? e->je : NULL;
     j->screened = j->live && screened;
     j->primary = E->primary;
+    j->alias = 0;
+    j->alias_ent = -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ aliases
+ *
+ * A noiseless evaluator that names a candidate's service (kw_evaluator.service_key:
+ * the bytes of everything its evaluation reads past the candidate's own stage)
+ * lets the engine skip evaluations whose result is known: a candidate whose key
+ * equals the key of an earlier full evaluation of the same shape gets that
+ * evaluation's result (metrics, guards, class, rc) without an evaluator call. Its
+ * E record is an ordinary one with a=ID, the original's config id, at the end; the
+ * budget counts full evaluations only (an alias costs 0 when the round is planned).
+ * Stop 45 measured (doc/search-log.md "growth-phases") that 36-49% of the growth
+ * bench's evaluations repeated a service bit for bit: a change of a knob that
+ * reaches nothing at that config (o.tile_k at a fused o-projection, ...).
+ *
+ * Determinism: keys are made while planning, on the calling thread, in the order
+ * the round's jobs are queued (= journal order); the first full evaluation of a
+ * key in journal order is its original, earlier rounds' or earlier in this round's
+ * jobs (then filled when its record is written, before the alias's). Thread and
+ * rank counts never enter. A resumed run makes the keys again from the replayed
+ * candidates, so the table is the uninterrupted run's; a replayed record whose
+ * alias mark disagrees with the key is refused (KW_ECORRUPT).
+ * Exactness: a hash finds entries, then the entry's key is made again from its
+ * config and the bytes compared: keys that share a hash never alias.
+ * On when opts.alias, the evaluator gives service_key and is noiseless; recorded in
+ * the header (alias=1), so a journal from before stays without aliases on resume. */
+
+static int kw_alias_on(const kw_eng *E)
+{
+    return E->o.alias && E->ev->service_key && !E->ev->noisy && E->reps == 1;
+}
+
+/* c's key on shape into E->key: 0 with *hash set and *ent the entry whose key is
+ * the same (-1: none), 1 when c has no key (evaluated in full, never an original),
+ * or a fatal error. */
+static int kw_alias_find(kw_eng *E, int shape, const kw_cand *c, uint64_t *hash, long *ent)
+{
+    *ent = -1;
+    E->key.n = 0;
+    int rc = E->ev->service_key(E->ev->ctx, c, shape, &E->key);
+    if (rc == KW_ENOMEM || rc == KW_EIO || rc == KW_EINTERRUPTED)
+        return rc;
+    if (rc != 0) {
+        kw_error_clear(); /* no key: the full evaluation meets the error itself */
+        return 1;
+    }
+    *hash = kw_memo_alias_hash(&E->key);
+    size_t pos = 0;
+    long i;
+    while ((i = kw_memo_alias_next(&E->alias, shape, *hash, &pos)) >= 0) {
+        E->key2.n = 0;
+        rc = E->ev->service_key(E->ev->ctx, &E->alias.e[i].cand, shape, &E->key2);
+        if (rc == KW_ENOMEM || rc == KW_EIO || rc == KW_EINTERRUPTED)
+            return rc;
+        if (rc != 0)
+            return kw_error_set(KW_ESTATE, "the service key of config %016llx on shape '%s' "
+                                "changed within the run", (unsigned long long)E->alias.e[i].id,
+                                E->ev->shape_names[shape]);
+        if (E->key2.n == E->key.n && memcmp(E->key2.b, E->key.b, E->key.n) == 0) {
+            *ent = i;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Queue item it of shape s as an alias of entry ent (its memo entry e). */
+static int kw_queue_alias(kw_eng *E, kw_shape *s, const kw_item *it, kw_memo_ent *e, long ent)
+{
+    int rc = kw_queue(E, &it->cand, it->id, s->shape, 0, e, 0);
+    if (rc != 0)
+        return rc;
+    kw_job *j = &E->jobs[E->n_jobs - 1];
+    j->alias = 1;
+    j->alias_ent = ent;
+    j->live = j->live && E->o.alias_check; /* the check evaluates it beside */
+    e->state = KW_MEMO_PENDING;
     return 0;
 }
 
@@ -1024,6 +1111,29 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
         if (it->con >= 0 || it->skipped)
             continue;
         int cost = kw_engine_cost(E, s, it->id);
+        uint64_t khash = 0;
+        long ent = -1;
+        int keyed = 0;
+        if (cost > 0 && E->alias_on && !(keep && !keep[i])) {
+            int krc = kw_alias_find(E, s->shape, &it->cand, &khash, &ent);
+            if (krc != 0 && krc != 1) {
+                free(keep);
+                free(order);
+                return krc;
+            }
+            keyed = krc == 0;
+        }
+        if (ent >= 0) { /* an alias: no evaluation, nothing of the budget */
+            kw_memo_ent *e = kw_memo_put(&E->memo, s->shape, it->id, 0);
+            int rc = e ? kw_queue_alias(E, s, it, e, ent)
+                       : kw_error_set(KW_ENOMEM, "out of memory in the evaluation memo");
+            if (rc != 0) {
+                free(keep);
+                free(order);
+                return rc;
+            }
+            continue;
+        }
         if (limit >= 0 && cost > 0 && s->evals + planned + cost + ctl_cost > limit) {
             it->dropped = 1;
             s->budget_hit = 1;
@@ -1047,6 +1157,15 @@ static int kw_build_jobs(kw_eng *E, kw_shape *s)
                 return rc;
             }
             e->state = KW_MEMO_PENDING; /* kw_queue inserts nothing: e is still valid */
+            if (keyed) { /* the first full evaluation of its key: the original */
+                long a = kw_memo_alias_add(&E->alias, s->shape, khash, it->id, &it->cand);
+                if (a < 0) {
+                    free(keep);
+                    free(order);
+                    return kw_error_set(KW_ENOMEM, "out of memory recording a service key");
+                }
+                E->jobs[E->n_jobs - 1].alias_ent = a;
+            }
         }
     }
     free(keep);
@@ -1072,6 +1191,51 @@ static int kw_fatal(int rc)
     return rc == KW_ENOMEM || rc == KW_EIO || rc == KW_EINTERRUPTED;
 }
 
+/* An alias's record (see "aliases"): its original's result, from the entry (filled
+ * when the original's record was written, in an earlier round or earlier in this
+ * one), or, resuming, the journal's record, which must name the same original.
+ * Under opts.alias_check its own full evaluation is compared with it. */
+static int kw_emit_alias(kw_eng *E, kw_shape *s, const kw_job *j)
+{
+    const kw_alias_ent *a = &E->alias.e[j->alias_ent];
+    int n = E->ev->n_metrics, rc;
+    if (!a->done)
+        return kw_error_set(KW_ESTATE, "an alias of %016llx before its original's record",
+                            (unsigned long long)a->id);
+    if (j->je) {
+        const kw_jeval *je = j->je;
+        if (!je->alias || je->alias_of != a->id)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: %s where this run's service key "
+                                "makes it an alias of %016llx", E->info->journal_path, je->record,
+                                je->alias ? "an alias of another config" : "a full evaluation",
+                                (unsigned long long)a->id);
+        rc = kw_emit_eval(E, je->shape, je->id, je->rep, &je->cand, je->rc, je->m, je->guards,
+                          je->klass, &je->alias_of);
+        E->sum.replayed++;
+    } else {
+        if (j->live && (j->rc != a->rc || memcmp(j->m.v, a->m, sizeof(double) * (size_t)n) != 0 ||
+                        strcmp(j->m.guards, a->guards) != 0 || strcmp(j->m.klass, a->klass) != 0)) {
+            E->sum.alias_mismatches++;
+            fprintf(stderr, "knobwise: alias check: config %016llx on shape '%s' differs from its "
+                    "original %016llx\n", (unsigned long long)j->id, E->ev->shape_names[j->shape],
+                    (unsigned long long)a->id);
+        }
+        rc = kw_emit_eval(E, j->shape, j->id, 0, &j->cand, a->rc, a->m, a->guards, a->klass, &a->id);
+    }
+    if (rc != 0)
+        return rc;
+    kw_memo_ent *e = kw_memo_find(&E->memo, j->shape, j->id, 0);
+    e->state = KW_MEMO_DONE;
+    e->rc = a->rc;
+    e->guards = a->guards;
+    e->primary = a->m[E->primary];
+    e->half = kw_half_of(E, a->m);
+    e->round = (int32_t)E->round;
+    s->aliases++;
+    E->sum.aliases++;
+    return 0;
+}
+
 /* Journal this shape's evaluations of the round and put them in the memo. */
 static int kw_emit_evals(kw_eng *E, kw_shape *s)
 {
@@ -1081,16 +1245,32 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
         int rc_eval;
         const char *g;
         double primary, half;
+        if (j->alias) {
+            if ((rc = kw_emit_alias(E, s, j)) != 0)
+                return rc;
+            continue;
+        }
+        if (j->je && j->je->alias)
+            return kw_error_set(KW_ECORRUPT, "%s: record %ld: an alias where this run evaluates "
+                                "in full (the service key differs)", E->info->journal_path,
+                                j->je->record);
         if (j->live) {
             char eg[KW_GUARDS_LEN];
             if (j->rc != 0 && !j->m.guards[0])
                 snprintf(eg, sizeof eg, "error:%.200s", j->err[0] ? j->err : "evaluation failed");
             else
                 snprintf(eg, sizeof eg, "%s", j->m.guards);
-            rc = kw_emit_eval(E, j->shape, j->id, j->rep, &j->cand, j->rc, j->m.v, eg, j->m.klass);
+            rc = kw_emit_eval(E, j->shape, j->id, j->rep, &j->cand, j->rc, j->m.v, eg, j->m.klass,
+                              NULL);
             g = kw_intern_get(&E->strs, eg);
             if (!g)
                 return kw_error_set(KW_ENOMEM, "out of memory");
+            if (rc == 0 && j->alias_ent >= 0) {
+                const char *k = kw_intern_get(&E->strs, j->m.klass);
+                rc = k ? kw_memo_alias_fill(&E->alias, j->alias_ent, j->rc, j->m.v,
+                                            E->ev->n_metrics, g, k)
+                       : kw_error_set(KW_ENOMEM, "out of memory");
+            }
             rc_eval = j->rc;
             primary = j->m.v[E->primary];
             half = kw_half_of(E, j->m.v);
@@ -1098,7 +1278,10 @@ static int kw_emit_evals(kw_eng *E, kw_shape *s)
         } else {
             const kw_jeval *je = j->je;
             rc = kw_emit_eval(E, je->shape, je->id, je->rep, &je->cand, je->rc, je->m, je->guards,
-                              je->klass);
+                              je->klass, NULL);
+            if (rc == 0 && j->alias_ent >= 0)
+                rc = kw_memo_alias_fill(&E->alias, j->alias_ent, je->rc, je->m, E->ev->n_metrics,
+                                   je->guards, je->klass);
             g = je->guards;
             rc_eval = je->rc;
             primary = je->m[E->primary];
@@ -1322,6 +1505,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->probes = 32;
     o->pair = KW_PAIR_DEFAULT;
     o->rerank = KW_RERANK_DEFAULT; /* where the sample cannot rank a shape (kw_ofat.c, doc/search-log.md) */
+    o->alias = 1;
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)
@@ -1339,6 +1523,7 @@ void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jhe
     o->no_control = h->noisy && !h->control;
     o->pair = h->pair;
     o->rerank = h->rerank;
+    o->alias = h->alias;
     for (int i = 0; i < h->n_tuned; i++)
         shapes_buf[i] = h->tuned[i];
     o->n_shapes = h->n_tuned;
@@ -1535,6 +1720,8 @@ static int kw_check_header(kw_eng *E, const kw_jheader *h)
         what = "pairing budget";
     else if (h->rerank != (kw_engine_rerank_p(E) > 0 ? o->rerank : 0))
         what = "re-rank setting";
+    else if (h->alias != E->alias_on)
+        what = "alias setting";
     else if (!same_shapes)
         what = "shape list";
     if (what)
@@ -1959,6 +2146,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     E->t0 = kw_now_s();
     if ((rc = kw_check_inputs(E)) != 0)
         goto done;
+    E->alias_on = kw_alias_on(E);
     if (ops)
         E->strat = ops;
     const char *path = info->journal_path;
@@ -2012,6 +2200,9 @@ done:
     kw_journal_writer_free(E->w);
     kw_journal_free(E->j);
     kw_memo_free(&E->memo);
+    kw_memo_alias_free(&E->alias);
+    free(E->key.b);
+    free(E->key2.b);
     kw_intern_free(&E->strs);
     free(E->jobs);
     free(E->live);

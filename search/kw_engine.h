@@ -172,6 +172,10 @@ typedef struct kw_engine_summary {
     long reranks;      /* the re-rank's paired comparisons (R records) made or replayed */
     long rerank_requests; /* the requests they simulated (2 n each), beside evals: the
                        * budget counts evals only */
+    long aliases;      /* evaluations given an earlier one's result by their service key
+                        * (kw_engine.c "aliases"), made or replayed: beside evals, not
+                        * counted by the budget */
+    long alias_mismatches; /* opts.alias_check: aliases whose full evaluation differed */
 } kw_engine_summary;
 
 /* Defaults: ofat, sweep, no budget, "p95_us", min_effect 1%, alpha 0.05,

@@ -36,6 +36,11 @@ typedef struct kw_job {
     double dur_s;             /* wall time of the call (scheduling only, never journalled) */
     kw_metrics m;
     char err[KW_GUARDS_LEN];  /* evaluator's message when rc != 0 */
+    /* aliases (kw_engine.c): alias 1 = this job takes entry alias_ent's result (live
+     * only under opts.alias_check); alias 0 with alias_ent >= 0 = this job is that
+     * entry's original; -1: neither */
+    int alias;
+    long alias_ent;
 } kw_job;
 
 typedef struct kw_evpool {

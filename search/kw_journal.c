@@ -666,6 +666,7 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         h->control = kw_rec_raw(r, "control") ? (int)kw_f_int(ps, r, "control", 0, 1) : 0;
         h->pair = kw_rec_raw(r, "pair") ? (long)kw_f_int(ps, r, "pair", 1, KW_PAIR_BUDGET_MAX) : 0;
         h->rerank = kw_rec_raw(r, "rerank") ? (int)kw_f_int(ps, r, "rerank", 2, KW_RERANK_MAX) : 0;
+        h->alias = kw_rec_raw(r, "alias") ? (int)kw_f_int(ps, r, "alias", 1, 1) : 0;
         char *t = kw_rec_raw(r, "tuned");
         if (!t) {
             kw_perr(ps, "field 'tuned' missing");
@@ -906,6 +907,15 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         e->m = m;
         e->guards = kw_f_str(ps, r, "g");
         e->klass = kw_f_str(ps, r, "k");
+        /* a=ID since stop 47 (an alias, kw_jeval): optional */
+        if (kw_rec_raw(r, "a")) {
+            e->alias = 1;
+            e->alias_of = kw_f_id(ps, r, "a");
+            if (!h->alias)
+                kw_perr(ps, "an alias (a=) in a run without alias=1");
+            else if (e->rep != 0 || e->alias_of == e->id)
+                kw_perr(ps, "an alias of itself or of a repetition");
+        }
         break;
     }
     case 'T': {
@@ -977,6 +987,8 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         kw_f_cand(ps, &d->best, r, "c");
         d->evals = (long)kw_f_int(ps, r, "evals", 0, 1LL << 60);
         d->steps = (int)kw_f_int(ps, r, "steps", 0, 1 << 30);
+        /* aliases=N since stop 47 (a run with alias=1): optional */
+        d->aliases = kw_rec_raw(r, "aliases") ? (long)kw_f_int(ps, r, "aliases", 0, 1LL << 60) : 0;
         break;
     }
     case 'P': {
@@ -1058,6 +1070,8 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
     }
     if (r->type == 'R' && out->rr.shape >= 0 && out->rr.shape < KW_JOURNAL_SHAPE_MAX)
         j->rerank_req[out->rr.shape] += 2 * out->rr.n;
+    if (r->type == 'E' && out->e.alias && out->e.shape >= 0 && out->e.shape < KW_JOURNAL_SHAPE_MAX)
+        j->n_alias[out->e.shape]++;
 }
 
 /* kw_journal_load's keeper: a parsed body record into the journal's arrays,
@@ -1972,6 +1986,18 @@ int kw_journal_check(const kw_journal *j)
         if (kw_journal_eval_find(j, e->shape, e->id, e->rep) != e)
             return kw_error_set(KW_ECORRUPT, "%s: record %ld: the same evaluation is recorded twice",
                                 j->path, e->record);
+        if (e->alias) { /* an earlier full evaluation of the shape, whose result it carries */
+            const kw_jeval *o = kw_journal_eval_find(j, e->shape, e->alias_of, 0);
+            if (!o || o->record > e->record || o->alias)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: an alias of %016llx, which is no "
+                                    "earlier full evaluation of shape %d", j->path, e->record,
+                                    (unsigned long long)e->alias_of, e->shape);
+            if (o->rc != e->rc || memcmp(o->m, e->m, sizeof(double) * (size_t)h->n_metrics) != 0 ||
+                strcmp(o->guards, e->guards) != 0 || strcmp(o->klass, e->klass) != 0)
+                return kw_error_set(KW_ECORRUPT, "%s: record %ld: alias %016llx's result differs "
+                                    "from its original's (record %ld)", j->path, e->record,
+                                    (unsigned long long)e->id, o->record);
+        }
     }
     for (size_t i = 0; i < j->n_viols; i++) {
         const kw_jviol *v = &j->viols[i];

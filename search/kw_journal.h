@@ -26,6 +26,9 @@
  *                                         pair=N: a noisy run pairs each finished shape's
  *                                         recommendation with its neighbours, N records,
  *                                         spending at most N evaluations per shape)
+ *     [alias=1]                          (since stop 47, at the end: E records may be
+ *                                         aliases, a=ID below; absent: none, and a resume
+ *                                         of such a journal makes none)
  *   A key=K value=V                      caller attributes (owner, input paths, ...)
  *   I name=N hash=H                      one per input file
  *   K i=N name=KNOB base=B values=V0,V1,...
@@ -39,6 +42,11 @@
  *       is taken over; with control=1, R = K*repeats + r (K >= 1) is the
  *       reference's K-th control block, re-measured in a later round beside
  *       its challengers (kw_engine.c "the control")
+ *     [a=ID] (since stop 47, alias=1 runs only, at the end): an ALIAS, not
+ *       evaluated: its service key (kw_evaluator.service_key) equalled that of
+ *       config ID's earlier full evaluation on the same shape (rep 0, itself no
+ *       alias), whose rc, m, g and k it repeats (kw_journal_check); the budget
+ *       does not count it, verify evaluates it in full (kw_engine.c "aliases")
  *   T s=SHAPE step=N phase=main|probe|explore|backtrack|fix|settle d=DECISION parent=ID id=ID
  *     knob=NAME old=TEXT new=TEXT before=P after=P delta=PCT p=P nb=N na=N g=GUARDS
  *     con=CONSTRAINT c=CAND why=REASON
@@ -58,7 +66,9 @@
  *       first sweep cut to its best-estimated candidates while the bound had too
  *       few pairs (the rest come in the knob-by-knob sweeps that follow)
  *   D s=SHAPE why=converged|budget|exhausted base=ID base_p=P best=ID best_p=P c=CAND
- *     evals=N steps=N                    shape done: its recommendation
+ *     evals=N steps=N [aliases=N]        shape done: its recommendation; evals= its full
+ *                                         evaluations (an alias=1 run's aliases beside,
+ *                                         since stop 47)
  *   N s=SHAPE id=ID k=K nb=ID nk=K knob=NAME new=TEXT c=CAND n=R pm=P nm=P delta=PCT
  *     lo=PCT hi=PCT g=GUARDS
  *       a pair (after the shape's D record, pair=N runs only; kw_engine.c "the
@@ -169,6 +179,7 @@ typedef struct kw_jheader {
     int rerank;                  /* rerank=K: a noiseless OFAT run re-ranks each shape's top K
                                   * configs on a long paired sample (R records; 0: none) */
     int tabu, probes;
+    int alias;                   /* alias=1: E records may be aliases (a=); 0 when absent */
     int n_tuned;
     int tuned[KW_JOURNAL_SHAPE_MAX];                     /* evaluator shape indices, in order */
     int n_shapes;
@@ -199,6 +210,12 @@ typedef struct kw_jeval {
     const double *m;      /* n_metrics values, named by the header's metric_names */
     const char *guards;   /* failed guards joined by ';', "" when all pass */
     const char *klass;    /* bottleneck class */
+    /* An alias (a=ID, since stop 47; only in a run whose header has alias=1): the
+     * evaluation was not made, its result is the earlier full evaluation's of config
+     * ID on the same shape, whose service key was the same (search/kw_engine.c
+     * "aliases"). The budget does not count it; verify evaluates it in full. */
+    int alias;
+    uint64_t alias_of;
 } kw_jeval;
 
 /* One step decision (T). */
@@ -242,8 +259,9 @@ typedef struct kw_jdone {
     uint64_t baseline_id, best_id;
     double baseline_primary, best_primary;
     kw_cand best;
-    long evals;
+    long evals;           /* full evaluations (since stop 47 aliases not included) */
     int steps;
+    long aliases;         /* aliases=N (since stop 47; 0 when absent) */
 } kw_jdone;
 
 /* A pair (N): a finished shape's recommendation and one of its one-knob
@@ -319,6 +337,9 @@ typedef struct kw_journal {
     long pred_skip[KW_JOURNAL_SHAPE_MAX]; /* skip=1 only: ruled out by the bound */
     /* the re-rank's requests (R records: 2 n each) per evaluator shape; both readers count */
     long rerank_req[KW_JOURNAL_SHAPE_MAX];
+    /* aliases (E records with a=) per evaluator shape; both readers count. The full
+     * evaluations of a shape are its E records less these. */
+    long n_alias[KW_JOURNAL_SHAPE_MAX];
 } kw_journal;
 
 /* Statistics of one config on one shape over its repetitions. */
@@ -354,6 +375,7 @@ typedef struct kw_jresult {
     long controls;        /* of them, control re-measurements (rep >= repeats, before D) */
     long pairs;           /* of them, the pairing's re-measurements (rep >= repeats, after D) */
     int steps;            /* T records of the shape */
+    long aliases;         /* of evals, aliases (a=): evals - aliases are the full evaluations */
 } kw_jresult;
 
 /* The re-rank's rule (kw_ofat.c "the re-rank", kw_journal_check): a challenger whose

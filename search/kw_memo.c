@@ -92,3 +92,109 @@ void kw_memo_free(kw_memo *m)
     free(m->t);
     memset(m, 0, sizeof *m);
 }
+
+/* ---------------------------------------------------------------- aliases */
+
+int kw_memo_skey_put(kw_skey *k, const void *p, size_t n)
+{
+    if (k->n + n > k->cap) {
+        size_t cap = k->cap ? k->cap : 256;
+        while (cap < k->n + n)
+            cap *= 2;
+        unsigned char *nb = realloc(k->b, cap);
+        if (!nb)
+            return kw_error_set(KW_ENOMEM, "out of memory for a service key of %zu bytes", k->n + n);
+        k->b = nb;
+        k->cap = cap;
+    }
+    memcpy(k->b + k->n, p, n);
+    k->n += n;
+    return 0;
+}
+
+uint64_t kw_memo_alias_hash(const kw_skey *k)
+{
+    return kw_mix_fnv1a(KW_FNV64_OFFSET, k->b, k->n);
+}
+
+static size_t kw_alias_home(int shape, uint64_t hash, size_t n_slot)
+{
+    return kw_mix_final(hash ^ ((uint64_t)(unsigned)shape << 40)) & (n_slot - 1);
+}
+
+long kw_memo_alias_next(const kw_alias *a, int shape, uint64_t hash, size_t *pos)
+{
+    if (!a->n_slot)
+        return -1;
+    size_t mask = a->n_slot - 1;
+    size_t h = (kw_alias_home(shape, hash, a->n_slot) + *pos) & mask;
+    while (a->slot[h]) {
+        const kw_alias_ent *e = &a->e[a->slot[h] - 1];
+        (*pos)++;
+        if (e->hash == hash && e->shape == shape)
+            return (long)(a->slot[h] - 1);
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+long kw_memo_alias_add(kw_alias *a, int shape, uint64_t hash, uint64_t id, const kw_cand *c)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        kw_alias_ent *ne = realloc(a->e, cap * sizeof *ne);
+        if (!ne)
+            return -1;
+        a->e = ne;
+        a->cap = cap;
+    }
+    if ((a->n + 1) * 2 > a->n_slot) {
+        size_t ns = a->n_slot ? a->n_slot * 2 : 1024;
+        size_t *st = calloc(ns, sizeof *st);
+        if (!st)
+            return -1;
+        for (size_t i = 0; i < a->n; i++) {
+            size_t h = kw_alias_home(a->e[i].shape, a->e[i].hash, ns);
+            while (st[h])
+                h = (h + 1) & (ns - 1);
+            st[h] = i + 1;
+        }
+        free(a->slot);
+        a->slot = st;
+        a->n_slot = ns;
+    }
+    kw_alias_ent *e = &a->e[a->n];
+    memset(e, 0, sizeof *e);
+    e->hash = hash;
+    e->shape = shape;
+    e->id = id;
+    e->cand = *c;
+    size_t h = kw_alias_home(shape, hash, a->n_slot);
+    while (a->slot[h])
+        h = (h + 1) & (a->n_slot - 1);
+    a->slot[h] = ++a->n;
+    return (long)(a->n - 1);
+}
+
+int kw_memo_alias_fill(kw_alias *a, long i, int rc, const double *m, int n, const char *guards,
+                  const char *klass)
+{
+    kw_alias_ent *e = &a->e[i];
+    if (!e->m && !(e->m = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1))))
+        return kw_error_set(KW_ENOMEM, "out of memory recording an evaluation's result");
+    memcpy(e->m, m, sizeof(double) * (size_t)n);
+    e->rc = rc;
+    e->guards = guards;
+    e->klass = klass;
+    e->done = 1;
+    return 0;
+}
+
+void kw_memo_alias_free(kw_alias *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->e[i].m);
+    free(a->e);
+    free(a->slot);
+    memset(a, 0, sizeof *a);
+}

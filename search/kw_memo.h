@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "kw_journal.h"
+#include "kw_search.h"
 
 enum { KW_MEMO_EMPTY, KW_MEMO_JOURNAL, KW_MEMO_PENDING, KW_MEMO_DONE };
 
@@ -49,5 +50,43 @@ void kw_memo_del(kw_memo *m, kw_memo_ent *e);
 
 /* Free the table; m may then be reused (it is zeroed). */
 void kw_memo_free(kw_memo *m);
+
+/* ---- the engine's aliases (kw_engine.c "aliases") ----
+ * Per shape, every service key (kw_evaluator.service_key) met first, in journal
+ * order: the full evaluation it names (its config) and, once journalled, its
+ * result. Looked up by the key's hash; a hit is only a candidate: the caller
+ * makes the entry's key again from its config and compares the bytes, so two
+ * keys that share a hash never alias. */
+typedef struct kw_alias_ent {
+    uint64_t hash;
+    int32_t shape;
+    int32_t done;         /* the original is journalled: rc, m, guards, klass hold its result */
+    uint64_t id;          /* the original's config id */
+    kw_cand cand;
+    int32_t rc;
+    double *m;            /* n_metrics values (malloc'ed by kw_memo_alias_fill) */
+    const char *guards;   /* interned by the caller */
+    const char *klass;
+} kw_alias_ent;
+
+typedef struct kw_alias {
+    kw_alias_ent *e;      /* entries, in the order they were added */
+    size_t n, cap;
+    size_t *slot;         /* open addressing over (shape, hash): entry index + 1, 0 empty */
+    size_t n_slot;
+} kw_alias;
+
+/* FNV-1a of a key's bytes. */
+uint64_t kw_memo_alias_hash(const kw_skey *k);
+/* The next entry of (shape, hash) after probe position *pos (start at 0): its
+ * index, or -1 when there is none. */
+long kw_memo_alias_next(const kw_alias *a, int shape, uint64_t hash, size_t *pos);
+/* Add an entry (not done) for the original (shape, id, c) of a key: its index, or -1
+ * on out of memory. */
+long kw_memo_alias_add(kw_alias *a, int shape, uint64_t hash, uint64_t id, const kw_cand *c);
+/* Record entry i's result (n metrics): 0 or KW_ENOMEM. */
+int kw_memo_alias_fill(kw_alias *a, long i, int rc, const double *m, int n, const char *guards,
+                  const char *klass);
+void kw_memo_alias_free(kw_alias *a);
 
 #endif

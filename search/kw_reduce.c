@@ -101,7 +101,7 @@ typedef struct kw_rmove {
 } kw_rmove;
 
 typedef struct kw_rshape {
-    long evals, controls, pairs;
+    long evals, controls, pairs, aliases;
     int steps;
     int has_done;
     kw_jdone done;
@@ -222,6 +222,7 @@ static int kw_r_oom(void)
 static int kw_r_eval(kw_reduce *r, const kw_jeval *e)
 {
     r->shapes[e->shape].evals++;
+    r->shapes[e->shape].aliases += e->alias != 0;
     if (e->rep < 0 || e->rep >= r->repeats) {
         /* a control re-measurement, or after the shape's D record the
          * pairing's: outside the statistics (kw_journal_stats reads
@@ -390,6 +391,7 @@ int kw_reduce_result(kw_jresult *out, const kw_reduce *r, int shape)
     out->evals = s->evals;
     out->controls = s->controls;
     out->pairs = s->pairs;
+    out->aliases = s->aliases;
     out->steps = s->steps;
     kw_knobs_cand_baseline(&out->baseline, ks);
     out->baseline_id = kw_knobs_cand_id(ks, &out->baseline);

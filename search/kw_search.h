@@ -100,6 +100,16 @@ typedef struct kw_paired {
                            * 0: passes them, or the evaluator does not say */
 } kw_paired;
 
+/* A service key's bytes (kw_evaluator.service_key): a growable buffer,
+ * emptied by the caller (n = 0) before each key; b is malloc'ed. */
+typedef struct kw_skey {
+    unsigned char *b;
+    size_t n, cap;
+} kw_skey;
+
+/* Append n bytes of p to k: 0 or KW_ENOMEM (search/kw_memo.c). */
+int kw_memo_skey_put(kw_skey *k, const void *p, size_t n);
+
 /* The evaluator interface. The engine does not care whether it is the model
  * (src/) or an external command measuring real hardware.
  * eval() must be thread-safe and deterministic in (candidate, shape, rep). */
@@ -143,6 +153,19 @@ typedef struct kw_evaluator {
      * and controls stay on one device while other shapes use the others. */
     int devices;
     int (*eval_on)(void *ctx, int device, const kw_cand *c, int shape, int rep, kw_metrics *out);
+    /* Optional (NULL: none; only a noiseless evaluator whose eval() is a pure
+     * function of (candidate, shape) may give one): the SERVICE KEY of c on
+     * shape, appended to out (kw_memo_skey_put): the serialized bytes of everything
+     * eval() reads after the candidate's own stage (for the model: the service
+     * table of every batch size the simulation can form, the dispatcher knobs,
+     * the arrivals' identity, the drift check's outputs; src/model/kw_eval.c
+     * kw_model_eval_key). Two candidates of one shape with equal keys get
+     * eval() results equal bit for bit, so the engine gives the later one (in
+     * journal order) the earlier one's result as an alias (kw_engine.c "aliases"),
+     * which the budget does not count. Returns 0 (key made), 1 (no key: c is
+     * evaluated in full) or an error. Thread-safe; a wrapper that copies an
+     * evaluator must set it for its own ctx and candidates. */
+    int (*service_key)(void *ctx, const kw_cand *c, int shape, kw_skey *out);
 } kw_evaluator;
 
 /* ---- knob space and candidates (kw_knobs.c) ---- */
@@ -320,6 +343,17 @@ typedef struct kw_engine_opts {
      * re-rank", R records); 0 turns it off. kw_engine_opts_init: KW_RERANK_DEFAULT
      * (doc/search-log.md). Recorded in the journal header (rerank=K) of a run that may re-rank. */
     int rerank;
+    /* Aliases (noiseless evaluator with service_key only; kw_engine.c "aliases"): a
+     * candidate whose service key equals an earlier full evaluation's of the same
+     * shape gets that evaluation's result without evaluator call, journalled as its
+     * alias (E field a=), and the budget counts full evaluations only.
+     * kw_engine_opts_init: 1. Recorded in the journal header (alias=1) of a run that
+     * aliases; a journal without it resumes without aliases. */
+    int alias;
+    /* Tests and the bench's check only: every alias is also evaluated in full and
+     * compared bit for bit with its original (kw_engine_summary.alias_mismatches);
+     * the journal is the same as without the check. */
+    int alias_check;
 } kw_engine_opts;
 
 #endif

@@ -74,7 +74,8 @@ typedef struct kw_shape {
     int shape;                /* evaluator shape index */
     kw_shape_phase phase;
     kw_cand base, pos;        /* baseline and incumbent (current position) */
-    long evals;               /* evaluations journalled for this shape */
+    long evals;               /* full evaluations journalled for this shape (the budget's) */
+    long aliases;             /* aliases journalled for this shape (kw_engine.c "aliases") */
     int step;                 /* steps journalled */
     int budget_hit;           /* the budget dropped a planned candidate */
     int reserve;              /* plan: evaluations this round must leave unspent */
@@ -181,6 +182,9 @@ struct kw_eng {
     double held_deadline;
     kw_eta eta;               /* OFAT's convergence estimate, fed every live report */
     size_t rr_next;           /* resume: the next of j's R records to replay */
+    int alias_on;             /* this run aliases (kw_engine.c "aliases") */
+    kw_alias alias;           /* the service keys met, per shape */
+    kw_skey key, key2;        /* scratch: a candidate's key, an entry's key made again */
 };
 
 /* Statistics of a config's primary over its journalled repetitions, computed

@@ -353,10 +353,15 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
                      r.baseline_primary != 0 && isfinite(r.baseline_primary)
                          ? (r.best_primary - r.baseline_primary) / r.baseline_primary * 100.0
                          : 0.0);
-        char cheap[64] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
+        char cheap[96] = ""; /* multi-fidelity screening: the cheap estimates beside the evaluations */
+        char al[40] = "";    /* aliases (kw_engine.c): judged, not evaluated, outside the budget */
+        if (r.aliases > 0)
+            snprintf(al, sizeof al, "%ld aliases%s", r.aliases, j->pred_n[s] > 0 ? ", " : "");
         if (j->pred_n[s] > 0)
-            snprintf(cheap, sizeof cheap, "  (+%ld estimates, %ld ruled out)", j->pred_n[s],
+            snprintf(cheap, sizeof cheap, "  (+%s%ld estimates, %ld ruled out)", al, j->pred_n[s],
                      j->pred_skip[s]);
+        else if (r.aliases > 0)
+            snprintf(cheap, sizeof cheap, "  (+%s)", al);
         /* the same-round controls and the pairing's re-measurements, counted
          * in evals, reported apart (before stop 46 only the controls: a
          * --budget 60 run read "120 evals (10 controls)", 60 unexplained) */
@@ -379,7 +384,7 @@ static void kw_cli_tune_ui_summary(const char *dir, const char *journal)
             snprintf(effect, sizeof effect, "%+6.1f%%", hb > 0 ? (ha - hb) / hb * 100.0 : 0.0);
         printf("  %-32s %s %10.1f -> %10.1f us (%s)  %2d knob%s changed  %5ld evals%s  %s%s\n",
                j->h.shape_names[s], label, hb, ha, effect,
-               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals, ctl,
+               r.n_changes, r.n_changes == 1 ? "" : "s", r.evals - r.aliases, ctl,
                r.done ? r.why : "incomplete: best so far", cheap);
         int si = rs ? kw_runsum_find_shape(rs, j->h.shape_names[s]) : -1;
         if (!passes && r.evals > 0) {

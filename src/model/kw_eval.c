@@ -494,6 +494,131 @@ done:
     return rc;
 }
 
+/* The service key (kw_evaluator.service_key; the engine's aliases, search/kw_engine.c):
+ * the bytes of everything kw_eval_measured (ms NULL) reads once c is decoded, so that
+ * two candidates of a shape with equal keys get results equal bit for bit. It reads:
+ *   - the arrivals and the simulation's options, fixed per (evaluator, shape): the
+ *     shape, the seed, the sample, the rate, the trace, the counterfactual switch,
+ *     whether the thermal window and the drift check run;
+ *   - the four mapping fields the serving simulation reads (kw_sim.c kw_st_init,
+ *     kw_check_input; the thermal window runs that simulation at lower clocks):
+ *     max_batch, placement, cores_per_request, batch_timeout_us;
+ *   - the service table for every batch size 1..max_batch, each field the
+ *     simulation reads (per batch: kernels, fallbacks; per kernel: launch, time, DRAM
+ *     demand, FLOPs executed and useful, precision, fallback), and what the
+ *     evaluation reads of one request (latency, launch, launches, reuse, DRAM bytes,
+ *     energy, bound class);
+ *   - the drift stage's outputs as the evaluation records them (cos, rel RMS, max
+ *     abs, the fallback precision, pass) rather than the knobs behind them: a key of
+ *     precision/fusion/tile_k/split_k values aliased evaluations whose quality_cos
+ *     differs (stop 45, doc/search-log.md "growth-phases").
+ * A mapping stage 1 cannot serve is infeasible whatever else it sets: one key per
+ * shape. No key (1): a noisy space (noise depends on the candidate), a continuous-
+ * batching shape (kw_eval_cb reads the whole mapping), a config the decoder refuses
+ * or the drift check fails on (the evaluation's error is its own). A field added to
+ * what the simulation or the guards read must be added here: tests/test_alias.c
+ * evaluates every config of a space both ways. */
+static int kw_model_eval_key(void *ctx, const kw_cand *c, int shape, kw_skey *k)
+{
+    const kw_model_eval *e = ctx;
+    const kw_config *cfg = e->cfg;
+    const kw_shape *s = kw_eval_shape(e, shape);
+    const kw_block *b = &cfg->workload.blocks[s->block];
+    if (cfg->space.noise_pct > 0.0 || s->continuous)
+        return 1;
+    kw_mapping m;
+    int rc = kw_mapping_decode(&m, &cfg->space, b, c);
+    if (rc != 0) {
+        kw_error_clear();
+        return 1;
+    }
+    kw_sim_opts so = kw_eval_sim_opts(e, shape);
+    struct {
+        char tag[8];
+        int32_t shape, requests, warmup, thermal, drift, no_contention, traced, trace_shape;
+        uint64_t seed, sim_seed;
+        double rate;
+    } hd;
+    memset(&hd, 0, sizeof hd);
+    memcpy(hd.tag, "kwsk1", 5);
+    hd.shape = shape;
+    hd.requests = so.requests;
+    hd.warmup = so.warmup;
+    hd.thermal = e->opts.thermal != 0;
+    hd.drift = e->opts.drift != 0;
+    hd.no_contention = e->opts.no_contention != 0;
+    hd.traced = e->use_trace[shape] != NULL;
+    hd.trace_shape = e->trace_shape[shape];
+    hd.seed = e->opts.seed;
+    hd.sim_seed = so.seed;
+    hd.rate = e->rate_per_s[shape];
+    if ((rc = kw_memo_skey_put(k, &hd, sizeof hd)) != 0)
+        return rc;
+    kw_cost *svc = NULL;
+    rc = kw_eval_service(&svc, e, s, b, &m);
+    if (rc == KW_EINPUT || rc == KW_EMODEL) { /* kw_eval_infeasible: one result */
+        kw_error_clear();
+        return kw_memo_skey_put(k, "infeasible", 10);
+    }
+    if (rc != 0)
+        return rc;
+    struct {
+        int32_t max_batch, placement, cores, launches, bound, n_kernels;
+        double timeout_us, latency_us, launch_us, reuse, dram_bytes, energy_j;
+    } mp;
+    memset(&mp, 0, sizeof mp);
+    mp.max_batch = m.max_batch;
+    mp.placement = (int32_t)m.placement;
+    mp.cores = m.cores_per_request;
+    mp.launches = svc[0].launches;
+    mp.bound = (int32_t)svc[0].bound;
+    mp.n_kernels = svc[0].n_kernels;
+    mp.timeout_us = m.batch_timeout_us;
+    mp.latency_us = svc[0].latency_us;
+    mp.launch_us = svc[0].launch_us;
+    mp.reuse = svc[0].reuse_ratio;
+    mp.dram_bytes = svc[0].dram_bytes;
+    mp.energy_j = svc[0].energy_j;
+    rc = kw_memo_skey_put(k, &mp, sizeof mp);
+    for (int r = 0; rc == 0 && r < m.max_batch; r++) {
+        const kw_cost *co = &svc[r];
+        int32_t nb[2] = {co->n_kernels, co->fallbacks};
+        rc = kw_memo_skey_put(k, nb, sizeof nb);
+        for (int i = 0; rc == 0 && i < co->n_kernels; i++) {
+            const kw_kernel *q = &co->kernels[i];
+            struct {
+                double launch_us, time_us, demand, exec_flops, flops;
+                int32_t prec, fallback;
+            } kk;
+            memset(&kk, 0, sizeof kk);
+            kk.launch_us = q->launch_us;
+            kk.time_us = q->time_us;
+            kk.demand = q->dram_bytes_per_us;
+            kk.exec_flops = q->exec_flops;
+            kk.flops = q->flops;
+            kk.prec = (int32_t)q->prec;
+            kk.fallback = q->fallback;
+            rc = kw_memo_skey_put(k, &kk, sizeof kk);
+        }
+    }
+    free(svc);
+    if (rc != 0)
+        return rc;
+    double v[KW_METRIC_MAX];
+    kw_eval_facts facts;
+    memset(v, 0, sizeof v);
+    memset(&facts, 0, sizeof facts);
+    if ((rc = kw_eval_drift(e, b, s, &m, v, &facts, 1)) != 0) {
+        if (rc == KW_ENOMEM)
+            return rc;
+        kw_error_clear();
+        return 1;
+    }
+    double dq[5] = {v[KW_M_QUALITY_COS], v[KW_M_QUALITY_REL_RMS], v[KW_M_QUALITY_MAX_ABS],
+                    v[KW_M_DRIFT_FALLBACK], (double)facts.drift_failed};
+    return kw_memo_skey_put(k, dq, sizeof dq);
+}
+
 /* predict(): the cheap stage (kw_estimate.h) - stage 1 and a closed-form
  * queue instead of the serving simulation, plus the drift check, which is
  * exact and cached per numerics key (a few numerics keys per space, so the
@@ -1099,6 +1224,7 @@ int kw_eval_new(kw_model_eval **out, const kw_config *cfg, const kw_model_opts *
     e->iface.eval = kw_model_eval_one;
     e->iface.predict = kw_model_eval_predict;
     e->iface.paired = kw_model_eval_paired;
+    e->iface.service_key = e->iface.noisy ? NULL : kw_model_eval_key;
     *out = e;
     return 0;
 }

@@ -696,6 +696,7 @@ static void kw_exec_iface_init(kw_exec *e)
     e->iface.paired = NULL; /* a measured figure is the device's, not a seeded simulation's */
     e->iface.devices = 0; /* one worker, one device (mpirun's pool gives several) */
     e->iface.eval_on = NULL;
+    e->iface.service_key = NULL; /* a measurement is never another's: no aliases */
     kw_knobs_cand_baseline(&e->base, &e->cfg->space.knobs);
 }
 

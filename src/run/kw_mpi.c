@@ -494,6 +494,14 @@ static int kw_mpi_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *ou
     return p->local->predict(p->local->ctx, c, shape, out);
 }
 
+/* The service key on rank 0 (a pure function of its arguments, as every rank's
+ * evaluation is: the engine's aliases are the same whatever the rank count). */
+static int kw_mpi_service_key(void *ctx, const kw_cand *c, int shape, kw_skey *out)
+{
+    const kw_mpi_pool *p = ctx;
+    return p->local->service_key(p->local->ctx, c, shape, out);
+}
+
 /* On rank 0 (a pure function of its arguments: the same as a single
  * process's). */
 static int kw_mpi_paired(void *ctx, const kw_cand *a, const kw_cand *b, int shape, double p,
@@ -613,6 +621,7 @@ int kw_mpi_pool_start(kw_mpi_pool **out, const kw_mpi_spec *spec, const kw_evalu
     p->iface.eval_on = p->iface.devices ? kw_mpi_eval_on : NULL;
     p->iface.predict = local->predict ? kw_mpi_predict : NULL;
     p->iface.paired = local->paired ? kw_mpi_paired : NULL;
+    p->iface.service_key = local->service_key ? kw_mpi_service_key : NULL;
     p->t0 = kw_mpi_now_s();
     if (pthread_create(&p->tid, NULL, kw_mpi_dispatch, p) != 0) {
         rc = kw_error_set(KW_ENOMEM, "cannot start the MPI dispatcher thread");

@@ -1281,6 +1281,8 @@ static void kw_x_shape(kw_xw *x, const kw_runsum *rs, int shape)
         kw_x_num(x, "ranking_half_us", s->verdict.half, 3);
         kw_x_long(x, "ranking_requests", s->verdict.samples);
     }
+    if (s->aliases_total > 0) /* since stop 47: of evaluations, the aliases */
+        kw_x_long(x, "aliases", s->aliases_total);
     if (s->baseline >= 0) {
         kw_x_start(x, "baseline");
         kw_x_id(x, "id", s->configs[s->baseline].id);

@@ -1130,6 +1130,17 @@ static int kw_build_end(kw_build *B, kw_runsum *rs, int n_tuned, const int *tune
     return 0;
 }
 
+/* Each summary shape's aliases, from the journal reader's count (both readers count
+ * them as they parse). */
+static void kw_build_aliases(const kw_build *B, kw_runsum *rs, const kw_journal *j)
+{
+    for (int i = 0; i < rs->n_shapes; i++)
+        rs->shapes[i].aliases_total = 0;
+    for (int es = 0; es < j->h.n_shapes && es < KW_JOURNAL_SHAPE_MAX; es++)
+        if (B->map[es] >= 0 && B->map[es] < rs->n_shapes)
+            rs->shapes[B->map[es]].aliases_total += j->n_alias[es];
+}
+
 /* The builder behind both entries: j, or the file at path listed. */
 static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j, const char *path,
                         int top_ranked, int top_rejected)
@@ -1165,6 +1176,7 @@ static int kw_build_run(kw_runsum **out, kw_journal **jout, const kw_journal *j,
     }
     if ((rc = kw_build_end(&B, B.rs, n_tuned, tuned, best, done)) != 0)
         goto done;
+    kw_build_aliases(&B, B.rs, src);
     *out = B.rs;
     B.rs = NULL;
     if (jout) {
@@ -1298,6 +1310,8 @@ int kw_runsum_live_summary(kw_runsum **out, const kw_journal **hdr, kw_runsum_li
         B->keep_all = 0;
         rc = kw_build_end(B, rs, n_tuned, tuned, best, done);
         B->keep_all = 1;
+        if (rc == 0)
+            kw_build_aliases(B, rs, j);
     }
     if (rc != 0) {
         kw_runsum_free(rs);

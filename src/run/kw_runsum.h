@@ -139,6 +139,10 @@ typedef struct kw_rs_shape {
     int verdict_rival;
     kw_paired verdict;  /* its half-width widened over verdict_looks (kw_simci_pair_half_looks) */
     int verdict_looks;  /* the looks its sequence planned (1: one, at the run's 1 - alpha) */
+    /* of evals_total, the aliases (E records with a=, search/kw_engine.c "aliases": an
+     * earlier evaluation's result by service key, not counted by the budget); set from
+     * the journal's count by the results' summary */
+    long aliases_total;
 } kw_rs_shape;
 
 /* What the run was, recorded for the reader. */

@@ -742,6 +742,80 @@ static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
     return rc;
 }
 
+/* journal shape index -> evaluator shape index, by name (-1: none) */
+static void kw_v_shape_map(int *map, const kw_journal *j, const kw_evaluator *ev)
+{
+    for (int s = 0; s < j->h.n_shapes && s < KW_JOURNAL_SHAPE_MAX; s++) {
+        map[s] = -1;
+        for (int e = 0; e < ev->n_shapes; e++)
+            if (strcmp(ev->shape_names[e], j->h.shape_names[s]) == 0)
+                map[s] = e;
+    }
+}
+
+/* Every alias (an E record with a=, search/kw_engine.c "aliases": the result of an
+ * earlier full evaluation whose service key was the same, given without evaluating)
+ * evaluated in full now and compared bit for bit with what it records (which
+ * kw_journal_check found equal to its original's): the claim that the two services
+ * are one is checked, not trusted. A recorded error result is left out, as the
+ * sample leaves it out. */
+static int kw_v_aliases(kw_sbuf *log, const kw_journal *j, const kw_evaluator *ev, const int *map)
+{
+    long n = 0;
+    for (size_t i = 0; i < j->n_evals; i++) {
+        const kw_jeval *e = &j->evals[i];
+        if (!e->alias || e->rc != 0 || e->shape < 0 || e->shape >= j->h.n_shapes ||
+            map[e->shape] < 0)
+            continue;
+        kw_metrics m;
+        memset(&m, 0, sizeof m);
+        int rc = ev->eval(ev->ctx, &e->cand, map[e->shape], e->rep, &m);
+        char what[160] = "";
+        if (rc != 0)
+            snprintf(what, sizeof what, "its evaluation failed: %.100s", kw_error_last());
+        for (int k = 0; rc == 0 && !what[0] && k < j->h.n_metrics; k++) {
+            int ek = -1;
+            for (int q = 0; q < ev->n_metrics; q++)
+                if (strcmp(ev->metric_names[q], j->h.metric_names[k]) == 0)
+                    ek = q;
+            if (ek >= 0 && !(e->m[k] == m.v[ek] || (isnan(e->m[k]) && isnan(m.v[ek]))))
+                snprintf(what, sizeof what, "%s was %.17g, evaluated in full %.17g",
+                         j->h.metric_names[k], e->m[k], m.v[ek]);
+        }
+        if (rc == 0 && !what[0] &&
+            (strcmp(e->guards, m.guards) != 0 || strcmp(e->klass, m.klass) != 0))
+            snprintf(what, sizeof what, "guards '%.30s' class '%.20s', evaluated in full '%.30s' '%.20s'",
+                     e->guards, e->klass, m.guards, m.klass);
+        if (what[0]) {
+            rc = kw_error_set(KW_ECORRUPT, "%s: record %ld: alias %016llx (of %016llx) on shape %s: "
+                              "%s", j->path, e->record, (unsigned long long)e->id,
+                              (unsigned long long)e->alias_of, j->h.shape_names[e->shape], what);
+            kw_sbuf_printf(log, "FAIL aliases: %s\n", kw_error_last());
+            return rc;
+        }
+        n++;
+    }
+    if (n > 0)
+        kw_sbuf_printf(log, "ok   aliases: %ld aliases evaluated in full give their originals' "
+                            "results bit for bit\n", n);
+    return 0;
+}
+
+/* The aliases checked before anything derived from the journal (kw_v_aliases). */
+static int kw_v_alias_check(kw_sbuf *log, kw_rundir *r)
+{
+    const kw_journal *j = r->j;
+    if (!j->h.alias || r->inputs_changed)
+        return 0; /* no aliases; changed inputs: the re-evaluation says so */
+    const kw_evaluator *ev;
+    int rc = kw_rundir_evaluator(&ev, r);
+    if (rc != 0)
+        return rc;
+    int map[KW_JOURNAL_SHAPE_MAX];
+    kw_v_shape_map(map, j, ev);
+    return kw_v_aliases(log, j, ev, map);
+}
+
 static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
 {
     const kw_journal *j = r->j;
@@ -756,12 +830,7 @@ static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
         return rc;
     /* journal shape index -> evaluator shape index, by name */
     int map[KW_JOURNAL_SHAPE_MAX];
-    for (int s = 0; s < j->h.n_shapes && s < KW_JOURNAL_SHAPE_MAX; s++) {
-        map[s] = -1;
-        for (int e = 0; e < ev->n_shapes; e++)
-            if (strcmp(ev->shape_names[e], j->h.shape_names[s]) == 0)
-                map[s] = e;
-    }
+    kw_v_shape_map(map, j, ev);
     if (j->n_evals == 0) {
         kw_sbuf_printf(log, "skip re-evaluation: the journal has no evaluations\n");
         return 0;
@@ -857,9 +926,13 @@ int kw_verify_run(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
                             "now (the %ld records written so far were checked)\n",
                        r->j->n_records);
     kw_v_kept keep = {NULL, NULL, 0, 0};
+    const char *measured = kw_run_attr_get(r->j, KW_RUN_EVALUATOR);
+    /* every alias evaluated in full first: the claim is checked before any result
+     * derived from it (a measured run never aliases) */
+    if (rc == 0 && !opt.no_eval && !(measured && measured[0]))
+        rc = kw_v_alias_check(log, r);
     if (rc == 0 && !r->in_progress)
         rc = kw_v_results(log, r, &keep);
-    const char *measured = kw_run_attr_get(r->j, KW_RUN_EVALUATOR);
     if (rc == 0 && !opt.no_eval && measured && measured[0])
         /* A measured run does not reproduce bit for bit: it is re-measured on
          * request (verify --remeasure N, src/run/kw_remeasure.c) and its drift reported. */
