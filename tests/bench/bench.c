@@ -24,6 +24,10 @@
  *             (seeds 1-5, --seeds N: each seed's landscape converges in its own count)
  *   screen    on spaces/validate_*.xml: the cheap stage (predict) against the
  *             full evaluation over every valid config
+ *   aliases   (only with --only aliases) spaces/default.xml and every validate_*.xml,
+ *             seed 1, no budget, every alias (kw_engine.c) also evaluated in full and
+ *             compared bit for bit with its original; exit 1 on any difference.
+ *             --alias-check makes the growth section check its aliases the same way.
  *   quality   on spaces/validate_*.xml: the one-knob search's best p95 against
  *             the exhaustive optimum (enumerated here, independently of the
  *             engine), the share of the space it evaluated, and random search
@@ -129,6 +133,8 @@ typedef struct kw_bench {
     long rr_fut_saved, rr_fut_cut_win, rr_fut_seq;
     const char *space;     /* quality: only spaces/validate_SPACE.xml (a glob; NULL: every one) */
     long tune_budget;
+    int alias_check;       /* growth, aliases: every alias also evaluated in full and compared */
+    long alias_mismatches; /* the engine runs' aliases whose full evaluation differed */
     kw_config *cfg;        /* spaces/default.xml */
     gsl_rng *rng;
 } kw_bench;
@@ -868,6 +874,16 @@ static int kw_bench_sub_eval(void *ctx, const kw_cand *c, int shape, int rep, kw
     return s->inner->eval(s->inner->ctx, &full, shape, rep, out);
 }
 
+static int kw_bench_sub_key(void *ctx, const kw_cand *c, int shape, kw_skey *out)
+{
+    const kw_bench_sub *s = ctx;
+    kw_cand full;
+    kw_knobs_cand_baseline(&full, s->full);
+    for (int i = 0; i < s->n_sel; i++)
+        full.v[s->sel[i]] = c->v[i];
+    return s->inner->service_key(s->inner->ctx, &full, shape, out);
+}
+
 static int kw_bench_sub_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
     const kw_bench_sub *s = ctx;
@@ -918,6 +934,7 @@ static void kw_bench_sub_init(kw_bench_sub *s, const kw_knobspace *full, const k
     s->iface.eval = kw_bench_sub_eval;
     s->iface.predict = inner->predict ? kw_bench_sub_predict : NULL;
     s->iface.paired = NULL; /* the inner evaluator's ctx, not this one's */
+    s->iface.service_key = inner->service_key ? kw_bench_sub_key : NULL;
 }
 
 /* One engine run into a fresh journal under tmpdir; *j loaded afterwards. */
@@ -933,6 +950,8 @@ static int kw_bench_engine(kw_journal **j, double *wall_s, kw_bench *b, const kw
     int rc = kw_engine_run(&sum, ks, ev, o, &info);
     if (wall_s)
         *wall_s = kw_bench_now() - t0;
+    if (rc == 0)
+        b->alias_mismatches += sum.alias_mismatches;
     if (rc == 0)
         rc = kw_journal_load(j, path);
     if (rc != 0)
@@ -981,7 +1000,9 @@ static int kw_bench_growth_knobs(kw_bench *b)
     printf("| knobs | values over all domains | space size | evaluations to converge per shape, mean "
            "over the seeds (seeds' range) | seed 1 (all shapes) | linear from the first row | "
            "added evaluations per added knob value, from the row before | engine wall, all seeds | "
-           "per evaluation |\n|---|---|---|---|---|---|---|---|---|\n");
+           "per evaluation | aliases per shape beside (not evaluated; seeds' range)%s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n",
+           b->alias_check ? ", and of them differing from their originals when evaluated in full" : "");
     const int counts[] = {4, 8, 16, full->n_knobs};
     double first_per_value = 0, prev_mean = 0;
     int prev_values = 0;
@@ -992,8 +1013,9 @@ static int kw_bench_growth_knobs(kw_bench *b)
         int sel[KW_KNOB_MAX];
         for (int i = 0; i < n; i++)
             sel[i] = (int)((long)i * full->n_knobs / n);
-        double sum = 0, lo = INFINITY, hi = 0, wall = 0;
+        double sum = 0, lo = INFINITY, hi = 0, wall = 0, asum = 0, alo = INFINITY, ahi = 0;
         size_t evals1 = 0;
+        long mism0 = b->alias_mismatches;
         for (int seed = 1; seed <= seeds; seed++) {
             kw_model_opts mo = {.drift = 1, .seed = (uint64_t)seed};
             kw_eval_free(me);
@@ -1005,19 +1027,28 @@ static int kw_bench_growth_knobs(kw_bench *b)
             kw_engine_opts_init(&o);
             o.seed = (uint64_t)seed;
             o.min_effect_pct = b->cfg->space.min_effect_pct;
+            o.alias_check = b->alias_check;
             kw_journal *j = NULL;
             double w = 0;
             char tag[32];
             snprintf(tag, sizeof tag, "knobs%d.seed%d", n, seed);
             if (kw_bench_engine(&j, &w, b, &sub->ks, &sub->iface, &o, tag) != 0)
                 goto done;
-            double per = (double)j->n_evals / n_shapes;
-            sum += (double)j->n_evals;
+            /* full evaluations (since stop 47 an alias is no evaluation: kw_engine.c) */
+            long aliases = 0;
+            for (int s = 0; s < j->h.n_shapes && s < KW_JOURNAL_SHAPE_MAX; s++)
+                aliases += j->n_alias[s];
+            size_t full_evals = j->n_evals - (size_t)aliases;
+            double per = (double)full_evals / n_shapes;
+            sum += (double)full_evals;
             lo = fmin(lo, per);
             hi = fmax(hi, per);
+            asum += (double)aliases;
+            alo = fmin(alo, (double)aliases / n_shapes);
+            ahi = fmax(ahi, (double)aliases / n_shapes);
             wall += w;
             if (seed == 1)
-                evals1 = j->n_evals;
+                evals1 = full_evals;
             kw_journal_free(j);
         }
         char c1[64], lin[64];
@@ -1041,9 +1072,13 @@ static int kw_bench_growth_knobs(kw_bench *b)
                      prev_values);
         prev_mean = mean;
         prev_values = values;
-        printf("| %d | %d | %s | %.0f (%.0f-%.0f) | %zu | %s | %s | %.2f s | %.0f us |\n", n, values,
-               size == UINT64_MAX ? "> 1.8e19" : kw_bench_count(c1, sizeof c1, (double)size), mean,
-               lo, hi, evals1, lin, marg, wall, sum > 0 ? 1e6 * wall / sum : 0.0);
+        char al[96];
+        int al_n = snprintf(al, sizeof al, "%.1f (%.0f-%.0f)", asum / seeds / n_shapes, alo, ahi);
+        if (b->alias_check && al_n > 0 && (size_t)al_n < sizeof al)
+            snprintf(al + al_n, sizeof al - (size_t)al_n, ", %ld differ", b->alias_mismatches - mism0);
+        printf("| %d | %d | %s | %.1f (%.0f-%.0f) | %zu | %s | %s | %.2f s | %.0f us | %s |\n", n,
+               values, size == UINT64_MAX ? "> 1.8e19" : kw_bench_count(c1, sizeof c1, (double)size),
+               mean, lo, hi, evals1, lin, marg, wall, sum > 0 ? 1e6 * wall / sum : 0.0, al);
     }
     rc = 0;
 done:
@@ -1156,6 +1191,12 @@ static int kw_bench_tab_eval(void *ctx, const kw_cand *c, int shape, int rep, kw
     return 0;
 }
 
+static int kw_bench_tab_key(void *ctx, const kw_cand *c, int shape, kw_skey *out)
+{
+    const kw_bench_tab *t = ctx;
+    return t->inner->service_key(t->inner->ctx, c, shape, out);
+}
+
 static int kw_bench_tab_predict(void *ctx, const kw_cand *c, int shape, kw_metrics *out)
 {
     const kw_bench_tab *t = ctx;
@@ -1251,6 +1292,9 @@ static int kw_bench_tab_new(kw_bench_tab **out, const kw_knobspace *ks, const kw
     /* the search's re-rank (kw_ofat.c) on the inner evaluator's long samples */
     t->iface.paired = ev->paired ? kw_bench_tab_paired : NULL;
     t->iface.noisy = 0;
+    /* the search's aliases as a tune run makes them: keys from the inner evaluator,
+     * whose results the cells are */
+    t->iface.service_key = ev->service_key ? kw_bench_tab_key : NULL;
     *out = t;
     return 0;
 fail:
@@ -1789,6 +1833,67 @@ static int kw_bench_screen(kw_bench *b)
     return rc;
 }
 
+/* One space, seed 1, every shape, no budget, every alias also evaluated in full and
+ * compared bit for bit with its original (opts.alias_check): a row of the aliases table. */
+static int kw_bench_aliases_space(kw_bench *b, const char *path, int knobs_of_default)
+{
+    kw_config *cfg = NULL;
+    int rc = knobs_of_default ? 0 : kw_load_config(&cfg, path, NULL, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "bench: %s: %s\n", path, kw_error_last());
+        return rc;
+    }
+    const kw_config *c = knobs_of_default ? b->cfg : cfg;
+    kw_model_eval *me = NULL;
+    kw_model_opts mo = {.drift = 1, .seed = 1};
+    if ((rc = kw_eval_new(&me, c, &mo)) == 0) {
+        kw_engine_opts o;
+        kw_engine_opts_init(&o);
+        o.seed = 1;
+        o.min_effect_pct = c->space.min_effect_pct;
+        o.alias_check = 1;
+        kw_journal *j = NULL;
+        double w = 0;
+        long m0 = b->alias_mismatches;
+        if ((rc = kw_bench_engine(&j, &w, b, &c->space.knobs, kw_eval_iface(me), &o, "aliases")) == 0) {
+            long aliases = 0;
+            for (int s = 0; s < j->h.n_shapes && s < KW_JOURNAL_SHAPE_MAX; s++)
+                aliases += j->n_alias[s];
+            const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            printf("| %s | %d | %d | %ld | %ld (%.1f%%) | %ld | %.1f s |\n", base, c->space.knobs.n_knobs,
+                   c->space.n_shapes, (long)j->n_evals - aliases, aliases,
+                   j->n_evals ? 100.0 * (double)aliases / (double)j->n_evals : 0.0,
+                   b->alias_mismatches - m0, w);
+            kw_journal_free(j);
+        }
+    }
+    kw_eval_free(me);
+    kw_load_config_free(cfg);
+    return rc;
+}
+
+/* The aliases checked (issue 18): spaces/default.xml (all its knobs) and every
+ * spaces/validate_*.xml, each alias evaluated in full beside and compared. */
+static int kw_bench_aliases(kw_bench *b)
+{
+    printf("\n#### Aliases checked (seed 1, every shape, no budget, one thread; each alias also "
+           "evaluated in full and compared bit for bit with its original)\n\n"
+           "| space | knobs | shapes | full evaluations | aliases (of all judged) | aliases differing "
+           "| engine wall |\n|---|---|---|---|---|---|---|\n");
+    int rc = kw_bench_aliases_space(b, "spaces/default.xml", 1);
+    char pat[KW_PATH_MAX + 64];
+    snprintf(pat, sizeof pat, "%s/spaces/validate%s%s.xml", b->srcdir, b->space ? "_" : "_*",
+             b->space ? b->space : "");
+    glob_t g;
+    if (rc == 0 && glob(pat, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+            rc = kw_bench_aliases_space(b, g.gl_pathv[i], 0);
+        globfree(&g);
+    }
+    printf("\naliases differing from their originals, all runs: %ld\n", b->alias_mismatches);
+    return rc != 0 || b->alias_mismatches != 0;
+}
+
 static int kw_bench_quality(kw_bench *b)
 {
     char pat[KW_PATH_MAX + 64];
@@ -2004,6 +2109,8 @@ int main(int argc, char **argv)
             b.seeds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--first-seed") == 0 && i + 1 < argc)
             b.seed0 = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--alias-check") == 0)
+            b.alias_check = 1;
         else if (strcmp(argv[i], "--no-estimate") == 0)
             b.no_estimate = 1;
         else if (strcmp(argv[i], "--rerank") == 0)
@@ -2021,7 +2128,7 @@ int main(int argc, char **argv)
             loop_n = atol(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench [--srcdir DIR] [--knobwise PATH] [--only speed|callgrind|"
-                            "threads|growth|screen|quality] [--tune-budget N] [--seeds N] [--first-seed N] [--no-estimate] [--no-rerank] [--bursty-long] [--space NAME] [--quick]\n"
+                            "threads|growth|screen|quality|aliases] [--alias-check] [--tune-budget N] [--seeds N] [--first-seed N] [--no-estimate] [--no-rerank] [--bursty-long] [--space NAME] [--quick]\n"
                             "       bench [--srcdir DIR] --loop cost|sim|full N\n");
             return 2;
         }
@@ -2060,6 +2167,9 @@ int main(int argc, char **argv)
     if (kw_bench_wanted(&b, "screen") && kw_bench_screen(&b) != 0)
         status = 1;
     if (kw_bench_wanted(&b, "quality") && kw_bench_quality(&b) != 0)
+        status = 1;
+    /* not in the default set: it evaluates every alias twice (make bench-aliases) */
+    if (b.only && strcmp(b.only, "aliases") == 0 && kw_bench_aliases(&b) != 0)
         status = 1;
     rmdir(b.tmpdir);
 done:
