@@ -257,7 +257,7 @@ size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
      * job it read 0.25-0.6 of the time left): said as one, with the budget
      * as the upper end where there is one (stop 47; it read "ETA ~2s") */
     if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound && p->eta_budget_s >= 0)
-        kw_pl_add(f, &n, 0, 0, "ETA %s-%s (first sweeps: from there to the budget)", t1, t2);
+        kw_pl_add(f, &n, 0, 0, "ETA %s-%s (first sweeps)", t1, t2);
     else if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound)
         kw_pl_add(f, &n, 0, 0, "ETA unknown, >=%s (first sweeps)", t1);
     else if (p->eta_converge_s >= 0 && !by_budget)
