@@ -388,7 +388,11 @@ int kw_engine_rerank_get(kw_eng *E, const kw_shape *s, const kw_cand *a, const k
         }
     }
     memset(out, 0, sizeof *out);
-    return E->ev->paired(E->ev->ctx, a, b, s->shape, kw_engine_rerank_p(E), n, out);
+    double t = kw_now_s();
+    int rc = E->ev->paired(E->ev->ctx, a, b, s->shape, kw_engine_rerank_p(E), n, out);
+    E->rr_s += kw_now_s() - t; /* the progress's re-rank rate (kw_report) */
+    E->rr_live_requests += 2 * n;
+    return rc;
 }
 
 int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t idb, long n,
@@ -409,6 +413,7 @@ int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t i
         kw_journal_buf_printf(bf, " gb=1");
     E->sum.reranks++;
     E->sum.rerank_requests += 2 * n;
+    E->S[s - E->S].rr_requests += 2 * n; /* the progress (kw_report) */
     return kw_add(E);
 }
 
@@ -1825,10 +1830,13 @@ static void kw_report(kw_eng *E, int replaying)
         q->best_guards = b.guards;
         if (replaying)
             q->evals_est = -1;
-        else if (E->o.strategy == KW_STRATEGY_OFAT)
+        else if (E->o.strategy == KW_STRATEGY_OFAT) {
             /* the bound if the current optimum is the last (no ratio): kw_eta adds the
-             * proofs still expected from the shapes' own cycles (kw_eta.h) */
+             * proofs still expected from the shapes' own cycles and scales them by
+             * the full evaluations their candidates became (kw_eta.h) */
             kw_eta_feed(&E->eta, i, s->evals, kw_evals_est(E, s, 0.0), q->done);
+            kw_eta_rerank(&E->eta, i, s->rr_requests);
+        }
         else if (refresh || q->evals_est < s->evals)
             q->evals_est = kw_evals_est(E, s, mean_ratio);
         p.evals += s->evals;
@@ -1840,15 +1848,24 @@ static void kw_report(kw_eng *E, int replaying)
             left_budget += E->o.budget > s->evals ? E->o.budget - s->evals : 0;
     }
     int eta_bound = 0; /* before any first optimum: a lower bound (kw_eta_evidence) */
+    double left_cost = 0, cost_all = 0, n_all = 0; /* evaluation seconds (thread time) */
     if (!replaying && E->o.strategy == KW_STRATEGY_OFAT) {
         left_est = 0;
         eta_bound = !kw_eta_evidence(&E->eta);
+        for (int i = 0; i < E->n_shapes; i++) {
+            cost_all += E->eval_s[E->S[i].shape];
+            n_all += (double)E->eval_n[E->S[i].shape];
+        }
         for (int i = 0; i < E->n_shapes; i++) {
             kw_progress_shape *q = &E->ps[i];
             long more = kw_eta_shape_left(&E->eta, i, E->o.budget);
             q->evals_est = q->done ? q->evals : q->evals + more;
             q->evals_est_bound = eta_bound && !q->done;
             left_est += q->done ? 0 : more;
+            int sh = E->S[i].shape;
+            if (!q->done && more > 0) /* a shape's evaluations cost what its own did */
+                left_cost += (double)more * (E->eval_n[sh] > 0 ? E->eval_s[sh] / (double)E->eval_n[sh]
+                                             : n_all > 0 ? cost_all / n_all : 0.0);
         }
     }
     const kw_progress_shape *cur = &E->ps[at];
@@ -1864,11 +1881,25 @@ static void kw_report(kw_eng *E, int replaying)
     p.replaying = replaying;
     p.replay_done = E->w ? kw_journal_writer_records(E->w) : 0;
     p.replay_total = E->replay_total;
-    double el = now - E->t_live;
+    /* the rate of full evaluations (an alias costs none) over the time spent
+     * evaluating: the re-rank's paired comparisons (no evaluation) are timed apart
+     * and counted in the convergence ETA at their own rate (kw_eta_rerank_left) */
+    double el = now - E->t_live - E->rr_s;
     long live_evals = E->sum.evals - E->evals_live0;
     p.evals_per_s = !replaying && el > 0 ? live_evals / el : 0;
     p.eta_budget_s = p.evals_per_s > 0 && E->o.budget > 0 ? left_budget / p.evals_per_s : -1;
     p.eta_converge_s = p.evals_per_s > 0 && est_known ? left_est / p.evals_per_s : -1;
+    if (p.eta_converge_s >= 0 && !replaying && E->o.strategy == KW_STRATEGY_OFAT) {
+        if (cost_all > 0) /* the shapes' evaluation cost at the wall time it took */
+            p.eta_converge_s = left_cost * (el / cost_all);
+        /* the re-ranks still to come (an estimate: none in the first sweeps' lower
+         * bound), at the seconds per request timed, else a comparison of 2 x n0
+         * requests at KW_ETA_RERANK_CMP_EVALS evaluations' time */
+        double per_req = E->rr_live_requests > 0 ? E->rr_s / (double)E->rr_live_requests
+                         : KW_ETA_RERANK_CMP_EVALS / (2.0 * KW_RERANK_N0 * p.evals_per_s);
+        if (!eta_bound)
+            p.eta_converge_s += kw_eta_rerank_left(&E->eta) * per_req;
+    }
     p.eta_converge_bound = eta_bound;
     p.eta_s = p.eta_converge_s >= 0 ? p.eta_converge_s : p.eta_budget_s;
     if (p.eta_budget_s >= 0 && p.eta_s > p.eta_budget_s)
@@ -2015,6 +2046,8 @@ static int kw_loop(kw_eng *E)
             const kw_job *j = &E->jobs[E->live[i]];
             double *c = &E->shape_cost_s[j->shape];
             *c = *c == 0 ? j->dur_s : 0.8 * *c + 0.2 * j->dur_s;
+            E->eval_s[j->shape] += j->dur_s;
+            E->eval_n[j->shape]++;
         }
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
@@ -2174,6 +2207,12 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
         kw_mf_bound_init(&s->mfb);
         kw_knobs_cand_baseline(&s->base, ks);
         s->pos = s->base;
+    }
+    if (kw_engine_rerank_p(E) > 0) { /* the progress's re-rank estimate (kw_eta.h) */
+        long nb = 0;
+        for (int k = 0; k < ks->n_knobs; k++)
+            nb += ks->knobs[k].n_values - 1;
+        kw_eta_rerank_prior(&E->eta, nb, KW_RERANK_N0 * (kw_engine_rerank_p(E) > 0.98 ? 5 : 1));
     }
     E->pool = E->o.pool;
     if (!E->pool) {

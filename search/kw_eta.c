@@ -27,6 +27,12 @@ void kw_eta_feed(kw_eta *e, int i, long evals, long bound, int done)
     kw_eta_shape *s = &e->s[i];
     if (bound < evals)
         bound = evals;
+    if (s->seen && bound <= s->bound) {
+        /* the bound did not grow: what it lost beyond the evaluations made was
+         * aliased or screened out (kw_eta_ratio) */
+        s->used += evals - s->evals;
+        s->spent += (evals - s->evals) + (s->bound - bound);
+    }
     if (s->seen && bound > s->bound + KW_ETA_JUMP_SHARE * s->bound) {
         if (s->cycles == 0) {
             s->cycles = 1;
@@ -61,16 +67,31 @@ static void kw_eta_model(const kw_eta *e, double *k, double *mean_cost)
         }
     }
     *k = n_done > 0 ? done_cycles / n_done : most > KW_ETA_CYCLES_MIN ? most : KW_ETA_CYCLES_MIN;
+    if (*k > KW_ETA_CYCLES_MAX)
+        *k = KW_ETA_CYCLES_MAX;
     *mean_cost = n_cost > 0 ? cost / n_cost : 0.0;
 }
 
-static double kw_eta_one(const kw_eta_shape *s, double k, double mean_cost, long budget)
+double kw_eta_ratio(const kw_eta *e)
+{
+    long used = 0, spent = 0;
+    for (int i = 0; i < e->n; i++) {
+        used += e->s[i].used;
+        spent += e->s[i].spent;
+    }
+    return spent > 0 ? (double)used / (double)spent : 1.0;
+}
+
+static double kw_eta_one(const kw_eta_shape *s, double k, double mean_cost, double ratio,
+                         long budget)
 {
     if (s->done || !s->seen)
         return 0.0;
     double more = k - (s->cycles > 0 ? s->cycles : 1);
+    if (more < KW_ETA_CYCLES_MORE_MIN)
+        more = KW_ETA_CYCLES_MORE_MIN;
     double c = s->cycle_cost > 0 ? (double)s->cycle_cost : mean_cost;
-    double x = (double)(s->bound - s->evals) + (more > 0 ? more * c : 0.0);
+    double x = ratio * ((double)(s->bound - s->evals) + more * c);
     if (budget > 0 && x > (double)(budget - s->evals))
         x = budget > s->evals ? (double)(budget - s->evals) : 0.0;
     return x;
@@ -82,15 +103,15 @@ long kw_eta_shape_left(const kw_eta *e, int i, long budget)
         return 0;
     double k, mean_cost;
     kw_eta_model(e, &k, &mean_cost);
-    return (long)(kw_eta_one(&e->s[i], k, mean_cost, budget) + 0.5);
+    return (long)(kw_eta_one(&e->s[i], k, mean_cost, kw_eta_ratio(e), budget) + 0.5);
 }
 
 long kw_eta_left(const kw_eta *e, long budget)
 {
-    double k, mean_cost, left = 0;
+    double k, mean_cost, left = 0, ratio = kw_eta_ratio(e);
     kw_eta_model(e, &k, &mean_cost);
     for (int i = 0; i < e->n; i++)
-        left += kw_eta_one(&e->s[i], k, mean_cost, budget);
+        left += kw_eta_one(&e->s[i], k, mean_cost, ratio, budget);
     return (long)(left + 0.5);
 }
 
@@ -100,4 +121,32 @@ int kw_eta_evidence(const kw_eta *e)
         if (e->s[i].done || e->s[i].cycle_cost > 0)
             return 1;
     return 0;
+}
+
+void kw_eta_rerank(kw_eta *e, int i, long requests)
+{
+    if (i >= 0 && i < e->n)
+        e->s[i].rr_requests = requests;
+}
+
+void kw_eta_rerank_prior(kw_eta *e, long neighbours, long n0)
+{
+    e->rr_prior = KW_ETA_RERANK_CMP_SHARE * (double)neighbours * 2.0 * (double)n0;
+}
+
+double kw_eta_rerank_left(const kw_eta *e)
+{
+    if (e->rr_prior <= 0)
+        return 0.0;
+    int n_done = 0, n_left = 0;
+    double done_req = 0;
+    for (int i = 0; i < e->n; i++) {
+        if (e->s[i].done) {
+            n_done++;
+            done_req += (double)e->s[i].rr_requests;
+        } else {
+            n_left++;
+        }
+    }
+    return n_left * (n_done > 0 ? done_req / n_done : e->rr_prior);
 }

@@ -246,10 +246,14 @@ typedef struct kw_progress_shape {
  * unfinished one); per_shape has every tuned shape, so strategies that run all
  * shapes at once (random, exhaustive, and OFAT's rounds too) can show them all.
  * Rates and ETAs count only evaluations made by this process after the replay.
+ * evals_per_s: full evaluations (an alias costs none) per second of the time
+ * not spent in the re-rank's paired comparisons (OFAT, stop 48).
  * eta_converge_s: the evaluations each unfinished shape is still expected to
- * need (kw_progress_shape.evals_est - evals: at least what its current local
- * optimum costs if nothing improves, see kw_ofat_estimate in kw_ofat.c) at the
- * measured rate; eta_budget_s: the same for the budget (-1 when there is
+ * need (kw_progress_shape.evals_est - evals: OFAT's from kw_eta.h, its bound
+ * scaled by the full evaluations its candidates became) at the time its own
+ * evaluations took, plus, once some shape has found its first local optimum,
+ * the re-ranks still expected at their timed rate (kw_eta_rerank_left);
+ * eta_budget_s: the budget's evaluations left at evals_per_s (-1 when there is
  * none); eta_s: the smaller known one. */
 typedef struct kw_progress {
     int shape, n_shapes;

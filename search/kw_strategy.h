@@ -87,6 +87,7 @@ typedef struct kw_shape {
     kw_mf_bound mfb;          /* the estimate's error on this shape, from its pairs */
     long estimates;           /* cheap estimates made (P records) */
     long evals_first_opt;     /* progress: evaluations at its first local optimum (0: not yet) */
+    long rr_requests;         /* progress: the re-rank's requests journalled for this shape */
     kw_item *items;           /* this round's plan */
     int n_items, cap_items;
     size_t job0, job1;        /* this round's jobs for the shape, E->jobs[job0..job1) */
@@ -181,6 +182,13 @@ struct kw_eng {
     long rec0;
     double held_deadline;
     kw_eta eta;               /* OFAT's convergence estimate, fed every live report */
+    double rr_s;              /* progress: seconds this process spent in the re-rank's paired
+                               * comparisons (live, not replayed), and their requests */
+    long rr_live_requests;
+    double eval_s[KW_JOURNAL_SHAPE_MAX]; /* progress: this process's evaluations of each
+                               * shape, their summed time and count (the ETA weighs a
+                               * shape's evaluations left by their cost) */
+    long eval_n[KW_JOURNAL_SHAPE_MAX];
     size_t rr_next;           /* resume: the next of j's R records to replay */
     int alias_on;             /* this run aliases (kw_engine.c "aliases") */
     kw_alias alias;           /* the service keys met, per shape */
