@@ -91,6 +91,8 @@ static double kw_eta_one(const kw_eta_shape *s, double k, double mean_cost, doub
     if (more < KW_ETA_CYCLES_MORE_MIN)
         more = KW_ETA_CYCLES_MORE_MIN;
     double c = s->cycle_cost > 0 ? (double)s->cycle_cost : mean_cost;
+    if (s->spent >= KW_ETA_RATIO_OWN_MIN) /* its own savings once it has shown them */
+        ratio = (double)s->used / (double)s->spent;
     double x = ratio * ((double)(s->bound - s->evals) + more * c);
     if (budget > 0 && x > (double)(budget - s->evals))
         x = budget > s->evals ? (double)(budget - s->evals) : 0.0;

@@ -30,7 +30,7 @@
  * Stop 48 (tests/data/eta/default_seed1_aliases.txt, today's search: the
  * multi-fidelity screening and the aliases): the unscaled model read 2.8-26x
  * the full evaluations left from 10% to 80% of the run; scaled and capped,
- * 1.35-2.14x from 10% to 25%, 0.85-1.50x from 26% to 80%, 0.27-0.90x from
+ * 1.22-2.14x from 10% to 25%, 0.86-1.49x from 26% to 80%, 0.41-1.14x from
  * 80% to 90% (the last shape restarting its proof).
  */
 #ifndef KW_ETA_H
@@ -117,10 +117,16 @@ int kw_eta_evidence(const kw_eta *e);
  * before any. On the default job it falls from 0.9 in the first sweeps to 0.3
  * at 30% of the run and 0.14 at its end. */
 double kw_eta_ratio(const kw_eta *e);
+/* A shape whose bound has lost this many candidates is scaled by its own
+ * ratio instead: the shapes differ (0.06-0.12 on the default job's first three
+ * at their finish, 0.2-0.5 on attn_decode_kv2048_b32_c16, the last one
+ * running), and the run's ratio made the last shape's estimate 2-5x low from
+ * 60% of the run (0.27x of the evaluations left at 80-90%; its own: 0.41x). */
+#define KW_ETA_RATIO_OWN_MIN 400
 
 /* Evaluations the unfinished shapes still need (model above, each scaled by
- * kw_eta_ratio, at most KW_ETA_CYCLES_MAX cycles), each capped by budget -
- * evals when budget > 0. */
+ * kw_eta_ratio or its own, at most KW_ETA_CYCLES_MAX cycles), each capped by
+ * budget - evals when budget > 0. */
 long kw_eta_left(const kw_eta *e, long budget);
 /* The same for shape i alone (0 when finished). */
 long kw_eta_shape_left(const kw_eta *e, int i, long budget);
