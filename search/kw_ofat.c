@@ -34,6 +34,8 @@
                                 * spent on the rest of the probe list (a fixed number, never
                                 * the thread count: the journal must not depend on it) */
 #define KW_PROBE_CHUNK_ITEMS 64 /* items (memo hits and constraint breakers included) per round */
+#define KW_PROBE_BUDGET_SHARE 8 /* under a budget a probe round plans at most this share of it */
+#define KW_PROBE_CHUNK_MIN 4    /* ... but at least this many new evaluations */
 #define KW_PLIST_CAP0 256      /* first capacity of a probe list */
 #define KW_SEEN_CAP0 256       /* first capacity of settle's list of evaluated configs */
 #define KW_OFAT_PATH_MAX 64   /* main steps of the first descent kept for the restarts */
@@ -2889,6 +2891,25 @@ static int kw_ofat_pair_below(kw_eng *E, kw_shape *s, const kw_item *it, int ka,
     return fa * fb / fx * r * lo * (1.0 - KW_COUPLE_MARGIN) >= need;
 }
 
+/* The new evaluations a probe round may plan: KW_PROBE_CHUNK, and under a budget
+ * (noiseless or not) at most a KW_PROBE_BUDGET_SHARE-th of it, at least
+ * KW_PROBE_CHUNK_MIN (issue 18). A round's best pair is taken only once the round is
+ * spent, so at 25 evaluations (2% of validate_small_mlp's 1,296) one 16-evaluation
+ * round was most of what the first local optimum had left: decode seed 10 found
+ * fuse_gate_up + fuse_epilogue (-6.1%) as the round's 11th evaluation, the 23rd of
+ * 25, and the budget ended before gate_up.tile_n = 64 (-6.1%) and graph launches
+ * (-7.5%): +34.55% above the optimum on the long sample. In rounds of 4 the first
+ * round holds the same pair (4th of the list by rank sum) and the walk takes both
+ * later steps within the 25: the optimum. Budgets of 128 and more keep rounds of 16;
+ * unbudgeted runs (the growth bench, the default job) are unchanged. */
+static int kw_ofat_probe_chunk(const kw_eng *E)
+{
+    if (E->o.budget <= 0 || E->o.budget / KW_PROBE_BUDGET_SHARE >= KW_PROBE_CHUNK)
+        return KW_PROBE_CHUNK;
+    long c = E->o.budget / KW_PROBE_BUDGET_SHARE;
+    return c < KW_PROBE_CHUNK_MIN ? KW_PROBE_CHUNK_MIN : (int)c;
+}
+
 /* This round's share of the probe list: up to KW_PROBE_CHUNK configs not yet
  * evaluated (memo hits and constraint breakers ride along for free); the
  * list is built once per local optimum. */
@@ -2942,7 +2963,7 @@ static int kw_ofat_probe_plan(kw_eng *E, kw_shape *s)
     while (pr->pcur < pr->n_plist && s->n_items < KW_PROBE_CHUNK_ITEMS) {
         const kw_item *p = &pr->plist[pr->pcur];
         int costs = p->con < 0 && kw_engine_cost(E, s, p->id) > 0;
-        if (costs && fresh >= KW_PROBE_CHUNK)
+        if (costs && fresh >= kw_ofat_probe_chunk(E))
             break;
         /* a round that begins with (2)'s pairs within one block ends with them: the
          * budget takes a round best estimate first, and the estimate ranks these pairs
