@@ -1779,16 +1779,46 @@ static long kw_evals_est(const kw_eng *E, const kw_shape *s, double mean_ratio)
     return est;
 }
 
-static void kw_report(kw_eng *E, int replaying)
+/* The requests the unfinished shapes' re-ranks are still expected to cost
+ * (kw_eta_rerank_left), while a shape's re-rank runs (kw_engine_rerank_progress):
+ * each unfinished shape counts the expected mean, less the shapes that have made
+ * theirs this round (journalled at its decide, after the plans), and the one
+ * running counts its rivals left (the one in progress included) at that mean
+ * spread over its rivals, at least one comparison of 2 x n0 requests each. Not
+ * this shape's own mean per rival so far: the rivals go best first, so the first
+ * ones, closest to the leader, take the doublings (default job seed 7, the last
+ * shape: 9 rivals of 31 took 4.6 s, the other 22 1.2 s), and that mean read 2.6-6.5x
+ * the time left. */
+static double kw_rerank_left_now(const kw_eng *E, double left)
 {
-    if (!E->o.progress)
-        return;
+    int n_unf = 0, n_made = 0;
+    for (int i = 0; i < E->n_shapes; i++) {
+        if (E->ps[i].done)
+            continue;
+        n_unf++;
+        n_made += E->rr_round[i] == E->round;
+    }
+    double one = n_unf > 0 ? left / n_unf : 0.0;
+    left -= one * n_made; /* the running one's included: counted below */
+    long n0 = KW_RERANK_N0 * (kw_engine_rerank_p(E) > 0.98 ? 5 : 1);
+    double per = one / E->rr_total;
+    if (per < 2.0 * n0)
+        per = 2.0 * n0;
+    return (left > 0 ? left : 0.0) + per * (E->rr_total - E->rr_done);
+}
+
+/* The progress as the callback sees it, into *p (per_shape: E->ps). between: from
+ * inside a shape's plan, between the re-rank's comparisons (kw_engine_rerank_progress):
+ * the estimate's state is left as the last report fed it (nothing was evaluated
+ * since), only the time and the re-rank's requests move. */
+static void kw_report_fill(kw_eng *E, int replaying, int between, kw_progress *p_out)
+{
     double now = kw_now_s();
     int n_done = 0;
     for (int i = 0; i < E->n_shapes; i++)
         n_done += E->S[i].phase >= KW_SHAPE_PAIR;
-    int refresh = E->last_report == 0 || now - E->last_report >= KW_REPORT_EST_S ||
-                  n_done != E->last_done;
+    int refresh = !between && (E->last_report == 0 || now - E->last_report >= KW_REPORT_EST_S ||
+                               n_done != E->last_done);
     if (refresh) {
         E->last_report = now;
         E->last_done = n_done;
@@ -1830,6 +1860,8 @@ static void kw_report(kw_eng *E, int replaying)
         q->best_guards = b.guards;
         if (replaying)
             q->evals_est = -1;
+        else if (between)
+            ; /* the estimate as the last report left it */
         else if (E->o.strategy == KW_STRATEGY_OFAT) {
             /* the bound if the current optimum is the last (no ratio): kw_eta adds the
              * proofs still expected from the shapes' own cycles and scales them by
@@ -1859,6 +1891,8 @@ static void kw_report(kw_eng *E, int replaying)
         for (int i = 0; i < E->n_shapes; i++) {
             kw_progress_shape *q = &E->ps[i];
             long more = kw_eta_shape_left(&E->eta, i, E->o.budget);
+            if (between && E->rr_round[i] == E->round)
+                more = 0; /* at its finish: its search is over, its re-rank counted below */
             q->evals_est = q->done ? q->evals : q->evals + more;
             q->evals_est_bound = eta_bound && !q->done;
             left_est += q->done ? 0 : more;
@@ -1897,14 +1931,47 @@ static void kw_report(kw_eng *E, int replaying)
          * requests at KW_ETA_RERANK_CMP_EVALS evaluations' time */
         double per_req = E->rr_live_requests > 0 ? E->rr_s / (double)E->rr_live_requests
                          : KW_ETA_RERANK_CMP_EVALS / (2.0 * KW_RERANK_N0 * p.evals_per_s);
+        double rr_left = kw_eta_rerank_left(&E->eta);
+        if (between)
+            rr_left = kw_rerank_left_now(E, rr_left);
         if (!eta_bound)
-            p.eta_converge_s += kw_eta_rerank_left(&E->eta) * per_req;
+            p.eta_converge_s += rr_left * per_req;
     }
     p.eta_converge_bound = eta_bound;
     p.eta_s = p.eta_converge_s >= 0 ? p.eta_converge_s : p.eta_budget_s;
     if (p.eta_budget_s >= 0 && p.eta_s > p.eta_budget_s)
         p.eta_s = p.eta_budget_s;
+    *p_out = p;
+}
+
+static void kw_report(kw_eng *E, int replaying)
+{
+    if (!E->o.progress)
+        return;
+    kw_progress p;
+    kw_report_fill(E, replaying, 0, &p);
     E->o.progress(E->o.progress_ud, &p);
+}
+
+void kw_engine_rerank_progress(kw_eng *E, const kw_shape *s, int done, int total)
+{
+    int i = (int)(s - E->S);
+    /* live only: a replayed comparison is the journal's figure, read at once */
+    if (!E->o.rerank_progress || total <= 0 || kw_journal_writer_replaying(E->w) ||
+        !E->replay_over)
+        return;
+    E->rr_round[i] = E->round; /* its re-rank is made this round (kw_rerank_left_now) */
+    E->rr_done = done;
+    E->rr_total = total;
+    kw_progress p;
+    kw_report_fill(E, 0, 1, &p);
+    const char *ph = E->ps[i].phase;
+    E->ps[i].phase = "re-rank";
+    p.rerank_shape = i;
+    p.rerank_done = done;
+    p.rerank_total = total;
+    E->o.rerank_progress(E->o.progress_ud, &p);
+    E->ps[i].phase = ph;
 }
 
 /* 1 once this process has added a record past the header and past the

@@ -3924,6 +3924,7 @@ static int kw_ofat_rerank_plan(kw_eng *E, kw_shape *s)
         const kw_cand *L = rr->lead >= 0 ? &se->seen[rr->lead] : &s->pos;
         kw_paired v;
         for (long n = n0;; n = 2 * n < KW_RERANK_CAP ? 2 * n : KW_RERANK_CAP) {
+            kw_engine_rerank_progress(E, s, t, nt); /* draws only: a mid-round report */
             int rc = kw_engine_rerank_get(E, s, &se->seen[top[t]], L, n, &v);
             if (rc == 1) {
                 kw_error_clear();

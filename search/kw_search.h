@@ -269,6 +269,10 @@ typedef struct kw_progress {
     double eta_budget_s, eta_converge_s;
     int eta_converge_bound;   /* eta_converge_s is only a lower bound, not an estimate: OFAT
                                * before any shape's first local optimum (kw_eta_evidence) */
+    /* rerank_total > 0: reported by kw_engine_opts.rerank_progress from inside the re-rank
+     * of per_shape[rerank_shape] (its phase "re-rank"), rerank_done of its rerank_total
+     * rivals compared; the ETA counts its rivals left (stop 48) */
+    int rerank_shape, rerank_done, rerank_total;
 } kw_progress;
 
 typedef struct kw_engine_opts {
@@ -293,6 +297,12 @@ typedef struct kw_engine_opts {
     const volatile sig_atomic_t *stop; /* set by a signal handler: finish the step and stop */
     void (*progress)(void *ud, const kw_progress *p);
     void *progress_ud;
+    /* The re-rank's progress (OFAT, may be NULL; progress_ud): called from inside a
+     * shape's plan before each of its paired comparisons (the re-rank of one shape
+     * takes seconds to minutes of LLM/bursty spaces' searches, with no round ending),
+     * p->rerank_total > 0. Mid-round: it may draw and nothing else (no journal, no
+     * result file; stop 48). */
+    void (*rerank_progress)(void *ud, const kw_progress *p);
     /* Screen-then-evaluate (needs evaluator->predict; 0 = off): of a shape's
      * configs new in a round, only the `screen` best by prediction (guard-
      * passing predictions first) are evaluated; the others are journaled as

@@ -185,6 +185,11 @@ struct kw_eng {
     double rr_s;              /* progress: seconds this process spent in the re-rank's paired
                                * comparisons (live, not replayed), and their requests */
     long rr_live_requests;
+    /* progress inside a re-rank (kw_engine_rerank_progress): the round in which each
+     * shape's re-rank reported, and the one reporting: its rivals through and its
+     * rivals in all */
+    long rr_round[KW_JOURNAL_SHAPE_MAX];
+    int rr_done, rr_total;
     double eval_s[KW_JOURNAL_SHAPE_MAX]; /* progress: this process's evaluations of each
                                * shape, their summed time and count (the ETA weighs a
                                * shape's evaluations left by their cost) */
@@ -238,6 +243,10 @@ double kw_engine_rerank_p(const kw_eng *E);
  * 1: the evaluator cannot pair them. */
 int kw_engine_rerank_get(kw_eng *E, const kw_shape *s, const kw_cand *a, const kw_cand *b, long n,
                          kw_paired *out);
+/* The re-rank's progress (kw_engine_opts.rerank_progress): shape s is about to compare
+ * rival done + 1 of total (done rivals through), on a live comparison only; draws, nothing
+ * journalled or written. */
+void kw_engine_rerank_progress(kw_eng *E, const kw_shape *s, int done, int total);
 /* Its R record (in the decide, journal order) and the summary's counts. */
 int kw_engine_rerank_emit(kw_eng *E, const kw_shape *s, uint64_t ida, uint64_t idb, long n,
                           const kw_paired *v);

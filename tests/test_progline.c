@@ -328,3 +328,38 @@ Test(progline, block_summary_and_shape_lines_fit)
              names[2]);
     cr_assert_str_eq(line, want);
 }
+
+/* Inside a shape's re-rank (kw_progress.rerank_total > 0, reported between its
+ * paired comparisons: no round ends for seconds to minutes on a bursty space)
+ * the line says so, with the rivals compared of the rivals in all, kept after
+ * the ETA at every width that holds both (a 59-column terminal: test_ui's pty) and naming the
+ * shape where it fits beside the ETA; in a block the shape's own line reads
+ * the engine's phase. Fails on main (no rerank_* fields: does not build). */
+Test(progline, a_re_rank_says_its_rivals_beside_the_eta)
+{
+    kw_progress p = make(5, 3);
+    p.rerank_shape = 4;
+    p.rerank_done = 3;
+    p.rerank_total = 12;
+    char line[1024];
+    for (int w = 24 + 2 + 19; w <= 200; w++) { /* the ETA, the separator, the field */
+        for (int list = 0; list < 2; list++) {
+            size_t len = kw_progline_summary(line, sizeof line, &p, names, "p95", w, list);
+            cr_assert_leq(len, (size_t)w, "width %d: %s", w, line);
+            cr_assert(strstr(line, "ETA ~1m20s (convergence)"), "width %d: %s", w, line);
+            cr_assert(strstr(line, "re-rank 3/12 rivals"), "width %d: %s", w, line);
+            /* the shape's name beside it where the ETA leaves room */
+            char named[200];
+            int nl = snprintf(named, sizeof named, "%s re-rank 3/12 rivals", names[4]);
+            if (w >= 24 + 2 + nl)
+                cr_assert(strstr(line, named), "width %d: %s", w, line);
+        }
+    }
+    kw_progline_format(line, sizeof line, &p, names, "p95", 59);
+    cr_assert(strncmp(line, "re-rank 3/12 rivals", 19) == 0 || strstr(line, "  re-rank 3/12"),
+              "%s", line);
+    /* no re-rank: no such field */
+    p.rerank_total = 0;
+    kw_progline_format(line, sizeof line, &p, names, "p95", 400);
+    cr_assert_null(strstr(line, "re-rank"), "%s", line);
+}

@@ -241,6 +241,7 @@ static int kw_tune_exec(kw_run *r, int quiet, double every_s, double time_limit_
                       .rewrite_failed = kw_cli_tune_ui_rewrite_failed,
                       .engine_done = kw_tune_engine_done,
                       .evidence = kw_tune_evidence,
+                      .rerank = kw_cli_tune_ui_progress, /* draws only */
                       .ud = &x};
     kw_run_outcome out;
     int rc = kw_run_exec(r, &out, &ctl);

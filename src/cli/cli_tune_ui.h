@@ -4,7 +4,8 @@
  *                                  replay said at once on a log)
  *   kw_cli_tune_ui_progress        kw_run_ctl.progress: the terminal's block or
  *                                  line, or a log's plain line per finished shape
- *                                  and every KNOBWISE_PROGRESS_EVERY s (60)
+ *                                  and every KNOBWISE_PROGRESS_EVERY s (60); also
+ *                                  kw_run_ctl.rerank (it only draws)
  *   kw_cli_tune_ui_evidence        kw_run_ctl.evidence: the evidence phase's count
  *   kw_cli_tune_ui_rewrite_failed  kw_run_ctl.rewrite_failed: said once
  *   kw_cli_tune_ui_clear           the progress off the screen

@@ -198,6 +198,30 @@ static size_t kw_pl_layout(char *buf, size_t size, kw_pl_field *f, int n, int wi
     return len;
 }
 
+/* The ETA field of the summary line. */
+static void kw_pl_eta(char *buf, size_t size, const kw_progress *p)
+{
+    char t1[32], t2[32];
+    kw_progline_duration(t1, sizeof t1, p->eta_converge_s);
+    kw_progline_duration(t2, sizeof t2, p->eta_budget_s);
+    /* every estimate capped by the budget: the budget is the ETA */
+    int by_budget = p->eta_budget_s >= 0 && p->eta_converge_s >= p->eta_budget_s;
+    /* before any shape's first local optimum the estimate is the first
+     * sweeps' remainder only, a lower bound (kw_eta_evidence: on the default
+     * job it read 0.25-0.6 of the time left): said as one, with the budget
+     * as the upper end where there is one (stop 47; it read "ETA ~2s") */
+    if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound && p->eta_budget_s >= 0)
+        snprintf(buf, size, "ETA %s-%s (first sweeps)", t1, t2);
+    else if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound)
+        snprintf(buf, size, "ETA unknown, >=%s (first sweeps)", t1);
+    else if (p->eta_converge_s >= 0 && !by_budget)
+        snprintf(buf, size, "ETA ~%s (convergence)", t1);
+    else if (p->eta_budget_s >= 0)
+        snprintf(buf, size, "ETA %s (budget)", t2);
+    else
+        snprintf(buf, size, "ETA - (measuring)");
+}
+
 size_t kw_progline_format(char *buf, size_t size, const kw_progress *p,
                           const char *const *shape_names, const char *metric, int width)
 {
@@ -227,6 +251,20 @@ size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
         return kw_pl_layout(buf, size, f, n, width);
     }
     kw_pl_add(f, &n, 2, 0, "shapes %d/%d done", p->n_done, p->n_shapes);
+    if (p->rerank_total > 0 && p->per_shape && p->rerank_shape >= 0 &&
+        p->rerank_shape < p->n_shapes) {
+        /* inside a shape's re-rank (kw_progress.rerank_total; stop 48): no round ends
+         * for seconds to minutes, so the line says what runs, after the ETA and before
+         * the rest; the shape named where it fits beside the ETA */
+        char eta[KW_PL_FIELD_LEN], what[KW_PL_FIELD_LEN];
+        kw_pl_eta(eta, sizeof eta, p);
+        snprintf(what, sizeof what, "re-rank %d/%d rivals", p->rerank_done, p->rerank_total);
+        const char *name = kw_pl_name(shape_names, p->per_shape[p->rerank_shape].shape);
+        if (strlen(eta) + KW_PL_SEP_LEN + strlen(name) + 1 + strlen(what) <= (size_t)width)
+            kw_pl_add(f, &n, 1, 0, "%s %s", name, what);
+        else
+            kw_pl_add(f, &n, 1, 0, "%s", what);
+    }
     kw_pl_add(f, &n, 1, 0, "evals %ld total", p->evals);
     int first_shape = 1, k = 0;
     int n_running = 0;
@@ -248,24 +286,12 @@ size_t kw_progline_summary(char *buf, size_t size, const kw_progress *p,
         k++;
     }
     kw_pl_add(f, &n, 4, 0, "%.1f evals/s", p->evals_per_s);
+    char eta[KW_PL_FIELD_LEN];
+    kw_pl_eta(eta, sizeof eta, p);
+    kw_pl_add(f, &n, 0, 0, "%s", eta);
     kw_progline_duration(t1, sizeof t1, p->eta_converge_s);
     kw_progline_duration(t2, sizeof t2, p->eta_budget_s);
-    /* every estimate capped by the budget: the budget is the ETA */
     int by_budget = p->eta_budget_s >= 0 && p->eta_converge_s >= p->eta_budget_s;
-    /* before any shape's first local optimum the estimate is the first
-     * sweeps' remainder only, a lower bound (kw_eta_evidence: on the default
-     * job it read 0.25-0.6 of the time left): said as one, with the budget
-     * as the upper end where there is one (stop 47; it read "ETA ~2s") */
-    if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound && p->eta_budget_s >= 0)
-        kw_pl_add(f, &n, 0, 0, "ETA %s-%s (first sweeps)", t1, t2);
-    else if (p->eta_converge_s >= 0 && !by_budget && p->eta_converge_bound)
-        kw_pl_add(f, &n, 0, 0, "ETA unknown, >=%s (first sweeps)", t1);
-    else if (p->eta_converge_s >= 0 && !by_budget)
-        kw_pl_add(f, &n, 0, 0, "ETA ~%s (convergence)", t1);
-    else if (p->eta_budget_s >= 0)
-        kw_pl_add(f, &n, 0, 0, "ETA %s (budget)", t2);
-    else
-        kw_pl_add(f, &n, 0, 0, "ETA - (measuring)");
     if (p->eta_converge_s >= 0 && p->eta_budget_s >= 0 && !by_budget && !p->eta_converge_bound)
         kw_pl_add(f, &n, 5, 0, "<=%s (budget)", t2);
     return kw_pl_layout(buf, size, f, n, width);

@@ -1421,6 +1421,15 @@ static void kw_run_progress(void *ud, const kw_progress *p)
     }
 }
 
+/* The re-rank's progress, mid-round: the caller's hook only (kw_run_progress's
+ * rewrite and live update must not run before the round is journalled). */
+static void kw_run_rerank_progress(void *ud, const kw_progress *p)
+{
+    kw_run *r = ud;
+    if (r->ctl && r->ctl->rerank)
+        r->ctl->rerank(r->ctl->ud, r, p);
+}
+
 /* The evidence phase's progress, passed on to the caller's hook. */
 static void kw_run_evidence_progress(void *ud, const char *what, long done, long total)
 {
@@ -1525,6 +1534,7 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
     }
     o.deadline_s = &r->deadline_s; /* lifted for a round the engine makes whole (kw_pause) */
     o.progress = kw_run_progress;
+    o.rerank_progress = ctl->rerank ? kw_run_rerank_progress : NULL;
     o.progress_ud = r;
     kw_run_info info = {.journal_path = r->journal,
                         .version = PACKAGE_VERSION,

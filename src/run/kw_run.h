@@ -141,6 +141,11 @@ typedef struct kw_run_ctl {
      * evaluations, `what` its part ("portability", "re-checks",
      * "neighbours"), done of total evaluations of that part */
     void (*evidence)(void *ud, const kw_run *r, const char *what, long done, long total);
+    /* the re-rank's progress (may be NULL): from inside a round, before each of
+     * a shape's re-rank comparisons (kw_engine_opts.rerank_progress,
+     * p->rerank_total > 0); it may only draw: the round is not journalled yet,
+     * and neither the results nor the live file are rewritten from here */
+    void (*rerank)(void *ud, const kw_run *r, const kw_progress *p);
     void *ud;
 } kw_run_ctl;
 
