@@ -1267,6 +1267,8 @@ typedef struct kw_jread {
     long bad_record; /* a bad record seen: fine only if nothing follows */
     char bad_msg[200];
     int first_torn;  /* the file is one line, cut short, that begins as a header record does */
+    int header_only; /* stop at the first body record (kw_journal_load_header) */
+    int stopped;     /* ... and stopped there: what follows is not read, nor judged */
     kw_jrec rec_buf;
     double mbuf[KW_METRIC_MAX];
 } kw_jread;
@@ -1440,6 +1442,10 @@ static int kw_jread_lines(kw_jread *R, int follow)
             if (R->in_header) {
                 kw_header_done(ps);
                 R->in_header = 0;
+                if (R->header_only && !ps->err) {
+                    R->stopped = 1;
+                    break;
+                }
             }
             if (j->complete)
                 kw_perr(ps, "record after the run-end record");
@@ -1491,7 +1497,9 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
     const char *path = R->path;
     struct stat st;
     j->file_bytes = fstat(R->fd, &st) == 0 ? (long)st.st_size : j->good_bytes;
-    if (R->bad_record) {
+    if (R->stopped) {
+        /* the body is not read: nothing after the header is judged */
+    } else if (R->bad_record) {
         j->torn = 1;
         /* (every bad_msg is under 100 bytes) */
         snprintf(j->torn_msg, sizeof j->torn_msg,
@@ -1539,15 +1547,17 @@ static int kw_jread_finish(kw_jread *R, int allow_partial_header)
 
 /* The one reader behind kw_journal_load and kw_journal_scan: streams the file
  * line by line, checks the checksum chain, parses the header into j->h and
- * hands every good body record to fn (store: also keep each record's checksum
- * and build the eval index, as a load does); see kw_jread_lines for the bad
+ * hands every good body record to fn (store 1: also keep each record's
+ * checksum and build the eval index, as a load does; -1: stop at the first
+ * body record, kw_journal_load_header); see kw_jread_lines for the bad
  * record rules. */
 static int kw_journal_read(kw_journal **out, const char *path, int allow_partial_header,
                            int store, kw_journal_fn fn, void *ctx)
 {
     *out = NULL;
     kw_jread R;
-    int rc = kw_jread_open(&R, path, store, fn, ctx);
+    int rc = kw_jread_open(&R, path, store > 0, fn, ctx);
+    R.header_only = store < 0;
     if (rc == 0)
         rc = kw_jread_lines(&R, 0);
     if (rc == 0)
@@ -1620,6 +1630,11 @@ int kw_journal_load(kw_journal **out, const char *path)
 int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header)
 {
     return kw_journal_read(out, path, allow_partial_header, 1, NULL, NULL);
+}
+
+int kw_journal_load_header(kw_journal **out, const char *path)
+{
+    return kw_journal_read(out, path, 2, -1, NULL, NULL);
 }
 
 int kw_journal_scan(kw_journal **out, const char *path, kw_journal_fn fn, void *ctx)

@@ -451,6 +451,14 @@ void kw_journal_follow_free(kw_jfollow *f);
  * least one whole record; 2: also when the first record itself is torn
  * (n_records 0; the caller must not resume from it). */
 int kw_journal_load_ex(kw_journal **out, const char *path, int allow_partial_header);
+/* The header alone: the records up to the first body record, which is not
+ * read, nor anything after it (O(header), whatever the journal's length),
+ * with kw_journal_load_ex(..., 2)'s rules for a file that ends inside its
+ * header. n_records counts the header records read; no body arrays, no
+ * torn tail judged (torn, complete and paused say nothing). Used to decide
+ * whether a failed fresh run left a journal a resume could use
+ * (kw_run_discard), which loaded the whole journal until 2026-12-07. */
+int kw_journal_load_header(kw_journal **out, const char *path);
 /* The evaluation of (shape, id, rep), or NULL. O(1). */
 const kw_jeval *kw_journal_eval_find(const kw_journal *j, int shape, uint64_t id, int rep);
 /* Statistics of (shape, id) over repetitions 0..repeats-1; KW_EINPUT if never evaluated. */

@@ -556,6 +556,68 @@ Test(journal, load_errors)
     kw_synth_rmdir(dir);
 }
 
+/* kw_journal_load_header reads the header records and stops at the first
+ * body record: what follows is neither read nor judged, so a journal whose
+ * body is damaged (which a load refuses) gives its header, and good_bytes
+ * ends where the body begins; a file that ends inside its header loads as
+ * kw_journal_load_ex(..., 2) does. kw_run_discard read the whole journal
+ * for this (kw_journal_load_ex) until 2026-12-07. */
+Test(journal, load_header_reads_the_header_and_stops_at_the_body)
+{
+    char dir[64], jp[96];
+    long len;
+    int lines;
+    char *b = synth_journal(dir, jp, &len, &lines);
+    kw_journal *full = NULL, *h = NULL;
+    cr_assert_eq(kw_journal_load(&full, jp), 0, "%s", kw_error_last());
+    int nh = 0; /* header records: they lead the file */
+    while (nh < lines && strchr("HAIKCMS", b[line_start(b, len, nh + 1)]))
+        nh++;
+    cr_assert(nh > 1 && nh + 20 < lines, "%d header records of %d", nh, lines);
+    long body = line_start(b, len, nh + 1);
+    /* every body record after the first damaged: a load refuses it */
+    for (int l = nh + 2; l <= lines; l++)
+        b[line_start(b, len, l)] ^= 0x04;
+    cr_assert_eq(kw_synth_spit(jp, b, len), 0);
+    kw_journal *j = NULL;
+    cr_assert_eq(kw_journal_load_ex(&j, jp, 2), KW_ECORRUPT);
+    cr_assert_null(j);
+    cr_assert_eq(kw_journal_load_header(&h, jp), 0, "%s", kw_error_last());
+    cr_assert_eq(h->n_records, nh);
+    cr_assert_eq(h->good_bytes, body);
+    cr_assert_eq(h->file_bytes, len);
+    cr_assert(h->n_evals == 0 && h->n_steps == 0 && !h->torn && !h->header_incomplete);
+    cr_assert_eq(h->h.format, full->h.format);
+    cr_assert_eq(h->h.n_shapes, full->h.n_shapes);
+    cr_assert_eq(h->h.n_attrs, full->h.n_attrs);
+    for (int i = 0; i < full->h.n_attrs; i++) {
+        cr_assert_str_eq(h->h.attrs[i].key, full->h.attrs[i].key);
+        cr_assert_str_eq(h->h.attrs[i].value, full->h.attrs[i].value);
+    }
+    kw_journal_free(h);
+    h = NULL;
+    /* cut inside the header (after two whole records), and inside its first record */
+    cr_assert_eq(kw_synth_spit(jp, b, line_start(b, len, 3) + 4), 0);
+    cr_assert_eq(kw_journal_load_header(&h, jp), 0, "%s", kw_error_last());
+    cr_assert(h->header_incomplete && h->n_records == 2);
+    kw_journal_free(h);
+    h = NULL;
+    cr_assert_eq(kw_synth_spit(jp, b, 9), 0);
+    cr_assert_eq(kw_journal_load_header(&h, jp), 0, "%s", kw_error_last());
+    cr_assert(h->header_incomplete && h->n_records == 0);
+    kw_journal_free(h);
+    h = NULL;
+    /* empty, or not a journal: refused as a load refuses them */
+    cr_assert_eq(kw_synth_spit(jp, "", 0), 0);
+    cr_assert_eq(kw_journal_load_header(&h, jp), KW_EINPUT);
+    cr_assert_eq(kw_synth_spit(jp, "a,b\n1,2\n", 8), 0);
+    cr_assert_eq(kw_journal_load_header(&h, jp), KW_EINPUT);
+    cr_assert_null(h);
+    kw_journal_free(full);
+    free(b);
+    kw_synth_rmdir(dir);
+}
+
 /* kw_journal_reseal opens the journal as the reader does (kw_journal_open_file):
  * it used plain fopen, so a journal that was a symbolic link had its target
  * outside the folder rewritten, and a FIFO blocked fopen forever. Both are

@@ -781,7 +781,8 @@ static int kw_run_pick_dir(kw_run *r, int *usage, const char *out)
 /* 1 when a fresh run's journal holds nothing a resume could use: none, an
  * empty one, or one cut before its header held the run's options (the
  * resume refuses those: kw_run_reopen). A journal that cannot be read is
- * kept. */
+ * kept. Only the header is read (kw_journal_load_header): a run that failed
+ * late has a long journal, which was read whole for this until 2026-12-07. */
 static int kw_run_stub_journal(const kw_run *r)
 {
     struct stat st;
@@ -792,7 +793,7 @@ static int kw_run_stub_journal(const kw_run *r)
     if (st.st_size == 0)
         return 1;
     kw_journal *j = NULL;
-    int stub = kw_journal_load_ex(&j, r->journal, 2) == 0 &&
+    int stub = kw_journal_load_header(&j, r->journal) == 0 &&
                (j->n_records == 0 ||
                 (j->header_incomplete && !kw_run_attr_get(j, KW_RUN_ATTR_COUNT - 1)));
     kw_journal_free(j);
