@@ -91,6 +91,7 @@ int main(int argc, char **argv)
         sigaction(SIGPIPE, &pipe_sa, NULL);
     }
     xmlInitParser();
+    kw_xml_route_errors(); /* libxml2 prints nothing of its own: knobwise reports each failure */
     int status;
     if (argc < 2) {
         kw_usage(stderr);

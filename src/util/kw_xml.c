@@ -366,6 +366,7 @@ typedef struct kw_xml_pstate {
     size_t nodes;  /* elements and attributes opened so far */
     int dense;     /* cap nodes by the bytes read so far (files knobwise wrote) */
     int nomem;     /* libxml2 ran out of memory: not the file's fault */
+    long nomem_line; /* the line it was reading then (0: not known) */
     startElementNsSAX2Func start;
     endElementNsSAX2Func end;
 } kw_xml_pstate;
@@ -442,8 +443,12 @@ static void kw_xml_parse_error(void *ctx, kw_xml_err_t err)
 {
     xmlParserCtxtPtr ctxt = ctx;
     kw_xml_pstate *st = ctxt->_private;
-    if (err && err->code == XML_ERR_NO_MEMORY)
-        st->nomem = 1;
+    if (err && err->code == XML_ERR_NO_MEMORY) {
+        st->nomem = 1; /* reported once, as out of memory (kw_xml_parse_max) */
+        if (st->nomem_line <= 0)
+            st->nomem_line = err->line;
+        return;
+    }
     if (st->stopped || err == NULL || err->level < XML_ERR_ERROR)
         return;
     kw_xml_problem(st->p, st->label, err->line, "%s", err->message ? err->message : "XML error");
@@ -497,11 +502,9 @@ static long kw_xml_max_attrs(const char *buf, size_t len, long *line)
     return max;
 }
 
-static int kw_xml_parse_max(xmlDocPtr *out, const char *label, const char *buf, size_t len,
-                            size_t max, kw_xml_problems *p)
+static int kw_xml_parse_caught(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                               size_t max, kw_xml_problems *p, const kw_xml_catch *quiet)
 {
-    *out = NULL;
-    kw_xml_init();
     if (len > max) {
         kw_xml_problem(p, label, 1, "file is over the %zu MiB limit for %s", max >> 20,
                        kw_xml_limit_what(max));
@@ -527,11 +530,13 @@ static int kw_xml_parse_max(xmlDocPtr *out, const char *label, const char *buf, 
      * elements, 2.6 GB and 13 s before libxml2 gave up) in its first
      * kilobytes. Inputs are bounded by their 4 MiB limit. */
     kw_xml_pstate st = {.label = label, .p = p, .dense = max > KW_XML_MAX_BYTES};
+    int p_n = p->n;
+    size_t p_used = strlen(p->text);
     int rc = KW_EINPUT;
     xmlDocPtr doc = NULL;
     xmlParserCtxtPtr ctxt = xmlCreateMemoryParserCtxt(buf, (int)len);
     if (!ctxt)
-        return kw_error_set(KW_ENOMEM, "%s: cannot create an XML parser", label);
+        return kw_error_set(KW_ENOMEM, "%s: out of memory while reading it", label);
     xmlCtxtUseOptions(ctxt, KW_XML_OPTIONS);
     ctxt->_private = &st;
     st.start = ctxt->sax->startElementNs;
@@ -558,8 +563,14 @@ static int kw_xml_parse_max(xmlDocPtr *out, const char *label, const char *buf, 
     ctxt->myDoc = NULL;
     /* short of memory (ulimit -v): exit 1, not "FILE:29: XML error", exit 2,
      * as a well-formed file read until 2026-12-07 */
-    if (st.nomem || ctxt->errNo == XML_ERR_NO_MEMORY) {
-        rc = kw_error_set(KW_ENOMEM, "%s: out of memory while reading it", label);
+    if (st.nomem || quiet->nomem || ctxt->errNo == XML_ERR_NO_MEMORY) {
+        /* what the parse said after it ran short is no fault of the file */
+        p->n = p_n;
+        p->text[p_used] = '\0';
+        long line = st.nomem_line > 0 ? st.nomem_line : ctxt->input ? ctxt->input->line : 0;
+        rc = line > 0 ? kw_error_set(KW_ENOMEM, "%s:%ld: out of memory while reading it", label,
+                                     line)
+                      : kw_error_set(KW_ENOMEM, "%s: out of memory while reading it", label);
         goto done;
     }
     if (st.reported > 0 || st.stopped || !ctxt->wellFormed || doc == NULL) {
@@ -593,6 +604,23 @@ done:
     return rc;
 }
 
+/* libxml2's own reports (an allocation that failed: "parser error : Memory
+ * allocation failed" on stderr before knobwise's message until 2026-12-07)
+ * are caught for the whole parse, libxml2's initialisation included: a
+ * file's problems come through kw_xml_parse_error, a want of memory as one
+ * KW_ENOMEM naming the file and the line reached. */
+static int kw_xml_parse_max(xmlDocPtr *out, const char *label, const char *buf, size_t len,
+                            size_t max, kw_xml_problems *p)
+{
+    *out = NULL;
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
+    kw_xml_init();
+    int rc = kw_xml_parse_caught(out, label, buf, len, max, p, &quiet);
+    kw_xml_catch_end(&quiet);
+    return rc;
+}
+
 int kw_xml_parse(xmlDocPtr *out, const char *label, const char *buf, size_t len,
                  kw_xml_problems *p)
 {
@@ -611,6 +639,7 @@ typedef struct kw_xml_vstate {
     const char *label;
     kw_xml_problems *p;
     int reported;
+    int nomem;                        /* libxml2 ran out of memory validating */
     const kw_embedded_file *xsd_file; /* the schema's text, for kw_xml_explain */
     xmlDocPtr xsd;                    /* parsed on the first error that needs it */
     int xsd_tried;
@@ -701,7 +730,9 @@ static int kw_xml_explain(kw_xml_vstate *vs, kw_xml_err_t err, char *msg, size_t
 static void kw_xml_schema_error(void *ud, kw_xml_err_t err)
 {
     kw_xml_vstate *vs = ud;
-    if (err == NULL || err->level < XML_ERR_ERROR)
+    if (err && err->code == XML_ERR_NO_MEMORY)
+        vs->nomem = 1; /* reported once, as out of memory (kw_xml_validate) */
+    if (err == NULL || err->level < XML_ERR_ERROR || vs->nomem)
         return;
     long line = err->line;
     if (line <= 0 && err->node)
@@ -721,6 +752,7 @@ static void kw_xml_catch_cb(void *ud, kw_xml_err_t err)
     kw_xml_catch *c = ud;
     if (!err)
         return;
+    c->nomem |= err->code == XML_ERR_NO_MEMORY;
     if (c->n++ == 0)
         snprintf(c->first, sizeof c->first, "%s", err->message ? err->message : "libxml2 error");
     /* strip the trailing newline libxml2 puts on its messages */
@@ -729,22 +761,60 @@ static void kw_xml_catch_cb(void *ud, kw_xml_err_t err)
         c->first[--len] = '\0';
 }
 
+/* libxml2's generic channel (printf-style, used where a report has no
+ * structure): counted, the text dropped */
+static void kw_xml_catch_generic(void *ud, const char *fmt, ...)
+{
+    (void)fmt;
+    kw_xml_catch *c = ud;
+    if (c->n++ == 0)
+        snprintf(c->first, sizeof c->first, "libxml2 error");
+}
+
 void kw_xml_catch_begin(kw_xml_catch *c)
 {
     memset(c, 0, sizeof *c);
     c->old_fn = (void (*)(void))xmlStructuredError;
     c->old_ctx = xmlStructuredErrorContext;
+    c->old_generic = (void (*)(void))xmlGenericError;
+    c->old_generic_ctx = xmlGenericErrorContext;
     xmlSetStructuredErrorFunc(c, (xmlStructuredErrorFunc)kw_xml_catch_cb);
+    xmlSetGenericErrorFunc(c, kw_xml_catch_generic);
 }
 
 void kw_xml_catch_end(kw_xml_catch *c)
 {
     xmlSetStructuredErrorFunc(c->old_ctx, (xmlStructuredErrorFunc)c->old_fn);
+    xmlSetGenericErrorFunc(c->old_generic_ctx, (xmlGenericErrorFunc)c->old_generic);
+}
+
+static void kw_xml_drop_error(void *ud, kw_xml_err_t err)
+{
+    (void)ud;
+    (void)err;
+}
+
+static void kw_xml_drop_generic(void *ud, const char *fmt, ...)
+{
+    (void)ud;
+    (void)fmt;
+}
+
+void kw_xml_route_errors(void)
+{
+    xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)kw_xml_drop_error);
+    xmlSetGenericErrorFunc(NULL, kw_xml_drop_generic);
+    xmlThrDefSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)kw_xml_drop_error);
+    xmlThrDefSetGenericErrorFunc(NULL, kw_xml_drop_generic);
 }
 
 static void kw_xml_schema_parse_error(void *ud, kw_xml_err_t err)
 {
     kw_xml_vstate *vs = ud;
+    if (err && err->code == XML_ERR_NO_MEMORY) {
+        vs->nomem = 1; /* not a broken schema (kw_xml_schema_get) */
+        return;
+    }
     if (err && err->level >= XML_ERR_ERROR && vs->reported++ == 0)
         kw_error_set(KW_ESTATE, "embedded schema %s is broken: line %d: %s", vs->label, err->line,
                      err->message ? err->message : "?");
@@ -828,11 +898,16 @@ static int kw_xml_schema_get(xmlSchemaPtr *out, const kw_embedded_file *f, const
     }
     pc = xmlSchemaNewMemParserCtxt((const char *)f->data, (int)f->len);
     if (!pc) {
-        rc = kw_error_set(KW_ENOMEM, "cannot read embedded schema %s", schema_name);
+        rc = kw_error_set(KW_ENOMEM, "out of memory reading embedded schema %s", schema_name);
         goto done;
     }
     xmlSchemaSetParserStructuredErrors(pc, (xmlStructuredErrorFunc)kw_xml_schema_parse_error, &ps);
     xmlSchemaPtr schema = xmlSchemaParse(pc);
+    if (ps.nomem) {
+        xmlSchemaFree(schema);
+        rc = kw_error_set(KW_ENOMEM, "out of memory compiling embedded schema %s", schema_name);
+        goto done;
+    }
     if (!schema) {
         rc = ps.reported == 0
                  ? kw_error_set(KW_ESTATE, "embedded schema %s does not compile", schema_name)
@@ -863,20 +938,32 @@ int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
     int rc = KW_ESTATE;
     xmlSchemaPtr schema = NULL;
     xmlSchemaValidCtxtPtr vc = NULL;
+    /* libxml2's own reports caught, as in kw_xml_parse_max */
+    kw_xml_catch quiet;
+    kw_xml_catch_begin(&quiet);
     kw_xml_active = 1;
+    int p_n = p->n;
+    size_t p_used = strlen(p->text);
     if ((rc = kw_xml_schema_get(&schema, f, schema_name)) != 0)
         goto done;
     rc = KW_ESTATE;
     vc = xmlSchemaNewValidCtxt(schema);
     if (!vc) {
-        kw_error_set(KW_ENOMEM, "cannot create a schema validator");
+        rc = kw_error_set(KW_ENOMEM, "%s: out of memory while checking it against its schema",
+                          label);
         goto done;
     }
     kw_xml_vstate vs = {.label = label, .p = p, .xsd_file = f};
     xmlSchemaSetValidStructuredErrors(vc, (xmlStructuredErrorFunc)kw_xml_schema_error, &vs);
     int r = xmlSchemaValidateDoc(vc, doc);
     xmlFreeDoc(vs.xsd);
-    if (r == 0) {
+    if (vs.nomem || quiet.nomem) {
+        /* what the validator said after it ran short is no fault of the file */
+        p->n = p_n;
+        p->text[p_used] = '\0';
+        rc = kw_error_set(KW_ENOMEM, "%s: out of memory while checking it against its schema",
+                          label);
+    } else if (r == 0) {
         rc = 0;
     } else if (r > 0 || vs.reported > 0) {
         if (vs.reported == 0)
@@ -888,6 +975,7 @@ int kw_xml_validate(xmlDocPtr doc, const char *label, const char *schema_name,
 done:
     kw_xml_active = 0;
     xmlSchemaFreeValidCtxt(vc);
+    kw_xml_catch_end(&quiet);
     return rc;
 }
 

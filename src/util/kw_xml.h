@@ -128,18 +128,30 @@ int kw_xml_attr_bool(int *out, const xmlNode *n, const char *attr, const char *f
                      kw_xml_problems *p);
 
 /* libxml2 reports some failures itself (an output buffer whose write callback
- * fails prints "I/O error : write error" on stderr). Between begin and end
- * such reports on this thread are caught here instead (n, the first message),
- * so the caller reports the failure once, through kw_error, naming the file.
- * Plain data on the caller's stack; begin/end pair up on one thread. */
+ * fails prints "I/O error : write error" on stderr; an allocation that fails
+ * prints "parser error : Memory allocation failed"). Between begin and end
+ * such reports on this thread, structured or generic, are caught here
+ * instead (n, the first message, nomem), so the caller reports the failure
+ * once, through kw_error, naming the file. kw_xml_parse*, kw_xml_validate
+ * and the results reader do this themselves. Plain data on the caller's
+ * stack; begin/end pair up on one thread. */
 typedef struct kw_xml_catch {
     int n;                 /* reports caught */
+    int nomem;             /* one of them was libxml2 short of memory */
     char first[256];       /* the first one's message */
-    void (*old_fn)(void);  /* the handler in place before begin (restored by end) */
+    void (*old_fn)(void);  /* the handlers in place before begin (restored by end) */
     void *old_ctx;
+    void (*old_generic)(void);
+    void *old_generic_ctx;
 } kw_xml_catch;
 void kw_xml_catch_begin(kw_xml_catch *c);
 void kw_xml_catch_end(kw_xml_catch *c);
+/* For the program (main), once after xmlInitParser: every libxml2 report
+ * of this thread and of threads started later is dropped (knobwise checks
+ * each libxml2 call and reports its failure itself, naming the file), where
+ * libxml2 printed its own lines on stderr before knobwise's message. Not
+ * for the library: a host program keeps its libxml2 handlers. */
+void kw_xml_route_errors(void);
 
 /* Write doc to path atomically: a temp file in the same folder (kw_tmpfile:
  * mode 0644 less the umask, swept by the next write when a kill left it), flushed, fsync'd, renamed over path, folder fsync'd.
