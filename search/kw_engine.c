@@ -2116,10 +2116,12 @@ static int kw_loop(kw_eng *E)
             E->eval_s[j->shape] += j->dur_s;
             E->eval_n[j->shape]++;
         }
+        const kw_job *stopped = NULL;
         for (size_t i = 0; i < n_live; i++) {
             const kw_job *j = &E->jobs[E->live[i]];
             if (j->rc == KW_EINTERRUPTED) {
                 interrupted = 1;
+                stopped = stopped ? stopped : j;
                 continue;
             }
             if (kw_fatal(j->rc))
@@ -2143,8 +2145,13 @@ static int kw_loop(kw_eng *E)
                 E->sum.stop = KW_STOP_TIME;
                 return kw_pause(E, "time_limit");
             }
+            /* stopped by a signal elsewhere (mpirun: another rank's; its
+             * evaluation's message says what): a stop, as far as this
+             * summary goes, where it said KW_STOP_DONE until 2026-12-07 */
+            E->sum.stop = KW_STOP_SIGNAL;
             return kw_error_set(KW_EINTERRUPTED, "an evaluation was stopped without a stop "
-                                "request or time limit");
+                                "request or time limit here (%s)",
+                                stopped && stopped->err[0] ? stopped->err : "no reason given");
         }
         for (int i = 0; i < E->n_shapes; i++) {
             kw_shape *s = &E->S[i];

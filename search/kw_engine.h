@@ -150,7 +150,9 @@ typedef struct kw_run_info {
 typedef enum {
     KW_STOP_DONE,   /* every shape finished (converged, budget or exhausted) */
     KW_STOP_TIME,   /* the time limit paused the run (resumable) */
-    KW_STOP_SIGNAL  /* opts->stop was set: paused after the current round (resumable) */
+    KW_STOP_SIGNAL  /* opts->stop was set: paused after the current round (resumable); or
+                     * an evaluation was stopped by a signal elsewhere (another MPI
+                     * rank's): the round dropped, nothing journaled (KW_EINTERRUPTED) */
 } kw_stop_reason;
 
 typedef struct kw_engine_summary {

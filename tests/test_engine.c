@@ -4,6 +4,7 @@
  * gating, budget, memo, thread-count determinism, and resume after a kill at
  * every record boundary and mid-record; the id map the engine keeps its sets in. */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <gsl/gsl_errno.h>
 #include <signal.h>
 
@@ -364,6 +365,54 @@ static void stop_after(void *ud, const kw_progress *p)
     (void)p;
     if (++rounds_seen >= *(int *)ud)
         stop_flag = 1;
+}
+
+/* An evaluator that stops its Nth evaluation for a reason of its own (under
+ * mpirun: a signal to another rank, whose evaluation came back
+ * KW_EINTERRUPTED), with no stop flag and no time limit here. */
+typedef struct stop_elsewhere {
+    const kw_evaluator *inner;
+    atomic_long calls;
+    long at;
+} stop_elsewhere;
+static int stop_elsewhere_eval(void *ctx, const kw_cand *c, int shape, int rep, kw_metrics *out)
+{
+    stop_elsewhere *x = ctx;
+    if (atomic_fetch_add(&x->calls, 1) + 1 == x->at)
+        return kw_error_set(KW_EINTERRUPTED, "rank 1 stopped (SIGTERM)");
+    return x->inner->eval(x->inner->ctx, c, shape, rep, out);
+}
+
+/* Such a pause is a stop in the summary (KW_STOP_SIGNAL: it said
+ * KW_STOP_DONE, as a finished search does, until 2026-12-07), the error
+ * carries the evaluation's own message, and the resume is the run. */
+Test(engine, an_evaluation_stopped_elsewhere_is_a_stop_in_the_summary)
+{
+    kw_synth s;
+    kw_synth_random(&s, 21, 2);
+    kw_engine_opts o = opts_for(2);
+    long ref_len;
+    char *ref = run_bytes(&s, &o, &ref_len);
+    char dir[64], jp[96];
+    kw_synth_tmp(dir, sizeof dir, jp, sizeof jp);
+    kw_run_info in = kw_synth_info(jp);
+    stop_elsewhere x = {.inner = &s.ev, .at = 7};
+    atomic_init(&x.calls, 0);
+    kw_evaluator ev = s.ev;
+    ev.ctx = &x;
+    ev.eval = stop_elsewhere_eval;
+    kw_engine_summary sum;
+    cr_assert_eq(kw_engine_run(&sum, &s.ks, &ev, &o, &in), KW_EINTERRUPTED);
+    cr_assert_eq(sum.stop, KW_STOP_SIGNAL);
+    cr_assert(strstr(kw_error_last(), "rank 1 stopped (SIGTERM)"), "%s", kw_error_last());
+    cr_assert_eq(kw_engine_resume(&sum, &s.ks, &s.ev, &o, &in), 0, "%s", kw_error_last());
+    cr_assert_eq(sum.stop, KW_STOP_DONE);
+    long len = 0;
+    char *b = kw_synth_slurp(jp, &len);
+    cr_assert(len == ref_len && memcmp(b, ref, (size_t)len) == 0);
+    free(b);
+    free(ref);
+    kw_synth_rmdir(dir);
 }
 
 Test(engine, stop_flag_and_time_limit_pause_then_resume_identically)

@@ -492,6 +492,13 @@ static void kw_resume_hint(const char *lead, const char *dir)
     kw_sbuf_free(&w);
 }
 
+/* A stop flag's signal, as the messages name it (kw_tune_catch catches these three). */
+static const char *kw_tune_sig_name(int sig)
+{
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : sig == SIGINT ? "SIGINT"
+                                                                                 : "a signal";
+}
+
 int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int quiet)
 {
     const char *dir = kw_run_dir(r);
@@ -513,11 +520,22 @@ int kw_cli_tune_ui_end(const kw_run *r, const kw_run_outcome *out, int rc, int q
         kw_cli_tune_ui_summary(dir, kw_run_journal(r));
     if (!quiet && out->ranks[0])
         printf("knobwise tune: %s\n", out->ranks);
+    if (!out->signal && out->engine_rc == KW_EINTERRUPTED && out->stopped_rank > 0) {
+        /* mpirun: a signal to another rank stopped its evaluation, and no
+         * signal reached this one (it said "interrupted (SIGINT)" until
+         * 2026-12-07); the exit status is that rank's, as its own is */
+        int sig = out->stopped_signal;
+        fprintf(stderr, "knobwise tune: paused: rank %d stopped (%s); the journal holds every "
+                        "step before it; results so far in %s\n",
+                out->stopped_rank, kw_tune_sig_name(sig), dir);
+        kw_resume_hint("resume with: ", dir);
+        return 128 + sig;
+    }
     if (out->engine_rc == KW_EINTERRUPTED || out->signal) { /* during the search or the writing */
         int sig = out->signal ? out->signal : SIGINT;
         fprintf(stderr, "knobwise tune: interrupted (%s); the journal holds every step before "
                         "it; results so far in %s\n",
-                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT", dir);
+                kw_tune_sig_name(sig), dir);
         kw_resume_hint("resume with: ", dir);
         return 128 + sig;
     }

@@ -77,6 +77,12 @@ void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len)
         buf[0] = '\0';
 }
 void kw_mpi_pool_free(kw_mpi_pool *p) { (void)p; }
+int kw_mpi_pool_stopped_by(const kw_mpi_pool *p, int *sig)
+{
+    (void)p;
+    *sig = 0;
+    return 0;
+}
 int kw_mpi_spec_recv(kw_mpi_job_spec **out)
 {
     *out = NULL;
@@ -88,12 +94,14 @@ const kw_mpi_spec *kw_mpi_spec_of(const kw_mpi_job_spec *js)
     return NULL;
 }
 void kw_mpi_spec_free(kw_mpi_job_spec *js) { (void)js; }
-int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s)
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s,
+                 const volatile sig_atomic_t *stop)
 {
     (void)ev;
     (void)threads;
     (void)setup_rc;
     (void)deadline_s;
+    (void)stop;
     return kw_error_set(KW_ESTATE, "knobwise was built without MPI (./configure --with-mpi)");
 }
 
@@ -131,8 +139,10 @@ typedef struct kw_mpi_wjob {
 /* a deadline already past when the job is sent: the rank stops at once */
 #define KW_MPI_LEFT_PAST 1e-9
 
+/* sig: the rank's stop flag (the signal it got) when its evaluation
+ * returned KW_EINTERRUPTED because of it; else 0 */
 typedef struct kw_mpi_wres {
-    int32_t id, rc;
+    int32_t id, rc, sig, pad;
     kw_metrics m;
     char err[KW_GUARDS_LEN];
 } kw_mpi_wres;
@@ -273,6 +283,7 @@ struct kw_mpi_pool {
     int running, quit, failed;
     char fail_msg[KW_GUARDS_LEN];
     double t0;
+    int stopped_rank, stopped_sig; /* the first rank whose signal stopped an evaluation */
 };
 
 /* Finish a request (mu held). */
@@ -406,6 +417,13 @@ static void *kw_mpi_dispatch(void *arg)
                 } else {
                     *q->out = res.m;
                     res.err[sizeof res.err - 1] = '\0';
+                    if (res.rc == KW_EINTERRUPTED && res.sig > 0 && !p->stopped_rank) {
+                        /* the pause's cause, for rank 0's last word: no
+                         * signal reached rank 0 (it said "interrupted
+                         * (SIGINT)" until 2026-12-07) */
+                        p->stopped_rank = src;
+                        p->stopped_sig = res.sig;
+                    }
                     kw_mpi_complete(p, q, res.rc, res.err);
                     p->inflight[res.id] = NULL;
                     p->busy[src]--;
@@ -685,6 +703,18 @@ void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len)
         snprintf(buf + used, len - used, "%s/s)", n > KW_MPI_SHOW_MAX ? " ..." : "");
 }
 
+int kw_mpi_pool_stopped_by(const kw_mpi_pool *p, int *sig)
+{
+    *sig = 0;
+    if (!p)
+        return 0;
+    pthread_mutex_lock((pthread_mutex_t *)&p->mu);
+    int rank = p->stopped_rank;
+    *sig = p->stopped_sig;
+    pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+    return rank;
+}
+
 void kw_mpi_pool_free(kw_mpi_pool *p)
 {
     if (!p)
@@ -851,6 +881,7 @@ int kw_mpi_args_differ(const kw_mpi_job_spec *js, char *msg, size_t len)
 
 typedef struct kw_mpi_server {
     const kw_evaluator *ev;
+    const volatile sig_atomic_t *stop; /* this rank's stop flag (its signal) */
     pthread_mutex_t mu;
     pthread_cond_t work, res;
     kw_mpi_wjob *jobs;  /* ring of `cap` */
@@ -878,6 +909,8 @@ static void *kw_mpi_server_thread(void *arg)
         r.rc = s->ev->eval(s->ev->ctx, &j.cand, j.shape, j.rep, &r.m);
         if (r.rc != 0)
             snprintf(r.err, sizeof r.err, "%s", kw_error_last());
+        if (r.rc == KW_EINTERRUPTED && s->stop && *s->stop)
+            r.sig = *s->stop;
         pthread_mutex_lock(&s->mu);
         s->outs[(s->o_head + s->o_n) % s->cap] = r;
         s->o_n++;
@@ -887,7 +920,8 @@ static void *kw_mpi_server_thread(void *arg)
     return NULL;
 }
 
-int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s)
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s,
+                 const volatile sig_atomic_t *stop)
 {
     kw_mpi_hello h;
     memset(&h, 0, sizeof h);
@@ -906,6 +940,7 @@ int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *dead
     kw_mpi_server s;
     memset(&s, 0, sizeof s);
     s.ev = ev;
+    s.stop = stop;
     /* rank 0 never has more jobs out at this rank than its slots */
     s.cap = h.slots;
     s.jobs = calloc((size_t)s.cap, sizeof *s.jobs);

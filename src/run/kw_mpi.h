@@ -99,6 +99,10 @@ int kw_mpi_pool_slots(const kw_mpi_pool *p);
 void kw_mpi_pool_format(const kw_mpi_pool *p, char *buf, size_t len);
 /* Tell every rank the run is over, stop the dispatcher; accepts NULL. */
 void kw_mpi_pool_free(kw_mpi_pool *p);
+/* The first rank (> 0) whose evaluation was stopped by a signal to it, and
+ * *sig that signal (the rank's stop flag); 0 and *sig 0 when none was (the
+ * engine then paused, if it did, for rank 0's own reasons). Accepts NULL. */
+int kw_mpi_pool_stopped_by(const kw_mpi_pool *p, int *sig);
 
 /* ---- every other rank ---- */
 
@@ -119,7 +123,10 @@ int kw_mpi_args_differ(const kw_mpi_job_spec *js, char *msg, size_t len);
  * says why, and the function returns at once); then evaluate what rank 0
  * sends on ev with `threads` threads until it ends the run, setting
  * *deadline_s (the deadline ev's evaluations stop at; NULL: none) from the
- * time each candidate brings (kw_mpi_spec.deadline_s). 0 or KW_EIO. */
-int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s);
+ * time each candidate brings (kw_mpi_spec.deadline_s). stop: this rank's
+ * stop flag (ev reads it too): an evaluation it stopped goes back to rank 0
+ * with the signal (kw_mpi_pool_stopped_by). 0 or KW_EIO. */
+int kw_mpi_serve(const kw_evaluator *ev, int threads, int setup_rc, double *deadline_s,
+                 const volatile sig_atomic_t *stop);
 
 #endif

@@ -1563,6 +1563,7 @@ int kw_run_exec(kw_run *r, kw_run_outcome *out, const kw_run_ctl *ctl)
     }
     if (r->mp) {
         kw_mpi_pool_format(r->mp, out->ranks, sizeof out->ranks);
+        out->stopped_rank = kw_mpi_pool_stopped_by(r->mp, &out->stopped_signal);
         kw_mpi_pool_free(r->mp); /* the other ranks are done: the results are rank 0's */
         r->mp = NULL;
     }
@@ -1635,7 +1636,7 @@ int kw_run_serve(volatile sig_atomic_t *stop, int *rank0_says, void (*note)(cons
     r->deadline_s = sp->time_limit_s > 0 ? kw_run_now() + sp->time_limit_s : 0.0;
     const kw_evaluator *ev = r->ex ? kw_exec_iface(r->ex) : r->me ? kw_eval_iface(r->me)
                                                                 : NULL;
-    rc = kw_mpi_serve(ev, sp->threads, setup, &r->deadline_s);
+    rc = kw_mpi_serve(ev, sp->threads, setup, &r->deadline_s, stop);
     if (setup != 0)
         rc = kw_error_set(setup, "%s", why);
     kw_run_free(r);

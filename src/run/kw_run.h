@@ -185,6 +185,10 @@ typedef struct kw_run_outcome {
                                   * journal re-read: kw_runsum_live), 0: from the file */
     kw_engine_summary sum;
     char ranks[512];             /* mpirun: the ranks' evaluation rates ("" without) */
+    int stopped_rank;            /* mpirun: the first rank (> 0) whose evaluation a signal
+                                  * to it stopped (the pause's cause when no signal
+                                  * reached this process), 0: none */
+    int stopped_signal;          /* ... and that signal */
 } kw_run_outcome;
 
 /* Run the search, then the evidence phase, then write the result files.

@@ -57,7 +57,8 @@
 #     phase on the search so far and kept it in RUN/evidence; the resumed
 #     run's evidence then held those stale records first and differed from an
 #     uninterrupted run's); the resume without MPI gives an uninterrupted
-#     run's files.
+#     run's files. Rank 0 says "paused: rank 1 stopped (SIGTERM)" (main
+#     144d89f said "interrupted (SIGINT)", a signal it never got).
 #
 # Configured without --with-mpi (KW_MPIRUN empty) it prints why it skips:
 # the feature is not built. Everything is written under one mktemp folder.
@@ -482,6 +483,13 @@ if [ -n "$victim" ]; then
     wait "$mp"
     st=$?
     echo "# SIGTERM to rank 1 (pid $victim) after $lines journal lines; mpirun exit $st"
+    sed -n 's/^/# rank 0: /p' "$work/t13.out" | grep 'knobwise tune: ' | head -3
+    # rank 0 says what paused it: no signal reached it (main said "interrupted (SIGINT)")
+    grep -q 'knobwise tune: paused: rank 1 stopped (SIGTERM); ' "$work/t13.out" ||
+        { echo "# rank 0 did not say that rank 1 stopped on SIGTERM"; ok=0; }
+    if grep -q 'interrupted (SIG' "$work/t13.out"; then
+        echo "# rank 0 said it was interrupted by a signal it never got"; ok=0
+    fi
     if grep -q '^Z ' "$work/t13/run/journal"; then
         echo "# the search finished before the signal: the test proves nothing"; ok=0
     elif [ -s "$work/t13/run/evidence" ]; then
