@@ -70,10 +70,11 @@ def kind(step):
     return {'explore': 'tabu excursion'}.get(ph, ph)
 
 
-def read(path, repeats=None):
+def read(path, repeats=None, aliases=None):
     """E records (line, shape, id; repetition 0), T records, configs by id, knob names;
     repeats (a set, when given) gets the (shape, id) of each evaluation whose metrics,
-    guards and status repeat an earlier evaluation of its shape bit for bit."""
+    guards and status repeat an earlier evaluation of its shape bit for bit; aliases (a set,
+    when given) the (shape, id) of each alias (`a=`: no full evaluation, issue 18)."""
     evals, steps, cfg, names, services = [], [], {}, {}, set()
     with open(path) as f:
         for ln, line in enumerate(f):
@@ -85,6 +86,8 @@ def read(path, repeats=None):
                 cfg[e['id']] = e['c'].split('.')
                 if e.get('rep', '0') == '0':
                     evals.append((ln, int(e['s']), e['id']))
+                    if aliases is not None and 'a' in e:
+                        aliases.add((int(e['s']), e['id']))
                     service = (e['s'], e.get('rc'), e.get('m'), e.get('g'))
                     if repeats is not None and service in services:
                         repeats.add((int(e['s']), e['id']))
@@ -111,8 +114,8 @@ def sweep_class(kn, before, now, names):
 
 def growth_one(path, acc):
     """Adds one journal's evaluations by phase to acc (a Counter)."""
-    repeats = set()
-    evals, steps, cfg, names = read(path, repeats)
+    repeats, aliases = set(), set()
+    evals, steps, cfg, names = read(path, repeats, aliases)
     by_id = collections.defaultdict(list)
     for t in steps:
         by_id[(t['s'], t['id'])].append(t)
@@ -168,6 +171,9 @@ def growth_one(path, acc):
         if (s, i) in repeats:
             acc[label, 'repeat'] += 1
             acc['total', 'repeat'] += 1
+        if (s, i) in aliases:
+            acc[label, 'alias'] += 1
+            acc['total', 'alias'] += 1
 
 
 def growth(log):
@@ -193,14 +199,17 @@ def growth(log):
     seen = set().union(*[set(r) for r in rows.values()])
     extra = sorted(x for x in seen - set(order) if isinstance(x, str) and not x.endswith('(walks)')
                    and x not in ('total', 'shapes', 'main steps accepted', 'local optima probed'))
-    print('evaluations per shape (mean over the seeds) by the phase that judged them; in brackets,')
-    print('those whose metrics and guards repeat a service the shape had measured, bit for bit\n')
+    print('candidates judged per shape (mean over the seeds) by the phase that judged them; in')
+    print('brackets, those whose metrics and guards repeat a service the shape had measured, bit for')
+    print('bit, then the aliases among them (journal `a=`: judged on the earlier evaluation, no full')
+    print('evaluation); full evaluations are the first figure less the aliases\n')
     print('| phase | ' + ' | '.join(f'{k} knobs ({values[k]} values)' for k in ks) + ' |')
     print('|---|' + '---|' * len(ks))
     for lab in order + extra + ['total']:
         if any(rows[k][lab] for k in ks):
             print(f'| {lab} | ' + ' | '.join(f'{rows[k][lab] / rows[k]["shapes"]:.1f} '
-                                           f'({rows[k][lab, "repeat"] / rows[k]["shapes"]:.1f})'
+                                           f'({rows[k][lab, "repeat"] / rows[k]["shapes"]:.1f}, '
+                                           f'{rows[k][lab, "alias"] / rows[k]["shapes"]:.1f})'
                                            for k in ks) + ' |')
     for lab in ('main steps accepted', 'local optima probed', 'walk: tabu excursion (walks)',
                 'walk: relink (walks)', 'walk: restart (walks)'):
@@ -222,6 +231,8 @@ def main():
                 e = fields(line)
                 if e.get('rep', '0') == '0':
                     evals.append((ln, int(e['s']), e['id']))
+                    if aliases is not None and 'a' in e:
+                        aliases.add((int(e['s']), e['id']))
             elif line.startswith('T '):
                 t = fields(line)
                 t['why'] = urllib.parse.unquote(t.get('why', ''))
