@@ -743,14 +743,21 @@ static int kw_v_evidence(kw_sbuf *log, kw_rundir *r, const kw_evaluator *ev)
 }
 
 /* journal shape index -> evaluator shape index, by name (-1: none) */
-static void kw_v_shape_map(int *map, const kw_journal *j, const kw_evaluator *ev)
+/* The run's evaluator and, by name, each journal shape's index in it (map[s],
+ * -1 where the evaluator has no such shape). */
+static int kw_v_evaluator(const kw_evaluator **ev, int *map, kw_rundir *r)
 {
+    int rc = kw_rundir_evaluator(ev, r);
+    if (rc != 0)
+        return rc;
+    const kw_journal *j = r->j;
     for (int s = 0; s < j->h.n_shapes && s < KW_JOURNAL_SHAPE_MAX; s++) {
         map[s] = -1;
-        for (int e = 0; e < ev->n_shapes; e++)
-            if (strcmp(ev->shape_names[e], j->h.shape_names[s]) == 0)
+        for (int e = 0; e < (*ev)->n_shapes; e++)
+            if (strcmp((*ev)->shape_names[e], j->h.shape_names[s]) == 0)
                 map[s] = e;
     }
+    return 0;
 }
 
 /* Every alias (an E record with a=, search/kw_engine.c "aliases": the result of an
@@ -808,12 +815,9 @@ static int kw_v_alias_check(kw_sbuf *log, kw_rundir *r)
     if (!j->h.alias || r->inputs_changed)
         return 0; /* no aliases; changed inputs: the re-evaluation says so */
     const kw_evaluator *ev;
-    int rc = kw_rundir_evaluator(&ev, r);
-    if (rc != 0)
-        return rc;
     int map[KW_JOURNAL_SHAPE_MAX];
-    kw_v_shape_map(map, j, ev);
-    return kw_v_aliases(log, j, ev, map);
+    int rc = kw_v_evaluator(&ev, map, r);
+    return rc != 0 ? rc : kw_v_aliases(log, j, ev, map);
 }
 
 static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
@@ -825,12 +829,10 @@ static int kw_v_reeval(kw_sbuf *log, kw_rundir *r, const kw_verify_opts *o)
         return rc;
     }
     const kw_evaluator *ev;
-    int rc = kw_rundir_evaluator(&ev, r);
+    int map[KW_JOURNAL_SHAPE_MAX];
+    int rc = kw_v_evaluator(&ev, map, r);
     if (rc != 0)
         return rc;
-    /* journal shape index -> evaluator shape index, by name */
-    int map[KW_JOURNAL_SHAPE_MAX];
-    kw_v_shape_map(map, j, ev);
     if (j->n_evals == 0) {
         kw_sbuf_printf(log, "skip re-evaluation: the journal has no evaluations\n");
         return 0;
