@@ -468,7 +468,7 @@ static int kw_emit_header(kw_eng *E)
     if (kw_engine_rerank_p(E) > 0)
         kw_journal_buf_printf(b, " rerank=%d", E->o.rerank);
     if (E->alias_on)
-        kw_journal_buf_printf(b, " alias=1");
+        kw_journal_buf_printf(b, " alias=%d", E->alias_on);
     if ((rc = kw_add(E)) != 0)
         return rc;
     for (int i = 0; i < E->info->n_attrs; i++) {
@@ -961,11 +961,12 @@ static int kw_queue(kw_eng *E, const kw_cand *c, uint64_t id, int shape, int rep
  * Exactness: a hash finds entries, then the entry's key is made again from its
  * config and the bytes compared: keys that share a hash never alias.
  * On when opts.alias, the evaluator gives service_key and is noiseless; recorded in
- * the header (alias=1), so a journal from before stays without aliases on resume. */
+ * the header (alias=N, N the key's level, kw_skey), so a journal from before stays
+ * without aliases on resume and one of stop 47 keeps its level 1. */
 
 static int kw_alias_on(const kw_eng *E)
 {
-    return E->o.alias && E->ev->service_key && !E->ev->noisy && E->reps == 1;
+    return E->ev->service_key && !E->ev->noisy && E->reps == 1 ? E->o.alias : 0;
 }
 
 /* c's key on shape into E->key: 0 with *hash set and *ent the entry whose key is
@@ -975,6 +976,7 @@ static int kw_alias_find(kw_eng *E, int shape, const kw_cand *c, uint64_t *hash,
 {
     *ent = -1;
     E->key.n = 0;
+    E->key.level = E->key2.level = E->alias_on;
     int rc = E->ev->service_key(E->ev->ctx, c, shape, &E->key);
     if (rc == KW_ENOMEM || rc == KW_EIO || rc == KW_EINTERRUPTED)
         return rc;
@@ -1510,7 +1512,7 @@ void kw_engine_opts_init(kw_engine_opts *o)
     o->probes = 32;
     o->pair = KW_PAIR_DEFAULT;
     o->rerank = KW_RERANK_DEFAULT; /* where the sample cannot rank a shape (kw_ofat.c, doc/search-log.md) */
-    o->alias = 1;
+    o->alias = KW_ALIAS_LEVEL;
 }
 
 void kw_engine_opts_from_header(kw_engine_opts *o, int *shapes_buf, const kw_jheader *h)

@@ -666,7 +666,7 @@ static void kw_parse_header(kw_pstate *ps, kw_rec *r)
         h->control = kw_rec_raw(r, "control") ? (int)kw_f_int(ps, r, "control", 0, 1) : 0;
         h->pair = kw_rec_raw(r, "pair") ? (long)kw_f_int(ps, r, "pair", 1, KW_PAIR_BUDGET_MAX) : 0;
         h->rerank = kw_rec_raw(r, "rerank") ? (int)kw_f_int(ps, r, "rerank", 2, KW_RERANK_MAX) : 0;
-        h->alias = kw_rec_raw(r, "alias") ? (int)kw_f_int(ps, r, "alias", 1, 1) : 0;
+        h->alias = kw_rec_raw(r, "alias") ? (int)kw_f_int(ps, r, "alias", 1, KW_ALIAS_LEVEL) : 0;
         char *t = kw_rec_raw(r, "tuned");
         if (!t) {
             kw_perr(ps, "field 'tuned' missing");
@@ -912,7 +912,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
             e->alias = 1;
             e->alias_of = kw_f_id(ps, r, "a");
             if (!h->alias)
-                kw_perr(ps, "an alias (a=) in a run without alias=1");
+                kw_perr(ps, "an alias (a=) in a run without alias=N");
             else if (e->rep != 0 || e->alias_of == e->id)
                 kw_perr(ps, "an alias of itself or of a repetition");
         }
@@ -987,7 +987,7 @@ static void kw_parse_body(kw_pstate *ps, kw_rec *r, kw_jrec *out, double *mbuf)
         kw_f_cand(ps, &d->best, r, "c");
         d->evals = (long)kw_f_int(ps, r, "evals", 0, 1LL << 60);
         d->steps = (int)kw_f_int(ps, r, "steps", 0, 1 << 30);
-        /* aliases=N since stop 47 (a run with alias=1): optional */
+        /* aliases=N since stop 47 (a run with alias=N): optional */
         d->aliases = kw_rec_raw(r, "aliases") ? (long)kw_f_int(ps, r, "aliases", 0, 1LL << 60) : 0;
         break;
     }

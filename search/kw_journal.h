@@ -26,8 +26,10 @@
  *                                         pair=N: a noisy run pairs each finished shape's
  *                                         recommendation with its neighbours, N records,
  *                                         spending at most N evaluations per shape)
- *     [alias=1]                          (since stop 47, at the end: E records may be
- *                                         aliases, a=ID below; absent: none, and a resume
+ *     [alias=N]                          (since stop 47, at the end: E records may be
+ *                                         aliases, a=ID below; N the service key's level,
+ *                                         kw_skey: 1 stop 47's, 2 since stop 48; a resume
+ *                                         keeps the journal's N; absent: none, and a resume
  *                                         of such a journal makes none)
  *   A key=K value=V                      caller attributes (owner, input paths, ...)
  *   I name=N hash=H                      one per input file
@@ -42,7 +44,7 @@
  *       is taken over; with control=1, R = K*repeats + r (K >= 1) is the
  *       reference's K-th control block, re-measured in a later round beside
  *       its challengers (kw_engine.c "the control")
- *     [a=ID] (since stop 47, alias=1 runs only, at the end): an ALIAS, not
+ *     [a=ID] (since stop 47, alias=N runs only, at the end): an ALIAS, not
  *       evaluated: its service key (kw_evaluator.service_key) equalled that of
  *       config ID's earlier full evaluation on the same shape (rep 0, itself no
  *       alias), whose rc, m, g and k it repeats (kw_journal_check); the budget
@@ -67,7 +69,7 @@
  *       few pairs (the rest come in the knob-by-knob sweeps that follow)
  *   D s=SHAPE why=converged|budget|exhausted base=ID base_p=P best=ID best_p=P c=CAND
  *     evals=N steps=N [aliases=N]        shape done: its recommendation; evals= its full
- *                                         evaluations (an alias=1 run's aliases beside,
+ *                                         evaluations (an alias=N run's aliases beside,
  *                                         since stop 47)
  *   N s=SHAPE id=ID k=K nb=ID nk=K knob=NAME new=TEXT c=CAND n=R pm=P nm=P delta=PCT
  *     lo=PCT hi=PCT g=GUARDS
@@ -179,7 +181,8 @@ typedef struct kw_jheader {
     int rerank;                  /* rerank=K: a noiseless OFAT run re-ranks each shape's top K
                                   * configs on a long paired sample (R records; 0: none) */
     int tabu, probes;
-    int alias;                   /* alias=1: E records may be aliases (a=); 0 when absent */
+    int alias;                   /* alias=N: E records may be aliases (a=), N the key's
+                                  * level (kw_skey.level); 0 when absent */
     int n_tuned;
     int tuned[KW_JOURNAL_SHAPE_MAX];                     /* evaluator shape indices, in order */
     int n_shapes;
@@ -210,7 +213,7 @@ typedef struct kw_jeval {
     const double *m;      /* n_metrics values, named by the header's metric_names */
     const char *guards;   /* failed guards joined by ';', "" when all pass */
     const char *klass;    /* bottleneck class */
-    /* An alias (a=ID, since stop 47; only in a run whose header has alias=1): the
+    /* An alias (a=ID, since stop 47; only in a run whose header has alias=N): the
      * evaluation was not made, its result is the earlier full evaluation's of config
      * ID on the same shape, whose service key was the same (search/kw_engine.c
      * "aliases"). The budget does not count it; verify evaluates it in full. */

@@ -101,11 +101,19 @@ typedef struct kw_paired {
 } kw_paired;
 
 /* A service key's bytes (kw_evaluator.service_key): a growable buffer,
- * emptied by the caller (n = 0) before each key; b is malloc'ed. */
+ * emptied by the caller (n = 0) before each key; b is malloc'ed. level: which
+ * key the caller asks for, the run's alias level (KW_ALIAS_LEVEL; a resumed
+ * journal's own): 1 = stop 47's, every dispatcher knob as decoded; 2 = the knobs
+ * the serving simulation provably cannot read left out (the model's key,
+ * src/model/kw_eval.c). An evaluator that has one key ignores it. */
 typedef struct kw_skey {
     unsigned char *b;
     size_t n, cap;
+    int level;
 } kw_skey;
+
+/* The alias level new runs record (journal header alias=N; kw_engine_opts.alias). */
+#define KW_ALIAS_LEVEL 2
 
 /* Append n bytes of p to k: 0 or KW_ENOMEM (search/kw_memo.c). */
 int kw_memo_skey_put(kw_skey *k, const void *p, size_t n);
@@ -361,8 +369,10 @@ typedef struct kw_engine_opts {
      * candidate whose service key equals an earlier full evaluation's of the same
      * shape gets that evaluation's result without evaluator call, journalled as its
      * alias (E field a=), and the budget counts full evaluations only.
-     * kw_engine_opts_init: 1. Recorded in the journal header (alias=1) of a run that
-     * aliases; a journal without it resumes without aliases. */
+     * 0: none; otherwise the key's level (kw_skey.level): kw_engine_opts_init sets
+     * KW_ALIAS_LEVEL. Recorded in the journal header (alias=N) of a run that aliases;
+     * a journal resumes at its own level (stop 47's alias=1 at 1), one without it
+     * without aliases. */
     int alias;
     /* Tests and the bench's check only: every alias is also evaluated in full and
      * compared bit for bit with its original (kw_engine_summary.alias_mismatches);

@@ -118,7 +118,7 @@ Test(alias, every_config_both_ways)
     cr_assert_eq(run(&f, "full", &o, 0, NULL), 0, "%s", kw_error_last());
     kw_journal *a = load(&f, "aliased"), *b = load(&f, "full");
     cr_assert_eq(a->n_evals, b->n_evals);
-    cr_assert_eq(a->h.alias, 1);
+    cr_assert_eq(a->h.alias, KW_ALIAS_LEVEL);
     cr_assert_eq(b->h.alias, 0);
     cr_assert_eq(aliases_of(b), 0);
     long aliased = 0;
@@ -250,7 +250,7 @@ Test(alias, journal_without_aliases_resumes_without)
     cr_assert_eq(run(&f, "whole", &o, 0, NULL), 0, "%s", kw_error_last());
     size_t n;
     char *whole = slurp(&f, "whole", &n);
-    cr_assert_null(strstr(whole, " alias=1"));
+    cr_assert_null(strstr(whole, " alias="));
     cr_assert_eq(line_of(whole, "E ", " a="), -1);
     /* resumed with the options its header records, as tune --resume does */
     kw_journal *j = load(&f, "whole");
@@ -419,7 +419,7 @@ Test(alias, verify_catches_a_false_alias)
     kw_tl_rmrf(dir);
 }
 
-/* A measuring evaluator (the test worker, exec) never aliases: no alias=1 in the
+/* A measuring evaluator (the test worker, exec) never aliases: no alias=N in the
  * header, no a= on any evaluation, even on a space the model aliases. */
 Test(alias, exec_worker_never_aliases)
 {
@@ -438,8 +438,120 @@ Test(alias, exec_worker_never_aliases)
     snprintf(jp, sizeof jp, "%s/journal", out);
     char *text = kw_tl_slurp(jp);
     cr_assert_gt(count(text, "\nE "), 0);
-    cr_expect_null(strstr(text, " alias=1"));
+    cr_expect_null(strstr(text, " alias="));
     cr_expect_eq(line_of(text, "E ", " a="), -1);
     free(text);
     kw_tl_rmrf(dir);
+}
+
+/* Key level 2 (stop 48) leaves out of the key what the serving simulation cannot
+ * read: batch_timeout_us at max_batch 1 and placement where cores_per_request takes
+ * every core (h100.xml: 4 cores, so one group). A space where both happen, every
+ * config judged exhaustively at level 2, at level 1 (stop 47's key) and in full:
+ * the same records bit for bit; level 2 aliases configs that differ from their
+ * original only in those knobs, level 1 none, and the header records the level.
+ * Fails before stop 48 (no level 2: no such alias). */
+Test(alias, level_2_leaves_out_what_the_simulation_cannot_read)
+{
+    char *dir = kw_tl_tmpdir("kwalias2");
+    cr_assert_not_null(dir);
+    char sp[4200];
+    snprintf(sp, sizeof sp, "%s/dispatch.xml", dir);
+    FILE *fp = fopen(sp, "w");
+    cr_assert_not_null(fp);
+    fprintf(fp,
+            "<?xml version=\"1.0\"?>\n<space name=\"dispatch\" block=\"llama7b_attn\">\n"
+            "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+            "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+            "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
+            "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"128\"/>\n"
+            "  <knob name=\"max_batch\" values=\"1 4\" baseline=\"4\"/>\n"
+            "  <knob name=\"batch_timeout_us\" values=\"0 50 200\" baseline=\"50\"/>\n"
+            "  <knob name=\"placement\" values=\"round_robin least_loaded stream_affinity\" "
+            "baseline=\"round_robin\"/>\n"
+            "  <knob name=\"cores_per_request\" values=\"1 4\" baseline=\"1\"/>\n"
+            "  <tuning sim_requests=\"200\" final_requests=\"1000\"/>\n</space>\n",
+            kw_tl_src(), kw_tl_src());
+    fclose(fp);
+    fx f;
+    cr_assert_eq(kw_load_config(&f.cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
+    kw_model_opts mo = {.sim_requests = 200, .drift = 1, .seed = 1};
+    cr_assert_eq(kw_eval_new(&f.me, f.cfg, &mo), 0, "%s", kw_error_last());
+    f.dir = dir;
+    int ki[5];
+    const char *kn[5] = {"qkv.tile_m", "max_batch", "batch_timeout_us", "placement",
+                         "cores_per_request"};
+    for (int k = 0; k < 5; k++) {
+        ki[k] = -1;
+        for (int i = 0; i < f.cfg->space.knobs.n_knobs; i++)
+            if (strcmp(f.cfg->space.knobs.knobs[i].name, kn[k]) == 0)
+                ki[k] = i;
+        cr_assert_geq(ki[k], 0, "%s", kn[k]);
+    }
+    kw_engine_opts o = opts_of(&f);
+    o.strategy = KW_STRATEGY_EXHAUSTIVE;
+    cr_assert_eq(run(&f, "l2", &o, 0, NULL), 0, "%s", kw_error_last());
+    o.alias = 1;
+    cr_assert_eq(run(&f, "l1", &o, 0, NULL), 0, "%s", kw_error_last());
+    o.alias = 0;
+    cr_assert_eq(run(&f, "full", &o, 0, NULL), 0, "%s", kw_error_last());
+    kw_journal *j2 = load(&f, "l2"), *j1 = load(&f, "l1"), *jf = load(&f, "full");
+    cr_assert_eq(j2->h.alias, 2);
+    cr_assert_eq(j1->h.alias, 1);
+    cr_assert_eq(j2->n_evals, jf->n_evals);
+    cr_assert_eq(j1->n_evals, jf->n_evals);
+    long timeout_only = 0, placement_only = 0, l1_such = 0;
+    for (size_t i = 0; i < jf->n_evals; i++) {
+        const kw_jeval *y = &jf->evals[i];
+        for (int w = 0; w < 2; w++) {
+            const kw_jeval *x = w ? &j1->evals[i] : &j2->evals[i];
+            cr_assert_eq(x->id, y->id);
+            cr_assert_eq(x->rc, y->rc);
+            cr_assert_eq(memcmp(x->m, y->m, sizeof(double) * (size_t)jf->h.n_metrics), 0,
+                         "level %d: config %016llx differs from its full evaluation", 2 - w,
+                         (unsigned long long)x->id);
+            cr_assert_str_eq(x->guards, y->guards);
+            if (!x->alias)
+                continue;
+            const kw_jeval *o0 = kw_journal_eval_find(w ? j1 : j2, x->shape, x->alias_of, 0);
+            cr_assert_not_null(o0);
+            const kw_cand *a = &x->cand, *b = &o0->cand;
+            int differ[5];
+            for (int k = 0; k < 5; k++)
+                differ[k] = a->v[ki[k]] != b->v[ki[k]];
+            /* max_batch 1 (value 0), cores_per_request 4 (value 1) */
+            int only_t = differ[2] && !differ[0] && !differ[1] && !differ[3] && !differ[4];
+            int only_p = differ[3] && !differ[0] && !differ[1] && !differ[2] && !differ[4];
+            if (w) {
+                l1_such += only_t || only_p;
+                continue;
+            }
+            if (only_t) {
+                cr_expect_eq(a->v[ki[1]], 0, "a timeout-only alias at max_batch > 1");
+                timeout_only++;
+            }
+            if (only_p) {
+                cr_expect_eq(a->v[ki[4]], 1, "a placement-only alias on more than one group");
+                placement_only++;
+            }
+        }
+    }
+    cr_expect_gt(timeout_only, 0, "level 2 aliased no config differing only in the timeout");
+    cr_expect_gt(placement_only, 0, "level 2 aliased no config differing only in placement");
+    cr_expect_eq(l1_such, 0, "level 1 (stop 47's key) aliased across the dispatcher's knobs");
+    cr_expect_gt(aliases_of(j2), aliases_of(j1));
+    /* a stop-47 journal (level 1) resumes at its own level, byte for byte */
+    kw_engine_opts r;
+    int shapes[KW_JOURNAL_SHAPE_MAX];
+    kw_engine_opts_init(&r);
+    kw_engine_opts_from_header(&r, shapes, &j1->h);
+    cr_assert_eq(r.alias, 1);
+    size_t n1;
+    char *whole = slurp(&f, "l1", &n1);
+    cut_resume(&f, whole, n1, count(whole, "\n") / 2, &r);
+    free(whole);
+    kw_journal_free(j2);
+    kw_journal_free(j1);
+    kw_journal_free(jf);
+    fx_close(&f);
 }

@@ -502,7 +502,14 @@ done:
  *     whether the thermal window and the drift check run;
  *   - the four mapping fields the serving simulation reads (kw_sim.c kw_st_init,
  *     kw_check_input; the thermal window runs that simulation at lower clocks):
- *     max_batch, placement, cores_per_request, batch_timeout_us;
+ *     max_batch, placement, cores_per_request, batch_timeout_us; at key level 2
+ *     (kw_skey.level, since stop 48) the two the simulation provably cannot read
+ *     are left out: batch_timeout_us when max_batch is 1 (kw_try_dispatch closes a
+ *     batch once the queue holds max_batch requests, before it reads the timeout)
+ *     and placement when cores / cores_per_request is 1 (one group: kw_place, the
+ *     queues and the saturation check give every placement the same; measured on
+ *     the growth bench's 26-knob journals, 42 and 18 full evaluations per shape
+ *     whose results repeated another's bit for bit under a key that differed);
  *   - the service table for every batch size 1..max_batch, each field the
  *     simulation reads (per batch: kernels, fallbacks; per kernel: launch, time, DRAM
  *     demand, FLOPs executed and useful, precision, fallback), and what the
@@ -574,6 +581,12 @@ static int kw_model_eval_key(void *ctx, const kw_cand *c, int shape, kw_skey *k)
     mp.bound = (int32_t)svc[0].bound;
     mp.n_kernels = svc[0].n_kernels;
     mp.timeout_us = m.batch_timeout_us;
+    if (k->level >= 2) { /* what kw_sim.c provably never reads */
+        if (m.max_batch == 1)
+            mp.timeout_us = 0; /* every batch closes at one request: the timeout is never read */
+        if (cfg->accel.cores / m.cores_per_request == 1)
+            mp.placement = 0; /* one group: every placement binds every batch to it */
+    }
     mp.latency_us = svc[0].latency_us;
     mp.launch_us = svc[0].launch_us;
     mp.reuse = svc[0].reuse_ratio;
