@@ -23,7 +23,7 @@
 #define KW_VALUE_MAX 32      /* values in one knob's domain */
 #define KW_CONSTRAINT_MAX 64 /* constraints in a space */
 #define KW_TERM_MAX 8        /* knob terms in one constraint */
-#define KW_METRIC_MAX 48     /* metrics one evaluation returns (the model 34, the measuring evaluator 3 more) */
+#define KW_METRIC_MAX 48     /* metrics one evaluation returns (the model 38, the measuring evaluator 3 more) */
 #define KW_GUARDS_LEN 256    /* failed guards joined by ';' */
 /* Engine limits, one home: the engine refuses options beyond them and every
  * journal reader refuses a header beyond them (a journal edited and resealed). */

@@ -1440,13 +1440,14 @@ Test(results_cli, every_output_leads_with_the_recheck_and_names_its_source)
         cr_assert(as && strstr(as, want) == as + strlen(key), "no '%s' under '%s' in:\n%s", want,
                   key, aud.out);
 
-        /* mappings.csv: p95_us, and figures_basis last */
+        /* mappings.csv: p95_us, and figures_basis (last before stop 48's
+         * eight watch_* columns) */
         snprintf(key, sizeof key, "\n%s,", shape);
         char *row = rp_line_with(strstr(rall.out, key) ? strstr(rall.out, key) + 1 : NULL, shape);
         int nf = 1;
         for (const char *c = row; *c; c++)
             nf += *c == ',';
-        char *p95 = rp_csv_field(row, nf - 6), *basis = rp_csv_field(row, nf - 1);
+        char *p95 = rp_csv_field(row, nf - 8 - 6), *basis = rp_csv_field(row, nf - 8 - 1);
         cr_assert_str_eq(p95, R, "shape %s: mappings.csv row %s", shape, row);
         cr_assert_str_eq(basis, "recheck", "shape %s: mappings.csv row %s", shape, row);
         free(p95);
@@ -1985,15 +1986,24 @@ static double rp_after(const char *text, const char *key)
  * report; the static shape's outputs carry none. Figures checked against
  * `knobwise eval` at the final sample (the re-check's sample, its own
  * seed and thermal window), ceilings by their closed form: the figure plus
- * the primary's margin (the larger of the run's minimum effect and p95's
- * interval above p95), capped at the baseline's when below it and at the
- * SLA. Fails on main (no TTFT/TPOT anywhere but the metrics). */
+ * its own margin (since stop 48: the larger of the run's minimum effect and
+ * its own interval above it; stop 47's test took the primary's), capped at
+ * the baseline's when below it and at the SLA. Failed on stop 46's main (no
+ * TTFT/TPOT anywhere but the metrics). */
 /* A run of a small continuous-batching space (LLM serving): the shape
  * serve_cb_p256_1024_o64_256 beside the static decode_kv1024_b16, four knobs,
  * the TTFT/TPOT SLAs of spaces/llama3_8b_layer.xml, 200 requests searched and
  * 1000 re-checked (about 5 s of CPU to tune). Its space in space, the run in run;
  * returns the folder holding both (kw_tl_rmrf it). */
+static char *rp_cb_run_at(char space[4200], char run[4200], kw_tl_proc *tune, int final);
+
 static char *rp_cb_run(char space[4200], char run[4200], kw_tl_proc *tune)
+{
+    return rp_cb_run_at(space, run, tune, 1000);
+}
+
+/* rp_cb_run with final_requests final. */
+static char *rp_cb_run_at(char space[4200], char run[4200], kw_tl_proc *tune, int final)
 {
     char *dir = kw_tl_tmpdir("kwllm");
     char text[4096];
@@ -2009,8 +2019,8 @@ static char *rp_cb_run(char space[4200], char run[4200], kw_tl_proc *tune)
              "  <knob name=\"fuse_attention\" values=\"none flash\" baseline=\"none\"/>\n"
              "  <knob name=\"launch_mode\" values=\"eager graph\" baseline=\"eager\"/>\n"
              "  <guards sla_ttft_p99_us=\"2000000\" sla_tpot_p99_us=\"200000\"/>\n"
-             "  <tuning sim_requests=\"200\" final_requests=\"1000\"/>\n</space>\n",
-             kw_tl_src(), kw_tl_src());
+             "  <tuning sim_requests=\"200\" final_requests=\"%d\"/>\n</space>\n",
+             kw_tl_src(), kw_tl_src(), final);
     cr_assert_eq(kw_tl_write(space, text), 0);
     /* about 5 s of CPU plain, several times that under ASan on a loaded
      * host: the default 60 s timeout killed it there (CI at load 20) */
@@ -2018,6 +2028,47 @@ static char *rp_cb_run(char space[4200], char run[4200], kw_tl_proc *tune)
     *tune = kw_tl_run(&o, kw_tl_bin(), "tune", "--space", space, "--out", run, "--quiet", NULL);
     cr_assert_eq(tune->status, 0, "%s", tune->err);
     return dir;
+}
+
+/* Columns col[0..n) of `knobwise eval` of shape cb of space at `requests`
+ * with the long thermal window (the re-check's evaluation) and eval
+ * arguments sets ("--set 'k=v'..."; "" for the baseline) into out. */
+static void rp_eval_cols(double *out, const char *space, const char *cb, int requests, const char *sets,
+                         const char *const *col, int n)
+{
+    char cmd[8800];
+    snprintf(cmd, sizeof cmd, "eval --space '%s' --shape %s --requests %d --thermal --format csv%s", space,
+             cb, requests, sets);
+    kw_tl_proc ev = kw_tl_sh(cmd, NULL);
+    cr_assert_eq(ev.status, 0, "%s", ev.err);
+    for (int c = 0; c < n; c++) {
+        char buf[64];
+        kw_tl_csv_col(ev.out, col[c], buf, sizeof buf);
+        cr_assert(buf[0], "%s", ev.out);
+        out[c] = strtod(buf, NULL);
+    }
+    kw_tl_free(&ev);
+}
+
+/* The end (end "hi" or "lo") of the 95% interval of TTFT (what "ttft") or
+ * TPOT p99 that results.xml's <recheck> of run gives beside that p99
+ * (figure v, as the file spells it with 3 decimals). */
+static double rp_recheck_ci(const char *run, const char *what, double v, const char *end_name)
+{
+    char path[4300], key[128];
+    snprintf(path, sizeof path, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(path);
+    cr_assert_not_null(xml);
+    snprintf(key, sizeof key, "%s_p99_us=\"%.3f\"", what, v);
+    const char *at = strstr(xml, key);
+    cr_assert_not_null(at, "no %s in results.xml", key);
+    const char *end = strstr(at, "/>");
+    snprintf(key, sizeof key, "%s_p99_ci_%s_us=\"", what, end_name);
+    const char *h = strstr(at, key);
+    cr_assert(h && h < end, "no %s in the <recheck> of %s", key, what);
+    double hi = strtod(h + strlen(key), NULL);
+    free(xml);
+    return hi;
 }
 
 Test(results_cli, an_llm_serving_shapes_ttft_and_tpot_p99_are_headline_watches_and_criteria)
@@ -2038,28 +2089,21 @@ Test(results_cli, an_llm_serving_shapes_ttft_and_tpot_p99_are_headline_watches_a
         cr_assert_eq(sscanf(l, " %63s %63s", k, v), 2);
         kw_sbuf_printf(&sets, " --set '%s=%s'", k, v);
     }
-    char cmd[8800];
     double f[2][5]; /* recommendation, baseline: ttft, tpot, p95, p_ci_hi, p99 */
-    for (int k = 0; k < 2; k++) {
-        snprintf(cmd, sizeof cmd, "eval --space '%s' --shape %s --requests 1000 --thermal --format csv%s",
-                 space, cb, k ? "" : kw_sbuf_cstr(&sets));
-        kw_tl_proc ev = kw_tl_sh(cmd, NULL);
-        cr_assert_eq(ev.status, 0, "%s", ev.err);
-        const char *col[5] = {"ttft_p99_us", "tpot_p99_us", "p95_us", "p_ci_hi_us", "p99_us"};
-        for (int c = 0; c < 5; c++) {
-            char buf[64];
-            kw_tl_csv_col(ev.out, col[c], buf, sizeof buf);
-            cr_assert(buf[0], "%s", ev.out);
-            f[k][c] = strtod(buf, NULL);
-        }
-        kw_tl_free(&ev);
-    }
+    static const char *const col[5] = {"ttft_p99_us", "tpot_p99_us", "p95_us", "p_ci_hi_us", "p99_us"};
+    for (int k = 0; k < 2; k++)
+        rp_eval_cols(f[k], space, cb, 1000, k ? "" : kw_sbuf_cstr(&sets), col, 5);
     kw_sbuf_free(&sets);
     cr_assert(f[0][0] > 0 && f[0][1] > 0 && f[1][0] > 0);
-    double margin = fmax(1.0, (f[0][3] - f[0][2]) / f[0][2] * 100.0);
+    /* each ceiling's own margin (stop 48): the larger of the run's minimum
+     * effect (1%) and its own interval's upper end above the figure, read
+     * from the recommendation's <recheck> (rp_ceilings_hold_the_larger_
+     * recheck checks the interval against a larger sample) */
     double ceil[2];
     const double sla[2] = {2000000, 200000};
     for (int c = 0; c < 2; c++) {
+        double hi = rp_recheck_ci(run, c ? "tpot" : "ttft", f[0][c], "hi");
+        double margin = fmax(1.0, (hi - f[0][c]) / f[0][c] * 100.0);
         ceil[c] = f[0][c] * (1 + margin / 100);
         if (f[0][c] < f[1][c] && ceil[c] > f[1][c])
             ceil[c] = f[1][c];
@@ -2124,6 +2168,134 @@ Test(results_cli, an_llm_serving_shapes_ttft_and_tpot_p99_are_headline_watches_a
     kw_tl_free(&ex);
     kw_tl_free(&r2);
     kw_tl_free(&r);
+    kw_tl_free(&tune);
+    kw_tl_rmrf(dir);
+}
+
+/* The recommendation's knobs on shape cb as recommend --shape prints them,
+ * as eval's --set arguments, into sets. */
+static void rp_rec_sets(kw_sbuf *sets, const char *run, const char *cb)
+{
+    kw_tl_proc r = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--shape", cb, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *l = strstr(r.out, "  config ");
+    cr_assert_not_null(l, "%s", r.out);
+    for (l = strchr(l, '\n') + 1; strncmp(l, "    ", 4) == 0 && l[4] != '('; l = strchr(l, '\n') + 1) {
+        char k[64], v[64];
+        cr_assert_eq(sscanf(l, " %63s %63s", k, v), 2);
+        kw_sbuf_printf(sets, " --set '%s=%s'", k, v);
+    }
+    kw_tl_free(&r);
+}
+
+/* The TTFT/TPOT p99 rollback ceilings are not broken by the run's own
+ * larger re-check (stop 48). The small LLM run re-checked at 400 requests:
+ * its recommendation's TTFT and TPOT p99 at 1,000 requests (`knobwise eval
+ * --requests 1000 --thermal`, what the re-check of the same run with
+ * final_requests 1000 reads) lie within each ceiling and within each own
+ * 95% interval's upper end; each ceiling is the figure plus the larger of
+ * min_effect and that interval's upper end above it (not capped here: the
+ * SLAs are far above, and the figure lies above the baseline's), its basis
+ * saying so; and the interval holds the figure it is around. Fails on main:
+ * the ceilings borrowed the request latency's margin (4.55% here), and the
+ * TTFT ceiling lay below the 1,000-request figure (122251.478 against
+ * 134337.765 us); so on 4 of 8 seeds (README, NEWS stop 48). */
+Test(results_cli, the_ttft_and_tpot_ceilings_hold_the_runs_own_larger_recheck)
+{
+    KW_TL_HANG_GUARD(300);
+    char space[4200], run[4200], path[4300];
+    kw_tl_proc tune;
+    char *dir = rp_cb_run_at(space, run, &tune, 400);
+    const char *cb = "serve_cb_p256_1024_o64_256";
+    kw_sbuf sets = {0};
+    rp_rec_sets(&sets, run, cb);
+    double at[2][2]; /* [400, 1000 requests][ttft, tpot] */
+    static const char *const col[2] = {"ttft_p99_us", "tpot_p99_us"};
+    for (int k = 0; k < 2; k++)
+        rp_eval_cols(at[k], space, cb, k ? 1000 : 400, kw_sbuf_cstr(&sets), col, 2);
+    kw_sbuf_free(&sets);
+    snprintf(path, sizeof path, "%s/results.xml", run);
+    char *xml = kw_tl_slurp(path);
+    cr_assert_not_null(xml);
+    const char *what[2] = {"ttft", "tpot"};
+    for (int c = 0; c < 2; c++) {
+        char key[160];
+        snprintf(key, sizeof key, "guard=\"%s_p99_ceiling\" metric=\"%s_p99_us\" max=\"", what[c], what[c]);
+        double ceiling = rp_after(xml, key);
+        /* the behaviour: the run's own figure at 2.5x the sample is within */
+        cr_expect(at[1][c] <= ceiling, "%s p99 at 1000 requests %.3f us above the ceiling %.3f us",
+                  what[c], at[1][c], ceiling);
+        double hi = rp_recheck_ci(run, what[c], at[0][c], "hi"), lo = rp_recheck_ci(run, what[c], at[0][c], "lo");
+        cr_expect(hi > at[0][c] && lo <= at[0][c], "%s: [%.3f, %.3f] around %.3f", what[c], lo, hi, at[0][c]);
+        double margin = fmax(1.0, (hi - at[0][c]) / at[0][c] * 100.0);
+        cr_expect(fabs(ceiling - at[0][c] * (1 + margin / 100)) < 0.002, "%s: ceiling %.3f, margin %.2f%%",
+                  what[c], ceiling, margin);
+        cr_expect(at[1][c] <= hi, "%s p99 at 1000 requests %.3f us above its interval's upper end %.3f",
+                  what[c], at[1][c], hi);
+    }
+    cr_expect(strstr(xml, "(upper end of its own 95% interval)") != NULL, "no own-interval basis");
+    free(xml);
+    kw_tl_free(&tune);
+    kw_tl_rmrf(dir);
+}
+
+/* mappings.csv carries the guard thresholds a runtime watches (stop 48):
+ * each tuned row's watch_* columns are the recommended configuration's
+ * <watch> max or min in results.xml (read with libxml2's XPath, as the file
+ * spells them), the TTFT/TPOT ones on the continuous-batching shape only
+ * (empty on the static one). Fails on main (no such columns). */
+Test(results_cli, mappings_csv_carries_results_xmls_watches_row_by_row)
+{
+    KW_TL_HANG_GUARD(300);
+    char space[4200], run[4200], path[4300];
+    kw_tl_proc tune;
+    char *dir = rp_cb_run_at(space, run, &tune, 400);
+    kw_tl_proc all = kw_tl_run(NULL, kw_tl_bin(), "recommend", run, "--all", NULL);
+    cr_assert_eq(all.status, 0, "%s", all.err);
+    snprintf(path, sizeof path, "%s/mappings.csv", run);
+    char *csv = kw_tl_slurp(path);
+    cr_assert_not_null(csv);
+    snprintf(path, sizeof path, "%s/results.xml", run);
+    xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+    cr_assert_not_null(doc);
+    static const char *const col[8] = {"watch_p95_us_max", "watch_p99_us_max", "watch_quality_cos_min",
+                                       "watch_quality_rel_rms_max", "watch_throttle_pct_max",
+                                       "watch_fallback_pct_max", "watch_ttft_p99_us_max",
+                                       "watch_tpot_p99_us_max"};
+    static const char *const shape[2] = {"serve_cb_p256_1024_o64_256", "decode_kv1024_b16"};
+    for (int s = 0; s < 2; s++) {
+        /* the row of shape s as a one-row CSV under the header */
+        const char *nl = strchr(csv, '\n');
+        char key[128];
+        snprintf(key, sizeof key, "\n%s,", shape[s]);
+        const char *row = strstr(csv, key);
+        cr_assert(nl && row, "no row for %s", shape[s]);
+        kw_sbuf one = {0};
+        kw_sbuf_putn(&one, csv, (size_t)(nl - csv + 1));
+        kw_sbuf_putn(&one, row + 1, strcspn(row + 1, "\n") + 1);
+        /* results.xml's watches of the recommendation, in document order */
+        char q[400];
+        snprintf(q, sizeof q, "/results/shape[@name='%s']/config[@recommended='true']/rollback/watch/@max | "
+                 "/results/shape[@name='%s']/config[@recommended='true']/rollback/watch/@min", shape[s], shape[s]);
+        kw_sbuf want = {0};
+        int n = rp_xpath_texts(&want, doc, q);
+        cr_expect_eq(n, s == 0 ? 8 : 6, "%s: %d watches", shape[s], n);
+        const char *w = kw_sbuf_cstr(&want);
+        for (int c = 0; c < 8; c++) {
+            char got[64];
+            kw_tl_csv_col(kw_sbuf_cstr(&one), col[c], got, sizeof got);
+            snprintf(key, sizeof key, ",%s", col[c]);
+            cr_assert(strstr(csv, key) && strstr(csv, key) < nl, "no column %s", col[c]);
+            cr_expect_str_eq(got, c < n ? w : "", "%s: %s", shape[s], col[c]);
+            if (c < n)
+                w += strlen(w) + 1;
+        }
+        kw_sbuf_free(&want);
+        kw_sbuf_free(&one);
+    }
+    xmlFreeDoc(doc);
+    free(csv);
+    kw_tl_free(&all);
     kw_tl_free(&tune);
     kw_tl_rmrf(dir);
 }

@@ -1276,6 +1276,83 @@ Test(runfolder, resealed_header_edits_refused_by_every_reader)
     }
 }
 
+/* The journal jp as a knobwise with `drop` fewer metrics at the end of the
+ * model's table wrote it (before stop 48: without the TTFT/TPOT p99
+ * intervals): the M record's last names and every E record's last values
+ * dropped, resealed. */
+static void kw_rf_drop_metrics(const char *jp, int drop)
+{
+    size_t n, at = 0;
+    char *b = kw_rf_slurp(jp, &n), *out = malloc(n + 1); /* only shorter */
+    cr_assert(out);
+    for (const char *l = b; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l + 1) : strlen(l);
+        const char *list = strncmp(l, "M names=", 8) == 0 ? l + 8
+                           : strncmp(l, "E ", 2) == 0     ? strstr(l, " m=") + 3
+                                                          : NULL;
+        const char *cut = l + len, *end = l + len;
+        if (list) {
+            end = list + strcspn(list, " \n");
+            cut = end;
+            for (int k = 0; k < drop; k++) {
+                while (cut > list && *--cut != ',')
+                    ;
+            }
+            cr_assert(cut > list);
+        }
+        memcpy(out + at, l, (size_t)(cut - l));
+        at += (size_t)(cut - l);
+        memcpy(out + at, end, len - (size_t)(end - l));
+        at += len - (size_t)(end - l);
+        l += len;
+    }
+    out[at] = '\0';
+    free(b);
+    kw_rf_put(jp, out);
+    free(out);
+    cr_assert_eq(kw_journal_reseal(jp), 0);
+}
+
+/* A run whose journal names other metrics than this knobwise's (one written
+ * before stop 48 added the TTFT/TPOT p99 intervals at the table's end) is
+ * refused by tune --resume, exit 2, with its folder as it was: until stop
+ * 48 the refusal came from the engine after RUN/evidence's end record was
+ * cut, and the finished run then read as stopped before its evidence
+ * (recommend's warning, whose `tune --resume` was refused). Its verify still
+ * passes. Fails on main (evidence changed). */
+Test(runfolder, a_run_of_another_versions_metrics_is_refused_on_resume_as_it_was)
+{
+    char *dir = kw_rf_run();
+    char jp[4300], ep[4300], rp[4300];
+    snprintf(jp, sizeof jp, "%s/run/journal", dir);
+    snprintf(ep, sizeof ep, "%s/run/evidence", dir);
+    snprintf(rp, sizeof rp, "%s/run/results.xml", dir);
+    kw_rf_drop_metrics(jp, 4);
+    kw_tl_opts o = kw_rf_opts(dir);
+    kw_tl_proc v = kw_tl_run(&o, kw_tl_bin(), "verify", "run", NULL);
+    cr_expect_eq(v.status, 0, "%s%s", v.out, v.err);
+    kw_tl_free(&v);
+    const char *path[3] = {jp, ep, rp};
+    char *before[3];
+    size_t n0[3];
+    for (int i = 0; i < 3; i++)
+        before[i] = kw_rf_slurp(path[i], &n0[i]);
+    kw_tl_proc r = kw_tl_run(&o, kw_tl_bin(), "tune", "--resume", "run", "--quiet", NULL);
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "cannot be resumed") != NULL, "%s", r.err);
+    kw_tl_free(&r);
+    for (int i = 0; i < 3; i++) {
+        size_t n1;
+        char *after = kw_rf_slurp(path[i], &n1);
+        cr_expect(n0[i] == n1 && memcmp(before[i], after, n1) == 0, "the refused resume changed %s",
+                  path[i]);
+        free(after);
+        free(before[i]);
+    }
+    kw_tl_rmrf(dir);
+}
+
 /* An A record's value replaced (the journal resealed): "A key=KEY value=V". */
 static void kw_rf_edit_attr(const char *jp, const char *key, const char *value)
 {

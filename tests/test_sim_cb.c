@@ -100,6 +100,63 @@ Test(sim_cb, admission_waits_and_idle_gaps)
     cr_expect_float_eq(o.makespan_us, 1220.0, 1e-9);
 }
 
+/* The TTFT and TPOT p99 intervals (stop 48: the rollback ceilings' own
+ * margins) are kw_simci_interval's over the requests' own figures in time
+ * order. 500 requests 10 ms apart, each alone in the engine (the longest
+ * takes 100 + 1000 + 19 x 110 us): TTFT_i = 100 + prompt_i (one prefill
+ * iteration), so the TTFTs are known without the simulation, and every
+ * decode iteration is 100 + 10 = 110 us, so every TPOT is 110 and its
+ * interval [110, 110]. */
+Test(sim_cb, ttft_and_tpot_p99_intervals_are_the_simulations_interval_of_their_requests)
+{
+    enum { N = 500 };
+    kw_cb_request *r = malloc(N * sizeof *r);
+    double *ttft = malloc(N * sizeof *ttft);
+    cr_assert(r && ttft);
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(g, 48);
+    for (int i = 0; i < N; i++) {
+        r[i] = (kw_cb_request){1e4 * i, 1 + (int)gsl_rng_uniform_int(g, 1000),
+                               2 + (int)gsl_rng_uniform_int(g, 19)};
+        ttft[i] = 100.0 + r[i].prompt_tokens;
+    }
+    gsl_rng_free(g);
+    kw_cb_config c = {.token_budget = 4096, .chunk_tokens = 0, .max_seqs = 8};
+    kw_cb_result o;
+    int calls = 0;
+    cr_assert_eq(kw_sim_cb_run(&o, r, N, &c, linear, &calls), 0, "%s", kw_error_last());
+    double lo, hi;
+    cr_assert_eq(kw_simci_interval(&lo, &hi, ttft, N, 0.99), 0);
+    cr_expect(o.ttft_p99_ci_lo_us == lo && o.ttft_p99_ci_hi_us == hi, "[%.17g, %.17g] vs [%.17g, %.17g]",
+              o.ttft_p99_ci_lo_us, o.ttft_p99_ci_hi_us, lo, hi);
+    gsl_sort(ttft, 1, N);
+    cr_expect_float_eq(o.ttft_p99_us, gsl_stats_quantile_from_sorted_data(ttft, 1, N, 0.99), 1e-9);
+    cr_expect(lo <= o.ttft_p99_us && o.ttft_p99_us < hi && hi <= ttft[N - 1], "[%g, %g] around %g", lo, hi,
+              o.ttft_p99_us);
+    cr_expect_float_eq(o.tpot_p99_us, 110.0, 1e-9);
+    cr_expect_float_eq(o.tpot_p99_ci_lo_us, 110.0, 1e-9);
+    cr_expect_float_eq(o.tpot_p99_ci_hi_us, 110.0, 1e-9);
+    free(ttft);
+    free(r);
+}
+
+/* Whether a sample can bound a p99 from above at 95%: the order-statistic
+ * interval's upper rank n p + 1.96 sqrt(n p (1 - p)) (normal approximation
+ * of the binomial) must be within the sample. Worked: n = 380: 376.2 + 3.80
+ * = 380.0015, rank 381 > 380, not held; n = 381: 377.19 + 3.806 = 380.996,
+ * rank 381, held. At 200 the largest sample lies below the true p99 with
+ * probability 0.99^200 = 13%. */
+Test(sim_cb, a_p99_needs_381_samples_for_its_interval_to_bound_it_from_above)
+{
+    cr_expect(!kw_simci_upper_held(200, 0.99));
+    cr_expect(pow(0.99, 200) > 0.025);
+    cr_expect(!kw_simci_upper_held(380, 0.99));
+    cr_expect(kw_simci_upper_held(381, 0.99));
+    cr_expect(kw_simci_upper_held(1000, 0.99));
+    cr_expect(kw_simci_upper_held(100, 0.95)); /* 95 + 4.27: rank 100 */
+    cr_expect(!kw_simci_upper_held(0, 0.99));
+}
+
 Test(sim_cb, bad_input)
 {
     kw_cb_request r[2] = {{10, 100, 2}, {0, 100, 2}};

@@ -634,6 +634,26 @@ static void kw_print_rec(const kw_rundir *r, const kw_rec *x, char *const *notes
     printf("  owner: %s\n", owner);
 }
 
+/* mappings.csv's watch columns of a row (KW_MAPPINGS_HEADER_WATCH): a tuned
+ * shape's winner's watches as results.xml gives them (the same function,
+ * the same decimals); empty fields on a row not tuned here (tuned < 0) and
+ * where the shape has no such watch. */
+static void kw_mappings_watches(kw_sbuf *b, const kw_runsum *rs, int tuned)
+{
+    kw_results_watch w[KW_RESULTS_WATCH_MAX];
+    int n = 0;
+    kw_rollback rb;
+    if (tuned >= 0) {
+        kw_results_rollback(&rb, rs, tuned, kw_runsum_winner(rs, tuned));
+        n = kw_results_watches(w, &rb, rs);
+    }
+    for (int i = 0; i < KW_RESULTS_WATCH_MAX; i++) {
+        kw_sbuf_puts(b, ",");
+        if (i < n)
+            kw_sbuf_num(b, isnan(w[i].max) ? w[i].min : w[i].max, kw_metric_decimals(w[i].metric));
+    }
+}
+
 static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, int no_evidence,
                              char *const *notes)
 {
@@ -647,7 +667,8 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
     }
     /* added at the end (results/formats.md: columns are only added at the end): the shape's numbers, the
      * predicted tail on it, and the borrowing warnings */
-    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "," KW_MAPPINGS_HEADER_BASIS "\n");
+    kw_sbuf_puts(&b, KW_MAPPINGS_MARK "," KW_MAPPINGS_HEADER_ROWS "," KW_MAPPINGS_HEADER_BASIS
+                     "," KW_MAPPINGS_HEADER_WATCH "\n");
     int rc = 0;
     int i95 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P95_US)), i99 = kw_runsum_metric(rs, KW_METRIC_NAME(KW_M_P99_US));
     int n_failing = 0;
@@ -711,10 +732,12 @@ static int kw_write_mappings(kw_rundir *r, const char *dir, const char *name, in
         kw_sbuf_printf(&b, ",%s", i95 < 0 && i99 < 0                ? ""
                                   : rs->info.measured && x.tuned >= 0 ? KW_MAPPINGS_MEASURED
                                                                       : KW_MAPPINGS_MODEL);
-        kw_sbuf_printf(&b, ",%d,%s\n", r->cfg->space.n_shapes,
+        kw_sbuf_printf(&b, ",%d,%s", r->cfg->space.n_shapes,
                        i95 < 0 && i99 < 0 ? ""
                        : x.has_hl         ? kw_results_basis_token(x.hl.basis)
                                           : KW_BASIS_EVALUATED);
+        kw_mappings_watches(&b, rs, x.tuned);
+        kw_sbuf_puts(&b, "\n");
     }
     if ((rc = kw_sbuf_status(&b)) != 0)
         goto done;

@@ -152,6 +152,10 @@ int kw_eval_cb(double *v, double *served_frac, const kw_accel *a, const kw_block
     v[KW_M_TPOT_P50_US] = o.tpot_p50_us;
     v[KW_M_TPOT_P99_US] = o.tpot_p99_us;
     v[KW_M_TOKENS_PER_S] = o.tokens_per_s;
+    v[KW_M_TTFT_P99_CI_LO_US] = o.ttft_p99_ci_lo_us;
+    v[KW_M_TTFT_P99_CI_HI_US] = o.ttft_p99_ci_hi_us;
+    v[KW_M_TPOT_P99_CI_LO_US] = o.tpot_p99_ci_lo_us;
+    v[KW_M_TPOT_P99_CI_HI_US] = o.tpot_p99_ci_hi_us;
     /* the rate an unsaturated server would show over this window (kw_eval_cb.h) */
     *served_frac = o.requests_per_s * (reqs[requests - 1].arrival_us - reqs[0].arrival_us +
                                        o.latency_p50_us) / (requests * KW_US_PER_S);

@@ -31,6 +31,7 @@
 
 #include "kw_error.h"
 #include "kw_sim_cb.h"
+#include "kw_simci.h"
 
 #define KW_US_PER_S 1e6
 
@@ -183,6 +184,15 @@ int kw_sim_cb_run_seq(kw_cb_result *out, double *lat_seq, const kw_cb_request *r
         if (take != chunk)
             free(take);
     }
+    /* the 95% intervals of TTFT and TPOT p99 as the request latency's
+     * (kw_simci.h: order statistics joined with batch quantiles), from these
+     * same samples in time order: TTFT by arrival, TPOT by completion */
+    if ((rc = kw_simci_interval(&out->ttft_p99_ci_lo_us, &out->ttft_p99_ci_hi_us, ttft, (size_t)n,
+                                0.99)) != 0)
+        goto done;
+    if (ntpot > 0 && (rc = kw_simci_interval(&out->tpot_p99_ci_lo_us, &out->tpot_p99_ci_hi_us, tpot,
+                                             (size_t)ntpot, 0.99)) != 0)
+        goto done;
     gsl_sort(ttft, 1, (size_t)n);
     gsl_sort(tpot, 1, (size_t)ntpot);
     gsl_sort(lat, 1, (size_t)n);

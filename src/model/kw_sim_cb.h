@@ -39,6 +39,10 @@ typedef double (*kw_cb_iter_fn)(void *ctx, int prefill_tokens, int prefill_seqs,
 typedef struct kw_cb_result {
     double ttft_p50_us, ttft_p95_us, ttft_p99_us;
     double tpot_p50_us, tpot_p95_us, tpot_p99_us;  /* over requests with >= 2 output tokens */
+    /* 95% intervals of ttft_p99_us and tpot_p99_us (kw_simci_interval over
+     * the same requests, TTFT in arrival order, TPOT in completion order;
+     * stop 48: the rollback ceilings' own margins); 0 where no sample */
+    double ttft_p99_ci_lo_us, ttft_p99_ci_hi_us, tpot_p99_ci_lo_us, tpot_p99_ci_hi_us;
     double latency_p50_us, latency_p95_us, latency_p99_us, latency_mean_us;
     double tokens_per_s;        /* output tokens over the makespan */
     double requests_per_s;

@@ -54,6 +54,12 @@ void kw_simci_iid_ranks(size_t *l, size_t *u, size_t n, double p)
     *u = (size_t)hi;
 }
 
+int kw_simci_upper_held(size_t n, double p)
+{
+    double c = n * p, h = KW_SIMCI_Z95 * sqrt(n * p * (1 - p));
+    return n > 0 && ceil(c + h) <= (double)n; /* the 1-based rank kw_simci_iid_ranks reads */
+}
+
 int kw_simci_correlated(const double *bq, int k)
 {
     if (k < 3)

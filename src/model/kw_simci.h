@@ -66,6 +66,14 @@ size_t kw_simci_batch_start(size_t n, int k, int j);
  * of n >= 1 independent samples (95%). */
 void kw_simci_iid_ranks(size_t *l, size_t *u, size_t n, double p);
 
+/* Whether n independent samples bound the p-quantile from above at 95%:
+ * the order-statistic interval's upper rank ceil(n p + z sqrt(n p (1 - p)))
+ * is within the sample. Where it is not (p99: fewer than 381 samples),
+ * kw_simci_iid_ranks clamps it to the largest sample, which lies below the
+ * true quantile with probability p^n (0.99^200 = 13%, not 2.5%), and the
+ * interval's upper end is no 95% bound. */
+int kw_simci_upper_held(size_t n, double p);
+
 /* Whether the batch quantiles bq[0..k) are positively serially correlated:
  * Young's test at 5% (L. C. Young, "On randomness in ordered sequences",
  * Annals of Mathematical Statistics 12(3), 1941): the von Neumann statistic

@@ -50,6 +50,7 @@
 #include "kw_results.h"
 #include "kw_runfolder.h"
 #include "kw_run.h"
+#include "kw_simci.h"
 #include "kw_tmpfile.h"
 #include "kw_xml.h"
 
@@ -285,6 +286,49 @@ static double kw_results_ceiling(char *basis, size_t n, double v, double base, d
     return c;
 }
 
+/* Whether metric name is one only a continuous-batching shape's results
+ * show (stop 48's TTFT/TPOT p99 intervals; the evaluator writes 0 on every
+ * other shape, and those shapes' results.xml stays as before them). */
+static int kw_results_cb_only(const char *name)
+{
+    static const int id[] = {KW_M_TTFT_P99_CI_LO_US, KW_M_TTFT_P99_CI_HI_US, KW_M_TPOT_P99_CI_LO_US,
+                             KW_M_TPOT_P99_CI_HI_US};
+    for (size_t i = 0; i < sizeof id / sizeof id[0]; i++)
+        if (strcmp(name, KW_METRIC_NAME(id[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* The margin of a ceiling on figure v whose 95% interval's upper end is
+ * model metric hi_id (continuous batching's TTFT/TPOT p99, stop 48): the
+ * larger of the run's minimum effect and that upper end above v, in % of v,
+ * into *margin; returns its reason for the basis. A journal from before
+ * stop 48 names no such metric: the primary's margin and reason (prim,
+ * prim_why), the rule its results.xml was written with, so verify of an
+ * old run folder reads the same ceilings. */
+static const char *kw_results_own_margin(double *margin, const kw_runsum *rs, const kw_metrics *m,
+                                         double v, int hi_id, double prim, const char *prim_why)
+{
+    const char *hin = KW_METRIC_NAME(hi_id);
+    if (kw_runsum_metric(rs, hin) < 0) {
+        *margin = prim;
+        return prim_why;
+    }
+    double hi = kw_val(rs, m, hin), n = kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES));
+    double pct = (isfinite(hi) && isfinite(v) && v > 0 && hi > v) ? (hi - v) / v * 100.0 : 0.0;
+    if (pct > rs->limits.min_effect_pct) {
+        *margin = pct;
+        /* too few requests for the interval's upper rank: its upper end is
+         * the largest sample, no 95% bound (kw_simci_upper_held) */
+        return isfinite(n) && n >= 1 && !kw_simci_upper_held((size_t)n, 0.99)
+                   ? "upper end of its own 95% interval, the largest of too few requests to bound "
+                     "a p99: a floor"
+                   : "upper end of its own 95% interval";
+    }
+    *margin = rs->limits.min_effect_pct;
+    return "the run's minimum effect";
+}
+
 int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int config)
 {
     memset(out, 0, sizeof *out);
@@ -329,17 +373,21 @@ int kw_results_rollback(kw_rollback *out, const kw_runsum *rs, int shape, int co
                                              out->margin_pct, measured, why,
                                              rs->limits.sla_p99_us);
     /* continuous batching: TTFT and TPOT p99 beside the request latency,
-     * from the same source with the same margin (they have no interval of
-     * their own) */
+     * from the same source, each with its own margin (stop 48; until then
+     * the primary's, which a larger re-check broke: a p99 of 200 requests
+     * is about the 2nd largest) */
     out->ttft_ceiling_us = out->tpot_ceiling_us = NAN;
     if (kw_results_llm(rs, m)) {
         const char *tn = KW_METRIC_NAME(KW_M_TTFT_P99_US), *pn = KW_METRIC_NAME(KW_M_TPOT_P99_US);
-        out->ttft_ceiling_us = kw_results_ceiling(
-            out->ttft_basis, sizeof out->ttft_basis, kw_val(rs, m, tn), bm ? kw_val(rs, bm, tn) : NAN,
-            out->margin_pct, measured, why, rs->limits.sla_ttft_p99_us);
-        out->tpot_ceiling_us = kw_results_ceiling(
-            out->tpot_basis, sizeof out->tpot_basis, kw_val(rs, m, pn), bm ? kw_val(rs, bm, pn) : NAN,
-            out->margin_pct, measured, why, rs->limits.sla_tpot_p99_us);
+        double tv = kw_val(rs, m, tn), pv = kw_val(rs, m, pn), tm, pm;
+        const char *twhy = kw_results_own_margin(&tm, rs, m, tv, KW_M_TTFT_P99_CI_HI_US, out->margin_pct, why);
+        const char *pwhy = kw_results_own_margin(&pm, rs, m, pv, KW_M_TPOT_P99_CI_HI_US, out->margin_pct, why);
+        out->ttft_ceiling_us = kw_results_ceiling(out->ttft_basis, sizeof out->ttft_basis, tv,
+                                                  bm ? kw_val(rs, bm, tn) : NAN, tm, measured, twhy,
+                                                  rs->limits.sla_ttft_p99_us);
+        out->tpot_ceiling_us = kw_results_ceiling(out->tpot_basis, sizeof out->tpot_basis, pv,
+                                                  bm ? kw_val(rs, bm, pn) : NAN, pm, measured, pwhy,
+                                                  rs->limits.sla_tpot_p99_us);
     }
 
     double samples = kw_val(rs, m, KW_METRIC_NAME(KW_M_SAMPLES));
@@ -595,8 +643,8 @@ static void kw_x_metrics(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
         kw_x_attr(x, "bottleneck", m->klass);
     if (c->reps > 0)
         for (int k = 0; k < rs->n_metrics; k++) {
-            if (!isfinite(m->v[k]))
-                continue;
+            if (!isfinite(m->v[k]) || (kw_results_cb_only(rs->metric_names[k]) && !kw_results_llm(rs, m)))
+                continue; /* stop 48's intervals: another shape's <metrics> as before */
             kw_x_start(x, "metric");
             kw_x_attr(x, "name", rs->metric_names[k]);
             kw_x_num(x, "value", m->v[k], kw_metric_decimals(rs->metric_names[k]));
@@ -617,7 +665,20 @@ static const int kw_recheck_shown[] = {
     KW_M_THROTTLE_PCT, KW_M_STEADY_TEMP_C, KW_M_CONTENTION_PCT,
     /* continuous batching only (stop 47): written where above 0, so the
      * other shapes' <recheck> is as before */
-    KW_M_TTFT_P99_US, KW_M_TPOT_P99_US};
+    KW_M_TTFT_P99_US, KW_M_TPOT_P99_US,
+    /* continuous batching only, after guards (stop 48): their intervals,
+     * the TTFT/TPOT ceilings' margins */
+    KW_M_TTFT_P99_CI_LO_US, KW_M_TTFT_P99_CI_HI_US, KW_M_TPOT_P99_CI_LO_US, KW_M_TPOT_P99_CI_HI_US};
+/* The first of kw_recheck_shown written after the guards attribute: the
+ * last four (the intervals). */
+#define KW_RECHECK_LATE (sizeof kw_recheck_shown / sizeof kw_recheck_shown[0] - 4)
+
+/* Whether kw_recheck_shown[i] is a continuous-batching figure only. */
+static int kw_recheck_llm_only(size_t i)
+{
+    return kw_recheck_shown[i] == KW_M_TTFT_P99_US || kw_recheck_shown[i] == KW_M_TPOT_P99_US ||
+           i >= KW_RECHECK_LATE;
+}
 
 void kw_results_recheck_round(const kw_runsum *rs, kw_metrics *m)
 {
@@ -644,14 +705,17 @@ static void kw_x_recheck(kw_xw *x, const kw_runsum *rs, const kw_rs_config *c)
         return;
     const kw_metrics *m = c->recheck;
     kw_x_start(x, "recheck");
-    for (size_t i = 0; i < sizeof kw_recheck_shown / sizeof kw_recheck_shown[0]; i++) {
+    size_t n = sizeof kw_recheck_shown / sizeof kw_recheck_shown[0];
+    for (size_t i = 0; i <= n; i++) {
+        if (i == KW_RECHECK_LATE)
+            kw_x_attr(x, "guards", m->guards[0] ? m->guards : "pass");
+        if (i == n)
+            break;
         const kw_metric_info *mi = &kw_metric_table[kw_recheck_shown[i]];
         double v = kw_val(rs, m, mi->name);
-        int llm_only = kw_recheck_shown[i] == KW_M_TTFT_P99_US || kw_recheck_shown[i] == KW_M_TPOT_P99_US;
-        if (isfinite(v) && (!llm_only || kw_results_llm(rs, m)))
+        if (isfinite(v) && (!kw_recheck_llm_only(i) || kw_results_llm(rs, m)))
             kw_x_num(x, mi->name, v, mi->decimals);
     }
-    kw_x_attr(x, "guards", m->guards[0] ? m->guards : "pass");
     kw_x_end(x);
 }
 
@@ -1005,6 +1069,28 @@ int kw_results_disproof(kw_sbuf *out, const kw_runsum *rs, int shape, int config
     return kw_sbuf_status(out);
 }
 
+int kw_results_watches(kw_results_watch w[KW_RESULTS_WATCH_MAX], const kw_rollback *rb,
+                       const kw_runsum *rs)
+{
+    const kw_rs_limits *l = &rs->limits;
+    const kw_results_watch all[KW_RESULTS_WATCH_MAX] = {
+        {"p95_ceiling", KW_METRIC_NAME(KW_M_P95_US), rb->p95_ceiling_us, NAN, rb->p95_basis},
+        {"p99_ceiling", KW_METRIC_NAME(KW_M_P99_US), rb->p99_ceiling_us, NAN, rb->p99_basis},
+        {"drift", KW_METRIC_NAME(KW_M_QUALITY_COS), NAN, l->drift_min_cos, "the space's drift budget"},
+        {"drift", KW_METRIC_NAME(KW_M_QUALITY_REL_RMS), l->drift_max_rel_rms, NAN, "the space's drift budget"},
+        {"throttle", KW_METRIC_NAME(KW_M_THROTTLE_PCT), l->max_throttle_pct, NAN, "the space's throttle guard"},
+        {"fallback", KW_METRIC_NAME(KW_M_FALLBACK_PCT), l->max_fallback_pct, NAN, "the space's fallback guard"},
+        /* continuous batching (stop 47): after the others, as the output contract adds */
+        {KW_RESULTS_TTFT_CEILING, KW_METRIC_NAME(KW_M_TTFT_P99_US), rb->ttft_ceiling_us, NAN, rb->ttft_basis},
+        {KW_RESULTS_TPOT_CEILING, KW_METRIC_NAME(KW_M_TPOT_P99_US), rb->tpot_ceiling_us, NAN, rb->tpot_basis},
+    };
+    int n = 0;
+    for (int i = 0; i < KW_RESULTS_WATCH_MAX; i++)
+        if (i < KW_RESULTS_WATCH_ALWAYS || !isnan(all[i].max)) /* else not continuous batching */
+            w[n++] = all[i];
+    return n;
+}
+
 static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
 {
     const kw_rs_shape *s = &rs->shapes[shape];
@@ -1025,26 +1111,9 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
         kw_x_knobs(x, rs, &s->configs[s->baseline].cand);
         kw_x_end(x);
     }
-    const kw_rs_limits *l = &rs->limits;
-    struct {
-        const char *guard, *metric;
-        double max, min;
-        const char *basis;
-    } w[] = {
-        {"p95_ceiling", KW_METRIC_NAME(KW_M_P95_US), rb.p95_ceiling_us, NAN, rb.p95_basis},
-        {"p99_ceiling", KW_METRIC_NAME(KW_M_P99_US), rb.p99_ceiling_us, NAN, rb.p99_basis},
-        {"drift", KW_METRIC_NAME(KW_M_QUALITY_COS), NAN, l->drift_min_cos, "the space's drift budget"},
-        {"drift", KW_METRIC_NAME(KW_M_QUALITY_REL_RMS), l->drift_max_rel_rms, NAN, "the space's drift budget"},
-        {"throttle", KW_METRIC_NAME(KW_M_THROTTLE_PCT), l->max_throttle_pct, NAN, "the space's throttle guard"},
-        {"fallback", KW_METRIC_NAME(KW_M_FALLBACK_PCT), l->max_fallback_pct, NAN, "the space's fallback guard"},
-        /* continuous batching (stop 47): after the others, as the output contract adds */
-        {KW_RESULTS_TTFT_CEILING, KW_METRIC_NAME(KW_M_TTFT_P99_US), rb.ttft_ceiling_us, NAN, rb.ttft_basis},
-        {KW_RESULTS_TPOT_CEILING, KW_METRIC_NAME(KW_M_TPOT_P99_US), rb.tpot_ceiling_us, NAN, rb.tpot_basis},
-    };
-    enum { KW_RESULTS_WATCH_ALWAYS = 6 }; /* the rows before the TTFT/TPOT ones */
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
-        if (i >= KW_RESULTS_WATCH_ALWAYS && isnan(w[i].max))
-            continue; /* a shape that is not continuous batching */
+    kw_results_watch w[KW_RESULTS_WATCH_MAX];
+    int nw = kw_results_watches(w, &rb, rs);
+    for (int i = 0; i < nw; i++) {
         kw_x_start(x, "watch");
         kw_x_attr(x, "guard", w[i].guard);
         kw_x_attr(x, "metric", w[i].metric);
@@ -1056,7 +1125,7 @@ static void kw_x_rollback(kw_xw *x, const kw_runsum *rs, int shape, int config)
 
     kw_x_start(x, "disproof");
     kw_x_long(x, "requests", rb.requests);
-    kw_x_num(x, "min_improvement_pct", l->min_effect_pct, 3);
+    kw_x_num(x, "min_improvement_pct", rs->limits.min_effect_pct, 3);
     kw_x_num(x, "claimed_improvement_pct", isfinite(rb.claimed_pct) ? -rb.claimed_pct : NAN, 3);
     kw_sbuf crit = {0};
     if (kw_results_disproof(&crit, rs, shape, config) != 0)

@@ -65,6 +65,14 @@
  * "search", "measured") for a tuned shape, KW_BASIS_EVALUATED for a row
  * recommend evaluated on its shape (borrowed, or the baseline) */
 #define KW_MAPPINGS_HEADER_BASIS "figures_basis"
+/* and after that (stop 48, added at the end): the thresholds of results.xml's
+ * <watch>es of the row's configuration (kw_results_watches, in its order:
+ * watch_METRIC_max or _min), empty where results.xml has none (a row not
+ * tuned in the run; the TTFT/TPOT ones on a shape that is not continuous
+ * batching; a limit the space does not set) */
+#define KW_MAPPINGS_HEADER_WATCH                                                                 \
+    "watch_p95_us_max,watch_p99_us_max,watch_quality_cos_min,watch_quality_rel_rms_max,"         \
+    "watch_throttle_pct_max,watch_fallback_pct_max,watch_ttft_p99_us_max,watch_tpot_p99_us_max"
 /* What the header line of every mappings.csv recommend --all writes holds:
  * recommend --all -o FILE --force replaces only a file that holds it
  * (kw_runfolder_output). */
@@ -113,11 +121,32 @@ typedef struct kw_rollback {
     int unmeasured[64];
     /* a continuous-batching shape (LLM serving, kw_results_llm): the p99 of
      * time to first token and of time per output token, ceilings as p99's
-     * (the headline's figure plus the same margin, capped at the baseline's
-     * when below it and at the space's SLA); NAN on other shapes */
+     * (the headline's figure plus a margin, capped at the baseline's when
+     * below it and at the space's SLA); each margin its own since stop 48:
+     * the larger of min_effect and its own 95% interval above the figure
+     * (ttft_p99_ci_hi_us, tpot_p99_ci_hi_us; a journal from before has
+     * none: the primary's margin, as then); NAN on other shapes */
     double ttft_ceiling_us, tpot_ceiling_us;
     char ttft_basis[256], tpot_basis[256];
 } kw_rollback;
+
+/* One <watch> of a rollback: metric <= max and/or >= min (NAN: no such
+ * side), and where the number comes from. */
+typedef struct kw_results_watch {
+    const char *guard, *metric;
+    double max, min;
+    const char *basis; /* the rollback's own text or a literal */
+} kw_results_watch;
+#define KW_RESULTS_WATCH_MAX 8
+/* The watches before the continuous-batching ones, on every shape. */
+#define KW_RESULTS_WATCH_ALWAYS 6
+
+/* The watches of rollback rb (kw_results_rollback) in results.xml's order:
+ * p95 and p99 ceilings, drift (quality_cos min, quality_rel_rms max),
+ * throttle, fallback, then on a continuous-batching shape the TTFT and TPOT
+ * p99 ceilings. Returns how many (6 or 8); bases point into rb. */
+int kw_results_watches(kw_results_watch w[KW_RESULTS_WATCH_MAX], const kw_rollback *rb,
+                       const kw_runsum *rs);
 
 /* The guards of a measured run's portability cell its journal has no figure
  * for (kw_evidence_portability_journal; results.xml <on guards=...>,

@@ -1015,6 +1015,33 @@ static int kw_run_no_journal(const char *dir, const char *what)
     return kw_error_set(KW_EINPUT, "%s: not a run folder (%s)", dir, what);
 }
 
+/* The journal's metrics are this build's model's (a measured run's: those
+ * first, the measuring evaluator's after them), checked before anything is
+ * written (a header cut before them has none: the resume writes them): the
+ * engine checks them again (kw_engine.c), but only after
+ * kw_evcache_reopen has cut RUN/evidence's end record, which left a
+ * finished run reading as stopped before its evidence. A run from a build
+ * with other metrics (before stop 48: without the TTFT/TPOT p99 intervals)
+ * is refused here, exit 2, its folder as it was: verify, recommend and
+ * export read it as before. */
+static int kw_run_metrics_unchanged(const kw_run *r)
+{
+    const kw_jheader *h = &r->j->h;
+    const kw_evaluator *me = kw_eval_iface(r->me);
+    int n = me->n_metrics, i = 0;
+    if (h->n_metrics == 0) /* a header cut before its M record: the resume writes it */
+        return 0;
+    while (i < n && i < h->n_metrics && strcmp(h->metric_names[i], me->metric_names[i]) == 0)
+        i++;
+    if (i == n && (r->cmd ? h->n_metrics > n : h->n_metrics == n))
+        return 0;
+    return kw_error_set(KW_EINPUT, "%s: its %d metrics are not this knobwise's %d (%s '%s'): a run "
+                        "of another knobwise version cannot be resumed (nothing was changed; verify, "
+                        "recommend and export read it as before)", r->journal, h->n_metrics, n,
+                        i < h->n_metrics ? "the journal's metric" : "this knobwise adds",
+                        i < h->n_metrics ? h->metric_names[i] : me->metric_names[i]);
+}
+
 static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
                          double time_limit_s)
 {
@@ -1081,7 +1108,8 @@ static int kw_run_reopen(kw_run *r, int *usage, const char *dir, int threads,
                                 r->cfg->space.n_shapes);
     /* every input (the worker's program too) unchanged, before a worker is
      * started or anything is written */
-    if ((rc = kw_run_inputs_unchanged(r)) != 0 || (rc = kw_runfolder_sweep(r->dir, NULL)) != 0)
+    if ((rc = kw_run_inputs_unchanged(r)) != 0 || (rc = kw_run_metrics_unchanged(r)) != 0 ||
+        (rc = kw_runfolder_sweep(r->dir, NULL)) != 0)
         return rc;
     if (r->cmd && ((rc = kw_run_exec_attrs(r)) != 0 || (rc = kw_run_worker_log(r)) != 0))
         return rc;

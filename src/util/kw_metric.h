@@ -92,7 +92,15 @@ typedef enum kw_metric_csv {
     X(TPOT_P99_US, "tpot_p99_us", "us", 3, KW_METRIC_CSV_EVAL, KW_BETTER_LOWER,                           \
       "continuous batching: p99 time per output token")                                                  \
     X(TOKENS_PER_S, "tokens_per_s", "tok/s", 2, KW_METRIC_CSV_EVAL, KW_BETTER_HIGHER,                     \
-      "continuous batching: output tokens per second")
+      "continuous batching: output tokens per second")                                                   \
+    X(TTFT_P99_CI_LO_US, "ttft_p99_ci_lo_us", "us", 3, KW_METRIC_CSV_NONE, KW_BETTER_NONE,                \
+      "continuous batching: 95% interval of TTFT p99, low end (stop 48)")                                \
+    X(TTFT_P99_CI_HI_US, "ttft_p99_ci_hi_us", "us", 3, KW_METRIC_CSV_NONE, KW_BETTER_NONE,                \
+      "continuous batching: 95% interval of TTFT p99, high end")                                         \
+    X(TPOT_P99_CI_LO_US, "tpot_p99_ci_lo_us", "us", 3, KW_METRIC_CSV_NONE, KW_BETTER_NONE,                \
+      "continuous batching: 95% interval of TPOT p99, low end")                                          \
+    X(TPOT_P99_CI_HI_US, "tpot_p99_ci_hi_us", "us", 3, KW_METRIC_CSV_NONE, KW_BETTER_NONE,                \
+      "continuous batching: 95% interval of TPOT p99, high end")
 
 /* What the measuring evaluator adds after the model's vector (kw_exec.h's
  * KW_X_* indices, in this order). */
