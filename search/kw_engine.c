@@ -976,7 +976,6 @@ static int kw_alias_find(kw_eng *E, int shape, const kw_cand *c, uint64_t *hash,
 {
     *ent = -1;
     E->key.n = 0;
-    E->key.level = E->key2.level = E->alias_on;
     int rc = E->ev->service_key(E->ev->ctx, c, shape, &E->key);
     if (rc == KW_ENOMEM || rc == KW_EIO || rc == KW_EINTERRUPTED)
         return rc;
@@ -2256,6 +2255,7 @@ int kw_engine_run_with(kw_engine_summary *out, const kw_strategy_ops *ops, const
     if ((rc = kw_check_inputs(E)) != 0)
         goto done;
     E->alias_on = kw_alias_on(E);
+    E->key.level = E->key2.level = E->alias_on; /* the key's level (kw_skey) */
     if (ops)
         E->strat = ops;
     const char *path = info->journal_path;

@@ -35,15 +35,22 @@ typedef struct fx {
     char *dir;
 } fx;
 
+/* The space at path, its model evaluator, and dir (a fresh folder when NULL) for
+ * the journals; fx_close removes dir. */
+static void fx_open_path(fx *f, const char *path, int sim_requests, char *dir)
+{
+    cr_assert_eq(kw_load_config(&f->cfg, path, NULL, NULL), 0, "%s", kw_error_last());
+    kw_model_opts mo = {.sim_requests = sim_requests, .drift = 1, .seed = 1};
+    cr_assert_eq(kw_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
+    f->dir = dir ? dir : kw_tl_tmpdir("kwalias");
+    cr_assert_not_null(f->dir);
+}
+
 static void fx_open(fx *f, const char *space, int sim_requests)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/spaces/%s", kw_tl_src(), space);
-    cr_assert_eq(kw_load_config(&f->cfg, p, NULL, NULL), 0, "%s", kw_error_last());
-    kw_model_opts mo = {.sim_requests = sim_requests, .drift = 1, .seed = 1};
-    cr_assert_eq(kw_eval_new(&f->me, f->cfg, &mo), 0, "%s", kw_error_last());
-    f->dir = kw_tl_tmpdir("kwalias");
-    cr_assert_not_null(f->dir);
+    fx_open_path(f, p, sim_requests, NULL);
 }
 
 static void fx_close(fx *f)
@@ -455,39 +462,28 @@ Test(alias, level_2_leaves_out_what_the_simulation_cannot_read)
 {
     char *dir = kw_tl_tmpdir("kwalias2");
     cr_assert_not_null(dir);
-    char sp[4200];
+    char sp[4200], xml[2048];
     snprintf(sp, sizeof sp, "%s/dispatch.xml", dir);
-    FILE *fp = fopen(sp, "w");
-    cr_assert_not_null(fp);
-    fprintf(fp,
-            "<?xml version=\"1.0\"?>\n<space name=\"dispatch\" block=\"llama7b_attn\">\n"
-            "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
-            "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
-            "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
-            "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"128\"/>\n"
-            "  <knob name=\"max_batch\" values=\"1 4\" baseline=\"4\"/>\n"
-            "  <knob name=\"batch_timeout_us\" values=\"0 50 200\" baseline=\"50\"/>\n"
-            "  <knob name=\"placement\" values=\"round_robin least_loaded stream_affinity\" "
-            "baseline=\"round_robin\"/>\n"
-            "  <knob name=\"cores_per_request\" values=\"1 4\" baseline=\"1\"/>\n"
-            "  <tuning sim_requests=\"200\" final_requests=\"1000\"/>\n</space>\n",
-            kw_tl_src(), kw_tl_src());
-    fclose(fp);
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\"?>\n<space name=\"dispatch\" block=\"llama7b_attn\">\n"
+             "  <accelerator file=\"%s/spaces/accel/h100.xml\"/>\n"
+             "  <workload file=\"%s/spaces/workloads/llama7b.xml\"/>\n"
+             "  <shape ref=\"attn_decode_kv2048_b32_c16\"/>\n"
+             "  <knob name=\"qkv.tile_m\" values=\"64 128\" baseline=\"128\"/>\n"
+             "  <knob name=\"max_batch\" values=\"1 4\" baseline=\"4\"/>\n"
+             "  <knob name=\"batch_timeout_us\" values=\"0 50 200\" baseline=\"50\"/>\n"
+             "  <knob name=\"placement\" values=\"round_robin least_loaded stream_affinity\" "
+             "baseline=\"round_robin\"/>\n"
+             "  <knob name=\"cores_per_request\" values=\"1 4\" baseline=\"1\"/>\n"
+             "  <tuning sim_requests=\"200\" final_requests=\"1000\"/>\n</space>\n",
+             kw_tl_src(), kw_tl_src());
+    cr_assert_eq(kw_tl_write(sp, xml), 0);
     fx f;
-    cr_assert_eq(kw_load_config(&f.cfg, sp, NULL, NULL), 0, "%s", kw_error_last());
-    kw_model_opts mo = {.sim_requests = 200, .drift = 1, .seed = 1};
-    cr_assert_eq(kw_eval_new(&f.me, f.cfg, &mo), 0, "%s", kw_error_last());
-    f.dir = dir;
-    int ki[5];
-    const char *kn[5] = {"qkv.tile_m", "max_batch", "batch_timeout_us", "placement",
-                         "cores_per_request"};
-    for (int k = 0; k < 5; k++) {
-        ki[k] = -1;
-        for (int i = 0; i < f.cfg->space.knobs.n_knobs; i++)
-            if (strcmp(f.cfg->space.knobs.knobs[i].name, kn[k]) == 0)
-                ki[k] = i;
-        cr_assert_geq(ki[k], 0, "%s", kn[k]);
-    }
+    fx_open_path(&f, sp, 200, dir);
+    const kw_knobspace *ks = &f.cfg->space.knobs;
+    int mb = kw_knobs_find(ks, "max_batch"), to = kw_knobs_find(ks, "batch_timeout_us"),
+        pl = kw_knobs_find(ks, "placement"), cpr = kw_knobs_find(ks, "cores_per_request");
+    cr_assert(mb >= 0 && to >= 0 && pl >= 0 && cpr >= 0);
     kw_engine_opts o = opts_of(&f);
     o.strategy = KW_STRATEGY_EXHAUSTIVE;
     cr_assert_eq(run(&f, "l2", &o, 0, NULL), 0, "%s", kw_error_last());
@@ -516,22 +512,20 @@ Test(alias, level_2_leaves_out_what_the_simulation_cannot_read)
             const kw_jeval *o0 = kw_journal_eval_find(w ? j1 : j2, x->shape, x->alias_of, 0);
             cr_assert_not_null(o0);
             const kw_cand *a = &x->cand, *b = &o0->cand;
-            int differ[5];
-            for (int k = 0; k < 5; k++)
-                differ[k] = a->v[ki[k]] != b->v[ki[k]];
-            /* max_batch 1 (value 0), cores_per_request 4 (value 1) */
-            int only_t = differ[2] && !differ[0] && !differ[1] && !differ[3] && !differ[4];
-            int only_p = differ[3] && !differ[0] && !differ[1] && !differ[2] && !differ[4];
+            /* the alias and its original differ in that knob alone */
+            int one = kw_knobs_cand_distance(ks, a, b) == 1;
+            int only_t = one && a->v[to] != b->v[to], only_p = one && a->v[pl] != b->v[pl];
             if (w) {
                 l1_such += only_t || only_p;
                 continue;
             }
             if (only_t) {
-                cr_expect_eq(a->v[ki[1]], 0, "a timeout-only alias at max_batch > 1");
+                cr_expect_eq(a->v[mb], 0, "a timeout-only alias at max_batch > 1");
                 timeout_only++;
             }
             if (only_p) {
-                cr_expect_eq(a->v[ki[4]], 1, "a placement-only alias on more than one group");
+                /* cores_per_request 4 (value 1): one group of h100.xml's 4 cores */
+                cr_expect_eq(a->v[cpr], 1, "a placement-only alias on more than one group");
                 placement_only++;
             }
         }
